@@ -1,0 +1,41 @@
+#!/usr/bin/env node
+// Bundles with esbuild: the extension (node, cjs, `vscode` external), the CLI (node, cjs, with a shebang)
+// and the webviews (browser, iife). `--production` minifies; `--watch` rebuilds on change.
+import * as esbuild from 'esbuild';
+import { existsSync, mkdirSync } from 'node:fs';
+import { resolve } from 'node:path';
+
+const root = resolve(import.meta.dirname, '..');
+const production = process.argv.includes('--production');
+const watch = process.argv.includes('--watch');
+mkdirSync(resolve(root, 'dist'), { recursive: true });
+
+const node = {
+  bundle: true,
+  platform: 'node',
+  format: 'cjs',
+  target: 'node22',
+  sourcemap: production ? false : 'linked',
+  minify: production,
+  external: ['vscode'],
+  logLevel: 'warning',
+  absWorkingDir: root,
+};
+const configs = [
+  { ...node, entryPoints: ['src/extension.ts'], outfile: 'dist/extension.js' },
+  { ...node, entryPoints: ['src/cli/main.ts'], outfile: 'dist/cli.js', banner: { js: '#!/usr/bin/env node' } },
+  { ...node, entryPoints: ['test/vscode/suite/index.ts'], outfile: 'dist/test/suite.js', external: ['vscode', 'mocha'] },
+  {
+    bundle: true, platform: 'browser', format: 'iife', target: 'es2022', absWorkingDir: root, logLevel: 'warning',
+    sourcemap: production ? false : 'linked', minify: production,
+    entryPoints: ['src/webview/eventLog/main.ts'], outfile: 'dist/webview/eventLog.js',
+  },
+].filter((c) => existsSync(resolve(root, c.entryPoints[0])));
+
+if (watch) {
+  for (const c of configs) await (await esbuild.context(c)).watch();
+  console.log(`watching ${configs.length} bundle(s)`);
+} else {
+  await Promise.all(configs.map((c) => esbuild.build(c)));
+  console.log(`built ${configs.map((c) => c.outfile).join(', ')}`);
+}
