@@ -1,0 +1,132 @@
+import type { Disposable } from '../lifecycle.ts';
+import type { Event } from '../event.ts';
+import type { KubeList, KubeObject, ResourceInfo } from '../k8s/objects.ts';
+import type { ObjectKey } from '../k8s/keys.ts';
+
+/**
+ * The informer's contracts, shared by the cache (which implements them), the
+ * controller (which consumes them) and the extension host (which shows them).
+ * Semantics follow client-go `tools/cache`; see shared/reference/client-go-semantics.md.
+ */
+
+/**
+ * A delete that the informer did not observe directly (the object vanished
+ * between a watch drop and the relist). `obj` is the last state the cache had
+ * and may be stale. Named after client-go's DeletedFinalStateUnknown.
+ */
+export interface DeletedFinalStateUnknown<T extends KubeObject = KubeObject> {
+  readonly kind: 'DeletedFinalStateUnknown';
+  readonly key: ObjectKey;
+  readonly obj: T;
+}
+
+export function isTombstone<T extends KubeObject>(x: T | DeletedFinalStateUnknown<T>): x is DeletedFinalStateUnknown<T> {
+  return (x as DeletedFinalStateUnknown<T>).kind === 'DeletedFinalStateUnknown' && 'key' in x && 'obj' in x;
+}
+
+/**
+ * Receives notifications from a shared informer. Handlers see *cache* events,
+ * not cluster events: several server changes may collapse into one update.
+ *
+ * Handlers MUST NOT mutate the objects they receive (they are the cache's).
+ * Each handler is called serially, in order, for its own registration; a slow
+ * or throwing handler delays only itself.
+ */
+export interface ResourceEventHandler<T extends KubeObject = KubeObject> {
+  /** `isInInitialList` is true for objects delivered as part of the initial list (or synthetic adds for late handlers). */
+  onAdd?(obj: T, isInInitialList: boolean): void | Promise<void>;
+  /** Always receives both states. A resync delivers `oldObj === newObj`-equivalent states with the same resourceVersion. */
+  onUpdate?(oldObj: T, newObj: T): void | Promise<void>;
+  onDelete?(obj: T | DeletedFinalStateUnknown<T>): void | Promise<void>;
+}
+
+export interface HandlerRegistration extends Disposable {
+  /** True once every object of the initial list has been delivered to this handler. */
+  hasSynced(): boolean;
+}
+
+/** Read access to the indexed local cache. Callers MUST NOT mutate returned objects. */
+export interface IndexerReader<T extends KubeObject = KubeObject> {
+  getByKey(key: ObjectKey): T | undefined;
+  list(): T[];
+  listKeys(): ObjectKey[];
+  byIndex(indexName: string, indexedValue: string): T[];
+  indexKeys(indexName: string, indexedValue: string): ObjectKey[];
+  listIndexFuncValues(indexName: string): string[];
+}
+
+/** Maps an object to the index values it is filed under (many-to-many). */
+export type IndexFunc<T extends KubeObject = KubeObject> = (obj: T) => string[];
+
+/** Reflector state, for the UI and logs. */
+export type ReflectorState =
+  | { phase: 'idle' }
+  | { phase: 'listing'; resourceVersion: string }
+  | { phase: 'watching'; resourceVersion: string }
+  | { phase: 'backoff'; reason: string; retryInMs: number; lastError: string; resourceVersion: string }
+  | { phase: 'stopped' };
+
+/** The subset of a SharedIndexInformer that consumers (controller, UI) use. */
+export interface SharedIndexInformer<T extends KubeObject = KubeObject> extends Disposable {
+  readonly resource: ResourceInfo;
+  /**
+   * Adds a handler. Late handlers first receive a synthetic add (isInInitialList=true) for every cached object.
+   * `resyncPeriodMs` (>= 1000, 0 = none) replays the cache to this handler as updates.
+   */
+  addEventHandler(handler: ResourceEventHandler<T>, options?: { resyncPeriodMs?: number }): HandlerRegistration;
+  /** Adds index functions; allowed after start (existing objects are indexed at once). */
+  addIndexers(indexers: Record<string, IndexFunc<T>>): void;
+  getIndexer(): IndexerReader<T>;
+  hasSynced(): boolean;
+  /** The resourceVersion last seen from the server (list, watch event or bookmark). */
+  lastSyncResourceVersion(): string;
+  readonly onDidChangeState: Event<ReflectorState>;
+  readonly state: ReflectorState;
+  /** Starts list+watch; idempotent. Resolves at once (does not wait for sync). */
+  run(): void;
+}
+
+/** Options for one list or watch call. */
+export interface ListOptions {
+  resourceVersion?: string;
+  resourceVersionMatch?: 'NotOlderThan' | 'Exact';
+  limit?: number;
+  continue?: string;
+  labelSelector?: string;
+  fieldSelector?: string;
+}
+
+export interface WatchOptions {
+  resourceVersion: string;
+  allowWatchBookmarks?: boolean;
+  timeoutSeconds?: number;
+  labelSelector?: string;
+  fieldSelector?: string;
+}
+
+export type WatchEvent<T extends KubeObject = KubeObject> =
+  | { type: 'ADDED' | 'MODIFIED' | 'DELETED'; object: T }
+  | { type: 'BOOKMARK'; object: KubeObject }
+  | { type: 'ERROR'; object: ApiStatus };
+
+/** metav1.Status, as carried by watch ERROR events and failed requests. */
+export interface ApiStatus {
+  kind?: 'Status';
+  apiVersion?: string;
+  status?: 'Failure' | 'Success';
+  message?: string;
+  reason?: string;
+  code?: number;
+  details?: unknown;
+}
+
+/**
+ * The network seam of the informer (client-go ListerWatcher). One instance is
+ * bound to one resource (and namespace / selectors). `watch` yields events
+ * until the server closes the stream (the iterator ends) or `signal` aborts;
+ * failures are thrown as errors carrying `code` (HTTP status) where known.
+ */
+export interface ListerWatcher<T extends KubeObject = KubeObject> {
+  list(options: ListOptions, signal: AbortSignal): Promise<KubeList<T>>;
+  watch(options: WatchOptions, signal: AbortSignal): AsyncIterable<WatchEvent<T>>;
+}

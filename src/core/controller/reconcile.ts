@@ -1,0 +1,86 @@
+import type { Logger } from '../log.ts';
+import type { ObjectKey } from '../k8s/keys.ts';
+import type { GroupVersionResource, KubeObject } from '../k8s/objects.ts';
+import type { IndexerReader } from '../cache/interfaces.ts';
+import type { KubeClient } from '../k8s/client.ts';
+
+/**
+ * Reconcile requests carry a key only. Reconciliation is level-based: the
+ * reconciler re-reads the latest state (cache or server) and never receives
+ * the event that enqueued it.
+ */
+export interface Request {
+  readonly key: ObjectKey;
+  readonly namespace?: string;
+  readonly name: string;
+}
+
+/**
+ * What to do after a successful reconcile. `requeueAfterMs > 0` means "not
+ * ready yet, look again later" (the backoff counter is reset, not grown);
+ * anything else means done until the next event.
+ */
+export interface Result {
+  requeueAfterMs?: number;
+  /** Why a delayed requeue was asked for (shown in the queue view and journal). */
+  reason?: string;
+}
+
+/**
+ * An error that must not be retried (controller-runtime TerminalError): the
+ * key is forgotten and not requeued until a new event arrives.
+ */
+export class TerminalError extends Error {
+  readonly terminal = true;
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'TerminalError';
+  }
+}
+
+export function isTerminal(e: unknown): boolean {
+  return e instanceof TerminalError || (typeof e === 'object' && e !== null && (e as { terminal?: unknown }).terminal === true);
+}
+
+/** Records Kubernetes Events against objects (what `kubectl describe` shows). */
+export interface EventRecorder {
+  event(obj: KubeObject, type: 'Normal' | 'Warning', reason: string, message: string): void;
+}
+
+/** Cache reads, by resource. Callers MUST NOT mutate returned objects. */
+export interface CacheReader {
+  /** The informer cache of `gvr`, if the controller watches it. */
+  indexer(gvr: GroupVersionResource): IndexerReader | undefined;
+  /** Shorthand: the cached object of `gvr` at `key`. */
+  get(gvr: GroupVersionResource, key: ObjectKey): KubeObject | undefined;
+}
+
+/**
+ * Everything a reconciler may use. `client` talks to the server (reads are
+ * fresh, writes are recorded in the journal and honour dry-run); `cache` reads
+ * the informers' local stores (possibly stale, never a network call).
+ */
+export interface ReconcileContext {
+  readonly client: KubeClient;
+  readonly cache: CacheReader;
+  readonly log: Logger;
+  readonly recorder: EventRecorder;
+  /** The primary resource being reconciled. */
+  readonly primary: GroupVersionResource;
+  /** True when every write is sent with dryRun=All (nothing persists). */
+  readonly dryRun: boolean;
+  /** Aborted when the reconcile times out or the controller stops; pass it to client calls. */
+  readonly signal: AbortSignal;
+}
+
+/**
+ * The reconciler contract (controller-runtime `Reconcile`):
+ * - resolve with a {@link Result}: success (`requeueAfterMs` for a delayed look);
+ * - throw: the key is requeued with per-key exponential backoff;
+ * - throw a {@link TerminalError}: the key is not requeued.
+ * Must be idempotent: called again with nothing changed, it writes nothing.
+ */
+export interface Reconciler {
+  readonly name: string;
+  reconcile(request: Request, ctx: ReconcileContext): Promise<Result>;
+}

@@ -1,0 +1,109 @@
+/**
+ * The subset of the Kubernetes object model the core relies on. Objects are
+ * plain JSON as the API server sends them; the core never requires typed
+ * client classes.
+ */
+
+export interface OwnerReference {
+  apiVersion: string;
+  kind: string;
+  name: string;
+  uid: string;
+  controller?: boolean;
+  blockOwnerDeletion?: boolean;
+}
+
+export interface ManagedFieldsEntry {
+  manager?: string;
+  operation?: string;
+  apiVersion?: string;
+  time?: string;
+  subresource?: string;
+  fieldsType?: string;
+  fieldsV1?: unknown;
+}
+
+export interface ObjectMeta {
+  name?: string;
+  generateName?: string;
+  namespace?: string;
+  uid?: string;
+  resourceVersion?: string;
+  generation?: number;
+  creationTimestamp?: string;
+  deletionTimestamp?: string;
+  deletionGracePeriodSeconds?: number;
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
+  ownerReferences?: OwnerReference[];
+  finalizers?: string[];
+  managedFields?: ManagedFieldsEntry[];
+}
+
+export interface Condition {
+  type: string;
+  status: 'True' | 'False' | 'Unknown' | string;
+  reason?: string;
+  message?: string;
+  lastTransitionTime?: string;
+  observedGeneration?: number;
+}
+
+/** Any Kubernetes object. `spec` and `status` are opaque to the core. */
+export interface KubeObject {
+  apiVersion?: string;
+  kind?: string;
+  metadata: ObjectMeta;
+  spec?: unknown;
+  status?: unknown;
+  [extra: string]: unknown;
+}
+
+/** A list response (`metadata.resourceVersion` and `continue` drive the reflector). */
+export interface KubeList<T extends KubeObject = KubeObject> {
+  apiVersion?: string;
+  kind?: string;
+  metadata: { resourceVersion?: string; continue?: string; remainingItemCount?: number };
+  items: T[];
+}
+
+/** Identifies a REST collection: group ("" for core), version, plural resource. */
+export interface GroupVersionResource {
+  group: string;
+  version: string;
+  resource: string;
+}
+
+/** A GVR plus what discovery says about it. */
+export interface ResourceInfo extends GroupVersionResource {
+  kind: string;
+  namespaced: boolean;
+  /** Subresources the server offers, e.g. "status", "finalize". */
+  subresources?: string[];
+}
+
+export function gvrToString(gvr: GroupVersionResource): string {
+  return gvr.group ? `${gvr.resource}.${gvr.version}.${gvr.group}` : `${gvr.resource}.${gvr.version}`;
+}
+
+export function apiVersionOf(gvr: GroupVersionResource): string {
+  return gvr.group ? `${gvr.group}/${gvr.version}` : gvr.version;
+}
+
+/** The group of an `apiVersion` string ("apps/v1" → "apps", "v1" → ""). */
+export function groupOf(apiVersion: string): string {
+  const i = apiVersion.indexOf('/');
+  return i < 0 ? '' : apiVersion.slice(0, i);
+}
+
+/** The object's condition of `type`, if any. */
+export function conditionOf(obj: KubeObject, type: string): Condition | undefined {
+  const conds = (obj.status as { conditions?: Condition[] } | undefined)?.conditions;
+  return Array.isArray(conds) ? conds.find((c) => c.type === type) : undefined;
+}
+
+/** `status.observedGeneration`, when the object reports one. */
+export function observedGenerationOf(obj: KubeObject): number | undefined {
+  const og = (obj.status as { observedGeneration?: unknown } | undefined)?.observedGeneration;
+  return typeof og === 'number' ? og : undefined;
+}
