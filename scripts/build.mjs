@@ -2,13 +2,15 @@
 // Bundles with esbuild: the extension (node, cjs, `vscode` external), the CLI (node, cjs, with a shebang)
 // and the webviews (browser, iife). `--production` minifies; `--watch` rebuilds on change.
 import * as esbuild from 'esbuild';
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 
 const root = resolve(import.meta.dirname, '..');
 const production = process.argv.includes('--production');
 const watch = process.argv.includes('--watch');
 mkdirSync(resolve(root, 'dist'), { recursive: true });
+// The package is ESM ("type": "module") so Node runs the TypeScript sources directly; the bundles are CommonJS.
+writeFileSync(resolve(root, 'dist/package.json'), '{ "type": "commonjs" }\n');
 
 const node = {
   bundle: true,
