@@ -1,0 +1,49 @@
+import { KubeConfig } from '@kubernetes/client-node';
+
+/** A kubeconfig problem, phrased for a person: what is wrong and where. */
+export class KubeConfigError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'KubeConfigError';
+  }
+}
+
+export interface LoadKubeConfigOptions {
+  /** A kubeconfig file; default: KUBECONFIG (several files, merged as kubectl does) or ~/.kube/config. */
+  path?: string;
+  /** The context to use; default: the file's current-context. */
+  context?: string;
+}
+
+/**
+ * Loads a kubeconfig with `@kubernetes/client-node` (which handles exec
+ * credential plugins, token files, client certs and KUBECONFIG lists) and
+ * validates that the chosen context points at a cluster with a server.
+ * Throws {@link KubeConfigError} with a clear message on malformed input.
+ */
+export function loadKubeConfig(options: LoadKubeConfigOptions = {}): KubeConfig {
+  const kc = new KubeConfig();
+  try {
+    if (options.path) kc.loadFromFile(options.path);
+    else kc.loadFromDefault();
+  } catch (e) {
+    const where = options.path ?? (process.env.KUBECONFIG ? `KUBECONFIG=${process.env.KUBECONFIG}` : '~/.kube/config');
+    throw new KubeConfigError(`Cannot read kubeconfig ${where}: ${(e as Error).message}`, { cause: e });
+  }
+  if (options.context) {
+    if (!kc.getContextObject(options.context)) {
+      const names = kc.getContexts().map((c) => c.name);
+      throw new KubeConfigError(`Context "${options.context}" is not in the kubeconfig (contexts: ${names.join(', ') || 'none'}).`);
+    }
+    kc.setCurrentContext(options.context);
+  }
+  const ctx = kc.getCurrentContext();
+  if (!ctx || !kc.getContextObject(ctx)) {
+    throw new KubeConfigError('The kubeconfig has no current context. Pick one with the "context" option (or kubectl config use-context).');
+  }
+  const cluster = kc.getCurrentCluster();
+  if (!cluster?.server) {
+    throw new KubeConfigError(`Context "${ctx}" refers to a cluster without a server URL.`);
+  }
+  return kc;
+}

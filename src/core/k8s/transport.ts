@@ -1,0 +1,96 @@
+import { type KubeConfig, RequestContext, HttpMethod } from '@kubernetes/client-node';
+import { fetch, type Response } from 'undici';
+import type { ApiStatus } from '../cache/interfaces.ts';
+import { ApiError } from './client.ts';
+
+export interface TransportRequest {
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+  /** Path from the server root, e.g. "/apis/lab.reconcile.dev/v1alpha1/widgets". */
+  path: string;
+  query?: Record<string, string | number | boolean | undefined>;
+  /** JSON-serialisable body (or a string sent as is). */
+  body?: unknown;
+  contentType?: string;
+  signal?: AbortSignal;
+}
+
+/**
+ * The HTTP seam to one cluster, built on `@kubernetes/client-node`'s
+ * KubeConfig: it applies TLS, client certificates, bearer tokens and exec
+ * credential plugins exactly as the library does, and sends the request with
+ * the library's undici dispatcher. Credentials never appear in errors.
+ */
+export class KubeTransport {
+  readonly kubeConfig: KubeConfig;
+  readonly server: string;
+
+  constructor(kubeConfig: KubeConfig) {
+    this.kubeConfig = kubeConfig;
+    const cluster = kubeConfig.getCurrentCluster();
+    if (!cluster?.server) throw new Error('kubeconfig has no current cluster');
+    this.server = cluster.server.replace(/\/+$/, '');
+  }
+
+  url(path: string, query?: TransportRequest['query']): string {
+    const u = new URL(this.server + path);
+    for (const [k, v] of Object.entries(query ?? {})) if (v !== undefined && v !== '') u.searchParams.set(k, String(v));
+    return u.toString();
+  }
+
+  /** Sends a request and returns the raw response (the body is not read). Network failures become ApiError code 0. */
+  async send(req: TransportRequest): Promise<Response> {
+    const url = this.url(req.path, req.query);
+    const ctx = new RequestContext(url, req.method as HttpMethod);
+    await this.kubeConfig.applySecurityAuthentication(ctx);
+    const headers: Record<string, string> = { ...ctx.getHeaders(), Accept: 'application/json' };
+    let body: string | undefined;
+    if (req.body !== undefined) {
+      body = typeof req.body === 'string' ? req.body : JSON.stringify(req.body);
+      headers['Content-Type'] = req.contentType ?? 'application/json';
+    }
+    try {
+      return await fetch(url, { method: req.method, headers, body, dispatcher: ctx.getDispatcher() as never, signal: req.signal });
+    } catch (e) {
+      if (req.signal?.aborted) throw req.signal.reason ?? e;
+      const cause = (e as { cause?: { code?: string; message?: string } }).cause;
+      const detail = cause?.code ?? cause?.message ?? (e as Error).message;
+      throw new ApiError(0, 'Unreachable', `Cannot reach the API server at ${this.server} (${detail}).`, { cause: detail });
+    }
+  }
+
+  /** Sends a request and parses the JSON answer; a non-2xx answer throws an {@link ApiError} with the server's Status. */
+  async json<T>(req: TransportRequest): Promise<T> {
+    const res = await this.send(req);
+    const text = await res.text();
+    if (res.status >= 200 && res.status < 300) {
+      return (text ? JSON.parse(text) : undefined) as T;
+    }
+    throw toApiError(res.status, text, `${req.method} ${req.path}`);
+  }
+}
+
+/** Builds an ApiError from a failed response body (a metav1.Status when the server sent one). */
+export function toApiError(code: number, body: string, what: string): ApiError {
+  let status: ApiStatus | undefined;
+  try {
+    status = JSON.parse(body) as ApiStatus;
+  } catch {
+    // not JSON: keep the text
+  }
+  const reason = status?.reason ?? httpReason(code);
+  const message = status?.message ?? (body.trim().slice(0, 300) || `HTTP ${code}`);
+  return new ApiError(code, reason, `${what}: ${message}`, status?.details);
+}
+
+function httpReason(code: number): string {
+  switch (code) {
+    case 401: return 'Unauthorized';
+    case 403: return 'Forbidden';
+    case 404: return 'NotFound';
+    case 409: return 'Conflict';
+    case 410: return 'Expired';
+    case 422: return 'Invalid';
+    case 429: return 'TooManyRequests';
+    default: return code >= 500 ? 'InternalError' : 'Unknown';
+  }
+}
