@@ -1,0 +1,345 @@
+import type { Clock } from '../clock.ts';
+import type { Logger } from '../log.ts';
+import { nullLogger } from '../log.ts';
+import { ApiError, isNotFound, type KubeClient, type PatchType, type WriteOptions } from './client.ts';
+import { keyFor, type ObjectKey } from './keys.ts';
+import type { GroupVersionResource, KubeList, KubeObject, ResourceInfo } from './objects.ts';
+import { resourcePath } from './paths.ts';
+import type { KubeTransport, TransportRequest } from './transport.ts';
+
+/**
+ * Writes to a named subresource with PUT (e.g. a Namespace's `/finalize`),
+ * which {@link KubeClient} has no verb for. Kept separate so the shared
+ * KubeClient contract stays small.
+ */
+export interface SubresourceWriter {
+  /** PUTs `obj` to `<object>/<subresource>`; `obj.metadata.resourceVersion` is the optimistic-lock precondition. */
+  updateSubresource(gvr: GroupVersionResource, obj: KubeObject, subresource: string, options?: WriteOptions): Promise<KubeObject>;
+}
+
+/** The dynamic client's full surface: every KubeClient verb plus subresource PUT. */
+export type DynamicKubeClient = KubeClient & SubresourceWriter;
+
+export interface DynamicClientOptions {
+  /** Default `fieldManager` for writes that do not name one. */
+  fieldManager?: string;
+  /** Page size for `list` (the client follows `continue` tokens until the end). Default 500. */
+  pageSize?: number;
+  log?: Logger;
+}
+
+const PATCH_CONTENT_TYPES: Record<PatchType, string> = {
+  json: 'application/json-patch+json',
+  merge: 'application/merge-patch+json',
+  strategic: 'application/strategic-merge-patch+json',
+};
+
+/**
+ * A {@link KubeClient} over any resource, speaking REST through a
+ * {@link KubeTransport}. Reads always go to the server; `dryRun` sends
+ * `dryRun=All`; every failure is an {@link ApiError} (code 0 when the server
+ * was not reached). The client holds no resources of its own.
+ */
+export function createDynamicClient(transport: KubeTransport, options: DynamicClientOptions = {}): DynamicKubeClient {
+  const pageSize = options.pageSize ?? 500;
+  const log = options.log ?? nullLogger;
+
+  const writeQuery = (o?: WriteOptions, extra?: Record<string, string | boolean | undefined>): TransportRequest['query'] => ({
+    dryRun: o?.dryRun ? 'All' : undefined,
+    fieldManager: o?.fieldManager ?? options.fieldManager,
+    ...extra,
+  });
+
+  const nameOf = (obj: KubeObject): string => {
+    const name = obj.metadata?.name;
+    if (!name) throw new ApiError(0, 'Invalid', 'the object has no metadata.name');
+    return name;
+  };
+
+  const client: DynamicKubeClient = {
+    get(gvr, namespace, name, signal) {
+      return transport.json<KubeObject>({ method: 'GET', path: resourcePath(gvr, namespace, name), signal });
+    },
+
+    async list(gvr, namespace, o) {
+      const items: KubeObject[] = [];
+      let cont: string | undefined;
+      let last: KubeList | undefined;
+      do {
+        last = await transport.json<KubeList>({
+          method: 'GET',
+          path: resourcePath(gvr, namespace),
+          query: { labelSelector: o?.labelSelector, limit: pageSize, continue: cont },
+          signal: o?.signal,
+        });
+        items.push(...(last.items ?? []));
+        cont = last.metadata?.continue || undefined;
+      } while (cont);
+      return { apiVersion: last.apiVersion, kind: last.kind, metadata: { resourceVersion: last.metadata?.resourceVersion }, items };
+    },
+
+    create(gvr, obj, o) {
+      return transport.json<KubeObject>({ method: 'POST', path: resourcePath(gvr, obj.metadata.namespace), query: writeQuery(o), body: obj, signal: o?.signal });
+    },
+
+    update(gvr, obj, o) {
+      return transport.json<KubeObject>({ method: 'PUT', path: resourcePath(gvr, obj.metadata.namespace, nameOf(obj)), query: writeQuery(o), body: obj, signal: o?.signal });
+    },
+
+    updateStatus(gvr, obj, o) {
+      return client.updateSubresource(gvr, obj, 'status', o);
+    },
+
+    updateSubresource(gvr, obj, subresource, o) {
+      return transport.json<KubeObject>({
+        method: 'PUT',
+        path: resourcePath(gvr, obj.metadata.namespace, nameOf(obj), subresource),
+        query: writeQuery(o),
+        body: obj,
+        signal: o?.signal,
+      });
+    },
+
+    patch(gvr, namespace, name, type, patch, o) {
+      return transport.json<KubeObject>({
+        method: 'PATCH',
+        path: resourcePath(gvr, namespace, name, o?.subresource),
+        query: writeQuery(o),
+        body: patch,
+        contentType: PATCH_CONTENT_TYPES[type],
+        signal: o?.signal,
+      });
+    },
+
+    patchStatus(gvr, namespace, name, type, patch, o) {
+      return client.patch(gvr, namespace, name, type, patch, { ...o, subresource: 'status' });
+    },
+
+    apply(gvr, obj, o) {
+      return transport.json<KubeObject>({
+        method: 'PATCH',
+        path: resourcePath(gvr, obj.metadata.namespace, nameOf(obj)),
+        // JSON is YAML: the apply content type accepts a JSON body.
+        query: writeQuery(o, { fieldManager: o.fieldManager, force: o.force ? true : undefined }),
+        body: obj,
+        contentType: 'application/apply-patch+yaml',
+        signal: o.signal,
+      });
+    },
+
+    async delete(gvr, namespace, name, o) {
+      const body: Record<string, unknown> = { kind: 'DeleteOptions', apiVersion: 'v1' };
+      if (o?.preconditions) body.preconditions = o.preconditions;
+      if (o?.dryRun) body.dryRun = ['All'];
+      const res = await transport.json<KubeObject | { kind?: string }>({
+        method: 'DELETE',
+        path: resourcePath(gvr, namespace, name),
+        query: { dryRun: o?.dryRun ? 'All' : undefined },
+        body,
+        signal: o?.signal,
+      });
+      if (res && typeof res === 'object' && res.kind !== 'Status' && 'metadata' in res) return res as KubeObject;
+      return undefined;
+    },
+
+    async discover(signal) {
+      const groupVersions: Array<{ group: string; version: string; preferred: boolean }> = [];
+      const core = await transport.json<{ versions?: string[] }>({ method: 'GET', path: '/api', signal });
+      for (const v of core.versions ?? []) groupVersions.push({ group: '', version: v, preferred: v === core.versions?.[0] });
+      const groups = await transport.json<{ groups?: Array<{ name: string; versions: Array<{ version: string }>; preferredVersion?: { version: string } }> }>({ method: 'GET', path: '/apis', signal });
+      for (const g of groups.groups ?? []) {
+        const preferred = g.preferredVersion?.version ?? g.versions[0]?.version;
+        for (const v of g.versions) groupVersions.push({ group: g.name, version: v.version, preferred: v.version === preferred });
+      }
+      const lists = await Promise.all(
+        groupVersions.map(async (gv) => {
+          const path = gv.group ? `/apis/${gv.group}/${gv.version}` : `/api/${gv.version}`;
+          try {
+            const rl = await transport.json<{ resources?: Array<{ name: string; kind: string; namespaced: boolean; verbs?: string[] }> }>({ method: 'GET', path, signal });
+            return { gv, resources: rl.resources ?? [] };
+          } catch (e) {
+            // An unavailable aggregated API must not hide every other group (kubectl behaves the same way).
+            log.warn('discovery failed for a group version', { groupVersion: path, error: (e as Error).message });
+            return { gv, resources: [] };
+          }
+        }),
+      );
+      const preferredFirst: ResourceInfo[] = [];
+      const others: ResourceInfo[] = [];
+      for (const { gv, resources } of lists) {
+        const subs = new Map<string, string[]>();
+        for (const r of resources) {
+          const slash = r.name.indexOf('/');
+          if (slash > 0) {
+            const parent = r.name.slice(0, slash);
+            subs.set(parent, [...(subs.get(parent) ?? []), r.name.slice(slash + 1)]);
+          }
+        }
+        for (const r of resources) {
+          if (r.name.includes('/') || !r.verbs?.includes('list')) continue;
+          const info: ResourceInfo = { group: gv.group, version: gv.version, resource: r.name, kind: r.kind, namespaced: r.namespaced };
+          const s = subs.get(r.name);
+          if (s) info.subresources = s;
+          (gv.preferred ? preferredFirst : others).push(info);
+        }
+      }
+      return [...preferredFirst, ...others];
+    },
+  };
+  return client;
+}
+
+/** The write verbs a {@link WriteRecord} can carry. */
+export type WriteVerb = 'create' | 'update' | 'patch' | 'apply' | 'delete';
+
+/**
+ * One write sent through a {@link recordingClient}, reported after the server
+ * answered (successfully or not). `before` is the server's object read just
+ * before the write (undefined when it did not exist or could not be read);
+ * `after` is the server's answer (for a dry-run: what would have been stored).
+ */
+export interface WriteRecord {
+  verb: WriteVerb;
+  /** "status", "finalize", … when the write targeted a subresource. */
+  subresource?: string;
+  gvr: GroupVersionResource;
+  namespace?: string;
+  name: string;
+  key: ObjectKey;
+  dryRun: boolean;
+  patchType?: PatchType;
+  /** The patch body, for patch/apply. */
+  patch?: unknown;
+  resourceVersionBefore?: string;
+  resourceVersionAfter?: string;
+  before?: KubeObject;
+  after?: KubeObject;
+  outcome: 'ok' | 'error';
+  error?: { code: number; reason: string; message: string };
+  /** Clock time at which the write started, and its duration. */
+  startedAt: number;
+  durationMs: number;
+}
+
+export interface RecordingClientOptions {
+  /** When true every write is sent with dryRun=All, whatever the caller asked. */
+  dryRun: boolean;
+  /** Called once per write, after the server answered. A throwing listener is logged, never breaks the write. */
+  onWrite?: (record: WriteRecord) => void;
+  /** Read the object before each update/patch/delete so the record carries `before` (one extra GET). Default true. */
+  captureBefore?: boolean;
+  clock?: Clock;
+  log?: Logger;
+}
+
+/**
+ * Wraps a client so that every write is reported to `onWrite` and, in dry-run
+ * mode, is forced to `dryRun=All` (as controller-runtime's DryRunClient does):
+ * a reconciler run through it in dry-run mode cannot persist anything, even if
+ * it passes `dryRun: false`. Reads pass through unchanged.
+ *
+ * The wrapper holds no resources. `updateSubresource` is forwarded when the
+ * inner client has it and rejects otherwise.
+ */
+export function recordingClient(inner: KubeClient, options: RecordingClientOptions): DynamicKubeClient {
+  const captureBefore = options.captureBefore ?? true;
+  const clock = options.clock;
+  const log = options.log ?? nullLogger;
+  const force = <O extends WriteOptions | undefined>(o: O): O => (options.dryRun ? ({ ...(o ?? {}), dryRun: true } as O) : o);
+
+  async function readBefore(gvr: GroupVersionResource, namespace: string | undefined, name: string, signal?: AbortSignal): Promise<KubeObject | undefined> {
+    if (!captureBefore) return undefined;
+    try {
+      return await inner.get(gvr, namespace, name, signal);
+    } catch (e) {
+      if (!isNotFound(e)) log.debug('could not read the object before a write', { name, error: (e as Error).message });
+      return undefined;
+    }
+  }
+
+  async function record<T extends KubeObject | undefined>(
+    base: Omit<WriteRecord, 'outcome' | 'startedAt' | 'durationMs' | 'key' | 'dryRun' | 'before' | 'after' | 'resourceVersionBefore' | 'resourceVersionAfter'>,
+    dryRun: boolean,
+    before: KubeObject | undefined,
+    write: () => Promise<T>,
+  ): Promise<T> {
+    const startedAt = clock?.now() ?? 0;
+    const rec: WriteRecord = {
+      ...base,
+      key: keyFor(base.namespace, base.name),
+      dryRun,
+      before,
+      resourceVersionBefore: before?.metadata.resourceVersion,
+      outcome: 'ok',
+      startedAt,
+      durationMs: 0,
+    };
+    try {
+      const after = await write();
+      rec.after = after;
+      rec.resourceVersionAfter = after?.metadata?.resourceVersion;
+      return after;
+    } catch (e) {
+      rec.outcome = 'error';
+      rec.error = e instanceof ApiError ? { code: e.code, reason: e.reason, message: e.message } : { code: 0, reason: 'Error', message: (e as Error)?.message ?? String(e) };
+      throw e;
+    } finally {
+      rec.durationMs = clock ? clock.now() - startedAt : 0;
+      try {
+        options.onWrite?.(rec);
+      } catch (err) {
+        log.error('a write listener threw', { error: (err as Error)?.message ?? String(err) });
+      }
+    }
+  }
+
+  const wrapped: DynamicKubeClient = {
+    get: (gvr, namespace, name, signal) => inner.get(gvr, namespace, name, signal),
+    list: (gvr, namespace, o) => inner.list(gvr, namespace, o),
+    discover: (signal) => inner.discover(signal),
+
+    async create(gvr, obj, o) {
+      const opts = force(o);
+      const name = obj.metadata.name ?? obj.metadata.generateName ?? '';
+      return record({ verb: 'create', gvr, namespace: obj.metadata.namespace, name }, !!opts?.dryRun, undefined, () => inner.create(gvr, obj, opts));
+    },
+    async update(gvr, obj, o) {
+      const opts = force(o);
+      const before = await readBefore(gvr, obj.metadata.namespace, obj.metadata.name ?? '', o?.signal);
+      return record({ verb: 'update', gvr, namespace: obj.metadata.namespace, name: obj.metadata.name ?? '' }, !!opts?.dryRun, before, () => inner.update(gvr, obj, opts));
+    },
+    async updateStatus(gvr, obj, o) {
+      const opts = force(o);
+      const before = await readBefore(gvr, obj.metadata.namespace, obj.metadata.name ?? '', o?.signal);
+      return record({ verb: 'update', subresource: 'status', gvr, namespace: obj.metadata.namespace, name: obj.metadata.name ?? '' }, !!opts?.dryRun, before, () => inner.updateStatus(gvr, obj, opts));
+    },
+    async updateSubresource(gvr, obj, subresource, o) {
+      const sub = (inner as Partial<SubresourceWriter>).updateSubresource;
+      if (!sub) throw new ApiError(0, 'NotSupported', 'the underlying client cannot write subresources');
+      const opts = force(o);
+      const before = await readBefore(gvr, obj.metadata.namespace, obj.metadata.name ?? '', o?.signal);
+      return record({ verb: 'update', subresource, gvr, namespace: obj.metadata.namespace, name: obj.metadata.name ?? '' }, !!opts?.dryRun, before, () => sub.call(inner, gvr, obj, subresource, opts));
+    },
+    async patch(gvr, namespace, name, type, patch, o) {
+      const opts = force(o);
+      const before = await readBefore(gvr, namespace, name, o?.signal);
+      return record({ verb: 'patch', subresource: o?.subresource, gvr, namespace, name, patchType: type, patch }, !!opts?.dryRun, before, () => inner.patch(gvr, namespace, name, type, patch, opts));
+    },
+    async patchStatus(gvr, namespace, name, type, patch, o) {
+      const opts = force(o);
+      const before = await readBefore(gvr, namespace, name, o?.signal);
+      return record({ verb: 'patch', subresource: 'status', gvr, namespace, name, patchType: type, patch }, !!opts?.dryRun, before, () => inner.patchStatus(gvr, namespace, name, type, patch, opts));
+    },
+    async apply(gvr, obj, o) {
+      const opts = force(o);
+      const before = await readBefore(gvr, obj.metadata.namespace, obj.metadata.name ?? '', o.signal);
+      return record({ verb: 'apply', gvr, namespace: obj.metadata.namespace, name: obj.metadata.name ?? '', patch: obj }, opts.dryRun === true, before, () => inner.apply(gvr, obj, opts));
+    },
+    async delete(gvr, namespace, name, o) {
+      const opts = force(o);
+      const before = await readBefore(gvr, namespace, name, o?.signal);
+      return record({ verb: 'delete', gvr, namespace, name }, !!opts?.dryRun, before, () => inner.delete(gvr, namespace, name, opts));
+    },
+  };
+  return wrapped;
+}

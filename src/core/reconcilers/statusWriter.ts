@@ -1,0 +1,54 @@
+import { isConflict } from '../k8s/client.ts';
+import type { GroupVersionResource, KubeObject } from '../k8s/objects.ts';
+import type { ReconcileContext } from '../controller/reconcile.ts';
+import { jsonEqual } from './jsonEqual.ts';
+import { readFresh } from './readObject.ts';
+
+export interface StatusWriteResult {
+  /** True when a write was sent (and accepted). False: the status was already as desired. */
+  written: boolean;
+  /** The status that is now stored (or would be, in dry-run). */
+  status: unknown;
+  /** Writes that failed with 409 Conflict and were retried after a re-read. */
+  conflicts: number;
+  /** The object after the write (or as re-read), when known. */
+  object?: KubeObject;
+}
+
+/**
+ * Writes `compute(obj)` to the object's `/status` subresource **only when it
+ * differs** from the stored status, so that a no-op reconcile produces no watch
+ * event (the self-trigger loop the lab warns about).
+ *
+ * Conflict policy: a 409 (the object changed since it was read, e.g. a stale
+ * cache copy) is handled by re-reading the object from the server and
+ * recomputing, up to `maxAttempts` writes in total; after that the conflict is
+ * thrown so the work queue retries with backoff. `compute` must be a pure
+ * function of the object it is given. An object that vanished while retrying
+ * counts as nothing to write.
+ */
+export async function writeStatusIfChanged(
+  ctx: Pick<ReconcileContext, 'client' | 'signal'>,
+  gvr: GroupVersionResource,
+  obj: KubeObject,
+  compute: (current: KubeObject) => unknown,
+  options: { maxAttempts?: number } = {},
+): Promise<StatusWriteResult> {
+  const maxAttempts = options.maxAttempts ?? 3;
+  let current = obj;
+  let conflicts = 0;
+  for (let attempt = 1; ; attempt++) {
+    const desired = compute(current);
+    if (jsonEqual(current.status ?? undefined, desired)) return { written: false, status: desired, conflicts, object: current };
+    try {
+      const after = await ctx.client.updateStatus(gvr, { ...current, status: desired }, { signal: ctx.signal });
+      return { written: true, status: desired, conflicts, object: after };
+    } catch (e) {
+      if (!isConflict(e) || attempt >= maxAttempts) throw e;
+      conflicts++;
+      const fresh = await readFresh(ctx, gvr, current.metadata.namespace, current.metadata.name ?? '');
+      if (!fresh) return { written: false, status: desired, conflicts };
+      current = fresh;
+    }
+  }
+}
