@@ -2,7 +2,7 @@
 // `npm test`: the whole test run, ending with one line "N passed, N failed, N skipped".
 //
 // Phases, in order:
-//   build      esbuild bundles (extension, webview, CLI) and `tsc` strict type-check
+//   build      esbuild bundles (extension, webview, CLI), package.json contributes check and `tsc` strict type-check
 //   unit       test/unit/**/*.test.ts under node:test (fake clocks, fake lister-watchers; no cluster)
 //   integration test/integration/**/*.test.ts against ONE real local control plane (etcd + kube-apiserver +
 //              kube-controller-manager built from Go modules), shared by all suites via RECONCILE_LAB_KUBECONFIG
@@ -88,6 +88,7 @@ let controlPlane;
 try {
   if (want('build')) {
     step('build', process.execPath, ['scripts/build.mjs']);
+    step('manifest', process.execPath, ['scripts/checkManifest.mjs']);
     step('typecheck', process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.json']);
   }
   if (want('unit')) await runNodeTests('unit', listTests(join(root, 'test/unit')), { concurrency: 2 });

@@ -1,0 +1,85 @@
+/**
+ * Every identifier the manifest (package.json `contributes`) and the code
+ * share: command ids, view ids, context keys, context values and URI schemes.
+ * This module imports nothing (scripts/checkManifest.mjs loads it in plain
+ * Node) and is the single source of those strings: code uses these constants,
+ * never literals, and checkManifest verifies package.json against them in both
+ * directions during `npm test`'s build phase.
+ */
+
+/** Command ids. Every one is registered in src/host/commands/commandTable.ts and declared in package.json. */
+export const CommandIds = {
+  connect: 'reconcileLab.connect',
+  disconnect: 'reconcileLab.disconnect',
+  startLocalControlPlane: 'reconcileLab.startLocalControlPlane',
+  selectResources: 'reconcileLab.selectResources',
+  selectNamespaces: 'reconcileLab.selectNamespaces',
+  startLoop: 'reconcileLab.startLoop',
+  stopLoop: 'reconcileLab.stopLoop',
+  pauseLoop: 'reconcileLab.pauseLoop',
+  resumeLoop: 'reconcileLab.resumeLoop',
+  stepReconcile: 'reconcileLab.stepReconcile',
+  dryRunReconcile: 'reconcileLab.dryRunReconcile',
+  reconcileNow: 'reconcileLab.reconcileNow',
+  resetBackoff: 'reconcileLab.resetBackoff',
+  inspectCache: 'reconcileLab.inspectCache',
+  openYaml: 'reconcileLab.openYaml',
+  stripFinalizers: 'reconcileLab.stripFinalizers',
+  exportReport: 'reconcileLab.exportReport',
+  showEventLog: 'reconcileLab.showEventLog',
+  showOutput: 'reconcileLab.showOutput',
+  revealObject: 'reconcileLab.revealObject',
+} as const;
+export type CommandId = (typeof CommandIds)[keyof typeof CommandIds];
+
+/** Tree views (in the `reconcileLab` activity-bar container) and the webview panel type. */
+export const ViewIds = {
+  container: 'reconcileLab',
+  resources: 'reconcileLab.resources',
+  queue: 'reconcileLab.queue',
+  eventLogPanel: 'reconcileLab.eventLog',
+} as const;
+
+/** Context keys used in `when` clauses. */
+export const ContextKeys = {
+  /** true while a cluster connection is open. */
+  connected: 'reconcileLab.connected',
+  /** true while connecting (kubeconfig load, discovery, first sync). */
+  connecting: 'reconcileLab.connecting',
+  /** The reconcile loop: "stopped" | "running" | "paused". */
+  loopState: 'reconcileLab.loopState',
+  /** true while a local control plane started by this window is running. */
+  localControlPlane: 'reconcileLab.localControlPlane',
+} as const;
+
+/** Values of {@link ContextKeys.loopState}. */
+export const LoopStates = ['stopped', 'running', 'paused'] as const;
+export type LoopStateKey = (typeof LoopStates)[number];
+
+/**
+ * Tree item context values, `reconcileLab:<noun>[:<state>…]`. Menus match them
+ * with regular expressions (`viewItem =~ /^reconcileLab:object:/`), so every
+ * state of a noun shares its prefix.
+ */
+export const ContextValues = {
+  kind: 'reconcileLab:kind',
+  namespace: 'reconcileLab:namespace',
+  /** An object: `reconcileLab:object:<live|terminating>[:finalizers]`. */
+  objectPrefix: 'reconcileLab:object',
+  ownedChild: 'reconcileLab:child',
+  finalizerGroup: 'reconcileLab:finalizers',
+  finalizer: 'reconcileLab:finalizer',
+  conditionGroup: 'reconcileLab:conditions',
+  condition: 'reconcileLab:condition',
+  /** A work-queue key: `reconcileLab:queueItem:<queued|processing|backoff|requeueAfter|idle>`. */
+  queueItemPrefix: 'reconcileLab:queueItem',
+  message: 'reconcileLab:message',
+} as const;
+
+/** URI schemes of the read-only virtual documents (YAML views, diff sides). */
+export const Schemes = {
+  object: 'reconcile-lab',
+} as const;
+
+/** The output channel (a LogOutputChannel) name. */
+export const OUTPUT_CHANNEL_NAME = 'Reconcile Lab';

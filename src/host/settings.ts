@@ -1,0 +1,77 @@
+/**
+ * The `reconcileLab.*` settings: keys, types and defaults. This module
+ * imports nothing; src/host/config.ts reads the values through VS Code, and
+ * scripts/checkManifest.mjs verifies that package.json declares exactly these
+ * keys with these defaults.
+ */
+
+export type RateLimiterPreset = 'client-go' | 'controller-runtime';
+export type ReconcilerKind = 'lab' | 'exec' | 'module';
+
+export interface Settings {
+  /** A kubeconfig file; empty: env RECONCILE_LAB_KUBECONFIG, then KUBECONFIG (several files), then ~/.kube/config. */
+  'connection.kubeconfig': string;
+  /** The context; empty: the kubeconfig's current-context. */
+  'connection.context': string;
+  /** Connect on start-up with the two settings above (also when RECONCILE_LAB_KUBECONFIG is set). */
+  'connection.autoConnect': boolean;
+  /** Resources to watch as "plural.group" ("configmaps" for the core group); empty: every custom resource. */
+  resources: string[];
+  /** Namespaces to watch; empty: all namespaces. */
+  namespaces: string[];
+  'informer.resyncPeriodSeconds': number;
+  'informer.dropManagedFields': boolean;
+  'workQueue.rateLimiter': RateLimiterPreset;
+  'workQueue.maxConcurrentReconciles': number;
+  'workQueue.reconcileTimeoutSeconds': number;
+  'reconciler.kind': ReconcilerKind;
+  /** The primary resource the loop reconciles ("plural.group"); empty: the first watched custom resource. */
+  'reconciler.resource': string;
+  'reconciler.command': string;
+  'reconciler.modulePath': string;
+  'eventLog.size': number;
+}
+
+export type SettingKey = keyof Settings;
+
+/** The configuration section: every key above is `reconcileLab.<key>`. */
+export const SETTINGS_SECTION = 'reconcileLab';
+
+/** Defaults, mirrored by package.json (checked by scripts/checkManifest.mjs). */
+export const SettingDefaults: Settings = {
+  'connection.kubeconfig': '',
+  'connection.context': '',
+  'connection.autoConnect': false,
+  resources: [],
+  namespaces: [],
+  'informer.resyncPeriodSeconds': 0,
+  'informer.dropManagedFields': true,
+  'workQueue.rateLimiter': 'client-go',
+  'workQueue.maxConcurrentReconciles': 1,
+  'workQueue.reconcileTimeoutSeconds': 0,
+  'reconciler.kind': 'lab',
+  'reconciler.resource': '',
+  'reconciler.command': '',
+  'reconciler.modulePath': '',
+  'eventLog.size': 10000,
+};
+
+/** Settings that change what a connection watches or how the loop runs: changing one offers a reconnect. */
+export const ConnectionScopedSettings: readonly SettingKey[] = [
+  'connection.kubeconfig',
+  'connection.context',
+  'resources',
+  'namespaces',
+  'informer.resyncPeriodSeconds',
+  'informer.dropManagedFields',
+  'workQueue.rateLimiter',
+  'workQueue.maxConcurrentReconciles',
+  'workQueue.reconcileTimeoutSeconds',
+  'reconciler.kind',
+  'reconciler.resource',
+  'reconciler.command',
+  'reconciler.modulePath',
+];
+
+/** Env var with a kubeconfig path that makes the extension connect on start-up (tests, `npm run lab`). */
+export const ENV_KUBECONFIG = 'RECONCILE_LAB_KUBECONFIG';

@@ -1,0 +1,330 @@
+/**
+ * The Event Log webview: shows the controller journal live.
+ *
+ * Rules this file keeps: it talks to the host only through
+ * `src/shared/protocol.ts`; cluster data reaches the DOM only through
+ * `textContent` and `title` (never markup); only the rows inside the viewport
+ * exist in the DOM (a fixed row height makes positions arithmetic), so a log of
+ * tens of thousands of entries arriving at 1,000 entries/s renders at most
+ * once per animation frame and touches only the visible rows.
+ */
+import {
+  type EventLogViewState,
+  type HostToWebview,
+  type LogEntryView,
+  type LogFilter,
+  type WebviewToHost,
+  PROTOCOL_VERSION,
+} from '../../shared/protocol.ts';
+import { LogBuffer } from './logBuffer.ts';
+import { isAtBottom, visibleRange } from './virtualRange.ts';
+
+interface VsCodeApi {
+  postMessage(message: unknown): void;
+  getState(): unknown;
+  setState(state: unknown): void;
+}
+declare function acquireVsCodeApi(): VsCodeApi;
+
+const ROW_HEIGHT = 22;
+const vscode = acquireVsCodeApi();
+const post = (m: WebviewToHost): void => vscode.postMessage(m);
+
+const el = <T extends HTMLElement>(id: string): T => {
+  const e = document.getElementById(id);
+  if (!e) throw new Error(`event log: missing #${id}`);
+  return e as T;
+};
+
+const keyInput = el<HTMLInputElement>('filter-key');
+const kindSelect = el<HTMLSelectElement>('filter-kind');
+const textInput = el<HTMLInputElement>('filter-text');
+const pauseButton = el<HTMLButtonElement>('pause');
+const clearButton = el<HTMLButtonElement>('clear');
+const exportButton = el<HTMLButtonElement>('export');
+const followBox = el<HTMLInputElement>('follow');
+const statusLine = el<HTMLElement>('status');
+const connectionLine = el<HTMLElement>('connection');
+const noticeLine = el<HTMLElement>('notice');
+const list = el<HTMLElement>('list');
+const spacer = el<HTMLElement>('spacer');
+
+const saved = vscode.getState() as Partial<EventLogViewState> | undefined;
+let state: EventLogViewState = {
+  filter: saved?.filter ?? {},
+  paused: saved?.paused ?? false,
+  follow: saved?.follow ?? true,
+};
+const buffer = new LogBuffer(10_000);
+buffer.setFilter(state.filter);
+/** Entries received while paused; applied on resume (bounded by capacity). */
+let pending: LogEntryView[] = [];
+let droppedByHost = 0;
+let selectedSeq: number | undefined;
+const knownKinds = new Set<string>();
+
+// ---- rendering -------------------------------------------------------------------------------------------------
+
+interface Row {
+  readonly root: HTMLElement;
+  readonly time: HTMLElement;
+  readonly kind: HTMLElement;
+  readonly key: HTMLElement;
+  readonly summary: HTMLElement;
+  seq: number;
+  index: number;
+}
+const pool: Row[] = [];
+
+function makeRow(): Row {
+  const root = document.createElement('div');
+  root.className = 'row';
+  root.style.height = `${ROW_HEIGHT}px`;
+  root.setAttribute('role', 'row');
+  const cell = (cls: string) => {
+    const s = document.createElement('span');
+    s.className = cls;
+    root.appendChild(s);
+    return s;
+  };
+  const row: Row = { root, time: cell('time'), kind: cell('kind'), key: cell('key'), summary: cell('summary'), seq: -1, index: -1 };
+  root.addEventListener('click', () => {
+    const entry = buffer.visibleAt(row.index);
+    if (!entry) return;
+    selectedSeq = entry.seq;
+    scheduleRender();
+    reveal(entry);
+  });
+  list.appendChild(root);
+  return row;
+}
+
+function formatTime(ms: number): string {
+  const d = new Date(ms);
+  const p = (n: number, w = 2) => String(n).padStart(w, '0');
+  return `${p(d.getHours())}:${p(d.getMinutes())}:${p(d.getSeconds())}.${p(d.getMilliseconds(), 3)}`;
+}
+
+function fill(row: Row, entry: LogEntryView, index: number): void {
+  row.index = index;
+  row.root.style.transform = `translateY(${index * ROW_HEIGHT}px)`;
+  row.root.classList.toggle('selected', entry.seq === selectedSeq);
+  if (row.seq === entry.seq) return;
+  row.seq = entry.seq;
+  row.root.className = `row level-${entry.level}${entry.seq === selectedSeq ? ' selected' : ''}`;
+  row.time.textContent = formatTime(entry.time);
+  row.kind.textContent = entry.kind;
+  row.key.textContent = entry.key ?? '';
+  row.summary.textContent = entry.summary;
+  row.root.title = entry.detail ? `${entry.summary}\n\n${entry.detail}` : entry.summary;
+}
+
+let frame = 0;
+function scheduleRender(): void {
+  if (frame) return;
+  frame = requestAnimationFrame(() => {
+    frame = 0;
+    render();
+  });
+}
+
+function render(): void {
+  const count = buffer.visibleCount;
+  spacer.style.height = `${count * ROW_HEIGHT}px`;
+  if (state.follow && !state.paused) list.scrollTop = list.scrollHeight;
+  const { first, end } = visibleRange(list.scrollTop, list.clientHeight, ROW_HEIGHT, count);
+  let used = 0;
+  for (let i = first; i < end; i++) {
+    const entry = buffer.visibleAt(i);
+    if (!entry) break;
+    const row = pool[used] ?? (pool[used] = makeRow());
+    row.root.hidden = false;
+    fill(row, entry, i);
+    used++;
+  }
+  for (let i = used; i < pool.length; i++) {
+    const row = pool[i]!;
+    row.root.hidden = true;
+    row.index = -1;
+  }
+  renderStatus();
+}
+
+function renderStatus(): void {
+  const parts = [`${buffer.visibleCount.toLocaleString()} of ${buffer.total.toLocaleString()} entries`];
+  if (state.paused) parts.push(`paused${pending.length ? ` (${pending.length.toLocaleString()} new)` : ''}`);
+  if (droppedByHost) parts.push(`${droppedByHost.toLocaleString()} skipped while behind`);
+  statusLine.textContent = parts.join(' · ');
+  pauseButton.textContent = state.paused ? 'Resume' : 'Pause';
+  pauseButton.setAttribute('aria-pressed', String(state.paused));
+}
+
+function renderKinds(kinds: Iterable<string>): void {
+  let changed = false;
+  for (const k of kinds) {
+    if (!knownKinds.has(k)) {
+      knownKinds.add(k);
+      changed = true;
+    }
+  }
+  if (!changed && kindSelect.options.length > 0) return;
+  const selected = state.filter.kinds?.[0] ?? '';
+  kindSelect.replaceChildren();
+  const all = document.createElement('option');
+  all.value = '';
+  all.textContent = 'All kinds';
+  kindSelect.appendChild(all);
+  for (const k of [...knownKinds].sort()) {
+    const o = document.createElement('option');
+    o.value = k;
+    o.textContent = k;
+    kindSelect.appendChild(o);
+  }
+  kindSelect.value = selected;
+}
+
+// ---- state -----------------------------------------------------------------------------------------------------
+
+function saveState(): void {
+  vscode.setState(state);
+}
+
+function applyFilter(filter: LogFilter): void {
+  state = { ...state, filter };
+  buffer.setFilter(filter);
+  saveState();
+  scheduleRender();
+}
+
+function setPaused(paused: boolean): void {
+  state = { ...state, paused };
+  if (!paused && pending.length) {
+    buffer.append(pending);
+    pending = [];
+  }
+  saveState();
+  scheduleRender();
+}
+
+function reveal(entry: LogEntryView): void {
+  if (entry.key) post({ type: 'reveal', key: entry.key, ...(entry.resource ? { resource: entry.resource } : {}) });
+}
+
+// ---- host messages ---------------------------------------------------------------------------------------------
+
+function onHostMessage(msg: HostToWebview): void {
+  switch (msg.type) {
+    case 'init':
+      if (msg.version !== PROTOCOL_VERSION) {
+        statusLine.textContent = `Protocol mismatch (host ${msg.version}, view ${PROTOCOL_VERSION}); reopen the Event Log.`;
+        return;
+      }
+      buffer.setCapacity(msg.capacity);
+      buffer.reset(msg.entries);
+      pending = [];
+      droppedByHost = 0;
+      connectionLine.textContent = msg.connection;
+      renderKinds([...msg.kinds, ...buffer.kinds()]);
+      scheduleRender();
+      return;
+    case 'append': {
+      droppedByHost += msg.dropped;
+      renderKinds(new Set(msg.entries.map((e) => e.kind)));
+      if (state.paused) {
+        for (const e of msg.entries) pending.push(e);
+        if (pending.length > buffer.capacity) pending.splice(0, pending.length - buffer.capacity);
+        renderStatus();
+        return;
+      }
+      buffer.append(msg.entries);
+      scheduleRender();
+      return;
+    }
+    case 'cleared':
+      buffer.clear();
+      pending = [];
+      droppedByHost = 0;
+      selectedSeq = undefined;
+      scheduleRender();
+      return;
+    case 'connection':
+      connectionLine.textContent = msg.connection;
+      return;
+    case 'notice':
+      noticeLine.textContent = msg.text;
+      return;
+  }
+}
+
+window.addEventListener('message', (ev: MessageEvent) => {
+  const msg = ev.data as HostToWebview | undefined;
+  if (msg && typeof msg === 'object' && typeof msg.type === 'string') onHostMessage(msg);
+});
+
+// ---- controls --------------------------------------------------------------------------------------------------
+
+function readFilter(): LogFilter {
+  const kind = kindSelect.value;
+  return { key: keyInput.value, text: textInput.value, ...(kind ? { kinds: [kind] } : {}) };
+}
+
+let filterTimer: ReturnType<typeof setTimeout> | undefined;
+const onFilterInput = () => {
+  if (filterTimer) clearTimeout(filterTimer);
+  filterTimer = setTimeout(() => applyFilter(readFilter()), 120);
+};
+keyInput.addEventListener('input', onFilterInput);
+textInput.addEventListener('input', onFilterInput);
+kindSelect.addEventListener('change', () => applyFilter(readFilter()));
+pauseButton.addEventListener('click', () => setPaused(!state.paused));
+clearButton.addEventListener('click', () => post({ type: 'clear' }));
+exportButton.addEventListener('click', () => post({ type: 'export', filter: readFilter() }));
+followBox.addEventListener('change', () => {
+  state = { ...state, follow: followBox.checked };
+  saveState();
+  scheduleRender();
+});
+list.addEventListener('scroll', () => {
+  // Scrolling up stops following; scrolling back to the bottom resumes it.
+  const atBottom = isAtBottom(list.scrollTop, list.clientHeight, list.scrollHeight, ROW_HEIGHT);
+  if (atBottom !== state.follow) {
+    state = { ...state, follow: atBottom };
+    followBox.checked = atBottom;
+    saveState();
+  }
+  scheduleRender();
+}, { passive: true });
+window.addEventListener('resize', scheduleRender);
+
+list.addEventListener('keydown', (ev: KeyboardEvent) => {
+  const count = buffer.visibleCount;
+  if (count === 0) return;
+  let index = -1;
+  for (let i = 0; i < count && selectedSeq !== undefined; i++) {
+    // Visible entries are ordered by seq; a linear scan only runs on key presses.
+    if (buffer.visibleAt(i)!.seq === selectedSeq) {
+      index = i;
+      break;
+    }
+  }
+  if (ev.key === 'ArrowDown' || ev.key === 'ArrowUp') {
+    index = ev.key === 'ArrowDown' ? Math.min(count - 1, index + 1) : Math.max(0, index < 0 ? count - 1 : index - 1);
+    selectedSeq = buffer.visibleAt(index)!.seq;
+    const top = index * ROW_HEIGHT;
+    if (top < list.scrollTop) list.scrollTop = top;
+    else if (top + ROW_HEIGHT > list.scrollTop + list.clientHeight) list.scrollTop = top + ROW_HEIGHT - list.clientHeight;
+    scheduleRender();
+    ev.preventDefault();
+  } else if (ev.key === 'Enter' && index >= 0) {
+    reveal(buffer.visibleAt(index)!);
+    ev.preventDefault();
+  }
+});
+
+// Restore controls from the saved state, then tell the host we are listening.
+keyInput.value = state.filter.key ?? '';
+textInput.value = state.filter.text ?? '';
+followBox.checked = state.follow;
+renderKinds(state.filter.kinds ?? []);
+renderStatus();
+post({ type: 'ready', version: PROTOCOL_VERSION });

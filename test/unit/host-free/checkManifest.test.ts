@@ -1,0 +1,51 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+// @ts-expect-error: a plain .mjs script without type declarations
+import { checkManifest, loadIdModules } from '../../../scripts/checkManifest.mjs';
+
+const root = resolve(import.meta.dirname, '../../..');
+const readPkg = () => JSON.parse(readFileSync(resolve(root, 'package.json'), 'utf8'));
+
+describe('scripts/checkManifest', () => {
+  it('accepts the real manifest', async () => {
+    const { problems, counts } = checkManifest(readPkg(), await loadIdModules());
+    assert.deepEqual(problems, []);
+    assert.ok(counts.commands >= 15);
+  });
+
+  it('reports a command declared in package.json but missing from CommandIds, and the reverse', async () => {
+    const pkg = readPkg();
+    pkg.contributes.commands.push({ command: 'reconcileLab.bogus', title: 'Bogus', category: 'Reconcile Lab' });
+    pkg.contributes.commands = pkg.contributes.commands.filter((c: { command: string }) => c.command !== 'reconcileLab.stepReconcile');
+    const { problems } = checkManifest(pkg, await loadIdModules());
+    assert.ok(problems.some((p: string) => p.includes('reconcileLab.bogus') && p.includes('not in CommandIds')), problems.join('\n'));
+    assert.ok(problems.some((p: string) => p.includes('reconcileLab.stepReconcile') && p.includes('not declared')), problems.join('\n'));
+    // the menus that use the removed command are reported too
+    assert.ok(problems.some((p: string) => p.startsWith('menu ') && p.includes('reconcileLab.stepReconcile')), problems.join('\n'));
+  });
+
+  it('reports undeclared context keys, unknown viewItem nouns and loop states in when clauses', async () => {
+    const pkg = readPkg();
+    pkg.contributes.menus['view/title'].push(
+      { command: 'reconcileLab.connect', when: 'reconcileLab.nonsense && view == reconcileLab.resources' },
+      { command: 'reconcileLab.connect', when: 'viewItem == reconcileLab:gizmo' },
+      { command: 'reconcileLab.connect', when: 'reconcileLab.loopState == sleeping' },
+    );
+    const { problems } = checkManifest(pkg, await loadIdModules());
+    assert.ok(problems.some((p: string) => p.includes('reconcileLab.nonsense')), problems.join('\n'));
+    assert.ok(problems.some((p: string) => p.includes('"gizmo"')), problems.join('\n'));
+    assert.ok(problems.some((p: string) => p.includes('"sleeping"')), problems.join('\n'));
+  });
+
+  it('reports settings whose default differs, and settings not in SettingDefaults', async () => {
+    const pkg = readPkg();
+    const work = pkg.contributes.configuration.find((s: { title: string }) => s.title === 'Work Queue');
+    work.properties['reconcileLab.workQueue.maxConcurrentReconciles'].default = 4;
+    work.properties['reconcileLab.workQueue.extra'] = { type: 'string', default: '', description: 'x' };
+    const { problems } = checkManifest(pkg, await loadIdModules());
+    assert.ok(problems.some((p: string) => p.includes('maxConcurrentReconciles') && p.includes('default')), problems.join('\n'));
+    assert.ok(problems.some((p: string) => p.includes('reconcileLab.workQueue.extra')), problems.join('\n'));
+  });
+});
