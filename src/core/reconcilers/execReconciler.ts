@@ -1,0 +1,282 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import type { Clock, TimerHandle } from '../clock.ts';
+import { realClock } from '../clock.ts';
+import type { Disposable } from '../lifecycle.ts';
+import type { GroupVersionResource, KubeObject } from '../k8s/objects.ts';
+import { TerminalError, type ReconcileContext, type Reconciler, type Request, type Result } from '../controller/reconcile.ts';
+import { readFresh } from './readObject.ts';
+import { writeStatusIfChanged } from './statusWriter.ts';
+
+/** The JSON document an exec reconciler receives on stdin. */
+export interface ExecInput {
+  key: string;
+  namespace: string | null;
+  name: string;
+  /** The primary resource, e.g. { group: "lab.reconcile.dev", version: "v1alpha1", resource: "widgets" }. */
+  resource: GroupVersionResource;
+  /** The object as the controller last saw it (informer cache, or a fresh GET), or null when it no longer exists. */
+  object: KubeObject | null;
+  /** The kubeconfig file and context the program must use (null: inherit KUBECONFIG / current-context). */
+  kubeconfig: string | null;
+  context: string | null;
+  /** When true the program must not persist anything (e.g. pass `--dry-run=server` to kubectl). */
+  dryRun: boolean;
+}
+
+/** The JSON document an exec reconciler prints on stdout (every field optional; `{}` means "done"). */
+export interface ExecOutput {
+  /** Ask to be called again after this many milliseconds (not an error: the backoff is reset). */
+  requeueAfterMs?: number;
+  /** Why the requeue was asked for. */
+  reason?: string;
+  /** A failure: the key is retried with exponential backoff (or not at all with `terminal: true`). */
+  error?: string;
+  terminal?: boolean;
+  /** A status to write through `/status` (only written when it differs from the stored one). */
+  status?: Record<string, unknown>;
+  /** Lines to add to the controller log. */
+  log?: string[] | string;
+}
+
+export type ExecFailureKind = 'not-found' | 'not-executable' | 'spawn' | 'timeout' | 'exit' | 'invalid-output' | 'output-too-large' | 'aborted';
+
+/** A failed run of an exec reconciler. Thrown from `reconcile`, so the queue retries it with backoff. */
+export class ExecReconcilerError extends Error {
+  readonly kind: ExecFailureKind;
+  readonly exitCode: number | null;
+  readonly stderrTail: string;
+  constructor(kind: ExecFailureKind, message: string, options: { exitCode?: number | null; stderrTail?: string; cause?: unknown } = {}) {
+    super(message, { cause: options.cause });
+    this.name = 'ExecReconcilerError';
+    this.kind = kind;
+    this.exitCode = options.exitCode ?? null;
+    this.stderrTail = options.stderrTail ?? '';
+  }
+}
+
+export interface ExecReconcilerOptions {
+  /** The program and its arguments (argv; no shell is involved). */
+  command: readonly string[];
+  cwd?: string;
+  /** Passed to the program as KUBECONFIG and in the input; default: inherit the environment's KUBECONFIG. */
+  kubeconfigPath?: string;
+  context?: string;
+  /** Extra environment variables. */
+  env?: Record<string, string>;
+  /** Wall time allowed per run; on expiry the whole process group is killed. Default 30 s. */
+  timeoutMs?: number;
+  /** Grace between SIGTERM and SIGKILL when killing. Default 2 s. */
+  killGraceMs?: number;
+  /** Largest accepted stdout; larger output kills the run. Default 1 MiB. */
+  maxOutputBytes?: number;
+  clock?: Clock;
+}
+
+const STDERR_TAIL_BYTES = 4096;
+
+function tail(s: string, max = STDERR_TAIL_BYTES): string {
+  const t = s.length > max ? '…' + s.slice(-max) : s;
+  return t.trimEnd();
+}
+
+/** Validates a parsed output document; throws a message naming the bad field. */
+export function parseExecOutput(text: string): ExecOutput {
+  const trimmed = text.trim();
+  if (!trimmed) throw new Error('the program printed nothing on stdout; print a JSON object such as {} (or {"requeueAfterMs": 5000})');
+  let doc: unknown;
+  try {
+    doc = JSON.parse(trimmed);
+  } catch (e) {
+    throw new Error(`stdout is not valid JSON (${(e as Error).message}); it starts with ${JSON.stringify(trimmed.slice(0, 80))}`);
+  }
+  if (!doc || typeof doc !== 'object' || Array.isArray(doc)) throw new Error('stdout must be one JSON object');
+  const o = doc as Record<string, unknown>;
+  const bad = (field: string, want: string) => new Error(`"${field}" must be ${want} (got ${JSON.stringify(o[field])})`);
+  if (o.requeueAfterMs !== undefined && (typeof o.requeueAfterMs !== 'number' || !Number.isFinite(o.requeueAfterMs) || o.requeueAfterMs < 0)) throw bad('requeueAfterMs', 'a number >= 0');
+  if (o.reason !== undefined && typeof o.reason !== 'string') throw bad('reason', 'a string');
+  if (o.error !== undefined && o.error !== null && typeof o.error !== 'string') throw bad('error', 'a string');
+  if (o.terminal !== undefined && typeof o.terminal !== 'boolean') throw bad('terminal', 'a boolean');
+  if (o.status !== undefined && o.status !== null && (typeof o.status !== 'object' || Array.isArray(o.status))) throw bad('status', 'an object');
+  if (o.log !== undefined && typeof o.log !== 'string' && !(Array.isArray(o.log) && o.log.every((l) => typeof l === 'string'))) throw bad('log', 'a string or an array of strings');
+  const out: ExecOutput = {};
+  if (typeof o.requeueAfterMs === 'number') out.requeueAfterMs = o.requeueAfterMs;
+  if (typeof o.reason === 'string') out.reason = o.reason;
+  if (typeof o.error === 'string' && o.error) out.error = o.error;
+  if (o.terminal === true) out.terminal = true;
+  if (o.status && typeof o.status === 'object') out.status = o.status as Record<string, unknown>;
+  if (o.log !== undefined) out.log = o.log as string[] | string;
+  return out;
+}
+
+/**
+ * A reconciler that runs an external program once per reconcile (the lab's
+ * "shell script reconciler"). Protocol: the {@link ExecInput} JSON on stdin and
+ * RECONCILE_KEY / RECONCILE_NAMESPACE / RECONCILE_NAME / RECONCILE_DRY_RUN /
+ * KUBECONFIG (+ RECONCILE_CONTEXT) in the environment; the {@link ExecOutput}
+ * JSON on stdout; stderr is diagnostics.
+ *
+ * Every failure (program missing or not executable, timeout, abort, non-zero
+ * exit with the stderr tail, invalid or oversized output) is thrown as an
+ * {@link ExecReconcilerError}, so the work queue retries it with backoff; the
+ * host process never crashes. Each run owns its child process: on timeout,
+ * abort or {@link Disposable.dispose} the whole process group gets SIGTERM,
+ * then SIGKILL after `killGraceMs`.
+ *
+ * Writes the program makes itself (kubectl) bypass the controller's client, so
+ * they are not in the journal and dry-run depends on the program honouring
+ * `dryRun`; the `status` it returns is written through the context's client.
+ */
+export function createExecReconciler(options: ExecReconcilerOptions): Reconciler & Disposable {
+  if (options.command.length === 0 || !options.command[0]) throw new Error('exec reconciler: empty command');
+  const clock = options.clock ?? realClock;
+  const timeoutMs = options.timeoutMs ?? 30_000;
+  const killGraceMs = options.killGraceMs ?? 2_000;
+  const maxOutputBytes = options.maxOutputBytes ?? 1024 * 1024;
+  const running = new Set<ChildProcess>();
+  const program = options.command[0];
+
+  function killGroup(child: ChildProcess, signal: NodeJS.Signals): void {
+    if (child.pid === undefined) return;
+    try {
+      process.kill(-child.pid, signal);
+    } catch {
+      try {
+        child.kill(signal);
+      } catch {
+        // already gone
+      }
+    }
+  }
+
+  function run(input: ExecInput, signal: AbortSignal): Promise<{ stdout: string; stderr: string }> {
+    return new Promise<{ stdout: string; stderr: string }>((resolve, reject) => {
+      if (signal.aborted) {
+        reject(new ExecReconcilerError('aborted', `${program}: aborted before start`));
+        return;
+      }
+      const env: NodeJS.ProcessEnv = {
+        ...process.env,
+        ...options.env,
+        RECONCILE_KEY: input.key,
+        RECONCILE_NAMESPACE: input.namespace ?? '',
+        RECONCILE_NAME: input.name,
+        RECONCILE_DRY_RUN: input.dryRun ? 'true' : 'false',
+        RECONCILE_RESOURCE: input.resource.group ? `${input.resource.resource}.${input.resource.group}` : input.resource.resource,
+      };
+      if (options.kubeconfigPath) env.KUBECONFIG = options.kubeconfigPath;
+      if (options.context) env.RECONCILE_CONTEXT = options.context;
+      let child: ChildProcess;
+      try {
+        child = spawn(program, options.command.slice(1), { cwd: options.cwd, env, stdio: ['pipe', 'pipe', 'pipe'], detached: true });
+      } catch (e) {
+        reject(new ExecReconcilerError('spawn', `${program}: cannot start (${(e as Error).message})`, { cause: e }));
+        return;
+      }
+      running.add(child);
+      const stdout: Buffer[] = [];
+      let stdoutBytes = 0;
+      let stderr = '';
+      let failure: ExecReconcilerError | undefined;
+      let killTimer: TimerHandle | undefined;
+      const stop = (err: ExecReconcilerError) => {
+        if (failure) return;
+        failure = err;
+        killGroup(child, 'SIGTERM');
+        killTimer = clock.setTimeout(() => killGroup(child, 'SIGKILL'), killGraceMs);
+      };
+      const timer = clock.setTimeout(() => stop(new ExecReconcilerError('timeout', `${program}: timed out after ${timeoutMs} ms; killed its process group`)), timeoutMs);
+      const onAbort = () => stop(new ExecReconcilerError('aborted', `${program}: aborted (the reconcile was cancelled); killed its process group`));
+      signal.addEventListener('abort', onAbort, { once: true });
+
+      child.stdout!.on('data', (b: Buffer) => {
+        stdoutBytes += b.length;
+        if (stdoutBytes > maxOutputBytes) stop(new ExecReconcilerError('output-too-large', `${program}: stdout exceeded ${maxOutputBytes} bytes; killed`));
+        else stdout.push(b);
+      });
+      child.stderr!.on('data', (b: Buffer) => {
+        stderr = (stderr + b.toString('utf8')).slice(-STDERR_TAIL_BYTES * 2);
+      });
+      // A program that does not read its input closes the pipe: that is not an error.
+      child.stdin!.on('error', () => {});
+      child.stdin!.end(JSON.stringify(input) + '\n');
+
+      let settled = false;
+      const finish = (fn: () => void) => {
+        if (settled) return;
+        settled = true;
+        clock.clearTimeout(timer);
+        if (killTimer) clock.clearTimeout(killTimer);
+        signal.removeEventListener('abort', onAbort);
+        running.delete(child);
+        fn();
+      };
+      child.on('error', (e: NodeJS.ErrnoException) => {
+        finish(() => {
+          if (e.code === 'ENOENT') reject(new ExecReconcilerError('not-found', `${program}: program not found (check the path, or that it is on PATH)`, { cause: e }));
+          else if (e.code === 'EACCES') reject(new ExecReconcilerError('not-executable', `${program}: permission denied (is it executable? chmod +x)`, { cause: e }));
+          else reject(new ExecReconcilerError('spawn', `${program}: cannot start (${e.message})`, { cause: e }));
+        });
+      });
+      child.on('close', (code, sig) => {
+        finish(() => {
+          const stderrTail = tail(stderr);
+          if (failure) {
+            reject(new ExecReconcilerError(failure.kind, failure.message + (stderrTail ? `\nstderr (tail):\n${stderrTail}` : ''), { exitCode: code, stderrTail }));
+          } else if (code !== 0) {
+            const how = sig ? `was killed by ${sig}` : `exited with code ${code}`;
+            reject(new ExecReconcilerError('exit', `${program} ${how}${stderrTail ? `\nstderr (tail):\n${stderrTail}` : ' (no stderr)'}`, { exitCode: code, stderrTail }));
+          } else {
+            resolve({ stdout: Buffer.concat(stdout).toString('utf8'), stderr: stderrTail });
+          }
+        });
+      });
+    });
+  }
+
+  async function reconcile(request: Request, ctx: ReconcileContext): Promise<Result> {
+    const object = ctx.cache.get(ctx.primary, request.key) ?? (await readFresh(ctx, ctx.primary, request.namespace, request.name)) ?? null;
+    const input: ExecInput = {
+      key: request.key,
+      namespace: request.namespace ?? null,
+      name: request.name,
+      resource: ctx.primary,
+      object,
+      kubeconfig: options.kubeconfigPath ?? null,
+      context: options.context ?? null,
+      dryRun: ctx.dryRun,
+    };
+    const { stdout, stderr } = await run(input, ctx.signal);
+    for (const line of stderr.split('\n')) if (line.trim()) ctx.log.debug(line, { reconciler: 'exec', stream: 'stderr' });
+    let out: ExecOutput;
+    try {
+      out = parseExecOutput(stdout);
+    } catch (e) {
+      throw new ExecReconcilerError('invalid-output', `${program}: invalid output: ${(e as Error).message}`);
+    }
+    const lines = typeof out.log === 'string' ? [out.log] : (out.log ?? []);
+    for (const line of lines) ctx.log.info(line, { reconciler: 'exec' });
+    if (out.status) {
+      const current = await readFresh(ctx, ctx.primary, request.namespace, request.name);
+      if (current) {
+        const status = out.status;
+        await writeStatusIfChanged(ctx, ctx.primary, current, () => status);
+      } else {
+        ctx.log.warn('the program returned a status but the object no longer exists', { key: request.key });
+      }
+    }
+    if (out.error) {
+      if (out.terminal) throw new TerminalError(`${program}: ${out.error}`);
+      throw new Error(`${program}: ${out.error}`);
+    }
+    return out.requeueAfterMs !== undefined && out.requeueAfterMs > 0 ? { requeueAfterMs: out.requeueAfterMs, reason: out.reason } : {};
+  }
+
+  return {
+    name: `exec:${options.command.join(' ')}`,
+    reconcile,
+    dispose() {
+      for (const child of running) killGroup(child, 'SIGKILL');
+      running.clear();
+    },
+  };
+}

@@ -1,0 +1,213 @@
+import { createHash } from 'node:crypto';
+import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, extname, isAbsolute, join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import type { Disposable } from '../lifecycle.ts';
+import type { Logger } from '../log.ts';
+import { nullLogger } from '../log.ts';
+import type { ReconcileContext, Reconciler, Request, Result } from '../controller/reconcile.ts';
+
+/** The shape a user module exports: `export async function reconcile(request, ctx)` (or a default export of it). */
+export type ReconcileFunction = (request: Request, ctx: ReconcileContext) => Promise<Result | void> | Result | void;
+
+export type ModuleFailureKind = 'not-found' | 'compile' | 'load' | 'export' | 'result';
+
+/** A user module that cannot be used. Thrown from `reconcile`, so the queue retries (and picks up a fix). */
+export class ModuleReconcilerError extends Error {
+  readonly kind: ModuleFailureKind;
+  constructor(kind: ModuleFailureKind, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'ModuleReconcilerError';
+    this.kind = kind;
+  }
+}
+
+export interface ModuleReconcilerOptions {
+  /** The user's .ts/.mts/.js/.mjs file. */
+  path: string;
+  log?: Logger;
+}
+
+interface Loaded {
+  signature: string;
+  inputs: string[];
+  fn: ReconcileFunction;
+}
+
+interface EsbuildMessage {
+  text: string;
+  location?: { file: string; line: number; column: number; lineText?: string } | null;
+}
+
+interface EsbuildLike {
+  build(options: Record<string, unknown>): Promise<{ outputFiles?: Array<{ text: string }>; metafile?: { inputs: Record<string, unknown> } }>;
+}
+
+async function loadEsbuild(): Promise<EsbuildLike | undefined> {
+  // A non-literal specifier keeps bundlers from inlining esbuild (a native tool) into dist/.
+  const specifier = 'esbuild';
+  try {
+    const m = (await import(specifier)) as EsbuildLike & { default?: EsbuildLike };
+    return typeof m.build === 'function' ? m : m.default;
+  } catch {
+    return undefined;
+  }
+}
+
+function formatEsbuildErrors(errors: EsbuildMessage[]): string {
+  return errors
+    .slice(0, 5)
+    .map((m) => (m.location ? `${m.location.file}:${m.location.line}:${m.location.column}: ${m.text}${m.location.lineText ? `\n    ${m.location.lineText}` : ''}` : m.text))
+    .join('\n');
+}
+
+/**
+ * A reconciler implemented by a user's JS or TS module exporting
+ * `reconcile(request, ctx)` (same contract as {@link Reconciler.reconcile}:
+ * resolve a Result, throw to retry with backoff, throw a TerminalError to stop).
+ *
+ * Loading: the module is bundled with esbuild (its relative imports and
+ * packages included, Node built-ins left external) into a temporary ESM file
+ * that is imported and deleted at once. Before every reconcile the modification
+ * times of every input file are compared with the loaded build's, so an edited
+ * module (or one of its imports) is reloaded fresh; an unchanged one is reused.
+ * Without esbuild installed, plain .js/.mjs files are imported directly (cache-busted
+ * by mtime) and TypeScript is rejected with a clear error.
+ *
+ * Every problem (missing file, compile error with file:line:column, a throw
+ * while evaluating the module, a missing export, an invalid result) is thrown
+ * as a {@link ModuleReconcilerError}; nothing crashes the host. `dispose()`
+ * removes the temporary directory.
+ */
+export function createModuleReconciler(options: ModuleReconcilerOptions): Reconciler & Disposable & { reload(): Promise<void> } {
+  const path = isAbsolute(options.path) ? options.path : resolve(options.path);
+  const log = options.log ?? nullLogger;
+  let workDir: string | undefined;
+  let loaded: Loaded | undefined;
+  let loading: Promise<Loaded> | undefined;
+  let generation = 0;
+
+  function signatureOf(files: string[]): string {
+    return files
+      .map((f) => {
+        try {
+          const st = statSync(f);
+          return `${f}:${st.mtimeMs}:${st.size}`;
+        } catch {
+          return `${f}:missing`;
+        }
+      })
+      .join('|');
+  }
+
+  async function build(): Promise<Loaded> {
+    try {
+      statSync(path);
+    } catch {
+      throw new ModuleReconcilerError('not-found', `reconciler module not found: ${path}`);
+    }
+    const esbuild = await loadEsbuild();
+    const ext = extname(path);
+    if (!esbuild) {
+      if (ext === '.ts' || ext === '.mts' || ext === '.cts') {
+        throw new ModuleReconcilerError('compile', `cannot compile ${path}: esbuild is not installed (npm i -D esbuild), or write the reconciler in JavaScript`);
+      }
+      const signature = signatureOf([path]);
+      const mod = await importModule(`${pathToFileURL(path).href}?v=${encodeURIComponent(signature)}`);
+      return { signature, inputs: [path], fn: exportOf(mod) };
+    }
+    let result: Awaited<ReturnType<EsbuildLike['build']>>;
+    const absWorkingDir = dirname(path);
+    try {
+      result = await esbuild.build({
+        entryPoints: [path],
+        absWorkingDir,
+        bundle: true,
+        platform: 'node',
+        format: 'esm',
+        target: 'node22',
+        write: false,
+        metafile: true,
+        sourcemap: 'inline',
+        logLevel: 'silent',
+        // Bundled CommonJS dependencies may call require(); give them one rooted at the user's module.
+        banner: { js: `import { createRequire as __rlCreateRequire } from 'node:module'; const require = __rlCreateRequire(${JSON.stringify(path)});` },
+      });
+    } catch (e) {
+      const errors = (e as { errors?: EsbuildMessage[] }).errors;
+      throw new ModuleReconcilerError('compile', `cannot compile ${path}:\n${errors?.length ? formatEsbuildErrors(errors) : (e as Error).message}`, { cause: e });
+    }
+    const inputs = Object.keys(result.metafile?.inputs ?? {}).map((f) => resolve(absWorkingDir, f));
+    const signature = signatureOf(inputs.length ? inputs : [path]);
+    const code = result.outputFiles?.[0]?.text ?? '';
+    workDir ??= mkdtempSync(join(tmpdir(), 'reconcile-lab-module-'));
+    const hash = createHash('sha256').update(code).digest('hex').slice(0, 12);
+    const out = join(workDir, `reconciler-${hash}-${++generation}.mjs`);
+    writeFileSync(out, code);
+    try {
+      const mod = await importModule(pathToFileURL(out).href);
+      return { signature, inputs: inputs.length ? inputs : [path], fn: exportOf(mod) };
+    } finally {
+      // Loaded modules live in memory; the file is not needed any more.
+      rmSync(out, { force: true });
+    }
+  }
+
+  async function importModule(url: string): Promise<Record<string, unknown>> {
+    try {
+      return (await import(url)) as Record<string, unknown>;
+    } catch (e) {
+      throw new ModuleReconcilerError('load', `loading ${path} failed: ${(e as Error)?.stack ?? String(e)}`, { cause: e });
+    }
+  }
+
+  function exportOf(mod: Record<string, unknown>): ReconcileFunction {
+    const def = mod.default as { reconcile?: unknown } | ((...a: unknown[]) => unknown) | undefined;
+    const fn = mod.reconcile ?? (typeof def === 'function' ? def : def?.reconcile);
+    if (typeof fn !== 'function') {
+      throw new ModuleReconcilerError('export', `${path} must export a function "reconcile(request, ctx)" (named export, default export, or default { reconcile })`);
+    }
+    return fn as ReconcileFunction;
+  }
+
+  async function current(): Promise<Loaded> {
+    if (loading) return loading;
+    if (loaded && signatureOf(loaded.inputs) === loaded.signature) return loaded;
+    const reloading = !!loaded;
+    loading = build();
+    try {
+      loaded = await loading;
+      log.info(reloading ? 'reconciler module changed; reloaded' : 'reconciler module loaded', { path });
+      return loaded;
+    } finally {
+      loading = undefined;
+    }
+  }
+
+  async function reconcile(request: Request, ctx: ReconcileContext): Promise<Result> {
+    const { fn } = await current();
+    const r = await fn(request, ctx);
+    if (r === undefined || r === null) return {};
+    if (typeof r !== 'object') throw new ModuleReconcilerError('result', `${path}: reconcile() must resolve to a Result object or undefined (got ${typeof r})`);
+    const ms = (r as Result).requeueAfterMs;
+    if (ms !== undefined && (typeof ms !== 'number' || !Number.isFinite(ms) || ms < 0)) {
+      throw new ModuleReconcilerError('result', `${path}: requeueAfterMs must be a number >= 0 (got ${JSON.stringify(ms)})`);
+    }
+    return r as Result;
+  }
+
+  return {
+    name: `module:${path}`,
+    reconcile,
+    async reload() {
+      loaded = undefined;
+      await current();
+    },
+    dispose() {
+      loaded = undefined;
+      if (workDir) rmSync(workDir, { recursive: true, force: true });
+      workDir = undefined;
+    },
+  };
+}
