@@ -1,0 +1,30 @@
+import * as vscode from 'vscode';
+import { SETTINGS_SECTION, SettingDefaults, type SettingKey, type Settings } from './settings.ts';
+
+/** Reads every `reconcileLab.*` setting, falling back to the declared defaults for missing or mistyped values. */
+export function readSettings(scope?: vscode.ConfigurationScope): Settings {
+  const cfg = vscode.workspace.getConfiguration(SETTINGS_SECTION, scope);
+  const out = { ...SettingDefaults } as Record<SettingKey, unknown>;
+  for (const key of Object.keys(SettingDefaults) as SettingKey[]) {
+    const def = SettingDefaults[key];
+    const v = cfg.get<unknown>(key, def);
+    const ok = Array.isArray(def) ? Array.isArray(v) && v.every((x) => typeof x === 'string') : typeof v === typeof def;
+    out[key] = ok ? v : def;
+  }
+  return out as unknown as Settings;
+}
+
+/** Writes one setting at the workspace level when a folder is open, else for the user. */
+export async function writeSetting<K extends SettingKey>(key: K, value: Settings[K]): Promise<void> {
+  const target = vscode.workspace.workspaceFolders?.length ? vscode.ConfigurationTarget.Workspace : vscode.ConfigurationTarget.Global;
+  await vscode.workspace.getConfiguration(SETTINGS_SECTION).update(key, value, target);
+}
+
+/** Fires with the keys (without the section prefix) of `reconcileLab.*` settings that changed. */
+export function onDidChangeSettings(listener: (keys: SettingKey[]) => void): vscode.Disposable {
+  return vscode.workspace.onDidChangeConfiguration((e) => {
+    if (!e.affectsConfiguration(SETTINGS_SECTION)) return;
+    const keys = (Object.keys(SettingDefaults) as SettingKey[]).filter((k) => e.affectsConfiguration(`${SETTINGS_SECTION}.${k}`));
+    if (keys.length) listener(keys);
+  });
+}

@@ -1,0 +1,79 @@
+import * as vscode from 'vscode';
+import { stringify } from 'yaml';
+import type { KubeObject } from '../../core/k8s/objects.ts';
+import { Schemes } from '../ids.ts';
+
+/** Serialises an object (or anything JSON) to YAML the way kubectl shows it: block style, no line folding. */
+export function toYaml(value: unknown): string {
+  return stringify(value, { lineWidth: 0, aliasDuplicateObjects: false });
+}
+
+/** Looks an object up in the informer cache by resource ("plural.group") and key. */
+export type CacheResolver = (resource: string, key: string) => KubeObject | undefined;
+
+const MAX_SNAPSHOTS = 200;
+
+/**
+ * Read-only virtual documents under the `reconcile-lab:` scheme:
+ *
+ * - `reconcile-lab:/cache/<resource>/<key>.yaml` is the informer's current
+ *   copy of an object, re-read on every request; {@link ObjectDocuments.objectChanged}
+ *   makes an open editor refresh (so "Open as YAML" follows the cache live);
+ * - `reconcile-lab:/snapshot/<n>/<title>` is fixed text registered with
+ *   {@link ObjectDocuments.snapshot} (diff sides, dry-run plans, reports). The
+ *   newest 200 snapshots are kept.
+ *
+ * Documents are never writable: the scheme has no FileSystemProvider.
+ */
+export class ObjectDocuments implements vscode.TextDocumentContentProvider, vscode.Disposable {
+  private readonly changed = new vscode.EventEmitter<vscode.Uri>();
+  readonly onDidChange = this.changed.event;
+  private readonly snapshots = new Map<string, string>();
+  private seq = 0;
+  private resolver: CacheResolver | undefined;
+
+  /** Sets (or clears, on disconnect) where `cache` documents read from, and refreshes the open ones. */
+  setResolver(resolver: CacheResolver | undefined): void {
+    this.resolver = resolver;
+    for (const doc of vscode.workspace.textDocuments) {
+      if (doc.uri.scheme === Schemes.object && doc.uri.path.startsWith('/cache/')) this.changed.fire(doc.uri);
+    }
+  }
+
+  /** The URI of the live cache view of an object. */
+  cacheUri(resource: string, key: string): vscode.Uri {
+    return vscode.Uri.from({ scheme: Schemes.object, path: `/cache/${resource}/${key}.yaml` });
+  }
+
+  /** Registers fixed text and returns its URI; `title` becomes the editor tab's name (keep its extension). */
+  snapshot(title: string, text: string): vscode.Uri {
+    const uri = vscode.Uri.from({ scheme: Schemes.object, path: `/snapshot/${++this.seq}/${title.replace(/[\\?#]/g, '_')}` });
+    this.snapshots.set(uri.toString(), text);
+    while (this.snapshots.size > MAX_SNAPSHOTS) this.snapshots.delete(this.snapshots.keys().next().value!);
+    return uri;
+  }
+
+  /** Tells open editors of this object's cache view to re-read it. */
+  objectChanged(resource: string, key: string): void {
+    const uri = this.cacheUri(resource, key);
+    if (vscode.workspace.textDocuments.some((d) => d.uri.toString() === uri.toString())) this.changed.fire(uri);
+  }
+
+  provideTextDocumentContent(uri: vscode.Uri): string {
+    if (uri.path.startsWith('/snapshot/')) {
+      return this.snapshots.get(uri.toString()) ?? '# This snapshot is no longer available; run the command again.\n';
+    }
+    const m = /^\/cache\/([^/]+)\/(.+)\.yaml$/.exec(uri.path);
+    if (!m) return `# Unknown Reconcile Lab document: ${uri.path}\n`;
+    const [, resource, key] = m as unknown as [string, string, string];
+    if (!this.resolver) return `# Not connected: ${resource} ${key} is not in any cache.\n`;
+    const obj = this.resolver(resource, key);
+    if (!obj) return `# ${resource} ${key} is not in the informer cache (deleted, or not watched).\n`;
+    return toYaml(obj);
+  }
+
+  dispose(): void {
+    this.changed.dispose();
+    this.snapshots.clear();
+  }
+}

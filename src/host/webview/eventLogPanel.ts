@@ -1,0 +1,235 @@
+import * as vscode from 'vscode';
+import type { Clock, TimerHandle } from '../../core/clock.ts';
+import type { Event } from '../../core/event.ts';
+import type { Logger } from '../../core/log.ts';
+import { DisposableStore, type Disposable } from '../../core/lifecycle.ts';
+import {
+  type HostToWebview,
+  type LogEntryView,
+  type LogFilter,
+  type WebviewToHost,
+  PROTOCOL_VERSION,
+} from '../../shared/protocol.ts';
+import { ViewIds } from '../ids.ts';
+import { createNonce, renderEventLogHtml } from './html.ts';
+
+/** What the panel shows: one connection's journal, already mapped to view entries. */
+export interface EventLogSource {
+  /** Entries held now, oldest first (at most the journal's capacity). */
+  snapshot(): readonly LogEntryView[];
+  /** New entries, oldest first, as they are appended. */
+  readonly onDidAppend: Event<readonly LogEntryView[]>;
+  /** Entry kinds the journal can produce. */
+  readonly kinds: readonly string[];
+  /** Empties the journal. */
+  clear(): void;
+}
+
+export interface EventLogPanelOptions {
+  extensionUri: vscode.Uri;
+  clock: Clock;
+  log: Logger;
+  /** How many entries the webview keeps (setting reconcileLab.eventLog.size). */
+  capacity: () => number;
+  /** Reveal an entry's object in the Resources view. */
+  onReveal: (key: string, resource: string | undefined) => void;
+  /** Export the entries matching `filter`; resolves to a notice for the webview. */
+  onExport: (filter: LogFilter) => Promise<string>;
+}
+
+/** Posts are batched: at most one every FLUSH_MS, so 1,000 entries/s become ~20 messages/s. */
+const FLUSH_MS = 50;
+
+/**
+ * The Event Log webview panel (one per window). Owns its panel, the
+ * subscription to the current source and the flush timer; `dispose()`
+ * releases all of them.
+ *
+ * Ordering: nothing is posted before the webview says `ready`; `ready` is
+ * answered with a snapshot and pending entries are dropped (they are in it);
+ * afterwards entries are posted in journal order, batched. When the webview
+ * falls more than `capacity` entries behind (hidden panel), the oldest pending
+ * ones are skipped and counted in `dropped`.
+ */
+export class EventLogPanel implements vscode.Disposable {
+  private panel: vscode.WebviewPanel | undefined;
+  /** Listeners of the current panel; replaced with each panel. */
+  private panelStore = new DisposableStore();
+  private sourceSubscription: Disposable | undefined;
+  private source: EventLogSource | undefined;
+  private connection = 'Not connected';
+  private ready = false;
+  private pending: LogEntryView[] = [];
+  private dropped = 0;
+  private timer: TimerHandle | undefined;
+  private readonly options: EventLogPanelOptions;
+  private readonly store = new DisposableStore();
+  /** Messages posted to the webview, for tests (`type` and entry count only). */
+  readonly posted = { batches: 0, entries: 0 };
+
+  constructor(options: EventLogPanelOptions) {
+    this.options = options;
+    this.store.add(
+      vscode.window.registerWebviewPanelSerializer(ViewIds.eventLogPanel, {
+        deserializeWebviewPanel: async (panel) => {
+          this.adopt(panel);
+        },
+      }),
+    );
+  }
+
+  get isOpen(): boolean {
+    return this.panel !== undefined;
+  }
+
+  get isReady(): boolean {
+    return this.ready;
+  }
+
+  /** Opens the panel, or reveals it when it is open. */
+  show(): void {
+    if (this.panel) {
+      this.panel.reveal(undefined, false);
+      return;
+    }
+    const panel = vscode.window.createWebviewPanel(ViewIds.eventLogPanel, 'Reconcile Lab: Event Log', vscode.ViewColumn.Active, {
+      enableScripts: true,
+      localResourceRoots: this.resourceRoots(),
+    });
+    this.adopt(panel);
+  }
+
+  /** Switches to another connection's journal (or none); the webview gets a fresh snapshot. */
+  setSource(source: EventLogSource | undefined, connection: string): void {
+    this.sourceSubscription?.dispose();
+    this.sourceSubscription = undefined;
+    this.source = source;
+    this.connection = connection;
+    this.pending = [];
+    this.dropped = 0;
+    if (source) this.sourceSubscription = source.onDidAppend((entries) => this.enqueue(entries));
+    if (this.ready) this.postInit();
+  }
+
+  private resourceRoots(): vscode.Uri[] {
+    return [vscode.Uri.joinPath(this.options.extensionUri, 'dist', 'webview'), vscode.Uri.joinPath(this.options.extensionUri, 'media')];
+  }
+
+  private adopt(panel: vscode.WebviewPanel): void {
+    this.panelStore.dispose();
+    this.panelStore = new DisposableStore();
+    this.panel = panel;
+    this.ready = false;
+    panel.iconPath = vscode.Uri.joinPath(this.options.extensionUri, 'media', 'icon.svg');
+    const webview = panel.webview;
+    webview.options = { enableScripts: true, localResourceRoots: this.resourceRoots() };
+    const nonce = createNonce();
+    const script = webview.asWebviewUri(vscode.Uri.joinPath(this.options.extensionUri, 'dist', 'webview', 'eventLog.js'));
+    const style = webview.asWebviewUri(vscode.Uri.joinPath(this.options.extensionUri, 'media', 'eventLog.css'));
+    this.panelStore.add(webview.onDidReceiveMessage((m: WebviewToHost) => this.onMessage(m)));
+    this.panelStore.add(
+      panel.onDidDispose(() => {
+        if (this.panel !== panel) return;
+        this.panel = undefined;
+        this.ready = false;
+        this.pending = [];
+        this.cancelFlush();
+      }),
+    );
+    webview.html = renderEventLogHtml(webview, nonce, script, style);
+  }
+
+  private onMessage(m: WebviewToHost): void {
+    switch (m.type) {
+      case 'ready':
+        if (m.version !== PROTOCOL_VERSION) {
+          this.options.log.warn('event log webview speaks another protocol version', { webview: m.version, host: PROTOCOL_VERSION });
+        }
+        this.ready = true;
+        this.postInit();
+        return;
+      case 'reveal':
+        this.options.onReveal(m.key, m.resource);
+        return;
+      case 'clear':
+        this.source?.clear();
+        this.pending = [];
+        this.dropped = 0;
+        this.post({ type: 'cleared' });
+        return;
+      case 'export':
+        this.options.onExport(m.filter).then(
+          (text) => this.post({ type: 'notice', text }),
+          (e: unknown) => this.post({ type: 'notice', text: `Export failed: ${(e as Error).message}` }),
+        );
+        return;
+    }
+  }
+
+  /** Posts the connection line change without resending entries. */
+  setConnectionText(text: string): void {
+    this.connection = text;
+    if (this.ready) this.post({ type: 'connection', connection: text });
+  }
+
+  private postInit(): void {
+    this.pending = [];
+    this.dropped = 0;
+    this.cancelFlush();
+    const capacity = this.options.capacity();
+    const entries = this.source?.snapshot() ?? [];
+    this.post({
+      type: 'init',
+      version: PROTOCOL_VERSION,
+      capacity,
+      entries: entries.length > capacity ? entries.slice(-capacity) : entries,
+      kinds: this.source?.kinds ?? [],
+      connection: this.connection,
+    });
+  }
+
+  private enqueue(entries: readonly LogEntryView[]): void {
+    if (!this.panel || !this.ready) return; // the snapshot sent on `ready` will contain them
+    for (const e of entries) this.pending.push(e);
+    const capacity = this.options.capacity();
+    if (this.pending.length > capacity) {
+      const skip = this.pending.length - capacity;
+      this.pending.splice(0, skip);
+      this.dropped += skip;
+    }
+    if (this.timer === undefined) this.timer = this.options.clock.setTimeout(() => this.flush(), FLUSH_MS);
+  }
+
+  private flush(): void {
+    this.timer = undefined;
+    if (!this.panel || !this.ready || this.pending.length === 0) return;
+    const entries = this.pending;
+    const dropped = this.dropped;
+    this.pending = [];
+    this.dropped = 0;
+    this.post({ type: 'append', entries, dropped });
+  }
+
+  private cancelFlush(): void {
+    if (this.timer !== undefined) this.options.clock.clearTimeout(this.timer);
+    this.timer = undefined;
+  }
+
+  private post(m: HostToWebview): void {
+    if (!this.panel) return;
+    if (m.type === 'append' || m.type === 'init') {
+      this.posted.batches++;
+      this.posted.entries += m.entries.length;
+    }
+    this.panel.webview.postMessage(m).then(undefined, (e: unknown) => this.options.log.debug('event log post failed', { error: String(e) }));
+  }
+
+  dispose(): void {
+    this.cancelFlush();
+    this.sourceSubscription?.dispose();
+    this.panelStore.dispose();
+    this.panel?.dispose();
+    this.panel = undefined;
+    this.store.dispose();
+  }
+}

@@ -1,0 +1,47 @@
+import { randomBytes } from 'node:crypto';
+import type * as vscode from 'vscode';
+
+/** A fresh CSP nonce (128 random bits). */
+export function createNonce(): string {
+  return randomBytes(16).toString('base64');
+}
+
+/**
+ * The Event Log page. It is a fixed skeleton: no cluster data is ever put
+ * into it (the script fills the DOM with textContent), so there is nothing to
+ * escape. CSP: nothing by default; styles only from the extension
+ * (`cspSource`); the one script only by nonce.
+ */
+export function renderEventLogHtml(webview: vscode.Webview, nonce: string, scriptUri: vscode.Uri, styleUri: vscode.Uri): string {
+  const csp = [
+    "default-src 'none'",
+    `style-src ${webview.cspSource}`,
+    `font-src ${webview.cspSource}`,
+    `img-src ${webview.cspSource}`,
+    `script-src 'nonce-${nonce}'`,
+  ].join('; ');
+  return `<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="UTF-8">
+<meta http-equiv="Content-Security-Policy" content="${csp}">
+<meta name="viewport" content="width=device-width, initial-scale=1.0">
+<link rel="stylesheet" href="${styleUri.toString()}">
+<title>Reconcile Lab Event Log</title>
+</head>
+<body>
+<div id="toolbar" role="toolbar" aria-label="Event log controls">
+  <input id="filter-key" type="text" placeholder="Key (namespace/name)" aria-label="Filter by key" spellcheck="false">
+  <select id="filter-kind" aria-label="Filter by kind of entry"></select>
+  <input id="filter-text" type="text" placeholder="Text" aria-label="Filter by text" spellcheck="false">
+  <button id="pause" type="button" aria-pressed="false">Pause</button>
+  <button id="clear" type="button">Clear</button>
+  <button id="export" type="button" title="Export the filtered entries as JSON lines">Export…</button>
+  <label><input id="follow" type="checkbox" checked> Follow</label>
+</div>
+<div id="meta"><span id="connection"></span><span id="status" aria-live="polite"></span><span id="notice" role="status"></span></div>
+<div id="list" tabindex="0" role="grid" aria-label="Journal entries, newest last; Enter reveals the object"><div id="spacer"></div></div>
+<script nonce="${nonce}" src="${scriptUri.toString()}"></script>
+</body>
+</html>`;
+}
