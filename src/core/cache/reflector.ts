@@ -1,0 +1,392 @@
+import { type Clock, sleep, type TimerHandle } from '../clock.ts';
+import { Emitter, type Event } from '../event.ts';
+import type { Disposable } from '../lifecycle.ts';
+import type { Logger } from '../log.ts';
+import { ApiError } from '../k8s/client.ts';
+import type { KubeList, KubeObject } from '../k8s/objects.ts';
+import type { ApiStatus, ListerWatcher, ListOptions, ReflectorState, WatchEvent } from './interfaces.ts';
+import { Backoff } from './backoff.ts';
+
+/**
+ * The subset of a store the reflector writes to (client-go ReflectorStore).
+ * Calls arrive in server order, one at a time, never concurrently.
+ * `replace` hands over ownership of `list`.
+ */
+export interface ReflectorStore<T extends KubeObject = KubeObject> {
+  add(obj: T): void;
+  update(obj: T): void;
+  /** `obj` is the object's last state, as carried by the DELETED event. */
+  delete(obj: T): void;
+  replace(list: T[], resourceVersion: string): void;
+}
+
+export interface ReflectorOptions<T extends KubeObject = KubeObject> {
+  listerWatcher: ListerWatcher<T>;
+  store: ReflectorStore<T>;
+  clock: Clock;
+  logger: Logger;
+  /** Uniform [0, 1) source for the watch timeout and the backoff jitter; default Math.random. */
+  random?: () => number;
+  /** Shown in logs, e.g. "widgets.v1.lab.reconcile.dev". */
+  name?: string;
+  /**
+   * Page size for paged lists; default 500 (client-go pager). When set
+   * explicitly, every list is paged (client-go WatchListPageSize).
+   */
+  pageSize?: number;
+  /** Lower bound of the random watch timeout; honoured only above the default 5 min (client-go MinWatchTimeout). */
+  minWatchTimeoutMs?: number;
+  /** Replaces the default backoff (800 ms ×2 → 30 s, jitter 1.0, reset after 2 min healthy). */
+  backoff?: Backoff;
+}
+
+/** A watch that closed within 1 s without delivering anything: treated as a failure (backoff, then relist). */
+export class VeryShortWatchError extends Error {
+  constructor(name: string) {
+    super(`${name}: unexpected watch close: the watch lasted less than a second and no items were received`);
+    this.name = 'VeryShortWatchError';
+  }
+}
+
+const DEFAULT_PAGE_SIZE = 500;
+const DEFAULT_MIN_WATCH_TIMEOUT_MS = 5 * 60_000;
+/** How long past its `timeoutSeconds` a silent watch is given before we abandon it (half-open TCP guard). */
+const WATCH_DEADLINE_GRACE_MS = 60_000;
+
+type ErrorLike = { code?: unknown; reason?: unknown; message?: unknown; details?: unknown; cause?: unknown };
+
+function codeOf(e: unknown): number | undefined {
+  const c = (e as ErrorLike | null)?.code;
+  return typeof c === 'number' ? c : undefined;
+}
+
+function messageOf(e: unknown): string {
+  if (e instanceof Error) return e.message;
+  return String(e);
+}
+
+/** "Expired" in client-go terms: 410 Gone / reason Expired, or an old server's "too old resource version". */
+export function isExpiredError(e: unknown): boolean {
+  const x = e as ErrorLike | null;
+  return codeOf(e) === 410 || x?.reason === 'Expired' || x?.reason === 'Gone' || /too old resource version/i.test(messageOf(e));
+}
+
+/** client-go isTooLargeResourceVersionError: a ResourceVersionTooLarge cause, or an old server's 504 text. */
+export function isTooLargeResourceVersionError(e: unknown): boolean {
+  const causes = ((e as ErrorLike | null)?.details as { causes?: Array<{ reason?: string }> } | undefined)?.causes;
+  if (Array.isArray(causes) && causes.some((c) => c?.reason === 'ResourceVersionTooLarge')) return true;
+  return codeOf(e) === 504 && /too large resource version/i.test(messageOf(e));
+}
+
+function isConnectionRefused(e: unknown): boolean {
+  if (codeOf(e) !== 0) return false;
+  const x = e as ErrorLike;
+  const cause = (x.details as { cause?: unknown } | undefined)?.cause ?? x.cause;
+  return cause === 'ECONNREFUSED' || /ECONNREFUSED/.test(messageOf(e));
+}
+
+/** Errors after which client-go retries the *watch* (same RV, after a backoff) instead of relisting. */
+function isWatchErrorRetriable(e: unknown): boolean {
+  return codeOf(e) === 429 || isConnectionRefused(e);
+}
+
+function statusToError(status: ApiStatus): ApiError {
+  const code = typeof status.code === 'number' ? status.code : 500;
+  return new ApiError(code, status.reason ?? 'Unknown', `watch error event: ${status.message ?? `HTTP ${code}`}`, status.details);
+}
+
+/**
+ * The reflector: keeps a store in step with the server by LIST then WATCH,
+ * following client-go's `Reflector.ListAndWatch` rules:
+ *
+ * - LIST at RV "0" first (may be served from the watch cache), then at the
+ *   last synced RV ("not older than"), and at RV "" (a consistent read) after
+ *   a LIST failed as expired (410) or "too large RV". Lists are paged with
+ *   `limit`/`continue` when the RV is "" or "0", or when an earlier RV "0"
+ *   list came back paged; an expired continue token falls back to one full
+ *   list at the requested RV. The store then gets `replace(items, listRV)`.
+ * - WATCH from the last synced RV with `allowWatchBookmarks=true` and a fresh
+ *   random `timeoutSeconds` in [300, 600). Every ADDED / MODIFIED / DELETED /
+ *   BOOKMARK event advances the last synced RV; bookmarks touch nothing else.
+ * - A clean close re-watches at once from the last RV. A close within 1 s
+ *   with no events is a {@link VeryShortWatchError}. A 429 or a refused
+ *   connection backs off and re-watches at the same RV. An expired watch
+ *   (410 / "too old resource version") ends the cycle; like every other
+ *   failure it is followed by a backoff and a relist at the last RV.
+ * - Backoff: 800 ms doubling to 30 s, each delay jittered to [d, 2d), reset
+ *   after 2 min without trouble. The loop never stops by itself: only
+ *   `dispose()` stops it. Every phase change is announced on `onDidChangeState`.
+ *
+ * A watch still open 60 s past its own timeoutSeconds is abandoned and
+ * treated as a clean close (guards against half-open connections, where the
+ * server's close never arrives).
+ */
+export class Reflector<T extends KubeObject = KubeObject> implements Disposable {
+  private readonly lw: ListerWatcher<T>;
+  private readonly store: ReflectorStore<T>;
+  private readonly clock: Clock;
+  private readonly log: Logger;
+  private readonly random: () => number;
+  private readonly backoff: Backoff;
+  private readonly name: string;
+  private readonly pageSize: number;
+  private readonly forcePaging: boolean;
+  private readonly minWatchTimeoutMs: number;
+  private readonly abort = new AbortController();
+  private readonly stateEmitter: Emitter<ReflectorState>;
+  private currentState: ReflectorState = { phase: 'idle' };
+  private lastSyncRV = '';
+  private lastSyncRVUnavailable = false;
+  private paginatedResult = false;
+  private lastErrorText: string | undefined;
+  private started = false;
+  private stopped = false;
+  private loopDone: Promise<void> = Promise.resolve();
+
+  readonly onDidChangeState: Event<ReflectorState>;
+
+  constructor(options: ReflectorOptions<T>) {
+    this.lw = options.listerWatcher;
+    this.store = options.store;
+    this.clock = options.clock;
+    this.name = options.name ?? 'reflector';
+    this.log = options.logger.child({ reflector: this.name });
+    this.random = options.random ?? Math.random;
+    this.backoff = options.backoff ?? new Backoff({ clock: this.clock, random: this.random });
+    this.forcePaging = options.pageSize !== undefined && options.pageSize > 0;
+    this.pageSize = this.forcePaging ? options.pageSize! : DEFAULT_PAGE_SIZE;
+    this.minWatchTimeoutMs = Math.max(DEFAULT_MIN_WATCH_TIMEOUT_MS, options.minWatchTimeoutMs ?? 0);
+    this.stateEmitter = new Emitter<ReflectorState>((e) => this.log.error('reflector state listener threw', { error: messageOf(e) }));
+    this.onDidChangeState = this.stateEmitter.event;
+  }
+
+  get state(): ReflectorState {
+    return this.currentState;
+  }
+
+  /** The message of the last list/watch failure, if any. */
+  get lastError(): string | undefined {
+    return this.lastErrorText;
+  }
+
+  /** The RV of the last list or of the last watch event / bookmark ("" before the first list). */
+  lastSyncResourceVersion(): string {
+    return this.lastSyncRV;
+  }
+
+  /** Starts the list/watch loop; idempotent; a no-op after dispose. */
+  run(): void {
+    if (this.started || this.stopped) return;
+    this.started = true;
+    this.loopDone = this.loop();
+  }
+
+  /** Resolves when the loop has ended after {@link dispose}. */
+  whenStopped(): Promise<void> {
+    return this.loopDone;
+  }
+
+  dispose(): void {
+    if (this.stopped) return;
+    this.stopped = true;
+    this.abort.abort(new Error(`${this.name} stopped`));
+    if (!this.started) this.setState({ phase: 'stopped' });
+  }
+
+  private setState(s: ReflectorState): void {
+    this.currentState = s;
+    this.stateEmitter.fire(s);
+    if (s.phase === 'stopped') this.stateEmitter.dispose();
+  }
+
+  private async loop(): Promise<void> {
+    try {
+      while (!this.stopped) {
+        let reason: string;
+        try {
+          reason = await this.listAndWatch();
+        } catch (e) {
+          if (this.stopped) break;
+          this.lastErrorText = messageOf(e);
+          reason = e instanceof VeryShortWatchError ? 'very short watch' : `list/watch failed`;
+          this.log.warn('list/watch failed', { error: this.lastErrorText, code: codeOf(e) });
+        }
+        if (this.stopped) break;
+        if (!(await this.backoffSleep(reason))) break;
+      }
+    } catch (e) {
+      // Defensive: nothing above should throw past the handlers; never die silently.
+      this.log.error('reflector loop crashed', { error: messageOf(e) });
+    } finally {
+      this.setState({ phase: 'stopped' });
+    }
+  }
+
+  /** Announces a backoff and waits it out; false when stopped meanwhile. */
+  private async backoffSleep(reason: string): Promise<boolean> {
+    const delay = this.backoff.next();
+    this.setState({ phase: 'backoff', reason, retryInMs: delay, lastError: this.lastErrorText ?? '', resourceVersion: this.lastSyncRV });
+    try {
+      await sleep(this.clock, delay, this.abort.signal);
+      return !this.stopped;
+    } catch {
+      return false;
+    }
+  }
+
+  /**
+   * One list followed by watches until one ends in a way that needs a relist.
+   * Returns the reason for the following backoff; throws list failures.
+   */
+  private async listAndWatch(): Promise<string> {
+    await this.list();
+    for (;;) {
+      if (this.stopped) return 'stopped';
+      const outcome = await this.watchOnce();
+      if (this.stopped) return 'stopped';
+      switch (outcome.kind) {
+        case 'closed':
+          continue;
+        case 'retry-watch':
+          if (!(await this.backoffSleep(outcome.reason))) return 'stopped';
+          continue;
+        case 'relist':
+          return outcome.reason;
+      }
+    }
+  }
+
+  /** client-go relistResourceVersion. */
+  private relistResourceVersion(): string {
+    if (this.lastSyncRVUnavailable) return '';
+    if (this.lastSyncRV === '') return '0';
+    return this.lastSyncRV;
+  }
+
+  private async list(): Promise<void> {
+    const rv = this.relistResourceVersion();
+    this.setState({ phase: 'listing', resourceVersion: rv });
+    let result: KubeList<T>;
+    try {
+      result = await this.listPaged(rv);
+    } catch (e) {
+      if (this.stopped || !(isExpiredError(e) || isTooLargeResourceVersionError(e))) throw e;
+      this.lastSyncRVUnavailable = true;
+      this.log.info('list at resource version failed as expired; listing the latest state', { resourceVersion: rv, error: messageOf(e) });
+      this.setState({ phase: 'listing', resourceVersion: '' });
+      result = await this.listPaged('');
+    }
+    if (this.stopped) return;
+    this.lastSyncRVUnavailable = false;
+    const listRV = result.metadata?.resourceVersion ?? '';
+    this.store.replace(result.items ?? [], listRV);
+    this.lastSyncRV = listRV;
+    this.log.debug('listed', { resourceVersion: listRV, items: result.items?.length ?? 0 });
+  }
+
+  /** The client-go pager, with the reflector's choice of page size. */
+  private async listPaged(rv: string): Promise<KubeList<T>> {
+    let limit: number | undefined = this.pageSize;
+    if (!this.forcePaging && !this.paginatedResult && rv !== '' && rv !== '0') limit = undefined;
+    const signal = this.abort.signal;
+    const first: ListOptions = { resourceVersion: rv, limit };
+    let page = await this.lw.list(first, signal);
+    if (!page.metadata?.continue) return page;
+    if (rv === '0') this.paginatedResult = true;
+    const items: T[] = [...page.items];
+    const listRV = page.metadata.resourceVersion;
+    while (page.metadata?.continue) {
+      try {
+        page = await this.lw.list({ continue: page.metadata.continue, limit }, signal);
+      } catch (e) {
+        if (this.stopped || !isExpiredError(e)) throw e;
+        this.log.info('continue token expired; listing again in one piece', { resourceVersion: rv });
+        return this.lw.list({ resourceVersion: rv }, signal);
+      }
+      for (const it of page.items) items.push(it);
+    }
+    return { ...page, metadata: { resourceVersion: listRV }, items };
+  }
+
+  private async watchOnce(): Promise<{ kind: 'closed' } | { kind: 'retry-watch'; reason: string } | { kind: 'relist'; reason: string }> {
+    const rv = this.lastSyncRV;
+    const timeoutSeconds = Math.floor((this.minWatchTimeoutMs / 1000) * (this.random() + 1));
+    this.setState({ phase: 'watching', resourceVersion: rv });
+    const ac = new AbortController();
+    const onStop = () => ac.abort(this.abort.signal.reason);
+    this.abort.signal.addEventListener('abort', onStop, { once: true });
+    let abandoned = false;
+    const deadline: TimerHandle = this.clock.setTimeout(() => {
+      abandoned = true;
+      ac.abort(new Error('watch outlived its timeout'));
+    }, timeoutSeconds * 1000 + WATCH_DEADLINE_GRACE_MS);
+    const start = this.clock.now();
+    let events = 0;
+    let failure: unknown;
+    let failed = false;
+    try {
+      const stream = this.lw.watch({ resourceVersion: rv, allowWatchBookmarks: true, timeoutSeconds }, ac.signal);
+      for await (const ev of stream) {
+        if (this.stopped) break;
+        events++;
+        this.handleEvent(ev);
+      }
+    } catch (e) {
+      failed = true;
+      failure = e;
+    } finally {
+      this.clock.clearTimeout(deadline);
+      this.abort.signal.removeEventListener('abort', onStop);
+    }
+    if (this.stopped) return { kind: 'relist', reason: 'stopped' };
+    if (abandoned) {
+      this.log.warn('watch outlived its timeout; watching again', { timeoutSeconds, resourceVersion: this.lastSyncRV });
+      return { kind: 'closed' };
+    }
+    if (!failed) {
+      if (events === 0 && this.clock.now() - start < 1000) throw new VeryShortWatchError(this.name);
+      return { kind: 'closed' };
+    }
+    this.lastErrorText = messageOf(failure);
+    if (isWatchErrorRetriable(failure)) {
+      this.log.info('watch failed with a retriable error; backing off', { error: this.lastErrorText, code: codeOf(failure) });
+      return { kind: 'retry-watch', reason: codeOf(failure) === 429 ? 'too many requests' : 'connection refused' };
+    }
+    if (isExpiredError(failure)) {
+      // Not marking the RV unavailable: LIST at the last RV already means "at least as new" (client-go).
+      this.log.info('watch expired; relisting', { error: this.lastErrorText, resourceVersion: this.lastSyncRV });
+      return { kind: 'relist', reason: 'resource version expired' };
+    }
+    this.log.warn('watch ended with an error', { error: this.lastErrorText, code: codeOf(failure) });
+    return { kind: 'relist', reason: 'watch failed' };
+  }
+
+  private handleEvent(ev: WatchEvent<T>): void {
+    if (ev.type === 'ERROR') throw statusToError(ev.object);
+    const obj = ev.object as T | undefined;
+    if (!obj || typeof obj !== 'object' || !obj.metadata) {
+      this.log.warn('skipping a watch event without an object', { type: ev.type });
+      return;
+    }
+    switch (ev.type) {
+      case 'ADDED':
+      case 'MODIFIED':
+      case 'DELETED':
+        if (!obj.metadata.name) {
+          this.log.warn('skipping a watch event for an object without a name', { type: ev.type });
+          return;
+        }
+        if (ev.type === 'ADDED') this.store.add(obj);
+        else if (ev.type === 'MODIFIED') this.store.update(obj);
+        else this.store.delete(obj);
+        break;
+      case 'BOOKMARK':
+        break;
+      default:
+        this.log.warn('skipping a watch event of unknown type', { type: (ev as { type: unknown }).type });
+        return;
+    }
+    const rv = obj.metadata.resourceVersion;
+    if (rv) this.lastSyncRV = rv;
+  }
+}

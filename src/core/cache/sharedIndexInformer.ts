@@ -1,0 +1,322 @@
+import { type Clock, realClock, type TimerHandle } from '../clock.ts';
+import { Emitter, type Event } from '../event.ts';
+import { nullLogger, type Logger } from '../log.ts';
+import { keyOf, type ObjectKey } from '../k8s/keys.ts';
+import { gvrToString, type KubeObject, type ResourceInfo } from '../k8s/objects.ts';
+import type {
+  DeletedFinalStateUnknown,
+  HandlerRegistration,
+  IndexerReader,
+  IndexFunc,
+  ListerWatcher,
+  ReflectorState,
+  ResourceEventHandler,
+  SharedIndexInformer as SharedIndexInformerContract,
+} from './interfaces.ts';
+import { Indexer } from './indexer.ts';
+import { type Notification, ProcessorListener } from './processorListener.ts';
+import { Reflector, type ReflectorStore } from './reflector.ts';
+
+/**
+ * Turns an object as received from the server into what the cache keeps.
+ * Runs once per received object, before anything else sees it; it may
+ * mutate its argument (which the informer owns) and must not throw. It is
+ * not applied to tombstones or resyncs.
+ */
+export type TransformFunc<T extends KubeObject = KubeObject> = (obj: KubeObject) => T;
+
+/** The default transform: drops `metadata.managedFields` in place (often half of an object's size). */
+export function stripManagedFields<T extends KubeObject = KubeObject>(obj: KubeObject): T {
+  if (obj.metadata && obj.metadata.managedFields !== undefined) delete obj.metadata.managedFields;
+  return obj as T;
+}
+
+export interface SharedIndexInformerOptions<T extends KubeObject = KubeObject> {
+  /** The network seam, bound to this resource (and namespace / selectors). */
+  listerWatcher: ListerWatcher<KubeObject>;
+  resource: ResourceInfo;
+  /** Default: the real clock. */
+  clock?: Clock;
+  /** Default: discards everything. */
+  logger?: Logger;
+  /** Default: {@link stripManagedFields}. `null` keeps objects exactly as received. */
+  transform?: TransformFunc<T> | null;
+  /** Index functions besides the always-present "namespace" index. */
+  indexers?: Record<string, IndexFunc<T>>;
+  /** Resync period for handlers that do not ask for their own (0 = none, the default; at least 1 s otherwise). */
+  resyncPeriodMs?: number;
+  /** Uniform [0, 1) source for watch timeouts and backoff jitter; default Math.random. */
+  random?: () => number;
+  /** List page size; default: the reflector's rules (500, paging only where client-go pages). */
+  pageSize?: number;
+}
+
+/** A handler threw or rejected; the informer went on delivering. */
+export interface HandlerErrorEvent {
+  readonly error: unknown;
+  readonly notification: Notification['kind'];
+  readonly key: ObjectKey;
+}
+
+/** client-go minimumResyncPeriod. */
+export const MINIMUM_RESYNC_PERIOD_MS = 1000;
+
+interface ListenerEntry<T extends KubeObject> {
+  listener: ProcessorListener<T>;
+  resyncTimer?: TimerHandle;
+}
+
+function tombstoneKeyOf(obj: KubeObject | DeletedFinalStateUnknown): ObjectKey {
+  return (obj as DeletedFinalStateUnknown).kind === 'DeletedFinalStateUnknown' ? (obj as DeletedFinalStateUnknown).key : keyOf(obj as KubeObject);
+}
+
+/**
+ * A shared informer with an indexed cache (client-go sharedIndexInformer,
+ * with in-order delivery as in current client-go's RealFIFO).
+ *
+ * Guarantees:
+ * - A handler is told about a change only after the cache and its indexes
+ *   hold it. Per handler, notifications arrive in order, one at a time; a slow,
+ *   throwing or rejecting handler delays only itself (errors go to the logger
+ *   and {@link onDidHandlerError}).
+ * - Handlers see cache transitions, not every server event: a delete plus
+ *   re-create missed during a disconnect can arrive as one update (compare
+ *   UIDs). `onUpdate(old, new)` always gets both states.
+ * - A relist delivers, in this order: deletes (as {@link DeletedFinalStateUnknown}
+ *   tombstones holding the last cached state) for cached objects the list
+ *   lacks, then an update or add for every listed object, in list order.
+ *   A listed object whose resourceVersion did not change arrives as an update
+ *   with equal RVs, like a resync.
+ * - `isInInitialList` is true for adds from the first list and for the
+ *   synthetic adds a handler added later receives for every cached object.
+ * - A resync replays the *cache* (never the server) to a handler as
+ *   `onUpdate(obj, obj)`, every `resyncPeriodMs` of that handler.
+ * - Stopping (dispose) is final: a stopped informer never restarts and
+ *   refuses new handlers and indexers.
+ *
+ * Resync periods follow client-go: at least 1 s; before `run`, a handler
+ * asking for less than the informer's check period lowers it; after `run` it
+ * is raised to the check period. (Unlike client-go, a handler's period is
+ * honoured even when the informer itself was built without resync.)
+ */
+export class SharedIndexInformer<T extends KubeObject = KubeObject> implements SharedIndexInformerContract<T> {
+  readonly resource: ResourceInfo;
+  readonly onDidChangeState: Event<ReflectorState>;
+  readonly onDidHandlerError: Event<HandlerErrorEvent>;
+
+  private readonly clock: Clock;
+  private readonly log: Logger;
+  private readonly transform: TransformFunc<T>;
+  private readonly indexer: Indexer<T>;
+  private readonly reflector: Reflector<KubeObject>;
+  private readonly listeners = new Set<ListenerEntry<T>>();
+  private readonly handlerErrors: Emitter<HandlerErrorEvent>;
+  private readonly defaultResyncMs: number;
+  private resyncCheckPeriodMs: number;
+  private synced = false;
+  private started = false;
+  private stopped = false;
+
+  constructor(options: SharedIndexInformerOptions<T>) {
+    this.resource = options.resource;
+    this.clock = options.clock ?? realClock;
+    this.log = (options.logger ?? nullLogger).child({ informer: gvrToString(options.resource) });
+    this.transform = options.transform === null ? (o) => o as T : (options.transform ?? stripManagedFields<T>);
+    this.defaultResyncMs = clampResync(options.resyncPeriodMs ?? 0);
+    this.resyncCheckPeriodMs = this.defaultResyncMs;
+    this.indexer = new Indexer<T>(options.indexers ?? {}, (name, key, error) =>
+      this.log.error('index function threw; object not indexed under it', { index: name, key, error: String(error) }),
+    );
+    this.handlerErrors = new Emitter<HandlerErrorEvent>((e) => this.log.error('handler-error listener threw', { error: String(e) }));
+    this.onDidHandlerError = this.handlerErrors.event;
+    const store: ReflectorStore<KubeObject> = {
+      add: (o) => this.onAddOrUpdate(o),
+      update: (o) => this.onAddOrUpdate(o),
+      delete: (o) => this.onDelete(o),
+      replace: (list, rv) => this.onReplace(list, rv),
+    };
+    this.reflector = new Reflector<KubeObject>({
+      listerWatcher: options.listerWatcher,
+      store,
+      clock: this.clock,
+      logger: this.log,
+      random: options.random,
+      name: gvrToString(options.resource),
+      pageSize: options.pageSize,
+    });
+    this.onDidChangeState = this.reflector.onDidChangeState;
+  }
+
+  get state(): ReflectorState {
+    return this.reflector.state;
+  }
+
+  /** The last list/watch failure message, if any. */
+  get lastError(): string | undefined {
+    return this.reflector.lastError;
+  }
+
+  get isStopped(): boolean {
+    return this.stopped;
+  }
+
+  get isStarted(): boolean {
+    return this.started;
+  }
+
+  run(): void {
+    if (this.stopped) {
+      this.log.warn('run() on a stopped informer is ignored: a stopped informer never restarts');
+      return;
+    }
+    if (this.started) return;
+    this.started = true;
+    for (const entry of this.listeners) this.scheduleResync(entry);
+    this.reflector.run();
+  }
+
+  /** Resolves once the list/watch loop has ended after dispose. */
+  whenStopped(): Promise<void> {
+    return this.reflector.whenStopped();
+  }
+
+  dispose(): void {
+    if (this.stopped) return;
+    this.stopped = true;
+    for (const entry of [...this.listeners]) entry.listener.dispose();
+    this.listeners.clear();
+    this.reflector.dispose();
+    this.handlerErrors.dispose();
+  }
+
+  hasSynced(): boolean {
+    return this.synced;
+  }
+
+  lastSyncResourceVersion(): string {
+    return this.reflector.lastSyncResourceVersion();
+  }
+
+  getIndexer(): IndexerReader<T> {
+    return this.indexer;
+  }
+
+  addIndexers(indexers: Record<string, IndexFunc<T>>): void {
+    if (this.stopped) throw new Error('indexers cannot be added to a stopped informer');
+    this.indexer.addIndexers(indexers);
+  }
+
+  addEventHandler(handler: ResourceEventHandler<T>, options: { resyncPeriodMs?: number } = {}): HandlerRegistration {
+    if (this.stopped) throw new Error(`handler cannot be added to the stopped informer for ${gvrToString(this.resource)}`);
+    let period = options.resyncPeriodMs === undefined ? this.defaultResyncMs : clampResync(options.resyncPeriodMs);
+    if (period > 0 && period < this.resyncCheckPeriodMs) {
+      if (this.started) {
+        this.log.warn('resync period is smaller than the informer\'s check period and the informer has started; using the check period', {
+          requestedMs: period,
+          checkMs: this.resyncCheckPeriodMs,
+        });
+        period = this.resyncCheckPeriodMs;
+      } else {
+        this.resyncCheckPeriodMs = period;
+      }
+    } else if (period > 0 && this.resyncCheckPeriodMs === 0 && !this.started) {
+      this.resyncCheckPeriodMs = period;
+    }
+    const entry: ListenerEntry<T> = { listener: undefined as unknown as ProcessorListener<T> };
+    entry.listener = new ProcessorListener<T>({
+      handler,
+      resyncPeriodMs: period,
+      upstreamHasSynced: () => this.synced,
+      onHandlerError: (error, n) => this.reportHandlerError(error, n),
+      onDispose: () => {
+        if (entry.resyncTimer !== undefined) this.clock.clearTimeout(entry.resyncTimer);
+        this.listeners.delete(entry);
+      },
+    });
+    this.listeners.add(entry);
+    // A late handler first hears about everything already cached, before any later change
+    // (JS runs this to completion, so no event can interleave: client-go's blockDeltas).
+    for (const obj of this.indexer.entries()) entry.listener.add({ kind: 'add', obj: obj[1], isInInitialList: true });
+    if (this.started) this.scheduleResync(entry);
+    return entry.listener;
+  }
+
+  private reportHandlerError(error: unknown, n: Notification<T>): void {
+    let key = '';
+    try {
+      key = tombstoneKeyOf(n.obj);
+    } catch {
+      // keep ''
+    }
+    this.log.error('event handler failed', { notification: n.kind, key, error: error instanceof Error ? error.message : String(error) });
+    this.handlerErrors.fire({ error, notification: n.kind, key });
+  }
+
+  private scheduleResync(entry: ListenerEntry<T>): void {
+    const period = entry.listener.resyncPeriodMs;
+    if (period <= 0 || this.stopped || entry.listener.isDisposed) return;
+    entry.resyncTimer = this.clock.setTimeout(() => {
+      entry.resyncTimer = undefined;
+      if (this.stopped || entry.listener.isDisposed) return;
+      if (this.synced) {
+        for (const [, obj] of this.indexer.entries()) entry.listener.add({ kind: 'update', oldObj: obj, obj });
+      }
+      this.scheduleResync(entry);
+    }, period);
+  }
+
+  private distribute(n: Notification<T>): void {
+    for (const entry of this.listeners) entry.listener.add(n);
+  }
+
+  private applyTransform(raw: KubeObject): T {
+    try {
+      return this.transform(raw);
+    } catch (e) {
+      this.log.error('transform threw; keeping the object as received', { error: String(e) });
+      return raw as T;
+    }
+  }
+
+  private onAddOrUpdate(raw: KubeObject): void {
+    const obj = this.applyTransform(raw);
+    const key = keyOf(obj);
+    const old = this.indexer.getByKey(key);
+    this.indexer.update(obj);
+    if (old !== undefined) this.distribute({ kind: 'update', oldObj: old, obj });
+    else this.distribute({ kind: 'add', obj, isInInitialList: !this.synced });
+    this.synced = true;
+  }
+
+  private onDelete(raw: KubeObject): void {
+    const obj = this.applyTransform(raw);
+    const key = keyOf(obj);
+    // A delete for an object the cache never had is a duplicate report: dropped, as client-go does.
+    if (this.indexer.deleteByKey(key) === undefined) return;
+    this.distribute({ kind: 'delete', obj });
+    this.synced = true;
+  }
+
+  private onReplace(list: KubeObject[], rv: string): void {
+    const items = list.map((o) => this.applyTransform(o));
+    const previous = this.indexer.replace(items, rv);
+    for (const [key, old] of previous) {
+      if (this.indexer.getByKey(key) === undefined) {
+        const tombstone: DeletedFinalStateUnknown<T> = { kind: 'DeletedFinalStateUnknown', key, obj: old };
+        this.distribute({ kind: 'delete', obj: tombstone });
+      }
+    }
+    const initial = !this.synced;
+    for (const obj of items) {
+      const old = previous.get(keyOf(obj));
+      if (old !== undefined) this.distribute({ kind: 'update', oldObj: old, obj });
+      else this.distribute({ kind: 'add', obj, isInInitialList: initial });
+    }
+    this.synced = true;
+  }
+}
+
+function clampResync(ms: number): number {
+  if (!(ms > 0)) return 0;
+  return Math.max(MINIMUM_RESYNC_PERIOD_MS, ms);
+}
