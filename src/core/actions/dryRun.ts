@@ -1,0 +1,105 @@
+import type { Clock } from '../clock.ts';
+import type { CacheReader, Reconciler } from '../controller/reconcile.ts';
+import type { KubeClient } from '../k8s/client.ts';
+import type { WriteRecord } from '../k8s/dynamicClient.ts';
+import { splitKey, type ObjectKey } from '../k8s/keys.ts';
+import type { GroupVersionResource } from '../k8s/objects.ts';
+import type { Logger } from '../log.ts';
+import { canExplain, type Explanation } from '../reconcilers/explain.ts';
+import { createReconcileContext } from './context.ts';
+import { yamlDiff } from './objectDiff.ts';
+import { runOnce, type ReconcileOutcome } from './runOnce.ts';
+
+/** One write the reconciler would make. */
+export interface PlannedAction {
+  verb: WriteRecord['verb'];
+  subresource?: string;
+  /** "configmaps" or "widgets.lab.reconcile.dev". */
+  resource: string;
+  key: ObjectKey;
+  /** Unified diff of the object's YAML, server state → what the server answered to the dry-run write. */
+  diff: string;
+  resourceVersionBefore?: string;
+  /** What the server accepted (would store). `error` when the dry-run write itself was rejected. */
+  outcome: 'ok' | 'error';
+  error?: string;
+  record: WriteRecord;
+}
+
+export interface DryRunResult {
+  key: ObjectKey;
+  reconciler: string;
+  /** Desired versus observed before acting, when the reconciler can explain itself. */
+  explanation?: Explanation;
+  actions: PlannedAction[];
+  /** The status the reconciler would write to the primary (last status write), if any. */
+  status?: { before: unknown; after: unknown; diff: string };
+  outcome: ReconcileOutcome;
+  /** Always true: every write was sent with dryRun=All. */
+  dryRun: true;
+}
+
+export function resourceLabel(gvr: GroupVersionResource): string {
+  return gvr.group ? `${gvr.resource}.${gvr.group}` : gvr.resource;
+}
+
+/** Turns write records into planned actions with YAML diffs. */
+export function plannedActions(writes: readonly WriteRecord[]): PlannedAction[] {
+  return writes.map((w) => {
+    const label = `${resourceLabel(w.gvr)}/${w.key}${w.subresource ? `/${w.subresource}` : ''}`;
+    const after = w.verb === 'delete' ? (w.after?.metadata?.deletionTimestamp ? w.after : undefined) : w.after;
+    const a: PlannedAction = {
+      verb: w.verb,
+      resource: resourceLabel(w.gvr),
+      key: w.key,
+      diff: w.outcome === 'ok' ? yamlDiff(label, w.before, after, { volatile: true, beforeName: 'current', afterName: 'planned' }) : '',
+      resourceVersionBefore: w.resourceVersionBefore,
+      outcome: w.outcome,
+      record: w,
+    };
+    if (w.subresource) a.subresource = w.subresource;
+    if (w.error) a.error = `${w.error.code} ${w.error.reason}: ${w.error.message}`;
+    return a;
+  });
+}
+
+/**
+ * Runs one reconcile of `key` with every write forced to `dryRun=All` and
+ * reports what it would do: the planned writes with before/after diffs, the
+ * status it would write and its requeue decision. Nothing persists (the server
+ * validates and answers, but stores nothing), so resourceVersions stay as they
+ * were. Note that a reconciler that reads back its own writes sees the real
+ * (unchanged) state, so a dry-run shows the first pass of a multi-pass change.
+ */
+export async function dryRunReconcile(o: {
+  client: KubeClient;
+  reconciler: Reconciler;
+  primary: GroupVersionResource;
+  key: ObjectKey;
+  cache?: CacheReader;
+  log?: Logger;
+  clock?: Clock;
+  signal?: AbortSignal;
+}): Promise<DryRunResult> {
+  let explanation: Explanation | undefined;
+  if (canExplain(o.reconciler)) {
+    const { namespace, name } = splitKey(o.key);
+    const ctx = createReconcileContext({ client: o.client, primary: o.primary, dryRun: true, cache: o.cache, log: o.log, signal: o.signal });
+    try {
+      explanation = await o.reconciler.explain(namespace ? { key: o.key, namespace, name } : { key: o.key, name }, ctx);
+    } catch (e) {
+      explanation = { notes: [`explain failed: ${(e as Error).message}`] };
+    }
+  }
+  const run = await runOnce({ ...o, dryRun: true });
+  const actions = plannedActions(run.writes);
+  const statusWrite = [...run.writes].reverse().find((w) => w.subresource === 'status' && w.outcome === 'ok' && w.key === o.key);
+  const result: DryRunResult = { key: o.key, reconciler: o.reconciler.name, actions, outcome: run.outcome, dryRun: true };
+  if (explanation) result.explanation = explanation;
+  if (statusWrite) {
+    const before = statusWrite.before?.status;
+    const after = statusWrite.after?.status;
+    result.status = { before, after, diff: yamlDiff(`${o.key}/status`, before, after, { beforeName: 'current', afterName: 'planned' }) };
+  }
+  return result;
+}

@@ -1,0 +1,397 @@
+import type { Clock } from '../clock.ts';
+import { realClock } from '../clock.ts';
+import { ApiError, isConflict, isNotFound, type JsonPatchOp, type KubeClient } from '../k8s/client.ts';
+import { recordingClient, type SubresourceWriter, type WriteRecord } from '../k8s/dynamicClient.ts';
+import { keyFor, type ObjectKey } from '../k8s/keys.ts';
+import type { Condition, GroupVersionResource, KubeObject, ManagedFieldsEntry } from '../k8s/objects.ts';
+import type { Logger } from '../log.ts';
+import { nullLogger } from '../log.ts';
+
+export const NAMESPACE_GVR: GroupVersionResource = { group: '', version: 'v1', resource: 'namespaces' };
+const LEASE_GVR: GroupVersionResource = { group: 'coordination.k8s.io', version: 'v1', resource: 'leases' };
+const DEPLOYMENT_GVR: GroupVersionResource = { group: 'apps', version: 'v1', resource: 'deployments' };
+
+/** The object changed between the moment it was read and the removal: nothing was written. */
+export class ObjectChangedError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'ObjectChangedError';
+  }
+}
+
+/** The named finalizer is not on the object: nothing was written. */
+export class FinalizerNotFoundError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'FinalizerNotFoundError';
+  }
+}
+
+/** A controller this process knows about directly (e.g. Reconcile Lab's own loop). */
+export interface KnownController {
+  name: string;
+  /** Finalizers this controller adds and removes. */
+  finalizers: readonly string[];
+  /** Field managers it writes with. */
+  managers?: readonly string[];
+  running: boolean;
+}
+
+export type Liveness = 'yes' | 'no' | 'unknown';
+
+export interface FinalizerDiagnosis {
+  finalizer: string;
+  /** Where it sits: metadata.finalizers, or a Namespace's spec.finalizers. */
+  location: 'metadata' | 'spec';
+  /** The part before "/" (or the whole name for un-prefixed ones such as "kubernetes"). */
+  domain: string;
+  /** Best guess of the controller that owns it, in words. */
+  probableOwner: string;
+  /** Field managers whose managedFields entry lists this finalizer (who added it). */
+  addedBy: string[];
+  /** Whether that controller seems to be running, and why we think so. "unknown" when we cannot tell. */
+  running: Liveness;
+  evidence: string[];
+  /** What removing it by hand skips. */
+  consequence: string;
+}
+
+export interface StuckDiagnosis {
+  key: ObjectKey;
+  resource: GroupVersionResource;
+  kind?: string;
+  uid?: string;
+  resourceVersion?: string;
+  terminating: boolean;
+  deletionTimestamp?: string;
+  /** How long ago deletion was requested (clock time), when terminating. */
+  terminatingForMs?: number;
+  finalizers: FinalizerDiagnosis[];
+  /** For Namespaces: status conditions explaining the block (NamespaceContentRemaining, …). */
+  conditions?: Condition[];
+  /** One paragraph for a person. */
+  summary: string;
+}
+
+interface WellKnown {
+  owner: string;
+  consequence: string;
+  lease?: { namespace: string; name: string };
+}
+
+const KCM_LEASE = { namespace: 'kube-system', name: 'kube-controller-manager' };
+
+const WELL_KNOWN: Record<string, WellKnown> = {
+  kubernetes: { owner: 'the namespace controller (kube-controller-manager)', lease: KCM_LEASE, consequence: 'objects still in the namespace are not deleted; they stay readable but every write to them is rejected, so their controllers may loop' },
+  foregroundDeletion: { owner: 'the garbage collector (kube-controller-manager)', lease: KCM_LEASE, consequence: 'the owner goes before its dependents: dependents are then deleted in the background instead of first' },
+  orphan: { owner: 'the garbage collector (kube-controller-manager)', lease: KCM_LEASE, consequence: 'dependents are no longer orphaned: they will be garbage-collected with the owner' },
+  'kubernetes.io/pvc-protection': { owner: 'the PVC protection controller (kube-controller-manager)', lease: KCM_LEASE, consequence: 'a volume still mounted by a pod may be deleted: data loss' },
+  'kubernetes.io/pv-protection': { owner: 'the PV protection controller (kube-controller-manager)', lease: KCM_LEASE, consequence: 'a volume still bound to a claim may be deleted: data loss' },
+  'customresourcecleanup.apiextensions.k8s.io': { owner: 'kube-apiserver (CRD instance cleanup)', consequence: 'the custom resources of this CRD are left in etcd without a definition' },
+  'service.kubernetes.io/load-balancer-cleanup': { owner: 'the cloud-controller-manager (service controller)', consequence: 'the cloud load balancer is not deleted and keeps costing money' },
+};
+
+function domainOf(finalizer: string): string {
+  const i = finalizer.indexOf('/');
+  return i < 0 ? finalizer : finalizer.slice(0, i);
+}
+
+/** Field managers whose managedFields set lists `finalizer` under metadata.finalizers. */
+export function managersOfFinalizer(managedFields: readonly ManagedFieldsEntry[] | undefined, finalizer: string): string[] {
+  const key = `v:${JSON.stringify(finalizer)}`;
+  const out: string[] = [];
+  for (const m of managedFields ?? []) {
+    const fins = ((m.fieldsV1 as Record<string, unknown> | undefined)?.['f:metadata'] as Record<string, unknown> | undefined)?.['f:finalizers'] as Record<string, unknown> | undefined;
+    if (fins && key in fins && m.manager && !out.includes(m.manager)) out.push(m.manager);
+  }
+  return out;
+}
+
+function parseTime(s: string | undefined): number | undefined {
+  if (!s) return undefined;
+  const t = Date.parse(s);
+  return Number.isNaN(t) ? undefined : t;
+}
+
+function ago(ms: number): string {
+  const s = Math.max(0, Math.round(ms / 1000));
+  if (s < 120) return `${s} s`;
+  if (s < 7200) return `${Math.round(s / 60)} min`;
+  if (s < 172_800) return `${Math.round(s / 3600)} h`;
+  return `${Math.round(s / 86_400)} d`;
+}
+
+/** Names that would identify a controller's Lease or Deployment, from a finalizer domain and managers. */
+function candidateNames(domain: string, managers: readonly string[]): string[] {
+  const names = new Set<string>();
+  for (const m of managers) {
+    names.add(m.toLowerCase());
+    // "manager" is kubebuilder's default binary name and matches everything; skip it.
+    if (m === 'manager' || m === 'kubectl' || m.startsWith('kubectl-')) names.delete(m.toLowerCase());
+  }
+  if (domain.includes('.')) {
+    names.add(domain.toLowerCase());
+    names.add(domain.toLowerCase().replace(/\./g, '-'));
+    const first = domain.split('.')[0]!.toLowerCase();
+    if (first.length > 3 && !['example', 'legacy', 'kubernetes', 'k8s', 'io', 'com'].includes(first)) names.add(first);
+  }
+  return [...names].filter((n) => n.length > 3);
+}
+
+/**
+ * Explains why an object is stuck (or would be, if deleted): its finalizers,
+ * how long it has been terminating, who probably owns each finalizer (well-
+ * known names, the finalizer's domain, and the field manager whose
+ * managedFields entry added it), whether that controller seems to be running,
+ * and what removing the finalizer by hand skips.
+ *
+ * Liveness is a best guess and says "unknown" when nothing visible decides it.
+ * Evidence used: {@link KnownController}s given by the caller (our own loop);
+ * writes by the adding manager after deletion was requested; a Lease whose
+ * name matches (renewed within twice its duration → yes, older → no); a
+ * Deployment whose name matches (ready replicas). Lists the caller may not
+ * read are skipped silently. Reads only; never writes.
+ */
+export async function diagnoseStuck(o: {
+  client: KubeClient;
+  gvr: GroupVersionResource;
+  namespace?: string;
+  name: string;
+  clock?: Clock;
+  knownControllers?: readonly KnownController[];
+  signal?: AbortSignal;
+}): Promise<StuckDiagnosis> {
+  const clock = o.clock ?? realClock;
+  const now = clock.now();
+  const obj = await o.client.get(o.gvr, o.namespace, o.name, o.signal);
+  const isNamespace = o.gvr.group === '' && o.gvr.resource === 'namespaces';
+  const deletionMs = parseTime(obj.metadata.deletionTimestamp);
+
+  let leases: KubeObject[] | undefined;
+  let deployments: KubeObject[] | undefined;
+  const listQuietly = async (gvr: GroupVersionResource): Promise<KubeObject[]> => {
+    try {
+      return (await o.client.list(gvr, undefined, { signal: o.signal })).items;
+    } catch {
+      return [];
+    }
+  };
+
+  const entries: Array<{ finalizer: string; location: 'metadata' | 'spec' }> = [
+    ...(obj.metadata.finalizers ?? []).map((f) => ({ finalizer: f, location: 'metadata' as const })),
+    ...(isNamespace ? (((obj.spec as { finalizers?: string[] } | undefined)?.finalizers ?? []).map((f) => ({ finalizer: f, location: 'spec' as const }))) : []),
+  ];
+
+  const finalizers: FinalizerDiagnosis[] = [];
+  for (const { finalizer, location } of entries) {
+    const domain = domainOf(finalizer);
+    const wk = WELL_KNOWN[finalizer];
+    const addedBy = managersOfFinalizer(obj.metadata.managedFields, finalizer);
+    const evidence: string[] = [];
+    const votes: Liveness[] = [];
+    const known = (o.knownControllers ?? []).find((k) => k.finalizers.includes(finalizer));
+    let probableOwner = wk?.owner ?? (known ? known.name : `the controller for "${domain}"`);
+    if (!wk && addedBy.length) probableOwner += ` (added by field manager ${addedBy.map((m) => `"${m}"`).join(', ')})`;
+    else if (!wk && location === 'metadata') evidence.push('no managedFields entry records who added this finalizer (it may have been set at creation by kubectl or a manifest)');
+
+    if (known) {
+      evidence.push(`${known.name} is ${known.running ? 'running in this session' : 'not running in this session'}`);
+      if (known.running) votes.push('yes');
+    }
+    if (deletionMs !== undefined) {
+      const managers = new Set([...addedBy, ...(known?.managers ?? [])]);
+      for (const m of obj.metadata.managedFields ?? []) {
+        const t = parseTime(m.time);
+        if (m.manager && managers.has(m.manager) && t !== undefined && t >= deletionMs) {
+          evidence.push(`field manager "${m.manager}" wrote this object ${ago(now - t)} ago, after deletion was requested`);
+          votes.push('yes');
+        }
+      }
+    }
+    const names = wk?.lease ? [] : candidateNames(domain, addedBy);
+    if (wk?.lease || names.length) {
+      leases ??= await listQuietly(LEASE_GVR);
+      const matches = leases.filter((l) =>
+        wk?.lease ? l.metadata.namespace === wk.lease.namespace && l.metadata.name === wk.lease.name : names.some((n) => (l.metadata.name ?? '').toLowerCase().includes(n)),
+      );
+      for (const l of matches) {
+        const spec = (l.spec ?? {}) as { renewTime?: string; leaseDurationSeconds?: number; holderIdentity?: string };
+        const renew = parseTime(spec.renewTime);
+        const dur = (spec.leaseDurationSeconds ?? 15) * 1000;
+        if (renew === undefined) continue;
+        const fresh = now - renew <= 2 * dur;
+        evidence.push(`Lease ${l.metadata.namespace}/${l.metadata.name} (holder ${spec.holderIdentity ?? '?'}) renewed ${ago(now - renew)} ago`);
+        votes.push(fresh ? 'yes' : 'no');
+      }
+    }
+    if (!wk && names.length) {
+      deployments ??= await listQuietly(DEPLOYMENT_GVR);
+      for (const d of deployments.filter((x) => names.some((n) => (x.metadata.name ?? '').toLowerCase().includes(n)))) {
+        const ready = (d.status as { readyReplicas?: number } | undefined)?.readyReplicas ?? 0;
+        evidence.push(`Deployment ${d.metadata.namespace}/${d.metadata.name} has ${ready} ready replica(s)`);
+        votes.push(ready > 0 ? 'yes' : 'no');
+      }
+    }
+    const running: Liveness = votes.includes('yes') ? 'yes' : votes.includes('no') ? 'no' : 'unknown';
+    if (running === 'unknown') evidence.push('no visible sign of the owning controller (no matching Lease, Deployment or recent write): cannot tell whether it runs');
+    finalizers.push({
+      finalizer,
+      location,
+      domain,
+      probableOwner,
+      addedBy,
+      running,
+      evidence,
+      consequence:
+        wk?.consequence ??
+        `whatever cleanup "${domain}" does before deletion is skipped: external resources it manages (cloud resources, DNS records, database rows…) may be orphaned`,
+    });
+  }
+
+  const key = keyFor(obj.metadata.namespace, obj.metadata.name ?? o.name);
+  const kind = obj.kind;
+  const terminating = deletionMs !== undefined;
+  const diag: StuckDiagnosis = { key, resource: o.gvr, kind, uid: obj.metadata.uid, resourceVersion: obj.metadata.resourceVersion, terminating, finalizers, summary: '' };
+  if (terminating) {
+    diag.deletionTimestamp = obj.metadata.deletionTimestamp;
+    diag.terminatingForMs = now - deletionMs;
+  }
+  if (isNamespace) diag.conditions = ((obj.status as { conditions?: Condition[] } | undefined)?.conditions ?? []).filter((c) => c.status === 'True');
+  const parts: string[] = [];
+  parts.push(terminating ? `${kind ?? 'Object'} ${key} has been terminating for ${ago(diag.terminatingForMs ?? 0)}` : `${kind ?? 'Object'} ${key} is not being deleted`);
+  if (finalizers.length === 0) parts.push('and has no finalizers');
+  else {
+    parts.push(`and is held by ${finalizers.length} finalizer(s): ${finalizers.map((f) => `${f.finalizer} (owner running: ${f.running})`).join(', ')}`);
+    const dead = finalizers.filter((f) => f.running === 'no');
+    if (terminating && dead.length) parts.push(`. The owner of ${dead.map((f) => f.finalizer).join(', ')} appears to be down, which is why it is stuck`);
+    if (terminating && finalizers.some((f) => f.running === 'yes')) parts.push('. A live owner may still finish on its own: prefer fixing or waiting for it');
+  }
+  diag.summary = parts.join(' ') + '.';
+  return diag;
+}
+
+export interface RemoveFinalizersOptions {
+  /** Must also implement {@link SubresourceWriter} to release Namespaces (PUT /finalize). */
+  client: KubeClient & Partial<SubresourceWriter>;
+  gvr: GroupVersionResource;
+  namespace?: string;
+  name: string;
+  /** The finalizer to remove; undefined removes all of them. */
+  finalizer?: string;
+  /**
+   * The resourceVersion the person saw when deciding (e.g. from {@link diagnoseStuck}). When it no longer
+   * matches, nothing is written and {@link ObjectChangedError} is thrown. Default: the version read now.
+   */
+  expectedResourceVersion?: string;
+  dryRun?: boolean;
+  /** Receives every write (the journal / audit trail). */
+  onWrite?: (w: WriteRecord) => void;
+  clock?: Clock;
+  log?: Logger;
+  signal?: AbortSignal;
+}
+
+export interface RemoveFinalizersResult {
+  key: ObjectKey;
+  removed: string[];
+  remaining: string[];
+  /** True when the object no longer exists afterwards (it was terminating and nothing holds it any more). */
+  deleted: boolean;
+  dryRun: boolean;
+  writes: WriteRecord[];
+}
+
+function changed(what: string, cause?: unknown): ObjectChangedError {
+  return new ObjectChangedError(`${what} changed since it was read (another client or controller wrote it); nothing was removed — refresh and retry`, { cause });
+}
+
+function isTestFailure(e: unknown): boolean {
+  return e instanceof ApiError && e.code === 422 && /test|resourceVersion|finalizers/i.test(e.message);
+}
+
+/**
+ * The finalizer escape hatch: removes one named finalizer, or all, from any
+ * object, guarded so that a concurrent change fails instead of clobbering it.
+ *
+ * - `metadata.finalizers`: a JSON Patch `[test /metadata/resourceVersion, test /metadata/finalizers,
+ *   replace /metadata/finalizers]`; a changed object fails the test (422) → {@link ObjectChangedError}.
+ * - A Namespace's `spec.finalizers` (e.g. "kubernetes"): PUT `/finalize` with the list edited and the
+ *   resourceVersion as precondition (409 → {@link ObjectChangedError}).
+ *
+ * Every write goes through a recording client, so `onWrite` sees each one (dry-run included).
+ * Removing a finalizer skips its owner's cleanup: call {@link diagnoseStuck} first and show its consequences.
+ */
+export async function removeFinalizers(o: RemoveFinalizersOptions): Promise<RemoveFinalizersResult> {
+  const log = o.log ?? nullLogger;
+  const writes: WriteRecord[] = [];
+  const client = recordingClient(o.client, {
+    dryRun: o.dryRun ?? false,
+    clock: o.clock,
+    log,
+    onWrite: (w) => {
+      writes.push(w);
+      o.onWrite?.(w);
+    },
+  });
+  const obj = await o.client.get(o.gvr, o.namespace, o.name, o.signal);
+  const key = keyFor(obj.metadata.namespace, obj.metadata.name ?? o.name);
+  const rv = obj.metadata.resourceVersion;
+  if (o.expectedResourceVersion !== undefined && o.expectedResourceVersion !== rv) {
+    throw changed(`${key} (resourceVersion ${o.expectedResourceVersion} → ${rv})`);
+  }
+  const isNamespace = o.gvr.group === '' && o.gvr.resource === 'namespaces';
+  const metaFins = obj.metadata.finalizers ?? [];
+  const specFins = isNamespace ? ((obj.spec as { finalizers?: string[] } | undefined)?.finalizers ?? []) : [];
+  const pick = (list: string[]) => (o.finalizer === undefined ? list : list.filter((f) => f === o.finalizer));
+  const fromMeta = pick(metaFins);
+  const fromSpec = pick(specFins);
+  if (fromMeta.length === 0 && fromSpec.length === 0) {
+    const all = [...metaFins, ...specFins.map((f) => `${f} (spec)`)];
+    throw new FinalizerNotFoundError(
+      o.finalizer === undefined ? `${key} has no finalizers` : `${key} has no finalizer "${o.finalizer}" (present: ${all.join(', ') || 'none'})`,
+    );
+  }
+
+  let current: KubeObject = obj;
+  if (fromMeta.length) {
+    const remaining = metaFins.filter((f) => !fromMeta.includes(f));
+    const ops: JsonPatchOp[] = [
+      { op: 'test', path: '/metadata/resourceVersion', value: rv },
+      { op: 'test', path: '/metadata/finalizers', value: metaFins },
+      { op: 'replace', path: '/metadata/finalizers', value: remaining },
+    ];
+    try {
+      current = await client.patch(o.gvr, o.namespace, o.name, 'json', ops, { signal: o.signal });
+    } catch (e) {
+      if (isTestFailure(e) || isConflict(e)) throw changed(key, e);
+      throw e;
+    }
+    log.info('removed finalizers', { key, removed: fromMeta, dryRun: !!o.dryRun });
+  }
+  if (fromSpec.length) {
+    if (!client.updateSubresource || !o.client.updateSubresource) throw new Error('this client cannot PUT a Namespace /finalize subresource');
+    const base = o.dryRun ? obj : current;
+    const body: KubeObject = { ...base, spec: { ...((base.spec as object) ?? {}), finalizers: specFins.filter((f) => !fromSpec.includes(f)) } };
+    // In dry-run the metadata patch was not stored: the precondition is still the version read at first.
+    body.metadata = { ...base.metadata, resourceVersion: o.dryRun ? rv : base.metadata.resourceVersion };
+    try {
+      current = await client.updateSubresource(o.gvr, body, 'finalize', { signal: o.signal });
+    } catch (e) {
+      if (isConflict(e)) throw changed(key, e);
+      throw e;
+    }
+    log.info('finalized namespace', { key, removed: fromSpec, dryRun: !!o.dryRun });
+  }
+
+  let deleted = false;
+  if (!o.dryRun && obj.metadata.deletionTimestamp) {
+    try {
+      await o.client.get(o.gvr, o.namespace, o.name, o.signal);
+    } catch (e) {
+      if (!isNotFound(e)) throw e;
+      deleted = true;
+    }
+  }
+  const remaining = [...(current.metadata.finalizers ?? []), ...(isNamespace ? ((current.spec as { finalizers?: string[] } | undefined)?.finalizers ?? []) : [])];
+  return { key, removed: [...fromMeta, ...fromSpec], remaining, deleted, dryRun: !!o.dryRun, writes };
+}

@@ -1,0 +1,197 @@
+import type { Clock } from '../clock.ts';
+import { realClock } from '../clock.ts';
+import type { CacheReader, Reconciler } from '../controller/reconcile.ts';
+import { isNotFound, type KubeClient } from '../k8s/client.ts';
+import type { WriteRecord } from '../k8s/dynamicClient.ts';
+import { keyOf, splitKey, type ObjectKey } from '../k8s/keys.ts';
+import type { GroupVersionResource, KubeObject } from '../k8s/objects.ts';
+import type { Logger } from '../log.ts';
+import { rfc3339 } from '../reconcilers/conditions.ts';
+import { canExplain } from '../reconcilers/explain.ts';
+import { createReconcileContext } from './context.ts';
+import { plannedActions, resourceLabel } from './dryRun.ts';
+import { yamlDiff } from './objectDiff.ts';
+import { describeOutcome, runOnce, type ReconcileOutcome } from './runOnce.ts';
+
+export interface ReportAction {
+  verb: WriteRecord['verb'];
+  subresource?: string;
+  resource: string;
+  key: ObjectKey;
+  dryRun: boolean;
+  outcome: 'ok' | 'error';
+  error?: string;
+  resourceVersionBefore?: string;
+  resourceVersionAfter?: string;
+  diff: string;
+}
+
+export interface ReportEntry {
+  key: ObjectKey;
+  /** What the reconciler wants (its explanation, or the primary's spec). */
+  desired?: unknown;
+  /** What it saw before acting (its explanation, or the primary's status). */
+  observed?: unknown;
+  /** Unified YAML diff observed → desired ("" when they match). */
+  diff: string;
+  notes: string[];
+  /** Writes taken (or planned, in dry-run), in order. Empty: nothing to do (the idempotent case). */
+  actions: ReportAction[];
+  outcome: ReconcileOutcome;
+  /** The requeue decision in words, with its reason. */
+  requeue: string;
+  /** The status written to the primary through /status (or planned), if any. */
+  statusWritten?: unknown;
+  /** The primary's resourceVersion before and after the pass (undefined: it did not exist). */
+  resourceVersionBefore?: string;
+  resourceVersionAfter?: string;
+  durationMs: number;
+}
+
+export interface ReconcileReport {
+  generatedAt: string;
+  resource: string;
+  reconciler: string;
+  dryRun: boolean;
+  entries: ReportEntry[];
+  totals: { objects: number; writes: number; unchanged: number; requeued: number; errors: number };
+}
+
+async function rvOf(client: KubeClient, gvr: GroupVersionResource, key: ObjectKey, signal?: AbortSignal): Promise<KubeObject | undefined> {
+  const { namespace, name } = splitKey(key);
+  try {
+    return await client.get(gvr, namespace, name, signal);
+  } catch (e) {
+    if (isNotFound(e)) return undefined;
+    throw e;
+  }
+}
+
+/**
+ * One reconcile pass over `keys` (default: every object of `primary` in
+ * `namespace`, sorted), in order, recording for each object what was desired
+ * and observed, the writes taken (planned in dry-run), the requeue decision,
+ * the status written and the primary's resourceVersion before and after.
+ * The pass runs the reconciler directly (not through a queue): requeue
+ * decisions are reported, not acted on.
+ */
+export async function buildReconcileReport(o: {
+  client: KubeClient;
+  reconciler: Reconciler;
+  primary: GroupVersionResource;
+  keys?: readonly ObjectKey[];
+  namespace?: string;
+  dryRun: boolean;
+  cache?: CacheReader;
+  log?: Logger;
+  clock?: Clock;
+  signal?: AbortSignal;
+  onWrite?: (w: WriteRecord) => void;
+}): Promise<ReconcileReport> {
+  const clock = o.clock ?? realClock;
+  const keys = o.keys ? [...o.keys] : (await o.client.list(o.primary, o.namespace, { signal: o.signal })).items.map((x) => keyOf(x)).sort();
+  const entries: ReportEntry[] = [];
+  for (const key of keys) {
+    const before = await rvOf(o.client, o.primary, key, o.signal);
+    let desired: unknown = before?.spec;
+    let observed: unknown = before?.status;
+    let notes: string[] = [];
+    if (canExplain(o.reconciler)) {
+      const { namespace, name } = splitKey(key);
+      try {
+        const ex = await o.reconciler.explain(namespace ? { key, namespace, name } : { key, name }, createReconcileContext({ ...o, dryRun: true }));
+        desired = ex.desired;
+        observed = ex.observed;
+        notes = ex.notes;
+      } catch (e) {
+        notes = [`explain failed: ${(e as Error).message}`];
+      }
+    }
+    const run = await runOnce({ ...o, key, clock });
+    const after = await rvOf(o.client, o.primary, key, o.signal);
+    const statusWrite = [...run.writes].reverse().find((w) => w.key === key && w.subresource === 'status' && w.outcome === 'ok' && w.gvr.resource === o.primary.resource);
+    const entry: ReportEntry = {
+      key,
+      desired,
+      observed,
+      diff: yamlDiff(key, observed, desired, { volatile: true }),
+      notes,
+      actions: plannedActions(run.writes).map((a) => {
+        const r: ReportAction = { verb: a.verb, resource: a.resource, key: a.key, dryRun: a.record.dryRun, outcome: a.outcome, diff: a.diff };
+        if (a.subresource) r.subresource = a.subresource;
+        if (a.error) r.error = a.error;
+        if (a.record.resourceVersionBefore) r.resourceVersionBefore = a.record.resourceVersionBefore;
+        if (a.record.resourceVersionAfter) r.resourceVersionAfter = a.record.resourceVersionAfter;
+        return r;
+      }),
+      outcome: run.outcome,
+      requeue: describeOutcome(run.outcome),
+      resourceVersionBefore: before?.metadata.resourceVersion,
+      resourceVersionAfter: after?.metadata.resourceVersion,
+      durationMs: run.durationMs,
+    };
+    if (statusWrite) entry.statusWritten = statusWrite.after?.status;
+    entries.push(entry);
+  }
+  const totals = {
+    objects: entries.length,
+    writes: entries.reduce((n, e) => n + e.actions.filter((a) => a.outcome === 'ok').length, 0),
+    unchanged: entries.filter((e) => e.actions.length === 0).length,
+    requeued: entries.filter((e) => e.outcome.kind === 'requeueAfter').length,
+    errors: entries.filter((e) => e.outcome.kind === 'error' || e.outcome.kind === 'terminal').length,
+  };
+  return { generatedAt: rfc3339(clock.now()), resource: resourceLabel(o.primary), reconciler: o.reconciler.name, dryRun: o.dryRun, entries, totals };
+}
+
+/** The report as pretty JSON (stable field order). */
+export function renderReportJson(report: ReconcileReport): string {
+  return JSON.stringify(report, null, 2);
+}
+
+function fence(lang: string, text: string): string {
+  const ticks = text.includes('```') ? '````' : '```';
+  return `${ticks}${lang}\n${text}\n${ticks}`;
+}
+
+/** The report as Markdown: a summary table, then one section per object. */
+export function renderReportMarkdown(report: ReconcileReport): string {
+  const out: string[] = [];
+  const t = report.totals;
+  out.push(`# Reconcile report: ${report.resource}`);
+  out.push('');
+  out.push(`Reconciler \`${report.reconciler}\`, ${report.dryRun ? '**dry-run** (nothing persisted)' : 'live'}, ${report.generatedAt}. ` +
+    `${t.objects} object(s), ${t.writes} write(s)${report.dryRun ? ' planned' : ''}, ${t.unchanged} unchanged, ${t.requeued} requeued, ${t.errors} error(s).`);
+  out.push('');
+  out.push('| Object | Actions | Requeue decision | Status written | resourceVersion before → after |');
+  out.push('|---|---|---|---|---|');
+  const cell = (s: string) => s.replace(/\|/g, '\\|').replace(/\n/g, ' ');
+  for (const e of report.entries) {
+    const actions = e.actions.length ? e.actions.map((a) => `${a.verb}${a.subresource ? `/${a.subresource}` : ''} ${a.resource}/${a.key}${a.outcome === 'error' ? ' (failed)' : ''}`).join('<br>') : 'none';
+    out.push(`| \`${e.key}\` | ${cell(actions)} | ${cell(e.requeue)} | ${e.statusWritten !== undefined ? 'yes' : 'no'} | ${e.resourceVersionBefore ?? '—'} → ${e.resourceVersionAfter ?? '(gone)'} |`);
+  }
+  for (const e of report.entries) {
+    out.push('');
+    out.push(`## ${e.key}`);
+    out.push('');
+    for (const n of e.notes) out.push(`- ${n}`);
+    if (e.notes.length) out.push('');
+    out.push(`**Requeue:** ${e.requeue}`);
+    out.push('');
+    out.push(e.diff ? `**Observed → desired:**\n\n${fence('diff', e.diff)}` : '**Observed → desired:** no difference.');
+    out.push('');
+    if (e.actions.length === 0) out.push('**Actions:** none (already as desired; nothing written).');
+    else {
+      out.push('**Actions:**');
+      out.push('');
+      for (const a of e.actions) {
+        out.push(`- ${a.verb}${a.subresource ? `/${a.subresource}` : ''} ${a.resource}/${a.key}${a.dryRun ? ' (dry-run)' : ''}: ${a.outcome === 'ok' ? `rv ${a.resourceVersionBefore ?? '—'} → ${a.resourceVersionAfter ?? '—'}` : `failed: ${a.error}`}`);
+        if (a.diff) out.push('', fence('diff', a.diff), '');
+      }
+    }
+    if (e.statusWritten !== undefined) {
+      out.push('');
+      out.push(`**Status written:**\n\n${fence('json', JSON.stringify(e.statusWritten, null, 2))}`);
+    }
+  }
+  return out.join('\n') + '\n';
+}

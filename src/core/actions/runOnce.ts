@@ -1,0 +1,94 @@
+import type { Clock } from '../clock.ts';
+import { realClock } from '../clock.ts';
+import { isTerminal, type CacheReader, type EventRecorder, type Reconciler, type Request } from '../controller/reconcile.ts';
+import type { KubeClient } from '../k8s/client.ts';
+import { recordingClient, type WriteRecord } from '../k8s/dynamicClient.ts';
+import { splitKey, type ObjectKey } from '../k8s/keys.ts';
+import type { GroupVersionResource } from '../k8s/objects.ts';
+import type { Logger } from '../log.ts';
+import { nullLogger } from '../log.ts';
+import { createReconcileContext } from './context.ts';
+
+/** How one reconcile ended, as the controller's requeue switch would see it. */
+export type ReconcileOutcome =
+  | { kind: 'done' }
+  | { kind: 'requeueAfter'; requeueAfterMs: number; reason?: string }
+  | { kind: 'error'; error: string }
+  | { kind: 'terminal'; error: string };
+
+export interface RunOnceOptions {
+  client: KubeClient;
+  reconciler: Reconciler;
+  primary: GroupVersionResource;
+  key: ObjectKey;
+  dryRun: boolean;
+  cache?: CacheReader;
+  log?: Logger;
+  recorder?: EventRecorder;
+  clock?: Clock;
+  signal?: AbortSignal;
+  /** Also receives every write (e.g. the journal). */
+  onWrite?: (w: WriteRecord) => void;
+}
+
+export interface RunOnceResult {
+  request: Request;
+  outcome: ReconcileOutcome;
+  /** Every write the reconciler sent, in order (dry-run ones included). */
+  writes: WriteRecord[];
+  durationMs: number;
+}
+
+/** Maps a reconcile's resolution to the outcome the controller would act on. */
+export function outcomeOf(settled: { result?: { requeueAfterMs?: number; reason?: string }; error?: unknown }): ReconcileOutcome {
+  if ('error' in settled && settled.error !== undefined) {
+    const message = (settled.error as Error)?.message ?? String(settled.error);
+    return isTerminal(settled.error) ? { kind: 'terminal', error: message } : { kind: 'error', error: message };
+  }
+  const ms = settled.result?.requeueAfterMs;
+  return ms && ms > 0 ? { kind: 'requeueAfter', requeueAfterMs: ms, reason: settled.result?.reason } : { kind: 'done' };
+}
+
+/**
+ * Runs one reconcile of `key` outside any controller, through a
+ * {@link recordingClient} (forced dry-run when `dryRun`), and returns what it
+ * wrote and how it ended. A throwing reconciler is an outcome, not an exception.
+ */
+export async function runOnce(o: RunOnceOptions): Promise<RunOnceResult> {
+  const clock = o.clock ?? realClock;
+  const writes: WriteRecord[] = [];
+  const client = recordingClient(o.client, {
+    dryRun: o.dryRun,
+    clock,
+    log: o.log,
+    onWrite: (w) => {
+      writes.push(w);
+      o.onWrite?.(w);
+    },
+  });
+  const { namespace, name } = splitKey(o.key);
+  const request: Request = namespace ? { key: o.key, namespace, name } : { key: o.key, name };
+  const ctx = createReconcileContext({ client, primary: o.primary, dryRun: o.dryRun, cache: o.cache, log: (o.log ?? nullLogger).child({ key: o.key }), recorder: o.recorder, signal: o.signal });
+  const start = clock.now();
+  let outcome: ReconcileOutcome;
+  try {
+    outcome = outcomeOf({ result: await o.reconciler.reconcile(request, ctx) });
+  } catch (e) {
+    outcome = outcomeOf({ error: e });
+  }
+  return { request, outcome, writes, durationMs: clock.now() - start };
+}
+
+/** One line for a person: "done", "requeue after 15000 ms (reason)", "error: …". */
+export function describeOutcome(o: ReconcileOutcome): string {
+  switch (o.kind) {
+    case 'done':
+      return 'done (no requeue)';
+    case 'requeueAfter':
+      return `requeue after ${o.requeueAfterMs} ms${o.reason ? ` (${o.reason})` : ''}`;
+    case 'error':
+      return `error, retried with backoff: ${o.error}`;
+    case 'terminal':
+      return `terminal error, not retried: ${o.error}`;
+  }
+}
