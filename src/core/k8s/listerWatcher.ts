@@ -1,0 +1,151 @@
+import type { ListerWatcher, ListOptions, WatchEvent, WatchOptions } from '../cache/interfaces.ts';
+import { ApiError } from './client.ts';
+import type { GroupVersionResource, KubeList, KubeObject } from './objects.ts';
+import { resourcePath } from './paths.ts';
+import { toApiError, type KubeTransport, type TransportRequest } from './transport.ts';
+
+export interface KubeListerWatcherOptions {
+  transport: KubeTransport;
+  resource: GroupVersionResource;
+  /** Only this namespace; default: every namespace (or a cluster-scoped resource). */
+  namespace?: string;
+  labelSelector?: string;
+  fieldSelector?: string;
+}
+
+type Query = NonNullable<TransportRequest['query']>;
+
+/**
+ * The query of a LIST. The bound selectors win over per-call ones. Empty
+ * values are left out by the transport, so RV "" means "unset" (a consistent
+ * read) while RV "0" is sent.
+ */
+export function listQuery(options: ListOptions, bound: { labelSelector?: string; fieldSelector?: string } = {}): Query {
+  return {
+    resourceVersion: options.resourceVersion,
+    resourceVersionMatch: options.resourceVersionMatch,
+    limit: options.limit,
+    continue: options.continue,
+    labelSelector: bound.labelSelector ?? options.labelSelector,
+    fieldSelector: bound.fieldSelector ?? options.fieldSelector,
+  };
+}
+
+/** The query of a streaming WATCH (`watch=1`). */
+export function watchQuery(options: WatchOptions, bound: { labelSelector?: string; fieldSelector?: string } = {}): Query {
+  return {
+    watch: 1,
+    resourceVersion: options.resourceVersion,
+    allowWatchBookmarks: options.allowWatchBookmarks ? true : undefined,
+    timeoutSeconds: options.timeoutSeconds,
+    labelSelector: bound.labelSelector ?? options.labelSelector,
+    fieldSelector: bound.fieldSelector ?? options.fieldSelector,
+  };
+}
+
+/**
+ * Splits a byte stream of newline-delimited JSON watch events into events.
+ * Lines may be cut anywhere across chunks, including inside a UTF-8
+ * sequence. A line that is not JSON throws (the stream is unusable).
+ */
+export async function* parseWatchStream<T extends KubeObject = KubeObject>(chunks: AsyncIterable<Uint8Array>): AsyncGenerator<WatchEvent<T>> {
+  const decoder = new TextDecoder();
+  let pending = '';
+  for await (const chunk of chunks) {
+    pending += decoder.decode(chunk, { stream: true });
+    let nl: number;
+    while ((nl = pending.indexOf('\n')) >= 0) {
+      const line = pending.slice(0, nl);
+      pending = pending.slice(nl + 1);
+      if (line.trim() !== '') yield parseLine<T>(line);
+    }
+  }
+  pending += decoder.decode();
+  if (pending.trim() !== '') yield parseLine<T>(pending);
+}
+
+function parseLine<T extends KubeObject>(line: string): WatchEvent<T> {
+  let ev: WatchEvent<T>;
+  try {
+    ev = JSON.parse(line) as WatchEvent<T>;
+  } catch (e) {
+    throw new ApiError(500, 'BadWatchEvent', `malformed watch event (${(e as Error).message}): ${line.slice(0, 200)}`);
+  }
+  if (!ev || typeof ev.type !== 'string' || typeof ev.object !== 'object' || ev.object === null) {
+    throw new ApiError(500, 'BadWatchEvent', `malformed watch event: ${line.slice(0, 200)}`);
+  }
+  return ev;
+}
+
+/**
+ * client-go's ListWatch for one resource over a {@link KubeTransport}: any
+ * GroupVersionResource, namespaced or cluster-scoped, optionally narrowed to
+ * a namespace and label/field selectors (fixed for the instance).
+ *
+ * Contract (see {@link ListerWatcher}): `list` resolves with the parsed list
+ * or throws an ApiError carrying the HTTP `code` (0 when the server was not
+ * reached). `watch` opens the stream when iteration starts, yields events as
+ * they arrive, ends when the server closes the stream, and throws the signal's
+ * reason once `signal` aborts; an HTTP failure (including 410 Gone) or a broken
+ * stream throws an ApiError with `code`. Breaking out of the iteration
+ * releases the connection.
+ */
+export class KubeListerWatcher implements ListerWatcher<KubeObject> {
+  private readonly transport: KubeTransport;
+  private readonly path: string;
+  private readonly bound: { labelSelector?: string; fieldSelector?: string };
+
+  constructor(options: KubeListerWatcherOptions) {
+    this.transport = options.transport;
+    this.path = resourcePath(options.resource, options.namespace || undefined);
+    this.bound = { labelSelector: options.labelSelector || undefined, fieldSelector: options.fieldSelector || undefined };
+  }
+
+  list(options: ListOptions, signal: AbortSignal): Promise<KubeList<KubeObject>> {
+    return this.transport.json<KubeList<KubeObject>>({ method: 'GET', path: this.path, query: listQuery(options, this.bound), signal });
+  }
+
+  watch(options: WatchOptions, signal: AbortSignal): AsyncIterable<WatchEvent<KubeObject>> {
+    return { [Symbol.asyncIterator]: () => this.stream(options, signal) };
+  }
+
+  private async *stream(options: WatchOptions, signal: AbortSignal): AsyncGenerator<WatchEvent<KubeObject>> {
+    const res = await this.transport.send({ method: 'GET', path: this.path, query: watchQuery(options, this.bound), signal });
+    if (res.status < 200 || res.status >= 300) {
+      let text = '';
+      try {
+        text = await res.text();
+      } catch {
+        // the status is what matters
+      }
+      throw toApiError(res.status, text, `WATCH ${this.path}`);
+    }
+    const body = res.body;
+    if (!body) return;
+    const reader = body.getReader();
+    let done = false;
+    const chunks: AsyncIterable<Uint8Array> = {
+      [Symbol.asyncIterator]: () => ({
+        next: async () => {
+          try {
+            const r = await reader.read();
+            if (r.done) done = true;
+            return r.done ? { done: true, value: undefined } : { done: false, value: r.value };
+          } catch (e) {
+            done = true;
+            if (signal.aborted) throw signal.reason;
+            const cause = (e as { cause?: { code?: string; message?: string } }).cause;
+            throw new ApiError(0, 'StreamBroken', `watch stream of ${this.path} broke: ${cause?.code ?? cause?.message ?? (e as Error).message}`, {
+              cause: cause?.code ?? (e as Error).message,
+            });
+          }
+        },
+      }),
+    };
+    try {
+      yield* parseWatchStream<KubeObject>(chunks);
+    } finally {
+      if (!done) await reader.cancel().catch(() => {});
+    }
+  }
+}
