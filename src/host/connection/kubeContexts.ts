@@ -1,0 +1,42 @@
+import { KubeConfig } from '@kubernetes/client-node';
+import { KubeConfigError } from '../../core/k8s/kubeconfig.ts';
+
+/** One kubeconfig context, for the context picker. */
+export interface KubeContextInfo {
+  readonly name: string;
+  readonly cluster: string;
+  readonly server?: string;
+  readonly user: string;
+  readonly namespace?: string;
+  readonly current: boolean;
+  /** The user authenticates through an exec credential plugin (the command, for the picker's detail). */
+  readonly execCommand?: string;
+}
+
+/**
+ * Lists the contexts of a kubeconfig (a file, or the kubectl default with
+ * KUBECONFIG's several files merged) without validating any of them: the
+ * picker shows them all and `loadKubeConfig` validates the one chosen.
+ */
+export function listKubeContexts(path: string | undefined): KubeContextInfo[] {
+  const kc = new KubeConfig();
+  try {
+    if (path) kc.loadFromFile(path);
+    else kc.loadFromDefault();
+  } catch (e) {
+    throw new KubeConfigError(`Cannot read kubeconfig ${path ?? 'from KUBECONFIG or ~/.kube/config'}: ${(e as Error).message}`, { cause: e });
+  }
+  const current = kc.getCurrentContext();
+  return kc.getContexts().map((c) => {
+    const user = kc.getUser(c.user);
+    return {
+      name: c.name,
+      cluster: c.cluster,
+      server: kc.getCluster(c.cluster)?.server,
+      user: c.user,
+      ...(c.namespace ? { namespace: c.namespace } : {}),
+      current: c.name === current,
+      ...(user?.exec?.command ? { execCommand: String(user.exec.command) } : {}),
+    };
+  });
+}
