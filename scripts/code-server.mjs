@@ -74,13 +74,31 @@ export function installExtensionCopy(extensionsDir, extRoot = root) {
 }
 
 /**
+ * User settings for a focused workbench: no welcome page or chat side bar in the way, nothing that calls the
+ * (unreachable) marketplace, no telemetry.
+ */
+export const QUIET_SETTINGS = {
+  'workbench.startupEditor': 'none',
+  'workbench.tips.enabled': false,
+  'workbench.secondarySideBar.defaultVisibility': 'hidden',
+  'workbench.enableExperiments': false,
+  'chat.disableAIFeatures': true,
+  'extensions.autoCheckUpdates': false,
+  'extensions.autoUpdate': false,
+  'extensions.ignoreRecommendations': true,
+  'update.mode': 'none',
+  'telemetry.telemetryLevel': 'off',
+};
+
+/**
  * Starts code-server bound to loopback and resolves once it listens.
  *
  * Options: entry, node (from ensureCodeServer), userDataDir, extensionsDir (created if missing), workspace (folder the
  * server opens by default), host ('127.0.0.1'), port (0 = any free port), disableWorkspaceTrust (default true),
  * smokeTestDriver (VS Code's `enable-smoke-test-driver`, which makes the workbench honour the URL `payload` that
  * loads development extensions and extension tests), env (added to the server's environment, which its extension
- * hosts inherit), log (receives every server output line), startTimeoutMs (default 60 s).
+ * hosts inherit), settings (user settings written to <userDataDir>/User/settings.json unless that file exists;
+ * default QUIET_SETTINGS), log (receives every server output line), startTimeoutMs (default 60 s).
  *
  * Resolves to { url, host, port, pid, exited, output(), stop() }: `url` ends with '/', `exited` settles when the server
  * process exits, `output()` returns the recent server output, `stop()` ends the whole process group (SIGTERM, then
@@ -89,9 +107,11 @@ export function installExtensionCopy(extensionsDir, extRoot = root) {
 export async function startCodeServer(options) {
   const {
     entry, node, userDataDir, extensionsDir, workspace, host = '127.0.0.1', port = 0, disableWorkspaceTrust = true,
-    smokeTestDriver = false, env = {}, log = () => {}, startTimeoutMs = 60_000,
+    smokeTestDriver = false, env = {}, settings = QUIET_SETTINGS, log = () => {}, startTimeoutMs = 60_000,
   } = options;
-  mkdirSync(userDataDir, { recursive: true });
+  mkdirSync(join(userDataDir, 'User'), { recursive: true });
+  const settingsFile = join(userDataDir, 'User', 'settings.json');
+  if (!existsSync(settingsFile)) writeFileSync(settingsFile, `${JSON.stringify(settings, null, 2)}\n`);
   mkdirSync(extensionsDir, { recursive: true });
   // An explicit (empty) config keeps code-server from writing ~/.config/code-server/config.yaml with a password.
   const config = join(userDataDir, 'code-server.yaml');

@@ -1,0 +1,134 @@
+// Playwright page objects for the VS Code workbench (code-server in Chromium). Selectors follow VS Code's own smoke-test
+// automation (test/automation) and the ARIA roles the workbench renders; lists are virtualised, so only visible rows
+// exist in the DOM.
+
+/** Opens the workbench at `url` (code-server's root, folder = the workspace it was started with) and waits for it. */
+export async function openWorkbench(page, url) {
+  await page.goto(url);
+  await page.locator('.monaco-workbench').waitFor({ state: 'visible', timeout: 60_000 });
+  // The activity bar is rendered late on a cold start; everything else hangs off it.
+  await page.locator('.part.activitybar').waitFor({ state: 'visible', timeout: 60_000 });
+}
+
+/** The activity-bar entry of a view container, by its title. */
+export function activityTab(page, title) {
+  return page.locator('.part.activitybar').getByRole('tab', { name: title });
+}
+
+/** Shows a view container from the activity bar (a click on the already shown one would hide it) and returns it. */
+export async function openViewContainer(page, containerId, title) {
+  const container = page.locator(`[id="workbench.view.extension.${containerId}"]`);
+  if (!(await container.isVisible())) await activityTab(page, title).click();
+  await container.waitFor({ state: 'visible' });
+  return container;
+}
+
+/** A view pane inside a container, by the view's name, expanded; the pane holds the view's header, tree and welcome. */
+export async function openViewPane(container, name) {
+  const header = container.locator(`.pane-header[aria-label="${name} Section"]`);
+  await header.waitFor({ state: 'visible' });
+  if ((await header.getAttribute('aria-expanded')) === 'false') await header.click();
+  return container.locator('.pane').filter({ has: container.page().locator(`.pane-header[aria-label="${name} Section"]`) });
+}
+
+/** The tree of a view pane (present once the view has items; while it has none the pane shows its welcome content). */
+export function viewTree(pane, name) {
+  return pane.getByRole('tree', { name });
+}
+
+/** Labels of the tree items currently rendered in `scope` (virtualised: only visible rows). */
+export async function treeLabels(scope) {
+  const items = scope.getByRole('treeitem');
+  const labels = [];
+  for (const item of await items.all()) {
+    labels.push(((await item.locator('.label-name').first().textContent()) ?? '').trim());
+  }
+  return labels;
+}
+
+/** A tree item in `scope` whose label is `label` (exact); expanded (ArrowRight) when `expand` is set. */
+export async function treeItem(scope, label, { expand = false } = {}) {
+  const item = scope.getByRole('treeitem').filter({ has: scope.page().locator('.label-name', { hasText: label }) }).first();
+  await item.waitFor({ state: 'visible' });
+  if (expand && (await item.getAttribute('aria-expanded')) === 'false') {
+    await item.click();
+    if ((await item.getAttribute('aria-expanded')) === 'false') await item.press('ArrowRight');
+  }
+  return item;
+}
+
+/** Right-clicks `target` and picks the context-menu entry `label`. */
+export async function contextMenu(target, label) {
+  const page = target.page();
+  await target.click({ button: 'right' });
+  const menu = page.locator('.monaco-menu');
+  await menu.waitFor({ state: 'visible' });
+  const entry = menu.getByRole('menuitem', { name: label }).first();
+  await entry.waitFor({ state: 'visible' });
+  await entry.click();
+  await menu.waitFor({ state: 'hidden' });
+}
+
+/** The labels of the context menu `target` offers (the menu is closed again with Escape). */
+export async function contextMenuLabels(target) {
+  const page = target.page();
+  await target.click({ button: 'right' });
+  const menu = page.locator('.monaco-menu');
+  await menu.waitFor({ state: 'visible' });
+  const labels = (await menu.locator('.action-label').allTextContents()).map((s) => s.trim()).filter(Boolean);
+  await page.keyboard.press('Escape');
+  await menu.waitFor({ state: 'hidden' });
+  return labels;
+}
+
+/** Runs a command from the command palette by its full title ("Category: Title"). */
+export async function runCommand(page, title) {
+  await page.locator('.monaco-workbench').click({ position: { x: 600, y: 10 } }).catch(() => {});
+  await page.keyboard.press('F1');
+  const input = page.locator('.quick-input-widget input');
+  await input.waitFor({ state: 'visible' });
+  await input.fill(`>${title}`);
+  const row = page.locator('.quick-input-widget .quick-input-list .monaco-list-row', { hasText: title }).first();
+  await row.waitFor({ state: 'visible' });
+  await row.click();
+  await page.locator('.quick-input-widget').waitFor({ state: 'hidden' });
+}
+
+/** The editor tab titled `title` (a locator; may not exist yet). */
+export function editorTab(page, title) {
+  return page.locator('.tabs-container .tab', { hasText: title });
+}
+
+/** Text of the visible lines of the active text editor. */
+export async function activeEditorText(page) {
+  const lines = await page.locator('.editor-group-container.active .monaco-editor .view-line').allTextContents();
+  return lines.map((l) => l.replace(/\u00a0/g, ' ')).join('\n');
+}
+
+/**
+ * The document inside a webview panel (VS Code nests it: iframe.webview → iframe#active-frame). `title` picks the
+ * webview whose panel title matches; the frame locator waits for the content to load.
+ */
+export function webviewContent(page) {
+  return page.frameLocator('iframe.webview.ready').frameLocator('iframe#active-frame');
+}
+
+/** Texts of the visible notification toasts. */
+export async function notifications(page) {
+  return (await page.locator('.notification-toast .notification-list-item-message').allTextContents()).map((s) => s.trim());
+}
+
+/**
+ * Polls `probe` until `accept(value)` holds or `timeoutMs` passes; resolves to the last value, throws with it and
+ * `what` on timeout. For UI state that appears asynchronously (cluster data arriving in a tree).
+ */
+export async function eventually(what, probe, accept, { timeoutMs = 30_000, intervalMs = 250 } = {}) {
+  const end = Date.now() + timeoutMs;
+  let last;
+  for (;;) {
+    last = await probe();
+    if (accept(last)) return last;
+    if (Date.now() > end) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}; last seen: ${JSON.stringify(last)}`);
+    await new Promise((r) => setTimeout(r, intervalMs));
+  }
+}
