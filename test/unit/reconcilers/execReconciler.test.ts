@@ -1,0 +1,159 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createExecReconciler, ExecReconcilerError, parseExecOutput } from '../../../src/core/reconcilers/execReconciler.ts';
+import { isTerminal } from '../../../src/core/controller/reconcile.ts';
+import { FakeClock } from '../../fakes/fakeClock.ts';
+import { statusOnlyClient, testContext, until, widget } from './helpers.ts';
+
+const dir = mkdtempSync(join(tmpdir(), 'rl-exec-test-'));
+test.after(() => rmSync(dir, { recursive: true, force: true }));
+
+function script(name: string, body: string): string {
+  const p = join(dir, name);
+  writeFileSync(p, `#!/usr/bin/env bash\n${body}\n`);
+  chmodSync(p, 0o755);
+  return p;
+}
+
+const req = { key: 'ns1/w1', namespace: 'ns1', name: 'w1' };
+
+function isDead(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.split(') ')[1]?.startsWith('Z') ?? true;
+  } catch {
+    return true;
+  }
+}
+
+test('parseExecOutput accepts the documented fields and rejects bad ones with the field name', () => {
+  assert.deepEqual(parseExecOutput(' {"requeueAfterMs": 5000, "reason": "wait", "log": ["a"]}\n'), { requeueAfterMs: 5000, reason: 'wait', log: ['a'] });
+  assert.deepEqual(parseExecOutput('{"error":"boom","terminal":true,"status":{"x":1}}'), { error: 'boom', terminal: true, status: { x: 1 } });
+  assert.throws(() => parseExecOutput(''), /printed nothing/);
+  assert.throws(() => parseExecOutput('hello'), /not valid JSON/);
+  assert.throws(() => parseExecOutput('[1]'), /one JSON object/);
+  assert.throws(() => parseExecOutput('{"requeueAfterMs": -1}'), /"requeueAfterMs" must be a number >= 0/);
+  assert.throws(() => parseExecOutput('{"terminal": "yes"}'), /"terminal" must be a boolean/);
+  assert.throws(() => parseExecOutput('{"log": [1]}'), /"log" must be/);
+});
+
+test('happy path: stdin JSON and env vars reach the program; requeue, reason and log lines come back', async () => {
+  const echo = script('echo.sh', `
+input=$(cat)
+printf '%s' "$input" > "${dir}/input.json"
+env | grep -E '^(RECONCILE_|KUBECONFIG=)' | sort > "${dir}/env.txt"
+echo "diagnostic on stderr" >&2
+echo '{"requeueAfterMs": 7000, "reason": "waiting for dep", "log": ["hello from exec"]}'`);
+  const r = createExecReconciler({ command: [echo], kubeconfigPath: '/tmp/some/kubeconfig', context: 'lab' });
+  const { ctx, logs } = testContext(statusOnlyClient([]), { objects: [widget('w1')], dryRun: true });
+  const result = await r.reconcile(req, ctx);
+  assert.deepEqual(result, { requeueAfterMs: 7000, reason: 'waiting for dep' });
+  const input = JSON.parse(readFileSync(join(dir, 'input.json'), 'utf8'));
+  assert.equal(input.key, 'ns1/w1');
+  assert.equal(input.namespace, 'ns1');
+  assert.equal(input.name, 'w1');
+  assert.equal(input.object.metadata.uid, 'uid-w1');
+  assert.equal(input.kubeconfig, '/tmp/some/kubeconfig');
+  assert.equal(input.context, 'lab');
+  assert.equal(input.dryRun, true);
+  assert.deepEqual(input.resource, { group: 'lab.reconcile.dev', version: 'v1alpha1', resource: 'widgets' });
+  const env = readFileSync(join(dir, 'env.txt'), 'utf8');
+  for (const line of ['KUBECONFIG=/tmp/some/kubeconfig', 'RECONCILE_KEY=ns1/w1', 'RECONCILE_NAMESPACE=ns1', 'RECONCILE_NAME=w1', 'RECONCILE_DRY_RUN=true', 'RECONCILE_CONTEXT=lab', 'RECONCILE_RESOURCE=widgets.lab.reconcile.dev']) {
+    assert.ok(env.includes(line), `env has ${line}:\n${env}`);
+  }
+  assert.ok(logs.some((l) => l.level === 'info' && l.msg === 'hello from exec'));
+  assert.ok(logs.some((l) => l.level === 'debug' && l.msg === 'diagnostic on stderr'));
+  r.dispose();
+});
+
+test('the returned status is written through /status only when it differs', async () => {
+  const w = widget('w1', { status: { phase: 'Old' } });
+  const client = statusOnlyClient([w]);
+  const s = script('status.sh', `cat >/dev/null; echo '{"status": {"phase": "Ready"}}'`);
+  const r = createExecReconciler({ command: [s] });
+  const { ctx } = testContext(client, { objects: [w] });
+  assert.deepEqual(await r.reconcile(req, ctx), {});
+  assert.equal(client.statusWrites.length, 1);
+  assert.deepEqual(client.statusWrites[0]!.status, { phase: 'Ready' });
+  await r.reconcile(req, ctx);
+  assert.equal(client.statusWrites.length, 1, 'same status again: no second write');
+});
+
+test('"error" is a retryable error; with "terminal": true a TerminalError', async () => {
+  const { ctx } = testContext(statusOnlyClient([]), { objects: [widget('w1')] });
+  const soft = createExecReconciler({ command: [script('err.sh', `echo '{"error": "dependency API down"}'`)] });
+  await assert.rejects(soft.reconcile(req, ctx), (e: Error) => !isTerminal(e) && /dependency API down/.test(e.message));
+  const hard = createExecReconciler({ command: [script('term.sh', `echo '{"error": "spec is invalid", "terminal": true}'`)] });
+  await assert.rejects(hard.reconcile(req, ctx), (e: Error) => isTerminal(e) && /spec is invalid/.test(e.message));
+});
+
+test('non-zero exit: an error with the exit code and the stderr tail', async () => {
+  const { ctx } = testContext(statusOnlyClient([]), { objects: [widget('w1')] });
+  const r = createExecReconciler({ command: [script('fail.sh', `for i in $(seq 1 2000); do echo "noise line $i" >&2; done; echo "kubectl: connection refused" >&2; exit 3`)] });
+  await assert.rejects(r.reconcile(req, ctx), (e: unknown) => {
+    assert.ok(e instanceof ExecReconcilerError);
+    assert.equal(e.kind, 'exit');
+    assert.equal(e.exitCode, 3);
+    assert.match(e.message, /exited with code 3/);
+    assert.match(e.message, /kubectl: connection refused/);
+    assert.ok(e.stderrTail.length <= 4100, 'only the tail is kept');
+    assert.doesNotMatch(e.stderrTail, /noise line 1\n/);
+    return true;
+  });
+});
+
+test('invalid and oversized output are clear errors', async () => {
+  const { ctx } = testContext(statusOnlyClient([]), { objects: [widget('w1')] });
+  const bad = createExecReconciler({ command: [script('bad.sh', `echo 'Reconciled OK!'`)] });
+  await assert.rejects(bad.reconcile(req, ctx), (e: unknown) => e instanceof ExecReconcilerError && e.kind === 'invalid-output' && /not valid JSON/.test(e.message));
+  const empty = createExecReconciler({ command: [script('empty.sh', `true`)] });
+  await assert.rejects(empty.reconcile(req, ctx), (e: unknown) => e instanceof ExecReconcilerError && e.kind === 'invalid-output' && /printed nothing/.test(e.message));
+  const big = createExecReconciler({ command: [script('big.sh', `head -c 200000 /dev/zero | tr '\\0' 'x'`)], maxOutputBytes: 50_000 });
+  await assert.rejects(big.reconcile(req, ctx), (e: unknown) => e instanceof ExecReconcilerError && e.kind === 'output-too-large' && /exceeded 50000 bytes/.test(e.message));
+});
+
+test('a missing or non-executable program is a clear error, not a crash', async () => {
+  const { ctx } = testContext(statusOnlyClient([]), { objects: [widget('w1')] });
+  const missing = createExecReconciler({ command: [join(dir, 'does-not-exist.sh')] });
+  await assert.rejects(missing.reconcile(req, ctx), (e: unknown) => e instanceof ExecReconcilerError && e.kind === 'not-found' && /program not found/.test(e.message));
+  const p = join(dir, 'noexec.sh');
+  writeFileSync(p, '#!/bin/sh\necho {}\n');
+  chmodSync(p, 0o644);
+  const noexec = createExecReconciler({ command: [p] });
+  await assert.rejects(noexec.reconcile(req, ctx), (e: unknown) => e instanceof ExecReconcilerError && e.kind === 'not-executable' && /permission denied/.test(e.message));
+});
+
+test('timeout kills the whole process group (grandchildren too), SIGKILL after the grace period', async () => {
+  const clock = new FakeClock();
+  const pidFile = join(dir, 'grandchild.pid');
+  // Ignores SIGTERM and starts a grandchild that would outlive a plain kill of the parent.
+  const slow = script('slow.sh', `trap '' TERM; sleep 300 & echo $! > "${pidFile}"; wait; echo '{}'`);
+  const r = createExecReconciler({ command: [slow], timeoutMs: 5_000, killGraceMs: 1_000, clock });
+  const { ctx } = testContext(statusOnlyClient([]), { objects: [widget('w1')] });
+  const p = r.reconcile(req, ctx);
+  let error: unknown;
+  p.catch((e) => (error = e));
+  await until(() => existsSync(pidFile) && readFileSync(pidFile, 'utf8').trim() !== '', 5_000_000);
+  const grandchild = Number(readFileSync(pidFile, 'utf8'));
+  clock.step(4_999);
+  await new Promise((res) => setImmediate(res));
+  assert.equal(error, undefined, 'not yet timed out');
+  clock.step(1); // timeout: SIGTERM to the group (ignored by the trap, fatal to sleep)
+  clock.step(1_000); // grace over: SIGKILL
+  await assert.rejects(p, (e: unknown) => e instanceof ExecReconcilerError && e.kind === 'timeout' && /timed out after 5000 ms/.test(e.message));
+  assert.ok(isDead(grandchild), 'the grandchild was killed with its group');
+  assert.equal(clock.pendingTimers, 0, 'no timer left behind');
+});
+
+test('an aborted reconcile kills the program', async () => {
+  const ac = new AbortController();
+  const r = createExecReconciler({ command: [script('wait.sh', `sleep 300; echo '{}'`)], timeoutMs: 60_000, clock: new FakeClock() });
+  const { ctx } = testContext(statusOnlyClient([]), { objects: [widget('w1')], signal: ac.signal });
+  const p = r.reconcile(req, ctx);
+  await new Promise((res) => setImmediate(res));
+  ac.abort();
+  await assert.rejects(p, (e: unknown) => e instanceof ExecReconcilerError && e.kind === 'aborted');
+});
