@@ -1,0 +1,388 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { SharedIndexInformer, stripManagedFields } from '../../../src/core/cache/sharedIndexInformer.ts';
+import { isTombstone, type DeletedFinalStateUnknown, type ResourceEventHandler } from '../../../src/core/cache/interfaces.ts';
+import { FINALIZER_INDEX, finalizerIndexFunc } from '../../../src/core/cache/indexFuncs.ts';
+import { NAMESPACE_INDEX } from '../../../src/core/cache/indexer.ts';
+import type { KubeObject } from '../../../src/core/k8s/objects.ts';
+import { FakeClock } from '../../fakes/fakeClock.ts';
+import { FakeListerWatcher } from '../../fakes/fakeListerWatcher.ts';
+import { recordingLogger, settle, widget, widgets } from './helpers.ts';
+
+const rv = (o: KubeObject) => o.metadata.resourceVersion;
+const label = (o: KubeObject | DeletedFinalStateUnknown) => (isTombstone(o) ? `tombstone(${o.key}@${rv(o.obj)})` : `${o.metadata.name}@${rv(o)}`);
+
+/** A handler that records what it sees as readable lines. */
+function recorder(): { handler: ResourceEventHandler; seen: string[] } {
+  const seen: string[] = [];
+  return {
+    seen,
+    handler: {
+      onAdd: (o, initial) => void seen.push(`add ${label(o)}${initial ? ' initial' : ''}`),
+      onUpdate: (a, b) => void seen.push(`${rv(a) === rv(b) ? 'resync' : 'update'} ${label(a)} -> ${label(b)}`),
+      onDelete: (o) => void seen.push(`delete ${label(o)}`),
+    },
+  };
+}
+
+function setup(options: { resyncPeriodMs?: number; transform?: null } = {}) {
+  const clock = new FakeClock();
+  const lw = new FakeListerWatcher();
+  const { logger, entries } = recordingLogger();
+  const informer = new SharedIndexInformer({ listerWatcher: lw, resource: widgets, clock, logger, random: () => 0, ...options });
+  return { clock, lw, informer, logs: entries };
+}
+
+test('initial list: adds with isInInitialList=true, then watch events in order; onUpdate gets old and new', async () => {
+  const t = setup();
+  t.lw.add(widget('a'));
+  t.lw.add(widget('b'));
+  const r = recorder();
+  const reg = t.informer.addEventHandler(r.handler);
+  assert.equal(t.informer.hasSynced(), false);
+  assert.equal(reg.hasSynced(), false);
+  t.informer.run();
+  await settle();
+  assert.equal(t.informer.hasSynced(), true);
+  assert.equal(reg.hasSynced(), true);
+  t.lw.add(widget('c'));
+  t.lw.modify(widget('a', { spec: { size: 9 } }));
+  t.lw.delete(widget('b'));
+  await settle();
+  assert.deepEqual(r.seen, ['add a@1 initial', 'add b@2 initial', 'add c@3', 'update a@1 -> a@4', 'delete b@5']);
+  assert.deepEqual(t.informer.getIndexer().listKeys().sort(), ['default/a', 'default/c']);
+  assert.equal(t.informer.lastSyncResourceVersion(), '5');
+  t.informer.dispose();
+});
+
+test('the cache already holds a change when its handler is called', async () => {
+  const t = setup();
+  const observed: string[] = [];
+  const cached = (name: string) => rv(t.informer.getIndexer().getByKey(`default/${name}`) ?? { metadata: {} }) ?? 'absent';
+  t.informer.addEventHandler({
+    onAdd: (o) => void observed.push(`add ${rv(o)} cache ${cached(o.metadata.name!)}`),
+    onUpdate: (_, n) => void observed.push(`update ${rv(n)} cache ${cached(n.metadata.name!)}`),
+    onDelete: (o) => void observed.push(`delete cache ${cached((o as KubeObject).metadata.name!)}`),
+  });
+  t.informer.run();
+  await settle();
+  t.lw.add(widget('a'));
+  await settle();
+  t.lw.modify(widget('a', { spec: { size: 2 } }));
+  await settle();
+  t.lw.delete(widget('a'));
+  await settle();
+  assert.deepEqual(observed, ['add 1 cache 1', 'update 2 cache 2', 'delete cache absent']);
+  t.informer.dispose();
+});
+
+test('a relist turns missed deletes into tombstones, missed adds into adds, unchanged objects into same-RV updates', async () => {
+  const t = setup();
+  t.lw.add(widget('keep'));
+  t.lw.add(widget('gone', { labels: { last: 'state' } }));
+  t.lw.add(widget('changed'));
+  const r = recorder();
+  t.informer.addEventHandler(r.handler);
+  t.informer.run();
+  await settle();
+  r.seen.length = 0;
+  t.lw.deleteDropWatch(widget('gone'));
+  t.lw.addDropWatch(widget('new'));
+  t.lw.modifyDropWatch(widget('changed', { spec: { size: 3 } }));
+  t.lw.dropWatch(); // connection reset → backoff → relist
+  await settle();
+  t.clock.step(800);
+  await settle();
+  // Deletes first, then the list in its order (the fake lists by key).
+  assert.deepEqual(r.seen, ['delete tombstone(default/gone@2)', 'update changed@3 -> changed@6', 'resync keep@1 -> keep@1', 'add new@5']);
+  const tomb = t.informer.getIndexer().getByKey('default/gone');
+  assert.equal(tomb, undefined);
+  t.informer.dispose();
+});
+
+test('tombstones carry the key and the last cached state', async () => {
+  const t = setup();
+  t.lw.add(widget('gone', { labels: { v: '1' } }));
+  const deleted: Array<KubeObject | DeletedFinalStateUnknown> = [];
+  t.informer.addEventHandler({ onDelete: (o) => void deleted.push(o) });
+  t.informer.run();
+  await settle();
+  t.lw.deleteDropWatch(widget('gone'));
+  t.lw.expire();
+  await settle();
+  t.clock.step(800);
+  await settle();
+  assert.equal(deleted.length, 1);
+  const d = deleted[0]!;
+  assert.ok(isTombstone(d));
+  if (!isTombstone(d)) return;
+  assert.equal(d.key, 'default/gone');
+  assert.equal(d.obj.metadata.labels?.v, '1');
+  assert.equal(rv(d.obj), '1');
+  t.informer.dispose();
+});
+
+test('a slow handler blocks neither other handlers nor the cache; it catches up in order', async () => {
+  const t = setup();
+  let release!: () => void;
+  const gate = new Promise<void>((r) => (release = r));
+  const slowSeen: string[] = [];
+  t.informer.addEventHandler({
+    onAdd: async (o) => {
+      slowSeen.push(o.metadata.name!);
+      if (o.metadata.name === 'a') await gate;
+    },
+  });
+  const fast = recorder();
+  t.informer.addEventHandler(fast.handler);
+  t.informer.run();
+  await settle();
+  for (const n of ['a', 'b', 'c']) t.lw.add(widget(n));
+  await settle();
+  assert.deepEqual(fast.seen, ['add a@1', 'add b@2', 'add c@3']);
+  assert.deepEqual(slowSeen, ['a']);
+  assert.equal(t.informer.getIndexer().listKeys().length, 3);
+  release();
+  await settle();
+  assert.deepEqual(slowSeen, ['a', 'b', 'c']);
+  t.informer.dispose();
+});
+
+test('a throwing or rejecting handler is reported (logger + event) and keeps receiving; others are unaffected', async () => {
+  const t = setup();
+  const errors: string[] = [];
+  t.informer.onDidHandlerError((e) => errors.push(`${e.notification} ${e.key}: ${(e.error as Error).message}`));
+  const badSeen: string[] = [];
+  t.informer.addEventHandler({
+    onAdd: (o) => {
+      badSeen.push(o.metadata.name!);
+      if (o.metadata.name === 'a') throw new Error('sync boom');
+    },
+    onUpdate: async () => {
+      throw new Error('async boom');
+    },
+  });
+  const good = recorder();
+  t.informer.addEventHandler(good.handler);
+  t.informer.run();
+  await settle();
+  t.lw.add(widget('a'));
+  t.lw.add(widget('b'));
+  t.lw.modify(widget('b', { spec: { size: 2 } }));
+  await settle();
+  assert.deepEqual(badSeen, ['a', 'b']);
+  assert.deepEqual(good.seen, ['add a@1', 'add b@2', 'update b@2 -> b@3']);
+  assert.deepEqual(errors, ['add default/a: sync boom', 'update default/b: async boom']);
+  assert.equal(t.logs.filter((e) => e.level === 'error' && e.msg === 'event handler failed').length, 2);
+  assert.equal(t.informer.state.phase, 'watching');
+  t.informer.dispose();
+});
+
+test('a handler added after sync gets synthetic initial adds for the cache, before any later event', async () => {
+  const t = setup();
+  t.lw.add(widget('a'));
+  t.lw.add(widget('b'));
+  t.informer.run();
+  await settle();
+  t.lw.add(widget('c'));
+  await settle();
+  const late = recorder();
+  const reg = t.informer.addEventHandler(late.handler);
+  assert.equal(reg.hasSynced(), false, 'not synced until its initial adds are handled');
+  t.lw.modify(widget('a', { spec: { size: 2 } }));
+  await settle();
+  assert.equal(reg.hasSynced(), true);
+  assert.deepEqual(late.seen, ['add a@1 initial', 'add b@2 initial', 'add c@3 initial', 'update a@1 -> a@4']);
+  t.informer.dispose();
+});
+
+test('registration hasSynced waits for a slow handler to finish its initial list', async () => {
+  const t = setup();
+  t.lw.add(widget('a'));
+  let release!: () => void;
+  const gate = new Promise<void>((r) => (release = r));
+  const reg = t.informer.addEventHandler({ onAdd: () => gate });
+  const quick = t.informer.addEventHandler({});
+  t.informer.run();
+  await settle();
+  assert.equal(t.informer.hasSynced(), true);
+  assert.equal(quick.hasSynced(), true);
+  assert.equal(reg.hasSynced(), false);
+  release();
+  await settle();
+  assert.equal(reg.hasSynced(), true);
+  t.informer.dispose();
+});
+
+test('resync replays the cache to the handler that asked for it, as same-RV updates, every period', async () => {
+  const t = setup();
+  t.lw.add(widget('a'));
+  t.lw.add(widget('b'));
+  const resyncing = recorder();
+  const quiet = recorder();
+  t.informer.addEventHandler(resyncing.handler, { resyncPeriodMs: 5000 });
+  t.informer.addEventHandler(quiet.handler);
+  t.informer.run();
+  await settle();
+  resyncing.seen.length = 0;
+  quiet.seen.length = 0;
+  t.clock.step(4999);
+  await settle();
+  assert.deepEqual(resyncing.seen, []);
+  t.clock.step(1);
+  await settle();
+  assert.deepEqual(resyncing.seen, ['resync a@1 -> a@1', 'resync b@2 -> b@2']);
+  t.lw.modify(widget('a', { spec: { size: 2 } }));
+  await settle();
+  t.clock.step(5000);
+  await settle();
+  assert.deepEqual(resyncing.seen.slice(2), ['update a@1 -> a@3', 'resync a@3 -> a@3', 'resync b@2 -> b@2'], 'resync replays the cache, newest state');
+  assert.deepEqual(quiet.seen, ['update a@1 -> a@3']);
+  t.informer.dispose();
+});
+
+test('resync periods: at least 1 s; after start, raised to the informer check period', async () => {
+  const t = setup({ resyncPeriodMs: 10_000 });
+  t.lw.add(widget('a'));
+  const tiny = recorder();
+  t.informer.addEventHandler(tiny.handler, { resyncPeriodMs: 10 }); // before start: clamped to 1 s, lowers the check period
+  t.informer.run();
+  await settle();
+  tiny.seen.length = 0;
+  t.clock.step(1000);
+  await settle();
+  assert.deepEqual(tiny.seen, ['resync a@1 -> a@1']);
+  const late = recorder();
+  t.informer.addEventHandler(late.handler, { resyncPeriodMs: 500 }); // after start: raised to the check period (1 s)
+  await settle();
+  late.seen.length = 0;
+  t.clock.step(999);
+  await settle();
+  assert.deepEqual(late.seen, []);
+  t.clock.step(1);
+  await settle();
+  assert.deepEqual(late.seen, ['resync a@1 -> a@1']);
+  const byDefault = recorder();
+  t.informer.addEventHandler(byDefault.handler); // the informer default: 10 s
+  await settle();
+  byDefault.seen.length = 0;
+  t.clock.step(9000);
+  await settle();
+  assert.deepEqual(byDefault.seen, []);
+  t.clock.step(1000);
+  await settle();
+  assert.deepEqual(byDefault.seen, ['resync a@1 -> a@1']);
+  t.informer.dispose();
+  await t.informer.whenStopped();
+  assert.equal(t.clock.pendingTimers, 0, 'no resync or watch timer survives dispose');
+});
+
+test('the default transform drops managedFields before anyone sees the object; null keeps them', async () => {
+  for (const [transform, want] of [[undefined, false], [null, true]] as const) {
+    const t = setup(transform === null ? { transform: null } : {});
+    t.lw.add(widget('a'));
+    const seen: KubeObject[] = [];
+    t.informer.addEventHandler({ onAdd: (o) => void seen.push(o), onUpdate: (_, n) => void seen.push(n) });
+    t.informer.run();
+    await settle();
+    t.lw.modify(widget('a', { spec: { size: 2 } }));
+    await settle();
+    assert.equal(seen.length, 2);
+    for (const o of [...seen, ...t.informer.getIndexer().list()]) assert.equal('managedFields' in o.metadata, want);
+    t.informer.dispose();
+  }
+  assert.equal(stripManagedFields(widget('x')).metadata.managedFields, undefined);
+});
+
+test('a custom transform shapes what the cache and handlers get', async () => {
+  const clock = new FakeClock();
+  const lw = new FakeListerWatcher();
+  lw.add(widget('a', { spec: { size: 1, big: 'x'.repeat(100) } }));
+  const informer = new SharedIndexInformer({
+    listerWatcher: lw,
+    resource: widgets,
+    clock,
+    transform: (o) => ({ metadata: { name: o.metadata.name, namespace: o.metadata.namespace, resourceVersion: o.metadata.resourceVersion } }),
+  });
+  informer.run();
+  await settle();
+  assert.deepEqual(informer.getIndexer().getByKey('default/a'), { metadata: { name: 'a', namespace: 'default', resourceVersion: '1' } });
+  informer.dispose();
+});
+
+test('indexers from the constructor and added after start; lookups by index', async () => {
+  const clock = new FakeClock();
+  const lw = new FakeListerWatcher();
+  lw.add(widget('a', { namespace: 'n1', finalizers: ['f/x'], labels: { team: 'red' } }));
+  lw.add(widget('b', { namespace: 'n2', labels: { team: 'red' } }));
+  const informer = new SharedIndexInformer({ listerWatcher: lw, resource: widgets, clock, indexers: { [FINALIZER_INDEX]: finalizerIndexFunc } });
+  informer.run();
+  await settle();
+  const idx = informer.getIndexer();
+  assert.deepEqual(idx.indexKeys(FINALIZER_INDEX, 'f/x'), ['n1/a']);
+  assert.deepEqual(idx.indexKeys(NAMESPACE_INDEX, 'n2'), ['n2/b']);
+  informer.addIndexers({ team: (o) => (o.metadata.labels?.team ? [o.metadata.labels.team] : []) });
+  assert.deepEqual(idx.indexKeys('team', 'red').sort(), ['n1/a', 'n2/b']);
+  lw.modify(widget('b', { namespace: 'n2', labels: { team: 'blue' } }));
+  await settle();
+  assert.deepEqual(idx.indexKeys('team', 'red'), ['n1/a']);
+  assert.deepEqual(idx.listIndexFuncValues('team').sort(), ['blue', 'red']);
+  assert.throws(() => informer.addIndexers({ team: () => [] }), /conflict/);
+  informer.dispose();
+  assert.throws(() => informer.addIndexers({ other: () => [] }), /stopped/);
+});
+
+test('a delete for an object the cache never had is dropped', async () => {
+  const t = setup();
+  t.lw.add(widget('a'));
+  const r = recorder();
+  t.informer.addEventHandler(r.handler);
+  t.informer.run();
+  await settle();
+  t.lw.addDropWatch(widget('ghost'));
+  t.lw.delete(widget('ghost'));
+  await settle();
+  assert.deepEqual(r.seen, ['add a@1 initial']);
+  assert.equal(t.informer.lastSyncResourceVersion(), '3');
+  t.informer.dispose();
+});
+
+test('disposing a registration stops its deliveries only', async () => {
+  const t = setup();
+  const a = recorder();
+  const b = recorder();
+  const regA = t.informer.addEventHandler(a.handler);
+  t.informer.addEventHandler(b.handler);
+  t.informer.run();
+  await settle();
+  t.lw.add(widget('x'));
+  regA.dispose();
+  t.lw.add(widget('y'));
+  await settle();
+  assert.deepEqual(a.seen, []);
+  assert.deepEqual(b.seen, ['add x@1', 'add y@2']);
+  t.informer.dispose();
+});
+
+test('state events follow the reflector; dispose is final', async () => {
+  const t = setup();
+  const phases: string[] = [];
+  t.informer.onDidChangeState((s) => phases.push(s.phase));
+  assert.equal(t.informer.state.phase, 'idle');
+  const r = recorder();
+  t.informer.addEventHandler(r.handler);
+  t.informer.run();
+  t.informer.run();
+  await settle();
+  t.informer.dispose();
+  await t.informer.whenStopped();
+  assert.deepEqual(phases, ['listing', 'watching', 'stopped']);
+  assert.equal(t.lw.listCalls.length, 1, 'run() twice started one loop');
+  assert.throws(() => t.informer.addEventHandler(recorder().handler), /stopped informer/);
+  t.lw.add(widget('late'));
+  t.informer.run();
+  await settle();
+  assert.deepEqual(r.seen, []);
+  assert.equal(t.lw.listCalls.length, 1);
+  assert.equal(t.lw.openWatches, 0);
+});

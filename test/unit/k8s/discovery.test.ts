@@ -1,0 +1,71 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { compareKubeVersions, findResource, resourceInfoFromCrd, resourcesFromList } from '../../../src/core/k8s/discovery.ts';
+import type { KubeObject } from '../../../src/core/k8s/objects.ts';
+
+test('resource lists: subresources fold into their parent; core group is ""', () => {
+  const apps = resourcesFromList(
+    {
+      groupVersion: 'apps/v1',
+      resources: [
+        { name: 'deployments', kind: 'Deployment', namespaced: true, verbs: ['list', 'watch'], shortNames: ['deploy'] },
+        { name: 'deployments/status', kind: 'Deployment', namespaced: true },
+        { name: 'deployments/scale', kind: 'Scale', namespaced: true },
+      ],
+    },
+    true,
+  );
+  assert.deepEqual(apps, [
+    { group: 'apps', version: 'v1', resource: 'deployments', kind: 'Deployment', namespaced: true, verbs: ['list', 'watch'], shortNames: ['deploy'], preferred: true, subresources: ['status', 'scale'] },
+  ]);
+  const core = resourcesFromList({ groupVersion: 'v1', resources: [{ name: 'nodes', kind: 'Node', namespaced: false }] }, true);
+  assert.equal(core[0]!.group, '');
+  assert.equal(core[0]!.version, 'v1');
+  assert.equal(core[0]!.namespaced, false);
+});
+
+test('findResource by plural, kind or short name, preferring the preferred version', () => {
+  const rs = [
+    ...resourcesFromList({ groupVersion: 'lab.dev/v1beta1', resources: [{ name: 'widgets', kind: 'Widget', namespaced: true, shortNames: ['wd'] }] }, false),
+    ...resourcesFromList({ groupVersion: 'lab.dev/v1', resources: [{ name: 'widgets', kind: 'Widget', namespaced: true, shortNames: ['wd'] }] }, true),
+  ];
+  assert.equal(findResource(rs, { group: 'lab.dev', name: 'widgets' })?.version, 'v1');
+  assert.equal(findResource(rs, { group: 'lab.dev', name: 'Widget' })?.version, 'v1');
+  assert.equal(findResource(rs, { group: 'lab.dev', name: 'wd', version: 'v1beta1' })?.version, 'v1beta1');
+  assert.equal(findResource(rs, { group: 'other', name: 'widgets' }), undefined);
+});
+
+test('Kubernetes version priority: GA > beta > alpha, higher first, odd names last', () => {
+  const vs = ['v1alpha1', 'foo', 'v2beta1', 'v1', 'v1beta2', 'v2', 'v1beta1', 'bar', 'v10alpha3'];
+  assert.deepEqual([...vs].sort(compareKubeVersions), ['v2', 'v1', 'v2beta1', 'v1beta2', 'v1beta1', 'v10alpha3', 'v1alpha1', 'bar', 'foo']);
+});
+
+const crd: KubeObject = {
+  metadata: { name: 'gizmos.lab.dev' },
+  spec: {
+    group: 'lab.dev',
+    names: { plural: 'gizmos', kind: 'Gizmo' },
+    scope: 'Cluster',
+    versions: [
+      { name: 'v1alpha1', served: true, storage: false },
+      { name: 'v1', served: true, storage: true, subresources: { status: {}, scale: {} } },
+      { name: 'v2', served: false, storage: false },
+    ],
+  },
+};
+
+test('a CRD gives its GVR: plural, kind, scope, served versions, storage version, subresources', () => {
+  assert.deepEqual(resourceInfoFromCrd(crd), {
+    group: 'lab.dev',
+    version: 'v1',
+    resource: 'gizmos',
+    kind: 'Gizmo',
+    namespaced: false,
+    subresources: ['status', 'scale'],
+    servedVersions: ['v1', 'v1alpha1'],
+    storageVersion: 'v1',
+  });
+  assert.deepEqual(resourceInfoFromCrd(crd, 'v1alpha1').subresources, []);
+  assert.throws(() => resourceInfoFromCrd(crd, 'v2'), /not served/);
+  assert.throws(() => resourceInfoFromCrd({ metadata: { name: 'x' }, spec: {} }), /not a CustomResourceDefinition/);
+});
