@@ -1,0 +1,98 @@
+import { before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { join } from 'node:path';
+import { createNamespace, getTestCluster } from './support/cluster.ts';
+import { client as makeClient, CONFIGMAPS, installLabCrd, ROOT, sampleWidgets, type LabCrd } from './reconcilers.support.ts';
+import { createExecReconciler } from '../../src/core/reconcilers/execReconciler.ts';
+import { createReconcileContext } from '../../src/core/actions/context.ts';
+import { recordingClient, type DynamicKubeClient, type WriteRecord } from '../../src/core/k8s/dynamicClient.ts';
+import { isNotFound } from '../../src/core/k8s/client.ts';
+import { conditionOf } from '../../src/core/k8s/objects.ts';
+import { createLogger } from '../../src/core/log.ts';
+
+const have = (cmd: string, args: string[]) => spawnSync(cmd, args, { stdio: 'ignore' }).status === 0;
+const tools = have('kubectl', ['version', '--client']) && have('jq', ['--version']);
+
+// samples/exec-reconciler.sh needs kubectl and jq; without them this suite is skipped (the exec protocol
+// itself is covered by test/unit/reconcilers/execReconciler.test.ts with small bash scripts).
+describe('samples/exec-reconciler.sh (kubectl + jq) through the exec reconciler', { skip: tools ? false : 'kubectl or jq not installed' }, () => {
+  let c: DynamicKubeClient;
+  let crd: LabCrd;
+  let ns: string;
+  let kubeconfigPath: string;
+
+  before(async () => {
+    const cluster = await getTestCluster();
+    kubeconfigPath = cluster.kubeconfigPath;
+    c = makeClient(cluster.transport);
+    crd = await installLabCrd(cluster.transport);
+    ns = await createNamespace(cluster.transport, 'exec');
+    for (const w of sampleWidgets(crd, ns)) await c.create(crd.gvr, w);
+  });
+
+  async function reconcile(name: string, dryRun = false) {
+    const writes: WriteRecord[] = [];
+    const logs: string[] = [];
+    const r = createExecReconciler({ command: [join(ROOT, 'samples/exec-reconciler.sh')], kubeconfigPath, timeoutMs: 60_000 });
+    const ctx = createReconcileContext({
+      client: recordingClient(c, { dryRun, onWrite: (w) => writes.push(w) }),
+      primary: crd.gvr,
+      dryRun,
+      log: createLogger((_l, msg) => logs.push(msg)),
+    });
+    try {
+      const result = await r.reconcile({ key: `${ns}/${name}`, namespace: ns, name }, ctx);
+      return { result, writes, logs };
+    } finally {
+      r.dispose();
+    }
+  }
+
+  test('ready: child created, finalizer added, status written by the runner; the second run writes nothing', async () => {
+    const first = await reconcile('widget-ready');
+    assert.deepEqual(first.result, {});
+    assert.ok(first.logs.includes('created ConfigMap widget-ready-config'), first.logs.join('\n'));
+    const w = await c.get(crd.gvr, ns, 'widget-ready');
+    assert.ok(w.metadata.finalizers?.includes('lab.reconcile.dev/cleanup'));
+    assert.equal(conditionOf(w, 'Ready')?.status, 'True');
+    const child = await c.get(CONFIGMAPS, ns, 'widget-ready-config');
+    assert.deepEqual(child.data, { color: 'blue', size: 'medium' });
+    assert.equal(child.metadata.ownerReferences?.[0]?.uid, w.metadata.uid);
+
+    const second = await reconcile('widget-ready');
+    assert.deepEqual(second.result, {});
+    assert.deepEqual(second.logs, []);
+    assert.deepEqual(second.writes, [], 'status unchanged: not rewritten');
+    assert.equal((await c.get(CONFIGMAPS, ns, 'widget-ready-config')).metadata.resourceVersion, child.metadata.resourceVersion);
+    assert.equal((await c.get(crd.gvr, ns, 'widget-ready')).metadata.resourceVersion, w.metadata.resourceVersion);
+  });
+
+  test('dependency missing: delayed requeue with a reason, Ready=False', async () => {
+    const { result } = await reconcile('widget-waiting');
+    assert.equal(result.requeueAfterMs, 15000);
+    assert.match(result.reason ?? '', /DependencyMissing: waiting for ConfigMap .*widget-waiting-settings/);
+    assert.equal(conditionOf(await c.get(crd.gvr, ns, 'widget-waiting'), 'Ready')?.reason, 'DependencyMissing');
+    await assert.rejects(c.get(CONFIGMAPS, ns, 'widget-waiting-config'), isNotFound);
+  });
+
+  test('dry-run: the script passes --dry-run=server, the runner forces dryRun on the status write: nothing persists', async () => {
+    const before = await c.get(crd.gvr, ns, 'widget-stuck');
+    const { result, logs, writes } = await reconcile('widget-stuck', true);
+    assert.deepEqual(result, {});
+    assert.ok(logs.includes('created ConfigMap widget-stuck-config'));
+    assert.ok(writes.every((w) => w.dryRun));
+    await assert.rejects(c.get(CONFIGMAPS, ns, 'widget-stuck-config'), isNotFound);
+    const after = await c.get(crd.gvr, ns, 'widget-stuck');
+    assert.equal(after.metadata.resourceVersion, before.metadata.resourceVersion);
+    assert.deepEqual(after.metadata.finalizers, ['legacy.example.com/external-dns']);
+  });
+
+  test('deletion: cleanup and finalizer removal', async () => {
+    await c.delete(crd.gvr, ns, 'widget-ready');
+    const { logs } = await reconcile('widget-ready');
+    assert.deepEqual(logs, ['deleted ConfigMap widget-ready-config', 'removed finalizer lab.reconcile.dev/cleanup']);
+    await assert.rejects(c.get(crd.gvr, ns, 'widget-ready'), isNotFound);
+    await assert.rejects(c.get(CONFIGMAPS, ns, 'widget-ready-config'), isNotFound);
+  });
+});

@@ -1,0 +1,90 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createModuleReconciler, ModuleReconcilerError } from '../../../src/core/reconcilers/moduleReconciler.ts';
+import { isTerminal } from '../../../src/core/controller/reconcile.ts';
+import { statusOnlyClient, testContext, widget } from './helpers.ts';
+
+const dir = mkdtempSync(join(tmpdir(), 'rl-module-test-'));
+test.after(() => rmSync(dir, { recursive: true, force: true }));
+const req = { key: 'ns1/w1', namespace: 'ns1', name: 'w1' };
+let tick = 1_700_000_000;
+
+/** Writes a file with a strictly newer mtime than any previous write (mtime is the reload signal). */
+function write(name: string, text: string): string {
+  const p = join(dir, name);
+  writeFileSync(p, text);
+  tick += 10;
+  utimesSync(p, tick, tick);
+  return p;
+}
+
+test('a TypeScript module is compiled and called with the request and context', async () => {
+  const p = write('ts-basic.ts', `
+    import type { Request } from './types.ts';
+    import { delay } from './helper.ts';
+    interface Ctx { dryRun: boolean; log: { info(m: string): void } }
+    export async function reconcile(req: Request, ctx: Ctx): Promise<{ requeueAfterMs?: number; reason?: string }> {
+      ctx.log.info('hello ' + req.key);
+      return { requeueAfterMs: delay, reason: ctx.dryRun ? 'dry' : 'live' };
+    }`);
+  write('types.ts', 'export interface Request { key: string }\n');
+  write('helper.ts', 'export const delay: number = 1234;\n');
+  const r = createModuleReconciler({ path: p });
+  const { ctx, logs } = testContext(statusOnlyClient([]), { objects: [widget('w1')], dryRun: true });
+  assert.deepEqual(await r.reconcile(req, ctx), { requeueAfterMs: 1234, reason: 'dry' });
+  assert.ok(logs.some((l) => l.msg === 'hello ns1/w1'));
+  r.dispose();
+});
+
+test('an edited module, or an edited import, is reloaded fresh; an unchanged one is reused', async () => {
+  const helper = write('dep.ts', 'export const n = 1;\n');
+  const p = write('reload.ts', `import { n } from './dep.ts'; let calls = 0; export function reconcile() { calls++; return { requeueAfterMs: n * 1000 + calls }; }`);
+  const r = createModuleReconciler({ path: p });
+  const { ctx } = testContext(statusOnlyClient([]));
+  assert.deepEqual(await r.reconcile(req, ctx), { requeueAfterMs: 1001 });
+  assert.deepEqual(await r.reconcile(req, ctx), { requeueAfterMs: 1002 }, 'same module instance: state kept');
+  write('reload.ts', `import { n } from './dep.ts'; export function reconcile() { return { requeueAfterMs: n * 2000 }; }`);
+  assert.deepEqual(await r.reconcile(req, ctx), { requeueAfterMs: 2000 }, 'main file changed');
+  write('dep.ts', 'export const n = 5;\n');
+  assert.deepEqual(await r.reconcile(req, ctx), { requeueAfterMs: 10000 }, 'imported file changed');
+  assert.ok(helper);
+  r.dispose();
+});
+
+test('JavaScript modules work too, including a default export', async () => {
+  const p = write('plain.mjs', 'export default { reconcile: async (req) => ({ requeueAfterMs: req.name.length }) };\n');
+  const r = createModuleReconciler({ path: p });
+  assert.deepEqual(await r.reconcile(req, testContext(statusOnlyClient([])).ctx), { requeueAfterMs: 2 });
+  r.dispose();
+});
+
+test('compile errors name the file, line and column; a fix is picked up', async () => {
+  const p = write('broken.ts', 'export function reconcile( {\n  return {};\n}\n');
+  const r = createModuleReconciler({ path: p });
+  const { ctx } = testContext(statusOnlyClient([]));
+  await assert.rejects(r.reconcile(req, ctx), (e: unknown) => e instanceof ModuleReconcilerError && e.kind === 'compile' && /broken\.ts:\d+:\d+/.test(e.message));
+  write('broken.ts', 'export function reconcile() { return {}; }\n');
+  assert.deepEqual(await r.reconcile(req, ctx), {});
+  r.dispose();
+});
+
+test('missing file, missing export, a throw at load time and an invalid result are clear errors', async () => {
+  const { ctx } = testContext(statusOnlyClient([]));
+  const missing = createModuleReconciler({ path: join(dir, 'nope.ts') });
+  await assert.rejects(missing.reconcile(req, ctx), (e: unknown) => e instanceof ModuleReconcilerError && e.kind === 'not-found');
+  const noExport = createModuleReconciler({ path: write('noexport.ts', 'export const x = 1;\n') });
+  await assert.rejects(noExport.reconcile(req, ctx), (e: unknown) => e instanceof ModuleReconcilerError && e.kind === 'export' && /must export a function "reconcile/.test(e.message));
+  const throwsOnLoad = createModuleReconciler({ path: write('throws.ts', 'throw new Error("bad top-level code");\nexport function reconcile() {}\n') });
+  await assert.rejects(throwsOnLoad.reconcile(req, ctx), (e: unknown) => e instanceof ModuleReconcilerError && e.kind === 'load' && /bad top-level code/.test(e.message));
+  const badResult = createModuleReconciler({ path: write('badresult.ts', 'export function reconcile() { return { requeueAfterMs: "soon" }; }\n') });
+  await assert.rejects(badResult.reconcile(req, ctx), (e: unknown) => e instanceof ModuleReconcilerError && e.kind === 'result');
+});
+
+test('errors thrown by the user code propagate unchanged (TerminalError-like stays terminal)', async () => {
+  const p = write('terminal.ts', 'export function reconcile() { const e = new Error("invalid spec") as Error & { terminal: boolean }; e.terminal = true; throw e; }\n');
+  const r = createModuleReconciler({ path: p });
+  await assert.rejects(r.reconcile(req, testContext(statusOnlyClient([])).ctx), (e: Error) => isTerminal(e) && e.message === 'invalid spec');
+});
