@@ -60,8 +60,6 @@ export function installExtensionCopy(extensionsDir, extRoot = root) {
   for (const name of readdirSync(extensionsDir)) {
     if (name.startsWith(`${id}-`)) rmSync(join(extensionsDir, name), { recursive: true, force: true });
   }
-  // VS Code keeps a registry of installed extensions; a stale entry for a removed copy would hide the new one.
-  rmSync(join(extensionsDir, 'extensions.json'), { force: true });
   const target = join(extensionsDir, folder);
   mkdirSync(target);
   for (const name of ['package.json', 'dist', 'media', 'README.md', 'CHANGELOG.md', 'LICENSE', 'LICENSE.md', 'package.nls.json']) {
@@ -69,6 +67,28 @@ export function installExtensionCopy(extensionsDir, extRoot = root) {
     if (!existsSync(src)) continue;
     // Test bundles and source maps stay out, as in the .vsix.
     cpSync(src, join(target, name), { recursive: true, filter: (p) => !p.startsWith(join(extRoot, 'dist', 'test')) });
+  }
+  // VS Code keeps a registry of installed extensions (extensions.json). Without one it scans the folder and writes it;
+  // with one it loads only what is listed. So replace this extension's entry (a stale one may name another version's
+  // folder) with one for the copy, in the form VS Code writes, and keep everything else the person installed.
+  const registry = join(extensionsDir, 'extensions.json');
+  if (existsSync(registry)) {
+    let entries;
+    try {
+      entries = JSON.parse(readFileSync(registry, 'utf8'));
+    } catch {
+      entries = undefined;
+    }
+    if (Array.isArray(entries)) {
+      const others = entries.filter((e) => String(e?.identifier?.id).toLowerCase() !== id.toLowerCase());
+      others.push({
+        identifier: { id },
+        version: pkg.version,
+        location: { $mid: 1, path: target, scheme: 'file' },
+        relativeLocation: folder,
+      });
+      writeFileSync(registry, JSON.stringify(others));
+    } else rmSync(registry); // unreadable: let VS Code rebuild it from the folders
   }
   return target;
 }
