@@ -2,6 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { listQuery, parseWatchStream, watchQuery } from '../../../src/core/k8s/listerWatcher.ts';
 import type { WatchEvent } from '../../../src/core/cache/interfaces.ts';
+import type { KubeObject } from '../../../src/core/k8s/objects.ts';
 
 async function* chunksOf(...parts: Array<string | Uint8Array>): AsyncGenerator<Uint8Array> {
   const enc = new TextEncoder();
@@ -22,14 +23,14 @@ test('NDJSON events split anywhere across chunks, blank lines ignored, last line
   const parts = [whole.slice(0, 5), whole.slice(5, 40), whole.slice(40, a.length + 1), whole.slice(a.length + 1)];
   const evs = await collect(parseWatchStream(chunksOf(...parts)));
   assert.deepEqual(evs.map((e) => e.type), ['ADDED', 'BOOKMARK', 'DELETED']);
-  assert.equal(evs[1]!.object.metadata.resourceVersion, '7');
+  assert.equal((evs[1]!.object as KubeObject).metadata.resourceVersion, '7');
 });
 
 test('a multi-byte UTF-8 character cut between chunks is decoded intact', async () => {
   const line = new TextEncoder().encode(JSON.stringify({ type: 'ADDED', object: { metadata: { name: 'a', labels: { x: 'héllo🙂' } } } }) + '\n');
   const cut = line.indexOf(0xf0) + 2; // inside the 4-byte emoji
   const evs = await collect(parseWatchStream(chunksOf(line.slice(0, cut), line.slice(cut))));
-  assert.equal(evs[0]!.object.metadata.labels?.x, 'héllo🙂');
+  assert.equal((evs[0]!.object as KubeObject).metadata.labels?.x, 'héllo🙂');
 });
 
 test('ERROR events pass through; malformed lines throw with a code', async () => {
