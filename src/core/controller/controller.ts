@@ -1,0 +1,897 @@
+import { realClock, sleep, type Clock } from '../clock.ts';
+import { Emitter, type Event } from '../event.ts';
+import { DisposableStore, type Disposable } from '../lifecycle.ts';
+import { nullLogger, type Logger } from '../log.ts';
+import { isTombstone, type HandlerRegistration, type ResourceEventHandler, type SharedIndexInformer } from '../cache/interfaces.ts';
+import { keyOf, splitKey, type ObjectKey } from '../k8s/keys.ts';
+import { gvrToString, type GroupVersionResource, type KubeObject } from '../k8s/objects.ts';
+import { Journal, type QueueTransition } from '../journal/journal.ts';
+import { createRateLimitingQueue, type RateLimitingQueue } from '../workqueue/rateLimitingQueue.ts';
+import { createRateLimiter, type RateLimiter, type RateLimiterPreset } from '../workqueue/rateLimiters.ts';
+import type { QueueEvent } from '../workqueue/queue.ts';
+import { informerCacheReader } from './cacheReader.ts';
+import { enqueueForObject, enqueueForOwner, enqueueMapped, type KeyMapper } from './handler.ts';
+import { HotLoopDetector, type HotLoopOptions } from './hotLoop.ts';
+import { KeyStateTable, type EnqueueReason, type KeyState, type ReconcileOutcome, type WaitKind } from './keyState.ts';
+import type { Predicate } from './predicate.ts';
+import { isTerminal, type CacheReader, type ReconcileContext, type Reconciler, type Request, type Result } from './reconcile.ts';
+
+/**
+ * The controller engine (controller-runtime `internal/controller`): informer
+ * events → predicates → keys → rate-limited work queue → N async workers →
+ * Reconciler, with debugger controls (pause, step, resume, reconcile now,
+ * reset backoff), per-key state and a journal.
+ *
+ * Guarantees:
+ * - a key is never reconciled concurrently with itself (the work queue's rule);
+ * - a reconcile gets only a {@link Request}; it reads current state itself;
+ * - the outcome of every reconcile goes through ONE switch
+ *   ({@link ReconcileOutcome}): error → `addRateLimited`; TerminalError →
+ *   `forget`, no requeue; `requeueAfterMs > 0` → `forget` + `addAfter`;
+ *   success → `forget`;
+ * - a reconcile that throws, rejects or runs past `reconcileTimeoutMs` is an
+ *   error outcome, never a crash; `done(key)` is always called;
+ * - the queue and its timers exist only between `start()` and `stop()`.
+ *
+ * The controller never disposes the informers it watches (they are shared);
+ * `start()` calls their idempotent `run()`.
+ */
+export interface Controller extends Disposable {
+  readonly name: string;
+  readonly journal: Journal;
+  /** Registers event handlers, waits for the caches to sync, then starts the workers. Idempotent while running. */
+  start(): Promise<void>;
+  /** Aborts in-flight reconciles (their signal), waits for them to end, drops the queue. Key history is kept. */
+  stop(): Promise<void>;
+  status(): ControllerStatus;
+  readonly onDidChangeStatus: Event<ControllerStatus>;
+
+  /** Workers take nothing while paused; events keep filling the queue. */
+  pause(): void;
+  resume(): void;
+  /**
+   * Runs exactly one reconcile and leaves the controller paused (pausing it
+   * first if it was running): the next queued key, or `options.key`. A key
+   * waiting for its backoff or requeue-after is reported as `notReady` with
+   * its due time unless `force` is set; an idle key is reconciled (a manual
+   * request). Resolves with the reconcile's outcome.
+   */
+  step(options?: StepOptions): Promise<StepResult>;
+  /** Queues `key` now, skipping a pending backoff or requeue-after wait. Returns false when not running. */
+  reconcileNow(key: ObjectKey): boolean;
+  /** Forgets the key's failure count; a pending backoff wait is cancelled and the key queued now. Returns false when not running. */
+  resetBackoff(key: ObjectKey): boolean;
+  /** Queues `key` (a manual request). Returns false when not running. */
+  enqueue(key: ObjectKey, note?: string): boolean;
+
+  keyState(key: ObjectKey): KeyState | undefined;
+  /** Every key's state plus queue order and status, at this moment. */
+  snapshot(): ControllerSnapshot;
+  /** Fires after every change of a key's state (synchronously, possibly often: coalesce in views). */
+  readonly onDidChangeKeyState: Event<KeyState>;
+}
+
+export type ControllerState = 'stopped' | 'starting' | 'running' | 'stopping';
+
+export interface ControllerStatus {
+  readonly name: string;
+  readonly state: ControllerState;
+  readonly paused: boolean;
+  readonly maxConcurrentReconciles: number;
+  /** Reconciles running now (workers and steps). */
+  readonly inFlight: number;
+  /** Keys waiting for a worker. */
+  readonly queueLength: number;
+  /** Keys waiting for a backoff or requeue-after. */
+  readonly waiting: number;
+  /** Why the last start failed (e.g. caches did not sync in time). */
+  readonly lastStartError?: string;
+}
+
+export interface ControllerSnapshot {
+  readonly at: number;
+  readonly status: ControllerStatus;
+  /** Queued keys in the order workers will take them. */
+  readonly queue: readonly ObjectKey[];
+  /** Pending waits, soonest first. */
+  readonly waiting: ReadonlyArray<{ key: ObjectKey; dueAt: number; kind: WaitKind }>;
+  readonly keys: readonly KeyState[];
+}
+
+export interface StepOptions {
+  key?: ObjectKey;
+  /** Step `key` even though its backoff / requeue-after has not expired. */
+  force?: boolean;
+}
+
+export type StepResult =
+  | { kind: 'reconciled'; key: ObjectKey; outcome: ReconcileOutcome; durationMs: number; triggers: readonly EnqueueReason[] }
+  /** The key waits for its retry or requeue; call again with `force: true` to run it anyway. */
+  | { kind: 'notReady'; key: ObjectKey; waiting: WaitKind; dueAt: number }
+  /** The key is being reconciled right now. */
+  | { kind: 'busy'; key: ObjectKey }
+  /** Nothing is queued; `next` is the wait that ends first, if any. */
+  | { kind: 'empty'; next?: { key: ObjectKey; dueAt: number; waiting: WaitKind } }
+  | { kind: 'notRunning' };
+
+/** What the controller gives the context factory for one reconcile. */
+export interface ReconcileContextBase {
+  readonly controller: string;
+  readonly primary: GroupVersionResource;
+  /** Aborted on timeout or stop: the context's `signal` MUST be this one (or follow it). */
+  readonly signal: AbortSignal;
+  readonly log: Logger;
+  /** Reads the informers this controller watches. */
+  readonly cache: CacheReader;
+  /** For the client wrapper to record writes (`journal.recordWrite({... controller, key: request.key})`). */
+  readonly journal: Journal;
+}
+
+/**
+ * Builds the {@link ReconcileContext} of one reconcile: the caller supplies the
+ * client (journaling, dry-run), the recorder, and may reuse `base.cache`. Called
+ * once per reconcile; a throw is an error outcome of that reconcile.
+ */
+export type ReconcileContextFactory = (request: Request, base: ReconcileContextBase) => ReconcileContext;
+
+export interface ControllerOptions {
+  name: string;
+  contextFactory: ReconcileContextFactory;
+  /** Default: the real clock. */
+  clock?: Clock;
+  log?: Logger;
+  /** Where entries go; default a private journal (disposed with the controller). */
+  journal?: Journal;
+  /** Workers (default 1). */
+  maxConcurrentReconciles?: number;
+  /** A reconcile running longer is aborted and counts as an error. Default 60 s; 0 = no limit. */
+  reconcileTimeoutMs?: number;
+  /** A preset name or a factory (called at each start). Default "controller-runtime" (exponential 5 ms → 1000 s). */
+  rateLimiter?: RateLimiterPreset | ((clock: Clock) => RateLimiter<ObjectKey>);
+  /** How long `start()` waits for the informers' initial lists. Default 2 min. */
+  cacheSyncTimeoutMs?: number;
+  /** Hot-loop detection thresholds, or false to turn it off. */
+  hotLoop?: HotLoopOptions | false;
+  /** Start with the workers paused (step through from the first key). */
+  startPaused?: boolean;
+  /** Enqueue reasons kept per key. Default 16. */
+  maxReasonsPerKey?: number;
+}
+
+export interface SourceSpec {
+  informer: SharedIndexInformer;
+  /** Must all pass for an event of this source to enqueue. */
+  predicates?: readonly Predicate[];
+}
+
+export interface WatchSpec extends SourceSpec {
+  /** Keys (of the primary resource) to reconcile for an object of the watched resource. */
+  map: (obj: KubeObject) => readonly ObjectKey[];
+}
+
+export interface ControllerSources {
+  /** The reconciled resource (`for`). */
+  primary: SourceSpec;
+  /** Children whose controller ownerReference points at a primary object (`owns`). */
+  owned?: readonly SourceSpec[];
+  /** Other resources mapped to primary keys (`watches`). */
+  watched?: readonly WatchSpec[];
+  /** Predicates applied to every source's events (`withEventFilter`). */
+  eventFilters?: readonly Predicate[];
+}
+
+/** The error a reconcile gets when it runs past the timeout. */
+export class ReconcileTimeoutError extends Error {
+  readonly timeoutMs: number;
+  constructor(timeoutMs: number) {
+    super(`reconcile timed out after ${timeoutMs} ms`);
+    this.name = 'ReconcileTimeoutError';
+    this.timeoutMs = timeoutMs;
+  }
+}
+
+/** The abort reason of reconciles running when the controller stops. */
+export class ControllerStoppedError extends Error {
+  constructor(controller: string) {
+    super(`controller ${controller} stopped`);
+    this.name = 'ControllerStoppedError';
+  }
+}
+
+/** A new (stopped) controller. */
+export function createController(options: ControllerOptions, sources: ControllerSources, reconciler: Reconciler): Controller {
+  return new ControllerEngine(options, sources, reconciler);
+}
+
+type Role = 'primary' | 'owned' | 'watched';
+
+interface Source {
+  role: Role;
+  informer: SharedIndexInformer;
+  resource: string;
+  predicates: readonly Predicate[];
+  keys: KeyMapper;
+}
+
+interface Run {
+  readonly queue: RateLimitingQueue<ObjectKey>;
+  readonly abort: AbortController;
+  readonly store: DisposableStore;
+  readonly workers: Array<Promise<void>>;
+  readonly active: Set<Promise<unknown>>;
+}
+
+type InvokeResult =
+  | { ok: true; result: Result }
+  | { ok: false; error: unknown };
+
+/** Wraps the abort reason when the reconcile was abandoned while still running. */
+class Abandoned {
+  readonly reason: unknown;
+  constructor(reason: unknown) {
+    this.reason = reason;
+  }
+}
+
+const SYNC_POLL_MS = 100;
+
+class ControllerEngine implements Controller {
+  readonly name: string;
+  readonly journal: Journal;
+  private readonly ownsJournal: boolean;
+  private readonly clock: Clock;
+  private readonly log: Logger;
+  private readonly contextFactory: ReconcileContextFactory;
+  private readonly reconciler: Reconciler;
+  private readonly workers: number;
+  private readonly timeoutMs: number;
+  private readonly cacheSyncTimeoutMs: number;
+  private readonly makeLimiter: () => RateLimiter<ObjectKey>;
+  private readonly sources: Source[];
+  private readonly primary: SharedIndexInformer;
+  private readonly primaryResource: string;
+  private readonly cache: CacheReader;
+  private readonly keys: KeyStateTable;
+  private readonly hotLoop: HotLoopDetector | undefined;
+  /** Writes the last reconcile of a key made to its own object (hot-loop evidence). */
+  private readonly selfWrites = new Map<ObjectKey, number>();
+  private readonly statusEmitter = new Emitter<ControllerStatus>();
+  readonly onDidChangeStatus: Event<ControllerStatus> = this.statusEmitter.event;
+  readonly onDidChangeKeyState: Event<KeyState>;
+
+  private state: ControllerState = 'stopped';
+  private run: Run | undefined;
+  private starting: Promise<void> | undefined;
+  private stopping: Promise<void> | undefined;
+  private lastStartError: string | undefined;
+  private disposed = false;
+  private inFlight = 0;
+
+  private paused: boolean;
+  /** Aborted while paused: cancels workers' pending `get`. Replaced on resume. */
+  private pauseGate = new AbortController();
+  private resumeWaiters: Array<() => void> = [];
+
+  constructor(options: ControllerOptions, sources: ControllerSources, reconciler: Reconciler) {
+    if (!options.name) throw new Error('a controller needs a name');
+    this.name = options.name;
+    this.clock = options.clock ?? realClock;
+    this.log = (options.log ?? nullLogger).child({ controller: options.name });
+    this.ownsJournal = !options.journal;
+    this.journal = options.journal ?? new Journal({ clock: this.clock, capacity: 1000 });
+    this.contextFactory = options.contextFactory;
+    this.reconciler = reconciler;
+    this.workers = options.maxConcurrentReconciles ?? 1;
+    if (!Number.isInteger(this.workers) || this.workers < 1) throw new RangeError('maxConcurrentReconciles must be an integer >= 1');
+    this.timeoutMs = options.reconcileTimeoutMs ?? 60_000;
+    this.cacheSyncTimeoutMs = options.cacheSyncTimeoutMs ?? 120_000;
+    const limiter = options.rateLimiter ?? 'controller-runtime';
+    this.makeLimiter = typeof limiter === 'function' ? () => limiter(this.clock) : () => createRateLimiter<ObjectKey>(limiter, this.clock);
+    this.hotLoop = options.hotLoop === false ? undefined : new HotLoopDetector(options.hotLoop ?? {});
+    this.paused = options.startPaused ?? false;
+    if (this.paused) this.pauseGate.abort();
+
+    const filters = sources.eventFilters ?? [];
+    this.primary = sources.primary.informer;
+    const p = this.primary.resource;
+    this.primaryResource = gvrToString(p);
+    const owner = { group: p.group, kind: p.kind, namespaced: p.namespaced };
+    this.sources = [
+      { role: 'primary', informer: this.primary, resource: this.primaryResource, predicates: [...(sources.primary.predicates ?? []), ...filters], keys: enqueueForObject() },
+      ...(sources.owned ?? []).map((s): Source => ({ role: 'owned', informer: s.informer, resource: gvrToString(s.informer.resource), predicates: [...(s.predicates ?? []), ...filters], keys: enqueueForOwner(owner) })),
+      ...(sources.watched ?? []).map((s): Source => ({ role: 'watched', informer: s.informer, resource: gvrToString(s.informer.resource), predicates: [...(s.predicates ?? []), ...filters], keys: enqueueMapped(s.map) })),
+    ];
+    this.cache = informerCacheReader([...new Set(this.sources.map((s) => s.informer))]);
+    this.keys = new KeyStateTable({
+      now: () => this.clock.now(),
+      numRequeues: (k) => this.run?.queue.numRequeues(k) ?? 0,
+      ...(options.maxReasonsPerKey !== undefined ? { maxReasons: options.maxReasonsPerKey } : {}),
+    });
+    this.onDidChangeKeyState = this.keys.onDidChange;
+  }
+
+  // ---- lifecycle -------------------------------------------------------------------------------
+
+  start(): Promise<void> {
+    if (this.disposed) return Promise.reject(new Error(`controller ${this.name} is disposed`));
+    if (this.starting) return this.starting;
+    if (this.state === 'running') return Promise.resolve();
+    const p = (async () => {
+      if (this.stopping) await this.stopping;
+      await this.startRun();
+    })();
+    this.starting = p;
+    const clear = () => {
+      if (this.starting === p) this.starting = undefined;
+    };
+    p.then(clear, clear);
+    return p;
+  }
+
+  private async startRun(): Promise<void> {
+    const queue = createRateLimitingQueue<ObjectKey>({ clock: this.clock, rateLimiter: this.makeLimiter(), name: this.name });
+    const run: Run = { queue, abort: new AbortController(), store: new DisposableStore(), workers: [], active: new Set() };
+    run.store.add(queue);
+    run.store.add(queue.onDidChange((e) => this.onQueueEvent(e)));
+    this.run = run;
+    this.lastStartError = undefined;
+    this.setState('starting');
+    const registrations: HandlerRegistration[] = [];
+    for (const src of this.sources) registrations.push(run.store.add(src.informer.addEventHandler(this.handlerFor(run, src))));
+    for (const informer of new Set(this.sources.map((s) => s.informer))) informer.run();
+    try {
+      await this.waitForSync(run, registrations);
+    } catch (e) {
+      if (this.run === run && !run.abort.signal.aborted) {
+        this.lastStartError = errorMessage(e);
+        this.log.error('caches did not sync', { error: this.lastStartError });
+        await this.stop();
+      }
+      throw e;
+    }
+    if (this.run !== run || run.abort.signal.aborted) return;
+    for (let i = 0; i < this.workers; i++) {
+      run.workers.push(this.worker(run).catch((e) => this.log.error('worker failed', { error: errorMessage(e) })));
+    }
+    this.setState('running');
+    this.journal.append({ kind: 'control', action: 'start', controller: this.name, detail: `${this.workers} worker(s)${this.paused ? ', paused' : ''}` });
+  }
+
+  private async waitForSync(run: Run, registrations: HandlerRegistration[]): Promise<void> {
+    const deadline = this.clock.now() + this.cacheSyncTimeoutMs;
+    while (!registrations.every((r) => r.hasSynced())) {
+      if (run.abort.signal.aborted) throw run.abort.signal.reason;
+      if (this.clock.now() >= deadline) {
+        const waiting = this.sources.filter((_, i) => !registrations[i]!.hasSynced()).map((s) => s.resource);
+        throw new Error(`controller ${this.name}: caches did not sync within ${this.cacheSyncTimeoutMs} ms (${waiting.join(', ')})`);
+      }
+      await sleep(this.clock, SYNC_POLL_MS, run.abort.signal);
+    }
+  }
+
+  stop(): Promise<void> {
+    const run = this.run;
+    if (!run) return this.stopping ?? Promise.resolve();
+    if (this.stopping) return this.stopping;
+    const p = (async () => {
+      this.setState('stopping');
+      run.abort.abort(new ControllerStoppedError(this.name));
+      this.wakeResumeWaiters();
+      await run.queue.shutDownWithDrain();
+      await Promise.allSettled([...run.workers, ...run.active]);
+      this.teardown(run);
+    })();
+    this.stopping = p;
+    const clear = () => {
+      if (this.stopping === p) this.stopping = undefined;
+    };
+    p.then(clear, clear);
+    return p;
+  }
+
+  private teardown(run: Run): void {
+    run.store.dispose();
+    if (this.run !== run) return;
+    this.run = undefined;
+    this.keys.resetQueueState();
+    this.setState('stopped');
+    this.journal.append({ kind: 'control', action: 'stop', controller: this.name });
+  }
+
+  dispose(): void {
+    if (this.disposed) return;
+    const run = this.run;
+    if (run) {
+      run.abort.abort(new ControllerStoppedError(this.name));
+      this.wakeResumeWaiters();
+      run.queue.shutDown();
+      this.teardown(run);
+    }
+    this.disposed = true;
+    this.keys.dispose();
+    this.statusEmitter.dispose();
+    if (this.ownsJournal) this.journal.dispose();
+  }
+
+  status(): ControllerStatus {
+    const q = this.run?.queue;
+    return {
+      name: this.name,
+      state: this.state,
+      paused: this.paused,
+      maxConcurrentReconciles: this.workers,
+      inFlight: this.inFlight,
+      queueLength: q?.len() ?? 0,
+      waiting: q?.waitingItems().length ?? 0,
+      ...(this.lastStartError !== undefined ? { lastStartError: this.lastStartError } : {}),
+    };
+  }
+
+  private setState(state: ControllerState): void {
+    this.state = state;
+    this.statusChanged();
+  }
+
+  private statusChanged(): void {
+    if (this.statusEmitter.hasListeners) this.statusEmitter.fire(this.status());
+  }
+
+  // ---- events → keys ---------------------------------------------------------------------------
+
+  private handlerFor(run: Run, src: Source): ResourceEventHandler {
+    return {
+      onAdd: (obj, initial) => this.onInformerEvent(run, src, 'add', [obj], (p) => p.create({ object: obj, isInInitialList: initial }), initial),
+      onUpdate: (oldObj, newObj) => {
+        const rv = newObj.metadata.resourceVersion;
+        const isResync = rv !== undefined && rv === oldObj.metadata.resourceVersion;
+        this.onInformerEvent(run, src, isResync ? 'resync' : 'update', [oldObj, newObj], (p) => p.update({ objectOld: oldObj, objectNew: newObj, isResync }));
+      },
+      onDelete: (o) => {
+        const unknown = isTombstone(o);
+        const obj = unknown ? o.obj : o;
+        this.onInformerEvent(run, src, 'delete', [obj], (p) => p.delete({ object: obj, deleteStateUnknown: unknown }));
+      },
+    };
+  }
+
+  private onInformerEvent(
+    run: Run,
+    src: Source,
+    event: 'add' | 'update' | 'delete' | 'resync',
+    objects: readonly KubeObject[],
+    passes: (p: Predicate) => boolean,
+    initial?: boolean,
+  ): void {
+    if (this.run !== run || run.abort.signal.aborted) return;
+    const obj = objects[objects.length - 1]!;
+    let objectKey: ObjectKey;
+    try {
+      objectKey = keyOf(obj);
+    } catch {
+      return; // an object without a name cannot be reconciled
+    }
+    let filteredBy: string | undefined;
+    for (const p of src.predicates) {
+      try {
+        if (!passes(p)) {
+          filteredBy = p.name;
+          break;
+        }
+      } catch (e) {
+        filteredBy = `${p.name} (threw: ${errorMessage(e)})`;
+        this.warn('handlerError', `predicate ${p.name} threw on ${event} of ${objectKey}: ${errorMessage(e)}`, objectKey);
+        break;
+      }
+    }
+    let keys: ObjectKey[] = [];
+    if (filteredBy === undefined) {
+      try {
+        keys = src.keys(objects);
+      } catch (e) {
+        this.warn('handlerError', `mapping ${event} of ${src.resource} ${objectKey} to keys failed: ${errorMessage(e)}`, objectKey);
+      }
+    }
+    const rv = obj.metadata.resourceVersion;
+    const generation = obj.metadata.generation;
+    this.journal.append({
+      kind: 'informer',
+      controller: this.name,
+      key: keys.length === 1 ? keys[0]! : src.role === 'primary' ? objectKey : undefined,
+      resource: src.resource,
+      role: src.role,
+      event,
+      objectKey,
+      ...(rv !== undefined ? { resourceVersion: rv } : {}),
+      ...(generation !== undefined ? { generation } : {}),
+      ...(initial ? { initial } : {}),
+      enqueued: keys,
+      ...(filteredBy !== undefined ? { filteredBy } : {}),
+    });
+    const at = this.clock.now();
+    for (const key of keys) {
+      let reason: EnqueueReason;
+      const rvPart = rv !== undefined ? { resourceVersion: rv } : {};
+      if (src.role === 'primary') reason = { kind: 'informer', event, resource: src.resource, objectKey, ...rvPart, ...(initial ? { initial } : {}), at };
+      else if (src.role === 'owned') reason = { kind: 'owned', event, resource: src.resource, child: objectKey, ...(obj.kind ? { childKind: obj.kind } : {}), ...rvPart, at };
+      else reason = { kind: 'watch', event, resource: src.resource, objectKey, ...rvPart, at };
+      this.keys.addReason(key, reason);
+      run.queue.add(key);
+    }
+  }
+
+  private onQueueEvent(e: QueueEvent<ObjectKey>): void {
+    this.keys.onQueueEvent(e);
+    let transition: QueueTransition;
+    switch (e.type) {
+      case 'add': transition = e.queued ? 'queued' : 'deferred'; break;
+      case 'get': transition = 'processing'; break;
+      case 'done': transition = e.requeued ? 'requeued' : 'done'; break;
+      case 'wait': transition = 'waiting'; break;
+      case 'ready': transition = 'ready'; break;
+      case 'cancelWait': transition = 'waitCancelled'; break;
+      case 'shutdown': transition = 'shutdown'; break;
+    }
+    if (e.type === 'shutdown') {
+      this.journal.append({ kind: 'queue', controller: this.name, transition });
+      return;
+    }
+    const waiting = e.type === 'wait' ? this.keys.get(e.item)?.waiting : undefined;
+    this.journal.append({
+      kind: 'queue',
+      controller: this.name,
+      key: e.item,
+      transition,
+      ...(waiting ? { dueAt: waiting.dueAt, waitKind: waiting.kind } : {}),
+    });
+  }
+
+  // ---- workers ---------------------------------------------------------------------------------
+
+  private async worker(run: Run): Promise<void> {
+    for (;;) {
+      if (run.abort.signal.aborted) return;
+      if (this.paused) {
+        await new Promise<void>((resolve) => this.resumeWaiters.push(resolve));
+        continue;
+      }
+      let got;
+      try {
+        got = await run.queue.get(this.pauseGate.signal);
+      } catch (e) {
+        if (this.paused || run.abort.signal.aborted) continue;
+        throw e;
+      }
+      if (got.shutdown) return;
+      if (run.abort.signal.aborted) {
+        run.queue.done(got.item);
+        return;
+      }
+      await this.track(run, this.process(run, got.item, 'worker'));
+    }
+  }
+
+  private async track<T>(run: Run, p: Promise<T>): Promise<T> {
+    run.active.add(p);
+    try {
+      return await p;
+    } finally {
+      run.active.delete(p);
+    }
+  }
+
+  /** One reconcile of a key already handed out by the queue. Always ends with `done(key)`. */
+  private async process(run: Run, key: ObjectKey, via: 'worker' | 'step'): Promise<ReconcileOutcome> {
+    const startedAt = this.clock.now();
+    const triggers = this.keys.begin(key, startedAt);
+    const generation = this.primary.getIndexer().getByKey(key)?.metadata.generation;
+    const startSeq = this.journal.append({
+      kind: 'reconcileStart',
+      controller: this.name,
+      key,
+      triggers,
+      attempt: this.keys.get(key)?.reconciles ?? 1,
+      ...(generation !== undefined ? { generation } : {}),
+      via,
+    }).seq;
+    this.checkHotLoop(key, startedAt, generation, triggers);
+    this.inFlight++;
+    this.statusChanged();
+    let outcome: ReconcileOutcome = { kind: 'cancelled', message: 'not run' };
+    try {
+      const res = await this.invoke(run, key);
+      outcome = this.applyResult(run, key, res);
+    } catch (e) {
+      // applyResult itself failed: report, never crash the worker.
+      outcome = { kind: 'error', message: `internal: ${errorMessage(e)}` };
+      this.log.error('result handling failed', { key, error: errorMessage(e) });
+    } finally {
+      try {
+        const end = this.clock.now();
+        this.keys.end(key, outcome, end - startedAt, end);
+        this.journal.append({ kind: 'reconcileEnd', controller: this.name, key, outcome, durationMs: end - startedAt });
+        this.selfWrites.set(key, this.countSelfWrites(key, startSeq));
+      } finally {
+        this.inFlight--;
+        run.queue.done(key);
+        this.statusChanged();
+      }
+    }
+    this.pruneIfGone(key, outcome);
+    return outcome;
+  }
+
+  private async invoke(run: Run, key: ObjectKey): Promise<InvokeResult> {
+    const ac = new AbortController();
+    const onStop = () => ac.abort(run.abort.signal.reason);
+    if (run.abort.signal.aborted) onStop();
+    else run.abort.signal.addEventListener('abort', onStop, { once: true });
+    const timer = this.timeoutMs > 0 ? this.clock.setTimeout(() => ac.abort(new ReconcileTimeoutError(this.timeoutMs)), this.timeoutMs) : undefined;
+    let pending: Promise<Result> | undefined;
+    try {
+      const request = requestFor(key);
+      const ctx = this.contextFactory(request, {
+        controller: this.name,
+        primary: { group: this.primary.resource.group, version: this.primary.resource.version, resource: this.primary.resource.resource },
+        signal: ac.signal,
+        log: this.log.child({ key }),
+        cache: this.cache,
+        journal: this.journal,
+      });
+      pending = Promise.resolve().then(() => this.reconciler.reconcile(request, ctx));
+      const result = await raceAbort(pending, ac.signal);
+      return { ok: true, result: result ?? {} };
+    } catch (e) {
+      if (e instanceof Abandoned) {
+        if (pending) this.watchAbandoned(key, pending, e.reason);
+        return { ok: false, error: e.reason };
+      }
+      return { ok: false, error: e };
+    } finally {
+      if (timer !== undefined) this.clock.clearTimeout(timer);
+      run.abort.signal.removeEventListener('abort', onStop);
+    }
+  }
+
+  /**
+   * THE result switch (controller-runtime `reconcileHandler`): the only place
+   * that decides what happens to a key after a reconcile.
+   */
+  private applyResult(run: Run, key: ObjectKey, res: InvokeResult): ReconcileOutcome {
+    const q = run.queue;
+    const verdict = classify(res, run.abort.signal.aborted);
+    switch (verdict.kind) {
+      case 'cancelled':
+        return { kind: 'cancelled', message: verdict.message };
+      case 'terminal':
+        q.forget(key);
+        return { kind: 'terminal', message: verdict.message };
+      case 'error': {
+        this.keys.expectWait(key, { kind: 'backoff', attempt: q.numRequeues(key) + 1, error: verdict.message });
+        q.addRateLimited(key);
+        this.keys.clearExpectation(key);
+        const retryAt = q.waitingUntil(key) ?? (q.isDirty(key) ? this.clock.now() : undefined);
+        return { kind: 'error', message: verdict.message, ...(verdict.timedOut ? { timedOut: true } : {}), ...(retryAt !== undefined ? { retryAt } : {}) };
+      }
+      case 'requeueAfter':
+        q.forget(key);
+        this.keys.expectWait(key, { kind: 'requeueAfter', afterMs: verdict.afterMs, ...(verdict.reason !== undefined ? { reason: verdict.reason } : {}) });
+        q.addAfter(key, verdict.afterMs);
+        this.keys.clearExpectation(key);
+        return { kind: 'requeueAfter', afterMs: verdict.afterMs, ...(verdict.reason !== undefined ? { reason: verdict.reason } : {}) };
+      case 'success':
+        q.forget(key);
+        return { kind: 'success' };
+    }
+  }
+
+  private watchAbandoned(key: ObjectKey, pending: Promise<unknown>, reason: unknown): void {
+    const why = reason instanceof ReconcileTimeoutError ? 'after its timeout' : 'when the controller stopped';
+    const report = (how: string) =>
+      this.warn('abandonedReconcile', `a reconcile of ${key} abandoned ${why} ${how} later; its writes may have overlapped with later reconciles of the key`, key);
+    pending.then(
+      () => report('finished'),
+      (e) => report(`failed (${errorMessage(e)})`),
+    );
+  }
+
+  private countSelfWrites(key: ObjectKey, sinceSeq: number): number {
+    let n = 0;
+    for (const e of this.journal.entries({ sinceSeq, kinds: ['write'], key })) {
+      if (e.kind === 'write' && e.objectKey === key && e.resource === this.primaryResource && !e.error) n++;
+    }
+    return n;
+  }
+
+  private checkHotLoop(key: ObjectKey, at: number, generation: number | undefined, triggers: readonly EnqueueReason[]): void {
+    if (!this.hotLoop) return;
+    const w = this.hotLoop.observe({ key, at, generation, triggers, selfWrites: this.selfWrites.get(key) ?? 0 });
+    if (!w) return;
+    this.keys.setWarning(key, w.message);
+    this.warn('hotLoop', w.message, key, { count: w.count, spanMs: w.spanMs, generation: w.generation, cause: w.cause });
+  }
+
+  private pruneIfGone(key: ObjectKey, outcome: ReconcileOutcome): void {
+    if (outcome.kind !== 'success' && outcome.kind !== 'terminal') return;
+    if (this.primary.getIndexer().getByKey(key)) return;
+    if (this.run?.queue.waitingUntil(key) !== undefined) return;
+    if (this.keys.delete(key)) {
+      this.selfWrites.delete(key);
+      this.hotLoop?.forget(key);
+    }
+  }
+
+  private warn(code: string, message: string, key: ObjectKey | undefined, details?: Record<string, unknown>): void {
+    this.log.warn(message, { key, code });
+    this.journal.append({ kind: 'warning', controller: this.name, ...(key !== undefined ? { key } : {}), code, message, ...(details ? { details } : {}) });
+  }
+
+  // ---- debugger controls -----------------------------------------------------------------------
+
+  pause(): void {
+    if (this.paused) return;
+    this.paused = true;
+    this.pauseGate.abort(new Error('paused'));
+    this.journal.append({ kind: 'control', action: 'pause', controller: this.name });
+    this.statusChanged();
+  }
+
+  resume(): void {
+    if (!this.paused) return;
+    this.paused = false;
+    this.pauseGate = new AbortController();
+    this.wakeResumeWaiters();
+    this.journal.append({ kind: 'control', action: 'resume', controller: this.name });
+    this.statusChanged();
+  }
+
+  private wakeResumeWaiters(): void {
+    const ws = this.resumeWaiters;
+    this.resumeWaiters = [];
+    for (const w of ws) w();
+  }
+
+  async step(options: StepOptions = {}): Promise<StepResult> {
+    const run = this.run;
+    if (!run || this.state !== 'running') return { kind: 'notRunning' };
+    this.pause();
+    const q = run.queue;
+    let key = options.key;
+    if (key !== undefined) {
+      requestFor(key); // validates the key
+      if (q.isProcessing(key)) return { kind: 'busy', key };
+      if (!q.isDirty(key)) {
+        const dueAt = q.waitingUntil(key);
+        const waiting = this.keys.get(key)?.waiting?.kind ?? 'requeueAfter';
+        if (dueAt !== undefined && !options.force) return { kind: 'notReady', key, waiting, dueAt };
+        if (dueAt !== undefined) q.cancelWait(key);
+        const note = dueAt !== undefined ? `forced before its ${waiting} wait ended` : undefined;
+        this.keys.addReason(key, { kind: 'manual', action: 'step', ...(note ? { note } : {}), at: this.clock.now() });
+        q.add(key);
+      }
+      if (!q.take(key)) return { kind: 'notRunning' };
+    } else {
+      key = q.tryGet();
+      if (key === undefined) {
+        const n = q.nextWaiting();
+        if (!n) return { kind: 'empty' };
+        return { kind: 'empty', next: { key: n.item, dueAt: n.readyAt, waiting: this.keys.get(n.item)?.waiting?.kind ?? 'requeueAfter' } };
+      }
+    }
+    this.journal.append({ kind: 'control', action: 'step', controller: this.name, key, ...(options.force ? { detail: 'force' } : {}) });
+    const outcome = await this.track(run, this.process(run, key, 'step'));
+    const st = this.keys.get(key);
+    return { kind: 'reconciled', key, outcome, durationMs: st?.lastDurationMs ?? 0, triggers: st?.lastTriggers ?? [] };
+  }
+
+  reconcileNow(key: ObjectKey): boolean {
+    const run = this.activeRun();
+    if (!run) return false;
+    requestFor(key);
+    const skipped = run.queue.cancelWait(key);
+    this.journal.append({ kind: 'control', action: 'reconcileNow', controller: this.name, key, ...(skipped ? { detail: 'skipped a pending wait' } : {}) });
+    this.keys.addReason(key, { kind: 'manual', action: 'reconcileNow', at: this.clock.now() });
+    run.queue.add(key);
+    return true;
+  }
+
+  resetBackoff(key: ObjectKey): boolean {
+    const run = this.activeRun();
+    if (!run) return false;
+    requestFor(key);
+    const q = run.queue;
+    q.forget(key);
+    this.journal.append({ kind: 'control', action: 'resetBackoff', controller: this.name, key });
+    if (this.keys.get(key)?.waiting?.kind === 'backoff' && q.cancelWait(key)) {
+      this.keys.addReason(key, { kind: 'manual', action: 'resetBackoff', at: this.clock.now() });
+      q.add(key);
+    } else {
+      this.keys.touch(key);
+    }
+    return true;
+  }
+
+  enqueue(key: ObjectKey, note?: string): boolean {
+    const run = this.activeRun();
+    if (!run) return false;
+    requestFor(key);
+    this.journal.append({ kind: 'control', action: 'enqueue', controller: this.name, key, ...(note ? { detail: note } : {}) });
+    this.keys.addReason(key, { kind: 'manual', action: 'enqueue', ...(note ? { note } : {}), at: this.clock.now() });
+    run.queue.add(key);
+    return true;
+  }
+
+  private activeRun(): Run | undefined {
+    const run = this.run;
+    return run && !run.abort.signal.aborted ? run : undefined;
+  }
+
+  // ---- state -----------------------------------------------------------------------------------
+
+  keyState(key: ObjectKey): KeyState | undefined {
+    return this.keys.get(key);
+  }
+
+  snapshot(): ControllerSnapshot {
+    const q = this.run?.queue;
+    return {
+      at: this.clock.now(),
+      status: this.status(),
+      queue: q?.queuedItems() ?? [],
+      waiting: (q?.waitingItems() ?? []).map((w) => ({ key: w.item, dueAt: w.readyAt, kind: this.keys.get(w.item)?.waiting?.kind ?? 'requeueAfter' })),
+      keys: this.keys.all(),
+    };
+  }
+}
+
+type Verdict =
+  | { kind: 'cancelled'; message: string }
+  | { kind: 'terminal'; message: string }
+  | { kind: 'error'; message: string; timedOut: boolean }
+  | { kind: 'requeueAfter'; afterMs: number; reason?: string }
+  | { kind: 'success' };
+
+function classify(res: InvokeResult, stopping: boolean): Verdict {
+  if (!res.ok) {
+    const message = errorMessage(res.error);
+    if (stopping || res.error instanceof ControllerStoppedError) return { kind: 'cancelled', message };
+    if (isTerminal(res.error)) return { kind: 'terminal', message };
+    return { kind: 'error', message, timedOut: res.error instanceof ReconcileTimeoutError };
+  }
+  const after = res.result.requeueAfterMs;
+  if (typeof after === 'number' && after > 0) return { kind: 'requeueAfter', afterMs: after, ...(res.result.reason !== undefined ? { reason: res.result.reason } : {}) };
+  return { kind: 'success' };
+}
+
+function requestFor(key: ObjectKey): Request {
+  const { namespace, name } = splitKey(key);
+  return namespace !== undefined ? { key, namespace, name } : { key, name };
+}
+
+/** Settles like `p`, or rejects with {@link Abandoned} as soon as `signal` aborts. */
+function raceAbort<T>(p: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(new Abandoned(signal.reason));
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(new Abandoned(signal.reason));
+    signal.addEventListener('abort', onAbort, { once: true });
+    p.then(
+      (v) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(v);
+      },
+      (e) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(e);
+      },
+    );
+  });
+}
+
+function errorMessage(e: unknown): string {
+  if (e instanceof Error) return e.message || e.name;
+  if (typeof e === 'string') return e;
+  try {
+    return JSON.stringify(e) ?? String(e);
+  } catch {
+    return String(e);
+  }
+}

@@ -1,0 +1,130 @@
+import type { ObjectKey } from '../k8s/keys.ts';
+import type { EnqueueReason } from './keyState.ts';
+
+/**
+ * Hot-loop detection: a key reconciled again and again, each time because of
+ * an event, while its spec did not change (`metadata.generation` stayed the
+ * same). The classic cause is a reconciler that writes status on every pass:
+ * the write is an update event, the update enqueues the key, the reconcile
+ * writes status again.
+ *
+ * Only event-triggered reconciles count: runs triggered only by the initial
+ * list, a resync, a requeue-after, a backoff retry or a manual request are
+ * intentional and ignored. A generation change starts the count over.
+ */
+export interface HotLoopOptions {
+  /** The window the reconciles must fall in. Default 10 s. */
+  windowMs?: number;
+  /** Reconciles within the window that make a hot loop. Default 10. */
+  threshold?: number;
+  /** No second warning for a key within this time (unless its generation changes). Default 60 s. */
+  cooldownMs?: number;
+}
+
+export type HotLoopCause = 'statusWrite' | 'ownedChild' | 'watched' | 'unknown';
+
+export interface HotLoopObservation {
+  key: ObjectKey;
+  at: number;
+  /** Generation of the primary object when the reconcile started (undefined: object not in cache). */
+  generation: number | undefined;
+  triggers: readonly EnqueueReason[];
+  /** Writes by the previous reconcile of this key to its own primary object (status or main resource). */
+  selfWrites: number;
+}
+
+export interface HotLoopWarning {
+  key: ObjectKey;
+  count: number;
+  spanMs: number;
+  generation: number;
+  cause: HotLoopCause;
+  message: string;
+}
+
+interface Track {
+  generation: number;
+  times: number[];
+  causes: Record<'self' | 'owned' | 'watched', number>;
+  selfWrites: number;
+  lastWarnAt?: number;
+}
+
+export class HotLoopDetector {
+  private readonly windowMs: number;
+  private readonly threshold: number;
+  private readonly cooldownMs: number;
+  private readonly tracks = new Map<ObjectKey, Track>();
+
+  constructor(options: HotLoopOptions = {}) {
+    this.windowMs = options.windowMs ?? 10_000;
+    this.threshold = Math.max(2, options.threshold ?? 10);
+    this.cooldownMs = options.cooldownMs ?? 60_000;
+  }
+
+  /** Feeds one reconcile start; returns a warning when the key is in a hot loop. */
+  observe(o: HotLoopObservation): HotLoopWarning | undefined {
+    if (o.generation === undefined) {
+      this.tracks.delete(o.key);
+      return undefined;
+    }
+    const kinds = eventKinds(o.triggers);
+    if (!kinds) return undefined;
+    let t = this.tracks.get(o.key);
+    if (!t || t.generation !== o.generation) {
+      t = { generation: o.generation, times: [], causes: { self: 0, owned: 0, watched: 0 }, selfWrites: 0 };
+      this.tracks.set(o.key, t);
+    }
+    t.times.push(o.at);
+    for (const k of kinds) t.causes[k]++;
+    t.selfWrites += o.selfWrites;
+    while (t.times.length > 0 && t.times[0]! < o.at - this.windowMs) t.times.shift();
+    if (t.times.length < this.threshold) return undefined;
+    if (t.lastWarnAt !== undefined && o.at - t.lastWarnAt < this.cooldownMs) return undefined;
+    t.lastWarnAt = o.at;
+    return this.warning(o.key, t, o.at);
+  }
+
+  forget(key: ObjectKey): void {
+    this.tracks.delete(key);
+  }
+
+  private warning(key: ObjectKey, t: Track, at: number): HotLoopWarning {
+    const count = t.times.length;
+    const spanMs = at - t.times[0]!;
+    const { self, owned, watched } = t.causes;
+    const cause: HotLoopCause = self >= owned && self >= watched && self > 0 ? 'statusWrite' : owned >= watched && owned > 0 ? 'ownedChild' : watched > 0 ? 'watched' : 'unknown';
+    const head = `Hot loop: ${key} was reconciled ${count} times in ${(spanMs / 1000).toFixed(1)} s while its generation stayed ${t.generation} (no spec change).`;
+    let advice: string;
+    switch (cause) {
+      case 'statusWrite':
+        advice =
+          `Each run was triggered by an update of the object itself${t.selfWrites > 0 ? `, and the reconciler wrote to it ${t.selfWrites} time(s)` : ''}. ` +
+          'Likely cause: the status write re-triggers the watch. Add the generationChanged() predicate to the primary resource, or write status only when it actually changed.';
+        break;
+      case 'ownedChild':
+        advice =
+          'Each run was triggered by an owned child changing. Likely cause: the reconciler rewrites the child on every pass (a field that changes each time, such as a timestamp) or another controller keeps updating it. Compare before writing, or filter child events with a predicate.';
+        break;
+      case 'watched':
+        advice = 'Each run was triggered by a watched object changing. Check that the reconciler does not write to the objects it watches on every pass.';
+        break;
+      default:
+        advice = 'Check which writes the reconciler makes on every pass.';
+    }
+    return { key, count, spanMs, generation: t.generation, cause, message: `${head} ${advice}` };
+  }
+}
+
+/** The event kinds that triggered a run, or undefined if the run was (also) intentional. */
+function eventKinds(triggers: readonly EnqueueReason[]): Array<'self' | 'owned' | 'watched'> | undefined {
+  if (triggers.length === 0) return undefined;
+  const out: Array<'self' | 'owned' | 'watched'> = [];
+  for (const r of triggers) {
+    if (r.kind === 'informer' && r.event === 'update') out.push('self');
+    else if (r.kind === 'owned' && r.event !== 'resync') out.push('owned');
+    else if (r.kind === 'watch' && r.event !== 'resync') out.push('watched');
+    else return undefined;
+  }
+  return out;
+}

@@ -1,0 +1,303 @@
+import { Emitter, type Event } from '../event.ts';
+import type { Disposable } from '../lifecycle.ts';
+import type { ObjectKey } from '../k8s/keys.ts';
+import type { QueueEvent } from '../workqueue/queue.ts';
+
+/**
+ * Per-key state of a controller, readable at any moment (for the queue view):
+ * where the key is in the queue, its retry count, how its last reconcile went
+ * and **why it is queued**.
+ */
+
+/** What a key is waiting for when it sits in the delaying queue. */
+export type WaitKind = 'backoff' | 'requeueAfter';
+
+/**
+ * - `idle`: nothing pending;
+ * - `queued`: waiting for a worker (or a step, while paused);
+ * - `processing`: being reconciled (`dirtyWhileProcessing` tells whether it runs again after);
+ * - `backoff`: waiting for its error retry (`waiting.dueAt`);
+ * - `requeueAfter`: waiting for a delayed requeue the reconciler asked for (`waiting.dueAt`).
+ */
+export type KeyPhase = 'idle' | 'queued' | 'processing' | WaitKind;
+
+type EventName = 'add' | 'update' | 'delete' | 'resync';
+
+/** One reason a key was enqueued. `at` is clock time (epoch ms). */
+export type EnqueueReason =
+  /** An informer event of the primary object itself. */
+  | { kind: 'informer'; event: EventName; resource: string; objectKey: ObjectKey; resourceVersion?: string; initial?: boolean; at: number }
+  /** An event of an owned child whose controller ownerReference points at the key. */
+  | { kind: 'owned'; event: EventName; resource: string; child: ObjectKey; childKind?: string; resourceVersion?: string; at: number }
+  /** An event of a watched object mapped to the key by a map function. */
+  | { kind: 'watch'; event: EventName; resource: string; objectKey: ObjectKey; resourceVersion?: string; at: number }
+  /** A delayed requeue the reconciler asked for, now due. */
+  | { kind: 'requeueAfter'; afterMs: number; reason?: string; at: number }
+  /** The error retry after backoff, now due (`attempt` is the failure count that set the delay). */
+  | { kind: 'backoff'; attempt: number; delayMs: number; error?: string; at: number }
+  /** A person or tool asked for it (reconcile now, step, enqueue, reset backoff). */
+  | { kind: 'manual'; action: 'enqueue' | 'reconcileNow' | 'step' | 'resetBackoff'; note?: string; at: number };
+
+/** How one reconcile ended, after the result switch applied its queue action. */
+export type ReconcileOutcome =
+  | { kind: 'success' }
+  | { kind: 'requeueAfter'; afterMs: number; reason?: string }
+  /** Retried with backoff; `retryAt` is when the key is queued again. */
+  | { kind: 'error'; message: string; timedOut?: boolean; retryAt?: number }
+  /** A TerminalError: forgotten, not retried until a new event. */
+  | { kind: 'terminal'; message: string }
+  /** The controller stopped while the reconcile ran; no queue action. */
+  | { kind: 'cancelled'; message: string };
+
+export interface KeyState {
+  readonly key: ObjectKey;
+  readonly phase: KeyPhase;
+  /** A pending delayed add of the key (also while it is queued or processing for another reason). */
+  readonly waiting?: { readonly kind: WaitKind; readonly dueAt: number };
+  /** Added again while processing: it is queued again when the current reconcile ends. */
+  readonly dirtyWhileProcessing: boolean;
+  /** Consecutive failures the rate limiter remembers (reset by success, requeueAfter, TerminalError, reset backoff). */
+  readonly requeues: number;
+  /** Reconciles of this key since the controller was created. */
+  readonly reconciles: number;
+  readonly lastOutcome?: ReconcileOutcome;
+  /** Message of the last failed reconcile (kept after later successes, with `lastErrorAt`). */
+  readonly lastError?: string;
+  readonly lastErrorAt?: number;
+  readonly lastStartedAt?: number;
+  readonly lastDurationMs?: number;
+  /** Why it is queued: the reasons since it last started running, oldest first. */
+  readonly reasons: readonly EnqueueReason[];
+  /** Reasons not kept because more than the limit arrived. */
+  readonly droppedReasons: number;
+  /** What triggered the reconcile running now or last run. */
+  readonly lastTriggers: readonly EnqueueReason[];
+  /** The latest warning about this key (e.g. a hot loop). */
+  readonly warning?: string;
+  /** Set on the last change event of a key that was forgotten (its object is gone and nothing is pending). */
+  readonly removed?: true;
+}
+
+interface KeyRecord {
+  key: ObjectKey;
+  queued: boolean;
+  processing: boolean;
+  dirtyWhileProcessing: boolean;
+  waiting?: { kind: WaitKind; dueAt: number; attempt?: number; afterMs?: number; reason?: string; error?: string };
+  /** Set by the controller just before addAfter/addRateLimited so the resulting wait gets the right kind. */
+  expected?: { kind: WaitKind; attempt?: number; afterMs?: number; reason?: string; error?: string };
+  reasons: EnqueueReason[];
+  droppedReasons: number;
+  lastTriggers: EnqueueReason[];
+  reconciles: number;
+  lastOutcome?: ReconcileOutcome;
+  lastError?: string;
+  lastErrorAt?: number;
+  lastStartedAt?: number;
+  lastDurationMs?: number;
+  warning?: string;
+}
+
+export interface KeyStateTableOptions {
+  now: () => number;
+  /** The limiter's failure count for a key (0 when no queue exists). */
+  numRequeues: (key: ObjectKey) => number;
+  /** Reasons kept per key; older ones are counted in `droppedReasons`. Default 16. */
+  maxReasons?: number;
+}
+
+/**
+ * Tracks the state of every key a controller has seen. Fed by the work
+ * queue's transitions ({@link KeyStateTable.onQueueEvent}) and by the
+ * controller (reasons, reconcile start/end); fires `onDidChange` with a fresh
+ * immutable {@link KeyState} after every change of a key.
+ */
+export class KeyStateTable implements Disposable {
+  private readonly records = new Map<ObjectKey, KeyRecord>();
+  private readonly opts: Required<KeyStateTableOptions>;
+  private readonly emitter = new Emitter<KeyState>();
+  readonly onDidChange: Event<KeyState> = this.emitter.event;
+
+  constructor(options: KeyStateTableOptions) {
+    this.opts = { maxReasons: 16, ...options };
+  }
+
+  get(key: ObjectKey): KeyState | undefined {
+    const r = this.records.get(key);
+    return r && this.toState(r);
+  }
+
+  /** Every key's state, sorted by key. */
+  all(): KeyState[] {
+    return [...this.records.keys()].sort().map((k) => this.toState(this.records.get(k)!));
+  }
+
+  addReason(key: ObjectKey, reason: EnqueueReason): void {
+    const r = this.record(key);
+    this.pushReason(r, reason);
+    this.changed(r);
+  }
+
+  /** The next wait of `key` is of this kind (call right before addAfter / addRateLimited). */
+  expectWait(key: ObjectKey, expected: NonNullable<KeyRecord['expected']>): void {
+    this.record(key).expected = expected;
+  }
+
+  /** Drops an expectation that produced no wait (the delay was 0 or an earlier wait was kept). */
+  clearExpectation(key: ObjectKey): void {
+    const r = this.records.get(key);
+    if (r) r.expected = undefined;
+  }
+
+  onQueueEvent(e: QueueEvent<ObjectKey>): void {
+    if (e.type === 'shutdown') return;
+    const r = this.record(e.item);
+    switch (e.type) {
+      case 'add':
+        if (e.queued) r.queued = true;
+        else r.dirtyWhileProcessing = true;
+        if (r.expected) {
+          // A zero-delay retry or requeue was added directly.
+          this.pushReason(r, this.waitReason({ ...r.expected, dueAt: this.opts.now() }));
+          r.expected = undefined;
+        }
+        break;
+      case 'get':
+        r.queued = false;
+        r.processing = true;
+        break;
+      case 'done':
+        r.processing = false;
+        r.dirtyWhileProcessing = false;
+        r.queued = e.requeued;
+        break;
+      case 'wait': {
+        const exp = r.expected ?? (r.waiting ? { ...r.waiting } : { kind: 'requeueAfter' as const });
+        r.waiting = { ...exp, dueAt: e.readyAt, afterMs: r.expected?.afterMs ?? Math.max(0, e.readyAt - this.opts.now()) };
+        r.expected = undefined;
+        break;
+      }
+      case 'ready':
+        if (r.waiting) this.pushReason(r, this.waitReason(r.waiting));
+        r.waiting = undefined;
+        break;
+      case 'cancelWait':
+        r.waiting = undefined;
+        break;
+    }
+    this.changed(r);
+  }
+
+  /** A reconcile of `key` starts: its reasons become `lastTriggers`. Returns them. */
+  begin(key: ObjectKey, at: number): EnqueueReason[] {
+    const r = this.record(key);
+    r.lastTriggers = r.reasons;
+    r.reasons = [];
+    r.droppedReasons = 0;
+    r.reconciles++;
+    r.lastStartedAt = at;
+    this.changed(r);
+    return r.lastTriggers;
+  }
+
+  end(key: ObjectKey, outcome: ReconcileOutcome, durationMs: number, at: number): void {
+    const r = this.record(key);
+    r.lastOutcome = outcome;
+    r.lastDurationMs = durationMs;
+    if (outcome.kind === 'error' || outcome.kind === 'terminal') {
+      r.lastError = outcome.message;
+      r.lastErrorAt = at;
+    }
+    this.changed(r);
+  }
+
+  setWarning(key: ObjectKey, warning: string | undefined): void {
+    const r = this.record(key);
+    r.warning = warning;
+    this.changed(r);
+  }
+
+  /** The queue went away (controller stopped): every key is idle, keeping its history. */
+  resetQueueState(): void {
+    for (const r of this.records.values()) {
+      if (!r.queued && !r.processing && !r.waiting && !r.dirtyWhileProcessing && !r.expected) continue;
+      r.queued = r.processing = r.dirtyWhileProcessing = false;
+      r.waiting = r.expected = undefined;
+      this.changed(r);
+    }
+  }
+
+  /** Forgets an idle key with no pending reasons (e.g. its object is gone); fires a last change with `removed`. Returns whether it did. */
+  delete(key: ObjectKey): boolean {
+    const r = this.records.get(key);
+    if (!r || phaseOf(r) !== 'idle' || r.dirtyWhileProcessing || r.reasons.length > 0) return false;
+    this.records.delete(key);
+    if (this.emitter.hasListeners) this.emitter.fire(Object.freeze({ ...this.toState(r), removed: true as const }));
+    return true;
+  }
+
+  /** Refires the state of `key` (e.g. after its requeue count changed outside the queue events). */
+  touch(key: ObjectKey): void {
+    const r = this.records.get(key);
+    if (r) this.changed(r);
+  }
+
+  dispose(): void {
+    this.emitter.dispose();
+  }
+
+  private record(key: ObjectKey): KeyRecord {
+    let r = this.records.get(key);
+    if (!r) {
+      r = { key, queued: false, processing: false, dirtyWhileProcessing: false, reasons: [], droppedReasons: 0, lastTriggers: [], reconciles: 0 };
+      this.records.set(key, r);
+    }
+    return r;
+  }
+
+  private pushReason(r: KeyRecord, reason: EnqueueReason): void {
+    r.reasons.push(reason);
+    if (r.reasons.length > this.opts.maxReasons) {
+      r.reasons.shift();
+      r.droppedReasons++;
+    }
+  }
+
+  private waitReason(w: NonNullable<KeyRecord['waiting']>): EnqueueReason {
+    const at = this.opts.now();
+    if (w.kind === 'backoff') {
+      return { kind: 'backoff', attempt: w.attempt ?? 0, delayMs: w.afterMs ?? 0, ...(w.error !== undefined ? { error: w.error } : {}), at };
+    }
+    return { kind: 'requeueAfter', afterMs: w.afterMs ?? 0, ...(w.reason !== undefined ? { reason: w.reason } : {}), at };
+  }
+
+  private changed(r: KeyRecord): void {
+    if (this.emitter.hasListeners) this.emitter.fire(this.toState(r));
+  }
+
+  private toState(r: KeyRecord): KeyState {
+    return Object.freeze({
+      key: r.key,
+      phase: phaseOf(r),
+      ...(r.waiting ? { waiting: Object.freeze({ kind: r.waiting.kind, dueAt: r.waiting.dueAt }) } : {}),
+      dirtyWhileProcessing: r.dirtyWhileProcessing,
+      requeues: this.opts.numRequeues(r.key),
+      reconciles: r.reconciles,
+      ...(r.lastOutcome ? { lastOutcome: r.lastOutcome } : {}),
+      ...(r.lastError !== undefined ? { lastError: r.lastError, lastErrorAt: r.lastErrorAt } : {}),
+      ...(r.lastStartedAt !== undefined ? { lastStartedAt: r.lastStartedAt } : {}),
+      ...(r.lastDurationMs !== undefined ? { lastDurationMs: r.lastDurationMs } : {}),
+      reasons: Object.freeze(r.reasons.slice()),
+      droppedReasons: r.droppedReasons,
+      lastTriggers: Object.freeze(r.lastTriggers.slice()),
+      ...(r.warning !== undefined ? { warning: r.warning } : {}),
+    });
+  }
+}
+
+function phaseOf(r: KeyRecord): KeyPhase {
+  if (r.processing) return 'processing';
+  if (r.queued) return 'queued';
+  if (r.waiting) return r.waiting.kind;
+  return 'idle';
+}

@@ -1,0 +1,145 @@
+import type { KubeObject } from '../k8s/objects.ts';
+
+/**
+ * Event filters (controller-runtime `pkg/predicate`). A predicate decides
+ * whether an informer event may enqueue work; it never changes what the
+ * cache stores. Events not filtered still go through the level-based
+ * reconcile: predicates only save work.
+ *
+ * Requeue-after and backoff retries never pass through predicates: they are
+ * the controller's own requests.
+ */
+
+export interface CreateEvent {
+  readonly object: KubeObject;
+  /** Delivered as part of the informer's initial list. */
+  readonly isInInitialList: boolean;
+}
+
+export interface UpdateEvent {
+  readonly objectOld: KubeObject;
+  readonly objectNew: KubeObject;
+  /** A periodic resync (the informer replays its cache: same resourceVersion on both sides). */
+  readonly isResync: boolean;
+}
+
+export interface DeleteEvent {
+  readonly object: KubeObject;
+  /** The informer missed the delete; `object` is the last state it had (client-go DeletedFinalStateUnknown). */
+  readonly deleteStateUnknown: boolean;
+}
+
+export interface Predicate {
+  /** Shown in the journal when the predicate drops an event. */
+  readonly name: string;
+  create(e: CreateEvent): boolean;
+  update(e: UpdateEvent): boolean;
+  delete(e: DeleteEvent): boolean;
+}
+
+/** Builds a predicate from optional callbacks; a missing callback lets its events pass (controller-runtime `Funcs`). */
+export function predicateFuncs(
+  name: string,
+  fns: { create?: (e: CreateEvent) => boolean; update?: (e: UpdateEvent) => boolean; delete?: (e: DeleteEvent) => boolean },
+): Predicate {
+  return {
+    name,
+    create: fns.create ?? (() => true),
+    update: fns.update ?? (() => true),
+    delete: fns.delete ?? (() => true),
+  };
+}
+
+export interface GenerationChangedOptions {
+  /**
+   * Let periodic resyncs through (default true). controller-runtime's
+   * predicate drops them (their generation is unchanged), which silently
+   * turns off a controller's periodic self-healing; ours keeps them unless
+   * asked otherwise.
+   */
+  passResync?: boolean;
+}
+
+/**
+ * Updates pass only when `metadata.generation` changed, i.e. the spec changed:
+ * status writes (which do not bump generation on resources with a status
+ * subresource) no longer re-trigger the controller. Create and delete pass.
+ * Caveats (as in controller-runtime): some built-in types bump generation for
+ * other changes too, and the controller no longer reacts to someone else
+ * overwriting status (resyncs and requeue-after still reach it).
+ */
+export function generationChanged(options: GenerationChangedOptions = {}): Predicate {
+  const passResync = options.passResync ?? true;
+  return predicateFuncs('generationChanged', {
+    update: (e) => (passResync && e.isResync) || e.objectOld.metadata.generation !== e.objectNew.metadata.generation,
+  });
+}
+
+/** Updates pass only when `metadata.resourceVersion` changed: drops resyncs and no-op relist updates. */
+export function resourceVersionChanged(): Predicate {
+  return predicateFuncs('resourceVersionChanged', {
+    update: (e) => e.objectOld.metadata.resourceVersion !== e.objectNew.metadata.resourceVersion,
+  });
+}
+
+/** Updates pass only when the labels changed. */
+export function labelChanged(): Predicate {
+  return predicateFuncs('labelChanged', {
+    update: (e) => !sameStringMap(e.objectOld.metadata.labels, e.objectNew.metadata.labels),
+  });
+}
+
+/** Updates pass only when the annotations changed. */
+export function annotationChanged(): Predicate {
+  return predicateFuncs('annotationChanged', {
+    update: (e) => !sameStringMap(e.objectOld.metadata.annotations, e.objectNew.metadata.annotations),
+  });
+}
+
+/** Events pass only for objects whose labels include every `matchLabels` pair (an update: the new object). */
+export function labelSelector(matchLabels: Readonly<Record<string, string>>): Predicate {
+  const want = Object.entries(matchLabels);
+  const matches = (o: KubeObject) => want.every(([k, v]) => o.metadata.labels?.[k] === v);
+  return {
+    name: `labelSelector(${want.map(([k, v]) => `${k}=${v}`).join(',')})`,
+    create: (e) => matches(e.object),
+    update: (e) => matches(e.objectNew),
+    delete: (e) => matches(e.object),
+  };
+}
+
+/** Passes when every predicate passes (true for none). */
+export function and(...ps: Predicate[]): Predicate {
+  return {
+    name: `and(${ps.map((p) => p.name).join(', ')})`,
+    create: (e) => ps.every((p) => p.create(e)),
+    update: (e) => ps.every((p) => p.update(e)),
+    delete: (e) => ps.every((p) => p.delete(e)),
+  };
+}
+
+/** Passes when any predicate passes (false for none). */
+export function or(...ps: Predicate[]): Predicate {
+  return {
+    name: `or(${ps.map((p) => p.name).join(', ')})`,
+    create: (e) => ps.some((p) => p.create(e)),
+    update: (e) => ps.some((p) => p.update(e)),
+    delete: (e) => ps.some((p) => p.delete(e)),
+  };
+}
+
+/** Passes when `p` does not. */
+export function not(p: Predicate): Predicate {
+  return {
+    name: `not(${p.name})`,
+    create: (e) => !p.create(e),
+    update: (e) => !p.update(e),
+    delete: (e) => !p.delete(e),
+  };
+}
+
+function sameStringMap(a: Readonly<Record<string, string>> | undefined, b: Readonly<Record<string, string>> | undefined): boolean {
+  const ea = Object.entries(a ?? {});
+  if (ea.length !== Object.keys(b ?? {}).length) return false;
+  return ea.every(([k, v]) => (b ?? {})[k] === v);
+}
