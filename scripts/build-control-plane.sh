@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds (once per version) the kube-testenv multicall binary: etcd + kube-apiserver +
-# kube-controller-manager from Go modules. Prints the binary's path on stdout.
+# kube-controller-manager + kubectl from Go modules. Prints the binary's path on stdout.
 #
 # The binary and the generated go.mod live under the cache folder, keyed by version, so a
 # warm run only checks that the file exists. Nothing built here is committed.
@@ -13,9 +13,17 @@ KUBE_VERSION=${KUBE_VERSION:-1.34.2}
 ETCD_VERSION=${ETCD_VERSION:-3.6.5}
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cache=${RECONCILE_LAB_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/reconcile-lab}
-out="$cache/kube-testenv/v$KUBE_VERSION-etcd$ETCD_VERSION"
+# The key includes a hash of main.go, so a change of the component list rebuilds.
+src_hash=$( (cat "$here/controlplane/main.go"; echo "$KUBE_VERSION $ETCD_VERSION") | sha256sum | cut -c1-10)
+out="$cache/kube-testenv/v$KUBE_VERSION-etcd$ETCD_VERSION-$src_hash"
 bin="$out/kube-testenv"
 
+if [ -x "$bin" ]; then echo "$bin"; exit 0; fi
+
+# One build at a time (tests, the lab and CI may ask concurrently): wait for the lock, then look again.
+mkdir -p "$out"
+exec 9>"$out.lock"
+flock 9
 if [ -x "$bin" ]; then echo "$bin"; exit 0; fi
 
 if ! command -v go >/dev/null 2>&1; then

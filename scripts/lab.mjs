@@ -1,0 +1,133 @@
+#!/usr/bin/env node
+// `npm run lab`: the local lab in one command.
+//   1. builds the extension bundles;
+//   2. starts a real local control plane (etcd + kube-apiserver + kube-controller-manager; built from Go modules
+//      on the first run and cached);
+//   3. applies the sample CRD (samples/crd.yaml) and the three sample Widgets (samples/widgets.yaml);
+//   4. opens VS Code with the extension connected to it (desktop `code` if on PATH, else code-server in a browser);
+//   5. on Ctrl-C stops VS Code and the control plane and removes every file it made.
+//
+// Options: --no-vscode (cluster only)   --browser (force code-server)   --port <n> (code-server port)
+import { readFileSync, copyFileSync, mkdirSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { spawnSync } from 'node:child_process';
+import { parseAllDocuments } from 'yaml';
+import { startLocalControlPlane } from '../src/core/controlplane/localControlPlane.ts';
+import { loadKubeConfig } from '../src/core/k8s/kubeconfig.ts';
+import { KubeTransport } from '../src/core/k8s/transport.ts';
+
+const root = resolve(import.meta.dirname, '..');
+const args = process.argv.slice(2);
+const flag = (f) => args.includes(f);
+const opt = (f) => (args.includes(f) ? args[args.indexOf(f) + 1] : undefined);
+const say = (line) => console.log(`[lab] ${line}`);
+
+const cleanups = [];
+let stopping = false;
+async function shutdown(code) {
+  if (stopping) return;
+  stopping = true;
+  say('stopping…');
+  for (const c of cleanups.reverse()) {
+    try {
+      await c();
+    } catch (e) {
+      console.error(`[lab] cleanup failed: ${e?.message ?? e}`);
+    }
+  }
+  say('stopped; nothing left running');
+  process.exit(code);
+}
+process.on('SIGINT', () => void shutdown(0));
+process.on('SIGTERM', () => void shutdown(0));
+
+/** Creates every document of a YAML file, in order (a 409 AlreadyExists is fine: the lab is re-runnable). */
+async function applyFile(t, file) {
+  const docs = parseAllDocuments(readFileSync(file, 'utf8')).map((d) => d.toJSON()).filter(Boolean);
+  for (const obj of docs) {
+    const path = await collectionPath(t, obj);
+    try {
+      await t.json({ method: 'POST', path, body: obj });
+      say(`created ${obj.kind} ${obj.metadata.namespace ? obj.metadata.namespace + '/' : ''}${obj.metadata.name}`);
+    } catch (e) {
+      if (e.code !== 409) throw e;
+    }
+    if (obj.kind === 'CustomResourceDefinition') await waitEstablished(t, obj.metadata.name);
+  }
+}
+
+async function collectionPath(t, obj) {
+  const [group, version] = obj.apiVersion.includes('/') ? obj.apiVersion.split('/') : ['', obj.apiVersion];
+  const ns = obj.metadata.namespace;
+  if (!group) {
+    const plural = { Namespace: 'namespaces', ConfigMap: 'configmaps', Secret: 'secrets' }[obj.kind];
+    if (!plural) throw new Error(`lab: no path for ${obj.kind}`);
+    return ns ? `/api/${version}/namespaces/${ns}/${plural}` : `/api/${version}/${plural}`;
+  }
+  if (obj.kind === 'CustomResourceDefinition') return `/apis/${group}/${version}/customresourcedefinitions`;
+  // A custom resource: find its plural through discovery of its group version.
+  const rl = await t.json({ method: 'GET', path: `/apis/${group}/${version}` });
+  const r = rl.resources.find((x) => x.kind === obj.kind && !x.name.includes('/'));
+  if (!r) throw new Error(`lab: ${obj.kind} is not served by ${group}/${version}`);
+  return ns && r.namespaced ? `/apis/${group}/${version}/namespaces/${ns}/${r.name}` : `/apis/${group}/${version}/${r.name}`;
+}
+
+async function waitEstablished(t, name) {
+  for (let i = 0; i < 300; i++) {
+    const crd = await t.json({ method: 'GET', path: `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${name}` });
+    if ((crd.status?.conditions ?? []).some((c) => c.type === 'Established' && c.status === 'True')) return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`CRD ${name} was not established`);
+}
+
+try {
+  say('building the extension');
+  const b = spawnSync(process.execPath, [join(root, 'scripts/build.mjs')], { cwd: root, stdio: 'inherit' });
+  if (b.status !== 0) throw new Error('build failed');
+
+  const t0 = Date.now();
+  const cp = await startLocalControlPlane({ repoRoot: root, log: (l) => say(l) });
+  cleanups.push(() => cp.stop());
+  say(`control plane ready in ${((Date.now() - t0) / 1000).toFixed(1)} s at ${cp.server}`);
+
+  const t = new KubeTransport(loadKubeConfig({ path: cp.kubeconfigPath }));
+  await applyFile(t, join(root, 'samples/crd.yaml'));
+  await applyFile(t, join(root, 'samples/widgets.yaml'));
+
+  // A stable path too, so a second terminal can always find the running lab's kubeconfig.
+  const stable = join(root, '.cache/lab/kubeconfig');
+  mkdirSync(join(root, '.cache/lab'), { recursive: true });
+  copyFileSync(cp.kubeconfigPath, stable);
+  cleanups.push(async () => (await import('node:fs')).rmSync(join(root, '.cache/lab'), { recursive: true, force: true }));
+
+  console.log(`
+Reconcile Lab is running.
+  kubeconfig:  ${cp.kubeconfigPath}
+  (copy):      ${stable}
+  try:         kubectl --kubeconfig ${stable} get widgets -n reconcile-lab
+  CLI:         node dist/cli.js --kubeconfig ${stable} report
+  VS Code:     set "reconcileLab.connection.kubeconfig" to the path above, or start VS Code with
+               RECONCILE_LAB_KUBECONFIG=${stable}
+`);
+
+  if (!flag('--no-vscode')) {
+    const { openVsCode } = await import('./open-vscode.mjs');
+    const vs = await openVsCode({
+      root,
+      kubeconfig: stable,
+      workspace: join(root, 'samples'),
+      mode: flag('--browser') ? 'browser' : undefined,
+      port: opt('--port') ? Number(opt('--port')) : undefined,
+      log: say,
+    });
+    cleanups.push(() => vs.dispose());
+    if (vs.url) say(`open ${vs.url} in a browser (VS Code with Reconcile Lab connected to the lab cluster)`);
+    else say('VS Code (desktop) opened with the extension connected to the lab cluster');
+  }
+  say('press Ctrl-C to stop everything');
+  setInterval(() => {}, 1 << 30);
+} catch (e) {
+  console.error(`[lab] ${e?.message ?? e}`);
+  await shutdown(1);
+}

@@ -1,0 +1,37 @@
+#!/usr/bin/env node
+// Bootstrap for the README's two commands (`npm run lab`, `npm test`) on a fresh machine.
+// It may run on any Node >= 18 (the system one): it installs the npm dependencies when they are missing or older
+// than package-lock.json (this brings the project's pinned Node 24 from the npm registry), then runs
+// scripts/<name>.mjs with that Node, passing the remaining arguments through.
+'use strict';
+const { spawnSync } = require('node:child_process');
+const { existsSync, statSync } = require('node:fs');
+const { join, resolve } = require('node:path');
+
+const root = resolve(__dirname, '..');
+const [name, ...rest] = process.argv.slice(2);
+if (!name) {
+  console.error('usage: node scripts/run.cjs <lab|test|...> [args]');
+  process.exit(2);
+}
+
+const lock = join(root, 'package-lock.json');
+const installed = join(root, 'node_modules/.package-lock.json');
+const pinnedNode = join(root, 'node_modules/node/bin/node');
+const stale = !existsSync(installed) || !existsSync(pinnedNode) || statSync(installed).mtimeMs < statSync(lock).mtimeMs;
+if (stale) {
+  console.log('[reconcile-lab] installing npm dependencies (npm ci)…');
+  const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
+  const r = spawnSync(npm, ['ci', '--no-audit', '--no-fund'], { cwd: root, stdio: 'inherit' });
+  if (r.status !== 0) {
+    console.error(`[reconcile-lab] npm ci failed (exit ${r.status}).`);
+    process.exit(r.status || 1);
+  }
+}
+
+const r = spawnSync(pinnedNode, [join(root, 'scripts', `${name}.mjs`), ...rest], { cwd: root, stdio: 'inherit' });
+if (r.error) {
+  console.error(`[reconcile-lab] cannot run ${pinnedNode}: ${r.error.message}`);
+  process.exit(1);
+}
+process.exit(r.status ?? 1);
