@@ -8,11 +8,11 @@
 //   5. on Ctrl-C stops VS Code and the control plane and removes every file it made.
 //
 // Options: --no-vscode (cluster only)   --browser (force code-server)   --port <n> (code-server port)
-import { readFileSync, copyFileSync, mkdirSync } from 'node:fs';
+import { readFileSync, copyFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { parseAllDocuments } from 'yaml';
-import { startLocalControlPlane } from '../src/core/controlplane/localControlPlane.ts';
+import { startLocalControlPlane, resolveBinaries } from '../src/core/controlplane/localControlPlane.ts';
 import { loadKubeConfig } from '../src/core/k8s/kubeconfig.ts';
 import { KubeTransport } from '../src/core/k8s/transport.ts';
 
@@ -100,12 +100,18 @@ try {
   mkdirSync(join(root, '.cache/lab'), { recursive: true });
   copyFileSync(cp.kubeconfigPath, stable);
   cleanups.push(async () => (await import('node:fs')).rmSync(join(root, '.cache/lab'), { recursive: true, force: true }));
+  // kubectl from the same multicall binary, for machines without one.
+  const bins = resolveBinaries({ repoRoot: root });
+  if (bins.etcd.length === 2) {
+    mkdirSync(join(root, '.cache/lab/bin'), { recursive: true });
+    writeFileSync(join(root, '.cache/lab/bin/kubectl'), `#!/bin/sh\nexec '${bins.etcd[0]}' kubectl "$@"\n`, { mode: 0o755 });
+  }
 
   console.log(`
 Reconcile Lab is running.
   kubeconfig:  ${cp.kubeconfigPath}
   (copy):      ${stable}
-  try:         kubectl --kubeconfig ${stable} get widgets -n reconcile-lab
+  try:         PATH=${join(root, '.cache/lab/bin')}:$PATH kubectl --kubeconfig ${stable} get widgets -n reconcile-lab
   CLI:         node dist/cli.js --kubeconfig ${stable} report
   VS Code:     set "reconcileLab.connection.kubeconfig" to the path above, or start VS Code with
                RECONCILE_LAB_KUBECONFIG=${stable}
