@@ -202,7 +202,8 @@ export async function diagnoseStuck(o: {
       const managers = new Set([...addedBy, ...(known?.managers ?? [])]);
       for (const m of obj.metadata.managedFields ?? []) {
         const t = parseTime(m.time);
-        if (m.manager && managers.has(m.manager) && t !== undefined && t >= deletionMs) {
+        // Timestamps have one-second precision: only a strictly later second proves a write after deletion.
+        if (m.manager && managers.has(m.manager) && t !== undefined && t > deletionMs) {
           evidence.push(`field manager "${m.manager}" wrote this object ${ago(now - t)} ago, after deletion was requested`);
           votes.push('yes');
         }
@@ -305,8 +306,12 @@ function changed(what: string, cause?: unknown): ObjectChangedError {
   return new ObjectChangedError(`${what} changed since it was read (another client or controller wrote it); nothing was removed — refresh and retry`, { cause });
 }
 
+/**
+ * A JSON Patch whose op failed is answered 422 with this generic message and no causes (validation
+ * failures carry field causes instead). Our patches only fail that way through their `test` ops.
+ */
 function isTestFailure(e: unknown): boolean {
-  return e instanceof ApiError && e.code === 422 && /test|resourceVersion|finalizers/i.test(e.message);
+  return e instanceof ApiError && e.code === 422 && /rejected our request due to an error in our request/.test(e.message);
 }
 
 /**

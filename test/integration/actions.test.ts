@@ -1,0 +1,206 @@
+import { before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createNamespace, getTestCluster } from './support/cluster.ts';
+import { client as makeClient, CONFIGMAPS, installLabCrd, sampleWidgets, type LabCrd } from './reconcilers.support.ts';
+import { createLabReconciler, LAB_FINALIZER } from '../../src/core/reconcilers/labReconciler.ts';
+import { dryRunReconcile } from '../../src/core/actions/dryRun.ts';
+import { diagnoseStuck, FinalizerNotFoundError, NAMESPACE_GVR, ObjectChangedError, removeFinalizers } from '../../src/core/actions/finalizers.ts';
+import { inspectKey } from '../../src/core/actions/inspect.ts';
+import { buildReconcileReport, renderReportJson, renderReportMarkdown } from '../../src/core/actions/report.ts';
+import { isNotFound, type KubeClient } from '../../src/core/k8s/client.ts';
+import type { DynamicKubeClient, WriteRecord } from '../../src/core/k8s/dynamicClient.ts';
+import type { KubeObject } from '../../src/core/k8s/objects.ts';
+import { FakeClock } from '../fakes/fakeClock.ts';
+
+describe('actions against a real kube-apiserver', () => {
+  let c: DynamicKubeClient;
+  let crd: LabCrd;
+  let ns: string;
+  const reconciler = createLabReconciler({ clock: new FakeClock(Date.parse('2026-02-01T00:00:00Z')) });
+
+  before(async () => {
+    const cluster = await getTestCluster();
+    c = makeClient(cluster.transport);
+    crd = await installLabCrd(cluster.transport);
+    ns = await createNamespace(cluster.transport, 'actions');
+    for (const w of sampleWidgets(crd, ns)) await c.create(crd.gvr, w);
+  });
+
+  const snapshot = async () => {
+    const widgets = (await c.list(crd.gvr, ns)).items.map((o) => `${o.metadata.name}@${o.metadata.resourceVersion}`);
+    const cms = (await c.list(CONFIGMAPS, ns)).items.map((o) => `${o.metadata.name}@${o.metadata.resourceVersion}`);
+    return { widgets, cms };
+  };
+
+  test('dry-run reconcile plans finalizer, child and status with diffs, and persists nothing', async () => {
+    const before = await snapshot();
+    const r = await dryRunReconcile({ client: c, reconciler, primary: crd.gvr, key: `${ns}/widget-ready` });
+    assert.equal(r.outcome.kind, 'done');
+    assert.deepEqual(r.actions.map((a) => `${a.verb}${a.subresource ? '/' + a.subresource : ''} ${a.resource}`), [
+      `patch widgets.${crd.group}`,
+      'create configmaps',
+      `update/status widgets.${crd.group}`,
+    ]);
+    assert.ok(r.actions.every((a) => a.record.dryRun && a.outcome === 'ok'));
+    assert.match(r.actions[0]!.diff, new RegExp(`\\+\\s+- ${LAB_FINALIZER.replace('/', '\\/')}`));
+    assert.match(r.actions[1]!.diff, /\+\s+color: blue/);
+    assert.match(r.status?.diff ?? '', /\+\s+reason: Reconciled/);
+    assert.equal((r.status?.after as { conditions: Array<{ status: string }> }).conditions[0]!.status, 'True');
+    assert.ok(r.explanation?.notes.some((n) => n.includes('does not exist')));
+    assert.deepEqual(await snapshot(), before, 'no resourceVersion changed, nothing created');
+  });
+
+  test('dry-run shows the delayed requeue decision for a missing dependency', async () => {
+    const r = await dryRunReconcile({ client: c, reconciler, primary: crd.gvr, key: `${ns}/widget-waiting` });
+    assert.equal(r.outcome.kind, 'requeueAfter');
+    assert.match(r.outcome.kind === 'requeueAfter' ? (r.outcome.reason ?? '') : '', /widget-waiting-settings/);
+    assert.ok(!r.actions.some((a) => a.resource === 'configmaps'), 'child not planned while the dependency is missing');
+  });
+
+  test('report (live) matches what happened; a second pass is all "unchanged"', async () => {
+    const report = await buildReconcileReport({ client: c, reconciler, primary: crd.gvr, namespace: ns, dryRun: false });
+    assert.deepEqual(report.entries.map((e) => e.key), [`${ns}/widget-ready`, `${ns}/widget-stuck`, `${ns}/widget-waiting`]);
+    const ready = report.entries[0]!;
+    assert.equal(ready.outcome.kind, 'done');
+    assert.deepEqual(ready.actions.map((a) => `${a.verb}${a.subresource ? '/' + a.subresource : ''}`), ['patch', 'create', 'update/status']);
+    const server = await c.get(crd.gvr, ns, 'widget-ready');
+    assert.equal(ready.resourceVersionAfter, server.metadata.resourceVersion);
+    assert.notEqual(ready.resourceVersionBefore, ready.resourceVersionAfter);
+    assert.deepEqual(ready.statusWritten, server.status);
+    const child = await c.get(CONFIGMAPS, ns, 'widget-ready-config');
+    assert.equal(ready.actions[1]!.resourceVersionAfter, child.metadata.resourceVersion);
+    assert.match(ready.diff, /\+\s+color: blue/, 'observed (nothing) → desired child');
+    const waiting = report.entries[2]!;
+    assert.equal(waiting.outcome.kind, 'requeueAfter');
+    assert.match(waiting.requeue, /requeue after 15000 ms \(DependencyMissing/);
+    assert.equal(report.totals.requeued, 1);
+
+    const again = await buildReconcileReport({ client: c, reconciler, primary: crd.gvr, namespace: ns, dryRun: false });
+    assert.equal(again.totals.writes, 0);
+    assert.equal(again.totals.unchanged, 3);
+    for (const e of again.entries) assert.equal(e.resourceVersionBefore, e.resourceVersionAfter);
+    assert.equal(again.entries[0]!.diff, '', 'observed matches desired');
+
+    const md = renderReportMarkdown(report);
+    assert.match(md, /^# Reconcile report: widgets\./);
+    assert.match(md, new RegExp(`\\| \`${ns}/widget-ready\` \\| patch widgets.*create configmaps`));
+    assert.match(renderReportMarkdown(again), /\*\*Actions:\*\* none/);
+    assert.deepEqual(JSON.parse(renderReportJson(report)).totals, report.totals);
+  });
+
+  test('inspect: a stale cached copy is reported with its diff and the RV lag', async () => {
+    const cached = await c.get(crd.gvr, ns, 'widget-ready');
+    const same = await inspectKey({ client: c, gvr: crd.gvr, key: `${ns}/widget-ready`, cached });
+    assert.equal(same.state, 'in-sync');
+    assert.equal(same.differs, false);
+    assert.equal(same.resourceVersionLag, 0);
+    await c.patch(crd.gvr, ns, 'widget-ready', 'merge', { metadata: { labels: { tier: 'gold' } } });
+    const stale = await inspectKey({ client: c, gvr: crd.gvr, key: `${ns}/widget-ready`, cached });
+    assert.equal(stale.state, 'stale');
+    assert.match(stale.diff, /\+\s+tier: gold/);
+    assert.ok((stale.resourceVersionLag ?? 0) > 0);
+    const missing = await inspectKey({ client: c, gvr: crd.gvr, key: `${ns}/nope`, cached: undefined });
+    assert.equal(missing.state, 'both-missing');
+  });
+
+  test('diagnoseStuck: a Terminating object held by a controller-less finalizer', async () => {
+    await c.delete(crd.gvr, ns, 'widget-stuck');
+    const clock = new FakeClock(Date.now() + 90_000);
+    const d = await diagnoseStuck({ client: c, gvr: crd.gvr, namespace: ns, name: 'widget-stuck', clock, knownControllers: [{ name: 'Reconcile Lab (local loop)', finalizers: [LAB_FINALIZER], running: false }] });
+    assert.equal(d.terminating, true);
+    assert.ok((d.terminatingForMs ?? 0) >= 60_000);
+    const byName = new Map(d.finalizers.map((f) => [f.finalizer, f]));
+    const legacy = byName.get('legacy.example.com/external-dns')!;
+    assert.equal(legacy.domain, 'legacy.example.com');
+    assert.equal(legacy.running, 'unknown', 'nothing visible: honest "unknown"');
+    assert.match(legacy.consequence, /orphaned/);
+    const ours = byName.get(LAB_FINALIZER)!;
+    assert.deepEqual(ours.addedBy, ['reconcile-lab-test'], 'attributed through managedFields');
+    assert.match(ours.probableOwner, /Reconcile Lab/);
+    assert.ok(ours.evidence.some((e) => /not running in this session/.test(e)));
+    assert.match(d.summary, /terminating for/);
+  });
+
+  test('finalizer removal fails safely when the object changed (since it was looked at, or between read and patch)', async () => {
+    const seen = await c.get(crd.gvr, ns, 'widget-stuck');
+    // Another client changes the object after the person looked.
+    await c.patch(crd.gvr, ns, 'widget-stuck', 'merge', { metadata: { annotations: { note: 'concurrent' } } });
+    const writes: WriteRecord[] = [];
+    await assert.rejects(
+      removeFinalizers({ client: c, gvr: crd.gvr, namespace: ns, name: 'widget-stuck', finalizer: 'legacy.example.com/external-dns', expectedResourceVersion: seen.metadata.resourceVersion, onWrite: (w) => writes.push(w) }),
+      (e: unknown) => e instanceof ObjectChangedError && /refresh and retry/.test(e.message),
+    );
+    assert.deepEqual(writes, [], 'nothing was sent');
+
+    // Between our GET and our PATCH a live controller removes its own finalizer: the test ops reject our patch (422).
+    let raced = false;
+    const racing: KubeClient = {
+      ...c,
+      async patch(gvr, nsp, name, type, body, o) {
+        if (!raced) {
+          raced = true;
+          const cur = await c.get(crd.gvr, ns, 'widget-stuck');
+          const i = cur.metadata.finalizers!.indexOf(LAB_FINALIZER);
+          await c.patch(crd.gvr, ns, 'widget-stuck', 'json', [{ op: 'remove', path: `/metadata/finalizers/${i}` }]);
+        }
+        return c.patch(gvr, nsp, name, type, body, o);
+      },
+    };
+    await assert.rejects(
+      removeFinalizers({ client: racing, gvr: crd.gvr, namespace: ns, name: 'widget-stuck', finalizer: 'legacy.example.com/external-dns', onWrite: (w) => writes.push(w) }),
+      ObjectChangedError,
+    );
+    assert.equal(writes.length, 1);
+    assert.equal(writes[0]!.outcome, 'error');
+    assert.equal(writes[0]!.error?.code, 422);
+    const now = await c.get(crd.gvr, ns, 'widget-stuck');
+    assert.deepEqual(now.metadata.finalizers, ['legacy.example.com/external-dns'], 'the concurrent removal stands; ours was not applied');
+
+    await assert.rejects(removeFinalizers({ client: c, gvr: crd.gvr, namespace: ns, name: 'widget-stuck', finalizer: 'nope.example.com/x' }), FinalizerNotFoundError);
+  });
+
+  test('escape hatch: the stuck object (no controller running) is released; dry-run first persists nothing', async () => {
+    const before = await c.get(crd.gvr, ns, 'widget-stuck');
+    const dry = await removeFinalizers({ client: c, gvr: crd.gvr, namespace: ns, name: 'widget-stuck', finalizer: 'legacy.example.com/external-dns', dryRun: true });
+    assert.deepEqual(dry.removed, ['legacy.example.com/external-dns']);
+    assert.equal(dry.deleted, false);
+    assert.equal((await c.get(crd.gvr, ns, 'widget-stuck')).metadata.resourceVersion, before.metadata.resourceVersion, 'dry-run persisted nothing');
+
+    const writes: WriteRecord[] = [];
+    const r = await removeFinalizers({ client: c, gvr: crd.gvr, namespace: ns, name: 'widget-stuck', finalizer: 'legacy.example.com/external-dns', expectedResourceVersion: before.metadata.resourceVersion, onWrite: (w) => writes.push(w) });
+    assert.deepEqual(r.removed, ['legacy.example.com/external-dns']);
+    assert.deepEqual(r.remaining, []);
+    assert.equal(r.deleted, true);
+    await assert.rejects(c.get(crd.gvr, ns, 'widget-stuck'), isNotFound);
+    assert.equal(writes.length, 1);
+    assert.equal(writes[0]!.verb, 'patch');
+    assert.equal(writes[0]!.patchType, 'json');
+    assert.equal(writes[0]!.resourceVersionBefore, before.metadata.resourceVersion);
+  });
+
+  test('escape hatch works on built-in and cluster-scoped objects (ConfigMap, Namespace via /finalize)', async () => {
+    const cm: KubeObject = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'held', namespace: ns, finalizers: ['example.com/hold', 'example.com/hold-too'] } };
+    await c.create(CONFIGMAPS, cm);
+    await c.delete(CONFIGMAPS, ns, 'held');
+    const r = await removeFinalizers({ client: c, gvr: CONFIGMAPS, namespace: ns, name: 'held' });
+    assert.deepEqual(r.removed, ['example.com/hold', 'example.com/hold-too'], 'all of them');
+    assert.equal(r.deleted, true);
+
+    // A namespace held by its spec finalizer "kubernetes" and a metadata finalizer.
+    const nsName = `${ns}-stuck`;
+    await c.create(NAMESPACE_GVR, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: nsName, finalizers: ['example.com/ns-hold'] } });
+    await c.delete(NAMESPACE_GVR, undefined, nsName);
+    const d = await diagnoseStuck({ client: c, gvr: NAMESPACE_GVR, name: nsName });
+    assert.deepEqual(d.finalizers.map((f) => `${f.location}:${f.finalizer}`).sort(), ['metadata:example.com/ns-hold', 'spec:kubernetes'].sort());
+    // With a stale resourceVersion the /finalize PUT is refused with 409 → ObjectChangedError.
+    const seen = await c.get(NAMESPACE_GVR, undefined, nsName);
+    const staleBody = { ...seen, spec: { finalizers: [] } };
+    await c.patch(NAMESPACE_GVR, undefined, nsName, 'merge', { metadata: { annotations: { poke: '1' } } });
+    await assert.rejects(c.updateSubresource(NAMESPACE_GVR, staleBody, 'finalize'), (e: { code?: number }) => e.code === 409);
+    const writes: WriteRecord[] = [];
+    const released = await removeFinalizers({ client: c, gvr: NAMESPACE_GVR, name: nsName, onWrite: (w) => writes.push(w) });
+    assert.deepEqual(released.removed.sort(), ['example.com/ns-hold', 'kubernetes'].sort());
+    assert.deepEqual(writes.map((w) => `${w.verb}${w.subresource ? '/' + w.subresource : ''}`), ['patch', 'update/finalize']);
+    assert.deepEqual(released.remaining, []);
+  });
+});

@@ -1,0 +1,121 @@
+import { before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createNamespace, getTestCluster } from './support/cluster.ts';
+import { CONFIGMAPS, installLabCrd, type LabCrd } from './reconcilers.support.ts';
+import { createDynamicClient, recordingClient, type DynamicKubeClient, type WriteRecord } from '../../src/core/k8s/dynamicClient.ts';
+import { ApiError, isConflict, isNotFound } from '../../src/core/k8s/client.ts';
+import type { KubeObject } from '../../src/core/k8s/objects.ts';
+
+describe('dynamic client against a real kube-apiserver', () => {
+  let c: DynamicKubeClient;
+  let crd: LabCrd;
+  let ns: string;
+  const cm = (name: string, data: Record<string, string> = { a: '1' }): KubeObject => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: ns }, data });
+
+  before(async () => {
+    const cluster = await getTestCluster();
+    c = createDynamicClient(cluster.transport, { fieldManager: 'dyn-test', pageSize: 2 });
+    crd = await installLabCrd(cluster.transport);
+    ns = await createNamespace(cluster.transport, 'dyn');
+  });
+
+  test('discover lists core and custom resources with scope, kind and subresources', async () => {
+    const all = await c.discover();
+    const widgets = all.find((r) => r.group === crd.group && r.resource === 'widgets');
+    assert.deepEqual(widgets && { kind: widgets.kind, namespaced: widgets.namespaced, subresources: widgets.subresources }, { kind: 'Widget', namespaced: true, subresources: ['status'] });
+    const namespaces = all.find((r) => r.group === '' && r.resource === 'namespaces');
+    assert.equal(namespaces?.namespaced, false);
+    assert.ok(namespaces?.subresources?.includes('finalize'));
+    assert.ok(!all.some((r) => r.resource.includes('/')), 'subresources are not listed as resources');
+  });
+
+  test('create / get / list (paginated) / update, with dryRun=All persisting nothing', async () => {
+    const dry = await c.create(CONFIGMAPS, cm('dry'), { dryRun: true });
+    assert.equal(dry.metadata.name, 'dry');
+    await assert.rejects(c.get(CONFIGMAPS, ns, 'dry'), isNotFound);
+    for (const n of ['c1', 'c2', 'c3', 'c4', 'c5']) await c.create(CONFIGMAPS, cm(n));
+    const list = await c.list(CONFIGMAPS, ns);
+    assert.deepEqual(list.items.map((o) => o.metadata.name).filter((n) => n?.startsWith('c')).sort(), ['c1', 'c2', 'c3', 'c4', 'c5']);
+    assert.ok(list.metadata.resourceVersion);
+    const got = await c.get(CONFIGMAPS, ns, 'c1');
+    const updated = await c.update(CONFIGMAPS, { ...got, data: { a: '2' } });
+    assert.notEqual(updated.metadata.resourceVersion, got.metadata.resourceVersion);
+    await assert.rejects(c.update(CONFIGMAPS, { ...got, data: { a: '3' } }), (e: unknown) => isConflict(e) && (e as ApiError).reason === 'Conflict');
+    assert.equal(updated.metadata.managedFields?.[0]?.manager, 'dyn-test', 'default fieldManager');
+  });
+
+  test('patch: json, merge and strategic (strategic is refused for custom resources)', async () => {
+    await c.patch(CONFIGMAPS, ns, 'c2', 'json', [{ op: 'add', path: '/data/b', value: 'x' }]);
+    await c.patch(CONFIGMAPS, ns, 'c2', 'merge', { data: { c: 'y' } });
+    const s = await c.patch(CONFIGMAPS, ns, 'c2', 'strategic', { metadata: { labels: { l: 'z' } } });
+    assert.deepEqual(s.data, { a: '1', b: 'x', c: 'y' });
+    assert.equal(s.metadata.labels?.l, 'z');
+    await c.create(crd.gvr, { apiVersion: crd.apiVersion, kind: 'Widget', metadata: { name: 'w', namespace: ns }, spec: { data: {} } });
+    await assert.rejects(c.patch(crd.gvr, ns, 'w', 'strategic', { spec: { data: { a: '1' } } }), (e: unknown) => e instanceof ApiError && e.code === 415);
+  });
+
+  test('updateStatus and patchStatus write only status; main-resource writes ignore status', async () => {
+    const w = await c.get(crd.gvr, ns, 'w');
+    const s1 = await c.updateStatus(crd.gvr, { ...w, spec: { data: { ignored: 'yes' } }, status: { childName: 'one' } });
+    assert.deepEqual(s1.status, { childName: 'one' });
+    assert.deepEqual(s1.spec, { data: {} }, 'spec sent to /status is ignored');
+    const s2 = await c.patchStatus(crd.gvr, ns, 'w', 'merge', { status: { childName: 'two' } });
+    assert.deepEqual(s2.status, { childName: 'two' });
+    const u = await c.update(crd.gvr, { ...s2, status: { childName: 'ignored' } });
+    assert.deepEqual(u.status, { childName: 'two' });
+  });
+
+  test('server-side apply with a field manager; a conflicting manager needs force', async () => {
+    const applied = await c.apply(CONFIGMAPS, cm('ssa', { k: 'v1' }), { fieldManager: 'owner-a' });
+    assert.deepEqual(applied.data, { k: 'v1' });
+    await assert.rejects(c.apply(CONFIGMAPS, cm('ssa', { k: 'v2' }), { fieldManager: 'owner-b' }), (e: unknown) => isConflict(e));
+    const forced = await c.apply(CONFIGMAPS, cm('ssa', { k: 'v2' }), { fieldManager: 'owner-b', force: true });
+    assert.deepEqual(forced.data, { k: 'v2' });
+    const again = await c.apply(CONFIGMAPS, cm('ssa', { k: 'v2' }), { fieldManager: 'owner-b' });
+    assert.equal(again.metadata.resourceVersion, forced.metadata.resourceVersion, 'a no-op apply stores nothing');
+  });
+
+  test('delete with preconditions; the answer is the object while finalizers hold it', async () => {
+    const o = await c.get(CONFIGMAPS, ns, 'c3');
+    await assert.rejects(c.delete(CONFIGMAPS, ns, 'c3', { preconditions: { uid: 'not-the-uid' } }), (e: unknown) => isConflict(e));
+    await assert.rejects(c.delete(CONFIGMAPS, ns, 'c3', { preconditions: { resourceVersion: '1' } }), (e: unknown) => isConflict(e));
+    await c.delete(CONFIGMAPS, ns, 'c3', { dryRun: true });
+    assert.ok(await c.get(CONFIGMAPS, ns, 'c3'), 'dry-run delete kept it');
+    await c.delete(CONFIGMAPS, ns, 'c3', { preconditions: { uid: o.metadata.uid } });
+    await assert.rejects(c.get(CONFIGMAPS, ns, 'c3'), isNotFound);
+    await c.create(CONFIGMAPS, { ...cm('held'), metadata: { name: 'held', namespace: ns, finalizers: ['example.com/x'] } });
+    const held = await c.delete(CONFIGMAPS, ns, 'held');
+    assert.ok(held?.metadata.deletionTimestamp);
+    await c.patch(CONFIGMAPS, ns, 'held', 'merge', { metadata: { finalizers: null } });
+    await assert.rejects(c.get(CONFIGMAPS, ns, 'held'), isNotFound);
+  });
+
+  test('recordingClient in dry-run mode forces dryRun=All on every write and reports before/after', async () => {
+    const records: WriteRecord[] = [];
+    const rc = recordingClient(c, { dryRun: true, onWrite: (w) => records.push(w) });
+    const before = await c.get(CONFIGMAPS, ns, 'c4');
+    await rc.update(CONFIGMAPS, { ...before, data: { a: 'changed' } }, { dryRun: false });
+    await rc.patch(CONFIGMAPS, ns, 'c4', 'merge', { data: { z: '1' } });
+    await rc.delete(CONFIGMAPS, ns, 'c4');
+    await rc.create(CONFIGMAPS, cm('never'));
+    await assert.rejects(rc.create(CONFIGMAPS, cm('c5')), (e: unknown) => (e as ApiError).code === 409);
+    const after = await c.get(CONFIGMAPS, ns, 'c4');
+    assert.equal(after.metadata.resourceVersion, before.metadata.resourceVersion, 'nothing persisted');
+    await assert.rejects(c.get(CONFIGMAPS, ns, 'never'), isNotFound);
+    assert.deepEqual(records.map((r) => `${r.verb}:${r.dryRun}:${r.outcome}`), ['update:true:ok', 'patch:true:ok', 'delete:true:ok', 'create:true:ok', 'create:true:error']);
+    assert.equal(records[0]!.resourceVersionBefore, before.metadata.resourceVersion);
+    assert.deepEqual(records[0]!.after?.data, { a: 'changed' });
+    assert.deepEqual(records[0]!.before?.data, { a: '1' });
+    assert.equal(records[4]!.error?.reason, 'AlreadyExists');
+  });
+
+  test('errors are ApiErrors with code and reason; an unreachable server is code 0', async () => {
+    await assert.rejects(c.get(CONFIGMAPS, ns, 'missing'), (e: unknown) => e instanceof ApiError && e.code === 404 && e.reason === 'NotFound');
+    const { KubeTransport } = await import('../../src/core/k8s/transport.ts');
+    const cluster = await getTestCluster();
+    const kc = cluster.kubeConfig;
+    const dead = new KubeTransport(kc);
+    Object.defineProperty(dead, 'server', { value: 'https://127.0.0.1:1' });
+    await assert.rejects(createDynamicClient(dead).get(CONFIGMAPS, ns, 'x'), (e: unknown) => e instanceof ApiError && e.code === 0 && /Cannot reach/.test(e.message));
+  });
+});
