@@ -182,6 +182,7 @@ async function runHostSuite({ root, kubeconfig, cs, chromium, log }, trust) {
       limit.promise,
     ]);
     const result = suiteResult(trust, code, resultFile, lines);
+    if (result.failed && !echo) log(`  (the suite never started) last log lines:\n${lines.slice(-30).map((l) => `    ${l}`).join('\n')}`);
     if (result.failed) log(`  full log: ${logFile}`);
     return result;
   } catch (e) {
@@ -204,7 +205,7 @@ function suiteResult(trust, exitCode, resultFile, lines) {
     if (line) result = JSON.parse(line.slice(RESULT_PREFIX.length));
   }
   if (!result) {
-    return { passed: 0, failed: 1, skipped: 0, failures: [`extension-host suite (${trust}): exited with code ${exitCode} without a result (see its log above)`] };
+    return { passed: 0, failed: 1, skipped: 0, failures: [`extension-host suite (${trust}): exited with code ${exitCode} without a result (see its log)`] };
   }
   const failures = result.failures.map((f) => `extension host (${trust}): ${f}`);
   let failed = result.failed;
