@@ -514,9 +514,15 @@ class ControllerEngine implements Controller {
       if (src.role === 'primary') reason = { kind: 'informer', event, resource: src.resource, objectKey, ...rvPart, ...(initial ? { initial } : {}), at };
       else if (src.role === 'owned') reason = { kind: 'owned', event, resource: src.resource, child: objectKey, ...(obj.kind ? { childKind: obj.kind } : {}), ...rvPart, at };
       else reason = { kind: 'watch', event, resource: src.resource, objectKey, ...rvPart, at };
-      this.keys.addReason(key, reason);
-      run.queue.add(key);
+      this.enqueueFor(run, key, reason);
     }
+  }
+
+  /** Adds `key` to the queue with its reason, publishing one key-state change. */
+  private enqueueFor(run: Run, key: ObjectKey, reason: EnqueueReason): void {
+    this.keys.addReason(key, reason, false);
+    run.queue.add(key);
+    this.keys.publishPending(key);
   }
 
   private onQueueEvent(e: QueueEvent<ObjectKey>): void {
@@ -765,8 +771,7 @@ class ControllerEngine implements Controller {
         if (dueAt !== undefined && !options.force) return { kind: 'notReady', key, waiting, dueAt };
         if (dueAt !== undefined) q.cancelWait(key);
         const note = dueAt !== undefined ? `forced before its ${waiting} wait ended` : undefined;
-        this.keys.addReason(key, { kind: 'manual', action: 'step', ...(note ? { note } : {}), at: this.clock.now() });
-        q.add(key);
+        this.enqueueFor(run, key, { kind: 'manual', action: 'step', ...(note ? { note } : {}), at: this.clock.now() });
       }
       if (!q.take(key)) return { kind: 'notRunning' };
     } else {
@@ -789,8 +794,7 @@ class ControllerEngine implements Controller {
     requestFor(key);
     const skipped = run.queue.cancelWait(key);
     this.journal.append({ kind: 'control', action: 'reconcileNow', controller: this.name, key, ...(skipped ? { detail: 'skipped a pending wait' } : {}) });
-    this.keys.addReason(key, { kind: 'manual', action: 'reconcileNow', at: this.clock.now() });
-    run.queue.add(key);
+    this.enqueueFor(run, key, { kind: 'manual', action: 'reconcileNow', at: this.clock.now() });
     return true;
   }
 
@@ -802,8 +806,7 @@ class ControllerEngine implements Controller {
     q.forget(key);
     this.journal.append({ kind: 'control', action: 'resetBackoff', controller: this.name, key });
     if (this.keys.get(key)?.waiting?.kind === 'backoff' && q.cancelWait(key)) {
-      this.keys.addReason(key, { kind: 'manual', action: 'resetBackoff', at: this.clock.now() });
-      q.add(key);
+      this.enqueueFor(run, key, { kind: 'manual', action: 'resetBackoff', at: this.clock.now() });
     } else {
       this.keys.touch(key);
     }
@@ -815,8 +818,7 @@ class ControllerEngine implements Controller {
     if (!run) return false;
     requestFor(key);
     this.journal.append({ kind: 'control', action: 'enqueue', controller: this.name, key, ...(note ? { detail: note } : {}) });
-    this.keys.addReason(key, { kind: 'manual', action: 'enqueue', ...(note ? { note } : {}), at: this.clock.now() });
-    run.queue.add(key);
+    this.enqueueFor(run, key, { kind: 'manual', action: 'enqueue', ...(note ? { note } : {}), at: this.clock.now() });
     return true;
   }
 

@@ -96,6 +96,8 @@ interface KeyRecord {
   lastStartedAt?: number;
   lastDurationMs?: number;
   warning?: string;
+  /** A change not yet published (see addReason). */
+  unpublished?: boolean;
 }
 
 export interface KeyStateTableOptions {
@@ -132,10 +134,22 @@ export class KeyStateTable implements Disposable {
     return [...this.records.keys()].sort().map((k) => this.toState(this.records.get(k)!));
   }
 
-  addReason(key: ObjectKey, reason: EnqueueReason): void {
+  /**
+   * Records why `key` is being enqueued. With `publish: false` the change is
+   * published by the queue transition that follows, or by {@link KeyStateTable.publishPending}
+   * when the add caused none (the key was already queued): one event per enqueue.
+   */
+  addReason(key: ObjectKey, reason: EnqueueReason, publish = true): void {
     const r = this.record(key);
     this.pushReason(r, reason);
-    this.changed(r);
+    if (publish) this.changed(r);
+    else r.unpublished = true;
+  }
+
+  /** Publishes a change held back by `addReason(…, false)` if no other change published it meanwhile. */
+  publishPending(key: ObjectKey): void {
+    const r = this.records.get(key);
+    if (r?.unpublished) this.changed(r);
   }
 
   /** The next wait of `key` is of this kind (call right before addAfter / addRateLimited). */
@@ -272,6 +286,7 @@ export class KeyStateTable implements Disposable {
   }
 
   private changed(r: KeyRecord): void {
+    r.unpublished = false;
     if (this.emitter.hasListeners) this.emitter.fire(this.toState(r));
   }
 

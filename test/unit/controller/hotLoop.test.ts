@@ -1,0 +1,54 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { HotLoopDetector } from '../../../src/core/controller/hotLoop.ts';
+import type { EnqueueReason } from '../../../src/core/controller/keyState.ts';
+
+const selfUpdate: EnqueueReason = { kind: 'informer', event: 'update', resource: 'widgets.v1.lab', objectKey: 'ns/a', at: 0 };
+const childUpdate: EnqueueReason = { kind: 'owned', event: 'update', resource: 'configmaps.v1', child: 'ns/a-cm', at: 0 };
+const requeue: EnqueueReason = { kind: 'requeueAfter', afterMs: 10, at: 0 };
+const resync: EnqueueReason = { kind: 'informer', event: 'resync', resource: 'widgets.v1.lab', objectKey: 'ns/a', at: 0 };
+
+test('warns once the threshold of event-triggered reconciles with an unchanged generation falls in the window', () => {
+  const d = new HotLoopDetector({ windowMs: 1000, threshold: 5, cooldownMs: 60_000 });
+  const warnings = [];
+  for (let i = 0; i < 5; i++) warnings.push(d.observe({ key: 'ns/a', at: i * 100, generation: 3, triggers: [selfUpdate], selfWrites: 1 }));
+  assert.deepEqual(warnings.slice(0, 4), [undefined, undefined, undefined, undefined]);
+  const w = warnings[4]!;
+  assert.equal(w.cause, 'statusWrite');
+  assert.equal(w.count, 5);
+  assert.equal(w.spanMs, 400);
+  assert.equal(w.generation, 3);
+  assert.match(w.message, /ns\/a was reconciled 5 times in 0\.4 s/);
+  assert.match(w.message, /status write re-triggers the watch/);
+  assert.match(w.message, /generationChanged\(\)/);
+  assert.match(w.message, /write status only when it actually changed/);
+  assert.match(w.message, /wrote to it 5 time/);
+  // cooldown: no second warning right away
+  assert.equal(d.observe({ key: 'ns/a', at: 500, generation: 3, triggers: [selfUpdate], selfWrites: 1 }), undefined);
+});
+
+test('slower than the threshold is not a hot loop', () => {
+  const d = new HotLoopDetector({ windowMs: 1000, threshold: 5 });
+  for (let i = 0; i < 50; i++) assert.equal(d.observe({ key: 'ns/a', at: i * 300, generation: 1, triggers: [selfUpdate], selfWrites: 0 }), undefined);
+});
+
+test('a generation change starts over; intentional runs (requeueAfter, resync) are not counted', () => {
+  const d = new HotLoopDetector({ windowMs: 1000, threshold: 3 });
+  assert.equal(d.observe({ key: 'k', at: 0, generation: 1, triggers: [selfUpdate], selfWrites: 0 }), undefined);
+  assert.equal(d.observe({ key: 'k', at: 10, generation: 1, triggers: [selfUpdate], selfWrites: 0 }), undefined);
+  assert.equal(d.observe({ key: 'k', at: 20, generation: 2, triggers: [selfUpdate], selfWrites: 0 }), undefined, 'spec changed');
+  for (let i = 0; i < 10; i++) assert.equal(d.observe({ key: 'k', at: 30 + i, generation: 2, triggers: [requeue], selfWrites: 0 }), undefined);
+  for (let i = 0; i < 10; i++) assert.equal(d.observe({ key: 'k', at: 40 + i, generation: 2, triggers: [resync], selfWrites: 0 }), undefined);
+  assert.equal(d.observe({ key: 'k', at: 60, generation: 2, triggers: [selfUpdate, requeue], selfWrites: 0 }), undefined, 'mixed with an intentional requeue');
+  assert.equal(d.observe({ key: 'k', at: 70, generation: 2, triggers: [selfUpdate], selfWrites: 0 }), undefined);
+  assert.ok(d.observe({ key: 'k', at: 80, generation: 2, triggers: [selfUpdate], selfWrites: 0 }));
+  assert.equal(d.observe({ key: 'gone', at: 90, generation: undefined, triggers: [selfUpdate], selfWrites: 0 }), undefined);
+});
+
+test('names an owned child as the likely cause when child events drive the loop', () => {
+  const d = new HotLoopDetector({ windowMs: 1000, threshold: 3 });
+  let w;
+  for (let i = 0; i < 3; i++) w = d.observe({ key: 'ns/a', at: i, generation: 1, triggers: [childUpdate], selfWrites: 0 });
+  assert.equal(w?.cause, 'ownedChild');
+  assert.match(w!.message, /owned child/);
+});

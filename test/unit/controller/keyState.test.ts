@@ -1,0 +1,96 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { KeyStateTable, type KeyState } from '../../../src/core/controller/keyState.ts';
+
+function table(now = { t: 1000 }, requeues = new Map<string, number>()) {
+  return new KeyStateTable({ now: () => now.t, numRequeues: (k) => requeues.get(k) ?? 0, maxReasons: 4 });
+}
+
+test('phases follow the queue transitions: queued → processing (dirty again) → queued → processing → idle', () => {
+  const t = table();
+  const seen: KeyState[] = [];
+  t.onDidChange((s) => seen.push(s));
+  t.onQueueEvent({ type: 'add', item: 'k', queued: true });
+  t.onQueueEvent({ type: 'get', item: 'k' });
+  t.onQueueEvent({ type: 'add', item: 'k', queued: false });
+  assert.equal(t.get('k')!.phase, 'processing');
+  assert.equal(t.get('k')!.dirtyWhileProcessing, true);
+  t.onQueueEvent({ type: 'done', item: 'k', requeued: true });
+  assert.equal(t.get('k')!.phase, 'queued');
+  assert.equal(t.get('k')!.dirtyWhileProcessing, false);
+  t.onQueueEvent({ type: 'get', item: 'k' });
+  t.onQueueEvent({ type: 'done', item: 'k', requeued: false });
+  assert.deepEqual(seen.map((s) => s.phase), ['queued', 'processing', 'processing', 'queued', 'processing', 'idle']);
+  assert.ok(Object.isFrozen(seen[0]));
+});
+
+test('an expected backoff wait becomes the backoff phase, then a backoff reason when ready', () => {
+  const now = { t: 1000 };
+  const requeues = new Map([['k', 2]]);
+  const t = table(now, requeues);
+  t.expectWait('k', { kind: 'backoff', attempt: 2, error: 'boom' });
+  t.onQueueEvent({ type: 'wait', item: 'k', readyAt: 1010 });
+  let s = t.get('k')!;
+  assert.equal(s.phase, 'backoff');
+  assert.deepEqual(s.waiting, { kind: 'backoff', dueAt: 1010 });
+  assert.equal(s.requeues, 2);
+  now.t = 1010;
+  t.onQueueEvent({ type: 'ready', item: 'k' });
+  t.onQueueEvent({ type: 'add', item: 'k', queued: true });
+  s = t.get('k')!;
+  assert.equal(s.phase, 'queued');
+  assert.deepEqual(s.reasons, [{ kind: 'backoff', attempt: 2, delayMs: 10, error: 'boom', at: 1010 }]);
+  // an unexpected wait (someone else's addAfter) is a requeue-after; cancelling it makes the key idle
+  t.onQueueEvent({ type: 'get', item: 'k' });
+  t.onQueueEvent({ type: 'done', item: 'k', requeued: false });
+  t.onQueueEvent({ type: 'wait', item: 'k', readyAt: 2000 });
+  assert.equal(t.get('k')!.phase, 'requeueAfter');
+  t.onQueueEvent({ type: 'cancelWait', item: 'k' });
+  assert.equal(t.get('k')!.phase, 'idle');
+});
+
+test('a zero-delay retry added directly still records its reason', () => {
+  const t = table();
+  t.onQueueEvent({ type: 'add', item: 'k', queued: true });
+  t.onQueueEvent({ type: 'get', item: 'k' });
+  t.begin('k', 1000);
+  t.expectWait('k', { kind: 'backoff', attempt: 1 });
+  t.onQueueEvent({ type: 'add', item: 'k', queued: false });
+  assert.deepEqual(t.get('k')!.reasons.map((r) => r.kind), ['backoff']);
+});
+
+test('begin moves reasons to lastTriggers; end records outcome, error and duration; reasons are bounded', () => {
+  const t = table();
+  for (let i = 0; i < 6; i++) t.addReason('k', { kind: 'manual', action: 'enqueue', note: `n${i}`, at: i });
+  assert.equal(t.get('k')!.reasons.length, 4);
+  assert.equal(t.get('k')!.droppedReasons, 2);
+  const triggers = t.begin('k', 1000);
+  assert.equal(triggers.length, 4);
+  assert.deepEqual(t.get('k')!.reasons, []);
+  assert.equal(t.get('k')!.reconciles, 1);
+  t.end('k', { kind: 'error', message: 'nope', retryAt: 1005 }, 7, 1007);
+  const s = t.get('k')!;
+  assert.equal(s.lastError, 'nope');
+  assert.equal(s.lastErrorAt, 1007);
+  assert.equal(s.lastDurationMs, 7);
+  assert.equal(s.lastStartedAt, 1000);
+  t.end('k', { kind: 'success' }, 1, 1010);
+  assert.equal(t.get('k')!.lastError, 'nope', 'kept after a success');
+});
+
+test('delete forgets only idle keys and publishes a final removed state; resetQueueState idles every key', () => {
+  const t = table();
+  const removed: string[] = [];
+  t.onDidChange((s) => { if (s.removed) removed.push(s.key); });
+  t.onQueueEvent({ type: 'add', item: 'busy', queued: true });
+  t.onQueueEvent({ type: 'add', item: 'quiet', queued: true });
+  t.onQueueEvent({ type: 'get', item: 'quiet' });
+  t.onQueueEvent({ type: 'done', item: 'quiet', requeued: false });
+  assert.equal(t.delete('busy'), false);
+  assert.equal(t.delete('quiet'), true);
+  assert.equal(t.delete('unknown'), false);
+  assert.deepEqual(removed, ['quiet']);
+  t.resetQueueState();
+  assert.equal(t.get('busy')!.phase, 'idle');
+  assert.deepEqual(t.all().map((s) => s.key), ['busy']);
+});

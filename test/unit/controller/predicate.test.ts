@@ -1,0 +1,81 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import {
+  and,
+  annotationChanged,
+  generationChanged,
+  labelChanged,
+  labelSelector,
+  not,
+  or,
+  predicateFuncs,
+  resourceVersionChanged,
+  type Predicate,
+} from '../../../src/core/controller/predicate.ts';
+import type { KubeObject } from '../../../src/core/k8s/objects.ts';
+
+const obj = (meta: KubeObject['metadata']): KubeObject => ({ metadata: { name: 'a', namespace: 'ns', ...meta } });
+const update = (p: Predicate, o: KubeObject['metadata'], n: KubeObject['metadata'], isResync = false) =>
+  p.update({ objectOld: obj(o), objectNew: obj(n), isResync });
+
+test('predicateFuncs: missing callbacks pass', () => {
+  const p = predicateFuncs('onlyUpdates', { update: () => false });
+  assert.equal(p.create({ object: obj({}), isInInitialList: false }), true);
+  assert.equal(p.delete({ object: obj({}), deleteStateUnknown: false }), true);
+  assert.equal(update(p, {}, {}), false);
+});
+
+test('generationChanged: updates pass only on a generation change; create, delete and resync pass', () => {
+  const p = generationChanged();
+  assert.equal(update(p, { generation: 1, resourceVersion: '1' }, { generation: 1, resourceVersion: '2' }), false, 'status write');
+  assert.equal(update(p, { generation: 1, resourceVersion: '1' }, { generation: 2, resourceVersion: '2' }), true, 'spec change');
+  assert.equal(update(p, { generation: 1, resourceVersion: '2' }, { generation: 1, resourceVersion: '2' }, true), true, 'resync passes');
+  assert.equal(p.create({ object: obj({ generation: 1 }), isInInitialList: true }), true);
+  assert.equal(p.delete({ object: obj({ generation: 1 }), deleteStateUnknown: true }), true);
+  const strict = generationChanged({ passResync: false });
+  assert.equal(update(strict, { generation: 1, resourceVersion: '2' }, { generation: 1, resourceVersion: '2' }, true), false, 'controller-runtime behaviour on request');
+});
+
+test('resourceVersionChanged drops resyncs and no-op updates', () => {
+  const p = resourceVersionChanged();
+  assert.equal(update(p, { resourceVersion: '5' }, { resourceVersion: '5' }, true), false);
+  assert.equal(update(p, { resourceVersion: '5' }, { resourceVersion: '6' }), true);
+});
+
+test('labelChanged and annotationChanged compare the maps', () => {
+  const l = labelChanged();
+  assert.equal(update(l, { labels: { a: '1' } }, { labels: { a: '1' } }), false);
+  assert.equal(update(l, { labels: { a: '1' } }, { labels: { a: '2' } }), true);
+  assert.equal(update(l, { labels: { a: '1' } }, { labels: { a: '1', b: '1' } }), true);
+  assert.equal(update(l, {}, { labels: {} }), false, 'absent equals empty');
+  assert.equal(update(l, { labels: { a: '1' } }, {}), true);
+  const a = annotationChanged();
+  assert.equal(update(a, { annotations: { x: 'y' }, labels: { a: '1' } }, { annotations: { x: 'y' }, labels: { a: '2' } }), false);
+  assert.equal(update(a, { annotations: { x: 'y' } }, { annotations: { x: 'z' } }), true);
+});
+
+test('labelSelector matches every pair on the (new) object', () => {
+  const p = labelSelector({ app: 'web', tier: 'fe' });
+  assert.equal(p.create({ object: obj({ labels: { app: 'web', tier: 'fe', x: '1' } }), isInInitialList: false }), true);
+  assert.equal(p.create({ object: obj({ labels: { app: 'web' } }), isInInitialList: false }), false);
+  assert.equal(update(p, {}, { labels: { app: 'web', tier: 'fe' } }), true);
+  assert.equal(p.delete({ object: obj({}), deleteStateUnknown: false }), false);
+  assert.match(p.name, /app=web,tier=fe/);
+});
+
+test('and / or / not combine, with names for the journal', () => {
+  const yes = predicateFuncs('yes', {});
+  const no = predicateFuncs('no', { create: () => false, update: () => false, delete: () => false });
+  const c = { object: obj({}), isInInitialList: false };
+  assert.equal(and(yes, no).create(c), false);
+  assert.equal(and(yes, yes).create(c), true);
+  assert.equal(and().create(c), true);
+  assert.equal(or(yes, no).create(c), true);
+  assert.equal(or(no, no).create(c), false);
+  assert.equal(or().create(c), false);
+  assert.equal(not(no).create(c), true);
+  assert.equal(not(yes).delete({ object: obj({}), deleteStateUnknown: false }), false);
+  assert.equal(or(generationChanged(), labelChanged()).name, 'or(generationChanged, labelChanged)');
+  assert.equal(update(or(generationChanged(), labelChanged()), { generation: 1, labels: { a: '1' } }, { generation: 1, labels: { a: '2' } }), true);
+  assert.equal(update(and(generationChanged(), labelChanged()), { generation: 1, labels: { a: '1' } }, { generation: 1, labels: { a: '2' } }), false);
+});
