@@ -38,7 +38,7 @@ export function yamlDiff(label: string, before: unknown, after: unknown, options
   if (a === b) return '';
   return createTwoFilesPatch(label, label, a, b, options.beforeName ?? 'observed', options.afterName ?? 'desired', { context: 3 })
     .split('\n')
-    .filter((l) => !l.startsWith('====='))
+    .filter((l) => !l.startsWith('=====') && !l.startsWith('Index: '))
     .join('\n')
     .trimEnd();
 }

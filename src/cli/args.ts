@@ -1,0 +1,200 @@
+import { parseArgs } from 'node:util';
+
+/** Documented exit codes of `reconcile-lab`. */
+export const ExitCode = {
+  ok: 0,
+  failure: 1,
+  usage: 2,
+  connection: 3,
+  conflict: 4,
+  refused: 5,
+} as const;
+export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode];
+
+export const COMMANDS = ['run', 'step', 'dry-run', 'report', 'inspect', 'strip-finalizers'] as const;
+export type CommandName = (typeof COMMANDS)[number];
+
+export type ReconcilerSpec = { kind: 'lab' } | { kind: 'exec'; command: string[] } | { kind: 'module'; path: string };
+
+export interface CliArgs {
+  command: CommandName;
+  positionals: string[];
+  kubeconfig?: string;
+  context?: string;
+  /** "plural.group" or "plural" (core); default widgets.lab.reconcile.dev. */
+  resource: string;
+  namespace?: string;
+  reconciler: ReconcilerSpec;
+  json: boolean;
+  markdown: boolean;
+  dryRun: boolean;
+  yes: boolean;
+  finalizer?: string;
+  /** For `run`: stop after this many ms (default: until SIGINT). */
+  durationMs?: number;
+  verbose: boolean;
+}
+
+export class UsageError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'UsageError';
+  }
+}
+
+export const HELP = `reconcile-lab — run, step, dry-run and report Kubernetes reconcile loops
+
+Usage: reconcile-lab <command> [args] [options]
+
+Commands:
+  run                       watch the resource and reconcile continuously (Ctrl+C to stop)
+  step [key]                reconcile the next queued key (or <key>) once, live, and show what happened
+  dry-run <key>             reconcile <key> once with every write sent as dryRun=All: planned actions,
+                            diffs, the status it would write and its requeue decision (nothing persists)
+  report [key...]           one reconcile pass over all objects (or the keys given); Markdown by default
+                            (--json for JSON); add --dry-run to plan instead of act
+  inspect <key>             the cached object versus a fresh GET: differences and resourceVersion lag
+  strip-finalizers <key>    diagnose why <key> is stuck, then remove --finalizer F (or all) with a guarded
+                            JSON patch (Namespaces: /finalize). Refuses without --yes.
+
+Keys are "namespace/name" (or "name" with --namespace, or for cluster-scoped resources).
+
+Options:
+  --kubeconfig <path>       kubeconfig file (default: KUBECONFIG or ~/.kube/config)
+  --context <name>          kubeconfig context (default: current-context)
+  --resource <plural.group> resource to reconcile (default: widgets.lab.reconcile.dev; core: "configmaps")
+  -n, --namespace <ns>      namespace for keys without one, and the scope of run/report
+  --reconciler <spec>       lab (default) | exec:<command line> | module:<path to .ts/.js>
+  --finalizer <name>        strip-finalizers: the one finalizer to remove (default: all)
+  --yes                     strip-finalizers: really remove (without it: diagnose only, exit 5)
+  --dry-run                 report / strip-finalizers: send writes as dryRun=All
+  --duration <seconds>      run: stop after this long
+  --json                    machine-readable output on stdout
+  --markdown                report: Markdown (the default for report)
+  -v, --verbose             log to stderr
+  -h, --help                this help
+
+Exit codes:
+  0  ok
+  1  failure (a reconcile error, an API error)
+  2  usage error
+  3  cannot connect (kubeconfig, network, authentication)
+  4  the object changed meanwhile, or a conflict: refresh and retry
+  5  refused: strip-finalizers without --yes
+`;
+
+/** Splits a command line like a POSIX shell would for simple cases: whitespace, '…' and "…" quoting, backslash escapes. */
+export function splitCommandLine(s: string): string[] {
+  const out: string[] = [];
+  let cur = '';
+  let has = false;
+  let quote: "'" | '"' | undefined;
+  for (let i = 0; i < s.length; i++) {
+    const ch = s[i]!;
+    if (quote) {
+      if (ch === quote) quote = undefined;
+      else if (ch === '\\' && quote === '"' && i + 1 < s.length) cur += s[++i];
+      else cur += ch;
+    } else if (ch === "'" || ch === '"') {
+      quote = ch;
+      has = true;
+    } else if (ch === '\\' && i + 1 < s.length) {
+      cur += s[++i];
+      has = true;
+    } else if (/\s/.test(ch)) {
+      if (has || cur) out.push(cur);
+      cur = '';
+      has = false;
+    } else {
+      cur += ch;
+      has = true;
+    }
+  }
+  if (quote) throw new UsageError(`unterminated ${quote} in command line: ${s}`);
+  if (has || cur) out.push(cur);
+  return out;
+}
+
+export function parseReconcilerSpec(spec: string): ReconcilerSpec {
+  if (spec === 'lab') return { kind: 'lab' };
+  if (spec.startsWith('exec:')) {
+    const command = splitCommandLine(spec.slice(5));
+    if (command.length === 0) throw new UsageError('--reconciler exec: needs a command, e.g. exec:./reconcile.sh');
+    return { kind: 'exec', command };
+  }
+  if (spec.startsWith('module:')) {
+    const path = spec.slice(7);
+    if (!path) throw new UsageError('--reconciler module: needs a path, e.g. module:./reconciler.ts');
+    return { kind: 'module', path };
+  }
+  throw new UsageError(`unknown --reconciler "${spec}" (expected lab, exec:<command> or module:<path>)`);
+}
+
+/** Parses argv (without node and script). Returns "help" for --help / no command. Throws {@link UsageError}. */
+export function parseCliArgs(argv: readonly string[]): CliArgs | 'help' {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: [...argv],
+      allowPositionals: true,
+      strict: true,
+      options: {
+        kubeconfig: { type: 'string' },
+        context: { type: 'string' },
+        resource: { type: 'string' },
+        namespace: { type: 'string', short: 'n' },
+        reconciler: { type: 'string' },
+        finalizer: { type: 'string' },
+        yes: { type: 'boolean' },
+        'dry-run': { type: 'boolean' },
+        duration: { type: 'string' },
+        json: { type: 'boolean' },
+        markdown: { type: 'boolean' },
+        verbose: { type: 'boolean', short: 'v' },
+        help: { type: 'boolean', short: 'h' },
+      },
+    });
+  } catch (e) {
+    throw new UsageError((e as Error).message);
+  }
+  const v = parsed.values;
+  if (v.help || parsed.positionals.length === 0) return 'help';
+  const [command, ...positionals] = parsed.positionals;
+  if (!(COMMANDS as readonly string[]).includes(command!)) throw new UsageError(`unknown command "${command}" (commands: ${COMMANDS.join(', ')})`);
+  const cmd = command as CommandName;
+  const need = (n: number, what: string) => {
+    if (positionals.length !== n) throw new UsageError(`${cmd} needs ${what}`);
+  };
+  if (cmd === 'dry-run' || cmd === 'inspect' || cmd === 'strip-finalizers') need(1, 'exactly one <key>');
+  if (cmd === 'run') need(0, 'no positional arguments');
+  if (cmd === 'step' && positionals.length > 1) throw new UsageError('step takes at most one <key>');
+  if (v.finalizer !== undefined && cmd !== 'strip-finalizers') throw new UsageError('--finalizer only applies to strip-finalizers');
+  if (v.yes && cmd !== 'strip-finalizers') throw new UsageError('--yes only applies to strip-finalizers');
+  if (v['dry-run'] && cmd !== 'report' && cmd !== 'strip-finalizers') throw new UsageError(`--dry-run does not apply to ${cmd}${cmd === 'dry-run' ? ' (it is always a dry-run)' : ''}`);
+  if (v.json && v.markdown) throw new UsageError('choose one of --json and --markdown');
+  let durationMs: number | undefined;
+  if (v.duration !== undefined) {
+    const s = Number(v.duration);
+    if (!Number.isFinite(s) || s <= 0) throw new UsageError(`--duration must be a positive number of seconds (got "${v.duration}")`);
+    durationMs = s * 1000;
+  }
+  const resource = v.resource ?? 'widgets.lab.reconcile.dev';
+  if (!/^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/.test(resource)) throw new UsageError(`--resource must look like plural.group (e.g. widgets.lab.reconcile.dev) or a core plural (configmaps); got "${resource}"`);
+  const out: CliArgs = {
+    command: cmd,
+    positionals,
+    resource,
+    reconciler: parseReconcilerSpec(v.reconciler ?? 'lab'),
+    json: !!v.json,
+    markdown: !!v.markdown,
+    dryRun: !!v['dry-run'],
+    yes: !!v.yes,
+    verbose: !!v.verbose,
+  };
+  if (v.kubeconfig) out.kubeconfig = v.kubeconfig;
+  if (v.context) out.context = v.context;
+  if (v.namespace) out.namespace = v.namespace;
+  if (v.finalizer) out.finalizer = v.finalizer;
+  if (durationMs !== undefined) out.durationMs = durationMs;
+  return out;
+}

@@ -1,0 +1,359 @@
+import { realClock } from '../core/clock.ts';
+import { DisposableStore, toDisposable, type Disposable } from '../core/lifecycle.ts';
+import { createLogger, formatLogLine, type Logger } from '../core/log.ts';
+import { ApiError } from '../core/k8s/client.ts';
+import { createDynamicClient, type DynamicKubeClient } from '../core/k8s/dynamicClient.ts';
+import { discoverResources, findResource } from '../core/k8s/discovery.ts';
+import { keyFor, splitKey, type ObjectKey } from '../core/k8s/keys.ts';
+import { KubeConfigError, loadKubeConfig } from '../core/k8s/kubeconfig.ts';
+import type { ResourceInfo } from '../core/k8s/objects.ts';
+import { KubeTransport } from '../core/k8s/transport.ts';
+import { InformerFactory } from '../core/cache/informerFactory.ts';
+import { controllerBuilder } from '../core/controller/builder.ts';
+import type { Controller } from '../core/controller/controller.ts';
+import type { Reconciler } from '../core/controller/reconcile.ts';
+import type { JournalEntry } from '../core/journal/journal.ts';
+import { dryRunReconcile } from '../core/actions/dryRun.ts';
+import { diagnoseStuck, FinalizerNotFoundError, ObjectChangedError, removeFinalizers, type StuckDiagnosis } from '../core/actions/finalizers.ts';
+import { inspectKey } from '../core/actions/inspect.ts';
+import { buildReconcileReport, renderReportJson, renderReportMarkdown } from '../core/actions/report.ts';
+import { describeOutcome } from '../core/actions/runOnce.ts';
+import { journalingContextFactory } from '../core/actions/controllerContext.ts';
+import { CONFIGMAP_GVR, createLabReconciler, LAB_FINALIZER } from '../core/reconcilers/labReconciler.ts';
+import { createExecReconciler } from '../core/reconcilers/execReconciler.ts';
+import { createModuleReconciler } from '../core/reconcilers/moduleReconciler.ts';
+import { ExitCode, HELP, parseCliArgs, UsageError, type CliArgs } from './args.ts';
+
+/** Where the CLI writes, and how it hears Ctrl+C (injected so tests can run it in-process). */
+export interface CliIo {
+  stdout(text: string): void;
+  stderr(text: string): void;
+  env: Record<string, string | undefined>;
+  /** Calls `fn` on SIGINT/SIGTERM; the returned Disposable unsubscribes. */
+  onInterrupt(fn: () => void): Disposable;
+}
+
+/** Refused because the person did not confirm (--yes). */
+class RefusedError extends Error {}
+
+/** Maps any failure to the documented exit code. */
+export function exitCodeFor(e: unknown): ExitCode {
+  if (e instanceof UsageError) return ExitCode.usage;
+  if (e instanceof RefusedError) return ExitCode.refused;
+  if (e instanceof KubeConfigError) return ExitCode.connection;
+  if (e instanceof ObjectChangedError) return ExitCode.conflict;
+  if (e instanceof ApiError) {
+    if (e.code === 0 || e.code === 401) return ExitCode.connection;
+    if (e.code === 409) return ExitCode.conflict;
+  }
+  return ExitCode.failure;
+}
+
+const indent = (text: string, pad = '    ') => text.split('\n').map((l) => pad + l).join('\n');
+
+/** Runs `reconcile-lab` with `argv` (without node and script); resolves with the exit code. Never throws. */
+export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
+  let args: CliArgs | 'help';
+  try {
+    args = parseCliArgs(argv);
+  } catch (e) {
+    io.stderr(`reconcile-lab: ${(e as Error).message}\nRun "reconcile-lab --help" for usage.\n`);
+    return ExitCode.usage;
+  }
+  if (args === 'help') {
+    io.stdout(HELP);
+    return ExitCode.ok;
+  }
+  const store = new DisposableStore();
+  const log: Logger = args.verbose ? createLogger((level, msg, fields) => io.stderr(formatLogLine(level, msg, fields) + '\n')) : createLogger((level, msg, fields) => {
+    if (level === 'warn' || level === 'error') io.stderr(formatLogLine(level, msg, fields) + '\n');
+  });
+  try {
+    return await execute(args, io, log, store);
+  } catch (e) {
+    const code = exitCodeFor(e);
+    const message = (e as Error)?.message ?? String(e);
+    if (args.json) io.stdout(JSON.stringify({ error: message, exitCode: code }) + '\n');
+    io.stderr(`reconcile-lab: ${message}\n`);
+    return code;
+  } finally {
+    store.dispose();
+  }
+}
+
+interface Session {
+  transport: KubeTransport;
+  client: DynamicKubeClient;
+  resource: ResourceInfo;
+  defaultNamespace: string;
+  kubeconfigPath?: string;
+}
+
+async function connect(args: CliArgs, io: CliIo, log: Logger): Promise<Session> {
+  const kc = loadKubeConfig({ path: args.kubeconfig, context: args.context });
+  const transport = new KubeTransport(kc);
+  const client = createDynamicClient(transport, { fieldManager: 'reconcile-lab', log });
+  const dot = args.resource.indexOf('.');
+  const plural = dot < 0 ? args.resource : args.resource.slice(0, dot);
+  const group = dot < 0 ? '' : args.resource.slice(dot + 1);
+  const resources = await discoverResources(transport, { logger: log });
+  const resource = findResource(resources, { group, name: plural });
+  if (!resource) {
+    const hint = group === 'lab.reconcile.dev' ? ' (install it: kubectl apply -f samples/crd.yaml)' : '';
+    throw new Error(`the cluster does not serve ${args.resource}${hint}`);
+  }
+  const ctxNs = kc.getContextObject(kc.getCurrentContext())?.namespace;
+  const session: Session = { transport, client, resource, defaultNamespace: args.namespace ?? ctxNs ?? 'default' };
+  const kubeconfigPath = args.kubeconfig ?? io.env.KUBECONFIG?.split(':')[0];
+  if (kubeconfigPath) session.kubeconfigPath = kubeconfigPath;
+  return session;
+}
+
+function normalizeKey(key: string, s: Session): ObjectKey {
+  let parts: { namespace?: string; name: string };
+  try {
+    parts = splitKey(key);
+  } catch {
+    throw new UsageError(`bad key "${key}": expected namespace/name or name`);
+  }
+  if (!s.resource.namespaced) {
+    if (parts.namespace) throw new UsageError(`${s.resource.resource} is cluster-scoped: use a key without a namespace ("${parts.name}")`);
+    return parts.name;
+  }
+  return keyFor(parts.namespace ?? s.defaultNamespace, parts.name);
+}
+
+function makeReconciler(args: CliArgs, s: Session, log: Logger, store: DisposableStore): Reconciler {
+  const spec = args.reconciler;
+  switch (spec.kind) {
+    case 'lab':
+      return createLabReconciler();
+    case 'exec':
+      return store.add(createExecReconciler({ command: spec.command, kubeconfigPath: s.kubeconfigPath, context: args.context }));
+    case 'module':
+      return store.add(createModuleReconciler({ path: spec.path, log }));
+  }
+}
+
+async function execute(args: CliArgs, io: CliIo, log: Logger, store: DisposableStore): Promise<number> {
+  const s = await connect(args, io, log);
+  switch (args.command) {
+    case 'dry-run':
+      return dryRun(args, io, log, s, store);
+    case 'report':
+      return report(args, io, log, s, store);
+    case 'inspect':
+      return inspect(args, io, log, s, store);
+    case 'strip-finalizers':
+      return stripFinalizers(args, io, log, s);
+    case 'step':
+      return step(args, io, log, s, store);
+    case 'run':
+      return run(args, io, log, s, store);
+  }
+}
+
+async function dryRun(args: CliArgs, io: CliIo, log: Logger, s: Session, store: DisposableStore): Promise<number> {
+  const key = normalizeKey(args.positionals[0]!, s);
+  const reconciler = makeReconciler(args, s, log, store);
+  const r = await dryRunReconcile({ client: s.client, reconciler, primary: s.resource, key, log });
+  const failed = r.outcome.kind === 'error' || r.outcome.kind === 'terminal';
+  if (args.json) {
+    const { actions, ...rest } = r;
+    io.stdout(JSON.stringify({ ...rest, actions: actions.map(({ record, ...a }) => ({ ...a, resourceVersionAfter: record.resourceVersionAfter })) }, null, 2) + '\n');
+    return failed ? ExitCode.failure : ExitCode.ok;
+  }
+  const out: string[] = [`Dry-run reconcile of ${key} (${s.resource.resource}${s.resource.group ? '.' + s.resource.group : ''}, reconciler ${reconciler.name}): every write sent with dryRun=All, nothing persisted.`];
+  if (r.explanation?.notes.length) out.push('', 'Observed:', ...r.explanation.notes.map((n) => `  - ${n}`));
+  out.push('', r.actions.length ? `Planned actions (${r.actions.length}):` : 'Planned actions: none (already as desired).');
+  r.actions.forEach((a, i) => {
+    out.push(`  ${i + 1}. ${a.verb}${a.subresource ? '/' + a.subresource : ''} ${a.resource} ${a.key}${a.resourceVersionBefore ? ` (rv ${a.resourceVersionBefore})` : ''}${a.outcome === 'error' ? ` — REJECTED: ${a.error}` : ''}`);
+    if (a.diff) out.push(indent(a.diff, '       '));
+  });
+  if (r.status) out.push('', 'Status it would write:', r.status.diff ? indent(r.status.diff, '  ') : '  (unchanged)');
+  out.push('', `Requeue decision: ${describeOutcome(r.outcome)}`);
+  io.stdout(out.join('\n') + '\n');
+  return failed ? ExitCode.failure : ExitCode.ok;
+}
+
+async function report(args: CliArgs, io: CliIo, log: Logger, s: Session, store: DisposableStore): Promise<number> {
+  const reconciler = makeReconciler(args, s, log, store);
+  const keys = args.positionals.length ? args.positionals.map((k) => normalizeKey(k, s)) : undefined;
+  const namespace = s.resource.namespaced ? args.namespace : undefined;
+  const r = await buildReconcileReport({ client: s.client, reconciler, primary: s.resource, keys, namespace, dryRun: args.dryRun, log });
+  io.stdout(args.json ? renderReportJson(r) + '\n' : renderReportMarkdown(r));
+  return r.totals.errors > 0 ? ExitCode.failure : ExitCode.ok;
+}
+
+/** Starts one informer for the resource (in the key's namespace) and waits for its initial list. */
+async function syncedInformer(s: Session, log: Logger, store: DisposableStore, namespace: string | undefined) {
+  const factory = store.add(new InformerFactory({ transport: s.transport, logger: log, transform: null }));
+  const informer = factory.informerFor(s.resource, namespace ? { namespace } : {});
+  factory.start();
+  const ac = new AbortController();
+  const timer = realClock.setTimeout(() => ac.abort(new Error('timed out')), 60_000);
+  try {
+    if (!(await factory.waitForCacheSync(ac.signal))) throw new ApiError(0, 'Timeout', `the informer for ${s.resource.resource} did not sync within 60 s`);
+  } finally {
+    realClock.clearTimeout(timer);
+  }
+  return informer;
+}
+
+async function inspect(args: CliArgs, io: CliIo, log: Logger, s: Session, store: DisposableStore): Promise<number> {
+  const key = normalizeKey(args.positionals[0]!, s);
+  const informer = await syncedInformer(s, log, store, splitKey(key).namespace);
+  const r = await inspectKey({ client: s.client, gvr: s.resource, key, cached: informer.getIndexer().getByKey(key) });
+  if (args.json) {
+    io.stdout(JSON.stringify({ ...r, informerResourceVersion: informer.lastSyncResourceVersion() }, null, 2) + '\n');
+    return ExitCode.ok;
+  }
+  const out = [
+    `${key}: ${r.state}${r.differs ? ' (cache and server differ)' : ''}`,
+    `  cached resourceVersion: ${r.cachedResourceVersion ?? '(not in cache)'}`,
+    `  server resourceVersion: ${r.serverResourceVersion ?? '(not found)'}`,
+    `  informer last synced at: ${informer.lastSyncResourceVersion() || '—'}`,
+  ];
+  if (r.resourceVersionLag !== undefined) out.push(`  lag: ${r.resourceVersionLag} (resourceVersions are opaque; this counts cluster-wide writes, for orientation only)`);
+  if (r.diff) out.push('', indent(r.diff, '  '));
+  io.stdout(out.join('\n') + '\n');
+  return ExitCode.ok;
+}
+
+function renderDiagnosis(d: StuckDiagnosis): string {
+  const out = [d.summary, `  ${d.kind ?? 'object'} ${d.key}, resourceVersion ${d.resourceVersion}${d.deletionTimestamp ? `, deletionTimestamp ${d.deletionTimestamp}` : ''}`];
+  for (const c of d.conditions ?? []) out.push(`  condition ${c.type}: ${c.reason ?? ''} ${c.message ?? ''}`.trimEnd());
+  for (const f of d.finalizers) {
+    out.push('', `  finalizer ${f.finalizer}${f.location === 'spec' ? ' (spec.finalizers)' : ''}`);
+    out.push(`    probable owner: ${f.probableOwner}`);
+    out.push(`    owner running:  ${f.running}`);
+    for (const e of f.evidence) out.push(`      · ${e}`);
+    out.push(`    if removed:     ${f.consequence}`);
+  }
+  return out.join('\n');
+}
+
+async function stripFinalizers(args: CliArgs, io: CliIo, log: Logger, s: Session): Promise<number> {
+  const key = normalizeKey(args.positionals[0]!, s);
+  const { namespace, name } = splitKey(key);
+  const diagnosis = await diagnoseStuck({
+    client: s.client,
+    gvr: s.resource,
+    namespace,
+    name,
+    // This CLI process runs no controller loop: say so for the finalizer the built-in reconciler owns.
+    knownControllers: [{ name: 'the Reconcile Lab lab reconciler', finalizers: [LAB_FINALIZER], managers: ['reconcile-lab'], running: false }],
+  });
+  const target = args.finalizer;
+  if (target !== undefined && !diagnosis.finalizers.some((f) => f.finalizer === target)) {
+    throw new FinalizerNotFoundError(`${key} has no finalizer "${target}" (present: ${diagnosis.finalizers.map((f) => f.finalizer).join(', ') || 'none'})`);
+  }
+  if (!args.json) io.stdout(renderDiagnosis(diagnosis) + '\n');
+  if (!args.yes) {
+    const what = target ? `finalizer ${target}` : 'all finalizers';
+    if (args.json) io.stdout(JSON.stringify({ diagnosis, refused: true, exitCode: ExitCode.refused }, null, 2) + '\n');
+    io.stderr(`\nRefusing to remove ${what} from ${key} without --yes. Read the consequences above; add --dry-run to preview the server's answer.\n`);
+    return ExitCode.refused;
+  }
+  const result = await removeFinalizers({
+    client: s.client,
+    gvr: s.resource,
+    namespace,
+    name,
+    finalizer: target,
+    expectedResourceVersion: diagnosis.resourceVersion,
+    dryRun: args.dryRun,
+    log,
+    onWrite: (w) =>
+      io.stderr(`audit: ${w.verb}${w.subresource ? '/' + w.subresource : ''} ${w.key} ${w.dryRun ? '(dry-run) ' : ''}rv ${w.resourceVersionBefore ?? '?'} → ${w.resourceVersionAfter ?? '?'} ${w.outcome}${w.error ? ` (${w.error.code} ${w.error.reason})` : ''}\n`),
+  });
+  if (args.json) {
+    const { writes, ...rest } = result;
+    io.stdout(JSON.stringify({ diagnosis, result: { ...rest, writes: writes.map(({ before, after, ...w }) => w) } }, null, 2) + '\n');
+  } else {
+    io.stdout(`\n${result.dryRun ? '[dry-run] would remove' : 'Removed'} ${result.removed.join(', ')} from ${key}; remaining: ${result.remaining.join(', ') || 'none'}${result.deleted ? '; the object is gone (its deletion completed)' : ''}.\n`);
+  }
+  return ExitCode.ok;
+}
+
+function formatEntry(e: JournalEntry, verbose: boolean): string | undefined {
+  const t = new Date(e.at).toISOString().slice(11, 23);
+  switch (e.kind) {
+    case 'reconcileStart':
+      return `${t} ▶ ${e.key} reconcile #${e.attempt} (${e.triggers.map((x) => x.kind + ('event' in x ? ':' + x.event : '')).join(', ') || 'no trigger'})`;
+    case 'reconcileEnd': {
+      const o = e.outcome;
+      const what = o.kind === 'success' ? 'done' : o.kind === 'requeueAfter' ? `requeue after ${o.afterMs} ms${o.reason ? ` (${o.reason})` : ''}` : `${o.kind}: ${o.message}`;
+      return `${t} ■ ${e.key} ${what} [${e.durationMs} ms]`;
+    }
+    case 'write':
+      return `${t}   ✎ ${e.verb}${e.subresource ? '/' + e.subresource : ''} ${e.resource} ${e.objectKey} rv ${e.resourceVersionBefore ?? '—'} → ${e.resourceVersionAfter ?? '—'}${e.dryRun ? ' (dry-run)' : ''}${e.error ? ` FAILED ${e.error}` : ''}`;
+    case 'warning':
+      return `${t} ⚠ ${e.message}`;
+    case 'control':
+      return verbose ? `${t} · ${e.action}${e.detail ? ' ' + e.detail : ''}` : undefined;
+    case 'informer':
+      return verbose ? `${t} · ${e.role} ${e.event} ${e.objectKey} rv ${e.resourceVersion ?? '—'} → ${e.enqueued.join(', ') || (e.filteredBy ? `filtered by ${e.filteredBy}` : 'nothing')}` : undefined;
+    case 'queue':
+      return verbose ? `${t} · ${e.key} ${e.transition}` : undefined;
+  }
+}
+
+async function startController(args: CliArgs, io: CliIo, log: Logger, s: Session, store: DisposableStore, startPaused: boolean): Promise<Controller> {
+  const reconciler = makeReconciler(args, s, log, store);
+  const factory = store.add(new InformerFactory({ transport: s.transport, logger: log }));
+  const namespace = s.resource.namespaced ? args.namespace : undefined;
+  const primary = factory.informerFor(s.resource, namespace ? { namespace } : {});
+  const builder = controllerBuilder({ name: reconciler.name, contextFactory: journalingContextFactory({ client: s.client }), log, startPaused }).for(primary);
+  if (args.reconciler.kind === 'lab') {
+    const cms = factory.informerFor({ ...CONFIGMAP_GVR, kind: 'ConfigMap', namespaced: true }, namespace ? { namespace } : {});
+    builder.owns(cms);
+  }
+  const controller = store.add(builder.build(reconciler));
+  store.add(
+    controller.journal.onDidAppend((batch) => {
+      for (const e of batch) {
+        if (args.json) io.stdout(JSON.stringify(e) + '\n');
+        else {
+          const line = formatEntry(e, args.verbose);
+          if (line) io.stdout(line + '\n');
+        }
+      }
+    }),
+  );
+  factory.start();
+  await controller.start();
+  const st = controller.status();
+  if (st.lastStartError) throw new ApiError(0, 'StartFailed', st.lastStartError);
+  return controller;
+}
+
+async function step(args: CliArgs, io: CliIo, log: Logger, s: Session, store: DisposableStore): Promise<number> {
+  const controller = await startController(args, io, log, s, store, true);
+  const key = args.positionals[0] ? normalizeKey(args.positionals[0], s) : undefined;
+  const r = await controller.step(key ? { key, force: true } : { force: true });
+  controller.journal.flush();
+  await controller.stop();
+  if (args.json) io.stdout(JSON.stringify({ step: r }) + '\n');
+  else if (r.kind !== 'reconciled') io.stdout(`step: ${r.kind}${'key' in r ? ' ' + r.key : ''}\n`);
+  if (r.kind === 'reconciled') return r.outcome.kind === 'error' || r.outcome.kind === 'terminal' ? ExitCode.failure : ExitCode.ok;
+  return r.kind === 'empty' ? ExitCode.ok : ExitCode.failure;
+}
+
+async function run(args: CliArgs, io: CliIo, log: Logger, s: Session, store: DisposableStore): Promise<number> {
+  let stop!: () => void;
+  const stopped = new Promise<void>((resolve) => (stop = resolve));
+  store.add(io.onInterrupt(() => stop()));
+  if (args.durationMs !== undefined) {
+    const h = realClock.setTimeout(() => stop(), args.durationMs);
+    store.add(toDisposable(() => realClock.clearTimeout(h)));
+  }
+  const controller = await startController(args, io, log, s, store, false);
+  if (!args.json) io.stderr(`reconcile-lab: ${controller.name} running on ${s.resource.resource}${s.resource.group ? '.' + s.resource.group : ''}${args.namespace ? ` in ${args.namespace}` : ''}; Ctrl+C to stop\n`);
+  await stopped;
+  await controller.stop();
+  controller.journal.flush();
+  return ExitCode.ok;
+}
+
+

@@ -1,0 +1,72 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { ExitCode, parseCliArgs, parseReconcilerSpec, splitCommandLine, UsageError } from '../../../src/cli/args.ts';
+import { exitCodeFor } from '../../../src/cli/cli.ts';
+import { ApiError } from '../../../src/core/k8s/client.ts';
+import { KubeConfigError } from '../../../src/core/k8s/kubeconfig.ts';
+import { ObjectChangedError } from '../../../src/core/actions/finalizers.ts';
+
+test('help: no command, --help or -h', () => {
+  assert.equal(parseCliArgs([]), 'help');
+  assert.equal(parseCliArgs(['--help']), 'help');
+  assert.equal(parseCliArgs(['report', '-h']), 'help');
+});
+
+test('a full command line with defaults filled in', () => {
+  const a = parseCliArgs(['strip-finalizers', 'ns/x', '--finalizer', 'example.com/f', '--yes', '--kubeconfig', '/k', '--context', 'c', '-n', 'ns', '--resource', 'widgets.example.com', '--json']);
+  assert.notEqual(a, 'help');
+  if (a === 'help') return;
+  assert.equal(a.command, 'strip-finalizers');
+  assert.deepEqual(a.positionals, ['ns/x']);
+  assert.equal(a.finalizer, 'example.com/f');
+  assert.equal(a.yes, true);
+  assert.equal(a.kubeconfig, '/k');
+  assert.equal(a.context, 'c');
+  assert.equal(a.namespace, 'ns');
+  assert.equal(a.resource, 'widgets.example.com');
+  assert.equal(a.json, true);
+  assert.deepEqual(a.reconciler, { kind: 'lab' });
+  const d = parseCliArgs(['report']);
+  assert.ok(d !== 'help' && d.resource === 'widgets.lab.reconcile.dev' && !d.dryRun);
+  const r = parseCliArgs(['run', '--duration', '2.5']);
+  assert.ok(r !== 'help' && r.durationMs === 2500);
+});
+
+test('usage errors are UsageErrors with a useful message', () => {
+  const bad: Array<[string[], RegExp]> = [
+    [['frobnicate'], /unknown command "frobnicate"/],
+    [['dry-run'], /dry-run needs exactly one <key>/],
+    [['inspect', 'a', 'b'], /inspect needs exactly one <key>/],
+    [['run', 'x'], /run needs no positional/],
+    [['report', '--finalizer', 'x'], /--finalizer only applies to strip-finalizers/],
+    [['report', '--yes'], /--yes only applies/],
+    [['dry-run', 'k', '--dry-run'], /always a dry-run/],
+    [['report', '--json', '--markdown'], /choose one/],
+    [['run', '--duration', '0'], /--duration must be a positive/],
+    [['report', '--resource', 'Widgets/x'], /--resource must look like plural.group/],
+    [['report', '--reconciler', 'python'], /unknown --reconciler "python"/],
+    [['report', '--bogus'], /Unknown option '--bogus'/],
+  ];
+  for (const [argv, re] of bad) assert.throws(() => parseCliArgs(argv), (e: unknown) => e instanceof UsageError && re.test(e.message), argv.join(' '));
+});
+
+test('reconciler specs and command-line splitting', () => {
+  assert.deepEqual(parseReconcilerSpec('exec:./r.sh --flag "two words" \'single q\' a\\ b'), { kind: 'exec', command: ['./r.sh', '--flag', 'two words', 'single q', 'a b'] });
+  assert.deepEqual(parseReconcilerSpec('module:samples/module-reconciler.ts'), { kind: 'module', path: 'samples/module-reconciler.ts' });
+  assert.throws(() => parseReconcilerSpec('exec:'), UsageError);
+  assert.throws(() => parseReconcilerSpec('module:'), UsageError);
+  assert.deepEqual(splitCommandLine('  a   "" b '), ['a', '', 'b']);
+  assert.throws(() => splitCommandLine('a "b'), /unterminated/);
+});
+
+test('exit codes follow the documented table', () => {
+  assert.equal(exitCodeFor(new UsageError('x')), ExitCode.usage);
+  assert.equal(exitCodeFor(new KubeConfigError('x')), ExitCode.connection);
+  assert.equal(exitCodeFor(new ApiError(0, 'Unreachable', 'x')), ExitCode.connection);
+  assert.equal(exitCodeFor(new ApiError(401, 'Unauthorized', 'x')), ExitCode.connection);
+  assert.equal(exitCodeFor(new ApiError(409, 'Conflict', 'x')), ExitCode.conflict);
+  assert.equal(exitCodeFor(new ObjectChangedError('x')), ExitCode.conflict);
+  assert.equal(exitCodeFor(new ApiError(500, 'InternalError', 'x')), ExitCode.failure);
+  assert.equal(exitCodeFor(new Error('x')), ExitCode.failure);
+  assert.deepEqual(Object.values(ExitCode), [0, 1, 2, 3, 4, 5]);
+});
