@@ -127,7 +127,13 @@ export class FifoWorkQueue<T> implements WorkQueue<T> {
     this.wakeOne();
   }
 
-  async get(signal?: AbortSignal): Promise<QueueGetResult<T>> {
+  get(signal?: AbortSignal): Promise<QueueGetResult<T>> {
+    // Fast path without an async frame: an item is ready.
+    if (this.len() > 0 && !signal?.aborted) return Promise.resolve({ item: this.tryGet() as T, shutdown: false });
+    return this.getSlow(signal);
+  }
+
+  private async getSlow(signal: AbortSignal | undefined): Promise<QueueGetResult<T>> {
     for (;;) {
       if (signal?.aborted) {
         // We may have been woken for an item we will not take: pass the wake-up on.
