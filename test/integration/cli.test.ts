@@ -1,0 +1,189 @@
+import { before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createNamespace, getTestCluster } from './support/cluster.ts';
+import { client as makeClient, CONFIGMAPS, installLabCrd, ROOT, sampleWidgets, type LabCrd } from './reconcilers.support.ts';
+import { runCli } from '../../src/cli/cli.ts';
+import { toDisposable } from '../../src/core/lifecycle.ts';
+import { isNotFound } from '../../src/core/k8s/client.ts';
+import type { DynamicKubeClient } from '../../src/core/k8s/dynamicClient.ts';
+
+const NODE = process.execPath;
+const MAIN = join(ROOT, 'src/cli/main.ts');
+
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs the real CLI entry point (src/cli/main.ts under this Node) as a child process. */
+function cli(args: string[], env: Record<string, string> = {}): Promise<Run> {
+  return new Promise((resolve, reject) => {
+    const p = spawn(NODE, [MAIN, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    p.stdout.on('data', (b) => (stdout += b));
+    p.stderr.on('data', (b) => (stderr += b));
+    p.on('error', reject);
+    p.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+describe('reconcile-lab CLI against a real kube-apiserver', () => {
+  let c: DynamicKubeClient;
+  let crd: LabCrd;
+  let ns: string;
+  let kubeconfig: string;
+  let common: string[];
+
+  before(async () => {
+    const cluster = await getTestCluster();
+    kubeconfig = cluster.kubeconfigPath;
+    c = makeClient(cluster.transport);
+    crd = await installLabCrd(cluster.transport);
+    ns = await createNamespace(cluster.transport, 'cli');
+    for (const w of sampleWidgets(crd, ns)) await c.create(crd.gvr, w);
+    common = ['--kubeconfig', kubeconfig, '--resource', `widgets.${crd.group}`, '-n', ns];
+  });
+
+  test('--help exits 0; usage errors exit 2', async () => {
+    const help = await cli(['--help']);
+    assert.equal(help.code, 0);
+    assert.match(help.stdout, /Exit codes:/);
+    const bad = await cli(['dry-run']);
+    assert.equal(bad.code, 2);
+    assert.match(bad.stderr, /dry-run needs exactly one <key>/);
+  });
+
+  test('kubeconfig and connection problems exit 3', async () => {
+    const missing = await cli(['report', '--kubeconfig', '/nonexistent/kubeconfig']);
+    assert.equal(missing.code, 3);
+    assert.match(missing.stderr, /Cannot read kubeconfig \/nonexistent\/kubeconfig/);
+    const badCtx = await cli(['report', '--kubeconfig', kubeconfig, '--context', 'nope']);
+    assert.equal(badCtx.code, 3);
+    assert.match(badCtx.stderr, /Context "nope" is not in the kubeconfig/);
+    const dir = mkdtempSync(join(tmpdir(), 'rl-cli-'));
+    const dead = join(dir, 'kubeconfig');
+    writeFileSync(dead, `apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: "https://127.0.0.1:1", insecure-skip-tls-verify: true}}]\ncontexts: [{name: x, context: {cluster: c, user: u}}]\ncurrent-context: x\nusers: [{name: u, user: {token: abc}}]\n`);
+    const unreachable = await cli(['report', '--kubeconfig', dead, '--json']);
+    assert.equal(unreachable.code, 3);
+    assert.equal(JSON.parse(unreachable.stdout).exitCode, 3);
+    assert.match(unreachable.stderr, /Cannot reach the API server/);
+  });
+
+  test('dry-run --json plans the writes and persists nothing (exit 0)', async () => {
+    const before = await c.get(crd.gvr, ns, 'widget-ready');
+    const r = await cli(['dry-run', 'widget-ready', ...common, '--json']);
+    assert.equal(r.code, 0, r.stderr);
+    const out = JSON.parse(r.stdout);
+    assert.equal(out.key, `${ns}/widget-ready`);
+    assert.equal(out.dryRun, true);
+    assert.deepEqual(out.actions.map((a: { verb: string; resource: string }) => `${a.verb} ${a.resource}`), [`patch widgets.${crd.group}`, 'create configmaps', `update widgets.${crd.group}`]);
+    assert.equal(out.outcome.kind, 'done');
+    assert.equal((await c.get(crd.gvr, ns, 'widget-ready')).metadata.resourceVersion, before.metadata.resourceVersion);
+    await assert.rejects(c.get(CONFIGMAPS, ns, 'widget-ready-config'), isNotFound);
+    const human = await cli(['dry-run', `${ns}/widget-waiting`, ...common]);
+    assert.equal(human.code, 0);
+    assert.match(human.stdout, /Requeue decision: requeue after 15000 ms \(DependencyMissing/);
+  });
+
+  test('a failing reconciler makes dry-run exit 1 with the error', async () => {
+    const r = await cli(['dry-run', 'widget-ready', ...common, '--reconciler', 'exec:/nonexistent/reconcile.sh', '--json']);
+    assert.equal(r.code, 1);
+    assert.match(JSON.parse(r.stdout).outcome.error, /program not found/);
+  });
+
+  test('step <key> reconciles once through the controller; report --json shows the pass; inspect --json', async () => {
+    const step = await cli(['step', 'widget-ready', ...common]);
+    assert.equal(step.code, 0, step.stderr);
+    assert.match(step.stdout, /▶ .*widget-ready reconcile #1/);
+    assert.match(step.stdout, /✎ create configmaps\.v1 .*widget-ready-config/);
+    assert.match(step.stdout, /■ .*widget-ready done/);
+    assert.ok((await c.get(CONFIGMAPS, ns, 'widget-ready-config')).metadata.uid);
+
+    const rep = await cli(['report', ...common, '--json']);
+    assert.equal(rep.code, 0, rep.stderr);
+    const report = JSON.parse(rep.stdout);
+    const byKey = new Map(report.entries.map((e: { key: string }) => [e.key, e]));
+    const ready = byKey.get(`${ns}/widget-ready`) as { actions: unknown[]; resourceVersionBefore: string; resourceVersionAfter: string };
+    assert.deepEqual(ready.actions, [], 'already reconciled by step: nothing to do');
+    assert.equal(ready.resourceVersionBefore, ready.resourceVersionAfter);
+    assert.equal((byKey.get(`${ns}/widget-waiting`) as { outcome: { kind: string } }).outcome.kind, 'requeueAfter');
+    const md = await cli(['report', ...common, '--dry-run']);
+    assert.match(md.stdout, /^# Reconcile report/);
+    assert.match(md.stdout, /\*\*dry-run\*\*/);
+
+    const insp = await cli(['inspect', 'widget-ready', ...common, '--json']);
+    assert.equal(insp.code, 0, insp.stderr);
+    const i = JSON.parse(insp.stdout);
+    assert.equal(i.state, 'in-sync');
+    assert.equal(i.cachedResourceVersion, (await c.get(crd.gvr, ns, 'widget-ready')).metadata.resourceVersion);
+  });
+
+  test('run streams the controller journal as JSON lines until --duration ends', async () => {
+    await c.create(crd.gvr, { apiVersion: crd.apiVersion, kind: 'Widget', metadata: { name: 'widget-run', namespace: ns }, spec: { data: { k: 'v' } } });
+    const r = await cli(['run', ...common, '--duration', '4', '--json']);
+    assert.equal(r.code, 0, r.stderr);
+    const entries = r.stdout.trim().split('\n').map((l) => JSON.parse(l));
+    const ends = entries.filter((e) => e.kind === 'reconcileEnd');
+    assert.ok(ends.some((e) => e.key === `${ns}/widget-stuck` && e.outcome.kind === 'success'), r.stdout);
+    assert.ok(ends.some((e) => e.key === `${ns}/widget-waiting` && e.outcome.kind === 'requeueAfter'));
+    assert.ok(entries.some((e) => e.kind === 'write' && e.objectKey === `${ns}/widget-run-config` && e.verb === 'create'), r.stdout);
+    assert.deepEqual((await c.get(CONFIGMAPS, ns, 'widget-run-config')).data, { k: 'v' });
+  });
+
+  test('strip-finalizers: diagnosis, refusal without --yes (5), object changed (4), release (0)', async () => {
+    await c.delete(crd.gvr, ns, 'widget-stuck');
+    const refused = await cli(['strip-finalizers', 'widget-stuck', ...common, '--finalizer', 'legacy.example.com/external-dns']);
+    assert.equal(refused.code, 5);
+    assert.match(refused.stdout, /has been terminating for/);
+    assert.match(refused.stdout, /finalizer legacy\.example\.com\/external-dns/);
+    assert.match(refused.stdout, /owner running:  unknown/);
+    assert.match(refused.stdout, /orphaned/);
+    assert.match(refused.stderr, /Refusing to remove finalizer legacy\.example\.com\/external-dns/);
+
+    const notThere = await cli(['strip-finalizers', 'widget-stuck', ...common, '--finalizer', 'x.example.com/none', '--yes']);
+    assert.equal(notThere.code, 1);
+    assert.match(notThere.stderr, /has no finalizer "x\.example\.com\/none"/);
+
+    // In-process: between the diagnosis (printed) and the removal, another client changes the object.
+    const out: string[] = [];
+    const err: string[] = [];
+    let poked = false;
+    const code = await runCli(['strip-finalizers', 'widget-stuck', ...common, '--finalizer', 'legacy.example.com/external-dns', '--yes'], {
+      stdout: (s) => {
+        out.push(s);
+        if (!poked && /has been terminating/.test(s)) {
+          poked = true;
+          // Synchronous on purpose: the change lands before the CLI continues.
+          const r = spawnSync(NODE, ['--input-type=module', '-e', `
+            import { loadKubeConfig } from ${JSON.stringify(join(ROOT, 'src/core/k8s/kubeconfig.ts'))};
+            import { KubeTransport } from ${JSON.stringify(join(ROOT, 'src/core/k8s/transport.ts'))};
+            const t = new KubeTransport(loadKubeConfig({ path: ${JSON.stringify(kubeconfig)} }));
+            await t.json({ method: 'PATCH', path: ${JSON.stringify(`/apis/${crd.group}/v1alpha1/namespaces/${ns}/widgets/widget-stuck`)}, body: { metadata: { annotations: { poked: 'yes' } } }, contentType: 'application/merge-patch+json' });
+          `], { encoding: 'utf8' });
+          assert.equal(r.status, 0, r.stderr);
+        }
+      },
+      stderr: (s) => err.push(s),
+      env: {},
+      onInterrupt: () => toDisposable(() => {}),
+    });
+    assert.equal(code, 4, err.join(''));
+    assert.match(err.join(''), /changed since it was read .* refresh and retry/);
+    const still = await c.get(crd.gvr, ns, 'widget-stuck');
+    assert.ok(still.metadata.finalizers?.includes('legacy.example.com/external-dns'));
+
+    // The lab finalizer is ours: with the loop stopped (CLI), strip everything after confirming.
+    const released = await cli(['strip-finalizers', 'widget-stuck', ...common, '--yes', '--json']);
+    assert.equal(released.code, 0, released.stderr);
+    const res = JSON.parse(released.stdout);
+    assert.equal(res.result.deleted, true);
+    assert.match(released.stderr, /audit: patch .*widget-stuck .*ok/);
+    await assert.rejects(c.get(crd.gvr, ns, 'widget-stuck'), isNotFound);
+  });
+});
