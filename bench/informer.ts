@@ -1,0 +1,354 @@
+// Informer benchmark: `npm run bench:informer` (node --expose-gc bench/informer.ts).
+//
+// Against a real local control plane (RECONCILE_LAB_KUBECONFIG, or a private one started here),
+// side by side in one run:
+//   - initial sync of BENCH_OBJECTS custom resources (~2 KB each) into our SharedIndexInformer with two
+//     indexers, vs @kubernetes/client-node's makeInformer, vs the floor (bare paged LIST + JSON.parse);
+//   - steady watch throughput: BENCH_UPDATES updates replayed from the server's watch cache (every
+//     consumer watches from the same RV taken before the updates, so each is limited by its own speed,
+//     not by how fast the server accepts writes), through informer + indexers vs the same baselines;
+//   - heap bytes per cached object, with and without the managedFields transform.
+// Each timing is the median of BENCH_ROUNDS rounds (default 3), consumers interleaved within a round.
+import { performance } from 'node:perf_hooks';
+import { makeInformer, CustomObjectsApi, type KubernetesObject, type KubernetesListObject } from '@kubernetes/client-node';
+import { startLocalControlPlane, type LocalControlPlane } from '../src/core/controlplane/localControlPlane.ts';
+import { loadKubeConfig } from '../src/core/k8s/kubeconfig.ts';
+import { KubeTransport } from '../src/core/k8s/transport.ts';
+import { KubeListerWatcher, parseWatchStream } from '../src/core/k8s/listerWatcher.ts';
+import { resourcePath } from '../src/core/k8s/paths.ts';
+import type { KubeList, KubeObject, ResourceInfo } from '../src/core/k8s/objects.ts';
+import { SharedIndexInformer } from '../src/core/cache/sharedIndexInformer.ts';
+import { OWNER_UID_INDEX, ownerUidIndexFunc, labelIndexFunc, labelIndexName } from '../src/core/cache/indexFuncs.ts';
+import type { ListerWatcher } from '../src/core/cache/interfaces.ts';
+import { realClock } from '../src/core/clock.ts';
+import { installCrd, testCrd, createNamespace } from '../test/integration/support/cluster.ts';
+
+const N = Number(process.env.BENCH_OBJECTS ?? 10_000);
+const U = Number(process.env.BENCH_UPDATES ?? Math.min(5_000, Math.max(100, Math.floor(N / 2))));
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const IN_FLIGHT = 16;
+const group = 'informer-bench.reconcile.dev';
+const plural = 'benchwidgets';
+
+const gc = (globalThis as { gc?: () => void }).gc;
+if (!gc) {
+  console.error('run with --expose-gc (npm run bench:informer does)');
+  process.exit(2);
+}
+const log = (s: string) => process.stderr.write(`[bench] ${s}\n`);
+/** client-node's stop() reports its own abort as an error (a known quirk): not worth a line. */
+const logClientNodeError = (err: unknown) => {
+  if ((err as Error)?.name !== 'AbortError') log(`client-node informer error: ${(err as Error)?.message ?? err}`);
+};
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
+async function fullGc(): Promise<number> {
+  for (let i = 0; i < 4; i++) {
+    gc!();
+    await new Promise((r) => setImmediate(r));
+  }
+  return process.memoryUsage().heapUsed;
+}
+
+/** Runs `fn` over `items` with at most `limit` in flight. */
+async function pool<T>(items: T[], limit: number, fn: (x: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: limit }, async () => {
+      while (next < items.length) await fn(items[next++]!);
+    }),
+  );
+}
+
+function benchObject(i: number, ownerUids: string[]): KubeObject {
+  return {
+    apiVersion: `${group}/v1`,
+    kind: 'BenchWidget',
+    metadata: {
+      name: `bw-${String(i).padStart(5, '0')}`,
+      labels: { app: `app-${i % 20}`, tier: i % 3 === 0 ? 'frontend' : 'backend', shard: String(i % 64) },
+      annotations: { 'bench.reconcile.dev/note': `object ${i} of the informer benchmark` },
+      ownerReferences: [{ apiVersion: `${group}/v1`, kind: 'BenchOwner', name: `owner-${i % ownerUids.length}`, uid: ownerUids[i % ownerUids.length]! }],
+    },
+    spec: {
+      replicas: i % 5,
+      image: `registry.example.com/team-${i % 7}/service-${i}:v1.${i % 100}.0`,
+      env: Array.from({ length: 12 }, (_, k) => ({ name: `VAR_${k}`, value: `value-${i}-${k}-${'x'.repeat(70)}` })),
+      ports: [{ name: 'http', containerPort: 8080 }, { name: 'metrics', containerPort: 9090 }],
+      counter: 0,
+    },
+  };
+}
+
+interface Env {
+  transport: KubeTransport;
+  kc: ReturnType<typeof loadKubeConfig>;
+  res: ResourceInfo;
+  ns: string;
+  path: string;
+}
+
+// ---------- consumers ----------
+
+/** Floor: paged LIST (limit 500 from RV "0", like the reflector's first list) + JSON.parse, nothing kept beyond the items. */
+async function floorSync(e: Env): Promise<{ ms: number; items: KubeObject[] }> {
+  const t0 = performance.now();
+  const items: KubeObject[] = [];
+  let cont: string | undefined;
+  let rv: string | undefined = '0';
+  do {
+    const res = await e.transport.send({ method: 'GET', path: e.path, query: { resourceVersion: rv, limit: 500, continue: cont } });
+    const page = JSON.parse(await res.text()) as KubeList;
+    for (const it of page.items) items.push(it);
+    cont = page.metadata.continue || undefined;
+    rv = undefined;
+  } while (cont);
+  return { ms: performance.now() - t0, items };
+}
+
+function ourInformer(e: Env, lw: ListerWatcher<KubeObject>, transform?: null): SharedIndexInformer {
+  return new SharedIndexInformer({
+    listerWatcher: lw,
+    resource: e.res,
+    clock: realClock,
+    indexers: { [OWNER_UID_INDEX]: ownerUidIndexFunc, [labelIndexName('app')]: labelIndexFunc('app') },
+    ...(transform === null ? { transform: null } : {}),
+  });
+}
+
+async function oursSync(e: Env, transform?: null): Promise<{ ms: number; informer: SharedIndexInformer }> {
+  const t0 = performance.now();
+  const inf = ourInformer(e, new KubeListerWatcher({ transport: e.transport, resource: e.res, namespace: e.ns }), transform);
+  let adds = 0;
+  inf.addEventHandler({ onAdd: () => void adds++ });
+  const synced = new Promise<void>((resolve) => {
+    const d = inf.onDidChangeState(() => {
+      if (inf.hasSynced()) {
+        d.dispose();
+        resolve();
+      }
+    });
+  });
+  inf.run();
+  await synced;
+  // Wait for the handler to have received every initial add too (what a consumer needs).
+  while (adds < N) await new Promise((r) => setImmediate(r));
+  return { ms: performance.now() - t0, informer: inf };
+}
+
+type ClientNodeInformer = ReturnType<typeof makeInformer<KubernetesObject>>;
+
+async function clientNodeSync(e: Env): Promise<{ ms: number; informer: ClientNodeInformer }> {
+  const api = e.kc.makeApiClient(CustomObjectsApi);
+  const t0 = performance.now();
+  const listFn = () => api.listNamespacedCustomObject({ group, version: 'v1', namespace: e.ns, plural }) as Promise<KubernetesListObject<KubernetesObject>>;
+  const inf = makeInformer<KubernetesObject>(e.kc, e.path, listFn);
+  let adds = 0;
+  let resolveAll!: () => void;
+  const all = new Promise<void>((r) => (resolveAll = r));
+  inf.on('add', () => {
+    if (++adds === N) resolveAll();
+  });
+  inf.on('error', (err) => logClientNodeError(err));
+  await inf.start();
+  await all;
+  return { ms: performance.now() - t0, informer: inf };
+}
+
+/** Floor for watch: one raw watch from rv0, NDJSON split + JSON.parse, counting MODIFIED events. */
+async function floorWatch(e: Env, rv0: string): Promise<number> {
+  const ac = new AbortController();
+  const t0 = performance.now();
+  const res = await e.transport.send({ method: 'GET', path: e.path, query: { watch: 1, resourceVersion: rv0, allowWatchBookmarks: true, timeoutSeconds: 600 }, signal: ac.signal });
+  let seen = 0;
+  const reader = res.body!.getReader();
+  const dec = new TextDecoder();
+  let buf = '';
+  outer: for (;;) {
+    const r = await reader.read();
+    if (r.done) throw new Error('floor watch closed early');
+    buf += dec.decode(r.value, { stream: true });
+    let nl: number;
+    while ((nl = buf.indexOf('\n')) >= 0) {
+      const ev = JSON.parse(buf.slice(0, nl)) as { type: string; object: { code?: number } };
+      buf = buf.slice(nl + 1);
+      if (ev.type === 'ERROR') throw new Error(`floor watch: ERROR ${ev.object.code}`);
+      if (ev.type === 'MODIFIED' && ++seen === U) break outer;
+    }
+  }
+  const ms = performance.now() - t0;
+  ac.abort();
+  await reader.cancel().catch(() => {});
+  return ms;
+}
+
+/** Our informer synced from a pre-parsed snapshot at rv0 (no network), then watching the real server from rv0. */
+async function oursWatch(e: Env, snapshot: KubeList): Promise<number> {
+  const real = new KubeListerWatcher({ transport: e.transport, resource: e.res, namespace: e.ns });
+  let listed = false;
+  const lw: ListerWatcher<KubeObject> = {
+    list: async (o, s) => {
+      if (listed) throw new Error('unexpected relist (watch cache no longer holds the replayed events?)');
+      listed = true;
+      return snapshot;
+    },
+    watch: (o, s) => real.watch(o, s),
+  };
+  const inf = ourInformer(e, lw);
+  let updates = 0;
+  let done!: () => void;
+  const finished = new Promise<void>((r) => (done = r));
+  inf.addEventHandler({
+    onUpdate: (a, b) => {
+      if (a.metadata.resourceVersion !== b.metadata.resourceVersion && ++updates === U) done();
+    },
+  });
+  const t0 = performance.now();
+  inf.run();
+  await finished;
+  const ms = performance.now() - t0;
+  inf.dispose();
+  await inf.whenStopped();
+  return ms;
+}
+
+async function clientNodeWatch(e: Env, snapshot: KubeList): Promise<number> {
+  const inf = makeInformer<KubernetesObject>(e.kc, e.path, async () => snapshot as KubernetesListObject<KubernetesObject>);
+  let updates = 0;
+  let done!: () => void;
+  const finished = new Promise<void>((r) => (done = r));
+  inf.on('update', () => {
+    if (++updates === U) done();
+  });
+  inf.on('error', (err) => logClientNodeError(err));
+  const t0 = performance.now();
+  await inf.start();
+  await finished;
+  const ms = performance.now() - t0;
+  await inf.stop();
+  return ms;
+}
+
+// ---------- main ----------
+
+async function main(): Promise<void> {
+  let cp: LocalControlPlane | undefined;
+  let kubeconfigPath = process.env.RECONCILE_LAB_KUBECONFIG;
+  if (!kubeconfigPath) {
+    log('starting a private control plane (etcd + kube-apiserver)…');
+    cp = await startLocalControlPlane({ controllerManager: false, log: (l) => log(l) });
+    kubeconfigPath = cp.kubeconfigPath;
+  }
+  const kc = loadKubeConfig({ path: kubeconfigPath });
+  const transport = new KubeTransport(kc);
+  let ns = '';
+  try {
+    await installCrd(transport, testCrd({ group, kind: 'BenchWidget', plural }));
+    ns = await createNamespace(transport, 'bench');
+    const res: ResourceInfo = { group, version: 'v1', resource: plural, kind: 'BenchWidget', namespaced: true };
+    const e: Env = { transport, kc, res, ns, path: resourcePath(res, ns) };
+
+    log(`creating ${N} objects, ${IN_FLIGHT} in flight…`);
+    const ownerUids = Array.from({ length: Math.max(1, Math.ceil(N / 10)) }, (_, i) => `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`);
+    const tc = performance.now();
+    let sample: KubeObject | undefined;
+    await pool(Array.from({ length: N }, (_, i) => i), IN_FLIGHT, async (i) => {
+      const o = await transport.json<KubeObject>({ method: 'POST', path: e.path, body: benchObject(i, ownerUids), query: { fieldManager: 'bench' } });
+      sample ??= o;
+    });
+    log(`created in ${((performance.now() - tc) / 1000).toFixed(1)} s`);
+    const withMf = JSON.stringify(sample).length;
+    const { managedFields: _mf, ...metaNoMf } = sample!.metadata;
+    const withoutMf = JSON.stringify({ ...sample, metadata: metaNoMf }).length;
+
+    // ---- initial sync + memory ----
+    const sync = { floor: [] as number[], ours: [] as number[], cn: [] as number[] };
+    const mem = { floor: 0, ours: 0, oursNoTransform: 0, cn: 0 };
+    for (let r = 0; r < ROUNDS; r++) {
+      log(`initial sync round ${r + 1}/${ROUNDS}`);
+      let base = await fullGc();
+      const f = await floorSync(e);
+      sync.floor.push(f.ms);
+      if (r === 0) mem.floor = ((await fullGc()) - base) / f.items.length;
+      f.items.length = 0;
+
+      base = await fullGc();
+      const o = await oursSync(e);
+      sync.ours.push(o.ms);
+      if (r === 0) mem.ours = ((await fullGc()) - base) / o.informer.getIndexer().listKeys().length;
+      o.informer.dispose();
+      await o.informer.whenStopped();
+
+      base = await fullGc();
+      const c = await clientNodeSync(e);
+      sync.cn.push(c.ms);
+      if (r === 0) mem.cn = ((await fullGc()) - base) / c.informer.list().length;
+      await c.informer.stop();
+    }
+    {
+      const base = await fullGc();
+      const o = await oursSync(e, null);
+      mem.oursNoTransform = ((await fullGc()) - base) / o.informer.getIndexer().listKeys().length;
+      o.informer.dispose();
+      await o.informer.whenStopped();
+    }
+
+    // ---- watch throughput ----
+    log(`snapshot at rv0, then ${U} updates, ${IN_FLIGHT} in flight…`);
+    const snapshotText = await (await transport.send({ method: 'GET', path: e.path })).text();
+    const rv0 = (JSON.parse(snapshotText) as KubeList).metadata.resourceVersion!;
+    const names = Array.from({ length: U }, (_, i) => `bw-${String(i % N).padStart(5, '0')}`);
+    const tu = performance.now();
+    let k = 0;
+    await pool(names, IN_FLIGHT, async (name) => {
+      await transport.json({
+        method: 'PATCH',
+        path: `${e.path}/${name}`,
+        body: { spec: { counter: ++k } },
+        contentType: 'application/merge-patch+json',
+        query: { fieldManager: 'bench' },
+      });
+    });
+    const writeMs = performance.now() - tu;
+    log(`updates written in ${(writeMs / 1000).toFixed(1)} s (${Math.round((U / writeMs) * 1000)}/s: the server's write rate, not measured below)`);
+    const watch = { floor: [] as number[], ours: [] as number[], cn: [] as number[] };
+    for (let r = 0; r < ROUNDS; r++) {
+      log(`watch replay round ${r + 1}/${ROUNDS}`);
+      watch.floor.push(await floorWatch(e, rv0));
+      await fullGc();
+      const snapOurs = JSON.parse(snapshotText) as KubeList;
+      watch.ours.push(await oursWatch(e, snapOurs));
+      await fullGc();
+      const snapCn = JSON.parse(snapshotText) as KubeList;
+      watch.cn.push(await clientNodeWatch(e, snapCn));
+      await fullGc();
+    }
+
+    // ---- report ----
+    const fmt = (x: number, d = 0) => x.toLocaleString('en-US', { maximumFractionDigits: d, minimumFractionDigits: d });
+    const ratio = (a: number, b: number) => `${(a / b).toFixed(2)}×`;
+    const rows: string[][] = [];
+    const sOurs = median(sync.ours), sCn = median(sync.cn), sFloor = median(sync.floor);
+    rows.push([`initial sync, ${fmt(N)} objects (ms, lower is better)`, fmt(sOurs), fmt(sCn), fmt(sFloor), ratio(sOurs, sCn), ratio(sOurs, sFloor)]);
+    const wOurs = median(watch.ours), wCn = median(watch.cn), wFloor = median(watch.floor);
+    const eps = (ms: number) => (U / ms) * 1000;
+    rows.push([`watch, ${fmt(U)} updates replayed (events/s, higher is better)`, fmt(eps(wOurs)), fmt(eps(wCn)), fmt(eps(wFloor)), ratio(eps(wOurs), eps(wCn)), ratio(eps(wOurs), eps(wFloor))]);
+    rows.push([`  same, time (ms, lower is better)`, fmt(wOurs), fmt(wCn), fmt(wFloor), ratio(wOurs, wCn), ratio(wOurs, wFloor)]);
+    rows.push([`heap bytes per cached object (transform on)`, fmt(mem.ours), fmt(mem.cn), fmt(mem.floor), ratio(mem.ours, mem.cn), ratio(mem.ours, mem.floor)]);
+    rows.push([`heap bytes per cached object (transform off)`, fmt(mem.oursNoTransform), fmt(mem.cn), fmt(mem.floor), ratio(mem.oursNoTransform, mem.cn), ratio(mem.oursNoTransform, mem.floor)]);
+    const head = ['', 'ours (2 indexers)', 'client-node makeInformer', 'floor (LIST/WATCH + JSON.parse)', 'ours vs client-node', 'ours vs floor'];
+    const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+    const line = (r: string[]) => r.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
+    console.log(`\nInformer benchmark: ${fmt(N)} objects of ~${fmt(withoutMf / 1024, 1)} KB JSON (${fmt(withMf / 1024, 1)} KB with managedFields), ${fmt(U)} updates, median of ${ROUNDS}, Node ${process.version}`);
+    console.log(line(head));
+    console.log(widths.map((w) => '-'.repeat(w)).join('  '));
+    for (const r of rows) console.log(line(r));
+    console.log('Ratios are ours ÷ other in the unit of the row: below 1.00× is better for ms and bytes, above 1.00× for events/s.');
+    console.log('Floor memory = the parsed LIST items alone (managedFields included, no cache, no index).');
+  } finally {
+    if (cp) await cp.stop();
+    else if (ns) await transport.json({ method: 'DELETE', path: `/api/v1/namespaces/${ns}` }).catch(() => {});
+  }
+}
+
+await main();
