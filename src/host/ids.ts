@@ -64,9 +64,12 @@ export type LoopStateKey = (typeof LoopStates)[number];
 export const ContextValues = {
   kind: 'reconcileLab:kind',
   namespace: 'reconcileLab:namespace',
-  /** An object: `reconcileLab:object:<live|terminating>[:finalizers]`. */
+  /**
+   * An object (also an owned child shown under its owner):
+   * `reconcileLab:object:<live|terminating>[:finalizers][:primary]`; `:primary` marks objects of the
+   * resource the loop reconciles (the reconcile commands apply to them).
+   */
   objectPrefix: 'reconcileLab:object',
-  ownedChild: 'reconcileLab:child',
   finalizerGroup: 'reconcileLab:finalizers',
   finalizer: 'reconcileLab:finalizer',
   conditionGroup: 'reconcileLab:conditions',

@@ -1,12 +1,7 @@
 import * as vscode from 'vscode';
-import { stringify } from 'yaml';
+import { toYaml } from '../../core/actions/objectDiff.ts';
 import type { KubeObject } from '../../core/k8s/objects.ts';
 import { Schemes } from '../ids.ts';
-
-/** Serialises an object (or anything JSON) to YAML the way kubectl shows it: block style, no line folding. */
-export function toYaml(value: unknown): string {
-  return stringify(value, { lineWidth: 0, aliasDuplicateObjects: false });
-}
 
 /** Looks an object up in the informer cache by resource ("plural.group") and key. */
 export type CacheResolver = (resource: string, key: string) => KubeObject | undefined;

@@ -1,0 +1,62 @@
+import * as vscode from 'vscode';
+import { CommandIds, type CommandId } from '../ids.ts';
+import { errorMessage, reportError } from '../notify.ts';
+import type { ReconcileLab } from '../reconcileLab.ts';
+import { fail, type CommandResult } from './args.ts';
+import { connect, disconnect, selectNamespaces, selectResources, startLocal } from './connectionCommands.ts';
+import { pauseLoop, reconcileNow, resetBackoff, resumeLoop, startLoop, stepReconcile, stopLoop } from './loopCommands.ts';
+import { dryRunReconcileCommand, inspectCache, openYaml, revealObject, stripFinalizers } from './objectCommands.ts';
+import { exportReport, showEventLog, showOutput } from './reportCommands.ts';
+
+type Handler = (lab: ReconcileLab, arg: unknown) => Promise<CommandResult> | CommandResult;
+
+/** Every command of the manifest and its handler; the Record type makes a missing handler a type error. */
+export const commandTable: Record<CommandId, Handler> = {
+  [CommandIds.connect]: connect,
+  [CommandIds.disconnect]: disconnect,
+  [CommandIds.startLocalControlPlane]: startLocal,
+  [CommandIds.selectResources]: selectResources,
+  [CommandIds.selectNamespaces]: selectNamespaces,
+  [CommandIds.startLoop]: startLoop,
+  [CommandIds.stopLoop]: stopLoop,
+  [CommandIds.pauseLoop]: pauseLoop,
+  [CommandIds.resumeLoop]: resumeLoop,
+  [CommandIds.stepReconcile]: stepReconcile,
+  [CommandIds.dryRunReconcile]: dryRunReconcileCommand,
+  [CommandIds.reconcileNow]: reconcileNow,
+  [CommandIds.resetBackoff]: resetBackoff,
+  [CommandIds.inspectCache]: inspectCache,
+  [CommandIds.openYaml]: openYaml,
+  [CommandIds.stripFinalizers]: stripFinalizers,
+  [CommandIds.exportReport]: exportReport,
+  [CommandIds.showEventLog]: showEventLog,
+  [CommandIds.showOutput]: showOutput,
+  [CommandIds.revealObject]: revealObject,
+};
+
+/** Titles for error notifications ("Dry-Run Reconcile failed: …"). */
+function titleOf(id: CommandId): string {
+  const name = id.slice('reconcileLab.'.length);
+  return name.replace(/([A-Z])/g, ' $1').replace(/^./, (c) => c.toUpperCase());
+}
+
+/**
+ * Registers every command. A handler that throws is reported (notification +
+ * details in the output channel) and the command resolves to a failure
+ * result; it never rejects, so callers (menus, tests) always get a result.
+ * VS Code passes the clicked element first and, for multi-select, the
+ * selection second; only the first argument is used.
+ */
+export function registerCommands(lab: ReconcileLab): vscode.Disposable[] {
+  return (Object.entries(commandTable) as Array<[CommandId, Handler]>).map(([id, handler]) =>
+    vscode.commands.registerCommand(id, async (arg?: unknown) => {
+      try {
+        return await handler(lab, arg);
+      } catch (e) {
+        if ((e as Error)?.name === 'AbortError' || /cancelled/.test(errorMessage(e))) return fail('cancelled', errorMessage(e));
+        reportError(lab.log, `${titleOf(id)} failed`, e);
+        return fail('error', errorMessage(e));
+      }
+    }),
+  );
+}

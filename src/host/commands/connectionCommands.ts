@@ -1,0 +1,204 @@
+import * as vscode from 'vscode';
+import { startLocalControlPlane } from '../../core/controlplane/localControlPlane.ts';
+import { writeSetting } from '../config.ts';
+import { listKubeContexts } from '../connection/kubeContexts.ts';
+import type { ConnectRequest, ReconcileLab } from '../reconcileLab.ts';
+import type { Session } from '../session/session.ts';
+import type { ReconcilerKind, Settings } from '../settings.ts';
+import { resourceIdOf } from '../views/viewModel.ts';
+import { boolArg, fail, isFailure, stringArg, stringArrayArg, type CommandResult } from './args.ts';
+import { requireSession } from './pickers.ts';
+
+export interface ConnectionSummary {
+  readonly context: string;
+  readonly server: string;
+  readonly resources: string[];
+  readonly primaryResource?: string;
+  readonly reconciler?: string;
+  readonly loop: 'running' | 'paused' | 'stopped';
+  readonly loopProblem?: string;
+}
+
+function summary(s: Session): ConnectionSummary {
+  return {
+    context: s.contextName,
+    server: s.server,
+    resources: s.resources.map((r) => r.id),
+    ...(s.primaryResource ? { primaryResource: s.primaryResource } : {}),
+    ...(s.reconciler ? { reconciler: s.reconciler.name } : {}),
+    loop: s.loopState(),
+    ...(s.loopProblem ? { loopProblem: s.loopProblem.message } : {}),
+  };
+}
+
+/** Settings a connect argument may override for that connection. */
+function overridesOf(arg: unknown): Partial<Settings> {
+  const o: Partial<Settings> = {};
+  const resources = stringArrayArg(arg, 'resources');
+  const namespaces = stringArrayArg(arg, 'namespaces');
+  const kind = stringArg(arg, 'reconcilerKind');
+  const primary = stringArg(arg, 'reconcilerResource');
+  if (resources) o.resources = resources;
+  if (namespaces) o.namespaces = namespaces;
+  if (kind === 'lab' || kind === 'exec' || kind === 'module') o['reconciler.kind'] = kind as ReconcilerKind;
+  if (primary !== undefined) o['reconciler.resource'] = primary;
+  return o;
+}
+
+const LOCAL = 'local';
+const BROWSE = 'browse';
+
+/**
+ * Connect. Argument (all optional): `{ kubeconfig, context, resources,
+ * namespaces, reconcilerKind, reconcilerResource }` connects at once (the
+ * last four override settings for this connection). Without one, the person
+ * picks a context of the kubeconfig (KUBECONFIG's files merged, the current
+ * context first), a kubeconfig file, or a local control plane.
+ */
+export async function connect(lab: ReconcileLab, arg: unknown): Promise<CommandResult<ConnectionSummary>> {
+  const req: ConnectRequest = { overrides: overridesOf(arg) };
+  const kubeconfig = stringArg(arg, 'kubeconfig');
+  const context = stringArg(arg, 'context');
+  if (kubeconfig) req.kubeconfig = kubeconfig;
+  if (context) req.context = context;
+  if (arg === undefined) {
+    const source = lab.kubeconfigSource();
+    type Item = vscode.QuickPickItem & { value: string };
+    const items: Item[] = [];
+    try {
+      const contexts = listKubeContexts(source.path).sort((a, b) => Number(b.current) - Number(a.current) || a.name.localeCompare(b.name));
+      for (const c of contexts) {
+        items.push({
+          label: `${c.current ? '$(check)' : '$(plug)'} ${c.name}`,
+          description: [c.current ? 'current' : undefined, c.server].filter(Boolean).join(' · '),
+          detail: `user ${c.user}${c.execCommand ? ` (exec plugin: ${c.execCommand})` : ''}${c.namespace ? ` · namespace ${c.namespace}` : ''}`,
+          value: c.name,
+        });
+      }
+    } catch (e) {
+      lab.log.warn('cannot list kubeconfig contexts', { kubeconfig: source.description, error: (e as Error).message });
+    }
+    if (items.length) items.push({ label: '', kind: vscode.QuickPickItemKind.Separator, value: '' });
+    items.push({ label: '$(server-environment) Start Local Control Plane', description: 'etcd + kube-apiserver on this machine', value: LOCAL });
+    items.push({ label: '$(folder-opened) Choose a Kubeconfig File…', value: BROWSE });
+    const pick = await vscode.window.showQuickPick(items, { title: `Connect: contexts of ${source.description}`, placeHolder: 'Pick a context' });
+    if (!pick) return fail('cancelled', 'No context chosen.');
+    if (pick.value === LOCAL) return startLocal(lab, undefined);
+    if (pick.value === BROWSE) {
+      const files = await vscode.window.showOpenDialog({ title: 'Choose a kubeconfig file', canSelectMany: false, openLabel: 'Use Kubeconfig' });
+      if (!files?.[0]) return fail('cancelled', 'No kubeconfig chosen.');
+      req.kubeconfig = files[0].fsPath;
+      const ctxs = listKubeContexts(req.kubeconfig);
+      if (ctxs.length > 1) {
+        const c = await vscode.window.showQuickPick(
+          ctxs.map((x) => ({ label: x.name, description: [x.current ? 'current' : undefined, x.server].filter(Boolean).join(' · ') })),
+          { title: `Contexts of ${req.kubeconfig}` },
+        );
+        if (!c) return fail('cancelled', 'No context chosen.');
+        req.context = c.label;
+      }
+    } else {
+      req.context = pick.value;
+    }
+  }
+  const s = await lab.connect(req);
+  return { ok: true, ...summary(s) };
+}
+
+export async function disconnect(lab: ReconcileLab): Promise<CommandResult<{ wasConnected: boolean }>> {
+  const was = Boolean(lab.session);
+  await lab.disconnect();
+  return { ok: true, wasConnected: was };
+}
+
+/**
+ * Start Local Control Plane: starts etcd + kube-apiserver (+ the garbage
+ * collector and namespace controllers unless `{ controllerManager: false }`)
+ * on free loopback ports, then connects to it. The connection owns it: it is
+ * stopped on disconnect and when the extension deactivates.
+ */
+export async function startLocal(lab: ReconcileLab, arg: unknown): Promise<CommandResult<ConnectionSummary & { kubeconfig: string }>> {
+  await lab.disconnect();
+  const cp = await vscode.window.withProgress(
+    { location: vscode.ProgressLocation.Notification, title: 'Reconcile Lab: starting a local control plane', cancellable: false },
+    (progress) =>
+      startLocalControlPlane({
+        repoRoot: lab.extensionUri.fsPath,
+        ...(boolArg(arg, 'controllerManager') === false ? { controllerManager: false } : {}),
+        log: (line) => {
+          lab.log.info(`[control plane] ${line}`);
+          progress.report({ message: line });
+        },
+      }),
+  );
+  try {
+    const s = await lab.connect({
+      kubeconfig: cp.kubeconfigPath,
+      overrides: overridesOf(arg),
+      owned: { description: `the local control plane at ${cp.server}`, stop: () => cp.stop() },
+      label: `the local control plane (${cp.server})`,
+    });
+    return { ok: true, kubeconfig: cp.kubeconfigPath, ...summary(s) };
+  } catch (e) {
+    // connect stops what it was given to own when it fails; make sure of it.
+    await cp.stop().catch(() => {});
+    throw e;
+  }
+}
+
+/**
+ * Choose Watched Resources: a multi-select of what the server serves (custom
+ * resources first), written to `reconcileLab.resources`, then a reconnect.
+ * Argument `{ resources: ["widgets.lab.reconcile.dev", "configmaps"] }` skips
+ * the picker (an empty list means every custom resource).
+ */
+export async function selectResources(lab: ReconcileLab, arg: unknown): Promise<CommandResult<{ resources: string[] }>> {
+  const s = requireSession(lab, arg);
+  if (isFailure(s)) return s;
+  let chosen = stringArrayArg(arg, 'resources');
+  if (!chosen) {
+    const current = new Set(s.resources.map((r) => r.id));
+    const builtinGroups = /(^|\.)k8s\.io$|^(apps|batch|policy|autoscaling|storage\.k8s\.io)$|^$/;
+    const candidates = s.discovered
+      .filter((r) => r.preferred && r.verbs.includes('list') && r.verbs.includes('watch'))
+      .map((r) => ({ id: resourceIdOf(r), r, custom: !builtinGroups.test(r.group) }))
+      .sort((a, b) => Number(b.custom) - Number(a.custom) || a.id.localeCompare(b.id));
+    const items = candidates.map((c) => ({
+      label: c.r.kind,
+      description: c.id,
+      detail: `${c.r.group || 'core'}/${c.r.version} · ${c.r.namespaced ? 'namespaced' : 'cluster-scoped'}${c.custom ? ' · custom resource' : ''}`,
+      picked: current.has(c.id),
+      id: c.id,
+    }));
+    const picks = await vscode.window.showQuickPick(items, { canPickMany: true, title: 'Resources to watch (none: every custom resource)', matchOnDescription: true });
+    if (!picks) return fail('cancelled', 'Nothing chosen.');
+    chosen = picks.map((p) => p.id);
+  }
+  await writeSetting('resources', chosen);
+  await lab.reconnect();
+  return { ok: true, resources: chosen };
+}
+
+/**
+ * Choose Namespaces: a multi-select of the server's namespaces, written to
+ * `reconcileLab.namespaces`, then a reconnect. Argument `{ namespaces: [...] }`
+ * skips the picker (empty: all namespaces).
+ */
+export async function selectNamespaces(lab: ReconcileLab, arg: unknown): Promise<CommandResult<{ namespaces: string[] }>> {
+  const s = requireSession(lab, arg);
+  if (isFailure(s)) return s;
+  let chosen = stringArrayArg(arg, 'namespaces');
+  if (!chosen) {
+    const current = new Set(s.settings.namespaces);
+    const names = await s.listNamespaces();
+    const picks = await vscode.window.showQuickPick(
+      names.map((n) => ({ label: n, picked: current.has(n) })),
+      { canPickMany: true, title: 'Namespaces to watch (none: all namespaces)' },
+    );
+    if (!picks) return fail('cancelled', 'Nothing chosen.');
+    chosen = picks.map((p) => p.label);
+  }
+  await writeSetting('namespaces', chosen);
+  await lab.reconnect();
+  return { ok: true, namespaces: chosen };
+}

@@ -1,0 +1,139 @@
+import * as vscode from 'vscode';
+import type { Controller, StepResult } from '../../core/controller/controller.ts';
+import type { ReconcileLab } from '../reconcileLab.ts';
+import type { Session } from '../session/session.ts';
+import { formatDuration } from '../views/format.ts';
+import { dueIn, outcomeSummary } from '../views/presentation.ts';
+import { boolArg, fail, isFailure, type CommandResult, type Failure } from './args.ts';
+import { requireSession, resolveTarget } from './pickers.ts';
+
+type LoopState = 'running' | 'paused' | 'stopped';
+
+function requireLoop(lab: ReconcileLab, arg: unknown): { s: Session; c: Controller } | Failure {
+  const s = requireSession(lab, arg);
+  if (isFailure(s)) return s;
+  if (!s.controller) {
+    const message = s.loopProblem?.message ?? 'No reconcile loop in this connection.';
+    if (arg === undefined) void vscode.window.showWarningMessage(`Reconcile Lab: ${message}`);
+    return fail(s.loopProblem?.reason === 'untrusted' ? 'untrusted' : 'noLoop', message);
+  }
+  return { s, c: s.controller };
+}
+
+function flash(text: string): void {
+  vscode.window.setStatusBarMessage(`$(debug-step-over) ${text}`, 5000);
+}
+
+/** Start: runs the workers (starting the controller first when stopped). */
+export async function startLoop(lab: ReconcileLab, arg: unknown): Promise<CommandResult<{ loop: LoopState }>> {
+  const r = requireLoop(lab, arg);
+  if (isFailure(r)) return r;
+  await r.c.start();
+  r.c.resume();
+  lab.renderStatus();
+  return { ok: true, loop: r.s.loopState() };
+}
+
+/** Stop: aborts in-flight reconciles and drops the queue (key history is kept). */
+export async function stopLoop(lab: ReconcileLab, arg: unknown): Promise<CommandResult<{ loop: LoopState }>> {
+  const r = requireLoop(lab, arg);
+  if (isFailure(r)) return r;
+  await r.c.stop();
+  lab.renderStatus();
+  return { ok: true, loop: r.s.loopState() };
+}
+
+export async function pauseLoop(lab: ReconcileLab, arg: unknown): Promise<CommandResult<{ loop: LoopState }>> {
+  const r = requireLoop(lab, arg);
+  if (isFailure(r)) return r;
+  r.c.pause();
+  lab.renderStatus();
+  return { ok: true, loop: r.s.loopState() };
+}
+
+export async function resumeLoop(lab: ReconcileLab, arg: unknown): Promise<CommandResult<{ loop: LoopState }>> {
+  const r = requireLoop(lab, arg);
+  if (isFailure(r)) return r;
+  if (r.s.loopState() === 'stopped') await r.c.start();
+  r.c.resume();
+  lab.renderStatus();
+  return { ok: true, loop: r.s.loopState() };
+}
+
+function describeStep(step: StepResult, now: number): string {
+  switch (step.kind) {
+    case 'reconciled':
+      return `${step.key}: ${outcomeSummary(step.outcome, step.durationMs)}`;
+    case 'notReady':
+      return `${step.key} waits for its ${step.waiting === 'backoff' ? 'backoff retry' : 'requeue'} (due ${dueIn(step.dueAt, now)}).`;
+    case 'busy':
+      return `${step.key} is being reconciled right now.`;
+    case 'empty':
+      return step.next ? `Nothing is queued; ${step.next.key} is due ${dueIn(step.next.dueAt, now)}.` : 'Nothing is queued.';
+    case 'notRunning':
+      return 'The loop is not running.';
+  }
+}
+
+/**
+ * Step: one reconcile, then the loop stays paused. Argument: nothing (the next
+ * queued key), a key element / `{ key, resource }`, and `{ force: true }` to
+ * run a key before its backoff or requeue-after is due. A stopped loop is
+ * started paused first.
+ */
+export async function stepReconcile(lab: ReconcileLab, arg: unknown): Promise<CommandResult<{ step: StepResult; summary: string }>> {
+  const r = requireLoop(lab, arg);
+  if (isFailure(r)) return r;
+  let key: string | undefined;
+  if (arg !== undefined && !(typeof arg === 'object' && arg !== null && Object.keys(arg).every((k) => k === 'force'))) {
+    const t = await resolveTarget(r.s, arg, { primaryOnly: true, title: 'Step which key?' });
+    if (isFailure(t)) return t;
+    key = t.key;
+  }
+  if (r.s.loopState() === 'stopped') {
+    r.c.pause();
+    await r.c.start();
+  }
+  const force = boolArg(arg, 'force') === true;
+  let step = await r.c.step({ ...(key ? { key } : {}), force });
+  lab.renderStatus();
+  let summary = describeStep(step, lab.clock.now());
+  if (step.kind === 'notReady' && arg === undefined) {
+    const choice = await vscode.window.showInformationMessage(`Reconcile Lab: ${summary}`, 'Step It Now');
+    if (choice) {
+      step = await r.c.step({ key: step.key, force: true });
+      summary = describeStep(step, lab.clock.now());
+    }
+  }
+  if (step.kind === 'reconciled') {
+    if (step.outcome.kind === 'error' || step.outcome.kind === 'terminal') void vscode.window.showWarningMessage(`Reconcile Lab: step ${summary}`);
+    else flash(`Step ${summary}`);
+  } else if (step.kind !== 'notReady' || arg !== undefined) {
+    flash(summary);
+  }
+  lab.log.info('step', { summary, key: 'key' in step ? step.key : undefined, took: step.kind === 'reconciled' ? formatDuration(step.durationMs) : undefined });
+  return { ok: true, step, summary };
+}
+
+/** Reconcile now: queues the key at once, skipping a pending backoff or requeue-after wait. */
+export async function reconcileNow(lab: ReconcileLab, arg: unknown): Promise<CommandResult<{ key: string }>> {
+  const r = requireLoop(lab, arg);
+  if (isFailure(r)) return r;
+  const t = await resolveTarget(r.s, arg, { primaryOnly: true, title: 'Reconcile which key now?' });
+  if (isFailure(t)) return t;
+  if (!r.c.reconcileNow(t.key)) return fail('noLoop', 'The loop is stopped: start it (or step) first.');
+  flash(`${t.key} queued${r.s.loopState() === 'paused' ? ' (the loop is paused: step or resume)' : ''}`);
+  return { ok: true, key: t.key };
+}
+
+/** Reset backoff: forgets the key's failure count (its next failure starts from the base delay) and queues it now. */
+export async function resetBackoff(lab: ReconcileLab, arg: unknown): Promise<CommandResult<{ key: string; requeuesBefore: number }>> {
+  const r = requireLoop(lab, arg);
+  if (isFailure(r)) return r;
+  const t = await resolveTarget(r.s, arg, { primaryOnly: true, title: 'Reset the backoff of which key?' });
+  if (isFailure(t)) return t;
+  const before = r.c.keyState(t.key)?.requeues ?? 0;
+  if (!r.c.resetBackoff(t.key)) return fail('noLoop', 'The loop is stopped: start it (or step) first.');
+  flash(`${t.key}: backoff reset (was ${before} failure${before === 1 ? '' : 's'})`);
+  return { ok: true, key: t.key, requeuesBefore: before };
+}

@@ -1,0 +1,257 @@
+import * as vscode from 'vscode';
+import { dryRunReconcile, type DryRunResult } from '../../core/actions/dryRun.ts';
+import { diagnoseStuck, removeFinalizers, ObjectChangedError, type FinalizerDiagnosis, type StuckDiagnosis } from '../../core/actions/finalizers.ts';
+import { inspectKey, type CacheState } from '../../core/actions/inspect.ts';
+import { cleanForDiff, toYaml } from '../../core/actions/objectDiff.ts';
+import { describeOutcome } from '../../core/actions/runOnce.ts';
+import { splitKey } from '../../core/k8s/keys.ts';
+import type { ResourceInfo } from '../../core/k8s/objects.ts';
+import type { ReconcileLab } from '../reconcileLab.ts';
+import { FIELD_MANAGER, type Session } from '../session/session.ts';
+import { formatAge } from '../views/format.ts';
+import { boolArg, fail, isConfirmed, isFailure, stringArg, type CommandResult, type Failure, type ObjectTarget } from './args.ts';
+import { requireSession, resolveTarget } from './pickers.ts';
+
+/** At most this many diff editors are opened by one dry-run (the summary lists every action). */
+const MAX_DIFF_EDITORS = 6;
+
+function infoOf(s: Session, t: ObjectTarget): ResourceInfo | Failure {
+  const info = s.info(t.resource);
+  return info ?? fail('notFound', `${t.resource} is not served by ${s.server}.`);
+}
+
+function fileSafe(key: string): string {
+  return key.replace(/\//g, '_');
+}
+
+/** Open as YAML: the informer's copy, read-only, refreshed live as the cache changes. */
+export async function openYaml(lab: ReconcileLab, arg: unknown): Promise<CommandResult<{ uri: string }>> {
+  const s = requireSession(lab, arg);
+  if (isFailure(s)) return s;
+  const t = await resolveTarget(s, arg, { title: 'Open which object as YAML?' });
+  if (isFailure(t)) return t;
+  if (!s.get(t.resource, t.key)) return fail('notFound', `${t.resource} ${t.key} is not in the informer cache.`);
+  const uri = lab.documents.cacheUri(t.resource, t.key);
+  const doc = await vscode.workspace.openTextDocument(uri);
+  await vscode.window.showTextDocument(doc, { preview: true });
+  return { ok: true, uri: uri.toString() };
+}
+
+/** Reveal an object in the Resources view (used by the Event Log; takes `{ key, resource }`). */
+export async function revealObject(lab: ReconcileLab, arg: unknown): Promise<CommandResult<{ id: string }>> {
+  const s = requireSession(lab, arg);
+  if (isFailure(s)) return s;
+  const t = await resolveTarget(s, arg, { title: 'Reveal which object?' });
+  if (isFailure(t)) return t;
+  lab.resourcesTree.flush();
+  const node = lab.resourcesTree.nodeFor(t.resource, t.key);
+  if (!node) return fail('notFound', `${t.resource} ${t.key} is not in the Resources view (not watched, or gone).`);
+  await lab.resourcesView.reveal(node, { select: true, focus: true, expand: true });
+  return { ok: true, id: node.id };
+}
+
+/** Inspect cache vs server: a diff editor of the informer's copy against a fresh GET. */
+export async function inspectCache(
+  lab: ReconcileLab,
+  arg: unknown,
+): Promise<CommandResult<{ key: string; state: CacheState; differs: boolean; cachedResourceVersion?: string; serverResourceVersion?: string; resourceVersionLag?: number }>> {
+  const s = requireSession(lab, arg);
+  if (isFailure(s)) return s;
+  const t = await resolveTarget(s, arg, { title: 'Compare which object with the server?' });
+  if (isFailure(t)) return t;
+  const info = infoOf(s, t);
+  if (isFailure(info)) return info;
+  const r = await inspectKey({ client: s.client, gvr: info, key: t.key, cached: s.get(t.resource, t.key) });
+  const lag = r.resourceVersionLag !== undefined ? `, rv ${r.cachedResourceVersion} → ${r.serverResourceVersion}` : '';
+  const left = lab.documents.snapshot(`${fileSafe(t.key)}.cache.yaml`, r.cached ? toYaml(cleanForDiff(r.cached)) : '# not in the informer cache\n');
+  const right = lab.documents.snapshot(`${fileSafe(t.key)}.server.yaml`, r.server ? toYaml(cleanForDiff(r.server)) : '# not on the server (404)\n');
+  if (boolArg(arg, 'open') !== false) {
+    await vscode.commands.executeCommand('vscode.diff', left, right, `${t.key}: cache ↔ server (${r.state}${lag})`, { preview: true });
+  }
+  if (!r.differs) vscode.window.setStatusBarMessage(`$(pass) ${t.key}: the cache matches the server`, 5000);
+  return {
+    ok: true,
+    key: t.key,
+    state: r.state,
+    differs: r.differs,
+    ...(r.cachedResourceVersion ? { cachedResourceVersion: r.cachedResourceVersion } : {}),
+    ...(r.serverResourceVersion ? { serverResourceVersion: r.serverResourceVersion } : {}),
+    ...(r.resourceVersionLag !== undefined ? { resourceVersionLag: r.resourceVersionLag } : {}),
+  };
+}
+
+function dryRunSummary(s: Session, r: DryRunResult): string {
+  const out: string[] = [];
+  out.push(`# Dry-run reconcile of ${r.key}`, '');
+  out.push(`Reconciler: ${r.reconciler} · resource ${s.primaryResource} · context ${s.contextName}`);
+  out.push('Every write was sent with dryRun=All: the server validated and answered, nothing was stored.', '');
+  out.push(`## Outcome`, '', describeOutcome(r.outcome), '');
+  out.push(`## Planned writes (${r.actions.length})`, '');
+  if (r.actions.length === 0) out.push('None: the observed state already matches the desired state (idempotent pass).');
+  for (const a of r.actions) {
+    out.push(`- ${a.verb} ${a.resource} ${a.key}${a.subresource ? `/${a.subresource}` : ''}${a.outcome === 'error' ? ` — REJECTED: ${a.error}` : ''}`);
+  }
+  if (r.status) out.push('', '## Status it would write', '', '```diff', r.status.diff || '(unchanged)', '```');
+  if (r.explanation) {
+    out.push('', '## Desired vs observed');
+    if (r.explanation.notes.length) out.push('', ...r.explanation.notes.map((n) => `- ${n}`));
+  }
+  for (const a of r.actions) {
+    if (a.diff) out.push('', `## ${a.verb} ${a.resource} ${a.key}${a.subresource ? `/${a.subresource}` : ''}`, '', '```diff', a.diff, '```');
+  }
+  return out.join('\n') + '\n';
+}
+
+/**
+ * Dry-run reconcile: runs the reconciler once with every write forced to
+ * dryRun=All, then opens each planned change as a diff editor (current ↔
+ * planned) and a summary. `{ open: false }` skips the editors.
+ */
+export async function dryRunReconcileCommand(
+  lab: ReconcileLab,
+  arg: unknown,
+): Promise<CommandResult<{ key: string; outcome: DryRunResult['outcome']; actions: Array<{ verb: string; resource: string; key: string; subresource?: string; outcome: string; diff: string }>; summary: string }>> {
+  const s = requireSession(lab, arg);
+  if (isFailure(s)) return s;
+  if (!s.reconciler || !s.primaryInfo) return fail(s.loopProblem?.reason === 'untrusted' ? 'untrusted' : 'noLoop', s.loopProblem?.message ?? 'No reconciler in this connection.');
+  const t = await resolveTarget(s, arg, { primaryOnly: true, title: 'Dry-run the reconcile of which key?' });
+  if (isFailure(t)) return t;
+  const r = await vscode.window.withProgress({ location: vscode.ProgressLocation.Window, title: `Dry-run ${t.key}` }, () =>
+    dryRunReconcile({ client: s.client, reconciler: s.reconciler!, primary: s.primaryInfo!, key: t.key, cache: s.cacheReader(), log: lab.log, clock: lab.clock }),
+  );
+  const summary = dryRunSummary(s, r);
+  if (boolArg(arg, 'open') !== false) {
+    const doc = await vscode.workspace.openTextDocument(lab.documents.snapshot(`dry-run ${fileSafe(t.key)}.md`, summary));
+    await vscode.window.showTextDocument(doc, { preview: false });
+    let opened = 0;
+    for (const a of r.actions) {
+      if (a.outcome !== 'ok' || opened >= MAX_DIFF_EDITORS) continue;
+      const name = `${a.resource}_${fileSafe(a.key)}${a.subresource ? `_${a.subresource}` : ''}`;
+      const before = a.record.before ? toYaml(cleanForDiff(a.record.before, { volatile: true })) : '# does not exist\n';
+      const after = a.verb === 'delete' && !a.record.after?.metadata?.deletionTimestamp ? '# deleted\n' : a.record.after ? toYaml(cleanForDiff(a.record.after, { volatile: true })) : '';
+      await vscode.commands.executeCommand(
+        'vscode.diff',
+        lab.documents.snapshot(`${name}.current.yaml`, before),
+        lab.documents.snapshot(`${name}.planned.yaml`, after),
+        `Dry-run ${a.verb} ${a.resource} ${a.key}${a.subresource ? `/${a.subresource}` : ''}: current ↔ planned`,
+        { preview: false },
+      );
+      opened++;
+    }
+  }
+  return {
+    ok: true,
+    key: r.key,
+    outcome: r.outcome,
+    actions: r.actions.map((a) => ({ verb: a.verb, resource: a.resource, key: a.key, ...(a.subresource ? { subresource: a.subresource } : {}), outcome: a.outcome, diff: a.diff })),
+    summary,
+  };
+}
+
+function finalizerLine(f: FinalizerDiagnosis): string {
+  const running = f.running === 'yes' ? 'appears to be running' : f.running === 'no' ? 'appears to be DOWN' : 'running: unknown';
+  return `• ${f.finalizer}${f.location === 'spec' ? ' (spec.finalizers)' : ''}\n   owner: ${f.probableOwner} (${running})\n   removing it skips: ${f.consequence}`;
+}
+
+/**
+ * Strip finalizers: the escape hatch for an object stuck in Terminating.
+ * Diagnoses first (owners, whether they run, how long it has been
+ * terminating), lets the person choose one finalizer or all, asks for modal
+ * confirmation naming them and the consequence, then removes them guarded by
+ * the resourceVersion that was shown (a concurrent change fails, nothing is
+ * written). Every write goes to the journal and the output channel.
+ *
+ * Argument: a finalizer element, an object element, or `{ key, resource,
+ * finalizer?, all?, dryRun?, confirmed? }`. `{ confirmed: true }` skips the
+ * modal confirmation: an explicit opt-in for tests and scripts.
+ */
+export async function stripFinalizers(
+  lab: ReconcileLab,
+  arg: unknown,
+): Promise<CommandResult<{ key: string; removed: string[]; remaining: string[]; deleted: boolean; dryRun: boolean; diagnosis: StuckDiagnosis }>> {
+  const s = requireSession(lab, arg);
+  if (isFailure(s)) return s;
+  const t = await resolveTarget(s, arg, { withFinalizers: true, title: 'Strip finalizers from which object?' });
+  if (isFailure(t)) return t;
+  const info = infoOf(s, t);
+  if (isFailure(info)) return info;
+  const { namespace, name } = splitKey(t.key);
+  const diag = await diagnoseStuck({
+    client: s.client,
+    gvr: info,
+    ...(namespace ? { namespace } : {}),
+    name,
+    clock: lab.clock,
+    knownControllers: s.reconciler && s.ownFinalizers.length ? [{ name: `Reconcile Lab's ${s.reconciler.name} loop`, finalizers: s.ownFinalizers, managers: [FIELD_MANAGER], running: s.loopState() === 'running' }] : [],
+  });
+  if (diag.finalizers.length === 0) return fail('notFound', `${t.key} has no finalizers.`);
+
+  // Which finalizer(s).
+  let chosen: FinalizerDiagnosis[];
+  const named = t.finalizer ?? stringArg(arg, 'finalizer');
+  if (named) {
+    const f = diag.finalizers.find((x) => x.finalizer === named);
+    if (!f) return fail('notFound', `${t.key} has no finalizer "${named}" (it has ${diag.finalizers.map((x) => x.finalizer).join(', ')}).`);
+    chosen = [f];
+  } else if (boolArg(arg, 'all') === true || diag.finalizers.length === 1) {
+    chosen = diag.finalizers;
+  } else if (arg !== undefined && isConfirmed(arg)) {
+    return fail('invalidArgument', `Name the finalizer to remove ({ finalizer }) or pass { all: true }: ${t.key} has ${diag.finalizers.length}.`);
+  } else {
+    type Item = vscode.QuickPickItem & { pick: FinalizerDiagnosis[] };
+    const items: Item[] = diag.finalizers.map((f) => ({
+      label: f.finalizer,
+      description: `owner running: ${f.running}`,
+      detail: `${f.probableOwner}. Removing it skips: ${f.consequence}`,
+      pick: [f],
+    }));
+    items.push({ label: `All ${diag.finalizers.length} finalizers`, description: 'every owner\'s cleanup is skipped', pick: diag.finalizers });
+    const p = await vscode.window.showQuickPick(items, { title: `Remove which finalizer from ${t.key}?`, placeHolder: diag.summary, matchOnDetail: true });
+    if (!p) return fail('cancelled', 'No finalizer chosen.');
+    chosen = p.pick;
+  }
+  const dryRun = boolArg(arg, 'dryRun') === true;
+
+  // Confirmation.
+  if (!isConfirmed(arg)) {
+    const what = chosen.length === 1 ? `finalizer "${chosen[0]!.finalizer}"` : `all ${chosen.length} finalizers`;
+    const age = diag.terminatingForMs !== undefined ? `It has been terminating for ${formatAge(diag.terminatingForMs)}.` : 'It is not being deleted.';
+    const detail = [
+      age,
+      '',
+      ...chosen.map(finalizerLine),
+      '',
+      'A finalizer guarantees its owner\'s cleanup. Removing it by hand skips that cleanup: external resources the owner manages (cloud resources, DNS records, database rows…) may be orphaned, and a running owner may fight the change.',
+      `The removal is guarded: it fails without writing anything if ${t.key} changed since it was read (resourceVersion ${diag.resourceVersion}).${dryRun ? ' (Dry run: nothing is stored.)' : ''}`,
+    ].join('\n');
+    const button = chosen.length === 1 ? 'Remove Finalizer' : 'Remove Finalizers';
+    const answer = await vscode.window.showWarningMessage(`Remove ${what} from ${diag.kind ?? t.resource} ${t.key}?`, { modal: true, detail }, button);
+    if (answer !== button) return fail('cancelled', 'Finalizer removal cancelled.');
+  }
+
+  try {
+    const r = await removeFinalizers({
+      client: s.client,
+      gvr: info,
+      ...(namespace ? { namespace } : {}),
+      name,
+      // One finalizer by name; several means all of them (the only multi-choice offered).
+      ...(chosen.length === 1 ? { finalizer: chosen[0]!.finalizer } : {}),
+      ...(diag.resourceVersion ? { expectedResourceVersion: diag.resourceVersion } : {}),
+      dryRun,
+      onWrite: (w) => s.recordWrite(w, t.key),
+      clock: lab.clock,
+      log: lab.log,
+    });
+    lab.log.warn('finalizers removed by hand', { object: `${t.resource} ${t.key}`, removed: r.removed, remaining: r.remaining, deleted: r.deleted, dryRun: r.dryRun, resourceVersion: diag.resourceVersion });
+    const outcome = r.dryRun ? 'would be removed (dry run)' : r.deleted ? 'removed; the object is now deleted' : `removed; ${r.remaining.length ? `remaining: ${r.remaining.join(', ')}` : 'no finalizers left'}`;
+    void vscode.window.showInformationMessage(`Reconcile Lab: ${r.removed.join(', ')} ${outcome}.`);
+    return { ok: true, key: r.key, removed: r.removed, remaining: r.remaining, deleted: r.deleted, dryRun: r.dryRun, diagnosis: diag };
+  } catch (e) {
+    if (e instanceof ObjectChangedError) {
+      void vscode.window.showWarningMessage(`Reconcile Lab: ${e.message}`);
+      return fail('error', e.message);
+    }
+    throw e;
+  }
+}

@@ -1,0 +1,64 @@
+import * as vscode from 'vscode';
+import { keyOf as keyOfObject } from '../../core/k8s/keys.ts';
+import type { ReconcileLab } from '../reconcileLab.ts';
+import type { Session } from '../session/session.ts';
+import { presentObject } from '../views/presentation.ts';
+import { fail, keyOf, targetOf, type Failure, type ObjectTarget } from './args.ts';
+
+/** The connected session, or a failure (telling the person when the command was run by hand). */
+export function requireSession(lab: ReconcileLab, arg: unknown): Session | Failure {
+  const s = lab.session;
+  if (s) return s;
+  const message = lab.isConnecting ? 'Still connecting to the cluster; try again in a moment.' : 'Not connected to a cluster.';
+  if (arg === undefined) {
+    void vscode.window.showInformationMessage(`Reconcile Lab: ${message}`, 'Connect').then((c) => {
+      if (c) void vscode.commands.executeCommand('reconcileLab.connect');
+    });
+  }
+  return fail('notConnected', message);
+}
+
+/**
+ * The object a command acts on: from its argument (a tree element, `{ key,
+ * resource }`, or `{ key }` meaning the loop's resource), else picked by the
+ * person among cached objects (of the loop's resource when `primaryOnly`).
+ */
+export async function resolveTarget(
+  s: Session,
+  arg: unknown,
+  options: { primaryOnly?: boolean; withFinalizers?: boolean; title: string },
+): Promise<ObjectTarget | Failure> {
+  const t = targetOf(arg);
+  const primary = s.primaryResource;
+  if (t) {
+    if (options.primaryOnly && t.resource !== primary) {
+      return fail('invalidArgument', `${t.resource} ${t.key} is not reconciled by the loop${primary ? ` (it reconciles ${primary})` : ''}.`);
+    }
+    return t;
+  }
+  const key = keyOf(arg);
+  if (key) {
+    if (!primary) return fail('invalidArgument', `Give a resource with the key ${key}: no loop resource to assume.`);
+    return { resource: primary, key };
+  }
+  if (arg !== undefined) return fail('invalidArgument', 'Expected a tree element or { key, resource }.');
+  const resources = options.primaryOnly ? (primary ? [primary] : []) : s.resources.map((r) => r.id);
+  const now = Date.now();
+  const items: Array<vscode.QuickPickItem & { target: ObjectTarget }> = [];
+  for (const resource of resources) {
+    for (const obj of s.list(resource)) {
+      if (options.withFinalizers && !obj.metadata.finalizers?.length) continue;
+      const key = keyOfObject(obj);
+      const p = presentObject(obj, resource === primary ? s.keyState(key) : undefined, now);
+      items.push({ label: key, description: `${obj.kind ?? resource}${p.description ? ` · ${p.description}` : ''}`, target: { resource, key } });
+    }
+  }
+  if (items.length === 0) {
+    const what = options.withFinalizers ? 'No cached object has finalizers.' : options.primaryOnly ? 'The loop has no objects to act on.' : 'No objects are cached.';
+    void vscode.window.showInformationMessage(`Reconcile Lab: ${what}`);
+    return fail('notFound', what);
+  }
+  items.sort((a, b) => a.label.localeCompare(b.label));
+  const pick = await vscode.window.showQuickPick(items, { title: options.title, matchOnDescription: true, placeHolder: 'namespace/name' });
+  return pick ? pick.target : fail('cancelled', 'No object chosen.');
+}

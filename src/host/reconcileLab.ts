@@ -1,0 +1,374 @@
+import * as vscode from 'vscode';
+import { realClock, type Clock, type TimerHandle } from '../core/clock.ts';
+import { Emitter } from '../core/event.ts';
+import { DisposableStore, toDisposable } from '../core/lifecycle.ts';
+import type { Logger } from '../core/log.ts';
+import type { LogEntryView, LogFilter } from '../shared/protocol.ts';
+import { readSettings, onDidChangeSettings } from './config.ts';
+import { ContextKeyWriter } from './contextKeys.ts';
+import { ObjectDocuments } from './documents/objectDocuments.ts';
+import { ContextKeys, Schemes, ViewIds } from './ids.ts';
+import { errorMessage } from './notify.ts';
+import type { Output } from './output.ts';
+import { resolveKubeconfigSource, type KubeconfigSource } from './connection/kubeconfigSource.ts';
+import { Session, type SessionOptions } from './session/session.ts';
+import { ConnectionScopedSettings, type Settings } from './settings.ts';
+import { StatusBar } from './statusBar.ts';
+import { QueueTreeProvider } from './views/queueTree.ts';
+import { ResourcesTreeProvider, type ResourceNode } from './views/resourcesTree.ts';
+import type { QueueNode } from './views/queueTree.ts';
+import { EventLogPanel, type EventLogSource } from './webview/eventLogPanel.ts';
+import { EVENT_LOG_KINDS, exportJsonLines, toLogEntryView } from './webview/journalView.ts';
+
+/** What a connect asks for; every field is optional (defaults: the settings). */
+export interface ConnectRequest {
+  /** A kubeconfig file (overrides the setting and RECONCILE_LAB_KUBECONFIG). */
+  kubeconfig?: string;
+  context?: string;
+  /** Overrides of settings for this connection only (tests, scripts). */
+  overrides?: Partial<Settings>;
+  /** Owned by the session: stopped when it closes (the local control plane). */
+  owned?: SessionOptions['owned'];
+  /** A label for progress messages. */
+  label?: string;
+}
+
+/** While a wait is pending, relative times ("retry in 3s") are re-rendered this often. */
+const TICK_MS = 1000;
+
+/**
+ * The extension for one window: the views, the status bar, the event log,
+ * the virtual documents, the context keys, and the current connection
+ * ({@link Session}). Two lifetimes, two buckets: `store` lives as long as the
+ * extension; `connection` as long as one session, and is replaced on each
+ * connect. Shows core state and calls core; decides nothing about clusters.
+ */
+export class ReconcileLab implements vscode.Disposable {
+  readonly log: Logger;
+  readonly output: Output;
+  readonly clock: Clock;
+  readonly documents: ObjectDocuments;
+  readonly resourcesTree: ResourcesTreeProvider;
+  readonly queueTree: QueueTreeProvider;
+  readonly resourcesView: vscode.TreeView<ResourceNode>;
+  readonly queueView: vscode.TreeView<QueueNode>;
+  readonly eventLog: EventLogPanel;
+  readonly statusBar: StatusBar;
+  readonly contextKeys = new ContextKeyWriter();
+  readonly extensionUri: vscode.Uri;
+
+  private readonly store = new DisposableStore();
+  private connection = new DisposableStore();
+  private current: Session | undefined;
+  private connecting: Promise<Session> | undefined;
+  private connectAbort: AbortController | undefined;
+  private readonly sessionEmitter = new Emitter<Session | undefined>();
+  /** Fires after a session is attached (connected) or detached (undefined). */
+  readonly onDidChangeSession = this.sessionEmitter.event;
+
+  constructor(context: vscode.ExtensionContext, output: Output, clock: Clock = realClock) {
+    this.output = output;
+    this.log = output.log;
+    this.clock = clock;
+    this.extensionUri = context.extensionUri;
+    this.documents = this.store.add(new ObjectDocuments());
+    this.store.add(vscode.workspace.registerTextDocumentContentProvider(Schemes.object, this.documents));
+    this.resourcesTree = this.store.add(new ResourcesTreeProvider(clock));
+    this.queueTree = this.store.add(new QueueTreeProvider(clock));
+    this.resourcesView = this.store.add(
+      vscode.window.createTreeView(ViewIds.resources, { treeDataProvider: this.resourcesTree, showCollapseAll: true, canSelectMany: false }),
+    );
+    this.queueView = this.store.add(vscode.window.createTreeView(ViewIds.queue, { treeDataProvider: this.queueTree }));
+    this.statusBar = this.store.add(new StatusBar());
+    this.eventLog = this.store.add(
+      new EventLogPanel({
+        extensionUri: context.extensionUri,
+        clock,
+        log: this.log,
+        capacity: () => readSettings()['eventLog.size'],
+        onReveal: (key, resource) => {
+          void vscode.commands.executeCommand('reconcileLab.revealObject', { key, resource: resource ?? this.current?.primaryResource });
+        },
+        onExport: (filter) => this.exportEventLog(filter),
+      }),
+    );
+    this.store.add(this.queueTree.onDidChangeCounts(() => this.renderStatus()));
+    this.store.add(onDidChangeSettings((keys) => this.onSettingsChanged(keys)));
+    this.store.add(
+      vscode.workspace.onDidGrantWorkspaceTrust(() => {
+        if (this.current?.loopProblem?.reason === 'untrusted') {
+          void vscode.window.showInformationMessage('The workspace is now trusted: reconnect to run the workspace reconciler.', 'Reconnect').then((c) => {
+            if (c) void this.reconnect();
+          });
+        }
+      }),
+    );
+    this.store.add(toDisposable(() => this.connection.dispose()));
+    this.store.add(this.sessionEmitter);
+    this.setDisconnectedState();
+  }
+
+  /** The connected session, if any. */
+  get session(): Session | undefined {
+    return this.current;
+  }
+
+  get isConnecting(): boolean {
+    return this.connecting !== undefined;
+  }
+
+  /** Where a connect without an explicit kubeconfig reads from. */
+  kubeconfigSource(explicit?: string): KubeconfigSource {
+    return resolveKubeconfigSource(explicit, readSettings()['connection.kubeconfig'], process.env, process.env.HOME ?? '~');
+  }
+
+  /**
+   * Connects (replacing any current connection), with progress and
+   * cancellation in a notification. Rejects with the connect error (the
+   * caller reports it); a cancelled connect rejects with an AbortError.
+   */
+  async connect(req: ConnectRequest = {}): Promise<Session> {
+    if (this.connecting) {
+      this.connectAbort?.abort(new Error('superseded by a new connect'));
+      await this.connecting.catch(() => {});
+    }
+    await this.disconnect();
+    const settings = { ...readSettings(), ...(req.overrides ?? {}) };
+    const source = this.kubeconfigSource(req.kubeconfig);
+    const context = req.context ?? (settings['connection.context'] || undefined);
+    const target = req.label ?? context ?? source.description;
+    const abort = new AbortController();
+    this.connectAbort = abort;
+    this.contextKeys.set(ContextKeys.connecting, true);
+    this.statusBar.update({ kind: 'connecting', target });
+    this.log.info('connecting', { kubeconfig: source.description, context: context ?? '(current)' });
+    const p = Promise.resolve(
+      vscode.window.withProgress(
+        { location: vscode.ProgressLocation.Notification, title: `Reconcile Lab: connecting to ${target}`, cancellable: true },
+        async (_progress, token) => {
+          const sub = token.onCancellationRequested(() => abort.abort(new Error('connect cancelled')));
+          try {
+            return await Session.connect({
+              ...(source.path ? { kubeconfigPath: source.path } : {}),
+              ...(context ? { context } : {}),
+              settings,
+              trusted: vscode.workspace.isTrusted,
+              ...(vscode.workspace.workspaceFolders?.[0] ? { workspaceFolder: vscode.workspace.workspaceFolders[0].uri.fsPath } : {}),
+              clock: this.clock,
+              log: this.log,
+              ...(req.owned ? { owned: req.owned } : {}),
+              signal: abort.signal,
+            });
+          } finally {
+            sub.dispose();
+          }
+        },
+      ),
+    );
+    this.connecting = p;
+    try {
+      const session = await p;
+      if (abort.signal.aborted) {
+        await session.close();
+        throw abort.signal.reason;
+      }
+      this.attach(session);
+      return session;
+    } catch (e) {
+      this.setDisconnectedState();
+      throw e;
+    } finally {
+      if (this.connecting === p) this.connecting = undefined;
+      if (this.connectAbort === abort) this.connectAbort = undefined;
+      this.contextKeys.set(ContextKeys.connecting, false);
+    }
+  }
+
+  /** Reconnects with the current settings to the same kubeconfig and context. */
+  async reconnect(): Promise<Session | undefined> {
+    const s = this.current;
+    if (!s) return undefined;
+    // A control plane we own must survive the reconnect: hand it to the new session.
+    const owned = s.owned;
+    const path = s.kubeconfigDescription === 'kubectl default' ? undefined : s.kubeconfigDescription;
+    this.detach();
+    await s.close({ keepOwned: true });
+    return this.connect({ ...(path ? { kubeconfig: path } : {}), context: s.contextName, ...(owned ? { owned } : {}) });
+  }
+
+  /** Closes the current connection (and stops a control plane it owns). */
+  async disconnect(): Promise<void> {
+    const s = this.current;
+    if (!s) return;
+    this.detach();
+    this.log.info('disconnected', { context: s.contextName });
+    await s.close();
+  }
+
+  /** Wires a new session into the views, the status bar, the event log and the context keys. */
+  private attach(session: Session): void {
+    this.current = session;
+    const c = (this.connection = new DisposableStore());
+    this.resourcesTree.setModel(session);
+    this.queueTree.setModel(session);
+    this.documents.setResolver((resource, key) => session.get(resource, key));
+    c.add(
+      session.onDidChange((ch) => {
+        if (ch.type === 'object') this.documents.objectChanged(ch.resource, ch.key);
+      }),
+    );
+    const source = journalSource(session);
+    c.add(source);
+    this.eventLog.setSource(source, `Connected to ${session.contextName} (${session.server})`);
+    if (session.controller) c.add(session.controller.onDidChangeStatus(() => this.renderStatus()));
+    this.scheduleTick(c);
+    this.contextKeys.set(ContextKeys.connected, true);
+    this.contextKeys.set(ContextKeys.localControlPlane, Boolean(session.owned));
+    this.renderStatus();
+    this.resourcesView.message = this.resourcesMessage(session);
+    this.queueView.message = session.loopProblem ? session.loopProblem.message : undefined;
+    this.log.info('connected', {
+      context: session.contextName,
+      server: session.server,
+      resources: session.resources.map((r) => r.id),
+      reconciler: session.reconciler?.name ?? 'none',
+      primary: session.primaryResource ?? 'none',
+    });
+    this.sessionEmitter.fire(session);
+    if (session.loopProblem) {
+      const actions = session.loopProblem.reason === 'untrusted' ? ['Manage Workspace Trust'] : [];
+      void vscode.window.showWarningMessage(`Reconcile Lab: the reconcile loop is not available. ${session.loopProblem.message}`, ...actions).then((a) => {
+        if (a) void vscode.commands.executeCommand('workbench.trust.manage');
+      });
+    }
+    if (session.unknownResources.length) {
+      void vscode.window.showWarningMessage(`Reconcile Lab: ${session.server} does not serve ${session.unknownResources.join(', ')} (reconcileLab.resources).`);
+    }
+  }
+
+  private detach(): void {
+    if (!this.current) return;
+    this.current = undefined;
+    this.connection.dispose();
+    this.resourcesTree.setModel(undefined);
+    this.queueTree.setModel(undefined);
+    this.documents.setResolver(undefined);
+    this.eventLog.setSource(undefined, 'Not connected');
+    this.setDisconnectedState();
+    this.sessionEmitter.fire(undefined);
+  }
+
+  private setDisconnectedState(): void {
+    if (this.current) return;
+    this.contextKeys.set(ContextKeys.connected, false);
+    this.contextKeys.set(ContextKeys.loopState, 'stopped');
+    this.contextKeys.set(ContextKeys.localControlPlane, false);
+    this.resourcesView.message = undefined;
+    this.queueView.message = undefined;
+    this.statusBar.update({ kind: 'disconnected' });
+  }
+
+  private resourcesMessage(s: Session): string | undefined {
+    if (s.resources.length === 0) return 'No resources are watched: choose some with "Choose Watched Resources…" (or install a CRD).';
+    if (s.unknownResources.length) return `Not served by the cluster: ${s.unknownResources.join(', ')}`;
+    return undefined;
+  }
+
+  /** Re-renders relative times (due in Xs) once a second while a key waits. */
+  private scheduleTick(bucket: DisposableStore): void {
+    let handle: TimerHandle | undefined;
+    const tick = () => {
+      handle = this.clock.setTimeout(tick, TICK_MS);
+      const s = this.current;
+      if (!s?.controller) return;
+      if (s.controller.status().waiting > 0 && (this.queueView.visible || this.resourcesView.visible)) {
+        this.queueTree.refresh();
+        this.resourcesTree.refresh();
+      }
+    };
+    handle = this.clock.setTimeout(tick, TICK_MS);
+    bucket.add(toDisposable(() => handle !== undefined && this.clock.clearTimeout(handle)));
+  }
+
+  /** Updates the loop context key and the status bar from the current state. */
+  renderStatus(): void {
+    const s = this.current;
+    if (!s) return;
+    const loop = s.loopState();
+    this.contextKeys.set(ContextKeys.loopState, loop);
+    this.statusBar.update({
+      kind: 'connected',
+      context: s.contextName,
+      server: s.server,
+      loop,
+      loopAvailable: Boolean(s.controller),
+      counts: this.queueTree.counts(),
+      resources: s.resources.length,
+    });
+    const counts = this.queueTree.counts();
+    if (!s.loopProblem) {
+      this.queueView.message =
+        loop === 'stopped' ? 'The loop is stopped.' : `${loop === 'paused' ? 'Paused' : 'Running'} · ${counts.queued} queued · ${counts.processing} processing · ${counts.backoff} backoff · ${counts.requeueAfter} requeue-after`;
+    }
+  }
+
+  private onSettingsChanged(keys: readonly string[]): void {
+    const s = this.current;
+    if (keys.includes('eventLog.size') && s) s.journal.resize(Math.max(100, readSettings()['eventLog.size']));
+    if (!s || !keys.some((k) => (ConnectionScopedSettings as readonly string[]).includes(k))) return;
+    void vscode.window.showInformationMessage('Reconcile Lab settings changed. Reconnect to apply them?', 'Reconnect').then((c) => {
+      if (c) this.reconnect().catch((e: unknown) => this.log.error('reconnect failed', { error: errorMessage(e) }));
+    });
+  }
+
+  /** Asks where to save and writes the journal entries matching `filter` as JSON lines. Resolves to a notice. */
+  async exportEventLog(filter: LogFilter, path?: string): Promise<string> {
+    const s = this.current;
+    if (!s) return 'Not connected: nothing to export.';
+    const { text, count } = exportJsonLines(s.journal.entries(), filter, s.primaryResource);
+    let uri: vscode.Uri | undefined = path ? vscode.Uri.file(path) : undefined;
+    if (!uri) {
+      const base = vscode.workspace.workspaceFolders?.[0]?.uri;
+      uri = await vscode.window.showSaveDialog({
+        title: 'Export the event log as JSON lines',
+        filters: { 'JSON Lines': ['jsonl'] },
+        ...(base ? { defaultUri: vscode.Uri.joinPath(base, 'reconcile-lab-journal.jsonl') } : {}),
+      });
+    }
+    if (!uri) return 'Export cancelled.';
+    await vscode.workspace.fs.writeFile(uri, new TextEncoder().encode(text));
+    this.log.info('exported the event log', { path: uri.fsPath, entries: count });
+    return `Exported ${count} entries to ${uri.fsPath}.`;
+  }
+
+  /** Closes the connection and waits for it (a control plane it owns is stopped). */
+  async shutdown(): Promise<void> {
+    this.connectAbort?.abort(new Error('the extension is shutting down'));
+    await this.connecting?.catch(() => {});
+    await this.disconnect();
+  }
+
+  dispose(): void {
+    void this.shutdown();
+    this.store.dispose();
+  }
+}
+
+/** The event log's view of a session's journal. */
+function journalSource(session: Session): EventLogSource & { dispose(): void } {
+  const emitter = new Emitter<readonly LogEntryView[]>();
+  const primary = session.primaryResource;
+  const sub = session.journal.onDidAppend((batch) => {
+    if (emitter.hasListeners) emitter.fire(batch.map((e) => toLogEntryView(e, primary)));
+  });
+  return {
+    snapshot: () => session.journal.entries().map((e) => toLogEntryView(e, primary)),
+    onDidAppend: emitter.event,
+    kinds: EVENT_LOG_KINDS,
+    clear: () => session.journal.clear(),
+    dispose: () => {
+      sub.dispose();
+      emitter.dispose();
+    },
+  };
+}

@@ -1,0 +1,505 @@
+import { isAbsolute, resolve } from 'node:path';
+import type { Clock } from '../../core/clock.ts';
+import { Emitter } from '../../core/event.ts';
+import { DisposableStore, toDisposable, type Disposable } from '../../core/lifecycle.ts';
+import type { Logger } from '../../core/log.ts';
+import { InformerFactory } from '../../core/cache/informerFactory.ts';
+import { OWNER_UID_INDEX, ownerUidIndexFunc } from '../../core/cache/indexFuncs.ts';
+import type { ReflectorState, SharedIndexInformer } from '../../core/cache/interfaces.ts';
+import { isTombstone } from '../../core/cache/interfaces.ts';
+import { informerCacheReader } from '../../core/controller/cacheReader.ts';
+import { controllerBuilder } from '../../core/controller/builder.ts';
+import type { Controller, ControllerStatus } from '../../core/controller/controller.ts';
+import type { KeyState } from '../../core/controller/keyState.ts';
+import { predicateFuncs, type Predicate } from '../../core/controller/predicate.ts';
+import type { CacheReader, Reconciler } from '../../core/controller/reconcile.ts';
+import { createReconcileContext } from '../../core/actions/context.ts';
+import { discoverResources, resourceInfoFromCrd, type DiscoveredResource } from '../../core/k8s/discovery.ts';
+import { createDynamicClient, recordingClient, type DynamicKubeClient, type WriteRecord } from '../../core/k8s/dynamicClient.ts';
+import { keyOf, type ObjectKey } from '../../core/k8s/keys.ts';
+import { loadKubeConfig } from '../../core/k8s/kubeconfig.ts';
+import type { GroupVersionResource, KubeObject, ResourceInfo } from '../../core/k8s/objects.ts';
+import { KubeTransport } from '../../core/k8s/transport.ts';
+import { Journal } from '../../core/journal/journal.ts';
+import { createExecReconciler } from '../../core/reconcilers/execReconciler.ts';
+import { CONFIGMAP_GVR, LAB_FINALIZER, WIDGET_GVR, createLabReconciler } from '../../core/reconcilers/labReconciler.ts';
+import { createModuleReconciler } from '../../core/reconcilers/moduleReconciler.ts';
+import type { Settings } from '../settings.ts';
+import { resourceIdOf, type ViewChange, type ViewModel, type WatchedResourceView } from '../views/viewModel.ts';
+import { splitCommandLine } from './commandLine.ts';
+
+const CRD_GVR: GroupVersionResource = { group: 'apiextensions.k8s.io', version: 'v1', resource: 'customresourcedefinitions' };
+const NAMESPACES_GVR: GroupVersionResource = { group: '', version: 'v1', resource: 'namespaces' };
+/** How long connecting waits for the informers' initial lists. */
+const SYNC_TIMEOUT_MS = 60_000;
+/** The field manager of every write the extension makes. */
+export const FIELD_MANAGER = 'reconcile-lab';
+
+export interface SessionOptions {
+  /** A kubeconfig file; undefined: the kubectl default (KUBECONFIG, several files, or ~/.kube/config). */
+  kubeconfigPath?: string;
+  /** The context; undefined: the kubeconfig's current context. */
+  context?: string;
+  /** The settings, read once: a session never changes what it watches (reconnect to apply new settings). */
+  settings: Settings;
+  /** Whether the workspace is trusted: exec and module reconcilers are only built when it is. */
+  trusted: boolean;
+  /** The first workspace folder: the exec reconciler's cwd and the base of a relative module path. */
+  workspaceFolder?: string;
+  clock: Clock;
+  log: Logger;
+  /** Something this session owns and stops when it closes (the local control plane it connects to). */
+  owned?: { readonly description: string; stop(): Promise<void> };
+  signal?: AbortSignal;
+}
+
+/** Why the loop is not available, for the person: what to do about it. */
+export interface LoopProblem {
+  readonly reason: 'untrusted' | 'noPrimary' | 'config';
+  readonly message: string;
+}
+
+interface Watched {
+  readonly id: string;
+  readonly info: ResourceInfo;
+  readonly informer: SharedIndexInformer;
+}
+
+/** Parses a resource id "plural.group" ("configmaps" for the core group). */
+export function parseResourceId(id: string): { resource: string; group: string } {
+  const i = id.indexOf('.');
+  return i < 0 ? { resource: id, group: '' } : { resource: id.slice(0, i), group: id.slice(i + 1) };
+}
+
+/**
+ * One cluster connection and everything that lives as long as it: the
+ * transport and client, the informers of the watched resources, the journal,
+ * the controller with its reconciler (when one can run here), and whatever it
+ * was given to own (a local control plane). {@link close} releases all of it,
+ * in reverse order of acquisition; nothing outlives it.
+ *
+ * Wiring only: what to watch comes from the settings, how to list, watch,
+ * queue, reconcile and act comes from core. This module imports no `vscode`.
+ *
+ * Namespaces: none listed → cluster-wide informers; one → informers scoped to
+ * it; several → cluster-wide informers whose events and views are filtered to
+ * those namespaces (the controller gets a namespace event filter).
+ */
+export class Session implements ViewModel, Disposable {
+  readonly contextName: string;
+  readonly server: string;
+  readonly kubeconfigDescription: string;
+  readonly transport: KubeTransport;
+  readonly client: DynamicKubeClient;
+  readonly journal: Journal;
+  readonly discovered: readonly DiscoveredResource[];
+  /** Resource ids the settings asked for that the server does not serve. */
+  readonly unknownResources: readonly string[];
+  readonly controller: Controller | undefined;
+  readonly reconciler: Reconciler | undefined;
+  readonly loopProblem: LoopProblem | undefined;
+  readonly primaryResource: string | undefined;
+  readonly primaryInfo: ResourceInfo | undefined;
+  /** Finalizers our own reconciler adds (for the stuck diagnosis). */
+  readonly ownFinalizers: readonly string[];
+  readonly settings: Settings;
+  readonly owned: SessionOptions['owned'];
+
+  private readonly watched: Watched[];
+  private readonly namespaceFilter: ReadonlySet<string> | undefined;
+  private readonly store = new DisposableStore();
+  private readonly changeEmitter = new Emitter<ViewChange>();
+  readonly onDidChange = this.changeEmitter.event;
+  private readonly log: Logger;
+  private readonly clock: Clock;
+  private closing: Promise<void> | undefined;
+
+  private constructor(parts: {
+    options: SessionOptions;
+    contextName: string;
+    transport: KubeTransport;
+    client: DynamicKubeClient;
+    journal: Journal;
+    discovered: DiscoveredResource[];
+    unknownResources: string[];
+    watched: Watched[];
+    namespaceFilter: ReadonlySet<string> | undefined;
+    factory: InformerFactory;
+    controller: Controller | undefined;
+    reconciler: (Reconciler & Partial<Disposable>) | undefined;
+    loopProblem: LoopProblem | undefined;
+    primary: Watched | undefined;
+    ownFinalizers: string[];
+    store: DisposableStore;
+  }) {
+    const o = parts.options;
+    this.settings = o.settings;
+    this.log = o.log;
+    this.clock = o.clock;
+    this.owned = o.owned;
+    this.contextName = parts.contextName;
+    this.transport = parts.transport;
+    this.server = parts.transport.server;
+    this.kubeconfigDescription = o.kubeconfigPath ?? 'kubectl default';
+    this.client = parts.client;
+    this.journal = parts.journal;
+    this.discovered = parts.discovered;
+    this.unknownResources = parts.unknownResources;
+    this.watched = parts.watched;
+    this.namespaceFilter = parts.namespaceFilter;
+    this.controller = parts.controller;
+    this.reconciler = parts.reconciler;
+    this.loopProblem = parts.loopProblem;
+    this.primaryResource = parts.primary?.id;
+    this.primaryInfo = parts.primary?.info;
+    this.ownFinalizers = parts.ownFinalizers;
+    // Acquired resources were collected in `parts.store` while connecting: they are ours now.
+    this.store.add(parts.store);
+    this.store.add(this.changeEmitter);
+  }
+
+  /**
+   * Connects: loads the kubeconfig (exec plugins and KUBECONFIG lists
+   * included), discovers resources, creates and runs the informers, builds the
+   * controller (started paused: the queue fills, nothing is reconciled until a
+   * step or resume) and resolves once the caches synced or their sync failed
+   * visibly. On failure everything acquired is released and the error thrown.
+   */
+  static async connect(o: SessionOptions): Promise<Session> {
+    const store = new DisposableStore();
+    try {
+      const kc = loadKubeConfig({ ...(o.kubeconfigPath ? { path: o.kubeconfigPath } : {}), ...(o.context ? { context: o.context } : {}) });
+      const contextName = kc.getCurrentContext();
+      const transport = new KubeTransport(kc);
+      const log = o.log.child({ context: contextName });
+      const client = createDynamicClient(transport, { fieldManager: FIELD_MANAGER, log });
+      const discovered = await discoverResources(transport, { signal: o.signal, logger: log });
+      const preferred = discovered.filter((r) => r.preferred && r.verbs.includes('list') && r.verbs.includes('watch'));
+      const byId = new Map(preferred.map((r) => [resourceIdOf(r), r]));
+
+      // What to watch: the listed resources, or every custom resource; plus what the reconciler needs.
+      const unknownResources: string[] = [];
+      const wanted: ResourceInfo[] = [];
+      const want = (r: ResourceInfo | undefined) => {
+        if (r && !wanted.some((w) => resourceIdOf(w) === resourceIdOf(r))) wanted.push(r);
+      };
+      if (o.settings.resources.length) {
+        for (const id of o.settings.resources) {
+          const r = byId.get(id.trim());
+          if (r) want(r);
+          else unknownResources.push(id);
+        }
+      } else {
+        const crds = await client.list(CRD_GVR, undefined, { signal: o.signal });
+        const ids = crds.items
+          .map((c) => {
+            try {
+              return resourceIdOf(resourceInfoFromCrd(c));
+            } catch {
+              return undefined;
+            }
+          })
+          .filter((x): x is string => x !== undefined)
+          .sort();
+        for (const id of ids) want(byId.get(id));
+      }
+
+      // The reconciler and its resources.
+      const settings = o.settings;
+      let loopProblem: LoopProblem | undefined;
+      let reconciler: (Reconciler & Partial<Disposable>) | undefined;
+      let primaryInfo: ResourceInfo | undefined;
+      const ownedInfos: ResourceInfo[] = [];
+      const ownFinalizers: string[] = [];
+      const kind = settings['reconciler.kind'];
+      const explicitPrimary = settings['reconciler.resource'].trim();
+      if (explicitPrimary) {
+        primaryInfo = byId.get(explicitPrimary);
+        if (!primaryInfo) loopProblem = { reason: 'noPrimary', message: `The reconciled resource "${explicitPrimary}" (reconcileLab.reconciler.resource) is not served by ${transport.server}.` };
+      } else if (kind === 'lab') {
+        primaryInfo = byId.get(resourceIdOf(WIDGET_GVR));
+        if (!primaryInfo) loopProblem = { reason: 'noPrimary', message: 'The lab reconciler needs the Widget custom resource: apply samples/crd.yaml, then reconnect.' };
+      } else {
+        primaryInfo = wanted.find((w) => w.group !== '');
+        if (!primaryInfo) loopProblem = { reason: 'noPrimary', message: 'No custom resource is watched, so there is nothing to reconcile: set reconcileLab.reconciler.resource.' };
+      }
+      if (!loopProblem && (kind === 'exec' || kind === 'module') && !o.trusted) {
+        loopProblem = {
+          reason: 'untrusted',
+          message: `The ${kind} reconciler runs code from this workspace, so it only runs in a trusted workspace. Trust the workspace (Workspaces: Manage Workspace Trust) or set reconcileLab.reconciler.kind to "lab".`,
+        };
+      }
+      if (!loopProblem) {
+        try {
+          if (kind === 'lab') {
+            reconciler = createLabReconciler({ clock: o.clock });
+            const cm = byId.get(resourceIdOf(CONFIGMAP_GVR));
+            if (cm) ownedInfos.push(cm);
+            ownFinalizers.push(LAB_FINALIZER);
+          } else if (kind === 'exec') {
+            const argv = splitCommandLine(settings['reconciler.command']);
+            if (argv.length === 0) throw new Error('reconcileLab.reconciler.command is empty: set the program to run for each reconcile.');
+            reconciler = createExecReconciler({
+              command: argv,
+              ...(o.workspaceFolder ? { cwd: o.workspaceFolder } : {}),
+              ...(o.kubeconfigPath ? { kubeconfigPath: o.kubeconfigPath } : {}),
+              context: contextName,
+              ...(settings['workQueue.reconcileTimeoutSeconds'] > 0 ? { timeoutMs: settings['workQueue.reconcileTimeoutSeconds'] * 1000 } : {}),
+              clock: o.clock,
+            });
+          } else {
+            const p = settings['reconciler.modulePath'].trim();
+            if (!p) throw new Error('reconcileLab.reconciler.modulePath is empty: set the module that exports reconcile(request, ctx).');
+            const path = isAbsolute(p) || !o.workspaceFolder ? p : resolve(o.workspaceFolder, p);
+            reconciler = createModuleReconciler({ path, log: log.child({ reconciler: 'module' }) });
+          }
+        } catch (e) {
+          loopProblem = { reason: 'config', message: (e as Error).message };
+        }
+      }
+      if (reconciler?.dispose) store.add(reconciler as Disposable);
+      if (primaryInfo) want(primaryInfo);
+      for (const r of ownedInfos) want(r);
+
+      // Informers: one per resource, scoped to the namespace when exactly one is listed.
+      const namespaces = [...new Set(o.settings.namespaces.map((n) => n.trim()).filter(Boolean))];
+      const namespaceFilter = namespaces.length > 1 ? new Set(namespaces) : undefined;
+      const factory = store.add(
+        new InformerFactory({
+          transport,
+          clock: o.clock,
+          logger: log,
+          defaultResyncPeriodMs: Math.max(0, o.settings['informer.resyncPeriodSeconds']) * 1000,
+          ...(o.settings['informer.dropManagedFields'] ? {} : { transform: null }),
+        }),
+      );
+      const watched: Watched[] = wanted.map((info) => ({
+        id: resourceIdOf(info),
+        info,
+        informer: factory.informerFor(info, {
+          ...(info.namespaced && namespaces.length === 1 ? { namespace: namespaces[0] } : {}),
+          indexers: { [OWNER_UID_INDEX]: ownerUidIndexFunc },
+        }),
+      }));
+
+      const journal = store.add(new Journal({ clock: o.clock, capacity: Math.max(100, o.settings['eventLog.size']) }));
+      const primary = primaryInfo ? watched.find((w) => w.id === resourceIdOf(primaryInfo!)) : undefined;
+      let controller: Controller | undefined;
+      if (reconciler && primary) {
+        const b = controllerBuilder({
+          name: reconciler.name,
+          clock: o.clock,
+          log: log.child({ controller: reconciler.name }),
+          journal,
+          maxConcurrentReconciles: Math.max(1, Math.floor(o.settings['workQueue.maxConcurrentReconciles'])),
+          reconcileTimeoutMs: Math.max(0, o.settings['workQueue.reconcileTimeoutSeconds']) * 1000,
+          rateLimiter: o.settings['workQueue.rateLimiter'],
+          startPaused: true,
+          cacheSyncTimeoutMs: SYNC_TIMEOUT_MS,
+          contextFactory: (request, base) =>
+            createReconcileContext({
+              client: recordingClient(client, {
+                dryRun: false,
+                captureBefore: false,
+                clock: o.clock,
+                log: base.log,
+                onWrite: (w) => journal.recordWrite(journalWrite(w, base.controller, request.key)),
+              }),
+              primary: base.primary,
+              cache: base.cache,
+              log: base.log,
+              signal: base.signal,
+            }),
+        }).for(primary.informer);
+        for (const w of watched) if (w !== primary) b.owns(w.informer);
+        if (namespaceFilter) b.withEventFilter(namespacePredicate(namespaceFilter));
+        controller = store.add(b.build(reconciler));
+      }
+
+      factory.start();
+      const session = new Session({
+        options: o,
+        contextName,
+        transport,
+        client,
+        journal,
+        discovered,
+        unknownResources,
+        watched,
+        namespaceFilter,
+        factory,
+        controller,
+        reconciler,
+        loopProblem,
+        primary,
+        ownFinalizers,
+        store,
+      });
+      session.wire();
+      if (controller) {
+        // start() waits for the caches; it resolves paused (startPaused). A sync failure is reported, not thrown.
+        await controller.start().catch((e: unknown) => log.error('the reconcile loop did not start', { error: (e as Error).message }));
+      } else {
+        const timeout = AbortSignal.timeout(SYNC_TIMEOUT_MS);
+        const synced = await factory.waitForCacheSync(o.signal ? AbortSignal.any([o.signal, timeout]) : timeout);
+        if (!synced && !o.signal?.aborted) log.warn('the informer caches did not sync in time; the views fill in as they do', { timeoutMs: SYNC_TIMEOUT_MS });
+      }
+      return session;
+    } catch (e) {
+      try {
+        store.dispose();
+      } catch (disposeError) {
+        o.log.warn('cleanup after a failed connect failed', { error: (disposeError as Error).message });
+      }
+      if (o.owned) await o.owned.stop().catch(() => {});
+      throw e;
+    }
+  }
+
+  /** Subscribes the views' change stream to the informers and the controller. */
+  private wire(): void {
+    for (const w of this.watched) {
+      const fire = (obj: KubeObject) => {
+        if (this.inScope(obj)) this.changeEmitter.fire({ type: 'object', resource: w.id, key: keyOf(obj) });
+      };
+      this.store.add(
+        w.informer.addEventHandler({
+          onAdd: fire,
+          onUpdate: (_old, obj) => fire(obj),
+          onDelete: (obj) => fire(isTombstone(obj) ? obj.obj : obj),
+        }),
+      );
+      this.store.add(w.informer.onDidChangeState(() => this.changeEmitter.fire({ type: 'resources' })));
+    }
+    if (this.controller) {
+      this.store.add(this.controller.onDidChangeKeyState((s) => this.changeEmitter.fire({ type: 'key', key: s.key })));
+    }
+  }
+
+  private inScope(obj: KubeObject): boolean {
+    return !this.namespaceFilter || !obj.metadata.namespace || this.namespaceFilter.has(obj.metadata.namespace);
+  }
+
+  private find(resource: string): Watched | undefined {
+    return this.watched.find((w) => w.id === resource);
+  }
+
+  // ---- ViewModel ---------------------------------------------------------------------------------------------
+
+  get resources(): WatchedResourceView[] {
+    return this.watched.map((w) => ({ id: w.id, info: w.info, state: w.informer.state as ReflectorState, synced: w.informer.hasSynced() }));
+  }
+
+  get(resource: string, key: ObjectKey): KubeObject | undefined {
+    const obj = this.find(resource)?.informer.getIndexer().getByKey(key);
+    return obj && this.inScope(obj) ? obj : undefined;
+  }
+
+  list(resource: string): KubeObject[] {
+    const all = this.find(resource)?.informer.getIndexer().list() ?? [];
+    return this.namespaceFilter ? all.filter((o) => this.inScope(o)) : all;
+  }
+
+  ownedBy(uid: string): Array<{ resource: string; object: KubeObject }> {
+    const out: Array<{ resource: string; object: KubeObject }> = [];
+    for (const w of this.watched) for (const object of w.informer.getIndexer().byIndex(OWNER_UID_INDEX, uid)) out.push({ resource: w.id, object });
+    return out;
+  }
+
+  keyState(key: ObjectKey): KeyState | undefined {
+    return this.controller?.keyState(key);
+  }
+
+  keyStates(): KeyState[] {
+    return this.controller ? [...this.controller.snapshot().keys] : [];
+  }
+
+  queuedKeys(): ObjectKey[] {
+    return this.controller ? [...this.controller.snapshot().queue] : [];
+  }
+
+  // ---- for commands ------------------------------------------------------------------------------------------
+
+  /** The watched resource's discovery info. */
+  info(resource: string): ResourceInfo | undefined {
+    return this.find(resource)?.info ?? this.discovered.find((d) => d.preferred && resourceIdOf(d) === resource);
+  }
+
+  /** A CacheReader over every watched informer (for dry-runs and reports run beside the loop). */
+  cacheReader(): CacheReader {
+    return informerCacheReader(this.watched.map((w) => w.informer));
+  }
+
+  /** "running" | "paused" | "stopped" for the UI ("stopped" also while starting or stopping, and with no loop). */
+  loopState(): 'running' | 'paused' | 'stopped' {
+    const s: ControllerStatus | undefined = this.controller?.status();
+    if (!s || s.state !== 'running') return 'stopped';
+    return s.paused ? 'paused' : 'running';
+  }
+
+  /** Names of the namespaces on the server (for the namespace picker). */
+  async listNamespaces(signal?: AbortSignal): Promise<string[]> {
+    const list = await this.client.list(NAMESPACES_GVR, undefined, { signal });
+    return list.items.map((n) => n.metadata.name ?? '').filter(Boolean).sort();
+  }
+
+  /** Records a write made on the person's behalf (finalizer removal) in the journal: the audit trail. */
+  recordWrite(w: WriteRecord, key: ObjectKey): void {
+    this.journal.recordWrite(journalWrite(w, 'reconcile-lab', key));
+  }
+
+  /**
+   * Releases everything (controller, informers, journal, reconciler) and stops
+   * what it owns unless `keepOwned` (a reconnect hands it to the next session).
+   * Idempotent: later calls return the first call's promise.
+   */
+  close(options: { keepOwned?: boolean } = {}): Promise<void> {
+    this.closing ??= (async () => {
+      try {
+        if (this.controller) await this.controller.stop().catch((e: unknown) => this.log.warn('stopping the loop failed', { error: (e as Error).message }));
+      } finally {
+        try {
+          this.store.dispose();
+        } catch (e) {
+          this.log.warn('releasing the connection failed', { error: (e as Error).message });
+        }
+        if (this.owned && !options.keepOwned) {
+          this.log.info(`stopping ${this.owned.description}`);
+          await this.owned.stop().catch((e: unknown) => this.log.error(`stopping ${this.owned!.description} failed`, { error: (e as Error).message }));
+        }
+      }
+    })();
+    return this.closing;
+  }
+
+  dispose(): void {
+    void this.close();
+  }
+
+  /** A Disposable that closes the session (for a DisposableStore of the extension). */
+  asDisposable(): Disposable {
+    return toDisposable(() => this.dispose());
+  }
+}
+
+function namespacePredicate(namespaces: ReadonlySet<string>): Predicate {
+  const ok = (o: KubeObject) => !o.metadata.namespace || namespaces.has(o.metadata.namespace);
+  return predicateFuncs('namespaces', { create: (e) => ok(e.object), update: (e) => ok(e.objectNew), delete: (e) => ok(e.object) });
+}
+
+/** A client write record as a journal write entry of `controller` reconciling `key`. */
+function journalWrite(w: WriteRecord, controller: string, key: ObjectKey) {
+  return {
+    verb: w.verb,
+    gvr: w.gvr,
+    ...(w.namespace ? { namespace: w.namespace } : {}),
+    name: w.name,
+    ...(w.subresource ? { subresource: w.subresource } : {}),
+    ...(w.resourceVersionBefore ? { resourceVersionBefore: w.resourceVersionBefore } : {}),
+    ...(w.resourceVersionAfter ? { resourceVersionAfter: w.resourceVersionAfter } : {}),
+    dryRun: w.dryRun,
+    ...(w.error ? { error: `${w.error.code} ${w.error.reason}: ${w.error.message}` } : {}),
+    controller,
+    key,
+  };
+}

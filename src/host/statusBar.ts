@@ -1,0 +1,74 @@
+import * as vscode from 'vscode';
+import { CommandIds, ViewIds } from './ids.ts';
+import type { QueueCounts } from './views/queueTree.ts';
+
+export type StatusBarState =
+  | { readonly kind: 'disconnected' }
+  | { readonly kind: 'connecting'; readonly target: string }
+  | {
+      readonly kind: 'connected';
+      readonly context: string;
+      readonly server: string;
+      readonly loop: 'running' | 'paused' | 'stopped';
+      readonly loopAvailable: boolean;
+      readonly counts: QueueCounts;
+      readonly resources: number;
+    };
+
+/** The connection and queue-depth item in the status bar. */
+export class StatusBar implements vscode.Disposable {
+  private readonly item: vscode.StatusBarItem;
+
+  constructor() {
+    this.item = vscode.window.createStatusBarItem('reconcileLab.status', vscode.StatusBarAlignment.Left, 50);
+    this.item.name = 'Reconcile Lab';
+    this.update({ kind: 'disconnected' });
+    this.item.show();
+  }
+
+  /** The current text (for tests). */
+  get text(): string {
+    return this.item.text;
+  }
+
+  update(s: StatusBarState): void {
+    const item = this.item;
+    switch (s.kind) {
+      case 'disconnected':
+        item.text = '$(debug-disconnect) Reconcile Lab';
+        item.tooltip = 'Reconcile Lab: not connected. Click to connect to a cluster.';
+        item.command = CommandIds.connect;
+        item.backgroundColor = undefined;
+        return;
+      case 'connecting':
+        item.text = `$(sync~spin) Connecting to ${s.target}…`;
+        item.tooltip = `Reconcile Lab: connecting to ${s.target}`;
+        item.command = CommandIds.showOutput;
+        item.backgroundColor = undefined;
+        return;
+      case 'connected': {
+        const c = s.counts;
+        const depth = c.queued + c.processing;
+        const loopIcon = !s.loopAvailable ? '$(circle-slash)' : s.loop === 'running' ? '$(play)' : s.loop === 'paused' ? '$(debug-pause)' : '$(debug-stop)';
+        const parts = [`$(plug) ${s.context}`, `${loopIcon} ${depth} queued`];
+        if (c.backoff) parts.push(`$(error) ${c.backoff} backoff`);
+        item.text = parts.join('  ');
+        const md = new vscode.MarkdownString(undefined, true);
+        md.appendMarkdown('**Reconcile Lab**\n\n');
+        md.appendText(`Context ${s.context} at ${s.server}\n`);
+        md.appendMarkdown('\n');
+        md.appendText(`Watching ${s.resources} resource(s). Loop: ${s.loopAvailable ? s.loop : 'unavailable'}.\n`);
+        md.appendMarkdown('\n');
+        md.appendText(`Queue: ${c.queued} queued, ${c.processing} processing, ${c.backoff} in backoff, ${c.requeueAfter} waiting to requeue.`);
+        item.tooltip = md;
+        item.command = `${ViewIds.queue}.focus`;
+        item.backgroundColor = c.backoff ? new vscode.ThemeColor('statusBarItem.warningBackground') : undefined;
+        return;
+      }
+    }
+  }
+
+  dispose(): void {
+    this.item.dispose();
+  }
+}

@@ -1,0 +1,228 @@
+/**
+ * How objects, queue keys and enqueue reasons read in the tree views. Pure
+ * (no `vscode`): it formats core state for people and decides icons; the
+ * state itself (phases, counters, conditions) comes from core unchanged.
+ * Unit-tested in test/unit/host-free/views/presentation.test.ts.
+ */
+import type { EnqueueReason, KeyState, ReconcileOutcome } from '../../core/controller/keyState.ts';
+import { conditionOf, observedGenerationOf, type Condition, type KubeObject } from '../../core/k8s/objects.ts';
+import { ageOf, formatDuration, plural } from './format.ts';
+
+/** A codicon id and an optional theme colour id. */
+export interface IconSpec {
+  readonly id: string;
+  readonly color?: string;
+}
+
+/** One "label: value" line of a tooltip; `value` is cluster data (render as text, never as markup). */
+export interface TooltipLine {
+  readonly label: string;
+  readonly value: string;
+}
+
+export interface ObjectPresentation {
+  readonly description: string;
+  readonly icon: IconSpec;
+  readonly tooltip: TooltipLine[];
+  /** `live` | `terminating`, plus `:finalizers` when it has finalizers (for the context value). */
+  readonly state: string;
+  readonly terminating: boolean;
+}
+
+export interface KeyPresentation {
+  readonly description: string;
+  readonly icon: IconSpec;
+  readonly tooltip: TooltipLine[];
+  /** The context value state: the phase. */
+  readonly state: KeyState['phase'];
+}
+
+const READY = 'Ready';
+
+/** "in 4.2s" / "now" for a due time. */
+export function dueIn(dueAt: number, now: number): string {
+  const ms = dueAt - now;
+  return ms <= 0 ? 'now' : `in ${formatDuration(ms)}`;
+}
+
+/** The queue part of a description: "queued", "processing", "backoff 3 · retry in 4s", "requeue in 30s (reason)". */
+export function queueSummary(s: KeyState, now: number): string {
+  const parts: string[] = [];
+  switch (s.phase) {
+    case 'queued':
+      parts.push('queued');
+      break;
+    case 'processing':
+      parts.push(s.dirtyWhileProcessing ? 'processing (queued again)' : 'processing');
+      break;
+    case 'backoff':
+      parts.push(`backoff ${s.requeues}`, `retry ${dueIn(s.waiting?.dueAt ?? now, now)}`);
+      break;
+    case 'requeueAfter': {
+      const reason = s.lastOutcome?.kind === 'requeueAfter' ? s.lastOutcome.reason : undefined;
+      parts.push(`requeue ${dueIn(s.waiting?.dueAt ?? now, now)}${reason ? ` (${reason})` : ''}`);
+      break;
+    }
+    case 'idle':
+      break;
+  }
+  // A pending wait while queued or processing for another reason.
+  if (s.waiting && s.phase !== 'backoff' && s.phase !== 'requeueAfter') {
+    parts.push(`${s.waiting.kind === 'backoff' ? 'retry' : 'requeue'} ${dueIn(s.waiting.dueAt, now)}`);
+  }
+  if (s.phase !== 'backoff' && s.requeues > 0) parts.push(`${plural(s.requeues, 'failure')}`);
+  return parts.join(' · ');
+}
+
+/** One line for an outcome: "ok in 4ms", "requeue after 30s (waiting)", "error: …". */
+export function outcomeSummary(o: ReconcileOutcome, durationMs?: number): string {
+  const took = durationMs !== undefined ? ` in ${formatDuration(durationMs)}` : '';
+  switch (o.kind) {
+    case 'success':
+      return `ok${took}`;
+    case 'requeueAfter':
+      return `requeue after ${formatDuration(o.afterMs)}${o.reason ? ` (${o.reason})` : ''}${took}`;
+    case 'error':
+      return `${o.timedOut ? 'timed out' : 'error'}${took}: ${o.message}`;
+    case 'terminal':
+      return `terminal error${took}: ${o.message}`;
+    case 'cancelled':
+      return `cancelled: ${o.message}`;
+  }
+}
+
+/** Why a key was queued, in words: "update of widgets.lab.reconcile.dev default/a (rv 12) 3s ago". */
+export function reasonSummary(r: EnqueueReason, now: number): string {
+  const ago = `${formatDuration(now - r.at)} ago`;
+  switch (r.kind) {
+    case 'informer':
+      return `${r.initial ? 'initial list' : r.event} of ${r.objectKey}${r.resourceVersion ? ` (rv ${r.resourceVersion})` : ''}, ${ago}`;
+    case 'owned':
+      return `${r.event} of owned ${r.childKind ?? r.resource} ${r.child}${r.resourceVersion ? ` (rv ${r.resourceVersion})` : ''}, ${ago}`;
+    case 'watch':
+      return `${r.event} of watched ${r.resource} ${r.objectKey}, ${ago}`;
+    case 'requeueAfter':
+      return `requeue after ${formatDuration(r.afterMs)}${r.reason ? ` (${r.reason})` : ''}, due ${ago}`;
+    case 'backoff':
+      return `retry #${r.attempt} after ${formatDuration(r.delayMs)} backoff${r.error ? ` (${r.error})` : ''}, due ${ago}`;
+    case 'manual':
+      return `${r.action}${r.note ? ` (${r.note})` : ''}, ${ago}`;
+  }
+}
+
+function keyIcon(s: KeyState): IconSpec {
+  switch (s.phase) {
+    case 'processing':
+      return { id: 'sync~spin' };
+    case 'backoff':
+      return { id: 'error', color: 'list.errorForeground' };
+    case 'requeueAfter':
+      return { id: 'history', color: 'charts.blue' };
+    case 'queued':
+      return { id: 'clock', color: 'charts.yellow' };
+    case 'idle':
+      if (s.lastOutcome?.kind === 'error' || s.lastOutcome?.kind === 'terminal') return { id: 'error', color: 'list.errorForeground' };
+      return s.reconciles > 0 ? { id: 'pass', color: 'testing.iconPassed' } : { id: 'circle-outline' };
+  }
+}
+
+/** A work-queue key: its state, requeue count, next due time, last error and why it is queued. */
+export function presentKey(s: KeyState, now: number): KeyPresentation {
+  const q = queueSummary(s, now);
+  const last = s.lastOutcome ? outcomeSummary(s.lastOutcome, s.lastDurationMs) : undefined;
+  const description = q || (last ? `last: ${last}` : 'idle');
+  const tooltip: TooltipLine[] = [{ label: 'State', value: s.phase + (s.dirtyWhileProcessing ? ' (queued again when done)' : '') }];
+  if (s.waiting) tooltip.push({ label: s.waiting.kind === 'backoff' ? 'Next retry' : 'Requeue', value: dueIn(s.waiting.dueAt, now) });
+  tooltip.push({ label: 'Requeues (backoff counter)', value: String(s.requeues) });
+  tooltip.push({ label: 'Reconciles', value: String(s.reconciles) });
+  if (last) tooltip.push({ label: 'Last result', value: last });
+  if (s.lastStartedAt !== undefined) tooltip.push({ label: 'Last started', value: `${formatDuration(now - s.lastStartedAt)} ago` });
+  if (s.lastError) tooltip.push({ label: 'Last error', value: s.lastError + (s.lastErrorAt !== undefined ? ` (${formatDuration(now - s.lastErrorAt)} ago)` : '') });
+  for (const r of s.reasons) tooltip.push({ label: 'Queued because', value: reasonSummary(r, now) });
+  if (s.droppedReasons) tooltip.push({ label: 'Queued because', value: `… and ${s.droppedReasons} earlier reason(s)` });
+  if (!s.reasons.length) for (const r of s.lastTriggers) tooltip.push({ label: 'Last run triggered by', value: reasonSummary(r, now) });
+  if (s.warning) tooltip.push({ label: 'Warning', value: s.warning });
+  return { description, icon: s.warning ? { id: 'warning', color: 'list.warningForeground' } : keyIcon(s), tooltip, state: s.phase };
+}
+
+function conditionText(c: Condition): string {
+  return `${c.type}=${c.status}${c.reason ? ` (${c.reason})` : ''}`;
+}
+
+/**
+ * An object at a glance: Terminating (deletionTimestamp age) with its
+ * finalizers, generation vs observedGeneration, the Ready condition and its
+ * queue state (when the loop reconciles this resource).
+ */
+export function presentObject(obj: KubeObject, key: KeyState | undefined, now: number): ObjectPresentation {
+  const meta = obj.metadata;
+  const finalizers = meta.finalizers ?? [];
+  const terminating = Boolean(meta.deletionTimestamp);
+  const parts: string[] = [];
+  const tooltip: TooltipLine[] = [];
+  if (obj.kind) tooltip.push({ label: 'Kind', value: `${obj.kind}${obj.apiVersion ? ` (${obj.apiVersion})` : ''}` });
+  if (terminating) {
+    const age = ageOf(meta.deletionTimestamp, now) ?? '?';
+    parts.push(`Terminating ${age}${finalizers.length ? ` (${finalizers.join(', ')})` : ''}`);
+    tooltip.push({ label: 'Terminating', value: `deletion requested ${age} ago (${meta.deletionTimestamp})` });
+  }
+  if (finalizers.length) tooltip.push({ label: finalizers.length === 1 ? 'Finalizer' : 'Finalizers', value: finalizers.join(', ') });
+  const gen = meta.generation;
+  const og = observedGenerationOf(obj);
+  if (gen !== undefined && og !== undefined) {
+    parts.push(og === gen ? `gen ${gen}` : `gen ${gen}/${og} observed`);
+    tooltip.push({ label: 'Generation', value: `${gen} (status.observedGeneration ${og}${og === gen ? ', up to date' : ', not yet reconciled'})` });
+  } else if (gen !== undefined) {
+    tooltip.push({ label: 'Generation', value: `${gen} (no status.observedGeneration)` });
+  }
+  const ready = conditionOf(obj, READY);
+  if (ready) {
+    parts.push(ready.status === 'True' ? 'Ready' : ready.status === 'False' ? `Not Ready${ready.reason ? ` (${ready.reason})` : ''}` : 'Ready Unknown');
+    tooltip.push({ label: 'Ready', value: conditionText(ready) + (ready.message ? `: ${ready.message}` : '') });
+  }
+  if (key) {
+    const q = queueSummary(key, now);
+    if (q) parts.push(q);
+    if (key.lastError && (key.phase === 'backoff' || key.lastOutcome?.kind === 'error' || key.lastOutcome?.kind === 'terminal')) {
+      tooltip.push({ label: 'Last error', value: key.lastError });
+    }
+    if (q) tooltip.push({ label: 'Queue', value: q });
+  }
+  if (meta.resourceVersion) tooltip.push({ label: 'resourceVersion', value: meta.resourceVersion });
+  const created = ageOf(meta.creationTimestamp, now);
+  if (created) tooltip.push({ label: 'Age', value: created });
+
+  let icon: IconSpec;
+  if (key?.phase === 'processing') icon = { id: 'sync~spin' };
+  else if (terminating) icon = { id: 'trash', color: 'list.warningForeground' };
+  else if (key?.phase === 'backoff') icon = { id: 'error', color: 'list.errorForeground' };
+  else if (ready?.status === 'False') icon = { id: 'error', color: 'list.errorForeground' };
+  else if (ready && ready.status !== 'True') icon = { id: 'question', color: 'list.warningForeground' };
+  else if (gen !== undefined && og !== undefined && og !== gen) icon = { id: 'sync', color: 'charts.yellow' };
+  else if (key?.phase === 'queued') icon = { id: 'clock', color: 'charts.yellow' };
+  else if (key?.phase === 'requeueAfter') icon = { id: 'history', color: 'charts.blue' };
+  else if (ready?.status === 'True') icon = { id: 'pass', color: 'testing.iconPassed' };
+  else icon = { id: 'symbol-object' };
+
+  return {
+    description: parts.join(' · '),
+    icon,
+    tooltip,
+    state: `${terminating ? 'terminating' : 'live'}${finalizers.length ? ':finalizers' : ''}`,
+    terminating,
+  };
+}
+
+/** A condition row: icon and text. */
+export function presentCondition(c: Condition, now: number): { label: string; description: string; icon: IconSpec; state: string } {
+  const positive = c.status === 'True';
+  const icon: IconSpec =
+    c.status === 'Unknown' ? { id: 'question', color: 'list.warningForeground' } : positive ? { id: 'pass', color: 'testing.iconPassed' } : { id: 'circle-slash', color: 'list.errorForeground' };
+  const since = ageOf(c.lastTransitionTime, now);
+  return {
+    label: `${c.type}=${c.status}`,
+    description: [c.reason, c.message, since ? `${since} ago` : undefined].filter(Boolean).join(' · '),
+    icon,
+    state: c.status === 'True' ? 'true' : c.status === 'False' ? 'false' : 'unknown',
+  };
+}

@@ -1,0 +1,385 @@
+import * as vscode from 'vscode';
+import type { Clock } from '../../core/clock.ts';
+import type { Disposable } from '../../core/lifecycle.ts';
+import { keyOf, splitKey, type ObjectKey } from '../../core/k8s/keys.ts';
+import type { Condition, KubeObject } from '../../core/k8s/objects.ts';
+import { ContextValues } from '../ids.ts';
+import { plural } from './format.ts';
+import { presentCondition, presentObject, type IconSpec, type TooltipLine } from './presentation.ts';
+import { RefreshCoalescer } from './refreshCoalescer.ts';
+import type { ViewModel, WatchedResourceView } from './viewModel.ts';
+
+/**
+ * Elements of the Resources view: plain data naming what they show, never
+ * the objects themselves (the cache is read again when VS Code asks). Every
+ * element that concerns one object carries `resource` ("plural.group") and
+ * `key`, so it can be passed to any command as its argument.
+ */
+export type ResourceNode = KindNode | NamespaceNode | ObjectNode | FinalizersNode | FinalizerNode | ConditionsNode | ConditionNode;
+
+export interface KindNode {
+  readonly type: 'kind';
+  readonly id: string;
+  readonly resource: string;
+}
+export interface NamespaceNode {
+  readonly type: 'namespace';
+  readonly id: string;
+  readonly resource: string;
+  readonly namespace: string;
+  readonly parent: KindNode;
+}
+export interface ObjectNode {
+  readonly type: 'object';
+  readonly id: string;
+  readonly resource: string;
+  readonly key: ObjectKey;
+  /** The kind/namespace node, or the owner's node for an owned child. */
+  readonly parent: KindNode | NamespaceNode | ObjectNode;
+  /** 0 for top-level objects, n for an owned child n levels down. */
+  readonly depth: number;
+}
+export interface FinalizersNode {
+  readonly type: 'finalizers';
+  readonly id: string;
+  readonly resource: string;
+  readonly key: ObjectKey;
+  readonly parent: ObjectNode;
+}
+export interface FinalizerNode {
+  readonly type: 'finalizer';
+  readonly id: string;
+  readonly resource: string;
+  readonly key: ObjectKey;
+  readonly finalizer: string;
+  readonly parent: FinalizersNode;
+}
+export interface ConditionsNode {
+  readonly type: 'conditions';
+  readonly id: string;
+  readonly resource: string;
+  readonly key: ObjectKey;
+  readonly parent: ObjectNode;
+}
+export interface ConditionNode {
+  readonly type: 'condition';
+  readonly id: string;
+  readonly resource: string;
+  readonly key: ObjectKey;
+  readonly conditionType: string;
+  readonly parent: ConditionsNode;
+}
+
+/** Owned children are shown this many levels deep at most (and never twice on one path). */
+const MAX_OWNER_DEPTH = 4;
+/** Refreshes are coalesced: at most one per this many ms, whatever the event rate. */
+export const TREE_REFRESH_MS = 100;
+
+export function kindNode(resource: string): KindNode {
+  return { type: 'kind', id: `k|${resource}`, resource };
+}
+
+function namespaceNode(parent: KindNode, namespace: string): NamespaceNode {
+  return { type: 'namespace', id: `n|${parent.resource}|${namespace}`, resource: parent.resource, namespace, parent };
+}
+
+function objectNode(parent: KindNode | NamespaceNode | ObjectNode, resource: string, key: ObjectKey): ObjectNode {
+  const depth = parent.type === 'object' ? parent.depth + 1 : 0;
+  const id = parent.type === 'object' ? `${parent.id}>${resource}|${key}` : `o|${resource}|${key}`;
+  return { type: 'object', id, resource, key, parent, depth };
+}
+
+function conditionsOf(obj: KubeObject): Condition[] {
+  const c = (obj.status as { conditions?: unknown } | undefined)?.conditions;
+  return Array.isArray(c) ? (c as Condition[]).filter((x) => x && typeof x.type === 'string') : [];
+}
+
+function themeIcon(icon: IconSpec): vscode.ThemeIcon {
+  return new vscode.ThemeIcon(icon.id, icon.color ? new vscode.ThemeColor(icon.color) : undefined);
+}
+
+/** A tooltip whose values are cluster data: appended as text, never as markdown. */
+export function tooltipOf(title: string, lines: readonly TooltipLine[]): vscode.MarkdownString {
+  const md = new vscode.MarkdownString();
+  md.appendMarkdown('**');
+  md.appendText(title);
+  md.appendMarkdown('**\n\n');
+  for (const l of lines) {
+    md.appendMarkdown('- ');
+    md.appendText(`${l.label}: ${l.value}`);
+    md.appendMarkdown('\n');
+  }
+  return md;
+}
+
+function stateText(r: WatchedResourceView): string | undefined {
+  switch (r.state.phase) {
+    case 'listing':
+      return 'listing…';
+    case 'backoff':
+      return `retrying in ${Math.ceil(r.state.retryInMs / 1000)}s: ${r.state.lastError}`;
+    case 'stopped':
+      return 'stopped';
+    case 'idle':
+      return 'idle';
+    case 'watching':
+      return r.synced ? undefined : 'syncing…';
+  }
+}
+
+/**
+ * The Resources view: kind → namespace → object → owned children, finalizers
+ * and conditions. It reads a {@link ViewModel} and changes nothing. Bursts of
+ * cache and queue events are coalesced into one refresh per
+ * {@link TREE_REFRESH_MS}; ids are stable (derived from resource and key), so
+ * expansion and selection survive refreshes, and {@link getParent} makes
+ * `reveal` work.
+ */
+export class ResourcesTreeProvider implements vscode.TreeDataProvider<ResourceNode>, vscode.Disposable {
+  private readonly emitter = new vscode.EventEmitter<ResourceNode | undefined>();
+  readonly onDidChangeTreeData = this.emitter.event;
+  private readonly clock: Clock;
+  private readonly coalescer: RefreshCoalescer<string>;
+  private model: ViewModel | undefined;
+  private modelSubscription: Disposable | undefined;
+
+  constructor(clock: Clock) {
+    this.clock = clock;
+    this.coalescer = new RefreshCoalescer<string>(clock, TREE_REFRESH_MS, () => this.emitter.fire(undefined));
+  }
+
+  /** Number of refreshes delivered to VS Code (for tests of coalescing). */
+  get refreshCount(): number {
+    return this.coalescer.flushes;
+  }
+
+  /** Shows another connection's caches (or nothing). */
+  setModel(model: ViewModel | undefined): void {
+    this.modelSubscription?.dispose();
+    this.model = model;
+    this.modelSubscription = model?.onDidChange(() => this.coalescer.all());
+    this.coalescer.all();
+    this.coalescer.flushNow();
+  }
+
+  /** Delivers a pending refresh now (before a reveal, so the element exists). */
+  flush(): void {
+    this.coalescer.flushNow();
+  }
+
+  /**
+   * The node of a cached object on its top-level path (kind → namespace →
+   * object), or undefined when the resource is not watched or the object is
+   * not cached.
+   */
+  nodeFor(resource: string, key: ObjectKey): ObjectNode | undefined {
+    const m = this.model;
+    if (!m) return undefined;
+    const r = m.resources.find((x) => x.id === resource);
+    if (!r || !m.get(resource, key)) return undefined;
+    const kind = kindNode(resource);
+    const ns = splitKey(key).namespace;
+    const parent = r.info.namespaced && ns ? namespaceNode(kind, ns) : kind;
+    return objectNode(parent, resource, key);
+  }
+
+  getParent(node: ResourceNode): ResourceNode | undefined {
+    return node.type === 'kind' ? undefined : node.parent;
+  }
+
+  getChildren(node?: ResourceNode): ResourceNode[] {
+    const m = this.model;
+    if (!m) return [];
+    if (!node) return m.resources.map((r) => kindNode(r.id));
+    switch (node.type) {
+      case 'kind': {
+        const r = m.resources.find((x) => x.id === node.resource);
+        if (!r) return [];
+        const objects = m.list(node.resource);
+        if (!r.info.namespaced) return this.sortedObjects(objects).map((o) => objectNode(node, node.resource, keyOf(o)));
+        const namespaces = [...new Set(objects.map((o) => o.metadata.namespace ?? ''))].sort();
+        return namespaces.map((ns) => namespaceNode(node, ns));
+      }
+      case 'namespace':
+        return this.sortedObjects(m.list(node.resource).filter((o) => (o.metadata.namespace ?? '') === node.namespace)).map((o) =>
+          objectNode(node, node.resource, keyOf(o)),
+        );
+      case 'object': {
+        const obj = m.get(node.resource, node.key);
+        if (!obj) return [];
+        const out: ResourceNode[] = [];
+        if (obj.metadata.finalizers?.length) out.push({ type: 'finalizers', id: `${node.id}/f`, resource: node.resource, key: node.key, parent: node });
+        if (conditionsOf(obj).length) out.push({ type: 'conditions', id: `${node.id}/c`, resource: node.resource, key: node.key, parent: node });
+        if (obj.metadata.uid && node.depth < MAX_OWNER_DEPTH) {
+          const onPath = new Set<string>();
+          for (let p: ResourceNode | undefined = node; p; p = this.getParent(p)) if (p.type === 'object') onPath.add(`${p.resource}|${p.key}`);
+          const children = m
+            .ownedBy(obj.metadata.uid)
+            .filter((c) => !onPath.has(`${c.resource}|${keyOf(c.object)}`))
+            .sort((a, b) => a.resource.localeCompare(b.resource) || keyOf(a.object).localeCompare(keyOf(b.object)));
+          for (const c of children) out.push(objectNode(node, c.resource, keyOf(c.object)));
+        }
+        return out;
+      }
+      case 'finalizers':
+        return (m.get(node.resource, node.key)?.metadata.finalizers ?? []).map((f) => ({
+          type: 'finalizer',
+          id: `${node.id}|${f}`,
+          resource: node.resource,
+          key: node.key,
+          finalizer: f,
+          parent: node,
+        }));
+      case 'conditions': {
+        const obj = m.get(node.resource, node.key);
+        return (obj ? conditionsOf(obj) : []).map((c) => ({
+          type: 'condition',
+          id: `${node.id}|${c.type}`,
+          resource: node.resource,
+          key: node.key,
+          conditionType: c.type,
+          parent: node,
+        }));
+      }
+      case 'finalizer':
+      case 'condition':
+        return [];
+    }
+  }
+
+  getTreeItem(node: ResourceNode): vscode.TreeItem {
+    const m = this.model;
+    const now = this.clock.now();
+    const None = vscode.TreeItemCollapsibleState.None;
+    const Collapsed = vscode.TreeItemCollapsibleState.Collapsed;
+    switch (node.type) {
+      case 'kind': {
+        const r = m?.resources.find((x) => x.id === node.resource);
+        const item = new vscode.TreeItem(r?.info.kind ?? node.resource, Collapsed);
+        item.id = node.id;
+        const objects = m?.list(node.resource) ?? [];
+        const terminating = objects.filter((o) => o.metadata.deletionTimestamp).length;
+        const state = r ? stateText(r) : 'not watched';
+        item.description = [
+          node.resource,
+          String(objects.length),
+          terminating ? `${terminating} terminating` : undefined,
+          m?.primaryResource === node.resource ? 'reconciled' : undefined,
+          state,
+        ]
+          .filter(Boolean)
+          .join(' · ');
+        item.iconPath = themeIcon(r?.state.phase === 'backoff' ? { id: 'warning', color: 'list.warningForeground' } : { id: m?.primaryResource === node.resource ? 'symbol-event' : 'symbol-class' });
+        item.contextValue = ContextValues.kind;
+        const lines: TooltipLine[] = [];
+        if (r) {
+          lines.push({ label: 'Resource', value: `${r.info.group || 'core'}/${r.info.version} ${r.info.resource} (${r.info.namespaced ? 'namespaced' : 'cluster-scoped'})` });
+          lines.push({ label: 'Informer', value: `${r.state.phase}${r.synced ? ', synced' : ', not synced'}` });
+          if ('resourceVersion' in r.state && r.state.resourceVersion) lines.push({ label: 'Last resourceVersion', value: r.state.resourceVersion });
+          if (r.state.phase === 'backoff') lines.push({ label: 'Last error', value: r.state.lastError });
+        }
+        lines.push({ label: 'Objects', value: String(objects.length) });
+        item.tooltip = tooltipOf(r?.info.kind ?? node.resource, lines);
+        return item;
+      }
+      case 'namespace': {
+        const item = new vscode.TreeItem(node.namespace, vscode.TreeItemCollapsibleState.Expanded);
+        item.id = node.id;
+        const objects = (m?.list(node.resource) ?? []).filter((o) => (o.metadata.namespace ?? '') === node.namespace);
+        const terminating = objects.filter((o) => o.metadata.deletionTimestamp).length;
+        item.description = `${objects.length}${terminating ? ` · ${terminating} terminating` : ''}`;
+        item.iconPath = new vscode.ThemeIcon('symbol-namespace');
+        item.contextValue = ContextValues.namespace;
+        return item;
+      }
+      case 'object': {
+        const obj = m?.get(node.resource, node.key);
+        const name = splitKey(node.key).name;
+        const isPrimary = m?.primaryResource === node.resource;
+        if (!obj) {
+          const gone = new vscode.TreeItem(name, None);
+          gone.id = node.id;
+          gone.description = 'not in cache';
+          return gone;
+        }
+        const p = presentObject(obj, isPrimary ? m?.keyState(node.key) : undefined, now);
+        const hasChildren = Boolean(obj.metadata.finalizers?.length || conditionsOf(obj).length || (obj.metadata.uid && m?.ownedBy(obj.metadata.uid).length));
+        const label = node.depth > 0 ? `${obj.kind ?? node.resource} ${name}` : name;
+        const item = new vscode.TreeItem(label, hasChildren ? (p.terminating ? vscode.TreeItemCollapsibleState.Expanded : Collapsed) : None);
+        item.id = node.id;
+        item.description = p.description;
+        item.iconPath = themeIcon(p.icon);
+        item.tooltip = tooltipOf(`${obj.kind ?? node.resource} ${node.key}`, p.tooltip);
+        item.contextValue = `${ContextValues.objectPrefix}:${p.state}${isPrimary ? ':primary' : ''}`;
+        item.accessibilityInformation = { label: `${label}${p.description ? `, ${p.description}` : ''}` };
+        return item;
+      }
+      case 'finalizers': {
+        const n = m?.get(node.resource, node.key)?.metadata.finalizers?.length ?? 0;
+        const item = new vscode.TreeItem('Finalizers', vscode.TreeItemCollapsibleState.Expanded);
+        item.id = node.id;
+        item.description = plural(n, 'finalizer');
+        item.iconPath = new vscode.ThemeIcon('lock');
+        item.contextValue = ContextValues.finalizerGroup;
+        return item;
+      }
+      case 'finalizer': {
+        const item = new vscode.TreeItem(node.finalizer, None);
+        item.id = node.id;
+        const terminating = Boolean(m?.get(node.resource, node.key)?.metadata.deletionTimestamp);
+        item.description = terminating ? 'blocking deletion' : undefined;
+        item.iconPath = new vscode.ThemeIcon('lock-small', terminating ? new vscode.ThemeColor('list.warningForeground') : undefined);
+        item.tooltip = tooltipOf(node.finalizer, [
+          { label: 'Object', value: `${node.resource} ${node.key}` },
+          { label: 'Meaning', value: terminating ? 'the object is deleted once every finalizer is removed by its owner' : 'its owner runs cleanup before the object can be deleted' },
+        ]);
+        item.contextValue = ContextValues.finalizer;
+        return item;
+      }
+      case 'conditions': {
+        const obj = m?.get(node.resource, node.key);
+        const conds = obj ? conditionsOf(obj) : [];
+        const item = new vscode.TreeItem('Conditions', Collapsed);
+        item.id = node.id;
+        item.description = conds.map((c) => `${c.type}=${c.status}`).join(', ');
+        item.iconPath = new vscode.ThemeIcon('checklist');
+        item.contextValue = ContextValues.conditionGroup;
+        return item;
+      }
+      case 'condition': {
+        const obj = m?.get(node.resource, node.key);
+        const c = obj ? conditionsOf(obj).find((x) => x.type === node.conditionType) : undefined;
+        if (!c) return Object.assign(new vscode.TreeItem(node.conditionType, None), { id: node.id });
+        const p = presentCondition(c, now);
+        const item = new vscode.TreeItem(p.label, None);
+        item.id = node.id;
+        item.description = p.description;
+        item.iconPath = themeIcon(p.icon);
+        item.tooltip = tooltipOf(c.type, [
+          { label: 'Status', value: c.status },
+          ...(c.reason ? [{ label: 'Reason', value: c.reason }] : []),
+          ...(c.message ? [{ label: 'Message', value: c.message }] : []),
+          ...(c.lastTransitionTime ? [{ label: 'Last transition', value: c.lastTransitionTime }] : []),
+          ...(c.observedGeneration !== undefined ? [{ label: 'Observed generation', value: String(c.observedGeneration) }] : []),
+        ]);
+        item.contextValue = `${ContextValues.condition}:${p.state}`;
+        return item;
+      }
+    }
+  }
+
+  private sortedObjects(objects: KubeObject[]): KubeObject[] {
+    return objects.slice().sort((a, b) => (a.metadata.name ?? '').localeCompare(b.metadata.name ?? ''));
+  }
+
+  /** Schedules a (coalesced) refresh, e.g. to re-render relative times. */
+  refresh(): void {
+    this.coalescer.all();
+  }
+
+  dispose(): void {
+    this.modelSubscription?.dispose();
+    this.coalescer.dispose();
+    this.emitter.dispose();
+  }
+}

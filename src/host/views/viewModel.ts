@@ -1,0 +1,51 @@
+import type { KeyState } from '../../core/controller/keyState.ts';
+import type { ReflectorState } from '../../core/cache/interfaces.ts';
+import type { Event } from '../../core/event.ts';
+import type { ObjectKey } from '../../core/k8s/keys.ts';
+import type { KubeObject, ResourceInfo } from '../../core/k8s/objects.ts';
+
+/**
+ * What the tree views read: a connection's informer caches and its
+ * controller's per-key state, by resource id ("plural.group", "configmaps"
+ * for the core group). Implemented by the connection session over core
+ * objects; the views never change anything through it. Objects returned are
+ * the caches' own: callers MUST NOT mutate them.
+ */
+export interface ViewModel {
+  /** The watched resources, in display order. */
+  readonly resources: readonly WatchedResourceView[];
+  /** The resource the loop reconciles (its keys are the work-queue keys), if a loop exists. */
+  readonly primaryResource: string | undefined;
+  /** The cached object, from whichever namespace informer holds it. */
+  get(resource: string, key: ObjectKey): KubeObject | undefined;
+  /** Every cached object of a resource (all watched namespaces). */
+  list(resource: string): KubeObject[];
+  /** Cached objects (of any watched resource) whose ownerReferences name `uid`. */
+  ownedBy(uid: string): Array<{ resource: string; object: KubeObject }>;
+  /** The work-queue state of a key of the primary resource. */
+  keyState(key: ObjectKey): KeyState | undefined;
+  /** Every key the controller has seen. */
+  keyStates(): KeyState[];
+  /** The keys waiting in the queue, in hand-out order. */
+  queuedKeys(): ObjectKey[];
+  /** Fires (possibly in bursts of thousands) when a cached object or a key's state changed. */
+  readonly onDidChange: Event<ViewChange>;
+}
+
+export interface WatchedResourceView {
+  readonly id: string;
+  readonly info: ResourceInfo;
+  /** Combined state of its informers: the worst one (backoff > listing > watching). */
+  readonly state: ReflectorState;
+  readonly synced: boolean;
+}
+
+export type ViewChange =
+  | { readonly type: 'object'; readonly resource: string; readonly key: ObjectKey }
+  | { readonly type: 'key'; readonly key: ObjectKey }
+  | { readonly type: 'resources' };
+
+/** "plural.group" ("configmaps" for the core group): the resource id used by views, commands and settings. */
+export function resourceIdOf(r: { group: string; resource: string }): string {
+  return r.group ? `${r.resource}.${r.group}` : r.resource;
+}

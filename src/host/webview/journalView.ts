@@ -1,0 +1,107 @@
+/**
+ * Maps controller journal entries to Event Log rows (one line each, with a
+ * level, the key to filter on and the object to reveal). Pure (no `vscode`),
+ * unit-tested in test/unit/host-free/webview/journalView.test.ts.
+ */
+import type { JournalEntry } from '../../core/journal/journal.ts';
+import { JOURNAL_ENTRY_KINDS } from '../../core/journal/journal.ts';
+import type { LogEntryView, LogFilter, LogLevelView } from '../../shared/protocol.ts';
+import { matchesFilter, normalizeFilter } from '../../shared/protocol.ts';
+import { formatDuration } from '../views/format.ts';
+import { outcomeSummary, reasonSummary } from '../views/presentation.ts';
+
+/** The kinds of entry the journal produces (the Event Log's kind filter). */
+export const EVENT_LOG_KINDS: readonly string[] = JOURNAL_ENTRY_KINDS;
+
+/** "widgets.v1alpha1.lab.reconcile.dev" → "widgets.lab.reconcile.dev"; "configmaps.v1" → "configmaps". */
+export function resourceIdFromGvrString(s: string): string {
+  const parts = s.split('.');
+  if (parts.length <= 2) return parts[0] ?? s;
+  return [parts[0], ...parts.slice(2)].join('.');
+}
+
+function levelOf(e: JournalEntry): LogLevelView {
+  switch (e.kind) {
+    case 'warning':
+      return 'warn';
+    case 'write':
+      return e.error ? 'error' : 'info';
+    case 'reconcileEnd':
+      return e.outcome.kind === 'error' || e.outcome.kind === 'terminal' ? 'error' : e.outcome.kind === 'cancelled' ? 'warn' : 'info';
+    default:
+      return 'info';
+  }
+}
+
+function summaryOf(e: JournalEntry): { summary: string; detail?: string } {
+  switch (e.kind) {
+    case 'informer': {
+      const what = `${e.initial ? 'initial ' : ''}${e.event} ${resourceIdFromGvrString(e.resource)} ${e.objectKey}${e.resourceVersion ? ` rv ${e.resourceVersion}` : ''}${e.generation !== undefined ? ` gen ${e.generation}` : ''}`;
+      const effect = e.filteredBy ? `filtered by ${e.filteredBy}` : e.enqueued.length ? `→ enqueued ${e.enqueued.join(', ')}` : '→ nothing enqueued';
+      return { summary: `${what} ${effect}`, ...(e.role !== 'primary' ? { detail: `${e.role} resource` } : {}) };
+    }
+    case 'queue': {
+      const due = e.dueAt !== undefined ? ` (${e.waitKind ?? 'wait'}, due in ${formatDuration(e.dueAt - e.at)})` : '';
+      return { summary: `${e.transition}${due}` };
+    }
+    case 'reconcileStart': {
+      const why = e.triggers.length ? reasonSummary(e.triggers[e.triggers.length - 1]!, e.at) : 'no recorded trigger';
+      const more = e.triggers.length > 1 ? ` (+${e.triggers.length - 1} more)` : '';
+      return {
+        summary: `reconcile #${e.attempt}${e.via === 'step' ? ' (step)' : ''} started: ${why}${more}`,
+        ...(e.triggers.length > 1 ? { detail: e.triggers.map((t) => reasonSummary(t, e.at)).join('\n') } : {}),
+      };
+    }
+    case 'reconcileEnd':
+      return { summary: outcomeSummary(e.outcome, e.durationMs) };
+    case 'write': {
+      const target = `${resourceIdFromGvrString(e.resource)} ${e.objectKey}${e.subresource ? `/${e.subresource}` : ''}`;
+      const rv = e.resourceVersionBefore || e.resourceVersionAfter ? ` rv ${e.resourceVersionBefore ?? '∅'}→${e.resourceVersionAfter ?? '∅'}` : '';
+      return { summary: `${e.verb} ${target}${rv}${e.dryRun ? ' (dry-run)' : ''}${e.error ? ` failed: ${e.error}` : ''}` };
+    }
+    case 'warning':
+      return { summary: `${e.code}: ${e.message}`, ...(e.details ? { detail: JSON.stringify(e.details) } : {}) };
+    case 'control':
+      return { summary: `${e.action}${e.detail ? `: ${e.detail}` : ''}` };
+  }
+}
+
+/**
+ * One row per entry. `primaryResource` ("plural.group") names the object of
+ * entries that carry only a reconcile key (queue, reconcile, control).
+ */
+export function toLogEntryView(e: JournalEntry, primaryResource: string | undefined): LogEntryView {
+  const { summary, detail } = summaryOf(e);
+  let key = e.key;
+  let resource = primaryResource;
+  if (e.kind === 'informer' || e.kind === 'write') {
+    // The row names the object the entry is about when it is the reconciled key itself.
+    if (key === undefined || key === e.objectKey) {
+      key = e.objectKey;
+      resource = resourceIdFromGvrString(e.resource);
+    }
+  }
+  return {
+    seq: e.seq,
+    time: e.at,
+    kind: e.kind,
+    level: levelOf(e),
+    ...(key !== undefined ? { key } : {}),
+    ...(key !== undefined && resource !== undefined ? { resource } : {}),
+    summary: e.controller && e.kind === 'control' ? `[${e.controller}] ${summary}` : summary,
+    ...(detail !== undefined ? { detail } : {}),
+  };
+}
+
+/** The journal entries whose rows match `filter`, as JSON Lines (the raw entries, one per line). */
+export function exportJsonLines(entries: readonly JournalEntry[], filter: LogFilter, primaryResource: string | undefined): { text: string; count: number } {
+  const f = normalizeFilter(filter);
+  let text = '';
+  let count = 0;
+  for (const e of entries) {
+    if (!matchesFilter(toLogEntryView(e, primaryResource), f)) continue;
+    text += JSON.stringify(e) + '\n';
+    count++;
+  }
+  return { text, count };
+}

@@ -1,0 +1,132 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import type { KeyState } from '../../../../src/core/controller/keyState.ts';
+import type { KubeObject } from '../../../../src/core/k8s/objects.ts';
+import { dueIn, outcomeSummary, presentCondition, presentKey, presentObject, queueSummary, reasonSummary } from '../../../../src/host/views/presentation.ts';
+
+const NOW = Date.parse('2026-03-01T12:00:00Z');
+
+const key = (over: Partial<KeyState> = {}): KeyState => ({
+  key: 'default/w1',
+  phase: 'idle',
+  dirtyWhileProcessing: false,
+  requeues: 0,
+  reconciles: 0,
+  reasons: [],
+  droppedReasons: 0,
+  lastTriggers: [],
+  ...over,
+});
+
+const widget = (over: Partial<KubeObject['metadata']> = {}, status?: unknown): KubeObject => ({
+  apiVersion: 'lab.reconcile.dev/v1alpha1',
+  kind: 'Widget',
+  metadata: { name: 'w1', namespace: 'default', generation: 2, resourceVersion: '41', creationTimestamp: '2026-03-01T11:00:00Z', ...over },
+  ...(status === undefined ? {} : { status }),
+});
+
+describe('queueSummary', () => {
+  it('describes each phase with counters and due times', () => {
+    assert.equal(queueSummary(key(), NOW), '');
+    assert.equal(queueSummary(key({ phase: 'queued' }), NOW), 'queued');
+    assert.equal(queueSummary(key({ phase: 'processing', dirtyWhileProcessing: true }), NOW), 'processing (queued again)');
+    assert.equal(queueSummary(key({ phase: 'backoff', requeues: 3, waiting: { kind: 'backoff', dueAt: NOW + 4200 } }), NOW), 'backoff 3 · retry in 4.2s');
+    assert.equal(
+      queueSummary(key({ phase: 'requeueAfter', waiting: { kind: 'requeueAfter', dueAt: NOW + 30_000 }, lastOutcome: { kind: 'requeueAfter', afterMs: 30_000, reason: 'waiting for secret' } }), NOW),
+      'requeue in 30s (waiting for secret)',
+    );
+    assert.equal(queueSummary(key({ phase: 'queued', requeues: 2, waiting: { kind: 'backoff', dueAt: NOW + 1000 } }), NOW), 'queued · retry in 1.0s · 2 failures');
+  });
+  it('says "now" for an overdue wait', () => assert.equal(dueIn(NOW - 5, NOW), 'now'));
+});
+
+describe('outcomeSummary and reasonSummary', () => {
+  it('formats outcomes', () => {
+    assert.equal(outcomeSummary({ kind: 'success' }, 4), 'ok in 4ms');
+    assert.equal(outcomeSummary({ kind: 'error', message: 'boom', timedOut: true }, 30_000), 'timed out in 30s: boom');
+    assert.equal(outcomeSummary({ kind: 'terminal', message: 'bad spec' }), 'terminal error: bad spec');
+    assert.equal(outcomeSummary({ kind: 'requeueAfter', afterMs: 5000, reason: 'poll' }), 'requeue after 5.0s (poll)');
+  });
+  it('explains why a key was queued', () => {
+    assert.equal(
+      reasonSummary({ kind: 'informer', event: 'update', resource: 'widgets.v1alpha1.lab.reconcile.dev', objectKey: 'default/w1', resourceVersion: '12', at: NOW - 3000 }, NOW),
+      'update of default/w1 (rv 12), 3.0s ago',
+    );
+    assert.equal(
+      reasonSummary({ kind: 'owned', event: 'delete', resource: 'configmaps.v1', child: 'default/w1-config', childKind: 'ConfigMap', at: NOW }, NOW),
+      'delete of owned ConfigMap default/w1-config, 0ms ago',
+    );
+    assert.equal(reasonSummary({ kind: 'backoff', attempt: 2, delayMs: 10, error: 'conflict', at: NOW - 1000 }, NOW), 'retry #2 after 10ms backoff (conflict), due 1.0s ago');
+    assert.equal(reasonSummary({ kind: 'manual', action: 'reconcileNow', at: NOW }, NOW), 'reconcileNow, 0ms ago');
+  });
+});
+
+describe('presentKey', () => {
+  it('shows state, requeue count, next due time, last error and reasons', () => {
+    const p = presentKey(
+      key({
+        phase: 'backoff',
+        requeues: 4,
+        reconciles: 5,
+        waiting: { kind: 'backoff', dueAt: NOW + 80 },
+        lastOutcome: { kind: 'error', message: 'conflict' },
+        lastError: 'conflict',
+        lastErrorAt: NOW - 10,
+        reasons: [{ kind: 'informer', event: 'update', resource: 'widgets', objectKey: 'default/w1', at: NOW - 20 }],
+      }),
+      NOW,
+    );
+    assert.equal(p.description, 'backoff 4 · retry in 80ms');
+    assert.equal(p.state, 'backoff');
+    assert.deepEqual(p.icon, { id: 'error', color: 'list.errorForeground' });
+    const labels = p.tooltip.map((l) => l.label);
+    for (const l of ['State', 'Next retry', 'Requeues (backoff counter)', 'Last error', 'Queued because']) assert.ok(labels.includes(l), l);
+  });
+  it('falls back to the last result for an idle key', () => {
+    const p = presentKey(key({ reconciles: 1, lastOutcome: { kind: 'success' }, lastDurationMs: 3 }), NOW);
+    assert.equal(p.description, 'last: ok in 3ms');
+    assert.equal(p.icon.id, 'pass');
+  });
+});
+
+describe('presentObject', () => {
+  it('shows a Terminating object with its deletion age and finalizers first', () => {
+    const p = presentObject(widget({ deletionTimestamp: '2026-03-01T11:57:00Z', finalizers: ['lab.reconcile.dev/cleanup'] }), undefined, NOW);
+    assert.match(p.description, /^Terminating 3m \(lab\.reconcile\.dev\/cleanup\)/);
+    assert.equal(p.state, 'terminating:finalizers');
+    assert.equal(p.terminating, true);
+    assert.equal(p.icon.id, 'trash');
+    assert.ok(p.tooltip.some((l) => l.label === 'Finalizer' && l.value === 'lab.reconcile.dev/cleanup'));
+  });
+  it('shows generation vs observedGeneration and the Ready condition', () => {
+    const stale = presentObject(widget({}, { observedGeneration: 1, conditions: [{ type: 'Ready', status: 'True' }] }), undefined, NOW);
+    assert.equal(stale.description, 'gen 2/1 observed · Ready');
+    assert.equal(stale.icon.id, 'sync');
+    const ok = presentObject(widget({}, { observedGeneration: 2, conditions: [{ type: 'Ready', status: 'True' }] }), undefined, NOW);
+    assert.equal(ok.description, 'gen 2 · Ready');
+    assert.equal(ok.icon.id, 'pass');
+    assert.equal(ok.state, 'live');
+    const bad = presentObject(widget({}, { observedGeneration: 2, conditions: [{ type: 'Ready', status: 'False', reason: 'ChildConflict' }] }), undefined, NOW);
+    assert.equal(bad.description, 'gen 2 · Not Ready (ChildConflict)');
+    assert.equal(bad.icon.id, 'error');
+  });
+  it('adds the queue state and lets processing win the icon', () => {
+    const p = presentObject(widget({ finalizers: ['x/y'] }), key({ phase: 'processing' }), NOW);
+    assert.equal(p.description, 'processing');
+    assert.equal(p.icon.id, 'sync~spin');
+    assert.equal(p.state, 'live:finalizers');
+    const b = presentObject(widget(), key({ phase: 'backoff', requeues: 2, waiting: { kind: 'backoff', dueAt: NOW + 20 }, lastError: 'boom', lastOutcome: { kind: 'error', message: 'boom' } }), NOW);
+    assert.equal(b.description, 'backoff 2 · retry in 20ms');
+    assert.ok(b.tooltip.some((l) => l.label === 'Last error' && l.value === 'boom'));
+  });
+});
+
+describe('presentCondition', () => {
+  it('colours by status and shows reason, message and age', () => {
+    const c = presentCondition({ type: 'Ready', status: 'False', reason: 'Missing', message: 'no secret', lastTransitionTime: '2026-03-01T11:58:00Z' }, NOW);
+    assert.equal(c.label, 'Ready=False');
+    assert.equal(c.description, 'Missing · no secret · 2m ago');
+    assert.equal(c.icon.id, 'circle-slash');
+    assert.equal(c.state, 'false');
+  });
+});

@@ -1,0 +1,72 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { FakeClock } from '../../../fakes/fakeClock.ts';
+import { createJournal, type JournalEntry } from '../../../../src/core/journal/journal.ts';
+import { exportJsonLines, resourceIdFromGvrString, toLogEntryView } from '../../../../src/host/webview/journalView.ts';
+
+const PRIMARY = 'widgets.lab.reconcile.dev';
+
+function journalWith(): JournalEntry[] {
+  const clock = new FakeClock();
+  const j = createJournal({ clock, delivery: 'sync' });
+  j.append({ kind: 'informer', resource: 'widgets.v1alpha1.lab.reconcile.dev', role: 'primary', event: 'update', objectKey: 'default/w1', resourceVersion: '7', enqueued: ['default/w1'], key: 'default/w1' });
+  j.append({ kind: 'informer', resource: 'configmaps.v1', role: 'owned', event: 'delete', objectKey: 'default/w1-config', enqueued: ['default/w1'], key: 'default/w1' });
+  j.append({ kind: 'queue', transition: 'waiting', dueAt: clock.now() + 5000, waitKind: 'backoff', key: 'default/w1' });
+  j.append({ kind: 'reconcileStart', triggers: [{ kind: 'manual', action: 'step', at: clock.now() }], attempt: 3, via: 'step', key: 'default/w1' });
+  j.append({ kind: 'write', verb: 'patch', resource: 'configmaps.v1', gvr: { group: '', version: 'v1', resource: 'configmaps' }, objectKey: 'default/w1-config', dryRun: true, resourceVersionBefore: '8', resourceVersionAfter: '8', key: 'default/w1' });
+  j.append({ kind: 'reconcileEnd', outcome: { kind: 'error', message: 'conflict', retryAt: clock.now() + 10 }, durationMs: 12, key: 'default/w1' });
+  j.append({ kind: 'warning', code: 'hotLoop', message: 'default/w2 reconciled 50 times in 10 s', key: 'default/w2' });
+  j.append({ kind: 'control', action: 'pause', controller: 'widgets' });
+  return j.entries();
+}
+
+describe('resourceIdFromGvrString', () => {
+  it('drops the version', () => {
+    assert.equal(resourceIdFromGvrString('widgets.v1alpha1.lab.reconcile.dev'), 'widgets.lab.reconcile.dev');
+    assert.equal(resourceIdFromGvrString('configmaps.v1'), 'configmaps');
+    assert.equal(resourceIdFromGvrString('deployments.v1.apps'), 'deployments.apps');
+  });
+});
+
+describe('toLogEntryView', () => {
+  const rows = journalWith().map((e) => toLogEntryView(e, PRIMARY));
+
+  it('keeps seq, time and kind and gives one line per entry', () => {
+    assert.deepEqual(rows.map((r) => r.kind), ['informer', 'informer', 'queue', 'reconcileStart', 'write', 'reconcileEnd', 'warning', 'control']);
+    assert.deepEqual(rows.map((r) => r.seq), [1, 2, 3, 4, 5, 6, 7, 8]);
+    for (const r of rows) assert.ok(!r.summary.includes('\n'), r.summary);
+  });
+
+  it('names the reconciled object: the primary for its own events, the parent for an owned child event', () => {
+    assert.deepEqual([rows[0]!.key, rows[0]!.resource], ['default/w1', PRIMARY]);
+    assert.match(rows[0]!.summary, /^update widgets\.lab\.reconcile\.dev default\/w1 rv 7 → enqueued default\/w1$/);
+    assert.deepEqual([rows[1]!.key, rows[1]!.resource], ['default/w1', PRIMARY]);
+    assert.match(rows[1]!.summary, /delete configmaps default\/w1-config/);
+    assert.deepEqual([rows[2]!.key, rows[2]!.resource], ['default/w1', PRIMARY]);
+  });
+
+  it('summarises queue waits, steps, dry-run writes, failures, warnings and control actions', () => {
+    assert.equal(rows[2]!.summary, 'waiting (backoff, due in 5.0s)');
+    assert.match(rows[3]!.summary, /^reconcile #3 \(step\) started: step/);
+    assert.equal(rows[4]!.summary, 'patch configmaps default/w1-config rv 8→8 (dry-run)');
+    assert.equal(rows[5]!.summary, 'error in 12ms: conflict');
+    assert.equal(rows[5]!.level, 'error');
+    assert.equal(rows[6]!.level, 'warn');
+    assert.equal(rows[7]!.summary, '[widgets] pause');
+    assert.equal(rows[7]!.key, undefined);
+  });
+});
+
+describe('exportJsonLines', () => {
+  it('exports the raw entries whose rows match the filter, one JSON object per line', () => {
+    const entries = journalWith();
+    const all = exportJsonLines(entries, {}, PRIMARY);
+    assert.equal(all.count, entries.length);
+    assert.equal(all.text.split('\n').filter(Boolean).length, entries.length);
+    const errors = exportJsonLines(entries, { kinds: ['reconcileEnd'], key: 'default/w1' }, PRIMARY);
+    assert.equal(errors.count, 1);
+    assert.equal(JSON.parse(errors.text).outcome.message, 'conflict');
+    const text = exportJsonLines(entries, { text: 'HOTLOOP' }, PRIMARY);
+    assert.equal(text.count, 1);
+  });
+});
