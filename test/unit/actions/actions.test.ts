@@ -1,0 +1,92 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { cleanForDiff, toYaml, yamlDiff } from '../../../src/core/actions/objectDiff.ts';
+import { describeOutcome, outcomeOf, runOnce } from '../../../src/core/actions/runOnce.ts';
+import { managersOfFinalizer } from '../../../src/core/actions/finalizers.ts';
+import { renderReportMarkdown, type ReconcileReport } from '../../../src/core/actions/report.ts';
+import { staticCache } from '../../../src/core/actions/context.ts';
+import { TerminalError, type Reconciler } from '../../../src/core/controller/reconcile.ts';
+import { statusOnlyClient, widget, WIDGETS } from '../reconcilers/helpers.ts';
+import { FakeClock } from '../../fakes/fakeClock.ts';
+
+test('yamlDiff: unified diff of YAML, empty when equal, managedFields never shown', () => {
+  const a = { metadata: { name: 'x', managedFields: [{ manager: 'm' }], resourceVersion: '1' }, data: { k: 'v' } };
+  const b = { metadata: { name: 'x', managedFields: [{ manager: 'other' }], resourceVersion: '2' }, data: { k: 'w' } };
+  assert.equal(yamlDiff('x', a, a), '');
+  const d = yamlDiff('cm/x', a, b, { volatile: true });
+  assert.match(d, /^--- cm\/x\tobserved\n\+\+\+ cm\/x\tdesired/);
+  assert.match(d, /-  k: v\n\+  k: w/);
+  assert.doesNotMatch(d, /managedFields|resourceVersion/);
+  assert.match(yamlDiff('new', undefined, { a: 1 }), /@@ -0,0 \+1(,1)? @@\n\+a: 1/);
+  assert.equal(toYaml(undefined), '');
+  assert.deepEqual(cleanForDiff(a), { metadata: { name: 'x', resourceVersion: '1' }, data: { k: 'v' } });
+  assert.equal(a.metadata.managedFields.length, 1, 'input untouched');
+});
+
+test('outcomeOf mirrors the controller result switch', () => {
+  assert.deepEqual(outcomeOf({ result: {} }), { kind: 'done' });
+  assert.deepEqual(outcomeOf({ result: { requeueAfterMs: 0 } }), { kind: 'done' });
+  assert.deepEqual(outcomeOf({ result: { requeueAfterMs: 5, reason: 'r' } }), { kind: 'requeueAfter', requeueAfterMs: 5, reason: 'r' });
+  assert.deepEqual(outcomeOf({ error: new Error('boom') }), { kind: 'error', error: 'boom' });
+  assert.deepEqual(outcomeOf({ error: new TerminalError('bad') }), { kind: 'terminal', error: 'bad' });
+  assert.match(describeOutcome({ kind: 'requeueAfter', requeueAfterMs: 5, reason: 'r' }), /requeue after 5 ms \(r\)/);
+});
+
+test('runOnce: the request is built from the key, writes are recorded, a throw is an outcome', async () => {
+  const w = widget('w1');
+  const client = statusOnlyClient([w]);
+  const seen: string[] = [];
+  const r: Reconciler = {
+    name: 't',
+    async reconcile(req, ctx) {
+      seen.push(`${req.key}|${req.namespace}|${req.name}|${ctx.dryRun}|${ctx.cache.get(WIDGETS, req.key)?.metadata.uid}`);
+      const cur = await ctx.client.get(WIDGETS, req.namespace, req.name);
+      await ctx.client.updateStatus(WIDGETS, { ...cur, status: { childName: 'x' } });
+      throw new Error('after the write');
+    },
+  };
+  const res = await runOnce({ client, reconciler: r, primary: WIDGETS, key: 'ns1/w1', dryRun: false, cache: staticCache([{ gvr: WIDGETS, objects: [w] }]), clock: new FakeClock() });
+  assert.deepEqual(seen, ['ns1/w1|ns1|w1|false|uid-w1']);
+  assert.deepEqual(res.outcome, { kind: 'error', error: 'after the write' });
+  assert.equal(res.writes.length, 1);
+  assert.equal(res.writes[0]!.subresource, 'status');
+  assert.equal(res.writes[0]!.resourceVersionBefore, '10');
+  assert.equal(res.writes[0]!.resourceVersionAfter, '11');
+});
+
+test('managersOfFinalizer reads who added a finalizer from managedFields', () => {
+  const mf = [
+    { manager: 'kubectl-create', fieldsV1: { 'f:metadata': { 'f:finalizers': { '.': {}, 'v:"a.example.com/x"': {} } } } },
+    { manager: 'my-operator', fieldsV1: { 'f:metadata': { 'f:finalizers': { 'v:"b.example.com/y"': {} } } } },
+    { manager: 'other', fieldsV1: { 'f:spec': {} } },
+  ];
+  assert.deepEqual(managersOfFinalizer(mf, 'b.example.com/y'), ['my-operator']);
+  assert.deepEqual(managersOfFinalizer(mf, 'a.example.com/x'), ['kubectl-create']);
+  assert.deepEqual(managersOfFinalizer(mf, 'c.example.com/z'), []);
+  assert.deepEqual(managersOfFinalizer(undefined, 'x'), []);
+});
+
+test('Markdown report: summary table and per-object sections; pipes escaped', () => {
+  const report: ReconcileReport = {
+    generatedAt: '2026-01-01T00:00:00Z',
+    resource: 'widgets.lab.reconcile.dev',
+    reconciler: 'lab',
+    dryRun: true,
+    totals: { objects: 2, writes: 1, unchanged: 1, requeued: 1, errors: 0 },
+    entries: [
+      { key: 'ns/a', diff: '', notes: ['ConfigMap a-config matches'], actions: [], outcome: { kind: 'done' }, requeue: 'done (no requeue)', resourceVersionBefore: '5', resourceVersionAfter: '5', durationMs: 1 },
+      {
+        key: 'ns/b', diff: '--- x\n+++ y', notes: [], outcome: { kind: 'requeueAfter', requeueAfterMs: 10, reason: 'a|b' }, requeue: 'requeue after 10 ms (a|b)', durationMs: 2,
+        actions: [{ verb: 'update', subresource: 'status', resource: 'widgets.lab.reconcile.dev', key: 'ns/b', dryRun: true, outcome: 'ok', diff: '+x', resourceVersionBefore: '7', resourceVersionAfter: '7' }],
+        statusWritten: { childName: 'b-config' }, resourceVersionBefore: '7', resourceVersionAfter: '7',
+      },
+    ],
+  };
+  const md = renderReportMarkdown(report);
+  assert.match(md, /\*\*dry-run\*\* \(nothing persisted\)/);
+  assert.match(md, /\| `ns\/a` \| none \| done \(no requeue\) \| no \| 5 → 5 \|/);
+  assert.match(md, /\| `ns\/b` \| update\/status widgets.lab.reconcile.dev\/ns\/b \| requeue after 10 ms \(a\\\|b\) \| yes \| 7 → 7 \|/);
+  assert.match(md, /## ns\/a\n\n- ConfigMap a-config matches/);
+  assert.match(md, /\*\*Actions:\*\* none \(already as desired; nothing written\)\./);
+  assert.match(md, /```json\n\{\n  "childName": "b-config"\n\}\n```/);
+});

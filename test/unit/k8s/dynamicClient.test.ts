@@ -1,0 +1,128 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { recordingClient, type WriteRecord } from '../../../src/core/k8s/dynamicClient.ts';
+import { ApiError, type KubeClient, type WriteOptions } from '../../../src/core/k8s/client.ts';
+import type { KubeObject } from '../../../src/core/k8s/objects.ts';
+import { FakeClock } from '../../fakes/fakeClock.ts';
+
+const CM = { group: '', version: 'v1', resource: 'configmaps' };
+
+/** An inner client that records the options each write received and answers from a tiny store. */
+function innerClient() {
+  const calls: Array<{ verb: string; options?: WriteOptions & { subresource?: string; fieldManager?: string; preconditions?: unknown } }> = [];
+  const store = new Map<string, KubeObject>([['ns/a', { metadata: { name: 'a', namespace: 'ns', resourceVersion: '5' }, data: { x: '1' } }]]);
+  const answer = (o: KubeObject, rv = '6') => ({ ...o, metadata: { ...o.metadata, resourceVersion: rv } });
+  const client: KubeClient = {
+    async get(_g, ns, name) {
+      const o = store.get(`${ns}/${name}`);
+      if (!o) throw new ApiError(404, 'NotFound', 'nope');
+      return o;
+    },
+    list: async () => ({ metadata: {}, items: [...store.values()] }),
+    discover: async () => [],
+    async create(_g, obj, o) {
+      calls.push({ verb: 'create', options: o });
+      if (store.has(`${obj.metadata.namespace}/${obj.metadata.name}`)) throw new ApiError(409, 'AlreadyExists', 'exists');
+      return answer(obj, '1');
+    },
+    async update(_g, obj, o) {
+      calls.push({ verb: 'update', options: o });
+      return answer(obj);
+    },
+    async updateStatus(_g, obj, o) {
+      calls.push({ verb: 'updateStatus', options: o });
+      return answer(obj);
+    },
+    async patch(_g, ns, name, _t, _p, o) {
+      calls.push({ verb: 'patch', options: o });
+      return answer(store.get(`${ns}/${name}`)!);
+    },
+    async patchStatus(_g, ns, name, _t, _p, o) {
+      calls.push({ verb: 'patchStatus', options: o });
+      return answer(store.get(`${ns}/${name}`)!);
+    },
+    async apply(_g, obj, o) {
+      calls.push({ verb: 'apply', options: o });
+      return answer(obj);
+    },
+    async delete(_g, ns, name, o) {
+      calls.push({ verb: 'delete', options: o });
+      return undefined;
+    },
+  };
+  return { client, calls };
+}
+
+test('dry-run mode forces dryRun on every write, whatever the caller passed', async () => {
+  const { client, calls } = innerClient();
+  const rc = recordingClient(client, { dryRun: true });
+  const a: KubeObject = { metadata: { name: 'a', namespace: 'ns', resourceVersion: '5' } };
+  await rc.create(CM, { metadata: { name: 'b', namespace: 'ns' } });
+  await rc.update(CM, a, { dryRun: false });
+  await rc.updateStatus(CM, a);
+  await rc.patch(CM, 'ns', 'a', 'merge', {}, { subresource: 'scale' });
+  await rc.patchStatus(CM, 'ns', 'a', 'merge', {});
+  await rc.apply(CM, a, { fieldManager: 'm', force: true });
+  await rc.delete(CM, 'ns', 'a', { preconditions: { uid: 'u' } });
+  assert.deepEqual(calls.map((c) => c.verb), ['create', 'update', 'updateStatus', 'patch', 'patchStatus', 'apply', 'delete']);
+  assert.ok(calls.every((c) => c.options?.dryRun === true));
+  assert.equal(calls[3]!.options?.subresource, 'scale', 'other options kept');
+  assert.equal(calls[5]!.options?.fieldManager, 'm');
+  assert.deepEqual(calls[6]!.options?.preconditions, { uid: 'u' });
+});
+
+test('live mode passes options through unchanged', async () => {
+  const { client, calls } = innerClient();
+  const rc = recordingClient(client, { dryRun: false });
+  await rc.update(CM, { metadata: { name: 'a', namespace: 'ns' } });
+  await rc.update(CM, { metadata: { name: 'a', namespace: 'ns' } }, { dryRun: true });
+  assert.deepEqual(calls.map((c) => c.options?.dryRun), [undefined, true]);
+});
+
+test('each write is reported once with verb, key, RVs, before/after, outcome and duration; reads are not', async () => {
+  const { client } = innerClient();
+  const clock = new FakeClock(1000);
+  const records: WriteRecord[] = [];
+  const rc = recordingClient(client, { dryRun: false, clock, onWrite: (r) => records.push(r) });
+  await rc.get(CM, 'ns', 'a');
+  await rc.list(CM, 'ns');
+  await rc.patch(CM, 'ns', 'a', 'json', [{ op: 'add', path: '/data/y', value: '2' }]);
+  await assert.rejects(rc.create(CM, { metadata: { name: 'a', namespace: 'ns' } }), (e: unknown) => (e as ApiError).code === 409);
+  assert.equal(records.length, 2);
+  const [p, c] = records;
+  assert.equal(p!.verb, 'patch');
+  assert.equal(p!.key, 'ns/a');
+  assert.equal(p!.patchType, 'json');
+  assert.deepEqual(p!.patch, [{ op: 'add', path: '/data/y', value: '2' }]);
+  assert.equal(p!.resourceVersionBefore, '5');
+  assert.equal(p!.resourceVersionAfter, '6');
+  assert.deepEqual(p!.before?.data, { x: '1' });
+  assert.equal(p!.outcome, 'ok');
+  assert.equal(p!.startedAt, 1000);
+  assert.equal(c!.verb, 'create');
+  assert.equal(c!.before, undefined);
+  assert.equal(c!.outcome, 'error');
+  assert.deepEqual(c!.error, { code: 409, reason: 'AlreadyExists', message: 'exists' });
+});
+
+test('a throwing listener never breaks the write', async () => {
+  const { client } = innerClient();
+  const errors: string[] = [];
+  const { createLogger } = await import('../../../src/core/log.ts');
+  const rc = recordingClient(client, { dryRun: false, onWrite: () => { throw new Error('listener bug'); }, log: createLogger((l, m, f) => errors.push(`${l} ${m} ${JSON.stringify(f)}`)) });
+  const out = await rc.update(CM, { metadata: { name: 'a', namespace: 'ns' } });
+  assert.equal(out.metadata.resourceVersion, '6');
+  assert.ok(errors.some((e) => e.startsWith('error a write listener threw') && e.includes('listener bug')));
+});
+
+test('captureBefore: false skips the extra GET; updateSubresource needs an inner client that has it', async () => {
+  const { client } = innerClient();
+  let gets = 0;
+  const counting: KubeClient = { ...client, get: (...a) => { gets++; return client.get(...a); } };
+  const records: WriteRecord[] = [];
+  const rc = recordingClient(counting, { dryRun: false, captureBefore: false, onWrite: (r) => records.push(r) });
+  await rc.update(CM, { metadata: { name: 'a', namespace: 'ns' } });
+  assert.equal(gets, 0);
+  assert.equal(records[0]!.before, undefined);
+  await assert.rejects(rc.updateSubresource(CM, { metadata: { name: 'a', namespace: 'ns' } }, 'finalize'), /cannot write subresources/);
+});

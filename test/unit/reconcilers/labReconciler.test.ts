@@ -1,0 +1,57 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { childDrift, childNameOf, desiredChildOf, isControlledBy, managedViewOf } from '../../../src/core/reconcilers/labReconciler.ts';
+import { setCondition, rfc3339 } from '../../../src/core/reconcilers/conditions.ts';
+import { jsonEqual } from '../../../src/core/reconcilers/jsonEqual.ts';
+import { widget } from './helpers.ts';
+
+test('desired child: name, labels, controller ownerReference and data from spec', () => {
+  const w = widget('w1', { spec: { data: { a: '1', b: '2' } } });
+  const d = desiredChildOf(w);
+  assert.equal(d.metadata.name, childNameOf('w1'));
+  assert.equal(d.metadata.name, 'w1-config');
+  assert.equal(d.metadata.namespace, 'ns1');
+  assert.deepEqual(d.data, { a: '1', b: '2' });
+  assert.deepEqual(d.metadata.ownerReferences, [{ apiVersion: 'lab.reconcile.dev/v1alpha1', kind: 'Widget', name: 'w1', uid: 'uid-w1', controller: true, blockOwnerDeletion: true }]);
+  assert.deepEqual(desiredChildOf(widget('w2', { spec: {} })).data, {}, 'no data → empty ConfigMap');
+  assert.ok(isControlledBy(d, w));
+});
+
+test('drift detection compares only the managed fields', () => {
+  const w = widget('w1');
+  const desired = desiredChildOf(w);
+  const observed = {
+    ...structuredClone(desired),
+    metadata: { ...structuredClone(desired.metadata), resourceVersion: '77', uid: 'cm-uid', labels: { ...desired.metadata.labels, extra: 'kept' }, annotations: { note: 'x' } },
+  };
+  assert.deepEqual(childDrift(observed, desired), [], 'extra labels/annotations and server fields are not drift');
+  assert.deepEqual(managedViewOf(observed, desired).metadata.labels, desired.metadata.labels);
+  assert.deepEqual(childDrift({ ...observed, data: { a: '2' } }, desired), ['data']);
+  assert.deepEqual(childDrift({ ...observed, data: undefined }, { ...desired, data: {} }), [], 'absent data equals empty data');
+  assert.deepEqual(childDrift({ ...observed, metadata: { ...observed.metadata, labels: {} } }, desired), ['labels']);
+  assert.deepEqual(childDrift({ ...observed, metadata: { ...observed.metadata, ownerReferences: [] } }, desired), ['ownerReference']);
+});
+
+test('setCondition keeps lastTransitionTime unless the status flips, and never mutates', () => {
+  const t0 = Date.parse('2026-01-01T00:00:00Z');
+  const a = setCondition(undefined, { type: 'Ready', status: 'False', reason: 'DependencyMissing' }, t0);
+  assert.deepEqual(a, [{ type: 'Ready', status: 'False', reason: 'DependencyMissing', lastTransitionTime: '2026-01-01T00:00:00Z' }]);
+  const b = setCondition(a, { type: 'Ready', status: 'False', reason: 'StillMissing', message: 'm' }, t0 + 60_000);
+  assert.equal(b[0]!.lastTransitionTime, '2026-01-01T00:00:00Z');
+  assert.equal(b[0]!.reason, 'StillMissing');
+  const c = setCondition([{ type: 'Other', status: 'True' }, ...b], { type: 'Ready', status: 'True', reason: 'Reconciled' }, t0 + 120_000);
+  assert.deepEqual(c.map((x) => x.type), ['Other', 'Ready'], 'order kept');
+  assert.equal(c[1]!.lastTransitionTime, '2026-01-01T00:02:00Z');
+  assert.equal(a[0]!.reason, 'DependencyMissing', 'input untouched');
+  assert.equal(rfc3339(t0 + 1234), '2026-01-01T00:00:01Z');
+});
+
+test('jsonEqual ignores key order and undefined properties, not array order', () => {
+  assert.ok(jsonEqual({ a: 1, b: { c: [1, 2] } }, { b: { c: [1, 2] }, a: 1 }));
+  assert.ok(jsonEqual({ a: 1, b: undefined }, { a: 1 }));
+  assert.ok(!jsonEqual([1, 2], [2, 1]));
+  assert.ok(!jsonEqual({ a: 1 }, { a: '1' }));
+  assert.ok(!jsonEqual(null, {}));
+  assert.ok(!jsonEqual([], {}));
+  assert.ok(jsonEqual(undefined, undefined));
+});
