@@ -422,7 +422,7 @@ class ControllerEngine implements Controller {
       maxConcurrentReconciles: this.workers,
       inFlight: this.inFlight,
       queueLength: q?.len() ?? 0,
-      waiting: q?.waitingItems().length ?? 0,
+      waiting: q?.waitingLen() ?? 0,
       ...(this.lastStartError !== undefined ? { lastStartError: this.lastStartError } : {}),
     };
   }

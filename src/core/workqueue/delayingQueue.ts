@@ -24,6 +24,8 @@ export interface DelayingQueue<T> extends WorkQueue<T> {
   nextWaiting(): { item: T; readyAt: number } | undefined;
   /** Every pending wait, soonest first. */
   waitingItems(): Array<{ item: T; readyAt: number }>;
+  /** Number of pending waits. */
+  waitingLen(): number;
   /** Drops the pending wait of `item` (it is not added). Returns whether there was one. */
   cancelWait(item: T): boolean;
 }
@@ -94,6 +96,10 @@ export class HeapDelayingQueue<T> extends FifoWorkQueue<T> implements DelayingQu
     return [...this.waiting.values()]
       .sort((a, b) => a.readyAt - b.readyAt || a.seq - b.seq)
       .map((e) => ({ item: e.item, readyAt: e.readyAt }));
+  }
+
+  waitingLen(): number {
+    return this.waiting.size;
   }
 
   cancelWait(item: T): boolean {

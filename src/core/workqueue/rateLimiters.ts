@@ -20,10 +20,11 @@ export interface RateLimiter<T> {
 /**
  * Per-item exponential backoff: the n-th consecutive failure (n from 0) waits
  * `baseMs * 2^n`, capped at `maxMs`. Overflow-safe: a huge exponent yields
- * `maxMs`, never Infinity or NaN.
+ * `maxMs`, never Infinity or NaN. Defaults: 5 ms doubling up to 1000 s (the
+ * per-item part of client-go's default controller limiter).
  * client-go `NewItemExponentialFailureRateLimiter(base, max)`.
  */
-export function itemExponentialFailureRateLimiter<T>(baseMs: number, maxMs: number): RateLimiter<T> {
+export function itemExponentialFailureRateLimiter<T>(baseMs = 5, maxMs = 1_000_000): RateLimiter<T> {
   if (!(baseMs >= 0) || !(maxMs >= 0)) throw new RangeError('base and max delays must be >= 0');
   const failures = new Map<T, number>();
   return {
@@ -131,7 +132,7 @@ export function withMaxWaitRateLimiter<T>(limiter: RateLimiter<T>, maxMs: number
  * to v0.22 (and still does when its priority queue is disabled).
  */
 export function defaultControllerRateLimiter<T>(clock: Clock): RateLimiter<T> {
-  return maxOfRateLimiter<T>(itemExponentialFailureRateLimiter<T>(5, 1_000_000), bucketRateLimiter<T>(10, 100, clock));
+  return maxOfRateLimiter<T>(itemExponentialFailureRateLimiter<T>(), bucketRateLimiter<T>(10, 100, clock));
 }
 
 /**
@@ -140,7 +141,7 @@ export function defaultControllerRateLimiter<T>(clock: Clock): RateLimiter<T> {
  * global 10/s bucket.
  */
 export function controllerRuntimeRateLimiter<T>(): RateLimiter<T> {
-  return itemExponentialFailureRateLimiter<T>(5, 1_000_000);
+  return itemExponentialFailureRateLimiter<T>();
 }
 
 /** The rate-limiter defaults selectable by name (settings, CLI). */

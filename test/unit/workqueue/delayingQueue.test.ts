@@ -58,6 +58,7 @@ test('waits end in ready-time order, ties in scheduling order, with one timer ar
   assert.equal(clock.pendingTimers, 1);
   assert.deepEqual(q.nextWaiting(), { item: 'a', readyAt: clock.now() + 10 });
   assert.deepEqual(q.waitingItems().map((w) => w.item), ['a', 'b', 'b2', 'c']);
+  assert.equal(q.waitingLen(), 4);
   clock.step(25);
   assert.deepEqual(q.queuedItems(), ['a', 'b', 'b2']);
   clock.step(5);

@@ -22,6 +22,8 @@ test('exponential: 5, 10, 20 ms … doubling, 18th failure 655.36 s, capped at 1
   assert.equal(got[17], 655_360);
   assert.equal(got[18], 1_000_000);
   assert.equal(l.numRequeues('a'), 22);
+  const byDefault = itemExponentialFailureRateLimiter<string>();
+  assert.deepEqual(Array.from({ length: 22 }, () => byDefault.when('a')), want, 'the defaults are 5 ms and 1000 s');
 });
 
 test('exponential is overflow-safe: thousands of failures still give the cap', () => {
