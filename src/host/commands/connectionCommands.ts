@@ -38,6 +38,10 @@ function overridesOf(arg: unknown): Partial<Settings> {
   const namespaces = stringArrayArg(arg, 'namespaces');
   const kind = stringArg(arg, 'reconcilerKind');
   const primary = stringArg(arg, 'reconcilerResource');
+  const command = stringArg(arg, 'reconcilerCommand');
+  const modulePath = stringArg(arg, 'reconcilerModulePath');
+  if (command !== undefined) o['reconciler.command'] = command;
+  if (modulePath !== undefined) o['reconciler.modulePath'] = modulePath;
   if (resources) o.resources = resources;
   if (namespaces) o.namespaces = namespaces;
   if (kind === 'lab' || kind === 'exec' || kind === 'module') o['reconciler.kind'] = kind as ReconcilerKind;
@@ -50,8 +54,9 @@ const BROWSE = 'browse';
 
 /**
  * Connect. Argument (all optional): `{ kubeconfig, context, resources,
- * namespaces, reconcilerKind, reconcilerResource }` connects at once (the
- * last four override settings for this connection). Without one, the person
+ * namespaces, reconcilerKind, reconcilerResource, reconcilerCommand,
+ * reconcilerModulePath }` connects at once (all but the first two override
+ * settings for this connection only). Without one, the person
  * picks a context of the kubeconfig (KUBECONFIG's files merged, the current
  * context first), a kubeconfig file, or a local control plane.
  */

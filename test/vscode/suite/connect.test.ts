@@ -1,0 +1,58 @@
+// Connecting and disconnecting through the commands, with the kubeconfig the run provides (RECONCILE_LAB_KUBECONFIG).
+import * as assert from 'node:assert/strict';
+import type { ReconcileLab } from '../../../src/host/reconcileLab.ts';
+import { connectTo, lab, labCluster, ok, run, testNamespace, widgetCrd } from './support/lab.ts';
+
+describe('connect', function () {
+  this.timeout(90_000);
+  let l: ReconcileLab;
+
+  before(async () => {
+    l = await lab();
+  });
+
+  it('connects with the kubeconfig of RECONCILE_LAB_KUBECONFIG and its current context', async () => {
+    const ns = await testNamespace('ext-conn');
+    const c = await widgetCrd();
+    const r = await connectTo(ns);
+    assert.equal(r.server, labCluster().transport.server);
+    assert.ok(r.context.length > 0);
+    assert.deepEqual([...r.resources].sort(), [c.resourceId, 'configmaps'].sort());
+    assert.equal(r.primaryResource, c.resourceId);
+    assert.equal(r.loopProblem, undefined);
+    assert.ok(l.session, 'a session is attached');
+    assert.ok(l.session.resources.every((x) => x.synced), 'caches synced before connect resolved');
+    assert.match(l.statusBar.text, new RegExp(r.context.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')));
+  });
+
+  it('watches every custom resource when no resources are listed', async () => {
+    const ns = await testNamespace('ext-conn');
+    const c = await widgetCrd();
+    const r = await connectTo(ns, { resources: [] });
+    assert.ok(r.resources.includes(c.resourceId), r.resources.join(', '));
+    assert.ok(!r.resources.includes('pods'), 'built-in kinds are not watched by default');
+  });
+
+  it('reports resources the server does not serve instead of failing', async () => {
+    const ns = await testNamespace('ext-conn');
+    await connectTo(ns, { resources: ['nonexistent.example.com', 'configmaps'] });
+    assert.deepEqual(l.session?.unknownResources, ['nonexistent.example.com']);
+  });
+
+  it('fails with a clear error for a missing kubeconfig context, and stays disconnected', async () => {
+    const r = await run('reconcileLab.connect', { kubeconfig: labCluster().kubeconfigPath, context: 'no-such-context' });
+    assert.equal(r.ok, false);
+    assert.match(!r.ok ? r.message : '', /no-such-context/);
+    assert.equal(l.session, undefined);
+    assert.match(l.statusBar.text, /Reconcile Lab/);
+  });
+
+  it('disconnects', async () => {
+    const ns = await testNamespace('ext-conn');
+    await connectTo(ns);
+    const r = ok(await run<{ wasConnected: boolean }>('reconcileLab.disconnect'));
+    assert.equal(r.wasConnected, true);
+    assert.equal(l.session, undefined);
+    assert.equal(l.resourcesTree.getChildren().length, 0);
+  });
+});

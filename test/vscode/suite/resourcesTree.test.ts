@@ -1,0 +1,115 @@
+// The Resources view as VS Code sees it (the registered TreeDataProvider): kind → namespace → object → finalizers,
+// conditions and owned children; a Terminating object shows its deletion age and finalizers; reveal selects it.
+import * as assert from 'node:assert/strict';
+import type { ReconcileLab } from '../../../src/host/reconcileLab.ts';
+import type { ResourceNode } from '../../../src/host/views/resourcesTree.ts';
+import { connectTo, lab, labCluster, ok, run, testNamespace, waitUntil, widget, widgetCrd, type WidgetCrd } from './support/lab.ts';
+
+const LEGACY = 'legacy.example.com/external-dns';
+
+function label(l: ReconcileLab, n: ResourceNode): string {
+  const item = l.resourcesTree.getTreeItem(n);
+  return typeof item.label === 'string' ? item.label : item.label?.label ?? '';
+}
+
+describe('Resources view', function () {
+  this.timeout(90_000);
+  let l: ReconcileLab;
+  let c: WidgetCrd;
+  let ns = '';
+
+  before(async function () {
+    this.timeout(120_000);
+    l = await lab();
+    c = await widgetCrd();
+    ns = await testNamespace('ext-tree');
+    const { client } = labCluster();
+    await client.create(c.gvr, widget(c, ns, 'held', { finalizers: [LEGACY] }));
+    await client.create(c.gvr, widget(c, ns, 'parent'));
+    await connectTo(ns);
+    await waitUntil(() => l.session?.list(c.resourceId).length === 2, 'widgets cached');
+  });
+
+  function objectNodes(): ResourceNode[] {
+    const kind = l.resourcesTree.getChildren().find((n) => n.type === 'kind' && n.resource === c.resourceId);
+    assert.ok(kind, 'a kind node for the Widget resource');
+    const nsNode = l.resourcesTree.getChildren(kind).find((n) => n.type === 'namespace' && n.namespace === ns);
+    assert.ok(nsNode, 'a namespace node');
+    return l.resourcesTree.getChildren(nsNode);
+  }
+
+  it('groups objects by kind and namespace with stable ids and parents', () => {
+    const kinds = l.resourcesTree.getChildren();
+    assert.deepEqual(kinds.map((k) => (k.type === 'kind' ? k.resource : '')).sort(), [c.resourceId, 'configmaps'].sort());
+    const objs = objectNodes();
+    assert.deepEqual(objs.map((o) => label(l, o)).sort(), ['held', 'parent']);
+    const held = objs.find((o) => label(l, o) === 'held')!;
+    assert.equal(held.type === 'object' && held.key, `${ns}/held`);
+    // getParent walks back to the root (what reveal needs), and ids are the same on a second read.
+    const parent = l.resourcesTree.getParent(held)!;
+    assert.equal(parent.type, 'namespace');
+    assert.equal(l.resourcesTree.getParent(parent)!.type, 'kind');
+    assert.deepEqual(objectNodes().map((o) => o.id).sort(), objs.map((o) => o.id).sort());
+    const item = l.resourcesTree.getTreeItem(held);
+    assert.equal(item.id, held.id);
+    assert.equal(item.contextValue, 'reconcileLab:object:live:finalizers:primary');
+  });
+
+  it('shows a Terminating object with its deletion age, its finalizers and a finalizer node that blocks deletion', async () => {
+    await labCluster().client.delete(c.gvr, ns, 'held');
+    await waitUntil(() => Boolean(l.session?.get(c.resourceId, `${ns}/held`)?.metadata.deletionTimestamp), 'cache sees the deletion');
+    l.resourcesTree.flush();
+    const held = objectNodes().find((o) => label(l, o) === 'held')!;
+    const item = l.resourcesTree.getTreeItem(held);
+    assert.match(String(item.description), new RegExp(`^Terminating \\d+s \\(${LEGACY.replace(/\./g, '\\.')}\\)`));
+    assert.equal(item.contextValue, 'reconcileLab:object:terminating:finalizers:primary');
+    assert.equal((item.iconPath as { id?: string }).id, 'trash');
+    const groups = l.resourcesTree.getChildren(held);
+    const fin = groups.find((g) => g.type === 'finalizers');
+    assert.ok(fin, 'a Finalizers node');
+    const finalizers = l.resourcesTree.getChildren(fin);
+    assert.deepEqual(finalizers.map((f) => (f.type === 'finalizer' ? f.finalizer : '')), [LEGACY]);
+    const fItem = l.resourcesTree.getTreeItem(finalizers[0]!);
+    assert.equal(fItem.description, 'blocking deletion');
+    assert.equal(fItem.contextValue, 'reconcileLab:finalizer');
+    // The finalizer node is a valid argument of the strip command (it carries key, resource and finalizer).
+    const f0 = finalizers[0]!;
+    assert.ok(f0.type === 'finalizer' && f0.key === `${ns}/held` && f0.resource === c.resourceId);
+  });
+
+  it('shows owned children, conditions and the queue state after a reconcile', async () => {
+    const key = `${ns}/parent`;
+    for (let i = 0; i < 4; i++) {
+      ok(await run('reconcileLab.stepReconcile', { key, resource: c.resourceId, force: true }));
+      if (l.session?.list('configmaps').some((o) => o.metadata.name === 'parent-config')) break;
+    }
+    await waitUntil(() => Boolean(l.session?.get('configmaps', `${ns}/parent-config`)), 'the child ConfigMap is cached');
+    await waitUntil(() => (l.session?.get(c.resourceId, key)?.status as { conditions?: unknown[] } | undefined)?.conditions !== undefined, 'status written');
+    l.resourcesTree.flush();
+    const parent = objectNodes().find((o) => label(l, o) === 'parent')!;
+    const children = l.resourcesTree.getChildren(parent);
+    const child = children.find((n) => n.type === 'object');
+    assert.ok(child && child.type === 'object' && child.resource === 'configmaps' && child.key === `${ns}/parent-config`, JSON.stringify(children.map((n) => n.id)));
+    assert.match(label(l, child), /^ConfigMap parent-config$/);
+    assert.equal(l.resourcesTree.getParent(child), parent);
+    assert.ok(children.some((n) => n.type === 'conditions'));
+    const desc = String(l.resourcesTree.getTreeItem(parent).description);
+    assert.match(desc, /gen 1/);
+    assert.match(desc, /Ready|Not Ready/);
+  });
+
+  it('reveals an object (what a click in the Event Log does)', async () => {
+    const r = ok(await run<{ id: string }>('reconcileLab.revealObject', { key: `${ns}/parent`, resource: c.resourceId }));
+    assert.equal(l.resourcesView.selection[0]?.id, r.id);
+  });
+
+  it('the Work Queue view lists keys with their state, and the status bar shows the connection', () => {
+    const nodes = l.queueTree.getChildren();
+    for (const n of nodes) {
+      const item = l.queueTree.getTreeItem(n);
+      assert.match(String(item.contextValue), /^reconcileLab:queueItem:(queued|processing|backoff|requeueAfter|idle)$/);
+    }
+    assert.match(l.statusBar.text, /\$\(plug\)/);
+    assert.match(l.statusBar.text, /queued/);
+  });
+});

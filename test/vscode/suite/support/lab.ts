@@ -1,0 +1,131 @@
+// Shared setup of the extension-host suites that use the cluster (not a test file: index.ts loads *.test.ts only).
+// The cluster is the real local control plane of the run (env RECONCILE_LAB_KUBECONFIG). Each suite gets its own
+// namespace; the Widget CRD is installed once per run under a group unique to it (CRD names are cluster-wide) and
+// removed by a root `after` hook, with its objects' finalizers stripped first so nothing stays Terminating.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import * as vscode from 'vscode';
+import { parseAllDocuments } from 'yaml';
+import type { ReconcileLabApi } from '../../../../src/extension.ts';
+import type { ReconcileLab } from '../../../../src/host/reconcileLab.ts';
+import type { CommandResult } from '../../../../src/host/commands/args.ts';
+import { createDynamicClient, type DynamicKubeClient } from '../../../../src/core/k8s/dynamicClient.ts';
+import { loadKubeConfig } from '../../../../src/core/k8s/kubeconfig.ts';
+import type { GroupVersionResource, KubeObject } from '../../../../src/core/k8s/objects.ts';
+import { KubeTransport } from '../../../../src/core/k8s/transport.ts';
+import { createNamespace, installCrd, uniqueName, waitUntil } from '../../../integration/support/cluster.ts';
+
+/** dist/test/suite.js → the repository root. */
+export const ROOT = join(__dirname, '../..');
+export { waitUntil, uniqueName };
+
+export interface LabCluster {
+  readonly kubeconfigPath: string;
+  readonly transport: KubeTransport;
+  readonly client: DynamicKubeClient;
+}
+
+let cluster: LabCluster | undefined;
+
+export function labCluster(): LabCluster {
+  if (cluster) return cluster;
+  const kubeconfigPath = process.env.RECONCILE_LAB_KUBECONFIG;
+  if (!kubeconfigPath) throw new Error('RECONCILE_LAB_KUBECONFIG is not set: the extension-host suites need the test cluster');
+  const transport = new KubeTransport(loadKubeConfig({ path: kubeconfigPath }));
+  cluster = { kubeconfigPath, transport, client: createDynamicClient(transport, { fieldManager: 'reconcile-lab-vscode-test' }) };
+  return cluster;
+}
+
+export interface WidgetCrd {
+  readonly group: string;
+  readonly gvr: GroupVersionResource;
+  readonly apiVersion: string;
+  /** The resource id the extension uses ("widgets.<group>"). */
+  readonly resourceId: string;
+}
+
+let crd: Promise<WidgetCrd> | undefined;
+const namespaces: string[] = [];
+
+/** samples/crd.yaml installed under a group unique to this run (once per run). */
+export function widgetCrd(): Promise<WidgetCrd> {
+  crd ??= (async () => {
+    const doc = parseAllDocuments(readFileSync(join(ROOT, 'samples/crd.yaml'), 'utf8'))[0]!.toJS() as KubeObject;
+    const group = `${uniqueName('ext')}.lab.reconcile.dev`;
+    const spec = doc.spec as { group: string; names: { plural: string } };
+    spec.group = group;
+    doc.metadata.name = `widgets.${group}`;
+    await installCrd(labCluster().transport, doc);
+    return { group, gvr: { group, version: 'v1alpha1', resource: 'widgets' }, apiVersion: `${group}/v1alpha1`, resourceId: `widgets.${group}` };
+  })();
+  return crd;
+}
+
+/** A namespace of the calling suite (deleted at the end of the run). */
+export async function testNamespace(prefix: string): Promise<string> {
+  const ns = await createNamespace(labCluster().transport, prefix);
+  namespaces.push(ns);
+  return ns;
+}
+
+/** A Widget manifest of the run's CRD. */
+export function widget(c: WidgetCrd, namespace: string, name: string, extra: { finalizers?: string[]; data?: Record<string, string> } = {}): KubeObject {
+  return {
+    apiVersion: c.apiVersion,
+    kind: 'Widget',
+    metadata: { name, namespace, ...(extra.finalizers ? { finalizers: extra.finalizers } : {}) },
+    spec: { data: extra.data ?? { color: 'blue' } },
+  };
+}
+
+/** The activated extension's live objects. */
+export async function lab(): Promise<ReconcileLab> {
+  const manifest = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { publisher: string; name: string };
+  const ext = vscode.extensions.getExtension<ReconcileLabApi>(`${manifest.publisher}.${manifest.name}`);
+  if (!ext) throw new Error('the extension is not loaded');
+  return (await ext.activate()).lab;
+}
+
+/** Runs a Reconcile Lab command and returns its result object. */
+export async function run<T extends object = Record<string, unknown>>(command: string, arg?: unknown): Promise<CommandResult<T>> {
+  return (await vscode.commands.executeCommand(command, arg)) as CommandResult<T>;
+}
+
+/** Asserts a command result is ok and returns it narrowed. */
+export function ok<T extends object>(r: CommandResult<T>): { ok: true } & T {
+  if (!r.ok) throw new Error(`command failed (${r.reason}): ${r.message}`);
+  return r;
+}
+
+/** Connects the extension to the test cluster, watching only `namespace` and the run's Widget CRD (+ ConfigMaps). */
+export async function connectTo(namespace: string, extra: Record<string, unknown> = {}) {
+  const c = await widgetCrd();
+  return ok(
+    await run<{ context: string; server: string; resources: string[]; primaryResource?: string; loop: string; loopProblem?: string }>('reconcileLab.connect', {
+      kubeconfig: labCluster().kubeconfigPath,
+      namespaces: [namespace],
+      resources: [c.resourceId, 'configmaps'],
+      reconcilerResource: c.resourceId,
+      reconcilerKind: 'lab',
+      ...extra,
+    }),
+  );
+}
+
+// Root hook: remove what the suites created, releasing finalizers first so nothing stays Terminating.
+after(async function () {
+  this.timeout(60_000);
+  const l = await lab().catch(() => undefined);
+  await l?.disconnect();
+  if (!crd) return;
+  const c = await crd;
+  const { client } = labCluster();
+  for (const ns of namespaces) {
+    const list = await client.list(c.gvr, ns).catch(() => ({ items: [] as KubeObject[] }));
+    for (const w of list.items) {
+      if (w.metadata.finalizers?.length) await client.patch(c.gvr, ns, w.metadata.name!, 'merge', { metadata: { finalizers: null } }).catch(() => {});
+    }
+    await client.delete({ group: '', version: 'v1', resource: 'namespaces' }, undefined, ns).catch(() => {});
+  }
+  await client.delete({ group: 'apiextensions.k8s.io', version: 'v1', resource: 'customresourcedefinitions' }, undefined, `widgets.${c.group}`).catch(() => {});
+});

@@ -1,0 +1,70 @@
+// Workspace trust: exec and module reconcilers run workspace code, so they only run in a trusted workspace.
+// The `[untrusted]` suite runs in the untrusted variant (a folder opened with trust withheld); the other in the
+// trusted one.
+import * as assert from 'node:assert/strict';
+import { join } from 'node:path';
+import * as vscode from 'vscode';
+import type { StepResult } from '../../../src/core/controller/controller.ts';
+import { connectTo, lab, labCluster, ok, ROOT, run, testNamespace, waitUntil, widget, widgetCrd } from './support/lab.ts';
+
+describe('workspace trust [untrusted]', function () {
+  this.timeout(90_000);
+
+  it('refuses the exec reconciler in an untrusted workspace and explains why, while the views still work', async () => {
+    assert.equal(vscode.workspace.isTrusted, false);
+    const l = await lab();
+    const ns = await testNamespace('ext-trust');
+    const c = await widgetCrd();
+    const r = await connectTo(ns, { reconcilerKind: 'exec' });
+    assert.match(r.loopProblem ?? '', /trusted workspace/);
+    assert.equal(l.session?.loopProblem?.reason, 'untrusted');
+    assert.equal(l.session?.controller, undefined, 'no loop was built');
+    assert.ok(l.session?.resources.some((x) => x.id === c.resourceId), 'the informers and views still work');
+    for (const id of ['reconcileLab.stepReconcile', 'reconcileLab.startLoop', 'reconcileLab.dryRunReconcile']) {
+      const res = await run(id, { key: `${ns}/x`, resource: c.resourceId });
+      assert.equal(res.ok, false, id);
+      assert.equal(!res.ok && res.reason, 'untrusted', id);
+    }
+  });
+
+  it('still runs the built-in lab reconciler in an untrusted workspace', async () => {
+    const l = await lab();
+    const ns = await testNamespace('ext-trust');
+    const r = await connectTo(ns, { reconcilerKind: 'lab' });
+    assert.equal(r.loopProblem, undefined);
+    assert.ok(l.session?.controller);
+    await l.disconnect();
+  });
+});
+
+describe('workspace trust', function () {
+  this.timeout(90_000);
+
+  it('says what is missing when the module reconciler has no module path', async () => {
+    const l = await lab();
+    const ns = await testNamespace('ext-trust');
+    const r = await connectTo(ns, { reconcilerKind: 'module', reconcilerModulePath: '' });
+    assert.match(r.loopProblem ?? '', /modulePath is empty/);
+    assert.equal(l.session?.loopProblem?.reason, 'config');
+  });
+
+  it('runs the workspace module reconciler in a trusted workspace (samples/module-reconciler.ts)', async () => {
+    assert.equal(vscode.workspace.isTrusted, true);
+    const l = await lab();
+    const ns = await testNamespace('ext-trust');
+    const c = await widgetCrd();
+    await labCluster().client.create(c.gvr, widget(c, ns, 'mod'));
+    const r = await connectTo(ns, { reconcilerKind: 'module', reconcilerModulePath: join(ROOT, 'samples/module-reconciler.ts') });
+    assert.equal(r.loopProblem, undefined);
+    await waitUntil(() => Boolean(l.session?.get(c.resourceId, `${ns}/mod`)), 'widget cached');
+    let child: unknown;
+    for (let i = 0; i < 4 && !child; i++) {
+      const step = ok(await run<{ step: StepResult; summary: string }>('reconcileLab.stepReconcile', { key: `${ns}/mod`, resource: c.resourceId, force: true }));
+      assert.equal(step.step.kind, 'reconciled', step.summary);
+      assert.ok(step.step.kind === 'reconciled' && step.step.outcome.kind !== 'error', step.summary);
+      child = await labCluster().client.get({ group: '', version: 'v1', resource: 'configmaps' }, ns, 'mod-module').catch(() => undefined);
+    }
+    assert.ok(child, 'the module reconciler created its child ConfigMap (<name>-module)');
+    await l.disconnect();
+  });
+});
