@@ -1,7 +1,10 @@
-import { before, describe, test } from 'node:test';
+import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { resolveBinaries } from '../../src/core/controlplane/localControlPlane.ts';
 import { createNamespace, getTestCluster } from './support/cluster.ts';
 import { client as makeClient, CONFIGMAPS, installLabCrd, ROOT, sampleWidgets, type LabCrd } from './reconcilers.support.ts';
 import { createExecReconciler } from '../../src/core/reconcilers/execReconciler.ts';
@@ -11,8 +14,28 @@ import { isNotFound } from '../../src/core/k8s/client.ts';
 import { conditionOf } from '../../src/core/k8s/objects.ts';
 import { createLogger } from '../../src/core/log.ts';
 
-const have = (cmd: string, args: string[]) => spawnSync(cmd, args, { stdio: 'ignore' }).status === 0;
-const tools = have('kubectl', ['version', '--client']) && have('jq', ['--version']);
+const have = (cmd: string, args: string[], env?: NodeJS.ProcessEnv) => spawnSync(cmd, args, { stdio: 'ignore', env }).status === 0;
+
+/**
+ * PATH for the sample: kubectl from the control plane's multicall binary (same version as the apiserver,
+ * present wherever the integration tests can run), else whatever kubectl is on PATH.
+ */
+let wrapperDir: string | undefined;
+function toolPath(): string {
+  try {
+    const [bin] = resolveBinaries().apiserver;
+    if (bin && have(bin, ['kubectl', 'version', '--client'])) {
+      const dir = (wrapperDir = mkdtempSync(join(tmpdir(), 'rl-kubectl-')));
+      writeFileSync(join(dir, 'kubectl'), `#!/bin/sh\nexec '${bin}' kubectl "$@"\n`, { mode: 0o755 });
+      return `${dir}:${process.env.PATH ?? ''}`;
+    }
+  } catch {
+    // no multicall binary: fall back to PATH
+  }
+  return process.env.PATH ?? '';
+}
+const PATH = toolPath();
+const tools = have('kubectl', ['version', '--client'], { ...process.env, PATH }) && have('jq', ['--version']);
 
 // samples/exec-reconciler.sh needs kubectl and jq; without them this suite is skipped (the exec protocol
 // itself is covered by test/unit/reconcilers/execReconciler.test.ts with small bash scripts).
@@ -31,10 +54,14 @@ describe('samples/exec-reconciler.sh (kubectl + jq) through the exec reconciler'
     for (const w of sampleWidgets(crd, ns)) await c.create(crd.gvr, w);
   });
 
+  after(() => {
+    if (wrapperDir) rmSync(wrapperDir, { recursive: true, force: true });
+  });
+
   async function reconcile(name: string, dryRun = false) {
     const writes: WriteRecord[] = [];
     const logs: string[] = [];
-    const r = createExecReconciler({ command: [join(ROOT, 'samples/exec-reconciler.sh')], kubeconfigPath, timeoutMs: 60_000 });
+    const r = createExecReconciler({ command: [join(ROOT, 'samples/exec-reconciler.sh')], kubeconfigPath, timeoutMs: 60_000, env: { PATH } });
     const ctx = createReconcileContext({
       client: recordingClient(c, { dryRun, onWrite: (w) => writes.push(w) }),
       primary: crd.gvr,
