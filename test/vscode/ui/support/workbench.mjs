@@ -65,8 +65,14 @@ export async function contextMenu(target, label) {
   await menu.waitFor({ state: 'visible' });
   const entry = menu.getByRole('menuitem', { name: label }).first();
   await entry.waitFor({ state: 'visible' });
+  await entry.hover(); // focuses the entry
   await entry.click();
-  await menu.waitFor({ state: 'hidden' });
+  // A click that lands while the tree under the menu re-renders (live cluster data) can be swallowed; the hovered
+  // entry keeps the focus, so Enter runs it then.
+  if (!(await menu.waitFor({ state: 'hidden', timeout: 2_000 }).then(() => true, () => false))) {
+    await page.keyboard.press('Enter');
+    await menu.waitFor({ state: 'hidden' });
+  }
 }
 
 /** The labels of the context menu `target` offers (the menu is closed again with Escape). */

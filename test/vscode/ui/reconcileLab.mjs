@@ -1,0 +1,142 @@
+// UI test: Reconcile Lab as a person uses it in VS Code (code-server in Chromium), against the real test cluster.
+//
+// Setup: the lab's Widget CRD (samples/crd.yaml) and two Widgets in a namespace of this test's own; the workspace's
+// settings point the extension at that namespace and resource. The extension connects on start-up because the
+// server's environment carries RECONCILE_LAB_KUBECONFIG.
+// Checks: activity-bar tab → Resources view → the Widgets appear in the tree → an object's context menu → "Open as
+// YAML" shows the live object → "Step Reconcile" reconciles it (its child ConfigMap appears in the cluster) → the
+// Event Log webview shows journal entries for it, including that reconcile, and its key filter works.
+// Screenshots: test-output/screenshots/resources.png and event-log.png.
+import * as assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { parseAllDocuments } from 'yaml';
+import {
+  activeEditorText, activityTab, contextMenu, contextMenuLabels, editorTab, eventually, openViewContainer,
+  openViewPane, openWorkbench, treeLabels, viewTree, webviewContent,
+} from './support/workbench.mjs';
+
+const GROUP = 'lab.reconcile.dev';
+const VERSION = 'v1alpha1';
+
+/** Expands collapsed tree items (breadth first, bounded) until every label in `wanted` is rendered. */
+async function expandUntilVisible(tree, wanted) {
+  const tried = new Set();
+  for (let round = 0; round < 40; round++) {
+    const labels = await treeLabels(tree);
+    if (wanted.every((w) => labels.includes(w))) return labels;
+    const collapsed = tree.locator('[role="treeitem"][aria-expanded="false"]');
+    let expanded = false;
+    for (const item of await collapsed.all()) {
+      const label = ((await item.locator('.label-name').first().textContent()) ?? '').trim();
+      const id = `${await item.getAttribute('aria-level')}:${label}`;
+      if (tried.has(id) || wanted.includes(label)) continue;
+      tried.add(id);
+      await item.locator('.monaco-tl-twistie').click();
+      expanded = true;
+      break;
+    }
+    if (!expanded) await new Promise((r) => setTimeout(r, 500)); // nothing to open yet: cluster data still arriving
+  }
+  throw new Error(`tree items ${JSON.stringify(wanted)} did not appear; visible: ${JSON.stringify(await treeLabels(tree))}`);
+}
+
+export default async function reconcileLabUi(t) {
+  const { page, root } = t;
+  const ns = `ui-${randomBytes(3).toString('hex')}`;
+  const names = ['ui-widget-a', 'ui-widget-b'];
+
+  const { loadKubeConfig } = await import(pathToFileURL(join(root, 'src/core/k8s/kubeconfig.ts')).href);
+  const { KubeTransport } = await import(pathToFileURL(join(root, 'src/core/k8s/transport.ts')).href);
+  const kube = new KubeTransport(loadKubeConfig({ path: t.kubeconfig }));
+
+  await t.step('setup: Widget CRD and two Widgets in a namespace of its own', async () => {
+    const crd = parseAllDocuments(readFileSync(join(root, 'samples/crd.yaml'), 'utf8')).map((d) => d.toJSON()).find((o) => o?.kind === 'CustomResourceDefinition');
+    try {
+      await kube.json({ method: 'POST', path: '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', body: crd });
+    } catch (e) {
+      if (e.code !== 409) throw e;
+    }
+    await eventually('the Widget CRD to be established', () => kube.json({ method: 'GET', path: `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${crd.metadata.name}` }),
+      (c) => (c.status?.conditions ?? []).some((x) => x.type === 'Established' && x.status === 'True'));
+    await kube.json({ method: 'POST', path: '/api/v1/namespaces', body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } } });
+    for (const name of names) {
+      await kube.json({
+        method: 'POST', path: `/apis/${GROUP}/${VERSION}/namespaces/${ns}/widgets`,
+        body: { apiVersion: `${GROUP}/${VERSION}`, kind: 'Widget', metadata: { name, namespace: ns }, spec: { data: { color: 'blue' } } },
+      });
+    }
+    mkdirSync(join(t.workspace, '.vscode'), { recursive: true });
+    writeFileSync(join(t.workspace, '.vscode/settings.json'), JSON.stringify({
+      'reconcileLab.namespaces': [ns],
+      'reconcileLab.resources': [`widgets.${GROUP}`],
+    }, null, 2));
+  });
+
+  try {
+    await t.step('the workbench loads with Reconcile Lab in the activity bar', async () => {
+      await openWorkbench(page, t.url);
+      await activityTab(page, 'Reconcile Lab').waitFor({ state: 'visible' });
+    });
+
+    let container;
+    let tree;
+    await t.step('the activity-bar tab opens the Resources and Work Queue views', async () => {
+      container = await openViewContainer(page, 'reconcileLab', 'Reconcile Lab');
+      await openViewPane(container, 'Work Queue');
+      tree = viewTree(await openViewPane(container, 'Resources'), 'Resources');
+    });
+
+    await t.step('the Resources tree shows the Widgets from the cluster', async () => {
+      await tree.waitFor({ state: 'visible', timeout: 60_000 }); // connected: the welcome content gives way to the tree
+      const labels = await expandUntilVisible(tree, names);
+      for (const name of names) assert.ok(labels.includes(name), `${name} in ${JSON.stringify(labels)}`);
+      await t.screenshot('resources');
+    });
+
+    await t.step('an object\'s context menu offers its actions and "Open as YAML" shows the live object', async () => {
+      const item = tree.getByRole('treeitem').filter({ has: page.locator('.label-name', { hasText: names[0] }) }).first();
+      const labels = await contextMenuLabels(item);
+      for (const action of ['Open as YAML', 'Dry-Run Reconcile', 'Reconcile Now', 'Inspect Cache vs Server']) {
+        assert.ok(labels.includes(action), `context menu ${JSON.stringify(labels)} lacks ${action}`);
+      }
+      await contextMenu(item, 'Open as YAML');
+      const text = await eventually('the YAML editor to show the object', () => activeEditorText(page),
+        (s) => s.includes(`name: ${names[0]}`) && s.includes(`namespace: ${ns}`));
+      assert.match(text, /kind: Widget/);
+    });
+
+    await t.step('"Step Reconcile" from the context menu reconciles the object: its child ConfigMap appears in the cluster', async () => {
+      const item = tree.getByRole('treeitem').filter({ has: page.locator('.label-name', { hasText: names[0] }) }).first();
+      await contextMenu(item, 'Step Reconcile');
+      const child = `${names[0]}-config`;
+      const cm = await eventually(`ConfigMap ${ns}/${child}`, () => kube.json({ method: 'GET', path: `/api/v1/namespaces/${ns}/configmaps/${child}` }).catch(() => undefined),
+        (c) => c !== undefined);
+      assert.equal(cm.metadata.ownerReferences?.[0]?.name, names[0]);
+      // Only the stepped key ran: the loop is paused, so the other Widget has no child.
+      await assert.rejects(kube.json({ method: 'GET', path: `/api/v1/namespaces/${ns}/configmaps/${names[1]}-config` }), (e) => e.code === 404);
+    });
+
+    await t.step('the Event Log webview shows journal entries for the object and filters by key', async () => {
+      const header = container.locator('.pane-header[aria-label="Resources Section"]');
+      await header.hover();
+      await header.getByRole('button', { name: 'Show Event Log' }).click();
+      await editorTab(page, 'Event Log').waitFor({ state: 'visible' });
+      const log = webviewContent(page);
+      const rows = log.locator('#list [role="row"]:not([hidden])'); // pooled rows beyond the visible ones are hidden
+      const keys = () => rows.locator('.key').allTextContents();
+      await eventually('event log rows', keys, (k) => k.length > 0, { timeoutMs: 30_000 });
+      await log.locator('#filter-key').fill(`${ns}/${names[0]}`);
+      await eventually(`rows for ${ns}/${names[0]} only`, keys, (k) => k.length > 0 && k.every((key) => key === `${ns}/${names[0]}`));
+      const kinds = await rows.locator('.kind').allTextContents();
+      assert.ok(kinds.some((k) => /reconcile/i.test(k)), `the stepped reconcile is in the log: ${JSON.stringify(kinds)}`);
+      await log.locator('#filter-key').fill('');
+      await eventually('rows for both widgets', keys, (k) => names.every((n) => k.includes(`${ns}/${n}`)));
+      await t.screenshot('event-log');
+    });
+  } finally {
+    await kube.json({ method: 'DELETE', path: `/api/v1/namespaces/${ns}` }).catch(() => {});
+  }
+}
