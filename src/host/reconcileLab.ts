@@ -226,7 +226,6 @@ export class ReconcileLab implements vscode.Disposable {
     this.contextKeys.set(ContextKeys.localControlPlane, Boolean(session.owned));
     this.renderStatus();
     this.resourcesView.message = this.resourcesMessage(session);
-    this.queueView.message = session.loopProblem ? session.loopProblem.message : undefined;
     this.log.info('connected', {
       context: session.contextName,
       server: session.server,
@@ -305,11 +304,21 @@ export class ReconcileLab implements vscode.Disposable {
       counts: this.queueTree.counts(),
       resources: s.resources.length,
     });
-    const counts = this.queueTree.counts();
-    if (!s.loopProblem) {
-      this.queueView.message =
-        loop === 'stopped' ? 'The loop is stopped.' : `${loop === 'paused' ? 'Paused' : 'Running'} · ${counts.queued} queued · ${counts.processing} processing · ${counts.backoff} backoff · ${counts.requeueAfter} requeue-after`;
-    }
+    const c = this.queueTree.counts();
+    const parts = [
+      c.queued ? `${c.queued} queued` : '',
+      c.processing ? `${c.processing} processing` : '',
+      c.backoff ? `${c.backoff} in backoff` : '',
+      c.requeueAfter ? `${c.requeueAfter} waiting to requeue` : '',
+    ].filter(Boolean);
+    const counts = parts.length ? parts.join(', ') : 'nothing queued';
+    this.queueView.message = s.loopProblem
+      ? s.loopProblem.message
+      : loop === 'stopped'
+        ? 'The loop is stopped: start it, or step one reconcile.'
+        : loop === 'paused'
+          ? `Paused: step one reconcile (F10) or resume. ${counts}.`
+          : `Running: ${counts}.`;
   }
 
   private onSettingsChanged(keys: readonly string[]): void {

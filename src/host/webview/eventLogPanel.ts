@@ -136,6 +136,17 @@ export class EventLogPanel implements vscode.Disposable {
         this.cancelFlush();
       }),
     );
+    // A hidden webview is discarded (no retainContextWhenHidden): it says `ready` again when shown and gets a
+    // fresh snapshot, so nothing is posted meanwhile.
+    this.panelStore.add(
+      panel.onDidChangeViewState(() => {
+        if (!panel.visible) {
+          this.ready = false;
+          this.pending = [];
+          this.cancelFlush();
+        }
+      }),
+    );
     webview.html = renderEventLogHtml(webview, nonce, script, style);
   }
 
