@@ -19,6 +19,7 @@ import { inspectKey } from '../core/actions/inspect.ts';
 import { buildReconcileReport, renderReportJson, renderReportMarkdown } from '../core/actions/report.ts';
 import { describeOutcome } from '../core/actions/runOnce.ts';
 import { journalingContextFactory } from '../core/actions/controllerContext.ts';
+import { createKubeEventRecorder } from '../core/k8s/eventRecorder.ts';
 import { CONFIGMAP_GVR, createLabReconciler, LAB_FINALIZER } from '../core/reconcilers/labReconciler.ts';
 import { createExecReconciler } from '../core/reconcilers/execReconciler.ts';
 import { createModuleReconciler } from '../core/reconcilers/moduleReconciler.ts';
@@ -77,9 +78,19 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     io.stderr(`reconcile-lab: ${message}\n`);
     return code;
   } finally {
+    // Let queued Kubernetes Events reach the server (bounded) before everything is torn down.
+    const flushes = (pendingFlushes.get(store) ?? []).map((f) => f());
+    if (flushes.length) {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      await Promise.race([Promise.allSettled(flushes), new Promise((r) => (timer = setTimeout(r, 2000)))]);
+      clearTimeout(timer);
+    }
     store.dispose();
   }
 }
+
+/** Work to finish before a command's store is disposed (event recorders' queues). */
+const pendingFlushes = new WeakMap<DisposableStore, Array<() => Promise<void>>>();
 
 interface Session {
   transport: KubeTransport;
@@ -304,7 +315,10 @@ async function startController(args: CliArgs, io: CliIo, log: Logger, s: Session
   const factory = store.add(new InformerFactory({ transport: s.transport, logger: log }));
   const namespace = s.resource.namespaced ? args.namespace : undefined;
   const primary = factory.informerFor(s.resource, namespace ? { namespace } : {});
-  const builder = controllerBuilder({ name: reconciler.name, contextFactory: journalingContextFactory({ client: s.client }), log, startPaused }).for(primary);
+  // Kubernetes Events go through the plain client (not journaled as reconciler writes).
+  const recorder = store.add(createKubeEventRecorder({ client: s.client, component: 'reconcile-lab', clock: realClock, log }));
+  pendingFlushes.set(store, [...(pendingFlushes.get(store) ?? []), () => recorder.flush()]);
+  const builder = controllerBuilder({ name: reconciler.name, contextFactory: journalingContextFactory({ client: s.client, recorder }), log, startPaused }).for(primary);
   if (args.reconciler.kind === 'lab') {
     const cms = factory.informerFor({ ...CONFIGMAP_GVR, kind: 'ConfigMap', namespaced: true }, namespace ? { namespace } : {});
     builder.owns(cms);

@@ -104,6 +104,11 @@ describe('reconcile-lab CLI against a real kube-apiserver', () => {
     assert.match(step.stdout, /✎ create configmaps\.v1 .*widget-ready-config/);
     assert.match(step.stdout, /■ .*widget-ready done/);
     assert.ok((await c.get(CONFIGMAPS, ns, 'widget-ready-config')).metadata.uid);
+    // The reconciler's Kubernetes Event reached the server before the CLI exited (kubectl describe shows it).
+    const events = await c.list({ group: '', version: 'v1', resource: 'events' }, ns);
+    const childCreated = events.items.find((e) => (e as { reason?: string }).reason === 'ChildCreated');
+    assert.ok(childCreated, 'a ChildCreated Event was recorded');
+    assert.equal((childCreated as { involvedObject?: { name?: string } }).involvedObject?.name, 'widget-ready');
 
     const rep = await cli(['report', ...common, '--json']);
     assert.equal(rep.code, 0, rep.stderr);
