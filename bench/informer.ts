@@ -8,7 +8,10 @@
 //     consumer watches from the same RV taken before the updates, so each is limited by its own speed,
 //     not by how fast the server accepts writes), through informer + indexers vs the same baselines;
 //   - heap bytes per cached object, with and without the managedFields transform.
-// Each timing is the median of BENCH_ROUNDS rounds (default 3), consumers interleaved within a round.
+// Each timing is the median of BENCH_ROUNDS rounds (default 5); consumers take turns going first, and
+// each measurement starts after BENCH_PAUSE_MS (default 1500) of quiet and a full GC.
+// BENCH_OBJECTS (default 10000) and BENCH_UPDATES (default min(5000, objects/2)) shrink the run;
+// BENCH_PROFILE=1 logs per-request timings.
 import { performance } from 'node:perf_hooks';
 import { makeInformer, CustomObjectsApi, type KubernetesObject, type KubernetesListObject } from '@kubernetes/client-node';
 import { startLocalControlPlane, type LocalControlPlane } from '../src/core/controlplane/localControlPlane.ts';
@@ -25,7 +28,9 @@ import { installCrd, testCrd, createNamespace } from '../test/integration/suppor
 
 const N = Number(process.env.BENCH_OBJECTS ?? 10_000);
 const U = Number(process.env.BENCH_UPDATES ?? Math.min(5_000, Math.max(100, Math.floor(N / 2))));
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
+/** Quiet time before each measurement, so the apiserver (same 2 cores) has finished with the previous consumer. */
+const PAUSE_MS = Number(process.env.BENCH_PAUSE_MS ?? 1500);
 const IN_FLIGHT = 16;
 const group = 'informer-bench.reconcile.dev';
 const plural = 'benchwidgets';
@@ -43,6 +48,7 @@ const logClientNodeError = (err: unknown) => {
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 async function fullGc(): Promise<number> {
+  await new Promise((r) => setTimeout(r, PAUSE_MS));
   for (let i = 0; i < 4; i++) {
     gc!();
     await new Promise((r) => setImmediate(r));
@@ -97,8 +103,10 @@ async function floorSync(e: Env): Promise<{ ms: number; items: KubeObject[] }> {
   let cont: string | undefined;
   let rv: string | undefined = '0';
   do {
+    const a = performance.now();
     const res = await e.transport.send({ method: 'GET', path: e.path, query: { resourceVersion: rv, limit: 500, continue: cont } });
     const page = JSON.parse(await res.text()) as KubeList;
+    if (process.env.BENCH_PROFILE) log(`  floor page → ${page.items.length} items in ${(performance.now() - a).toFixed(0)} ms`);
     for (const it of page.items) items.push(it);
     cont = page.metadata.continue || undefined;
     rv = undefined;
@@ -118,7 +126,19 @@ function ourInformer(e: Env, lw: ListerWatcher<KubeObject>, transform?: null): S
 
 async function oursSync(e: Env, transform?: null): Promise<{ ms: number; informer: SharedIndexInformer }> {
   const t0 = performance.now();
-  const inf = ourInformer(e, new KubeListerWatcher({ transport: e.transport, resource: e.res, namespace: e.ns }), transform);
+  const real = new KubeListerWatcher({ transport: e.transport, resource: e.res, namespace: e.ns });
+  const lw: ListerWatcher<KubeObject> = process.env.BENCH_PROFILE
+    ? {
+        list: async (o, s) => {
+          const a = performance.now();
+          const r = await real.list(o, s);
+          log(`  list ${JSON.stringify(o)} → ${r.items.length} items in ${(performance.now() - a).toFixed(0)} ms (at +${(performance.now() - t0).toFixed(0)} ms)`);
+          return r;
+        },
+        watch: (o, s) => real.watch(o, s),
+      }
+    : real;
+  const inf = ourInformer(e, lw, transform);
   let adds = 0;
   inf.addEventHandler({ onAdd: () => void adds++ });
   const synced = new Promise<void>((resolve) => {
@@ -131,6 +151,7 @@ async function oursSync(e: Env, transform?: null): Promise<{ ms: number; informe
   });
   inf.run();
   await synced;
+  if (process.env.BENCH_PROFILE) log(`  synced at +${(performance.now() - t0).toFixed(0)} ms`);
   // Wait for the handler to have received every initial add too (what a consumer needs).
   while (adds < N) await new Promise((r) => setImmediate(r));
   return { ms: performance.now() - t0, informer: inf };
@@ -264,26 +285,35 @@ async function main(): Promise<void> {
     // ---- initial sync + memory ----
     const sync = { floor: [] as number[], ours: [] as number[], cn: [] as number[] };
     const mem = { floor: 0, ours: 0, oursNoTransform: 0, cn: 0 };
+    // The three consumers take turns going first (round r starts with consumer r mod 3), so that
+    // warm-up and the garbage of the previous consumer do not favour one of them.
+    const syncSteps: Array<(r: number) => Promise<void>> = [
+      async (r) => {
+        const base = await fullGc();
+        const f = await floorSync(e);
+        sync.floor.push(f.ms);
+        if (r === 0) mem.floor = ((await fullGc()) - base) / f.items.length;
+        f.items.length = 0;
+      },
+      async (r) => {
+        const base = await fullGc();
+        const o = await oursSync(e);
+        sync.ours.push(o.ms);
+        if (r === 0) mem.ours = ((await fullGc()) - base) / o.informer.getIndexer().listKeys().length;
+        o.informer.dispose();
+        await o.informer.whenStopped();
+      },
+      async (r) => {
+        const base = await fullGc();
+        const c = await clientNodeSync(e);
+        sync.cn.push(c.ms);
+        if (r === 0) mem.cn = ((await fullGc()) - base) / c.informer.list().length;
+        await c.informer.stop();
+      },
+    ];
     for (let r = 0; r < ROUNDS; r++) {
       log(`initial sync round ${r + 1}/${ROUNDS}`);
-      let base = await fullGc();
-      const f = await floorSync(e);
-      sync.floor.push(f.ms);
-      if (r === 0) mem.floor = ((await fullGc()) - base) / f.items.length;
-      f.items.length = 0;
-
-      base = await fullGc();
-      const o = await oursSync(e);
-      sync.ours.push(o.ms);
-      if (r === 0) mem.ours = ((await fullGc()) - base) / o.informer.getIndexer().listKeys().length;
-      o.informer.dispose();
-      await o.informer.whenStopped();
-
-      base = await fullGc();
-      const c = await clientNodeSync(e);
-      sync.cn.push(c.ms);
-      if (r === 0) mem.cn = ((await fullGc()) - base) / c.informer.list().length;
-      await c.informer.stop();
+      for (let k = 0; k < 3; k++) await syncSteps[(r + k) % 3]!(r);
     }
     {
       const base = await fullGc();
@@ -312,16 +342,17 @@ async function main(): Promise<void> {
     const writeMs = performance.now() - tu;
     log(`updates written in ${(writeMs / 1000).toFixed(1)} s (${Math.round((U / writeMs) * 1000)}/s: the server's write rate, not measured below)`);
     const watch = { floor: [] as number[], ours: [] as number[], cn: [] as number[] };
+    const watchSteps: Array<() => Promise<void>> = [
+      async () => void watch.floor.push(await floorWatch(e, rv0)),
+      async () => void watch.ours.push(await oursWatch(e, JSON.parse(snapshotText) as KubeList)),
+      async () => void watch.cn.push(await clientNodeWatch(e, JSON.parse(snapshotText) as KubeList)),
+    ];
     for (let r = 0; r < ROUNDS; r++) {
       log(`watch replay round ${r + 1}/${ROUNDS}`);
-      watch.floor.push(await floorWatch(e, rv0));
-      await fullGc();
-      const snapOurs = JSON.parse(snapshotText) as KubeList;
-      watch.ours.push(await oursWatch(e, snapOurs));
-      await fullGc();
-      const snapCn = JSON.parse(snapshotText) as KubeList;
-      watch.cn.push(await clientNodeWatch(e, snapCn));
-      await fullGc();
+      for (let k = 0; k < 3; k++) {
+        await fullGc();
+        await watchSteps[(r + k) % 3]!();
+      }
     }
 
     // ---- report ----

@@ -44,24 +44,44 @@ export function watchQuery(options: WatchOptions, bound: { labelSelector?: strin
 }
 
 /**
- * Splits a byte stream of newline-delimited JSON watch events into events.
- * Lines may be cut anywhere across chunks, including inside a UTF-8
- * sequence. A line that is not JSON throws (the stream is unusable).
+ * Splits newline-delimited JSON watch events out of byte chunks. Lines may be
+ * cut anywhere across chunks, including inside a UTF-8 sequence; blank lines
+ * are skipped; a line that is not a watch event throws (the stream is unusable).
  */
-export async function* parseWatchStream<T extends KubeObject = KubeObject>(chunks: AsyncIterable<Uint8Array>): AsyncGenerator<WatchEvent<T>> {
-  const decoder = new TextDecoder();
-  let pending = '';
-  for await (const chunk of chunks) {
-    pending += decoder.decode(chunk, { stream: true });
+export class WatchEventSplitter<T extends KubeObject = KubeObject> {
+  private readonly decoder = new TextDecoder();
+  private pending = '';
+
+  /** The complete events in `chunk` (and what was pending before it). */
+  push(chunk: Uint8Array): WatchEvent<T>[] {
+    const text = this.pending + this.decoder.decode(chunk, { stream: true });
+    const out: WatchEvent<T>[] = [];
+    let start = 0;
     let nl: number;
-    while ((nl = pending.indexOf('\n')) >= 0) {
-      const line = pending.slice(0, nl);
-      pending = pending.slice(nl + 1);
-      if (line.trim() !== '') yield parseLine<T>(line);
+    while ((nl = text.indexOf('\n', start)) >= 0) {
+      if (nl > start) {
+        const line = text.slice(start, nl);
+        if (line.trim() !== '') out.push(parseLine<T>(line));
+      }
+      start = nl + 1;
     }
+    this.pending = start === 0 ? text : text.slice(start);
+    return out;
   }
-  pending += decoder.decode();
-  if (pending.trim() !== '') yield parseLine<T>(pending);
+
+  /** The last event when the stream ended without a final newline. */
+  end(): WatchEvent<T>[] {
+    const rest = this.pending + this.decoder.decode();
+    this.pending = '';
+    return rest.trim() === '' ? [] : [parseLine<T>(rest)];
+  }
+}
+
+/** {@link WatchEventSplitter} over an async byte stream. */
+export async function* parseWatchStream<T extends KubeObject = KubeObject>(chunks: AsyncIterable<Uint8Array>): AsyncGenerator<WatchEvent<T>> {
+  const splitter = new WatchEventSplitter<T>();
+  for await (const chunk of chunks) yield* splitter.push(chunk);
+  yield* splitter.end();
 }
 
 function parseLine<T extends KubeObject>(line: string): WatchEvent<T> {
@@ -123,27 +143,30 @@ export class KubeListerWatcher implements ListerWatcher<KubeObject> {
     const body = res.body;
     if (!body) return;
     const reader = body.getReader();
+    const splitter = new WatchEventSplitter<KubeObject>();
     let done = false;
-    const chunks: AsyncIterable<Uint8Array> = {
-      [Symbol.asyncIterator]: () => ({
-        next: async () => {
-          try {
-            const r = await reader.read();
-            if (r.done) done = true;
-            return r.done ? { done: true, value: undefined } : { done: false, value: r.value };
-          } catch (e) {
-            done = true;
-            if (signal.aborted) throw signal.reason;
-            const cause = (e as { cause?: { code?: string; message?: string } }).cause;
-            throw new ApiError(0, 'StreamBroken', `watch stream of ${this.path} broke: ${cause?.code ?? cause?.message ?? (e as Error).message}`, {
-              cause: cause?.code ?? (e as Error).message,
-            });
-          }
-        },
-      }),
-    };
     try {
-      yield* parseWatchStream<KubeObject>(chunks);
+      // One generator level and one await per chunk: a chunk often carries several events.
+      for (;;) {
+        let r: ReadableStreamReadResult<Uint8Array>;
+        try {
+          r = await reader.read();
+        } catch (e) {
+          done = true;
+          if (signal.aborted) throw signal.reason;
+          const cause = (e as { cause?: { code?: string; message?: string } }).cause;
+          throw new ApiError(0, 'StreamBroken', `watch stream of ${this.path} broke: ${cause?.code ?? cause?.message ?? (e as Error).message}`, {
+            cause: cause?.code ?? (e as Error).message,
+          });
+        }
+        if (r.done) {
+          done = true;
+          break;
+        }
+        const events = splitter.push(r.value);
+        for (let i = 0; i < events.length; i++) yield events[i]!;
+      }
+      for (const ev of splitter.end()) yield ev;
     } finally {
       if (!done) await reader.cancel().catch(() => {});
     }
