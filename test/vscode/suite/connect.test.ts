@@ -1,7 +1,7 @@
 // Connecting and disconnecting through the commands, with the kubeconfig the run provides (RECONCILE_LAB_KUBECONFIG).
 import * as assert from 'node:assert/strict';
 import type { ReconcileLab } from '../../../src/host/reconcileLab.ts';
-import { connectTo, lab, labCluster, ok, run, testNamespace, widgetCrd } from './support/lab.ts';
+import { connectTo, lab, labCluster, ok, run, testNamespace, waitUntil, widget, widgetCrd } from './support/lab.ts';
 
 describe('connect', function () {
   this.timeout(90_000);
@@ -31,6 +31,19 @@ describe('connect', function () {
     const r = await connectTo(ns, { resources: [] });
     assert.ok(r.resources.includes(c.resourceId), r.resources.join(', '));
     assert.ok(!r.resources.includes('pods'), 'built-in kinds are not watched by default');
+  });
+
+  it('with several namespaces, shows and reconciles only objects in them', async () => {
+    const c = await widgetCrd();
+    const [a, b, other] = [await testNamespace('ext-ns'), await testNamespace('ext-ns'), await testNamespace('ext-ns')];
+    const { client } = labCluster();
+    for (const ns of [a, b, other]) await client.create(c.gvr, widget(c, ns, 'w'));
+    await connectTo(a, { namespaces: [a, b] });
+    await waitUntil(() => l.session?.list(c.resourceId).length === 2, 'two widgets in view');
+    assert.deepEqual(l.session!.list(c.resourceId).map((o) => o.metadata.namespace).sort(), [a, b].sort());
+    assert.equal(l.session!.get(c.resourceId, `${other}/w`), undefined);
+    await waitUntil(() => l.session!.queuedKeys().length === 2, 'both in-scope keys queued');
+    assert.deepEqual(l.session!.queuedKeys().sort(), [`${a}/w`, `${b}/w`].sort());
   });
 
   it('reports resources the server does not serve instead of failing', async () => {

@@ -50,6 +50,16 @@ describe('Event Log', function () {
     assert.ok(newBatches <= newEntries, `${newEntries} entries in ${newBatches} posts`);
   });
 
+  it('delivers a burst of 5,000 journal entries in a couple of batched posts', async () => {
+    const s = l.session!;
+    await waitUntil(() => l.eventLog.isReady, 'the webview is ready');
+    const entries = l.eventLog.posted.entries;
+    const batches = l.eventLog.posted.batches;
+    for (let i = 0; i < 5000; i++) s.journal.append({ kind: 'control', action: 'enqueue', detail: `burst ${i}`, key: `${ns}/burst-${i % 50}` });
+    await waitUntil(() => l.eventLog.posted.entries >= entries + 5000, 'the burst reached the webview');
+    assert.ok(l.eventLog.posted.batches - batches <= 3, `${l.eventLog.posted.batches - batches} posts for 5,000 entries`);
+  });
+
   it('exports the journal as JSON lines, filtered like the view', async () => {
     const path = join(tmp, 'journal.jsonl');
     const r = ok(await run<{ exported: string }>('reconcileLab.showEventLog', { exportTo: path, filter: { kinds: ['reconcileStart', 'reconcileEnd'] } }));
