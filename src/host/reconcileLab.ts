@@ -190,10 +190,9 @@ export class ReconcileLab implements vscode.Disposable {
     if (!s) return undefined;
     // A control plane we own must survive the reconnect: hand it to the new session.
     const owned = s.owned;
-    const path = s.kubeconfigDescription === 'kubectl default' ? undefined : s.kubeconfigDescription;
     this.detach();
     await s.close({ keepOwned: true });
-    return this.connect({ ...(path ? { kubeconfig: path } : {}), context: s.contextName, ...(owned ? { owned } : {}) });
+    return this.connect({ ...(s.kubeconfigPath ? { kubeconfig: s.kubeconfigPath } : {}), context: s.contextName, ...(owned ? { owned } : {}) });
   }
 
   /** Closes the current connection (and stops a control plane it owns). */
@@ -323,7 +322,10 @@ export class ReconcileLab implements vscode.Disposable {
 
   private onSettingsChanged(keys: readonly string[]): void {
     const s = this.current;
-    if (keys.includes('eventLog.size') && s) s.journal.resize(Math.max(100, readSettings()['eventLog.size']));
+    if (keys.includes('eventLog.size') && s) {
+      s.journal.resize(Math.max(100, readSettings()['eventLog.size']));
+      this.eventLog.resend();
+    }
     if (!s || !keys.some((k) => (ConnectionScopedSettings as readonly string[]).includes(k))) return;
     void vscode.window.showInformationMessage('Reconcile Lab settings changed. Reconnect to apply them?', 'Reconnect').then((c) => {
       if (c) this.reconnect().catch((e: unknown) => this.log.error('reconnect failed', { error: errorMessage(e) }));

@@ -88,7 +88,8 @@ export function parseResourceId(id: string): { resource: string; group: string }
 export class Session implements ViewModel, Disposable {
   readonly contextName: string;
   readonly server: string;
-  readonly kubeconfigDescription: string;
+  /** The kubeconfig file connected with; undefined: the kubectl default. */
+  readonly kubeconfigPath: string | undefined;
   readonly transport: KubeTransport;
   readonly client: DynamicKubeClient;
   readonly journal: Journal;
@@ -140,7 +141,7 @@ export class Session implements ViewModel, Disposable {
     this.contextName = parts.contextName;
     this.transport = parts.transport;
     this.server = parts.transport.server;
-    this.kubeconfigDescription = o.kubeconfigPath ?? 'kubectl default';
+    this.kubeconfigPath = o.kubeconfigPath;
     this.client = parts.client;
     this.journal = parts.journal;
     this.discovered = parts.discovered;

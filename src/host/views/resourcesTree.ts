@@ -255,9 +255,9 @@ export class ResourcesTreeProvider implements vscode.TreeDataProvider<ResourceNo
     switch (node.type) {
       case 'kind': {
         const r = m?.resources.find((x) => x.id === node.resource);
-        const item = new vscode.TreeItem(r?.info.kind ?? node.resource, Collapsed);
-        item.id = node.id;
         const objects = m?.list(node.resource) ?? [];
+        const item = new vscode.TreeItem(r?.info.kind ?? node.resource, objects.length ? Collapsed : None);
+        item.id = node.id;
         const terminating = objects.filter((o) => o.metadata.deletionTimestamp).length;
         const state = r ? stateText(r) : 'not watched';
         item.description = [

@@ -177,6 +177,11 @@ export class EventLogPanel implements vscode.Disposable {
     }
   }
 
+  /** Sends a fresh snapshot (e.g. after the capacity setting changed). */
+  resend(): void {
+    if (this.ready) this.postInit();
+  }
+
   /** Posts the connection line change without resending entries. */
   setConnectionText(text: string): void {
     this.connection = text;
