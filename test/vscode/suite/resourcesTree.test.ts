@@ -113,3 +113,40 @@ describe('Resources view', function () {
     assert.match(l.statusBar.text, /queued/);
   });
 });
+
+describe('Resources view under a burst of events', function () {
+  this.timeout(120_000);
+
+  it('coalesces 2,000 object events into at most one refresh per 100 ms', async () => {
+    const l = await lab();
+    const ns = await testNamespace('ext-burst');
+    await connectTo(ns, { resources: ['configmaps'] });
+    const { client } = labCluster();
+    const N = 2000;
+    const refreshesBefore = l.resourcesTree.refreshCount;
+    const t0 = Date.now();
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: 20 }, async () => {
+        while (next < N) {
+          const i = next++;
+          await client.create({ group: '', version: 'v1', resource: 'configmaps' }, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `cm-${i}`, namespace: ns }, data: { i: String(i) } });
+        }
+      }),
+    );
+    await waitUntil(() => l.session!.list('configmaps').filter((o) => o.metadata.namespace === ns).length >= N, 'every ConfigMap cached', 60_000);
+    l.resourcesTree.flush();
+    const elapsed = Date.now() - t0;
+    const refreshes = l.resourcesTree.refreshCount - refreshesBefore;
+    // The coalescer's guarantee, measured against the real elapsed time: never more than one refresh per 100 ms.
+    assert.ok(refreshes <= Math.ceil(elapsed / 100) + 2, `${refreshes} refreshes in ${elapsed} ms for ${N} events`);
+    assert.ok(refreshes < N / 10, `${refreshes} refreshes for ${N} events`);
+    const kind = l.resourcesTree.getChildren().find((n) => n.type === 'kind' && n.resource === 'configmaps')!;
+    const nsNode = l.resourcesTree.getChildren(kind).find((n) => n.type === 'namespace' && n.namespace === ns)!;
+    const t1 = Date.now();
+    const children = l.resourcesTree.getChildren(nsNode);
+    for (const c of children) l.resourcesTree.getTreeItem(c);
+    console.log(`      [measure] ${N} events → ${refreshes} refreshes in ${elapsed} ms; children + tree items of ${children.length} objects in ${Date.now() - t1} ms`);
+    assert.ok(children.length >= N);
+  });
+});
