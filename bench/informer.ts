@@ -284,7 +284,7 @@ async function main(): Promise<void> {
 
     // ---- initial sync + memory ----
     const sync = { floor: [] as number[], ours: [] as number[], cn: [] as number[] };
-    const mem = { floor: 0, ours: 0, oursNoTransform: 0, cn: 0 };
+    const mem = { floor: [] as number[], ours: [] as number[], oursNoTransform: [] as number[], cn: [] as number[] };
     // The three consumers take turns going first (round r starts with consumer r mod 3), so that
     // warm-up and the garbage of the previous consumer do not favour one of them.
     const syncSteps: Array<(r: number) => Promise<void>> = [
@@ -292,14 +292,14 @@ async function main(): Promise<void> {
         const base = await fullGc();
         const f = await floorSync(e);
         sync.floor.push(f.ms);
-        if (r === 0) mem.floor = ((await fullGc()) - base) / f.items.length;
+        mem.floor.push(((await fullGc()) - base) / f.items.length);
         f.items.length = 0;
       },
       async (r) => {
         const base = await fullGc();
         const o = await oursSync(e);
         sync.ours.push(o.ms);
-        if (r === 0) mem.ours = ((await fullGc()) - base) / o.informer.getIndexer().listKeys().length;
+        mem.ours.push(((await fullGc()) - base) / o.informer.getIndexer().listKeys().length);
         o.informer.dispose();
         await o.informer.whenStopped();
       },
@@ -307,7 +307,7 @@ async function main(): Promise<void> {
         const base = await fullGc();
         const c = await clientNodeSync(e);
         sync.cn.push(c.ms);
-        if (r === 0) mem.cn = ((await fullGc()) - base) / c.informer.list().length;
+        mem.cn.push(((await fullGc()) - base) / c.informer.list().length);
         await c.informer.stop();
       },
     ];
@@ -315,10 +315,10 @@ async function main(): Promise<void> {
       log(`initial sync round ${r + 1}/${ROUNDS}`);
       for (let k = 0; k < 3; k++) await syncSteps[(r + k) % 3]!(r);
     }
-    {
+    for (let r = 0; r < Math.min(3, ROUNDS); r++) {
       const base = await fullGc();
       const o = await oursSync(e, null);
-      mem.oursNoTransform = ((await fullGc()) - base) / o.informer.getIndexer().listKeys().length;
+      mem.oursNoTransform.push(((await fullGc()) - base) / o.informer.getIndexer().listKeys().length);
       o.informer.dispose();
       await o.informer.whenStopped();
     }
@@ -365,8 +365,9 @@ async function main(): Promise<void> {
     const eps = (ms: number) => (U / ms) * 1000;
     rows.push([`watch, ${fmt(U)} updates replayed (events/s, higher is better)`, fmt(eps(wOurs)), fmt(eps(wCn)), fmt(eps(wFloor)), ratio(eps(wOurs), eps(wCn)), ratio(eps(wOurs), eps(wFloor))]);
     rows.push([`  same, time (ms, lower is better)`, fmt(wOurs), fmt(wCn), fmt(wFloor), ratio(wOurs, wCn), ratio(wOurs, wFloor)]);
-    rows.push([`heap bytes per cached object (transform on)`, fmt(mem.ours), fmt(mem.cn), fmt(mem.floor), ratio(mem.ours, mem.cn), ratio(mem.ours, mem.floor)]);
-    rows.push([`heap bytes per cached object (transform off)`, fmt(mem.oursNoTransform), fmt(mem.cn), fmt(mem.floor), ratio(mem.oursNoTransform, mem.cn), ratio(mem.oursNoTransform, mem.floor)]);
+    const mOurs = median(mem.ours), mOff = median(mem.oursNoTransform), mCn = median(mem.cn), mFloor = median(mem.floor);
+    rows.push([`heap bytes per cached object (transform on)`, fmt(mOurs), fmt(mCn), fmt(mFloor), ratio(mOurs, mCn), ratio(mOurs, mFloor)]);
+    rows.push([`heap bytes per cached object (transform off)`, fmt(mOff), fmt(mCn), fmt(mFloor), ratio(mOff, mCn), ratio(mOff, mFloor)]);
     const head = ['', 'ours (2 indexers)', 'client-node makeInformer', 'floor (LIST/WATCH + JSON.parse)', 'ours vs client-node', 'ours vs floor'];
     const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
     const line = (r: string[]) => r.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');

@@ -34,8 +34,9 @@ export type TransformFunc<T extends KubeObject = KubeObject> = (obj: KubeObject)
 export function stripManagedFields<T extends KubeObject = KubeObject>(obj: KubeObject): T {
   const md = obj.metadata;
   if (md && md.managedFields !== undefined) {
-    const { managedFields: _dropped, ...rest } = md;
-    obj.metadata = rest;
+    const copy: Record<string, unknown> = {};
+    for (const k in md) if (k !== 'managedFields') copy[k] = (md as Record<string, unknown>)[k];
+    obj.metadata = copy as KubeObject['metadata'];
   }
   return obj as T;
 }
@@ -316,8 +317,9 @@ export class SharedIndexInformer<T extends KubeObject = KubeObject> implements S
       }
     }
     const initial = !this.synced;
+    const hadItems = previous.size > 0;
     for (const obj of items) {
-      const old = previous.get(keyOf(obj));
+      const old = hadItems ? previous.get(keyOf(obj)) : undefined;
       if (old !== undefined) this.distribute({ kind: 'update', oldObj: old, obj });
       else this.distribute({ kind: 'add', obj, isInInitialList: initial });
     }
