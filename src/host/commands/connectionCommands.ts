@@ -163,10 +163,9 @@ export async function selectResources(lab: ReconcileLab, arg: unknown): Promise<
   let chosen = stringArrayArg(arg, 'resources');
   if (!chosen) {
     const current = new Set(s.resources.map((r) => r.id));
-    const builtinGroups = /(^|\.)k8s\.io$|^(apps|batch|policy|autoscaling|storage\.k8s\.io)$|^$/;
     const candidates = s.discovered
       .filter((r) => r.preferred && r.verbs.includes('list') && r.verbs.includes('watch'))
-      .map((r) => ({ id: resourceIdOf(r), r, custom: !builtinGroups.test(r.group) }))
+      .map((r) => ({ id: resourceIdOf(r), r, custom: s.customResources.has(resourceIdOf(r)) }))
       .sort((a, b) => Number(b.custom) - Number(a.custom) || a.id.localeCompare(b.id));
     const items = candidates.map((c) => ({
       label: c.r.kind,

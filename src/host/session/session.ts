@@ -94,6 +94,8 @@ export class Session implements ViewModel, Disposable {
   readonly client: DynamicKubeClient;
   readonly journal: Journal;
   readonly discovered: readonly DiscoveredResource[];
+  /** Resource ids defined by CustomResourceDefinitions. */
+  readonly customResources: ReadonlySet<string>;
   /** Resource ids the settings asked for that the server does not serve. */
   readonly unknownResources: readonly string[];
   readonly controller: Controller | undefined;
@@ -122,6 +124,7 @@ export class Session implements ViewModel, Disposable {
     client: DynamicKubeClient;
     journal: Journal;
     discovered: DiscoveredResource[];
+    customResources: ReadonlySet<string>;
     unknownResources: string[];
     watched: Watched[];
     namespaceFilter: ReadonlySet<string> | undefined;
@@ -145,6 +148,7 @@ export class Session implements ViewModel, Disposable {
     this.client = parts.client;
     this.journal = parts.journal;
     this.discovered = parts.discovered;
+    this.customResources = parts.customResources;
     this.unknownResources = parts.unknownResources;
     this.watched = parts.watched;
     this.namespaceFilter = parts.namespaceFilter;
@@ -184,15 +188,14 @@ export class Session implements ViewModel, Disposable {
       const want = (r: ResourceInfo | undefined) => {
         if (r && !wanted.some((w) => resourceIdOf(w) === resourceIdOf(r))) wanted.push(r);
       };
-      if (o.settings.resources.length) {
-        for (const id of o.settings.resources) {
-          const r = byId.get(id.trim());
-          if (r) want(r);
-          else unknownResources.push(id);
-        }
-      } else {
-        const crds = await client.list(CRD_GVR, undefined, { signal: o.signal });
-        const ids = crds.items
+      // Custom resources are the ones a CRD defines (listing CRDs may be forbidden: then only explicit lists work).
+      const crds = await client.list(CRD_GVR, undefined, { signal: o.signal }).catch((e: unknown) => {
+        if (o.signal?.aborted) throw e;
+        log.warn('cannot list CustomResourceDefinitions', { error: (e as Error).message });
+        return { items: [] as KubeObject[] };
+      });
+      const customResources = new Set(
+        crds.items
           .map((c) => {
             try {
               return resourceIdOf(resourceInfoFromCrd(c));
@@ -200,9 +203,16 @@ export class Session implements ViewModel, Disposable {
               return undefined;
             }
           })
-          .filter((x): x is string => x !== undefined)
-          .sort();
-        for (const id of ids) want(byId.get(id));
+          .filter((x): x is string => x !== undefined),
+      );
+      if (o.settings.resources.length) {
+        for (const id of o.settings.resources) {
+          const r = byId.get(id.trim());
+          if (r) want(r);
+          else unknownResources.push(id);
+        }
+      } else {
+        for (const id of [...customResources].sort()) want(byId.get(id));
       }
 
       // The reconciler and its resources.
@@ -325,6 +335,7 @@ export class Session implements ViewModel, Disposable {
         client,
         journal,
         discovered,
+        customResources,
         unknownResources,
         watched,
         namespaceFilter,

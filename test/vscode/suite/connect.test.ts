@@ -1,5 +1,6 @@
 // Connecting and disconnecting through the commands, with the kubeconfig the run provides (RECONCILE_LAB_KUBECONFIG).
 import * as assert from 'node:assert/strict';
+import * as vscode from 'vscode';
 import type { ReconcileLab } from '../../../src/host/reconcileLab.ts';
 import { connectTo, lab, labCluster, ok, run, testNamespace, waitUntil, widget, widgetCrd } from './support/lab.ts';
 
@@ -58,6 +59,23 @@ describe('connect', function () {
     assert.match(!r.ok ? r.message : '', /no-such-context/);
     assert.equal(l.session, undefined);
     assert.match(l.statusBar.text, /Reconcile Lab/);
+  });
+
+  it('Choose Watched Resources / Namespaces save the settings and reconnect with them', async () => {
+    const c = await widgetCrd();
+    const ns = await testNamespace('ext-conn');
+    await connectTo(ns);
+    const r = ok(await run<{ resources: string[] }>('reconcileLab.selectResources', { resources: [c.resourceId] }));
+    assert.deepEqual(r.resources, [c.resourceId]);
+    assert.deepEqual(vscode.workspace.getConfiguration('reconcileLab').get('resources'), [c.resourceId]);
+    assert.ok(l.session?.resources.some((x) => x.id === c.resourceId));
+    const n = ok(await run<{ namespaces: string[] }>('reconcileLab.selectNamespaces', { namespaces: [ns] }));
+    assert.deepEqual(n.namespaces, [ns]);
+    assert.deepEqual(l.session?.settings.namespaces, [ns]);
+    assert.deepEqual(l.session?.settings.resources, [c.resourceId]);
+    // Back to the defaults for the suites that follow.
+    await vscode.workspace.getConfiguration('reconcileLab').update('resources', undefined, vscode.ConfigurationTarget.Workspace);
+    await vscode.workspace.getConfiguration('reconcileLab').update('namespaces', undefined, vscode.ConfigurationTarget.Workspace);
   });
 
   it('disconnects', async () => {
