@@ -86,7 +86,7 @@ export async function stepReconcile(lab: ReconcileLab, arg: unknown): Promise<Co
   if (isFailure(r)) return r;
   let key: string | undefined;
   if (arg !== undefined && !(typeof arg === 'object' && arg !== null && Object.keys(arg).every((k) => k === 'force'))) {
-    const t = await resolveTarget(r.s, arg, { primaryOnly: true, title: 'Step which key?' });
+    const t = await resolveTarget(r.s, lab.clock.now(), arg, { primaryOnly: true, title: 'Step which key?' });
     if (isFailure(t)) return t;
     key = t.key;
   }
@@ -119,7 +119,7 @@ export async function stepReconcile(lab: ReconcileLab, arg: unknown): Promise<Co
 export async function reconcileNow(lab: ReconcileLab, arg: unknown): Promise<CommandResult<{ key: string }>> {
   const r = requireLoop(lab, arg);
   if (isFailure(r)) return r;
-  const t = await resolveTarget(r.s, arg, { primaryOnly: true, title: 'Reconcile which key now?' });
+  const t = await resolveTarget(r.s, lab.clock.now(), arg, { primaryOnly: true, title: 'Reconcile which key now?' });
   if (isFailure(t)) return t;
   if (!r.c.reconcileNow(t.key)) return fail('noLoop', 'The loop is stopped: start it (or step) first.');
   flash(`${t.key} queued${r.s.loopState() === 'paused' ? ' (the loop is paused: step or resume)' : ''}`);
@@ -130,7 +130,7 @@ export async function reconcileNow(lab: ReconcileLab, arg: unknown): Promise<Com
 export async function resetBackoff(lab: ReconcileLab, arg: unknown): Promise<CommandResult<{ key: string; requeuesBefore: number }>> {
   const r = requireLoop(lab, arg);
   if (isFailure(r)) return r;
-  const t = await resolveTarget(r.s, arg, { primaryOnly: true, title: 'Reset the backoff of which key?' });
+  const t = await resolveTarget(r.s, lab.clock.now(), arg, { primaryOnly: true, title: 'Reset the backoff of which key?' });
   if (isFailure(t)) return t;
   const before = r.c.keyState(t.key)?.requeues ?? 0;
   if (!r.c.resetBackoff(t.key)) return fail('noLoop', 'The loop is stopped: start it (or step) first.');

@@ -28,7 +28,7 @@ function fileSafe(key: string): string {
 export async function openYaml(lab: ReconcileLab, arg: unknown): Promise<CommandResult<{ uri: string }>> {
   const s = requireSession(lab, arg);
   if (isFailure(s)) return s;
-  const t = await resolveTarget(s, arg, { title: 'Open which object as YAML?' });
+  const t = await resolveTarget(s, lab.clock.now(), arg, { title: 'Open which object as YAML?' });
   if (isFailure(t)) return t;
   if (!s.get(t.resource, t.key)) return fail('notFound', `${t.resource} ${t.key} is not in the informer cache.`);
   const uri = lab.documents.cacheUri(t.resource, t.key);
@@ -41,7 +41,7 @@ export async function openYaml(lab: ReconcileLab, arg: unknown): Promise<Command
 export async function revealObject(lab: ReconcileLab, arg: unknown): Promise<CommandResult<{ id: string }>> {
   const s = requireSession(lab, arg);
   if (isFailure(s)) return s;
-  const t = await resolveTarget(s, arg, { title: 'Reveal which object?' });
+  const t = await resolveTarget(s, lab.clock.now(), arg, { title: 'Reveal which object?' });
   if (isFailure(t)) return t;
   lab.resourcesTree.flush();
   const node = lab.resourcesTree.nodeFor(t.resource, t.key);
@@ -57,7 +57,7 @@ export async function inspectCache(
 ): Promise<CommandResult<{ key: string; state: CacheState; differs: boolean; cachedResourceVersion?: string; serverResourceVersion?: string; resourceVersionLag?: number }>> {
   const s = requireSession(lab, arg);
   if (isFailure(s)) return s;
-  const t = await resolveTarget(s, arg, { title: 'Compare which object with the server?' });
+  const t = await resolveTarget(s, lab.clock.now(), arg, { title: 'Compare which object with the server?' });
   if (isFailure(t)) return t;
   const info = infoOf(s, t);
   if (isFailure(info)) return info;
@@ -114,7 +114,7 @@ export async function dryRunReconcileCommand(
   const s = requireSession(lab, arg);
   if (isFailure(s)) return s;
   if (!s.reconciler || !s.primaryInfo) return fail(s.loopProblem?.reason === 'untrusted' ? 'untrusted' : 'noLoop', s.loopProblem?.message ?? 'No reconciler in this connection.');
-  const t = await resolveTarget(s, arg, { primaryOnly: true, title: 'Dry-run the reconcile of which key?' });
+  const t = await resolveTarget(s, lab.clock.now(), arg, { primaryOnly: true, title: 'Dry-run the reconcile of which key?' });
   if (isFailure(t)) return t;
   const r = await vscode.window.withProgress({ location: vscode.ProgressLocation.Window, title: `Dry-run ${t.key}` }, () =>
     dryRunReconcile({ client: s.client, reconciler: s.reconciler!, primary: s.primaryInfo!, key: t.key, cache: s.cacheReader(), log: lab.log, clock: lab.clock }),
@@ -171,7 +171,7 @@ export async function stripFinalizers(
 ): Promise<CommandResult<{ key: string; removed: string[]; remaining: string[]; deleted: boolean; dryRun: boolean; diagnosis: StuckDiagnosis }>> {
   const s = requireSession(lab, arg);
   if (isFailure(s)) return s;
-  const t = await resolveTarget(s, arg, { withFinalizers: true, title: 'Strip finalizers from which object?' });
+  const t = await resolveTarget(s, lab.clock.now(), arg, { withFinalizers: true, title: 'Strip finalizers from which object?' });
   if (isFailure(t)) return t;
   const info = infoOf(s, t);
   if (isFailure(info)) return info;

@@ -25,6 +25,7 @@ export function requireSession(lab: ReconcileLab, arg: unknown): Session | Failu
  */
 export async function resolveTarget(
   s: Session,
+  now: number,
   arg: unknown,
   options: { primaryOnly?: boolean; withFinalizers?: boolean; title: string },
 ): Promise<ObjectTarget | Failure> {
@@ -43,7 +44,6 @@ export async function resolveTarget(
   }
   if (arg !== undefined) return fail('invalidArgument', 'Expected a tree element or { key, resource }.');
   const resources = options.primaryOnly ? (primary ? [primary] : []) : s.resources.map((r) => r.id);
-  const now = Date.now();
   const items: Array<vscode.QuickPickItem & { target: ObjectTarget }> = [];
   for (const resource of resources) {
     for (const obj of s.list(resource)) {
