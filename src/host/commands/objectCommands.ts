@@ -221,7 +221,7 @@ export async function stripFinalizers(
       '',
       ...chosen.map(finalizerLine),
       '',
-      'A finalizer guarantees its owner\'s cleanup. Removing it by hand skips that cleanup: external resources the owner manages (cloud resources, DNS records, database rows…) may be orphaned, and a running owner may fight the change.',
+      'A finalizer guarantees its owner\'s cleanup: removing it by hand skips that cleanup (external resources may be orphaned), and an owner that is still running may fight the change.',
       `The removal is guarded: it fails without writing anything if ${t.key} changed since it was read (resourceVersion ${diag.resourceVersion}).${dryRun ? ' (Dry run: nothing is stored.)' : ''}`,
     ].join('\n');
     const button = chosen.length === 1 ? 'Remove Finalizer' : 'Remove Finalizers';

@@ -256,16 +256,18 @@ export class ResourcesTreeProvider implements vscode.TreeDataProvider<ResourceNo
       case 'kind': {
         const r = m?.resources.find((x) => x.id === node.resource);
         const objects = m?.list(node.resource) ?? [];
-        const item = new vscode.TreeItem(r?.info.kind ?? node.resource, objects.length ? Collapsed : None);
+        // The loop's resource starts expanded; VS Code keeps whatever the person chooses afterwards (by id).
+        const open = m?.primaryResource === node.resource ? vscode.TreeItemCollapsibleState.Expanded : Collapsed;
+        const item = new vscode.TreeItem(r?.info.kind ?? node.resource, objects.length ? open : None);
         item.id = node.id;
         const terminating = objects.filter((o) => o.metadata.deletionTimestamp).length;
         const state = r ? stateText(r) : 'not watched';
         item.description = [
-          node.resource,
           String(objects.length),
           terminating ? `${terminating} terminating` : undefined,
-          m?.primaryResource === node.resource ? 'reconciled' : undefined,
           state,
+          m?.primaryResource === node.resource ? 'reconciled by the loop' : undefined,
+          node.resource,
         ]
           .filter(Boolean)
           .join(' · ');
