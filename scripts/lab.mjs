@@ -101,7 +101,7 @@ try {
   copyFileSync(cp.kubeconfigPath, stable);
   cleanups.push(async () => (await import('node:fs')).rmSync(join(root, '.cache/lab'), { recursive: true, force: true }));
   // kubectl from the same multicall binary, for machines without one.
-  const bins = resolveBinaries({ repoRoot: root });
+  const bins = await resolveBinaries({ repoRoot: root });
   if (bins.etcd.length === 2) {
     mkdirSync(join(root, '.cache/lab/bin'), { recursive: true });
     writeFileSync(join(root, '.cache/lab/bin/kubectl'), `#!/bin/sh\nexec '${bins.etcd[0]}' kubectl "$@"\n`, { mode: 0o755 });

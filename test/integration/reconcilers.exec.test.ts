@@ -21,9 +21,9 @@ const have = (cmd: string, args: string[], env?: NodeJS.ProcessEnv) => spawnSync
  * present wherever the integration tests can run), else whatever kubectl is on PATH.
  */
 let wrapperDir: string | undefined;
-function toolPath(): string {
+async function toolPath(): Promise<string> {
   try {
-    const [bin] = resolveBinaries().apiserver;
+    const [bin] = (await resolveBinaries()).apiserver;
     if (bin && have(bin, ['kubectl', 'version', '--client'])) {
       const dir = (wrapperDir = mkdtempSync(join(tmpdir(), 'rl-kubectl-')));
       writeFileSync(join(dir, 'kubectl'), `#!/bin/sh\nexec '${bin}' kubectl "$@"\n`, { mode: 0o755 });
@@ -34,7 +34,7 @@ function toolPath(): string {
   }
   return process.env.PATH ?? '';
 }
-const PATH = toolPath();
+const PATH = await toolPath();
 const tools = have('kubectl', ['version', '--client'], { ...process.env, PATH }) && have('jq', ['--version']);
 
 // samples/exec-reconciler.sh needs kubectl and jq; without them this suite is skipped (the exec protocol

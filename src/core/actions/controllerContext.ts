@@ -4,6 +4,7 @@ import type { EventRecorder } from '../controller/reconcile.ts';
 import type { KubeClient } from '../k8s/client.ts';
 import { recordingClient, type WriteRecord } from '../k8s/dynamicClient.ts';
 import { createReconcileContext, nullRecorder } from './context.ts';
+import type { WriteRecord as JournalWrite } from '../journal/journal.ts';
 
 /**
  * The {@link ReconcileContextFactory} a controller needs: each reconcile gets
@@ -27,23 +28,27 @@ export function journalingContextFactory(o: {
       clock: o.clock,
       log: base.log,
       onWrite: (w) => {
-        const entry: Parameters<typeof base.journal.recordWrite>[0] = {
-          verb: w.verb,
-          gvr: w.gvr,
-          name: w.name,
-          dryRun: w.dryRun,
-          controller: base.controller,
-          key: request.key,
-        };
-        if (w.namespace) entry.namespace = w.namespace;
-        if (w.subresource) entry.subresource = w.subresource;
-        if (w.resourceVersionBefore) entry.resourceVersionBefore = w.resourceVersionBefore;
-        if (w.resourceVersionAfter) entry.resourceVersionAfter = w.resourceVersionAfter;
-        if (w.error) entry.error = `${w.error.code} ${w.error.reason}: ${w.error.message}`;
-        base.journal.recordWrite(entry);
+        base.journal.recordWrite(journalWriteOf(w, base.controller, request.key));
         o.onWrite?.(w, request.key);
       },
     });
     return createReconcileContext({ client, primary: base.primary, dryRun, cache: base.cache, log: base.log, recorder: o.recorder ?? nullRecorder, signal: base.signal });
+  };
+}
+
+/** A client write record as a journal write entry, tagged with the controller and the key it was made for. */
+export function journalWriteOf(w: WriteRecord, controller: string, key: string): JournalWrite {
+  return {
+    verb: w.verb,
+    gvr: w.gvr,
+    ...(w.namespace ? { namespace: w.namespace } : {}),
+    name: w.name,
+    ...(w.subresource ? { subresource: w.subresource } : {}),
+    ...(w.resourceVersionBefore ? { resourceVersionBefore: w.resourceVersionBefore } : {}),
+    ...(w.resourceVersionAfter ? { resourceVersionAfter: w.resourceVersionAfter } : {}),
+    dryRun: w.dryRun,
+    ...(w.error ? { error: `${w.error.code} ${w.error.reason}: ${w.error.message}` } : {}),
+    controller,
+    key,
   };
 }

@@ -1,4 +1,4 @@
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync, chmodSync } from 'node:fs';
 import { request as httpsRequest } from 'node:https';
@@ -98,8 +98,13 @@ function defaultRepoRoot(): string {
   return process.cwd();
 }
 
-/** Finds or builds the binaries. Throws a ControlPlaneError saying what to install when nothing works. */
-export function resolveBinaries(options: LocalControlPlaneOptions = {}): Binaries {
+/**
+ * Finds or builds the binaries. The Go build (first run only) runs as a child
+ * process without blocking the event loop, so an extension host stays
+ * responsive; its progress lines go to `options.log`. Throws a
+ * ControlPlaneError saying what to install when nothing works.
+ */
+export async function resolveBinaries(options: LocalControlPlaneOptions = {}): Promise<Binaries> {
   const multicall = (bin: string): Binaries => ({
     etcd: [bin, 'etcd'],
     apiserver: [bin, 'kube-apiserver'],
@@ -118,14 +123,23 @@ export function resolveBinaries(options: LocalControlPlaneOptions = {}): Binarie
   }
   const script = join(options.repoRoot ?? defaultRepoRoot(), 'scripts/build-control-plane.sh');
   if (!existsSync(script)) throw new ControlPlaneError(`Cannot find ${script} to build the control plane.`);
-  options.log?.('resolving the control-plane binary (a first run builds it from Go modules: 10-20 minutes)');
-  const r = spawnSync('bash', [script], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], maxBuffer: 64 << 20 });
-  if (r.status !== 0) {
-    const tail = (r.stderr ?? '').trim().split('\n').slice(-15).join('\n');
-    throw new ControlPlaneError(`Building the local control plane failed (exit ${r.status}):\n${tail}`);
+  const { code, stdout, stderr } = await new Promise<{ code: number | null; stdout: string; stderr: string }>((res) => {
+    const p = spawn('bash', [script], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    p.stdout!.setEncoding('utf8').on('data', (c: string) => (out += c));
+    p.stderr!.setEncoding('utf8').on('data', (c: string) => {
+      err = (err + c).slice(-64_000);
+      for (const line of c.split('\n')) if (line.startsWith('[control-plane build]')) options.log?.(line.slice(22).trim());
+    });
+    p.on('error', (e) => res({ code: -1, stdout: out, stderr: `${err}\n${e.message}` }));
+    p.on('close', (c) => res({ code: c, stdout: out, stderr: err }));
+  });
+  if (code !== 0) {
+    const tail = stderr.trim().split('\n').slice(-15).join('\n');
+    throw new ControlPlaneError(code === 3 ? tail : `Building the local control plane failed (exit ${code}):\n${tail}`);
   }
-  const bin = r.stdout.trim().split('\n').pop()!;
-  return multicall(bin);
+  return multicall(stdout.trim().split('\n').pop()!);
 }
 
 async function freePort(): Promise<number> {
@@ -240,7 +254,7 @@ async function waitFor(what: Component, check: () => Promise<boolean>, timeoutMs
 export async function startLocalControlPlane(options: LocalControlPlaneOptions = {}): Promise<LocalControlPlane> {
   const log = options.log ?? (() => {});
   const timeoutMs = options.startTimeoutMs ?? (Number(process.env.RECONCILE_LAB_START_TIMEOUT) || 90_000);
-  const bins = resolveBinaries(options);
+  const bins = await resolveBinaries(options);
   installExitHook();
 
   const dir = mkdtempSync(join(tmpdir(), 'reconcile-lab-cp-'));

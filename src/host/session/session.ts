@@ -9,13 +9,14 @@ import type { ReflectorState, SharedIndexInformer } from '../../core/cache/inter
 import { isTombstone } from '../../core/cache/interfaces.ts';
 import { informerCacheReader } from '../../core/controller/cacheReader.ts';
 import { controllerBuilder } from '../../core/controller/builder.ts';
+import { journalingContextFactory, journalWriteOf } from '../../core/actions/controllerContext.ts';
+import { createKubeEventRecorder } from '../../core/k8s/eventRecorder.ts';
 import type { Controller, ControllerStatus } from '../../core/controller/controller.ts';
 import type { KeyState } from '../../core/controller/keyState.ts';
 import { predicateFuncs, type Predicate } from '../../core/controller/predicate.ts';
 import type { CacheReader, Reconciler } from '../../core/controller/reconcile.ts';
-import { createReconcileContext } from '../../core/actions/context.ts';
 import { discoverResources, resourceInfoFromCrd, type DiscoveredResource } from '../../core/k8s/discovery.ts';
-import { createDynamicClient, recordingClient, type DynamicKubeClient, type WriteRecord } from '../../core/k8s/dynamicClient.ts';
+import { createDynamicClient, type DynamicKubeClient, type WriteRecord } from '../../core/k8s/dynamicClient.ts';
 import { keyOf, type ObjectKey } from '../../core/k8s/keys.ts';
 import { loadKubeConfig } from '../../core/k8s/kubeconfig.ts';
 import type { GroupVersionResource, KubeObject, ResourceInfo } from '../../core/k8s/objects.ts';
@@ -307,20 +308,13 @@ export class Session implements ViewModel, Disposable {
           rateLimiter: o.settings['workQueue.rateLimiter'],
           startPaused: true,
           cacheSyncTimeoutMs: SYNC_TIMEOUT_MS,
-          contextFactory: (request, base) =>
-            createReconcileContext({
-              client: recordingClient(client, {
-                dryRun: false,
-                captureBefore: false,
-                clock: o.clock,
-                log: base.log,
-                onWrite: (w) => journal.recordWrite(journalWrite(w, base.controller, request.key)),
-              }),
-              primary: base.primary,
-              cache: base.cache,
-              log: base.log,
-              signal: base.signal,
-            }),
+          // Every write is journaled with the resourceVersion before (one GET) and after; Kubernetes Events
+          // go through the plain client and are not sent while a dry-run is in progress.
+          contextFactory: journalingContextFactory({
+            client,
+            clock: o.clock,
+            recorder: store.add(createKubeEventRecorder({ client, component: 'reconcile-lab', clock: o.clock, log })),
+          }),
         }).for(primary.informer);
         for (const w of watched) if (w !== primary) b.owns(w.informer);
         if (namespaceFilter) b.withEventFilter(namespacePredicate(namespaceFilter));
@@ -457,7 +451,7 @@ export class Session implements ViewModel, Disposable {
 
   /** Records a write made on the person's behalf (finalizer removal) in the journal: the audit trail. */
   recordWrite(w: WriteRecord, key: ObjectKey): void {
-    this.journal.recordWrite(journalWrite(w, 'reconcile-lab', key));
+    this.journal.recordWrite(journalWriteOf(w, 'reconcile-lab', key));
   }
 
   /**
@@ -500,18 +494,3 @@ function namespacePredicate(namespaces: ReadonlySet<string>): Predicate {
 }
 
 /** A client write record as a journal write entry of `controller` reconciling `key`. */
-function journalWrite(w: WriteRecord, controller: string, key: ObjectKey) {
-  return {
-    verb: w.verb,
-    gvr: w.gvr,
-    ...(w.namespace ? { namespace: w.namespace } : {}),
-    name: w.name,
-    ...(w.subresource ? { subresource: w.subresource } : {}),
-    ...(w.resourceVersionBefore ? { resourceVersionBefore: w.resourceVersionBefore } : {}),
-    ...(w.resourceVersionAfter ? { resourceVersionAfter: w.resourceVersionAfter } : {}),
-    dryRun: w.dryRun,
-    ...(w.error ? { error: `${w.error.code} ${w.error.reason}: ${w.error.message}` } : {}),
-    controller,
-    key,
-  };
-}
