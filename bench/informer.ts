@@ -282,47 +282,60 @@ async function main(): Promise<void> {
     const { managedFields: _mf, ...metaNoMf } = sample!.metadata;
     const withoutMf = JSON.stringify({ ...sample, metadata: metaNoMf }).length;
 
-    // ---- initial sync + memory ----
-    const sync = { floor: [] as number[], ours: [] as number[], cn: [] as number[] };
     const mem = { floor: [] as number[], ours: [] as number[], oursNoTransform: [] as number[], cn: [] as number[] };
+    // ---- memory: heap growth per cached object, each consumer on a clean heap ----
+    // client-node goes last: after stop() its watch's 30 s AbortSignal.timeout keeps its cache reachable for a
+    // while, which would make whatever is measured next look smaller.
+    log('memory');
+    for (let r = 0; r < 3; r++) {
+      let base = await fullGc();
+      const f = await floorSync(e);
+      mem.floor.push(((await fullGc()) - base) / f.items.length);
+      f.items.length = 0;
+      for (const [transform, into] of [[undefined, mem.ours], [null, mem.oursNoTransform]] as const) {
+        base = await fullGc();
+        const o = await oursSync(e, transform);
+        into.push(((await fullGc()) - base) / o.informer.getIndexer().listKeys().length);
+        o.informer.dispose();
+        await o.informer.whenStopped();
+      }
+    }
+    {
+      const base = await fullGc();
+      const c = await clientNodeSync(e);
+      mem.cn.push(((await fullGc()) - base) / c.informer.list().length);
+      await c.informer.stop();
+    }
+
+    // ---- initial sync ----
+    const sync = { floor: [] as number[], ours: [] as number[], cn: [] as number[] };
     // The three consumers take turns going first (round r starts with consumer r mod 3), so that
     // warm-up and the garbage of the previous consumer do not favour one of them.
-    const syncSteps: Array<(r: number) => Promise<void>> = [
-      async (r) => {
-        const base = await fullGc();
+    const syncSteps: Array<() => Promise<void>> = [
+      async () => {
+        await fullGc();
         const f = await floorSync(e);
         sync.floor.push(f.ms);
-        mem.floor.push(((await fullGc()) - base) / f.items.length);
         f.items.length = 0;
       },
-      async (r) => {
-        const base = await fullGc();
+      async () => {
+        await fullGc();
         const o = await oursSync(e);
         sync.ours.push(o.ms);
-        mem.ours.push(((await fullGc()) - base) / o.informer.getIndexer().listKeys().length);
         o.informer.dispose();
         await o.informer.whenStopped();
       },
-      async (r) => {
-        const base = await fullGc();
+      async () => {
+        await fullGc();
         const c = await clientNodeSync(e);
         sync.cn.push(c.ms);
-        mem.cn.push(((await fullGc()) - base) / c.informer.list().length);
         await c.informer.stop();
       },
     ];
     for (let r = 0; r < ROUNDS; r++) {
       log(`initial sync round ${r + 1}/${ROUNDS}`);
-      for (let k = 0; k < 3; k++) await syncSteps[(r + k) % 3]!(r);
+      for (let k = 0; k < 3; k++) await syncSteps[(r + k) % 3]!();
     }
-    for (let r = 0; r < Math.min(3, ROUNDS); r++) {
-      const base = await fullGc();
-      const o = await oursSync(e, null);
-      mem.oursNoTransform.push(((await fullGc()) - base) / o.informer.getIndexer().listKeys().length);
-      o.informer.dispose();
-      await o.informer.whenStopped();
-    }
-
     // ---- watch throughput ----
     log(`snapshot at rv0, then ${U} updates, ${IN_FLIGHT} in flight…`);
     const snapshotText = await (await transport.send({ method: 'GET', path: e.path })).text();
