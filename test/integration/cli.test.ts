@@ -1,7 +1,7 @@
 import { before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createNamespace, getTestCluster } from './support/cluster.ts';
@@ -73,6 +73,7 @@ describe('reconcile-lab CLI against a real kube-apiserver', () => {
     assert.equal(unreachable.code, 3);
     assert.equal(JSON.parse(unreachable.stdout).exitCode, 3);
     assert.match(unreachable.stderr, /Cannot reach the API server/);
+    rmSync(dir, { recursive: true, force: true });
   });
 
   test('dry-run --json plans the writes and persists nothing (exit 0)', async () => {

@@ -77,13 +77,13 @@ function formatEsbuildErrors(errors: EsbuildMessage[]): string {
  *
  * Every problem (missing file, compile error with file:line:column, a throw
  * while evaluating the module, a missing export, an invalid result) is thrown
- * as a {@link ModuleReconcilerError}; nothing crashes the host. `dispose()`
- * removes the temporary directory.
+ * as a {@link ModuleReconcilerError}; nothing crashes the host. Each build's
+ * compiled file lives in a temp dir only while it is imported, so nothing is
+ * left on disk; `dispose()` drops the loaded module.
  */
 export function createModuleReconciler(options: ModuleReconcilerOptions): Reconciler & Disposable & { reload(): Promise<void> } {
   const path = isAbsolute(options.path) ? options.path : resolve(options.path);
   const log = options.log ?? nullLogger;
-  let workDir: string | undefined;
   let loaded: Loaded | undefined;
   let loading: Promise<Loaded> | undefined;
   let generation = 0;
@@ -141,16 +141,17 @@ export function createModuleReconciler(options: ModuleReconcilerOptions): Reconc
     const inputs = Object.keys(result.metafile?.inputs ?? {}).map((f) => resolve(absWorkingDir, f));
     const signature = signatureOf(inputs.length ? inputs : [path]);
     const code = result.outputFiles?.[0]?.text ?? '';
-    workDir ??= mkdtempSync(join(tmpdir(), 'reconcile-lab-module-'));
+    // Node's loader needs a file: write it to a private temp dir, import it, and remove the dir at once
+    // (the loaded module lives in memory), so nothing is left behind whatever happens next.
+    const dir = mkdtempSync(join(tmpdir(), 'reconcile-lab-module-'));
     const hash = createHash('sha256').update(code).digest('hex').slice(0, 12);
-    const out = join(workDir, `reconciler-${hash}-${++generation}.mjs`);
-    writeFileSync(out, code);
+    const out = join(dir, `reconciler-${hash}-${++generation}.mjs`);
     try {
+      writeFileSync(out, code);
       const mod = await importModule(pathToFileURL(out).href);
       return { signature, inputs: inputs.length ? inputs : [path], fn: exportOf(mod) };
     } finally {
-      // Loaded modules live in memory; the file is not needed any more.
-      rmSync(out, { force: true });
+      rmSync(dir, { recursive: true, force: true });
     }
   }
 
@@ -206,8 +207,6 @@ export function createModuleReconciler(options: ModuleReconcilerOptions): Reconc
     },
     dispose() {
       loaded = undefined;
-      if (workDir) rmSync(workDir, { recursive: true, force: true });
-      workDir = undefined;
     },
   };
 }
