@@ -13,6 +13,8 @@
 // BENCH_OBJECTS (default 10000) and BENCH_UPDATES (default min(5000, objects/2)) shrink the run;
 // BENCH_PROFILE=1 logs per-request timings.
 import { performance } from 'node:perf_hooks';
+import { spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { makeInformer, CustomObjectsApi, type KubernetesObject, type KubernetesListObject } from '@kubernetes/client-node';
 import { startLocalControlPlane, type LocalControlPlane } from '../src/core/controlplane/localControlPlane.ts';
 import { loadKubeConfig } from '../src/core/k8s/kubeconfig.ts';
@@ -250,6 +252,47 @@ async function clientNodeWatch(e: Env, snapshot: KubeList): Promise<number> {
   return ms;
 }
 
+
+type MemoryConsumer = 'floor' | 'ours' | 'ours-no-transform' | 'client-node';
+
+/** Runs this file as `--memory <consumer>` in a fresh Node and returns the heap bytes per object it reports. */
+function measureInChild(consumer: MemoryConsumer, kubeconfigPath: string, ns: string): number {
+  const r = spawnSync(process.execPath, ['--expose-gc', fileURLToPath(import.meta.url), '--memory', consumer], {
+    env: { ...process.env, BENCH_KUBECONFIG: kubeconfigPath, BENCH_NS: ns, BENCH_PAUSE_MS: '200' },
+    encoding: 'utf8',
+  });
+  const m = /HEAP_PER_OBJECT (\S+)/.exec(r.stdout ?? '');
+  if (r.status !== 0 || !m) throw new Error(`memory child ${consumer} failed (${r.status}): ${r.stderr}`);
+  return Number(m[1]);
+}
+
+/** Child mode: sync one consumer on a clean heap and print its heap growth per cached object. */
+async function memoryChild(consumer: MemoryConsumer): Promise<void> {
+  const kc = loadKubeConfig({ path: process.env.BENCH_KUBECONFIG! });
+  const transport = new KubeTransport(kc);
+  const ns = process.env.BENCH_NS!;
+  const res: ResourceInfo = { group, version: 'v1', resource: plural, kind: 'BenchWidget', namespaced: true };
+  const e: Env = { transport, kc, res, ns, path: resourcePath(res, ns) };
+  // Warm up the HTTP/TLS machinery so that its one-time allocations are not counted.
+  await (await transport.send({ method: 'GET', path: e.path, query: { limit: 1 } })).text();
+  const base = await fullGc();
+  let perObject: number;
+  if (consumer === 'floor') {
+    const f = await floorSync(e);
+    perObject = ((await fullGc()) - base) / f.items.length;
+  } else if (consumer === 'client-node') {
+    const c = await clientNodeSync(e);
+    perObject = ((await fullGc()) - base) / c.informer.list().length;
+    await c.informer.stop();
+  } else {
+    const o = await oursSync(e, consumer === 'ours' ? undefined : null);
+    perObject = ((await fullGc()) - base) / o.informer.getIndexer().listKeys().length;
+    o.informer.dispose();
+  }
+  console.log(`HEAP_PER_OBJECT ${perObject}`);
+  process.exit(0);
+}
+
 // ---------- main ----------
 
 async function main(): Promise<void> {
@@ -283,28 +326,14 @@ async function main(): Promise<void> {
     const withoutMf = JSON.stringify({ ...sample, metadata: metaNoMf }).length;
 
     const mem = { floor: [] as number[], ours: [] as number[], oursNoTransform: [] as number[], cn: [] as number[] };
-    // ---- memory: heap growth per cached object, each consumer on a clean heap ----
-    // client-node goes last: after stop() its watch's 30 s AbortSignal.timeout keeps its cache reachable for a
-    // while, which would make whatever is measured next look smaller.
-    log('memory');
+    // ---- memory: heap growth per cached object, each measurement in a fresh process ----
+    // (in one process, what the previous consumer left behind, e.g. client-node's watch keeps its cache
+    // reachable for up to 30 s after stop(), distorts the next heap delta)
+    log('memory (one child process per measurement)');
     for (let r = 0; r < 3; r++) {
-      let base = await fullGc();
-      const f = await floorSync(e);
-      mem.floor.push(((await fullGc()) - base) / f.items.length);
-      f.items.length = 0;
-      for (const [transform, into] of [[undefined, mem.ours], [null, mem.oursNoTransform]] as const) {
-        base = await fullGc();
-        const o = await oursSync(e, transform);
-        into.push(((await fullGc()) - base) / o.informer.getIndexer().listKeys().length);
-        o.informer.dispose();
-        await o.informer.whenStopped();
+      for (const [consumer, into] of [['floor', mem.floor], ['ours', mem.ours], ['ours-no-transform', mem.oursNoTransform], ['client-node', mem.cn]] as const) {
+        into.push(measureInChild(consumer, kubeconfigPath!, ns));
       }
-    }
-    {
-      const base = await fullGc();
-      const c = await clientNodeSync(e);
-      mem.cn.push(((await fullGc()) - base) / c.informer.list().length);
-      await c.informer.stop();
     }
 
     // ---- initial sync ----
@@ -396,4 +425,5 @@ async function main(): Promise<void> {
   }
 }
 
-await main();
+if (process.argv[2] === '--memory') await memoryChild(process.argv[3] as MemoryConsumer);
+else await main();
