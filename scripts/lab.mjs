@@ -92,6 +92,7 @@ try {
   say(`control plane ready in ${((Date.now() - t0) / 1000).toFixed(1)} s at ${cp.server}`);
 
   const t = new KubeTransport(loadKubeConfig({ path: cp.kubeconfigPath }));
+  cleanups.push(() => t.dispose());
   await applyFile(t, join(root, 'samples/crd.yaml'));
   await applyFile(t, join(root, 'samples/widgets.yaml'));
 

@@ -148,6 +148,7 @@ function makeReconciler(args: CliArgs, s: Session, log: Logger, store: Disposabl
 
 async function execute(args: CliArgs, io: CliIo, log: Logger, store: DisposableStore): Promise<number> {
   const s = await connect(args, io, log);
+  store.add(s.transport);
   switch (args.command) {
     case 'dry-run':
       return dryRun(args, io, log, s, store);

@@ -1,5 +1,5 @@
 import { type KubeConfig, RequestContext, HttpMethod } from '@kubernetes/client-node';
-import { fetch, type Response } from 'undici';
+import { fetch, type Dispatcher, type Response } from 'undici';
 import type { ApiStatus } from '../cache/interfaces.ts';
 import { ApiError } from './client.ts';
 
@@ -23,6 +23,15 @@ export interface TransportRequest {
 export class KubeTransport {
   readonly kubeConfig: KubeConfig;
   readonly server: string;
+  /**
+   * One connection pool for the transport's life. client-node builds a new
+   * undici Agent on every `applySecurityAuthentication` call, which would mean
+   * a TLS handshake per request; the first one is kept and reused (its TLS
+   * options come from the kubeconfig and do not change), while headers, and so
+   * rotating bearer tokens from exec plugins, are still applied per request.
+   */
+  private dispatcher: Dispatcher | undefined;
+  private disposed = false;
 
   constructor(kubeConfig: KubeConfig) {
     this.kubeConfig = kubeConfig;
@@ -42,6 +51,8 @@ export class KubeTransport {
     const url = this.url(req.path, req.query);
     const ctx = new RequestContext(url, req.method as HttpMethod);
     await this.kubeConfig.applySecurityAuthentication(ctx);
+    if (this.disposed) throw new ApiError(0, 'Closed', 'the connection to the API server was closed');
+    this.dispatcher ??= ctx.getDispatcher() as Dispatcher | undefined;
     const headers: Record<string, string> = { ...ctx.getHeaders(), Accept: 'application/json' };
     let body: string | undefined;
     if (req.body !== undefined) {
@@ -49,13 +60,20 @@ export class KubeTransport {
       headers['Content-Type'] = req.contentType ?? 'application/json';
     }
     try {
-      return await fetch(url, { method: req.method, headers, body, dispatcher: ctx.getDispatcher() as never, signal: req.signal });
+      return await fetch(url, { method: req.method, headers, body, dispatcher: this.dispatcher, signal: req.signal });
     } catch (e) {
       if (req.signal?.aborted) throw req.signal.reason ?? e;
       const cause = (e as { cause?: { code?: string; message?: string } }).cause;
       const detail = cause?.code ?? cause?.message ?? (e as Error).message;
       throw new ApiError(0, 'Unreachable', `Cannot reach the API server at ${this.server} (${detail}).`, { cause: detail });
     }
+  }
+
+  /** Closes the connection pool (open watches end); later requests fail with an ApiError. Idempotent. */
+  dispose(): void {
+    if (this.disposed) return;
+    this.disposed = true;
+    void this.dispatcher?.close().catch(() => {});
   }
 
   /** Sends a request and parses the JSON answer; a non-2xx answer throws an {@link ApiError} with the server's Status. */

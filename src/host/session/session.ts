@@ -176,7 +176,7 @@ export class Session implements ViewModel, Disposable {
     try {
       const kc = loadKubeConfig({ ...(o.kubeconfigPath ? { path: o.kubeconfigPath } : {}), ...(o.context ? { context: o.context } : {}) });
       const contextName = kc.getCurrentContext();
-      const transport = new KubeTransport(kc);
+      const transport = store.add(new KubeTransport(kc));
       const log = o.log.child({ context: contextName });
       const client = createDynamicClient(transport, { fieldManager: FIELD_MANAGER, log });
       const discovered = await discoverResources(transport, { signal: o.signal, logger: log });
