@@ -21,6 +21,8 @@ const node = {
   minify: production,
   external: ['vscode'],
   logLevel: 'warning',
+  // localControlPlane.ts reads import.meta.url when run as ESM source and falls back to a repo root argument in bundles.
+  logOverride: { 'empty-import-meta': 'silent' },
   absWorkingDir: root,
 };
 const configs = [

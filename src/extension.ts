@@ -1,49 +1,39 @@
 import * as vscode from 'vscode';
-import { registerCommands } from './host/commands/commandTable.ts';
-import { readSettings } from './host/config.ts';
-import { shouldAutoConnect } from './host/connection/kubeconfigSource.ts';
-import { reportError } from './host/notify.ts';
-import { createOutput } from './host/output.ts';
-import { ReconcileLab } from './host/reconcileLab.ts';
+import type { ReconcileLabApi } from './host/activation.ts';
+
+export type { ReconcileLabApi } from './host/activation.ts';
 
 /**
- * What `activate` returns (the extension's `exports`): the live objects the
- * extension-host tests inspect. Not a stable API for other extensions.
+ * The oldest Node the extension can run on: `@kubernetes/client-node` 2.x uses
+ * undici 8, which needs Node >= 22.19. VS Code's extension host runs on the Node
+ * of its Electron (1.100 had Node 20.19, 1.101 moved to Node 22), so the manifest
+ * asks for a VS Code whose Node is new enough, and this guard explains the
+ * problem instead of failing with an import error in a host that is too old.
  */
-export interface ReconcileLabApi {
-  readonly lab: ReconcileLab;
+export const MIN_NODE: readonly [number, number] = [22, 19];
+
+export function nodeIsSupported(version: string): boolean {
+  const [major = 0, minor = 0] = version.split('.').map(Number);
+  return major > MIN_NODE[0] || (major === MIN_NODE[0] && minor >= MIN_NODE[1]);
 }
 
-let current: ReconcileLab | undefined;
+let lab: typeof import('./host/activation.ts') | undefined;
 
 /**
- * Activation: builds the window's {@link ReconcileLab}, registers the commands
- * and, when asked (setting `reconcileLab.connection.autoConnect`, or env
- * RECONCILE_LAB_KUBECONFIG), connects in the background. Everything created is
- * owned by `context.subscriptions`.
+ * Activation. Everything that needs the Kubernetes client is loaded only after
+ * the Node version check, so an unsupported host gets a clear message.
  */
-export function activate(context: vscode.ExtensionContext): ReconcileLabApi {
-  const output = createOutput();
-  context.subscriptions.push(output);
-  try {
-    const lab = new ReconcileLab(context, output);
-    current = lab;
-    context.subscriptions.push(lab, ...registerCommands(lab));
-    output.log.info('Reconcile Lab activated', { version: String(context.extension.packageJSON.version ?? '?'), trusted: vscode.workspace.isTrusted });
-    if (shouldAutoConnect(readSettings()['connection.autoConnect'], process.env)) {
-      lab.connect().catch((e: unknown) => reportError(output.log, 'Reconcile Lab could not connect', e));
-    }
-    return { lab };
-  } catch (e) {
-    // VS Code does not tell the person when activation fails: say it.
-    reportError(output.log, 'Reconcile Lab failed to start', e);
-    throw e;
+export async function activate(context: vscode.ExtensionContext): Promise<ReconcileLabApi | undefined> {
+  if (!nodeIsSupported(process.versions.node)) {
+    void vscode.window.showErrorMessage(
+      `Reconcile Lab needs Node ${MIN_NODE.join('.')} or newer in the extension host (this one runs Node ${process.versions.node}). Update VS Code to a version that ships it (1.108 or newer).`,
+    );
+    return undefined;
   }
+  lab = await import('./host/activation.ts');
+  return lab.activateLab(context);
 }
 
-/** Closes the connection and waits for it: a local control plane started from this window is stopped. */
 export async function deactivate(): Promise<void> {
-  const lab = current;
-  current = undefined;
-  await lab?.shutdown();
+  await lab?.deactivateLab();
 }
