@@ -75,6 +75,10 @@ if [[ -e "$DIR" ]]; then
 fi
 mkdir -p "$DIR/node" "$DIR/server"
 export npm_config_fund=false npm_config_audit=false npm_config_update_notifier=false
+# Run from `npm test`, this script inherits the outer npm's environment. npm reads npm_config_* variables as
+# config, so the outer (system Node) npm's user agent would reach code-server's postinstall, which reads the Node
+# version from it and refuses anything but v24. Drop what describes the outer npm run.
+unset npm_config_user_agent npm_config_node_gyp npm_execpath npm_node_execpath npm_lifecycle_event npm_lifecycle_script npm_command
 
 # allowScripts: npm 11 reports (and a future npm blocks) dependency install scripts that are not approved here.
 cat >"$DIR/node/package.json" <<JSON
