@@ -1,4 +1,5 @@
 import { parseArgs } from 'node:util';
+import { splitCommandLine } from '../core/reconcilers/commandLine.ts';
 
 /** Documented exit codes of `reconcile-lab`. */
 export const ExitCode = {
@@ -83,42 +84,15 @@ Exit codes:
   5  refused: strip-finalizers without --yes
 `;
 
-/** Splits a command line like a POSIX shell would for simple cases: whitespace, '…' and "…" quoting, backslash escapes. */
-export function splitCommandLine(s: string): string[] {
-  const out: string[] = [];
-  let cur = '';
-  let has = false;
-  let quote: "'" | '"' | undefined;
-  for (let i = 0; i < s.length; i++) {
-    const ch = s[i]!;
-    if (quote) {
-      if (ch === quote) quote = undefined;
-      else if (ch === '\\' && quote === '"' && i + 1 < s.length) cur += s[++i];
-      else cur += ch;
-    } else if (ch === "'" || ch === '"') {
-      quote = ch;
-      has = true;
-    } else if (ch === '\\' && i + 1 < s.length) {
-      cur += s[++i];
-      has = true;
-    } else if (/\s/.test(ch)) {
-      if (has || cur) out.push(cur);
-      cur = '';
-      has = false;
-    } else {
-      cur += ch;
-      has = true;
-    }
-  }
-  if (quote) throw new UsageError(`unterminated ${quote} in command line: ${s}`);
-  if (has || cur) out.push(cur);
-  return out;
-}
-
 export function parseReconcilerSpec(spec: string): ReconcilerSpec {
   if (spec === 'lab') return { kind: 'lab' };
   if (spec.startsWith('exec:')) {
-    const command = splitCommandLine(spec.slice(5));
+    let command: string[];
+    try {
+      command = splitCommandLine(spec.slice(5));
+    } catch (e) {
+      throw new UsageError((e as Error).message);
+    }
     if (command.length === 0) throw new UsageError('--reconciler exec: needs a command, e.g. exec:./reconcile.sh');
     return { kind: 'exec', command };
   }

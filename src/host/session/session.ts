@@ -27,7 +27,7 @@ import { CONFIGMAP_GVR, LAB_FINALIZER, WIDGET_GVR, createLabReconciler } from '.
 import { createModuleReconciler } from '../../core/reconcilers/moduleReconciler.ts';
 import type { Settings } from '../settings.ts';
 import { resourceIdOf, type ViewChange, type ViewModel, type WatchedResourceView } from '../views/viewModel.ts';
-import { splitCommandLine } from './commandLine.ts';
+import { splitCommandLine } from '../../core/reconcilers/commandLine.ts';
 
 const CRD_GVR: GroupVersionResource = { group: 'apiextensions.k8s.io', version: 'v1', resource: 'customresourcedefinitions' };
 const NAMESPACES_GVR: GroupVersionResource = { group: '', version: 'v1', resource: 'namespaces' };

@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ExitCode, parseCliArgs, parseReconcilerSpec, splitCommandLine, UsageError } from '../../../src/cli/args.ts';
+import { ExitCode, parseCliArgs, parseReconcilerSpec, UsageError } from '../../../src/cli/args.ts';
+import { splitCommandLine } from '../../../src/core/reconcilers/commandLine.ts';
 import { exitCodeFor } from '../../../src/cli/cli.ts';
 import { ApiError } from '../../../src/core/k8s/client.ts';
 import { KubeConfigError } from '../../../src/core/k8s/kubeconfig.ts';

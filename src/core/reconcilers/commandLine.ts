@@ -1,5 +1,6 @@
 /**
- * Splits the `reconcileLab.reconciler.command` setting into argv, the way a
+ * Splits an exec reconciler's command line (the `reconcileLab.reconciler.command`
+ * setting, the CLI's `--reconciler exec:…`) into argv, the way a
  * POSIX shell splits words (no expansion, no pipes: the program runs without
  * a shell). Single quotes keep everything literally; double quotes allow
  * `\"` and `\\`; a backslash outside quotes escapes the next character.
@@ -38,7 +39,7 @@ export function splitCommandLine(line: string): string[] {
       inWord = true;
     }
   }
-  if (quote) throw new Error(`unterminated ${quote === '"' ? 'double' : 'single'} quote in the reconciler command`);
+  if (quote) throw new Error(`unterminated ${quote === '"' ? 'double' : 'single'} quote in the command line: ${line}`);
   if (inWord) out.push(cur);
   return out;
 }

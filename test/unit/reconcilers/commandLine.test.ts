@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { splitCommandLine } from '../../../../src/host/session/commandLine.ts';
+import { splitCommandLine } from '../../../src/core/reconcilers/commandLine.ts';
 
 describe('splitCommandLine', () => {
   const cases: Array<[string, string[]]> = [
