@@ -148,7 +148,8 @@ export function createLabReconciler(options: LabReconcilerOptions = {}): Explain
   function statusFor(widget: KubeObject, ready: Omit<Condition, 'type' | 'lastTransitionTime'>): (current: KubeObject) => WidgetStatus {
     return (current) => {
       const prev = (current.status ?? {}) as WidgetStatus;
-      const generation = current.metadata.generation ?? widget.metadata.generation;
+      // The generation this reconcile acted on (the status writer never retries across a spec change).
+      const generation = widget.metadata.generation;
       const next: WidgetStatus = { ...prev, observedGeneration: generation, childName: childNameOf(current.metadata.name ?? '') };
       next.conditions = setCondition(prev.conditions, { type: 'Ready', ...ready, observedGeneration: generation }, clock.now());
       return next;

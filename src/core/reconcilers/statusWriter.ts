@@ -25,7 +25,10 @@ export interface StatusWriteResult {
  * recomputing, up to `maxAttempts` writes in total; after that the conflict is
  * thrown so the work queue retries with backoff. `compute` must be a pure
  * function of the object it is given. An object that vanished while retrying
- * counts as nothing to write.
+ * counts as nothing to write. When the re-read object has another
+ * `metadata.generation` (its spec changed meanwhile), the status computed for
+ * the old spec must not be written for the new one: the conflict is thrown at
+ * once, so the whole reconcile runs again against the new spec.
  */
 export async function writeStatusIfChanged(
   ctx: Pick<ReconcileContext, 'client' | 'signal'>,
@@ -48,6 +51,7 @@ export async function writeStatusIfChanged(
       conflicts++;
       const fresh = await readFresh(ctx, gvr, current.metadata.namespace, current.metadata.name ?? '');
       if (!fresh) return { written: false, status: desired, conflicts };
+      if (fresh.metadata.generation !== obj.metadata.generation) throw e;
       current = fresh;
     }
   }

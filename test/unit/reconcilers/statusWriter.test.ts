@@ -1,0 +1,56 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { writeStatusIfChanged } from '../../../src/core/reconcilers/statusWriter.ts';
+import { ApiError, type KubeClient } from '../../../src/core/k8s/client.ts';
+import type { KubeObject } from '../../../src/core/k8s/objects.ts';
+
+const gvr = { group: 'lab.reconcile.dev', version: 'v1alpha1', resource: 'widgets' };
+const obj = (generation: number, rv: string, status?: unknown): KubeObject => ({ metadata: { name: 'w', namespace: 'ns', generation, resourceVersion: rv }, spec: { g: generation }, status });
+const conflict = () => new ApiError(409, 'Conflict', 'the object has been modified');
+
+/** A client whose updateStatus fails with 409 `conflicts` times, and whose get returns `fresh`. */
+function client(conflicts: number, fresh: KubeObject) {
+  const writes: KubeObject[] = [];
+  let left = conflicts;
+  const c = {
+    updateStatus: async (_g: unknown, o: KubeObject) => {
+      writes.push(o);
+      if (left-- > 0) throw conflict();
+      return { ...o, metadata: { ...o.metadata, resourceVersion: String(Number(o.metadata.resourceVersion) + 1) } };
+    },
+    get: async () => fresh,
+  } as unknown as KubeClient;
+  return { c, writes };
+}
+
+const signal = new AbortController().signal;
+const compute = (cur: KubeObject) => ({ observedGeneration: cur.metadata.generation, ready: true });
+
+describe('writeStatusIfChanged', () => {
+  it('writes nothing when the status is already as desired', async () => {
+    const { c, writes } = client(0, obj(1, '5'));
+    const r = await writeStatusIfChanged({ client: c, signal }, gvr, obj(1, '5', { observedGeneration: 1, ready: true }), compute);
+    assert.equal(r.written, false);
+    assert.equal(writes.length, 0);
+  });
+
+  it('retries a 409 after re-reading when only metadata or status changed', async () => {
+    const { c, writes } = client(1, obj(1, '7'));
+    const r = await writeStatusIfChanged({ client: c, signal }, gvr, obj(1, '5'), compute);
+    assert.equal(r.written, true);
+    assert.equal(r.conflicts, 1);
+    assert.deepEqual(writes.map((w) => w.metadata.resourceVersion), ['5', '7'], 'second write carries the fresh resourceVersion');
+  });
+
+  it('does not carry a status across a spec change: the conflict is thrown for a full re-reconcile', async () => {
+    const { c, writes } = client(1, obj(2, '8'));
+    await assert.rejects(writeStatusIfChanged({ client: c, signal }, gvr, obj(1, '5'), compute), (e: unknown) => e instanceof ApiError && e.code === 409);
+    assert.equal(writes.length, 1, 'no second write claiming generation 2');
+  });
+
+  it('gives up after maxAttempts writes and throws the conflict', async () => {
+    const { c, writes } = client(5, obj(1, '9'));
+    await assert.rejects(writeStatusIfChanged({ client: c, signal }, gvr, obj(1, '5'), compute, { maxAttempts: 3 }), /modified/);
+    assert.equal(writes.length, 3);
+  });
+});
