@@ -27,7 +27,8 @@ import { isTerminal, type CacheReader, type ReconcileContext, type Reconciler, t
  * - a reconcile gets only a {@link Request}; it reads current state itself;
  * - the outcome of every reconcile goes through ONE switch
  *   ({@link ReconcileOutcome}): error → `addRateLimited`; TerminalError →
- *   `forget`, no requeue; `requeueAfterMs > 0` → `forget` + `addAfter`;
+ *   no requeue (the failure count is kept, as in controller-runtime);
+ *   `requeueAfterMs > 0` → `forget` + `addAfter`;
  *   success → `forget`;
  * - a reconcile that throws, rejects or runs past `reconcileTimeoutMs` is an
  *   error outcome, never a crash; `done(key)` is always called;
@@ -669,7 +670,7 @@ class ControllerEngine implements Controller {
       case 'cancelled':
         return { kind: 'cancelled', message: verdict.message };
       case 'terminal':
-        q.forget(key);
+        // Not requeued. Like controller-runtime, the failure count is NOT forgotten: only a later success resets it.
         return { kind: 'terminal', message: verdict.message };
       case 'error': {
         this.keys.expectWait(key, { kind: 'backoff', attempt: q.numRequeues(key) + 1, error: verdict.message });

@@ -38,8 +38,12 @@ export class TerminalError extends Error {
   }
 }
 
+/** True when `e`, or any error in its `cause` chain, is terminal (as Go's errors.Is walks wrapped errors). */
 export function isTerminal(e: unknown): boolean {
-  return e instanceof TerminalError || (typeof e === 'object' && e !== null && (e as { terminal?: unknown }).terminal === true);
+  for (let cur = e, depth = 0; typeof cur === 'object' && cur !== null && depth < 16; cur = (cur as { cause?: unknown }).cause, depth++) {
+    if (cur instanceof TerminalError || (cur as { terminal?: unknown }).terminal === true) return true;
+  }
+  return false;
 }
 
 /** Records Kubernetes Events against objects (what `kubectl describe` shows). */

@@ -84,10 +84,22 @@ function dryRunSummary(s: Session, r: DryRunResult): string {
   const out: string[] = [];
   out.push(`# Dry-run reconcile of ${r.key}`, '');
   out.push(`Reconciler: ${r.reconciler} · resource ${s.primaryResource} · context ${s.contextName}`);
-  out.push('Every write was sent with dryRun=All: the server validated and answered, nothing was stored.', '');
+  const exec = r.reconciler.startsWith('exec:');
+  if (exec) {
+    out.push(
+      '**Warning:** this is an exec reconciler. Writes it made through Reconcile Lab\'s client were sent with dryRun=All,',
+      'but writes the program makes itself (kubectl, its own client) are neither captured here nor guaranteed to be dry:',
+      'they are only dry if the program honours RECONCILE_DRY_RUN / "dryRun" (the shipped sample passes --dry-run=server).',
+      '',
+    );
+  } else {
+    out.push('Every write was sent with dryRun=All: the server validated and answered, nothing was stored.', '');
+  }
   out.push(`## Outcome`, '', describeOutcome(r.outcome), '');
   out.push(`## Planned writes (${r.actions.length})`, '');
-  if (r.actions.length === 0) out.push('None: the observed state already matches the desired state (idempotent pass).');
+  if (r.actions.length === 0) {
+    out.push(exec ? 'None through Reconcile Lab\'s client (writes the program makes itself are not visible here).' : 'None: the observed state already matches the desired state (idempotent pass).');
+  }
   for (const a of r.actions) {
     out.push(`- ${a.verb} ${a.resource} ${a.key}${a.subresource ? `/${a.subresource}` : ''}${a.outcome === 'error' ? ` — REJECTED: ${a.error}` : ''}`);
   }

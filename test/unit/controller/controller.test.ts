@@ -73,7 +73,7 @@ test('error: addRateLimited backs off 5, 10, 20 ms per failure; a success resets
   await c.stop();
 });
 
-test('TerminalError: forgotten, not requeued (even after earlier failures)', async () => {
+test('TerminalError: not requeued; the failure count is kept until a later success (controller-runtime)', async () => {
   const h = harness();
   let n = 0;
   h.setImpl(() => {
@@ -91,7 +91,7 @@ test('TerminalError: forgotten, not requeued (even after earlier failures)', asy
   const s = c.keyState('ns/a')!;
   assert.deepEqual(s.lastOutcome, { kind: 'terminal', message: 'spec is invalid' });
   assert.equal(s.phase, 'idle');
-  assert.equal(s.requeues, 0);
+  assert.equal(s.requeues, 1, 'a terminal error does not reset the per-key failure count');
   assert.equal(h.clock.pendingTimers, 0);
   h.clock.step(3_600_000);
   await settle();
@@ -100,6 +100,7 @@ test('TerminalError: forgotten, not requeued (even after earlier failures)', asy
   h.widgets.update('ns/a', (o) => ({ ...o, spec: { size: 2 } }));
   await settle();
   assert.equal(h.calls.length, 3);
+  assert.equal(c.keyState('ns/a')!.requeues, 1, 'still counted: the third call failed terminally again');
   await c.stop();
 });
 
