@@ -98,7 +98,10 @@ export async function stepReconcile(lab: ReconcileLab, arg: unknown): Promise<Co
   let step = await r.c.step({ ...(key ? { key } : {}), force });
   lab.renderStatus();
   let summary = describeStep(step, lab.clock.now());
-  if (step.kind === 'notReady' && arg === undefined) {
+  // Invoked by a person (palette, or a tree / queue element, which carries a `type`): offer to force a key
+  // that waits for its backoff or requeue-after. Programmatic calls ({ key, resource }) decide with `force`.
+  const fromUi = arg === undefined || (typeof arg === 'object' && arg !== null && typeof (arg as { type?: unknown }).type === 'string');
+  if (step.kind === 'notReady' && fromUi) {
     const choice = await vscode.window.showInformationMessage(`Reconcile Lab: ${summary}`, 'Step It Now');
     if (choice) {
       step = await r.c.step({ key: step.key, force: true });
@@ -108,7 +111,7 @@ export async function stepReconcile(lab: ReconcileLab, arg: unknown): Promise<Co
   if (step.kind === 'reconciled') {
     if (step.outcome.kind === 'error' || step.outcome.kind === 'terminal') void vscode.window.showWarningMessage(`Reconcile Lab: step ${summary}`);
     else flash(`Step ${summary}`);
-  } else if (step.kind !== 'notReady' || arg !== undefined) {
+  } else if (step.kind !== 'notReady' || !fromUi) {
     flash(summary);
   }
   lab.log.info('step', { summary, key: 'key' in step ? step.key : undefined, took: step.kind === 'reconciled' ? formatDuration(step.durationMs) : undefined });

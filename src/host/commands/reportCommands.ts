@@ -32,6 +32,12 @@ export async function exportReport(lab: ReconcileLab, arg: unknown): Promise<Com
       dryRun = pick.dry;
     }
   }
+  // A live pass reconciles outside the work queue: with workers running (or a step in flight) a key could be
+  // reconciled twice at once, which the queue exists to prevent. Live reports need a paused, idle loop.
+  const st = s.controller?.status();
+  if (!dryRun && st && st.state !== 'stopped' && (!st.paused || st.inFlight > 0)) {
+    return fail('loopRunning', 'Pause the reconcile loop (and let in-flight reconciles finish) before a live report, or choose a dry run: a live report reconciles outside the work queue and could run a key concurrently with a worker.');
+  }
   const format = stringArg(arg, 'format') === 'json' ? 'json' : 'markdown';
   const keys = stringArrayArg(arg, 'keys') ?? s.list(s.primaryResource).map((o) => keyOfObject(o)).sort();
   let path = stringArg(arg, 'path');

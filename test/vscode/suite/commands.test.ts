@@ -184,6 +184,19 @@ describe('commands against the local control plane', function () {
     assert.match(text, new RegExp(`${ns}/alpha`));
   });
 
+  it('refuses a live report while the loop runs (it would reconcile outside the work queue), allows it paused', async () => {
+    const path = join(tmp, 'live-report.json');
+    ok(await run('reconcileLab.resumeLoop'));
+    const refused = await run('reconcileLab.exportReport', { path, dryRun: false, format: 'json', open: false });
+    assert.equal(refused.ok, false);
+    assert.equal(!refused.ok && refused.reason, 'loopRunning');
+    assert.equal(existsSync(path), false, 'nothing written');
+    ok(await run('reconcileLab.pauseLoop'));
+    await waitUntil(() => l.session!.controller!.status().inFlight === 0, 'in-flight reconciles done');
+    const r = ok(await run<{ path: string }>('reconcileLab.exportReport', { path, dryRun: false, format: 'json', open: false }));
+    assert.equal(JSON.parse(readFileSync(r.path, 'utf8')).dryRun, false);
+  });
+
   it('every command returns a failure result (never throws) when not connected', async () => {
     await run('reconcileLab.disconnect');
     for (const id of ['reconcileLab.stepReconcile', 'reconcileLab.dryRunReconcile', 'reconcileLab.inspectCache', 'reconcileLab.stripFinalizers']) {

@@ -27,6 +27,24 @@ describe('workspace trust [untrusted]', function () {
     }
   });
 
+  it('ignores a kubeconfig, context or auto-connect chosen by the untrusted workspace (a kubeconfig can run exec plugins)', async () => {
+    const cfg = () => vscode.workspace.getConfiguration('reconcileLab');
+    const keys = ['connection.kubeconfig', 'connection.context', 'connection.autoConnect'] as const;
+    const values = { 'connection.kubeconfig': '/tmp/evil-kubeconfig', 'connection.context': 'evil', 'connection.autoConnect': true };
+    const before = keys.map((k) => cfg().get(k));
+    try {
+      for (const k of keys) await cfg().update(k, values[k], vscode.ConfigurationTarget.Workspace);
+      // The values are really in the workspace's settings file…
+      const folder = vscode.workspace.workspaceFolders![0]!.uri;
+      const file = JSON.parse(new TextDecoder().decode(await vscode.workspace.fs.readFile(vscode.Uri.joinPath(folder, '.vscode/settings.json'))));
+      for (const k of keys) assert.deepEqual(file[`reconcileLab.${k}`], values[k], `${k} is written in the workspace settings`);
+      // …but an untrusted workspace's values of restricted settings are not applied.
+      assert.deepEqual(keys.map((k) => cfg().get(k)), before, 'the restricted settings keep their user values');
+    } finally {
+      for (const k of keys) await cfg().update(k, undefined, vscode.ConfigurationTarget.Workspace);
+    }
+  });
+
   it('still runs the built-in lab reconciler in an untrusted workspace', async () => {
     const l = await lab();
     const ns = await testNamespace('ext-trust');
