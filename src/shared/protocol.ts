@@ -157,3 +157,38 @@ export function normalizeFilter(filter: LogFilter): LogFilter {
     ...(kinds && kinds.length > 0 ? { kinds } : {}),
   };
 }
+
+const isStr = (x: unknown): x is string => typeof x === 'string';
+const isObj = (x: unknown): x is Record<string, unknown> => typeof x === 'object' && x !== null && !Array.isArray(x);
+
+/**
+ * Validates a message from the webview before the host acts on it (the host
+ * never trusts the shape of what a webview posts). Returns a well-formed
+ * {@link WebviewToHost} (unknown fields dropped) or undefined.
+ */
+export function parseWebviewMessage(raw: unknown): WebviewToHost | undefined {
+  if (!isObj(raw)) return undefined;
+  switch (raw.type) {
+    case 'ready':
+      return typeof raw.version === 'number' ? { type: 'ready', version: raw.version } : undefined;
+    case 'reveal':
+      if (!isStr(raw.key) || raw.key.length === 0 || raw.key.length > 512) return undefined;
+      if (raw.resource !== undefined && !isStr(raw.resource)) return undefined;
+      return isStr(raw.resource) ? { type: 'reveal', key: raw.key, resource: raw.resource } : { type: 'reveal', key: raw.key };
+    case 'clear':
+      return { type: 'clear' };
+    case 'export': {
+      const f = raw.filter;
+      if (!isObj(f)) return undefined;
+      if ((f.key !== undefined && !isStr(f.key)) || (f.text !== undefined && !isStr(f.text))) return undefined;
+      if (f.kinds !== undefined && !(Array.isArray(f.kinds) && f.kinds.every(isStr))) return undefined;
+      const filter: { key?: string; text?: string; kinds?: string[] } = {};
+      if (isStr(f.key)) filter.key = f.key;
+      if (isStr(f.text)) filter.text = f.text;
+      if (Array.isArray(f.kinds)) filter.kinds = f.kinds as string[];
+      return { type: 'export', filter };
+    }
+    default:
+      return undefined;
+  }
+}

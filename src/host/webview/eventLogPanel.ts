@@ -9,6 +9,7 @@ import {
   type LogFilter,
   type WebviewToHost,
   PROTOCOL_VERSION,
+  parseWebviewMessage,
 } from '../../shared/protocol.ts';
 import { ViewIds } from '../ids.ts';
 import { createNonce, renderEventLogHtml } from './html.ts';
@@ -126,7 +127,13 @@ export class EventLogPanel implements vscode.Disposable {
     const nonce = createNonce();
     const script = webview.asWebviewUri(vscode.Uri.joinPath(this.options.extensionUri, 'dist', 'webview', 'eventLog.js'));
     const style = webview.asWebviewUri(vscode.Uri.joinPath(this.options.extensionUri, 'media', 'eventLog.css'));
-    this.panelStore.add(webview.onDidReceiveMessage((m: WebviewToHost) => this.onMessage(m)));
+    this.panelStore.add(
+      webview.onDidReceiveMessage((raw: unknown) => {
+        const m = parseWebviewMessage(raw);
+        if (m) this.onMessage(m);
+        else this.options.log.warn('ignored a malformed message from the event log webview');
+      }),
+    );
     this.panelStore.add(
       panel.onDidDispose(() => {
         if (this.panel !== panel) return;
