@@ -1,3 +1,4 @@
+import { createRequire } from 'node:module';
 import { createHash } from 'node:crypto';
 import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -44,12 +45,22 @@ interface EsbuildLike {
   build(options: Record<string, unknown>): Promise<{ outputFiles?: Array<{ text: string }>; metafile?: { inputs: Record<string, unknown> } }>;
 }
 
-async function loadEsbuild(): Promise<EsbuildLike | undefined> {
+/**
+ * esbuild, from the tool's own dependencies (development checkout, CLI) or else from the reconciler
+ * module's workspace (a packaged extension ships no node_modules: `npm i -D esbuild` next to the module).
+ */
+async function loadEsbuild(modulePath: string): Promise<EsbuildLike | undefined> {
+  const pick = (m: EsbuildLike & { default?: EsbuildLike }) => (typeof m.build === 'function' ? m : m.default);
   // A non-literal specifier keeps bundlers from inlining esbuild (a native tool) into dist/.
   const specifier = 'esbuild';
   try {
-    const m = (await import(specifier)) as EsbuildLike & { default?: EsbuildLike };
-    return typeof m.build === 'function' ? m : m.default;
+    return pick((await import(specifier)) as EsbuildLike & { default?: EsbuildLike });
+  } catch {
+    // not beside the tool: try the module's workspace
+  }
+  try {
+    const resolved = createRequire(modulePath).resolve(specifier);
+    return pick((await import(pathToFileURL(resolved).href)) as EsbuildLike & { default?: EsbuildLike });
   } catch {
     return undefined;
   }
@@ -107,11 +118,11 @@ export function createModuleReconciler(options: ModuleReconcilerOptions): Reconc
     } catch {
       throw new ModuleReconcilerError('not-found', `reconciler module not found: ${path}`);
     }
-    const esbuild = await loadEsbuild();
+    const esbuild = await loadEsbuild(path);
     const ext = extname(path);
     if (!esbuild) {
       if (ext === '.ts' || ext === '.mts' || ext === '.cts') {
-        throw new ModuleReconcilerError('compile', `cannot compile ${path}: esbuild is not installed (npm i -D esbuild), or write the reconciler in JavaScript`);
+        throw new ModuleReconcilerError('compile', `cannot compile ${path}: esbuild was found neither beside Reconcile Lab nor in the module's workspace (run npm i -D esbuild there), or write the reconciler in JavaScript`);
       }
       const signature = signatureOf([path]);
       const mod = await importModule(`${pathToFileURL(path).href}?v=${encodeURIComponent(signature)}`);
