@@ -12,13 +12,13 @@ import { InformerFactory } from '../core/cache/informerFactory.ts';
 import { controllerBuilder } from '../core/controller/builder.ts';
 import type { Controller } from '../core/controller/controller.ts';
 import type { Reconciler } from '../core/controller/reconcile.ts';
-import type { JournalEntry } from '../core/journal/journal.ts';
+import { Journal, type JournalEntry } from '../core/journal/journal.ts';
 import { dryRunReconcile } from '../core/actions/dryRun.ts';
 import { diagnoseStuck, FinalizerNotFoundError, ObjectChangedError, removeFinalizers, type StuckDiagnosis } from '../core/actions/finalizers.ts';
 import { inspectKey } from '../core/actions/inspect.ts';
 import { buildReconcileReport, renderReportJson, renderReportMarkdown } from '../core/actions/report.ts';
 import { describeOutcome } from '../core/actions/runOnce.ts';
-import { journalingContextFactory } from '../core/actions/controllerContext.ts';
+import { journalingContextFactory, journalWriteOf } from '../core/actions/controllerContext.ts';
 import { createKubeEventRecorder } from '../core/k8s/eventRecorder.ts';
 import { CONFIGMAP_GVR, createLabReconciler, LAB_FINALIZER } from '../core/reconcilers/labReconciler.ts';
 import { createExecReconciler } from '../core/reconcilers/execReconciler.ts';
@@ -157,7 +157,7 @@ async function execute(args: CliArgs, io: CliIo, log: Logger, store: DisposableS
     case 'inspect':
       return inspect(args, io, log, s, store);
     case 'strip-finalizers':
-      return stripFinalizers(args, io, log, s);
+      return stripFinalizers(args, io, log, s, store);
     case 'step':
       return step(args, io, log, s, store);
     case 'run':
@@ -245,7 +245,7 @@ function renderDiagnosis(d: StuckDiagnosis): string {
   return out.join('\n');
 }
 
-async function stripFinalizers(args: CliArgs, io: CliIo, log: Logger, s: Session): Promise<number> {
+async function stripFinalizers(args: CliArgs, io: CliIo, log: Logger, s: Session, store: DisposableStore): Promise<number> {
   const key = normalizeKey(args.positionals[0]!, s);
   const { namespace, name } = splitKey(key);
   const diagnosis = await diagnoseStuck({
@@ -267,6 +267,7 @@ async function stripFinalizers(args: CliArgs, io: CliIo, log: Logger, s: Session
     io.stderr(`\nRefusing to remove ${what} from ${key} without --yes. Read the consequences above; add --dry-run to preview the server's answer.\n`);
     return ExitCode.refused;
   }
+  const journal = store.add(new Journal({ clock: realClock, capacity: 100, delivery: 'sync' }));
   const result = await removeFinalizers({
     client: s.client,
     gvr: s.resource,
@@ -276,12 +277,16 @@ async function stripFinalizers(args: CliArgs, io: CliIo, log: Logger, s: Session
     expectedResourceVersion: diagnosis.resourceVersion,
     dryRun: args.dryRun,
     log,
-    onWrite: (w) =>
-      io.stderr(`audit: ${w.verb}${w.subresource ? '/' + w.subresource : ''} ${w.key} ${w.dryRun ? '(dry-run) ' : ''}rv ${w.resourceVersionBefore ?? '?'} → ${w.resourceVersionAfter ?? '?'} ${w.outcome}${w.error ? ` (${w.error.code} ${w.error.reason})` : ''}\n`),
+    // Every removal is a journal entry (the same record the extension's Event Log shows), echoed as an audit line.
+    onWrite: (w) => {
+      journal.recordWrite(journalWriteOf(w, 'reconcile-lab strip-finalizers', key));
+      io.stderr(`audit: ${w.verb}${w.subresource ? '/' + w.subresource : ''} ${w.key} ${w.dryRun ? '(dry-run) ' : ''}rv ${w.resourceVersionBefore ?? '?'} → ${w.resourceVersionAfter ?? '?'} ${w.outcome}${w.error ? ` (${w.error.code} ${w.error.reason})` : ''}\n`);
+    },
   });
+  journal.flush();
   if (args.json) {
     const { writes, ...rest } = result;
-    io.stdout(JSON.stringify({ diagnosis, result: { ...rest, writes: writes.map(({ before, after, ...w }) => w) } }, null, 2) + '\n');
+    io.stdout(JSON.stringify({ diagnosis, result: { ...rest, writes: writes.map(({ before, after, ...w }) => w) }, journal: journal.entries({}) }, null, 2) + '\n');
   } else {
     io.stdout(`\n${result.dryRun ? '[dry-run] would remove' : 'Removed'} ${result.removed.join(', ')} from ${key}; remaining: ${result.remaining.join(', ') || 'none'}${result.deleted ? '; the object is gone (its deletion completed)' : ''}.\n`);
   }

@@ -190,6 +190,13 @@ describe('reconcile-lab CLI against a real kube-apiserver', () => {
     const res = JSON.parse(released.stdout);
     assert.equal(res.result.deleted, true);
     assert.match(released.stderr, /audit: patch .*widget-stuck .*ok/);
+    // The removal is a journal entry: a write with the resourceVersion it was guarded by.
+    const writes = (res.journal as Array<{ kind: string; verb: string; objectKey: string; dryRun: boolean; resourceVersionBefore?: string }>).filter((e) => e.kind === 'write');
+    assert.equal(writes.length, 1);
+    assert.equal(writes[0]!.verb, 'patch');
+    assert.equal(writes[0]!.objectKey, `${ns}/widget-stuck`);
+    assert.equal(writes[0]!.dryRun, false);
+    assert.ok(writes[0]!.resourceVersionBefore, 'the resourceVersion the removal was guarded by');
     await assert.rejects(c.get(crd.gvr, ns, 'widget-stuck'), isNotFound);
   });
 });
