@@ -10,7 +10,7 @@
 //     informers' clocks start once their initial list is handled (the N-th add delivered), the floor's at
 //     its watch request;
 //   - heap bytes per cached object, with and without the managedFields transform.
-// Each timing is the median of BENCH_ROUNDS rounds (default 5); consumers take turns going first, and
+// Each timing is the median of BENCH_ROUNDS rounds (default 9: with fewer, single runs on 2 cores swing by ±15%); consumers take turns going first, and
 // each measurement starts after BENCH_PAUSE_MS (default 1500) of quiet and a full GC.
 // BENCH_OBJECTS (default 10000) and BENCH_UPDATES (default min(5000, objects/2)) shrink the run;
 // BENCH_PROFILE=1 logs per-request timings.
@@ -32,7 +32,7 @@ import { installCrd, testCrd, createNamespace } from '../test/integration/suppor
 
 const N = Number(process.env.BENCH_OBJECTS ?? 10_000);
 const U = Number(process.env.BENCH_UPDATES ?? Math.min(5_000, Math.max(100, Math.floor(N / 2))));
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 9);
 /** Quiet time before each measurement, so the apiserver (same 2 cores) has finished with the previous consumer. */
 const PAUSE_MS = Number(process.env.BENCH_PAUSE_MS ?? 1500);
 const IN_FLIGHT = 16;
