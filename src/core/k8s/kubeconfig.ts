@@ -1,4 +1,9 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
+
+/** Where client-node looks for an in-cluster service account when no kubeconfig file exists. */
+const SERVICE_ACCOUNT_TOKEN = '/var/run/secrets/kubernetes.io/serviceaccount/token';
 
 /** A kubeconfig problem, phrased for a person: what is wrong and where. */
 export class KubeConfigError extends Error {
@@ -23,6 +28,15 @@ export interface LoadKubeConfigOptions {
  */
 export function loadKubeConfig(options: LoadKubeConfigOptions = {}): KubeConfig {
   const kc = new KubeConfig();
+  if (!options.path) {
+    // Without KUBECONFIG, ~/.kube/config or a service account, client-node silently falls back to
+    // http://localhost:8080, which then fails with an unrelated TLS message: say what is missing instead.
+    const home = process.env.HOME;
+    const defaultFile = home ? join(home, '.kube', 'config') : undefined;
+    if (!process.env.KUBECONFIG && process.platform !== 'win32' && !(defaultFile && existsSync(defaultFile)) && !existsSync(SERVICE_ACCOUNT_TOKEN)) {
+      throw new KubeConfigError(`No kubeconfig found: KUBECONFIG is not set and ${defaultFile ?? '~/.kube/config'} does not exist. Choose a kubeconfig file (--kubeconfig in the CLI) or set KUBECONFIG.`);
+    }
+  }
   try {
     if (options.path) kc.loadFromFile(options.path);
     else kc.loadFromDefault();
@@ -44,6 +58,9 @@ export function loadKubeConfig(options: LoadKubeConfigOptions = {}): KubeConfig 
   const cluster = kc.getCurrentCluster();
   if (!cluster?.server) {
     throw new KubeConfigError(`Context "${ctx}" refers to a cluster without a server URL.`);
+  }
+  if (cluster.server.startsWith('http://') && !cluster.skipTLSVerify) {
+    throw new KubeConfigError(`Context "${ctx}" points at the plain-HTTP server ${cluster.server}: use its https:// URL (or set insecure-skip-tls-verify: true on the cluster).`);
   }
   return kc;
 }
