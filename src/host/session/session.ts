@@ -263,7 +263,12 @@ export class Session implements ViewModel, Disposable {
             const p = settings['reconciler.modulePath'].trim();
             if (!p) throw new Error('reconcileLab.reconciler.modulePath is empty: set the module that exports reconcile(request, ctx).');
             const path = isAbsolute(p) || !o.workspaceFolder ? p : resolve(o.workspaceFolder, p);
-            reconciler = createModuleReconciler({ path, log: log.child({ reconciler: 'module' }) });
+            reconciler = createModuleReconciler({
+              path,
+              log: log.child({ reconciler: 'module' }),
+              ...(settings['workQueue.reconcileTimeoutSeconds'] > 0 ? { timeoutMs: settings['workQueue.reconcileTimeoutSeconds'] * 1000 } : {}),
+              clock: o.clock,
+            });
           }
         } catch (e) {
           loopProblem = { reason: 'config', message: (e as Error).message };
