@@ -312,7 +312,7 @@ function formatEntry(e: JournalEntry, verbose: boolean): string | undefined {
     case 'informer':
       return verbose ? `${t} · ${e.role} ${e.event} ${e.objectKey} rv ${e.resourceVersion ?? '—'} → ${e.enqueued.join(', ') || (e.filteredBy ? `filtered by ${e.filteredBy}` : 'nothing')}` : undefined;
     case 'queue':
-      return verbose ? `${t} · ${e.key} ${e.transition}` : undefined;
+      return verbose ? `${t} · ${e.key ?? '(queue)'} ${e.transition}` : undefined;
   }
 }
 

@@ -136,7 +136,8 @@ export async function buildReconcileReport(o: {
   const totals = {
     objects: entries.length,
     writes: entries.reduce((n, e) => n + e.actions.filter((a) => a.outcome === 'ok').length, 0),
-    unchanged: entries.filter((e) => e.actions.length === 0).length,
+    // "Unchanged" means the reconcile succeeded (or asked for a delayed look) and wrote nothing; a failed one is an error.
+    unchanged: entries.filter((e) => e.actions.length === 0 && e.outcome.kind !== 'error' && e.outcome.kind !== 'terminal').length,
     requeued: entries.filter((e) => e.outcome.kind === 'requeueAfter').length,
     errors: entries.filter((e) => e.outcome.kind === 'error' || e.outcome.kind === 'terminal').length,
   };

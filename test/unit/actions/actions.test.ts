@@ -90,3 +90,25 @@ test('Markdown report: summary table and per-object sections; pipes escaped', ()
   assert.match(md, /\*\*Actions:\*\* none \(already as desired; nothing written\)\./);
   assert.match(md, /```json\n\{\n  "childName": "b-config"\n\}\n```/);
 });
+
+test('report totals: a failed reconcile that wrote nothing is an error, not "unchanged"', async () => {
+  const { buildReconcileReport } = await import('../../../src/core/actions/report.ts');
+  const widgetGvr = { group: 'lab.reconcile.dev', version: 'v1alpha1', resource: 'widgets' };
+  const objects: Record<string, { metadata: { name: string; namespace: string; resourceVersion: string } }> = {
+    a: { metadata: { name: 'a', namespace: 'ns', resourceVersion: '1' } },
+    b: { metadata: { name: 'b', namespace: 'ns', resourceVersion: '2' } },
+  };
+  const client = {
+    get: async (_g: unknown, _ns: string, name: string) => objects[name],
+    list: async () => ({ metadata: {}, items: Object.values(objects) }),
+  } as never;
+  const reconciler = {
+    name: 'half-broken',
+    reconcile: async (req: { name: string }) => {
+      if (req.name === 'b') throw new Error('boom');
+      return {};
+    },
+  };
+  const report = await buildReconcileReport({ client, reconciler, primary: widgetGvr, dryRun: true });
+  assert.deepEqual(report.totals, { objects: 2, writes: 0, unchanged: 1, requeued: 0, errors: 1 });
+});
