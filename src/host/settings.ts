@@ -28,6 +28,8 @@ export interface Settings {
   /** The primary resource the loop reconciles ("plural.group"); empty: the first watched custom resource. */
   'reconciler.resource': string;
   'reconciler.command': string;
+  /** exec: kill the program after this many seconds (0: no limit). */
+  'reconciler.execTimeoutSeconds': number;
   'reconciler.modulePath': string;
   'eventLog.size': number;
 }
@@ -52,6 +54,7 @@ export const SettingDefaults: Settings = {
   'reconciler.kind': 'lab',
   'reconciler.resource': '',
   'reconciler.command': '',
+  'reconciler.execTimeoutSeconds': 30,
   'reconciler.modulePath': '',
   'eventLog.size': 10000,
 };
@@ -70,6 +73,7 @@ export const ConnectionScopedSettings: readonly SettingKey[] = [
   'reconciler.kind',
   'reconciler.resource',
   'reconciler.command',
+  'reconciler.execTimeoutSeconds',
   'reconciler.modulePath',
 ];
 

@@ -23,15 +23,22 @@ import { isTerminal, type CacheReader, type ReconcileContext, type Reconciler, t
  * reset backoff), per-key state and a journal.
  *
  * Guarantees:
- * - a key is never reconciled concurrently with itself (the work queue's rule);
+ * - a key is never reconciled concurrently with itself (the work queue's rule,
+ *   kept across timeouts and restarts: `done(key)` is called only once the
+ *   reconcile call has settled, and a reconcile abandoned by `stop()` that is
+ *   still running delays the next reconcile of its key until it settles);
  * - a reconcile gets only a {@link Request}; it reads current state itself;
  * - the outcome of every reconcile goes through ONE switch
  *   ({@link ReconcileOutcome}): error → `addRateLimited`; TerminalError →
  *   no requeue (the failure count is kept, as in controller-runtime);
  *   `requeueAfterMs > 0` → `forget` + `addAfter`;
  *   success → `forget`;
- * - a reconcile that throws, rejects or runs past `reconcileTimeoutMs` is an
- *   error outcome, never a crash; `done(key)` is always called;
+ * - a reconcile that throws or rejects is an error outcome, never a crash;
+ *   `done(key)` is always called;
+ * - `reconcileTimeoutMs` (off by default, as controller-runtime's
+ *   `ReconciliationTimeout`) only aborts the reconcile's `signal` (its
+ *   deadline): the worker still waits for the call to settle, and the outcome
+ *   is what the call returns (an error then carries `timedOut`);
  * - the queue and its timers exist only between `start()` and `stop()`.
  *
  * The controller never disposes the informers it watches (they are shared);
@@ -145,7 +152,11 @@ export interface ControllerOptions {
   journal?: Journal;
   /** Workers (default 1). */
   maxConcurrentReconciles?: number;
-  /** A reconcile running longer is aborted and counts as an error. Default 60 s; 0 = no limit. */
+  /**
+   * The deadline of one reconcile (controller-runtime `ReconciliationTimeout`): when it passes, the
+   * reconcile's `signal` aborts with a {@link ReconcileTimeoutError}; the worker keeps waiting for the
+   * call to settle (the key is never handed out while it runs). Default 0: no deadline, as in controller-runtime.
+   */
   reconcileTimeoutMs?: number;
   /** A preset name or a factory (called at each start). Default "controller-runtime" (exponential 5 ms → 1000 s). */
   rateLimiter?: RateLimiterPreset | ((clock: Clock) => RateLimiter<ObjectKey>);
@@ -224,7 +235,8 @@ interface Run {
 
 type InvokeResult =
   | { ok: true; result: Result }
-  | { ok: false; error: unknown };
+  /** `timedOut`: the call failed after its deadline aborted its signal. */
+  | { ok: false; error: unknown; timedOut?: boolean };
 
 /** Wraps the abort reason when the reconcile was abandoned while still running. */
 class Abandoned {
@@ -256,6 +268,8 @@ class ControllerEngine implements Controller {
   private readonly hotLoop: HotLoopDetector | undefined;
   /** Writes the last reconcile of a key made to its own object (hot-loop evidence). */
   private readonly selfWrites = new Map<ObjectKey, number>();
+  /** Reconciles abandoned by `stop()` that have not settled yet, by key: the next reconcile of the key waits for them. */
+  private readonly stragglers = new Map<ObjectKey, Promise<unknown>>();
   private readonly statusEmitter = new Emitter<ControllerStatus>();
   readonly onDidChangeStatus: Event<ControllerStatus> = this.statusEmitter.event;
   readonly onDidChangeKeyState: Event<KeyState>;
@@ -284,7 +298,8 @@ class ControllerEngine implements Controller {
     this.reconciler = reconciler;
     this.workers = options.maxConcurrentReconciles ?? 1;
     if (!Number.isInteger(this.workers) || this.workers < 1) throw new RangeError('maxConcurrentReconciles must be an integer >= 1');
-    this.timeoutMs = options.reconcileTimeoutMs ?? 60_000;
+    this.timeoutMs = options.reconcileTimeoutMs ?? 0;
+    if (!(this.timeoutMs >= 0)) throw new RangeError('reconcileTimeoutMs must be >= 0');
     this.cacheSyncTimeoutMs = options.cacheSyncTimeoutMs ?? 120_000;
     const limiter = options.rateLimiter ?? 'controller-runtime';
     this.makeLimiter = typeof limiter === 'function' ? () => limiter(this.clock) : () => createRateLimiter<ObjectKey>(limiter, this.clock);
@@ -628,12 +643,18 @@ class ControllerEngine implements Controller {
   }
 
   private async invoke(run: Run, key: ObjectKey): Promise<InvokeResult> {
+    // A reconcile of this key abandoned by an earlier stop() may still run: never run two at once.
+    const straggler = this.stragglers.get(key);
+    if (straggler) await raceAbort(straggler, run.abort.signal).catch(() => undefined);
+    if (run.abort.signal.aborted) return { ok: false, error: run.abort.signal.reason };
     const ac = new AbortController();
     const onStop = () => ac.abort(run.abort.signal.reason);
     if (run.abort.signal.aborted) onStop();
     else run.abort.signal.addEventListener('abort', onStop, { once: true });
+    const startedAt = this.clock.now();
     const timer = this.timeoutMs > 0 ? this.clock.setTimeout(() => ac.abort(new ReconcileTimeoutError(this.timeoutMs)), this.timeoutMs) : undefined;
     let pending: Promise<Result> | undefined;
+    const timedOut = () => ac.signal.aborted && ac.signal.reason instanceof ReconcileTimeoutError;
     try {
       const request = requestFor(key);
       const ctx = this.contextFactory(request, {
@@ -645,18 +666,30 @@ class ControllerEngine implements Controller {
         journal: this.journal,
       });
       pending = Promise.resolve().then(() => this.reconciler.reconcile(request, ctx));
-      const result = await raceAbort(pending, ac.signal);
+      // The deadline only aborts the signal; the call is awaited until it settles. Only stop() abandons it.
+      const result = await raceAbort(pending, run.abort.signal);
+      if (timedOut()) this.reportLate(key, startedAt, 'returned a result');
       return { ok: true, result: result ?? {} };
     } catch (e) {
       if (e instanceof Abandoned) {
-        if (pending) this.watchAbandoned(key, pending, e.reason);
+        if (pending) this.watchAbandoned(key, pending);
         return { ok: false, error: e.reason };
+      }
+      if (timedOut()) {
+        this.reportLate(key, startedAt, 'failed');
+        return { ok: false, error: e, timedOut: true };
       }
       return { ok: false, error: e };
     } finally {
       if (timer !== undefined) this.clock.clearTimeout(timer);
       run.abort.signal.removeEventListener('abort', onStop);
     }
+  }
+
+  /** A reconcile settled after its deadline: say so (its signal was aborted at the deadline). */
+  private reportLate(key: ObjectKey, startedAt: number, how: string): void {
+    const ms = this.clock.now() - startedAt;
+    this.warn('reconcileTimeout', `the reconcile of ${key} ran past its ${this.timeoutMs} ms timeout: its signal was aborted at the deadline and it ${how} after ${ms} ms (the key stayed in processing until then)`, key);
   }
 
   /**
@@ -691,14 +724,17 @@ class ControllerEngine implements Controller {
     }
   }
 
-  private watchAbandoned(key: ObjectKey, pending: Promise<unknown>, reason: unknown): void {
-    const why = reason instanceof ReconcileTimeoutError ? 'after its timeout' : 'when the controller stopped';
-    const report = (how: string) =>
-      this.warn('abandonedReconcile', `a reconcile of ${key} abandoned ${why} ${how} later; its writes may have overlapped with later reconciles of the key`, key);
-    pending.then(
+  /** Tracks a reconcile abandoned by stop() until it settles; the next reconcile of its key waits for it. */
+  private watchAbandoned(key: ObjectKey, pending: Promise<unknown>): void {
+    const report = (how: string) => {
+      if (this.stragglers.get(key) === tracked) this.stragglers.delete(key);
+      if (!this.disposed) this.warn('abandonedReconcile', `a reconcile of ${key} abandoned when the controller stopped ${how} later`, key);
+    };
+    const tracked: Promise<unknown> = pending.then(
       () => report('finished'),
       (e) => report(`failed (${errorMessage(e)})`),
     );
+    this.stragglers.set(key, tracked);
   }
 
   private countSelfWrites(key: ObjectKey, sinceSeq: number): number {
@@ -858,7 +894,7 @@ function classify(res: InvokeResult, stopping: boolean): Verdict {
     const message = errorMessage(res.error);
     if (stopping || res.error instanceof ControllerStoppedError) return { kind: 'cancelled', message };
     if (isTerminal(res.error)) return { kind: 'terminal', message };
-    return { kind: 'error', message, timedOut: res.error instanceof ReconcileTimeoutError };
+    return { kind: 'error', message, timedOut: res.timedOut === true || res.error instanceof ReconcileTimeoutError };
   }
   const after = res.result.requeueAfterMs;
   if (typeof after === 'number' && after > 0) return { kind: 'requeueAfter', afterMs: after, ...(res.result.reason !== undefined ? { reason: res.result.reason } : {}) };

@@ -63,7 +63,11 @@ export interface ExecReconcilerOptions {
   context?: string;
   /** Extra environment variables. */
   env?: Record<string, string>;
-  /** Wall time allowed per run; on expiry the whole process group is killed. Default 30 s. */
+  /**
+   * Wall time allowed per run; on expiry the whole process group is killed and the run fails with a
+   * `timeout` error (retried with backoff). Independent of the controller's reconcile timeout (whose
+   * deadline aborts the signal, which kills the program too). Default 30 s; 0: no limit.
+   */
   timeoutMs?: number;
   /** Grace between SIGTERM and SIGKILL when killing. Default 2 s. */
   killGraceMs?: number;
@@ -130,6 +134,7 @@ export function createExecReconciler(options: ExecReconcilerOptions): Reconciler
   if (options.command.length === 0 || !options.command[0]) throw new Error('exec reconciler: empty command');
   const clock = options.clock ?? realClock;
   const timeoutMs = options.timeoutMs ?? 30_000;
+  if (!(timeoutMs >= 0)) throw new RangeError('exec reconciler: timeoutMs must be >= 0');
   const killGraceMs = options.killGraceMs ?? 2_000;
   const maxOutputBytes = options.maxOutputBytes ?? 1024 * 1024;
   const running = new Set<ChildProcess>();
@@ -184,8 +189,11 @@ export function createExecReconciler(options: ExecReconcilerOptions): Reconciler
         killGroup(child, 'SIGTERM');
         killTimer = clock.setTimeout(() => killGroup(child, 'SIGKILL'), killGraceMs);
       };
-      const timer = clock.setTimeout(() => stop(new ExecReconcilerError('timeout', `${program}: timed out after ${timeoutMs} ms; killed its process group`)), timeoutMs);
-      const onAbort = () => stop(new ExecReconcilerError('aborted', `${program}: aborted (the reconcile was cancelled); killed its process group`));
+      const timer = timeoutMs > 0 ? clock.setTimeout(() => stop(new ExecReconcilerError('timeout', `${program}: timed out after ${timeoutMs} ms; killed its process group`)), timeoutMs) : undefined;
+      const onAbort = () => {
+        const why = signal.reason instanceof Error && signal.reason.message ? signal.reason.message : 'the reconcile was cancelled';
+        stop(new ExecReconcilerError('aborted', `${program}: aborted (${why}); killed its process group`));
+      };
       signal.addEventListener('abort', onAbort, { once: true });
 
       child.stdout!.on('data', (b: Buffer) => {
@@ -204,7 +212,7 @@ export function createExecReconciler(options: ExecReconcilerOptions): Reconciler
       const finish = (fn: () => void) => {
         if (settled) return;
         settled = true;
-        clock.clearTimeout(timer);
+        if (timer !== undefined) clock.clearTimeout(timer);
         if (killTimer) clock.clearTimeout(killTimer);
         signal.removeEventListener('abort', onAbort);
         running.delete(child);

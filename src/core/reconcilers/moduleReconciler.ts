@@ -4,7 +4,6 @@ import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, extname, isAbsolute, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { realClock, type Clock, type TimerHandle } from '../clock.ts';
 import type { Disposable } from '../lifecycle.ts';
 import type { Logger } from '../log.ts';
 import { nullLogger } from '../log.ts';
@@ -13,7 +12,7 @@ import type { ReconcileContext, Reconciler, Request, Result } from '../controlle
 /** The shape a user module exports: `export async function reconcile(request, ctx)` (or a default export of it). */
 export type ReconcileFunction = (request: Request, ctx: ReconcileContext) => Promise<Result | void> | Result | void;
 
-export type ModuleFailureKind = 'not-found' | 'compile' | 'load' | 'export' | 'result' | 'timeout';
+export type ModuleFailureKind = 'not-found' | 'compile' | 'load' | 'export' | 'result';
 
 /** A user module that cannot be used. Thrown from `reconcile`, so the queue retries (and picks up a fix). */
 export class ModuleReconcilerError extends Error {
@@ -29,12 +28,6 @@ export interface ModuleReconcilerOptions {
   /** The user's .ts/.mts/.js/.mjs file. */
   path: string;
   log?: Logger;
-  /**
-   * A reconcile() that has not settled after this long is abandoned with a `timeout` error (retried with
-   * backoff) and its `ctx.signal` aborted, so one hung key cannot stall the loop; 0: no limit. Default 30 s.
-   */
-  timeoutMs?: number;
-  clock?: Clock;
 }
 
 interface Loaded {
@@ -102,8 +95,6 @@ function formatEsbuildErrors(errors: EsbuildMessage[]): string {
 export function createModuleReconciler(options: ModuleReconcilerOptions): Reconciler & Disposable & { reload(): Promise<void> } {
   const path = isAbsolute(options.path) ? options.path : resolve(options.path);
   const log = options.log ?? nullLogger;
-  const clock = options.clock ?? realClock;
-  const timeoutMs = options.timeoutMs ?? 30_000;
   let loaded: Loaded | undefined;
   let loading: Promise<Loaded> | undefined;
   let generation = 0;
@@ -206,32 +197,11 @@ export function createModuleReconciler(options: ModuleReconcilerOptions): Reconc
     }
   }
 
-  /**
-   * Calls the user's function with a ctx whose signal also aborts on timeout. The function keeps running
-   * after a timeout (in-process code cannot be killed); only its result is ignored.
-   */
-  async function callWithTimeout(fn: ReconcileFunction, request: Request, ctx: ReconcileContext): Promise<Result | void> {
-    if (timeoutMs <= 0) return fn(request, ctx);
-    const timeout = new AbortController();
-    let timer: TimerHandle | undefined;
-    const timedOut = new Promise<never>((_, reject) => {
-      timer = clock.setTimeout(() => {
-        const err = new ModuleReconcilerError('timeout', `${path}: reconcile() did not settle within ${timeoutMs} ms; abandoned and its ctx.signal aborted (pass ctx.signal to client calls and waits so they stop)`);
-        timeout.abort(err);
-        reject(err);
-      }, timeoutMs);
-    });
-    try {
-      const scoped: ReconcileContext = { ...ctx, signal: AbortSignal.any([ctx.signal, timeout.signal]) };
-      return await Promise.race([Promise.resolve().then(() => fn(request, scoped)), timedOut]);
-    } finally {
-      if (timer !== undefined) clock.clearTimeout(timer);
-    }
-  }
-
   async function reconcile(request: Request, ctx: ReconcileContext): Promise<Result> {
     const { fn } = await current();
-    const r = await callWithTimeout(fn, request, ctx);
+    // No deadline of its own: the controller's reconcile timeout (off by default) aborts ctx.signal, and the
+    // call is awaited until it settles, so a key is never reconciled twice at once.
+    const r = await fn(request, ctx);
     if (r === undefined || r === null) return {};
     if (typeof r !== 'object') throw new ModuleReconcilerError('result', `${path}: reconcile() must resolve to a Result object or undefined (got ${typeof r})`);
     const ms = (r as Result).requeueAfterMs;

@@ -256,7 +256,7 @@ export class Session implements ViewModel, Disposable {
               ...(o.workspaceFolder ? { cwd: o.workspaceFolder } : {}),
               ...(o.kubeconfigPath ? { kubeconfigPath: o.kubeconfigPath } : {}),
               context: contextName,
-              ...(settings['workQueue.reconcileTimeoutSeconds'] > 0 ? { timeoutMs: settings['workQueue.reconcileTimeoutSeconds'] * 1000 } : {}),
+              timeoutMs: Math.max(0, settings['reconciler.execTimeoutSeconds']) * 1000,
               clock: o.clock,
             });
           } else {
@@ -266,8 +266,6 @@ export class Session implements ViewModel, Disposable {
             reconciler = createModuleReconciler({
               path,
               log: log.child({ reconciler: 'module' }),
-              ...(settings['workQueue.reconcileTimeoutSeconds'] > 0 ? { timeoutMs: settings['workQueue.reconcileTimeoutSeconds'] * 1000 } : {}),
-              clock: o.clock,
             });
           }
         } catch (e) {

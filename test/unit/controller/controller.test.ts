@@ -142,40 +142,112 @@ test('requeueAfter: forget + addAfter; runs again when due, with the reason; 0 o
   await c.stop();
 });
 
-test('a reconcile that hangs past the timeout is an error: its signal aborts, done is called, it is retried', async () => {
-  const h = harness({ reconcileTimeoutMs: 1000 });
+test('the reconcile timeout is off by default: a long reconcile is never aborted', async () => {
+  const h = harness();
   const hang = deferred<object>();
+  h.setImpl(() => hang.promise);
+  h.widgets.add(widget('a'));
+  const c = h.builder.for(h.widgets).build(h.reconciler);
+  await c.start();
+  await settle();
+  h.clock.step(24 * 3_600_000);
+  await settle();
+  assert.equal(h.contexts[0]!.signal.aborted, false);
+  assert.equal(c.keyState('ns/a')!.phase, 'processing');
+  assert.equal(h.clock.pendingTimers, 0, 'no deadline timer');
+  hang.resolve({});
+  await settle();
+  assert.deepEqual(c.keyState('ns/a')!.lastOutcome, { kind: 'success' });
+  await c.stop();
+});
+
+test('past its timeout a reconcile only has its signal aborted: the key stays processing until the call settles, never overlaps, then backs off', async () => {
+  const h = harness({ reconcileTimeoutMs: 1000, maxConcurrentReconciles: 2 });
+  const hang = deferred<object>();
+  let running = 0;
+  let overlaps = 0;
   let n = 0;
-  h.setImpl(() => (++n === 1 ? hang.promise : {}));
+  h.setImpl(async () => {
+    if (++running > 1) overlaps++;
+    try {
+      if (++n === 1) {
+        await hang.promise;
+        throw new Error('gave up: deadline exceeded');
+      }
+      return {};
+    } finally {
+      running--;
+    }
+  });
   h.widgets.add(widget('a'));
   const c = h.builder.for(h.widgets).build(h.reconciler);
   await c.start();
   await settle();
   assert.equal(c.keyState('ns/a')!.phase, 'processing');
-  assert.equal(c.status().inFlight, 1);
   h.clock.step(999);
   await settle();
   assert.equal(h.contexts[0]!.signal.aborted, false);
   h.clock.step(1);
   await settle();
-  assert.equal(h.contexts[0]!.signal.aborted, true);
-  const s = c.keyState('ns/a')!;
-  assert.equal(s.lastOutcome?.kind, 'error');
-  assert.equal(s.lastOutcome?.kind === 'error' && s.lastOutcome.timedOut, true);
-  assert.equal(s.lastError, 'reconcile timed out after 1000 ms');
-  assert.equal(s.phase, 'backoff');
-  assert.equal(s.lastDurationMs, 1000);
-  h.clock.step(5);
+  assert.equal(h.contexts[0]!.signal.aborted, true, 'the deadline aborts the signal');
+  assert.equal(c.keyState('ns/a')!.phase, 'processing', 'still processing: done(key) waits for the call');
+  assert.equal(c.status().inFlight, 1);
+  // events for the key while the timed-out call still runs do not start a second reconcile, even with a free worker
+  h.widgets.update('ns/a', (o) => ({ ...o, spec: { size: 2 } }));
+  h.clock.step(60_000);
   await settle();
-  assert.equal(h.calls.length, 2);
-  assert.equal(c.keyState('ns/a')!.lastOutcome?.kind, 'success');
-  // the abandoned run finishing later is reported, not mistaken for the current one
+  assert.equal(h.calls.length, 1);
+  assert.equal(c.keyState('ns/a')!.dirtyWhileProcessing, true);
   hang.resolve({});
   await settle();
+  const ended = h.journal.entries({ kinds: ['reconcileEnd'] });
+  const first = ended[0]!;
+  assert.equal(first.kind === 'reconcileEnd' && first.outcome.kind, 'error');
+  assert.equal(first.kind === 'reconcileEnd' && first.outcome.kind === 'error' && first.outcome.timedOut, true);
+  assert.equal(first.kind === 'reconcileEnd' && first.durationMs, 61_000);
   const warnings = h.journal.entries({ kinds: ['warning'] });
   assert.equal(warnings.length, 1);
-  assert.match(warnings[0]!.kind === 'warning' ? warnings[0]!.message : '', /abandoned after its timeout finished later/);
+  assert.match(warnings[0]!.kind === 'warning' ? warnings[0]!.message : '', /ran past its 1000 ms timeout.*failed after 61000 ms/);
+  // re-added while processing → queued again at once (it went dirty), and the error retry is merged
+  await settle();
+  h.clock.step(5);
+  await settle();
+  assert.equal(overlaps, 0);
   assert.equal(c.keyState('ns/a')!.lastOutcome?.kind, 'success');
+  assert.equal(h.clock.pendingTimers, 0, 'the deadline timer is cleared');
+  await c.stop();
+});
+
+test('a reconcile abandoned by stop() that is still running delays the next reconcile of its key after a restart', async () => {
+  const h = harness();
+  const hang = deferred<object>();
+  let running = 0;
+  let overlaps = 0;
+  let n = 0;
+  h.setImpl(async () => {
+    if (++running > 1) overlaps++;
+    try {
+      if (++n === 1) await hang.promise;
+      return {};
+    } finally {
+      running--;
+    }
+  });
+  h.widgets.add(widget('a'));
+  const c = h.builder.for(h.widgets).build(h.reconciler);
+  await c.start();
+  await settle();
+  await c.stop();
+  assert.equal(h.contexts[0]!.signal.aborted, true);
+  await c.start();
+  await settle();
+  assert.equal(h.calls.length, 1, 'the restarted controller waits for the abandoned call');
+  assert.equal(c.keyState('ns/a')!.phase, 'processing');
+  hang.resolve({});
+  await settle();
+  assert.equal(h.calls.length, 2);
+  assert.equal(overlaps, 0);
+  assert.match(JSON.stringify(h.journal.entries({ kinds: ['warning'] })), /abandoned when the controller stopped finished later/);
   await c.stop();
 });
 
