@@ -37,9 +37,28 @@ export interface CliArgs {
 }
 
 export class UsageError extends Error {
-  constructor(message: string) {
+  /** Print the usage (HELP) after the message: the command line itself could not be parsed. */
+  readonly showUsage: boolean;
+  constructor(message: string, o: { showUsage?: boolean } = {}) {
     super(message);
     this.name = 'UsageError';
+    this.showUsage = o.showUsage ?? false;
+  }
+}
+
+/**
+ * node:util parseArgs errors in the CLI's own words: Node's messages talk about positional arguments
+ * starting with "-" and the `--` separator, which is not how a person mistyped a flag.
+ */
+function parseErrorMessage(e: Error & { code?: string }): string {
+  const opt = /'(-[^' ]+)/.exec(e.message)?.[1];
+  switch (e.code) {
+    case 'ERR_PARSE_ARGS_UNKNOWN_OPTION':
+      return `unknown option ${opt ?? e.message}`;
+    case 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE':
+      return /argument missing/.test(e.message) ? `option ${opt ?? ''} needs a value`.replace('  ', ' ') : `option ${opt ?? ''} takes no value`.replace('  ', ' ');
+    default:
+      return e.message;
   }
 }
 
@@ -56,7 +75,7 @@ Commands:
                             (--json for JSON); add --dry-run to plan instead of act
   inspect <key>             the cached object versus a fresh GET: differences and resourceVersion lag
   strip-finalizers <key>    diagnose why <key> is stuck, then remove --finalizer F (or all) with a guarded
-                            JSON patch (Namespaces: /finalize). Refuses without --yes.
+                            JSON patch (Namespaces: /finalize). Refuses without --yes (or --dry-run).
 
 Keys are "namespace/name" (or "name" with --namespace, or for cluster-scoped resources).
 
@@ -68,7 +87,8 @@ Options:
   --reconciler <spec>       lab (default) | exec:<command line> | module:<path to .ts/.js>
   --finalizer <name>        strip-finalizers: the one finalizer to remove (default: all)
   --yes                     strip-finalizers: really remove (without it: diagnose only, exit 5)
-  --dry-run                 report / strip-finalizers: send writes as dryRun=All
+  --dry-run                 report: plan instead of act; strip-finalizers: preview the removal (dryRun=All,
+                            no --yes needed)
   --duration <seconds>      run: stop after this long
   --json                    machine-readable output on stdout
   --markdown                report: Markdown (the default for report)
@@ -129,7 +149,7 @@ export function parseCliArgs(argv: readonly string[]): CliArgs | 'help' {
       },
     });
   } catch (e) {
-    throw new UsageError((e as Error).message);
+    throw new UsageError(parseErrorMessage(e as Error & { code?: string }), { showUsage: true });
   }
   const v = parsed.values;
   if (v.help || parsed.positionals.length === 0) return 'help';

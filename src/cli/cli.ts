@@ -13,6 +13,7 @@ import { controllerBuilder } from '../core/controller/builder.ts';
 import type { Controller } from '../core/controller/controller.ts';
 import type { Reconciler } from '../core/controller/reconcile.ts';
 import { Journal, type JournalEntry } from '../core/journal/journal.ts';
+import type { EnqueueReason, ReconcileOutcome } from '../core/controller/keyState.ts';
 import { dryRunReconcile } from '../core/actions/dryRun.ts';
 import { diagnoseStuck, FinalizerNotFoundError, ObjectChangedError, removeFinalizers, type StuckDiagnosis } from '../core/actions/finalizers.ts';
 import { inspectKey } from '../core/actions/inspect.ts';
@@ -37,6 +38,9 @@ export interface CliIo {
 /** Refused because the person did not confirm (--yes). */
 class RefusedError extends Error {}
 
+/** The object asked about exists nowhere (exit 1). */
+class ObjectNotFoundError extends Error {}
+
 /** Maps any failure to the documented exit code. */
 export function exitCodeFor(e: unknown): ExitCode {
   if (e instanceof UsageError) return ExitCode.usage;
@@ -58,7 +62,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
   try {
     args = parseCliArgs(argv);
   } catch (e) {
-    io.stderr(`reconcile-lab: ${(e as Error).message}\nRun "reconcile-lab --help" for usage.\n`);
+    io.stderr(`reconcile-lab: ${(e as Error).message}\n` + (e instanceof UsageError && e.showUsage ? `\n${HELP}` : `Run "reconcile-lab --help" for usage.\n`));
     return ExitCode.usage;
   }
   if (args === 'help') {
@@ -110,6 +114,11 @@ async function connect(args: CliArgs, io: CliIo, log: Logger): Promise<Session> 
   const resources = await discoverResources(transport, { logger: log });
   const resource = findResource(resources, { group, name: plural });
   if (!resource) {
+    // "--resource gadgets" for a custom resource: name the full plural.group it most likely meant.
+    const name = plural.toLowerCase();
+    const similar = resources.filter((r) => r.resource === name || r.kind.toLowerCase() === name || (r.shortNames ?? []).includes(name));
+    const full = [...new Set(similar.map((r) => (r.group ? `${r.resource}.${r.group}` : r.resource)))].filter((f) => f !== args.resource);
+    if (full.length) throw new UsageError(`the cluster does not serve ${args.resource}; did you mean ${full.map((f) => `--resource ${f}`).join(' or ')}?`);
     const hint = group === 'lab.reconcile.dev' ? ' (install it: kubectl apply -f samples/crd.yaml)' : '';
     throw new Error(`the cluster does not serve ${args.resource}${hint}`);
   }
@@ -118,6 +127,10 @@ async function connect(args: CliArgs, io: CliIo, log: Logger): Promise<Session> 
   const kubeconfigPath = args.kubeconfig ?? io.env.KUBECONFIG?.split(':')[0];
   if (kubeconfigPath) session.kubeconfigPath = kubeconfigPath;
   return session;
+}
+
+function resourceName(s: Session): string {
+  return s.resource.group ? `${s.resource.resource}.${s.resource.group}` : s.resource.resource;
 }
 
 function normalizeKey(key: string, s: Session): ObjectKey {
@@ -216,6 +229,7 @@ async function inspect(args: CliArgs, io: CliIo, log: Logger, s: Session, store:
   const key = normalizeKey(args.positionals[0]!, s);
   const informer = await syncedInformer(s, log, store, splitKey(key).namespace);
   const r = await inspectKey({ client: s.client, gvr: s.resource, key, cached: informer.getIndexer().getByKey(key) });
+  if (r.state === 'both-missing') throw new ObjectNotFoundError(`${key} not found: no ${resourceName(s)} of that name is in the informer's cache or on the server`);
   if (args.json) {
     io.stdout(JSON.stringify({ ...r, informerResourceVersion: informer.lastSyncResourceVersion() }, null, 2) + '\n');
     return ExitCode.ok;
@@ -261,7 +275,8 @@ async function stripFinalizers(args: CliArgs, io: CliIo, log: Logger, s: Session
     throw new FinalizerNotFoundError(`${key} has no finalizer "${target}" (present: ${diagnosis.finalizers.map((f) => f.finalizer).join(', ') || 'none'})`);
   }
   if (!args.json) io.stdout(renderDiagnosis(diagnosis) + '\n');
-  if (!args.yes) {
+  // --dry-run previews (the server answers, nothing is stored): no confirmation needed.
+  if (!args.yes && !args.dryRun) {
     const what = target ? `finalizer ${target}` : 'all finalizers';
     if (args.json) io.stdout(JSON.stringify({ diagnosis, refused: true, exitCode: ExitCode.refused }, null, 2) + '\n');
     io.stderr(`\nRefusing to remove ${what} from ${key} without --yes. Read the consequences above; add --dry-run to preview the server's answer.\n`);
@@ -293,30 +308,115 @@ async function stripFinalizers(args: CliArgs, io: CliIo, log: Logger, s: Session
   return ExitCode.ok;
 }
 
-function formatEntry(e: JournalEntry, verbose: boolean): string | undefined {
+const ordinal = (n: number) => `${n}${n % 100 >= 11 && n % 100 <= 13 ? 'th' : (['th', 'st', 'nd', 'rd'][n % 10] ?? 'th')}`;
+
+/** Continuation lines of a multi-line message, indented under the entry so it reads as one entry. */
+const oneEntry = (text: string) => text.replace(/\r?\n/g, '\n               │ ');
+
+function describeTrigger(x: EnqueueReason): string {
+  switch (x.kind) {
+    case 'informer':
+    case 'watch':
+      return `${x.kind}:${x.event}`;
+    case 'owned':
+      return `owned:${x.event}`;
+    case 'backoff':
+      return `retry after failure ${x.attempt}`;
+    case 'requeueAfter':
+      return `requeue-after${x.reason ? ` (${x.reason})` : ''}`;
+    case 'manual':
+      return x.action;
+  }
+}
+
+/** Seconds, one decimal below 10 s. */
+const seconds = (ms: number) => (ms < 10_000 ? `${(Math.max(0, ms) / 1000).toFixed(1)} s` : `${Math.round(ms / 1000)} s`);
+
+/** One journal entry as one text entry (undefined: not shown at this verbosity). `now` places retry times. */
+export function formatEntry(e: JournalEntry, verbose: boolean, now: number = e.at): string | undefined {
   const t = new Date(e.at).toISOString().slice(11, 23);
   switch (e.kind) {
     case 'reconcileStart':
-      return `${t} ▶ ${e.key} reconcile #${e.attempt} (${e.triggers.map((x) => x.kind + ('event' in x ? ':' + x.event : '')).join(', ') || 'no trigger'})`;
+      // `attempt` counts reconciles of the key (successful ones too), not retries: say so.
+      return `${t} ▶ ${e.key} reconcile, ${ordinal(e.attempt)} of this key (${e.triggers.map(describeTrigger).join(', ') || 'no trigger'})`;
     case 'reconcileEnd': {
       const o = e.outcome;
-      const what = o.kind === 'success' ? 'done' : o.kind === 'requeueAfter' ? `requeue after ${o.afterMs} ms${o.reason ? ` (${o.reason})` : ''}` : `${o.kind}: ${o.message}`;
-      return `${t} ■ ${e.key} ${what} [${e.durationMs} ms]`;
+      let what: string;
+      if (o.kind === 'success') what = 'done';
+      else if (o.kind === 'requeueAfter') what = `requeue after ${o.afterMs} ms${o.reason ? ` (${o.reason})` : ''}`;
+      else if (o.kind === 'error') {
+        const retry = o.retryAt !== undefined ? `retry in ${seconds(o.retryAt - now)}` : 'no retry scheduled';
+        what = `✗ error${o.failures !== undefined ? ` (failure ${o.failures})` : ''}, ${retry}: ${o.message}`;
+      } else if (o.kind === 'terminal') what = `✗ terminal error, not retried until the object changes: ${o.message}`;
+      else what = `${o.kind}: ${o.message}`;
+      return oneEntry(`${t} ■ ${e.key} ${what} [${e.durationMs} ms]`);
     }
     case 'write':
-      return `${t}   ✎ ${e.verb}${e.subresource ? '/' + e.subresource : ''} ${e.resource} ${e.objectKey} rv ${e.resourceVersionBefore ?? '—'} → ${e.resourceVersionAfter ?? '—'}${e.dryRun ? ' (dry-run)' : ''}${e.error ? ` FAILED ${e.error}` : ''}`;
+      return oneEntry(`${t}   ✎ ${e.verb}${e.subresource ? '/' + e.subresource : ''} ${e.resource} ${e.objectKey} rv ${e.resourceVersionBefore ?? '—'} → ${e.resourceVersionAfter ?? '—'}${e.dryRun ? ' (dry-run)' : ''}${e.error ? ` FAILED ${e.error}` : ''}`);
     case 'warning':
-      return `${t} ⚠ ${e.message}`;
+      return oneEntry(`${t} ⚠ ${e.message}`);
     case 'control':
       return verbose ? `${t} · ${e.action}${e.detail ? ' ' + e.detail : ''}` : undefined;
     case 'informer':
       return verbose ? `${t} · ${e.role} ${e.event} ${e.objectKey} rv ${e.resourceVersion ?? '—'} → ${e.enqueued.join(', ') || (e.filteredBy ? `filtered by ${e.filteredBy}` : 'nothing')}` : undefined;
     case 'queue':
-      return verbose ? `${t} · ${e.key ?? '(queue)'} ${e.transition}` : undefined;
+      return verbose ? `${t} · ${e.key ?? '(queue)'} ${e.transition}${e.dueAt !== undefined ? ` (${e.waitKind ?? 'wait'} until ${new Date(e.dueAt).toISOString().slice(11, 23)})` : ''}` : undefined;
   }
 }
 
-async function startController(args: CliArgs, io: CliIo, log: Logger, s: Session, store: DisposableStore, startPaused: boolean): Promise<Controller> {
+/** Per-key totals of a `run`, from the journal. */
+export interface KeySummary {
+  key: string;
+  reconciles: number;
+  writes: number;
+  errors: number;
+  warnings: number;
+  lastOutcome?: ReconcileOutcome;
+}
+
+/** Accumulates {@link KeySummary} rows from journal entries. */
+export class RunSummary {
+  private readonly keys = new Map<string, KeySummary>();
+  private row(key: string): KeySummary {
+    let r = this.keys.get(key);
+    if (!r) this.keys.set(key, (r = { key, reconciles: 0, writes: 0, errors: 0, warnings: 0 }));
+    return r;
+  }
+  add(e: JournalEntry): void {
+    if (!e.key) return;
+    if (e.kind === 'reconcileEnd') {
+      const r = this.row(e.key);
+      r.reconciles++;
+      if (e.outcome.kind === 'error' || e.outcome.kind === 'terminal') r.errors++;
+      if (e.outcome.kind !== 'cancelled') r.lastOutcome = e.outcome;
+    } else if (e.kind === 'write' && !e.error) this.row(e.key).writes++;
+    else if (e.kind === 'warning') this.row(e.key).warnings++;
+  }
+  rows(): KeySummary[] {
+    return [...this.keys.values()].sort((a, b) => a.key.localeCompare(b.key));
+  }
+  /** Keys whose last reconcile failed (error or terminal). */
+  failed(): KeySummary[] {
+    return this.rows().filter((r) => r.lastOutcome?.kind === 'error' || r.lastOutcome?.kind === 'terminal');
+  }
+  render(): string {
+    const rows = this.rows();
+    const total = (f: keyof Pick<KeySummary, 'reconciles' | 'writes' | 'errors' | 'warnings'>) => rows.reduce((n, r) => n + r[f], 0);
+    const last = (o?: ReconcileOutcome) => (!o ? '—' : o.kind === 'success' ? 'done' : o.kind === 'requeueAfter' ? `requeue after ${o.afterMs} ms` : `${o.kind}: ${o.message.split('\n')[0]}`);
+    const table = [['key', 'reconciles', 'writes', 'errors', 'warnings', 'last outcome'], ...rows.map((r) => [r.key, String(r.reconciles), String(r.writes), String(r.errors), String(r.warnings), last(r.lastOutcome)])];
+    const widths = table[0]!.map((_, i) => Math.max(...table.map((row) => row[i]!.length)));
+    const lines = table.map((row) => '  ' + row.map((c, i) => (i === row.length - 1 ? c : c.padEnd(widths[i]!))).join('  '));
+    const failed = this.failed();
+    return [
+      `Summary: ${rows.length} key(s), ${total('reconciles')} reconcile(s), ${total('writes')} write(s), ${total('errors')} error(s), ${total('warnings')} warning(s)`,
+      ...lines,
+      failed.length ? `${failed.length} key(s) ended in error: ${failed.map((r) => r.key).join(', ')}` : 'No key ended in error.',
+    ].join('\n');
+  }
+}
+
+/** Starts the controller; every journal entry goes to `onEntry` (default: printed as it comes). */
+async function startController(args: CliArgs, io: CliIo, log: Logger, s: Session, store: DisposableStore, startPaused: boolean, onEntry?: (e: JournalEntry, controller: Controller) => void): Promise<Controller> {
   const reconciler = makeReconciler(args, s, log, store);
   const factory = store.add(new InformerFactory({ transport: s.transport, logger: log }));
   const namespace = s.resource.namespaced ? args.namespace : undefined;
@@ -333,9 +433,10 @@ async function startController(args: CliArgs, io: CliIo, log: Logger, s: Session
   store.add(
     controller.journal.onDidAppend((batch) => {
       for (const e of batch) {
-        if (args.json) io.stdout(JSON.stringify(e) + '\n');
+        if (onEntry) onEntry(e, controller);
+        else if (args.json) io.stdout(JSON.stringify(e) + '\n');
         else {
-          const line = formatEntry(e, args.verbose);
+          const line = formatEntry(e, args.verbose, realClock.now());
           if (line) io.stdout(line + '\n');
         }
       }
@@ -349,12 +450,15 @@ async function startController(args: CliArgs, io: CliIo, log: Logger, s: Session
 }
 
 async function step(args: CliArgs, io: CliIo, log: Logger, s: Session, store: DisposableStore): Promise<number> {
-  const controller = await startController(args, io, log, s, store, true);
+  // --json: the step's result is the first line, then the journal entries as JSON lines.
+  const buffered: JournalEntry[] = [];
+  const controller = await startController(args, io, log, s, store, true, args.json ? (e) => void buffered.push(e) : undefined);
   const key = args.positionals[0] ? normalizeKey(args.positionals[0], s) : undefined;
   const r = await controller.step(key ? { key, force: true } : { force: true });
   controller.journal.flush();
   await controller.stop();
-  if (args.json) io.stdout(JSON.stringify({ step: r }) + '\n');
+  controller.journal.flush();
+  if (args.json) io.stdout([JSON.stringify({ step: r }), ...buffered.map((e) => JSON.stringify(e))].join('\n') + '\n');
   else if (r.kind !== 'reconciled') io.stdout(`step: ${r.kind}${'key' in r ? ' ' + r.key : ''}\n`);
   if (r.kind === 'reconciled') return r.outcome.kind === 'error' || r.outcome.kind === 'terminal' ? ExitCode.failure : ExitCode.ok;
   return r.kind === 'empty' ? ExitCode.ok : ExitCode.failure;
@@ -368,12 +472,23 @@ async function run(args: CliArgs, io: CliIo, log: Logger, s: Session, store: Dis
     const h = realClock.setTimeout(() => stop(), args.durationMs);
     store.add(toDisposable(() => realClock.clearTimeout(h)));
   }
-  const controller = await startController(args, io, log, s, store, false);
+  const summary = new RunSummary();
+  const controller = await startController(args, io, log, s, store, false, (e) => {
+    summary.add(e);
+    if (args.json) io.stdout(JSON.stringify(e) + '\n');
+    else {
+      const line = formatEntry(e, args.verbose, realClock.now());
+      if (line) io.stdout(line + '\n');
+    }
+  });
   if (!args.json) io.stderr(`reconcile-lab: ${controller.name} running on ${s.resource.resource}${s.resource.group ? '.' + s.resource.group : ''}${args.namespace ? ` in ${args.namespace}` : ''}; Ctrl+C to stop\n`);
   await stopped;
   await controller.stop();
   controller.journal.flush();
-  return ExitCode.ok;
+  // The summary, and a non-zero exit when a key's last reconcile failed (a script can tell).
+  if (args.json) io.stdout(JSON.stringify({ summary: { keys: summary.rows(), failed: summary.failed().map((r) => r.key) } }) + '\n');
+  else io.stdout('\n' + summary.render() + '\n');
+  return summary.failed().length ? ExitCode.failure : ExitCode.ok;
 }
 
 

@@ -60,6 +60,7 @@ export function redact(value: unknown, depth = 0): unknown {
 
 /** Formats an entry as one line: `LEVEL msg key=value …` with redaction applied. */
 export function formatLogLine(level: LogLevel, msg: string, fields: LogFields): string {
-  const parts = Object.entries(redact(fields) as LogFields).map(([k, v]) => `${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`);
-  return `${level.toUpperCase()} ${msg}${parts.length ? ' ' + parts.join(' ') : ''}`;
+  // A string with whitespace or quotes is JSON-quoted, so a multi-line error stays on its one line.
+  const parts = Object.entries(redact(fields) as LogFields).map(([k, v]) => `${k}=${typeof v === 'string' && !/[\s"]/.test(v) ? v : JSON.stringify(v)}`);
+  return `${level.toUpperCase()} ${msg.replace(/\r?\n/g, '\\n')}${parts.length ? ' ' + parts.join(' ') : ''}`;
 }

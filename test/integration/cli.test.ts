@@ -57,6 +57,27 @@ describe('reconcile-lab CLI against a real kube-apiserver', () => {
     const bad = await cli(['dry-run']);
     assert.equal(bad.code, 2);
     assert.match(bad.stderr, /dry-run needs exactly one <key>/);
+    // An unknown flag gets the CLI's own message and usage, not Node's parseArgs text.
+    const unknown = await cli(['report', '--bogus']);
+    assert.equal(unknown.code, 2);
+    assert.match(unknown.stderr, /^reconcile-lab: unknown option --bogus\n/);
+    assert.match(unknown.stderr, /Usage: reconcile-lab <command>/);
+    assert.doesNotMatch(unknown.stderr, /positional argument|place it at the end/);
+  });
+
+  test('--resource with a plural alone suggests the full plural.group it matched (exit 2)', async () => {
+    const r = await cli(['report', '--kubeconfig', kubeconfig, '--resource', 'widgets', '-n', ns]);
+    assert.equal(r.code, 2, r.stderr);
+    assert.match(r.stderr, new RegExp(`the cluster does not serve widgets; did you mean --resource widgets\\.${crd.group.replace(/\./g, '\\.')}`));
+  });
+
+  test('inspect of an object that is neither cached nor on the server is an error (exit 1)', async () => {
+    const r = await cli(['inspect', 'no-such-widget', ...common]);
+    assert.equal(r.code, 1);
+    assert.match(r.stderr, new RegExp(`${ns}/no-such-widget not found`));
+    const j = await cli(['inspect', 'no-such-widget', ...common, '--json']);
+    assert.equal(j.code, 1);
+    assert.equal(JSON.parse(j.stdout).exitCode, 1);
   });
 
   test('kubeconfig and connection problems exit 3', async () => {
@@ -101,7 +122,7 @@ describe('reconcile-lab CLI against a real kube-apiserver', () => {
   test('step <key> reconciles once through the controller; report --json shows the pass; inspect --json', async () => {
     const step = await cli(['step', 'widget-ready', ...common]);
     assert.equal(step.code, 0, step.stderr);
-    assert.match(step.stdout, /▶ .*widget-ready reconcile #1/);
+    assert.match(step.stdout, /▶ .*widget-ready reconcile, 1st of this key/);
     assert.match(step.stdout, /✎ create configmaps\.v1 .*widget-ready-config/);
     assert.match(step.stdout, /■ .*widget-ready done/);
     assert.ok((await c.get(CONFIGMAPS, ns, 'widget-ready-config')).metadata.uid);
@@ -119,9 +140,22 @@ describe('reconcile-lab CLI against a real kube-apiserver', () => {
     assert.deepEqual(ready.actions, [], 'already reconciled by step: nothing to do');
     assert.equal(ready.resourceVersionBefore, ready.resourceVersionAfter);
     assert.equal((byKey.get(`${ns}/widget-waiting`) as { outcome: { kind: string } }).outcome.kind, 'requeueAfter');
+    // Converged: no drift shown.
+    assert.equal((ready as unknown as { diff: string }).diff, '', 'a converged object is not drift');
     const md = await cli(['report', ...common, '--dry-run']);
     assert.match(md.stdout, /^# Reconcile report/);
     assert.match(md.stdout, /\*\*dry-run\*\*/);
+    assert.match(md.stdout, new RegExp(`## ${ns}/widget-ready\\n[\\s\\S]*?no difference \\(converged\\)`));
+    assert.match(md.stdout, /\| Status it would write \|/);
+    assert.doesNotMatch(md.stdout, /Status written/);
+
+    // step --json: the result is the first line, the journal entries follow as JSON lines.
+    const sj = await cli(['step', 'widget-ready', ...common, '--json']);
+    assert.equal(sj.code, 0, sj.stderr);
+    const lines = sj.stdout.trim().split('\n').map((l) => JSON.parse(l));
+    assert.equal(lines[0].step.kind, 'reconciled');
+    assert.equal(lines[0].step.key, `${ns}/widget-ready`);
+    assert.ok(lines.slice(1).some((e) => e.kind === 'reconcileEnd'));
 
     const insp = await cli(['inspect', 'widget-ready', ...common, '--json']);
     assert.equal(insp.code, 0, insp.stderr);
@@ -140,6 +174,34 @@ describe('reconcile-lab CLI against a real kube-apiserver', () => {
     assert.ok(ends.some((e) => e.key === `${ns}/widget-waiting` && e.outcome.kind === 'requeueAfter'));
     assert.ok(entries.some((e) => e.kind === 'write' && e.objectKey === `${ns}/widget-run-config` && e.verb === 'create'), r.stdout);
     assert.deepEqual((await c.get(CONFIGMAPS, ns, 'widget-run-config')).data, { k: 'v' });
+    const summary = entries.at(-1);
+    assert.ok(summary.summary, 'the last line is the summary');
+    assert.deepEqual(summary.summary.failed, []);
+    assert.ok(summary.summary.keys.some((k: { key: string; writes: number }) => k.key === `${ns}/widget-run` && k.writes >= 2));
+  });
+
+  test('run with a failing reconciler: failures and next retry in text, -v logs them, a summary, exit 1', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'rl-cli-fail-'));
+    const script = join(dir, 'fail.sh');
+    writeFileSync(script, '#!/bin/sh\necho "first line of trouble" >&2\necho "second line of trouble" >&2\nexit 7\n', { mode: 0o755 });
+    try {
+      const r = await cli(['run', ...common, '--reconciler', `exec:${script}`, '--duration', '3', '-v']);
+      assert.equal(r.code, 1, 'a key ended in error');
+      assert.match(r.stdout, /■ \S+\/widget-ready ✗ error \(failure 1\), retry in \d+\.\d s: /);
+      assert.match(r.stdout, /✗ error \(failure [2-9]\d*\), retry in/, 'the failure count grows');
+      // The multi-line error is one entry: its continuation lines are indented under it.
+      assert.match(r.stdout, /first line of trouble\n\s+│ second line of trouble/);
+      assert.match(r.stdout, /reconcile, 2nd of this key \(retry after failure 1\)/);
+      assert.match(r.stdout, /\nSummary: \d+ key\(s\), \d+ reconcile\(s\), \d+ write\(s\), [1-9]\d* error\(s\), \d+ warning\(s\)\n/);
+      assert.match(r.stdout, /key\s+reconciles\s+writes\s+errors\s+warnings\s+last outcome/);
+      assert.match(r.stdout, /key\(s\) ended in error: .*widget-ready/);
+      // -v: every failed reconcile is logged on stderr, on one line.
+      const logged = r.stderr.split('\n').filter((l) => l.includes('Reconciler error'));
+      assert.ok(logged.length >= 2, r.stderr);
+      assert.match(logged[0]!, /error="[^"]*first line of trouble\\n/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   test('strip-finalizers: diagnosis, refusal without --yes (5), object changed (4), release (0)', async () => {
@@ -151,6 +213,12 @@ describe('reconcile-lab CLI against a real kube-apiserver', () => {
     assert.match(refused.stdout, /owner running:  unknown/);
     assert.match(refused.stdout, /orphaned/);
     assert.match(refused.stderr, /Refusing to remove finalizer legacy\.example\.com\/external-dns/);
+
+    // --dry-run previews the removal without --yes; nothing is removed.
+    const preview = await cli(['strip-finalizers', 'widget-stuck', ...common, '--finalizer', 'legacy.example.com/external-dns', '--dry-run']);
+    assert.equal(preview.code, 0, preview.stderr);
+    assert.match(preview.stdout, /\[dry-run\] would remove legacy\.example\.com\/external-dns/);
+    assert.ok((await c.get(crd.gvr, ns, 'widget-stuck')).metadata.finalizers?.includes('legacy.example.com/external-dns'));
 
     const notThere = await cli(['strip-finalizers', 'widget-stuck', ...common, '--finalizer', 'x.example.com/none', '--yes']);
     assert.equal(notThere.code, 1);

@@ -32,8 +32,13 @@ export interface ReportEntry {
   desired?: unknown;
   /** What it saw before acting (its explanation, or the primary's status). */
   observed?: unknown;
-  /** Unified YAML diff observed → desired ("" when they match). */
+  /**
+   * Unified YAML diff observed → desired ("" when they match). Only computed when the reconciler explains
+   * itself: a spec and a status are different things, so comparing them would show every object as drift.
+   */
   diff: string;
+  /** True when desired/observed came from the reconciler's explain(); false: the primary's spec and status, not compared. */
+  explained: boolean;
   notes: string[];
   /** Writes taken (or planned, in dry-run), in order. Empty: nothing to do (the idempotent case). */
   actions: ReportAction[];
@@ -96,6 +101,7 @@ export async function buildReconcileReport(o: {
     let desired: unknown = before?.spec;
     let observed: unknown = before?.status;
     let notes: string[] = [];
+    let explained = false;
     if (canExplain(o.reconciler)) {
       const { namespace, name } = splitKey(key);
       try {
@@ -103,6 +109,7 @@ export async function buildReconcileReport(o: {
         desired = ex.desired;
         observed = ex.observed;
         notes = ex.notes;
+        explained = true;
       } catch (e) {
         notes = [`explain failed: ${(e as Error).message}`];
       }
@@ -114,7 +121,8 @@ export async function buildReconcileReport(o: {
       key,
       desired,
       observed,
-      diff: yamlDiff(key, observed, desired, { volatile: true }),
+      diff: explained ? yamlDiff(key, observed, desired, { volatile: true }) : '',
+      explained,
       notes,
       actions: plannedActions(run.writes).map((a) => {
         const r: ReportAction = { verb: a.verb, resource: a.resource, key: a.key, dryRun: a.record.dryRun, outcome: a.outcome, diff: a.diff };
@@ -163,7 +171,7 @@ export function renderReportMarkdown(report: ReconcileReport): string {
   out.push(`Reconciler \`${report.reconciler}\`, ${report.dryRun ? '**dry-run** (nothing persisted)' : 'live'}, ${report.generatedAt}. ` +
     `${t.objects} object(s), ${t.writes} write(s)${report.dryRun ? ' planned' : ''}, ${t.unchanged} unchanged, ${t.requeued} requeued, ${t.errors} error(s).`);
   out.push('');
-  out.push('| Object | Actions | Requeue decision | Status written | resourceVersion before → after |');
+  out.push(`| Object | Actions | Requeue decision | ${report.dryRun ? 'Status it would write' : 'Status written'} | resourceVersion before → after |`);
   out.push('|---|---|---|---|---|');
   const cell = (s: string) => s.replace(/\|/g, '\\|').replace(/\n/g, ' ');
   for (const e of report.entries) {
@@ -178,7 +186,8 @@ export function renderReportMarkdown(report: ReconcileReport): string {
     if (e.notes.length) out.push('');
     out.push(`**Requeue:** ${e.requeue}`);
     out.push('');
-    out.push(e.diff ? `**Observed → desired:**\n\n${fence('diff', e.diff)}` : '**Observed → desired:** no difference.');
+    if (!e.explained) out.push('**Observed → desired:** not compared (the reconciler has no `explain()`; its spec and status are different things).');
+    else out.push(e.diff ? `**Observed → desired:**\n\n${fence('diff', e.diff)}` : '**Observed → desired:** no difference (converged).');
     out.push('');
     if (e.actions.length === 0) out.push('**Actions:** none (already as desired; nothing written).');
     else {
@@ -191,7 +200,7 @@ export function renderReportMarkdown(report: ReconcileReport): string {
     }
     if (e.statusWritten !== undefined) {
       out.push('');
-      out.push(`**Status written:**\n\n${fence('json', JSON.stringify(e.statusWritten, null, 2))}`);
+      out.push(`**${report.dryRun ? 'Status it would write (dry-run, not written)' : 'Status written'}:**\n\n${fence('json', JSON.stringify(e.statusWritten, null, 2))}`);
     }
   }
   return out.join('\n') + '\n';

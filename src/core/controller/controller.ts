@@ -710,7 +710,10 @@ class ControllerEngine implements Controller {
         q.addRateLimited(key);
         this.keys.clearExpectation(key);
         const retryAt = q.waitingUntil(key) ?? (q.isDirty(key) ? this.clock.now() : undefined);
-        return { kind: 'error', message: verdict.message, ...(verdict.timedOut ? { timedOut: true } : {}), ...(retryAt !== undefined ? { retryAt } : {}) };
+        const failures = q.numRequeues(key);
+        // controller-runtime logs every failed reconcile ("Reconciler error"); so do we, at info (the journal has the entry too).
+        this.log.info('Reconciler error', { key, error: verdict.message, failures, ...(retryAt !== undefined ? { retryInMs: Math.max(0, retryAt - this.clock.now()) } : {}) });
+        return { kind: 'error', message: verdict.message, ...(verdict.timedOut ? { timedOut: true } : {}), ...(retryAt !== undefined ? { retryAt } : {}), failures };
       }
       case 'requeueAfter':
         q.forget(key);

@@ -42,8 +42,11 @@ export type EnqueueReason =
 export type ReconcileOutcome =
   | { kind: 'success' }
   | { kind: 'requeueAfter'; afterMs: number; reason?: string }
-  /** Retried with backoff; `retryAt` is when the key is queued again. */
-  | { kind: 'error'; message: string; timedOut?: boolean; retryAt?: number }
+  /**
+   * Retried with backoff; `retryAt` is when the key is queued again; `failures` is the rate limiter's
+   * consecutive-failure count of the key after this one (its NumRequeues, not the reconcile counter).
+   */
+  | { kind: 'error'; message: string; timedOut?: boolean; retryAt?: number; failures?: number }
   /** A TerminalError: forgotten, not retried until a new event. */
   | { kind: 'terminal'; message: string }
   /** The controller stopped while the reconcile ran; no queue action. */

@@ -74,9 +74,9 @@ test('Markdown report: summary table and per-object sections; pipes escaped', ()
     dryRun: true,
     totals: { objects: 2, writes: 1, unchanged: 1, requeued: 1, errors: 0 },
     entries: [
-      { key: 'ns/a', diff: '', notes: ['ConfigMap a-config matches'], actions: [], outcome: { kind: 'done' }, requeue: 'done (no requeue)', resourceVersionBefore: '5', resourceVersionAfter: '5', durationMs: 1 },
+      { key: 'ns/a', diff: '', explained: true, notes: ['ConfigMap a-config matches'], actions: [], outcome: { kind: 'done' }, requeue: 'done (no requeue)', resourceVersionBefore: '5', resourceVersionAfter: '5', durationMs: 1 },
       {
-        key: 'ns/b', diff: '--- x\n+++ y', notes: [], outcome: { kind: 'requeueAfter', requeueAfterMs: 10, reason: 'a|b' }, requeue: 'requeue after 10 ms (a|b)', durationMs: 2,
+        key: 'ns/b', diff: '--- x\n+++ y', explained: true, notes: [], outcome: { kind: 'requeueAfter', requeueAfterMs: 10, reason: 'a|b' }, requeue: 'requeue after 10 ms (a|b)', durationMs: 2,
         actions: [{ verb: 'update', subresource: 'status', resource: 'widgets.lab.reconcile.dev', key: 'ns/b', dryRun: true, outcome: 'ok', diff: '+x', resourceVersionBefore: '7', resourceVersionAfter: '7' }],
         statusWritten: { childName: 'b-config' }, resourceVersionBefore: '7', resourceVersionAfter: '7',
       },
@@ -89,6 +89,14 @@ test('Markdown report: summary table and per-object sections; pipes escaped', ()
   assert.match(md, /## ns\/a\n\n- ConfigMap a-config matches/);
   assert.match(md, /\*\*Actions:\*\* none \(already as desired; nothing written\)\./);
   assert.match(md, /```json\n\{\n  "childName": "b-config"\n\}\n```/);
+  // A dry-run writes no status: it says "would write", in the table header and the section.
+  assert.match(md, /\| Object \| Actions \| Requeue decision \| Status it would write \|/);
+  assert.match(md, /\*\*Status it would write \(dry-run, not written\):\*\*/);
+  assert.doesNotMatch(md, /Status written/);
+  assert.match(md, /## ns\/a[\s\S]*no difference \(converged\)/);
+  const live = renderReportMarkdown({ ...report, dryRun: false });
+  assert.match(live, /\| Status written \|/);
+  assert.match(live, /\*\*Status written:\*\*/);
 });
 
 test('report totals: a failed reconcile that wrote nothing is an error, not "unchanged"', async () => {
@@ -111,4 +119,20 @@ test('report totals: a failed reconcile that wrote nothing is an error, not "unc
   };
   const report = await buildReconcileReport({ client, reconciler, primary: widgetGvr, dryRun: true });
   assert.deepEqual(report.totals, { objects: 2, writes: 0, unchanged: 1, requeued: 0, errors: 1 });
+});
+
+test('report: a reconciler without explain() is not shown as drift (spec and status are not compared)', async () => {
+  const { buildReconcileReport, renderReportMarkdown } = await import('../../../src/core/actions/report.ts');
+  const gvr = { group: 'example.com', version: 'v1', resource: 'gadgets' };
+  // A converged object: its status reflects its spec, but the two have different shapes.
+  const obj = { metadata: { name: 'g', resourceVersion: '3', generation: 1 }, spec: { size: 2 }, status: { observedGeneration: 1, ready: true } };
+  const client = { get: async () => obj, list: async () => ({ metadata: {}, items: [obj] }) } as never;
+  const report = await buildReconcileReport({ client, reconciler: { name: 'exec', reconcile: async () => ({}) }, primary: gvr, dryRun: false });
+  const e = report.entries[0]!;
+  assert.equal(e.explained, false);
+  assert.equal(e.diff, '');
+  assert.deepEqual(e.desired, { size: 2 });
+  const md = renderReportMarkdown(report);
+  assert.match(md, /not compared \(the reconciler has no `explain\(\)`/);
+  assert.doesNotMatch(md, /```diff/);
 });

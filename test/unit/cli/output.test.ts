@@ -1,0 +1,51 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { formatEntry, RunSummary } from '../../../src/cli/cli.ts';
+import { formatLogLine } from '../../../src/core/log.ts';
+import type { JournalEntry } from '../../../src/core/journal/journal.ts';
+
+const at = Date.UTC(2026, 0, 1, 12, 0, 0);
+const entry = (e: object) => ({ seq: 1, at, controller: 'lab', ...e }) as JournalEntry;
+
+test('text output: a failed reconcile shows the failure count and when it is retried', () => {
+  const line = formatEntry(entry({ kind: 'reconcileEnd', key: 'ns/a', durationMs: 4, outcome: { kind: 'error', message: 'boom', retryAt: at + 2500, failures: 3 } }), false, at);
+  assert.equal(line, '12:00:00.000 ■ ns/a ✗ error (failure 3), retry in 2.5 s: boom [4 ms]');
+  const terminal = formatEntry(entry({ kind: 'reconcileEnd', key: 'ns/a', durationMs: 1, outcome: { kind: 'terminal', message: 'bad spec' } }), false, at);
+  assert.match(terminal!, /terminal error, not retried until the object changes: bad spec/);
+});
+
+test('text output: a multi-line error stays one entry (continuation lines indented under it)', () => {
+  const line = formatEntry(entry({ kind: 'reconcileEnd', key: 'ns/a', durationMs: 4, outcome: { kind: 'error', message: 'exit 1\nstderr: line one\nline two', retryAt: at, failures: 1 } }), false, at)!;
+  const lines = line.split('\n');
+  assert.equal(lines.length, 3);
+  assert.ok(lines.slice(1).every((l) => /^\s+│ /.test(l)), line);
+  // The log line form keeps it on one line.
+  const log = formatLogLine('info', 'Reconciler error', { key: 'ns/a', error: 'exit 1\nstderr: x' });
+  assert.equal(log.split('\n').length, 1);
+  assert.equal(log, 'INFO Reconciler error key=ns/a error="exit 1\\nstderr: x"');
+});
+
+test('text output: the reconcile counter is an ordinal of the key, and a retry names the failure it follows', () => {
+  const line = formatEntry(entry({ kind: 'reconcileStart', key: 'ns/a', attempt: 3, via: 'worker', triggers: [{ kind: 'backoff', attempt: 2, delayMs: 10, at }] }), false, at);
+  assert.equal(line, '12:00:00.000 ▶ ns/a reconcile, 3rd of this key (retry after failure 2)');
+  assert.doesNotMatch(line!, /#3/);
+  assert.match(formatEntry(entry({ kind: 'reconcileStart', key: 'ns/a', attempt: 11, via: 'worker', triggers: [] }), false, at)!, /11th of this key/);
+});
+
+test('run summary: per-key reconciles, writes, errors, warnings; keys whose last reconcile failed', () => {
+  const s = new RunSummary();
+  s.add(entry({ kind: 'reconcileEnd', key: 'ns/a', durationMs: 1, outcome: { kind: 'success' } }));
+  s.add(entry({ kind: 'write', key: 'ns/a', verb: 'create', resource: 'configmaps.v1', objectKey: 'ns/a-config', dryRun: false }));
+  s.add(entry({ kind: 'write', key: 'ns/a', verb: 'patch', resource: 'configmaps.v1', objectKey: 'ns/a-config', dryRun: false, error: '409' }));
+  s.add(entry({ kind: 'reconcileEnd', key: 'ns/b', durationMs: 1, outcome: { kind: 'success' } }));
+  s.add(entry({ kind: 'reconcileEnd', key: 'ns/b', durationMs: 1, outcome: { kind: 'error', message: 'boom\nmore' } }));
+  s.add(entry({ kind: 'warning', key: 'ns/b', code: 'hotLoop', message: 'hot' }));
+  s.add(entry({ kind: 'reconcileEnd', key: 'ns/c', durationMs: 1, outcome: { kind: 'error', message: 'once' } }));
+  s.add(entry({ kind: 'reconcileEnd', key: 'ns/c', durationMs: 1, outcome: { kind: 'success' } }));
+  assert.deepEqual(s.rows().map((r) => [r.key, r.reconciles, r.writes, r.errors, r.warnings]), [['ns/a', 1, 1, 0, 0], ['ns/b', 2, 0, 1, 1], ['ns/c', 2, 0, 1, 0]]);
+  assert.deepEqual(s.failed().map((r) => r.key), ['ns/b'], 'c recovered; b ended in error');
+  const text = s.render();
+  assert.match(text, /^Summary: 3 key\(s\), 5 reconcile\(s\), 1 write\(s\), 2 error\(s\), 1 warning\(s\)/);
+  assert.match(text, /ns\/b\s+2\s+0\s+1\s+1\s+error: boom\n/);
+  assert.match(text, /1 key\(s\) ended in error: ns\/b$/);
+});
