@@ -205,10 +205,13 @@ export class KeyStateTable implements Disposable {
     this.changed(r);
   }
 
-  /** A reconcile of `key` starts: its reasons become `lastTriggers`. Returns them. */
-  begin(key: ObjectKey, at: number): EnqueueReason[] {
+  /**
+   * A reconcile of `key` starts: its reasons become `lastTriggers` (or `triggers`, when the caller knows them
+   * better, e.g. a remote queue that reports them with the start). Returns them.
+   */
+  begin(key: ObjectKey, at: number, triggers?: EnqueueReason[]): EnqueueReason[] {
     const r = this.record(key);
-    r.lastTriggers = r.reasons;
+    r.lastTriggers = triggers ?? r.reasons;
     r.reasons = [];
     r.droppedReasons = 0;
     r.reconciles++;

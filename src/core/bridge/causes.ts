@@ -1,0 +1,81 @@
+import type { EnqueueReason, ReconcileOutcome } from '../controller/keyState.ts';
+import type { WriteRecord, WriteVerb } from '../journal/journal.ts';
+import type { Cause, ReconcileEndMessage, WireWrite } from './protocol.ts';
+
+/**
+ * Translations from the bridge's wire vocabulary to the journal / key-state
+ * vocabulary the views already speak, so a Go controller shows up exactly
+ * like the built-in loop. Pure functions; unknown values degrade to a
+ * readable note instead of failing.
+ */
+
+type EventName = 'add' | 'update' | 'delete' | 'resync';
+
+function eventName(e: string | undefined): EventName {
+  switch (e) {
+    case 'add':
+    case 'update':
+    case 'delete':
+    case 'resync':
+      return e;
+    default:
+      // controller-runtime's "generic" events (channel sources) read best as an update.
+      return 'update';
+  }
+}
+
+/** One why-queued cause from the Go side as an {@link EnqueueReason}. */
+export function reasonOfCause(c: Cause): EnqueueReason {
+  const at = c.at;
+  const rv = c.resourceVersion !== undefined ? { resourceVersion: c.resourceVersion } : {};
+  switch (c.kind) {
+    case 'informer':
+      return { kind: 'informer', event: eventName(c.event), resource: c.resource ?? '', objectKey: c.objectKey ?? '', ...rv, ...(c.initial ? { initial: true } : {}), at };
+    case 'owned':
+      return { kind: 'owned', event: eventName(c.event), resource: c.resource ?? '', child: c.objectKey ?? '', ...rv, at };
+    case 'watch':
+      return { kind: 'watch', event: eventName(c.event), resource: c.resource ?? '', objectKey: c.objectKey ?? '', ...rv, at };
+    case 'requeueAfter':
+      return { kind: 'requeueAfter', afterMs: c.afterMs ?? 0, ...(c.note !== undefined ? { reason: c.note } : {}), at };
+    case 'backoff':
+      return { kind: 'backoff', attempt: c.failures ?? 0, delayMs: c.delayMs ?? 0, ...(c.note !== undefined ? { error: c.note } : {}), at };
+    case 'result':
+      return { kind: 'requeueAfter', afterMs: c.afterMs ?? 0, reason: c.note ?? 'requeue requested by the Reconcile result', at };
+    case 'manual': {
+      const a = c.action;
+      const action = a === 'enqueue' || a === 'reconcileNow' || a === 'step' || a === 'resetBackoff' ? a : 'enqueue';
+      const note = [a !== action && a ? a : undefined, c.note].filter(Boolean).join(': ');
+      return { kind: 'manual', action, ...(note ? { note } : {}), at };
+    }
+    default:
+      return { kind: 'manual', action: 'enqueue', note: `cause "${c.kind}"${c.note ? `: ${c.note}` : ''}`, at };
+  }
+}
+
+/** How a reconcile ended, from its reconcileEnd message (the Go controller's result switch applies the queue action). */
+export function outcomeOfEnd(m: ReconcileEndMessage): ReconcileOutcome {
+  if (m.panic !== undefined) return { kind: 'error', message: `panic: ${m.panic}` };
+  if (m.error !== undefined) return m.terminal ? { kind: 'terminal', message: m.error } : { kind: 'error', message: m.error };
+  const after = m.result?.requeueAfterMs;
+  if (after !== undefined && after > 0) return { kind: 'requeueAfter', afterMs: after };
+  if (m.result?.requeue) return { kind: 'requeueAfter', afterMs: 0, reason: 'Requeue: true (rate-limited)' };
+  return { kind: 'success' };
+}
+
+/** A write reported by the bridge client as a journal write record. */
+export function writeRecordOf(w: WireWrite, controller: string | undefined, key: string | undefined): WriteRecord {
+  const verb: WriteVerb = w.verb === 'deleteAllOf' ? 'delete' : (['create', 'update', 'patch', 'apply', 'delete'] as const).find((v) => v === w.verb) ?? 'update';
+  return {
+    verb,
+    gvr: { group: w.group, version: w.version, resource: w.resource },
+    ...(w.namespace ? { namespace: w.namespace } : {}),
+    name: w.name || (w.verb === 'deleteAllOf' ? '*' : ''),
+    ...(w.subresource ? { subresource: w.subresource } : {}),
+    ...(w.resourceVersionBefore !== undefined ? { resourceVersionBefore: w.resourceVersionBefore } : {}),
+    ...(w.resourceVersionAfter !== undefined ? { resourceVersionAfter: w.resourceVersionAfter } : {}),
+    dryRun: w.dryRun,
+    ...(w.error !== undefined ? { error: w.error } : {}),
+    ...(controller !== undefined ? { controller } : {}),
+    ...(key !== undefined ? { key } : {}),
+  };
+}

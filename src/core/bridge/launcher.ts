@@ -1,0 +1,225 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Clock } from '../clock.ts';
+import { Emitter, type Event } from '../event.ts';
+import type { Disposable } from '../lifecycle.ts';
+import { nullLogger, type Logger } from '../log.ts';
+import { splitCommandLine } from '../reconcilers/commandLine.ts';
+
+/** What to run: a program with arguments, extra environment and working directory (no shell). */
+export interface LaunchSpec {
+  command: string;
+  args: readonly string[];
+  /** Added to the inherited environment (after it, before the bridge's variables). */
+  env?: Readonly<Record<string, string>>;
+  cwd?: string;
+}
+
+/** How a launched process ended. */
+export interface ProcessExit {
+  readonly code: number | null;
+  readonly signal: NodeJS.Signals | null;
+  /** Spawning failed (program not found, not executable, bad cwd). */
+  readonly error?: string;
+}
+
+export interface LaunchOptions {
+  clock: Clock;
+  log?: Logger;
+  /** Variables that win over everything (the bridge's address and token). */
+  bridgeEnv: Readonly<Record<string, string>>;
+  /** Lines of output kept for {@link LaunchedProcess.tail}. Default 200. */
+  keepLines?: number;
+  /** Grace between SIGTERM and SIGKILL on stop. Default 3 s. */
+  killGraceMs?: number;
+}
+
+/**
+ * The default program for a controller project in `cwd`, like kubebuilder /
+ * operator-sdk lay them out: `go run ./cmd` when `cmd/main.go` exists (the
+ * kubebuilder v4 scaffold), `go run ./cmd/<name>` when `cmd/` holds exactly
+ * one main package directory, else `go run .`.
+ */
+export function defaultGoLaunch(cwd: string | undefined): LaunchSpec {
+  const base = cwd ?? process.cwd();
+  const cmd = join(base, 'cmd');
+  let target = '.';
+  if (existsSync(join(cmd, 'main.go'))) target = './cmd';
+  else if (existsSync(cmd)) {
+    const dirs = readdirSync(cmd).filter((d) => {
+      try {
+        return statSync(join(cmd, d)).isDirectory() && existsSync(join(cmd, d, 'main.go'));
+      } catch {
+        return false;
+      }
+    });
+    if (dirs.length === 1) target = `./cmd/${dirs[0]}`;
+  }
+  return { command: 'go', args: ['run', target], ...(cwd ? { cwd } : {}) };
+}
+
+/** A launch spec from a command line ("go run ./cmd --leader-elect=false"), split like a shell without running one. */
+export function launchSpecOf(commandLine: string, extra: Omit<LaunchSpec, 'command' | 'args'> = {}): LaunchSpec {
+  const argv = splitCommandLine(commandLine);
+  if (argv.length === 0) throw new Error('the command line is empty');
+  return { command: argv[0]!, args: argv.slice(1), ...extra };
+}
+
+/**
+ * Runs the developer's program with the bridge environment, its output
+ * captured line by line.
+ *
+ * Nothing outlives its owner: the program runs in its own process group
+ * (so `go run`'s child, the built binary, belongs to it too); {@link stop} /
+ * {@link dispose} send SIGTERM to the whole group, then SIGKILL after the
+ * grace period. If the owner itself dies without disposing (a crashed or
+ * killed editor), a tiny watchdog (`sh`, a child of the owner that reads its
+ * stdin pipe from the owner) sees the pipe close and kills the group.
+ */
+export class LaunchedProcess implements Disposable {
+  readonly pid: number | undefined;
+  readonly spec: LaunchSpec;
+  /** Resolves once, when the program exited (or failed to spawn). */
+  readonly exited: Promise<ProcessExit>;
+  private exitValue: ProcessExit | undefined;
+  private readonly child: ChildProcess;
+  private watchdog: ChildProcess | undefined;
+  private readonly lines: string[] = [];
+  private readonly keepLines: number;
+  private readonly clock: Clock;
+  private readonly killGraceMs: number;
+  private readonly outputEmitter = new Emitter<{ stream: 'stdout' | 'stderr'; line: string }>();
+  private stopping: Promise<ProcessExit> | undefined;
+  /** One line of the program's output (without its newline). */
+  readonly onOutput: Event<{ stream: 'stdout' | 'stderr'; line: string }> = this.outputEmitter.event;
+
+  constructor(spec: LaunchSpec, o: LaunchOptions) {
+    this.spec = spec;
+    this.clock = o.clock;
+    this.keepLines = o.keepLines ?? 200;
+    this.killGraceMs = o.killGraceMs ?? 3000;
+    const log = o.log ?? nullLogger;
+    const env = { ...process.env, ...(spec.env ?? {}), ...o.bridgeEnv };
+    this.child = spawn(spec.command, [...spec.args], { cwd: spec.cwd, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    this.pid = this.child.pid;
+    this.exited = new Promise<ProcessExit>((resolve) => {
+      this.child.once('error', (e) => {
+        this.finish({ code: null, signal: null, error: `${spec.command}: ${e.message}` });
+        resolve(this.exitValue!);
+      });
+      this.child.once('exit', (code, signal) => {
+        this.finish({ code, signal });
+        resolve(this.exitValue!);
+      });
+    });
+    for (const stream of ['stdout', 'stderr'] as const) {
+      let rest = '';
+      this.child[stream]!.setEncoding('utf8');
+      this.child[stream]!.on('data', (s: string) => {
+        const parts = (rest + s).split('\n');
+        rest = parts.pop() ?? '';
+        for (const line of parts) this.line(stream, line);
+      });
+      this.child[stream]!.on('end', () => {
+        if (rest) this.line(stream, rest);
+        rest = '';
+      });
+    }
+    if (this.pid !== undefined) {
+      this.watchdog = spawn('sh', ['-c', 'read _ignored; kill -TERM -- "-$1" 2>/dev/null; sleep "$2"; kill -KILL -- "-$1" 2>/dev/null', 'reconcile-lab-watchdog', String(this.pid), String(Math.ceil(this.killGraceMs / 1000))], {
+        stdio: ['pipe', 'ignore', 'ignore'],
+      });
+      this.watchdog.on('error', (e) => log.warn('the process watchdog did not start', { error: e.message }));
+      this.watchdog.unref();
+      (this.watchdog.stdin as unknown as { unref?: () => void } | null)?.unref?.();
+    }
+    log.info('launched', { command: spec.command, args: spec.args.join(' '), cwd: spec.cwd, pid: this.pid });
+  }
+
+  /** The exit, once it happened. */
+  get exit(): ProcessExit | undefined {
+    return this.exitValue;
+  }
+
+  /** The last lines of output (stdout and stderr interleaved as they arrived). */
+  tail(n = this.keepLines): string[] {
+    return this.lines.slice(-n);
+  }
+
+  /** SIGTERM to the process group, SIGKILL after the grace period; resolves when it exited. Idempotent. */
+  stop(): Promise<ProcessExit> {
+    if (this.exitValue) return Promise.resolve(this.exitValue);
+    this.stopping ??= (async () => {
+      this.kill('SIGTERM');
+      const timer = this.clock.setTimeout(() => this.kill('SIGKILL'), this.killGraceMs);
+      try {
+        return await this.exited;
+      } finally {
+        this.clock.clearTimeout(timer);
+      }
+    })();
+    return this.stopping;
+  }
+
+  /** Kills the group at once (SIGKILL) if it still runs; for synchronous teardown. */
+  dispose(): void {
+    if (!this.exitValue) {
+      this.kill('SIGTERM');
+      this.kill('SIGKILL');
+    }
+    this.stopWatchdog();
+    this.outputEmitter.dispose();
+  }
+
+  private kill(signal: NodeJS.Signals): void {
+    if (this.pid === undefined || this.exitValue) return;
+    try {
+      process.kill(-this.pid, signal);
+    } catch {
+      try {
+        this.child.kill(signal);
+      } catch {
+        // already gone
+      }
+    }
+  }
+
+  private finish(e: ProcessExit): void {
+    if (this.exitValue) return;
+    this.exitValue = e;
+    // The group leader exited; make sure nothing of its group (e.g. the binary `go run` built) lingers.
+    if (this.pid !== undefined) {
+      try {
+        process.kill(-this.pid, 'SIGKILL');
+      } catch {
+        // the group is empty
+      }
+    }
+    this.stopWatchdog();
+  }
+
+  private stopWatchdog(): void {
+    const w = this.watchdog;
+    this.watchdog = undefined;
+    if (w && w.exitCode === null) w.kill('SIGKILL');
+  }
+
+  private line(stream: 'stdout' | 'stderr', line: string): void {
+    this.lines.push(line);
+    if (this.lines.length > this.keepLines) this.lines.shift();
+    this.outputEmitter.fire({ stream, line });
+  }
+}
+
+/** Starts `spec` (see {@link LaunchedProcess}). */
+export function launchProcess(spec: LaunchSpec, o: LaunchOptions): LaunchedProcess {
+  return new LaunchedProcess(spec, o);
+}
+
+/** A one-line description of an exit for people. */
+export function describeExit(e: ProcessExit): string {
+  if (e.error) return `could not start: ${e.error}`;
+  if (e.signal) return `killed by ${e.signal}`;
+  return `exited with code ${e.code}`;
+}

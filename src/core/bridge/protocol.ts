@@ -1,0 +1,310 @@
+/**
+ * The bridge wire protocol between a Go controller-runtime process (the Go
+ * package `bridge/`) and the editor, as TypeScript types plus a runtime
+ * descriptor that validates every incoming line.
+ *
+ * The protocol is defined once, in `bridge/protocol.json`: {@link PROTOCOL}
+ * mirrors its `version`, `env`, `types` and `messages` field by field, and a
+ * unit test (test/unit/bridge/protocol.test.ts) fails when the two differ.
+ *
+ * Framing: one JSON object per line (NDJSON). Every message carries its name
+ * in the field {@link TYPE_FIELD} (`{"type":"hello", …}`). Field notation:
+ * `string`, `int` (a JSON integer), `number`, `bool`, `object` (any JSON
+ * object), `any`, `T[]`, or a type name under `types`/`messages`; a trailing
+ * `?` marks an optional field. Unknown fields are ignored (the protocol grows
+ * additively); a missing required field or a field of the wrong type is an
+ * error naming the message and the field.
+ */
+
+/** The field that names a message. */
+export const TYPE_FIELD = 'type';
+
+/** Mirrors bridge/protocol.json (checked by a test). */
+export const PROTOCOL = {
+  version: 1,
+  env: { address: 'RECONCILE_LAB_BRIDGE', token: 'RECONCILE_LAB_BRIDGE_TOKEN' },
+  types: {
+    Cause: {
+      kind: 'string',
+      event: 'string?',
+      resource: 'string?',
+      objectKey: 'string?',
+      resourceVersion: 'string?',
+      generation: 'int?',
+      initial: 'bool?',
+      afterMs: 'int?',
+      failures: 'int?',
+      delayMs: 'int?',
+      action: 'string?',
+      note: 'string?',
+      at: 'int',
+    },
+    Result: { requeueAfterMs: 'int?', requeue: 'bool?', priority: 'int?' },
+    Write: {
+      verb: 'string',
+      group: 'string',
+      version: 'string',
+      resource: 'string',
+      kind: 'string?',
+      namespace: 'string?',
+      name: 'string',
+      subresource: 'string?',
+      resourceVersionBefore: 'string?',
+      resourceVersionAfter: 'string?',
+      dryRun: 'bool',
+      error: 'string?',
+      before: 'object?',
+      after: 'object?',
+      patch: 'string?',
+      patchType: 'string?',
+    },
+  },
+  messages: {
+    hello: { protocol: 'int', token: 'string', pid: 'int', program: 'string', goVersion: 'string', controllerRuntime: 'string', instance: 'string' },
+    welcome: { protocol: 'int', paused: 'bool' },
+    reject: { reason: 'string' },
+    controller: {
+      name: 'string',
+      group: 'string?',
+      version: 'string?',
+      kind: 'string?',
+      resource: 'string?',
+      priorityQueue: 'bool',
+      maxConcurrentReconciles: 'int?',
+      leaderElection: 'bool?',
+      reconciliationTimeoutMs: 'int?',
+      paused: 'bool',
+    },
+    queue: {
+      controller: 'string',
+      key: 'string',
+      transition: 'string',
+      priority: 'int?',
+      dueAt: 'int?',
+      delayMs: 'int?',
+      failures: 'int?',
+      causes: 'Cause[]?',
+      at: 'int',
+    },
+    reconcileStart: { controller: 'string', key: 'string', reconcileID: 'string', triggers: 'Cause[]', dryRun: 'bool', at: 'int' },
+    reconcileEnd: {
+      controller: 'string',
+      key: 'string',
+      reconcileID: 'string',
+      durationMs: 'int',
+      result: 'Result?',
+      error: 'string?',
+      terminal: 'bool?',
+      panic: 'string?',
+      dryRun: 'bool',
+      at: 'int',
+    },
+    write: { controller: 'string?', key: 'string?', reconcileID: 'string?', write: 'Write', at: 'int' },
+    ping: { at: 'int' },
+    command: { id: 'int', op: 'string', controller: 'string', key: 'string?', force: 'bool?' },
+    reply: { id: 'int', ok: 'bool', error: 'string?', reconcile: 'reconcileEnd?', writes: 'Write[]?', snapshot: 'object?' },
+  },
+} as const;
+
+export type MessageName = keyof typeof PROTOCOL.messages;
+
+// ---- TypeScript shapes (the same fields as the descriptor) ------------------------------------
+
+export interface Cause {
+  /** informer | owned | watch | requeueAfter | backoff | manual | result */
+  kind: string;
+  /** add | update | delete | generic */
+  event?: string;
+  /** plural.version.group of the object whose event caused it */
+  resource?: string;
+  objectKey?: string;
+  resourceVersion?: string;
+  generation?: number;
+  initial?: boolean;
+  afterMs?: number;
+  failures?: number;
+  delayMs?: number;
+  action?: string;
+  note?: string;
+  at: number;
+}
+
+export interface WireResult {
+  requeueAfterMs?: number;
+  requeue?: boolean;
+  priority?: number;
+}
+
+export interface WireWrite {
+  /** create | update | patch | apply | delete | deleteAllOf */
+  verb: string;
+  group: string;
+  version: string;
+  resource: string;
+  kind?: string;
+  namespace?: string;
+  name: string;
+  subresource?: string;
+  resourceVersionBefore?: string;
+  resourceVersionAfter?: string;
+  dryRun: boolean;
+  error?: string;
+  before?: Record<string, unknown>;
+  after?: Record<string, unknown>;
+  patch?: string;
+  patchType?: string;
+}
+
+export interface HelloMessage { type: 'hello'; protocol: number; token: string; pid: number; program: string; goVersion: string; controllerRuntime: string; instance: string }
+export interface WelcomeMessage { type: 'welcome'; protocol: number; paused: boolean }
+export interface RejectMessage { type: 'reject'; reason: string }
+export interface ControllerMessage {
+  type: 'controller';
+  name: string;
+  group?: string;
+  version?: string;
+  kind?: string;
+  resource?: string;
+  priorityQueue: boolean;
+  maxConcurrentReconciles?: number;
+  leaderElection?: boolean;
+  reconciliationTimeoutMs?: number;
+  paused: boolean;
+}
+export type QueueTransitionName = 'added' | 'waiting' | 'ready' | 'processing' | 'done' | 'forgotten' | 'backoff' | 'shutdown';
+export interface QueueMessage {
+  type: 'queue';
+  controller: string;
+  key: string;
+  /** added | waiting | ready | processing | done | forgotten | backoff | shutdown (others are ignored) */
+  transition: string;
+  priority?: number;
+  dueAt?: number;
+  delayMs?: number;
+  failures?: number;
+  causes?: Cause[];
+  at: number;
+}
+export interface ReconcileStartMessage { type: 'reconcileStart'; controller: string; key: string; reconcileID: string; triggers: Cause[]; dryRun: boolean; at: number }
+export interface ReconcileEndMessage {
+  type?: 'reconcileEnd';
+  controller: string;
+  key: string;
+  reconcileID: string;
+  durationMs: number;
+  result?: WireResult;
+  error?: string;
+  terminal?: boolean;
+  panic?: string;
+  dryRun: boolean;
+  at: number;
+}
+export interface WriteMessage { type: 'write'; controller?: string; key?: string; reconcileID?: string; write: WireWrite; at: number }
+export interface PingMessage { type: 'ping'; at: number }
+export type CommandOp = 'pause' | 'resume' | 'step' | 'resetBackoff' | 'reconcileNow' | 'dryRun' | 'snapshot';
+export interface CommandMessage { type: 'command'; id: number; op: CommandOp; controller: string; key?: string; force?: boolean }
+export interface ReplyMessage { type: 'reply'; id: number; ok: boolean; error?: string; reconcile?: ReconcileEndMessage; writes?: WireWrite[]; snapshot?: Record<string, unknown> }
+
+/** Every message the Go side sends. */
+export type FromGo = HelloMessage | ControllerMessage | QueueMessage | ReconcileStartMessage | (ReconcileEndMessage & { type: 'reconcileEnd' }) | WriteMessage | PingMessage | ReplyMessage;
+/** Every message the editor sends. */
+export type FromEditor = WelcomeMessage | RejectMessage | CommandMessage;
+export type BridgeMessage = FromGo | FromEditor;
+
+const FROM_GO: ReadonlySet<string> = new Set(['hello', 'controller', 'queue', 'reconcileStart', 'reconcileEnd', 'write', 'ping', 'reply']);
+
+/** A line that is not a valid message: what was wrong, never a crash. */
+export class ProtocolError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ProtocolError';
+  }
+}
+
+const descriptors: Record<string, Record<string, string>> = { ...PROTOCOL.types, ...PROTOCOL.messages };
+
+/**
+ * Checks `value` against the fields of the type or message `typeName`;
+ * returns the problem ("field x: expected int, got string") or undefined.
+ */
+export function checkFields(typeName: string, value: unknown, path = typeName): string | undefined {
+  const fields = descriptors[typeName];
+  if (!fields) return `${path}: unknown type ${typeName}`;
+  if (!isObject(value)) return `${path}: expected an object, got ${describe(value)}`;
+  for (const [field, spec] of Object.entries(fields)) {
+    const optional = spec.endsWith('?');
+    const t = optional ? spec.slice(0, -1) : spec;
+    const v = value[field];
+    if (v === undefined || v === null) {
+      if (optional) continue;
+      return `${path}.${field}: missing (expected ${t})`;
+    }
+    const problem = checkType(t, v, `${path}.${field}`);
+    if (problem) return problem;
+  }
+  return undefined;
+}
+
+function checkType(t: string, v: unknown, path: string): string | undefined {
+  if (t.endsWith('[]')) {
+    if (!Array.isArray(v)) return `${path}: expected ${t}, got ${describe(v)}`;
+    const inner = t.slice(0, -2);
+    for (let i = 0; i < v.length; i++) {
+      const p = checkType(inner, v[i], `${path}[${i}]`);
+      if (p) return p;
+    }
+    return undefined;
+  }
+  switch (t) {
+    case 'string':
+      return typeof v === 'string' ? undefined : `${path}: expected string, got ${describe(v)}`;
+    case 'int':
+      return Number.isSafeInteger(v) ? undefined : `${path}: expected int, got ${describe(v)}`;
+    case 'number':
+      return typeof v === 'number' && Number.isFinite(v) ? undefined : `${path}: expected number, got ${describe(v)}`;
+    case 'bool':
+      return typeof v === 'boolean' ? undefined : `${path}: expected bool, got ${describe(v)}`;
+    case 'object':
+      return isObject(v) ? undefined : `${path}: expected object, got ${describe(v)}`;
+    case 'any':
+      return undefined;
+    default:
+      return checkFields(t, v, path);
+  }
+}
+
+/**
+ * Parses one line from the Go side. Throws {@link ProtocolError} for
+ * anything that is not a known, well-formed Go→editor message.
+ */
+export function parseFromGo(line: string): FromGo {
+  let v: unknown;
+  try {
+    v = JSON.parse(line);
+  } catch (e) {
+    throw new ProtocolError(`not JSON: ${(e as Error).message} (line starts ${JSON.stringify(line.slice(0, 60))})`);
+  }
+  if (!isObject(v)) throw new ProtocolError(`expected a JSON object, got ${describe(v)}`);
+  const type = v[TYPE_FIELD];
+  if (typeof type !== 'string') throw new ProtocolError(`a message needs a string "${TYPE_FIELD}" field`);
+  if (!FROM_GO.has(type)) throw new ProtocolError(`unknown message type ${JSON.stringify(type.slice(0, 40))}`);
+  const problem = checkFields(type, v);
+  if (problem) throw new ProtocolError(`invalid ${type} message: ${problem}`);
+  return v as unknown as FromGo;
+}
+
+/** Serialises a message for the wire (one line, newline-terminated). */
+export function encode(msg: FromEditor | FromGo): string {
+  return JSON.stringify(msg) + '\n';
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function describe(v: unknown): string {
+  if (v === null) return 'null';
+  if (Array.isArray(v)) return 'array';
+  if (typeof v === 'number' && !Number.isInteger(v)) return 'non-integer number';
+  return typeof v;
+}

@@ -1,0 +1,402 @@
+import type { Clock } from '../clock.ts';
+import { Emitter, type Event } from '../event.ts';
+import type { Logger } from '../log.ts';
+import type { Journal, QueueTransition } from '../journal/journal.ts';
+import { splitKey, type ObjectKey } from '../k8s/keys.ts';
+import type { Controller, ControllerSnapshot, ControllerStatus, StepOptions, StepResult } from '../controller/controller.ts';
+import { KeyStateTable, type EnqueueReason, type KeyState, type ReconcileOutcome, type WaitKind } from '../controller/keyState.ts';
+import { outcomeOfEnd, reasonOfCause, writeRecordOf } from './causes.ts';
+import type { ControllerMessage, QueueMessage, ReconcileEndMessage, ReconcileStartMessage, ReplyMessage, WireWrite, WriteMessage } from './protocol.ts';
+import type { CommandOp } from './protocol.ts';
+
+/** What a RemoteController needs from its process: sending commands and knowing whether it is there. */
+export interface RemoteEndpoint {
+  /** Sends a command; rejects when not connected, on timeout (not responding) or when the connection closes. */
+  request(cmd: { op: CommandOp; controller: string; key?: string; force?: boolean }, options?: { timeoutMs?: number }): Promise<ReplyMessage>;
+  /** The socket is open (the process may still be silent at a breakpoint). */
+  readonly connected: boolean;
+  /** Shown in messages: "go process 1234 (./cmd)". */
+  readonly description: string;
+}
+
+/** A dry-run step's result: the reconcile and the writes it would have made (each sent as DryRunAll). */
+export interface RemoteDryRun {
+  readonly key: ObjectKey;
+  readonly outcome: ReconcileOutcome;
+  readonly durationMs: number;
+  readonly writes: readonly WireWrite[];
+}
+
+export interface RemoteControllerOptions {
+  announce: ControllerMessage;
+  endpoint: RemoteEndpoint;
+  journal: Journal;
+  clock: Clock;
+  log: Logger;
+  /** Reply timeout of quick commands (pause, resume, reset backoff, reconcile now). Default 5 s. */
+  commandTimeoutMs?: number;
+  maxReasonsPerKey?: number;
+}
+
+/**
+ * A controller that runs in a Go process (controller-runtime, through the
+ * bridge), seen through the same {@link Controller} interface as the built-in
+ * loop: its key states and journal entries are rebuilt from the queue and
+ * reconcile messages the process sends, and the debugger controls are sent to
+ * it as commands.
+ *
+ * Contracts beyond {@link Controller}:
+ * - state is `running` while the process's socket is open (also while it is
+ *   silent at a breakpoint) and `stopped` once it closed;
+ * - `stop()` cannot stop a remote queue: it pauses it (stop the process to end it);
+ * - `step()` waits for the reconcile however long it takes (a breakpoint may
+ *   hold it); it rejects only when the process disconnects or refuses;
+ * - pause/resume/reconcileNow/resetBackoff/enqueue return at once; a refusal or
+ *   a missing reply is logged and journaled as a warning.
+ */
+export class RemoteController implements Controller {
+  readonly name: string;
+  readonly journal: Journal;
+  private info: ControllerMessage;
+  private readonly endpoint: RemoteEndpoint;
+  private readonly clock: Clock;
+  private readonly log: Logger;
+  private readonly commandTimeoutMs: number;
+  private readonly keys: KeyStateTable;
+  private readonly failures = new Map<ObjectKey, number>();
+  /** Queued keys with their priority, in insertion order. */
+  private readonly queued = new Map<ObjectKey, number>();
+  private readonly processing = new Set<ObjectKey>();
+  private readonly dirty = new Set<ObjectKey>();
+  private readonly waiting = new Map<ObjectKey, { dueAt: number; kind: WaitKind }>();
+  /** Keys whose wait just ended: the add that follows repeats the wait's cause. */
+  private readonly justReady = new Set<ObjectKey>();
+  private readonly stepping = new Set<ObjectKey>();
+  private pausedValue: boolean;
+  private shutdown = false;
+  private readonly statusEmitter = new Emitter<ControllerStatus>();
+  readonly onDidChangeStatus: Event<ControllerStatus> = this.statusEmitter.event;
+  readonly onDidChangeKeyState: Event<KeyState>;
+
+  constructor(o: RemoteControllerOptions) {
+    this.name = o.announce.name;
+    this.info = o.announce;
+    this.endpoint = o.endpoint;
+    this.journal = o.journal;
+    this.clock = o.clock;
+    this.log = o.log.child({ controller: o.announce.name });
+    this.commandTimeoutMs = o.commandTimeoutMs ?? 5000;
+    this.pausedValue = o.announce.paused;
+    this.keys = new KeyStateTable({
+      now: () => this.clock.now(),
+      numRequeues: (k) => this.failures.get(k) ?? 0,
+      ...(o.maxReasonsPerKey !== undefined ? { maxReasons: o.maxReasonsPerKey } : {}),
+    });
+    this.onDidChangeKeyState = this.keys.onDidChange;
+    this.journal.append({ kind: 'control', action: 'start', controller: this.name, detail: `${this.endpoint.description}${this.info.paused ? ', paused' : ''}` });
+  }
+
+  /** What the process announced: resource, priority queue, leader election, reconciliation timeout. */
+  get announcement(): ControllerMessage {
+    return this.info;
+  }
+
+  /** The reconciled resource as "plural.group" ("configmaps" for the core group), when announced. */
+  get resourceId(): string | undefined {
+    if (!this.info.resource) return undefined;
+    return this.info.group ? `${this.info.resource}.${this.info.group}` : this.info.resource;
+  }
+
+  // ---- messages from the process ----------------------------------------------------------------------------
+
+  /** The process announced (or re-announced after a reconnect) this controller. */
+  announce(m: ControllerMessage): void {
+    this.info = m;
+    this.shutdown = false;
+    this.pausedValue = m.paused;
+    this.statusChanged();
+  }
+
+  /** The process is gone (or the connection closed): no queue any more; key history is kept. */
+  disconnected(): void {
+    this.clearQueueState();
+    this.journal.append({ kind: 'control', action: 'stop', controller: this.name, detail: `${this.endpoint.description} disconnected` });
+    this.statusChanged();
+  }
+
+  onQueue(m: QueueMessage): void {
+    const key = m.key;
+    switch (m.transition) {
+      case 'added': {
+        const fromWait = this.justReady.delete(key);
+        for (const c of m.causes ?? []) {
+          if (fromWait && (c.kind === 'backoff' || c.kind === 'requeueAfter')) continue;
+          this.keys.addReason(key, reasonOfCause(c), false);
+        }
+        if (this.processing.has(key)) {
+          this.dirty.add(key);
+          this.keys.onQueueEvent({ type: 'add', item: key, queued: false });
+          this.queueEntry(key, 'deferred');
+        } else {
+          const had = this.queued.has(key);
+          this.queued.set(key, Math.max(m.priority ?? 0, had ? this.queued.get(key)! : -Infinity));
+          if (!had) {
+            this.keys.onQueueEvent({ type: 'add', item: key, queued: true });
+            this.queueEntry(key, 'queued');
+          }
+        }
+        this.keys.publishPending(key);
+        break;
+      }
+      case 'waiting':
+      case 'backoff': {
+        const kind: WaitKind = m.transition === 'backoff' ? 'backoff' : 'requeueAfter';
+        const dueAt = m.dueAt ?? m.at + (m.delayMs ?? 0);
+        if (m.failures !== undefined) this.failures.set(key, m.failures);
+        const lastError = this.keys.get(key)?.lastError;
+        this.keys.expectWait(
+          key,
+          kind === 'backoff'
+            ? { kind, attempt: m.failures ?? this.failures.get(key) ?? 0, ...(lastError !== undefined ? { error: lastError } : {}) }
+            : { kind, afterMs: m.delayMs ?? Math.max(0, dueAt - m.at) },
+        );
+        for (const c of m.causes ?? []) this.keys.addReason(key, reasonOfCause(c), false);
+        this.waiting.set(key, { dueAt, kind });
+        this.keys.onQueueEvent({ type: 'wait', item: key, readyAt: dueAt });
+        this.journal.append({ kind: 'queue', controller: this.name, key, transition: 'waiting', dueAt, waitKind: kind });
+        break;
+      }
+      case 'ready':
+        if (this.waiting.delete(key)) this.justReady.add(key);
+        this.keys.onQueueEvent({ type: 'ready', item: key });
+        this.queueEntry(key, 'ready');
+        break;
+      case 'processing':
+        this.queued.delete(key);
+        this.processing.add(key);
+        this.keys.onQueueEvent({ type: 'get', item: key });
+        this.queueEntry(key, 'processing');
+        break;
+      case 'done': {
+        this.processing.delete(key);
+        const requeued = this.dirty.delete(key);
+        if (requeued) this.queued.set(key, m.priority ?? 0);
+        this.keys.onQueueEvent({ type: 'done', item: key, requeued });
+        this.queueEntry(key, requeued ? 'requeued' : 'done');
+        break;
+      }
+      case 'forgotten':
+        this.failures.set(key, 0);
+        this.keys.touch(key);
+        break;
+      case 'shutdown':
+        this.shutdown = true;
+        this.clearQueueState();
+        this.journal.append({ kind: 'queue', controller: this.name, transition: 'shutdown' });
+        break;
+      default:
+        this.log.debug('bridge: unknown queue transition ignored', { transition: m.transition });
+        return;
+    }
+    this.statusChanged();
+  }
+
+  onReconcileStart(m: ReconcileStartMessage): void {
+    if (m.dryRun) return; // a dry-run step runs beside the queue: it changes no key state
+    const triggers: EnqueueReason[] = m.triggers.map(reasonOfCause);
+    this.justReady.delete(m.key);
+    this.keys.begin(m.key, m.at, triggers.length > 0 ? triggers : undefined);
+    const st = this.keys.get(m.key);
+    this.journal.append({
+      kind: 'reconcileStart',
+      controller: this.name,
+      key: m.key,
+      triggers: [...(st?.lastTriggers ?? triggers)],
+      attempt: st?.reconciles ?? 1,
+      via: this.stepping.has(m.key) ? 'step' : 'worker',
+    });
+    this.statusChanged();
+  }
+
+  onReconcileEnd(m: ReconcileEndMessage): void {
+    if (m.dryRun) return;
+    const outcome = outcomeOfEnd(m);
+    this.keys.end(m.key, outcome, m.durationMs, m.at);
+    this.journal.append({ kind: 'reconcileEnd', controller: this.name, key: m.key, outcome, durationMs: m.durationMs });
+  }
+
+  onWrite(m: WriteMessage): void {
+    this.journal.recordWrite(writeRecordOf(m.write, this.name, m.key));
+  }
+
+  // ---- Controller -------------------------------------------------------------------------------------------
+
+  /** Resolves at once while the process is connected; a process that is gone cannot be started from here. */
+  start(): Promise<void> {
+    if (this.endpoint.connected && !this.shutdown) return Promise.resolve();
+    return Promise.reject(new Error(`${this.endpoint.description} is not connected: run it again (Run Controller…)`));
+  }
+
+  /** Pauses the remote queue (a remote controller is stopped by stopping its process). */
+  stop(): Promise<void> {
+    this.pause();
+    return Promise.resolve();
+  }
+
+  status(): ControllerStatus {
+    const running = this.endpoint.connected && !this.shutdown;
+    return {
+      name: this.name,
+      state: running ? 'running' : 'stopped',
+      paused: this.pausedValue,
+      maxConcurrentReconciles: this.info.maxConcurrentReconciles ?? 1,
+      inFlight: this.processing.size,
+      queueLength: this.queued.size,
+      waiting: this.waiting.size,
+    };
+  }
+
+  pause(): void {
+    if (this.pausedValue) return;
+    this.pausedValue = true;
+    this.journal.append({ kind: 'control', action: 'pause', controller: this.name });
+    this.statusChanged();
+    this.fire('pause');
+  }
+
+  resume(): void {
+    if (!this.pausedValue) return;
+    this.pausedValue = false;
+    this.journal.append({ kind: 'control', action: 'resume', controller: this.name });
+    this.statusChanged();
+    this.fire('resume');
+  }
+
+  async step(options: StepOptions = {}): Promise<StepResult> {
+    if (!this.endpoint.connected || this.shutdown) return { kind: 'notRunning' };
+    const key = options.key;
+    if (key !== undefined) {
+      splitKey(key); // validates
+      if (this.processing.has(key)) return { kind: 'busy', key };
+      const w = this.waiting.get(key);
+      if (w && !this.queued.has(key) && !options.force) return { kind: 'notReady', key, waiting: w.kind, dueAt: w.dueAt };
+    }
+    if (!this.pausedValue) {
+      this.pausedValue = true;
+      this.statusChanged();
+    }
+    this.journal.append({ kind: 'control', action: 'step', controller: this.name, ...(key !== undefined ? { key } : {}), ...(options.force ? { detail: 'force' } : {}) });
+    if (key !== undefined) this.stepping.add(key);
+    let reply: ReplyMessage;
+    try {
+      reply = await this.endpoint.request({ op: 'step', controller: this.name, ...(key !== undefined ? { key } : {}), ...(options.force ? { force: true } : {}) });
+    } finally {
+      if (key !== undefined) this.stepping.delete(key);
+    }
+    if (!reply.ok || !reply.reconcile) {
+      const message = reply.error ?? 'the step ran no reconcile';
+      if (key === undefined && this.queued.size === 0) {
+        const next = this.soonestWait();
+        return { kind: 'empty', ...(next ? { next } : {}) };
+      }
+      throw new Error(`step refused by ${this.endpoint.description}: ${message}`);
+    }
+    const r = reply.reconcile;
+    const st = this.keys.get(r.key);
+    return { kind: 'reconciled', key: r.key, outcome: outcomeOfEnd(r), durationMs: r.durationMs, triggers: st?.lastTriggers ?? [] };
+  }
+
+  /**
+   * Runs the real Reconcile of `key` once in the process with every write
+   * forced to DryRunAll; resolves with the outcome and the planned writes.
+   */
+  async dryRun(key: ObjectKey): Promise<RemoteDryRun> {
+    splitKey(key);
+    if (!this.endpoint.connected) throw new Error(`${this.endpoint.description} is not connected`);
+    const reply = await this.endpoint.request({ op: 'dryRun', controller: this.name, key });
+    if (!reply.ok || !reply.reconcile) throw new Error(`dry-run refused by ${this.endpoint.description}: ${reply.error ?? 'no reconcile ran'}`);
+    const end: ReconcileEndMessage = reply.reconcile;
+    return { key, outcome: outcomeOfEnd(end), durationMs: end.durationMs, writes: reply.writes ?? [] };
+  }
+
+  reconcileNow(key: ObjectKey): boolean {
+    return this.keyCommand('reconcileNow', key);
+  }
+
+  resetBackoff(key: ObjectKey): boolean {
+    const ok = this.keyCommand('resetBackoff', key);
+    if (ok) {
+      this.failures.set(key, 0);
+      this.keys.touch(key);
+    }
+    return ok;
+  }
+
+  enqueue(key: ObjectKey, note?: string): boolean {
+    return this.keyCommand('reconcileNow', key, note);
+  }
+
+  keyState(key: ObjectKey): KeyState | undefined {
+    return this.keys.get(key);
+  }
+
+  snapshot(): ControllerSnapshot {
+    const order = [...this.queued.entries()].map(([k, p], i) => ({ k, p, i }));
+    order.sort((a, b) => b.p - a.p || a.i - b.i);
+    const waiting = [...this.waiting.entries()].map(([key, w]) => ({ key, dueAt: w.dueAt, kind: w.kind })).sort((a, b) => a.dueAt - b.dueAt);
+    return { at: this.clock.now(), status: this.status(), queue: order.map((o) => o.k), waiting, keys: this.keys.all() };
+  }
+
+  dispose(): void {
+    this.keys.dispose();
+    this.statusEmitter.dispose();
+  }
+
+  // ---- internals --------------------------------------------------------------------------------------------
+
+  private keyCommand(op: 'reconcileNow' | 'resetBackoff', key: ObjectKey, note?: string): boolean {
+    splitKey(key);
+    if (!this.endpoint.connected || this.shutdown) return false;
+    this.journal.append({ kind: 'control', action: op === 'reconcileNow' && note !== undefined ? 'enqueue' : op, controller: this.name, key, ...(note ? { detail: note } : {}) });
+    this.fire(op, key);
+    return true;
+  }
+
+  private fire(op: CommandOp, key?: ObjectKey): void {
+    if (!this.endpoint.connected) return;
+    this.endpoint.request({ op, controller: this.name, ...(key !== undefined ? { key } : {}) }, { timeoutMs: this.commandTimeoutMs }).then(
+      (r) => {
+        if (!r.ok) this.warn('commandRefused', `${op}${key ? ` ${key}` : ''} refused by ${this.endpoint.description}: ${r.error ?? 'no reason given'}`, key);
+      },
+      (e: Error) => this.warn('commandFailed', `${op}${key ? ` ${key}` : ''}: ${e.message}`, key),
+    );
+  }
+
+  private warn(code: string, message: string, key: ObjectKey | undefined): void {
+    this.log.warn(message, { key, code });
+    this.journal.append({ kind: 'warning', controller: this.name, ...(key !== undefined ? { key } : {}), code, message });
+  }
+
+  private queueEntry(key: ObjectKey, transition: QueueTransition): void {
+    this.journal.append({ kind: 'queue', controller: this.name, key, transition });
+  }
+
+  private soonestWait(): { key: ObjectKey; dueAt: number; waiting: WaitKind } | undefined {
+    let best: { key: ObjectKey; dueAt: number; waiting: WaitKind } | undefined;
+    for (const [key, w] of this.waiting) if (!best || w.dueAt < best.dueAt) best = { key, dueAt: w.dueAt, waiting: w.kind };
+    return best;
+  }
+
+  private clearQueueState(): void {
+    this.queued.clear();
+    this.processing.clear();
+    this.dirty.clear();
+    this.waiting.clear();
+    this.justReady.clear();
+    this.keys.resetQueueState();
+  }
+
+  private statusChanged(): void {
+    if (this.statusEmitter.hasListeners) this.statusEmitter.fire(this.status());
+  }
+}

@@ -1,0 +1,178 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { RemoteController, type RemoteEndpoint } from '../../../src/core/bridge/remoteController.ts';
+import type { ReplyMessage } from '../../../src/core/bridge/protocol.ts';
+import { Journal, type JournalEntry } from '../../../src/core/journal/journal.ts';
+import { nullLogger } from '../../../src/core/log.ts';
+import { FakeClock, flushMicrotasks } from '../../fakes/fakeClock.ts';
+
+/** An endpoint that records commands and lets the test answer them. */
+function endpoint() {
+  const sent: Array<{ cmd: Record<string, unknown>; reply: (r: Omit<ReplyMessage, 'type' | 'id'>) => void }> = [];
+  const ep: RemoteEndpoint & { connected: boolean } = {
+    connected: true,
+    description: 'Go process 7 (./cmd)',
+    request: (cmd) =>
+      new Promise<ReplyMessage>((resolve) => {
+        sent.push({ cmd, reply: (r) => resolve({ type: 'reply', id: sent.length, ...r }) });
+      }),
+  };
+  return { ep, sent };
+}
+
+function setup() {
+  const clock = new FakeClock(1_000_000);
+  const journal = new Journal({ clock, delivery: 'sync' });
+  const { ep, sent } = endpoint();
+  const c = new RemoteController({
+    announce: { type: 'controller', name: 'widget', group: 'lab.reconcile.dev', version: 'v1alpha1', resource: 'widgets', priorityQueue: true, paused: true, maxConcurrentReconciles: 2 },
+    endpoint: ep,
+    journal,
+    clock,
+    log: nullLogger,
+  });
+  const q = (key: string, transition: string, more: Record<string, unknown> = {}) =>
+    c.onQueue({ type: 'queue', controller: 'widget', key, transition, at: clock.now(), ...more });
+  const kinds = () => journal.entries().map((e: JournalEntry) => (e.kind === 'queue' ? `queue:${e.transition}` : e.kind));
+  return { clock, journal, ep, sent, c, q, kinds };
+}
+
+const informer = (objectKey: string, rv: string, at: number) => ({ kind: 'informer', event: 'update', resource: 'widgets.v1alpha1.lab.reconcile.dev', objectKey, resourceVersion: rv, at });
+const owned = (objectKey: string, rv: string, at: number) => ({ kind: 'owned', event: 'update', resource: 'configmaps.v1.', objectKey, resourceVersion: rv, at });
+
+test('queue transitions drive key states and the status; priorities order the queue', () => {
+  const { c, q } = setup();
+  q('ns/low', 'added', { priority: -100, causes: [{ kind: 'informer', event: 'add', objectKey: 'ns/low', initial: true, at: 1 }] });
+  q('ns/high', 'added', { priority: 10, causes: [informer('ns/high', '5', 2)] });
+  assert.deepEqual(c.snapshot().queue, ['ns/high', 'ns/low']);
+  assert.equal(c.keyState('ns/low')?.phase, 'queued');
+  assert.deepEqual(c.keyState('ns/low')?.reasons[0], { kind: 'informer', event: 'add', resource: '', objectKey: 'ns/low', initial: true, at: 1 });
+  q('ns/high', 'processing');
+  q('ns/high', 'added', { causes: [informer('ns/high', '6', 3)] });
+  const st = c.keyState('ns/high')!;
+  assert.equal(st.phase, 'processing');
+  assert.equal(st.dirtyWhileProcessing, true);
+  assert.deepEqual(c.status(), { name: 'widget', state: 'running', paused: true, maxConcurrentReconciles: 2, inFlight: 1, queueLength: 1, waiting: 0 });
+  q('ns/high', 'done');
+  assert.equal(c.keyState('ns/high')?.phase, 'queued', 'added while processing: queued again after done');
+});
+
+test('why queued: a spec update and an owned child change before one Get are both causes and both triggers', () => {
+  const { c, q, journal } = setup();
+  q('ns/a', 'added', { causes: [informer('ns/a', '10', 1)] });
+  q('ns/a', 'added', { causes: [owned('ns/a-config', '11', 2)] });
+  assert.deepEqual(c.keyState('ns/a')!.reasons.map((r) => r.kind), ['informer', 'owned']);
+  q('ns/a', 'processing');
+  c.onReconcileStart({ type: 'reconcileStart', controller: 'widget', key: 'ns/a', reconcileID: 'r1', triggers: [informer('ns/a', '10', 1), owned('ns/a-config', '11', 2)], dryRun: false, at: 3 });
+  const st = c.keyState('ns/a')!;
+  assert.deepEqual(st.lastTriggers.map((r) => r.kind), ['informer', 'owned']);
+  assert.deepEqual(st.reasons, []);
+  const start = journal.entries({ kinds: ['reconcileStart'] })[0]!;
+  assert.ok(start.kind === 'reconcileStart');
+  assert.deepEqual(start.triggers.map((t) => (t.kind === 'owned' ? `owned ${t.child}@${t.resourceVersion}` : t.kind)), ['informer', 'owned ns/a-config@11']);
+  assert.equal(start.via, 'worker');
+});
+
+test('an error path: backoff 5, 10, 20 ms with the failure count, errors in key state and journal; forgotten resets', () => {
+  const { c, q, clock, journal } = setup();
+  q('ns/a', 'added', { causes: [informer('ns/a', '1', 1)] });
+  const delays: number[] = [];
+  for (let i = 1; i <= 3; i++) {
+    q('ns/a', 'processing');
+    c.onReconcileStart({ type: 'reconcileStart', controller: 'widget', key: 'ns/a', reconcileID: `r${i}`, triggers: [], dryRun: false, at: clock.now() });
+    c.onReconcileEnd({ type: 'reconcileEnd', controller: 'widget', key: 'ns/a', reconcileID: `r${i}`, durationMs: 1, error: `boom ${i}`, dryRun: false, at: clock.now() });
+    const delayMs = 5 * 2 ** (i - 1);
+    q('ns/a', 'backoff', { failures: i, delayMs, dueAt: clock.now() + delayMs });
+    q('ns/a', 'done');
+    const st = c.keyState('ns/a')!;
+    assert.equal(st.phase, 'backoff');
+    assert.equal(st.requeues, i);
+    assert.equal(st.lastError, `boom ${i}`);
+    delays.push(st.waiting!.dueAt - clock.now());
+    clock.step(delayMs);
+    q('ns/a', 'ready');
+    q('ns/a', 'added', { causes: [{ kind: 'backoff', failures: i, delayMs, at: clock.now() }] });
+    const reasons = c.keyState('ns/a')!.reasons;
+    assert.equal(reasons.length, 1, 'the retry is one cause, not two');
+    assert.deepEqual({ ...reasons[0], at: 0 }, { kind: 'backoff', attempt: i, delayMs, error: `boom ${i}`, at: 0 });
+  }
+  assert.deepEqual(delays, [5, 10, 20]);
+  const waits = journal.entries({ kinds: ['queue'] }).filter((e) => e.kind === 'queue' && e.transition === 'waiting');
+  assert.deepEqual(waits.map((e) => (e.kind === 'queue' ? e.waitKind : '')), ['backoff', 'backoff', 'backoff']);
+  const ends = journal.entries({ kinds: ['reconcileEnd'] });
+  assert.deepEqual(ends.map((e) => (e.kind === 'reconcileEnd' ? e.outcome : undefined)), [1, 2, 3].map((i) => ({ kind: 'error', message: `boom ${i}` })));
+  q('ns/a', 'forgotten');
+  assert.equal(c.keyState('ns/a')!.requeues, 0);
+});
+
+test('outcomes: terminal, requeue-after, panic, success', () => {
+  const { c, journal } = setup();
+  const end = (key: string, more: Record<string, unknown>) =>
+    c.onReconcileEnd({ type: 'reconcileEnd', controller: 'widget', key, reconcileID: 'x', durationMs: 2, dryRun: false, at: 1, ...more });
+  end('ns/t', { error: 'bad spec', terminal: true });
+  end('ns/r', { result: { requeueAfterMs: 15000 } });
+  end('ns/p', { panic: 'nil map' });
+  end('ns/s', {});
+  end('ns/dry', { dryRun: true, error: 'ignored' });
+  assert.deepEqual(
+    journal.entries({ kinds: ['reconcileEnd'] }).map((e) => (e.kind === 'reconcileEnd' ? e.outcome : undefined)),
+    [{ kind: 'terminal', message: 'bad spec' }, { kind: 'requeueAfter', afterMs: 15000 }, { kind: 'error', message: 'panic: nil map' }, { kind: 'success' }],
+  );
+  assert.equal(c.keyState('ns/dry'), undefined, 'a dry-run reconcile changes no key state');
+});
+
+test('writes are journaled with resourceVersion before → after and dryRun', () => {
+  const { c, journal } = setup();
+  c.onWrite({ type: 'write', controller: 'widget', key: 'ns/a', reconcileID: 'r', at: 1, write: { verb: 'update', group: '', version: 'v1', resource: 'configmaps', namespace: 'ns', name: 'a-config', resourceVersionBefore: '10', resourceVersionAfter: '12', dryRun: false } });
+  c.onWrite({ type: 'write', controller: 'widget', key: 'ns/a', at: 2, write: { verb: 'create', group: '', version: 'v1', resource: 'configmaps', namespace: 'ns', name: 'b', dryRun: true } });
+  const w = journal.entries({ kinds: ['write'] });
+  assert.equal(w.length, 2);
+  const [a, b] = w;
+  assert.ok(a?.kind === 'write' && b?.kind === 'write');
+  assert.deepEqual([a.verb, a.objectKey, a.resourceVersionBefore, a.resourceVersionAfter, a.dryRun, a.key, a.controller], ['update', 'ns/a-config', '10', '12', false, 'ns/a', 'widget']);
+  assert.deepEqual([b.verb, b.dryRun, b.resource], ['create', true, 'configmaps.v1']);
+});
+
+test('step: a waiting key is notReady locally; force sends it; the reply becomes the StepResult; pause/resume are commands', async () => {
+  const { c, q, sent, clock } = setup();
+  q('ns/a', 'backoff', { failures: 1, delayMs: 5000, dueAt: clock.now() + 5000 });
+  const nr = await c.step({ key: 'ns/a' });
+  assert.deepEqual(nr, { kind: 'notReady', key: 'ns/a', waiting: 'backoff', dueAt: clock.now() + 5000 });
+  assert.equal(sent.length, 0, 'nothing sent for a key that is not ready');
+  const stepping = c.step({ key: 'ns/a', force: true });
+  await flushMicrotasks();
+  assert.deepEqual(sent[0]!.cmd, { op: 'step', controller: 'widget', key: 'ns/a', force: true });
+  q('ns/a', 'processing');
+  c.onReconcileStart({ type: 'reconcileStart', controller: 'widget', key: 'ns/a', reconcileID: 'r', triggers: [{ kind: 'manual', action: 'step', note: 'forced', at: 1 }], dryRun: false, at: 1 });
+  sent[0]!.reply({ ok: true, reconcile: { controller: 'widget', key: 'ns/a', reconcileID: 'r', durationMs: 7, dryRun: false, at: 2 } });
+  const r = await stepping;
+  assert.equal(r.kind, 'reconciled');
+  assert.ok(r.kind === 'reconciled');
+  assert.deepEqual(r.outcome, { kind: 'success' });
+  assert.equal(r.durationMs, 7);
+  assert.deepEqual(r.triggers.map((t) => t.kind), ['manual']);
+
+  c.resume();
+  c.pause();
+  assert.deepEqual(sent.slice(1).map((s) => s.cmd.op), ['resume', 'pause']);
+  assert.equal(c.status().paused, true);
+  assert.equal(c.resetBackoff('ns/a'), true);
+  assert.deepEqual(sent[3]!.cmd, { op: 'resetBackoff', controller: 'widget', key: 'ns/a' });
+});
+
+test('a refused command is a journal warning; a disconnected controller is stopped and steps report notRunning', async () => {
+  const { c, sent, ep, journal } = setup();
+  c.reconcileNow('ns/a');
+  sent[0]!.reply({ ok: false, error: 'unknown key' });
+  await flushMicrotasks();
+  const w = journal.entries({ kinds: ['warning'] });
+  assert.equal(w.length, 1);
+  assert.ok(w[0]!.kind === 'warning');
+  assert.match(w[0]!.message, /reconcileNow ns\/a refused by Go process 7 \(\.\/cmd\): unknown key/);
+  ep.connected = false;
+  c.disconnected();
+  assert.equal(c.status().state, 'stopped');
+  assert.deepEqual(await c.step(), { kind: 'notRunning' });
+  assert.equal(c.reconcileNow('ns/a'), false);
+  await assert.rejects(c.start(), /not connected: run it again/);
+});
