@@ -5,13 +5,21 @@ import { shouldAutoConnect } from './connection/kubeconfigSource.ts';
 import { reportError } from './notify.ts';
 import { createOutput } from './output.ts';
 import { ReconcileLab } from './reconcileLab.ts';
+import { issueArgumentToken, revokeArgumentToken } from './commands/privileged.ts';
+import { recentlyShown, type ShownText } from './ui.ts';
 
 /**
- * What `activate` returns (the extension's `exports`): the live objects the
- * extension-host tests inspect. Not a stable API for other extensions.
+ * What `activate` returns (the extension's `exports`) **only when the extension runs under its own test suite**
+ * (`ExtensionMode.Test`): the live objects the extension-host tests inspect, the argument token that lets them
+ * use the arguments which skip confirmations (src/host/commands/privileged.ts), and the texts shown to the
+ * person. In every other mode `activate` returns nothing, so other extensions get no handle on the extension.
  */
 export interface ReconcileLabApi {
   readonly lab: ReconcileLab;
+  /** Put it in a command argument as `argumentToken` to use `confirmed`, `kubeconfig`, `path`, `exportTo`, …. */
+  readonly argumentToken: string;
+  /** The last texts shown in notifications, modals, quick picks, progress and status messages (as shown). */
+  recentlyShown(): readonly ShownText[];
 }
 
 let current: ReconcileLab | undefined;
@@ -22,7 +30,7 @@ let current: ReconcileLab | undefined;
  * RECONCILE_LAB_KUBECONFIG), connects in the background. Everything created is
  * owned by `context.subscriptions`.
  */
-export function activateLab(context: vscode.ExtensionContext): ReconcileLabApi {
+export function activateLab(context: vscode.ExtensionContext): ReconcileLabApi | undefined {
   const output = createOutput();
   context.subscriptions.push(output);
   try {
@@ -33,7 +41,8 @@ export function activateLab(context: vscode.ExtensionContext): ReconcileLabApi {
     if (shouldAutoConnect(readSettings()['connection.autoConnect'], process.env)) {
       lab.connect().catch((e: unknown) => reportError(output.log, 'Reconcile Lab could not connect', e));
     }
-    return { lab };
+    if (context.extensionMode !== vscode.ExtensionMode.Test) return undefined;
+    return { lab, argumentToken: issueArgumentToken(), recentlyShown };
   } catch (e) {
     // VS Code does not tell the person when activation fails: say it.
     reportError(output.log, 'Reconcile Lab failed to start', e);
@@ -45,5 +54,6 @@ export function activateLab(context: vscode.ExtensionContext): ReconcileLabApi {
 export async function deactivateLab(): Promise<void> {
   const lab = current;
   current = undefined;
+  revokeArgumentToken();
   await lab?.shutdown();
 }

@@ -1,6 +1,7 @@
 import * as vscode from 'vscode';
 import type { Logger } from '../core/log.ts';
 import { CommandIds } from './ids.ts';
+import * as ui from './ui.ts';
 
 /** The message of any thrown value, without a stack. */
 export function errorMessage(e: unknown): string {
@@ -20,7 +21,7 @@ export function reportError(log: Logger, what: string, e: unknown): void {
     ...(e instanceof Error && e.stack ? { stack: e.stack } : {}),
     ...(cause ? { cause } : {}),
   });
-  void vscode.window.showErrorMessage(`${what}: ${message}`, 'Show Log').then(
+  void ui.error(`${what}: ${message}`, 'Show Log').then(
     (choice) => {
       if (choice) void vscode.commands.executeCommand(CommandIds.showOutput);
     },

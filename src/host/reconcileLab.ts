@@ -14,6 +14,7 @@ import { resolveKubeconfigSource, type KubeconfigSource } from './connection/kub
 import { Session, type SessionOptions } from './session/session.ts';
 import { ConnectionScopedSettings, type Settings } from './settings.ts';
 import { StatusBar } from './statusBar.ts';
+import * as ui from './ui.ts';
 import { QueueTreeProvider } from './views/queueTree.ts';
 import { ResourcesTreeProvider, type ResourceNode } from './views/resourcesTree.ts';
 import type { QueueNode } from './views/queueTree.ts';
@@ -97,7 +98,7 @@ export class ReconcileLab implements vscode.Disposable {
     this.store.add(
       vscode.workspace.onDidGrantWorkspaceTrust(() => {
         if (this.current?.loopProblem?.reason === 'untrusted') {
-          void vscode.window.showInformationMessage('The workspace is now trusted: reconnect to run the workspace reconciler.', 'Reconnect').then((c) => {
+          void ui.info('The workspace is now trusted: reconnect to run the workspace reconciler.', 'Reconnect').then((c) => {
             if (c) void this.reconnect();
           });
         }
@@ -143,7 +144,7 @@ export class ReconcileLab implements vscode.Disposable {
     this.statusBar.update({ kind: 'connecting', target });
     this.log.info('connecting', { kubeconfig: source.description, context: context ?? '(current)' });
     const p = Promise.resolve(
-      vscode.window.withProgress(
+      ui.progress(
         { location: vscode.ProgressLocation.Notification, title: `Reconcile Lab: connecting to ${target}`, cancellable: true },
         async (_progress, token) => {
           const sub = token.onCancellationRequested(() => abort.abort(new Error('connect cancelled')));
@@ -224,7 +225,7 @@ export class ReconcileLab implements vscode.Disposable {
     this.contextKeys.set(ContextKeys.connected, true);
     this.contextKeys.set(ContextKeys.localControlPlane, Boolean(session.owned));
     this.renderStatus();
-    this.resourcesView.message = this.resourcesMessage(session);
+    this.resourcesView.message = ui.viewMessage(this.resourcesMessage(session));
     this.log.info('connected', {
       context: session.contextName,
       server: session.server,
@@ -235,12 +236,12 @@ export class ReconcileLab implements vscode.Disposable {
     this.sessionEmitter.fire(session);
     if (session.loopProblem) {
       const actions = session.loopProblem.reason === 'untrusted' ? ['Manage Workspace Trust'] : [];
-      void vscode.window.showWarningMessage(`Reconcile Lab: the reconcile loop is not available. ${session.loopProblem.message}`, ...actions).then((a) => {
+      void ui.warn(`Reconcile Lab: the reconcile loop is not available. ${session.loopProblem.message}`, ...actions).then((a) => {
         if (a) void vscode.commands.executeCommand('workbench.trust.manage');
       });
     }
     if (session.unknownResources.length) {
-      void vscode.window.showWarningMessage(`Reconcile Lab: ${session.server} does not serve ${session.unknownResources.join(', ')} (reconcileLab.resources).`);
+      void ui.warn(`Reconcile Lab: ${session.server} does not serve ${session.unknownResources.join(', ')} (reconcileLab.resources).`);
     }
   }
 
@@ -311,13 +312,13 @@ export class ReconcileLab implements vscode.Disposable {
       c.requeueAfter ? `${c.requeueAfter} waiting to requeue` : '',
     ].filter(Boolean);
     const counts = parts.length ? parts.join(', ') : 'nothing queued';
-    this.queueView.message = s.loopProblem
+    this.queueView.message = ui.viewMessage(s.loopProblem
       ? s.loopProblem.message
       : loop === 'stopped'
         ? 'The loop is stopped: start it, or step one reconcile.'
         : loop === 'paused'
           ? `Paused: step one reconcile (F10) or resume. ${counts}.`
-          : `Running: ${counts}.`;
+          : `Running: ${counts}.`);
   }
 
   private onSettingsChanged(keys: readonly string[]): void {
@@ -327,7 +328,7 @@ export class ReconcileLab implements vscode.Disposable {
       this.eventLog.resend();
     }
     if (!s || !keys.some((k) => (ConnectionScopedSettings as readonly string[]).includes(k))) return;
-    void vscode.window.showInformationMessage('Reconcile Lab settings changed. Reconnect to apply them?', 'Reconnect').then((c) => {
+    void ui.info('Reconcile Lab settings changed. Reconnect to apply them?', 'Reconnect').then((c) => {
       if (c) this.reconnect().catch((e: unknown) => this.log.error('reconnect failed', { error: errorMessage(e) }));
     });
   }

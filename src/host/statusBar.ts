@@ -1,5 +1,6 @@
 import * as vscode from 'vscode';
 import { CommandIds, ViewIds } from './ids.ts';
+import { inert } from './safeText.ts';
 import type { QueueCounts } from './views/queueTree.ts';
 
 export type StatusBarState =
@@ -41,7 +42,7 @@ export class StatusBar implements vscode.Disposable {
         item.backgroundColor = undefined;
         return;
       case 'connecting':
-        item.text = `$(sync~spin) Connecting to ${s.target}…`;
+        item.text = `$(sync~spin) Connecting to ${inert(s.target)}…`;
         item.tooltip = `Reconcile Lab: connecting to ${s.target}`;
         item.command = CommandIds.showOutput;
         item.backgroundColor = undefined;
@@ -50,7 +51,7 @@ export class StatusBar implements vscode.Disposable {
         const c = s.counts;
         const depth = c.queued + c.processing;
         const loopIcon = !s.loopAvailable ? '$(circle-slash)' : s.loop === 'running' ? '$(play)' : s.loop === 'paused' ? '$(debug-pause)' : '$(debug-stop)';
-        const parts = [`$(plug) ${s.context}`, `${loopIcon} ${depth} queued`];
+        const parts = [`$(plug) ${inert(s.context)}`, `${loopIcon} ${depth} queued`];
         if (c.backoff) parts.push(`$(error) ${c.backoff} backoff`);
         item.text = parts.join('  ');
         const md = new vscode.MarkdownString(undefined, true);

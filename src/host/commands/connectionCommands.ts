@@ -8,6 +8,8 @@ import type { ReconcilerKind, Settings } from '../settings.ts';
 import { resourceIdOf } from '../views/viewModel.ts';
 import { boolArg, fail, isFailure, stringArg, stringArrayArg, type CommandResult } from './args.ts';
 import { requireSession } from './pickers.ts';
+import { refusePrivileged } from './privileged.ts';
+import * as ui from '../ui.ts';
 
 export interface ConnectionSummary {
   readonly context: string;
@@ -30,6 +32,9 @@ function summary(s: Session): ConnectionSummary {
     ...(s.loopProblem ? { loopProblem: s.loopProblem.message } : {}),
   };
 }
+
+/** Fields of a connect argument that override settings for that connection (each needs the argument token). */
+const OVERRIDE_FIELDS = ['resources', 'namespaces', 'reconcilerKind', 'reconcilerResource', 'reconcilerCommand', 'reconcilerModulePath'] as const;
 
 /** Settings a connect argument may override for that connection. */
 function overridesOf(arg: unknown): Partial<Settings> {
@@ -61,6 +66,8 @@ const BROWSE = 'browse';
  * context first), a kubeconfig file, or a local control plane.
  */
 export async function connect(lab: ReconcileLab, arg: unknown): Promise<CommandResult<ConnectionSummary>> {
+  const refused = refusePrivileged(arg, ['kubeconfig', 'context', ...OVERRIDE_FIELDS]);
+  if (refused) return refused;
   const req: ConnectRequest = { overrides: overridesOf(arg) };
   const kubeconfig = stringArg(arg, 'kubeconfig');
   const context = stringArg(arg, 'context');
@@ -74,7 +81,8 @@ export async function connect(lab: ReconcileLab, arg: unknown): Promise<CommandR
       const contexts = listKubeContexts(source.path).sort((a, b) => Number(b.current) - Number(a.current) || a.name.localeCompare(b.name));
       for (const c of contexts) {
         items.push({
-          label: `${c.current ? '$(check)' : '$(plug)'} ${c.name}`,
+          label: c.name,
+          iconPath: new vscode.ThemeIcon(c.current ? 'check' : 'plug'),
           description: [c.current ? 'current' : undefined, c.server].filter(Boolean).join(' · '),
           detail: `user ${c.user}${c.execCommand ? ` (exec plugin: ${c.execCommand})` : ''}${c.namespace ? ` · namespace ${c.namespace}` : ''}`,
           value: c.name,
@@ -84,9 +92,9 @@ export async function connect(lab: ReconcileLab, arg: unknown): Promise<CommandR
       lab.log.warn('cannot list kubeconfig contexts', { kubeconfig: source.description, error: (e as Error).message });
     }
     if (items.length) items.push({ label: '', kind: vscode.QuickPickItemKind.Separator, value: '' });
-    items.push({ label: '$(server-environment) Start Local Control Plane', description: 'etcd + kube-apiserver on this machine', value: LOCAL });
-    items.push({ label: '$(folder-opened) Choose a Kubeconfig File…', value: BROWSE });
-    const pick = await vscode.window.showQuickPick(items, { title: `Connect: contexts of ${source.description}`, placeHolder: 'Pick a context' });
+    items.push({ label: 'Start Local Control Plane', iconPath: new vscode.ThemeIcon('server-environment'), description: 'etcd + kube-apiserver on this machine', value: LOCAL });
+    items.push({ label: 'Choose a Kubeconfig File…', iconPath: new vscode.ThemeIcon('folder-opened'), value: BROWSE });
+    const pick = await ui.pick(items, { title: `Connect: contexts of ${source.description}`, placeHolder: 'Pick a context' });
     if (!pick) return fail('cancelled', 'No context chosen.');
     if (pick.value === LOCAL) return startLocal(lab, undefined);
     if (pick.value === BROWSE) {
@@ -95,12 +103,12 @@ export async function connect(lab: ReconcileLab, arg: unknown): Promise<CommandR
       req.kubeconfig = files[0].fsPath;
       const ctxs = listKubeContexts(req.kubeconfig);
       if (ctxs.length > 1) {
-        const c = await vscode.window.showQuickPick(
-          ctxs.map((x) => ({ label: x.name, description: [x.current ? 'current' : undefined, x.server].filter(Boolean).join(' · ') })),
+        const c = await ui.pick(
+          ctxs.map((x) => ({ label: x.name, name: x.name, description: [x.current ? 'current' : undefined, x.server].filter(Boolean).join(' · ') })),
           { title: `Contexts of ${req.kubeconfig}` },
         );
         if (!c) return fail('cancelled', 'No context chosen.');
-        req.context = c.label;
+        req.context = c.name;
       }
     } else {
       req.context = pick.value;
@@ -123,8 +131,10 @@ export async function disconnect(lab: ReconcileLab): Promise<CommandResult<{ was
  * stopped on disconnect and when the extension deactivates.
  */
 export async function startLocal(lab: ReconcileLab, arg: unknown): Promise<CommandResult<ConnectionSummary & { kubeconfig: string }>> {
+  const refused = refusePrivileged(arg, OVERRIDE_FIELDS);
+  if (refused) return refused;
   await lab.disconnect();
-  const cp = await vscode.window.withProgress(
+  const cp = await ui.progress(
     { location: vscode.ProgressLocation.Notification, title: 'Reconcile Lab: starting a local control plane', cancellable: false },
     (progress) =>
       startLocalControlPlane({
@@ -158,6 +168,8 @@ export async function startLocal(lab: ReconcileLab, arg: unknown): Promise<Comma
  * the picker (an empty list means every custom resource).
  */
 export async function selectResources(lab: ReconcileLab, arg: unknown): Promise<CommandResult<{ resources: string[] }>> {
+  const refused = refusePrivileged(arg, ['resources']);
+  if (refused) return refused;
   const s = requireSession(lab, arg);
   if (isFailure(s)) return s;
   let chosen = stringArrayArg(arg, 'resources');
@@ -174,7 +186,7 @@ export async function selectResources(lab: ReconcileLab, arg: unknown): Promise<
       picked: current.has(c.id),
       id: c.id,
     }));
-    const picks = await vscode.window.showQuickPick(items, { canPickMany: true, title: 'Resources to watch (none: every custom resource)', matchOnDescription: true });
+    const picks = await ui.pick(items, { canPickMany: true, title: 'Resources to watch (none: every custom resource)', matchOnDescription: true });
     if (!picks) return fail('cancelled', 'Nothing chosen.');
     chosen = picks.map((p) => p.id);
   }
@@ -189,18 +201,20 @@ export async function selectResources(lab: ReconcileLab, arg: unknown): Promise<
  * skips the picker (empty: all namespaces).
  */
 export async function selectNamespaces(lab: ReconcileLab, arg: unknown): Promise<CommandResult<{ namespaces: string[] }>> {
+  const refused = refusePrivileged(arg, ['namespaces']);
+  if (refused) return refused;
   const s = requireSession(lab, arg);
   if (isFailure(s)) return s;
   let chosen = stringArrayArg(arg, 'namespaces');
   if (!chosen) {
     const current = new Set(s.settings.namespaces);
     const names = await s.listNamespaces();
-    const picks = await vscode.window.showQuickPick(
-      names.map((n) => ({ label: n, picked: current.has(n) })),
+    const picks = await ui.pick(
+      names.map((n) => ({ label: n, name: n, picked: current.has(n) })),
       { canPickMany: true, title: 'Namespaces to watch (none: all namespaces)' },
     );
     if (!picks) return fail('cancelled', 'Nothing chosen.');
-    chosen = picks.map((p) => p.label);
+    chosen = picks.map((p) => p.name);
   }
   await writeSetting('namespaces', chosen);
   await lab.reconnect();

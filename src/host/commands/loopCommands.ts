@@ -6,6 +6,8 @@ import { formatDuration } from '../views/format.ts';
 import { dueIn, outcomeSummary } from '../views/presentation.ts';
 import { boolArg, fail, isFailure, type CommandResult, type Failure } from './args.ts';
 import { requireSession, resolveTarget } from './pickers.ts';
+import * as ui from '../ui.ts';
+import { refusePrivileged, TOKEN_FIELD } from './privileged.ts';
 
 type LoopState = 'running' | 'paused' | 'stopped';
 
@@ -14,14 +16,14 @@ function requireLoop(lab: ReconcileLab, arg: unknown): { s: Session; c: Controll
   if (isFailure(s)) return s;
   if (!s.controller) {
     const message = s.loopProblem?.message ?? 'No reconcile loop in this connection.';
-    if (arg === undefined) void vscode.window.showWarningMessage(`Reconcile Lab: ${message}`);
+    if (arg === undefined) void ui.warn(`Reconcile Lab: ${message}`);
     return fail(s.loopProblem?.reason === 'untrusted' ? 'untrusted' : 'noLoop', message);
   }
   return { s, c: s.controller };
 }
 
 function flash(text: string): void {
-  vscode.window.setStatusBarMessage(`$(debug-step-over) ${text}`, 5000);
+  ui.statusMessage(text, 5000, 'debug-step-over');
 }
 
 /** Start: runs the workers (starting the controller first when stopped). */
@@ -82,10 +84,12 @@ function describeStep(step: StepResult, now: number): string {
  * started paused first.
  */
 export async function stepReconcile(lab: ReconcileLab, arg: unknown): Promise<CommandResult<{ step: StepResult; summary: string }>> {
+  const refused = refusePrivileged(arg, ['force']);
+  if (refused) return refused;
   const r = requireLoop(lab, arg);
   if (isFailure(r)) return r;
   let key: string | undefined;
-  if (arg !== undefined && !(typeof arg === 'object' && arg !== null && Object.keys(arg).every((k) => k === 'force'))) {
+  if (arg !== undefined && !(typeof arg === 'object' && arg !== null && Object.keys(arg).every((k) => k === 'force' || k === TOKEN_FIELD))) {
     const t = await resolveTarget(r.s, lab.clock.now(), arg, { primaryOnly: true, title: 'Step which key?' });
     if (isFailure(t)) return t;
     key = t.key;
@@ -102,14 +106,14 @@ export async function stepReconcile(lab: ReconcileLab, arg: unknown): Promise<Co
   // that waits for its backoff or requeue-after. Programmatic calls ({ key, resource }) decide with `force`.
   const fromUi = arg === undefined || (typeof arg === 'object' && arg !== null && typeof (arg as { type?: unknown }).type === 'string');
   if (step.kind === 'notReady' && fromUi) {
-    const choice = await vscode.window.showInformationMessage(`Reconcile Lab: ${summary}`, 'Step It Now');
+    const choice = await ui.info(`Reconcile Lab: ${summary}`, 'Step It Now');
     if (choice) {
       step = await r.c.step({ key: step.key, force: true });
       summary = describeStep(step, lab.clock.now());
     }
   }
   if (step.kind === 'reconciled') {
-    if (step.outcome.kind === 'error' || step.outcome.kind === 'terminal') void vscode.window.showWarningMessage(`Reconcile Lab: step ${summary}`);
+    if (step.outcome.kind === 'error' || step.outcome.kind === 'terminal') void ui.warn(`Reconcile Lab: step ${summary}`);
     else flash(`Step ${summary}`);
   } else if (step.kind !== 'notReady' || !fromUi) {
     flash(summary);

@@ -11,6 +11,8 @@ import { FIELD_MANAGER, type Session } from '../session/session.ts';
 import { formatAge } from '../views/format.ts';
 import { boolArg, fail, isConfirmed, isFailure, stringArg, type CommandResult, type Failure, type ObjectTarget } from './args.ts';
 import { requireSession, resolveTarget } from './pickers.ts';
+import * as ui from '../ui.ts';
+import { refusePrivileged } from './privileged.ts';
 
 /** At most this many diff editors are opened by one dry-run (the summary lists every action). */
 const MAX_DIFF_EDITORS = 6;
@@ -68,7 +70,7 @@ export async function inspectCache(
   if (boolArg(arg, 'open') !== false) {
     await vscode.commands.executeCommand('vscode.diff', left, right, `${t.key}: cache ↔ server (${r.state}${lag})`, { preview: true });
   }
-  if (!r.differs) vscode.window.setStatusBarMessage(`$(pass) ${t.key}: the cache matches the server`, 5000);
+  if (!r.differs) ui.statusMessage(`${t.key}: the cache matches the server`, 5000, 'pass');
   return {
     ok: true,
     key: t.key,
@@ -128,7 +130,7 @@ export async function dryRunReconcileCommand(
   if (!s.reconciler || !s.primaryInfo) return fail(s.loopProblem?.reason === 'untrusted' ? 'untrusted' : 'noLoop', s.loopProblem?.message ?? 'No reconciler in this connection.');
   const t = await resolveTarget(s, lab.clock.now(), arg, { primaryOnly: true, title: 'Dry-run the reconcile of which key?' });
   if (isFailure(t)) return t;
-  const r = await vscode.window.withProgress({ location: vscode.ProgressLocation.Window, title: `Dry-run ${t.key}` }, () =>
+  const r = await ui.progress({ location: vscode.ProgressLocation.Window, title: `Dry-run ${t.key}` }, () =>
     dryRunReconcile({ client: s.client, reconciler: s.reconciler!, primary: s.primaryInfo!, key: t.key, cache: s.cacheReader(), log: lab.log, clock: lab.clock }),
   );
   const summary = dryRunSummary(s, r);
@@ -181,6 +183,8 @@ export async function stripFinalizers(
   lab: ReconcileLab,
   arg: unknown,
 ): Promise<CommandResult<{ key: string; removed: string[]; remaining: string[]; deleted: boolean; dryRun: boolean; diagnosis: StuckDiagnosis }>> {
+  const refused = refusePrivileged(arg, ['confirmed']);
+  if (refused) return refused;
   const s = requireSession(lab, arg);
   if (isFailure(s)) return s;
   const t = await resolveTarget(s, lab.clock.now(), arg, { withFinalizers: true, title: 'Strip finalizers from which object?' });
@@ -218,7 +222,7 @@ export async function stripFinalizers(
       pick: [f],
     }));
     items.push({ label: `All ${diag.finalizers.length} finalizers`, description: 'every owner\'s cleanup is skipped', pick: diag.finalizers });
-    const p = await vscode.window.showQuickPick(items, { title: `Remove which finalizer from ${t.key}?`, placeHolder: diag.summary, matchOnDetail: true });
+    const p = await ui.pick(items, { title: `Remove which finalizer from ${t.key}?`, placeHolder: diag.summary, matchOnDetail: true });
     if (!p) return fail('cancelled', 'No finalizer chosen.');
     chosen = p.pick;
   }
@@ -237,7 +241,7 @@ export async function stripFinalizers(
       `The removal is guarded: it fails without writing anything if ${t.key} changed since it was read (resourceVersion ${diag.resourceVersion}).${dryRun ? ' (Dry run: nothing is stored.)' : ''}`,
     ].join('\n');
     const button = chosen.length === 1 ? 'Remove Finalizer' : 'Remove Finalizers';
-    const answer = await vscode.window.showWarningMessage(`Remove ${what} from ${diag.kind ?? t.resource} ${t.key}?`, { modal: true, detail }, button);
+    const answer = await ui.confirmModal(`Remove ${what} from ${diag.kind ?? t.resource} ${t.key}?`, detail, button);
     if (answer !== button) return fail('cancelled', 'Finalizer removal cancelled.');
   }
 
@@ -257,11 +261,11 @@ export async function stripFinalizers(
     });
     lab.log.warn('finalizers removed by hand', { object: `${t.resource} ${t.key}`, removed: r.removed, remaining: r.remaining, deleted: r.deleted, dryRun: r.dryRun, resourceVersion: diag.resourceVersion });
     const outcome = r.dryRun ? 'would be removed (dry run)' : r.deleted ? 'removed; the object is now deleted' : `removed; ${r.remaining.length ? `remaining: ${r.remaining.join(', ')}` : 'no finalizers left'}`;
-    void vscode.window.showInformationMessage(`Reconcile Lab: ${r.removed.join(', ')} ${outcome}.`);
+    void ui.info(`Reconcile Lab: ${r.removed.join(', ')} ${outcome}.`);
     return { ok: true, key: r.key, removed: r.removed, remaining: r.remaining, deleted: r.deleted, dryRun: r.dryRun, diagnosis: diag };
   } catch (e) {
     if (e instanceof ObjectChangedError) {
-      void vscode.window.showWarningMessage(`Reconcile Lab: ${e.message}`);
+      void ui.warn(`Reconcile Lab: ${e.message}`);
       return fail('error', e.message);
     }
     throw e;

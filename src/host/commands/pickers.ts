@@ -3,6 +3,7 @@ import { keyOf as keyOfObject } from '../../core/k8s/keys.ts';
 import type { ReconcileLab } from '../reconcileLab.ts';
 import type { Session } from '../session/session.ts';
 import { presentObject } from '../views/presentation.ts';
+import * as ui from '../ui.ts';
 import { fail, keyOf, targetOf, type Failure, type ObjectTarget } from './args.ts';
 
 /** The connected session, or a failure (telling the person when the command was run by hand). */
@@ -11,7 +12,7 @@ export function requireSession(lab: ReconcileLab, arg: unknown): Session | Failu
   if (s) return s;
   const message = lab.isConnecting ? 'Still connecting to the cluster; try again in a moment.' : 'Not connected to a cluster.';
   if (arg === undefined) {
-    void vscode.window.showInformationMessage(`Reconcile Lab: ${message}`, 'Connect').then((c) => {
+    void ui.info(`Reconcile Lab: ${message}`, 'Connect').then((c) => {
       if (c) void vscode.commands.executeCommand('reconcileLab.connect');
     });
   }
@@ -55,10 +56,10 @@ export async function resolveTarget(
   }
   if (items.length === 0) {
     const what = options.withFinalizers ? 'No cached object has finalizers.' : options.primaryOnly ? 'The loop has no objects to act on.' : 'No objects are cached.';
-    void vscode.window.showInformationMessage(`Reconcile Lab: ${what}`);
+    void ui.info(`Reconcile Lab: ${what}`);
     return fail('notFound', what);
   }
   items.sort((a, b) => a.label.localeCompare(b.label));
-  const pick = await vscode.window.showQuickPick(items, { title: options.title, matchOnDescription: true, placeHolder: 'namespace/name' });
+  const pick = await ui.pick(items, { title: options.title, matchOnDescription: true, placeHolder: 'namespace/name' });
   return pick ? pick.target : fail('cancelled', 'No object chosen.');
 }

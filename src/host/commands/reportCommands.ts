@@ -5,6 +5,8 @@ import type { LogFilter } from '../../shared/protocol.ts';
 import type { ReconcileLab } from '../reconcileLab.ts';
 import { boolArg, fail, isFailure, stringArg, stringArrayArg, type CommandResult } from './args.ts';
 import { requireSession } from './pickers.ts';
+import * as ui from '../ui.ts';
+import { refusePrivileged } from './privileged.ts';
 
 /**
  * Export Reconcile Report: one reconcile pass over the loop's objects (dry-run
@@ -14,6 +16,9 @@ import { requireSession } from './pickers.ts';
  * "json", path?, keys? }`; without `path` a save dialog asks.
  */
 export async function exportReport(lab: ReconcileLab, arg: unknown): Promise<CommandResult<{ path: string; totals: ReconcileReport['totals'] }>> {
+  // A path writes a file without the save dialog; dryRun: false writes to the cluster without the mode pick.
+  const refused = refusePrivileged(arg, boolArg(arg, 'dryRun') === false ? ['path', 'dryRun'] : ['path']);
+  if (refused) return refused;
   const s = requireSession(lab, arg);
   if (isFailure(s)) return s;
   if (!s.reconciler || !s.primaryInfo || !s.primaryResource) return fail(s.loopProblem?.reason === 'untrusted' ? 'untrusted' : 'noLoop', s.loopProblem?.message ?? 'No reconciler in this connection.');
@@ -21,7 +26,7 @@ export async function exportReport(lab: ReconcileLab, arg: unknown): Promise<Com
   if (dryRun === undefined) {
     if (arg !== undefined) dryRun = true;
     else {
-      const pick = await vscode.window.showQuickPick(
+      const pick = await ui.pick(
         [
           { label: 'Dry run', description: 'recommended', detail: 'Every write is sent with dryRun=All: the report shows what would change; nothing is stored.', dry: true },
           { label: 'Live pass', detail: 'The reconciler really writes (as one pass of the loop would), and the report records it.', dry: false },
@@ -52,7 +57,7 @@ export async function exportReport(lab: ReconcileLab, arg: unknown): Promise<Com
     if (!uri) return fail('cancelled', 'No file chosen.');
     path = uri.fsPath;
   }
-  const report = await vscode.window.withProgress(
+  const report = await ui.progress(
     { location: vscode.ProgressLocation.Notification, title: `Reconcile report over ${keys.length} object(s)${dryRun ? ' (dry run)' : ''}` },
     () =>
       buildReconcileReport({
@@ -80,6 +85,8 @@ export async function exportReport(lab: ReconcileLab, arg: unknown): Promise<Com
  * `{ exportTo: path, filter? }` exports the journal as JSON lines instead.
  */
 export async function showEventLog(lab: ReconcileLab, arg: unknown): Promise<CommandResult<{ exported?: string }>> {
+  const refused = refusePrivileged(arg, ['exportTo']);
+  if (refused) return refused;
   const exportTo = stringArg(arg, 'exportTo');
   if (exportTo) {
     const filter = (typeof arg === 'object' && arg !== null && (arg as { filter?: LogFilter }).filter) || {};

@@ -78,16 +78,32 @@ export function widget(c: WidgetCrd, namespace: string, name: string, extra: { f
   };
 }
 
-/** The activated extension's live objects. */
-export async function lab(): Promise<ReconcileLab> {
+/** The extension's test-only API (it exists only in ExtensionMode.Test, which is how the suite runs it). */
+export async function api(): Promise<ReconcileLabApi> {
   const manifest = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { publisher: string; name: string };
-  const ext = vscode.extensions.getExtension<ReconcileLabApi>(`${manifest.publisher}.${manifest.name}`);
+  const ext = vscode.extensions.getExtension<ReconcileLabApi | undefined>(`${manifest.publisher}.${manifest.name}`);
   if (!ext) throw new Error('the extension is not loaded');
-  return (await ext.activate()).lab;
+  const exported = await ext.activate();
+  if (!exported) throw new Error('the extension exported no test API (it does so only in ExtensionMode.Test)');
+  return exported;
 }
 
-/** Runs a Reconcile Lab command and returns its result object. */
+/** The activated extension's live objects. */
+export async function lab(): Promise<ReconcileLab> {
+  return (await api()).lab;
+}
+
+/**
+ * Runs a Reconcile Lab command as the test suite: an object argument gets this activation's argument token, so
+ * the arguments that skip confirmations (`confirmed`, `kubeconfig`, `path`, `exportTo`, …) are honoured.
+ */
 export async function run<T extends object = Record<string, unknown>>(command: string, arg?: unknown): Promise<CommandResult<T>> {
+  const withToken = typeof arg === 'object' && arg !== null && !Array.isArray(arg) ? { ...arg, argumentToken: (await api()).argumentToken } : arg;
+  return runAsStranger<T>(command, withToken);
+}
+
+/** Runs a command as a command link or another extension would: without the argument token. */
+export async function runAsStranger<T extends object = Record<string, unknown>>(command: string, arg?: unknown): Promise<CommandResult<T>> {
   return (await vscode.commands.executeCommand(command, arg)) as CommandResult<T>;
 }
 
