@@ -110,8 +110,16 @@ export function checkManifest(pkg, { ids, settings }) {
   for (const k of Object.keys(props)) {
     if (!k.startsWith(prefix) || !(k.slice(prefix.length) in settings.SettingDefaults)) problems.push(`package.json declares setting ${k}, which is not in SettingDefaults`);
   }
-  for (const k of pkg.capabilities?.untrustedWorkspaces?.restrictedConfigurations ?? []) {
+  const restricted = pkg.capabilities?.untrustedWorkspaces?.restrictedConfigurations ?? [];
+  for (const k of restricted) {
     if (!(k in props)) problems.push(`restrictedConfigurations names unknown setting ${k}`);
+  }
+  // The host relies on RestrictedSettings (settings.ts) matching the manifest, in both directions.
+  for (const k of settings.RestrictedSettings ?? []) {
+    if (!restricted.includes(prefix + k)) problems.push(`setting ${prefix + k} is in RestrictedSettings but not in restrictedConfigurations`);
+  }
+  for (const k of restricted) {
+    if (k.startsWith(prefix) && !(settings.RestrictedSettings ?? []).includes(k.slice(prefix.length))) problems.push(`restrictedConfigurations names ${k}, which is not in RestrictedSettings`);
   }
 
   return { problems, counts: { commands: declared.size, views: declaredViews.size, settings: Object.keys(props).length, whens: whens.length } };

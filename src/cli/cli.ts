@@ -21,7 +21,7 @@ import { buildReconcileReport, renderReportJson, renderReportMarkdown } from '..
 import { describeOutcome } from '../core/actions/runOnce.ts';
 import { journalingContextFactory, journalWriteOf } from '../core/actions/controllerContext.ts';
 import { createKubeEventRecorder } from '../core/k8s/eventRecorder.ts';
-import { CONFIGMAP_GVR, createLabReconciler, LAB_FINALIZER } from '../core/reconcilers/labReconciler.ts';
+import { CONFIGMAP_GVR, createLabReconciler, LAB_FINALIZER, labResourceProblem } from '../core/reconcilers/labReconciler.ts';
 import { createExecReconciler } from '../core/reconcilers/execReconciler.ts';
 import { createModuleReconciler } from '../core/reconcilers/moduleReconciler.ts';
 import { ExitCode, HELP, parseCliArgs, UsageError, type CliArgs } from './args.ts';
@@ -150,8 +150,11 @@ function normalizeKey(key: string, s: Session): ObjectKey {
 function makeReconciler(args: CliArgs, s: Session, log: Logger, store: DisposableStore): Reconciler {
   const spec = args.reconciler;
   switch (spec.kind) {
-    case 'lab':
+    case 'lab': {
+      const problem = labResourceProblem(s.resource);
+      if (problem) throw new UsageError(`${problem} (--reconciler exec:<command> or module:<file>)`);
       return createLabReconciler();
+    }
     case 'exec':
       return store.add(createExecReconciler({ command: spec.command, kubeconfigPath: s.kubeconfigPath, context: args.context }));
     case 'module':

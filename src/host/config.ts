@@ -1,5 +1,5 @@
 import * as vscode from 'vscode';
-import { SETTINGS_SECTION, SettingDefaults, type SettingKey, type Settings } from './settings.ts';
+import { RestrictedSettings, SETTINGS_SECTION, SettingDefaults, type SettingKey, type Settings } from './settings.ts';
 
 /** Reads every `reconcileLab.*` setting, falling back to the declared defaults for missing or mistyped values. */
 export function readSettings(scope?: vscode.ConfigurationScope): Settings {
@@ -14,9 +14,13 @@ export function readSettings(scope?: vscode.ConfigurationScope): Settings {
   return out as unknown as Settings;
 }
 
-/** Writes one setting at the workspace level when a folder is open, else for the user. */
+/**
+ * Writes one setting at the workspace level when a folder is open, else for the user. A restricted setting in
+ * an untrusted workspace is written for the user: VS Code would ignore its workspace value.
+ */
 export async function writeSetting<K extends SettingKey>(key: K, value: Settings[K]): Promise<void> {
-  const target = vscode.workspace.workspaceFolders?.length ? vscode.ConfigurationTarget.Workspace : vscode.ConfigurationTarget.Global;
+  const ignoredInWorkspace = !vscode.workspace.isTrusted && RestrictedSettings.includes(key);
+  const target = vscode.workspace.workspaceFolders?.length && !ignoredInWorkspace ? vscode.ConfigurationTarget.Workspace : vscode.ConfigurationTarget.Global;
   await vscode.workspace.getConfiguration(SETTINGS_SECTION).update(key, value, target);
 }
 

@@ -77,5 +77,23 @@ export const ConnectionScopedSettings: readonly SettingKey[] = [
   'reconciler.modulePath',
 ];
 
+/**
+ * Restricted settings (package.json `capabilities.untrustedWorkspaces.restrictedConfigurations`, checked by
+ * scripts/checkManifest.mjs): VS Code ignores their workspace values until the workspace is trusted. The
+ * reconciler's kind, command and module run code; a kubeconfig / context can run exec credential plugins;
+ * resources, namespaces and the reconciled resource decide which objects the loop writes to.
+ */
+export const RestrictedSettings: readonly SettingKey[] = [
+  'reconciler.command',
+  'reconciler.modulePath',
+  'reconciler.kind',
+  'connection.kubeconfig',
+  'connection.context',
+  'connection.autoConnect',
+  'resources',
+  'namespaces',
+  'reconciler.resource',
+];
+
 /** Env var with a kubeconfig path that makes the extension connect on start-up (tests, `npm run lab`). */
 export const ENV_KUBECONFIG = 'RECONCILE_LAB_KUBECONFIG';

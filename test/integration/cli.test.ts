@@ -97,6 +97,23 @@ describe('reconcile-lab CLI against a real kube-apiserver', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
+  test('the lab reconciler refuses any resource but its Widget: no finalizer added, no <name>-config ConfigMap touched (exit 2)', async () => {
+    // A ConfigMap "app" and its would-be child "app-config", which the lab reconciler would rewrite and own.
+    await c.create(CONFIGMAPS, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'app', namespace: ns }, data: { k: 'v' } });
+    await c.create(CONFIGMAPS, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'app-config', namespace: ns }, data: { mine: 'yes' } });
+    const before = await c.get(CONFIGMAPS, ns, 'app-config');
+    for (const command of [['step', 'app'], ['run', '--duration', '1'], ['dry-run', 'app'], ['report']]) {
+      const r = await cli([...command, '--kubeconfig', kubeconfig, '--resource', 'configmaps', '-n', ns]);
+      assert.equal(r.code, 2, `${command[0]}: ${r.stderr}`);
+      assert.match(r.stderr, /lab reconciler only reconciles its own Widget resource/);
+    }
+    const app = await c.get(CONFIGMAPS, ns, 'app');
+    assert.deepEqual(app.metadata.finalizers ?? [], [], 'no finalizer added');
+    const after = await c.get(CONFIGMAPS, ns, 'app-config');
+    assert.equal(after.metadata.resourceVersion, before.metadata.resourceVersion, 'the ConfigMap is untouched');
+    assert.deepEqual(after.metadata.ownerReferences ?? [], []);
+  });
+
   test('dry-run --json plans the writes and persists nothing (exit 0)', async () => {
     const before = await c.get(crd.gvr, ns, 'widget-ready');
     const r = await cli(['dry-run', 'widget-ready', ...common, '--json']);

@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
+import { redactParserError } from './redact.ts';
 
 /** Where client-node looks for an in-cluster service account when no kubeconfig file exists. */
 const SERVICE_ACCOUNT_TOKEN = '/var/run/secrets/kubernetes.io/serviceaccount/token';
@@ -42,7 +43,8 @@ export function loadKubeConfig(options: LoadKubeConfigOptions = {}): KubeConfig 
     else kc.loadFromDefault();
   } catch (e) {
     const where = options.path ?? (process.env.KUBECONFIG ? `KUBECONFIG=${process.env.KUBECONFIG}` : '~/.kube/config');
-    throw new KubeConfigError(`Cannot read kubeconfig ${where}: ${(e as Error).message}`, { cause: e });
+    // No `cause`: the parser's message quotes the file's lines (tokens, keys), and causes are logged.
+    throw new KubeConfigError(`Cannot read kubeconfig ${where}: ${redactParserError((e as Error)?.message ?? String(e))}`);
   }
   if (options.context) {
     if (!kc.getContextObject(options.context)) {
@@ -59,8 +61,9 @@ export function loadKubeConfig(options: LoadKubeConfigOptions = {}): KubeConfig 
   if (!cluster?.server) {
     throw new KubeConfigError(`Context "${ctx}" refers to a cluster without a server URL.`);
   }
-  if (cluster.server.startsWith('http://') && !cluster.skipTLSVerify) {
-    throw new KubeConfigError(`Context "${ctx}" points at the plain-HTTP server ${cluster.server}: use its https:// URL (or set insecure-skip-tls-verify: true on the cluster).`);
+  if (/^\s*http:\/\//i.test(cluster.server)) {
+    // Plain HTTP would send the credentials unencrypted (in any letter case); skipping TLS verification is no remedy.
+    throw new KubeConfigError(`Context "${ctx}" points at the plain-HTTP server ${cluster.server}: Reconcile Lab only connects over https://. Use the server's https:// URL.`);
   }
   return kc;
 }

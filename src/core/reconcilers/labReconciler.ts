@@ -40,6 +40,25 @@ export interface LabReconcilerOptions {
   maxStatusAttempts?: number;
 }
 
+/**
+ * True for the lab's own Widget resource: plural `widgets` in the group `lab.reconcile.dev` or a subgroup of it
+ * (`<anything>.lab.reconcile.dev`: the test suites install copies of samples/crd.yaml under unique groups).
+ */
+export function isLabWidgetResource(r: { readonly group: string; readonly resource: string }): boolean {
+  return r.resource === WIDGET_GVR.resource && (r.group === LAB_GROUP || r.group.endsWith(`.${LAB_GROUP}`));
+}
+
+/**
+ * Why the lab reconciler must not run on `r`, or undefined for its own Widget resource. On any other resource
+ * it would add its finalizer to those objects, rewrite their `<name>-config` ConfigMaps and take ownership of
+ * them, so the CLI and the extension refuse to build the loop, and {@link createLabReconciler} refuses too.
+ */
+export function labResourceProblem(r: { readonly group: string; readonly resource: string }): string | undefined {
+  if (isLabWidgetResource(r)) return undefined;
+  const id = r.group ? `${r.resource}.${r.group}` : r.resource;
+  return `The lab reconciler only reconciles its own Widget resource (widgets.${LAB_GROUP}), not ${id}: on other objects it would add its finalizer and take over their "<name>-config" ConfigMaps. Choose a reconciler for ${id} (exec or module), or reconcile widgets.${LAB_GROUP}.`;
+}
+
 /** The child ConfigMap's name for a Widget. */
 export function childNameOf(widgetName: string): string {
   return `${widgetName}-config`;
@@ -196,8 +215,11 @@ export function createLabReconciler(options: LabReconcilerOptions = {}): Explain
   }
 
   async function reconcile(request: Request, ctx: ReconcileContext): Promise<Result> {
+    const problem = labResourceProblem(ctx.primary);
+    if (problem) throw new TerminalError(problem);
     let widget = await readObject(ctx, ctx.primary, request.namespace, request.name);
     if (!widget) return {};
+    if (widget.kind !== undefined && widget.kind !== WIDGET_KIND) throw new TerminalError(`The lab reconciler only reconciles Widgets, not a ${widget.kind}.`);
     if (widget.metadata.deletionTimestamp) {
       if (!(widget.metadata.finalizers ?? []).includes(LAB_FINALIZER)) return {};
       return finalize(ctx, widget);
@@ -267,6 +289,8 @@ export function createLabReconciler(options: LabReconcilerOptions = {}): Explain
   }
 
   async function explain(request: Request, ctx: ReconcileContext): Promise<Explanation> {
+    const problem = labResourceProblem(ctx.primary);
+    if (problem) return { notes: [problem] };
     const widget = await readObject(ctx, ctx.primary, request.namespace, request.name);
     if (!widget) return { notes: ['the Widget does not exist: nothing to do'] };
     const notes: string[] = [];

@@ -1,5 +1,6 @@
 import { KubeConfig } from '@kubernetes/client-node';
 import { KubeConfigError } from '../../core/k8s/kubeconfig.ts';
+import { redactParserError } from '../../core/k8s/redact.ts';
 
 /** One kubeconfig context, for the context picker. */
 export interface KubeContextInfo {
@@ -24,7 +25,7 @@ export function listKubeContexts(path: string | undefined): KubeContextInfo[] {
     if (path) kc.loadFromFile(path);
     else kc.loadFromDefault();
   } catch (e) {
-    throw new KubeConfigError(`Cannot read kubeconfig ${path ?? 'from KUBECONFIG or ~/.kube/config'}: ${(e as Error).message}`, { cause: e });
+    throw new KubeConfigError(`Cannot read kubeconfig ${path ?? 'from KUBECONFIG or ~/.kube/config'}: ${redactParserError((e as Error)?.message ?? String(e))}`);
   }
   const current = kc.getCurrentContext();
   return kc.getContexts().map((c) => {

@@ -23,7 +23,7 @@ import type { GroupVersionResource, KubeObject, ResourceInfo } from '../../core/
 import { KubeTransport } from '../../core/k8s/transport.ts';
 import { Journal } from '../../core/journal/journal.ts';
 import { createExecReconciler } from '../../core/reconcilers/execReconciler.ts';
-import { CONFIGMAP_GVR, LAB_FINALIZER, WIDGET_GVR, createLabReconciler } from '../../core/reconcilers/labReconciler.ts';
+import { CONFIGMAP_GVR, LAB_FINALIZER, WIDGET_GVR, createLabReconciler, labResourceProblem } from '../../core/reconcilers/labReconciler.ts';
 import { createModuleReconciler } from '../../core/reconcilers/moduleReconciler.ts';
 import type { Settings } from '../settings.ts';
 import { resourceIdOf, type ViewChange, type ViewModel, type WatchedResourceView } from '../views/viewModel.ts';
@@ -234,6 +234,10 @@ export class Session implements ViewModel, Disposable {
       } else {
         primaryInfo = wanted.find((w) => w.group !== '');
         if (!primaryInfo) loopProblem = { reason: 'noPrimary', message: 'No custom resource is watched, so there is nothing to reconcile: set reconcileLab.reconciler.resource.' };
+      }
+      if (!loopProblem && kind === 'lab' && primaryInfo) {
+        const problem = labResourceProblem(primaryInfo);
+        if (problem) loopProblem = { reason: 'config', message: `${problem} (reconcileLab.reconciler.kind / reconcileLab.reconciler.resource)` };
       }
       if (!loopProblem && (kind === 'exec' || kind === 'module') && !o.trusted) {
         loopProblem = {

@@ -31,12 +31,43 @@ test('no kubeconfig anywhere is a KubeConfigError that says where it looked (not
   });
 });
 
-test('a plain-http server without insecure-skip-tls-verify is a KubeConfigError naming the server', () => {
+test('a plain-http server, in any letter case and even with insecure-skip-tls-verify, is refused without suggesting to skip TLS verification', () => {
   const dir = mkdtempSync(join(tmpdir(), 'kubeconfig-test-'));
   try {
-    const file = join(dir, 'config');
-    writeFileSync(file, 'apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: "http://127.0.0.1:8080"}}]\nusers: [{name: u, user: {token: t}}]\ncontexts: [{name: x, context: {cluster: c, user: u}}]\ncurrent-context: x\n');
-    assert.throws(() => loadKubeConfig({ path: file }), (e: unknown) => e instanceof KubeConfigError && e.message.includes('http://127.0.0.1:8080') && /https|insecure-skip-tls-verify/.test(e.message));
+    for (const [server, skip] of [['http://127.0.0.1:8080', false], ['HTTP://127.0.0.1:8080', false], ['Http://127.0.0.1:8080', true]] as const) {
+      const file = join(dir, 'config');
+      writeFileSync(file, `apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: "${server}"${skip ? ', insecure-skip-tls-verify: true' : ''}}}]\nusers: [{name: u, user: {token: t}}]\ncontexts: [{name: x, context: {cluster: c, user: u}}]\ncurrent-context: x\n`);
+      assert.throws(
+        () => loadKubeConfig({ path: file }),
+        (e: unknown) => e instanceof KubeConfigError && e.message.includes(server) && /https:\/\//.test(e.message) && !/insecure-skip-tls-verify|skip.*tls/i.test(e.message),
+        server,
+      );
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('a malformed kubeconfig is reported without the lines around the mistake (tokens, client keys)', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'kubeconfig-test-'));
+  const token = 'sk-SECRETTOKEN1234567890abcdef';
+  const key = 'LS0tLS1CRUdJTiBQUklWQVRFIEtFWS0tLS0tCk1JSUV2Z0lCQURBTkJna3Foa2lHOXcw';
+  try {
+    const yamlFile = join(dir, 'yaml');
+    writeFileSync(yamlFile, `apiVersion: v1\nkind: Config\nusers:\n- name: u\n  user:\n    token: ${token}\n    client-key-data: ${key}\n   bad: [\ncontexts: []\n`);
+    const jsonFile = join(dir, 'json');
+    writeFileSync(jsonFile, `{"users": [{"name": "u", "user": {"token": "${token}", "client-key-data": "${key}"}}], }}`);
+    for (const file of [yamlFile, jsonFile]) {
+      let message = '';
+      assert.throws(() => loadKubeConfig({ path: file }), (e: unknown) => {
+        message = (e as Error).message;
+        return e instanceof KubeConfigError && (e as Error).cause === undefined;
+      });
+      assert.match(message, /Cannot read kubeconfig/);
+      assert.ok(message.includes(file), 'says which file');
+      for (const secret of [token, key, token.slice(0, 12), key.slice(0, 12)]) assert.ok(!message.includes(secret), `${message} contains ${secret}`);
+      assert.doesNotMatch(message, /\n/, 'one line: no code frame');
+    }
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

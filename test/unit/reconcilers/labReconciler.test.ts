@@ -1,6 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { childDrift, childNameOf, desiredChildOf, isControlledBy, managedViewOf } from '../../../src/core/reconcilers/labReconciler.ts';
+import { childDrift, childNameOf, createLabReconciler, desiredChildOf, isControlledBy, isLabWidgetResource, labResourceProblem, managedViewOf } from '../../../src/core/reconcilers/labReconciler.ts';
+import { isTerminal } from '../../../src/core/controller/reconcile.ts';
+import type { ReconcileContext } from '../../../src/core/controller/reconcile.ts';
 import { setCondition, rfc3339 } from '../../../src/core/reconcilers/conditions.ts';
 import { jsonEqual } from '../../../src/core/reconcilers/jsonEqual.ts';
 import { widget } from './helpers.ts';
@@ -54,4 +56,20 @@ test('jsonEqual ignores key order and undefined properties, not array order', ()
   assert.ok(!jsonEqual(null, {}));
   assert.ok(!jsonEqual([], {}));
   assert.ok(jsonEqual(undefined, undefined));
+});
+
+test('the lab reconciler reconciles only its Widget resource (lab.reconcile.dev and its subgroups)', async () => {
+  assert.ok(isLabWidgetResource({ group: 'lab.reconcile.dev', resource: 'widgets' }));
+  assert.ok(isLabWidgetResource({ group: 'ext-1234.lab.reconcile.dev', resource: 'widgets' }));
+  for (const r of [{ group: '', resource: 'configmaps' }, { group: 'apps', resource: 'deployments' }, { group: 'evil-lab.reconcile.dev', resource: 'widgets' }, { group: 'lab.reconcile.dev.evil.com', resource: 'widgets' }, { group: 'lab.reconcile.dev', resource: 'gadgets' }]) {
+    assert.equal(isLabWidgetResource(r), false, JSON.stringify(r));
+    assert.match(labResourceProblem(r) ?? '', /only reconciles its own Widget resource/);
+  }
+  // Called on another resource anyway, it refuses before any read or write.
+  const calls: string[] = [];
+  const client = new Proxy({}, { get: (_t, verb) => (...args: unknown[]) => { calls.push(String(verb)); void args; throw new Error('no call expected'); } });
+  const ctx = { primary: { group: '', version: 'v1', resource: 'configmaps' }, client, cache: { get: () => undefined }, signal: new AbortController().signal } as unknown as ReconcileContext;
+  const r = createLabReconciler();
+  await assert.rejects(r.reconcile({ key: 'ns/app', namespace: 'ns', name: 'app' }, ctx), (e: unknown) => isTerminal(e) && /only reconciles its own Widget/.test((e as Error).message));
+  assert.deepEqual(calls, []);
 });

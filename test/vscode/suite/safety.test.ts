@@ -165,6 +165,27 @@ describe('safety: untrusted text never becomes a link', function () {
   });
 });
 
+describe('safety: the lab reconciler reconciles only its Widget resource', function () {
+  this.timeout(90_000);
+
+  it('builds no loop when the lab reconciler is pointed at ConfigMaps, and says why', async () => {
+    const ns = await testNamespace('ext-safe');
+    const { client } = labCluster();
+    await client.create(CONFIGMAPS, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'app', namespace: ns }, data: { k: 'v' } });
+    const l = await lab();
+    const from = await mark();
+    const r = await connectTo(ns, { reconcilerKind: 'lab', reconcilerResource: 'configmaps', resources: ['configmaps'] });
+    assert.match(r.loopProblem ?? '', /lab reconciler only reconciles its own Widget resource/);
+    assert.equal(l.session?.controller, undefined, 'no loop was built');
+    await shownInert(from, /only reconciles its own Widget/, 'the loop-unavailable warning');
+    const step = await run('reconcileLab.stepReconcile', { key: `${ns}/app`, resource: 'configmaps' });
+    assert.equal(step.ok, false);
+    const app = await client.get(CONFIGMAPS, ns, 'app');
+    assert.deepEqual(app.metadata.finalizers ?? [], []);
+    await l.disconnect();
+  });
+});
+
 describe('safety: arguments that skip confirmations need the argument token', function () {
   this.timeout(90_000);
 

@@ -27,10 +27,17 @@ describe('workspace trust [untrusted]', function () {
     }
   });
 
-  it('ignores a kubeconfig, context or auto-connect chosen by the untrusted workspace (a kubeconfig can run exec plugins)', async () => {
+  it('ignores a kubeconfig, context, auto-connect, resources, namespaces or reconciled resource chosen by the untrusted workspace', async () => {
     const cfg = () => vscode.workspace.getConfiguration('reconcileLab');
-    const keys = ['connection.kubeconfig', 'connection.context', 'connection.autoConnect'] as const;
-    const values = { 'connection.kubeconfig': '/tmp/evil-kubeconfig', 'connection.context': 'evil', 'connection.autoConnect': true };
+    const keys = ['connection.kubeconfig', 'connection.context', 'connection.autoConnect', 'resources', 'namespaces', 'reconciler.resource'] as const;
+    const values = {
+      'connection.kubeconfig': '/tmp/evil-kubeconfig',
+      'connection.context': 'evil',
+      'connection.autoConnect': true,
+      resources: ['configmaps', 'secrets'],
+      namespaces: ['kube-system'],
+      'reconciler.resource': 'configmaps',
+    };
     const before = keys.map((k) => cfg().get(k));
     try {
       for (const k of keys) await cfg().update(k, values[k], vscode.ConfigurationTarget.Workspace);
@@ -40,6 +47,14 @@ describe('workspace trust [untrusted]', function () {
       for (const k of keys) assert.deepEqual(file[`reconcileLab.${k}`], values[k], `${k} is written in the workspace settings`);
       // …but an untrusted workspace's values of restricted settings are not applied.
       assert.deepEqual(keys.map((k) => cfg().get(k)), before, 'the restricted settings keep their user values');
+      // …and a connection made now uses the user values (the loop does not reconcile ConfigMaps in kube-system).
+      const l = await lab();
+      ok(await run('reconcileLab.connect', { kubeconfig: labCluster().kubeconfigPath }));
+      assert.deepEqual(l.session?.settings.resources, before[3]);
+      assert.deepEqual(l.session?.settings.namespaces, before[4]);
+      assert.equal(l.session?.settings['reconciler.resource'], before[5]);
+      assert.notEqual(l.session?.primaryResource, 'configmaps');
+      await l.disconnect();
     } finally {
       for (const k of keys) await cfg().update(k, undefined, vscode.ConfigurationTarget.Workspace);
     }
