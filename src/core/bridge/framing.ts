@@ -9,8 +9,8 @@
  * is intact.
  */
 
-/** Default limit of one line: 4 MiB (a reply with dry-run diffs of large objects fits). */
-export const DEFAULT_MAX_LINE_BYTES = 4 * 1024 * 1024;
+/** Default limit of one line: 16 MiB, the Go side's limit too (a dry-run reply carries whole objects). */
+export const DEFAULT_MAX_LINE_BYTES = 16 * 1024 * 1024;
 
 export class LineDecoder {
   private parts: Buffer[] = [];

@@ -142,6 +142,7 @@ export class GoProcess implements RemoteEndpoint, Disposable {
         const existing = this.controllersByName.get(m.name);
         if (existing) {
           existing.announce(m);
+          void existing.resync();
           this.changeEmitter.fire();
           return;
         }
@@ -154,6 +155,7 @@ export class GoProcess implements RemoteEndpoint, Disposable {
           ...(this.o.commandTimeoutMs !== undefined ? { commandTimeoutMs: this.o.commandTimeoutMs } : {}),
         });
         this.controllersByName.set(m.name, c);
+        void c.resync();
         this.controllerEmitter.fire(c);
         this.changeEmitter.fire();
         return;

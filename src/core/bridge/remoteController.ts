@@ -6,7 +6,7 @@ import { splitKey, type ObjectKey } from '../k8s/keys.ts';
 import type { Controller, ControllerSnapshot, ControllerStatus, StepOptions, StepResult } from '../controller/controller.ts';
 import { KeyStateTable, type EnqueueReason, type KeyState, type ReconcileOutcome, type WaitKind } from '../controller/keyState.ts';
 import { outcomeOfEnd, reasonOfCause, writeRecordOf } from './causes.ts';
-import type { ControllerMessage, QueueMessage, ReconcileEndMessage, ReconcileStartMessage, ReplyMessage, WireWrite, WriteMessage } from './protocol.ts';
+import type { Cause, ControllerMessage, QueueMessage, ReconcileEndMessage, ReconcileStartMessage, ReplyMessage, WireWrite, WriteMessage } from './protocol.ts';
 import type { CommandOp } from './protocol.ts';
 
 /** What a RemoteController needs from its process: sending commands and knowing whether it is there. */
@@ -69,8 +69,8 @@ export class RemoteController implements Controller {
   private readonly processing = new Set<ObjectKey>();
   private readonly dirty = new Set<ObjectKey>();
   private readonly waiting = new Map<ObjectKey, { dueAt: number; kind: WaitKind }>();
-  /** Keys whose wait just ended: the add that follows repeats the wait's cause. */
-  private readonly justReady = new Set<ObjectKey>();
+  /** The key handed out last (names the key of a keyless step whose reply carries no reconcile). */
+  private lastProcessed: ObjectKey | undefined;
   private readonly stepping = new Set<ObjectKey>();
   private pausedValue: boolean;
   private shutdown = false;
@@ -127,27 +127,11 @@ export class RemoteController implements Controller {
   onQueue(m: QueueMessage): void {
     const key = m.key;
     switch (m.transition) {
-      case 'added': {
-        const fromWait = this.justReady.delete(key);
-        for (const c of m.causes ?? []) {
-          if (fromWait && (c.kind === 'backoff' || c.kind === 'requeueAfter')) continue;
-          this.keys.addReason(key, reasonOfCause(c), false);
-        }
-        if (this.processing.has(key)) {
-          this.dirty.add(key);
-          this.keys.onQueueEvent({ type: 'add', item: key, queued: false });
-          this.queueEntry(key, 'deferred');
-        } else {
-          const had = this.queued.has(key);
-          this.queued.set(key, Math.max(m.priority ?? 0, had ? this.queued.get(key)! : -Infinity));
-          if (!had) {
-            this.keys.onQueueEvent({ type: 'add', item: key, queued: true });
-            this.queueEntry(key, 'queued');
-          }
-        }
+      case 'added':
+        for (const c of m.causes ?? []) this.keys.addReason(key, reasonOfCause(c), false);
+        this.markQueued(key, m.priority);
         this.keys.publishPending(key);
         break;
-      }
       case 'waiting':
       case 'backoff': {
         const kind: WaitKind = m.transition === 'backoff' ? 'backoff' : 'requeueAfter';
@@ -160,19 +144,30 @@ export class RemoteController implements Controller {
             ? { kind, attempt: m.failures ?? this.failures.get(key) ?? 0, ...(lastError !== undefined ? { error: lastError } : {}) }
             : { kind, afterMs: m.delayMs ?? Math.max(0, dueAt - m.at) },
         );
-        for (const c of m.causes ?? []) this.keys.addReason(key, reasonOfCause(c), false);
+        for (const c of m.causes ?? []) {
+          const r = reasonOfCause(c);
+          // A backoff retry's cause names the error that set it, as the built-in loop's does.
+          this.keys.addReason(key, r.kind === 'backoff' && r.error === undefined && lastError !== undefined ? { ...r, error: lastError } : r, false);
+        }
         this.waiting.set(key, { dueAt, kind });
         this.keys.onQueueEvent({ type: 'wait', item: key, readyAt: dueAt });
         this.journal.append({ kind: 'queue', controller: this.name, key, transition: 'waiting', dueAt, waitKind: kind });
         break;
       }
       case 'ready':
-        if (this.waiting.delete(key)) this.justReady.add(key);
-        this.keys.onQueueEvent({ type: 'ready', item: key });
-        this.queueEntry(key, 'ready');
+        // The wait ended (its cause was reported when it began) or an add made a waiting key ready now.
+        for (const c of m.causes ?? []) this.keys.addReason(key, reasonOfCause(c), false);
+        if (this.waiting.delete(key)) {
+          this.keys.onQueueEvent({ type: 'cancelWait', item: key });
+          this.queueEntry(key, 'ready');
+        }
+        this.markQueued(key, m.priority);
+        this.keys.publishPending(key);
         break;
       case 'processing':
         this.queued.delete(key);
+        this.waiting.delete(key);
+        this.lastProcessed = key;
         this.processing.add(key);
         this.keys.onQueueEvent({ type: 'get', item: key });
         this.queueEntry(key, 'processing');
@@ -204,7 +199,6 @@ export class RemoteController implements Controller {
   onReconcileStart(m: ReconcileStartMessage): void {
     if (m.dryRun) return; // a dry-run step runs beside the queue: it changes no key state
     const triggers: EnqueueReason[] = m.triggers.map(reasonOfCause);
-    this.justReady.delete(m.key);
     this.keys.begin(m.key, m.at, triggers.length > 0 ? triggers : undefined);
     const st = this.keys.get(m.key);
     this.journal.append({
@@ -227,6 +221,52 @@ export class RemoteController implements Controller {
 
   onWrite(m: WriteMessage): void {
     this.journal.recordWrite(writeRecordOf(m.write, this.name, m.key));
+  }
+
+  /**
+   * Rebuilds the queue state from the process's snapshot (after a connect or
+   * reconnect, or when messages were dropped). Key history (reconciles,
+   * outcomes, errors) is kept; why-queued causes are taken from the snapshot
+   * only for keys that have none yet. Resolves false when the process did not
+   * answer or sent no usable snapshot (the state then follows the messages).
+   */
+  async resync(): Promise<boolean> {
+    let reply: ReplyMessage;
+    try {
+      reply = await this.endpoint.request({ op: 'snapshot', controller: this.name }, { timeoutMs: this.commandTimeoutMs });
+    } catch (e) {
+      this.log.debug('bridge: no snapshot', { error: (e as Error).message });
+      return false;
+    }
+    const ctrls = reply.snapshot?.controllers;
+    const snap = Array.isArray(ctrls) ? (ctrls as unknown[]).find((c): c is Record<string, unknown> => isRecord(c) && c.name === this.name) : undefined;
+    if (!reply.ok || !snap || !Array.isArray(snap.keys)) return false;
+    this.clearQueueState();
+    if (typeof snap.paused === 'boolean') this.pausedValue = snap.paused;
+    for (const e of snap.keys as unknown[]) {
+      if (!isRecord(e) || typeof e.key !== 'string') continue;
+      const key = e.key;
+      if (typeof e.failures === 'number') this.failures.set(key, e.failures);
+      const causes = Array.isArray(e.causes) ? (e.causes as unknown[]).filter((c): c is Cause => isRecord(c) && typeof c.kind === 'string' && typeof c.at === 'number') : [];
+      if ((this.keys.get(key)?.reasons.length ?? 0) === 0) for (const c of causes) this.keys.addReason(key, reasonOfCause(c), false);
+      const priority = typeof e.priority === 'number' ? e.priority : undefined;
+      if (e.state === 'processing') {
+        this.markQueued(key, priority);
+        this.queued.delete(key);
+        this.processing.add(key);
+        this.keys.onQueueEvent({ type: 'get', item: key });
+      } else if (e.state === 'ready') {
+        this.markQueued(key, priority);
+      } else if (e.state === 'waiting' && typeof e.dueAt === 'number') {
+        const kind: WaitKind = causes[causes.length - 1]?.kind === 'backoff' ? 'backoff' : 'requeueAfter';
+        this.keys.expectWait(key, kind === 'backoff' ? { kind, attempt: this.failures.get(key) ?? 0 } : { kind, afterMs: Math.max(0, e.dueAt - this.clock.now()) });
+        this.waiting.set(key, { dueAt: e.dueAt, kind });
+        this.keys.onQueueEvent({ type: 'wait', item: key, readyAt: e.dueAt });
+      }
+      this.keys.publishPending(key);
+    }
+    this.statusChanged();
+    return true;
   }
 
   // ---- Controller -------------------------------------------------------------------------------------------
@@ -281,17 +321,25 @@ export class RemoteController implements Controller {
       const w = this.waiting.get(key);
       if (w && !this.queued.has(key) && !options.force) return { kind: 'notReady', key, waiting: w.kind, dueAt: w.dueAt };
     }
+    // Like the built-in loop, stepping an idle key reconciles it (the remote queue needs `force` to add it).
+    const force = options.force === true || (key !== undefined && !this.queued.has(key) && !this.waiting.has(key));
     if (!this.pausedValue) {
       this.pausedValue = true;
       this.statusChanged();
     }
-    this.journal.append({ kind: 'control', action: 'step', controller: this.name, ...(key !== undefined ? { key } : {}), ...(options.force ? { detail: 'force' } : {}) });
+    this.journal.append({ kind: 'control', action: 'step', controller: this.name, ...(key !== undefined ? { key } : {}), ...(force ? { detail: 'force' } : {}) });
     if (key !== undefined) this.stepping.add(key);
     let reply: ReplyMessage;
     try {
-      reply = await this.endpoint.request({ op: 'step', controller: this.name, ...(key !== undefined ? { key } : {}), ...(options.force ? { force: true } : {}) });
+      reply = await this.endpoint.request({ op: 'step', controller: this.name, ...(key !== undefined ? { key } : {}), ...(force ? { force: true } : {}) });
     } finally {
       if (key !== undefined) this.stepping.delete(key);
+    }
+    if (reply.ok && !reply.reconcile) {
+      // The queue stepped, but the reconciler is not wrapped (bridge.Wrap): what we know comes from the queue.
+      const k = key ?? this.lastProcessed;
+      const st = k !== undefined ? this.keys.get(k) : undefined;
+      if (k !== undefined) return { kind: 'reconciled', key: k, outcome: st?.lastOutcome ?? { kind: 'success' }, durationMs: st?.lastDurationMs ?? 0, triggers: st?.lastTriggers ?? [] };
     }
     if (!reply.ok || !reply.reconcile) {
       const message = reply.error ?? 'the step ran no reconcile';
@@ -377,6 +425,25 @@ export class RemoteController implements Controller {
     this.journal.append({ kind: 'warning', controller: this.name, ...(key !== undefined ? { key } : {}), code, message });
   }
 
+  /** The key is ready in the remote queue (or, while it is processing, will be again after done). */
+  private markQueued(key: ObjectKey, priority: number | undefined): void {
+    if (this.processing.has(key)) {
+      if (!this.dirty.has(key)) {
+        this.dirty.add(key);
+        this.keys.onQueueEvent({ type: 'add', item: key, queued: false });
+        this.queueEntry(key, 'deferred');
+      }
+      return;
+    }
+    const had = this.queued.has(key);
+    const p = priority ?? 0;
+    this.queued.set(key, had ? Math.max(p, this.queued.get(key)!) : p);
+    if (!had) {
+      this.keys.onQueueEvent({ type: 'add', item: key, queued: true });
+      this.queueEntry(key, 'queued');
+    }
+  }
+
   private queueEntry(key: ObjectKey, transition: QueueTransition): void {
     this.journal.append({ kind: 'queue', controller: this.name, key, transition });
   }
@@ -392,11 +459,14 @@ export class RemoteController implements Controller {
     this.processing.clear();
     this.dirty.clear();
     this.waiting.clear();
-    this.justReady.clear();
     this.keys.resetQueueState();
   }
 
   private statusChanged(): void {
     if (this.statusEmitter.hasListeners) this.statusEmitter.fire(this.status());
   }
+}
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }

@@ -82,7 +82,7 @@ test('an error path: backoff 5, 10, 20 ms with the failure count, errors in key 
     c.onReconcileStart({ type: 'reconcileStart', controller: 'widget', key: 'ns/a', reconcileID: `r${i}`, triggers: [], dryRun: false, at: clock.now() });
     c.onReconcileEnd({ type: 'reconcileEnd', controller: 'widget', key: 'ns/a', reconcileID: `r${i}`, durationMs: 1, error: `boom ${i}`, dryRun: false, at: clock.now() });
     const delayMs = 5 * 2 ** (i - 1);
-    q('ns/a', 'backoff', { failures: i, delayMs, dueAt: clock.now() + delayMs });
+    q('ns/a', 'backoff', { failures: i, delayMs, dueAt: clock.now() + delayMs, causes: [{ kind: 'backoff', failures: i, delayMs, at: clock.now() }] });
     q('ns/a', 'done');
     const st = c.keyState('ns/a')!;
     assert.equal(st.phase, 'backoff');
@@ -91,7 +91,8 @@ test('an error path: backoff 5, 10, 20 ms with the failure count, errors in key 
     delays.push(st.waiting!.dueAt - clock.now());
     clock.step(delayMs);
     q('ns/a', 'ready');
-    q('ns/a', 'added', { causes: [{ kind: 'backoff', failures: i, delayMs, at: clock.now() }] });
+    assert.equal(c.keyState('ns/a')!.phase, 'queued', 'ready: queued again, the wait is over');
+    assert.equal(c.keyState('ns/a')!.waiting, undefined);
     const reasons = c.keyState('ns/a')!.reasons;
     assert.equal(reasons.length, 1, 'the retry is one cause, not two');
     assert.deepEqual({ ...reasons[0], at: 0 }, { kind: 'backoff', attempt: i, delayMs, error: `boom ${i}`, at: 0 });
@@ -131,6 +132,40 @@ test('writes are journaled with resourceVersion before → after and dryRun', ()
   assert.ok(a?.kind === 'write' && b?.kind === 'write');
   assert.deepEqual([a.verb, a.objectKey, a.resourceVersionBefore, a.resourceVersionAfter, a.dryRun, a.key, a.controller], ['update', 'ns/a-config', '10', '12', false, 'ns/a', 'widget']);
   assert.deepEqual([b.verb, b.dryRun, b.resource], ['create', true, 'configmaps.v1']);
+});
+
+test('resync: the snapshot rebuilds processing, ready (by priority) and waiting keys with failures and causes', async () => {
+  const { c, sent, clock } = setup();
+  const done = c.resync();
+  await flushMicrotasks();
+  assert.deepEqual(sent[0]!.cmd, { op: 'snapshot', controller: 'widget' });
+  sent[0]!.reply({
+    ok: true,
+    snapshot: {
+      dropped: 0,
+      controllers: [
+        {
+          name: 'widget',
+          paused: false,
+          keys: [
+            { key: 'ns/p', state: 'processing', failures: 0, causes: [] },
+            { key: 'ns/r1', state: 'ready', failures: 0, priority: -100, causes: [{ kind: 'informer', event: 'add', initial: true, at: 1 }] },
+            { key: 'ns/r2', state: 'ready', failures: 0, priority: 0, causes: [] },
+            { key: 'ns/w', state: 'waiting', failures: 2, dueAt: clock.now() + 10, causes: [{ kind: 'backoff', failures: 2, delayMs: 10, at: 2 }] },
+            { key: 'ns/i', state: 'idle', failures: 0, causes: [] },
+          ],
+        },
+      ],
+    },
+  });
+  assert.equal(await done, true);
+  const snap = c.snapshot();
+  assert.deepEqual(snap.queue, ['ns/r2', 'ns/r1']);
+  assert.deepEqual(snap.waiting, [{ key: 'ns/w', dueAt: clock.now() + 10, kind: 'backoff' }]);
+  assert.equal(c.keyState('ns/p')!.phase, 'processing');
+  assert.equal(c.keyState('ns/w')!.requeues, 2);
+  assert.equal(c.keyState('ns/r1')!.reasons[0]!.kind, 'informer');
+  assert.equal(c.status().paused, false);
 });
 
 test('step: a waiting key is notReady locally; force sends it; the reply becomes the StepResult; pause/resume are commands', async () => {
