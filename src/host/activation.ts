@@ -7,6 +7,7 @@ import { createOutput } from './output.ts';
 import { ReconcileLab } from './reconcileLab.ts';
 import { issueArgumentToken, revokeArgumentToken } from './commands/privileged.ts';
 import { recentlyShown, type ShownText } from './ui.ts';
+import { registerGoDebugging } from './goController/debugProvider.ts';
 
 /**
  * What `activate` returns (the extension's `exports`) **only when the extension runs under its own test suite**
@@ -36,7 +37,7 @@ export function activateLab(context: vscode.ExtensionContext): ReconcileLabApi |
   try {
     const lab = new ReconcileLab(context, output);
     current = lab;
-    context.subscriptions.push(lab, ...registerCommands(lab));
+    context.subscriptions.push(lab, ...registerCommands(lab), ...registerGoDebugging(lab));
     output.log.info('Reconcile Lab activated', { version: String(context.extension.packageJSON.version ?? '?'), trusted: vscode.workspace.isTrusted });
     if (shouldAutoConnect(readSettings()['connection.autoConnect'], process.env)) {
       lab.connect().catch((e: unknown) => reportError(output.log, 'Reconcile Lab could not connect', e));

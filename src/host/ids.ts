@@ -29,6 +29,8 @@ export const CommandIds = {
   showEventLog: 'reconcileLab.showEventLog',
   showOutput: 'reconcileLab.showOutput',
   revealObject: 'reconcileLab.revealObject',
+  runController: 'reconcileLab.runController',
+  stopController: 'reconcileLab.stopController',
 } as const;
 export type CommandId = (typeof CommandIds)[keyof typeof CommandIds];
 
@@ -50,6 +52,8 @@ export const ContextKeys = {
   loopState: 'reconcileLab.loopState',
   /** true while a local control plane started by this window is running. */
   localControlPlane: 'reconcileLab.localControlPlane',
+  /** true while a Go controller launched by Run Controller runs. */
+  goController: 'reconcileLab.goController',
 } as const;
 
 /** Values of {@link ContextKeys.loopState}. */

@@ -19,6 +19,7 @@ import { QueueTreeProvider } from './views/queueTree.ts';
 import { ResourcesTreeProvider, type ResourceNode } from './views/resourcesTree.ts';
 import type { QueueNode } from './views/queueTree.ts';
 import { EventLogPanel, type EventLogSource } from './webview/eventLogPanel.ts';
+import { GoControllers } from './goController/goControllers.ts';
 import { EVENT_LOG_KINDS, exportJsonLines, toLogEntryView } from './webview/journalView.ts';
 
 /** What a connect asks for; every field is optional (defaults: the settings). */
@@ -57,6 +58,8 @@ export class ReconcileLab implements vscode.Disposable {
   readonly statusBar: StatusBar;
   readonly contextKeys = new ContextKeyWriter();
   readonly extensionUri: vscode.Uri;
+  /** The developer's Go controllers (Run Controller…, Debug with Reconcile Lab) and their bridge. */
+  readonly go: GoControllers;
 
   private readonly store = new DisposableStore();
   private connection = new DisposableStore();
@@ -105,6 +108,7 @@ export class ReconcileLab implements vscode.Disposable {
       }),
     );
     this.store.add(toDisposable(() => this.connection.dispose()));
+    this.go = this.store.add(new GoControllers(this));
     this.store.add(this.sessionEmitter);
     this.setDisconnectedState();
   }
@@ -220,7 +224,18 @@ export class ReconcileLab implements vscode.Disposable {
     const source = journalSource(session);
     c.add(source);
     this.eventLog.setSource(source, `Connected to ${session.contextName} (${session.server})`);
-    if (session.controller) c.add(session.controller.onDidChangeStatus(() => this.renderStatus()));
+    // The controller shown can change (a Go controller replaces the built-in loop): follow its status.
+    let statusSub = session.controller?.onDidChangeStatus(() => this.renderStatus());
+    c.add(toDisposable(() => statusSub?.dispose()));
+    c.add(
+      session.onDidChangeController(() => {
+        statusSub?.dispose();
+        statusSub = session.controller?.onDidChangeStatus(() => this.renderStatus());
+        this.queueTree.refresh();
+        this.resourcesTree.refresh();
+        this.renderStatus();
+      }),
+    );
     this.scheduleTick(c);
     this.contextKeys.set(ContextKeys.connected, true);
     this.contextKeys.set(ContextKeys.localControlPlane, Boolean(session.owned));
@@ -303,6 +318,7 @@ export class ReconcileLab implements vscode.Disposable {
       loopAvailable: Boolean(s.controller),
       counts: this.queueTree.counts(),
       resources: s.resources.length,
+      ...(this.go.current && s.controller === this.go.current.controller ? { external: s.controllerOrigin } : {}),
     });
     const c = this.queueTree.counts();
     const parts = [
@@ -312,6 +328,8 @@ export class ReconcileLab implements vscode.Disposable {
       c.requeueAfter ? `${c.requeueAfter} waiting to requeue` : '',
     ].filter(Boolean);
     const counts = parts.length ? parts.join(', ') : 'nothing queued';
+    // Which controller the views show: the built-in loop or a Go process (pid, connected / stopped in the debugger).
+    this.queueView.description = ui.viewMessage(s.controllerOrigin);
     this.queueView.message = ui.viewMessage(s.loopProblem
       ? s.loopProblem.message
       : loop === 'stopped'

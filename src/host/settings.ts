@@ -32,6 +32,14 @@ export interface Settings {
   'reconciler.execTimeoutSeconds': number;
   'reconciler.modulePath': string;
   'eventLog.size': number;
+  /** Run Controller: the command line; empty: `go run ./cmd` (kubebuilder layout) or `go run .`. */
+  'goController.command': string;
+  /** Run Controller: arguments appended to the command. */
+  'goController.args': string[];
+  /** Run Controller: extra environment variables. */
+  'goController.env': Record<string, string>;
+  /** Run Controller: working directory (relative to the workspace folder); empty: the workspace folder. */
+  'goController.cwd': string;
 }
 
 export type SettingKey = keyof Settings;
@@ -57,6 +65,10 @@ export const SettingDefaults: Settings = {
   'reconciler.execTimeoutSeconds': 30,
   'reconciler.modulePath': '',
   'eventLog.size': 10000,
+  'goController.command': '',
+  'goController.args': [],
+  'goController.env': {},
+  'goController.cwd': '',
 };
 
 /** Settings that change what a connection watches or how the loop runs: changing one offers a reconnect. */

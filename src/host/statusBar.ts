@@ -14,6 +14,8 @@ export type StatusBarState =
       readonly loopAvailable: boolean;
       readonly counts: QueueCounts;
       readonly resources: number;
+      /** Set while the views show a controller running elsewhere (a Go process): what it is and its liveness. */
+      readonly external?: string;
     };
 
 /** The connection and queue-depth item in the status bar. */
@@ -53,6 +55,7 @@ export class StatusBar implements vscode.Disposable {
         const loopIcon = !s.loopAvailable ? '$(circle-slash)' : s.loop === 'running' ? '$(play)' : s.loop === 'paused' ? '$(debug-pause)' : '$(debug-stop)';
         const parts = [`$(plug) ${inert(s.context)}`, `${loopIcon} ${depth} queued`];
         if (c.backoff) parts.push(`$(error) ${c.backoff} backoff`);
+        if (s.external) parts.push(`$(debug-alt) ${s.external.replace(/^Go controller /, 'Go ')}`);
         item.text = parts.join('  ');
         const md = new vscode.MarkdownString(undefined, true);
         md.appendMarkdown('**Reconcile Lab**\n\n');
@@ -61,6 +64,10 @@ export class StatusBar implements vscode.Disposable {
         md.appendText(`Watching ${s.resources} resource(s). Loop: ${s.loopAvailable ? s.loop : 'unavailable'}.\n`);
         md.appendMarkdown('\n');
         md.appendText(`Queue: ${c.queued} queued, ${c.processing} processing, ${c.backoff} in backoff, ${c.requeueAfter} waiting to requeue.`);
+        if (s.external) {
+          md.appendMarkdown('\n\n');
+          md.appendText(`Showing ${s.external}.`);
+        }
         item.tooltip = md;
         item.command = `${ViewIds.queue}.focus`;
         item.backgroundColor = c.backoff ? new vscode.ThemeColor('statusBarItem.warningBackground') : undefined;

@@ -127,7 +127,7 @@ export class LaunchedProcess implements Disposable {
       });
     }
     if (this.pid !== undefined) {
-      this.watchdog = spawn('sh', ['-c', 'read _ignored; kill -TERM -- "-$1" 2>/dev/null; sleep "$2"; kill -KILL -- "-$1" 2>/dev/null', 'reconcile-lab-watchdog', String(this.pid), String(Math.ceil(this.killGraceMs / 1000))], {
+      this.watchdog = spawn('sh', ['-c', 'read _ignored; kill -TERM "-$1" 2>/dev/null; sleep "$2"; kill -KILL "-$1" 2>/dev/null', 'reconcile-lab-watchdog', String(this.pid), String(Math.ceil(this.killGraceMs / 1000))], {
         stdio: ['pipe', 'ignore', 'ignore'],
       });
       this.watchdog.on('error', (e) => log.warn('the process watchdog did not start', { error: e.message }));
@@ -215,6 +215,22 @@ export class LaunchedProcess implements Disposable {
 /** Starts `spec` (see {@link LaunchedProcess}). */
 export function launchProcess(spec: LaunchSpec, o: LaunchOptions): LaunchedProcess {
   return new LaunchedProcess(spec, o);
+}
+
+/**
+ * Leader election looks enabled in these arguments: `--leader-elect`,
+ * `--leader-elect=true`, `--leader-elect true` (kubebuilder's flag), or
+ * `--enable-leader-election` (older scaffolds). Pure, for tests.
+ */
+export function leaderElectionFlag(args: readonly unknown[]): string | undefined {
+  const a = args.filter((x): x is string => typeof x === 'string');
+  for (let i = 0; i < a.length; i++) {
+    const m = /^--?(leader-elect|enable-leader-election)(?:=(.*))?$/.exec(a[i]!);
+    if (!m) continue;
+    const value = m[2] ?? (a[i + 1] === 'true' || a[i + 1] === 'false' ? a[i + 1] : 'true');
+    if (value !== 'false') return a[i]!;
+  }
+  return undefined;
 }
 
 /** A one-line description of an exit for people. */

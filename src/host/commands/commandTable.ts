@@ -7,6 +7,7 @@ import { connect, disconnect, selectNamespaces, selectResources, startLocal } fr
 import { pauseLoop, reconcileNow, resetBackoff, resumeLoop, startLoop, stepReconcile, stopLoop } from './loopCommands.ts';
 import { dryRunReconcileCommand, inspectCache, openYaml, revealObject, stripFinalizers } from './objectCommands.ts';
 import { exportReport, showEventLog, showOutput } from './reportCommands.ts';
+import { runController, stopController } from './goControllerCommands.ts';
 
 type Handler = (lab: ReconcileLab, arg: unknown) => Promise<CommandResult> | CommandResult;
 
@@ -32,6 +33,8 @@ export const commandTable: Record<CommandId, Handler> = {
   [CommandIds.showEventLog]: showEventLog,
   [CommandIds.showOutput]: showOutput,
   [CommandIds.revealObject]: revealObject,
+  [CommandIds.runController]: runController,
+  [CommandIds.stopController]: stopController,
 };
 
 /** Titles for error notifications ("Dry-Run Reconcile failed: …"). */

@@ -6,6 +6,7 @@ import { cleanForDiff, toYaml } from '../../core/actions/objectDiff.ts';
 import { describeOutcome } from '../../core/actions/runOnce.ts';
 import { splitKey } from '../../core/k8s/keys.ts';
 import type { ResourceInfo } from '../../core/k8s/objects.ts';
+import { remoteDryRun, remoteOf } from './goControllerCommands.ts';
 import type { ReconcileLab } from '../reconcileLab.ts';
 import { FIELD_MANAGER, type Session } from '../session/session.ts';
 import { formatAge } from '../views/format.ts';
@@ -127,6 +128,8 @@ export async function dryRunReconcileCommand(
 ): Promise<CommandResult<{ key: string; outcome: DryRunResult['outcome']; actions: Array<{ verb: string; resource: string; key: string; subresource?: string; outcome: string; diff: string }>; summary: string }>> {
   const s = requireSession(lab, arg);
   if (isFailure(s)) return s;
+  const remote = remoteOf(s);
+  if (remote) return remoteDryRun(lab, s, remote, arg);
   if (!s.reconciler || !s.primaryInfo) return fail(s.loopProblem?.reason === 'untrusted' ? 'untrusted' : 'noLoop', s.loopProblem?.message ?? 'No reconciler in this connection.');
   const t = await resolveTarget(s, lab.clock.now(), arg, { primaryOnly: true, title: 'Dry-run the reconcile of which key?' });
   if (isFailure(t)) return t;

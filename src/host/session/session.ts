@@ -99,7 +99,8 @@ export class Session implements ViewModel, Disposable {
   readonly customResources: ReadonlySet<string>;
   /** Resource ids the settings asked for that the server does not serve. */
   readonly unknownResources: readonly string[];
-  readonly controller: Controller | undefined;
+  /** The built-in loop's controller (undefined when no loop could be built here). */
+  readonly builtInController: Controller | undefined;
   readonly reconciler: Reconciler | undefined;
   readonly loopProblem: LoopProblem | undefined;
   readonly primaryResource: string | undefined;
@@ -117,6 +118,12 @@ export class Session implements ViewModel, Disposable {
   private readonly log: Logger;
   private readonly clock: Clock;
   private closing: Promise<void> | undefined;
+  /** A controller running elsewhere (a Go process through the bridge) shown instead of the built-in loop. */
+  private external: { controller: Controller; origin: () => string } | undefined;
+  private keySub: Disposable | undefined;
+  private readonly controllerEmitter = new Emitter<void>();
+  /** The controller the views and loop commands act on changed (see {@link useController}). */
+  readonly onDidChangeController = this.controllerEmitter.event;
 
   private constructor(parts: {
     options: SessionOptions;
@@ -153,7 +160,7 @@ export class Session implements ViewModel, Disposable {
     this.unknownResources = parts.unknownResources;
     this.watched = parts.watched;
     this.namespaceFilter = parts.namespaceFilter;
-    this.controller = parts.controller;
+    this.builtInController = parts.controller;
     this.reconciler = parts.reconciler;
     this.loopProblem = parts.loopProblem;
     this.primaryResource = parts.primary?.id;
@@ -162,6 +169,37 @@ export class Session implements ViewModel, Disposable {
     // Acquired resources were collected in `parts.store` while connecting: they are ours now.
     this.store.add(parts.store);
     this.store.add(this.changeEmitter);
+    this.store.add(this.controllerEmitter);
+    this.store.add(toDisposable(() => this.keySub?.dispose()));
+  }
+
+  /** The controller the views and the loop commands act on: an external one while set, else the built-in loop. */
+  get controller(): Controller | undefined {
+    return this.external?.controller ?? this.builtInController;
+  }
+
+  /** Where {@link controller} runs, for people: "built-in loop (lab)" or the external origin (read live: "Go … pid 123 · connected"). */
+  get controllerOrigin(): string {
+    return this.external?.origin() ?? (this.builtInController ? `built-in loop (${this.reconciler?.name ?? 'reconciler'})` : 'no loop');
+  }
+
+  /**
+   * Shows `controller` (running elsewhere, e.g. a Go process) instead of the
+   * built-in loop, which is paused so that two controllers do not reconcile the
+   * same objects; `undefined` goes back to the built-in loop (left paused).
+   * The session does not own an external controller.
+   */
+  useController(controller: Controller | undefined, origin: () => string = () => 'external controller'): void {
+    if (controller && this.builtInController && this.builtInController !== controller) this.builtInController.pause();
+    this.external = controller ? { controller, origin } : undefined;
+    this.wireController();
+    this.controllerEmitter.fire();
+    this.changeEmitter.fire({ type: 'resources' });
+  }
+
+  private wireController(): void {
+    this.keySub?.dispose();
+    this.keySub = this.controller?.onDidChangeKeyState((s) => this.changeEmitter.fire({ type: 'key', key: s.key }));
   }
 
   /**
@@ -384,9 +422,7 @@ export class Session implements ViewModel, Disposable {
       );
       this.store.add(w.informer.onDidChangeState(() => this.changeEmitter.fire({ type: 'resources' })));
     }
-    if (this.controller) {
-      this.store.add(this.controller.onDidChangeKeyState((s) => this.changeEmitter.fire({ type: 'key', key: s.key })));
-    }
+    this.wireController();
   }
 
   private inScope(obj: KubeObject): boolean {
@@ -469,7 +505,7 @@ export class Session implements ViewModel, Disposable {
   close(options: { keepOwned?: boolean } = {}): Promise<void> {
     this.closing ??= (async () => {
       try {
-        if (this.controller) await this.controller.stop().catch((e: unknown) => this.log.warn('stopping the loop failed', { error: (e as Error).message }));
+        if (this.builtInController) await this.builtInController.stop().catch((e: unknown) => this.log.warn('stopping the loop failed', { error: (e as Error).message }));
       } finally {
         try {
           this.store.dispose();

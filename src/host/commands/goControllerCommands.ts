@@ -1,0 +1,124 @@
+import * as vscode from 'vscode';
+import * as ui from '../ui.ts';
+import { cleanForDiff, toYaml, yamlDiff } from '../../core/actions/objectDiff.ts';
+import { RemoteController, type RemoteDryRun } from '../../core/bridge/remoteController.ts';
+import { describeOutcome, type ReconcileOutcome as RunOutcome } from '../../core/actions/runOnce.ts';
+import type { ReconcileOutcome } from '../../core/controller/keyState.ts';
+import type { ReconcileLab } from '../reconcileLab.ts';
+import type { Session } from '../session/session.ts';
+import { boolArg, fail, isFailure, type CommandResult } from './args.ts';
+import { requireSession, resolveTarget } from './pickers.ts';
+
+/**
+ * Run Controller…: launches the developer's Go controller (settings
+ * `reconcileLab.goController.*`, or `{ command, args, env, cwd, waitMs }` in
+ * the argument) with the bridge's environment, waits for it to announce its
+ * controller(s) and shows it in the views. Trusted workspaces only: it runs
+ * workspace code.
+ */
+export async function runController(
+  lab: ReconcileLab,
+  arg: unknown,
+): Promise<CommandResult<{ pid: number; controller: string; controllers: string[]; command: string }>> {
+  const s = requireSession(lab, arg);
+  if (isFailure(s)) return s;
+  if (!vscode.workspace.isTrusted) {
+    const message = 'Run Controller runs a program from this workspace, so it only runs in a trusted workspace.';
+    if (arg === undefined) {
+      void ui.warn(`Reconcile Lab: ${message}`, 'Manage Workspace Trust').then((a) => {
+        if (a) void vscode.commands.executeCommand('workbench.trust.manage');
+      });
+    }
+    return fail('untrusted', message);
+  }
+  let req;
+  try {
+    req = lab.go.runRequest(arg);
+  } catch (e) {
+    return fail('invalidArgument', `reconcileLab.goController.command: ${(e as Error).message}`);
+  }
+  const command = [req.spec.command, ...req.spec.args].join(' ');
+  const ref = await ui.progress(
+    { location: vscode.ProgressLocation.Notification, title: `Reconcile Lab: starting ${command} (a first build takes a while)…`, cancellable: true },
+    (_p, token) => {
+      const ac = new AbortController();
+      token.onCancellationRequested(() => ac.abort(new Error('Run Controller cancelled')));
+      return lab.go.run(s, req, ac.signal);
+    },
+  );
+  const controllers = lab.go.all.filter((c) => c.process === ref.process).map((c) => c.controller.name);
+  ui.statusMessage(lab.go.describe(ref), 5000, 'debug-start');
+  return { ok: true, pid: ref.process.pid, controller: ref.controller.name, controllers, command };
+}
+
+/** Stop Controller: stops the launched Go program (its process group) and shows the built-in loop again. */
+export async function stopController(lab: ReconcileLab, arg: unknown): Promise<CommandResult<{ exit?: string }>> {
+  const s = requireSession(lab, arg);
+  if (isFailure(s)) return s;
+  const r = await lab.go.stop();
+  return { ok: true, ...r };
+}
+
+/** The Go controller the loop commands act on, when the session shows one. */
+export function remoteOf(s: Session): RemoteController | undefined {
+  return s.controller instanceof RemoteController ? s.controller : undefined;
+}
+
+/**
+ * Dry-run through the Go process: its real Reconcile runs once for the key
+ * with every write forced to DryRunAll; the planned writes come back with the
+ * objects before and after, shown as a summary and diff editors.
+ */
+export async function remoteDryRun(
+  lab: ReconcileLab,
+  s: Session,
+  c: RemoteController,
+  arg: unknown,
+): Promise<CommandResult<{ key: string; outcome: RunOutcome; actions: Array<{ verb: string; resource: string; key: string; subresource?: string; outcome: string; diff: string }>; summary: string }>> {
+  const t = await resolveTarget(s, lab.clock.now(), arg, { primaryOnly: true, title: 'Dry-run the reconcile of which key?' });
+  if (isFailure(t)) return t;
+  const r = await ui.progress({ location: vscode.ProgressLocation.Window, title: `Dry-run ${t.key} in ${c.name}` }, () => c.dryRun(t.key));
+  const name = (w: RemoteDryRun['writes'][number]) => `${w.group ? `${w.resource}.${w.group}` : w.resource} ${w.namespace ? `${w.namespace}/` : ''}${w.name}${w.subresource ? `/${w.subresource}` : ''}`;
+  const lines = [
+    `# Dry-run of ${t.key} in the Go controller ${c.name}`,
+    '',
+    `Outcome: ${describeOutcome(runOutcomeOf(r.outcome))} (${r.durationMs} ms). Every write was sent with dryRun=All: nothing was stored.`,
+    '',
+    '## Planned writes',
+    '',
+    ...(r.writes.length ? r.writes.map((w) => `- ${w.verb} ${name(w)}${w.error ? ` — REJECTED: ${w.error}` : ''}`) : ['None: the observed state already matches the desired state.']),
+  ];
+  const summary = lines.join('\n') + '\n';
+  if (boolArg(arg, 'open') !== false) {
+    const doc = await vscode.workspace.openTextDocument(lab.documents.snapshot(`dry-run ${t.key.replace(/[^\w.-]+/g, '_')}.md`, summary));
+    await vscode.window.showTextDocument(doc, { preview: false });
+    for (const w of r.writes.filter((x) => !x.error).slice(0, 5)) {
+      const base = name(w).replace(/[^\w.-]+/g, '_');
+      const before = w.before ? toYaml(cleanForDiff(w.before, { volatile: true })) : '# does not exist\n';
+      const after = w.verb === 'delete' ? '# deleted\n' : w.after ? toYaml(cleanForDiff(w.after, { volatile: true })) : '';
+      await vscode.commands.executeCommand('vscode.diff', lab.documents.snapshot(`${base}.current.yaml`, before), lab.documents.snapshot(`${base}.planned.yaml`, after), `Dry-run ${w.verb} ${name(w)}: current ↔ planned`, { preview: false });
+    }
+  }
+  return {
+    ok: true,
+    key: t.key,
+    outcome: runOutcomeOf(r.outcome),
+    actions: r.writes.map((w) => ({ verb: w.verb, resource: w.group ? `${w.resource}.${w.group}` : w.resource, key: `${w.namespace ? `${w.namespace}/` : ''}${w.name}`, ...(w.subresource ? { subresource: w.subresource } : {}), outcome: w.error ? 'error' : 'ok', diff: w.error ? '' : yamlDiff(name(w), w.before ?? null, w.verb === 'delete' ? null : (w.after ?? null), { volatile: true }) })),
+    summary,
+  };
+}
+
+/** A controller outcome in the words of a one-off run (what the dry-run command returns for any reconciler). */
+function runOutcomeOf(o: ReconcileOutcome): RunOutcome {
+  switch (o.kind) {
+    case 'success':
+      return { kind: 'done' };
+    case 'requeueAfter':
+      return { kind: 'requeueAfter', requeueAfterMs: o.afterMs, ...(o.reason !== undefined ? { reason: o.reason } : {}) };
+    case 'terminal':
+      return { kind: 'terminal', error: o.message };
+    case 'error':
+    case 'cancelled':
+      return { kind: 'error', error: o.message };
+  }
+}

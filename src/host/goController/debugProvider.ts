@@ -1,0 +1,65 @@
+import * as vscode from 'vscode';
+import * as ui from '../ui.ts';
+import { leaderElectionFlag } from '../../core/bridge/launcher.ts';
+import type { ReconcileLab } from '../reconcileLab.ts';
+
+/** The launch-configuration flag that opts a Go debug configuration into Reconcile Lab. */
+export const DEBUG_FLAG = 'reconcileLab';
+
+/**
+ * "Debug with Reconcile Lab": for Go launch configurations that carry
+ * `"reconcileLab": true`, injects the bridge's environment (address, token,
+ * and KUBECONFIG of the connection) so F5 under the Go extension runs the
+ * controller connected to the views. Warns when leader election looks on
+ * (a breakpoint longer than the lease loses leadership). Any other
+ * configuration is returned untouched.
+ */
+export function registerGoDebugging(lab: ReconcileLab): vscode.Disposable[] {
+  const provider: vscode.DebugConfigurationProvider = {
+    async resolveDebugConfiguration(_folder, config) {
+      if (config[DEBUG_FLAG] !== true) return config;
+      if (!vscode.workspace.isTrusted) {
+        void ui.warn('Reconcile Lab: the workspace is not trusted, so the debug session starts without Reconcile Lab.');
+        return config;
+      }
+      const s = lab.session;
+      if (!s) {
+        void ui.warn('Reconcile Lab: connect to a cluster first (Reconcile Lab: Connect to Cluster…); the debug session starts without Reconcile Lab.');
+        return config;
+      }
+      const hub = await lab.go.ensureBridge(s);
+      const env = { ...((config.env as Record<string, string> | undefined) ?? {}), ...lab.go.processEnv(s, hub) };
+      const le = leaderElectionFlag(Array.isArray(config.args) ? config.args : []);
+      if (le) {
+        void ui.warn(
+          `Reconcile Lab: leader election looks enabled (${le}). A breakpoint held longer than the lease (15 s by default) loses leadership; pause and step in Reconcile Lab instead (the lease keeps being renewed), or debug with --leader-elect=false.`,
+        );
+      }
+      lab.log.info('debug configuration connected to the bridge', { name: config.name });
+      return { ...config, env };
+    },
+  };
+  const tracker: vscode.DebugAdapterTrackerFactory = {
+    createDebugAdapterTracker(session) {
+      if (session.configuration[DEBUG_FLAG] !== true) return undefined;
+      const id = session.id;
+      lab.go.debugState(id, { stopped: false });
+      return {
+        onDidSendMessage(m: { type?: string; event?: string; body?: { systemProcessId?: number } }) {
+          if (m?.type !== 'event') return;
+          if (m.event === 'stopped') lab.go.debugState(id, { stopped: true });
+          else if (m.event === 'continued') lab.go.debugState(id, { stopped: false });
+          else if (m.event === 'process' && typeof m.body?.systemProcessId === 'number') lab.go.debugState(id, { pid: m.body.systemProcessId });
+        },
+        onWillReceiveMessage(m: { type?: string; command?: string }) {
+          // A resume request: the debuggee runs again even before the adapter says "continued".
+          if (m?.type === 'request' && (m.command === 'continue' || m.command === 'next' || m.command === 'stepIn' || m.command === 'stepOut')) lab.go.debugState(id, { stopped: false });
+        },
+        onExit() {
+          lab.go.debugState(id, { ended: true });
+        },
+      };
+    },
+  };
+  return [vscode.debug.registerDebugConfigurationProvider('go', provider), vscode.debug.registerDebugAdapterTrackerFactory('go', tracker)];
+}

@@ -1,0 +1,270 @@
+import * as vscode from 'vscode';
+import * as ui from '../ui.ts';
+import { DisposableStore, toDisposable } from '../../core/lifecycle.ts';
+import { BridgeHub } from '../../core/bridge/bridgeHub.ts';
+import { livenessLabel, type GoProcess } from '../../core/bridge/goProcess.ts';
+import { defaultGoLaunch, describeExit, launchProcess, launchSpecOf, type LaunchedProcess, type LaunchSpec } from '../../core/bridge/launcher.ts';
+import type { RemoteController } from '../../core/bridge/remoteController.ts';
+import { readSettings } from '../config.ts';
+import { ContextKeys } from '../ids.ts';
+import type { ReconcileLab } from '../reconcileLab.ts';
+import type { Session } from '../session/session.ts';
+
+/** One announced controller of one Go process. */
+export interface GoControllerRef {
+  readonly process: GoProcess;
+  readonly controller: RemoteController;
+}
+
+/** What Run Controller runs, after settings and the command's argument were applied. */
+export interface RunRequest {
+  spec: LaunchSpec;
+  /** Give up waiting for the first controller after this long (a cold `go run` compiles for a minute or more). */
+  waitMs: number;
+}
+
+const OUTPUT_NAME = 'Reconcile Lab: Go Controller';
+
+/**
+ * The developer's Go controllers in this window: the bridge (one
+ * {@link BridgeHub} per connection, with the connection's journal), the
+ * program launched by **Run Controller…** (at most one; stopped on Stop
+ * Controller, on disconnect and when the window closes) and processes started
+ * elsewhere (F5 under the Go extension with `"reconcileLab": true`) that dial
+ * the same bridge. The controller shown is attached to the session
+ * ({@link Session.useController}), so the views and loop commands act on it.
+ */
+export class GoControllers implements vscode.Disposable {
+  private readonly lab: ReconcileLab;
+  private hub: BridgeHub | undefined;
+  private hubSession: Session | undefined;
+  private hubStore = new DisposableStore();
+  private launched: LaunchedProcess | undefined;
+  private shown: GoControllerRef | undefined;
+  private output: vscode.OutputChannel | undefined;
+  private readonly store = new DisposableStore();
+  /** Debug sessions (type go, reconcileLab: true) and whether each reports its debuggee stopped. */
+  private readonly debugSessions = new Map<string, { stopped: boolean; pid?: number }>();
+
+  constructor(lab: ReconcileLab) {
+    this.lab = lab;
+    this.store.add(lab.onDidChangeSession((s) => {
+      if (s !== this.hubSession) void this.teardown();
+    }));
+    this.store.add(toDisposable(() => void this.teardown()));
+  }
+
+  /** The bridge of the current connection, if one was started. */
+  get bridge(): BridgeHub | undefined {
+    return this.hub;
+  }
+
+  /** The program Run Controller launched, while it runs (or after it exited, until the next run or stop). */
+  get launchedProcess(): LaunchedProcess | undefined {
+    return this.launched;
+  }
+
+  /** The Go controller the views show. */
+  get current(): GoControllerRef | undefined {
+    return this.shown;
+  }
+
+  /** Every controller of every connected Go process. */
+  get all(): readonly GoControllerRef[] {
+    return this.hub?.controllers ?? [];
+  }
+
+  /** The bridge for `session` (started on first use; one per connection). */
+  async ensureBridge(session: Session): Promise<BridgeHub> {
+    if (this.hub && this.hubSession === session) return this.hub;
+    await this.teardown();
+    const hub = await BridgeHub.start({ clock: this.lab.clock, journal: session.journal, log: this.lab.log.child({ bridge: 'go' }) });
+    this.hub = hub;
+    this.hubSession = session;
+    const st = (this.hubStore = new DisposableStore());
+    st.add(hub);
+    st.add(hub.onDidAddController((c) => this.onController(c)));
+    st.add(hub.onDidChange(() => this.onHubChange()));
+    this.lab.log.info('bridge listening for Go controllers', { address: hub.listener.address });
+    return hub;
+  }
+
+  /**
+   * The bridge's environment for a process of this connection, plus KUBECONFIG
+   * when the connection uses an explicit kubeconfig file (the Go program then
+   * talks to the same cluster). Holds the secret token: never log it.
+   */
+  processEnv(session: Session, hub: BridgeHub): Record<string, string> {
+    return { ...(session.kubeconfigPath ? { KUBECONFIG: session.kubeconfigPath } : {}), ...hub.env() };
+  }
+
+  /** What Run Controller would run: the settings, overridden by a command argument's fields. */
+  runRequest(arg: unknown): RunRequest {
+    const settings = readSettings();
+    const a = (typeof arg === 'object' && arg !== null ? arg : {}) as Record<string, unknown>;
+    const folder = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
+    const cwdSetting = typeof a.cwd === 'string' ? a.cwd : settings['goController.cwd'].trim();
+    const cwd = cwdSetting ? (cwdSetting.startsWith('/') || !folder ? cwdSetting : `${folder}/${cwdSetting}`) : folder;
+    const commandLine = typeof a.command === 'string' ? a.command : settings['goController.command'].trim();
+    const extraArgs = Array.isArray(a.args) ? a.args.filter((x): x is string => typeof x === 'string') : settings['goController.args'];
+    const envIn = typeof a.env === 'object' && a.env !== null ? (a.env as Record<string, unknown>) : settings['goController.env'];
+    const env: Record<string, string> = {};
+    for (const [k, v] of Object.entries(envIn ?? {})) if (typeof v === 'string') env[k] = v;
+    const base = commandLine ? launchSpecOf(commandLine) : defaultGoLaunch(cwd);
+    const spec: LaunchSpec = { command: base.command, args: [...base.args, ...extraArgs], env, ...(cwd ? { cwd } : {}) };
+    const waitMs = typeof a.waitMs === 'number' && a.waitMs > 0 ? a.waitMs : 300_000;
+    return { spec, waitMs };
+  }
+
+  /**
+   * Launches the program with the bridge's environment and resolves once it
+   * announced its first controller (then shown in the views), or rejects with
+   * its exit and last output lines when it ends first. A previous launch is
+   * stopped first.
+   */
+  async run(session: Session, req: RunRequest, signal?: AbortSignal): Promise<GoControllerRef> {
+    await this.stopLaunched();
+    const hub = await this.ensureBridge(session);
+    const before = new Set(hub.processes);
+    const out = this.outputChannel();
+    out.appendLine(`$ ${[req.spec.command, ...req.spec.args].join(' ')}${req.spec.cwd ? `   (in ${req.spec.cwd})` : ''}`);
+    const p = launchProcess(req.spec, { clock: this.lab.clock, log: this.lab.log.child({ goController: req.spec.command }), bridgeEnv: this.processEnv(session, hub) });
+    this.launched = p;
+    this.hubStore.add(p);
+    this.hubStore.add(p.onOutput((o) => out.appendLine(o.line)));
+    void p.exited.then((e) => {
+      out.appendLine(`[${describeExit(e)}]`);
+      if (this.launched === p) {
+        this.lab.contextKeys.set(ContextKeys.goController, false);
+        this.lab.renderStatus();
+      }
+    });
+    this.lab.contextKeys.set(ContextKeys.goController, true);
+    const wait = new AbortController();
+    const timer = this.lab.clock.setTimeout(() => wait.abort(new Error(`no controller announced within ${Math.round(req.waitMs / 1000)} s`)), req.waitMs);
+    const onAbort = () => wait.abort(signal!.reason);
+    signal?.addEventListener('abort', onAbort, { once: true });
+    try {
+      const ref = await Promise.race([
+        hub.waitForController((c) => !before.has(c.process), wait.signal),
+        p.exited.then((e) => {
+          throw new Error(`${req.spec.command} ${describeExit(e)} before announcing a controller. Last output:\n${p.tail(15).join('\n')}`);
+        }),
+      ]);
+      this.show(ref);
+      return ref;
+    } catch (e) {
+      await this.stopLaunched();
+      throw e;
+    } finally {
+      this.lab.clock.clearTimeout(timer);
+      signal?.removeEventListener('abort', onAbort);
+      wait.abort();
+    }
+  }
+
+  /** Stops the launched program (its whole process group) and goes back to the built-in loop. */
+  async stop(): Promise<{ exit?: string }> {
+    const exit = await this.stopLaunched();
+    if (this.shown) this.hide();
+    return exit ? { exit } : {};
+  }
+
+  /** Shows `ref` in the views (the built-in loop is paused meanwhile). */
+  show(ref: GoControllerRef): void {
+    const s = this.hubSession;
+    if (!s) return;
+    this.shown = ref;
+    s.useController(ref.controller, () => this.describe(ref));
+    this.warnAboutDebugging(ref);
+    this.lab.renderStatus();
+  }
+
+  /** "Go controller widget · pid 1234 · stopped in the debugger" */
+  describe(ref: GoControllerRef): string {
+    return `Go controller ${ref.controller.name} · pid ${ref.process.pid} · ${livenessLabel(ref.process.liveness)}`;
+  }
+
+  // ---- debugging ---------------------------------------------------------------------------------------------------
+
+  /** A Go debug session with `"reconcileLab": true` started / stopped / reported its debuggee stopped or running. */
+  debugState(sessionId: string, state: { stopped?: boolean; pid?: number; ended?: boolean }): void {
+    if (state.ended) this.debugSessions.delete(sessionId);
+    else {
+      const cur = this.debugSessions.get(sessionId) ?? { stopped: false };
+      this.debugSessions.set(sessionId, { stopped: state.stopped ?? cur.stopped, ...(state.pid ?? cur.pid ? { pid: state.pid ?? cur.pid } : {}) });
+    }
+    this.applyDebugState();
+  }
+
+  /** A silent process reads "stopped in the debugger" while a debug session reports its debuggee stopped (matched by pid when the adapter told it). */
+  private applyDebugState(): void {
+    for (const p of this.hub?.processes ?? []) {
+      let stopped = false;
+      for (const d of this.debugSessions.values()) if (d.stopped && (d.pid === undefined || d.pid === p.pid)) stopped = true;
+      p.setDebuggerStopped(stopped);
+    }
+  }
+
+  private warnAboutDebugging(ref: GoControllerRef): void {
+    if (this.debugSessions.size === 0) return;
+    const a = ref.controller.announcement;
+    const issues: string[] = [];
+    if (a.leaderElection) issues.push('leader election is on: a breakpoint held longer than the lease (15 s by default) loses leadership — pause or step in Reconcile Lab instead (the lease keeps being renewed), or run with leader election off while debugging');
+    if (a.reconciliationTimeoutMs) issues.push(`a ReconciliationTimeout of ${a.reconciliationTimeoutMs} ms is set: a breakpoint inside Reconcile cancels its context after that long`);
+    if (issues.length) void ui.warn(`Reconcile Lab: debugging ${ref.controller.name}: ${issues.join('; ')}.`);
+  }
+
+  // ---- internals ---------------------------------------------------------------------------------------------------
+
+  private onController(c: GoControllerRef): void {
+    // Show the first controller, or the one reconciling the connection's primary resource, or replace one that is gone.
+    const s = this.hubSession;
+    const cur = this.shown;
+    const better = s?.primaryResource !== undefined && c.controller.resourceId === s.primaryResource && cur?.controller.resourceId !== s.primaryResource;
+    if (!cur || cur.process.liveness === 'exited' || better) this.show(c);
+    this.applyDebugState();
+  }
+
+  private onHubChange(): void {
+    this.applyDebugState();
+    this.lab.renderStatus();
+  }
+
+  private hide(): void {
+    this.shown = undefined;
+    this.hubSession?.useController(undefined);
+    this.lab.renderStatus();
+  }
+
+  private async stopLaunched(): Promise<string | undefined> {
+    const p = this.launched;
+    if (!p) return undefined;
+    this.launched = undefined;
+    const e = await p.stop();
+    p.dispose();
+    this.lab.contextKeys.set(ContextKeys.goController, false);
+    for (const proc of this.hub?.processes ?? []) if (proc.liveness === 'exited') this.hub?.remove(proc);
+    return describeExit(e);
+  }
+
+  private outputChannel(): vscode.OutputChannel {
+    this.output ??= this.store.add(vscode.window.createOutputChannel(OUTPUT_NAME));
+    return this.output;
+  }
+
+  private async teardown(): Promise<void> {
+    const hadShown = this.shown;
+    this.shown = undefined;
+    await this.stopLaunched().catch(() => undefined);
+    this.hubStore.dispose();
+    this.hub = undefined;
+    if (hadShown && this.hubSession) this.hubSession.useController(undefined);
+    this.hubSession = undefined;
+    this.lab.contextKeys.set(ContextKeys.goController, false);
+  }
+
+  dispose(): void {
+    this.store.dispose();
+  }
+}
