@@ -105,6 +105,10 @@ export const RestrictedSettings: readonly SettingKey[] = [
   'resources',
   'namespaces',
   'reconciler.resource',
+  'goController.command',
+  'goController.args',
+  'goController.env',
+  'goController.cwd',
 ];
 
 /** Env var with a kubeconfig path that makes the extension connect on start-up (tests, `npm run lab`). */
