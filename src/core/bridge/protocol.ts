@@ -16,12 +16,11 @@
  * error naming the message and the field.
  */
 
-/** The field that names a message. */
-export const TYPE_FIELD = 'type';
-
 /** Mirrors bridge/protocol.json (checked by a test). */
 export const PROTOCOL = {
   version: 1,
+  /** Every line: the message's fields plus this envelope (the message name in "type"). */
+  envelope: { type: 'string' },
   env: { address: 'RECONCILE_LAB_BRIDGE', token: 'RECONCILE_LAB_BRIDGE_TOKEN' },
   types: {
     Cause: {
@@ -107,6 +106,9 @@ export const PROTOCOL = {
 } as const;
 
 export type MessageName = keyof typeof PROTOCOL.messages;
+
+/** The field that names a message (the envelope's one field). */
+export const TYPE_FIELD = Object.keys(PROTOCOL.envelope)[0] as 'type';
 
 // ---- TypeScript shapes (the same fields as the descriptor) ------------------------------------
 

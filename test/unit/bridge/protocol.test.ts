@@ -19,6 +19,8 @@ test('the descriptor is bridge/protocol.json: same version, env, types and messa
   const json = strip(JSON.parse(readFileSync(resolve(root, 'bridge/protocol.json'), 'utf8'))) as Record<string, unknown>;
   assert.equal(PROTOCOL.version, json.version);
   assert.deepEqual(PROTOCOL.env, json.env);
+  // The envelope (the "type" field naming each message) is in protocol.json since the Go side wrote it down.
+  if (json.envelope !== undefined) assert.deepEqual(PROTOCOL.envelope, json.envelope);
   assert.deepEqual(PROTOCOL.types, json.types, 'types differ: update src/core/bridge/protocol.ts to match bridge/protocol.json');
   assert.deepEqual(PROTOCOL.messages, json.messages, 'messages differ: update src/core/bridge/protocol.ts to match bridge/protocol.json');
 });
