@@ -33,6 +33,8 @@ export interface CliArgs {
   finalizer?: string;
   /** For `run`: stop after this many ms (default: until SIGINT). */
   durationMs?: number;
+  /** run / step / dry-run: drive this Go controller-runtime program through the bridge instead of a built-in reconciler. */
+  go?: string[];
   verbose: boolean;
 }
 
@@ -85,6 +87,8 @@ Options:
   --resource <plural.group> resource to reconcile (default: widgets.lab.reconcile.dev; core: "configmaps")
   -n, --namespace <ns>      namespace for keys without one, and the scope of run/report
   --reconciler <spec>       lab (default) | exec:<command line> | module:<path to .ts/.js>
+  --go <command line>       run / step / dry-run: launch this Go controller-runtime program (which uses the
+                            Reconcile Lab bridge package) and drive ITS controller: e.g. --go "go run ./cmd"
   --finalizer <name>        strip-finalizers: the one finalizer to remove (default: all)
   --yes                     strip-finalizers: really remove (without it: diagnose only, exit 5)
   --dry-run                 report: plan instead of act; strip-finalizers: preview the removal (dryRun=All,
@@ -138,6 +142,7 @@ export function parseCliArgs(argv: readonly string[]): CliArgs | 'help' {
         resource: { type: 'string' },
         namespace: { type: 'string', short: 'n' },
         reconciler: { type: 'string' },
+        go: { type: 'string' },
         finalizer: { type: 'string' },
         yes: { type: 'boolean' },
         'dry-run': { type: 'boolean' },
@@ -166,6 +171,17 @@ export function parseCliArgs(argv: readonly string[]): CliArgs | 'help' {
   if (v.yes && cmd !== 'strip-finalizers') throw new UsageError('--yes only applies to strip-finalizers');
   if (v['dry-run'] && cmd !== 'report' && cmd !== 'strip-finalizers') throw new UsageError(`--dry-run does not apply to ${cmd}${cmd === 'dry-run' ? ' (it is always a dry-run)' : ''}`);
   if (v.json && v.markdown) throw new UsageError('choose one of --json and --markdown');
+  let go: string[] | undefined;
+  if (v.go !== undefined) {
+    if (cmd !== 'run' && cmd !== 'step' && cmd !== 'dry-run') throw new UsageError('--go applies to run, step and dry-run');
+    if (v.reconciler !== undefined) throw new UsageError('choose one of --go and --reconciler');
+    try {
+      go = splitCommandLine(v.go);
+    } catch (e) {
+      throw new UsageError(`--go: ${(e as Error).message}`);
+    }
+    if (go.length === 0) throw new UsageError('--go needs a command line, e.g. --go "go run ./cmd"');
+  }
   let durationMs: number | undefined;
   if (v.duration !== undefined) {
     const s = Number(v.duration);
@@ -190,5 +206,6 @@ export function parseCliArgs(argv: readonly string[]): CliArgs | 'help' {
   if (v.namespace) out.namespace = v.namespace;
   if (v.finalizer) out.finalizer = v.finalizer;
   if (durationMs !== undefined) out.durationMs = durationMs;
+  if (go) out.go = go;
   return out;
 }

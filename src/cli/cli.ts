@@ -19,6 +19,10 @@ import { diagnoseStuck, FinalizerNotFoundError, ObjectChangedError, removeFinali
 import { inspectKey } from '../core/actions/inspect.ts';
 import { buildReconcileReport, renderReportJson, renderReportMarkdown } from '../core/actions/report.ts';
 import { describeOutcome } from '../core/actions/runOnce.ts';
+import { yamlDiff } from '../core/actions/objectDiff.ts';
+import { BridgeHub } from '../core/bridge/bridgeHub.ts';
+import type { RemoteController } from '../core/bridge/remoteController.ts';
+import { runGoController } from '../core/bridge/runGoController.ts';
 import { journalingContextFactory, journalWriteOf } from '../core/actions/controllerContext.ts';
 import { createKubeEventRecorder } from '../core/k8s/eventRecorder.ts';
 import { CONFIGMAP_GVR, createLabReconciler, LAB_FINALIZER, labResourceProblem } from '../core/reconcilers/labReconciler.ts';
@@ -183,6 +187,7 @@ async function execute(args: CliArgs, io: CliIo, log: Logger, store: DisposableS
 
 async function dryRun(args: CliArgs, io: CliIo, log: Logger, s: Session, store: DisposableStore): Promise<number> {
   const key = normalizeKey(args.positionals[0]!, s);
+  if (args.go) return goDryRun(args, io, log, s, store, key);
   const reconciler = makeReconciler(args, s, log, store);
   const r = await dryRunReconcile({ client: s.client, reconciler, primary: s.resource, key, log });
   const failed = r.outcome.kind === 'error' || r.outcome.kind === 'terminal';
@@ -418,8 +423,56 @@ export class RunSummary {
   }
 }
 
+/**
+ * `--go`: listens on a bridge, launches the program with its environment (and KUBECONFIG of this connection),
+ * and resolves with the program's controller (the one reconciling --resource, else its first). The program's
+ * output goes to stderr with -v. The program is stopped (its whole process group) when the command ends.
+ */
+async function startGoController(args: CliArgs, io: CliIo, log: Logger, s: Session, store: DisposableStore, startPaused: boolean, journal: Journal): Promise<RemoteController> {
+  const hub = store.add(await BridgeHub.start({ clock: realClock, journal, log, startPaused: () => startPaused }));
+  const [command, ...rest] = args.go!;
+  const wanted = args.resource;
+  const r = await runGoController({
+    hub,
+    spec: { command: command!, args: rest },
+    clock: realClock,
+    log,
+    env: s.kubeconfigPath ? { KUBECONFIG: s.kubeconfigPath } : {},
+    accept: (c) => c.controller.resourceId === undefined || c.controller.resourceId === wanted || wanted.startsWith(`${c.controller.resourceId}.`),
+    onOutput: (line) => {
+      if (args.verbose) io.stderr(`[go] ${line}\n`);
+    },
+  });
+  // Stop the program gracefully when the command ends (dispose below kills whatever is left).
+  pendingFlushes.set(store, [...(pendingFlushes.get(store) ?? []), async () => void (await r.launched.stop())]);
+  store.add(r.launched);
+  if (!args.json) io.stderr(`reconcile-lab: ${r.process.description}: controller ${r.controller.name}${r.controller.announcement.priorityQueue ? ' (priority queue)' : ''}, controller-runtime ${r.process.hello.controllerRuntime}\n`);
+  return r.controller;
+}
+
 /** Starts the controller; every journal entry goes to `onEntry` (default: printed as it comes). */
 async function startController(args: CliArgs, io: CliIo, log: Logger, s: Session, store: DisposableStore, startPaused: boolean, onEntry?: (e: JournalEntry, controller: Controller) => void): Promise<Controller> {
+  if (args.go) {
+    const journal = store.add(new Journal({ clock: realClock, capacity: 10_000 }));
+    const print = (batch: readonly JournalEntry[], c: Controller) => {
+      for (const e of batch) {
+        if (onEntry) onEntry(e, c);
+        else if (args.json) io.stdout(JSON.stringify(e) + '\n');
+        else {
+          const line = formatEntry(e, args.verbose, realClock.now());
+          if (line) io.stdout(line + '\n');
+        }
+      }
+    };
+    let controller: Controller | undefined;
+    const early: JournalEntry[] = [];
+    store.add(journal.onDidAppend((batch) => (controller ? print(batch, controller) : early.push(...batch))));
+    controller = await startGoController(args, io, log, s, store, startPaused, journal);
+    journal.flush();
+    print(early.filter((e) => !e.controller || e.controller === controller!.name), controller);
+    if (!startPaused) controller.resume();
+    return controller;
+  }
   const reconciler = makeReconciler(args, s, log, store);
   const factory = store.add(new InformerFactory({ transport: s.transport, logger: log }));
   const namespace = s.resource.namespaced ? args.namespace : undefined;
@@ -450,6 +503,30 @@ async function startController(args: CliArgs, io: CliIo, log: Logger, s: Session
   const st = controller.status();
   if (st.lastStartError) throw new ApiError(0, 'StartFailed', st.lastStartError);
   return controller;
+}
+
+/** dry-run --go: the program's own Reconcile runs once for `key` with every write forced to DryRunAll. */
+async function goDryRun(args: CliArgs, io: CliIo, log: Logger, s: Session, store: DisposableStore, key: ObjectKey): Promise<number> {
+  const controller = (await startController(args, io, log, s, store, true, () => {})) as RemoteController;
+  const r = await controller.dryRun(key);
+  const failed = r.outcome.kind === 'error' || r.outcome.kind === 'terminal';
+  if (args.json) {
+    io.stdout(JSON.stringify({ key, outcome: r.outcome, durationMs: r.durationMs, writes: r.writes }, null, 2) + '\n');
+    return failed ? ExitCode.failure : ExitCode.ok;
+  }
+  const out = [`Dry-run reconcile of ${key} in the Go controller ${controller.name}: every write sent with dryRun=All, nothing persisted.`, ''];
+  out.push(r.writes.length ? `Planned writes (${r.writes.length}):` : 'Planned writes: none (already as desired).');
+  r.writes.forEach((w, i) => {
+    const res = w.group ? `${w.resource}.${w.group}` : w.resource;
+    const obj = `${w.namespace ? `${w.namespace}/` : ''}${w.name}`;
+    out.push(`  ${i + 1}. ${w.verb}${w.subresource ? '/' + w.subresource : ''} ${res} ${obj}${w.resourceVersionBefore ? ` (rv ${w.resourceVersionBefore})` : ''}${w.error ? ` — REJECTED: ${w.error}` : ''}`);
+    const diff = w.error ? '' : yamlDiff(`${res} ${obj}`, w.before ?? null, w.verb === 'delete' ? null : (w.after ?? null), { volatile: true });
+    if (diff) out.push(indent(diff, '       '));
+  });
+  const o = r.outcome;
+  out.push('', `Outcome: ${o.kind === 'success' ? 'done' : o.kind === 'requeueAfter' ? `requeue after ${o.afterMs} ms` : `${o.kind}: ${o.message}`} (${r.durationMs} ms)`);
+  io.stdout(out.join('\n') + '\n');
+  return failed ? ExitCode.failure : ExitCode.ok;
 }
 
 async function step(args: CliArgs, io: CliIo, log: Logger, s: Session, store: DisposableStore): Promise<number> {

@@ -3,7 +3,8 @@ import * as ui from '../ui.ts';
 import { DisposableStore, toDisposable } from '../../core/lifecycle.ts';
 import { BridgeHub } from '../../core/bridge/bridgeHub.ts';
 import { livenessLabel, type GoProcess } from '../../core/bridge/goProcess.ts';
-import { defaultGoLaunch, describeExit, launchProcess, launchSpecOf, type LaunchedProcess, type LaunchSpec } from '../../core/bridge/launcher.ts';
+import { defaultGoLaunch, describeExit, launchSpecOf, type LaunchedProcess, type LaunchSpec } from '../../core/bridge/launcher.ts';
+import { runGoController } from '../../core/bridge/runGoController.ts';
 import type { RemoteController } from '../../core/bridge/remoteController.ts';
 import { readSettings } from '../config.ts';
 import { ContextKeys } from '../ids.ts';
@@ -125,13 +126,28 @@ export class GoControllers implements vscode.Disposable {
   async run(session: Session, req: RunRequest, signal?: AbortSignal): Promise<GoControllerRef> {
     await this.stopLaunched();
     const hub = await this.ensureBridge(session);
-    const before = new Set(hub.processes);
     const out = this.outputChannel();
     out.appendLine(`$ ${[req.spec.command, ...req.spec.args].join(' ')}${req.spec.cwd ? `   (in ${req.spec.cwd})` : ''}`);
-    const p = launchProcess(req.spec, { clock: this.lab.clock, log: this.lab.log.child({ goController: req.spec.command }), bridgeEnv: this.processEnv(session, hub) });
+    this.lab.contextKeys.set(ContextKeys.goController, true);
+    let r;
+    try {
+      r = await runGoController({
+        hub,
+        spec: req.spec,
+        clock: this.lab.clock,
+        log: this.lab.log.child({ goController: req.spec.command }),
+        env: session.kubeconfigPath ? { KUBECONFIG: session.kubeconfigPath } : {},
+        waitMs: req.waitMs,
+        onOutput: (line) => out.appendLine(line),
+        ...(signal ? { signal } : {}),
+      });
+    } catch (e) {
+      this.lab.contextKeys.set(ContextKeys.goController, false);
+      throw e;
+    }
+    const p = r.launched;
     this.launched = p;
     this.hubStore.add(p);
-    this.hubStore.add(p.onOutput((o) => out.appendLine(o.line)));
     void p.exited.then((e) => {
       out.appendLine(`[${describeExit(e)}]`);
       if (this.launched === p) {
@@ -139,28 +155,9 @@ export class GoControllers implements vscode.Disposable {
         this.lab.renderStatus();
       }
     });
-    this.lab.contextKeys.set(ContextKeys.goController, true);
-    const wait = new AbortController();
-    const timer = this.lab.clock.setTimeout(() => wait.abort(new Error(`no controller announced within ${Math.round(req.waitMs / 1000)} s`)), req.waitMs);
-    const onAbort = () => wait.abort(signal!.reason);
-    signal?.addEventListener('abort', onAbort, { once: true });
-    try {
-      const ref = await Promise.race([
-        hub.waitForController((c) => !before.has(c.process), wait.signal),
-        p.exited.then((e) => {
-          throw new Error(`${req.spec.command} ${describeExit(e)} before announcing a controller. Last output:\n${p.tail(15).join('\n')}`);
-        }),
-      ]);
-      this.show(ref);
-      return ref;
-    } catch (e) {
-      await this.stopLaunched();
-      throw e;
-    } finally {
-      this.lab.clock.clearTimeout(timer);
-      signal?.removeEventListener('abort', onAbort);
-      wait.abort();
-    }
+    const ref = { process: r.process, controller: r.controller };
+    this.show(ref);
+    return ref;
   }
 
   /** Stops the launched program (its whole process group) and goes back to the built-in loop. */

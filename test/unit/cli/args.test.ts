@@ -88,3 +88,12 @@ test('strip-finalizers --dry-run parses without --yes', () => {
   const a = parseCliArgs(['strip-finalizers', 'ns/x', '--dry-run']);
   assert.ok(a !== 'help' && a.dryRun && !a.yes);
 });
+
+test('--go: a command line for run, step and dry-run; not with --reconciler or other commands', () => {
+  const a = parseCliArgs(['step', 'ns/a', '--go', 'go run ./cmd --leader-elect=false']);
+  assert.ok(a !== 'help');
+  assert.deepEqual(a.go, ['go', 'run', './cmd', '--leader-elect=false']);
+  assert.throws(() => parseCliArgs(['report', '--go', 'go run .']), /--go applies to run, step and dry-run/);
+  assert.throws(() => parseCliArgs(['run', '--go', 'go run .', '--reconciler', 'lab']), /choose one of --go and --reconciler/);
+  assert.throws(() => parseCliArgs(['run', '--go', '  ']), /--go needs a command line/);
+});
