@@ -110,6 +110,15 @@ export function checkManifest(pkg, { ids, settings }) {
   for (const k of Object.keys(props)) {
     if (!k.startsWith(prefix) || !(k.slice(prefix.length) in settings.SettingDefaults)) problems.push(`package.json declares setting ${k}, which is not in SettingDefaults`);
   }
+  // Numeric settings: the range the host clamps to (SettingRanges) is the one package.json declares.
+  for (const [k, p] of Object.entries(props)) {
+    if (!k.startsWith(prefix) || (p.type !== 'number' && p.type !== 'integer')) continue;
+    const r = settings.SettingRanges?.[k.slice(prefix.length)];
+    if (!r) problems.push(`numeric setting ${k} has no range in SettingRanges`);
+    else if (p.minimum !== r.min || p.maximum !== r.max || (p.type === 'integer') !== Boolean(r.integer)) {
+      problems.push(`setting ${k}: package.json range ${p.minimum}..${p.maximum} (${p.type}) != SettingRanges ${r.min}..${r.max}${r.integer ? ' (integer)' : ''}`);
+    }
+  }
   const restricted = pkg.capabilities?.untrustedWorkspaces?.restrictedConfigurations ?? [];
   for (const k of restricted) {
     if (!(k in props)) problems.push(`restrictedConfigurations names unknown setting ${k}`);

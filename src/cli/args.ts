@@ -1,3 +1,4 @@
+import { pathSegmentProblem } from '../core/k8s/keys.ts';
 import { parseArgs } from 'node:util';
 import { splitCommandLine } from '../core/reconcilers/commandLine.ts';
 
@@ -203,7 +204,11 @@ export function parseCliArgs(argv: readonly string[]): CliArgs | 'help' {
   };
   if (v.kubeconfig) out.kubeconfig = v.kubeconfig;
   if (v.context) out.context = v.context;
-  if (v.namespace) out.namespace = v.namespace;
+  if (v.namespace) {
+    const problem = pathSegmentProblem(v.namespace);
+    if (problem) throw new UsageError(`--namespace: ${problem}`);
+    out.namespace = v.namespace;
+  }
   if (v.finalizer) out.finalizer = v.finalizer;
   if (durationMs !== undefined) out.durationMs = durationMs;
   if (go) out.go = go;

@@ -1,3 +1,4 @@
+import { escapeControlChars } from '../core/text/terminal.ts';
 import { realClock } from '../core/clock.ts';
 import { DisposableStore, toDisposable, type Disposable } from '../core/lifecycle.ts';
 import { createLogger, formatLogLine, type Logger } from '../core/log.ts';
@@ -61,7 +62,9 @@ export function exitCodeFor(e: unknown): ExitCode {
 const indent = (text: string, pad = '    ') => text.split('\n').map((l) => pad + l).join('\n');
 
 /** Runs `reconcile-lab` with `argv` (without node and script); resolves with the exit code. Never throws. */
-export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
+export async function runCli(argv: readonly string[], rawIo: CliIo): Promise<number> {
+  // Nothing reaches the terminal unescaped: reconciler output and server text may carry escape sequences.
+  const io: CliIo = { ...rawIo, stdout: (s) => rawIo.stdout(escapeControlChars(s)), stderr: (s) => rawIo.stderr(escapeControlChars(s)) };
   let args: CliArgs | 'help';
   try {
     args = parseCliArgs(argv);
@@ -141,8 +144,8 @@ function normalizeKey(key: string, s: Session): ObjectKey {
   let parts: { namespace?: string; name: string };
   try {
     parts = splitKey(key);
-  } catch {
-    throw new UsageError(`bad key "${key}": expected namespace/name or name`);
+  } catch (e) {
+    throw new UsageError(`bad key "${key}": expected namespace/name or name${/may not/.test((e as Error).message) ? ` (${(e as Error).message.replace(/^unexpected key "[^"]*": /, '')})` : ''}`);
   }
   if (!s.resource.namespaced) {
     if (parts.namespace) throw new UsageError(`${s.resource.resource} is cluster-scoped: use a key without a namespace ("${parts.name}")`);

@@ -1,7 +1,7 @@
 import * as vscode from 'vscode';
-import { RestrictedSettings, SETTINGS_SECTION, SettingDefaults, type SettingKey, type Settings } from './settings.ts';
+import { clampSettings, RestrictedSettings, SETTINGS_SECTION, SettingDefaults, type SettingKey, type Settings } from './settings.ts';
 
-/** Reads every `reconcileLab.*` setting, falling back to the declared defaults for missing or mistyped values. */
+/** Reads every `reconcileLab.*` setting, falling back to the declared defaults for missing or mistyped values; numbers are clamped to their declared ranges. */
 export function readSettings(scope?: vscode.ConfigurationScope): Settings {
   const cfg = vscode.workspace.getConfiguration(SETTINGS_SECTION, scope);
   const out = { ...SettingDefaults } as Record<SettingKey, unknown>;
@@ -11,7 +11,7 @@ export function readSettings(scope?: vscode.ConfigurationScope): Settings {
     const ok = Array.isArray(def) ? Array.isArray(v) && v.every((x) => typeof x === 'string') : typeof v === typeof def;
     out[key] = ok ? v : def;
   }
-  return out as unknown as Settings;
+  return clampSettings(out as unknown as Settings);
 }
 
 /**

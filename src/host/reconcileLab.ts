@@ -12,7 +12,7 @@ import { errorMessage } from './notify.ts';
 import type { Output } from './output.ts';
 import { resolveKubeconfigSource, type KubeconfigSource } from './connection/kubeconfigSource.ts';
 import { Session, type SessionOptions } from './session/session.ts';
-import { ConnectionScopedSettings, type Settings } from './settings.ts';
+import { clampSettings, ConnectionScopedSettings, type Settings } from './settings.ts';
 import { StatusBar } from './statusBar.ts';
 import * as ui from './ui.ts';
 import { QueueTreeProvider } from './views/queueTree.ts';
@@ -138,7 +138,7 @@ export class ReconcileLab implements vscode.Disposable {
       await this.connecting.catch(() => {});
     }
     await this.disconnect();
-    const settings = { ...readSettings(), ...(req.overrides ?? {}) };
+    const settings = clampSettings({ ...readSettings(), ...(req.overrides ?? {}) });
     const source = this.kubeconfigSource(req.kubeconfig);
     const context = req.context ?? (settings['connection.context'] || undefined);
     const target = req.label ?? context ?? source.description;

@@ -71,6 +71,43 @@ export const SettingDefaults: Settings = {
   'goController.cwd': '',
 };
 
+/** The declared range of a numeric setting (package.json `minimum` / `maximum`, `type: integer`). */
+export interface SettingRange {
+  readonly min: number;
+  readonly max: number;
+  readonly integer?: boolean;
+}
+
+type NumericKey = { [K in SettingKey]: Settings[K] extends number ? K : never }[SettingKey];
+
+/** Ranges of every numeric setting, mirrored by package.json (checked by scripts/checkManifest.mjs). */
+export const SettingRanges: Record<NumericKey, SettingRange> = {
+  'informer.resyncPeriodSeconds': { min: 0, max: 86400 },
+  'workQueue.maxConcurrentReconciles': { min: 1, max: 64, integer: true },
+  'workQueue.reconcileTimeoutSeconds': { min: 0, max: 86400 },
+  'reconciler.execTimeoutSeconds': { min: 0, max: 86400 },
+  'eventLog.size': { min: 100, max: 200000, integer: true },
+};
+
+/**
+ * `settings` with every numeric value clamped to its declared range (integers rounded down; NaN or a
+ * non-number: the default). VS Code only warns about an out-of-range value in settings.json, so a workspace
+ * asking for 50 million workers would otherwise get them.
+ */
+export function clampSettings(settings: Settings): Settings {
+  const out = { ...settings } as Record<SettingKey, unknown>;
+  for (const [key, r] of Object.entries(SettingRanges) as Array<[NumericKey, SettingRange]>) {
+    const v = out[key];
+    if (typeof v !== 'number' || Number.isNaN(v)) {
+      out[key] = SettingDefaults[key];
+      continue;
+    }
+    const n = Math.min(r.max, Math.max(r.min, v));
+    out[key] = r.integer ? Math.floor(n) : n;
+  }
+  return out as unknown as Settings;
+}
+
 /** Settings that change what a connection watches or how the loop runs: changing one offers a reconnect. */
 export const ConnectionScopedSettings: readonly SettingKey[] = [
   'connection.kubeconfig',

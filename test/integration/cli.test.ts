@@ -114,6 +114,26 @@ describe('reconcile-lab CLI against a real kube-apiserver', () => {
     assert.deepEqual(after.metadata.ownerReferences ?? [], []);
   });
 
+  test("a reconciler's control characters reach the terminal escaped (text and --json)", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'rl-cli-esc-'));
+    try {
+      const script = join(dir, 'r.sh');
+      // An error with an OSC title sequence, a screen clear, a bell and a C1 CSI; log lines with a carriage return.
+      writeFileSync(script, `#!/bin/sh\ncat >/dev/null\nprintf '%s\\n' '{"error": "\\u001b]0;pwned\\u0007\\u001b[2J boom \\u009b31m", "log": ["line\\rover"]}'\n`, { mode: 0o755 });
+      for (const json of [false, true]) {
+        const r = await cli(['step', 'widget-ready', ...common, '--reconciler', `exec:${script}`, '-v', ...(json ? ['--json'] : [])]);
+        const all = r.stdout + r.stderr;
+        assert.match(all, /boom/, all);
+        // eslint-disable-next-line no-control-regex
+        assert.doesNotMatch(all, /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/, 'no raw control character');
+        assert.match(all, /\\u001b\]0;pwned/, 'escaped, still readable');
+        if (json) for (const line of r.stdout.trim().split('\n')) JSON.parse(line);
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   test('dry-run --json plans the writes and persists nothing (exit 0)', async () => {
     const before = await c.get(crd.gvr, ns, 'widget-ready');
     const r = await cli(['dry-run', 'widget-ready', ...common, '--json']);

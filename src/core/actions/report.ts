@@ -1,3 +1,4 @@
+import { codeSpan, escapeMarkdown as md, fence } from '../text/markdown.ts';
 import type { Clock } from '../clock.ts';
 import { realClock } from '../clock.ts';
 import type { CacheReader, Reconciler } from '../controller/reconcile.ts';
@@ -157,34 +158,28 @@ export function renderReportJson(report: ReconcileReport): string {
   return JSON.stringify(report, null, 2);
 }
 
-function fence(lang: string, text: string): string {
-  const ticks = text.includes('```') ? '````' : '```';
-  return `${ticks}${lang}\n${text}\n${ticks}`;
-}
-
 /** The report as Markdown: a summary table, then one section per object. */
 export function renderReportMarkdown(report: ReconcileReport): string {
   const out: string[] = [];
   const t = report.totals;
-  out.push(`# Reconcile report: ${report.resource}`);
+  out.push(`# Reconcile report: ${md(report.resource)}`);
   out.push('');
-  out.push(`Reconciler \`${report.reconciler}\`, ${report.dryRun ? '**dry-run** (nothing persisted)' : 'live'}, ${report.generatedAt}. ` +
+  out.push(`Reconciler ${codeSpan(report.reconciler)}, ${report.dryRun ? '**dry-run** (nothing persisted)' : 'live'}, ${report.generatedAt}. ` +
     `${t.objects} object(s), ${t.writes} write(s)${report.dryRun ? ' planned' : ''}, ${t.unchanged} unchanged, ${t.requeued} requeued, ${t.errors} error(s).`);
   out.push('');
   out.push(`| Object | Actions | Requeue decision | ${report.dryRun ? 'Status it would write' : 'Status written'} | resourceVersion before → after |`);
   out.push('|---|---|---|---|---|');
-  const cell = (s: string) => s.replace(/\|/g, '\\|').replace(/\n/g, ' ');
   for (const e of report.entries) {
-    const actions = e.actions.length ? e.actions.map((a) => `${a.verb}${a.subresource ? `/${a.subresource}` : ''} ${a.resource}/${a.key}${a.outcome === 'error' ? ' (failed)' : ''}`).join('<br>') : 'none';
-    out.push(`| \`${e.key}\` | ${cell(actions)} | ${cell(e.requeue)} | ${e.statusWritten !== undefined ? 'yes' : 'no'} | ${e.resourceVersionBefore ?? '—'} → ${e.resourceVersionAfter ?? '(gone)'} |`);
+    const actions = e.actions.length ? e.actions.map((a) => md(`${a.verb}${a.subresource ? `/${a.subresource}` : ''} ${a.resource}/${a.key}`) + (a.outcome === 'error' ? ' (failed)' : '')).join('<br>') : 'none';
+    out.push(`| ${codeSpan(e.key)} | ${actions} | ${md(e.requeue)} | ${e.statusWritten !== undefined ? 'yes' : 'no'} | ${md(e.resourceVersionBefore ?? '—')} → ${md(e.resourceVersionAfter ?? '(gone)')} |`);
   }
   for (const e of report.entries) {
     out.push('');
-    out.push(`## ${e.key}`);
+    out.push(`## ${md(e.key)}`);
     out.push('');
-    for (const n of e.notes) out.push(`- ${n}`);
+    for (const n of e.notes) out.push(`- ${md(n)}`);
     if (e.notes.length) out.push('');
-    out.push(`**Requeue:** ${e.requeue}`);
+    out.push(`**Requeue:** ${md(e.requeue)}`);
     out.push('');
     if (!e.explained) out.push('**Observed → desired:** not compared (the reconciler has no `explain()`; its spec and status are different things).');
     else out.push(e.diff ? `**Observed → desired:**\n\n${fence('diff', e.diff)}` : '**Observed → desired:** no difference (converged).');
@@ -194,7 +189,7 @@ export function renderReportMarkdown(report: ReconcileReport): string {
       out.push('**Actions:**');
       out.push('');
       for (const a of e.actions) {
-        out.push(`- ${a.verb}${a.subresource ? `/${a.subresource}` : ''} ${a.resource}/${a.key}${a.dryRun ? ' (dry-run)' : ''}: ${a.outcome === 'ok' ? `rv ${a.resourceVersionBefore ?? '—'} → ${a.resourceVersionAfter ?? '—'}` : `failed: ${a.error}`}`);
+        out.push(`- ${md(`${a.verb}${a.subresource ? `/${a.subresource}` : ''} ${a.resource}/${a.key}`)}${a.dryRun ? ' (dry-run)' : ''}: ${a.outcome === 'ok' ? `rv ${md(a.resourceVersionBefore ?? '—')} → ${md(a.resourceVersionAfter ?? '—')}` : `failed: ${md(String(a.error))}`}`);
         if (a.diff) out.push('', fence('diff', a.diff), '');
       }
     }

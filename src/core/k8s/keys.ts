@@ -17,10 +17,26 @@ export function keyFor(namespace: string | undefined, name: string): ObjectKey {
   return namespace ? `${namespace}/${name}` : name;
 }
 
-/** Splits a key; throws on a key with more than one "/". */
+/**
+ * Why `name` cannot be an object name or namespace in a REST path, or undefined when it can. As the API
+ * server's ValidatePathSegmentName: not empty, not `.` or `..` (a URL would climb to the parent: `…/configmaps/..`
+ * is the namespace itself), no `/` and no `%`.
+ */
+export function pathSegmentProblem(name: string): string | undefined {
+  if (name === '') return 'an empty name';
+  if (name === '.' || name === '..') return `the name ${JSON.stringify(name)} (it may not be "." or "..")`;
+  if (name.includes('/') || name.includes('%')) return `the name ${JSON.stringify(name)} (it may not contain "/" or "%")`;
+  return undefined;
+}
+
+/** Splits a key; throws on a key with more than one "/" and on a part that is "." or "..". */
 export function splitKey(key: ObjectKey): { namespace?: string; name: string } {
   const parts = key.split('/');
-  if (parts.length === 1) return { name: parts[0]! };
+  for (const p of parts) {
+    const problem = p ? pathSegmentProblem(p) : undefined;
+    if (problem) throw new Error(`unexpected key ${JSON.stringify(key)}: ${problem}`);
+  }
+  if (parts.length === 1 && parts[0]) return { name: parts[0] };
   if (parts.length === 2 && parts[0] && parts[1]) return { namespace: parts[0], name: parts[1] };
   throw new Error(`unexpected key format: ${JSON.stringify(key)}`);
 }

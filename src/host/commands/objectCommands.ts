@@ -4,6 +4,7 @@ import { diagnoseStuck, removeFinalizers, ObjectChangedError, type FinalizerDiag
 import { inspectKey, type CacheState } from '../../core/actions/inspect.ts';
 import { cleanForDiff, toYaml } from '../../core/actions/objectDiff.ts';
 import { describeOutcome } from '../../core/actions/runOnce.ts';
+import { escapeMarkdown as md, fence } from '../../core/text/markdown.ts';
 import { splitKey } from '../../core/k8s/keys.ts';
 import type { ResourceInfo } from '../../core/k8s/objects.ts';
 import { remoteDryRun, remoteOf } from './goControllerCommands.ts';
@@ -85,8 +86,8 @@ export async function inspectCache(
 
 function dryRunSummary(s: Session, r: DryRunResult): string {
   const out: string[] = [];
-  out.push(`# Dry-run reconcile of ${r.key}`, '');
-  out.push(`Reconciler: ${r.reconciler} · resource ${s.primaryResource} · context ${s.contextName}`);
+  out.push(`# Dry-run reconcile of ${md(r.key)}`, '');
+  out.push(`Reconciler: ${md(r.reconciler)} · resource ${md(s.primaryResource ?? '')} · context ${md(s.contextName)}`);
   const exec = r.reconciler.startsWith('exec:');
   if (exec) {
     out.push(
@@ -98,21 +99,21 @@ function dryRunSummary(s: Session, r: DryRunResult): string {
   } else {
     out.push('Every write was sent with dryRun=All: the server validated and answered, nothing was stored.', '');
   }
-  out.push(`## Outcome`, '', describeOutcome(r.outcome), '');
+  out.push(`## Outcome`, '', md(describeOutcome(r.outcome)), '');
   out.push(`## Planned writes (${r.actions.length})`, '');
   if (r.actions.length === 0) {
     out.push(exec ? 'None through Reconcile Lab\'s client (writes the program makes itself are not visible here).' : 'None: the observed state already matches the desired state (idempotent pass).');
   }
   for (const a of r.actions) {
-    out.push(`- ${a.verb} ${a.resource} ${a.key}${a.subresource ? `/${a.subresource}` : ''}${a.outcome === 'error' ? ` — REJECTED: ${a.error}` : ''}`);
+    out.push(`- ${md(`${a.verb} ${a.resource} ${a.key}${a.subresource ? `/${a.subresource}` : ''}`)}${a.outcome === 'error' ? ` — REJECTED: ${md(String(a.error))}` : ''}`);
   }
-  if (r.status) out.push('', '## Status it would write', '', '```diff', r.status.diff || '(unchanged)', '```');
+  if (r.status) out.push('', '## Status it would write', '', fence('diff', r.status.diff || '(unchanged)'));
   if (r.explanation) {
     out.push('', '## Desired vs observed');
-    if (r.explanation.notes.length) out.push('', ...r.explanation.notes.map((n) => `- ${n}`));
+    if (r.explanation.notes.length) out.push('', ...r.explanation.notes.map((n) => `- ${md(n)}`));
   }
   for (const a of r.actions) {
-    if (a.diff) out.push('', `## ${a.verb} ${a.resource} ${a.key}${a.subresource ? `/${a.subresource}` : ''}`, '', '```diff', a.diff, '```');
+    if (a.diff) out.push('', `## ${md(`${a.verb} ${a.resource} ${a.key}${a.subresource ? `/${a.subresource}` : ''}`)}`, '', fence('diff', a.diff));
   }
   return out.join('\n') + '\n';
 }

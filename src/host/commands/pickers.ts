@@ -1,5 +1,5 @@
 import * as vscode from 'vscode';
-import { keyOf as keyOfObject } from '../../core/k8s/keys.ts';
+import { keyOf as keyOfObject, splitKey } from '../../core/k8s/keys.ts';
 import type { ReconcileLab } from '../reconcileLab.ts';
 import type { Session } from '../session/session.ts';
 import { presentObject } from '../views/presentation.ts';
@@ -32,6 +32,14 @@ export async function resolveTarget(
 ): Promise<ObjectTarget | Failure> {
   const t = targetOf(arg);
   const primary = s.primaryResource;
+  const given = t?.key ?? keyOf(arg);
+  if (given !== undefined) {
+    try {
+      splitKey(given);
+    } catch (e) {
+      return fail('invalidArgument', (e as Error).message);
+    }
+  }
   if (t) {
     if (options.primaryOnly && t.resource !== primary) {
       return fail('invalidArgument', `${t.resource} ${t.key} is not reconciled by the loop${primary ? ` (it reconciles ${primary})` : ''}.`);

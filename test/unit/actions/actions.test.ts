@@ -136,3 +136,33 @@ test('report: a reconciler without explain() is not shown as drift (spec and sta
   assert.match(md, /not compared \(the reconciler has no `explain\(\)`/);
   assert.doesNotMatch(md, /```diff/);
 });
+
+test('Markdown report escapes cluster text: no link, image, HTML, emphasis or broken table/fence from names, reasons or errors', () => {
+  const evil = '[click](command:workbench.action.quit) ![i](https://x/y.png) <img src=x onerror=alert(1)> **bold** a|b `code` ~~s~~';
+  const report: ReconcileReport = {
+    generatedAt: '2026-01-01T00:00:00Z',
+    resource: `widgets.lab.reconcile.dev ${evil}`,
+    reconciler: 'exec:./r.sh ``` `',
+    dryRun: false,
+    totals: { objects: 1, writes: 1, unchanged: 0, requeued: 1, errors: 1 },
+    entries: [{
+      key: 'ns/a', diff: 'x\n````\n[l](command:y)', explained: true, notes: [`note ${evil}`], outcome: { kind: 'requeueAfter', requeueAfterMs: 10, reason: evil }, requeue: `requeue after 10 ms (${evil})\nsecond line`, durationMs: 1,
+      actions: [{ verb: 'create', resource: 'configmaps', key: 'ns/a-config', dryRun: false, outcome: 'error', error: `admission webhook denied: ${evil}`, diff: '' }],
+      resourceVersionBefore: '1', resourceVersionAfter: '1',
+    }],
+  };
+  const md = renderReportMarkdown(report);
+  // Outside fenced blocks, no unescaped link/image opener, no raw HTML tag, no unescaped emphasis from the values.
+  const outsideFences = md.replace(/(`{3,})[^\n]*\n[\s\S]*?\n\1/g, '');
+  assert.doesNotMatch(outsideFences, /(^|[^\\])\[[^\]]*[^\\]\]\(/, 'a link would render');
+  assert.doesNotMatch(outsideFences, /<img/);
+  assert.doesNotMatch(outsideFences, /(^|[^\\])\*\*bold/);
+  assert.match(outsideFences, /\\\[click\\\]\(command:workbench.action.quit\)/, 'the text stays readable');
+  assert.match(outsideFences, /&lt;img src=x/);
+  // Every table row still has its five cells (the pipe in the values is escaped; the newline is gone).
+  const row = md.split('\n').find((l) => l.startsWith('| `ns/a`'))!;
+  assert.equal(row.split(/(?<!\\)\|/).length - 2, 5, row);
+  // The diff holding a 4-backtick run stays inside one fence of 5.
+  assert.match(md, /`````diff\nx\n````\n\[l\]\(command:y\)\n`````/);
+  assert.match(md, /Reconciler ```` exec:.\/r.sh ``` ` ````/, "a code span fenced longer than its backticks");
+});

@@ -186,6 +186,39 @@ describe('safety: the lab reconciler reconciles only its Widget resource', funct
   });
 });
 
+describe('safety: settings and names from the workspace or a caller', function () {
+  this.timeout(90_000);
+
+  it('a workspace asking for 50 million workers gets the declared maximum (64)', async () => {
+    const cfg = () => vscode.workspace.getConfiguration('reconcileLab');
+    const ns = await testNamespace('ext-safe');
+    await cfg().update('workQueue.maxConcurrentReconciles', 50_000_000, vscode.ConfigurationTarget.Workspace);
+    await cfg().update('eventLog.size', 1e12, vscode.ConfigurationTarget.Workspace);
+    try {
+      const l = await lab();
+      await connectTo(ns);
+      assert.equal(l.session?.settings['workQueue.maxConcurrentReconciles'], 64);
+      assert.equal(l.session?.settings['eventLog.size'], 200_000);
+      assert.ok(l.session?.controller, 'the loop was built');
+      await l.disconnect();
+    } finally {
+      await cfg().update('workQueue.maxConcurrentReconciles', undefined, vscode.ConfigurationTarget.Workspace);
+      await cfg().update('eventLog.size', undefined, vscode.ConfigurationTarget.Workspace);
+    }
+  });
+
+  it('refuses the object names "." and ".." given to a command', async () => {
+    const ns = await testNamespace('ext-safe');
+    const c = await widgetCrd();
+    await connectTo(ns);
+    for (const key of [`${ns}/..`, `${ns}/.`, '..']) {
+      const r = await run('reconcileLab.inspectCache', { key, resource: c.resourceId, open: false });
+      assert.equal(!r.ok && r.reason, 'invalidArgument', key);
+    }
+    await (await lab()).disconnect();
+  });
+});
+
 describe('safety: arguments that skip confirmations need the argument token', function () {
   this.timeout(90_000);
 
