@@ -1,0 +1,251 @@
+// The Go sample controller (samples/go-controller, controller-runtime + the bridge module) driven from the core,
+// against the real local control plane: pause with leader election on, step, backoff, why-queued with two causes,
+// dry-run, and a Delve breakpoint held while the editor side steps. Everything here is real: the apiserver, the
+// compiled Go program, Delve over DAP.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { realClock } from '../../src/core/clock.ts';
+import { BridgeHub } from '../../src/core/bridge/bridgeHub.ts';
+import { runGoController, type RunningGoController } from '../../src/core/bridge/runGoController.ts';
+import type { RemoteController } from '../../src/core/bridge/remoteController.ts';
+import type { GoProcess } from '../../src/core/bridge/goProcess.ts';
+import { Journal, type JournalEntry } from '../../src/core/journal/journal.ts';
+import { createDynamicClient, type DynamicKubeClient } from '../../src/core/k8s/dynamicClient.ts';
+import { isNotFound } from '../../src/core/k8s/client.ts';
+import type { GroupVersionResource, KubeObject } from '../../src/core/k8s/objects.ts';
+import { createNamespace, getTestCluster, installCrd, waitUntil, type TestCluster } from './support/cluster.ts';
+import { buildGoSample, haveGo, installDelve, SAMPLE_DIR } from './support/goSample.ts';
+import { DapClient } from './support/dap.ts';
+import { sampleDocs } from './reconcilers.support.ts';
+
+const WIDGETS: GroupVersionResource = { group: 'lab.reconcile.dev', version: 'v1alpha1', resource: 'widgets' };
+const CONFIGMAPS: GroupVersionResource = { group: '', version: 'v1', resource: 'configmaps' };
+const LEASES: GroupVersionResource = { group: 'coordination.k8s.io', version: 'v1', resource: 'leases' };
+/** The scenario's pause: 30 s (the lease is 4 s, so Delve would have lost it ~7 times). Shorter only for local runs. */
+const PAUSE_MS = Number(process.env.RECONCILE_LAB_BRIDGE_PAUSE_MS ?? 30_000);
+
+/** The sample's flags for one run in namespace `ns` (no ports: several may run). */
+function sampleArgs(ns: string, o: { leaderElect?: boolean } = {}): string[] {
+  return [
+    `--namespace=${ns}`,
+    '--metrics-bind-address=0',
+    '--health-probe-bind-address=0',
+    ...(o.leaderElect
+      ? ['--leader-elect=true', `--leader-election-namespace=${ns}`, '--leader-election-id=widget-sample', '--lease-duration=4s', '--renew-deadline=3s', '--retry-period=1s']
+      : ['--leader-elect=false']),
+  ];
+}
+
+function widget(ns: string, name: string, data: Record<string, string>): KubeObject {
+  return { apiVersion: 'lab.reconcile.dev/v1alpha1', kind: 'Widget', metadata: { name, namespace: ns }, spec: { data } };
+}
+
+const starts = (j: Journal, key: string) => j.entries({ kinds: ['reconcileStart'], key }).filter((e) => e.key === key);
+const ends = (j: Journal, key: string) => j.entries({ kinds: ['reconcileEnd'], key }).filter((e) => e.key === key);
+
+/** The sample's Reconcile method: file and the line of its first statement (for a breakpoint). */
+function reconcileLocation(): { path: string; line: number } {
+  const files: string[] = [];
+  const walk = (d: string) => {
+    for (const n of readdirSync(d)) {
+      const p = join(d, n);
+      if (statSync(p).isDirectory()) walk(p);
+      else if (n.endsWith('.go') && !n.endsWith('_test.go')) files.push(p);
+    }
+  };
+  walk(SAMPLE_DIR);
+  for (const path of files) {
+    const lines = readFileSync(path, 'utf8').split('\n');
+    const i = lines.findIndex((l) => /^func \([^)]*\) Reconcile\(ctx context\.Context/.test(l));
+    if (i >= 0) return { path, line: i + 2 };
+  }
+  throw new Error(`no Reconcile method found under ${SAMPLE_DIR}`);
+}
+
+describe('the Go sample controller through the bridge', { skip: (!haveGo() && 'go is not installed') || (!existsSync(SAMPLE_DIR) && 'samples/go-controller is not in this tree') }, () => {
+  let cluster: TestCluster;
+  let client: DynamicKubeClient;
+  let bin: string;
+  const running: RunningGoController[] = [];
+  const hubs: BridgeHub[] = [];
+
+  before(async () => {
+    cluster = await getTestCluster();
+    client = createDynamicClient(cluster.transport, { fieldManager: 'reconcile-lab-test' });
+    // The sample's Widget type is compiled in: it needs the real CRD (cluster-wide; other suites use their own groups).
+    await installCrd(cluster.transport, sampleDocs('crd.yaml')[0]!).catch((e: unknown) => {
+      if (!/AlreadyExists|already exists/.test(String((e as Error).message))) throw e;
+    });
+    bin = buildGoSample();
+  });
+
+  after(async () => {
+    for (const r of running) await r.launched.stop();
+    for (const h of hubs) h.dispose();
+  });
+
+  /** Starts the sample in `ns` on a fresh bridge; resolves once its controller is announced (paused). */
+  async function start(ns: string, o: { leaderElect?: boolean } = {}): Promise<{ hub: BridgeHub; journal: Journal; c: RemoteController; p: GoProcess; r: RunningGoController }> {
+    const journal = new Journal({ clock: realClock, capacity: 50_000, delivery: 'sync' });
+    const hub = await BridgeHub.start({ clock: realClock, journal });
+    hubs.push(hub);
+    const r = await runGoController({ hub, spec: { command: bin, args: sampleArgs(ns, o) }, clock: realClock, env: { KUBECONFIG: cluster.kubeconfigPath }, waitMs: 120_000 });
+    running.push(r);
+    assert.equal(r.controller.status().paused, true, 'the editor welcomes it paused');
+    return { hub, journal, c: r.controller, p: r.process, r };
+  }
+
+  test(`paused ${PAUSE_MS / 1000} s with leader election on and a 4 s lease: zero reconciles, the lease keeps being renewed`, { timeout: PAUSE_MS + 120_000 }, async () => {
+    const ns = await createNamespace(cluster.transport, 'go-pause');
+    await client.create(WIDGETS, widget(ns, 'w', { color: 'green' }));
+    const { journal, c, p } = await start(ns, { leaderElect: true });
+    const key = `${ns}/w`;
+    await waitUntil(async () => {
+      const l = await client.get(LEASES, ns, 'widget-sample').catch((e: unknown) => (isNotFound(e) ? undefined : Promise.reject(e)));
+      return Boolean((l?.spec as { holderIdentity?: string } | undefined)?.holderIdentity);
+    }, 'the sample acquires the lease', 60_000);
+    await waitUntil(() => c.keyState(key)?.phase === 'queued', 'the widget is queued (its informer add)', 60_000);
+    const lease0 = await client.get(LEASES, ns, 'widget-sample');
+    const spec0 = lease0.spec as { holderIdentity: string; renewTime: string };
+
+    await new Promise((r) => setTimeout(r, PAUSE_MS)); // the scenario: a long pause, no assertion on time
+
+    assert.equal(starts(journal, key).length, 0, 'no reconcile while paused');
+    assert.equal(c.keyState(key)?.phase, 'queued');
+    assert.equal(p.liveness, 'connected', 'pinging all along');
+    const lease1 = await client.get(LEASES, ns, 'widget-sample');
+    const spec1 = lease1.spec as { holderIdentity: string; renewTime: string };
+    assert.equal(spec1.holderIdentity, spec0.holderIdentity, 'still the leader');
+    assert.ok(Date.parse(spec1.renewTime) > Date.parse(spec0.renewTime), `renewTime advanced (${spec0.renewTime} → ${spec1.renewTime})`);
+    assert.ok(Number(lease1.metadata.resourceVersion) > Number(lease0.metadata.resourceVersion));
+
+    const s = await c.step({ key });
+    assert.equal(s.kind, 'reconciled');
+    assert.equal(starts(journal, key).length, 1, 'the step ran exactly one reconcile');
+  });
+
+  test('step → exactly one reconcile; an error path shows backoff 5, 10, 20 ms for that key', { timeout: 180_000 }, async () => {
+    const ns = await createNamespace(cluster.transport, 'go-step');
+    await client.create(WIDGETS, widget(ns, 'ok', { color: 'blue' }));
+    // A child the API server refuses (a ConfigMap key may not contain spaces): every reconcile of "bad" fails.
+    await client.create(WIDGETS, widget(ns, 'bad', { 'not a valid key!': 'x' }));
+    const { journal, c } = await start(ns);
+    const ok = `${ns}/ok`;
+    const bad = `${ns}/bad`;
+    await waitUntil(() => c.keyState(ok)?.phase === 'queued' && c.keyState(bad)?.phase === 'queued', 'both queued', 60_000);
+
+    const s = await c.step({ key: ok });
+    assert.ok(s.kind === 'reconciled', JSON.stringify(s));
+    assert.equal(starts(journal, ok).length, 1);
+    assert.equal(ends(journal, ok).length, 1);
+    assert.equal(starts(journal, bad).length, 0, 'the other key did not run');
+    assert.ok(journal.entries({ kinds: ['write'], key: ok }).some((e) => e.kind === 'write' && e.verb === 'create' && e.objectKey === `${ns}/ok-config` && !e.dryRun && e.resourceVersionAfter));
+
+    const delays: number[] = [];
+    for (let i = 1; i <= 3; i++) {
+      const r = await c.step({ key: bad, force: true });
+      assert.ok(r.kind === 'reconciled' && r.outcome.kind === 'error', JSON.stringify(r));
+      await waitUntil(() => (c.keyState(bad)?.reasons ?? []).some((x) => x.kind === 'backoff' && x.attempt === i), `backoff cause ${i}`, 10_000);
+      const cause = c.keyState(bad)!.reasons.find((x) => x.kind === 'backoff' && x.attempt === i)!;
+      assert.ok(cause.kind === 'backoff');
+      delays.push(cause.delayMs);
+      assert.equal(c.keyState(bad)!.requeues, i, 'failures per key');
+    }
+    assert.deepEqual(delays, [5, 10, 20]);
+    assert.equal(starts(journal, bad).length, 3, 'paused: only the three steps ran');
+  });
+
+  test('a spec update and an owned child change before one Get are both causes of the next reconcile', { timeout: 180_000 }, async () => {
+    const ns = await createNamespace(cluster.transport, 'go-causes');
+    await client.create(WIDGETS, widget(ns, 'w', { color: 'green' }));
+    const { journal, c } = await start(ns);
+    const key = `${ns}/w`;
+    await waitUntil(() => c.keyState(key)?.phase === 'queued', 'queued', 60_000);
+    for (let i = 0; i < 4 && !(await client.get(CONFIGMAPS, ns, 'w-config').catch(() => undefined)); i++) await c.step({ key, force: true });
+    const cm = await client.get(CONFIGMAPS, ns, 'w-config');
+    await waitUntil(() => c.keyState(key)?.phase === 'idle' || c.keyState(key)?.phase === 'queued', 'settled', 10_000);
+    const w = await client.get(WIDGETS, ns, 'w');
+    await client.update(WIDGETS, { ...w, spec: { data: { color: 'red' } } });
+    await client.update(CONFIGMAPS, { ...cm, metadata: { ...cm.metadata, labels: { ...(cm.metadata.labels ?? {}), touched: 'yes' } } });
+    await waitUntil(() => {
+      const kinds = new Set((c.keyState(key)?.reasons ?? []).map((r) => r.kind));
+      return kinds.has('informer') && kinds.has('owned');
+    }, 'both causes recorded', 30_000);
+    const r = await c.step({ key, force: true });
+    assert.equal(r.kind, 'reconciled');
+    const last = starts(journal, key).at(-1)!;
+    assert.ok(last.kind === 'reconcileStart');
+    const informer = last.triggers.find((t) => t.kind === 'informer' && t.event === 'update');
+    const owned = last.triggers.find((t) => t.kind === 'owned');
+    assert.ok(informer, `a spec update among ${JSON.stringify(last.triggers)}`);
+    assert.ok(owned && owned.kind === 'owned' && owned.child === `${ns}/w-config`, `the owned child among ${JSON.stringify(last.triggers)}`);
+  });
+
+  test('a dry-run step persists nothing: resourceVersions unchanged, no child created', { timeout: 180_000 }, async () => {
+    const ns = await createNamespace(cluster.transport, 'go-dry');
+    await client.create(WIDGETS, widget(ns, 'w', { color: 'green' }));
+    const { journal, c } = await start(ns);
+    const key = `${ns}/w`;
+    await waitUntil(() => c.keyState(key)?.phase === 'queued', 'queued', 60_000);
+    const before = await client.get(WIDGETS, ns, 'w');
+    const d = await c.dryRun(key);
+    assert.ok(d.writes.length > 0, 'the reconciler planned writes');
+    assert.ok(d.writes.every((w) => w.dryRun), 'every write was sent with dryRun=All');
+    const planned = d.writes.find((w) => w.verb === 'create' && w.resource === 'configmaps');
+    assert.ok(planned && planned.after, `a planned child create among ${JSON.stringify(d.writes.map((w) => `${w.verb} ${w.resource}`))}`);
+    const after = await client.get(WIDGETS, ns, 'w');
+    assert.equal(after.metadata.resourceVersion, before.metadata.resourceVersion, 'the widget did not change');
+    await assert.rejects(client.get(CONFIGMAPS, ns, 'w-config'), (e: unknown) => isNotFound(e), 'no child was created');
+    assert.equal(starts(journal, key).length, 0, 'a dry-run does not count as a reconcile of the queue');
+    assert.equal(c.keyState(key)?.phase, 'queued', 'the key is still queued');
+    assert.ok(journal.entries({ kinds: ['write'] }).every((e) => e.kind !== 'write' || e.dryRun));
+  });
+
+  test('Delve: a breakpoint in Reconcile is hit by a step from the editor side; silent, not dead; continue, and the bridge records the outcome', { timeout: 300_000 }, async () => {
+    const ns = await createNamespace(cluster.transport, 'go-dlv');
+    await client.create(WIDGETS, widget(ns, 'w', { color: 'green' }));
+    const dlvPath = installDelve();
+    const debugBin = buildGoSample({ debug: true });
+    const journal = new Journal({ clock: realClock, capacity: 50_000, delivery: 'sync' });
+    const hub = await BridgeHub.start({ clock: realClock, journal, silentAfterMs: 2000 });
+    hubs.push(hub);
+    const dap = await DapClient.start(dlvPath);
+    try {
+      await dap.request('initialize', { adapterID: 'go', linesStartAt1: true, columnsStartAt1: true, pathFormat: 'path' });
+      await dap.request('launch', { mode: 'exec', program: debugBin, args: sampleArgs(ns), env: { KUBECONFIG: cluster.kubeconfigPath, ...hub.env() } });
+      await dap.nextEvent('initialized');
+      const loc = reconcileLocation();
+      const bp = await dap.request<{ breakpoints: Array<{ verified: boolean; line: number }> }>('setBreakpoints', { source: { path: loc.path }, breakpoints: [{ line: loc.line }] });
+      assert.ok(bp.breakpoints[0]?.verified, `breakpoint at ${loc.path}:${loc.line} verified: ${JSON.stringify(bp)}`);
+      await dap.request('configurationDone');
+      const { process: p, controller: c } = await hub.waitForController(() => true, AbortSignal.timeout(120_000));
+      const key = `${ns}/w`;
+      await waitUntil(() => c.keyState(key)?.phase === 'queued', 'queued', 60_000);
+
+      const stepping = c.step({ key });
+      const stopped = await dap.nextEvent('stopped');
+      assert.equal(stopped.reason, 'breakpoint');
+      await waitUntil(() => p.liveness === 'notResponding', 'the editor sees silence', 20_000);
+      assert.equal(c.status().state, 'running', 'stopped in the debugger is not dead');
+      p.setDebuggerStopped(true);
+      assert.equal(p.liveness, 'stoppedInDebugger');
+      assert.equal(starts(journal, key).length, 0, 'the start message is still inside the stopped process');
+
+      await dap.request('continue', { threadId: stopped.threadId });
+      p.setDebuggerStopped(false);
+      const r = await stepping;
+      assert.ok(r.kind === 'reconciled' && r.key === key, JSON.stringify(r));
+      await waitUntil(() => p.liveness === 'connected', 'pinging again', 10_000);
+      assert.equal(starts(journal, key).length, 1);
+      assert.equal(ends(journal, key).length, 1, 'the outcome is recorded');
+      const writes = journal.entries({ kinds: ['write'], key }).filter((e): e is JournalEntry & { kind: 'write' } => e.kind === 'write');
+      assert.ok(writes.length > 0 && writes.every((w) => !w.dryRun), 'its writes are journaled');
+      const snap = await p.request({ op: 'snapshot', controller: c.name }, { timeoutMs: 5000 });
+      assert.equal(snap.snapshot?.dropped, 0, 'nothing was dropped while the process sat at the breakpoint');
+    } finally {
+      await dap.close();
+    }
+  });
+});

@@ -1,0 +1,67 @@
+import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join, relative } from 'node:path';
+
+/**
+ * The Go sample controller (samples/go-controller, using the bridge module in bridge/) built once per
+ * source state into the project cache, and Delve, installed once per version. Both are cache-friendly:
+ * a second run with unchanged sources only hashes files.
+ */
+export const ROOT = join(import.meta.dirname, '..', '..', '..');
+export const SAMPLE_DIR = join(ROOT, 'samples', 'go-controller');
+export const DELVE_VERSION = 'v1.27.2';
+
+export function cacheDir(): string {
+  return process.env.RECONCILE_LAB_CACHE ?? join(homedir(), '.cache', 'reconcile-lab');
+}
+
+function goFiles(dir: string, out: string[] = []): string[] {
+  if (!existsSync(dir)) return out;
+  for (const name of readdirSync(dir).sort()) {
+    const p = join(dir, name);
+    if (statSync(p).isDirectory()) goFiles(p, out);
+    else if (/\.(go|mod|sum)$/.test(name) && !name.endsWith('_test.go')) out.push(p);
+  }
+  return out;
+}
+
+/** Whether `go` runs here. */
+export function haveGo(): boolean {
+  return spawnSync('go', ['version'], { stdio: 'ignore' }).status === 0;
+}
+
+/** The sample's main package, relative to SAMPLE_DIR ("." or "./cmd"). */
+function mainPackage(): string {
+  return existsSync(join(SAMPLE_DIR, 'cmd', 'main.go')) ? './cmd' : '.';
+}
+
+/**
+ * Builds the sample (optimisations off when `debug`, for Delve) into the cache, keyed by a hash of every
+ * .go/.mod/.sum file of the sample and the bridge module. Returns the binary's path.
+ */
+export function buildGoSample(o: { debug?: boolean } = {}): string {
+  const h = createHash('sha256');
+  for (const f of [...goFiles(join(ROOT, 'bridge')), ...goFiles(SAMPLE_DIR)]) h.update(relative(ROOT, f)).update('\0').update(readFileSync(f));
+  h.update(o.debug ? 'debug' : 'release');
+  const dir = join(cacheDir(), 'go-sample', h.digest('hex').slice(0, 16));
+  const bin = join(dir, o.debug ? 'widget-controller-debug' : 'widget-controller');
+  if (existsSync(bin)) return bin;
+  mkdirSync(dir, { recursive: true });
+  const args = ['build', ...(o.debug ? ['-gcflags=all=-N -l'] : []), '-o', bin, mainPackage()];
+  const r = spawnSync('go', args, { cwd: SAMPLE_DIR, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+  if (r.status !== 0) throw new Error(`go ${args.join(' ')} failed (in ${SAMPLE_DIR}):\n${r.stderr}`);
+  return bin;
+}
+
+/** Installs Delve (`go install …@DELVE_VERSION`, GOBIN in the cache) once; returns the dlv path. */
+export function installDelve(): string {
+  const bin = join(cacheDir(), 'dlv', DELVE_VERSION);
+  const dlv = join(bin, 'dlv');
+  if (existsSync(dlv)) return dlv;
+  mkdirSync(bin, { recursive: true });
+  const r = spawnSync('go', ['install', `github.com/go-delve/delve/cmd/dlv@${DELVE_VERSION}`], { env: { ...process.env, GOBIN: bin }, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+  if (r.status !== 0) throw new Error(`go install delve ${DELVE_VERSION} failed:\n${r.stderr}`);
+  return dlv;
+}
