@@ -16,7 +16,7 @@ import { createDynamicClient, type DynamicKubeClient } from '../../src/core/k8s/
 import { isNotFound } from '../../src/core/k8s/client.ts';
 import type { GroupVersionResource, KubeObject } from '../../src/core/k8s/objects.ts';
 import { createNamespace, getTestCluster, installCrd, waitUntil, type TestCluster } from './support/cluster.ts';
-import { buildGoSample, haveGo, installDelve, SAMPLE_DIR } from './support/goSample.ts';
+import { buildGoSample, haveGo, installDelve, sampleDir } from './support/goSample.ts';
 import { DapClient } from './support/dap.ts';
 import { sampleDocs } from './reconcilers.support.ts';
 
@@ -55,16 +55,16 @@ function reconcileLocation(): { path: string; line: number } {
       else if (n.endsWith('.go') && !n.endsWith('_test.go')) files.push(p);
     }
   };
-  walk(SAMPLE_DIR);
+  walk(sampleDir());
   for (const path of files) {
     const lines = readFileSync(path, 'utf8').split('\n');
     const i = lines.findIndex((l) => /^func \([^)]*\) Reconcile\(ctx context\.Context/.test(l));
     if (i >= 0) return { path, line: i + 2 };
   }
-  throw new Error(`no Reconcile method found under ${SAMPLE_DIR}`);
+  throw new Error(`no Reconcile method found under ${sampleDir()}`);
 }
 
-describe('the Go sample controller through the bridge', { skip: (!haveGo() && 'go is not installed') || (!existsSync(SAMPLE_DIR) && 'samples/go-controller is not in this tree') }, () => {
+describe('the Go sample controller through the bridge', { skip: (!haveGo() && 'go is not installed') || (!existsSync(sampleDir()) && 'samples/go-controller is not in this tree') }, () => {
   let cluster: TestCluster;
   let client: DynamicKubeClient;
   let bin: string;

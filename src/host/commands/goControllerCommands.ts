@@ -8,6 +8,7 @@ import type { ReconcileLab } from '../reconcileLab.ts';
 import type { Session } from '../session/session.ts';
 import { boolArg, fail, isFailure, type CommandResult } from './args.ts';
 import { requireSession, resolveTarget } from './pickers.ts';
+import { refusePrivileged } from './privileged.ts';
 
 /**
  * Run Controller…: launches the developer's Go controller (settings
@@ -20,8 +21,6 @@ export async function runController(
   lab: ReconcileLab,
   arg: unknown,
 ): Promise<CommandResult<{ pid: number; controller: string; controllers: string[]; command: string }>> {
-  const s = requireSession(lab, arg);
-  if (isFailure(s)) return s;
   if (!vscode.workspace.isTrusted) {
     const message = 'Run Controller runs a program from this workspace, so it only runs in a trusted workspace.';
     if (arg === undefined) {
@@ -31,6 +30,11 @@ export async function runController(
     }
     return fail('untrusted', message);
   }
+  const s = requireSession(lab, arg);
+  if (isFailure(s)) return s;
+  // What to run is the person's setting; a command link or another extension may not name a program.
+  const refused = refusePrivileged(arg, ['command', 'args', 'env', 'cwd']);
+  if (refused) return refused;
   let req;
   try {
     req = lab.go.runRequest(arg);

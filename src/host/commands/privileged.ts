@@ -4,7 +4,8 @@
  * kubeconfig can run exec credential plugins; a reconciler command runs code), `path` and `dryRun: false` of
  * `exportReport` (a file written anywhere; a live pass that writes to the cluster), `exportTo` of `showEventLog`,
  * `force` of `stepReconcile` (runs a key before its backoff without asking), `resources` / `namespaces` of the
- * Choose… commands (workspace settings written without the picker) — are honoured only when the argument also
+ * Choose… commands (workspace settings written without the picker), `command` / `args` / `env` / `cwd` of
+ * `runController` (a program to run) — are honoured only when the argument also
  * carries the **argument token** of this activation.
  *
  * The token is 32 random bytes made when the extension activates under its own test suite

@@ -9,9 +9,20 @@ import { join, relative } from 'node:path';
  * source state into the project cache, and Delve, installed once per version. Both are cache-friendly:
  * a second run with unchanged sources only hashes files.
  */
-export const ROOT = join(import.meta.dirname, '..', '..', '..');
-export const SAMPLE_DIR = join(ROOT, 'samples', 'go-controller');
 export const DELVE_VERSION = 'v1.27.2';
+
+let root: string | undefined;
+/** The repository root (set it with {@link setRepoRoot} where import.meta is unavailable: the bundled VS Code suite). */
+export function repoRoot(): string {
+  return (root ??= join(import.meta.dirname, '..', '..', '..'));
+}
+export function setRepoRoot(r: string): void {
+  root = r;
+}
+/** samples/go-controller of the repository. */
+export function sampleDir(): string {
+  return join(repoRoot(), 'samples', 'go-controller');
+}
 
 export function cacheDir(): string {
   return process.env.RECONCILE_LAB_CACHE ?? join(homedir(), '.cache', 'reconcile-lab');
@@ -34,7 +45,7 @@ export function haveGo(): boolean {
 
 /** The sample's main package, relative to SAMPLE_DIR ("." or "./cmd"). */
 function mainPackage(): string {
-  return existsSync(join(SAMPLE_DIR, 'cmd', 'main.go')) ? './cmd' : '.';
+  return existsSync(join(sampleDir(), 'cmd', 'main.go')) ? './cmd' : '.';
 }
 
 /**
@@ -43,15 +54,15 @@ function mainPackage(): string {
  */
 export function buildGoSample(o: { debug?: boolean } = {}): string {
   const h = createHash('sha256');
-  for (const f of [...goFiles(join(ROOT, 'bridge')), ...goFiles(SAMPLE_DIR)]) h.update(relative(ROOT, f)).update('\0').update(readFileSync(f));
+  for (const f of [...goFiles(join(repoRoot(), 'bridge')), ...goFiles(sampleDir())]) h.update(relative(repoRoot(), f)).update('\0').update(readFileSync(f));
   h.update(o.debug ? 'debug' : 'release');
   const dir = join(cacheDir(), 'go-sample', h.digest('hex').slice(0, 16));
   const bin = join(dir, o.debug ? 'widget-controller-debug' : 'widget-controller');
   if (existsSync(bin)) return bin;
   mkdirSync(dir, { recursive: true });
   const args = ['build', ...(o.debug ? ['-gcflags=all=-N -l'] : []), '-o', bin, mainPackage()];
-  const r = spawnSync('go', args, { cwd: SAMPLE_DIR, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
-  if (r.status !== 0) throw new Error(`go ${args.join(' ')} failed (in ${SAMPLE_DIR}):\n${r.stderr}`);
+  const r = spawnSync('go', args, { cwd: sampleDir(), encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+  if (r.status !== 0) throw new Error(`go ${args.join(' ')} failed (in ${sampleDir()}):\n${r.stderr}`);
   return bin;
 }
 

@@ -1,0 +1,98 @@
+// Run Controller… with the Go sample (samples/go-controller, controller-runtime + the bridge), in the real extension
+// host against the real control plane: the views show the Go controller (pid, liveness), step / dry-run act on it
+// through the bridge, a stranger cannot name the program, Stop Controller goes back to the built-in loop.
+import * as assert from 'node:assert/strict';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import * as vscode from 'vscode';
+import { parseAllDocuments } from 'yaml';
+import type { StepResult } from '../../../src/core/controller/controller.ts';
+import type { KubeObject } from '../../../src/core/k8s/objects.ts';
+import type { ReconcileLab } from '../../../src/host/reconcileLab.ts';
+import { buildGoSample, haveGo, sampleDir, setRepoRoot } from '../../integration/support/goSample.ts';
+import { installCrd } from '../../integration/support/cluster.ts';
+import { connectTo, lab, labCluster, ok, ROOT, run, runAsStranger, testNamespace, waitUntil } from './support/lab.ts';
+
+const WIDGETS = { group: 'lab.reconcile.dev', version: 'v1alpha1', resource: 'widgets' };
+const RESOURCE = 'widgets.lab.reconcile.dev';
+
+setRepoRoot(ROOT);
+
+describe('Go controller (Run Controller…) in the editor', function () {
+  this.timeout(240_000);
+  let l: ReconcileLab;
+  let ns = '';
+  let bin = '';
+
+  before(async function () {
+    if (!haveGo() || !existsSync(sampleDir())) this.skip();
+    this.timeout(300_000);
+    l = await lab();
+    bin = buildGoSample(); // cached by the integration phase
+    const crd = parseAllDocuments(readFileSync(join(ROOT, 'samples/crd.yaml'), 'utf8'))[0]!.toJS() as KubeObject;
+    await installCrd(labCluster().transport, crd).catch((e: unknown) => {
+      if (!/already exists|AlreadyExists/.test(String((e as Error).message))) throw e;
+    });
+    ns = await testNamespace('ext-go');
+    await labCluster().client.create(WIDGETS, { apiVersion: 'lab.reconcile.dev/v1alpha1', kind: 'Widget', metadata: { name: 'gadget', namespace: ns }, spec: { data: { color: 'teal' } } });
+    await connectTo(ns, { resources: [RESOURCE, 'configmaps'], reconcilerResource: RESOURCE });
+  });
+
+  after(async () => {
+    if (l) await run('reconcileLab.stopController', {});
+  });
+
+  it('a command link or another extension cannot name the program to run', async () => {
+    const r = await runAsStranger('reconcileLab.runController', { command: '/bin/sh', args: ['-c', 'touch /tmp/pwned'] });
+    assert.equal(r.ok, false);
+    assert.ok(!r.ok && r.reason === 'invalidArgument', JSON.stringify(r));
+    assert.equal(l.go.launchedProcess, undefined);
+  });
+
+  it('shows the Go controller in the views; step and dry-run act on it; Stop Controller goes back to the built-in loop', async () => {
+    const s = l.session!;
+    const key = `${ns}/gadget`;
+    const r = ok(
+      await run<{ pid: number; controller: string; controllers: string[]; command: string }>('reconcileLab.runController', {
+        command: bin,
+        args: [`--namespace=${ns}`, '--metrics-bind-address=0', '--health-probe-bind-address=0', '--leader-elect=false'],
+        waitMs: 120_000,
+      }),
+    );
+    assert.ok(r.pid > 0);
+    assert.equal(s.controller, l.go.current?.controller, 'the views show the Go controller');
+    assert.notEqual(s.controller, s.builtInController);
+    assert.equal(s.builtInController?.status().paused, true, 'the built-in loop is paused meanwhile');
+    assert.match(s.controllerOrigin, new RegExp(`^Go controller ${r.controller} · pid ${r.pid} · connected$`));
+    assert.match(l.queueView.description ?? '', /pid \d+ · connected/);
+    assert.equal(vscode.workspace.isTrusted, true);
+
+    await waitUntil(() => s.keyState(key)?.phase === 'queued', 'the widget is queued in the Go controller', 60_000);
+    assert.ok(s.queuedKeys().includes(key), 'the Work Queue view lists it');
+    assert.equal(s.loopState(), 'paused');
+
+    const dry = ok(await run<{ actions: Array<{ verb: string; resource: string; outcome: string; diff: string }> }>('reconcileLab.dryRunReconcile', { key, resource: RESOURCE, open: false }));
+    assert.ok(dry.actions.some((a) => a.verb === 'create' && a.resource === 'configmaps' && a.outcome === 'ok'), JSON.stringify(dry.actions));
+    await assert.rejects(labCluster().client.get({ group: '', version: 'v1', resource: 'configmaps' }, ns, 'gadget-config'), 'the dry-run created nothing');
+
+    const step = ok(await run<{ step: StepResult; summary: string }>('reconcileLab.stepReconcile', { key, resource: RESOURCE }));
+    assert.equal(step.step.kind, 'reconciled', step.summary);
+    const starts = s.journal.entries({ kinds: ['reconcileStart'], key }).filter((e) => e.controller === r.controller);
+    assert.equal(starts.length, 1, 'one reconcile in the Go process, journaled like the built-in loop');
+    assert.equal(s.keyState(key)?.reconciles, 1);
+    assert.ok(s.journal.entries({ kinds: ['write'], key }).some((e) => e.kind === 'write' && !e.dryRun && e.resourceVersionAfter), 'its writes with resourceVersions');
+
+    const stopped = ok(await run<{ exit?: string }>('reconcileLab.stopController', {}));
+    assert.match(stopped.exit ?? '', /killed by SIGTERM|exited with code/);
+    assert.equal(s.controller, s.builtInController, 'back to the built-in loop');
+    assert.equal(l.go.launchedProcess, undefined);
+  });
+});
+
+describe('Go controller [untrusted]', () => {
+  it('Run Controller refuses in an untrusted workspace: it runs workspace code', async () => {
+    const r = await run('reconcileLab.runController', {});
+    assert.equal(r.ok, false);
+    assert.ok(!r.ok && r.reason === 'untrusted', JSON.stringify(r));
+  });
+});
