@@ -125,6 +125,9 @@ export interface ApiStatus {
  * bound to one resource (and namespace / selectors). `watch` yields events
  * until the server closes the stream (the iterator ends) or `signal` aborts;
  * failures are thrown as errors carrying `code` (HTTP status) where known.
+ * A stream that breaks mid-way with a probable EOF (reset, EOF, GOAWAY,
+ * timeout) ends the iterator like a server close, as client-go's
+ * StreamWatcher does: the reflector then re-watches from the last RV.
  */
 export interface ListerWatcher<T extends KubeObject = KubeObject> {
   list(options: ListOptions, signal: AbortSignal): Promise<KubeList<T>>;

@@ -108,7 +108,9 @@ function statusToError(status: ApiStatus): ApiError {
  * - WATCH from the last synced RV with `allowWatchBookmarks=true` and a fresh
  *   random `timeoutSeconds` in [300, 600). Every ADDED / MODIFIED / DELETED /
  *   BOOKMARK event advances the last synced RV; bookmarks touch nothing else.
- * - A clean close re-watches at once from the last RV. A close within 1 s
+ * - A clean close re-watches at once from the last RV; a stream that breaks
+ *   mid-way (reset, EOF, timeout) is one, as the ListerWatcher ends it
+ *   cleanly (client-go StreamWatcher). A close within 1 s
  *   with no events is a {@link VeryShortWatchError}. A 429 or a refused
  *   connection backs off and re-watches at the same RV. An expired watch
  *   (410 / "too old resource version") ends the cycle; like every other

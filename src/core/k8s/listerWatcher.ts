@@ -77,6 +77,39 @@ export class WatchEventSplitter<T extends KubeObject = KubeObject> {
   }
 }
 
+/** Error codes (on the error or anywhere in its `cause` chain) that mean "the connection ended". */
+const EOF_CODES = new Set([
+  'ECONNRESET', // connection reset by peer
+  'EPIPE', // write on a broken connection
+  'ETIMEDOUT',
+  'ECONNABORTED',
+  'UND_ERR_SOCKET', // undici: "other side closed" (EOF mid-body)
+  'UND_ERR_BODY_TIMEOUT',
+  'ERR_STREAM_PREMATURE_CLOSE',
+  'ERR_HTTP2_GOAWAY_SESSION',
+  'ERR_HTTP2_STREAM_CANCEL',
+  'ERR_HTTP2_SESSION_ERROR',
+]);
+const EOF_MESSAGES = /\b(unexpected EOF|connection reset by peer|use of closed network connection|other side closed|socket hang up|GOAWAY|premature close)\b|^EOF$|timed? ?out/i;
+
+/**
+ * client-go `net.IsProbableEOF(err) || net.IsTimeout(err)`, for Node/undici
+ * errors: EOF, unexpected EOF, a reset or closed connection, HTTP/2 GOAWAY, or
+ * a timeout, judged on the error and every `cause` under it. While a watch
+ * body is being read, these end the watch cleanly instead of failing it.
+ */
+export function isProbableEOF(e: unknown): boolean {
+  let cur: unknown = e;
+  for (let depth = 0; cur !== undefined && cur !== null && depth < 8; depth++) {
+    const x = cur as { code?: unknown; message?: unknown; name?: unknown; cause?: unknown };
+    if (typeof x.code === 'string' && EOF_CODES.has(x.code)) return true;
+    if (x.name === 'TimeoutError') return true;
+    if (typeof x.message === 'string' && EOF_MESSAGES.test(x.message)) return true;
+    cur = x.cause;
+  }
+  return false;
+}
+
 /** {@link WatchEventSplitter} over an async byte stream. */
 export async function* parseWatchStream<T extends KubeObject = KubeObject>(chunks: AsyncIterable<Uint8Array>): AsyncGenerator<WatchEvent<T>> {
   const splitter = new WatchEventSplitter<T>();
@@ -106,9 +139,12 @@ function parseLine<T extends KubeObject>(line: string): WatchEvent<T> {
  * or throws an ApiError carrying the HTTP `code` (0 when the server was not
  * reached). `watch` opens the stream when iteration starts, yields events as
  * they arrive, ends when the server closes the stream, and throws the signal's
- * reason once `signal` aborts; an HTTP failure (including 410 Gone) or a broken
- * stream throws an ApiError with `code`. Breaking out of the iteration
- * releases the connection.
+ * reason once `signal` aborts; an HTTP failure (including 410 Gone) throws an
+ * ApiError with `code`. A stream that breaks mid-way with a probable EOF or a
+ * timeout ({@link isProbableEOF}: reset, EOF, GOAWAY…) ends like a server
+ * close, dropping a half-received event (client-go StreamWatcher); any other
+ * read failure throws an ApiError (code 0, reason StreamBroken). Breaking out
+ * of the iteration releases the connection.
  */
 export class KubeListerWatcher implements ListerWatcher<KubeObject> {
   private readonly transport: KubeTransport;
@@ -154,6 +190,9 @@ export class KubeListerWatcher implements ListerWatcher<KubeObject> {
         } catch (e) {
           done = true;
           if (signal.aborted) throw signal.reason;
+          // client-go StreamWatcher: a probable EOF or a timeout while reading is an ordinary end of
+          // the watch (the reflector re-watches from the last RV); a half-received event is dropped.
+          if (isProbableEOF(e)) return;
           const cause = (e as { cause?: { code?: string; message?: string } }).cause;
           throw new ApiError(0, 'StreamBroken', `watch stream of ${this.path} broke: ${cause?.code ?? cause?.message ?? (e as Error).message}`, {
             cause: cause?.code ?? (e as Error).message,

@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { listQuery, parseWatchStream, watchQuery } from '../../../src/core/k8s/listerWatcher.ts';
+import { isProbableEOF, KubeListerWatcher, listQuery, parseWatchStream, watchQuery } from '../../../src/core/k8s/listerWatcher.ts';
+import type { KubeTransport } from '../../../src/core/k8s/transport.ts';
 import type { WatchEvent } from '../../../src/core/cache/interfaces.ts';
 import type { KubeObject } from '../../../src/core/k8s/objects.ts';
 
@@ -58,4 +59,58 @@ test('list and watch queries: bound selectors win; RV "0" is kept; watch asks fo
     labelSelector: undefined,
     fieldSelector: 'metadata.name=a',
   });
+});
+
+/** A transport whose watch answers 200 with `first` and then fails the body with `error`. */
+function brokenBodyTransport(first: string, error: unknown): KubeTransport {
+  return {
+    send: async () =>
+      new Response(
+        new ReadableStream<Uint8Array>({
+          start(controller) {
+            controller.enqueue(new TextEncoder().encode(first));
+          },
+          pull(controller) {
+            controller.error(error);
+          },
+        }),
+        { status: 200 },
+      ),
+  } as unknown as KubeTransport;
+}
+
+const undiciSocketClosed = () =>
+  Object.assign(new TypeError('terminated'), { cause: Object.assign(new Error('other side closed'), { code: 'UND_ERR_SOCKET' }) });
+const undiciReset = () => Object.assign(new TypeError('terminated'), { cause: Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET', errno: -104 }) });
+
+test('isProbableEOF: EOF, resets, closed connections, GOAWAY and timeouts (anywhere in the cause chain); nothing else', () => {
+  for (const e of [
+    undiciSocketClosed(),
+    undiciReset(),
+    new Error('unexpected EOF'),
+    new Error('read tcp: connection reset by peer'),
+    new Error('use of closed network connection'),
+    Object.assign(new Error('session closed'), { code: 'ERR_HTTP2_GOAWAY_SESSION' }),
+    Object.assign(new Error('body timeout'), { code: 'UND_ERR_BODY_TIMEOUT' }),
+    new DOMException('The operation timed out.', 'TimeoutError'),
+    Object.assign(new Error('write EPIPE'), { code: 'EPIPE' }),
+  ]) {
+    assert.equal(isProbableEOF(e), true, String((e as Error).message));
+  }
+  for (const e of [new Error('malformed watch event'), new TypeError('terminated'), Object.assign(new Error('bad cert'), { code: 'CERT_HAS_EXPIRED' }), undefined, null, 'x']) {
+    assert.equal(isProbableEOF(e), false, String((e as Error)?.message ?? e));
+  }
+});
+
+test('a watch body that breaks with a probable EOF ends like a server close (the half-received event is dropped); another read error throws', async () => {
+  const gvr = { group: 'lab.reconcile.dev', version: 'v1', resource: 'widgets' };
+  const a = JSON.stringify({ type: 'ADDED', object: { metadata: { name: 'a', resourceVersion: '1' } } });
+  const half = JSON.stringify({ type: 'MODIFIED', object: { metadata: { name: 'a', resourceVersion: '2' } } }).slice(0, 20);
+  for (const error of [undiciSocketClosed(), undiciReset()]) {
+    const lw = new KubeListerWatcher({ transport: brokenBodyTransport(`${a}\n${half}`, error), resource: gvr });
+    const events = await collect(lw.watch({ resourceVersion: '1' }, new AbortController().signal));
+    assert.deepEqual(events.map((e) => e.object.metadata?.resourceVersion), ['1']);
+  }
+  const other = new KubeListerWatcher({ transport: brokenBodyTransport(`${a}\n`, new TypeError('invalid chunk')), resource: gvr });
+  await assert.rejects(collect(other.watch({ resourceVersion: '1' }, new AbortController().signal)), (e: { code?: number; reason?: string }) => e.code === 0 && e.reason === 'StreamBroken');
 });
