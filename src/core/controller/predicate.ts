@@ -52,25 +52,28 @@ export function predicateFuncs(
 
 export interface GenerationChangedOptions {
   /**
-   * Let periodic resyncs through (default true). controller-runtime's
-   * predicate drops them (their generation is unchanged), which silently
-   * turns off a controller's periodic self-healing; ours keeps them unless
-   * asked otherwise.
+   * Opt-in: let periodic resyncs (and relist updates whose resourceVersion did
+   * not change) through. Default false, as controller-runtime's
+   * GenerationChangedPredicate, which drops every update whose generation did
+   * not change: resyncs then no longer reach the controller, so it loses its
+   * periodic self-healing; pass true to keep it.
    */
   passResync?: boolean;
 }
 
 /**
- * Updates pass only when `metadata.generation` changed, i.e. the spec changed:
- * status writes (which do not bump generation on resources with a status
- * subresource) no longer re-trigger the controller. Create and delete pass.
- * Caveats (as in controller-runtime): some built-in types bump generation for
- * other changes too, and the controller no longer reacts to someone else
- * overwriting status (resyncs and requeue-after still reach it).
+ * controller-runtime GenerationChangedPredicate: an update passes only when
+ * `metadata.generation` changed, i.e. the spec changed. Status writes (which
+ * do not bump generation on resources with a status subresource), resyncs and
+ * relist updates with an unchanged generation are dropped; create and delete
+ * pass. Caveats (as in controller-runtime): some built-in types bump
+ * generation for other changes too, and the controller no longer reacts to
+ * someone else overwriting status (requeue-after still reaches it; resyncs
+ * only with `passResync`).
  */
 export function generationChanged(options: GenerationChangedOptions = {}): Predicate {
-  const passResync = options.passResync ?? true;
-  return predicateFuncs('generationChanged', {
+  const passResync = options.passResync ?? false;
+  return predicateFuncs(passResync ? 'generationChanged(passResync)' : 'generationChanged', {
     update: (e) => (passResync && e.isResync) || e.objectOld.metadata.generation !== e.objectNew.metadata.generation,
   });
 }

@@ -321,7 +321,7 @@ test('maxConcurrentReconciles bounds parallel work; a key is never reconciled co
 
 // ---- sources and predicates ------------------------------------------------------------------
 
-test('generationChanged on the primary drops status writes but not spec changes, resyncs or requeue-after', async () => {
+test('generationChanged on the primary drops status writes and resyncs but not spec changes or requeue-after; passResync lets resyncs through', async () => {
   const h = harness();
   let requeue = false;
   h.setImpl(() => (requeue ? { requeueAfterMs: 1000 } : {}));
@@ -341,15 +341,28 @@ test('generationChanged on the primary drops status writes but not spec changes,
   assert.equal(h.calls.length, 2, 'a spec change does');
   h.widgets.resync();
   await settle();
-  assert.equal(h.calls.length, 3, 'a periodic resync does');
-  assert.equal(c.keyState('ns/a')!.lastTriggers[0]!.kind === 'informer' && (c.keyState('ns/a')!.lastTriggers[0] as { event: string }).event, 'resync');
+  assert.equal(h.calls.length, 2, 'a periodic resync does not (controller-runtime GenerationChangedPredicate)');
+  const droppedResync = h.journal.entries({ kinds: ['informer'] }).at(-1)!;
+  assert.equal(droppedResync.kind === 'informer' && droppedResync.event, 'resync');
+  assert.equal(droppedResync.kind === 'informer' && droppedResync.filteredBy, 'generationChanged');
   requeue = true;
   h.widgets.update('ns/a', (o) => ({ ...o, spec: { size: 6 } }));
   await settle();
   h.clock.step(1000);
   await settle();
-  assert.equal(h.calls.length, 5, 'requeue-after is not subject to predicates');
+  assert.equal(h.calls.length, 4, 'requeue-after is not subject to predicates');
   await c.stop();
+
+  const h3 = harness();
+  h3.widgets.add(widget('a'));
+  const c3 = h3.builder.for(h3.widgets, { predicates: [generationChanged({ passResync: true })] }).build(h3.reconciler);
+  await c3.start();
+  await settle();
+  h3.widgets.resync();
+  await settle();
+  assert.equal(h3.calls.length, 2, 'with passResync a periodic resync does');
+  assert.equal(c3.keyState('ns/a')!.lastTriggers[0]!.kind === 'informer' && (c3.keyState('ns/a')!.lastTriggers[0] as { event: string }).event, 'resync');
+  await c3.stop();
 
   const h2 = harness();
   h2.widgets.add(widget('a'));

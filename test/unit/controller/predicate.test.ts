@@ -25,15 +25,19 @@ test('predicateFuncs: missing callbacks pass', () => {
   assert.equal(update(p, {}, {}), false);
 });
 
-test('generationChanged: updates pass only on a generation change; create, delete and resync pass', () => {
+test('generationChanged: updates pass only on a generation change (resyncs and relist updates included); create and delete pass', () => {
   const p = generationChanged();
   assert.equal(update(p, { generation: 1, resourceVersion: '1' }, { generation: 1, resourceVersion: '2' }), false, 'status write');
   assert.equal(update(p, { generation: 1, resourceVersion: '1' }, { generation: 2, resourceVersion: '2' }), true, 'spec change');
-  assert.equal(update(p, { generation: 1, resourceVersion: '2' }, { generation: 1, resourceVersion: '2' }, true), true, 'resync passes');
+  assert.equal(update(p, { generation: 1, resourceVersion: '2' }, { generation: 1, resourceVersion: '2' }, true), false, 'a resync is dropped, as in controller-runtime');
+  assert.equal(update(p, { generation: 1, resourceVersion: '2' }, { generation: 2, resourceVersion: '2' }, true), true, 'an update with a new generation always passes');
   assert.equal(p.create({ object: obj({ generation: 1 }), isInInitialList: true }), true);
   assert.equal(p.delete({ object: obj({ generation: 1 }), deleteStateUnknown: true }), true);
-  const strict = generationChanged({ passResync: false });
-  assert.equal(update(strict, { generation: 1, resourceVersion: '2' }, { generation: 1, resourceVersion: '2' }, true), false, 'controller-runtime behaviour on request');
+  assert.equal(p.name, 'generationChanged');
+  const healing = generationChanged({ passResync: true });
+  assert.equal(update(healing, { generation: 1, resourceVersion: '2' }, { generation: 1, resourceVersion: '2' }, true), true, 'resyncs pass on request');
+  assert.equal(update(healing, { generation: 1, resourceVersion: '1' }, { generation: 1, resourceVersion: '2' }), false, 'status writes stay dropped');
+  assert.equal(healing.name, 'generationChanged(passResync)');
 });
 
 test('resourceVersionChanged drops resyncs and no-op updates', () => {
