@@ -36,6 +36,8 @@ export interface CliArgs {
   durationMs?: number;
   /** run / step / dry-run: drive this Go controller-runtime program through the bridge instead of a built-in reconciler. */
   go?: string[];
+  /** run / step: strip metadata.managedFields from the informer cache (default: keep objects as received). */
+  dropManagedFields: boolean;
   verbose: boolean;
 }
 
@@ -95,6 +97,8 @@ Options:
   --dry-run                 report: plan instead of act; strip-finalizers: preview the removal (dryRun=All,
                             no --yes needed)
   --duration <seconds>      run: stop after this long
+  --drop-managed-fields     run / step: cache objects without metadata.managedFields (saves memory;
+                            default: kept as received, as controller-runtime does)
   --json                    machine-readable output on stdout
   --markdown                report: Markdown (the default for report)
   -v, --verbose             log to stderr
@@ -150,6 +154,7 @@ export function parseCliArgs(argv: readonly string[]): CliArgs | 'help' {
         duration: { type: 'string' },
         json: { type: 'boolean' },
         markdown: { type: 'boolean' },
+        'drop-managed-fields': { type: 'boolean' },
         verbose: { type: 'boolean', short: 'v' },
         help: { type: 'boolean', short: 'h' },
       },
@@ -171,6 +176,7 @@ export function parseCliArgs(argv: readonly string[]): CliArgs | 'help' {
   if (v.finalizer !== undefined && cmd !== 'strip-finalizers') throw new UsageError('--finalizer only applies to strip-finalizers');
   if (v.yes && cmd !== 'strip-finalizers') throw new UsageError('--yes only applies to strip-finalizers');
   if (v['dry-run'] && cmd !== 'report' && cmd !== 'strip-finalizers') throw new UsageError(`--dry-run does not apply to ${cmd}${cmd === 'dry-run' ? ' (it is always a dry-run)' : ''}`);
+  if (v['drop-managed-fields'] && cmd !== 'run' && cmd !== 'step') throw new UsageError('--drop-managed-fields only applies to run and step (they keep an informer cache)');
   if (v.json && v.markdown) throw new UsageError('choose one of --json and --markdown');
   let go: string[] | undefined;
   if (v.go !== undefined) {
@@ -200,6 +206,7 @@ export function parseCliArgs(argv: readonly string[]): CliArgs | 'help' {
     markdown: !!v.markdown,
     dryRun: !!v['dry-run'],
     yes: !!v.yes,
+    dropManagedFields: !!v['drop-managed-fields'],
     verbose: !!v.verbose,
   };
   if (v.kubeconfig) out.kubeconfig = v.kubeconfig;

@@ -10,6 +10,7 @@ import { KubeConfigError, loadKubeConfig } from '../core/k8s/kubeconfig.ts';
 import type { ResourceInfo } from '../core/k8s/objects.ts';
 import { KubeTransport } from '../core/k8s/transport.ts';
 import { InformerFactory } from '../core/cache/informerFactory.ts';
+import { stripManagedFields } from '../core/cache/sharedIndexInformer.ts';
 import { controllerBuilder } from '../core/controller/builder.ts';
 import type { Controller } from '../core/controller/controller.ts';
 import type { Reconciler } from '../core/controller/reconcile.ts';
@@ -223,7 +224,8 @@ async function report(args: CliArgs, io: CliIo, log: Logger, s: Session, store: 
 
 /** Starts one informer for the resource (in the key's namespace) and waits for its initial list. */
 async function syncedInformer(s: Session, log: Logger, store: DisposableStore, namespace: string | undefined) {
-  const factory = store.add(new InformerFactory({ transport: s.transport, logger: log, transform: null }));
+  // Objects kept as received (no transform), so the cache compares with the server field by field.
+  const factory = store.add(new InformerFactory({ transport: s.transport, logger: log }));
   const informer = factory.informerFor(s.resource, namespace ? { namespace } : {});
   factory.start();
   const ac = new AbortController();
@@ -477,7 +479,7 @@ async function startController(args: CliArgs, io: CliIo, log: Logger, s: Session
     return controller;
   }
   const reconciler = makeReconciler(args, s, log, store);
-  const factory = store.add(new InformerFactory({ transport: s.transport, logger: log }));
+  const factory = store.add(new InformerFactory({ transport: s.transport, logger: log, ...(args.dropManagedFields ? { transform: stripManagedFields } : {}) }));
   const namespace = s.resource.namespaced ? args.namespace : undefined;
   const primary = factory.informerFor(s.resource, namespace ? { namespace } : {});
   // Kubernetes Events go through the plain client (not journaled as reconciler writes).

@@ -55,7 +55,7 @@ export const SettingDefaults: Settings = {
   resources: [],
   namespaces: [],
   'informer.resyncPeriodSeconds': 0,
-  'informer.dropManagedFields': true,
+  'informer.dropManagedFields': false,
   'workQueue.rateLimiter': 'client-go',
   'workQueue.maxConcurrentReconciles': 1,
   'workQueue.reconcileTimeoutSeconds': 0,

@@ -181,8 +181,11 @@ export class FakeListerWatcher implements ListerWatcher<KubeObject> {
     for (const s of [...this.streams]) s.close();
   }
 
-  /** Every open watch breaks with `error` (a network failure mid-stream). */
-  dropWatch(error: unknown = new ApiError(0, 'Unreachable', 'connection reset (ECONNRESET)', { cause: 'ECONNRESET' })): void {
+  /**
+   * Every open watch fails with `error`: a read failure that is not an EOF (the
+   * real ListerWatcher ends the stream cleanly on a reset or EOF, which is {@link resetWatch}).
+   */
+  dropWatch(error: unknown = new ApiError(0, 'StreamBroken', 'watch stream broke (a read error that is not an EOF)')): void {
     for (const s of [...this.streams]) s.fail(error);
   }
 

@@ -109,7 +109,7 @@ describe('informer through a connection reset mid-stream (real kube-apiserver be
     inf.addEventHandler({
       onAdd: (o) => note('add', o),
       onUpdate: (_old, o) => note('update', o),
-      onDelete: () => problems.push('unexpected delete'),
+      onDelete: () => void problems.push('unexpected delete'),
     });
     inf.run();
     try {

@@ -28,7 +28,7 @@ export interface InformerFactoryOptions {
   logger?: Logger;
   /** Default handler resync period of every informer (0 = none, the default). */
   defaultResyncPeriodMs?: number;
-  /** Transform of every informer; default: drop managedFields. `null` keeps objects as received. */
+  /** Transform of every informer; default (or `null`): none, objects are kept as received. See {@link stripManagedFields}. */
   transform?: TransformFunc | null;
   random?: () => number;
 }

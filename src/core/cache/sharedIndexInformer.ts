@@ -26,8 +26,9 @@ import { Reflector, type ReflectorStore } from './reflector.ts';
 export type TransformFunc<T extends KubeObject = KubeObject> = (obj: KubeObject) => T;
 
 /**
- * The default transform: drops `metadata.managedFields` (often a third of an
- * object's size). It replaces `obj.metadata` with a copy that lacks the field
+ * The opt-in transform `dropManagedFields` selects (the default keeps objects
+ * as received, as controller-runtime does): drops `metadata.managedFields`
+ * (often a third of an object's size). It replaces `obj.metadata` with a copy that lacks the field
  * rather than deleting it: `delete` turns the object into a slow dictionary
  * whose extra size cancels the saving (measured in bench/informer.ts).
  */
@@ -49,7 +50,12 @@ export interface SharedIndexInformerOptions<T extends KubeObject = KubeObject> {
   clock?: Clock;
   /** Default: discards everything. */
   logger?: Logger;
-  /** Default: {@link stripManagedFields}. `null` keeps objects exactly as received. */
+  /**
+   * Applied to every object received (list items, watch events, deletes), never
+   * to tombstones or resyncs. Default (or `null`): none, objects are kept exactly
+   * as received (controller-runtime's default). {@link stripManagedFields} drops
+   * `managedFields`.
+   */
   transform?: TransformFunc<T> | null;
   /** Index functions besides the always-present "namespace" index. */
   indexers?: Record<string, IndexFunc<T>>;
@@ -92,6 +98,8 @@ function tombstoneKeyOf(obj: KubeObject | DeletedFinalStateUnknown): ObjectKey {
  * - Handlers see cache transitions, not every server event: a delete plus
  *   re-create missed during a disconnect can arrive as one update (compare
  *   UIDs). `onUpdate(old, new)` always gets both states.
+ * - A watch DELETED event is delivered even for an object the cache never
+ *   held (client-go RealFIFO), with the event's object.
  * - A relist delivers, in this order: deletes (as {@link DeletedFinalStateUnknown}
  *   tombstones holding the last cached state) for cached objects the list
  *   lacks, then an update or add for every listed object, in list order.
@@ -131,7 +139,7 @@ export class SharedIndexInformer<T extends KubeObject = KubeObject> implements S
     this.resource = options.resource;
     this.clock = options.clock ?? realClock;
     this.log = (options.logger ?? nullLogger).child({ informer: gvrToString(options.resource) });
-    this.transform = options.transform === null ? (o) => o as T : (options.transform ?? stripManagedFields<T>);
+    this.transform = options.transform ?? ((o) => o as T);
     this.defaultResyncMs = clampResync(options.resyncPeriodMs ?? 0);
     this.resyncCheckPeriodMs = this.defaultResyncMs;
     this.indexer = new Indexer<T>(options.indexers ?? {}, (name, key, error) =>
@@ -300,9 +308,9 @@ export class SharedIndexInformer<T extends KubeObject = KubeObject> implements S
 
   private onDelete(raw: KubeObject): void {
     const obj = this.applyTransform(raw);
-    const key = keyOf(obj);
-    // A delete for an object the cache never had is a duplicate report: dropped, as client-go does.
-    if (this.indexer.deleteByKey(key) === undefined) return;
+    // Delivered even when the cache never held the object, as client-go's RealFIFO (the default
+    // since 1.33) does; only the old DeltaFIFO dropped such deletes as duplicate reports.
+    this.indexer.deleteByKey(keyOf(obj));
     this.distribute({ kind: 'delete', obj });
     this.synced = true;
   }

@@ -4,6 +4,7 @@ import { Emitter } from '../../core/event.ts';
 import { DisposableStore, toDisposable, type Disposable } from '../../core/lifecycle.ts';
 import type { Logger } from '../../core/log.ts';
 import { InformerFactory } from '../../core/cache/informerFactory.ts';
+import { stripManagedFields } from '../../core/cache/sharedIndexInformer.ts';
 import { OWNER_UID_INDEX, ownerUidIndexFunc } from '../../core/cache/indexFuncs.ts';
 import type { ReflectorState, SharedIndexInformer } from '../../core/cache/interfaces.ts';
 import { isTombstone } from '../../core/cache/interfaces.ts';
@@ -327,7 +328,7 @@ export class Session implements ViewModel, Disposable {
           clock: o.clock,
           logger: log,
           defaultResyncPeriodMs: Math.max(0, o.settings['informer.resyncPeriodSeconds']) * 1000,
-          ...(o.settings['informer.dropManagedFields'] ? {} : { transform: null }),
+          ...(o.settings['informer.dropManagedFields'] ? { transform: stripManagedFields } : {}),
         }),
       );
       const watched: Watched[] = wanted.map((info) => ({

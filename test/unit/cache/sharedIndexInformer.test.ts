@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { SharedIndexInformer, stripManagedFields } from '../../../src/core/cache/sharedIndexInformer.ts';
+import { SharedIndexInformer, stripManagedFields, type TransformFunc } from '../../../src/core/cache/sharedIndexInformer.ts';
 import { isTombstone, type DeletedFinalStateUnknown, type ResourceEventHandler } from '../../../src/core/cache/interfaces.ts';
 import { FINALIZER_INDEX, finalizerIndexFunc } from '../../../src/core/cache/indexFuncs.ts';
 import { NAMESPACE_INDEX } from '../../../src/core/cache/indexer.ts';
@@ -25,7 +25,7 @@ function recorder(): { handler: ResourceEventHandler; seen: string[] } {
   };
 }
 
-function setup(options: { resyncPeriodMs?: number; transform?: null } = {}) {
+function setup(options: { resyncPeriodMs?: number; transform?: TransformFunc | null } = {}) {
   const clock = new FakeClock();
   const lw = new FakeListerWatcher();
   const { logger, entries } = recordingLogger();
@@ -89,7 +89,7 @@ test('a relist turns missed deletes into tombstones, missed adds into adds, unch
   t.lw.deleteDropWatch(widget('gone'));
   t.lw.addDropWatch(widget('new'));
   t.lw.modifyDropWatch(widget('changed', { spec: { size: 3 } }));
-  t.lw.dropWatch(); // connection reset → backoff → relist
+  t.lw.dropWatch(); // a failed watch → backoff → relist
   await settle();
   t.clock.step(800);
   await settle();
@@ -277,9 +277,9 @@ test('resync periods: at least 1 s; after start, raised to the informer check pe
   assert.equal(t.clock.pendingTimers, 0, 'no resync or watch timer survives dispose');
 });
 
-test('the default transform drops managedFields before anyone sees the object; null keeps them', async () => {
-  for (const [transform, want] of [[undefined, false], [null, true]] as const) {
-    const t = setup(transform === null ? { transform: null } : {});
+test('by default objects are kept as received (managedFields too); stripManagedFields drops them before anyone sees the object', async () => {
+  for (const [transform, want] of [[undefined, true], [null, true], [stripManagedFields, false]] as const) {
+    const t = setup(transform === undefined ? {} : { transform });
     t.lw.add(widget('a'));
     const seen: KubeObject[] = [];
     t.informer.addEventHandler({ onAdd: (o) => void seen.push(o), onUpdate: (_, n) => void seen.push(n) });
@@ -292,6 +292,34 @@ test('the default transform drops managedFields before anyone sees the object; n
     t.informer.dispose();
   }
   assert.equal(stripManagedFields(widget('x')).metadata.managedFields, undefined);
+});
+
+test('the transform is applied to deletes (the object a watch DELETED carries), not to tombstones', async () => {
+  const t = setup({ transform: stripManagedFields });
+  t.lw.add(widget('a'));
+  t.lw.add(widget('b'));
+  const deleted: Array<KubeObject | DeletedFinalStateUnknown> = [];
+  t.informer.addEventHandler({ onDelete: (o) => void deleted.push(o) });
+  t.informer.run();
+  await settle();
+  t.lw.delete(widget('a'));
+  await settle();
+  assert.equal(deleted.length, 1);
+  const d = deleted[0]!;
+  assert.ok(!isTombstone(d));
+  assert.equal(d.metadata.name, 'a');
+  assert.equal('managedFields' in d.metadata, false, 'the deleted object went through the transform');
+  // A relist that misses b: the tombstone holds the cached (already transformed) state, not a new transform.
+  t.lw.deleteDropWatch(widget('b'));
+  t.lw.dropWatch(); // a failed watch: backoff, then relist
+  await settle();
+  t.clock.step(2000);
+  await settle();
+  const tomb = deleted.find((x) => isTombstone(x));
+  assert.ok(tomb && isTombstone(tomb));
+  assert.equal(tomb.key, 'default/b');
+  assert.equal('managedFields' in tomb.obj.metadata, false);
+  t.informer.dispose();
 });
 
 test('a custom transform shapes what the cache and handlers get', async () => {
@@ -332,7 +360,7 @@ test('indexers from the constructor and added after start; lookups by index', as
   assert.throws(() => informer.addIndexers({ other: () => [] }), /stopped/);
 });
 
-test('a delete for an object the cache never had is dropped', async () => {
+test('a delete for an object the cache never had is delivered (client-go RealFIFO, not DeltaFIFO)', async () => {
   const t = setup();
   t.lw.add(widget('a'));
   const r = recorder();
@@ -342,7 +370,8 @@ test('a delete for an object the cache never had is dropped', async () => {
   t.lw.addDropWatch(widget('ghost'));
   t.lw.delete(widget('ghost'));
   await settle();
-  assert.deepEqual(r.seen, ['add a@1 initial']);
+  assert.deepEqual(r.seen, ['add a@1 initial', 'delete ghost@3']);
+  assert.equal(t.informer.getIndexer().getByKey('default/ghost'), undefined);
   assert.equal(t.informer.lastSyncResourceVersion(), '3');
   t.informer.dispose();
 });

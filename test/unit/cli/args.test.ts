@@ -97,3 +97,13 @@ test('--go: a command line for run, step and dry-run; not with --reconciler or o
   assert.throws(() => parseCliArgs(['run', '--go', 'go run .', '--reconciler', 'lab']), /choose one of --go and --reconciler/);
   assert.throws(() => parseCliArgs(['run', '--go', '  ']), /--go needs a command line/);
 });
+
+test('--drop-managed-fields: off by default (objects cached as received, as controller-runtime), opt-in for run and step only', () => {
+  const d = parseCliArgs(['run']);
+  assert.ok(d !== 'help' && d.dropManagedFields === false);
+  for (const cmd of ['run', 'step']) {
+    const a = parseCliArgs([cmd, '--drop-managed-fields']);
+    assert.ok(a !== 'help' && a.dropManagedFields === true, cmd);
+  }
+  assert.throws(() => parseCliArgs(['report', '--drop-managed-fields']), (e: Error) => e instanceof UsageError && /only applies to run and step/.test(e.message));
+});

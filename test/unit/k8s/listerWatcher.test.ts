@@ -109,7 +109,7 @@ test('a watch body that breaks with a probable EOF ends like a server close (the
   for (const error of [undiciSocketClosed(), undiciReset()]) {
     const lw = new KubeListerWatcher({ transport: brokenBodyTransport(`${a}\n${half}`, error), resource: gvr });
     const events = await collect(lw.watch({ resourceVersion: '1' }, new AbortController().signal));
-    assert.deepEqual(events.map((e) => e.object.metadata?.resourceVersion), ['1']);
+    assert.deepEqual(events.map((e) => (e.object as KubeObject).metadata?.resourceVersion), ['1']);
   }
   const other = new KubeListerWatcher({ transport: brokenBodyTransport(`${a}\n`, new TypeError('invalid chunk')), resource: gvr });
   await assert.rejects(collect(other.watch({ resourceVersion: '1' }, new AbortController().signal)), (e: { code?: number; reason?: string }) => e.code === 0 && e.reason === 'StreamBroken');
