@@ -1,4 +1,5 @@
 import type { KubeObject } from '../k8s/objects.ts';
+import { labelSelectorFromSpec, parseLabelSelector, type LabelSelector, type LabelSelectorSpec } from '../cache/labelSelector.ts';
 
 /**
  * Event filters (controller-runtime `pkg/predicate`). A predicate decides
@@ -99,16 +100,30 @@ export function annotationChanged(): Predicate {
   });
 }
 
-/** Events pass only for objects whose labels include every `matchLabels` pair (an update: the new object). */
-export function labelSelector(matchLabels: Readonly<Record<string, string>>): Predicate {
-  const want = Object.entries(matchLabels);
-  const matches = (o: KubeObject) => want.every(([k, v]) => o.metadata.labels?.[k] === v);
+/**
+ * controller-runtime LabelSelectorPredicate: events pass only for objects
+ * (for an update: the new object) that the selector matches. The selector is
+ * a `metav1.LabelSelector` (`matchLabels` AND `matchExpressions` with In,
+ * NotIn, Exists, DoesNotExist), a plain map of labels (`matchLabels` alone),
+ * or the string syntax (`app=web,tier in (fe,be),!legacy`). An empty selector
+ * matches everything. Throws a LabelSelectorError for an invalid selector
+ * (e.g. In without values), so a bad filter fails when it is built.
+ */
+export function labelSelector(selector: LabelSelectorSpec | Readonly<Record<string, string>> | string): Predicate {
+  const sel: LabelSelector =
+    typeof selector === 'string' ? parseLabelSelector(selector) : isSelectorSpec(selector) ? labelSelectorFromSpec(selector) : labelSelectorFromSpec({ matchLabels: { ...selector } });
+  const matches = (o: KubeObject) => sel.matches(o.metadata.labels);
   return {
-    name: `labelSelector(${want.map(([k, v]) => `${k}=${v}`).join(',')})`,
+    name: `labelSelector(${sel.toString()})`,
     create: (e) => matches(e.object),
     update: (e) => matches(e.objectNew),
     delete: (e) => matches(e.object),
   };
+}
+
+function isSelectorSpec(x: LabelSelectorSpec | Readonly<Record<string, string>>): x is LabelSelectorSpec {
+  const s = x as { matchLabels?: unknown; matchExpressions?: unknown };
+  return (typeof s.matchLabels === 'object' && s.matchLabels !== null) || Array.isArray(s.matchExpressions);
 }
 
 /** Passes when every predicate passes (true for none). */

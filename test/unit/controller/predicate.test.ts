@@ -67,6 +67,31 @@ test('labelSelector matches every pair on the (new) object', () => {
   assert.match(p.name, /app=web,tier=fe/);
 });
 
+test('labelSelector takes a metav1.LabelSelector with matchExpressions (controller-runtime LabelSelectorPredicate) and the string syntax', () => {
+  const p = labelSelector({
+    matchLabels: { app: 'web' },
+    matchExpressions: [
+      { key: 'tier', operator: 'In', values: ['fe', 'be'] },
+      { key: 'legacy', operator: 'DoesNotExist' },
+      { key: 'env', operator: 'NotIn', values: ['prod'] },
+      { key: 'team', operator: 'Exists' },
+    ],
+  });
+  const create = (labels: Record<string, string>) => p.create({ object: obj({ labels }), isInInitialList: false });
+  assert.equal(create({ app: 'web', tier: 'fe', team: 'a' }), true);
+  assert.equal(create({ app: 'web', tier: 'be', team: 'a', env: 'dev' }), true);
+  assert.equal(create({ app: 'web', tier: 'db', team: 'a' }), false, 'In');
+  assert.equal(create({ app: 'web', tier: 'fe', team: 'a', legacy: 'y' }), false, 'DoesNotExist');
+  assert.equal(create({ app: 'web', tier: 'fe', team: 'a', env: 'prod' }), false, 'NotIn');
+  assert.equal(create({ app: 'web', tier: 'fe' }), false, 'Exists');
+  assert.equal(create({ app: 'api', tier: 'fe', team: 'a' }), false, 'matchLabels');
+  assert.equal(update(p, { labels: { app: 'web', tier: 'fe', team: 'a' } }, { labels: { app: 'web', tier: 'db', team: 'a' } }), false, 'the new object decides');
+  assert.match(p.name, /app=web,tier in \(fe,be\),!legacy,env!=prod,team/);
+  assert.equal(labelSelector({}).create({ object: obj({}), isInInitialList: false }), true, 'an empty selector matches everything');
+  assert.equal(labelSelector('app=web,!legacy').create({ object: obj({ labels: { app: 'web' } }), isInInitialList: false }), true);
+  assert.throws(() => labelSelector({ matchExpressions: [{ key: 'tier', operator: 'In', values: [] }] }), /needs values/);
+});
+
 test('and / or / not combine, with names for the journal', () => {
   const yes = predicateFuncs('yes', {});
   const no = predicateFuncs('no', { create: () => false, update: () => false, delete: () => false });
