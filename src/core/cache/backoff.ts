@@ -12,20 +12,20 @@ export interface BackoffOptions {
   factor?: number;
   /** Each delay d is drawn from [d, d·(1+jitter)); default 1.0, i.e. [d, 2d). */
   jitter?: number;
-  /** Start over from `initialMs` when no delay was asked for during this long; default 2 min. */
+  /** Start over from `initialMs` at the first call more than this long after the last reset; default 2 min. */
   resetAfterMs?: number;
 }
 
 /**
- * The reflector's backoff (client-go `wait.Backoff.DelayWithReset` with the
- * reflector defaults: 800 ms, ×2, capped at 30 s, jitter 1.0, reset after
- * 2 min). With those numbers the delay reaches the [30 s, 60 s) band after
- * six failures, i.e. about 0.02 requests per second against a broken server.
+ * The reflector's backoff, as client-go at HEAD (v0.36+: `wait.Backoff.
+ * DelayWithReset` → the backoff manager's `Step`) with the reflector
+ * defaults: 800 ms, ×2, capped at 30 s, jitter 1.0, reset interval 2 min.
  *
- * "Healthy for 2 min" is the time from the end of the previous delay to the
- * next call of {@link next}. (client-go up to v0.30 measured from the start of
- * the previous delay; newer releases reset every 2 min regardless of health.
- * Measuring from the end of the delay is what "2 min without trouble" means.)
+ * The reset is counted from the last reset (initially: construction), not
+ * from the last failure: the first {@link next} more than 2 min after the last
+ * reset starts the sequence over, so under constant failure the delays climb
+ * to 30 s and fall back to 800 ms about every 2 min. (Up to v0.35 client-go's
+ * ExponentialBackoffManager measured from the start of the previous backoff.)
  */
 export class Backoff {
   private readonly clock: Clock;
@@ -36,8 +36,8 @@ export class Backoff {
   private readonly jitter: number;
   private readonly resetAfterMs: number;
   private currentMs: number;
-  /** When the previous delay ended (the retried operation started). */
-  private lastEnd: number | undefined;
+  /** When the sequence last started over (construction or a reset). */
+  private lastReset: number;
 
   constructor(options: BackoffOptions) {
     this.clock = options.clock;
@@ -48,22 +48,24 @@ export class Backoff {
     this.jitter = options.jitter ?? 1;
     this.resetAfterMs = options.resetAfterMs ?? 120_000;
     this.currentMs = this.initialMs;
+    this.lastReset = this.clock.now();
   }
 
   /** The next delay in ms (jittered), advancing the sequence. */
   next(): number {
     const now = this.clock.now();
-    if (this.lastEnd !== undefined && now - this.lastEnd > this.resetAfterMs) this.currentMs = this.initialMs;
+    if (now - this.lastReset > this.resetAfterMs) {
+      this.currentMs = this.initialMs;
+      this.lastReset = now;
+    }
     const base = this.currentMs;
     this.currentMs = Math.min(this.maxMs, this.currentMs * this.factor);
-    const delay = this.jitter > 0 ? base + this.random() * this.jitter * base : base;
-    this.lastEnd = now + delay;
-    return delay;
+    return this.jitter > 0 ? base + this.random() * this.jitter * base : base;
   }
 
-  /** Forgets the failures so far: the next delay is the initial one. */
+  /** Forgets the failures so far: the next delay is the initial one, and the reset interval counts from now. */
   reset(): void {
     this.currentMs = this.initialMs;
-    this.lastEnd = undefined;
+    this.lastReset = this.clock.now();
   }
 }

@@ -36,7 +36,7 @@ export interface ReflectorOptions<T extends KubeObject = KubeObject> {
   pageSize?: number;
   /** Lower bound of the random watch timeout; honoured only above the default 5 min (client-go MinWatchTimeout). */
   minWatchTimeoutMs?: number;
-  /** Replaces the default backoff (800 ms ×2 → 30 s, jitter 1.0, reset after 2 min healthy). */
+  /** Replaces the default backoff (800 ms ×2 → 30 s, jitter 1.0, starting over every 2 min since its last reset). */
   backoff?: Backoff;
 }
 
@@ -108,6 +108,8 @@ function statusToError(status: ApiStatus): ApiError {
  * - WATCH from the last synced RV with `allowWatchBookmarks=true` and a fresh
  *   random `timeoutSeconds` in [300, 600). Every ADDED / MODIFIED / DELETED /
  *   BOOKMARK event advances the last synced RV; bookmarks touch nothing else.
+ *   On a watch from RV "" or "0" (the server's synthetic ADDED events come in
+ *   no RV order) the RV advances only from the first non-ADDED event on.
  * - A clean close re-watches at once from the last RV; a stream that breaks
  *   mid-way (reset, EOF, timeout) is one, as the ListerWatcher ends it
  *   cleanly (client-go StreamWatcher). A close within 1 s
@@ -115,8 +117,9 @@ function statusToError(status: ApiStatus): ApiError {
  *   connection backs off and re-watches at the same RV. An expired watch
  *   (410 / "too old resource version") ends the cycle; like every other
  *   failure it is followed by a backoff and a relist at the last RV.
- * - Backoff: 800 ms doubling to 30 s, each delay jittered to [d, 2d), reset
- *   after 2 min without trouble. The loop never stops by itself: only
+ * - Backoff: 800 ms doubling to 30 s, each delay jittered to [d, 2d),
+ *   starting over at the first delay more than 2 min after its last reset
+ *   (client-go HEAD). The loop never stops by itself: only
  *   `dispose()` stops it. Every phase change is announced on `onDidChangeState`.
  *
  * A watch still open 60 s past its own timeoutSeconds is abandoned and
@@ -139,6 +142,12 @@ export class Reflector<T extends KubeObject = KubeObject> implements Disposable 
   private currentState: ReflectorState = { phase: 'idle' };
   private lastSyncRV = '';
   private lastSyncRVUnavailable = false;
+  /**
+   * True while a watch that started at RV "" or "0" has delivered only ADDED
+   * events: the server sends those synthetic ADDED events in no RV order, so
+   * the last synced RV only advances from the first other event on.
+   */
+  private holdRVUntilNonAdded = false;
   private paginatedResult = false;
   private lastErrorText: string | undefined;
   private started = false;
@@ -314,6 +323,7 @@ export class Reflector<T extends KubeObject = KubeObject> implements Disposable 
     const rv = this.lastSyncRV;
     const timeoutSeconds = Math.floor((this.minWatchTimeoutMs / 1000) * (this.random() + 1));
     this.setState({ phase: 'watching', resourceVersion: rv });
+    this.holdRVUntilNonAdded = rv === '' || rv === '0';
     const ac = new AbortController();
     const onStop = () => ac.abort(this.abort.signal.reason);
     this.abort.signal.addEventListener('abort', onStop, { once: true });
@@ -388,7 +398,8 @@ export class Reflector<T extends KubeObject = KubeObject> implements Disposable 
         this.log.warn('skipping a watch event of unknown type', { type: (ev as { type: unknown }).type });
         return;
     }
+    if (ev.type !== 'ADDED') this.holdRVUntilNonAdded = false;
     const rv = obj.metadata.resourceVersion;
-    if (rv) this.lastSyncRV = rv;
+    if (rv && !this.holdRVUntilNonAdded) this.lastSyncRV = rv;
   }
 }

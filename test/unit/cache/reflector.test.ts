@@ -86,21 +86,49 @@ test('watch events reach the store in order and advance the RV; a bookmark only 
 
 test('a clean close re-watches at once from the last RV, without a relist or a backoff', async () => {
   const t = setup();
+  t.lw.add(widget('a'));
   t.reflector.run();
   await settle();
-  t.lw.add(widget('a'));
+  t.lw.add(widget('b'));
   await settle();
   t.lw.resetWatch();
   await settle();
   assert.equal(t.lw.listCalls.length, 1);
-  assert.deepEqual(t.lw.watchCalls.map((w) => w.resourceVersion), ['0', '1']);
+  assert.deepEqual(t.lw.watchCalls.map((w) => w.resourceVersion), ['1', '2']);
   assert.deepEqual(t.phases(), ['listing', 'watching', 'watching']);
   // A watch that lasted at least 1 s counts as healthy even with no events.
   t.clock.step(1000);
   t.lw.resetWatch();
   await settle();
-  assert.deepEqual(t.lw.watchCalls.map((w) => w.resourceVersion), ['0', '1', '1']);
+  assert.deepEqual(t.lw.watchCalls.map((w) => w.resourceVersion), ['1', '2', '2']);
   assert.equal(t.lw.listCalls.length, 1);
+  t.reflector.dispose();
+});
+
+test('on a watch from RV "0" the RV advances only from the first event that is not ADDED (synthetic ADDED events come in no RV order)', async () => {
+  const t = setup();
+  t.reflector.run(); // an empty list answers RV "0" here, so the watch starts at "0"
+  await settle();
+  assert.deepEqual(t.lw.watchCalls.map((w) => w.resourceVersion), ['0']);
+  t.lw.add(widget('a'));
+  t.lw.add(widget('b'));
+  await settle();
+  assert.deepEqual(t.ops.slice(-2), ['add a@1', 'add b@2']);
+  assert.equal(t.reflector.lastSyncResourceVersion(), '0', 'ADDED events do not move the RV yet');
+  t.lw.modify(widget('a', { spec: { size: 2 } }));
+  await settle();
+  assert.equal(t.reflector.lastSyncResourceVersion(), '3', 'the first MODIFIED does');
+  t.lw.add(widget('c'));
+  await settle();
+  assert.equal(t.reflector.lastSyncResourceVersion(), '4', 'and every event after it');
+  t.clock.step(1000);
+  t.lw.resetWatch();
+  await settle();
+  assert.deepEqual(t.lw.watchCalls.map((w) => w.resourceVersion), ['0', '4']);
+  // From a real RV, ADDED events advance it at once.
+  t.lw.add(widget('d'));
+  await settle();
+  assert.equal(t.reflector.lastSyncResourceVersion(), '5');
   t.reflector.dispose();
 });
 
@@ -212,7 +240,7 @@ test('jitter: each delay is d·(1 + random)', async () => {
   t.reflector.dispose();
 });
 
-test('the backoff resets after 2 min of healthy watching', async () => {
+test('the backoff starts over once 2 min have passed since its last reset (client-go HEAD)', async () => {
   const t = setup();
   t.lw.failNextList(new ApiError(500, 'InternalError', 'x'), 3);
   t.reflector.run();
@@ -231,7 +259,7 @@ test('the backoff resets after 2 min of healthy watching', async () => {
   await settle();
   t.lw.dropWatch();
   await settle();
-  assert.equal(retryIn(t.reflector), 800, 'reset after 2 min healthy');
+  assert.equal(retryIn(t.reflector), 800, 'reset: more than 2 min since the reflector started');
   t.reflector.dispose();
 });
 
