@@ -30,12 +30,24 @@ export interface LocalControlPlane {
   readonly kubeconfigPath: string;
   /** The private temp dir holding data, keys, logs and the kubeconfig. */
   readonly dir: string;
-  /** Stops kube-apiserver only (etcd and its data stay): for tests of watch interruptions. */
-  stopApiServer(): Promise<void>;
+  /**
+   * Stops kube-apiserver only (etcd and its data stay): for tests of watch
+   * interruptions. By default SIGTERM, then SIGKILL after 10 s (a graceful
+   * kube-apiserver waits on open watches, so this usually takes the 10 s);
+   * `{ graceMs: 0 }` kills it at once, like a crash: open connections drop
+   * and it is gone when the promise resolves, so a test can make an outage
+   * of a chosen length.
+   */
+  stopApiServer(options?: StopApiServerOptions): Promise<void>;
   /** Starts kube-apiserver again on the same port with the same data; resolves when /readyz answers ok. */
   startApiServer(): Promise<void>;
   /** Stops every component (SIGTERM, then SIGKILL after a grace period) and removes the temp dir. Idempotent. */
   stop(): Promise<void>;
+}
+
+export interface StopApiServerOptions {
+  /** Time between SIGTERM and SIGKILL; default 10 s. 0: SIGKILL at once (no graceful shutdown). */
+  graceMs?: number;
 }
 
 export interface LocalControlPlaneOptions {
@@ -220,14 +232,15 @@ class Component {
     return !p || p.exitCode !== null || p.signalCode !== null;
   }
 
+  /** SIGTERM, then SIGKILL after `graceMs` (0: SIGKILL at once); resolves once the process has exited. */
   async stop(graceMs = 10_000): Promise<void> {
     const p = this.proc;
     if (!p) return;
     this.proc = undefined;
     if (p.exitCode === null && p.signalCode === null) {
       const exited = new Promise<void>((res) => p.once('exit', () => res()));
-      killGroup(p, 'SIGTERM');
-      const timer = setTimeout(() => killGroup(p, 'SIGKILL'), graceMs);
+      killGroup(p, graceMs > 0 ? 'SIGTERM' : 'SIGKILL');
+      const timer = setTimeout(() => killGroup(p, 'SIGKILL'), Math.max(0, graceMs));
       await exited;
       clearTimeout(timer);
     }
@@ -376,7 +389,7 @@ export async function startLocalControlPlane(options: LocalControlPlaneOptions =
       server,
       kubeconfigPath,
       dir,
-      stopApiServer: () => apiserver.stop(),
+      stopApiServer: (o: StopApiServerOptions = {}) => apiserver.stop(o.graceMs ?? 10_000),
       startApiServer: startApi,
       stop: stopAll,
     };

@@ -14,6 +14,35 @@ export interface TransportRequest {
   signal?: AbortSignal;
 }
 
+/** client-go rest client `maxRetries` for answers with Retry-After. */
+const MAX_RETRY_AFTER_ATTEMPTS = 10;
+
+/** The Retry-After wait (ms) of a 429 / 5xx answer, as client-go's checkWait reads it (whole seconds); undefined: no retry. */
+export function retryAfterMs(res: { status: number; headers: { get(name: string): string | null } }): number | undefined {
+  if (res.status !== 429 && res.status < 500) return undefined;
+  const h = res.headers.get('retry-after');
+  if (h === null || !/^\d+$/.test(h.trim())) return undefined;
+  return Number(h.trim()) * 1000;
+}
+
+function abortableDelay(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal!.reason);
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+/** Failures of a request sent on a connection the server had already closed (nothing was answered). */
+const STALE_CONNECTION_CODES = new Set(['ECONNRESET', 'EPIPE', 'UND_ERR_SOCKET']);
+
 /**
  * The HTTP seam to one cluster, built on `@kubernetes/client-node`'s
  * KubeConfig: it applies TLS, client certificates, bearer tokens and exec
@@ -46,7 +75,12 @@ export class KubeTransport {
     return u.toString();
   }
 
-  /** Sends a request and returns the raw response (the body is not read). Network failures become ApiError code 0. */
+  /**
+   * Sends a request and returns the raw response (the body is not read). Network failures become ApiError code 0.
+   * A GET that fails on a dropped keep-alive connection before any response is sent once more (Go net/http);
+   * a GET answered 429 / 5xx with Retry-After is sent again after that wait, up to 10 times (client-go rest
+   * client). `signal` aborts the waits too.
+   */
   async send(req: TransportRequest): Promise<Response> {
     const url = this.url(req.path, req.query);
     const ctx = new RequestContext(url, req.method as HttpMethod);
@@ -59,13 +93,34 @@ export class KubeTransport {
       body = typeof req.body === 'string' ? req.body : JSON.stringify(req.body);
       headers['Content-Type'] = req.contentType ?? 'application/json';
     }
-    try {
-      return await fetch(url, { method: req.method, headers, body, dispatcher: this.dispatcher, signal: req.signal });
-    } catch (e) {
-      if (req.signal?.aborted) throw req.signal.reason ?? e;
-      const cause = (e as { cause?: { code?: string; message?: string } }).cause;
-      const detail = cause?.code ?? cause?.message ?? (e as Error).message;
-      throw new ApiError(0, 'Unreachable', `Cannot reach the API server at ${this.server} (${detail}).`, { cause: detail });
+    for (let retryAfterAttempts = 0; ; retryAfterAttempts++) {
+      const res = await this.fetchOnce(url, req, headers, body);
+      // client-go's rest client: a 429 or 5xx answer carrying Retry-After (seconds) was not processed;
+      // it waits that long and sends the request again, up to 10 times. Done here for GETs (list,
+      // watch, get): e.g. kube-apiserver answers 503 with Retry-After: 5 while it starts up.
+      const wait = req.method === 'GET' && retryAfterAttempts < MAX_RETRY_AFTER_ATTEMPTS ? retryAfterMs(res) : undefined;
+      if (wait === undefined) return res;
+      await res.body?.cancel().catch(() => {});
+      await abortableDelay(wait, req.signal);
+    }
+  }
+
+  private async fetchOnce(url: string, req: TransportRequest, headers: Record<string, string>, body: string | undefined): Promise<Response> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await fetch(url, { method: req.method, headers, body, dispatcher: this.dispatcher, signal: req.signal });
+      } catch (e) {
+        if (req.signal?.aborted) throw req.signal.reason ?? e;
+        const cause = (e as { cause?: { code?: string; message?: string } }).cause;
+        // A pooled keep-alive connection the server dropped (it restarted, or closed it idle) fails
+        // before any response: an idempotent GET is sent once more at once, on a fresh connection, as
+        // Go's net/http does for requests on a reused connection. Without this, the first watch after
+        // kube-apiserver went away fails with ECONNRESET instead of "connection refused", and the
+        // informer relists where client-go retries the watch.
+        if (attempt === 0 && req.method === 'GET' && STALE_CONNECTION_CODES.has(cause?.code ?? '')) continue;
+        const detail = cause?.code ?? cause?.message ?? (e as Error).message;
+        throw new ApiError(0, 'Unreachable', `Cannot reach the API server at ${this.server} (${detail}).`, { cause: detail });
+      }
     }
   }
 
