@@ -265,10 +265,10 @@ describe('informer core against a real kube-apiserver', () => {
       onUpdate: (a, b) => void (b.metadata.name === 'order' && seen.push(`update ${(a.spec as { size: number }).size}->${(b.spec as { size: number }).size}`)),
       onDelete: (o) => void (!isTombstone(o) && o.metadata.name === 'order' && seen.push('delete')),
     });
-    inf.addEventHandler({ onAdd: (o) => void (o.metadata.name === 'order' && other.push('add')), onDelete: () => void other.push('delete') });
+    let added: KubeObject | undefined;
+    inf.addEventHandler({ onAdd: (o) => void (o.metadata.name === 'order' && (other.push('add'), (added = o))), onDelete: () => void other.push('delete') });
     inf.run();
     await waitUntil(() => inf.hasSynced(), 'informer synced');
-    assert.ok(Array.isArray(inf.getIndexer().getByKey(`${ns}/lw-a`)?.metadata.managedFields), 'objects are cached as received by default (managedFields kept, as controller-runtime)');
     await create('order', 1);
     await update('order', 2);
     await update('order', 3);
@@ -277,6 +277,7 @@ describe('informer core against a real kube-apiserver', () => {
     assert.deepEqual(seen, ['add 1', 'update 1->2', 'update 2->3', 'delete']);
     assert.deepEqual(other, ['add', 'delete']);
     assert.equal(inf.getIndexer().getByKey(`${ns}/order`), undefined);
+    assert.ok(Array.isArray(added?.metadata.managedFields), 'objects are cached as received by default (managedFields kept, as controller-runtime)');
   });
 
   it('a watch cut mid-stream (clean close or a read error) resumes without losing or duplicating any final state', async () => {
