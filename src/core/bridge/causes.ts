@@ -28,6 +28,10 @@ function eventName(e: string | undefined): EventName {
 export function reasonOfCause(c: Cause): EnqueueReason {
   const at = c.at;
   const rv = c.resourceVersion !== undefined ? { resourceVersion: c.resourceVersion } : {};
+  if ((c.kind === 'informer' || c.kind === 'owned' || c.kind === 'watch') && !c.objectKey) {
+    // An add outside any informer event (a channel source, the program itself): say so instead of an empty event.
+    return { kind: 'manual', action: 'enqueue', note: c.note ?? 'added outside an informer event', at };
+  }
   switch (c.kind) {
     case 'informer':
       return { kind: 'informer', event: eventName(c.event), resource: c.resource ?? '', objectKey: c.objectKey ?? '', ...rv, ...(c.initial ? { initial: true } : {}), at };

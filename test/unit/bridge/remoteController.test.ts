@@ -149,7 +149,7 @@ test('resync: the snapshot rebuilds processing, ready (by priority) and waiting 
           paused: false,
           keys: [
             { key: 'ns/p', state: 'processing', failures: 0, causes: [] },
-            { key: 'ns/r1', state: 'ready', failures: 0, priority: -100, causes: [{ kind: 'informer', event: 'add', initial: true, at: 1 }] },
+            { key: 'ns/r1', state: 'ready', failures: 0, priority: -100, causes: [{ kind: 'informer', event: 'add', objectKey: 'ns/r1', initial: true, at: 1 }] },
             { key: 'ns/r2', state: 'ready', failures: 0, priority: 0, causes: [] },
             { key: 'ns/w', state: 'waiting', failures: 2, dueAt: clock.now() + 10, causes: [{ kind: 'backoff', failures: 2, delayMs: 10, at: 2 }] },
             { key: 'ns/i', state: 'idle', failures: 0, causes: [] },
@@ -210,4 +210,23 @@ test('a refused command is a journal warning; a disconnected controller is stopp
   assert.deepEqual(await c.step(), { kind: 'notRunning' });
   assert.equal(c.reconcileNow('ns/a'), false);
   await assert.rejects(c.start(), /not connected: run it again/);
+});
+
+test('causes: an add outside any informer event reads as such; unknown kinds keep their name', async () => {
+  const { reasonOfCause } = await import('../../../src/core/bridge/causes.ts');
+  assert.deepEqual(reasonOfCause({ kind: 'watch', note: 'added outside an informer event (a channel source or the program itself)', at: 5 }), {
+    kind: 'manual',
+    action: 'enqueue',
+    note: 'added outside an informer event (a channel source or the program itself)',
+    at: 5,
+  });
+  assert.deepEqual(reasonOfCause({ kind: 'owned', event: 'update', resource: 'configmaps.v1.', objectKey: 'ns/c', resourceVersion: '9', at: 1 }), {
+    kind: 'owned',
+    event: 'update',
+    resource: 'configmaps.v1.',
+    child: 'ns/c',
+    resourceVersion: '9',
+    at: 1,
+  });
+  assert.deepEqual(reasonOfCause({ kind: 'telepathy', at: 2 }), { kind: 'manual', action: 'enqueue', note: 'cause "telepathy"', at: 2 });
 });
