@@ -11,7 +11,7 @@
 import { readFileSync, copyFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { spawnSync } from 'node:child_process';
-import { parseAllDocuments } from 'yaml';
+import { applyDocuments, loadDocuments } from './samples.mjs';
 import { startLocalControlPlane, resolveBinaries } from '../src/core/controlplane/localControlPlane.ts';
 import { loadKubeConfig } from '../src/core/k8s/kubeconfig.ts';
 import { KubeTransport } from '../src/core/k8s/transport.ts';
@@ -41,44 +41,8 @@ async function shutdown(code) {
 process.on('SIGINT', () => void shutdown(0));
 process.on('SIGTERM', () => void shutdown(0));
 
-/** Creates every document of a YAML file, in order (a 409 AlreadyExists is fine: the lab is re-runnable). */
 async function applyFile(t, file) {
-  const docs = parseAllDocuments(readFileSync(file, 'utf8')).map((d) => d.toJSON()).filter(Boolean);
-  for (const obj of docs) {
-    const path = await collectionPath(t, obj);
-    try {
-      await t.json({ method: 'POST', path, body: obj });
-      say(`created ${obj.kind} ${obj.metadata.namespace ? obj.metadata.namespace + '/' : ''}${obj.metadata.name}`);
-    } catch (e) {
-      if (e.code !== 409) throw e;
-    }
-    if (obj.kind === 'CustomResourceDefinition') await waitEstablished(t, obj.metadata.name);
-  }
-}
-
-async function collectionPath(t, obj) {
-  const [group, version] = obj.apiVersion.includes('/') ? obj.apiVersion.split('/') : ['', obj.apiVersion];
-  const ns = obj.metadata.namespace;
-  if (!group) {
-    const plural = { Namespace: 'namespaces', ConfigMap: 'configmaps', Secret: 'secrets' }[obj.kind];
-    if (!plural) throw new Error(`lab: no path for ${obj.kind}`);
-    return ns ? `/api/${version}/namespaces/${ns}/${plural}` : `/api/${version}/${plural}`;
-  }
-  if (obj.kind === 'CustomResourceDefinition') return `/apis/${group}/${version}/customresourcedefinitions`;
-  // A custom resource: find its plural through discovery of its group version.
-  const rl = await t.json({ method: 'GET', path: `/apis/${group}/${version}` });
-  const r = rl.resources.find((x) => x.kind === obj.kind && !x.name.includes('/'));
-  if (!r) throw new Error(`lab: ${obj.kind} is not served by ${group}/${version}`);
-  return ns && r.namespaced ? `/apis/${group}/${version}/namespaces/${ns}/${r.name}` : `/apis/${group}/${version}/${r.name}`;
-}
-
-async function waitEstablished(t, name) {
-  for (let i = 0; i < 300; i++) {
-    const crd = await t.json({ method: 'GET', path: `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${name}` });
-    if ((crd.status?.conditions ?? []).some((c) => c.type === 'Established' && c.status === 'True')) return;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`CRD ${name} was not established`);
+  await applyDocuments(t, loadDocuments(file), { log: say });
 }
 
 try {

@@ -11,6 +11,8 @@ import { isNotFound, type KubeClient } from '../../src/core/k8s/client.ts';
 import type { DynamicKubeClient, WriteRecord } from '../../src/core/k8s/dynamicClient.ts';
 import type { KubeObject } from '../../src/core/k8s/objects.ts';
 import { FakeClock } from '../fakes/fakeClock.ts';
+import { createDynamicClient } from '../../src/core/k8s/dynamicClient.ts';
+import { applyDocuments, SAMPLES_FIELD_MANAGER } from '../../scripts/samples.mjs';
 
 describe('actions against a real kube-apiserver', () => {
   let c: DynamicKubeClient;
@@ -117,8 +119,39 @@ describe('actions against a real kube-apiserver', () => {
     const ours = byName.get(LAB_FINALIZER)!;
     assert.deepEqual(ours.addedBy, ['reconcile-lab-test'], 'attributed through managedFields');
     assert.match(ours.probableOwner, /Reconcile Lab/);
-    assert.ok(ours.evidence.some((e) => /not running in this session/.test(e)));
+    assert.ok(ours.evidence.some((e) => /stopped in this session/.test(e)));
+    assert.equal(ours.running, 'no', 'our own loop, stopped');
     assert.match(d.summary, /terminating for/);
+  });
+
+  test('diagnoseStuck on the lab samples: the sample manifest set the legacy finalizer; our own paused loop owns its finalizer', async () => {
+    const cluster = await getTestCluster();
+    const ns2 = await createNamespace(cluster.transport, 'samples');
+    // Exactly what `npm run lab` does (scripts/samples.mjs), retargeted at this run's CRD and namespace.
+    await applyDocuments(cluster.transport, sampleWidgets(crd, ns2));
+    const ours = createDynamicClient(cluster.transport, { fieldManager: 'reconcile-lab' });
+    // The extension's loop adds its finalizer (a merge patch re-sending the whole list, as the lab reconciler does).
+    await ours.patch(crd.gvr, ns2, 'widget-stuck', 'merge', { metadata: { finalizers: ['legacy.example.com/external-dns', LAB_FINALIZER] } });
+    await c.delete(crd.gvr, ns2, 'widget-stuck');
+    // managedFields times have one-second precision: let the loop's next write land in a later second than the deletion.
+    await new Promise((r) => setTimeout(r, 1100));
+    await ours.patch(crd.gvr, ns2, 'widget-stuck', 'merge', { metadata: { annotations: { touched: 'by the loop' } } });
+    const known = [{ name: "Reconcile Lab's lab loop", finalizers: [LAB_FINALIZER], managers: ['reconcile-lab'], running: false, state: 'paused' as const }];
+    const d = await diagnoseStuck({ client: c, gvr: crd.gvr, namespace: ns2, name: 'widget-stuck', knownControllers: known });
+    const byName = new Map(d.finalizers.map((f) => [f.finalizer, f]));
+    const legacy = byName.get('legacy.example.com/external-dns')!;
+    assert.ok(legacy.addedBy.includes(SAMPLES_FIELD_MANAGER), legacy.addedBy.join(','));
+    assert.match(legacy.probableOwner, /set when the object was created, by field manager "reconcile-lab-samples"/);
+    assert.doesNotMatch(legacy.probableOwner, /"reconcile-lab"/, 'the loop re-sent the list; it did not add this finalizer');
+    assert.equal(legacy.running, 'unknown', "the loop's own writes are no evidence for the legacy owner");
+    const lab = byName.get(LAB_FINALIZER)!;
+    assert.equal(lab.probableOwner, "Reconcile Lab's lab loop");
+    assert.equal(lab.running, 'paused');
+    assert.ok(lab.evidence.some((e) => /paused in this session: step or resume/.test(e)));
+    assert.match(d.summary, /belongs to this session's paused loop/);
+    const running = await diagnoseStuck({ client: c, gvr: crd.gvr, namespace: ns2, name: 'widget-stuck', knownControllers: [{ ...known[0]!, running: true, state: 'running' }] });
+    assert.equal(running.finalizers.find((f) => f.finalizer === LAB_FINALIZER)!.running, 'yes');
+    await removeFinalizers({ client: c, gvr: crd.gvr, namespace: ns2, name: 'widget-stuck' });
   });
 
   test('finalizer removal fails safely when the object changed (since it was looked at, or between read and patch)', async () => {

@@ -35,9 +35,12 @@ export interface KnownController {
   /** Field managers it writes with. */
   managers?: readonly string[];
   running: boolean;
+  /** Finer than `running`: a paused loop exists and removes its finalizer at its next reconcile (step / resume). */
+  state?: 'running' | 'paused' | 'stopped';
 }
 
-export type Liveness = 'yes' | 'no' | 'unknown';
+/** Whether a finalizer's owner runs; `paused`: it is this process's own loop, paused (it acts when stepped or resumed). */
+export type Liveness = 'yes' | 'no' | 'unknown' | 'paused';
 
 export interface FinalizerDiagnosis {
   finalizer: string;
@@ -105,6 +108,12 @@ export function managersOfFinalizer(managedFields: readonly ManagedFieldsEntry[]
     if (fins && key in fins && m.manager && !out.includes(m.manager)) out.push(m.manager);
   }
   return out;
+}
+
+/** True when `manager`'s managedFields entry is the object's creation (same second as creationTimestamp). */
+function createdBy(obj: KubeObject, manager: string): boolean {
+  const created = parseTime(obj.metadata.creationTimestamp);
+  return (obj.metadata.managedFields ?? []).some((m) => m.manager === manager && created !== undefined && parseTime(m.time) === created);
 }
 
 function parseTime(s: string | undefined): number | undefined {
@@ -190,16 +199,33 @@ export async function diagnoseStuck(o: {
     const evidence: string[] = [];
     const votes: Liveness[] = [];
     const known = (o.knownControllers ?? []).find((k) => k.finalizers.includes(finalizer));
+    // Managers of known controllers that do NOT own this finalizer: their writes say nothing about its owner.
+    const foreign = new Set((o.knownControllers ?? []).filter((k) => k !== known).flatMap((k) => k.managers ?? []));
     let probableOwner = wk?.owner ?? (known ? known.name : `the controller for "${domain}"`);
-    if (!wk && addedBy.length) probableOwner += ` (added by field manager ${addedBy.map((m) => `"${m}"`).join(', ')})`;
-    else if (!wk && location === 'metadata') evidence.push('no managedFields entry records who added this finalizer (it may have been set at creation by kubectl or a manifest)');
+    // A known loop that co-owns the list (it re-sent the finalizers with its own) did not add this one.
+    const adders = addedBy.filter((m) => !foreign.has(m));
+    const setAtCreation = adders.length > 0 && adders.every((m) => createdBy(obj, m));
+    if (!wk && !known && adders.length) {
+      probableOwner += setAtCreation
+        ? ` (set when the object was created, by field manager ${adders.map((m) => `"${m}"`).join(', ')}: a manifest or tool, not necessarily its controller)`
+        : ` (added by field manager ${adders.map((m) => `"${m}"`).join(', ')})`;
+    } else if (!wk && !known && location === 'metadata') evidence.push('no managedFields entry records who added this finalizer (it may have been set at creation by kubectl or a manifest)');
 
+    let state: KnownController['state'] | undefined;
     if (known) {
-      evidence.push(`${known.name} is ${known.running ? 'running in this session' : 'not running in this session'}`);
-      if (known.running) votes.push('yes');
+      state = known.state ?? (known.running ? 'running' : 'stopped');
+      evidence.push(
+        state === 'running'
+          ? `${known.name} owns it and is running in this session: it removes the finalizer after its cleanup`
+          : state === 'paused'
+            ? `${known.name} owns it and is paused in this session: step or resume the loop and it removes the finalizer itself`
+            : `${known.name} owns it and is stopped in this session: start it (or step) and it removes the finalizer itself`,
+      );
+      if (state === 'running') votes.push('yes');
     }
-    if (deletionMs !== undefined) {
-      const managers = new Set([...addedBy, ...(known?.managers ?? [])]);
+    // A known controller's state is first-hand: a write of its after deletion (e.g. a status update) decides nothing.
+    if (deletionMs !== undefined && !known) {
+      const managers = new Set(adders);
       for (const m of obj.metadata.managedFields ?? []) {
         const t = parseTime(m.time);
         // Timestamps have one-second precision: only a strictly later second proves a write after deletion.
@@ -233,7 +259,7 @@ export async function diagnoseStuck(o: {
         votes.push(ready > 0 ? 'yes' : 'no');
       }
     }
-    const running: Liveness = votes.includes('yes') ? 'yes' : votes.includes('no') ? 'no' : 'unknown';
+    const running: Liveness = votes.includes('yes') ? 'yes' : state === 'paused' ? 'paused' : state === 'stopped' ? 'no' : votes.includes('no') ? 'no' : 'unknown';
     if (running === 'unknown') evidence.push('no visible sign of the owning controller (no matching Lease, Deployment or recent write): cannot tell whether it runs');
     finalizers.push({
       finalizer,
@@ -264,6 +290,8 @@ export async function diagnoseStuck(o: {
   else {
     parts.push(`and is held by ${finalizers.length} finalizer(s): ${finalizers.map((f) => `${f.finalizer} (owner running: ${f.running})`).join(', ')}`);
     const dead = finalizers.filter((f) => f.running === 'no');
+    const paused = finalizers.filter((f) => f.running === 'paused');
+    if (terminating && paused.length) parts.push(`. ${paused.map((f) => f.finalizer).join(', ')} belongs to this session's paused loop: step or resume it instead of removing it by hand`);
     if (terminating && dead.length) parts.push(`. The owner of ${dead.map((f) => f.finalizer).join(', ')} appears to be down, which is why it is stuck`);
     if (terminating && finalizers.some((f) => f.running === 'yes')) parts.push('. A live owner may still finish on its own: prefer fixing or waiting for it');
   }
