@@ -60,6 +60,19 @@ export function exitCodeFor(e: unknown): ExitCode {
   return ExitCode.failure;
 }
 
+/** The CLI's next step for a kubeconfig problem (the core message names none: the extension offers buttons). */
+function cliNextStep(e: unknown): string {
+  if (!(e instanceof KubeConfigError)) return '';
+  switch (e.problem) {
+    case 'noKubeconfig':
+      return ' Pass --kubeconfig <file> or set KUBECONFIG.';
+    case 'noContext':
+      return ' Pass --context <name> (or run kubectl config use-context).';
+    default:
+      return '';
+  }
+}
+
 const indent = (text: string, pad = '    ') => text.split('\n').map((l) => pad + l).join('\n');
 
 /** Runs `reconcile-lab` with `argv` (without node and script); resolves with the exit code. Never throws. */
@@ -85,7 +98,7 @@ export async function runCli(argv: readonly string[], rawIo: CliIo): Promise<num
     return await execute(args, io, log, store);
   } catch (e) {
     const code = exitCodeFor(e);
-    const message = (e as Error)?.message ?? String(e);
+    const message = ((e as Error)?.message ?? String(e)) + cliNextStep(e);
     if (args.json) io.stdout(JSON.stringify({ error: message, exitCode: code }) + '\n');
     io.stderr(`reconcile-lab: ${message}\n`);
     return code;

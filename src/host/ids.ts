@@ -31,6 +31,7 @@ export const CommandIds = {
   revealObject: 'reconcileLab.revealObject',
   runController: 'reconcileLab.runController',
   stopController: 'reconcileLab.stopController',
+  deleteObject: 'reconcileLab.deleteObject',
 } as const;
 export type CommandId = (typeof CommandIds)[keyof typeof CommandIds];
 

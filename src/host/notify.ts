@@ -1,5 +1,7 @@
 import * as vscode from 'vscode';
+import { KubeConfigError } from '../core/k8s/kubeconfig.ts';
 import type { Logger } from '../core/log.ts';
+import { CHOOSE_FILE_LABEL, START_LOCAL_LABEL } from './connection/kubeconfigSource.ts';
 import { CommandIds } from './ids.ts';
 import * as ui from './ui.ts';
 
@@ -21,10 +23,32 @@ export function reportError(log: Logger, what: string, e: unknown): void {
     ...(e instanceof Error && e.stack ? { stack: e.stack } : {}),
     ...(cause ? { cause } : {}),
   });
-  void ui.error(`${what}: ${message}`, 'Show Log').then(
+  // A kubeconfig problem names its next step as buttons (no CLI flags): choose a file, start a local control plane.
+  const next = nextStepsFor(e);
+  void ui.error(`${what}: ${message}`, ...next.map((n) => n.label), 'Show Log').then(
     (choice) => {
-      if (choice) void vscode.commands.executeCommand(CommandIds.showOutput);
+      const step = next.find((n) => n.label === choice);
+      if (step) void vscode.commands.executeCommand(step.command, step.arg);
+      else if (choice) void vscode.commands.executeCommand(CommandIds.showOutput);
     },
     () => {},
   );
+}
+
+/** The buttons offered with an error: the next steps for kubeconfig problems, none otherwise. */
+export function nextStepsFor(e: unknown): Array<{ label: string; command: string; arg?: unknown }> {
+  if (!(e instanceof KubeConfigError)) return [];
+  switch (e.problem) {
+    case 'noKubeconfig':
+    case 'unreadable':
+      return [
+        { label: CHOOSE_FILE_LABEL, command: CommandIds.connect, arg: { browse: true } },
+        { label: START_LOCAL_LABEL, command: CommandIds.startLocalControlPlane },
+      ];
+    case 'unknownContext':
+    case 'noContext':
+      return [{ label: 'Pick a Context\u2026', command: CommandIds.connect }];
+    default:
+      return [];
+  }
 }

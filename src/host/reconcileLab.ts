@@ -1,5 +1,6 @@
+import { existsSync } from 'node:fs';
 import * as vscode from 'vscode';
-import { realClock, type Clock, type TimerHandle } from '../core/clock.ts';
+import { realClock, type Clock } from '../core/clock.ts';
 import { Emitter } from '../core/event.ts';
 import { DisposableStore, toDisposable } from '../core/lifecycle.ts';
 import type { Logger } from '../core/log.ts';
@@ -20,6 +21,9 @@ import { ResourcesTreeProvider, type ResourceNode } from './views/resourcesTree.
 import type { QueueNode } from './views/queueTree.ts';
 import { EventLogPanel, type EventLogSource } from './webview/eventLogPanel.ts';
 import { GoControllers } from './goController/goControllers.ts';
+import type { ObjectKey } from '../core/k8s/keys.ts';
+import { selectedKeyOf, stepTargetOf, stepTargetText, type SelectableNode, type StepTarget } from './views/stepTarget.ts';
+import { Ticker } from './views/ticker.ts';
 import { EVENT_LOG_KINDS, exportJsonLines, toLogEntryView } from './webview/journalView.ts';
 
 /** What a connect asks for; every field is optional (defaults: the settings). */
@@ -35,8 +39,11 @@ export interface ConnectRequest {
   label?: string;
 }
 
-/** While a wait is pending, relative times ("retry in 3s") are re-rendered this often. */
-const TICK_MS = 1000;
+/** Global-state key of the kubeconfig file chosen in the Connect picker. */
+const REMEMBERED_KUBECONFIG = 'reconcileLab.chosenKubeconfig';
+
+/** While a view is visible, relative times ("Terminating 12s", "retry in 3s") are re-rendered this often. */
+export const TICK_MS = 1000;
 
 /**
  * The extension for one window: the views, the status bar, the event log,
@@ -60,6 +67,8 @@ export class ReconcileLab implements vscode.Disposable {
   readonly extensionUri: vscode.Uri;
   /** The developer's Go controllers (Run Controller…, Debug with Reconcile Lab) and their bridge. */
   readonly go: GoControllers;
+  /** Where the kubeconfig chosen with "Choose a Kubeconfig File…" is kept across window reloads. */
+  private readonly memento: vscode.Memento;
 
   private readonly store = new DisposableStore();
   private connection = new DisposableStore();
@@ -67,6 +76,10 @@ export class ReconcileLab implements vscode.Disposable {
   private connecting: Promise<Session> | undefined;
   private connectAbort: AbortController | undefined;
   private readonly sessionEmitter = new Emitter<Session | undefined>();
+  /** The loop key selected in the Resources or Work Queue view (the latest selection wins), for Step. */
+  private selected: { key: ObjectKey | undefined; view: 'resources' | 'queue' } | undefined;
+  /** The one timer of relative times: it runs only while a view is visible and a connection is open. */
+  readonly ticker: Ticker;
   /** Fires after a session is attached (connected) or detached (undefined). */
   readonly onDidChangeSession = this.sessionEmitter.event;
 
@@ -75,6 +88,7 @@ export class ReconcileLab implements vscode.Disposable {
     this.log = output.log;
     this.clock = clock;
     this.extensionUri = context.extensionUri;
+    this.memento = context.globalState;
     this.documents = this.store.add(new ObjectDocuments());
     this.store.add(vscode.workspace.registerTextDocumentContentProvider(Schemes.object, this.documents));
     this.resourcesTree = this.store.add(new ResourcesTreeProvider(clock));
@@ -84,6 +98,19 @@ export class ReconcileLab implements vscode.Disposable {
     );
     this.queueView = this.store.add(vscode.window.createTreeView(ViewIds.queue, { treeDataProvider: this.queueTree }));
     this.statusBar = this.store.add(new StatusBar());
+    this.ticker = this.store.add(new Ticker(clock, TICK_MS, () => this.tick()));
+    for (const [view, name] of [[this.resourcesView, 'resources'], [this.queueView, 'queue']] as const) {
+      this.store.add(view.onDidChangeVisibility(() => this.updateTicker()));
+      this.store.add(
+        (view as vscode.TreeView<SelectableNode>).onDidChangeSelection((e) => {
+          const key = selectedKeyOf(e.selection[0], this.current?.primaryResource);
+          // An emptied selection in one view does not undo a selection made later in the other.
+          if (e.selection.length === 0 && this.selected && this.selected.view !== name) return;
+          this.selected = { key, view: name };
+          this.renderStatus();
+        }),
+      );
+    }
     this.eventLog = this.store.add(
       new EventLogPanel({
         extensionUri: context.extensionUri,
@@ -124,7 +151,18 @@ export class ReconcileLab implements vscode.Disposable {
 
   /** Where a connect without an explicit kubeconfig reads from. */
   kubeconfigSource(explicit?: string): KubeconfigSource {
-    return resolveKubeconfigSource(explicit, readSettings()['connection.kubeconfig'], process.env, process.env.HOME ?? '~');
+    return resolveKubeconfigSource(explicit, readSettings()['connection.kubeconfig'], process.env, process.env.HOME ?? '~', this.rememberedKubeconfig());
+  }
+
+  /** The kubeconfig file chosen earlier in the Connect picker, while it still exists. */
+  rememberedKubeconfig(): string | undefined {
+    const path = this.memento.get<string>(REMEMBERED_KUBECONFIG);
+    return path && existsSync(path) ? path : undefined;
+  }
+
+  /** Remembers (global state, survives a window reload) the kubeconfig file chosen in the Connect picker; undefined forgets it. */
+  async rememberKubeconfig(path: string | undefined): Promise<void> {
+    await this.memento.update(REMEMBERED_KUBECONFIG, path);
   }
 
   /**
@@ -236,7 +274,8 @@ export class ReconcileLab implements vscode.Disposable {
         this.renderStatus();
       }),
     );
-    this.scheduleTick(c);
+    this.selected = undefined;
+    this.updateTicker();
     this.contextKeys.set(ContextKeys.connected, true);
     this.contextKeys.set(ContextKeys.localControlPlane, Boolean(session.owned));
     this.renderStatus();
@@ -268,6 +307,8 @@ export class ReconcileLab implements vscode.Disposable {
     this.queueTree.setModel(undefined);
     this.documents.setResolver(undefined);
     this.eventLog.setSource(undefined, 'Not connected');
+    this.selected = undefined;
+    this.updateTicker();
     this.setDisconnectedState();
     this.sessionEmitter.fire(undefined);
   }
@@ -279,6 +320,8 @@ export class ReconcileLab implements vscode.Disposable {
     this.contextKeys.set(ContextKeys.localControlPlane, false);
     this.resourcesView.message = undefined;
     this.queueView.message = undefined;
+    this.resourcesView.description = undefined;
+    this.queueView.description = undefined;
     this.statusBar.update({ kind: 'disconnected' });
   }
 
@@ -288,20 +331,35 @@ export class ReconcileLab implements vscode.Disposable {
     return undefined;
   }
 
-  /** Re-renders relative times (due in Xs) once a second while a key waits. */
-  private scheduleTick(bucket: DisposableStore): void {
-    let handle: TimerHandle | undefined;
-    const tick = () => {
-      handle = this.clock.setTimeout(tick, TICK_MS);
-      const s = this.current;
-      if (!s?.controller) return;
-      if (s.controller.status().waiting > 0 && (this.queueView.visible || this.resourcesView.visible)) {
-        this.queueTree.refresh();
-        this.resourcesTree.refresh();
-      }
-    };
-    handle = this.clock.setTimeout(tick, TICK_MS);
-    bucket.add(toDisposable(() => handle !== undefined && this.clock.clearTimeout(handle)));
+  /** Runs the ticker exactly while a view is visible and a connection is open. */
+  private updateTicker(): void {
+    this.ticker.setActive(Boolean(this.current) && (this.resourcesView.visible || this.queueView.visible));
+  }
+
+  /**
+   * One tick: re-render the views when a row shows a relative time (a Terminating age, a due retry or requeue, a
+   * reconcile in progress). Row and tooltip are built in one getTreeItem call with one `now` and one formatter.
+   */
+  private tick(): void {
+    const s = this.current;
+    if (!s) return;
+    const waiting = s.controller ? s.controller.status().waiting > 0 || s.controller.status().inFlight > 0 : false;
+    const terminating = waiting || s.resources.some((r) => s.list(r.id).some((o) => o.metadata.deletionTimestamp));
+    if (waiting || terminating) {
+      if (this.queueView.visible) this.queueTree.refresh();
+      if (this.resourcesView.visible) this.resourcesTree.refresh();
+    }
+  }
+
+  /**
+   * What Step Reconcile without an argument (title button, F10, palette) acts on: the loop key selected in the
+   * Resources or Work Queue view, else the head of the queue.
+   */
+  stepTarget(): StepTarget | undefined {
+    const s = this.current;
+    if (!s?.controller) return undefined;
+    const primary = s.primaryResource;
+    return stepTargetOf(this.selected?.key, s.queuedKeys(), (k) => Boolean(s.keyState(k) || (primary && s.get(primary, k))));
   }
 
   /** Updates the loop context key and the status bar from the current state. */
@@ -310,6 +368,9 @@ export class ReconcileLab implements vscode.Disposable {
     if (!s) return;
     const loop = s.loopState();
     this.contextKeys.set(ContextKeys.loopState, loop);
+    // Say which key Step acts on, next to the Step button (view descriptions) and in the status bar.
+    const step = s.controller && loop !== 'running' ? stepTargetText(this.stepTarget()) : undefined;
+    this.resourcesView.description = ui.viewMessage(step);
     this.statusBar.update({
       kind: 'connected',
       context: s.contextName,
@@ -319,6 +380,7 @@ export class ReconcileLab implements vscode.Disposable {
       counts: this.queueTree.counts(),
       resources: s.resources.length,
       ...(this.go.current && s.controller === this.go.current.controller ? { external: s.controllerOrigin } : {}),
+      ...(step ? { step } : {}),
     });
     const c = this.queueTree.counts();
     const parts = [
@@ -328,14 +390,15 @@ export class ReconcileLab implements vscode.Disposable {
       c.requeueAfter ? `${c.requeueAfter} waiting to requeue` : '',
     ].filter(Boolean);
     const counts = parts.length ? parts.join(', ') : 'nothing queued';
-    // Which controller the views show: the built-in loop or a Go process (pid, connected / stopped in the debugger).
-    this.queueView.description = ui.viewMessage(s.controllerOrigin);
+    // Which controller the views show: the built-in loop or a Go process (pid, connected / stopped in the debugger);
+    // and which key Step acts on.
+    this.queueView.description = ui.viewMessage([s.controllerOrigin, step].filter(Boolean).join(' · '));
     this.queueView.message = ui.viewMessage(s.loopProblem
       ? s.loopProblem.message
       : loop === 'stopped'
         ? 'The loop is stopped: start it, or step one reconcile.'
         : loop === 'paused'
-          ? `Paused: step one reconcile (F10) or resume. ${counts}.`
+          ? `Paused: F10 / Step runs one reconcile (${step ?? 'nothing queued'}), or resume. ${counts}.`
           : `Running: ${counts}.`);
   }
 

@@ -16,6 +16,8 @@ export type StatusBarState =
       readonly resources: number;
       /** Set while the views show a controller running elsewhere (a Go process): what it is and its liveness. */
       readonly external?: string;
+      /** What Step acts on ("Step ns/name (selected)"), while the loop does not run. */
+      readonly step?: string;
     };
 
 /** The connection and queue-depth item in the status bar. */
@@ -56,6 +58,7 @@ export class StatusBar implements vscode.Disposable {
         const parts = [`$(plug) ${inert(s.context)}`, `${loopIcon} ${depth} queued`];
         if (c.backoff) parts.push(`$(error) ${c.backoff} backoff`);
         if (s.external) parts.push(`$(debug-alt) ${s.external.replace(/^Go controller /, 'Go ')}`);
+        if (s.step) parts.push(`$(debug-step-over) ${inert(s.step.replace(/^Step /, '').replace(/ \(.*\)$/, ''))}`);
         item.text = parts.join('  ');
         const md = new vscode.MarkdownString(undefined, true);
         md.appendMarkdown('**Reconcile Lab**\n\n');
@@ -67,6 +70,10 @@ export class StatusBar implements vscode.Disposable {
         if (s.external) {
           md.appendMarkdown('\n\n');
           md.appendText(`Showing ${s.external}.`);
+        }
+        if (s.step) {
+          md.appendMarkdown('\n\n');
+          md.appendText(`${s.step}: F10 in the views, or the Step button.`);
         }
         item.tooltip = md;
         item.command = `${ViewIds.queue}.focus`;

@@ -94,6 +94,10 @@ describe('reconcile-lab CLI against a real kube-apiserver', () => {
     assert.equal(unreachable.code, 3);
     assert.equal(JSON.parse(unreachable.stdout).exitCode, 3);
     assert.match(unreachable.stderr, /Cannot reach the API server/);
+    // No kubeconfig anywhere: the core message plus the CLI's own next step.
+    const none = await cli(['report'], { HOME: dir, KUBECONFIG: '' });
+    assert.equal(none.code, 3);
+    assert.match(none.stderr, /No kubeconfig found: KUBECONFIG is not set and .* does not exist\. Pass --kubeconfig <file> or set KUBECONFIG\./);
     rmSync(dir, { recursive: true, force: true });
   });
 

@@ -6,12 +6,32 @@ import { redactParserError } from './redact.ts';
 /** Where client-node looks for an in-cluster service account when no kubeconfig file exists. */
 const SERVICE_ACCOUNT_TOKEN = '/var/run/secrets/kubernetes.io/serviceaccount/token';
 
+/**
+ * Which kubeconfig problem: front-ends add their own next step (the CLI a flag, the extension a button), so the
+ * message itself names none.
+ */
+export type KubeConfigProblem = 'noKubeconfig' | 'unreadable' | 'unknownContext' | 'noContext' | 'noServer' | 'plainHttp';
+
 /** A kubeconfig problem, phrased for a person: what is wrong and where. */
 export class KubeConfigError extends Error {
-  constructor(message: string, options?: { cause?: unknown }) {
+  readonly problem: KubeConfigProblem | undefined;
+  constructor(message: string, options?: { cause?: unknown; problem?: KubeConfigProblem }) {
     super(message, options);
     this.name = 'KubeConfigError';
+    this.problem = options?.problem;
   }
+}
+
+/**
+ * The files kubectl would read without an explicit path, that exist: KUBECONFIG's list (when set), else
+ * ~/.kube/config. Empty means there is no kubeconfig at all (client-node would then invent a
+ * `loaded-context` at http://localhost:8080).
+ */
+export function defaultKubeconfigFiles(env: Readonly<Record<string, string | undefined>> = process.env, home: string | undefined = env.HOME): string[] {
+  const list = env.KUBECONFIG?.trim();
+  if (list) return list.split(process.platform === 'win32' ? ';' : ':').filter((f) => f && existsSync(f));
+  const file = home ? join(home, '.kube', 'config') : undefined;
+  return file && existsSync(file) ? [file] : [];
 }
 
 export interface LoadKubeConfigOptions {
@@ -35,7 +55,7 @@ export function loadKubeConfig(options: LoadKubeConfigOptions = {}): KubeConfig 
     const home = process.env.HOME;
     const defaultFile = home ? join(home, '.kube', 'config') : undefined;
     if (!process.env.KUBECONFIG && process.platform !== 'win32' && !(defaultFile && existsSync(defaultFile)) && !existsSync(SERVICE_ACCOUNT_TOKEN)) {
-      throw new KubeConfigError(`No kubeconfig found: KUBECONFIG is not set and ${defaultFile ?? '~/.kube/config'} does not exist. Choose a kubeconfig file (--kubeconfig in the CLI) or set KUBECONFIG.`);
+      throw new KubeConfigError(`No kubeconfig found: KUBECONFIG is not set and ${defaultFile ?? '~/.kube/config'} does not exist.`, { problem: 'noKubeconfig' });
     }
   }
   try {
@@ -44,26 +64,26 @@ export function loadKubeConfig(options: LoadKubeConfigOptions = {}): KubeConfig 
   } catch (e) {
     const where = options.path ?? (process.env.KUBECONFIG ? `KUBECONFIG=${process.env.KUBECONFIG}` : '~/.kube/config');
     // No `cause`: the parser's message quotes the file's lines (tokens, keys), and causes are logged.
-    throw new KubeConfigError(`Cannot read kubeconfig ${where}: ${redactParserError((e as Error)?.message ?? String(e))}`);
+    throw new KubeConfigError(`Cannot read kubeconfig ${where}: ${redactParserError((e as Error)?.message ?? String(e))}`, { problem: 'unreadable' });
   }
   if (options.context) {
     if (!kc.getContextObject(options.context)) {
       const names = kc.getContexts().map((c) => c.name);
-      throw new KubeConfigError(`Context "${options.context}" is not in the kubeconfig (contexts: ${names.join(', ') || 'none'}).`);
+      throw new KubeConfigError(`Context "${options.context}" is not in the kubeconfig (contexts: ${names.join(', ') || 'none'}).`, { problem: 'unknownContext' });
     }
     kc.setCurrentContext(options.context);
   }
   const ctx = kc.getCurrentContext();
   if (!ctx || !kc.getContextObject(ctx)) {
-    throw new KubeConfigError('The kubeconfig has no current context. Pick one with the "context" option (or kubectl config use-context).');
+    throw new KubeConfigError('The kubeconfig has no current context: pick one of its contexts.', { problem: 'noContext' });
   }
   const cluster = kc.getCurrentCluster();
   if (!cluster?.server) {
-    throw new KubeConfigError(`Context "${ctx}" refers to a cluster without a server URL.`);
+    throw new KubeConfigError(`Context "${ctx}" refers to a cluster without a server URL.`, { problem: 'noServer' });
   }
   if (/^\s*http:\/\//i.test(cluster.server)) {
     // Plain HTTP would send the credentials unencrypted (in any letter case); skipping TLS verification is no remedy.
-    throw new KubeConfigError(`Context "${ctx}" points at the plain-HTTP server ${cluster.server}: Reconcile Lab only connects over https://. Use the server's https:// URL.`);
+    throw new KubeConfigError(`Context "${ctx}" points at the plain-HTTP server ${cluster.server}: Reconcile Lab only connects over https://. Use the server's https:// URL.`, { problem: 'plainHttp' });
   }
   return kc;
 }

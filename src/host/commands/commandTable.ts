@@ -5,7 +5,7 @@ import type { ReconcileLab } from '../reconcileLab.ts';
 import { fail, type CommandResult } from './args.ts';
 import { connect, disconnect, selectNamespaces, selectResources, startLocal } from './connectionCommands.ts';
 import { pauseLoop, reconcileNow, resetBackoff, resumeLoop, startLoop, stepReconcile, stopLoop } from './loopCommands.ts';
-import { dryRunReconcileCommand, inspectCache, openYaml, revealObject, stripFinalizers } from './objectCommands.ts';
+import { deleteObject, dryRunReconcileCommand, inspectCache, openYaml, revealObject, stripFinalizers } from './objectCommands.ts';
 import { exportReport, showEventLog, showOutput } from './reportCommands.ts';
 import { runController, stopController } from './goControllerCommands.ts';
 
@@ -35,6 +35,7 @@ export const commandTable: Record<CommandId, Handler> = {
   [CommandIds.revealObject]: revealObject,
   [CommandIds.runController]: runController,
   [CommandIds.stopController]: stopController,
+  [CommandIds.deleteObject]: deleteObject,
 };
 
 /** Titles for error notifications ("Dry-Run Reconcile failed: …"). */

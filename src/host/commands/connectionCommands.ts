@@ -6,7 +6,8 @@ import type { ConnectRequest, ReconcileLab } from '../reconcileLab.ts';
 import type { Session } from '../session/session.ts';
 import type { ReconcilerKind, Settings } from '../settings.ts';
 import { resourceIdOf } from '../views/viewModel.ts';
-import { boolArg, fail, isFailure, stringArg, stringArrayArg, type CommandResult } from './args.ts';
+import { boolArg, fail, isFailure, stringArg, stringArrayArg, type CommandResult, type Failure } from './args.ts';
+import { CHOOSE_FILE_LABEL, connectChoices, CONNECT_BROWSE, CONNECT_LOCAL, START_LOCAL_LABEL } from '../connection/kubeconfigSource.ts';
 import { requireSession } from './pickers.ts';
 import { refusePrivileged } from './privileged.ts';
 import * as ui from '../ui.ts';
@@ -54,16 +55,16 @@ function overridesOf(arg: unknown): Partial<Settings> {
   return o;
 }
 
-const LOCAL = 'local';
-const BROWSE = 'browse';
-
 /**
  * Connect. Argument (all optional): `{ kubeconfig, context, resources,
  * namespaces, reconcilerKind, reconcilerResource, reconcilerCommand,
  * reconcilerModulePath }` connects at once (all but the first two override
  * settings for this connection only). Without one, the person
  * picks a context of the kubeconfig (KUBECONFIG's files merged, the current
- * context first), a kubeconfig file, or a local control plane.
+ * context first), a kubeconfig file, or a local control plane; with no
+ * kubeconfig at all a message says so, with those two actions as buttons.
+ * A file chosen here is remembered (global state) and offered again after a
+ * window reload.
  */
 export async function connect(lab: ReconcileLab, arg: unknown): Promise<CommandResult<ConnectionSummary>> {
   const refused = refusePrivileged(arg, ['kubeconfig', 'context', ...OVERRIDE_FIELDS]);
@@ -73,49 +74,67 @@ export async function connect(lab: ReconcileLab, arg: unknown): Promise<CommandR
   const context = stringArg(arg, 'context');
   if (kubeconfig) req.kubeconfig = kubeconfig;
   if (context) req.context = context;
-  if (arg === undefined) {
+  let chosenFile: string | undefined;
+  if (boolArg(arg, 'browse') === true) {
+    // "Choose a Kubeconfig File…" offered by an error notification.
+    const picked = await chooseKubeconfigFile();
+    if (isFailure(picked)) return picked;
+    req.kubeconfig = chosenFile = picked.path;
+    if (picked.context) req.context = picked.context;
+  } else if (arg === undefined) {
     const source = lab.kubeconfigSource();
-    type Item = vscode.QuickPickItem & { value: string };
-    const items: Item[] = [];
+    let contexts: ReturnType<typeof listKubeContexts> = [];
     try {
-      const contexts = listKubeContexts(source.path).sort((a, b) => Number(b.current) - Number(a.current) || a.name.localeCompare(b.name));
-      for (const c of contexts) {
-        items.push({
-          label: c.name,
-          iconPath: new vscode.ThemeIcon(c.current ? 'check' : 'plug'),
-          description: [c.current ? 'current' : undefined, c.server].filter(Boolean).join(' · '),
-          detail: `user ${c.user}${c.execCommand ? ` (exec plugin: ${c.execCommand})` : ''}${c.namespace ? ` · namespace ${c.namespace}` : ''}`,
-          value: c.name,
-        });
-      }
+      contexts = listKubeContexts(source.path);
     } catch (e) {
       lab.log.warn('cannot list kubeconfig contexts', { kubeconfig: source.description, error: (e as Error).message });
     }
-    if (items.length) items.push({ label: '', kind: vscode.QuickPickItemKind.Separator, value: '' });
-    items.push({ label: 'Start Local Control Plane', iconPath: new vscode.ThemeIcon('server-environment'), description: 'etcd + kube-apiserver on this machine', value: LOCAL });
-    items.push({ label: 'Choose a Kubeconfig File…', iconPath: new vscode.ThemeIcon('folder-opened'), value: BROWSE });
-    const pick = await ui.pick(items, { title: `Connect: contexts of ${source.description}`, placeHolder: 'Pick a context' });
-    if (!pick) return fail('cancelled', 'No context chosen.');
-    if (pick.value === LOCAL) return startLocal(lab, undefined);
-    if (pick.value === BROWSE) {
-      const files = await vscode.window.showOpenDialog({ title: 'Choose a kubeconfig file', canSelectMany: false, openLabel: 'Use Kubeconfig' });
-      if (!files?.[0]) return fail('cancelled', 'No kubeconfig chosen.');
-      req.kubeconfig = files[0].fsPath;
-      const ctxs = listKubeContexts(req.kubeconfig);
-      if (ctxs.length > 1) {
-        const c = await ui.pick(
-          ctxs.map((x) => ({ label: x.name, name: x.name, description: [x.current ? 'current' : undefined, x.server].filter(Boolean).join(' · ') })),
-          { title: `Contexts of ${req.kubeconfig}` },
-        );
-        if (!c) return fail('cancelled', 'No context chosen.');
-        req.context = c.name;
-      }
+    const model = connectChoices(contexts, source);
+    let value: string | undefined;
+    if (model.empty) {
+      value = await ui.warn(`Reconcile Lab: ${model.message}`, CHOOSE_FILE_LABEL, START_LOCAL_LABEL).then((c) =>
+        c === CHOOSE_FILE_LABEL ? CONNECT_BROWSE : c === START_LOCAL_LABEL ? CONNECT_LOCAL : undefined,
+      );
     } else {
-      req.context = pick.value;
+      type Item = vscode.QuickPickItem & { value: string };
+      const items: Item[] = model.items.map((i) =>
+        i.separator
+          ? { label: '', kind: vscode.QuickPickItemKind.Separator, value: '' }
+          : { label: i.label, ...(i.icon ? { iconPath: new vscode.ThemeIcon(i.icon) } : {}), ...(i.description ? { description: i.description } : {}), ...(i.detail ? { detail: i.detail } : {}), value: i.value },
+      );
+      value = (await ui.pick(items, { title: model.title, placeHolder: 'Pick a context' }))?.value;
+    }
+    if (!value) return fail('cancelled', 'No context chosen.');
+    if (value === CONNECT_LOCAL) return startLocal(lab, undefined);
+    if (value === CONNECT_BROWSE) {
+      const picked = await chooseKubeconfigFile();
+      if (isFailure(picked)) return picked;
+      req.kubeconfig = chosenFile = picked.path;
+      if (picked.context) req.context = picked.context;
+    } else {
+      req.context = value;
+      if (source.origin === 'remembered' && source.path) chosenFile = source.path;
     }
   }
   const s = await lab.connect(req);
+  if (chosenFile) await lab.rememberKubeconfig(chosenFile);
   return { ok: true, ...summary(s) };
+}
+
+/** The file dialog, then (for a file with several contexts) the context. */
+async function chooseKubeconfigFile(): Promise<{ path: string; context?: string } | Failure> {
+  const files = await vscode.window.showOpenDialog({ title: 'Choose a kubeconfig file', canSelectMany: false, openLabel: 'Use Kubeconfig' });
+  if (!files?.[0]) return fail('cancelled', 'No kubeconfig chosen.');
+  const path = files[0].fsPath;
+  const ctxs = listKubeContexts(path);
+  if (ctxs.length === 0) return fail('invalidArgument', `${path} has no contexts.`);
+  if (ctxs.length === 1) return { path };
+  const c = await ui.pick(
+    ctxs.map((x) => ({ label: x.name, name: x.name, description: [x.current ? 'current' : undefined, x.server].filter(Boolean).join(' \u00b7 ') })),
+    { title: `Contexts of ${path}` },
+  );
+  if (!c) return fail('cancelled', 'No context chosen.');
+  return { path, context: c.name };
 }
 
 export async function disconnect(lab: ReconcileLab): Promise<CommandResult<{ wasConnected: boolean }>> {

@@ -93,6 +93,11 @@ export async function stepReconcile(lab: ReconcileLab, arg: unknown): Promise<Co
     const t = await resolveTarget(r.s, lab.clock.now(), arg, { primaryOnly: true, title: 'Step which key?' });
     if (isFailure(t)) return t;
     key = t.key;
+  } else {
+    // No key given (title button, F10, palette): the key selected in the views, else the head of the queue —
+    // the same one the views' title and the status bar announce.
+    const target = lab.stepTarget();
+    if (target?.source === 'selection') key = target.key;
   }
   if (r.s.loopState() === 'stopped') {
     r.c.pause();

@@ -10,9 +10,10 @@ import type { ResourceInfo } from '../../core/k8s/objects.ts';
 import { remoteDryRun, remoteOf } from './goControllerCommands.ts';
 import type { ReconcileLab } from '../reconcileLab.ts';
 import { FIELD_MANAGER, type Session } from '../session/session.ts';
-import { formatAge } from '../views/format.ts';
+import { ageOf, plural } from '../views/format.ts';
 import { boolArg, fail, isConfirmed, isFailure, stringArg, type CommandResult, type Failure, type ObjectTarget } from './args.ts';
 import { requireSession, resolveTarget } from './pickers.ts';
+import { stepReconcile } from './loopCommands.ts';
 import * as ui from '../ui.ts';
 import { refusePrivileged } from './privileged.ts';
 
@@ -167,8 +168,33 @@ export async function dryRunReconcileCommand(
 }
 
 function finalizerLine(f: FinalizerDiagnosis): string {
-  const running = f.running === 'yes' ? 'appears to be running' : f.running === 'no' ? 'appears to be DOWN' : 'running: unknown';
-  return `• ${f.finalizer}${f.location === 'spec' ? ' (spec.finalizers)' : ''}\n   owner: ${f.probableOwner} (${running})\n   removing it skips: ${f.consequence}`;
+  const running = f.running === 'yes' ? 'appears to be running' : f.running === 'no' ? 'appears to be DOWN' : f.running === 'paused' ? 'this session\'s loop, paused' : 'running: unknown';
+  return [
+    `• ${f.finalizer}${f.location === 'spec' ? ' (spec.finalizers)' : ''}`,
+    `   owner: ${f.probableOwner} (${running})`,
+    ...f.evidence.map((e) => `   – ${e}`),
+    `   removing it skips: ${f.consequence}`,
+  ].join('\n');
+}
+
+/** What happens to an object after finalizers were removed by hand. */
+export type AfterRemoval = 'gone' | 'waitsForReconcile' | 'heldByOthers' | 'notDeleting' | 'dryRun';
+
+/**
+ * The next step after a removal, in words: gone; or still held by a finalizer of this session's own loop, which
+ * removes it at the key's next reconcile (offered: step it); or still held by other owners; or not being deleted.
+ */
+export function afterRemoval(o: { key: string; deleted: boolean; dryRun: boolean; terminating: boolean; remaining: readonly string[]; ownFinalizers: readonly string[]; loop: 'running' | 'paused' | 'stopped'; primary: boolean }): { next: AfterRemoval; message: string } {
+  if (o.dryRun) return { next: 'dryRun', message: 'Dry run: nothing was removed.' };
+  if (o.deleted) return { next: 'gone', message: `${o.key} is gone: nothing held it any more, so its deletion completed.` };
+  if (!o.terminating) return { next: 'notDeleting', message: `${o.key} is not being deleted, so it stays${o.remaining.length ? ` (remaining: ${o.remaining.join(', ')})` : ''}.` };
+  const ours = o.remaining.filter((f) => o.ownFinalizers.includes(f));
+  const others = o.remaining.filter((f) => !o.ownFinalizers.includes(f));
+  if (ours.length && !others.length && o.primary) {
+    const when = o.loop === 'running' ? 'the running loop reconciles it shortly' : `the loop is ${o.loop}: step it to finish`;
+    return { next: 'waitsForReconcile', message: `${o.key} waits for one more reconcile: this session's loop removes ${ours.join(', ')} after its cleanup, and then the object is gone (${when}).` };
+  }
+  return { next: 'heldByOthers', message: `${o.key} is still Terminating, held by ${o.remaining.join(', ')}${ours.length ? ` (${ours.join(', ')} is this session's loop's)` : ''}.` };
 }
 
 /**
@@ -186,7 +212,7 @@ function finalizerLine(f: FinalizerDiagnosis): string {
 export async function stripFinalizers(
   lab: ReconcileLab,
   arg: unknown,
-): Promise<CommandResult<{ key: string; removed: string[]; remaining: string[]; deleted: boolean; dryRun: boolean; diagnosis: StuckDiagnosis }>> {
+): Promise<CommandResult<{ key: string; removed: string[]; remaining: string[]; deleted: boolean; dryRun: boolean; diagnosis: StuckDiagnosis; next: AfterRemoval; nextMessage: string }>> {
   const refused = refusePrivileged(arg, ['confirmed']);
   if (refused) return refused;
   const s = requireSession(lab, arg);
@@ -202,7 +228,9 @@ export async function stripFinalizers(
     ...(namespace ? { namespace } : {}),
     name,
     clock: lab.clock,
-    knownControllers: s.reconciler && s.ownFinalizers.length ? [{ name: `Reconcile Lab's ${s.reconciler.name} loop`, finalizers: s.ownFinalizers, managers: [FIELD_MANAGER], running: s.loopState() === 'running' }] : [],
+    knownControllers: s.reconciler && s.ownFinalizers.length
+      ? [{ name: `Reconcile Lab's ${s.reconciler.name} loop`, finalizers: s.ownFinalizers, managers: [FIELD_MANAGER], running: s.loopState() === 'running', state: s.loopState() }]
+      : [],
   });
   if (diag.finalizers.length === 0) return fail('notFound', `${t.key} has no finalizers.`);
 
@@ -226,7 +254,8 @@ export async function stripFinalizers(
       pick: [f],
     }));
     items.push({ label: `All ${diag.finalizers.length} finalizers`, description: 'every owner\'s cleanup is skipped', pick: diag.finalizers });
-    const p = await ui.pick(items, { title: `Remove which finalizer from ${t.key}?`, placeHolder: diag.summary, matchOnDetail: true });
+    // The facts (owners, evidence, age) are in the confirmation's detail; the picker only chooses.
+    const p = await ui.pick(items, { title: `Remove which finalizer from ${t.key}?`, placeHolder: 'Choose one; the next dialog shows the diagnosis and asks to confirm', matchOnDetail: true });
     if (!p) return fail('cancelled', 'No finalizer chosen.');
     chosen = p.pick;
   }
@@ -235,11 +264,15 @@ export async function stripFinalizers(
   // Confirmation.
   if (!isConfirmed(arg)) {
     const what = chosen.length === 1 ? `finalizer "${chosen[0]!.finalizer}"` : `all ${chosen.length} finalizers`;
-    const age = diag.terminatingForMs !== undefined ? `It has been terminating for ${formatAge(diag.terminatingForMs)}.` : 'It is not being deleted.';
+    // The same formatting and clock as the tree row and its tooltip ("Terminating 4m10s").
+    const age = diag.deletionTimestamp ? `Terminating ${ageOf(diag.deletionTimestamp, lab.clock.now()) ?? '?'} (deletion requested at ${diag.deletionTimestamp}).` : 'It is not being deleted.';
+    const others = diag.finalizers.filter((f) => !chosen.includes(f));
     const detail = [
       age,
+      `Held by ${diag.finalizers.length} finalizer(s): ${diag.finalizers.map((f) => f.finalizer).join(', ')}.`,
       '',
       ...chosen.map(finalizerLine),
+      ...(others.length ? ['', `Stays: ${others.map((f) => `${f.finalizer} (owner running: ${f.running})`).join(', ')}.`] : []),
       '',
       'A finalizer guarantees its owner\'s cleanup: removing it by hand skips that cleanup (external resources may be orphaned), and an owner that is still running may fight the change.',
       `The removal is guarded: it fails without writing anything if ${t.key} changed since it was read (resourceVersion ${diag.resourceVersion}).${dryRun ? ' (Dry run: nothing is stored.)' : ''}`,
@@ -264,9 +297,25 @@ export async function stripFinalizers(
       log: lab.log,
     });
     lab.log.warn('finalizers removed by hand', { object: `${t.resource} ${t.key}`, removed: r.removed, remaining: r.remaining, deleted: r.deleted, dryRun: r.dryRun, resourceVersion: diag.resourceVersion });
-    const outcome = r.dryRun ? 'would be removed (dry run)' : r.deleted ? 'removed; the object is now deleted' : `removed; ${r.remaining.length ? `remaining: ${r.remaining.join(', ')}` : 'no finalizers left'}`;
-    void ui.info(`Reconcile Lab: ${r.removed.join(', ')} ${outcome}.`);
-    return { ok: true, key: r.key, removed: r.removed, remaining: r.remaining, deleted: r.deleted, dryRun: r.dryRun, diagnosis: diag };
+    const after = afterRemoval({
+      key: t.key,
+      deleted: r.deleted,
+      dryRun: r.dryRun,
+      terminating: diag.terminating,
+      remaining: r.remaining,
+      ownFinalizers: s.ownFinalizers,
+      loop: s.loopState(),
+      primary: t.resource === s.primaryResource,
+    });
+    const removed = `${r.removed.join(', ')} ${r.dryRun ? 'would be removed' : 'removed'}.`;
+    // Say what happens next, and offer it: step the key whose own finalizer is left (when the loop does not run).
+    const offer = after.next === 'waitsForReconcile' && s.loopState() !== 'running' ? `Step ${t.key}` : after.next === 'gone' ? undefined : 'Reveal';
+    void ui.info(`Reconcile Lab: ${removed} ${after.message}`, ...(offer ? [offer] : [])).then((c) => {
+      // As if the person chose Step on the object's row (a key still waiting for a backoff asks first).
+      if (c === offer && after.next === 'waitsForReconcile') void stepReconcile(lab, { type: 'object', key: t.key, resource: t.resource });
+      else if (c === offer) void vscode.commands.executeCommand('reconcileLab.revealObject', { key: t.key, resource: t.resource });
+    });
+    return { ok: true, key: r.key, removed: r.removed, remaining: r.remaining, deleted: r.deleted, dryRun: r.dryRun, diagnosis: diag, next: after.next, nextMessage: after.message };
   } catch (e) {
     if (e instanceof ObjectChangedError) {
       void ui.warn(`Reconcile Lab: ${e.message}`);
@@ -274,4 +323,80 @@ export async function stripFinalizers(
     }
     throw e;
   }
+}
+
+/**
+ * Delete: asks the API server to delete the object and returns at once, without waiting for finalizers (like
+ * `kubectl delete --wait=false`): an object with finalizers then shows as Terminating until their owners remove
+ * them (or Strip Finalizers does). A modal confirmation names the object, its finalizers and what happens; the
+ * delete carries a uid precondition, so a re-created object of the same name is never deleted by mistake.
+ * Argument: a tree element or `{ key, resource }`, with `{ confirmed: true }` to skip the confirmation (tests,
+ * scripts) and `{ dryRun: true }` to ask the server only.
+ */
+export async function deleteObject(
+  lab: ReconcileLab,
+  arg: unknown,
+): Promise<CommandResult<{ key: string; resource: string; terminating: boolean; finalizers: string[]; dryRun: boolean; message: string }>> {
+  const refused = refusePrivileged(arg, ['confirmed']);
+  if (refused) return refused;
+  const s = requireSession(lab, arg);
+  if (isFailure(s)) return s;
+  const t = await resolveTarget(s, lab.clock.now(), arg, { title: 'Delete which object?' });
+  if (isFailure(t)) return t;
+  const info = infoOf(s, t);
+  if (isFailure(info)) return info;
+  const { namespace, name } = splitKey(t.key);
+  const cached = s.get(t.resource, t.key);
+  const current = cached ?? (await s.client.get(info, namespace, name).catch(() => undefined));
+  if (!current) return fail('notFound', `${t.resource} ${t.key} does not exist.`);
+  const what = `${current.kind ?? info.kind} ${t.key}`;
+  if (current.metadata.deletionTimestamp) {
+    const message = `${what} is already being deleted (Terminating ${ageOf(current.metadata.deletionTimestamp, lab.clock.now()) ?? ''}); what holds it: ${(current.metadata.finalizers ?? []).join(', ') || 'nothing'}.`;
+    if (arg === undefined || !isConfirmed(arg)) void ui.info(`Reconcile Lab: ${message}`);
+    return fail('invalidArgument', message);
+  }
+  const finalizers = current.metadata.finalizers ?? [];
+  const dryRun = boolArg(arg, 'dryRun') === true;
+  if (!isConfirmed(arg)) {
+    const detail = [
+      finalizers.length
+        ? `It has ${plural(finalizers.length, 'finalizer')} (${finalizers.join(', ')}): it shows as Terminating until their owners remove them. Reconcile Lab does not wait for that (like kubectl delete --wait=false); if nobody removes one, Strip Finalizers… is the escape hatch.`
+        : 'It has no finalizers: it is removed at once.',
+      'Objects it owns are garbage-collected in the background.',
+      `Guarded by its uid ${current.metadata.uid ?? '?'}: a re-created object of the same name is not deleted.${dryRun ? ' (Dry run: nothing is deleted.)' : ''}`,
+    ].join('\n\n');
+    const answer = await ui.confirmModal(`Delete ${what}?`, detail, 'Delete');
+    if (answer !== 'Delete') return fail('cancelled', 'Delete cancelled.');
+  }
+  const answer = await s.client.delete(info, namespace, name, { dryRun, ...(current.metadata.uid ? { preconditions: { uid: current.metadata.uid } } : {}) });
+  const terminating = Boolean(answer?.metadata?.deletionTimestamp);
+  s.recordWrite(
+    {
+      verb: 'delete',
+      gvr: info,
+      ...(namespace ? { namespace } : {}),
+      name,
+      key: t.key,
+      dryRun,
+      ...(current.metadata.resourceVersion ? { resourceVersionBefore: current.metadata.resourceVersion } : {}),
+      ...(answer?.metadata?.resourceVersion ? { resourceVersionAfter: answer.metadata.resourceVersion } : {}),
+      outcome: 'ok',
+      startedAt: lab.clock.now(),
+      durationMs: 0,
+    },
+    t.key,
+  );
+  lab.log.info('deleted by hand', { object: `${t.resource} ${t.key}`, finalizers, terminating, dryRun });
+  const message = dryRun
+    ? `Dry run: the server would delete ${what}${finalizers.length ? ` (it would stay Terminating until ${finalizers.join(', ')} ${finalizers.length === 1 ? 'is' : 'are'} removed)` : ''}.`
+    : terminating
+      ? `${what} is Terminating: it waits for ${finalizers.join(', ')} to be removed by ${finalizers.length === 1 ? 'its owner' : 'their owners'}.`
+      : `${what} is deleted.`;
+  if (!isConfirmed(arg)) {
+    const action = terminating && !dryRun ? 'Reveal' : undefined;
+    void ui.info(`Reconcile Lab: ${message}`, ...(action ? [action] : [])).then((c) => {
+      if (c) void vscode.commands.executeCommand('reconcileLab.revealObject', { key: t.key, resource: t.resource });
+    });
+  }
+  return { ok: true, key: t.key, resource: t.resource, terminating, finalizers, dryRun, message };
 }

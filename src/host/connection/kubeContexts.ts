@@ -1,5 +1,5 @@
 import { KubeConfig } from '@kubernetes/client-node';
-import { KubeConfigError } from '../../core/k8s/kubeconfig.ts';
+import { defaultKubeconfigFiles, KubeConfigError } from '../../core/k8s/kubeconfig.ts';
 import { redactParserError } from '../../core/k8s/redact.ts';
 
 /** One kubeconfig context, for the context picker. */
@@ -19,11 +19,19 @@ export interface KubeContextInfo {
  * KUBECONFIG's several files merged) without validating any of them: the
  * picker shows them all and `loadKubeConfig` validates the one chosen.
  */
-export function listKubeContexts(path: string | undefined): KubeContextInfo[] {
+export function listKubeContexts(path: string | undefined, env: Readonly<Record<string, string | undefined>> = process.env): KubeContextInfo[] {
+  // No file at all: nothing to list. (client-node would invent a "loaded-context" at http://localhost:8080.)
+  const files = path ? [path] : defaultKubeconfigFiles(env);
+  if (files.length === 0) return [];
   const kc = new KubeConfig();
   try {
-    if (path) kc.loadFromFile(path);
-    else kc.loadFromDefault();
+    // KUBECONFIG's files merged in order, skipping missing ones as kubectl does (client-node would throw).
+    kc.loadFromFile(files[0]!);
+    for (const f of files.slice(1)) {
+      const more = new KubeConfig();
+      more.loadFromFile(f);
+      kc.mergeConfig(more, false);
+    }
   } catch (e) {
     throw new KubeConfigError(`Cannot read kubeconfig ${path ?? 'from KUBECONFIG or ~/.kube/config'}: ${redactParserError((e as Error)?.message ?? String(e))}`);
   }

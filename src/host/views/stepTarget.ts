@@ -1,0 +1,46 @@
+/**
+ * Which key "Step Reconcile" acts on when it is given no argument (the title-bar button, F10, the palette): the
+ * key the person selected in the Resources or Work Queue view, else the head of the queue. Pure (no `vscode`), so
+ * the title-bar text, the status bar and the command agree; unit-tested in test/unit/host-free/views/stepTarget.test.ts.
+ */
+import type { ObjectKey } from '../../core/k8s/keys.ts';
+
+/** A tree element as far as the step target cares: its resource and key, when it concerns one object. */
+export interface SelectableNode {
+  readonly type: string;
+  readonly resource?: string;
+  readonly key?: ObjectKey;
+}
+
+/**
+ * The loop key a selected element stands for: an object of the loop's resource, or a row under it (its finalizers,
+ * conditions), or a Work Queue key or detail row. Anything else (a kind, a namespace, an owned ConfigMap) selects
+ * no key.
+ */
+export function selectedKeyOf(node: SelectableNode | undefined, primaryResource: string | undefined): ObjectKey | undefined {
+  if (!node || !primaryResource) return undefined;
+  if (node.type === 'detail') return (node as unknown as { parent: SelectableNode }).parent.key;
+  if (node.type === 'queueKey') return node.key;
+  if (node.resource !== primaryResource || !node.key) return undefined;
+  // An owned child of another resource carries its own resource, so only the loop's objects (and their rows) count.
+  return ['object', 'finalizers', 'finalizer', 'conditions', 'condition'].includes(node.type) ? node.key : undefined;
+}
+
+export interface StepTarget {
+  readonly key: ObjectKey;
+  /** `selection`: the person selected it; `queue`: the head of the work queue. */
+  readonly source: 'selection' | 'queue';
+}
+
+/** The selected key when it still exists, else the head of the queue, else nothing. */
+export function stepTargetOf(selected: ObjectKey | undefined, queued: readonly ObjectKey[], exists: (key: ObjectKey) => boolean): StepTarget | undefined {
+  if (selected && exists(selected)) return { key: selected, source: 'selection' };
+  const head = queued[0];
+  return head ? { key: head, source: 'queue' } : undefined;
+}
+
+/** The text the views and the status bar show for it: "Step ns/name (selected)" / "Step ns/name (next in queue)". */
+export function stepTargetText(t: StepTarget | undefined): string {
+  if (!t) return 'Step: nothing queued';
+  return `Step ${t.key} (${t.source === 'selection' ? 'selected' : 'next in queue'})`;
+}

@@ -1,0 +1,153 @@
+// Issue 12 (the newcomer's walk): Step acts on the selected key and says which; relative times tick while a view is
+// visible (one timer); the escape hatch recognises this session's own loop and says what happens after a removal;
+// objects can be deleted without waiting for finalizers.
+import * as assert from 'node:assert/strict';
+import * as vscode from 'vscode';
+import type { StepResult } from '../../../src/core/controller/controller.ts';
+import type { ReconcileLab } from '../../../src/host/reconcileLab.ts';
+import type { ResourceNode } from '../../../src/host/views/resourcesTree.ts';
+import { connectTo, lab, labCluster, ok, run, testNamespace, waitUntil, widget, widgetCrd, type WidgetCrd } from './support/lab.ts';
+
+const LEGACY = 'legacy.example.com/external-dns';
+const LAB_FINALIZER = 'lab.reconcile.dev/cleanup';
+
+describe('Step has one meaning, and relative times tick', function () {
+  this.timeout(90_000);
+  let l: ReconcileLab;
+  let c: WidgetCrd;
+  let ns = '';
+
+  before(async function () {
+    this.timeout(120_000);
+    l = await lab();
+    c = await widgetCrd();
+    ns = await testNamespace('ext-ux');
+    const { client } = labCluster();
+    for (const name of ['a', 'b', 'c']) await client.create(c.gvr, widget(c, ns, name));
+    await connectTo(ns);
+    await waitUntil(() => l.session?.queuedKeys().length === 3, 'three keys queued (paused loop)');
+    await vscode.commands.executeCommand('reconcileLab.resources.focus');
+  });
+
+  it('with nothing selected, Step (title button / F10: no argument) announces and steps the head of the queue', async () => {
+    // Select the kind row: it stands for no key.
+    const kind = l.resourcesTree.getChildren().find((n) => n.type === 'kind' && n.resource === c.resourceId)!;
+    await l.resourcesView.reveal(kind, { select: true, focus: true });
+    await waitUntil(() => l.stepTarget()?.source === 'queue', 'no key selected');
+    const head = l.session!.queuedKeys()[0]!;
+    assert.equal(l.resourcesView.description, `Step ${head} (next in queue)`);
+    assert.ok(l.queueView.description?.endsWith(` · Step ${head} (next in queue)`), l.queueView.description);
+    assert.match(l.statusBar.text, new RegExp(`\\$\\(debug-step-over\\) ${head}`));
+    const r = ok(await run<{ step: StepResult }>('reconcileLab.stepReconcile'));
+    assert.equal(r.step.kind === 'reconciled' && r.step.key, head);
+  });
+
+  it('with an object selected, the same button steps that key (not the head of the queue) and says so first', async () => {
+    const queued = l.session!.queuedKeys();
+    const last = queued[queued.length - 1]!;
+    assert.notEqual(queued[0], last);
+    l.resourcesTree.flush();
+    const node = l.resourcesTree.nodeFor(c.resourceId, last)!;
+    await l.resourcesView.reveal(node, { select: true, focus: true });
+    await waitUntil(() => l.stepTarget()?.key === last, 'the selection is the step target');
+    assert.equal(l.resourcesView.description, `Step ${last} (selected)`);
+    assert.match(l.queueView.message ?? '', new RegExp(`Step ${last} \\(selected\\)`));
+    const r = ok(await run<{ step: StepResult }>('reconcileLab.stepReconcile'));
+    assert.equal(r.step.kind === 'reconciled' && r.step.key, last);
+    // The context menu passes the element itself: the same key.
+    const again = ok(await run<{ step: StepResult }>('reconcileLab.stepReconcile', { ...node, force: true }));
+    assert.equal(again.step.kind === 'reconciled' && again.step.key, last);
+  });
+
+  it('a Terminating age ticks: one timer refreshes the visible views every second, and stops when they are hidden', async () => {
+    const { client } = labCluster();
+    await client.create(c.gvr, widget(c, ns, 'ticking', { finalizers: [LEGACY] }));
+    await client.delete(c.gvr, ns, 'ticking');
+    await waitUntil(() => Boolean(l.session?.get(c.resourceId, `${ns}/ticking`)?.metadata.deletionTimestamp), 'cache sees the deletion');
+    await vscode.commands.executeCommand('reconcileLab.resources.focus');
+    await waitUntil(() => l.resourcesView.visible && l.ticker.running, 'the ticker runs while the view is visible');
+    const ticks = l.ticker.ticks;
+    const refreshes = l.resourcesTree.refreshCount;
+    await waitUntil(() => l.ticker.ticks >= ticks + 2 && l.resourcesTree.refreshCount >= refreshes + 2, 'ticks re-render the view', 10_000);
+    const node = l.resourcesTree.nodeFor(c.resourceId, `${ns}/ticking`)!;
+    const item = l.resourcesTree.getTreeItem(node);
+    const age = /^Terminating (\d+)s/.exec(String(item.description))?.[1];
+    assert.ok(age !== undefined && Number(age) >= 1, String(item.description));
+    // Row and tooltip: the same age at the same now.
+    const tip = (item.tooltip as vscode.MarkdownString).value.replace(/&nbsp;/g, ' ');
+    assert.ok(tip.includes(`deletion requested ${age}s ago`), tip);
+    await vscode.commands.executeCommand('workbench.action.closeSidebar');
+    await vscode.commands.executeCommand('workbench.action.closePanel');
+    await waitUntil(() => !l.resourcesView.visible && !l.queueView.visible, 'views hidden');
+    assert.equal(l.ticker.running, false, 'no timer while no view is visible');
+    await vscode.commands.executeCommand('reconcileLab.resources.focus');
+    await waitUntil(() => l.ticker.running, 'ticking again once visible');
+    await client.patch(c.gvr, ns, 'ticking', 'merge', { metadata: { finalizers: null } });
+  });
+});
+
+describe('escape hatch and Delete', function () {
+  this.timeout(90_000);
+  let l: ReconcileLab;
+  let c: WidgetCrd;
+  let ns = '';
+
+  before(async function () {
+    this.timeout(120_000);
+    l = await lab();
+    c = await widgetCrd();
+    ns = await testNamespace('ext-hatch');
+    const { client } = labCluster();
+    await client.create(c.gvr, widget(c, ns, 'stuck', { finalizers: [LEGACY] }));
+    await client.create(c.gvr, widget(c, ns, 'plain'));
+    await connectTo(ns);
+    await waitUntil(() => l.session?.list(c.resourceId).length === 2, 'widgets cached');
+  });
+
+  it('Delete does not wait for finalizers: the object stays Terminating and the delete is journaled', async () => {
+    // One reconcile adds the loop's own finalizer.
+    ok(await run('reconcileLab.stepReconcile', { key: `${ns}/stuck`, resource: c.resourceId, force: true }));
+    await waitUntil(() => Boolean(l.session?.get(c.resourceId, `${ns}/stuck`)?.metadata.finalizers?.includes(LAB_FINALIZER)), 'lab finalizer added');
+    const r = ok(await run<{ terminating: boolean; finalizers: string[]; message: string }>('reconcileLab.deleteObject', { key: `${ns}/stuck`, resource: c.resourceId, confirmed: true }));
+    assert.equal(r.terminating, true);
+    assert.deepEqual([...r.finalizers].sort(), [LAB_FINALIZER, LEGACY].sort());
+    assert.match(r.message, /is Terminating: it waits for/);
+    await waitUntil(() => Boolean(l.session?.get(c.resourceId, `${ns}/stuck`)?.metadata.deletionTimestamp), 'the cache sees it Terminating');
+    const writes = l.session!.journal.entries({ kinds: ['write'], key: `${ns}/stuck` });
+    assert.ok(writes.some((w) => w.kind === 'write' && w.verb === 'delete'), 'the delete is journaled');
+    // Deleting it again says it is already being deleted.
+    const again = await run('reconcileLab.deleteObject', { key: `${ns}/stuck`, resource: c.resourceId, confirmed: true });
+    assert.equal(again.ok, false);
+    assert.match(!again.ok ? again.message : '', /already being deleted/);
+  });
+
+  it('the diagnosis recognises the paused loop as the owner of its finalizer; after stripping the legacy one the object waits for one more reconcile', async () => {
+    assert.equal(l.session!.loopState(), 'paused');
+    const r = ok(
+      await run<{ remaining: string[]; deleted: boolean; next: string; nextMessage: string; diagnosis: { finalizers: Array<{ finalizer: string; running: string; probableOwner: string }> } }>('reconcileLab.stripFinalizers', {
+        key: `${ns}/stuck`,
+        resource: c.resourceId,
+        finalizer: LEGACY,
+        confirmed: true,
+      }),
+    );
+    const ours = r.diagnosis.finalizers.find((f) => f.finalizer === LAB_FINALIZER)!;
+    assert.equal(ours.running, 'paused');
+    assert.match(ours.probableOwner, /Reconcile Lab's lab loop/);
+    assert.notEqual(r.diagnosis.finalizers.find((f) => f.finalizer === LEGACY)!.running, 'yes', "the loop's own writes are no evidence for the legacy owner");
+    assert.deepEqual(r.remaining, [LAB_FINALIZER]);
+    assert.equal(r.deleted, false);
+    assert.equal(r.next, 'waitsForReconcile');
+    assert.match(r.nextMessage, /waits for one more reconcile.*step it to finish/);
+    // Offered next step: one reconcile runs the cleanup and removes the loop's finalizer: the object is gone.
+    ok(await run('reconcileLab.stepReconcile', { key: `${ns}/stuck`, resource: c.resourceId, force: true }));
+    await waitUntil(async () => !(await labCluster().client.get(c.gvr, ns, 'stuck').then(() => true, () => false)), 'the object is gone');
+  });
+
+  it('Delete of an object without finalizers removes it at once', async () => {
+    const r = ok(await run<{ terminating: boolean; message: string }>('reconcileLab.deleteObject', { key: `${ns}/plain`, resource: c.resourceId, confirmed: true }));
+    assert.equal(r.terminating, false);
+    assert.match(r.message, /is deleted/);
+    await waitUntil(async () => !(await labCluster().client.get(c.gvr, ns, 'plain').then(() => true, () => false)), 'gone');
+  });
+});
