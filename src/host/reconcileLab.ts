@@ -370,7 +370,8 @@ export class ReconcileLab implements vscode.Disposable {
     this.contextKeys.set(ContextKeys.loopState, loop);
     // Say which key Step acts on, next to the Step button (view descriptions) and in the status bar.
     const step = s.controller && loop !== 'running' ? stepTargetText(this.stepTarget()) : undefined;
-    this.resourcesView.description = ui.viewMessage(step);
+    // Descriptions are made inert, not recorded as shown messages (they change with every queue transition).
+    this.resourcesView.description = step === undefined ? undefined : ui.inert(step);
     this.statusBar.update({
       kind: 'connected',
       context: s.contextName,
@@ -392,7 +393,7 @@ export class ReconcileLab implements vscode.Disposable {
     const counts = parts.length ? parts.join(', ') : 'nothing queued';
     // Which controller the views show: the built-in loop or a Go process (pid, connected / stopped in the debugger);
     // and which key Step acts on.
-    this.queueView.description = ui.viewMessage([s.controllerOrigin, step].filter(Boolean).join(' · '));
+    this.queueView.description = ui.inert([s.controllerOrigin, step].filter(Boolean).join(' · '));
     this.queueView.message = ui.viewMessage(s.loopProblem
       ? s.loopProblem.message
       : loop === 'stopped'

@@ -110,12 +110,6 @@ export function managersOfFinalizer(managedFields: readonly ManagedFieldsEntry[]
   return out;
 }
 
-/** True when `manager`'s managedFields entry is the object's creation (same second as creationTimestamp). */
-function createdBy(obj: KubeObject, manager: string): boolean {
-  const created = parseTime(obj.metadata.creationTimestamp);
-  return (obj.metadata.managedFields ?? []).some((m) => m.manager === manager && created !== undefined && parseTime(m.time) === created);
-}
-
 function parseTime(s: string | undefined): number | undefined {
   if (!s) return undefined;
   const t = Date.parse(s);
@@ -204,12 +198,8 @@ export async function diagnoseStuck(o: {
     let probableOwner = wk?.owner ?? (known ? known.name : `the controller for "${domain}"`);
     // A known loop that co-owns the list (it re-sent the finalizers with its own) did not add this one.
     const adders = addedBy.filter((m) => !foreign.has(m));
-    const setAtCreation = adders.length > 0 && adders.every((m) => createdBy(obj, m));
-    if (!wk && !known && adders.length) {
-      probableOwner += setAtCreation
-        ? ` (set when the object was created, by field manager ${adders.map((m) => `"${m}"`).join(', ')}: a manifest or tool, not necessarily its controller)`
-        : ` (added by field manager ${adders.map((m) => `"${m}"`).join(', ')})`;
-    } else if (!wk && !known && location === 'metadata') evidence.push('no managedFields entry records who added this finalizer (it may have been set at creation by kubectl or a manifest)');
+    if (!wk && !known && adders.length) probableOwner += ` (added by field manager ${adders.map((m) => `"${m}"`).join(', ')})`;
+    else if (!wk && !known && location === 'metadata') evidence.push('no managedFields entry records who added this finalizer (it may have been set at creation by kubectl or a manifest)');
 
     let state: KnownController['state'] | undefined;
     if (known) {
