@@ -7,14 +7,19 @@
  * Each round: 4 workers block in `get`; a producer adds the 10,000 keys in
  * batches of 100 (yielding between batches, so workers interleave); each
  * worker awaits once per item (an async reconcile that does nothing) and
- * calls `done`; then the queue shuts down and the workers drain and exit.
+ * calls `done`; once every key was processed the queue shuts down and the
+ * workers exit (controller-runtime's priority queue does not drain on shutdown).
  * One cycle = one add + get + done of a distinct key.
+ *
+ * Both controller queues are measured: client-go's rate-limited queue and
+ * controller-runtime's priority queue (plain adds, and adds where one key in
+ * ten has priority 10 and the rest the initial list's -100, so the heap orders).
  */
 import { performance } from 'node:perf_hooks';
 import { realClock } from '../src/core/clock.ts';
 import { createWorkQueue } from '../src/core/workqueue/queue.ts';
-import { createRateLimitingQueue } from '../src/core/workqueue/rateLimitingQueue.ts';
-import { controllerRuntimeRateLimiter } from '../src/core/workqueue/rateLimiters.ts';
+import { createControllerQueue } from '../src/core/workqueue/controllerQueue.ts';
+import { LOW_PRIORITY, type PriorityAddQueue } from '../src/core/workqueue/priorityQueue.ts';
 
 const KEYS = 10_000;
 const WORKERS = 4;
@@ -76,6 +81,8 @@ const keys = Array.from({ length: KEYS }, (_, i) => `namespace-${i % 50}/object-
 
 async function round(q: BenchQueue): Promise<number> {
   let processed = 0;
+  let allDone!: () => void;
+  const finished = new Promise<void>((r) => (allDone = r));
   const worker = async () => {
     for (;;) {
       const r = await q.get();
@@ -83,6 +90,7 @@ async function round(q: BenchQueue): Promise<number> {
       await null; // the (empty) async reconcile
       processed++;
       q.done(r.item);
+      if (processed === keys.length) allDone();
     }
   };
   const workers = Array.from({ length: WORKERS }, worker);
@@ -90,6 +98,7 @@ async function round(q: BenchQueue): Promise<number> {
     for (let j = i; j < i + BATCH && j < keys.length; j++) q.add(keys[j]!);
     await null;
   }
+  await finished;
   q.shutDown();
   await Promise.all(workers);
   return processed;
@@ -106,10 +115,29 @@ const impls: Array<{ name: string; make: () => BenchQueue }> = [
   { name: 'baseline (Map + array FIFO, no guarantees)', make: () => new BaselineQueue() },
   { name: 'WorkQueue (dirty + processing sets)', make: () => createWorkQueue<string>() },
   {
-    name: 'RateLimitingQueue (as the controller uses it)',
-    make: () => createRateLimitingQueue<string>({ clock: realClock, rateLimiter: controllerRuntimeRateLimiter() }),
+    name: 'client-go queue (rate-limited, as the controller uses it)',
+    make: () => createControllerQueue<string>('client-go', { clock: realClock }),
+  },
+  {
+    name: 'priority queue (controller-runtime default), priority 0',
+    make: () => createControllerQueue<string>('priority', { clock: realClock }),
+  },
+  {
+    name: 'priority queue, mixed priorities (10 / -100)',
+    make: () => withPriorities(createControllerQueue<string>('priority', { clock: realClock })),
   },
 ];
+
+/** Adds one key in ten at priority 10 and the rest at LOW_PRIORITY (an initial list with a few real changes). */
+function withPriorities(q: PriorityAddQueue<string>): BenchQueue {
+  let i = 0;
+  return {
+    add: (k) => q.addWithOpts({ priority: i++ % 10 === 0 ? 10 : LOW_PRIORITY }, k),
+    get: () => q.get(),
+    done: (k) => q.done(k),
+    shutDown: () => q.shutDown(),
+  };
+}
 
 // Warm up the JIT on every implementation, then interleave trials so drift hits all alike.
 for (const impl of impls) await trial(impl.make);

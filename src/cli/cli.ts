@@ -364,7 +364,7 @@ export function formatEntry(e: JournalEntry, verbose: boolean, now: number = e.a
   switch (e.kind) {
     case 'reconcileStart':
       // `attempt` counts reconciles of the key (successful ones too), not retries: say so.
-      return `${t} ▶ ${e.key} reconcile, ${ordinal(e.attempt)} of this key (${e.triggers.map(describeTrigger).join(', ') || 'no trigger'})`;
+      return `${t} ▶ ${e.key} reconcile, ${ordinal(e.attempt)} of this key${e.priority !== undefined && e.priority !== 0 ? ` [priority ${e.priority}]` : ''} (${e.triggers.map(describeTrigger).join(', ') || 'no trigger'})`;
     case 'reconcileEnd': {
       const o = e.outcome;
       let what: string;
@@ -373,6 +373,8 @@ export function formatEntry(e: JournalEntry, verbose: boolean, now: number = e.a
       else if (o.kind === 'error') {
         const retry = o.retryAt !== undefined ? `retry in ${seconds(o.retryAt - now)}` : 'no retry scheduled';
         what = `✗ error${o.failures !== undefined ? ` (failure ${o.failures})` : ''}, ${retry}: ${o.message}`;
+      } else if (o.kind === 'requeue') {
+        what = `requeue (rate-limited, the deprecated requeue: true)${o.reason ? ` (${o.reason})` : ''}${o.retryAt !== undefined ? `, retry in ${seconds(o.retryAt - now)}` : ''}`;
       } else if (o.kind === 'terminal') what = `✗ terminal error, not retried until the object changes: ${o.message}`;
       else what = `${o.kind}: ${o.message}`;
       return oneEntry(`${t} ■ ${e.key} ${what} [${e.durationMs} ms]`);
@@ -386,7 +388,7 @@ export function formatEntry(e: JournalEntry, verbose: boolean, now: number = e.a
     case 'informer':
       return verbose ? `${t} · ${e.role} ${e.event} ${e.objectKey} rv ${e.resourceVersion ?? '—'} → ${e.enqueued.join(', ') || (e.filteredBy ? `filtered by ${e.filteredBy}` : 'nothing')}` : undefined;
     case 'queue':
-      return verbose ? `${t} · ${e.key ?? '(queue)'} ${e.transition}${e.dueAt !== undefined ? ` (${e.waitKind ?? 'wait'} until ${new Date(e.dueAt).toISOString().slice(11, 23)})` : ''}` : undefined;
+      return verbose ? `${t} · ${e.key ?? '(queue)'} ${e.transition}${e.dueAt !== undefined ? ` (${e.waitKind ?? 'wait'} until ${new Date(e.dueAt).toISOString().slice(11, 23)})` : ''}${e.priority !== undefined ? ` (priority ${e.priority})` : ''}` : undefined;
   }
 }
 
@@ -428,7 +430,7 @@ export class RunSummary {
   render(): string {
     const rows = this.rows();
     const total = (f: keyof Pick<KeySummary, 'reconciles' | 'writes' | 'errors' | 'warnings'>) => rows.reduce((n, r) => n + r[f], 0);
-    const last = (o?: ReconcileOutcome) => (!o ? '—' : o.kind === 'success' ? 'done' : o.kind === 'requeueAfter' ? `requeue after ${o.afterMs} ms` : `${o.kind}: ${o.message.split('\n')[0]}`);
+    const last = (o?: ReconcileOutcome) => (!o ? '—' : o.kind === 'success' ? 'done' : o.kind === 'requeueAfter' ? `requeue after ${o.afterMs} ms` : o.kind === 'requeue' ? 'requeue (rate-limited)' : `${o.kind}: ${o.message.split('\n')[0]}`);
     const table = [['key', 'reconciles', 'writes', 'errors', 'warnings', 'last outcome'], ...rows.map((r) => [r.key, String(r.reconciles), String(r.writes), String(r.errors), String(r.warnings), last(r.lastOutcome)])];
     const widths = table[0]!.map((_, i) => Math.max(...table.map((row) => row[i]!.length)));
     const lines = table.map((row) => '  ' + row.map((c, i) => (i === row.length - 1 ? c : c.padEnd(widths[i]!))).join('  '));
@@ -542,7 +544,7 @@ async function goDryRun(args: CliArgs, io: CliIo, log: Logger, s: Session, store
     if (diff) out.push(indent(diff, '       '));
   });
   const o = r.outcome;
-  out.push('', `Outcome: ${o.kind === 'success' ? 'done' : o.kind === 'requeueAfter' ? `requeue after ${o.afterMs} ms` : `${o.kind}: ${o.message}`} (${r.durationMs} ms)`);
+  out.push('', `Outcome: ${o.kind === 'success' ? 'done' : o.kind === 'requeueAfter' ? `requeue after ${o.afterMs} ms` : o.kind === 'requeue' ? 'requeue (rate-limited)' : `${o.kind}: ${o.message}`} (${r.durationMs} ms)`);
   io.stdout(out.join('\n') + '\n');
   return failed ? ExitCode.failure : ExitCode.ok;
 }

@@ -1,5 +1,5 @@
 import * as vscode from 'vscode';
-import { clampSettings, RestrictedSettings, SETTINGS_SECTION, SettingDefaults, type SettingKey, type Settings } from './settings.ts';
+import { clampSettings, migratedWorkQueueKind, RestrictedSettings, SETTINGS_SECTION, SettingDefaults, type SettingKey, type Settings } from './settings.ts';
 
 /** Reads every `reconcileLab.*` setting, falling back to the declared defaults for missing or mistyped values; numbers are clamped to their declared ranges. */
 export function readSettings(scope?: vscode.ConfigurationScope): Settings {
@@ -11,6 +11,11 @@ export function readSettings(scope?: vscode.ConfigurationScope): Settings {
     const ok = Array.isArray(def) ? Array.isArray(v) && v.every((x) => typeof x === 'string') : typeof v === typeof def;
     out[key] = ok ? v : def;
   }
+  // The deprecated workQueue.rateLimiter still chooses the queue until workQueue.kind is set somewhere.
+  const kind = cfg.inspect('workQueue.kind');
+  const explicit = [kind?.globalValue, kind?.workspaceValue, kind?.workspaceFolderValue].some((x) => x !== undefined);
+  const migrated = migratedWorkQueueKind(explicit, out['workQueue.rateLimiter']);
+  if (migrated) out['workQueue.kind'] = migrated;
   return clampSettings(out as unknown as Settings);
 }
 

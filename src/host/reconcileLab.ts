@@ -390,7 +390,8 @@ export class ReconcileLab implements vscode.Disposable {
       c.backoff ? `${c.backoff} in backoff` : '',
       c.requeueAfter ? `${c.requeueAfter} waiting to requeue` : '',
     ].filter(Boolean);
-    const counts = parts.length ? parts.join(', ') : 'nothing queued';
+    const queueKind = s.controller?.status().workQueue;
+    const counts = `${parts.length ? parts.join(', ') : 'nothing queued'}${queueKind ? ` (${queueKind === 'priority' ? 'priority queue: higher priority first, the initial list at -100' : 'client-go queue: FIFO'})` : ''}`;
     // Which controller the views show: the built-in loop or a Go process (pid, connected / stopped in the debugger);
     // and which key Step acts on.
     this.queueView.description = ui.inert([s.controllerOrigin, step].filter(Boolean).join(' · '));

@@ -5,7 +5,10 @@
  * keys with these defaults.
  */
 
-export type RateLimiterPreset = 'client-go' | 'controller-runtime';
+/** The work queue of the loop: controller-runtime's priority queue (default) or client-go's rate-limited queue. */
+export type WorkQueueKindSetting = 'priority' | 'client-go';
+/** The deprecated `workQueue.rateLimiter` values ('' = not set). */
+export type LegacyRateLimiterSetting = '' | 'client-go' | 'controller-runtime';
 export type ReconcilerKind = 'lab' | 'exec' | 'module';
 
 export interface Settings {
@@ -21,7 +24,9 @@ export interface Settings {
   namespaces: string[];
   'informer.resyncPeriodSeconds': number;
   'informer.dropManagedFields': boolean;
-  'workQueue.rateLimiter': RateLimiterPreset;
+  'workQueue.kind': WorkQueueKindSetting;
+  /** Deprecated (replaced by `workQueue.kind`); honoured only while `workQueue.kind` is not set anywhere. */
+  'workQueue.rateLimiter': LegacyRateLimiterSetting;
   'workQueue.maxConcurrentReconciles': number;
   'workQueue.reconcileTimeoutSeconds': number;
   'reconciler.kind': ReconcilerKind;
@@ -56,7 +61,8 @@ export const SettingDefaults: Settings = {
   namespaces: [],
   'informer.resyncPeriodSeconds': 0,
   'informer.dropManagedFields': false,
-  'workQueue.rateLimiter': 'client-go',
+  'workQueue.kind': 'priority',
+  'workQueue.rateLimiter': '',
   'workQueue.maxConcurrentReconciles': 1,
   'workQueue.reconcileTimeoutSeconds': 0,
   'reconciler.kind': 'lab',
@@ -116,6 +122,7 @@ export const ConnectionScopedSettings: readonly SettingKey[] = [
   'namespaces',
   'informer.resyncPeriodSeconds',
   'informer.dropManagedFields',
+  'workQueue.kind',
   'workQueue.rateLimiter',
   'workQueue.maxConcurrentReconciles',
   'workQueue.reconcileTimeoutSeconds',
@@ -150,3 +157,15 @@ export const RestrictedSettings: readonly SettingKey[] = [
 
 /** Env var with a kubeconfig path that makes the extension connect on start-up (tests, `npm run lab`). */
 export const ENV_KUBECONFIG = 'RECONCILE_LAB_KUBECONFIG';
+
+/**
+ * The work queue for the deprecated `workQueue.rateLimiter` when `workQueue.kind` is not set in any scope:
+ * `client-go` (its old default, a limiter on client-go's queue) → the `client-go` queue; `controller-runtime` (the
+ * priority queue's limiter) → the `priority` queue. Undefined: nothing to migrate (use `workQueue.kind`).
+ */
+export function migratedWorkQueueKind(kindSetExplicitly: boolean, legacy: unknown): WorkQueueKindSetting | undefined {
+  if (kindSetExplicitly) return undefined;
+  if (legacy === 'client-go') return 'client-go';
+  if (legacy === 'controller-runtime') return 'priority';
+  return undefined;
+}

@@ -13,6 +13,8 @@ import { createReconcileContext } from './context.ts';
 export type ReconcileOutcome =
   | { kind: 'done' }
   | { kind: 'requeueAfter'; requeueAfterMs: number; reason?: string }
+  /** The deprecated `Result.requeue`: a rate-limited re-add. */
+  | { kind: 'requeue'; reason?: string }
   | { kind: 'error'; error: string }
   | { kind: 'terminal'; error: string };
 
@@ -40,13 +42,15 @@ export interface RunOnceResult {
 }
 
 /** Maps a reconcile's resolution to the outcome the controller would act on. */
-export function outcomeOf(settled: { result?: { requeueAfterMs?: number; reason?: string }; error?: unknown }): ReconcileOutcome {
+export function outcomeOf(settled: { result?: { requeueAfterMs?: number; reason?: string; requeue?: boolean }; error?: unknown }): ReconcileOutcome {
   if ('error' in settled && settled.error !== undefined) {
     const message = (settled.error as Error)?.message ?? String(settled.error);
     return isTerminal(settled.error) ? { kind: 'terminal', error: message } : { kind: 'error', error: message };
   }
   const ms = settled.result?.requeueAfterMs;
-  return ms && ms > 0 ? { kind: 'requeueAfter', requeueAfterMs: ms, reason: settled.result?.reason } : { kind: 'done' };
+  if (ms && ms > 0) return { kind: 'requeueAfter', requeueAfterMs: ms, reason: settled.result?.reason };
+  if (settled.result?.requeue === true) return { kind: 'requeue', ...(settled.result.reason !== undefined ? { reason: settled.result.reason } : {}) };
+  return { kind: 'done' };
 }
 
 /**
@@ -86,6 +90,8 @@ export function describeOutcome(o: ReconcileOutcome): string {
       return 'done (no requeue)';
     case 'requeueAfter':
       return `requeue after ${o.requeueAfterMs} ms${o.reason ? ` (${o.reason})` : ''}`;
+    case 'requeue':
+      return `requeue with backoff (the deprecated requeue: true)${o.reason ? ` (${o.reason})` : ''}`;
     case 'error':
       return `error, retried with backoff: ${o.error}`;
     case 'terminal':

@@ -6,8 +6,9 @@ import { isTombstone, type HandlerRegistration, type ResourceEventHandler, type 
 import { keyOf, splitKey, type ObjectKey } from '../k8s/keys.ts';
 import { gvrToString, type GroupVersionResource, type KubeObject } from '../k8s/objects.ts';
 import { Journal, type QueueTransition } from '../journal/journal.ts';
-import { createRateLimitingQueue, type RateLimitingQueue } from '../workqueue/rateLimitingQueue.ts';
-import { createRateLimiter, type RateLimiter, type RateLimiterPreset } from '../workqueue/rateLimiters.ts';
+import { createControllerQueue } from '../workqueue/controllerQueue.ts';
+import { LOW_PRIORITY, type PriorityAddQueue, type WorkQueueKind } from '../workqueue/priorityQueue.ts';
+import type { RateLimiter } from '../workqueue/rateLimiters.ts';
 import type { QueueEvent } from '../workqueue/queue.ts';
 import { informerCacheReader } from './cacheReader.ts';
 import { enqueueForObject, enqueueForOwner, enqueueMapped, type KeyMapper } from './handler.ts';
@@ -29,10 +30,15 @@ import { isTerminal, type CacheReader, type ReconcileContext, type Reconciler, t
  *   still running delays the next reconcile of its key until it settles);
  * - a reconcile gets only a {@link Request}; it reads current state itself;
  * - the outcome of every reconcile goes through ONE switch
- *   ({@link ReconcileOutcome}): error → `addRateLimited`; TerminalError →
+ *   ({@link ReconcileOutcome}): error → rate-limited add; TerminalError →
  *   no requeue (the failure count is kept, as in controller-runtime);
- *   `requeueAfterMs > 0` → `forget` + `addAfter`;
- *   success → `forget`;
+ *   `requeueAfterMs > 0` → `forget` + add after; deprecated `requeue` →
+ *   rate-limited add; success → `forget`. Every re-add carries the priority
+ *   the key was handed out with, or `Result.priority`;
+ * - the work queue is controller-runtime's priority queue by default
+ *   (`workQueue: 'priority'`), or client-go's rate-limited queue
+ *   (`'client-go'`); informer events of the initial list and resyncs (same
+ *   resourceVersion) are added at {@link LOW_PRIORITY}, as controller-runtime's handlers do;
  * - a reconcile that throws or rejects is an error outcome, never a crash;
  *   `done(key)` is always called;
  * - `reconcileTimeoutMs` (off by default, as controller-runtime's
@@ -86,6 +92,8 @@ export interface ControllerStatus {
   readonly state: ControllerState;
   readonly paused: boolean;
   readonly maxConcurrentReconciles: number;
+  /** Which work queue the controller runs on (undefined: not known, e.g. a controller in another process). */
+  readonly workQueue?: WorkQueueKind;
   /** Reconciles running now (workers and steps). */
   readonly inFlight: number;
   /** Keys waiting for a worker. */
@@ -158,8 +166,14 @@ export interface ControllerOptions {
    * call to settle (the key is never handed out while it runs). Default 0: no deadline, as in controller-runtime.
    */
   reconcileTimeoutMs?: number;
-  /** A preset name or a factory (called at each start). Default "controller-runtime" (exponential 5 ms → 1000 s). */
-  rateLimiter?: RateLimiterPreset | ((clock: Clock) => RateLimiter<ObjectKey>);
+  /**
+   * The work queue: `priority` (default: controller-runtime's priority queue, its default since v0.23, with
+   * per-key exponential backoff 5 ms → 1000 s) or `client-go` (the rate-limited queue with
+   * DefaultControllerRateLimiter, as controller-runtime with its priority queue turned off).
+   */
+  workQueue?: WorkQueueKind;
+  /** Replaces the queue's default rate limiter (a factory, called at each start). */
+  rateLimiter?: (clock: Clock) => RateLimiter<ObjectKey>;
   /** How long `start()` waits for the informers' initial lists. Default 2 min. */
   cacheSyncTimeoutMs?: number;
   /** Hot-loop detection thresholds, or false to turn it off. */
@@ -226,7 +240,7 @@ interface Source {
 }
 
 interface Run {
-  readonly queue: RateLimitingQueue<ObjectKey>;
+  readonly queue: PriorityAddQueue<ObjectKey>;
   readonly abort: AbortController;
   readonly store: DisposableStore;
   readonly workers: Array<Promise<void>>;
@@ -259,7 +273,8 @@ class ControllerEngine implements Controller {
   private readonly workers: number;
   private readonly timeoutMs: number;
   private readonly cacheSyncTimeoutMs: number;
-  private readonly makeLimiter: () => RateLimiter<ObjectKey>;
+  private readonly queueKind: WorkQueueKind;
+  private readonly makeLimiter: (() => RateLimiter<ObjectKey>) | undefined;
   private readonly sources: Source[];
   private readonly primary: SharedIndexInformer;
   private readonly primaryResource: string;
@@ -301,8 +316,10 @@ class ControllerEngine implements Controller {
     this.timeoutMs = options.reconcileTimeoutMs ?? 0;
     if (!(this.timeoutMs >= 0)) throw new RangeError('reconcileTimeoutMs must be >= 0');
     this.cacheSyncTimeoutMs = options.cacheSyncTimeoutMs ?? 120_000;
-    const limiter = options.rateLimiter ?? 'controller-runtime';
-    this.makeLimiter = typeof limiter === 'function' ? () => limiter(this.clock) : () => createRateLimiter<ObjectKey>(limiter, this.clock);
+    this.queueKind = options.workQueue ?? 'priority';
+    if (this.queueKind !== 'priority' && this.queueKind !== 'client-go') throw new RangeError(`unknown work queue ${JSON.stringify(this.queueKind)} (expected priority or client-go)`);
+    const limiter = options.rateLimiter;
+    this.makeLimiter = limiter ? () => limiter(this.clock) : undefined;
     this.hotLoop = options.hotLoop === false ? undefined : new HotLoopDetector(options.hotLoop ?? {});
     this.paused = options.startPaused ?? false;
     if (this.paused) this.pauseGate.abort();
@@ -345,7 +362,7 @@ class ControllerEngine implements Controller {
   }
 
   private async startRun(): Promise<void> {
-    const queue = createRateLimitingQueue<ObjectKey>({ clock: this.clock, rateLimiter: this.makeLimiter(), name: this.name });
+    const queue = createControllerQueue<ObjectKey>(this.queueKind, { clock: this.clock, name: this.name, ...(this.makeLimiter ? { rateLimiter: this.makeLimiter() } : {}) });
     const run: Run = { queue, abort: new AbortController(), store: new DisposableStore(), workers: [], active: new Set() };
     run.store.add(queue);
     run.store.add(queue.onDidChange((e) => this.onQueueEvent(e)));
@@ -436,6 +453,7 @@ class ControllerEngine implements Controller {
       state: this.state,
       paused: this.paused,
       maxConcurrentReconciles: this.workers,
+      workQueue: this.queueKind,
       inFlight: this.inFlight,
       queueLength: q?.len() ?? 0,
       waiting: q?.waitingLen() ?? 0,
@@ -524,20 +542,22 @@ class ControllerEngine implements Controller {
       ...(filteredBy !== undefined ? { filteredBy } : {}),
     });
     const at = this.clock.now();
+    // controller-runtime's handlers: the initial list and resyncs (same resourceVersion) go in at low priority.
+    const priority = (event === 'add' && initial) || event === 'resync' ? LOW_PRIORITY : undefined;
     for (const key of keys) {
       let reason: EnqueueReason;
       const rvPart = rv !== undefined ? { resourceVersion: rv } : {};
       if (src.role === 'primary') reason = { kind: 'informer', event, resource: src.resource, objectKey, ...rvPart, ...(initial ? { initial } : {}), at };
       else if (src.role === 'owned') reason = { kind: 'owned', event, resource: src.resource, child: objectKey, ...(obj.kind ? { childKind: obj.kind } : {}), ...rvPart, at };
       else reason = { kind: 'watch', event, resource: src.resource, objectKey, ...rvPart, at };
-      this.enqueueFor(run, key, reason);
+      this.enqueueFor(run, key, reason, priority);
     }
   }
 
-  /** Adds `key` to the queue with its reason, publishing one key-state change. */
-  private enqueueFor(run: Run, key: ObjectKey, reason: EnqueueReason): void {
+  /** Adds `key` to the queue (at `priority`, default 0) with its reason, publishing one key-state change. */
+  private enqueueFor(run: Run, key: ObjectKey, reason: EnqueueReason, priority?: number): void {
     this.keys.addReason(key, reason, false);
-    run.queue.add(key);
+    run.queue.addWithOpts(priority !== undefined ? { priority } : {}, key);
     this.keys.publishPending(key);
   }
 
@@ -551,6 +571,7 @@ class ControllerEngine implements Controller {
       case 'wait': transition = 'waiting'; break;
       case 'ready': transition = 'ready'; break;
       case 'cancelWait': transition = 'waitCancelled'; break;
+      case 'priority': transition = 'reprioritized'; break;
       case 'shutdown': transition = 'shutdown'; break;
     }
     if (e.type === 'shutdown') {
@@ -564,6 +585,7 @@ class ControllerEngine implements Controller {
       key: e.item,
       transition,
       ...(waiting ? { dueAt: waiting.dueAt, waitKind: waiting.kind } : {}),
+      ...('priority' in e && e.priority !== undefined ? { priority: e.priority } : {}),
     });
   }
 
@@ -604,6 +626,7 @@ class ControllerEngine implements Controller {
   /** One reconcile of a key already handed out by the queue. Always ends with `done(key)`. */
   private async process(run: Run, key: ObjectKey, via: 'worker' | 'step'): Promise<ReconcileOutcome> {
     const startedAt = this.clock.now();
+    const priority = run.queue.processingPriority(key);
     const triggers = this.keys.begin(key, startedAt);
     const generation = this.primary.getIndexer().getByKey(key)?.metadata.generation;
     const startSeq = this.journal.append({
@@ -613,6 +636,7 @@ class ControllerEngine implements Controller {
       triggers,
       attempt: this.keys.get(key)?.reconciles ?? 1,
       ...(generation !== undefined ? { generation } : {}),
+      ...(run.queue.kind === 'priority' ? { priority } : {}),
       via,
     }).seq;
     this.checkHotLoop(key, startedAt, generation, triggers);
@@ -621,7 +645,7 @@ class ControllerEngine implements Controller {
     let outcome: ReconcileOutcome = { kind: 'cancelled', message: 'not run' };
     try {
       const res = await this.invoke(run, key);
-      outcome = this.applyResult(run, key, res);
+      outcome = this.applyResult(run, key, res, priority);
     } catch (e) {
       // applyResult itself failed: report, never crash the worker.
       outcome = { kind: 'error', message: `internal: ${errorMessage(e)}` };
@@ -696,9 +720,11 @@ class ControllerEngine implements Controller {
    * THE result switch (controller-runtime `reconcileHandler`): the only place
    * that decides what happens to a key after a reconcile.
    */
-  private applyResult(run: Run, key: ObjectKey, res: InvokeResult): ReconcileOutcome {
+  private applyResult(run: Run, key: ObjectKey, res: InvokeResult, handedOutWith: number): ReconcileOutcome {
     const q = run.queue;
     const verdict = classify(res, run.abort.signal.aborted);
+    // controller-runtime: the re-add keeps the priority the key was handed out with, unless Result.priority says otherwise.
+    const priority = res.ok && typeof res.result.priority === 'number' && Number.isFinite(res.result.priority) ? res.result.priority : handedOutWith;
     switch (verdict.kind) {
       case 'cancelled':
         return { kind: 'cancelled', message: verdict.message };
@@ -707,7 +733,7 @@ class ControllerEngine implements Controller {
         return { kind: 'terminal', message: verdict.message };
       case 'error': {
         this.keys.expectWait(key, { kind: 'backoff', attempt: q.numRequeues(key) + 1, error: verdict.message });
-        q.addRateLimited(key);
+        q.addWithOpts({ rateLimited: true, priority }, key);
         this.keys.clearExpectation(key);
         const retryAt = q.waitingUntil(key) ?? (q.isDirty(key) ? this.clock.now() : undefined);
         const failures = q.numRequeues(key);
@@ -718,9 +744,17 @@ class ControllerEngine implements Controller {
       case 'requeueAfter':
         q.forget(key);
         this.keys.expectWait(key, { kind: 'requeueAfter', afterMs: verdict.afterMs, ...(verdict.reason !== undefined ? { reason: verdict.reason } : {}) });
-        q.addAfter(key, verdict.afterMs);
+        q.addWithOpts({ afterMs: verdict.afterMs, priority }, key);
         this.keys.clearExpectation(key);
         return { kind: 'requeueAfter', afterMs: verdict.afterMs, ...(verdict.reason !== undefined ? { reason: verdict.reason } : {}) };
+      case 'requeue': {
+        // Deprecated Result.requeue: a rate-limited add (the failure count grows), as controller-runtime's reconcileHandler.
+        this.keys.expectWait(key, { kind: 'backoff', attempt: q.numRequeues(key) + 1, ...(verdict.reason !== undefined ? { error: `requeue: ${verdict.reason}` } : {}) });
+        q.addWithOpts({ rateLimited: true, priority }, key);
+        this.keys.clearExpectation(key);
+        const retryAt = q.waitingUntil(key) ?? (q.isDirty(key) ? this.clock.now() : undefined);
+        return { kind: 'requeue', ...(verdict.reason !== undefined ? { reason: verdict.reason } : {}), ...(retryAt !== undefined ? { retryAt } : {}) };
+      }
       case 'success':
         q.forget(key);
         return { kind: 'success' };
@@ -890,6 +924,7 @@ type Verdict =
   | { kind: 'terminal'; message: string }
   | { kind: 'error'; message: string; timedOut: boolean }
   | { kind: 'requeueAfter'; afterMs: number; reason?: string }
+  | { kind: 'requeue'; reason?: string }
   | { kind: 'success' };
 
 function classify(res: InvokeResult, stopping: boolean): Verdict {
@@ -901,6 +936,7 @@ function classify(res: InvokeResult, stopping: boolean): Verdict {
   }
   const after = res.result.requeueAfterMs;
   if (typeof after === 'number' && after > 0) return { kind: 'requeueAfter', afterMs: after, ...(res.result.reason !== undefined ? { reason: res.result.reason } : {}) };
+  if (res.result.requeue === true) return { kind: 'requeue', ...(res.result.reason !== undefined ? { reason: res.result.reason } : {}) };
   return { kind: 'success' };
 }
 

@@ -47,6 +47,8 @@ export type ReconcileOutcome =
    * consecutive-failure count of the key after this one (its NumRequeues, not the reconcile counter).
    */
   | { kind: 'error'; message: string; timedOut?: boolean; retryAt?: number; failures?: number }
+  /** The deprecated `Result.requeue`: re-added rate-limited like an error (the failure count grows), at `retryAt`. */
+  | { kind: 'requeue'; reason?: string; retryAt?: number }
   /** A TerminalError: forgotten, not retried until a new event. */
   | { kind: 'terminal'; message: string }
   /** The controller stopped while the reconcile ran; no queue action. */
@@ -57,6 +59,12 @@ export interface KeyState {
   readonly phase: KeyPhase;
   /** A pending delayed add of the key (also while it is queued or processing for another reason). */
   readonly waiting?: { readonly kind: WaitKind; readonly dueAt: number };
+  /**
+   * Priority queue only: the priority of the key's pending entry (queued or waiting), or while it is
+   * processing with nothing pending, the priority it was handed out with. Higher runs first; -100 is the
+   * initial list and resyncs.
+   */
+  readonly priority?: number;
   /** Added again while processing: it is queued again when the current reconcile ends. */
   readonly dirtyWhileProcessing: boolean;
   /** Consecutive failures the rate limiter remembers (reset by success, requeueAfter, TerminalError, reset backoff). */
@@ -87,6 +95,7 @@ interface KeyRecord {
   processing: boolean;
   dirtyWhileProcessing: boolean;
   waiting?: { kind: WaitKind; dueAt: number; attempt?: number; afterMs?: number; reason?: string; error?: string };
+  priority?: number;
   /** Set by the controller just before addAfter/addRateLimited so the resulting wait gets the right kind. */
   expected?: { kind: WaitKind; attempt?: number; afterMs?: number; reason?: string; error?: string };
   reasons: EnqueueReason[];
@@ -169,6 +178,7 @@ export class KeyStateTable implements Disposable {
   onQueueEvent(e: QueueEvent<ObjectKey>): void {
     if (e.type === 'shutdown') return;
     const r = this.record(e.item);
+    if ((e.type === 'add' || e.type === 'get' || e.type === 'wait' || e.type === 'priority') && e.priority !== undefined) r.priority = e.priority;
     switch (e.type) {
       case 'add':
         if (e.queued) r.queued = true;
@@ -201,7 +211,10 @@ export class KeyStateTable implements Disposable {
       case 'cancelWait':
         r.waiting = undefined;
         break;
+      case 'priority':
+        break;
     }
+    if (!r.queued && !r.processing && !r.waiting && !r.dirtyWhileProcessing) r.priority = undefined;
     this.changed(r);
   }
 
@@ -242,7 +255,7 @@ export class KeyStateTable implements Disposable {
     for (const r of this.records.values()) {
       if (!r.queued && !r.processing && !r.waiting && !r.dirtyWhileProcessing && !r.expected) continue;
       r.queued = r.processing = r.dirtyWhileProcessing = false;
-      r.waiting = r.expected = undefined;
+      r.waiting = r.expected = r.priority = undefined;
       this.changed(r);
     }
   }
@@ -301,6 +314,7 @@ export class KeyStateTable implements Disposable {
       key: r.key,
       phase: phaseOf(r),
       ...(r.waiting ? { waiting: Object.freeze({ kind: r.waiting.kind, dueAt: r.waiting.dueAt }) } : {}),
+      ...(r.priority !== undefined ? { priority: r.priority } : {}),
       dirtyWhileProcessing: r.dirtyWhileProcessing,
       requeues: this.opts.numRequeues(r.key),
       reconciles: r.reconciles,

@@ -24,6 +24,17 @@ export interface Result {
   requeueAfterMs?: number;
   /** Why a delayed requeue was asked for (shown in the queue view and journal). */
   reason?: string;
+  /**
+   * The priority of the key's next enqueue by this result (a retry, a requeue-after or `requeue`); default:
+   * the priority it was handed out with. Higher runs first; only the priority queue uses it
+   * (controller-runtime `Result.Priority`, v0.23+).
+   */
+  priority?: number;
+  /**
+   * @deprecated as in controller-runtime (since v0.21): use `requeueAfterMs`, or throw. `true` (without
+   * `requeueAfterMs`) re-adds the key rate-limited: it backs off like an error and its failure count grows.
+   */
+  requeue?: boolean;
 }
 
 /**

@@ -37,7 +37,7 @@ export interface InformerEntry {
   filteredBy?: string;
 }
 
-export type QueueTransition = 'queued' | 'deferred' | 'processing' | 'done' | 'requeued' | 'waiting' | 'ready' | 'waitCancelled' | 'shutdown';
+export type QueueTransition = 'queued' | 'deferred' | 'processing' | 'done' | 'requeued' | 'waiting' | 'ready' | 'waitCancelled' | 'reprioritized' | 'shutdown';
 
 /** A work-queue transition of `key` ("deferred": added while processing, it waits for done). */
 export interface QueueEntry {
@@ -46,6 +46,8 @@ export interface QueueEntry {
   /** For "waiting": when the wait ends, and why it waits. */
   dueAt?: number;
   waitKind?: WaitKind;
+  /** Priority queue only: the priority of the entry (added, handed out, waiting or raised). */
+  priority?: number;
 }
 
 export interface ReconcileStartEntry {
@@ -56,6 +58,8 @@ export interface ReconcileStartEntry {
   attempt: number;
   /** metadata.generation of the cached primary object at start, when present. */
   generation?: number;
+  /** Priority queue only: the priority the key was handed out with. */
+  priority?: number;
   via: 'worker' | 'step';
 }
 

@@ -63,18 +63,22 @@ export type QueueGetResult<T> = { item: T; shutdown: false } | { shutdown: true 
 /**
  * A transition of one item:
  * - `add`: the item became dirty; `queued` is false when it is being processed and waits for `done`;
- * - `get`: handed out for processing;
+ *   `priority` (priority queue only) is the priority of its entry;
+ * - `get`: handed out for processing (with its `priority`, priority queue only);
  * - `done`: processing ended; `requeued` when it was added meanwhile and is queued again;
  * - `wait`: (delaying queue) scheduled to be added at `readyAt` (new, or moved earlier);
  * - `ready`: (delaying queue) its wait elapsed; an `add` follows;
- * - `cancelWait`: (delaying queue) its pending wait was cancelled;
+ * - `cancelWait`: (delaying queue) its pending wait was cancelled (the priority queue also
+ *   drops a wait this way when the item is added for now);
+ * - `priority`: (priority queue) the pending entry was raised to a higher priority;
  * - `shutdown`: the queue stopped accepting items.
  */
 export type QueueEvent<T> =
-  | { type: 'add'; item: T; queued: boolean }
-  | { type: 'get'; item: T }
+  | { type: 'add'; item: T; queued: boolean; priority?: number }
+  | { type: 'get'; item: T; priority?: number }
   | { type: 'done'; item: T; requeued: boolean }
-  | { type: 'wait'; item: T; readyAt: number }
+  | { type: 'wait'; item: T; readyAt: number; priority?: number }
+  | { type: 'priority'; item: T; priority: number }
   | { type: 'ready'; item: T }
   | { type: 'cancelWait'; item: T }
   | { type: 'shutdown' };

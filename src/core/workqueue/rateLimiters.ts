@@ -129,34 +129,10 @@ export function withMaxWaitRateLimiter<T>(limiter: RateLimiter<T>, maxMs: number
  * client-go `DefaultControllerRateLimiter()`: the maximum of per-item
  * exponential backoff (5 ms doubling, capped at 1000 s) and a global token
  * bucket of 10 per second with a burst of 100. controller-runtime used it up
- * to v0.22 (and still does when its priority queue is disabled).
+ * to v0.22 (and still does when its priority queue is disabled): the limiter of
+ * the `client-go` work queue kind. (The `priority` kind uses
+ * {@link itemExponentialFailureRateLimiter} alone, as controller-runtime's priority queue does.)
  */
 export function defaultControllerRateLimiter<T>(clock: Clock): RateLimiter<T> {
   return maxOfRateLimiter<T>(itemExponentialFailureRateLimiter<T>(), bucketRateLimiter<T>(10, 100, clock));
-}
-
-/**
- * controller-runtime's current default (v0.23+, where the priority queue is
- * on by default): per-item exponential backoff 5 ms → 1000 s alone, with no
- * global 10/s bucket.
- */
-export function controllerRuntimeRateLimiter<T>(): RateLimiter<T> {
-  return itemExponentialFailureRateLimiter<T>();
-}
-
-/** The rate-limiter defaults selectable by name (settings, CLI). */
-export type RateLimiterPreset = 'client-go' | 'controller-runtime';
-
-export const RATE_LIMITER_PRESETS: readonly RateLimiterPreset[] = ['client-go', 'controller-runtime'];
-
-/** A new limiter for a preset name; each call returns fresh state. */
-export function createRateLimiter<T>(preset: RateLimiterPreset, clock: Clock): RateLimiter<T> {
-  switch (preset) {
-    case 'client-go':
-      return defaultControllerRateLimiter<T>(clock);
-    case 'controller-runtime':
-      return controllerRuntimeRateLimiter<T>();
-    default:
-      throw new RangeError(`unknown rate limiter preset ${JSON.stringify(preset)} (expected ${RATE_LIMITER_PRESETS.join(' or ')})`);
-  }
 }

@@ -22,7 +22,8 @@ export interface RateLimitingQueueOptions<T> extends DelayingQueueOptions {
   rateLimiter: RateLimiter<T>;
 }
 
-class LimitedQueue<T> extends HeapDelayingQueue<T> implements RateLimitingQueue<T> {
+/** Exported for the controller queue wrapper; consumers use {@link createRateLimitingQueue}. */
+export class LimitedQueue<T> extends HeapDelayingQueue<T> implements RateLimitingQueue<T> {
   private readonly limiter: RateLimiter<T>;
 
   constructor(options: RateLimitingQueueOptions<T>) {

@@ -119,6 +119,8 @@ function runOutcomeOf(o: ReconcileOutcome): RunOutcome {
       return { kind: 'done' };
     case 'requeueAfter':
       return { kind: 'requeueAfter', requeueAfterMs: o.afterMs, ...(o.reason !== undefined ? { reason: o.reason } : {}) };
+    case 'requeue':
+      return { kind: 'requeue', ...(o.reason !== undefined ? { reason: o.reason } : {}) };
     case 'terminal':
       return { kind: 'terminal', error: o.message };
     case 'error':

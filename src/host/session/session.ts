@@ -351,7 +351,7 @@ export class Session implements ViewModel, Disposable {
           journal,
           maxConcurrentReconciles: Math.max(1, Math.floor(o.settings['workQueue.maxConcurrentReconciles'])),
           reconcileTimeoutMs: Math.max(0, o.settings['workQueue.reconcileTimeoutSeconds']) * 1000,
-          rateLimiter: o.settings['workQueue.rateLimiter'],
+          workQueue: o.settings['workQueue.kind'] === 'client-go' ? 'client-go' : 'priority',
           startPaused: true,
           cacheSyncTimeoutMs: SYNC_TIMEOUT_MS,
           // Every write is journaled with the resourceVersion before (one GET) and after; Kubernetes Events

@@ -45,7 +45,15 @@ export function dueIn(dueAt: number, now: number): string {
   return ms <= 0 ? 'now' : `in ${formatDuration(ms)}`;
 }
 
-/** The queue part of a description: "queued", "processing", "backoff 3 · retry in 4s", "requeue in 30s (reason)". */
+/** A priority-queue priority in words: "low priority (-100)" (initial list, resyncs), "priority 10". */
+export function priorityLabel(p: number): string {
+  return p === -100 ? 'low priority (-100)' : `priority ${p}`;
+}
+
+/**
+ * The queue part of a description: "queued", "processing", "backoff 3 · retry in 4s", "requeue in 30s (reason)",
+ * plus the key's priority when it is not the default 0 (priority queue only).
+ */
 export function queueSummary(s: KeyState, now: number): string {
   const parts: string[] = [];
   switch (s.phase) {
@@ -70,6 +78,7 @@ export function queueSummary(s: KeyState, now: number): string {
   if (s.waiting && s.phase !== 'backoff' && s.phase !== 'requeueAfter') {
     parts.push(`${s.waiting.kind === 'backoff' ? 'retry' : 'requeue'} ${dueIn(s.waiting.dueAt, now)}`);
   }
+  if (s.phase !== 'idle' && s.priority !== undefined && s.priority !== 0) parts.push(priorityLabel(s.priority));
   if (s.phase !== 'backoff' && s.requeues > 0) parts.push(`${plural(s.requeues, 'failure')}`);
   return parts.join(' · ');
 }
@@ -82,6 +91,8 @@ export function outcomeSummary(o: ReconcileOutcome, durationMs?: number): string
       return `ok${took}`;
     case 'requeueAfter':
       return `requeue after ${formatDuration(o.afterMs)}${o.reason ? ` (${o.reason})` : ''}${took}`;
+    case 'requeue':
+      return `requeue (rate-limited)${o.reason ? ` (${o.reason})` : ''}${took}`;
     case 'error':
       return `${o.timedOut ? 'timed out' : 'error'}${took}: ${o.message}`;
     case 'terminal':
@@ -133,6 +144,7 @@ export function presentKey(s: KeyState, now: number): KeyPresentation {
   const description = q || (last ? `last: ${last}` : 'idle');
   const tooltip: TooltipLine[] = [{ label: 'State', value: s.phase + (s.dirtyWhileProcessing ? ' (queued again when done)' : '') }];
   if (s.waiting) tooltip.push({ label: s.waiting.kind === 'backoff' ? 'Next retry' : 'Requeue', value: dueIn(s.waiting.dueAt, now) });
+  if (s.priority !== undefined) tooltip.push({ label: 'Priority', value: `${s.priority}${s.priority === -100 ? ' (low: initial list or resync)' : ''} — higher runs first` });
   tooltip.push({ label: 'Requeues (backoff counter)', value: String(s.requeues) });
   tooltip.push({ label: 'Reconciles', value: String(s.reconciles) });
   if (last) tooltip.push({ label: 'Last result', value: last });

@@ -8,7 +8,7 @@ import { JOURNAL_ENTRY_KINDS } from '../../core/journal/journal.ts';
 import type { LogEntryView, LogFilter, LogLevelView } from '../../shared/protocol.ts';
 import { matchesFilter, normalizeFilter } from '../../shared/protocol.ts';
 import { formatDuration } from '../views/format.ts';
-import { outcomeSummary, reasonSummary } from '../views/presentation.ts';
+import { outcomeSummary, priorityLabel, reasonSummary } from '../views/presentation.ts';
 
 /** The kinds of entry the journal produces (the Event Log's kind filter). */
 export const EVENT_LOG_KINDS: readonly string[] = JOURNAL_ENTRY_KINDS;
@@ -42,13 +42,14 @@ function summaryOf(e: JournalEntry): { summary: string; detail?: string } {
     }
     case 'queue': {
       const due = e.dueAt !== undefined ? ` (${e.waitKind ?? 'wait'}, due in ${formatDuration(e.dueAt - e.at)})` : '';
-      return { summary: `${e.transition}${due}` };
+      const prio = e.priority !== undefined ? ` · ${priorityLabel(e.priority)}` : '';
+      return { summary: `${e.transition}${due}${prio}` };
     }
     case 'reconcileStart': {
       const why = e.triggers.length ? reasonSummary(e.triggers[e.triggers.length - 1]!, e.at) : 'no recorded trigger';
       const more = e.triggers.length > 1 ? ` (+${e.triggers.length - 1} more)` : '';
       return {
-        summary: `reconcile #${e.attempt}${e.via === 'step' ? ' (step)' : ''} started: ${why}${more}`,
+        summary: `reconcile #${e.attempt}${e.via === 'step' ? ' (step)' : ''}${e.priority !== undefined && e.priority !== 0 ? ` at ${priorityLabel(e.priority)}` : ''} started: ${why}${more}`,
         ...(e.triggers.length > 1 ? { detail: e.triggers.map((t) => reasonSummary(t, e.at)).join('\n') } : {}),
       };
     }

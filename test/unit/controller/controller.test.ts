@@ -319,6 +319,105 @@ test('maxConcurrentReconciles bounds parallel work; a key is never reconciled co
   await c.stop();
 });
 
+// ---- the priority queue (controller-runtime's default) -------------------------------------------
+
+test('priority queue: the initial list and resyncs go in at -100, so a real change runs first; key state and journal show priorities', async () => {
+  const h = harness({ startPaused: true });
+  for (const n of ['a', 'b', 'c']) h.widgets.add(widget(n));
+  const c = h.builder.for(h.widgets).build(h.reconciler);
+  await c.start();
+  await settle();
+  assert.deepEqual(c.snapshot().queue, ['ns/a', 'ns/b', 'ns/c']);
+  assert.equal(c.keyState('ns/a')!.priority, -100);
+  h.widgets.update('ns/c', (o) => ({ ...o, spec: { size: 5 } }));
+  assert.equal(c.keyState('ns/c')!.priority, 0, 'a real update raises the pending entry');
+  assert.deepEqual(c.snapshot().queue, ['ns/c', 'ns/a', 'ns/b'], 'and moves it ahead of the initial list');
+  h.widgets.add(widget('d'));
+  assert.deepEqual(c.snapshot().queue, ['ns/c', 'ns/d', 'ns/a', 'ns/b']);
+  c.resume();
+  await settle();
+  assert.deepEqual(h.calls, ['ns/c', 'ns/d', 'ns/a', 'ns/b']);
+  const starts = h.journal.entries({ kinds: ['reconcileStart'] }).map((e) => e.kind === 'reconcileStart' && [e.key, e.priority]);
+  assert.deepEqual(starts, [['ns/c', 0], ['ns/d', 0], ['ns/a', -100], ['ns/b', -100]]);
+  assert.ok(h.journal.entries({ kinds: ['queue'] }).some((e) => e.kind === 'queue' && e.transition === 'reprioritized' && e.key === 'ns/c' && e.priority === 0));
+  assert.equal(c.keyState('ns/a')!.priority, undefined, 'idle: no priority');
+  // a resync (same resourceVersion) is low priority; a real change of another key overtakes it
+  c.pause();
+  h.widgets.resync();
+  h.widgets.update('ns/b', (o) => ({ ...o, spec: { size: 7 } }));
+  assert.deepEqual(c.snapshot().queue, ['ns/b', 'ns/a', 'ns/c', 'ns/d']);
+  assert.equal(c.keyState('ns/a')!.priority, -100);
+  await c.stop();
+});
+
+test('priority queue: an event for a key waiting for its backoff runs it now and drops the wait (client-go would run it twice)', async () => {
+  for (const workQueue of ['priority', 'client-go'] as const) {
+    const h = harness({ workQueue, rateLimiter: () => itemExponentialFailureRateLimiter(1000, 1000) });
+    let n = 0;
+    h.setImpl(() => {
+      if (++n === 1) throw new Error('first');
+      return {};
+    });
+    h.widgets.add(widget('a'));
+    const c = h.builder.for(h.widgets).build(h.reconciler);
+    await c.start();
+    await settle();
+    assert.equal(c.keyState('ns/a')!.phase, 'backoff');
+    h.widgets.update('ns/a', (o) => ({ ...o, spec: { size: 2 } }));
+    await settle();
+    assert.equal(h.calls.length, 2, `${workQueue}: the event runs it at once`);
+    h.clock.step(1000);
+    await settle();
+    assert.equal(h.calls.length, workQueue === 'priority' ? 2 : 3, `${workQueue}: the backoff wait ${workQueue === 'priority' ? 'was dropped' : 'still fires'}`);
+    await c.stop();
+  }
+});
+
+test('Result.priority sets the priority of the next enqueue; a retry keeps the priority the key was handed out with; deprecated requeue is a rate-limited add', async () => {
+  const h = harness({ startPaused: true });
+  let n = 0;
+  h.setImpl((req) => {
+    if (req.name !== 'a') return {};
+    n++;
+    if (n === 1) throw new Error('transient');
+    if (n === 2) return { requeueAfterMs: 100, priority: 50 };
+    if (n === 3 || n === 4) return { requeue: true, reason: 'poll' };
+    return {};
+  });
+  h.widgets.add(widget('a'));
+  const c = h.builder.for(h.widgets).build(h.reconciler);
+  await c.start();
+  await settle();
+  const r1 = await c.step();
+  assert.equal(r1.kind === 'reconciled' && r1.outcome.kind, 'error');
+  assert.equal(c.keyState('ns/a')!.priority, -100, 'the retry keeps the initial list\'s priority');
+  h.clock.step(5);
+  await settle();
+  await c.step();
+  assert.deepEqual(c.keyState('ns/a')!.lastOutcome, { kind: 'requeueAfter', afterMs: 100 });
+  assert.equal(c.keyState('ns/a')!.priority, 50);
+  assert.equal(c.keyState('ns/a')!.requeues, 0, 'requeueAfter forgets');
+  h.clock.step(100);
+  await settle();
+  const r3 = await c.step();
+  assert.equal(r3.kind === 'reconciled' && r3.outcome.kind, 'requeue');
+  assert.equal(c.keyState('ns/a')!.phase, 'backoff');
+  assert.equal(c.keyState('ns/a')!.requeues, 1, 'requeue counts like a failure (rate-limited)');
+  assert.equal(c.keyState('ns/a')!.priority, 50, 'handed out at 50, re-added at 50');
+  assert.equal(c.keyState('ns/a')!.waiting!.dueAt - h.clock.now(), 5);
+  h.clock.step(5);
+  await settle();
+  await c.step();
+  assert.equal(c.keyState('ns/a')!.requeues, 2);
+  assert.equal(c.keyState('ns/a')!.waiting!.dueAt - h.clock.now(), 10, 'and its delay grows');
+  h.clock.step(10);
+  await settle();
+  await c.step();
+  assert.deepEqual(c.keyState('ns/a')!.lastOutcome, { kind: 'success' });
+  assert.equal(c.keyState('ns/a')!.requeues, 0);
+  await c.stop();
+});
+
 // ---- sources and predicates ------------------------------------------------------------------
 
 test('generationChanged on the primary drops status writes and resyncs but not spec changes or requeue-after; passResync lets resyncs through', async () => {
@@ -485,11 +584,12 @@ test('paused: workers take nothing while the queue fills; step runs exactly one 
   assert.deepEqual(c.snapshot().queue, ['ns/b', 'ns/d']);
   h.widgets.add(widget('e'));
   await settle();
-  assert.deepEqual(c.snapshot().queue, ['ns/b', 'ns/d', 'ns/e'], 'the queue keeps filling while paused');
+  // the queue keeps filling while paused; a new object (priority 0) goes before the initial list's keys (-100)
+  assert.deepEqual(c.snapshot().queue, ['ns/e', 'ns/b', 'ns/d'], 'the queue keeps filling while paused');
   assert.equal(h.calls.length, 2);
   c.resume();
   await settle();
-  assert.deepEqual(h.calls, ['ns/a', 'ns/c', 'ns/b', 'ns/d', 'ns/e']);
+  assert.deepEqual(h.calls, ['ns/a', 'ns/c', 'ns/e', 'ns/b', 'ns/d']);
   // pause while running: new work waits
   c.pause();
   h.widgets.update('ns/a', (o) => ({ ...o, spec: { size: 9 } }));
@@ -794,7 +894,7 @@ test('start waits for the caches to sync (polling on the clock) and fails clearl
   assert.equal(never.handlerCount, 0);
 });
 
-test('the rate limiter is chosen by preset name or factory and is fresh at each start', async () => {
+test('the work queue kind chooses the upstream limiter (client-go: with the 10/s bucket); a limiter factory overrides it and is fresh at each start', async () => {
   let made = 0;
   const h = harness({ rateLimiter: () => { made++; return itemExponentialFailureRateLimiter(100, 1000); } });
   h.setImpl(() => { throw new Error('x'); });
@@ -810,7 +910,7 @@ test('the rate limiter is chosen by preset name or factory and is fresh at each 
   assert.equal(c.keyState('ns/a')!.requeues, 1, 'a new queue, a new limiter');
   await c.stop();
 
-  const h2 = harness({ rateLimiter: 'client-go' });
+  const h2 = harness({ workQueue: 'client-go' });
   h2.setImpl(() => { throw new Error('x'); });
   for (let i = 0; i < 101; i++) h2.widgets.add(widget(`w${i}`));
   const c2 = h2.builder.for(h2.widgets).build(h2.reconciler);
@@ -819,5 +919,16 @@ test('the rate limiter is chosen by preset name or factory and is fresh at each 
   assert.equal(h2.calls.length, 101);
   assert.equal(c2.keyState('ns/w100')!.waiting!.dueAt - h2.clock.now(), 100, 'the 101st failure waits for the 10/s bucket');
   assert.equal(c2.keyState('ns/w99')!.waiting!.dueAt - h2.clock.now(), 5);
+  assert.equal(c2.status().workQueue, 'client-go');
   await c2.stop();
+
+  const h3 = harness();
+  h3.setImpl(() => { throw new Error('x'); });
+  for (let i = 0; i < 101; i++) h3.widgets.add(widget(`w${i}`));
+  const c3 = h3.builder.for(h3.widgets).build(h3.reconciler);
+  await c3.start();
+  for (let i = 0; i < 200 && h3.calls.length < 101; i++) await settle();
+  assert.equal(c3.status().workQueue, 'priority', 'the priority queue is the default');
+  assert.equal(c3.keyState('ns/w100')!.waiting!.dueAt - h3.clock.now(), 5, 'no global bucket on the priority queue');
+  await c3.stop();
 });

@@ -2,15 +2,13 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
   bucketRateLimiter,
-  controllerRuntimeRateLimiter,
-  createRateLimiter,
   defaultControllerRateLimiter,
   itemExponentialFailureRateLimiter,
   itemFastSlowRateLimiter,
   maxOfRateLimiter,
   withMaxWaitRateLimiter,
-  type RateLimiterPreset,
 } from '../../../src/core/workqueue/rateLimiters.ts';
+import { createControllerQueue } from '../../../src/core/workqueue/controllerQueue.ts';
 import { FakeClock } from '../../fakes/fakeClock.ts';
 
 test('exponential: 5, 10, 20 ms … doubling, 18th failure 655.36 s, capped at 1000 s from the 19th', () => {
@@ -100,22 +98,25 @@ test('client-go default = max(exponential 5 ms..1000 s, bucket 10/s burst 100)',
   assert.deepEqual([fresh.when('a'), fresh.when('a'), fresh.when('a')], [5, 10, 20]);
 });
 
-test('controller-runtime default (v0.23+) = exponential only, no global bucket', () => {
-  const l = controllerRuntimeRateLimiter<string>();
-  for (let i = 0; i < 500; i++) assert.equal(l.when(`k${i}`), 5);
-  assert.deepEqual([l.when('a'), l.when('a'), l.when('a')], [5, 10, 20]);
-});
-
-test('presets are selectable by name; each call has fresh state; unknown names are rejected', () => {
+test('the two controller queues get their upstream limiters: client-go = DefaultControllerRateLimiter, priority = exponential only (no global bucket)', () => {
   const clock = new FakeClock();
-  const cg = createRateLimiter<string>('client-go', clock);
-  const cr = createRateLimiter<string>('controller-runtime', clock);
+  const cg = createControllerQueue<string>('client-go', { clock });
+  const pq = createControllerQueue<string>('priority', { clock });
   for (let i = 0; i < 101; i++) {
-    cg.when(`k${i}`);
-    cr.when(`k${i}`);
+    cg.addRateLimited(`k${i}`);
+    pq.addRateLimited(`k${i}`);
   }
-  assert.equal(cg.when('another'), 200);
-  assert.equal(cr.when('another'), 5);
-  assert.equal(createRateLimiter<string>('client-go', clock).when('k0'), 5);
-  assert.throws(() => createRateLimiter('nope' as RateLimiterPreset, clock), /unknown rate limiter preset/);
+  cg.addRateLimited('another');
+  pq.addRateLimited('another');
+  assert.equal(cg.waitingUntil('another'), clock.now() + 200, 'the 10 qps bucket is in debt');
+  assert.equal(pq.waitingUntil('another'), clock.now() + 5, 'no bucket: 5 ms for a first failure');
+  for (let i = 0; i < 40; i++) pq.addRateLimited('slow');
+  assert.equal(pq.numRequeues('slow'), 40);
+  assert.equal(pq.waitingUntil('slow'), clock.now() + 5, 'an earlier wait is kept');
+  pq.cancelWait('slow');
+  pq.addRateLimited('slow');
+  assert.equal(pq.waitingUntil('slow'), clock.now() + 1_000_000, 'capped at 1000 s');
+  assert.throws(() => createControllerQueue('nope' as 'priority', { clock }), /unknown work queue/);
+  cg.dispose();
+  pq.dispose();
 });

@@ -130,3 +130,17 @@ describe('presentCondition', () => {
     assert.equal(c.state, 'false');
   });
 });
+
+describe('priorities (priority queue)', () => {
+  it('shows a non-default priority in the description and every priority in the tooltip', () => {
+    assert.equal(queueSummary(key({ phase: 'queued', priority: -100 }), NOW), 'queued · low priority (-100)');
+    assert.equal(queueSummary(key({ phase: 'queued', priority: 0 }), NOW), 'queued');
+    assert.equal(queueSummary(key({ phase: 'backoff', requeues: 1, priority: 10, waiting: { kind: 'backoff', dueAt: NOW + 5 } }), NOW), 'backoff 1 · retry in 5ms · priority 10');
+    const p = presentKey(key({ phase: 'queued', priority: -100 }), NOW);
+    assert.ok(p.tooltip.some((l) => l.label === 'Priority' && l.value.startsWith('-100 (low: initial list or resync)')));
+    assert.ok(!presentKey(key({ phase: 'queued' }), NOW).tooltip.some((l) => l.label === 'Priority'), 'no priority (client-go queue): no line');
+  });
+  it('describes the deprecated requeue outcome', () => {
+    assert.equal(outcomeSummary({ kind: 'requeue', reason: 'poll', retryAt: NOW + 5 }, 3), 'requeue (rate-limited) (poll) in 3ms');
+  });
+});

@@ -70,3 +70,15 @@ describe('exportJsonLines', () => {
     assert.equal(text.count, 1);
   });
 });
+
+describe('priorities', () => {
+  it('queue and reconcile-start rows show the priority', () => {
+    const clock = new FakeClock();
+    const j = createJournal({ clock, delivery: 'sync' });
+    j.append({ kind: 'queue', transition: 'queued', priority: -100, key: 'default/w1' });
+    j.append({ kind: 'queue', transition: 'reprioritized', priority: 0, key: 'default/w1' });
+    j.append({ kind: 'reconcileStart', triggers: [], attempt: 1, via: 'worker', priority: 10, key: 'default/w1' });
+    const rows = j.entries().map((e) => toLogEntryView(e, PRIMARY).summary);
+    assert.deepEqual(rows, ['queued · low priority (-100)', 'reprioritized · priority 0', 'reconcile #1 at priority 10 started: no recorded trigger']);
+  });
+});
