@@ -4,18 +4,12 @@ import type { ReconcileLabApi } from './host/activation.ts';
 export type { ReconcileLabApi } from './host/activation.ts';
 
 /**
- * The oldest Node the extension can run on: `@kubernetes/client-node` 2.x uses
- * undici 8, which needs Node >= 22.19. VS Code's extension host runs on the Node
- * of its Electron (1.100 had Node 20.19, 1.101 moved to Node 22), so the manifest
- * asks for a VS Code whose Node is new enough, and this guard explains the
- * problem instead of failing with an import error in a host that is too old.
+ * VS Code's extension host runs on the Node of its Electron (1.100 had Node 20.19, 1.101 moved to Node 22), so the
+ * manifest asks for a VS Code whose Node is new enough ({@link MIN_NODE}), and activation explains the problem
+ * instead of failing with an import error in a host that is too old.
  */
-export const MIN_NODE: readonly [number, number] = [22, 19];
-
-export function nodeIsSupported(version: string): boolean {
-  const [major = 0, minor = 0] = version.split('.').map(Number);
-  return major > MIN_NODE[0] || (major === MIN_NODE[0] && minor >= MIN_NODE[1]);
-}
+export { MIN_NODE, nodeIsSupported } from './core/nodeVersion.ts';
+import { MIN_NODE, nodeIsSupported } from './core/nodeVersion.ts';
 
 let lab: typeof import('./host/activation.ts') | undefined;
 
