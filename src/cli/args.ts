@@ -1,6 +1,8 @@
 import { pathSegmentProblem } from '../core/k8s/keys.ts';
 import { parseArgs } from 'node:util';
 import { splitCommandLine } from '../core/reconcilers/commandLine.ts';
+import { parsePredicateSpec } from '../core/controller/predicateSpec.ts';
+import type { WorkQueueKind } from '../core/workqueue/priorityQueue.ts';
 
 /** Documented exit codes of `reconcile-lab`. */
 export const ExitCode = {
@@ -39,6 +41,16 @@ export interface CliArgs {
   /** run / step: strip metadata.managedFields from the informer cache (default: keep objects as received). */
   dropManagedFields: boolean;
   verbose: boolean;
+  /** run: workers reconciling in parallel (default 1). */
+  workers?: number;
+  /** run, step: the reconcile deadline in ms (default none, as controller-runtime). */
+  reconcileTimeoutMs?: number;
+  /** exec reconciler: kill the program after this many ms (default 30 s; 0: none). */
+  execTimeoutMs?: number;
+  /** run, step: predicate specs for the primary resource (see PREDICATE_SPECS), all must pass. */
+  predicates: string[];
+  /** run, step: the work queue (default priority). */
+  workQueue?: WorkQueueKind;
 }
 
 export class UsageError extends Error {
@@ -99,6 +111,15 @@ Options:
   --duration <seconds>      run: stop after this long
   --drop-managed-fields     run / step: cache objects without metadata.managedFields (saves memory;
                             default: kept as received, as controller-runtime does)
+  --workers <n>             run: reconcile up to n keys in parallel (1–64, default 1); a key never runs twice at once
+  --reconcile-timeout <s>   run, step: the deadline of one reconcile: ctx.signal is aborted (an exec program is killed),
+                            and the key stays in processing until the call returns (default: none, as controller-runtime)
+  --exec-timeout <s>        exec reconciler: kill the program's process group after this long (default 30; 0: none)
+  --predicate <spec>        run, step: drop events of the reconciled resource that fail it (repeatable: all must pass):
+                            generation-changed | resource-version-changed | label-changed | annotation-changed |
+                            label-selector=<key>=<value>[,…]
+  --work-queue <kind>       run, step: priority (default: controller-runtime's priority queue) | client-go (FIFO,
+                            DefaultControllerRateLimiter)
   --json                    machine-readable output on stdout
   --markdown                report: Markdown (the default for report)
   -v, --verbose             log to stderr
@@ -152,6 +173,11 @@ export function parseCliArgs(argv: readonly string[]): CliArgs | 'help' {
         yes: { type: 'boolean' },
         'dry-run': { type: 'boolean' },
         duration: { type: 'string' },
+        workers: { type: 'string' },
+        'reconcile-timeout': { type: 'string' },
+        'exec-timeout': { type: 'string' },
+        predicate: { type: 'string', multiple: true },
+        'work-queue': { type: 'string' },
         json: { type: 'boolean' },
         markdown: { type: 'boolean' },
         'drop-managed-fields': { type: 'boolean' },
@@ -195,6 +221,37 @@ export function parseCliArgs(argv: readonly string[]): CliArgs | 'help' {
     if (!Number.isFinite(s) || s <= 0) throw new UsageError(`--duration must be a positive number of seconds (got "${v.duration}")`);
     durationMs = s * 1000;
   }
+  const seconds = (flag: string, raw: string | undefined, allowZero: boolean): number | undefined => {
+    if (raw === undefined) return undefined;
+    const n = Number(raw);
+    if (raw.trim() === '' || !Number.isFinite(n) || n < 0 || (!allowZero && n === 0) || n > 86_400) throw new UsageError(`--${flag} must be a number of seconds ${allowZero ? 'from 0' : 'above 0'} to 86400 (got "${raw}")`);
+    return Math.round(n * 1000);
+  };
+  const controllerCmd = cmd === 'run' || cmd === 'step';
+  let workers: number | undefined;
+  if (v.workers !== undefined) {
+    if (cmd !== 'run') throw new UsageError('--workers only applies to run');
+    const n = Number(v.workers);
+    if (!Number.isInteger(n) || n < 1 || n > 64) throw new UsageError(`--workers must be an integer from 1 to 64 (got "${v.workers}")`);
+    workers = n;
+  }
+  if (v['reconcile-timeout'] !== undefined && !controllerCmd) throw new UsageError('--reconcile-timeout only applies to run and step');
+  const reconcileTimeoutMs = seconds('reconcile-timeout', v['reconcile-timeout'], true);
+  const execTimeoutMs = seconds('exec-timeout', v['exec-timeout'], true);
+  const predicates = v.predicate ?? [];
+  if (predicates.length && !controllerCmd) throw new UsageError('--predicate only applies to run and step');
+  for (const p of predicates) {
+    try {
+      parsePredicateSpec(p);
+    } catch (e) {
+      throw new UsageError(`--predicate: ${(e as Error).message}`);
+    }
+  }
+  const workQueue = v['work-queue'];
+  if (workQueue !== undefined) {
+    if (!controllerCmd) throw new UsageError('--work-queue only applies to run and step');
+    if (workQueue !== 'priority' && workQueue !== 'client-go') throw new UsageError(`--work-queue must be priority or client-go (got "${workQueue}")`);
+  }
   const resource = v.resource ?? 'widgets.lab.reconcile.dev';
   if (!/^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/.test(resource)) throw new UsageError(`--resource must look like plural.group (e.g. widgets.lab.reconcile.dev) or a core plural (configmaps); got "${resource}"`);
   const out: CliArgs = {
@@ -208,7 +265,13 @@ export function parseCliArgs(argv: readonly string[]): CliArgs | 'help' {
     yes: !!v.yes,
     dropManagedFields: !!v['drop-managed-fields'],
     verbose: !!v.verbose,
+    predicates,
   };
+  if (execTimeoutMs !== undefined && out.reconciler.kind !== 'exec') throw new UsageError('--exec-timeout only applies with --reconciler exec:<command>');
+  if (workers !== undefined) out.workers = workers;
+  if (reconcileTimeoutMs !== undefined) out.reconcileTimeoutMs = reconcileTimeoutMs;
+  if (execTimeoutMs !== undefined) out.execTimeoutMs = execTimeoutMs;
+  if (workQueue !== undefined) out.workQueue = workQueue;
   if (v.kubeconfig) out.kubeconfig = v.kubeconfig;
   if (v.context) out.context = v.context;
   if (v.namespace) {

@@ -30,6 +30,7 @@ import { createKubeEventRecorder } from '../core/k8s/eventRecorder.ts';
 import { CONFIGMAP_GVR, createLabReconciler, LAB_FINALIZER, labResourceProblem } from '../core/reconcilers/labReconciler.ts';
 import { createExecReconciler } from '../core/reconcilers/execReconciler.ts';
 import { createModuleReconciler } from '../core/reconcilers/moduleReconciler.ts';
+import { parsePredicateSpec } from '../core/controller/predicateSpec.ts';
 import { ExitCode, HELP, parseCliArgs, UsageError, type CliArgs } from './args.ts';
 
 /** Where the CLI writes, and how it hears Ctrl+C (injected so tests can run it in-process). */
@@ -177,7 +178,7 @@ function makeReconciler(args: CliArgs, s: Session, log: Logger, store: Disposabl
       return createLabReconciler();
     }
     case 'exec':
-      return store.add(createExecReconciler({ command: spec.command, kubeconfigPath: s.kubeconfigPath, context: args.context }));
+      return store.add(createExecReconciler({ command: spec.command, kubeconfigPath: s.kubeconfigPath, context: args.context, ...(args.execTimeoutMs !== undefined ? { timeoutMs: args.execTimeoutMs } : {}) }));
     case 'module':
       return store.add(createModuleReconciler({ path: spec.path, log }));
   }
@@ -500,7 +501,24 @@ async function startController(args: CliArgs, io: CliIo, log: Logger, s: Session
   // Kubernetes Events go through the plain client (not journaled as reconciler writes).
   const recorder = store.add(createKubeEventRecorder({ client: s.client, component: 'reconcile-lab', clock: realClock, log }));
   pendingFlushes.set(store, [...(pendingFlushes.get(store) ?? []), () => recorder.flush()]);
-  const builder = controllerBuilder({ name: reconciler.name, contextFactory: journalingContextFactory({ client: s.client, recorder }), log, startPaused }).for(primary);
+  // Predicates and options: the flags, plus what a module reconciler exports (flags win for options).
+  const moduleConfig = 'controllerConfig' in reconciler ? await (reconciler as ReturnType<typeof createModuleReconciler>).controllerConfig() : undefined;
+  const predicates = [...args.predicates.map((p) => parsePredicateSpec(p)), ...(moduleConfig?.predicates ?? [])];
+  const mo = moduleConfig?.options ?? {};
+  const workers = args.workers ?? mo.maxConcurrentReconciles;
+  const timeoutMs = args.reconcileTimeoutMs ?? mo.reconcileTimeoutMs;
+  const workQueue = args.workQueue ?? mo.workQueue;
+  const modulePath = args.reconciler.kind === 'module' ? args.reconciler.path : undefined;
+  const builder = controllerBuilder({
+    name: reconciler.name,
+    contextFactory: journalingContextFactory({ client: s.client, recorder }),
+    log,
+    startPaused,
+    ...(workers !== undefined ? { maxConcurrentReconciles: workers } : {}),
+    ...(timeoutMs !== undefined ? { reconcileTimeoutMs: timeoutMs } : {}),
+    ...(workQueue !== undefined ? { workQueue } : {}),
+    hotLoop: { predicateAdvice: `run again with --predicate generation-changed${modulePath ? `, or add export const predicates = ['generation-changed'] to ${modulePath}` : ''}` },
+  }).for(primary, predicates.length ? { predicates } : {});
   if (args.reconciler.kind === 'lab') {
     const cms = factory.informerFor({ ...CONFIGMAP_GVR, kind: 'ConfigMap', namespaced: true }, namespace ? { namespace } : {});
     builder.owns(cms);
@@ -581,7 +599,10 @@ async function run(args: CliArgs, io: CliIo, log: Logger, s: Session, store: Dis
       if (line) io.stdout(line + '\n');
     }
   });
-  if (!args.json) io.stderr(`reconcile-lab: ${controller.name} running on ${s.resource.resource}${s.resource.group ? '.' + s.resource.group : ''}${args.namespace ? ` in ${args.namespace}` : ''}; Ctrl+C to stop\n`);
+  if (!args.json) {
+    const st = controller.status();
+    io.stderr(`reconcile-lab: ${controller.name} running on ${s.resource.resource}${s.resource.group ? '.' + s.resource.group : ''}${args.namespace ? ` in ${args.namespace}` : ''} (${st.maxConcurrentReconciles} worker(s), ${st.workQueue} queue${args.predicates.length ? `, predicates: ${args.predicates.join(', ')}` : ''}); Ctrl+C to stop\n`);
+  }
   await stopped;
   await controller.stop();
   controller.journal.flush();

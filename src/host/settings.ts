@@ -36,6 +36,8 @@ export interface Settings {
   /** exec: kill the program after this many seconds (0: no limit). */
   'reconciler.execTimeoutSeconds': number;
   'reconciler.modulePath': string;
+  /** Predicate specs for the reconciled resource's events (see core/controller/predicateSpec.ts); all must pass. */
+  'reconciler.predicates': string[];
   'eventLog.size': number;
   /** Run Controller: the command line; empty: `go run ./cmd` (kubebuilder layout) or `go run .`. */
   'goController.command': string;
@@ -70,6 +72,7 @@ export const SettingDefaults: Settings = {
   'reconciler.command': '',
   'reconciler.execTimeoutSeconds': 30,
   'reconciler.modulePath': '',
+  'reconciler.predicates': [],
   'eventLog.size': 10000,
   'goController.command': '',
   'goController.args': [],
@@ -131,6 +134,7 @@ export const ConnectionScopedSettings: readonly SettingKey[] = [
   'reconciler.command',
   'reconciler.execTimeoutSeconds',
   'reconciler.modulePath',
+  'reconciler.predicates',
 ];
 
 /**

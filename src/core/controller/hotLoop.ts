@@ -19,7 +19,16 @@ export interface HotLoopOptions {
   threshold?: number;
   /** No second warning for a key within this time (unless its generation changes). Default 60 s. */
   cooldownMs?: number;
+  /**
+   * How the person can turn on the generation-changed predicate from where they run the loop, completing
+   * "Turn on the generation-changed predicate …": e.g. "run with --predicate generation-changed" (CLI), "add
+   * \"generation-changed\" to the setting reconcileLab.reconciler.predicates" (extension). Default: the library call.
+   */
+  predicateAdvice?: string;
 }
+
+/** The default {@link HotLoopOptions.predicateAdvice}: for code that builds its controller itself. */
+export const LIBRARY_PREDICATE_ADVICE = 'pass predicates: [generationChanged()] for the primary resource (controllerBuilder(…).for(informer, { predicates: [generationChanged()] }))';
 
 export type HotLoopCause = 'statusWrite' | 'ownedChild' | 'watched' | 'unknown';
 
@@ -54,12 +63,14 @@ export class HotLoopDetector {
   private readonly windowMs: number;
   private readonly threshold: number;
   private readonly cooldownMs: number;
+  private readonly predicateAdvice: string;
   private readonly tracks = new Map<ObjectKey, Track>();
 
   constructor(options: HotLoopOptions = {}) {
     this.windowMs = options.windowMs ?? 10_000;
     this.threshold = Math.max(2, options.threshold ?? 10);
     this.cooldownMs = options.cooldownMs ?? 60_000;
+    this.predicateAdvice = options.predicateAdvice ?? LIBRARY_PREDICATE_ADVICE;
   }
 
   /** Feeds one reconcile start; returns a warning when the key is in a hot loop. */
@@ -100,11 +111,11 @@ export class HotLoopDetector {
       case 'statusWrite':
         advice =
           `Each run was triggered by an update of the object itself${t.selfWrites > 0 ? `, and the reconciler wrote to it ${t.selfWrites} time(s)` : ''}. ` +
-          'Likely cause: the status write re-triggers the watch. Add the generationChanged() predicate to the primary resource, or write status only when it actually changed.';
+          `Likely cause: the status write re-triggers the watch. Write status only when it actually changed, or turn on the generation-changed predicate: ${this.predicateAdvice}.`;
         break;
       case 'ownedChild':
         advice =
-          'Each run was triggered by an owned child changing. Likely cause: the reconciler rewrites the child on every pass (a field that changes each time, such as a timestamp) or another controller keeps updating it. Compare before writing, or filter child events with a predicate.';
+          'Each run was triggered by an owned child changing. Likely cause: the reconciler rewrites the child on every pass (a field that changes each time, such as a timestamp) or another controller keeps updating it. Compare the child with what you want before writing it.';
         break;
       case 'watched':
         advice = 'Each run was triggered by a watched object changing. Check that the reconciler does not write to the objects it watches on every pass.';

@@ -8,11 +8,31 @@ import type { Disposable } from '../lifecycle.ts';
 import type { Logger } from '../log.ts';
 import { nullLogger } from '../log.ts';
 import type { ReconcileContext, Reconciler, Request, Result } from '../controller/reconcile.ts';
+import type { Predicate } from '../controller/predicate.ts';
+import { predicatesFromExport } from '../controller/predicateSpec.ts';
+import type { WorkQueueKind } from '../workqueue/priorityQueue.ts';
 
 /** The shape a user module exports: `export async function reconcile(request, ctx)` (or a default export of it). */
 export type ReconcileFunction = (request: Request, ctx: ReconcileContext) => Promise<Result | void> | Result | void;
 
 export type ModuleFailureKind = 'not-found' | 'compile' | 'load' | 'export' | 'result';
+
+/**
+ * The controller settings a module may export as `options` (read once, when the loop is built):
+ * `export const options = { maxConcurrentReconciles: 2, reconcileTimeoutMs: 10_000, workQueue: 'priority' }`.
+ */
+export interface ModuleControllerOptions {
+  maxConcurrentReconciles?: number;
+  reconcileTimeoutMs?: number;
+  workQueue?: WorkQueueKind;
+}
+
+/** What a module exports besides `reconcile`: its predicates for the primary resource and its controller options. */
+export interface ModuleControllerConfig {
+  /** From `export const predicates = ['generation-changed', …]` (names, or predicate objects). */
+  predicates: Predicate[];
+  options: ModuleControllerOptions;
+}
 
 /** A user module that cannot be used. Thrown from `reconcile`, so the queue retries (and picks up a fix). */
 export class ModuleReconcilerError extends Error {
@@ -34,6 +54,7 @@ interface Loaded {
   signature: string;
   inputs: string[];
   fn: ReconcileFunction;
+  exports: Record<string, unknown>;
 }
 
 interface EsbuildMessage {
@@ -92,7 +113,7 @@ function formatEsbuildErrors(errors: EsbuildMessage[]): string {
  * compiled file lives in a temp dir only while it is imported, so nothing is
  * left on disk; `dispose()` drops the loaded module.
  */
-export function createModuleReconciler(options: ModuleReconcilerOptions): Reconciler & Disposable & { reload(): Promise<void> } {
+export function createModuleReconciler(options: ModuleReconcilerOptions): Reconciler & Disposable & { reload(): Promise<void>; controllerConfig(): Promise<ModuleControllerConfig> } {
   const path = isAbsolute(options.path) ? options.path : resolve(options.path);
   const log = options.log ?? nullLogger;
   let loaded: Loaded | undefined;
@@ -126,7 +147,7 @@ export function createModuleReconciler(options: ModuleReconcilerOptions): Reconc
       }
       const signature = signatureOf([path]);
       const mod = await importModule(`${pathToFileURL(path).href}?v=${encodeURIComponent(signature)}`);
-      return { signature, inputs: [path], fn: exportOf(mod) };
+      return { signature, inputs: [path], fn: exportOf(mod), exports: mod };
     }
     let result: Awaited<ReturnType<EsbuildLike['build']>>;
     const absWorkingDir = dirname(path);
@@ -160,7 +181,7 @@ export function createModuleReconciler(options: ModuleReconcilerOptions): Reconc
     try {
       writeFileSync(out, code);
       const mod = await importModule(pathToFileURL(out).href);
-      return { signature, inputs: inputs.length ? inputs : [path], fn: exportOf(mod) };
+      return { signature, inputs: inputs.length ? inputs : [path], fn: exportOf(mod), exports: mod };
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
@@ -211,9 +232,44 @@ export function createModuleReconciler(options: ModuleReconcilerOptions): Reconc
     return r as Result;
   }
 
+  /** Reads and validates the `predicates` and `options` exports (named, or on a default object export). */
+  async function controllerConfig(): Promise<ModuleControllerConfig> {
+    const { exports: mod } = await current();
+    const def = mod.default && typeof mod.default === 'object' ? (mod.default as Record<string, unknown>) : {};
+    let predicates: Predicate[];
+    try {
+      predicates = predicatesFromExport(mod.predicates ?? def.predicates, path);
+    } catch (e) {
+      throw new ModuleReconcilerError('export', (e as Error).message, { cause: e });
+    }
+    const raw = mod.options ?? def.options;
+    if (raw === undefined) return { predicates, options: {} };
+    if (!raw || typeof raw !== 'object' || Array.isArray(raw)) throw new ModuleReconcilerError('export', `${path}: "options" must be an object`);
+    const o = raw as Record<string, unknown>;
+    const bad = (field: string, want: string) => new ModuleReconcilerError('export', `${path}: options.${field} must be ${want} (got ${JSON.stringify(o[field])})`);
+    const out: ModuleControllerOptions = {};
+    for (const k of Object.keys(o)) {
+      if (k !== 'maxConcurrentReconciles' && k !== 'reconcileTimeoutMs' && k !== 'workQueue') throw new ModuleReconcilerError('export', `${path}: unknown option "${k}" (options: maxConcurrentReconciles, reconcileTimeoutMs, workQueue)`);
+    }
+    if (o.maxConcurrentReconciles !== undefined) {
+      if (!Number.isInteger(o.maxConcurrentReconciles) || (o.maxConcurrentReconciles as number) < 1 || (o.maxConcurrentReconciles as number) > 64) throw bad('maxConcurrentReconciles', 'an integer from 1 to 64');
+      out.maxConcurrentReconciles = o.maxConcurrentReconciles as number;
+    }
+    if (o.reconcileTimeoutMs !== undefined) {
+      if (typeof o.reconcileTimeoutMs !== 'number' || !Number.isFinite(o.reconcileTimeoutMs) || o.reconcileTimeoutMs < 0) throw bad('reconcileTimeoutMs', 'a number >= 0 (0: none)');
+      out.reconcileTimeoutMs = o.reconcileTimeoutMs;
+    }
+    if (o.workQueue !== undefined) {
+      if (o.workQueue !== 'priority' && o.workQueue !== 'client-go') throw bad('workQueue', '"priority" or "client-go"');
+      out.workQueue = o.workQueue;
+    }
+    return { predicates, options: out };
+  }
+
   return {
     name: `module:${path}`,
     reconcile,
+    controllerConfig,
     async reload() {
       loaded = undefined;
       await current();

@@ -25,7 +25,8 @@ import { KubeTransport } from '../../core/k8s/transport.ts';
 import { Journal } from '../../core/journal/journal.ts';
 import { createExecReconciler } from '../../core/reconcilers/execReconciler.ts';
 import { CONFIGMAP_GVR, LAB_FINALIZER, WIDGET_GVR, createLabReconciler, labResourceProblem } from '../../core/reconcilers/labReconciler.ts';
-import { createModuleReconciler } from '../../core/reconcilers/moduleReconciler.ts';
+import { createModuleReconciler, type ModuleControllerConfig } from '../../core/reconcilers/moduleReconciler.ts';
+import { parsePredicateSpec } from '../../core/controller/predicateSpec.ts';
 import type { Settings } from '../settings.ts';
 import { resourceIdOf, type ViewChange, type ViewModel, type WatchedResourceView } from '../views/viewModel.ts';
 import { splitCommandLine } from '../../core/reconcilers/commandLine.ts';
@@ -259,6 +260,10 @@ export class Session implements ViewModel, Disposable {
       const settings = o.settings;
       let loopProblem: LoopProblem | undefined;
       let reconciler: (Reconciler & Partial<Disposable>) | undefined;
+      /** What a module reconciler exports besides reconcile(): predicates and controller options. */
+      let moduleConfig: ModuleControllerConfig | undefined;
+      let modulePath: string | undefined;
+      let predicates: Predicate[] = [];
       let primaryInfo: ResourceInfo | undefined;
       const ownedInfos: ResourceInfo[] = [];
       const ownFinalizers: string[] = [];
@@ -306,11 +311,28 @@ export class Session implements ViewModel, Disposable {
             const p = settings['reconciler.modulePath'].trim();
             if (!p) throw new Error('reconcileLab.reconciler.modulePath is empty: set the module that exports reconcile(request, ctx).');
             const path = isAbsolute(p) || !o.workspaceFolder ? p : resolve(o.workspaceFolder, p);
-            reconciler = createModuleReconciler({
+            const moduleReconciler = createModuleReconciler({
               path,
               log: log.child({ reconciler: 'module' }),
             });
+            reconciler = moduleReconciler;
+            modulePath = p;
+            try {
+              moduleConfig = await moduleReconciler.controllerConfig();
+            } catch (e) {
+              // A module that does not load yet (a compile error, a bad export) still gets its loop: each reconcile
+              // reports the problem and a fixed file is picked up; only its exported predicates/options wait for a reconnect.
+              log.warn('the reconciler module\'s predicates and options could not be read; reconnect after fixing it', { error: (e as Error).message });
+            }
           }
+          predicates = settings['reconciler.predicates'].map((spec) => {
+            try {
+              return parsePredicateSpec(spec);
+            } catch (e) {
+              throw new Error(`reconcileLab.reconciler.predicates: ${(e as Error).message}`);
+            }
+          });
+          predicates.push(...(moduleConfig?.predicates ?? []));
         } catch (e) {
           loopProblem = { reason: 'config', message: (e as Error).message };
         }
@@ -349,9 +371,13 @@ export class Session implements ViewModel, Disposable {
           clock: o.clock,
           log: log.child({ controller: reconciler.name }),
           journal,
-          maxConcurrentReconciles: Math.max(1, Math.floor(o.settings['workQueue.maxConcurrentReconciles'])),
-          reconcileTimeoutMs: Math.max(0, o.settings['workQueue.reconcileTimeoutSeconds']) * 1000,
-          workQueue: o.settings['workQueue.kind'] === 'client-go' ? 'client-go' : 'priority',
+          // A module's exported options come with its code and win over the settings.
+          maxConcurrentReconciles: moduleConfig?.options.maxConcurrentReconciles ?? Math.max(1, Math.floor(o.settings['workQueue.maxConcurrentReconciles'])),
+          reconcileTimeoutMs: moduleConfig?.options.reconcileTimeoutMs ?? Math.max(0, o.settings['workQueue.reconcileTimeoutSeconds']) * 1000,
+          workQueue: moduleConfig?.options.workQueue ?? (o.settings['workQueue.kind'] === 'client-go' ? 'client-go' : 'priority'),
+          hotLoop: {
+            predicateAdvice: `add "generation-changed" to the setting reconcileLab.reconciler.predicates and reconnect${modulePath ? `, or add export const predicates = ['generation-changed'] to ${modulePath}` : ''}`,
+          },
           startPaused: true,
           cacheSyncTimeoutMs: SYNC_TIMEOUT_MS,
           // Every write is journaled with the resourceVersion before (one GET) and after; Kubernetes Events
@@ -361,7 +387,7 @@ export class Session implements ViewModel, Disposable {
             clock: o.clock,
             recorder: store.add(createKubeEventRecorder({ client, component: 'reconcile-lab', clock: o.clock, log })),
           }),
-        }).for(primary.informer);
+        }).for(primary.informer, predicates.length ? { predicates } : {});
         for (const w of watched) if (w !== primary) b.owns(w.informer);
         if (namespaceFilter) b.withEventFilter(namespacePredicate(namespaceFilter));
         controller = store.add(b.build(reconciler));

@@ -107,3 +107,30 @@ test('--drop-managed-fields: off by default (objects cached as received, as cont
   }
   assert.throws(() => parseCliArgs(['report', '--drop-managed-fields']), (e: Error) => e instanceof UsageError && /only applies to run and step/.test(e.message));
 });
+
+test('run: --workers, --reconcile-timeout, --exec-timeout, --predicate (repeatable) and --work-queue', () => {
+  const a = parseCliArgs(['run', '--workers', '2', '--reconcile-timeout', '1.5', '--reconciler', 'exec:./r.sh', '--exec-timeout', '0', '--predicate', 'generation-changed', '--predicate', 'label-selector=app=web,tier=db', '--work-queue', 'client-go']);
+  assert.ok(a !== 'help');
+  assert.equal(a.workers, 2);
+  assert.equal(a.reconcileTimeoutMs, 1500);
+  assert.equal(a.execTimeoutMs, 0, '0: no exec timeout');
+  assert.deepEqual(a.predicates, ['generation-changed', 'label-selector=app=web,tier=db']);
+  assert.equal(a.workQueue, 'client-go');
+  const d = parseCliArgs(['run']);
+  assert.ok(d !== 'help');
+  assert.equal(d.workers, undefined, 'defaults come from the core: 1 worker, no reconcile timeout, the priority queue');
+  assert.equal(d.reconcileTimeoutMs, undefined);
+  assert.deepEqual(d.predicates, []);
+  const bad = (argv: string[], re: RegExp) => assert.throws(() => parseCliArgs(argv), (e: unknown) => e instanceof UsageError && re.test(e.message));
+  bad(['run', '--workers', '0'], /--workers must be an integer from 1 to 64/);
+  bad(['run', '--workers', '1.5'], /--workers must be an integer/);
+  bad(['step', '--workers', '2'], /--workers only applies to run/);
+  bad(['run', '--reconcile-timeout', 'soon'], /--reconcile-timeout must be a number of seconds/);
+  bad(['report', '--reconcile-timeout', '3'], /only applies to run and step/);
+  bad(['run', '--exec-timeout', '5'], /--exec-timeout only applies with --reconciler exec/);
+  bad(['run', '--reconciler', 'exec:x', '--exec-timeout=-1'], /--exec-timeout must be a number of seconds from 0/);
+  bad(['run', '--predicate', 'generation'], /unknown predicate "generation" \(predicates: generation-changed, resource-version-changed/);
+  bad(['run', '--predicate', 'label-selector=app'], /bad label-selector/);
+  bad(['dry-run', 'k', '--predicate', 'generation-changed'], /--predicate only applies to run and step/);
+  bad(['run', '--work-queue', 'fifo'], /--work-queue must be priority or client-go/);
+});

@@ -21,7 +21,7 @@ test('warns once the threshold of event-triggered reconciles with an unchanged g
   assert.match(w.message, /ns\/a was reconciled 5 times in 0\.4 s/);
   assert.match(w.message, /status write re-triggers the watch/);
   assert.match(w.message, /generationChanged\(\)/);
-  assert.match(w.message, /write status only when it actually changed/);
+  assert.match(w.message, /Write status only when it actually changed/);
   assert.match(w.message, /wrote to it 5 time/);
   // cooldown: no second warning right away
   assert.equal(d.observe({ key: 'ns/a', at: 500, generation: 3, triggers: [selfUpdate], selfWrites: 1 }), undefined);
@@ -51,4 +51,13 @@ test('names an owned child as the likely cause when child events drive the loop'
   for (let i = 0; i < 3; i++) w = d.observe({ key: 'ns/a', at: i, generation: 1, triggers: [childUpdate], selfWrites: 0 });
   assert.equal(w?.cause, 'ownedChild');
   assert.match(w!.message, /owned child/);
+});
+
+test('the predicate advice is what the person can do from where they run the loop', () => {
+  const selfUpdate = { kind: 'informer' as const, event: 'update' as const, resource: 'widgets', objectKey: 'ns/a', at: 0 };
+  const cli = new HotLoopDetector({ threshold: 2, predicateAdvice: 'run again with --predicate generation-changed' });
+  cli.observe({ key: 'ns/a', at: 0, generation: 1, triggers: [selfUpdate], selfWrites: 1 });
+  const w = cli.observe({ key: 'ns/a', at: 10, generation: 1, triggers: [selfUpdate], selfWrites: 1 })!;
+  assert.match(w.message, /turn on the generation-changed predicate: run again with --predicate generation-changed\./);
+  assert.doesNotMatch(w.message, /generationChanged\(\)/, 'no library call the CLI user cannot make');
 });

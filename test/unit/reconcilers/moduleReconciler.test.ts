@@ -119,3 +119,28 @@ test('the caller aborting (the controller\'s deadline or stop) reaches the modul
   await assert.rejects(done, /stopped by signal/);
   r.dispose();
 });
+
+test('a module may export its predicates (names or predicate objects) and controller options; bad ones are clear errors', async () => {
+  const p = write('withConfig.mjs', `
+    export function reconcile() { return {}; }
+    export const predicates = ['generation-changed', { name: 'onlyA', create: (e) => e.object.metadata.name === 'a', update: () => true, delete: () => true }];
+    export const options = { maxConcurrentReconciles: 2, reconcileTimeoutMs: 5000, workQueue: 'client-go' };
+  `);
+  const r = createModuleReconciler({ path: p });
+  const cfg = await r.controllerConfig();
+  assert.deepEqual(cfg.predicates.map((x) => x.name), ['generationChanged', 'onlyA']);
+  assert.equal(cfg.predicates[1]!.create({ object: widget('b'), isInInitialList: false }), false);
+  assert.deepEqual(cfg.options, { maxConcurrentReconciles: 2, reconcileTimeoutMs: 5000, workQueue: 'client-go' });
+  const none = createModuleReconciler({ path: write('plain.mjs', 'export function reconcile() { return {}; }\n') });
+  assert.deepEqual(await none.controllerConfig(), { predicates: [], options: {} });
+  const bad = async (name: string, text: string, re: RegExp) => {
+    const m = createModuleReconciler({ path: write(name, `export function reconcile() { return {}; }\n${text}\n`) });
+    await assert.rejects(m.controllerConfig(), (e: unknown) => e instanceof ModuleReconcilerError && e.kind === 'export' && re.test(e.message));
+  };
+  await bad('badPred.mjs', `export const predicates = ['generation'];`, /predicates\[0\]: unknown predicate "generation"/);
+  await bad('badPredType.mjs', `export const predicates = 'generation-changed';`, /"predicates" must be an array/);
+  await bad('badOpt.mjs', `export const options = { workers: 2 };`, /unknown option "workers"/);
+  await bad('badWorkers.mjs', `export const options = { maxConcurrentReconciles: 0 };`, /maxConcurrentReconciles must be an integer from 1 to 64/);
+  await bad('badQueue.mjs', `export const options = { workQueue: 'fifo' };`, /workQueue must be "priority" or "client-go"/);
+  r.dispose();
+});

@@ -1,0 +1,134 @@
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createNamespace, getTestCluster } from './support/cluster.ts';
+import { client as makeClient, installLabCrd, ROOT, type LabCrd } from './reconcilers.support.ts';
+import type { DynamicKubeClient } from '../../src/core/k8s/dynamicClient.ts';
+
+const MAIN = join(ROOT, 'src/cli/main.ts');
+
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs the real CLI entry point under this Node as a child process. */
+function cli(args: string[]): Promise<Run> {
+  return new Promise((resolve, reject) => {
+    const p = spawn(process.execPath, [MAIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    p.stdout.on('data', (b) => (stdout += b));
+    p.stderr.on('data', (b) => (stderr += b));
+    p.on('error', reject);
+    p.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+type Entry = { kind: string; key?: string; role?: string; outcome?: { kind: string; message?: string; timedOut?: boolean }; filteredBy?: string; event?: string };
+
+const entriesOf = (r: Run): Entry[] => r.stdout.trim().split('\n').filter(Boolean).map((l) => JSON.parse(l) as Entry);
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+describe('reconcile-lab run: workers, timeouts and predicates against a real kube-apiserver', () => {
+  let c: DynamicKubeClient;
+  let crd: LabCrd;
+  let ns: string;
+  let kubeconfig: string;
+  let dir: string;
+  let script: string;
+
+  before(async () => {
+    const cluster = await getTestCluster();
+    kubeconfig = cluster.kubeconfigPath;
+    c = makeClient(cluster.transport);
+    crd = await installLabCrd(cluster.transport);
+    ns = await createNamespace(cluster.transport, 'cli-run');
+    dir = mkdtempSync(join(tmpdir(), 'rl-cli-run-'));
+    // Hangs for the Widget "a-hang" (first in list order, so it is taken first), answers {} at once for the others.
+    script = join(dir, 'reconcile.sh');
+    writeFileSync(
+      script,
+      `#!/bin/sh\ncat >/dev/null\nif [ "$RECONCILE_NAME" = "a-hang" ]; then echo $$ >> "${dir}/hang.pids"; exec sleep 300; fi\necho '{}'\n`,
+    );
+    chmodSync(script, 0o755);
+    for (const name of ['a-hang', 'b', 'c', 'd']) {
+      await c.create(crd.gvr, { apiVersion: crd.apiVersion, kind: 'Widget', metadata: { name, namespace: ns }, spec: {} });
+    }
+  });
+
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  const common = () => ['--kubeconfig', kubeconfig, '--resource', `widgets.${crd.group}`, '-n', ns, '--reconciler', `exec:${script}`, '--json'];
+
+  const hangPids = () => (existsSync(join(dir, 'hang.pids')) ? readFileSync(join(dir, 'hang.pids'), 'utf8').trim().split('\n').map(Number) : []);
+
+  test('with two workers a hung exec program no longer stalls the other keys; stopping kills it', async () => {
+    // One worker: the hung program (exec timeout 60 s) holds the only worker for the whole run.
+    const one = await cli(['run', ...common(), '--workers', '1', '--exec-timeout', '60', '--duration', '5']);
+    assert.equal(one.code, 0, one.stderr);
+    const endsOne = entriesOf(one).filter((e) => e.kind === 'reconcileEnd');
+    assert.deepEqual(endsOne.filter((e) => e.outcome?.kind === 'success').map((e) => e.key), [], 'one worker: every other key stalls behind the hang');
+
+    // Two workers: the others are reconciled while a-hang still runs.
+    const two = await cli(['run', ...common(), '--workers', '2', '--exec-timeout', '60', '--duration', '5']);
+    assert.equal(two.code, 0, two.stderr);
+    const entries = entriesOf(two);
+    const ok = entries.filter((e) => e.kind === 'reconcileEnd' && e.outcome?.kind === 'success').map((e) => e.key).sort();
+    assert.deepEqual(ok, [`${ns}/b`, `${ns}/c`, `${ns}/d`]);
+    const hang = entries.filter((e) => e.key === `${ns}/a-hang` && (e.kind === 'reconcileStart' || e.kind === 'reconcileEnd'));
+    assert.deepEqual(hang.map((e) => e.kind), ['reconcileStart', 'reconcileEnd'], 'a-hang ran once, and only ended when the run stopped');
+    assert.equal(hang[1]!.outcome?.kind, 'cancelled');
+    // no program outlives the run
+    const pids = hangPids();
+    assert.ok(pids.length >= 2, `the hanging program ran in both runs (${pids.join(',')})`);
+    for (const pid of pids) assert.equal(alive(pid), false, `hung program ${pid} was killed`);
+  });
+
+  test('--reconcile-timeout aborts the reconcile at its deadline (the exec program is killed), it backs off, and the other keys run', async () => {
+    const r = await cli(['run', ...common(), '--workers', '1', '--reconcile-timeout', '1', '--duration', '5']);
+    assert.equal(r.code, 0, r.stderr);
+    const entries = entriesOf(r);
+    const hangEnds = entries.filter((e) => e.kind === 'reconcileEnd' && e.key === `${ns}/a-hang`);
+    assert.ok(hangEnds.length >= 1, r.stdout);
+    assert.equal(hangEnds[0]!.outcome?.kind, 'error');
+    assert.equal(hangEnds[0]!.outcome?.timedOut, true);
+    assert.match(hangEnds[0]!.outcome?.message ?? '', /aborted \(reconcile timed out after 1000 ms\); killed its process group/);
+    const ok = [...new Set(entries.filter((e) => e.kind === 'reconcileEnd' && e.outcome?.kind === 'success').map((e) => e.key))].sort();
+    assert.deepEqual(ok, [`${ns}/b`, `${ns}/c`, `${ns}/d`], 'one worker is enough once the hung call is aborted at its deadline');
+    // never two reconciles of a-hang at once: starts and ends alternate
+    const seq = entries.filter((e) => e.key === `${ns}/a-hang` && (e.kind === 'reconcileStart' || e.kind === 'reconcileEnd')).map((e) => e.kind);
+    seq.forEach((k, i) => assert.equal(k, i % 2 === 0 ? 'reconcileStart' : 'reconcileEnd', seq.join(',')));
+  });
+
+  test('--predicate generation-changed drops the status writes of the lab reconciler; a bad predicate is a usage error', async () => {
+    const labNs = ['--kubeconfig', kubeconfig, '--resource', `widgets.${crd.group}`, '-n', ns, '--json'];
+    await c.create(crd.gvr, { apiVersion: crd.apiVersion, kind: 'Widget', metadata: { name: 'e-lab', namespace: ns }, spec: { data: { k: 'v' } } });
+    const r = await cli(['run', ...labNs, '--predicate', 'generation-changed', '--predicate', 'label-selector=app=none', '--duration', '3']);
+    assert.equal(r.code, 0, r.stderr);
+    const informer = entriesOf(r).filter((e) => e.kind === 'informer' && e.role === 'primary');
+    assert.ok(informer.length >= 5, r.stdout);
+    assert.ok(informer.every((e) => e.filteredBy !== undefined), 'label-selector=app=none drops every event of the reconciled resource');
+    assert.equal(entriesOf(r).filter((e) => e.kind === 'reconcileStart').length, 0);
+    const r2 = await cli(['run', ...labNs, '--predicate', 'generation-changed', '--duration', '4']);
+    assert.equal(r2.code, 0, r2.stderr);
+    const e2 = entriesOf(r2);
+    assert.ok(e2.some((e) => e.kind === 'reconcileEnd' && e.key === `${ns}/e-lab`), r2.stdout);
+    assert.ok(e2.some((e) => e.kind === 'informer' && e.event === 'update' && /generation/i.test(e.filteredBy ?? '')), 'the status write came back as an update and was filtered');
+    const bad = await cli(['run', ...labNs, '--predicate', 'nope']);
+    assert.equal(bad.code, 2);
+    assert.match(bad.stderr, /unknown predicate "nope" \(predicates: generation-changed, /);
+  });
+});
