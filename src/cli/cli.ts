@@ -502,7 +502,15 @@ async function startController(args: CliArgs, io: CliIo, log: Logger, s: Session
   const recorder = store.add(createKubeEventRecorder({ client: s.client, component: 'reconcile-lab', clock: realClock, log }));
   pendingFlushes.set(store, [...(pendingFlushes.get(store) ?? []), () => recorder.flush()]);
   // Predicates and options: the flags, plus what a module reconciler exports (flags win for options).
-  const moduleConfig = 'controllerConfig' in reconciler ? await (reconciler as ReturnType<typeof createModuleReconciler>).controllerConfig() : undefined;
+  let moduleConfig: Awaited<ReturnType<ReturnType<typeof createModuleReconciler>['controllerConfig']>> | undefined;
+  if ('controllerConfig' in reconciler) {
+    try {
+      moduleConfig = await (reconciler as ReturnType<typeof createModuleReconciler>).controllerConfig();
+    } catch (e) {
+      // The loop still runs: each reconcile reports the module's problem, and a fixed file is picked up.
+      log.warn(`the module's predicates and options could not be read (restart after fixing it): ${(e as Error).message}`);
+    }
+  }
   const predicates = [...args.predicates.map((p) => parsePredicateSpec(p)), ...(moduleConfig?.predicates ?? [])];
   const mo = moduleConfig?.options ?? {};
   const workers = args.workers ?? mo.maxConcurrentReconciles;
