@@ -365,7 +365,7 @@ export function formatEntry(e: JournalEntry, verbose: boolean, now: number = e.a
   switch (e.kind) {
     case 'reconcileStart':
       // `attempt` counts reconciles of the key (successful ones too), not retries: say so.
-      return `${t} ▶ ${e.key} reconcile, ${ordinal(e.attempt)} of this key${e.priority !== undefined && e.priority !== 0 ? ` [priority ${e.priority}]` : ''} (${e.triggers.map(describeTrigger).join(', ') || 'no trigger'})`;
+      return `${t} ▶ ${e.key} reconcile, ${ordinal(e.attempt)} of this key (${e.triggers.map(describeTrigger).join(', ') || 'no trigger'})${e.priority !== undefined && e.priority !== 0 ? ` [priority ${e.priority}]` : ''}`;
     case 'reconcileEnd': {
       const o = e.outcome;
       let what: string;
