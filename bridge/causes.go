@@ -1,0 +1,162 @@
+package bridge
+
+import (
+	"bytes"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	"sigs.k8s.io/controller-runtime/pkg/controller/priorityqueue"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+)
+
+// Why-queued attribution.
+//
+// Informer handlers run synchronously on their listener goroutine, and controller-runtime's event handlers
+// (EnqueueRequestForObject, EnqueueRequestForOwner, EnqueueRequestsFromMapFunc) call the queue's Add* inside that
+// call. The cache wrapper (cache.go) records the event being dispatched against the dispatching goroutine; the
+// queue's AddWithOpts looks it up on its own goroutine. The lookup costs a goroutine-id read only while at least
+// one event is being dispatched (an atomic counter is checked first), so queue operations outside informer
+// handlers pay nothing.
+
+// informerEvent is one event being dispatched to a handler registered through the bridge cache.
+type informerEvent struct {
+	event      string // add | update | delete
+	resource   string // plural.version.group
+	namespace  string
+	name       string
+	rv         string
+	generation int64
+	initial    bool
+	owners     []ownerRef
+	at         time.Time
+}
+
+type ownerRef struct {
+	kind, name string
+	controller bool
+}
+
+var (
+	eventsInFlight atomic.Int64
+	eventsMu       sync.Mutex
+	eventsByG      = map[uint64]*informerEvent{}
+)
+
+// beginEvent records ev as being dispatched on this goroutine; the returned func ends it.
+func beginEvent(ev *informerEvent) func() {
+	g := goid()
+	eventsMu.Lock()
+	prev := eventsByG[g]
+	eventsByG[g] = ev
+	eventsMu.Unlock()
+	eventsInFlight.Add(1)
+	return func() {
+		eventsInFlight.Add(-1)
+		eventsMu.Lock()
+		if prev != nil {
+			eventsByG[g] = prev
+		} else {
+			delete(eventsByG, g)
+		}
+		eventsMu.Unlock()
+	}
+}
+
+// currentEvent is the informer event being dispatched on this goroutine, nil when none.
+func currentEvent() *informerEvent {
+	if eventsInFlight.Load() == 0 {
+		return nil
+	}
+	g := goid()
+	eventsMu.Lock()
+	ev := eventsByG[g]
+	eventsMu.Unlock()
+	return ev
+}
+
+// goid is the current goroutine's id, read from the first line of its stack ("goroutine 123 [running]:").
+func goid() uint64 {
+	var buf [64]byte
+	n := runtime.Stack(buf[:], false)
+	b := bytes.TrimPrefix(buf[:n], []byte("goroutine "))
+	if i := bytes.IndexByte(b, ' '); i > 0 {
+		b = b[:i]
+	}
+	id, _ := strconv.ParseUint(string(b), 10, 64)
+	return id
+}
+
+// eventFor builds the attribution record of an informer object.
+func eventFor(event, resource string, obj any, initial bool, now time.Time) *informerEvent {
+	ev := &informerEvent{event: event, resource: resource, initial: initial, at: now}
+	if m, err := meta.Accessor(obj); err == nil {
+		ev.namespace, ev.name = m.GetNamespace(), m.GetName()
+		ev.rv, ev.generation = m.GetResourceVersion(), m.GetGeneration()
+		for _, r := range m.GetOwnerReferences() {
+			ev.owners = append(ev.owners, ownerRef{kind: r.Kind, name: r.Name, controller: r.Controller != nil && *r.Controller})
+		}
+	}
+	return ev
+}
+
+// causeFor attributes one add of key: to the informer event on this goroutine (the object itself → informer, an
+// object it owns → owned, anything else → watch, i.e. a mapped watch), else to a requeue-after, else to an add
+// from outside any informer event (a channel source, the developer's own code).
+func causeFor(ev *informerEvent, o priorityqueue.AddOpts, key reconcile.Request, now time.Time) Cause {
+	if ev != nil {
+		c := Cause{Event: ev.event, Resource: ev.resource, ObjectKey: objectKey(ev.namespace, ev.name),
+			ResourceVersion: ev.rv, Generation: ev.generation, Initial: ev.initial, At: ms(ev.at)}
+		switch {
+		case key.Namespace == ev.namespace && key.Name == ev.name:
+			c.Kind = CauseInformer
+		case ev.ownedBy(key):
+			c.Kind = CauseOwned
+		default:
+			c.Kind = CauseWatch
+		}
+		if o.After > 0 {
+			c.AfterMs = o.After.Milliseconds()
+		}
+		if o.Priority != nil {
+			c.Note = "priority " + strconv.Itoa(*o.Priority)
+		}
+		return c
+	}
+	if o.After > 0 {
+		return Cause{Kind: CauseRequeueAfter, AfterMs: o.After.Milliseconds(), At: ms(now)}
+	}
+	return Cause{Kind: CauseWatch, Note: "added outside an informer event (a channel source or the program itself)", At: ms(now)}
+}
+
+func (ev *informerEvent) ownedBy(key reconcile.Request) bool {
+	if key.Namespace != ev.namespace && key.Namespace != "" {
+		return false
+	}
+	for _, o := range ev.owners {
+		if o.name == key.Name {
+			return true
+		}
+	}
+	return false
+}
+
+func objectKey(ns, name string) string {
+	if ns == "" {
+		return name
+	}
+	return ns + "/" + name
+}
+
+func joinNote(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return strings.Join([]string{a, b}, "; ")
+}
+
+func itoa(i int) string { return strconv.Itoa(i) }

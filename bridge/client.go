@@ -1,0 +1,240 @@
+package bridge
+
+import (
+	"context"
+	"encoding/json"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+)
+
+// The bridge client (the manager's NewClient, through controller-runtime's interceptor) journals every write:
+// verb, resource, key, resourceVersion before → after, error; during a reconcile tagged with its controller, key
+// and reconcile ID. In a dry-run step (IsDryRun) every write carries dryRun=All — nothing is persisted — and the
+// planned writes are collected with the object before (read through the same client) and the object the server
+// would store, for diffs. Reads are not intercepted. Bodies of Secrets are never sent.
+
+// maxPatchChars bounds the patch text journaled per write.
+const maxPatchChars = 8 << 10
+
+func newClient(h *hub, c client.WithWatch) client.WithWatch {
+	h.clientWrapped.Store(true)
+	j := &journal{h: h}
+	return interceptor.NewClient(c, interceptor.Funcs{
+		Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
+			ri, w := j.begin(ctx, c, "create", obj, "", nil)
+			if ri.dry() {
+				opts = append(opts, client.DryRunAll)
+			}
+			err := c.Create(ctx, obj, opts...)
+			j.end(ctx, c, ri, w, obj, err)
+			return err
+		},
+		Update: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.UpdateOption) error {
+			ri, w := j.begin(ctx, c, "update", obj, "", nil)
+			if ri.dry() {
+				opts = append(opts, client.DryRunAll)
+			}
+			err := c.Update(ctx, obj, opts...)
+			j.end(ctx, c, ri, w, obj, err)
+			return err
+		},
+		Patch: func(ctx context.Context, c client.WithWatch, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
+			ri, w := j.begin(ctx, c, "patch", obj, "", patch)
+			if ri.dry() {
+				opts = append(opts, client.DryRunAll)
+			}
+			err := c.Patch(ctx, obj, patch, opts...)
+			j.end(ctx, c, ri, w, obj, err)
+			return err
+		},
+		Apply: func(ctx context.Context, c client.WithWatch, obj runtime.ApplyConfiguration, opts ...client.ApplyOption) error {
+			ri := reconcileInfoFrom(ctx)
+			if ri.dry() {
+				opts = append(opts, client.DryRunAll)
+			}
+			w := applyWrite(obj)
+			w.DryRun = ri.dry()
+			err := c.Apply(ctx, obj, opts...)
+			if err != nil {
+				w.Error = err.Error()
+			}
+			j.emit(ri, w)
+			return err
+		},
+		Delete: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.DeleteOption) error {
+			ri, w := j.begin(ctx, c, "delete", obj, "", nil)
+			if ri.dry() {
+				opts = append(opts, client.DryRunAll)
+			}
+			err := c.Delete(ctx, obj, opts...)
+			j.end(ctx, c, ri, w, nil, err)
+			return err
+		},
+		DeleteAllOf: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.DeleteAllOfOption) error {
+			ri, w := j.begin(ctx, c, "deleteAllOf", obj, "", nil)
+			if ri.dry() {
+				opts = append(opts, client.DryRunAll)
+			}
+			err := c.DeleteAllOf(ctx, obj, opts...)
+			j.end(ctx, c, ri, w, nil, err)
+			return err
+		},
+		SubResourceCreate: func(ctx context.Context, c client.Client, sub string, obj client.Object, subObj client.Object, opts ...client.SubResourceCreateOption) error {
+			ri, w := j.begin(ctx, c, "create", obj, sub, nil)
+			if ri.dry() {
+				opts = append(opts, client.DryRunAll)
+			}
+			err := c.SubResource(sub).Create(ctx, obj, subObj, opts...)
+			j.end(ctx, c, ri, w, obj, err)
+			return err
+		},
+		SubResourceUpdate: func(ctx context.Context, c client.Client, sub string, obj client.Object, opts ...client.SubResourceUpdateOption) error {
+			ri, w := j.begin(ctx, c, "update", obj, sub, nil)
+			if ri.dry() {
+				opts = append(opts, client.DryRunAll)
+			}
+			err := c.SubResource(sub).Update(ctx, obj, opts...)
+			j.end(ctx, c, ri, w, obj, err)
+			return err
+		},
+		SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
+			ri, w := j.begin(ctx, c, "patch", obj, sub, patch)
+			if ri.dry() {
+				opts = append(opts, client.DryRunAll)
+			}
+			err := c.SubResource(sub).Patch(ctx, obj, patch, opts...)
+			j.end(ctx, c, ri, w, obj, err)
+			return err
+		},
+		SubResourceApply: func(ctx context.Context, c client.Client, sub string, obj runtime.ApplyConfiguration, opts ...client.SubResourceApplyOption) error {
+			ri := reconcileInfoFrom(ctx)
+			if ri.dry() {
+				opts = append(opts, client.DryRunAll)
+			}
+			w := applyWrite(obj)
+			w.Subresource, w.DryRun = sub, ri.dry()
+			err := c.SubResource(sub).Apply(ctx, obj, opts...)
+			if err != nil {
+				w.Error = err.Error()
+			}
+			j.emit(ri, w)
+			return err
+		},
+	})
+}
+
+func (ri *reconcileInfo) dry() bool { return ri != nil && ri.dryRun }
+
+type journal struct{ h *hub }
+
+// begin describes a write about to be made (and, in a dry run, reads the object before it).
+func (j *journal) begin(ctx context.Context, c client.Client, verb string, obj client.Object, sub string, patch client.Patch) (*reconcileInfo, *Write) {
+	ri := reconcileInfoFrom(ctx)
+	w := &Write{Verb: verb, Namespace: obj.GetNamespace(), Name: obj.GetName(), Subresource: sub,
+		ResourceVersionBefore: obj.GetResourceVersion(), DryRun: ri.dry()}
+	if gvk, err := c.GroupVersionKindFor(obj); err == nil {
+		w.Group, w.Version, w.Kind = gvk.Group, gvk.Version, gvk.Kind
+		if m, err := c.RESTMapper().RESTMapping(gvk.GroupKind(), gvk.Version); err == nil {
+			w.Resource = m.Resource.Resource
+		}
+	}
+	secret := w.Group == "" && w.Resource == "secrets"
+	if patch != nil {
+		w.PatchType = string(patch.Type())
+		if data, err := patch.Data(obj); err == nil && !secret {
+			w.Patch = truncate(string(data), maxPatchChars)
+		}
+	}
+	if ri.dry() && !secret && verb != "create" && verb != "deleteAllOf" && obj.GetName() != "" {
+		if before, ok := obj.DeepCopyObject().(client.Object); ok {
+			if err := c.Get(ctx, client.ObjectKeyFromObject(obj), before); err == nil {
+				w.Before = toMap(before)
+				if w.ResourceVersionBefore == "" {
+					w.ResourceVersionBefore = before.GetResourceVersion()
+				}
+			}
+		}
+	}
+	return ri, w
+}
+
+// end completes and emits a write; after is the object as returned by the server (nil for deletes).
+func (j *journal) end(_ context.Context, _ client.Client, ri *reconcileInfo, w *Write, after client.Object, err error) {
+	if err != nil {
+		w.Error = err.Error()
+	} else if after != nil {
+		w.ResourceVersionAfter = after.GetResourceVersion()
+		if ri.dry() && !(w.Group == "" && w.Resource == "secrets") {
+			w.After = toMap(after)
+		}
+	}
+	j.emit(ri, *w)
+}
+
+func (j *journal) emit(ri *reconcileInfo, w Write) {
+	m := &WriteMsg{Write: w, At: ms(j.h.clock.Now())}
+	if ri != nil {
+		m.Controller, m.Key, m.ReconcileID = ri.controller, ri.key, ri.id
+		ri.mu.Lock()
+		ri.writes = append(ri.writes, w)
+		ri.mu.Unlock()
+	}
+	j.h.send(m)
+}
+
+// applyWrite describes a server-side apply from the configuration's own apiVersion/kind/metadata.
+func applyWrite(obj runtime.ApplyConfiguration) Write {
+	w := Write{Verb: "apply"}
+	data, err := json.Marshal(obj)
+	if err != nil {
+		return w
+	}
+	var head struct {
+		APIVersion string `json:"apiVersion"`
+		Kind       string `json:"kind"`
+		Metadata   struct {
+			Namespace string `json:"namespace"`
+			Name      string `json:"name"`
+		} `json:"metadata"`
+	}
+	_ = json.Unmarshal(data, &head)
+	gv, _ := schema.ParseGroupVersion(head.APIVersion)
+	w.Group, w.Version, w.Kind = gv.Group, gv.Version, head.Kind
+	w.Namespace, w.Name = head.Metadata.Namespace, head.Metadata.Name
+	if !(gv.Group == "" && head.Kind == "Secret") {
+		w.Patch = truncate(string(data), maxPatchChars)
+		w.PatchType = "application/apply-patch+yaml"
+	}
+	return w
+}
+
+// toMap converts an object to JSON-shaped data without managedFields (noise in a diff).
+func toMap(obj client.Object) map[string]any {
+	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+	if err != nil {
+		return nil
+	}
+	if md, ok := m["metadata"].(map[string]any); ok {
+		delete(md, "managedFields")
+	}
+	return m
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
+
+// withWatch adapts a client.Client that has no Watch (a developer's NewClient may return one) to the
+// interceptor's client.WithWatch; Watch then reports that it is not supported.
+type withWatch struct{ client.Client }
+
+func (w withWatch) Watch(context.Context, client.ObjectList, ...client.ListOption) (watch.Interface, error) {
+	return nil, errNoWatch
+}

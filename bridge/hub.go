@@ -1,0 +1,330 @@
+package bridge
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-logr/logr"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/clock"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+)
+
+// outBuffer bounds the messages waiting for the editor; beyond it messages are dropped and counted
+// (Dropped, and "dropped" in a snapshot). ctrlBuffer is the separate, preferred buffer of replies and controller
+// announcements.
+const (
+	outBuffer  = 8192
+	ctrlBuffer = 1024
+)
+
+// hub is the process-wide side of the bridge: the controllers' queues and reconcilers, the outgoing buffers and
+// the editor's commands. One hub exists per process when RECONCILE_LAB_BRIDGE is set (see Enabled); tests build
+// their own.
+type hub struct {
+	address, token, instance string
+	clock                    clock.Clock
+	log                      logr.Logger
+
+	out     chan any
+	ctrl    chan any
+	dropped atomic.Int64
+
+	clientWrapped  atomic.Bool
+	leaderElection atomic.Bool
+
+	mu          sync.Mutex
+	queues      []*Queue
+	reconcilers map[string]*Reconciler
+	pauseAll    bool
+	welcomedCh  chan struct{}
+	welcomed    bool
+
+	cancel  context.CancelFunc
+	stopped chan struct{}
+}
+
+func newHub(address, token string, clk clock.Clock) *hub {
+	if clk == nil {
+		clk = clock.RealClock{}
+	}
+	return &hub{
+		address:     address,
+		token:       token,
+		instance:    randomID(),
+		clock:       clk,
+		log:         logf.Log.WithName("reconcile-lab-bridge"),
+		out:         make(chan any, outBuffer),
+		ctrl:        make(chan any, ctrlBuffer),
+		reconcilers: map[string]*Reconciler{},
+		welcomedCh:  make(chan struct{}),
+		stopped:     make(chan struct{}),
+	}
+}
+
+// start connects in the background and waits up to wait for the first welcome (so "start paused" applies before
+// the controllers start). It returns whether the editor welcomed this process in time.
+func (h *hub) start(wait time.Duration) bool {
+	ctx, cancel := context.WithCancel(context.Background())
+	h.cancel = cancel
+	go h.run(ctx)
+	select {
+	case <-h.welcomedCh:
+		return true
+	case <-time.After(wait):
+		return false
+	}
+}
+
+// close stops the connection loop and waits for it.
+func (h *hub) close() {
+	if h.cancel != nil {
+		h.cancel()
+		<-h.stopped
+	}
+}
+
+var (
+	defaultOnce sync.Once
+	defaultHub  *hub
+)
+
+// Enabled reports whether this process runs under Reconcile Lab (RECONCILE_LAB_BRIDGE is set). When it is not,
+// every factory of this package returns controller-runtime's stock object. The first call connects to the editor
+// (waiting up to 3 s for its welcome).
+func Enabled() bool { return theHub() != nil }
+
+func theHub() *hub {
+	defaultOnce.Do(func() {
+		addr := os.Getenv(EnvAddress)
+		if addr == "" {
+			return
+		}
+		defaultHub = newHub(addr, os.Getenv(EnvToken), nil)
+		if !defaultHub.start(3 * time.Second) {
+			defaultHub.log.Info("the editor did not answer in time; continuing and retrying in the background", "address", addr)
+		}
+	})
+	return defaultHub
+}
+
+// Dropped is the number of messages dropped because the editor did not read them fast enough (or was absent).
+func Dropped() int64 {
+	if h := theHub(); h != nil {
+		return h.dropped.Load()
+	}
+	return 0
+}
+
+func (h *hub) logf(format string, args ...any) { h.log.Info(fmt.Sprintf(format, args...)) }
+
+// send queues a message for the editor without ever blocking; when the buffer is full it is dropped and counted.
+func (h *hub) send(m any) {
+	select {
+	case h.out <- m:
+	default:
+		h.dropped.Add(1)
+	}
+}
+
+// sendCtrl is send for replies and announcements (a separate buffer the writer prefers).
+func (h *hub) sendCtrl(m any) {
+	select {
+	case h.ctrl <- m:
+	default:
+		h.dropped.Add(1)
+	}
+}
+
+func (h *hub) reply(r ReplyMsg) { h.sendCtrl(&r) }
+
+// register adds a controller's queue, announces it and returns whether it starts paused.
+func (h *hub) register(q *Queue) bool {
+	h.mu.Lock()
+	h.queues = append(h.queues, q)
+	paused := h.pauseAll
+	info := q.info
+	info.Paused = paused
+	if r := h.reconcilers[q.name]; r != nil {
+		r.describe(&info)
+	}
+	q.info = info
+	h.mu.Unlock()
+	h.sendCtrl(&info)
+	return paused
+}
+
+func (h *hub) unregister(q *Queue) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for i, x := range h.queues {
+		if x == q {
+			h.queues = append(h.queues[:i], h.queues[i+1:]...)
+			return
+		}
+	}
+}
+
+func (h *hub) registerReconciler(r *Reconciler) {
+	h.mu.Lock()
+	h.reconcilers[r.name] = r
+	h.mu.Unlock()
+}
+
+// queue is the live queue of a controller (nil when none).
+func (h *hub) queue(name string) *Queue {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for i := len(h.queues) - 1; i >= 0; i-- {
+		if h.queues[i].name == name {
+			return h.queues[i]
+		}
+	}
+	return nil
+}
+
+// welcome applies the editor's welcome: paused=true pauses every controller, now and those built later.
+func (h *hub) welcome(w WelcomeMsg) {
+	h.mu.Lock()
+	if w.Paused {
+		h.pauseAll = true
+	}
+	queues := append([]*Queue{}, h.queues...)
+	first := !h.welcomed
+	h.welcomed = true
+	h.mu.Unlock()
+	if w.Paused {
+		for _, q := range queues {
+			q.setPausedQuiet(true)
+		}
+	}
+	if first {
+		close(h.welcomedCh)
+	}
+}
+
+// announcements are the controller messages sent after each welcome (current pause state).
+func (h *hub) announcements() []any {
+	h.mu.Lock()
+	queues := append([]*Queue{}, h.queues...)
+	h.mu.Unlock()
+	out := make([]any, 0, len(queues))
+	for _, q := range queues {
+		q.mu.Lock()
+		info := q.info
+		info.Paused = q.paused
+		q.mu.Unlock()
+		out = append(out, &info)
+	}
+	return out
+}
+
+// parseKey reads "namespace/name" or "name".
+func parseKey(s string) (reconcile.Request, error) {
+	if s == "" {
+		return reconcile.Request{}, fmt.Errorf("a key is required")
+	}
+	ns, name, ok := strings.Cut(s, "/")
+	if !ok {
+		return reconcile.Request{NamespacedName: types.NamespacedName{Name: s}}, nil
+	}
+	if name == "" || strings.Contains(name, "/") {
+		return reconcile.Request{}, fmt.Errorf("key %q is not namespace/name", s)
+	}
+	return reconcile.Request{NamespacedName: types.NamespacedName{Namespace: ns, Name: name}}, nil
+}
+
+// handle executes one editor command; exactly one reply is sent (at once, or when a step/dry-run ends).
+func (h *hub) handle(c CommandMsg) {
+	reply := func(r ReplyMsg) {
+		r.ID = c.ID
+		h.reply(r)
+	}
+	fail := func(format string, args ...any) { reply(ReplyMsg{Error: fmt.Sprintf(format, args...)}) }
+	all := c.Controller == "" || c.Controller == "*"
+	switch c.Op {
+	case OpPause, OpResume:
+		p := c.Op == OpPause
+		var targets []*Queue
+		h.mu.Lock()
+		if all {
+			h.pauseAll = p
+			targets = append(targets, h.queues...)
+		}
+		h.mu.Unlock()
+		if !all {
+			q := h.queue(c.Controller)
+			if q == nil {
+				fail("no controller named %q", c.Controller)
+				return
+			}
+			targets = []*Queue{q}
+		}
+		for _, q := range targets {
+			q.setPaused(p)
+		}
+		reply(ReplyMsg{OK: true})
+	case OpSnapshot:
+		var ctrls []any
+		h.mu.Lock()
+		queues := append([]*Queue{}, h.queues...)
+		h.mu.Unlock()
+		for _, q := range queues {
+			if all || q.name == c.Controller {
+				ctrls = append(ctrls, q.Snapshot())
+			}
+		}
+		if ctrls == nil {
+			ctrls = []any{}
+		}
+		reply(ReplyMsg{OK: true, Snapshot: map[string]any{"controllers": ctrls, "dropped": h.dropped.Load()}})
+	case OpStep, OpResetBackoff, OpReconcileNow:
+		q := h.queue(c.Controller)
+		if q == nil {
+			fail("no controller named %q", c.Controller)
+			return
+		}
+		hasKey := c.Key != ""
+		var key reconcile.Request
+		if hasKey || c.Op == OpReconcileNow {
+			k, err := parseKey(c.Key)
+			if err != nil {
+				fail("%v", err)
+				return
+			}
+			key = k
+		}
+		switch c.Op {
+		case OpStep:
+			q.Step(key, hasKey, c.Force, c.ID, reply)
+		case OpResetBackoff:
+			q.ResetBackoff(key, hasKey)
+			reply(ReplyMsg{OK: true})
+		case OpReconcileNow:
+			q.ReconcileNow(key)
+			reply(ReplyMsg{OK: true})
+		}
+	case OpDryRun:
+		h.mu.Lock()
+		r := h.reconcilers[c.Controller]
+		h.mu.Unlock()
+		if r == nil {
+			fail("no reconciler of controller %q is wrapped with bridge.Wrap", c.Controller)
+			return
+		}
+		key, err := parseKey(c.Key)
+		if err != nil {
+			fail("%v", err)
+			return
+		}
+		go func() { reply(r.dryRun(context.Background(), key)) }()
+	default:
+		fail("unknown op %q", c.Op)
+	}
+}

@@ -1,0 +1,253 @@
+package bridge
+
+// The wire messages of protocol.json (version ProtocolVersion), one Go struct per message and type. Every line
+// on the connection is one JSON object: a message's fields plus "type" (the message name). The field set,
+// JSON names, types and optionality (`omitempty` ⇔ a trailing '?' in protocol.json) are checked against
+// protocol.json by TestProtocolConformance, so protocol.json stays the single definition.
+
+// ProtocolVersion is protocol.json's "version"; hello and welcome carry it.
+const ProtocolVersion = 1
+
+// Environment variables (protocol.json "env").
+const (
+	// EnvAddress holds the editor's listener: unix:///abs/path.sock or tcp://127.0.0.1:PORT.
+	EnvAddress = "RECONCILE_LAB_BRIDGE"
+	// EnvToken holds the per-listener secret sent in hello.
+	EnvToken = "RECONCILE_LAB_BRIDGE_TOKEN"
+)
+
+// Cause is one reason a key was added to a queue (protocol.json types.Cause).
+type Cause struct {
+	Kind            string `json:"kind"`
+	Event           string `json:"event,omitempty"`
+	Resource        string `json:"resource,omitempty"`
+	ObjectKey       string `json:"objectKey,omitempty"`
+	ResourceVersion string `json:"resourceVersion,omitempty"`
+	Generation      int64  `json:"generation,omitempty"`
+	Initial         bool   `json:"initial,omitempty"`
+	AfterMs         int64  `json:"afterMs,omitempty"`
+	Failures        int    `json:"failures,omitempty"`
+	DelayMs         int64  `json:"delayMs,omitempty"`
+	Action          string `json:"action,omitempty"`
+	Note            string `json:"note,omitempty"`
+	At              int64  `json:"at"`
+}
+
+// Cause kinds.
+const (
+	CauseInformer     = "informer"
+	CauseOwned        = "owned"
+	CauseWatch        = "watch"
+	CauseRequeueAfter = "requeueAfter"
+	CauseBackoff      = "backoff"
+	CauseManual       = "manual"
+	CauseResult       = "result"
+)
+
+// Result is a reconcile.Result on the wire.
+type Result struct {
+	RequeueAfterMs int64 `json:"requeueAfterMs,omitempty"`
+	Requeue        bool  `json:"requeue,omitempty"`
+	Priority       *int  `json:"priority,omitempty"`
+}
+
+// Write is one API write made through the bridge client (protocol.json types.Write).
+type Write struct {
+	Verb                  string         `json:"verb"`
+	Group                 string         `json:"group"`
+	Version               string         `json:"version"`
+	Resource              string         `json:"resource"`
+	Kind                  string         `json:"kind,omitempty"`
+	Namespace             string         `json:"namespace,omitempty"`
+	Name                  string         `json:"name"`
+	Subresource           string         `json:"subresource,omitempty"`
+	ResourceVersionBefore string         `json:"resourceVersionBefore,omitempty"`
+	ResourceVersionAfter  string         `json:"resourceVersionAfter,omitempty"`
+	DryRun                bool           `json:"dryRun"`
+	Error                 string         `json:"error,omitempty"`
+	Before                map[string]any `json:"before,omitempty"`
+	After                 map[string]any `json:"after,omitempty"`
+	Patch                 string         `json:"patch,omitempty"`
+	PatchType             string         `json:"patchType,omitempty"`
+}
+
+// HelloMsg is the first line the Go side sends on a new connection.
+type HelloMsg struct {
+	Protocol          int    `json:"protocol"`
+	Token             string `json:"token"`
+	PID               int    `json:"pid"`
+	Program           string `json:"program"`
+	GoVersion         string `json:"goVersion"`
+	ControllerRuntime string `json:"controllerRuntime"`
+	Instance          string `json:"instance"`
+}
+
+// WelcomeMsg is the editor's reply to a good hello.
+type WelcomeMsg struct {
+	Protocol int  `json:"protocol"`
+	Paused   bool `json:"paused"`
+}
+
+// RejectMsg is the editor's reply to a bad hello; the editor then closes the connection.
+type RejectMsg struct {
+	Reason string `json:"reason"`
+}
+
+// ControllerMsg announces one controller (its queue was built); re-sent after every reconnect.
+type ControllerMsg struct {
+	Name                    string `json:"name"`
+	Group                   string `json:"group,omitempty"`
+	Version                 string `json:"version,omitempty"`
+	Kind                    string `json:"kind,omitempty"`
+	Resource                string `json:"resource,omitempty"`
+	PriorityQueue           bool   `json:"priorityQueue"`
+	MaxConcurrentReconciles int    `json:"maxConcurrentReconciles,omitempty"`
+	LeaderElection          bool   `json:"leaderElection,omitempty"`
+	ReconciliationTimeoutMs int64  `json:"reconciliationTimeoutMs,omitempty"`
+	Paused                  bool   `json:"paused"`
+}
+
+// QueueMsg is one per-key transition of a controller's queue.
+type QueueMsg struct {
+	Controller string  `json:"controller"`
+	Key        string  `json:"key"`
+	Transition string  `json:"transition"`
+	Priority   *int    `json:"priority,omitempty"`
+	DueAt      int64   `json:"dueAt,omitempty"`
+	DelayMs    int64   `json:"delayMs,omitempty"`
+	Failures   int     `json:"failures,omitempty"`
+	Causes     []Cause `json:"causes,omitempty"`
+	At         int64   `json:"at"`
+}
+
+// Queue transitions.
+const (
+	TransitionAdded      = "added"
+	TransitionWaiting    = "waiting"
+	TransitionReady      = "ready"
+	TransitionProcessing = "processing"
+	TransitionDone       = "done"
+	TransitionForgotten  = "forgotten"
+	TransitionBackoff    = "backoff"
+	TransitionShutdown   = "shutdown"
+)
+
+// ReconcileStartMsg is sent when the wrapped reconciler starts one reconcile.
+type ReconcileStartMsg struct {
+	Controller  string  `json:"controller"`
+	Key         string  `json:"key"`
+	ReconcileID string  `json:"reconcileID"`
+	Triggers    []Cause `json:"triggers"`
+	DryRun      bool    `json:"dryRun"`
+	At          int64   `json:"at"`
+}
+
+// ReconcileEndMsg is sent when that reconcile returned (or panicked).
+type ReconcileEndMsg struct {
+	Controller  string  `json:"controller"`
+	Key         string  `json:"key"`
+	ReconcileID string  `json:"reconcileID"`
+	DurationMs  int64   `json:"durationMs"`
+	Result      *Result `json:"result,omitempty"`
+	Error       string  `json:"error,omitempty"`
+	Terminal    bool    `json:"terminal,omitempty"`
+	Panic       string  `json:"panic,omitempty"`
+	DryRun      bool    `json:"dryRun"`
+	At          int64   `json:"at"`
+}
+
+// WriteMsg journals one API write; during a reconcile it carries that reconcile's controller, key and ID.
+type WriteMsg struct {
+	Controller  string `json:"controller,omitempty"`
+	Key         string `json:"key,omitempty"`
+	ReconcileID string `json:"reconcileID,omitempty"`
+	Write       Write  `json:"write"`
+	At          int64  `json:"at"`
+}
+
+// PingMsg is sent every second while the process runs.
+type PingMsg struct {
+	At int64 `json:"at"`
+}
+
+// CommandMsg is an editor request; exactly one ReplyMsg answers it.
+type CommandMsg struct {
+	ID         int64  `json:"id"`
+	Op         string `json:"op"`
+	Controller string `json:"controller"`
+	Key        string `json:"key,omitempty"`
+	Force      bool   `json:"force,omitempty"`
+}
+
+// Command ops.
+const (
+	OpPause        = "pause"
+	OpResume       = "resume"
+	OpStep         = "step"
+	OpResetBackoff = "resetBackoff"
+	OpReconcileNow = "reconcileNow"
+	OpDryRun       = "dryRun"
+	OpSnapshot     = "snapshot"
+)
+
+// ReplyMsg answers one command (same ID).
+type ReplyMsg struct {
+	ID        int64            `json:"id"`
+	OK        bool             `json:"ok"`
+	Error     string           `json:"error,omitempty"`
+	Reconcile *ReconcileEndMsg `json:"reconcile,omitempty"`
+	Writes    []Write          `json:"writes,omitempty"`
+	Snapshot  map[string]any   `json:"snapshot,omitempty"`
+}
+
+// messageTypes maps each message name of protocol.json to its Go struct (used by the codec and the
+// conformance test).
+var messageTypes = map[string]any{
+	"hello":          HelloMsg{},
+	"welcome":        WelcomeMsg{},
+	"reject":         RejectMsg{},
+	"controller":     ControllerMsg{},
+	"queue":          QueueMsg{},
+	"reconcileStart": ReconcileStartMsg{},
+	"reconcileEnd":   ReconcileEndMsg{},
+	"write":          WriteMsg{},
+	"ping":           PingMsg{},
+	"command":        CommandMsg{},
+	"reply":          ReplyMsg{},
+}
+
+// typeNames maps each protocol.json type to its Go struct.
+var typeNames = map[string]any{
+	"Cause":  Cause{},
+	"Result": Result{},
+	"Write":  Write{},
+}
+
+// messageName returns the protocol name of a message value (a pointer or value of one of the *Msg structs).
+func messageName(m any) string {
+	switch m.(type) {
+	case *HelloMsg, HelloMsg:
+		return "hello"
+	case *WelcomeMsg, WelcomeMsg:
+		return "welcome"
+	case *RejectMsg, RejectMsg:
+		return "reject"
+	case *ControllerMsg, ControllerMsg:
+		return "controller"
+	case *QueueMsg, QueueMsg:
+		return "queue"
+	case *ReconcileStartMsg, ReconcileStartMsg:
+		return "reconcileStart"
+	case *ReconcileEndMsg, ReconcileEndMsg:
+		return "reconcileEnd"
+	case *WriteMsg, WriteMsg:
+		return "write"
+	case *PingMsg, PingMsg:
+		return "ping"
+	case *CommandMsg, CommandMsg:
+		return "command"
+	case *ReplyMsg, ReplyMsg:
+		return "reply"
+	}
+	return ""
+}

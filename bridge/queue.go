@@ -1,0 +1,847 @@
+package bridge
+
+import (
+	"math"
+	"sync"
+	"time"
+
+	"github.com/go-logr/logr"
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/utils/clock"
+	"sigs.k8s.io/controller-runtime/pkg/controller/priorityqueue"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+)
+
+// maxCauses bounds the causes kept per key between two Gets (the oldest are dropped first; the count of dropped
+// causes is reported as a note on the first kept one).
+const maxCauses = 64
+
+// Queue wraps the work queue controller-runtime would have built for one controller and reports every per-key
+// transition to the editor, and obeys its pause / step / step-key / reset-backoff commands.
+//
+// Contracts:
+//   - It implements priorityqueue.PriorityQueue[reconcile.Request], so the controller keeps using priorities
+//     (AddWithOpts, GetWithPriority). Over the client-go queue (priority queue off) AddWithOpts maps to
+//     Add / AddAfter / AddRateLimited exactly like controller-runtime's own adapter and priorities are 0.
+//   - While running (not paused) every call is forwarded to the inner queue unchanged: the order and timing of
+//     keys handed out is the inner queue's (proved by TestReplayIdenticalToStock*).
+//   - While paused, workers block in Get before taking a key from the inner queue. A worker that was already
+//     blocked inside the inner queue's Get when the pause came keeps the key it receives "held" (still
+//     processing for the inner queue) and hands it out first on the next step or after resume.
+//   - Step lets exactly one Get return; step with a key makes that key next (a waiting or backing-off key is
+//     made ready now, like an Add; on the priority queue it is raised to the highest priority for that one hand
+//     out, and GetWithPriority still returns its own priority).
+//   - ShutDown releases every worker (paused or not) and never waits for held keys.
+//
+// Reporting never blocks: messages go to the hub's bounded buffer (dropped and counted when full).
+type Queue struct {
+	name     string
+	hub      *hub
+	clock    clock.WithTickerAndDelayedExecution
+	inner    priorityqueue.PriorityQueue[reconcile.Request]
+	priority bool
+	limiter  workqueue.TypedRateLimiter[reconcile.Request]
+	info     ControllerMsg
+
+	mu     sync.Mutex
+	cond   *sync.Cond
+	paused bool
+	down   bool
+	steps  []*stepToken
+	held   []heldItem
+	keys   map[reconcile.Request]*keyState
+	// gateWaiters counts workers blocked by the pause (tests wait for it instead of sleeping).
+	gateWaiters int
+	// getters counts workers inside the inner queue's Get.
+	getters int
+}
+
+type heldItem struct {
+	key      reconcile.Request
+	priority int
+}
+
+// stepToken is one editor step: it permits exactly one Get while paused; key (when hasKey) must be the key
+// handed out. reply is called exactly once.
+type stepToken struct {
+	key    reconcile.Request
+	hasKey bool
+	reply  func(ReplyMsg)
+	id     int64
+	// claimed: a paused worker took it and is looking for its key; satisfied: a worker handed a key out for it.
+	claimed, satisfied bool
+}
+
+const (
+	notQueued = iota
+	queuedReady
+	queuedWaiting
+)
+
+type keyState struct {
+	queued     int
+	priority   int
+	dueAt      time.Time
+	timer      clock.Timer
+	processing bool
+	boosted    bool
+	causes     []Cause
+	dropped    int
+	triggers   []Cause
+	stepReply  *stepToken
+	lastEnd    *ReconcileEndMsg
+}
+
+// queueConfig is how a Queue is built; tests inject a fake clock and their own hub.
+type queueConfig struct {
+	name          string
+	priorityQueue bool
+	limiter       workqueue.TypedRateLimiter[reconcile.Request]
+	clock         clock.WithTickerAndDelayedExecution
+	log           logr.Logger
+	hub           *hub
+	info          ControllerMsg
+}
+
+// DefaultRateLimiter returns the rate limiter controller-runtime defaults to when Options.RateLimiter is nil:
+// per-item exponential 5 ms → 1000 s with the priority queue, DefaultTypedControllerRateLimiter without.
+func DefaultRateLimiter(usePriorityQueue bool) workqueue.TypedRateLimiter[reconcile.Request] {
+	if usePriorityQueue {
+		return workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](5*time.Millisecond, 1000*time.Second)
+	}
+	return workqueue.DefaultTypedControllerRateLimiter[reconcile.Request]()
+}
+
+// newQueue builds the inner queue exactly as controller-runtime's default NewQueue does (same constructor, same
+// name, the controller's rate limiter — observed, not replaced) and wraps it.
+func newQueue(cfg queueConfig) *Queue {
+	if cfg.limiter == nil {
+		cfg.limiter = DefaultRateLimiter(cfg.priorityQueue)
+	}
+	if cfg.clock == nil {
+		cfg.clock = clock.RealClock{}
+	}
+	q := &Queue{
+		name:     cfg.name,
+		hub:      cfg.hub,
+		clock:    cfg.clock,
+		priority: cfg.priorityQueue,
+		limiter:  cfg.limiter,
+		keys:     map[reconcile.Request]*keyState{},
+		info:     cfg.info,
+	}
+	q.cond = sync.NewCond(&q.mu)
+	observed := &observedLimiter{inner: cfg.limiter, q: q}
+	if cfg.priorityQueue {
+		q.inner = priorityqueue.New(cfg.name, func(o *priorityqueue.Opts[reconcile.Request]) {
+			o.Log = cfg.log
+			o.RateLimiter = observed
+		})
+	} else {
+		conf := workqueue.TypedRateLimitingQueueConfig[reconcile.Request]{Name: cfg.name}
+		if _, real := cfg.clock.(clock.RealClock); !real {
+			conf.Clock = cfg.clock
+		}
+		q.inner = &clientGoAdapter{workqueue.NewTypedRateLimitingQueueWithConfig[reconcile.Request](observed, conf)}
+	}
+	q.info.Name = cfg.name
+	q.info.PriorityQueue = cfg.priorityQueue
+	if q.hub != nil {
+		q.paused = q.hub.register(q)
+	}
+	return q
+}
+
+// clientGoAdapter gives the client-go rate-limited queue the priority-queue methods exactly like
+// controller-runtime's internal adapter does (priorities dropped, GetWithPriority returns 0).
+type clientGoAdapter struct {
+	workqueue.TypedRateLimitingInterface[reconcile.Request]
+}
+
+func (a *clientGoAdapter) AddWithOpts(o priorityqueue.AddOpts, items ...reconcile.Request) {
+	for _, item := range items {
+		switch {
+		case o.RateLimited:
+			a.AddRateLimited(item)
+		case o.After > 0:
+			a.AddAfter(item, o.After)
+		default:
+			a.Add(item)
+		}
+	}
+}
+
+func (a *clientGoAdapter) GetWithPriority() (reconcile.Request, int, bool) {
+	item, shutdown := a.Get()
+	return item, 0, shutdown
+}
+
+// observedLimiter forwards to the controller's rate limiter and reports each backoff (failure count and delay).
+type observedLimiter struct {
+	inner workqueue.TypedRateLimiter[reconcile.Request]
+	q     *Queue
+}
+
+func (l *observedLimiter) When(item reconcile.Request) time.Duration {
+	d := l.inner.When(item)
+	l.q.onBackoff(item, d, l.inner.NumRequeues(item))
+	return d
+}
+func (l *observedLimiter) Forget(item reconcile.Request)          { l.inner.Forget(item) }
+func (l *observedLimiter) NumRequeues(item reconcile.Request) int { return l.inner.NumRequeues(item) }
+
+var _ priorityqueue.PriorityQueue[reconcile.Request] = (*Queue)(nil)
+
+// Name is the controller's name (the one controller-runtime passed to NewQueue).
+func (q *Queue) Name() string { return q.name }
+
+// ---- the workqueue interface ----
+
+// Add adds a key now (ready), like the inner queue's Add.
+func (q *Queue) Add(item reconcile.Request) { q.AddWithOpts(priorityqueue.AddOpts{}, item) }
+
+// AddAfter adds a key after a delay, like the inner queue's AddAfter.
+func (q *Queue) AddAfter(item reconcile.Request, d time.Duration) {
+	q.AddWithOpts(priorityqueue.AddOpts{After: d}, item)
+}
+
+// AddRateLimited adds a key after the rate limiter's delay (a backoff retry).
+func (q *Queue) AddRateLimited(item reconcile.Request) {
+	q.AddWithOpts(priorityqueue.AddOpts{RateLimited: true}, item)
+}
+
+// AddWithOpts records the cause of each add (the informer event being handled on this goroutine, a requeue-after,
+// a backoff retry) and forwards to the inner queue.
+func (q *Queue) AddWithOpts(o priorityqueue.AddOpts, items ...reconcile.Request) {
+	if !o.RateLimited {
+		ev := currentEvent()
+		for _, item := range items {
+			q.record(o, item, causeFor(ev, o, item, q.clock.Now()))
+		}
+	}
+	q.inner.AddWithOpts(o, items...)
+}
+
+// addWithCause adds with an explicit cause (editor commands).
+func (q *Queue) addWithCause(o priorityqueue.AddOpts, item reconcile.Request, c Cause) {
+	q.record(o, item, c)
+	q.inner.AddWithOpts(o, item)
+}
+
+// record updates the key's shadow state for one add (the inner queue's semantics) and reports it.
+func (q *Queue) record(o priorityqueue.AddOpts, item reconcile.Request, c Cause) {
+	now := q.clock.Now()
+	prio := 0
+	if o.Priority != nil && q.priority {
+		prio = *o.Priority
+	}
+	q.mu.Lock()
+	if q.down {
+		q.mu.Unlock()
+		return
+	}
+	ks := q.state(item)
+	ks.addCause(c)
+	fresh := ks.queued == notQueued
+	if fresh || prio > ks.priority {
+		ks.priority = prio
+	}
+	msg := &QueueMsg{Controller: q.name, Key: item.String(), Priority: intPtr(ks.priority), Causes: []Cause{c}, At: ms(now)}
+	switch {
+	case o.After > 0 && ks.queued != queuedReady:
+		due := now.Add(o.After)
+		if ks.queued == queuedWaiting && ks.dueAt.Before(due) {
+			due = ks.dueAt
+		}
+		q.lockedWait(item, ks, due)
+		msg.Transition, msg.DueAt, msg.DelayMs = TransitionWaiting, ms(due), o.After.Milliseconds()
+	case o.After <= 0 && ks.queued == queuedWaiting:
+		q.lockedReady(ks)
+		msg.Transition = TransitionReady
+	default:
+		if ks.queued == notQueued {
+			ks.queued = queuedReady
+		}
+		msg.Transition = TransitionAdded
+	}
+	q.mu.Unlock()
+	q.send(msg)
+}
+
+// onBackoff is called by the observed rate limiter inside a rate-limited add.
+func (q *Queue) onBackoff(item reconcile.Request, d time.Duration, failures int) {
+	now := q.clock.Now()
+	due := now.Add(d)
+	c := Cause{Kind: CauseBackoff, Failures: failures, DelayMs: d.Milliseconds(), At: ms(now)}
+	q.mu.Lock()
+	if q.down {
+		q.mu.Unlock()
+		return
+	}
+	ks := q.state(item)
+	ks.addCause(c)
+	if ks.queued != queuedReady {
+		if d > 0 {
+			if ks.queued == queuedWaiting && ks.dueAt.Before(due) {
+				due = ks.dueAt
+			}
+			q.lockedWait(item, ks, due)
+		} else {
+			ks.queued = queuedReady
+		}
+	}
+	msg := &QueueMsg{Controller: q.name, Key: item.String(), Transition: TransitionBackoff, Priority: intPtr(ks.priority),
+		DueAt: ms(due), DelayMs: d.Milliseconds(), Failures: failures, Causes: []Cause{c}, At: ms(now)}
+	q.mu.Unlock()
+	q.send(msg)
+}
+
+// lockedWait marks the key waiting until due and arms a timer that reports "ready" when due passes.
+func (q *Queue) lockedWait(item reconcile.Request, ks *keyState, due time.Time) {
+	ks.queued = queuedWaiting
+	if ks.timer != nil && ks.dueAt.Equal(due) {
+		return
+	}
+	if ks.timer != nil {
+		ks.timer.Stop()
+	}
+	ks.dueAt = due
+	// In a goroutine: a fake clock runs AfterFunc callbacks under its own lock, and expire reads the clock.
+	ks.timer = q.clock.AfterFunc(due.Sub(q.clock.Now()), func() { go q.expire(item, due) })
+}
+
+func (q *Queue) lockedReady(ks *keyState) {
+	ks.queued = queuedReady
+	ks.dueAt = time.Time{}
+	if ks.timer != nil {
+		ks.timer.Stop()
+		ks.timer = nil
+	}
+}
+
+// expire reports a waiting key whose due time passed (the inner queue made it ready at the same moment).
+func (q *Queue) expire(item reconcile.Request, due time.Time) {
+	q.mu.Lock()
+	ks := q.keys[item]
+	if q.down || ks == nil || ks.queued != queuedWaiting || !ks.dueAt.Equal(due) {
+		q.mu.Unlock()
+		return
+	}
+	ks.timer = nil
+	q.lockedReady(ks)
+	msg := &QueueMsg{Controller: q.name, Key: item.String(), Transition: TransitionReady, Priority: intPtr(ks.priority), At: ms(q.clock.Now())}
+	q.mu.Unlock()
+	q.send(msg)
+}
+
+// Get is GetWithPriority without the priority.
+func (q *Queue) Get() (reconcile.Request, bool) {
+	item, _, shutdown := q.GetWithPriority()
+	return item, shutdown
+}
+
+// GetWithPriority hands out the next key (blocking while paused, see the type's contract).
+func (q *Queue) GetWithPriority() (reconcile.Request, int, bool) {
+	q.mu.Lock()
+	var tok *stepToken
+	for {
+		if tok != nil && tok.satisfied {
+			tok = nil // another worker served this step
+		}
+		if q.down {
+			q.mu.Unlock()
+			return reconcile.Request{}, 0, true
+		}
+		if tok == nil && q.paused {
+			tok = q.lockedClaim()
+			if tok == nil {
+				q.gateWaiters++
+				q.cond.Wait()
+				q.gateWaiters--
+				continue
+			}
+		}
+		if i := q.lockedHeldIndex(tok); i >= 0 {
+			it := q.held[i]
+			q.held = append(q.held[:i], q.held[i+1:]...)
+			return q.lockedHandOut(it, tok)
+		}
+		if tok != nil && tok.hasKey {
+			if ks := q.keys[tok.key]; ks != nil && ks.processing {
+				// The key is being reconciled by another worker (a reconcile in flight when the pause came):
+				// the inner queue hands it out only after its Done.
+				q.cond.Wait()
+				continue
+			}
+		}
+		q.getters++
+		q.mu.Unlock()
+		key, prio, shutdown := q.inner.GetWithPriority()
+		q.mu.Lock()
+		q.getters--
+		if shutdown {
+			if tok != nil && !tok.satisfied {
+				tok.claimed = false
+			}
+			q.mu.Unlock()
+			return key, prio, shutdown
+		}
+		it := heldItem{key: key, priority: prio}
+		if ks := q.keys[key]; ks != nil && ks.boosted {
+			it.priority = ks.priority
+		}
+		if tok != nil && tok.satisfied {
+			tok = nil
+		}
+		if tok == nil && q.paused {
+			// This worker was inside the inner Get when the pause came: serve a pending step this key satisfies,
+			// or hold the key for the next step / resume.
+			if t := q.lockedTokenFor(key); t != nil {
+				return q.lockedHandOut(it, t)
+			}
+			q.held = append(q.held, it)
+			q.cond.Broadcast()
+			continue
+		}
+		if tok != nil && tok.hasKey && key != tok.key {
+			q.held = append(q.held, it)
+			continue
+		}
+		return q.lockedHandOut(it, tok)
+	}
+}
+
+// lockedClaim claims the first unclaimed step token (nil when none).
+func (q *Queue) lockedClaim() *stepToken {
+	for _, t := range q.steps {
+		if !t.claimed {
+			t.claimed = true
+			return t
+		}
+	}
+	return nil
+}
+
+// lockedTokenFor is a pending step that key satisfies (its own key first, then a keyless one); nil when none.
+func (q *Queue) lockedTokenFor(key reconcile.Request) *stepToken {
+	for _, t := range q.steps {
+		if t.hasKey && t.key == key {
+			return t
+		}
+	}
+	for _, t := range q.steps {
+		if !t.hasKey {
+			return t
+		}
+	}
+	return nil
+}
+
+// lockedHeldIndex is the held item this Get may take: the first one without a token or a keyless step, the
+// step's key otherwise; -1 when none.
+func (q *Queue) lockedHeldIndex(tok *stepToken) int {
+	if len(q.held) == 0 {
+		return -1
+	}
+	if tok == nil || !tok.hasKey {
+		if tok == nil && q.paused {
+			return -1
+		}
+		return 0
+	}
+	for i, h := range q.held {
+		if h.key == tok.key {
+			return i
+		}
+	}
+	return -1
+}
+
+// lockedHandOut marks the key processing (satisfying tok, or a step for this key issued while running),
+// reports it with every cause since the last Get, and unlocks.
+func (q *Queue) lockedHandOut(it heldItem, tok *stepToken) (reconcile.Request, int, bool) {
+	ks := q.state(it.key)
+	if tok == nil {
+		for _, s := range q.steps {
+			if s.hasKey && s.key == it.key {
+				tok = s
+				break
+			}
+		}
+	}
+	if tok != nil {
+		tok.satisfied = true
+		for i, s := range q.steps {
+			if s == tok {
+				q.steps = append(q.steps[:i], q.steps[i+1:]...)
+				break
+			}
+		}
+	}
+	if ks.timer != nil {
+		ks.timer.Stop()
+		ks.timer = nil
+	}
+	ks.queued = notQueued
+	ks.dueAt = time.Time{}
+	ks.processing = true
+	ks.boosted = false
+	ks.stepReply = tok
+	ks.triggers = ks.takeCauses()
+	ks.lastEnd = nil
+	prio := it.priority
+	ks.priority = 0
+	msg := &QueueMsg{Controller: q.name, Key: it.key.String(), Transition: TransitionProcessing, Priority: intPtr(prio), Causes: ks.triggers, At: ms(q.clock.Now())}
+	q.mu.Unlock()
+	q.send(msg)
+	return it.key, prio, false
+}
+
+// Done marks the end of processing a key; a step waiting for this key's reconcile is answered now.
+func (q *Queue) Done(item reconcile.Request) {
+	q.inner.Done(item)
+	q.mu.Lock()
+	ks := q.keys[item]
+	var tok *stepToken
+	var end *ReconcileEndMsg
+	if ks != nil {
+		ks.processing = false
+		tok, ks.stepReply = ks.stepReply, nil
+		end, ks.lastEnd = ks.lastEnd, nil
+		ks.triggers = nil
+		if ks.queued == notQueued && len(ks.causes) == 0 {
+			delete(q.keys, item)
+		}
+	}
+	q.cond.Broadcast()
+	down := q.down
+	q.mu.Unlock()
+	if !down {
+		q.send(&QueueMsg{Controller: q.name, Key: item.String(), Transition: TransitionDone, At: ms(q.clock.Now())})
+	}
+	if tok != nil {
+		tok.reply(ReplyMsg{ID: tok.id, OK: true, Reconcile: end})
+	}
+}
+
+// Forget resets the key's rate-limiter failures.
+func (q *Queue) Forget(item reconcile.Request) {
+	q.inner.Forget(item)
+	q.send(&QueueMsg{Controller: q.name, Key: item.String(), Transition: TransitionForgotten, At: ms(q.clock.Now())})
+}
+
+// NumRequeues is the rate limiter's failure count for the key.
+func (q *Queue) NumRequeues(item reconcile.Request) int { return q.inner.NumRequeues(item) }
+
+// Len is the number of ready keys (the inner queue's plus the keys held while paused).
+func (q *Queue) Len() int {
+	n := q.inner.Len()
+	q.mu.Lock()
+	n += len(q.held)
+	q.mu.Unlock()
+	return n
+}
+
+// ShuttingDown reports whether ShutDown was called.
+func (q *Queue) ShuttingDown() bool { return q.inner.ShuttingDown() }
+
+// ShutDown releases every worker, including paused ones, and shuts the inner queue down.
+func (q *Queue) ShutDown() { q.shutdown(false) }
+
+// ShutDownWithDrain releases held keys first (so a drain never waits for them), then drains the inner queue.
+func (q *Queue) ShutDownWithDrain() { q.shutdown(true) }
+
+func (q *Queue) shutdown(drain bool) {
+	q.mu.Lock()
+	if q.down {
+		q.mu.Unlock()
+		return
+	}
+	q.down = true
+	held, steps := q.held, q.steps
+	q.held, q.steps = nil, nil
+	for _, ks := range q.keys {
+		if ks.timer != nil {
+			ks.timer.Stop()
+			ks.timer = nil
+		}
+	}
+	q.cond.Broadcast()
+	q.mu.Unlock()
+	for _, h := range held {
+		q.inner.Done(h.key)
+	}
+	for _, s := range steps {
+		s.reply(ReplyMsg{ID: s.id, Error: "the controller's queue shut down"})
+	}
+	if drain {
+		q.inner.ShutDownWithDrain()
+	} else {
+		q.inner.ShutDown()
+	}
+	q.send(&QueueMsg{Controller: q.name, Transition: TransitionShutdown, At: ms(q.clock.Now())})
+	if q.hub != nil {
+		q.hub.unregister(q)
+	}
+}
+
+// ---- editor commands ----
+
+// Pause makes workers block before taking the next key; reconciles in flight finish.
+func (q *Queue) Pause() { q.setPaused(true) }
+
+// Resume lets workers run freely; pending steps are answered when their reconcile ends.
+func (q *Queue) Resume() { q.setPaused(false) }
+
+// Paused reports whether the queue is paused.
+func (q *Queue) Paused() bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.paused
+}
+
+func (q *Queue) setPaused(p bool) {
+	if q.setPausedQuiet(p) && q.hub != nil {
+		q.mu.Lock()
+		info := q.info
+		q.mu.Unlock()
+		q.hub.sendCtrl(&info)
+	}
+}
+
+// setPausedQuiet changes the pause state without announcing it; it reports whether it changed.
+func (q *Queue) setPausedQuiet(p bool) bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	changed := q.paused != p
+	q.paused = p
+	q.info.Paused = p
+	q.cond.Broadcast()
+	return changed
+}
+
+// Step lets exactly one reconcile run while paused. With hasKey, key is the one handed out (made ready now if it
+// waits or backs off; added first with force when not queued). reply is called exactly once: when that
+// reconcile's Done happened, or at once with an error.
+func (q *Queue) Step(key reconcile.Request, hasKey, force bool, id int64, reply func(ReplyMsg)) {
+	tok := &stepToken{key: key, hasKey: hasKey, reply: reply, id: id}
+	q.mu.Lock()
+	if q.down {
+		q.mu.Unlock()
+		reply(ReplyMsg{ID: id, Error: "the controller's queue shut down"})
+		return
+	}
+	if !hasKey {
+		if !q.paused {
+			q.mu.Unlock()
+			reply(ReplyMsg{ID: id, Error: "the controller is not paused: a step without key needs a paused queue"})
+			return
+		}
+		if !q.lockedAnyQueued() {
+			q.mu.Unlock()
+			reply(ReplyMsg{ID: id, Error: "the queue holds no key"})
+			return
+		}
+		q.steps = append(q.steps, tok)
+		q.cond.Broadcast()
+		q.mu.Unlock()
+		return
+	}
+	ks := q.keys[key]
+	held := false
+	for _, h := range q.held {
+		held = held || h.key == key
+	}
+	queued := held || (ks != nil && (ks.queued != notQueued || ks.processing))
+	if !queued && !force {
+		q.mu.Unlock()
+		reply(ReplyMsg{ID: id, Error: "key " + key.String() + " is not in the queue (use force to add it)"})
+		return
+	}
+	q.steps = append(q.steps, tok)
+	q.cond.Broadcast()
+	needAdd := !held && (ks == nil || ks.queued != queuedReady || q.priority)
+	if needAdd && ks != nil && q.priority {
+		ks.boosted = true
+	}
+	q.mu.Unlock()
+	if !needAdd {
+		return
+	}
+	if !queued {
+		q.addWithCause(priorityqueue.AddOpts{}, key, Cause{Kind: CauseManual, Note: "step (force) from the editor", At: ms(q.clock.Now())})
+		if !q.priority {
+			return
+		}
+		q.mu.Lock()
+		if ks := q.keys[key]; ks != nil {
+			ks.boosted = true
+		}
+		q.mu.Unlock()
+	}
+	// Make it ready now and, on the priority queue, first: an Add drops a wait; the raised priority lasts until
+	// this key is handed out (GetWithPriority then returns the key's own priority).
+	q.mu.Lock()
+	if ks := q.keys[key]; ks != nil && ks.queued == queuedWaiting {
+		q.lockedReady(ks)
+	}
+	q.mu.Unlock()
+	o := priorityqueue.AddOpts{}
+	if q.priority {
+		o.Priority = intPtr(math.MaxInt)
+	}
+	q.inner.AddWithOpts(o, key)
+}
+
+// ResetBackoff forgets the rate limiter's failures for key (every known key when hasKey is false); a key
+// waiting for its backoff retry becomes ready now.
+func (q *Queue) ResetBackoff(key reconcile.Request, hasKey bool) {
+	q.mu.Lock()
+	var keys []reconcile.Request
+	if hasKey {
+		keys = []reconcile.Request{key}
+	} else {
+		for k := range q.keys {
+			keys = append(keys, k)
+		}
+	}
+	var ready []reconcile.Request
+	for _, k := range keys {
+		if ks := q.keys[k]; ks != nil && ks.queued == queuedWaiting && ks.lastCauseKind() == CauseBackoff {
+			ready = append(ready, k)
+		}
+	}
+	q.mu.Unlock()
+	for _, k := range keys {
+		if q.inner.NumRequeues(k) > 0 || hasKey {
+			q.Forget(k)
+		}
+	}
+	for _, k := range ready {
+		q.addWithCause(priorityqueue.AddOpts{}, k, Cause{Kind: CauseManual, Note: "backoff reset from the editor", At: ms(q.clock.Now())})
+	}
+}
+
+// ReconcileNow adds key now with a manual cause (still subject to pause).
+func (q *Queue) ReconcileNow(key reconcile.Request) {
+	q.addWithCause(priorityqueue.AddOpts{}, key, Cause{Kind: CauseManual, Note: "reconcile now from the editor", At: ms(q.clock.Now())})
+}
+
+// Snapshot is the queue's per-key state for the editor.
+func (q *Queue) Snapshot() map[string]any {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	keys := []map[string]any{}
+	held := map[reconcile.Request]bool{}
+	for _, h := range q.held {
+		held[h.key] = true
+	}
+	for k, ks := range q.keys {
+		state := "idle"
+		switch {
+		case ks.processing:
+			state = "processing"
+		case held[k]:
+			state = "ready"
+		case ks.queued == queuedReady:
+			state = "ready"
+		case ks.queued == queuedWaiting:
+			state = "waiting"
+		}
+		e := map[string]any{"key": k.String(), "state": state, "failures": q.limiter.NumRequeues(k), "causes": append([]Cause{}, ks.causes...)}
+		if q.priority {
+			e["priority"] = ks.priority
+		}
+		if !ks.dueAt.IsZero() {
+			e["dueAt"] = ms(ks.dueAt)
+		}
+		keys = append(keys, e)
+	}
+	for k := range held {
+		if _, ok := q.keys[k]; !ok {
+			keys = append(keys, map[string]any{"key": k.String(), "state": "ready", "failures": q.limiter.NumRequeues(k), "causes": []Cause{}})
+		}
+	}
+	return map[string]any{"name": q.name, "paused": q.paused, "keys": keys}
+}
+
+// ---- reconciler hooks ----
+
+// takeTriggers returns the causes that led to the key's current reconcile (set when Get handed it out).
+func (q *Queue) takeTriggers(item reconcile.Request) []Cause {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if ks := q.keys[item]; ks != nil && ks.processing {
+		return append([]Cause{}, ks.triggers...)
+	}
+	return nil
+}
+
+// reconcileEnded keeps the reconcile's outcome for a step reply sent at Done.
+func (q *Queue) reconcileEnded(item reconcile.Request, end *ReconcileEndMsg) {
+	q.mu.Lock()
+	if ks := q.keys[item]; ks != nil && ks.processing {
+		ks.lastEnd = end
+	}
+	q.mu.Unlock()
+}
+
+// ---- helpers ----
+
+func (q *Queue) state(item reconcile.Request) *keyState {
+	ks := q.keys[item]
+	if ks == nil {
+		ks = &keyState{}
+		q.keys[item] = ks
+	}
+	return ks
+}
+
+func (q *Queue) lockedAnyQueued() bool {
+	if len(q.held) > 0 {
+		return true
+	}
+	for _, ks := range q.keys {
+		if ks.queued != notQueued {
+			return true
+		}
+	}
+	return false
+}
+
+func (q *Queue) send(m *QueueMsg) {
+	if q.hub != nil {
+		q.hub.send(m)
+	}
+}
+
+func (ks *keyState) addCause(c Cause) {
+	if len(ks.causes) >= maxCauses {
+		ks.causes = ks.causes[1:]
+		ks.dropped++
+	}
+	ks.causes = append(ks.causes, c)
+}
+
+func (ks *keyState) takeCauses() []Cause {
+	out := ks.causes
+	if ks.dropped > 0 && len(out) > 0 {
+		out[0].Note = joinNote(out[0].Note, "earlier causes dropped: "+itoa(ks.dropped))
+	}
+	ks.causes, ks.dropped = nil, 0
+	if out == nil {
+		out = []Cause{}
+	}
+	return out
+}
+
+func (ks *keyState) lastCauseKind() string {
+	if len(ks.causes) == 0 {
+		return ""
+	}
+	return ks.causes[len(ks.causes)-1].Kind
+}
+
+func intPtr(i int) *int { return &i }
+
+func ms(t time.Time) int64 { return t.UnixMilli() }

@@ -1,0 +1,444 @@
+package bridge
+
+import (
+	"fmt"
+	"math"
+	"runtime"
+	"sync"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/workqueue"
+	clocktesting "k8s.io/utils/clock/testing"
+	"sigs.k8s.io/controller-runtime/pkg/controller/priorityqueue"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+)
+
+func req(name string) reconcile.Request {
+	return reconcile.Request{NamespacedName: types.NamespacedName{Namespace: "ns", Name: name}}
+}
+
+func prio(p int) priorityqueue.AddOpts { return priorityqueue.AddOpts{Priority: &p} }
+
+// testQueue is a bridge queue on an unconnected hub: messages stay in the hub's buffer for the test to read.
+func testQueue(t *testing.T, pq bool) (*Queue, *hub) {
+	t.Helper()
+	h := newHub("", "", nil)
+	q := newQueue(queueConfig{name: fmt.Sprintf("test-%s-%v", t.Name(), pq), priorityQueue: pq, hub: h})
+	t.Cleanup(q.ShutDown)
+	return q, h
+}
+
+// queueMsgs drains the hub's buffer and returns the queue messages.
+func queueMsgs(h *hub) []*QueueMsg {
+	var out []*QueueMsg
+	for {
+		select {
+		case m := <-h.out:
+			if qm, ok := m.(*QueueMsg); ok {
+				out = append(out, qm)
+			}
+		default:
+			return out
+		}
+	}
+}
+
+// replay runs one operation script on a queue and returns what an observer of the queue sees: every Get's key
+// and priority, Len, NumRequeues and shutdown.
+func replay(q priorityqueue.PriorityQueue[reconcile.Request], advance func(time.Duration) (stop func())) []string {
+	var trace []string
+	log := func(f string, a ...any) { trace = append(trace, fmt.Sprintf(f, a...)) }
+	get := func() reconcile.Request {
+		k, p, sd := q.GetWithPriority()
+		log("get %s prio=%d shutdown=%v", k.Name, p, sd)
+		return k
+	}
+	q.Add(req("a"))
+	q.AddWithOpts(prio(10), req("b"))
+	q.AddWithOpts(prio(5), req("c"))
+	q.AddAfter(req("d"), time.Hour)
+	q.AddWithOpts(prio(-100), req("e"))
+	q.Add(req("a")) // de-duplicated
+	log("len %d", q.Len())
+	q.Add(req("d")) // a waiting key made ready (drops the wait)
+	log("len %d", q.Len())
+	b := get()
+	get()
+	get()
+	q.Add(b) // re-added while processing: handed out only after Done
+	log("len %d", q.Len())
+	d := get()
+	q.Done(b)
+	get()
+	get()
+	q.Done(d)
+	q.AddRateLimited(req("f"))
+	q.AddRateLimited(req("f"))
+	log("len %d requeues(f)=%d", q.Len(), q.NumRequeues(req("f")))
+	stop := advance(time.Second)
+	f := get()
+	stop()
+	q.Forget(f)
+	log("requeues(f)=%d", q.NumRequeues(f))
+	q.Done(f)
+	q.AddWithOpts(priorityqueue.AddOpts{After: 2 * time.Millisecond, Priority: new(3)}, req("g"))
+	stop = advance(time.Second)
+	get()
+	stop()
+	log("shuttingDown=%v", q.ShuttingDown())
+	q.ShutDown()
+	get()
+	log("shuttingDown=%v", q.ShuttingDown())
+	return trace
+}
+
+// TestReplayIdenticalToStockPriorityQueue: with the editor attached (a real connection) and running, the bridge
+// queue over the priority queue shows exactly the stock priority queue's behaviour for the same operations.
+func TestReplayIdenticalToStockPriorityQueue(t *testing.T) {
+	e := newTestEditor(t, false)
+	h := connectedHub(t, e)
+	stock := priorityqueue.New[reconcile.Request]("stock-pq", func(o *priorityqueue.Opts[reconcile.Request]) {
+		o.RateLimiter = DefaultRateLimiter(true)
+	})
+	wrapped := newQueue(queueConfig{name: "wrapped-pq", priorityQueue: true, hub: h})
+	noop := func(time.Duration) func() { return func() {} }
+	want, got := replay(stock, noop), replay(wrapped, noop)
+	if fmt.Sprint(want) != fmt.Sprint(got) {
+		t.Fatalf("behaviour differs\nstock:  %q\nbridge: %q", want, got)
+	}
+	if len(want) < 15 {
+		t.Fatalf("trace too short: %q", want)
+	}
+	// The editor saw the transitions.
+	e.next(func(m map[string]any) bool { return m["type"] == "queue" && m["key"] == "ns/f" && m["transition"] == "backoff" })
+}
+
+// TestReplayIdenticalToStockClientGoQueue: the same with the priority queue off (client-go's rate-limited queue
+// with DefaultTypedControllerRateLimiter), on a fake clock.
+func TestReplayIdenticalToStockClientGoQueue(t *testing.T) {
+	e := newTestEditor(t, false)
+	h := connectedHub(t, e)
+	run := func(build func(clk *clocktesting.FakeClock) priorityqueue.PriorityQueue[reconcile.Request]) []string {
+		clk := clocktesting.NewFakeClock(time.Unix(1_700_000_000, 0))
+		q := build(clk)
+		// Advance the fake clock until the blocked Get returns (the delaying queue registers its wait
+		// asynchronously, so one step could come before it).
+		return replay(q, func(d time.Duration) func() {
+			stop := make(chan struct{})
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				for {
+					select {
+					case <-stop:
+						return
+					default:
+					}
+					if clk.HasWaiters() {
+						clk.Step(d)
+					}
+					runtime.Gosched()
+				}
+			}()
+			return func() { close(stop); <-done }
+		})
+	}
+	want := run(func(clk *clocktesting.FakeClock) priorityqueue.PriorityQueue[reconcile.Request] {
+		return &clientGoAdapter{workqueue.NewTypedRateLimitingQueueWithConfig(DefaultRateLimiter(false),
+			workqueue.TypedRateLimitingQueueConfig[reconcile.Request]{Name: "stock-cg", Clock: clk})}
+	})
+	got := run(func(clk *clocktesting.FakeClock) priorityqueue.PriorityQueue[reconcile.Request] {
+		return newQueue(queueConfig{name: "wrapped-cg", priorityQueue: false, hub: h, clock: clk})
+	})
+	if fmt.Sprint(want) != fmt.Sprint(got) {
+		t.Fatalf("behaviour differs\nstock:  %q\nbridge: %q", want, got)
+	}
+}
+
+// worker runs Get → report → Done like a controller worker until shutdown.
+func worker(q *Queue, got chan<- string, wg *sync.WaitGroup) {
+	defer wg.Done()
+	for {
+		k, p, sd := q.GetWithPriority()
+		if sd {
+			return
+		}
+		got <- fmt.Sprintf("%s/%d", k.Name, p)
+		q.Done(k)
+		q.Forget(k)
+	}
+}
+
+func gateWaiters(q *Queue) int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.gateWaiters
+}
+
+// TestPauseStepResume: paused workers take nothing; each step runs exactly one key (in the queue's order); step
+// with a key runs that key next even while it waits; resume drains the rest; shutdown releases paused workers.
+func TestPauseStepResume(t *testing.T) {
+	for _, pq := range []bool{true, false} {
+		t.Run(fmt.Sprintf("priorityQueue=%v", pq), func(t *testing.T) {
+			q, _ := testQueue(t, pq)
+			q.Pause()
+			got := make(chan string, 100)
+			var wg sync.WaitGroup
+			wg.Add(2)
+			go worker(q, got, &wg)
+			go worker(q, got, &wg)
+			eventually(t, "two paused workers", func() bool { return gateWaiters(q) == 2 })
+			q.Add(req("a"))
+			q.AddWithOpts(prio(7), req("b"))
+			q.AddAfter(req("late"), time.Hour)
+			if len(got) != 0 {
+				t.Fatalf("a paused queue handed out %d keys", len(got))
+			}
+			replies := make(chan ReplyMsg, 10)
+			reply := func(r ReplyMsg) { replies <- r }
+
+			q.Step(reconcile.Request{}, false, false, 1, reply)
+			first := <-got
+			want := "b/7"
+			if !pq {
+				want = "a/0"
+			}
+			if first != want {
+				t.Fatalf("first step ran %s, want %s", first, want)
+			}
+			if r := <-replies; !r.OK || r.ID != 1 {
+				t.Fatalf("step reply %+v", r)
+			}
+			eventually(t, "workers back at the gate", func() bool { return gateWaiters(q) == 2 })
+			if len(got) != 0 {
+				t.Fatalf("one step ran more than one reconcile: %d more", len(got))
+			}
+
+			// Step this key: "late" waits an hour; it runs next, with its own priority.
+			q.Step(req("late"), true, false, 2, reply)
+			if k := <-got; k != "late/0" {
+				t.Fatalf("step-key ran %s, want late/0", k)
+			}
+			if r := <-replies; !r.OK || r.ID != 2 {
+				t.Fatalf("step-key reply %+v", r)
+			}
+			eventually(t, "workers back at the gate", func() bool { return gateWaiters(q) == 2 })
+			if len(got) != 0 {
+				t.Fatal("step-key ran more than one reconcile")
+			}
+
+			// A key not in the queue: refused without force, added and run with force.
+			q.Step(req("nope"), true, false, 3, reply)
+			if r := <-replies; r.OK || r.Error == "" {
+				t.Fatalf("step of an absent key: %+v", r)
+			}
+			q.Step(req("new"), true, true, 4, reply)
+			if k := <-got; k != "new/0" {
+				t.Fatalf("forced step ran %s", k)
+			}
+			<-replies
+
+			q.Resume()
+			rest := "a/0"
+			if !pq {
+				rest = "b/0"
+			}
+			if k := <-got; k != rest {
+				t.Fatalf("resume ran %s, want %s", k, rest)
+			}
+			// Both workers wait inside the inner Get now; pause, then shut down: both released.
+			eventually(t, "workers in the inner Get", func() bool { q.mu.Lock(); defer q.mu.Unlock(); return q.getters == 2 })
+			q.Pause()
+			q.ShutDown()
+			done := make(chan struct{})
+			go func() { wg.Wait(); close(done) }()
+			select {
+			case <-done:
+			case <-time.After(10 * time.Second):
+				t.Fatal("ShutDown left paused workers blocked")
+			}
+		})
+	}
+}
+
+// TestStepWithoutKeyOnEmptyOrRunningQueue: refused at once with a reason.
+func TestStepWithoutKeyOnEmptyOrRunningQueue(t *testing.T) {
+	q, _ := testQueue(t, true)
+	var r ReplyMsg
+	q.Step(reconcile.Request{}, false, false, 1, func(x ReplyMsg) { r = x })
+	if r.OK || r.Error == "" {
+		t.Fatalf("step while running: %+v", r)
+	}
+	q.Pause()
+	q.Step(reconcile.Request{}, false, false, 2, func(x ReplyMsg) { r = x })
+	if r.OK || r.ID != 2 || r.Error != "the queue holds no key" {
+		t.Fatalf("step of an empty queue: %+v", r)
+	}
+}
+
+// TestHeldKeyWhenPausedDuringGet: a worker already inside the inner Get when the pause comes keeps the key it
+// receives held; the next step hands it out, and shutdown with held keys and a drain does not deadlock.
+func TestHeldKeyWhenPausedDuringGet(t *testing.T) {
+	for _, pq := range []bool{true, false} {
+		t.Run(fmt.Sprintf("priorityQueue=%v", pq), func(t *testing.T) {
+			q, _ := testQueue(t, pq)
+			got := make(chan string, 10)
+			var wg sync.WaitGroup
+			wg.Add(1)
+			go worker(q, got, &wg)
+			// The worker is now (or soon) blocked in the inner Get; pause, then add.
+			eventually(t, "worker inside the inner Get", func() bool { return innerWaiting(q) })
+			q.Pause()
+			q.Add(req("x"))
+			eventually(t, "the key held", func() bool { q.mu.Lock(); defer q.mu.Unlock(); return len(q.held) == 1 })
+			if len(got) != 0 {
+				t.Fatal("a paused queue handed out a key")
+			}
+			if q.Len() != 1 {
+				t.Fatalf("Len with one held key = %d", q.Len())
+			}
+			replies := make(chan ReplyMsg, 1)
+			q.Step(reconcile.Request{}, false, false, 9, func(r ReplyMsg) { replies <- r })
+			if k := <-got; k != "x/0" {
+				t.Fatalf("step ran %s", k)
+			}
+			<-replies
+			// Hold another key, then shut down with a drain: returns, worker released.
+			eventually(t, "worker paused", func() bool { return gateWaiters(q) == 1 })
+			q.Resume()
+			eventually(t, "worker inside the inner Get", func() bool { return innerWaiting(q) })
+			q.Pause()
+			q.Add(req("y"))
+			eventually(t, "the key held", func() bool { q.mu.Lock(); defer q.mu.Unlock(); return len(q.held) == 1 })
+			done := make(chan struct{})
+			go func() { q.ShutDownWithDrain(); wg.Wait(); close(done) }()
+			select {
+			case <-done:
+			case <-time.After(10 * time.Second):
+				t.Fatal("ShutDownWithDrain deadlocked with a held key")
+			}
+		})
+	}
+}
+
+// innerWaiting reports whether no worker is at the pause gate and none is processing (so the one worker is in
+// the inner Get).
+func innerWaiting(q *Queue) bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.getters > 0
+}
+
+// TestPrioritiesKept: the controller sees the priority queue's order and priorities through the bridge.
+func TestPrioritiesKept(t *testing.T) {
+	q, _ := testQueue(t, true)
+	q.AddWithOpts(prio(0), req("low"))
+	q.AddWithOpts(prio(10), req("high"))
+	q.AddWithOpts(prio(5), req("mid"))
+	q.AddWithOpts(prio(20), req("low")) // raised
+	var order []string
+	for range 3 {
+		k, p, _ := q.GetWithPriority()
+		order = append(order, fmt.Sprintf("%s/%d", k.Name, p))
+		q.Done(k)
+	}
+	if fmt.Sprint(order) != "[low/20 high/10 mid/5]" {
+		t.Fatalf("order %v", order)
+	}
+}
+
+// TestTransitionsReported: added (priority, cause), waiting (due), backoff (failures, delay from the limiter),
+// processing (every cause since the last Get), done, forgotten, ready after a reset.
+func TestTransitionsReported(t *testing.T) {
+	clk := clocktesting.NewFakeClock(time.UnixMilli(1_000_000))
+	h := newHub("", "", clk)
+	q := newQueue(queueConfig{name: "tr", priorityQueue: false, hub: h, clock: clk})
+	t.Cleanup(q.ShutDown)
+	k := req("k")
+	q.AddWithOpts(prio(3), k)
+	q.AddAfter(k, time.Minute) // no-op for a ready key, but a cause
+	got, _, _ := q.GetWithPriority()
+	q.AddRateLimited(got)
+	q.AddRateLimited(got)
+	q.Done(got)
+	q.Forget(got)
+	q.AddAfter(req("w"), 5*time.Second)
+	msgs := queueMsgs(h)
+	var seq []string
+	for _, m := range msgs {
+		seq = append(seq, m.Key+":"+m.Transition)
+	}
+	want := "[ns/k:added ns/k:added ns/k:processing ns/k:backoff ns/k:backoff ns/k:done ns/k:forgotten ns/w:waiting]"
+	if fmt.Sprint(seq) != want {
+		t.Fatalf("transitions %v\nwant %s", seq, want)
+	}
+	if msgs[2].Causes == nil || len(msgs[2].Causes) != 2 || msgs[2].Causes[1].Kind != CauseRequeueAfter {
+		t.Fatalf("processing causes %+v", msgs[2].Causes)
+	}
+	b1, b2 := msgs[3], msgs[4]
+	if b1.Failures != 1 || b1.DelayMs != 5 || b2.Failures != 2 || b2.DelayMs != 10 || b2.Causes[0].Kind != CauseBackoff {
+		t.Fatalf("backoff %+v %+v", b1, b2)
+	}
+	if b1.DueAt != 1_000_005 {
+		t.Fatalf("backoff due %d", b1.DueAt)
+	}
+	if w := msgs[7]; w.DueAt != 1_005_000 || w.DelayMs != 5000 {
+		t.Fatalf("waiting %+v", w)
+	}
+	// The wait expires on the clock: "ready".
+	eventually(t, "a timer on the fake clock", clk.HasWaiters)
+	clk.Step(5 * time.Second)
+	eventually(t, "ready reported", func() bool {
+		for _, m := range queueMsgs(h) {
+			if m.Key == "ns/w" && m.Transition == TransitionReady {
+				return true
+			}
+		}
+		return false
+	})
+}
+
+// TestResetBackoff: failures forgotten, and a key waiting for its backoff retry becomes ready now.
+func TestResetBackoff(t *testing.T) {
+	q, _ := testQueue(t, true)
+	k := req("k")
+	for range 12 { // 5 ms · 2^11 ≈ 10 s
+		q.AddRateLimited(k)
+	}
+	eventually(t, "failures counted", func() bool { return q.NumRequeues(k) == 12 })
+	q.ResetBackoff(reconcile.Request{}, false)
+	if n := q.NumRequeues(k); n != 0 {
+		t.Fatalf("requeues after reset %d", n)
+	}
+	got, _, _ := q.GetWithPriority() // ready now, not in ~10 s
+	if got != k {
+		t.Fatalf("got %v", got)
+	}
+}
+
+// TestStepKeyWhileBackingOff: step this key runs a key that backs off for a long time at once.
+func TestStepKeyWhileBackingOff(t *testing.T) {
+	q, _ := testQueue(t, true)
+	k := req("k")
+	for range 15 {
+		q.AddRateLimited(k)
+	}
+	q.Add(req("other"))
+	eventually(t, "failures counted", func() bool { return q.NumRequeues(k) == 15 })
+	q.Pause()
+	replies := make(chan ReplyMsg, 1)
+	q.Step(k, true, false, 1, func(r ReplyMsg) { replies <- r })
+	got, p, _ := q.GetWithPriority()
+	if got != k || p != 0 {
+		t.Fatalf("step-key handed out %v prio %d", got, p)
+	}
+	if p == math.MaxInt {
+		t.Fatal("the step's raised priority leaked to the controller")
+	}
+	q.Done(got)
+	if r := <-replies; !r.OK {
+		t.Fatalf("reply %+v", r)
+	}
+}

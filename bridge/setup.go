@@ -1,0 +1,132 @@
+package bridge
+
+import (
+	"errors"
+
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+)
+
+// The few lines a developer adds (a kubebuilder cmd/main.go and SetupWithManager):
+//
+//	opts := ctrl.Options{Scheme: scheme, LeaderElection: leaderElect /* … */}
+//	bridge.Setup(&opts)                          // journal writes, dry run, why-queued
+//	mgr, err := ctrl.NewManager(ctrl.GetConfigOrDie(), opts)
+//
+//	ctrl.NewControllerManagedBy(mgr).For(&v1.Widget{}).Owns(&corev1.ConfigMap{}).Named("widget").
+//		WithOptions(bridge.Options(mgr, "widget", controller.Options{})).
+//		Complete(bridge.Wrap(mgr, "widget", r))
+//
+// With RECONCILE_LAB_BRIDGE unset each of these returns its argument (or controller-runtime's default)
+// unchanged.
+
+var errNoWatch = errors.New("bridge: the wrapped client does not support Watch")
+
+// Setup wires the manager-wide parts of the bridge into o: NewClient (every write journaled; dry-run steps) and
+// NewCache (why-queued attribution), wrapping whatever o already sets (or controller-runtime's defaults).
+// Without RECONCILE_LAB_BRIDGE it changes nothing.
+func Setup(o *manager.Options) {
+	h := theHub()
+	if h == nil {
+		return
+	}
+	h.leaderElection.Store(o.LeaderElection)
+	prevClient := o.NewClient
+	if prevClient == nil {
+		prevClient = client.New
+	}
+	o.NewClient = func(cfg *rest.Config, opts client.Options) (client.Client, error) {
+		c, err := prevClient(cfg, opts)
+		if err != nil {
+			return nil, err
+		}
+		ww, ok := c.(client.WithWatch)
+		if !ok {
+			ww = withWatch{c}
+		}
+		return newClient(h, ww), nil
+	}
+	prevCache := o.NewCache
+	if prevCache == nil {
+		prevCache = cache.New
+	}
+	o.NewCache = func(cfg *rest.Config, opts cache.Options) (cache.Cache, error) {
+		c, err := prevCache(cfg, opts)
+		if err != nil {
+			return nil, err
+		}
+		return newCache(h, c, opts), nil
+	}
+}
+
+// Options returns opts for the controller named name with the bridge's queue as NewQueue: the queue
+// controller-runtime would have built (its priority queue unless opts.UsePriorityQueue or the manager's
+// controller options turn it off), wrapped to report and obey the editor. Without RECONCILE_LAB_BRIDGE, or when
+// opts.NewQueue is already set, opts is returned unchanged. name must be the controller's name (builder.Named,
+// or the lower-cased kind of For).
+func Options(mgr manager.Manager, name string, opts controller.Options) controller.Options {
+	h := theHub()
+	if h == nil || opts.NewQueue != nil {
+		return opts
+	}
+	var global = mgr.GetControllerOptions()
+	usePQ := opts.UsePriorityQueue
+	if usePQ == nil {
+		usePQ = global.UsePriorityQueue
+	}
+	info := ControllerMsg{
+		MaxConcurrentReconciles: max(opts.MaxConcurrentReconciles, global.MaxConcurrentReconciles, 1),
+		ReconciliationTimeoutMs: max(opts.ReconciliationTimeout, global.ReconciliationTimeout).Milliseconds(),
+		LeaderElection:          h.leaderElection.Load() && ptr.Deref(opts.NeedLeaderElection, ptr.Deref(global.NeedLeaderElection, true)),
+	}
+	opts.NewQueue = h.newQueueFunc(ptr.Deref(usePQ, true), info, mgr)
+	return opts
+}
+
+// NewQueue returns a controller.Options.NewQueue building the queue controller-runtime would have built
+// (priority queue or the client-go rate-limited queue per usePriorityQueue, which must match the controller's
+// UsePriorityQueue), wrapped for the editor; nil without RECONCILE_LAB_BRIDGE (controller-runtime then builds its
+// own). Prefer Options, which reads the setting for you.
+func NewQueue(usePriorityQueue bool) func(string, workqueue.TypedRateLimiter[reconcile.Request]) workqueue.TypedRateLimitingInterface[reconcile.Request] {
+	h := theHub()
+	if h == nil {
+		return nil
+	}
+	return h.newQueueFunc(usePriorityQueue, ControllerMsg{}, nil)
+}
+
+func (h *hub) newQueueFunc(usePQ bool, info ControllerMsg, mgr manager.Manager) func(string, workqueue.TypedRateLimiter[reconcile.Request]) workqueue.TypedRateLimitingInterface[reconcile.Request] {
+	return func(name string, rl workqueue.TypedRateLimiter[reconcile.Request]) workqueue.TypedRateLimitingInterface[reconcile.Request] {
+		cfg := queueConfig{name: name, priorityQueue: usePQ, limiter: rl, hub: h, info: info}
+		if mgr != nil {
+			cfg.log = mgr.GetLogger().WithValues("controller", name)
+		}
+		return newQueue(cfg)
+	}
+}
+
+// Wrap returns r wrapped to report every reconcile of the controller named name (and to run the editor's
+// dry-run steps); r itself without RECONCILE_LAB_BRIDGE. forObject, when given, names the controller's kind in
+// the editor (group, version, kind, resource).
+func Wrap(mgr manager.Manager, name string, r reconcile.Reconciler, forObject ...client.Object) reconcile.Reconciler {
+	h := theHub()
+	if h == nil {
+		return r
+	}
+	w := newReconciler(h, name, r)
+	if len(forObject) > 0 && mgr != nil {
+		if gvk, err := mgr.GetClient().GroupVersionKindFor(forObject[0]); err == nil {
+			w.desc.Group, w.desc.Version, w.desc.Kind = gvk.Group, gvk.Version, gvk.Kind
+			if m, err := mgr.GetRESTMapper().RESTMapping(gvk.GroupKind(), gvk.Version); err == nil {
+				w.desc.Resource = m.Resource.Resource
+			}
+		}
+	}
+	return w
+}
