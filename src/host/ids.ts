@@ -32,6 +32,7 @@ export const CommandIds = {
   runController: 'reconcileLab.runController',
   stopController: 'reconcileLab.stopController',
   deleteObject: 'reconcileLab.deleteObject',
+  selectController: 'reconcileLab.selectController',
 } as const;
 export type CommandId = (typeof CommandIds)[keyof typeof CommandIds];
 

@@ -7,7 +7,7 @@ import { connect, disconnect, selectNamespaces, selectResources, startLocal } fr
 import { pauseLoop, reconcileNow, resetBackoff, resumeLoop, startLoop, stepReconcile, stopLoop } from './loopCommands.ts';
 import { deleteObject, dryRunReconcileCommand, inspectCache, openYaml, revealObject, stripFinalizers } from './objectCommands.ts';
 import { exportReport, showEventLog, showOutput } from './reportCommands.ts';
-import { runController, stopController } from './goControllerCommands.ts';
+import { runController, selectController, stopController } from './goControllerCommands.ts';
 
 type Handler = (lab: ReconcileLab, arg: unknown) => Promise<CommandResult> | CommandResult;
 
@@ -36,6 +36,7 @@ export const commandTable: Record<CommandId, Handler> = {
   [CommandIds.runController]: runController,
   [CommandIds.stopController]: stopController,
   [CommandIds.deleteObject]: deleteObject,
+  [CommandIds.selectController]: selectController,
 };
 
 /** Titles for error notifications ("Dry-Run Reconcile failed: …"). */

@@ -128,3 +128,34 @@ function runOutcomeOf(o: ReconcileOutcome): RunOutcome {
       return { kind: 'error', error: o.message };
   }
 }
+
+/**
+ * Show Controller…: several controllers of one manager (and several processes) are several queues; this picks
+ * the one the views show, or the built-in loop. Argument: `{ controller: "<name>" }` or `{ controller: null }`
+ * for the built-in loop (scripts, tests); otherwise a quick pick.
+ */
+export async function selectController(lab: ReconcileLab, arg: unknown): Promise<CommandResult<{ shown: string }>> {
+  const s = requireSession(lab, arg);
+  if (isFailure(s)) return s;
+  const all = lab.go.all;
+  const a = typeof arg === 'object' && arg !== null ? (arg as Record<string, unknown>) : {};
+  let choice: (typeof all)[number] | null | undefined;
+  if ('controller' in a) {
+    if (a.controller === null) choice = null;
+    else {
+      choice = all.find((c) => c.controller.name === a.controller && c.process.liveness !== 'exited');
+      if (!choice) return fail('notFound', `No connected Go controller is named ${JSON.stringify(a.controller)} (known: ${all.map((c) => c.controller.name).join(', ') || 'none'}).`);
+    }
+  } else {
+    const items = [
+      ...all.map((c) => ({ label: c.controller.name, description: `${c.controller.resourceId ?? 'resource unknown'} · ${lab.go.describe(c).replace(/^Go controller \S+ · /, '')}`, ref: c as (typeof all)[number] | null })),
+      { label: 'Built-in loop', description: s.reconciler?.name ?? '', ref: null },
+    ];
+    const picked = await ui.pick(items, { title: 'Show which controller in the views?' });
+    if (!picked) return fail('cancelled', 'No controller chosen.');
+    choice = picked.ref;
+  }
+  if (choice) lab.go.show(choice);
+  else lab.go.hideShown();
+  return { ok: true, shown: s.controllerOrigin };
+}

@@ -228,6 +228,11 @@ export class GoControllers implements vscode.Disposable {
     this.lab.renderStatus();
   }
 
+  /** Shows the built-in loop again (a Go process keeps running). */
+  hideShown(): void {
+    if (this.shown) this.hide();
+  }
+
   private hide(): void {
     this.shown = undefined;
     this.hubSession?.useController(undefined);

@@ -82,6 +82,14 @@ describe('Go controller (Run Controller…) in the editor', function () {
     assert.equal(s.keyState(key)?.reconciles, 1);
     assert.ok(s.journal.entries({ kinds: ['write'], key }).some((e) => e.kind === 'write' && !e.dryRun && e.resourceVersionAfter), 'its writes with resourceVersions');
 
+    // Show Controller…: back to the built-in loop and to the Go controller again, by name.
+    assert.match(ok(await run<{ shown: string }>('reconcileLab.selectController', { controller: null })).shown, /^built-in loop/);
+    assert.equal(s.controller, s.builtInController);
+    assert.match(ok(await run<{ shown: string }>('reconcileLab.selectController', { controller: r.controller })).shown, /^Go controller/);
+    assert.equal(s.keyState(key)?.reconciles, 1, 'its key history is still there');
+    const nobody = await run('reconcileLab.selectController', { controller: 'nobody' });
+    assert.ok(!nobody.ok && nobody.reason === 'notFound');
+
     const stopped = ok(await run<{ exit?: string }>('reconcileLab.stopController', {}));
     assert.match(stopped.exit ?? '', /killed by SIGTERM|exited with code/);
     assert.equal(s.controller, s.builtInController, 'back to the built-in loop');
