@@ -26,15 +26,18 @@ const LEASES: GroupVersionResource = { group: 'coordination.k8s.io', version: 'v
 /** The scenario's pause: 30 s (the lease is 4 s, so Delve would have lost it ~7 times). Shorter only for local runs. */
 const PAUSE_MS = Number(process.env.RECONCILE_LAB_BRIDGE_PAUSE_MS ?? 30_000);
 
-/** The sample's flags for one run in namespace `ns` (no ports: several may run). */
+/** The sample's Lease (LeaderElectionID in samples/go-controller/cmd/main.go). */
+const LEASE = 'widget-sample.lab.reconcile.dev';
+
+/**
+ * The sample's flags for one run (no ports: several may run). The sample watches every namespace; each test uses
+ * its own namespace and counts only its keys, and every sample but the running test's sits paused.
+ */
 function sampleArgs(ns: string, o: { leaderElect?: boolean } = {}): string[] {
   return [
-    `--namespace=${ns}`,
     '--metrics-bind-address=0',
     '--health-probe-bind-address=0',
-    ...(o.leaderElect
-      ? ['--leader-elect=true', `--leader-election-namespace=${ns}`, '--leader-election-id=widget-sample', '--lease-duration=4s', '--renew-deadline=3s', '--retry-period=1s']
-      : ['--leader-elect=false']),
+    ...(o.leaderElect ? ['--leader-elect=true', `--leader-election-namespace=${ns}`, '--lease-duration=4s', '--renew-deadline=3s', '--retry-period=1s'] : ['--leader-elect=false']),
   ];
 }
 
@@ -104,11 +107,11 @@ describe('the Go sample controller through the bridge', { skip: (!haveGo() && 'g
     const { journal, c, p } = await start(ns, { leaderElect: true });
     const key = `${ns}/w`;
     await waitUntil(async () => {
-      const l = await client.get(LEASES, ns, 'widget-sample').catch((e: unknown) => (isNotFound(e) ? undefined : Promise.reject(e)));
+      const l = await client.get(LEASES, ns, LEASE).catch((e: unknown) => (isNotFound(e) ? undefined : Promise.reject(e)));
       return Boolean((l?.spec as { holderIdentity?: string } | undefined)?.holderIdentity);
     }, 'the sample acquires the lease', 60_000);
     await waitUntil(() => c.keyState(key)?.phase === 'queued', 'the widget is queued (its informer add)', 60_000);
-    const lease0 = await client.get(LEASES, ns, 'widget-sample');
+    const lease0 = await client.get(LEASES, ns, LEASE);
     const spec0 = lease0.spec as { holderIdentity: string; renewTime: string };
 
     await new Promise((r) => setTimeout(r, PAUSE_MS)); // the scenario: a long pause, no assertion on time
@@ -116,7 +119,7 @@ describe('the Go sample controller through the bridge', { skip: (!haveGo() && 'g
     assert.equal(starts(journal, key).length, 0, 'no reconcile while paused');
     assert.equal(c.keyState(key)?.phase, 'queued');
     assert.equal(p.liveness, 'connected', 'pinging all along');
-    const lease1 = await client.get(LEASES, ns, 'widget-sample');
+    const lease1 = await client.get(LEASES, ns, LEASE);
     const spec1 = lease1.spec as { holderIdentity: string; renewTime: string };
     assert.equal(spec1.holderIdentity, spec0.holderIdentity, 'still the leader');
     assert.ok(Date.parse(spec1.renewTime) > Date.parse(spec0.renewTime), `renewTime advanced (${spec0.renewTime} → ${spec1.renewTime})`);

@@ -55,7 +55,7 @@ describe('Go controller (Run Controller…) in the editor', function () {
     const r = ok(
       await run<{ pid: number; controller: string; controllers: string[]; command: string }>('reconcileLab.runController', {
         command: bin,
-        args: [`--namespace=${ns}`, '--metrics-bind-address=0', '--health-probe-bind-address=0', '--leader-elect=false'],
+        args: ['--metrics-bind-address=0', '--health-probe-bind-address=0', '--leader-elect=false'],
         waitMs: 120_000,
       }),
     );

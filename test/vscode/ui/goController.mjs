@@ -52,7 +52,7 @@ export default async function goControllerUi(t) {
       'reconcileLab.namespaces': [ns],
       'reconcileLab.resources': [`widgets.${GROUP}`, 'configmaps'],
       'reconcileLab.goController.command': bin,
-      'reconcileLab.goController.args': [`--namespace=${ns}`, '--metrics-bind-address=0', '--health-probe-bind-address=0', '--leader-elect=false'],
+      'reconcileLab.goController.args': ['--metrics-bind-address=0', '--health-probe-bind-address=0', '--leader-elect=false'],
     }, null, 2));
   });
 
