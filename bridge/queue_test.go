@@ -112,7 +112,9 @@ func TestReplayIdenticalToStockPriorityQueue(t *testing.T) {
 		t.Fatalf("trace too short: %q", want)
 	}
 	// The editor saw the transitions.
-	e.next(func(m map[string]any) bool { return m["type"] == "queue" && m["key"] == "ns/f" && m["transition"] == "backoff" })
+	e.next(func(m map[string]any) bool {
+		return m["type"] == "queue" && m["key"] == "ns/f" && m["transition"] == "backoff"
+	})
 }
 
 // TestReplayIdenticalToStockClientGoQueue: the same with the priority queue off (client-go's rate-limited queue

@@ -6,12 +6,15 @@
 //   unit       test/unit/**/*.test.ts under node:test (fake clocks, fake lister-watchers; no cluster)
 //   integration test/integration/**/*.test.ts against ONE real local control plane (etcd + kube-apiserver +
 //              kube-controller-manager built from Go modules), shared by all suites via RECONCILE_LAB_KUBECONFIG
+//   go         `go test -json ./...` in bridge/ and samples/go-controller/ (the Go bridge and its sample), with
+//              RECONCILE_LAB_KUBECONFIG set; Go test passes/fails/skips count into the totals
 //   vscode     the extension-host suite and the Playwright UI test inside code-server (real VS Code)
 //
 // Options: --only <phase>[,<phase>]   --skip <phase>[,<phase>]   --grep <regex> (node:test name pattern)
 import { run } from 'node:test';
 import { spec } from 'node:test/reporters';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
+import { createInterface } from 'node:readline';
 import { readdirSync, statSync, existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -84,6 +87,40 @@ function step(name, cmd, cmdArgs) {
   return true;
 }
 
+/** Runs `go test -json ./...` in each Go module, echoing test output and adding test counts to the totals. */
+async function runGoTests(dirs) {
+  for (const dir of dirs) {
+    console.log(`\n=== go: ${dir} ===`);
+    const args = ['test', '-json', '-count=1', '-timeout', '600s', './...'];
+    if (grep) args.push('-run', grep);
+    const child = spawn('go', args, { cwd: join(root, dir), stdio: ['ignore', 'pipe', 'inherit'], env: process.env });
+    const exited = new Promise((res) => child.on('close', (code) => res(code)));
+    let counted = 0;
+    for await (const line of createInterface({ input: child.stdout })) {
+      let ev;
+      try {
+        ev = JSON.parse(line);
+      } catch {
+        console.log(line);
+        continue;
+      }
+      if (ev.Action === 'output' && ev.Output && (!ev.Test || /^\s*(--- |\S+_test\.go:\d+)/.test(ev.Output))) process.stdout.write(ev.Output);
+      if (!ev.Test) continue;
+      if (ev.Action === 'pass') totals.passed++, counted++;
+      else if (ev.Action === 'skip') totals.skipped++, counted++;
+      else if (ev.Action === 'fail') {
+        totals.failed++, counted++;
+        failures.push(`go: ${ev.Package} ${ev.Test}`);
+      }
+    }
+    const code = await exited;
+    if (code !== 0 && !failures.some((f) => f.startsWith('go: '))) {
+      totals.failed++;
+      failures.push(`go: ${dir} (go test exit ${code}, ${counted} tests counted)`);
+    }
+  }
+}
+
 let controlPlane;
 try {
   if (want('build')) {
@@ -93,7 +130,7 @@ try {
   }
   if (want('unit')) await runNodeTests('unit', listTests(join(root, 'test/unit')), { concurrency: 2 });
 
-  const needCluster = want('integration') || want('vscode');
+  const needCluster = want('integration') || want('vscode') || want('go');
   if (needCluster) {
     const { startLocalControlPlane } = await import(pathToFileURL(join(root, 'src/core/controlplane/localControlPlane.ts')).href);
     console.log('\n=== starting the local control plane (etcd + kube-apiserver + kube-controller-manager) ===');
@@ -103,6 +140,7 @@ try {
     process.env.RECONCILE_LAB_KUBECONFIG = controlPlane.kubeconfigPath;
   }
   if (want('integration')) await runNodeTests('integration', listTests(join(root, 'test/integration')), { concurrency: 1, timeout: 600_000 });
+  if (want('go')) await runGoTests(['bridge', 'samples/go-controller']);
   if (want('vscode')) {
     const runner = join(root, 'test/vscode/run.mjs');
     if (existsSync(runner)) {
