@@ -131,6 +131,8 @@ export function parseLabelSelector(input: string): LabelSelector {
     if ((m = part.match(/^!\s*([^\s=!<>()]+)$/))) {
       reqs.push({ key: checkKey(m[1]!, input), operator: '!', values: [] });
     } else if ((m = part.match(/^([^\s=!<>()]+)\s+(in|notin)\s*\(([^()]*)\)$/))) {
+      // As labels.Parse: an empty set is an error ("for 'in', 'notin' operators, values set can't be empty").
+      if (m[3]!.trim() === '') throw new LabelSelectorError(`"${m[2]}" needs at least one value in selector ${JSON.stringify(input)}`);
       const values = m[3]!.split(',').map((v) => checkValue(v.trim(), input));
       reqs.push({ key: checkKey(m[1]!, input), operator: m[2] as 'in' | 'notin', values: [...new Set(values)] });
     } else if ((m = part.match(/^([^\s=!<>()]+)\s*(==|=|!=)\s*([^\s=!<>(),]*)$/))) {
@@ -159,10 +161,10 @@ export function labelSelectorFromSpec(spec: LabelSelectorSpec): LabelSelector {
         reqs.push({ key: e.key, operator: e.operator === 'In' ? 'in' : 'notin', values: [...e.values] });
         break;
       case 'Exists':
-        reqs.push({ key: e.key, operator: 'exists', values: [] });
-        break;
       case 'DoesNotExist':
-        reqs.push({ key: e.key, operator: '!', values: [] });
+        // As metav1.LabelSelectorAsSelector: Exists / DoesNotExist take no values.
+        if (e.values && e.values.length > 0) throw new LabelSelectorError(`operator ${e.operator} on ${e.key} takes no values`);
+        reqs.push({ key: e.key, operator: e.operator === 'Exists' ? 'exists' : '!', values: [] });
         break;
       default:
         throw new LabelSelectorError(`unknown selector operator ${JSON.stringify((e as { operator: unknown }).operator)}`);

@@ -29,6 +29,11 @@ export interface ExecOutput {
   requeueAfterMs?: number;
   /** Why the requeue was asked for. */
   reason?: string;
+  /**
+   * The priority of the requeue this output asks for (`Result.priority`, an integer; higher runs first, only the
+   * priority queue uses it). Ignored with `error`, as a module reconciler's thrown error carries no Result.
+   */
+  priority?: number;
   /** A failure: the key is retried with exponential backoff (or not at all with `terminal: true`). */
   error?: string;
   terminal?: boolean;
@@ -98,6 +103,7 @@ export function parseExecOutput(text: string): ExecOutput {
   const bad = (field: string, want: string) => new Error(`"${field}" must be ${want} (got ${JSON.stringify(o[field])})`);
   if (o.requeueAfterMs !== undefined && (typeof o.requeueAfterMs !== 'number' || !Number.isFinite(o.requeueAfterMs) || o.requeueAfterMs < 0)) throw bad('requeueAfterMs', 'a number >= 0');
   if (o.reason !== undefined && typeof o.reason !== 'string') throw bad('reason', 'a string');
+  if (o.priority !== undefined && !Number.isSafeInteger(o.priority)) throw bad('priority', 'an integer');
   if (o.error !== undefined && o.error !== null && typeof o.error !== 'string') throw bad('error', 'a string');
   if (o.terminal !== undefined && typeof o.terminal !== 'boolean') throw bad('terminal', 'a boolean');
   if (o.status !== undefined && o.status !== null && (typeof o.status !== 'object' || Array.isArray(o.status))) throw bad('status', 'an object');
@@ -105,6 +111,7 @@ export function parseExecOutput(text: string): ExecOutput {
   const out: ExecOutput = {};
   if (typeof o.requeueAfterMs === 'number') out.requeueAfterMs = o.requeueAfterMs;
   if (typeof o.reason === 'string') out.reason = o.reason;
+  if (typeof o.priority === 'number') out.priority = o.priority;
   if (typeof o.error === 'string' && o.error) out.error = o.error;
   if (o.terminal === true) out.terminal = true;
   if (o.status && typeof o.status === 'object') out.status = o.status as Record<string, unknown>;
@@ -276,7 +283,9 @@ export function createExecReconciler(options: ExecReconcilerOptions): Reconciler
       if (out.terminal) throw new TerminalError(`${program}: ${out.error}`);
       throw new Error(`${program}: ${out.error}`);
     }
-    return out.requeueAfterMs !== undefined && out.requeueAfterMs > 0 ? { requeueAfterMs: out.requeueAfterMs, reason: out.reason } : {};
+    const result: Result = out.requeueAfterMs !== undefined && out.requeueAfterMs > 0 ? { requeueAfterMs: out.requeueAfterMs, reason: out.reason } : {};
+    if (out.priority !== undefined) result.priority = out.priority;
+    return result;
   }
 
   return {

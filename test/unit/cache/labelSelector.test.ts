@@ -41,7 +41,7 @@ for (const [sel, labels, want] of cases) {
 }
 
 test('bad selectors throw LabelSelectorError', () => {
-  for (const bad of ['a=b=c', 'a in (b', 'a in b)', ',', 'a=b,', 'in (x)', '-bad=1', 'a=b c', 'a=!!']) {
+  for (const bad of ['a=b=c', 'a in (b', 'a in b)', ',', 'a=b,', 'in (x)', '-bad=1', 'a=b c', 'a=!!', 'tier in ()', 'tier notin ( )']) {
     assert.throws(() => parseLabelSelector(bad), LabelSelectorError, bad);
   }
 });
@@ -68,4 +68,5 @@ test('metav1.LabelSelector specs: matchLabels AND matchExpressions', () => {
   assert.equal(s.matches({ app: 'web', tier: 'c', env: 'x' }), false);
   assert.equal(labelSelectorFromSpec({}).matches({ any: 'thing' }), true);
   assert.throws(() => labelSelectorFromSpec({ matchExpressions: [{ key: 'a', operator: 'In', values: [] }] }), LabelSelectorError);
+  assert.throws(() => labelSelectorFromSpec({ matchExpressions: [{ key: 'a', operator: 'Exists', values: ['x'] }] }), LabelSelectorError);
 });

@@ -38,6 +38,9 @@ test('parseExecOutput accepts the documented fields and rejects bad ones with th
   assert.throws(() => parseExecOutput('{"requeueAfterMs": -1}'), /"requeueAfterMs" must be a number >= 0/);
   assert.throws(() => parseExecOutput('{"terminal": "yes"}'), /"terminal" must be a boolean/);
   assert.throws(() => parseExecOutput('{"log": [1]}'), /"log" must be/);
+  assert.deepEqual(parseExecOutput('{"requeueAfterMs": 10, "priority": -100}'), { requeueAfterMs: 10, priority: -100 });
+  assert.throws(() => parseExecOutput('{"priority": 1.5}'), /"priority" must be an integer/);
+  assert.throws(() => parseExecOutput('{"priority": "high"}'), /"priority" must be an integer/);
 });
 
 test('happy path: stdin JSON and env vars reach the program; requeue, reason and log lines come back', async () => {
@@ -67,6 +70,14 @@ echo '{"requeueAfterMs": 7000, "reason": "waiting for dep", "log": ["hello from 
   assert.ok(logs.some((l) => l.level === 'info' && l.msg === 'hello from exec'));
   assert.ok(logs.some((l) => l.level === 'debug' && l.msg === 'diagnostic on stderr'));
   r.dispose();
+});
+
+test('"priority" in the output becomes Result.priority (with or without a requeue)', async () => {
+  const { ctx } = testContext(statusOnlyClient([]), { objects: [widget('w1')] });
+  const later = createExecReconciler({ command: [script('prio.sh', `cat >/dev/null; echo '{"requeueAfterMs": 500, "reason": "later", "priority": 7}'`)] });
+  assert.deepEqual(await later.reconcile(req, ctx), { requeueAfterMs: 500, reason: 'later', priority: 7 });
+  const done = createExecReconciler({ command: [script('prio0.sh', `cat >/dev/null; echo '{"priority": -3}'`)] });
+  assert.deepEqual(await done.reconcile(req, ctx), { priority: -3 });
 });
 
 test('the returned status is written through /status only when it differs', async () => {
