@@ -30,6 +30,7 @@ import { parsePredicateSpec } from '../../core/controller/predicateSpec.ts';
 import type { Settings } from '../settings.ts';
 import { resourceIdOf, type ViewChange, type ViewModel, type WatchedResourceView } from '../views/viewModel.ts';
 import { splitCommandLine } from '../../core/reconcilers/commandLine.ts';
+import { ConvergenceTracker, type KeyConvergence } from '../../core/checks/convergence.ts';
 
 const CRD_GVR: GroupVersionResource = { group: 'apiextensions.k8s.io', version: 'v1', resource: 'customresourcedefinitions' };
 const NAMESPACES_GVR: GroupVersionResource = { group: '', version: 'v1', resource: 'namespaces' };
@@ -111,6 +112,8 @@ export class Session implements ViewModel, Disposable {
   readonly ownFinalizers: readonly string[];
   readonly settings: Settings;
   readonly owned: SessionOptions['owned'];
+  /** Live convergence of the loop's keys (converged / changing / flapping); undefined without a loop resource. */
+  readonly convergenceTracker: ConvergenceTracker | undefined;
 
   private readonly watched: Watched[];
   private readonly namespaceFilter: ReadonlySet<string> | undefined;
@@ -168,6 +171,9 @@ export class Session implements ViewModel, Disposable {
     this.primaryResource = parts.primary?.id;
     this.primaryInfo = parts.primary?.info;
     this.ownFinalizers = parts.ownFinalizers;
+    this.convergenceTracker = parts.primary
+      ? this.store.add(new ConvergenceTracker({ clock: o.clock, keyState: (k) => this.controller?.keyState(k) }))
+      : undefined;
     // Acquired resources were collected in `parts.store` while connecting: they are ours now.
     this.store.add(parts.store);
     this.store.add(this.changeEmitter);
@@ -436,6 +442,7 @@ export class Session implements ViewModel, Disposable {
 
   /** Subscribes the views' change stream to the informers and the controller. */
   private wire(): void {
+    this.wireConvergence();
     for (const w of this.watched) {
       const fire = (obj: KubeObject) => {
         if (this.inScope(obj)) this.changeEmitter.fire({ type: 'object', resource: w.id, key: keyOf(obj) });
@@ -450,6 +457,50 @@ export class Session implements ViewModel, Disposable {
       this.store.add(w.informer.onDidChangeState(() => this.changeEmitter.fire({ type: 'resources' })));
     }
     this.wireController();
+  }
+
+  /**
+   * Feeds the convergence tracker: the primary objects, the children they control (a controller ownerReference of
+   * the primary kind, in any watched resource) and the journal; its changes refresh the keys in the views.
+   */
+  private wireConvergence(): void {
+    const t = this.convergenceTracker;
+    const primary = this.primaryInfo;
+    if (!t || !primary) return;
+    const primaryApiGroup = primary.group;
+    this.store.add(this.journal.onDidAppend((batch) => t.observeJournal(batch)));
+    this.store.add(t.onDidChange((keys) => {
+      for (const key of keys) this.changeEmitter.fire({ type: 'key', key });
+    }));
+    for (const w of this.watched) {
+      const isPrimary = w.id === this.primaryResource;
+      const feed = (obj: KubeObject, gone: boolean) => {
+        if (!this.inScope(obj) || !obj.metadata.name) return;
+        if (isPrimary) {
+          t.observePrimary(keyOf(obj), gone ? undefined : obj);
+          return;
+        }
+        for (const ref of obj.metadata.ownerReferences ?? []) {
+          if (ref.controller !== true || ref.kind !== primary.kind) continue;
+          const group = ref.apiVersion.includes('/') ? ref.apiVersion.slice(0, ref.apiVersion.indexOf('/')) : '';
+          if (group !== primaryApiGroup) continue;
+          const ownerKey = primary.namespaced ? `${obj.metadata.namespace ?? ''}/${ref.name}` : ref.name;
+          t.observeOwned(ownerKey, `${obj.kind ?? w.info.kind} ${keyOf(obj)}`, gone ? undefined : obj);
+        }
+      };
+      this.store.add(
+        w.informer.addEventHandler({
+          onAdd: (obj) => feed(obj, false),
+          onUpdate: (_old, obj) => feed(obj, false),
+          onDelete: (obj) => feed(isTombstone(obj) ? obj.obj : obj, true),
+        }),
+      );
+    }
+  }
+
+  /** The live convergence of a key of the loop's resource (undefined: not tracked, e.g. no such object). */
+  convergence(key: ObjectKey): KeyConvergence | undefined {
+    return this.convergenceTracker?.get(key);
   }
 
   private inScope(obj: KubeObject): boolean {

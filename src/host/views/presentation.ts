@@ -7,6 +7,7 @@
 import type { EnqueueReason, KeyState, ReconcileOutcome } from '../../core/controller/keyState.ts';
 import { conditionOf, observedGenerationOf, type Condition, type KubeObject } from '../../core/k8s/objects.ts';
 import { ageOf, formatDuration, plural } from './format.ts';
+import type { KeyConvergence } from '../../core/checks/convergence.ts';
 
 /** A codicon id and an optional theme colour id. */
 export interface IconSpec {
@@ -121,6 +122,18 @@ export function reasonSummary(r: EnqueueReason, now: number): string {
   }
 }
 
+/** The convergence word shown in a row: "converged", "changing", "flapping". */
+export function convergenceLabel(c: KeyConvergence): string {
+  return c.state;
+}
+
+/** The tooltip line of a key's convergence: its state and why. */
+export function convergenceLine(c: KeyConvergence): TooltipLine {
+  return { label: 'Convergence', value: `${c.state}: ${c.reason}` };
+}
+
+const FLAPPING_ICON: IconSpec = { id: 'pulse', color: 'list.warningForeground' };
+
 function keyIcon(s: KeyState): IconSpec {
   switch (s.phase) {
     case 'processing':
@@ -138,10 +151,11 @@ function keyIcon(s: KeyState): IconSpec {
 }
 
 /** A work-queue key: its state, requeue count, next due time, last error and why it is queued. */
-export function presentKey(s: KeyState, now: number): KeyPresentation {
+export function presentKey(s: KeyState, now: number, convergence?: KeyConvergence): KeyPresentation {
   const q = queueSummary(s, now);
   const last = s.lastOutcome ? outcomeSummary(s.lastOutcome, s.lastDurationMs) : undefined;
-  const description = q || (last ? `last: ${last}` : 'idle');
+  const main = q || (last ? `last: ${last}` : 'idle');
+  const description = convergence ? `${convergenceLabel(convergence)} · ${main}` : main;
   const tooltip: TooltipLine[] = [{ label: 'State', value: s.phase + (s.dirtyWhileProcessing ? ' (queued again when done)' : '') }];
   if (s.waiting) tooltip.push({ label: s.waiting.kind === 'backoff' ? 'Next retry' : 'Requeue', value: dueIn(s.waiting.dueAt, now) });
   if (s.priority !== undefined) tooltip.push({ label: 'Priority', value: `${s.priority}${s.priority === -100 ? ' (low: initial list or resync)' : ''} — higher runs first` });
@@ -154,7 +168,9 @@ export function presentKey(s: KeyState, now: number): KeyPresentation {
   if (s.droppedReasons) tooltip.push({ label: 'Queued because', value: `… and ${s.droppedReasons} earlier reason(s)` });
   if (!s.reasons.length) for (const r of s.lastTriggers) tooltip.push({ label: 'Last run triggered by', value: reasonSummary(r, now) });
   if (s.warning) tooltip.push({ label: 'Warning', value: s.warning });
-  return { description, icon: s.warning ? { id: 'warning', color: 'list.warningForeground' } : keyIcon(s), tooltip, state: s.phase };
+  if (convergence) tooltip.push(convergenceLine(convergence));
+  const icon = s.warning ? { id: 'warning', color: 'list.warningForeground' } : convergence?.state === 'flapping' && s.phase !== 'processing' ? FLAPPING_ICON : keyIcon(s);
+  return { description, icon, tooltip, state: s.phase };
 }
 
 function conditionText(c: Condition): string {
@@ -166,7 +182,7 @@ function conditionText(c: Condition): string {
  * finalizers, generation vs observedGeneration, the Ready condition and its
  * queue state (when the loop reconciles this resource).
  */
-export function presentObject(obj: KubeObject, key: KeyState | undefined, now: number): ObjectPresentation {
+export function presentObject(obj: KubeObject, key: KeyState | undefined, now: number, convergence?: KeyConvergence): ObjectPresentation {
   const meta = obj.metadata;
   const finalizers = meta.finalizers ?? [];
   const terminating = Boolean(meta.deletionTimestamp);
@@ -200,6 +216,10 @@ export function presentObject(obj: KubeObject, key: KeyState | undefined, now: n
     }
     if (q) tooltip.push({ label: 'Queue', value: q });
   }
+  if (convergence) {
+    parts.push(convergenceLabel(convergence));
+    tooltip.push(convergenceLine(convergence));
+  }
   if (meta.resourceVersion) tooltip.push({ label: 'resourceVersion', value: meta.resourceVersion });
   const created = ageOf(meta.creationTimestamp, now);
   if (created) tooltip.push({ label: 'Age', value: created });
@@ -208,6 +228,7 @@ export function presentObject(obj: KubeObject, key: KeyState | undefined, now: n
   if (key?.phase === 'processing') icon = { id: 'sync~spin' };
   else if (terminating) icon = { id: 'trash', color: 'list.warningForeground' };
   else if (key?.phase === 'backoff') icon = { id: 'error', color: 'list.errorForeground' };
+  else if (convergence?.state === 'flapping') icon = FLAPPING_ICON;
   else if (ready?.status === 'False') icon = { id: 'error', color: 'list.errorForeground' };
   else if (ready && ready.status !== 'True') icon = { id: 'question', color: 'list.warningForeground' };
   else if (gen !== undefined && og !== undefined && og !== gen) icon = { id: 'sync', color: 'charts.yellow' };

@@ -91,7 +91,7 @@ export class QueueTreeProvider implements vscode.TreeDataProvider<QueueNode>, vs
     const order = new Map(m.queuedKeys().map((k, i) => [k, i]));
     return m
       .keyStates()
-      .filter((s) => s.phase !== 'idle' || s.lastOutcome?.kind === 'error' || s.lastOutcome?.kind === 'terminal' || s.warning !== undefined)
+      .filter((s) => s.phase !== 'idle' || s.lastOutcome?.kind === 'error' || s.lastOutcome?.kind === 'terminal' || s.warning !== undefined || m.convergence?.(s.key)?.state === 'flapping')
       .sort(
         (a, b) =>
           PHASE_ORDER[a.phase] - PHASE_ORDER[b.phase] ||
@@ -125,6 +125,8 @@ export class QueueTreeProvider implements vscode.TreeDataProvider<QueueNode>, vs
     if (!s.reasons.length) s.lastTriggers.forEach((r) => add('last run triggered by', reasonSummary(r, now)));
     if (s.lastError) add('last error', s.lastError);
     if (s.warning) add('warning', s.warning);
+    const c = m.convergence?.(node.key);
+    if (c) add(c.state, c.reason);
     return out;
   }
 
@@ -145,12 +147,12 @@ export class QueueTreeProvider implements vscode.TreeDataProvider<QueueNode>, vs
       item.collapsibleState = vscode.TreeItemCollapsibleState.None;
       return item;
     }
-    const p = presentKey(s, this.clock.now());
+    const p = presentKey(s, this.clock.now(), this.model?.convergence?.(node.key));
     item.description = p.description;
     item.iconPath = new vscode.ThemeIcon(p.icon.id, p.icon.color ? new vscode.ThemeColor(p.icon.color) : undefined);
     item.tooltip = tooltipOf(node.key, p.tooltip);
     item.contextValue = `${ContextValues.queueItemPrefix}:${p.state}`;
-    if (!s.reasons.length && !s.lastTriggers.length && !s.lastError && !s.warning) item.collapsibleState = vscode.TreeItemCollapsibleState.None;
+    if (!s.reasons.length && !s.lastTriggers.length && !s.lastError && !s.warning && !this.model?.convergence?.(node.key)) item.collapsibleState = vscode.TreeItemCollapsibleState.None;
     return item;
   }
 

@@ -304,7 +304,7 @@ export class ResourcesTreeProvider implements vscode.TreeDataProvider<ResourceNo
           gone.description = 'not in cache';
           return gone;
         }
-        const p = presentObject(obj, isPrimary ? m?.keyState(node.key) : undefined, now);
+        const p = presentObject(obj, isPrimary ? m?.keyState(node.key) : undefined, now, isPrimary ? m?.convergence?.(node.key) : undefined);
         const hasChildren = Boolean(obj.metadata.finalizers?.length || conditionsOf(obj).length || (obj.metadata.uid && m?.ownedBy(obj.metadata.uid).length));
         const label = node.depth > 0 ? `${obj.kind ?? node.resource} ${name}` : name;
         const item = new vscode.TreeItem(label, hasChildren ? (p.terminating ? vscode.TreeItemCollapsibleState.Expanded : Collapsed) : None);

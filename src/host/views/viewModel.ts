@@ -3,6 +3,7 @@ import type { ReflectorState } from '../../core/cache/interfaces.ts';
 import type { Event } from '../../core/event.ts';
 import type { ObjectKey } from '../../core/k8s/keys.ts';
 import type { KubeObject, ResourceInfo } from '../../core/k8s/objects.ts';
+import type { KeyConvergence } from '../../core/checks/convergence.ts';
 
 /**
  * What the tree views read: a connection's informer caches and its
@@ -24,6 +25,8 @@ export interface ViewModel {
   ownedBy(uid: string): Array<{ resource: string; object: KubeObject }>;
   /** The work-queue state of a key of the primary resource. */
   keyState(key: ObjectKey): KeyState | undefined;
+  /** Live convergence of a key of the primary resource (converged / changing / flapping), when tracked. */
+  convergence?(key: ObjectKey): KeyConvergence | undefined;
   /** Every key the controller has seen. */
   keyStates(): KeyState[];
   /** The keys waiting in the queue, in hand-out order. */

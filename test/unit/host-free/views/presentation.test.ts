@@ -144,3 +144,26 @@ describe('priorities (priority queue)', () => {
     assert.equal(outcomeSummary({ kind: 'requeue', reason: 'poll', retryAt: NOW + 5 }, 3), 'requeue (rate-limited) (poll) in 3ms');
   });
 });
+
+describe('convergence in the views', () => {
+  const conv = (state: 'converged' | 'changing' | 'flapping', reason: string) => ({
+    key: 'default/w1', state, reason, at: NOW, generation: 2, specChangedAt: NOW - 60_000, lastChangeAt: NOW - 30_000, writes: 1, noOpWrites: 0, returns: state === 'flapping' ? 3 : 0,
+  });
+  it('adds the state to an object row and its tooltip; flapping gets its own icon', () => {
+    const ready = { conditions: [{ type: 'Ready', status: 'True' }], observedGeneration: 2 };
+    const p = presentObject(widget({}, ready), key({ reconciles: 1, lastOutcome: { kind: 'success' } }), NOW, conv('converged', 'No writes for 30 s.'));
+    assert.equal(p.description, 'gen 2 · Ready · converged');
+    assert.ok(p.tooltip.some((l) => l.label === 'Convergence' && l.value === 'converged: No writes for 30 s.'));
+    assert.equal(p.icon.id, 'pass');
+    const f = presentObject(widget({}, ready), key({ reconciles: 9 }), NOW, conv('flapping', 'ConfigMap default/w1-config went back to an earlier state 3 time(s).'));
+    assert.match(f.description, /flapping$/);
+    assert.equal(f.icon.id, 'pulse');
+    assert.equal(presentObject(widget({}, ready), undefined, NOW).description, 'gen 2 · Ready', 'unchanged without a tracker');
+  });
+  it('prefixes a work-queue key with its state and explains it in the tooltip', () => {
+    const k = presentKey(key({ phase: 'queued' }), NOW, conv('changing', 'Generation 2 was seen 1.0 s ago and no reconcile has finished since.'));
+    assert.equal(k.description, 'changing · queued');
+    assert.ok(k.tooltip.some((l) => l.label === 'Convergence' && /no reconcile has finished/.test(l.value)));
+    assert.equal(presentKey(key({ phase: 'idle', reconciles: 4 }), NOW, conv('flapping', 'x')).icon.id, 'pulse');
+  });
+});
