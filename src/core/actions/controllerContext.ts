@@ -48,6 +48,12 @@ export function journalWriteOf(w: WriteRecord, controller: string, key: string):
     ...(w.resourceVersionAfter ? { resourceVersionAfter: w.resourceVersionAfter } : {}),
     dryRun: w.dryRun,
     ...(w.error ? { error: `${w.error.code} ${w.error.reason}: ${w.error.message}` } : {}),
+    detail: {
+      ...(w.patchType !== undefined ? { patchType: w.patchType } : {}),
+      ...(w.patch !== undefined ? { patch: w.patch } : {}),
+      ...(w.before !== undefined ? { before: w.before } : {}),
+      ...(w.after !== undefined ? { after: w.after } : {}),
+    },
     controller,
     key,
   };

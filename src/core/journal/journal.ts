@@ -95,11 +95,19 @@ export interface WarningEntry {
   details?: Record<string, unknown>;
 }
 
+/**
+ * A debugger action on the loop, or an action a person took on an object through the editor or the CLI.
+ * The last three are always a person's: `stripFinalizers` (the escape hatch), `delete` and `dryRun` (a dry-run
+ * reconcile of `key`; its writes follow as write entries with `dryRun: true`).
+ */
 export interface ControlEntry {
   kind: 'control';
-  action: 'start' | 'stop' | 'pause' | 'resume' | 'step' | 'reconcileNow' | 'resetBackoff' | 'enqueue';
+  action: 'start' | 'stop' | 'pause' | 'resume' | 'step' | 'reconcileNow' | 'resetBackoff' | 'enqueue' | 'stripFinalizers' | 'delete' | 'dryRun';
   detail?: string;
 }
+
+/** Control actions a person asks for (never taken by the loop on its own). */
+export const USER_ACTIONS: ReadonlySet<ControlEntry['action']> = new Set(['step', 'reconcileNow', 'resetBackoff', 'enqueue', 'stripFinalizers', 'delete', 'dryRun', 'pause', 'resume']);
 
 export type JournalEntryBody = InformerEntry | QueueEntry | ReconcileStartEntry | ReconcileEndEntry | WriteEntry | WarningEntry | ControlEntry;
 export type JournalEntryKind = JournalEntryBody['kind'];
@@ -122,6 +130,20 @@ export type JournalEntry = EntryHeader & Readonly<JournalEntryBody>;
 /** What to append: a body plus the optional controller and key. */
 export type JournalInput = JournalEntryBody & { controller?: string; key?: ObjectKey };
 
+/**
+ * What a write sent and what the server held before and answered: kept beside the entry (not in it, so exports
+ * and the ring buffer stay small) for the newest {@link JournalOptions.detailCapacity} writes only.
+ */
+export interface WriteDetail {
+  /** For patch/apply: the content type ("merge", "json", "strategic-merge", "apply") and the body sent. */
+  readonly patchType?: string;
+  readonly patch?: unknown;
+  /** The object before the write (as read just before it), when known. */
+  readonly before?: unknown;
+  /** The object the server answered with (for a dry-run write: what it would have stored). */
+  readonly after?: unknown;
+}
+
 /** Input of {@link Journal.recordWrite}. */
 export interface WriteRecord {
   verb: WriteVerb;
@@ -133,6 +155,8 @@ export interface WriteRecord {
   resourceVersionAfter?: string;
   dryRun: boolean;
   error?: string;
+  /** Patch body and objects before/after, kept for the newest writes ({@link Journal.writeDetail}). */
+  detail?: WriteDetail;
   /** The controller and the key it was reconciling when it wrote (defaults to the written object's key). */
   controller?: string;
   key?: ObjectKey;
@@ -160,7 +184,20 @@ export interface JournalOptions {
    * per append.
    */
   delivery?: 'microtask' | 'sync';
+  /** How many of the newest writes keep their {@link WriteDetail}. Default 1,000. */
+  detailCapacity?: number;
 }
+
+/** The entries of one reconcile of a key: its start, what happened while it ran, and its end (once it ended). */
+export interface ReconcileSpan {
+  readonly start: JournalEntry;
+  readonly end?: JournalEntry;
+  /** Every entry of the same controller and key from start to end, both included, in order. */
+  readonly entries: readonly JournalEntry[];
+}
+
+/** How far {@link Journal.reconcileOf} looks back and forward from an entry. */
+const RECONCILE_SCAN_LIMIT = 20_000;
 
 export const DEFAULT_JOURNAL_CAPACITY = 10_000;
 
@@ -182,6 +219,9 @@ export class Journal implements Disposable {
   private disposed = false;
   private readonly appendEmitter = new Emitter<readonly JournalEntry[]>();
   private readonly clearEmitter = new Emitter<void>();
+  /** Write details by seq, oldest first (Map keeps insertion order, which is seq order). */
+  private readonly details = new Map<number, WriteDetail>();
+  private readonly detailCapacity: number;
 
   /** Batches of appended entries, oldest first (see {@link JournalOptions.delivery}). */
   readonly onDidAppend: Event<readonly JournalEntry[]> = this.appendEmitter.event;
@@ -192,6 +232,7 @@ export class Journal implements Disposable {
     this.clock = options.clock;
     this.delivery = options.delivery ?? 'microtask';
     this.buf = new Array(checkCapacity(options.capacity ?? DEFAULT_JOURNAL_CAPACITY));
+    this.detailCapacity = Math.max(0, Math.floor(options.detailCapacity ?? 1000));
   }
 
   get capacity(): number {
@@ -251,7 +292,53 @@ export class Journal implements Disposable {
       ...(w.resourceVersionAfter !== undefined ? { resourceVersionAfter: w.resourceVersionAfter } : {}),
       ...(w.error !== undefined ? { error: w.error } : {}),
     };
-    return this.append(body);
+    const entry = this.append(body);
+    if (w.detail && this.detailCapacity > 0 && !this.disposed) {
+      this.details.set(entry.seq, w.detail);
+      if (this.details.size > this.detailCapacity) this.details.delete(this.details.keys().next().value!);
+    }
+    return entry;
+  }
+
+  /** The patch body and objects of the write entry `seq`, while it is among the newest `detailCapacity` writes. */
+  writeDetail(seq: number): WriteDetail | undefined {
+    return seq >= this.firstSeq ? this.details.get(seq) : undefined;
+  }
+
+  /**
+   * The reconcile the entry `seq` belongs to: the nearest reconcileStart of the same controller and key at or
+   * before it, when no reconcileEnd of that key lies between them (a controller never runs two reconciles of a
+   * key at once, so the span is unambiguous). Undefined for entries outside a reconcile, entries without a key,
+   * and when the start is no longer retained.
+   */
+  reconcileOf(seq: number): ReconcileSpan | undefined {
+    const e = this.get(seq);
+    if (!e || e.key === undefined) return undefined;
+    const same = (x: JournalEntry) => x.key === e.key && x.controller === e.controller;
+    let start: JournalEntry | undefined;
+    for (let s = seq, n = 0; s >= this.firstSeq && n < RECONCILE_SCAN_LIMIT; s--, n++) {
+      const x = this.get(s)!;
+      if (!same(x)) continue;
+      if (x.kind === 'reconcileStart') {
+        start = x;
+        break;
+      }
+      if (x.kind === 'reconcileEnd' && s !== seq) return undefined;
+    }
+    if (!start) return undefined;
+    const entries: JournalEntry[] = [];
+    let end: JournalEntry | undefined;
+    for (let s = start.seq, n = 0; s <= this.lastSeq && n < RECONCILE_SCAN_LIMIT; s++, n++) {
+      const x = this.get(s)!;
+      if (!same(x)) continue;
+      if (x.kind === 'reconcileStart' && x !== start) break;
+      entries.push(x);
+      if (x.kind === 'reconcileEnd') {
+        end = x;
+        break;
+      }
+    }
+    return end ? { start, end, entries } : { start, entries };
   }
 
   /** Delivers pending batched entries now. */
@@ -300,6 +387,7 @@ export class Journal implements Disposable {
     this.buf = new Array(this.buf.length);
     this.start = 0;
     this.count = 0;
+    this.details.clear();
     this.clearEmitter.fire();
   }
 

@@ -1,6 +1,7 @@
 import * as vscode from 'vscode';
 import * as ui from '../ui.ts';
-import { cleanForDiff, toYaml, yamlDiff } from '../../core/actions/objectDiff.ts';
+import { yamlDiff } from '../../core/actions/objectDiff.ts';
+import { DRY_RUN_VIEW, showResultView } from './resultView.ts';
 import { RemoteController, type RemoteDryRun } from '../../core/bridge/remoteController.ts';
 import { describeOutcome, type ReconcileOutcome as RunOutcome } from '../../core/actions/runOnce.ts';
 import type { ReconcileOutcome } from '../../core/controller/keyState.ts';
@@ -81,6 +82,7 @@ export async function remoteDryRun(
 ): Promise<CommandResult<{ key: string; outcome: RunOutcome; actions: Array<{ verb: string; resource: string; key: string; subresource?: string; outcome: string; diff: string }>; summary: string }>> {
   const t = await resolveTarget(s, lab.clock.now(), arg, { primaryOnly: true, title: 'Dry-run the reconcile of which key?' });
   if (isFailure(t)) return t;
+  s.recordAction('dryRun', t.key, `dry-run reconcile of ${t.key} in ${c.name} (every write dryRun=All)`);
   const r = await ui.progress({ location: vscode.ProgressLocation.Window, title: `Dry-run ${t.key} in ${c.name}` }, () => c.dryRun(t.key));
   const name = (w: RemoteDryRun['writes'][number]) => `${w.group ? `${w.resource}.${w.group}` : w.resource} ${w.namespace ? `${w.namespace}/` : ''}${w.name}${w.subresource ? `/${w.subresource}` : ''}`;
   const lines = [
@@ -92,17 +94,13 @@ export async function remoteDryRun(
     '',
     ...(r.writes.length ? r.writes.map((w) => `- ${w.verb} ${name(w)}${w.error ? ` — REJECTED: ${w.error}` : ''}`) : ['None: the observed state already matches the desired state.']),
   ];
-  const summary = lines.join('\n') + '\n';
-  if (boolArg(arg, 'open') !== false) {
-    const doc = await vscode.workspace.openTextDocument(lab.documents.snapshot(`dry-run ${t.key.replace(/[^\w.-]+/g, '_')}.md`, summary));
-    await vscode.window.showTextDocument(doc, { preview: false });
-    for (const w of r.writes.filter((x) => !x.error).slice(0, 5)) {
-      const base = name(w).replace(/[^\w.-]+/g, '_');
-      const before = w.before ? toYaml(cleanForDiff(w.before, { volatile: true })) : '# does not exist\n';
-      const after = w.verb === 'delete' ? '# deleted\n' : w.after ? toYaml(cleanForDiff(w.after, { volatile: true })) : '';
-      await vscode.commands.executeCommand('vscode.diff', lab.documents.snapshot(`${base}.current.yaml`, before), lab.documents.snapshot(`${base}.planned.yaml`, after), `Dry-run ${w.verb} ${name(w)}: current ↔ planned`, { preview: false });
-    }
+  for (const w of r.writes.filter((x) => !x.error)) {
+    const diff = yamlDiff(name(w), w.before ?? null, w.verb === 'delete' ? null : (w.after ?? null), { volatile: true, beforeName: 'current', afterName: 'planned' });
+    lines.push('', `## ${w.verb} ${name(w)}`, '', '```diff', diff || '(no change)', '```');
   }
+  const summary = lines.join('\n') + '\n';
+  const uri = lab.documents.view(DRY_RUN_VIEW, summary);
+  if (boolArg(arg, 'open') !== false) await showResultView(uri);
   return {
     ok: true,
     key: t.key,

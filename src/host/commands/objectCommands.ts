@@ -14,11 +14,9 @@ import { ageOf, plural } from '../views/format.ts';
 import { boolArg, fail, isConfirmed, isFailure, stringArg, type CommandResult, type Failure, type ObjectTarget } from './args.ts';
 import { requireSession, resolveTarget } from './pickers.ts';
 import { stepReconcile } from './loopCommands.ts';
+import { DRY_RUN_VIEW, showResultView } from './resultView.ts';
 import * as ui from '../ui.ts';
 import { refusePrivileged } from './privileged.ts';
-
-/** At most this many diff editors are opened by one dry-run (the summary lists every action). */
-const MAX_DIFF_EDITORS = 6;
 
 function infoOf(s: Session, t: ObjectTarget): ResourceInfo | Failure {
   const info = s.info(t.resource);
@@ -121,13 +119,14 @@ function dryRunSummary(s: Session, r: DryRunResult): string {
 
 /**
  * Dry-run reconcile: runs the reconciler once with every write forced to
- * dryRun=All, then opens each planned change as a diff editor (current ↔
- * planned) and a summary. `{ open: false }` skips the editors.
+ * dryRun=All and shows the result, with each planned change as a diff inline,
+ * in the one reusable result view. The action and its writes are journaled
+ * (the writes with `dryRun: true`). `{ open: false }` skips the editor.
  */
 export async function dryRunReconcileCommand(
   lab: ReconcileLab,
   arg: unknown,
-): Promise<CommandResult<{ key: string; outcome: DryRunResult['outcome']; actions: Array<{ verb: string; resource: string; key: string; subresource?: string; outcome: string; diff: string }>; summary: string }>> {
+): Promise<CommandResult<{ key: string; outcome: DryRunResult['outcome']; actions: Array<{ verb: string; resource: string; key: string; subresource?: string; outcome: string; diff: string }>; summary: string; uri?: string }>> {
   const s = requireSession(lab, arg);
   if (isFailure(s)) return s;
   const remote = remoteOf(s);
@@ -135,35 +134,21 @@ export async function dryRunReconcileCommand(
   if (!s.reconciler || !s.primaryInfo) return fail(s.loopProblem?.reason === 'untrusted' ? 'untrusted' : 'noLoop', s.loopProblem?.message ?? 'No reconciler in this connection.');
   const t = await resolveTarget(s, lab.clock.now(), arg, { primaryOnly: true, title: 'Dry-run the reconcile of which key?' });
   if (isFailure(t)) return t;
+  s.recordAction('dryRun', t.key, `dry-run reconcile of ${t.key} (every write dryRun=All)`);
   const r = await ui.progress({ location: vscode.ProgressLocation.Window, title: `Dry-run ${t.key}` }, () =>
     dryRunReconcile({ client: s.client, reconciler: s.reconciler!, primary: s.primaryInfo!, key: t.key, cache: s.cacheReader(), log: lab.log, clock: lab.clock }),
   );
+  for (const a of r.actions) s.recordWrite({ ...a.record, dryRun: true }, t.key);
   const summary = dryRunSummary(s, r);
-  if (boolArg(arg, 'open') !== false) {
-    const doc = await vscode.workspace.openTextDocument(lab.documents.snapshot(`dry-run ${fileSafe(t.key)}.md`, summary));
-    await vscode.window.showTextDocument(doc, { preview: false });
-    let opened = 0;
-    for (const a of r.actions) {
-      if (a.outcome !== 'ok' || opened >= MAX_DIFF_EDITORS) continue;
-      const name = `${a.resource}_${fileSafe(a.key)}${a.subresource ? `_${a.subresource}` : ''}`;
-      const before = a.record.before ? toYaml(cleanForDiff(a.record.before, { volatile: true })) : '# does not exist\n';
-      const after = a.verb === 'delete' && !a.record.after?.metadata?.deletionTimestamp ? '# deleted\n' : a.record.after ? toYaml(cleanForDiff(a.record.after, { volatile: true })) : '';
-      await vscode.commands.executeCommand(
-        'vscode.diff',
-        lab.documents.snapshot(`${name}.current.yaml`, before),
-        lab.documents.snapshot(`${name}.planned.yaml`, after),
-        `Dry-run ${a.verb} ${a.resource} ${a.key}${a.subresource ? `/${a.subresource}` : ''}: current ↔ planned`,
-        { preview: false },
-      );
-      opened++;
-    }
-  }
+  const uri = lab.documents.view(DRY_RUN_VIEW, summary);
+  if (boolArg(arg, 'open') !== false) await showResultView(uri);
   return {
     ok: true,
     key: r.key,
     outcome: r.outcome,
     actions: r.actions.map((a) => ({ verb: a.verb, resource: a.resource, key: a.key, ...(a.subresource ? { subresource: a.subresource } : {}), outcome: a.outcome, diff: a.diff })),
     summary,
+    uri: uri.toString(),
   };
 }
 
@@ -282,6 +267,7 @@ export async function stripFinalizers(
     if (answer !== button) return fail('cancelled', 'Finalizer removal cancelled.');
   }
 
+  s.recordAction('stripFinalizers', t.key, `${chosen.map((f) => f.finalizer).join(', ')}${dryRun ? ' (dry run)' : ''}`);
   try {
     const r = await removeFinalizers({
       client: s.client,
@@ -368,6 +354,7 @@ export async function deleteObject(
     const answer = await ui.confirmModal(`Delete ${what}?`, detail, 'Delete');
     if (answer !== 'Delete') return fail('cancelled', 'Delete cancelled.');
   }
+  s.recordAction('delete', t.key, `${what}${finalizers.length ? `, finalizers ${finalizers.join(', ')}` : ''}${dryRun ? ' (dry run)' : ''}`);
   const answer = await s.client.delete(info, namespace, name, { dryRun, ...(current.metadata.uid ? { preconditions: { uid: current.metadata.uid } } : {}) });
   const terminating = Boolean(answer?.metadata?.deletionTimestamp);
   s.recordWrite(

@@ -16,7 +16,9 @@ const MAX_SNAPSHOTS = 200;
  *   makes an open editor refresh (so "Open as YAML" follows the cache live);
  * - `reconcile-lab:/snapshot/<n>/<title>` is fixed text registered with
  *   {@link ObjectDocuments.snapshot} (diff sides, dry-run plans, reports). The
- *   newest 200 snapshots are kept.
+ *   newest 200 snapshots are kept;
+ * - `reconcile-lab:/view/<title>` is a reusable result view ({@link ObjectDocuments.view}): one URI per
+ *   title, so running a command again updates the one open editor instead of opening another tab.
  *
  * Documents are never writable: the scheme has no FileSystemProvider.
  */
@@ -24,6 +26,7 @@ export class ObjectDocuments implements vscode.TextDocumentContentProvider, vsco
   private readonly changed = new vscode.EventEmitter<vscode.Uri>();
   readonly onDidChange = this.changed.event;
   private readonly snapshots = new Map<string, string>();
+  private readonly views = new Map<string, string>();
   private seq = 0;
   private resolver: CacheResolver | undefined;
 
@@ -48,6 +51,17 @@ export class ObjectDocuments implements vscode.TextDocumentContentProvider, vsco
     return uri;
   }
 
+  /**
+   * Sets the text of the reusable view `title` (e.g. "Dry-run result.md") and returns its URI, which is the
+   * same for every call with that title; an open editor of it re-reads the new text.
+   */
+  view(title: string, text: string): vscode.Uri {
+    const uri = vscode.Uri.from({ scheme: Schemes.object, path: `/view/${title.replace(/[\\/?#]/g, '_')}` });
+    this.views.set(uri.toString(), text);
+    this.changed.fire(uri);
+    return uri;
+  }
+
   /** Tells open editors of this object's cache view to re-read it. */
   objectChanged(resource: string, key: string): void {
     const uri = this.cacheUri(resource, key);
@@ -55,6 +69,7 @@ export class ObjectDocuments implements vscode.TextDocumentContentProvider, vsco
   }
 
   provideTextDocumentContent(uri: vscode.Uri): string {
+    if (uri.path.startsWith('/view/')) return this.views.get(uri.toString()) ?? '# Nothing to show yet: run the command again.\n';
     if (uri.path.startsWith('/snapshot/')) {
       return this.snapshots.get(uri.toString()) ?? '# This snapshot is no longer available; run the command again.\n';
     }
@@ -70,5 +85,6 @@ export class ObjectDocuments implements vscode.TextDocumentContentProvider, vsco
   dispose(): void {
     this.changed.dispose();
     this.snapshots.clear();
+    this.views.clear();
   }
 }

@@ -570,6 +570,14 @@ export class Session implements ViewModel, Disposable {
     return list.items.map((n) => n.metadata.name ?? '').filter(Boolean).sort();
   }
 
+  /**
+   * Records an action a person took through the editor (strip finalizers, delete, dry-run) as a named control
+   * entry of the journal, before the writes it causes ({@link Session.recordWrite}).
+   */
+  recordAction(action: 'stripFinalizers' | 'delete' | 'dryRun', key: ObjectKey, detail?: string): void {
+    this.journal.append({ kind: 'control', action, controller: 'reconcile-lab', key, ...(detail ? { detail } : {}) });
+  }
+
   /** Records a write made on the person's behalf (finalizer removal) in the journal: the audit trail. */
   recordWrite(w: WriteRecord, key: ObjectKey): void {
     this.journal.recordWrite(journalWriteOf(w, 'reconcile-lab', key));

@@ -135,3 +135,45 @@ test('sync delivery fires one batch per append; every entry is delivered once ev
   j.append({ kind: 'control', action: 'stop' });
   assert.equal(seen.length, 5, 'no delivery after dispose');
 });
+
+test('write details (patch, before, after) are kept beside the newest writes only, and not exported', () => {
+  const clock = new FakeClock();
+  const j = createJournal({ clock, detailCapacity: 2 });
+  const w = (name: string) =>
+    j.recordWrite({ verb: 'patch', gvr, namespace: 'ns', name, dryRun: false, detail: { patchType: 'merge', patch: { spec: { n: name } }, before: { spec: {} }, after: { spec: { n: name } } } });
+  const a = w('a');
+  const b = w('b');
+  const c = w('c');
+  assert.equal(j.writeDetail(a.seq), undefined, 'the oldest detail is dropped beyond detailCapacity');
+  assert.deepEqual(j.writeDetail(b.seq)?.patch, { spec: { n: 'b' } });
+  assert.equal(j.writeDetail(c.seq)?.patchType, 'merge');
+  assert.doesNotMatch(j.toJsonLines(), /"spec"|"before"/, 'details stay out of the entries and their export');
+  j.clear();
+  assert.equal(j.writeDetail(c.seq), undefined);
+});
+
+test('reconcileOf finds the reconcile an entry belongs to, with its other entries; none outside a reconcile', () => {
+  const clock = new FakeClock();
+  const j = createJournal({ clock });
+  const q = j.append({ kind: 'queue', transition: 'queued', key: 'ns/a', controller: 'c' });
+  const s1 = j.append({ kind: 'reconcileStart', key: 'ns/a', controller: 'c', triggers: [], attempt: 1, via: 'step' });
+  j.append({ kind: 'reconcileStart', key: 'ns/b', controller: 'c', triggers: [], attempt: 1, via: 'worker' });
+  const w = j.recordWrite({ verb: 'update', gvr, namespace: 'ns', name: 'a', dryRun: false, controller: 'c', key: 'ns/a' });
+  const other = j.recordWrite({ verb: 'update', gvr, namespace: 'ns', name: 'x', dryRun: false, controller: 'reconcile-lab', key: 'ns/a' });
+  const e1 = j.append({ kind: 'reconcileEnd', key: 'ns/a', controller: 'c', outcome: { kind: 'success' }, durationMs: 3 });
+  const after = j.append({ kind: 'queue', transition: 'done', key: 'ns/a', controller: 'c' });
+  const s2 = j.append({ kind: 'reconcileStart', key: 'ns/a', controller: 'c', triggers: [], attempt: 2, via: 'worker' });
+
+  const span = j.reconcileOf(w.seq)!;
+  assert.equal(span.start, s1);
+  assert.equal(span.end, e1);
+  assert.deepEqual(span.entries.map((e) => e.seq), [s1.seq, w.seq, e1.seq], 'only the same controller and key');
+  assert.equal(j.reconcileOf(e1.seq)?.start, s1, 'the end belongs to its reconcile');
+  assert.equal(j.reconcileOf(s1.seq)?.end, e1);
+  assert.equal(j.reconcileOf(q.seq), undefined, 'before the start');
+  assert.equal(j.reconcileOf(after.seq), undefined, 'after the end');
+  assert.equal(j.reconcileOf(other.seq), undefined, 'another controller (a person\'s write) is not part of it');
+  const open = j.reconcileOf(s2.seq)!;
+  assert.equal(open.end, undefined, 'a reconcile still running has no end yet');
+  assert.deepEqual(open.entries.map((e) => e.seq), [s2.seq]);
+});

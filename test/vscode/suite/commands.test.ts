@@ -64,29 +64,37 @@ describe('commands against the local control plane', function () {
     assert.ok(['reconciled', 'empty', 'notReady'].includes(r.step.kind), r.summary);
   });
 
-  it('dry-run reconcile plans the child update as a diff without persisting anything, and opens diff editors', async () => {
+  it('dry-run reconcile plans the child update as a diff without persisting anything, in one reused result view, journaled as dry-run', async () => {
     const { client } = labCluster();
     await client.patch(c.gvr, ns, 'alpha', 'merge', { spec: { data: { color: 'purple' } } });
     await waitUntil(() => (l.session?.get(c.resourceId, `${ns}/alpha`)?.spec as { data?: { color?: string } })?.data?.color === 'purple', 'cache sees the new spec');
     const before = await client.get(CONFIGMAPS, ns, 'alpha-config');
-    const r = ok(
-      await run<{ actions: Array<{ verb: string; resource: string; key: string; outcome: string; diff: string }>; summary: string }>('reconcileLab.dryRunReconcile', {
-        key: `${ns}/alpha`,
-        resource: c.resourceId,
-      }),
-    );
+    const sinceSeq = l.session!.journal.lastSeq;
+    type DryRun = { actions: Array<{ verb: string; resource: string; key: string; outcome: string; diff: string }>; summary: string; uri: string };
+    const r = ok(await run<DryRun>('reconcileLab.dryRunReconcile', { key: `${ns}/alpha`, resource: c.resourceId }));
     const childWrite = r.actions.find((a) => a.resource === 'configmaps' && a.key === `${ns}/alpha-config`);
     assert.ok(childWrite, `planned actions: ${JSON.stringify(r.actions.map((a) => `${a.verb} ${a.resource} ${a.key}`))}`);
     assert.equal(childWrite.outcome, 'ok');
     assert.match(childWrite.diff, /\+\s+color: purple/);
     assert.match(r.summary, /dryRun=All/);
+    assert.match(r.summary, /```diff[\s\S]*\+\s+color: purple/, 'the planned diff is inline in the result view');
     const after = await client.get(CONFIGMAPS, ns, 'alpha-config');
     assert.equal(after.metadata.resourceVersion, before.metadata.resourceVersion, 'a dry-run must not change the child');
     assert.equal((after.data as Record<string, string>).color, 'blue');
-    const diffTabs = vscode.window.tabGroups.all
-      .flatMap((g) => g.tabs)
-      .filter((t) => t.input instanceof vscode.TabInputTextDiff && t.input.original.scheme === Schemes.object && /Dry-run/.test(t.label));
-    assert.ok(diffTabs.length >= 1, 'a current ↔ planned diff editor is open');
+    // The person's action and its writes are in the journal, the writes marked dry-run.
+    const journaled = l.session!.journal.entries({ sinceSeq });
+    assert.ok(journaled.some((e) => e.kind === 'control' && e.action === 'dryRun' && e.key === `${ns}/alpha`), 'a named dry-run entry');
+    const writes = journaled.filter((e) => e.kind === 'write');
+    assert.ok(writes.length >= 1 && writes.every((e) => e.kind === 'write' && e.dryRun), `dry-run writes: ${JSON.stringify(writes)}`);
+    // A second dry-run reuses the one result view: one tab, no diff editors.
+    const again = ok(await run<DryRun>('reconcileLab.dryRunReconcile', { key: `${ns}/alpha`, resource: c.resourceId }));
+    assert.equal(again.uri, r.uri);
+    const tabs = vscode.window.tabGroups.all.flatMap((g) => g.tabs);
+    assert.equal(tabs.filter((t) => t.input instanceof vscode.TabInputText && t.input.uri.toString() === r.uri).length, 1, 'exactly one result view');
+    assert.equal(tabs.filter((t) => t.input instanceof vscode.TabInputTextDiff && /Dry-run/.test(t.label)).length, 0, 'no diff editor per write');
+    const doc = vscode.workspace.textDocuments.find((d) => d.uri.toString() === r.uri);
+    assert.ok(doc, 'the result view is open');
+    await waitUntil(() => doc.getText() === again.summary, 'the view shows the newest result');
     await vscode.commands.executeCommand('workbench.action.closeAllEditors');
   });
 
