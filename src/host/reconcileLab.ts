@@ -25,6 +25,7 @@ import type { ObjectKey } from '../core/k8s/keys.ts';
 import { selectedKeyOf, stepTargetOf, stepTargetText, type SelectableNode, type StepTarget } from './views/stepTarget.ts';
 import { Ticker } from './views/ticker.ts';
 import { EVENT_LOG_KINDS, exportJsonLines, toLogEntryView } from './webview/journalView.ts';
+import { entryDetail } from './webview/entryDetail.ts';
 
 /** What a connect asks for; every field is optional (defaults: the settings). */
 export interface ConnectRequest {
@@ -121,6 +122,10 @@ export class ReconcileLab implements vscode.Disposable {
           void vscode.commands.executeCommand('reconcileLab.revealObject', { key, resource: resource ?? this.current?.primaryResource });
         },
         onExport: (filter) => this.exportEventLog(filter),
+        detail: (seq) => (this.current ? entryDetail(this.current.journal, seq, this.current.primaryResource) : undefined),
+        onShowTimeline: (key, seq) => {
+          void vscode.commands.executeCommand('reconcileLab.showTimeline', { ...(key ? { key } : {}), ...(seq !== undefined ? { seq } : {}) });
+        },
       }),
     );
     this.store.add(this.queueTree.onDidChangeCounts(() => this.renderStatus()));

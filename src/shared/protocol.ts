@@ -1,6 +1,6 @@
 /**
- * The one message protocol between the extension host and the Event Log
- * webview. Both sides import only this file (and no file here imports
+ * The one message protocol between the extension host and its webviews: the
+ * Event Log (below) and the per-key Timeline (further down, `timeline*`). Both sides import only this file (and no file here imports
  * anything), so the bundle boundary stays a set of plain JSON shapes.
  *
  * Handshake: the webview posts {@link WebviewReady} once its listener is
@@ -71,7 +71,63 @@ export interface WebviewExport {
   readonly filter: LogFilter;
 }
 
-export type WebviewToHost = WebviewReady | WebviewReveal | WebviewClear | WebviewExport;
+/** Webview → host: the entry `seq` was selected; answer with its {@link HostDetail}. */
+export interface WebviewSelect {
+  readonly type: 'select';
+  readonly seq: number;
+}
+
+/** Webview → host: open the per-key Timeline, on `key` when given (and on the entry `seq`). */
+export interface WebviewShowTimeline {
+  readonly type: 'showTimeline';
+  readonly key?: string;
+  readonly seq?: number;
+}
+
+export type WebviewToHost = WebviewReady | WebviewReveal | WebviewClear | WebviewExport | WebviewSelect | WebviewShowTimeline;
+
+/** One line of a detail pane: a label and its value (plain text). */
+export interface DetailField {
+  readonly label: string;
+  readonly value: string;
+}
+
+/** An entry of the same reconcile, listed in the detail pane (click selects it). */
+export interface DetailRelated {
+  readonly seq: number;
+  readonly time: number;
+  readonly kind: string;
+  readonly summary: string;
+}
+
+/**
+ * Everything the host knows about one journal entry, for the detail pane. All
+ * text is plain (the webview puts it in the DOM with textContent only).
+ */
+export interface EntryDetailView {
+  readonly seq: number;
+  readonly time: number;
+  readonly kind: string;
+  readonly level: LogLevelView;
+  readonly key?: string;
+  readonly resource?: string;
+  /** The entry's one-line summary, as in the list. */
+  readonly title: string;
+  readonly fields: readonly DetailField[];
+  /** The whole message (error, warning), any length and number of lines. */
+  readonly message?: string;
+  /** Why it happened: the triggers of the reconcile, or what an informer event enqueued. */
+  readonly cause?: readonly string[];
+  /** For patch/apply writes: the body sent, pretty-printed, and its type. */
+  readonly patch?: string;
+  readonly patchType?: string;
+  /** For writes: unified diff of the object before → after (secrets masked); "" when the write changed nothing. */
+  readonly diff?: string;
+  /** Why no patch/diff is shown for a write (older than the kept details, not recorded by the source). */
+  readonly diffNote?: string;
+  /** The reconcile the entry belongs to: a label and its entries (this one included). */
+  readonly reconcile?: { readonly label: string; readonly entries: readonly DetailRelated[] };
+}
 
 /** Host → webview: the full current buffer (answer to `ready`, and after a reconnect). */
 export interface HostInit {
@@ -114,7 +170,20 @@ export interface HostNotice {
   readonly text: string;
 }
 
-export type HostToWebview = HostInit | HostAppend | HostCleared | HostConnection | HostNotice;
+/** Host → webview: the detail of the entry `seq` (undefined when the journal no longer holds it). */
+export interface HostDetail {
+  readonly type: 'detail';
+  readonly seq: number;
+  readonly detail?: EntryDetailView;
+}
+
+/** Host → webview: select the entry `seq` and show its detail (e.g. a mark clicked in the Timeline). */
+export interface HostSelect {
+  readonly type: 'select';
+  readonly seq: number;
+}
+
+export type HostToWebview = HostInit | HostAppend | HostCleared | HostConnection | HostNotice | HostDetail | HostSelect;
 
 /** What the webview persists through `setState` (and gets back after a reload). */
 export interface EventLogViewState {
@@ -159,6 +228,7 @@ export function normalizeFilter(filter: LogFilter): LogFilter {
 }
 
 const isStr = (x: unknown): x is string => typeof x === 'string';
+const isSeq = (x: unknown): x is number => typeof x === 'number' && Number.isSafeInteger(x) && x > 0;
 const isObj = (x: unknown): x is Record<string, unknown> => typeof x === 'object' && x !== null && !Array.isArray(x);
 
 /**
@@ -177,6 +247,13 @@ export function parseWebviewMessage(raw: unknown): WebviewToHost | undefined {
       return isStr(raw.resource) ? { type: 'reveal', key: raw.key, resource: raw.resource } : { type: 'reveal', key: raw.key };
     case 'clear':
       return { type: 'clear' };
+    case 'select':
+      return isSeq(raw.seq) ? { type: 'select', seq: raw.seq } : undefined;
+    case 'showTimeline': {
+      if (raw.key !== undefined && !(isStr(raw.key) && raw.key.length > 0 && raw.key.length <= 512)) return undefined;
+      if (raw.seq !== undefined && !isSeq(raw.seq)) return undefined;
+      return { type: 'showTimeline', ...(isStr(raw.key) ? { key: raw.key } : {}), ...(isSeq(raw.seq) ? { seq: raw.seq } : {}) };
+    }
     case 'export': {
       const f = raw.filter;
       if (!isObj(f)) return undefined;
@@ -188,6 +265,101 @@ export function parseWebviewMessage(raw: unknown): WebviewToHost | undefined {
       if (Array.isArray(f.kinds)) filter.kinds = f.kinds as string[];
       return { type: 'export', filter };
     }
+    default:
+      return undefined;
+  }
+}
+
+// ---- Timeline ---------------------------------------------------------------------------------------------------
+//
+// Handshake as for the Event Log: the timeline webview posts `timelineReady`, the host answers `timelineInit` (a
+// snapshot of the journal as timeline entries), then batched `timelineAppend`s. The webview builds lanes and
+// intervals itself from these entries (src/webview/timeline/model.ts), so a live journal needs no re-send.
+
+/** What a journal entry is on the timeline. */
+export type TimelineEntryType =
+  /** An informer event of the key's object or one that enqueued it (a mark). */
+  | 'event'
+  /** The key entered the queue (starts a queue wait). */
+  | 'queued'
+  /** A worker took it (ends the queue wait). */
+  | 'processing'
+  /** A delayed add: backoff or requeue-after until `dueAt` (an interval). */
+  | 'waiting'
+  /** A delayed add ended early or became due. */
+  | 'waitEnd'
+  | 'reconcileStart'
+  /** The reconcile ended with `outcome`. */
+  | 'reconcileEnd'
+  /** An API write (a mark; `dryRun`, `error`). */
+  | 'write'
+  /** A person's action or a debugger action on the key (a mark). */
+  | 'action'
+  | 'warning';
+
+/** One journal entry as the timeline needs it: a key, a time, a type and a one-line label. */
+export interface TimelineEntryView {
+  readonly seq: number;
+  readonly time: number;
+  readonly key: string;
+  readonly type: TimelineEntryType;
+  readonly label: string;
+  /** For reconcileEnd: the outcome kind (success, requeueAfter, error, requeue, terminal, cancelled). */
+  readonly outcome?: string;
+  /** For waiting: when the wait ends, and its kind. */
+  readonly dueAt?: number;
+  readonly wait?: 'backoff' | 'requeueAfter';
+  readonly dryRun?: boolean;
+  readonly error?: boolean;
+}
+
+export interface TimelineWebviewReady {
+  readonly type: 'timelineReady';
+  readonly version: number;
+}
+
+/** Timeline → host: open the entry `seq` in the Event Log (selected, with its detail pane). */
+export interface TimelineOpenEntry {
+  readonly type: 'openEntry';
+  readonly seq: number;
+}
+
+export type TimelineWebviewToHost = TimelineWebviewReady | TimelineOpenEntry;
+
+/** Host → timeline: a snapshot (answer to ready, and after a reconnect or a clear). */
+export interface TimelineHostInit {
+  readonly type: 'timelineInit';
+  readonly version: number;
+  readonly entries: readonly TimelineEntryView[];
+  /** The key to scroll to and highlight, when the timeline was opened on one. */
+  readonly focusKey?: string;
+  readonly connection: string;
+  /** The host's clock (epoch ms) when the snapshot was taken: "now" for open intervals. */
+  readonly now: number;
+}
+
+export interface TimelineHostAppend {
+  readonly type: 'timelineAppend';
+  readonly entries: readonly TimelineEntryView[];
+  readonly now: number;
+}
+
+/** Host → timeline: scroll to and highlight `key` (opened again on another key). */
+export interface TimelineHostFocus {
+  readonly type: 'timelineFocus';
+  readonly key: string;
+}
+
+export type TimelineHostToWebview = TimelineHostInit | TimelineHostAppend | TimelineHostFocus;
+
+/** Validates a message from the timeline webview (see {@link parseWebviewMessage}). */
+export function parseTimelineMessage(raw: unknown): TimelineWebviewToHost | undefined {
+  if (!isObj(raw)) return undefined;
+  switch (raw.type) {
+    case 'timelineReady':
+      return typeof raw.version === 'number' ? { type: 'timelineReady', version: raw.version } : undefined;
+    case 'openEntry':
+      return isSeq(raw.seq) ? { type: 'openEntry', seq: raw.seq } : undefined;
     default:
       return undefined;
   }

@@ -107,7 +107,7 @@ export interface ControlEntry {
 }
 
 /** Control actions a person asks for (never taken by the loop on its own). */
-export const USER_ACTIONS: ReadonlySet<ControlEntry['action']> = new Set(['step', 'reconcileNow', 'resetBackoff', 'enqueue', 'stripFinalizers', 'delete', 'dryRun', 'pause', 'resume']);
+export const USER_ACTIONS: ReadonlySet<ControlEntry['action']> = new Set(['step', 'reconcileNow', 'resetBackoff', 'enqueue', 'stripFinalizers', 'delete', 'dryRun']);
 
 export type JournalEntryBody = InformerEntry | QueueEntry | ReconcileStartEntry | ReconcileEndEntry | WriteEntry | WarningEntry | ControlEntry;
 export type JournalEntryKind = JournalEntryBody['kind'];

@@ -4,6 +4,7 @@ import type { Event } from '../../core/event.ts';
 import type { Logger } from '../../core/log.ts';
 import { DisposableStore, type Disposable } from '../../core/lifecycle.ts';
 import {
+  type EntryDetailView,
   type HostToWebview,
   type LogEntryView,
   type LogFilter,
@@ -36,6 +37,10 @@ export interface EventLogPanelOptions {
   onReveal: (key: string, resource: string | undefined) => void;
   /** Export the entries matching `filter`; resolves to a notice for the webview. */
   onExport: (filter: LogFilter) => Promise<string>;
+  /** The detail pane of entry `seq` (undefined when the journal no longer holds it). */
+  detail: (seq: number) => EntryDetailView | undefined;
+  /** Open the Timeline (on `key`, at entry `seq`, when given). */
+  onShowTimeline: (key: string | undefined, seq: number | undefined) => void;
 }
 
 /** Posts are batched: at most one every FLUSH_MS, so 1,000 entries/s become ~20 messages/s. */
@@ -62,6 +67,10 @@ export class EventLogPanel implements vscode.Disposable {
   private ready = false;
   private pending: LogEntryView[] = [];
   private dropped = 0;
+  /** An entry to select once the webview is ready (selectEntry before the panel loaded). */
+  private pendingSelect: number | undefined;
+  /** The entry the webview selected last (for tests). */
+  selectedSeq: number | undefined;
   private timer: TimerHandle | undefined;
   private readonly options: EventLogPanelOptions;
   private readonly store = new DisposableStore();
@@ -98,6 +107,13 @@ export class EventLogPanel implements vscode.Disposable {
       localResourceRoots: this.resourceRoots(),
     });
     this.adopt(panel);
+  }
+
+  /** Opens (or reveals) the panel with entry `seq` selected and its detail pane shown. */
+  selectEntry(seq: number): void {
+    this.show();
+    if (this.ready) this.post({ type: 'select', seq });
+    else this.pendingSelect = seq;
   }
 
   /** Switches to another connection's journal (or none); the webview gets a fresh snapshot. */
@@ -165,6 +181,15 @@ export class EventLogPanel implements vscode.Disposable {
         }
         this.ready = true;
         this.postInit();
+        if (this.pendingSelect !== undefined) this.post({ type: 'select', seq: this.pendingSelect });
+        this.pendingSelect = undefined;
+        return;
+      case 'select':
+        this.selectedSeq = m.seq;
+        this.post({ type: 'detail', seq: m.seq, ...(this.source ? { detail: this.options.detail(m.seq) } : {}) });
+        return;
+      case 'showTimeline':
+        this.options.onShowTimeline(m.key, m.seq);
         return;
       case 'reveal':
         this.options.onReveal(m.key, m.resource);

@@ -38,9 +38,19 @@ export function renderEventLogHtml(webview: vscode.Webview, nonce: string, scrip
   <button id="clear" type="button">Clear</button>
   <button id="export" type="button" title="Export the filtered entries as JSON lines">Export…</button>
   <label><input id="follow" type="checkbox" checked> Follow</label>
+  <button id="timeline" type="button" title="Open the per-key Timeline (on the key filter, if one is set)">Timeline</button>
 </div>
 <div id="meta"><span id="connection"></span><span id="status" aria-live="polite"></span><span id="notice" role="status"></span></div>
-<div id="list" tabindex="0" role="grid" aria-label="Journal entries, newest last; Enter reveals the object"><div id="spacer"></div></div>
+<div id="list" tabindex="0" role="grid" aria-label="Journal entries, newest last; click or arrows select (detail below), Enter reveals the object"><div id="spacer"></div></div>
+<div id="detail" role="region" aria-label="Entry detail" hidden>
+  <div id="detail-head">
+    <span id="detail-title"></span>
+    <button id="detail-timeline" type="button">Show Timeline</button>
+    <button id="detail-reveal" type="button">Reveal in Resources</button>
+    <button id="detail-close" type="button" aria-label="Close the detail pane" title="Close">✕</button>
+  </div>
+  <div id="detail-body"></div>
+</div>
 <script nonce="${nonce}" src="${scriptUri.toString()}"></script>
 </body>
 </html>`;

@@ -3,7 +3,7 @@
  * level, the key to filter on and the object to reveal). Pure (no `vscode`),
  * unit-tested in test/unit/host-free/webview/journalView.test.ts.
  */
-import type { JournalEntry } from '../../core/journal/journal.ts';
+import type { ControlEntry, JournalEntry } from '../../core/journal/journal.ts';
 import { JOURNAL_ENTRY_KINDS } from '../../core/journal/journal.ts';
 import type { LogEntryView, LogFilter, LogLevelView } from '../../shared/protocol.ts';
 import { matchesFilter, normalizeFilter } from '../../shared/protocol.ts';
@@ -62,10 +62,23 @@ function summaryOf(e: JournalEntry): { summary: string; detail?: string } {
     }
     case 'warning':
       return { summary: `${e.code}: ${e.message}`, ...(e.details ? { detail: JSON.stringify(e.details) } : {}) };
-    case 'control':
-      return { summary: `${e.action}${e.detail ? `: ${e.detail}` : ''}` };
+    case 'control': {
+      const name = USER_ACTION_NAMES[e.action];
+      return { summary: name ? `${name} (your action)${e.detail ? `: ${e.detail}` : ''}` : `${e.action}${e.detail ? `: ${e.detail}` : ''}` };
+    }
   }
 }
+
+/** The names people know the actions by (the commands' titles), for entries of a person's actions. */
+export const USER_ACTION_NAMES: Partial<Record<ControlEntry['action'], string>> = {
+  step: 'Step Reconcile',
+  reconcileNow: 'Reconcile Now',
+  resetBackoff: 'Reset Backoff',
+  enqueue: 'Enqueue',
+  stripFinalizers: 'Strip Finalizers',
+  delete: 'Delete',
+  dryRun: 'Dry-Run Reconcile',
+};
 
 /**
  * One row per entry. `primaryResource` ("plural.group") names the object of

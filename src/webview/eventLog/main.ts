@@ -9,6 +9,7 @@
  * once per animation frame and touches only the visible rows.
  */
 import {
+  type EntryDetailView,
   type EventLogViewState,
   type HostToWebview,
   type LogEntryView,
@@ -48,6 +49,13 @@ const connectionLine = el<HTMLElement>('connection');
 const noticeLine = el<HTMLElement>('notice');
 const list = el<HTMLElement>('list');
 const spacer = el<HTMLElement>('spacer');
+const timelineButton = el<HTMLButtonElement>('timeline');
+const detailPane = el<HTMLElement>('detail');
+const detailTitle = el<HTMLElement>('detail-title');
+const detailBody = el<HTMLElement>('detail-body');
+const detailTimeline = el<HTMLButtonElement>('detail-timeline');
+const detailReveal = el<HTMLButtonElement>('detail-reveal');
+const detailClose = el<HTMLButtonElement>('detail-close');
 
 const saved = vscode.getState() as Partial<EventLogViewState> | undefined;
 let state: EventLogViewState = {
@@ -91,9 +99,11 @@ function makeRow(): Row {
   root.addEventListener('click', () => {
     const entry = buffer.visibleAt(row.index);
     if (!entry) return;
-    selectedSeq = entry.seq;
-    scheduleRender();
-    reveal(entry);
+    select(entry.seq);
+  });
+  root.addEventListener('dblclick', () => {
+    const entry = buffer.visibleAt(row.index);
+    if (entry) reveal(entry);
   });
   list.appendChild(root);
   return row;
@@ -206,6 +216,160 @@ function setPaused(paused: boolean): void {
   scheduleRender();
 }
 
+// ---- detail pane -----------------------------------------------------------------------------------------------
+
+/** The entry whose detail is shown (or asked for). */
+let detail: EntryDetailView | undefined;
+
+/** Selects `seq`, asks the host for its detail and scrolls it into view. */
+function select(seq: number): void {
+  selectedSeq = seq;
+  post({ type: 'select', seq });
+  scheduleRender();
+}
+
+function indexOfSeq(seq: number): number {
+  // Visible entries are ordered by seq: binary search.
+  let lo = 0;
+  let hi = buffer.visibleCount;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (buffer.visibleAt(mid)!.seq < seq) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo < buffer.visibleCount && buffer.visibleAt(lo)!.seq === seq ? lo : -1;
+}
+
+function scrollToSeq(seq: number): void {
+  let i = indexOfSeq(seq);
+  if (i < 0 && (state.filter.key || state.filter.text || state.filter.kinds?.length)) {
+    // Selected from outside (the Timeline) but hidden by the filter: show everything.
+    keyInput.value = '';
+    textInput.value = '';
+    kindSelect.value = '';
+    applyFilter({});
+    i = indexOfSeq(seq);
+  }
+  if (i < 0) return;
+  state = { ...state, follow: false };
+  followBox.checked = false;
+  spacer.style.height = `${buffer.visibleCount * ROW_HEIGHT}px`;
+  const top = i * ROW_HEIGHT;
+  if (top < list.scrollTop || top + ROW_HEIGHT > list.scrollTop + list.clientHeight) list.scrollTop = Math.max(0, top - list.clientHeight / 2);
+}
+
+function section(title: string): HTMLElement {
+  const h = document.createElement('div');
+  h.className = 'detail-section';
+  h.textContent = title;
+  detailBody.appendChild(h);
+  return h;
+}
+
+function pre(text: string, cls = ''): HTMLElement {
+  const p = document.createElement('pre');
+  p.className = `detail-pre ${cls}`;
+  p.textContent = text;
+  detailBody.appendChild(p);
+  return p;
+}
+
+/** A unified diff with each line coloured by its first character (textContent only). */
+function diffBlock(diff: string): void {
+  const p = document.createElement('pre');
+  p.className = 'detail-pre diff';
+  for (const line of diff.split('\n')) {
+    const span = document.createElement('span');
+    span.className = line.startsWith('+') && !line.startsWith('+++') ? 'add' : line.startsWith('-') && !line.startsWith('---') ? 'del' : line.startsWith('@@') ? 'hunk' : '';
+    span.textContent = `${line}\n`;
+    p.appendChild(span);
+  }
+  detailBody.appendChild(p);
+}
+
+function renderDetail(): void {
+  detailPane.hidden = !detail;
+  detailBody.replaceChildren();
+  if (!detail) return;
+  const d = detail;
+  detailTitle.textContent = d.title;
+  detailTitle.title = d.title;
+  detailPane.className = `level-${d.level}`;
+  detailTimeline.hidden = !d.key;
+  detailReveal.hidden = !d.key;
+  const table = document.createElement('dl');
+  table.className = 'detail-fields';
+  for (const f of d.fields) {
+    const dt = document.createElement('dt');
+    dt.textContent = f.label;
+    const dd = document.createElement('dd');
+    dd.textContent = f.value;
+    table.append(dt, dd);
+  }
+  detailBody.appendChild(table);
+  if (d.message) {
+    section('Message');
+    pre(d.message, 'message');
+  }
+  if (d.cause?.length) {
+    section('Cause');
+    const ul = document.createElement('ul');
+    for (const c of d.cause) {
+      const li = document.createElement('li');
+      li.textContent = c;
+      ul.appendChild(li);
+    }
+    detailBody.appendChild(ul);
+  }
+  if (d.patch !== undefined) {
+    section(`Patch body${d.patchType ? ` (${d.patchType})` : ''}`);
+    pre(d.patch, 'patch');
+  }
+  if (d.diff !== undefined) {
+    section('Object before → after');
+    if (d.diff) diffBlock(d.diff);
+    else pre('(no change)');
+  }
+  if (d.diffNote) {
+    section('Object before → after');
+    pre(d.diffNote, 'note');
+  }
+  if (d.reconcile) {
+    section(d.reconcile.label);
+    const ul = document.createElement('ul');
+    ul.className = 'related';
+    for (const r of d.reconcile.entries) {
+      const li = document.createElement('li');
+      const a = document.createElement('button');
+      a.type = 'button';
+      a.className = r.seq === d.seq ? 'related-entry current' : 'related-entry';
+      a.textContent = `${formatTime(r.time)}  ${r.kind}  ${r.summary}`;
+      a.addEventListener('click', () => {
+        select(r.seq);
+        scrollToSeq(r.seq);
+      });
+      li.appendChild(a);
+      ul.appendChild(li);
+    }
+    detailBody.appendChild(ul);
+  }
+}
+
+detailClose.addEventListener('click', () => {
+  detail = undefined;
+  renderDetail();
+});
+detailReveal.addEventListener('click', () => {
+  if (detail?.key) post({ type: 'reveal', key: detail.key, ...(detail.resource ? { resource: detail.resource } : {}) });
+});
+detailTimeline.addEventListener('click', () => {
+  if (detail?.key) post({ type: 'showTimeline', key: detail.key, seq: detail.seq });
+});
+timelineButton.addEventListener('click', () => {
+  const key = keyInput.value.trim();
+  post({ type: 'showTimeline', ...(key ? { key } : {}) });
+});
+
 function reveal(entry: LogEntryView): void {
   if (entry.key) post({ type: 'reveal', key: entry.key, ...(entry.resource ? { resource: entry.resource } : {}) });
 }
@@ -245,6 +409,8 @@ function onHostMessage(msg: HostToWebview): void {
       pending = [];
       droppedByHost = 0;
       selectedSeq = undefined;
+      detail = undefined;
+      renderDetail();
       scheduleRender();
       return;
     case 'connection':
@@ -252,6 +418,16 @@ function onHostMessage(msg: HostToWebview): void {
       return;
     case 'notice':
       noticeLine.textContent = msg.text;
+      return;
+    case 'detail':
+      if (msg.seq !== selectedSeq) return; // an older answer
+      detail = msg.detail;
+      if (!detail) noticeLine.textContent = `Entry #${msg.seq} is no longer in the journal.`;
+      renderDetail();
+      return;
+    case 'select':
+      select(msg.seq);
+      scrollToSeq(msg.seq);
       return;
   }
 }
@@ -309,7 +485,7 @@ list.addEventListener('keydown', (ev: KeyboardEvent) => {
   }
   if (ev.key === 'ArrowDown' || ev.key === 'ArrowUp') {
     index = ev.key === 'ArrowDown' ? Math.min(count - 1, index + 1) : Math.max(0, index < 0 ? count - 1 : index - 1);
-    selectedSeq = buffer.visibleAt(index)!.seq;
+    select(buffer.visibleAt(index)!.seq);
     const top = index * ROW_HEIGHT;
     if (top < list.scrollTop) list.scrollTop = top;
     else if (top + ROW_HEIGHT > list.scrollTop + list.clientHeight) list.scrollTop = top + ROW_HEIGHT - list.clientHeight;

@@ -1,0 +1,169 @@
+/**
+ * The Event Log's detail pane for one journal entry: the whole message, the
+ * cause, the patch body and the object's diff before → after for a write, and
+ * the reconcile the entry belongs to with its other entries. Pure (no
+ * `vscode`), unit-tested in test/unit/host-free/webview/entryDetail.test.ts.
+ *
+ * Everything returned is plain text; Secret values are masked in patches and
+ * diffs. Long texts are cut at {@link MAX_TEXT} characters (the pane says so).
+ */
+import { yamlDiff } from '../../core/actions/objectDiff.ts';
+import type { Journal, JournalEntry } from '../../core/journal/journal.ts';
+import { REDACTED } from '../../core/k8s/redact.ts';
+import type { DetailField, EntryDetailView } from '../../shared/protocol.ts';
+import { formatDuration } from '../views/format.ts';
+import { outcomeSummary, priorityLabel, reasonSummary } from '../views/presentation.ts';
+import { resourceIdFromGvrString, toLogEntryView, USER_ACTION_NAMES } from './journalView.ts';
+
+/** Longest patch, diff or message text sent to the pane. */
+export const MAX_TEXT = 100_000;
+/** At most this many entries of the reconcile are listed. */
+const MAX_RELATED = 200;
+
+/** What the builder reads from the journal. */
+export type DetailSource = Pick<Journal, 'get' | 'writeDetail' | 'reconcileOf'>;
+
+function cut(text: string): string {
+  return text.length > MAX_TEXT ? `${text.slice(0, MAX_TEXT)}\n… (${(text.length - MAX_TEXT).toLocaleString('en-US')} more characters not shown)` : text;
+}
+
+/**
+ * A copy of a Secret (or anything with `kind: Secret`) whose data and stringData values are replaced with
+ * {@link REDACTED}; other values are returned as they are.
+ */
+export function maskSecret(obj: unknown): unknown {
+  if (!obj || typeof obj !== 'object' || (obj as { kind?: unknown }).kind !== 'Secret') return obj;
+  const o = { ...(obj as Record<string, unknown>) };
+  for (const field of ['data', 'stringData']) {
+    const v = o[field];
+    if (v && typeof v === 'object') o[field] = Object.fromEntries(Object.keys(v).map((k) => [k, REDACTED]));
+  }
+  return o;
+}
+
+function iso(ms: number): string {
+  return new Date(ms).toISOString();
+}
+
+function field(label: string, value: string | number | undefined): DetailField[] {
+  return value === undefined || value === '' ? [] : [{ label, value: String(value) }];
+}
+
+function fieldsOf(e: JournalEntry): DetailField[] {
+  const f: DetailField[] = [...field('Time', iso(e.at)), ...field('Entry', `#${e.seq} · ${e.kind}`), ...field('Key', e.key), ...field('Controller', e.controller)];
+  switch (e.kind) {
+    case 'informer':
+      f.push(
+        ...field('Event', `${e.initial ? 'initial ' : ''}${e.event}`),
+        ...field('Object', `${resourceIdFromGvrString(e.resource)} ${e.objectKey}`),
+        ...field('Source', e.role),
+        ...field('resourceVersion', e.resourceVersion),
+        ...field('generation', e.generation),
+        ...field('Enqueued', e.enqueued.join(', ') || 'nothing'),
+        ...field('Filtered by', e.filteredBy),
+      );
+      break;
+    case 'queue':
+      f.push(...field('Transition', e.transition), ...field('Waits for', e.waitKind), ...field('Due', e.dueAt !== undefined ? `${iso(e.dueAt)} (after ${formatDuration(e.dueAt - e.at)})` : undefined), ...field('Priority', e.priority !== undefined ? priorityLabel(e.priority) : undefined));
+      break;
+    case 'reconcileStart':
+      f.push(...field('Reconcile', `#${e.attempt}`), ...field('Run by', e.via === 'step' ? 'a step' : 'a worker'), ...field('generation', e.generation), ...field('Priority', e.priority !== undefined ? priorityLabel(e.priority) : undefined));
+      break;
+    case 'reconcileEnd':
+      f.push(...field('Outcome', outcomeSummary(e.outcome, e.durationMs)), ...field('Duration', formatDuration(e.durationMs)));
+      if ((e.outcome.kind === 'error' || e.outcome.kind === 'requeue') && e.outcome.retryAt !== undefined) f.push(...field('Retry at', iso(e.outcome.retryAt)));
+      if (e.outcome.kind === 'error' && e.outcome.failures !== undefined) f.push(...field('Failures in a row', e.outcome.failures));
+      break;
+    case 'write':
+      f.push(
+        ...field('Verb', e.verb),
+        ...field('Object', `${resourceIdFromGvrString(e.resource)} ${e.objectKey}${e.subresource ? `/${e.subresource}` : ''}`),
+        ...field('resourceVersion', e.resourceVersionBefore || e.resourceVersionAfter ? `${e.resourceVersionBefore ?? '∅'} → ${e.resourceVersionAfter ?? '∅'}` : undefined),
+        ...field('Dry run', e.dryRun ? 'yes: sent with dryRun=All, nothing was stored' : undefined),
+        ...field('Made by', e.controller === 'reconcile-lab' ? 'you, through Reconcile Lab' : undefined),
+      );
+      break;
+    case 'warning':
+      f.push(...field('Code', e.code));
+      break;
+    case 'control': {
+      const name = USER_ACTION_NAMES[e.action];
+      f.push(...field('Action', name ?? e.action), ...field('By', name ? 'you' : undefined));
+      break;
+    }
+  }
+  return f;
+}
+
+function messageOf(e: JournalEntry): string | undefined {
+  switch (e.kind) {
+    case 'reconcileEnd':
+      return 'message' in e.outcome ? e.outcome.message : 'reason' in e.outcome && e.outcome.reason ? e.outcome.reason : undefined;
+    case 'write':
+      return e.error;
+    case 'warning':
+      return e.details ? `${e.message}\n\n${JSON.stringify(e.details, null, 2)}` : e.message;
+    case 'control':
+      return e.detail;
+    default:
+      return undefined;
+  }
+}
+
+/** The detail of entry `seq`, or undefined when the journal no longer holds it. */
+export function entryDetail(journal: DetailSource, seq: number, primaryResource: string | undefined): EntryDetailView | undefined {
+  const e = journal.get(seq);
+  if (!e) return undefined;
+  const row = toLogEntryView(e, primaryResource);
+  const span = journal.reconcileOf(seq);
+  const message = messageOf(e);
+  let cause: string[] | undefined;
+  if (e.kind === 'informer') cause = [e.filteredBy ? `dropped by the predicate ${e.filteredBy}` : e.enqueued.length ? `enqueued ${e.enqueued.join(', ')}` : 'enqueued nothing'];
+  else if (span && span.start.kind === 'reconcileStart') {
+    const start = span.start;
+    cause = start.triggers.length ? start.triggers.map((t) => reasonSummary(t, start.at)) : ['no recorded trigger'];
+  }
+  const detail: {
+    -readonly [K in keyof EntryDetailView]: EntryDetailView[K];
+  } = {
+    seq: e.seq,
+    time: e.at,
+    kind: e.kind,
+    level: row.level,
+    ...(row.key !== undefined ? { key: row.key } : {}),
+    ...(row.resource !== undefined ? { resource: row.resource } : {}),
+    title: row.summary,
+    fields: fieldsOf(e),
+    ...(message ? { message: cut(message) } : {}),
+    ...(cause ? { cause } : {}),
+  };
+  if (e.kind === 'write') {
+    const w = journal.writeDetail(seq);
+    if (!w) detail.diffNote = 'The patch body and the objects before and after are kept for the newest writes only (or were not recorded by this controller).';
+    else {
+      if (w.patch !== undefined) {
+        detail.patch = cut(typeof w.patch === 'string' ? w.patch : JSON.stringify(maskSecret(w.patch), null, 2));
+        if (w.patchType) detail.patchType = w.patchType;
+      }
+      if (!e.error) {
+        const label = `${resourceIdFromGvrString(e.resource)}/${e.objectKey}${e.subresource ? `/${e.subresource}` : ''}`;
+        const after = e.verb === 'delete' && !(w.after as { metadata?: { deletionTimestamp?: string } } | undefined)?.metadata?.deletionTimestamp ? undefined : w.after;
+        detail.diff = cut(yamlDiff(label, maskSecret(w.before), maskSecret(after), { volatile: true, beforeName: 'before', afterName: e.dryRun ? 'after (dry run, not stored)' : 'after' }));
+      }
+    }
+  }
+  if (span) {
+    const end = span.end;
+    const start = span.start;
+    const attempt = start.kind === 'reconcileStart' ? ` #${start.attempt}` : '';
+    const how = end && end.kind === 'reconcileEnd' ? outcomeSummary(end.outcome, end.durationMs) : 'still running';
+    detail.reconcile = {
+      label: `Reconcile${attempt} of ${start.key ?? ''}: ${how}`,
+      entries: span.entries.slice(0, MAX_RELATED).map((x) => {
+        const v = toLogEntryView(x, primaryResource);
+        return { seq: x.seq, time: x.at, kind: x.kind, summary: v.summary };
+      }),
+    };
+  }
+  return detail;
+}

@@ -1,0 +1,103 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { FakeClock } from '../../../fakes/fakeClock.ts';
+import { createJournal } from '../../../../src/core/journal/journal.ts';
+import { entryDetail, maskSecret } from '../../../../src/host/webview/entryDetail.ts';
+import { toLogEntryView } from '../../../../src/host/webview/journalView.ts';
+
+const PRIMARY = 'widgets.lab.reconcile.dev';
+const CM = { group: '', version: 'v1', resource: 'configmaps' };
+
+function scenario() {
+  const clock = new FakeClock();
+  const j = createJournal({ clock, delivery: 'sync' });
+  const ev = j.append({ kind: 'informer', controller: 'widgets', resource: 'widgets.v1alpha1.lab.reconcile.dev', role: 'primary', event: 'update', objectKey: 'ns/w1', resourceVersion: '7', enqueued: ['ns/w1'] });
+  clock.step(2);
+  const start = j.append({
+    kind: 'reconcileStart', controller: 'widgets', key: 'ns/w1', attempt: 2, via: 'worker',
+    triggers: [{ kind: 'informer', event: 'update', resource: 'widgets.v1alpha1.lab.reconcile.dev', objectKey: 'ns/w1', resourceVersion: '7', at: clock.now() - 2 }],
+  });
+  clock.step(3);
+  const write = j.recordWrite({
+    verb: 'patch', gvr: CM, namespace: 'ns', name: 'w1-config', controller: 'widgets', key: 'ns/w1', dryRun: false, resourceVersionBefore: '8', resourceVersionAfter: '9',
+    detail: {
+      patchType: 'merge', patch: { data: { color: 'purple' } },
+      before: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'w1-config', namespace: 'ns', resourceVersion: '8' }, data: { color: 'blue' } },
+      after: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'w1-config', namespace: 'ns', resourceVersion: '9' }, data: { color: 'purple' } },
+    },
+  });
+  clock.step(1);
+  const end = j.append({ kind: 'reconcileEnd', controller: 'widgets', key: 'ns/w1', outcome: { kind: 'error', message: 'status update failed:\nline two of the error', retryAt: clock.now() + 10, failures: 1 }, durationMs: 4 });
+  const action = j.append({ kind: 'control', action: 'resetBackoff', controller: 'widgets', key: 'ns/w1' });
+  const strip = j.append({ kind: 'control', action: 'stripFinalizers', controller: 'reconcile-lab', key: 'ns/w1', detail: 'legacy.example.com/x' });
+  return { j, ev, start, write, end, action, strip };
+}
+
+describe('entryDetail', () => {
+  it('a write shows its patch body, the object diff before → after, the cause and its reconcile', () => {
+    const { j, start, write, end } = scenario();
+    const d = entryDetail(j, write.seq, PRIMARY)!;
+    assert.equal(d.seq, write.seq);
+    assert.equal(d.patchType, 'merge');
+    assert.deepEqual(JSON.parse(d.patch!), { data: { color: 'purple' } });
+    assert.match(d.diff!, /^-\s+color: blue$/m);
+    assert.match(d.diff!, /^\+\s+color: purple$/m);
+    assert.doesNotMatch(d.diff!, /resourceVersion/, 'volatile fields are not part of the diff');
+    assert.equal(d.cause?.length, 1, 'the triggers of its reconcile');
+    assert.match(d.cause[0]!, /update/);
+    assert.ok(d.reconcile, 'the reconcile it belongs to');
+    assert.match(d.reconcile.label, /Reconcile #2 of ns\/w1/);
+    assert.deepEqual(d.reconcile.entries.map((e) => e.seq), [start.seq, write.seq, end.seq]);
+    assert.ok(d.fields.some((f) => f.label === 'resourceVersion' && f.value === '8 → 9'));
+  });
+
+  it('a reconcile end carries the whole multi-line message; its reconcile lists the same entries', () => {
+    const { j, start, end } = scenario();
+    const d = entryDetail(j, end.seq, PRIMARY)!;
+    assert.equal(d.message, 'status update failed:\nline two of the error');
+    assert.equal(d.level, 'error');
+    assert.equal(d.reconcile?.entries[0]?.seq, start.seq);
+    assert.ok(d.fields.some((f) => f.label === 'Failures in a row' && f.value === '1'));
+  });
+
+  it('an informer event says what it enqueued and belongs to no reconcile', () => {
+    const { j, ev } = scenario();
+    const d = entryDetail(j, ev.seq, PRIMARY)!;
+    assert.deepEqual(d.cause, ['enqueued ns/w1']);
+    assert.equal(d.reconcile, undefined);
+    assert.equal(d.diff, undefined);
+  });
+
+  it('a person\'s actions are named entries', () => {
+    const { j, action, strip } = scenario();
+    assert.match(toLogEntryView(j.get(action.seq)!, PRIMARY).summary, /\] Reset Backoff \(your action\)$/);
+    const d = entryDetail(j, strip.seq, PRIMARY)!;
+    assert.match(d.title, /Strip Finalizers \(your action\): legacy\.example\.com\/x/);
+    assert.ok(d.fields.some((f) => f.label === 'By' && f.value === 'you'));
+  });
+
+  it('a write whose details are gone says so; an entry no longer held is undefined', () => {
+    const clock = new FakeClock();
+    const j = createJournal({ clock, capacity: 3, detailCapacity: 1 });
+    const a = j.recordWrite({ verb: 'create', gvr: CM, namespace: 'ns', name: 'a', dryRun: true, detail: { after: { kind: 'ConfigMap', metadata: { name: 'a' } } } });
+    const b = j.recordWrite({ verb: 'create', gvr: CM, namespace: 'ns', name: 'b', dryRun: true, detail: { after: { kind: 'ConfigMap', metadata: { name: 'b' } } } });
+    assert.match(entryDetail(j, a.seq, PRIMARY)!.diffNote!, /newest writes only/);
+    const db = entryDetail(j, b.seq, PRIMARY)!;
+    assert.match(db.diff!, /^\+\s+name: b$/m, 'a create diffs from nothing');
+    assert.ok(db.fields.some((f) => f.label === 'Dry run'));
+    for (let i = 0; i < 3; i++) j.append({ kind: 'warning', code: 'x', message: 'm' });
+    assert.equal(entryDetail(j, a.seq, PRIMARY), undefined);
+  });
+
+  it('Secret values are masked in patches and diffs', () => {
+    assert.deepEqual(maskSecret({ kind: 'Secret', data: { password: 'c2VjcmV0' }, stringData: { token: 't' } }), { kind: 'Secret', data: { password: '[redacted]' }, stringData: { token: '[redacted]' } });
+    const clock = new FakeClock();
+    const j = createJournal({ clock });
+    const w = j.recordWrite({
+      verb: 'update', gvr: { group: '', version: 'v1', resource: 'secrets' }, namespace: 'ns', name: 's', dryRun: false,
+      detail: { before: { kind: 'Secret', metadata: { name: 's' }, data: { password: 'b2xk' } }, after: { kind: 'Secret', metadata: { name: 's' }, data: { password: 'bmV3' } } },
+    });
+    const d = entryDetail(j, w.seq, PRIMARY)!;
+    assert.doesNotMatch(d.diff ?? '', /b2xk|bmV3/);
+  });
+});
