@@ -34,6 +34,11 @@ const configs = [
     sourcemap: production ? false : 'linked', minify: production,
     entryPoints: ['src/webview/eventLog/main.ts'], outfile: 'dist/webview/eventLog.js',
   },
+  {
+    bundle: true, platform: 'browser', format: 'iife', target: 'es2022', absWorkingDir: root, logLevel: 'warning',
+    sourcemap: production ? false : 'linked', minify: production,
+    entryPoints: ['src/webview/checks/main.ts'], outfile: 'dist/webview/checks.js',
+  },
 ].filter((c) => existsSync(resolve(root, c.entryPoints[0])));
 
 if (watch) {

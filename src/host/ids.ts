@@ -33,6 +33,8 @@ export const CommandIds = {
   stopController: 'reconcileLab.stopController',
   deleteObject: 'reconcileLab.deleteObject',
   selectController: 'reconcileLab.selectController',
+  runChecks: 'reconcileLab.runChecks',
+  showChecks: 'reconcileLab.showChecks',
 } as const;
 export type CommandId = (typeof CommandIds)[keyof typeof CommandIds];
 
@@ -42,6 +44,7 @@ export const ViewIds = {
   resources: 'reconcileLab.resources',
   queue: 'reconcileLab.queue',
   eventLogPanel: 'reconcileLab.eventLog',
+  checksPanel: 'reconcileLab.checks',
 } as const;
 
 /** Context keys used in `when` clauses. */

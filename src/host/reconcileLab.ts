@@ -26,6 +26,7 @@ import { selectedKeyOf, stepTargetOf, stepTargetText, type SelectableNode, type 
 import { Ticker } from './views/ticker.ts';
 import { EVENT_LOG_KINDS, exportJsonLines, toLogEntryView } from './webview/journalView.ts';
 import { entryDetail } from './webview/entryDetail.ts';
+import { ChecksUi } from './checks/checksUi.ts';
 
 /** What a connect asks for; every field is optional (defaults: the settings). */
 export interface ConnectRequest {
@@ -68,6 +69,8 @@ export class ReconcileLab implements vscode.Disposable {
   readonly extensionUri: vscode.Uri;
   /** The developer's Go controllers (Run Controller…, Debug with Reconcile Lab) and their bridge. */
   readonly go: GoControllers;
+  /** Run Robustness Checks… and its results view. */
+  readonly checks: ChecksUi;
   /** Where the kubeconfig chosen with "Choose a Kubeconfig File…" is kept across window reloads. */
   private readonly memento: vscode.Memento;
 
@@ -141,6 +144,7 @@ export class ReconcileLab implements vscode.Disposable {
     );
     this.store.add(toDisposable(() => this.connection.dispose()));
     this.go = this.store.add(new GoControllers(this));
+    this.checks = this.store.add(new ChecksUi(this));
     this.store.add(this.sessionEmitter);
     this.setDisconnectedState();
   }

@@ -127,3 +127,24 @@ export function viewMessage(text: string | undefined): string | undefined {
   record('viewMessage', t);
   return t;
 }
+
+/**
+ * An input box whose title, prompt and placeholder are made inert; `validate` returns a message (made inert) or
+ * undefined. Resolves to the text entered, or undefined when dismissed.
+ */
+export function input(options: { title: string; prompt: string; placeHolder?: string; validate?: (value: string) => string | undefined }): Thenable<string | undefined> {
+  const title = inert(options.title);
+  const prompt = inert(options.prompt);
+  record('quickPick', title, prompt);
+  const validate = options.validate;
+  return vscode.window.showInputBox({
+    title,
+    prompt,
+    ignoreFocusOut: true,
+    ...(options.placeHolder !== undefined ? { placeHolder: inert(options.placeHolder) } : {}),
+    ...(validate ? { validateInput: (v: string) => {
+      const m = validate(v);
+      return m === undefined ? undefined : inert(m);
+    } } : {}),
+  });
+}

@@ -8,6 +8,7 @@ import { pauseLoop, reconcileNow, resetBackoff, resumeLoop, startLoop, stepRecon
 import { deleteObject, dryRunReconcileCommand, inspectCache, openYaml, revealObject, stripFinalizers } from './objectCommands.ts';
 import { exportReport, showEventLog, showOutput } from './reportCommands.ts';
 import { runController, selectController, stopController } from './goControllerCommands.ts';
+import { runChecksCommand, showChecks } from './checkCommands.ts';
 
 type Handler = (lab: ReconcileLab, arg: unknown) => Promise<CommandResult> | CommandResult;
 
@@ -37,6 +38,8 @@ export const commandTable: Record<CommandId, Handler> = {
   [CommandIds.stopController]: stopController,
   [CommandIds.deleteObject]: deleteObject,
   [CommandIds.selectController]: selectController,
+  [CommandIds.runChecks]: runChecksCommand,
+  [CommandIds.showChecks]: showChecks,
 };
 
 /** Titles for error notifications ("Dry-Run Reconcile failed: …"). */

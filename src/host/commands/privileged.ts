@@ -3,7 +3,7 @@
  * modal before removing finalizers), `kubeconfig` / `context` and the setting overrides of `connect` (a
  * kubeconfig can run exec credential plugins; a reconciler command runs code), `path` and `dryRun: false` of
  * `exportReport` (a file written anywhere; a live pass that writes to the cluster), `exportTo` of `showEventLog`,
- * `force` of `stepReconcile` (runs a key before its backoff without asking), `resources` / `namespaces` of the
+ * `force` of `stepReconcile` (runs a key before its backoff without asking), `confirmCluster` of `runChecks` (checks on a cluster that is not the local control plane without typing its name), `resources` / `namespaces` of the
  * Choose… commands (workspace settings written without the picker), `command` / `args` / `env` / `cwd` of
  * `runController` (a program to run) — are honoured only when the argument also
  * carries the **argument token** of this activation.

@@ -31,6 +31,7 @@ import type { Settings } from '../settings.ts';
 import { resourceIdOf, type ViewChange, type ViewModel, type WatchedResourceView } from '../views/viewModel.ts';
 import { splitCommandLine } from '../../core/reconcilers/commandLine.ts';
 import { ConvergenceTracker, type KeyConvergence } from '../../core/checks/convergence.ts';
+import type { CheckReconcilerSpec } from '../../core/checks/types.ts';
 
 const CRD_GVR: GroupVersionResource = { group: 'apiextensions.k8s.io', version: 'v1', resource: 'customresourcedefinitions' };
 const NAMESPACES_GVR: GroupVersionResource = { group: '', version: 'v1', resource: 'namespaces' };
@@ -55,6 +56,14 @@ export interface SessionOptions {
   /** Something this session owns and stops when it closes (the local control plane it connects to). */
   owned?: { readonly description: string; stop(): Promise<void> };
   signal?: AbortSignal;
+}
+
+/** How to make a fresh reconciler like the loop's (for the robustness checks, which restart it), and what it is. */
+export interface ReconcilerRecipe {
+  readonly spec: CheckReconcilerSpec;
+  /** The setting's text for people and reproduce lines: "lab", "exec:./r.sh", "module:samples/x.ts". */
+  readonly flag: string;
+  create(): Reconciler;
 }
 
 /** Why the loop is not available, for the person: what to do about it. */
@@ -105,6 +114,8 @@ export class Session implements ViewModel, Disposable {
   /** The built-in loop's controller (undefined when no loop could be built here). */
   readonly builtInController: Controller | undefined;
   readonly reconciler: Reconciler | undefined;
+  /** Makes fresh reconcilers like {@link reconciler} (undefined when no loop could be built). */
+  readonly reconcilerRecipe: ReconcilerRecipe | undefined;
   readonly loopProblem: LoopProblem | undefined;
   readonly primaryResource: string | undefined;
   readonly primaryInfo: ResourceInfo | undefined;
@@ -144,6 +155,7 @@ export class Session implements ViewModel, Disposable {
     factory: InformerFactory;
     controller: Controller | undefined;
     reconciler: (Reconciler & Partial<Disposable>) | undefined;
+    recipe: ReconcilerRecipe | undefined;
     loopProblem: LoopProblem | undefined;
     primary: Watched | undefined;
     ownFinalizers: string[];
@@ -167,6 +179,7 @@ export class Session implements ViewModel, Disposable {
     this.namespaceFilter = parts.namespaceFilter;
     this.builtInController = parts.controller;
     this.reconciler = parts.reconciler;
+    this.reconcilerRecipe = parts.recipe;
     this.loopProblem = parts.loopProblem;
     this.primaryResource = parts.primary?.id;
     this.primaryInfo = parts.primary?.info;
@@ -266,6 +279,7 @@ export class Session implements ViewModel, Disposable {
       const settings = o.settings;
       let loopProblem: LoopProblem | undefined;
       let reconciler: (Reconciler & Partial<Disposable>) | undefined;
+      let recipe: ReconcilerRecipe | undefined;
       /** What a module reconciler exports besides reconcile(): predicates and controller options. */
       let moduleConfig: ModuleControllerConfig | undefined;
       let modulePath: string | undefined;
@@ -299,20 +313,23 @@ export class Session implements ViewModel, Disposable {
         try {
           if (kind === 'lab') {
             reconciler = createLabReconciler({ clock: o.clock });
+            recipe = { spec: { kind: 'lab' }, flag: 'lab', create: () => createLabReconciler({ clock: o.clock }) };
             const cm = byId.get(resourceIdOf(CONFIGMAP_GVR));
             if (cm) ownedInfos.push(cm);
             ownFinalizers.push(LAB_FINALIZER);
           } else if (kind === 'exec') {
             const argv = splitCommandLine(settings['reconciler.command']);
             if (argv.length === 0) throw new Error('reconcileLab.reconciler.command is empty: set the program to run for each reconcile.');
-            reconciler = createExecReconciler({
+            const execOptions = {
               command: argv,
               ...(o.workspaceFolder ? { cwd: o.workspaceFolder } : {}),
               ...(o.kubeconfigPath ? { kubeconfigPath: o.kubeconfigPath } : {}),
               context: contextName,
               timeoutMs: Math.max(0, settings['reconciler.execTimeoutSeconds']) * 1000,
               clock: o.clock,
-            });
+            };
+            reconciler = createExecReconciler(execOptions);
+            recipe = { spec: { kind: 'exec', command: argv }, flag: `exec:${settings['reconciler.command'].trim()}`, create: () => createExecReconciler(execOptions) };
           } else {
             const p = settings['reconciler.modulePath'].trim();
             if (!p) throw new Error('reconcileLab.reconciler.modulePath is empty: set the module that exports reconcile(request, ctx).');
@@ -323,6 +340,7 @@ export class Session implements ViewModel, Disposable {
             });
             reconciler = moduleReconciler;
             modulePath = p;
+            recipe = { spec: { kind: 'module', path }, flag: `module:${p}`, create: () => createModuleReconciler({ path, log: log.child({ reconciler: 'module' }) }) };
             try {
               moduleConfig = await moduleReconciler.controllerConfig();
             } catch (e) {
@@ -341,6 +359,7 @@ export class Session implements ViewModel, Disposable {
           predicates.push(...(moduleConfig?.predicates ?? []));
         } catch (e) {
           loopProblem = { reason: 'config', message: (e as Error).message };
+          recipe = undefined;
         }
       }
       if (reconciler?.dispose) store.add(reconciler as Disposable);
@@ -414,6 +433,7 @@ export class Session implements ViewModel, Disposable {
         factory,
         controller,
         reconciler,
+        recipe,
         loopProblem,
         primary,
         ownFinalizers,

@@ -55,3 +55,42 @@ export function renderEventLogHtml(webview: vscode.Webview, nonce: string, scrip
 </body>
 </html>`;
 }
+
+/**
+ * The Robustness Checks results page: a fixed skeleton like the Event Log's (same CSP), filled by the script
+ * with `textContent` only.
+ */
+export function renderChecksHtml(webview: vscode.Webview, nonce: string, scriptUri: vscode.Uri, styleUri: vscode.Uri): string {
+  const csp = [
+    "default-src 'none'",
+    `style-src ${webview.cspSource}`,
+    `font-src ${webview.cspSource}`,
+    `img-src ${webview.cspSource}`,
+    `script-src 'nonce-${nonce}'`,
+  ].join('; ');
+  return `<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="UTF-8">
+<meta http-equiv="Content-Security-Policy" content="${csp}">
+<meta name="viewport" content="width=device-width, initial-scale=1.0">
+<link rel="stylesheet" href="${styleUri.toString()}">
+<title>Reconcile Lab Robustness Checks</title>
+</head>
+<body>
+<header>
+  <h1 id="title"></h1>
+  <div id="status" aria-live="polite"></div>
+  <div id="toolbar" role="toolbar" aria-label="Results">
+    <button id="export-md" type="button">Export Markdown…</button>
+    <button id="export-json" type="button">Export JSON…</button>
+    <button id="rerun" type="button">Run Again</button>
+    <span id="notice" role="status"></span>
+  </div>
+</header>
+<main id="results" aria-label="Results per check"></main>
+<section id="footer"></section>
+<script nonce="${nonce}" src="${scriptUri.toString()}"></script>
+</body>
+</html>`;
+}

@@ -1,0 +1,188 @@
+/**
+ * Maps robustness-check results (src/core/checks/types.ts) to the results view's model (src/shared/checksProtocol.ts):
+ * plain text the webview shows with `textContent`. Pure (no `vscode`), unit-tested in
+ * test/unit/host-free/webview/checksView.test.ts.
+ */
+import { CHECK_TITLES, type CheckKind, type CheckReport, type CheckResult, type CheckWrite, type Finding } from '../../core/checks/types.ts';
+import type { ObjectKey } from '../../core/k8s/keys.ts';
+import type { CheckResultView, ChecksJournalLine, ChecksViewModel, FindingView } from '../../shared/checksProtocol.ts';
+import { codeSpan, escapeMarkdown, fence } from '../../core/text/markdown.ts';
+import { formatDuration, plural } from '../views/format.ts';
+import { toLogEntryView } from './journalView.ts';
+
+/** What a run is about, for the title line. */
+export interface ChecksRunInfo {
+  readonly keys: readonly ObjectKey[];
+  readonly checks: readonly CheckKind[];
+  /** "lab reconciler", "module reconciler samples/buggy/x.ts". */
+  readonly reconciler: string;
+  /** "reconcile-lab (local)". */
+  readonly cluster: string;
+}
+
+function titleOf(run: ChecksRunInfo): string {
+  const what = run.keys.length === 1 ? run.keys[0]! : `${run.keys.length} keys`;
+  return `Robustness checks of ${what} · ${run.reconciler} · cluster ${run.cluster}`;
+}
+
+/** One write as a line: "create configmaps ns/x-config rv ∅→12 ok". */
+export function writeLine(w: CheckWrite): string {
+  const rv = w.resourceVersionBefore || w.resourceVersionAfter ? ` rv ${w.resourceVersionBefore || '∅'}→${w.resourceVersionAfter || '∅'}` : '';
+  return `${w.verb} ${w.resource} ${w.objectKey}${w.subresource ? `/${w.subresource}` : ''}${rv} ${w.outcome === 'ok' ? 'ok' : `failed: ${w.error ?? 'error'}`}`;
+}
+
+function findingView(f: Finding, primaryResource: string | undefined): FindingView {
+  const journal: ChecksJournalLine[] = f.journal.map((e) => {
+    const v = toLogEntryView(e, primaryResource);
+    return { time: v.time, kind: v.kind, level: v.level, ...(v.key !== undefined ? { key: v.key } : {}), summary: v.summary };
+  });
+  return {
+    id: f.id,
+    check: f.check,
+    checkTitle: CHECK_TITLES[f.check] ?? f.check,
+    severity: f.severity,
+    key: f.key,
+    title: f.title,
+    explanation: f.explanation,
+    perturbation: f.perturbation.description,
+    diff: f.diff,
+    writes: f.writes.map(writeLine),
+    writeDiffs: f.writes.map((w) => w.diff),
+    journal,
+    reproduce: f.reproduce,
+  };
+}
+
+function resultView(r: CheckResult, primaryResource: string | undefined): CheckResultView {
+  return {
+    check: r.check,
+    checkTitle: CHECK_TITLES[r.check] ?? r.check,
+    key: r.key,
+    status: r.status,
+    ...(r.message !== undefined ? { message: r.message } : {}),
+    durationMs: r.durationMs,
+    findings: r.findings.map((f) => findingView(f, primaryResource)),
+  };
+}
+
+/** The empty view (before the first run). */
+export function emptyChecksModel(): ChecksViewModel {
+  return {
+    phase: 'empty',
+    title: 'Robustness checks',
+    status: 'Run "Reconcile Lab: Run Robustness Checks…" on an object of the loop (or from the palette for every key).',
+    results: [],
+    notes: [],
+    masked: [],
+    canExport: false,
+    canRerun: false,
+  };
+}
+
+/**
+ * A run in progress: every (key, check) in run order, finished ones with their results, the running one marked,
+ * the rest pending. `step` is the harness's latest step message.
+ */
+export function runningChecksModel(run: ChecksRunInfo, finished: readonly CheckResult[], running: { key: ObjectKey; check: CheckKind } | undefined, step: string | undefined, primaryResource: string | undefined): ChecksViewModel {
+  const done = new Map(finished.map((r) => [`${r.key}|${r.check}`, r]));
+  const results: CheckResultView[] = [];
+  for (const key of run.keys) {
+    for (const check of run.checks) {
+      const r = done.get(`${key}|${check}`);
+      if (r) results.push(resultView(r, primaryResource));
+      else results.push({ check, checkTitle: CHECK_TITLES[check] ?? check, key, status: running && running.key === key && running.check === check ? 'running' : 'pending', findings: [] });
+    }
+  }
+  const total = run.keys.length * run.checks.length;
+  const findings = finished.reduce((n, r) => n + r.findings.length, 0);
+  return {
+    phase: 'running',
+    title: titleOf(run),
+    status: `Running: ${finished.length} of ${total} check(s) done, ${plural(findings, 'finding')} so far${step ? ` · ${step}` : ''}`,
+    results,
+    notes: [],
+    masked: [],
+    canExport: false,
+    canRerun: false,
+  };
+}
+
+/** A finished run. */
+export function reportChecksModel(run: ChecksRunInfo, report: CheckReport, primaryResource: string | undefined): ChecksViewModel {
+  const t = report.totals;
+  const verdict = t.findings === 0 ? (t.errors === 0 ? 'no findings' : 'no findings, but some checks could not run') : `${plural(t.findings, 'finding')}`;
+  const status = [
+    `${report.aborted ? 'Cancelled' : 'Finished'} in ${formatDuration(report.durationMs)}: ${verdict}`,
+    `${t.passed} passed, ${t.failed} failed, ${t.skipped} skipped, ${t.errors} error(s)`,
+    report.parts.length ? report.parts.map((p) => `${p.part} ${formatDuration(p.ms)}`).join(', ') : '',
+  ]
+    .filter(Boolean)
+    .join(' · ');
+  return {
+    phase: 'done',
+    title: titleOf(run),
+    status,
+    results: report.results.map((r) => resultView(r, primaryResource)),
+    notes: report.notes,
+    masked: report.masked.map((m) => `${m.path} (${m.reason === 'learned' ? 'differed between the two reference runs' : 'always volatile'})`),
+    canExport: true,
+    canRerun: true,
+  };
+}
+
+/** The reproduce line of a finding of `report`, by id (the webview's copy button names the finding). */
+export function reproduceOf(report: CheckReport | undefined, findingId: string): string | undefined {
+  return report?.findings.find((f) => f.id === findingId)?.reproduce;
+}
+
+/**
+ * The report as Markdown for the Export button: per key and check the status, and per finding its explanation,
+ * perturbation, diff, writes, journal and reproduce line. Cluster text is escaped (inline) or fenced (diffs,
+ * journals, commands), so nothing in it becomes a link, HTML or a heading.
+ */
+export function checksReportMarkdown(report: CheckReport, primaryResource: string | undefined): string {
+  const out: string[] = [];
+  const t = report.totals;
+  out.push(`# Robustness checks: ${escapeMarkdown(report.reconciler)} on ${escapeMarkdown(report.resource)}`, '');
+  out.push(`- Generated: ${escapeMarkdown(report.generatedAt)}`);
+  out.push(`- Cluster: ${escapeMarkdown(report.cluster.name)}${report.cluster.local ? ' (local control plane)' : ''}`);
+  out.push(`- Keys: ${report.keys.map((k) => codeSpan(k)).join(', ')}`);
+  out.push(`- Checks: ${report.checks.map((c) => escapeMarkdown(CHECK_TITLES[c] ?? c)).join(', ')}`);
+  out.push(`- Result: ${t.findings} finding(s); ${t.passed} passed, ${t.failed} failed, ${t.skipped} skipped, ${t.errors} error(s)${report.aborted ? ' (cancelled)' : ''}`);
+  out.push(`- Wall time: ${formatDuration(report.durationMs)}${report.parts.length ? ` (${report.parts.map((p) => `${escapeMarkdown(p.part)} ${formatDuration(p.ms)}`).join(', ')})` : ''}`, '');
+  out.push('| Key | Check | Status | Findings | Time | Note |', '|---|---|---|---|---|---|');
+  for (const r of report.results) {
+    out.push(`| ${codeSpan(r.key)} | ${escapeMarkdown(CHECK_TITLES[r.check] ?? r.check)} | ${r.status} | ${r.findings.length} | ${formatDuration(r.durationMs)} | ${escapeMarkdown(r.message ?? '')} |`);
+  }
+  for (const f of report.findings) {
+    const v = findingView(f, primaryResource);
+    out.push('', `## ${escapeMarkdown(v.checkTitle)} · ${escapeMarkdown(f.key)}: ${escapeMarkdown(f.title)}`, '');
+    out.push(`**${f.severity === 'error' ? 'Error' : 'Warning'}.** ${escapeMarkdown(f.explanation)}`, '');
+    out.push(`**Perturbation:** ${escapeMarkdown(v.perturbation)}`, '');
+    if (v.diff) out.push('**End state, reference → perturbed:**', '', fence('diff', v.diff), '');
+    if (v.writes.length) {
+      out.push('**Writes:**', '');
+      v.writes.forEach((w, i) => {
+        out.push(`- ${codeSpan(w)}`);
+        if (v.writeDiffs[i]) out.push('', fence('diff', v.writeDiffs[i]!), '');
+      });
+      out.push('');
+    }
+    if (v.journal.length) out.push('**Journal of the perturbed run:**', '', fence('text', v.journal.map((l) => `${new Date(l.time).toISOString()} ${l.kind.padEnd(14)} ${l.key ?? ''} ${l.summary}`).join('\n')), '');
+    out.push('**Reproduce:**', '', fence('sh', v.reproduce));
+  }
+  if (report.masked.length) {
+    out.push('', '## Masked fields', '');
+    for (const m of report.masked) out.push(`- ${codeSpan(m.path)}: ${m.reason === 'learned' ? 'differed between the two reference runs' : 'always volatile'}`);
+  }
+  if (report.notes.length) {
+    out.push('', '## Notes', '');
+    for (const n of report.notes) out.push(`- ${escapeMarkdown(n)}`);
+  }
+  return out.join('\n') + '\n';
+}
+
+/** The report as JSON for the Export button (the report model itself, indented). */
+export function checksReportJson(report: CheckReport): string {
+  return JSON.stringify(report, null, 2) + '\n';
+}

@@ -1,0 +1,31 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { isLocalControlPlane, reproduceFlagsOf, shellQuote } from '../../../src/host/checks/cluster.ts';
+
+describe('robustness checks: which cluster is local', () => {
+  it('the control plane this window started is local whatever its address', () => {
+    assert.equal(isLocalControlPlane('anything', 'https://10.0.0.1:6443', true), true);
+  });
+  it('a loopback server under the project context name is local; a kind cluster or a remote one is not', () => {
+    assert.equal(isLocalControlPlane('reconcile-lab', 'https://127.0.0.1:41234', false), true);
+    assert.equal(isLocalControlPlane('reconcile-lab', 'https://localhost:41234', false), true);
+    assert.equal(isLocalControlPlane('kind-dev', 'https://127.0.0.1:41234', false), false);
+    assert.equal(isLocalControlPlane('reconcile-lab', 'https://prod.example.com:6443', false), false);
+    assert.equal(isLocalControlPlane('reconcile-lab', 'not a url', false), false);
+  });
+});
+
+describe('robustness checks: reproduce flags', () => {
+  it('quotes what a shell would split or expand', () => {
+    assert.equal(shellQuote('samples/buggy/x.ts'), 'samples/buggy/x.ts');
+    assert.equal(shellQuote('exec:./r.sh --flag'), `'exec:./r.sh --flag'`);
+    assert.equal(shellQuote(`it's $(rm -rf)`), `'it'\\''s $(rm -rf)'`);
+  });
+  it('names the reconciler, resource, kubeconfig and context', () => {
+    const recipe = { spec: { kind: 'module' as const, path: '/w/samples/x.ts' }, flag: 'module:samples/x.ts', create: () => ({ name: 'x', reconcile: async () => ({}) }) };
+    assert.equal(
+      reproduceFlagsOf(recipe, 'widgets.lab.reconcile.dev', '/tmp/kube config', 'reconcile-lab'),
+      `--reconciler module:samples/x.ts --resource widgets.lab.reconcile.dev --kubeconfig '/tmp/kube config' --context reconcile-lab`,
+    );
+  });
+});

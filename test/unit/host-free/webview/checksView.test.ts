@@ -1,0 +1,110 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import type { CheckReport, CheckResult, Finding } from '../../../../src/core/checks/types.ts';
+import { parseChecksWebviewMessage } from '../../../../src/shared/checksProtocol.ts';
+import { checksReportJson, checksReportMarkdown, emptyChecksModel, reportChecksModel, reproduceOf, runningChecksModel, writeLine } from '../../../../src/host/webview/checksView.ts';
+
+const HOSTILE = 'evil [click](command:workbench.action.terminal.new) <img src=x onerror=alert(1)> **bold**';
+const AT = Date.parse('2026-12-01T20:00:00Z');
+
+const finding: Finding = {
+  id: 'runTwice:ns/w:1',
+  check: 'runTwice',
+  severity: 'error',
+  key: 'ns/w',
+  title: 'Second reconcile created another configmaps object (generateName)',
+  explanation: `The second pass created ${HOSTILE} again.`,
+  perturbation: { check: 'runTwice', description: 'reconciled the same state a second time' },
+  diff: '--- reference\n+++ perturbed\n@@\n-a: 1\n+a: 2\n',
+  writes: [{ verb: 'create', resource: 'configmaps', objectKey: 'scratch-1/w-abcde', outcome: 'ok', resourceVersionAfter: '12', diff: '+data:\n+  x: y\n' }],
+  journal: [
+    { seq: 1, at: AT, kind: 'reconcileStart', key: 'ns/w', controller: 'lab', triggers: [], attempt: 2, via: 'worker' },
+    { seq: 2, at: AT + 5, kind: 'write', key: 'ns/w', verb: 'create', resource: 'configmaps.v1', gvr: { group: '', version: 'v1', resource: 'configmaps' }, objectKey: 'scratch-1/w-abcde', dryRun: false, resourceVersionAfter: '12' },
+  ],
+  reproduce: 'reconcile-lab check ns/w --check runTwice --reconciler module:samples/buggy/generate-name.ts',
+};
+
+const results: CheckResult[] = [
+  { check: 'runTwice', key: 'ns/w', status: 'failed', findings: [finding], durationMs: 1200, parts: [] },
+  { check: 'crashAfterWrite', key: 'ns/w', status: 'skipped', message: 'one write: no crash point', findings: [], durationMs: 10, parts: [] },
+];
+
+const report: CheckReport = {
+  generatedAt: '2026-12-01T20:00:01Z',
+  resource: 'widgets.lab.reconcile.dev',
+  reconciler: 'generate-name',
+  reconcilerKind: 'module',
+  cluster: { name: 'reconcile-lab', local: true },
+  keys: ['ns/w'],
+  checks: ['runTwice', 'crashAfterWrite'],
+  results,
+  findings: [finding],
+  masked: [{ path: 'metadata.uid', reason: 'volatile' }, { path: 'configmaps/<generated #1>.data.at', reason: 'learned' }],
+  notes: [`note with ${HOSTILE}`],
+  totals: { keys: 1, checks: 2, passed: 0, failed: 1, skipped: 1, errors: 0, findings: 1 },
+  durationMs: 1300,
+  parts: [{ part: 'reference run 1', ms: 400 }],
+  aborted: false,
+};
+const run = { keys: ['ns/w'], checks: ['runTwice', 'crashAfterWrite'] as const, reconciler: 'module reconciler samples/buggy/generate-name.ts', cluster: 'reconcile-lab (local)' };
+
+describe('checks results view model', () => {
+  it('a finished report: per check the status, per finding everything the view shows', () => {
+    const m = reportChecksModel({ ...run, checks: [...run.checks] }, report, 'widgets.lab.reconcile.dev');
+    assert.equal(m.phase, 'done');
+    assert.equal(m.title, 'Robustness checks of ns/w · module reconciler samples/buggy/generate-name.ts · cluster reconcile-lab (local)');
+    assert.match(m.status, /^Finished in 1\.3s: 1 finding · 0 passed, 1 failed, 1 skipped, 0 error\(s\) · reference run 1 400ms$/);
+    assert.deepEqual(m.results.map((r) => [r.checkTitle, r.status, r.findings.length]), [['Run twice', 'failed', 1], ['Crash after write', 'skipped', 0]]);
+    const f = m.results[0]!.findings[0]!;
+    assert.equal(f.explanation, finding.explanation, 'text is passed through as text; the webview sets it with textContent');
+    assert.equal(f.perturbation, 'reconciled the same state a second time');
+    assert.deepEqual(f.writes, ['create configmaps scratch-1/w-abcde rv ∅→12 ok']);
+    assert.deepEqual(f.writeDiffs, ['+data:\n+  x: y\n']);
+    assert.equal(f.journal.length, 2);
+    assert.match(f.journal[1]!.summary, /^create configmaps scratch-1\/w-abcde rv ∅→12/);
+    assert.equal(f.reproduce, finding.reproduce);
+    assert.deepEqual(m.masked, ['metadata.uid (always volatile)', 'configmaps/<generated #1>.data.at (differed between the two reference runs)']);
+    assert.ok(m.canExport && m.canRerun);
+    assert.equal(reproduceOf(report, finding.id), finding.reproduce);
+    assert.equal(reproduceOf(report, 'nope'), undefined);
+  });
+
+  it('a run in progress lists every (key, check): finished, running, pending', () => {
+    const m = runningChecksModel({ ...run, checks: ['runTwice', 'crashAfterWrite', 'convergence'] }, [results[0]!], { key: 'ns/w', check: 'crashAfterWrite' }, 'reference run 1', undefined);
+    assert.equal(m.phase, 'running');
+    assert.deepEqual(m.results.map((r) => r.status), ['failed', 'running', 'pending']);
+    assert.equal(m.status, 'Running: 1 of 3 check(s) done, 1 finding so far · reference run 1');
+    assert.equal(m.canExport, false);
+    assert.equal(emptyChecksModel().phase, 'empty');
+  });
+
+  it('Markdown export escapes cluster text: no link, HTML or emphasis comes out of it; JSON round-trips', () => {
+    const md = checksReportMarkdown(report, 'widgets.lab.reconcile.dev');
+    assert.ok(!/(?<!\\)\]\(command:/.test(md), 'no unescaped link');
+    assert.ok(!md.includes('<img'), 'no HTML');
+    assert.ok(md.includes('&lt;img'), 'the text is still there, as text');
+    assert.match(md, /\\\[click\\\]\(command:workbench/);
+    assert.match(md, /## Run twice · ns\/w: Second reconcile created another configmaps object \(generateName\)/);
+    assert.match(md, /```diff\n--- reference\n\+\+\+ perturbed/);
+    assert.match(md, /```sh\nreconcile-lab check ns\/w --check runTwice/);
+    assert.match(md, /\| `ns\/w` \| Crash after write \| skipped \| 0 \|/);
+    assert.deepEqual(JSON.parse(checksReportJson(report)), report);
+  });
+
+  it('write lines name failures', () => {
+    assert.equal(writeLine({ verb: 'delete', resource: 'configmaps', objectKey: 'a/b', outcome: 'error', error: 'not found', diff: '' }), 'delete configmaps a/b failed: not found');
+  });
+});
+
+describe('checks webview protocol', () => {
+  it('accepts only well-formed messages and drops unknown fields', () => {
+    assert.deepEqual(parseChecksWebviewMessage({ type: 'ready', version: 1, x: 1 }), { type: 'ready', version: 1 });
+    assert.deepEqual(parseChecksWebviewMessage({ type: 'copy', findingId: 'a', text: 'rm -rf /' }), { type: 'copy', findingId: 'a' });
+    assert.deepEqual(parseChecksWebviewMessage({ type: 'export', format: 'markdown' }), { type: 'export', format: 'markdown' });
+    assert.deepEqual(parseChecksWebviewMessage({ type: 'rerun' }), { type: 'rerun' });
+    assert.deepEqual(parseChecksWebviewMessage({ type: 'reveal', key: 'ns/w' }), { type: 'reveal', key: 'ns/w' });
+    for (const bad of [null, 'ready', [], { type: 'export', format: 'html' }, { type: 'copy', findingId: '' }, { type: 'copy', findingId: 'x'.repeat(2000) }, { type: 'reveal' }, { type: 'eval', code: '1' }, { type: 'ready' }]) {
+      assert.equal(parseChecksWebviewMessage(bad), undefined, JSON.stringify(bad));
+    }
+  });
+});
