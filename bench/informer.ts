@@ -126,6 +126,7 @@ function ourInformer(e: Env, lw: ListerWatcher<KubeObject>, dropManagedFields = 
     resource: e.res,
     clock: realClock,
     indexers: { [OWNER_UID_INDEX]: ownerUidIndexFunc, [labelIndexName('app')]: labelIndexFunc('app') },
+    watchList: false, // the LIST path (client-node and client-go v0.34 list); WatchList is measured by bench:watchlist
     ...(dropManagedFields ? { transform: stripManagedFields } : {}),
   });
 }

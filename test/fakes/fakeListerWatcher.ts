@@ -1,7 +1,7 @@
 import { ApiError } from '../../src/core/k8s/client.ts';
 import { keyOf, type ObjectKey } from '../../src/core/k8s/keys.ts';
 import type { KubeList, KubeObject } from '../../src/core/k8s/objects.ts';
-import type { ApiStatus, ListerWatcher, ListOptions, WatchEvent, WatchOptions } from '../../src/core/cache/interfaces.ts';
+import { type ApiStatus, INITIAL_EVENTS_END_ANNOTATION, type ListerWatcher, type ListOptions, type WatchEvent, type WatchOptions } from '../../src/core/cache/interfaces.ts';
 
 interface HistoryEntry {
   rv: number;
@@ -80,6 +80,22 @@ export interface FakeListerWatcherOptions {
    * watch cache) or returns everything in one page (false, like the watch cache).
    */
   pageAtResourceVersion0?: boolean;
+  /**
+   * WatchList (`sendInitialEvents`): absent, the fake declares
+   * `watchListSemanticsUnsupported` (as client-go's fake clients do), so a
+   * reflector lists; 'supported' streams the initial events like kube-apiserver
+   * 1.34; 'refused' answers such a watch with 422 Invalid, like a server whose
+   * WatchList feature gate is off.
+   */
+  watchList?: 'supported' | 'refused';
+}
+
+/** What the next WatchList stream does in the middle of its initial events (see {@link FakeListerWatcher.interruptNextInitialEvents}). */
+export interface InitialEventsInterruption {
+  /** ADDED events sent before the interruption. */
+  afterItems: number;
+  /** An ERROR event with this status (the stream then closes), or a clean close. */
+  then: ApiStatus | 'close';
 }
 
 export function expiredError(message = 'too old resource version'): ApiError {
@@ -112,10 +128,44 @@ export class FakeListerWatcher implements ListerWatcher<KubeObject> {
   private listErrors: unknown[] = [];
   private watchErrors: unknown[] = [];
   private readonly pageAtRV0: boolean;
+  private readonly watchListMode: 'supported' | 'refused' | undefined;
+  private interruptions: InitialEventsInterruption[] = [];
+  private withholdEnd = false;
+  private pendingInitial: Array<{ stream: FakeWatchStream; snapshotRV: number }> = [];
+  readonly watchListSemanticsUnsupported: boolean;
 
   constructor(options: FakeListerWatcherOptions = {}) {
     this.rv = (options.startResourceVersion ?? 1) - 1;
     this.pageAtRV0 = options.pageAtResourceVersion0 ?? true;
+    this.watchListMode = options.watchList;
+    this.watchListSemanticsUnsupported = options.watchList === undefined;
+  }
+
+  /** The next WatchList stream is interrupted after `afterItems` initial ADDED events (once per call, in order). */
+  interruptNextInitialEvents(i: InitialEventsInterruption): void {
+    this.interruptions.push(i);
+  }
+
+  /**
+   * While on, WatchList streams send their initial ADDED events but hold back
+   * the initial-events-end bookmark (and later changes) until
+   * {@link releaseInitialEventsEnd}.
+   */
+  withholdInitialEventsEnd(on = true): void {
+    this.withholdEnd = on;
+  }
+
+  /** Sends the held-back bookmarks (at each stream's snapshot RV), then the changes since, and goes live. */
+  releaseInitialEventsEnd(): void {
+    this.withholdEnd = false;
+    const pending = this.pendingInitial;
+    this.pendingInitial = [];
+    for (const p of pending) {
+      if (!p.stream.isOpen) continue;
+      p.stream.push(this.initialEventsEnd(p.snapshotRV));
+      for (const h of this.history) if (h.rv > p.snapshotRV && !h.dropped) p.stream.push(h.event);
+      this.streams.add(p.stream);
+    }
   }
 
   /** The latest resourceVersion handed out. */
@@ -263,6 +313,11 @@ export class FakeListerWatcher implements ListerWatcher<KubeObject> {
     const err = this.watchErrors.shift();
     if (err !== undefined) throw err;
     const stream = new FakeWatchStream(options);
+    if (options.sendInitialEvents) {
+      this.startWatchList(stream, options);
+      yield* stream.iterate(signal, () => this.streams.delete(stream));
+      return;
+    }
     const from = Number(options.resourceVersion || '0');
     if (options.resourceVersion && options.resourceVersion !== '0' && from + 1 < this.compactedBelow) {
       stream.push({ type: 'ERROR', object: expiredStatus(`too old resource version: ${from} (${this.compactedBelow - 1})`) });
@@ -272,6 +327,46 @@ export class FakeListerWatcher implements ListerWatcher<KubeObject> {
       this.streams.add(stream);
     }
     yield* stream.iterate(signal, () => this.streams.delete(stream));
+  }
+
+  private initialEventsEnd(rv: number): WatchEvent {
+    return { type: 'BOOKMARK', object: { kind: 'Widget', metadata: { resourceVersion: String(rv), annotations: { [INITIAL_EVENTS_END_ANNOTATION]: 'true' } } } };
+  }
+
+  /**
+   * kube-apiserver's WatchList: 422 when refused or without NotOlderThan; the
+   * state "not older than" the RV (the current one) as ADDED events, the
+   * annotated bookmark at that RV, then every later change.
+   */
+  private startWatchList(stream: FakeWatchStream, options: WatchOptions): void {
+    if (this.watchListMode !== 'supported') {
+      throw new ApiError(422, 'Invalid', 'ListOptions.meta.k8s.io "" is invalid: sendInitialEvents: Forbidden: sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled');
+    }
+    if (options.resourceVersionMatch !== 'NotOlderThan') {
+      throw new ApiError(422, 'Invalid', 'resourceVersionMatch: Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan');
+    }
+    if (options.resourceVersion && Number(options.resourceVersion) > this.rv) {
+      throw new ApiError(504, 'Timeout', 'Too large resource version', { causes: [{ reason: 'ResourceVersionTooLarge', message: 'Too large resource version' }] });
+    }
+    const snapshotRV = this.rv;
+    const state = this.stateAt(snapshotRV);
+    const cut = this.interruptions.shift();
+    if (cut) {
+      for (const o of state.slice(0, cut.afterItems)) stream.push({ type: 'ADDED', object: o });
+      if (cut.then === 'close') stream.close();
+      else {
+        stream.push({ type: 'ERROR', object: cut.then });
+        stream.close();
+      }
+      return;
+    }
+    for (const o of state) stream.push({ type: 'ADDED', object: o });
+    if (this.withholdEnd) {
+      this.pendingInitial.push({ stream, snapshotRV });
+      return;
+    }
+    stream.push(this.initialEventsEnd(snapshotRV));
+    this.streams.add(stream);
   }
 
   /** The objects as of `rv`, sorted by key (history is undone back to `rv`). */

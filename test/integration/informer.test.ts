@@ -166,7 +166,8 @@ describe('informer core against a real kube-apiserver', () => {
   const remove = (name: string) => c.transport.json({ method: 'DELETE', path: path(name) });
   const informers: SharedIndexInformer[] = [];
   const newInformer = (lw: ListerWatcher<KubeObject>, res = widgets) => {
-    const inf = new SharedIndexInformer({ listerWatcher: lw, resource: res, clock: realClock });
+    // LIST + WATCH pinned here (these tests count LIST calls); WatchList has informerWatchList.test.ts.
+    const inf = new SharedIndexInformer({ listerWatcher: lw, resource: res, clock: realClock, watchList: false });
     informers.push(inf);
     return inf;
   };

@@ -100,7 +100,8 @@ describe('informer across a kube-apiserver restart under write load', () => {
       list: (o, s) => (lists.push({ ...o }), real.list(o, s)),
       watch: (o, s) => (watches.push({ ...o }), real.watch(o, s)),
     };
-    const inf = new SharedIndexInformer({ listerWatcher: lw, resource: res, clock: realClock });
+    // LIST + WATCH pinned (the test counts LIST calls); WatchList has informerWatchList.test.ts.
+    const inf = new SharedIndexInformer({ listerWatcher: lw, resource: res, clock: realClock, watchList: false });
     const phases: string[] = [];
     inf.onDidChangeState((s) => phases.push(s.phase === 'backoff' ? `backoff:${s.reason}: ${s.lastError}` : s.phase));
     const problems: string[] = [];

@@ -92,7 +92,8 @@ describe('informer through a connection reset mid-stream (real kube-apiserver be
     }
 
     const lw = new RecordingListerWatcher(new KubeListerWatcher({ transport, resource: res, namespace: ns }));
-    const inf = new SharedIndexInformer({ listerWatcher: lw, resource: res, clock: realClock });
+    // LIST + WATCH pinned (the test counts LIST calls); WatchList has informerWatchList.test.ts.
+    const inf = new SharedIndexInformer({ listerWatcher: lw, resource: res, clock: realClock, watchList: false });
     const phases: string[] = [];
     inf.onDidChangeState((s) => phases.push(s.phase === 'backoff' ? `backoff:${s.reason}` : s.phase));
     const delivered: string[] = [];

@@ -5,7 +5,7 @@ import type { KubeTransport } from '../k8s/transport.ts';
 import { KubeListerWatcher } from '../k8s/listerWatcher.ts';
 import { gvrToString, type KubeObject, type ResourceInfo } from '../k8s/objects.ts';
 import type { IndexFunc, ListerWatcher } from './interfaces.ts';
-import { SharedIndexInformer, type TransformFunc } from './sharedIndexInformer.ts';
+import { SharedIndexInformer, type SharedIndexInformerOptions, type TransformFunc } from './sharedIndexInformer.ts';
 import { waitForCacheSync } from './waitForCacheSync.ts';
 
 /** What one informer watches: a resource, optionally narrowed to a namespace and selectors. */
@@ -31,6 +31,8 @@ export interface InformerFactoryOptions {
   /** Transform of every informer; default (or `null`): none, objects are kept as received. See {@link stripManagedFields}. */
   transform?: TransformFunc | null;
   random?: () => number;
+  /** WatchList for every informer (see {@link SharedIndexInformerOptions.watchList}); default on, as client-go ≥ 1.35. */
+  watchList?: boolean;
 }
 
 export interface InformerRequest<T extends KubeObject = KubeObject> extends InformerScope {
@@ -89,6 +91,7 @@ export class InformerFactory implements Disposable {
         indexers: request.indexers,
         resyncPeriodMs: this.options.defaultResyncPeriodMs,
         random: this.options.random,
+        watchList: this.options.watchList,
       });
       this.informers.set(key, informer as unknown as SharedIndexInformer<KubeObject>);
       if (this.started) informer.run();

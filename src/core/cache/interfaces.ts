@@ -61,7 +61,8 @@ export type IndexFunc<T extends KubeObject = KubeObject> = (obj: T) => string[];
 /** Reflector state, for the UI and logs. */
 export type ReflectorState =
   | { phase: 'idle' }
-  | { phase: 'listing'; resourceVersion: string }
+  /** `watchList`: the initial state streams in as watch events (WatchList) instead of a LIST. */
+  | { phase: 'listing'; resourceVersion: string; watchList?: boolean }
   | { phase: 'watching'; resourceVersion: string }
   | { phase: 'backoff'; reason: string; retryInMs: number; lastError: string; resourceVersion: string }
   | { phase: 'stopped' };
@@ -99,6 +100,14 @@ export interface ListOptions {
 export interface WatchOptions {
   resourceVersion: string;
   allowWatchBookmarks?: boolean;
+  /**
+   * WatchList (streaming list): the server first sends the current state as
+   * ADDED events, then a BOOKMARK annotated {@link INITIAL_EVENTS_END_ANNOTATION},
+   * then the changes. Requires `resourceVersionMatch: 'NotOlderThan'`.
+   */
+  sendInitialEvents?: boolean;
+  /** Only with `sendInitialEvents` (the server refuses it otherwise). */
+  resourceVersionMatch?: 'NotOlderThan';
   timeoutSeconds?: number;
   labelSelector?: string;
   fieldSelector?: string;
@@ -108,6 +117,9 @@ export type WatchEvent<T extends KubeObject = KubeObject> =
   | { type: 'ADDED' | 'MODIFIED' | 'DELETED'; object: T }
   | { type: 'BOOKMARK'; object: KubeObject }
   | { type: 'ERROR'; object: ApiStatus };
+
+/** The annotation of the BOOKMARK that ends a WatchList's initial events (metav1.InitialEventsAnnotationKey). */
+export const INITIAL_EVENTS_END_ANNOTATION = 'k8s.io/initial-events-end';
 
 /** metav1.Status, as carried by watch ERROR events and failed requests. */
 export interface ApiStatus {
@@ -130,6 +142,12 @@ export interface ApiStatus {
  * StreamWatcher does: the reflector then re-watches from the last RV.
  */
 export interface ListerWatcher<T extends KubeObject = KubeObject> {
+  /**
+   * True when `watch` cannot honour `sendInitialEvents` (client-go
+   * IsWatchListSemanticsUnSupported): the reflector then never tries WatchList
+   * and lists instead. Absent or false: WatchList is attempted when enabled.
+   */
+  readonly watchListSemanticsUnsupported?: boolean;
   list(options: ListOptions, signal: AbortSignal): Promise<KubeList<T>>;
   watch(options: WatchOptions, signal: AbortSignal): AsyncIterable<WatchEvent<T>>;
 }

@@ -4,7 +4,16 @@ import type { Disposable } from '../lifecycle.ts';
 import type { Logger } from '../log.ts';
 import { ApiError } from '../k8s/client.ts';
 import type { KubeList, KubeObject } from '../k8s/objects.ts';
-import type { ApiStatus, ListerWatcher, ListOptions, ReflectorState, WatchEvent } from './interfaces.ts';
+import { keyOf } from '../k8s/keys.ts';
+import {
+  type ApiStatus,
+  INITIAL_EVENTS_END_ANNOTATION,
+  type ListerWatcher,
+  type ListOptions,
+  type ReflectorState,
+  type WatchEvent,
+  type WatchOptions,
+} from './interfaces.ts';
 import { Backoff } from './backoff.ts';
 
 /**
@@ -38,7 +47,33 @@ export interface ReflectorOptions<T extends KubeObject = KubeObject> {
   minWatchTimeoutMs?: number;
   /** Replaces the default backoff (800 ms ×2 → 30 s, jitter 1.0, starting over every 2 min since its last reset). */
   backoff?: Backoff;
+  /**
+   * Stream the initial state with a WatchList request instead of a LIST
+   * (client-go's `WatchListClient` feature, on by default since client-go
+   * 1.35). Default {@link DEFAULT_WATCH_LIST}. Ignored (LIST is used) when the
+   * ListerWatcher declares `watchListSemanticsUnsupported`.
+   */
+  watchList?: boolean;
 }
+
+/** client-go's default for its `WatchListClient` feature gate since 1.35 (Beta, on). */
+export const DEFAULT_WATCH_LIST = true;
+
+/**
+ * One open watch request: its event iterator, the random `timeoutSeconds` it
+ * was opened with and its deadline guard. `close()` releases the connection,
+ * the deadline timer and the stop listener; it is idempotent.
+ */
+interface OpenWatch<T extends KubeObject> {
+  readonly iterator: AsyncIterator<WatchEvent<T>>;
+  readonly timeoutSeconds: number;
+  /** Set when the deadline guard aborted the request (the server's close never came). */
+  readonly abandoned: boolean;
+  close(): Promise<void>;
+}
+
+/** How often a WatchList still waiting for its initial-events-end bookmark is logged (client-go: 10 s). */
+const WATCH_LIST_BOOKMARK_WARNING_MS = 10_000;
 
 /** A watch that closed within 1 s without delivering anything: treated as a failure (backoff, then relist). */
 export class VeryShortWatchError extends Error {
@@ -125,6 +160,22 @@ function statusToError(status: ApiStatus): ApiError {
  * A watch still open 60 s past its own timeoutSeconds is abandoned and
  * treated as a clean close (guards against half-open connections, where the
  * server's close never arrives).
+ *
+ * WatchList (`watchList`, on by default as in client-go 1.35+): each cycle
+ * first opens a watch with `sendInitialEvents=true`,
+ * `resourceVersionMatch=NotOlderThan`, `allowWatchBookmarks=true` at the last
+ * synced RV ("" on the first cycle or once that RV was unavailable: a
+ * consistent read). Its ADDED events are collected aside (the store is not
+ * touched) until the BOOKMARK annotated `k8s.io/initial-events-end: "true"`;
+ * then the store gets one `replace(collected, bookmarkRV)` (tombstones as for
+ * a relist) and the same stream goes on as the watch. While streaming: a 429
+ * or refused connection backs off and streams again; an expired or too-large
+ * RV (410, also as an ERROR event in the middle of the initial events) streams
+ * again at once from RV "" with nothing collected kept; a close before the
+ * bookmark streams again at once. Anything else (the server refusing the
+ * request, e.g. 422 when its WatchList feature is off, a very short watch, a
+ * broken stream) falls back to LIST + WATCH for this cycle, as client-go does;
+ * the next cycle tries WatchList again.
  */
 export class Reflector<T extends KubeObject = KubeObject> implements Disposable {
   private readonly lw: ListerWatcher<T>;
@@ -137,6 +188,7 @@ export class Reflector<T extends KubeObject = KubeObject> implements Disposable 
   private readonly pageSize: number;
   private readonly forcePaging: boolean;
   private readonly minWatchTimeoutMs: number;
+  private readonly useWatchList: boolean;
   private readonly abort = new AbortController();
   private readonly stateEmitter: Emitter<ReflectorState>;
   private currentState: ReflectorState = { phase: 'idle' };
@@ -167,6 +219,7 @@ export class Reflector<T extends KubeObject = KubeObject> implements Disposable 
     this.forcePaging = options.pageSize !== undefined && options.pageSize > 0;
     this.pageSize = this.forcePaging ? options.pageSize! : DEFAULT_PAGE_SIZE;
     this.minWatchTimeoutMs = Math.max(DEFAULT_MIN_WATCH_TIMEOUT_MS, options.minWatchTimeoutMs ?? 0);
+    this.useWatchList = (options.watchList ?? DEFAULT_WATCH_LIST) && this.lw.watchListSemanticsUnsupported !== true;
     this.stateEmitter = new Emitter<ReflectorState>((e) => this.log.error('reflector state listener threw', { error: messageOf(e) }));
     this.onDidChangeState = this.stateEmitter.event;
   }
@@ -178,6 +231,11 @@ export class Reflector<T extends KubeObject = KubeObject> implements Disposable 
   /** The message of the last list/watch failure, if any. */
   get lastError(): string | undefined {
     return this.lastErrorText;
+  }
+
+  /** Whether cycles start with a WatchList (the option, unless the ListerWatcher cannot do it). */
+  get usesWatchList(): boolean {
+    return this.useWatchList;
   }
 
   /** The RV of the last list or of the last watch event / bookmark ("" before the first list). */
@@ -250,10 +308,25 @@ export class Reflector<T extends KubeObject = KubeObject> implements Disposable 
    * Returns the reason for the following backoff; throws list failures.
    */
   private async listAndWatch(): Promise<string> {
-    await this.list();
+    let carried: OpenWatch<T> | undefined;
+    if (this.useWatchList) {
+      try {
+        carried = await this.watchList();
+        if (carried === undefined) return 'stopped';
+      } catch (e) {
+        if (this.stopped) return 'stopped';
+        // client-go: "making progress is better than deadlocking"; the next cycle tries WatchList again.
+        this.log.info('WatchList failed; falling back to LIST + WATCH', { error: messageOf(e), code: codeOf(e) });
+      }
+    }
+    if (carried === undefined) await this.list();
     for (;;) {
-      if (this.stopped) return 'stopped';
-      const outcome = await this.watchOnce();
+      if (this.stopped) {
+        await carried?.close();
+        return 'stopped';
+      }
+      const outcome = await this.watchOnce(carried);
+      carried = undefined;
       if (this.stopped) return 'stopped';
       switch (outcome.kind) {
         case 'closed':
@@ -319,11 +392,12 @@ export class Reflector<T extends KubeObject = KubeObject> implements Disposable 
     return { ...page, metadata: { resourceVersion: listRV }, items };
   }
 
-  private async watchOnce(): Promise<{ kind: 'closed' } | { kind: 'retry-watch'; reason: string } | { kind: 'relist'; reason: string }> {
-    const rv = this.lastSyncRV;
+  /**
+   * Opens a watch with a fresh random `timeoutSeconds` in [min, 2·min) and a
+   * deadline guard 60 s past it; linked to `dispose()`.
+   */
+  private openWatch(options: Omit<WatchOptions, 'timeoutSeconds'>): OpenWatch<T> {
     const timeoutSeconds = Math.floor((this.minWatchTimeoutMs / 1000) * (this.random() + 1));
-    this.setState({ phase: 'watching', resourceVersion: rv });
-    this.holdRVUntilNonAdded = rv === '' || rv === '0';
     const ac = new AbortController();
     const onStop = () => ac.abort(this.abort.signal.reason);
     this.abort.signal.addEventListener('abort', onStop, { once: true });
@@ -332,24 +406,173 @@ export class Reflector<T extends KubeObject = KubeObject> implements Disposable 
       abandoned = true;
       ac.abort(new Error('watch outlived its timeout'));
     }, timeoutSeconds * 1000 + WATCH_DEADLINE_GRACE_MS);
+    let iterator: AsyncIterator<WatchEvent<T>>;
+    try {
+      iterator = this.lw.watch({ ...options, timeoutSeconds }, ac.signal)[Symbol.asyncIterator]();
+    } catch (e) {
+      // A ListerWatcher that throws instead of failing the stream: the same failure, seen on the first read.
+      iterator = { next: () => Promise.reject(e) };
+    }
+    let closed = false;
+    return {
+      iterator,
+      timeoutSeconds,
+      get abandoned() {
+        return abandoned;
+      },
+      close: async () => {
+        if (closed) return;
+        closed = true;
+        this.clock.clearTimeout(deadline);
+        this.abort.signal.removeEventListener('abort', onStop);
+        try {
+          await iterator.return?.();
+        } catch {
+          // the stream is being let go; how it ends no longer matters
+        }
+        if (!ac.signal.aborted) ac.abort(new Error('watch closed'));
+      },
+    };
+  }
+
+  /**
+   * The WatchList phase of a cycle (client-go `Reflector.watchList`). Returns
+   * the open stream, positioned just after the initial-events-end bookmark,
+   * with the store replaced; `undefined` when stopped. Throws what calls for
+   * a LIST fallback.
+   */
+  private async watchList(): Promise<OpenWatch<T> | undefined> {
+    for (;;) {
+      if (this.stopped) return undefined;
+      const rv = this.lastSyncRVUnavailable ? '' : this.lastSyncRV;
+      this.setState({ phase: 'listing', resourceVersion: rv, watchList: true });
+      const w = this.openWatch({ resourceVersion: rv, allowWatchBookmarks: true, sendInitialEvents: true, resourceVersionMatch: 'NotOlderThan' });
+      const collected = new Map<string, T>();
+      const start = this.clock.now();
+      let events = 0;
+      let lastEventAt = start;
+      let streamRV = '';
+      let pastAdded = false;
+      let ended = false;
+      let warning: TimerHandle | undefined;
+      const armWarning = () => {
+        warning = this.clock.setTimeout(() => {
+          this.log.warn('WatchList: still waiting for the bookmark that ends the initial events', {
+            resourceVersion: rv,
+            events,
+            sinceStartMs: this.clock.now() - start,
+            sinceLastEventMs: this.clock.now() - lastEventAt,
+          });
+          armWarning();
+        }, WATCH_LIST_BOOKMARK_WARNING_MS);
+      };
+      armWarning();
+      try {
+        for (;;) {
+          const r = await w.iterator.next();
+          if (r.done || this.stopped) break;
+          const ev = r.value;
+          if (ev.type === 'ERROR') throw statusToError(ev.object);
+          const obj = ev.object as T | undefined;
+          if (!obj || typeof obj !== 'object' || !obj.metadata) {
+            this.log.warn('skipping a watch event without an object', { type: ev.type });
+            continue;
+          }
+          switch (ev.type) {
+            case 'ADDED':
+            case 'MODIFIED':
+            case 'DELETED':
+              if (!obj.metadata.name) {
+                this.log.warn('skipping a watch event for an object without a name', { type: ev.type });
+                continue;
+              }
+              if (ev.type === 'DELETED') collected.delete(keyOf(obj));
+              else collected.set(keyOf(obj), obj);
+              if (ev.type !== 'ADDED') pastAdded = true;
+              break;
+            case 'BOOKMARK':
+              pastAdded = true;
+              if (obj.metadata.annotations?.[INITIAL_EVENTS_END_ANNOTATION] === 'true') ended = true;
+              break;
+            default:
+              this.log.warn('skipping a watch event of unknown type', { type: (ev as { type: unknown }).type });
+              continue;
+          }
+          // The synthetic ADDED events come in no RV order: only a later event (the bookmark) gives the RV.
+          if (pastAdded && obj.metadata.resourceVersion) streamRV = obj.metadata.resourceVersion;
+          events++;
+          lastEventAt = this.clock.now();
+          if (ended) break;
+        }
+      } catch (e) {
+        if (warning !== undefined) this.clock.clearTimeout(warning);
+        await w.close();
+        if (this.stopped) return undefined;
+        if (isWatchErrorRetriable(e)) {
+          this.lastErrorText = messageOf(e);
+          this.log.info('WatchList failed with a retriable error; backing off', { error: this.lastErrorText, code: codeOf(e) });
+          if (!(await this.backoffSleep(codeOf(e) === 429 ? 'too many requests' : 'connection refused'))) return undefined;
+          continue;
+        }
+        if (isExpiredError(e) || isTooLargeResourceVersionError(e)) {
+          // Start over from the latest state (a consistent read), dropping what was collected.
+          this.lastSyncRVUnavailable = true;
+          this.log.info('WatchList at resource version failed as expired; streaming the latest state', {
+            resourceVersion: rv,
+            collected: collected.size,
+            error: messageOf(e),
+          });
+          continue;
+        }
+        throw e;
+      }
+      if (warning !== undefined) this.clock.clearTimeout(warning);
+      if (this.stopped) {
+        await w.close();
+        return undefined;
+      }
+      if (!ended) {
+        await w.close();
+        if (events === 0 && this.clock.now() - start < 1000) throw new VeryShortWatchError(this.name);
+        this.log.info('WatchList stream closed before the initial events ended; streaming again', { resourceVersion: rv, events });
+        continue;
+      }
+      this.lastSyncRVUnavailable = false;
+      this.store.replace([...collected.values()], streamRV);
+      this.lastSyncRV = streamRV;
+      this.log.debug('streamed the initial list', { resourceVersion: streamRV, items: collected.size, ms: this.clock.now() - start });
+      return w;
+    }
+  }
+
+  /**
+   * One watch until it ends: `carried` is the stream a WatchList left open
+   * (already past its initial events); otherwise a new watch from the last RV.
+   */
+  private async watchOnce(carried?: OpenWatch<T>): Promise<{ kind: 'closed' } | { kind: 'retry-watch'; reason: string } | { kind: 'relist'; reason: string }> {
+    const rv = this.lastSyncRV;
+    const w = carried ?? this.openWatch({ resourceVersion: rv, allowWatchBookmarks: true });
+    this.setState({ phase: 'watching', resourceVersion: rv });
+    this.holdRVUntilNonAdded = carried === undefined && (rv === '' || rv === '0');
     const start = this.clock.now();
     let events = 0;
     let failure: unknown;
     let failed = false;
     try {
-      const stream = this.lw.watch({ resourceVersion: rv, allowWatchBookmarks: true, timeoutSeconds }, ac.signal);
-      for await (const ev of stream) {
-        if (this.stopped) break;
+      for (;;) {
+        const r = await w.iterator.next();
+        if (r.done || this.stopped) break;
         events++;
-        this.handleEvent(ev);
+        this.handleEvent(r.value);
       }
     } catch (e) {
       failed = true;
       failure = e;
     } finally {
-      this.clock.clearTimeout(deadline);
-      this.abort.signal.removeEventListener('abort', onStop);
+      await w.close();
     }
+    const abandoned = w.abandoned;
+    const timeoutSeconds = w.timeoutSeconds;
     if (this.stopped) return { kind: 'relist', reason: 'stopped' };
     if (abandoned) {
       this.log.warn('watch outlived its timeout; watching again', { timeoutSeconds, resourceVersion: this.lastSyncRV });

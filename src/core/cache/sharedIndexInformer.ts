@@ -65,6 +65,13 @@ export interface SharedIndexInformerOptions<T extends KubeObject = KubeObject> {
   random?: () => number;
   /** List page size; default: the reflector's rules (500, paging only where client-go pages). */
   pageSize?: number;
+  /**
+   * Stream the initial state (WatchList: a watch with `sendInitialEvents`)
+   * instead of LISTing it; default on, as client-go ≥ 1.35. Falls back to
+   * LIST + WATCH when the server refuses. What handlers see is the same
+   * either way: one replace at the end of the initial events.
+   */
+  watchList?: boolean;
 }
 
 /** A handler threw or rejected; the informer went on delivering. */
@@ -161,6 +168,7 @@ export class SharedIndexInformer<T extends KubeObject = KubeObject> implements S
       random: options.random,
       name: gvrToString(options.resource),
       pageSize: options.pageSize,
+      watchList: options.watchList,
     });
     this.onDidChangeState = this.reflector.onDidChangeState;
   }

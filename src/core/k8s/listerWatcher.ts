@@ -31,7 +31,7 @@ export function listQuery(options: ListOptions, bound: { labelSelector?: string;
   };
 }
 
-/** The query of a streaming WATCH (`watch=1`). */
+/** The query of a streaming WATCH (`watch=1`), or of a WatchList (`sendInitialEvents=true`, `resourceVersionMatch=NotOlderThan`). */
 export function watchQuery(options: WatchOptions, bound: { labelSelector?: string; fieldSelector?: string } = {}): Query {
   return {
     watch: 1,
@@ -40,6 +40,8 @@ export function watchQuery(options: WatchOptions, bound: { labelSelector?: strin
     timeoutSeconds: options.timeoutSeconds,
     labelSelector: bound.labelSelector ?? options.labelSelector,
     fieldSelector: bound.fieldSelector ?? options.fieldSelector,
+    // WatchList: the server accepts resourceVersionMatch on a watch only together with sendInitialEvents.
+    ...(options.sendInitialEvents ? { sendInitialEvents: true, resourceVersionMatch: options.resourceVersionMatch ?? 'NotOlderThan' } : {}),
   };
 }
 

@@ -59,6 +59,20 @@ test('list and watch queries: bound selectors win; RV "0" is kept; watch asks fo
     labelSelector: undefined,
     fieldSelector: 'metadata.name=a',
   });
+  assert.deepEqual(
+    watchQuery({ resourceVersion: '', allowWatchBookmarks: true, sendInitialEvents: true, resourceVersionMatch: 'NotOlderThan', timeoutSeconds: 300 }),
+    {
+      watch: 1,
+      resourceVersion: '',
+      allowWatchBookmarks: true,
+      timeoutSeconds: 300,
+      labelSelector: undefined,
+      fieldSelector: undefined,
+      sendInitialEvents: true,
+      resourceVersionMatch: 'NotOlderThan',
+    },
+    'a WatchList asks for the initial events, "not older than" the RV (unset RV: a consistent read)',
+  );
 });
 
 /** A transport whose watch answers 200 with `first` and then fails the body with `error`. */
