@@ -39,6 +39,11 @@ const configs = [
     sourcemap: production ? false : 'linked', minify: production,
     entryPoints: ['src/webview/checks/main.ts'], outfile: 'dist/webview/checks.js',
   },
+  {
+    bundle: true, platform: 'browser', format: 'iife', target: 'es2022', absWorkingDir: root, logLevel: 'warning',
+    sourcemap: production ? false : 'linked', minify: production,
+    entryPoints: ['src/webview/timeline/main.ts'], outfile: 'dist/webview/timeline.js',
+  },
 ].filter((c) => existsSync(resolve(root, c.entryPoints[0])));
 
 if (watch) {

@@ -35,6 +35,7 @@ export const CommandIds = {
   selectController: 'reconcileLab.selectController',
   runChecks: 'reconcileLab.runChecks',
   showChecks: 'reconcileLab.showChecks',
+  showTimeline: 'reconcileLab.showTimeline',
 } as const;
 export type CommandId = (typeof CommandIds)[keyof typeof CommandIds];
 
@@ -45,6 +46,7 @@ export const ViewIds = {
   queue: 'reconcileLab.queue',
   eventLogPanel: 'reconcileLab.eventLog',
   checksPanel: 'reconcileLab.checks',
+  timelinePanel: 'reconcileLab.timeline',
 } as const;
 
 /** Context keys used in `when` clauses. */

@@ -27,6 +27,9 @@ import { Ticker } from './views/ticker.ts';
 import { EVENT_LOG_KINDS, exportJsonLines, toLogEntryView } from './webview/journalView.ts';
 import { entryDetail } from './webview/entryDetail.ts';
 import { ChecksUi } from './checks/checksUi.ts';
+import { TimelinePanel, type TimelineSource } from './webview/timelinePanel.ts';
+import { toTimeline } from './webview/timelineView.ts';
+import type { TimelineEntryView } from '../shared/protocol.ts';
 
 /** What a connect asks for; every field is optional (defaults: the settings). */
 export interface ConnectRequest {
@@ -64,6 +67,8 @@ export class ReconcileLab implements vscode.Disposable {
   readonly resourcesView: vscode.TreeView<ResourceNode>;
   readonly queueView: vscode.TreeView<QueueNode>;
   readonly eventLog: EventLogPanel;
+  /** The per-key Timeline webview (Show Timeline). */
+  readonly timeline: TimelinePanel;
   readonly statusBar: StatusBar;
   readonly contextKeys = new ContextKeyWriter();
   readonly extensionUri: vscode.Uri;
@@ -129,6 +134,14 @@ export class ReconcileLab implements vscode.Disposable {
         onShowTimeline: (key, seq) => {
           void vscode.commands.executeCommand('reconcileLab.showTimeline', { ...(key ? { key } : {}), ...(seq !== undefined ? { seq } : {}) });
         },
+      }),
+    );
+    this.timeline = this.store.add(
+      new TimelinePanel({
+        extensionUri: context.extensionUri,
+        clock,
+        log: this.log,
+        onOpenEntry: (seq) => this.eventLog.selectEntry(seq),
       }),
     );
     this.store.add(this.queueTree.onDidChangeCounts(() => this.renderStatus()));
@@ -271,6 +284,9 @@ export class ReconcileLab implements vscode.Disposable {
     const source = journalSource(session);
     c.add(source);
     this.eventLog.setSource(source, `Connected to ${session.contextName} (${session.server})`);
+    const timeline = timelineSource(session);
+    c.add(timeline);
+    this.timeline.setSource(timeline, `Connected to ${session.contextName} (${session.server})`);
     // The controller shown can change (a Go controller replaces the built-in loop): follow its status.
     let statusSub = session.controller?.onDidChangeStatus(() => this.renderStatus());
     c.add(toDisposable(() => statusSub?.dispose()));
@@ -316,6 +332,7 @@ export class ReconcileLab implements vscode.Disposable {
     this.queueTree.setModel(undefined);
     this.documents.setResolver(undefined);
     this.eventLog.setSource(undefined, 'Not connected');
+    this.timeline.setSource(undefined, 'Not connected');
     this.selected = undefined;
     this.updateTicker();
     this.setDisconnectedState();
@@ -470,6 +487,26 @@ function journalSource(session: Session): EventLogSource & { dispose(): void } {
     onDidAppend: emitter.event,
     kinds: EVENT_LOG_KINDS,
     clear: () => session.journal.clear(),
+    dispose: () => {
+      sub.dispose();
+      emitter.dispose();
+    },
+  };
+}
+
+/** The timeline's view of a session's journal. */
+function timelineSource(session: Session): TimelineSource & { dispose(): void } {
+  const emitter = new Emitter<readonly TimelineEntryView[]>();
+  const primary = session.primaryResource;
+  const sub = session.journal.onDidAppend((batch) => {
+    if (!emitter.hasListeners) return;
+    const entries = toTimeline(batch, primary);
+    if (entries.length) emitter.fire(entries);
+  });
+  return {
+    snapshot: () => toTimeline(session.journal.entries(), primary),
+    onDidAppend: emitter.event,
+    onDidClear: session.journal.onDidClear,
     dispose: () => {
       sub.dispose();
       emitter.dispose();

@@ -9,6 +9,7 @@ import { deleteObject, dryRunReconcileCommand, inspectCache, openYaml, revealObj
 import { exportReport, showEventLog, showOutput } from './reportCommands.ts';
 import { runController, selectController, stopController } from './goControllerCommands.ts';
 import { runChecksCommand, showChecks } from './checkCommands.ts';
+import { showTimeline } from './timelineCommands.ts';
 
 type Handler = (lab: ReconcileLab, arg: unknown) => Promise<CommandResult> | CommandResult;
 
@@ -40,6 +41,7 @@ export const commandTable: Record<CommandId, Handler> = {
   [CommandIds.selectController]: selectController,
   [CommandIds.runChecks]: runChecksCommand,
   [CommandIds.showChecks]: showChecks,
+  [CommandIds.showTimeline]: showTimeline,
 };
 
 /** Titles for error notifications ("Dry-Run Reconcile failed: …"). */

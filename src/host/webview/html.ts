@@ -94,3 +94,44 @@ export function renderChecksHtml(webview: vscode.Webview, nonce: string, scriptU
 </body>
 </html>`;
 }
+
+/**
+ * The Timeline page: a fixed skeleton like the Event Log's (same CSP: styles
+ * from the extension, one nonce'd script; lanes are drawn on a canvas and
+ * every text goes through textContent).
+ */
+export function renderTimelineHtml(webview: vscode.Webview, nonce: string, scriptUri: vscode.Uri, styleUri: vscode.Uri): string {
+  const csp = [
+    "default-src 'none'",
+    `style-src ${webview.cspSource}`,
+    `font-src ${webview.cspSource}`,
+    `img-src ${webview.cspSource}`,
+    `script-src 'nonce-${nonce}'`,
+  ].join('; ');
+  return `<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="UTF-8">
+<meta http-equiv="Content-Security-Policy" content="${csp}">
+<meta name="viewport" content="width=device-width, initial-scale=1.0">
+<link rel="stylesheet" href="${styleUri.toString()}">
+<title>Reconcile Lab Timeline</title>
+</head>
+<body>
+<div id="toolbar" role="toolbar" aria-label="Timeline controls">
+  <input id="filter-key" type="text" placeholder="Key (namespace/name)" aria-label="Show lanes whose key contains" spellcheck="false">
+  <button id="zoom-in" type="button" title="Zoom in (Ctrl+wheel, +)">+</button>
+  <button id="zoom-out" type="button" title="Zoom out (Ctrl+wheel, -)">−</button>
+  <button id="fit" type="button" title="Show everything (0)">Fit</button>
+  <label><input id="follow" type="checkbox" checked> Follow live</label>
+  <span id="legend" aria-label="Legend"></span>
+</div>
+<div id="meta"><span id="connection"></span><span id="status" aria-live="polite"></span></div>
+<div id="stage" tabindex="0" role="application" aria-label="Timeline: one lane per key; drag or arrows pan, Ctrl+wheel zooms, click a mark to open its Event Log entry">
+  <canvas id="canvas"></canvas>
+  <div id="tooltip" role="tooltip" hidden></div>
+</div>
+<script nonce="${nonce}" src="${scriptUri.toString()}"></script>
+</body>
+</html>`;
+}

@@ -1,0 +1,623 @@
+/**
+ * The Timeline webview: one lane per key over time, drawn on a canvas.
+ *
+ * Rules this file keeps: it talks to the host only through
+ * `src/shared/protocol.ts`; nothing from the cluster becomes markup (lanes and
+ * labels are drawn on the canvas, the tooltip and status lines are set with
+ * textContent); only the lanes in the viewport are drawn and, in each, only
+ * the items in the visible time window (binary search on the lane's ordered
+ * items), so 10,000 entries pan at the display's frame rate. Colours are the
+ * theme's (CSS variables read at render time, re-read when the theme changes).
+ */
+import { PROTOCOL_VERSION, type TimelineHostToWebview, type TimelineWebviewToHost } from '../../shared/protocol.ts';
+import { type Lane, type Mark, type Span, TimelineModel } from './model.ts';
+import { fit, follow, pan, ticks, tickLabel, timeToX, xToTime, zoomAt, type Viewport } from './viewport.ts';
+
+interface VsCodeApi {
+  postMessage(message: unknown): void;
+  getState(): unknown;
+  setState(state: unknown): void;
+}
+declare function acquireVsCodeApi(): VsCodeApi;
+
+interface TimelineViewState {
+  readonly filter: string;
+  readonly follow: boolean;
+  readonly msPerPx?: number;
+}
+
+const AXIS_H = 24;
+const LANE_H = 24;
+const LABEL_W = 190;
+const vscode = acquireVsCodeApi();
+const post = (m: TimelineWebviewToHost): void => vscode.postMessage(m);
+
+const el = <T extends HTMLElement>(id: string): T => {
+  const e = document.getElementById(id);
+  if (!e) throw new Error(`timeline: missing #${id}`);
+  return e as T;
+};
+const stage = el<HTMLElement>('stage');
+const canvas = el<HTMLCanvasElement>('canvas');
+const tooltip = el<HTMLElement>('tooltip');
+const keyInput = el<HTMLInputElement>('filter-key');
+const followBox = el<HTMLInputElement>('follow');
+const statusLine = el<HTMLElement>('status');
+const connectionLine = el<HTMLElement>('connection');
+const legend = el<HTMLElement>('legend');
+const ctx = canvas.getContext('2d', { alpha: false })!;
+
+const saved = vscode.getState() as Partial<TimelineViewState> | undefined;
+let viewState: TimelineViewState = { filter: saved?.filter ?? '', follow: saved?.follow ?? true, ...(saved?.msPerPx ? { msPerPx: saved.msPerPx } : {}) };
+const model = new TimelineModel();
+let vp: Viewport = { start: Date.now() - 60_000, msPerPx: viewState.msPerPx ?? 100 };
+/** Host clock minus ours, so "now" is the host's (open spans end there, follow keeps it at the right edge). */
+let hostOffset = 0;
+let scrollY = 0;
+let focusKey: string | undefined;
+let selectedSeq: number | undefined;
+let lanes: readonly Lane[] = [];
+let lanesDirty = true;
+
+const now = (): number => Date.now() + hostOffset;
+
+// ---- colours -----------------------------------------------------------------------------------------------------
+
+interface Palette {
+  bg: string; fg: string; muted: string; grid: string; laneAlt: string; focus: string; selected: string;
+  success: string; error: string; terminal: string; requeue: string; cancelled: string; running: string;
+  queue: string; backoff: string; waitRequeue: string; event: string; write: string; action: string; warning: string;
+  font: string;
+}
+let palette: Palette;
+
+function readPalette(): Palette {
+  const cs = getComputedStyle(document.body);
+  const v = (name: string, fallback: string) => cs.getPropertyValue(name).trim() || fallback;
+  return {
+    bg: v('--vscode-editor-background', '#1e1e1e'),
+    fg: v('--vscode-foreground', '#cccccc'),
+    muted: v('--vscode-descriptionForeground', '#999999'),
+    grid: v('--vscode-editorIndentGuide-background1', v('--vscode-panel-border', '#444444')),
+    laneAlt: v('--vscode-list-hoverBackground', 'rgba(128,128,128,0.08)'),
+    focus: v('--vscode-list-inactiveSelectionBackground', 'rgba(128,128,255,0.2)'),
+    selected: v('--vscode-focusBorder', '#007fd4'),
+    success: v('--vscode-charts-green', '#89d185'),
+    error: v('--vscode-charts-red', '#f14c4c'),
+    terminal: v('--vscode-errorForeground', '#f48771'),
+    requeue: v('--vscode-charts-blue', '#3794ff'),
+    cancelled: v('--vscode-disabledForeground', '#888888'),
+    running: v('--vscode-charts-yellow', '#cca700'),
+    queue: v('--vscode-charts-yellow', '#cca700'),
+    backoff: v('--vscode-charts-orange', '#d18616'),
+    waitRequeue: v('--vscode-charts-blue', '#3794ff'),
+    event: v('--vscode-charts-purple', '#b180d7'),
+    write: v('--vscode-charts-foreground', v('--vscode-foreground', '#cccccc')),
+    action: v('--vscode-charts-yellow', '#cca700'),
+    warning: v('--vscode-editorWarning-foreground', '#cca700'),
+    font: `${v('--vscode-editor-font-size', '12px')} ${v('--vscode-editor-font-family', 'monospace')}`,
+  };
+}
+palette = readPalette();
+new MutationObserver(() => {
+  palette = readPalette();
+  scheduleRender();
+}).observe(document.body, { attributes: true, attributeFilter: ['class', 'style'] });
+
+function reconcileColour(s: Span): string {
+  switch (s.outcome) {
+    case undefined:
+      return palette.running;
+    case 'success':
+      return palette.success;
+    case 'error':
+      return palette.error;
+    case 'terminal':
+      return palette.terminal;
+    case 'requeue':
+    case 'requeueAfter':
+      return palette.requeue;
+    default:
+      return palette.cancelled;
+  }
+}
+
+// ---- lanes -------------------------------------------------------------------------------------------------------
+
+function visibleLanes(): readonly Lane[] {
+  if (lanesDirty) {
+    const f = viewState.filter.trim();
+    lanes = f ? model.lanes.filter((l) => l.key.includes(f)) : model.lanes;
+    lanesDirty = false;
+  }
+  return lanes;
+}
+
+function plotWidth(): number {
+  return Math.max(1, stage.clientWidth - LABEL_W);
+}
+
+function maxScroll(): number {
+  return Math.max(0, visibleLanes().length * LANE_H - (stage.clientHeight - AXIS_H));
+}
+
+function scrollToKey(key: string): boolean {
+  const i = visibleLanes().findIndex((l) => l.key === key);
+  if (i < 0) return false;
+  const h = stage.clientHeight - AXIS_H;
+  const top = i * LANE_H;
+  if (top < scrollY || top + LANE_H > scrollY + h) scrollY = Math.min(maxScroll(), Math.max(0, top - h / 2));
+  return true;
+}
+
+// ---- rendering ---------------------------------------------------------------------------------------------------
+
+let frame = 0;
+function scheduleRender(): void {
+  if (frame) return;
+  frame = requestAnimationFrame(() => {
+    frame = 0;
+    render();
+  });
+}
+
+function drawMark(m: Mark, x: number, yMid: number): void {
+  const isSel = m.seq === selectedSeq;
+  switch (m.kind) {
+    case 'event':
+      ctx.fillStyle = palette.event;
+      ctx.fillRect(x - 1, yMid - 8, 2, 16);
+      break;
+    case 'write': {
+      ctx.beginPath();
+      ctx.moveTo(x, yMid - 6);
+      ctx.lineTo(x + 5, yMid);
+      ctx.lineTo(x, yMid + 6);
+      ctx.lineTo(x - 5, yMid);
+      ctx.closePath();
+      const c = m.error ? palette.error : palette.write;
+      if (m.dryRun) {
+        ctx.strokeStyle = c;
+        ctx.lineWidth = 1.5;
+        ctx.stroke();
+      } else {
+        ctx.fillStyle = c;
+        ctx.fill();
+      }
+      break;
+    }
+    case 'action':
+      ctx.beginPath();
+      ctx.arc(x, yMid, 4.5, 0, Math.PI * 2);
+      ctx.fillStyle = palette.action;
+      ctx.fill();
+      break;
+    case 'warning':
+      ctx.beginPath();
+      ctx.moveTo(x, yMid - 6);
+      ctx.lineTo(x + 6, yMid + 5);
+      ctx.lineTo(x - 6, yMid + 5);
+      ctx.closePath();
+      ctx.fillStyle = palette.warning;
+      ctx.fill();
+      break;
+  }
+  if (isSel) {
+    ctx.strokeStyle = palette.selected;
+    ctx.lineWidth = 2;
+    ctx.strokeRect(x - 7, yMid - 9, 14, 18);
+  }
+}
+
+function drawLane(lane: Lane, y: number, x0: number, width: number, t0: number, t1: number, tNow: number): void {
+  // Spans: queue and delayed waits as thin bars at the bottom, reconciles as bars in the middle.
+  const r = model.spansIn(lane, t0, t1);
+  let lastX = -Infinity;
+  let lastKind = '';
+  const drawSpan = (s: Span) => {
+    const end = s.end ?? tNow;
+    if (end < t0 || s.start > t1) return;
+    const a = Math.max(x0, x0 + timeToX(vp, s.start));
+    const b = Math.min(x0 + width, x0 + timeToX(vp, end));
+    const w = Math.max(1, b - a);
+    // Many spans inside one pixel column draw once.
+    if (w <= 1 && Math.floor(a) === lastX && s.kind === lastKind) return;
+    lastX = Math.floor(a);
+    lastKind = s.kind;
+    if (s.kind === 'reconcile') {
+      ctx.fillStyle = reconcileColour(s);
+      ctx.fillRect(a, y + 5, w, LANE_H - 12);
+    } else {
+      ctx.fillStyle = s.kind === 'queue' ? palette.queue : s.kind === 'backoff' ? palette.backoff : palette.waitRequeue;
+      ctx.globalAlpha = 0.55;
+      ctx.fillRect(a, y + LANE_H - 6, w, 4);
+      ctx.globalAlpha = 1;
+    }
+    if (s.seq === selectedSeq) {
+      ctx.strokeStyle = palette.selected;
+      ctx.lineWidth = 2;
+      ctx.strokeRect(a, y + 3, w, LANE_H - 6);
+    }
+  };
+  for (let i = r.from; i < r.to; i++) drawSpan(lane.spans[i]!);
+  if (lane.openQueue && lane.openQueue.start < t0 - lane.maxSpanMs) drawSpan(lane.openQueue);
+  if (lane.openReconcile && lane.openReconcile.start < t0 - lane.maxSpanMs) drawSpan(lane.openReconcile);
+  // Marks on top, one per pixel column and kind.
+  const m = model.marksIn(lane, t0, t1);
+  const yMid = y + LANE_H / 2 - 1;
+  let lastMx = -Infinity;
+  let lastMKind = '';
+  for (let i = m.from; i < m.to; i++) {
+    const mark = lane.marks[i]!;
+    const x = Math.round(x0 + timeToX(vp, mark.time));
+    if (x === lastMx && mark.kind === lastMKind && mark.seq !== selectedSeq) continue;
+    lastMx = x;
+    lastMKind = mark.kind;
+    drawMark(mark, x, yMid);
+  }
+}
+
+let renderCount = 0;
+
+function render(): void {
+  renderCount++;
+  const dpr = window.devicePixelRatio || 1;
+  const cw = stage.clientWidth;
+  const ch = stage.clientHeight;
+  if (canvas.width !== Math.round(cw * dpr) || canvas.height !== Math.round(ch * dpr)) {
+    canvas.width = Math.round(cw * dpr);
+    canvas.height = Math.round(ch * dpr);
+    canvas.style.width = `${cw}px`;
+    canvas.style.height = `${ch}px`;
+  }
+  ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+  const width = plotWidth();
+  const tNow = now();
+  if (viewState.follow) vp = follow(vp, tNow, width);
+  scrollY = Math.min(scrollY, maxScroll());
+  ctx.fillStyle = palette.bg;
+  ctx.fillRect(0, 0, cw, ch);
+  ctx.font = palette.font;
+  ctx.textBaseline = 'middle';
+
+  const t0 = vp.start;
+  const t1 = xToTime(vp, width);
+  const all = visibleLanes();
+  const first = Math.floor(scrollY / LANE_H);
+  const last = Math.min(all.length, Math.ceil((scrollY + ch - AXIS_H) / LANE_H));
+
+  // Lane backgrounds.
+  for (let i = first; i < last; i++) {
+    const y = AXIS_H + i * LANE_H - scrollY;
+    const lane = all[i]!;
+    if (lane.key === focusKey) {
+      ctx.fillStyle = palette.focus;
+      ctx.fillRect(0, y, cw, LANE_H);
+    } else if (i % 2 === 1) {
+      ctx.fillStyle = palette.laneAlt;
+      ctx.globalAlpha = 0.5;
+      ctx.fillRect(0, y, cw, LANE_H);
+      ctx.globalAlpha = 1;
+    }
+  }
+  // Grid.
+  const tk = ticks(vp, width);
+  ctx.strokeStyle = palette.grid;
+  ctx.lineWidth = 1;
+  ctx.beginPath();
+  for (const t of tk.times) {
+    const x = Math.round(LABEL_W + timeToX(vp, t)) + 0.5;
+    ctx.moveTo(x, AXIS_H);
+    ctx.lineTo(x, ch);
+  }
+  ctx.stroke();
+  // Lanes (clipped to the plot area).
+  ctx.save();
+  ctx.beginPath();
+  ctx.rect(LABEL_W, AXIS_H, width, ch - AXIS_H);
+  ctx.clip();
+  for (let i = first; i < last; i++) drawLane(all[i]!, AXIS_H + i * LANE_H - scrollY, LABEL_W, width, t0, t1, tNow);
+  // "now" line.
+  const xNow = LABEL_W + timeToX(vp, tNow);
+  if (xNow >= LABEL_W && xNow <= cw) {
+    ctx.fillStyle = palette.selected;
+    ctx.fillRect(Math.round(xNow), AXIS_H, 1, ch - AXIS_H);
+  }
+  ctx.restore();
+  // Labels column and axis on top.
+  ctx.fillStyle = palette.bg;
+  ctx.fillRect(0, 0, LABEL_W, ch);
+  ctx.fillRect(0, 0, cw, AXIS_H);
+  for (let i = first; i < last; i++) {
+    const y = AXIS_H + i * LANE_H - scrollY;
+    const lane = all[i]!;
+    if (lane.key === focusKey) {
+      ctx.fillStyle = palette.focus;
+      ctx.fillRect(0, y, LABEL_W, LANE_H);
+    }
+    ctx.fillStyle = lane.key === focusKey ? palette.fg : palette.muted;
+    ctx.fillText(fitText(lane.key, LABEL_W - 12), 6, y + LANE_H / 2);
+  }
+  ctx.fillStyle = palette.muted;
+  for (const t of tk.times) ctx.fillText(tickLabel(t, tk.step), LABEL_W + timeToX(vp, t) + 4, AXIS_H / 2);
+  ctx.strokeStyle = palette.grid;
+  ctx.beginPath();
+  ctx.moveTo(0, AXIS_H - 0.5);
+  ctx.lineTo(cw, AXIS_H - 0.5);
+  ctx.moveTo(LABEL_W - 0.5, 0);
+  ctx.lineTo(LABEL_W - 0.5, ch);
+  ctx.stroke();
+  if (all.length === 0) {
+    ctx.fillStyle = palette.muted;
+    ctx.fillText(model.size === 0 ? 'No entries yet: step or resume the loop, or change an object.' : 'No lane matches the key filter.', LABEL_W + 12, AXIS_H + LANE_H);
+  }
+  renderStatus();
+}
+
+const fitCache = new Map<string, string>();
+function fitText(text: string, max: number): string {
+  const k = `${max}|${text}`;
+  let s = fitCache.get(k);
+  if (s !== undefined) return s;
+  s = text;
+  if (ctx.measureText(s).width > max) {
+    while (s.length > 1 && ctx.measureText(`…${s}`).width > max) s = s.slice(1);
+    s = `…${s}`;
+  }
+  if (fitCache.size > 5000) fitCache.clear();
+  fitCache.set(k, s);
+  return s;
+}
+
+function renderStatus(): void {
+  const n = visibleLanes().length;
+  const span = vp.msPerPx * plotWidth();
+  const scale = span >= 120_000 ? `${Math.round(span / 60_000)} min` : span >= 2000 ? `${Math.round(span / 1000)} s` : `${Math.round(span)} ms`;
+  statusLine.textContent = `${n.toLocaleString()} lane${n === 1 ? '' : 's'} · ${model.size.toLocaleString()} items · ${scale} across${viewState.follow ? ' · following' : ''}`;
+}
+
+// ---- state -------------------------------------------------------------------------------------------------------
+
+function saveState(): void {
+  viewState = { ...viewState, msPerPx: vp.msPerPx };
+  vscode.setState(viewState);
+}
+
+function setFollow(on: boolean): void {
+  if (viewState.follow === on) return;
+  viewState = { ...viewState, follow: on };
+  followBox.checked = on;
+  saveState();
+  scheduleRender();
+  syncLiveTimer();
+}
+
+/** While following, redraw a few times a second (open spans grow, the view moves); nothing runs otherwise. */
+let liveTimer: ReturnType<typeof setInterval> | undefined;
+function syncLiveTimer(): void {
+  const want = viewState.follow && !document.hidden;
+  if (want && !liveTimer) liveTimer = setInterval(scheduleRender, 200);
+  if (!want && liveTimer) {
+    clearInterval(liveTimer);
+    liveTimer = undefined;
+  }
+}
+document.addEventListener('visibilitychange', syncLiveTimer);
+
+function fitAll(): void {
+  const r = model.range;
+  if (!r) return;
+  vp = fit(r.from, Math.max(r.to, now()), plotWidth());
+  setFollow(false);
+  saveState();
+  scheduleRender();
+}
+
+function zoom(factor: number, anchorX = plotWidth() / 2): void {
+  vp = zoomAt(vp, factor, viewState.follow ? plotWidth() - 24 : anchorX);
+  saveState();
+  scheduleRender();
+}
+
+// ---- host messages -----------------------------------------------------------------------------------------------
+
+function onHostMessage(msg: TimelineHostToWebview): void {
+  switch (msg.type) {
+    case 'timelineInit': {
+      if (msg.version !== PROTOCOL_VERSION) {
+        statusLine.textContent = `Protocol mismatch (host ${msg.version}, view ${PROTOCOL_VERSION}); reopen the Timeline.`;
+        return;
+      }
+      hostOffset = msg.now - Date.now();
+      connectionLine.textContent = msg.connection;
+      model.clear();
+      model.add(msg.entries);
+      lanesDirty = true;
+      const r = model.range;
+      if (r && !viewState.msPerPx) vp = fit(r.from, Math.max(r.to, msg.now), plotWidth());
+      if (msg.focusKey !== undefined) focus(msg.focusKey);
+      scheduleRender();
+      return;
+    }
+    case 'timelineAppend':
+      hostOffset = msg.now - Date.now();
+      model.add(msg.entries);
+      lanesDirty = true;
+      scheduleRender();
+      return;
+    case 'timelineFocus':
+      focus(msg.key);
+      scheduleRender();
+      return;
+  }
+}
+
+function focus(key: string): void {
+  focusKey = key;
+  if (viewState.filter && !key.includes(viewState.filter.trim())) {
+    keyInput.value = '';
+    viewState = { ...viewState, filter: '' };
+    lanesDirty = true;
+  }
+  if (!scrollToKey(key)) statusLine.textContent = `No timeline entries for ${key} yet.`;
+}
+
+window.addEventListener('message', (ev: MessageEvent) => {
+  const msg = ev.data as TimelineHostToWebview | undefined;
+  if (msg && typeof msg === 'object' && typeof msg.type === 'string') onHostMessage(msg);
+});
+
+// ---- pointer, wheel, keys ----------------------------------------------------------------------------------------
+
+function laneAt(y: number): Lane | undefined {
+  if (y < AXIS_H) return undefined;
+  return visibleLanes()[Math.floor((y - AXIS_H + scrollY) / LANE_H)];
+}
+
+function hitAt(x: number, y: number) {
+  const lane = laneAt(y);
+  if (!lane || x < LABEL_W) return undefined;
+  const t = xToTime(vp, x - LABEL_W);
+  return model.hitTest(lane, t, 6 * vp.msPerPx, now());
+}
+
+let drag: { x: number; y: number; moved: boolean; vp: Viewport; scrollY: number } | undefined;
+stage.addEventListener('pointerdown', (ev: PointerEvent) => {
+  if (ev.button !== 0) return;
+  stage.setPointerCapture(ev.pointerId);
+  drag = { x: ev.offsetX, y: ev.offsetY, moved: false, vp, scrollY };
+});
+stage.addEventListener('pointermove', (ev: PointerEvent) => {
+  if (drag) {
+    const dx = ev.offsetX - drag.x;
+    const dy = ev.offsetY - drag.y;
+    if (!drag.moved && Math.abs(dx) + Math.abs(dy) > 3) {
+      drag.moved = true;
+      setFollow(false);
+      tooltip.hidden = true;
+    }
+    if (drag.moved) {
+      vp = pan(drag.vp, dx);
+      scrollY = Math.min(maxScroll(), Math.max(0, drag.scrollY - dy));
+      scheduleRender();
+    }
+    return;
+  }
+  const hit = hitAt(ev.offsetX, ev.offsetY);
+  if (!hit) {
+    tooltip.hidden = true;
+    stage.style.cursor = 'grab';
+    return;
+  }
+  stage.style.cursor = 'pointer';
+  tooltip.textContent = hit.label;
+  tooltip.hidden = false;
+  tooltip.style.left = `${Math.min(ev.offsetX + 12, stage.clientWidth - tooltip.offsetWidth - 4)}px`;
+  tooltip.style.top = `${ev.offsetY + 16}px`;
+});
+stage.addEventListener('pointerup', (ev: PointerEvent) => {
+  const d = drag;
+  drag = undefined;
+  if (!d) return;
+  if (d.moved) {
+    saveState();
+    return;
+  }
+  const hit = hitAt(ev.offsetX, ev.offsetY);
+  if (hit) {
+    selectedSeq = hit.seq;
+    post({ type: 'openEntry', seq: hit.seq });
+    scheduleRender();
+  } else if (ev.offsetX < LABEL_W) {
+    const lane = laneAt(ev.offsetY);
+    if (lane) {
+      focusKey = lane.key;
+      scheduleRender();
+    }
+  }
+});
+stage.addEventListener('pointerleave', () => {
+  tooltip.hidden = true;
+});
+stage.addEventListener(
+  'wheel',
+  (ev: WheelEvent) => {
+    ev.preventDefault();
+    if (ev.ctrlKey || ev.metaKey) {
+      zoom(Math.exp(-ev.deltaY * 0.002), ev.offsetX - LABEL_W);
+      return;
+    }
+    if (ev.shiftKey || Math.abs(ev.deltaX) > Math.abs(ev.deltaY)) {
+      setFollow(false);
+      vp = pan(vp, -(ev.shiftKey ? ev.deltaY : ev.deltaX));
+    } else {
+      scrollY = Math.min(maxScroll(), Math.max(0, scrollY + ev.deltaY));
+    }
+    scheduleRender();
+  },
+  { passive: false },
+);
+stage.addEventListener('keydown', (ev: KeyboardEvent) => {
+  const w = plotWidth();
+  switch (ev.key) {
+    case 'ArrowLeft':
+    case 'ArrowRight':
+      setFollow(false);
+      vp = pan(vp, (ev.key === 'ArrowLeft' ? 1 : -1) * w * 0.1);
+      break;
+    case 'ArrowUp':
+    case 'ArrowDown':
+      scrollY = Math.min(maxScroll(), Math.max(0, scrollY + (ev.key === 'ArrowUp' ? -LANE_H : LANE_H)));
+      break;
+    case '+':
+    case '=':
+      zoom(1.5);
+      break;
+    case '-':
+      zoom(1 / 1.5);
+      break;
+    case '0':
+      fitAll();
+      break;
+    default:
+      return;
+  }
+  ev.preventDefault();
+  saveState();
+  scheduleRender();
+});
+el<HTMLButtonElement>('zoom-in').addEventListener('click', () => zoom(1.5));
+el<HTMLButtonElement>('zoom-out').addEventListener('click', () => zoom(1 / 1.5));
+el<HTMLButtonElement>('fit').addEventListener('click', fitAll);
+followBox.addEventListener('change', () => setFollow(followBox.checked));
+let filterTimer: ReturnType<typeof setTimeout> | undefined;
+keyInput.addEventListener('input', () => {
+  if (filterTimer) clearTimeout(filterTimer);
+  filterTimer = setTimeout(() => {
+    viewState = { ...viewState, filter: keyInput.value };
+    lanesDirty = true;
+    scrollY = 0;
+    saveState();
+    scheduleRender();
+  }, 120);
+});
+new ResizeObserver(scheduleRender).observe(stage);
+
+// Legend: fixed words (no cluster text), coloured by the stylesheet.
+for (const [cls, text] of [
+  ['ok', 'reconcile ok'], ['err', 'error'], ['rq', 'requeue'], ['run', 'running'], ['queue', 'queued'], ['backoff', 'backoff'],
+  ['event', 'event'], ['write', 'write'], ['action', 'your action'], ['warn', 'warning'],
+] as const) {
+  const s = document.createElement('span');
+  s.className = `swatch ${cls}`;
+  s.textContent = text;
+  legend.appendChild(s);
+}
+
+/** For the benchmark and tests: frames rendered so far. */
+(window as unknown as { __timelineRenders: () => number }).__timelineRenders = () => renderCount;
+
+keyInput.value = viewState.filter;
+followBox.checked = viewState.follow;
+syncLiveTimer();
+post({ type: 'timelineReady', version: PROTOCOL_VERSION });

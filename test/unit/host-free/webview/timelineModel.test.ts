@@ -1,0 +1,140 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { FakeClock } from '../../../fakes/fakeClock.ts';
+import { createJournal } from '../../../../src/core/journal/journal.ts';
+import { toTimeline } from '../../../../src/host/webview/timelineView.ts';
+import { TimelineModel } from '../../../../src/webview/timeline/model.ts';
+import { fit, follow, MAX_MS_PER_PX, MIN_MS_PER_PX, pan, ticks, timeToX, xToTime, zoomAt } from '../../../../src/webview/timeline/viewport.ts';
+
+const PRIMARY = 'widgets.lab.reconcile.dev';
+const CM = { group: '', version: 'v1', resource: 'configmaps' };
+
+/** A journal under a fake clock: event → queued 5 ms → reconcile 20 ms (error) → backoff 10 ms → reconcile 8 ms (ok, 1 write). */
+function journal() {
+  const clock = new FakeClock();
+  const t0 = clock.now();
+  const j = createJournal({ clock, delivery: 'sync' });
+  j.append({ kind: 'informer', controller: 'c', key: 'ns/a', resource: 'widgets.v1.lab.reconcile.dev', role: 'primary', event: 'update', objectKey: 'ns/a', enqueued: ['ns/a'] });
+  j.append({ kind: 'queue', controller: 'c', key: 'ns/a', transition: 'queued' });
+  clock.step(5);
+  j.append({ kind: 'queue', controller: 'c', key: 'ns/a', transition: 'processing' });
+  j.append({ kind: 'reconcileStart', controller: 'c', key: 'ns/a', triggers: [], attempt: 1, via: 'worker' });
+  clock.step(20);
+  j.append({ kind: 'reconcileEnd', controller: 'c', key: 'ns/a', outcome: { kind: 'error', message: 'boom' }, durationMs: 20 });
+  j.append({ kind: 'queue', controller: 'c', key: 'ns/a', transition: 'waiting', dueAt: clock.now() + 10, waitKind: 'backoff' });
+  clock.step(10);
+  j.append({ kind: 'queue', controller: 'c', key: 'ns/a', transition: 'ready' });
+  j.append({ kind: 'queue', controller: 'c', key: 'ns/a', transition: 'processing' });
+  j.append({ kind: 'reconcileStart', controller: 'c', key: 'ns/a', triggers: [], attempt: 2, via: 'worker' });
+  clock.step(3);
+  j.recordWrite({ verb: 'update', gvr: CM, namespace: 'ns', name: 'a-config', dryRun: false, controller: 'c', key: 'ns/a' });
+  clock.step(5);
+  j.append({ kind: 'reconcileEnd', controller: 'c', key: 'ns/a', outcome: { kind: 'success' }, durationMs: 8 });
+  j.append({ kind: 'control', controller: 'c', key: 'ns/b', action: 'resetBackoff' });
+  j.append({ kind: 'control', controller: 'c', action: 'pause' }); // no key: no lane
+  clock.step(2);
+  j.append({ kind: 'reconcileStart', controller: 'c', key: 'ns/b', triggers: [], attempt: 1, via: 'step' });
+  return { j, t0, clock };
+}
+
+describe('timeline model from journal entries', () => {
+  it('builds one lane per key (sorted) with queue waits, backoff intervals, reconciles by outcome and marks', () => {
+    const { j, t0 } = journal();
+    const m = new TimelineModel();
+    m.add(toTimeline(j.entries(), PRIMARY));
+    assert.deepEqual(m.lanes.map((l) => l.key), ['ns/a', 'ns/b']);
+    const a = m.lanes[0]!;
+    const spans = a.spans.map((s) => ({ kind: s.kind, from: s.start - t0, to: s.end === undefined ? undefined : s.end - t0, outcome: s.outcome }));
+    assert.deepEqual(spans, [
+      { kind: 'queue', from: 0, to: 5, outcome: undefined },
+      { kind: 'reconcile', from: 5, to: 25, outcome: 'error' },
+      { kind: 'backoff', from: 25, to: 35, outcome: undefined },
+      { kind: 'queue', from: 35, to: 35, outcome: undefined },
+      { kind: 'reconcile', from: 35, to: 43, outcome: 'success' },
+    ]);
+    assert.deepEqual(a.marks.map((x) => [x.kind, x.time - t0]), [['event', 0], ['write', 38]]);
+    const b = m.lanes[1]!;
+    assert.deepEqual(b.marks.map((x) => x.kind), ['action']);
+    assert.ok(b.openReconcile && b.openReconcile.end === undefined, 'a running reconcile stays open');
+    assert.equal(m.size, 5 + 2 + 2);
+    assert.deepEqual(m.range, { from: t0, to: t0 + 45 });
+  });
+
+  it('a backoff that ends early (an event ran the key) is cut at that moment', () => {
+    const m = new TimelineModel();
+    m.add([
+      { seq: 1, time: 100, key: 'k', type: 'waiting', dueAt: 1100, wait: 'backoff', label: 'waiting' },
+      { seq: 2, time: 300, key: 'k', type: 'waitEnd', label: 'cancelled' },
+    ]);
+    assert.equal(m.lanes[0]!.spans[0]!.end, 300);
+    assert.equal(m.lanes[0]!.spans[0]!.endSeq, 2);
+  });
+
+  it('finds the items of a time window by binary search and hit-tests marks before spans', () => {
+    const { j, t0, clock } = journal();
+    const m = new TimelineModel();
+    m.add(toTimeline(j.entries(), PRIMARY));
+    const a = m.lanes[0]!;
+    const r = m.spansIn(a, t0 + 30, t0 + 40);
+    const inWindow = a.spans.slice(r.from, r.to).filter((s) => (s.end ?? Infinity) >= t0 + 30);
+    assert.deepEqual(inWindow.map((s) => s.kind), ['backoff', 'queue', 'reconcile']);
+    const mk = m.marksIn(a, t0 + 30, t0 + 40);
+    assert.deepEqual(a.marks.slice(mk.from, mk.to).map((x) => x.kind), ['write']);
+    const write = j.entries().find((e) => e.kind === 'write')!;
+    assert.equal(m.hitTest(a, t0 + 37, 2, clock.now())?.seq, write.seq, 'a mark near the pointer wins over the reconcile under it');
+    const hit = m.hitTest(a, t0 + 15, 1, clock.now());
+    assert.equal(hit?.kind, 'reconcile');
+    assert.equal(hit?.seq, j.entries().find((e) => e.kind === 'reconcileStart')!.seq, 'a span opens its start entry');
+    assert.equal(m.hitTest(a, t0 + 1000, 1, clock.now()), undefined);
+    const b = m.lanes[1]!;
+    assert.equal(m.hitTest(b, clock.now() + 50, 1, clock.now() + 100)?.kind, 'reconcile', 'an open reconcile reaches up to now');
+  });
+
+  it('stays within its capacity by dropping the oldest items, keeping open spans', () => {
+    const m = new TimelineModel(400);
+    m.add([{ seq: 1, time: 0, key: 'k', type: 'reconcileStart', label: 'start' }]);
+    const entries = [];
+    for (let i = 0; i < 1000; i++) entries.push({ seq: i + 2, time: i + 1, key: `k${i % 7}`, type: 'event' as const, label: 'e' });
+    m.add(entries);
+    assert.ok(m.size <= 400, `size ${m.size}`);
+    assert.ok(m.lanes.find((l) => l.key === 'k')?.openReconcile, 'the open reconcile survives the trim');
+    assert.ok(m.lanes.every((l) => l.marks.every((x) => x.time >= m.range!.from)));
+  });
+});
+
+describe('timeline zoom and pan', () => {
+  const vp = { start: 1000, msPerPx: 10 };
+
+  it('converts between time and x', () => {
+    assert.equal(timeToX(vp, 1500), 50);
+    assert.equal(xToTime(vp, 50), 1500);
+  });
+
+  it('zooms around the anchor: the instant under it stays put', () => {
+    const z = zoomAt(vp, 2, 200);
+    assert.equal(z.msPerPx, 5);
+    assert.equal(xToTime(z, 200), xToTime(vp, 200));
+    const out = zoomAt(z, 0.5, 50);
+    assert.equal(out.msPerPx, 10);
+    assert.equal(xToTime(out, 50), xToTime(z, 50));
+    assert.equal(zoomAt(vp, 1e12, 0).msPerPx, MIN_MS_PER_PX, 'clamped in');
+    assert.equal(zoomAt(vp, 1e-12, 0).msPerPx, MAX_MS_PER_PX, 'clamped out');
+    assert.deepEqual(zoomAt(vp, Number.NaN, 0), vp);
+  });
+
+  it('pans by pixels, follows live and fits a range', () => {
+    assert.equal(pan(vp, 30).start, 700, 'dragging right shows earlier times');
+    const f = follow(vp, 100_000, 1000, 20);
+    assert.equal(timeToX(f, 100_000), 980, 'now sits at the right edge minus the margin');
+    const fitted = fit(5000, 15_000, 1040, 20);
+    assert.equal(timeToX(fitted, 5000), 20);
+    assert.equal(timeToX(fitted, 15_000), 1020);
+  });
+
+  it('chooses a tick step at least minPx apart, on multiples of the step', () => {
+    const t = ticks({ start: 12_345, msPerPx: 10 }, 1000, 90);
+    assert.equal(t.step, 1000);
+    assert.deepEqual(t.times.slice(0, 2), [13_000, 14_000]);
+    assert.ok(t.times.every((x) => x % 1000 === 0 && timeToX({ start: 12_345, msPerPx: 10 }, x) <= 1000));
+  });
+});
