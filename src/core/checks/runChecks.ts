@@ -1,4 +1,15 @@
-import type { CheckProgress, CheckReport, RunChecksOptions } from './types.ts';
+import { realClock } from '../clock.ts';
+import { yamlDiff } from '../actions/objectDiff.ts';
+import type { JournalEntry } from '../journal/journal.ts';
+import type { WriteRecord } from '../k8s/dynamicClient.ts';
+import type { ObjectKey } from '../k8s/keys.ts';
+import type { KubeObject, ResourceInfo } from '../k8s/objects.ts';
+import { nullLogger } from '../log.ts';
+import { rfc3339 } from '../reconcilers/conditions.ts';
+import { CONFIGMAPS, copyInto, createScratchNamespace, deleteScratch, resourceLabelOf, settle, snapshot, startRun, type ControllerRun, type HarnessEnv, type ScratchCopy } from './harness.ts';
+import { compareEndStates, differingPaths, endStateDiff, flatten, maskedFieldsOf, normalizeEndState, VOLATILE_FIELDS, type EndState } from './mask.ts';
+import { crashingClient, FrozenListerWatcher, WithholdingInformer } from './perturb.ts';
+import { CHECK_KINDS, CHECK_TITLES, type CheckKind, type CheckProgress, type CheckProgressEvent, type CheckReport, type CheckResult, type CheckTimingPart, type CheckWrite, type Finding, type Perturbation, type RunChecksOptions } from './types.ts';
 
 /** Thrown (before anything is written) when the checks refuse to run: an unconfirmed non-local cluster, bad options. */
 export class CheckRefusedError extends Error {
@@ -8,13 +19,513 @@ export class CheckRefusedError extends Error {
   }
 }
 
+/** The default transition of the unobserved-state check: an annotation added (the intermediate state), then removed. */
+export const DEFAULT_TRANSITIONS: readonly unknown[] = [
+  { metadata: { annotations: { 'checks.reconcile-lab.dev/intermediate': 'true' } } },
+  { metadata: { annotations: { 'checks.reconcile-lab.dev/intermediate': null } } },
+];
+
+const MAX_CRASH_POINTS = 8;
+const MAX_JOURNAL = 300;
+
+interface KeyContext {
+  env: HarnessEnv;
+  o: RunChecksOptions;
+  key: ObjectKey;
+  boundMs: number;
+  resources: ResourceInfo[];
+  namespaces: string[];
+  clusterCopies: Map<string, string>;
+  parts: CheckTimingPart[];
+  emit: (e: CheckProgressEvent) => void;
+  findingSeq: { n: number };
+}
+
+/** Refusal rules, checked before anything touches the cluster. */
+export function refusalOf(o: RunChecksOptions): string | undefined {
+  if (!o.keys.length) return 'no key to check';
+  if (!o.cluster.local && o.confirmCluster !== o.cluster.name) {
+    return `refusing to run checks against "${o.cluster.name}": it is not the local control plane. The checks only write copies in scratch namespaces, but they do write; confirm the cluster by name (--confirm-cluster ${o.cluster.name}).`;
+  }
+  for (const c of o.checks ?? []) if (!CHECK_KINDS.includes(c)) return `unknown check "${String(c)}" (checks: ${CHECK_KINDS.join(', ')})`;
+  return undefined;
+}
+
+function timed<T>(ctx: KeyContext, parts: CheckTimingPart[], part: string, f: () => Promise<T>): Promise<T> {
+  const start = ctx.env.clock.now();
+  return f().finally(() => {
+    const p = { part, ms: ctx.env.clock.now() - start };
+    parts.push(p);
+    ctx.parts.push(p);
+  });
+}
+
+async function scratch(ctx: KeyContext, purpose: string): Promise<{ ns: string; copy: ScratchCopy }> {
+  const ns = await createScratchNamespace(ctx.env, `${purpose} of ${ctx.key}`);
+  ctx.namespaces.push(ns);
+  const copy = await copyInto(ctx.env, ctx.key, ns);
+  if (!ctx.env.primary.namespaced) ctx.clusterCopies.set(ns, copy.name);
+  return { ns, copy };
+}
+
+function checkWriteOf(w: WriteRecord): CheckWrite {
+  const label = `${resourceLabelOf(w.gvr)}/${w.key}${w.subresource ? `/${w.subresource}` : ''}`;
+  const cw: CheckWrite = {
+    verb: w.verb,
+    resource: resourceLabelOf(w.gvr),
+    objectKey: w.key,
+    outcome: w.outcome,
+    diff: w.outcome === 'ok' ? yamlDiff(label, w.before, w.verb === 'delete' ? undefined : w.after, { volatile: true, beforeName: 'before', afterName: 'after' }) : '',
+  };
+  if (w.subresource) cw.subresource = w.subresource;
+  if (w.error) cw.error = `${w.error.code} ${w.error.reason}: ${w.error.message}`;
+  if (w.resourceVersionBefore) cw.resourceVersionBefore = w.resourceVersionBefore;
+  if (w.resourceVersionAfter) cw.resourceVersionAfter = w.resourceVersionAfter;
+  return cw;
+}
+
+function describeWrite(w: WriteRecord): string {
+  return `${w.verb}${w.subresource ? '/' + w.subresource : ''} ${resourceLabelOf(w.gvr)} ${w.key}`;
+}
+
+function journalOf(run: ControllerRun, scratchKey: ObjectKey): JournalEntry[] {
+  const mine = run.entries.filter((e) => e.key === scratchKey || (e.kind === 'informer' && e.enqueued.includes(scratchKey)) || e.kind === 'warning');
+  return mine.slice(-MAX_JOURNAL);
+}
+
+function finding(ctx: KeyContext, f: Omit<Finding, 'id' | 'key' | 'reproduce'>): Finding {
+  const flags = ctx.o.reproduceFlags ? ` ${ctx.o.reproduceFlags}` : '';
+  return { id: `${f.check}:${ctx.key}:${++ctx.findingSeq.n}`, key: ctx.key, reproduce: `reconcile-lab check ${ctx.key} --check ${f.check}${flags}`, ...f };
+}
+
+function okWrites(run: ControllerRun, from = 0): WriteRecord[] {
+  return run.writes.slice(from).map((w) => w.record).filter((w) => w.outcome === 'ok' && !w.dryRun);
+}
+
+/** Groups the ok writes of the scratch key's reconciles: one array per reconcile, in order. */
+function writesPerReconcile(run: ControllerRun, scratchKey: ObjectKey): number[] {
+  const groups: number[] = [];
+  for (const e of run.entries) {
+    if (e.key !== scratchKey) continue;
+    if (e.kind === 'reconcileStart') groups.push(0);
+    else if (e.kind === 'write' && !e.error && !e.dryRun && groups.length) groups[groups.length - 1]!++;
+  }
+  return groups;
+}
+
+interface Reference {
+  ns: string;
+  copy: ScratchCopy;
+  settled: boolean;
+  settleMs: number;
+  end: EndState;
+  groups: number[];
+  writes: WriteRecord[];
+  run: ControllerRun;
+}
+
+async function referenceRun(ctx: KeyContext, parts: CheckTimingPart[], n: number, keepRunning: boolean): Promise<Reference> {
+  return timed(ctx, parts, `reference run ${n}`, async () => {
+    ctx.emit({ kind: 'step', key: ctx.key, message: `reference run ${n}` });
+    const { ns, copy } = await scratch(ctx, `reference run ${n}`);
+    const run = await startRun(ctx.env, ns);
+    try {
+      const s = await settle(ctx.env, run, ctx.boundMs);
+      const end = normalizeEndState(await snapshot(ctx.env, ns, copy, ctx.resources));
+      const ref: Reference = { ns, copy, settled: s.settled, settleMs: s.ms, end, groups: writesPerReconcile(run, copy.scratchKey), writes: okWrites(run), run };
+      if (!keepRunning) await run.stop();
+      return ref;
+    } catch (e) {
+      await run.stop();
+      throw e;
+    }
+  });
+}
+
+/** Check 1: one more reconcile of the settled state writes nothing. */
+async function checkRunTwice(ctx: KeyContext, ref: Reference, parts: CheckTimingPart[]): Promise<Pick<CheckResult, 'status' | 'message' | 'findings'>> {
+  return timed(ctx, parts, 'second reconcile', async () => {
+    const run = ref.run;
+    run.controller.pause();
+    const from = run.writes.length;
+    const step = await run.controller.step({ key: ref.copy.scratchKey, force: true });
+    const writes = okWrites(run, from);
+    const findings: Finding[] = [];
+    const perturbation: Perturbation = { check: 'runTwice', description: 'reconciled the key once more after it had settled, with nothing changed in between' };
+    for (const w of writes) {
+      if (w.verb === 'create') {
+        findings.push(finding(ctx, {
+          check: 'runTwice', severity: 'error', perturbation, diff: '', writes: [checkWriteOf(w)], journal: journalOf(run, ref.copy.scratchKey),
+          title: `Second reconcile created another ${resourceLabelOf(w.gvr)} (${w.after?.metadata.generateName ? `generateName "${w.after.metadata.generateName}"` : w.name})`,
+          explanation: `Nothing changed, yet reconciling again created a new object${w.after?.metadata.generateName ? ' with generateName, so every pass adds one more' : ''}. A reconciler must be idempotent: look for the existing child (a fixed name derived from the owner, or a label selector) before creating, and create only when it is missing.`,
+        }));
+      } else if (w.verb !== 'delete' && w.resourceVersionBefore && w.resourceVersionBefore === w.resourceVersionAfter) {
+        findings.push(finding(ctx, {
+          check: 'runTwice', severity: 'warning', perturbation, diff: '', writes: [checkWriteOf(w)], journal: journalOf(run, ref.copy.scratchKey),
+          title: `No-op write on the second reconcile: ${describeWrite(w)} (resourceVersion ${w.resourceVersionBefore} unchanged)`,
+          explanation: `The second reconcile sent ${describeWrite(w)} although the object already was as desired: the server accepted it and changed nothing. Every reconcile then costs an API write; compare the desired state with the observed one and write only when they differ.`,
+        }));
+      }
+    }
+    const outcome = step.kind === 'reconciled' ? step.outcome.kind : step.kind;
+    return findings.length
+      ? { status: 'failed', findings, message: `${findings.length} write(s) on the second reconcile` }
+      : { status: 'passed', findings, message: `the second reconcile wrote nothing (${writes.length ? `${writes.length} changing write(s) left to the convergence check` : 'outcome ' + outcome})` };
+  });
+}
+
+/** Check 5: the reference run went idle within the bound. */
+function checkConvergence(ctx: KeyContext, ref: Reference): Pick<CheckResult, 'status' | 'message' | 'findings'> {
+  const perturbation: Perturbation = { check: 'convergence', description: `left the controller running on an unchanged spec for up to ${ctx.boundMs} ms`, boundMs: ctx.boundMs };
+  if (ref.settled) return { status: 'passed', findings: [], message: `idle after ${ref.settleMs} ms and ${ref.writes.length} write(s)` };
+  const run = ref.run;
+  const writes = okWrites(run);
+  const counts = new Map<string, { n: number; w: WriteRecord }>();
+  for (const w of writes) {
+    const k = describeWrite(w);
+    counts.set(k, { n: (counts.get(k)?.n ?? 0) + 1, w: counts.get(k)?.w ?? w });
+  }
+  const top = [...counts.entries()].sort((a, b) => b[1].n - a[1].n)[0];
+  const reconciles = run.entries.filter((e) => e.kind === 'reconcileStart' && e.key === ref.copy.scratchKey).length;
+  const last = writes.slice(-3);
+  const flapping = flappingPaths(writes.filter((w) => top && describeWrite(w) === top[0]));
+  return {
+    status: 'failed',
+    message: `not idle after ${ctx.boundMs} ms`,
+    findings: [finding(ctx, {
+      check: 'convergence', severity: 'error', perturbation, diff: '', writes: last.map(checkWriteOf), journal: journalOf(run, ref.copy.scratchKey),
+      title: top ? `Never converges: ${top[1].n} × ${top[0]} in ${Math.round(ctx.boundMs / 1000)} s (${reconciles} reconciles)` : `Never goes idle: ${reconciles} reconciles in ${Math.round(ctx.boundMs / 1000)} s`,
+      explanation: top
+        ? `The spec did not change, yet the controller kept writing: each write is a watch event that queues the key again, so it reconciles forever (a hot loop).${flapping.length ? ` The fields that change on every write: ${flapping.slice(0, 5).join(', ')}.` : ''} Write status only when it differs from what is there, and keep values that change on every pass (timestamps, counters) out of the written state.`
+        : `The key kept being reconciled (errors retried, or requeues) without reaching a stable state within the bound. Look at the journal for the failing reconcile.`,
+    })],
+  };
+}
+
+/** Paths whose values differ between the `after` of consecutive writes of one object (what keeps changing). */
+function flappingPaths(writes: WriteRecord[]): string[] {
+  const out = new Set<string>();
+  for (let i = 1; i < writes.length && i < 6; i++) {
+    const a = flatten(writes[i - 1]!.after ?? {});
+    const b = flatten(writes[i]!.after ?? {});
+    for (const p of new Set([...a.keys(), ...b.keys()])) {
+      if (p.startsWith('metadata.resourceVersion') || p.startsWith('metadata.managedFields') || p === 'metadata.generation') continue;
+      if (JSON.stringify(a.get(p)) !== JSON.stringify(b.get(p))) out.add(p);
+    }
+  }
+  return [...out];
+}
+
+/** Check 2: crash right after write i of a reconcile with k writes, restart with a fresh cache and queue. */
+async function checkCrashAfterWrite(ctx: KeyContext, ref: Reference, learned: Set<string>, parts: CheckTimingPart[]): Promise<Pick<CheckResult, 'status' | 'message' | 'findings'>> {
+  const points: Array<{ global: number; i: number; k: number }> = [];
+  let before = 0;
+  for (const k of ref.groups) {
+    for (let i = 1; i < k; i++) points.push({ global: before + i, i, k });
+    before += k;
+  }
+  if (!points.length) {
+    const note = ctx.o.reconcilerSpec.kind === 'exec' ? ' (an exec program\'s own kubectl writes are not seen by the harness: only writes through Reconcile Lab\'s client are crash points)' : '';
+    return { status: 'skipped', findings: [], message: `no reconcile made two or more writes, so there is no point to crash in between${note}` };
+  }
+  const findings: Finding[] = [];
+  const notes: string[] = [];
+  for (const p of points.slice(0, MAX_CRASH_POINTS)) {
+    const desc = `crash after write ${p.i} of ${p.k}`;
+    await timed(ctx, parts, `perturbed run (${desc})`, async () => {
+      ctx.emit({ kind: 'step', key: ctx.key, check: 'crashAfterWrite', message: desc });
+      const { ns, copy } = await scratch(ctx, desc);
+      let crashed!: () => void;
+      const crashedP = new Promise<void>((r) => (crashed = r));
+      let crashedWrite: WriteRecord | undefined;
+      const first = await startRun(ctx.env, ns, { wrapClient: (c) => crashingClient(c, p.global, () => crashed()) });
+      let reached = false;
+      try {
+        const s = settle(ctx.env, first, ctx.boundMs).then(() => false);
+        reached = await Promise.race([crashedP.then(() => true), s]);
+      } finally {
+        await first.stop();
+      }
+      if (!reached) {
+        notes.push(`${desc}: the run made fewer writes than the reference, crash point not reached`);
+        return;
+      }
+      crashedWrite = okWrites(first)[p.global - 1];
+      const second = await startRun(ctx.env, ns);
+      try {
+        const s = await settle(ctx.env, second, ctx.boundMs);
+        const end = normalizeEndState(await snapshot(ctx.env, ns, copy, ctx.resources));
+        const diffs = compareEndStates(ref.end, end, learned);
+        if (diffs.length || !s.settled) {
+          const perturbation: Perturbation = {
+            check: 'crashAfterWrite', afterWrite: p.i, ofWrites: p.k,
+            description: `stopped the controller right after write ${p.i} of ${p.k}${crashedWrite ? ` (${describeWrite(crashedWrite)})` : ''}, then started a new one with a fresh cache and queue and let it converge`,
+          };
+          findings.push(finding(ctx, {
+            check: 'crashAfterWrite', severity: 'error', perturbation,
+            diff: endStateDiff(ref.end, end, learned),
+            writes: okWrites(first).slice(0, p.global).concat(okWrites(second)).map(checkWriteOf),
+            journal: [...journalOf(first, copy.scratchKey), ...journalOf(second, copy.scratchKey)].slice(-MAX_JOURNAL),
+            title: s.settled ? `Interrupted after write ${p.i} of ${p.k}, the restarted controller ends in a different state` : `Interrupted after write ${p.i} of ${p.k}, the restarted controller never settles`,
+            explanation: `A controller can stop at any point (crash, eviction, leader change). After it stopped right after ${crashedWrite ? describeWrite(crashedWrite) : `write ${p.i}`}, a fresh controller did not reach the state of an uninterrupted run: ${diffs.slice(0, 4).join('; ')}${diffs.length > 4 ? '; …' : ''}. Each reconcile must work out what is left to do from the observed state (not from which branch it took last time), so that a half-done write sequence is completed.`,
+          }));
+        }
+      } finally {
+        await second.stop();
+      }
+    });
+  }
+  const m = `${Math.min(points.length, MAX_CRASH_POINTS)} crash point(s)${points.length > MAX_CRASH_POINTS ? ` of ${points.length}` : ''}${notes.length ? '; ' + notes.join('; ') : ''}`;
+  return findings.length ? { status: 'failed', findings, message: m } : { status: 'passed', findings, message: `${m}: the end state equals the reference each time` };
+}
+
+/** Check 3: a reconcile from a cache frozen at the copy's creation while the server has moved on. */
+async function checkStaleCache(ctx: KeyContext, parts: CheckTimingPart[]): Promise<Pick<CheckResult, 'status' | 'message' | 'findings'>> {
+  const { ns, copy } = await timed(ctx, parts, 'copy', () => scratch(ctx, 'stale cache'));
+  const rv0 = copy.createdResourceVersion;
+  await timed(ctx, parts, 'first run (the server moves on)', async () => {
+    const run = await startRun(ctx.env, ns);
+    try {
+      await settle(ctx.env, run, ctx.boundMs);
+    } finally {
+      await run.stop();
+    }
+  });
+  return timed(ctx, parts, 'perturbed run (stale cache)', async () => {
+    ctx.emit({ kind: 'step', key: ctx.key, check: 'staleCache', message: `reconcile from a cache frozen at resourceVersion ${rv0}` });
+    const frozen: FrozenListerWatcher[] = [];
+    const run = await startRun(ctx.env, ns, {
+      startPaused: true,
+      wrapListerWatcher: (lw) => {
+        const f = new FrozenListerWatcher(lw, rv0);
+        frozen.push(f);
+        return f;
+      },
+    });
+    try {
+      const view = new Map<string, KubeObject>();
+      for (const inf of run.factory.list()) for (const o of inf.getIndexer().list()) view.set(`${inf.resource.resource}.${inf.resource.group}/${o.metadata.namespace ?? ''}/${o.metadata.name}`, o);
+      const serverRv = (await ctx.env.client.get(ctx.env.primary, copy.namespace, copy.name, ctx.env.signal)).metadata.resourceVersion;
+      const from = run.writes.length;
+      await run.controller.step({ key: copy.scratchKey, force: true });
+      const stale = okWrites(run, from);
+      for (const f of frozen) f.thaw();
+      run.controller.resume();
+      await settle(ctx.env, run, ctx.boundMs);
+      const findings: Finding[] = [];
+      const perturbation: Perturbation = {
+        check: 'staleCache', frozenAtResourceVersion: rv0, ...(serverRv ? { serverResourceVersion: serverRv } : {}),
+        description: `let a controller reconcile the copy until it settled, then started a new one whose cache was frozen at resourceVersion ${rv0} (the copy as first created) and reconciled once from that stale view before letting its watches catch up`,
+      };
+      for (const w of stale) {
+        const viewKey = `${w.gvr.resource}.${w.gvr.group}/${w.namespace ?? ''}/${w.name}`;
+        const seen = view.get(viewKey);
+        const newer = !seen || (w.before && seen.metadata.resourceVersion !== w.before.metadata.resourceVersion);
+        if (!w.before || !newer) continue;
+        if (w.verb === 'delete') {
+          findings.push(finding(ctx, {
+            check: 'staleCache', severity: 'error', perturbation, diff: '', writes: [checkWriteOf(w)], journal: journalOf(run, copy.scratchKey),
+            title: `Deleted ${resourceLabelOf(w.gvr)} ${w.key} from a stale view (${seen ? 'it had changed since' : 'its cache had not seen it yet'})`,
+            explanation: `Reconciling from a cache that lagged behind the server, the controller deleted ${resourceLabelOf(w.gvr)} ${w.key}, which ${seen ? `had changed on the server since (resourceVersion ${seen.metadata.resourceVersion} → ${w.before.metadata.resourceVersion})` : 'existed on the server but not yet in its cache'}. Caches lag; decide deletions from the same view you list children from (or re-read from the server first), and delete with a resourceVersion or uid precondition so a stale decision fails instead of destroying newer state.`,
+          }));
+          continue;
+        }
+        if (!seen || !w.after) continue;
+        const fs = flatten(seen);
+        const fb = flatten(w.before);
+        const fa = flatten(w.after);
+        const overwritten = [...new Set([...fs.keys(), ...fb.keys()])].filter(
+          (p) => !p.startsWith('metadata.resourceVersion') && !p.startsWith('metadata.managedFields') && p !== 'metadata.generation' && JSON.stringify(fs.get(p)) !== JSON.stringify(fb.get(p)) && JSON.stringify(fa.get(p)) === JSON.stringify(fs.get(p)),
+        );
+        if (overwritten.length) {
+          findings.push(finding(ctx, {
+            check: 'staleCache', severity: 'error', perturbation, diff: '', writes: [checkWriteOf(w)], journal: journalOf(run, copy.scratchKey),
+            title: `${describeWrite(w)} overwrote newer state with stale values (${overwritten.slice(0, 3).join(', ')})`,
+            explanation: `The controller read ${w.key} from a cache that lagged behind the server and wrote it back without a resourceVersion precondition: ${overwritten.slice(0, 5).join(', ')} went back to the stale values. Send the resourceVersion you read (an update, or a patch carrying metadata.resourceVersion) so the server answers 409 Conflict and the reconcile retries with fresh state.`,
+          }));
+        }
+      }
+      return findings.length
+        ? { status: 'failed' as const, findings, message: `${findings.length} destructive write(s) from the stale view` }
+        : { status: 'passed' as const, findings, message: `${stale.length} write(s) from the stale view, none destroyed or overwrote newer state` };
+    } finally {
+      await run.stop();
+    }
+  });
+}
+
+/** Check 4: withhold the key's update events between the first and the last state of a transition. */
+async function checkUnobserved(ctx: KeyContext, learned: Set<string>, parts: CheckTimingPart[]): Promise<Pick<CheckResult, 'status' | 'message' | 'findings'>> {
+  const transitions = ctx.o.transitions?.length ? ctx.o.transitions : DEFAULT_TRANSITIONS;
+  const apply = async (copy: ScratchCopy, patch: unknown) => {
+    await ctx.env.client.patch(ctx.env.primary, copy.namespace, copy.name, 'merge', patch, { signal: ctx.env.signal });
+  };
+  const observed = await timed(ctx, parts, 'reference run (every state observed)', async () => {
+    const { ns, copy } = await scratch(ctx, 'unobserved state reference');
+    const run = await startRun(ctx.env, ns);
+    try {
+      await settle(ctx.env, run, ctx.boundMs);
+      for (const t of transitions) {
+        await apply(copy, t);
+        await settle(ctx.env, run, ctx.boundMs);
+      }
+      return normalizeEndState(await snapshot(ctx.env, ns, copy, ctx.resources));
+    } finally {
+      await run.stop();
+    }
+  });
+  return timed(ctx, parts, 'perturbed run (intermediate states withheld)', async () => {
+    const { ns, copy } = await scratch(ctx, 'unobserved state');
+    let w: WithholdingInformer | undefined;
+    const run = await startRun(ctx.env, ns, { wrapPrimaryInformer: (inf) => (w = new WithholdingInformer(inf, copy.scratchKey)) });
+    try {
+      await settle(ctx.env, run, ctx.boundMs);
+      w!.withhold();
+      for (const t of transitions) {
+        await apply(copy, t);
+        await settle(ctx.env, run, ctx.boundMs);
+      }
+      const withheld = w!.withheldCount;
+      w!.release();
+      await settle(ctx.env, run, ctx.boundMs);
+      const end = normalizeEndState(await snapshot(ctx.env, ns, copy, ctx.resources));
+      const diffs = compareEndStates(observed, end, learned);
+      if (!diffs.length) return { status: 'passed' as const, findings: [], message: `${transitions.length} state change(s), ${withheld} update event(s) withheld, same end state` };
+      const perturbation: Perturbation = {
+        check: 'unobservedState', withheld: transitions.slice(0, -1),
+        description: `applied ${transitions.length} changes to the copy (${transitions.map((t) => JSON.stringify(t)).join(' → ')}) while its update events were withheld from the controller (the cache still updated), then delivered one update from the first to the last state`,
+      };
+      return {
+        status: 'failed' as const, message: `end state differs when the intermediate state is not observed`,
+        findings: [finding(ctx, {
+          check: 'unobservedState', severity: 'error', perturbation, diff: endStateDiff(observed, end, learned), writes: okWrites(run).map(checkWriteOf), journal: journalOf(run, copy.scratchKey),
+          title: 'End state depends on seeing an intermediate state',
+          explanation: `When the controller saw every state it ended in one state; when the watch skipped the intermediate one (as a watch may: events coalesce, and a restarted controller sees only the latest state) it ended in another: ${diffs.slice(0, 4).join('; ')}${diffs.length > 4 ? '; …' : ''}. Reconcile from the current state only (level-based), not from transitions remembered in memory.`,
+        })],
+      };
+    } finally {
+      await run.stop();
+    }
+  });
+}
+
 /**
- * Runs the robustness checks (see ./types.ts for the contract).
- * Work in progress: the implementation lands next; the signature is stable.
+ * Runs the selected checks on every key, each on fresh copies in scratch namespaces (deleted afterwards, also on
+ * abort or error), and resolves with the report. Rejects only with {@link CheckRefusedError}, before writing.
  */
 export async function runChecks(options: RunChecksOptions, progress?: CheckProgress, signal?: AbortSignal): Promise<CheckReport> {
-  void options;
-  void progress;
-  void signal;
-  throw new Error('runChecks: not implemented yet');
+  const refusal = refusalOf(options);
+  if (refusal) throw new CheckRefusedError(refusal);
+  const clock = options.clock ?? realClock;
+  const log = options.log ?? nullLogger;
+  const checks = CHECK_KINDS.filter((c) => (options.checks ?? CHECK_KINDS).includes(c));
+  const abort = new AbortController();
+  const onAbort = () => abort.abort(signal?.reason);
+  signal?.addEventListener('abort', onAbort, { once: true });
+  if (signal?.aborted) abort.abort(signal.reason);
+  const owned = options.owned ?? [CONFIGMAPS];
+  const env: HarnessEnv = {
+    transport: options.transport, client: options.client, primary: options.primary, owned,
+    predicates: options.predicates ?? [],
+    createReconciler: options.createReconciler, clock, log, quietMs: options.quietMs ?? 750, signal: abort.signal,
+  };
+  const emit = (e: CheckProgressEvent) => {
+    try {
+      progress?.report(e);
+    } catch (err) {
+      log.warn('a check progress receiver threw', { error: (err as Error).message });
+    }
+  };
+  const start = clock.now();
+  const results: CheckResult[] = [];
+  const notes: string[] = [];
+  const allParts: CheckTimingPart[] = [];
+  const learnedAll = new Set<string>();
+  const resources = [options.primary, ...owned.filter((r) => !(r.group === options.primary.group && r.resource === options.primary.resource))];
+  const findingSeq = { n: 0 };
+  emit({ kind: 'started', keys: [...options.keys], checks });
+  if (options.reconcilerSpec.kind === 'go') notes.push('The Go controller is not supported by the checks yet: they need to own its client and cache inside the process (planned through the bridge). Nothing was checked.');
+  for (const key of options.reconcilerSpec.kind === 'go' ? [] : options.keys) {
+    if (abort.signal.aborted) break;
+    const ctx: KeyContext = { env, o: options, key, boundMs: options.convergenceBoundMs ?? 15_000, resources, namespaces: [], clusterCopies: new Map(), parts: allParts, emit, findingSeq };
+    const result = (check: CheckKind, r: Pick<CheckResult, 'status' | 'message' | 'findings'>, parts: CheckTimingPart[], t0: number) => {
+      const full: CheckResult = { check, key, ...r, durationMs: clock.now() - t0, parts };
+      results.push(full);
+      emit({ kind: 'checkFinished', result: full });
+    };
+    const refParts: CheckTimingPart[] = [];
+    let ref1: Reference | undefined;
+    try {
+      const t0 = clock.now();
+      for (const c of checks) emit({ kind: 'checkStarted', key, check: c });
+      ref1 = await referenceRun(ctx, refParts, 1, true);
+      const ref2 = await referenceRun(ctx, refParts, 2, false).catch(async (e) => {
+        throw e;
+      });
+      const learned = differingPaths(ref1.end, ref2.end);
+      for (const p of learned) learnedAll.add(p);
+      if (checks.includes('convergence')) result('convergence', checkConvergence(ctx, ref1), [...refParts], t0);
+      const unsettled = !ref1.settled ? `skipped: the reference run did not settle within ${ctx.boundMs} ms (see the convergence check)` : undefined;
+      if (checks.includes('runTwice')) {
+        const t = clock.now();
+        const parts: CheckTimingPart[] = [];
+        result('runTwice', unsettled ? { status: 'skipped', findings: [], message: unsettled } : await checkRunTwice(ctx, ref1, parts), parts, t);
+      }
+      await ref1.run.stop();
+      for (const c of ['crashAfterWrite', 'staleCache', 'unobservedState'] as const) {
+        if (!checks.includes(c) || abort.signal.aborted) continue;
+        const t = clock.now();
+        const parts: CheckTimingPart[] = [];
+        if (unsettled) {
+          result(c, { status: 'skipped', findings: [], message: unsettled }, parts, t);
+          continue;
+        }
+        try {
+          const r = c === 'crashAfterWrite' ? await checkCrashAfterWrite(ctx, ref1, learned, parts) : c === 'staleCache' ? await checkStaleCache(ctx, parts) : await checkUnobserved(ctx, learned, parts);
+          result(c, r, parts, t);
+        } catch (e) {
+          if (abort.signal.aborted) break;
+          result(c, { status: 'error', findings: [], message: `the check could not run: ${(e as Error).message}` }, parts, t);
+        }
+      }
+    } catch (e) {
+      if (!abort.signal.aborted) {
+        for (const c of checks) if (!results.some((r) => r.key === key && r.check === c)) result(c, { status: 'error', findings: [], message: `the reference run failed: ${(e as Error).message}` }, [], clock.now());
+      }
+    } finally {
+      await ref1?.run.stop().catch(() => {});
+      const t = clock.now();
+      for (const ns of ctx.namespaces) notes.push(...(await deleteScratch(env, ns, resources, ctx.clusterCopies.get(ns))));
+      allParts.push({ part: 'cleanup', ms: clock.now() - t });
+    }
+  }
+  signal?.removeEventListener('abort', onAbort);
+  const findings = results.flatMap((r) => r.findings);
+  const summed = new Map<string, number>();
+  for (const p of allParts) summed.set(p.part, (summed.get(p.part) ?? 0) + p.ms);
+  const report: CheckReport = {
+    generatedAt: rfc3339(clock.now()),
+    resource: resourceLabelOf(options.primary),
+    reconciler: options.reconcilerSpec.kind === 'exec' ? options.reconcilerSpec.command.join(' ') : options.reconcilerSpec.kind === 'module' ? options.reconcilerSpec.path : options.reconcilerSpec.kind,
+    reconcilerKind: options.reconcilerSpec.kind,
+    cluster: options.cluster,
+    keys: [...options.keys],
+    checks,
+    results,
+    findings,
+    masked: [...VOLATILE_FIELDS, ...maskedFieldsOf(learnedAll)],
+    notes,
+    totals: {
+      keys: options.keys.length, checks: results.length,
+      passed: results.filter((r) => r.status === 'passed').length, failed: results.filter((r) => r.status === 'failed').length,
+      skipped: results.filter((r) => r.status === 'skipped').length, errors: results.filter((r) => r.status === 'error').length, findings: findings.length,
+    },
+    durationMs: clock.now() - start,
+    parts: [...summed].map(([part, ms]) => ({ part, ms })),
+    aborted: abort.signal.aborted,
+  };
+  emit({ kind: 'finished', report });
+  return report;
 }
+
+export { CHECK_TITLES };

@@ -1,4 +1,5 @@
 import type { Clock } from '../clock.ts';
+import type { Predicate } from '../controller/predicate.ts';
 import type { Reconciler } from '../controller/reconcile.ts';
 import type { JournalEntry, WriteVerb } from '../journal/journal.ts';
 import type { KubeClient } from '../k8s/client.ts';
@@ -215,6 +216,8 @@ export interface RunChecksOptions {
   reconcilerSpec: CheckReconcilerSpec;
   /** The developer's keys to check ("ns/name", or "name" for cluster-scoped kinds). */
   keys: ObjectKey[];
+  /** Predicates for the primary resource's events, as the loop is configured (flags, a module's `predicates` export). */
+  predicates?: Predicate[];
   /** Default: all of {@link CHECK_KINDS}. */
   checks?: CheckKind[];
   /**

@@ -1,0 +1,299 @@
+import { randomBytes } from 'node:crypto';
+import { sleep, type Clock } from '../clock.ts';
+import type { ListerWatcher, SharedIndexInformer } from '../cache/interfaces.ts';
+import { InformerFactory } from '../cache/informerFactory.ts';
+import { journalingContextFactory } from '../actions/controllerContext.ts';
+import { controllerBuilder } from '../controller/builder.ts';
+import type { Controller } from '../controller/controller.ts';
+import type { Predicate } from '../controller/predicate.ts';
+import type { Reconciler } from '../controller/reconcile.ts';
+import type { JournalEntry } from '../journal/journal.ts';
+import { isNotFound, type KubeClient } from '../k8s/client.ts';
+import type { WriteRecord } from '../k8s/dynamicClient.ts';
+import { keyFor, splitKey, type ObjectKey } from '../k8s/keys.ts';
+import { KubeListerWatcher } from '../k8s/listerWatcher.ts';
+import type { GroupVersionResource, KubeObject, ResourceInfo } from '../k8s/objects.ts';
+import type { KubeTransport } from '../k8s/transport.ts';
+import type { Logger } from '../log.ts';
+import type { RawEndState } from './mask.ts';
+
+/**
+ * The harness the checks run in: scratch namespaces, copies of the developer's object and what it depends on,
+ * a real controller (informers, priority queue, workers, journal) over them, "settled" detection, end-state
+ * snapshots and cleanup. Every controller run owns its informer factory and controller; {@link ControllerRun.stop}
+ * disposes both.
+ */
+
+export const CONFIGMAPS: ResourceInfo = { group: '', version: 'v1', resource: 'configmaps', kind: 'ConfigMap', namespaced: true };
+export const SECRETS: ResourceInfo = { group: '', version: 'v1', resource: 'secrets', kind: 'Secret', namespaced: true };
+const NAMESPACES: GroupVersionResource = { group: '', version: 'v1', resource: 'namespaces' };
+/** Label on every scratch namespace and cluster-scoped copy, so leftovers can be found (`kubectl get ns -l …`). */
+export const SCRATCH_LABEL = 'checks.reconcile-lab.dev/scratch';
+
+export interface HarnessEnv {
+  transport: KubeTransport;
+  client: KubeClient;
+  primary: ResourceInfo;
+  owned: ResourceInfo[];
+  predicates: Predicate[];
+  createReconciler: () => Reconciler;
+  clock: Clock;
+  log: Logger;
+  quietMs: number;
+  signal: AbortSignal;
+}
+
+export function resourceLabelOf(gvr: GroupVersionResource): string {
+  return gvr.group ? `${gvr.resource}.${gvr.group}` : gvr.resource;
+}
+
+/** A fresh scratch namespace (labelled {@link SCRATCH_LABEL}); the caller deletes it with {@link deleteScratch}. */
+export async function createScratchNamespace(env: HarnessEnv, purpose: string): Promise<string> {
+  const name = `rl-check-${randomBytes(4).toString('hex')}`;
+  await env.client.create(NAMESPACES, { apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels: { [SCRATCH_LABEL]: 'true' }, annotations: { 'checks.reconcile-lab.dev/purpose': purpose } } }, { signal: env.signal });
+  return name;
+}
+
+/** The objects the primary depends on, as the lab convention declares them: `spec.dependsOn: [{kind: ConfigMap|Secret, name}]`. */
+export function dependenciesOf(obj: KubeObject): Array<{ res: ResourceInfo; name: string }> {
+  const deps = (obj.spec as { dependsOn?: unknown } | undefined)?.dependsOn;
+  if (!Array.isArray(deps)) return [];
+  return deps
+    .filter((d): d is { kind: string; name: string } => !!d && typeof d === 'object' && typeof (d as { name?: unknown }).name === 'string')
+    .flatMap((d) => (d.kind === 'Secret' ? [{ res: SECRETS, name: d.name }] : d.kind === 'ConfigMap' ? [{ res: CONFIGMAPS, name: d.name }] : []));
+}
+
+function copyOf(src: KubeObject, namespace: string | undefined, name: string): KubeObject {
+  const { metadata, status: _status, ...rest } = src;
+  void _status;
+  const annotations = { ...(metadata.annotations ?? {}) };
+  delete annotations['kubectl.kubernetes.io/last-applied-configuration'];
+  const copy: KubeObject = {
+    ...structuredClone(rest),
+    metadata: {
+      name,
+      ...(namespace ? { namespace } : {}),
+      ...(metadata.labels ? { labels: { ...metadata.labels } } : {}),
+      ...(Object.keys(annotations).length ? { annotations } : {}),
+      ...(metadata.finalizers?.length ? { finalizers: [...metadata.finalizers] } : {}),
+    },
+  };
+  return copy;
+}
+
+export interface ScratchCopy {
+  /** The developer's key. */
+  key: ObjectKey;
+  /** The copy's key. */
+  scratchKey: ObjectKey;
+  namespace?: string;
+  name: string;
+  /** The global resourceVersion right after the copies were made (before any reconcile). */
+  createdResourceVersion: string;
+}
+
+/**
+ * Copies the developer's primary object (spec and metadata a person writes; not status, not its children) and the
+ * objects it depends on into `namespace`. For a cluster-scoped kind the copy gets the scratch name
+ * `<namespace>-<name>` (labelled {@link SCRATCH_LABEL}).
+ */
+export async function copyInto(env: HarnessEnv, key: ObjectKey, namespace: string): Promise<ScratchCopy> {
+  const { namespace: srcNs, name } = splitKey(key);
+  const src = await env.client.get(env.primary, env.primary.namespaced ? srcNs : undefined, name, env.signal);
+  if (env.primary.namespaced) {
+    for (const dep of dependenciesOf(src)) {
+      try {
+        const d = await env.client.get(dep.res, srcNs, dep.name, env.signal);
+        await env.client.create(dep.res, copyOf(d, namespace, dep.name), { signal: env.signal });
+      } catch (e) {
+        if (!isNotFound(e)) throw e; // a missing dependency stays missing in the copy, as in the original
+      }
+    }
+    const c = copyOf(src, namespace, name);
+    const created = await env.client.create(env.primary, c, { signal: env.signal });
+    return { key, scratchKey: keyFor(namespace, name), namespace, name, createdResourceVersion: created.metadata.resourceVersion ?? '' };
+  }
+  const scratchName = `${namespace}-${name}`;
+  const c = copyOf(src, undefined, scratchName);
+  c.metadata.labels = { ...(c.metadata.labels ?? {}), [SCRATCH_LABEL]: namespace };
+  const created = await env.client.create(env.primary, c, { signal: env.signal });
+  return { key, scratchKey: scratchName, name: scratchName, createdResourceVersion: created.metadata.resourceVersion ?? '' };
+}
+
+/** The current global resourceVersion as the server reports it on a list of the primary resource. */
+export async function currentResourceVersion(env: HarnessEnv, namespace: string | undefined): Promise<string> {
+  const l = await env.client.list(env.primary, env.primary.namespaced ? namespace : undefined, { signal: env.signal });
+  return l.metadata?.resourceVersion ?? '';
+}
+
+export interface RunHooks {
+  /** Wraps each informer's ListerWatcher (stale cache). */
+  wrapListerWatcher?: (lw: ListerWatcher<KubeObject>, resource: ResourceInfo) => ListerWatcher<KubeObject>;
+  /** Wraps the primary informer handed to the controller (unobserved state). */
+  wrapPrimaryInformer?: (inf: SharedIndexInformer<KubeObject>) => SharedIndexInformer<KubeObject>;
+  /** Replaces the client the reconciler writes through (crash after write). */
+  wrapClient?: (c: KubeClient) => KubeClient;
+  startPaused?: boolean;
+}
+
+/** One controller over the scratch copies: its own informers, queue and journal. */
+export class ControllerRun {
+  readonly controller: Controller;
+  readonly factory: InformerFactory;
+  readonly reconciler: Reconciler;
+  /** Every write the reconciler made, in order, with the key it was reconciling. */
+  readonly writes: Array<{ record: WriteRecord; key: ObjectKey; at: number }> = [];
+  /** Journal entries, kept here as they are appended (the journal is a ring buffer). */
+  readonly entries: JournalEntry[] = [];
+  lastActivity: number;
+  private stopped = false;
+
+  constructor(controller: Controller, factory: InformerFactory, reconciler: Reconciler, clock: Clock) {
+    this.controller = controller;
+    this.factory = factory;
+    this.reconciler = reconciler;
+    this.lastActivity = clock.now();
+    controller.journal.onDidAppend((batch) => {
+      for (const e of batch) {
+        this.entries.push(e);
+        if (e.kind !== 'queue' || e.transition !== 'waiting') this.lastActivity = e.at;
+      }
+    });
+  }
+
+  /** Stops the controller and disposes it, its informers and the reconciler (idempotent). */
+  async stop(): Promise<void> {
+    if (this.stopped) return;
+    this.stopped = true;
+    try {
+      await this.controller.stop();
+    } finally {
+      this.controller.journal.flush();
+      this.controller.dispose();
+      this.factory.dispose();
+      (this.reconciler as Partial<{ dispose(): void }>).dispose?.();
+    }
+  }
+}
+
+/** Starts a controller over `namespace` (or the scratch copy, cluster-scoped) with a fresh reconciler. */
+export async function startRun(env: HarnessEnv, namespace: string, hooks: RunHooks = {}): Promise<ControllerRun> {
+  const factory = new InformerFactory({
+    listerWatcherFactory: (resource, scope) => {
+      const lw = new KubeListerWatcher({ transport: env.transport, resource, ...scope });
+      return hooks.wrapListerWatcher ? hooks.wrapListerWatcher(lw, resource) : lw;
+    },
+    clock: env.clock,
+    logger: env.log,
+  });
+  const reconciler = env.createReconciler();
+  let run: ControllerRun | undefined;
+  const client = hooks.wrapClient ? hooks.wrapClient(env.client) : env.client;
+  const inNs = (r: ResourceInfo) => (r.namespaced ? { namespace } : {});
+  let primary: SharedIndexInformer<KubeObject> = factory.informerFor(env.primary, inNs(env.primary));
+  if (hooks.wrapPrimaryInformer) primary = hooks.wrapPrimaryInformer(primary);
+  const builder = controllerBuilder({
+    name: `check-${reconciler.name}`,
+    clock: env.clock,
+    log: env.log,
+    startPaused: hooks.startPaused ?? false,
+    cacheSyncTimeoutMs: 30_000,
+    contextFactory: journalingContextFactory({
+      client,
+      clock: env.clock,
+      onWrite: (w, key) => run?.writes.push({ record: w, key, at: env.clock.now() }),
+    }),
+  }).for(primary, env.predicates.length ? { predicates: env.predicates } : {});
+  for (const o of env.owned) builder.owns(factory.informerFor(o, inNs(o)));
+  const controller = builder.build(reconciler);
+  run = new ControllerRun(controller, factory, reconciler, env.clock);
+  try {
+    factory.start();
+    await controller.start();
+    const st = controller.status();
+    if (st.lastStartError) throw new Error(`the check's controller did not start: ${st.lastStartError}`);
+  } catch (e) {
+    await run.stop();
+    throw e;
+  }
+  return run;
+}
+
+export interface SettleResult {
+  settled: boolean;
+  /** How long it took (or the bound). */
+  ms: number;
+}
+
+/**
+ * Waits until the run is settled: nothing in flight, nothing queued, no backoff retry pending, and no informer
+ * event, reconcile or write for `quietMs` (a pending requeue-after is allowed: "look again later" is idle).
+ * Resolves `settled: false` at `boundMs`.
+ */
+export async function settle(env: HarnessEnv, run: ControllerRun, boundMs: number): Promise<SettleResult> {
+  const start = env.clock.now();
+  run.lastActivity = Math.max(run.lastActivity, start);
+  for (;;) {
+    if (env.signal.aborted) throw env.signal.reason;
+    const now = env.clock.now();
+    const snap = run.controller.snapshot();
+    const busy = snap.status.inFlight > 0 || snap.queue.length > 0 || snap.waiting.some((w) => w.kind === 'backoff' && w.dueAt - now < boundMs);
+    if (!busy && now - run.lastActivity >= env.quietMs) return { settled: true, ms: now - start };
+    if (now - start >= boundMs) return { settled: false, ms: now - start };
+    await sleep(env.clock, 50, env.signal);
+  }
+}
+
+/** Every object of `resources` in `namespace` (cluster-scoped: the copy only), without the namespace's root CA ConfigMap. */
+export async function snapshot(env: HarnessEnv, namespace: string, copy: ScratchCopy, resources: ResourceInfo[]): Promise<RawEndState> {
+  const objects: RawEndState['objects'] = [];
+  for (const r of resources) {
+    if (!r.namespaced) {
+      if (r.resource === env.primary.resource && r.group === env.primary.group) {
+        try {
+          objects.push({ resource: resourceLabelOf(r), object: await env.client.get(r, undefined, copy.name, env.signal) });
+        } catch (e) {
+          if (!isNotFound(e)) throw e;
+        }
+      }
+      continue;
+    }
+    const l = await env.client.list(r, namespace, { signal: env.signal });
+    for (const o of l.items) {
+      if (r.resource === 'configmaps' && o.metadata.name === 'kube-root-ca.crt') continue;
+      objects.push({ resource: resourceLabelOf(r), object: o });
+    }
+  }
+  return { namespace, objects };
+}
+
+/**
+ * Deletes a scratch namespace and what is in it: finalizers of the listed resources' objects are removed first (a
+ * stopped check controller will never remove its own), then the objects and the namespace are deleted. For a
+ * cluster-scoped primary the copy is deleted by name. Never throws: problems are returned as notes.
+ */
+export async function deleteScratch(env: Omit<HarnessEnv, 'signal'>, namespace: string, resources: ResourceInfo[], clusterCopy?: string): Promise<string[]> {
+  const notes: string[] = [];
+  const signal = AbortSignal.timeout(30_000);
+  const strip = async (r: ResourceInfo, ns: string | undefined, o: KubeObject) => {
+    if (o.metadata.finalizers?.length) await env.client.patch(r, ns, o.metadata.name ?? '', 'merge', { metadata: { finalizers: null } }, { signal });
+    await env.client.delete(r, ns, o.metadata.name ?? '', { signal });
+  };
+  for (const r of resources) {
+    try {
+      if (!r.namespaced) {
+        if (clusterCopy && r.resource === env.primary.resource && r.group === env.primary.group) await strip(r, undefined, await env.client.get(r, undefined, clusterCopy, signal));
+        continue;
+      }
+      for (const o of (await env.client.list(r, namespace, { signal })).items) await strip(r, namespace, o).catch((e) => { if (!isNotFound(e)) throw e; });
+    } catch (e) {
+      if (!isNotFound(e)) notes.push(`cleanup of ${resourceLabelOf(r)} in ${namespace}: ${(e as Error).message}`);
+    }
+  }
+  try {
+    await env.client.delete(NAMESPACES, undefined, namespace, { signal });
+  } catch (e) {
+    if (!isNotFound(e)) notes.push(`could not delete the scratch namespace ${namespace}: ${(e as Error).message} (delete it with kubectl delete ns ${namespace})`);
+  }
+  return notes;
+}

@@ -1,0 +1,206 @@
+import { yamlDiff } from '../actions/objectDiff.ts';
+import type { KubeObject } from '../k8s/objects.ts';
+import type { MaskedField } from './types.ts';
+
+/**
+ * End states of a run and how two of them are compared.
+ *
+ * A run's end state is every object of the compared resources in its scratch namespace (see harness.ts). Before two
+ * end states are compared they are *normalized*, so that two correct runs of a deterministic reconciler compare
+ * equal although every run copies into a different namespace and the server assigns new uids, resourceVersions and
+ * timestamps:
+ * - always volatile: uid, resourceVersion, creationTimestamp, managedFields, selfLink, generation is kept;
+ * - the scratch namespace and the scratch copies' uids are replaced by placeholders wherever they occur in a string;
+ * - RFC 3339 timestamps anywhere become `<timestamp>`;
+ * - objects created with `generateName` are named `<generateName><generated #n>` in creation order, and their real
+ *   names are replaced wherever they occur in a string.
+ * Fields that still differ between two reference runs are *learned* as nondeterministic and masked too.
+ */
+
+/** "configmaps/name" → normalized object. */
+export type EndState = Record<string, unknown>;
+
+/** A raw end state: per resource label, the objects listed in the scratch namespace. */
+export interface RawEndState {
+  namespace?: string;
+  objects: Array<{ resource: string; object: KubeObject }>;
+}
+
+const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;
+
+export const VOLATILE_FIELDS: readonly MaskedField[] = [
+  { path: '*.metadata.uid', reason: 'volatile' },
+  { path: '*.metadata.resourceVersion', reason: 'volatile' },
+  { path: '*.metadata.creationTimestamp', reason: 'volatile' },
+  { path: '*.metadata.managedFields', reason: 'volatile' },
+  { path: '*.metadata.ownerReferences[].uid', reason: 'volatile' },
+  { path: '* (RFC 3339 timestamps)', reason: 'volatile' },
+  { path: '*.metadata.name (generateName objects: numbered in creation order)', reason: 'volatile' },
+  { path: '* (the scratch namespace name)', reason: 'volatile' },
+];
+
+function replaceAll(s: string, table: ReadonlyArray<[string, string]>): string {
+  let out = s;
+  for (const [from, to] of table) if (from && out.includes(from)) out = out.split(from).join(to);
+  return out;
+}
+
+function deepMap(value: unknown, f: (s: string) => string): unknown {
+  if (typeof value === 'string') return RFC3339.test(value) ? '<timestamp>' : f(value);
+  if (Array.isArray(value)) return value.map((v) => deepMap(v, f));
+  if (value && typeof value === 'object') {
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(value)) out[k] = deepMap(v, f);
+    return out;
+  }
+  return value;
+}
+
+/** Normalizes a raw end state (see the module comment). Deterministic: same input, same output. */
+export function normalizeEndState(raw: RawEndState): EndState {
+  const sorted = [...raw.objects].sort((a, b) => {
+    const ta = a.object.metadata.creationTimestamp ?? '';
+    const tb = b.object.metadata.creationTimestamp ?? '';
+    if (ta !== tb) return ta < tb ? -1 : 1;
+    return Number(a.object.metadata.resourceVersion ?? 0) - Number(b.object.metadata.resourceVersion ?? 0);
+  });
+  const table: Array<[string, string]> = [];
+  const counters = new Map<string, number>();
+  const named = new Map<KubeObject, string>();
+  for (const { resource, object } of sorted) {
+    const gen = object.metadata.generateName;
+    let name = object.metadata.name ?? '';
+    if (gen && name.startsWith(gen) && name.length > gen.length) {
+      const n = (counters.get(resource + '/' + gen) ?? 0) + 1;
+      counters.set(resource + '/' + gen, n);
+      name = `${gen}<generated #${n}>`;
+      table.push([object.metadata.name!, name]);
+    }
+    named.set(object, name);
+    if (object.metadata.uid) table.push([object.metadata.uid, `<uid of ${resource}/${name}>`]);
+  }
+  // Longer strings first, so a generated name that contains another is replaced whole.
+  table.sort((a, b) => b[0].length - a[0].length);
+  if (raw.namespace) table.push([raw.namespace, '<scratch-ns>']);
+  const out: EndState = {};
+  for (const { resource, object } of sorted) {
+    const o = structuredClone(object) as KubeObject;
+    const m = o.metadata as unknown as Record<string, unknown>;
+    delete m.uid;
+    delete m.resourceVersion;
+    delete m.creationTimestamp;
+    delete m.managedFields;
+    delete m.selfLink;
+    m.name = named.get(object);
+    if (o.metadata.ownerReferences) for (const r of o.metadata.ownerReferences) (r as unknown as Record<string, unknown>).uid = replaceAll(r.uid, table);
+    out[`${resource}/${named.get(object)}`] = deepMap(o, (s) => replaceAll(s, table));
+  }
+  return out;
+}
+
+/** Flattens a JSON value into "a.b[0].c" → leaf value (empty objects / arrays are leaves). */
+export function flatten(value: unknown, prefix = '', out: Map<string, unknown> = new Map()): Map<string, unknown> {
+  if (Array.isArray(value)) {
+    if (value.length === 0) out.set(prefix, []);
+    value.forEach((v, i) => flatten(v, `${prefix}[${i}]`, out));
+  } else if (value && typeof value === 'object') {
+    const entries = Object.entries(value);
+    if (entries.length === 0) out.set(prefix, {});
+    for (const [k, v] of entries) flatten(v, prefix ? `${prefix}.${k}` : k, out);
+  } else out.set(prefix, value);
+  return out;
+}
+
+function pathKey(objectKey: string, path: string): string {
+  return `${objectKey}::${path}`;
+}
+
+/**
+ * The paths (object key + field path) whose values differ between two normalized end states, including objects
+ * or fields present in only one of them. Used to learn nondeterministic fields from two reference runs.
+ */
+export function differingPaths(a: EndState, b: EndState): Set<string> {
+  const out = new Set<string>();
+  for (const key of new Set([...Object.keys(a), ...Object.keys(b)])) {
+    const fa = flatten(a[key]);
+    const fb = flatten(b[key]);
+    if (!(key in a) || !(key in b)) {
+      out.add(pathKey(key, '*'));
+      continue;
+    }
+    for (const p of new Set([...fa.keys(), ...fb.keys()])) if (JSON.stringify(fa.get(p)) !== JSON.stringify(fb.get(p))) out.add(pathKey(key, p));
+  }
+  return out;
+}
+
+/** The learned masks, as the report lists them. */
+export function maskedFieldsOf(learned: ReadonlySet<string>): MaskedField[] {
+  return [...learned].sort().map((p) => ({ path: p.replace('::', ': '), reason: 'learned' as const }));
+}
+
+/** `state` with every learned path replaced by "<masked: differs between reference runs>". */
+export function applyMasks(state: EndState, learned: ReadonlySet<string>): EndState {
+  const out: EndState = {};
+  for (const [key, obj] of Object.entries(state)) {
+    if (learned.has(pathKey(key, '*'))) {
+      out[key] = '<masked: present in only one reference run>';
+      continue;
+    }
+    const copy = structuredClone(obj);
+    for (const p of learned) {
+      if (!p.startsWith(key + '::')) continue;
+      setPath(copy, p.slice(key.length + 2), '<masked: differs between reference runs>');
+    }
+    out[key] = copy;
+  }
+  return out;
+}
+
+function setPath(root: unknown, path: string, value: unknown): void {
+  const parts = path.match(/[^.[\]]+/g) ?? [];
+  let cur = root as Record<string, unknown>;
+  for (let i = 0; i < parts.length - 1; i++) {
+    const next = cur?.[parts[i]!];
+    if (!next || typeof next !== 'object') return;
+    cur = next as Record<string, unknown>;
+  }
+  if (cur && typeof cur === 'object' && parts.length) {
+    const last = parts[parts.length - 1]!;
+    if (last in cur) cur[last] = value;
+  }
+}
+
+/** The differences of two masked end states: the object keys and paths that differ (empty: equal). */
+export function compareEndStates(reference: EndState, perturbed: EndState, learned: ReadonlySet<string>): string[] {
+  const a = applyMasks(reference, learned);
+  const b = applyMasks(perturbed, learned);
+  const out: string[] = [];
+  for (const key of [...new Set([...Object.keys(a), ...Object.keys(b)])].sort()) {
+    if (!(key in a)) {
+      out.push(`${key}: exists only in the perturbed run`);
+      continue;
+    }
+    if (!(key in b)) {
+      out.push(`${key}: missing in the perturbed run`);
+      continue;
+    }
+    const fa = flatten(a[key]);
+    const fb = flatten(b[key]);
+    for (const p of [...new Set([...fa.keys(), ...fb.keys()])].sort()) {
+      if (JSON.stringify(fa.get(p)) !== JSON.stringify(fb.get(p))) out.push(`${key}: ${p}: ${JSON.stringify(fa.get(p)) ?? '(absent)'} in the reference, ${JSON.stringify(fb.get(p)) ?? '(absent)'} after the perturbation`);
+    }
+  }
+  return out;
+}
+
+/** A unified YAML diff of two masked end states, reference (---) → perturbed (+++); "" when equal. */
+export function endStateDiff(reference: EndState, perturbed: EndState, learned: ReadonlySet<string>): string {
+  const a = applyMasks(reference, learned);
+  const b = applyMasks(perturbed, learned);
+  const parts: string[] = [];
+  for (const key of [...new Set([...Object.keys(a), ...Object.keys(b)])].sort()) {
+    const d = yamlDiff(key, a[key], b[key], { beforeName: 'reference', afterName: 'perturbed' });
+    if (d) parts.push(d);
+  }
+  return parts.join('\n');
+}
