@@ -3,6 +3,7 @@ import { parseArgs } from 'node:util';
 import { splitCommandLine } from '../core/reconcilers/commandLine.ts';
 import { parsePredicateSpec } from '../core/controller/predicateSpec.ts';
 import type { WorkQueueKind } from '../core/workqueue/priorityQueue.ts';
+import { CHECK_KINDS, type CheckKind } from '../core/checks/types.ts';
 
 /** Documented exit codes of `reconcile-lab`. */
 export const ExitCode = {
@@ -15,7 +16,7 @@ export const ExitCode = {
 } as const;
 export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode];
 
-export const COMMANDS = ['run', 'step', 'dry-run', 'report', 'inspect', 'strip-finalizers'] as const;
+export const COMMANDS = ['run', 'step', 'dry-run', 'report', 'inspect', 'strip-finalizers', 'check'] as const;
 export type CommandName = (typeof COMMANDS)[number];
 
 export type ReconcilerSpec = { kind: 'lab' } | { kind: 'exec'; command: string[] } | { kind: 'module'; path: string };
@@ -51,6 +52,14 @@ export interface CliArgs {
   predicates: string[];
   /** run, step: the work queue (default priority). */
   workQueue?: WorkQueueKind;
+  /** check: the checks to run (default all). */
+  checks?: CheckKind[];
+  /** check: the cluster's name, required to run checks anywhere but the local control plane. */
+  confirmCluster?: string;
+  /** check: JSON merge patches of the primary for the unobserved-state and stale-cache checks. */
+  transitions?: unknown[];
+  /** check: the convergence bound in ms. */
+  convergenceBoundMs?: number;
 }
 
 export class UsageError extends Error {
@@ -91,6 +100,9 @@ Commands:
   report [key...]           one reconcile pass over all objects (or the keys given); Markdown by default
                             (--json for JSON); add --dry-run to plan instead of act
   inspect <key>             the cached object versus a fresh GET: differences and resourceVersion lag
+  check [key...]            robustness checks of the reconciler on copies in scratch namespaces (run twice,
+                            crash after write, stale cache, unobserved state, convergence) for the keys given
+                            or every object of the resource; exit 1 on findings. --json / --markdown
   strip-finalizers <key>    diagnose why <key> is stuck, then remove --finalizer F (or all) with a guarded
                             JSON patch (Namespaces: /finalize). Refuses without --yes (or --dry-run).
 
@@ -120,6 +132,12 @@ Options:
                             label-selector=<key>=<value>[,…]
   --work-queue <kind>       run, step: priority (default: controller-runtime's priority queue) | client-go (FIFO,
                             DefaultControllerRateLimiter)
+  --check <names>           check: only these checks, comma-separated or repeated: runTwice, crashAfterWrite,
+                            staleCache, unobservedState, convergence (default: all)
+  --confirm-cluster <name>  check: run against a cluster that is not the local control plane (its context name)
+  --transition <json>       check: a JSON merge patch of the object (repeatable, applied in order) for the
+                            unobserved-state and stale-cache checks (default: an annotation added, then removed)
+  --convergence-bound <s>   check: how long a run may take to go idle (default 15)
   --json                    machine-readable output on stdout
   --markdown                report: Markdown (the default for report)
   -v, --verbose             log to stderr
@@ -131,7 +149,7 @@ Exit codes:
   2  usage error
   3  cannot connect (kubeconfig, network, authentication)
   4  the object changed meanwhile, or a conflict: refresh and retry
-  5  refused: strip-finalizers without --yes
+  5  refused: strip-finalizers without --yes; check against an unconfirmed cluster
 `;
 
 export function parseReconcilerSpec(spec: string): ReconcilerSpec {
@@ -178,6 +196,10 @@ export function parseCliArgs(argv: readonly string[]): CliArgs | 'help' {
         'exec-timeout': { type: 'string' },
         predicate: { type: 'string', multiple: true },
         'work-queue': { type: 'string' },
+        check: { type: 'string', multiple: true },
+        'confirm-cluster': { type: 'string' },
+        transition: { type: 'string', multiple: true },
+        'convergence-bound': { type: 'string' },
         json: { type: 'boolean' },
         markdown: { type: 'boolean' },
         'drop-managed-fields': { type: 'boolean' },
@@ -227,7 +249,7 @@ export function parseCliArgs(argv: readonly string[]): CliArgs | 'help' {
     if (raw.trim() === '' || !Number.isFinite(n) || n < 0 || (!allowZero && n === 0) || n > 86_400) throw new UsageError(`--${flag} must be a number of seconds ${allowZero ? 'from 0' : 'above 0'} to 86400 (got "${raw}")`);
     return Math.round(n * 1000);
   };
-  const controllerCmd = cmd === 'run' || cmd === 'step';
+  const controllerCmd = cmd === 'run' || cmd === 'step' || cmd === 'check';
   let workers: number | undefined;
   if (v.workers !== undefined) {
     if (cmd !== 'run') throw new UsageError('--workers only applies to run');
@@ -267,6 +289,29 @@ export function parseCliArgs(argv: readonly string[]): CliArgs | 'help' {
     verbose: !!v.verbose,
     predicates,
   };
+  for (const [flag, value] of [['check', v.check], ['confirm-cluster', v['confirm-cluster']], ['transition', v.transition], ['convergence-bound', v['convergence-bound']]] as const) {
+    if (value !== undefined && cmd !== 'check') throw new UsageError(`--${flag} only applies to check`);
+  }
+  if (v.check) {
+    const names = v.check.flatMap((c) => c.split(',')).map((c) => c.trim()).filter(Boolean);
+    for (const n of names) if (!(CHECK_KINDS as readonly string[]).includes(n)) throw new UsageError(`--check: unknown check "${n}" (checks: ${CHECK_KINDS.join(', ')})`);
+    out.checks = names as CheckKind[];
+  }
+  if (v['confirm-cluster']) out.confirmCluster = v['confirm-cluster'];
+  if (v.transition) {
+    out.transitions = v.transition.map((t) => {
+      let parsed: unknown;
+      try {
+        parsed = JSON.parse(t);
+      } catch (e) {
+        throw new UsageError(`--transition must be a JSON object (a merge patch), e.g. '{"spec":{"data":{"mode":"x"}}}': ${(e as Error).message}`);
+      }
+      if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw new UsageError('--transition must be a JSON object (a merge patch)');
+      return parsed;
+    });
+  }
+  const bound = seconds('convergence-bound', v['convergence-bound'], false);
+  if (bound !== undefined) out.convergenceBoundMs = bound;
   if (execTimeoutMs !== undefined && out.reconciler.kind !== 'exec') throw new UsageError('--exec-timeout only applies with --reconciler exec:<command>');
   if (workers !== undefined) out.workers = workers;
   if (reconcileTimeoutMs !== undefined) out.reconcileTimeoutMs = reconcileTimeoutMs;

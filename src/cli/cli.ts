@@ -32,6 +32,11 @@ import { createExecReconciler } from '../core/reconcilers/execReconciler.ts';
 import { createModuleReconciler } from '../core/reconcilers/moduleReconciler.ts';
 import { parsePredicateSpec } from '../core/controller/predicateSpec.ts';
 import { ExitCode, HELP, parseCliArgs, UsageError, type CliArgs } from './args.ts';
+import { CheckRefusedError, runChecks } from '../core/checks/runChecks.ts';
+import { renderCheckJson, renderCheckMarkdown, renderCheckText } from '../core/checks/render.ts';
+import { CONFIGMAPS as CHECK_CONFIGMAPS, SCRATCH_LABEL } from '../core/checks/harness.ts';
+import { isLocalControlPlane } from '../core/checks/cluster.ts';
+import { keyOf } from '../core/k8s/keys.ts';
 
 /** Where the CLI writes, and how it hears Ctrl+C (injected so tests can run it in-process). */
 export interface CliIo {
@@ -124,6 +129,8 @@ interface Session {
   resource: ResourceInfo;
   defaultNamespace: string;
   kubeconfigPath?: string;
+  /** The kubeconfig's current context and cluster server, and whether it is this project's local control plane. */
+  cluster: { name: string; server?: string; local: boolean };
 }
 
 async function connect(args: CliArgs, io: CliIo, log: Logger): Promise<Session> {
@@ -145,7 +152,9 @@ async function connect(args: CliArgs, io: CliIo, log: Logger): Promise<Session> 
     throw new Error(`the cluster does not serve ${args.resource}${hint}`);
   }
   const ctxNs = kc.getContextObject(kc.getCurrentContext())?.namespace;
-  const session: Session = { transport, client, resource, defaultNamespace: args.namespace ?? ctxNs ?? 'default' };
+  const current = kc.getCurrentCluster();
+  const cluster = { name: kc.getCurrentContext(), ...(current?.server ? { server: current.server } : {}), local: isLocalControlPlane(current?.name, current?.server) };
+  const session: Session = { transport, client, resource, defaultNamespace: args.namespace ?? ctxNs ?? 'default', cluster };
   const kubeconfigPath = args.kubeconfig ?? io.env.KUBECONFIG?.split(':')[0];
   if (kubeconfigPath) session.kubeconfigPath = kubeconfigPath;
   return session;
@@ -200,6 +209,84 @@ async function execute(args: CliArgs, io: CliIo, log: Logger, store: DisposableS
       return step(args, io, log, s, store);
     case 'run':
       return run(args, io, log, s, store);
+    case 'check':
+      return check(args, io, log, s);
+  }
+}
+
+/** check: the robustness checks on copies of the keys (or every object of the resource). */
+async function check(args: CliArgs, io: CliIo, log: Logger, s: Session): Promise<number> {
+  const spec = args.reconciler;
+  if (spec.kind === 'lab') {
+    const problem = labResourceProblem(s.resource);
+    if (problem) throw new UsageError(`${problem} (--reconciler exec:<command> or module:<file>)`);
+  }
+  const createReconciler = (): Reconciler =>
+    spec.kind === 'lab' ? createLabReconciler()
+      : spec.kind === 'exec' ? createExecReconciler({ command: spec.command, kubeconfigPath: s.kubeconfigPath, context: args.context, ...(args.execTimeoutMs !== undefined ? { timeoutMs: args.execTimeoutMs } : {}) })
+        : createModuleReconciler({ path: spec.path, log });
+  const predicates = args.predicates.map((p) => parsePredicateSpec(p));
+  let transitions = args.transitions;
+  if (spec.kind === 'module') {
+    const m = createModuleReconciler({ path: spec.path, log });
+    try {
+      const config = await m.controllerConfig();
+      predicates.push(...config.predicates);
+      transitions ??= config.checkTransitions;
+    } finally {
+      m.dispose();
+    }
+  }
+  let keys = args.positionals.map((k) => normalizeKey(k, s));
+  if (!keys.length) {
+    const namespace = s.resource.namespaced ? args.namespace : undefined;
+    const items = (await s.client.list(s.resource, namespace)).items.filter((o) => !o.metadata.labels?.[SCRATCH_LABEL] && !o.metadata.namespace?.startsWith('rl-check-'));
+    keys = items.map((o) => keyOf(o)).sort();
+    if (!keys.length) throw new UsageError(`no ${resourceName(s)} to check${namespace ? ` in ${namespace}` : ''}; name a key`);
+  }
+  const flags = [
+    `--resource ${resourceName(s)}`,
+    spec.kind === 'lab' ? '' : `--reconciler ${spec.kind === 'exec' ? `'exec:${spec.command.join(' ')}'` : `module:${spec.path}`}`,
+    args.context ? `--context ${args.context}` : '',
+    args.confirmCluster ? `--confirm-cluster ${args.confirmCluster}` : '',
+  ].filter(Boolean).join(' ');
+  const ac = new AbortController();
+  const sub = io.onInterrupt(() => ac.abort(new Error('interrupted')));
+  try {
+    const report = await runChecks({
+      transport: s.transport,
+      client: s.client,
+      cluster: s.cluster,
+      ...(args.confirmCluster ? { confirmCluster: args.confirmCluster } : {}),
+      primary: s.resource,
+      owned: [{ ...CHECK_CONFIGMAPS }],
+      createReconciler,
+      reconcilerSpec: spec.kind === 'exec' ? { kind: 'exec', command: spec.command } : spec.kind === 'module' ? { kind: 'module', path: spec.path } : { kind: 'lab' },
+      keys,
+      ...(args.checks ? { checks: args.checks } : {}),
+      ...(predicates.length ? { predicates } : {}),
+      ...(transitions ? { transitions } : {}),
+      ...(args.convergenceBoundMs !== undefined ? { convergenceBoundMs: args.convergenceBoundMs } : {}),
+      reproduceFlags: flags,
+      log,
+    }, {
+      report(e) {
+        if (args.json || args.markdown) return;
+        if (e.kind === 'step') io.stderr(`  … ${e.key}: ${e.message}\n`);
+        if (e.kind === 'checkFinished') io.stderr(`  ${e.result.status === 'failed' ? '✗' : '·'} ${e.result.key}: ${e.result.check} ${e.result.status}\n`);
+      },
+    }, ac.signal);
+    const text = args.json ? renderCheckJson(report) + '\n' : args.markdown ? renderCheckMarkdown(report) : renderCheckText(report, { verbose: args.verbose });
+    io.stdout(text);
+    return report.totals.findings > 0 || report.totals.errors > 0 || report.aborted ? ExitCode.failure : ExitCode.ok;
+  } catch (e) {
+    if (e instanceof CheckRefusedError) {
+      io.stderr(`reconcile-lab: ${e.message}\n`);
+      return ExitCode.refused;
+    }
+    throw e;
+  } finally {
+    sub.dispose();
   }
 }
 

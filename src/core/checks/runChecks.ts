@@ -6,7 +6,7 @@ import type { ObjectKey } from '../k8s/keys.ts';
 import type { KubeObject, ResourceInfo } from '../k8s/objects.ts';
 import { nullLogger } from '../log.ts';
 import { rfc3339 } from '../reconcilers/conditions.ts';
-import { CONFIGMAPS, copyInto, createScratchNamespace, deleteScratch, resourceLabelOf, settle, snapshot, startRun, type ControllerRun, type HarnessEnv, type ScratchCopy } from './harness.ts';
+import { CONFIGMAPS, copyInto, currentResourceVersion, createScratchNamespace, deleteScratch, resourceLabelOf, settle, snapshot, startRun, type ControllerRun, type HarnessEnv, type ScratchCopy } from './harness.ts';
 import { compareEndStates, differingPaths, endStateDiff, flatten, maskedFieldsOf, normalizeEndState, VOLATILE_FIELDS, type EndState } from './mask.ts';
 import { crashingClient, FrozenListerWatcher, WithholdingInformer } from './perturb.ts';
 import { CHECK_KINDS, CHECK_TITLES, type CheckKind, type CheckProgress, type CheckProgressEvent, type CheckReport, type CheckResult, type CheckTimingPart, type CheckWrite, type Finding, type Perturbation, type RunChecksOptions } from './types.ts';
@@ -24,6 +24,10 @@ export const DEFAULT_TRANSITIONS: readonly unknown[] = [
   { metadata: { annotations: { 'checks.reconcile-lab.dev/intermediate': 'true' } } },
   { metadata: { annotations: { 'checks.reconcile-lab.dev/intermediate': null } } },
 ];
+
+function transitionsOf(ctx: KeyContext): readonly unknown[] {
+  return ctx.o.transitions?.length ? ctx.o.transitions : DEFAULT_TRANSITIONS;
+}
 
 const MAX_CRASH_POINTS = 8;
 const MAX_JOURNAL = 300;
@@ -279,14 +283,24 @@ async function checkCrashAfterWrite(ctx: KeyContext, ref: Reference, learned: Se
   return findings.length ? { status: 'failed', findings, message: m } : { status: 'passed', findings, message: `${m}: the end state equals the reference each time` };
 }
 
-/** Check 3: a reconcile from a cache frozen at the copy's creation while the server has moved on. */
+/**
+ * Check 3: a controller settles on the copy; the resourceVersion is noted (the freeze point); the server moves on
+ * (the transitions are applied and that controller reconciles them); then a new controller whose cache is frozen
+ * at the freeze point reconciles once from that stale view before its watches catch up.
+ */
 async function checkStaleCache(ctx: KeyContext, parts: CheckTimingPart[]): Promise<Pick<CheckResult, 'status' | 'message' | 'findings'>> {
   const { ns, copy } = await timed(ctx, parts, 'copy', () => scratch(ctx, 'stale cache'));
-  const rv0 = copy.createdResourceVersion;
-  await timed(ctx, parts, 'first run (the server moves on)', async () => {
+  const transitions = transitionsOf(ctx);
+  let rv0 = '';
+  await timed(ctx, parts, 'first run (then the server moves on)', async () => {
     const run = await startRun(ctx.env, ns);
     try {
       await settle(ctx.env, run, ctx.boundMs);
+      rv0 = await currentResourceVersion(ctx.env, ns);
+      for (const t of transitions) {
+        await ctx.env.client.patch(ctx.env.primary, copy.namespace, copy.name, 'merge', t, { signal: ctx.env.signal });
+        await settle(ctx.env, run, ctx.boundMs);
+      }
     } finally {
       await run.stop();
     }
@@ -315,7 +329,7 @@ async function checkStaleCache(ctx: KeyContext, parts: CheckTimingPart[]): Promi
       const findings: Finding[] = [];
       const perturbation: Perturbation = {
         check: 'staleCache', frozenAtResourceVersion: rv0, ...(serverRv ? { serverResourceVersion: serverRv } : {}),
-        description: `let a controller reconcile the copy until it settled, then started a new one whose cache was frozen at resourceVersion ${rv0} (the copy as first created) and reconciled once from that stale view before letting its watches catch up`,
+        description: `let a controller reconcile the copy until it settled (resourceVersion ${rv0}), changed the copy (${transitions.map((t) => JSON.stringify(t)).join(' → ')}) and let it reconcile that, then started a new controller whose cache was frozen at ${rv0} and reconciled once from that stale view before letting its watches catch up`,
       };
       for (const w of stale) {
         const viewKey = `${w.gvr.resource}.${w.gvr.group}/${w.namespace ?? ''}/${w.name}`;
@@ -356,7 +370,7 @@ async function checkStaleCache(ctx: KeyContext, parts: CheckTimingPart[]): Promi
 
 /** Check 4: withhold the key's update events between the first and the last state of a transition. */
 async function checkUnobserved(ctx: KeyContext, learned: Set<string>, parts: CheckTimingPart[]): Promise<Pick<CheckResult, 'status' | 'message' | 'findings'>> {
-  const transitions = ctx.o.transitions?.length ? ctx.o.transitions : DEFAULT_TRANSITIONS;
+  const transitions = transitionsOf(ctx);
   const apply = async (copy: ScratchCopy, patch: unknown) => {
     await ctx.env.client.patch(ctx.env.primary, copy.namespace, copy.name, 'merge', patch, { signal: ctx.env.signal });
   };

@@ -32,6 +32,11 @@ export interface ModuleControllerConfig {
   /** From `export const predicates = ['generation-changed', …]` (names, or predicate objects). */
   predicates: Predicate[];
   options: ModuleControllerOptions;
+  /**
+   * From `export const checkTransitions = [{ spec: … }, …]`: JSON merge patches of the primary for the robustness
+   * checks (unobserved state, stale cache); undefined when not exported.
+   */
+  checkTransitions?: unknown[];
 }
 
 /** A user module that cannot be used. Thrown from `reconcile`, so the queue retries (and picks up a fix). */
@@ -242,8 +247,13 @@ export function createModuleReconciler(options: ModuleReconcilerOptions): Reconc
     } catch (e) {
       throw new ModuleReconcilerError('export', (e as Error).message, { cause: e });
     }
+    const transitions = mod.checkTransitions ?? def.checkTransitions;
+    if (transitions !== undefined && (!Array.isArray(transitions) || transitions.some((t) => !t || typeof t !== 'object' || Array.isArray(t)))) {
+      throw new ModuleReconcilerError('export', `${path}: "checkTransitions" must be an array of JSON merge patches (objects)`);
+    }
+    const extra = transitions !== undefined ? { checkTransitions: transitions as unknown[] } : {};
     const raw = mod.options ?? def.options;
-    if (raw === undefined) return { predicates, options: {} };
+    if (raw === undefined) return { predicates, options: {}, ...extra };
     if (!raw || typeof raw !== 'object' || Array.isArray(raw)) throw new ModuleReconcilerError('export', `${path}: "options" must be an object`);
     const o = raw as Record<string, unknown>;
     const bad = (field: string, want: string) => new ModuleReconcilerError('export', `${path}: options.${field} must be ${want} (got ${JSON.stringify(o[field])})`);
@@ -263,7 +273,7 @@ export function createModuleReconciler(options: ModuleReconcilerOptions): Reconc
       if (o.workQueue !== 'priority' && o.workQueue !== 'client-go') throw bad('workQueue', '"priority" or "client-go"');
       out.workQueue = o.workQueue;
     }
-    return { predicates, options: out };
+    return { predicates, options: out, ...extra };
   }
 
   return {

@@ -1,0 +1,87 @@
+import { codeSpan, escapeMarkdown as md, fence } from '../text/markdown.ts';
+import { CHECK_TITLES, type CheckReport, type CheckResult, type Finding } from './types.ts';
+
+/**
+ * The check report for people (text for a terminal, Markdown like the reconcile report) and machines (JSON).
+ * Cluster- and workspace-provided text is escaped for Markdown; the terminal renderer's caller strips control
+ * characters (the CLI does for every line it prints).
+ */
+
+const STATUS_WORD: Record<CheckResult['status'], string> = { passed: 'passed', failed: 'FAILED', skipped: 'skipped', error: 'ERROR' };
+
+function indent(text: string, pad: string): string {
+  return text.split('\n').map((l) => pad + l).join('\n');
+}
+
+function seconds(ms: number): string {
+  return `${(ms / 1000).toFixed(1)} s`;
+}
+
+/** The report as pretty JSON. */
+export function renderCheckJson(report: CheckReport): string {
+  return JSON.stringify(report, null, 2);
+}
+
+function summaryLine(r: CheckReport): string {
+  const t = r.totals;
+  return `${t.findings} finding(s): ${t.passed} passed, ${t.failed} failed, ${t.skipped} skipped, ${t.errors} could not run — ${seconds(r.durationMs)}${r.aborted ? ' (aborted)' : ''}`;
+}
+
+/** Text for a terminal: per key, one line per check, then each finding with its explanation, writes and diff. */
+export function renderCheckText(r: CheckReport, options: { verbose?: boolean } = {}): string {
+  const out: string[] = [];
+  out.push(`Robustness checks of ${r.resource} with the ${r.reconcilerKind} reconciler ${r.reconciler} on ${r.cluster.name}${r.cluster.local ? ' (local control plane)' : ''}; every run used copies in scratch namespaces.`);
+  for (const key of r.keys) {
+    out.push('', `${key}`);
+    for (const res of r.results.filter((x) => x.key === key)) {
+      out.push(`  ${STATUS_WORD[res.status].padEnd(7)} ${CHECK_TITLES[res.check].padEnd(30)} ${res.message ?? ''} (${seconds(res.durationMs)})`);
+    }
+    for (const f of r.findings.filter((x) => x.key === key)) out.push('', ...findingText(f, options.verbose ?? false));
+  }
+  for (const n of r.notes) out.push('', `note: ${n}`);
+  out.push('', summaryLine(r));
+  if (r.parts.length) out.push(`time: ${r.parts.map((p) => `${p.part} ${seconds(p.ms)}`).join(', ')}`);
+  return out.join('\n') + '\n';
+}
+
+function findingText(f: Finding, verbose: boolean): string[] {
+  const out = [`  ${f.severity === 'error' ? '✗' : '!'} [${CHECK_TITLES[f.check]}] ${f.title}`];
+  out.push(indent(f.explanation, '      '));
+  out.push(`      perturbation: ${f.perturbation.description}`);
+  for (const w of f.writes.slice(0, verbose ? 50 : 6)) {
+    out.push(`      write: ${w.verb}${w.subresource ? '/' + w.subresource : ''} ${w.resource} ${w.objectKey}${w.outcome === 'error' ? ` — failed: ${w.error}` : ` (rv ${w.resourceVersionBefore ?? '—'} → ${w.resourceVersionAfter ?? '—'})`}`);
+  }
+  if (f.writes.length > (verbose ? 50 : 6)) out.push(`      … ${f.writes.length - (verbose ? 50 : 6)} more write(s) (--json has all)`);
+  if (f.diff) out.push('      end state, reference → perturbed:', indent(f.diff, '        '));
+  out.push(`      reproduce: ${f.reproduce}`);
+  return out;
+}
+
+/** Markdown, like the reconcile report: a summary table, then one section per finding. */
+export function renderCheckMarkdown(r: CheckReport): string {
+  const out: string[] = [];
+  out.push(`# Robustness checks: ${md(r.resource)}`, '');
+  out.push(`Reconciler ${codeSpan(r.reconciler)} (${r.reconcilerKind}) on ${codeSpan(r.cluster.name)}${r.cluster.local ? ' (local control plane)' : ''}, ${r.generatedAt}. ${md(summaryLine(r))}.`, '');
+  out.push('| Key | Check | Result | Details | Time |', '|---|---|---|---|---|');
+  for (const res of r.results) out.push(`| ${codeSpan(res.key)} | ${CHECK_TITLES[res.check]} | ${STATUS_WORD[res.status]} | ${md(res.message ?? '')} | ${seconds(res.durationMs)} |`);
+  for (const f of r.findings) {
+    out.push('', `## ${f.severity === 'error' ? 'Error' : 'Warning'}: ${md(f.title)}`, '');
+    out.push(`**Key** ${codeSpan(f.key)} · **check** ${CHECK_TITLES[f.check]}`, '');
+    out.push(md(f.explanation), '');
+    out.push(`**Perturbation:** ${md(f.perturbation.description)}`, '');
+    if (f.writes.length) {
+      out.push('**Writes:**', '');
+      for (const w of f.writes) out.push(`- ${md(`${w.verb}${w.subresource ? '/' + w.subresource : ''} ${w.resource} ${w.objectKey}`)}${w.outcome === 'error' ? ` failed: ${md(w.error ?? '')}` : `, rv ${md(w.resourceVersionBefore ?? '—')} → ${md(w.resourceVersionAfter ?? '—')}`}`);
+      out.push('');
+    }
+    if (f.diff) out.push('**End state, reference → perturbed:**', '', fence('diff', f.diff), '');
+    out.push(`**Reproduce:** ${codeSpan(f.reproduce)}`);
+    if (f.journal.length) {
+      out.push('', `<details><summary>Journal of the perturbed run (${f.journal.length} entries)</summary>`, '', fence('json', f.journal.map((e) => JSON.stringify(e)).join('\n')), '', '</details>');
+    }
+  }
+  if (r.notes.length) out.push('', '## Notes', '', ...r.notes.map((n) => `- ${md(n)}`));
+  out.push('', '## Masked before comparing', '', ...r.masked.map((m) => `- ${md(m.path)} (${m.reason === 'learned' ? 'differed between the two reference runs' : 'always volatile'})`));
+  if (r.parts.length) out.push('', '## Time', '', '| Part | Time |', '|---|---|', ...r.parts.map((p) => `| ${md(p.part)} | ${seconds(p.ms)} |`));
+  return out.join('\n') + '\n';
+}
