@@ -612,6 +612,7 @@ async function startController(args: CliArgs, io: CliIo, log: Logger, s: Session
     ...(workers !== undefined ? { maxConcurrentReconciles: workers } : {}),
     ...(timeoutMs !== undefined ? { reconcileTimeoutMs: timeoutMs } : {}),
     ...(workQueue !== undefined ? { workQueue } : {}),
+    fieldFight: { ownManager: 'reconcile-lab' },
     hotLoop: { predicateAdvice: `run again with --predicate generation-changed${modulePath ? `, or add export const predicates = ['generation-changed'] to ${modulePath}` : ''}` },
   }).for(primary, predicates.length ? { predicates } : {});
   if (args.reconciler.kind === 'lab') {

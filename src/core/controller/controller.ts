@@ -13,6 +13,7 @@ import type { QueueEvent } from '../workqueue/queue.ts';
 import { informerCacheReader } from './cacheReader.ts';
 import { enqueueForObject, enqueueForOwner, enqueueMapped, type KeyMapper } from './handler.ts';
 import { HotLoopDetector, type HotLoopOptions } from './hotLoop.ts';
+import { FieldFightDetector, type FieldFightOptions } from './fieldFight.ts';
 import { KeyStateTable, type EnqueueReason, type KeyState, type ReconcileOutcome, type WaitKind } from './keyState.ts';
 import type { Predicate } from './predicate.ts';
 import { isTerminal, type CacheReader, type ReconcileContext, type Reconciler, type Request, type Result } from './reconcile.ts';
@@ -178,6 +179,12 @@ export interface ControllerOptions {
   cacheSyncTimeoutMs?: number;
   /** Hot-loop detection thresholds, or false to turn it off. */
   hotLoop?: HotLoopOptions | false;
+  /**
+   * Field-manager fight detection on the primary resource's updates (another writer keeps undoing this
+   * controller's writes, seen in managedFields), or false to turn it off. Pass `ownManager` (the field
+   * manager of this controller's client) so the warning can say which side is this one.
+   */
+  fieldFight?: FieldFightOptions | false;
   /** Start with the workers paused (step through from the first key). */
   startPaused?: boolean;
   /** Enqueue reasons kept per key. Default 16. */
@@ -283,6 +290,7 @@ class ControllerEngine implements Controller {
   private readonly cache: CacheReader;
   private readonly keys: KeyStateTable;
   private readonly hotLoop: HotLoopDetector | undefined;
+  private readonly fieldFight: FieldFightDetector | undefined;
   /** Writes the last reconcile of a key made to its own object (hot-loop evidence). */
   private readonly selfWrites = new Map<ObjectKey, number>();
   /** Reconciles abandoned by `stop()` that have not settled yet, by key: the next reconcile of the key waits for them. */
@@ -323,6 +331,7 @@ class ControllerEngine implements Controller {
     const limiter = options.rateLimiter;
     this.makeLimiter = limiter ? () => limiter(this.clock) : undefined;
     this.hotLoop = options.hotLoop === false ? undefined : new HotLoopDetector(options.hotLoop ?? {});
+    this.fieldFight = options.fieldFight === false ? undefined : new FieldFightDetector(options.fieldFight ?? {});
     this.paused = options.startPaused ?? false;
     if (this.paused) this.pauseGate.abort();
 
@@ -480,6 +489,7 @@ class ControllerEngine implements Controller {
       onUpdate: (oldObj, newObj) => {
         const rv = newObj.metadata.resourceVersion;
         const isResync = rv !== undefined && rv === oldObj.metadata.resourceVersion;
+        if (!isResync && src.role === 'primary') this.checkFieldFight(oldObj, newObj);
         this.onInformerEvent(run, src, isResync ? 'resync' : 'update', [oldObj, newObj], (p) => p.update({ objectOld: oldObj, objectNew: newObj, isResync }));
       },
       onDelete: (o) => {
@@ -796,6 +806,15 @@ class ControllerEngine implements Controller {
     this.warn('hotLoop', w.message, key, { count: w.count, spanMs: w.spanMs, generation: w.generation, cause: w.cause });
   }
 
+  private checkFieldFight(oldObj: KubeObject, newObj: KubeObject): void {
+    if (!this.fieldFight) return;
+    const key = keyOf(newObj);
+    for (const w of this.fieldFight.observe(key, oldObj, newObj, this.clock.now())) {
+      this.keys.setWarning(key, w.message);
+      this.warn('fieldManagerFight', w.message, key, { field: w.field, managers: [...w.managers], flips: w.flips, spanMs: w.spanMs });
+    }
+  }
+
   private pruneIfGone(key: ObjectKey, outcome: ReconcileOutcome): void {
     if (outcome.kind !== 'success' && outcome.kind !== 'terminal') return;
     if (this.primary.getIndexer().getByKey(key)) return;
@@ -803,6 +822,7 @@ class ControllerEngine implements Controller {
     if (this.keys.delete(key)) {
       this.selfWrites.delete(key);
       this.hotLoop?.forget(key);
+      this.fieldFight?.forget(key);
     }
   }
 

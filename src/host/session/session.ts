@@ -403,6 +403,8 @@ export class Session implements ViewModel, Disposable {
           hotLoop: {
             predicateAdvice: `add "generation-changed" to the setting reconcileLab.reconciler.predicates and reconnect${modulePath ? `, or add export const predicates = ['generation-changed'] to ${modulePath}` : ''}`,
           },
+          // Another writer undoing this loop's writes shows as a warning on the key (from managedFields).
+          fieldFight: { ownManager: FIELD_MANAGER },
           startPaused: true,
           cacheSyncTimeoutMs: SYNC_TIMEOUT_MS,
           // Every write is journaled with the resourceVersion before (one GET) and after; Kubernetes Events
