@@ -36,6 +36,8 @@ export const CommandIds = {
   runChecks: 'reconcileLab.runChecks',
   showChecks: 'reconcileLab.showChecks',
   showTimeline: 'reconcileLab.showTimeline',
+  filterResources: 'reconcileLab.filterResources',
+  clearResourcesFilter: 'reconcileLab.clearResourcesFilter',
 } as const;
 export type CommandId = (typeof CommandIds)[keyof typeof CommandIds];
 
@@ -61,6 +63,8 @@ export const ContextKeys = {
   localControlPlane: 'reconcileLab.localControlPlane',
   /** true while a Go controller launched by Run Controller runs. */
   goController: 'reconcileLab.goController',
+  /** true while the Resources view shows only objects in some states (Filter Resources by State…). */
+  resourcesFiltered: 'reconcileLab.resourcesFiltered',
 } as const;
 
 /** Values of {@link ContextKeys.loopState}. */

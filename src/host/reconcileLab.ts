@@ -7,6 +7,7 @@ import type { Logger } from '../core/log.ts';
 import type { LogEntryView, LogFilter } from '../shared/protocol.ts';
 import { readSettings, onDidChangeSettings } from './config.ts';
 import { ContextKeyWriter } from './contextKeys.ts';
+import { stateFilterLabel } from './views/stateFilter.ts';
 import { ObjectDocuments } from './documents/objectDocuments.ts';
 import { ContextKeys, Schemes, ViewIds } from './ids.ts';
 import { errorMessage } from './notify.ts';
@@ -397,7 +398,9 @@ export class ReconcileLab implements vscode.Disposable {
     // Say which key Step acts on, next to the Step button (view descriptions) and in the status bar.
     const step = s.controller && loop !== 'running' ? stepTargetText(this.stepTarget()) : undefined;
     // Descriptions are made inert, not recorded as shown messages (they change with every queue transition).
-    this.resourcesView.description = step === undefined ? undefined : ui.inert(step);
+    const filter = this.resourcesTree.filter.size ? `Filter: ${stateFilterLabel(this.resourcesTree.filter)}` : undefined;
+    const description = [filter, step].filter((x) => x !== undefined).join(' · ');
+    this.resourcesView.description = description ? ui.inert(description) : undefined;
     this.statusBar.update({
       kind: 'connected',
       context: s.contextName,

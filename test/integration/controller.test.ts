@@ -229,4 +229,34 @@ describe('controller against a real API server', () => {
     const delays = retries.map((t) => (t.kind === 'backoff' ? t.delayMs : -1));
     for (const [i, want] of [5, 10, 20].entries()) assert.ok(delays[i]! <= want && delays[i]! >= want - 2, `retry ${i + 1} waited ${delays[i]} ms, want ${want}`);
   });
+  it('another field manager that keeps undoing the reconciler\'s write to .spec.size is named in a fight warning', async () => {
+    const s = await setup({ fieldFight: { ownManager: 'controller-it', threshold: 4 } });
+    // The reconciler wants size 1; a rival client (its own field manager) keeps setting 2.
+    s.setImpl(async (req, ctx) => {
+      const obj = ctx.cache.get(ctx.primary, req.key);
+      if (!obj || (obj.spec as { size?: number }).size === 1) return {};
+      await ctx.client.patch(ctx.primary, req.namespace, req.name, 'merge', { spec: { size: 1 } }, { signal: ctx.signal });
+      return {};
+    });
+    const ctrl = await s.start(s.builder.build(s.reconciler));
+    await s.createGadget('contested', { size: 1 });
+    const key = `${s.ns}/contested`;
+    const rival = createDynamicClient(c.transport, { fieldManager: 'rival-controller' });
+    const size = () => (s.primary.getIndexer().getByKey(key)?.spec as { size?: number } | undefined)?.size;
+    const rvOf = () => s.primary.getIndexer().getByKey(key)?.metadata.resourceVersion;
+    await waitUntil(() => size() === 1, 'the gadget cached');
+    for (let round = 0; round < 2; round++) {
+      const seen = rvOf();
+      await rival.patch(gadgets, s.ns, 'contested', 'merge', { spec: { size: 2 } });
+      // The reconciler puts it back (a newer resourceVersion with size 1).
+      await waitUntil(() => size() === 1 && rvOf() !== seen && Number(rvOf()) > Number(seen) + 1, `round ${round + 1}: the reconciler undid the rival's write`);
+    }
+    const warnings = () => s.journal.entries({ kinds: ['warning'], key }).filter((e) => e.kind === 'warning' && e.code === 'fieldManagerFight');
+    await waitUntil(() => warnings().length > 0, 'a fieldManagerFight warning');
+    const w = warnings()[0]!;
+    assert.ok(w.kind === 'warning');
+    assert.match(w.message, /another controller \(field manager "rival-controller"\) is fighting this one over \.spec\.size of /);
+    assert.deepEqual(w.details?.managers, ['rival-controller', 'controller-it']);
+    assert.match(ctrl.keyState(key)?.warning ?? '', /rival-controller/);
+  });
 });

@@ -10,6 +10,7 @@ import { exportReport, showEventLog, showOutput } from './reportCommands.ts';
 import { runController, selectController, stopController } from './goControllerCommands.ts';
 import { runChecksCommand, showChecks } from './checkCommands.ts';
 import { showTimeline } from './timelineCommands.ts';
+import { clearResourcesFilter, filterResources } from './treeCommands.ts';
 
 type Handler = (lab: ReconcileLab, arg: unknown) => Promise<CommandResult> | CommandResult;
 
@@ -42,6 +43,8 @@ export const commandTable: Record<CommandId, Handler> = {
   [CommandIds.runChecks]: runChecksCommand,
   [CommandIds.showChecks]: showChecks,
   [CommandIds.showTimeline]: showTimeline,
+  [CommandIds.filterResources]: filterResources,
+  [CommandIds.clearResourcesFilter]: clearResourcesFilter,
 };
 
 /** Titles for error notifications ("Dry-Run Reconcile failed: …"). */

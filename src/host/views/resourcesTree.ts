@@ -7,6 +7,7 @@ import { ContextValues } from '../ids.ts';
 import { plural } from './format.ts';
 import { presentCondition, presentObject, type IconSpec, type TooltipLine } from './presentation.ts';
 import { RefreshCoalescer } from './refreshCoalescer.ts';
+import { matchesFilter, type ObjectStateFilter } from './stateFilter.ts';
 import type { ViewModel, WatchedResourceView } from './viewModel.ts';
 
 /**
@@ -142,6 +143,7 @@ export class ResourcesTreeProvider implements vscode.TreeDataProvider<ResourceNo
   private readonly coalescer: RefreshCoalescer<string>;
   private model: ViewModel | undefined;
   private modelSubscription: Disposable | undefined;
+  private stateFilter: ReadonlySet<ObjectStateFilter> = new Set();
 
   constructor(clock: Clock) {
     this.clock = clock;
@@ -160,6 +162,31 @@ export class ResourcesTreeProvider implements vscode.TreeDataProvider<ResourceNo
     this.modelSubscription = model?.onDidChange(() => this.coalescer.all());
     this.coalescer.all();
     this.coalescer.flushNow();
+  }
+
+  /** The state filter in force (empty: every object is shown). */
+  get filter(): ReadonlySet<ObjectStateFilter> {
+    return this.stateFilter;
+  }
+
+  /**
+   * Shows only top-level objects in one of `states` (see stateFilter.ts; empty: all). Kinds and
+   * namespaces stay listed, namespaces with no matching object are hidden. Refreshes at once.
+   */
+  setFilter(states: Iterable<ObjectStateFilter>): void {
+    this.stateFilter = new Set(states);
+    this.coalescer.all();
+    this.coalescer.flushNow();
+  }
+
+  /** The objects of a resource the filter lets through. */
+  private visible(resource: string): KubeObject[] {
+    const m = this.model;
+    if (!m) return [];
+    const all = m.list(resource);
+    if (this.stateFilter.size === 0) return all;
+    const primary = m.primaryResource === resource;
+    return all.filter((o) => matchesFilter(this.stateFilter, o, primary ? m.keyState(keyOf(o)) : undefined));
   }
 
   /** Delivers a pending refresh now (before a reveal, so the element exists). */
@@ -195,13 +222,13 @@ export class ResourcesTreeProvider implements vscode.TreeDataProvider<ResourceNo
       case 'kind': {
         const r = m.resources.find((x) => x.id === node.resource);
         if (!r) return [];
-        const objects = m.list(node.resource);
+        const objects = this.visible(node.resource);
         if (!r.info.namespaced) return this.sortedObjects(objects).map((o) => objectNode(node, node.resource, keyOf(o)));
         const namespaces = [...new Set(objects.map((o) => o.metadata.namespace ?? ''))].sort();
         return namespaces.map((ns) => namespaceNode(node, ns));
       }
       case 'namespace':
-        return this.sortedObjects(m.list(node.resource).filter((o) => (o.metadata.namespace ?? '') === node.namespace)).map((o) =>
+        return this.sortedObjects(this.visible(node.resource).filter((o) => (o.metadata.namespace ?? '') === node.namespace)).map((o) =>
           objectNode(node, node.resource, keyOf(o)),
         );
       case 'object': {
@@ -258,12 +285,13 @@ export class ResourcesTreeProvider implements vscode.TreeDataProvider<ResourceNo
         const objects = m?.list(node.resource) ?? [];
         // The loop's resource starts expanded; VS Code keeps whatever the person chooses afterwards (by id).
         const open = m?.primaryResource === node.resource ? vscode.TreeItemCollapsibleState.Expanded : Collapsed;
-        const item = new vscode.TreeItem(r?.info.kind ?? node.resource, objects.length ? open : None);
+        const shown = this.stateFilter.size ? this.visible(node.resource).length : objects.length;
+        const item = new vscode.TreeItem(r?.info.kind ?? node.resource, shown ? open : None);
         item.id = node.id;
         const terminating = objects.filter((o) => o.metadata.deletionTimestamp).length;
         const state = r ? stateText(r) : 'not watched';
         item.description = [
-          String(objects.length),
+          this.stateFilter.size ? `${shown} of ${objects.length} shown` : String(objects.length),
           terminating ? `${terminating} terminating` : undefined,
           state,
           m?.primaryResource === node.resource ? 'reconciled by the loop' : undefined,
@@ -289,7 +317,8 @@ export class ResourcesTreeProvider implements vscode.TreeDataProvider<ResourceNo
         item.id = node.id;
         const objects = (m?.list(node.resource) ?? []).filter((o) => (o.metadata.namespace ?? '') === node.namespace);
         const terminating = objects.filter((o) => o.metadata.deletionTimestamp).length;
-        item.description = `${objects.length}${terminating ? ` · ${terminating} terminating` : ''}`;
+        const shown = this.stateFilter.size ? this.visible(node.resource).filter((o) => (o.metadata.namespace ?? '') === node.namespace).length : undefined;
+        item.description = `${shown !== undefined ? `${shown} of ${objects.length}` : objects.length}${terminating ? ` · ${terminating} terminating` : ''}`;
         item.iconPath = new vscode.ThemeIcon('symbol-namespace');
         item.contextValue = ContextValues.namespace;
         return item;
