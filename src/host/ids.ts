@@ -89,6 +89,9 @@ export const ContextValues = {
   finalizer: 'reconcileLab:finalizer',
   conditionGroup: 'reconcileLab:conditions',
   condition: 'reconcileLab:condition',
+  eventGroup: 'reconcileLab:events',
+  /** One Kubernetes Event: `reconcileLab:event[:warning|:normal]` (no suffix: the loading / none line). */
+  event: 'reconcileLab:event',
   /** A work-queue key: `reconcileLab:queueItem:<queued|processing|backoff|requeueAfter|idle>`. */
   queueItemPrefix: 'reconcileLab:queueItem',
   message: 'reconcileLab:message',

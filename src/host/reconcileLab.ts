@@ -7,6 +7,7 @@ import type { Logger } from '../core/log.ts';
 import type { LogEntryView, LogFilter } from '../shared/protocol.ts';
 import { readSettings, onDidChangeSettings } from './config.ts';
 import { ContextKeyWriter } from './contextKeys.ts';
+import { listObjectEvents } from '../core/actions/events.ts';
 import { stateFilterLabel } from './views/stateFilter.ts';
 import { ObjectDocuments } from './documents/objectDocuments.ts';
 import { ContextKeys, Schemes, ViewIds } from './ids.ts';
@@ -274,6 +275,7 @@ export class ReconcileLab implements vscode.Disposable {
   private attach(session: Session): void {
     this.current = session;
     const c = (this.connection = new DisposableStore());
+    this.resourcesTree.setEventSource((_resource, obj) => listObjectEvents(session.transport, obj));
     this.resourcesTree.setModel(session);
     this.queueTree.setModel(session);
     this.documents.setResolver((resource, key) => session.get(resource, key));
@@ -329,6 +331,7 @@ export class ReconcileLab implements vscode.Disposable {
     if (!this.current) return;
     this.current = undefined;
     this.connection.dispose();
+    this.resourcesTree.setEventSource(undefined);
     this.resourcesTree.setModel(undefined);
     this.queueTree.setModel(undefined);
     this.documents.setResolver(undefined);

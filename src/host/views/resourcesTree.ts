@@ -4,11 +4,12 @@ import type { Disposable } from '../../core/lifecycle.ts';
 import { keyOf, splitKey, type ObjectKey } from '../../core/k8s/keys.ts';
 import type { Condition, KubeObject } from '../../core/k8s/objects.ts';
 import { ContextValues } from '../ids.ts';
-import { plural } from './format.ts';
+import { ageOf, plural } from './format.ts';
 import { presentCondition, presentObject, type IconSpec, type TooltipLine } from './presentation.ts';
 import { RefreshCoalescer } from './refreshCoalescer.ts';
 import { matchesFilter, type ObjectStateFilter } from './stateFilter.ts';
 import type { ViewModel, WatchedResourceView } from './viewModel.ts';
+import type { ObjectEvent } from '../../core/actions/events.ts';
 
 /**
  * Elements of the Resources view: plain data naming what they show, never
@@ -16,7 +17,7 @@ import type { ViewModel, WatchedResourceView } from './viewModel.ts';
  * element that concerns one object carries `resource` ("plural.group") and
  * `key`, so it can be passed to any command as its argument.
  */
-export type ResourceNode = KindNode | NamespaceNode | ObjectNode | FinalizersNode | FinalizerNode | ConditionsNode | ConditionNode;
+export type ResourceNode = KindNode | NamespaceNode | ObjectNode | FinalizersNode | FinalizerNode | ConditionsNode | ConditionNode | EventsNode | EventNode;
 
 export interface KindNode {
   readonly type: 'kind';
@@ -69,6 +70,39 @@ export interface ConditionNode {
   readonly key: ObjectKey;
   readonly conditionType: string;
   readonly parent: ConditionsNode;
+}
+
+/** The object's Kubernetes Events (fetched when the node is shown, see {@link ResourcesTreeProvider.setEventSource}). */
+export interface EventsNode {
+  readonly type: 'events';
+  readonly id: string;
+  readonly resource: string;
+  readonly key: ObjectKey;
+  readonly parent: ObjectNode;
+}
+/** One Event (or the loading / error line, when `event` is undefined). */
+export interface EventNode {
+  readonly type: 'event';
+  readonly id: string;
+  readonly resource: string;
+  readonly key: ObjectKey;
+  readonly event?: ObjectEvent;
+  readonly note?: string;
+  readonly parent: EventsNode;
+}
+
+/** Fetches the Events of a cached object (reads only). */
+export type EventSource = (resource: string, obj: KubeObject) => Promise<ObjectEvent[]>;
+
+/** Events are fetched again when shown after this long. */
+export const EVENTS_TTL_MS = 10_000;
+
+interface EventsEntry {
+  at: number;
+  uid: string | undefined;
+  items?: ObjectEvent[];
+  error?: string;
+  pending?: boolean;
 }
 
 /** Owned children are shown this many levels deep at most (and never twice on one path). */
@@ -144,6 +178,9 @@ export class ResourcesTreeProvider implements vscode.TreeDataProvider<ResourceNo
   private model: ViewModel | undefined;
   private modelSubscription: Disposable | undefined;
   private stateFilter: ReadonlySet<ObjectStateFilter> = new Set();
+  private eventSource: EventSource | undefined;
+  private readonly events = new Map<string, EventsEntry>();
+  private disposed = false;
 
   constructor(clock: Clock) {
     this.clock = clock;
@@ -162,6 +199,45 @@ export class ResourcesTreeProvider implements vscode.TreeDataProvider<ResourceNo
     this.modelSubscription = model?.onDidChange(() => this.coalescer.all());
     this.coalescer.all();
     this.coalescer.flushNow();
+  }
+
+  /** Where the Events of objects come from (undefined: no Events nodes). Forgets what was fetched. */
+  setEventSource(source: EventSource | undefined): void {
+    this.eventSource = source;
+    this.events.clear();
+  }
+
+  /**
+   * The cached Events of an object, fetching them (once at a time, again after {@link EVENTS_TTL_MS}) and
+   * refreshing the view when they arrive. Undefined until the first answer.
+   */
+  eventsOf(resource: string, key: ObjectKey): EventsEntry | undefined {
+    const obj = this.model?.get(resource, key);
+    const source = this.eventSource;
+    if (!obj || !source) return undefined;
+    const id = `${resource}|${key}`;
+    let e = this.events.get(id);
+    if (e && e.uid !== obj.metadata.uid) e = undefined;
+    const now = this.clock.now();
+    if (!e || (!e.pending && now - e.at >= EVENTS_TTL_MS)) {
+      const entry: EventsEntry = { ...(e ?? {}), at: now, uid: obj.metadata.uid, pending: true };
+      this.events.set(id, entry);
+      source(resource, obj).then(
+        (items) => {
+          entry.items = items;
+          delete entry.error;
+        },
+        (err: unknown) => {
+          entry.error = err instanceof Error ? err.message : String(err);
+        },
+      ).finally(() => {
+        entry.pending = false;
+        entry.at = this.clock.now();
+        if (!this.disposed) this.coalescer.all();
+      });
+      e = entry;
+    }
+    return e.items || e.error ? e : undefined;
   }
 
   /** The state filter in force (empty: every object is shown). */
@@ -246,6 +322,7 @@ export class ResourcesTreeProvider implements vscode.TreeDataProvider<ResourceNo
             .sort((a, b) => a.resource.localeCompare(b.resource) || keyOf(a.object).localeCompare(keyOf(b.object)));
           for (const c of children) out.push(objectNode(node, c.resource, keyOf(c.object)));
         }
+        if (this.eventSource) out.push({ type: 'events', id: `${node.id}/e`, resource: node.resource, key: node.key, parent: node });
         return out;
       }
       case 'finalizers':
@@ -268,8 +345,17 @@ export class ResourcesTreeProvider implements vscode.TreeDataProvider<ResourceNo
           parent: node,
         }));
       }
+      case 'events': {
+        const e = this.eventsOf(node.resource, node.key);
+        const line = (note: string): EventNode[] => [{ type: 'event', id: `${node.id}|note`, resource: node.resource, key: node.key, note, parent: node }];
+        if (!e) return line('loading…');
+        if (e.error && !e.items) return line(`cannot list Events: ${e.error}`);
+        if (!e.items?.length) return line('no Events');
+        return e.items.map((ev) => ({ type: 'event', id: `${node.id}|${ev.name}`, resource: node.resource, key: node.key, event: ev, parent: node }));
+      }
       case 'finalizer':
       case 'condition':
+      case 'event':
         return [];
     }
   }
@@ -334,7 +420,7 @@ export class ResourcesTreeProvider implements vscode.TreeDataProvider<ResourceNo
           return gone;
         }
         const p = presentObject(obj, isPrimary ? m?.keyState(node.key) : undefined, now, isPrimary ? m?.convergence?.(node.key) : undefined);
-        const hasChildren = Boolean(obj.metadata.finalizers?.length || conditionsOf(obj).length || (obj.metadata.uid && m?.ownedBy(obj.metadata.uid).length));
+        const hasChildren = Boolean(this.eventSource || obj.metadata.finalizers?.length || conditionsOf(obj).length || (obj.metadata.uid && m?.ownedBy(obj.metadata.uid).length));
         const label = node.depth > 0 ? `${obj.kind ?? node.resource} ${name}` : name;
         const item = new vscode.TreeItem(label, hasChildren ? (p.terminating ? vscode.TreeItemCollapsibleState.Expanded : Collapsed) : None);
         item.id = node.id;
@@ -377,6 +463,46 @@ export class ResourcesTreeProvider implements vscode.TreeDataProvider<ResourceNo
         item.contextValue = ContextValues.conditionGroup;
         return item;
       }
+      case 'events': {
+        const e = this.eventsOf(node.resource, node.key);
+        const item = new vscode.TreeItem('Events', Collapsed);
+        item.id = node.id;
+        const warnings = e?.items?.filter((x) => x.type === 'Warning').length ?? 0;
+        item.description = !e ? 'loading…' : e.items ? `${e.items.length}${warnings ? ` · ${plural(warnings, 'warning')}` : ''}` : 'unavailable';
+        item.iconPath = warnings ? new vscode.ThemeIcon('bell-dot', new vscode.ThemeColor('list.warningForeground')) : new vscode.ThemeIcon('bell');
+        item.tooltip = tooltipOf('Kubernetes Events', [
+          { label: 'Object', value: `${node.resource} ${node.key}` },
+          { label: 'Source', value: 'core/v1 and events.k8s.io/v1 Events whose involved object is this one (kubectl describe), newest first' },
+          ...(e?.error ? [{ label: 'Last error', value: e.error }] : []),
+        ]);
+        item.contextValue = ContextValues.eventGroup;
+        return item;
+      }
+      case 'event': {
+        const ev = node.event;
+        if (!ev) {
+          const item = new vscode.TreeItem(node.note ?? '', None);
+          item.id = node.id;
+          item.contextValue = ContextValues.event;
+          return item;
+        }
+        const item = new vscode.TreeItem(ev.reason || '(no reason)', None);
+        item.id = node.id;
+        const when = ev.lastSeen ? ageOf(ev.lastSeen, now) : undefined;
+        item.description = [ev.count > 1 ? `×${ev.count}` : undefined, when ? `${when} ago` : undefined, ev.message].filter(Boolean).join(' · ');
+        item.iconPath = ev.type === 'Warning' ? new vscode.ThemeIcon('warning', new vscode.ThemeColor('list.warningForeground')) : new vscode.ThemeIcon('info');
+        item.tooltip = tooltipOf(`${ev.type} ${ev.reason}`, [
+          { label: 'Message', value: ev.message },
+          { label: 'Count', value: String(ev.count) },
+          ...(ev.firstSeen ? [{ label: 'First seen', value: ev.firstSeen }] : []),
+          ...(ev.lastSeen ? [{ label: 'Last seen', value: ev.lastSeen }] : []),
+          ...(ev.source ? [{ label: 'Reported by', value: ev.source }] : []),
+          ...(ev.action ? [{ label: 'Action', value: ev.action }] : []),
+          { label: 'Event', value: ev.name },
+        ]);
+        item.contextValue = `${ContextValues.event}:${ev.type === 'Warning' ? 'warning' : 'normal'}`;
+        return item;
+      }
       case 'condition': {
         const obj = m?.get(node.resource, node.key);
         const c = obj ? conditionsOf(obj).find((x) => x.type === node.conditionType) : undefined;
@@ -409,6 +535,7 @@ export class ResourcesTreeProvider implements vscode.TreeDataProvider<ResourceNo
   }
 
   dispose(): void {
+    this.disposed = true;
     this.modelSubscription?.dispose();
     this.coalescer.dispose();
     this.emitter.dispose();
