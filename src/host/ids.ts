@@ -38,6 +38,8 @@ export const CommandIds = {
   showTimeline: 'reconcileLab.showTimeline',
   filterResources: 'reconcileLab.filterResources',
   clearResourcesFilter: 'reconcileLab.clearResourcesFilter',
+  editObject: 'reconcileLab.editObject',
+  applyObjectEdit: 'reconcileLab.applyObjectEdit',
 } as const;
 export type CommandId = (typeof CommandIds)[keyof typeof CommandIds];
 
@@ -100,6 +102,8 @@ export const ContextValues = {
 /** URI schemes of the read-only virtual documents (YAML views, diff sides). */
 export const Schemes = {
   object: 'reconcile-lab',
+  /** Writable edit documents (Edit Spec as YAML…): saving applies them. */
+  edit: 'reconcile-lab-edit',
 } as const;
 
 /** The output channel (a LogOutputChannel) name. */

@@ -10,6 +10,8 @@ import { ContextKeyWriter } from './contextKeys.ts';
 import { listObjectEvents } from '../core/actions/events.ts';
 import { stateFilterLabel } from './views/stateFilter.ts';
 import { ObjectDocuments } from './documents/objectDocuments.ts';
+import { EditDocuments } from './documents/editDocuments.ts';
+import { offerConflictChoices } from './commands/editCommands.ts';
 import { ContextKeys, Schemes, ViewIds } from './ids.ts';
 import { errorMessage } from './notify.ts';
 import type { Output } from './output.ts';
@@ -64,6 +66,8 @@ export class ReconcileLab implements vscode.Disposable {
   readonly output: Output;
   readonly clock: Clock;
   readonly documents: ObjectDocuments;
+  /** Writable edit documents (Edit Spec as YAML…): saving one applies it. */
+  readonly edits: EditDocuments;
   readonly resourcesTree: ResourcesTreeProvider;
   readonly queueTree: QueueTreeProvider;
   readonly resourcesView: vscode.TreeView<ResourceNode>;
@@ -102,6 +106,9 @@ export class ReconcileLab implements vscode.Disposable {
     this.memento = context.globalState;
     this.documents = this.store.add(new ObjectDocuments());
     this.store.add(vscode.workspace.registerTextDocumentContentProvider(Schemes.object, this.documents));
+    this.edits = this.store.add(new EditDocuments());
+    this.store.add(vscode.workspace.registerFileSystemProvider(Schemes.edit, this.edits, { isCaseSensitive: true }));
+    this.store.add(this.edits.onDidNotApply((e) => offerConflictChoices(this, e.uri, e.result)));
     this.resourcesTree = this.store.add(new ResourcesTreeProvider(clock));
     this.queueTree = this.store.add(new QueueTreeProvider(clock));
     this.resourcesView = this.store.add(
@@ -279,6 +286,7 @@ export class ReconcileLab implements vscode.Disposable {
     this.resourcesTree.setModel(session);
     this.queueTree.setModel(session);
     this.documents.setResolver((resource, key) => session.get(resource, key));
+    this.edits.setClient(session.client);
     c.add(
       session.onDidChange((ch) => {
         if (ch.type === 'object') this.documents.objectChanged(ch.resource, ch.key);
@@ -335,6 +343,7 @@ export class ReconcileLab implements vscode.Disposable {
     this.resourcesTree.setModel(undefined);
     this.queueTree.setModel(undefined);
     this.documents.setResolver(undefined);
+    this.edits.setClient(undefined);
     this.eventLog.setSource(undefined, 'Not connected');
     this.timeline.setSource(undefined, 'Not connected');
     this.selected = undefined;

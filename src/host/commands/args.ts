@@ -22,7 +22,7 @@ export interface Failure {
 
 export type CommandResult<T extends object = object> = ({ readonly ok: true } & T) | Failure;
 
-export type FailureReason = 'cancelled' | 'notConnected' | 'noLoop' | 'notFound' | 'invalidArgument' | 'untrusted' | 'loopRunning' | 'error';
+export type FailureReason = 'cancelled' | 'notConnected' | 'noLoop' | 'notFound' | 'invalidArgument' | 'untrusted' | 'loopRunning' | 'conflict' | 'error';
 
 export function fail(reason: FailureReason, message: string): Failure {
   return { ok: false, reason, message };

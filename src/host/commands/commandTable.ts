@@ -11,6 +11,7 @@ import { runController, selectController, stopController } from './goControllerC
 import { runChecksCommand, showChecks } from './checkCommands.ts';
 import { showTimeline } from './timelineCommands.ts';
 import { clearResourcesFilter, filterResources } from './treeCommands.ts';
+import { applyObjectEdit, editObject } from './editCommands.ts';
 
 type Handler = (lab: ReconcileLab, arg: unknown) => Promise<CommandResult> | CommandResult;
 
@@ -45,6 +46,8 @@ export const commandTable: Record<CommandId, Handler> = {
   [CommandIds.showTimeline]: showTimeline,
   [CommandIds.filterResources]: filterResources,
   [CommandIds.clearResourcesFilter]: clearResourcesFilter,
+  [CommandIds.editObject]: editObject,
+  [CommandIds.applyObjectEdit]: applyObjectEdit,
 };
 
 /** Titles for error notifications ("Dry-Run Reconcile failed: …"). */
