@@ -145,6 +145,7 @@ try {
     const runner = join(root, 'test/vscode/run.mjs');
     if (existsSync(runner)) {
       const { runVsCodeSuites } = await import(pathToFileURL(runner).href);
+      if (grep) process.env.RECONCILE_LAB_TEST_GREP = grep;
       const r = await runVsCodeSuites({ root, kubeconfig: controlPlane.kubeconfigPath });
       totals.passed += r.passed;
       totals.failed += r.failed;

@@ -73,7 +73,10 @@ export async function runVsCodeSuites({ root, kubeconfig, only = ['host', 'ui'],
   const ctx = { root, kubeconfig, cs, chromium, log };
 
   if (only.includes('host')) {
+    // RECONCILE_LAB_TEST_GREP (a regex over full test titles) runs a subset; the untrusted variant only if it asks for it.
+    const grep = process.env.RECONCILE_LAB_TEST_GREP;
     for (const trust of ['trusted', 'untrusted']) {
+      if (grep && trust === 'untrusted' && !/untrusted/.test(grep)) continue;
       log(`\n=== vscode: extension-host suite (${trust} workspace) ===`);
       t = Date.now();
       try {
@@ -148,7 +151,7 @@ async function runHostSuite({ root, kubeconfig, cs, chromium, log }, trust) {
     server = await startCodeServer({
       ...cs, userDataDir: dirs.userData, extensionsDir: dirs.extensions,
       disableWorkspaceTrust: trust === 'trusted', smokeTestDriver: true,
-      env: { ...clusterEnv(kubeconfig), RECONCILE_LAB_TEST_TRUST: trust, RECONCILE_LAB_TEST_RESULT: resultFile },
+      env: { ...clusterEnv(kubeconfig), RECONCILE_LAB_TEST_TRUST: trust, RECONCILE_LAB_TEST_RESULT: resultFile, ...(process.env.RECONCILE_LAB_TEST_GREP ? { RECONCILE_LAB_TEST_GREP: process.env.RECONCILE_LAB_TEST_GREP } : {}) },
       log: verbose ? (line) => log(`[code-server] ${line}`) : undefined,
     });
     browser = await launchChromium(chromium);

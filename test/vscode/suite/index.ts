@@ -56,6 +56,12 @@ export async function run(): Promise<void> {
     grep: UNTRUSTED_TAG,
     invert: variant === 'trusted',
   });
+  // A subset by title (env RECONCILE_LAB_TEST_GREP, e.g. from `npm test -- --only build,vscode --grep …`).
+  const only = process.env.RECONCILE_LAB_TEST_GREP;
+  if (only && variant === 'trusted') {
+    mocha.grep(new RegExp(only));
+    mocha.options.invert = false;
+  }
   // Install describe/it/before/... as globals for the test modules, as Mocha does before it requires a spec file.
   mocha.suite.emit('pre-require', globalThis, 'bundle', mocha);
 

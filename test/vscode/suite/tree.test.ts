@@ -1,0 +1,142 @@
+// Issue 12 item 8, the Resources view for a controller developer: filter by state, the object's Kubernetes Events,
+// Edit Spec as YAML… with optimistic concurrency (a conflict is shown and never clobbers), and the warning when
+// another field manager keeps undoing this loop's writes.
+import * as assert from 'node:assert/strict';
+import * as vscode from 'vscode';
+import type { ReconcileLab } from '../../../src/host/reconcileLab.ts';
+import type { ResourceNode } from '../../../src/host/views/resourcesTree.ts';
+import { connectTo, lab, labCluster, ok, run, testNamespace, waitUntil, widget, widgetCrd, type WidgetCrd } from './support/lab.ts';
+
+const LEGACY = 'legacy.example.com/external-dns';
+
+function label(l: ReconcileLab, n: ResourceNode): string {
+  const item = l.resourcesTree.getTreeItem(n);
+  return typeof item.label === 'string' ? item.label : item.label?.label ?? '';
+}
+
+describe('Resources view: filter, Events, Edit Spec as YAML, field-manager fights', function () {
+  this.timeout(120_000);
+  let l: ReconcileLab;
+  let c: WidgetCrd;
+  let ns = '';
+
+  before(async function () {
+    this.timeout(120_000);
+    l = await lab();
+    c = await widgetCrd();
+    ns = await testNamespace('ext-item8');
+    const { client } = labCluster();
+    await client.create(c.gvr, widget(c, ns, 'calm'));
+    await client.create(c.gvr, widget(c, ns, 'doomed', { finalizers: [LEGACY] }));
+    await connectTo(ns);
+    await waitUntil(() => l.session?.list(c.resourceId).length === 2, 'widgets cached');
+  });
+
+  after(async () => {
+    await run('reconcileLab.clearResourcesFilter');
+  });
+
+  function objectNames(): string[] {
+    l.resourcesTree.flush();
+    const kind = l.resourcesTree.getChildren().find((n) => n.type === 'kind' && n.resource === c.resourceId)!;
+    const nsNode = l.resourcesTree.getChildren(kind).find((n) => n.type === 'namespace' && n.namespace === ns);
+    return nsNode ? l.resourcesTree.getChildren(nsNode).map((o) => label(l, o)).sort() : [];
+  }
+
+  function objectNode(name: string): ResourceNode {
+    l.resourcesTree.flush();
+    const kind = l.resourcesTree.getChildren().find((n) => n.type === 'kind' && n.resource === c.resourceId)!;
+    const nsNode = l.resourcesTree.getChildren(kind).find((n) => n.type === 'namespace' && n.namespace === ns)!;
+    return l.resourcesTree.getChildren(nsNode).find((o) => label(l, o) === name)!;
+  }
+
+  it('filters by state: only Terminating objects, said in the view description; cleared shows all; unknown states are refused', async () => {
+    await labCluster().client.delete(c.gvr, ns, 'doomed');
+    await waitUntil(() => Boolean(l.session?.get(c.resourceId, `${ns}/doomed`)?.metadata.deletionTimestamp), 'cache sees the deletion');
+    const r = ok(await run<{ states: string[]; label: string }>('reconcileLab.filterResources', { states: ['terminating'] }));
+    assert.deepEqual(r.states, ['terminating']);
+    assert.deepEqual(objectNames(), ['doomed']);
+    assert.match(l.resourcesView.description ?? '', /^Filter: Terminating/);
+    const kind = l.resourcesTree.getChildren().find((n) => n.type === 'kind' && n.resource === c.resourceId)!;
+    assert.match(String(l.resourcesTree.getTreeItem(kind).description), /^1 of 2 shown/);
+    ok(await run('reconcileLab.filterResources', { states: ['notReady'] }));
+    assert.deepEqual(objectNames(), [], 'nothing reconciled yet: no Ready condition to be False');
+    ok(await run('reconcileLab.clearResourcesFilter'));
+    assert.deepEqual(objectNames(), ['calm', 'doomed']);
+    assert.doesNotMatch(l.resourcesView.description ?? '', /Filter/);
+    const bad = await run('reconcileLab.filterResources', { states: ['sleepy'] });
+    assert.ok(!bad.ok && bad.reason === 'invalidArgument' && /Unknown state "sleepy"/.test(bad.message));
+  });
+
+  it("shows the object's Kubernetes Events under it (core/v1 and events.k8s.io/v1)", async () => {
+    const calm = l.session!.get(c.resourceId, `${ns}/calm`)!;
+    const ref = { apiVersion: c.apiVersion, kind: 'Widget', name: 'calm', namespace: ns, uid: calm.metadata.uid };
+    const t = labCluster().transport;
+    await t.json({ method: 'POST', path: `/api/v1/namespaces/${ns}/events`, body: { apiVersion: 'v1', kind: 'Event', metadata: { name: 'calm.a', namespace: ns }, involvedObject: ref, type: 'Warning', reason: 'DependencyMissing', message: 'ConfigMap calm-settings not found', count: 2, source: { component: 'someone' }, lastTimestamp: new Date().toISOString() } });
+    await t.json({ method: 'POST', path: `/apis/events.k8s.io/v1/namespaces/${ns}/events`, body: { apiVersion: 'events.k8s.io/v1', kind: 'Event', metadata: { name: 'calm.b', namespace: ns }, regarding: ref, type: 'Normal', reason: 'Checked', note: 'looked fine', action: 'Check', reportingController: 'example.com/checker', reportingInstance: 'x', eventTime: new Date(Date.now() - 60_000).toISOString().replace('Z', '000Z') } });
+    const events = l.resourcesTree.getChildren(objectNode('calm')).find((n) => n.type === 'events');
+    assert.ok(events, 'an Events node under the object');
+    await waitUntil(() => l.resourcesTree.getChildren(events).some((n) => n.type === 'event' && n.event?.reason === 'DependencyMissing'), 'the Events listed');
+    const rows = l.resourcesTree.getChildren(events);
+    assert.deepEqual(rows.map((n) => (n.type === 'event' ? n.event?.reason : '')), ['DependencyMissing', 'Checked'], 'newest first');
+    const warning = l.resourcesTree.getTreeItem(rows[0]!);
+    assert.match(String(warning.description), /^×2 · \d+s ago · ConfigMap calm-settings not found$/);
+    assert.equal(warning.contextValue, 'reconcileLab:event:warning');
+    assert.match((warning.tooltip as vscode.MarkdownString).value, /Reported by: someone/);
+    assert.match(String(l.resourcesTree.getTreeItem(events).description), /^2 · 1 warning$/);
+    assert.match((l.resourcesTree.getTreeItem(rows[1]!).tooltip as vscode.MarkdownString).value, /Reported by: example\.com\/checker/);
+  });
+
+  it('Edit Spec as YAML… applies with the opened resourceVersion; a concurrent change is a conflict that keeps the edit and writes nothing', async () => {
+    const { client } = labCluster();
+    const target = { key: `${ns}/calm`, resource: c.resourceId };
+    const opened = ok(await run<{ uri: string; resourceVersion: string }>('reconcileLab.editObject', target));
+    const doc = vscode.workspace.textDocuments.find((d) => d.uri.toString() === opened.uri)!;
+    assert.ok(doc, 'the edit document is open');
+    assert.equal(doc.languageId, 'yaml');
+    assert.match(doc.getText(), new RegExp(`at resourceVersion ${opened.resourceVersion}`));
+    assert.doesNotMatch(doc.getText(), /managedFields/);
+
+    const applied = ok(await run<{ result: string; resourceVersion: string; diff: string }>('reconcileLab.applyObjectEdit', { uri: opened.uri, text: doc.getText().replace('color: blue', 'color: green') }));
+    assert.equal(applied.result, 'applied');
+    assert.notEqual(applied.resourceVersion, opened.resourceVersion);
+    assert.deepEqual(((await client.get(c.gvr, ns, 'calm')).spec as { data: unknown }).data, { color: 'green' });
+    await waitUntil(() => doc.getText().includes(`at resourceVersion ${applied.resourceVersion}`) && !doc.isDirty, 'the document shows the server\'s answer');
+
+    // Someone else writes after the document was (re)opened: the stale edit is refused and nothing is clobbered.
+    const current = await client.get(c.gvr, ns, 'calm');
+    await client.update(c.gvr, { ...current, spec: { data: { color: 'red' } } });
+    const conflict = await run<{ result: string }>('reconcileLab.applyObjectEdit', { uri: opened.uri, text: doc.getText().replace('color: green', 'color: purple') });
+    assert.ok(!conflict.ok && conflict.reason === 'conflict', JSON.stringify(conflict));
+    assert.match(conflict.message, /changed on the server since you opened it .*nothing was written/);
+    assert.match((conflict as unknown as { diff: string }).diff, /-\s+color: red\n\+\s+color: purple/);
+    assert.deepEqual(((await client.get(c.gvr, ns, 'calm')).spec as { data: unknown }).data, { color: 'red' }, 'the other change survives');
+    assert.ok(doc.isDirty && doc.getText().includes('color: purple'), 'the edit is kept in the editor');
+
+    // The explicit choice: keep my edit on the latest version.
+    const resolved = ok(await run<{ result: string }>('reconcileLab.applyObjectEdit', { uri: opened.uri, resolve: 'keepMine' }));
+    assert.equal(resolved.result, 'applied');
+    assert.deepEqual(((await client.get(c.gvr, ns, 'calm')).spec as { data: unknown }).data, { color: 'purple' });
+    await vscode.commands.executeCommand('workbench.action.closeAllEditors');
+  });
+
+  it('warns when another field manager keeps undoing the loop\'s status write, naming it; the warning filter finds the object', async () => {
+    const { client } = labCluster();
+    const key = `${ns}/calm`;
+    ok(await run('reconcileLab.resumeLoop'));
+    const ready = () => (l.session?.get(c.resourceId, key)?.status as { conditions?: Array<{ type: string; status: string }> } | undefined)?.conditions?.find((x) => x.type === 'Ready')?.status;
+    await waitUntil(() => ready() === 'True', 'the loop made calm Ready');
+    for (let round = 0; round < 2 && !l.session?.keyState(key)?.warning; round++) {
+      const now = await client.get(c.gvr, ns, 'calm');
+      const conditions = ((now.status as { conditions?: Array<Record<string, unknown>> }).conditions ?? []).map((x) => (x.type === 'Ready' ? { ...x, status: 'False', reason: 'Sabotaged', message: 'the other controller says no' } : x));
+      await client.patchStatus(c.gvr, ns, 'calm', 'merge', { status: { conditions } });
+      await waitUntil(() => ready() === 'True' && Number(l.session?.get(c.resourceId, key)?.metadata.resourceVersion) > Number(now.metadata.resourceVersion) + 1, `round ${round + 1}: the loop undid the other write`);
+    }
+    await waitUntil(() => Boolean(l.session?.keyState(key)?.warning), 'a warning on the key');
+    ok(await run('reconcileLab.pauseLoop'));
+    assert.match(l.session!.keyState(key)!.warning!, /another controller \(field manager "reconcile-lab-vscode-test"\) is fighting this one over \.status\.conditions/);
+    ok(await run('reconcileLab.filterResources', { states: ['warning'] }));
+    assert.deepEqual(objectNames(), ['calm']);
+    ok(await run('reconcileLab.clearResourcesFilter'));
+  });
+});
