@@ -41,7 +41,8 @@ export function findDesktopCode() {
  *   extension host (idempotent). desktop: the window belongs to the user; `dispose()` has nothing to stop.
  */
 export async function openVsCode({ root, kubeconfig, workspace, mode = process.env.RECONCILE_LAB_VSCODE ?? 'auto', port, log = (line) => console.log(line) }) {
-  const env = { RECONCILE_LAB_KUBECONFIG: kubeconfig, KUBECONFIG: kubeconfig };
+  // RECONCILE_LAB_SHOW_VIEWS: the window opens on the Reconcile Lab views (not the Explorer).
+  const env = { RECONCILE_LAB_KUBECONFIG: kubeconfig, KUBECONFIG: kubeconfig, RECONCILE_LAB_SHOW_VIEWS: '1' };
   const code = mode === 'browser' ? undefined : findDesktopCode();
   if (mode === 'desktop' && !code) throw new Error('`code` (desktop VS Code) is not on PATH');
 

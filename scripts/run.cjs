@@ -20,9 +20,17 @@ const installed = join(root, 'node_modules/.package-lock.json');
 const pinnedNode = join(root, 'node_modules/node/bin/node');
 const stale = !existsSync(installed) || !existsSync(pinnedNode) || statSync(installed).mtimeMs < statSync(lock).mtimeMs;
 if (stale) {
-  console.log('[reconcile-lab] installing npm dependencies (npm ci)…');
+  // Several dependencies (and this project) declare Node >= 22.19, so npm ci under an older system Node prints an
+  // EBADENGINE warning per package. They are expected (nothing runs on that Node: the pinned Node 24 is what npm ci
+  // installs and what every script then uses), so they are said once here and npm runs at log level "error".
+  const oldNode = Number(process.versions.node.split('.')[0]) < 22 || (process.versions.node.startsWith('22.') && Number(process.versions.node.split('.')[1]) < 19);
+  console.log(
+    oldNode
+      ? `[reconcile-lab] installing npm dependencies (npm ci) under Node ${process.version}; engine warnings are hidden: dependencies want Node >= 22.19, which npm ci brings as the pinned Node 24 and every script runs on…`
+      : '[reconcile-lab] installing npm dependencies (npm ci)…',
+  );
   const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
-  const r = spawnSync(npm, ['ci', '--no-audit', '--no-fund'], { cwd: root, stdio: 'inherit' });
+  const r = spawnSync(npm, ['ci', '--no-audit', '--no-fund', ...(oldNode ? ['--loglevel=error'] : [])], { cwd: root, stdio: 'inherit' });
   if (r.status !== 0) {
     console.error(`[reconcile-lab] npm ci failed (exit ${r.status}).`);
     process.exit(r.status || 1);

@@ -1,7 +1,8 @@
 import * as vscode from 'vscode';
 import { registerCommands } from './commands/commandTable.ts';
 import { readSettings } from './config.ts';
-import { shouldAutoConnect } from './connection/kubeconfigSource.ts';
+import { shouldAutoConnect, shouldShowViewsOnStart } from './connection/kubeconfigSource.ts';
+import { ViewIds } from './ids.ts';
 import { reportError } from './notify.ts';
 import { createOutput } from './output.ts';
 import { ReconcileLab } from './reconcileLab.ts';
@@ -42,6 +43,7 @@ export function activateLab(context: vscode.ExtensionContext): ReconcileLabApi |
     if (shouldAutoConnect(readSettings()['connection.autoConnect'], process.env)) {
       lab.connect().catch((e: unknown) => reportError(output.log, 'Reconcile Lab could not connect', e));
     }
+    if (shouldShowViewsOnStart(process.env)) void vscode.commands.executeCommand(`workbench.view.extension.${ViewIds.container}`).then(undefined, () => undefined);
     if (context.extensionMode !== vscode.ExtensionMode.Test) return undefined;
     return { lab, argumentToken: issueArgumentToken(), recentlyShown };
   } catch (e) {

@@ -40,6 +40,14 @@ export function shouldAutoConnect(autoConnectSetting: boolean, env: Readonly<Rec
   return autoConnectSetting || Boolean(env.RECONCILE_LAB_KUBECONFIG?.trim());
 }
 
+/**
+ * Whether to bring the Reconcile Lab views to the front on start-up: `npm run lab` sets
+ * RECONCILE_LAB_SHOW_VIEWS=1 so the window opens on them rather than on the Explorer.
+ */
+export function shouldShowViewsOnStart(env: Readonly<Record<string, string | undefined>>): boolean {
+  return env.RECONCILE_LAB_SHOW_VIEWS === '1';
+}
+
 /** An entry of the Connect picker (pure data; the command turns it into a QuickPickItem). */
 export interface ConnectChoice {
   readonly label: string;

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { connectChoices, CONNECT_BROWSE, CONNECT_LOCAL, resolveKubeconfigSource, shouldAutoConnect } from '../../../src/host/connection/kubeconfigSource.ts';
+import { connectChoices, CONNECT_BROWSE, CONNECT_LOCAL, resolveKubeconfigSource, shouldAutoConnect, shouldShowViewsOnStart } from '../../../src/host/connection/kubeconfigSource.ts';
 import { listKubeContexts } from '../../../src/host/connection/kubeContexts.ts';
 import { defaultKubeconfigFiles } from '../../../src/core/k8s/kubeconfig.ts';
 
@@ -83,5 +83,13 @@ describe('Connect picker without a kubeconfig', () => {
     assert.equal(m.title, 'Connect: contexts of /k (chosen earlier)');
     assert.deepEqual(m.items.map((i) => i.value), ['a', 'b', '', CONNECT_LOCAL, CONNECT_BROWSE]);
     assert.match(m.items[0]!.detail!, /exec plugin: kubelogin/);
+  });
+});
+
+describe('shouldShowViewsOnStart', () => {
+  it('only when npm run lab asks for it (RECONCILE_LAB_SHOW_VIEWS=1)', () => {
+    assert.equal(shouldShowViewsOnStart({}), false);
+    assert.equal(shouldShowViewsOnStart({ RECONCILE_LAB_SHOW_VIEWS: '0' }), false);
+    assert.equal(shouldShowViewsOnStart({ RECONCILE_LAB_SHOW_VIEWS: '1' }), true);
   });
 });
