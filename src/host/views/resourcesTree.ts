@@ -262,7 +262,10 @@ export class ResourcesTreeProvider implements vscode.TreeDataProvider<ResourceNo
     const all = m.list(resource);
     if (this.stateFilter.size === 0) return all;
     const primary = m.primaryResource === resource;
-    return all.filter((o) => matchesFilter(this.stateFilter, o, primary ? m.keyState(keyOf(o)) : undefined));
+    return all.filter((o) => {
+      const key = keyOf(o);
+      return matchesFilter(this.stateFilter, o, primary ? m.keyState(key) : undefined, primary ? m.convergence?.(key) : undefined);
+    });
   }
 
   /** Delivers a pending refresh now (before a reveal, so the element exists). */

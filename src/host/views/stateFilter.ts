@@ -11,8 +11,9 @@
  */
 import type { KeyState } from '../../core/controller/keyState.ts';
 import { conditionOf, observedGenerationOf, type KubeObject } from '../../core/k8s/objects.ts';
+import type { KeyConvergence } from '../../core/checks/convergence.ts';
 
-export type ObjectStateFilter = 'terminating' | 'backoff' | 'notReady' | 'notObserved' | 'warning' | 'converged';
+export type ObjectStateFilter = 'terminating' | 'backoff' | 'notReady' | 'notObserved' | 'warning' | 'flapping' | 'converged';
 
 export interface StateFilterChoice {
   readonly state: ObjectStateFilter;
@@ -27,7 +28,8 @@ export const STATE_FILTER_CHOICES: readonly StateFilterChoice[] = [
   { state: 'notReady', label: 'Not ready', detail: 'a Ready condition that is False or Unknown' },
   { state: 'notObserved', label: 'Spec not observed', detail: 'status.observedGeneration behind metadata.generation' },
   { state: 'warning', label: 'Warning', detail: 'a hot loop, or another field manager fighting this loop over a field' },
-  { state: 'converged', label: 'Converged', detail: 'the last reconcile succeeded, nothing is pending, and the status observed the current spec' },
+  { state: 'flapping', label: 'Flapping', detail: 'the loop keeps changing objects of the key back to an earlier state (live convergence)' },
+  { state: 'converged', label: 'Converged', detail: 'live convergence says converged: reconciled, no changes for a while, nothing pending' },
 ];
 
 export function isStateFilter(x: unknown): x is ObjectStateFilter {
@@ -43,7 +45,8 @@ export function stateFilterLabel(states: Iterable<ObjectStateFilter>): string {
 }
 
 /**
- * Whether the object is converged as far as the view can tell: its key ran
+ * The fallback for {@link inState} `converged` when the live convergence tracker has no entry for the key:
+ * its key ran
  * and its last outcome was a success, nothing is queued, processing or
  * waiting, and (when the object reports one) its status observed the
  * current generation and its Ready condition is True.
@@ -58,8 +61,11 @@ export function isConverged(obj: KubeObject, key: KeyState | undefined): boolean
   return !ready || ready.status === 'True';
 }
 
-/** Whether the object is in one state (key: its work-queue state, for objects of the loop's resource). */
-export function inState(state: ObjectStateFilter, obj: KubeObject, key: KeyState | undefined): boolean {
+/**
+ * Whether the object is in one state. `key`: its work-queue state and `convergence`: its live convergence (from
+ * src/core/checks/convergence.ts), both only for objects of the loop's resource.
+ */
+export function inState(state: ObjectStateFilter, obj: KubeObject, key: KeyState | undefined, convergence?: KeyConvergence): boolean {
   switch (state) {
     case 'terminating':
       return Boolean(obj.metadata.deletionTimestamp);
@@ -75,14 +81,16 @@ export function inState(state: ObjectStateFilter, obj: KubeObject, key: KeyState
     }
     case 'warning':
       return Boolean(key?.warning);
+    case 'flapping':
+      return convergence?.state === 'flapping';
     case 'converged':
-      return isConverged(obj, key);
+      return convergence ? convergence.state === 'converged' : isConverged(obj, key);
   }
 }
 
 /** The filter contract above: empty shows all, otherwise any chosen state. */
-export function matchesFilter(filter: ReadonlySet<ObjectStateFilter>, obj: KubeObject, key: KeyState | undefined): boolean {
+export function matchesFilter(filter: ReadonlySet<ObjectStateFilter>, obj: KubeObject, key: KeyState | undefined, convergence?: KeyConvergence): boolean {
   if (filter.size === 0) return true;
-  for (const s of filter) if (inState(s, obj, key)) return true;
+  for (const s of filter) if (inState(s, obj, key, convergence)) return true;
   return false;
 }

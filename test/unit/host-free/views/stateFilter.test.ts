@@ -46,6 +46,15 @@ test('converged: reconciled successfully, nothing pending, status caught up and 
   assert.equal(isConverged(obj(), key({ reconciles: 1, lastOutcome: { kind: 'requeueAfter', afterMs: 10 } })), false);
 });
 
+test('converged and flapping come from the live convergence tracker when it has the key', () => {
+  const conv = (state: 'converged' | 'changing' | 'flapping') => ({ key: 'ns/w', state, reason: '', at: 0, specChangedAt: 0, lastChangeAt: 0, writes: 0, noOpWrites: 0, returns: 0 });
+  const done = key({ reconciles: 2, lastOutcome: { kind: 'success' } });
+  assert.equal(inState('converged', obj(), done, conv('changing')), false, 'the tracker wins over the fallback');
+  assert.equal(inState('converged', obj(), key(), conv('converged')), true);
+  assert.equal(inState('flapping', obj(), done, conv('flapping')), true);
+  assert.equal(inState('flapping', obj(), done, undefined), false);
+});
+
 test('the filter is a union of its states; empty shows everything; labels follow the picker order', () => {
   const f = (...s: ObjectStateFilter[]) => new Set(s);
   assert.equal(matchesFilter(f(), obj(), undefined), true);
