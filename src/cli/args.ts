@@ -4,6 +4,7 @@ import { splitCommandLine } from '../core/reconcilers/commandLine.ts';
 import { parsePredicateSpec } from '../core/controller/predicateSpec.ts';
 import type { WorkQueueKind } from '../core/workqueue/priorityQueue.ts';
 import { CHECK_KINDS, type CheckKind } from '../core/checks/types.ts';
+import { DEFAULT_WATCH_LIST } from '../core/cache/interfaces.ts';
 
 /** Documented exit codes of `reconcile-lab`. */
 export const ExitCode = {
@@ -41,6 +42,8 @@ export interface CliArgs {
   go?: string[];
   /** run / step: strip metadata.managedFields from the informer cache (default: keep objects as received). */
   dropManagedFields: boolean;
+  /** --watch-list on|off: stream the informers' initial list (WatchList); undefined: see {@link resolveWatchList}. */
+  watchList?: boolean;
   verbose: boolean;
   /** run: workers reconciling in parallel (default 1). */
   workers?: number;
@@ -123,6 +126,9 @@ Options:
   --duration <seconds>      run: stop after this long
   --drop-managed-fields     run / step: cache objects without metadata.managedFields (saves memory;
                             default: kept as received, as controller-runtime does)
+  --watch-list <on|off>     informers stream their initial list with a WatchList request instead of a LIST
+                            (default on, as client-go 1.35+; KUBE_FEATURE_WatchListClient=false also turns it
+                            off); a server that refuses it gets LIST + WATCH
   --workers <n>             run: reconcile up to n keys in parallel (1–64, default 1); a key never runs twice at once
   --reconcile-timeout <s>   run, step: the deadline of one reconcile: ctx.signal is aborted (an exec program is killed),
                             and the key stays in processing until the call returns (default: none, as controller-runtime)
@@ -203,6 +209,7 @@ export function parseCliArgs(argv: readonly string[]): CliArgs | 'help' {
         json: { type: 'boolean' },
         markdown: { type: 'boolean' },
         'drop-managed-fields': { type: 'boolean' },
+        'watch-list': { type: 'string' },
         verbose: { type: 'boolean', short: 'v' },
         help: { type: 'boolean', short: 'h' },
       },
@@ -225,6 +232,13 @@ export function parseCliArgs(argv: readonly string[]): CliArgs | 'help' {
   if (v.yes && cmd !== 'strip-finalizers') throw new UsageError('--yes only applies to strip-finalizers');
   if (v['dry-run'] && cmd !== 'report' && cmd !== 'strip-finalizers') throw new UsageError(`--dry-run does not apply to ${cmd}${cmd === 'dry-run' ? ' (it is always a dry-run)' : ''}`);
   if (v['drop-managed-fields'] && cmd !== 'run' && cmd !== 'step') throw new UsageError('--drop-managed-fields only applies to run and step (they keep an informer cache)');
+  let watchList: boolean | undefined;
+  if (v['watch-list'] !== undefined) {
+    const w = v['watch-list'].toLowerCase();
+    if (w === 'on' || w === 'true') watchList = true;
+    else if (w === 'off' || w === 'false') watchList = false;
+    else throw new UsageError(`--watch-list takes on or off, not "${v['watch-list']}"`);
+  }
   if (v.json && v.markdown) throw new UsageError('choose one of --json and --markdown');
   let go: string[] | undefined;
   if (v.go !== undefined) {
@@ -286,6 +300,7 @@ export function parseCliArgs(argv: readonly string[]): CliArgs | 'help' {
     dryRun: !!v['dry-run'],
     yes: !!v.yes,
     dropManagedFields: !!v['drop-managed-fields'],
+    watchList,
     verbose: !!v.verbose,
     predicates,
   };
@@ -328,4 +343,16 @@ export function parseCliArgs(argv: readonly string[]): CliArgs | 'help' {
   if (durationMs !== undefined) out.durationMs = durationMs;
   if (go) out.go = go;
   return out;
+}
+
+/**
+ * Whether the CLI's informers use WatchList: the --watch-list flag, else client-go's switch
+ * `KUBE_FEATURE_WatchListClient=true|false`, else on (client-go's default since 1.35).
+ */
+export function resolveWatchList(flag: boolean | undefined, env: Record<string, string | undefined>): boolean {
+  if (flag !== undefined) return flag;
+  const gate = env.KUBE_FEATURE_WatchListClient?.trim().toLowerCase();
+  if (gate === 'false') return false;
+  if (gate === 'true') return true;
+  return DEFAULT_WATCH_LIST;
 }

@@ -31,7 +31,7 @@ import { CONFIGMAP_GVR, createLabReconciler, LAB_FINALIZER, labResourceProblem }
 import { createExecReconciler } from '../core/reconcilers/execReconciler.ts';
 import { createModuleReconciler } from '../core/reconcilers/moduleReconciler.ts';
 import { parsePredicateSpec } from '../core/controller/predicateSpec.ts';
-import { ExitCode, HELP, parseCliArgs, UsageError, type CliArgs } from './args.ts';
+import { ExitCode, HELP, parseCliArgs, resolveWatchList, UsageError, type CliArgs } from './args.ts';
 import { CheckRefusedError, runChecks } from '../core/checks/runChecks.ts';
 import { renderCheckJson, renderCheckMarkdown, renderCheckText } from '../core/checks/render.ts';
 import { CONFIGMAPS as CHECK_CONFIGMAPS, SCRATCH_LABEL } from '../core/checks/harness.ts';
@@ -324,9 +324,9 @@ async function report(args: CliArgs, io: CliIo, log: Logger, s: Session, store: 
 }
 
 /** Starts one informer for the resource (in the key's namespace) and waits for its initial list. */
-async function syncedInformer(s: Session, log: Logger, store: DisposableStore, namespace: string | undefined) {
+async function syncedInformer(s: Session, log: Logger, store: DisposableStore, namespace: string | undefined, watchList: boolean) {
   // Objects kept as received (no transform), so the cache compares with the server field by field.
-  const factory = store.add(new InformerFactory({ transport: s.transport, logger: log }));
+  const factory = store.add(new InformerFactory({ transport: s.transport, logger: log, watchList }));
   const informer = factory.informerFor(s.resource, namespace ? { namespace } : {});
   factory.start();
   const ac = new AbortController();
@@ -341,7 +341,7 @@ async function syncedInformer(s: Session, log: Logger, store: DisposableStore, n
 
 async function inspect(args: CliArgs, io: CliIo, log: Logger, s: Session, store: DisposableStore): Promise<number> {
   const key = normalizeKey(args.positionals[0]!, s);
-  const informer = await syncedInformer(s, log, store, splitKey(key).namespace);
+  const informer = await syncedInformer(s, log, store, splitKey(key).namespace, resolveWatchList(args.watchList, process.env));
   const r = await inspectKey({ client: s.client, gvr: s.resource, key, cached: informer.getIndexer().getByKey(key) });
   if (r.state === 'both-missing') throw new ObjectNotFoundError(`${key} not found: no ${resourceName(s)} of that name is in the informer's cache or on the server`);
   if (args.json) {
@@ -582,7 +582,14 @@ async function startController(args: CliArgs, io: CliIo, log: Logger, s: Session
     return controller;
   }
   const reconciler = makeReconciler(args, s, log, store);
-  const factory = store.add(new InformerFactory({ transport: s.transport, logger: log, ...(args.dropManagedFields ? { transform: stripManagedFields } : {}) }));
+  const factory = store.add(
+    new InformerFactory({
+      transport: s.transport,
+      logger: log,
+      watchList: resolveWatchList(args.watchList, process.env),
+      ...(args.dropManagedFields ? { transform: stripManagedFields } : {}),
+    }),
+  );
   const namespace = s.resource.namespaced ? args.namespace : undefined;
   const primary = factory.informerFor(s.resource, namespace ? { namespace } : {});
   // Kubernetes Events go through the plain client (not journaled as reconciler writes).

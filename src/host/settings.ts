@@ -24,6 +24,8 @@ export interface Settings {
   namespaces: string[];
   'informer.resyncPeriodSeconds': number;
   'informer.dropManagedFields': boolean;
+  /** Stream the initial list (WatchList) instead of LIST; default on as client-go 1.35+. */
+  'informer.watchList': boolean;
   'workQueue.kind': WorkQueueKindSetting;
   /** Deprecated (replaced by `workQueue.kind`); honoured only while `workQueue.kind` is not set anywhere. */
   'workQueue.rateLimiter': LegacyRateLimiterSetting;
@@ -63,6 +65,7 @@ export const SettingDefaults: Settings = {
   namespaces: [],
   'informer.resyncPeriodSeconds': 0,
   'informer.dropManagedFields': false,
+  'informer.watchList': true,
   'workQueue.kind': 'priority',
   'workQueue.rateLimiter': '',
   'workQueue.maxConcurrentReconciles': 1,
@@ -125,6 +128,7 @@ export const ConnectionScopedSettings: readonly SettingKey[] = [
   'namespaces',
   'informer.resyncPeriodSeconds',
   'informer.dropManagedFields',
+  'informer.watchList',
   'workQueue.kind',
   'workQueue.rateLimiter',
   'workQueue.maxConcurrentReconciles',

@@ -118,6 +118,13 @@ export type WatchEvent<T extends KubeObject = KubeObject> =
   | { type: 'BOOKMARK'; object: KubeObject }
   | { type: 'ERROR'; object: ApiStatus };
 
+/**
+ * Whether informers stream their initial list (WatchList) unless told
+ * otherwise: client-go's `WatchListClient` feature gate default since 1.35
+ * (Beta, on; off from 1.30 to 1.34).
+ */
+export const DEFAULT_WATCH_LIST = true;
+
 /** The annotation of the BOOKMARK that ends a WatchList's initial events (metav1.InitialEventsAnnotationKey). */
 export const INITIAL_EVENTS_END_ANNOTATION = 'k8s.io/initial-events-end';
 

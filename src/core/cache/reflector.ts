@@ -7,6 +7,7 @@ import type { KubeList, KubeObject } from '../k8s/objects.ts';
 import { keyOf } from '../k8s/keys.ts';
 import {
   type ApiStatus,
+  DEFAULT_WATCH_LIST,
   INITIAL_EVENTS_END_ANNOTATION,
   type ListerWatcher,
   type ListOptions,
@@ -56,8 +57,7 @@ export interface ReflectorOptions<T extends KubeObject = KubeObject> {
   watchList?: boolean;
 }
 
-/** client-go's default for its `WatchListClient` feature gate since 1.35 (Beta, on). */
-export const DEFAULT_WATCH_LIST = true;
+export { DEFAULT_WATCH_LIST };
 
 /**
  * One open watch request: its event iterator, the random `timeoutSeconds` it

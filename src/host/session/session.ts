@@ -376,6 +376,7 @@ export class Session implements ViewModel, Disposable {
           logger: log,
           defaultResyncPeriodMs: Math.max(0, o.settings['informer.resyncPeriodSeconds']) * 1000,
           ...(o.settings['informer.dropManagedFields'] ? { transform: stripManagedFields } : {}),
+          watchList: o.settings['informer.watchList'],
         }),
       );
       const watched: Watched[] = wanted.map((info) => ({

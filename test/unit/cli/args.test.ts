@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ExitCode, parseCliArgs, parseReconcilerSpec, UsageError } from '../../../src/cli/args.ts';
+import { ExitCode, parseCliArgs, parseReconcilerSpec, resolveWatchList, UsageError, type CliArgs } from '../../../src/cli/args.ts';
 import { splitCommandLine } from '../../../src/core/reconcilers/commandLine.ts';
 import { exitCodeFor } from '../../../src/cli/cli.ts';
 import { ApiError } from '../../../src/core/k8s/client.ts';
@@ -133,4 +133,16 @@ test('run: --workers, --reconcile-timeout, --exec-timeout, --predicate (repeatab
   bad(['run', '--predicate', 'label-selector=app'], /bad label-selector/);
   bad(['dry-run', 'k', '--predicate', 'generation-changed'], /--predicate only applies to run and step/);
   bad(['run', '--work-queue', 'fifo'], /--work-queue must be priority or client-go/);
+});
+
+test('--watch-list on|off; without it KUBE_FEATURE_WatchListClient decides, else on (client-go 1.35+)', () => {
+  assert.equal((parseCliArgs(['run', '--watch-list', 'off']) as CliArgs).watchList, false);
+  assert.equal((parseCliArgs(['inspect', 'ns/a', '--watch-list', 'ON']) as CliArgs).watchList, true);
+  assert.equal((parseCliArgs(['run']) as CliArgs).watchList, undefined);
+  assert.throws(() => parseCliArgs(['run', '--watch-list', 'maybe']), (e: Error) => e instanceof UsageError && /on or off/.test(e.message));
+  assert.equal(resolveWatchList(undefined, {}), true);
+  assert.equal(resolveWatchList(undefined, { KUBE_FEATURE_WatchListClient: 'false' }), false);
+  assert.equal(resolveWatchList(undefined, { KUBE_FEATURE_WatchListClient: 'true' }), true);
+  assert.equal(resolveWatchList(true, { KUBE_FEATURE_WatchListClient: 'false' }), true, 'the flag wins');
+  assert.equal(resolveWatchList(false, {}), false);
 });
