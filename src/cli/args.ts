@@ -242,6 +242,7 @@ export function parseCliArgs(argv: readonly string[]): CliArgs | 'help' {
   if (v.json && v.markdown) throw new UsageError('choose one of --json and --markdown');
   let go: string[] | undefined;
   if (v.go !== undefined) {
+    if (cmd === 'check') throw new UsageError('check does not support the Go controller (--go) yet: the checks must own its client and cache, which the bridge does not offer; check a lab, exec or module reconciler');
     if (cmd !== 'run' && cmd !== 'step' && cmd !== 'dry-run') throw new UsageError('--go applies to run, step and dry-run');
     if (v.reconciler !== undefined) throw new UsageError('choose one of --go and --reconciler');
     try {

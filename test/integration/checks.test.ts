@@ -9,7 +9,26 @@ import type { CheckKind, CheckReport, RunChecksOptions } from '../../src/core/ch
 import { createLabReconciler } from '../../src/core/reconcilers/labReconciler.ts';
 import { createModuleReconciler } from '../../src/core/reconcilers/moduleReconciler.ts';
 import { createExecReconciler } from '../../src/core/reconcilers/execReconciler.ts';
-import { predicatesFromExport } from '../../src/core/controller/predicateSpec.ts';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { resolveBinaries } from '../../src/core/controlplane/localControlPlane.ts';
+
+const have = (cmd: string, args: string[], env?: NodeJS.ProcessEnv) => spawnSync(cmd, args, { stdio: 'ignore', env }).status === 0;
+/** kubectl from the control plane's multicall binary (as the exec suite does), else PATH. */
+async function toolPath(): Promise<string> {
+  try {
+    const [bin] = (await resolveBinaries()).apiserver;
+    if (bin && have(bin, ['kubectl', 'version', '--client'])) {
+      const dir = mkdtempSync(join(tmpdir(), 'rl-kubectl-'));
+      writeFileSync(join(dir, 'kubectl'), `#!/bin/sh\nexec '${bin}' kubectl "$@"\n`, { mode: 0o755 });
+      return `${dir}:${process.env.PATH ?? ''}`;
+    }
+  } catch {
+    // no multicall binary: fall back to PATH
+  }
+  return process.env.PATH ?? '';
+}
 
 const NAMESPACES = { group: '', version: 'v1', resource: 'namespaces' };
 
@@ -57,6 +76,61 @@ describe('robustness checks (issue 11) on the real control plane', () => {
     assert.deepEqual(await scratchLeft(), []);
     assert.equal((await c.get(crd.gvr, ns, 'widget-ready')).metadata.resourceVersion, before.metadata.resourceVersion);
   });
+
+  async function moduleOptions(file: string, keys?: string[]): Promise<RunChecksOptions> {
+    const path = join(ROOT, file);
+    const probe = createModuleReconciler({ path });
+    const config = await probe.controllerConfig();
+    probe.dispose();
+    return options({
+      createReconciler: () => createModuleReconciler({ path }),
+      reconcilerSpec: { kind: 'module', path: file },
+      predicates: config.predicates,
+      ...(config.checkTransitions ? { transitions: config.checkTransitions } : {}),
+      ...(keys ? { keys } : {}),
+    });
+  }
+
+  test('samples/module-reconciler.ts: zero findings', async () => {
+    const r = await runChecks(await moduleOptions('samples/module-reconciler.ts'));
+    assert.equal(r.findings.length, 0, summary(r));
+    assert.equal(r.totals.errors, 0, summary(r));
+    assert.deepEqual(await scratchLeft(), []);
+  });
+
+  test('samples/exec-reconciler.sh: zero findings', async (t) => {
+    const PATH = await toolPath();
+    if (!have('kubectl', ['version', '--client'], { ...process.env, PATH }) || !have('jq', ['--version'])) return t.skip('kubectl or jq not installed');
+    const r = await runChecks(options({
+      createReconciler: () => createExecReconciler({ command: [join(ROOT, 'samples/exec-reconciler.sh')], kubeconfigPath: cluster.kubeconfigPath, env: { PATH } }),
+      reconcilerSpec: { kind: 'exec', command: ['samples/exec-reconciler.sh'] },
+    }));
+    assert.equal(r.findings.length, 0, summary(r));
+    assert.equal(r.totals.errors, 0, summary(r));
+  });
+
+  const buggy: Array<{ file: string; check: CheckKind; title: RegExp; explanation: RegExp }> = [
+    { file: 'samples/buggy/generate-name-every-pass.ts', check: 'runTwice', title: /Second reconcile created another configmaps \(generateName "widget-ready-report-"\)/, explanation: /idempotent/ },
+    { file: 'samples/buggy/interrupted-sequence.ts', check: 'crashAfterWrite', title: /Interrupted after write 1 of 2/, explanation: /status[^]*missing in the perturbed run|status\.childName/ },
+    { file: 'samples/buggy/stale-cache-delete.ts', check: 'staleCache', title: /Deleted configmaps .*widget-ready-[0-9a-f]{8} from a stale view/, explanation: /lagged behind the server/ },
+    { file: 'samples/buggy/missed-transition.ts', check: 'unobservedState', title: /End state depends on seeing an intermediate state/, explanation: /maintenanceWindows/ },
+    { file: 'samples/buggy/status-every-reconcile.ts', check: 'convergence', title: /Never converges: \d+ × update\/status widgets/, explanation: /hot loop[^]*status\.conditions\[0\]\.message/ },
+  ];
+  for (const b of buggy) {
+    test(`${b.file}: caught by ${b.check} only, with an explanation`, async () => {
+      const r = await runChecks(await moduleOptions(b.file));
+      const checks = [...new Set(r.findings.map((f) => f.check))];
+      assert.deepEqual(checks, [b.check], summary(r));
+      const f = r.findings.find((x) => x.check === b.check)!;
+      assert.equal(f.key, `${ns}/widget-ready`);
+      assert.match(f.title, b.title, summary(r));
+      assert.match(f.explanation, b.explanation, f.explanation);
+      assert.match(f.reproduce, new RegExp(`^reconcile-lab check ${ns}/widget-ready --check ${b.check}`));
+      assert.ok(f.journal.some((e) => e.kind === 'reconcileStart'), 'the perturbed run\'s journal is attached');
+      assert.equal(r.totals.errors, 0, summary(r));
+      assert.deepEqual(await scratchLeft(), []);
+    });
+  }
 
   test('refuses a cluster that is not the local control plane unless confirmed by name', async () => {
     await assert.rejects(runChecks(options({ cluster: { name: 'prod', local: false }, createReconciler: () => createLabReconciler(), reconcilerSpec: { kind: 'lab' } })), CheckRefusedError);
