@@ -27,7 +27,8 @@ export class FrozenListerWatcher implements ListerWatcher<KubeObject> {
   }
 
   list(options: ListOptions, signal: AbortSignal): Promise<KubeList<KubeObject>> {
-    if (!this.frozen) return this.inner.list(options, signal);
+    // A continued (paged) list already carries its snapshot in the token; the server refuses a resourceVersion with it.
+    if (!this.frozen || options.continue) return this.inner.list(options, signal);
     return this.inner.list({ ...options, resourceVersion: this.resourceVersion, resourceVersionMatch: 'Exact' }, signal);
   }
 

@@ -473,9 +473,7 @@ export async function runChecks(options: RunChecksOptions, progress?: CheckProgr
       const t0 = clock.now();
       for (const c of checks) emit({ kind: 'checkStarted', key, check: c });
       ref1 = await referenceRun(ctx, refParts, 1, true);
-      const ref2 = await referenceRun(ctx, refParts, 2, false).catch(async (e) => {
-        throw e;
-      });
+      const ref2 = await referenceRun(ctx, refParts, 2, false);
       const learned = differingPaths(ref1.end, ref2.end);
       for (const p of learned) learnedAll.add(p);
       if (checks.includes('convergence')) result('convergence', checkConvergence(ctx, ref1), [...refParts], t0);

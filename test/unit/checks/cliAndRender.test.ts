@@ -1,0 +1,50 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { parseCliArgs, UsageError } from '../../../src/cli/args.ts';
+import { isLocalControlPlane } from '../../../src/core/checks/cluster.ts';
+import { refusalOf } from '../../../src/core/checks/runChecks.ts';
+import { renderCheckMarkdown, renderCheckText } from '../../../src/core/checks/render.ts';
+import type { CheckReport, RunChecksOptions } from '../../../src/core/checks/types.ts';
+
+test('reconcile-lab check: flags parsed and validated', () => {
+  const a = parseCliArgs(['check', 'ns/w', '--check', 'runTwice,convergence', '--check', 'staleCache', '--confirm-cluster', 'kind-dev', '--transition', '{"spec":{"data":{"m":"x"}}}', '--convergence-bound', '5', '--predicate', 'generation-changed']);
+  assert.ok(a !== 'help');
+  assert.deepEqual(a.checks, ['runTwice', 'convergence', 'staleCache']);
+  assert.equal(a.confirmCluster, 'kind-dev');
+  assert.deepEqual(a.transitions, [{ spec: { data: { m: 'x' } } }]);
+  assert.equal(a.convergenceBoundMs, 5000);
+  assert.throws(() => parseCliArgs(['check', '--check', 'fuzz']), (e: Error) => e instanceof UsageError && /unknown check "fuzz"/.test(e.message));
+  assert.throws(() => parseCliArgs(['check', '--transition', '[1]']), /must be a JSON object/);
+  assert.throws(() => parseCliArgs(['report', '--check', 'runTwice']), /only applies to check/);
+  assert.throws(() => parseCliArgs(['check', '--go', 'go run .']), /does not support the Go controller/);
+});
+
+test('only the local control plane runs without confirmation', () => {
+  assert.equal(isLocalControlPlane('reconcile-lab', 'https://127.0.0.1:41234'), true);
+  assert.equal(isLocalControlPlane('reconcile-lab', 'https://10.0.0.5:6443'), false);
+  assert.equal(isLocalControlPlane('prod', 'https://127.0.0.1:6443'), false);
+  const o = { keys: ['ns/w'], cluster: { name: 'prod', local: false } } as unknown as RunChecksOptions;
+  assert.match(refusalOf(o) ?? '', /--confirm-cluster prod/);
+  assert.equal(refusalOf({ ...o, confirmCluster: 'prod' }), undefined);
+  assert.match(refusalOf({ ...o, confirmCluster: 'other' }) ?? '', /refusing/);
+});
+
+test('text and Markdown renderings name the finding, its explanation, diff and reproduce line; Markdown escapes', () => {
+  const f = {
+    id: 'runTwice:ns/w:1', check: 'runTwice', severity: 'error', key: 'ns/w', title: 'Second reconcile created another configmaps (<b>x</b>)',
+    explanation: 'Nothing changed, yet …', perturbation: { check: 'runTwice', description: 'reconciled again' }, diff: '--- a\n+++ b\n-x\n+y', writes: [{ verb: 'create', resource: 'configmaps', objectKey: 'rl/x', outcome: 'ok', diff: '' }], journal: [], reproduce: 'reconcile-lab check ns/w --check runTwice',
+  } as const;
+  const r: CheckReport = {
+    generatedAt: '2026-01-01T00:00:00Z', resource: 'widgets.lab.reconcile.dev', reconciler: 'lab', reconcilerKind: 'lab', cluster: { name: 'reconcile-lab', local: true }, keys: ['ns/w'], checks: ['runTwice'],
+    results: [{ check: 'runTwice', key: 'ns/w', status: 'failed', message: '1 write(s)', findings: [f as never], durationMs: 1200, parts: [] }], findings: [f as never], masked: [], notes: [],
+    totals: { keys: 1, checks: 1, passed: 0, failed: 1, skipped: 0, errors: 0, findings: 1 }, durationMs: 2000, parts: [{ part: 'reference run 1', ms: 900 }], aborted: false,
+  };
+  const t = renderCheckText(r);
+  assert.match(t, /FAILED\s+Run twice/);
+  assert.match(t, /reproduce: reconcile-lab check ns\/w --check runTwice/);
+  assert.match(t, /\+y/);
+  const m = renderCheckMarkdown(r);
+  assert.doesNotMatch(m, /<b>/);
+  assert.match(m, /## Error: Second reconcile created another configmaps/);
+  assert.match(m, /```diff/);
+});
