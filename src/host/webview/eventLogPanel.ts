@@ -69,8 +69,9 @@ export class EventLogPanel implements vscode.Disposable {
   private dropped = 0;
   /** An entry to select once the webview is ready (selectEntry before the panel loaded). */
   private pendingSelect: number | undefined;
-  /** The entry the webview selected last (for tests). */
+  /** The entry the webview selected last and the detail sent for it (for tests). */
   selectedSeq: number | undefined;
+  lastDetail: EntryDetailView | undefined;
   private timer: TimerHandle | undefined;
   private readonly options: EventLogPanelOptions;
   private readonly store = new DisposableStore();
@@ -186,7 +187,8 @@ export class EventLogPanel implements vscode.Disposable {
         return;
       case 'select':
         this.selectedSeq = m.seq;
-        this.post({ type: 'detail', seq: m.seq, ...(this.source ? { detail: this.options.detail(m.seq) } : {}) });
+        this.lastDetail = this.source ? this.options.detail(m.seq) : undefined;
+        this.post({ type: 'detail', seq: m.seq, ...(this.lastDetail ? { detail: this.lastDetail } : {}) });
         return;
       case 'showTimeline':
         this.options.onShowTimeline(m.key, m.seq);
