@@ -228,7 +228,9 @@ function suiteResult(trust, exitCode, resultFile, lines) {
  */
 async function runUiTests({ root, kubeconfig, cs, chromium, log }) {
   const uiDir = join(root, 'test/vscode/ui');
-  const files = existsSync(uiDir) ? readdirSync(uiDir).filter((n) => n.endsWith('.mjs')).sort() : [];
+  // RECONCILE_LAB_UI_FILES (a regex over file names, e.g. "timeline") runs a subset of the UI test files.
+  const pick = process.env.RECONCILE_LAB_UI_FILES ? new RegExp(process.env.RECONCILE_LAB_UI_FILES) : undefined;
+  const files = existsSync(uiDir) ? readdirSync(uiDir).filter((n) => n.endsWith('.mjs') && (!pick || pick.test(n))).sort() : [];
   const result = { passed: 0, failed: 0, skipped: 0, failures: [] };
   if (files.length === 0) return result;
   const screenshotsDir = join(root, 'test-output/screenshots');

@@ -1,0 +1,151 @@
+// UI test: the Event Log's detail pane, the reused dry-run result view and the per-key Timeline, as a person uses them
+// in VS Code (code-server in Chromium) against the real test cluster. Driven through the command palette and the
+// webviews' own controls (no tree locators).
+//
+// Setup: the lab's Widget CRD and three Widgets in a namespace of this test's own (one waits for a missing ConfigMap:
+// a requeue-after); the workspace settings point the extension at that namespace.
+// Checks: Resume runs the loop (children appear) → a spec change → Pause → Dry-Run Reconcile twice opens ONE result
+// view with the planned diff inline → the Event Log: clicking a write shows the detail pane (diff before → after, its
+// reconcile) → its "Show Timeline" opens the Timeline on that key → clicking a mark on the canvas opens its entry
+// in the Event Log's detail pane.
+// Screenshots: test-output/screenshots/dry-run.png, event-log-detail.png, timeline.png (copied to docs/images/).
+import * as assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { parseAllDocuments } from 'yaml';
+import { activityTab, editorTab, eventually, openWorkbench, runCommand } from './support/workbench.mjs';
+
+const GROUP = 'lab.reconcile.dev';
+const VERSION = 'v1alpha1';
+
+/** The (innermost) webview frame whose document has `selector`, waiting until one has it. */
+async function webviewFrame(page, selector, what) {
+  return eventually(`the ${what} webview`, async () => {
+    for (const f of page.frames()) {
+      if (await f.locator(selector).count().catch(() => 0)) return f;
+    }
+    return undefined;
+  }, (f) => f !== undefined, { timeoutMs: 30_000 });
+}
+
+export default async function timelineUi(t) {
+  const { page, root } = t;
+  const ns = `tl-${randomBytes(3).toString('hex')}`;
+  const names = ['tl-alpha', 'tl-beta', 'tl-waiting'];
+
+  const { loadKubeConfig } = await import(pathToFileURL(join(root, 'src/core/k8s/kubeconfig.ts')).href);
+  const { KubeTransport } = await import(pathToFileURL(join(root, 'src/core/k8s/transport.ts')).href);
+  const kube = new KubeTransport(loadKubeConfig({ path: t.kubeconfig }));
+  const widgets = `/apis/${GROUP}/${VERSION}/namespaces/${ns}/widgets`;
+
+  await t.step('setup: Widget CRD and three Widgets (one waiting for a dependency) in a namespace of its own', async () => {
+    const crd = parseAllDocuments(readFileSync(join(root, 'samples/crd.yaml'), 'utf8')).map((d) => d.toJSON()).find((o) => o?.kind === 'CustomResourceDefinition');
+    try {
+      await kube.json({ method: 'POST', path: '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', body: crd });
+    } catch (e) {
+      if (e.code !== 409) throw e;
+    }
+    await eventually('the Widget CRD to be established', () => kube.json({ method: 'GET', path: `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${crd.metadata.name}` }),
+      (c) => (c.status?.conditions ?? []).some((x) => x.type === 'Established' && x.status === 'True'));
+    await kube.json({ method: 'POST', path: '/api/v1/namespaces', body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } } });
+    for (const name of names) {
+      const spec = name === 'tl-waiting' ? { data: { color: 'green' }, dependsOn: [{ kind: 'ConfigMap', name: 'tl-waiting-settings' }] } : { data: { color: 'blue' } };
+      await kube.json({ method: 'POST', path: widgets, body: { apiVersion: `${GROUP}/${VERSION}`, kind: 'Widget', metadata: { name, namespace: ns }, spec } });
+    }
+    mkdirSync(join(t.workspace, '.vscode'), { recursive: true });
+    writeFileSync(join(t.workspace, '.vscode/settings.json'), JSON.stringify({ 'reconcileLab.namespaces': [ns], 'reconcileLab.resources': [`widgets.${GROUP}`] }, null, 2));
+  });
+
+  try {
+    await t.step('the workbench loads and the extension connects', async () => {
+      await openWorkbench(page, t.url);
+      await activityTab(page, 'Reconcile Lab').waitFor({ state: 'visible' });
+    });
+
+    await t.step('Resume runs the loop: every Widget gets its child; a spec change is reconciled; Pause', async () => {
+      await eventually('the loop to be paused and resumable', async () => {
+        await runCommand(page, 'Reconcile Lab: Resume Reconcile Loop').catch(() => page.keyboard.press('Escape'));
+        return kube.json({ method: 'GET', path: `/api/v1/namespaces/${ns}/configmaps/tl-alpha-config` }).catch(() => undefined);
+      }, (cm) => cm !== undefined, { timeoutMs: 60_000, intervalMs: 2000 });
+      await eventually('tl-beta-config', () => kube.json({ method: 'GET', path: `/api/v1/namespaces/${ns}/configmaps/tl-beta-config` }).catch(() => undefined), (c) => c !== undefined);
+      await kube.json({ method: 'PATCH', path: `${widgets}/tl-beta`, contentType: 'application/merge-patch+json', body: { spec: { data: { color: 'orange' } } } });
+      await eventually('the spec change reconciled', () => kube.json({ method: 'GET', path: `/api/v1/namespaces/${ns}/configmaps/tl-beta-config` }), (c) => c.data?.color === 'orange');
+      await runCommand(page, 'Reconcile Lab: Pause Reconcile Loop');
+    });
+
+    await t.step('Dry-Run Reconcile twice reuses ONE result view with the planned diff inline', async () => {
+      await kube.json({ method: 'PATCH', path: `${widgets}/tl-alpha`, contentType: 'application/merge-patch+json', body: { spec: { data: { color: 'purple' } } } });
+      await new Promise((r) => setTimeout(r, 1500)); // the informer sees the change (the loop is paused: nothing reconciles it)
+      for (let i = 0; i < 2; i++) {
+        await runCommand(page, 'Reconcile Lab: Dry-Run Reconcile');
+        const input = page.locator('.quick-input-widget input');
+        await input.waitFor({ state: 'visible' });
+        await input.fill('tl-alpha');
+        await page.locator('.quick-input-widget .quick-input-list .monaco-list-row', { hasText: 'tl-alpha' }).first().click();
+        await editorTab(page, 'Dry-run result.md').waitFor({ state: 'visible' });
+      }
+      assert.equal(await editorTab(page, 'Dry-run result.md').count(), 1, 'one result view');
+      assert.equal(await page.locator('.tabs-container .tab', { hasText: /current ↔ planned/ }).count(), 0, 'no diff editor per write');
+      const text = await eventually('the planned diff inline', async () => (await page.locator('.editor-group-container.active .monaco-editor .view-lines').first().textContent()) ?? '',
+        (s) => s.includes('Dry-run reconcile of') && s.includes('purple'));
+      assert.match(text, /dryRun=All/);
+      await t.screenshot('dry-run');
+    });
+
+    let log;
+    await t.step('the Event Log: clicking a write shows the detail pane with the diff before → after and its reconcile', async () => {
+      await runCommand(page, 'Reconcile Lab: Show Event Log');
+      await editorTab(page, 'Event Log').waitFor({ state: 'visible' });
+      log = await webviewFrame(page, '#list', 'Event Log');
+      await log.locator('#filter-key').fill(`${ns}/tl-beta`);
+      const writeRow = log.locator('#list [role="row"]:not([hidden])', { has: log.locator('.kind', { hasText: /^write$/ }) }).filter({ hasText: 'configmaps' }).last();
+      await writeRow.waitFor({ state: 'visible', timeout: 30_000 });
+      await writeRow.click();
+      const detail = log.locator('#detail:not([hidden])');
+      await detail.waitFor({ state: 'visible' });
+      const sections = await eventually('detail sections', () => log.locator('.detail-section').allTextContents(), (s) => s.some((x) => /before → after/.test(x)));
+      assert.ok(sections.some((s) => /^Reconcile #\d+ of /.test(s)), `the reconcile it belongs to: ${JSON.stringify(sections)}`);
+      assert.ok(sections.includes('Cause'), JSON.stringify(sections));
+      const diff = await log.locator('.detail-pre.diff').textContent();
+      assert.match(diff, /^\+\s+color: orange$/m);
+      await t.screenshot('event-log-detail');
+    });
+
+    let tl;
+    await t.step('"Show Timeline" in the detail pane opens the Timeline on that key', async () => {
+      await log.locator('#detail-timeline').click();
+      await editorTab(page, 'Timeline').waitFor({ state: 'visible' });
+      tl = await webviewFrame(page, '#stage', 'Timeline');
+      const status = await eventually('lanes drawn', () => tl.locator('#status').textContent(), (s) => /\b[1-9]\d* lanes?\b/.test(s ?? ''));
+      assert.match(status, /items/);
+      await tl.locator('#follow').uncheck();
+      await tl.locator('#fit').click();
+      await page.waitForTimeout(300);
+      await t.screenshot('timeline');
+    });
+
+    await t.step('clicking a mark on the timeline opens its entry in the Event Log detail pane', async () => {
+      // Lanes are sorted by key; tl-beta is the second. Find a mark by hovering along its lane until the tooltip shows.
+      const stage = tl.locator('#stage');
+      const box = await stage.boundingBox();
+      const y = 24 + 1 * 24 + 12;
+      let found = false;
+      for (let x = box.width - 20; x > 200 && !found; x -= 3) {
+        await stage.hover({ position: { x, y } });
+        if (await tl.locator('#tooltip:not([hidden])').count()) {
+          await stage.click({ position: { x, y } });
+          found = true;
+        }
+      }
+      assert.ok(found, 'a mark or bar on the tl-beta lane');
+      await eventually('the Event Log to be the active editor', () => page.locator('.tabs-container .tab.active').textContent(), (s) => /Event Log/.test(s ?? ''));
+      const again = await webviewFrame(page, '#detail:not([hidden])', 'Event Log detail');
+      const title = await eventually('the entry\'s detail', () => again.locator('#detail-title').textContent(), (s) => (s ?? '').length > 0);
+      assert.ok(title.length > 0);
+    });
+  } finally {
+    await kube.json({ method: 'DELETE', path: `/api/v1/namespaces/${ns}` }).catch(() => {});
+  }
+}
