@@ -150,7 +150,7 @@ export function tooltipOf(title: string, lines: readonly TooltipLine[]): vscode.
 function stateText(r: WatchedResourceView): string | undefined {
   switch (r.state.phase) {
     case 'listing':
-      return 'listing…';
+      return r.state.watchList ? 'listing… (streaming, WatchList)' : 'listing…';
     case 'backoff':
       return `retrying in ${Math.ceil(r.state.retryInMs / 1000)}s: ${r.state.lastError}`;
     case 'stopped':
