@@ -71,7 +71,8 @@ export function checkManifest(pkg, { ids, settings }) {
   // --- when clauses ------------------------------------------------------------------------------------------------
   const loopStates = new Set(ids.LoopStates);
   for (const [where, when] of whens) {
-    for (const m of when.matchAll(/(?<![\w:.])reconcileLab\.[A-Za-z.]+/g)) {
+    // A quoted 'reconcileLab.…' is a string literal (webviewId == 'reconcileLab.eventLog'), not a context key.
+    for (const m of when.matchAll(/(?<![\w:.'"])reconcileLab\.[A-Za-z.]+/g)) {
       const key = m[0];
       if (!contextKeys.has(key) && !viewIds.has(key)) problems.push(`${where}: when clause uses undeclared context key ${key}`);
     }

@@ -125,6 +125,9 @@ function fill(row: Row, entry: LogEntryView, index: number): void {
   row.time.textContent = formatTime(entry.time);
   row.kind.textContent = entry.kind;
   row.key.textContent = entry.key ?? '';
+  // The row's context menu (package.json webview/context) gets the key: Show Timeline on it. A data attribute, never markup.
+  if (entry.key) row.root.dataset.vscodeContext = JSON.stringify({ webviewSection: 'row', key: entry.key, preventDefaultContextMenuItems: true });
+  else delete row.root.dataset.vscodeContext;
   row.summary.textContent = entry.summary;
   row.root.title = entry.detail ? `${entry.summary}\n\n${entry.detail}` : entry.summary;
 }
@@ -292,6 +295,7 @@ function renderDetail(): void {
   detailBody.replaceChildren();
   if (!detail) return;
   const d = detail;
+  detailBody.scrollTop = 0;
   detailTitle.textContent = d.title;
   detailTitle.title = d.title;
   detailPane.className = `level-${d.level}`;
