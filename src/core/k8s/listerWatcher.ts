@@ -132,6 +132,33 @@ function parseLine<T extends KubeObject>(line: string): WatchEvent<T> {
   return ev;
 }
 
+/** A LIST answer as received: status and body text, not parsed yet. */
+interface PageText {
+  status: number;
+  text: string;
+}
+
+/** What identifies a continued page: its token and page size (continued pages carry no RV; selectors are bound). */
+function aheadKey(options: ListOptions): string {
+  return `${options.limit ?? ''}\u0000${options.continue ?? ''}`;
+}
+
+/**
+ * The continue token of a LIST answer without parsing it: list metadata is
+ * either first (typed lists) or last (unstructured lists, keys in order), so
+ * only the head and tail of the text are looked at. A guess, checked against
+ * the parsed answer by the caller; undefined when none is seen.
+ */
+export function peekContinue(text: string): string | undefined {
+  const near = 4096;
+  const re = /"continue":"([^"\\]*)"/;
+  const head = re.exec(text.length > near ? text.slice(0, near) : text);
+  if (head) return head[1] || undefined;
+  if (text.length <= near) return undefined;
+  const tail = re.exec(text.slice(text.length - near));
+  return tail?.[1] || undefined;
+}
+
 /**
  * client-go's ListWatch for one resource over a {@link KubeTransport}: any
  * GroupVersionResource, namespaced or cluster-scoped, optionally narrowed to
@@ -159,8 +186,70 @@ export class KubeListerWatcher implements ListerWatcher<KubeObject> {
     this.bound = { labelSelector: options.labelSelector || undefined, fieldSelector: options.fieldSelector || undefined };
   }
 
-  list(options: ListOptions, signal: AbortSignal): Promise<KubeList<KubeObject>> {
-    return this.transport.json<KubeList<KubeObject>>({ method: 'GET', path: this.path, query: listQuery(options, this.bound), signal });
+  /**
+   * LIST one page (or the whole list). Paging is pipelined: when a paged
+   * answer (`limit` set) carries a continue token, the request for the next
+   * page is sent before this page is parsed, so the server prepares and sends
+   * it while we parse. That answer is handed, unchanged, to the next `list`
+   * call with exactly that token and limit (errors included: an expired token
+   * still throws its 410 there); any other call discards it and aborts it.
+   * At most one page is ahead; `signal` aborts it too. What callers get is
+   * the same as without the pipeline, page for page.
+   */
+  async list(options: ListOptions, signal: AbortSignal): Promise<KubeList<KubeObject>> {
+    const ahead = this.takeAhead(options);
+    const page = await (ahead ?? this.fetchPage(options, signal));
+    if (page.status < 200 || page.status >= 300) throw toApiError(page.status, page.text, `GET ${this.path}`);
+    const token = options.limit ? peekContinue(page.text) : undefined;
+    if (token !== undefined && !signal.aborted) this.sendAhead({ ...options, resourceVersion: undefined, resourceVersionMatch: undefined, continue: token }, signal);
+    let list: KubeList<KubeObject>;
+    try {
+      list = JSON.parse(page.text) as KubeList<KubeObject>;
+    } catch (e) {
+      this.dropAhead();
+      throw new ApiError(500, 'BadList', `GET ${this.path}: the answer is not JSON (${(e as Error).message})`);
+    }
+    // The peek is a guess; the parsed token is the truth (a wrong guess costs one discarded request).
+    if (this.ahead && this.ahead.key !== aheadKey({ ...options, continue: list.metadata?.continue })) this.dropAhead();
+    return list;
+  }
+
+  /** The next page, requested before the caller asked (see {@link list}). */
+  private ahead: { key: string; page: Promise<PageText>; abort: AbortController; unlink: () => void } | undefined;
+
+  private async fetchPage(options: ListOptions, signal: AbortSignal): Promise<PageText> {
+    const res = await this.transport.send({ method: 'GET', path: this.path, query: listQuery(options, this.bound), signal });
+    return { status: res.status, text: await res.text() };
+  }
+
+  private sendAhead(options: ListOptions, signal: AbortSignal): void {
+    this.dropAhead();
+    const abort = new AbortController();
+    const onAbort = () => abort.abort(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    const page = this.fetchPage(options, abort.signal);
+    page.catch(() => {}); // observed by the call that takes it; a dropped one is nobody's error
+    this.ahead = { key: aheadKey(options), page, abort, unlink: () => signal.removeEventListener('abort', onAbort) };
+  }
+
+  private takeAhead(options: ListOptions): Promise<PageText> | undefined {
+    const a = this.ahead;
+    if (!a) return undefined;
+    if (options.continue && a.key === aheadKey(options) && !a.abort.signal.aborted) {
+      this.ahead = undefined;
+      a.unlink();
+      return a.page;
+    }
+    this.dropAhead();
+    return undefined;
+  }
+
+  private dropAhead(): void {
+    const a = this.ahead;
+    if (!a) return;
+    this.ahead = undefined;
+    a.unlink();
+    a.abort.abort(new Error('list page requested ahead was not needed'));
   }
 
   watch(options: WatchOptions, signal: AbortSignal): AsyncIterable<WatchEvent<KubeObject>> {
