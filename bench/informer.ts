@@ -30,6 +30,7 @@ import { SharedIndexInformer, stripManagedFields } from '../src/core/cache/share
 import { OWNER_UID_INDEX, ownerUidIndexFunc, labelIndexFunc, labelIndexName } from '../src/core/cache/indexFuncs.ts';
 import type { ListerWatcher } from '../src/core/cache/interfaces.ts';
 import { realClock } from '../src/core/clock.ts';
+import { buildClientGo, runClientGoJson } from './clientgo.ts';
 import { installCrd, testCrd, createNamespace } from '../test/integration/support/cluster.ts';
 
 const N = Number(process.env.BENCH_OBJECTS ?? 10_000);
@@ -38,6 +39,13 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 9);
 /** Quiet time before each measurement, so the apiserver (same 2 cores) has finished with the previous consumer. */
 const PAUSE_MS = Number(process.env.BENCH_PAUSE_MS ?? 1500);
 const IN_FLIGHT = 16;
+/** Writes in flight while creating the objects (a fast path for 100,000). */
+const CREATE_IN_FLIGHT = Number(process.env.BENCH_CREATE_IN_FLIGHT ?? 48);
+/** Entries of ~90 bytes in each object's spec.env: 12 makes ~2 KB objects (the default), 2 ~1 KB. */
+const ENV_VARS = Number(process.env.BENCH_ENV_VARS ?? 12);
+/** Initial-sync contenders, each run in a fresh process per round (BENCH_CONTENDERS narrows them). */
+const SYNC_CONTENDERS = ['ours', 'client-go', 'client-node', 'floor', 'transport'] as const;
+type SyncContender = (typeof SYNC_CONTENDERS)[number];
 const group = 'informer-bench.reconcile.dev';
 const plural = 'benchwidgets';
 
@@ -85,7 +93,7 @@ function benchObject(i: number, ownerUids: string[]): KubeObject {
     spec: {
       replicas: i % 5,
       image: `registry.example.com/team-${i % 7}/service-${i}:v1.${i % 100}.0`,
-      env: Array.from({ length: 12 }, (_, k) => ({ name: `VAR_${k}`, value: `value-${i}-${k}-${'x'.repeat(70)}` })),
+      env: Array.from({ length: ENV_VARS }, (_, k) => ({ name: `VAR_${k}`, value: `value-${i}-${k}-${'x'.repeat(70)}` })),
       ports: [{ name: 'http', containerPort: 8080 }, { name: 'metrics', containerPort: 9090 }],
       counter: 0,
     },
@@ -268,21 +276,62 @@ async function clientNodeWatch(e: Env, snapshot: KubeList): Promise<number> {
 }
 
 
-type MemoryConsumer = 'floor' | 'ours' | 'ours-drop-managed-fields' | 'client-node';
-
-/** Runs this file as `--memory <consumer>` in a fresh Node and returns the heap bytes per object it reports. */
-function measureInChild(consumer: MemoryConsumer, kubeconfigPath: string, ns: string): number {
-  const r = spawnSync(process.execPath, ['--expose-gc', fileURLToPath(import.meta.url), '--memory', consumer], {
-    env: { ...process.env, BENCH_KUBECONFIG: kubeconfigPath, BENCH_NS: ns, BENCH_PAUSE_MS: '200' },
-    encoding: 'utf8',
-  });
-  const m = /HEAP_PER_OBJECT (\S+)/.exec(r.stdout ?? '');
-  if (r.status !== 0 || !m) throw new Error(`memory child ${consumer} failed (${r.status}): ${r.stderr}`);
-  return Number(m[1]);
+/**
+ * Transport only: the same paged LIST as the floor, every page's body read and its bytes counted, nothing
+ * decoded or parsed except the continue token (looked for in the head and tail bytes of the page, where list
+ * metadata sits). What any client has to wait for: the server's answers, one page after the other.
+ */
+async function transportSync(e: Env): Promise<{ ms: number; bytes: number }> {
+  const t0 = performance.now();
+  let bytes = 0;
+  let cont: string | undefined;
+  let rv: string | undefined = '0';
+  const tokenIn = (b: Buffer) => /"continue":"([^"\\]*)"/.exec(b.toString('latin1'))?.[1] || undefined;
+  do {
+    const res = await e.transport.send({ method: 'GET', path: e.path, query: { resourceVersion: rv, limit: 500, continue: cont } });
+    if (res.status !== 200) throw new Error(`transport-only LIST: HTTP ${res.status}`);
+    let head: Buffer | undefined;
+    let tail = Buffer.alloc(0);
+    for await (const chunk of res.body!) {
+      bytes += chunk.byteLength;
+      const b = Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+      head ??= b.subarray(0, 4096);
+      tail = tail.length + b.length > 8192 ? Buffer.concat([tail, b]).subarray(-4096) : Buffer.concat([tail, b]);
+    }
+    cont = (head && tokenIn(head)) ?? tokenIn(tail);
+    rv = undefined;
+  } while (cont);
+  return { ms: performance.now() - t0, bytes };
 }
 
-/** Child mode: sync one consumer on a clean heap and print its heap growth per cached object. */
-async function memoryChild(consumer: MemoryConsumer): Promise<void> {
+type ChildConsumer = 'floor' | 'transport' | 'ours' | 'ours-drop-managed-fields' | 'client-node';
+type MemoryConsumer = Exclude<ChildConsumer, 'transport'>;
+interface ChildResult {
+  ms: number;
+  /** Heap growth per cached object after a full GC (NaN for the transport-only consumer, which keeps nothing). */
+  heap: number;
+}
+
+/** Runs this file as `--memory <consumer>` in a fresh Node: its initial sync time and heap bytes per object. */
+function runChild(consumer: ChildConsumer, kubeconfigPath: string, ns: string, objects = N): ChildResult {
+  const r = spawnSync(process.execPath, ['--expose-gc', fileURLToPath(import.meta.url), '--memory', consumer], {
+    env: { ...process.env, BENCH_KUBECONFIG: kubeconfigPath, BENCH_NS: ns, BENCH_PAUSE_MS: '200', BENCH_OBJECTS: String(objects) },
+    encoding: 'utf8',
+    maxBuffer: 64 << 20,
+  });
+  const m = /HEAP_PER_OBJECT (\S+)/.exec(r.stdout ?? '');
+  const t = /SYNC_MS (\S+)/.exec(r.stdout ?? '');
+  if (r.status !== 0 || !m || !t) throw new Error(`child ${consumer} failed (${r.status}): ${r.stderr}`);
+  return { ms: Number(t[1]), heap: Number(m[1]) };
+}
+
+/** The heap bytes per object of `consumer`, measured in a fresh process. */
+function measureInChild(consumer: MemoryConsumer, kubeconfigPath: string, ns: string): number {
+  return runChild(consumer, kubeconfigPath, ns).heap;
+}
+
+/** Child mode: sync one consumer on a clean heap; print its sync time and heap growth per cached object. */
+async function memoryChild(consumer: ChildConsumer): Promise<void> {
   const kc = loadKubeConfig({ path: process.env.BENCH_KUBECONFIG! });
   const transport = new KubeTransport(kc);
   const ns = process.env.BENCH_NS!;
@@ -292,27 +341,126 @@ async function memoryChild(consumer: MemoryConsumer): Promise<void> {
   await (await transport.send({ method: 'GET', path: e.path, query: { limit: 1 } })).text();
   const base = await fullGc();
   let perObject: number;
-  if (consumer === 'floor') {
+  let ms: number;
+  if (consumer === 'transport') {
+    const t = await transportSync(e);
+    ms = t.ms;
+    perObject = NaN;
+  } else if (consumer === 'floor') {
     const f = await floorSync(e);
+    ms = f.ms;
     perObject = ((await fullGc()) - base) / f.items.length;
   } else if (consumer === 'client-node') {
     const c = await clientNodeSync(e);
+    ms = c.ms;
     perObject = ((await fullGc()) - base) / c.informer.list().length;
     await c.informer.stop();
   } else {
     const o = await oursSync(e, consumer === 'ours-drop-managed-fields');
+    ms = o.ms;
     perObject = ((await fullGc()) - base) / o.informer.getIndexer().listKeys().length;
+    if (process.env.BENCH_HEAP_SNAPSHOT) {
+      const { writeHeapSnapshot } = await import('node:v8');
+      log(`heap snapshot: ${writeHeapSnapshot(process.env.BENCH_HEAP_SNAPSHOT)}`);
+    }
     o.informer.dispose();
   }
+  console.log(`SYNC_MS ${ms}`);
   console.log(`HEAP_PER_OBJECT ${perObject}`);
   process.exit(0);
 }
 
+// ---------- client-go (Go, bench/clientgo) ----------
+
+/** One initial sync of client-go's dynamic shared informer (same indexers, same transform) in a fresh process. */
+function runClientGo(bin: string, kubeconfigPath: string, ns: string, objects = N, dropManagedFields = false): ChildResult {
+  const args = ['informer', '--kubeconfig', kubeconfigPath, '--namespace', ns, '--group', group, '--version', 'v1', '--resource', plural, '--expect', String(objects)];
+  if (dropManagedFields) args.push('--drop-managed-fields');
+  // client-go 0.34 lists (WatchListClient is off by default there); said explicitly so the column stays a LIST.
+  const res = runClientGoJson<{ syncMs: number; heapPerObject: number }>(bin, args, { KUBE_FEATURE_WatchListClient: 'false' });
+  return { ms: res.syncMs, heap: res.heapPerObject };
+}
+
 // ---------- main ----------
+
+async function createObjects(e: Env, from: number, to: number, ownerUids: string[]): Promise<KubeObject | undefined> {
+  log(`creating objects ${from}–${to - 1}, ${CREATE_IN_FLIGHT} in flight…`);
+  const tc = performance.now();
+  let sample: KubeObject | undefined;
+  await pool(Array.from({ length: to - from }, (_, i) => from + i), CREATE_IN_FLIGHT, async (i) => {
+    const o = await e.transport.json<KubeObject>({ method: 'POST', path: e.path, body: benchObject(i, ownerUids), query: { fieldManager: 'bench' } });
+    sample ??= o;
+  });
+  const s = (performance.now() - tc) / 1000;
+  log(`created ${to - from} in ${s.toFixed(1)} s (${Math.round((to - from) / s)}/s)`);
+  return sample;
+}
+
+const fmt = (x: number, d = 0) => (Number.isFinite(x) ? x.toLocaleString('en-US', { maximumFractionDigits: d, minimumFractionDigits: d }) : 'n/a');
+const ratio = (a: number, b: number) => (Number.isFinite(a) && Number.isFinite(b) && b !== 0 ? `${(a / b).toFixed(2)}×` : 'n/a');
+
+function printTable(head: string[], rows: string[][]): void {
+  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+  const line = (r: string[]) => r.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
+  console.log(line(head));
+  console.log(widths.map((w) => '-'.repeat(w)).join('  '));
+  for (const r of rows) console.log(line(r));
+}
+
+/** Sizes of an object as JSON, with and without managedFields. */
+function jsonSizes(sample: KubeObject): { withMf: number; withoutMf: number } {
+  const { managedFields: _mf, ...metaNoMf } = sample.metadata;
+  return { withMf: Buffer.byteLength(JSON.stringify(sample)), withoutMf: Buffer.byteLength(JSON.stringify({ ...sample, metadata: metaNoMf })) };
+}
+
+/**
+ * BENCH_SCALE=10000,30000,100000: one namespace grows to each size in turn (objects created concurrently, nothing
+ * kept between runs: a private control plane); at each size, BENCH_ROUNDS (default 3) interleaved rounds of our
+ * informer, client-go and the transport-only consumer, each in a fresh process.
+ */
+async function scale(e: Env, kubeconfigPath: string, steps: number[], clientGo: string | undefined): Promise<void> {
+  const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
+  const max = Math.max(...steps);
+  const ownerUids = Array.from({ length: Math.max(1, Math.ceil(max / 10)) }, (_, i) => `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`);
+  let have = 0;
+  let sample: KubeObject | undefined;
+  const rows: string[][] = [];
+  const perStep: Array<{ n: number; ours: number; heap: number }> = [];
+  for (const n of [...steps].sort((a, b) => a - b)) {
+    sample = (await createObjects(e, have, n, ownerUids)) ?? sample;
+    have = n;
+    const ours: ChildResult[] = [], tr: ChildResult[] = [], cg: ChildResult[] = [];
+    for (let r = 0; r < rounds; r++) {
+      log(`scale ${n}: round ${r + 1}/${rounds}`);
+      const steps: Array<() => void> = [
+        () => ours.push(runChild('ours', kubeconfigPath, e.ns, n)),
+        () => tr.push(runChild('transport', kubeconfigPath, e.ns, n)),
+        () => void (clientGo && cg.push(runClientGo(clientGo, kubeconfigPath, e.ns, n))),
+      ];
+      for (let k = 0; k < steps.length; k++) steps[(r + k) % steps.length]!();
+    }
+    const mo = median(ours.map((x) => x.ms)), mh = median(ours.map((x) => x.heap)), mt = median(tr.map((x) => x.ms));
+    const cgMs = cg.length ? median(cg.map((x) => x.ms)) : NaN, cgHeap = cg.length ? median(cg.map((x) => x.heap)) : NaN;
+    perStep.push({ n, ours: mo, heap: mh });
+    const first = perStep[0]!;
+    rows.push([
+      fmt(n), fmt(mo), fmt(mt), fmt(cgMs), ratio(mo, mt), ratio(mo, cgMs), fmt((mo / n) * 1000, 1), `${((mo / n) / (first.ours / first.n)).toFixed(2)}`,
+      fmt(mh), fmt(cgHeap), ratio(mh, jsonSizes(sample!).withMf),
+    ]);
+    log(`scale ${n}: ours ${fmt(mo)} ms, transport ${fmt(mt)} ms, client-go ${fmt(cgMs)} ms, heap ${fmt(mh)} B/object`);
+  }
+  const { withMf, withoutMf } = jsonSizes(sample!);
+  console.log(`\nScale: objects of ${fmt(withMf)} B JSON (${fmt(withoutMf)} B without managedFields), median of ${rounds} rounds, fresh process each, Node ${process.version}`);
+  printTable(
+    ['objects', 'ours sync (ms)', 'transport-only (ms)', 'client-go (ms)', 'ours ÷ transport', 'ours ÷ client-go', 'ours µs/object', 'µs/object vs first', 'ours heap B/object', 'client-go heap B/object', 'ours heap ÷ JSON'],
+    rows,
+  );
+}
 
 async function main(): Promise<void> {
   let cp: LocalControlPlane | undefined;
   let kubeconfigPath = process.env.RECONCILE_LAB_KUBECONFIG;
+  const clientGo = buildClientGo(log);
   if (!kubeconfigPath) {
     log('starting a private control plane (etcd + kube-apiserver)…');
     cp = await startLocalControlPlane({ controllerManager: false, log: (l) => log(l) });
@@ -327,58 +475,42 @@ async function main(): Promise<void> {
     const res: ResourceInfo = { group, version: 'v1', resource: plural, kind: 'BenchWidget', namespaced: true };
     const e: Env = { transport, kc, res, ns, path: resourcePath(res, ns) };
 
-    log(`creating ${N} objects, ${IN_FLIGHT} in flight…`);
-    const ownerUids = Array.from({ length: Math.max(1, Math.ceil(N / 10)) }, (_, i) => `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`);
-    const tc = performance.now();
-    let sample: KubeObject | undefined;
-    await pool(Array.from({ length: N }, (_, i) => i), IN_FLIGHT, async (i) => {
-      const o = await transport.json<KubeObject>({ method: 'POST', path: e.path, body: benchObject(i, ownerUids), query: { fieldManager: 'bench' } });
-      sample ??= o;
-    });
-    log(`created in ${((performance.now() - tc) / 1000).toFixed(1)} s`);
-    const withMf = JSON.stringify(sample).length;
-    const { managedFields: _mf, ...metaNoMf } = sample!.metadata;
-    const withoutMf = JSON.stringify({ ...sample, metadata: metaNoMf }).length;
-
-    const mem = { floor: [] as number[], ours: [] as number[], oursDrop: [] as number[], cn: [] as number[] };
-    // ---- memory: heap growth per cached object, each measurement in a fresh process ----
-    // (in one process, what the previous consumer left behind, e.g. client-node's watch keeps its cache
-    // reachable for up to 30 s after stop(), distorts the next heap delta)
-    log('memory (one child process per measurement)');
-    for (let r = 0; r < 3; r++) {
-      for (const [consumer, into] of [['floor', mem.floor], ['ours', mem.ours], ['ours-drop-managed-fields', mem.oursDrop], ['client-node', mem.cn]] as const) {
-        into.push(measureInChild(consumer, kubeconfigPath!, ns));
-      }
+    if (process.env.BENCH_SCALE) {
+      await scale(e, kubeconfigPath, process.env.BENCH_SCALE.split(',').map(Number), clientGo);
+      return;
     }
 
-    // ---- initial sync ----
-    const sync = { floor: [] as number[], ours: [] as number[], cn: [] as number[] };
-    // The three consumers take turns going first (round r starts with consumer r mod 3), so that
-    // warm-up and the garbage of the previous consumer do not favour one of them.
-    const syncSteps: Array<() => Promise<void>> = [
-      async () => {
-        await fullGc();
-        const f = await floorSync(e);
-        sync.floor.push(f.ms);
-        f.items.length = 0;
-      },
-      async () => {
-        await fullGc();
-        const o = await oursSync(e);
-        sync.ours.push(o.ms);
-        o.informer.dispose();
-        await o.informer.whenStopped();
-      },
-      async () => {
-        await fullGc();
-        const c = await clientNodeSync(e);
-        sync.cn.push(c.ms);
-        await c.informer.stop();
-      },
-    ];
+    const ownerUids = Array.from({ length: Math.max(1, Math.ceil(N / 10)) }, (_, i) => `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`);
+    const sample = await createObjects(e, 0, N, ownerUids);
+    const { withMf, withoutMf } = jsonSizes(sample!);
+
+    // ---- initial sync and heap per object: every contender in a fresh process, interleaved rounds ----
+    // (in one process, what the previous consumer left behind, e.g. client-node's watch keeps its cache
+    // reachable for up to 30 s after stop(), distorts the next heap delta, and warm-up favours whoever runs last)
+    const only = process.env.BENCH_CONTENDERS?.split(',');
+    const contenders = SYNC_CONTENDERS.filter((c) => (!only || only.includes(c)) && (c !== 'client-go' || clientGo));
+    const sync = new Map<SyncContender, ChildResult[]>(contenders.map((c) => [c, []]));
+    const oursDrop: ChildResult[] = [];
+    const cgDrop: ChildResult[] = [];
+    const runOne = (c: SyncContender): ChildResult => (c === 'client-go' ? runClientGo(clientGo!, kubeconfigPath!, ns) : runChild(c, kubeconfigPath!, ns));
     for (let r = 0; r < ROUNDS; r++) {
-      log(`initial sync round ${r + 1}/${ROUNDS}`);
-      for (let k = 0; k < 3; k++) await syncSteps[(r + k) % 3]!();
+      log(`initial sync round ${r + 1}/${ROUNDS} (${contenders.join(', ')}, starting with ${contenders[r % contenders.length]})`);
+      // Contenders take turns going first, so that drift on this shared machine hits all alike.
+      for (let k = 0; k < contenders.length; k++) {
+        const c = contenders[(r + k) % contenders.length]!;
+        sync.get(c)!.push(runOne(c));
+      }
+      // The opt-in transform, for heap per object (3 rounds are enough: memory barely moves between runs).
+      if (r < 3) {
+        oursDrop.push(runChild('ours-drop-managed-fields', kubeconfigPath!, ns));
+        if (clientGo) cgDrop.push(runClientGo(clientGo, kubeconfigPath!, ns, N, true));
+      }
+    }
+    const med = (c: SyncContender, f: (x: ChildResult) => number) => (sync.get(c)?.length ? median(sync.get(c)!.map(f)) : NaN);
+
+    if (process.env.BENCH_SKIP_WATCH) {
+      reportSync();
+      return;
     }
     // ---- watch throughput ----
     log(`snapshot at rv0, then ${U} updates, ${IN_FLIGHT} in flight…`);
@@ -411,34 +543,56 @@ async function main(): Promise<void> {
         await watchSteps[(r + k) % 3]!();
       }
     }
+    reportSync();
 
-    // ---- report ----
-    const fmt = (x: number, d = 0) => x.toLocaleString('en-US', { maximumFractionDigits: d, minimumFractionDigits: d });
-    const ratio = (a: number, b: number) => `${(a / b).toFixed(2)}×`;
-    const rows: string[][] = [];
-    const sOurs = median(sync.ours), sCn = median(sync.cn), sFloor = median(sync.floor);
-    rows.push([`initial sync, ${fmt(N)} objects (ms, lower is better)`, fmt(sOurs), fmt(sCn), fmt(sFloor), ratio(sOurs, sCn), ratio(sOurs, sFloor)]);
     const wOurs = median(watch.ours), wCn = median(watch.cn), wFloor = median(watch.floor);
     const eps = (ms: number) => (U / ms) * 1000;
-    rows.push([`watch, ${fmt(U)} updates replayed (events/s, higher is better)`, fmt(eps(wOurs)), fmt(eps(wCn)), fmt(eps(wFloor)), ratio(eps(wOurs), eps(wCn)), ratio(eps(wOurs), eps(wFloor))]);
-    rows.push([`  same, time (ms, lower is better)`, fmt(wOurs), fmt(wCn), fmt(wFloor), ratio(wOurs, wCn), ratio(wOurs, wFloor)]);
-    const mOurs = median(mem.ours), mDrop = median(mem.oursDrop), mCn = median(mem.cn), mFloor = median(mem.floor);
-    rows.push([`heap bytes per cached object (default: as received)`, fmt(mOurs), fmt(mCn), fmt(mFloor), ratio(mOurs, mCn), ratio(mOurs, mFloor)]);
-    rows.push([`heap bytes per cached object (dropManagedFields)`, fmt(mDrop), fmt(mCn), fmt(mFloor), ratio(mDrop, mCn), ratio(mDrop, mFloor)]);
-    const head = ['', 'ours (2 indexers)', 'client-node makeInformer', 'floor (LIST/WATCH + JSON.parse)', 'ours vs client-node', 'ours vs floor'];
-    const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-    const line = (r: string[]) => r.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
-    console.log(`\nInformer benchmark: ${fmt(N)} objects of ~${fmt(withoutMf / 1024, 1)} KB JSON (${fmt(withMf / 1024, 1)} KB with managedFields), ${fmt(U)} updates, median of ${ROUNDS}, Node ${process.version}`);
-    console.log(line(head));
-    console.log(widths.map((w) => '-'.repeat(w)).join('  '));
-    for (const r of rows) console.log(line(r));
-    console.log('Ratios are ours ÷ other in the unit of the row: below 1.00× is better for ms and bytes, above 1.00× for events/s.');
-    console.log('Floor memory = the parsed LIST items alone (managedFields included, no cache, no index).');
+    console.log(`\nWatch: ${fmt(U)} updates replayed from the watch cache, median of ${ROUNDS} (in one process)`);
+    printTable(
+      ['', 'ours (2 indexers)', 'client-node makeInformer', 'floor (WATCH + JSON.parse)', 'ours ÷ client-node', 'ours ÷ floor'],
+      [
+        [`events/s (higher is better)`, fmt(eps(wOurs)), fmt(eps(wCn)), fmt(eps(wFloor)), ratio(eps(wOurs), eps(wCn)), ratio(eps(wOurs), eps(wFloor))],
+        [`time (ms, lower is better)`, fmt(wOurs), fmt(wCn), fmt(wFloor), ratio(wOurs, wCn), ratio(wOurs, wFloor)],
+      ],
+    );
+
+    function reportSync(): void {
+      const ms = (c: SyncContender) => med(c, (x) => x.ms);
+      const heap = (c: SyncContender) => med(c, (x) => x.heap);
+      const ours = ms('ours');
+      console.log(
+        `\nInitial sync: ${fmt(N)} objects of ${fmt(withMf)} B JSON (${fmt(withoutMf)} B without managedFields), median of ${ROUNDS} interleaved rounds, each contender in a fresh process, Node ${process.version}`,
+      );
+      const cols: Array<[SyncContender, string]> = [
+        ['ours', 'ours (2 indexers)'],
+        ['client-go', 'client-go dynamic informer'],
+        ['client-node', 'client-node makeInformer'],
+        ['floor', 'floor (LIST + JSON.parse)'],
+        ['transport', 'transport only (bytes)'],
+      ];
+      const present = cols.filter(([c]) => sync.has(c));
+      const others = present.filter(([c]) => c !== 'ours');
+      printTable(
+        ['', ...present.map(([, h]) => h), ...others.map(([c]) => `ours ÷ ${c}`)],
+        [['initial sync (ms, lower is better)', ...present.map(([c]) => fmt(ms(c))), ...others.map(([c]) => ratio(ours, ms(c)))]],
+      );
+      const dropHeap = oursDrop.length ? median(oursDrop.map((x) => x.heap)) : NaN;
+      const cgDropHeap = cgDrop.length ? median(cgDrop.map((x) => x.heap)) : NaN;
+      console.log(`\nHeap bytes per cached object (after a full GC, fresh process each; JSON size ${fmt(withMf)} B as received, ${fmt(withoutMf)} B without managedFields)`);
+      printTable(
+        ['', 'ours', 'client-go', 'client-node', 'floor (parsed items)', 'ours ÷ JSON size', 'ours ÷ client-go', 'ours ÷ client-node', 'ours ÷ floor'],
+        [
+          ['default: as received', fmt(heap('ours')), fmt(heap('client-go')), fmt(heap('client-node')), fmt(heap('floor')), ratio(heap('ours'), withMf), ratio(heap('ours'), heap('client-go')), ratio(heap('ours'), heap('client-node')), ratio(heap('ours'), heap('floor'))],
+          ['dropManagedFields', fmt(dropHeap), fmt(cgDropHeap), '', '', ratio(dropHeap, withoutMf), ratio(dropHeap, cgDropHeap), '', ''],
+        ],
+      );
+      console.log('Ratios are ours ÷ other: below 1.00× is better for ms and bytes, above 1.00× for events/s. Floor memory = the parsed LIST items alone (no cache, no index).');
+    }
   } finally {
     if (cp) await cp.stop();
     else if (ns) await transport.json({ method: 'DELETE', path: `/api/v1/namespaces/${ns}` }).catch(() => {});
   }
 }
 
-if (process.argv[2] === '--memory') await memoryChild(process.argv[3] as MemoryConsumer);
+if (process.argv[2] === '--memory') await memoryChild(process.argv[3] as ChildConsumer);
 else await main();

@@ -14,12 +14,18 @@
  * Both controller queues are measured: client-go's rate-limited queue and
  * controller-runtime's priority queue (plain adds, and adds where one key in
  * ten has priority 10 and the rest the initial list's -100, so the heap orders).
+ *
+ * client-go's own workqueue (Go, bench/clientgo, client-go at the control plane's Kubernetes version) runs the
+ * same loop with goroutine workers: one Go process per trial, interleaved with ours, and the ratios ours ÷
+ * client-go are printed next to each side's ratio to its own bare FIFO baseline. BENCH_NO_CLIENT_GO=1 leaves
+ * it out.
  */
 import { performance } from 'node:perf_hooks';
 import { realClock } from '../src/core/clock.ts';
 import { createWorkQueue } from '../src/core/workqueue/queue.ts';
 import { createControllerQueue } from '../src/core/workqueue/controllerQueue.ts';
 import { LOW_PRIORITY, type PriorityAddQueue } from '../src/core/workqueue/priorityQueue.ts';
+import { buildClientGo, runClientGoJson } from './clientgo.ts';
 
 const KEYS = 10_000;
 const WORKERS = 4;
@@ -139,6 +145,16 @@ function withPriorities(q: PriorityAddQueue<string>): BenchQueue {
   };
 }
 
+interface GoQueueResult {
+  gomaxprocs: number;
+  goVersion: string;
+  rows: Array<{ name: string; cyclesPerSec: number }>;
+}
+const goBin = buildClientGo((s) => process.stderr.write(`[bench] ${s}\n`));
+const goArgs = ['queue', '--keys', String(KEYS), '--workers', String(WORKERS), '--batch', String(BATCH), '--rounds', String(ROUNDS), '--trials', '1'];
+const goSamples = new Map<string, number[]>();
+let goInfo: GoQueueResult | undefined;
+
 // Warm up the JIT on every implementation, then interleave trials so drift hits all alike.
 for (const impl of impls) await trial(impl.make);
 const samples = new Map<string, number[]>(impls.map((i) => [i.name, []]));
@@ -147,6 +163,11 @@ for (let t = 0; t < TRIALS; t++) {
     const { cycles, ms } = await trial(impl.make);
     if (cycles !== KEYS * ROUNDS) throw new Error(`${impl.name}: processed ${cycles} of ${KEYS * ROUNDS} keys`);
     samples.get(impl.name)!.push((cycles / ms) * 1000);
+  }
+  if (goBin) {
+    // One fresh Go process per trial (it warms up with one trial of its own first).
+    goInfo = runClientGoJson<GoQueueResult>(goBin, goArgs);
+    for (const r of goInfo.rows) goSamples.set(r.name, [...(goSamples.get(r.name) ?? []), r.cyclesPerSec]);
   }
 }
 
@@ -167,3 +188,28 @@ console.log(`work queue: add/get/done cycles, ${KEYS.toLocaleString('en-US')} di
 console.log(line(header));
 console.log('|' + widths.map((w) => '-'.repeat(w + 2)).join('|') + '|');
 for (const r of rows) console.log(line(r));
+
+if (goInfo) {
+  const goRows = goInfo.rows.map((r) => r.name);
+  const goMedian = (name: string) => median(goSamples.get(name)!);
+  const goBaseline = goMedian(goRows[0]!);
+  // ours ↔ client-go pairs: the bare baselines, the basic queues, the queues a controller uses by default.
+  const pairs: Array<[string, string]> = [
+    [impls[0]!.name, goRows[0]!],
+    [impls[1]!.name, goRows[1]!],
+    [impls[2]!.name, goRows[2]!],
+    [impls[3]!.name, goRows[2]!],
+  ];
+  console.log(`\nclient-go workqueue (Go ${goInfo.goVersion.replace(/^go/, '')}, GOMAXPROCS ${goInfo.gomaxprocs}, ${WORKERS} goroutine workers), the same loop, one process per trial, interleaved with ours:`);
+  const goTable = goRows.map((n) => {
+    const xs = goSamples.get(n)!;
+    return [n, Math.round(goMedian(n)).toLocaleString('en-US'), `${Math.round(Math.min(...xs)).toLocaleString('en-US')} – ${Math.round(Math.max(...xs)).toLocaleString('en-US')}`, (goMedian(n) / goBaseline).toFixed(2)];
+  });
+  const gw = header.map((h, c) => Math.max(h.length, ...goTable.map((r) => r[c]!.length)));
+  const gline = (cells: string[]) => '| ' + cells.map((x, c) => (c === 0 ? x.padEnd(gw[c]!) : x.padStart(gw[c]!))).join(' | ') + ' |';
+  console.log(gline(header));
+  console.log('|' + gw.map((w) => '-'.repeat(w + 2)).join('|') + '|');
+  for (const r of goTable) console.log(gline(r));
+  console.log('\nours ÷ client-go (cycles/s; above 1.00 = ours hands out more):');
+  for (const [ours, go] of pairs) console.log(`  ${ours}  ÷  ${go}: ${(median(samples.get(ours)!) / goMedian(go)).toFixed(2)}`);
+}
