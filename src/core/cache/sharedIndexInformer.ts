@@ -14,6 +14,7 @@ import type {
   SharedIndexInformer as SharedIndexInformerContract,
 } from './interfaces.ts';
 import { Indexer } from './indexer.ts';
+import { ObjectCompactor } from './compact.ts';
 import { type Notification, ProcessorListener } from './processorListener.ts';
 import { Reflector, type ReflectorStore } from './reflector.ts';
 
@@ -72,6 +73,12 @@ export interface SharedIndexInformerOptions<T extends KubeObject = KubeObject> {
    * either way: one replace at the end of the initial events.
    */
   watchList?: boolean;
+  /**
+   * Default true: cached objects share repeated values (strings such as apiVersion, namespace, owner UIDs and
+   * timestamps; identical `managedFields[].fieldsV1` trees, deeply frozen) instead of holding a copy each.
+   * Values read are unchanged; see {@link ObjectCompactor}. False keeps every object exactly as transformed.
+   */
+  shareRepeatedValues?: boolean;
 }
 
 /** A handler threw or rejected; the informer went on delivering. */
@@ -132,6 +139,7 @@ export class SharedIndexInformer<T extends KubeObject = KubeObject> implements S
   private readonly clock: Clock;
   private readonly log: Logger;
   private readonly transform: TransformFunc<T>;
+  private readonly compactor: ObjectCompactor | undefined;
   private readonly indexer: Indexer<T>;
   private readonly reflector: Reflector<KubeObject>;
   private readonly listeners = new Set<ListenerEntry<T>>();
@@ -147,6 +155,7 @@ export class SharedIndexInformer<T extends KubeObject = KubeObject> implements S
     this.clock = options.clock ?? realClock;
     this.log = (options.logger ?? nullLogger).child({ informer: gvrToString(options.resource) });
     this.transform = options.transform ?? ((o) => o as T);
+    this.compactor = options.shareRepeatedValues === false ? undefined : new ObjectCompactor();
     this.defaultResyncMs = clampResync(options.resyncPeriodMs ?? 0);
     this.resyncCheckPeriodMs = this.defaultResyncMs;
     this.indexer = new Indexer<T>(options.indexers ?? {}, (name, key, error) =>
@@ -304,8 +313,20 @@ export class SharedIndexInformer<T extends KubeObject = KubeObject> implements S
     }
   }
 
-  private onAddOrUpdate(raw: KubeObject): void {
+  /** What the cache keeps of a received object: transformed, then its repeated values shared ({@link ObjectCompactor}). */
+  private toCached(raw: KubeObject): T {
     const obj = this.applyTransform(raw);
+    if (!this.compactor) return obj;
+    try {
+      return this.compactor.compact(obj);
+    } catch (e) {
+      this.log.error('compaction threw; keeping the object as transformed', { error: String(e) });
+      return obj;
+    }
+  }
+
+  private onAddOrUpdate(raw: KubeObject): void {
+    const obj = this.toCached(raw);
     const key = keyOf(obj);
     const old = this.indexer.getByKey(key);
     this.indexer.update(obj);
@@ -324,7 +345,7 @@ export class SharedIndexInformer<T extends KubeObject = KubeObject> implements S
   }
 
   private onReplace(list: KubeObject[], rv: string): void {
-    const items = list.map((o) => this.applyTransform(o));
+    const items = list.map((o) => this.toCached(o));
     const previous = this.indexer.replace(items, rv);
     for (const [key, old] of previous) {
       if (this.indexer.getByKey(key) === undefined) {

@@ -46,7 +46,7 @@ function pagingTransport(total: number, opts: { expireAt?: string; rv?: string }
   return { transport, sent };
 }
 
-const names = (l: { items: KubeObject[] }) => l.items.map((o) => o.metadata.name);
+const names = (l: { items: KubeObject[] }) => l.items.map((o) => o.metadata.name!);
 
 test('peekContinue finds the token at the head (typed lists) or the tail (unstructured lists), and nothing else', () => {
   assert.equal(peekContinue('{"kind":"PodList","metadata":{"continue":"abc","resourceVersion":"1"},"items":[]}'), 'abc');
