@@ -123,6 +123,7 @@ test('a 410 on a continue token sent ahead comes out of the call for that page; 
     logger: recordingLogger().logger,
     random: () => 0,
     pageSize: 2,
+    watchList: false, // the LIST path, which is what pipelines
   });
   reflector.run();
   for (let i = 0; i < 20 && reflector.state.phase !== 'watching'; i++) await settle();
