@@ -22,6 +22,7 @@ import { inspectKey } from '../core/actions/inspect.ts';
 import { buildReconcileReport, renderReportJson, renderReportMarkdown } from '../core/actions/report.ts';
 import { describeOutcome } from '../core/actions/runOnce.ts';
 import { yamlDiff } from '../core/actions/objectDiff.ts';
+import { maskSecretPair } from '../core/k8s/secretMask.ts';
 import { BridgeHub } from '../core/bridge/bridgeHub.ts';
 import type { RemoteController } from '../core/bridge/remoteController.ts';
 import { runGoController } from '../core/bridge/runGoController.ts';
@@ -345,7 +346,9 @@ async function inspect(args: CliArgs, io: CliIo, log: Logger, s: Session, store:
   const r = await inspectKey({ client: s.client, gvr: s.resource, key, cached: informer.getIndexer().getByKey(key) });
   if (r.state === 'both-missing') throw new ObjectNotFoundError(`${key} not found: no ${resourceName(s)} of that name is in the informer's cache or on the server`);
   if (args.json) {
-    io.stdout(JSON.stringify({ ...r, informerResourceVersion: informer.lastSyncResourceVersion() }, null, 2) + '\n');
+    // Secret values masked in the JSON too (a changed one marked), as in the diff.
+    const [cached, server] = maskSecretPair(r.cached, r.server);
+    io.stdout(JSON.stringify({ ...r, ...(r.cached ? { cached } : {}), ...(r.server ? { server } : {}), informerResourceVersion: informer.lastSyncResourceVersion() }, null, 2) + '\n');
     return ExitCode.ok;
   }
   const out = [

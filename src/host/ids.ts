@@ -24,6 +24,7 @@ export const CommandIds = {
   resetBackoff: 'reconcileLab.resetBackoff',
   inspectCache: 'reconcileLab.inspectCache',
   openYaml: 'reconcileLab.openYaml',
+  revealSecret: 'reconcileLab.revealSecret',
   stripFinalizers: 'reconcileLab.stripFinalizers',
   exportReport: 'reconcileLab.exportReport',
   showEventLog: 'reconcileLab.showEventLog',
@@ -83,8 +84,9 @@ export const ContextValues = {
   namespace: 'reconcileLab:namespace',
   /**
    * An object (also an owned child shown under its owner):
-   * `reconcileLab:object:<live|terminating>[:finalizers][:primary]`; `:primary` marks objects of the
-   * resource the loop reconciles (the reconcile commands apply to them).
+   * `reconcileLab:object:<live|terminating>[:finalizers][:primary][:secret]`; `:primary` marks objects of the
+   * resource the loop reconciles (the reconcile commands apply to them), `:secret` core Secrets (Reveal Secret
+   * Values applies to them).
    */
   objectPrefix: 'reconcileLab:object',
   finalizerGroup: 'reconcileLab:finalizers',

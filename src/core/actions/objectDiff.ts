@@ -1,6 +1,7 @@
 import { createTwoFilesPatch } from 'diff';
 import { stringify } from 'yaml';
 import type { KubeObject } from '../k8s/objects.ts';
+import { maskSecret, maskSecretPair } from '../k8s/secretMask.ts';
 
 /**
  * A copy of `obj` without the noise people do not want in a diff:
@@ -22,6 +23,22 @@ export function cleanForDiff(obj: unknown, options: { volatile?: boolean } = {})
   return o;
 }
 
+/**
+ * The two sides of a comparison as shown to people: {@link cleanForDiff cleaned} and, unless `revealSecrets`,
+ * with Secret values masked (changed ones marked, see src/core/k8s/secretMask.ts).
+ */
+export function displayPair(before: unknown, after: unknown, options: { volatile?: boolean; revealSecrets?: boolean } = {}): [unknown, unknown] {
+  const a = cleanForDiff(before, options);
+  const b = cleanForDiff(after, options);
+  return options.revealSecrets ? [a, b] : maskSecretPair(a, b);
+}
+
+/** One object as shown to people: {@link cleanForDiff cleaned} and, unless `revealSecrets`, Secret values masked. */
+export function displayOne(obj: unknown, options: { volatile?: boolean; revealSecrets?: boolean } = {}): unknown {
+  const o = cleanForDiff(obj, options);
+  return options.revealSecrets ? o : maskSecret(o);
+}
+
 /** YAML text of a value ("" for undefined), with stable output for diffs. */
 export function toYaml(value: unknown): string {
   if (value === undefined || value === null) return '';
@@ -31,10 +48,12 @@ export function toYaml(value: unknown): string {
 /**
  * A unified diff of two states rendered as YAML ("" when they are the same).
  * `before` undefined means "does not exist" (a create), `after` undefined a delete.
+ * Secret values are masked (a changed one shows as `*** (before)` / `*** (after)`) unless `revealSecrets`.
  */
-export function yamlDiff(label: string, before: unknown, after: unknown, options: { volatile?: boolean; beforeName?: string; afterName?: string } = {}): string {
-  const a = toYaml(cleanForDiff(before, options));
-  const b = toYaml(cleanForDiff(after, options));
+export function yamlDiff(label: string, before: unknown, after: unknown, options: { volatile?: boolean; beforeName?: string; afterName?: string; revealSecrets?: boolean } = {}): string {
+  const [ca, cb] = displayPair(before, after, options);
+  const a = toYaml(ca);
+  const b = toYaml(cb);
   if (a === b) return '';
   return createTwoFilesPatch(label, label, a, b, options.beforeName ?? 'observed', options.afterName ?? 'desired', { context: 3 })
     .split('\n')

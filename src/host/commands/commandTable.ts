@@ -5,7 +5,7 @@ import type { ReconcileLab } from '../reconcileLab.ts';
 import { fail, type CommandResult } from './args.ts';
 import { connect, disconnect, selectNamespaces, selectResources, startLocal } from './connectionCommands.ts';
 import { pauseLoop, reconcileNow, resetBackoff, resumeLoop, startLoop, stepReconcile, stopLoop } from './loopCommands.ts';
-import { deleteObject, dryRunReconcileCommand, inspectCache, openYaml, revealObject, stripFinalizers } from './objectCommands.ts';
+import { deleteObject, dryRunReconcileCommand, inspectCache, openYaml, revealObject, revealSecret, stripFinalizers } from './objectCommands.ts';
 import { exportReport, showEventLog, showOutput } from './reportCommands.ts';
 import { runController, selectController, stopController } from './goControllerCommands.ts';
 import { runChecksCommand, showChecks } from './checkCommands.ts';
@@ -32,6 +32,7 @@ export const commandTable: Record<CommandId, Handler> = {
   [CommandIds.resetBackoff]: resetBackoff,
   [CommandIds.inspectCache]: inspectCache,
   [CommandIds.openYaml]: openYaml,
+  [CommandIds.revealSecret]: revealSecret,
   [CommandIds.stripFinalizers]: stripFinalizers,
   [CommandIds.exportReport]: exportReport,
   [CommandIds.showEventLog]: showEventLog,

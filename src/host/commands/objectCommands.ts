@@ -2,11 +2,12 @@ import * as vscode from 'vscode';
 import { dryRunReconcile, type DryRunResult } from '../../core/actions/dryRun.ts';
 import { diagnoseStuck, removeFinalizers, ObjectChangedError, type FinalizerDiagnosis, type StuckDiagnosis } from '../../core/actions/finalizers.ts';
 import { inspectKey, type CacheState } from '../../core/actions/inspect.ts';
-import { cleanForDiff, toYaml } from '../../core/actions/objectDiff.ts';
+import { displayPair, toYaml } from '../../core/actions/objectDiff.ts';
 import { describeOutcome } from '../../core/actions/runOnce.ts';
 import { escapeMarkdown as md, fence } from '../../core/text/markdown.ts';
 import { splitKey } from '../../core/k8s/keys.ts';
 import type { ResourceInfo } from '../../core/k8s/objects.ts';
+import { isSecret } from '../../core/k8s/secretMask.ts';
 import { remoteDryRun, remoteOf } from './goControllerCommands.ts';
 import type { ReconcileLab } from '../reconcileLab.ts';
 import { FIELD_MANAGER, type Session } from '../session/session.ts';
@@ -40,6 +41,35 @@ export async function openYaml(lab: ReconcileLab, arg: unknown): Promise<Command
   return { ok: true, uri: uri.toString() };
 }
 
+/**
+ * Reveal Secret Values: the live cache view of one Secret with its values shown, after a modal confirmation
+ * (`{ confirmed: true }` skips it, with the argument token only). Everywhere else (Open as YAML, diffs, dry-run
+ * plans, reports) Secret values stay masked.
+ */
+export async function revealSecret(lab: ReconcileLab, arg: unknown): Promise<CommandResult<{ uri: string }>> {
+  const refused = refusePrivileged(arg, ['confirmed']);
+  if (refused) return refused;
+  const s = requireSession(lab, arg);
+  if (isFailure(s)) return s;
+  const t = await resolveTarget(s, lab.clock.now(), arg, { title: 'Show the values of which Secret?' });
+  if (isFailure(t)) return t;
+  const obj = s.get(t.resource, t.key);
+  if (!obj) return fail('notFound', `${t.resource} ${t.key} is not in the informer cache.`);
+  if (!isSecret(obj)) return fail('invalidArgument', `${t.resource} ${t.key} is not a Secret: Open as YAML shows everything it holds.`);
+  if (!isConfirmed(arg)) {
+    const go = await ui.confirmModal(
+      `Show the values of Secret ${t.key}?`,
+      'Its data and stringData values (and its last-applied-configuration annotation) appear in plain text in an editor tab, where screen sharing, screenshots or copy and paste can reach them. Everywhere else Reconcile Lab keeps them masked.',
+      'Show Values',
+    );
+    if (go !== 'Show Values') return fail('cancelled', 'Nothing was shown.');
+  }
+  const uri = lab.documents.revealUri(t.resource, t.key);
+  const doc = await vscode.workspace.openTextDocument(uri);
+  await vscode.window.showTextDocument(doc, { preview: true });
+  return { ok: true, uri: uri.toString() };
+}
+
 /** Reveal an object in the Resources view (used by the Event Log; takes `{ key, resource }`). */
 export async function revealObject(lab: ReconcileLab, arg: unknown): Promise<CommandResult<{ id: string }>> {
   const s = requireSession(lab, arg);
@@ -66,8 +96,10 @@ export async function inspectCache(
   if (isFailure(info)) return info;
   const r = await inspectKey({ client: s.client, gvr: info, key: t.key, cached: s.get(t.resource, t.key) });
   const lag = r.resourceVersionLag !== undefined ? `, rv ${r.cachedResourceVersion} → ${r.serverResourceVersion}` : '';
-  const left = lab.documents.snapshot(`${fileSafe(t.key)}.cache.yaml`, r.cached ? toYaml(cleanForDiff(r.cached)) : '# not in the informer cache\n');
-  const right = lab.documents.snapshot(`${fileSafe(t.key)}.server.yaml`, r.server ? toYaml(cleanForDiff(r.server)) : '# not on the server (404)\n');
+  // Secret values masked; a value that differs between cache and server shows as "*** (before)" / "*** (after)".
+  const [cachedShown, serverShown] = displayPair(r.cached, r.server);
+  const left = lab.documents.snapshot(`${fileSafe(t.key)}.cache.yaml`, r.cached ? toYaml(cachedShown) : '# not in the informer cache\n');
+  const right = lab.documents.snapshot(`${fileSafe(t.key)}.server.yaml`, r.server ? toYaml(serverShown) : '# not on the server (404)\n');
   if (boolArg(arg, 'open') !== false) {
     await vscode.commands.executeCommand('vscode.diff', left, right, `${t.key}: cache ↔ server (${r.state}${lag})`, { preview: true });
   }

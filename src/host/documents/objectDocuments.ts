@@ -1,5 +1,7 @@
+import { randomBytes } from 'node:crypto';
 import * as vscode from 'vscode';
 import { toYaml } from '../../core/actions/objectDiff.ts';
+import { isSecret, maskSecret, MASK } from '../../core/k8s/secretMask.ts';
 import type { KubeObject } from '../../core/k8s/objects.ts';
 import { Schemes } from '../ids.ts';
 
@@ -20,6 +22,12 @@ const MAX_SNAPSHOTS = 200;
  * - `reconcile-lab:/view/<title>` is a reusable result view ({@link ObjectDocuments.view}): one URI per
  *   title, so running a command again updates the one open editor instead of opening another tab.
  *
+ * A Secret's values (data, stringData, the last-applied annotation) are masked
+ * in the cache view. Only {@link ObjectDocuments.revealUri} (the Reveal Secret
+ * Values command, after the person confirmed) makes a URI that shows them: it
+ * carries a random token this provider issued, so no other URI (a link,
+ * another extension guessing paths) can show them. Tokens end on disconnect.
+ *
  * Documents are never writable: the scheme has no FileSystemProvider.
  */
 export class ObjectDocuments implements vscode.TextDocumentContentProvider, vscode.Disposable {
@@ -29,10 +37,13 @@ export class ObjectDocuments implements vscode.TextDocumentContentProvider, vsco
   private readonly views = new Map<string, string>();
   private seq = 0;
   private resolver: CacheResolver | undefined;
+  /** Tokens of reveal URIs issued by {@link revealUri}, valid until the resolver changes. */
+  private readonly revealTokens = new Set<string>();
 
   /** Sets (or clears, on disconnect) where `cache` documents read from, and refreshes the open ones. */
   setResolver(resolver: CacheResolver | undefined): void {
     this.resolver = resolver;
+    this.revealTokens.clear();
     for (const doc of vscode.workspace.textDocuments) {
       if (doc.uri.scheme === Schemes.object && doc.uri.path.startsWith('/cache/')) this.changed.fire(doc.uri);
     }
@@ -41,6 +52,16 @@ export class ObjectDocuments implements vscode.TextDocumentContentProvider, vsco
   /** The URI of the live cache view of an object. */
   cacheUri(resource: string, key: string): vscode.Uri {
     return vscode.Uri.from({ scheme: Schemes.object, path: `/cache/${resource}/${key}.yaml` });
+  }
+
+  /**
+   * A URI of the live cache view of one object with its Secret values shown. Call only after the person asked
+   * for it (the Reveal Secret Values command).
+   */
+  revealUri(resource: string, key: string): vscode.Uri {
+    const token = randomBytes(16).toString('hex');
+    this.revealTokens.add(token);
+    return vscode.Uri.from({ scheme: Schemes.object, path: `/reveal/${token}/${resource}/${key}.yaml` });
   }
 
   /** Registers fixed text and returns its URI; `title` becomes the editor tab's name (keep its extension). */
@@ -65,7 +86,10 @@ export class ObjectDocuments implements vscode.TextDocumentContentProvider, vsco
   /** Tells open editors of this object's cache view to re-read it. */
   objectChanged(resource: string, key: string): void {
     const uri = this.cacheUri(resource, key);
-    if (vscode.workspace.textDocuments.some((d) => d.uri.toString() === uri.toString())) this.changed.fire(uri);
+    for (const d of vscode.workspace.textDocuments) {
+      if (d.uri.toString() === uri.toString()) this.changed.fire(uri);
+      else if (d.uri.scheme === Schemes.object && d.uri.path.startsWith('/reveal/') && d.uri.path.endsWith(`/${resource}/${key}.yaml`)) this.changed.fire(d.uri);
+    }
   }
 
   provideTextDocumentContent(uri: vscode.Uri): string {
@@ -73,13 +97,16 @@ export class ObjectDocuments implements vscode.TextDocumentContentProvider, vsco
     if (uri.path.startsWith('/snapshot/')) {
       return this.snapshots.get(uri.toString()) ?? '# This snapshot is no longer available; run the command again.\n';
     }
-    const m = /^\/cache\/([^/]+)\/(.+)\.yaml$/.exec(uri.path);
+    const reveal = /^\/reveal\/([0-9a-f]+)\/([^/]+)\/(.+)\.yaml$/.exec(uri.path);
+    if (reveal && !this.revealTokens.has(reveal[1]!)) return '# This view of Secret values has ended (disconnected, or not opened by Reveal Secret Values).\n';
+    const m = reveal ? [reveal[0], reveal[2], reveal[3]] : /^\/cache\/([^/]+)\/(.+)\.yaml$/.exec(uri.path);
     if (!m) return `# Unknown Reconcile Lab document: ${uri.path}\n`;
     const [, resource, key] = m as unknown as [string, string, string];
     if (!this.resolver) return `# Not connected: ${resource} ${key} is not in any cache.\n`;
     const obj = this.resolver(resource, key);
     if (!obj) return `# ${resource} ${key} is not in the informer cache (deleted, or not watched).\n`;
-    return toYaml(obj);
+    if (reveal || !isSecret(obj)) return toYaml(obj);
+    return `# Secret values are hidden (${MASK}). To see them: Reconcile Lab: Reveal Secret Values.\n${toYaml(maskSecret(obj))}`;
   }
 
   dispose(): void {

@@ -4,6 +4,7 @@ import type { Disposable } from '../../core/lifecycle.ts';
 import { keyOf, splitKey, type ObjectKey } from '../../core/k8s/keys.ts';
 import type { Condition, KubeObject } from '../../core/k8s/objects.ts';
 import { ContextValues } from '../ids.ts';
+import { isSecret } from '../../core/k8s/secretMask.ts';
 import { ageOf, plural } from './format.ts';
 import { presentCondition, presentObject, type IconSpec, type TooltipLine } from './presentation.ts';
 import { RefreshCoalescer } from './refreshCoalescer.ts';
@@ -430,7 +431,7 @@ export class ResourcesTreeProvider implements vscode.TreeDataProvider<ResourceNo
         item.description = p.description;
         item.iconPath = themeIcon(p.icon);
         item.tooltip = tooltipOf(`${obj.kind ?? node.resource} ${node.key}`, p.tooltip);
-        item.contextValue = `${ContextValues.objectPrefix}:${p.state}${isPrimary ? ':primary' : ''}`;
+        item.contextValue = `${ContextValues.objectPrefix}:${p.state}${isPrimary ? ':primary' : ''}${isSecret(obj) ? ':secret' : ''}`;
         item.accessibilityInformation = { label: `${label}${p.description ? `, ${p.description}` : ''}` };
         return item;
       }

@@ -9,7 +9,7 @@
  */
 import { yamlDiff } from '../../core/actions/objectDiff.ts';
 import type { Journal, JournalEntry } from '../../core/journal/journal.ts';
-import { REDACTED } from '../../core/k8s/redact.ts';
+import { maskSecret as maskSecretObject, maskSecretBody } from '../../core/k8s/secretMask.ts';
 import type { DetailField, EntryDetailView } from '../../shared/protocol.ts';
 import { formatDuration } from '../views/format.ts';
 import { outcomeSummary, priorityLabel, reasonSummary } from '../views/presentation.ts';
@@ -28,17 +28,16 @@ function cut(text: string): string {
 }
 
 /**
- * A copy of a Secret (or anything with `kind: Secret`) whose data and stringData values are replaced with
- * {@link REDACTED}; other values are returned as they are.
+ * A copy of a Secret whose data and stringData values (and last-applied annotation) are masked; other values
+ * are returned as they are (src/core/k8s/secretMask.ts).
  */
 export function maskSecret(obj: unknown): unknown {
-  if (!obj || typeof obj !== 'object' || (obj as { kind?: unknown }).kind !== 'Secret') return obj;
-  const o = { ...(obj as Record<string, unknown>) };
-  for (const field of ['data', 'stringData']) {
-    const v = o[field];
-    if (v && typeof v === 'object') o[field] = Object.fromEntries(Object.keys(v).map((k) => [k, REDACTED]));
-  }
-  return o;
+  return maskSecretObject(obj);
+}
+
+/** A write's patch body masked: whole Secret bodies when the write went to `secrets`, which need not carry a kind. */
+function maskPatch(resource: string, patch: unknown): unknown {
+  return resourceIdFromGvrString(resource) === 'secrets' ? maskSecretBody(patch) : maskSecretObject(patch);
 }
 
 function iso(ms: number): string {
@@ -142,13 +141,15 @@ export function entryDetail(journal: DetailSource, seq: number, primaryResource:
     if (!w) detail.diffNote = 'The patch body and the objects before and after are kept for the newest writes only (or were not recorded by this controller).';
     else {
       if (w.patch !== undefined) {
-        detail.patch = cut(typeof w.patch === 'string' ? w.patch : JSON.stringify(maskSecret(w.patch), null, 2));
+        const patch = maskPatch(e.resource, w.patch);
+        detail.patch = cut(typeof patch === 'string' ? patch : JSON.stringify(patch, null, 2));
         if (w.patchType) detail.patchType = w.patchType;
       }
       if (!e.error) {
         const label = `${resourceIdFromGvrString(e.resource)}/${e.objectKey}${e.subresource ? `/${e.subresource}` : ''}`;
         const after = e.verb === 'delete' && !(w.after as { metadata?: { deletionTimestamp?: string } } | undefined)?.metadata?.deletionTimestamp ? undefined : w.after;
-        detail.diff = cut(yamlDiff(label, maskSecret(w.before), maskSecret(after), { volatile: true, beforeName: 'before', afterName: e.dryRun ? 'after (dry run, not stored)' : 'after' }));
+        // yamlDiff masks Secret values itself; a changed one shows as "*** (before)" / "*** (after)".
+        detail.diff = cut(yamlDiff(label, w.before, after, { volatile: true, beforeName: 'before', afterName: e.dryRun ? 'after (dry run, not stored)' : 'after' }));
       }
     }
   }

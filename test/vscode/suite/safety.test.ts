@@ -219,6 +219,55 @@ describe('safety: settings and names from the workspace or a caller', function (
   });
 });
 
+describe('safety: Secret values stay masked unless revealed explicitly', function () {
+  this.timeout(90_000);
+  const SECRETS = { group: '', version: 'v1', resource: 'secrets' };
+
+  it('Open as YAML and Inspect show *** for data, stringData and last-applied; Reveal Secret Values shows them only when asked (token or modal)', async () => {
+    const ns = await testNamespace('ext-secret');
+    const c = await widgetCrd();
+    const value = 'c3VwZXItc2VjcmV0LXZhbHVl'; // "super-secret-value"
+    const lastApplied = JSON.stringify({ apiVersion: 'v1', kind: 'Secret', data: { password: value } });
+    await labCluster().client.create(SECRETS, {
+      apiVersion: 'v1', kind: 'Secret', type: 'Opaque',
+      metadata: { name: 'db', namespace: ns, annotations: { 'kubectl.kubernetes.io/last-applied-configuration': lastApplied } },
+      data: { password: value },
+    } as KubeObject);
+    const l = await lab();
+    await connectTo(ns, { resources: [c.resourceId, 'configmaps', 'secrets'] });
+    await waitUntil(() => Boolean(l.session?.get('secrets', `${ns}/db`)), 'the Secret is cached');
+    try {
+      const opened = ok(await run<{ uri: string }>('reconcileLab.openYaml', { key: `${ns}/db`, resource: 'secrets' }));
+      const masked = (await vscode.workspace.openTextDocument(vscode.Uri.parse(opened.uri))).getText();
+      assert.match(masked, /password: "\*\*\*"/);
+      assert.match(masked, /last-applied-configuration: "\*\*\*"/);
+      assert.ok(!masked.includes(value) && !masked.includes('super-secret-value'), masked);
+
+      // The item in the Resources view offers Reveal Secret Values (contextValue ends with :secret).
+      l.resourcesTree.flush();
+      const node = l.resourcesTree.nodeFor('secrets', `${ns}/db`);
+      assert.ok(node, 'the Secret is in the Resources view');
+      assert.match(String(l.resourcesTree.getTreeItem(node).contextValue), /^reconcileLab:object:live.*:secret$/);
+
+      // Without the token, confirmed is refused (as from a command link or another extension).
+      const stranger = await runAsStranger('reconcileLab.revealSecret', { key: `${ns}/db`, resource: 'secrets', confirmed: true });
+      assert.equal(!stranger.ok && stranger.reason, 'invalidArgument');
+      const notSecret = await run('reconcileLab.revealSecret', { key: `${ns}/db`, resource: c.resourceId, confirmed: true });
+      assert.equal(notSecret.ok, false, 'a non-Secret (or a key of another resource) is refused');
+
+      const revealed = ok(await run<{ uri: string }>('reconcileLab.revealSecret', { key: `${ns}/db`, resource: 'secrets', confirmed: true }));
+      const shown = (await vscode.workspace.openTextDocument(vscode.Uri.parse(revealed.uri))).getText();
+      assert.ok(shown.includes(value), 'the revealed view shows the value');
+      // A reveal URI made up by someone else shows nothing.
+      const forged = vscode.Uri.parse(revealed.uri.replace(/\/reveal\/[0-9a-f]+\//, `/reveal/${'0'.repeat(32)}/`));
+      assert.ok(!(await vscode.workspace.openTextDocument(forged)).getText().includes(value), 'a forged reveal URI shows nothing');
+    } finally {
+      await vscode.commands.executeCommand('workbench.action.closeAllEditors');
+      await l.disconnect();
+    }
+  });
+});
+
 describe('safety: arguments that skip confirmations need the argument token', function () {
   this.timeout(90_000);
 

@@ -90,7 +90,7 @@ describe('entryDetail', () => {
   });
 
   it('Secret values are masked in patches and diffs', () => {
-    assert.deepEqual(maskSecret({ kind: 'Secret', data: { password: 'c2VjcmV0' }, stringData: { token: 't' } }), { kind: 'Secret', data: { password: '[redacted]' }, stringData: { token: '[redacted]' } });
+    assert.deepEqual(maskSecret({ kind: 'Secret', data: { password: 'c2VjcmV0' }, stringData: { token: 't' } }), { kind: 'Secret', data: { password: '***' }, stringData: { token: '***' } });
     const clock = new FakeClock();
     const j = createJournal({ clock });
     const w = j.recordWrite({
@@ -99,5 +99,12 @@ describe('entryDetail', () => {
     });
     const d = entryDetail(j, w.seq, PRIMARY)!;
     assert.doesNotMatch(d.diff ?? '', /b2xk|bmV3/);
+    assert.match(d.diff ?? '', /password: "\*\*\* \(after\)"/, 'the diff still says which key changed');
+    // A merge patch to a Secret carries no kind: masked because the write went to secrets.
+    const p = j.recordWrite({
+      verb: 'patch', gvr: { group: '', version: 'v1', resource: 'secrets' }, namespace: 'ns', name: 's', dryRun: false,
+      detail: { patchType: 'merge', patch: { data: { password: 'bmV3' } } },
+    });
+    assert.doesNotMatch(entryDetail(j, p.seq, PRIMARY)!.patch ?? '', /bmV3/);
   });
 });
