@@ -4,7 +4,8 @@ import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createNamespace, getTestCluster } from './support/cluster.ts';
+import { createNamespace, getTestCluster, installCrd, testCrd, uniqueName } from './support/cluster.ts';
+import type { KubeTransport } from '../../src/core/k8s/transport.ts';
 import { client as makeClient, CONFIGMAPS, installLabCrd, ROOT, sampleWidgets, type LabCrd } from './reconcilers.support.ts';
 import { runCli } from '../../src/cli/cli.ts';
 import { toDisposable } from '../../src/core/lifecycle.ts';
@@ -38,11 +39,13 @@ describe('reconcile-lab CLI against a real kube-apiserver', () => {
   let crd: LabCrd;
   let ns: string;
   let kubeconfig: string;
+  let transport: KubeTransport;
   let common: string[];
 
   before(async () => {
     const cluster = await getTestCluster();
     kubeconfig = cluster.kubeconfigPath;
+    transport = cluster.transport;
     c = makeClient(cluster.transport);
     crd = await installLabCrd(cluster.transport);
     ns = await createNamespace(cluster.transport, 'cli');
@@ -66,9 +69,24 @@ describe('reconcile-lab CLI against a real kube-apiserver', () => {
   });
 
   test('--resource with a plural alone suggests the full plural.group it matched (exit 2)', async () => {
+    // A plural only this test serves: exactly one suggestion, its full name.
+    const kind = `Gadget${uniqueName('x').slice(2)}`;
+    const plural = `${kind.toLowerCase()}s`;
+    const group = `${uniqueName('g')}.lab.reconcile.dev`;
+    await installCrd(transport, testCrd({ group, kind, plural }));
+    const one = await cli(['report', '--kubeconfig', kubeconfig, '--resource', plural, '-n', ns]);
+    assert.equal(one.code, 2, one.stderr);
+    assert.equal(one.stderr, `reconcile-lab: the cluster does not serve ${plural}; did you mean --resource ${plural}.${group}?\n`);
+    // "widgets" is served by one group per suite that installed the lab CRD on the shared control plane: the CLI names
+    // every one of them (so the user picks), and this suite's own is among them.
     const r = await cli(['report', '--kubeconfig', kubeconfig, '--resource', 'widgets', '-n', ns]);
     assert.equal(r.code, 2, r.stderr);
-    assert.match(r.stderr, new RegExp(`the cluster does not serve widgets; did you mean --resource widgets\\.${crd.group.replace(/\./g, '\\.')}`));
+    const m = r.stderr.match(/^reconcile-lab: the cluster does not serve widgets; did you mean (.+)\?\n$/);
+    assert.ok(m, r.stderr);
+    const suggested = m[1]!.split(' or ').map((s) => s.replace(/^--resource /, ''));
+    assert.ok(suggested.includes(`widgets.${crd.group}`), `${JSON.stringify(suggested)} names widgets.${crd.group}`);
+    for (const s of suggested) assert.match(s, /^widgets\.[a-z0-9.-]+$/, `a full plural.group: ${s}`);
+    assert.equal(new Set(suggested).size, suggested.length, `no duplicates: ${JSON.stringify(suggested)}`);
   });
 
   test('inspect of an object that is neither cached nor on the server is an error (exit 1)', async () => {
