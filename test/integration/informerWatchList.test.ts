@@ -180,7 +180,7 @@ describe('informer with WatchList (real kube-apiserver)', () => {
       lw.cutNextWatchList = 5;
       seen.length = 0;
       assert.ok(lw.expireCurrent(), 'the carried stream was open');
-      await waitUntil(() => phases.some((p) => p.startsWith('backoff:')), 'the expired watch ends the cycle');
+      await waitUntil(() => phases.some((p) => p.startsWith('backoff:')), `the expired watch ends the cycle (${phases.join(' → ')}; ${JSON.stringify(lw.watches)})`);
       await c.transport.json({ method: 'DELETE', path: path('w-01') });
       const made = await create('during-cut', 2);
       release();

@@ -425,12 +425,14 @@ export class Reflector<T extends KubeObject = KubeObject> implements Disposable 
         closed = true;
         this.clock.clearTimeout(deadline);
         this.abort.signal.removeEventListener('abort', onStop);
+        // Abort first: a read still pending under the iterator (a wrapping ListerWatcher may keep one) is
+        // released by the abort, and only then can return() run the stream's cleanup.
+        if (!ac.signal.aborted) ac.abort(new Error('watch closed'));
         try {
           await iterator.return?.();
         } catch {
           // the stream is being let go; how it ends no longer matters
         }
-        if (!ac.signal.aborted) ac.abort(new Error('watch closed'));
       },
     };
   }

@@ -41,7 +41,7 @@ export function watchQuery(options: WatchOptions, bound: { labelSelector?: strin
     labelSelector: bound.labelSelector ?? options.labelSelector,
     fieldSelector: bound.fieldSelector ?? options.fieldSelector,
     // WatchList: the server accepts resourceVersionMatch on a watch only together with sendInitialEvents.
-    ...(options.sendInitialEvents ? { sendInitialEvents: true, resourceVersionMatch: options.resourceVersionMatch ?? 'NotOlderThan' } : {}),
+    ...(options.sendInitialEvents ? { sendInitialEvents: true, resourceVersionMatch: options.resourceVersionMatch } : {}),
   };
 }
 
