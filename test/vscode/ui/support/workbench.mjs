@@ -4,7 +4,8 @@
 
 /** Opens the workbench at `url` (code-server's root, folder = the workspace it was started with) and waits for it. */
 export async function openWorkbench(page, url) {
-  await page.goto(url);
+  // A loaded machine (several test runs on 2 cores) can take longer than Playwright's 30 s to fire `load`.
+  await page.goto(url, { waitUntil: 'domcontentloaded', timeout: 120_000 });
   await page.locator('.monaco-workbench').waitFor({ state: 'visible', timeout: 60_000 });
   // The activity bar is rendered late on a cold start; everything else hangs off it.
   await page.locator('.part.activitybar').waitFor({ state: 'visible', timeout: 60_000 });
