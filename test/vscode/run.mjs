@@ -178,7 +178,7 @@ async function runHostSuite({ root, kubeconfig, cs, chromium, log }, trust) {
       ['extensionTestsPath', remote(join(root, 'dist/test/suite.js'))],
       ['skipWelcome', 'true'],
     ];
-    await page.goto(`${server.url}?folder=${encodeURIComponent(dirs.workspace)}&payload=${encodeURIComponent(JSON.stringify(payload))}`, { waitUntil: 'domcontentloaded', timeout: 120_000 });
+    await page.goto(`${server.url}?folder=${encodeURIComponent(dirs.workspace)}&payload=${encodeURIComponent(JSON.stringify(payload))}`, { waitUntil: 'domcontentloaded', timeout: sessionTimeoutMs() });
     const code = await Promise.race([
       exited,
       server.exited.then(({ code, signal }) => { throw new Error(`code-server exited during the suite (code ${code}, signal ${signal})`); }),

@@ -4,8 +4,9 @@
 
 /** Opens the workbench at `url` (code-server's root, folder = the workspace it was started with) and waits for it. */
 export async function openWorkbench(page, url) {
-  // A loaded machine (several test runs on 2 cores) can take longer than Playwright's 30 s to fire `load`.
-  await page.goto(url, { waitUntil: 'domcontentloaded', timeout: 120_000 });
+  // A loaded machine (several test runs on 2 cores) can take minutes to serve the workbench: wait as long as the
+  // session may last (RECONCILE_LAB_VSCODE_TIMEOUT), for DOMContentLoaded rather than `load`.
+  await page.goto(url, { waitUntil: 'domcontentloaded', timeout: Number(process.env.RECONCILE_LAB_VSCODE_TIMEOUT ?? 240_000) });
   await page.locator('.monaco-workbench').waitFor({ state: 'visible', timeout: 60_000 });
   // The activity bar is rendered late on a cold start; everything else hangs off it.
   await page.locator('.part.activitybar').waitFor({ state: 'visible', timeout: 60_000 });
