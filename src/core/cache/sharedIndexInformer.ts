@@ -140,6 +140,8 @@ export class SharedIndexInformer<T extends KubeObject = KubeObject> implements S
   private readonly log: Logger;
   private readonly transform: TransformFunc<T>;
   private readonly compactor: ObjectCompactor | undefined;
+  /** List items already made what the cache keeps, page by page (see {@link preparingLists}); emptied by onReplace. */
+  private readonly prepared = new WeakSet<KubeObject>();
   private readonly indexer: Indexer<T>;
   private readonly reflector: Reflector<KubeObject>;
   private readonly listeners = new Set<ListenerEntry<T>>();
@@ -170,7 +172,7 @@ export class SharedIndexInformer<T extends KubeObject = KubeObject> implements S
       replace: (list, rv) => this.onReplace(list, rv),
     };
     this.reflector = new Reflector<KubeObject>({
-      listerWatcher: options.listerWatcher,
+      listerWatcher: this.preparingLists(options.listerWatcher),
       store,
       clock: this.clock,
       logger: this.log,
@@ -325,6 +327,33 @@ export class SharedIndexInformer<T extends KubeObject = KubeObject> implements S
     }
   }
 
+  /**
+   * The lister-watcher the reflector uses: each LIST page's items are made what the cache keeps
+   * ({@link toCached}) as the page arrives, so that this work overlaps the transfer of the next page
+   * (KubeListerWatcher sends for it before returning this one) instead of running for the whole list after
+   * the last page. onReplace takes such items as they are: the transform still runs once per object.
+   */
+  private preparingLists(lw: ListerWatcher<KubeObject>): ListerWatcher<KubeObject> {
+    return {
+      get watchListSemanticsUnsupported() {
+        return lw.watchListSemanticsUnsupported;
+      },
+      list: async (options, signal) => {
+        const page = await lw.list(options, signal);
+        const items = page.items;
+        if (Array.isArray(items) && !this.stopped) {
+          for (let i = 0; i < items.length; i++) {
+            const obj = this.toCached(items[i]!);
+            this.prepared.add(obj);
+            items[i] = obj;
+          }
+        }
+        return page;
+      },
+      watch: (options, signal) => lw.watch(options, signal),
+    };
+  }
+
   private onAddOrUpdate(raw: KubeObject): void {
     const obj = this.toCached(raw);
     const key = keyOf(obj);
@@ -345,7 +374,7 @@ export class SharedIndexInformer<T extends KubeObject = KubeObject> implements S
   }
 
   private onReplace(list: KubeObject[], rv: string): void {
-    const items = list.map((o) => this.toCached(o));
+    const items = list.map((o) => (this.prepared.delete(o) ? (o as T) : this.toCached(o)));
     const previous = this.indexer.replace(items, rv);
     for (const [key, old] of previous) {
       if (this.indexer.getByKey(key) === undefined) {

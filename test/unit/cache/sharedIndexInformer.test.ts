@@ -415,3 +415,35 @@ test('state events follow the reflector; dispose is final', async () => {
   assert.equal(t.lw.listCalls.length, 1);
   assert.equal(t.lw.openWatches, 0);
 });
+
+test('LIST pages are made cache objects as each page arrives; the transform runs once per object, on the LIST and the WatchList path alike', async () => {
+  for (const watchList of [false, true]) {
+    const clock = new FakeClock();
+    const lw = new FakeListerWatcher();
+    for (let i = 0; i < 1200; i++) lw.add(widget(`w${String(i).padStart(4, '0')}`));
+    const calls = new Map<string, number>();
+    let pagesSeen = 0;
+    const list = lw.list.bind(lw);
+    const counted = { ...lw, watchListSemanticsUnsupported: lw.watchListSemanticsUnsupported, list: async (o: Parameters<typeof list>[0], s: AbortSignal) => (pagesSeen++, list(o, s)), watch: lw.watch.bind(lw) };
+    const informer = new SharedIndexInformer({
+      listerWatcher: counted,
+      resource: widgets,
+      clock,
+      watchList,
+      transform: (o) => {
+        calls.set(o.metadata.name!, (calls.get(o.metadata.name!) ?? 0) + 1);
+        return stripManagedFields(o);
+      },
+    });
+    const seen: string[] = [];
+    informer.addEventHandler({ onAdd: (o) => void seen.push(o.metadata.name!) });
+    informer.run();
+    for (let i = 0; i < 10 && seen.length < 1200; i++) await settle();
+    assert.equal(seen.length, 1200, `watchList ${watchList}`);
+    assert.deepEqual(seen, [...seen].sort(), 'handlers see the list order');
+    assert.ok([...calls.values()].every((n) => n === 1) && calls.size === 1200, 'one transform per object');
+    assert.ok(informer.getIndexer().list().every((o) => !('managedFields' in o.metadata)));
+    if (!watchList) assert.ok(pagesSeen >= 3, 'the list came in pages');
+    informer.dispose();
+  }
+});
