@@ -318,6 +318,7 @@ function runChild(consumer: ChildConsumer, kubeconfigPath: string, ns: string, o
     env: { ...process.env, BENCH_KUBECONFIG: kubeconfigPath, BENCH_NS: ns, BENCH_PAUSE_MS: '200', BENCH_OBJECTS: String(objects) },
     encoding: 'utf8',
     maxBuffer: 64 << 20,
+    stdio: ['ignore', 'pipe', process.env.BENCH_PROFILE ? 'inherit' : 'pipe'],
   });
   const m = /HEAP_PER_OBJECT (\S+)/.exec(r.stdout ?? '');
   const t = /SYNC_MS (\S+)/.exec(r.stdout ?? '');
