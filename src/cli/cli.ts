@@ -253,6 +253,8 @@ async function check(args: CliArgs, io: CliIo, log: Logger, s: Session): Promise
   ].filter(Boolean).join(' ');
   const ac = new AbortController();
   const sub = io.onInterrupt(() => ac.abort(new Error('interrupted')));
+  // The core's timers are unref'd and a frozen watch holds no socket: keep the process alive until the report is out.
+  const keepAlive = setInterval(() => {}, 1 << 30);
   try {
     const report = await runChecks({
       transport: s.transport,
@@ -287,6 +289,7 @@ async function check(args: CliArgs, io: CliIo, log: Logger, s: Session): Promise
     }
     throw e;
   } finally {
+    clearInterval(keepAlive);
     sub.dispose();
   }
 }

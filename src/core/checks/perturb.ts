@@ -17,6 +17,8 @@ import type { KubeList, KubeObject } from '../k8s/objects.ts';
  */
 export class FrozenListerWatcher implements ListerWatcher<KubeObject> {
   private frozen = true;
+  /** The stale view must come from a LIST at the frozen resourceVersion, so the reflector must not use WatchList. */
+  readonly watchListSemanticsUnsupported = true;
   private readonly waiters = new Set<() => void>();
   private readonly inner: ListerWatcher<KubeObject>;
   readonly resourceVersion: string;
