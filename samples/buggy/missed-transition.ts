@@ -11,6 +11,11 @@ import { CONFIGMAPS, getOrUndefined, ownerRef } from './common.ts';
 // The state changes the checks drive: into maintenance, then back to normal.
 export const checkTransitions = [{ spec: { data: { mode: 'maintenance' } } }, { spec: { data: { mode: 'normal' } } }];
 
+function sameData(a: Record<string, string> | undefined, b: Record<string, string>): boolean {
+  const x = a ?? {};
+  return Object.keys(x).length === Object.keys(b).length && Object.entries(b).every(([k, v]) => x[k] === v);
+}
+
 const lastMode = new Map<string, string | undefined>();
 
 export async function reconcile(request: Request, ctx: ReconcileContext): Promise<Result> {
@@ -26,7 +31,7 @@ export async function reconcile(request: Request, ctx: ReconcileContext): Promis
   const desired = { ...data, maintenanceWindows: String(windows) };
   if (!child) {
     await ctx.client.create(CONFIGMAPS, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: request.namespace, ownerReferences: ownerRef(widget) }, data: desired }, { signal: ctx.signal });
-  } else if (JSON.stringify(child.data ?? {}) !== JSON.stringify(desired)) {
+  } else if (!sameData(child.data as Record<string, string> | undefined, desired)) {
     await ctx.client.update(CONFIGMAPS, { ...child, data: desired }, { signal: ctx.signal });
   }
   return {};

@@ -2,7 +2,7 @@ import { realClock } from '../clock.ts';
 import { yamlDiff } from '../actions/objectDiff.ts';
 import type { JournalEntry } from '../journal/journal.ts';
 import type { WriteRecord } from '../k8s/dynamicClient.ts';
-import type { ObjectKey } from '../k8s/keys.ts';
+import { keyFor, type ObjectKey } from '../k8s/keys.ts';
 import type { KubeObject, ResourceInfo } from '../k8s/objects.ts';
 import { nullLogger } from '../log.ts';
 import { rfc3339 } from '../reconcilers/conditions.ts';
@@ -77,7 +77,8 @@ function checkWriteOf(w: WriteRecord): CheckWrite {
   const cw: CheckWrite = {
     verb: w.verb,
     resource: resourceLabelOf(w.gvr),
-    objectKey: w.key,
+    // A create with generateName: the name the server chose.
+    objectKey: w.verb === 'create' && w.after?.metadata.name ? keyFor(w.namespace, w.after.metadata.name) : w.key,
     outcome: w.outcome,
     diff: w.outcome === 'ok' ? yamlDiff(label, w.before, w.verb === 'delete' ? undefined : w.after, { volatile: true, beforeName: 'before', afterName: 'after' }) : '',
   };
