@@ -1,4 +1,4 @@
-import { before, describe, test } from 'node:test';
+import { before, beforeEach, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { createNamespace, getTestCluster, type TestCluster } from './support/cluster.ts';
@@ -63,8 +63,16 @@ describe('robustness checks (issue 11) on the real control plane', () => {
     return r.results.map((x) => `${x.check}: ${x.status}${x.message ? ` (${x.message})` : ''}${x.findings.map((f) => `\n    ${f.severity} ${f.title}`).join('')}`).join('\n');
   }
 
+  /** Scratch namespaces that exist and are not being deleted (those of other runs on a shared cluster excluded). */
+  async function liveScratch(): Promise<Set<string>> {
+    return new Set((await c.list(NAMESPACES, undefined, { labelSelector: 'checks.reconcile-lab.dev/scratch=true' })).items.filter((n) => !n.metadata.deletionTimestamp).map((n) => n.metadata.name!));
+  }
+  let scratchBefore = new Set<string>();
+  beforeEach(async () => {
+    scratchBefore = await liveScratch();
+  });
   async function scratchLeft(): Promise<string[]> {
-    return (await c.list(NAMESPACES, undefined, { labelSelector: 'checks.reconcile-lab.dev/scratch=true' })).items.filter((n) => !n.metadata.deletionTimestamp).map((n) => n.metadata.name!);
+    return [...(await liveScratch())].filter((n) => !scratchBefore.has(n));
   }
 
   test('the lab reconciler: zero findings, copies cleaned up, the original untouched', async () => {
