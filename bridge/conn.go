@@ -109,15 +109,18 @@ func (h *hub) serve(ctx context.Context, conn net.Conn) (welcomed bool, err erro
 	defer stop()
 
 	w := bufio.NewWriter(conn)
+	// The write deadline is armed once per burst (before its first line), not per line: a burst is flushed as
+	// one write, and arming costs a clock read and a poller timer update per call.
+	deadline := func() { _ = conn.SetWriteDeadline(time.Now().Add(writeTimeout)) }
 	write := func(m any) error {
 		line, err := encodeLine(m)
 		if err != nil {
 			return err
 		}
-		_ = conn.SetWriteDeadline(time.Now().Add(writeTimeout))
 		_, err = w.Write(line)
 		return err
 	}
+	deadline()
 	if err := write(h.hello()); err != nil {
 		return false, err
 	}
@@ -154,6 +157,7 @@ func (h *hub) serve(ctx context.Context, conn net.Conn) (welcomed bool, err erro
 		return false, fmt.Errorf("the editor speaks protocol %d, this bridge %d", wel.Protocol, ProtocolVersion)
 	}
 	h.welcome(wel)
+	deadline()
 	for _, c := range h.announcements() {
 		if err := write(c); err != nil {
 			return true, err
@@ -189,6 +193,7 @@ func (h *hub) serve(ctx context.Context, conn net.Conn) (welcomed bool, err erro
 		case m = <-h.ctrl:
 		case m = <-h.out:
 		}
+		deadline()
 		if err := write(m); err != nil {
 			return true, err
 		}
