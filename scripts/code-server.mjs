@@ -116,7 +116,8 @@ export const QUIET_SETTINGS = {
  * Options: entry, node (from ensureCodeServer), userDataDir, extensionsDir (created if missing), workspace (folder the
  * server opens by default), host ('127.0.0.1'), port (0 = any free port), disableWorkspaceTrust (default true),
  * smokeTestDriver (VS Code's `enable-smoke-test-driver`, which makes the workbench honour the URL `payload` that
- * loads development extensions and extension tests), env (added to the server's environment, which its extension
+ * loads development extensions and extension tests), resolveShellEnv (default true: extension hosts get a login
+ * shell's environment, as in desktop VS Code; tests turn it off and pass what they need in env), env (added to the server's environment, which its extension
  * hosts inherit), settings (user settings written to <userDataDir>/User/settings.json unless that file exists;
  * default QUIET_SETTINGS), log (receives every server output line), startTimeoutMs (default 60 s).
  *
@@ -127,7 +128,7 @@ export const QUIET_SETTINGS = {
 export async function startCodeServer(options) {
   const {
     entry, node, userDataDir, extensionsDir, workspace, host = '127.0.0.1', port = 0, disableWorkspaceTrust = true,
-    smokeTestDriver = false, env = {}, settings = QUIET_SETTINGS, log = () => {}, startTimeoutMs = 60_000,
+    smokeTestDriver = false, resolveShellEnv = true, env = {}, settings = QUIET_SETTINGS, log = () => {}, startTimeoutMs = 60_000,
   } = options;
   mkdirSync(join(userDataDir, 'User'), { recursive: true });
   const settingsFile = join(userDataDir, 'User', 'settings.json');
@@ -143,6 +144,9 @@ export async function startCodeServer(options) {
   ];
   if (disableWorkspaceTrust) args.push('--disable-workspace-trust');
   if (smokeTestDriver) args.push('--vscode-option', 'enable-smoke-test-driver');
+  // Tests pass the environment they need: skip resolving a login shell's environment, which delays the extension
+  // host's start by minutes on a loaded machine ("Unable to resolve your shell environment in a reasonable time").
+  if (!resolveShellEnv) args.push('--vscode-option', 'force-disable-user-env');
   if (workspace) args.push(workspace);
 
   const child = spawn(node, args, {

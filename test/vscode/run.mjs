@@ -150,7 +150,7 @@ async function runHostSuite({ root, kubeconfig, cs, chromium, log }, trust) {
   try {
     server = await startCodeServer({
       ...cs, userDataDir: dirs.userData, extensionsDir: dirs.extensions,
-      disableWorkspaceTrust: trust === 'trusted', smokeTestDriver: true,
+      disableWorkspaceTrust: trust === 'trusted', smokeTestDriver: true, resolveShellEnv: false,
       env: { ...clusterEnv(kubeconfig), RECONCILE_LAB_TEST_TRUST: trust, RECONCILE_LAB_TEST_RESULT: resultFile, ...(process.env.RECONCILE_LAB_TEST_GREP ? { RECONCILE_LAB_TEST_GREP: process.env.RECONCILE_LAB_TEST_GREP } : {}) },
       log: verbose ? (line) => log(`[code-server] ${line}`) : undefined,
     });
@@ -243,7 +243,7 @@ async function runUiTests({ root, kubeconfig, cs, chromium, log }) {
     installExtensionCopy(dirs.extensions, root);
     server = await startCodeServer({
       ...cs, userDataDir: dirs.userData, extensionsDir: dirs.extensions, workspace: dirs.workspace,
-      disableWorkspaceTrust: true, env: clusterEnv(kubeconfig),
+      disableWorkspaceTrust: true, resolveShellEnv: false, env: clusterEnv(kubeconfig),
       log: verbose ? (line) => log(`[code-server] ${line}`) : undefined,
     });
     browser = await launchChromium(chromium);

@@ -15,7 +15,7 @@ import { pathToFileURL } from 'node:url';
 import { parseAllDocuments } from 'yaml';
 import {
   activeEditorText, activityTab, contextMenu, contextMenuLabels, editorTab, eventually, openViewContainer,
-  openViewPane, openWorkbench, treeLabels, viewTree, webviewContent,
+  openViewPane, openWorkbench, paneHeader, treeLabels, viewTree, webviewContent,
 } from './support/workbench.mjs';
 
 const GROUP = 'lab.reconcile.dev';
@@ -78,19 +78,22 @@ export default async function reconcileLabUi(t) {
   try {
     await t.step('the workbench loads with Reconcile Lab in the activity bar', async () => {
       await openWorkbench(page, t.url);
-      await activityTab(page, 'Reconcile Lab').waitFor({ state: 'visible' });
+      await activityTab(page, 'Reconcile Lab').waitFor({ state: 'visible', timeout: 120_000 }); // extensions register late on a loaded machine
     });
 
     let container;
+    let resourcesPane;
     let tree;
     await t.step('the activity-bar tab opens the Resources and Work Queue views', async () => {
       container = await openViewContainer(page, 'reconcileLab', 'Reconcile Lab');
       await openViewPane(container, 'Work Queue');
-      tree = viewTree(await openViewPane(container, 'Resources'), 'Resources');
+      resourcesPane = await openViewPane(container, 'Resources');
+      tree = viewTree(resourcesPane);
     });
 
     await t.step('the Resources tree shows the Widgets from the cluster', async () => {
-      await tree.waitFor({ state: 'visible', timeout: 60_000 }); // connected: the welcome content gives way to the tree
+      // Connected: the welcome content gives way to the tree (the extension host may start late on a loaded machine).
+      await tree.waitFor({ state: 'visible', timeout: 180_000 });
       const labels = await expandUntilVisible(tree, names);
       for (const name of names) assert.ok(labels.includes(name), `${name} in ${JSON.stringify(labels)}`);
       await t.screenshot('resources');
@@ -120,7 +123,7 @@ export default async function reconcileLabUi(t) {
     });
 
     await t.step('the Event Log webview shows journal entries for the object and filters by key', async () => {
-      const header = container.locator('.pane-header[aria-label="Resources Section"]');
+      const header = paneHeader(resourcesPane);
       await header.hover();
       await header.getByRole('button', { name: 'Show Event Log' }).click();
       await editorTab(page, 'Event Log').waitFor({ state: 'visible' });

@@ -7,9 +7,9 @@ export async function openWorkbench(page, url) {
   // A loaded machine (several test runs on 2 cores) can take minutes to serve the workbench: wait as long as the
   // session may last (RECONCILE_LAB_VSCODE_TIMEOUT), for DOMContentLoaded rather than `load`.
   await page.goto(url, { waitUntil: 'domcontentloaded', timeout: Number(process.env.RECONCILE_LAB_VSCODE_TIMEOUT ?? 240_000) });
-  await page.locator('.monaco-workbench').waitFor({ state: 'visible', timeout: 60_000 });
+  await page.locator('.monaco-workbench').waitFor({ state: 'visible', timeout: 120_000 });
   // The activity bar is rendered late on a cold start; everything else hangs off it.
-  await page.locator('.part.activitybar').waitFor({ state: 'visible', timeout: 60_000 });
+  await page.locator('.part.activitybar').waitFor({ state: 'visible', timeout: 120_000 });
 }
 
 /** The activity-bar entry of a view container, by its title. */
@@ -25,17 +25,38 @@ export async function openViewContainer(page, containerId, title) {
   return container;
 }
 
-/** A view pane inside a container, by the view's name, expanded; the pane holds the view's header, tree and welcome. */
+/**
+ * A view pane inside a container, by the view's name (its header's title element, matched exactly), expanded; the
+ * pane holds the view's header, tree and welcome. The header's aria-label and the tree's accessible name are not used:
+ * VS Code changes them when a view has a description or a message.
+ */
 export async function openViewPane(container, name) {
-  const header = container.locator(`.pane-header[aria-label="${name} Section"]`);
+  const pane = container.locator('.pane').filter({ has: container.page().locator('.pane-header .title', { hasText: exactText(name) }) });
+  const header = paneHeader(pane);
   await header.waitFor({ state: 'visible' });
   if ((await header.getAttribute('aria-expanded')) === 'false') await header.click();
-  return container.locator('.pane').filter({ has: container.page().locator(`.pane-header[aria-label="${name} Section"]`) });
+  return pane;
+}
+
+/** The header of a view pane (title, description, title-bar actions). */
+export function paneHeader(pane) {
+  return pane.locator('.pane-header').first();
+}
+
+/** The description a view shows in its header (TreeView.description), '' when none. */
+export async function paneDescription(pane) {
+  const d = paneHeader(pane).locator('.description');
+  return (await d.count()) ? ((await d.first().textContent()) ?? '').trim() : '';
 }
 
 /** The tree of a view pane (present once the view has items; while it has none the pane shows its welcome content). */
-export function viewTree(pane, name) {
-  return pane.getByRole('tree', { name });
+export function viewTree(pane) {
+  return pane.locator('.pane-body').getByRole('tree');
+}
+
+/** A regular expression matching exactly `text` (trimmed). */
+function exactText(text) {
+  return new RegExp(`^\\s*${text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\s*$`);
 }
 
 /** Labels of the tree items currently rendered in `scope` (virtualised: only visible rows). */
