@@ -151,6 +151,9 @@ async function measure(mode: 'list' | 'watchlist', kubeconfigPath: string, res: 
 async function main(): Promise<void> {
   if (process.platform !== 'linux') throw new Error('bench:watchlist reads /proc (Linux only)');
   log(`starting a private control plane (kube-apiserver is restarted before every measurement)`);
+  // The control plane's processes are unref'd: while stopApiServer() waits for an exit, nothing else may hold the
+  // event loop, and Node would end quietly. This timer keeps the process alive until the bench is done.
+  const keepAlive = setInterval(() => {}, 60_000);
   const cp = await startLocalControlPlane({ controllerManager: false, log: (l) => log(l) });
   try {
     const port = Number(new URL(cp.server).port);
@@ -217,6 +220,7 @@ async function main(): Promise<void> {
     console.log(`\ntarget (streaming peak memory at most half of LIST's, counted as growth over the idle server): ${target ? 'met' : 'missed'}`);
   } finally {
     await cp.stop();
+    clearInterval(keepAlive);
   }
 }
 
