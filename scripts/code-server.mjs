@@ -3,10 +3,13 @@
 //
 // Ownership: every server returned by startCodeServer() runs in a process group of its own (the VS Code server, its
 // extension hosts, pty host and file watchers); its `stop()` ends the whole group and must be called by whoever
-// started it. Temp folders passed in stay the caller's to remove.
+// started it. If the starting process dies without calling it (SIGKILL, a crash), the group is registered with that
+// process's parent-death watchdog (src/core/process/ownerWatchdog.ts), which ends it. Temp folders passed in stay
+// the caller's to remove.
 import { spawn } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { protectProcessGroup } from '../src/core/process/ownerWatchdog.ts';
 
 const root = resolve(import.meta.dirname, '..');
 
@@ -155,11 +158,24 @@ export async function startCodeServer(options) {
     stdio: ['ignore', 'pipe', 'pipe'],
     detached: true, // its own process group, so stop() reaches the extension hosts too
   });
+  const guard = protectProcessGroup(child.pid);
   const recent = [];
   let exitState;
   const exited = new Promise((res) => {
-    child.on('exit', (code, signal) => res((exitState ??= { code, signal })));
-    child.on('error', (error) => res((exitState ??= { code: null, signal: null, error })));
+    child.on('exit', (code, signal) => {
+      // The server is gone: end what is left of its group (extension hosts), then stop watching its pgid.
+      try {
+        process.kill(-child.pid, 'SIGKILL');
+      } catch {
+        // ESRCH: the group is already empty
+      }
+      guard.dispose();
+      res((exitState ??= { code, signal }));
+    });
+    child.on('error', (error) => {
+      guard.dispose();
+      res((exitState ??= { code: null, signal: null, error }));
+    });
   });
   let onLine = () => {};
   for (const stream of [child.stdout, child.stderr]) {

@@ -7,6 +7,12 @@
 //   4. opens VS Code with the extension connected to it (desktop `code` if on PATH, else code-server in a browser);
 //   5. on Ctrl-C stops VS Code and the control plane and removes every file it made.
 //
+// The lab is one unit: it stops everything when any of its processes is told to stop or dies: SIGINT / SIGTERM /
+// SIGHUP to this process or to scripts/run.cjs (which passes them on), the parent (run.cjs, npm) going away, or a
+// component (etcd, kube-apiserver, kube-controller-manager, code-server) exiting by itself. If this process is
+// killed outright (SIGKILL), its parent-death watchdog (src/core/process/ownerWatchdog.ts) ends the components, and
+// the next start removes the temp dir left behind.
+//
 // Options: --no-vscode (cluster only)   --browser (force code-server)   --port <n> (code-server port)
 import { readFileSync, copyFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -38,8 +44,18 @@ async function shutdown(code) {
   say('stopped; nothing left running');
   process.exit(code);
 }
-process.on('SIGINT', () => void shutdown(0));
-process.on('SIGTERM', () => void shutdown(0));
+for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.on(sig, () => void shutdown(0));
+// The parent (scripts/run.cjs, npm, a shell) died without passing a signal on, e.g. SIGKILL: this process was
+// handed to another parent. Stop as on Ctrl-C.
+const parentPid = process.ppid;
+if (parentPid > 1) {
+  setInterval(() => {
+    if (process.ppid !== parentPid) {
+      say(`the parent process (pid ${parentPid}) is gone`);
+      void shutdown(0);
+    }
+  }, 500).unref();
+}
 
 async function applyFile(t, file) {
   await applyDocuments(t, loadDocuments(file), { log: say });
@@ -53,6 +69,10 @@ try {
   const t0 = Date.now();
   const cp = await startLocalControlPlane({ repoRoot: root, log: (l) => say(l) });
   cleanups.push(() => cp.stop());
+  cp.onDidExitUnexpectedly((e) => {
+    say(`${e.component} exited by itself (${e.signal ?? `code ${e.code}`}); stopping everything`);
+    void shutdown(1);
+  });
   say(`control plane ready in ${((Date.now() - t0) / 1000).toFixed(1)} s at ${cp.server}`);
 
   const t = new KubeTransport(loadKubeConfig({ path: cp.kubeconfigPath }));
@@ -93,6 +113,11 @@ Reconcile Lab is running.
       log: say,
     });
     cleanups.push(() => vs.dispose());
+    vs.exited?.then((e) => {
+      if (stopping) return;
+      say(`VS Code (code-server) exited by itself (${e?.signal ?? `code ${e?.code}`}); stopping everything`);
+      void shutdown(1);
+    });
     if (vs.url) say(`open ${vs.url} in a browser (VS Code with Reconcile Lab connected to the lab cluster)`);
     else say('VS Code (desktop) opened with the extension connected to the lab cluster');
   }

@@ -4,7 +4,7 @@
 // than package-lock.json (this brings the project's pinned Node 24 from the npm registry), then runs
 // scripts/<name>.mjs with that Node, passing the remaining arguments through.
 'use strict';
-const { spawnSync } = require('node:child_process');
+const { spawn, spawnSync } = require('node:child_process');
 const { existsSync, statSync } = require('node:fs');
 const { join, resolve } = require('node:path');
 
@@ -37,9 +37,23 @@ if (stale) {
   }
 }
 
-const r = spawnSync(pinnedNode, [join(root, 'scripts', `${name}.mjs`), ...rest], { cwd: root, stdio: 'inherit' });
-if (r.error) {
-  console.error(`[reconcile-lab] cannot run ${pinnedNode}: ${r.error.message}`);
-  process.exit(1);
+// Not spawnSync: this process must stay responsive to signals. SIGINT / SIGTERM / SIGHUP sent to it are passed on to
+// the script, which stops everything it started; this process then exits as the script did. (If this process is
+// killed outright, the script notices that its parent is gone; see scripts/lab.mjs.)
+const child = spawn(pinnedNode, [join(root, 'scripts', `${name}.mjs`), ...rest], { cwd: root, stdio: 'inherit' });
+for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
+  process.on(sig, () => {
+    try {
+      child.kill(sig);
+    } catch {
+      // already gone
+    }
+  });
 }
-process.exit(r.status ?? 1);
+child.on('error', (e) => {
+  console.error(`[reconcile-lab] cannot run ${pinnedNode}: ${e.message}`);
+  process.exit(1);
+});
+child.on('exit', (code, signal) => {
+  process.exit(code ?? (signal ? 128 + (require('node:os').constants.signals[signal] ?? 0) : 1));
+});

@@ -17,12 +17,12 @@
 //   Without --kubeconfig (or RECONCILE_LAB_KUBECONFIG) it starts a private local control plane for the run.
 // Env: RECONCILE_LAB_VSCODE_TIMEOUT (ms per code-server session, default 240000), RECONCILE_LAB_CHROMIUM (default
 //   /usr/bin/chromium), RECONCILE_LAB_VSCODE_VERBOSE=1 (echo code-server output).
-import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { format } from 'node:util';
 import { ensureCodeServer, installExtensionCopy, startCodeServer } from '../../scripts/code-server.mjs';
+import { createOwnedTempDir } from '../../src/core/process/ownedTempDir.ts';
 
 const RESULT_PREFIX = 'RECONCILE_LAB_SUITE_RESULT ';
 const CHROMIUM = process.env.RECONCILE_LAB_CHROMIUM ?? '/usr/bin/chromium';
@@ -104,9 +104,12 @@ function seconds(since) {
   return ((Date.now() - since) / 1000).toFixed(1);
 }
 
-/** Temp folders for one code-server session; `dispose()` removes them. */
+/**
+ * Temp folders for one code-server session; `dispose()` removes them. Owned by this process: the folders of a run
+ * that died before removing them are removed by the next run (src/core/process/ownedTempDir.ts).
+ */
 function sessionDirs(label) {
-  const dir = mkdtempSync(join(tmpdir(), `reconcile-lab-${label}-`));
+  const dir = createOwnedTempDir(`reconcile-lab-${label}-`);
   const dirs = {
     dir,
     userData: join(dir, 'user-data'),

@@ -5,6 +5,7 @@ import type { Clock } from '../clock.ts';
 import { Emitter, type Event } from '../event.ts';
 import type { Disposable } from '../lifecycle.ts';
 import { nullLogger, type Logger } from '../log.ts';
+import { protectProcessGroup } from '../process/ownerWatchdog.ts';
 import { splitCommandLine } from '../reconcilers/commandLine.ts';
 
 /** What to run: a program with arguments, extra environment and working directory (no shell). */
@@ -74,8 +75,8 @@ export function launchSpecOf(commandLine: string, extra: Omit<LaunchSpec, 'comma
  * (so `go run`'s child, the built binary, belongs to it too); {@link stop} /
  * {@link dispose} send SIGTERM to the whole group, then SIGKILL after the
  * grace period. If the owner itself dies without disposing (a crashed or
- * killed editor), a tiny watchdog (`sh`, a child of the owner that reads its
- * stdin pipe from the owner) sees the pipe close and kills the group.
+ * killed editor), the owner's parent-death watchdog (src/core/process/ownerWatchdog.ts:
+ * a tiny `sh` that reads a pipe from the owner) sees the pipe close and kills the group.
  */
 export class LaunchedProcess implements Disposable {
   readonly pid: number | undefined;
@@ -84,7 +85,7 @@ export class LaunchedProcess implements Disposable {
   readonly exited: Promise<ProcessExit>;
   private exitValue: ProcessExit | undefined;
   private readonly child: ChildProcess;
-  private watchdog: ChildProcess | undefined;
+  private watchdog: Disposable | undefined;
   private readonly lines: string[] = [];
   private readonly keepLines: number;
   private readonly clock: Clock;
@@ -126,14 +127,7 @@ export class LaunchedProcess implements Disposable {
         rest = '';
       });
     }
-    if (this.pid !== undefined) {
-      this.watchdog = spawn('sh', ['-c', 'read _ignored; kill -TERM "-$1" 2>/dev/null; sleep "$2"; kill -KILL "-$1" 2>/dev/null', 'reconcile-lab-watchdog', String(this.pid), String(Math.ceil(this.killGraceMs / 1000))], {
-        stdio: ['pipe', 'ignore', 'ignore'],
-      });
-      this.watchdog.on('error', (e) => log.warn('the process watchdog did not start', { error: e.message }));
-      this.watchdog.unref();
-      (this.watchdog.stdin as unknown as { unref?: () => void } | null)?.unref?.();
-    }
+    if (this.pid !== undefined && !this.exitValue) this.watchdog = protectProcessGroup(this.pid);
     log.info('launched', { command: spec.command, args: spec.args.join(' '), cwd: spec.cwd, pid: this.pid });
   }
 
@@ -202,7 +196,7 @@ export class LaunchedProcess implements Disposable {
   private stopWatchdog(): void {
     const w = this.watchdog;
     this.watchdog = undefined;
-    if (w && w.exitCode === null) w.kill('SIGKILL');
+    w?.dispose();
   }
 
   private line(stream: 'stdout' | 'stderr', line: string): void {

@@ -1,12 +1,15 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
-import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync, chmodSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { request as httpsRequest } from 'node:https';
 import { request as httpRequest } from 'node:http';
 import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { Emitter, type Event } from '../event.ts';
+import type { Disposable } from '../lifecycle.ts';
+import { createOwnedTempDir } from '../process/ownedTempDir.ts';
+import { protectProcessGroup } from '../process/ownerWatchdog.ts';
 
 /**
  * A real, local Kubernetes control plane in the envtest style: etcd,
@@ -22,6 +25,14 @@ import { fileURLToPath } from 'node:url';
  * Invariant: after `stop()` resolves no process of this control plane is
  * alive and its temp dir is gone. A start failure stops whatever started and
  * throws an error carrying the last lines of the failing component's log.
+ *
+ * Nothing outlives the process that started it: every component's process
+ * group is registered with the owner's parent-death watchdog
+ * (src/core/process/ownerWatchdog.ts), so a SIGKILLed owner takes them along;
+ * the temp dir carries an owner record, and the next start removes the dir
+ * (and any process still running from it) of a run that died (see
+ * src/core/process/ownedTempDir.ts).
+
  */
 export interface LocalControlPlane {
   /** https://127.0.0.1:<port> */
@@ -30,6 +41,11 @@ export interface LocalControlPlane {
   readonly kubeconfigPath: string;
   /** The private temp dir holding data, keys, logs and the kubeconfig. */
   readonly dir: string;
+  /**
+   * A component exited although nobody stopped it (it crashed, or someone sent it a signal). The control
+   * plane does not restart it; owners that run as one unit (`npm run lab`) stop everything.
+   */
+  readonly onDidExitUnexpectedly: Event<ComponentExit>;
   /**
    * Stops kube-apiserver only (etcd and its data stay): for tests of watch
    * interruptions. By default SIGTERM, then SIGKILL after 10 s (a graceful
@@ -43,6 +59,13 @@ export interface LocalControlPlane {
   startApiServer(): Promise<void>;
   /** Stops every component (SIGTERM, then SIGKILL after a grace period) and removes the temp dir. Idempotent. */
   stop(): Promise<void>;
+}
+
+/** How a component ended. */
+export interface ComponentExit {
+  readonly component: string;
+  readonly code: number | null;
+  readonly signal: NodeJS.Signals | null;
 }
 
 export interface StopApiServerOptions {
@@ -179,12 +202,21 @@ interface ProbeResult {
   body: string;
 }
 
-function probe(url: string, ca?: string, token?: string): Promise<ProbeResult> {
+interface ProbeAuth {
+  ca?: string;
+  token?: string;
+  /** A client certificate and key (PEM). */
+  cert?: string;
+  key?: string;
+}
+
+function probe(url: string, auth: ProbeAuth = {}): Promise<ProbeResult> {
   return new Promise((res) => {
     const u = new URL(url);
+    const { ca, token, cert, key } = auth;
     const req = (u.protocol === 'https:' ? httpsRequest : httpRequest)(
       u,
-      { method: 'GET', timeout: 2000, ...(ca ? { ca } : {}), headers: token ? { Authorization: `Bearer ${token}` } : {} },
+      { method: 'GET', timeout: 2000, ...(ca ? { ca } : {}), ...(cert && key ? { cert, key } : {}), headers: token ? { Authorization: `Bearer ${token}` } : {} },
       (r) => {
         let body = '';
         r.setEncoding('utf8');
@@ -202,25 +234,47 @@ class Component {
   readonly name: string;
   readonly logFile: string;
   private readonly argv: string[];
+  private readonly onUnexpectedExit: (e: ComponentExit) => void;
   proc?: ChildProcess;
 
-  constructor(name: string, argv: string[], logFile: string) {
+  constructor(name: string, argv: string[], logFile: string, onUnexpectedExit: (e: ComponentExit) => void = () => {}) {
     this.name = name;
     this.argv = argv;
     this.logFile = logFile;
+    this.onUnexpectedExit = onUnexpectedExit;
   }
 
   start(): void {
     // Output goes straight to the log file (no pipes through this process), and the child is unref'd:
-    // it never keeps Node alive on its own; the exit hook kills it if stop() was never called.
+    // it never keeps Node alive on its own; the exit hook kills it if stop() was never called, and the
+    // watchdog if this process dies without running exit hooks.
     const fd = openSync(this.logFile, 'a');
     const [cmd, ...args] = this.argv;
     try {
       const p = spawn(cmd!, args, { detached: true, stdio: ['ignore', fd, fd] });
       p.unref();
       live.add(p);
-      p.on('exit', () => live.delete(p));
-      p.on('error', () => live.delete(p));
+      const guard: Disposable = protectProcessGroup(p.pid);
+      const ended = () => {
+        live.delete(p);
+        // The leader is gone: reap anything left in its group, then stop watching the (now free) pgid.
+        if (p.pid !== undefined) {
+          try {
+            process.kill(-p.pid, 'SIGKILL');
+          } catch {
+            // the group is empty
+          }
+        }
+        guard.dispose();
+      };
+      p.on('exit', (code, signal) => {
+        ended();
+        if (this.proc === p) {
+          this.proc = undefined;
+          this.onUnexpectedExit({ component: this.name, code, signal });
+        }
+      });
+      p.on('error', ended);
       this.proc = p;
     } finally {
       closeSync(fd);
@@ -270,17 +324,21 @@ export async function startLocalControlPlane(options: LocalControlPlaneOptions =
   const bins = await resolveBinaries(options);
   installExitHook();
 
-  const dir = mkdtempSync(join(tmpdir(), 'reconcile-lab-cp-'));
-  chmodSync(dir, 0o700);
+  const dir = createOwnedTempDir('reconcile-lab-cp-', { onLeftoverRemoved: (d) => log(`removed ${d}, left behind by a run that did not stop`) });
   liveDirs.add(dir);
   const components: Component[] = [];
   let stopped = false;
+  const exitEmitter = new Emitter<ComponentExit>();
+  const unexpected = (e: ComponentExit) => {
+    if (!stopped) exitEmitter.fire(e);
+  };
   const stopAll = async () => {
     if (stopped) return;
     stopped = true;
     for (const c of components.slice().reverse()) await c.stop();
     rmSync(dir, { recursive: true, force: true });
     liveDirs.delete(dir);
+    exitEmitter.dispose();
   };
 
   try {
@@ -303,7 +361,7 @@ export async function startLocalControlPlane(options: LocalControlPlaneOptions =
       `--initial-cluster=default=http://127.0.0.1:${peerPort}`,
       '--unsafe-no-fsync=true',
       '--log-level=warn',
-    ], join(dir, 'etcd.log'));
+    ], join(dir, 'etcd.log'), unexpected);
     components.push(etcd);
     log(`starting etcd on 127.0.0.1:${etcdPort}`);
     etcd.start();
@@ -326,13 +384,13 @@ export async function startLocalControlPlane(options: LocalControlPlaneOptions =
       `--service-account-signing-key-file=${join(dir, 'sa.key')}`,
       '--endpoint-reconciler-type=none',
       '--v=0',
-    ], join(dir, 'kube-apiserver.log'));
+    ], join(dir, 'kube-apiserver.log'), unexpected);
     components.push(apiserver);
     const server = `https://127.0.0.1:${apiPort}`;
     const caFile = join(certDir, 'apiserver.crt');
     const apiReady = async () => {
       if (!existsSync(caFile)) return false;
-      const r = await probe(`${server}/readyz`, readFileSync(caFile, 'utf8'), token);
+      const r = await probe(`${server}/readyz`, { ca: readFileSync(caFile, 'utf8'), token });
       return r.status === 200;
     };
     const startApi = async () => {
@@ -374,7 +432,7 @@ export async function startLocalControlPlane(options: LocalControlPlaneOptions =
         '--secure-port=0',
         '--use-service-account-credentials=false',
         '--v=0',
-      ], join(dir, 'kube-controller-manager.log'));
+      ], join(dir, 'kube-controller-manager.log'), unexpected);
       components.push(kcm);
       log('starting kube-controller-manager (garbage collector, namespace controller)');
       kcm.start();
@@ -389,6 +447,7 @@ export async function startLocalControlPlane(options: LocalControlPlaneOptions =
       server,
       kubeconfigPath,
       dir,
+      onDidExitUnexpectedly: exitEmitter.event,
       stopApiServer: (o: StopApiServerOptions = {}) => apiserver.stop(o.graceMs ?? 10_000),
       startApiServer: startApi,
       stop: stopAll,

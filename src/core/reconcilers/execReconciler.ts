@@ -4,6 +4,7 @@ import { realClock } from '../clock.ts';
 import type { Disposable } from '../lifecycle.ts';
 import type { GroupVersionResource, KubeObject } from '../k8s/objects.ts';
 import { TerminalError, type ReconcileContext, type Reconciler, type Request, type Result } from '../controller/reconcile.ts';
+import { protectProcessGroup } from '../process/ownerWatchdog.ts';
 import { readFresh } from './readObject.ts';
 import { writeStatusIfChanged } from './statusWriter.ts';
 
@@ -83,6 +84,38 @@ export interface ExecReconcilerOptions {
 
 const STDERR_TAIL_BYTES = 4096;
 
+/**
+ * Inherited variables an exec program does not get: the editor's own plumbing. `ELECTRON_RUN_AS_NODE` would
+ * turn a `code` the program starts into plain Node, `VSCODE_IPC_HOOK*` would make it talk to this editor,
+ * `RECONCILE_LAB_BRIDGE*` carry the Go bridge's address and secret token.
+ */
+const WITHHELD_ENV = /^(VSCODE_|ELECTRON_|RECONCILE_LAB_BRIDGE)/;
+
+/**
+ * The environment of one exec run: the inherited environment without {@link WITHHELD_ENV}, then
+ * `options.env`, then the protocol's variables (RECONCILE_KEY, RECONCILE_NAMESPACE, RECONCILE_NAME,
+ * RECONCILE_DRY_RUN, RECONCILE_RESOURCE; KUBECONFIG when a kubeconfig path is set; RECONCILE_CONTEXT when a
+ * context is). Pure, for tests.
+ */
+export function execEnvironment(
+  inherited: NodeJS.ProcessEnv,
+  options: Pick<ExecReconcilerOptions, 'env' | 'kubeconfigPath' | 'context'>,
+  input: Pick<ExecInput, 'key' | 'namespace' | 'name' | 'dryRun' | 'resource'>,
+): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [k, v] of Object.entries(inherited)) if (!WITHHELD_ENV.test(k)) env[k] = v;
+  Object.assign(env, options.env, {
+    RECONCILE_KEY: input.key,
+    RECONCILE_NAMESPACE: input.namespace ?? '',
+    RECONCILE_NAME: input.name,
+    RECONCILE_DRY_RUN: input.dryRun ? 'true' : 'false',
+    RECONCILE_RESOURCE: input.resource.group ? `${input.resource.resource}.${input.resource.group}` : input.resource.resource,
+  });
+  if (options.kubeconfigPath) env.KUBECONFIG = options.kubeconfigPath;
+  if (options.context) env.RECONCILE_CONTEXT = options.context;
+  return env;
+}
+
 function tail(s: string, max = STDERR_TAIL_BYTES): string {
   const t = s.length > max ? '…' + s.slice(-max) : s;
   return t.trimEnd();
@@ -131,7 +164,10 @@ export function parseExecOutput(text: string): ExecOutput {
  * {@link ExecReconcilerError}, so the work queue retries it with backoff; the
  * host process never crashes. Each run owns its child process: on timeout,
  * abort or {@link Disposable.dispose} the whole process group gets SIGTERM,
- * then SIGKILL after `killGraceMs`.
+ * then SIGKILL after `killGraceMs`; once the program exited (also normally)
+ * anything left in its group is killed; and if this process dies mid-run, the
+ * parent-death watchdog ends the group. The environment is
+ * {@link execEnvironment}.
  *
  * Writes the program makes itself (kubectl) bypass the controller's client, so
  * they are not in the journal and dry-run depends on the program honouring
@@ -166,17 +202,7 @@ export function createExecReconciler(options: ExecReconcilerOptions): Reconciler
         reject(new ExecReconcilerError('aborted', `${program}: aborted before start`));
         return;
       }
-      const env: NodeJS.ProcessEnv = {
-        ...process.env,
-        ...options.env,
-        RECONCILE_KEY: input.key,
-        RECONCILE_NAMESPACE: input.namespace ?? '',
-        RECONCILE_NAME: input.name,
-        RECONCILE_DRY_RUN: input.dryRun ? 'true' : 'false',
-        RECONCILE_RESOURCE: input.resource.group ? `${input.resource.resource}.${input.resource.group}` : input.resource.resource,
-      };
-      if (options.kubeconfigPath) env.KUBECONFIG = options.kubeconfigPath;
-      if (options.context) env.RECONCILE_CONTEXT = options.context;
+      const env = execEnvironment(process.env, options, input);
       let child: ChildProcess;
       try {
         child = spawn(program, options.command.slice(1), { cwd: options.cwd, env, stdio: ['pipe', 'pipe', 'pipe'], detached: true });
@@ -185,6 +211,20 @@ export function createExecReconciler(options: ExecReconcilerOptions): Reconciler
         return;
       }
       running.add(child);
+      // If this process dies mid-run, the watchdog ends the program's group (see ownerWatchdog.ts).
+      const guard = protectProcessGroup(child.pid);
+      // The program exited: whatever it left running in its group (a `kubectl … &`, a `sleep`) goes too,
+      // after a normal exit as after a failure; then its pgid is free and no longer watched.
+      child.once('exit', () => {
+        if (child.pid !== undefined) {
+          try {
+            process.kill(-child.pid, 'SIGKILL');
+          } catch {
+            // the group is empty
+          }
+        }
+        guard.dispose();
+      });
       const stdout: Buffer[] = [];
       let stdoutBytes = 0;
       let stderr = '';
@@ -226,6 +266,7 @@ export function createExecReconciler(options: ExecReconcilerOptions): Reconciler
         fn();
       };
       child.on('error', (e: NodeJS.ErrnoException) => {
+        guard.dispose();
         finish(() => {
           if (e.code === 'ENOENT') reject(new ExecReconcilerError('not-found', `${program}: program not found (check the path, or that it is on PATH)`, { cause: e }));
           else if (e.code === 'EACCES') reject(new ExecReconcilerError('not-executable', `${program}: permission denied (is it executable? chmod +x)`, { cause: e }));

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createExecReconciler, ExecReconcilerError, parseExecOutput } from '../../../src/core/reconcilers/execReconciler.ts';
+import { createExecReconciler, execEnvironment, ExecReconcilerError, parseExecOutput } from '../../../src/core/reconcilers/execReconciler.ts';
 import { isTerminal } from '../../../src/core/controller/reconcile.ts';
 import { FakeClock } from '../../fakes/fakeClock.ts';
 import { statusOnlyClient, testContext, until, widget } from './helpers.ts';
@@ -78,6 +78,31 @@ test('"priority" in the output becomes Result.priority (with or without a requeu
   assert.deepEqual(await later.reconcile(req, ctx), { requeueAfterMs: 500, reason: 'later', priority: 7 });
   const done = createExecReconciler({ command: [script('prio0.sh', `cat >/dev/null; echo '{"priority": -3}'`)] });
   assert.deepEqual(await done.reconcile(req, ctx), { priority: -3 });
+});
+
+test('after a normal exit, whatever the program left running in its group is killed', async () => {
+  const pidFile = join(dir, 'background.pid');
+  // A background sleep with its output detached: without the group kill it would outlive the run.
+  const s = script('bg.sh', `cat >/dev/null; sleep 300 >/dev/null 2>&1 & echo $! > "${pidFile}"; echo '{}'`);
+  const r = createExecReconciler({ command: [s] });
+  const { ctx } = testContext(statusOnlyClient([]), { objects: [widget('w1')] });
+  assert.deepEqual(await r.reconcile(req, ctx), {});
+  const bg = Number(readFileSync(pidFile, 'utf8'));
+  await until(() => isDead(bg));
+  assert.ok(isDead(bg), 'the background process died with its group');
+  r.dispose();
+});
+
+test('the program gets the documented environment: inherited variables without the editor\'s plumbing, then env, then the protocol variables', () => {
+  const env = execEnvironment(
+    { PATH: '/bin', HOME: '/h', VSCODE_IPC_HOOK_CLI: '/tmp/x.sock', ELECTRON_RUN_AS_NODE: '1', RECONCILE_LAB_BRIDGE_TOKEN: 'secret', RECONCILE_KEY: 'spoofed', KUBECONFIG: '/old' },
+    { env: { EXTRA: 'x', RECONCILE_NAME: 'spoofed' }, kubeconfigPath: '/k', context: 'c' },
+    { key: 'ns/n', namespace: 'ns', name: 'n', dryRun: false, resource: { group: '', version: 'v1', resource: 'configmaps' } },
+  );
+  assert.deepEqual(env, {
+    PATH: '/bin', HOME: '/h', EXTRA: 'x', KUBECONFIG: '/k', RECONCILE_CONTEXT: 'c',
+    RECONCILE_KEY: 'ns/n', RECONCILE_NAMESPACE: 'ns', RECONCILE_NAME: 'n', RECONCILE_DRY_RUN: 'false', RECONCILE_RESOURCE: 'configmaps',
+  });
 });
 
 test('the returned status is written through /status only when it differs', async () => {

@@ -1,0 +1,164 @@
+// Processes never outlive their owner (issue 9 §12), with real processes: a real local control plane (etcd,
+// kube-apiserver, kube-controller-manager), an exec reconciler run, and `npm run lab`. Waiting for a process to die
+// polls /proc (bounded); nothing asserts on elapsed time.
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { createOwnedTempDir, processesUsing } from '../../src/core/process/ownedTempDir.ts';
+
+const root = resolve(import.meta.dirname, '../..');
+const src = (p: string) => JSON.stringify(resolve(root, 'src', p));
+
+/** Alive and not a zombie. */
+function alive(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const state = stat.slice(stat.lastIndexOf(')') + 2)[0];
+    return state !== 'Z' && state !== 'X';
+  } catch {
+    return false;
+  }
+}
+
+async function eventually(cond: () => boolean, what: string, tries = 600): Promise<void> {
+  for (let i = 0; i < tries && !cond(); i++) await new Promise((r) => setTimeout(r, 100));
+  assert.ok(cond(), what);
+}
+
+/** Resolves with the first line of `child`'s stdout matching `re` (rejects if the child exits first). */
+function lineMatching(child: ChildProcess, re: RegExp, seen: string[] = []): Promise<RegExpMatchArray> {
+  return new Promise((res, rej) => {
+    let buf = '';
+    const onData = (b: Buffer) => {
+      buf += b.toString();
+      let i;
+      while ((i = buf.indexOf('\n')) >= 0) {
+        const line = buf.slice(0, i);
+        buf = buf.slice(i + 1);
+        seen.push(line);
+        const m = re.exec(line);
+        if (m) {
+          child.stdout!.off('data', onData);
+          res(m);
+          return;
+        }
+      }
+    };
+    child.stdout!.on('data', onData);
+    child.once('exit', (code, signal) => rej(new Error(`exited (${signal ?? code}) before printing ${re}:\n${seen.slice(-30).join('\n')}`)));
+  });
+}
+
+const exited = (c: ChildProcess) => new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((r) => {
+  if (c.exitCode !== null || c.signalCode !== null) r({ code: c.exitCode, signal: c.signalCode });
+  else c.once('exit', (code, signal) => r({ code, signal }));
+});
+
+describe('processes never outlive their owner', () => {
+  it('SIGKILL of the owner: etcd, kube-apiserver, kube-controller-manager and a running exec program (and its child) all go; the next start removes the temp dir', { timeout: 600_000 }, async () => {
+    const script = `
+      const { startLocalControlPlane } = await import(${src('core/controlplane/localControlPlane.ts')});
+      const { createExecReconciler } = await import(${src('core/reconcilers/execReconciler.ts')});
+      const cp = await startLocalControlPlane();
+      const r = createExecReconciler({ command: ['sh', '-c', 'sleep 300 & wait'], timeoutMs: 0 });
+      const ctx = {
+        cache: { get: () => ({ metadata: { name: 'w' } }) }, primary: { group: 'g', version: 'v1', resource: 'things' },
+        signal: new AbortController().signal, dryRun: false, log: { debug() {}, info() {}, warn() {}, error() {} },
+      };
+      void r.reconcile({ key: 'ns/w', namespace: 'ns', name: 'w' }, ctx).catch(() => {});
+      console.log(JSON.stringify({ dir: cp.dir }));
+      setInterval(() => {}, 1000);
+    `;
+    // The exec program is found through /proc (a child of the owner running `sh -c 'sleep 300 & wait'`).
+    const owner = spawn(process.execPath, ['--input-type=module', '-e', script], { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] });
+    try {
+      const seen: string[] = [];
+      const { dir } = JSON.parse((await lineMatching(owner, /^\{"dir":.*\}$/, seen))[0]) as { dir: string };
+
+      // Every component runs from the private dir; the exec program and its background child run too.
+      const components = processesUsing(dir);
+      const names = components.map((p) => readFileSync(`/proc/${p}/cmdline`, 'utf8').split('\0').join(' '));
+      for (const c of ['etcd', 'kube-apiserver', 'kube-controller-manager']) assert.ok(names.some((n) => n.includes(c)), `${c} runs: ${names.join('\n')}`);
+      // The exec program is a process group of its own whose leader's parent is the owner.
+      const children = readdirSync('/proc').filter((p) => /^\d+$/.test(p)).map(Number).filter((p) => {
+        try {
+          const stat = readFileSync(`/proc/${p}/stat`, 'utf8');
+          const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+          return Number(f[1]) === owner.pid && readFileSync(`/proc/${p}/cmdline`, 'utf8').startsWith('sh\0-c\0sleep 300');
+        } catch {
+          return false;
+        }
+      });
+      assert.equal(children.length, 1, 'the exec program runs');
+      const program = children[0]!;
+      const group = readdirSync('/proc').filter((p) => /^\d+$/.test(p)).map(Number).filter((p) => {
+        try {
+          const stat = readFileSync(`/proc/${p}/stat`, 'utf8');
+          return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[2]) === program;
+        } catch {
+          return false;
+        }
+      });
+      assert.ok(group.length >= 2, `the program and its background sleep share its group: ${group.join(' ')}`);
+
+      owner.kill('SIGKILL');
+      await exited(owner);
+      await eventually(() => processesUsing(dir).length === 0, `every control plane process is gone (left: ${processesUsing(dir).join(' ')})`);
+      await eventually(() => group.every((p) => !alive(p)), 'the exec program and its child are gone');
+      for (const p of components) assert.ok(!alive(p), `pid ${p} is gone`);
+
+      // No exit hook ran: the dir is still there, until the next start sweeps it.
+      assert.ok(existsSync(dir), 'the dead run left its temp dir');
+      const next = createOwnedTempDir('reconcile-lab-cp-');
+      try {
+        assert.ok(!existsSync(dir), 'the next start removed the leftover dir');
+      } finally {
+        rmSync(next, { recursive: true, force: true });
+      }
+    } finally {
+      if (owner.exitCode === null && owner.signalCode === null) owner.kill('SIGKILL');
+    }
+  });
+
+  /** `npm run lab -- --no-vscode` as `node scripts/run.cjs lab --no-vscode`; resolves once the lab is up. */
+  async function startLab(): Promise<{ run: ChildProcess; dir: string; out: string[] }> {
+    const run = spawn(process.execPath, [resolve(root, 'scripts/run.cjs'), 'lab', '--no-vscode'], { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] });
+    const out: string[] = [];
+    const kubeconfig = (await lineMatching(run, /^\s*kubeconfig:\s+(\S+)\/kubeconfig\s*$/, out))[1]!;
+    await lineMatching(run, /press Ctrl-C to stop everything/, out);
+    return { run, dir: kubeconfig, out };
+  }
+
+  async function assertAllGone(lab: { run: ChildProcess; dir: string; out: string[] }): Promise<void> {
+    const how = await exited(lab.run);
+    await eventually(() => processesUsing(lab.dir).length === 0, `no lab process is left (left: ${processesUsing(lab.dir).join(' ')})`);
+    await eventually(() => !existsSync(lab.dir), 'the lab removed its temp dir');
+    assert.ok(lab.out.some((l) => /stopped; nothing left running/.test(l)), `the lab says it stopped (${JSON.stringify(how)}):\n${lab.out.slice(-10).join('\n')}`);
+  }
+
+  it('npm run lab: SIGTERM to scripts/run.cjs stops everything', { timeout: 600_000 }, async () => {
+    const lab = await startLab();
+    try {
+      assert.ok(processesUsing(lab.dir).length >= 3, 'the lab runs its control plane');
+      lab.run.kill('SIGTERM');
+      await assertAllGone(lab);
+    } finally {
+      lab.run.kill('SIGKILL');
+    }
+  });
+
+  it('npm run lab: SIGTERM to etcd stops everything', { timeout: 600_000 }, async () => {
+    const lab = await startLab();
+    try {
+      const etcd = processesUsing(lab.dir).find((p) => readFileSync(`/proc/${p}/cmdline`, 'utf8').includes('--data-dir='));
+      assert.ok(etcd, 'etcd runs');
+      process.kill(etcd, 'SIGTERM');
+      await assertAllGone(lab);
+      assert.ok(lab.out.some((l) => /etcd exited by itself/.test(l)), 'the lab says why it stopped');
+    } finally {
+      lab.run.kill('SIGKILL');
+    }
+  });
+});
