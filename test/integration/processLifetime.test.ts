@@ -5,6 +5,8 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { request } from 'node:https';
+import { request as httpRequest } from 'node:http';
 import { resolve } from 'node:path';
 import { createOwnedTempDir, processesUsing } from '../../src/core/process/ownedTempDir.ts';
 
@@ -51,13 +53,26 @@ function lineMatching(child: ChildProcess, re: RegExp, seen: string[] = []): Pro
   });
 }
 
+function get(url: string, options: Record<string, unknown>): Promise<number | string> {
+  return new Promise((res) => {
+    const u = new URL(url);
+    const req = (u.protocol === 'https:' ? request : httpRequest)(u, { timeout: 5000, ...options }, (r) => {
+      r.resume();
+      res(r.statusCode ?? 0);
+    });
+    req.on('timeout', () => req.destroy(new Error('timeout')));
+    req.on('error', (e) => res(`error: ${e.message}`));
+    req.end();
+  });
+}
+
 const exited = (c: ChildProcess) => new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((r) => {
   if (c.exitCode !== null || c.signalCode !== null) r({ code: c.exitCode, signal: c.signalCode });
   else c.once('exit', (code, signal) => r({ code, signal }));
 });
 
 describe('processes never outlive their owner', () => {
-  it('SIGKILL of the owner: etcd, kube-apiserver, kube-controller-manager and a running exec program (and its child) all go; the next start removes the temp dir', { timeout: 600_000 }, async () => {
+  it('SIGKILL of the owner: etcd, kube-apiserver, kube-controller-manager and a running exec program (and its child) all go; etcd took only authenticated clients; the next start removes the temp dir', { timeout: 600_000 }, async () => {
     const script = `
       const { startLocalControlPlane } = await import(${src('core/controlplane/localControlPlane.ts')});
       const { createExecReconciler } = await import(${src('core/reconcilers/execReconciler.ts')});
@@ -68,14 +83,23 @@ describe('processes never outlive their owner', () => {
         signal: new AbortController().signal, dryRun: false, log: { debug() {}, info() {}, warn() {}, error() {} },
       };
       void r.reconcile({ key: 'ns/w', namespace: 'ns', name: 'w' }, ctx).catch(() => {});
-      console.log(JSON.stringify({ dir: cp.dir }));
+      console.log(JSON.stringify({ dir: cp.dir, etcdUrl: cp.etcdUrl, tls: cp.etcdClientTls }));
       setInterval(() => {}, 1000);
     `;
     // The exec program is found through /proc (a child of the owner running `sh -c 'sleep 300 & wait'`).
     const owner = spawn(process.execPath, ['--input-type=module', '-e', script], { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] });
     try {
       const seen: string[] = [];
-      const { dir } = JSON.parse((await lineMatching(owner, /^\{"dir":.*\}$/, seen))[0]) as { dir: string };
+      const ready = JSON.parse((await lineMatching(owner, /^\{"dir":.*\}$/, seen))[0]) as { dir: string; etcdUrl: string; tls: { caFile: string; certFile: string; keyFile: string } };
+      const { dir, etcdUrl, tls } = ready;
+
+      // etcd: only clients with a certificate from this control plane's CA get an answer.
+      const ca = readFileSync(tls.caFile, 'utf8');
+      assert.equal(await get(`${etcdUrl}/health`, { ca, cert: readFileSync(tls.certFile, 'utf8'), key: readFileSync(tls.keyFile, 'utf8') }), 200, 'with the client certificate');
+      const anonymous = await get(`${etcdUrl}/health`, { ca });
+      assert.notEqual(anonymous, 200, `without a client certificate: ${anonymous}`);
+      const plain = await get(etcdUrl.replace('https:', 'http:') + '/health', {});
+      assert.notEqual(plain, 200, `plain http: ${plain}`);
 
       // Every component runs from the private dir; the exec program and its background child run too.
       const components = processesUsing(dir);

@@ -10,6 +10,7 @@ import { Emitter, type Event } from '../event.ts';
 import type { Disposable } from '../lifecycle.ts';
 import { createOwnedTempDir } from '../process/ownedTempDir.ts';
 import { protectProcessGroup } from '../process/ownerWatchdog.ts';
+import { createMiniCa } from './pki.ts';
 
 /**
  * A real, local Kubernetes control plane in the envtest style: etcd,
@@ -32,7 +33,10 @@ import { protectProcessGroup } from '../process/ownerWatchdog.ts';
  * the temp dir carries an owner record, and the next start removes the dir
  * (and any process still running from it) of a run that died (see
  * src/core/process/ownedTempDir.ts).
-
+ *
+ * etcd only talks to authenticated clients: its client and peer ports are
+ * TLS with client certificates required, from a CA made for this control
+ * plane whose keys stay in the private dir; kube-apiserver presents one.
  */
 export interface LocalControlPlane {
   /** https://127.0.0.1:<port> */
@@ -41,6 +45,12 @@ export interface LocalControlPlane {
   readonly kubeconfigPath: string;
   /** The private temp dir holding data, keys, logs and the kubeconfig. */
   readonly dir: string;
+  /**
+   * etcd's client URL (https, client certificate required). The CA, certificate and key kube-apiserver uses
+   * for it are {@link etcdClientTls}; for tests and diagnostics.
+   */
+  readonly etcdUrl: string;
+  readonly etcdClientTls: { readonly caFile: string; readonly certFile: string; readonly keyFile: string };
   /**
    * A component exited although nobody stopped it (it crashed, or someone sent it a signal). The control
    * plane does not restart it; owners that run as one unit (`npm run lab`) stop everything.
@@ -351,26 +361,57 @@ export async function startLocalControlPlane(options: LocalControlPlaneOptions =
     writeFileSync(join(dir, 'sa.key'), sa.privateKey.export({ type: 'pkcs8', format: 'pem' }), { mode: 0o600 });
     writeFileSync(join(dir, 'sa.pub'), sa.publicKey.export({ type: 'spki', format: 'pem' }), { mode: 0o600 });
 
+    // etcd's own PKI: client and peer ports require a certificate from this CA (nobody else on the machine
+    // can read or write the cluster's data through them).
+    const etcdPki = join(dir, 'etcd-pki');
+    mkdirSync(etcdPki, { mode: 0o700 });
+    const etcdCa = createMiniCa('reconcile-lab-etcd-ca');
+    const etcdServer = etcdCa.issue('etcd');
+    const etcdClient = etcdCa.issue('kube-apiserver-etcd-client');
+    const pkiFile = (name: string, pemText: string) => {
+      const f = join(etcdPki, name);
+      writeFileSync(f, pemText, { mode: 0o600 });
+      return f;
+    };
+    const etcdCaFile = pkiFile('ca.crt', etcdCa.certPem);
+    const etcdCert = pkiFile('server.crt', etcdServer.certPem);
+    const etcdKey = pkiFile('server.key', etcdServer.keyPem);
+    const clientCert = pkiFile('client.crt', etcdClient.certPem);
+    const clientKey = pkiFile('client.key', etcdClient.keyPem);
+    const etcdUrl = `https://127.0.0.1:${etcdPort}`;
+
     const etcd = new Component('etcd', [
       ...bins.etcd,
       `--data-dir=${join(dir, 'etcd')}`,
-      `--listen-client-urls=http://127.0.0.1:${etcdPort}`,
-      `--advertise-client-urls=http://127.0.0.1:${etcdPort}`,
-      `--listen-peer-urls=http://127.0.0.1:${peerPort}`,
-      `--initial-advertise-peer-urls=http://127.0.0.1:${peerPort}`,
-      `--initial-cluster=default=http://127.0.0.1:${peerPort}`,
+      `--listen-client-urls=${etcdUrl}`,
+      `--advertise-client-urls=${etcdUrl}`,
+      `--cert-file=${etcdCert}`,
+      `--key-file=${etcdKey}`,
+      `--trusted-ca-file=${etcdCaFile}`,
+      '--client-cert-auth=true',
+      `--listen-peer-urls=https://127.0.0.1:${peerPort}`,
+      `--initial-advertise-peer-urls=https://127.0.0.1:${peerPort}`,
+      `--initial-cluster=default=https://127.0.0.1:${peerPort}`,
+      `--peer-cert-file=${etcdCert}`,
+      `--peer-key-file=${etcdKey}`,
+      `--peer-trusted-ca-file=${etcdCaFile}`,
+      '--peer-client-cert-auth=true',
       '--unsafe-no-fsync=true',
       '--log-level=warn',
     ], join(dir, 'etcd.log'), unexpected);
     components.push(etcd);
-    log(`starting etcd on 127.0.0.1:${etcdPort}`);
+    log(`starting etcd on 127.0.0.1:${etcdPort} (TLS, client certificates required)`);
     etcd.start();
-    await waitFor(etcd, async () => (await probe(`http://127.0.0.1:${etcdPort}/health`)).status === 200, timeoutMs);
+    const etcdAuth = { ca: etcdCa.certPem, cert: etcdClient.certPem, key: etcdClient.keyPem };
+    await waitFor(etcd, async () => (await probe(`${etcdUrl}/health`, etcdAuth)).status === 200, timeoutMs);
 
     const certDir = join(dir, 'pki');
     const apiserver = new Component('kube-apiserver', [
       ...bins.apiserver,
-      `--etcd-servers=http://127.0.0.1:${etcdPort}`,
+      `--etcd-servers=${etcdUrl}`,
+      `--etcd-cafile=${etcdCaFile}`,
+      `--etcd-certfile=${clientCert}`,
+      `--etcd-keyfile=${clientKey}`,
       `--secure-port=${apiPort}`,
       '--bind-address=127.0.0.1',
       `--cert-dir=${certDir}`,
@@ -447,6 +488,8 @@ export async function startLocalControlPlane(options: LocalControlPlaneOptions =
       server,
       kubeconfigPath,
       dir,
+      etcdUrl,
+      etcdClientTls: { caFile: etcdCaFile, certFile: clientCert, keyFile: clientKey },
       onDidExitUnexpectedly: exitEmitter.event,
       stopApiServer: (o: StopApiServerOptions = {}) => apiserver.stop(o.graceMs ?? 10_000),
       startApiServer: startApi,

@@ -1,9 +1,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import { X509Certificate } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { createMiniCa } from '../../../src/core/controlplane/pki.ts';
 import { OWNER_FILE, removeLeftoverTempDirs } from '../../../src/core/process/ownedTempDir.ts';
 
 // Real processes and files, no cluster. Waiting for a process to die polls /proc (bounded), no timed assertion.
@@ -22,6 +24,24 @@ async function eventually(cond: () => boolean, what: string): Promise<void> {
   for (let i = 0; i < 200 && !cond(); i++) await new Promise((r) => setTimeout(r, 50));
   assert.ok(cond(), what);
 }
+
+test('pki: the CA and a leaf for 127.0.0.1/localhost, server and client use, signed by the CA', () => {
+  const ca = createMiniCa('test-ca');
+  const leaf = ca.issue('etcd');
+  const c = new X509Certificate(ca.certPem);
+  const l = new X509Certificate(leaf.certPem);
+  assert.equal(c.ca, true);
+  assert.equal(l.ca, false);
+  assert.ok(l.checkIssued(c) && l.verify(c.publicKey), 'the leaf is signed by the CA');
+  assert.ok(!l.verify(new X509Certificate(createMiniCa('other').certPem).publicKey), 'and not by another CA');
+  assert.equal(l.checkIP('127.0.0.1'), '127.0.0.1');
+  assert.equal(l.checkHost('localhost'), 'localhost');
+  assert.deepEqual(l.keyUsage, ['1.3.6.1.5.5.7.3.1', '1.3.6.1.5.5.7.3.2']);
+  assert.match(l.subject, /CN=etcd/);
+  assert.match(l.issuer, /CN=test-ca/);
+  assert.ok(new Date(l.validFrom) <= new Date() && new Date() < new Date(l.validTo));
+  assert.match(leaf.keyPem, /^-----BEGIN PRIVATE KEY-----/);
+});
 
 test('leftover temp dirs: a dead owner\'s dir goes (with a process still running from it); live owners, fresh unowned dirs and other prefixes stay', async () => {
   const root = mkdtempSync(join(tmpdir(), 'rl-sweep-test-'));
