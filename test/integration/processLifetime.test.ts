@@ -1,7 +1,7 @@
 // Processes never outlive their owner (issue 9 §12), with real processes: a real local control plane (etcd,
 // kube-apiserver, kube-controller-manager), an exec reconciler run, and `npm run lab`. Waiting for a process to die
 // polls /proc (bounded); nothing asserts on elapsed time.
-import { describe, it } from 'node:test';
+import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -29,28 +29,31 @@ async function eventually(cond: () => boolean, what: string, tries = 600): Promi
   assert.ok(cond(), what);
 }
 
-/** Resolves with the first line of `child`'s stdout matching `re` (rejects if the child exits first). */
-function lineMatching(child: ChildProcess, re: RegExp, seen: string[] = []): Promise<RegExpMatchArray> {
-  return new Promise((res, rej) => {
-    let buf = '';
-    const onData = (b: Buffer) => {
-      buf += b.toString();
-      let i;
-      while ((i = buf.indexOf('\n')) >= 0) {
-        const line = buf.slice(0, i);
-        buf = buf.slice(i + 1);
-        seen.push(line);
-        const m = re.exec(line);
-        if (m) {
-          child.stdout!.off('data', onData);
-          res(m);
-          return;
-        }
-      }
-    };
-    child.stdout!.on('data', onData);
-    child.once('exit', (code, signal) => rej(new Error(`exited (${signal ?? code}) before printing ${re}:\n${seen.slice(-30).join('\n')}`)));
+/** Collects every line of `child`'s stdout into the returned array, for as long as the child runs. */
+function collectLines(child: ChildProcess): string[] {
+  const lines: string[] = [];
+  let buf = '';
+  child.stdout!.on('data', (b: Buffer) => {
+    buf += b.toString();
+    let i;
+    while ((i = buf.indexOf('\n')) >= 0) {
+      lines.push(buf.slice(0, i));
+      buf = buf.slice(i + 1);
+    }
   });
+  return lines;
+}
+
+/** Resolves with the first collected line matching `re` (rejects if the child exits first). */
+async function lineMatching(child: ChildProcess, lines: string[], re: RegExp): Promise<RegExpMatchArray> {
+  for (;;) {
+    for (const line of lines) {
+      const m = re.exec(line);
+      if (m) return m;
+    }
+    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`exited (${child.signalCode ?? child.exitCode}) before printing ${re}:\n${lines.slice(-30).join('\n')}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
 }
 
 function get(url: string, options: Record<string, unknown>): Promise<number | string> {
@@ -89,8 +92,8 @@ describe('processes never outlive their owner', () => {
     // The exec program is found through /proc (a child of the owner running `sh -c 'sleep 300 & wait'`).
     const owner = spawn(process.execPath, ['--input-type=module', '-e', script], { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] });
     try {
-      const seen: string[] = [];
-      const ready = JSON.parse((await lineMatching(owner, /^\{"dir":.*\}$/, seen))[0]) as { dir: string; etcdUrl: string; tls: { caFile: string; certFile: string; keyFile: string } };
+      const seen = collectLines(owner);
+      const ready = JSON.parse((await lineMatching(owner, seen, /^\{"dir":.*\}$/))[0]) as { dir: string; etcdUrl: string; tls: { caFile: string; certFile: string; keyFile: string } };
       const { dir, etcdUrl, tls } = ready;
 
       // etcd: only clients with a certificate from this control plane's CA get an answer.
@@ -146,12 +149,19 @@ describe('processes never outlive their owner', () => {
     }
   });
 
+  // A lab a failed or timed-out test left running gets the Ctrl-C treatment.
+  const labs: ChildProcess[] = [];
+  after(() => {
+    for (const l of labs) if (l.exitCode === null && l.signalCode === null) l.kill('SIGTERM');
+  });
+
   /** `npm run lab -- --no-vscode` as `node scripts/run.cjs lab --no-vscode`; resolves once the lab is up. */
   async function startLab(): Promise<{ run: ChildProcess; dir: string; out: string[] }> {
     const run = spawn(process.execPath, [resolve(root, 'scripts/run.cjs'), 'lab', '--no-vscode'], { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] });
-    const out: string[] = [];
-    const kubeconfig = (await lineMatching(run, /^\s*kubeconfig:\s+(\S+)\/kubeconfig\s*$/, out))[1]!;
-    await lineMatching(run, /press Ctrl-C to stop everything/, out);
+    labs.push(run);
+    const out = collectLines(run);
+    const kubeconfig = (await lineMatching(run, out, /^\s*kubeconfig:\s+(\S+)\/kubeconfig\s*$/))[1]!;
+    await lineMatching(run, out, /press Ctrl-C to stop everything/);
     return { run, dir: kubeconfig, out };
   }
 
@@ -169,7 +179,7 @@ describe('processes never outlive their owner', () => {
       lab.run.kill('SIGTERM');
       await assertAllGone(lab);
     } finally {
-      lab.run.kill('SIGKILL');
+      lab.run.kill('SIGTERM');
     }
   });
 
@@ -182,7 +192,7 @@ describe('processes never outlive their owner', () => {
       await assertAllGone(lab);
       assert.ok(lab.out.some((l) => /etcd exited by itself/.test(l)), 'the lab says why it stopped');
     } finally {
-      lab.run.kill('SIGKILL');
+      lab.run.kill('SIGTERM');
     }
   });
 });
