@@ -61,7 +61,8 @@ export default async function timelineUi(t) {
   try {
     await t.step('the workbench loads and the extension connects', async () => {
       await openWorkbench(page, t.url);
-      await activityTab(page, 'Reconcile Lab').waitFor({ state: 'visible' });
+      // The extension host starts after the workbench; on a loaded machine that takes minutes.
+      await activityTab(page, 'Reconcile Lab').waitFor({ state: 'visible', timeout: 240_000 });
     });
 
     await t.step('Resume runs the loop: every Widget gets its child; a spec change is reconciled; Pause', async () => {
