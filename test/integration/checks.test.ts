@@ -112,6 +112,9 @@ describe('robustness checks (issue 11) on the real control plane', () => {
     const r = await runChecks(options({
       createReconciler: () => createExecReconciler({ command: [join(ROOT, 'samples/exec-reconciler.sh')], kubeconfigPath: cluster.kubeconfigPath, env: { PATH } }),
       reconcilerSpec: { kind: 'exec', command: ['samples/exec-reconciler.sh'] },
+      // Each reconcile runs several kubectl processes: seconds apiece on a loaded machine.
+      convergenceBoundMs: 60_000,
+      quietMs: 1_500,
     }));
     assert.equal(r.findings.length, 0, summary(r));
     assert.equal(r.totals.errors, 0, summary(r));

@@ -192,6 +192,7 @@ function checkConvergence(ctx: KeyContext, ref: Reference): Pick<CheckResult, 's
   }
   const top = [...counts.entries()].sort((a, b) => b[1].n - a[1].n)[0];
   const reconciles = run.entries.filter((e) => e.kind === 'reconcileStart' && e.key === ref.copy.scratchKey).length;
+  const running = run.controller.snapshot().status.inFlight > 0;
   const last = writes.slice(-3);
   const flapping = flappingPaths(writes.filter((w) => top && describeWrite(w) === top[0]));
   return {
@@ -202,7 +203,9 @@ function checkConvergence(ctx: KeyContext, ref: Reference): Pick<CheckResult, 's
       title: top ? `Never converges: ${top[1].n} × ${top[0]} in ${Math.round(ctx.boundMs / 1000)} s (${reconciles} reconciles)` : `Never goes idle: ${reconciles} reconciles in ${Math.round(ctx.boundMs / 1000)} s`,
       explanation: top
         ? `The spec did not change, yet the controller kept writing: each write is a watch event that queues the key again, so it reconciles forever (a hot loop).${flapping.length ? ` The fields that change on every write: ${flapping.slice(0, 5).join(', ')}.` : ''} Write status only when it differs from what is there, and keep values that change on every pass (timestamps, counters) out of the written state.`
-        : `The key kept being reconciled (errors retried, or requeues) without reaching a stable state within the bound. Look at the journal for the failing reconcile.`,
+        : running
+          ? `A reconcile was still running when the bound of ${ctx.boundMs} ms passed. If it is merely slow (an exec program on a loaded machine), raise the bound (--convergence-bound); otherwise look for a call that never returns (pass ctx.signal to every call).`
+          : `The key kept being reconciled (errors retried, or requeues) without reaching a stable state within the bound. Look at the journal for the failing reconcile.`,
     })],
   };
 }
