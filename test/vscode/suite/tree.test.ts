@@ -82,9 +82,10 @@ describe('Resources view: filter, Events, Edit Spec as YAML, field-manager fight
     const warning = l.resourcesTree.getTreeItem(rows[0]!);
     assert.match(String(warning.description), /^×2 · \d+s ago · ConfigMap calm-settings not found$/);
     assert.equal(warning.contextValue, 'reconcileLab:event:warning');
-    assert.match((warning.tooltip as vscode.MarkdownString).value, /Reported by: someone/);
+    // Tooltip values are appended as text (spaces become &nbsp;).
+    assert.match((warning.tooltip as vscode.MarkdownString).value.replace(/&nbsp;/g, ' '), /Reported by: someone/);
     assert.match(String(l.resourcesTree.getTreeItem(events).description), /^2 · 1 warning$/);
-    assert.match((l.resourcesTree.getTreeItem(rows[1]!).tooltip as vscode.MarkdownString).value, /Reported by: example\.com\/checker/);
+    assert.match((l.resourcesTree.getTreeItem(rows[1]!).tooltip as vscode.MarkdownString).value.replace(/&nbsp;/g, ' '), /Reported by: example\.com\/checker/);
   });
 
   it('Edit Spec as YAML… applies with the opened resourceVersion; a concurrent change is a conflict that keeps the edit and writes nothing', async () => {
