@@ -69,7 +69,7 @@ export default async function timelineUi(t) {
       await eventually('the loop to be paused and resumable', async () => {
         await runCommand(page, 'Reconcile Lab: Resume Reconcile Loop').catch(() => page.keyboard.press('Escape'));
         return kube.json({ method: 'GET', path: `/api/v1/namespaces/${ns}/configmaps/tl-alpha-config` }).catch(() => undefined);
-      }, (cm) => cm !== undefined, { timeoutMs: 60_000, intervalMs: 2000 });
+      }, (cm) => cm !== undefined, { timeoutMs: 240_000, intervalMs: 2000 }); // connecting takes minutes on a loaded machine
       await eventually('tl-beta-config', () => kube.json({ method: 'GET', path: `/api/v1/namespaces/${ns}/configmaps/tl-beta-config` }).catch(() => undefined), (c) => c !== undefined);
       await kube.json({ method: 'PATCH', path: `${widgets}/tl-beta`, contentType: 'application/merge-patch+json', body: { spec: { data: { color: 'orange' } } } });
       await eventually('the spec change reconciled', () => kube.json({ method: 'GET', path: `/api/v1/namespaces/${ns}/configmaps/tl-beta-config` }), (c) => c.data?.color === 'orange');
