@@ -50,7 +50,7 @@ export class ChecksUi implements vscode.Disposable {
       new ChecksPanel({
         extensionUri: lab.extensionUri,
         log: lab.log,
-        onCopy: (id) => this.copy(id),
+        onCopy: (id) => this.copyReproduce(id),
         onExport: (format) => this.export(format),
         onRerun: () => {
           const req = this.last?.request;
@@ -174,7 +174,8 @@ export class ChecksUi implements vscode.Disposable {
     this.running?.abort(new Error('cancelled'));
   }
 
-  private async copy(findingId: string): Promise<string> {
+  /** Copies the reproduce line of a finding of the last report (the webview's Copy button); resolves to a notice. */
+  async copyReproduce(findingId: string): Promise<string> {
     const text = reproduceOf(this.last?.report, findingId);
     if (!text) return 'That finding is no longer shown.';
     await vscode.env.clipboard.writeText(text);

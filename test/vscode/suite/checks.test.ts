@@ -1,0 +1,133 @@
+// Run Robustness Checks… in real VS Code against the run's control plane: the lab reconciler has zero findings, a
+// buggy sample (samples/buggy/) is caught by the right check, the results view gets the report through its
+// protocol, exports it and copies a reproduce line; a cluster that is not the local control plane is refused
+// unless confirmed by name; the developer's object is never written; exec/module reconcilers need trust.
+import * as assert from 'node:assert/strict';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import * as vscode from 'vscode';
+import { parse, stringify } from 'yaml';
+import type { ReconcileLab } from '../../../src/host/reconcileLab.ts';
+import { connectTo, lab, labCluster, ok, ROOT, run, runAsStranger, testNamespace, waitUntil, widget, widgetCrd } from './support/lab.ts';
+
+type ChecksResult = { totals: { findings: number; passed: number; failed: number; skipped: number; errors: number; checks: number }; findings: Array<{ check: string; key: string; title: string; severity: string }>; aborted: boolean; durationMs: number };
+
+/** The buggy sample every check family must catch, and the check that catches it (from samples/buggy/README or file names). */
+function buggySample(): { path: string; check: string } | undefined {
+  const dir = join(ROOT, 'samples/buggy');
+  if (!existsSync(dir)) return undefined;
+  // A create with generateName on every pass: caught by "run twice".
+  const file = readdirSync(dir).find((f) => /generate-?name/i.test(f) && /\.(ts|js|mjs)$/.test(f));
+  return file ? { path: join(dir, file), check: 'runTwice' } : undefined;
+}
+
+describe('Robustness checks', function () {
+  this.timeout(300_000);
+  let l: ReconcileLab;
+  let ns = '';
+  let tmp = '';
+
+  before(async function () {
+    this.timeout(120_000);
+    l = await lab();
+    const c = await widgetCrd();
+    ns = await testNamespace('ext-checks');
+    tmp = mkdtempSync(join(tmpdir(), 'rl-ext-checks-'));
+    await labCluster().client.create(c.gvr, widget(c, ns, 'checked', { data: { color: 'green', size: 'm' } }));
+  });
+
+  after(async () => {
+    rmSync(tmp, { recursive: true, force: true });
+    await vscode.commands.executeCommand('workbench.action.closeAllEditors');
+    await l.disconnect();
+  });
+
+  it('runs every check on a key with the lab reconciler: zero findings, shown in the results view, the object untouched', async () => {
+    const c = await widgetCrd();
+    await connectTo(ns);
+    await waitUntil(() => Boolean(l.session?.get(c.resourceId, `${ns}/checked`)), 'widget cached');
+    const before = await labCluster().client.get(c.gvr, ns, 'checked');
+    const r = ok(await run<ChecksResult>('reconcileLab.runChecks', { key: `${ns}/checked`, resource: c.resourceId, checks: ['runTwice', 'crashAfterWrite', 'staleCache', 'unobservedState', 'convergence'], quiet: true }));
+    assert.equal(r.aborted, false);
+    assert.equal(r.totals.findings, 0, `findings: ${JSON.stringify(r.findings)}`);
+    assert.equal(r.totals.errors, 0, 'every check could run');
+    assert.equal(r.totals.checks, 5);
+    assert.ok(r.totals.passed >= 4, `passed ${r.totals.passed}, skipped ${r.totals.skipped}`);
+    const after = await labCluster().client.get(c.gvr, ns, 'checked');
+    assert.equal(after.metadata.resourceVersion, before.metadata.resourceVersion, 'the developer\'s object was not written (copies only)');
+    // The results view: open, handshake done, the finished model with one row per check.
+    assert.equal(l.checks.panel.isOpen, true);
+    await waitUntil(() => l.checks.panel.isReady, 'the results webview said ready');
+    const m = l.checks.panel.current;
+    assert.equal(m.phase, 'done');
+    assert.equal(m.results.length, 5);
+    assert.ok(m.results.every((x) => x.status === 'passed' || x.status === 'skipped'), JSON.stringify(m.results.map((x) => [x.check, x.status, x.message])));
+    assert.match(m.status, /^Finished in .*: no findings/);
+    const tab = vscode.window.tabGroups.all.flatMap((g) => g.tabs).find((t) => t.input instanceof vscode.TabInputWebview && /Robustness Checks/.test(t.label));
+    assert.ok(tab, 'the results view is an editor tab');
+  });
+
+  it('catches the buggy sample with the right check; export (Markdown, JSON) and the reproduce line work', async function () {
+    const sample = buggySample();
+    if (!sample) this.skip();
+    const c = await widgetCrd();
+    await connectTo(ns, { reconcilerKind: 'module', reconcilerModulePath: sample!.path });
+    await waitUntil(() => Boolean(l.session?.get(c.resourceId, `${ns}/checked`)), 'widget cached');
+    const r = ok(await run<ChecksResult>('reconcileLab.runChecks', { key: `${ns}/checked`, resource: c.resourceId, checks: [sample!.check], quiet: true }));
+    assert.ok(r.totals.findings >= 1, `the ${sample!.check} check found the bug: ${JSON.stringify(r)}`);
+    assert.ok(r.findings.every((f) => f.check === sample!.check && f.key === `${ns}/checked`), JSON.stringify(r.findings));
+    const m = l.checks.panel.current;
+    const f = m.results.flatMap((x) => x.findings)[0]!;
+    assert.ok(f.explanation.length > 40, 'a developer-readable explanation');
+    assert.ok(f.perturbation.length > 0);
+    assert.ok(f.journal.length > 0, 'the perturbed run\'s journal');
+    assert.match(f.reproduce, /reconcile-lab check/);
+    assert.match(f.reproduce, /--reconciler module:/);
+    // Copy (as the webview's button does: by finding id) and export.
+    await vscode.env.clipboard.writeText('');
+    const report = l.checks.lastReport!;
+    assert.ok(report);
+    assert.match(await l.checks.copyReproduce(f.id), /Copied/);
+    assert.equal(await vscode.env.clipboard.readText(), f.reproduce);
+    const md = join(tmp, 'checks.md');
+    const json = join(tmp, 'checks.json');
+    assert.match(await l.checks.export('markdown', md), /Exported/);
+    assert.match(await l.checks.export('json', json), /Exported/);
+    assert.ok(readFileSync(md, 'utf8').includes('## '), 'a section per finding');
+    assert.equal((JSON.parse(readFileSync(json, 'utf8')) as { totals: { findings: number } }).totals.findings, r.totals.findings);
+  });
+
+  it('refuses a cluster that is not the local control plane unless it is confirmed by name; a stranger cannot confirm', async () => {
+    const c = await widgetCrd();
+    // The same server under another context name: not recognisably the local control plane.
+    const kc = parse(readFileSync(labCluster().kubeconfigPath, 'utf8')) as { contexts: Array<{ name: string }>; 'current-context': string };
+    for (const ctx of kc.contexts) if (ctx.name === kc['current-context']) ctx.name = 'staging';
+    kc['current-context'] = 'staging';
+    const staging = join(tmp, 'staging.kubeconfig');
+    writeFileSync(staging, stringify(kc));
+    ok(await run('reconcileLab.connect', { kubeconfig: staging, namespaces: [ns], resources: [c.resourceId, 'configmaps'], reconcilerResource: c.resourceId, reconcilerKind: 'lab' }));
+    await waitUntil(() => Boolean(l.session?.get(c.resourceId, `${ns}/checked`)), 'widget cached');
+    const stranger = await runAsStranger('reconcileLab.runChecks', { key: `${ns}/checked`, resource: c.resourceId, checks: ['runTwice'], confirmCluster: 'staging' });
+    assert.equal(stranger.ok, false);
+    assert.equal(!stranger.ok && stranger.reason, 'invalidArgument');
+    const wrong = await run('reconcileLab.runChecks', { key: `${ns}/checked`, resource: c.resourceId, checks: ['runTwice'], confirmCluster: 'production', quiet: true });
+    assert.equal(!wrong.ok && wrong.reason, 'cancelled');
+    assert.match(!wrong.ok ? wrong.message : '', /staging/);
+    const confirmed = ok(await run<ChecksResult>('reconcileLab.runChecks', { key: `${ns}/checked`, resource: c.resourceId, checks: ['runTwice'], confirmCluster: 'staging', quiet: true }));
+    assert.equal(confirmed.totals.findings, 0);
+    assert.match(l.checks.panel.current.title, /cluster staging$/, 'not marked local');
+  });
+
+  it('[untrusted] does not run a workspace module reconciler in an untrusted workspace', async () => {
+    assert.equal(vscode.workspace.isTrusted, false);
+    const c = await widgetCrd();
+    const untrustedNs = await testNamespace('ext-checks-untrusted');
+    await labCluster().client.create(c.gvr, widget(c, untrustedNs, 'u'));
+    await connectTo(untrustedNs, { reconcilerKind: 'module', reconcilerModulePath: join(ROOT, 'samples/module-reconciler.ts') });
+    const r = await run('reconcileLab.runChecks', { key: `${untrustedNs}/u`, resource: c.resourceId, checks: ['runTwice'], quiet: true });
+    assert.equal(r.ok, false);
+    assert.equal(!r.ok && r.reason, 'untrusted');
+    await l.disconnect();
+  });
+});

@@ -1,0 +1,113 @@
+// UI test: Run Robustness Checks… as a person runs it in VS Code (code-server in Chromium), against the real test cluster.
+//
+// Setup: the lab's Widget CRD and one Widget in a namespace of this test's own; the workspace settings point the
+// extension at that namespace and at a buggy sample reconciler (samples/buggy/, a create with generateName on every
+// pass; the lab reconciler when the samples are missing).
+// Checks: the object's context menu offers "Run Robustness Checks…" → the check pick list (all selected) → Enter runs
+// them → the results view opens, shows each check's status while running and, when finished, the finding with its
+// explanation, perturbation, journal and reproduce line (Copy button).
+// Screenshot: test-output/screenshots/checks.png (the README's docs/images/checks.png is a copy of one).
+import * as assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { parseAllDocuments } from 'yaml';
+import { contextMenu, contextMenuLabels, editorTab, eventually, openViewContainer, openViewPane, openWorkbench, treeLabels, viewTree, webviewContent } from './support/workbench.mjs';
+
+const GROUP = 'lab.reconcile.dev';
+const VERSION = 'v1alpha1';
+
+/** Expands collapsed tree items until `name` is rendered. */
+async function expandUntilVisible(tree, name) {
+  for (let round = 0; round < 40; round++) {
+    const labels = await treeLabels(tree);
+    if (labels.includes(name)) return;
+    const collapsed = tree.locator('[role="treeitem"][aria-expanded="false"]');
+    if ((await collapsed.count()) > 0) await collapsed.first().locator('.monaco-tl-twistie').click();
+    else await new Promise((r) => setTimeout(r, 500));
+  }
+  throw new Error(`${name} did not appear in the Resources tree; visible: ${JSON.stringify(await treeLabels(tree))}`);
+}
+
+export default async function checksUi(t) {
+  const { page, root } = t;
+  const ns = `ui-checks-${randomBytes(3).toString('hex')}`;
+  const name = 'ui-checked';
+  const buggyDir = join(root, 'samples/buggy');
+  const buggy = existsSync(buggyDir) ? readdirSync(buggyDir).find((f) => /generate-?name/i.test(f) && /\.(ts|js|mjs)$/.test(f)) : undefined;
+
+  const { loadKubeConfig } = await import(pathToFileURL(join(root, 'src/core/k8s/kubeconfig.ts')).href);
+  const { KubeTransport } = await import(pathToFileURL(join(root, 'src/core/k8s/transport.ts')).href);
+  const kube = new KubeTransport(loadKubeConfig({ path: t.kubeconfig }));
+
+  await t.step('setup: Widget CRD, one Widget, the workspace settings', async () => {
+    const crd = parseAllDocuments(readFileSync(join(root, 'samples/crd.yaml'), 'utf8')).map((d) => d.toJSON()).find((o) => o?.kind === 'CustomResourceDefinition');
+    try {
+      await kube.json({ method: 'POST', path: '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', body: crd });
+    } catch (e) {
+      if (e.code !== 409) throw e;
+    }
+    await eventually('the Widget CRD to be established', () => kube.json({ method: 'GET', path: `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${crd.metadata.name}` }),
+      (c) => (c.status?.conditions ?? []).some((x) => x.type === 'Established' && x.status === 'True'));
+    await kube.json({ method: 'POST', path: '/api/v1/namespaces', body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } } });
+    await kube.json({
+      method: 'POST', path: `/apis/${GROUP}/${VERSION}/namespaces/${ns}/widgets`,
+      body: { apiVersion: `${GROUP}/${VERSION}`, kind: 'Widget', metadata: { name, namespace: ns }, spec: { data: { color: 'blue' } } },
+    });
+    mkdirSync(join(t.workspace, '.vscode'), { recursive: true });
+    writeFileSync(join(t.workspace, '.vscode/settings.json'), JSON.stringify({
+      'reconcileLab.namespaces': [ns],
+      'reconcileLab.resources': [`widgets.${GROUP}`, 'configmaps'],
+      'reconcileLab.reconciler.resource': `widgets.${GROUP}`,
+      ...(buggy ? { 'reconcileLab.reconciler.kind': 'module', 'reconcileLab.reconciler.modulePath': join(buggyDir, buggy) } : {}),
+    }, null, 2));
+  });
+
+  try {
+    let tree;
+    await t.step('the Resources tree shows the Widget', async () => {
+      await openWorkbench(page, t.url);
+      const container = await openViewContainer(page, 'reconcileLab', 'Reconcile Lab');
+      tree = viewTree(await openViewPane(container, 'Resources'), 'Resources');
+      await tree.waitFor({ state: 'visible', timeout: 60_000 });
+      await expandUntilVisible(tree, name);
+    });
+
+    await t.step('"Run Robustness Checks…" from the object\'s context menu: pick the checks, run them', async () => {
+      const item = tree.getByRole('treeitem').filter({ has: page.locator('.label-name', { hasText: name }) }).first();
+      const labels = await contextMenuLabels(item);
+      assert.ok(labels.includes('Run Robustness Checks…'), `context menu ${JSON.stringify(labels)}`);
+      await contextMenu(item, 'Run Robustness Checks…');
+      const picker = page.locator('.quick-input-widget');
+      await picker.waitFor({ state: 'visible' });
+      const rows = picker.locator('.quick-input-list .monaco-list-row');
+      await eventually('the five checks in the pick list', () => rows.count(), (n) => n >= 5);
+      await page.keyboard.press('Enter'); // all are selected: OK
+      await picker.waitFor({ state: 'hidden' });
+    });
+
+    await t.step('the results view shows every check and, for the buggy sample, its finding', async () => {
+      await editorTab(page, 'Robustness Checks').waitFor({ state: 'visible', timeout: 60_000 });
+      const view = webviewContent(page);
+      const status = await eventually('the run to finish', () => view.locator('#status').textContent().catch(() => ''), (s) => /^(Finished|Cancelled)/.test(s ?? ''), { timeoutMs: 240_000, intervalMs: 1000 });
+      assert.match(status, /^Finished/);
+      const checks = (await view.locator('.result .check').allTextContents()).map((s) => s.trim());
+      assert.deepEqual(checks, ['Run twice', 'Crash after write', 'Stale cache', 'Unobserved intermediate state', 'Convergence']);
+      if (buggy) {
+        const findings = view.locator('.finding');
+        assert.ok((await findings.count()) >= 1, 'the generateName bug is found');
+        const first = findings.first();
+        assert.ok(((await first.locator('.explanation').textContent()) ?? '').length > 40, 'an explanation');
+        assert.match((await first.locator('.repro code').textContent()) ?? '', /reconcile-lab check/);
+        await first.locator('.repro button.copy').waitFor({ state: 'visible' });
+        assert.match(status, /finding/);
+      } else {
+        assert.match(status, /no findings/);
+      }
+      await t.screenshot('checks');
+    });
+  } finally {
+    await kube.json({ method: 'DELETE', path: `/api/v1/namespaces/${ns}` }).catch(() => {});
+  }
+}
