@@ -43,6 +43,33 @@ describe('Robustness checks', function () {
     await l.disconnect();
   });
 
+  it('live convergence: a stepped key reads "changing" until its writes stop, then "converged" in the Resources and Work Queue views', async () => {
+    const c = await widgetCrd();
+    await labCluster().client.create(c.gvr, widget(c, ns, 'converging'));
+    await connectTo(ns);
+    const key = `${ns}/converging`;
+    await waitUntil(() => Boolean(l.session?.get(c.resourceId, key)), 'widget cached');
+    const description = () => {
+      l.resourcesTree.flush();
+      const node = l.resourcesTree.nodeFor(c.resourceId, key);
+      return node ? String(l.resourcesTree.getTreeItem(node).description ?? '') : '';
+    };
+    assert.match(description(), /changing/, 'seen, not yet reconciled (the loop starts paused)');
+    assert.match(l.session!.convergence(key)!.reason, /no reconcile has finished/);
+    // The lab reconciler needs a few passes (finalizer, child, status); each write re-queues the key.
+    ok(await run('reconcileLab.resumeLoop'));
+    await waitUntil(() => l.session!.convergence(key)?.state === 'converged', 'converged after the quiet window', 20_000);
+    assert.match(description(), /converged/);
+    const c2 = l.session!.convergence(key)!;
+    assert.ok(c2.writes >= 2, `the reconciles' writes were counted: ${JSON.stringify(c2)}`);
+    assert.deepEqual(l.session!.convergenceTracker!.keysIn('converged').includes(key), true);
+    // A spec change makes it changing again.
+    await labCluster().client.patch(c.gvr, ns, 'converging', 'merge', { spec: { data: { color: 'red' } } });
+    await waitUntil(() => l.session!.convergence(key)?.state === 'changing', 'changing after a spec change');
+    assert.match(description(), /changing/);
+    await waitUntil(() => l.session!.convergence(key)?.state === 'converged', 'converged again once the new spec is reconciled', 20_000);
+  });
+
   it('runs every check on a key with the lab reconciler: zero findings, shown in the results view, the object untouched', async () => {
     const c = await widgetCrd();
     await connectTo(ns);
