@@ -1,5 +1,6 @@
 import * as vscode from 'vscode';
 import { runChecks } from '../../core/checks/runChecks.ts';
+import { renderCheckJson, renderCheckMarkdown } from '../../core/checks/render.ts';
 import { CHECK_TITLES, type CheckClusterInfo, type CheckKind, type CheckReport, type CheckResult } from '../../core/checks/types.ts';
 import { DisposableStore } from '../../core/lifecycle.ts';
 import type { ObjectKey } from '../../core/k8s/keys.ts';
@@ -8,7 +9,7 @@ import type { ReconcilerRecipe, Session } from '../session/session.ts';
 import * as ui from '../ui.ts';
 import { ChecksPanel } from '../webview/checksPanel.ts';
 import { reproduceFlagsOf } from './cluster.ts';
-import { checksReportJson, checksReportMarkdown, emptyChecksModel, reportChecksModel, reproduceOf, runningChecksModel, type ChecksRunInfo } from '../webview/checksView.ts';
+import { emptyChecksModel, reportChecksModel, reproduceOf, runningChecksModel, type ChecksRunInfo } from '../webview/checksView.ts';
 
 /** One run's request, kept for Run Again. */
 export interface ChecksRequest {
@@ -197,7 +198,8 @@ export class ChecksUi implements vscode.Disposable {
       });
     }
     if (!uri) return 'Export cancelled.';
-    const text = format === 'json' ? checksReportJson(last.report) : checksReportMarkdown(last.report, last.primaryResource);
+    // The same output as `reconcile-lab check --json / --markdown`.
+    const text = format === 'json' ? `${renderCheckJson(last.report)}\n` : renderCheckMarkdown(last.report);
     await vscode.workspace.fs.writeFile(uri, new TextEncoder().encode(text));
     this.lab.log.info('exported robustness check results', { path: uri.fsPath, format });
     return `Exported to ${uri.fsPath}.`;

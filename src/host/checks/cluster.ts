@@ -2,24 +2,16 @@
  * Pure helpers of the robustness-check command (no `vscode`): is this the local control plane, and the CLI flags
  * that reproduce a run. Unit-tested in test/unit/host-free/checksCluster.test.ts.
  */
+import { isLocalControlPlane } from '../../core/checks/cluster.ts';
 import type { ReconcilerRecipe } from '../session/session.ts';
 
 /**
- * Whether a connection is the local control plane this project starts: one this window started (it owns it), or a
- * loopback server under the context name the project's kubeconfig uses ("reconcile-lab", written by
- * src/core/controlplane/localControlPlane.ts for `npm run lab` and the tests). Anything else must be confirmed by
- * name before checks run on it.
+ * Whether a connection is the local control plane this project starts: one this window started (it owns it), or
+ * what the CLI recognises as such (src/core/checks/cluster.ts: the kubeconfig cluster "reconcile-lab" on a loopback
+ * address). Anything else must be confirmed by name before checks run on it.
  */
-export function isLocalControlPlane(contextName: string, server: string, ownedByWindow: boolean): boolean {
-  if (ownedByWindow) return true;
-  let host: string;
-  try {
-    host = new URL(server).hostname;
-  } catch {
-    return false;
-  }
-  const loopback = host === 'localhost' || host === '[::1]' || host === '::1' || /^127\.\d+\.\d+\.\d+$/.test(host);
-  return loopback && contextName === 'reconcile-lab';
+export function isLocalConnection(clusterName: string | undefined, server: string, ownedByWindow: boolean): boolean {
+  return ownedByWindow || isLocalControlPlane(clusterName, server);
 }
 
 /** `s` quoted for a POSIX shell when it needs it. */

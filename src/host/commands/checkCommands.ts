@@ -1,7 +1,7 @@
 import * as vscode from 'vscode';
 import { CHECK_KINDS, CHECK_TITLES, type CheckKind, type CheckReport } from '../../core/checks/types.ts';
 import { keyOf as keyOfObject, splitKey } from '../../core/k8s/keys.ts';
-import { isLocalControlPlane } from '../checks/cluster.ts';
+import { isLocalConnection } from '../checks/cluster.ts';
 import type { ReconcileLab } from '../reconcileLab.ts';
 import * as ui from '../ui.ts';
 import { boolArg, fail, isFailure, keyOf, stringArg, stringArrayArg, targetOf, type CommandResult } from './args.ts';
@@ -91,7 +91,7 @@ export async function runChecksCommand(
   }
 
   // Which cluster: anything but the local control plane is confirmed by name.
-  const local = isLocalControlPlane(s.contextName, s.server, Boolean(s.owned));
+  const local = isLocalConnection(s.clusterName, s.server, Boolean(s.owned));
   const cluster = { name: s.contextName, server: s.server, local };
   let confirmCluster = stringArg(arg, 'confirmCluster');
   if (!local && confirmCluster === undefined) {

@@ -100,6 +100,8 @@ export function parseResourceId(id: string): { resource: string; group: string }
  */
 export class Session implements ViewModel, Disposable {
   readonly contextName: string;
+  /** The kubeconfig cluster entry's name of the current context (the local control plane's is "reconcile-lab"). */
+  readonly clusterName: string | undefined;
   readonly server: string;
   /** The kubeconfig file connected with; undefined: the kubectl default. */
   readonly kubeconfigPath: string | undefined;
@@ -144,6 +146,7 @@ export class Session implements ViewModel, Disposable {
   private constructor(parts: {
     options: SessionOptions;
     contextName: string;
+    clusterName: string | undefined;
     transport: KubeTransport;
     client: DynamicKubeClient;
     journal: Journal;
@@ -167,6 +170,7 @@ export class Session implements ViewModel, Disposable {
     this.clock = o.clock;
     this.owned = o.owned;
     this.contextName = parts.contextName;
+    this.clusterName = parts.clusterName;
     this.transport = parts.transport;
     this.server = parts.transport.server;
     this.kubeconfigPath = o.kubeconfigPath;
@@ -235,6 +239,7 @@ export class Session implements ViewModel, Disposable {
     try {
       const kc = loadKubeConfig({ ...(o.kubeconfigPath ? { path: o.kubeconfigPath } : {}), ...(o.context ? { context: o.context } : {}) });
       const contextName = kc.getCurrentContext();
+      const clusterName = kc.getCurrentCluster()?.name;
       const transport = store.add(new KubeTransport(kc));
       const log = o.log.child({ context: contextName });
       const client = createDynamicClient(transport, { fieldManager: FIELD_MANAGER, log });
@@ -425,6 +430,7 @@ export class Session implements ViewModel, Disposable {
       const session = new Session({
         options: o,
         contextName,
+        clusterName,
         transport,
         client,
         journal,

@@ -6,7 +6,6 @@
 import { CHECK_TITLES, type CheckKind, type CheckReport, type CheckResult, type CheckWrite, type Finding } from '../../core/checks/types.ts';
 import type { ObjectKey } from '../../core/k8s/keys.ts';
 import type { CheckResultView, ChecksJournalLine, ChecksViewModel, FindingView } from '../../shared/checksProtocol.ts';
-import { codeSpan, escapeMarkdown, fence } from '../../core/text/markdown.ts';
 import { formatDuration, plural } from '../views/format.ts';
 import { toLogEntryView } from './journalView.ts';
 
@@ -135,54 +134,3 @@ export function reproduceOf(report: CheckReport | undefined, findingId: string):
   return report?.findings.find((f) => f.id === findingId)?.reproduce;
 }
 
-/**
- * The report as Markdown for the Export button: per key and check the status, and per finding its explanation,
- * perturbation, diff, writes, journal and reproduce line. Cluster text is escaped (inline) or fenced (diffs,
- * journals, commands), so nothing in it becomes a link, HTML or a heading.
- */
-export function checksReportMarkdown(report: CheckReport, primaryResource: string | undefined): string {
-  const out: string[] = [];
-  const t = report.totals;
-  out.push(`# Robustness checks: ${escapeMarkdown(report.reconciler)} on ${escapeMarkdown(report.resource)}`, '');
-  out.push(`- Generated: ${escapeMarkdown(report.generatedAt)}`);
-  out.push(`- Cluster: ${escapeMarkdown(report.cluster.name)}${report.cluster.local ? ' (local control plane)' : ''}`);
-  out.push(`- Keys: ${report.keys.map((k) => codeSpan(k)).join(', ')}`);
-  out.push(`- Checks: ${report.checks.map((c) => escapeMarkdown(CHECK_TITLES[c] ?? c)).join(', ')}`);
-  out.push(`- Result: ${t.findings} finding(s); ${t.passed} passed, ${t.failed} failed, ${t.skipped} skipped, ${t.errors} error(s)${report.aborted ? ' (cancelled)' : ''}`);
-  out.push(`- Wall time: ${formatDuration(report.durationMs)}${report.parts.length ? ` (${report.parts.map((p) => `${escapeMarkdown(p.part)} ${formatDuration(p.ms)}`).join(', ')})` : ''}`, '');
-  out.push('| Key | Check | Status | Findings | Time | Note |', '|---|---|---|---|---|---|');
-  for (const r of report.results) {
-    out.push(`| ${codeSpan(r.key)} | ${escapeMarkdown(CHECK_TITLES[r.check] ?? r.check)} | ${r.status} | ${r.findings.length} | ${formatDuration(r.durationMs)} | ${escapeMarkdown(r.message ?? '')} |`);
-  }
-  for (const f of report.findings) {
-    const v = findingView(f, primaryResource);
-    out.push('', `## ${escapeMarkdown(v.checkTitle)} · ${escapeMarkdown(f.key)}: ${escapeMarkdown(f.title)}`, '');
-    out.push(`**${f.severity === 'error' ? 'Error' : 'Warning'}.** ${escapeMarkdown(f.explanation)}`, '');
-    out.push(`**Perturbation:** ${escapeMarkdown(v.perturbation)}`, '');
-    if (v.diff) out.push('**End state, reference → perturbed:**', '', fence('diff', v.diff), '');
-    if (v.writes.length) {
-      out.push('**Writes:**', '');
-      v.writes.forEach((w, i) => {
-        out.push(`- ${codeSpan(w)}`);
-        if (v.writeDiffs[i]) out.push('', fence('diff', v.writeDiffs[i]!), '');
-      });
-      out.push('');
-    }
-    if (v.journal.length) out.push('**Journal of the perturbed run:**', '', fence('text', v.journal.map((l) => `${new Date(l.time).toISOString()} ${l.kind.padEnd(14)} ${l.key ?? ''} ${l.summary}`).join('\n')), '');
-    out.push('**Reproduce:**', '', fence('sh', v.reproduce));
-  }
-  if (report.masked.length) {
-    out.push('', '## Masked fields', '');
-    for (const m of report.masked) out.push(`- ${codeSpan(m.path)}: ${m.reason === 'learned' ? 'differed between the two reference runs' : 'always volatile'}`);
-  }
-  if (report.notes.length) {
-    out.push('', '## Notes', '');
-    for (const n of report.notes) out.push(`- ${escapeMarkdown(n)}`);
-  }
-  return out.join('\n') + '\n';
-}
-
-/** The report as JSON for the Export button (the report model itself, indented). */
-export function checksReportJson(report: CheckReport): string {
-  return JSON.stringify(report, null, 2) + '\n';
-}

@@ -1,17 +1,18 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { isLocalControlPlane, reproduceFlagsOf, shellQuote } from '../../../src/host/checks/cluster.ts';
+import { isLocalConnection, reproduceFlagsOf, shellQuote } from '../../../src/host/checks/cluster.ts';
 
 describe('robustness checks: which cluster is local', () => {
   it('the control plane this window started is local whatever its address', () => {
-    assert.equal(isLocalControlPlane('anything', 'https://10.0.0.1:6443', true), true);
+    assert.equal(isLocalConnection('anything', 'https://10.0.0.1:6443', true), true);
   });
-  it('a loopback server under the project context name is local; a kind cluster or a remote one is not', () => {
-    assert.equal(isLocalControlPlane('reconcile-lab', 'https://127.0.0.1:41234', false), true);
-    assert.equal(isLocalControlPlane('reconcile-lab', 'https://localhost:41234', false), true);
-    assert.equal(isLocalControlPlane('kind-dev', 'https://127.0.0.1:41234', false), false);
-    assert.equal(isLocalControlPlane('reconcile-lab', 'https://prod.example.com:6443', false), false);
-    assert.equal(isLocalControlPlane('reconcile-lab', 'not a url', false), false);
+  it('as the CLI: the project cluster name on a loopback server is local; a kind cluster or a remote one is not', () => {
+    assert.equal(isLocalConnection('reconcile-lab', 'https://127.0.0.1:41234', false), true);
+    assert.equal(isLocalConnection('reconcile-lab', 'https://localhost:41234', false), true);
+    assert.equal(isLocalConnection('kind-dev', 'https://127.0.0.1:41234', false), false);
+    assert.equal(isLocalConnection(undefined, 'https://127.0.0.1:41234', false), false);
+    assert.equal(isLocalConnection('reconcile-lab', 'https://prod.example.com:6443', false), false);
+    assert.equal(isLocalConnection('reconcile-lab', 'not a url', false), false);
   });
 });
 

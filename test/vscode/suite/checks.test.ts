@@ -121,15 +121,22 @@ describe('Robustness checks', function () {
     const json = join(tmp, 'checks.json');
     assert.match(await l.checks.export('markdown', md), /Exported/);
     assert.match(await l.checks.export('json', json), /Exported/);
-    assert.ok(readFileSync(md, 'utf8').includes('## '), 'a section per finding');
+    assert.match(readFileSync(md, 'utf8'), /^# Robustness checks/, 'the CLI\'s Markdown');
+    assert.match(readFileSync(md, 'utf8'), /^## (Error|Warning): /m, 'a section per finding');
     assert.equal((JSON.parse(readFileSync(json, 'utf8')) as { totals: { findings: number } }).totals.findings, r.totals.findings);
   });
 
   it('refuses a cluster that is not the local control plane unless it is confirmed by name; a stranger cannot confirm', async () => {
     const c = await widgetCrd();
     // The same server under another context name: not recognisably the local control plane.
-    const kc = parse(readFileSync(labCluster().kubeconfigPath, 'utf8')) as { contexts: Array<{ name: string }>; 'current-context': string };
-    for (const ctx of kc.contexts) if (ctx.name === kc['current-context']) ctx.name = 'staging';
+    type Kc = { clusters: Array<{ name: string }>; contexts: Array<{ name: string; context: { cluster: string } }>; 'current-context': string };
+    const kc = parse(readFileSync(labCluster().kubeconfigPath, 'utf8')) as Kc;
+    for (const ctx of kc.contexts) {
+      if (ctx.name !== kc['current-context']) continue;
+      for (const cl of kc.clusters) if (cl.name === ctx.context.cluster) cl.name = 'staging-cluster';
+      ctx.context.cluster = 'staging-cluster';
+      ctx.name = 'staging';
+    }
     kc['current-context'] = 'staging';
     const staging = join(tmp, 'staging.kubeconfig');
     writeFileSync(staging, stringify(kc));
