@@ -9,7 +9,7 @@ import type { ReconcilerRecipe, Session } from '../session/session.ts';
 import * as ui from '../ui.ts';
 import { ChecksPanel } from '../webview/checksPanel.ts';
 import { reproduceFlagsOf } from './cluster.ts';
-import { emptyChecksModel, reportChecksModel, reproduceOf, runningChecksModel, type ChecksRunInfo } from '../webview/checksView.ts';
+import { emptyChecksModel, reportChecksModel, reproduceOf, runningChecksModel, runningId, type ChecksRunInfo } from '../webview/checksView.ts';
 
 /** One run's request, kept for Run Again. */
 export interface ChecksRequest {
@@ -96,7 +96,7 @@ export class ChecksUi implements vscode.Disposable {
     const info: ChecksRunInfo = { keys: request.keys, checks: request.checks, reconciler: reconcilerText(recipe), cluster: `${cluster.name}${cluster.local ? ' (local)' : ''}` };
     this.last = { request, primaryResource };
     const finished: CheckResult[] = [];
-    let runningNow: { key: ObjectKey; check: CheckKind } | undefined;
+    const runningNow = new Set<string>();
     let step: string | undefined;
     const refresh = () => this.panel.setModel(runningChecksModel(info, finished, runningNow, step, primaryResource));
     refresh();
@@ -130,9 +130,9 @@ export class ChecksUi implements vscode.Disposable {
                 report: (e) => {
                   switch (e.kind) {
                     case 'checkStarted':
-                      runningNow = { key: e.key, check: e.check };
+                      runningNow.add(runningId(e.key, e.check));
                       step = undefined;
-                      progress.report({ message: `${CHECK_TITLES[e.check]} · ${e.key}` });
+                      progress.report({ message: e.key });
                       break;
                     case 'step':
                       step = e.message;
@@ -140,7 +140,7 @@ export class ChecksUi implements vscode.Disposable {
                       break;
                     case 'checkFinished':
                       finished.push(e.result);
-                      runningNow = undefined;
+                      runningNow.delete(runningId(e.result.key, e.result.check));
                       progress.report({ increment: 100 / Math.max(1, total) });
                       break;
                     default:

@@ -78,18 +78,23 @@ export function emptyChecksModel(): ChecksViewModel {
   };
 }
 
+/** The id of a (key, check) pair in {@link runningChecksModel}'s `running` set. */
+export function runningId(key: ObjectKey, check: CheckKind): string {
+  return `${key}|${check}`;
+}
+
 /**
- * A run in progress: every (key, check) in run order, finished ones with their results, the running one marked,
- * the rest pending. `step` is the harness's latest step message.
+ * A run in progress: every (key, check) in request order, finished ones with their results, started ones (see
+ * {@link runningId}) marked running, the rest pending. `step` is the harness's latest step message.
  */
-export function runningChecksModel(run: ChecksRunInfo, finished: readonly CheckResult[], running: { key: ObjectKey; check: CheckKind } | undefined, step: string | undefined, primaryResource: string | undefined): ChecksViewModel {
-  const done = new Map(finished.map((r) => [`${r.key}|${r.check}`, r]));
+export function runningChecksModel(run: ChecksRunInfo, finished: readonly CheckResult[], running: ReadonlySet<string>, step: string | undefined, primaryResource: string | undefined): ChecksViewModel {
+  const done = new Map(finished.map((r) => [runningId(r.key, r.check), r]));
   const results: CheckResultView[] = [];
   for (const key of run.keys) {
     for (const check of run.checks) {
       const r = done.get(`${key}|${check}`);
       if (r) results.push(resultView(r, primaryResource));
-      else results.push({ check, checkTitle: CHECK_TITLES[check] ?? check, key, status: running && running.key === key && running.check === check ? 'running' : 'pending', findings: [] });
+      else results.push({ check, checkTitle: CHECK_TITLES[check] ?? check, key, status: running.has(runningId(key, check)) ? 'running' : 'pending', findings: [] });
     }
   }
   const total = run.keys.length * run.checks.length;

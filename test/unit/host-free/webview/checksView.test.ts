@@ -70,7 +70,7 @@ describe('checks results view model', () => {
   });
 
   it('a run in progress lists every (key, check): finished, running, pending', () => {
-    const m = runningChecksModel({ ...run, checks: ['runTwice', 'crashAfterWrite', 'convergence'] }, [results[0]!], { key: 'ns/w', check: 'crashAfterWrite' }, 'reference run 1', undefined);
+    const m = runningChecksModel({ ...run, checks: ['runTwice', 'crashAfterWrite', 'convergence'] }, [results[0]!], new Set(['ns/w|crashAfterWrite']), 'reference run 1', undefined);
     assert.equal(m.phase, 'running');
     assert.deepEqual(m.results.map((r) => r.status), ['failed', 'running', 'pending']);
     assert.equal(m.status, 'Running: 1 of 3 check(s) done, 1 finding so far · reference run 1');
