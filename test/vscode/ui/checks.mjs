@@ -6,7 +6,7 @@
 // Checks: the object's context menu offers "Run Robustness Checks…" → the check pick list (all selected) → Enter runs
 // them → the results view opens, shows each check's status while running and, when finished, the finding with its
 // explanation, perturbation, journal and reproduce line (Copy button).
-// Screenshot: test-output/screenshots/checks.png (the README's docs/images/checks.png is a copy of one).
+// Screenshot: test-output/screenshots/checks.png (for the README's docs/images/checks.png).
 import * as assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
@@ -68,6 +68,8 @@ export default async function checksUi(t) {
     let tree;
     await t.step('the Resources tree shows the Widget', async () => {
       await openWorkbench(page, t.url);
+      // The extension host starts after the workbench: its activity-bar tab can take minutes under load.
+      await page.locator('.part.activitybar').getByRole('tab', { name: 'Reconcile Lab' }).waitFor({ state: 'visible', timeout: 240_000 });
       const container = await openViewContainer(page, 'reconcileLab', 'Reconcile Lab');
       tree = viewTree(await openViewPane(container, 'Resources'), 'Resources');
       await tree.waitFor({ state: 'visible', timeout: 60_000 });
