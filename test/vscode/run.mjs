@@ -15,7 +15,7 @@
 //
 // Standalone: node test/vscode/run.mjs [--only host,ui] [--kubeconfig <path>]
 //   Without --kubeconfig (or RECONCILE_LAB_KUBECONFIG) it starts a private local control plane for the run.
-// Env: RECONCILE_LAB_VSCODE_TIMEOUT (ms per code-server session, default 240000), RECONCILE_LAB_CHROMIUM (default
+// Env: RECONCILE_LAB_VSCODE_TIMEOUT (ms per code-server session, default 900000), RECONCILE_LAB_CHROMIUM (default
 //   /usr/bin/chromium), RECONCILE_LAB_VSCODE_VERBOSE=1 (echo code-server output).
 import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
@@ -31,7 +31,7 @@ const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage
   '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic', '--disable-default-apps'];
 // Workbench log lines that reach the automation log while the suite runs (kept in the log file, not echoed).
 const WORKBENCH_NOISE = /^(\[(AgentHost|ChatModelSelection|AccountPolicyGate|Service Worker|reconnection-grace-time)\]|Creating a socket|Resolv(ing|ed) connection token|Updating additional builtin|getaddrinfo ENOTFOUND|\s+at )/;
-const sessionTimeoutMs = () => Number(process.env.RECONCILE_LAB_VSCODE_TIMEOUT ?? 240_000);
+const sessionTimeoutMs = () => Number(process.env.RECONCILE_LAB_VSCODE_TIMEOUT ?? 900_000);
 const verbose = process.env.RECONCILE_LAB_VSCODE_VERBOSE === '1';
 
 /**

@@ -3,7 +3,7 @@
  * plain text the webview shows with `textContent`. Pure (no `vscode`), unit-tested in
  * test/unit/host-free/webview/checksView.test.ts.
  */
-import { CHECK_TITLES, type CheckKind, type CheckReport, type CheckResult, type CheckWrite, type Finding } from '../../core/checks/types.ts';
+import { CHECK_KINDS, CHECK_TITLES, type CheckKind, type CheckReport, type CheckResult, type CheckWrite, type Finding } from '../../core/checks/types.ts';
 import type { ObjectKey } from '../../core/k8s/keys.ts';
 import type { CheckResultView, ChecksJournalLine, ChecksViewModel, FindingView } from '../../shared/checksProtocol.ts';
 import { formatDuration, plural } from '../views/format.ts';
@@ -111,6 +111,18 @@ export function runningChecksModel(run: ChecksRunInfo, finished: readonly CheckR
   };
 }
 
+/**
+ * Results in the order the running view showed them (keys as requested, checks in {@link CHECK_KINDS} order), so
+ * rows do not jump when a run finishes (the core reports convergence first: it comes from the reference runs).
+ */
+function inRunOrder(run: ChecksRunInfo, results: readonly CheckResult[]): CheckResult[] {
+  const keyIndex = (k: ObjectKey) => {
+    const i = run.keys.indexOf(k);
+    return i < 0 ? Number.MAX_SAFE_INTEGER : i;
+  };
+  return [...results].sort((a, b) => keyIndex(a.key) - keyIndex(b.key) || CHECK_KINDS.indexOf(a.check) - CHECK_KINDS.indexOf(b.check));
+}
+
 /** A finished run. */
 export function reportChecksModel(run: ChecksRunInfo, report: CheckReport, primaryResource: string | undefined): ChecksViewModel {
   const t = report.totals;
@@ -126,7 +138,7 @@ export function reportChecksModel(run: ChecksRunInfo, report: CheckReport, prima
     phase: 'done',
     title: titleOf(run),
     status,
-    results: report.results.map((r) => resultView(r, primaryResource)),
+    results: inRunOrder(run, report.results).map((r) => resultView(r, primaryResource)),
     notes: report.notes,
     masked: report.masked.map((m) => `${m.path} (${m.reason === 'learned' ? 'differed between the two reference runs' : 'always volatile'})`),
     canExport: true,

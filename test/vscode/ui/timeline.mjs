@@ -80,7 +80,7 @@ export default async function timelineUi(t) {
       await kube.json({ method: 'PATCH', path: `${widgets}/tl-alpha`, contentType: 'application/merge-patch+json', body: { spec: { data: { color: 'purple' } } } });
       await new Promise((r) => setTimeout(r, 1500)); // the informer sees the change (the loop is paused: nothing reconciles it)
       for (let i = 0; i < 2; i++) {
-        await runCommand(page, 'Reconcile Lab: Dry-Run Reconcile');
+        await runCommand(page, 'Reconcile Lab: Dry-Run Reconcile', { opensPicker: true });
         const input = page.locator('.quick-input-widget input');
         await input.waitFor({ state: 'visible' });
         await input.fill('tl-alpha');

@@ -69,6 +69,12 @@ describe('checks results view model', () => {
     assert.equal(reproduceOf(report, 'nope'), undefined);
   });
 
+  it('a finished report lists its results in the running view\'s order (convergence, reported first by the core, last)', () => {
+    const conv: CheckResult = { check: 'convergence', key: 'ns/w', status: 'passed', findings: [], durationMs: 5, parts: [] };
+    const m = reportChecksModel({ ...run, checks: ['runTwice', 'crashAfterWrite', 'convergence'] }, { ...report, results: [conv, ...results] }, undefined);
+    assert.deepEqual(m.results.map((r) => r.checkTitle), ['Run twice', 'Crash after write', 'Convergence']);
+  });
+
   it('a run in progress lists every (key, check): finished, running, pending', () => {
     const m = runningChecksModel({ ...run, checks: ['runTwice', 'crashAfterWrite', 'convergence'] }, [results[0]!], new Set(['ns/w|crashAfterWrite']), 'reference run 1', undefined);
     assert.equal(m.phase, 'running');

@@ -110,8 +110,12 @@ export async function contextMenuLabels(target) {
   return labels;
 }
 
-/** Runs a command from the command palette by its full title ("Category: Title"). */
-export async function runCommand(page, title) {
+/**
+ * Runs a command from the command palette by its full title ("Category: Title"). Waits for the palette to close;
+ * with `{ opensPicker: true }` (a command that asks with a quick pick of its own) it waits instead until the quick
+ * input holds that command's picker (no longer the palette's ">" query).
+ */
+export async function runCommand(page, title, { opensPicker = false } = {}) {
   await page.locator('.monaco-workbench').click({ position: { x: 600, y: 10 } }).catch(() => {});
   await page.keyboard.press('F1');
   const input = page.locator('.quick-input-widget input');
@@ -120,6 +124,13 @@ export async function runCommand(page, title) {
   const row = page.locator('.quick-input-widget .quick-input-list .monaco-list-row', { hasText: title }).first();
   await row.waitFor({ state: 'visible' });
   await row.click();
+  if (opensPicker) {
+    await page.waitForFunction(() => {
+      const el = document.querySelector('.quick-input-widget:not(.quick-input-widget-closing) input');
+      return !!el && !el.value.startsWith('>');
+    });
+    return;
+  }
   await page.locator('.quick-input-widget').waitFor({ state: 'hidden' });
 }
 
