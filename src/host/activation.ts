@@ -7,7 +7,7 @@ import { reportError } from './notify.ts';
 import { createOutput } from './output.ts';
 import { ReconcileLab } from './reconcileLab.ts';
 import { issueArgumentToken, revokeArgumentToken } from './commands/privileged.ts';
-import { recentlyShown, type ShownText } from './ui.ts';
+import { recentlyShown, shownMark, shownSince, type ShownText } from './ui.ts';
 import { registerGoDebugging } from './goController/debugProvider.ts';
 
 /**
@@ -22,6 +22,10 @@ export interface ReconcileLabApi {
   readonly argumentToken: string;
   /** The last texts shown in notifications, modals, quick picks, progress and status messages (as shown). */
   recentlyShown(): readonly ShownText[];
+  /** A mark for shownSince (counts every text ever recorded). */
+  shownMark(): number;
+  /** The texts recorded after a mark from shownMark. */
+  shownSince(mark: number): readonly ShownText[];
 }
 
 let current: ReconcileLab | undefined;
@@ -45,7 +49,7 @@ export function activateLab(context: vscode.ExtensionContext): ReconcileLabApi |
     }
     if (shouldShowViewsOnStart(process.env)) void vscode.commands.executeCommand(`workbench.view.extension.${ViewIds.container}`).then(undefined, () => undefined);
     if (context.extensionMode !== vscode.ExtensionMode.Test) return undefined;
-    return { lab, argumentToken: issueArgumentToken(), recentlyShown };
+    return { lab, argumentToken: issueArgumentToken(), recentlyShown, shownMark, shownSince };
   } catch (e) {
     // VS Code does not tell the person when activation fails: say it.
     reportError(output.log, 'Reconcile Lab failed to start', e);

@@ -22,16 +22,30 @@ export interface ShownText {
 
 export const SHOWN_KEPT = 200;
 const shown: ShownText[] = [];
+/** How many texts were ever recorded: a mark that keeps counting after the oldest are dropped. */
+let shownTotal = 0;
 
 function record(kind: ShownText['kind'], ...texts: Array<string | undefined>): void {
   const text = texts.filter((t) => t !== undefined && t !== '').join('\n');
   shown.push({ kind, text });
+  shownTotal++;
   if (shown.length > SHOWN_KEPT) shown.splice(0, shown.length - SHOWN_KEPT);
 }
 
-/** The last texts shown (oldest first), as the person saw them. */
+/** The last texts shown (oldest first, at most {@link SHOWN_KEPT}), as the person saw them. */
 export function recentlyShown(): readonly ShownText[] {
   return shown.slice();
+}
+
+/** A mark for {@link shownSince}: the number of texts recorded so far (it does not stop at {@link SHOWN_KEPT}). */
+export function shownMark(): number {
+  return shownTotal;
+}
+
+/** The texts recorded after `mark` (from {@link shownMark}) that are still kept, oldest first. */
+export function shownSince(mark: number): readonly ShownText[] {
+  const dropped = shownTotal - shown.length;
+  return shown.slice(Math.max(0, mark - dropped));
 }
 
 /** An information notification; resolves to the button clicked. Does not reject. */

@@ -16,11 +16,11 @@ const LINK = (label: string) => `[${label}](command:workbench.action.terminal.se
 
 /** The texts shown since `mark` (an index into the ring). */
 async function shownSince(mark: number): Promise<string[]> {
-  return (await api()).recentlyShown().slice(mark).map((s) => s.text);
+  return (await api()).shownSince(mark).map((s) => s.text);
 }
 
 async function mark(): Promise<number> {
-  return (await api()).recentlyShown().length;
+  return (await api()).shownMark();
 }
 
 /** Waits until a text matching `re` was shown since `from`, asserts that no shown text renders a link, and returns it. */
