@@ -90,12 +90,13 @@ export default async function timelineUi(t) {
       assert.equal(await editorTab(page, 'Dry-run result.md').count(), 1, 'one result view');
       assert.equal(await page.locator('.tabs-container .tab', { hasText: /current ↔ planned/ }).count(), 0, 'no diff editor per write');
       const lines = page.locator('.editor-group-container.active .monaco-editor .view-lines').first();
-      const text = await eventually('the result header', async () => (await lines.textContent()) ?? '', (s) => s.includes('Dry-run reconcile of'));
+      const shown = async () => ((await lines.textContent()) ?? '').replace(/\u00a0/g, ' '); // the editor renders spaces as U+00A0
+      const text = await eventually('the result header', shown, (s) => s.includes('Dry-run reconcile of'));
       assert.match(text, /dryRun=All/);
       // The editor renders only the lines in view: the planned ConfigMap diff sits at the end of the document.
       await lines.click();
       await page.keyboard.press('Control+End');
-      await eventually('the planned diff inline', async () => (await lines.textContent()) ?? '', (s) => s.includes('purple'));
+      await eventually('the planned diff inline', shown, (s) => s.includes('purple'));
       await page.keyboard.press('Control+Home');
       await t.screenshot('dry-run');
     });
