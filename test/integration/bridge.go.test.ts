@@ -235,7 +235,9 @@ describe('the Go sample controller through the bridge', { skip: (!haveGo() && 'g
       assert.equal(c.status().state, 'running', 'stopped in the debugger is not dead');
       p.setDebuggerStopped(true);
       assert.equal(p.liveness, 'stoppedInDebugger');
-      assert.equal(starts(journal, key).length, 0, 'the start message is still inside the stopped process');
+      // The wrapper sends "start" before the user's Reconcile runs; whether its writer flushed before Delve stopped
+      // every thread is a race, so at most one start may have arrived, never a second one or an end.
+      assert.ok(starts(journal, key).length <= 1, 'no more than the one start while the process is stopped');
 
       await dap.request('continue', { threadId: stopped.threadId });
       p.setDebuggerStopped(false);
