@@ -100,6 +100,8 @@ describe('Resources view', function () {
 
   it('reveals an object (what a click in the Event Log does)', async () => {
     const r = ok(await run<{ id: string }>('reconcileLab.revealObject', { key: `${ns}/parent`, resource: c.resourceId }));
+    // The view's selection reaches the extension host after the renderer applied the reveal.
+    await waitUntil(() => l.resourcesView.selection[0]?.id === r.id, 'the revealed object is selected', 10_000).catch(() => {});
     assert.equal(l.resourcesView.selection[0]?.id, r.id);
   });
 
