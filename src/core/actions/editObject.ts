@@ -18,7 +18,7 @@ import { cleanForDiff, toYaml, yamlDiff } from './objectDiff.ts';
 export const SECRET_MASK = '(hidden)';
 
 const HEADER = [
-  '# Reconcile Lab: edit, then save (Ctrl+S) to apply. The update carries the resourceVersion below: if the object',
+  '# Reconcile Lab: edit, then Apply to Cluster (title button) or save (Ctrl+S). The update carries the resourceVersion below: if the object',
   '# changed on the server since it was opened, nothing is written and the conflict is shown (never overwritten).',
 ];
 

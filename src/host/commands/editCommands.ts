@@ -6,15 +6,17 @@ import { Schemes } from '../ids.ts';
 import type { ReconcileLab } from '../reconcileLab.ts';
 import * as ui from '../ui.ts';
 import { fail, isFailure, stringArg, type CommandResult } from './args.ts';
+import { refusePrivileged } from './privileged.ts';
 import { requireSession, resolveTarget } from './pickers.ts';
 
 const COMPARE = 'Compare with Server';
 const KEEP_MINE = 'Keep My Edit on the Latest Version';
+const RELOAD = 'Reload from Server (Discard My Edit)';
 
 /**
  * Edit Spec as YAML…: a fresh GET of the object (not the cache, so the
  * resourceVersion is the server's latest) opened as a writable YAML document;
- * saving it applies it with that resourceVersion (see EditDocuments). Secret
+ * Apply to Cluster (or saving it) applies it with that resourceVersion (see EditDocuments). Secret
  * values are hidden. An object already open with unsaved changes is shown
  * as it is.
  */
@@ -34,17 +36,20 @@ export async function editObject(lab: ReconcileLab, arg: unknown): Promise<Comma
   return { ok: true, uri: uri.toString(), resourceVersion: lab.edits.entry(uri)?.base.metadata.resourceVersion };
 }
 
-/** What a save that was not applied offers: compare with the server's object, or keep the edit on it. */
+/** What an apply that was not applied offers: compare with the server's object, reload it, or keep the edit on it. */
 export function offerConflictChoices(lab: ReconcileLab, uri: vscode.Uri, result: ApplyEditResult): void {
   if (result.kind !== 'conflict') {
     if (result.kind === 'invalid' || result.kind === 'rejected' || result.kind === 'gone') void ui.error(`Reconcile Lab: not applied. ${result.message}`);
     return;
   }
-  void ui.warn(`Reconcile Lab: ${result.message} Your edit is kept in the editor.`, COMPARE, ...(result.server ? [KEEP_MINE] : [])).then(async (choice) => {
+  void ui.warn(`Reconcile Lab: ${result.message} Your edit is kept in the editor.`, COMPARE, ...(result.server ? [KEEP_MINE, RELOAD] : [])).then(async (choice) => {
     if (choice === COMPARE) await compareWithServer(lab, uri, result);
     else if (choice === KEEP_MINE && result.server) {
       lab.edits.rebase(uri, result.server);
-      void ui.info(`Reconcile Lab: the next save applies your edit on resourceVersion ${result.server.metadata.resourceVersion}: save again to apply it.`);
+      void ui.info(`Reconcile Lab: Apply to Cluster (or a save) now applies your edit on resourceVersion ${result.server.metadata.resourceVersion}.`);
+    } else if (choice === RELOAD && result.server) {
+      lab.edits.reload(uri, result.server);
+      await showFileText(uri);
     }
   });
 }
@@ -56,20 +61,44 @@ async function compareWithServer(lab: ReconcileLab, uri: vscode.Uri, result: Ext
 }
 
 /**
- * Apply to Cluster: saves the edit document (which applies it). Arguments for
- * scripts and tests: `{ uri, text }` replaces the document's text first;
- * `{ uri, resolve: 'keepMine' }` after a conflict re-bases the edit on the
- * server's latest object (an explicit choice) and saves again.
+ * Makes the open edit document show its file's text (the server's answer after an apply, or the reloaded object)
+ * and read as saved: it is brought to the front and reverted. Reverting acts on the focused editor, so it is
+ * done only when that editor is this document's; otherwise the document keeps its text (still dirty), which
+ * loses nothing: its base was re-based, so applying it again changes nothing. Resolves whether it was reverted.
  */
-export async function applyObjectEdit(
-  lab: ReconcileLab,
-  arg: unknown,
-): Promise<CommandResult<{ result: 'applied' | 'unchanged'; resourceVersion: string | undefined; diff: string }> | (ReturnType<typeof fail> & { serverResourceVersion?: string; diff?: string })> {
-  const given = stringArg(arg, 'uri');
+async function showFileText(uri: vscode.Uri): Promise<boolean> {
+  const doc = vscode.workspace.textDocuments.find((d) => d.uri.toString() === uri.toString());
+  if (!doc) return false;
+  const editor = await vscode.window.showTextDocument(doc, { preview: false, preserveFocus: false });
+  if (vscode.window.activeTextEditor !== editor) return false;
+  await vscode.commands.executeCommand('workbench.action.files.revert');
+  return !doc.isDirty;
+}
+
+type ApplyResult =
+  | CommandResult<{ result: 'applied' | 'unchanged'; resourceVersion: string | undefined; diff: string }>
+  | (ReturnType<typeof fail> & { serverResourceVersion?: string; diff?: string });
+
+/**
+ * Apply to Cluster: applies the edit document's current text directly (not through a save, which VS Code may
+ * cancel), as an update carrying the resourceVersion the document was opened at (EditDocuments.apply). Applied:
+ * the document then shows the server's answer and reads as saved. A conflict (someone else wrote meanwhile)
+ * writes nothing, keeps the edit in the editor and offers Compare / Keep My Edit / Reload. The argument: the
+ * document's URI (editor title), nothing (the active editor), or for scripts and tests `{ uri, text }` (the text
+ * replaces the document's first) and `{ uri, resolve: 'keepMine' }` (after a conflict, re-base the edit on the
+ * server's latest object, an explicit choice, and apply again).
+ */
+export async function applyObjectEdit(lab: ReconcileLab, arg: unknown): Promise<ApplyResult> {
+  // A document named by a string, text to put in it, or a conflict resolved without the prompt: writes the person
+  // did not choose, so only from the test suite (an editor title passes a Uri, the palette nothing).
+  const refused = arg instanceof vscode.Uri ? undefined : refusePrivileged(arg, ['uri', 'text', 'resolve']);
+  if (refused) return refused;
+  const given = arg instanceof vscode.Uri ? arg.toString() : stringArg(arg, 'uri');
   const uri = given ? vscode.Uri.parse(given) : vscode.window.activeTextEditor?.document.uri;
   if (!uri || uri.scheme !== Schemes.edit) return fail('invalidArgument', 'Open an object with "Edit Spec as YAML…" first: Apply to Cluster applies that document.');
   const entry = lab.edits.entry(uri);
   if (!entry) return fail('notFound', `${uri.path} is not open for editing.`);
+  if (!lab.session) return fail('notConnected', 'Not connected to a cluster: nothing was applied. Connect, then apply again.');
   const doc = await vscode.workspace.openTextDocument(uri);
   const text = stringArg(arg, 'text');
   if (text !== undefined) {
@@ -82,11 +111,20 @@ export async function applyObjectEdit(
     if (last?.kind !== 'conflict' || !last.server) return fail('invalidArgument', 'There is no conflict to resolve.');
     lab.edits.rebase(uri, last.server);
   }
-  delete entry.lastResult;
-  const saved = await doc.save().then((x) => x, () => false);
-  const r = entry.lastResult as ApplyEditResult | undefined;
-  if (r?.kind === 'applied') return { ok: true, result: 'applied', resourceVersion: r.resourceVersionAfter, diff: r.diff };
-  if (r?.kind === 'unchanged' || (saved && !r)) return { ok: true, result: 'unchanged', resourceVersion: entry.base.metadata.resourceVersion, diff: '' };
-  if (r?.kind === 'conflict') return { ...fail('conflict', r.message), ...(r.server?.metadata.resourceVersion ? { serverResourceVersion: r.server.metadata.resourceVersion } : {}), diff: r.diff };
-  return fail('error', r && 'message' in r ? r.message : 'The document was not saved.');
+  let r: ApplyEditResult;
+  try {
+    r = await lab.edits.apply(uri, doc.getText());
+  } catch (e) {
+    const message = `Not applied: ${(e as Error).message}`;
+    void ui.error(`Reconcile Lab: ${message}`);
+    return fail('error', message);
+  }
+  if (r.kind === 'applied' || r.kind === 'unchanged') {
+    if (doc.isDirty) await showFileText(uri);
+    return r.kind === 'applied'
+      ? { ok: true, result: 'applied', resourceVersion: r.resourceVersionAfter, diff: r.diff }
+      : { ok: true, result: 'unchanged', resourceVersion: entry.base.metadata.resourceVersion, diff: '' };
+  }
+  if (r.kind === 'conflict') return { ...fail('conflict', r.message), ...(r.server?.metadata.resourceVersion ? { serverResourceVersion: r.server.metadata.resourceVersion } : {}), diff: r.diff };
+  return fail('error', r.message);
 }

@@ -15,15 +15,17 @@ export interface EditEntry {
   /** The document's text as last read or saved. */
   text: string;
   mtime: number;
-  /** What the last save did. */
+  /** What the last apply (Apply to Cluster or a save) did. */
   lastResult?: ApplyEditResult;
+  /** The apply in flight, if any: the next one waits for it. */
+  pending?: Promise<void>;
 }
 
 /**
  * Writable documents under the `reconcile-lab-edit:` scheme, one per object
  * opened with **Edit Spec as YAML…**: `reconcile-lab-edit:/<resource>/<key>.yaml`.
- * Saving a document applies it ({@link applyEdit}): an update carrying the
- * resourceVersion the document was opened at. A save that is not applied
+ * **Apply to Cluster** ({@link apply}) and saving a document both apply it ({@link applyEdit}): an update
+ * carrying the resourceVersion the document was opened at. A save that is not applied
  * (conflict, invalid text, rejected) fails, so the document stays dirty and
  * the edit is never lost; `onDidNotApply` lets the UI offer what to do.
  * After an apply the document shows the server's answer (new resourceVersion).
@@ -94,31 +96,65 @@ export class EditDocuments implements vscode.FileSystemProvider, vscode.Disposab
     return Buffer.from(e.text, 'utf8');
   }
 
-  async writeFile(uri: vscode.Uri, content: Uint8Array): Promise<void> {
+  /**
+   * Applies `text` as the edit of `uri` on the entry's base (its resourceVersion is the precondition), without
+   * going through a document save: Apply to Cluster calls this with the editor's current text, and a save
+   * ({@link writeFile}) calls it with the saved bytes. Applies to one entry run one at a time, in call order.
+   * On `applied` the entry is re-based on the server's answer and its text becomes that answer (the document
+   * shows it once reverted or re-read); on `unchanged` the entry keeps `text`; anything else leaves the entry as
+   * it was (the edit stays in the editor) and fires {@link onDidNotApply}. Never throws for a server answer.
+   */
+  apply(uri: vscode.Uri, text: string): Promise<ApplyEditResult> {
     const e = this.entries.get(uri.toString());
-    if (!e) throw vscode.FileSystemError.NoPermissions('Open the object with "Edit Spec as YAML…" first: only its edit document applies.');
+    if (!e) return Promise.reject(new Error(`${uri.path} is not open for editing: open the object with "Edit Spec as YAML…" first.`));
+    const run = async (): Promise<ApplyEditResult> => {
+      if (!this.client) throw new Error('Not connected to a cluster: nothing was applied. Connect and apply again.');
+      const result = await applyEdit({ client: this.client, gvr: e.gvr, base: e.base, text });
+      e.lastResult = result;
+      switch (result.kind) {
+        case 'applied':
+          e.base = result.object;
+          e.text = editableYaml(result.object);
+          e.mtime = Date.now();
+          this.applied.fire({ uri, entry: e, result });
+          // A document reading this file re-reads the server's answer (the new resourceVersion in its header).
+          setTimeout(() => this.changed.fire([{ type: vscode.FileChangeType.Changed, uri }]), 0);
+          break;
+        case 'unchanged':
+          e.text = text;
+          e.mtime = Date.now();
+          this.applied.fire({ uri, entry: e, result });
+          break;
+        default:
+          this.notApplied.fire({ uri, entry: e, result });
+      }
+      return result;
+    };
+    const next = (e.pending ?? Promise.resolve()).then(run, run);
+    e.pending = next.then(() => undefined, () => undefined);
+    return next;
+  }
+
+  /**
+   * Makes the server's `server` object the entry's base and text (the person chose to discard their edit and
+   * reload); a document reading this file shows it once reverted.
+   */
+  reload(uri: vscode.Uri, server: KubeObject): void {
+    const e = this.entries.get(uri.toString());
+    if (!e) return;
+    e.base = server;
+    e.text = editableYaml(server);
+    e.mtime = Date.now();
+    delete e.lastResult;
+    this.changed.fire([{ type: vscode.FileChangeType.Changed, uri }]);
+  }
+
+  /** A save: {@link apply} with the saved bytes; a save that is not applied fails, so the document stays dirty. */
+  async writeFile(uri: vscode.Uri, content: Uint8Array): Promise<void> {
+    if (!this.entries.has(uri.toString())) throw vscode.FileSystemError.NoPermissions('Open the object with "Edit Spec as YAML…" first: only its edit document applies.');
     if (!this.client) throw vscode.FileSystemError.Unavailable('Not connected to a cluster: nothing was applied. Connect and save again.');
-    const text = Buffer.from(content).toString('utf8');
-    const result = await applyEdit({ client: this.client, gvr: e.gvr, base: e.base, text });
-    e.lastResult = result;
-    switch (result.kind) {
-      case 'applied':
-        e.base = result.object;
-        e.text = editableYaml(result.object);
-        e.mtime = Date.now();
-        this.applied.fire({ uri, entry: e, result });
-        // The document re-reads the server's answer (the new resourceVersion in its header).
-        setTimeout(() => this.changed.fire([{ type: vscode.FileChangeType.Changed, uri }]), 0);
-        return;
-      case 'unchanged':
-        e.text = text;
-        e.mtime = Date.now();
-        this.applied.fire({ uri, entry: e, result });
-        return;
-      default:
-        this.notApplied.fire({ uri, entry: e, result });
-        throw vscode.FileSystemError.Unavailable(result.message);
-    }
+    const result = await this.apply(uri, Buffer.from(content).toString('utf8'));
+    if (result.kind !== 'applied' && result.kind !== 'unchanged') throw vscode.FileSystemError.Unavailable(result.message);
   }
 
   delete(): void {

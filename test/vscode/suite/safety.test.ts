@@ -290,6 +290,8 @@ describe('safety: arguments that skip confirmations need the argument token', fu
         ['reconcileLab.stepReconcile', { key: `${ns}/tok`, resource: c.resourceId, force: true }, 'force'],
         ['reconcileLab.selectResources', { resources: ['configmaps'] }, 'resources'],
         ['reconcileLab.selectNamespaces', { namespaces: ['default'] }, 'namespaces'],
+        ['reconcileLab.applyObjectEdit', { uri: `reconcile-lab-edit:/${c.resourceId}/${ns}/tok.yaml`, text: 'spec: {}' }, 'uri'],
+        ['reconcileLab.applyObjectEdit', { resolve: 'keepMine' }, 'resolve'],
       ];
       for (const [command, arg, field] of cases) {
         for (const attempt of [arg, { ...arg, argumentToken: 'f'.repeat(64) }]) {

@@ -5,7 +5,7 @@ import * as assert from 'node:assert/strict';
 import * as vscode from 'vscode';
 import type { ReconcileLab } from '../../../src/host/reconcileLab.ts';
 import type { ResourceNode } from '../../../src/host/views/resourcesTree.ts';
-import { connectTo, lab, labCluster, ok, run, testNamespace, waitUntil, widget, widgetCrd, type WidgetCrd } from './support/lab.ts';
+import { connectTo, lab, labCluster, ok, run, runAsStranger, testNamespace, waitUntil, widget, widgetCrd, type WidgetCrd } from './support/lab.ts';
 
 const LEGACY = 'legacy.example.com/external-dns';
 
@@ -88,10 +88,9 @@ describe('Resources view: filter, Events, Edit Spec as YAML, field-manager fight
     assert.match((l.resourcesTree.getTreeItem(rows[1]!).tooltip as vscode.MarkdownString).value.replace(/&nbsp;/g, ' '), /Reported by: example\.com\/checker/);
   });
 
-  // Skipped: in the full code-server session VS Code cancels the document save (an onWillSaveTextDocument
-  // participant times out), so the apply never runs; the apply itself is covered by integration tests. Known gap:
-  // Apply to Cluster should call the apply directly instead of going through the save.
-  it.skip('Edit Spec as YAML… applies with the opened resourceVersion; a concurrent change is a conflict that keeps the edit and writes nothing', async () => {
+  // Apply to Cluster applies the editor's text directly (not through a save, which code-server may cancel when a
+  // save participant is slow) and then shows the server's answer as the saved text.
+  it('Edit Spec as YAML… applies with the opened resourceVersion; a concurrent change is a conflict that keeps the edit and writes nothing', async () => {
     const { client } = labCluster();
     const target = { key: `${ns}/calm`, resource: c.resourceId };
     const opened = ok(await run<{ uri: string; resourceVersion: string }>('reconcileLab.editObject', target));
@@ -118,9 +117,20 @@ describe('Resources view: filter, Events, Edit Spec as YAML, field-manager fight
     assert.ok(doc.isDirty && doc.getText().includes('color: purple'), 'the edit is kept in the editor');
 
     // The explicit choice: keep my edit on the latest version.
-    const resolved = ok(await run<{ result: string }>('reconcileLab.applyObjectEdit', { uri: opened.uri, resolve: 'keepMine' }));
+    const resolved = ok(await run<{ result: string; resourceVersion: string }>('reconcileLab.applyObjectEdit', { uri: opened.uri, resolve: 'keepMine' }));
     assert.equal(resolved.result, 'applied');
     assert.deepEqual(((await client.get(c.gvr, ns, 'calm')).spec as { data: unknown }).data, { color: 'purple' });
+    await waitUntil(() => doc.getText().includes(`at resourceVersion ${resolved.resourceVersion}`) && !doc.isDirty, 'the document shows the answer to the re-based apply');
+
+    // As the editor's title button calls it (the document's URI, its current text): an edit typed in the editor.
+    const typed = new vscode.WorkspaceEdit();
+    const at = doc.getText().indexOf('color: purple');
+    typed.replace(doc.uri, new vscode.Range(doc.positionAt(at), doc.positionAt(at + 'color: purple'.length)), 'color: teal');
+    assert.ok(await vscode.workspace.applyEdit(typed));
+    const fromTitle = ok(await runAsStranger<{ result: string; resourceVersion: string }>('reconcileLab.applyObjectEdit', doc.uri));
+    assert.equal(fromTitle.result, 'applied');
+    assert.deepEqual(((await client.get(c.gvr, ns, 'calm')).spec as { data: unknown }).data, { color: 'teal' });
+    await waitUntil(() => !doc.isDirty && doc.getText().includes(`at resourceVersion ${fromTitle.resourceVersion}`), 'clean after the title-button apply');
     await vscode.commands.executeCommand('workbench.action.closeAllEditors');
   });
 
