@@ -109,6 +109,7 @@ export class ReconcileLab implements vscode.Disposable {
     this.edits = this.store.add(new EditDocuments());
     this.store.add(vscode.workspace.registerFileSystemProvider(Schemes.edit, this.edits, { isCaseSensitive: true }));
     this.store.add(this.edits.onDidNotApply((e) => offerConflictChoices(this, e.uri, e.result)));
+    this.store.add(this.edits.onDidSaveDraft(() => ui.statusMessage('Reconcile Lab: edit kept as a draft (auto-save), not applied: Apply to Cluster writes it', 8000, 'edit')));
     this.resourcesTree = this.store.add(new ResourcesTreeProvider(clock));
     this.queueTree = this.store.add(new QueueTreeProvider(clock));
     this.resourcesView = this.store.add(

@@ -2,7 +2,7 @@ import type { ListerWatcher, ListOptions, WatchEvent, WatchOptions } from '../ca
 import { ApiError } from './client.ts';
 import type { GroupVersionResource, KubeList, KubeObject } from './objects.ts';
 import { resourcePath } from './paths.ts';
-import { toApiError, type KubeTransport, type TransportRequest } from './transport.ts';
+import { isTransportClosed, toApiError, type KubeTransport, type TransportRequest } from './transport.ts';
 
 export interface KubeListerWatcherOptions {
   transport: KubeTransport;
@@ -218,8 +218,9 @@ export class KubeListerWatcher implements ListerWatcher<KubeObject> {
   private ahead: { key: string; page: Promise<PageText>; abort: AbortController; unlink: () => void } | undefined;
 
   private async fetchPage(options: ListOptions, signal: AbortSignal): Promise<PageText> {
-    const res = await this.transport.send({ method: 'GET', path: this.path, query: listQuery(options, this.bound), signal });
-    return { status: res.status, text: await res.text() };
+    const req = { method: 'GET', path: this.path, query: listQuery(options, this.bound), signal } as const;
+    const res = await this.transport.send(req);
+    return { status: res.status, text: await this.transport.readText(res, req) };
   }
 
   private sendAhead(options: ListOptions, signal: AbortSignal): void {
@@ -281,6 +282,8 @@ export class KubeListerWatcher implements ListerWatcher<KubeObject> {
         } catch (e) {
           done = true;
           if (signal.aborted) throw signal.reason;
+          // The transport was disposed (the connection is gone on purpose): its own error, not a broken stream.
+          if (isTransportClosed(e)) throw e;
           // client-go StreamWatcher: a probable EOF or a timeout while reading is an ordinary end of
           // the watch (the reflector re-watches from the last RV); a half-received event is dropped.
           if (isProbableEOF(e)) return;

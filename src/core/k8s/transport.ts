@@ -40,6 +40,16 @@ function abortableDelay(ms: number, signal: AbortSignal | undefined): Promise<vo
   });
 }
 
+/** The error of every request the transport's {@link KubeTransport.dispose} ended (or refused afterwards). */
+export function transportClosedError(): ApiError {
+  return new ApiError(0, 'Closed', 'the connection to the API server was closed');
+}
+
+/** True for the error a request gets because its transport was disposed (see {@link KubeTransport.dispose}). */
+export function isTransportClosed(e: unknown): boolean {
+  return e instanceof ApiError && e.code === 0 && e.reason === 'Closed';
+}
+
 /** Failures of a request sent on a connection the server had already closed (nothing was answered). */
 const STALE_CONNECTION_CODES = new Set(['ECONNRESET', 'EPIPE', 'UND_ERR_SOCKET']);
 
@@ -61,6 +71,12 @@ export class KubeTransport {
    */
   private dispatcher: Dispatcher | undefined;
   private disposed = false;
+  /**
+   * Aborted by {@link dispose} before the pool closes: every request (and the body it is still reading) is
+   * linked to it, so none is left on a dispatcher that is being destroyed (undici would fail it with
+   * ClientDestroyedError, an error no caller expects).
+   */
+  private readonly closing = new AbortController();
 
   constructor(kubeConfig: KubeConfig) {
     this.kubeConfig = kubeConfig;
@@ -79,13 +95,18 @@ export class KubeTransport {
    * Sends a request and returns the raw response (the body is not read). Network failures become ApiError code 0.
    * A GET that fails on a dropped keep-alive connection before any response is sent once more (Go net/http);
    * a GET answered 429 / 5xx with Retry-After is sent again after that wait, up to 10 times (client-go rest
-   * client). `signal` aborts the waits too.
+   * client). `signal` aborts the waits too. A request still in flight (or reading its body) when the transport
+   * is disposed fails with {@link transportClosedError} ({@link isTransportClosed}), as does any later one.
    */
   async send(req: TransportRequest): Promise<Response> {
+    if (this.disposed) throw transportClosedError();
     const url = this.url(req.path, req.query);
     const ctx = new RequestContext(url, req.method as HttpMethod);
     await this.kubeConfig.applySecurityAuthentication(ctx);
-    if (this.disposed) throw new ApiError(0, 'Closed', 'the connection to the API server was closed');
+    if (this.disposed) throw transportClosedError();
+    // The caller's signal and the transport's: aborting either aborts the request and its body.
+    const signal = req.signal ? AbortSignal.any([req.signal, this.closing.signal]) : this.closing.signal;
+    req = { ...req, signal };
     this.dispatcher ??= ctx.getDispatcher() as Dispatcher | undefined;
     const headers: Record<string, string> = { ...ctx.getHeaders(), Accept: 'application/json' };
     let body: string | undefined;
@@ -111,6 +132,7 @@ export class KubeTransport {
         return await fetch(url, { method: req.method, headers, body, dispatcher: this.dispatcher, signal: req.signal });
       } catch (e) {
         if (req.signal?.aborted) throw req.signal.reason ?? e;
+        if (this.disposed) throw transportClosedError();
         const cause = (e as { cause?: { code?: string; message?: string } }).cause;
         // A pooled keep-alive connection the server dropped (it restarted, or closed it idle) fails
         // before any response: an idempotent GET is sent once more at once, on a fresh connection, as
@@ -124,21 +146,47 @@ export class KubeTransport {
     }
   }
 
-  /** Closes the connection pool (open watches end); later requests fail with an ApiError. Idempotent. */
+  /**
+   * Ends every request in flight first (each fails with {@link transportClosedError}, open watches end), then
+   * closes the connection pool, which then has nothing left to fail with undici's ClientDestroyedError; later
+   * requests fail with the same closed error. Idempotent.
+   */
   dispose(): void {
     if (this.disposed) return;
     this.disposed = true;
+    this.closing.abort(transportClosedError());
+    // Graceful: the aborted requests leave the pool as their streams are reset; a rejection here can only be
+    // ClientDestroyedError for a pool already destroyed, which is what dispose wants.
     void this.dispatcher?.close().catch(() => {});
   }
 
-  /** Sends a request and parses the JSON answer; a non-2xx answer throws an {@link ApiError} with the server's Status. */
+  /**
+   * Sends a request and parses the JSON answer; a non-2xx answer throws an {@link ApiError} with the server's
+   * Status. A body cut off by {@link dispose} throws {@link transportClosedError}; by anything else, an ApiError
+   * code 0 (never undici's own error).
+   */
   async json<T>(req: TransportRequest): Promise<T> {
     const res = await this.send(req);
-    const text = await res.text();
+    const text = await this.readText(res, req);
     if (res.status >= 200 && res.status < 300) {
       return (text ? JSON.parse(text) : undefined) as T;
     }
     throw toApiError(res.status, text, `${req.method} ${req.path}`);
+  }
+
+  /**
+   * The whole body as text. When reading fails: the caller's abort reason if it aborted, {@link transportClosedError}
+   * if the transport was disposed meanwhile, otherwise an ApiError code 0 naming the cause.
+   */
+  async readText(res: Response, req: Pick<TransportRequest, 'method' | 'path' | 'signal'>): Promise<string> {
+    try {
+      return await res.text();
+    } catch (e) {
+      if (req.signal?.aborted) throw req.signal.reason ?? e;
+      if (this.disposed) throw transportClosedError();
+      const cause = (e as { cause?: { code?: string; message?: string } }).cause;
+      throw new ApiError(0, 'Unreachable', `${req.method} ${req.path}: the answer was cut off (${cause?.code ?? cause?.message ?? (e as Error).message}).`, { cause: cause?.code ?? (e as Error).message });
+    }
   }
 }
 

@@ -69,10 +69,25 @@ async function compareWithServer(lab: ReconcileLab, uri: vscode.Uri, result: Ext
 async function showFileText(uri: vscode.Uri): Promise<boolean> {
   const doc = vscode.workspace.textDocuments.find((d) => d.uri.toString() === uri.toString());
   if (!doc) return false;
-  const editor = await vscode.window.showTextDocument(doc, { preview: false, preserveFocus: false });
-  if (vscode.window.activeTextEditor !== editor) return false;
+  await vscode.window.showTextDocument(doc, { preview: false, preserveFocus: false });
+  if (!(await activeEditorIs(uri, 2000))) return false;
   await vscode.commands.executeCommand('workbench.action.files.revert');
   return !doc.isDirty;
+}
+
+/** Resolves true once the active text editor shows `uri` (at once if it does), false after `ms`. */
+function activeEditorIs(uri: vscode.Uri, ms: number): Promise<boolean> {
+  const is = () => vscode.window.activeTextEditor?.document.uri.toString() === uri.toString();
+  if (is()) return Promise.resolve(true);
+  return new Promise((resolve) => {
+    const done = (v: boolean) => {
+      clearTimeout(timer);
+      sub.dispose();
+      resolve(v);
+    };
+    const sub = vscode.window.onDidChangeActiveTextEditor(() => is() && done(true));
+    const timer = setTimeout(() => done(is()), ms);
+  });
 }
 
 type ApplyResult =
@@ -111,16 +126,18 @@ export async function applyObjectEdit(lab: ReconcileLab, arg: unknown): Promise<
     if (last?.kind !== 'conflict' || !last.server) return fail('invalidArgument', 'There is no conflict to resolve.');
     lab.edits.rebase(uri, last.server);
   }
+  const applying = doc.getText();
   let r: ApplyEditResult;
   try {
-    r = await lab.edits.apply(uri, doc.getText());
+    r = await lab.edits.apply(uri, applying);
   } catch (e) {
     const message = `Not applied: ${(e as Error).message}`;
     void ui.error(`Reconcile Lab: ${message}`);
     return fail('error', message);
   }
   if (r.kind === 'applied' || r.kind === 'unchanged') {
-    if (doc.isDirty) await showFileText(uri);
+    // Still what was applied (no typing since): show the server's answer as saved. Otherwise the newer text stays.
+    if (doc.isDirty && doc.getText() === applying) await showFileText(uri);
     return r.kind === 'applied'
       ? { ok: true, result: 'applied', resourceVersion: r.resourceVersionAfter, diff: r.diff }
       : { ok: true, result: 'unchanged', resourceVersion: entry.base.metadata.resourceVersion, diff: '' };

@@ -24,8 +24,8 @@ export interface EditEntry {
 /**
  * Writable documents under the `reconcile-lab-edit:` scheme, one per object
  * opened with **Edit Spec as YAML…**: `reconcile-lab-edit:/<resource>/<key>.yaml`.
- * **Apply to Cluster** ({@link apply}) and saving a document both apply it ({@link applyEdit}): an update
- * carrying the resourceVersion the document was opened at. A save that is not applied
+ * **Apply to Cluster** ({@link apply}) and a manual save apply it ({@link applyEdit}): an update
+ * carrying the resourceVersion the document was opened at; an auto-save only keeps a draft. A save that is not applied
  * (conflict, invalid text, rejected) fails, so the document stays dirty and
  * the edit is never lost; `onDidNotApply` lets the UI offer what to do.
  * After an apply the document shows the server's answer (new resourceVersion).
@@ -39,7 +39,15 @@ export class EditDocuments implements vscode.FileSystemProvider, vscode.Disposab
   private readonly applied = new vscode.EventEmitter<{ uri: vscode.Uri; entry: EditEntry; result: ApplyEditResult }>();
   /** Fires when a save was applied (or changed nothing). */
   readonly onDidApply = this.applied.event;
+  private readonly draft = new vscode.EventEmitter<{ uri: vscode.Uri; entry: EditEntry }>();
+  /** Fires when a save that was not manual (auto-save) kept the text as a draft without applying it. */
+  readonly onDidSaveDraft = this.draft.event;
   private readonly entries = new Map<string, EditEntry>();
+  /** The reason of the save about to happen, per document (from onWillSaveTextDocument; consumed by writeFile). */
+  private readonly saveReasons = new Map<string, vscode.TextDocumentSaveReason>();
+  private readonly willSave = vscode.workspace.onWillSaveTextDocument((ev) => {
+    if (ev.document.uri.scheme === Schemes.edit) this.saveReasons.set(ev.document.uri.toString(), ev.reason);
+  });
   private client: KubeClient | undefined;
 
   /** The client saves write through (undefined while disconnected: saves fail). */
@@ -109,12 +117,14 @@ export class EditDocuments implements vscode.FileSystemProvider, vscode.Disposab
     if (!e) return Promise.reject(new Error(`${uri.path} is not open for editing: open the object with "Edit Spec as YAML…" first.`));
     const run = async (): Promise<ApplyEditResult> => {
       if (!this.client) throw new Error('Not connected to a cluster: nothing was applied. Connect and apply again.');
+      const textBefore = e.text;
       const result = await applyEdit({ client: this.client, gvr: e.gvr, base: e.base, text });
       e.lastResult = result;
       switch (result.kind) {
         case 'applied':
           e.base = result.object;
-          e.text = editableYaml(result.object);
+          // A draft saved while the apply ran (typing went on) is kept; otherwise the file is the server's answer.
+          if (e.text === textBefore || e.text === text) e.text = editableYaml(result.object);
           e.mtime = Date.now();
           this.applied.fire({ uri, entry: e, result });
           // A document reading this file re-reads the server's answer (the new resourceVersion in its header).
@@ -149,11 +159,28 @@ export class EditDocuments implements vscode.FileSystemProvider, vscode.Disposab
     this.changed.fire([{ type: vscode.FileChangeType.Changed, uri }]);
   }
 
-  /** A save: {@link apply} with the saved bytes; a save that is not applied fails, so the document stays dirty. */
+  /**
+   * A save. Only a **manual** save (Ctrl+S, File › Save: {@link onWillSaveTextDocument} said so for this document
+   * just before) applies: {@link apply} with the saved bytes, and a save that is not applied fails, so the
+   * document stays dirty. Any other save (auto-save, which the browser's VS Code does after every pause in typing,
+   * or one whose reason never arrived) keeps the text as a **draft**: nothing is written to the cluster, the
+   * document reads as saved, and Apply to Cluster applies it later. A save of the entry's own text does nothing.
+   */
   async writeFile(uri: vscode.Uri, content: Uint8Array): Promise<void> {
-    if (!this.entries.has(uri.toString())) throw vscode.FileSystemError.NoPermissions('Open the object with "Edit Spec as YAML…" first: only its edit document applies.');
+    const e = this.entries.get(uri.toString());
+    if (!e) throw vscode.FileSystemError.NoPermissions('Open the object with "Edit Spec as YAML…" first: only its edit document applies.');
+    const text = Buffer.from(content).toString('utf8');
+    const reason = this.saveReasons.get(uri.toString());
+    this.saveReasons.delete(uri.toString());
+    if (text === e.text) return;
+    if (reason !== vscode.TextDocumentSaveReason.Manual) {
+      e.text = text;
+      e.mtime = Date.now();
+      this.draft.fire({ uri, entry: e });
+      return;
+    }
     if (!this.client) throw vscode.FileSystemError.Unavailable('Not connected to a cluster: nothing was applied. Connect and save again.');
-    const result = await this.apply(uri, Buffer.from(content).toString('utf8'));
+    const result = await this.apply(uri, text);
     if (result.kind !== 'applied' && result.kind !== 'unchanged') throw vscode.FileSystemError.Unavailable(result.message);
   }
 
@@ -169,6 +196,9 @@ export class EditDocuments implements vscode.FileSystemProvider, vscode.Disposab
     this.changed.dispose();
     this.notApplied.dispose();
     this.applied.dispose();
+    this.draft.dispose();
+    this.willSave.dispose();
     this.entries.clear();
+    this.saveReasons.clear();
   }
 }

@@ -114,7 +114,8 @@ describe('Resources view: filter, Events, Edit Spec as YAML, field-manager fight
     assert.match(conflict.message, /changed on the server since you opened it .*nothing was written/);
     assert.match((conflict as unknown as { diff: string }).diff, /-\s+color: red\n\+\s+color: purple/);
     assert.deepEqual(((await client.get(c.gvr, ns, 'calm')).spec as { data: unknown }).data, { color: 'red' }, 'the other change survives');
-    assert.ok(doc.isDirty && doc.getText().includes('color: purple'), 'the edit is kept in the editor');
+    // (Dirty, or clean as a draft once the browser's auto-save kept it: either way not applied.)
+    assert.ok(doc.getText().includes('color: purple'), 'the edit is kept in the editor');
 
     // The explicit choice: keep my edit on the latest version.
     const resolved = ok(await run<{ result: string; resourceVersion: string }>('reconcileLab.applyObjectEdit', { uri: opened.uri, resolve: 'keepMine' }));
