@@ -1,6 +1,5 @@
 import * as vscode from 'vscode';
 import type { Logger } from '../../core/log.ts';
-import { DisposableStore } from '../../core/lifecycle.ts';
 import {
   CHECKS_PROTOCOL_VERSION,
   parseChecksWebviewMessage,
@@ -9,7 +8,8 @@ import {
   type ChecksWebviewToHost,
 } from '../../shared/checksProtocol.ts';
 import { ViewIds } from '../ids.ts';
-import { createNonce, renderChecksHtml } from './html.ts';
+import { CHECKS_PAGE } from './html.ts';
+import { WebviewPanelHost } from './webviewPanelHost.ts';
 import { emptyChecksModel } from './checksView.ts';
 
 /** The webview panel type of the results view (also its serializer id). */
@@ -37,32 +37,34 @@ export interface ChecksPanelOptions {
  * (src/host/webview/html.ts) with the Event Log's CSP; the script fills it with `textContent` only.
  */
 export class ChecksPanel implements vscode.Disposable {
-  private panel: vscode.WebviewPanel | undefined;
-  private panelStore = new DisposableStore();
-  private ready = false;
+  private readonly host: WebviewPanelHost<ChecksWebviewToHost, ChecksHostToWebview>;
   private model: ChecksViewModel = emptyChecksModel();
   private readonly options: ChecksPanelOptions;
-  private readonly store = new DisposableStore();
   /** Models posted (for tests). */
   posted = 0;
 
   constructor(options: ChecksPanelOptions) {
     this.options = options;
-    this.store.add(
-      vscode.window.registerWebviewPanelSerializer(CHECKS_PANEL_TYPE, {
-        deserializeWebviewPanel: async (panel) => {
-          this.adopt(panel);
-        },
-      }),
-    );
+    this.host = new WebviewPanelHost<ChecksWebviewToHost, ChecksHostToWebview>({
+      viewType: CHECKS_PANEL_TYPE,
+      title: 'Reconcile Lab: Robustness Checks',
+      extensionUri: options.extensionUri,
+      log: options.log,
+      what: 'checks',
+      script: 'checks.js',
+      style: 'checks.css',
+      page: CHECKS_PAGE,
+      parse: parseChecksWebviewMessage,
+      onMessage: (m) => this.onMessage(m),
+    });
   }
 
   get isOpen(): boolean {
-    return this.panel !== undefined;
+    return this.host.isOpen;
   }
 
   get isReady(): boolean {
-    return this.ready;
+    return this.host.isReady;
   }
 
   /** What the view shows now. */
@@ -72,61 +74,13 @@ export class ChecksPanel implements vscode.Disposable {
 
   /** Opens the panel (beside the editor), or reveals it. */
   show(preserveFocus = false): void {
-    if (this.panel) {
-      this.panel.reveal(undefined, preserveFocus);
-      return;
-    }
-    const panel = vscode.window.createWebviewPanel(
-      CHECKS_PANEL_TYPE,
-      'Reconcile Lab: Robustness Checks',
-      { viewColumn: vscode.ViewColumn.Active, preserveFocus },
-      { enableScripts: true, localResourceRoots: this.resourceRoots() },
-    );
-    this.adopt(panel);
+    this.host.show(preserveFocus);
   }
 
   /** Replaces what the view shows. */
   setModel(model: ChecksViewModel): void {
     this.model = model;
-    if (this.ready) this.post({ type: 'update', model });
-  }
-
-  private resourceRoots(): vscode.Uri[] {
-    return [vscode.Uri.joinPath(this.options.extensionUri, 'dist', 'webview'), vscode.Uri.joinPath(this.options.extensionUri, 'media')];
-  }
-
-  private adopt(panel: vscode.WebviewPanel): void {
-    this.panelStore.dispose();
-    this.panelStore = new DisposableStore();
-    this.panel = panel;
-    this.ready = false;
-    panel.iconPath = vscode.Uri.joinPath(this.options.extensionUri, 'media', 'icon.svg');
-    const webview = panel.webview;
-    webview.options = { enableScripts: true, localResourceRoots: this.resourceRoots() };
-    const nonce = createNonce();
-    const script = webview.asWebviewUri(vscode.Uri.joinPath(this.options.extensionUri, 'dist', 'webview', 'checks.js'));
-    const style = webview.asWebviewUri(vscode.Uri.joinPath(this.options.extensionUri, 'media', 'checks.css'));
-    this.panelStore.add(
-      webview.onDidReceiveMessage((raw: unknown) => {
-        const m = parseChecksWebviewMessage(raw);
-        if (m) this.onMessage(m);
-        else this.options.log.warn('ignored a malformed message from the checks webview');
-      }),
-    );
-    this.panelStore.add(
-      panel.onDidDispose(() => {
-        if (this.panel !== panel) return;
-        this.panel = undefined;
-        this.ready = false;
-      }),
-    );
-    // A hidden webview is discarded; it says `ready` again when shown.
-    this.panelStore.add(
-      panel.onDidChangeViewState(() => {
-        if (!panel.visible) this.ready = false;
-      }),
-    );
-    webview.html = renderChecksHtml(webview, nonce, script, style);
+    if (this.host.isReady) this.post({ type: 'update', model });
   }
 
   private onMessage(m: ChecksWebviewToHost): void {
@@ -138,7 +92,7 @@ export class ChecksPanel implements vscode.Disposable {
     switch (m.type) {
       case 'ready':
         if (m.version !== CHECKS_PROTOCOL_VERSION) this.options.log.warn('checks webview speaks another protocol version', { webview: m.version, host: CHECKS_PROTOCOL_VERSION });
-        this.ready = true;
+        this.host.markReady();
         this.post({ type: 'init', version: CHECKS_PROTOCOL_VERSION, model: this.model });
         return;
       case 'copy':
@@ -157,15 +111,12 @@ export class ChecksPanel implements vscode.Disposable {
   }
 
   private post(m: ChecksHostToWebview): void {
-    if (!this.panel) return;
+    if (!this.host.isOpen) return;
     if (m.type !== 'notice') this.posted++;
-    this.panel.webview.postMessage(m).then(undefined, (e: unknown) => this.options.log.debug('checks post failed', { error: String(e) }));
+    this.host.post(m);
   }
 
   dispose(): void {
-    this.panelStore.dispose();
-    this.panel?.dispose();
-    this.panel = undefined;
-    this.store.dispose();
+    this.host.dispose();
   }
 }

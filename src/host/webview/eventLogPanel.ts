@@ -2,7 +2,7 @@ import * as vscode from 'vscode';
 import type { Clock, TimerHandle } from '../../core/clock.ts';
 import type { Event } from '../../core/event.ts';
 import type { Logger } from '../../core/log.ts';
-import { DisposableStore, type Disposable } from '../../core/lifecycle.ts';
+import type { Disposable } from '../../core/lifecycle.ts';
 import {
   type EntryDetailView,
   type HostToWebview,
@@ -13,7 +13,8 @@ import {
   parseWebviewMessage,
 } from '../../shared/protocol.ts';
 import { ViewIds } from '../ids.ts';
-import { createNonce, renderEventLogHtml } from './html.ts';
+import { EVENT_LOG_PAGE } from './html.ts';
+import { WebviewPanelHost } from './webviewPanelHost.ts';
 
 /** What the panel shows: one connection's journal, already mapped to view entries. */
 export interface EventLogSource {
@@ -58,13 +59,10 @@ const FLUSH_MS = 50;
  * ones are skipped and counted in `dropped`.
  */
 export class EventLogPanel implements vscode.Disposable {
-  private panel: vscode.WebviewPanel | undefined;
-  /** Listeners of the current panel; replaced with each panel. */
-  private panelStore = new DisposableStore();
+  private readonly host: WebviewPanelHost<WebviewToHost, HostToWebview>;
   private sourceSubscription: Disposable | undefined;
   private source: EventLogSource | undefined;
   private connection = 'Not connected';
-  private ready = false;
   private pending: LogEntryView[] = [];
   private dropped = 0;
   /** An entry to select once the webview is ready (selectEntry before the panel loaded). */
@@ -74,40 +72,44 @@ export class EventLogPanel implements vscode.Disposable {
   lastDetail: EntryDetailView | undefined;
   private timer: TimerHandle | undefined;
   private readonly options: EventLogPanelOptions;
-  private readonly store = new DisposableStore();
   /** Messages posted to the webview, for tests (`type` and entry count only). */
   readonly posted = { batches: 0, entries: 0 };
 
   constructor(options: EventLogPanelOptions) {
     this.options = options;
-    this.store.add(
-      vscode.window.registerWebviewPanelSerializer(ViewIds.eventLogPanel, {
-        deserializeWebviewPanel: async (panel) => {
-          this.adopt(panel);
-        },
-      }),
-    );
+    this.host = new WebviewPanelHost<WebviewToHost, HostToWebview>({
+      viewType: ViewIds.eventLogPanel,
+      title: 'Reconcile Lab: Event Log',
+      extensionUri: options.extensionUri,
+      log: options.log,
+      what: 'event log',
+      script: 'eventLog.js',
+      style: 'eventLog.css',
+      page: EVENT_LOG_PAGE,
+      parse: parseWebviewMessage,
+      onMessage: (m) => this.onMessage(m),
+      onNotReady: () => {
+        this.pending = [];
+        this.cancelFlush();
+      },
+    });
   }
 
   get isOpen(): boolean {
-    return this.panel !== undefined;
+    return this.host.isOpen;
   }
 
   get isReady(): boolean {
-    return this.ready;
+    return this.host.isReady;
+  }
+
+  private get ready(): boolean {
+    return this.host.isReady;
   }
 
   /** Opens the panel, or reveals it when it is open. */
   show(): void {
-    if (this.panel) {
-      this.panel.reveal(undefined, false);
-      return;
-    }
-    const panel = vscode.window.createWebviewPanel(ViewIds.eventLogPanel, 'Reconcile Lab: Event Log', vscode.ViewColumn.Active, {
-      enableScripts: true,
-      localResourceRoots: this.resourceRoots(),
-    });
-    this.adopt(panel);
+    this.host.show();
   }
 
   /** Opens (or reveals) the panel with entry `seq` selected and its detail pane shown. */
@@ -129,58 +131,13 @@ export class EventLogPanel implements vscode.Disposable {
     if (this.ready) this.postInit();
   }
 
-  private resourceRoots(): vscode.Uri[] {
-    return [vscode.Uri.joinPath(this.options.extensionUri, 'dist', 'webview'), vscode.Uri.joinPath(this.options.extensionUri, 'media')];
-  }
-
-  private adopt(panel: vscode.WebviewPanel): void {
-    this.panelStore.dispose();
-    this.panelStore = new DisposableStore();
-    this.panel = panel;
-    this.ready = false;
-    panel.iconPath = vscode.Uri.joinPath(this.options.extensionUri, 'media', 'icon.svg');
-    const webview = panel.webview;
-    webview.options = { enableScripts: true, localResourceRoots: this.resourceRoots() };
-    const nonce = createNonce();
-    const script = webview.asWebviewUri(vscode.Uri.joinPath(this.options.extensionUri, 'dist', 'webview', 'eventLog.js'));
-    const style = webview.asWebviewUri(vscode.Uri.joinPath(this.options.extensionUri, 'media', 'eventLog.css'));
-    this.panelStore.add(
-      webview.onDidReceiveMessage((raw: unknown) => {
-        const m = parseWebviewMessage(raw);
-        if (m) this.onMessage(m);
-        else this.options.log.warn('ignored a malformed message from the event log webview');
-      }),
-    );
-    this.panelStore.add(
-      panel.onDidDispose(() => {
-        if (this.panel !== panel) return;
-        this.panel = undefined;
-        this.ready = false;
-        this.pending = [];
-        this.cancelFlush();
-      }),
-    );
-    // A hidden webview is discarded (no retainContextWhenHidden): it says `ready` again when shown and gets a
-    // fresh snapshot, so nothing is posted meanwhile.
-    this.panelStore.add(
-      panel.onDidChangeViewState(() => {
-        if (!panel.visible) {
-          this.ready = false;
-          this.pending = [];
-          this.cancelFlush();
-        }
-      }),
-    );
-    webview.html = renderEventLogHtml(webview, nonce, script, style);
-  }
-
   private onMessage(m: WebviewToHost): void {
     switch (m.type) {
       case 'ready':
         if (m.version !== PROTOCOL_VERSION) {
           this.options.log.warn('event log webview speaks another protocol version', { webview: m.version, host: PROTOCOL_VERSION });
         }
-        this.ready = true;
+        this.host.markReady();
         this.postInit();
         if (this.pendingSelect !== undefined) this.post({ type: 'select', seq: this.pendingSelect });
         this.pendingSelect = undefined;
@@ -239,7 +196,7 @@ export class EventLogPanel implements vscode.Disposable {
   }
 
   private enqueue(entries: readonly LogEntryView[]): void {
-    if (!this.panel || !this.ready) return; // the snapshot sent on `ready` will contain them
+    if (!this.host.isOpen || !this.ready) return; // the snapshot sent on `ready` will contain them
     for (const e of entries) this.pending.push(e);
     const capacity = this.options.capacity();
     if (this.pending.length > capacity) {
@@ -252,7 +209,7 @@ export class EventLogPanel implements vscode.Disposable {
 
   private flush(): void {
     this.timer = undefined;
-    if (!this.panel || !this.ready || this.pending.length === 0) return;
+    if (!this.host.isOpen || !this.ready || this.pending.length === 0) return;
     const entries = this.pending;
     const dropped = this.dropped;
     this.pending = [];
@@ -266,20 +223,17 @@ export class EventLogPanel implements vscode.Disposable {
   }
 
   private post(m: HostToWebview): void {
-    if (!this.panel) return;
+    if (!this.host.isOpen) return;
     if (m.type === 'append' || m.type === 'init') {
       this.posted.batches++;
       this.posted.entries += m.entries.length;
     }
-    this.panel.webview.postMessage(m).then(undefined, (e: unknown) => this.options.log.debug('event log post failed', { error: String(e) }));
+    this.host.post(m);
   }
 
   dispose(): void {
     this.cancelFlush();
     this.sourceSubscription?.dispose();
-    this.panelStore.dispose();
-    this.panel?.dispose();
-    this.panel = undefined;
-    this.store.dispose();
+    this.host.dispose();
   }
 }

@@ -7,12 +7,21 @@ export function createNonce(): string {
 }
 
 /**
- * The Event Log page. It is a fixed skeleton: no cluster data is ever put
- * into it (the script fills the DOM with textContent), so there is nothing to
- * escape. CSP: nothing by default; styles only from the extension
- * (`cspSource`); the one script only by nonce.
+ * A webview page of this extension: a fixed skeleton. No cluster data is ever put into it (each page's script fills
+ * the DOM with textContent), so there is nothing to escape.
  */
-export function renderEventLogHtml(webview: vscode.Webview, nonce: string, scriptUri: vscode.Uri, styleUri: vscode.Uri): string {
+export interface WebviewPage {
+  /** The document title. */
+  readonly title: string;
+  /** The markup inside <body>, before the page's one script. */
+  readonly body: string;
+}
+
+/**
+ * The HTML of a {@link WebviewPage}. CSP: nothing by default; styles, fonts and images only from the extension
+ * (`cspSource`); the one script (`scriptUri`) only by `nonce`; the one stylesheet is `styleUri`.
+ */
+export function renderWebviewPage(webview: vscode.Webview, nonce: string, scriptUri: vscode.Uri, styleUri: vscode.Uri, page: WebviewPage): string {
   const csp = [
     "default-src 'none'",
     `style-src ${webview.cspSource}`,
@@ -27,10 +36,18 @@ export function renderEventLogHtml(webview: vscode.Webview, nonce: string, scrip
 <meta http-equiv="Content-Security-Policy" content="${csp}">
 <meta name="viewport" content="width=device-width, initial-scale=1.0">
 <link rel="stylesheet" href="${styleUri.toString()}">
-<title>Reconcile Lab Event Log</title>
+<title>${page.title}</title>
 </head>
 <body>
-<div id="toolbar" role="toolbar" aria-label="Event log controls">
+${page.body}<script nonce="${nonce}" src="${scriptUri.toString()}"></script>
+</body>
+</html>`;
+}
+
+/** The Event Log page. */
+export const EVENT_LOG_PAGE: WebviewPage = {
+  title: 'Reconcile Lab Event Log',
+  body: `<div id="toolbar" role="toolbar" aria-label="Event log controls">
   <input id="filter-key" type="text" placeholder="Key (namespace/name)" aria-label="Filter by key" spellcheck="false">
   <select id="filter-kind" aria-label="Filter by kind of entry"></select>
   <input id="filter-text" type="text" placeholder="Text" aria-label="Filter by text" spellcheck="false">
@@ -51,34 +68,18 @@ export function renderEventLogHtml(webview: vscode.Webview, nonce: string, scrip
   </div>
   <div id="detail-body"></div>
 </div>
-<script nonce="${nonce}" src="${scriptUri.toString()}"></script>
-</body>
-</html>`;
+`,
+};
+
+/** The Event Log's HTML (as the panel renders it; the render benchmark uses it). */
+export function renderEventLogHtml(webview: vscode.Webview, nonce: string, scriptUri: vscode.Uri, styleUri: vscode.Uri): string {
+  return renderWebviewPage(webview, nonce, scriptUri, styleUri, EVENT_LOG_PAGE);
 }
 
-/**
- * The Robustness Checks results page: a fixed skeleton like the Event Log's (same CSP), filled by the script
- * with `textContent` only.
- */
-export function renderChecksHtml(webview: vscode.Webview, nonce: string, scriptUri: vscode.Uri, styleUri: vscode.Uri): string {
-  const csp = [
-    "default-src 'none'",
-    `style-src ${webview.cspSource}`,
-    `font-src ${webview.cspSource}`,
-    `img-src ${webview.cspSource}`,
-    `script-src 'nonce-${nonce}'`,
-  ].join('; ');
-  return `<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="UTF-8">
-<meta http-equiv="Content-Security-Policy" content="${csp}">
-<meta name="viewport" content="width=device-width, initial-scale=1.0">
-<link rel="stylesheet" href="${styleUri.toString()}">
-<title>Reconcile Lab Robustness Checks</title>
-</head>
-<body>
-<header>
+/** The Robustness Checks results page. */
+export const CHECKS_PAGE: WebviewPage = {
+  title: 'Reconcile Lab Robustness Checks',
+  body: `<header>
   <h1 id="title"></h1>
   <div id="status" aria-live="polite"></div>
   <div id="toolbar" role="toolbar" aria-label="Results">
@@ -90,35 +91,13 @@ export function renderChecksHtml(webview: vscode.Webview, nonce: string, scriptU
 </header>
 <main id="results" aria-label="Results per check"></main>
 <section id="footer"></section>
-<script nonce="${nonce}" src="${scriptUri.toString()}"></script>
-</body>
-</html>`;
-}
+`,
+};
 
-/**
- * The Timeline page: a fixed skeleton like the Event Log's (same CSP: styles
- * from the extension, one nonce'd script; lanes are drawn on a canvas and
- * every text goes through textContent).
- */
-export function renderTimelineHtml(webview: vscode.Webview, nonce: string, scriptUri: vscode.Uri, styleUri: vscode.Uri): string {
-  const csp = [
-    "default-src 'none'",
-    `style-src ${webview.cspSource}`,
-    `font-src ${webview.cspSource}`,
-    `img-src ${webview.cspSource}`,
-    `script-src 'nonce-${nonce}'`,
-  ].join('; ');
-  return `<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="UTF-8">
-<meta http-equiv="Content-Security-Policy" content="${csp}">
-<meta name="viewport" content="width=device-width, initial-scale=1.0">
-<link rel="stylesheet" href="${styleUri.toString()}">
-<title>Reconcile Lab Timeline</title>
-</head>
-<body>
-<div id="toolbar" role="toolbar" aria-label="Timeline controls">
+/** The Timeline page (lanes are drawn on a canvas; every text goes through textContent). */
+export const TIMELINE_PAGE: WebviewPage = {
+  title: 'Reconcile Lab Timeline',
+  body: `<div id="toolbar" role="toolbar" aria-label="Timeline controls">
   <input id="filter-key" type="text" placeholder="Key (namespace/name)" aria-label="Show lanes whose key contains" spellcheck="false">
   <button id="zoom-in" type="button" title="Zoom in (Ctrl+wheel, +)">+</button>
   <button id="zoom-out" type="button" title="Zoom out (Ctrl+wheel, -)">−</button>
@@ -131,7 +110,10 @@ export function renderTimelineHtml(webview: vscode.Webview, nonce: string, scrip
   <canvas id="canvas"></canvas>
   <div id="tooltip" role="tooltip" hidden></div>
 </div>
-<script nonce="${nonce}" src="${scriptUri.toString()}"></script>
-</body>
-</html>`;
+`,
+};
+
+/** The Timeline's HTML (as the panel renders it; the timeline benchmark uses it). */
+export function renderTimelineHtml(webview: vscode.Webview, nonce: string, scriptUri: vscode.Uri, styleUri: vscode.Uri): string {
+  return renderWebviewPage(webview, nonce, scriptUri, styleUri, TIMELINE_PAGE);
 }

@@ -2,10 +2,11 @@ import * as vscode from 'vscode';
 import type { Clock, TimerHandle } from '../../core/clock.ts';
 import type { Event } from '../../core/event.ts';
 import type { Logger } from '../../core/log.ts';
-import { DisposableStore, type Disposable } from '../../core/lifecycle.ts';
+import { DisposableStore } from '../../core/lifecycle.ts';
 import { type TimelineEntryView, type TimelineHostToWebview, type TimelineWebviewToHost, PROTOCOL_VERSION, parseTimelineMessage } from '../../shared/protocol.ts';
 import { ViewIds } from '../ids.ts';
-import { createNonce, renderTimelineHtml } from './html.ts';
+import { TIMELINE_PAGE } from './html.ts';
+import { WebviewPanelHost } from './webviewPanelHost.ts';
 
 /** What the timeline shows: one connection's journal as timeline entries. */
 export interface TimelineSource {
@@ -36,52 +37,54 @@ const MAX_PENDING = 100_000;
  * follow in journal order, batched.
  */
 export class TimelinePanel implements vscode.Disposable {
-  private panel: vscode.WebviewPanel | undefined;
-  private panelStore = new DisposableStore();
+  private readonly host: WebviewPanelHost<TimelineWebviewToHost, TimelineHostToWebview>;
   private sourceStore = new DisposableStore();
   private source: TimelineSource | undefined;
   private connection = 'Not connected';
-  private ready = false;
   private pending: TimelineEntryView[] = [];
   private focusKey: string | undefined;
   private timer: TimerHandle | undefined;
   private readonly options: TimelinePanelOptions;
-  private readonly store = new DisposableStore();
   /** For tests: snapshots and batches posted, and the last focus key sent. */
   readonly posted = { inits: 0, batches: 0, entries: 0, focus: undefined as string | undefined };
 
   constructor(options: TimelinePanelOptions) {
     this.options = options;
-    this.store.add(
-      vscode.window.registerWebviewPanelSerializer(ViewIds.timelinePanel, {
-        deserializeWebviewPanel: async (panel) => {
-          this.adopt(panel);
-        },
-      }),
-    );
+    this.host = new WebviewPanelHost<TimelineWebviewToHost, TimelineHostToWebview>({
+      viewType: ViewIds.timelinePanel,
+      title: 'Reconcile Lab: Timeline',
+      extensionUri: options.extensionUri,
+      log: options.log,
+      what: 'timeline',
+      script: 'timeline.js',
+      style: 'timeline.css',
+      page: TIMELINE_PAGE,
+      parse: parseTimelineMessage,
+      onMessage: (m) => this.onMessage(m),
+      onNotReady: () => {
+        this.pending = [];
+        this.cancelFlush();
+      },
+    });
   }
 
   get isOpen(): boolean {
-    return this.panel !== undefined;
+    return this.host.isOpen;
   }
 
   get isReady(): boolean {
-    return this.ready;
+    return this.host.isReady;
+  }
+
+  private get ready(): boolean {
+    return this.host.isReady;
   }
 
   /** Opens the panel (or reveals it), scrolled to `key` when given. */
   show(key?: string): void {
     if (key !== undefined) this.focusKey = key;
-    if (this.panel) {
-      this.panel.reveal(undefined, false);
-      if (key !== undefined && this.ready) this.post({ type: 'timelineFocus', key });
-      return;
-    }
-    const panel = vscode.window.createWebviewPanel(ViewIds.timelinePanel, 'Reconcile Lab: Timeline', vscode.ViewColumn.Active, {
-      enableScripts: true,
-      localResourceRoots: this.resourceRoots(),
-    });
-    this.adopt(panel);
+    const wasOpen = this.host.show();
+    if (wasOpen && key !== undefined && this.ready) this.post({ type: 'timelineFocus', key });
   }
 
   setSource(source: TimelineSource | undefined, connection: string): void {
@@ -97,54 +100,11 @@ export class TimelinePanel implements vscode.Disposable {
     if (this.ready) this.postInit();
   }
 
-  private resourceRoots(): vscode.Uri[] {
-    return [vscode.Uri.joinPath(this.options.extensionUri, 'dist', 'webview'), vscode.Uri.joinPath(this.options.extensionUri, 'media')];
-  }
-
-  private adopt(panel: vscode.WebviewPanel): void {
-    this.panelStore.dispose();
-    this.panelStore = new DisposableStore();
-    this.panel = panel;
-    this.ready = false;
-    panel.iconPath = vscode.Uri.joinPath(this.options.extensionUri, 'media', 'icon.svg');
-    const webview = panel.webview;
-    webview.options = { enableScripts: true, localResourceRoots: this.resourceRoots() };
-    const nonce = createNonce();
-    const script = webview.asWebviewUri(vscode.Uri.joinPath(this.options.extensionUri, 'dist', 'webview', 'timeline.js'));
-    const style = webview.asWebviewUri(vscode.Uri.joinPath(this.options.extensionUri, 'media', 'timeline.css'));
-    this.panelStore.add(
-      webview.onDidReceiveMessage((raw: unknown) => {
-        const m = parseTimelineMessage(raw);
-        if (m) this.onMessage(m);
-        else this.options.log.warn('ignored a malformed message from the timeline webview');
-      }),
-    );
-    this.panelStore.add(
-      panel.onDidDispose(() => {
-        if (this.panel !== panel) return;
-        this.panel = undefined;
-        this.ready = false;
-        this.pending = [];
-        this.cancelFlush();
-      }),
-    );
-    this.panelStore.add(
-      panel.onDidChangeViewState(() => {
-        if (!panel.visible) {
-          this.ready = false;
-          this.pending = [];
-          this.cancelFlush();
-        }
-      }),
-    );
-    webview.html = renderTimelineHtml(webview, nonce, script, style);
-  }
-
   private onMessage(m: TimelineWebviewToHost): void {
     switch (m.type) {
       case 'timelineReady':
         if (m.version !== PROTOCOL_VERSION) this.options.log.warn('timeline webview speaks another protocol version', { webview: m.version, host: PROTOCOL_VERSION });
-        this.ready = true;
+        this.host.markReady();
         this.postInit();
         return;
       case 'openEntry':
@@ -169,7 +129,7 @@ export class TimelinePanel implements vscode.Disposable {
   }
 
   private enqueue(entries: readonly TimelineEntryView[]): void {
-    if (!this.panel || !this.ready) return;
+    if (!this.host.isOpen || !this.ready) return;
     for (const e of entries) this.pending.push(e);
     if (this.pending.length > MAX_PENDING) this.pending.splice(0, this.pending.length - MAX_PENDING);
     if (this.timer === undefined) this.timer = this.options.clock.setTimeout(() => this.flush(), FLUSH_MS);
@@ -177,7 +137,7 @@ export class TimelinePanel implements vscode.Disposable {
 
   private flush(): void {
     this.timer = undefined;
-    if (!this.panel || !this.ready || this.pending.length === 0) return;
+    if (!this.host.isOpen || !this.ready || this.pending.length === 0) return;
     const entries = this.pending;
     this.pending = [];
     this.post({ type: 'timelineAppend', entries, now: this.options.clock.now() });
@@ -189,20 +149,17 @@ export class TimelinePanel implements vscode.Disposable {
   }
 
   private post(m: TimelineHostToWebview): void {
-    if (!this.panel) return;
+    if (!this.host.isOpen) return;
     if (m.type === 'timelineInit') this.posted.inits++;
     if (m.type === 'timelineAppend') this.posted.batches++;
     if (m.type === 'timelineInit' || m.type === 'timelineAppend') this.posted.entries += m.entries.length;
     if (m.type === 'timelineFocus') this.posted.focus = m.key;
-    this.panel.webview.postMessage(m).then(undefined, (e: unknown) => this.options.log.debug('timeline post failed', { error: String(e) }));
+    this.host.post(m);
   }
 
   dispose(): void {
     this.cancelFlush();
     this.sourceStore.dispose();
-    this.panelStore.dispose();
-    this.panel?.dispose();
-    this.panel = undefined;
-    this.store.dispose();
+    this.host.dispose();
   }
 }
