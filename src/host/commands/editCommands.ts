@@ -49,7 +49,7 @@ export function offerConflictChoices(lab: ReconcileLab, uri: vscode.Uri, result:
       void ui.info(`Reconcile Lab: Apply to Cluster (or a save) now applies your edit on resourceVersion ${result.server.metadata.resourceVersion}.`);
     } else if (choice === RELOAD && result.server) {
       lab.edits.reload(uri, result.server);
-      await showFileText(uri);
+      await showEntryText(lab, uri);
     }
   });
 }
@@ -61,33 +61,22 @@ async function compareWithServer(lab: ReconcileLab, uri: vscode.Uri, result: Ext
 }
 
 /**
- * Makes the open edit document show its file's text (the server's answer after an apply, or the reloaded object)
- * and read as saved: it is brought to the front and reverted. Reverting acts on the focused editor, so it is
- * done only when that editor is this document's; otherwise the document keeps its text (still dirty), which
- * loses nothing: its base was re-based, so applying it again changes nothing. Resolves whether it was reverted.
+ * Puts the entry's text (the server's answer after an apply, or the reloaded object) into the open edit document
+ * and saves it, so it reads as saved: that save writes nothing (its text is the entry's own, see
+ * EditDocuments.writeFile). Not a revert, which acts on whichever editor has focus. Resolves whether the document
+ * is clean afterwards.
  */
-async function showFileText(uri: vscode.Uri): Promise<boolean> {
+async function showEntryText(lab: ReconcileLab, uri: vscode.Uri): Promise<boolean> {
   const doc = vscode.workspace.textDocuments.find((d) => d.uri.toString() === uri.toString());
-  if (!doc) return false;
-  await vscode.window.showTextDocument(doc, { preview: false, preserveFocus: false });
-  if (!(await activeEditorIs(uri, 2000))) return false;
-  await vscode.commands.executeCommand('workbench.action.files.revert');
+  const text = lab.edits.entry(uri)?.text;
+  if (!doc || text === undefined) return false;
+  if (doc.getText() !== text) {
+    const edit = new vscode.WorkspaceEdit();
+    edit.replace(uri, new vscode.Range(doc.positionAt(0), doc.positionAt(doc.getText().length)), text);
+    if (!(await vscode.workspace.applyEdit(edit))) return false;
+  }
+  if (doc.isDirty) await doc.save().then(undefined, () => false);
   return !doc.isDirty;
-}
-
-/** Resolves true once the active text editor shows `uri` (at once if it does), false after `ms`. */
-function activeEditorIs(uri: vscode.Uri, ms: number): Promise<boolean> {
-  const is = () => vscode.window.activeTextEditor?.document.uri.toString() === uri.toString();
-  if (is()) return Promise.resolve(true);
-  return new Promise((resolve) => {
-    const done = (v: boolean) => {
-      clearTimeout(timer);
-      sub.dispose();
-      resolve(v);
-    };
-    const sub = vscode.window.onDidChangeActiveTextEditor(() => is() && done(true));
-    const timer = setTimeout(() => done(is()), ms);
-  });
 }
 
 type ApplyResult =
@@ -137,7 +126,7 @@ export async function applyObjectEdit(lab: ReconcileLab, arg: unknown): Promise<
   }
   if (r.kind === 'applied' || r.kind === 'unchanged') {
     // Still what was applied (no typing since): show the server's answer as saved. Otherwise the newer text stays.
-    if (doc.isDirty && doc.getText() === applying) await showFileText(uri);
+    if (doc.getText() === applying) await showEntryText(lab, uri);
     return r.kind === 'applied'
       ? { ok: true, result: 'applied', resourceVersion: r.resourceVersionAfter, diff: r.diff }
       : { ok: true, result: 'unchanged', resourceVersion: entry.base.metadata.resourceVersion, diff: '' };

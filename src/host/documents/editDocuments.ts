@@ -108,9 +108,11 @@ export class EditDocuments implements vscode.FileSystemProvider, vscode.Disposab
    * Applies `text` as the edit of `uri` on the entry's base (its resourceVersion is the precondition), without
    * going through a document save: Apply to Cluster calls this with the editor's current text, and a save
    * ({@link writeFile}) calls it with the saved bytes. Applies to one entry run one at a time, in call order.
-   * On `applied` the entry is re-based on the server's answer and its text becomes that answer (the document
-   * shows it once reverted or re-read); on `unchanged` the entry keeps `text`; anything else leaves the entry as
-   * it was (the edit stays in the editor) and fires {@link onDidNotApply}. Never throws for a server answer.
+   * On `applied` the entry is re-based on the server's answer and its text becomes that answer; on `unchanged` the
+   * entry keeps `text`; anything else leaves the entry as it was (the edit stays in the editor) and fires
+   * {@link onDidNotApply}. Never throws for a server answer. The file's mtime does not change here: the caller
+   * puts the answer into the open document and saves it (a save of the entry's own text writes nothing), so VS
+   * Code never sees the file "modified since" it was read.
    */
   apply(uri: vscode.Uri, text: string): Promise<ApplyEditResult> {
     const e = this.entries.get(uri.toString());
@@ -125,14 +127,10 @@ export class EditDocuments implements vscode.FileSystemProvider, vscode.Disposab
           e.base = result.object;
           // A draft saved while the apply ran (typing went on) is kept; otherwise the file is the server's answer.
           if (e.text === textBefore || e.text === text) e.text = editableYaml(result.object);
-          e.mtime = Date.now();
           this.applied.fire({ uri, entry: e, result });
-          // A document reading this file re-reads the server's answer (the new resourceVersion in its header).
-          setTimeout(() => this.changed.fire([{ type: vscode.FileChangeType.Changed, uri }]), 0);
           break;
         case 'unchanged':
           e.text = text;
-          e.mtime = Date.now();
           this.applied.fire({ uri, entry: e, result });
           break;
         default:
@@ -147,16 +145,14 @@ export class EditDocuments implements vscode.FileSystemProvider, vscode.Disposab
 
   /**
    * Makes the server's `server` object the entry's base and text (the person chose to discard their edit and
-   * reload); a document reading this file shows it once reverted.
+   * reload); the caller puts that text into the open document and saves it (as after {@link apply}).
    */
   reload(uri: vscode.Uri, server: KubeObject): void {
     const e = this.entries.get(uri.toString());
     if (!e) return;
     e.base = server;
     e.text = editableYaml(server);
-    e.mtime = Date.now();
     delete e.lastResult;
-    this.changed.fire([{ type: vscode.FileChangeType.Changed, uri }]);
   }
 
   /**
@@ -182,6 +178,9 @@ export class EditDocuments implements vscode.FileSystemProvider, vscode.Disposab
     if (!this.client) throw vscode.FileSystemError.Unavailable('Not connected to a cluster: nothing was applied. Connect and save again.');
     const result = await this.apply(uri, text);
     if (result.kind !== 'applied' && result.kind !== 'unchanged') throw vscode.FileSystemError.Unavailable(result.message);
+    e.mtime = Date.now();
+    // The document re-reads the server's answer (the new resourceVersion in its header).
+    if (result.kind === 'applied') setTimeout(() => this.changed.fire([{ type: vscode.FileChangeType.Changed, uri }]), 0);
   }
 
   delete(): void {
