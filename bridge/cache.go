@@ -103,6 +103,14 @@ func (a *attributing) OnAdd(obj any, isInInitialList bool) {
 }
 
 func (a *attributing) OnUpdate(oldObj, newObj any) {
+	if a.i.c.h.check.holdUpdate(a, a.i.resourceName(), oldObj, newObj) {
+		return // withheld by a check (checks.go); release delivers it coalesced
+	}
+	a.deliverUpdate(oldObj, newObj)
+}
+
+// deliverUpdate calls the inner handler's OnUpdate inside a record of the event.
+func (a *attributing) deliverUpdate(oldObj, newObj any) {
 	end := beginEvent(eventFor("update", a.i.resourceName(), newObj, false, a.i.c.h.clock.Now()))
 	defer end()
 	a.inner.OnUpdate(oldObj, newObj)

@@ -29,7 +29,7 @@ func newClient(h *hub, c client.WithWatch) client.WithWatch {
 			if ri.dry() {
 				opts = append(opts, client.DryRunAll)
 			}
-			err := c.Create(ctx, obj, opts...)
+			err := j.do(ctx, ri, func() error { return c.Create(ctx, obj, opts...) })
 			j.end(ctx, c, ri, w, obj, err)
 			return err
 		},
@@ -38,7 +38,7 @@ func newClient(h *hub, c client.WithWatch) client.WithWatch {
 			if ri.dry() {
 				opts = append(opts, client.DryRunAll)
 			}
-			err := c.Update(ctx, obj, opts...)
+			err := j.do(ctx, ri, func() error { return c.Update(ctx, obj, opts...) })
 			j.end(ctx, c, ri, w, obj, err)
 			return err
 		},
@@ -47,7 +47,7 @@ func newClient(h *hub, c client.WithWatch) client.WithWatch {
 			if ri.dry() {
 				opts = append(opts, client.DryRunAll)
 			}
-			err := c.Patch(ctx, obj, patch, opts...)
+			err := j.do(ctx, ri, func() error { return c.Patch(ctx, obj, patch, opts...) })
 			j.end(ctx, c, ri, w, obj, err)
 			return err
 		},
@@ -58,7 +58,7 @@ func newClient(h *hub, c client.WithWatch) client.WithWatch {
 			}
 			w := applyWrite(obj)
 			w.DryRun = ri.dry()
-			err := c.Apply(ctx, obj, opts...)
+			err := j.do(ctx, ri, func() error { return c.Apply(ctx, obj, opts...) })
 			if err != nil {
 				w.Error = err.Error()
 			}
@@ -70,7 +70,7 @@ func newClient(h *hub, c client.WithWatch) client.WithWatch {
 			if ri.dry() {
 				opts = append(opts, client.DryRunAll)
 			}
-			err := c.Delete(ctx, obj, opts...)
+			err := j.do(ctx, ri, func() error { return c.Delete(ctx, obj, opts...) })
 			j.end(ctx, c, ri, w, nil, err)
 			return err
 		},
@@ -79,7 +79,7 @@ func newClient(h *hub, c client.WithWatch) client.WithWatch {
 			if ri.dry() {
 				opts = append(opts, client.DryRunAll)
 			}
-			err := c.DeleteAllOf(ctx, obj, opts...)
+			err := j.do(ctx, ri, func() error { return c.DeleteAllOf(ctx, obj, opts...) })
 			j.end(ctx, c, ri, w, nil, err)
 			return err
 		},
@@ -88,7 +88,7 @@ func newClient(h *hub, c client.WithWatch) client.WithWatch {
 			if ri.dry() {
 				opts = append(opts, client.DryRunAll)
 			}
-			err := c.SubResource(sub).Create(ctx, obj, subObj, opts...)
+			err := j.do(ctx, ri, func() error { return c.SubResource(sub).Create(ctx, obj, subObj, opts...) })
 			j.end(ctx, c, ri, w, obj, err)
 			return err
 		},
@@ -97,7 +97,7 @@ func newClient(h *hub, c client.WithWatch) client.WithWatch {
 			if ri.dry() {
 				opts = append(opts, client.DryRunAll)
 			}
-			err := c.SubResource(sub).Update(ctx, obj, opts...)
+			err := j.do(ctx, ri, func() error { return c.SubResource(sub).Update(ctx, obj, opts...) })
 			j.end(ctx, c, ri, w, obj, err)
 			return err
 		},
@@ -106,7 +106,7 @@ func newClient(h *hub, c client.WithWatch) client.WithWatch {
 			if ri.dry() {
 				opts = append(opts, client.DryRunAll)
 			}
-			err := c.SubResource(sub).Patch(ctx, obj, patch, opts...)
+			err := j.do(ctx, ri, func() error { return c.SubResource(sub).Patch(ctx, obj, patch, opts...) })
 			j.end(ctx, c, ri, w, obj, err)
 			return err
 		},
@@ -117,7 +117,7 @@ func newClient(h *hub, c client.WithWatch) client.WithWatch {
 			}
 			w := applyWrite(obj)
 			w.Subresource, w.DryRun = sub, ri.dry()
-			err := c.SubResource(sub).Apply(ctx, obj, opts...)
+			err := j.do(ctx, ri, func() error { return c.SubResource(sub).Apply(ctx, obj, opts...) })
 			if err != nil {
 				w.Error = err.Error()
 			}
@@ -128,6 +128,18 @@ func newClient(h *hub, c client.WithWatch) client.WithWatch {
 }
 
 func (ri *reconcileInfo) dry() bool { return ri != nil && ri.dryRun }
+
+// do makes one write; a persisted write of a check instance passes the check's gate (checks.go: hold after
+// write i).
+func (j *journal) do(ctx context.Context, ri *reconcileInfo, write func() error) error {
+	if ri.dry() {
+		return write()
+	}
+	return j.h.check.gate(ctx, write)
+}
+
+// checkBodies: a check instance journals before/after of persisted writes too (for its end-state diffs).
+func (j *journal) checkBodies() bool { return j.h.check != nil && j.h.check.direct != nil }
 
 type journal struct{ h *hub }
 
@@ -149,9 +161,13 @@ func (j *journal) begin(ctx context.Context, c client.Client, verb string, obj c
 			w.Patch = truncate(string(data), maxPatchChars)
 		}
 	}
-	if ri.dry() && !secret && verb != "create" && verb != "deleteAllOf" && obj.GetName() != "" {
+	if (ri.dry() || j.checkBodies()) && !secret && verb != "create" && verb != "deleteAllOf" && obj.GetName() != "" {
+		var reader client.Reader = c
+		if !ri.dry() {
+			reader = j.h.check.direct // the server's object, not the (maybe stale) cache's
+		}
 		if before, ok := obj.DeepCopyObject().(client.Object); ok {
-			if err := c.Get(ctx, client.ObjectKeyFromObject(obj), before); err == nil {
+			if err := reader.Get(ctx, client.ObjectKeyFromObject(obj), before); err == nil {
 				w.Before = toMap(before)
 				if w.ResourceVersionBefore == "" {
 					w.ResourceVersionBefore = before.GetResourceVersion()
@@ -168,7 +184,7 @@ func (j *journal) end(_ context.Context, _ client.Client, ri *reconcileInfo, w *
 		w.Error = err.Error()
 	} else if after != nil {
 		w.ResourceVersionAfter = after.GetResourceVersion()
-		if ri.dry() && !(w.Group == "" && w.Resource == "secrets") {
+		if (ri.dry() || j.checkBodies()) && !(w.Group == "" && w.Resource == "secrets") {
 			w.After = toMap(after)
 		}
 	}

@@ -39,6 +39,9 @@ type hub struct {
 	clientWrapped  atomic.Bool
 	leaderElection atomic.Bool
 
+	// check is the check-instance state (checks.go); nil in a plain editor session.
+	check *checkState
+
 	mu          sync.Mutex
 	queues      []*Queue
 	reconcilers map[string]*Reconciler
@@ -107,6 +110,15 @@ func theHub() *hub {
 			return
 		}
 		defaultHub = newHub(addr, os.Getenv(EnvToken), nil)
+		cfg, err := checkConfigFromEnv()
+		if err != nil {
+			// A check instance that cannot apply its perturbation must not run as if it did.
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(2)
+		}
+		if cfg.active() {
+			defaultHub.check = newCheckState(cfg)
+		}
 		if !defaultHub.start(3 * time.Second) {
 			defaultHub.log.Info("the editor did not answer in time; continuing and retrying in the background", "address", addr)
 		}
@@ -310,6 +322,31 @@ func (h *hub) handle(c CommandMsg) {
 			q.ReconcileNow(key)
 			reply(ReplyMsg{OK: true})
 		}
+	case OpThaw:
+		if h.check == nil || !h.check.thaw() {
+			fail("the cache is not frozen (%s is not set)", EnvCheckFreezeCacheAt)
+			return
+		}
+		reply(ReplyMsg{OK: true})
+	case OpWithhold, OpRelease:
+		if h.check == nil {
+			fail("%s is only available in a check instance (%s)", c.Op, EnvCheckNamespace)
+			return
+		}
+		if c.Resource == "" {
+			fail("%s needs resource (plural.version.group)", c.Op)
+			return
+		}
+		if _, err := parseKey(c.Key); err != nil {
+			fail("%v", err)
+			return
+		}
+		if c.Op == OpWithhold {
+			h.check.withhold(c.Resource, c.Key)
+			reply(ReplyMsg{OK: true})
+			return
+		}
+		reply(ReplyMsg{OK: true, Withheld: h.check.release(c.Resource, c.Key)})
 	case OpDryRun:
 		h.mu.Lock()
 		r := h.reconcilers[c.Controller]

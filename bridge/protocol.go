@@ -14,6 +14,12 @@ const (
 	EnvAddress = "RECONCILE_LAB_BRIDGE"
 	// EnvToken holds the per-listener secret sent in hello.
 	EnvToken = "RECONCILE_LAB_BRIDGE_TOKEN"
+	// EnvCheckNamespace makes this process a check instance restricted to one (scratch) namespace (checks.go).
+	EnvCheckNamespace = "RECONCILE_LAB_CHECK_NAMESPACE"
+	// EnvCheckHoldAfterWrites holds every write after the i-th successful persisted one (checks.go).
+	EnvCheckHoldAfterWrites = "RECONCILE_LAB_CHECK_HOLD_AFTER_WRITES"
+	// EnvCheckFreezeCacheAt freezes the manager's cache at a resourceVersion until the thaw command (checks.go).
+	EnvCheckFreezeCacheAt = "RECONCILE_LAB_CHECK_FREEZE_CACHE_AT"
 )
 
 // Cause is one reason a key was added to a queue (protocol.json types.Cause).
@@ -177,6 +183,7 @@ type CommandMsg struct {
 	Controller string `json:"controller"`
 	Key        string `json:"key,omitempty"`
 	Force      bool   `json:"force,omitempty"`
+	Resource   string `json:"resource,omitempty"`
 }
 
 // Command ops.
@@ -188,6 +195,9 @@ const (
 	OpReconcileNow = "reconcileNow"
 	OpDryRun       = "dryRun"
 	OpSnapshot     = "snapshot"
+	OpThaw         = "thaw"
+	OpWithhold     = "withhold"
+	OpRelease      = "release"
 )
 
 // ReplyMsg answers one command (same ID).
@@ -198,6 +208,7 @@ type ReplyMsg struct {
 	Reconcile *ReconcileEndMsg `json:"reconcile,omitempty"`
 	Writes    []Write          `json:"writes,omitempty"`
 	Snapshot  map[string]any   `json:"snapshot,omitempty"`
+	Withheld  int              `json:"withheld,omitempty"`
 }
 
 // messageTypes maps each message name of protocol.json to its Go struct (used by the codec and the

@@ -32,6 +32,9 @@ func TestProtocolConformance(t *testing.T) {
 	if spec.Env["address"] != EnvAddress || spec.Env["token"] != EnvToken {
 		t.Errorf("env names differ: %v vs %s/%s", spec.Env, EnvAddress, EnvToken)
 	}
+	if spec.Env["checkNamespace"] != EnvCheckNamespace || spec.Env["checkHoldAfterWrites"] != EnvCheckHoldAfterWrites || spec.Env["checkFreezeCacheAt"] != EnvCheckFreezeCacheAt {
+		t.Errorf("check env names differ: %v", spec.Env)
+	}
 	if spec.Envelope["type"] != "string" {
 		t.Errorf("envelope.type should be string, is %v", spec.Envelope["type"])
 	}

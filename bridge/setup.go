@@ -36,6 +36,9 @@ func Setup(o *manager.Options) {
 	if h == nil {
 		return
 	}
+	if h.check != nil {
+		h.check.applyManagerOptions(o)
+	}
 	h.leaderElection.Store(o.LeaderElection)
 	prevClient := o.NewClient
 	if prevClient == nil {
@@ -50,6 +53,14 @@ func Setup(o *manager.Options) {
 		if !ok {
 			ww = withWatch{c}
 		}
+		if h.check != nil && h.check.cfg.namespace != "" {
+			// A check instance journals the server's object before each persisted write (not the cache's).
+			direct, err := client.New(cfg, client.Options{Scheme: opts.Scheme, Mapper: opts.Mapper, HTTPClient: opts.HTTPClient})
+			if err != nil {
+				return nil, err
+			}
+			h.check.direct = direct
+		}
 		return newClient(h, ww), nil
 	}
 	prevCache := o.NewCache
@@ -57,6 +68,12 @@ func Setup(o *manager.Options) {
 		prevCache = cache.New
 	}
 	o.NewCache = func(cfg *rest.Config, opts cache.Options) (cache.Cache, error) {
+		if h.check != nil {
+			var err error
+			if opts, err = h.check.cacheOptions(cfg, opts); err != nil {
+				return nil, err
+			}
+		}
 		c, err := prevCache(cfg, opts)
 		if err != nil {
 			return nil, err

@@ -21,7 +21,16 @@ export const PROTOCOL = {
   version: 1,
   /** Every line: the message's fields plus this envelope (the message name in "type"). */
   envelope: { type: 'string' },
-  env: { address: 'RECONCILE_LAB_BRIDGE', token: 'RECONCILE_LAB_BRIDGE_TOKEN' },
+  env: {
+    address: 'RECONCILE_LAB_BRIDGE',
+    token: 'RECONCILE_LAB_BRIDGE_TOKEN',
+    /** A check instance over one scratch namespace (robustness checks; see protocol.json "$check"). */
+    checkNamespace: 'RECONCILE_LAB_CHECK_NAMESPACE',
+    /** Crash after write i: every write after the i-th successful persisted one blocks before reaching the server. */
+    checkHoldAfterWrites: 'RECONCILE_LAB_CHECK_HOLD_AFTER_WRITES',
+    /** Stale cache: the manager's cache lists at exactly this resourceVersion and does not watch until "thaw". */
+    checkFreezeCacheAt: 'RECONCILE_LAB_CHECK_FREEZE_CACHE_AT',
+  },
   types: {
     Cause: {
       kind: 'string',
@@ -100,8 +109,8 @@ export const PROTOCOL = {
     },
     write: { controller: 'string?', key: 'string?', reconcileID: 'string?', write: 'Write', at: 'int' },
     ping: { at: 'int' },
-    command: { id: 'int', op: 'string', controller: 'string', key: 'string?', force: 'bool?' },
-    reply: { id: 'int', ok: 'bool', error: 'string?', reconcile: 'reconcileEnd?', writes: 'Write[]?', snapshot: 'object?' },
+    command: { id: 'int', op: 'string', controller: 'string', key: 'string?', force: 'bool?', resource: 'string?' },
+    reply: { id: 'int', ok: 'bool', error: 'string?', reconcile: 'reconcileEnd?', writes: 'Write[]?', snapshot: 'object?', withheld: 'int?' },
   },
 } as const;
 
@@ -203,9 +212,10 @@ export interface ReconcileEndMessage {
 }
 export interface WriteMessage { type: 'write'; controller?: string; key?: string; reconcileID?: string; write: WireWrite; at: number }
 export interface PingMessage { type: 'ping'; at: number }
-export type CommandOp = 'pause' | 'resume' | 'step' | 'resetBackoff' | 'reconcileNow' | 'dryRun' | 'snapshot';
-export interface CommandMessage { type: 'command'; id: number; op: CommandOp; controller: string; key?: string; force?: boolean }
-export interface ReplyMessage { type: 'reply'; id: number; ok: boolean; error?: string; reconcile?: ReconcileEndMessage; writes?: WireWrite[]; snapshot?: Record<string, unknown> }
+/** thaw / withhold / release: only for check instances (robustness checks), see protocol.json. */
+export type CommandOp = 'pause' | 'resume' | 'step' | 'resetBackoff' | 'reconcileNow' | 'dryRun' | 'snapshot' | 'thaw' | 'withhold' | 'release';
+export interface CommandMessage { type: 'command'; id: number; op: CommandOp; controller: string; key?: string; force?: boolean; resource?: string }
+export interface ReplyMessage { type: 'reply'; id: number; ok: boolean; error?: string; reconcile?: ReconcileEndMessage; writes?: WireWrite[]; snapshot?: Record<string, unknown>; withheld?: number }
 
 /** Every message the Go side sends. */
 export type FromGo = HelloMessage | ControllerMessage | QueueMessage | ReconcileStartMessage | (ReconcileEndMessage & { type: 'reconcileEnd' }) | WriteMessage | PingMessage | ReplyMessage;

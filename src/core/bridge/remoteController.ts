@@ -12,7 +12,7 @@ import type { CommandOp } from './protocol.ts';
 /** What a RemoteController needs from its process: sending commands and knowing whether it is there. */
 export interface RemoteEndpoint {
   /** Sends a command; rejects when not connected, on timeout (not responding) or when the connection closes. */
-  request(cmd: { op: CommandOp; controller: string; key?: string; force?: boolean }, options?: { timeoutMs?: number }): Promise<ReplyMessage>;
+  request(cmd: { op: CommandOp; controller: string; key?: string; force?: boolean; resource?: string }, options?: { timeoutMs?: number }): Promise<ReplyMessage>;
   /** The socket is open (the process may still be silent at a breakpoint). */
   readonly connected: boolean;
   /** Shown in messages: "go process 1234 (./cmd)". */

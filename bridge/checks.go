@@ -1,0 +1,269 @@
+package bridge
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"strconv"
+	"sync"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+)
+
+// Check instances: the robustness checks (Sieve / Acto / Anvil style, issue 11) run a second copy of the
+// developer's program over copies of their objects in a scratch namespace and perturb what it sees. The program
+// is unchanged; the editor sets environment variables (protocol.json "env") and sends commands:
+//
+//   - RECONCILE_LAB_CHECK_NAMESPACE=ns: the manager's cache watches only ns (every ByObject namespace restriction
+//     is replaced by ns too), leader election, metrics and health probes are off (the developer's own instance
+//     keeps its lease and ports), and every persisted write through the bridge client is journaled with the
+//     object before (read from the API server, not the cache) and after.
+//   - RECONCILE_LAB_CHECK_HOLD_AFTER_WRITES=i: writes through the bridge client are serialized; after the i-th
+//     successful persisted write every later write blocks before it reaches the server until its context ends.
+//     The editor stops the process once it saw write i: a crash right after write i, exactly.
+//   - RECONCILE_LAB_CHECK_FREEZE_CACHE_AT=rv: every list of the manager's cache is served at exactly rv
+//     (resourceVersionMatch=Exact, from the server's history) and every watch waits until the thaw command; a
+//     streaming list (WatchList) is refused while frozen so informers fall back to list + watch. After thaw the
+//     watches start from rv and the cache catches up through ordinary events.
+//   - commands withhold / release (key, resource): update notifications of that object are not delivered to the
+//     cache's handlers (the informer's store still updates); release delivers one coalesced update per handler.
+//
+// None of this is active without RECONCILE_LAB_BRIDGE, and none of it without the check variables (a plain
+// editor session is unaffected).
+
+// checkConfig is the check-instance configuration read from the environment once per process.
+type checkConfig struct {
+	namespace       string
+	holdAfterWrites int
+	freezeAt        string
+}
+
+func (c checkConfig) active() bool {
+	return c.namespace != "" || c.holdAfterWrites > 0 || c.freezeAt != ""
+}
+
+// checkConfigFromEnv reads the check variables; a malformed hold count is an error (the check must not run
+// unperturbed while believing it perturbs).
+func checkConfigFromEnv() (checkConfig, error) {
+	c := checkConfig{namespace: os.Getenv(EnvCheckNamespace), freezeAt: os.Getenv(EnvCheckFreezeCacheAt)}
+	if s := os.Getenv(EnvCheckHoldAfterWrites); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 {
+			return c, fmt.Errorf("bridge: %s=%q is not a positive write count", EnvCheckHoldAfterWrites, s)
+		}
+		c.holdAfterWrites = n
+	}
+	return c, nil
+}
+
+// checkState is the hub's run-time state of a check instance.
+type checkState struct {
+	cfg checkConfig
+
+	// direct reads objects from the API server (not the cache) for the journaled "before" of persisted writes.
+	direct client.Reader
+
+	writeMu sync.Mutex // serializes writes while holdAfterWrites is set
+	okCount int
+
+	thawOnce sync.Once
+	thawCh   chan struct{}
+
+	wmu      sync.Mutex
+	withheld map[string]*withheldKey // resource + " " + key
+}
+
+type withheldKey struct {
+	count   int
+	pending map[*attributing]*pendingUpdate
+	order   []*attributing
+}
+
+type pendingUpdate struct{ old, latest any }
+
+func newCheckState(cfg checkConfig) *checkState {
+	return &checkState{cfg: cfg, thawCh: make(chan struct{}), withheld: map[string]*withheldKey{}}
+}
+
+// applyManagerOptions makes o a check instance's options (namespace set): no leader election, no metrics, no
+// probes, so the second copy neither competes for the developer's lease nor binds their ports.
+func (s *checkState) applyManagerOptions(o *manager.Options) {
+	if s.cfg.namespace == "" {
+		return
+	}
+	o.LeaderElection = false
+	o.Metrics.BindAddress = "0"
+	o.HealthProbeBindAddress = "0"
+	o.PprofBindAddress = ""
+}
+
+// cacheOptions restricts the cache to the check namespace and freezes it when asked.
+func (s *checkState) cacheOptions(cfg *rest.Config, opts cache.Options) (cache.Options, error) {
+	if ns := s.cfg.namespace; ns != "" {
+		opts.DefaultNamespaces = map[string]cache.Config{ns: {}}
+		if len(opts.ByObject) > 0 {
+			by := make(map[client.Object]cache.ByObject, len(opts.ByObject))
+			for k, v := range opts.ByObject {
+				if v.Namespaces != nil {
+					v.Namespaces = map[string]cache.Config{ns: {}}
+				}
+				by[k] = v
+			}
+			opts.ByObject = by
+		}
+	}
+	if s.cfg.freezeAt != "" {
+		hc := opts.HTTPClient
+		if hc == nil {
+			var err error
+			if hc, err = rest.HTTPClientFor(cfg); err != nil {
+				return opts, err
+			}
+		}
+		// A copy: the manager's client shares the original http.Client and must stay unfrozen.
+		frozen := *hc
+		inner := hc.Transport
+		if inner == nil {
+			inner = http.DefaultTransport
+		}
+		frozen.Transport = &freezingTransport{inner: inner, s: s}
+		opts.HTTPClient = &frozen
+	}
+	return opts, nil
+}
+
+// thaw lets a frozen cache watch; false when it was not frozen.
+func (s *checkState) thaw() bool {
+	if s.cfg.freezeAt == "" {
+		return false
+	}
+	s.thawOnce.Do(func() { close(s.thawCh) })
+	return true
+}
+
+func (s *checkState) thawed() bool {
+	select {
+	case <-s.thawCh:
+		return true
+	default:
+		return false
+	}
+}
+
+// freezingTransport serves the cache's lists at the frozen resourceVersion and holds its watches until thaw.
+type freezingTransport struct {
+	inner http.RoundTripper
+	s     *checkState
+}
+
+var errFrozenWatchList = errors.New("reconcile lab check: the cache is frozen; a streaming list is not served (falling back to list + watch)")
+
+func (t *freezingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if t.s.thawed() || req.Method != http.MethodGet {
+		return t.inner.RoundTrip(req)
+	}
+	q := req.URL.Query()
+	if w := q.Get("watch"); w == "true" || w == "1" {
+		if q.Get("sendInitialEvents") == "true" {
+			return nil, errFrozenWatchList
+		}
+		select {
+		case <-t.s.thawCh:
+		case <-req.Context().Done():
+			return nil, req.Context().Err()
+		}
+		return t.inner.RoundTrip(req)
+	}
+	if q.Get("continue") != "" {
+		return t.inner.RoundTrip(req) // a continued list carries its snapshot in the token
+	}
+	q.Set("resourceVersion", t.s.cfg.freezeAt)
+	q.Set("resourceVersionMatch", "Exact")
+	r := req.Clone(req.Context())
+	r.URL.RawQuery = q.Encode()
+	return t.inner.RoundTrip(r)
+}
+
+// gate runs one persisted write: with holdAfterWrites set, writes are serialized and every write after the
+// i-th successful one blocks (never reaching the server) until ctx ends.
+func (s *checkState) gate(ctx context.Context, write func() error) error {
+	if s == nil || s.cfg.holdAfterWrites == 0 {
+		return write()
+	}
+	s.writeMu.Lock()
+	if s.okCount >= s.cfg.holdAfterWrites {
+		s.writeMu.Unlock()
+		<-ctx.Done()
+		return fmt.Errorf("reconcile lab check: held after write %d (the check stops this process here): %w", s.cfg.holdAfterWrites, ctx.Err())
+	}
+	defer s.writeMu.Unlock()
+	err := write()
+	if err == nil {
+		s.okCount++
+	}
+	return err
+}
+
+func withheldID(resource, key string) string { return resource + " " + key }
+
+// withhold starts holding update notifications of key (namespace/name) of resource (plural.version.group).
+func (s *checkState) withhold(resource, key string) {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	id := withheldID(resource, key)
+	if s.withheld[id] == nil {
+		s.withheld[id] = &withheldKey{pending: map[*attributing]*pendingUpdate{}}
+	}
+}
+
+// holdUpdate records an update for a withheld object and reports whether it was held.
+func (s *checkState) holdUpdate(a *attributing, resource string, oldObj, newObj any) bool {
+	if s == nil {
+		return false
+	}
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	if len(s.withheld) == 0 {
+		return false
+	}
+	m, err := meta.Accessor(newObj)
+	if err != nil {
+		return false
+	}
+	w := s.withheld[withheldID(resource, objectKey(m.GetNamespace(), m.GetName()))]
+	if w == nil {
+		return false
+	}
+	w.count++
+	if p := w.pending[a]; p != nil {
+		p.latest = newObj
+	} else {
+		w.pending[a] = &pendingUpdate{old: oldObj, latest: newObj}
+		w.order = append(w.order, a)
+	}
+	return true
+}
+
+// release stops withholding and delivers one coalesced update per handler that missed some; it returns how many
+// notifications were held.
+func (s *checkState) release(resource, key string) int {
+	s.wmu.Lock()
+	id := withheldID(resource, key)
+	w := s.withheld[id]
+	delete(s.withheld, id)
+	s.wmu.Unlock()
+	if w == nil {
+		return 0
+	}
+	for _, a := range w.order {
+		p := w.pending[a]
+		a.deliverUpdate(p.old, p.latest)
+	}
+	return w.count
+}
