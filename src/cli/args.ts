@@ -117,8 +117,9 @@ Options:
   --resource <plural.group> resource to reconcile (default: widgets.lab.reconcile.dev; core: "configmaps")
   -n, --namespace <ns>      namespace for keys without one, and the scope of run/report
   --reconciler <spec>       lab (default) | exec:<command line> | module:<path to .ts/.js>
-  --go <command line>       run / step / dry-run: launch this Go controller-runtime program (which uses the
-                            Reconcile Lab bridge package) and drive ITS controller: e.g. --go "go run ./cmd"
+  --go <command line>       run / step / dry-run / check: launch this Go controller-runtime program (which uses
+                            the Reconcile Lab bridge package) and drive ITS controller: e.g. --go "go run ./cmd"
+                            (check: a new instance per run over a scratch namespace; "go run" is built once)
   --finalizer <name>        strip-finalizers: the one finalizer to remove (default: all)
   --yes                     strip-finalizers: really remove (without it: diagnose only, exit 5)
   --dry-run                 report: plan instead of act; strip-finalizers: preview the removal (dryRun=All,
@@ -242,8 +243,7 @@ export function parseCliArgs(argv: readonly string[]): CliArgs | 'help' {
   if (v.json && v.markdown) throw new UsageError('choose one of --json and --markdown');
   let go: string[] | undefined;
   if (v.go !== undefined) {
-    if (cmd === 'check') throw new UsageError('check does not support the Go controller (--go) yet: the checks must own its client and cache, which the bridge does not offer; check a lab, exec or module reconciler');
-    if (cmd !== 'run' && cmd !== 'step' && cmd !== 'dry-run') throw new UsageError('--go applies to run, step and dry-run');
+    if (cmd !== 'run' && cmd !== 'step' && cmd !== 'dry-run' && cmd !== 'check') throw new UsageError('--go applies to run, step, dry-run and check');
     if (v.reconciler !== undefined) throw new UsageError('choose one of --go and --reconciler');
     try {
       go = splitCommandLine(v.go);

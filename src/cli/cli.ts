@@ -218,7 +218,7 @@ async function execute(args: CliArgs, io: CliIo, log: Logger, store: DisposableS
 /** check: the robustness checks on copies of the keys (or every object of the resource). */
 async function check(args: CliArgs, io: CliIo, log: Logger, s: Session): Promise<number> {
   const spec = args.reconciler;
-  if (spec.kind === 'lab') {
+  if (spec.kind === 'lab' && !args.go) {
     const problem = labResourceProblem(s.resource);
     if (problem) throw new UsageError(`${problem} (--reconciler exec:<command> or module:<file>)`);
   }
@@ -247,7 +247,7 @@ async function check(args: CliArgs, io: CliIo, log: Logger, s: Session): Promise
   }
   const flags = [
     `--resource ${resourceName(s)}`,
-    spec.kind === 'lab' ? '' : `--reconciler ${spec.kind === 'exec' ? `'exec:${spec.command.join(' ')}'` : `module:${spec.path}`}`,
+    args.go ? `--go '${args.go.join(' ')}'` : spec.kind === 'lab' ? '' : `--reconciler ${spec.kind === 'exec' ? `'exec:${spec.command.join(' ')}'` : `module:${spec.path}`}`,
     args.context ? `--context ${args.context}` : '',
     args.confirmCluster ? `--confirm-cluster ${args.confirmCluster}` : '',
   ].filter(Boolean).join(' ');
@@ -263,8 +263,18 @@ async function check(args: CliArgs, io: CliIo, log: Logger, s: Session): Promise
       ...(args.confirmCluster ? { confirmCluster: args.confirmCluster } : {}),
       primary: s.resource,
       owned: [{ ...CHECK_CONFIGMAPS }],
-      createReconciler,
-      reconcilerSpec: spec.kind === 'exec' ? { kind: 'exec', command: spec.command } : spec.kind === 'module' ? { kind: 'module', path: spec.path } : { kind: 'lab' },
+      ...(args.go
+        ? {
+            go: {
+              command: args.go,
+              env: s.kubeconfigPath ? { KUBECONFIG: s.kubeconfigPath } : {},
+              onOutput: (line: string) => {
+                if (args.verbose) io.stderr(`[go] ${line}\n`);
+              },
+            },
+          }
+        : { createReconciler }),
+      reconcilerSpec: args.go ? { kind: 'go', command: args.go } : spec.kind === 'exec' ? { kind: 'exec', command: spec.command } : spec.kind === 'module' ? { kind: 'module', path: spec.path } : { kind: 'lab' },
       keys,
       ...(args.checks ? { checks: args.checks } : {}),
       ...(predicates.length ? { predicates } : {}),

@@ -5,7 +5,7 @@ import type { Logger } from '../log.ts';
 import type { Journal } from '../journal/journal.ts';
 import { BridgeClosedError, type BridgeConnection } from './connection.ts';
 import { writeRecordOf } from './causes.ts';
-import type { CommandOp, FromGo, HelloMessage, ReplyMessage } from './protocol.ts';
+import type { CommandOp, FromGo, HelloMessage, ReplyMessage, WriteMessage } from './protocol.ts';
 import { RemoteController, type RemoteEndpoint } from './remoteController.ts';
 
 /**
@@ -56,6 +56,9 @@ export class GoProcess implements RemoteEndpoint, Disposable {
   private readonly changeEmitter = new Emitter<void>();
   private readonly controllerEmitter = new Emitter<RemoteController>();
   private readonly protocolErrorEmitter = new Emitter<string>();
+  private readonly writeEmitter = new Emitter<WriteMessage>();
+  /** Every write message as it came (with the object bodies a check instance sends; the journal keeps no bodies). */
+  readonly onDidWrite: Event<WriteMessage> = this.writeEmitter.event;
   /** Liveness, the connection or the controller list changed. */
   readonly onDidChange: Event<void> = this.changeEmitter.event;
   /** A controller was announced for the first time. */
@@ -167,6 +170,7 @@ export class GoProcess implements RemoteEndpoint, Disposable {
       case 'reconcileEnd':
         return this.withController(m.controller, m.type, (c) => c.onReconcileEnd(m));
       case 'write': {
+        if (this.writeEmitter.hasListeners) this.writeEmitter.fire(m);
         const c = m.controller !== undefined ? this.controllersByName.get(m.controller) : undefined;
         if (c) c.onWrite(m);
         else this.o.journal.recordWrite(writeRecordOf(m.write, m.controller, m.key));
@@ -204,5 +208,6 @@ export class GoProcess implements RemoteEndpoint, Disposable {
     this.changeEmitter.dispose();
     this.controllerEmitter.dispose();
     this.protocolErrorEmitter.dispose();
+    this.writeEmitter.dispose();
   }
 }

@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { sleep, type Clock } from '../clock.ts';
-import type { ListerWatcher, SharedIndexInformer } from '../cache/interfaces.ts';
+import type { SharedIndexInformer } from '../cache/interfaces.ts';
 import { InformerFactory } from '../cache/informerFactory.ts';
 import { journalingContextFactory } from '../actions/controllerContext.ts';
 import { controllerBuilder } from '../controller/builder.ts';
-import type { Controller } from '../controller/controller.ts';
+import type { Controller, StepResult } from '../controller/controller.ts';
 import type { Predicate } from '../controller/predicate.ts';
 import type { Reconciler } from '../controller/reconcile.ts';
 import type { JournalEntry } from '../journal/journal.ts';
@@ -16,6 +16,7 @@ import type { GroupVersionResource, KubeObject, ResourceInfo } from '../k8s/obje
 import type { KubeTransport } from '../k8s/transport.ts';
 import type { Logger } from '../log.ts';
 import type { RawEndState } from './mask.ts';
+import { crashingClient, FrozenListerWatcher, WithholdingInformer } from './perturb.ts';
 
 /**
  * The harness the checks run in: scratch namespaces, copies of the developer's object and what it depends on,
@@ -36,7 +37,10 @@ export interface HarnessEnv {
   primary: ResourceInfo;
   owned: ResourceInfo[];
   predicates: Predicate[];
-  createReconciler: () => Reconciler;
+  /** The built-in loop's reconciler (lab, exec, module); unused when {@link HarnessEnv.startRun} is set. */
+  createReconciler?: () => Reconciler;
+  /** Starts one run some other way (the developer's Go controller through the bridge: goRun.ts). */
+  startRun?: StartRun;
   clock: Clock;
   log: Logger;
   quietMs: number;
@@ -126,23 +130,73 @@ export async function currentResourceVersion(env: HarnessEnv, namespace: string 
   return l.metadata?.resourceVersion ?? '';
 }
 
+/**
+ * The perturbations a run is started with. Each {@link StartRun} implements every one of them exactly, or
+ * rejects (never runs unperturbed while the check believes it perturbs).
+ */
 export interface RunHooks {
-  /** Wraps each informer's ListerWatcher (stale cache). */
-  wrapListerWatcher?: (lw: ListerWatcher<KubeObject>, resource: ResourceInfo) => ListerWatcher<KubeObject>;
-  /** Wraps the primary informer handed to the controller (unobserved state). */
-  wrapPrimaryInformer?: (inf: SharedIndexInformer<KubeObject>) => SharedIndexInformer<KubeObject>;
-  /** Replaces the client the reconciler writes through (crash after write). */
-  wrapClient?: (c: KubeClient) => KubeClient;
+  /** The copy's key; the run resolves only once its controller has seen it (queued or reconciled). */
+  key?: ObjectKey;
+  /** Stale cache: every informer lists at exactly this resourceVersion and does not watch until {@link CheckRun.thaw}. */
+  freezeAt?: string;
+  /** Unobserved state: the update events of this key can be withheld ({@link CheckRun.withhold}). */
+  withholdKey?: ObjectKey;
+  /** Crash after write: after this many successful persisted writes every later write fails or blocks without reaching the server; `onCrash` is called at once. */
+  crashAfterWrites?: number;
+  onCrash?: () => void;
   startPaused?: boolean;
 }
 
-/** One controller over the scratch copies: its own informers, queue and journal. */
-export class ControllerRun {
+/** Starts a controller over `namespace` with a fresh cache, queue and reconciler (or process). */
+export type StartRun = (env: HarnessEnv, namespace: string, hooks: RunHooks) => Promise<CheckRun>;
+
+/** One write of a run, with the key whose reconcile made it. */
+export interface RunWrite {
+  record: WriteRecord;
+  key: ObjectKey;
+  at: number;
+}
+
+/**
+ * One controller over the scratch copies, as the checks drive it: the built-in loop ({@link ControllerRun}) or
+ * the developer's Go controller in its own process (goRun.ts).
+ */
+export interface CheckRun {
+  readonly controller: Controller;
+  /** Every persisted or failed write the reconciler made, in order, with `before`/`after` where known. */
+  readonly writes: RunWrite[];
+  /** Journal entries, kept here as they are appended. */
+  readonly entries: JournalEntry[];
+  /** Clock time of the last entry that is not a "waiting" queue transition. */
+  lastActivity: number;
+  /** Reconciles `key` once now (paused or not) and resolves when that reconcile and its writes are recorded. */
+  stepKey(key: ObjectKey): Promise<StepResult>;
+  /** Stale cache: the objects the frozen cache holds, by `resource.group/namespace/name`. */
+  frozenView(): Promise<Map<string, KubeObject>>;
+  /** Stale cache: lets the frozen informers watch from the frozen resourceVersion and catch up. */
+  thaw(): Promise<void>;
+  /** Unobserved state: from now on the key's update events are not delivered to the controller (the cache still updates). */
+  withhold(): Promise<void>;
+  /** Unobserved state: delivers one coalesced update; resolves with how many update events were withheld. */
+  release(): Promise<number>;
+  /** Stops the controller (or process) and disposes everything it owns (idempotent). */
+  stop(): Promise<void>;
+}
+
+/** The key used in {@link CheckRun.frozenView}. */
+export function viewKeyOf(r: { resource: string; group: string }, namespace: string | undefined, name: string | undefined): string {
+  return `${r.resource}.${r.group}/${namespace ?? ''}/${name ?? ''}`;
+}
+
+/** One controller of the built-in loop over the scratch copies: its own informers, queue and journal. */
+export class ControllerRun implements CheckRun {
   readonly controller: Controller;
   readonly factory: InformerFactory;
   readonly reconciler: Reconciler;
+  frozen: FrozenListerWatcher[] = [];
+  withholding: WithholdingInformer | undefined;
   /** Every write the reconciler made, in order, with the key it was reconciling. */
-  readonly writes: Array<{ record: WriteRecord; key: ObjectKey; at: number }> = [];
+  readonly writes: RunWrite[] = [];
   /** Journal entries, kept here as they are appended (the journal is a ring buffer). */
   readonly entries: JournalEntry[] = [];
   lastActivity: number;
@@ -161,6 +215,35 @@ export class ControllerRun {
     });
   }
 
+  async stepKey(key: ObjectKey): Promise<StepResult> {
+    const r = await this.controller.step({ key, force: true });
+    this.controller.journal.flush();
+    return r;
+  }
+
+  async frozenView(): Promise<Map<string, KubeObject>> {
+    const view = new Map<string, KubeObject>();
+    for (const inf of this.factory.list()) for (const o of inf.getIndexer().list()) view.set(viewKeyOf(inf.resource, o.metadata.namespace, o.metadata.name), o);
+    return view;
+  }
+
+  async thaw(): Promise<void> {
+    if (!this.frozen.length) throw new Error('thaw: this run was not started with a frozen cache');
+    for (const f of this.frozen) f.thaw();
+  }
+
+  async withhold(): Promise<void> {
+    if (!this.withholding) throw new Error('withhold: this run was not started with withholdKey');
+    this.withholding.withhold();
+  }
+
+  async release(): Promise<number> {
+    if (!this.withholding) throw new Error('release: this run was not started with withholdKey');
+    const n = this.withholding.withheldCount;
+    this.withholding.release();
+    return n;
+  }
+
   /** Stops the controller and disposes it, its informers and the reconciler (idempotent). */
   async stop(): Promise<void> {
     if (this.stopped) return;
@@ -176,22 +259,33 @@ export class ControllerRun {
   }
 }
 
-/** Starts a controller over `namespace` (or the scratch copy, cluster-scoped) with a fresh reconciler. */
-export async function startRun(env: HarnessEnv, namespace: string, hooks: RunHooks = {}): Promise<ControllerRun> {
+/** Starts a controller over `namespace` (or the scratch copy, cluster-scoped): {@link HarnessEnv.startRun}, else the built-in loop. */
+export function startRun(env: HarnessEnv, namespace: string, hooks: RunHooks = {}): Promise<CheckRun> {
+  return env.startRun ? env.startRun(env, namespace, hooks) : startLoopRun(env, namespace, hooks);
+}
+
+/** The built-in loop with a fresh reconciler from {@link HarnessEnv.createReconciler}. */
+export async function startLoopRun(env: HarnessEnv, namespace: string, hooks: RunHooks = {}): Promise<ControllerRun> {
+  if (!env.createReconciler) throw new Error('no reconciler to check (createReconciler)');
+  const frozen: FrozenListerWatcher[] = [];
   const factory = new InformerFactory({
     listerWatcherFactory: (resource, scope) => {
       const lw = new KubeListerWatcher({ transport: env.transport, resource, ...scope });
-      return hooks.wrapListerWatcher ? hooks.wrapListerWatcher(lw, resource) : lw;
+      if (hooks.freezeAt === undefined) return lw;
+      const f = new FrozenListerWatcher(lw, hooks.freezeAt);
+      frozen.push(f);
+      return f;
     },
     clock: env.clock,
     logger: env.log,
   });
   const reconciler = env.createReconciler();
   let run: ControllerRun | undefined;
-  const client = hooks.wrapClient ? hooks.wrapClient(env.client) : env.client;
+  const client = hooks.crashAfterWrites !== undefined ? crashingClient(env.client, hooks.crashAfterWrites, () => hooks.onCrash?.()) : env.client;
   const inNs = (r: ResourceInfo) => (r.namespaced ? { namespace } : {});
   let primary: SharedIndexInformer<KubeObject> = factory.informerFor(env.primary, inNs(env.primary));
-  if (hooks.wrapPrimaryInformer) primary = hooks.wrapPrimaryInformer(primary);
+  let withholding: WithholdingInformer | undefined;
+  if (hooks.withholdKey !== undefined) primary = withholding = new WithholdingInformer(primary, hooks.withholdKey);
   const builder = controllerBuilder({
     name: `check-${reconciler.name}`,
     clock: env.clock,
@@ -207,6 +301,8 @@ export async function startRun(env: HarnessEnv, namespace: string, hooks: RunHoo
   for (const o of env.owned) builder.owns(factory.informerFor(o, inNs(o)));
   const controller = builder.build(reconciler);
   run = new ControllerRun(controller, factory, reconciler, env.clock);
+  run.frozen = frozen;
+  run.withholding = withholding;
   try {
     factory.start();
     await controller.start();
@@ -230,7 +326,7 @@ export interface SettleResult {
  * event, reconcile or write for `quietMs` (a pending requeue-after is allowed: "look again later" is idle).
  * Resolves `settled: false` at `boundMs`.
  */
-export async function settle(env: HarnessEnv, run: ControllerRun, boundMs: number): Promise<SettleResult> {
+export async function settle(env: HarnessEnv, run: CheckRun, boundMs: number): Promise<SettleResult> {
   const start = env.clock.now();
   run.lastActivity = Math.max(run.lastActivity, start);
   for (;;) {

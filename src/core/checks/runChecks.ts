@@ -6,9 +6,9 @@ import { keyFor, type ObjectKey } from '../k8s/keys.ts';
 import type { KubeObject, ResourceInfo } from '../k8s/objects.ts';
 import { nullLogger } from '../log.ts';
 import { rfc3339 } from '../reconcilers/conditions.ts';
-import { CONFIGMAPS, copyInto, currentResourceVersion, createScratchNamespace, deleteScratch, resourceLabelOf, settle, snapshot, startRun, type ControllerRun, type HarnessEnv, type ScratchCopy } from './harness.ts';
+import { CONFIGMAPS, copyInto, currentResourceVersion, createScratchNamespace, deleteScratch, resourceLabelOf, settle, snapshot, startRun, type CheckRun, type HarnessEnv, type ScratchCopy, viewKeyOf } from './harness.ts';
+import { GoCheckRunner } from './goRun.ts';
 import { compareEndStates, differingPaths, endStateDiff, flatten, maskedFieldsOf, normalizeEndState, VOLATILE_FIELDS, type EndState } from './mask.ts';
-import { crashingClient, FrozenListerWatcher, WithholdingInformer } from './perturb.ts';
 import { CHECK_KINDS, CHECK_TITLES, type CheckKind, type CheckProgress, type CheckProgressEvent, type CheckReport, type CheckResult, type CheckTimingPart, type CheckWrite, type Finding, type Perturbation, type RunChecksOptions } from './types.ts';
 
 /** Thrown (before anything is written) when the checks refuse to run: an unconfirmed non-local cluster, bad options. */
@@ -52,6 +52,7 @@ export function refusalOf(o: RunChecksOptions): string | undefined {
     return `refusing to run checks against "${o.cluster.name}": it is not the local control plane. The checks only write copies in scratch namespaces, but they do write; confirm the cluster by name (--confirm-cluster ${o.cluster.name}).`;
   }
   for (const c of o.checks ?? []) if (!CHECK_KINDS.includes(c)) return `unknown check "${String(c)}" (checks: ${CHECK_KINDS.join(', ')})`;
+  if (o.reconcilerSpec?.kind === 'go' && !o.go?.command.length) return 'no Go program to check (a command line)';
   return undefined;
 }
 
@@ -93,7 +94,7 @@ function describeWrite(w: WriteRecord): string {
   return `${w.verb}${w.subresource ? '/' + w.subresource : ''} ${resourceLabelOf(w.gvr)} ${w.key}`;
 }
 
-function journalOf(run: ControllerRun, scratchKey: ObjectKey): JournalEntry[] {
+function journalOf(run: CheckRun, scratchKey: ObjectKey): JournalEntry[] {
   const mine = run.entries.filter((e) => e.key === scratchKey || (e.kind === 'informer' && e.enqueued.includes(scratchKey)) || e.kind === 'warning');
   return mine.slice(-MAX_JOURNAL);
 }
@@ -103,12 +104,12 @@ function finding(ctx: KeyContext, f: Omit<Finding, 'id' | 'key' | 'reproduce'>):
   return { id: `${f.check}:${ctx.key}:${++ctx.findingSeq.n}`, key: ctx.key, reproduce: `reconcile-lab check ${ctx.key} --check ${f.check}${flags}`, ...f };
 }
 
-function okWrites(run: ControllerRun, from = 0): WriteRecord[] {
+function okWrites(run: CheckRun, from = 0): WriteRecord[] {
   return run.writes.slice(from).map((w) => w.record).filter((w) => w.outcome === 'ok' && !w.dryRun);
 }
 
 /** Groups the ok writes of the scratch key's reconciles: one array per reconcile, in order. */
-function writesPerReconcile(run: ControllerRun, scratchKey: ObjectKey): number[] {
+function writesPerReconcile(run: CheckRun, scratchKey: ObjectKey): number[] {
   const groups: number[] = [];
   for (const e of run.entries) {
     if (e.key !== scratchKey) continue;
@@ -126,14 +127,14 @@ interface Reference {
   end: EndState;
   groups: number[];
   writes: WriteRecord[];
-  run: ControllerRun;
+  run: CheckRun;
 }
 
 async function referenceRun(ctx: KeyContext, parts: CheckTimingPart[], n: number, keepRunning: boolean): Promise<Reference> {
   return timed(ctx, parts, `reference run ${n}`, async () => {
     ctx.emit({ kind: 'step', key: ctx.key, message: `reference run ${n}` });
     const { ns, copy } = await scratch(ctx, `reference run ${n}`);
-    const run = await startRun(ctx.env, ns);
+    const run = await startRun(ctx.env, ns, { key: copy.scratchKey });
     try {
       const s = await settle(ctx.env, run, ctx.boundMs);
       const end = normalizeEndState(await snapshot(ctx.env, ns, copy, ctx.resources));
@@ -153,7 +154,7 @@ async function checkRunTwice(ctx: KeyContext, ref: Reference, parts: CheckTiming
     const run = ref.run;
     run.controller.pause();
     const from = run.writes.length;
-    const step = await run.controller.step({ key: ref.copy.scratchKey, force: true });
+    const step = await run.stepKey(ref.copy.scratchKey);
     const writes = okWrites(run, from);
     const findings: Finding[] = [];
     const perturbation: Perturbation = { check: 'runTwice', description: 'reconciled the key once more after it had settled, with nothing changed in between' };
@@ -246,7 +247,7 @@ async function checkCrashAfterWrite(ctx: KeyContext, ref: Reference, learned: Se
       let crashed!: () => void;
       const crashedP = new Promise<void>((r) => (crashed = r));
       let crashedWrite: WriteRecord | undefined;
-      const first = await startRun(ctx.env, ns, { wrapClient: (c) => crashingClient(c, p.global, () => crashed()) });
+      const first = await startRun(ctx.env, ns, { key: copy.scratchKey, crashAfterWrites: p.global, onCrash: () => crashed() });
       let reached = false;
       try {
         const s = settle(ctx.env, first, ctx.boundMs).then(() => false);
@@ -259,7 +260,7 @@ async function checkCrashAfterWrite(ctx: KeyContext, ref: Reference, learned: Se
         return;
       }
       crashedWrite = okWrites(first)[p.global - 1];
-      const second = await startRun(ctx.env, ns);
+      const second = await startRun(ctx.env, ns, { key: copy.scratchKey });
       try {
         const s = await settle(ctx.env, second, ctx.boundMs);
         const end = normalizeEndState(await snapshot(ctx.env, ns, copy, ctx.resources));
@@ -297,7 +298,7 @@ async function checkStaleCache(ctx: KeyContext, parts: CheckTimingPart[]): Promi
   const transitions = transitionsOf(ctx);
   let rv0 = '';
   await timed(ctx, parts, 'first run (then the server moves on)', async () => {
-    const run = await startRun(ctx.env, ns);
+    const run = await startRun(ctx.env, ns, { key: copy.scratchKey });
     try {
       await settle(ctx.env, run, ctx.boundMs);
       rv0 = await currentResourceVersion(ctx.env, ns);
@@ -311,23 +312,14 @@ async function checkStaleCache(ctx: KeyContext, parts: CheckTimingPart[]): Promi
   });
   return timed(ctx, parts, 'perturbed run (stale cache)', async () => {
     ctx.emit({ kind: 'step', key: ctx.key, check: 'staleCache', message: `reconcile from a cache frozen at resourceVersion ${rv0}` });
-    const frozen: FrozenListerWatcher[] = [];
-    const run = await startRun(ctx.env, ns, {
-      startPaused: true,
-      wrapListerWatcher: (lw) => {
-        const f = new FrozenListerWatcher(lw, rv0);
-        frozen.push(f);
-        return f;
-      },
-    });
+    const run = await startRun(ctx.env, ns, { key: copy.scratchKey, startPaused: true, freezeAt: rv0 });
     try {
-      const view = new Map<string, KubeObject>();
-      for (const inf of run.factory.list()) for (const o of inf.getIndexer().list()) view.set(`${inf.resource.resource}.${inf.resource.group}/${o.metadata.namespace ?? ''}/${o.metadata.name}`, o);
+      const view = await run.frozenView();
       const serverRv = (await ctx.env.client.get(ctx.env.primary, copy.namespace, copy.name, ctx.env.signal)).metadata.resourceVersion;
       const from = run.writes.length;
-      await run.controller.step({ key: copy.scratchKey, force: true });
+      await run.stepKey(copy.scratchKey);
       const stale = okWrites(run, from);
-      for (const f of frozen) f.thaw();
+      await run.thaw();
       run.controller.resume();
       await settle(ctx.env, run, ctx.boundMs);
       const findings: Finding[] = [];
@@ -336,7 +328,7 @@ async function checkStaleCache(ctx: KeyContext, parts: CheckTimingPart[]): Promi
         description: `let a controller reconcile the copy until it settled (resourceVersion ${rv0}), changed the copy (${transitions.map((t) => JSON.stringify(t)).join(' → ')}) and let it reconcile that, then started a new controller whose cache was frozen at ${rv0} and reconciled once from that stale view before letting its watches catch up`,
       };
       for (const w of stale) {
-        const viewKey = `${w.gvr.resource}.${w.gvr.group}/${w.namespace ?? ''}/${w.name}`;
+        const viewKey = viewKeyOf(w.gvr, w.namespace, w.name);
         const seen = view.get(viewKey);
         const newer = !seen || (w.before && seen.metadata.resourceVersion !== w.before.metadata.resourceVersion);
         if (!w.before || !newer) continue;
@@ -380,7 +372,7 @@ async function checkUnobserved(ctx: KeyContext, learned: Set<string>, parts: Che
   };
   const observed = await timed(ctx, parts, 'reference run (every state observed)', async () => {
     const { ns, copy } = await scratch(ctx, 'unobserved state reference');
-    const run = await startRun(ctx.env, ns);
+    const run = await startRun(ctx.env, ns, { key: copy.scratchKey });
     try {
       await settle(ctx.env, run, ctx.boundMs);
       for (const t of transitions) {
@@ -394,17 +386,15 @@ async function checkUnobserved(ctx: KeyContext, learned: Set<string>, parts: Che
   });
   return timed(ctx, parts, 'perturbed run (intermediate states withheld)', async () => {
     const { ns, copy } = await scratch(ctx, 'unobserved state');
-    let w: WithholdingInformer | undefined;
-    const run = await startRun(ctx.env, ns, { wrapPrimaryInformer: (inf) => (w = new WithholdingInformer(inf, copy.scratchKey)) });
+    const run = await startRun(ctx.env, ns, { key: copy.scratchKey, withholdKey: copy.scratchKey });
     try {
       await settle(ctx.env, run, ctx.boundMs);
-      w!.withhold();
+      await run.withhold();
       for (const t of transitions) {
         await apply(copy, t);
         await settle(ctx.env, run, ctx.boundMs);
       }
-      const withheld = w!.withheldCount;
-      w!.release();
+      const withheld = await run.release();
       await settle(ctx.env, run, ctx.boundMs);
       const end = normalizeEndState(await snapshot(ctx.env, ns, copy, ctx.resources));
       const diffs = compareEndStates(observed, end, learned);
@@ -442,10 +432,13 @@ export async function runChecks(options: RunChecksOptions, progress?: CheckProgr
   signal?.addEventListener('abort', onAbort, { once: true });
   if (signal?.aborted) abort.abort(signal.reason);
   const owned = options.owned ?? [CONFIGMAPS];
+  const goRunner = options.reconcilerSpec.kind === 'go' && options.go ? new GoCheckRunner(options.go) : undefined;
   const env: HarnessEnv = {
     transport: options.transport, client: options.client, primary: options.primary, owned,
     predicates: options.predicates ?? [],
-    createReconciler: options.createReconciler, clock, log, quietMs: options.quietMs ?? 750, signal: abort.signal,
+    ...(options.createReconciler ? { createReconciler: options.createReconciler } : {}),
+    ...(goRunner ? { startRun: goRunner.startRun } : {}),
+    clock, log, quietMs: options.quietMs ?? 750, signal: abort.signal,
   };
   const emit = (e: CheckProgressEvent) => {
     try {
@@ -462,8 +455,21 @@ export async function runChecks(options: RunChecksOptions, progress?: CheckProgr
   const resources = [options.primary, ...owned.filter((r) => !(r.group === options.primary.group && r.resource === options.primary.resource))];
   const findingSeq = { n: 0 };
   emit({ kind: 'started', keys: [...options.keys], checks });
-  if (options.reconcilerSpec.kind === 'go') notes.push('The Go controller is not supported by the checks yet: they need to own its client and cache inside the process (planned through the bridge). Nothing was checked.');
-  for (const key of options.reconcilerSpec.kind === 'go' ? [] : options.keys) {
+  let prepared = true;
+  if (goRunner) {
+    const t = clock.now();
+    emit({ kind: 'step', key: options.keys[0]!, message: `building ${options.go!.command.join(' ')}` });
+    try {
+      await goRunner.prepare(abort.signal);
+      notes.push(`The Go controller ran as a new process per run (${goRunner.launchCommand.join(' ')}), each restricted to its scratch namespace with leader election, metrics and probes off; perturbations were made inside the process by the bridge.`);
+    } catch (e) {
+      prepared = false;
+      notes.push(`The Go controller could not be built: ${(e as Error).message}`);
+      for (const key of options.keys) for (const c of checks) results.push({ check: c, key, status: 'error', findings: [], message: `the Go controller could not be built: ${(e as Error).message}`, durationMs: 0, parts: [] });
+    }
+    allParts.push({ part: 'build', ms: clock.now() - t });
+  }
+  for (const key of prepared ? options.keys : []) {
     if (abort.signal.aborted) break;
     const ctx: KeyContext = { env, o: options, key, boundMs: options.convergenceBoundMs ?? 15_000, resources, namespaces: [], clusterCopies: new Map(), parts: allParts, emit, findingSeq };
     const result = (check: CheckKind, r: Pick<CheckResult, 'status' | 'message' | 'findings'>, parts: CheckTimingPart[], t0: number) => {
@@ -516,13 +522,14 @@ export async function runChecks(options: RunChecksOptions, progress?: CheckProgr
     }
   }
   signal?.removeEventListener('abort', onAbort);
+  goRunner?.dispose();
   const findings = results.flatMap((r) => r.findings);
   const summed = new Map<string, number>();
   for (const p of allParts) summed.set(p.part, (summed.get(p.part) ?? 0) + p.ms);
   const report: CheckReport = {
     generatedAt: rfc3339(clock.now()),
     resource: resourceLabelOf(options.primary),
-    reconciler: options.reconcilerSpec.kind === 'exec' ? options.reconcilerSpec.command.join(' ') : options.reconcilerSpec.kind === 'module' ? options.reconcilerSpec.path : options.reconcilerSpec.kind,
+    reconciler: options.reconcilerSpec.kind === 'exec' || options.reconcilerSpec.kind === 'go' ? options.reconcilerSpec.command.join(' ') : options.reconcilerSpec.kind === 'module' ? options.reconcilerSpec.path : options.reconcilerSpec.kind,
     reconcilerKind: options.reconcilerSpec.kind,
     cluster: options.cluster,
     keys: [...options.keys],

@@ -7,6 +7,7 @@ import type { ObjectKey } from '../k8s/keys.ts';
 import type { ResourceInfo } from '../k8s/objects.ts';
 import type { KubeTransport } from '../k8s/transport.ts';
 import type { Logger } from '../log.ts';
+import type { GoCheckTarget } from './goRun.ts';
 
 /**
  * The result model and entry point of the robustness checks (issue 11): Sieve / Acto / Anvil style checks that
@@ -212,7 +213,13 @@ export interface RunChecksOptions {
    * Makes the reconciler under test. Called once per controller start (each run, and each restart after a
    * crash) so in-memory state does not survive a "crash"; the harness disposes what it returns if disposable.
    */
-  createReconciler: () => Reconciler;
+  createReconciler?: () => Reconciler;
+  /**
+   * The developer's Go controller-runtime program (wired with the bridge package), for `reconcilerSpec.kind`
+   * "go": every run starts a new process of it as a check instance over the run's scratch namespace
+   * (src/core/checks/goRun.ts); `createReconciler` is not used then.
+   */
+  go?: GoCheckTarget;
   reconcilerSpec: CheckReconcilerSpec;
   /** The developer's keys to check ("ns/name", or "name" for cluster-scoped kinds). */
   keys: ObjectKey[];

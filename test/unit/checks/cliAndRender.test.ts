@@ -16,7 +16,10 @@ test('reconcile-lab check: flags parsed and validated', () => {
   assert.throws(() => parseCliArgs(['check', '--check', 'fuzz']), (e: Error) => e instanceof UsageError && /unknown check "fuzz"/.test(e.message));
   assert.throws(() => parseCliArgs(['check', '--transition', '[1]']), /must be a JSON object/);
   assert.throws(() => parseCliArgs(['report', '--check', 'runTwice']), /only applies to check/);
-  assert.throws(() => parseCliArgs(['check', '--go', 'go run .']), /does not support the Go controller/);
+  const g = parseCliArgs(['check', 'ns/w', '--go', 'go run ./cmd --max-concurrent-reconciles 1']);
+  assert.ok(g !== 'help');
+  assert.deepEqual(g.go, ['go', 'run', './cmd', '--max-concurrent-reconciles', '1']);
+  assert.throws(() => parseCliArgs(['check', '--go', 'go run .', '--reconciler', 'lab']), /choose one of --go and --reconciler/);
 });
 
 test('only the local control plane runs without confirmation', () => {

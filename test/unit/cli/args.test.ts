@@ -93,7 +93,7 @@ test('--go: a command line for run, step and dry-run; not with --reconciler or o
   const a = parseCliArgs(['step', 'ns/a', '--go', 'go run ./cmd --leader-elect=false']);
   assert.ok(a !== 'help');
   assert.deepEqual(a.go, ['go', 'run', './cmd', '--leader-elect=false']);
-  assert.throws(() => parseCliArgs(['report', '--go', 'go run .']), /--go applies to run, step and dry-run/);
+  assert.throws(() => parseCliArgs(['report', '--go', 'go run .']), /--go applies to run, step, dry-run and check/);
   assert.throws(() => parseCliArgs(['run', '--go', 'go run .', '--reconciler', 'lab']), /choose one of --go and --reconciler/);
   assert.throws(() => parseCliArgs(['run', '--go', '  ']), /--go needs a command line/);
 });

@@ -1,0 +1,302 @@
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { sleep } from '../clock.ts';
+import { BridgeHub } from '../bridge/bridgeHub.ts';
+import { PROTOCOL, type WireWrite, type WriteMessage } from '../bridge/protocol.ts';
+import type { RemoteController } from '../bridge/remoteController.ts';
+import type { StepResult } from '../controller/controller.ts';
+import { runGoController, type RunningGoController } from '../bridge/runGoController.ts';
+import { Journal, type JournalEntry } from '../journal/journal.ts';
+import type { WriteRecord } from '../k8s/dynamicClient.ts';
+import { keyFor, type ObjectKey } from '../k8s/keys.ts';
+import { KubeListerWatcher } from '../k8s/listerWatcher.ts';
+import type { KubeObject, ResourceInfo } from '../k8s/objects.ts';
+import type { Disposable } from '../lifecycle.ts';
+import { viewKeyOf, type CheckRun, type HarnessEnv, type RunHooks, type RunWrite, type StartRun } from './harness.ts';
+
+/**
+ * The robustness checks on the developer's own Go controller-runtime controller, through the bridge (bridge/
+ * checks.go). Every run is a NEW process of the developer's program (so a "crash" really loses its cache, queue
+ * and memory), started as a check instance: restricted to the run's scratch namespace (never their objects), with
+ * leader election, metrics and probes off, connected to its own bridge listener and journal. The perturbations are
+ * made inside that process by the bridge: its client holds every write after write i, its cache lists at a frozen
+ * resourceVersion until thawed, its informers withhold a key's update events until released.
+ */
+
+/** What to run: the developer's program, as `--go` takes it for the loop. */
+export interface GoCheckTarget {
+  /** The command line, split ("go", "run", "./cmd", "--flag"). `go run` is built once into a binary first. */
+  command: string[];
+  cwd?: string;
+  /** Extra environment (KUBECONFIG of the connection). The bridge's variables win. */
+  env?: Readonly<Record<string, string>>;
+  /** Each output line of every launched instance. */
+  onOutput?: (line: string, stream: 'stdout' | 'stderr') => void;
+  /** How long a launch may take to announce its controller. Default 5 min (a cold `go build`). */
+  waitMs?: number;
+}
+
+/** plural.version.group, the bridge's Cause.resource form. */
+export function bridgeResourceName(r: ResourceInfo): string {
+  return `${r.resource}.${r.version}${r.group ? `.${r.group}` : ''}`;
+}
+
+/** Go run flags that take a value as the next argument (`go help build`). */
+const GO_VALUE_FLAGS = new Set(['-C', '-p', '-asmflags', '-buildmode', '-buildvcs', '-compiler', '-gccgoflags', '-gcflags', '-installsuffix', '-ldflags', '-mod', '-modfile', '-overlay', '-pgo', '-pkgdir', '-tags', '-toolexec', '-exec', '-o', '-covermode', '-coverpkg']);
+
+/**
+ * `go run [build flags] <package> [program args]` as `go build` arguments and the program's arguments; undefined
+ * for any other command (it is launched as it is).
+ */
+export function splitGoRun(command: readonly string[]): { buildArgs: string[]; programArgs: string[] } | undefined {
+  if (command[0] !== 'go' || command[1] !== 'run') return undefined;
+  const buildArgs: string[] = [];
+  let i = 2;
+  for (; i < command.length; i++) {
+    const a = command[i]!;
+    if (!a.startsWith('-')) break;
+    buildArgs.push(a);
+    const flag = a.replace(/^--/, '-');
+    if (!flag.includes('=') && GO_VALUE_FLAGS.has(flag) && i + 1 < command.length) buildArgs.push(command[++i]!);
+  }
+  if (i >= command.length) return undefined;
+  buildArgs.push(command[i]!);
+  return { buildArgs, programArgs: command.slice(i + 1) };
+}
+
+/** Runs a command to completion; rejects with its last output lines when it fails. */
+function runToEnd(command: string, args: string[], cwd: string | undefined, env: NodeJS.ProcessEnv, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'], signal });
+    let out = '';
+    const keep = (d: Buffer) => {
+      out = (out + d.toString('utf8')).slice(-4000);
+    };
+    child.stdout.on('data', keep);
+    child.stderr.on('data', keep);
+    child.once('error', (e) => reject(e));
+    child.once('exit', (code) => (code === 0 ? resolve() : reject(new Error(`${command} ${args.join(' ')} exited with code ${code}:\n${out.trim()}`))));
+  });
+}
+
+/**
+ * The {@link StartRun} of a Go controller. `prepare` builds a `go run` command once (every run then starts the
+ * binary in a fraction of a second); `dispose` removes the binary.
+ */
+export class GoCheckRunner implements Disposable {
+  private readonly target: GoCheckTarget;
+  private command: string[];
+  private dir: string | undefined;
+
+  constructor(target: GoCheckTarget) {
+    this.target = target;
+    this.command = [...target.command];
+  }
+
+  /** The command each run launches (after {@link prepare}: the built binary for a `go run` command). */
+  get launchCommand(): readonly string[] {
+    return this.command;
+  }
+
+  /** Builds a `go run` command's package into a temporary binary (once). */
+  async prepare(signal: AbortSignal): Promise<void> {
+    const split = splitGoRun(this.target.command);
+    if (!split || this.dir) return;
+    this.dir = mkdtempSync(join(tmpdir(), 'reconcile-lab-check-'));
+    const bin = join(this.dir, 'controller');
+    const [pkg] = split.buildArgs.slice(-1);
+    await runToEnd('go', ['build', '-o', bin, ...split.buildArgs.slice(0, -1), pkg!], this.target.cwd, { ...process.env, ...(this.target.env ?? {}) }, signal);
+    this.command = [bin, ...split.programArgs];
+  }
+
+  readonly startRun: StartRun = (env, namespace, hooks) => startGoRun(this, env, namespace, hooks);
+
+  /** @internal */
+  get targetOptions(): GoCheckTarget {
+    return this.target;
+  }
+
+  dispose(): void {
+    if (this.dir) rmSync(this.dir, { recursive: true, force: true });
+    this.dir = undefined;
+  }
+}
+
+/** A wire write as the harness's write record (bodies as the check instance sent them). */
+export function runWriteOf(m: WriteMessage, at: number): RunWrite {
+  const w: WireWrite = m.write;
+  const verb = w.verb === 'deleteAllOf' ? 'delete' : (['create', 'update', 'patch', 'apply', 'delete'] as const).find((v) => v === w.verb) ?? 'update';
+  const record: WriteRecord = {
+    verb,
+    gvr: { group: w.group, version: w.version, resource: w.resource },
+    ...(w.namespace ? { namespace: w.namespace } : {}),
+    name: w.name,
+    key: keyFor(w.namespace, w.name),
+    dryRun: w.dryRun,
+    ...(w.subresource ? { subresource: w.subresource } : {}),
+    ...(w.resourceVersionBefore ? { resourceVersionBefore: w.resourceVersionBefore } : {}),
+    ...(w.resourceVersionAfter ? { resourceVersionAfter: w.resourceVersionAfter } : {}),
+    ...(w.before ? { before: w.before as unknown as KubeObject } : {}),
+    ...(w.after ? { after: w.after as unknown as KubeObject } : {}),
+    outcome: w.error !== undefined ? 'error' : 'ok',
+    ...(w.error !== undefined ? { error: { code: 0, reason: 'Error', message: w.error } } : {}),
+    startedAt: m.at,
+    durationMs: 0,
+  };
+  return { record, key: m.key ?? record.key, at };
+}
+
+class GoRun implements CheckRun {
+  readonly writes: RunWrite[] = [];
+  readonly entries: JournalEntry[] = [];
+  lastActivity: number;
+  controller!: RemoteController;
+  running!: RunningGoController;
+  private stopped = false;
+  private readonly hub: BridgeHub;
+  private readonly journal: Journal;
+  private readonly env: HarnessEnv;
+  private readonly namespace: string;
+  private readonly hooks: RunHooks;
+
+  constructor(hub: BridgeHub, journal: Journal, env: HarnessEnv, namespace: string, hooks: RunHooks) {
+    this.hub = hub;
+    this.journal = journal;
+    this.env = env;
+    this.namespace = namespace;
+    this.hooks = hooks;
+    this.lastActivity = env.clock.now();
+    journal.onDidAppend((batch) => {
+      for (const e of batch) {
+        this.entries.push(e);
+        if (e.kind !== 'queue' || e.transition !== 'waiting') this.lastActivity = e.at;
+      }
+    });
+  }
+
+  attach(r: RunningGoController): void {
+    this.running = r;
+    this.controller = r.controller;
+  }
+
+  onWrite(m: WriteMessage): void {
+    const w = runWriteOf(m, this.env.clock.now());
+    this.writes.push(w);
+    this.lastActivity = w.at;
+    if (this.hooks.crashAfterWrites !== undefined && w.record.outcome === 'ok' && !w.record.dryRun) {
+      const ok = this.writes.filter((x) => x.record.outcome === 'ok' && !x.record.dryRun).length;
+      if (ok === this.hooks.crashAfterWrites) this.hooks.onCrash?.();
+    }
+  }
+
+  private async command(op: 'thaw' | 'withhold' | 'release', key?: ObjectKey): Promise<number> {
+    const reply = await this.running.process.request({ op, controller: this.controller.name, ...(key !== undefined ? { key, resource: bridgeResourceName(this.env.primary) } : {}) });
+    if (!reply.ok) throw new Error(`${op} refused by ${this.running.process.description}: ${reply.error ?? 'no reason given'}`);
+    return reply.withheld ?? 0;
+  }
+
+  async frozenView(): Promise<Map<string, KubeObject>> {
+    if (this.hooks.freezeAt === undefined) throw new Error('frozenView: this run was not started with a frozen cache');
+    // The frozen cache listed at exactly this resourceVersion: the same list, read here, is what it holds.
+    const view = new Map<string, KubeObject>();
+    for (const r of [this.env.primary, ...this.env.owned]) {
+      const lw = new KubeListerWatcher({ transport: this.env.transport, resource: r, ...(r.namespaced ? { namespace: this.namespace } : {}) });
+      const l = await lw.list({ resourceVersion: this.hooks.freezeAt, resourceVersionMatch: 'Exact' }, this.env.signal);
+      for (const o of l.items) view.set(viewKeyOf(r, o.metadata.namespace, o.metadata.name), o);
+    }
+    return view;
+  }
+
+  async thaw(): Promise<void> {
+    await this.command('thaw');
+  }
+
+  async withhold(): Promise<void> {
+    if (this.hooks.withholdKey === undefined) throw new Error('withhold: this run was not started with withholdKey');
+    await this.command('withhold', this.hooks.withholdKey);
+  }
+
+  async release(): Promise<number> {
+    if (this.hooks.withholdKey === undefined) throw new Error('release: this run was not started with withholdKey');
+    return this.command('release', this.hooks.withholdKey);
+  }
+
+  async stepKey(key: ObjectKey): Promise<StepResult> {
+    const ends = () => this.entries.filter((e) => e.kind === 'reconcileEnd' && e.key === key).length;
+    this.journal.flush();
+    const before = ends();
+    const r = await this.controller.step({ key, force: true });
+    if (r.kind !== 'reconciled') return r;
+    // The reply travels ahead of the reconcile's write and end messages (the process prefers replies): wait for
+    // the end message, which the process sends after every write of that reconcile.
+    const start = this.env.clock.now();
+    for (;;) {
+      this.journal.flush();
+      if (ends() > before) return r;
+      if (this.env.clock.now() - start > 30_000) throw new Error(`the Go controller replied to the step of ${key} but its reconcile end never arrived`);
+      await sleep(this.env.clock, 20, this.env.signal);
+    }
+  }
+
+  async stop(): Promise<void> {
+    if (this.stopped) return;
+    this.stopped = true;
+    try {
+      if (this.running) {
+        await this.running.launched.stop();
+        this.running.launched.dispose();
+      }
+    } finally {
+      this.journal.flush();
+      this.hub.dispose();
+      this.journal.dispose();
+    }
+  }
+}
+
+async function startGoRun(runner: GoCheckRunner, env: HarnessEnv, namespace: string, hooks: RunHooks): Promise<CheckRun> {
+  const target = runner.targetOptions;
+  const journal = new Journal({ clock: env.clock, capacity: 20_000 });
+  const hub = await BridgeHub.start({ clock: env.clock, journal, log: env.log, startPaused: () => hooks.startPaused === true });
+  const run = new GoRun(hub, journal, env, namespace, hooks);
+  try {
+    const [command, ...args] = runner.launchCommand;
+    const vars: Record<string, string> = { ...(target.env ?? {}), [PROTOCOL.env.checkNamespace]: namespace };
+    if (hooks.crashAfterWrites !== undefined) vars[PROTOCOL.env.checkHoldAfterWrites] = String(hooks.crashAfterWrites);
+    if (hooks.freezeAt !== undefined) vars[PROTOCOL.env.checkFreezeCacheAt] = hooks.freezeAt;
+    // The hub (disposed with the run) owns both subscriptions.
+    hub.onDidAddProcess((p) => p.onDidWrite((m) => run.onWrite(m)));
+    const r = await runGoController({
+        hub,
+        spec: { command: command!, args, ...(target.cwd ? { cwd: target.cwd } : {}) },
+        clock: env.clock,
+        log: env.log,
+        env: vars,
+        waitMs: target.waitMs ?? 300_000,
+        accept: (c) => c.controller.resourceId === undefined || c.controller.resourceId === (env.primary.group ? `${env.primary.resource}.${env.primary.group}` : env.primary.resource),
+        ...(target.onOutput ? { onOutput: target.onOutput } : {}),
+        signal: env.signal,
+      });
+    run.attach(r);
+    if (hooks.startPaused) r.controller.pause();
+    else r.controller.resume();
+    if (hooks.key !== undefined) {
+      // The controller is announced when its queue is built, before the cache synced: wait until it saw the key.
+      const start = env.clock.now();
+      const key = hooks.key;
+      for (;;) {
+        journal.flush();
+        if (run.entries.some((e) => e.key === key)) break;
+        if (r.launched.exit) throw new Error(`the Go controller exited before it saw ${key}. Last output:\n${r.launched.tail(15).join('\n')}`);
+        if (env.clock.now() - start > 60_000) throw new Error(`the Go controller did not queue ${key} within 60 s (does it watch the scratch namespace? Last output:\n${r.launched.tail(15).join('\n')})`);
+        await sleep(env.clock, 50, env.signal);
+      }
+    }
+    return run;
+  } catch (e) {
+    await run.stop();
+    throw e;
+  }
+}

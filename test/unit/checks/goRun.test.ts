@@ -1,0 +1,31 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { bridgeResourceName, runWriteOf, splitGoRun } from '../../../src/core/checks/goRun.ts';
+
+test('a go run command line becomes go build arguments and the program arguments', () => {
+  assert.deepEqual(splitGoRun(['go', 'run', './cmd', '--leader-elect=false', '-v']), { buildArgs: ['./cmd'], programArgs: ['--leader-elect=false', '-v'] });
+  assert.deepEqual(splitGoRun(['go', 'run', '-tags', 'e2e', '-race', './cmd/manager', 'x']), { buildArgs: ['-tags', 'e2e', '-race', './cmd/manager'], programArgs: ['x'] });
+  assert.deepEqual(splitGoRun(['go', 'run', '-ldflags=-s', '.']), { buildArgs: ['-ldflags=-s', '.'], programArgs: [] });
+  assert.equal(splitGoRun(['./bin/manager', '--x']), undefined, 'a binary is launched as it is');
+  assert.equal(splitGoRun(['go', 'run']), undefined, 'no package: launched as it is (go reports the error)');
+});
+
+test('the bridge resource name is plural.version.group', () => {
+  assert.equal(bridgeResourceName({ group: 'lab.reconcile.dev', version: 'v1alpha1', resource: 'widgets', kind: 'Widget', namespaced: true }), 'widgets.v1alpha1.lab.reconcile.dev');
+  assert.equal(bridgeResourceName({ group: '', version: 'v1', resource: 'configmaps', kind: 'ConfigMap', namespaced: true }), 'configmaps.v1');
+});
+
+test('a write message of a check instance becomes a harness write with its bodies', () => {
+  const w = runWriteOf({ type: 'write', controller: 'widget', key: 'ns/a', reconcileID: 'r', at: 5, write: { verb: 'update', group: '', version: 'v1', resource: 'configmaps', namespace: 'ns', name: 'a-config', subresource: 'status', resourceVersionBefore: '10', resourceVersionAfter: '10', dryRun: false, before: { metadata: { name: 'a-config' } }, after: { metadata: { name: 'a-config' } } } }, 7);
+  assert.equal(w.key, 'ns/a');
+  assert.equal(w.at, 7);
+  assert.equal(w.record.key, 'ns/a-config');
+  assert.equal(w.record.outcome, 'ok');
+  assert.equal(w.record.resourceVersionBefore, w.record.resourceVersionAfter);
+  assert.equal(w.record.subresource, 'status');
+  assert.deepEqual(w.record.before, { metadata: { name: 'a-config' } });
+  const e = runWriteOf({ type: 'write', at: 1, write: { verb: 'deleteAllOf', group: '', version: 'v1', resource: 'configmaps', name: '', dryRun: false, error: 'forbidden' } }, 2);
+  assert.equal(e.record.verb, 'delete');
+  assert.equal(e.record.outcome, 'error');
+  assert.match(e.record.error!.message, /forbidden/);
+});
