@@ -1,0 +1,68 @@
+// Command go-status-every-reconcile is the sample Widget controller (samples/go-controller) with one classic bug:
+// after every reconcile it writes status with the time of the pass. Each status write is a watch event that
+// queues the Widget again, so it reconciles forever (a hot loop). The robustness checks' convergence check
+// catches it (reconcile-lab check --go "go run ."). Not for use: a test subject.
+package main
+
+import (
+	"context"
+	"os"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/reconcile-lab/reconcile-lab/bridge"
+	"github.com/reconcile-lab/reconcile-lab/samples/go-controller/widget"
+)
+
+// statusEveryPass runs the correct reconciler, then (the bug) stamps status with the time on every pass.
+type statusEveryPass struct {
+	inner  *widget.Reconciler
+	client client.Client
+}
+
+func (r *statusEveryPass) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	res, err := r.inner.Reconcile(ctx, req)
+	if err != nil {
+		return res, err
+	}
+	var w widget.Widget
+	if err := r.client.Get(ctx, req.NamespacedName, &w); err != nil || !w.DeletionTimestamp.IsZero() {
+		return res, client.IgnoreNotFound(err)
+	}
+	meta.SetStatusCondition(&w.Status.Conditions, metav1.Condition{Type: "Ready", Status: metav1.ConditionTrue, Reason: "Reconciled",
+		Message: "reconciled at " + time.Now().Format(time.RFC3339Nano), ObservedGeneration: w.Generation})
+	return res, r.client.Status().Update(ctx, &w)
+}
+
+func main() {
+	ctrl.SetLogger(zap.New(zap.UseDevMode(true)))
+	scheme := runtime.NewScheme()
+	_ = clientgoscheme.AddToScheme(scheme)
+	_ = widget.AddToScheme(scheme)
+	opts := ctrl.Options{Scheme: scheme, Metrics: metricsserver.Options{BindAddress: "0"}, HealthProbeBindAddress: "0"}
+	bridge.Setup(&opts)
+	mgr, err := ctrl.NewManager(ctrl.GetConfigOrDie(), opts)
+	if err != nil {
+		os.Exit(1)
+	}
+	r := &statusEveryPass{inner: &widget.Reconciler{Client: mgr.GetClient(), DependencyRequeue: 15 * time.Second}, client: mgr.GetClient()}
+	err = ctrl.NewControllerManagedBy(mgr).For(&widget.Widget{}).Named(widget.Name).
+		WithOptions(bridge.Options(mgr, widget.Name, controller.Options{})).
+		Complete(bridge.Wrap(mgr, widget.Name, r, &widget.Widget{}))
+	if err != nil {
+		os.Exit(1)
+	}
+	if err := mgr.Start(ctrl.SetupSignalHandler()); err != nil {
+		os.Exit(1)
+	}
+}

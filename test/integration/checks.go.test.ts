@@ -1,0 +1,94 @@
+// The robustness checks (issue 11) on the developer's own Go controller through the bridge, against the real local
+// control plane: samples/go-controller (the correct Widget controller) has zero findings, and
+// samples/buggy/go-status-every-reconcile (status written on every pass) is caught by the convergence check only.
+// Each run of a check is a new process of the compiled program (a check instance over its scratch namespace).
+import { before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { createDynamicClient, type DynamicKubeClient } from '../../src/core/k8s/dynamicClient.ts';
+import { runChecks } from '../../src/core/checks/runChecks.ts';
+import type { CheckReport, RunChecksOptions } from '../../src/core/checks/types.ts';
+import type { ResourceInfo } from '../../src/core/k8s/objects.ts';
+import { createNamespace, getTestCluster, installCrd, type TestCluster } from './support/cluster.ts';
+import { buildGoSample, haveGo, sampleDir } from './support/goSample.ts';
+import { ROOT, sampleDocs } from './reconcilers.support.ts';
+
+const WIDGETS: ResourceInfo = { group: 'lab.reconcile.dev', version: 'v1alpha1', resource: 'widgets', kind: 'Widget', namespaced: true };
+const NAMESPACES = { group: '', version: 'v1', resource: 'namespaces' };
+
+function summary(r: CheckReport): string {
+  return [...r.results.map((x) => `${x.check}: ${x.status}${x.message ? ` (${x.message})` : ''}${x.findings.map((f) => `\n    ${f.severity} ${f.title}`).join('')}`), ...r.notes].join('\n');
+}
+
+describe('robustness checks on the Go controller through the bridge', { skip: (!haveGo() && 'go is not installed') || (!existsSync(sampleDir()) && 'samples/go-controller is not in this tree') }, () => {
+  let cluster: TestCluster;
+  let c: DynamicKubeClient;
+  let ns: string;
+  let bin: string;
+
+  before(async () => {
+    cluster = await getTestCluster();
+    c = createDynamicClient(cluster.transport, { fieldManager: 'reconcile-lab-test' });
+    await installCrd(cluster.transport, sampleDocs('crd.yaml')[0]!).catch((e: unknown) => {
+      if (!/AlreadyExists|already exists/.test(String((e as Error).message))) throw e;
+    });
+    ns = await createNamespace(cluster.transport, 'gochecks');
+    await c.create(WIDGETS, { apiVersion: 'lab.reconcile.dev/v1alpha1', kind: 'Widget', metadata: { name: 'widget-ready', namespace: ns }, spec: { data: { color: 'blue', size: 'medium' } } });
+    bin = buildGoSample();
+  });
+
+  function options(o: Partial<RunChecksOptions> & Pick<RunChecksOptions, 'go' | 'reconcilerSpec'>): RunChecksOptions {
+    return {
+      transport: cluster.transport,
+      client: c,
+      cluster: { name: 'test', local: true },
+      primary: WIDGETS,
+      keys: [`${ns}/widget-ready`],
+      convergenceBoundMs: 10_000,
+      quietMs: 1_000,
+      ...o,
+    };
+  }
+
+  async function scratchOf(r: CheckReport): Promise<string[]> {
+    const live = (await c.list(NAMESPACES, undefined, { labelSelector: 'checks.reconcile-lab.dev/scratch=true' })).items.filter((n) => !n.metadata.deletionTimestamp);
+    // Only this report's namespaces: their purpose annotation names the checked key.
+    return live.filter((n) => n.metadata.annotations?.['checks.reconcile-lab.dev/purpose']?.endsWith(r.keys[0]!)).map((n) => n.metadata.name!);
+  }
+
+  test('samples/go-controller: every check runs on the Go controller and finds nothing; the original is untouched', async () => {
+    const original = await c.get(WIDGETS, ns, 'widget-ready');
+    const lines: string[] = [];
+    const r = await runChecks(options({ go: { command: [bin, '--leader-elect=true'], env: { KUBECONFIG: cluster.kubeconfigPath }, onOutput: (l) => lines.push(l) }, reconcilerSpec: { kind: 'go', command: [bin] } }));
+    assert.equal(r.reconcilerKind, 'go');
+    assert.equal(r.findings.length, 0, summary(r));
+    assert.equal(r.totals.errors, 0, summary(r));
+    for (const check of ['runTwice', 'crashAfterWrite', 'staleCache', 'unobservedState', 'convergence']) {
+      assert.equal(r.results.find((x) => x.check === check)?.status, 'passed', `${check} ran and passed:\n${summary(r)}`);
+    }
+    // The sample's first reconcile makes three writes (finalizer, child, status): two crash points, each reached.
+    assert.match(r.results.find((x) => x.check === 'crashAfterWrite')!.message!, /^2 crash point\(s\): the end state equals/, summary(r));
+    // The withheld update really was withheld inside the Go process (not a pass by default).
+    assert.match(r.results.find((x) => x.check === 'unobservedState')!.message!, /[1-9]\d* update event\(s\) withheld/, summary(r));
+    // The stale-cache check stepped the key once from the frozen view (its message counts the writes of that step).
+    assert.match(r.results.find((x) => x.check === 'staleCache')!.message!, /write\(s\) from the stale view/, summary(r));
+    // --leader-elect=true was ignored by the check instances (else every run but the first would wait for the lease).
+    assert.ok(!lines.some((l) => /attempting to acquire leader lease/.test(l)), 'check instances run without leader election');
+    assert.deepEqual(await scratchOf(r), [], 'scratch namespaces cleaned up');
+    assert.equal((await c.get(WIDGETS, ns, 'widget-ready')).metadata.resourceVersion, original.metadata.resourceVersion, 'the developer\'s object untouched');
+  });
+
+  test('samples/buggy/go-status-every-reconcile (go run, built once): caught by convergence only, with the field that changes', async () => {
+    const dir = join(ROOT, 'samples/buggy/go-status-every-reconcile');
+    const r = await runChecks(options({ go: { command: ['go', 'run', '.'], cwd: dir, env: { KUBECONFIG: cluster.kubeconfigPath } }, reconcilerSpec: { kind: 'go', command: ['go', 'run', '.'] }, convergenceBoundMs: 6_000 }));
+    assert.deepEqual([...new Set(r.findings.map((f) => f.check))], ['convergence'], summary(r));
+    const f = r.findings[0]!;
+    assert.match(f.title, /Never converges: \d+ × update\/status widgets\.lab\.reconcile\.dev/, summary(r));
+    assert.match(f.explanation, /hot loop[^]*status\.conditions\[0\]\.message/, f.explanation);
+    assert.match(f.reproduce, new RegExp(`^reconcile-lab check ${ns}/widget-ready --check convergence`));
+    assert.ok(f.journal.some((e) => e.kind === 'reconcileStart'), 'the Go run\'s journal is attached');
+    assert.ok(r.parts.some((p) => p.part === 'build'), 'the go run command was built once');
+    assert.deepEqual(await scratchOf(r), []);
+  });
+});
