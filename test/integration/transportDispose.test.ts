@@ -6,7 +6,7 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { getTestCluster, createNamespace, type TestCluster } from './support/cluster.ts';
-import { isTransportClosed, KubeTransport } from '../../src/core/k8s/transport.ts';
+import { isTransportClosed, KubeTransport, readText } from '../../src/core/k8s/transport.ts';
 import { KubeListerWatcher } from '../../src/core/k8s/listerWatcher.ts';
 import type { ResourceInfo } from '../../src/core/k8s/objects.ts';
 
@@ -70,7 +70,7 @@ describe('transport dispose with requests in flight (real kube-apiserver)', () =
       // A LIST whose answer has not arrived, and one whose large body is still to be read.
       const waiting = outcome(t.json(list));
       const answered = await t.send(list);
-      const reading = outcome(t.readText(answered, list));
+      const reading = outcome(readText(answered, list, t));
       // A paged LIST: its first page asked for, the next one requested ahead when it arrives.
       const paged = outcome(lw.list({ limit: 10 }, stop.signal));
       // Let the requests reach the server (and, in some rounds, the answers start to arrive).

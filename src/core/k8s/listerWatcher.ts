@@ -2,7 +2,7 @@ import type { ListerWatcher, ListOptions, WatchEvent, WatchOptions } from '../ca
 import { ApiError } from './client.ts';
 import type { GroupVersionResource, KubeList, KubeObject } from './objects.ts';
 import { resourcePath } from './paths.ts';
-import { isTransportClosed, toApiError, type KubeTransport, type TransportRequest } from './transport.ts';
+import { isTransportClosed, readText, toApiError, type KubeTransport, type TransportRequest } from './transport.ts';
 
 export interface KubeListerWatcherOptions {
   transport: KubeTransport;
@@ -220,7 +220,7 @@ export class KubeListerWatcher implements ListerWatcher<KubeObject> {
   private async fetchPage(options: ListOptions, signal: AbortSignal): Promise<PageText> {
     const req = { method: 'GET', path: this.path, query: listQuery(options, this.bound), signal } as const;
     const res = await this.transport.send(req);
-    return { status: res.status, text: await this.transport.readText(res, req) };
+    return { status: res.status, text: await readText(res, req, this.transport) };
   }
 
   private sendAhead(options: ListOptions, signal: AbortSignal): void {

@@ -85,6 +85,11 @@ export class KubeTransport {
     this.server = cluster.server.replace(/\/+$/, '');
   }
 
+  /** True once {@link dispose} ran. */
+  get isDisposed(): boolean {
+    return this.disposed;
+  }
+
   url(path: string, query?: TransportRequest['query']): string {
     const u = new URL(this.server + path);
     for (const [k, v] of Object.entries(query ?? {})) if (v !== undefined && v !== '') u.searchParams.set(k, String(v));
@@ -167,26 +172,27 @@ export class KubeTransport {
    */
   async json<T>(req: TransportRequest): Promise<T> {
     const res = await this.send(req);
-    const text = await this.readText(res, req);
+    const text = await readText(res, req, this);
     if (res.status >= 200 && res.status < 300) {
       return (text ? JSON.parse(text) : undefined) as T;
     }
     throw toApiError(res.status, text, `${req.method} ${req.path}`);
   }
+}
 
-  /**
-   * The whole body as text. When reading fails: the caller's abort reason if it aborted, {@link transportClosedError}
-   * if the transport was disposed meanwhile, otherwise an ApiError code 0 naming the cause.
-   */
-  async readText(res: Response, req: Pick<TransportRequest, 'method' | 'path' | 'signal'>): Promise<string> {
-    try {
-      return await res.text();
-    } catch (e) {
-      if (req.signal?.aborted) throw req.signal.reason ?? e;
-      if (this.disposed) throw transportClosedError();
-      const cause = (e as { cause?: { code?: string; message?: string } }).cause;
-      throw new ApiError(0, 'Unreachable', `${req.method} ${req.path}: the answer was cut off (${cause?.code ?? cause?.message ?? (e as Error).message}).`, { cause: cause?.code ?? (e as Error).message });
-    }
+/**
+ * The whole body of `res` (an answer to `req` sent through `transport`) as text. When reading fails: the caller's
+ * abort reason if it aborted, {@link transportClosedError} if the transport was disposed meanwhile, otherwise an
+ * ApiError code 0 naming the cause (never undici's own error).
+ */
+export async function readText(res: Response, req: Pick<TransportRequest, 'method' | 'path' | 'signal'>, transport: { readonly isDisposed?: boolean }): Promise<string> {
+  try {
+    return await res.text();
+  } catch (e) {
+    if (req.signal?.aborted) throw req.signal.reason ?? e;
+    if (transport.isDisposed) throw transportClosedError();
+    const cause = (e as { cause?: { code?: string; message?: string } }).cause;
+    throw new ApiError(0, 'Unreachable', `${req.method} ${req.path}: the answer was cut off (${cause?.code ?? cause?.message ?? (e as Error).message}).`, { cause: cause?.code ?? (e as Error).message });
   }
 }
 
