@@ -1,6 +1,7 @@
 import * as vscode from 'vscode';
 import { runChecks } from '../../core/checks/runChecks.ts';
 import { renderCheckJson, renderCheckMarkdown } from '../../core/checks/render.ts';
+import type { GoCheckTarget } from '../../core/checks/goRun.ts';
 import { CHECK_TITLES, type CheckClusterInfo, type CheckKind, type CheckReport, type CheckResult } from '../../core/checks/types.ts';
 import { DisposableStore } from '../../core/lifecycle.ts';
 import type { ObjectKey } from '../../core/k8s/keys.ts';
@@ -89,7 +90,7 @@ export class ChecksUi implements vscode.Disposable {
    * come in the results view. Resolves with the report (also when cancelled: `aborted` is set); rejects when the
    * harness refuses or fails before running (the view says why).
    */
-  async run(s: Session, recipe: ReconcilerRecipe, cluster: CheckClusterInfo, request: ChecksRequest): Promise<CheckReport> {
+  async run(s: Session, recipe: ReconcilerRecipe, cluster: CheckClusterInfo, request: ChecksRequest, go?: GoCheckTarget): Promise<CheckReport> {
     if (this.running) throw new Error('Robustness checks are already running; cancel them first (the progress notification).');
     const primary = s.primaryInfo!;
     const primaryResource = s.primaryResource!;
@@ -118,7 +119,7 @@ export class ChecksUi implements vscode.Disposable {
                 ...(request.confirmCluster !== undefined ? { confirmCluster: request.confirmCluster } : {}),
                 primary,
                 owned: s.resources.filter((r) => r.id !== primaryResource).map((r) => r.info),
-                createReconciler: () => recipe.create(),
+                ...(go ? { go: { ...go, onOutput: (line: string) => this.lab.log.debug('go check instance', { line }) } } : { createReconciler: () => recipe.create() }),
                 reconcilerSpec: recipe.spec,
                 keys: [...request.keys],
                 checks: [...request.checks],

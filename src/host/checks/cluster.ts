@@ -22,7 +22,7 @@ export function shellQuote(s: string): string {
 /** The CLI flags that select this connection's reconciler, resource and cluster (for the reproduce lines). */
 export function reproduceFlagsOf(recipe: ReconcilerRecipe, resource: string, kubeconfigPath: string | undefined, context: string): string {
   return [
-    `--reconciler ${shellQuote(recipe.flag)}`,
+    recipe.spec.kind === 'go' ? `--go ${shellQuote(recipe.spec.command.join(' '))}` : `--reconciler ${shellQuote(recipe.flag)}`,
     `--resource ${shellQuote(resource)}`,
     ...(kubeconfigPath ? [`--kubeconfig ${shellQuote(kubeconfigPath)}`] : []),
     `--context ${shellQuote(context)}`,

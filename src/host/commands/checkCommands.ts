@@ -7,6 +7,8 @@ import * as ui from '../ui.ts';
 import { boolArg, fail, isFailure, keyOf, stringArg, stringArrayArg, targetOf, type CommandResult } from './args.ts';
 import { requireSession } from './pickers.ts';
 import { refusePrivileged } from './privileged.ts';
+import { remoteOf } from './goControllerCommands.ts';
+import type { GoCheckTarget } from '../../core/checks/goRun.ts';
 
 /** What each check does, for the pick list. */
 const CHECK_DETAILS: Record<CheckKind, string> = {
@@ -27,6 +29,8 @@ const CHECK_DETAILS: Record<CheckKind, string> = {
  * - Cluster: the local control plane runs without asking; any other cluster must be confirmed by typing its
  *   context name (`{ confirmCluster }` only from the test suite, see privileged.ts).
  * - Trust: the exec and module reconcilers run workspace code, so they run only in a trusted workspace.
+ * - Go: when the views show the developer's Go controller, every run of the checks is a new instance of its
+ *   program (Run Controller's launch, else the goController settings) over a scratch namespace (core goRun.ts).
  *
  * Resolves to `{ ok: true, totals, findings: [{ check, key, title }], aborted }`.
  */
@@ -38,15 +42,36 @@ export async function runChecksCommand(
   if (refused) return refused;
   const s = requireSession(lab, arg);
   if (isFailure(s)) return s;
-  const recipe = s.reconcilerRecipe;
+  const remote = remoteOf(s);
+  let go: GoCheckTarget | undefined;
+  let recipe = s.reconcilerRecipe;
+  if (remote) {
+    // The views show the developer's Go controller: the checks start new instances of ITS program (the one Run
+    // Controller launched, else what Run Controller would launch), each over a scratch namespace.
+    if (!vscode.workspace.isTrusted) return fail('untrusted', 'The Go controller is code from this workspace, so the checks only run it in a trusted workspace.');
+    if (remote.resourceId !== undefined && s.primaryResource !== undefined && remote.resourceId !== s.primaryResource) {
+      return fail('noLoop', `The Go controller ${remote.name} reconciles ${remote.resourceId}, but the views show ${s.primaryResource}: choose that resource to check it.`);
+    }
+    const launched = lab.go.launchedProcess;
+    const spec = launched && !launched.exit ? launched.spec : lab.go.runRequest(undefined).spec;
+    const command = [spec.command, ...spec.args];
+    go = { command, ...(spec.cwd ? { cwd: spec.cwd } : {}), env: { ...(spec.env ?? {}), ...(s.kubeconfigPath ? { KUBECONFIG: s.kubeconfigPath } : {}) } };
+    recipe = {
+      spec: { kind: 'go', command },
+      flag: `go:${command.join(' ')}`,
+      create: () => {
+        throw new Error('the Go controller runs in its own process');
+      },
+    };
+  }
   if (!recipe || !s.primaryInfo || !s.primaryResource) {
     return fail(s.loopProblem?.reason === 'untrusted' ? 'untrusted' : 'noLoop', s.loopProblem?.message ?? 'No reconciler in this connection: the checks run the loop\'s reconciler.');
   }
   if ((recipe.spec.kind === 'exec' || recipe.spec.kind === 'module') && !vscode.workspace.isTrusted) {
     return fail('untrusted', `The ${recipe.spec.kind} reconciler runs code from this workspace, so the checks only run it in a trusted workspace.`);
   }
-  if (s.controller && s.controller !== s.builtInController) {
-    return fail('noLoop', `The views show a Go controller; the robustness checks run the built-in loop's reconciler (${recipe.flag}). Switch back with Show Controller… to check it.`);
+  if (!remote && s.controller && s.controller !== s.builtInController) {
+    return fail('noLoop', `The views show a controller the checks cannot start again; switch back with Show Controller… to check the loop's reconciler (${recipe.flag}).`);
   }
   if (lab.checks.isRunning) return fail('error', 'Robustness checks are already running: cancel them in the progress notification first.');
 
@@ -105,7 +130,7 @@ export async function runChecksCommand(
   }
   if (!local && confirmCluster !== s.contextName) return fail('cancelled', `Not confirmed: ${JSON.stringify(confirmCluster)} is not ${s.contextName}.`);
 
-  const report = await lab.checks.run(s, recipe, cluster, { keys, checks, ...(confirmCluster !== undefined ? { confirmCluster } : {}) });
+  const report = await lab.checks.run(s, recipe, cluster, { keys, checks, ...(confirmCluster !== undefined ? { confirmCluster } : {}) }, go);
   const t = report.totals;
   if (boolArg(arg, 'quiet') !== true) {
     const text = report.aborted

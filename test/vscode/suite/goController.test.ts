@@ -1,6 +1,7 @@
 // Run Controller… with the Go sample (samples/go-controller, controller-runtime + the bridge), in the real extension
 // host against the real control plane: the views show the Go controller (pid, liveness), step / dry-run act on it
-// through the bridge, a stranger cannot name the program, Stop Controller goes back to the built-in loop.
+// through the bridge, Run Robustness Checks… runs new instances of its program over scratch namespaces, a stranger
+// cannot name the program, Stop Controller goes back to the built-in loop.
 import * as assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -49,7 +50,8 @@ describe('Go controller (Run Controller…) in the editor', function () {
     assert.equal(l.go.launchedProcess, undefined);
   });
 
-  it('shows the Go controller in the views; step and dry-run act on it; Stop Controller goes back to the built-in loop', async () => {
+  it('shows the Go controller in the views; step, dry-run and the robustness checks act on it; Stop Controller goes back to the built-in loop', async function () {
+    this.timeout(480_000);
     const s = l.session!;
     const key = `${ns}/gadget`;
     const r = ok(
@@ -89,6 +91,17 @@ describe('Go controller (Run Controller…) in the editor', function () {
     assert.equal(s.keyState(key)?.reconciles, 1, 'its key history is still there');
     const nobody = await run('reconcileLab.selectController', { controller: 'nobody' });
     assert.ok(!nobody.ok && nobody.reason === 'notFound');
+
+    // Run Robustness Checks… while the views show the Go controller: new instances of the same program, each over
+    // a scratch namespace, never the running one against the developer's objects.
+    const rvBefore = (await labCluster().client.get(WIDGETS, ns, 'gadget')).metadata.resourceVersion;
+    const checked = ok(await run<{ totals: { findings: number; errors: number; passed: number }; findings: unknown[] }>('reconcileLab.runChecks', { key, resource: RESOURCE, checks: ['runTwice', 'crashAfterWrite', 'staleCache', 'unobservedState', 'convergence'], quiet: true }));
+    assert.equal(checked.totals.findings, 0, JSON.stringify(checked));
+    assert.equal(checked.totals.errors, 0, JSON.stringify(checked));
+    assert.equal(l.checks.lastReport?.reconcilerKind, 'go');
+    assert.equal(l.checks.lastReport?.reconciler, [bin, '--metrics-bind-address=0', '--health-probe-bind-address=0', '--leader-elect=false'].join(' '));
+    assert.equal((await labCluster().client.get(WIDGETS, ns, 'gadget')).metadata.resourceVersion, rvBefore, 'the developer\'s object untouched');
+    assert.equal(s.keyState(key)?.reconciles, 1, 'the running Go controller did not reconcile for the checks');
 
     const stopped = ok(await run<{ exit?: string }>('reconcileLab.stopController', {}));
     assert.match(stopped.exit ?? '', /killed by SIGTERM|exited with code/);
