@@ -4,6 +4,7 @@
 // Each run of a check is a new process of the compiled program (a check instance over its scratch namespace).
 import { before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { createDynamicClient, type DynamicKubeClient } from '../../src/core/k8s/dynamicClient.ts';
@@ -77,6 +78,25 @@ describe('robustness checks on the Go controller through the bridge', { skip: (!
     assert.ok(!lines.some((l) => /attempting to acquire leader lease/.test(l)), 'check instances run without leader election');
     assert.deepEqual(await scratchOf(r), [], 'scratch namespaces cleaned up');
     assert.equal((await c.get(WIDGETS, ns, 'widget-ready')).metadata.resourceVersion, original.metadata.resourceVersion, 'the developer\'s object untouched');
+  });
+
+  test('reconcile-lab check --go: the real CLI process checks the Go controller and prints JSON', async () => {
+    const key = `${ns}/widget-ready`;
+    const r = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
+      const p = spawn(process.execPath, [join(ROOT, 'src/cli/main.ts'), 'check', key, '--kubeconfig', cluster.kubeconfigPath, '--resource', 'widgets.lab.reconcile.dev', '--go', `${bin} --leader-elect=false`, '--check', 'runTwice,crashAfterWrite', '--json'], { stdio: ['ignore', 'pipe', 'pipe'] });
+      let stdout = '';
+      let stderr = '';
+      p.stdout.on('data', (b) => (stdout += b));
+      p.stderr.on('data', (b) => (stderr += b));
+      p.on('error', reject);
+      p.on('close', (code) => resolve({ code, stdout, stderr }));
+    });
+    assert.equal(r.code, 0, r.stderr + r.stdout);
+    const report = JSON.parse(r.stdout) as CheckReport;
+    assert.equal(report.reconcilerKind, 'go');
+    assert.equal(report.reconciler, `${bin} --leader-elect=false`);
+    assert.deepEqual(report.results.map((x) => [x.check, x.status]), [['runTwice', 'passed'], ['crashAfterWrite', 'passed']], summary(report));
+    assert.deepEqual(await scratchOf(report), []);
   });
 
   test('samples/buggy/go-status-every-reconcile (go run, built once): caught by convergence only, with the field that changes', async () => {

@@ -326,4 +326,30 @@ describe('reconcile-lab CLI against a real kube-apiserver', () => {
     assert.ok(writes[0]!.resourceVersionBefore, 'the resourceVersion the removal was guarded by');
     await assert.rejects(c.get(crd.gvr, ns, 'widget-stuck'), isNotFound);
   });
+
+  test('check: the real CLI process runs the robustness checks and prints the report as JSON', async () => {
+    const key = `${ns}/widget-ready`;
+    const before = await c.get(crd.gvr, ns, 'widget-ready');
+    const good = await cli(['check', key, ...common, '--reconciler', 'module:samples/module-reconciler.ts', '--json']);
+    assert.equal(good.code, 0, good.stderr);
+    const report = JSON.parse(good.stdout) as { reconcilerKind: string; keys: string[]; checks: string[]; results: Array<{ check: string; status: string }>; totals: { findings: number; errors: number; checks: number }; cluster: { local: boolean } };
+    assert.equal(report.reconcilerKind, 'module');
+    assert.deepEqual(report.keys, [key]);
+    assert.deepEqual(report.checks, ['runTwice', 'crashAfterWrite', 'staleCache', 'unobservedState', 'convergence']);
+    assert.equal(report.totals.checks, 5);
+    assert.equal(report.totals.findings, 0, good.stdout);
+    assert.equal(report.totals.errors, 0, good.stdout);
+    assert.equal(report.cluster.local, true, 'the test control plane is the local one (no confirmation needed)');
+
+    // A buggy reconciler: exit 1, the finding in the JSON with its reproduce line.
+    const bad = await cli(['check', key, ...common, '--reconciler', 'module:samples/buggy/generate-name-every-pass.ts', '--check', 'runTwice', '--json']);
+    assert.equal(bad.code, 1, bad.stderr);
+    const r2 = JSON.parse(bad.stdout) as { checks: string[]; findings: Array<{ check: string; severity: string; title: string; reproduce: string }> };
+    assert.deepEqual(r2.checks, ['runTwice']);
+    assert.equal(r2.findings.length, 1, bad.stdout);
+    assert.equal(r2.findings[0]!.check, 'runTwice');
+    assert.match(r2.findings[0]!.title, /Second reconcile created another configmaps \(generateName/);
+    assert.match(r2.findings[0]!.reproduce, new RegExp(`^reconcile-lab check ${key} --check runTwice --resource widgets\\.${crd.group.replace(/\./g, '\\.')} --reconciler module:samples/buggy/generate-name-every-pass\\.ts`));
+    assert.equal((await c.get(crd.gvr, ns, 'widget-ready')).metadata.resourceVersion, before.metadata.resourceVersion, 'the original untouched');
+  });
 });

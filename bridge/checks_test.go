@@ -1,0 +1,138 @@
+package bridge
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/url"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	toolscache "k8s.io/client-go/tools/cache"
+)
+
+func TestGateLetsExactlyIWritesThroughThenHolds(t *testing.T) {
+	s := newCheckState(checkConfig{holdAfterWrites: 2})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	calls := 0
+	ok := func() error { calls++; return nil }
+	if err := s.gate(ctx, func() error { calls++; return errors.New("conflict") }); err == nil {
+		t.Fatal("a failed write must return its error")
+	}
+	for i := 0; i < 2; i++ {
+		if err := s.gate(ctx, ok); err != nil {
+			t.Fatalf("write %d: %v", i+1, err)
+		}
+	}
+	done := make(chan error, 1)
+	go func() { done <- s.gate(ctx, ok) }()
+	select {
+	case err := <-done:
+		t.Fatalf("write 3 passed the gate after 2 successful writes: %v", err)
+	case <-time.After(100 * time.Millisecond):
+	}
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("held write: %v", err)
+	}
+	if calls != 3 {
+		t.Fatalf("the held write reached the server (calls %d, want 3: one failed, two ok)", calls)
+	}
+	var nilState *checkState
+	if err := nilState.gate(ctx, func() error { return nil }); err != nil {
+		t.Fatal("no check state: writes pass")
+	}
+}
+
+type recordingHandler struct{ updates [][2]string }
+
+func (h *recordingHandler) OnAdd(any, bool) {}
+func (h *recordingHandler) OnUpdate(o, n any) {
+	h.updates = append(h.updates, [2]string{o.(*corev1.ConfigMap).ResourceVersion, n.(*corev1.ConfigMap).ResourceVersion})
+}
+func (h *recordingHandler) OnDelete(any) {}
+
+var _ toolscache.ResourceEventHandler = (*recordingHandler)(nil)
+
+func TestWithholdAndReleaseDeliverOneCoalescedUpdate(t *testing.T) {
+	h := newHub("", "", nil)
+	h.check = newCheckState(checkConfig{namespace: "ns"})
+	inf := &bridgeInformer{c: &bridgeCache{h: h}}
+	inf.once.Do(func() { inf.resource = "configmaps.v1" })
+	rec := &recordingHandler{}
+	a := &attributing{inner: rec, i: inf}
+	cm := func(name, rv string) *corev1.ConfigMap {
+		return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name, ResourceVersion: rv}}
+	}
+	h.check.withhold("configmaps.v1", "ns/a")
+	a.OnUpdate(cm("a", "1"), cm("a", "2"))
+	a.OnUpdate(cm("a", "2"), cm("a", "3"))
+	a.OnUpdate(cm("b", "1"), cm("b", "2")) // another key passes
+	if len(rec.updates) != 1 || rec.updates[0] != [2]string{"1", "2"} {
+		t.Fatalf("while withholding: %v", rec.updates)
+	}
+	if n := h.check.release("configmaps.v1", "ns/a"); n != 2 {
+		t.Fatalf("withheld %d, want 2", n)
+	}
+	if len(rec.updates) != 2 || rec.updates[1] != [2]string{"1", "3"} {
+		t.Fatalf("release delivers one update from the first old to the latest: %v", rec.updates)
+	}
+	a.OnUpdate(cm("a", "3"), cm("a", "4"))
+	if len(rec.updates) != 3 {
+		t.Fatal("after release updates pass again")
+	}
+	if n := h.check.release("configmaps.v1", "ns/a"); n != 0 {
+		t.Fatalf("second release: %d", n)
+	}
+}
+
+type recordingTransport struct{ got []*url.URL }
+
+func (r *recordingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	r.got = append(r.got, req.URL)
+	return &http.Response{StatusCode: 200, Body: http.NoBody, Request: req}, nil
+}
+
+func TestFreezingTransportListsAtTheFrozenRVAndHoldsWatchesUntilThaw(t *testing.T) {
+	s := newCheckState(checkConfig{freezeAt: "42"})
+	inner := &recordingTransport{}
+	ft := &freezingTransport{inner: inner, s: s}
+	get := func(ctx context.Context, raw string) (*http.Response, error) {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, raw, nil)
+		return ft.RoundTrip(req)
+	}
+	if _, err := get(context.Background(), "https://x/api/v1/namespaces/ns/configmaps?limit=500&resourceVersion=0"); err != nil {
+		t.Fatal(err)
+	}
+	if q := inner.got[0].Query(); q.Get("resourceVersion") != "42" || q.Get("resourceVersionMatch") != "Exact" || q.Get("limit") != "500" {
+		t.Fatalf("list: %v", inner.got[0])
+	}
+	if _, err := get(context.Background(), "https://x/api/v1/configmaps?watch=true&sendInitialEvents=true"); !errors.Is(err, errFrozenWatchList) {
+		t.Fatalf("a streaming list while frozen: %v", err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := get(context.Background(), "https://x/api/v1/configmaps?watch=true&resourceVersion=42")
+		done <- err
+	}()
+	select {
+	case <-done:
+		t.Fatal("a watch ran while frozen")
+	case <-time.After(100 * time.Millisecond):
+	}
+	if !s.thaw() {
+		t.Fatal("thaw of a frozen cache")
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if _, err := get(context.Background(), "https://x/api/v1/configmaps?resourceVersion=7"); err != nil || inner.got[len(inner.got)-1].Query().Get("resourceVersion") != "7" {
+		t.Fatal("after thaw lists pass unchanged")
+	}
+	if newCheckState(checkConfig{}).thaw() {
+		t.Fatal("thaw of a cache that was never frozen reports false")
+	}
+}
