@@ -1,0 +1,103 @@
+// UI test: the Go sample controller (samples/go-controller, controller-runtime + the bridge) run from the editor with
+// "Reconcile Lab: Run Controller…", against the real test cluster.
+//
+// Setup: the Widget CRD (samples/crd.yaml), two Widgets in a namespace of this test's own, the sample built into the
+// project cache; the workspace settings point the extension at that namespace and reconcileLab.goController.* at the
+// binary (the sample's own flags: no leader election, metrics and probes off). Checks: Run Controller → the Work Queue
+// header names the Go controller with its pid and "connected" → its queue (paused: the editor welcomes a process
+// paused while the loop is) lists the Widgets → "Step Reconcile" on one of them runs the Go Reconcile (its child
+// ConfigMap appears, the other Widget's does not) → Stop Controller goes back to the built-in loop.
+// Screenshot: test-output/screenshots/go-controller.png (docs/images/go-controller.png in the README).
+import * as assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { parseAllDocuments } from 'yaml';
+import {
+  activityTab, contextMenu, eventually, openViewContainer, openViewPane, openWorkbench, paneDescription, runCommand, treeLabels,
+  viewTree,
+} from './support/workbench.mjs';
+
+const GROUP = 'lab.reconcile.dev';
+const VERSION = 'v1alpha1';
+
+export default async function goControllerUi(t) {
+  const { page, root } = t;
+  const goSample = await import(pathToFileURL(join(root, 'test/integration/support/goSample.ts')).href);
+  if (!goSample.haveGo() || !existsSync(goSample.sampleDir())) {
+    t.log('      skipped: no Go toolchain or no samples/go-controller');
+    return;
+  }
+  const ns = `ui-go-${randomBytes(3).toString('hex')}`;
+  const names = ['gizmo-a', 'gizmo-b'];
+  const { loadKubeConfig } = await import(pathToFileURL(join(root, 'src/core/k8s/kubeconfig.ts')).href);
+  const { KubeTransport } = await import(pathToFileURL(join(root, 'src/core/k8s/transport.ts')).href);
+  const kube = new KubeTransport(loadKubeConfig({ path: t.kubeconfig }));
+
+  await t.step('setup: Widget CRD, two Widgets, the Go sample built, settings for Run Controller', async () => {
+    const crd = parseAllDocuments(readFileSync(join(root, 'samples/crd.yaml'), 'utf8')).map((d) => d.toJSON()).find((o) => o?.kind === 'CustomResourceDefinition');
+    try {
+      await kube.json({ method: 'POST', path: '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', body: crd });
+    } catch (e) {
+      if (e.code !== 409) throw e;
+    }
+    await eventually('the Widget CRD to be established', () => kube.json({ method: 'GET', path: `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${crd.metadata.name}` }),
+      (c) => (c.status?.conditions ?? []).some((x) => x.type === 'Established' && x.status === 'True'));
+    await kube.json({ method: 'POST', path: '/api/v1/namespaces', body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } } });
+    for (const name of names) {
+      await kube.json({
+        method: 'POST', path: `/apis/${GROUP}/${VERSION}/namespaces/${ns}/widgets`,
+        body: { apiVersion: `${GROUP}/${VERSION}`, kind: 'Widget', metadata: { name, namespace: ns }, spec: { data: { color: 'orange' } } },
+      });
+    }
+    const bin = goSample.buildGoSample();
+    mkdirSync(join(t.workspace, '.vscode'), { recursive: true });
+    writeFileSync(join(t.workspace, '.vscode/settings.json'), JSON.stringify({
+      'reconcileLab.namespaces': [ns],
+      'reconcileLab.resources': [`widgets.${GROUP}`, 'configmaps'],
+      'reconcileLab.goController.command': bin,
+      'reconcileLab.goController.args': ['--metrics-bind-address=0', '--health-probe-bind-address=0', '--leader-elect=false'],
+    }, null, 2));
+  });
+
+  try {
+    let container;
+    let queue;
+    let queuePane;
+    await t.step('the workbench connects; Run Controller… starts the Go controller and the Work Queue names it', async () => {
+      await openWorkbench(page, t.url);
+      await activityTab(page, 'Reconcile Lab').waitFor({ state: 'visible' });
+      container = await openViewContainer(page, 'reconcileLab', 'Reconcile Lab');
+      const resources = viewTree(await openViewPane(container, 'Resources'));
+      await resources.waitFor({ state: 'visible', timeout: 60_000 }); // connected
+      queuePane = await openViewPane(container, 'Work Queue');
+      await runCommand(page, 'Reconcile Lab: Run Controller…');
+      const description = await eventually('the Work Queue header to name the Go controller', () => paneDescription(queuePane),
+        (s) => /Go controller \S+ · pid \d+ · connected/.test(s), { timeoutMs: 240_000 });
+      assert.match(description, /Go controller widget · pid \d+ · connected/);
+      queue = viewTree(queuePane);
+      await eventually('the Go controller\'s queue to list both Widgets', () => treeLabels(queue),
+        (labels) => names.every((n) => labels.some((l) => l.includes(n))), { timeoutMs: 60_000 });
+    });
+
+    await t.step('"Step Reconcile" on a queued key runs the Go Reconcile: its child ConfigMap appears in the cluster', async () => {
+      const item = queue.getByRole('treeitem').filter({ hasText: names[0] }).first();
+      await contextMenu(item, 'Step Reconcile');
+      const child = `${names[0]}-config`;
+      const cm = await eventually(`ConfigMap ${ns}/${child}`, () => kube.json({ method: 'GET', path: `/api/v1/namespaces/${ns}/configmaps/${child}` }).catch(() => undefined),
+        (c) => c !== undefined, { timeoutMs: 60_000 });
+      assert.equal(cm.metadata.ownerReferences?.[0]?.name, names[0]);
+      await assert.rejects(kube.json({ method: 'GET', path: `/api/v1/namespaces/${ns}/configmaps/${names[1]}-config` }), (e) => e.code === 404);
+      await eventually('the Work Queue to show the stepped key\'s reconcile', () => treeLabels(queue), (labels) => labels.some((l) => l.includes(names[1])), { timeoutMs: 10_000 });
+      await t.screenshot('go-controller');
+    });
+
+    await t.step('Stop Controller goes back to the built-in loop', async () => {
+      await runCommand(page, 'Reconcile Lab: Stop Controller');
+      await eventually('the Work Queue header to show the built-in loop', () => paneDescription(queuePane), (s) => /built-in loop/.test(s), { timeoutMs: 30_000 });
+    });
+  } finally {
+    await kube.json({ method: 'DELETE', path: `/api/v1/namespaces/${ns}` }).catch(() => {});
+  }
+}
