@@ -12,7 +12,7 @@ import type { KubeObject } from '../../../src/core/k8s/objects.ts';
 import type { ReconcileLab } from '../../../src/host/reconcileLab.ts';
 import { buildGoSample, haveGo, sampleDir, setRepoRoot } from '../../integration/support/goSample.ts';
 import { installCrd } from '../../integration/support/cluster.ts';
-import { connectTo, lab, labCluster, ok, ROOT, run, runAsStranger, testNamespace, waitUntil } from './support/lab.ts';
+import { api, connectTo, lab, labCluster, ok, ROOT, run, runAsStranger, testNamespace, waitUntil } from './support/lab.ts';
 
 const WIDGETS = { group: 'lab.reconcile.dev', version: 'v1alpha1', resource: 'widgets' };
 const RESOURCE = 'widgets.lab.reconcile.dev';
@@ -115,5 +115,57 @@ describe('Go controller [untrusted]', () => {
     const r = await run('reconcileLab.runController', {});
     assert.equal(r.ok, false);
     assert.ok(!r.ok && r.reason === 'untrusted', JSON.stringify(r));
+  });
+});
+
+describe('Debug with Reconcile Lab (F5 on a Go launch configuration)', function () {
+  this.timeout(120_000);
+  let spy: vscode.Disposable | undefined;
+  let resolved: vscode.DebugConfiguration[] = [];
+
+  before(async () => {
+    await lab();
+    await connectTo(await testNamespace('ext-dbg'));
+    // Registered after the extension's provider, so it sees the configuration as ours left it; returning undefined
+    // ends the launch there (no Go extension, no Delve: the configuration is what is tested, not a debug session).
+    spy = vscode.debug.registerDebugConfigurationProvider('go', {
+      resolveDebugConfigurationWithSubstitutedVariables(_folder, config) {
+        resolved.push(config);
+        return undefined;
+      },
+    });
+  });
+
+  after(() => spy?.dispose());
+
+  async function f5(config: Record<string, unknown>): Promise<{ config: vscode.DebugConfiguration; shown: string[] }> {
+    resolved = [];
+    const from = (await api()).recentlyShown().length;
+    const folder = vscode.workspace.workspaceFolders?.[0];
+    await vscode.debug.startDebugging(folder, { name: 'Debug controller', type: 'go', request: 'launch', mode: 'debug', program: '${workspaceFolder}/cmd', ...config });
+    await waitUntil(() => resolved.length === 1, 'the configuration to be resolved');
+    return { config: resolved[0]!, shown: (await api()).recentlyShown().slice(from).map((s) => s.text) };
+  }
+
+  it('"reconcileLab": true gets the bridge environment and the connection\'s KUBECONFIG; leader election on is warned about', async () => {
+    const { config, shown } = await f5({ reconcileLab: true, args: ['--leader-elect'], env: { MINE: 'kept' } });
+    const env = config.env as Record<string, string>;
+    assert.match(env.RECONCILE_LAB_BRIDGE ?? '', /^(unix:\/\/\/|tcp:\/\/127\.0\.0\.1:)/);
+    assert.ok((env.RECONCILE_LAB_BRIDGE_TOKEN ?? '').length >= 32, 'a token');
+    assert.equal(env.KUBECONFIG, labCluster().kubeconfigPath);
+    assert.equal(env.MINE, 'kept', 'the configuration\'s own env is kept');
+    const warning = shown.find((t) => /leader election looks enabled \(--leader-elect\)/.test(t));
+    assert.ok(warning, `a leader-election warning among ${JSON.stringify(shown)}`);
+    assert.match(warning, /loses leadership/);
+    assert.ok(!shown.some((t) => t.includes(env.RECONCILE_LAB_BRIDGE_TOKEN!)), 'the token is never shown');
+  });
+
+  it('--leader-elect=false is not warned about; a configuration without "reconcileLab" is left untouched', async () => {
+    const off = await f5({ reconcileLab: true, args: ['--leader-elect=false'] });
+    assert.ok(off.config.env?.RECONCILE_LAB_BRIDGE);
+    assert.ok(!off.shown.some((t) => /leader election/.test(t)), JSON.stringify(off.shown));
+    const plain = await f5({ args: ['--leader-elect'] });
+    assert.equal(plain.config.env, undefined, 'no environment added');
+    assert.ok(!plain.shown.some((t) => /Reconcile Lab/.test(t)), JSON.stringify(plain.shown));
   });
 });
