@@ -67,7 +67,7 @@ export default async function goControllerUi(t) {
     let queuePane;
     await t.step('the workbench connects; Run Controller… starts the Go controller and the Work Queue names it', async () => {
       await openWorkbench(page, t.url);
-      await activityTab(page, 'Reconcile Lab').waitFor({ state: 'visible' });
+      await activityTab(page, 'Reconcile Lab').waitFor({ state: 'visible', timeout: 120_000 }); // extensions register late on a loaded machine
       container = await openViewContainer(page, 'reconcileLab', 'Reconcile Lab');
       const resources = viewTree(await openViewPane(container, 'Resources'));
       await resources.waitFor({ state: 'visible', timeout: 60_000 }); // connected
