@@ -70,7 +70,7 @@ export default async function goControllerUi(t) {
       await activityTab(page, 'Reconcile Lab').waitFor({ state: 'visible', timeout: 120_000 }); // extensions register late on a loaded machine
       container = await openViewContainer(page, 'reconcileLab', 'Reconcile Lab');
       const resources = viewTree(await openViewPane(container, 'Resources'));
-      await resources.waitFor({ state: 'visible', timeout: 60_000 }); // connected
+      await resources.waitFor({ state: 'visible', timeout: 180_000 }); // connected
       queuePane = await openViewPane(container, 'Work Queue');
       await runCommand(page, 'Reconcile Lab: Run Controller…');
       const description = await eventually('the Work Queue header to name the Go controller', () => paneDescription(queuePane),
