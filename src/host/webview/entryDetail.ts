@@ -109,6 +109,41 @@ function messageOf(e: JournalEntry): string | undefined {
   }
 }
 
+/** How far back a dry-run write looks for the Dry-Run Reconcile it belongs to. */
+const DRY_RUN_SCAN_LIMIT = 2_000;
+
+/**
+ * The person's Dry-Run Reconcile an entry belongs to: the `dryRun` control entry itself, or a dry-run write after it
+ * of the same key and controller (the host records the action, then the planned writes). The span is that control
+ * entry and the dry-run writes of the key that follow it, up to the next control entry of the key. Undefined for
+ * anything else, or when the control entry is no longer retained.
+ */
+function dryRunSpan(journal: DetailSource, e: JournalEntry): { start: JournalEntry; entries: JournalEntry[] } | undefined {
+  const isAction = e.kind === 'control' && e.action === 'dryRun';
+  if (!isAction && !(e.kind === 'write' && e.dryRun)) return undefined;
+  const same = (x: JournalEntry) => x.key === e.key && x.controller === e.controller;
+  let start: JournalEntry | undefined = isAction ? e : undefined;
+  for (let s = e.seq - 1, n = 0; !start && n < DRY_RUN_SCAN_LIMIT; s--, n++) {
+    const x = journal.get(s);
+    if (!x) break;
+    if (!same(x)) continue;
+    if (x.kind === 'control') {
+      if (x.action !== 'dryRun') return undefined;
+      start = x;
+    } else if (!(x.kind === 'write' && x.dryRun)) return undefined;
+  }
+  if (!start) return undefined;
+  const entries: JournalEntry[] = [start];
+  for (let s = start.seq + 1, n = 0; entries.length < MAX_RELATED && n < DRY_RUN_SCAN_LIMIT; s++, n++) {
+    const x = journal.get(s);
+    if (!x) break;
+    if (!same(x)) continue;
+    if (!(x.kind === 'write' && x.dryRun)) break;
+    entries.push(x);
+  }
+  return { start, entries };
+}
+
 /** The detail of entry `seq`, or undefined when the journal no longer holds it. */
 export function entryDetail(journal: DetailSource, seq: number, primaryResource: string | undefined): EntryDetailView | undefined {
   const e = journal.get(seq);
@@ -152,6 +187,14 @@ export function entryDetail(journal: DetailSource, seq: number, primaryResource:
         detail.diff = cut(yamlDiff(label, w.before, after, { volatile: true, beforeName: 'before', afterName: e.dryRun ? 'after (dry run, not stored)' : 'after' }));
       }
     }
+  }
+  const dry = span ? undefined : dryRunSpan(journal, e);
+  if (dry) {
+    detail.cause ??= ['you ran Dry-Run Reconcile: the reconciler ran once with every write sent as dryRun=All, and nothing was stored'];
+    detail.reconcile = {
+      label: `Dry-Run Reconcile of ${dry.start.key ?? ''} (your action; nothing was stored)`,
+      entries: dry.entries.map((x) => ({ seq: x.seq, time: x.at, kind: x.kind, summary: toLogEntryView(x, primaryResource).summary })),
+    };
   }
   if (span) {
     const end = span.end;

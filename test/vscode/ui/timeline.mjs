@@ -107,7 +107,8 @@ export default async function timelineUi(t) {
       await editorTab(page, 'Event Log').waitFor({ state: 'visible' });
       log = await webviewFrame(page, '#list', 'Event Log');
       await log.locator('#filter-key').fill(`${ns}/tl-beta`);
-      const writeRow = log.locator('#list [role="row"]:not([hidden])', { has: log.locator('.kind', { hasText: /^write$/ }) }).filter({ hasText: 'configmaps' }).last();
+      const writeRow = log.locator('#list [role="row"]:not([hidden])', { has: log.locator('.kind', { hasText: /^write$/ }) }).filter({ hasText: 'configmaps' }).filter({ hasNotText: '(dry-run)' }).last();
+      // The loop's own write (the dry-runs above journaled theirs too, under the person's Dry-Run Reconcile).
       await writeRow.waitFor({ state: 'visible', timeout: 30_000 });
       await writeRow.click();
       const detail = log.locator('#detail:not([hidden])');

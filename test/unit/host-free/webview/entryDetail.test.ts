@@ -107,4 +107,27 @@ describe('entryDetail', () => {
     });
     assert.doesNotMatch(entryDetail(j, p.seq, PRIMARY)!.patch ?? '', /bmV3/);
   });
+
+  it('a dry-run write belongs to the person\'s Dry-Run Reconcile: its cause and its planned writes, not a loop reconcile', () => {
+    const { j } = scenario();
+    const action = j.append({ kind: 'control', action: 'dryRun', controller: 'reconcile-lab', key: 'ns/w1', detail: 'dry-run reconcile of ns/w1' });
+    const other = j.append({ kind: 'informer', controller: 'widgets', resource: 'widgets.v1alpha1.lab.reconcile.dev', role: 'primary', event: 'update', objectKey: 'ns/w2', resourceVersion: '11', enqueued: ['ns/w2'] });
+    const w1 = j.recordWrite({ verb: 'patch', gvr: CM, namespace: 'ns', name: 'w1-config', controller: 'reconcile-lab', key: 'ns/w1', dryRun: true });
+    const w2 = j.recordWrite({ verb: 'update', gvr: { group: 'lab.reconcile.dev', version: 'v1alpha1', resource: 'widgets' }, namespace: 'ns', name: 'w1', subresource: 'status', controller: 'reconcile-lab', key: 'ns/w1', dryRun: true });
+    const later = j.recordWrite({ verb: 'patch', gvr: CM, namespace: 'ns', name: 'w1-config', controller: 'reconcile-lab', key: 'ns/w1', dryRun: false });
+    for (const seq of [action.seq, w1.seq, w2.seq]) {
+      const d = entryDetail(j, seq, PRIMARY)!;
+      assert.match(d.reconcile?.label ?? '', /^Dry-Run Reconcile of ns\/w1 \(your action; nothing was stored\)$/, `entry ${seq}`);
+      assert.deepEqual(d.reconcile!.entries.map((e) => e.seq), [action.seq, w1.seq, w2.seq], 'the action and its planned writes, not the other key\'s event nor the later real write');
+      assert.match(d.cause?.[0] ?? '', /Dry-Run Reconcile/);
+    }
+    assert.ok(!entryDetail(j, other.seq, PRIMARY)!.reconcile, 'another key\'s entry is not part of it');
+    assert.ok(!entryDetail(j, later.seq, PRIMARY)!.reconcile, 'a real write after it is not part of it');
+    // A dry-run write whose action is no longer retained has no such section.
+    const k = createJournal({ clock: new FakeClock(), capacity: 2 });
+    k.append({ kind: 'control', action: 'dryRun', controller: 'reconcile-lab', key: 'ns/w1' });
+    k.append({ kind: 'warning', code: 'x', message: 'm' });
+    const orphan = k.recordWrite({ verb: 'patch', gvr: CM, namespace: 'ns', name: 'w1-config', controller: 'reconcile-lab', key: 'ns/w1', dryRun: true });
+    assert.equal(entryDetail(k, orphan.seq, PRIMARY)!.reconcile, undefined);
+  });
 });
