@@ -110,9 +110,14 @@ export default async function timelineUi(t) {
       const writeRow = log.locator('#list [role="row"]:not([hidden])', { has: log.locator('.kind', { hasText: /^write$/ }) }).filter({ hasText: 'configmaps' }).filter({ hasNotText: '(dry-run)' }).last();
       // The loop's own write (the dry-runs above journaled theirs too, under the person's Dry-Run Reconcile).
       await writeRow.waitFor({ state: 'visible', timeout: 30_000 });
-      await writeRow.click();
+      // Stop following, so the rows stay where they are, then click until the pane shows that write (the list
+      // re-uses its row elements while it renders the filtered entries).
+      await log.locator('#follow').uncheck();
       const detail = log.locator('#detail:not([hidden])');
-      await detail.waitFor({ state: 'visible' });
+      await eventually('the detail pane to show the loop\'s ConfigMap write', async () => {
+        await writeRow.click({ timeout: 5_000 }).catch(() => {});
+        return (await detail.count()) ? log.locator('#detail-title').textContent() : '';
+      }, (s) => /configmaps/.test(s ?? '') && !/dry-run/.test(s ?? ''), { intervalMs: 700 }); // slower than a double-click
       const sections = await eventually('detail sections', () => log.locator('.detail-section').allTextContents(), (s) => s.some((x) => /before → after/.test(x)));
       assert.ok(sections.some((s) => /^Reconcile #\d+ of /.test(s)), `the reconcile it belongs to: ${JSON.stringify(sections)}`);
       assert.ok(sections.includes('Cause'), JSON.stringify(sections));

@@ -80,10 +80,26 @@ export async function treeItem(scope, label, { expand = false } = {}) {
   return item;
 }
 
+/**
+ * Right-clicks `target` until its context menu opens. A tree fed by live data re-renders its rows (a refresh
+ * replaces the row elements), and on a loaded machine Playwright's wait for a stable element can lose that race
+ * again and again: after a first try, click as soon as the row is found.
+ */
+async function rightClick(target) {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await target.click({ button: 'right', timeout: 5_000, force: attempt > 1 });
+      return;
+    } catch (e) {
+      if (attempt >= 6) throw e;
+    }
+  }
+}
+
 /** Right-clicks `target` and picks the context-menu entry `label`. */
 export async function contextMenu(target, label) {
   const page = target.page();
-  await target.click({ button: 'right' });
+  await rightClick(target);
   const menu = page.locator('.monaco-menu');
   await menu.waitFor({ state: 'visible' });
   const entry = menu.getByRole('menuitem', { name: label }).first();
@@ -101,7 +117,7 @@ export async function contextMenu(target, label) {
 /** The labels of the context menu `target` offers (the menu is closed again with Escape). */
 export async function contextMenuLabels(target) {
   const page = target.page();
-  await target.click({ button: 'right' });
+  await rightClick(target);
   const menu = page.locator('.monaco-menu');
   await menu.waitFor({ state: 'visible' });
   const labels = (await menu.locator('.action-label').allTextContents()).map((s) => s.trim()).filter(Boolean);
