@@ -61,12 +61,9 @@ function exactText(text) {
 
 /** Labels of the tree items currently rendered in `scope` (virtualised: only visible rows). */
 export async function treeLabels(scope) {
-  const items = scope.getByRole('treeitem');
-  const labels = [];
-  for (const item of await items.all()) {
-    labels.push(((await item.locator('.label-name').first().textContent()) ?? '').trim());
-  }
-  return labels;
+  // One snapshot in the page: a live tree replaces its row elements while it refreshes, so reading row by row
+  // can wait on a row that no longer exists.
+  return scope.getByRole('treeitem').evaluateAll((rows) => rows.map((r) => (r.querySelector('.label-name')?.textContent ?? '').trim()));
 }
 
 /** A tree item in `scope` whose label is `label` (exact); expanded (ArrowRight) when `expand` is set. */
