@@ -128,14 +128,25 @@ export async function contextMenuLabels(target) {
  * with `{ opensPicker: true }` (a command that asks with a quick pick of its own) it waits instead until the quick
  * input holds that command's picker (no longer the palette's ">" query).
  */
-export async function runCommand(page, title, { opensPicker = false } = {}) {
-  await page.locator('.monaco-workbench').click({ position: { x: 600, y: 10 } }).catch(() => {});
-  await page.keyboard.press('F1');
-  const input = page.locator('.quick-input-widget input');
-  await input.waitFor({ state: 'visible' });
-  await input.fill(`>${title}`);
+export async function runCommand(page, title, { opensPicker = false, timeoutMs = 60_000 } = {}) {
   const row = page.locator('.quick-input-widget .quick-input-list .monaco-list-row', { hasText: title }).first();
-  await row.waitFor({ state: 'visible' });
+  // The palette lists only commands whose enablement holds; context keys (trust, connection) can settle after the
+  // views show data, so a command missing from the list is looked for again with a fresh palette.
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    await page.locator('.monaco-workbench').click({ position: { x: 600, y: 10 } }).catch(() => {});
+    await page.keyboard.press('F1');
+    const input = page.locator('.quick-input-widget input');
+    await input.waitFor({ state: 'visible' });
+    await input.fill(`>${title}`);
+    const shown = await row.waitFor({ state: 'visible', timeout: 10_000 }).then(() => true, (e) => {
+      if (Date.now() > end) throw e;
+      return false;
+    });
+    if (shown) break;
+    await page.keyboard.press('Escape');
+    await page.waitForTimeout(1_000);
+  }
   await row.click();
   if (opensPicker) {
     await page.waitForFunction(() => {
