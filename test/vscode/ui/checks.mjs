@@ -9,14 +9,11 @@
 // Screenshot: test-output/screenshots/checks.png (for the README's docs/images/checks.png).
 import * as assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
-import { parseAllDocuments } from 'yaml';
+import { GROUP, clusterClient, createWidget, widgetCrdAndNamespace, writeWorkspaceSettings } from './support/cluster.mjs';
 import { contextMenu, contextMenuLabels, editorTab, eventually, openViewContainer, openViewPane, openWorkbench, treeLabels, viewTree, webviewContent } from './support/workbench.mjs';
 
-const GROUP = 'lab.reconcile.dev';
-const VERSION = 'v1alpha1';
 
 /** Expands collapsed tree items until `name` is rendered. */
 async function expandUntilVisible(tree, name) {
@@ -37,31 +34,17 @@ export default async function checksUi(t) {
   const buggyDir = join(root, 'samples/buggy');
   const buggy = existsSync(buggyDir) ? readdirSync(buggyDir).find((f) => /generate-?name/i.test(f) && /\.(ts|js|mjs)$/.test(f)) : undefined;
 
-  const { loadKubeConfig } = await import(pathToFileURL(join(root, 'src/core/k8s/kubeconfig.ts')).href);
-  const { KubeTransport } = await import(pathToFileURL(join(root, 'src/core/k8s/transport.ts')).href);
-  const kube = new KubeTransport(loadKubeConfig({ path: t.kubeconfig }));
+  const kube = await clusterClient(t);
 
   await t.step('setup: Widget CRD, one Widget, the workspace settings', async () => {
-    const crd = parseAllDocuments(readFileSync(join(root, 'samples/crd.yaml'), 'utf8')).map((d) => d.toJSON()).find((o) => o?.kind === 'CustomResourceDefinition');
-    try {
-      await kube.json({ method: 'POST', path: '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', body: crd });
-    } catch (e) {
-      if (e.code !== 409) throw e;
-    }
-    await eventually('the Widget CRD to be established', () => kube.json({ method: 'GET', path: `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${crd.metadata.name}` }),
-      (c) => (c.status?.conditions ?? []).some((x) => x.type === 'Established' && x.status === 'True'));
-    await kube.json({ method: 'POST', path: '/api/v1/namespaces', body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } } });
-    await kube.json({
-      method: 'POST', path: `/apis/${GROUP}/${VERSION}/namespaces/${ns}/widgets`,
-      body: { apiVersion: `${GROUP}/${VERSION}`, kind: 'Widget', metadata: { name, namespace: ns }, spec: { data: { color: 'blue' } } },
-    });
-    mkdirSync(join(t.workspace, '.vscode'), { recursive: true });
-    writeFileSync(join(t.workspace, '.vscode/settings.json'), JSON.stringify({
+    await widgetCrdAndNamespace(t, kube, ns);
+    await createWidget(kube, ns, name, { data: { color: 'blue' } });
+    writeWorkspaceSettings(t, {
       'reconcileLab.namespaces': [ns],
       'reconcileLab.resources': [`widgets.${GROUP}`, 'configmaps'],
       'reconcileLab.reconciler.resource': `widgets.${GROUP}`,
       ...(buggy ? { 'reconcileLab.reconciler.kind': 'module', 'reconcileLab.reconciler.modulePath': join(buggyDir, buggy) } : {}),
-    }, null, 2));
+    });
   });
 
   try {

@@ -10,17 +10,15 @@
 // Screenshot: test-output/screenshots/go-controller.png (docs/images/go-controller.png in the README).
 import * as assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { parseAllDocuments } from 'yaml';
+import { GROUP, clusterClient, createWidget, widgetCrdAndNamespace, writeWorkspaceSettings } from './support/cluster.mjs';
 import {
   activityTab, contextMenu, eventually, openViewContainer, openViewPane, openWorkbench, paneDescription, runCommand, treeLabels,
   viewTree,
 } from './support/workbench.mjs';
 
-const GROUP = 'lab.reconcile.dev';
-const VERSION = 'v1alpha1';
 
 export default async function goControllerUi(t) {
   const { page, root } = t;
@@ -31,34 +29,20 @@ export default async function goControllerUi(t) {
   }
   const ns = `ui-go-${randomBytes(3).toString('hex')}`;
   const names = ['gizmo-a', 'gizmo-b'];
-  const { loadKubeConfig } = await import(pathToFileURL(join(root, 'src/core/k8s/kubeconfig.ts')).href);
-  const { KubeTransport } = await import(pathToFileURL(join(root, 'src/core/k8s/transport.ts')).href);
-  const kube = new KubeTransport(loadKubeConfig({ path: t.kubeconfig }));
+  const kube = await clusterClient(t);
 
   await t.step('setup: Widget CRD, two Widgets, the Go sample built, settings for Run Controller', async () => {
-    const crd = parseAllDocuments(readFileSync(join(root, 'samples/crd.yaml'), 'utf8')).map((d) => d.toJSON()).find((o) => o?.kind === 'CustomResourceDefinition');
-    try {
-      await kube.json({ method: 'POST', path: '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', body: crd });
-    } catch (e) {
-      if (e.code !== 409) throw e;
-    }
-    await eventually('the Widget CRD to be established', () => kube.json({ method: 'GET', path: `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${crd.metadata.name}` }),
-      (c) => (c.status?.conditions ?? []).some((x) => x.type === 'Established' && x.status === 'True'));
-    await kube.json({ method: 'POST', path: '/api/v1/namespaces', body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } } });
+    await widgetCrdAndNamespace(t, kube, ns);
     for (const name of names) {
-      await kube.json({
-        method: 'POST', path: `/apis/${GROUP}/${VERSION}/namespaces/${ns}/widgets`,
-        body: { apiVersion: `${GROUP}/${VERSION}`, kind: 'Widget', metadata: { name, namespace: ns }, spec: { data: { color: 'orange' } } },
-      });
+      await createWidget(kube, ns, name, { data: { color: 'orange' } });
     }
     const bin = goSample.buildGoSample();
-    mkdirSync(join(t.workspace, '.vscode'), { recursive: true });
-    writeFileSync(join(t.workspace, '.vscode/settings.json'), JSON.stringify({
+    writeWorkspaceSettings(t, {
       'reconcileLab.namespaces': [ns],
       'reconcileLab.resources': [`widgets.${GROUP}`, 'configmaps'],
       'reconcileLab.goController.command': bin,
       'reconcileLab.goController.args': ['--metrics-bind-address=0', '--health-probe-bind-address=0', '--leader-elect=false'],
-    }, null, 2));
+    });
   });
 
   try {

@@ -9,17 +9,11 @@
 // Screenshots: test-output/screenshots/resources.png and event-log.png.
 import * as assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
-import { parseAllDocuments } from 'yaml';
+import { GROUP, clusterClient, createWidget, widgetCrdAndNamespace, writeWorkspaceSettings } from './support/cluster.mjs';
 import {
   activeEditorText, activityTab, contextMenu, contextMenuLabels, editorTab, eventually, openViewContainer,
   openViewPane, openWorkbench, paneHeader, treeLabels, viewTree, webviewContent,
 } from './support/workbench.mjs';
-
-const GROUP = 'lab.reconcile.dev';
-const VERSION = 'v1alpha1';
 
 /** Expands collapsed tree items (breadth first, bounded) until every label in `wanted` is rendered. */
 async function expandUntilVisible(tree, wanted) {
@@ -48,31 +42,17 @@ export default async function reconcileLabUi(t) {
   const ns = `ui-${randomBytes(3).toString('hex')}`;
   const names = ['ui-widget-a', 'ui-widget-b'];
 
-  const { loadKubeConfig } = await import(pathToFileURL(join(root, 'src/core/k8s/kubeconfig.ts')).href);
-  const { KubeTransport } = await import(pathToFileURL(join(root, 'src/core/k8s/transport.ts')).href);
-  const kube = new KubeTransport(loadKubeConfig({ path: t.kubeconfig }));
+  const kube = await clusterClient(t);
 
   await t.step('setup: Widget CRD and two Widgets in a namespace of its own', async () => {
-    const crd = parseAllDocuments(readFileSync(join(root, 'samples/crd.yaml'), 'utf8')).map((d) => d.toJSON()).find((o) => o?.kind === 'CustomResourceDefinition');
-    try {
-      await kube.json({ method: 'POST', path: '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', body: crd });
-    } catch (e) {
-      if (e.code !== 409) throw e;
-    }
-    await eventually('the Widget CRD to be established', () => kube.json({ method: 'GET', path: `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${crd.metadata.name}` }),
-      (c) => (c.status?.conditions ?? []).some((x) => x.type === 'Established' && x.status === 'True'));
-    await kube.json({ method: 'POST', path: '/api/v1/namespaces', body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } } });
+    await widgetCrdAndNamespace(t, kube, ns);
     for (const name of names) {
-      await kube.json({
-        method: 'POST', path: `/apis/${GROUP}/${VERSION}/namespaces/${ns}/widgets`,
-        body: { apiVersion: `${GROUP}/${VERSION}`, kind: 'Widget', metadata: { name, namespace: ns }, spec: { data: { color: 'blue' } } },
-      });
+      await createWidget(kube, ns, name, { data: { color: 'blue' } });
     }
-    mkdirSync(join(t.workspace, '.vscode'), { recursive: true });
-    writeFileSync(join(t.workspace, '.vscode/settings.json'), JSON.stringify({
+    writeWorkspaceSettings(t, {
       'reconcileLab.namespaces': [ns],
       'reconcileLab.resources': [`widgets.${GROUP}`],
-    }, null, 2));
+    });
   });
 
   try {

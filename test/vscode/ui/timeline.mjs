@@ -11,14 +11,9 @@
 // Screenshots: test-output/screenshots/dry-run.png, event-log-detail.png, timeline.png (copied to docs/images/).
 import * as assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
-import { parseAllDocuments } from 'yaml';
+import { GROUP, VERSION, clusterClient, createWidget, widgetCrdAndNamespace, writeWorkspaceSettings } from './support/cluster.mjs';
 import { activityTab, editorTab, eventually, openWorkbench, runCommand } from './support/workbench.mjs';
 
-const GROUP = 'lab.reconcile.dev';
-const VERSION = 'v1alpha1';
 
 /** The (innermost) webview frame whose document has `selector`, waiting until one has it. */
 async function webviewFrame(page, selector, what) {
@@ -35,27 +30,16 @@ export default async function timelineUi(t) {
   const ns = `tl-${randomBytes(3).toString('hex')}`;
   const names = ['tl-alpha', 'tl-beta', 'tl-waiting'];
 
-  const { loadKubeConfig } = await import(pathToFileURL(join(root, 'src/core/k8s/kubeconfig.ts')).href);
-  const { KubeTransport } = await import(pathToFileURL(join(root, 'src/core/k8s/transport.ts')).href);
-  const kube = new KubeTransport(loadKubeConfig({ path: t.kubeconfig }));
+  const kube = await clusterClient(t);
   const widgets = `/apis/${GROUP}/${VERSION}/namespaces/${ns}/widgets`;
 
   await t.step('setup: Widget CRD and three Widgets (one waiting for a dependency) in a namespace of its own', async () => {
-    const crd = parseAllDocuments(readFileSync(join(root, 'samples/crd.yaml'), 'utf8')).map((d) => d.toJSON()).find((o) => o?.kind === 'CustomResourceDefinition');
-    try {
-      await kube.json({ method: 'POST', path: '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', body: crd });
-    } catch (e) {
-      if (e.code !== 409) throw e;
-    }
-    await eventually('the Widget CRD to be established', () => kube.json({ method: 'GET', path: `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${crd.metadata.name}` }),
-      (c) => (c.status?.conditions ?? []).some((x) => x.type === 'Established' && x.status === 'True'));
-    await kube.json({ method: 'POST', path: '/api/v1/namespaces', body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } } });
+    await widgetCrdAndNamespace(t, kube, ns);
     for (const name of names) {
       const spec = name === 'tl-waiting' ? { data: { color: 'green' }, dependsOn: [{ kind: 'ConfigMap', name: 'tl-waiting-settings' }] } : { data: { color: 'blue' } };
-      await kube.json({ method: 'POST', path: widgets, body: { apiVersion: `${GROUP}/${VERSION}`, kind: 'Widget', metadata: { name, namespace: ns }, spec } });
+      await createWidget(kube, ns, name, spec);
     }
-    mkdirSync(join(t.workspace, '.vscode'), { recursive: true });
-    writeFileSync(join(t.workspace, '.vscode/settings.json'), JSON.stringify({ 'reconcileLab.namespaces': [ns], 'reconcileLab.resources': [`widgets.${GROUP}`] }, null, 2));
+    writeWorkspaceSettings(t, { 'reconcileLab.namespaces': [ns], 'reconcileLab.resources': [`widgets.${GROUP}`] });
   });
 
   try {
