@@ -29,4 +29,8 @@ describe('robustness checks: reproduce flags', () => {
       `--reconciler module:samples/x.ts --resource widgets.lab.reconcile.dev --kubeconfig '/tmp/kube config' --context reconcile-lab`,
     );
   });
+  it('a Go controller is reproduced with --go and its command line', () => {
+    const recipe = { spec: { kind: 'go' as const, command: ['go', 'run', './cmd', '--leader-elect=false'] }, flag: 'go:go run ./cmd --leader-elect=false', create: () => ({ name: 'x', reconcile: async () => ({}) }) };
+    assert.equal(reproduceFlagsOf(recipe, 'widgets.lab.reconcile.dev', undefined, 'reconcile-lab'), `--go 'go run ./cmd --leader-elect=false' --resource widgets.lab.reconcile.dev --context reconcile-lab`);
+  });
 });
