@@ -37,6 +37,7 @@ import { CheckRefusedError, runChecks } from '../core/checks/runChecks.ts';
 import { renderCheckJson, renderCheckMarkdown, renderCheckText } from '../core/checks/render.ts';
 import { CONFIGMAPS as CHECK_CONFIGMAPS, SCRATCH_LABEL } from '../core/checks/harness.ts';
 import { isLocalControlPlane } from '../core/checks/cluster.ts';
+import { goContextProblem } from '../core/checks/goRun.ts';
 import { keyOf } from '../core/k8s/keys.ts';
 
 /** Where the CLI writes, and how it hears Ctrl+C (injected so tests can run it in-process). */
@@ -237,6 +238,10 @@ async function check(args: CliArgs, io: CliIo, log: Logger, s: Session): Promise
     } finally {
       m.dispose();
     }
+  }
+  if (args.go) {
+    const problem = goContextProblem(s.kubeconfigPath, s.cluster.name);
+    if (problem) throw new UsageError(problem);
   }
   let keys = args.positionals.map((k) => normalizeKey(k, s));
   if (!keys.length) {

@@ -12,6 +12,7 @@ import { Journal, type JournalEntry } from '../journal/journal.ts';
 import type { WriteRecord } from '../k8s/dynamicClient.ts';
 import { keyFor, type ObjectKey } from '../k8s/keys.ts';
 import { KubeListerWatcher } from '../k8s/listerWatcher.ts';
+import { loadKubeConfig } from '../k8s/kubeconfig.ts';
 import type { KubeObject, ResourceInfo } from '../k8s/objects.ts';
 import type { Disposable } from '../lifecycle.ts';
 import { viewKeyOf, type CheckRun, type HarnessEnv, type RunHooks, type RunWrite, type StartRun } from './harness.ts';
@@ -36,6 +37,22 @@ export interface GoCheckTarget {
   onOutput?: (line: string, stream: 'stdout' | 'stderr') => void;
   /** How long a launch may take to announce its controller. Default 5 min (a cold `go build`). */
   waitMs?: number;
+}
+
+/**
+ * Why a Go program started with KUBECONFIG=`kubeconfigPath` would not talk to the cluster of `context`: it reads the
+ * file's current-context (controller-runtime's GetConfig has no context variable), so a different selected context
+ * would put its scratch namespaces on one cluster and the program on another. Undefined when they agree.
+ */
+export function goContextProblem(kubeconfigPath: string | undefined, context: string): string | undefined {
+  let current: string;
+  try {
+    current = loadKubeConfig(kubeconfigPath ? { path: kubeconfigPath } : {}).getCurrentContext();
+  } catch {
+    return undefined; // the connection itself already read it; nothing more to say here
+  }
+  if (current === context) return undefined;
+  return `the Go controller reads the kubeconfig's current-context "${current}", not the selected context "${context}": the checks would copy your objects into one cluster and run the controller against another. Switch the kubeconfig's current-context (kubectl config use-context ${context}) or pass a kubeconfig whose current-context is ${context}.`;
 }
 
 /** plural.version.group, the bridge's Cause.resource form. */

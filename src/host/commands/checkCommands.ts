@@ -8,7 +8,7 @@ import { boolArg, fail, isFailure, keyOf, stringArg, stringArrayArg, targetOf, t
 import { requireSession } from './pickers.ts';
 import { refusePrivileged } from './privileged.ts';
 import { remoteOf } from './goControllerCommands.ts';
-import type { GoCheckTarget } from '../../core/checks/goRun.ts';
+import { goContextProblem, type GoCheckTarget } from '../../core/checks/goRun.ts';
 
 /** What each check does, for the pick list. */
 const CHECK_DETAILS: Record<CheckKind, string> = {
@@ -52,6 +52,8 @@ export async function runChecksCommand(
     if (remote.resourceId !== undefined && s.primaryResource !== undefined && remote.resourceId !== s.primaryResource) {
       return fail('noLoop', `The Go controller ${remote.name} reconciles ${remote.resourceId}, but the views show ${s.primaryResource}: choose that resource to check it.`);
     }
+    const contextProblem = goContextProblem(s.kubeconfigPath, s.contextName);
+    if (contextProblem) return fail('noLoop', contextProblem[0]!.toUpperCase() + contextProblem.slice(1));
     const launched = lab.go.launchedProcess;
     const spec = launched && !launched.exit ? launched.spec : lab.go.runRequest(undefined).spec;
     const command = [spec.command, ...spec.args];

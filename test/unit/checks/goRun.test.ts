@@ -1,6 +1,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { bridgeResourceName, runWriteOf, splitGoRun } from '../../../src/core/checks/goRun.ts';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { bridgeResourceName, goContextProblem, runWriteOf, splitGoRun } from '../../../src/core/checks/goRun.ts';
 
 test('a go run command line becomes go build arguments and the program arguments', () => {
   assert.deepEqual(splitGoRun(['go', 'run', './cmd', '--leader-elect=false', '-v']), { buildArgs: ['./cmd'], programArgs: ['--leader-elect=false', '-v'] });
@@ -28,4 +31,21 @@ test('a write message of a check instance becomes a harness write with its bodie
   assert.equal(e.record.verb, 'delete');
   assert.equal(e.record.outcome, 'error');
   assert.match(e.record.error!.message, /forbidden/);
+});
+
+test('a selected context other than the kubeconfig\'s current-context is a problem for a Go program (it reads current-context)', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'rl-kc-'));
+  const path = join(dir, 'config');
+  writeFileSync(path, [
+    'apiVersion: v1', 'kind: Config', 'current-context: a',
+    'clusters:', '- name: c', '  cluster: {server: "https://127.0.0.1:1"}',
+    'users:', '- name: u', '  user: {}',
+    'contexts:', '- name: a', '  context: {cluster: c, user: u}', '- name: b', '  context: {cluster: c, user: u}',
+  ].join('\n'));
+  try {
+    assert.equal(goContextProblem(path, 'a'), undefined);
+    assert.match(goContextProblem(path, 'b') ?? '', /current-context "a", not the selected context "b"[^]*kubectl config use-context b/);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
