@@ -18,7 +18,7 @@ import type { ObjectEvent } from '../../core/actions/events.ts';
  * element that concerns one object carries `resource` ("plural.group") and
  * `key`, so it can be passed to any command as its argument.
  */
-export type ResourceNode = KindNode | NamespaceNode | ObjectNode | FinalizersNode | FinalizerNode | ConditionsNode | ConditionNode | EventsNode | EventNode;
+export type ResourceNode = KindNode | NamespaceNode | RangeNode | ObjectNode | FinalizersNode | FinalizerNode | ConditionsNode | ConditionNode | EventsNode | EventNode;
 
 export interface KindNode {
   readonly type: 'kind';
@@ -32,13 +32,26 @@ export interface NamespaceNode {
   readonly namespace: string;
   readonly parent: KindNode;
 }
+/**
+ * A slice of a long object list: a namespace (or a cluster-scoped kind) with more than {@link PAGE_SIZE} objects shows
+ * them in ranges of PAGE_SIZE by name ("w-00000 … w-00199"), so that no expansion or refresh hands VS Code thousands of
+ * items at once. `from`/`to` are positions in the sorted list (to exclusive); the id is stable per position.
+ */
+export interface RangeNode {
+  readonly type: 'range';
+  readonly id: string;
+  readonly resource: string;
+  readonly from: number;
+  readonly to: number;
+  readonly parent: KindNode | NamespaceNode;
+}
 export interface ObjectNode {
   readonly type: 'object';
   readonly id: string;
   readonly resource: string;
   readonly key: ObjectKey;
-  /** The kind/namespace node, or the owner's node for an owned child. */
-  readonly parent: KindNode | NamespaceNode | ObjectNode;
+  /** The kind/namespace node (or its range), or the owner's node for an owned child. */
+  readonly parent: KindNode | NamespaceNode | RangeNode | ObjectNode;
   /** 0 for top-level objects, n for an owned child n levels down. */
   readonly depth: number;
 }
@@ -110,6 +123,10 @@ interface EventsEntry {
 const MAX_OWNER_DEPTH = 4;
 /** Refreshes are coalesced: at most one per this many ms, whatever the event rate. */
 export const TREE_REFRESH_MS = 100;
+/** A list of more top-level objects than this is shown in ranges of this many (see {@link RangeNode}). */
+export const PAGE_SIZE = 200;
+/** The order of object names in the tree (a collator: the same order as localeCompare, many times faster). */
+const byName = new Intl.Collator().compare;
 
 export function kindNode(resource: string): KindNode {
   return { type: 'kind', id: `k|${resource}`, resource };
@@ -119,7 +136,11 @@ function namespaceNode(parent: KindNode, namespace: string): NamespaceNode {
   return { type: 'namespace', id: `n|${parent.resource}|${namespace}`, resource: parent.resource, namespace, parent };
 }
 
-function objectNode(parent: KindNode | NamespaceNode | ObjectNode, resource: string, key: ObjectKey): ObjectNode {
+function rangeNode(parent: KindNode | NamespaceNode, from: number, to: number): RangeNode {
+  return { type: 'range', id: `r|${parent.id}|${from}`, resource: parent.resource, from, to, parent };
+}
+
+function objectNode(parent: KindNode | NamespaceNode | RangeNode | ObjectNode, resource: string, key: ObjectKey): ObjectNode {
   const depth = parent.type === 'object' ? parent.depth + 1 : 0;
   const id = parent.type === 'object' ? `${parent.id}>${resource}|${key}` : `o|${resource}|${key}`;
   return { type: 'object', id, resource, key, parent, depth };
@@ -181,11 +202,16 @@ export class ResourcesTreeProvider implements vscode.TreeDataProvider<ResourceNo
   private stateFilter: ReadonlySet<ObjectStateFilter> = new Set();
   private eventSource: EventSource | undefined;
   private readonly events = new Map<string, EventsEntry>();
+  /** Sorted top-level objects per kind/namespace node id, for one refresh (ranges of one list share one sort). */
+  private readonly sorted = new Map<string, KubeObject[]>();
   private disposed = false;
 
   constructor(clock: Clock) {
     this.clock = clock;
-    this.coalescer = new RefreshCoalescer<string>(clock, TREE_REFRESH_MS, () => this.emitter.fire(undefined));
+    this.coalescer = new RefreshCoalescer<string>(clock, TREE_REFRESH_MS, () => {
+      this.sorted.clear();
+      this.emitter.fire(undefined);
+    });
   }
 
   /** Number of refreshes delivered to VS Code (for tests of coalescing). */
@@ -287,11 +313,36 @@ export class ResourcesTreeProvider implements vscode.TreeDataProvider<ResourceNo
     const kind = kindNode(resource);
     const ns = splitKey(key).namespace;
     const parent = r.info.namespaced && ns ? namespaceNode(kind, ns) : kind;
-    return objectNode(parent, resource, key);
+    const list = this.topLevel(parent);
+    if (list.length <= PAGE_SIZE) return objectNode(parent, resource, key);
+    const at = list.findIndex((o) => keyOf(o) === key);
+    if (at < 0) return objectNode(parent, resource, key);
+    const from = at - (at % PAGE_SIZE);
+    return objectNode(rangeNode(parent, from, Math.min(list.length, from + PAGE_SIZE)), resource, key);
   }
 
   getParent(node: ResourceNode): ResourceNode | undefined {
     return node.type === 'kind' ? undefined : node.parent;
+  }
+
+  /** The top-level objects under a kind (cluster-scoped) or namespace node, visible under the filter, sorted by name. */
+  private topLevel(node: KindNode | NamespaceNode): KubeObject[] {
+    let list = this.sorted.get(node.id);
+    if (!list) {
+      const objects = this.visible(node.resource);
+      list = this.sortedObjects(node.type === 'namespace' ? objects.filter((o) => (o.metadata.namespace ?? '') === node.namespace) : objects);
+      this.sorted.set(node.id, list);
+    }
+    return list;
+  }
+
+  /** Object nodes of a short list, or ranges of PAGE_SIZE for a long one. */
+  private paged(node: KindNode | NamespaceNode): ResourceNode[] {
+    const list = this.topLevel(node);
+    if (list.length <= PAGE_SIZE) return list.map((o) => objectNode(node, node.resource, keyOf(o)));
+    const out: RangeNode[] = [];
+    for (let from = 0; from < list.length; from += PAGE_SIZE) out.push(rangeNode(node, from, Math.min(list.length, from + PAGE_SIZE)));
+    return out;
   }
 
   getChildren(node?: ResourceNode): ResourceNode[] {
@@ -303,14 +354,16 @@ export class ResourcesTreeProvider implements vscode.TreeDataProvider<ResourceNo
         const r = m.resources.find((x) => x.id === node.resource);
         if (!r) return [];
         const objects = this.visible(node.resource);
-        if (!r.info.namespaced) return this.sortedObjects(objects).map((o) => objectNode(node, node.resource, keyOf(o)));
+        if (!r.info.namespaced) return this.paged(node);
         const namespaces = [...new Set(objects.map((o) => o.metadata.namespace ?? ''))].sort();
         return namespaces.map((ns) => namespaceNode(node, ns));
       }
       case 'namespace':
-        return this.sortedObjects(this.visible(node.resource).filter((o) => (o.metadata.namespace ?? '') === node.namespace)).map((o) =>
-          objectNode(node, node.resource, keyOf(o)),
-        );
+        return this.paged(node);
+      case 'range':
+        return this.topLevel(node.parent)
+          .slice(node.from, node.to)
+          .map((o) => objectNode(node, node.resource, keyOf(o)));
       case 'object': {
         const obj = m.get(node.resource, node.key);
         if (!obj) return [];
@@ -411,6 +464,17 @@ export class ResourcesTreeProvider implements vscode.TreeDataProvider<ResourceNo
         item.description = `${shown !== undefined ? `${shown} of ${objects.length}` : objects.length}${terminating ? ` · ${terminating} terminating` : ''}`;
         item.iconPath = new vscode.ThemeIcon('symbol-namespace');
         item.contextValue = ContextValues.namespace;
+        return item;
+      }
+      case 'range': {
+        const list = this.topLevel(node.parent);
+        const first = list[node.from]?.metadata.name ?? '';
+        const last = list[Math.min(node.to, list.length) - 1]?.metadata.name ?? '';
+        const item = new vscode.TreeItem(`${first} … ${last}`, Collapsed);
+        item.id = node.id;
+        item.description = plural(node.to - node.from, 'object');
+        item.iconPath = new vscode.ThemeIcon('list-flat');
+        item.tooltip = `${node.from + 1}–${node.to} of ${list.length} (sorted by name, ${PAGE_SIZE} per range)`;
         return item;
       }
       case 'object': {
@@ -530,7 +594,7 @@ export class ResourcesTreeProvider implements vscode.TreeDataProvider<ResourceNo
   }
 
   private sortedObjects(objects: KubeObject[]): KubeObject[] {
-    return objects.slice().sort((a, b) => (a.metadata.name ?? '').localeCompare(b.metadata.name ?? ''));
+    return objects.slice().sort((a, b) => byName(a.metadata.name ?? '', b.metadata.name ?? ''));
   }
 
   /** Schedules a (coalesced) refresh, e.g. to re-render relative times. */

@@ -2,7 +2,7 @@
 // conditions and owned children; a Terminating object shows its deletion age and finalizers; reveal selects it.
 import * as assert from 'node:assert/strict';
 import type { ReconcileLab } from '../../../src/host/reconcileLab.ts';
-import type { ResourceNode } from '../../../src/host/views/resourcesTree.ts';
+import { PAGE_SIZE, type ResourceNode } from '../../../src/host/views/resourcesTree.ts';
 import { connectTo, lab, labCluster, ok, run, testNamespace, waitUntil, widget, widgetCrd, type WidgetCrd } from './support/lab.ts';
 
 const LEGACY = 'legacy.example.com/external-dns';
@@ -146,9 +146,26 @@ describe('Resources view under a burst of events', function () {
     const kind = l.resourcesTree.getChildren().find((n) => n.type === 'kind' && n.resource === 'configmaps')!;
     const nsNode = l.resourcesTree.getChildren(kind).find((n) => n.type === 'namespace' && n.namespace === ns)!;
     const t1 = Date.now();
-    const children = l.resourcesTree.getChildren(nsNode);
+    const ranges = l.resourcesTree.getChildren(nsNode);
+    const children = ranges.flatMap((r) => l.resourcesTree.getChildren(r));
     for (const c of children) l.resourcesTree.getTreeItem(c);
     console.log(`      [measure] ${N} events → ${refreshes} refreshes in ${elapsed} ms; children + tree items of ${children.length} objects in ${Date.now() - t1} ms`);
     assert.ok(children.length >= N);
+
+    // More than PAGE_SIZE objects: the namespace shows them in ranges of PAGE_SIZE, sorted by name across ranges.
+    assert.equal(ranges.length, Math.ceil(children.length / PAGE_SIZE));
+    assert.ok(ranges.every((r) => r.type === 'range' && l.resourcesTree.getParent(r) === nsNode));
+    assert.ok(ranges.slice(0, -1).every((r) => l.resourcesTree.getChildren(r).length === PAGE_SIZE));
+    const names = children.map((o) => (o.type === 'object' ? o.key.split('/')[1]! : ''));
+    assert.deepEqual(names, [...names].sort((a, b) => a.localeCompare(b)));
+    const first = l.resourcesTree.getTreeItem(ranges[0]!);
+    assert.equal(first.label, `${names[0]} … ${names[PAGE_SIZE - 1]}`);
+    assert.equal(first.id, ranges[0]!.id);
+    // An object's parent is its range; nodeFor (what reveal uses) finds the same range.
+    const last = children[children.length - 1]!;
+    assert.equal(l.resourcesTree.getParent(last)!.id, ranges[ranges.length - 1]!.id);
+    const found = l.resourcesTree.nodeFor('configmaps', last.type === 'object' ? last.key : '')!;
+    assert.equal(found.id, last.id);
+    assert.equal(l.resourcesTree.getParent(found)!.id, ranges[ranges.length - 1]!.id);
   });
 });
