@@ -513,10 +513,12 @@ async function scale(e: Env, kubeconfigPath: string, steps: number[], clientGo: 
     const ours: ChildResult[] = [], tr: ChildResult[] = [], cg: ChildResult[] = [];
     for (let r = 0; r < rounds; r++) {
       log(`scale ${n}: round ${r + 1}/${rounds}`);
+      // Each result is logged as it comes (a long run that is stopped early still says what it measured).
+      const note = (who: string, x: ChildResult) => log(`  ${who}: ${fmt(x.ms)} ms, heap ${fmt(x.heap)} B/object${x.retained !== undefined ? `, retained ${fmt(x.retained)} B/object` : ''}`);
       const steps: Array<() => void> = [
-        () => ours.push(runChild('ours', kubeconfigPath, e.ns, n)),
-        () => tr.push(runChild('transport', kubeconfigPath, e.ns, n)),
-        () => void (clientGo && cg.push(runClientGo(clientGo, kubeconfigPath, e.ns, n))),
+        () => note('ours', ours[ours.push(runChild('ours', kubeconfigPath, e.ns, n)) - 1]!),
+        () => note('transport', tr[tr.push(runChild('transport', kubeconfigPath, e.ns, n)) - 1]!),
+        () => void (clientGo && note('client-go', cg[cg.push(runClientGo(clientGo, kubeconfigPath, e.ns, n)) - 1]!)),
       ];
       for (let k = 0; k < steps.length; k++) steps[(r + k) % steps.length]!();
     }
