@@ -160,6 +160,7 @@ export async function run(): Promise<void> {
     const heap1 = await fullGc();
     results.connect = { ms: Math.round(connectMs), objects: session.list(RESOURCE).length, heapBeforeMB: heap0 / 2 ** 20, heapAfterMB: heap1 / 2 ** 20, heapPerObject: Math.round((heap1 - heap0) / OBJECTS), rssMB: process.memoryUsage().rss / 2 ** 20 };
     (results.connect as Record<string, unknown>).longTasks = long.of('connect');
+    (results.connect as Record<string, unknown>).queueViewRows = lab.queueTree.getChildren().length;
     log(`connected: ${JSON.stringify(results.connect)}`);
 
     // ---- expand the namespace node (the driver clicks it) ----

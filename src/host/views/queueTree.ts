@@ -17,14 +17,20 @@ export interface QueueKeyNode {
   readonly key: ObjectKey;
 }
 
-/** One line under a key: why it is queued, or its last error. */
+/** One line under a key (why it is queued, or its last error); at the top level, the line that says how many keys are not shown. */
 export interface QueueDetailNode {
   readonly type: 'detail';
   readonly id: string;
   readonly label: string;
   readonly description: string;
-  readonly parent: QueueKeyNode;
+  readonly parent?: QueueKeyNode;
 }
+
+/**
+ * The view lists at most this many keys (the head of the queue, in display order) and then one line with the
+ * number left out, so that 10,000 queued keys do not become 10,000 tree items on every refresh.
+ */
+export const QUEUE_VIEW_LIMIT = 500;
 
 export type QueueNode = QueueKeyNode | QueueDetailNode;
 
@@ -113,7 +119,14 @@ export class QueueTreeProvider implements vscode.TreeDataProvider<QueueNode>, vs
   getChildren(node?: QueueNode): QueueNode[] {
     const m = this.model;
     if (!m?.primaryResource) return [];
-    if (!node) return this.visibleStates().map((s) => this.nodeFor(s.key)!);
+    if (!node) {
+      const states = this.visibleStates();
+      const shown: QueueNode[] = states.slice(0, QUEUE_VIEW_LIMIT).map((s) => this.nodeFor(s.key)!);
+      if (states.length > QUEUE_VIEW_LIMIT) {
+        shown.push({ type: 'detail', id: 'q|more', label: `… ${states.length - QUEUE_VIEW_LIMIT} more keys`, description: `the first ${QUEUE_VIEW_LIMIT} are shown, in queue order` });
+      }
+      return shown;
+    }
     if (node.type === 'detail') return [];
     const s = m.keyState(node.key);
     if (!s) return [];
