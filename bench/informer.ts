@@ -446,15 +446,21 @@ async function createObjects(e: Env, from: number, to: number, ownerUids: string
       }
       await seeder.putAll(entries());
       log(`etcd writes took ${((performance.now() - tc) / 1000).toFixed(1)} s; waiting for kube-apiserver to see them…`);
-      // kube-apiserver sees them through its watch of etcd: wait until a quorum LIST (from etcd) and then its watch
-      // cache (resourceVersion "0") both count them all.
-      for (const rv of [undefined, '0']) {
-        for (;;) {
-          const page = await e.transport.json<KubeList>({ method: 'GET', path: e.path, query: { limit: 1, resourceVersion: rv } });
-          const n = rv === '0' ? (await e.transport.json<KubeList>({ method: 'GET', path: e.path, query: { resourceVersion: '0' } })).items.length : page.items.length + Number(page.metadata.remainingItemCount ?? 0);
-          if (n >= to) break;
-          await new Promise((r) => setTimeout(r, 500));
-        }
+      // kube-apiserver sees them through its watch of etcd: wait until a quorum LIST (from etcd) counts them all, then
+      // until its watch cache has caught up with that list's resourceVersion (a one-item LIST served from the cache
+      // once it is NotOlderThan it; a full list of 100,000 objects would be too big a probe).
+      let rv = '';
+      for (;;) {
+        const page = await e.transport.json<KubeList>({ method: 'GET', path: e.path, query: { limit: 1 } });
+        rv = page.metadata.resourceVersion ?? '';
+        if (page.items.length + Number(page.metadata.remainingItemCount ?? 0) >= to) break;
+        await new Promise((r) => setTimeout(r, 500));
+      }
+      for (;;) {
+        const res = await e.transport.send({ method: 'GET', path: e.path, query: { limit: 1, resourceVersion: rv, resourceVersionMatch: 'NotOlderThan' } });
+        await res.text().catch(() => '');
+        if (res.status === 200) break;
+        await new Promise((r) => setTimeout(r, 500));
       }
       const sec = (performance.now() - tc) / 1000;
       log(`wrote ${to - from - 1} in ${sec.toFixed(1)} s (${Math.round((to - from - 1) / sec)}/s)`);
