@@ -177,9 +177,9 @@ func BenchmarkQueue(b *testing.B) {
 				b.Run(fmt.Sprintf("bridge/workers=%d", workers), func(b *testing.B) {
 					h := attachedHub(b)
 					q := newQueue(queueConfig{name: "bench-bridge", priorityQueue: kind.priority, hub: h})
-					before := h.dropped.Load()
+					before := h.box.dropped.Load()
 					runQueue(b, q, workers)
-					b.ReportMetric(float64(h.dropped.Load()-before)/float64(b.N), "dropped/op")
+					b.ReportMetric(float64(h.box.dropped.Load()-before)/float64(b.N), "dropped/op")
 				})
 			}
 		})
@@ -265,10 +265,10 @@ func BenchmarkReconcile(b *testing.B) {
 		// The controller's queue, so the wrapper takes the key's triggers as it does under controller-runtime.
 		q := newQueue(queueConfig{name: "bench", priorityQueue: true, hub: h})
 		b.Cleanup(q.ShutDown)
-		before := h.dropped.Load()
+		before := h.box.dropped.Load()
 		run(b, r)
 		b.StopTimer()
-		b.ReportMetric(float64(h.dropped.Load()-before)/float64(b.N), "dropped/op")
+		b.ReportMetric(float64(h.box.dropped.Load()-before)/float64(b.N), "dropped/op")
 	})
 }
 

@@ -178,40 +178,80 @@ func (h *hub) serve(ctx context.Context, conn net.Conn) (welcomed bool, err erro
 			h.handleLine(line)
 		}
 	}()
+	return true, h.writeLoop(ctx, conn, readErr)
+}
 
+// Batching of the writer: after a burst of fewer than burstTarget records it waits flushDelay before taking the
+// next one (so a busy controller's transitions go out in few large writes instead of one write per
+// transition); a larger burst is followed at once by the next. With nothing waiting it sleeps until a push
+// wakes it. The delay bounds how late the editor sees a transition.
+const (
+	burstTarget = 512
+	flushDelay  = time.Millisecond
+	// keepBuf is the largest encoding buffer kept between bursts.
+	keepBuf = 4 << 20
+)
+
+// writeLoop sends the outbox to conn until ctx ends, the reader fails or a write fails: every waiting record is
+// encoded (encode.go) into one buffer and written with one call, plus a ping every pingEvery.
+func (h *hub) writeLoop(ctx context.Context, conn net.Conn, readErr <-chan error) error {
 	ping := time.NewTicker(pingEvery)
 	defer ping.Stop()
+	delay := time.NewTimer(time.Hour)
+	delay.Stop()
+	defer delay.Stop()
+	batch := make([]record, 0, initialRecords)
+	buf := make([]byte, 0, 64<<10)
 	for {
-		var m any
+		batch = h.box.take(batch)
+		buf = buf[:0]
+		select {
+		case <-ping.C:
+			pm := PingMsg{At: ms(h.clock.Now())}
+			buf, _ = appendRecord(buf, &record{kind: recMsg, msg: &pm})
+		default:
+		}
+		if len(batch) == 0 && len(buf) == 0 {
+			select {
+			case <-ctx.Done():
+				return nil
+			case err := <-readErr:
+				return err
+			case <-ping.C:
+				pm := PingMsg{At: ms(h.clock.Now())}
+				buf, _ = appendRecord(buf, &record{kind: recMsg, msg: &pm})
+			case <-h.box.wake:
+				continue
+			}
+		}
+		for i := range batch {
+			n := len(buf)
+			var err error
+			if buf, err = appendRecord(buf, &batch[i]); err != nil {
+				buf = buf[:n]
+				h.logf("bridge: a message could not be encoded and was dropped: %v", err)
+				h.box.dropped.Add(1)
+			}
+		}
+		n := len(batch)
+		clear(batch) // drop the references (causes, messages) the records held
+		_ = conn.SetWriteDeadline(time.Now().Add(writeTimeout))
+		if _, err := conn.Write(buf); err != nil {
+			return err
+		}
+		if cap(buf) > keepBuf {
+			buf = make([]byte, 0, 64<<10)
+		}
+		if n >= burstTarget {
+			continue
+		}
+		delay.Reset(flushDelay)
 		select {
 		case <-ctx.Done():
-			return true, nil
+			return nil
 		case err := <-readErr:
-			return true, err
-		case <-ping.C:
-			m = &PingMsg{At: ms(h.clock.Now())}
-		case m = <-h.ctrl:
-		case m = <-h.out:
-		}
-		deadline()
-		if err := write(m); err != nil {
-			return true, err
-		}
-		// Write whatever else is queued before flushing (one syscall for a burst).
-	drain:
-		for range 256 {
-			select {
-			case m = <-h.ctrl:
-			case m = <-h.out:
-			default:
-				break drain
-			}
-			if err := write(m); err != nil {
-				return true, err
-			}
-		}
-		if err := w.Flush(); err != nil {
-			return true, err
+			return err
+		case <-delay.C:
 		}
 	}
 }

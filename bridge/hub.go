@@ -17,10 +17,10 @@ import (
 )
 
 // outBuffer bounds the messages waiting for the editor; beyond it messages are dropped and counted
-// (Dropped, and "dropped" in a snapshot). ctrlBuffer is the separate, preferred buffer of replies and controller
-// announcements.
+// (Dropped, and "dropped" in a snapshot). ctrlBuffer is the extra room of replies and controller announcements,
+// so a burst of transitions never drops a reply.
 const (
-	outBuffer  = 8192
+	outBuffer  = 16384
 	ctrlBuffer = 1024
 )
 
@@ -32,9 +32,8 @@ type hub struct {
 	clock                    clock.Clock
 	log                      logr.Logger
 
-	out     chan any
-	ctrl    chan any
-	dropped atomic.Int64
+	// box holds every outgoing message in send order (outbox.go).
+	box *outbox
 
 	clientWrapped  atomic.Bool
 	leaderElection atomic.Bool
@@ -63,8 +62,7 @@ func newHub(address, token string, clk clock.Clock) *hub {
 		instance:    randomID(),
 		clock:       clk,
 		log:         logf.Log.WithName("reconcile-lab-bridge"),
-		out:         make(chan any, outBuffer),
-		ctrl:        make(chan any, ctrlBuffer),
+		box:         newOutbox(outBuffer),
 		reconcilers: map[string]*Reconciler{},
 		welcomedCh:  make(chan struct{}),
 		stopped:     make(chan struct{}),
@@ -129,29 +127,24 @@ func theHub() *hub {
 // Dropped is the number of messages dropped because the editor did not read them fast enough (or was absent).
 func Dropped() int64 {
 	if h := theHub(); h != nil {
-		return h.dropped.Load()
+		return h.box.dropped.Load()
 	}
 	return 0
 }
 
 func (h *hub) logf(format string, args ...any) { h.log.Info(fmt.Sprintf(format, args...)) }
 
-// send queues a message for the editor without ever blocking; when the buffer is full it is dropped and counted.
+// send queues a message (a pointer to one of the *Msg structs) for the editor without ever blocking; when the
+// outbox is full it is dropped and counted.
 func (h *hub) send(m any) {
-	select {
-	case h.out <- m:
-	default:
-		h.dropped.Add(1)
-	}
+	r := record{kind: recMsg, msg: m}
+	h.box.push(&r, 0)
 }
 
-// sendCtrl is send for replies and announcements (a separate buffer the writer prefers).
+// sendCtrl is send for replies and announcements (they have ctrlBuffer more room).
 func (h *hub) sendCtrl(m any) {
-	select {
-	case h.ctrl <- m:
-	default:
-		h.dropped.Add(1)
-	}
+	r := record{kind: recMsg, msg: m}
+	h.box.push(&r, ctrlBuffer)
 }
 
 func (h *hub) reply(r ReplyMsg) { h.sendCtrl(&r) }
@@ -295,7 +288,7 @@ func (h *hub) handle(c CommandMsg) {
 		if ctrls == nil {
 			ctrls = []any{}
 		}
-		reply(ReplyMsg{OK: true, Snapshot: map[string]any{"controllers": ctrls, "dropped": h.dropped.Load()}})
+		reply(ReplyMsg{OK: true, Snapshot: map[string]any{"controllers": ctrls, "dropped": h.box.dropped.Load()}})
 	case OpStep, OpResetBackoff, OpReconcileNow:
 		q := h.queue(c.Controller)
 		if q == nil {

@@ -3,6 +3,7 @@ package bridge
 import (
 	"math"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -42,6 +43,9 @@ type Queue struct {
 	priority bool
 	limiter  workqueue.TypedRateLimiter[reconcile.Request]
 	info     ControllerMsg
+	// prefix is the start of this queue's protocol lines (encode.go); realClock selects fastNow.
+	prefix    []byte
+	realClock bool
 
 	mu     sync.Mutex
 	cond   *sync.Cond
@@ -53,8 +57,15 @@ type Queue struct {
 	// gateWaiters counts workers blocked by the pause (tests wait for it instead of sleeping).
 	gateWaiters int
 	// getters counts workers inside the inner queue's Get.
-	getters int
+	getters atomic.Int32
+	// gated is paused || down || len(held) > 0 (written under mu): when false, Get takes the fast path.
+	gated atomic.Bool
+	// free keeps the states of keys that left the queue for reuse (no allocation per key cycle).
+	free []*keyState
 }
+
+// maxFree bounds Queue.free.
+const maxFree = 1024
 
 type heldItem struct {
 	key      reconcile.Request
@@ -78,6 +89,9 @@ const (
 	queuedWaiting
 )
 
+// keyState is the shadow state of one key. causes (since the last Get) and triggers (the causes of the
+// reconcile in progress) swap their backing arrays at each Get, so a key cycling through the queue appends its
+// causes without allocating; neither array is ever handed to the outbox or to callers (they get copies).
 type keyState struct {
 	queued     int
 	priority   int
@@ -129,7 +143,9 @@ func newQueue(cfg queueConfig) *Queue {
 		limiter:  cfg.limiter,
 		keys:     map[reconcile.Request]*keyState{},
 		info:     cfg.info,
+		prefix:   queuePrefix(cfg.name),
 	}
+	_, q.realClock = cfg.clock.(clock.RealClock)
 	q.cond = sync.NewCond(&q.mu)
 	observed := &observedLimiter{inner: cfg.limiter, q: q}
 	if cfg.priorityQueue {
@@ -148,6 +164,7 @@ func newQueue(cfg queueConfig) *Queue {
 	q.info.PriorityQueue = cfg.priorityQueue
 	if q.hub != nil {
 		q.paused = q.hub.register(q)
+		q.gated.Store(q.paused)
 	}
 	return q
 }
@@ -197,40 +214,47 @@ func (q *Queue) Name() string { return q.name }
 
 // ---- the workqueue interface ----
 
-// Add adds a key now (ready), like the inner queue's Add.
-func (q *Queue) Add(item reconcile.Request) { q.AddWithOpts(priorityqueue.AddOpts{}, item) }
+// Add adds a key now (ready), like the inner queue's Add (which it calls: for both inner queues that is what
+// AddWithOpts with empty options does).
+func (q *Queue) Add(item reconcile.Request) {
+	q.recordAdd(priorityqueue.AddOpts{}, item)
+	q.inner.Add(item)
+}
 
 // AddAfter adds a key after a delay, like the inner queue's AddAfter.
 func (q *Queue) AddAfter(item reconcile.Request, d time.Duration) {
-	q.AddWithOpts(priorityqueue.AddOpts{After: d}, item)
+	q.recordAdd(priorityqueue.AddOpts{After: d}, item)
+	q.inner.AddAfter(item, d)
 }
 
-// AddRateLimited adds a key after the rate limiter's delay (a backoff retry).
-func (q *Queue) AddRateLimited(item reconcile.Request) {
-	q.AddWithOpts(priorityqueue.AddOpts{RateLimited: true}, item)
-}
+// AddRateLimited adds a key after the rate limiter's delay (a backoff retry, reported by the observed limiter).
+func (q *Queue) AddRateLimited(item reconcile.Request) { q.inner.AddRateLimited(item) }
 
 // AddWithOpts records the cause of each add (the informer event being handled on this goroutine, a requeue-after,
 // a backoff retry) and forwards to the inner queue.
 func (q *Queue) AddWithOpts(o priorityqueue.AddOpts, items ...reconcile.Request) {
 	if !o.RateLimited {
-		ev := currentEvent()
 		for _, item := range items {
-			q.record(o, item, causeFor(ev, o, item, q.clock.Now()))
+			q.recordAdd(o, item)
 		}
 	}
 	q.inner.AddWithOpts(o, items...)
 }
 
+// recordAdd records one add that is not rate limited, with its cause.
+func (q *Queue) recordAdd(o priorityqueue.AddOpts, item reconcile.Request) {
+	now := q.now()
+	q.record(o, item, causeFor(currentEvent(), o, item, now), now)
+}
+
 // addWithCause adds with an explicit cause (editor commands).
 func (q *Queue) addWithCause(o priorityqueue.AddOpts, item reconcile.Request, c Cause) {
-	q.record(o, item, c)
+	q.record(o, item, c, q.now())
 	q.inner.AddWithOpts(o, item)
 }
 
 // record updates the key's shadow state for one add (the inner queue's semantics) and reports it.
-func (q *Queue) record(o priorityqueue.AddOpts, item reconcile.Request, c Cause) {
-	now := q.clock.Now()
+func (q *Queue) record(o priorityqueue.AddOpts, item reconcile.Request, c Cause, now time.Time) {
 	prio := 0
 	if o.Priority != nil && q.priority {
 		prio = *o.Priority
@@ -246,7 +270,7 @@ func (q *Queue) record(o priorityqueue.AddOpts, item reconcile.Request, c Cause)
 	if fresh || prio > ks.priority {
 		ks.priority = prio
 	}
-	msg := &QueueMsg{Controller: q.name, Key: item.String(), Priority: intPtr(ks.priority), Causes: []Cause{c}, At: ms(now)}
+	r := record{kind: recQueue, q: q, key: item, hasPrio: true, prio: ks.priority, hasCause: true, cause: c, at: ms(now)}
 	switch {
 	case o.After > 0 && ks.queued != queuedReady:
 		due := now.Add(o.After)
@@ -254,23 +278,23 @@ func (q *Queue) record(o priorityqueue.AddOpts, item reconcile.Request, c Cause)
 			due = ks.dueAt
 		}
 		q.lockedWait(item, ks, due)
-		msg.Transition, msg.DueAt, msg.DelayMs = TransitionWaiting, ms(due), o.After.Milliseconds()
+		r.tr, r.dueAt, r.delayMs = trWaiting, ms(due), o.After.Milliseconds()
 	case o.After <= 0 && ks.queued == queuedWaiting:
 		q.lockedReady(ks)
-		msg.Transition = TransitionReady
+		r.tr = trReady
 	default:
 		if ks.queued == notQueued {
 			ks.queued = queuedReady
 		}
-		msg.Transition = TransitionAdded
+		r.tr = trAdded
 	}
+	q.lockedSend(&r)
 	q.mu.Unlock()
-	q.send(msg)
 }
 
 // onBackoff is called by the observed rate limiter inside a rate-limited add.
 func (q *Queue) onBackoff(item reconcile.Request, d time.Duration, failures int) {
-	now := q.clock.Now()
+	now := q.now()
 	due := now.Add(d)
 	c := Cause{Kind: CauseBackoff, Failures: failures, DelayMs: d.Milliseconds(), At: ms(now)}
 	q.mu.Lock()
@@ -290,10 +314,10 @@ func (q *Queue) onBackoff(item reconcile.Request, d time.Duration, failures int)
 			ks.queued = queuedReady
 		}
 	}
-	msg := &QueueMsg{Controller: q.name, Key: item.String(), Transition: TransitionBackoff, Priority: intPtr(ks.priority),
-		DueAt: ms(due), DelayMs: d.Milliseconds(), Failures: failures, Causes: []Cause{c}, At: ms(now)}
+	r := record{kind: recQueue, q: q, key: item, tr: trBackoff, hasPrio: true, prio: ks.priority,
+		dueAt: ms(due), delayMs: d.Milliseconds(), failures: failures, hasCause: true, cause: c, at: ms(now)}
+	q.lockedSend(&r)
 	q.mu.Unlock()
-	q.send(msg)
 }
 
 // lockedWait marks the key waiting until due and arms a timer that reports "ready" when due passes.
@@ -329,9 +353,9 @@ func (q *Queue) expire(item reconcile.Request, due time.Time) {
 	}
 	ks.timer = nil
 	q.lockedReady(ks)
-	msg := &QueueMsg{Controller: q.name, Key: item.String(), Transition: TransitionReady, Priority: intPtr(ks.priority), At: ms(q.clock.Now())}
+	r := record{kind: recQueue, q: q, key: item, tr: trReady, hasPrio: true, prio: ks.priority, at: ms(q.now())}
+	q.lockedSend(&r)
 	q.mu.Unlock()
-	q.send(msg)
 }
 
 // Get is GetWithPriority without the priority.
@@ -341,9 +365,26 @@ func (q *Queue) Get() (reconcile.Request, bool) {
 }
 
 // GetWithPriority hands out the next key (blocking while paused, see the type's contract).
+//
+// Fast path: while the queue is not gated (running, nothing held, not shut down) a worker goes straight into the
+// inner queue's Get, and takes q.mu once, to hand the key out. A pause that comes while it waits there is seen
+// after the inner Get returns (the key is then held), exactly as for a worker that entered the inner Get before.
 func (q *Queue) GetWithPriority() (reconcile.Request, int, bool) {
-	q.mu.Lock()
 	var tok *stepToken
+	if !q.gated.Load() {
+		q.getters.Add(1)
+		key, prio, shutdown := q.inner.GetWithPriority()
+		q.getters.Add(-1)
+		if shutdown {
+			return key, prio, shutdown
+		}
+		q.mu.Lock()
+		if k, p, ok := q.lockedReceived(key, prio, &tok); ok {
+			return k, p, false
+		}
+	} else {
+		q.mu.Lock()
+	}
 	for {
 		if tok != nil && tok.satisfied {
 			tok = nil // another worker served this step
@@ -364,7 +405,8 @@ func (q *Queue) GetWithPriority() (reconcile.Request, int, bool) {
 		if i := q.lockedHeldIndex(tok); i >= 0 {
 			it := q.held[i]
 			q.held = append(q.held[:i], q.held[i+1:]...)
-			return q.lockedHandOut(it, tok)
+			q.lockedRegate()
+			return q.lockedHandOut(it, tok, nil)
 		}
 		if tok != nil && tok.hasKey {
 			if ks := q.keys[tok.key]; ks != nil && ks.processing {
@@ -374,11 +416,11 @@ func (q *Queue) GetWithPriority() (reconcile.Request, int, bool) {
 				continue
 			}
 		}
-		q.getters++
+		q.getters.Add(1)
 		q.mu.Unlock()
 		key, prio, shutdown := q.inner.GetWithPriority()
 		q.mu.Lock()
-		q.getters--
+		q.getters.Add(-1)
 		if shutdown {
 			if tok != nil && !tok.satisfied {
 				tok.claimed = false
@@ -386,30 +428,46 @@ func (q *Queue) GetWithPriority() (reconcile.Request, int, bool) {
 			q.mu.Unlock()
 			return key, prio, shutdown
 		}
-		it := heldItem{key: key, priority: prio}
-		if ks := q.keys[key]; ks != nil && ks.boosted {
-			it.priority = ks.priority
+		if k, p, ok := q.lockedReceived(key, prio, &tok); ok {
+			return k, p, false
 		}
-		if tok != nil && tok.satisfied {
-			tok = nil
-		}
-		if tok == nil && q.paused {
-			// This worker was inside the inner Get when the pause came: serve a pending step this key satisfies,
-			// or hold the key for the next step / resume.
-			if t := q.lockedTokenFor(key); t != nil {
-				return q.lockedHandOut(it, t)
-			}
-			q.held = append(q.held, it)
-			q.cond.Broadcast()
-			continue
-		}
-		if tok != nil && tok.hasKey && key != tok.key {
-			q.held = append(q.held, it)
-			continue
-		}
-		return q.lockedHandOut(it, tok)
 	}
 }
+
+// lockedReceived decides about a key the inner queue handed to this worker (which holds *tok, or nil): hand it
+// out (ok; q.mu is then unlocked) or hold it for a step / the resume (q.mu stays locked).
+func (q *Queue) lockedReceived(key reconcile.Request, prio int, tok **stepToken) (reconcile.Request, int, bool) {
+	it := heldItem{key: key, priority: prio}
+	ks := q.keys[key]
+	if ks != nil && ks.boosted {
+		it.priority = ks.priority
+	}
+	if *tok != nil && (*tok).satisfied {
+		*tok = nil
+	}
+	if *tok == nil && q.paused {
+		// This worker was inside the inner Get when the pause came: serve a pending step this key satisfies,
+		// or hold the key for the next step / resume.
+		if t := q.lockedTokenFor(key); t != nil {
+			k, p, _ := q.lockedHandOut(it, t, ks)
+			return k, p, true
+		}
+		q.held = append(q.held, it)
+		q.lockedRegate()
+		q.cond.Broadcast()
+		return reconcile.Request{}, 0, false
+	}
+	if t := *tok; t != nil && t.hasKey && key != t.key {
+		q.held = append(q.held, it)
+		q.lockedRegate()
+		return reconcile.Request{}, 0, false
+	}
+	k, p, _ := q.lockedHandOut(it, *tok, ks)
+	return k, p, true
+}
+
+// lockedRegate recomputes gated after a change of paused, down or held.
+func (q *Queue) lockedRegate() { q.gated.Store(q.paused || q.down || len(q.held) > 0) }
 
 // lockedClaim claims the first unclaimed step token (nil when none).
 func (q *Queue) lockedClaim() *stepToken {
@@ -457,10 +515,12 @@ func (q *Queue) lockedHeldIndex(tok *stepToken) int {
 	return -1
 }
 
-// lockedHandOut marks the key processing (satisfying tok, or a step for this key issued while running),
+// lockedHandOut (ks: the key's state when the caller has it, else nil) marks the key processing (satisfying tok, or a step for this key issued while running),
 // reports it with every cause since the last Get, and unlocks.
-func (q *Queue) lockedHandOut(it heldItem, tok *stepToken) (reconcile.Request, int, bool) {
-	ks := q.state(it.key)
+func (q *Queue) lockedHandOut(it heldItem, tok *stepToken, ks *keyState) (reconcile.Request, int, bool) {
+	if ks == nil {
+		ks = q.state(it.key)
+	}
 	if tok == nil {
 		for _, s := range q.steps {
 			if s.hasKey && s.key == it.key {
@@ -487,13 +547,20 @@ func (q *Queue) lockedHandOut(it heldItem, tok *stepToken) (reconcile.Request, i
 	ks.processing = true
 	ks.boosted = false
 	ks.stepReply = tok
-	ks.triggers = ks.takeCauses()
+	ks.takeCauses()
 	ks.lastEnd = nil
 	prio := it.priority
 	ks.priority = 0
-	msg := &QueueMsg{Controller: q.name, Key: it.key.String(), Transition: TransitionProcessing, Priority: intPtr(prio), Causes: ks.triggers, At: ms(q.clock.Now())}
+	r := record{kind: recQueue, q: q, key: it.key, tr: trProcessing, hasPrio: true, prio: prio, at: ms(q.now())}
+	switch len(ks.triggers) {
+	case 0:
+	case 1:
+		r.hasCause, r.cause = true, ks.triggers[0]
+	default:
+		r.causes = append([]Cause(nil), ks.triggers...)
+	}
+	q.lockedSend(&r)
 	q.mu.Unlock()
-	q.send(msg)
 	return it.key, prio, false
 }
 
@@ -508,17 +575,19 @@ func (q *Queue) Done(item reconcile.Request) {
 		ks.processing = false
 		tok, ks.stepReply = ks.stepReply, nil
 		end, ks.lastEnd = ks.lastEnd, nil
-		ks.triggers = nil
+		clear(ks.triggers)
+		ks.triggers = ks.triggers[:0]
 		if ks.queued == notQueued && len(ks.causes) == 0 {
 			delete(q.keys, item)
+			q.lockedRecycle(ks)
 		}
 	}
 	q.cond.Broadcast()
-	down := q.down
-	q.mu.Unlock()
-	if !down {
-		q.send(&QueueMsg{Controller: q.name, Key: item.String(), Transition: TransitionDone, At: ms(q.clock.Now())})
+	if !q.down {
+		r := record{kind: recQueue, q: q, key: item, tr: trDone, at: ms(q.now())}
+		q.lockedSend(&r)
 	}
+	q.mu.Unlock()
 	if tok != nil {
 		tok.reply(ReplyMsg{ID: tok.id, OK: true, Reconcile: end})
 	}
@@ -527,7 +596,8 @@ func (q *Queue) Done(item reconcile.Request) {
 // Forget resets the key's rate-limiter failures.
 func (q *Queue) Forget(item reconcile.Request) {
 	q.inner.Forget(item)
-	q.send(&QueueMsg{Controller: q.name, Key: item.String(), Transition: TransitionForgotten, At: ms(q.clock.Now())})
+	r := record{kind: recQueue, q: q, key: item, tr: trForgotten, at: ms(q.now())}
+	q.send(&r)
 }
 
 // NumRequeues is the rate limiter's failure count for the key.
@@ -560,6 +630,7 @@ func (q *Queue) shutdown(drain bool) {
 	q.down = true
 	held, steps := q.held, q.steps
 	q.held, q.steps = nil, nil
+	q.lockedRegate()
 	for _, ks := range q.keys {
 		if ks.timer != nil {
 			ks.timer.Stop()
@@ -579,7 +650,8 @@ func (q *Queue) shutdown(drain bool) {
 	} else {
 		q.inner.ShutDown()
 	}
-	q.send(&QueueMsg{Controller: q.name, Transition: TransitionShutdown, At: ms(q.clock.Now())})
+	r := record{kind: recQueue, q: q, tr: trShutdown, noKey: true, at: ms(q.now())}
+	q.send(&r)
 	if q.hub != nil {
 		q.hub.unregister(q)
 	}
@@ -616,6 +688,7 @@ func (q *Queue) setPausedQuiet(p bool) bool {
 	changed := q.paused != p
 	q.paused = p
 	q.info.Paused = p
+	q.lockedRegate()
 	q.cond.Broadcast()
 	return changed
 }
@@ -791,10 +864,33 @@ func (q *Queue) reconcileEnded(item reconcile.Request, end *ReconcileEndMsg) {
 func (q *Queue) state(item reconcile.Request) *keyState {
 	ks := q.keys[item]
 	if ks == nil {
-		ks = &keyState{}
+		if n := len(q.free); n > 0 {
+			ks, q.free = q.free[n-1], q.free[:n-1]
+		} else {
+			ks = &keyState{}
+		}
 		q.keys[item] = ks
 	}
 	return ks
+}
+
+// lockedRecycle keeps the state of a key deleted from q.keys for reuse (its cause arrays, emptied).
+func (q *Queue) lockedRecycle(ks *keyState) {
+	if len(q.free) >= maxFree || ks.timer != nil || ks.stepReply != nil {
+		return
+	}
+	clear(ks.causes)
+	clear(ks.triggers)
+	*ks = keyState{causes: ks.causes[:0], triggers: ks.triggers[:0]}
+	q.free = append(q.free, ks)
+}
+
+// now is the queue clock's time (fastNow for the real clock).
+func (q *Queue) now() time.Time {
+	if q.realClock {
+		return fastNow()
+	}
+	return q.clock.Now()
 }
 
 func (q *Queue) lockedAnyQueued() bool {
@@ -809,30 +905,33 @@ func (q *Queue) lockedAnyQueued() bool {
 	return false
 }
 
-func (q *Queue) send(m *QueueMsg) {
+// send hands a transition to the hub's outbox. lockedSend is the same under q.mu, which orders the transitions
+// of a key as its state changed.
+func (q *Queue) send(r *record) {
 	if q.hub != nil {
-		q.hub.send(m)
+		q.hub.box.push(r, 0)
 	}
 }
 
+func (q *Queue) lockedSend(r *record) { q.send(r) }
+
 func (ks *keyState) addCause(c Cause) {
 	if len(ks.causes) >= maxCauses {
-		ks.causes = ks.causes[1:]
+		copy(ks.causes, ks.causes[1:])
+		ks.causes = ks.causes[:len(ks.causes)-1]
 		ks.dropped++
 	}
 	ks.causes = append(ks.causes, c)
 }
 
-func (ks *keyState) takeCauses() []Cause {
-	out := ks.causes
-	if ks.dropped > 0 && len(out) > 0 {
-		out[0].Note = joinNote(out[0].Note, "earlier causes dropped: "+itoa(ks.dropped))
+// takeCauses moves the causes since the last Get to ks.triggers (the previous triggers' array becomes the
+// empty causes array).
+func (ks *keyState) takeCauses() {
+	if ks.dropped > 0 && len(ks.causes) > 0 {
+		ks.causes[0].Note = joinNote(ks.causes[0].Note, "earlier causes dropped: "+itoa(ks.dropped))
 	}
-	ks.causes, ks.dropped = nil, 0
-	if out == nil {
-		out = []Cause{}
-	}
-	return out
+	clear(ks.triggers)
+	ks.triggers, ks.causes, ks.dropped = ks.causes, ks.triggers[:0], 0
 }
 
 func (ks *keyState) lastCauseKind() string {

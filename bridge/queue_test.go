@@ -30,19 +30,15 @@ func testQueue(t *testing.T, pq bool) (*Queue, *hub) {
 	return q, h
 }
 
-// queueMsgs drains the hub's buffer and returns the queue messages.
+// queueMsgs drains the hub's outbox and returns the queue messages.
 func queueMsgs(h *hub) []*QueueMsg {
 	var out []*QueueMsg
-	for {
-		select {
-		case m := <-h.out:
-			if qm, ok := m.(*QueueMsg); ok {
-				out = append(out, qm)
-			}
-		default:
-			return out
+	for _, r := range h.box.take(nil) {
+		if qm, ok := r.message().(*QueueMsg); ok {
+			out = append(out, qm)
 		}
 	}
+	return out
 }
 
 // replay runs one operation script on a queue and returns what an observer of the queue sees: every Get's key
@@ -251,7 +247,7 @@ func TestPauseStepResume(t *testing.T) {
 				t.Fatalf("resume ran %s, want %s", k, rest)
 			}
 			// Both workers wait inside the inner Get now; pause, then shut down: both released.
-			eventually(t, "workers in the inner Get", func() bool { q.mu.Lock(); defer q.mu.Unlock(); return q.getters == 2 })
+			eventually(t, "workers in the inner Get", func() bool { q.mu.Lock(); defer q.mu.Unlock(); return q.getters.Load() == 2 })
 			q.Pause()
 			q.ShutDown()
 			done := make(chan struct{})
@@ -330,7 +326,7 @@ func TestHeldKeyWhenPausedDuringGet(t *testing.T) {
 func innerWaiting(q *Queue) bool {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	return q.getters > 0
+	return q.getters.Load() > 0
 }
 
 // TestPrioritiesKept: the controller sees the priority queue's order and priorities through the bridge.

@@ -1,0 +1,328 @@
+package bridge
+
+import (
+	"encoding/json"
+	"strconv"
+	"unicode/utf8"
+)
+
+// The hand-written encoder of the hot messages (queue transitions, reconcile start/end, writes, ping). It appends to a
+// caller-owned buffer and allocates nothing. Its output is byte-for-byte what encodeLine (encoding/json plus the
+// "type" envelope) writes for the same message: the same field order, the same omitempty rules, and strings
+// escaped the way encoding/json escapes them (", \, control characters, <, > and & as \u00XX or their short
+// forms, U+2028/U+2029, invalid UTF-8 as \ufffd). TestFastEncoderMatchesEncodingJSON and FuzzAppendString hold it
+// to that; any other message goes through encodeLine.
+
+// appendRecord appends one protocol line (with its '\n') for r.
+func appendRecord(b []byte, r *record) ([]byte, error) {
+	if r.kind == recQueue {
+		return appendQueueRecord(b, r), nil
+	}
+	switch m := r.msg.(type) {
+	case *ReconcileStartMsg:
+		return appendReconcileStart(b, m), nil
+	case *ReconcileEndMsg:
+		b = append(b, `{"type":"reconcileEnd",`...)
+		return append(appendReconcileEndFields(b, m), '}', '\n'), nil
+	case *WriteMsg:
+		return appendWrite(b, m)
+	case *PingMsg:
+		b = append(b, `{"type":"ping","at":`...)
+		b = strconv.AppendInt(b, m.At, 10)
+		return append(b, '}', '\n'), nil
+	}
+	line, err := encodeLine(r.msg)
+	if err != nil {
+		return b, err
+	}
+	return append(b, line...), nil
+}
+
+// queuePrefix is the start of every queue line of a controller: {"type":"queue","controller":"<name>",
+// computed once per queue.
+func queuePrefix(controller string) []byte {
+	b := append([]byte(nil), `{"type":"queue","controller":`...)
+	b = appendString(b, controller)
+	return append(b, ',')
+}
+
+func appendQueueRecord(b []byte, r *record) []byte {
+	b = append(b, r.q.prefix...)
+	b = append(b, `"key":`...)
+	if r.noKey {
+		b = append(b, `""`...)
+	} else {
+		b = appendKey(b, r.key.Namespace, r.key.Name)
+	}
+	b = append(b, `,"transition":"`...)
+	b = append(b, transitionNames[r.tr]...)
+	b = append(b, '"')
+	if r.hasPrio {
+		b = append(b, `,"priority":`...)
+		b = strconv.AppendInt(b, int64(r.prio), 10)
+	}
+	if r.dueAt != 0 {
+		b = append(b, `,"dueAt":`...)
+		b = strconv.AppendInt(b, r.dueAt, 10)
+	}
+	if r.delayMs != 0 {
+		b = append(b, `,"delayMs":`...)
+		b = strconv.AppendInt(b, r.delayMs, 10)
+	}
+	if r.failures != 0 {
+		b = append(b, `,"failures":`...)
+		b = strconv.AppendInt(b, int64(r.failures), 10)
+	}
+	if r.hasCause {
+		b = append(b, `,"causes":[`...)
+		b = appendCause(b, &r.cause)
+		b = append(b, ']')
+	} else if len(r.causes) > 0 {
+		b = append(b, `,"causes":`...)
+		b = appendCauses(b, r.causes)
+	}
+	b = append(b, `,"at":`...)
+	b = strconv.AppendInt(b, r.at, 10)
+	return append(b, '}', '\n')
+}
+
+// appendKey appends reconcile.Request.String() ("namespace/name") as a JSON string without building it.
+func appendKey(b []byte, namespace, name string) []byte {
+	b = append(b, '"')
+	b = appendStringBody(b, namespace)
+	b = append(b, '/')
+	b = appendStringBody(b, name)
+	return append(b, '"')
+}
+
+// appendCauses appends a []Cause as encoding/json does (null when nil).
+func appendCauses(b []byte, cs []Cause) []byte {
+	if cs == nil {
+		return append(b, "null"...)
+	}
+	b = append(b, '[')
+	for i := range cs {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendCause(b, &cs[i])
+	}
+	return append(b, ']')
+}
+
+func appendCause(b []byte, c *Cause) []byte {
+	b = append(b, `{"kind":`...)
+	b = appendString(b, c.Kind)
+	b = appendOptString(b, `,"event":`, c.Event)
+	b = appendOptString(b, `,"resource":`, c.Resource)
+	b = appendOptString(b, `,"objectKey":`, c.ObjectKey)
+	b = appendOptString(b, `,"resourceVersion":`, c.ResourceVersion)
+	b = appendOptInt(b, `,"generation":`, c.Generation)
+	if c.Initial {
+		b = append(b, `,"initial":true`...)
+	}
+	b = appendOptInt(b, `,"afterMs":`, c.AfterMs)
+	b = appendOptInt(b, `,"failures":`, int64(c.Failures))
+	b = appendOptInt(b, `,"delayMs":`, c.DelayMs)
+	b = appendOptString(b, `,"action":`, c.Action)
+	b = appendOptString(b, `,"note":`, c.Note)
+	b = append(b, `,"at":`...)
+	b = strconv.AppendInt(b, c.At, 10)
+	return append(b, '}')
+}
+
+func appendReconcileStart(b []byte, m *ReconcileStartMsg) []byte {
+	b = append(b, `{"type":"reconcileStart","controller":`...)
+	b = appendString(b, m.Controller)
+	b = append(b, `,"key":`...)
+	b = appendString(b, m.Key)
+	b = append(b, `,"reconcileID":`...)
+	b = appendString(b, m.ReconcileID)
+	b = append(b, `,"triggers":`...)
+	b = appendCauses(b, m.Triggers)
+	b = appendBool(b, `,"dryRun":`, m.DryRun)
+	b = append(b, `,"at":`...)
+	b = strconv.AppendInt(b, m.At, 10)
+	return append(b, '}', '\n')
+}
+
+// appendReconcileEndFields appends the fields of a reconcileEnd (without braces; the first has no comma).
+func appendReconcileEndFields(b []byte, m *ReconcileEndMsg) []byte {
+	b = append(b, `"controller":`...)
+	b = appendString(b, m.Controller)
+	b = append(b, `,"key":`...)
+	b = appendString(b, m.Key)
+	b = append(b, `,"reconcileID":`...)
+	b = appendString(b, m.ReconcileID)
+	b = append(b, `,"durationMs":`...)
+	b = strconv.AppendInt(b, m.DurationMs, 10)
+	if r := m.Result; r != nil {
+		b = append(b, `,"result":{`...)
+		sep := ""
+		if r.RequeueAfterMs != 0 {
+			b = append(b, `"requeueAfterMs":`...)
+			b = strconv.AppendInt(b, r.RequeueAfterMs, 10)
+			sep = ","
+		}
+		if r.Requeue {
+			b = append(b, sep...)
+			b = append(b, `"requeue":true`...)
+			sep = ","
+		}
+		if r.Priority != nil {
+			b = append(b, sep...)
+			b = append(b, `"priority":`...)
+			b = strconv.AppendInt(b, int64(*r.Priority), 10)
+		}
+		b = append(b, '}')
+	}
+	b = appendOptString(b, `,"error":`, m.Error)
+	if m.Terminal {
+		b = append(b, `,"terminal":true`...)
+	}
+	b = appendOptString(b, `,"panic":`, m.Panic)
+	b = appendBool(b, `,"dryRun":`, m.DryRun)
+	b = append(b, `,"at":`...)
+	return strconv.AppendInt(b, m.At, 10)
+}
+
+func appendOptString(b []byte, name, s string) []byte {
+	if s == "" {
+		return b
+	}
+	b = append(b, name...)
+	return appendString(b, s)
+}
+
+func appendOptInt(b []byte, name string, i int64) []byte {
+	if i == 0 {
+		return b
+	}
+	b = append(b, name...)
+	return strconv.AppendInt(b, i, 10)
+}
+
+func appendBool(b []byte, name string, v bool) []byte {
+	b = append(b, name...)
+	if v {
+		return append(b, "true"...)
+	}
+	return append(b, "false"...)
+}
+
+// appendString appends s as a JSON string, escaped as encoding/json escapes it.
+func appendString(b []byte, s string) []byte {
+	b = append(b, '"')
+	b = appendStringBody(b, s)
+	return append(b, '"')
+}
+
+const hexDigits = "0123456789abcdef"
+
+// plainASCII marks the ASCII bytes encoding/json copies unescaped: printable ASCII (and DEL) except '"', '\\'
+// and the HTML-sensitive '<', '>', '&'.
+var plainASCII = func() (t [utf8.RuneSelf]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		t[c] = true
+	}
+	for _, c := range `"\<>&` {
+		t[c] = false
+	}
+	return t
+}()
+
+// appendStringBody appends s escaped, without quotes.
+func appendStringBody(b []byte, s string) []byte {
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if plainASCII[c] {
+				i++
+				continue
+			}
+			b = append(b, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				b = append(b, '\\', c)
+			case '\b':
+				b = append(b, '\\', 'b')
+			case '\f':
+				b = append(b, '\\', 'f')
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			default: // other control characters and < > &
+				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			b = append(b, s[start:i]...)
+			b = append(b, `\ufffd`...)
+			i++
+			start = i
+			continue
+		}
+		if r == '\u2028' || r == '\u2029' {
+			b = append(b, s[start:i]...)
+			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xf])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	return append(b, s[start:]...)
+}
+
+// appendWrite appends a "write" line; the objects of a dry run (before/after) go through encoding/json.
+func appendWrite(b []byte, m *WriteMsg) ([]byte, error) {
+	b = append(b, `{"type":"write"`...)
+	b = appendOptString(b, `,"controller":`, m.Controller)
+	b = appendOptString(b, `,"key":`, m.Key)
+	b = appendOptString(b, `,"reconcileID":`, m.ReconcileID)
+	w := &m.Write
+	b = append(b, `,"write":{"verb":`...)
+	b = appendString(b, w.Verb)
+	b = append(b, `,"group":`...)
+	b = appendString(b, w.Group)
+	b = append(b, `,"version":`...)
+	b = appendString(b, w.Version)
+	b = append(b, `,"resource":`...)
+	b = appendString(b, w.Resource)
+	b = appendOptString(b, `,"kind":`, w.Kind)
+	b = appendOptString(b, `,"namespace":`, w.Namespace)
+	b = append(b, `,"name":`...)
+	b = appendString(b, w.Name)
+	b = appendOptString(b, `,"subresource":`, w.Subresource)
+	b = appendOptString(b, `,"resourceVersionBefore":`, w.ResourceVersionBefore)
+	b = appendOptString(b, `,"resourceVersionAfter":`, w.ResourceVersionAfter)
+	b = appendBool(b, `,"dryRun":`, w.DryRun)
+	b = appendOptString(b, `,"error":`, w.Error)
+	for _, o := range [...]struct {
+		name string
+		obj  map[string]any
+	}{{`,"before":`, w.Before}, {`,"after":`, w.After}} {
+		if len(o.obj) == 0 {
+			continue
+		}
+		raw, err := json.Marshal(o.obj)
+		if err != nil {
+			return b, err
+		}
+		b = append(b, o.name...)
+		b = append(b, raw...)
+	}
+	b = appendOptString(b, `,"patch":`, w.Patch)
+	b = appendOptString(b, `,"patchType":`, w.PatchType)
+	b = append(b, `},"at":`...)
+	b = strconv.AppendInt(b, m.At, 10)
+	return append(b, '}', '\n'), nil
+}

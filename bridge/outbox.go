@@ -1,0 +1,163 @@
+package bridge
+
+import (
+	"sync"
+	"sync/atomic"
+
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+)
+
+// The outbox holds the messages waiting for the editor, in the order they were sent, as fixed-size records.
+//
+// Why records: a queue transition happens several times per reconcile on the controller's hot path. Building a
+// message struct, a key string and a causes slice per transition, boxing it in an interface and encoding it
+// with reflection cost more than the queue operation itself. A transition is instead copied into a record
+// (no heap allocation: the key is the reconcile.Request itself, a single cause is stored inline) appended to a
+// slice that is reused, under the outbox's lock; the connection's writer goroutine swaps the filled slice for
+// an empty one, encodes every record with the hand-written encoder (encode.go) into one reused buffer and writes
+// the whole burst with one write call.
+//
+// Contracts:
+//   - push never blocks on the editor: when limit records are waiting, a hot message (queue transition,
+//     reconcile start/end, write) is dropped and counted in dropped; control messages (replies, controller
+//     announcements) have ctrlBuffer more room, so a reply is not lost to a burst of transitions.
+//   - Records leave in push order (one lock orders every sender); nothing is coalesced.
+//   - A record's references (causes slice, message pointer) are not mutated by the sender after push.
+//   - The writer is woken only when it sleeps (waiting is set) and the outbox goes non-empty: a busy controller
+//     never touches a channel.
+type outbox struct {
+	mu      sync.Mutex
+	buf     []record
+	waiting bool
+	wake    chan struct{}
+	limit   int
+	dropped atomic.Int64
+}
+
+// initialRecords is the starting capacity of the outbox's slice and of the writer's spare (they swap, so both
+// grow to the largest burst once and are reused from then on).
+const initialRecords = 1024
+
+func newOutbox(limit int) *outbox {
+	return &outbox{limit: limit, wake: make(chan struct{}, 1), buf: make([]record, 0, initialRecords)}
+}
+
+// recKind tells which fields of a record are set.
+type recKind uint8
+
+const (
+	// recQueue is one per-key transition of a controller's queue (a "queue" message).
+	recQueue recKind = iota + 1
+	// recMsg carries any protocol message by pointer (msg).
+	recMsg
+)
+
+// transition is a queue transition's index in transitionNames.
+type transition uint8
+
+const (
+	trAdded transition = iota
+	trWaiting
+	trReady
+	trProcessing
+	trDone
+	trForgotten
+	trBackoff
+	trShutdown
+)
+
+var transitionNames = [...]string{
+	trAdded:      TransitionAdded,
+	trWaiting:    TransitionWaiting,
+	trReady:      TransitionReady,
+	trProcessing: TransitionProcessing,
+	trDone:       TransitionDone,
+	trForgotten:  TransitionForgotten,
+	trBackoff:    TransitionBackoff,
+	trShutdown:   TransitionShutdown,
+}
+
+// record is one message waiting for the editor. For recQueue it is the QueueMsg
+// {Controller: q.name, Key: key.String() (empty when noKey), Transition, Priority (when hasPrio), DueAt,
+// DelayMs, Failures, Causes: [cause] when hasCause else causes, At}.
+type record struct {
+	kind     recKind
+	tr       transition
+	hasPrio  bool
+	hasCause bool
+	noKey    bool
+	q        *Queue
+	key      reconcile.Request
+	prio     int
+	failures int
+	dueAt    int64
+	delayMs  int64
+	at       int64
+	cause    Cause
+	causes   []Cause
+	msg      any
+}
+
+// message is the protocol message a record stands for (tests, and the fallback encoder).
+func (r *record) message() any {
+	if r.kind == recMsg {
+		return r.msg
+	}
+	m := &QueueMsg{Controller: r.q.name, Transition: transitionNames[r.tr], DueAt: r.dueAt, DelayMs: r.delayMs,
+		Failures: r.failures, At: r.at}
+	if !r.noKey {
+		m.Key = r.key.String()
+	}
+	if r.hasPrio {
+		m.Priority = intPtr(r.prio)
+	}
+	if r.hasCause {
+		m.Causes = []Cause{r.cause}
+	} else if len(r.causes) > 0 {
+		m.Causes = r.causes
+	}
+	return m
+}
+
+// push appends a copy of *r; extra is the room beyond limit this message may use (ctrlBuffer for control
+// messages, 0 otherwise). It reports false when the record was dropped.
+func (o *outbox) push(r *record, extra int) bool {
+	o.mu.Lock()
+	if len(o.buf) >= o.limit+extra {
+		o.mu.Unlock()
+		o.dropped.Add(1)
+		return false
+	}
+	o.buf = append(o.buf, *r)
+	wake := o.waiting
+	o.waiting = false
+	o.mu.Unlock()
+	if wake {
+		select {
+		case o.wake <- struct{}{}:
+		default:
+		}
+	}
+	return true
+}
+
+// take returns every waiting record and installs spare (emptied) as the new buffer. When nothing waits it
+// returns an empty slice and marks the writer waiting, so the next push signals wake.
+func (o *outbox) take(spare []record) []record {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if len(o.buf) == 0 {
+		o.waiting = true
+		return spare[:0]
+	}
+	out := o.buf
+	o.buf = spare[:0]
+	return out
+}
+
+// pending is the number of records waiting.
+func (o *outbox) pending() int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return len(o.buf)
+}
