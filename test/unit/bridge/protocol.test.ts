@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { PROTOCOL, ProtocolError, checkFields, encode, parseFromGo } from '../../../src/core/bridge/protocol.ts';
+import { LineDecoder } from '../../../src/core/bridge/framing.ts';
 
 const root = resolve(import.meta.dirname, '../../..');
 
@@ -64,4 +65,30 @@ test('checkFields validates editor messages too, and encode writes one line', ()
   const line = encode({ type: 'welcome', protocol: 1, paused: true });
   assert.equal(line, '{"type":"welcome","protocol":1,"paused":true}\n');
   assert.equal(line.indexOf('\n'), line.length - 1);
+});
+
+test("keys escaped by the Go side's hand-written encoder decode to the intended strings (bridge/testdata/tricky-keys.ndjson)", () => {
+  // Written by the Go test TestTrickyKeysGolden with the encoder the bridge uses for queue lines: quotes,
+  // backslashes, control characters, <>&, non-ASCII, U+2028/2029 and invalid UTF-8 in keys. Each line's cause
+  // note is the hex of the UTF-8 bytes the key must decode to (invalid bytes as U+FFFD).
+  const raw = readFileSync(resolve(root, 'bridge/testdata/tricky-keys.ndjson'));
+  const lines: string[] = [];
+  const d = new LineDecoder({ onLine: (l) => lines.push(l), onOversize: () => assert.fail('oversize line') });
+  // Fed in small chunks, so multi-byte characters are split across pushes.
+  for (let i = 0; i < raw.length; i += 7) d.push(raw.subarray(i, i + 7));
+  assert.equal(lines.length, raw.toString('utf8').split('\n').length - 1);
+  assert.ok(lines.length >= 17);
+  const keys = new Set<string>();
+  for (const line of lines) {
+    const m = parseFromGo(line);
+    assert.equal(m.type, 'queue');
+    if (m.type !== 'queue') continue;
+    const note = m.causes?.[0]?.note;
+    assert.equal(typeof note, 'string');
+    assert.equal(Buffer.from(m.key, 'utf8').toString('hex'), note, `key ${JSON.stringify(m.key)}`);
+    keys.add(m.key);
+  }
+  assert.ok(keys.has('ns/quote"inside') && keys.has('ns/back\\slash') && keys.has('ns/<script>&amp;</script>'));
+  assert.ok(keys.has('ns/line\u2028para\u2029end') && keys.has('ns/lone\uFFFDcontinuation'));
+  assert.equal(keys.size, lines.length, 'every key distinct');
 });
