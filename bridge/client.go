@@ -195,9 +195,11 @@ func (j *journal) emit(ri *reconcileInfo, w Write) {
 	m := &WriteMsg{Write: w, At: ms(j.h.clock.Now())}
 	if ri != nil {
 		m.Controller, m.Key, m.ReconcileID = ri.controller, ri.key, ri.id
-		ri.mu.Lock()
-		ri.writes = append(ri.writes, w)
-		ri.mu.Unlock()
+		if ri.dryRun { // the planned writes of a dry-run step go into its reply
+			ri.mu.Lock()
+			ri.writes = append(ri.writes, w)
+			ri.mu.Unlock()
+		}
 	}
 	j.h.send(m)
 }
