@@ -83,13 +83,16 @@ export async function treeItem(scope, label, { expand = false } = {}) {
  * again and again: after a first try, click as soon as the row is found.
  */
 async function rightClick(target) {
+  const menu = target.page().locator('.monaco-menu');
   for (let attempt = 1; ; attempt++) {
     try {
-      await target.click({ button: 'right', timeout: 5_000, force: attempt > 1 });
-      return;
+      await target.click({ button: 'right', timeout: attempt === 1 ? 20_000 : 5_000, force: attempt > 1 });
+      if (await menu.waitFor({ state: 'visible', timeout: 5_000 }).then(() => true, () => false)) return;
     } catch (e) {
       if (attempt >= 6) throw e;
     }
+    if (attempt >= 6) return; // the caller's wait for the menu reports it
+    await target.page().keyboard.press('Escape'); // a half-open menu or hover, before the next try
   }
 }
 
