@@ -54,7 +54,10 @@ for (let i = 0; i < ROUNDS; i++) {
     keys: [`${ns}/widget-ready`],
   }, undefined, undefined);
   const ms = performance.now() - t0;
-  if (r.findings.length || r.totals.errors) throw new Error(`unexpected findings/errors: ${JSON.stringify(r.results.map((x) => [x.check, x.status, x.message]))}`);
+  if (r.findings.length || r.totals.errors) {
+    for (const f of r.findings) console.error(`${f.title}\n${f.explanation}\n${f.journal.slice(-40).map((e) => JSON.stringify(e)).join('\n')}`);
+    throw new Error(`unexpected findings/errors: ${JSON.stringify(r.results.map((x) => [x.check, x.status, x.message]))}`);
+  }
   totals.push(ms);
   for (const p of r.parts) parts.set(p.part, [...(parts.get(p.part) ?? []), p.ms]);
   console.log(`round ${i + 1}: ${(ms / 1000).toFixed(1)} s (${r.results.map((x) => `${x.check} ${x.status}`).join(', ')})`);

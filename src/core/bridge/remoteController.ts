@@ -167,6 +167,9 @@ export class RemoteController implements Controller {
       case 'processing':
         this.queued.delete(key);
         this.waiting.delete(key);
+        // Handed out: an add seen while it was processing before was consumed by that done. (A snapshot reply can
+        // overtake older queue messages; a stale dirty mark would otherwise requeue the key forever here.)
+        this.dirty.delete(key);
         this.lastProcessed = key;
         this.processing.add(key);
         this.keys.onQueueEvent({ type: 'get', item: key });

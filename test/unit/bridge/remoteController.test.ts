@@ -230,3 +230,23 @@ test('causes: an add outside any informer event reads as such; unknown kinds kee
   });
   assert.deepEqual(reasonOfCause({ kind: 'telepathy', at: 2 }), { kind: 'manual', action: 'enqueue', note: 'cause "telepathy"', at: 2 });
 });
+
+test('older queue messages applied after a snapshot never leave a key queued forever (a processing message clears a stale dirty mark)', async () => {
+  const { c, sent, q } = setup();
+  const done = c.resync();
+  await flushMicrotasks();
+  // The process took the snapshot while ns/k was processing, after it had sent added + processing.
+  sent[0]!.reply({ ok: true, snapshot: { controllers: [{ name: 'widget', paused: false, keys: [{ key: 'ns/k', state: 'processing', failures: 0, causes: [] }] }] } });
+  assert.equal(await done, true);
+  q('ns/k', 'added');
+  q('ns/k', 'processing');
+  q('ns/k', 'done');
+  assert.deepEqual(c.snapshot().queue, [], 'nothing is queued: the add was the one handed out');
+  assert.equal(c.status().inFlight, 0);
+  // A real add during processing still requeues after done.
+  q('ns/k', 'added');
+  q('ns/k', 'processing');
+  q('ns/k', 'added');
+  q('ns/k', 'done');
+  assert.deepEqual(c.snapshot().queue, ['ns/k']);
+});
