@@ -84,7 +84,7 @@ async function seed(cp: LocalControlPlane, t: KubeTransport, seeder: EtcdSeeder)
 type Page = import('playwright-core').Page;
 
 /** The Resources view's PAGE_SIZE (src/host/views/resourcesTree.ts): a longer list is shown in ranges of this many. */
-const PAGE_SIZE = 200;
+const PAGE_SIZE = 100;
 const escapeRe = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 /**

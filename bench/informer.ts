@@ -526,7 +526,9 @@ async function scale(e: Env, kubeconfigPath: string, steps: number[], clientGo: 
         () => note('transport', tr[tr.push(runChild('transport', kubeconfigPath, e.ns, n)) - 1]!),
         () => void (clientGo && note('client-go', cg[cg.push(runClientGo(clientGo, kubeconfigPath, e.ns, n)) - 1]!)),
       ];
-      for (let k = 0; k < steps.length; k++) steps[(r + k) % steps.length]!();
+      const pick = process.env.BENCH_CONTENDERS?.split(',');
+      const names = ['ours', 'transport', 'client-go'];
+      for (let k = 0; k < steps.length; k++) if (!pick || pick.includes(names[(r + k) % steps.length]!)) steps[(r + k) % steps.length]!();
     }
     const mo = median(ours.map((x) => x.ms)), mh = median(ours.map((x) => x.heap)), mt = median(tr.map((x) => x.ms));
     const mr = median(ours.map((x) => x.retained ?? NaN));

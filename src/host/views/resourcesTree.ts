@@ -124,7 +124,7 @@ const MAX_OWNER_DEPTH = 4;
 /** Refreshes are coalesced: at most one per this many ms, whatever the event rate. */
 export const TREE_REFRESH_MS = 100;
 /** A list of more top-level objects than this is shown in ranges of this many (see {@link RangeNode}). */
-export const PAGE_SIZE = 200;
+export const PAGE_SIZE = 100;
 /** The order of object names in the tree (a collator: the same order as localeCompare, many times faster). */
 const byName = new Intl.Collator().compare;
 
