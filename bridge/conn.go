@@ -189,7 +189,7 @@ const (
 	burstTarget = 512
 	flushDelay  = time.Millisecond
 	// keepBuf is the largest encoding buffer kept between bursts.
-	keepBuf = 4 << 20
+	keepBuf = 8 << 20
 )
 
 // writeLoop sends the outbox to conn until ctx ends, the reader fails or a write fails: every waiting record is
@@ -201,7 +201,7 @@ func (h *hub) writeLoop(ctx context.Context, conn net.Conn, readErr <-chan error
 	delay.Stop()
 	defer delay.Stop()
 	batch := make([]record, 0, initialRecords)
-	buf := make([]byte, 0, 64<<10)
+	buf := make([]byte, 0, 256<<10)
 	for {
 		batch = h.box.take(batch)
 		buf = buf[:0]
@@ -240,7 +240,7 @@ func (h *hub) writeLoop(ctx context.Context, conn net.Conn, readErr <-chan error
 			return err
 		}
 		if cap(buf) > keepBuf {
-			buf = make([]byte, 0, 64<<10)
+			buf = make([]byte, 0, 256<<10)
 		}
 		if n >= burstTarget {
 			continue

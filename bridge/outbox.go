@@ -128,6 +128,13 @@ func (o *outbox) push(r *record, extra int) bool {
 		o.dropped.Add(1)
 		return false
 	}
+	if len(o.buf) == cap(o.buf) {
+		// Double at once (append grows large slices by 1.25×, copying ~300-byte records many times over while a
+		// backlog builds); the outbox and the writer's spare swap, so each grows to the largest burst once.
+		nb := make([]record, len(o.buf), min(2*cap(o.buf)+1, o.limit+ctrlBuffer))
+		copy(nb, o.buf)
+		o.buf = nb
+	}
 	o.buf = append(o.buf, *r)
 	wake := o.waiting
 	o.waiting = false
