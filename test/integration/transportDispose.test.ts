@@ -78,6 +78,14 @@ describe('transport dispose with requests in flight (real kube-apiserver)', () =
 
       t.dispose();
 
+      // Bounded (not a timing assertion): a request dispose failed to end would otherwise hang the run.
+      let bound: ReturnType<typeof setTimeout> | undefined;
+      const ended = await Promise.race([
+        Promise.all([watching, lwWatching, waiting, reading, paged]),
+        new Promise<undefined>((r) => (bound = setTimeout(() => r(undefined), 60_000))),
+      ]);
+      clearTimeout(bound);
+      assert.ok(ended, `round ${round}: every request in flight ended after dispose (an open watch kept the pool open before)`);
       const results = { watching: await watching, lwWatching: await lwWatching, waiting: await waiting, reading: await reading, paged: await paged };
       for (const [what, r] of Object.entries(results)) {
         if (!r.ok) assert.ok(isTransportClosed(r.error), `round ${round}: ${what} failed with the transport's closed error, not ${describeError(r.error)}`);
