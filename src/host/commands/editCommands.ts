@@ -89,8 +89,9 @@ type ApplyResult =
  * the document then shows the server's answer and reads as saved. A conflict (someone else wrote meanwhile)
  * writes nothing, keeps the edit in the editor and offers Compare / Keep My Edit / Reload. The argument: the
  * document's URI (editor title), nothing (the active editor), or for scripts and tests `{ uri, text }` (the text
- * replaces the document's first) and `{ uri, resolve: 'keepMine' }` (after a conflict, re-base the edit on the
- * server's latest object, an explicit choice, and apply again).
+ * replaces the document's first), `{ uri, resolve: 'keepMine' }` (after a conflict, re-base the edit on the
+ * server's latest object, an explicit choice, and apply again) and `{ uri, resolve: 'reload' }` (after a conflict,
+ * discard the edit and show the server's object; nothing is written).
  */
 export async function applyObjectEdit(lab: ReconcileLab, arg: unknown): Promise<ApplyResult> {
   // A document named by a string, text to put in it, or a conflict resolved without the prompt: writes the person
@@ -110,9 +111,17 @@ export async function applyObjectEdit(lab: ReconcileLab, arg: unknown): Promise<
     edit.replace(uri, new vscode.Range(doc.positionAt(0), doc.positionAt(doc.getText().length)), text);
     if (!(await vscode.workspace.applyEdit(edit))) return fail('error', 'Could not change the document.');
   }
-  if (stringArg(arg, 'resolve') === 'keepMine') {
+  const resolve = stringArg(arg, 'resolve');
+  if (resolve !== undefined) {
     const last = entry.lastResult;
     if (last?.kind !== 'conflict' || !last.server) return fail('invalidArgument', 'There is no conflict to resolve.');
+    if (resolve === 'reload') {
+      // Discard the edit: the document shows the server's object, and nothing is written.
+      lab.edits.reload(uri, last.server);
+      await showEntryText(lab, uri);
+      return { ok: true, result: 'unchanged', resourceVersion: last.server.metadata.resourceVersion, diff: '' };
+    }
+    if (resolve !== 'keepMine') return fail('invalidArgument', `Unknown resolve "${resolve}": keepMine or reload.`);
     lab.edits.rebase(uri, last.server);
   }
   const applying = doc.getText();

@@ -132,6 +132,16 @@ describe('Resources view: filter, Events, Edit Spec as YAML, field-manager fight
     assert.equal(fromTitle.result, 'applied');
     assert.deepEqual(((await client.get(c.gvr, ns, 'calm')).spec as { data: unknown }).data, { color: 'teal' });
     await waitUntil(() => !doc.isDirty && doc.getText().includes(`at resourceVersion ${fromTitle.resourceVersion}`), 'clean after the title-button apply');
+
+    // Another conflict, resolved the other way: reload the server's object, discarding the edit; nothing written.
+    const now = await client.get(c.gvr, ns, 'calm');
+    const theirs = await client.update(c.gvr, { ...now, spec: { data: { color: 'black' } } });
+    const second = await run('reconcileLab.applyObjectEdit', { uri: opened.uri, text: doc.getText().replace('color: teal', 'color: white') });
+    assert.ok(!second.ok && second.reason === 'conflict', JSON.stringify(second));
+    ok(await run('reconcileLab.applyObjectEdit', { uri: opened.uri, resolve: 'reload' }));
+    await waitUntil(() => !doc.isDirty && doc.getText().includes(`at resourceVersion ${theirs.metadata.resourceVersion}`), 'the server\'s object reloaded');
+    assert.ok(doc.getText().includes('color: black') && !doc.getText().includes('color: white'), 'the edit was discarded');
+    assert.deepEqual(((await client.get(c.gvr, ns, 'calm')).spec as { data: unknown }).data, { color: 'black' });
     await vscode.commands.executeCommand('workbench.action.closeAllEditors');
   });
 
