@@ -134,14 +134,19 @@ describe('Resources view: filter, Events, Edit Spec as YAML, field-manager fight
     await waitUntil(() => !doc.isDirty && doc.getText().includes(`at resourceVersion ${fromTitle.resourceVersion}`), 'clean after the title-button apply');
 
     // Another conflict, resolved the other way: reload the server's object, discarding the edit; nothing written.
-    const now = await client.get(c.gvr, ns, 'calm');
+    // (On an object of its own: more writes to calm's color by two managers would read as a field-manager fight.)
+    await client.create(c.gvr, widget(c, ns, 'edited'));
+    await waitUntil(() => Boolean(l.session?.get(c.resourceId, `${ns}/edited`)), 'edited cached');
+    const second = ok(await run<{ uri: string; resourceVersion: string }>('reconcileLab.editObject', { key: `${ns}/edited`, resource: c.resourceId }));
+    const doc2 = vscode.workspace.textDocuments.find((d) => d.uri.toString() === second.uri)!;
+    const now = await client.get(c.gvr, ns, 'edited');
     const theirs = await client.update(c.gvr, { ...now, spec: { data: { color: 'black' } } });
-    const second = await run('reconcileLab.applyObjectEdit', { uri: opened.uri, text: doc.getText().replace('color: teal', 'color: white') });
-    assert.ok(!second.ok && second.reason === 'conflict', JSON.stringify(second));
-    ok(await run('reconcileLab.applyObjectEdit', { uri: opened.uri, resolve: 'reload' }));
-    await waitUntil(() => !doc.isDirty && doc.getText().includes(`at resourceVersion ${theirs.metadata.resourceVersion}`), 'the server\'s object reloaded');
-    assert.ok(doc.getText().includes('color: black') && !doc.getText().includes('color: white'), 'the edit was discarded');
-    assert.deepEqual(((await client.get(c.gvr, ns, 'calm')).spec as { data: unknown }).data, { color: 'black' });
+    const refused = await run('reconcileLab.applyObjectEdit', { uri: second.uri, text: doc2.getText().replace('color: blue', 'color: white') });
+    assert.ok(!refused.ok && refused.reason === 'conflict', JSON.stringify(refused));
+    ok(await run('reconcileLab.applyObjectEdit', { uri: second.uri, resolve: 'reload' }));
+    await waitUntil(() => !doc2.isDirty && doc2.getText().includes(`at resourceVersion ${theirs.metadata.resourceVersion}`), 'the server\'s object reloaded');
+    assert.ok(doc2.getText().includes('color: black') && !doc2.getText().includes('color: white'), 'the edit was discarded');
+    assert.deepEqual(((await client.get(c.gvr, ns, 'edited')).spec as { data: unknown }).data, { color: 'black' });
     await vscode.commands.executeCommand('workbench.action.closeAllEditors');
   });
 
