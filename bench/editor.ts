@@ -234,7 +234,8 @@ async function main(): Promise<void> {
               yield [`/registry/${GROUP}/widgets/${NS}/${name(i)}`, JSON.stringify({ ...o, spec: { ...spec, data: { ...spec.data, burst: marker } } })] as [string, string];
             }
           })(),
-          8,
+          16,
+          1, // one revision per update, as kube-apiserver writes them (see putAll)
         );
         return { writeMs: Math.round(performance.now() - t0) };
       },

@@ -43,15 +43,19 @@ export class EtcdSeeder {
     return v === undefined ? undefined : Buffer.from(v, 'base64').toString('utf8');
   }
 
-  /** Writes every [key, value] pair, TXN_OPS per transaction, `inFlight` transactions at a time. */
-  async putAll(entries: Iterable<[string, string]>, inFlight = 4): Promise<void> {
+  /**
+   * Writes every [key, value] pair, `perTxn` (default TXN_OPS) per transaction, `inFlight` transactions at a time.
+   * The puts of one transaction share one etcd revision, so their watch events share one resourceVersion, which
+   * kube-apiserver never produces itself: for updates that watchers are to see, write one put per transaction.
+   */
+  async putAll(entries: Iterable<[string, string]>, inFlight = 4, perTxn = TXN_OPS): Promise<void> {
     const it = entries[Symbol.iterator]();
     let failed: unknown;
     const worker = async () => {
       for (;;) {
         if (failed) return;
         const ops: unknown[] = [];
-        while (ops.length < TXN_OPS) {
+        while (ops.length < perTxn) {
           const r = it.next();
           if (r.done) break;
           ops.push({ requestPut: { key: b64(r.value[0]), value: b64(r.value[1]) } });
