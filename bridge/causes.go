@@ -145,6 +145,13 @@ func (ev *informerEvent) ownedBy(key reconcile.Request) bool {
 	return false
 }
 
+// requestKey is a reconcile request's key on the wire: "namespace/name", or the name alone when cluster-scoped
+// (the editor's object keys; reconcile.Request.String() would give "/name").
+func requestKey(r reconcile.Request) string {
+	return objectKey(r.Namespace, r.Name)
+}
+
+// objectKey is "namespace/name", or name alone when ns is empty (cluster-scoped).
 func objectKey(ns, name string) string {
 	if ns == "" {
 		return name

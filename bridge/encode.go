@@ -86,11 +86,14 @@ func appendQueueRecord(b []byte, r *record) []byte {
 	return append(b, '}', '\n')
 }
 
-// appendKey appends reconcile.Request.String() ("namespace/name") as a JSON string without building it.
+// appendKey appends requestKey's form ("namespace/name", name alone when cluster-scoped) as a JSON string
+// without building it.
 func appendKey(b []byte, namespace, name string) []byte {
 	b = append(b, '"')
-	b = appendStringBody(b, namespace)
-	b = append(b, '/')
+	if namespace != "" {
+		b = appendStringBody(b, namespace)
+		b = append(b, '/')
+	}
 	b = appendStringBody(b, name)
 	return append(b, '"')
 }

@@ -119,6 +119,33 @@ func TestFastEncoderMatchesEncodingJSON(t *testing.T) {
 	sameLine(t, "controller", &record{kind: recMsg, msg: &ControllerMsg{Name: "<c>", PriorityQueue: true}})
 }
 
+// TestWireKeys: a key on the wire is "namespace/name", or the name alone for a cluster-scoped object (the editor's
+// object keys), from both encoders; reconcile.Request.String() would give "/name".
+func TestWireKeys(t *testing.T) {
+	q := &Queue{name: "c", prefix: queuePrefix("c")}
+	for _, c := range []struct {
+		key  reconcile.Request
+		want string
+	}{
+		{reconcile.Request{NamespacedName: types.NamespacedName{Name: "cluster-wide"}}, `"key":"cluster-wide"`},
+		{reconcile.Request{NamespacedName: types.NamespacedName{Namespace: "ns", Name: "a"}}, `"key":"ns/a"`},
+	} {
+		r := &record{kind: recQueue, q: q, key: c.key, tr: trAdded, at: 1}
+		for name, line := range map[string][]byte{"fast": fastLine(t, r), "encoding/json": jsonLine(t, r)} {
+			if !bytes.Contains(line, []byte(c.want)) {
+				t.Errorf("%s encoder: %s does not hold %s", name, line, c.want)
+			}
+		}
+		if got := requestKey(c.key); `"key":"`+got+`"` != c.want {
+			t.Errorf("requestKey(%v) = %q", c.key, got)
+		}
+		back, err := parseKey(requestKey(c.key))
+		if err != nil || back != c.key {
+			t.Errorf("parseKey(requestKey(%v)) = %v, %v", c.key, back, err)
+		}
+	}
+}
+
 // FuzzAppendString: any string, escaped by the fast encoder, is what encoding/json writes.
 func FuzzAppendString(f *testing.F) {
 	for _, s := range trickyStrings {

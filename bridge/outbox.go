@@ -78,7 +78,7 @@ var transitionNames = [...]string{
 }
 
 // record is one message waiting for the editor. For recQueue it is the QueueMsg
-// {Controller: q.name, Key: key.String() (empty when noKey), Transition, Priority (when hasPrio), DueAt,
+// {Controller: q.name, Key: requestKey(key) (empty when noKey), Transition, Priority (when hasPrio), DueAt,
 // DelayMs, Failures, Causes: [cause] when hasCause else causes, At}.
 type record struct {
 	kind     recKind
@@ -106,7 +106,7 @@ func (r *record) message() any {
 	m := &QueueMsg{Controller: r.q.name, Transition: transitionNames[r.tr], DueAt: r.dueAt, DelayMs: r.delayMs,
 		Failures: r.failures, At: r.at}
 	if !r.noKey {
-		m.Key = r.key.String()
+		m.Key = requestKey(r.key)
 	}
 	if r.hasPrio {
 		m.Priority = intPtr(r.prio)

@@ -728,7 +728,7 @@ func (q *Queue) Step(key reconcile.Request, hasKey, force bool, id int64, reply 
 	queued := held || (ks != nil && (ks.queued != notQueued || ks.processing))
 	if !queued && !force {
 		q.mu.Unlock()
-		reply(ReplyMsg{ID: id, Error: "key " + key.String() + " is not in the queue (use force to add it)"})
+		reply(ReplyMsg{ID: id, Error: "key " + requestKey(key) + " is not in the queue (use force to add it)"})
 		return
 	}
 	q.steps = append(q.steps, tok)
@@ -821,7 +821,7 @@ func (q *Queue) Snapshot() map[string]any {
 		case ks.queued == queuedWaiting:
 			state = "waiting"
 		}
-		e := map[string]any{"key": k.String(), "state": state, "failures": q.limiter.NumRequeues(k), "causes": append([]Cause{}, ks.causes...)}
+		e := map[string]any{"key": requestKey(k), "state": state, "failures": q.limiter.NumRequeues(k), "causes": append([]Cause{}, ks.causes...)}
 		if q.priority {
 			e["priority"] = ks.priority
 		}
@@ -832,7 +832,7 @@ func (q *Queue) Snapshot() map[string]any {
 	}
 	for k := range held {
 		if _, ok := q.keys[k]; !ok {
-			keys = append(keys, map[string]any{"key": k.String(), "state": "ready", "failures": q.limiter.NumRequeues(k), "causes": []Cause{}})
+			keys = append(keys, map[string]any{"key": requestKey(k), "state": "ready", "failures": q.limiter.NumRequeues(k), "causes": []Cause{}})
 		}
 	}
 	return map[string]any{"name": q.name, "paused": q.paused, "keys": keys}

@@ -77,7 +77,7 @@ func IsDryRun(ctx context.Context) bool {
 // Reconcile runs the wrapped reconciler and reports it.
 func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (res reconcile.Result, err error) {
 	id := string(controller.ReconcileIDFromContext(ctx))
-	key := req.String()
+	key := requestKey(req)
 	q := r.hub.queue(r.name)
 	var triggers []Cause
 	if q != nil {
@@ -133,7 +133,7 @@ func (r *Reconciler) dryRun(ctx context.Context, req reconcile.Request) (reply R
 	if !r.hub.clientWrapped.Load() {
 		return ReplyMsg{Error: "dry run needs the bridge client: call bridge.Setup(&options) before ctrl.NewManager"}
 	}
-	key := req.String()
+	key := requestKey(req)
 	id := "dryrun-" + randomID()
 	ri := &reconcileInfo{controller: r.name, key: key, id: id, dryRun: true}
 	start := r.hub.clock.Now()
