@@ -172,6 +172,8 @@ async function oursSync(e: Env, dropManagedFields = false): Promise<{ ms: number
   inf.addEventHandler({ onAdd: () => void adds++ });
   const synced = new Promise<void>((resolve) => {
     const d = inf.onDidChangeState(() => {
+      const st = (inf as unknown as { state?: { phase: string; lastError?: string } }).state;
+      if (st?.phase === 'backoff') log(`  informer backing off: ${st.lastError}`);
       if (inf.hasSynced()) {
         d.dispose();
         resolve();
@@ -353,6 +355,10 @@ function measureInChild(consumer: MemoryConsumer, kubeconfigPath: string, ns: st
 
 /** Child mode: sync one consumer on a clean heap; print its sync time and heap growth per cached object. */
 async function memoryChild(consumer: ChildConsumer): Promise<void> {
+  // The informer's retry timers are unref'd (src/core/clock.ts): while it backs off after a failed LIST nothing else
+  // keeps this process alive, and it would exit without a result. This interval keeps it waiting.
+  const keepAlive = setInterval(() => {}, 1000);
+  void keepAlive;
   const kc = loadKubeConfig({ path: process.env.BENCH_KUBECONFIG! });
   const transport = new KubeTransport(kc);
   const ns = process.env.BENCH_NS!;
