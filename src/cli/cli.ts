@@ -710,6 +710,10 @@ async function run(args: CliArgs, io: CliIo, log: Logger, s: Session, store: Dis
   let stop!: () => void;
   const stopped = new Promise<void>((resolve) => (stop = resolve));
   store.add(io.onInterrupt(() => stop()));
+  // `run` lasts until Ctrl+C or --duration. The core's timers are unref'd, so while an informer waits to retry a
+  // failed LIST no socket or timer would hold the process: keep it alive until stopped.
+  const keepAlive = setInterval(() => {}, 1 << 30);
+  store.add(toDisposable(() => clearInterval(keepAlive)));
   if (args.durationMs !== undefined) {
     const h = realClock.setTimeout(() => stop(), args.durationMs);
     store.add(toDisposable(() => realClock.clearTimeout(h)));
@@ -728,6 +732,7 @@ async function run(args: CliArgs, io: CliIo, log: Logger, s: Session, store: Dis
     io.stderr(`reconcile-lab: ${controller.name} running on ${s.resource.resource}${s.resource.group ? '.' + s.resource.group : ''}${args.namespace ? ` in ${args.namespace}` : ''} (${st.maxConcurrentReconciles} worker(s), ${st.workQueue} queue${args.predicates.length ? `, predicates: ${args.predicates.join(', ')}` : ''}); Ctrl+C to stop\n`);
   }
   await stopped;
+  clearInterval(keepAlive);
   await controller.stop();
   controller.journal.flush();
   // The summary, and a non-zero exit when a key's last reconcile failed (a script can tell).

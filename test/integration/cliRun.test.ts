@@ -132,4 +132,32 @@ describe('reconcile-lab run: workers, timeouts and predicates against a real kub
     assert.equal(bad.code, 2);
     assert.match(bad.stderr, /unknown predicate "nope" \(predicates: generation-changed, /);
   });
+
+  test('run keeps running while the informer waits to retry a failing LIST (the resource was deleted), then ends with its summary', async () => {
+    const cluster = await getTestCluster();
+    const gone = await installLabCrd(cluster.transport);
+    await c.create(gone.gvr, { apiVersion: gone.apiVersion, kind: 'Widget', metadata: { name: 'w', namespace: ns }, spec: {} });
+    const p = spawn(process.execPath, [MAIN, 'run', '--kubeconfig', kubeconfig, '--resource', `widgets.${gone.group}`, '-n', ns, '--json', '--duration', '12'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    let deleted: Promise<unknown> | undefined;
+    p.stderr.on('data', (b) => (stderr += b));
+    p.stdout.on('data', (b) => {
+      stdout += b;
+      // Once the informer has listed, delete the CRD: the watch ends and every relist fails until --duration.
+      if (!deleted && /"kind":"informer"/.test(stdout)) {
+        deleted = cluster.transport.json({ method: 'DELETE', path: `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.${gone.group}` });
+      }
+    });
+    const code = await new Promise<number | null>((resolve, reject) => {
+      p.on('error', reject);
+      p.on('close', resolve);
+    });
+    assert.ok(deleted, `the informer listed before the CRD was deleted: ${stdout}${stderr}`);
+    await deleted;
+    // Only a process that stayed alive until --duration prints the summary (it follows the stop).
+    const last = stdout.trim().split('\n').at(-1) ?? '';
+    assert.match(last, /^\{"summary":/, `the run ended before --duration, without its summary: ${stdout.slice(-2000)}\n${stderr.slice(-2000)}`);
+    assert.equal(code, 0, stderr);
+  });
 });

@@ -140,11 +140,11 @@ describe('Debug with Reconcile Lab (F5 on a Go launch configuration)', function 
 
   async function f5(config: Record<string, unknown>): Promise<{ config: vscode.DebugConfiguration; shown: string[] }> {
     resolved = [];
-    const from = (await api()).recentlyShown().length;
+    const from = (await api()).shownMark(); // recentlyShown() keeps only the newest texts: count from a mark
     const folder = vscode.workspace.workspaceFolders?.[0];
     await vscode.debug.startDebugging(folder, { name: 'Debug controller', type: 'go', request: 'launch', mode: 'debug', program: '${workspaceFolder}/cmd', ...config });
     await waitUntil(() => resolved.length === 1, 'the configuration to be resolved');
-    return { config: resolved[0]!, shown: (await api()).recentlyShown().slice(from).map((s) => s.text) };
+    return { config: resolved[0]!, shown: (await api()).shownSince(from).map((s) => s.text) };
   }
 
   it('"reconcileLab": true gets the bridge environment and the connection\'s KUBECONFIG; leader election on is warned about', async () => {
