@@ -137,7 +137,8 @@ describe('reconcile-lab run: workers, timeouts and predicates against a real kub
     const cluster = await getTestCluster();
     const gone = await installLabCrd(cluster.transport);
     await c.create(gone.gvr, { apiVersion: gone.apiVersion, kind: 'Widget', metadata: { name: 'w', namespace: ns }, spec: {} });
-    const p = spawn(process.execPath, [MAIN, 'run', '--kubeconfig', kubeconfig, '--resource', `widgets.${gone.group}`, '-n', ns, '--json', '--duration', '12'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    // An exec reconciler watches nothing else: no other informer's socket holds the process while the LIST fails.
+    const p = spawn(process.execPath, [MAIN, 'run', '--kubeconfig', kubeconfig, '--resource', `widgets.${gone.group}`, '-n', ns, '--reconciler', `exec:${script}`, '--json', '--duration', '12'], { stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     let deleted: Promise<unknown> | undefined;
