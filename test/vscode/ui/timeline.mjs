@@ -100,8 +100,10 @@ export default async function timelineUi(t) {
       const detail = log.locator('#detail:not([hidden])');
       await eventually('the detail pane to show the loop\'s ConfigMap write', async () => {
         await writeRow.click({ timeout: 5_000 }).catch(() => {});
-        return (await detail.count()) ? log.locator('#detail-title').textContent() : '';
-      }, (s) => /configmaps/.test(s ?? '') && !/dry-run/.test(s ?? ''), { intervalMs: 700 }); // slower than a double-click
+        if (!(await detail.count())) return '';
+        // The entry's kind is in its fields ("#77 · write"); an informer entry's title names configmaps too.
+        return `${await log.locator('#detail-title').textContent()}\n${await log.locator('#detail .detail-fields').textContent()}`;
+      }, (s) => /configmaps/.test(s ?? '') && !/dry-run/.test(s ?? '') && /#\d+ · write/.test(s ?? ''), { intervalMs: 700 }); // slower than a double-click
       const sections = await eventually('detail sections', () => log.locator('.detail-section').allTextContents(), (s) => s.some((x) => /before → after/.test(x)));
       assert.ok(sections.some((s) => /^Reconcile #\d+ of /.test(s)), `the reconcile it belongs to: ${JSON.stringify(sections)}`);
       assert.ok(sections.includes('Cause'), JSON.stringify(sections));
