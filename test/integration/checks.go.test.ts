@@ -4,7 +4,6 @@
 // Each run of a check is a new process of the compiled program (a check instance over its scratch namespace).
 import { before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { createDynamicClient, type DynamicKubeClient } from '../../src/core/k8s/dynamicClient.ts';
@@ -12,6 +11,7 @@ import { runChecks } from '../../src/core/checks/runChecks.ts';
 import type { CheckReport, RunChecksOptions } from '../../src/core/checks/types.ts';
 import type { ResourceInfo } from '../../src/core/k8s/objects.ts';
 import { createNamespace, getTestCluster, installCrd, type TestCluster } from './support/cluster.ts';
+import { runCliProcess } from './support/cli.ts';
 import { buildGoSample, haveGo, sampleDir } from './support/goSample.ts';
 import { ROOT, sampleDocs } from './reconcilers.support.ts';
 
@@ -82,15 +82,7 @@ describe('robustness checks on the Go controller through the bridge', { skip: (!
 
   test('reconcile-lab check --go: the real CLI process checks the Go controller and prints JSON', async () => {
     const key = `${ns}/widget-ready`;
-    const r = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
-      const p = spawn(process.execPath, [join(ROOT, 'src/cli/main.ts'), 'check', key, '--kubeconfig', cluster.kubeconfigPath, '--resource', 'widgets.lab.reconcile.dev', '--go', `${bin} --leader-elect=false`, '--check', 'runTwice,crashAfterWrite', '--json'], { stdio: ['ignore', 'pipe', 'pipe'] });
-      let stdout = '';
-      let stderr = '';
-      p.stdout.on('data', (b) => (stdout += b));
-      p.stderr.on('data', (b) => (stderr += b));
-      p.on('error', reject);
-      p.on('close', (code) => resolve({ code, stdout, stderr }));
-    });
+    const r = await runCliProcess(['check', key, '--kubeconfig', cluster.kubeconfigPath, '--resource', 'widgets.lab.reconcile.dev', '--go', `${bin} --leader-elect=false`, '--check', 'runTwice,crashAfterWrite', '--json']);
     assert.equal(r.code, 0, r.stderr + r.stdout);
     const report = JSON.parse(r.stdout) as CheckReport;
     assert.equal(report.reconcilerKind, 'go');

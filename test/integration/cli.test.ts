@@ -1,10 +1,11 @@
 import { before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createNamespace, getTestCluster, installCrd, testCrd, uniqueName } from './support/cluster.ts';
+import { runCliProcess } from './support/cli.ts';
 import type { KubeTransport } from '../../src/core/k8s/transport.ts';
 import { client as makeClient, CONFIGMAPS, installLabCrd, ROOT, sampleWidgets, type LabCrd } from './reconcilers.support.ts';
 import { runCli } from '../../src/cli/cli.ts';
@@ -13,26 +14,7 @@ import { isNotFound } from '../../src/core/k8s/client.ts';
 import type { DynamicKubeClient } from '../../src/core/k8s/dynamicClient.ts';
 
 const NODE = process.execPath;
-const MAIN = join(ROOT, 'src/cli/main.ts');
-
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-/** Runs the real CLI entry point (src/cli/main.ts under this Node) as a child process. */
-function cli(args: string[], env: Record<string, string> = {}): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const p = spawn(NODE, [MAIN, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    p.stdout.on('data', (b) => (stdout += b));
-    p.stderr.on('data', (b) => (stderr += b));
-    p.on('error', reject);
-    p.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
+const cli = runCliProcess;
 
 describe('reconcile-lab CLI against a real kube-apiserver', () => {
   let c: DynamicKubeClient;

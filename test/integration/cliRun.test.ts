@@ -5,29 +5,13 @@ import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createNamespace, getTestCluster } from './support/cluster.ts';
-import { client as makeClient, installLabCrd, ROOT, type LabCrd } from './reconcilers.support.ts';
+import { CLI_MAIN, runCliProcess, type CliRun } from './support/cli.ts';
+import { client as makeClient, installLabCrd, type LabCrd } from './reconcilers.support.ts';
 import type { DynamicKubeClient } from '../../src/core/k8s/dynamicClient.ts';
 
-const MAIN = join(ROOT, 'src/cli/main.ts');
+type Run = CliRun;
 
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-/** Runs the real CLI entry point under this Node as a child process. */
-function cli(args: string[]): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const p = spawn(process.execPath, [MAIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    p.stdout.on('data', (b) => (stdout += b));
-    p.stderr.on('data', (b) => (stderr += b));
-    p.on('error', reject);
-    p.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
+const cli = runCliProcess;
 
 type Entry = { kind: string; key?: string; role?: string; outcome?: { kind: string; message?: string; timedOut?: boolean }; filteredBy?: string; event?: string };
 
@@ -138,7 +122,7 @@ describe('reconcile-lab run: workers, timeouts and predicates against a real kub
     const gone = await installLabCrd(cluster.transport);
     await c.create(gone.gvr, { apiVersion: gone.apiVersion, kind: 'Widget', metadata: { name: 'w', namespace: ns }, spec: {} });
     // An exec reconciler watches nothing else: no other informer's socket holds the process while the LIST fails.
-    const p = spawn(process.execPath, [MAIN, 'run', '--kubeconfig', kubeconfig, '--resource', `widgets.${gone.group}`, '-n', ns, '--reconciler', `exec:${script}`, '--json', '--duration', '12'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const p = spawn(process.execPath, [CLI_MAIN, 'run', '--kubeconfig', kubeconfig, '--resource', `widgets.${gone.group}`, '-n', ns, '--reconciler', `exec:${script}`, '--json', '--duration', '12'], { stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     let deleted: Promise<unknown> | undefined;
