@@ -103,7 +103,7 @@ export default async function timelineUi(t) {
         if (!(await detail.count())) return '';
         // The entry's kind is in its fields ("#77 · write"); an informer entry's title names configmaps too.
         return `${await log.locator('#detail-title').textContent()}\n${await log.locator('#detail .detail-fields').textContent()}`;
-      }, (s) => /configmaps/.test(s ?? '') && !/dry-run/.test(s ?? '') && /#\d+ · write/.test(s ?? ''), { intervalMs: 700 }); // slower than a double-click
+      }, (s) => /^(create|update|patch) configmaps /.test(s ?? '') && !/dry-run/.test(s ?? '') && /#\d+ · write/.test(s ?? ''), { intervalMs: 700 }); // slower than a double-click
       const sections = await eventually('detail sections', () => log.locator('.detail-section').allTextContents(), (s) => s.some((x) => /before → after/.test(x)));
       assert.ok(sections.some((s) => /^Reconcile #\d+ of /.test(s)), `the reconcile it belongs to: ${JSON.stringify(sections)}`);
       assert.ok(sections.includes('Cause'), JSON.stringify(sections));
