@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import * as vscode from 'vscode';
 import { parse, stringify } from 'yaml';
 import type { ReconcileLab } from '../../../src/host/reconcileLab.ts';
-import { connectTo, lab, labCluster, ok, ROOT, run, runAsStranger, testNamespace, waitUntil, widget, widgetCrd } from './support/lab.ts';
+import { connectTo, lab, labCluster, ok, ROOT, run, runAsStranger, suiteWidgets, testNamespace, waitUntil, widget, widgetCrd } from './support/lab.ts';
 
 type ChecksResult = { totals: { findings: number; passed: number; failed: number; skipped: number; errors: number; checks: number }; findings: Array<{ check: string; key: string; title: string; severity: string }>; aborted: boolean; durationMs: number };
 
@@ -30,11 +30,8 @@ describe('Robustness checks', function () {
 
   before(async function () {
     this.timeout(120_000);
-    l = await lab();
-    const c = await widgetCrd();
-    ns = await testNamespace('ext-checks');
+    ({ l, ns } = await suiteWidgets('ext-checks', [{ name: 'checked', data: { color: 'green', size: 'm' } }]));
     tmp = mkdtempSync(join(tmpdir(), 'rl-ext-checks-'));
-    await labCluster().client.create(c.gvr, widget(c, ns, 'checked', { data: { color: 'green', size: 'm' } }));
   });
 
   after(async () => {

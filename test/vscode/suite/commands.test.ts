@@ -9,7 +9,7 @@ import * as vscode from 'vscode';
 import type { StepResult } from '../../../src/core/controller/controller.ts';
 import type { ReconcileLab } from '../../../src/host/reconcileLab.ts';
 import { Schemes } from '../../../src/host/ids.ts';
-import { connectTo, lab, labCluster, ok, run, testNamespace, waitUntil, widget, widgetCrd, type WidgetCrd } from './support/lab.ts';
+import { connectTo, labCluster, ok, run, suiteWidgets, waitUntil, widget, type WidgetCrd } from './support/lab.ts';
 
 const LEGACY = 'legacy.example.com/external-dns';
 const CONFIGMAPS = { group: '', version: 'v1', resource: 'configmaps' };
@@ -23,12 +23,8 @@ describe('commands against the local control plane', function () {
 
   before(async function () {
     this.timeout(120_000);
-    l = await lab();
-    c = await widgetCrd();
-    ns = await testNamespace('ext-cmd');
+    ({ l, c, ns } = await suiteWidgets('ext-cmd', [{ name: 'alpha', data: { color: 'blue' } }]));
     tmp = mkdtempSync(join(tmpdir(), 'rl-ext-cmd-'));
-    const { client } = labCluster();
-    await client.create(c.gvr, widget(c, ns, 'alpha', { data: { color: 'blue' } }));
     const r = await connectTo(ns);
     assert.equal(r.primaryResource, c.resourceId);
     assert.equal(r.loop, 'paused', 'a new connection starts with the loop paused');

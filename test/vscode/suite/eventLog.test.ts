@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as vscode from 'vscode';
 import type { ReconcileLab } from '../../../src/host/reconcileLab.ts';
-import { connectTo, lab, labCluster, ok, run, testNamespace, waitUntil, widget, widgetCrd } from './support/lab.ts';
+import { ok, run, suiteWidgets, waitUntil, widgetCrd } from './support/lab.ts';
 
 describe('Event Log', function () {
   this.timeout(90_000);
@@ -16,12 +16,8 @@ describe('Event Log', function () {
 
   before(async function () {
     this.timeout(120_000);
-    l = await lab();
-    const c = await widgetCrd();
-    ns = await testNamespace('ext-log');
+    ({ l, ns } = await suiteWidgets('ext-log', ['logged'], { connect: true }));
     tmp = mkdtempSync(join(tmpdir(), 'rl-ext-log-'));
-    await labCluster().client.create(c.gvr, widget(c, ns, 'logged'));
-    await connectTo(ns);
   });
 
   after(async () => {

@@ -3,14 +3,9 @@
 import * as assert from 'node:assert/strict';
 import type { ReconcileLab } from '../../../src/host/reconcileLab.ts';
 import { PAGE_SIZE, type ResourceNode } from '../../../src/host/views/resourcesTree.ts';
-import { connectTo, lab, labCluster, ok, run, testNamespace, waitUntil, widget, widgetCrd, type WidgetCrd } from './support/lab.ts';
+import { connectTo, lab, labCluster, ok, run, suiteWidgets, testNamespace, treeLabel as label, waitUntil, type WidgetCrd } from './support/lab.ts';
 
 const LEGACY = 'legacy.example.com/external-dns';
-
-function label(l: ReconcileLab, n: ResourceNode): string {
-  const item = l.resourcesTree.getTreeItem(n);
-  return typeof item.label === 'string' ? item.label : item.label?.label ?? '';
-}
 
 describe('Resources view', function () {
   this.timeout(90_000);
@@ -20,14 +15,7 @@ describe('Resources view', function () {
 
   before(async function () {
     this.timeout(120_000);
-    l = await lab();
-    c = await widgetCrd();
-    ns = await testNamespace('ext-tree');
-    const { client } = labCluster();
-    await client.create(c.gvr, widget(c, ns, 'held', { finalizers: [LEGACY] }));
-    await client.create(c.gvr, widget(c, ns, 'parent'));
-    await connectTo(ns);
-    await waitUntil(() => l.session?.list(c.resourceId).length === 2, 'widgets cached');
+    ({ l, c, ns } = await suiteWidgets('ext-tree', [{ name: 'held', finalizers: [LEGACY] }, 'parent'], { connect: true }));
   });
 
   function objectNodes(): ResourceNode[] {

@@ -5,7 +5,7 @@
 import * as assert from 'node:assert/strict';
 import * as vscode from 'vscode';
 import type { ReconcileLab } from '../../../src/host/reconcileLab.ts';
-import { connectTo, lab, labCluster, ok, run, testNamespace, waitUntil, widget, widgetCrd } from './support/lab.ts';
+import { ok, run, suiteWidgets, waitUntil, type WidgetCrd } from './support/lab.ts';
 
 describe('Event Log detail pane and Timeline', function () {
   this.timeout(90_000);
@@ -15,12 +15,9 @@ describe('Event Log detail pane and Timeline', function () {
 
   before(async function () {
     this.timeout(120_000);
-    l = await lab();
-    const c = await widgetCrd();
+    let c: WidgetCrd;
+    ({ l, c, ns } = await suiteWidgets('ext-timeline', ['traced'], { connect: true }));
     resource = c.resourceId;
-    ns = await testNamespace('ext-timeline');
-    await labCluster().client.create(c.gvr, widget(c, ns, 'traced'));
-    await connectTo(ns);
   });
 
   after(async () => {

@@ -5,14 +5,9 @@ import * as assert from 'node:assert/strict';
 import * as vscode from 'vscode';
 import type { ReconcileLab } from '../../../src/host/reconcileLab.ts';
 import type { ResourceNode } from '../../../src/host/views/resourcesTree.ts';
-import { connectTo, lab, labCluster, ok, run, runAsStranger, testNamespace, waitUntil, widget, widgetCrd, type WidgetCrd } from './support/lab.ts';
+import { labCluster, ok, run, runAsStranger, suiteWidgets, treeLabel as label, waitUntil, widget, type WidgetCrd } from './support/lab.ts';
 
 const LEGACY = 'legacy.example.com/external-dns';
-
-function label(l: ReconcileLab, n: ResourceNode): string {
-  const item = l.resourcesTree.getTreeItem(n);
-  return typeof item.label === 'string' ? item.label : item.label?.label ?? '';
-}
 
 describe('Resources view: filter, Events, Edit Spec as YAML, field-manager fights', function () {
   this.timeout(120_000);
@@ -22,14 +17,7 @@ describe('Resources view: filter, Events, Edit Spec as YAML, field-manager fight
 
   before(async function () {
     this.timeout(120_000);
-    l = await lab();
-    c = await widgetCrd();
-    ns = await testNamespace('ext-item8');
-    const { client } = labCluster();
-    await client.create(c.gvr, widget(c, ns, 'calm'));
-    await client.create(c.gvr, widget(c, ns, 'doomed', { finalizers: [LEGACY] }));
-    await connectTo(ns);
-    await waitUntil(() => l.session?.list(c.resourceId).length === 2, 'widgets cached');
+    ({ l, c, ns } = await suiteWidgets('ext-item8', ['calm', { name: 'doomed', finalizers: [LEGACY] }], { connect: true }));
   });
 
   after(async () => {

@@ -5,8 +5,7 @@ import * as assert from 'node:assert/strict';
 import * as vscode from 'vscode';
 import type { StepResult } from '../../../src/core/controller/controller.ts';
 import type { ReconcileLab } from '../../../src/host/reconcileLab.ts';
-import type { ResourceNode } from '../../../src/host/views/resourcesTree.ts';
-import { connectTo, lab, labCluster, ok, run, testNamespace, waitUntil, widget, widgetCrd, type WidgetCrd } from './support/lab.ts';
+import { labCluster, ok, run, suiteWidgets, waitUntil, widget, type WidgetCrd } from './support/lab.ts';
 
 const LEGACY = 'legacy.example.com/external-dns';
 const LAB_FINALIZER = 'lab.reconcile.dev/cleanup';
@@ -19,12 +18,7 @@ describe('Step has one meaning, and relative times tick', function () {
 
   before(async function () {
     this.timeout(120_000);
-    l = await lab();
-    c = await widgetCrd();
-    ns = await testNamespace('ext-ux');
-    const { client } = labCluster();
-    for (const name of ['a', 'b', 'c']) await client.create(c.gvr, widget(c, ns, name));
-    await connectTo(ns);
+    ({ l, c, ns } = await suiteWidgets('ext-ux', ['a', 'b', 'c'], { connect: true }));
     await waitUntil(() => l.session?.queuedKeys().length === 3, 'three keys queued (paused loop)');
     await vscode.commands.executeCommand('reconcileLab.resources.focus');
   });
@@ -94,14 +88,7 @@ describe('escape hatch and Delete', function () {
 
   before(async function () {
     this.timeout(120_000);
-    l = await lab();
-    c = await widgetCrd();
-    ns = await testNamespace('ext-hatch');
-    const { client } = labCluster();
-    await client.create(c.gvr, widget(c, ns, 'stuck', { finalizers: [LEGACY] }));
-    await client.create(c.gvr, widget(c, ns, 'plain'));
-    await connectTo(ns);
-    await waitUntil(() => l.session?.list(c.resourceId).length === 2, 'widgets cached');
+    ({ l, c, ns } = await suiteWidgets('ext-hatch', [{ name: 'stuck', finalizers: [LEGACY] }, 'plain'], { connect: true }));
   });
 
   it('Delete does not wait for finalizers: the object stays Terminating and the delete is journaled', async () => {

@@ -9,6 +9,7 @@ import { parseAllDocuments } from 'yaml';
 import type { ReconcileLabApi } from '../../../../src/extension.ts';
 import type { ReconcileLab } from '../../../../src/host/reconcileLab.ts';
 import type { CommandResult } from '../../../../src/host/commands/args.ts';
+import type { ResourceNode } from '../../../../src/host/views/resourcesTree.ts';
 import { createDynamicClient, type DynamicKubeClient } from '../../../../src/core/k8s/dynamicClient.ts';
 import { loadKubeConfig } from '../../../../src/core/k8s/kubeconfig.ts';
 import type { GroupVersionResource, KubeObject } from '../../../../src/core/k8s/objects.ts';
@@ -126,6 +127,44 @@ export async function connectTo(namespace: string, extra: Record<string, unknown
       ...extra,
     }),
   );
+}
+
+/** A Widget a suite starts with: its name, and optionally its finalizers and spec data. */
+export type WidgetSeed = string | { name: string; finalizers?: string[]; data?: Record<string, string> };
+
+/** What {@link suiteWidgets} set up for a suite. */
+export interface SuiteWidgets {
+  readonly l: ReconcileLab;
+  readonly c: WidgetCrd;
+  readonly ns: string;
+}
+
+/**
+ * The set-up most suites share: the activated extension, the run's Widget CRD, a fresh namespace named after
+ * `prefix`, and the `widgets` created in it (in order). With `connect`, the extension is then connected to that
+ * namespace and this resolves only once every widget is in its cache, so a suite's first test never races the
+ * initial LIST.
+ */
+export async function suiteWidgets(prefix: string, widgets: readonly WidgetSeed[], opts: { connect?: boolean } = {}): Promise<SuiteWidgets> {
+  const l = await lab();
+  const c = await widgetCrd();
+  const ns = await testNamespace(prefix);
+  const { client } = labCluster();
+  for (const w of widgets) {
+    const { name, ...extra } = typeof w === 'string' ? { name: w } : w;
+    await client.create(c.gvr, widget(c, ns, name, extra));
+  }
+  if (opts.connect) {
+    await connectTo(ns);
+    await waitUntil(() => l.session?.list(c.resourceId).length === widgets.length, `${widgets.length} widget(s) of ${ns} cached`);
+  }
+  return { l, c, ns };
+}
+
+/** The text of a Resources-tree node's label, as VS Code would render it. */
+export function treeLabel(l: ReconcileLab, n: ResourceNode): string {
+  const item = l.resourcesTree.getTreeItem(n);
+  return typeof item.label === 'string' ? item.label : item.label?.label ?? '';
 }
 
 // Root hook: remove what the suites created, releasing finalizers first so nothing stays Terminating.
