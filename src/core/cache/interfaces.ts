@@ -155,6 +155,12 @@ export interface ListerWatcher<T extends KubeObject = KubeObject> {
    * and lists instead. Absent or false: WatchList is attempted when enabled.
    */
   readonly watchListSemanticsUnsupported?: boolean;
-  list(options: ListOptions, signal: AbortSignal): Promise<KubeList<T>>;
+  /**
+   * One LIST call. `onItem`, when given, may be called by the implementation for each item as soon as that item is
+   * parsed (while the answer is still arriving), exactly once per item and in list order; the returned list then
+   * holds what `onItem` returned in that item's place. An implementation that parses the answer whole may ignore
+   * it: the caller tells the items it prepared from those it did not (the informer marks what it prepared).
+   */
+  list(options: ListOptions, signal: AbortSignal, onItem?: (item: T) => T): Promise<KubeList<T>>;
   watch(options: WatchOptions, signal: AbortSignal): AsyncIterable<WatchEvent<T>>;
 }

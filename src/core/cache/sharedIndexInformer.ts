@@ -328,25 +328,28 @@ export class SharedIndexInformer<T extends KubeObject = KubeObject> implements S
   }
 
   /**
-   * The lister-watcher the reflector uses: each LIST page's items are made what the cache keeps
-   * ({@link toCached}) as the page arrives, so that this work overlaps the transfer of the next page
-   * (KubeListerWatcher sends for it before returning this one) instead of running for the whole list after
-   * the last page. onReplace takes such items as they are: the transform still runs once per object.
+   * The lister-watcher the reflector uses: each LIST item is made what the cache keeps ({@link toCached}) as
+   * soon as it is parsed, while the rest of the answer streams in (KubeListerWatcher calls the `onItem` hook),
+   * or, from a lister-watcher that ignores the hook, as the page arrives; either way this work overlaps the
+   * transfer instead of running for the whole list after the last page. onReplace takes such items as they
+   * are: the transform still runs once per object.
    */
   private preparingLists(lw: ListerWatcher<KubeObject>): ListerWatcher<KubeObject> {
+    const prepare = (raw: KubeObject): KubeObject => {
+      if (this.stopped) return raw;
+      const obj = this.toCached(raw);
+      this.prepared.add(obj);
+      return obj;
+    };
     return {
       get watchListSemanticsUnsupported() {
         return lw.watchListSemanticsUnsupported;
       },
       list: async (options, signal) => {
-        const page = await lw.list(options, signal);
+        const page = await lw.list(options, signal, prepare);
         const items = page.items;
         if (Array.isArray(items) && !this.stopped) {
-          for (let i = 0; i < items.length; i++) {
-            const obj = this.toCached(items[i]!);
-            this.prepared.add(obj);
-            items[i] = obj;
-          }
+          for (let i = 0; i < items.length; i++) if (!this.prepared.has(items[i]!)) items[i] = prepare(items[i]!);
         }
         return page;
       },

@@ -2,7 +2,9 @@ import type { ListerWatcher, ListOptions, WatchEvent, WatchOptions } from '../ca
 import { ApiError } from './client.ts';
 import type { GroupVersionResource, KubeList, KubeObject } from './objects.ts';
 import { resourcePath } from './paths.ts';
-import { isTransportClosed, readText, toApiError, type KubeTransport, type TransportRequest } from './transport.ts';
+import type { Response } from 'undici';
+import { ListBodyParser, ListBodySyntaxError } from './listStream.ts';
+import { bodyReadError, isTransportClosed, readText, toApiError, type KubeTransport, type TransportRequest } from './transport.ts';
 
 export interface KubeListerWatcherOptions {
   transport: KubeTransport;
@@ -132,31 +134,31 @@ function parseLine<T extends KubeObject>(line: string): WatchEvent<T> {
   return ev;
 }
 
-/** A LIST answer as received: status and body text, not parsed yet. */
-interface PageText {
-  status: number;
-  text: string;
-}
-
 /** What identifies a continued page: its token and page size (continued pages carry no RV; selectors are bound). */
 function aheadKey(options: ListOptions): string {
   return `${options.limit ?? ''}\u0000${options.continue ?? ''}`;
 }
 
+/** Bytes handed to the list parser at once: one JSON.parse of complete items per slice at most this long. */
+const PARSE_SLICE_BYTES = 64 << 10;
 /**
- * The continue token of a LIST answer without parsing it: list metadata is
- * either first (typed lists) or last (unstructured lists, keys in order), so
- * only the head and tail of the text are looked at. A guess, checked against
- * the parsed answer by the caller; undefined when none is seen.
+ * Bytes parsed (and prepared by `onItem`) between two yields to the event loop, so that a long list body that has
+ * already arrived (its chunks then resolve as microtasks) does not hold the thread: a few milliseconds of work.
  */
-export function peekContinue(text: string): string | undefined {
-  const near = 4096;
-  const re = /"continue":"([^"\\]*)"/;
-  const head = re.exec(text.length > near ? text.slice(0, near) : text);
-  if (head) return head[1] || undefined;
-  if (text.length <= near) return undefined;
-  const tail = re.exec(text.slice(text.length - near));
-  return tail?.[1] || undefined;
+const YIELD_EVERY_BYTES = 512 << 10;
+
+/** Lets timers, I/O and other tasks run (a macrotask turn), then resumes. */
+function yieldToEventLoop(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}
+
+/** A LIST request on the wire: its answer's headers (the body is read by whoever takes it). */
+interface PageRequest {
+  readonly res: Promise<Response>;
+  /** The signal the request was sent with. */
+  readonly signal: AbortSignal;
+  /** Releases what links the request to callers' signals (after its body was read or given up). */
+  release(): void;
 }
 
 /**
@@ -187,40 +189,99 @@ export class KubeListerWatcher implements ListerWatcher<KubeObject> {
   }
 
   /**
-   * LIST one page (or the whole list). Paging is pipelined: when a paged
-   * answer (`limit` set) carries a continue token, the request for the next
-   * page is sent before this page is parsed, so the server prepares and sends
-   * it while we parse. That answer is handed, unchanged, to the next `list`
-   * call with exactly that token and limit (errors included: an expired token
-   * still throws its 410 there); any other call discards it and aborts it.
-   * At most one page is ahead; `signal` aborts it too. What callers get is
-   * the same as without the pipeline, page for page.
+   * LIST one page (or the whole list), parsed while it streams in: the body's items are parsed as their bytes
+   * arrive ({@link ListBodyParser}) and each is handed to `onItem` at once, so parsing and what `onItem` does
+   * overlap the transfer. The result is what parsing the whole body would give (items replaced by what `onItem`
+   * returned); a body that is not JSON throws ApiError 500 BadList, a non-2xx answer the server's Status as an
+   * ApiError with its code (410 included), a body cut off an ApiError code 0 (or the abort reason /
+   * {@link transportClosedError}). The work between two turns of the event loop is bounded (about 512 KiB of body).
+   *
+   * Paging is pipelined: when a paged call (`limit` set) learns the page's continue token (from the list
+   * metadata: before the items for typed lists, after them for unstructured ones), the request for the next
+   * page is sent at once, so the server prepares and sends it while this page is still parsed. That answer is
+   * handed, unchanged, to the next `list` call with exactly that token and limit (errors included: an expired
+   * token still throws its 410 there); any other call discards it and aborts it. At most one page is ahead;
+   * `signal` aborts it too. What callers get is the same as without the pipeline, page for page.
    */
-  async list(options: ListOptions, signal: AbortSignal): Promise<KubeList<KubeObject>> {
-    const ahead = this.takeAhead(options);
-    const page = await (ahead ?? this.fetchPage(options, signal));
-    if (page.status < 200 || page.status >= 300) throw toApiError(page.status, page.text, `GET ${this.path}`);
-    const token = options.limit ? peekContinue(page.text) : undefined;
-    if (token !== undefined && !signal.aborted) this.sendAhead({ ...options, resourceVersion: undefined, resourceVersionMatch: undefined, continue: token }, signal);
-    let list: KubeList<KubeObject>;
+  async list(options: ListOptions, signal: AbortSignal, onItem?: (item: KubeObject) => KubeObject): Promise<KubeList<KubeObject>> {
+    const page = this.takeAhead(options, signal) ?? this.request(options, signal);
+    const what = { method: 'GET', path: this.path, signal: page.signal } as const;
     try {
-      list = JSON.parse(page.text) as KubeList<KubeObject>;
+      const res = await page.res;
+      if (res.status < 200 || res.status >= 300) throw toApiError(res.status, await readText(res, what, this.transport), `GET ${this.path}`);
+      return await this.readList(res, options, signal, page.signal, onItem);
     } catch (e) {
-      this.dropAhead();
-      throw new ApiError(500, 'BadList', `GET ${this.path}: the answer is not JSON (${(e as Error).message})`);
+      // The caller's abort wins over how the request ended because of it.
+      if (signal.aborted) throw signal.reason ?? e;
+      throw e;
+    } finally {
+      page.release();
     }
-    // The peek is a guess; the parsed token is the truth (a wrong guess costs one discarded request).
-    if (this.ahead && this.ahead.key !== aheadKey({ ...options, continue: list.metadata?.continue })) this.dropAhead();
-    return list;
   }
 
   /** The next page, requested before the caller asked (see {@link list}). */
-  private ahead: { key: string; page: Promise<PageText>; abort: AbortController; unlink: () => void } | undefined;
+  private ahead: { key: string; res: Promise<Response>; abort: AbortController; unlink: () => void } | undefined;
 
-  private async fetchPage(options: ListOptions, signal: AbortSignal): Promise<PageText> {
-    const req = { method: 'GET', path: this.path, query: listQuery(options, this.bound), signal } as const;
-    const res = await this.transport.send(req);
-    return { status: res.status, text: await readText(res, req, this.transport) };
+  /** Streams and parses a 2xx LIST answer (see {@link list}). */
+  private async readList(
+    res: Response,
+    options: ListOptions,
+    signal: AbortSignal,
+    requestSignal: AbortSignal,
+    onItem: ((item: KubeObject) => KubeObject) | undefined,
+  ): Promise<KubeList<KubeObject>> {
+    const what = { method: 'GET', path: this.path, signal: requestSignal } as const;
+    let aheadSent = false;
+    const parser = new ListBodyParser<KubeObject>({
+      onItem,
+      onMetadata: (md) => {
+        const token = md?.continue;
+        if (!options.limit || typeof token !== 'string' || token === '' || aheadSent || signal.aborted) return;
+        aheadSent = true;
+        this.sendAhead({ ...options, resourceVersion: undefined, resourceVersionMatch: undefined, continue: token }, signal);
+      },
+    });
+    const reader = res.body?.getReader();
+    let done = reader === undefined;
+    try {
+      let sinceYield = 0;
+      while (reader) {
+        let r: ReadableStreamReadResult<Uint8Array>;
+        try {
+          r = await reader.read();
+        } catch (e) {
+          done = true;
+          throw bodyReadError(e, what, this.transport);
+        }
+        if (r.done) {
+          done = true;
+          break;
+        }
+        const chunk = r.value;
+        for (let at = 0; at < chunk.length; at += PARSE_SLICE_BYTES) {
+          parser.push(at === 0 && chunk.length <= PARSE_SLICE_BYTES ? chunk : chunk.subarray(at, at + PARSE_SLICE_BYTES));
+          sinceYield += Math.min(PARSE_SLICE_BYTES, chunk.length - at);
+          if (sinceYield >= YIELD_EVERY_BYTES) {
+            sinceYield = 0;
+            await yieldToEventLoop();
+            if (signal.aborted) throw signal.reason;
+          }
+        }
+      }
+      return parser.end() as KubeList<KubeObject>;
+    } catch (e) {
+      if (aheadSent) this.dropAhead();
+      if (e instanceof ListBodySyntaxError) throw new ApiError(500, 'BadList', `GET ${this.path}: the answer is not JSON (${e.message})`);
+      throw e;
+    } finally {
+      if (!done) await reader?.cancel().catch(() => {});
+    }
+  }
+
+  /** Sends a LIST request with the caller's signal. */
+  private request(options: ListOptions, signal: AbortSignal): PageRequest {
+    const res = this.transport.send({ method: 'GET', path: this.path, query: listQuery(options, this.bound), signal });
+    return { res, signal, release: () => {} };
   }
 
   private sendAhead(options: ListOptions, signal: AbortSignal): void {
@@ -228,18 +289,22 @@ export class KubeListerWatcher implements ListerWatcher<KubeObject> {
     const abort = new AbortController();
     const onAbort = () => abort.abort(signal.reason);
     signal.addEventListener('abort', onAbort, { once: true });
-    const page = this.fetchPage(options, abort.signal);
-    page.catch(() => {}); // observed by the call that takes it; a dropped one is nobody's error
-    this.ahead = { key: aheadKey(options), page, abort, unlink: () => signal.removeEventListener('abort', onAbort) };
+    const res = this.transport.send({ method: 'GET', path: this.path, query: listQuery(options, this.bound), signal: abort.signal });
+    res.catch(() => {}); // observed by the call that takes it; a dropped one is nobody's error
+    this.ahead = { key: aheadKey(options), res, abort, unlink: () => signal.removeEventListener('abort', onAbort) };
   }
 
-  private takeAhead(options: ListOptions): Promise<PageText> | undefined {
+  /** The page requested ahead when `options` continue it, now linked to the taking call's `signal`. */
+  private takeAhead(options: ListOptions, signal: AbortSignal): PageRequest | undefined {
     const a = this.ahead;
     if (!a) return undefined;
     if (options.continue && a.key === aheadKey(options) && !a.abort.signal.aborted) {
       this.ahead = undefined;
       a.unlink();
-      return a.page;
+      const onAbort = () => a.abort.abort(signal.reason);
+      signal.addEventListener('abort', onAbort, { once: true });
+      if (signal.aborted) onAbort();
+      return { res: a.res, signal: a.abort.signal, release: () => signal.removeEventListener('abort', onAbort) };
     }
     this.dropAhead();
     return undefined;

@@ -189,11 +189,20 @@ export async function readText(res: Response, req: Pick<TransportRequest, 'metho
   try {
     return await res.text();
   } catch (e) {
-    if (req.signal?.aborted) throw req.signal.reason ?? e;
-    if (transport.isDisposed) throw transportClosedError();
-    const cause = (e as { cause?: { code?: string; message?: string } }).cause;
-    throw new ApiError(0, 'Unreachable', `${req.method} ${req.path}: the answer was cut off (${cause?.code ?? cause?.message ?? (e as Error).message}).`, { cause: cause?.code ?? (e as Error).message });
+    throw bodyReadError(e, req, transport);
   }
+}
+
+/**
+ * The error to throw for `e`, a failure while reading the body of the answer to `req` (see {@link readText}): the
+ * caller's abort reason if it aborted, {@link transportClosedError} if the transport was disposed, otherwise an
+ * ApiError code 0 (reason Unreachable) naming the cause.
+ */
+export function bodyReadError(e: unknown, req: Pick<TransportRequest, 'method' | 'path' | 'signal'>, transport: { readonly isDisposed?: boolean }): unknown {
+  if (req.signal?.aborted) return req.signal.reason ?? e;
+  if (transport.isDisposed) return transportClosedError();
+  const cause = (e as { cause?: { code?: string; message?: string } }).cause;
+  return new ApiError(0, 'Unreachable', `${req.method} ${req.path}: the answer was cut off (${cause?.code ?? cause?.message ?? (e as Error).message}).`, { cause: cause?.code ?? (e as Error).message });
 }
 
 /** Builds an ApiError from a failed response body (a metav1.Status when the server sent one). */
