@@ -199,6 +199,7 @@ async function main(): Promise<void> {
         RECONCILE_LAB_BENCH_NAMESPACE: NS, RECONCILE_LAB_BENCH_OBJECTS: String(N), RECONCILE_LAB_BENCH_BURST: String(BURST),
         ...(process.env.BENCH_EVENT_LOG_RATE ? { BENCH_EVENT_LOG_RATE: process.env.BENCH_EVENT_LOG_RATE } : {}),
         ...(process.env.BENCH_EVENT_LOG_SECONDS ? { BENCH_EVENT_LOG_SECONDS: process.env.BENCH_EVENT_LOG_SECONDS } : {}),
+        ...(process.env.BENCH_CPU_PROFILE ? { BENCH_CPU_PROFILE: resolve(process.env.BENCH_CPU_PROFILE) } : {}),
       },
     });
     browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });

@@ -16,6 +16,7 @@ import { join } from 'node:path';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
+import { Session as InspectorSession } from 'node:inspector';
 import type { ReconcileLabApi } from '../src/extension.ts';
 import type { ResourceNode } from '../src/host/views/resourcesTree.ts';
 
@@ -112,6 +113,42 @@ function diff(a: ReturnType<ProviderCost['snapshot']>, b: ReturnType<ProviderCos
   };
 }
 
+/**
+ * With BENCH_CPU_PROFILE=<dir>: a V8 CPU profile of the extension host per phase (`<dir>/<phase>.cpuprofile`, open
+ * in Chrome DevTools or summarise with scripts/cpuprofile-top.mjs), taken through node:inspector in this process.
+ */
+class PhaseProfiler {
+  private readonly session?: InspectorSession;
+  private current?: string;
+  private readonly dir = process.env.BENCH_CPU_PROFILE;
+  constructor() {
+    if (!this.dir) return;
+    this.session = new InspectorSession();
+    this.session.connect();
+    this.post('Profiler.enable');
+    this.post('Profiler.setSamplingInterval', { interval: 500 });
+  }
+  private post(method: string, params?: object): Promise<any> {
+    return new Promise((res, rej) => this.session!.post(method, params ?? {}, (e, r) => (e ? rej(e) : res(r))));
+  }
+  async start(phase: string): Promise<void> {
+    if (!this.session) return;
+    await this.stop();
+    this.current = phase;
+    await this.post('Profiler.start');
+  }
+  async stop(): Promise<void> {
+    if (!this.session || !this.current) return;
+    const { profile } = await this.post('Profiler.stop');
+    writeFileSync(join(this.dir!, `${this.current}.cpuprofile`), JSON.stringify(profile));
+    log(`cpu profile: ${join(this.dir!, `${this.current}.cpuprofile`)}`);
+    this.current = undefined;
+  }
+  dispose(): void {
+    this.session?.disconnect();
+  }
+}
+
 async function handOver(phase: string, info: unknown = {}): Promise<Record<string, unknown>> {
   writeFileSync(join(DIR, `${phase}.ready`), JSON.stringify(info));
   const done = join(DIR, `${phase}.done`);
@@ -142,6 +179,7 @@ async function api(): Promise<ReconcileLabApi> {
 export async function run(): Promise<void> {
   const results: Record<string, unknown> = {};
   const long = new LongTasks();
+  const prof = new PhaseProfiler();
   try {
     const { lab } = await api();
     const cost = new ProviderCost(lab.resourcesTree as never);
@@ -149,14 +187,19 @@ export async function run(): Promise<void> {
     await sleep(2000);
 
     // ---- connect ----
-    long.phase = 'connect';
+    // The forced full GCs around connect (for the heap per object) are the benchmark's own work: their pauses are
+    // kept out of the phase's long tasks (phase "gc").
+    long.phase = 'gc';
     const heap0 = await fullGc();
+    long.phase = 'connect';
+    await prof.start('connect');
     const t0 = performance.now();
     await lab.connect({ kubeconfig: KUBECONFIG, overrides: { resources: [RESOURCE], namespaces: [NAMESPACE], 'reconciler.resource': RESOURCE } as never });
     const session = lab.session!;
     while (session.list(RESOURCE).length < OBJECTS) await sleep(100);
     const connectMs = performance.now() - t0;
     await sleep(1500);
+    long.phase = 'gc';
     const heap1 = await fullGc();
     results.connect = { ms: Math.round(connectMs), objects: session.list(RESOURCE).length, heapBeforeMB: heap0 / 2 ** 20, heapAfterMB: heap1 / 2 ** 20, heapPerObject: Math.round((heap1 - heap0) / OBJECTS), rssMB: process.memoryUsage().rss / 2 ** 20 };
     (results.connect as Record<string, unknown>).longTasks = long.of('connect');
@@ -165,6 +208,7 @@ export async function run(): Promise<void> {
 
     // ---- expand the namespace node (the driver clicks it) ----
     long.phase = 'expand';
+    await prof.start('expand');
     let c0 = cost.snapshot();
     const expanded = await handOver('expand', { namespace: NAMESPACE });
     await sleep(1000);
@@ -173,6 +217,7 @@ export async function run(): Promise<void> {
 
     // ---- a burst of updates (the driver writes them) ----
     long.phase = 'burst';
+    await prof.start('burst');
     c0 = cost.snapshot();
     const refresh0 = lab.resourcesTree.refreshCount;
     const cpu0 = process.cpuUsage();
@@ -205,6 +250,7 @@ export async function run(): Promise<void> {
     await vscode.commands.executeCommand('reconcileLab.showEventLog');
     await sleep(3000);
     long.phase = 'eventLog';
+    await prof.start('eventLog');
     const cpuL = process.cpuUsage();
     const webview = handOver('eventLog', { rate: LOG_RATE, seconds: LOG_SECONDS });
     const start = performance.now();
@@ -226,6 +272,7 @@ export async function run(): Promise<void> {
     results.eventLog = { entries: appended, entriesPerSecond: Math.round(appended / (feedMs / 1000)), cpuMs: Math.round((cpuLog.user + cpuLog.system) / 1000), longTasks: long.of('eventLog'), webview: frames };
     log(`event log: ${JSON.stringify(results.eventLog)}`);
     long.phase = 'end';
+    await prof.stop();
     results.heapEndMB = (await fullGc()) / 2 ** 20;
   } catch (e) {
     results.error = String((e as Error)?.stack ?? e);
@@ -234,6 +281,8 @@ export async function run(): Promise<void> {
     results.longTasks = long.tasks;
     results.maxEventLoopDelayMs = long.maxDelayMs();
     long.dispose();
+    await prof.stop().catch(() => {});
+    prof.dispose();
     writeFileSync(join(DIR, 'results.json'), JSON.stringify(results, null, 2));
   }
 }

@@ -4,7 +4,7 @@ import type { Logger } from '../log.ts';
 import type { Journal, QueueTransition } from '../journal/journal.ts';
 import { splitKey, type ObjectKey } from '../k8s/keys.ts';
 import type { Controller, ControllerSnapshot, ControllerStatus, StepOptions, StepResult } from '../controller/controller.ts';
-import { KeyStateTable, type EnqueueReason, type KeyState, type ReconcileOutcome, type WaitKind } from '../controller/keyState.ts';
+import { KeyStateTable, type EnqueueReason, type KeyBrief, type KeyState, type ReconcileOutcome, type WaitKind } from '../controller/keyState.ts';
 import { outcomeOfEnd, reasonOfCause, writeRecordOf } from './causes.ts';
 import type { Cause, ControllerMessage, QueueMessage, ReconcileEndMessage, ReconcileStartMessage, ReplyMessage, WireWrite, WriteMessage } from './protocol.ts';
 import type { CommandOp } from './protocol.ts';
@@ -391,11 +391,19 @@ export class RemoteController implements Controller {
     return this.keys.get(key);
   }
 
-  snapshot(): ControllerSnapshot {
+  queuedKeys(): ObjectKey[] {
     const order = [...this.queued.entries()].map(([k, p], i) => ({ k, p, i }));
     order.sort((a, b) => b.p - a.p || a.i - b.i);
+    return order.map((o) => o.k);
+  }
+
+  keyBriefs(): KeyBrief[] {
+    return this.keys.briefs();
+  }
+
+  snapshot(): ControllerSnapshot {
     const waiting = [...this.waiting.entries()].map(([key, w]) => ({ key, dueAt: w.dueAt, kind: w.kind })).sort((a, b) => a.dueAt - b.dueAt);
-    return { at: this.clock.now(), status: this.status(), queue: order.map((o) => o.k), waiting, keys: this.keys.all() };
+    return { at: this.clock.now(), status: this.status(), queue: this.queuedKeys(), waiting, keys: this.keys.all() };
   }
 
   dispose(): void {

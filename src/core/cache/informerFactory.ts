@@ -7,6 +7,7 @@ import { gvrToString, type KubeObject, type ResourceInfo } from '../k8s/objects.
 import type { IndexFunc, ListerWatcher } from './interfaces.ts';
 import { SharedIndexInformer, type SharedIndexInformerOptions, type TransformFunc } from './sharedIndexInformer.ts';
 import { waitForCacheSync } from './waitForCacheSync.ts';
+import { DeliveryBudget } from './deliveryBudget.ts';
 
 /** What one informer watches: a resource, optionally narrowed to a namespace and selectors. */
 export interface InformerScope {
@@ -60,6 +61,8 @@ export class InformerFactory implements Disposable {
   private readonly clock: Clock;
   private readonly logger: Logger;
   private readonly options: InformerFactoryOptions;
+  /** One per factory: its informers' event handlers together take at most one slice per task of the event loop. */
+  private readonly budget: DeliveryBudget;
   private started = false;
   private stopped = false;
 
@@ -67,6 +70,7 @@ export class InformerFactory implements Disposable {
     this.options = options;
     this.clock = options.clock ?? realClock;
     this.logger = options.logger ?? nullLogger;
+    this.budget = new DeliveryBudget(this.clock);
     if (options.listerWatcherFactory) this.lwFactory = options.listerWatcherFactory;
     else if (options.transport) {
       const transport = options.transport;
@@ -92,6 +96,7 @@ export class InformerFactory implements Disposable {
         resyncPeriodMs: this.options.defaultResyncPeriodMs,
         random: this.options.random,
         watchList: this.options.watchList,
+        deliveryBudget: this.budget,
       });
       this.informers.set(key, informer as unknown as SharedIndexInformer<KubeObject>);
       if (this.started) informer.run();
@@ -124,5 +129,6 @@ export class InformerFactory implements Disposable {
     if (this.stopped) return;
     this.stopped = true;
     for (const inf of this.informers.values()) inf.dispose();
+    this.budget.dispose();
   }
 }

@@ -1,4 +1,5 @@
 import type { KubeObject } from '../k8s/objects.ts';
+import type { DeliveryBudget } from './deliveryBudget.ts';
 import type { DeletedFinalStateUnknown, HandlerRegistration, ResourceEventHandler } from './interfaces.ts';
 
 /** One notification for one handler. `update` with `oldObj === newObj` (same RV) is a resync. */
@@ -17,6 +18,11 @@ export interface ProcessorListenerOptions<T extends KubeObject> {
   onDispose: () => void;
   /** The resync period this handler asked for, after clamping (0 = none). */
   resyncPeriodMs: number;
+  /**
+   * The time delivery may take per task of the event loop, shared with the informer's other listeners: once it is
+   * spent, delivery goes on in a later task. Owned by the informer (or its factory).
+   */
+  budget: DeliveryBudget;
 }
 
 const COMPACT_AT = 1024;
@@ -31,9 +37,16 @@ const COMPACT_AT = 1024;
  * - `add` never calls the handler synchronously, so neither the reflector
  *   nor other handlers wait for this one; a slow handler only grows its own
  *   buffer;
+ * - delivery runs in slices: once the task's {@link DeliveryBudget} is
+ *   spent (checked before each notification but the first of a slice), the
+ *   listener continues with the next notification in a later task, so
+ *   thousands of buffered notifications (an initial list, a burst) never hold
+ *   the event loop for long; the order is unchanged and `hasSynced` stays
+ *   false until the last initial-list add has been handled;
  * - a throwing or rejecting handler is reported and the next notification
  *   is delivered;
- * - after `dispose` nothing more is delivered and the buffer is dropped.
+ * - after `dispose` nothing more is delivered, the buffer is dropped and a
+ *   scheduled slice is cancelled.
  */
 export class ProcessorListener<T extends KubeObject = KubeObject> implements HandlerRegistration {
   readonly resyncPeriodMs: number;
@@ -41,6 +54,9 @@ export class ProcessorListener<T extends KubeObject = KubeObject> implements Han
   private readonly upstreamHasSynced: () => boolean;
   private readonly onHandlerError: (error: unknown, notification: Notification<T>) => void;
   private readonly onDispose: () => void;
+  private readonly budget: DeliveryBudget;
+  /** Cancels the next slice, while delivery waits for it. */
+  private cancelNextSlice: (() => void) | undefined;
   private buffer: Array<Notification<T> | undefined> = [];
   private head = 0;
   private draining = false;
@@ -55,6 +71,7 @@ export class ProcessorListener<T extends KubeObject = KubeObject> implements Han
     this.onHandlerError = options.onHandlerError;
     this.onDispose = options.onDispose;
     this.resyncPeriodMs = options.resyncPeriodMs;
+    this.budget = options.budget;
   }
 
   /** True once the informer has synced and this handler has handled every initial-list add it was given. */
@@ -66,6 +83,9 @@ export class ProcessorListener<T extends KubeObject = KubeObject> implements Han
   get pending(): number {
     return this.buffer.length - this.head;
   }
+
+  /** Slices delivery has been cut into so far (tests and benchmarks: one per task that handled notifications). */
+  slices = 0;
 
   /** Notifications handled so far (including ones that threw). */
   get deliveredCount(): number {
@@ -92,11 +112,22 @@ export class ProcessorListener<T extends KubeObject = KubeObject> implements Han
     this.disposed = true;
     this.buffer = [];
     this.head = 0;
+    this.cancelNextSlice?.();
+    this.cancelNextSlice = undefined;
     this.onDispose();
   }
 
+  /**
+   * Delivers buffered notifications until the buffer is empty or the budget of this task is spent; in the latter
+   * case the rest is left for the next slice (a later task), with `draining` still set so that `add` does not start
+   * a second loop beside it. Every slice handles at least one notification (a slice may start in a task whose
+   * budget other listeners spent), so that every listener makes progress.
+   */
   private async drain(): Promise<void> {
+    let yielded = false;
     try {
+      this.budget.spent(); // opens this task's window when no listener did yet
+      this.slices++;
       while (!this.disposed && this.head < this.buffer.length) {
         const n = this.buffer[this.head]!;
         this.buffer[this.head++] = undefined;
@@ -113,14 +144,30 @@ export class ProcessorListener<T extends KubeObject = KubeObject> implements Han
           this.buffer = this.buffer.slice(this.head);
           this.head = 0;
         }
+        if (!this.disposed && this.head < this.buffer.length && this.budget.spent()) {
+          yielded = true;
+          this.deferSlice();
+          return;
+        }
       }
       if (this.head === this.buffer.length) {
         this.buffer.length = 0;
         this.head = 0;
       }
     } finally {
-      this.draining = false;
+      if (!yielded) this.draining = false;
     }
+  }
+
+  private deferSlice(): void {
+    this.cancelNextSlice = this.budget.defer(() => {
+      this.cancelNextSlice = undefined;
+      if (this.disposed) {
+        this.draining = false;
+        return;
+      }
+      void this.drain();
+    });
   }
 
   private call(n: Notification<T>): void | Promise<void> {

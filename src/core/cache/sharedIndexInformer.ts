@@ -16,6 +16,7 @@ import type {
 import { Indexer } from './indexer.ts';
 import { ObjectCompactor } from './compact.ts';
 import { type Notification, ProcessorListener } from './processorListener.ts';
+import { DeliveryBudget } from './deliveryBudget.ts';
 import { Reflector, type ReflectorStore } from './reflector.ts';
 
 /**
@@ -79,6 +80,12 @@ export interface SharedIndexInformerOptions<T extends KubeObject = KubeObject> {
    * Values read are unchanged; see {@link ObjectCompactor}. False keeps every object exactly as transformed.
    */
   shareRepeatedValues?: boolean;
+  /**
+   * The time event handlers may take per task of the event loop before their delivery continues in a later task
+   * ({@link DeliveryBudget}; an InformerFactory shares one among its informers). Default: the informer's own, of
+   * 10 ms. Order and `hasSynced` do not depend on it.
+   */
+  deliveryBudget?: DeliveryBudget;
 }
 
 /** A handler threw or rejected; the informer went on delivering. */
@@ -147,6 +154,8 @@ export class SharedIndexInformer<T extends KubeObject = KubeObject> implements S
   private readonly listeners = new Set<ListenerEntry<T>>();
   private readonly handlerErrors: Emitter<HandlerErrorEvent>;
   private readonly defaultResyncMs: number;
+  private readonly budget: DeliveryBudget;
+  private readonly ownsBudget: boolean;
   private resyncCheckPeriodMs: number;
   private synced = false;
   private started = false;
@@ -159,6 +168,8 @@ export class SharedIndexInformer<T extends KubeObject = KubeObject> implements S
     this.transform = options.transform ?? ((o) => o as T);
     this.compactor = options.shareRepeatedValues === false ? undefined : new ObjectCompactor();
     this.defaultResyncMs = clampResync(options.resyncPeriodMs ?? 0);
+    this.ownsBudget = !options.deliveryBudget;
+    this.budget = options.deliveryBudget ?? new DeliveryBudget(this.clock);
     this.resyncCheckPeriodMs = this.defaultResyncMs;
     this.indexer = new Indexer<T>(options.indexers ?? {}, (name, key, error) =>
       this.log.error('index function threw; object not indexed under it', { index: name, key, error: String(error) }),
@@ -224,6 +235,7 @@ export class SharedIndexInformer<T extends KubeObject = KubeObject> implements S
     this.listeners.clear();
     this.reflector.dispose();
     this.handlerErrors.dispose();
+    if (this.ownsBudget) this.budget.dispose();
   }
 
   hasSynced(): boolean {
@@ -263,6 +275,7 @@ export class SharedIndexInformer<T extends KubeObject = KubeObject> implements S
     entry.listener = new ProcessorListener<T>({
       handler,
       resyncPeriodMs: period,
+      budget: this.budget,
       upstreamHasSynced: () => this.synced,
       onHandlerError: (error, n) => this.reportHandlerError(error, n),
       onDispose: () => {

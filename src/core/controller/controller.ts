@@ -14,7 +14,7 @@ import { informerCacheReader } from './cacheReader.ts';
 import { enqueueForObject, enqueueForOwner, enqueueMapped, type KeyMapper } from './handler.ts';
 import { HotLoopDetector, type HotLoopOptions } from './hotLoop.ts';
 import { FieldFightDetector, type FieldFightOptions } from './fieldFight.ts';
-import { KeyStateTable, type EnqueueReason, type KeyState, type ReconcileOutcome, type WaitKind } from './keyState.ts';
+import { KeyStateTable, type EnqueueReason, type KeyBrief, type KeyState, type ReconcileOutcome, type WaitKind } from './keyState.ts';
 import type { Predicate } from './predicate.ts';
 import { isTerminal, type CacheReader, type ReconcileContext, type Reconciler, type Request, type Result } from './reconcile.ts';
 
@@ -82,6 +82,10 @@ export interface Controller extends Disposable {
   keyState(key: ObjectKey): KeyState | undefined;
   /** Every key's state plus queue order and status, at this moment. */
   snapshot(): ControllerSnapshot;
+  /** The queued keys in the order workers will take them (the snapshot's `queue`, without building the rest). */
+  queuedKeys(): ObjectKey[];
+  /** Every key's brief state, unordered (cheap beside {@link snapshot} for views that list or count all keys). */
+  keyBriefs(): KeyBrief[];
   /** Fires after every change of a key's state (synchronously, possibly often: coalesce in views). */
   readonly onDidChangeKeyState: Event<KeyState>;
 }
@@ -931,6 +935,14 @@ class ControllerEngine implements Controller {
 
   keyState(key: ObjectKey): KeyState | undefined {
     return this.keys.get(key);
+  }
+
+  queuedKeys(): ObjectKey[] {
+    return this.run?.queue.queuedItems() ?? [];
+  }
+
+  keyBriefs(): KeyBrief[] {
+    return this.keys.briefs();
   }
 
   snapshot(): ControllerSnapshot {

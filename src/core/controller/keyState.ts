@@ -89,6 +89,21 @@ export interface KeyState {
   readonly removed?: true;
 }
 
+/**
+ * What lists of every key need from a key (the Work Queue view's filter, order and counts), without the rest of its
+ * state: listing {@link KeyState}s of 10,000 keys costs a frozen object with copied arrays each, a brief does not.
+ */
+export interface KeyBrief {
+  readonly key: ObjectKey;
+  readonly phase: KeyPhase;
+  /** Due time of a pending wait (backoff / requeue-after). */
+  readonly dueAt?: number;
+  /** The last reconcile failed (an error or a TerminalError). */
+  readonly failed: boolean;
+  /** The key has a warning (e.g. a hot loop). */
+  readonly warned: boolean;
+}
+
 interface KeyRecord {
   key: ObjectKey;
   queued: boolean;
@@ -144,6 +159,16 @@ export class KeyStateTable implements Disposable {
   /** Every key's state, sorted by key. */
   all(): KeyState[] {
     return [...this.records.keys()].sort().map((k) => this.toState(this.records.get(k)!));
+  }
+
+  /** Every key's {@link KeyBrief}, in no particular order (cheap: no {@link KeyState} is built). */
+  briefs(): KeyBrief[] {
+    const out: KeyBrief[] = [];
+    for (const r of this.records.values()) {
+      const failed = r.lastOutcome?.kind === 'error' || r.lastOutcome?.kind === 'terminal';
+      out.push(r.waiting ? { key: r.key, phase: phaseOf(r), dueAt: r.waiting.dueAt, failed, warned: r.warning !== undefined } : { key: r.key, phase: phaseOf(r), failed, warned: r.warning !== undefined });
+    }
+    return out;
   }
 
   /**

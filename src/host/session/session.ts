@@ -13,7 +13,7 @@ import { controllerBuilder } from '../../core/controller/builder.ts';
 import { journalingContextFactory, journalWriteOf } from '../../core/actions/controllerContext.ts';
 import { createKubeEventRecorder } from '../../core/k8s/eventRecorder.ts';
 import type { Controller, ControllerStatus } from '../../core/controller/controller.ts';
-import type { KeyState } from '../../core/controller/keyState.ts';
+import type { KeyBrief, KeyState } from '../../core/controller/keyState.ts';
 import { predicateFuncs, type Predicate } from '../../core/controller/predicate.ts';
 import type { CacheReader, Reconciler } from '../../core/controller/reconcile.ts';
 import { discoverResources, resourceInfoFromCrd, type DiscoveredResource } from '../../core/k8s/discovery.ts';
@@ -570,8 +570,12 @@ export class Session implements ViewModel, Disposable {
     return this.controller ? [...this.controller.snapshot().keys] : [];
   }
 
+  keyBriefs(): KeyBrief[] {
+    return this.controller?.keyBriefs() ?? [];
+  }
+
   queuedKeys(): ObjectKey[] {
-    return this.controller ? [...this.controller.snapshot().queue] : [];
+    return this.controller?.queuedKeys() ?? [];
   }
 
   // ---- for commands ------------------------------------------------------------------------------------------

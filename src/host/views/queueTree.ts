@@ -1,6 +1,6 @@
 import * as vscode from 'vscode';
 import type { Clock } from '../../core/clock.ts';
-import type { KeyState } from '../../core/controller/keyState.ts';
+import type { KeyBrief, KeyPhase, KeyState } from '../../core/controller/keyState.ts';
 import type { Disposable } from '../../core/lifecycle.ts';
 import type { ObjectKey } from '../../core/k8s/keys.ts';
 import { ContextValues } from '../ids.ts';
@@ -44,7 +44,7 @@ export interface QueueCounts {
   readonly requeueAfter: number;
 }
 
-export function countPhases(states: readonly KeyState[]): QueueCounts {
+export function countPhases(states: ReadonlyArray<{ readonly phase: KeyPhase }>): QueueCounts {
   const c = { queued: 0, processing: 0, backoff: 0, requeueAfter: 0 };
   for (const s of states) if (s.phase !== 'idle') c[s.phase]++;
   return c;
@@ -87,24 +87,38 @@ export class QueueTreeProvider implements vscode.TreeDataProvider<QueueNode>, vs
   }
 
   counts(): QueueCounts {
-    return countPhases(this.model?.keyStates() ?? []);
+    return countPhases(this.model?.keyBriefs() ?? []);
+  }
+
+  /**
+   * The keys shown, in display order: the first `limit` of them as full states, and how many there are in all.
+   * Filtering and ordering work on {@link KeyBrief}s, so that only the keys shown are built as {@link KeyState}s.
+   */
+  visible(limit = Number.POSITIVE_INFINITY): { states: KeyState[]; total: number } {
+    const m = this.model;
+    if (!m) return { states: [], total: 0 };
+    const order = new Map(m.queuedKeys().map((k, i) => [k, i]));
+    const briefs = m
+      .keyBriefs()
+      .filter((b) => b.phase !== 'idle' || b.failed || b.warned || m.convergence?.(b.key)?.state === 'flapping')
+      .sort(
+        (a: KeyBrief, b: KeyBrief) =>
+          PHASE_ORDER[a.phase] - PHASE_ORDER[b.phase] ||
+          (order.get(a.key) ?? 0) - (order.get(b.key) ?? 0) ||
+          (a.dueAt ?? 0) - (b.dueAt ?? 0) ||
+          a.key.localeCompare(b.key),
+      );
+    const states: KeyState[] = [];
+    for (const b of briefs.length > limit ? briefs.slice(0, limit) : briefs) {
+      const s = m.keyState(b.key);
+      if (s) states.push(s);
+    }
+    return { states, total: briefs.length };
   }
 
   /** The keys shown, in display order. */
   visibleStates(): KeyState[] {
-    const m = this.model;
-    if (!m) return [];
-    const order = new Map(m.queuedKeys().map((k, i) => [k, i]));
-    return m
-      .keyStates()
-      .filter((s) => s.phase !== 'idle' || s.lastOutcome?.kind === 'error' || s.lastOutcome?.kind === 'terminal' || s.warning !== undefined || m.convergence?.(s.key)?.state === 'flapping')
-      .sort(
-        (a, b) =>
-          PHASE_ORDER[a.phase] - PHASE_ORDER[b.phase] ||
-          (order.get(a.key) ?? 0) - (order.get(b.key) ?? 0) ||
-          (a.waiting?.dueAt ?? 0) - (b.waiting?.dueAt ?? 0) ||
-          a.key.localeCompare(b.key),
-      );
+    return this.visible().states;
   }
 
   nodeFor(key: ObjectKey): QueueKeyNode | undefined {
@@ -120,10 +134,10 @@ export class QueueTreeProvider implements vscode.TreeDataProvider<QueueNode>, vs
     const m = this.model;
     if (!m?.primaryResource) return [];
     if (!node) {
-      const states = this.visibleStates();
-      const shown: QueueNode[] = states.slice(0, QUEUE_VIEW_LIMIT).map((s) => this.nodeFor(s.key)!);
-      if (states.length > QUEUE_VIEW_LIMIT) {
-        shown.push({ type: 'detail', id: 'q|more', label: `… ${states.length - QUEUE_VIEW_LIMIT} more keys`, description: `the first ${QUEUE_VIEW_LIMIT} are shown, in queue order` });
+      const { states, total } = this.visible(QUEUE_VIEW_LIMIT);
+      const shown: QueueNode[] = states.map((s) => this.nodeFor(s.key)!);
+      if (total > QUEUE_VIEW_LIMIT) {
+        shown.push({ type: 'detail', id: 'q|more', label: `… ${total - QUEUE_VIEW_LIMIT} more keys`, description: `the first ${QUEUE_VIEW_LIMIT} are shown, in queue order` });
       }
       return shown;
     }

@@ -1,4 +1,4 @@
-import type { KeyState } from '../../core/controller/keyState.ts';
+import type { KeyBrief, KeyState } from '../../core/controller/keyState.ts';
 import type { ReflectorState } from '../../core/cache/interfaces.ts';
 import type { Event } from '../../core/event.ts';
 import type { ObjectKey } from '../../core/k8s/keys.ts';
@@ -29,6 +29,8 @@ export interface ViewModel {
   convergence?(key: ObjectKey): KeyConvergence | undefined;
   /** Every key the controller has seen. */
   keyStates(): KeyState[];
+  /** Every key the controller has seen, briefly (phase, wait, failed, warned), unordered: cheap for 10,000 keys. */
+  keyBriefs(): KeyBrief[];
   /** The keys waiting in the queue, in hand-out order. */
   queuedKeys(): ObjectKey[];
   /** Fires (possibly in bursts of thousands) when a cached object or a key's state changed. */

@@ -94,3 +94,28 @@ test('delete forgets only idle keys and publishes a final removed state; resetQu
   assert.equal(t.get('busy')!.phase, 'idle');
   assert.deepEqual(t.all().map((s) => s.key), ['busy']);
 });
+
+test('briefs agree with the full states: phase, wait due time, failed, warned (for every key, unordered)', () => {
+  const t = table();
+  t.onQueueEvent({ type: 'add', item: 'q', queued: true });
+  t.onQueueEvent({ type: 'add', item: 'p', queued: true });
+  t.onQueueEvent({ type: 'get', item: 'p' });
+  t.expectWait('b', { kind: 'backoff', attempt: 1 });
+  t.onQueueEvent({ type: 'wait', item: 'b', readyAt: 5000 });
+  t.end('e', { kind: 'error', message: 'boom' }, 3, 1000);
+  t.end('s', { kind: 'success' }, 3, 1000);
+  t.setWarning('s', 'hot loop');
+  const briefs = new Map(t.briefs().map((b) => [b.key, b]));
+  assert.equal(briefs.size, t.all().length);
+  for (const s of t.all()) {
+    const b = briefs.get(s.key)!;
+    assert.equal(b.phase, s.phase, s.key);
+    assert.equal(b.dueAt, s.waiting?.dueAt, s.key);
+    assert.equal(b.failed, s.lastOutcome?.kind === 'error' || s.lastOutcome?.kind === 'terminal', s.key);
+    assert.equal(b.warned, s.warning !== undefined, s.key);
+  }
+  assert.deepEqual(
+    [...briefs.values()].map((b) => `${b.key}:${b.phase}${b.dueAt ? `@${b.dueAt}` : ''}${b.failed ? ':failed' : ''}${b.warned ? ':warned' : ''}`).sort(),
+    ['b:backoff@5000', 'e:idle:failed', 'p:processing', 'q:queued', 's:idle:warned'],
+  );
+});
