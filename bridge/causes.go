@@ -107,7 +107,7 @@ func eventFor(event, resource string, obj any, initial bool, now time.Time) *inf
 // causeFor attributes one add of key: to the informer event on this goroutine (the object itself → informer, an
 // object it owns → owned, anything else → watch, i.e. a mapped watch), else to a requeue-after, else to an add
 // from outside any informer event (a channel source, the developer's own code).
-func causeFor(ev *informerEvent, o priorityqueue.AddOpts, key reconcile.Request, now time.Time) Cause {
+func causeFor(ev *informerEvent, o priorityqueue.AddOpts, key reconcile.Request, at int64) Cause {
 	if ev != nil {
 		c := Cause{Event: ev.event, Resource: ev.resource, ObjectKey: objectKey(ev.namespace, ev.name),
 			ResourceVersion: ev.rv, Generation: ev.generation, Initial: ev.initial, At: ms(ev.at)}
@@ -128,9 +128,9 @@ func causeFor(ev *informerEvent, o priorityqueue.AddOpts, key reconcile.Request,
 		return c
 	}
 	if o.After > 0 {
-		return Cause{Kind: CauseRequeueAfter, AfterMs: o.After.Milliseconds(), At: ms(now)}
+		return Cause{Kind: CauseRequeueAfter, AfterMs: o.After.Milliseconds(), At: at}
 	}
-	return Cause{Kind: CauseWatch, Note: "added outside an informer event (a channel source or the program itself)", At: ms(now)}
+	return Cause{Kind: CauseWatch, Note: "added outside an informer event (a channel source or the program itself)", At: at}
 }
 
 func (ev *informerEvent) ownedBy(key reconcile.Request) bool {

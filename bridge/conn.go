@@ -202,7 +202,12 @@ func (h *hub) writeLoop(ctx context.Context, conn net.Conn, readErr <-chan error
 	defer delay.Stop()
 	batch := make([]record, 0, initialRecords)
 	buf := make([]byte, 0, 256<<10)
+	// While this loop runs without sleeping on the outbox, it keeps the stamp clock fresh (one clock read per
+	// burst) and the hot transitions read the stamp instead of the clock.
+	defer h.stamps.live.Store(false)
 	for {
+		h.stamps.refresh()
+		h.stamps.live.Store(true)
 		batch = h.box.take(batch)
 		buf = buf[:0]
 		select {
@@ -212,6 +217,7 @@ func (h *hub) writeLoop(ctx context.Context, conn net.Conn, readErr <-chan error
 		default:
 		}
 		if len(batch) == 0 && len(buf) == 0 {
+			h.stamps.live.Store(false)
 			select {
 			case <-ctx.Done():
 				return nil
@@ -236,9 +242,13 @@ func (h *hub) writeLoop(ctx context.Context, conn net.Conn, readErr <-chan error
 		n := len(batch)
 		clear(batch) // drop the references (causes, messages) the records held
 		_ = conn.SetWriteDeadline(time.Now().Add(writeTimeout))
+		// A write can block (the editor reads slowly): stamps read the clock meanwhile.
+		h.stamps.live.Store(false)
 		if _, err := conn.Write(buf); err != nil {
 			return err
 		}
+		h.stamps.refresh()
+		h.stamps.live.Store(true)
 		if cap(buf) > keepBuf {
 			buf = make([]byte, 0, 256<<10)
 		}

@@ -34,6 +34,8 @@ type hub struct {
 
 	// box holds every outgoing message in send order (outbox.go).
 	box *outbox
+	// stamps times the hot queue transitions (now.go); the writer keeps it fresh while it is busy.
+	stamps stampClock
 
 	clientWrapped  atomic.Bool
 	leaderElection atomic.Bool

@@ -62,10 +62,17 @@ type Queue struct {
 	gated atomic.Bool
 	// free keeps the states of keys that left the queue for reuse (no allocation per key cycle).
 	free []*keyState
+	// idle counts the states in keys that are idle (see keyState.idle).
+	idle int
 }
 
-// maxFree bounds Queue.free.
-const maxFree = 1024
+// maxFree bounds Queue.free. minSweep: idle states are swept from Queue.keys once there are more than
+// max(minSweep, half of keys) of them, so a key cycling through the queue costs no map delete and insert, and
+// the map holds at most about twice the keys in use (amortized O(1) per Done).
+const (
+	maxFree  = 1024
+	minSweep = 1024
+)
 
 type heldItem struct {
 	key      reconcile.Request
@@ -104,6 +111,9 @@ type keyState struct {
 	triggers   []Cause
 	stepReply  *stepToken
 	lastEnd    *ReconcileEndMsg
+	// idle: the key left the queue (not queued, not processing, no causes) and its state is only kept for
+	// reuse; an idle state is invisible (Snapshot skips it) and state() revives it.
+	idle bool
 }
 
 // queueConfig is how a Queue is built; tests inject a fake clock and their own hub.
@@ -241,20 +251,30 @@ func (q *Queue) AddWithOpts(o priorityqueue.AddOpts, items ...reconcile.Request)
 	q.inner.AddWithOpts(o, items...)
 }
 
-// recordAdd records one add that is not rate limited, with its cause.
+// recordAdd records one add that is not rate limited, with its cause. An add now is stamped (q.stamp); an add
+// after a delay reads the clock, since the key's due time derives from it.
 func (q *Queue) recordAdd(o priorityqueue.AddOpts, item reconcile.Request) {
-	now := q.now()
-	q.record(o, item, causeFor(currentEvent(), o, item, now), now)
+	var now time.Time
+	var at int64
+	if o.After > 0 {
+		now = q.now()
+		at = ms(now)
+	} else {
+		at = q.stamp()
+	}
+	q.record(o, item, causeFor(currentEvent(), o, item, at), now, at)
 }
 
 // addWithCause adds with an explicit cause (editor commands).
 func (q *Queue) addWithCause(o priorityqueue.AddOpts, item reconcile.Request, c Cause) {
-	q.record(o, item, c, q.now())
+	now := q.now()
+	q.record(o, item, c, now, ms(now))
 	q.inner.AddWithOpts(o, item)
 }
 
-// record updates the key's shadow state for one add (the inner queue's semantics) and reports it.
-func (q *Queue) record(o priorityqueue.AddOpts, item reconcile.Request, c Cause, now time.Time) {
+// record updates the key's shadow state for one add (the inner queue's semantics) and reports it at at; now
+// (the time at stands for) is needed, and set, only when o.After > 0.
+func (q *Queue) record(o priorityqueue.AddOpts, item reconcile.Request, c Cause, now time.Time, at int64) {
 	prio := 0
 	if o.Priority != nil && q.priority {
 		prio = *o.Priority
@@ -270,7 +290,7 @@ func (q *Queue) record(o priorityqueue.AddOpts, item reconcile.Request, c Cause,
 	if fresh || prio > ks.priority {
 		ks.priority = prio
 	}
-	r := record{kind: recQueue, q: q, key: item, hasPrio: true, prio: ks.priority, hasCause: true, cause: c, at: ms(now)}
+	r := record{kind: recQueue, q: q, key: item, hasPrio: true, prio: ks.priority, hasCause: true, cause: c, at: at}
 	switch {
 	case o.After > 0 && ks.queued != queuedReady:
 		due := now.Add(o.After)
@@ -518,7 +538,7 @@ func (q *Queue) lockedHeldIndex(tok *stepToken) int {
 // lockedHandOut (ks: the key's state when the caller has it, else nil) marks the key processing (satisfying tok, or a step for this key issued while running),
 // reports it with every cause since the last Get, and unlocks.
 func (q *Queue) lockedHandOut(it heldItem, tok *stepToken, ks *keyState) (reconcile.Request, int, bool) {
-	if ks == nil {
+	if ks == nil || ks.idle {
 		ks = q.state(it.key)
 	}
 	if tok == nil {
@@ -551,7 +571,7 @@ func (q *Queue) lockedHandOut(it heldItem, tok *stepToken, ks *keyState) (reconc
 	ks.lastEnd = nil
 	prio := it.priority
 	ks.priority = 0
-	r := record{kind: recQueue, q: q, key: it.key, tr: trProcessing, hasPrio: true, prio: prio, at: ms(q.now())}
+	r := record{kind: recQueue, q: q, key: it.key, tr: trProcessing, hasPrio: true, prio: prio, at: q.stamp()}
 	switch len(ks.triggers) {
 	case 0:
 	case 1:
@@ -577,14 +597,17 @@ func (q *Queue) Done(item reconcile.Request) {
 		end, ks.lastEnd = ks.lastEnd, nil
 		clear(ks.triggers)
 		ks.triggers = ks.triggers[:0]
-		if ks.queued == notQueued && len(ks.causes) == 0 {
-			delete(q.keys, item)
-			q.lockedRecycle(ks)
+		if ks.queued == notQueued && len(ks.causes) == 0 && !ks.idle {
+			ks.idle = true
+			q.idle++
+			if q.idle > minSweep && q.idle > len(q.keys)/2 {
+				q.lockedSweep()
+			}
 		}
 	}
 	q.cond.Broadcast()
 	if !q.down {
-		r := record{kind: recQueue, q: q, key: item, tr: trDone, at: ms(q.now())}
+		r := record{kind: recQueue, q: q, key: item, tr: trDone, at: q.stamp()}
 		q.lockedSend(&r)
 	}
 	q.mu.Unlock()
@@ -596,7 +619,7 @@ func (q *Queue) Done(item reconcile.Request) {
 // Forget resets the key's rate-limiter failures.
 func (q *Queue) Forget(item reconcile.Request) {
 	q.inner.Forget(item)
-	r := record{kind: recQueue, q: q, key: item, tr: trForgotten, at: ms(q.now())}
+	r := record{kind: recQueue, q: q, key: item, tr: trForgotten, at: q.stamp()}
 	q.send(&r)
 }
 
@@ -810,6 +833,9 @@ func (q *Queue) Snapshot() map[string]any {
 		held[h.key] = true
 	}
 	for k, ks := range q.keys {
+		if ks.idle {
+			continue
+		}
 		state := "idle"
 		switch {
 		case ks.processing:
@@ -831,7 +857,7 @@ func (q *Queue) Snapshot() map[string]any {
 		keys = append(keys, e)
 	}
 	for k := range held {
-		if _, ok := q.keys[k]; !ok {
+		if ks, ok := q.keys[k]; !ok || ks.idle {
 			keys = append(keys, map[string]any{"key": requestKey(k), "state": "ready", "failures": q.limiter.NumRequeues(k), "causes": []Cause{}})
 		}
 	}
@@ -863,6 +889,10 @@ func (q *Queue) reconcileEnded(item reconcile.Request, end *ReconcileEndMsg) {
 
 func (q *Queue) state(item reconcile.Request) *keyState {
 	ks := q.keys[item]
+	if ks != nil && ks.idle {
+		ks.idle = false
+		q.idle--
+	}
 	if ks == nil {
 		if n := len(q.free); n > 0 {
 			ks, q.free = q.free[n-1], q.free[:n-1]
@@ -874,6 +904,18 @@ func (q *Queue) state(item reconcile.Request) *keyState {
 	return ks
 }
 
+// lockedSweep deletes the idle states from q.keys (recycling them).
+func (q *Queue) lockedSweep() {
+	for k, ks := range q.keys {
+		if ks.idle {
+			delete(q.keys, k)
+			ks.idle = false
+			q.lockedRecycle(ks)
+		}
+	}
+	q.idle = 0
+}
+
 // lockedRecycle keeps the state of a key deleted from q.keys for reuse (its cause arrays, emptied).
 func (q *Queue) lockedRecycle(ks *keyState) {
 	if len(q.free) >= maxFree || ks.timer != nil || ks.stepReply != nil {
@@ -883,6 +925,18 @@ func (q *Queue) lockedRecycle(ks *keyState) {
 	clear(ks.triggers)
 	*ks = keyState{causes: ks.causes[:0], triggers: ks.triggers[:0]}
 	q.free = append(q.free, ks)
+}
+
+// stamp is the "at" of a hot transition: the hub's stampClock with the real clock (now.go), else the clock's
+// time (tests' fake clocks stay exact).
+func (q *Queue) stamp() int64 {
+	if !q.realClock {
+		return ms(q.clock.Now())
+	}
+	if q.hub != nil {
+		return q.hub.stamps.stamp()
+	}
+	return ms(fastNow())
 }
 
 // now is the queue clock's time (fastNow for the real clock).
