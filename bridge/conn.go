@@ -202,6 +202,8 @@ func (h *hub) writeLoop(ctx context.Context, conn net.Conn, readErr <-chan error
 	defer delay.Stop()
 	batch := make([]record, 0, initialRecords)
 	buf := make([]byte, 0, 256<<10)
+	// Queue transitions go out as frames with keys interned for this connection.
+	frames := newFrameEncoder()
 	// While this loop runs without sleeping on the outbox, it keeps the stamp clock fresh (one clock read per
 	// burst) and the hot transitions read the stamp instead of the clock.
 	defer h.stamps.live.Store(false)
@@ -230,7 +232,13 @@ func (h *hub) writeLoop(ctx context.Context, conn net.Conn, readErr <-chan error
 				continue
 			}
 		}
-		for i := range batch {
+		for i := 0; i < len(batch); {
+			if batch[i].kind == recQueue {
+				var n int
+				buf, n = frames.appendFrame(buf, batch[i:])
+				i += n
+				continue
+			}
 			n := len(buf)
 			var err error
 			if buf, err = appendRecord(buf, &batch[i]); err != nil {
@@ -238,17 +246,15 @@ func (h *hub) writeLoop(ctx context.Context, conn net.Conn, readErr <-chan error
 				h.logf("bridge: a message could not be encoded and was dropped: %v", err)
 				h.box.dropped.Add(1)
 			}
+			i++
 		}
 		n := len(batch)
 		clear(batch) // drop the references (causes, messages) the records held
 		_ = conn.SetWriteDeadline(time.Now().Add(writeTimeout))
-		// A write can block (the editor reads slowly): stamps read the clock meanwhile.
-		h.stamps.live.Store(false)
 		if _, err := conn.Write(buf); err != nil {
 			return err
 		}
 		h.stamps.refresh()
-		h.stamps.live.Store(true)
 		if cap(buf) > keepBuf {
 			buf = make([]byte, 0, 256<<10)
 		}

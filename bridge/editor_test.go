@@ -59,10 +59,22 @@ func (e *testEditor) accept() {
 func (e *testEditor) serve(c net.Conn) {
 	r := bufio.NewReaderSize(c, 1<<20)
 	first := true
+	frames := NewTransitionDecoder()
 	for {
 		line, err := r.ReadBytes('\n')
 		if err != nil {
 			return
+		}
+		// A transitions frame is seen as the queue messages it stands for.
+		if qs, ok, err := frames.ExpandLine(line); ok {
+			if err != nil {
+				e.t.Errorf("bad transitions frame from Go: %v: %q", err, line)
+				return
+			}
+			for _, q := range qs {
+				e.lines <- q
+			}
+			continue
 		}
 		var m map[string]any
 		if err := json.Unmarshal(line, &m); err != nil {

@@ -4,20 +4,20 @@ import (
 	"encoding/json"
 	"strconv"
 	"unicode/utf8"
+
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
 
-// The hand-written encoder of the hot messages (queue transitions, reconcile start/end, writes, ping). It appends to a
+// The hand-written encoder of the hot messages (queue transition frames, reconcile start/end, writes, ping). It appends to a
 // caller-owned buffer and allocates nothing. Its output is byte-for-byte what encodeLine (encoding/json plus the
 // "type" envelope) writes for the same message: the same field order, the same omitempty rules, and strings
 // escaped the way encoding/json escapes them (", \, control characters, <, > and & as \u00XX or their short
 // forms, U+2028/U+2029, invalid UTF-8 as \ufffd). TestFastEncoderMatchesEncodingJSON and FuzzAppendString hold it
 // to that; any other message goes through encodeLine.
 
-// appendRecord appends one protocol line (with its '\n') for r.
+// appendRecord appends one protocol line (with its '\n') for a recMsg record (queue records go out in frames,
+// see frameEncoder).
 func appendRecord(b []byte, r *record) ([]byte, error) {
-	if r.kind == recQueue {
-		return appendQueueRecord(b, r), nil
-	}
 	switch m := r.msg.(type) {
 	case *ReconcileStartMsg:
 		return appendReconcileStart(b, m), nil
@@ -38,52 +38,140 @@ func appendRecord(b []byte, r *record) ([]byte, error) {
 	return append(b, line...), nil
 }
 
-// queuePrefix is the start of every queue line of a controller: {"type":"queue","controller":"<name>",
+// framePrefix is the start of every transitions frame of a controller: {"type":"transitions","controller":"<name>",
 // computed once per queue.
-func queuePrefix(controller string) []byte {
-	b := append([]byte(nil), `{"type":"queue","controller":`...)
-	b = appendString(b, controller)
-	return append(b, ',')
+func framePrefix(controller string) []byte {
+	b := append([]byte(nil), `{"type":"transitions","controller":`...)
+	return appendString(b, controller)
 }
 
-func appendQueueRecord(b []byte, r *record) []byte {
-	b = append(b, r.q.prefix...)
-	b = append(b, `"key":`...)
-	if r.noKey {
-		b = append(b, `""`...)
-	} else {
-		b = appendKey(b, r.key.Namespace, r.key.Name)
+// Frames: at most maxFrameItems items per frame (a frame stays far below the editor's line limit), and at most
+// about maxKeyIDs interned keys per connection (then the table starts over with keysReset).
+const (
+	maxFrameItems = 4096
+	maxKeyIDs     = 1 << 16
+)
+
+// frameEncoder is the writer's per-connection state of the transitions frames (protocol.json
+// messages.transitions): the ids of the keys defined on this connection. A new connection gets a new encoder, so
+// ids start again at 1, as the editor's table does.
+type frameEncoder struct {
+	ids  map[reconcile.Request]int64
+	next int64
+	// scratch holds the key ids of the run being encoded; last/lastID cache the previous record's key.
+	scratch []int64
+	last    reconcile.Request
+	lastID  int64
+}
+
+func newFrameEncoder() *frameEncoder {
+	return &frameEncoder{ids: map[reconcile.Request]int64{}, next: 1}
+}
+
+// appendFrame appends one transitions frame (with its '\n') holding the longest run at the start of recs of
+// consecutive recQueue records of one queue (at most maxFrameItems), and returns how many records it holds.
+// recs[0] must be a recQueue record. Its output is byte-for-byte encodeLine of the TransitionsMsg the run
+// stands for (TestFrameEncoderMatchesEncodingJSON).
+func (f *frameEncoder) appendFrame(b []byte, recs []record) ([]byte, int) {
+	q := recs[0].q
+	n := 1
+	for n < len(recs) && n < maxFrameItems && recs[n].kind == recQueue && recs[n].q == q {
+		n++
 	}
-	b = append(b, `,"transition":"`...)
-	b = append(b, transitionNames[r.tr]...)
-	b = append(b, '"')
-	if r.hasPrio {
-		b = append(b, `,"priority":`...)
-		b = strconv.AppendInt(b, int64(r.prio), 10)
+	run := recs[:n]
+	b = append(b, q.framePrefix...)
+	if len(f.ids) >= maxKeyIDs {
+		clear(f.ids)
+		f.next, f.lastID = 1, 0
+		b = append(b, `,"keysReset":true`...)
 	}
-	if r.dueAt != 0 {
-		b = append(b, `,"dueAt":`...)
-		b = strconv.AppendInt(b, r.dueAt, 10)
+	f.scratch = f.scratch[:0]
+	defined := false
+	for i := range run {
+		r := &run[i]
+		var id int64
+		switch {
+		case r.noKey:
+		case f.lastID != 0 && r.key == f.last:
+			id = f.lastID
+		default:
+			id = f.ids[r.key]
+			if id == 0 {
+				id = f.next
+				f.next++
+				f.ids[r.key] = id
+				if !defined {
+					b = append(b, `,"keys":[[`...)
+					defined = true
+				} else {
+					b = append(b, ',', '[')
+				}
+				b = strconv.AppendInt(b, id, 10)
+				b = append(b, ',')
+				b = appendKey(b, r.key.Namespace, r.key.Name)
+				b = append(b, ']')
+			}
+			f.last, f.lastID = r.key, id
+		}
+		f.scratch = append(f.scratch, id)
 	}
-	if r.delayMs != 0 {
-		b = append(b, `,"delayMs":`...)
-		b = strconv.AppendInt(b, r.delayMs, 10)
-	}
-	if r.failures != 0 {
-		b = append(b, `,"failures":`...)
-		b = strconv.AppendInt(b, int64(r.failures), 10)
-	}
-	if r.hasCause {
-		b = append(b, `,"causes":[`...)
-		b = appendCause(b, &r.cause)
+	if defined {
 		b = append(b, ']')
-	} else if len(r.causes) > 0 {
-		b = append(b, `,"causes":`...)
-		b = appendCauses(b, r.causes)
 	}
-	b = append(b, `,"at":`...)
-	b = strconv.AppendInt(b, r.at, 10)
-	return append(b, '}', '\n')
+	t0 := run[0].at
+	b = append(b, `,"t0":`...)
+	b = strconv.AppendInt(b, t0, 10)
+	b = append(b, `,"items":[`...)
+	for i := range run {
+		r := &run[i]
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, '[')
+		b = strconv.AppendInt(b, int64(r.tr), 10)
+		b = append(b, ',')
+		b = strconv.AppendInt(b, f.scratch[i], 10)
+		b = append(b, ',')
+		b = strconv.AppendInt(b, r.at-t0, 10)
+		extra := r.dueAt != 0 || r.delayMs != 0 || r.failures != 0 || r.hasCause
+		if r.hasPrio {
+			b = append(b, ',')
+			b = strconv.AppendInt(b, int64(r.prio), 10)
+		} else if extra {
+			b = append(b, ",null"...)
+		}
+		if extra {
+			b = append(b, ',', '{')
+			sep := false
+			field := func(name string) {
+				if sep {
+					b = append(b, ',')
+				}
+				sep = true
+				b = append(b, name...)
+			}
+			if r.dueAt != 0 {
+				field(`"dueAt":`)
+				b = strconv.AppendInt(b, r.dueAt, 10)
+			}
+			if r.delayMs != 0 {
+				field(`"delayMs":`)
+				b = strconv.AppendInt(b, r.delayMs, 10)
+			}
+			if r.failures != 0 {
+				field(`"failures":`)
+				b = strconv.AppendInt(b, int64(r.failures), 10)
+			}
+			if r.hasCause {
+				field(`"causes":[`)
+				b = appendCause(b, &r.cause)
+				b = append(b, ']')
+			}
+			b = append(b, '}')
+		}
+		b = append(b, ']')
+	}
+	return append(b, ']', '}', '\n'), n
 }
 
 // appendKey appends requestKey's form ("namespace/name", name alone when cluster-scoped) as a JSON string

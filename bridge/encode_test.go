@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"flag"
 	"os"
+	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -78,25 +80,11 @@ func fullCause(s string) Cause {
 		Initial: true, AfterMs: 1500, Failures: 7, DelayMs: 20, Action: s, Note: s, At: 1764588000123}
 }
 
-// TestFastEncoderMatchesEncodingJSON: every hot message, with every optional field absent and present and with
-// tricky strings in every string field, is byte-for-byte what encoding/json writes.
+// TestFastEncoderMatchesEncodingJSON: every hot message line, with every optional field absent and present and
+// with tricky strings in every string field, is byte-for-byte what encoding/json writes.
 func TestFastEncoderMatchesEncodingJSON(t *testing.T) {
 	strs := append(append([]string{}, trickyStrings...), allControlChars())
 	for _, s := range strs {
-		q := &Queue{name: "ctl-" + s, prefix: queuePrefix("ctl-" + s)}
-		key := reconcile.Request{NamespacedName: types.NamespacedName{Namespace: "ns-" + s, Name: s}}
-		for tr := range transitionNames {
-			sameLine(t, "bare "+transitionNames[tr], &record{kind: recQueue, q: q, key: key, tr: transition(tr), at: 1})
-		}
-		sameLine(t, "cluster-scoped key", &record{kind: recQueue, q: q, key: reconcile.Request{NamespacedName: types.NamespacedName{Name: s}}, tr: trAdded, at: 2})
-		sameLine(t, "shutdown", &record{kind: recQueue, q: q, tr: trShutdown, noKey: true, at: 3})
-		sameLine(t, "added with cause", &record{kind: recQueue, q: q, key: key, tr: trAdded, hasPrio: true, prio: -100,
-			hasCause: true, cause: Cause{Kind: CauseWatch, Note: s, At: 4}, at: 5})
-		sameLine(t, "backoff", &record{kind: recQueue, q: q, key: key, tr: trBackoff, hasPrio: true, prio: 0,
-			dueAt: 1764588000200, delayMs: 5, failures: 3, hasCause: true, cause: fullCause(s), at: 6})
-		sameLine(t, "processing with causes", &record{kind: recQueue, q: q, key: key, tr: trProcessing, hasPrio: true, prio: 1 << 40,
-			causes: []Cause{fullCause(s), {Kind: CauseManual, At: 7}, {Kind: s, Initial: true, At: -8}}, at: 9})
-
 		id := "rid-" + s
 		for _, triggers := range [][]Cause{nil, {}, {fullCause(s)}} {
 			sameLine(t, "reconcileStart", &record{kind: recMsg, msg: &ReconcileStartMsg{Controller: s, Key: s, ReconcileID: id, Triggers: triggers, DryRun: s == "", At: 10}})
@@ -119,24 +107,198 @@ func TestFastEncoderMatchesEncodingJSON(t *testing.T) {
 	sameLine(t, "controller", &record{kind: recMsg, msg: &ControllerMsg{Name: "<c>", PriorityQueue: true}})
 }
 
+// refFrames is the reference of frameEncoder: the same key ids, assigned with plain Go values, and the frame
+// encoded by encoding/json (encodeLine of a TransitionsMsg).
+type refFrames struct {
+	ids  map[reconcile.Request]int64
+	next int64
+}
+
+func (f *refFrames) frame(t *testing.T, run []record) []byte {
+	t.Helper()
+	m := TransitionsMsg{Controller: run[0].q.name, T0: run[0].at, Items: []any{}}
+	if len(f.ids) >= maxKeyIDs {
+		clear(f.ids)
+		f.next = 1
+		m.KeysReset = true
+	}
+	for _, r := range run {
+		var id int64
+		if !r.noKey {
+			if id = f.ids[r.key]; id == 0 {
+				id = f.next
+				f.next++
+				f.ids[r.key] = id
+				m.Keys = append(m.Keys, []any{id, requestKey(r.key)})
+			}
+		}
+		item := []any{int(r.tr), id, r.at - m.T0}
+		var x *QueueExtra
+		if r.dueAt != 0 || r.delayMs != 0 || r.failures != 0 || r.hasCause {
+			x = &QueueExtra{DueAt: r.dueAt, DelayMs: r.delayMs, Failures: r.failures}
+			if r.hasCause {
+				x.Causes = []Cause{r.cause}
+			}
+		}
+		switch {
+		case r.hasPrio:
+			item = append(item, r.prio)
+		case x != nil:
+			item = append(item, nil)
+		}
+		if x != nil {
+			item = append(item, x)
+		}
+		m.Items = append(m.Items, item)
+	}
+	line, err := encodeLine(&m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return line
+}
+
+// encodeBatch encodes a batch as the writer does (frames for queue records, lines for the rest) with both
+// encoders; it returns the fast output, the reference output and the number of frames.
+func encodeBatch(t *testing.T, fe *frameEncoder, ref *refFrames, batch []record) (fast, want []byte, frames int) {
+	t.Helper()
+	for i := 0; i < len(batch); {
+		if batch[i].kind == recQueue {
+			var n int
+			fast, n = fe.appendFrame(fast, batch[i:])
+			want = append(want, ref.frame(t, batch[i:i+n])...)
+			i += n
+			frames++
+			continue
+		}
+		fast = append(fast, fastLine(t, &batch[i])...)
+		want = append(want, jsonLine(t, &batch[i])...)
+		i++
+	}
+	return fast, want, frames
+}
+
+// TestFrameEncoderMatchesEncodingJSON: transitions frames (every transition, every optional field absent and
+// present, tricky controller names and keys, keys defined once per connection, runs split by another queue, by
+// another message and at maxFrameItems) are byte-for-byte what encoding/json writes, and decode back
+// (TransitionDecoder) to exactly the queue messages of the records, in order.
+func TestFrameEncoderMatchesEncodingJSON(t *testing.T) {
+	fe, ref := newFrameEncoder(), &refFrames{ids: map[reconcile.Request]int64{}, next: 1}
+	dec := NewTransitionDecoder()
+	strs := append(append([]string{}, trickyStrings...), allControlChars())
+	other := &Queue{name: "other", framePrefix: framePrefix("other")}
+	var all []record
+	for round := range 2 { // the second round's keys are already defined
+		for _, s := range strs {
+			q := &Queue{name: "ctl-" + s, framePrefix: framePrefix("ctl-" + s)}
+			key := reconcile.Request{NamespacedName: types.NamespacedName{Namespace: "ns-" + s, Name: s}}
+			var batch []record
+			for tr := range transitionNames {
+				batch = append(batch, record{kind: recQueue, q: q, key: key, tr: transition(tr), at: 1000})
+			}
+			batch = append(batch,
+				record{kind: recQueue, q: q, key: reconcile.Request{NamespacedName: types.NamespacedName{Name: s}}, tr: trAdded, at: 998},
+				record{kind: recQueue, q: q, tr: trShutdown, noKey: true, at: 1003},
+				record{kind: recQueue, q: q, key: key, tr: trAdded, hasPrio: true, prio: -100, hasCause: true, cause: Cause{Kind: CauseWatch, Note: s, At: 4}, at: 1005},
+				record{kind: recMsg, msg: &PingMsg{At: 1}},
+				record{kind: recQueue, q: q, key: key, tr: trBackoff, hasPrio: true, prio: 0, dueAt: 1764588000200, delayMs: 5, failures: 3, hasCause: true, cause: fullCause(s), at: 6},
+				record{kind: recQueue, q: q, key: key, tr: trWaiting, dueAt: 7, at: 7},
+				record{kind: recQueue, q: other, key: key, tr: trProcessing, hasPrio: true, prio: 1 << 40, at: 9},
+				record{kind: recQueue, q: q, key: key, tr: trDone, failures: 2, at: 10},
+				record{kind: recQueue, q: q, key: key, tr: trReady, hasPrio: true, prio: 3, delayMs: -1, at: 11},
+			)
+			fast, want, _ := encodeBatch(t, fe, ref, batch)
+			if !bytes.Equal(fast, want) {
+				t.Fatalf("round %d, %q:\nframe encoder %s\nencoding/json %s", round, s, fast, want)
+			}
+			all = append(all, batch...)
+			checkDecodes(t, dec, fast, batch)
+		}
+	}
+	// A run longer than maxFrameItems is split.
+	q := &Queue{name: "big", framePrefix: framePrefix("big")}
+	var batch []record
+	for i := range maxFrameItems + 10 {
+		batch = append(batch, record{kind: recQueue, q: q, key: reconcile.Request{NamespacedName: types.NamespacedName{Namespace: "n", Name: strconv.Itoa(i % 50)}}, tr: trAdded, at: int64(i)})
+	}
+	fast, want, frames := encodeBatch(t, fe, ref, batch)
+	if !bytes.Equal(fast, want) || frames != 2 {
+		t.Fatalf("a run of %d records: %d frames (want 2), equal %v", len(batch), frames, bytes.Equal(fast, want))
+	}
+	checkDecodes(t, dec, fast, batch)
+}
+
+// checkDecodes decodes out (frames and lines) and checks the frames' queue messages are the queue records'.
+func checkDecodes(t *testing.T, dec *TransitionDecoder, out []byte, batch []record) {
+	t.Helper()
+	var got []QueueMsg
+	for _, line := range bytes.SplitAfter(out, []byte("\n")) {
+		if len(line) == 0 {
+			continue
+		}
+		qs, ok, err := dec.ExpandLine(line)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !ok {
+			continue
+		}
+		for _, q := range qs {
+			raw, _ := json.Marshal(q)
+			var m QueueMsg
+			if err := json.Unmarshal(raw, &m); err != nil {
+				t.Fatal(err)
+			}
+			got = append(got, m)
+		}
+	}
+	var want []QueueMsg
+	for i := range batch {
+		if batch[i].kind == recQueue {
+			m := batch[i].message().(*QueueMsg)
+			// What the editor sees of a string is its JSON decoding (invalid UTF-8 as U+FFFD).
+			m.Controller, m.Key = decodedString(t, m.Controller), decodedString(t, m.Key)
+			for j := range m.Causes {
+				raw, _ := json.Marshal(m.Causes[j])
+				_ = json.Unmarshal(raw, &m.Causes[j])
+			}
+			want = append(want, *m)
+		}
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("decoded frames differ from the records:\ngot  %+v\nwant %+v", got, want)
+	}
+}
+
+func decodedString(t *testing.T, s string) string {
+	raw, err := json.Marshal(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out string
+	if err := json.Unmarshal(raw, &out); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
 // TestWireKeys: a key on the wire is "namespace/name", or the name alone for a cluster-scoped object (the editor's
-// object keys), from both encoders; reconcile.Request.String() would give "/name".
+// object keys); reconcile.Request.String() would give "/name".
 func TestWireKeys(t *testing.T) {
-	q := &Queue{name: "c", prefix: queuePrefix("c")}
+	q := &Queue{name: "c", framePrefix: framePrefix("c")}
 	for _, c := range []struct {
 		key  reconcile.Request
 		want string
 	}{
-		{reconcile.Request{NamespacedName: types.NamespacedName{Name: "cluster-wide"}}, `"key":"cluster-wide"`},
-		{reconcile.Request{NamespacedName: types.NamespacedName{Namespace: "ns", Name: "a"}}, `"key":"ns/a"`},
+		{reconcile.Request{NamespacedName: types.NamespacedName{Name: "cluster-wide"}}, `"keys":[[1,"cluster-wide"]]`},
+		{reconcile.Request{NamespacedName: types.NamespacedName{Namespace: "ns", Name: "a"}}, `"keys":[[1,"ns/a"]]`},
 	} {
-		r := &record{kind: recQueue, q: q, key: c.key, tr: trAdded, at: 1}
-		for name, line := range map[string][]byte{"fast": fastLine(t, r), "encoding/json": jsonLine(t, r)} {
-			if !bytes.Contains(line, []byte(c.want)) {
-				t.Errorf("%s encoder: %s does not hold %s", name, line, c.want)
-			}
+		r := []record{{kind: recQueue, q: q, key: c.key, tr: trAdded, at: 1}}
+		line, _ := newFrameEncoder().appendFrame(nil, r)
+		if !bytes.Contains(line, []byte(c.want)) {
+			t.Errorf("%s does not hold %s", line, c.want)
 		}
-		if got := requestKey(c.key); `"key":"`+got+`"` != c.want {
+		if got := requestKey(c.key); `"keys":[[1,"`+got+`"]]` != c.want {
 			t.Errorf("requestKey(%v) = %q", c.key, got)
 		}
 		back, err := parseKey(requestKey(c.key))
@@ -178,23 +340,37 @@ func decoded(t *testing.T, s string) string {
 
 var updateGolden = flag.Bool("update", false, "rewrite testdata/tricky-keys.ndjson")
 
-// TestTrickyKeysGolden writes queue lines with tricky keys to testdata/tricky-keys.ndjson (with -update) and
-// checks the file is current. The TypeScript side decodes that file with its line framing and protocol checks
-// (test/unit/bridge/protocol.test.ts): the keys must come out as the strings the Go side meant (invalid UTF-8 as
-// U+FFFD, one per invalid byte, as encoding/json writes them). Each line's cause note is the hex of the UTF-8
-// bytes of the key the editor must see, so the TS test checks the decoded key against an independent form.
+// TestTrickyKeysGolden writes a transitions frame per tricky key to testdata/tricky-keys.ndjson (with -update)
+// and checks the file is current. The TypeScript side decodes that file with its line framing, protocol checks
+// and frame decoder (test/unit/bridge/protocol.test.ts): the keys must come out as the strings the Go side meant
+// (invalid UTF-8 as U+FFFD, one per invalid byte, as encoding/json writes them). Each item's cause note is the
+// hex of the UTF-8 bytes of the key the editor must see, so the TS test checks the decoded key against an
+// independent form. One encoder writes the whole file (one connection): the last frames reuse the keys of the
+// first ones by id.
 func TestTrickyKeysGolden(t *testing.T) {
-	q := &Queue{name: "tricky", prefix: queuePrefix("tricky")}
+	q := &Queue{name: "tricky", framePrefix: framePrefix("tricky")}
+	fe := newFrameEncoder()
 	var buf []byte
-	for i, s := range append(append([]string{}, trickyStrings...), allControlChars()) {
+	strs := append(append([]string{}, trickyStrings...), allControlChars())
+	for i, s := range strs {
 		key := reconcile.Request{NamespacedName: types.NamespacedName{Namespace: "ns", Name: s}}
-		r := &record{kind: recQueue, q: q, key: key, tr: trAdded, hasPrio: true, hasCause: true,
-			cause: Cause{Kind: CauseManual, Note: hex.EncodeToString([]byte(decoded(t, key.String()))), At: int64(i)}, at: int64(i)}
-		buf = append(buf, fastLine(t, r)...)
-		if !utf8.Valid(fastLine(t, r)) {
-			t.Errorf("line %d is not valid UTF-8", i)
+		r := []record{{kind: recQueue, q: q, key: key, tr: trAdded, hasPrio: true, hasCause: true,
+			cause: Cause{Kind: CauseManual, Note: hex.EncodeToString([]byte(decoded(t, key.String()))), At: int64(i)}, at: int64(i)}}
+		line, _ := fe.appendFrame(nil, r)
+		if !utf8.Valid(line) {
+			t.Errorf("frame %d is not valid UTF-8", i)
 		}
+		buf = append(buf, line...)
 	}
+	// The same keys again, by id only: processing then done.
+	var again []record
+	for i, s := range strs {
+		key := reconcile.Request{NamespacedName: types.NamespacedName{Namespace: "ns", Name: s}}
+		again = append(again, record{kind: recQueue, q: q, key: key, tr: trProcessing, hasPrio: true, at: int64(100 + i)},
+			record{kind: recQueue, q: q, key: key, tr: trDone, at: int64(100 + i)})
+	}
+	line, _ := fe.appendFrame(nil, again)
+	buf = append(buf, line...)
 	const path = "testdata/tricky-keys.ndjson"
 	if *updateGolden {
 		if err := os.MkdirAll("testdata", 0o755); err != nil {

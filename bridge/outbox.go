@@ -66,20 +66,12 @@ const (
 	trShutdown
 )
 
-var transitionNames = [...]string{
-	trAdded:      TransitionAdded,
-	trWaiting:    TransitionWaiting,
-	trReady:      TransitionReady,
-	trProcessing: TransitionProcessing,
-	trDone:       TransitionDone,
-	trForgotten:  TransitionForgotten,
-	trBackoff:    TransitionBackoff,
-	trShutdown:   TransitionShutdown,
-}
+// transitionNames: a transition's code on the wire is its index (protocol.json "transitions").
+var transitionNames = TransitionNames
 
 // record is one message waiting for the editor. For recQueue it is the QueueMsg
 // {Controller: q.name, Key: requestKey(key) (empty when noKey), Transition, Priority (when hasPrio), DueAt,
-// DelayMs, Failures, Causes: [cause] when hasCause else causes, At}.
+// DelayMs, Failures, Causes: [cause] when hasCause, At}, sent as one item of a TransitionsMsg frame.
 type record struct {
 	kind     recKind
 	tr       transition
@@ -94,7 +86,6 @@ type record struct {
 	delayMs  int64
 	at       int64
 	cause    Cause
-	causes   []Cause
 	msg      any
 }
 
@@ -113,8 +104,6 @@ func (r *record) message() any {
 	}
 	if r.hasCause {
 		m.Causes = []Cause{r.cause}
-	} else if len(r.causes) > 0 {
-		m.Causes = r.causes
 	}
 	return m
 }

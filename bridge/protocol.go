@@ -6,7 +6,7 @@ package bridge
 // protocol.json by TestProtocolConformance, so protocol.json stays the single definition.
 
 // ProtocolVersion is protocol.json's "version"; hello and welcome carry it.
-const ProtocolVersion = 1
+const ProtocolVersion = 2
 
 // Environment variables (protocol.json "env").
 const (
@@ -113,7 +113,8 @@ type ControllerMsg struct {
 	Paused                  bool   `json:"paused"`
 }
 
-// QueueMsg is one per-key transition of a controller's queue.
+// QueueMsg is one per-key transition of a controller's queue: the decoded form of one TransitionsMsg item (the Go
+// side sends transitions in frames, see TransitionsMsg; TransitionDecoder expands them).
 type QueueMsg struct {
 	Controller string  `json:"controller"`
 	Key        string  `json:"key"`
@@ -137,6 +138,32 @@ const (
 	TransitionBackoff    = "backoff"
 	TransitionShutdown   = "shutdown"
 )
+
+// TransitionsMsg is a run of consecutive per-key transitions of one controller's queue, in order (protocol.json
+// messages.transitions). Keys are interned per connection: Keys defines ids ([id, key] pairs, id ≥ 1) before
+// Items use them; id 0 is "no key". Each item is [transition index (TransitionNames), key id, at − T0,
+// priority (int, or nil when the transition has none), *QueueExtra], the trailing elements omitted when absent.
+// The writer builds frames with the hand-written encoder (appendFrame); this struct is the encoding/json form
+// it matches byte for byte (TestFrameEncoderMatchesEncodingJSON) and the protocol conformance test's.
+type TransitionsMsg struct {
+	Controller string `json:"controller"`
+	KeysReset  bool   `json:"keysReset,omitempty"`
+	Keys       []any  `json:"keys,omitempty"`
+	T0         int64  `json:"t0"`
+	Items      []any  `json:"items"`
+}
+
+// QueueExtra holds the optional fields of one TransitionsMsg item (protocol.json types.QueueExtra).
+type QueueExtra struct {
+	DueAt    int64   `json:"dueAt,omitempty"`
+	DelayMs  int64   `json:"delayMs,omitempty"`
+	Failures int     `json:"failures,omitempty"`
+	Causes   []Cause `json:"causes,omitempty"`
+}
+
+// TransitionNames is protocol.json "transitions": a transition's index is its code in a TransitionsMsg item.
+var TransitionNames = [...]string{TransitionAdded, TransitionWaiting, TransitionReady, TransitionProcessing,
+	TransitionDone, TransitionForgotten, TransitionBackoff, TransitionShutdown}
 
 // ReconcileStartMsg is sent when the wrapped reconciler starts one reconcile.
 type ReconcileStartMsg struct {
@@ -219,6 +246,7 @@ var messageTypes = map[string]any{
 	"reject":         RejectMsg{},
 	"controller":     ControllerMsg{},
 	"queue":          QueueMsg{},
+	"transitions":    TransitionsMsg{},
 	"reconcileStart": ReconcileStartMsg{},
 	"reconcileEnd":   ReconcileEndMsg{},
 	"write":          WriteMsg{},
@@ -229,9 +257,10 @@ var messageTypes = map[string]any{
 
 // typeNames maps each protocol.json type to its Go struct.
 var typeNames = map[string]any{
-	"Cause":  Cause{},
-	"Result": Result{},
-	"Write":  Write{},
+	"Cause":      Cause{},
+	"Result":     Result{},
+	"Write":      Write{},
+	"QueueExtra": QueueExtra{},
 }
 
 // messageName returns the protocol name of a message value (a pointer or value of one of the *Msg structs).
@@ -247,6 +276,8 @@ func messageName(m any) string {
 		return "controller"
 	case *QueueMsg, QueueMsg:
 		return "queue"
+	case *TransitionsMsg, TransitionsMsg:
+		return "transitions"
 	case *ReconcileStartMsg, ReconcileStartMsg:
 		return "reconcileStart"
 	case *ReconcileEndMsg, ReconcileEndMsg:

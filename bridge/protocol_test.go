@@ -17,11 +17,12 @@ func TestProtocolConformance(t *testing.T) {
 		t.Fatal(err)
 	}
 	var spec struct {
-		Version  int                       `json:"version"`
-		Envelope map[string]any            `json:"envelope"`
-		Env      map[string]any            `json:"env"`
-		Types    map[string]map[string]any `json:"types"`
-		Messages map[string]map[string]any `json:"messages"`
+		Version     int                       `json:"version"`
+		Envelope    map[string]any            `json:"envelope"`
+		Transitions []string                  `json:"transitions"`
+		Env         map[string]any            `json:"env"`
+		Types       map[string]map[string]any `json:"types"`
+		Messages    map[string]map[string]any `json:"messages"`
 	}
 	if err := json.Unmarshal(raw, &spec); err != nil {
 		t.Fatal(err)
@@ -34,6 +35,9 @@ func TestProtocolConformance(t *testing.T) {
 	}
 	if spec.Env["checkNamespace"] != EnvCheckNamespace || spec.Env["checkHoldAfterWrites"] != EnvCheckHoldAfterWrites || spec.Env["checkFreezeCacheAt"] != EnvCheckFreezeCacheAt {
 		t.Errorf("check env names differ: %v", spec.Env)
+	}
+	if !reflect.DeepEqual(spec.Transitions, TransitionNames[:]) {
+		t.Errorf("transitions: protocol.json %v, Go %v", spec.Transitions, TransitionNames)
 	}
 	if spec.Envelope["type"] != "string" {
 		t.Errorf("envelope.type should be string, is %v", spec.Envelope["type"])

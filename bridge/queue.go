@@ -43,9 +43,9 @@ type Queue struct {
 	priority bool
 	limiter  workqueue.TypedRateLimiter[reconcile.Request]
 	info     ControllerMsg
-	// prefix is the start of this queue's protocol lines (encode.go); realClock selects fastNow.
-	prefix    []byte
-	realClock bool
+	// framePrefix is the start of this queue's transitions frames (encode.go); realClock selects the stamp clock.
+	framePrefix []byte
+	realClock   bool
 
 	mu     sync.Mutex
 	cond   *sync.Cond
@@ -146,14 +146,14 @@ func newQueue(cfg queueConfig) *Queue {
 		cfg.clock = clock.RealClock{}
 	}
 	q := &Queue{
-		name:     cfg.name,
-		hub:      cfg.hub,
-		clock:    cfg.clock,
-		priority: cfg.priorityQueue,
-		limiter:  cfg.limiter,
-		keys:     map[reconcile.Request]*keyState{},
-		info:     cfg.info,
-		prefix:   queuePrefix(cfg.name),
+		name:        cfg.name,
+		hub:         cfg.hub,
+		clock:       cfg.clock,
+		priority:    cfg.priorityQueue,
+		limiter:     cfg.limiter,
+		keys:        map[reconcile.Request]*keyState{},
+		info:        cfg.info,
+		framePrefix: framePrefix(cfg.name),
 	}
 	_, q.realClock = cfg.clock.(clock.RealClock)
 	q.cond = sync.NewCond(&q.mu)
@@ -571,14 +571,9 @@ func (q *Queue) lockedHandOut(it heldItem, tok *stepToken, ks *keyState) (reconc
 	ks.lastEnd = nil
 	prio := it.priority
 	ks.priority = 0
+	// No causes: the editor has them from this key's transitions since its last processing (and reconcileStart
+	// repeats them as triggers).
 	r := record{kind: recQueue, q: q, key: it.key, tr: trProcessing, hasPrio: true, prio: prio, at: q.stamp()}
-	switch len(ks.triggers) {
-	case 0:
-	case 1:
-		r.hasCause, r.cause = true, ks.triggers[0]
-	default:
-		r.causes = append([]Cause(nil), ks.triggers...)
-	}
 	q.lockedSend(&r)
 	q.mu.Unlock()
 	return it.key, prio, false

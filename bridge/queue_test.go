@@ -358,6 +358,11 @@ func TestTransitionsReported(t *testing.T) {
 	q.AddWithOpts(prio(3), k)
 	q.AddAfter(k, time.Minute) // no-op for a ready key, but a cause
 	got, _, _ := q.GetWithPriority()
+	// The causes since the last Get become the reconcile's triggers (the processing transition carries none: the
+	// editor has them from the added transitions).
+	if tr := q.takeTriggers(got); len(tr) != 2 || tr[1].Kind != CauseRequeueAfter {
+		t.Fatalf("triggers %+v", tr)
+	}
 	q.AddRateLimited(got)
 	q.AddRateLimited(got)
 	q.Done(got)
@@ -372,8 +377,8 @@ func TestTransitionsReported(t *testing.T) {
 	if fmt.Sprint(seq) != want {
 		t.Fatalf("transitions %v\nwant %s", seq, want)
 	}
-	if msgs[2].Causes == nil || len(msgs[2].Causes) != 2 || msgs[2].Causes[1].Kind != CauseRequeueAfter {
-		t.Fatalf("processing causes %+v", msgs[2].Causes)
+	if msgs[2].Causes != nil || msgs[0].Causes == nil || msgs[1].Causes[0].Kind != CauseRequeueAfter {
+		t.Fatalf("causes: added %+v, added %+v, processing %+v", msgs[0].Causes, msgs[1].Causes, msgs[2].Causes)
 	}
 	b1, b2 := msgs[3], msgs[4]
 	if b1.Failures != 1 || b1.DelayMs != 5 || b2.Failures != 2 || b2.DelayMs != 10 || b2.Causes[0].Kind != CauseBackoff {

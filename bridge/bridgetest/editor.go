@@ -73,10 +73,25 @@ func (e *Editor) accept() {
 func (e *Editor) serve(c net.Conn) {
 	r := bufio.NewReaderSize(c, 1<<20)
 	first := true
+	frames := bridge.NewTransitionDecoder()
 	for {
 		line, err := r.ReadBytes('\n')
 		if err != nil {
 			return
+		}
+		// A transitions frame is recorded as the queue messages it stands for.
+		if qs, ok, err := frames.ExpandLine(line); ok {
+			if err != nil {
+				e.t.Errorf("bad transitions frame from the Go side: %v", err)
+			}
+			e.mu.Lock()
+			e.all = append(e.all, qs...)
+			e.mu.Unlock()
+			select {
+			case e.signal <- struct{}{}:
+			default:
+			}
+			continue
 		}
 		var m map[string]any
 		if json.Unmarshal(line, &m) != nil {
