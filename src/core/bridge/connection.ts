@@ -5,7 +5,7 @@ import { Emitter, type Event } from '../event.ts';
 import type { Disposable } from '../lifecycle.ts';
 import { nullLogger, type Logger } from '../log.ts';
 import { LineDecoder } from './framing.ts';
-import { PROTOCOL, ProtocolError, encode, parseFromGo, type CommandMessage, type FromGo, type HelloMessage, type ReplyMessage } from './protocol.ts';
+import { PROTOCOL, ProtocolError, TransitionFrames, encode, parseFromGo, type CommandMessage, type FromGo, type FromGoLine, type HelloMessage, type ReplyMessage } from './protocol.ts';
 
 /**
  * One accepted connection from a Go process, after a successful handshake.
@@ -75,6 +75,8 @@ export class BridgeConnection implements Disposable {
   private lastHeardAt: number;
   private livenessValue: Liveness = 'connected';
   private checkTimer: TimerHandle | undefined;
+  /** This connection's key ids of the transitions frames. */
+  private readonly frames = new TransitionFrames();
   private readonly messageEmitter = new Emitter<FromGo>();
   private readonly livenessEmitter = new Emitter<Liveness>();
   private readonly errorEmitter = new Emitter<string>();
@@ -104,7 +106,7 @@ export class BridgeConnection implements Disposable {
   /** @internal called by the handshake with each line after hello. */
   receive(line: string): void {
     if (this.livenessValue === 'closed') return;
-    let msg: FromGo;
+    let msg: FromGoLine;
     try {
       msg = parseFromGo(line);
     } catch (e) {
@@ -129,6 +131,17 @@ export class BridgeConnection implements Disposable {
     if (msg.type === 'hello') {
       this.protocolErrors++;
       this.errorEmitter.fire('hello sent twice on one connection (ignored)');
+      return;
+    }
+    if (msg.type === 'transitions') {
+      // One frame, many transitions: each is delivered as the queue message it stands for, in order.
+      const { messages, problems } = this.frames.expand(msg);
+      for (const p of problems) {
+        this.protocolErrors++;
+        this.log.warn('bridge: invalid transition skipped', { error: p });
+        this.errorEmitter.fire(p);
+      }
+      for (const q of messages) this.messageEmitter.fire(q);
       return;
     }
     this.messageEmitter.fire(msg);
@@ -261,7 +274,7 @@ export function acceptConnection(socket: Socket, o: HandshakeOptions): Promise<B
           return;
         }
         if (done) return;
-        let msg: FromGo;
+        let msg: FromGoLine;
         try {
           msg = parseFromGo(line);
         } catch (e) {

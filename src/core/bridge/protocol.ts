@@ -18,9 +18,11 @@
 
 /** Mirrors bridge/protocol.json (checked by a test). */
 export const PROTOCOL = {
-  version: 1,
+  version: 2,
   /** Every line: the message's fields plus this envelope (the message name in "type"). */
   envelope: { type: 'string' },
+  /** Queue transitions; in a "transitions" item a transition is its index here. */
+  transitions: ['added', 'waiting', 'ready', 'processing', 'done', 'forgotten', 'backoff', 'shutdown'],
   env: {
     address: 'RECONCILE_LAB_BRIDGE',
     token: 'RECONCILE_LAB_BRIDGE_TOKEN',
@@ -66,6 +68,7 @@ export const PROTOCOL = {
       patch: 'string?',
       patchType: 'string?',
     },
+    QueueExtra: { dueAt: 'int?', delayMs: 'int?', failures: 'int?', causes: 'Cause[]?' },
   },
   messages: {
     hello: { protocol: 'int', token: 'string', pid: 'int', program: 'string', goVersion: 'string', controllerRuntime: 'string', instance: 'string' },
@@ -94,6 +97,8 @@ export const PROTOCOL = {
       causes: 'Cause[]?',
       at: 'int',
     },
+    /** A run of one controller's queue transitions; expanded by {@link TransitionFrames} into "queue" messages. */
+    transitions: { controller: 'string', keysReset: 'bool?', keys: 'any[]?', t0: 'int', items: 'any[]' },
     reconcileStart: { controller: 'string', key: 'string', reconcileID: 'string', triggers: 'Cause[]', dryRun: 'bool', at: 'int' },
     reconcileEnd: {
       controller: 'string',
@@ -196,6 +201,8 @@ export interface QueueMessage {
   causes?: Cause[];
   at: number;
 }
+/** One frame of queue transitions as it arrives (see protocol.json messages.transitions). */
+export interface TransitionsMessage { type: 'transitions'; controller: string; keysReset?: boolean; keys?: unknown[]; t0: number; items: unknown[] }
 export interface ReconcileStartMessage { type: 'reconcileStart'; controller: string; key: string; reconcileID: string; triggers: Cause[]; dryRun: boolean; at: number }
 export interface ReconcileEndMessage {
   type?: 'reconcileEnd';
@@ -217,13 +224,16 @@ export type CommandOp = 'pause' | 'resume' | 'step' | 'resetBackoff' | 'reconcil
 export interface CommandMessage { type: 'command'; id: number; op: CommandOp; controller: string; key?: string; force?: boolean; resource?: string }
 export interface ReplyMessage { type: 'reply'; id: number; ok: boolean; error?: string; reconcile?: ReconcileEndMessage; writes?: WireWrite[]; snapshot?: Record<string, unknown>; withheld?: number }
 
-/** Every message the Go side sends. */
+/** Every message the Go side sends, as the connection delivers it (a transitions frame arrives as its queue messages). */
 export type FromGo = HelloMessage | ControllerMessage | QueueMessage | ReconcileStartMessage | (ReconcileEndMessage & { type: 'reconcileEnd' }) | WriteMessage | PingMessage | ReplyMessage;
 /** Every message the editor sends. */
 export type FromEditor = WelcomeMessage | RejectMessage | CommandMessage;
 export type BridgeMessage = FromGo | FromEditor;
 
-const FROM_GO: ReadonlySet<string> = new Set(['hello', 'controller', 'queue', 'reconcileStart', 'reconcileEnd', 'write', 'ping', 'reply']);
+/** A line from the Go side: any {@link FromGo} message or a transitions frame. */
+export type FromGoLine = FromGo | TransitionsMessage;
+
+const FROM_GO: ReadonlySet<string> = new Set(['hello', 'controller', 'queue', 'transitions', 'reconcileStart', 'reconcileEnd', 'write', 'ping', 'reply']);
 
 /** A line that is not a valid message: what was wrong, never a crash. */
 export class ProtocolError extends Error {
@@ -289,7 +299,7 @@ function checkType(t: string, v: unknown, path: string): string | undefined {
  * Parses one line from the Go side. Throws {@link ProtocolError} for
  * anything that is not a known, well-formed Go→editor message.
  */
-export function parseFromGo(line: string): FromGo {
+export function parseFromGo(line: string): FromGoLine {
   let v: unknown;
   try {
     v = JSON.parse(line);
@@ -302,7 +312,86 @@ export function parseFromGo(line: string): FromGo {
   if (!FROM_GO.has(type)) throw new ProtocolError(`unknown message type ${JSON.stringify(type.slice(0, 40))}`);
   const problem = checkFields(type, v);
   if (problem) throw new ProtocolError(`invalid ${type} message: ${problem}`);
-  return v as unknown as FromGo;
+  return v as unknown as FromGoLine;
+}
+
+/** Result of expanding one transitions frame: its queue messages in order, and a problem per item skipped. */
+export interface ExpandedFrame {
+  messages: QueueMessage[];
+  problems: string[];
+}
+
+/**
+ * The editor's side of the Go side's transitions frames on one connection:
+ * the key ids it defined (a key's text comes once per connection) and the
+ * expansion of each frame into the "queue" messages it stands for, in order.
+ *
+ * Invariants: one instance per connection (ids start again at 1 on a new
+ * one); `keysReset` clears the table before the frame's keys are read; a
+ * malformed item (unknown transition or key id, wrong types) is skipped with a
+ * problem naming it, and every other item of the frame is delivered.
+ */
+export class TransitionFrames {
+  private readonly keys = new Map<number, string>();
+
+  expand(m: TransitionsMessage): ExpandedFrame {
+    const problems: string[] = [];
+    if (m.keysReset) this.keys.clear();
+    (m.keys ?? []).forEach((pair, i) => {
+      if (!Array.isArray(pair) || pair.length !== 2 || !Number.isSafeInteger(pair[0]) || (pair[0] as number) < 1 || typeof pair[1] !== 'string') {
+        problems.push(`transitions.keys[${i}]: expected [id ≥ 1, key string]`);
+        return;
+      }
+      this.keys.set(pair[0] as number, pair[1]);
+    });
+    const messages: QueueMessage[] = [];
+    const names = PROTOCOL.transitions;
+    m.items.forEach((item, i) => {
+      const where = `transitions.items[${i}]`;
+      if (!Array.isArray(item) || item.length < 3 || item.length > 5) {
+        problems.push(`${where}: expected [transition, keyId, dt, priority?, extra?]`);
+        return;
+      }
+      const [code, id, dt, priority, extra] = item as unknown[];
+      if (!Number.isSafeInteger(code) || (code as number) < 0 || (code as number) >= names.length) {
+        problems.push(`${where}: transition must be an int below ${names.length}`);
+        return;
+      }
+      if (!Number.isSafeInteger(id) || !Number.isSafeInteger(dt)) {
+        problems.push(`${where}: keyId and dt must be ints`);
+        return;
+      }
+      let key = '';
+      if (id !== 0) {
+        const k = this.keys.get(id as number);
+        if (k === undefined) {
+          problems.push(`${where}: key id ${String(id)} was never defined on this connection`);
+          return;
+        }
+        key = k;
+      }
+      if (priority !== undefined && priority !== null && !Number.isSafeInteger(priority)) {
+        problems.push(`${where}: priority must be an int or null`);
+        return;
+      }
+      if (extra !== undefined) {
+        const problem = checkFields('QueueExtra', extra, `${where}.extra`);
+        if (problem) {
+          problems.push(problem);
+          return;
+        }
+      }
+      const x = (extra ?? {}) as { dueAt?: number; delayMs?: number; failures?: number; causes?: Cause[] };
+      const q: QueueMessage = { type: 'queue', controller: m.controller, key, transition: names[code as number]!, at: m.t0 + (dt as number) };
+      if (typeof priority === 'number') q.priority = priority;
+      if (x.dueAt !== undefined) q.dueAt = x.dueAt;
+      if (x.delayMs !== undefined) q.delayMs = x.delayMs;
+      if (x.failures !== undefined) q.failures = x.failures;
+      if (x.causes !== undefined) q.causes = x.causes;
+      messages.push(q);
+    });
+    return { messages, problems };
+  }
 }
 
 /** Serialises a message for the wire (one line, newline-terminated). */

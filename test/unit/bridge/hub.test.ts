@@ -5,6 +5,7 @@ import { dirname } from 'node:path';
 import { BridgeHub } from '../../../src/core/bridge/bridgeHub.ts';
 import { BridgeNotRespondingError } from '../../../src/core/bridge/connection.ts';
 import { Journal } from '../../../src/core/journal/journal.ts';
+import { PROTOCOL } from '../../../src/core/bridge/protocol.ts';
 import { FakeClock } from '../../fakes/fakeClock.ts';
 import { Peer, until } from './peer.ts';
 
@@ -44,7 +45,7 @@ test('handshake: a wrong token or protocol version is rejected with a reason and
   assert.ok(!refused.some((r) => r.includes(token)), 'the token never appears in a message');
 
   const ok = await Peer.hello(address, token);
-  assert.deepEqual(ok.answer, { type: 'welcome', protocol: 1, paused: true });
+  assert.deepEqual(ok.answer, { type: 'welcome', protocol: PROTOCOL.version, paused: true });
   await until(() => h.processes.length === 1, 'process registered');
   assert.equal(h.processes[0]!.pid, 4242);
   assert.equal(h.processes[0]!.liveness, 'connected');
@@ -159,5 +160,35 @@ test('a reconnect of the same instance keeps the process and its controllers (ke
   assert.equal(h.controllers[0]!.controller, c);
   assert.equal(c.status().state, 'running');
   assert.equal(c.keyState('ns/a')?.reasons.length, 1, 'the why-queued history of before the reconnect is kept');
+  h.dispose();
+});
+
+test('transitions frames: each item reaches the controller as its queue transition, in order; key ids are per connection; a bad item is skipped with an error', async () => {
+  const { h, address, token } = await hub();
+  const first = await Peer.hello(address, token, { instance: 'run-9' });
+  first.peer.send({ type: 'controller', name: 'widget', priorityQueue: true, paused: true });
+  const { process: p, controller: c } = await h.waitForController();
+  const errors: string[] = [];
+  p.onProtocolError((e) => errors.push(e));
+  const cause = { kind: 'informer', event: 'add', objectKey: 'ns/a', at: 1000 };
+  // added a (with its cause), added b, processing a, then (next frame, a by id only) done a; a bad item between.
+  first.peer.send({ type: 'transitions', controller: 'widget', keys: [[1, 'ns/a'], [2, 'ns/b']], t0: 1000, items: [[0, 1, 0, 5, { causes: [cause] }], [0, 2, 1, 0], [3, 1, 2, 5]] });
+  await until(() => c.keyState('ns/a')?.phase === 'processing', 'a processing');
+  assert.equal(c.keyState('ns/b')?.phase, 'queued');
+  assert.equal(c.keyState('ns/a')?.reasons.length, 1, "the added item's cause is a why-queued reason");
+  first.peer.send({ type: 'transitions', controller: 'widget', t0: 1010, items: [[4, 7, 0], [4, 1, 0]] });
+  await until(() => c.keyState('ns/a')?.phase === 'idle', 'a done');
+  assert.equal(errors.length, 1);
+  assert.match(errors[0]!, /transitions\.items\[0\]: key id 7 was never defined on this connection/);
+
+  // A new connection of the same process: ids start again, id 1 is now another key.
+  first.peer.close();
+  await until(() => p.liveness === 'exited', 'disconnected');
+  const again = await Peer.hello(address, token, { instance: 'run-9' });
+  again.peer.send({ type: 'controller', name: 'widget', priorityQueue: true, paused: true });
+  await until(() => p.liveness === 'connected', 'reconnected');
+  again.peer.send({ type: 'transitions', controller: 'widget', keys: [[1, 'ns/c']], t0: 2000, items: [[0, 1, 0, 0]] });
+  await until(() => c.keyState('ns/c')?.phase === 'queued', 'c queued');
+  assert.notEqual(c.keyState('ns/a')?.phase, 'queued');
   h.dispose();
 });

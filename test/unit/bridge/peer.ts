@@ -1,4 +1,5 @@
 import { connect, type Socket } from 'node:net';
+import { PROTOCOL } from '../../../src/core/bridge/protocol.ts';
 
 /**
  * The Go side of the bridge, written for unit tests: a socket client that
@@ -52,7 +53,7 @@ export class Peer {
   /** Dials and says hello; resolves with the editor's answer (welcome or reject). */
   static async hello(address: string, token: string, over: Record<string, unknown> = {}): Promise<{ peer: Peer; answer: Record<string, unknown> }> {
     const peer = await Peer.dial(address);
-    peer.send({ type: 'hello', protocol: 1, token, pid: 4242, program: './cmd', goVersion: 'go1.26.0', controllerRuntime: 'v0.25.3', instance: 'inst-1', ...over });
+    peer.send({ type: 'hello', protocol: PROTOCOL.version, token, pid: 4242, program: './cmd', goVersion: 'go1.26.0', controllerRuntime: 'v0.25.3', instance: 'inst-1', ...over });
     const answer = await peer.next((m) => m.type === 'welcome' || m.type === 'reject');
     return { peer, answer };
   }

@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { PROTOCOL, ProtocolError, checkFields, encode, parseFromGo } from '../../../src/core/bridge/protocol.ts';
+import { PROTOCOL, ProtocolError, TransitionFrames, checkFields, encode, parseFromGo, type QueueMessage } from '../../../src/core/bridge/protocol.ts';
 import { LineDecoder } from '../../../src/core/bridge/framing.ts';
 
 const root = resolve(import.meta.dirname, '../../..');
@@ -19,6 +19,7 @@ function strip(v: unknown): unknown {
 test('the descriptor is bridge/protocol.json: same version, env, types and messages, field by field', () => {
   const json = strip(JSON.parse(readFileSync(resolve(root, 'bridge/protocol.json'), 'utf8'))) as Record<string, unknown>;
   assert.equal(PROTOCOL.version, json.version);
+  assert.deepEqual(PROTOCOL.transitions, json.transitions, 'transition codes differ');
   assert.deepEqual(PROTOCOL.env, json.env);
   // The envelope (the "type" field naming each message) is in protocol.json since the Go side wrote it down.
   if (json.envelope !== undefined) assert.deepEqual(PROTOCOL.envelope, json.envelope);
@@ -28,9 +29,10 @@ test('the descriptor is bridge/protocol.json: same version, env, types and messa
 
 test('a valid message of every kind the Go side sends parses', () => {
   const lines = [
-    { type: 'hello', protocol: 1, token: 't', pid: 42, program: './cmd', goVersion: 'go1.26', controllerRuntime: 'v0.25.3', instance: 'i1' },
+    { type: 'hello', protocol: 2, token: 't', pid: 42, program: './cmd', goVersion: 'go1.26', controllerRuntime: 'v0.25.3', instance: 'i1' },
     { type: 'controller', name: 'widget', group: 'lab.reconcile.dev', priorityQueue: true, paused: true },
     { type: 'queue', controller: 'widget', key: 'ns/a', transition: 'added', priority: -100, causes: [{ kind: 'informer', event: 'add', initial: true, at: 1 }], at: 2 },
+    { type: 'transitions', controller: 'widget', keys: [[1, 'ns/a']], t0: 2, items: [[0, 1, 0, -100, { causes: [{ kind: 'informer', at: 1 }] }], [4, 1, 1]] },
     { type: 'reconcileStart', controller: 'widget', key: 'ns/a', reconcileID: 'r', triggers: [], dryRun: false, at: 3 },
     { type: 'reconcileEnd', controller: 'widget', key: 'ns/a', reconcileID: 'r', durationMs: 4, result: { requeueAfterMs: 10 }, dryRun: false, at: 5 },
     { type: 'write', write: { verb: 'create', group: '', version: 'v1', resource: 'configmaps', name: 'c', dryRun: true, after: {} }, at: 6 },
@@ -52,6 +54,7 @@ test('bad input is a ProtocolError that says what is wrong, never a crash', () =
     ['{"type":"ping","at":1.5}', /ping\.at: expected int, got non-integer number/],
     ['{"type":"queue","controller":"c","key":"k","transition":"added","at":1,"causes":[{"kind":"informer","at":"x"}]}', /queue\.causes\[0\]\.at: expected int, got string/],
     ['{"type":"reply","id":1,"ok":"yes"}', /reply\.ok: expected bool, got string/],
+    ['{"type":"transitions","controller":"c","t0":1,"items":{}}', /transitions\.items: expected any\[\], got object/],
     ['{"type":"write","write":{"verb":"create"},"at":1}', /write\.write\.group: missing/],
   ];
   for (const [line, re] of cases) {
@@ -67,28 +70,74 @@ test('checkFields validates editor messages too, and encode writes one line', ()
   assert.equal(line.indexOf('\n'), line.length - 1);
 });
 
-test("keys escaped by the Go side's hand-written encoder decode to the intended strings (bridge/testdata/tricky-keys.ndjson)", () => {
-  // Written by the Go test TestTrickyKeysGolden with the encoder the bridge uses for queue lines: quotes,
-  // backslashes, control characters, <>&, non-ASCII, U+2028/2029 and invalid UTF-8 in keys. Each line's cause
-  // note is the hex of the UTF-8 bytes the key must decode to (invalid bytes as U+FFFD).
+test('a transitions frame expands to its queue messages in order; bad items are skipped with a problem each', () => {
+  const f = new TransitionFrames();
+  const cause = { kind: 'backoff', failures: 2, delayMs: 10, at: 995 };
+  const first = f.expand({
+    type: 'transitions', controller: 'w', keys: [[1, 'ns/a'], [2, 'cluster-wide']], t0: 1000,
+    items: [[0, 1, 0, 3], [6, 2, -5, 0, { dueAt: 1005, delayMs: 10, failures: 2, causes: [cause] }], [4, 1, 7], [7, 0, 9], [5, 2, 9, null]],
+  });
+  assert.deepEqual(first.problems, []);
+  const want: QueueMessage[] = [
+    { type: 'queue', controller: 'w', key: 'ns/a', transition: 'added', priority: 3, at: 1000 },
+    { type: 'queue', controller: 'w', key: 'cluster-wide', transition: 'backoff', priority: 0, dueAt: 1005, delayMs: 10, failures: 2, causes: [cause], at: 995 },
+    { type: 'queue', controller: 'w', key: 'ns/a', transition: 'done', at: 1007 },
+    { type: 'queue', controller: 'w', key: '', transition: 'shutdown', at: 1009 },
+    { type: 'queue', controller: 'w', key: 'cluster-wide', transition: 'forgotten', at: 1009 },
+  ];
+  assert.deepEqual(first.messages, want);
+  // Later frames use the ids; keysReset forgets them.
+  assert.deepEqual(f.expand({ type: 'transitions', controller: 'w', t0: 2000, items: [[3, 2, 0, 1]] }).messages, [{ type: 'queue', controller: 'w', key: 'cluster-wide', transition: 'processing', priority: 1, at: 2000 }]);
+  const bad = f.expand({
+    type: 'transitions', controller: 'w', keysReset: true, keys: [[0, 'zero'], [3, 'ns/c']], t0: 1,
+    items: [[0, 2, 0], [9, 3, 0], 'x', [0, 3, 0.5], [0, 3, 0, 'high'], [0, 3, 0, 1, { causes: [{ kind: 'watch' }] }], [2, 3, 4, 0]],
+  });
+  assert.equal(bad.problems.length, 7);
+  assert.match(bad.problems[0]!, /keys\[0\]: expected \[id ≥ 1, key string\]/);
+  assert.match(bad.problems[1]!, /items\[0\]: key id 2 was never defined/, 'keysReset forgot id 2');
+  assert.match(bad.problems[2]!, /items\[1\]: transition must be an int below 8/);
+  assert.match(bad.problems[3]!, /items\[2\]: expected \[transition, keyId, dt, priority\?, extra\?\]/);
+  assert.match(bad.problems[4]!, /items\[3\]: keyId and dt must be ints/);
+  assert.match(bad.problems[5]!, /items\[4\]: priority must be an int or null/);
+  assert.match(bad.problems[6]!, /items\[5\]\.extra\.causes\[0\]\.at: missing/);
+  assert.deepEqual(bad.messages, [{ type: 'queue', controller: 'w', key: 'ns/c', transition: 'ready', priority: 0, at: 5 }], 'the good item still arrives');
+});
+
+test("keys escaped by the Go side's hand-written frame encoder decode to the intended strings (bridge/testdata/tricky-keys.ndjson)", () => {
+  // Written by the Go test TestTrickyKeysGolden with the encoder the bridge uses for transitions frames: quotes,
+  // backslashes, control characters, <>&, non-ASCII, U+2028/2029 and invalid UTF-8 in keys, defined once and then
+  // used by id. Each added item's cause note is the hex of the UTF-8 bytes the key must decode to (invalid bytes
+  // as U+FFFD).
   const raw = readFileSync(resolve(root, 'bridge/testdata/tricky-keys.ndjson'));
   const lines: string[] = [];
   const d = new LineDecoder({ onLine: (l) => lines.push(l), onOversize: () => assert.fail('oversize line') });
   // Fed in small chunks, so multi-byte characters are split across pushes.
   for (let i = 0; i < raw.length; i += 7) d.push(raw.subarray(i, i + 7));
   assert.equal(lines.length, raw.toString('utf8').split('\n').length - 1);
-  assert.ok(lines.length >= 17);
-  const keys = new Set<string>();
+  assert.ok(lines.length >= 18);
+  const frames = new TransitionFrames();
+  const added = new Set<string>();
+  const again: string[] = [];
   for (const line of lines) {
     const m = parseFromGo(line);
-    assert.equal(m.type, 'queue');
-    if (m.type !== 'queue') continue;
-    const note = m.causes?.[0]?.note;
-    assert.equal(typeof note, 'string');
-    assert.equal(Buffer.from(m.key, 'utf8').toString('hex'), note, `key ${JSON.stringify(m.key)}`);
-    keys.add(m.key);
+    assert.equal(m.type, 'transitions');
+    if (m.type !== 'transitions') continue;
+    const { messages, problems } = frames.expand(m);
+    assert.deepEqual(problems, []);
+    for (const q of messages) {
+      if (q.transition !== 'added') {
+        again.push(q.key);
+        continue;
+      }
+      const note = q.causes?.[0]?.note;
+      assert.equal(typeof note, 'string');
+      assert.equal(Buffer.from(q.key, 'utf8').toString('hex'), note, `key ${JSON.stringify(q.key)}`);
+      added.add(q.key);
+    }
   }
-  assert.ok(keys.has('ns/quote"inside') && keys.has('ns/back\\slash') && keys.has('ns/<script>&amp;</script>'));
-  assert.ok(keys.has('ns/line\u2028para\u2029end') && keys.has('ns/lone\uFFFDcontinuation'));
-  assert.equal(keys.size, lines.length, 'every key distinct');
+  assert.ok(added.has('ns/quote"inside') && added.has('ns/back\\slash') && added.has('ns/<script>&amp;</script>'));
+  assert.ok(added.has('ns/line\u2028para\u2029end') && added.has('ns/lone\uFFFDcontinuation'));
+  assert.equal(added.size, lines.length - 1, 'every key distinct');
+  assert.deepEqual(new Set(again), added, 'the last frame names every key by its id only');
+  assert.equal(again.length, 2 * added.size);
 });
