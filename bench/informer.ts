@@ -158,9 +158,9 @@ async function oursSync(e: Env, dropManagedFields = false): Promise<{ ms: number
   const real = new KubeListerWatcher({ transport: e.transport, resource: e.res, namespace: e.ns });
   const lw: ListerWatcher<KubeObject> = process.env.BENCH_PROFILE
     ? {
-        list: async (o, s) => {
+        list: async (o, s, onItem) => {
           const a = performance.now();
-          const r = await real.list(o, s);
+          const r = await real.list(o, s, onItem);
           log(`  list ${JSON.stringify(o)} → ${r.items.length} items in ${(performance.now() - a).toFixed(0)} ms (at +${(performance.now() - t0).toFixed(0)} ms)`);
           return r;
         },

@@ -11,9 +11,12 @@ import type { KubeObject, ManagedFieldsEntry } from '../k8s/objects.ts';
  *   so this is invisible).
  * - `managedFields[].fieldsV1` trees (a set of field paths, usually the same
  *   for every object one manager writes) are replaced by one shared, deeply
- *   frozen tree with the same content. The cache's objects are read-only by
- *   contract (see {@link Indexer}); the freeze makes a write into a shared
- *   tree fail instead of changing other objects.
+ *   frozen tree with the same content; a whole `managedFields` array equal to
+ *   one seen before (same managers, operations, times and fields) is replaced
+ *   by that one, shared and deeply frozen (every cached `managedFields` array
+ *   is frozen). The cache's objects are read-only by contract (see
+ *   {@link Indexer}); the freeze makes a write into a shared value fail
+ *   instead of changing other objects.
  *
  * Why: a JSON-parsed `{}` costs 28–56 bytes of heap for 2 bytes of JSON, and
  * a fieldsV1 tree has dozens of them; a repeated string costs a 16-byte header
@@ -26,10 +29,13 @@ import type { KubeObject, ManagedFieldsEntry } from '../k8s/objects.ts';
 export class ObjectCompactor {
   private strings = new Map<string, string>();
   private trees = new Map<string, unknown>();
+  private fieldLists = new Map<string, unknown>();
   private readonly maxEntries: number;
+  private readonly maxListEntries: number;
 
   constructor(maxEntries = 16_384) {
     this.maxEntries = maxEntries;
+    this.maxListEntries = Math.max(1, Math.min(maxEntries, 1024));
   }
 
   /** Rewrites `obj` in place (the informer owns it) and returns it. Never throws on odd shapes: it leaves them as they are. */
@@ -53,8 +59,24 @@ export class ObjectCompactor {
       }
     }
     const mf = md.managedFields;
-    if (Array.isArray(mf)) for (const m of mf) if (m && typeof m === 'object') this.managedFieldsEntry(m);
+    if (Array.isArray(mf) && !Object.isFrozen(mf)) md.managedFields = this.managedFields(mf);
     return obj;
+  }
+
+  /**
+   * One shared, deeply frozen array for equal `managedFields` (objects written by the same managers at the same
+   * second carry equal ones): the array, its entries and their strings are then held once, not once per object.
+   * An array seen for the first time has its strings and fieldsV1 tree shared, then becomes the shared one.
+   */
+  private managedFields(mf: ManagedFieldsEntry[]): ManagedFieldsEntry[] {
+    const text = JSON.stringify(mf);
+    const shared = this.fieldLists.get(text);
+    if (shared !== undefined) return shared as ManagedFieldsEntry[];
+    for (const m of mf) if (m && typeof m === 'object') this.managedFieldsEntry(m);
+    // The keys are whole managedFields texts (hundreds of bytes): this table is kept smaller than the others.
+    if (this.fieldLists.size >= this.maxListEntries) this.fieldLists = new Map();
+    this.fieldLists.set(text, deepFreeze(mf));
+    return mf;
   }
 
   private managedFieldsEntry(m: ManagedFieldsEntry): void {

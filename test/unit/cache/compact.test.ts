@@ -55,6 +55,28 @@ test('identical fieldsV1 trees are one shared, frozen tree; different ones stay 
   assert.equal(b.metadata.labels!.app, 'shop');
 });
 
+test('equal managedFields arrays are one shared, frozen array; an array that differs (a later time) stays its own', () => {
+  const c = new ObjectCompactor();
+  const a = c.compact(received(1));
+  const b = c.compact(received(2));
+  const later = received(3);
+  later.metadata.managedFields![0]!.time = '2026-12-01T21:00:07Z';
+  const d = c.compact(later);
+  assert.equal(a.metadata.managedFields, b.metadata.managedFields);
+  assert.notEqual(a.metadata.managedFields, d.metadata.managedFields);
+  assert.equal(a.metadata.managedFields![0]!.fieldsV1, d.metadata.managedFields![0]!.fieldsV1, 'the fieldsV1 tree is still shared');
+  assert.equal(d.metadata.managedFields![0]!.time, '2026-12-01T21:00:07Z');
+  for (const o of [a, d]) assert.ok(Object.isFrozen(o.metadata.managedFields) && Object.isFrozen(o.metadata.managedFields![0]));
+  assert.throws(() => a.metadata.managedFields!.push({ manager: 'x' }), TypeError);
+  assert.throws(() => {
+    a.metadata.managedFields![0]!.manager = 'changed';
+  }, TypeError);
+  assert.equal(b.metadata.managedFields![0]!.manager, 'kubectl');
+  // Replacing the field itself stays possible (the metadata object is the object's own).
+  a.metadata.managedFields = undefined;
+  assert.equal(b.metadata.managedFields!.length, 1);
+});
+
 test('tables are bounded (they start over when full) and compaction stays correct', () => {
   const c = new ObjectCompactor(4);
   for (let i = 0; i < 50; i++) {
