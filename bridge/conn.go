@@ -200,13 +200,15 @@ func (h *hub) writeLoop(ctx context.Context, conn net.Conn, readErr <-chan error
 	delay := time.NewTimer(time.Hour)
 	delay.Stop()
 	defer delay.Stop()
-	batch := make([]record, 0, initialRecords)
+	batch := burst{make([]record, 0, initialRecords), make([]Cause, 0, initialRecords)}
 	buf := make([]byte, 0, 256<<10)
 	// Queue transitions go out as frames with keys interned for this connection.
 	frames := newFrameEncoder()
 	// While this loop runs without sleeping on the outbox, it keeps the stamp clock fresh (one clock read per
 	// burst) and the hot transitions read the stamp instead of the clock.
 	defer h.stamps.live.Store(false)
+	// graced: the previous take found nothing and the writer stayed live one flushDelay more.
+	graced := false
 	for {
 		h.stamps.refresh()
 		h.stamps.live.Store(true)
@@ -218,7 +220,22 @@ func (h *hub) writeLoop(ctx context.Context, conn net.Conn, readErr <-chan error
 			buf, _ = appendRecord(buf, &record{kind: recMsg, msg: &pm})
 		default:
 		}
-		if len(batch) == 0 && len(buf) == 0 {
+		if len(batch.recs) == 0 && len(buf) == 0 {
+			if !graced {
+				// Nothing waits (often right after a large burst of a busy controller): stay live for one
+				// flushDelay more before sleeping, so the controller keeps reading stamps, not the clock.
+				graced = true
+				delay.Reset(flushDelay)
+				select {
+				case <-ctx.Done():
+					return nil
+				case err := <-readErr:
+					return err
+				case <-delay.C:
+				}
+				continue
+			}
+			graced = false
 			h.stamps.live.Store(false)
 			select {
 			case <-ctx.Done():
@@ -232,24 +249,27 @@ func (h *hub) writeLoop(ctx context.Context, conn net.Conn, readErr <-chan error
 				continue
 			}
 		}
-		for i := 0; i < len(batch); {
-			if batch[i].kind == recQueue {
+		graced = false
+		for i := 0; i < len(batch.recs); {
+			if batch.recs[i].kind == recQueue {
 				var n int
-				buf, n = frames.appendFrame(buf, batch[i:])
+				buf, n = frames.appendFrame(buf, batch.recs[i:], batch.causes)
 				i += n
 				continue
 			}
 			n := len(buf)
 			var err error
-			if buf, err = appendRecord(buf, &batch[i]); err != nil {
+			if buf, err = appendRecord(buf, &batch.recs[i]); err != nil {
 				buf = buf[:n]
 				h.logf("bridge: a message could not be encoded and was dropped: %v", err)
 				h.box.dropped.Add(1)
 			}
 			i++
 		}
-		n := len(batch)
-		clear(batch) // drop the references (causes, messages) the records held
+		n := len(batch.recs)
+		// Drop the references (strings, messages) the records and causes held.
+		clear(batch.recs)
+		clear(batch.causes)
 		_ = conn.SetWriteDeadline(time.Now().Add(writeTimeout))
 		if _, err := conn.Write(buf); err != nil {
 			return err

@@ -69,10 +69,11 @@ func newFrameEncoder() *frameEncoder {
 }
 
 // appendFrame appends one transitions frame (with its '\n') holding the longest run at the start of recs of
-// consecutive recQueue records of one queue (at most maxFrameItems), and returns how many records it holds.
+// consecutive recQueue records of one queue (at most maxFrameItems), and returns how many records it holds;
+// causes are the burst's causes (record.cause).
 // recs[0] must be a recQueue record. Its output is byte-for-byte encodeLine of the TransitionsMsg the run
 // stands for (TestFrameEncoderMatchesEncodingJSON).
-func (f *frameEncoder) appendFrame(b []byte, recs []record) ([]byte, int) {
+func (f *frameEncoder) appendFrame(b []byte, recs []record, causes []Cause) ([]byte, int) {
 	q := recs[0].q
 	n := 1
 	for n < len(recs) && n < maxFrameItems && recs[n].kind == recQueue && recs[n].q == q {
@@ -133,7 +134,7 @@ func (f *frameEncoder) appendFrame(b []byte, recs []record) ([]byte, int) {
 		b = strconv.AppendInt(b, f.scratch[i], 10)
 		b = append(b, ',')
 		b = strconv.AppendInt(b, r.at-t0, 10)
-		extra := r.dueAt != 0 || r.delayMs != 0 || r.failures != 0 || r.hasCause
+		extra := r.dueAt != 0 || r.delayMs != 0 || r.failures != 0 || r.cause > 0
 		if r.hasPrio {
 			b = append(b, ',')
 			b = strconv.AppendInt(b, int64(r.prio), 10)
@@ -162,9 +163,9 @@ func (f *frameEncoder) appendFrame(b []byte, recs []record) ([]byte, int) {
 				field(`"failures":`)
 				b = strconv.AppendInt(b, int64(r.failures), 10)
 			}
-			if r.hasCause {
+			if r.cause > 0 {
 				field(`"causes":[`)
-				b = appendCause(b, &r.cause)
+				b = appendCause(b, &causes[r.cause-1])
 				b = append(b, ']')
 			}
 			b = append(b, '}')

@@ -60,7 +60,7 @@ func fastLine(t testing.TB, r *record) []byte {
 // jsonLine encodes the message a record stands for with encoding/json (encodeLine).
 func jsonLine(t testing.TB, r *record) []byte {
 	t.Helper()
-	b, err := encodeLine(r.message())
+	b, err := encodeLine(r.message(nil))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,7 +114,7 @@ type refFrames struct {
 	next int64
 }
 
-func (f *refFrames) frame(t *testing.T, run []record) []byte {
+func (f *refFrames) frame(t *testing.T, run []record, causes []Cause) []byte {
 	t.Helper()
 	m := TransitionsMsg{Controller: run[0].q.name, T0: run[0].at, Items: []any{}}
 	if len(f.ids) >= maxKeyIDs {
@@ -134,10 +134,10 @@ func (f *refFrames) frame(t *testing.T, run []record) []byte {
 		}
 		item := []any{int(r.tr), id, r.at - m.T0}
 		var x *QueueExtra
-		if r.dueAt != 0 || r.delayMs != 0 || r.failures != 0 || r.hasCause {
+		if r.dueAt != 0 || r.delayMs != 0 || r.failures != 0 || r.cause > 0 {
 			x = &QueueExtra{DueAt: r.dueAt, DelayMs: r.delayMs, Failures: r.failures}
-			if r.hasCause {
-				x.Causes = []Cause{r.cause}
+			if r.cause > 0 {
+				x.Causes = []Cause{causes[r.cause-1]}
 			}
 		}
 		switch {
@@ -160,13 +160,13 @@ func (f *refFrames) frame(t *testing.T, run []record) []byte {
 
 // encodeBatch encodes a batch as the writer does (frames for queue records, lines for the rest) with both
 // encoders; it returns the fast output, the reference output and the number of frames.
-func encodeBatch(t *testing.T, fe *frameEncoder, ref *refFrames, batch []record) (fast, want []byte, frames int) {
+func encodeBatch(t *testing.T, fe *frameEncoder, ref *refFrames, batch []record, causes []Cause) (fast, want []byte, frames int) {
 	t.Helper()
 	for i := 0; i < len(batch); {
 		if batch[i].kind == recQueue {
 			var n int
-			fast, n = fe.appendFrame(fast, batch[i:])
-			want = append(want, ref.frame(t, batch[i:i+n])...)
+			fast, n = fe.appendFrame(fast, batch[i:], causes)
+			want = append(want, ref.frame(t, batch[i:i+n], causes)...)
 			i += n
 			frames++
 			continue
@@ -193,26 +193,32 @@ func TestFrameEncoderMatchesEncodingJSON(t *testing.T) {
 			q := &Queue{name: "ctl-" + s, framePrefix: framePrefix("ctl-" + s)}
 			key := reconcile.Request{NamespacedName: types.NamespacedName{Namespace: "ns-" + s, Name: s}}
 			var batch []record
+			var causes []Cause
+			withCause := func(r record, c Cause) record {
+				causes = append(causes, c)
+				r.cause = int32(len(causes))
+				return r
+			}
 			for tr := range transitionNames {
 				batch = append(batch, record{kind: recQueue, q: q, key: key, tr: transition(tr), at: 1000})
 			}
 			batch = append(batch,
 				record{kind: recQueue, q: q, key: reconcile.Request{NamespacedName: types.NamespacedName{Name: s}}, tr: trAdded, at: 998},
 				record{kind: recQueue, q: q, tr: trShutdown, noKey: true, at: 1003},
-				record{kind: recQueue, q: q, key: key, tr: trAdded, hasPrio: true, prio: -100, hasCause: true, cause: Cause{Kind: CauseWatch, Note: s, At: 4}, at: 1005},
+				withCause(record{kind: recQueue, q: q, key: key, tr: trAdded, hasPrio: true, prio: -100, at: 1005}, Cause{Kind: CauseWatch, Note: s, At: 4}),
 				record{kind: recMsg, msg: &PingMsg{At: 1}},
-				record{kind: recQueue, q: q, key: key, tr: trBackoff, hasPrio: true, prio: 0, dueAt: 1764588000200, delayMs: 5, failures: 3, hasCause: true, cause: fullCause(s), at: 6},
+				withCause(record{kind: recQueue, q: q, key: key, tr: trBackoff, hasPrio: true, prio: 0, dueAt: 1764588000200, delayMs: 5, failures: 3, at: 6}, fullCause(s)),
 				record{kind: recQueue, q: q, key: key, tr: trWaiting, dueAt: 7, at: 7},
 				record{kind: recQueue, q: other, key: key, tr: trProcessing, hasPrio: true, prio: 1 << 40, at: 9},
 				record{kind: recQueue, q: q, key: key, tr: trDone, failures: 2, at: 10},
 				record{kind: recQueue, q: q, key: key, tr: trReady, hasPrio: true, prio: 3, delayMs: -1, at: 11},
 			)
-			fast, want, _ := encodeBatch(t, fe, ref, batch)
+			fast, want, _ := encodeBatch(t, fe, ref, batch, causes)
 			if !bytes.Equal(fast, want) {
 				t.Fatalf("round %d, %q:\nframe encoder %s\nencoding/json %s", round, s, fast, want)
 			}
 			all = append(all, batch...)
-			checkDecodes(t, dec, fast, batch)
+			checkDecodes(t, dec, fast, batch, causes)
 		}
 	}
 	// A run longer than maxFrameItems is split.
@@ -221,15 +227,15 @@ func TestFrameEncoderMatchesEncodingJSON(t *testing.T) {
 	for i := range maxFrameItems + 10 {
 		batch = append(batch, record{kind: recQueue, q: q, key: reconcile.Request{NamespacedName: types.NamespacedName{Namespace: "n", Name: strconv.Itoa(i % 50)}}, tr: trAdded, at: int64(i)})
 	}
-	fast, want, frames := encodeBatch(t, fe, ref, batch)
+	fast, want, frames := encodeBatch(t, fe, ref, batch, nil)
 	if !bytes.Equal(fast, want) || frames != 2 {
 		t.Fatalf("a run of %d records: %d frames (want 2), equal %v", len(batch), frames, bytes.Equal(fast, want))
 	}
-	checkDecodes(t, dec, fast, batch)
+	checkDecodes(t, dec, fast, batch, nil)
 }
 
 // checkDecodes decodes out (frames and lines) and checks the frames' queue messages are the queue records'.
-func checkDecodes(t *testing.T, dec *TransitionDecoder, out []byte, batch []record) {
+func checkDecodes(t *testing.T, dec *TransitionDecoder, out []byte, batch []record, causes []Cause) {
 	t.Helper()
 	var got []QueueMsg
 	for _, line := range bytes.SplitAfter(out, []byte("\n")) {
@@ -255,7 +261,7 @@ func checkDecodes(t *testing.T, dec *TransitionDecoder, out []byte, batch []reco
 	var want []QueueMsg
 	for i := range batch {
 		if batch[i].kind == recQueue {
-			m := batch[i].message().(*QueueMsg)
+			m := batch[i].message(causes).(*QueueMsg)
 			// What the editor sees of a string is its JSON decoding (invalid UTF-8 as U+FFFD).
 			m.Controller, m.Key = decodedString(t, m.Controller), decodedString(t, m.Key)
 			for j := range m.Causes {
@@ -294,7 +300,7 @@ func TestWireKeys(t *testing.T) {
 		{reconcile.Request{NamespacedName: types.NamespacedName{Namespace: "ns", Name: "a"}}, `"keys":[[1,"ns/a"]]`},
 	} {
 		r := []record{{kind: recQueue, q: q, key: c.key, tr: trAdded, at: 1}}
-		line, _ := newFrameEncoder().appendFrame(nil, r)
+		line, _ := newFrameEncoder().appendFrame(nil, r, nil)
 		if !bytes.Contains(line, []byte(c.want)) {
 			t.Errorf("%s does not hold %s", line, c.want)
 		}
@@ -354,9 +360,9 @@ func TestTrickyKeysGolden(t *testing.T) {
 	strs := append(append([]string{}, trickyStrings...), allControlChars())
 	for i, s := range strs {
 		key := reconcile.Request{NamespacedName: types.NamespacedName{Namespace: "ns", Name: s}}
-		r := []record{{kind: recQueue, q: q, key: key, tr: trAdded, hasPrio: true, hasCause: true,
-			cause: Cause{Kind: CauseManual, Note: hex.EncodeToString([]byte(decoded(t, key.String()))), At: int64(i)}, at: int64(i)}}
-		line, _ := fe.appendFrame(nil, r)
+		r := []record{{kind: recQueue, q: q, key: key, tr: trAdded, hasPrio: true, cause: 1, at: int64(i)}}
+		c := []Cause{{Kind: CauseManual, Note: hex.EncodeToString([]byte(decoded(t, key.String()))), At: int64(i)}}
+		line, _ := fe.appendFrame(nil, r, c)
 		if !utf8.Valid(line) {
 			t.Errorf("frame %d is not valid UTF-8", i)
 		}
@@ -369,7 +375,7 @@ func TestTrickyKeysGolden(t *testing.T) {
 		again = append(again, record{kind: recQueue, q: q, key: key, tr: trProcessing, hasPrio: true, at: int64(100 + i)},
 			record{kind: recQueue, q: q, key: key, tr: trDone, at: int64(100 + i)})
 	}
-	line, _ := fe.appendFrame(nil, again)
+	line, _ := fe.appendFrame(nil, again, nil)
 	buf = append(buf, line...)
 	const path = "testdata/tricky-keys.ndjson"
 	if *updateGolden {

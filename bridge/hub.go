@@ -140,13 +140,13 @@ func (h *hub) logf(format string, args ...any) { h.log.Info(fmt.Sprintf(format, 
 // outbox is full it is dropped and counted.
 func (h *hub) send(m any) {
 	r := record{kind: recMsg, msg: m}
-	h.box.push(&r, 0)
+	h.box.push(&r, nil, 0)
 }
 
 // sendCtrl is send for replies and announcements (they have ctrlBuffer more room).
 func (h *hub) sendCtrl(m any) {
 	r := record{kind: recMsg, msg: m}
-	h.box.push(&r, ctrlBuffer)
+	h.box.push(&r, nil, ctrlBuffer)
 }
 
 func (h *hub) reply(r ReplyMsg) { h.sendCtrl(&r) }

@@ -11,10 +11,11 @@ import (
 //
 // Why records: a queue transition happens several times per reconcile on the controller's hot path. Building a
 // message struct, a key string and a causes slice per transition, boxing it in an interface and encoding it
-// with reflection cost more than the queue operation itself. A transition is instead copied into a record
-// (no heap allocation: the key is the reconcile.Request itself, a single cause is stored inline) appended to a
-// slice that is reused, under the outbox's lock; the connection's writer goroutine swaps the filled slice for
-// an empty one, encodes every record with the hand-written encoder (encode.go) into one reused buffer and writes
+// with reflection cost more than the queue operation itself. A transition is instead copied into a record of
+// about 100 bytes (no heap allocation: the key is the reconcile.Request itself; its cause, when it has one, is
+// copied into a parallel slice of causes) appended to a slice that is reused, under the outbox's lock; the
+// connection's writer goroutine swaps the filled slices for empty ones, encodes every record with the
+// hand-written encoder (encode.go: a frame per run of one queue's transitions) into one reused buffer and writes
 // the whole burst with one write call.
 //
 // Contracts:
@@ -22,12 +23,15 @@ import (
 //     reconcile start/end, write) is dropped and counted in dropped; control messages (replies, controller
 //     announcements) have ctrlBuffer more room, so a reply is not lost to a burst of transitions.
 //   - Records leave in push order (one lock orders every sender); nothing is coalesced.
-//   - A record's references (causes slice, message pointer) are not mutated by the sender after push.
+//   - A record's references (message pointer) are not mutated by the sender after push.
 //   - The writer is woken only when it sleeps (waiting is set) and the outbox goes non-empty: a busy controller
 //     never touches a channel.
 type outbox struct {
-	mu      sync.Mutex
-	buf     []record
+	mu  sync.Mutex
+	buf []record
+	// causes holds the causes of the records in buf (a record's cause field is its index + 1): a cause is 168
+	// bytes and most records have none, so keeping it out of the record keeps every copy of a record small.
+	causes  []Cause
 	waiting bool
 	wake    chan struct{}
 	limit   int
@@ -39,7 +43,7 @@ type outbox struct {
 const initialRecords = 1024
 
 func newOutbox(limit int) *outbox {
-	return &outbox{limit: limit, wake: make(chan struct{}, 1), buf: make([]record, 0, initialRecords)}
+	return &outbox{limit: limit, wake: make(chan struct{}, 1), buf: make([]record, 0, initialRecords), causes: make([]Cause, 0, initialRecords)}
 }
 
 // recKind tells which fields of a record are set.
@@ -71,13 +75,14 @@ var transitionNames = TransitionNames
 
 // record is one message waiting for the editor. For recQueue it is the QueueMsg
 // {Controller: q.name, Key: requestKey(key) (empty when noKey), Transition, Priority (when hasPrio), DueAt,
-// DelayMs, Failures, Causes: [cause] when hasCause, At}, sent as one item of a TransitionsMsg frame.
+// DelayMs, Failures, Causes: [the burst's causes[cause-1]] when cause > 0, At}, sent as one item of a TransitionsMsg
+// frame. About 100 bytes: the cause lives in the burst's causes (see outbox.causes).
 type record struct {
 	kind     recKind
 	tr       transition
 	hasPrio  bool
-	hasCause bool
 	noKey    bool
+	cause    int32
 	q        *Queue
 	key      reconcile.Request
 	prio     int
@@ -85,12 +90,11 @@ type record struct {
 	dueAt    int64
 	delayMs  int64
 	at       int64
-	cause    Cause
 	msg      any
 }
 
-// message is the protocol message a record stands for (tests, and the fallback encoder).
-func (r *record) message() any {
+// message is the protocol message a record stands for (tests); causes are its burst's causes.
+func (r *record) message(causes []Cause) any {
 	if r.kind == recMsg {
 		return r.msg
 	}
@@ -102,15 +106,16 @@ func (r *record) message() any {
 	if r.hasPrio {
 		m.Priority = intPtr(r.prio)
 	}
-	if r.hasCause {
-		m.Causes = []Cause{r.cause}
+	if r.cause > 0 {
+		m.Causes = []Cause{causes[r.cause-1]}
 	}
 	return m
 }
 
-// push appends a copy of *r; extra is the room beyond limit this message may use (ctrlBuffer for control
-// messages, 0 otherwise). It reports false when the record was dropped.
-func (o *outbox) push(r *record, extra int) bool {
+// push appends a copy of *r with a copy of *c as its cause (none when c is nil; push sets r.cause); extra is the
+// room beyond limit this message may use (ctrlBuffer for control messages, 0 otherwise). It reports false when
+// the record was dropped.
+func (o *outbox) push(r *record, c *Cause, extra int) bool {
 	o.mu.Lock()
 	if len(o.buf) >= o.limit+extra {
 		o.mu.Unlock()
@@ -123,6 +128,15 @@ func (o *outbox) push(r *record, extra int) bool {
 		nb := make([]record, len(o.buf), min(2*cap(o.buf)+1, o.limit+ctrlBuffer))
 		copy(nb, o.buf)
 		o.buf = nb
+	}
+	if c != nil {
+		if len(o.causes) == cap(o.causes) {
+			nc := make([]Cause, len(o.causes), 2*cap(o.causes)+1)
+			copy(nc, o.causes)
+			o.causes = nc
+		}
+		o.causes = append(o.causes, *c)
+		r.cause = int32(len(o.causes))
 	}
 	o.buf = append(o.buf, *r)
 	wake := o.waiting
@@ -137,17 +151,24 @@ func (o *outbox) push(r *record, extra int) bool {
 	return true
 }
 
-// take returns every waiting record and installs spare (emptied) as the new buffer. When nothing waits it
-// returns an empty slice and marks the writer waiting, so the next push signals wake.
-func (o *outbox) take(spare []record) []record {
+// burst is what the writer takes from the outbox at once: records in push order and their causes.
+type burst struct {
+	recs   []record
+	causes []Cause
+}
+
+// take returns every waiting record (with their causes) and installs spare's slices (emptied) as the new
+// buffers. When nothing waits it returns empty slices and marks the writer waiting, so the next push signals
+// wake.
+func (o *outbox) take(spare burst) burst {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if len(o.buf) == 0 {
 		o.waiting = true
-		return spare[:0]
+		return burst{spare.recs[:0], spare.causes[:0]}
 	}
-	out := o.buf
-	o.buf = spare[:0]
+	out := burst{o.buf, o.causes}
+	o.buf, o.causes = spare.recs[:0], spare.causes[:0]
 	return out
 }
 

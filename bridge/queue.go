@@ -290,7 +290,7 @@ func (q *Queue) record(o priorityqueue.AddOpts, item reconcile.Request, c Cause,
 	if fresh || prio > ks.priority {
 		ks.priority = prio
 	}
-	r := record{kind: recQueue, q: q, key: item, hasPrio: true, prio: ks.priority, hasCause: true, cause: c, at: at}
+	r := record{kind: recQueue, q: q, key: item, hasPrio: true, prio: ks.priority, at: at}
 	switch {
 	case o.After > 0 && ks.queued != queuedReady:
 		due := now.Add(o.After)
@@ -308,7 +308,7 @@ func (q *Queue) record(o priorityqueue.AddOpts, item reconcile.Request, c Cause,
 		}
 		r.tr = trAdded
 	}
-	q.lockedSend(&r)
+	q.lockedSendCause(&r, &c)
 	q.mu.Unlock()
 }
 
@@ -335,8 +335,8 @@ func (q *Queue) onBackoff(item reconcile.Request, d time.Duration, failures int)
 		}
 	}
 	r := record{kind: recQueue, q: q, key: item, tr: trBackoff, hasPrio: true, prio: ks.priority,
-		dueAt: ms(due), delayMs: d.Milliseconds(), failures: failures, hasCause: true, cause: c, at: ms(now)}
-	q.lockedSend(&r)
+		dueAt: ms(due), delayMs: d.Milliseconds(), failures: failures, at: ms(now)}
+	q.lockedSendCause(&r, &c)
 	q.mu.Unlock()
 }
 
@@ -958,11 +958,18 @@ func (q *Queue) lockedAnyQueued() bool {
 // of a key as its state changed.
 func (q *Queue) send(r *record) {
 	if q.hub != nil {
-		q.hub.box.push(r, 0)
+		q.hub.box.push(r, nil, 0)
 	}
 }
 
 func (q *Queue) lockedSend(r *record) { q.send(r) }
+
+// lockedSendCause is lockedSend of a transition with one cause.
+func (q *Queue) lockedSendCause(r *record, c *Cause) {
+	if q.hub != nil {
+		q.hub.box.push(r, c, 0)
+	}
+}
 
 func (ks *keyState) addCause(c Cause) {
 	if len(ks.causes) >= maxCauses {

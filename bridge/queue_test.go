@@ -33,8 +33,9 @@ func testQueue(t *testing.T, pq bool) (*Queue, *hub) {
 // queueMsgs drains the hub's outbox and returns the queue messages.
 func queueMsgs(h *hub) []*QueueMsg {
 	var out []*QueueMsg
-	for _, r := range h.box.take(nil) {
-		if qm, ok := r.message().(*QueueMsg); ok {
+	b := h.box.take(burst{})
+	for _, r := range b.recs {
+		if qm, ok := r.message(b.causes).(*QueueMsg); ok {
 			out = append(out, qm)
 		}
 	}
