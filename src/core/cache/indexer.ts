@@ -38,8 +38,10 @@ type IndexMap = Map<string, ObjectKey | Set<ObjectKey>>;
 export class Indexer<T extends KubeObject = KubeObject> implements IndexerReader<T> {
   private items = new Map<ObjectKey, T>();
   private readonly indexFuncs = new Map<string, IndexFunc<T>>();
-  private readonly indices = new Map<string, IndexMap>();
+  private indices = new Map<string, IndexMap>();
   private readonly onIndexError: IndexErrorSink;
+  /** Content built ahead for the next {@link replace} (see {@link stage}); `undefined` when none. */
+  private staged: { order: T[]; items: Map<ObjectKey, T>; indices: Map<string, IndexMap>; usable: boolean } | undefined;
 
   /**
    * `indexers` are added to the namespace index, which is always present.
@@ -64,6 +66,7 @@ export class Indexer<T extends KubeObject = KubeObject> implements IndexerReader
     const names = Object.keys(indexers);
     const conflicts = names.filter((n) => this.indexFuncs.has(n));
     if (conflicts.length > 0) throw new Error(`indexer conflict: ${conflicts.join(', ')}`);
+    this.staged = undefined; // staged without the new indexes
     for (const name of names) {
       const fn = indexers[name]!;
       const index: IndexMap = new Map();
@@ -109,6 +112,14 @@ export class Indexer<T extends KubeObject = KubeObject> implements IndexerReader
    */
   replace(list: readonly T[], _resourceVersion?: string): Map<ObjectKey, T> {
     const previous = this.items;
+    const staged = this.staged;
+    this.staged = undefined;
+    if (staged && staged.usable && sameObjects(staged.order, list)) {
+      // Built while the list streamed in (see stage): the same content a rebuild gives, swapped in at once.
+      this.items = staged.items;
+      this.indices = staged.indices;
+      return previous;
+    }
     this.items = new Map();
     for (const obj of list) this.items.set(keyOf(obj), obj);
     for (const [name, fn] of this.indexFuncs) {
@@ -117,6 +128,38 @@ export class Indexer<T extends KubeObject = KubeObject> implements IndexerReader
       for (const [key, obj] of this.items) this.fileUnder(index, this.valuesOf(name, fn, key, obj), key);
     }
     return previous;
+  }
+
+  /**
+   * Builds, ahead of time, the content of the next {@link replace}: `obj` is keyed and indexed at once into a
+   * staged store that no read sees. When `replace` is then called with exactly the staged objects, in the order
+   * staged, it swaps the staged store in instead of rebuilding (what readers see is the same: one atomic
+   * replace); any other list, an {@link addIndexers} meanwhile, or a key staged twice makes `replace` rebuild as
+   * usual. Lets an informer index a LIST while it streams in. Index function errors are reported as they happen.
+   */
+  stage(obj: T): void {
+    let st = this.staged;
+    if (!st) {
+      const indices = new Map<string, IndexMap>();
+      for (const name of this.indexFuncs.keys()) indices.set(name, new Map());
+      st = this.staged = { order: [], items: new Map(), indices, usable: true };
+    }
+    if (!st.usable) return;
+    const key = keyOf(obj);
+    if (st.items.has(key)) {
+      // A key listed twice: the rebuild (last one wins, indexes from the winners) is left to replace.
+      st.usable = false;
+      st.order = [];
+      return;
+    }
+    st.order.push(obj);
+    st.items.set(key, obj);
+    for (const [name, fn] of this.indexFuncs) this.fileUnder(st.indices.get(name)!, this.valuesOf(name, fn, key, obj), key);
+  }
+
+  /** Drops what {@link stage} built (a list that failed or starts over). */
+  discardStaged(): void {
+    this.staged = undefined;
   }
 
   getByKey(key: ObjectKey): T | undefined {
@@ -238,6 +281,12 @@ export class Indexer<T extends KubeObject = KubeObject> implements IndexerReader
       else if (cur.size === 0) index.delete(v);
     }
   }
+}
+
+function sameObjects<T>(a: readonly T[], b: readonly T[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
 }
 
 function keyOfSafe(obj: KubeObject): ObjectKey {

@@ -2,7 +2,7 @@ import { type Clock, realClock, type TimerHandle } from '../clock.ts';
 import { Emitter, type Event } from '../event.ts';
 import { nullLogger, type Logger } from '../log.ts';
 import { keyOf, type ObjectKey } from '../k8s/keys.ts';
-import { gvrToString, type KubeObject, type ResourceInfo } from '../k8s/objects.ts';
+import { gvrToString, type KubeList, type KubeObject, type ResourceInfo } from '../k8s/objects.ts';
 import type {
   DeletedFinalStateUnknown,
   HandlerRegistration,
@@ -348,10 +348,13 @@ export class SharedIndexInformer<T extends KubeObject = KubeObject> implements S
    * are: the transform still runs once per object.
    */
   private preparingLists(lw: ListerWatcher<KubeObject>): ListerWatcher<KubeObject> {
+    // Prepared items are also staged into the indexer, in list order, so that the replace at the end of the
+    // list swaps in a store indexed while the list streamed instead of indexing everything then (Indexer.stage).
     const prepare = (raw: KubeObject): KubeObject => {
       if (this.stopped) return raw;
       const obj = this.toCached(raw);
       this.prepared.add(obj);
+      this.indexer.stage(obj);
       return obj;
     };
     return {
@@ -359,7 +362,14 @@ export class SharedIndexInformer<T extends KubeObject = KubeObject> implements S
         return lw.watchListSemanticsUnsupported;
       },
       list: async (options, signal) => {
-        const page = await lw.list(options, signal, prepare);
+        if (!options.continue) this.indexer.discardStaged(); // a list starts (over)
+        let page: KubeList<KubeObject>;
+        try {
+          page = await lw.list(options, signal, prepare);
+        } catch (e) {
+          this.indexer.discardStaged();
+          throw e;
+        }
         const items = page.items;
         if (Array.isArray(items) && !this.stopped) {
           for (let i = 0; i < items.length; i++) if (!this.prepared.has(items[i]!)) items[i] = prepare(items[i]!);

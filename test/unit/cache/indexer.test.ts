@@ -107,3 +107,60 @@ test('a throwing index function is reported and files the object under no value'
   assert.deepEqual(idx.indexKeys('fragile', 'ok'), ['default/good']);
   assert.equal(idx.getByKey('default/bad')?.metadata.name, 'bad');
 });
+
+/** Everything a reader can see of an indexer, in iteration order. */
+function snapshot(idx: Indexer, indexNames: string[]) {
+  return {
+    keys: idx.listKeys(),
+    objects: idx.list(),
+    indexes: indexNames.map((n) => idx.listIndexFuncValues(n).map((v) => [v, idx.indexKeys(n, v)])),
+  };
+}
+
+test('stage: a replace with exactly the staged objects swaps in what was indexed ahead, unseen until then, equal to a rebuild', () => {
+  let calls = 0;
+  const byFinalizer = (o: KubeObject) => (calls++, finalizerIndexFunc(o));
+  const list = ['a', 'b', 'c', 'd'].map((n, i) => widget(n, { namespace: i % 2 ? 'ns2' : 'ns1', finalizers: i % 3 ? ['x'] : ['x', 'y'] }));
+  const staged = new Indexer({ [FINALIZER_INDEX]: byFinalizer });
+  staged.add(widget('old'));
+  calls = 0;
+  for (const o of list) staged.stage(o);
+  assert.deepEqual(staged.listKeys(), ['default/old'], 'nothing staged is visible before the replace');
+  assert.equal(calls, 4, 'indexed while staged');
+  const previous = staged.replace(list);
+  assert.equal(calls, 4, 'not indexed again by the replace');
+  assert.deepEqual([...previous.keys()], ['default/old']);
+  const rebuilt = new Indexer({ [FINALIZER_INDEX]: finalizerIndexFunc });
+  rebuilt.replace(list);
+  assert.deepEqual(snapshot(staged, [NAMESPACE_INDEX, FINALIZER_INDEX]), snapshot(rebuilt, [NAMESPACE_INDEX, FINALIZER_INDEX]));
+  // Later changes work on the swapped-in store and its indexes.
+  staged.delete(list[0]!);
+  assert.deepEqual(staged.indexKeys(FINALIZER_INDEX, 'y'), ['ns2/d']);
+});
+
+test('stage: another list, a key staged twice, new indexers or a discard make the replace rebuild (same result as without staging)', () => {
+  const mk = () => ['a', 'b', 'c'].map((n) => widget(n, { finalizers: [n] }));
+  const cases: Array<[string, (idx: Indexer, list: KubeObject[]) => KubeObject[]]> = [
+    ['other objects', (idx, list) => (list.forEach((o) => idx.stage(o)), mk())],
+    ['fewer objects', (idx, list) => (list.forEach((o) => idx.stage(o)), list.slice(1))],
+    ['other order', (idx, list) => (list.forEach((o) => idx.stage(o)), [list[1]!, list[0]!, list[2]!])],
+    ['a key twice', (idx, list) => {
+      const again = widget('a', { finalizers: ['z'] });
+      for (const o of [...list, again]) idx.stage(o);
+      return [...list, again];
+    }],
+    ['an indexer added', (idx, list) => (list.forEach((o) => idx.stage(o)), idx.addIndexers({ byName: (o) => [o.metadata.name!] }), list)],
+    ['discarded', (idx, list) => (list.forEach((o) => idx.stage(o)), idx.discardStaged(), list)],
+  ];
+  for (const [what, run] of cases) {
+    const idx = new Indexer({ [FINALIZER_INDEX]: finalizerIndexFunc });
+    const list = mk();
+    const final = run(idx, list);
+    idx.replace(final);
+    const plain = new Indexer({ [FINALIZER_INDEX]: finalizerIndexFunc });
+    if (what === 'an indexer added') plain.addIndexers({ byName: (o) => [o.metadata.name!] });
+    plain.replace(final);
+    const names = what === 'an indexer added' ? [NAMESPACE_INDEX, FINALIZER_INDEX, 'byName'] : [NAMESPACE_INDEX, FINALIZER_INDEX];
+    assert.deepEqual(snapshot(idx, names), snapshot(plain, names), what);
+  }
+});
