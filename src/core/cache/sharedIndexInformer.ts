@@ -12,7 +12,9 @@ import type {
   ReflectorState,
   ResourceEventHandler,
   SharedIndexInformer as SharedIndexInformerContract,
+  WatchEvent,
 } from './interfaces.ts';
+import { INITIAL_EVENTS_END_ANNOTATION } from './interfaces.ts';
 import { Indexer } from './indexer.ts';
 import { ObjectCompactor } from './compact.ts';
 import { type Notification, ProcessorListener } from './processorListener.ts';
@@ -376,8 +378,31 @@ export class SharedIndexInformer<T extends KubeObject = KubeObject> implements S
         }
         return page;
       },
-      watch: (options, signal) => lw.watch(options, signal),
+      watch: (options, signal) => (options.sendInitialEvents ? this.preparingInitialEvents(lw.watch(options, signal), prepare) : lw.watch(options, signal)),
     };
+  }
+
+  /**
+   * A WatchList stream whose initial events' objects are made what the cache keeps as they arrive (the reflector
+   * collects them and replaces the cache at the initial-events-end bookmark; onReplace then takes them as they
+   * are), so that this work is spread over the stream instead of running for all of them in one go. Events after
+   * the bookmark pass through unchanged: the informer prepares those when it stores them.
+   */
+  private async *preparingInitialEvents(
+    events: AsyncIterable<WatchEvent<KubeObject>>,
+    prepare: (raw: KubeObject) => KubeObject,
+  ): AsyncGenerator<WatchEvent<KubeObject>> {
+    let initial = true;
+    for await (const ev of events) {
+      if (initial) {
+        if ((ev.type === 'ADDED' || ev.type === 'MODIFIED') && ev.object && typeof ev.object === 'object' && ev.object.metadata?.name) {
+          yield { ...ev, object: prepare(ev.object) };
+          continue;
+        }
+        if (ev.type === 'BOOKMARK' && ev.object?.metadata?.annotations?.[INITIAL_EVENTS_END_ANNOTATION] === 'true') initial = false;
+      }
+      yield ev;
+    }
   }
 
   private onAddOrUpdate(raw: KubeObject): void {

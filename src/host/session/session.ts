@@ -139,6 +139,12 @@ export class Session implements ViewModel, Disposable {
   /** A controller running elsewhere (a Go process through the bridge) shown instead of the built-in loop. */
   private external: { controller: Controller; origin: () => string } | undefined;
   private keySub: Disposable | undefined;
+  /**
+   * The controller's key briefs and queue order as of the last key-state change: every view refresh, the status bar
+   * and Step's target read them, so that a refresh lists 10,000 keys once, not once per reader. Emptied on every
+   * key-state change (a queue transition is one) and when the controller shown changes.
+   */
+  private keyCache: { briefs?: readonly KeyBrief[]; queued?: readonly ObjectKey[] } = {};
   private readonly controllerEmitter = new Emitter<void>();
   /** The controller the views and loop commands act on changed (see {@link useController}). */
   readonly onDidChangeController = this.controllerEmitter.event;
@@ -224,7 +230,11 @@ export class Session implements ViewModel, Disposable {
 
   private wireController(): void {
     this.keySub?.dispose();
-    this.keySub = this.controller?.onDidChangeKeyState((s) => this.changeEmitter.fire({ type: 'key', key: s.key }));
+    this.keyCache = {};
+    this.keySub = this.controller?.onDidChangeKeyState((s) => {
+      this.keyCache = {};
+      this.changeEmitter.fire({ type: 'key', key: s.key });
+    });
   }
 
   /**
@@ -570,12 +580,12 @@ export class Session implements ViewModel, Disposable {
     return this.controller ? [...this.controller.snapshot().keys] : [];
   }
 
-  keyBriefs(): KeyBrief[] {
-    return this.controller?.keyBriefs() ?? [];
+  keyBriefs(): readonly KeyBrief[] {
+    return (this.keyCache.briefs ??= this.controller?.keyBriefs() ?? []);
   }
 
   queuedKeys(): ObjectKey[] {
-    return this.controller?.queuedKeys() ?? [];
+    return [...(this.keyCache.queued ??= this.controller?.queuedKeys() ?? [])];
   }
 
   // ---- for commands ------------------------------------------------------------------------------------------

@@ -34,6 +34,13 @@ export const QUEUE_VIEW_LIMIT = 500;
 
 export type QueueNode = QueueKeyNode | QueueDetailNode;
 
+/**
+ * Above this many rows the view refreshes at most every {@link LARGE_VIEW_REFRESH_MS}: each refresh makes VS Code
+ * rebuild every row in the extension host (hundreds of them at 10/s during a burst kept it busy for seconds).
+ */
+export const LARGE_VIEW_ROWS = 100;
+export const LARGE_VIEW_REFRESH_MS = 1000;
+
 const PHASE_ORDER: Record<KeyState['phase'], number> = { processing: 0, queued: 1, backoff: 2, requeueAfter: 3, idle: 4 };
 
 /** Counts shown in the view's message and the status bar. */
@@ -66,11 +73,13 @@ export class QueueTreeProvider implements vscode.TreeDataProvider<QueueNode>, vs
   private readonly clock: Clock;
   private readonly coalescer: RefreshCoalescer<string>;
   private model: ViewModel | undefined;
+  /** Rows the last getChildren of the root returned (VS Code builds a tree item for each on every refresh). */
+  private shownRows = 0;
   private subscription: Disposable | undefined;
 
   constructor(clock: Clock) {
     this.clock = clock;
-    this.coalescer = new RefreshCoalescer<string>(clock, TREE_REFRESH_MS, () => {
+    this.coalescer = new RefreshCoalescer<string>(clock, () => (this.shownRows > LARGE_VIEW_ROWS ? LARGE_VIEW_REFRESH_MS : TREE_REFRESH_MS), () => {
       this.emitter.fire(undefined);
       this.changeEmitter.fire(this.counts());
     });
@@ -136,6 +145,7 @@ export class QueueTreeProvider implements vscode.TreeDataProvider<QueueNode>, vs
     if (!node) {
       const { states, total } = this.visible(QUEUE_VIEW_LIMIT);
       const shown: QueueNode[] = states.map((s) => this.nodeFor(s.key)!);
+      this.shownRows = shown.length;
       if (total > QUEUE_VIEW_LIMIT) {
         shown.push({ type: 'detail', id: 'q|more', label: `… ${total - QUEUE_VIEW_LIMIT} more keys`, description: `the first ${QUEUE_VIEW_LIMIT} are shown, in queue order` });
       }
@@ -177,9 +187,18 @@ export class QueueTreeProvider implements vscode.TreeDataProvider<QueueNode>, vs
     const p = presentKey(s, this.clock.now(), this.model?.convergence?.(node.key));
     item.description = p.description;
     item.iconPath = new vscode.ThemeIcon(p.icon.id, p.icon.color ? new vscode.ThemeColor(p.icon.color) : undefined);
-    item.tooltip = tooltipOf(node.key, p.tooltip);
+    // The tooltip (markdown, which VS Code parses in this process for every row it receives) is made when the row is
+    // hovered (resolveTreeItem), not for each of up to 500 rows on every refresh.
     item.contextValue = `${ContextValues.queueItemPrefix}:${p.state}`;
     if (!s.reasons.length && !s.lastTriggers.length && !s.lastError && !s.warning && !this.model?.convergence?.(node.key)) item.collapsibleState = vscode.TreeItemCollapsibleState.None;
+    return item;
+  }
+
+  /** The tooltip of a key's row, made when VS Code asks for it (hover), at that moment's state. */
+  resolveTreeItem(item: vscode.TreeItem, node: QueueNode): vscode.TreeItem {
+    if (node.type !== 'queueKey' || item.tooltip !== undefined) return item;
+    const s = this.model?.keyState(node.key);
+    if (s) item.tooltip = tooltipOf(node.key, presentKey(s, this.clock.now(), this.model?.convergence?.(node.key)).tooltip);
     return item;
   }
 

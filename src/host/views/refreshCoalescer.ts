@@ -13,7 +13,7 @@ import type { Disposable } from '../../core/lifecycle.ts';
  */
 export class RefreshCoalescer<K> implements Disposable {
   private readonly clock: Clock;
-  private readonly delayMs: number;
+  private readonly delayMs: number | (() => number);
   private readonly flush: (marks: ReadonlySet<K> | undefined) => void;
   private marks = new Set<K>();
   private everything = false;
@@ -22,7 +22,8 @@ export class RefreshCoalescer<K> implements Disposable {
   /** Number of flushes so far (for tests and the status tooltip). */
   flushes = 0;
 
-  constructor(clock: Clock, delayMs: number, flush: (marks: ReadonlySet<K> | undefined) => void) {
+  /** `delayMs` may be a function: read when a batch starts (e.g. longer while a refresh is expensive). */
+  constructor(clock: Clock, delayMs: number | (() => number), flush: (marks: ReadonlySet<K> | undefined) => void) {
     this.clock = clock;
     this.delayMs = delayMs;
     this.flush = flush;
@@ -52,7 +53,7 @@ export class RefreshCoalescer<K> implements Disposable {
     if (this.timer === undefined) this.timer = this.clock.setTimeout(() => {
       this.timer = undefined;
       this.deliver();
-    }, this.delayMs);
+    }, typeof this.delayMs === 'number' ? this.delayMs : this.delayMs());
   }
 
   private deliver(): void {

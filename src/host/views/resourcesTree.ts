@@ -417,6 +417,18 @@ export class ResourcesTreeProvider implements vscode.TreeDataProvider<ResourceNo
     }
   }
 
+  /** An object row's tooltip, made when VS Code asks for it (hover), at that moment's state. */
+  resolveTreeItem(item: vscode.TreeItem, node: ResourceNode): vscode.TreeItem {
+    if (node.type !== 'object' || item.tooltip !== undefined) return item;
+    const m = this.model;
+    const obj = m?.get(node.resource, node.key);
+    if (!obj) return item;
+    const isPrimary = m?.primaryResource === node.resource;
+    const p = presentObject(obj, isPrimary ? m?.keyState(node.key) : undefined, this.clock.now(), isPrimary ? m?.convergence?.(node.key) : undefined);
+    item.tooltip = tooltipOf(`${obj.kind ?? node.resource} ${node.key}`, p.tooltip);
+    return item;
+  }
+
   getTreeItem(node: ResourceNode): vscode.TreeItem {
     const m = this.model;
     const now = this.clock.now();
@@ -494,7 +506,8 @@ export class ResourcesTreeProvider implements vscode.TreeDataProvider<ResourceNo
         item.id = node.id;
         item.description = p.description;
         item.iconPath = themeIcon(p.icon);
-        item.tooltip = tooltipOf(`${obj.kind ?? node.resource} ${node.key}`, p.tooltip);
+        // The tooltip (markdown: VS Code parses it in this process for every row it receives, on every refresh) is
+        // made on hover, by resolveTreeItem.
         item.contextValue = `${ContextValues.objectPrefix}:${p.state}${isPrimary ? ':primary' : ''}${isSecret(obj) ? ':secret' : ''}`;
         item.accessibilityInformation = { label: `${label}${p.description ? `, ${p.description}` : ''}` };
         return item;

@@ -30,7 +30,7 @@ export interface ViewModel {
   /** Every key the controller has seen. */
   keyStates(): KeyState[];
   /** Every key the controller has seen, briefly (phase, wait, failed, warned), unordered: cheap for 10,000 keys. */
-  keyBriefs(): KeyBrief[];
+  keyBriefs(): readonly KeyBrief[];
   /** The keys waiting in the queue, in hand-out order. */
   queuedKeys(): ObjectKey[];
   /** Fires (possibly in bursts of thousands) when a cached object or a key's state changed. */

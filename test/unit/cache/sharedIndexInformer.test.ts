@@ -444,6 +444,12 @@ test('LIST pages are made cache objects as each page arrives; the transform runs
     assert.ok([...calls.values()].every((n) => n === 1) && calls.size === 1200, 'one transform per object');
     assert.ok(informer.getIndexer().list().every((o) => !('managedFields' in o.metadata)));
     if (!watchList) assert.ok(pagesSeen >= 3, 'the list came in pages');
+    // A change after the initial list (on WatchList: an event after the initial-events-end bookmark) is transformed once too.
+    lw.modify(widget('w0000', { spec: { size: 2 } }));
+    for (let i = 0; i < 10 && calls.get('w0000') === 1; i++) await settle();
+    await settle();
+    assert.equal(calls.get('w0000'), 2, `watchList ${watchList}: the update transformed once`);
+    assert.equal((informer.getIndexer().getByKey('default/w0000')!.spec as { size: number }).size, 2);
     informer.dispose();
   }
 });

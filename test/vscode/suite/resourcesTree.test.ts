@@ -1,6 +1,7 @@
 // The Resources view as VS Code sees it (the registered TreeDataProvider): kind → namespace → object → finalizers,
 // conditions and owned children; a Terminating object shows its deletion age and finalizers; reveal selects it.
 import * as assert from 'node:assert/strict';
+import type * as vscode from 'vscode';
 import type { ReconcileLab } from '../../../src/host/reconcileLab.ts';
 import { PAGE_SIZE, type ResourceNode } from '../../../src/host/views/resourcesTree.ts';
 import { connectTo, lab, labCluster, ok, run, suiteWidgets, testNamespace, treeLabel as label, waitUntil, type WidgetCrd } from './support/lab.ts';
@@ -98,6 +99,10 @@ describe('Resources view', function () {
     for (const n of nodes) {
       const item = l.queueTree.getTreeItem(n);
       assert.match(String(item.contextValue), /^reconcileLab:queueItem:(queued|processing|backoff|requeueAfter|idle)$/);
+      if (n.type !== 'queueKey') continue;
+      // The tooltip is made on hover (resolveTreeItem), not for every row of every refresh.
+      const tip = l.queueTree.resolveTreeItem(item, n).tooltip as vscode.MarkdownString;
+      assert.ok(tip.value.includes(n.key.split('/')[1]!), tip.value);
     }
     assert.match(l.statusBar.text, /\$\(plug\)/);
     assert.match(l.statusBar.text, /queued/);

@@ -67,8 +67,8 @@ describe('Step has one meaning, and relative times tick', function () {
     const item = l.resourcesTree.getTreeItem(node);
     const age = /^Terminating (\d+)s/.exec(String(item.description))?.[1];
     assert.ok(age !== undefined && Number(age) >= 1, String(item.description));
-    // Row and tooltip: the same age at the same now.
-    const tip = (item.tooltip as vscode.MarkdownString).value.replace(/&nbsp;/g, ' ');
+    // Row and tooltip (made on hover: resolveTreeItem): the same age at the same now.
+    const tip = (l.resourcesTree.resolveTreeItem(item, node).tooltip as vscode.MarkdownString).value.replace(/&nbsp;/g, ' ');
     assert.ok(tip.includes(`deletion requested ${age}s ago`), tip);
     await vscode.commands.executeCommand('workbench.action.closeSidebar');
     await vscode.commands.executeCommand('workbench.action.closePanel');
