@@ -499,7 +499,10 @@ function journalSource(session: Session): EventLogSource & { dispose(): void } {
     if (emitter.hasListeners) emitter.fire(batch.map((e) => toLogEntryView(e, primary)));
   });
   return {
-    snapshot: () => session.journal.entries().map((e) => toLogEntryView(e, primary)),
+    snapshot: () => {
+      const entries = session.journal.entries();
+      return { length: entries.length, slice: (start: number, end: number) => entries.slice(start, end).map((e) => toLogEntryView(e, primary)) };
+    },
     onDidAppend: emitter.event,
     kinds: EVENT_LOG_KINDS,
     clear: () => session.journal.clear(),

@@ -38,8 +38,8 @@ const COMPACT_AT = 1024;
  *   nor other handlers wait for this one; a slow handler only grows its own
  *   buffer;
  * - delivery runs in slices: once the task's {@link DeliveryBudget} is
- *   spent (checked before each notification but the first of a slice), the
- *   listener continues with the next notification in a later task, so
+ *   spent (the handler's time is charged to it), the listener continues
+ *   with the next notification in a later task, so
  *   thousands of buffered notifications (an initial list, a burst) never hold
  *   the event loop for long; the order is unchanged and `hasSynced` stays
  *   false until the last initial-list add has been handled;
@@ -120,14 +120,21 @@ export class ProcessorListener<T extends KubeObject = KubeObject> implements Han
   /**
    * Delivers buffered notifications until the buffer is empty or the budget of this task is spent; in the latter
    * case the rest is left for the next slice (a later task), with `draining` still set so that `add` does not start
-   * a second loop beside it. Every slice handles at least one notification (a slice may start in a task whose
+   * a second loop beside it. Every deferred slice handles at least one notification (it may start in a task whose
    * budget other listeners spent), so that every listener makes progress.
    */
-  private async drain(): Promise<void> {
+  private async drain(continued = false): Promise<void> {
     let yielded = false;
     try {
-      this.budget.spent(); // opens this task's window when no listener did yet
+      // A loop started by `add` in a task whose budget is spent (watch events handled one by one as a chunk of the
+      // stream is read) waits for a later task; a deferred slice handles at least one notification: progress.
+      if (!continued && this.budget.spent()) {
+        yielded = true;
+        this.deferSlice();
+        return;
+      }
       this.slices++;
+      let last = this.budget.now();
       while (!this.disposed && this.head < this.buffer.length) {
         const n = this.buffer[this.head]!;
         this.buffer[this.head++] = undefined;
@@ -144,6 +151,9 @@ export class ProcessorListener<T extends KubeObject = KubeObject> implements Han
           this.buffer = this.buffer.slice(this.head);
           this.head = 0;
         }
+        const now = this.budget.now();
+        this.budget.charge(now - last);
+        last = now;
         if (!this.disposed && this.head < this.buffer.length && this.budget.spent()) {
           yielded = true;
           this.deferSlice();
@@ -166,7 +176,7 @@ export class ProcessorListener<T extends KubeObject = KubeObject> implements Han
         this.draining = false;
         return;
       }
-      void this.drain();
+      void this.drain(true);
     });
   }
 

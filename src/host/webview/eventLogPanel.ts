@@ -17,9 +17,15 @@ import { EVENT_LOG_PAGE } from './html.ts';
 import { WebviewPanelHost } from './webviewPanelHost.ts';
 
 /** What the panel shows: one connection's journal, already mapped to view entries. */
+/** A list read in pieces (an array is one): the snapshot's entries are made as they are posted. */
+export interface SnapshotList<T> {
+  readonly length: number;
+  slice(start: number, end: number): T[];
+}
+
 export interface EventLogSource {
-  /** Entries held now, oldest first (at most the journal's capacity). */
-  snapshot(): readonly LogEntryView[];
+  /** Entries held now, oldest first (at most the journal's capacity); mapped to view entries as they are read. */
+  snapshot(): SnapshotList<LogEntryView>;
   /** New entries, oldest first, as they are appended. */
   readonly onDidAppend: Event<readonly LogEntryView[]>;
   /** Entry kinds the journal can produce. */
@@ -48,13 +54,23 @@ export interface EventLogPanelOptions {
 const FLUSH_MS = 50;
 
 /**
+ * The snapshot sent on `ready` goes in messages of at most this many entries, one per task of the extension host's
+ * event loop (a full journal of 10,000 entries mapped and posted at once held it for a third of a second).
+ */
+export const SNAPSHOT_CHUNK = 1000;
+
+/**
  * The Event Log webview panel (one per window). Owns its panel, the
  * subscription to the current source and the flush timer; `dispose()`
  * releases all of them.
  *
  * Ordering: nothing is posted before the webview says `ready`; `ready` is
  * answered with a snapshot and pending entries are dropped (they are in it);
- * afterwards entries are posted in journal order, batched. When the webview
+ * afterwards entries are posted in journal order, batched. The snapshot is
+ * posted in pieces ({@link SNAPSHOT_CHUNK}: `init` with the oldest, then
+ * `append`s, one per task); live entries wait until the last piece is out.
+ * The panel listens to its source only while the webview is ready: a closed
+ * panel costs the journal nothing. When the webview
  * falls more than `capacity` entries behind (hidden panel), the oldest pending
  * ones are skipped and counted in `dropped`.
  */
@@ -71,6 +87,8 @@ export class EventLogPanel implements vscode.Disposable {
   selectedSeq: number | undefined;
   lastDetail: EntryDetailView | undefined;
   private timer: TimerHandle | undefined;
+  /** The next piece of the snapshot, while one is being sent. */
+  private snapshotTimer: TimerHandle | undefined;
   private readonly options: EventLogPanelOptions;
   /** Messages posted to the webview, for tests (`type` and entry count only). */
   readonly posted = { batches: 0, entries: 0 };
@@ -91,6 +109,8 @@ export class EventLogPanel implements vscode.Disposable {
       onNotReady: () => {
         this.pending = [];
         this.cancelFlush();
+        this.cancelSnapshot();
+        this.unsubscribe();
       },
     });
   }
@@ -121,13 +141,12 @@ export class EventLogPanel implements vscode.Disposable {
 
   /** Switches to another connection's journal (or none); the webview gets a fresh snapshot. */
   setSource(source: EventLogSource | undefined, connection: string): void {
-    this.sourceSubscription?.dispose();
-    this.sourceSubscription = undefined;
+    this.unsubscribe();
+    this.cancelSnapshot();
     this.source = source;
     this.connection = connection;
     this.pending = [];
     this.dropped = 0;
-    if (source) this.sourceSubscription = source.onDidAppend((entries) => this.enqueue(entries));
     if (this.ready) this.postInit();
   }
 
@@ -154,6 +173,7 @@ export class EventLogPanel implements vscode.Disposable {
         this.options.onReveal(m.key, m.resource);
         return;
       case 'clear':
+        this.cancelSnapshot();
         this.source?.clear();
         this.pending = [];
         this.dropped = 0;
@@ -183,16 +203,47 @@ export class EventLogPanel implements vscode.Disposable {
     this.pending = [];
     this.dropped = 0;
     this.cancelFlush();
+    this.cancelSnapshot();
+    // Entries appended from now on are after the snapshot: they wait in `pending` until it has been sent.
+    this.unsubscribe();
+    const source = this.source;
+    if (source) this.sourceSubscription = source.onDidAppend((entries) => this.enqueue(entries));
     const capacity = this.options.capacity();
-    const entries = this.source?.snapshot() ?? [];
+    const snapshot: SnapshotList<LogEntryView> = source?.snapshot() ?? [];
+    const from = Math.max(0, snapshot.length - capacity);
+    let next = Math.min(snapshot.length, from + SNAPSHOT_CHUNK);
     this.post({
       type: 'init',
       version: PROTOCOL_VERSION,
       capacity,
-      entries: entries.length > capacity ? entries.slice(-capacity) : entries,
-      kinds: this.source?.kinds ?? [],
+      entries: snapshot.slice(from, next),
+      kinds: source?.kinds ?? [],
       connection: this.connection,
     });
+    const sendNext = () => {
+      this.snapshotTimer = undefined;
+      if (!this.host.isOpen || !this.ready) return;
+      const end = Math.min(snapshot.length, next + SNAPSHOT_CHUNK);
+      this.post({ type: 'append', entries: snapshot.slice(next, end), dropped: 0 });
+      next = end;
+      if (next < snapshot.length) this.snapshotTimer = this.options.clock.setTimeout(sendNext, 0);
+      else if (this.pending.length > 0) this.scheduleFlush();
+    };
+    if (next < snapshot.length) this.snapshotTimer = this.options.clock.setTimeout(sendNext, 0);
+  }
+
+  private cancelSnapshot(): void {
+    if (this.snapshotTimer !== undefined) this.options.clock.clearTimeout(this.snapshotTimer);
+    this.snapshotTimer = undefined;
+  }
+
+  private unsubscribe(): void {
+    this.sourceSubscription?.dispose();
+    this.sourceSubscription = undefined;
+  }
+
+  private scheduleFlush(): void {
+    if (this.timer === undefined) this.timer = this.options.clock.setTimeout(() => this.flush(), FLUSH_MS);
   }
 
   private enqueue(entries: readonly LogEntryView[]): void {
@@ -204,12 +255,13 @@ export class EventLogPanel implements vscode.Disposable {
       this.pending.splice(0, skip);
       this.dropped += skip;
     }
-    if (this.timer === undefined) this.timer = this.options.clock.setTimeout(() => this.flush(), FLUSH_MS);
+    this.scheduleFlush();
   }
 
   private flush(): void {
     this.timer = undefined;
     if (!this.host.isOpen || !this.ready || this.pending.length === 0) return;
+    if (this.snapshotTimer !== undefined) return; // after the snapshot's last piece (it schedules the flush)
     const entries = this.pending;
     const dropped = this.dropped;
     this.pending = [];
@@ -233,6 +285,7 @@ export class EventLogPanel implements vscode.Disposable {
 
   dispose(): void {
     this.cancelFlush();
+    this.cancelSnapshot();
     this.sourceSubscription?.dispose();
     this.host.dispose();
   }

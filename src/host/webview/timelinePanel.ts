@@ -2,7 +2,7 @@ import * as vscode from 'vscode';
 import type { Clock, TimerHandle } from '../../core/clock.ts';
 import type { Event } from '../../core/event.ts';
 import type { Logger } from '../../core/log.ts';
-import { DisposableStore } from '../../core/lifecycle.ts';
+import { DisposableStore, type Disposable } from '../../core/lifecycle.ts';
 import { type TimelineEntryView, type TimelineHostToWebview, type TimelineWebviewToHost, PROTOCOL_VERSION, parseTimelineMessage } from '../../shared/protocol.ts';
 import { ViewIds } from '../ids.ts';
 import { TIMELINE_PAGE } from './html.ts';
@@ -39,6 +39,8 @@ const MAX_PENDING = 100_000;
 export class TimelinePanel implements vscode.Disposable {
   private readonly host: WebviewPanelHost<TimelineWebviewToHost, TimelineHostToWebview>;
   private sourceStore = new DisposableStore();
+  /** The journal subscription, held only while the webview is ready (see onNotReady). */
+  private appendSubscription: Disposable | undefined;
   private source: TimelineSource | undefined;
   private connection = 'Not connected';
   private pending: TimelineEntryView[] = [];
@@ -64,6 +66,9 @@ export class TimelinePanel implements vscode.Disposable {
       onNotReady: () => {
         this.pending = [];
         this.cancelFlush();
+        // Listens to the journal only while the webview is ready: a closed panel maps nothing.
+        this.appendSubscription?.dispose();
+        this.appendSubscription = undefined;
       },
     });
   }
@@ -93,10 +98,8 @@ export class TimelinePanel implements vscode.Disposable {
     this.source = source;
     this.connection = connection;
     this.pending = [];
-    if (source) {
-      this.sourceStore.add(source.onDidAppend((entries) => this.enqueue(entries)));
-      this.sourceStore.add(source.onDidClear(() => this.ready && this.postInit()));
-    }
+    this.appendSubscription = undefined; // disposed with the store
+    if (source) this.sourceStore.add(source.onDidClear(() => this.ready && this.postInit()));
     if (this.ready) this.postInit();
   }
 
@@ -116,6 +119,10 @@ export class TimelinePanel implements vscode.Disposable {
   private postInit(): void {
     this.pending = [];
     this.cancelFlush();
+    if (this.source && !this.appendSubscription) {
+      const source = this.source;
+      this.appendSubscription = this.sourceStore.add(source.onDidAppend((entries) => this.enqueue(entries)));
+    }
     const entries = this.source?.snapshot() ?? [];
     this.posted.focus = this.focusKey;
     this.post({

@@ -137,8 +137,34 @@ function scheduleRender(): void {
   if (frame) return;
   frame = requestAnimationFrame(() => {
     frame = 0;
+    applyIncoming();
     render();
   });
+}
+
+/**
+ * Entries of `append` messages not yet in the buffer: messages only queue their entries here, and the next animation
+ * frame takes them all at once (one buffer append, one kinds update, one render), so that however many messages
+ * arrive between two frames, a frame does one bounded piece of work: at most `capacity` entries appended and only the
+ * rows in the viewport rendered.
+ */
+let incoming: LogEntryView[] = [];
+
+function applyIncoming(): void {
+  if (incoming.length === 0) return;
+  let entries = incoming;
+  incoming = [];
+  // More than the buffer holds arrived since the last frame: only the newest `capacity` can be shown.
+  if (entries.length > buffer.capacity) entries = entries.slice(entries.length - buffer.capacity);
+  const kinds = new Set<string>();
+  for (const e of entries) kinds.add(e.kind);
+  renderKinds(kinds);
+  if (state.paused) {
+    for (const e of entries) pending.push(e);
+    if (pending.length > buffer.capacity) pending.splice(0, pending.length - buffer.capacity);
+    return;
+  }
+  buffer.append(entries);
 }
 
 function render(): void {
@@ -390,6 +416,7 @@ function onHostMessage(msg: HostToWebview): void {
       buffer.setCapacity(msg.capacity);
       buffer.reset(msg.entries);
       pending = [];
+      incoming = []; // older than the snapshot, which holds them
       droppedByHost = 0;
       connectionLine.textContent = msg.connection;
       renderKinds([...msg.kinds, ...buffer.kinds()]);
@@ -397,20 +424,14 @@ function onHostMessage(msg: HostToWebview): void {
       return;
     case 'append': {
       droppedByHost += msg.dropped;
-      renderKinds(new Set(msg.entries.map((e) => e.kind)));
-      if (state.paused) {
-        for (const e of msg.entries) pending.push(e);
-        if (pending.length > buffer.capacity) pending.splice(0, pending.length - buffer.capacity);
-        renderStatus();
-        return;
-      }
-      buffer.append(msg.entries);
+      for (const e of msg.entries) incoming.push(e);
       scheduleRender();
       return;
     }
     case 'cleared':
       buffer.clear();
       pending = [];
+      incoming = [];
       droppedByHost = 0;
       selectedSeq = undefined;
       detail = undefined;
@@ -430,6 +451,7 @@ function onHostMessage(msg: HostToWebview): void {
       renderDetail();
       return;
     case 'select':
+      applyIncoming(); // the entry may have arrived since the last frame
       select(msg.seq);
       scrollToSeq(msg.seq);
       return;

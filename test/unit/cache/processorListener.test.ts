@@ -68,7 +68,7 @@ test('notifications added while delivery waits for its next slice go after the b
   assert.deepEqual(perSlice(t.seen), [2, 2, 2], 'the adds joined the waiting loop: no second loop ran beside it');
 });
 
-test('listeners sharing a budget share each task\'s slice; every slice handles at least one notification', async () => {
+test('listeners sharing a budget share each task\'s slice; a deferred slice always handles at least one', async () => {
   const clock = new FakeClock();
   const budget = new DeliveryBudget(clock, 10);
   const a = costly({ costMs: 4, sliceMs: 10, budget, clock });
@@ -76,14 +76,30 @@ test('listeners sharing a budget share each task\'s slice; every slice handles a
   for (const n of names(6, 'a')) a.add(n);
   for (const n of names(6, 'b')) b.add(n);
   await settle();
-  // a: 4, 8, 12 ms → spent; b's loop starts in the spent task, handles one and waits for a later task.
-  assert.deepEqual([a.seen.length, b.seen.length], [3, 1]);
+  // a: 4, 8, 12 ms → spent; b's loop starts in the spent task and waits for a later one.
+  assert.deepEqual([a.seen.length, b.seen.length], [3, 0]);
   await settle();
-  // The next task: a's continuation runs first (3 more: 12 ms); b's still handles one.
-  assert.deepEqual([a.seen.length, b.seen.length], [6, 2]);
+  // The next task: a's continuation runs first (3 more: 12 ms); b's continuation still handles one.
+  assert.deepEqual([a.seen.length, b.seen.length], [6, 1]);
   for (let i = 0; i < 10 && (a.listener.pending || b.listener.pending); i++) await settle();
   assert.deepEqual(a.seen.map((s) => s.name), names(6, 'a'));
   assert.deepEqual(b.seen.map((s) => s.name), names(6, 'b'));
+});
+
+test('a loop started in a task whose budget is spent waits for a later task (events arriving one by one); time between handlers is not charged', async () => {
+  const t = costly({ costMs: 0, sliceMs: 10 });
+  t.budget.charge(10); // e.g. the informer stored a whole list in this task
+  t.add('late');
+  await Promise.resolve();
+  await Promise.resolve();
+  assert.equal(t.seen.length, 0, 'not in the spent task');
+  await settle();
+  assert.deepEqual(t.seen.map((s) => s.name), ['late']);
+  // A clock moved between handlers (not by them) charges nothing: a fresh task's loop runs everything.
+  t.clock.step(60_000);
+  for (const n of names(5)) t.add(n);
+  await settle();
+  assert.equal(t.seen.length, 6);
 });
 
 test('hasSynced stays false until the last initial-list add was handled, however many slices it takes', async () => {
@@ -215,8 +231,8 @@ test('InformerFactory: its informers share one budget, released when the factory
   }
   factory.start();
   await settle();
-  // One task: a's first (6 ms) and second (12 ms ≥ 10: spent); b's loop handles one, then waits for a later task.
-  assert.deepEqual(seen, ['a:w00', 'a:w01', 'b:w00']);
+  // One task: a's first (6 ms) and second (12 ms ≥ 10: spent); b's loop waits for a later task.
+  assert.deepEqual(seen, ['a:w00', 'a:w01']);
   for (let i = 0; i < 20 && seen.length < 10; i++) await settle();
   assert.deepEqual(seen.filter((s) => s.startsWith('a:')), names(5).map((n) => `a:${n}`));
   assert.deepEqual(seen.filter((s) => s.startsWith('b:')), names(5).map((n) => `b:${n}`));
