@@ -136,6 +136,7 @@ class PhaseProfiler {
     await this.stop();
     this.current = phase;
     await this.post('Profiler.start');
+    await sleep(50); // the event-loop timer notes the profile write's pause before the next phase begins
   }
   async stop(): Promise<void> {
     if (!this.session || !this.current) return;
@@ -191,8 +192,9 @@ export async function run(): Promise<void> {
     // kept out of the phase's long tasks (phase "gc").
     long.phase = 'gc';
     const heap0 = await fullGc();
-    long.phase = 'connect';
+    long.phase = 'profiler'; // writing the last phase's profile is the benchmark's own work
     await prof.start('connect');
+    long.phase = 'connect';
     const t0 = performance.now();
     await lab.connect({ kubeconfig: KUBECONFIG, overrides: { resources: [RESOURCE], namespaces: [NAMESPACE], 'reconciler.resource': RESOURCE } as never });
     const session = lab.session!;
@@ -207,8 +209,9 @@ export async function run(): Promise<void> {
     log(`connected: ${JSON.stringify(results.connect)}`);
 
     // ---- expand the namespace node (the driver clicks it) ----
-    long.phase = 'expand';
+    long.phase = 'profiler'; // writing the last phase's profile is the benchmark's own work
     await prof.start('expand');
+    long.phase = 'expand';
     let c0 = cost.snapshot();
     const expanded = await handOver('expand', { namespace: NAMESPACE });
     await sleep(1000);
@@ -216,8 +219,9 @@ export async function run(): Promise<void> {
     log(`expand: ${JSON.stringify(results.expand)}`);
 
     // ---- a burst of updates (the driver writes them) ----
-    long.phase = 'burst';
+    long.phase = 'profiler'; // writing the last phase's profile is the benchmark's own work
     await prof.start('burst');
+    long.phase = 'burst';
     c0 = cost.snapshot();
     const refresh0 = lab.resourcesTree.refreshCount;
     const cpu0 = process.cpuUsage();
@@ -249,8 +253,9 @@ export async function run(): Promise<void> {
     // ---- Event Log at LOG_RATE entries/s ----
     await vscode.commands.executeCommand('reconcileLab.showEventLog');
     await sleep(3000);
-    long.phase = 'eventLog';
+    long.phase = 'profiler'; // writing the last phase's profile is the benchmark's own work
     await prof.start('eventLog');
+    long.phase = 'eventLog';
     const cpuL = process.cpuUsage();
     const webview = handOver('eventLog', { rate: LOG_RATE, seconds: LOG_SECONDS });
     const start = performance.now();
