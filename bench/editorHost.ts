@@ -228,7 +228,13 @@ export async function run(): Promise<void> {
     const marker = `burst-${Date.now()}`;
     const written = handOver('burst', { marker, count: BURST });
     const tb = performance.now();
-    const seen = () => session.list(RESOURCE).filter((o) => (o as { spec?: { data?: { burst?: string } } }).spec?.data?.burst === marker).length;
+    // The keys not yet seen with the marker, checked one by one: polling stays cheap for the host it measures
+    // (copying and filtering all 10,000 cached objects every 100 ms was a tenth of the phase's CPU).
+    const remaining = new Set(Array.from({ length: BURST }, (_, i) => `${NAMESPACE}/w-${String(i).padStart(5, '0')}`));
+    const seen = () => {
+      for (const key of remaining) if ((session.get(RESOURCE, key) as { spec?: { data?: { burst?: string } } } | undefined)?.spec?.data?.burst === marker) remaining.delete(key);
+      return BURST - remaining.size;
+    };
     // Bounded: a model that never sees them all is reported (with how many it saw), not waited for forever.
     while (seen() < BURST && performance.now() - tb < 120_000) await sleep(100);
     const burstMs = performance.now() - tb;
