@@ -62,6 +62,10 @@ type frameEncoder struct {
 	scratch []int64
 	last    reconcile.Request
 	lastID  int64
+	// note/noteJSON: the last cause note encoded and its escaped form (most causes of a controller share a
+	// handful of constant notes, and escaping is a byte-by-byte scan).
+	note     string
+	noteJSON []byte
 }
 
 func newFrameEncoder() *frameEncoder {
@@ -165,7 +169,7 @@ func (f *frameEncoder) appendFrame(b []byte, recs []record, causes []Cause) ([]b
 			}
 			if r.cause > 0 {
 				field(`"causes":[`)
-				b = appendCause(b, &causes[r.cause-1])
+				b = f.appendCause(b, &causes[r.cause-1])
 				b = append(b, ']')
 			}
 			b = append(b, '}')
@@ -202,7 +206,29 @@ func appendCauses(b []byte, cs []Cause) []byte {
 	return append(b, ']')
 }
 
+// appendCause is appendCause with the note's escaped form reused when it is the previous cause's note.
+func (f *frameEncoder) appendCause(b []byte, c *Cause) []byte {
+	if c.Note == "" {
+		return appendCause(b, c)
+	}
+	if c.Note != f.note || f.noteJSON == nil {
+		f.note = c.Note
+		f.noteJSON = appendString(f.noteJSON[:0], c.Note)
+	}
+	b = appendCauseHead(b, c)
+	b = append(b, `,"note":`...)
+	b = append(b, f.noteJSON...)
+	return appendCauseTail(b, c)
+}
+
 func appendCause(b []byte, c *Cause) []byte {
+	b = appendCauseHead(b, c)
+	b = appendOptString(b, `,"note":`, c.Note)
+	return appendCauseTail(b, c)
+}
+
+// appendCauseHead appends a cause's fields before "note"; appendCauseTail those after it and the brace.
+func appendCauseHead(b []byte, c *Cause) []byte {
 	b = append(b, `{"kind":`...)
 	b = appendString(b, c.Kind)
 	b = appendOptString(b, `,"event":`, c.Event)
@@ -216,8 +242,10 @@ func appendCause(b []byte, c *Cause) []byte {
 	b = appendOptInt(b, `,"afterMs":`, c.AfterMs)
 	b = appendOptInt(b, `,"failures":`, int64(c.Failures))
 	b = appendOptInt(b, `,"delayMs":`, c.DelayMs)
-	b = appendOptString(b, `,"action":`, c.Action)
-	b = appendOptString(b, `,"note":`, c.Note)
+	return appendOptString(b, `,"action":`, c.Action)
+}
+
+func appendCauseTail(b []byte, c *Cause) []byte {
 	b = append(b, `,"at":`...)
 	b = strconv.AppendInt(b, c.At, 10)
 	return append(b, '}')
