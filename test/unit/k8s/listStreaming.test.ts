@@ -175,3 +175,48 @@ test('through the informer: the transform runs once per object as the list strea
   inf.dispose();
   await inf.whenStopped();
 });
+
+test('staged indexing: a list that fails part-way, an expired continue token or a relist leaves exactly the list that completed, indexed', async () => {
+  // A lister-watcher that hands items to onItem as a streaming one does, and fails as told.
+  const calls: string[] = [];
+  let failFirst = true;
+  const all = ['a', 'b', 'c', 'd', 'e'].map((n) => widget(n, { labels: { app: n === 'e' ? 'x' : 'y' } }));
+  const lw: ListerWatcher<KubeObject> = {
+    list: async (options, _signal, onItem) => {
+      calls.push(`${options.resourceVersion ?? ''}|${options.limit ?? ''}|${options.continue ?? ''}`);
+      const copy = (o: KubeObject) => structuredClone(o);
+      const give = (objs: KubeObject[]) => objs.map((o) => (onItem ? onItem(copy(o)) : copy(o)));
+      if (failFirst) {
+        failFirst = false;
+        give(all.slice(0, 2)); // two items handed over, then the body breaks
+        throw Object.assign(new Error('cut off'), { code: 0 });
+      }
+      if (!options.continue) {
+        if (options.limit) return { metadata: { resourceVersion: '20', continue: 'c2' }, items: give(all.slice(0, 2)) };
+        return { metadata: { resourceVersion: '21' }, items: give(all.slice(1)) }; // the full list after the 410: a is gone
+      }
+      // Page 2 hands over one item, then its token turns out expired.
+      give(all.slice(2, 3));
+      throw Object.assign(new Error('continue token expired'), { code: 410, reason: 'Expired' });
+    },
+    watch: (_o, signal) => ({
+      [Symbol.asyncIterator]: () => ({ next: () => new Promise<IteratorResult<never>>((_, reject) => signal.addEventListener('abort', () => reject(signal.reason), { once: true })) }),
+    }),
+  };
+  const clock = new FakeClock();
+  const inf = new SharedIndexInformer({ listerWatcher: lw, resource: widgets, clock, watchList: false, indexers: { app: (o) => [o.metadata.labels?.app ?? ''] } });
+  inf.run();
+  for (let k = 0; k < 20 && inf.state.phase !== 'backoff'; k++) await settle();
+  assert.equal(inf.state.phase, 'backoff', 'the first list failed');
+  assert.deepEqual(inf.getIndexer().listKeys(), [], 'nothing of the failed list is visible');
+  clock.step(60_000);
+  for (let k = 0; k < 50 && !inf.hasSynced(); k++) await settle();
+  assert.ok(inf.hasSynced());
+  assert.deepEqual(calls, ['0|500|', '0|500|', '|500|c2', '0||']);
+  assert.deepEqual(inf.getIndexer().listKeys(), ['default/b', 'default/c', 'default/d', 'default/e']);
+  assert.deepEqual(inf.getIndexer().indexKeys('app', 'y'), ['default/b', 'default/c', 'default/d']);
+  assert.deepEqual(inf.getIndexer().indexKeys('app', 'x'), ['default/e']);
+  assert.deepEqual(inf.getIndexer().indexKeys('namespace', 'default'), ['default/b', 'default/c', 'default/d', 'default/e']);
+  inf.dispose();
+  await inf.whenStopped();
+});
