@@ -145,7 +145,7 @@ const PARSE_SLICE_BYTES = 64 << 10;
  * Bytes parsed (and prepared by `onItem`) between two yields to the event loop, so that a long list body that has
  * already arrived (its chunks then resolve as microtasks) does not hold the thread: a few milliseconds of work.
  */
-const YIELD_EVERY_BYTES = 512 << 10;
+const YIELD_EVERY_BYTES = 256 << 10;
 
 /** Lets timers, I/O and other tasks run (a macrotask turn), then resumes. */
 function yieldToEventLoop(): Promise<void> {
@@ -194,7 +194,7 @@ export class KubeListerWatcher implements ListerWatcher<KubeObject> {
    * overlap the transfer. The result is what parsing the whole body would give (items replaced by what `onItem`
    * returned); a body that is not JSON throws ApiError 500 BadList, a non-2xx answer the server's Status as an
    * ApiError with its code (410 included), a body cut off an ApiError code 0 (or the abort reason /
-   * {@link transportClosedError}). The work between two turns of the event loop is bounded (about 512 KiB of body).
+   * {@link transportClosedError}). The work between two turns of the event loop is bounded (about 256 KiB of body).
    *
    * Paging is pipelined: when a paged call (`limit` set) learns the page's continue token (from the list
    * metadata: before the items for typed lists, after them for unstructured ones), the request for the next
