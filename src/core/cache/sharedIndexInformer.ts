@@ -393,6 +393,7 @@ export class SharedIndexInformer<T extends KubeObject = KubeObject> implements S
     prepare: (raw: KubeObject) => KubeObject,
   ): AsyncGenerator<WatchEvent<KubeObject>> {
     let initial = true;
+    this.indexer.discardStaged(); // a stream starts (over): nothing staged by an earlier attempt belongs to it
     for await (const ev of events) {
       if (initial) {
         if ((ev.type === 'ADDED' || ev.type === 'MODIFIED') && ev.object && typeof ev.object === 'object' && ev.object.metadata?.name) {
