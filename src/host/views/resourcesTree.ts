@@ -123,6 +123,9 @@ interface EventsEntry {
 const MAX_OWNER_DEPTH = 4;
 /** Refreshes are coalesced: at most one per this many ms, whatever the event rate. */
 export const TREE_REFRESH_MS = 100;
+/** When a refresh made VS Code fetch more than this many rows, the next one waits {@link LARGE_REFRESH_MS}. */
+export const LARGE_REFRESH_ROWS = 100;
+export const LARGE_REFRESH_MS = 500;
 /** A list of more top-level objects than this is shown in ranges of this many (see {@link RangeNode}). */
 export const PAGE_SIZE = 100;
 /** The order of object names in the tree (a collator: the same order as localeCompare, many times faster). */
@@ -205,10 +208,17 @@ export class ResourcesTreeProvider implements vscode.TreeDataProvider<ResourceNo
   /** Sorted top-level objects per kind/namespace node id, for one refresh (ranges of one list share one sort). */
   private readonly sorted = new Map<string, KubeObject[]>();
   private disposed = false;
+  /** Rows returned by getChildren since the last refresh, and after the one before it (see the coalescer's delay). */
+  private rowsSinceRefresh = 0;
+  private lastRefreshRows = 0;
 
   constructor(clock: Clock) {
     this.clock = clock;
-    this.coalescer = new RefreshCoalescer<string>(clock, TREE_REFRESH_MS, () => {
+    // A refresh after which VS Code fetched many rows (an expanded range of 100 objects beside 100 range rows) is
+    // followed by the next no sooner than LARGE_REFRESH_MS: VS Code rebuilds every fetched row in this process.
+    this.coalescer = new RefreshCoalescer<string>(clock, () => (this.lastRefreshRows > LARGE_REFRESH_ROWS ? LARGE_REFRESH_MS : TREE_REFRESH_MS), () => {
+      this.lastRefreshRows = this.rowsSinceRefresh;
+      this.rowsSinceRefresh = 0;
       this.sorted.clear();
       this.emitter.fire(undefined);
     });
@@ -346,6 +356,12 @@ export class ResourcesTreeProvider implements vscode.TreeDataProvider<ResourceNo
   }
 
   getChildren(node?: ResourceNode): ResourceNode[] {
+    const children = this.childrenOf(node);
+    this.rowsSinceRefresh += children.length;
+    return children;
+  }
+
+  private childrenOf(node?: ResourceNode): ResourceNode[] {
     const m = this.model;
     if (!m) return [];
     if (!node) return m.resources.map((r) => kindNode(r.id));
