@@ -154,20 +154,22 @@ func (h *hub) reply(r ReplyMsg) { h.sendCtrl(&r) }
 // register adds a controller's queue, announces it and returns whether it starts paused.
 func (h *hub) register(q *Queue) bool {
 	h.mu.Lock()
-	h.queues = append(h.queues, q)
 	paused := h.pauseAll
 	info := q.info
 	info.Paused = paused
 	if r := h.reconcilers[q.name]; r != nil {
 		r.describe(&info)
 	}
+	// q.info is set before q is visible in h.queues (announcements reads it under q.mu only).
 	q.info = info
+	h.queues = append(h.queues, q)
 	h.mu.Unlock()
 	h.sendCtrl(&info)
 	return paused
 }
 
 func (h *hub) unregister(q *Queue) {
+	h.box.retire(q)
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for i, x := range h.queues {

@@ -1,41 +1,78 @@
 package bridge
 
 import (
+	"slices"
 	"sync"
 	"sync/atomic"
 
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
 
-// The outbox holds the messages waiting for the editor, in the order they were sent, as fixed-size records.
+// The outbox holds the messages waiting for the editor as fixed-size records, in spools: one per controller's
+// queue (its transitions) and one for everything else (replies, announcements, reconcile start/end, writes).
 //
 // Why records: a queue transition happens several times per reconcile on the controller's hot path. Building a
 // message struct, a key string and a causes slice per transition, boxing it in an interface and encoding it
 // with reflection cost more than the queue operation itself. A transition is instead copied into a record of
-// about 100 bytes (no heap allocation: the key is the reconcile.Request itself; its cause, when it has one, is
-// copied into a parallel slice of causes) appended to a slice that is reused, under the outbox's lock; the
-// connection's writer goroutine swaps the filled slices for empty ones, encodes every record with the
-// hand-written encoder (encode.go: a frame per run of one queue's transitions) into one reused buffer and writes
-// the whole burst with one write call.
+// about 110 bytes (no heap allocation: the key is the reconcile.Request itself; its cause, when it has one, is
+// copied into a parallel slice of causes) appended to a slice that is reused; the connection's writer goroutine
+// swaps the filled slices for empty ones, merges them, encodes every record with the hand-written encoder
+// (encode.go: a frame per run of one queue's transitions) into one reused buffer and writes the whole burst with
+// one write call.
 //
-// Contracts:
-//   - push never blocks on the editor: when limit records are waiting, a hot message (queue transition,
+// Why spools: a queue's transitions are appended under the queue's own lock (Queue.mu, which the queue already
+// holds to update the key's state), so the hot path takes no second lock; the other messages go to the outbox's
+// own spool under outbox.mu.
+//
+// Ordering contract:
+//   - Every record gets a process-wide sequence number (outbox.seq) while its spool's lock is held, so within a
+//     spool records are in sequence order, and the sequence is one total order of all records consistent with
+//     the order their senders' locks were taken: a key's transitions are in the order its state changed (they
+//     are sent under Queue.mu), and a message sent after a transition (a step's reply after its Done) gets a
+//     larger number.
+//   - take merges the spools by sequence number: the editor receives every record in that total order,
+//     across every controller of the process; nothing is coalesced.
+//   - A queue stays a source until it was unregistered (shut down) and drained; records it sends after that go to
+//     the outbox's own spool, so nothing is left behind.
+//
+// Other contracts:
+//   - push never blocks on the editor: when limit records wait in a spool, a hot message (queue transition,
 //     reconcile start/end, write) is dropped and counted in dropped; control messages (replies, controller
-//     announcements) have ctrlBuffer more room, so a reply is not lost to a burst of transitions.
-//   - Records leave in push order (one lock orders every sender); nothing is coalesced.
+//     announcements) have ctrlBuffer more room, so a reply is not lost to a burst of transitions. The bound is per
+//     spool (a process with n controllers buffers at most (n+1) × limit records).
 //   - A record's references (message pointer) are not mutated by the sender after push.
-//   - The writer is woken only when it sleeps (waiting is set) and the outbox goes non-empty: a busy controller
-//     never touches a channel.
+//   - The writer is woken only when it is about to sleep (waiting is set) and a record arrives: a busy controller
+//     never touches a channel (one atomic load per record).
 type outbox struct {
-	mu  sync.Mutex
-	buf []record
-	// causes holds the causes of the records in buf (a record's cause field is its index + 1): a cause is 168
-	// bytes and most records have none, so keeping it out of the record keeps every copy of a record small.
-	causes  []Cause
-	waiting bool
+	seq     atomic.Uint64
+	waiting atomic.Bool
 	wake    chan struct{}
 	limit   int
 	dropped atomic.Int64
+
+	// mu guards own and sources. Lock order: a Queue's mu before outbox.mu (never the reverse).
+	mu      sync.Mutex
+	own     spool
+	sources []*Queue
+	// parts and out are take's scratch (only the caller of take uses them, one at a time).
+	parts []takenPart
+}
+
+// spool is one source's waiting records, guarded by its owner's lock (Queue.mu for a queue's spool, outbox.mu
+// for the outbox's own). spare is the emptied burst the writer gave back, installed at the next take.
+type spool struct {
+	buf    []record
+	causes []Cause
+	spare  burst
+	// retired: the queue shut down; gone: the writer drained it after that and dropped it from the sources, so
+	// its later records go to the outbox's own spool (Queue spools only).
+	retired, gone bool
+}
+
+type takenPart struct {
+	q *Queue
+	b burst
+	i int
 }
 
 // initialRecords is the starting capacity of the outbox's slice and of the writer's spare (they swap, so both
@@ -43,7 +80,7 @@ type outbox struct {
 const initialRecords = 1024
 
 func newOutbox(limit int) *outbox {
-	return &outbox{limit: limit, wake: make(chan struct{}, 1), buf: make([]record, 0, initialRecords), causes: make([]Cause, 0, initialRecords)}
+	return &outbox{limit: limit, wake: make(chan struct{}, 1)}
 }
 
 // recKind tells which fields of a record are set.
@@ -83,6 +120,7 @@ type record struct {
 	hasPrio  bool
 	noKey    bool
 	cause    int32
+	seq      uint64
 	q        *Queue
 	key      reconcile.Request
 	prio     int
@@ -112,37 +150,30 @@ func (r *record) message(causes []Cause) any {
 	return m
 }
 
-// push appends a copy of *r with a copy of *c as its cause (none when c is nil; push sets r.cause); extra is the
-// room beyond limit this message may use (ctrlBuffer for control messages, 0 otherwise). It reports false when
-// the record was dropped.
-func (o *outbox) push(r *record, c *Cause, extra int) bool {
-	o.mu.Lock()
-	if len(o.buf) >= o.limit+extra {
-		o.mu.Unlock()
+// lockedPush appends a copy of *r with a copy of *c as its cause (none when c is nil; it sets r.cause and
+// r.seq) to sp, whose owner's lock the caller holds; extra is the room beyond limit this message may use
+// (ctrlBuffer for control messages, 0 otherwise). It reports false when the record was dropped.
+func (o *outbox) lockedPush(sp *spool, r *record, c *Cause, extra int) bool {
+	if len(sp.buf) >= o.limit+extra {
 		o.dropped.Add(1)
 		return false
 	}
-	if len(o.buf) == cap(o.buf) {
-		// Double at once (append grows large slices by 1.25×, copying ~300-byte records many times over while a
-		// backlog builds); the outbox and the writer's spare swap, so each grows to the largest burst once.
-		nb := make([]record, len(o.buf), min(2*cap(o.buf)+1, o.limit+ctrlBuffer))
-		copy(nb, o.buf)
-		o.buf = nb
+	if sp.buf == nil {
+		sp.buf = make([]record, 0, initialRecords)
+	} else if len(sp.buf) == cap(sp.buf) {
+		// Double at once (append grows large slices by 1.25×, copying ~110-byte records many times over while a
+		// backlog builds); the spool and the writer's spare swap, so each grows to the largest burst once.
+		nb := make([]record, len(sp.buf), min(2*cap(sp.buf)+1, o.limit+ctrlBuffer))
+		copy(nb, sp.buf)
+		sp.buf = nb
 	}
 	if c != nil {
-		if len(o.causes) == cap(o.causes) {
-			nc := make([]Cause, len(o.causes), 2*cap(o.causes)+1)
-			copy(nc, o.causes)
-			o.causes = nc
-		}
-		o.causes = append(o.causes, *c)
-		r.cause = int32(len(o.causes))
+		sp.causes = append(sp.causes, *c)
+		r.cause = int32(len(sp.causes))
 	}
-	o.buf = append(o.buf, *r)
-	wake := o.waiting
-	o.waiting = false
-	o.mu.Unlock()
-	if wake {
+	r.seq = o.seq.Add(1)
+	sp.buf = append(sp.buf, *r)
+	if o.waiting.Load() && o.waiting.CompareAndSwap(true, false) {
 		select {
 		case o.wake <- struct{}{}:
 		default:
@@ -151,30 +182,138 @@ func (o *outbox) push(r *record, c *Cause, extra int) bool {
 	return true
 }
 
-// burst is what the writer takes from the outbox at once: records in push order and their causes.
+// push is lockedPush to the outbox's own spool.
+func (o *outbox) push(r *record, c *Cause, extra int) bool {
+	o.mu.Lock()
+	ok := o.lockedPush(&o.own, r, c, extra)
+	o.mu.Unlock()
+	return ok
+}
+
+// pushQueue is lockedPush of a transition of q, under q.mu: to q's spool, or to the outbox's own once q is gone.
+func (o *outbox) pushQueue(q *Queue, r *record, c *Cause) bool {
+	if q.out.gone {
+		return o.push(r, c, 0)
+	}
+	return o.lockedPush(&q.out, r, c, 0)
+}
+
+// addSource makes q's spool a source of take; retire marks it shut down (dropped once drained).
+func (o *outbox) addSource(q *Queue) {
+	o.mu.Lock()
+	o.sources = append(o.sources, q)
+	o.mu.Unlock()
+}
+
+func (o *outbox) retire(q *Queue) {
+	q.mu.Lock()
+	q.out.retired = true
+	q.mu.Unlock()
+}
+
+// burst is what the writer takes from the outbox at once: records in sequence order and their causes.
 type burst struct {
 	recs   []record
 	causes []Cause
 }
 
-// take returns every waiting record (with their causes) and installs spare's slices (emptied) as the new
-// buffers. When nothing waits it returns empty slices and marks the writer waiting, so the next push signals
-// wake.
-func (o *outbox) take(spare burst) burst {
+// take returns every waiting record of every spool merged in sequence order (with their causes), in out's
+// slices (emptied first; nil slices grow). When nothing waits it marks the writer waiting, so the next push
+// signals wake. Only one goroutine calls take at a time (the connection's writer, or a test).
+func (o *outbox) take(out burst) burst {
+	out.recs, out.causes = out.recs[:0], out.causes[:0]
+	// Waiting first, then look: a push that the look misses happens after the store, sees waiting and wakes.
+	o.waiting.Store(true)
+	parts := o.parts[:0]
+	var drained []*Queue
 	o.mu.Lock()
-	defer o.mu.Unlock()
-	if len(o.buf) == 0 {
-		o.waiting = true
-		return burst{spare.recs[:0], spare.causes[:0]}
+	sources := append([]*Queue(nil), o.sources...)
+	if len(o.own.buf) > 0 {
+		parts = append(parts, takenPart{b: burst{o.own.buf, o.own.causes}})
+		o.own.buf, o.own.causes = o.own.spare.recs[:0], o.own.spare.causes[:0]
+		o.own.spare = burst{}
 	}
-	out := burst{o.buf, o.causes}
-	o.buf, o.causes = spare.recs[:0], spare.causes[:0]
+	o.mu.Unlock()
+	for _, q := range sources {
+		q.mu.Lock()
+		sp := &q.out
+		if len(sp.buf) > 0 {
+			parts = append(parts, takenPart{q: q, b: burst{sp.buf, sp.causes}})
+			sp.buf, sp.causes = sp.spare.recs[:0], sp.spare.causes[:0]
+			sp.spare = burst{}
+		} else if sp.retired {
+			sp.gone = true
+			drained = append(drained, q)
+		}
+		q.mu.Unlock()
+	}
+	if len(drained) > 0 {
+		o.mu.Lock()
+		kept := o.sources[:0]
+		for _, q := range o.sources {
+			if !slices.Contains(drained, q) {
+				kept = append(kept, q)
+			}
+		}
+		clear(o.sources[len(kept):])
+		o.sources = kept
+		o.mu.Unlock()
+	}
+	if len(parts) > 0 {
+		o.waiting.Store(false)
+	}
+	// Merge by sequence number (few parts: a linear scan of their heads).
+	for {
+		best := -1
+		for i := range parts {
+			p := &parts[i]
+			if p.i < len(p.b.recs) && (best < 0 || p.b.recs[p.i].seq < parts[best].b.recs[parts[best].i].seq) {
+				best = i
+			}
+		}
+		if best < 0 {
+			break
+		}
+		p := &parts[best]
+		r := p.b.recs[p.i]
+		p.i++
+		if r.cause > 0 {
+			out.causes = append(out.causes, p.b.causes[r.cause-1])
+			r.cause = int32(len(out.causes))
+		}
+		out.recs = append(out.recs, r)
+	}
+	// Give the emptied slices back as the spools' spares (their references dropped first).
+	for i := range parts {
+		p := &parts[i]
+		clear(p.b.recs)
+		clear(p.b.causes)
+		spare := burst{p.b.recs[:0], p.b.causes[:0]}
+		if p.q == nil {
+			o.mu.Lock()
+			o.own.spare = spare
+			o.mu.Unlock()
+		} else {
+			p.q.mu.Lock()
+			p.q.out.spare = spare
+			p.q.mu.Unlock()
+		}
+		*p = takenPart{}
+	}
+	o.parts = parts[:0]
 	return out
 }
 
 // pending is the number of records waiting.
 func (o *outbox) pending() int {
 	o.mu.Lock()
-	defer o.mu.Unlock()
-	return len(o.buf)
+	n := len(o.own.buf)
+	sources := append([]*Queue(nil), o.sources...)
+	o.mu.Unlock()
+	for _, q := range sources {
+		q.mu.Lock()
+		n += len(q.out.buf)
+		q.mu.Unlock()
+	}
+	return n
 }

@@ -64,6 +64,8 @@ type Queue struct {
 	free []*keyState
 	// idle counts the states in keys that are idle (see keyState.idle).
 	idle int
+	// out is this queue's spool of transitions for the editor (outbox.go), appended under mu.
+	out spool
 }
 
 // maxFree bounds Queue.free. minSweep: idle states are swept from Queue.keys once there are more than
@@ -173,8 +175,13 @@ func newQueue(cfg queueConfig) *Queue {
 	q.info.Name = cfg.name
 	q.info.PriorityQueue = cfg.priorityQueue
 	if q.hub != nil {
-		q.paused = q.hub.register(q)
-		q.gated.Store(q.paused)
+		q.hub.box.addSource(q)
+		paused := q.hub.register(q)
+		// Under q.mu: once registered, the connection's goroutines read the queue (announcements).
+		q.mu.Lock()
+		q.paused = paused
+		q.lockedRegate()
+		q.mu.Unlock()
 	}
 	return q
 }
@@ -954,20 +961,27 @@ func (q *Queue) lockedAnyQueued() bool {
 	return false
 }
 
-// send hands a transition to the hub's outbox. lockedSend is the same under q.mu, which orders the transitions
-// of a key as its state changed.
+// send hands a transition to the hub's outbox: it is appended to this queue's spool under q.mu (outbox.go's
+// ordering contract). lockedSend is the same when the caller holds q.mu: a key's transitions are then sent in
+// the order its state changed.
 func (q *Queue) send(r *record) {
 	if q.hub != nil {
-		q.hub.box.push(r, nil, 0)
+		q.mu.Lock()
+		q.hub.box.pushQueue(q, r, nil)
+		q.mu.Unlock()
 	}
 }
 
-func (q *Queue) lockedSend(r *record) { q.send(r) }
+func (q *Queue) lockedSend(r *record) {
+	if q.hub != nil {
+		q.hub.box.pushQueue(q, r, nil)
+	}
+}
 
 // lockedSendCause is lockedSend of a transition with one cause.
 func (q *Queue) lockedSendCause(r *record, c *Cause) {
 	if q.hub != nil {
-		q.hub.box.push(r, c, 0)
+		q.hub.box.pushQueue(q, r, c)
 	}
 }
 
