@@ -64,6 +64,10 @@ type Queue struct {
 	free []*keyState
 	// idle counts the states in keys that are idle (see keyState.idle).
 	idle int
+	// handed/handedKS: the key last handed out and its state, so the Done that usually follows (one worker, or
+	// the same worker) finds the state without hashing the key again; reset when states are swept.
+	handed   reconcile.Request
+	handedKS *keyState
 	// out is this queue's spool of transitions for the editor (outbox.go), appended under mu.
 	out spool
 }
@@ -578,6 +582,7 @@ func (q *Queue) lockedHandOut(it heldItem, tok *stepToken, ks *keyState) (reconc
 	ks.lastEnd = nil
 	prio := it.priority
 	ks.priority = 0
+	q.handed, q.handedKS = it.key, ks
 	// No causes: the editor has them from this key's transitions since its last processing (and reconcileStart
 	// repeats them as triggers).
 	r := record{kind: recQueue, q: q, key: it.key, tr: trProcessing, hasPrio: true, prio: prio, at: q.stamp()}
@@ -590,7 +595,12 @@ func (q *Queue) lockedHandOut(it heldItem, tok *stepToken, ks *keyState) (reconc
 func (q *Queue) Done(item reconcile.Request) {
 	q.inner.Done(item)
 	q.mu.Lock()
-	ks := q.keys[item]
+	var ks *keyState
+	if q.handedKS != nil && q.handed == item {
+		ks = q.handedKS
+	} else {
+		ks = q.keys[item]
+	}
 	var tok *stepToken
 	var end *ReconcileEndMsg
 	if ks != nil {
@@ -908,6 +918,7 @@ func (q *Queue) state(item reconcile.Request) *keyState {
 
 // lockedSweep deletes the idle states from q.keys (recycling them).
 func (q *Queue) lockedSweep() {
+	q.handed, q.handedKS = reconcile.Request{}, nil
 	for k, ks := range q.keys {
 		if ks.idle {
 			delete(q.keys, k)
