@@ -203,7 +203,7 @@ func (h *hub) writeLoop(ctx context.Context, conn net.Conn, readErr <-chan error
 	batch := burst{make([]record, 0, initialRecords), make([]Cause, 0, initialRecords)}
 	buf := make([]byte, 0, 256<<10)
 	// Queue transitions go out as frames with keys interned for this connection.
-	frames := newFrameEncoder()
+	frames := newFrameEncoder(h)
 	// While this loop runs without sleeping on the outbox, it keeps the stamp clock fresh (one clock read per
 	// burst) and the hot transitions read the stamp instead of the clock.
 	defer h.stamps.live.Store(false)

@@ -52,13 +52,26 @@ const (
 	maxKeyIDs     = 1 << 16
 )
 
+// keyIDMask is the id part of hub.keyIDs and keyState.wire (the generation is the upper 32 bits).
+const keyIDMask = 1<<32 - 1
+
 // frameEncoder is the writer's per-connection state of the transitions frames (protocol.json
 // messages.transitions): the ids of the keys defined on this connection. A new connection gets a new encoder, so
 // ids start again at 1, as the editor's table does.
+//
+// Key ids: with a hub, the encoder starts a generation of hub.keyIDs (and another one at each keysReset); a
+// record whose wire id is of the encoder's generation uses that id (the queue kept it with the key's state), and
+// defined, a bitset indexed by id, tells whether the key's text was sent already, with no hash of the key. A
+// record without one (no key state at hand, an older generation, ids ran out) gets its id from ids, a map by
+// key, the ids then taken from the same counter, so the two never collide. Without a hub (tests) every id comes
+// from ids, numbered 1, 2, 3…
 type frameEncoder struct {
-	ids  map[reconcile.Request]int64
-	next int64
-	// scratch holds the key ids of the run being encoded; last/lastID cache the previous record's key.
+	h       *hub
+	gen     uint64
+	defined []uint64
+	ids     map[reconcile.Request]int64
+	next    int64
+	// scratch holds the key ids of the run being encoded; last/lastID cache the previous map-found key.
 	scratch []int64
 	last    reconcile.Request
 	lastID  int64
@@ -68,8 +81,56 @@ type frameEncoder struct {
 	noteJSON []byte
 }
 
-func newFrameEncoder() *frameEncoder {
-	return &frameEncoder{ids: map[reconcile.Request]int64{}, next: 1}
+func newFrameEncoder(h *hub) *frameEncoder {
+	f := &frameEncoder{h: h, ids: map[reconcile.Request]int64{}, next: 1}
+	f.newGeneration()
+	return f
+}
+
+// newGeneration starts a new generation of key ids (hub.keyIDs: the id part starts again at 0).
+func (f *frameEncoder) newGeneration() {
+	if f.h == nil {
+		return
+	}
+	for {
+		old := f.h.keyIDs.Load()
+		gen := old>>32 + 1
+		if f.h.keyIDs.CompareAndSwap(old, gen<<32) {
+			f.gen = gen
+			return
+		}
+	}
+}
+
+// newID is a key id not given out in this generation.
+func (f *frameEncoder) newID() int64 {
+	if f.h == nil {
+		id := f.next
+		f.next++
+		return id
+	}
+	return int64(f.h.keyIDs.Add(1) & keyIDMask)
+}
+
+// idsFull reports whether the key table reached its bound (then the frame starts with keysReset).
+func (f *frameEncoder) idsFull() bool {
+	if f.h == nil {
+		return len(f.ids) >= maxKeyIDs
+	}
+	return f.h.keyIDs.Load()&keyIDMask >= maxKeyIDs
+}
+
+func (f *frameEncoder) isDefined(id int64) bool {
+	i := int(id >> 6)
+	return i < len(f.defined) && f.defined[i]&(1<<(id&63)) != 0
+}
+
+func (f *frameEncoder) setDefined(id int64) {
+	i := int(id >> 6)
+	for i >= len(f.defined) {
+		f.defined = append(f.defined, 0)
+	}
+	f.defined[i] |= 1 << (id & 63)
 }
 
 // appendFrame appends one transitions frame (with its '\n') holding the longest run at the start of recs of
@@ -85,9 +146,11 @@ func (f *frameEncoder) appendFrame(b []byte, recs []record, causes []Cause) ([]b
 	}
 	run := recs[:n]
 	b = append(b, q.framePrefix...)
-	if len(f.ids) >= maxKeyIDs {
+	if f.idsFull() {
 		clear(f.ids)
+		clear(f.defined)
 		f.next, f.lastID = 1, 0
+		f.newGeneration()
 		b = append(b, `,"keysReset":true`...)
 	}
 	f.scratch = f.scratch[:0]
@@ -95,28 +158,35 @@ func (f *frameEncoder) appendFrame(b []byte, recs []record, causes []Cause) ([]b
 	for i := range run {
 		r := &run[i]
 		var id int64
+		define := false
 		switch {
 		case r.noKey:
+		case r.wire != 0 && r.wire>>32 == f.gen && f.h != nil:
+			id = int64(r.wire & keyIDMask)
+			define = !f.isDefined(id)
 		case f.lastID != 0 && r.key == f.last:
 			id = f.lastID
 		default:
 			id = f.ids[r.key]
 			if id == 0 {
-				id = f.next
-				f.next++
+				id = f.newID()
 				f.ids[r.key] = id
-				if !defined {
-					b = append(b, `,"keys":[[`...)
-					defined = true
-				} else {
-					b = append(b, ',', '[')
-				}
-				b = strconv.AppendInt(b, id, 10)
-				b = append(b, ',')
-				b = appendKey(b, r.key.Namespace, r.key.Name)
-				b = append(b, ']')
+				define = true
 			}
 			f.last, f.lastID = r.key, id
+		}
+		if define {
+			f.setDefined(id)
+			if !defined {
+				b = append(b, `,"keys":[[`...)
+				defined = true
+			} else {
+				b = append(b, ',', '[')
+			}
+			b = strconv.AppendInt(b, id, 10)
+			b = append(b, ',')
+			b = appendKey(b, r.key.Namespace, r.key.Name)
+			b = append(b, ']')
 		}
 		f.scratch = append(f.scratch, id)
 	}

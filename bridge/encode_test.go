@@ -183,7 +183,7 @@ func encodeBatch(t *testing.T, fe *frameEncoder, ref *refFrames, batch []record,
 // another message and at maxFrameItems) are byte-for-byte what encoding/json writes, and decode back
 // (TransitionDecoder) to exactly the queue messages of the records, in order.
 func TestFrameEncoderMatchesEncodingJSON(t *testing.T) {
-	fe, ref := newFrameEncoder(), &refFrames{ids: map[reconcile.Request]int64{}, next: 1}
+	fe, ref := newFrameEncoder(nil), &refFrames{ids: map[reconcile.Request]int64{}, next: 1}
 	dec := NewTransitionDecoder()
 	strs := append(append([]string{}, trickyStrings...), allControlChars())
 	other := &Queue{name: "other", framePrefix: framePrefix("other")}
@@ -300,7 +300,7 @@ func TestWireKeys(t *testing.T) {
 		{reconcile.Request{NamespacedName: types.NamespacedName{Namespace: "ns", Name: "a"}}, `"keys":[[1,"ns/a"]]`},
 	} {
 		r := []record{{kind: recQueue, q: q, key: c.key, tr: trAdded, at: 1}}
-		line, _ := newFrameEncoder().appendFrame(nil, r, nil)
+		line, _ := newFrameEncoder(nil).appendFrame(nil, r, nil)
 		if !bytes.Contains(line, []byte(c.want)) {
 			t.Errorf("%s does not hold %s", line, c.want)
 		}
@@ -355,7 +355,7 @@ var updateGolden = flag.Bool("update", false, "rewrite testdata/tricky-keys.ndjs
 // first ones by id.
 func TestTrickyKeysGolden(t *testing.T) {
 	q := &Queue{name: "tricky", framePrefix: framePrefix("tricky")}
-	fe := newFrameEncoder()
+	fe := newFrameEncoder(nil)
 	var buf []byte
 	strs := append(append([]string{}, trickyStrings...), allControlChars())
 	for i, s := range strs {

@@ -34,6 +34,10 @@ type hub struct {
 
 	// box holds every outgoing message in send order (outbox.go).
 	box *outbox
+	// keyIDs hands out the key ids of transitions frames: generation << 32 | the last id given in it. The
+	// connection's writer starts a generation per connection and after each keysReset (encode.go); the queues
+	// assign a key its id once per generation and keep it with the key's state (keyState.wire).
+	keyIDs atomic.Uint64
 	// stamps times the hot queue transitions (now.go); the writer keeps it fresh while it is busy.
 	stamps stampClock
 

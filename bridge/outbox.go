@@ -115,12 +115,14 @@ var transitionNames = TransitionNames
 // DelayMs, Failures, Causes: [the burst's causes[cause-1]] when cause > 0, At}, sent as one item of a TransitionsMsg
 // frame. About 100 bytes: the cause lives in the burst's causes (see outbox.causes).
 type record struct {
-	kind     recKind
-	tr       transition
-	hasPrio  bool
-	noKey    bool
-	cause    int32
-	seq      uint64
+	kind    recKind
+	tr      transition
+	hasPrio bool
+	noKey   bool
+	cause   int32
+	seq     uint64
+	// wire is the key's wire id as the hot path assigned it (keyState.wire: generation << 32 | id), 0 when none.
+	wire     uint64
 	q        *Queue
 	key      reconcile.Request
 	prio     int

@@ -1,6 +1,7 @@
 package bridge
 
 import (
+	"encoding/json"
 	"fmt"
 	"testing"
 )
@@ -73,4 +74,91 @@ func describeBurst(bu burst) []string {
 		}
 	}
 	return out
+}
+
+// TestWireIDsKeptWithKeyState: transitions carry the key id the queue keeps with the key's state; the writer
+// defines each key once per connection from it (no lookup by key) and the editor's expansion of the frames is
+// exactly the transitions. A new connection starts a new generation: records of the old one still waiting
+// fall back to ids by key, and every key is defined again on the new connection.
+func TestWireIDsKeptWithKeyState(t *testing.T) {
+	h := newHub("", "", nil)
+	q := newQueue(queueConfig{name: "w", hub: h})
+	t.Cleanup(q.ShutDown)
+	h.box.take(burst{}) // the announcement
+	cycle := func(names ...string) {
+		for _, n := range names {
+			q.Add(req(n))
+		}
+		for range names {
+			k, _ := q.Get()
+			q.Forget(k)
+			q.Done(k)
+		}
+	}
+	// encode encodes a burst on connection f and returns the expansion, and how often each key was defined.
+	encode := func(f *frameEncoder, d *TransitionDecoder, bu burst) (got, want []string, defs map[string]int) {
+		defs = map[string]int{}
+		for i := 0; i < len(bu.recs); {
+			if bu.recs[i].kind != recQueue {
+				i++
+				continue
+			}
+			for _, r := range bu.recs[i:] {
+				m := r.message(bu.causes).(*QueueMsg)
+				want = append(want, m.Key+" "+m.Transition)
+			}
+			line, n := f.appendFrame(nil, bu.recs[i:], bu.causes)
+			want = want[:len(want)-(len(bu.recs)-i-n)]
+			i += n
+			var m TransitionsMsg
+			if err := json.Unmarshal(line, &m); err != nil {
+				t.Fatal(err)
+			}
+			for _, pair := range m.Keys {
+				defs[fmt.Sprint(pair.([]any)[1])]++
+			}
+			qs, ok, err := d.ExpandLine(line)
+			if !ok || err != nil {
+				t.Fatalf("expand: %v %v", ok, err)
+			}
+			for _, o := range qs {
+				got = append(got, fmt.Sprint(o["key"], " ", o["transition"]))
+			}
+		}
+		return got, want, defs
+	}
+
+	f1, d1 := newFrameEncoder(h), NewTransitionDecoder()
+	cycle("a", "b")
+	cycle("a", "c")
+	bu := h.box.take(burst{})
+	for _, r := range bu.recs {
+		if r.kind == recQueue && !r.noKey && r.wire>>32 != f1.gen {
+			t.Fatalf("%s %s: wire %x, not of the connection's generation %d", requestKey(r.key), transitionNames[r.tr], r.wire, f1.gen)
+		}
+	}
+	got, want, defs := encode(f1, d1, bu)
+	if fmt.Sprint(got) != fmt.Sprint(want) || len(got) != 16 {
+		t.Fatalf("expansion:\n got %v\nwant %v", got, want)
+	}
+	if fmt.Sprint(defs) != "map[ns/a:1 ns/b:1 ns/c:1]" {
+		t.Fatalf("keys defined on the first connection: %v", defs)
+	}
+	if len(f1.ids) != 0 {
+		t.Fatalf("the writer looked %d keys up by key; every record carried its id", len(f1.ids))
+	}
+
+	cycle("a", "d") // sent before the reconnect: ids of generation 1
+	f2, d2 := newFrameEncoder(h), NewTransitionDecoder()
+	cycle("b")
+	got, want, defs = encode(f2, d2, h.box.take(burst{}))
+	if fmt.Sprint(got) != fmt.Sprint(want) || len(got) != 12 {
+		t.Fatalf("expansion after the reconnect:\n got %v\nwant %v", got, want)
+	}
+	if fmt.Sprint(defs) != "map[ns/a:1 ns/b:1 ns/d:1]" {
+		t.Fatalf("keys defined on the second connection: %v", defs)
+	}
+	if _, ok := f2.ids[req("b")]; len(f2.ids) != 2 || ok {
+		t.Fatalf("keys looked up by key on the second connection: %v (want a and d, sent before it)", f2.ids)
+	}
 }

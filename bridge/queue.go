@@ -117,6 +117,9 @@ type keyState struct {
 	triggers   []Cause
 	stepReply  *stepToken
 	lastEnd    *ReconcileEndMsg
+	// wire is the key's id on the wire in hub.keyIDs' current generation (generation << 32 | id; 0: none yet),
+	// so neither the hot path nor the writer hashes the key to find it (encode.go).
+	wire uint64
 	// idle: the key left the queue (not queued, not processing, no causes) and its state is only kept for
 	// reuse; an idle state is invisible (Snapshot skips it) and state() revives it.
 	idle bool
@@ -301,7 +304,7 @@ func (q *Queue) record(o priorityqueue.AddOpts, item reconcile.Request, c Cause,
 	if fresh || prio > ks.priority {
 		ks.priority = prio
 	}
-	r := record{kind: recQueue, q: q, key: item, hasPrio: true, prio: ks.priority, at: at}
+	r := record{kind: recQueue, q: q, key: item, hasPrio: true, prio: ks.priority, at: at, wire: q.lockedWire(ks)}
 	switch {
 	case o.After > 0 && ks.queued != queuedReady:
 		due := now.Add(o.After)
@@ -346,7 +349,7 @@ func (q *Queue) onBackoff(item reconcile.Request, d time.Duration, failures int)
 		}
 	}
 	r := record{kind: recQueue, q: q, key: item, tr: trBackoff, hasPrio: true, prio: ks.priority,
-		dueAt: ms(due), delayMs: d.Milliseconds(), failures: failures, at: ms(now)}
+		dueAt: ms(due), delayMs: d.Milliseconds(), failures: failures, at: ms(now), wire: q.lockedWire(ks)}
 	q.lockedSendCause(&r, &c)
 	q.mu.Unlock()
 }
@@ -384,7 +387,7 @@ func (q *Queue) expire(item reconcile.Request, due time.Time) {
 	}
 	ks.timer = nil
 	q.lockedReady(ks)
-	r := record{kind: recQueue, q: q, key: item, tr: trReady, hasPrio: true, prio: ks.priority, at: ms(q.now())}
+	r := record{kind: recQueue, q: q, key: item, tr: trReady, hasPrio: true, prio: ks.priority, at: ms(q.now()), wire: q.lockedWire(ks)}
 	q.lockedSend(&r)
 	q.mu.Unlock()
 }
@@ -585,7 +588,7 @@ func (q *Queue) lockedHandOut(it heldItem, tok *stepToken, ks *keyState) (reconc
 	q.handed, q.handedKS = it.key, ks
 	// No causes: the editor has them from this key's transitions since its last processing (and reconcileStart
 	// repeats them as triggers).
-	r := record{kind: recQueue, q: q, key: it.key, tr: trProcessing, hasPrio: true, prio: prio, at: q.stamp()}
+	r := record{kind: recQueue, q: q, key: it.key, tr: trProcessing, hasPrio: true, prio: prio, at: q.stamp(), wire: q.lockedWire(ks)}
 	q.lockedSend(&r)
 	q.mu.Unlock()
 	return it.key, prio, false
@@ -619,7 +622,7 @@ func (q *Queue) Done(item reconcile.Request) {
 	}
 	q.cond.Broadcast()
 	if !q.down {
-		r := record{kind: recQueue, q: q, key: item, tr: trDone, at: q.stamp()}
+		r := record{kind: recQueue, q: q, key: item, tr: trDone, at: q.stamp(), wire: q.lockedWire(ks)}
 		q.lockedSend(&r)
 	}
 	q.mu.Unlock()
@@ -631,8 +634,16 @@ func (q *Queue) Done(item reconcile.Request) {
 // Forget resets the key's rate-limiter failures.
 func (q *Queue) Forget(item reconcile.Request) {
 	q.inner.Forget(item)
+	if q.hub == nil {
+		return
+	}
 	r := record{kind: recQueue, q: q, key: item, tr: trForgotten, at: q.stamp()}
-	q.send(&r)
+	q.mu.Lock()
+	if q.handedKS != nil && q.handed == item {
+		r.wire = q.lockedWire(q.handedKS)
+	}
+	q.lockedSend(&r)
+	q.mu.Unlock()
 }
 
 // NumRequeues is the rate limiter's failure count for the key.
@@ -970,6 +981,22 @@ func (q *Queue) lockedAnyQueued() bool {
 		}
 	}
 	return false
+}
+
+// lockedWire is the key's wire id in the current generation (assigned now when it has none there; 0 when ks is
+// nil or the generation's ids ran out, and the writer then looks the key up itself).
+func (q *Queue) lockedWire(ks *keyState) uint64 {
+	if ks == nil || q.hub == nil {
+		return 0
+	}
+	cur := q.hub.keyIDs.Load()
+	if ks.wire == 0 || ks.wire>>32 != cur>>32 {
+		if cur&keyIDMask >= maxKeyIDs {
+			return 0
+		}
+		ks.wire = q.hub.keyIDs.Add(1)
+	}
+	return ks.wire
 }
 
 // send hands a transition to the hub's outbox: it is appended to this queue's spool under q.mu (outbox.go's
