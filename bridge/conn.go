@@ -225,13 +225,8 @@ func (h *hub) writeLoop(ctx context.Context, conn net.Conn, readErr <-chan error
 				// Nothing waits (often right after a large burst of a busy controller): stay live for one
 				// flushDelay more before sleeping, so the controller keeps reading stamps, not the clock.
 				graced = true
-				delay.Reset(flushDelay)
-				select {
-				case <-ctx.Done():
-					return nil
-				case err := <-readErr:
+				if end, err := wait(ctx, readErr, delay); end {
 					return err
-				case <-delay.C:
 				}
 				continue
 			}
@@ -281,14 +276,23 @@ func (h *hub) writeLoop(ctx context.Context, conn net.Conn, readErr <-chan error
 		if n >= burstTarget {
 			continue
 		}
-		delay.Reset(flushDelay)
-		select {
-		case <-ctx.Done():
-			return nil
-		case err := <-readErr:
+		if end, err := wait(ctx, readErr, delay); end {
 			return err
-		case <-delay.C:
 		}
+	}
+}
+
+// wait sleeps flushDelay on the writer's reused timer. It reports end = true when the writer must stop instead:
+// ctx ended (err nil) or the connection's reader failed (its error).
+func wait(ctx context.Context, readErr <-chan error, delay *time.Timer) (end bool, err error) {
+	delay.Reset(flushDelay)
+	select {
+	case <-ctx.Done():
+		return true, nil
+	case err := <-readErr:
+		return true, err
+	case <-delay.C:
+		return false, nil
 	}
 }
 
