@@ -263,7 +263,7 @@ func checkDecodes(t *testing.T, dec *TransitionDecoder, out []byte, batch []reco
 		if batch[i].kind == recQueue {
 			m := batch[i].message(causes).(*QueueMsg)
 			// What the editor sees of a string is its JSON decoding (invalid UTF-8 as U+FFFD).
-			m.Controller, m.Key = decodedString(t, m.Controller), decodedString(t, m.Key)
+			m.Controller, m.Key = decoded(t, m.Controller), decoded(t, m.Key)
 			for j := range m.Causes {
 				raw, _ := json.Marshal(m.Causes[j])
 				_ = json.Unmarshal(raw, &m.Causes[j])
@@ -274,18 +274,6 @@ func checkDecodes(t *testing.T, dec *TransitionDecoder, out []byte, batch []reco
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("decoded frames differ from the records:\ngot  %+v\nwant %+v", got, want)
 	}
-}
-
-func decodedString(t *testing.T, s string) string {
-	raw, err := json.Marshal(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out string
-	if err := json.Unmarshal(raw, &out); err != nil {
-		t.Fatal(err)
-	}
-	return out
 }
 
 // TestWireKeys: a key on the wire is "namespace/name", or the name alone for a cluster-scoped object (the editor's
