@@ -108,8 +108,10 @@ describe('processes never outlive their owner', () => {
       const components = processesUsing(dir);
       const names = components.map((p) => readFileSync(`/proc/${p}/cmdline`, 'utf8').split('\0').join(' '));
       for (const c of ['etcd', 'kube-apiserver', 'kube-controller-manager']) assert.ok(names.some((n) => n.includes(c)), `${c} runs: ${names.join('\n')}`);
-      // The exec program is a process group of its own whose leader's parent is the owner.
-      const children = readdirSync('/proc').filter((p) => /^\d+$/.test(p)).map(Number).filter((p) => {
+      // The exec program is a process group of its own whose leader's parent is the owner. Spawning is
+      // asynchronous as far as /proc is concerned (the fork shows node's cmdline until exec, and `sh` forks its
+      // background `sleep` when it gets the CPU), so both are waited for, bounded.
+      const programs = (): number[] => readdirSync('/proc').filter((p) => /^\d+$/.test(p)).map(Number).filter((p) => {
         try {
           const stat = readFileSync(`/proc/${p}/stat`, 'utf8');
           const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
@@ -118,17 +120,18 @@ describe('processes never outlive their owner', () => {
           return false;
         }
       });
-      assert.equal(children.length, 1, 'the exec program runs');
-      const program = children[0]!;
-      const group = readdirSync('/proc').filter((p) => /^\d+$/.test(p)).map(Number).filter((p) => {
+      await eventually(() => programs().length === 1, 'the exec program runs');
+      const program = programs()[0]!;
+      const groupOf = (leader: number): number[] => readdirSync('/proc').filter((p) => /^\d+$/.test(p)).map(Number).filter((p) => {
         try {
           const stat = readFileSync(`/proc/${p}/stat`, 'utf8');
-          return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[2]) === program;
+          return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[2]) === leader && alive(p);
         } catch {
           return false;
         }
       });
-      assert.ok(group.length >= 2, `the program and its background sleep share its group: ${group.join(' ')}`);
+      await eventually(() => groupOf(program).length >= 2, `the program and its background sleep share its group: ${groupOf(program).join(' ')}`);
+      const group = groupOf(program);
 
       owner.kill('SIGKILL');
       await exited(owner);
