@@ -173,15 +173,22 @@ func (o *outbox) lockedPush(sp *spool, r *record, c *Cause, extra int) bool {
 		sp.causes = append(sp.causes, *c)
 		r.cause = int32(len(sp.causes))
 	}
-	r.seq = o.seq.Add(1)
+	if r.seq == 0 {
+		r.seq = o.seq.Add(1)
+	}
 	sp.buf = append(sp.buf, *r)
+	o.signal()
+	return true
+}
+
+// signal wakes the writer when it is about to sleep (one atomic load otherwise).
+func (o *outbox) signal() {
 	if o.waiting.Load() && o.waiting.CompareAndSwap(true, false) {
 		select {
 		case o.wake <- struct{}{}:
 		default:
 		}
 	}
-	return true
 }
 
 // push is lockedPush to the outbox's own spool.
@@ -238,6 +245,7 @@ func (o *outbox) take(out burst) burst {
 	o.mu.Unlock()
 	for _, q := range sources {
 		q.mu.Lock()
+		q.lockedFoldPublished()
 		sp := &q.out
 		if len(sp.buf) > 0 {
 			parts = append(parts, takenPart{q: q, b: burst{sp.buf, sp.causes}})
@@ -263,6 +271,25 @@ func (o *outbox) take(out burst) burst {
 	}
 	if len(parts) > 0 {
 		o.waiting.Store(false)
+	}
+	if len(parts) == 1 {
+		// One source (the usual burst of one busy controller): its slices are the burst, no copy; out's empty
+		// slices become its spare.
+		p := &parts[0]
+		spare := burst{out.recs[:0], out.causes[:0]}
+		out = p.b
+		if p.q == nil {
+			o.mu.Lock()
+			o.own.spare = spare
+			o.mu.Unlock()
+		} else {
+			p.q.mu.Lock()
+			p.q.out.spare = spare
+			p.q.mu.Unlock()
+		}
+		*p = takenPart{}
+		o.parts = parts[:0]
+		return out
 	}
 	// Merge by sequence number (few parts: a linear scan of their heads).
 	for {
@@ -314,6 +341,7 @@ func (o *outbox) pending() int {
 	o.mu.Unlock()
 	for _, q := range sources {
 		q.mu.Lock()
+		q.lockedFold()
 		n += len(q.out.buf)
 		q.mu.Unlock()
 	}

@@ -149,6 +149,9 @@ func TestWireIDsKeptWithKeyState(t *testing.T) {
 	}
 
 	cycle("a", "d") // sent before the reconnect: ids of generation 1
+	q.mu.Lock()
+	q.lockedFold() // folded (ids assigned) before the reconnect, as a burst of the old connection's writer would
+	q.mu.Unlock()
 	f2, d2 := newFrameEncoder(h), NewTransitionDecoder()
 	cycle("b")
 	got, want, defs = encode(f2, d2, h.box.take(burst{}))

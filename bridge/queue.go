@@ -58,8 +58,14 @@ type Queue struct {
 	gateWaiters int
 	// getters counts workers inside the inner queue's Get.
 	getters atomic.Int32
-	// gated is paused || down || len(held) > 0 (written under mu): when false, Get takes the fast path.
+	// gated is paused || down || len(held) > 0 || len(steps) > 0 || stepping > 0 (written under mu): when
+	// false, the hot operations (Add now, Get, Forget, Done) only append an op to log (oplog.go) and take no
+	// lock. A pending step for a key is what makes a key boosted (keyState.boosted), so a boosted key gates too.
 	gated atomic.Bool
+	// stepping counts the keys handed out for a step whose Done must answer it (keyState.stepReply != nil).
+	stepping int
+	// log holds the hot operations not folded into the keys' states yet (lockedFold).
+	log *opLog
 	// free keeps the states of keys that left the queue for reuse (no allocation per key cycle).
 	free []*keyState
 	// idle counts the states in keys that are idle (see keyState.idle).
@@ -161,6 +167,7 @@ func newQueue(cfg queueConfig) *Queue {
 		priority:    cfg.priorityQueue,
 		limiter:     cfg.limiter,
 		keys:        map[reconcile.Request]*keyState{},
+		log:         newOpLog(),
 		info:        cfg.info,
 		framePrefix: framePrefix(cfg.name),
 	}
@@ -241,7 +248,7 @@ func (q *Queue) Name() string { return q.name }
 // Add adds a key now (ready), like the inner queue's Add (which it calls: for both inner queues that is what
 // AddWithOpts with empty options does).
 func (q *Queue) Add(item reconcile.Request) {
-	q.recordAdd(priorityqueue.AddOpts{}, item)
+	q.addNow(item, false, 0)
 	q.inner.Add(item)
 }
 
@@ -259,7 +266,13 @@ func (q *Queue) AddRateLimited(item reconcile.Request) { q.inner.AddRateLimited(
 func (q *Queue) AddWithOpts(o priorityqueue.AddOpts, items ...reconcile.Request) {
 	if !o.RateLimited {
 		for _, item := range items {
-			q.recordAdd(o, item)
+			if o.After > 0 {
+				q.recordAdd(o, item)
+			} else if o.Priority != nil {
+				q.addNow(item, true, *o.Priority)
+			} else {
+				q.addNow(item, false, 0)
+			}
 		}
 	}
 	q.inner.AddWithOpts(o, items...)
@@ -279,6 +292,26 @@ func (q *Queue) recordAdd(o priorityqueue.AddOpts, item reconcile.Request) {
 	q.record(o, item, causeFor(currentEvent(), o, item, at), now, at)
 }
 
+// addNow records an add now (no delay, not rate limited; with the add's priority when hasPrio): on the hot path
+// an op in the log, folded later into the key's state with the cause causeFor gives (the informer event being
+// dispatched on this goroutine is looked up now); the slow way (queue gated) exactly that under q.mu.
+func (q *Queue) addNow(item reconcile.Request, hasPrio bool, prio int) {
+	ev := currentEvent()
+	s, pos, seq := q.claim()
+	at := q.stamp()
+	if !q.gated.Load() {
+		s.op = op{kind: opAdd, hasPrio: hasPrio, prio: clampPrio(prio), key: item, ev: ev, at: at, seq: seq}
+		q.publish(s, pos)
+		return
+	}
+	q.publish(s, pos) // a no-op
+	o := priorityqueue.AddOpts{}
+	if hasPrio {
+		o.Priority = &prio
+	}
+	q.record(o, item, causeFor(ev, o, item, at), time.Time{}, at)
+}
+
 // addWithCause adds with an explicit cause (editor commands).
 func (q *Queue) addWithCause(o priorityqueue.AddOpts, item reconcile.Request, c Cause) {
 	now := q.now()
@@ -289,14 +322,21 @@ func (q *Queue) addWithCause(o priorityqueue.AddOpts, item reconcile.Request, c 
 // record updates the key's shadow state for one add (the inner queue's semantics) and reports it at at; now
 // (the time at stands for) is needed, and set, only when o.After > 0.
 func (q *Queue) record(o priorityqueue.AddOpts, item reconcile.Request, c Cause, now time.Time, at int64) {
+	q.mu.Lock()
+	q.lockedFold()
+	q.lockedRecord(o, item, c, now, at, 0)
+	q.mu.Unlock()
+}
+
+// lockedRecord is record under q.mu with the log folded; seq is the transition's place in the outbox's order
+// (0: take one now).
+func (q *Queue) lockedRecord(o priorityqueue.AddOpts, item reconcile.Request, c Cause, now time.Time, at int64, seq uint64) {
+	if q.down {
+		return
+	}
 	prio := 0
 	if o.Priority != nil && q.priority {
 		prio = *o.Priority
-	}
-	q.mu.Lock()
-	if q.down {
-		q.mu.Unlock()
-		return
 	}
 	ks := q.state(item)
 	ks.addCause(c)
@@ -304,7 +344,7 @@ func (q *Queue) record(o priorityqueue.AddOpts, item reconcile.Request, c Cause,
 	if fresh || prio > ks.priority {
 		ks.priority = prio
 	}
-	r := record{kind: recQueue, q: q, key: item, hasPrio: true, prio: ks.priority, at: at, wire: q.lockedWire(ks)}
+	r := record{kind: recQueue, q: q, key: item, hasPrio: true, prio: ks.priority, at: at, wire: q.lockedWire(ks), seq: seq}
 	switch {
 	case o.After > 0 && ks.queued != queuedReady:
 		due := now.Add(o.After)
@@ -323,7 +363,6 @@ func (q *Queue) record(o priorityqueue.AddOpts, item reconcile.Request, c Cause,
 		r.tr = trAdded
 	}
 	q.lockedSendCause(&r, &c)
-	q.mu.Unlock()
 }
 
 // onBackoff is called by the observed rate limiter inside a rate-limited add.
@@ -332,6 +371,7 @@ func (q *Queue) onBackoff(item reconcile.Request, d time.Duration, failures int)
 	due := now.Add(d)
 	c := Cause{Kind: CauseBackoff, Failures: failures, DelayMs: d.Milliseconds(), At: ms(now)}
 	q.mu.Lock()
+	q.lockedFold()
 	if q.down {
 		q.mu.Unlock()
 		return
@@ -380,6 +420,7 @@ func (q *Queue) lockedReady(ks *keyState) {
 // expire reports a waiting key whose due time passed (the inner queue made it ready at the same moment).
 func (q *Queue) expire(item reconcile.Request, due time.Time) {
 	q.mu.Lock()
+	q.lockedFold()
 	ks := q.keys[item]
 	if q.down || ks == nil || ks.queued != queuedWaiting || !ks.dueAt.Equal(due) {
 		q.mu.Unlock()
@@ -400,9 +441,11 @@ func (q *Queue) Get() (reconcile.Request, bool) {
 
 // GetWithPriority hands out the next key (blocking while paused, see the type's contract).
 //
-// Fast path: while the queue is not gated (running, nothing held, not shut down) a worker goes straight into the
-// inner queue's Get, and takes q.mu once, to hand the key out. A pause that comes while it waits there is seen
-// after the inner Get returns (the key is then held), exactly as for a worker that entered the inner Get before.
+// Fast path: while the queue is not gated (running, nothing held, no step pending, not shut down) a worker goes
+// straight into the inner queue's Get and hands the key out by appending an op to the log (no lock). A pause that
+// comes while it waits there is seen after the inner Get returns (the key is then held), exactly as for a worker
+// that entered the inner Get before; the handshake of oplog.go makes a pause that returned before the key was
+// handed out always seen.
 func (q *Queue) GetWithPriority() (reconcile.Request, int, bool) {
 	var tok *stepToken
 	if !q.gated.Load() {
@@ -412,7 +455,15 @@ func (q *Queue) GetWithPriority() (reconcile.Request, int, bool) {
 		if shutdown {
 			return key, prio, shutdown
 		}
+		s, pos, seq := q.claim()
+		if !q.gated.Load() {
+			s.op = op{kind: opHandOut, key: key, prio: clampPrio(prio), at: q.stamp(), seq: seq}
+			q.publish(s, pos)
+			return key, prio, false
+		}
+		q.publish(s, pos) // a no-op
 		q.mu.Lock()
+		q.lockedFold()
 		if k, p, ok := q.lockedReceived(key, prio, &tok); ok {
 			return k, p, false
 		}
@@ -420,6 +471,7 @@ func (q *Queue) GetWithPriority() (reconcile.Request, int, bool) {
 		q.mu.Lock()
 	}
 	for {
+		q.lockedFold()
 		if tok != nil && tok.satisfied {
 			tok = nil // another worker served this step
 		}
@@ -462,6 +514,7 @@ func (q *Queue) GetWithPriority() (reconcile.Request, int, bool) {
 			q.mu.Unlock()
 			return key, prio, shutdown
 		}
+		q.lockedFold()
 		if k, p, ok := q.lockedReceived(key, prio, &tok); ok {
 			return k, p, false
 		}
@@ -500,8 +553,10 @@ func (q *Queue) lockedReceived(key reconcile.Request, prio int, tok **stepToken)
 	return k, p, true
 }
 
-// lockedRegate recomputes gated after a change of paused, down or held.
-func (q *Queue) lockedRegate() { q.gated.Store(q.paused || q.down || len(q.held) > 0) }
+// lockedRegate recomputes gated after a change of paused, down, held, steps or stepping.
+func (q *Queue) lockedRegate() {
+	q.gated.Store(q.paused || q.down || len(q.held) > 0 || len(q.steps) > 0 || q.stepping > 0)
+}
 
 // lockedClaim claims the first unclaimed step token (nil when none).
 func (q *Queue) lockedClaim() *stepToken {
@@ -549,9 +604,16 @@ func (q *Queue) lockedHeldIndex(tok *stepToken) int {
 	return -1
 }
 
-// lockedHandOut (ks: the key's state when the caller has it, else nil) marks the key processing (satisfying tok, or a step for this key issued while running),
-// reports it with every cause since the last Get, and unlocks.
+// lockedHandOut (ks: the key's state when the caller has it, else nil) marks the key processing (satisfying tok,
+// or a step for this key issued while running), reports it with every cause since the last Get, and unlocks.
 func (q *Queue) lockedHandOut(it heldItem, tok *stepToken, ks *keyState) (reconcile.Request, int, bool) {
+	q.lockedProcessing(it, tok, ks, q.stamp(), 0)
+	q.mu.Unlock()
+	return it.key, it.priority, false
+}
+
+// lockedProcessing is lockedHandOut without the unlock, at the stamp at and the outbox order seq (0: now).
+func (q *Queue) lockedProcessing(it heldItem, tok *stepToken, ks *keyState, at int64, seq uint64) {
 	if ks == nil || ks.idle {
 		ks = q.state(it.key)
 	}
@@ -571,6 +633,7 @@ func (q *Queue) lockedHandOut(it heldItem, tok *stepToken, ks *keyState) (reconc
 				break
 			}
 		}
+		q.stepping++
 	}
 	if ks.timer != nil {
 		ks.timer.Stop()
@@ -588,16 +651,38 @@ func (q *Queue) lockedHandOut(it heldItem, tok *stepToken, ks *keyState) (reconc
 	q.handed, q.handedKS = it.key, ks
 	// No causes: the editor has them from this key's transitions since its last processing (and reconcileStart
 	// repeats them as triggers).
-	r := record{kind: recQueue, q: q, key: it.key, tr: trProcessing, hasPrio: true, prio: prio, at: q.stamp(), wire: q.lockedWire(ks)}
+	r := record{kind: recQueue, q: q, key: it.key, tr: trProcessing, hasPrio: true, prio: prio, at: at, wire: q.lockedWire(ks), seq: seq}
 	q.lockedSend(&r)
-	q.mu.Unlock()
-	return it.key, prio, false
+	q.lockedRegate()
 }
 
 // Done marks the end of processing a key; a step waiting for this key's reconcile is answered now.
+//
+// The done is logged (its slot claimed) before the inner queue's Done: the inner queue may hand the key out again
+// right after it, and that hand-out must come after this done in the log.
 func (q *Queue) Done(item reconcile.Request) {
-	q.inner.Done(item)
+	s, pos, seq := q.claim()
+	if !q.gated.Load() {
+		at := q.stamp()
+		q.inner.Done(item)
+		s.op = op{kind: opDone, key: item, at: at, seq: seq}
+		q.publish(s, pos)
+		return
+	}
+	q.publish(s, pos) // a no-op
 	q.mu.Lock()
+	q.lockedFold()
+	tok, end := q.lockedDone(item, q.stamp(), 0)
+	q.mu.Unlock()
+	q.inner.Done(item)
+	if tok != nil {
+		tok.reply(ReplyMsg{ID: tok.id, OK: true, Reconcile: end})
+	}
+}
+
+// lockedDone is Done's change of the key's state and its report (at, seq as for lockedProcessing); it returns
+// the step this reconcile answers (nil when none) and its outcome.
+func (q *Queue) lockedDone(item reconcile.Request, at int64, seq uint64) (*stepToken, *ReconcileEndMsg) {
 	var ks *keyState
 	if q.handedKS != nil && q.handed == item {
 		ks = q.handedKS
@@ -610,6 +695,10 @@ func (q *Queue) Done(item reconcile.Request) {
 		ks.processing = false
 		tok, ks.stepReply = ks.stepReply, nil
 		end, ks.lastEnd = ks.lastEnd, nil
+		if tok != nil {
+			q.stepping--
+			q.lockedRegate()
+		}
 		clear(ks.triggers)
 		ks.triggers = ks.triggers[:0]
 		if ks.queued == notQueued && len(ks.causes) == 0 && !ks.idle {
@@ -622,13 +711,10 @@ func (q *Queue) Done(item reconcile.Request) {
 	}
 	q.cond.Broadcast()
 	if !q.down {
-		r := record{kind: recQueue, q: q, key: item, tr: trDone, at: q.stamp(), wire: q.lockedWire(ks)}
+		r := record{kind: recQueue, q: q, key: item, tr: trDone, at: at, wire: q.lockedWire(ks), seq: seq}
 		q.lockedSend(&r)
 	}
-	q.mu.Unlock()
-	if tok != nil {
-		tok.reply(ReplyMsg{ID: tok.id, OK: true, Reconcile: end})
-	}
+	return tok, end
 }
 
 // Forget resets the key's rate-limiter failures.
@@ -637,13 +723,26 @@ func (q *Queue) Forget(item reconcile.Request) {
 	if q.hub == nil {
 		return
 	}
-	r := record{kind: recQueue, q: q, key: item, tr: trForgotten, at: q.stamp()}
+	s, pos, seq := q.claim()
+	if !q.gated.Load() {
+		s.op = op{kind: opForget, key: item, at: q.stamp(), seq: seq}
+		q.publish(s, pos)
+		return
+	}
+	q.publish(s, pos) // a no-op
 	q.mu.Lock()
+	q.lockedFold()
+	q.lockedForget(item, q.stamp(), 0)
+	q.mu.Unlock()
+}
+
+// lockedForget reports a Forget (at, seq as for lockedProcessing).
+func (q *Queue) lockedForget(item reconcile.Request, at int64, seq uint64) {
+	r := record{kind: recQueue, q: q, key: item, tr: trForgotten, at: at, seq: seq}
 	if q.handedKS != nil && q.handed == item {
 		r.wire = q.lockedWire(q.handedKS)
 	}
 	q.lockedSend(&r)
-	q.mu.Unlock()
 }
 
 // NumRequeues is the rate limiter's failure count for the key.
@@ -673,6 +772,8 @@ func (q *Queue) shutdown(drain bool) {
 		q.mu.Unlock()
 		return
 	}
+	q.gated.Store(true) // before the fold: every hot op from now on takes the slow way (oplog.go)
+	q.lockedFold()
 	q.down = true
 	held, steps := q.held, q.steps
 	q.held, q.steps = nil, nil
@@ -735,6 +836,7 @@ func (q *Queue) setPausedQuiet(p bool) bool {
 	q.paused = p
 	q.info.Paused = p
 	q.lockedRegate()
+	q.lockedFold() // after gated: a key handed out on the hot path before the pause is reported before it
 	q.cond.Broadcast()
 	return changed
 }
@@ -745,6 +847,11 @@ func (q *Queue) setPausedQuiet(p bool) bool {
 func (q *Queue) Step(key reconcile.Request, hasKey, force bool, id int64, reply func(ReplyMsg)) {
 	tok := &stepToken{key: key, hasKey: hasKey, reply: reply, id: id}
 	q.mu.Lock()
+	// Gated before the fold (oplog.go): no hot op races with the key states read and the steps added below;
+	// lockedRegate on every way out keeps it only while a step is pending.
+	q.gated.Store(true)
+	q.lockedFold()
+	defer q.regate()
 	if q.down {
 		q.mu.Unlock()
 		reply(ReplyMsg{ID: id, Error: "the controller's queue shut down"})
@@ -816,6 +923,7 @@ func (q *Queue) Step(key reconcile.Request, hasKey, force bool, id int64, reply 
 // waiting for its backoff retry becomes ready now.
 func (q *Queue) ResetBackoff(key reconcile.Request, hasKey bool) {
 	q.mu.Lock()
+	q.lockedFold()
 	var keys []reconcile.Request
 	if hasKey {
 		keys = []reconcile.Request{key}
@@ -850,6 +958,7 @@ func (q *Queue) ReconcileNow(key reconcile.Request) {
 func (q *Queue) Snapshot() map[string]any {
 	q.mu.Lock()
 	defer q.mu.Unlock()
+	q.lockedFold()
 	keys := []map[string]any{}
 	held := map[reconcile.Request]bool{}
 	for _, h := range q.held {
@@ -893,6 +1002,7 @@ func (q *Queue) Snapshot() map[string]any {
 func (q *Queue) takeTriggers(item reconcile.Request) []Cause {
 	q.mu.Lock()
 	defer q.mu.Unlock()
+	q.lockedFold()
 	if ks := q.keys[item]; ks != nil && ks.processing {
 		return append([]Cause{}, ks.triggers...)
 	}
@@ -902,9 +1012,95 @@ func (q *Queue) takeTriggers(item reconcile.Request) []Cause {
 // reconcileEnded keeps the reconcile's outcome for a step reply sent at Done.
 func (q *Queue) reconcileEnded(item reconcile.Request, end *ReconcileEndMsg) {
 	q.mu.Lock()
+	q.lockedFold()
 	if ks := q.keys[item]; ks != nil && ks.processing {
 		ks.lastEnd = end
 	}
+	q.mu.Unlock()
+}
+
+// ---- the op log (oplog.go) ----
+
+// claim claims a slot of the log for a hot op and takes its place in the outbox's order (0 without a hub); when
+// the log is full it folds it first. The caller must publish the slot, and loads gated only after this
+// (oplog.go's handshake).
+func (q *Queue) claim() (*opSlot, uint64, uint64) {
+	for {
+		if s, pos := q.log.claim(); s != nil {
+			var seq uint64
+			if q.hub != nil {
+				seq = q.hub.box.seq.Add(1)
+			}
+			return s, pos, seq
+		}
+		q.mu.Lock()
+		q.lockedFold()
+		q.mu.Unlock()
+	}
+}
+
+// publish publishes a claimed slot (a no-op unless the caller filled it) and wakes the writer when it sleeps.
+func (q *Queue) publish(s *opSlot, pos uint64) {
+	s.publish(pos)
+	if q.hub != nil {
+		q.hub.box.signal()
+	}
+}
+
+// lockedFold applies every op of the log to the keys' states and reports them, in log order (under q.mu),
+// waiting for the ops claimed but not published yet (oplog.go's handshake needs that; lockedFoldPublished does
+// not wait, for the writer).
+func (q *Queue) lockedFold() { q.lockedFoldOps(true) }
+
+func (q *Queue) lockedFoldPublished() { q.lockedFoldOps(false) }
+
+func (q *Queue) lockedFoldOps(wait bool) {
+	for {
+		e := q.log.next(wait)
+		if e == nil {
+			return
+		}
+		q.lockedApply(e)
+		q.log.pop()
+	}
+}
+
+// lockedApply applies one hot op with the slow path's logic (its stamp and its place in the outbox's order are
+// the op's).
+func (q *Queue) lockedApply(e *op) {
+	switch e.kind {
+	case opAdd:
+		o := priorityqueue.AddOpts{}
+		prio := int(e.prio)
+		if e.hasPrio {
+			o.Priority = &prio
+		}
+		q.lockedRecord(o, e.key, causeFor(e.ev, o, e.key, e.at), time.Time{}, e.at, e.seq)
+	case opHandOut:
+		it := heldItem{key: e.key, priority: int(e.prio)}
+		ks := q.keys[e.key]
+		if ks != nil && ks.boosted {
+			it.priority = ks.priority
+		}
+		q.lockedProcessing(it, nil, ks, e.at, e.seq)
+	case opForget:
+		q.lockedForget(e.key, e.at, e.seq)
+	case opDone:
+		if tok, end := q.lockedDone(e.key, e.at, e.seq); tok != nil {
+			// Not expected (a step's Done gates the queue), answered all the same, outside q.mu.
+			go tok.reply(ReplyMsg{ID: tok.id, OK: true, Reconcile: end})
+		}
+	}
+}
+
+// clampPrio is a priority as an op keeps it (int32: the editor's step boost, math.MaxInt, never reaches an op,
+// since a pending step gates the queue).
+func clampPrio(p int) int32 { return int32(max(math.MinInt32, min(math.MaxInt32, p))) }
+
+// regate is lockedRegate under q.mu.
+func (q *Queue) regate() {
+	q.mu.Lock()
+	q.lockedRegate()
 	q.mu.Unlock()
 }
 

@@ -1,0 +1,139 @@
+package bridge
+
+import (
+	"runtime"
+	"sync/atomic"
+
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+)
+
+// The op log is how a queue's hot operations (an Add now, a hand-out by Get, Forget, Done) reach the key's state
+// without taking the queue's lock: the calling goroutine appends a small fixed-size op to the queue's log (a
+// lock-free bounded ring, many producers, one consumer at a time) and returns. Whoever holds Queue.mu folds the
+// log (Queue.lockedFold): the connection's writer at each burst, and every slow path (editor commands, an Add
+// after a delay, a backoff, the reconciler wrapper's triggers) before it reads or changes a key's state. The
+// fold applies the ops in log order with exactly the logic the slow path uses, so a key's state is always the
+// fold of its operations in the order they were logged, only later.
+//
+// Contracts:
+//   - claim/publish: a producer claims the next slot (one compare-and-swap of tail), fills it and publishes it.
+//     A claimed slot is always published without waiting for Queue.mu (a producer that finds the queue gated
+//     after its claim publishes a no-op and takes the slow path), so a fold that waits for a claimed slot waits
+//     for a few instructions of another goroutine (at most the inner queue's Done, see Queue.Done), never for a
+//     lock it holds.
+//   - An op's place in the log is its claim: a producer claims before the inner-queue call that lets another
+//     goroutine's op follow it (Add before the inner Add, Done before the inner Done) and after the one it
+//     follows (a hand-out after the inner Get returned), so a key's ops are in the order the inner queue saw.
+//   - Dekker handshake with Queue.gated: a producer claims its slot before it loads gated; a slow path that must
+//     not race with hot ops (pause, step, shutdown) stores gated = true before it folds. Either the producer
+//     sees gated (and goes the slow way, under Queue.mu) or the fold sees its claim and applies the op first.
+//   - Nothing is lost: when the ring is full the producer folds it itself under Queue.mu and claims again.
+//   - Only the holder of Queue.mu consumes (head is guarded by it).
+type opLog struct {
+	tail atomic.Uint64
+	_    [56]byte // tail is written by producers; keep it off the consumer's and the slots' cache lines
+	head uint64
+	mask uint64
+	ops  []opSlot
+}
+
+// opLogSize is the ring's capacity (a power of two; 72 bytes an op, about 1.2 MB). The writer folds every burst
+// (about every millisecond while busy); the ring holds as many ops as the outbox buffers records (outBuffer), so
+// a writer that falls behind a busy controller for a while costs the controller nothing until the buffer of
+// transitions would overflow anyway. A full ring costs the producer a fold, never an op.
+const opLogSize = 16384
+
+// opKind is what a hot op did.
+type opKind uint8
+
+const (
+	opNop opKind = iota
+	// opAdd: an add now (no delay, not rate limited), with the informer event being dispatched (or nil) and the
+	// add's priority when hasPrio.
+	opAdd
+	// opHandOut: Get handed the key out with prio while the queue was not gated.
+	opHandOut
+	opForget
+	opDone
+)
+
+// opSlot is one entry of the ring. turn is the Vyukov sequence: pos when the slot is free for the producer of
+// position pos, pos+1 once that producer published it.
+type opSlot struct {
+	turn atomic.Uint64
+	op   op
+}
+
+// op is one hot queue operation: about 80 bytes, no allocation (the key is the reconcile.Request itself, the
+// informer event a pointer to the immutable event of the handler call).
+type op struct {
+	kind    opKind
+	hasPrio bool
+	prio    int32
+	key     reconcile.Request
+	ev      *informerEvent
+	// at is the transition's stamp; seq its place in the outbox's process-wide order (taken at claim time).
+	at  int64
+	seq uint64
+}
+
+func newOpLog() *opLog {
+	l := &opLog{mask: opLogSize - 1, ops: make([]opSlot, opLogSize)}
+	for i := range l.ops {
+		l.ops[i].turn.Store(uint64(i))
+	}
+	return l
+}
+
+// claim reserves the next slot for the caller (who must publish it); nil when the ring is full.
+func (l *opLog) claim() (*opSlot, uint64) {
+	pos := l.tail.Load()
+	for {
+		s := &l.ops[pos&l.mask]
+		t := s.turn.Load()
+		switch {
+		case t == pos:
+			if l.tail.CompareAndSwap(pos, pos+1) {
+				return s, pos
+			}
+			pos = l.tail.Load()
+		case t < pos:
+			return nil, 0 // the slot still holds the op of pos - size
+		default:
+			pos = l.tail.Load()
+		}
+	}
+}
+
+// publish makes the op filled into the slot claimed at pos visible to the fold.
+func (s *opSlot) publish(pos uint64) { s.turn.Store(pos + 1) }
+
+// next is the oldest published op (nil when the log is empty). A slot claimed but not published yet is waited
+// for when wait is set (its producer publishes without blocking), else next returns nil there. Only the holder
+// of Queue.mu calls next and pop.
+func (l *opLog) next(wait bool) *op {
+	s := &l.ops[l.head&l.mask]
+	for spins := 0; ; spins++ {
+		t := s.turn.Load()
+		if t == l.head+1 {
+			return &s.op
+		}
+		if !wait || l.tail.Load() == l.head {
+			return nil
+		}
+		if spins > 16 {
+			runtime.Gosched()
+		}
+	}
+}
+
+// pop frees the slot next returned (its references dropped).
+func (l *opLog) pop() {
+	s := &l.ops[l.head&l.mask]
+	s.op = op{}
+	s.turn.Store(l.head + opLogSize)
+	l.head++
+}
+
+// empty reports whether nothing was claimed beyond what was folded.
+func (l *opLog) empty() bool { return l.tail.Load() == l.head }
