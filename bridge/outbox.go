@@ -20,16 +20,20 @@ import (
 // (encode.go: a frame per run of one queue's transitions) into one reused buffer and writes the whole burst with
 // one write call.
 //
-// Why spools: a queue's transitions are appended under the queue's own lock (Queue.mu, which the queue already
-// holds to update the key's state), so the hot path takes no second lock; the other messages go to the outbox's
-// own spool under outbox.mu.
+// Why spools: a queue's transitions are appended under the queue's own lock (Queue.mu), by whoever folds the
+// queue's op log (oplog.go: the hot operations only append an op there and take no lock) or by a slow path that
+// holds it anyway; the other messages go to the outbox's own spool under outbox.mu.
 //
 // Ordering contract:
-//   - Every record gets a process-wide sequence number (outbox.seq) while its spool's lock is held, so within a
-//     spool records are in sequence order, and the sequence is one total order of all records consistent with
-//     the order their senders' locks were taken: a key's transitions are in the order its state changed (they
-//     are sent under Queue.mu), and a message sent after a transition (a step's reply after its Done) gets a
-//     larger number.
+//   - Every record has a process-wide sequence number (outbox.seq): a hot op takes it when it claims its slot in
+//     the op log (the fold keeps it), any other record when it is pushed under its spool's lock. The sequence is
+//     one total order of all records consistent with the order of their operations: a key's transitions are in
+//     the order its state changed (oplog.go: a key's ops are logged in the order the inner queue saw them, and
+//     every slow path folds the log before it changes a key's state), and a message sent after a transition (a
+//     step's reply after its Done, a reconcileStart after the hand-out, whose triggers fold the log) gets a
+//     larger number. Within a spool records are in that order except for ops claimed concurrently on one queue
+//     by different goroutines (their numbers may be in either order; their keys' states did not depend on each
+//     other).
 //   - take merges the spools by sequence number: the editor receives every record in that total order,
 //     across every controller of the process; nothing is coalesced.
 //   - A queue stays a source until it was unregistered (shut down) and drained; records it sends after that go to

@@ -33,6 +33,12 @@ const maxCauses = 64
 //     made ready now, like an Add; on the priority queue it is raised to the highest priority for that one hand
 //     out, and GetWithPriority still returns its own priority).
 //   - ShutDown releases every worker (paused or not) and never waits for held keys.
+//   - Per-key state ("why queued" causes since the last Get, processing, waiting, wire id) lives under mu, but
+//     the hot operations (Add now, a hand-out while not gated, Forget, Done) do not take mu: they append an op
+//     to log, folded into the state later by the writer or by the next slow path (oplog.go). Everything that
+//     reads or changes a key's state synchronously (editor commands, the reconciler wrapper's triggers, an Add
+//     after a delay, a backoff, a gated Get or Done) folds the log first, so it sees every operation that
+//     returned before it.
 //
 // Reporting never blocks: messages go to the hub's bounded buffer (dropped and counted when full).
 type Queue struct {
