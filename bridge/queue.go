@@ -76,10 +76,11 @@ type Queue struct {
 	free []*keyState
 	// idle counts the states in keys that are idle (see keyState.idle).
 	idle int
-	// handed/handedKS: the key last handed out and its state, so the Done that usually follows (one worker, or
-	// the same worker) finds the state without hashing the key again; reset when states are swept.
-	handed   reconcile.Request
-	handedKS *keyState
+	// handed: the keys last handed out (one per worker, for up to len(handed) workers) and their states, so the
+	// Forget and Done that follow a hand-out find the state without hashing the key again; next is the slot the
+	// next hand-out takes. Reset when states are swept.
+	handed     [8]handedKey
+	handedNext int
 	// out is this queue's spool of transitions for the editor (outbox.go), appended under mu.
 	out spool
 }
@@ -330,13 +331,13 @@ func (q *Queue) addWithCause(o priorityqueue.AddOpts, item reconcile.Request, c 
 func (q *Queue) record(o priorityqueue.AddOpts, item reconcile.Request, c Cause, now time.Time, at int64) {
 	q.mu.Lock()
 	q.lockedFold()
-	q.lockedRecord(o, item, c, now, at, 0)
+	q.lockedRecord(o, item, &c, now, at, 0)
 	q.mu.Unlock()
 }
 
 // lockedRecord is record under q.mu with the log folded; seq is the transition's place in the outbox's order
 // (0: take one now).
-func (q *Queue) lockedRecord(o priorityqueue.AddOpts, item reconcile.Request, c Cause, now time.Time, at int64, seq uint64) {
+func (q *Queue) lockedRecord(o priorityqueue.AddOpts, item reconcile.Request, c *Cause, now time.Time, at int64, seq uint64) {
 	if q.down {
 		return
 	}
@@ -368,7 +369,7 @@ func (q *Queue) lockedRecord(o priorityqueue.AddOpts, item reconcile.Request, c 
 		}
 		r.tr = trAdded
 	}
-	q.lockedSendCause(&r, &c)
+	q.lockedSendCause(&r, c)
 }
 
 // onBackoff is called by the observed rate limiter inside a rate-limited add.
@@ -383,7 +384,7 @@ func (q *Queue) onBackoff(item reconcile.Request, d time.Duration, failures int)
 		return
 	}
 	ks := q.state(item)
-	ks.addCause(c)
+	ks.addCause(&c)
 	if ks.queued != queuedReady {
 		if d > 0 {
 			if ks.queued == queuedWaiting && ks.dueAt.Before(due) {
@@ -654,7 +655,8 @@ func (q *Queue) lockedProcessing(it heldItem, tok *stepToken, ks *keyState, at i
 	ks.lastEnd = nil
 	prio := it.priority
 	ks.priority = 0
-	q.handed, q.handedKS = it.key, ks
+	q.handed[q.handedNext] = handedKey{it.key, ks}
+	q.handedNext = (q.handedNext + 1) % len(q.handed)
 	// No causes: the editor has them from this key's transitions since its last processing (and reconcileStart
 	// repeats them as triggers).
 	r := record{kind: recQueue, q: q, key: it.key, tr: trProcessing, hasPrio: true, prio: prio, at: at, wire: q.lockedWire(ks), seq: seq}
@@ -690,9 +692,7 @@ func (q *Queue) Done(item reconcile.Request) {
 // the step this reconcile answers (nil when none) and its outcome.
 func (q *Queue) lockedDone(item reconcile.Request, at int64, seq uint64) (*stepToken, *ReconcileEndMsg) {
 	var ks *keyState
-	if q.handedKS != nil && q.handed == item {
-		ks = q.handedKS
-	} else {
+	if ks = q.lockedHanded(item); ks == nil {
 		ks = q.keys[item]
 	}
 	var tok *stepToken
@@ -745,8 +745,8 @@ func (q *Queue) Forget(item reconcile.Request) {
 // lockedForget reports a Forget (at, seq as for lockedProcessing).
 func (q *Queue) lockedForget(item reconcile.Request, at int64, seq uint64) {
 	r := record{kind: recQueue, q: q, key: item, tr: trForgotten, at: at, seq: seq}
-	if q.handedKS != nil && q.handed == item {
-		r.wire = q.lockedWire(q.handedKS)
+	if ks := q.lockedHanded(item); ks != nil {
+		r.wire = q.lockedWire(ks)
 	}
 	q.lockedSend(&r)
 }
@@ -1081,7 +1081,8 @@ func (q *Queue) lockedApply(e *op) {
 		if e.hasPrio {
 			o.Priority = &prio
 		}
-		q.lockedRecord(o, e.key, causeFor(e.ev, o, e.key, e.at), time.Time{}, e.at, e.seq)
+		c := causeFor(e.ev, o, e.key, e.at)
+		q.lockedRecord(o, e.key, &c, time.Time{}, e.at, e.seq)
 	case opHandOut:
 		it := heldItem{key: e.key, priority: int(e.prio)}
 		ks := q.keys[e.key]
@@ -1129,9 +1130,26 @@ func (q *Queue) state(item reconcile.Request) *keyState {
 	return ks
 }
 
+// handedKey is a key handed out and its state (Queue.handed).
+type handedKey struct {
+	key reconcile.Request
+	ks  *keyState
+}
+
+// lockedHanded is the state of item when it is one of the keys last handed out (nil otherwise), newest first.
+func (q *Queue) lockedHanded(item reconcile.Request) *keyState {
+	for i := range len(q.handed) {
+		h := &q.handed[(q.handedNext+len(q.handed)-1-i)%len(q.handed)]
+		if h.ks != nil && h.key == item {
+			return h.ks
+		}
+	}
+	return nil
+}
+
 // lockedSweep deletes the idle states from q.keys (recycling them).
 func (q *Queue) lockedSweep() {
-	q.handed, q.handedKS = reconcile.Request{}, nil
+	q.handed = [len(q.handed)]handedKey{}
 	for k, ks := range q.keys {
 		if ks.idle {
 			delete(q.keys, k)
@@ -1225,13 +1243,13 @@ func (q *Queue) lockedSendCause(r *record, c *Cause) {
 	}
 }
 
-func (ks *keyState) addCause(c Cause) {
+func (ks *keyState) addCause(c *Cause) {
 	if len(ks.causes) >= maxCauses {
 		copy(ks.causes, ks.causes[1:])
 		ks.causes = ks.causes[:len(ks.causes)-1]
 		ks.dropped++
 	}
-	ks.causes = append(ks.causes, c)
+	ks.causes = append(ks.causes, *c)
 }
 
 // takeCauses moves the causes since the last Get to ks.triggers (the previous triggers' array becomes the
