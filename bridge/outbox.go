@@ -58,8 +58,9 @@ type outbox struct {
 	mu      sync.Mutex
 	own     spool
 	sources []*Queue
-	// parts and out are take's scratch (only the caller of take uses them, one at a time).
+	// parts and srcs are take's scratch (only the caller of take uses them, one at a time).
 	parts []takenPart
+	srcs  []*Queue
 }
 
 // spool is one source's waiting records, guarded by its owner's lock (Queue.mu for a queue's spool, outbox.mu
@@ -240,7 +241,8 @@ func (o *outbox) take(out burst) burst {
 	parts := o.parts[:0]
 	var drained []*Queue
 	o.mu.Lock()
-	sources := append([]*Queue(nil), o.sources...)
+	sources := append(o.srcs[:0], o.sources...)
+	o.srcs = sources
 	if len(o.own.buf) > 0 {
 		parts = append(parts, takenPart{b: burst{o.own.buf, o.own.causes}})
 		o.own.buf, o.own.causes = o.own.spare.recs[:0], o.own.spare.causes[:0]
@@ -261,6 +263,7 @@ func (o *outbox) take(out burst) burst {
 		}
 		q.mu.Unlock()
 	}
+	clear(sources)
 	if len(drained) > 0 {
 		o.mu.Lock()
 		kept := o.sources[:0]
