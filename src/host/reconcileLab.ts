@@ -399,7 +399,7 @@ export class ReconcileLab implements vscode.Disposable {
     const s = this.current;
     if (!s?.controller) return undefined;
     const primary = s.primaryResource;
-    return stepTargetOf(this.selected?.key, s.queuedKeys(), (k) => Boolean(s.keyState(k) || (primary && s.get(primary, k))));
+    return stepTargetOf(this.selected?.key, s.queuedKeys(1), (k) => Boolean(s.keyState(k) || (primary && s.get(primary, k))));
   }
 
   /** Updates the loop context key and the status bar from the current state. */

@@ -4,7 +4,7 @@ import type { Logger } from '../log.ts';
 import type { Journal, QueueTransition } from '../journal/journal.ts';
 import { splitKey, type ObjectKey } from '../k8s/keys.ts';
 import type { Controller, ControllerSnapshot, ControllerStatus, StepOptions, StepResult } from '../controller/controller.ts';
-import { KeyStateTable, type EnqueueReason, type KeyBrief, type KeyState, type ReconcileOutcome, type WaitKind } from '../controller/keyState.ts';
+import { KeyStateTable, type EnqueueReason, type KeyBrief, type KeyCounts, type KeyState, type ReconcileOutcome, type WaitKind } from '../controller/keyState.ts';
 import { outcomeOfEnd, reasonOfCause, writeRecordOf } from './causes.ts';
 import type { Cause, ControllerMessage, QueueMessage, ReconcileEndMessage, ReconcileStartMessage, ReplyMessage, WireWrite, WriteMessage } from './protocol.ts';
 import type { CommandOp } from './protocol.ts';
@@ -391,14 +391,22 @@ export class RemoteController implements Controller {
     return this.keys.get(key);
   }
 
-  queuedKeys(): ObjectKey[] {
+  queuedKeys(limit?: number): ObjectKey[] {
     const order = [...this.queued.entries()].map(([k, p], i) => ({ k, p, i }));
     order.sort((a, b) => b.p - a.p || a.i - b.i);
-    return order.map((o) => o.k);
+    return (limit !== undefined ? order.slice(0, Math.max(0, limit)) : order).map((o) => o.k);
   }
 
   keyBriefs(): KeyBrief[] {
     return this.keys.briefs();
+  }
+
+  keyCounts(): KeyCounts {
+    return this.keys.counts();
+  }
+
+  listedKeyBriefs(): KeyBrief[] {
+    return this.keys.listedBriefs();
   }
 
   snapshot(): ControllerSnapshot {

@@ -291,6 +291,22 @@ export class ConvergenceTracker implements Disposable {
       .map((c) => c.key);
   }
 
+  /**
+   * The keys flapping now, unordered. Only keys with enough returns recorded at all are classified (a handful),
+   * so this is cheap beside classifying every tracked key.
+   */
+  flappingKeys(): ObjectKey[] {
+    const now = this.clock.now();
+    const out: ObjectKey[] = [];
+    for (const r of this.records.values()) {
+      if (r.returns.length < this.flapReturns) continue;
+      let inWindow = 0;
+      for (const x of r.returns) if (x.at > now - this.flapWindowMs) inWindow++;
+      if (inWindow >= this.flapReturns) out.push(r.key);
+    }
+    return out;
+  }
+
   /** How many keys are in each state now. */
   counts(): { [S in ConvergenceState]: number } {
     const c = { converged: 0, changing: 0, flapping: 0 };

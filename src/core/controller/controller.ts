@@ -14,7 +14,7 @@ import { informerCacheReader } from './cacheReader.ts';
 import { enqueueForObject, enqueueForOwner, enqueueMapped, type KeyMapper } from './handler.ts';
 import { HotLoopDetector, type HotLoopOptions } from './hotLoop.ts';
 import { FieldFightDetector, type FieldFightOptions } from './fieldFight.ts';
-import { KeyStateTable, type EnqueueReason, type KeyBrief, type KeyState, type ReconcileOutcome, type WaitKind } from './keyState.ts';
+import { KeyStateTable, type EnqueueReason, type KeyBrief, type KeyCounts, type KeyState, type ReconcileOutcome, type WaitKind } from './keyState.ts';
 import type { Predicate } from './predicate.ts';
 import { isTerminal, type CacheReader, type ReconcileContext, type Reconciler, type Request, type Result } from './reconcile.ts';
 
@@ -82,10 +82,17 @@ export interface Controller extends Disposable {
   keyState(key: ObjectKey): KeyState | undefined;
   /** Every key's state plus queue order and status, at this moment. */
   snapshot(): ControllerSnapshot;
-  /** The queued keys in the order workers will take them (the snapshot's `queue`, without building the rest). */
-  queuedKeys(): ObjectKey[];
+  /**
+   * The queued keys in the order workers will take them (the snapshot's `queue`, without building the rest); only
+   * the first `limit` when given (the head of a long queue costs about `limit`, not the queue's length).
+   */
+  queuedKeys(limit?: number): ObjectKey[];
   /** Every key's brief state, unordered (cheap beside {@link snapshot} for views that list or count all keys). */
   keyBriefs(): KeyBrief[];
+  /** How many keys are in each non-idle phase: kept up to date on every transition, O(1). */
+  keyCounts(): KeyCounts;
+  /** The briefs of the keys that are not idle, or failed, or warned (what the Work Queue view lists), unordered. */
+  listedKeyBriefs(): KeyBrief[];
   /** Fires after every change of a key's state (synchronously, possibly often: coalesce in views). */
   readonly onDidChangeKeyState: Event<KeyState>;
 }
@@ -937,12 +944,20 @@ class ControllerEngine implements Controller {
     return this.keys.get(key);
   }
 
-  queuedKeys(): ObjectKey[] {
-    return this.run?.queue.queuedItems() ?? [];
+  queuedKeys(limit?: number): ObjectKey[] {
+    return this.run?.queue.queuedItems(limit) ?? [];
   }
 
   keyBriefs(): KeyBrief[] {
     return this.keys.briefs();
+  }
+
+  keyCounts(): KeyCounts {
+    return this.keys.counts();
+  }
+
+  listedKeyBriefs(): KeyBrief[] {
+    return this.keys.listedBriefs();
   }
 
   snapshot(): ControllerSnapshot {

@@ -125,6 +125,23 @@ interface KeyRecord {
   warning?: string;
   /** A change not yet published (see addReason). */
   unpublished?: boolean;
+  /** The phase this record is counted under in the table's {@link KeyCounts} (kept in step by `changed`). */
+  counted: KeyPhase;
+  /** Whether the record is in the table's listed set (see {@link KeyStateTable.listedBriefs}). */
+  listed: boolean;
+}
+
+/** How many keys are in each non-idle phase. */
+export interface KeyCounts {
+  readonly queued: number;
+  readonly processing: number;
+  readonly backoff: number;
+  readonly requeueAfter: number;
+}
+
+/** A key is listed (Work Queue view) while it is not idle, or its last reconcile failed, or it has a warning. */
+function isListed(r: KeyRecord): boolean {
+  return r.counted !== 'idle' || r.lastOutcome?.kind === 'error' || r.lastOutcome?.kind === 'terminal' || r.warning !== undefined;
 }
 
 export interface KeyStateTableOptions {
@@ -143,6 +160,10 @@ export interface KeyStateTableOptions {
  */
 export class KeyStateTable implements Disposable {
   private readonly records = new Map<ObjectKey, KeyRecord>();
+  /** Keys per non-idle phase, updated on every transition (invariant: equal to counting `phaseOf` over all records). */
+  private readonly phaseCounts = { queued: 0, processing: 0, backoff: 0, requeueAfter: 0 };
+  /** The records {@link isListed} holds for, updated on every change (invariant: exactly those). */
+  private readonly listed = new Set<KeyRecord>();
   private readonly opts: Required<KeyStateTableOptions>;
   private readonly emitter = new Emitter<KeyState>();
   readonly onDidChange: Event<KeyState> = this.emitter.event;
@@ -164,10 +185,22 @@ export class KeyStateTable implements Disposable {
   /** Every key's {@link KeyBrief}, in no particular order (cheap: no {@link KeyState} is built). */
   briefs(): KeyBrief[] {
     const out: KeyBrief[] = [];
-    for (const r of this.records.values()) {
-      const failed = r.lastOutcome?.kind === 'error' || r.lastOutcome?.kind === 'terminal';
-      out.push(r.waiting ? { key: r.key, phase: phaseOf(r), dueAt: r.waiting.dueAt, failed, warned: r.warning !== undefined } : { key: r.key, phase: phaseOf(r), failed, warned: r.warning !== undefined });
-    }
+    for (const r of this.records.values()) out.push(briefOf(r));
+    return out;
+  }
+
+  /** How many keys are queued, processing, in backoff, waiting to requeue: kept up to date on every change (O(1)). */
+  counts(): KeyCounts {
+    return { ...this.phaseCounts };
+  }
+
+  /**
+   * The {@link KeyBrief}s of the keys a work-queue listing shows (not idle, or failed, or warned), in no particular
+   * order: the listed set is kept up to date on every change, so this costs the listed keys, not all keys.
+   */
+  listedBriefs(): KeyBrief[] {
+    const out: KeyBrief[] = [];
+    for (const r of this.listed) out.push(briefOf(r));
     return out;
   }
 
@@ -290,6 +323,8 @@ export class KeyStateTable implements Disposable {
     const r = this.records.get(key);
     if (!r || phaseOf(r) !== 'idle' || r.dirtyWhileProcessing || r.reasons.length > 0) return false;
     this.records.delete(key);
+    this.recount(r);
+    this.listed.delete(r);
     if (this.emitter.hasListeners) this.emitter.fire(Object.freeze({ ...this.toState(r), removed: true as const }));
     return true;
   }
@@ -307,7 +342,7 @@ export class KeyStateTable implements Disposable {
   private record(key: ObjectKey): KeyRecord {
     let r = this.records.get(key);
     if (!r) {
-      r = { key, queued: false, processing: false, dirtyWhileProcessing: false, reasons: [], droppedReasons: 0, lastTriggers: [], reconciles: 0 };
+      r = { key, queued: false, processing: false, dirtyWhileProcessing: false, reasons: [], droppedReasons: 0, lastTriggers: [], reconciles: 0, counted: 'idle', listed: false };
       this.records.set(key, r);
     }
     return r;
@@ -329,7 +364,23 @@ export class KeyStateTable implements Disposable {
     return { kind: 'requeueAfter', afterMs: w.afterMs ?? 0, ...(w.reason !== undefined ? { reason: w.reason } : {}), at };
   }
 
+  /** Moves `r` to the count of its current phase (or out of every count once it left the table). */
+  private recount(r: KeyRecord): void {
+    const phase = this.records.get(r.key) === r ? phaseOf(r) : 'idle';
+    if (phase === r.counted) return;
+    if (r.counted !== 'idle') this.phaseCounts[r.counted]--;
+    if (phase !== 'idle') this.phaseCounts[phase]++;
+    r.counted = phase;
+  }
+
   private changed(r: KeyRecord): void {
+    this.recount(r);
+    const listed = isListed(r);
+    if (listed !== r.listed) {
+      r.listed = listed;
+      if (listed) this.listed.add(r);
+      else this.listed.delete(r);
+    }
     r.unpublished = false;
     if (this.emitter.hasListeners) this.emitter.fire(this.toState(r));
   }
@@ -353,6 +404,11 @@ export class KeyStateTable implements Disposable {
       ...(r.warning !== undefined ? { warning: r.warning } : {}),
     });
   }
+}
+
+function briefOf(r: KeyRecord): KeyBrief {
+  const failed = r.lastOutcome?.kind === 'error' || r.lastOutcome?.kind === 'terminal';
+  return r.waiting ? { key: r.key, phase: phaseOf(r), dueAt: r.waiting.dueAt, failed, warned: r.warning !== undefined } : { key: r.key, phase: phaseOf(r), failed, warned: r.warning !== undefined };
 }
 
 function phaseOf(r: KeyRecord): KeyPhase {

@@ -61,6 +61,26 @@ export class BinaryHeap<E> {
     if (!this.down(i)) this.up(i);
   }
 
+  /**
+   * The `k` smallest elements in order, without changing the heap: a best-first walk from the root (a candidate's
+   * children can only follow it), O(k log k) whatever the heap's size.
+   */
+  smallest(k: number): E[] {
+    const out: E[] = [];
+    if (k <= 0 || this.items.length === 0) return out;
+    const items = this.items;
+    const frontier = new BinaryHeap<number>((a, b) => this.less(items[a]!, items[b]!));
+    frontier.push(0);
+    while (out.length < k && frontier.size > 0) {
+      const i = frontier.pop()!;
+      out.push(items[i]!);
+      const l = 2 * i + 1;
+      if (l < items.length) frontier.push(l);
+      if (l + 1 < items.length) frontier.push(l + 1);
+    }
+    return out;
+  }
+
   /** Removes everything (each element is told it left). */
   clear(): void {
     for (const e of this.items) this.setIndex(e, -1);

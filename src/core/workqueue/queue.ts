@@ -40,8 +40,8 @@ export interface WorkQueue<T> extends Disposable {
   done(item: T): void;
   /** Number of items waiting to be handed out (excludes items being processed). Informational only. */
   len(): number;
-  /** The waiting items, in the order they will be handed out. */
-  queuedItems(): T[];
+  /** The waiting items, in the order they will be handed out (only the first `limit` of them, when given). */
+  queuedItems(limit?: number): T[];
   /** True while `item` is handed out and not yet `done`. */
   isProcessing(item: T): boolean;
   /** True when `item` needs processing: queued, or added again while processing. */
@@ -185,8 +185,8 @@ export class FifoWorkQueue<T> implements WorkQueue<T> {
     return this.fifo.length - this.head;
   }
 
-  queuedItems(): T[] {
-    return this.fifo.slice(this.head);
+  queuedItems(limit?: number): T[] {
+    return limit === undefined ? this.fifo.slice(this.head) : this.fifo.slice(this.head, this.head + Math.max(0, limit));
   }
 
   isProcessing(item: T): boolean {

@@ -13,7 +13,7 @@ import { controllerBuilder } from '../../core/controller/builder.ts';
 import { journalingContextFactory, journalWriteOf } from '../../core/actions/controllerContext.ts';
 import { createKubeEventRecorder } from '../../core/k8s/eventRecorder.ts';
 import type { Controller, ControllerStatus } from '../../core/controller/controller.ts';
-import type { KeyBrief, KeyState } from '../../core/controller/keyState.ts';
+import type { KeyBrief, KeyCounts, KeyState } from '../../core/controller/keyState.ts';
 import { predicateFuncs, type Predicate } from '../../core/controller/predicate.ts';
 import type { CacheReader, Reconciler } from '../../core/controller/reconcile.ts';
 import { discoverResources, resourceInfoFromCrd, type DiscoveredResource } from '../../core/k8s/discovery.ts';
@@ -144,7 +144,7 @@ export class Session implements ViewModel, Disposable {
    * and Step's target read them, so that a refresh lists 10,000 keys once, not once per reader. Emptied on every
    * key-state change (a queue transition is one) and when the controller shown changes.
    */
-  private keyCache: { briefs?: readonly KeyBrief[]; queued?: readonly ObjectKey[] } = {};
+  private keyCache: { briefs?: readonly KeyBrief[]; queued?: readonly ObjectKey[]; listed?: readonly KeyBrief[] } = {};
   private readonly controllerEmitter = new Emitter<void>();
   /** The controller the views and loop commands act on changed (see {@link useController}). */
   readonly onDidChangeController = this.controllerEmitter.event;
@@ -483,13 +483,13 @@ export class Session implements ViewModel, Disposable {
   private wire(): void {
     this.wireConvergence();
     for (const w of this.watched) {
-      const fire = (obj: KubeObject) => {
-        if (this.inScope(obj)) this.changeEmitter.fire({ type: 'object', resource: w.id, key: keyOf(obj) });
+      const fire = (obj: KubeObject, rowOnly?: boolean) => {
+        if (this.inScope(obj)) this.changeEmitter.fire(rowOnly ? { type: 'object', resource: w.id, key: keyOf(obj), rowOnly } : { type: 'object', resource: w.id, key: keyOf(obj) });
       };
       this.store.add(
         w.informer.addEventHandler({
           onAdd: fire,
-          onUpdate: (_old, obj) => fire(obj),
+          onUpdate: (old, obj) => fire(obj, sameLayout(old, obj)),
           onDelete: (obj) => fire(isTombstone(obj) ? obj.obj : obj),
         }),
       );
@@ -584,8 +584,21 @@ export class Session implements ViewModel, Disposable {
     return (this.keyCache.briefs ??= this.controller?.keyBriefs() ?? []);
   }
 
-  queuedKeys(): ObjectKey[] {
+  queuedKeys(limit?: number): ObjectKey[] {
+    if (limit !== undefined) return this.controller?.queuedKeys(limit) ?? [];
     return [...(this.keyCache.queued ??= this.controller?.queuedKeys() ?? [])];
+  }
+
+  keyCounts(): KeyCounts {
+    return this.controller?.keyCounts() ?? { queued: 0, processing: 0, backoff: 0, requeueAfter: 0 };
+  }
+
+  listedKeyBriefs(): readonly KeyBrief[] {
+    return (this.keyCache.listed ??= this.controller?.listedKeyBriefs() ?? []);
+  }
+
+  flappingKeys(): ObjectKey[] {
+    return this.convergenceTracker?.flappingKeys() ?? [];
   }
 
   // ---- for commands ------------------------------------------------------------------------------------------
@@ -666,3 +679,21 @@ function namespacePredicate(namespaces: ReadonlySet<string>): Predicate {
 }
 
 /** A client write record as a journal write entry of `controller` reconciling `key`. */
+
+/**
+ * True when an update changed nothing that is shown outside the object's own rows: the same ownerReferences (which
+ * decide where it is listed as an owned child and whether its owners have children) and the same deletion state
+ * (counted on the kind and namespace rows). Views then refresh only the rows of this object.
+ */
+export function sameLayout(old: KubeObject, obj: KubeObject): boolean {
+  if (Boolean(old.metadata.deletionTimestamp) !== Boolean(obj.metadata.deletionTimestamp)) return false;
+  if (old.metadata.namespace !== obj.metadata.namespace || old.metadata.uid !== obj.metadata.uid) return false;
+  const a = old.metadata.ownerReferences ?? [];
+  const b = obj.metadata.ownerReferences ?? [];
+  if (a === b) return true;
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) {
+    if (a[i]!.uid !== b[i]!.uid || Boolean(a[i]!.controller) !== Boolean(b[i]!.controller) || a[i]!.kind !== b[i]!.kind || a[i]!.name !== b[i]!.name) return false;
+  }
+  return true;
+}

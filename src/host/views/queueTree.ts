@@ -34,6 +34,15 @@ export const QUEUE_VIEW_LIMIT = 500;
 
 export type QueueNode = QueueKeyNode | QueueDetailNode;
 
+const MORE_ID = 'q|more';
+const moreLabel = (n: number) => `… ${n} more keys`;
+
+function sameKeys(a: readonly ObjectKey[], b: readonly ObjectKey[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
 /**
  * Above this many rows the view refreshes at most every {@link LARGE_VIEW_REFRESH_MS}: each refresh makes VS Code
  * rebuild every row in the extension host (hundreds of them at 10/s during a burst kept it busy for seconds).
@@ -65,7 +74,7 @@ export function countPhases(states: ReadonlyArray<{ readonly phase: KeyPhase }>)
  * keys with errors. Refreshes are coalesced like the Resources view.
  */
 export class QueueTreeProvider implements vscode.TreeDataProvider<QueueNode>, vscode.Disposable {
-  private readonly emitter = new vscode.EventEmitter<QueueNode | undefined>();
+  private readonly emitter = new vscode.EventEmitter<QueueNode | QueueNode[] | undefined>();
   readonly onDidChangeTreeData = this.emitter.event;
   private readonly changeEmitter = new vscode.EventEmitter<QueueCounts>();
   /** Fires after each (coalesced) refresh with the current counts. */
@@ -73,56 +82,152 @@ export class QueueTreeProvider implements vscode.TreeDataProvider<QueueNode>, vs
   private readonly clock: Clock;
   private readonly coalescer: RefreshCoalescer<string>;
   private model: ViewModel | undefined;
-  /** Rows the last getChildren of the root returned (VS Code builds a tree item for each on every refresh). */
-  private shownRows = 0;
+  /** Rows VS Code rebuilt after the last refresh (all rows after a full one, the changed ones after a targeted one). */
+  private lastRefreshRows = 0;
   private subscription: Disposable | undefined;
+  /**
+   * The key rows handed to VS Code by the last getChildren of the root, by key, and their order. VS Code's extension
+   * host matches the elements of a refresh by identity, so each key has one node object while it is shown.
+   */
+  private keyNodes = new Map<ObjectKey, QueueKeyNode>();
+  private shownKeys: readonly ObjectKey[] = [];
+  /** The "… N more keys" row last handed out (its label is read from {@link moreCount} when VS Code asks). */
+  private moreNode: QueueDetailNode | undefined;
+  private moreCount = 0;
+  /** The listing a flush computed, reused by the getChildren of the root that its refresh causes (until a change). */
+  private listing: { keys: ObjectKey[]; total: number } | undefined;
+  /** Refreshes that re-rendered only the changed rows (the rest: the whole view). For tests and benchmarks. */
+  targetedRefreshes = 0;
 
   constructor(clock: Clock) {
     this.clock = clock;
-    this.coalescer = new RefreshCoalescer<string>(clock, () => (this.shownRows > LARGE_VIEW_ROWS ? LARGE_VIEW_REFRESH_MS : TREE_REFRESH_MS), () => {
-      this.emitter.fire(undefined);
+    this.coalescer = new RefreshCoalescer<string>(clock, () => (this.lastRefreshRows > LARGE_VIEW_ROWS ? LARGE_VIEW_REFRESH_MS : TREE_REFRESH_MS), (marks) => {
+      this.refreshRows(marks);
       this.changeEmitter.fire(this.counts());
     });
+  }
+
+  /** Number of refreshes delivered to VS Code (for tests of coalescing). */
+  get refreshCount(): number {
+    return this.coalescer.flushes;
+  }
+
+  /**
+   * Delivers one coalesced refresh. When only keys changed (`marks`) and the listing still shows the same keys in
+   * the same order, only the rows of the changed keys that are shown (and the "more" row) are refreshed: VS Code
+   * rebuilds those, not all 500. Otherwise the whole view is refreshed.
+   */
+  private refreshRows(marks: ReadonlySet<string> | undefined): void {
+    this.listing = undefined;
+    if (marks && this.model?.primaryResource && this.shownKeys.length > 0) {
+      const listing = this.visibleKeys(QUEUE_VIEW_LIMIT);
+      const more = listing.total > QUEUE_VIEW_LIMIT;
+      if (more === (this.moreNode !== undefined) && sameKeys(listing.keys, this.shownKeys)) {
+        const changed: QueueNode[] = [];
+        for (const key of marks) {
+          const n = this.keyNodes.get(key);
+          if (n) changed.push(n);
+        }
+        if (this.moreNode && this.moreCount !== listing.total - QUEUE_VIEW_LIMIT) {
+          this.moreCount = listing.total - QUEUE_VIEW_LIMIT;
+          changed.push(this.moreNode);
+        }
+        this.targetedRefreshes++;
+        this.lastRefreshRows = changed.length;
+        if (changed.length) this.emitter.fire(changed);
+        return;
+      }
+      this.listing = listing;
+    }
+    this.emitter.fire(undefined);
   }
 
   setModel(model: ViewModel | undefined): void {
     this.subscription?.dispose();
     this.model = model;
+    this.keyNodes = new Map();
+    this.shownKeys = [];
+    this.moreNode = undefined;
     this.subscription = model?.onDidChange((c) => {
-      if (c.type !== 'object') this.coalescer.all();
+      if (c.type === 'key') this.coalescer.mark(c.key);
+      else if (c.type !== 'object') this.coalescer.all();
     });
     this.coalescer.all();
     this.coalescer.flushNow();
   }
 
   counts(): QueueCounts {
-    return countPhases(this.model?.keyBriefs() ?? []);
+    const m = this.model;
+    if (!m) return { queued: 0, processing: 0, backoff: 0, requeueAfter: 0 };
+    return m.keyCounts ? m.keyCounts() : countPhases(m.keyBriefs());
   }
 
   /**
    * The keys shown, in display order: the first `limit` of them as full states, and how many there are in all.
-   * Filtering and ordering work on {@link KeyBrief}s, so that only the keys shown are built as {@link KeyState}s.
+   * Order: processing (by key), queued (in hand-out order), backoff then requeue-after waits (by due time, then key),
+   * then idle keys that failed, have a warning or are flapping (by key). Only the listed keys are looked at (not
+   * every key the controller has seen), the queued ones through the head of the queue, and only the keys shown are
+   * built as {@link KeyState}s.
    */
   visible(limit = Number.POSITIVE_INFINITY): { states: KeyState[]; total: number } {
     const m = this.model;
     if (!m) return { states: [], total: 0 };
-    const order = new Map(m.queuedKeys().map((k, i) => [k, i]));
-    const briefs = m
-      .keyBriefs()
-      .filter((b) => b.phase !== 'idle' || b.failed || b.warned || m.convergence?.(b.key)?.state === 'flapping')
-      .sort(
-        (a: KeyBrief, b: KeyBrief) =>
-          PHASE_ORDER[a.phase] - PHASE_ORDER[b.phase] ||
-          (order.get(a.key) ?? 0) - (order.get(b.key) ?? 0) ||
-          (a.dueAt ?? 0) - (b.dueAt ?? 0) ||
-          a.key.localeCompare(b.key),
-      );
+    const { keys, total } = this.visibleKeys(limit);
     const states: KeyState[] = [];
-    for (const b of briefs.length > limit ? briefs.slice(0, limit) : briefs) {
-      const s = m.keyState(b.key);
+    for (const k of keys) {
+      const s = m.keyState(k);
       if (s) states.push(s);
     }
-    return { states, total: briefs.length };
+    return { states, total };
+  }
+
+  /** The keys of {@link visible}, without building their states. */
+  private visibleKeys(limit: number): { keys: ObjectKey[]; total: number } {
+    const m = this.model;
+    if (!m) return { keys: [], total: 0 };
+    const briefs = m.listedKeyBriefs ? m.listedKeyBriefs() : m.keyBriefs().filter((b) => b.phase !== 'idle' || b.failed || b.warned);
+    const processing: KeyBrief[] = [];
+    const waits: KeyBrief[] = [];
+    const idle: KeyBrief[] = [];
+    const listedIdle = new Set<ObjectKey>();
+    let queuedCount = 0;
+    for (const b of briefs) {
+      if (b.phase === 'processing') processing.push(b);
+      else if (b.phase === 'queued') queuedCount++;
+      else if (b.phase === 'idle') {
+        idle.push(b);
+        listedIdle.add(b.key);
+      } else waits.push(b);
+    }
+    // Idle keys that are flapping are listed too (their convergence is not part of the key's state).
+    const flapping = m.flappingKeys ? m.flappingKeys() : m.keyBriefs().filter((b) => m.convergence?.(b.key)?.state === 'flapping').map((b) => b.key);
+    for (const key of flapping) {
+      if (listedIdle.has(key)) continue;
+      const s = m.keyState(key);
+      if (s && s.phase === 'idle') {
+        idle.push({ key, phase: 'idle', failed: false, warned: false });
+        listedIdle.add(key);
+      }
+    }
+    const byKey = (a: KeyBrief, b: KeyBrief) => a.key.localeCompare(b.key);
+    processing.sort(byKey);
+    const total = processing.length + queuedCount + waits.length + idle.length;
+    const keys: ObjectKey[] = [];
+    for (const b of processing) if (keys.length < limit) keys.push(b.key);
+    if (keys.length < limit && queuedCount > 0) {
+      const room = limit - keys.length;
+      for (const k of m.queuedKeys(Number.isFinite(room) ? room : undefined)) if (keys.length < limit) keys.push(k);
+    }
+    if (keys.length < limit && waits.length) {
+      waits.sort((a, b) => PHASE_ORDER[a.phase] - PHASE_ORDER[b.phase] || (a.dueAt ?? 0) - (b.dueAt ?? 0) || byKey(a, b));
+      for (const b of waits) if (keys.length < limit) keys.push(b.key);
+    }
+    if (keys.length < limit && idle.length) {
+      idle.sort(byKey);
+      for (const b of idle) if (keys.length < limit) keys.push(b.key);
+    }
+    // Only keys that have a state are rows (the listing and the key table are read at the same moment).
+    return { keys: keys.filter((k) => m.keyState(k) !== undefined), total };
   }
 
   /** The keys shown, in display order. */
@@ -130,9 +235,12 @@ export class QueueTreeProvider implements vscode.TreeDataProvider<QueueNode>, vs
     return this.visible().states;
   }
 
+  /** The row of `key` (the one handed to VS Code while it is shown). */
   nodeFor(key: ObjectKey): QueueKeyNode | undefined {
     const resource = this.model?.primaryResource;
-    return resource ? { type: 'queueKey', id: `q|${key}`, resource, key } : undefined;
+    if (!resource) return undefined;
+    const shown = this.keyNodes.get(key);
+    return shown && shown.resource === resource ? shown : { type: 'queueKey', id: `q|${key}`, resource, key };
   }
 
   getParent(node: QueueNode): QueueNode | undefined {
@@ -143,11 +251,23 @@ export class QueueTreeProvider implements vscode.TreeDataProvider<QueueNode>, vs
     const m = this.model;
     if (!m?.primaryResource) return [];
     if (!node) {
-      const { states, total } = this.visible(QUEUE_VIEW_LIMIT);
-      const shown: QueueNode[] = states.map((s) => this.nodeFor(s.key)!);
-      this.shownRows = shown.length;
+      const { keys, total } = this.listing ?? this.visibleKeys(QUEUE_VIEW_LIMIT);
+      this.listing = undefined;
+      const nodes = new Map<ObjectKey, QueueKeyNode>();
+      const shown: QueueNode[] = [];
+      for (const key of keys) {
+        const n = this.nodeFor(key)!;
+        nodes.set(key, n);
+        shown.push(n);
+      }
+      this.keyNodes = nodes;
+      this.shownKeys = keys;
+      this.lastRefreshRows = shown.length;
+      this.moreCount = total - QUEUE_VIEW_LIMIT;
+      this.moreNode = undefined;
       if (total > QUEUE_VIEW_LIMIT) {
-        shown.push({ type: 'detail', id: 'q|more', label: `… ${total - QUEUE_VIEW_LIMIT} more keys`, description: `the first ${QUEUE_VIEW_LIMIT} are shown, in queue order` });
+        this.moreNode = { type: 'detail', id: MORE_ID, label: moreLabel(this.moreCount), description: `the first ${QUEUE_VIEW_LIMIT} are shown, in queue order` };
+        shown.push(this.moreNode);
       }
       return shown;
     }
@@ -169,10 +289,11 @@ export class QueueTreeProvider implements vscode.TreeDataProvider<QueueNode>, vs
 
   getTreeItem(node: QueueNode): vscode.TreeItem {
     if (node.type === 'detail') {
-      const item = new vscode.TreeItem(node.label, vscode.TreeItemCollapsibleState.None);
+      const label = node === this.moreNode ? moreLabel(this.moreCount) : node.label;
+      const item = new vscode.TreeItem(label, vscode.TreeItemCollapsibleState.None);
       item.id = node.id;
       item.description = node.description;
-      item.tooltip = `${node.label}: ${node.description}`;
+      item.tooltip = `${label}: ${node.description}`;
       item.contextValue = ContextValues.message;
       return item;
     }

@@ -1,4 +1,4 @@
-import type { KeyBrief, KeyState } from '../../core/controller/keyState.ts';
+import type { KeyBrief, KeyCounts, KeyState } from '../../core/controller/keyState.ts';
 import type { ReflectorState } from '../../core/cache/interfaces.ts';
 import type { Event } from '../../core/event.ts';
 import type { ObjectKey } from '../../core/k8s/keys.ts';
@@ -31,8 +31,14 @@ export interface ViewModel {
   keyStates(): KeyState[];
   /** Every key the controller has seen, briefly (phase, wait, failed, warned), unordered: cheap for 10,000 keys. */
   keyBriefs(): readonly KeyBrief[];
-  /** The keys waiting in the queue, in hand-out order. */
-  queuedKeys(): ObjectKey[];
+  /** The keys waiting in the queue, in hand-out order (only the first `limit`, when given: cheap for a long queue). */
+  queuedKeys(limit?: number): ObjectKey[];
+  /** How many keys are queued / processing / in backoff / waiting to requeue (kept up to date, O(1)). */
+  keyCounts?(): KeyCounts;
+  /** The briefs of the keys that are not idle, or failed, or warned, unordered (cheap: not every key). */
+  listedKeyBriefs?(): readonly KeyBrief[];
+  /** The keys of the primary resource whose live convergence is flapping now (cheap: not every key). */
+  flappingKeys?(): ObjectKey[];
   /** Fires (possibly in bursts of thousands) when a cached object or a key's state changed. */
   readonly onDidChange: Event<ViewChange>;
 }
@@ -46,7 +52,12 @@ export interface WatchedResourceView {
 }
 
 export type ViewChange =
-  | { readonly type: 'object'; readonly resource: string; readonly key: ObjectKey }
+  /**
+   * A cached object changed. `rowOnly`: only the rows showing this object can look different (an update that kept
+   * its ownerReferences and its deletion state: no list, count or parent changed); otherwise (an add, a delete, or
+   * unknown) lists around it may have changed too.
+   */
+  | { readonly type: 'object'; readonly resource: string; readonly key: ObjectKey; readonly rowOnly?: boolean }
   | { readonly type: 'key'; readonly key: ObjectKey }
   | { readonly type: 'resources' };
 
