@@ -119,3 +119,50 @@ test('briefs agree with the full states: phase, wait due time, failed, warned (f
     ['b:backoff@5000', 'e:idle:failed', 'p:processing', 'q:queued', 's:idle:warned'],
   );
 });
+
+test('counts() and listedBriefs() follow every transition (the same as counting all briefs)', () => {
+  const now = { t: 1000 };
+  const t = table(now);
+  const check = (what: string) => {
+    const c = { queued: 0, processing: 0, backoff: 0, requeueAfter: 0 };
+    for (const b of t.briefs()) if (b.phase !== 'idle') c[b.phase]++;
+    assert.deepEqual(t.counts(), c, `counts after ${what}`);
+    const listed = t.briefs().filter((b) => b.phase !== 'idle' || b.failed || b.warned).map((b) => b.key).sort();
+    assert.deepEqual(t.listedBriefs().map((b) => b.key).sort(), listed, `listed after ${what}`);
+  };
+  check('nothing');
+  t.onQueueEvent({ type: 'add', item: 'a', queued: true });
+  t.onQueueEvent({ type: 'add', item: 'b', queued: true });
+  t.addReason('c', { kind: 'manual', action: 'enqueue', at: 1 }, false);
+  check('adds');
+  assert.deepEqual(t.counts(), { queued: 2, processing: 0, backoff: 0, requeueAfter: 0 });
+  t.onQueueEvent({ type: 'get', item: 'a' });
+  t.begin('a', 1);
+  check('get');
+  t.end('a', { kind: 'error', message: 'boom' }, 1, 2);
+  t.expectWait('a', { kind: 'backoff', attempt: 1, error: 'boom' });
+  t.onQueueEvent({ type: 'wait', item: 'a', readyAt: 2000 });
+  t.onQueueEvent({ type: 'done', item: 'a', requeued: false });
+  check('error and backoff');
+  assert.deepEqual(t.counts(), { queued: 1, processing: 0, backoff: 1, requeueAfter: 0 });
+  t.onQueueEvent({ type: 'cancelWait', item: 'a' });
+  check('cancelWait: idle but failed, still listed');
+  assert.deepEqual(t.listedBriefs().map((b) => b.key).sort(), ['a', 'b']);
+  t.onQueueEvent({ type: 'get', item: 'b' });
+  t.onQueueEvent({ type: 'done', item: 'b', requeued: false });
+  check('b done: idle, not listed');
+  assert.deepEqual(t.listedBriefs().map((b) => b.key), ['a']);
+  t.setWarning('b', 'hot loop');
+  check('warning');
+  t.setWarning('b', undefined);
+  assert.equal(t.delete('b'), true);
+  check('delete');
+  t.onQueueEvent({ type: 'add', item: 'd', queued: true });
+  t.expectWait('e', { kind: 'requeueAfter', afterMs: 5 });
+  t.onQueueEvent({ type: 'wait', item: 'e', readyAt: 1005 });
+  check('requeueAfter');
+  assert.deepEqual(t.counts(), { queued: 1, processing: 0, backoff: 0, requeueAfter: 1 });
+  t.resetQueueState();
+  check('reset');
+  assert.deepEqual(t.counts(), { queued: 0, processing: 0, backoff: 0, requeueAfter: 0 });
+});

@@ -62,3 +62,22 @@ test('peek, size, clear and out-of-range removal', () => {
   assert.equal(a.i, -1);
   assert.equal(b.i, -1);
 });
+
+test('smallest(k) lists the k smallest in order without changing the heap', () => {
+  let seed = 7;
+  const rnd = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+  const h = new BinaryHeap<number>((a, b) => a < b);
+  const values: number[] = [];
+  for (let i = 0; i < 500; i++) {
+    const v = Math.floor(rnd() * 1000);
+    values.push(v);
+    h.push(v);
+  }
+  const sorted = [...values].sort((a, b) => a - b);
+  for (const k of [0, 1, 2, 17, 100, 499, 500, 600]) assert.deepEqual(h.smallest(k), sorted.slice(0, k), `k = ${k}`);
+  // The heap is unchanged: popping still yields everything in order.
+  const popped: number[] = [];
+  for (let v = h.pop(); v !== undefined; v = h.pop()) popped.push(v);
+  assert.deepEqual(popped, sorted);
+  assert.deepEqual(h.smallest(3), []);
+});

@@ -180,3 +180,17 @@ test('a blocked get wakes for a ready item, and an aborted get takes nothing', a
   q.done('a');
   q.dispose();
 });
+
+test('queuedItems(limit) is the head of queuedItems(): priorities first, FIFO within one', () => {
+  const { q } = pq();
+  for (let i = 0; i < 300; i++) q.addWithOpts({ priority: i % 3 === 0 ? LOW_PRIORITY : i % 3 === 1 ? 0 : 10 }, `k${i}`);
+  const all = q.queuedItems();
+  assert.equal(all.length, 300);
+  assert.deepEqual(all.slice(0, 3), ['k2', 'k5', 'k8']);
+  for (const limit of [0, 1, 50, 150, 299, 300, 1000]) assert.deepEqual(q.queuedItems(limit), all.slice(0, limit), `limit ${limit}`);
+  // Handing out the head keeps them in step.
+  const head = q.tryGet()!;
+  assert.equal(head, 'k2');
+  assert.deepEqual(q.queuedItems(5), q.queuedItems().slice(0, 5));
+  q.done(head);
+});
