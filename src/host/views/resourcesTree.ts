@@ -130,6 +130,19 @@ export const LARGE_REFRESH_MS = 500;
 export const PAGE_SIZE = 100;
 /** The order of object names in the tree (a collator: the same order as localeCompare, many times faster). */
 const byName = new Intl.Collator().compare;
+/** Marks a work-queue key's change in the refresh coalescer (object changes are marked `resource|key`). */
+const KEY_MARK = 'key\u0000';
+
+/** A top-level object as a sorted list keeps it: what its rows and ranges need, not the object itself. */
+interface Listed {
+  readonly key: ObjectKey;
+  readonly name: string;
+}
+
+function sortedByName(objects: readonly KubeObject[]): Listed[] {
+  const out: Listed[] = objects.map((o) => ({ key: keyOf(o), name: o.metadata.name ?? '' }));
+  return out.sort((a, b) => byName(a.name, b.name));
+}
 
 export function kindNode(resource: string): KindNode {
   return { type: 'kind', id: `k|${resource}`, resource };
@@ -196,7 +209,7 @@ function stateText(r: WatchedResourceView): string | undefined {
  * `reveal` work.
  */
 export class ResourcesTreeProvider implements vscode.TreeDataProvider<ResourceNode>, vscode.Disposable {
-  private readonly emitter = new vscode.EventEmitter<ResourceNode | undefined>();
+  private readonly emitter = new vscode.EventEmitter<ResourceNode | ResourceNode[] | undefined>();
   readonly onDidChangeTreeData = this.emitter.event;
   private readonly clock: Clock;
   private readonly coalescer: RefreshCoalescer<string>;
@@ -205,8 +218,20 @@ export class ResourcesTreeProvider implements vscode.TreeDataProvider<ResourceNo
   private stateFilter: ReadonlySet<ObjectStateFilter> = new Set();
   private eventSource: EventSource | undefined;
   private readonly events = new Map<string, EventsEntry>();
-  /** Sorted top-level objects per kind/namespace node id, for one refresh (ranges of one list share one sort). */
-  private readonly sorted = new Map<string, KubeObject[]>();
+  /**
+   * Sorted top-level objects (key and name) per kind/namespace node id, until the next full refresh (ranges of one
+   * list share one sort; only a full refresh can change which objects a list holds, see {@link refreshRows}).
+   */
+  private readonly sorted = new Map<string, Listed[]>();
+  /**
+   * The kind, namespace, range and object nodes handed out since the last full refresh, by id: one object per id,
+   * because VS Code's extension host matches the elements of a refresh by identity.
+   */
+  private readonly nodes = new Map<string, ResourceNode>();
+  /** The object nodes handed out since the last full refresh, per object (`resource|key`): its rows. */
+  private readonly rowsOf = new Map<string, ObjectNode[]>();
+  /** Refreshes that re-rendered only the rows of changed objects (the rest: the whole view). For tests and benchmarks. */
+  targetedRefreshes = 0;
   private disposed = false;
   /** Rows returned by getChildren since the last refresh, and after the one before it (see the coalescer's delay). */
   private rowsSinceRefresh = 0;
@@ -216,12 +241,56 @@ export class ResourcesTreeProvider implements vscode.TreeDataProvider<ResourceNo
     this.clock = clock;
     // A refresh after which VS Code fetched many rows (an expanded range of 100 objects beside 100 range rows) is
     // followed by the next no sooner than LARGE_REFRESH_MS: VS Code rebuilds every fetched row in this process.
-    this.coalescer = new RefreshCoalescer<string>(clock, () => (this.lastRefreshRows > LARGE_REFRESH_ROWS ? LARGE_REFRESH_MS : TREE_REFRESH_MS), () => {
-      this.lastRefreshRows = this.rowsSinceRefresh;
+    this.coalescer = new RefreshCoalescer<string>(clock, () => (this.lastRefreshRows > LARGE_REFRESH_ROWS ? LARGE_REFRESH_MS : TREE_REFRESH_MS), (marks) => this.refreshRows(marks));
+  }
+
+  /**
+   * Delivers one coalesced refresh. When every change only concerns the rows of objects (updates that kept their
+   * place, see {@link ViewChange}, and work-queue changes of loop keys) and no state filter is set, only the rows
+   * of those objects that VS Code was given are refreshed (VS Code rebuilds those, and the children of the ones
+   * that are expanded); otherwise the whole view is.
+   */
+  private refreshRows(marks: ReadonlySet<string> | undefined): void {
+    if (marks && this.stateFilter.size === 0) {
+      const primary = this.model?.primaryResource;
+      const rows: ResourceNode[] = [];
+      for (const mark of marks) {
+        const id = mark.startsWith(KEY_MARK) ? (primary !== undefined ? `${primary}|${mark.slice(KEY_MARK.length)}` : undefined) : mark;
+        const shown = id !== undefined ? this.rowsOf.get(id) : undefined;
+        if (shown) for (const n of shown) rows.push(n);
+      }
+      this.targetedRefreshes++;
+      this.lastRefreshRows = this.rowsSinceRefresh + rows.length;
       this.rowsSinceRefresh = 0;
-      this.sorted.clear();
-      this.emitter.fire(undefined);
-    });
+      if (rows.length) this.emitter.fire(rows);
+      return;
+    }
+    this.lastRefreshRows = this.rowsSinceRefresh;
+    this.rowsSinceRefresh = 0;
+    this.sorted.clear();
+    this.nodes.clear();
+    this.rowsOf.clear();
+    this.emitter.fire(undefined);
+  }
+
+  /** The node handed out before under `n.id` when it is the same row (same parent, same range), else `n`, kept. */
+  private intern<N extends KindNode | NamespaceNode | RangeNode | ObjectNode>(n: N): N {
+    const prev = this.nodes.get(n.id);
+    if (prev && prev.type === n.type && (prev.type === 'kind' || (prev as { parent: unknown }).parent === (n as { parent?: unknown }).parent)) {
+      if (prev.type !== 'range' || (prev.from === (n as RangeNode).from && prev.to === (n as RangeNode).to)) return prev as N;
+    }
+    this.nodes.set(n.id, n);
+    if (n.type === 'object') {
+      const id = `${n.resource}|${n.key}`;
+      const rows = this.rowsOf.get(id);
+      if (!rows) this.rowsOf.set(id, [n]);
+      else {
+        const i = rows.findIndex((r) => r.id === n.id);
+        if (i >= 0) rows[i] = n;
+        else rows.push(n);
+      }
+    }
+    return n;
   }
 
   /** Number of refreshes delivered to VS Code (for tests of coalescing). */
@@ -233,7 +302,11 @@ export class ResourcesTreeProvider implements vscode.TreeDataProvider<ResourceNo
   setModel(model: ViewModel | undefined): void {
     this.modelSubscription?.dispose();
     this.model = model;
-    this.modelSubscription = model?.onDidChange(() => this.coalescer.all());
+    this.modelSubscription = model?.onDidChange((c) => {
+      if (c.type === 'object' && c.rowOnly) this.coalescer.mark(`${c.resource}|${c.key}`);
+      else if (c.type === 'key') this.coalescer.mark(KEY_MARK + c.key);
+      else this.coalescer.all();
+    });
     this.coalescer.all();
     this.coalescer.flushNow();
   }
@@ -320,15 +393,15 @@ export class ResourcesTreeProvider implements vscode.TreeDataProvider<ResourceNo
     if (!m) return undefined;
     const r = m.resources.find((x) => x.id === resource);
     if (!r || !m.get(resource, key)) return undefined;
-    const kind = kindNode(resource);
+    const kind = this.intern(kindNode(resource));
     const ns = splitKey(key).namespace;
-    const parent = r.info.namespaced && ns ? namespaceNode(kind, ns) : kind;
+    const parent = r.info.namespaced && ns ? this.intern(namespaceNode(kind, ns)) : kind;
     const list = this.topLevel(parent);
-    if (list.length <= PAGE_SIZE) return objectNode(parent, resource, key);
-    const at = list.findIndex((o) => keyOf(o) === key);
-    if (at < 0) return objectNode(parent, resource, key);
+    if (list.length <= PAGE_SIZE) return this.intern(objectNode(parent, resource, key));
+    const at = list.findIndex((o) => o.key === key);
+    if (at < 0) return this.intern(objectNode(parent, resource, key));
     const from = at - (at % PAGE_SIZE);
-    return objectNode(rangeNode(parent, from, Math.min(list.length, from + PAGE_SIZE)), resource, key);
+    return this.intern(objectNode(this.intern(rangeNode(parent, from, Math.min(list.length, from + PAGE_SIZE))), resource, key));
   }
 
   getParent(node: ResourceNode): ResourceNode | undefined {
@@ -336,11 +409,11 @@ export class ResourcesTreeProvider implements vscode.TreeDataProvider<ResourceNo
   }
 
   /** The top-level objects under a kind (cluster-scoped) or namespace node, visible under the filter, sorted by name. */
-  private topLevel(node: KindNode | NamespaceNode): KubeObject[] {
+  private topLevel(node: KindNode | NamespaceNode): Listed[] {
     let list = this.sorted.get(node.id);
     if (!list) {
       const objects = this.visible(node.resource);
-      list = this.sortedObjects(node.type === 'namespace' ? objects.filter((o) => (o.metadata.namespace ?? '') === node.namespace) : objects);
+      list = sortedByName(node.type === 'namespace' ? objects.filter((o) => (o.metadata.namespace ?? '') === node.namespace) : objects);
       this.sorted.set(node.id, list);
     }
     return list;
@@ -349,9 +422,9 @@ export class ResourcesTreeProvider implements vscode.TreeDataProvider<ResourceNo
   /** Object nodes of a short list, or ranges of PAGE_SIZE for a long one. */
   private paged(node: KindNode | NamespaceNode): ResourceNode[] {
     const list = this.topLevel(node);
-    if (list.length <= PAGE_SIZE) return list.map((o) => objectNode(node, node.resource, keyOf(o)));
+    if (list.length <= PAGE_SIZE) return list.map((o) => this.intern(objectNode(node, node.resource, o.key)));
     const out: RangeNode[] = [];
-    for (let from = 0; from < list.length; from += PAGE_SIZE) out.push(rangeNode(node, from, Math.min(list.length, from + PAGE_SIZE)));
+    for (let from = 0; from < list.length; from += PAGE_SIZE) out.push(this.intern(rangeNode(node, from, Math.min(list.length, from + PAGE_SIZE))));
     return out;
   }
 
@@ -364,7 +437,7 @@ export class ResourcesTreeProvider implements vscode.TreeDataProvider<ResourceNo
   private childrenOf(node?: ResourceNode): ResourceNode[] {
     const m = this.model;
     if (!m) return [];
-    if (!node) return m.resources.map((r) => kindNode(r.id));
+    if (!node) return m.resources.map((r) => this.intern(kindNode(r.id)));
     switch (node.type) {
       case 'kind': {
         const r = m.resources.find((x) => x.id === node.resource);
@@ -372,14 +445,14 @@ export class ResourcesTreeProvider implements vscode.TreeDataProvider<ResourceNo
         const objects = this.visible(node.resource);
         if (!r.info.namespaced) return this.paged(node);
         const namespaces = [...new Set(objects.map((o) => o.metadata.namespace ?? ''))].sort();
-        return namespaces.map((ns) => namespaceNode(node, ns));
+        return namespaces.map((ns) => this.intern(namespaceNode(node, ns)));
       }
       case 'namespace':
         return this.paged(node);
       case 'range':
         return this.topLevel(node.parent)
           .slice(node.from, node.to)
-          .map((o) => objectNode(node, node.resource, keyOf(o)));
+          .map((o) => this.intern(objectNode(node, node.resource, o.key)));
       case 'object': {
         const obj = m.get(node.resource, node.key);
         if (!obj) return [];
@@ -393,7 +466,7 @@ export class ResourcesTreeProvider implements vscode.TreeDataProvider<ResourceNo
             .ownedBy(obj.metadata.uid)
             .filter((c) => !onPath.has(`${c.resource}|${keyOf(c.object)}`))
             .sort((a, b) => a.resource.localeCompare(b.resource) || keyOf(a.object).localeCompare(keyOf(b.object)));
-          for (const c of children) out.push(objectNode(node, c.resource, keyOf(c.object)));
+          for (const c of children) out.push(this.intern(objectNode(node, c.resource, keyOf(c.object))));
         }
         if (this.eventSource) out.push({ type: 'events', id: `${node.id}/e`, resource: node.resource, key: node.key, parent: node });
         return out;
@@ -496,8 +569,8 @@ export class ResourcesTreeProvider implements vscode.TreeDataProvider<ResourceNo
       }
       case 'range': {
         const list = this.topLevel(node.parent);
-        const first = list[node.from]?.metadata.name ?? '';
-        const last = list[Math.min(node.to, list.length) - 1]?.metadata.name ?? '';
+        const first = list[node.from]?.name ?? '';
+        const last = list[Math.min(node.to, list.length) - 1]?.name ?? '';
         const item = new vscode.TreeItem(`${first} … ${last}`, Collapsed);
         item.id = node.id;
         item.description = plural(node.to - node.from, 'object');
@@ -620,10 +693,6 @@ export class ResourcesTreeProvider implements vscode.TreeDataProvider<ResourceNo
         return item;
       }
     }
-  }
-
-  private sortedObjects(objects: KubeObject[]): KubeObject[] {
-    return objects.slice().sort((a, b) => byName(a.metadata.name ?? '', b.metadata.name ?? ''));
   }
 
   /** Schedules a (coalesced) refresh, e.g. to re-render relative times. */

@@ -160,5 +160,34 @@ describe('Resources view under a burst of events', function () {
     const found = l.resourcesTree.nodeFor('configmaps', last.type === 'object' ? last.key : '')!;
     assert.equal(found.id, last.id);
     assert.equal(l.resourcesTree.getParent(found)!.id, ranges[ranges.length - 1]!.id);
+
+    // Updates that keep an object's place refresh only its rows: VS Code is handed the very elements it was given
+    // (it matches them by identity), not the root. An added object refreshes the whole view.
+    const shown = l.resourcesTree.getChildren(ranges[0]!);
+    const updated = shown.slice(0, 3) as Array<ResourceNode & { type: 'object' }>;
+    const fired: Array<ResourceNode | ResourceNode[] | undefined> = [];
+    const sub = l.resourcesTree.onDidChangeTreeData((e) => fired.push(e));
+    try {
+      const targeted0 = l.resourcesTree.targetedRefreshes;
+      for (const n of updated) {
+        const [namespace, name] = n.key.split('/') as [string, string];
+        await client.patch({ group: '', version: 'v1', resource: 'configmaps' }, namespace, name, 'merge', { data: { touched: 'yes' } });
+      }
+      await waitUntil(() => updated.every((n) => (l.session!.get('configmaps', n.key)?.data as { touched?: string } | undefined)?.touched === 'yes'), 'the updates are cached');
+      l.resourcesTree.flush();
+      const rows = fired.filter((e): e is ResourceNode[] => Array.isArray(e)).flat();
+      assert.ok(!fired.includes(undefined), 'no whole-view refresh for updates');
+      assert.ok(l.resourcesTree.targetedRefreshes > targeted0, 'targeted refreshes');
+      for (const n of updated) assert.ok(rows.includes(n), `the row of ${n.key} is refreshed as the element VS Code holds`);
+      assert.ok(rows.every((r) => r.type === 'object' && updated.some((u) => u.key === r.key)), 'only the rows of updated objects');
+      assert.equal(l.resourcesTree.getChildren(ranges[0]!)[0], updated[0], 'the same element for the same row after a targeted refresh');
+      fired.length = 0;
+      await client.create({ group: '', version: 'v1', resource: 'configmaps' }, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'cm-added', namespace: ns } });
+      await waitUntil(() => Boolean(l.session!.get('configmaps', `${ns}/cm-added`)), 'the new ConfigMap is cached');
+      l.resourcesTree.flush();
+      assert.ok(fired.includes(undefined), 'an added object refreshes the whole view');
+    } finally {
+      sub.dispose();
+    }
   });
 });
