@@ -51,33 +51,57 @@ export function watchQuery(options: WatchOptions, bound: { labelSelector?: strin
  * Splits newline-delimited JSON watch events out of byte chunks. Lines may be
  * cut anywhere across chunks, including inside a UTF-8 sequence; blank lines
  * are skipped; a line that is not a watch event throws (the stream is unusable).
+ *
+ * Events are parsed one at a time, when taken ({@link next}): a large chunk (a
+ * burst of events that arrived together) is not parsed in one go, so a reader
+ * can hand over and yield between events.
  */
 export class WatchEventSplitter<T extends KubeObject = KubeObject> {
   private readonly decoder = new TextDecoder();
-  private pending = '';
+  /** Decoded text not yet split; `start` is where the next line begins. */
+  private text = '';
+  private start = 0;
+  /** Characters of the lines taken so far (events and blank lines), for pacing readers. */
+  consumed = 0;
 
-  /** The complete events in `chunk` (and what was pending before it). */
-  push(chunk: Uint8Array): WatchEvent<T>[] {
-    const text = this.pending + this.decoder.decode(chunk, { stream: true });
-    const out: WatchEvent<T>[] = [];
-    let start = 0;
-    let nl: number;
-    while ((nl = text.indexOf('\n', start)) >= 0) {
-      if (nl > start) {
-        const line = text.slice(start, nl);
-        if (line.trim() !== '') out.push(parseLine<T>(line));
-      }
-      start = nl + 1;
+  /** Adds bytes; their complete events are then taken with {@link next}. */
+  write(chunk: Uint8Array): void {
+    const decoded = this.decoder.decode(chunk, { stream: true });
+    this.text = this.start < this.text.length ? this.text.slice(this.start) + decoded : decoded;
+    this.start = 0;
+  }
+
+  /** The next complete event, or undefined until more bytes are written. Throws on a line that is not an event. */
+  next(): WatchEvent<T> | undefined {
+    for (;;) {
+      const nl = this.text.indexOf('\n', this.start);
+      if (nl < 0) return undefined;
+      const from = this.start;
+      this.start = nl + 1;
+      this.consumed += nl + 1 - from;
+      if (nl === from) continue;
+      const line = this.text.slice(from, nl);
+      if (line.charCodeAt(0) === 123 /* { */ || line.trim() !== '') return parseLine<T>(line);
     }
-    this.pending = start === 0 ? text : text.slice(start);
+  }
+
+  /** All complete events in `chunk` (and what was pending before it). */
+  push(chunk: Uint8Array): WatchEvent<T>[] {
+    this.write(chunk);
+    const out: WatchEvent<T>[] = [];
+    for (let ev = this.next(); ev !== undefined; ev = this.next()) out.push(ev);
     return out;
   }
 
-  /** The last event when the stream ended without a final newline. */
+  /** The events still pending when the stream ended, the last one possibly without a final newline. */
   end(): WatchEvent<T>[] {
-    const rest = this.pending + this.decoder.decode();
-    this.pending = '';
-    return rest.trim() === '' ? [] : [parseLine<T>(rest)];
+    const out: WatchEvent<T>[] = [];
+    for (let ev = this.next(); ev !== undefined; ev = this.next()) out.push(ev);
+    const rest = this.text.slice(this.start) + this.decoder.decode();
+    this.text = '';
+    this.start = 0;
+    if (rest.trim() !== '') out.push(parseLine<T>(rest));
+    return out;
   }
 }
 
@@ -147,6 +171,12 @@ const PARSE_SLICE_BYTES = 64 << 10;
  */
 const YIELD_EVERY_BYTES = 256 << 10;
 
+/**
+ * Characters of watch events (about bytes, for JSON's mostly ASCII text) handed over between two yields to the
+ * event loop: some 40 events of 1.5 KB, a few milliseconds of parsing and storing.
+ */
+const WATCH_YIELD_CHARS = 64 << 10;
+
 /** Lets timers, I/O and other tasks run (a macrotask turn), then resumes. */
 function yieldToEventLoop(): Promise<void> {
   return new Promise((resolve) => setImmediate(resolve));
@@ -175,7 +205,11 @@ interface PageRequest {
  * timeout ({@link isProbableEOF}: reset, EOF, GOAWAY…) ends like a server
  * close, dropping a half-received event (client-go StreamWatcher); any other
  * read failure throws an ApiError (code 0, reason StreamBroken). Breaking out
- * of the iteration releases the connection.
+ * of the iteration releases the connection. Events are parsed one at a time as
+ * they are taken, and the stream yields to the event loop after about 64 KiB of
+ * events ({@link WATCH_YIELD_CHARS}): a burst that arrived at once is handed
+ * over in slices, in order; an abort during such a pause ends the stream with
+ * the signal's reason before anything more is handed over.
  */
 export class KubeListerWatcher implements ListerWatcher<KubeObject> {
   private readonly transport: KubeTransport;
@@ -338,6 +372,7 @@ export class KubeListerWatcher implements ListerWatcher<KubeObject> {
     const reader = body.getReader();
     const splitter = new WatchEventSplitter<KubeObject>();
     let done = false;
+    let yieldedAt = 0;
     try {
       // One generator level and one await per chunk: a chunk often carries several events.
       for (;;) {
@@ -361,8 +396,18 @@ export class KubeListerWatcher implements ListerWatcher<KubeObject> {
           done = true;
           break;
         }
-        const events = splitter.push(r.value);
-        for (let i = 0; i < events.length; i++) yield events[i]!;
+        // Events are parsed and handed over one at a time; after about WATCH_YIELD_CHARS of them the stream yields
+        // to the event loop: a burst that arrived at once (its reads then resolve without waiting) is parsed,
+        // stored and delivered in slices of a few milliseconds, in order, instead of in one long task.
+        splitter.write(r.value);
+        for (let ev = splitter.next(); ev !== undefined; ev = splitter.next()) {
+          yield ev;
+          if (splitter.consumed - yieldedAt >= WATCH_YIELD_CHARS) {
+            yieldedAt = splitter.consumed;
+            await yieldToEventLoop();
+            if (signal.aborted) throw signal.reason;
+          }
+        }
       }
       for (const ev of splitter.end()) yield ev;
     } finally {

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { isProbableEOF, KubeListerWatcher, listQuery, parseWatchStream, watchQuery } from '../../../src/core/k8s/listerWatcher.ts';
+import { isProbableEOF, KubeListerWatcher, listQuery, parseWatchStream, watchQuery, WatchEventSplitter } from '../../../src/core/k8s/listerWatcher.ts';
 import type { KubeTransport } from '../../../src/core/k8s/transport.ts';
 import type { WatchEvent } from '../../../src/core/cache/interfaces.ts';
 import type { KubeObject } from '../../../src/core/k8s/objects.ts';
@@ -127,4 +127,88 @@ test('a watch body that breaks with a probable EOF ends like a server close (the
   }
   const other = new KubeListerWatcher({ transport: brokenBodyTransport(`${a}\n`, new TypeError('invalid chunk')), resource: gvr });
   await assert.rejects(collect(other.watch({ resourceVersion: '1' }, new AbortController().signal)), (e: { code?: number; reason?: string }) => e.code === 0 && e.reason === 'StreamBroken');
+});
+
+test('the splitter parses one event per next(), across chunks; end() hands over complete lines and the last one', () => {
+  const ev = (i: number) => JSON.stringify({ type: 'MODIFIED', object: { metadata: { name: `w-${i}`, resourceVersion: String(i) } } });
+  const sp = new WatchEventSplitter();
+  const enc = new TextEncoder();
+  sp.write(enc.encode(`${ev(1)}\n\n${ev(2)}\n${ev(3).slice(0, 10)}`));
+  assert.equal((sp.next()?.object as KubeObject | undefined)?.metadata.name, 'w-1');
+  assert.equal((sp.next()?.object as KubeObject | undefined)?.metadata.name, 'w-2');
+  assert.equal(sp.next(), undefined, 'half an event waits for more bytes');
+  sp.write(enc.encode(`${ev(3).slice(10)}\n${ev(4)}\n${ev(5)}`));
+  assert.deepEqual(sp.end().map((e) => (e.object as KubeObject).metadata.name), ['w-3', 'w-4', 'w-5']);
+  assert.equal(sp.consumed, `${ev(1)}\n\n${ev(2)}\n${ev(3)}\n${ev(4)}\n`.length);
+  const bad = new WatchEventSplitter();
+  bad.write(enc.encode(`${ev(1)}\nnot json\n`));
+  assert.equal((bad.next()?.object as KubeObject | undefined)?.metadata.name, 'w-1');
+  assert.throws(() => bad.next(), /malformed watch event/);
+});
+
+/** A transport whose watch answers 200 with all of `body` in one chunk, then ends. */
+function oneChunkTransport(body: string): KubeTransport {
+  return {
+    send: async () =>
+      new Response(
+        new ReadableStream<Uint8Array>({
+          start(controller) {
+            controller.enqueue(new TextEncoder().encode(body));
+            controller.close();
+          },
+        }),
+        { status: 200 },
+      ),
+  } as unknown as KubeTransport;
+}
+
+/** Counts turns of the event loop (check phases) until stopped. */
+function loopTurns() {
+  let turns = 0;
+  let on = true;
+  const tick = () => {
+    turns++;
+    if (on) setImmediate(tick);
+  };
+  setImmediate(tick);
+  return { get turns() { return turns; }, stop: () => (on = false) };
+}
+
+test('a burst of watch events that arrived in one chunk is handed over in slices of about 64 KiB, in order, nothing lost', async () => {
+  const N = 2000;
+  const lines = Array.from({ length: N }, (_, i) => JSON.stringify({ type: 'MODIFIED', object: { metadata: { name: `w-${String(i).padStart(5, '0')}`, resourceVersion: String(i + 1) }, spec: { note: 'x'.repeat(300) } } }));
+  const perEvent = lines[0]!.length + 1;
+  const lw = new KubeListerWatcher({ transport: oneChunkTransport(lines.join('\n') + '\n'), resource: { group: 'g', version: 'v1', resource: 'widgets' } });
+  const turns = loopTurns();
+  const names: string[] = [];
+  const turnOf: number[] = [];
+  for await (const e of lw.watch({ resourceVersion: '1' }, new AbortController().signal)) {
+    names.push((e.object as KubeObject).metadata.name!);
+    turnOf.push(turns.turns);
+  }
+  turns.stop();
+  assert.deepEqual(names, lines.map((_, i) => `w-${String(i).padStart(5, '0')}`), 'every event, in order');
+  // Events handed over within one turn of the event loop: bounded by the slice, whatever the chunk's size.
+  const perTurn = new Map<number, number>();
+  for (const t of turnOf) perTurn.set(t, (perTurn.get(t) ?? 0) + 1);
+  const most = Math.max(...perTurn.values());
+  assert.ok(most <= Math.ceil((64 << 10) / perEvent) + 1, `${most} events in one turn (${perEvent} B each)`);
+  assert.ok(perTurn.size >= Math.floor((N * perEvent) / (64 << 10)), `${perTurn.size} turns for ${N * perEvent} B`);
+});
+
+test('aborting a watch while it yields between slices ends it with the reason and hands over nothing more', async () => {
+  const lines = Array.from({ length: 1000 }, (_, i) => JSON.stringify({ type: 'MODIFIED', object: { metadata: { name: `w-${i}` }, spec: { note: 'x'.repeat(300) } } }));
+  const lw = new KubeListerWatcher({ transport: oneChunkTransport(lines.join('\n') + '\n'), resource: { group: 'g', version: 'v1', resource: 'widgets' } });
+  const ac = new AbortController();
+  const reason = new Error('stopped');
+  let got = 0;
+  let afterAbort = 0;
+  await assert.rejects(async () => {
+    for await (const _ of lw.watch({ resourceVersion: '1' }, ac.signal)) {
+      if (ac.signal.aborted) afterAbort++;
+      if (++got === 10) setImmediate(() => ac.abort(reason));
+    }
+  }, (e) => e === reason);
+  assert.ok(got < lines.length, `${got} of ${lines.length} handed over before the abort took effect`);
+  assert.equal(afterAbort, 0, 'nothing handed over once aborted');
 });
