@@ -191,3 +191,40 @@ describe('Resources view under a burst of events', function () {
     }
   });
 });
+
+describe('Work Queue view refreshes', function () {
+  this.timeout(120_000);
+
+  it('only the changed keys\' rows while the listing keeps its order; all of it when the order changes', async () => {
+    const { l, c, ns } = await suiteWidgets('ext-wq', ['a', 'b', 'c'], { connect: true });
+    await waitUntil(() => l.session?.queuedKeys().length === 3, 'three keys queued (paused loop)');
+    l.queueTree.refresh();
+    await new Promise((r) => setTimeout(r, 200));
+    const rows = l.queueTree.getChildren();
+    const head = rows[0]!;
+    assert.equal(head.type === 'queueKey' && head.key, l.session!.queuedKeys()[0]);
+    const fired: Array<unknown> = [];
+    const sub = l.queueTree.onDidChangeTreeData((e) => fired.push(e));
+    try {
+      // An update of the head key adds a reason to it (it stays first): only its row is refreshed, as the element
+      // VS Code was handed.
+      const targeted0 = l.queueTree.targetedRefreshes;
+      const key = head.type === 'queueKey' ? head.key : '';
+      const before = l.session!.keyState(key)!.reasons.length;
+      await labCluster().client.patch(c.gvr, ns, key.split('/')[1]!, 'merge', { metadata: { labels: { touched: 'yes' } } });
+      await waitUntil(() => l.session!.keyState(key)!.reasons.length > before, 'the update is a reason of the key');
+      await waitUntil(() => l.queueTree.targetedRefreshes > targeted0, 'a targeted refresh');
+      assert.ok(!fired.includes(undefined), 'no whole-view refresh');
+      const refreshed = fired.filter(Array.isArray).flat();
+      assert.ok(refreshed.includes(head), 'the head row is refreshed as the same element');
+      assert.ok(refreshed.every((n) => n === head), 'and nothing else');
+      assert.equal(l.queueTree.getChildren()[0], head);
+      // Stepping the head takes it out of the listing: the whole view is refreshed.
+      fired.length = 0;
+      ok(await run('reconcileLab.stepReconcile', { ...head, force: true }));
+      await waitUntil(() => fired.includes(undefined), 'a whole-view refresh once the listing changed');
+    } finally {
+      sub.dispose();
+    }
+  });
+});
