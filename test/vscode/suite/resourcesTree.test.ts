@@ -219,10 +219,16 @@ describe('Work Queue view refreshes', function () {
       assert.ok(refreshed.includes(head), 'the head row is refreshed as the same element');
       assert.ok(refreshed.every((n) => n === head), 'and nothing else');
       assert.equal(l.queueTree.getChildren()[0], head);
-      // Stepping the head takes it out of the listing: the whole view is refreshed.
+      // An update of the last key raises its priority above the initial list's: it moves up, the listing's order
+      // changed, and the whole view is refreshed.
       fired.length = 0;
-      ok(await run('reconcileLab.stepReconcile', { ...head, force: true }));
+      const last = l.queueTree.getChildren().at(-1)!;
+      const lastKey = last.type === 'queueKey' ? last.key : '';
+      await labCluster().client.patch(c.gvr, ns, lastKey.split('/')[1]!, 'merge', { metadata: { labels: { touched: 'yes' } } });
+      await waitUntil(() => l.session!.queuedKeys().indexOf(lastKey) < 2, 'the last key moved up the queue');
       await waitUntil(() => fired.includes(undefined), 'a whole-view refresh once the listing changed');
+      const keys = l.queueTree.getChildren().map((n) => (n.type === 'queueKey' ? n.key : ''));
+      assert.deepEqual(keys, l.session!.queuedKeys(), 'the view lists the queue in its new order');
     } finally {
       sub.dispose();
     }
