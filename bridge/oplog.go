@@ -17,11 +17,11 @@ import (
 //
 // Contracts:
 //   - claim/publish: a producer claims the next slot (one compare-and-swap of tail), fills it and publishes it.
-//     A claimed slot is always published without waiting for Queue.mu (a producer that finds the queue gated
-//     after its claim publishes a no-op and takes the slow path), so a fold that waits for a claimed slot waits
-//     for a few instructions of another goroutine (at most the inner queue's Done, see Queue.Done), never for a
-//     lock it holds.
-//   - An op's place in the log is its claim: a producer claims before the inner-queue call that lets another
+//     A claimed slot is always published within a few instructions, without taking any lock or calling into the
+//     inner queue (a producer that finds the queue gated after its claim publishes a no-op and takes the slow
+//     path), so a fold that waits for a claimed slot never waits for a lock (the priority queue calls the rate
+//     limiter, and so Queue.onBackoff and its fold, under its own lock).
+//   - An op's place in the log is its claim: a producer logs before the inner-queue call that lets another
 //     goroutine's op follow it (Add before the inner Add, Done before the inner Done) and after the one it
 //     follows (a hand-out after the inner Get returned), so a key's ops are in the order the inner queue saw.
 //   - Dekker handshake with Queue.gated: a producer claims its slot before it loads gated; a slow path that must

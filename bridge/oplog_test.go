@@ -35,12 +35,19 @@ func TestOpLogFullRingLosesNothing(t *testing.T) {
 }
 
 // TestHotOpsRaceWithPauseAndTakes: producers and workers on the hot path while the editor pauses and resumes and
-// a writer takes bursts concurrently (run it with -race). Every hand-out a worker saw is reported exactly once,
-// in order per key (processing, then done, never processing twice without a done), every key ends idle, and
-// nothing is dropped.
+// a writer takes bursts concurrently, with backoffs (rate-limited adds: the priority queue runs the rate limiter,
+// and so the bridge's onBackoff and its fold, under its own lock) — run it with -race. Every hand-out a worker
+// saw is reported exactly once, in order per key (processing, then done, never processing twice without a done),
+// every key ends idle, nothing is dropped, and nothing deadlocks.
 func TestHotOpsRaceWithPauseAndTakes(t *testing.T) {
+	for _, pq := range []bool{false, true} {
+		t.Run(fmt.Sprintf("priorityQueue=%v", pq), func(t *testing.T) { hotOpsRace(t, pq) })
+	}
+}
+
+func hotOpsRace(t *testing.T, pq bool) {
 	h := newHub("", "", nil)
-	q := newQueue(queueConfig{name: "race", hub: h})
+	q := newQueue(queueConfig{name: "race", hub: h, priorityQueue: pq})
 	var recs []string
 	var mu sync.Mutex
 	stopTaking := make(chan struct{})
@@ -76,8 +83,11 @@ func TestHotOpsRaceWithPauseAndTakes(t *testing.T) {
 				if shutdown {
 					return
 				}
-				handedOut.Add(1)
-				if w%2 == 0 {
+				n := handedOut.Add(1)
+				if n%7 == 0 {
+					q.AddRateLimited(k) // a failed reconcile: retried after 5 ms (the failures are forgotten below)
+				}
+				if w%2 == 0 || n%7 == 0 {
 					q.Forget(k)
 				}
 				q.Done(k)

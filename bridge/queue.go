@@ -666,15 +666,16 @@ func (q *Queue) lockedProcessing(it heldItem, tok *stepToken, ks *keyState, at i
 
 // Done marks the end of processing a key; a step waiting for this key's reconcile is answered now.
 //
-// The done is logged (its slot claimed) before the inner queue's Done: the inner queue may hand the key out again
-// right after it, and that hand-out must come after this done in the log.
+// The done is logged before the inner queue's Done: the inner queue may hand the key out again right after it,
+// and that hand-out must come after this done in the log. It is published before too: no slot stays claimed
+// across a call into the inner queue (the priority queue calls the rate limiter, hence onBackoff and its fold,
+// under its own lock, which the inner Done takes).
 func (q *Queue) Done(item reconcile.Request) {
 	s, pos, seq := q.claim()
 	if !q.gated.Load() {
-		at := q.stamp()
-		q.inner.Done(item)
-		s.op = op{kind: opDone, key: item, at: at, seq: seq}
+		s.op = op{kind: opDone, key: item, at: q.stamp(), seq: seq}
 		q.publish(s, pos)
+		q.inner.Done(item)
 		return
 	}
 	q.publish(s, pos) // a no-op
