@@ -41,7 +41,16 @@ export class Indexer<T extends KubeObject = KubeObject> implements IndexerReader
   private indices = new Map<string, IndexMap>();
   private readonly onIndexError: IndexErrorSink;
   /** Content built ahead for the next {@link replace} (see {@link stage}); `undefined` when none. */
-  private staged: { order: T[]; items: Map<ObjectKey, T>; indices: Map<string, IndexMap>; usable: boolean } | undefined;
+  private staged:
+    | {
+        order: T[];
+        items: Map<ObjectKey, T>;
+        indices: Map<string, IndexMap>;
+        /** Each index function with its staged index, so that staging an object looks nothing up by name. */
+        filers: Array<{ name: string; fn: IndexFunc<T>; index: IndexMap }>;
+        usable: boolean;
+      }
+    | undefined;
 
   /**
    * `indexers` are added to the namespace index, which is always present.
@@ -141,20 +150,30 @@ export class Indexer<T extends KubeObject = KubeObject> implements IndexerReader
     let st = this.staged;
     if (!st) {
       const indices = new Map<string, IndexMap>();
-      for (const name of this.indexFuncs.keys()) indices.set(name, new Map());
-      st = this.staged = { order: [], items: new Map(), indices, usable: true };
+      const filers: Array<{ name: string; fn: IndexFunc<T>; index: IndexMap }> = [];
+      for (const [name, fn] of this.indexFuncs) {
+        const index: IndexMap = new Map();
+        indices.set(name, index);
+        filers.push({ name, fn, index });
+      }
+      st = this.staged = { order: [], items: new Map(), indices, filers, usable: true };
     }
     if (!st.usable) return;
     const key = keyOf(obj);
-    if (st.items.has(key)) {
+    const size = st.items.size;
+    st.items.set(key, obj);
+    if (st.items.size === size) {
       // A key listed twice: the rebuild (last one wins, indexes from the winners) is left to replace.
       st.usable = false;
       st.order = [];
       return;
     }
     st.order.push(obj);
-    st.items.set(key, obj);
-    for (const [name, fn] of this.indexFuncs) this.fileUnder(st.indices.get(name)!, this.valuesOf(name, fn, key, obj), key);
+    const filers = st.filers;
+    for (let i = 0; i < filers.length; i++) {
+      const f = filers[i]!;
+      this.fileUnder(f.index, this.valuesOf(f.name, f.fn, key, obj), key);
+    }
   }
 
   /** Drops what {@link stage} built (a list that failed or starts over). */

@@ -149,8 +149,13 @@ export class SharedIndexInformer<T extends KubeObject = KubeObject> implements S
   private readonly log: Logger;
   private readonly transform: TransformFunc<T>;
   private readonly compactor: ObjectCompactor | undefined;
-  /** List items already made what the cache keeps, page by page (see {@link preparingLists}); emptied by onReplace. */
-  private readonly prepared = new WeakSet<KubeObject>();
+  /**
+   * List items already made what the cache keeps, in the order they were prepared (see {@link preparingLists}):
+   * started over when a list (or a WatchList stream) starts or fails, emptied by onReplace. When a page's items, and
+   * then the list replaced, are exactly these objects in this order (what a streamed list gives), they are known
+   * prepared by a comparison of references, without a lookup per object.
+   */
+  private preparedOrder: KubeObject[] = [];
   private readonly indexer: Indexer<T>;
   private readonly reflector: Reflector<KubeObject>;
   private readonly listeners = new Set<ListenerEntry<T>>();
@@ -355,7 +360,7 @@ export class SharedIndexInformer<T extends KubeObject = KubeObject> implements S
     const prepare = (raw: KubeObject): KubeObject => {
       if (this.stopped) return raw;
       const obj = this.toCached(raw);
-      this.prepared.add(obj);
+      this.preparedOrder.push(obj);
       this.indexer.stage(obj);
       return obj;
     };
@@ -364,17 +369,25 @@ export class SharedIndexInformer<T extends KubeObject = KubeObject> implements S
         return lw.watchListSemanticsUnsupported;
       },
       list: async (options, signal) => {
-        if (!options.continue) this.indexer.discardStaged(); // a list starts (over)
+        if (!options.continue) {
+          // A list starts (over).
+          this.indexer.discardStaged();
+          this.preparedOrder = [];
+        }
+        const from = this.preparedOrder.length;
         let page: KubeList<KubeObject>;
         try {
           page = await lw.list(options, signal, prepare);
         } catch (e) {
           this.indexer.discardStaged();
+          this.preparedOrder = [];
           throw e;
         }
         const items = page.items;
-        if (Array.isArray(items) && !this.stopped) {
-          for (let i = 0; i < items.length; i++) if (!this.prepared.has(items[i]!)) items[i] = prepare(items[i]!);
+        if (Array.isArray(items) && !this.stopped && !sameObjectsFrom(this.preparedOrder, from, items)) {
+          // A lister-watcher that ignored the hook (or handed over only some items): prepare the others now.
+          const done = new Set(this.preparedOrder.slice(from));
+          for (let i = 0; i < items.length; i++) if (!done.has(items[i]!)) items[i] = prepare(items[i]!);
         }
         return page;
       },
@@ -394,6 +407,7 @@ export class SharedIndexInformer<T extends KubeObject = KubeObject> implements S
   ): AsyncGenerator<WatchEvent<KubeObject>> {
     let initial = true;
     this.indexer.discardStaged(); // a stream starts (over): nothing staged by an earlier attempt belongs to it
+    this.preparedOrder = [];
     for await (const ev of events) {
       if (initial) {
         if ((ev.type === 'ADDED' || ev.type === 'MODIFIED') && ev.object && typeof ev.object === 'object' && ev.object.metadata?.name) {
@@ -437,7 +451,14 @@ export class SharedIndexInformer<T extends KubeObject = KubeObject> implements S
   }
 
   private replaceAll(list: KubeObject[], rv: string): void {
-    const items = list.map((o) => (this.prepared.delete(o) ? (o as T) : this.toCached(o)));
+    const prepared = this.preparedOrder;
+    this.preparedOrder = [];
+    let items: T[];
+    if (sameObjectsFrom(prepared, 0, list)) items = list as T[];
+    else {
+      const done = new Set(prepared);
+      items = list.map((o) => (done.has(o) ? (o as T) : this.toCached(o)));
+    }
     const previous = this.indexer.replace(items, rv);
     for (const [key, old] of previous) {
       if (this.indexer.getByKey(key) === undefined) {
@@ -454,6 +475,13 @@ export class SharedIndexInformer<T extends KubeObject = KubeObject> implements S
     }
     this.synced = true;
   }
+}
+
+/** Whether `list` holds exactly `prepared[from..]`, the same objects in the same order. */
+function sameObjectsFrom(prepared: readonly KubeObject[], from: number, list: readonly KubeObject[]): boolean {
+  if (prepared.length - from !== list.length) return false;
+  for (let i = 0; i < list.length; i++) if (prepared[from + i] !== list[i]) return false;
+  return true;
 }
 
 function clampResync(ms: number): number {

@@ -453,3 +453,44 @@ test('LIST pages are made cache objects as each page arrives; the transform runs
     informer.dispose();
   }
 });
+
+test('a lister-watcher that hands every item, some items or no item to onItem: each object is transformed once, stored and delivered in list order', async () => {
+  for (const mode of ['all', 'some', 'none'] as const) {
+    const clock = new FakeClock();
+    const lw = new FakeListerWatcher();
+    for (let i = 0; i < 1200; i++) lw.add(widget(`w${String(i).padStart(4, '0')}`));
+    const list = lw.list.bind(lw);
+    let hooked = 0;
+    const streaming = {
+      ...lw,
+      watchListSemanticsUnsupported: true,
+      list: async (o: Parameters<typeof list>[0], s: AbortSignal, onItem?: (x: KubeObject) => KubeObject) => {
+        const page = await list(o, s);
+        if (onItem && mode !== 'none') page.items = page.items.map((x, i) => (mode === 'all' || i % 3 === 0 ? (hooked++, onItem(x)) : x));
+        return page;
+      },
+      watch: lw.watch.bind(lw),
+    };
+    const calls = new Map<string, number>();
+    const informer = new SharedIndexInformer({
+      listerWatcher: streaming,
+      resource: widgets,
+      clock,
+      transform: (o) => {
+        calls.set(o.metadata.name!, (calls.get(o.metadata.name!) ?? 0) + 1);
+        return stripManagedFields(o);
+      },
+    });
+    const seen: string[] = [];
+    informer.addEventHandler({ onAdd: (o) => void seen.push(o.metadata.name!) });
+    informer.run();
+    for (let i = 0; i < 10 && seen.length < 1200; i++) await settle();
+    assert.equal(seen.length, 1200, mode);
+    assert.deepEqual(seen, [...seen].sort(), `${mode}: handlers see the list order`);
+    assert.ok(calls.size === 1200 && [...calls.values()].every((n) => n === 1), `${mode}: one transform per object`);
+    assert.equal(hooked > 0, mode !== 'none', `${mode}: items went through the hook`);
+    assert.equal(informer.getIndexer().listKeys().length, 1200);
+    assert.ok(informer.getIndexer().list().every((o) => !('managedFields' in o.metadata)), `${mode}: the cache holds transformed objects`);
+    informer.dispose();
+  }
+});
