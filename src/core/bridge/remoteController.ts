@@ -77,6 +77,7 @@ export class RemoteController implements Controller {
   private readonly statusEmitter = new Emitter<ControllerStatus>();
   readonly onDidChangeStatus: Event<ControllerStatus> = this.statusEmitter.event;
   readonly onDidChangeKeyState: Event<KeyState>;
+  readonly onDidChangeKey: Event<ObjectKey>;
 
   constructor(o: RemoteControllerOptions) {
     this.name = o.announce.name;
@@ -93,6 +94,7 @@ export class RemoteController implements Controller {
       ...(o.maxReasonsPerKey !== undefined ? { maxReasons: o.maxReasonsPerKey } : {}),
     });
     this.onDidChangeKeyState = this.keys.onDidChange;
+    this.onDidChangeKey = this.keys.onDidChangeKey;
     this.journal.append({ kind: 'control', action: 'start', controller: this.name, detail: `${this.endpoint.description}${this.info.paused ? ', paused' : ''}` });
   }
 

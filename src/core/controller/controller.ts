@@ -95,6 +95,8 @@ export interface Controller extends Disposable {
   listedKeyBriefs(): KeyBrief[];
   /** Fires after every change of a key's state (synchronously, possibly often: coalesce in views). */
   readonly onDidChangeKeyState: Event<KeyState>;
+  /** Fires the key at the same moments as {@link onDidChangeKeyState}, without building its state (cheap). */
+  readonly onDidChangeKey: Event<ObjectKey>;
 }
 
 export type ControllerState = 'stopped' | 'starting' | 'running' | 'stopping';
@@ -309,6 +311,7 @@ class ControllerEngine implements Controller {
   private readonly statusEmitter = new Emitter<ControllerStatus>();
   readonly onDidChangeStatus: Event<ControllerStatus> = this.statusEmitter.event;
   readonly onDidChangeKeyState: Event<KeyState>;
+  readonly onDidChangeKey: Event<ObjectKey>;
 
   private state: ControllerState = 'stopped';
   private run: Run | undefined;
@@ -363,6 +366,7 @@ class ControllerEngine implements Controller {
       ...(options.maxReasonsPerKey !== undefined ? { maxReasons: options.maxReasonsPerKey } : {}),
     });
     this.onDidChangeKeyState = this.keys.onDidChange;
+    this.onDidChangeKey = this.keys.onDidChangeKey;
   }
 
   // ---- lifecycle -------------------------------------------------------------------------------

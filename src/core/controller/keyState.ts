@@ -167,6 +167,13 @@ export class KeyStateTable implements Disposable {
   private readonly opts: Required<KeyStateTableOptions>;
   private readonly emitter = new Emitter<KeyState>();
   readonly onDidChange: Event<KeyState> = this.emitter.event;
+  private readonly keyEmitter = new Emitter<ObjectKey>();
+  /**
+   * Fires the key after every change of its state, at the same moments as {@link onDidChange}, without building the
+   * state: for listeners that only need to know which key changed (a view marking rows), so that a burst of
+   * thousands of changes does not build a frozen {@link KeyState} for each.
+   */
+  readonly onDidChangeKey: Event<ObjectKey> = this.keyEmitter.event;
 
   constructor(options: KeyStateTableOptions) {
     this.opts = { maxReasons: 16, ...options };
@@ -326,6 +333,7 @@ export class KeyStateTable implements Disposable {
     this.recount(r);
     this.listed.delete(r);
     if (this.emitter.hasListeners) this.emitter.fire(Object.freeze({ ...this.toState(r), removed: true as const }));
+    if (this.keyEmitter.hasListeners) this.keyEmitter.fire(key);
     return true;
   }
 
@@ -337,6 +345,7 @@ export class KeyStateTable implements Disposable {
 
   dispose(): void {
     this.emitter.dispose();
+    this.keyEmitter.dispose();
   }
 
   private record(key: ObjectKey): KeyRecord {
@@ -383,6 +392,7 @@ export class KeyStateTable implements Disposable {
     }
     r.unpublished = false;
     if (this.emitter.hasListeners) this.emitter.fire(this.toState(r));
+    if (this.keyEmitter.hasListeners) this.keyEmitter.fire(r.key);
   }
 
   private toState(r: KeyRecord): KeyState {

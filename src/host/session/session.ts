@@ -231,9 +231,10 @@ export class Session implements ViewModel, Disposable {
   private wireController(): void {
     this.keySub?.dispose();
     this.keyCache = {};
-    this.keySub = this.controller?.onDidChangeKeyState((s) => {
+    // The key only: the views read the state they show when they refresh (no KeyState built per change).
+    this.keySub = this.controller?.onDidChangeKey((key) => {
       this.keyCache = {};
-      this.changeEmitter.fire({ type: 'key', key: s.key });
+      this.changeEmitter.fire({ type: 'key', key });
     });
   }
 

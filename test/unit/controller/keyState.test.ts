@@ -166,3 +166,24 @@ test('counts() and listedBriefs() follow every transition (the same as counting 
   check('reset');
   assert.deepEqual(t.counts(), { queued: 0, processing: 0, backoff: 0, requeueAfter: 0 });
 });
+
+test('onDidChangeKey fires the key at every moment onDidChange fires a state (removal included)', () => {
+  const t = table();
+  const states: string[] = [];
+  const keys: string[] = [];
+  t.onDidChange((s) => states.push(s.key));
+  t.onDidChangeKey((k) => keys.push(k));
+  t.onQueueEvent({ type: 'add', item: 'a', queued: true });
+  t.addReason('b', { kind: 'manual', action: 'enqueue', at: 1 }, false);
+  t.publishPending('b');
+  t.onQueueEvent({ type: 'get', item: 'a' });
+  t.begin('a', 1);
+  t.end('a', { kind: 'success' }, 1, 2);
+  t.onQueueEvent({ type: 'done', item: 'a', requeued: false });
+  t.setWarning('a', 'w');
+  t.setWarning('a', undefined);
+  t.touch('a');
+  assert.equal(t.delete('a'), true);
+  assert.deepEqual(keys, states);
+  assert.deepEqual(keys, ['a', 'b', 'a', 'a', 'a', 'a', 'a', 'a', 'a', 'a']);
+});
