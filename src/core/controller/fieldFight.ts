@@ -96,11 +96,23 @@ export function leafPaths(fields: unknown, prefix = '', out: string[] = []): str
   return out;
 }
 
+const managedFieldsOf = (obj: KubeObject): unknown => (obj.metadata as { managedFields?: unknown }).managedFields;
+
+/**
+ * Ownership per `managedFields` array, computed once per array: the informer's compactor shares an array equal to
+ * one seen before (and freezes it), so an object's next version usually carries the very same array.
+ */
+const ownershipCache = new WeakMap<object, Map<string, Set<string>>>();
+
 /** field path → managers owning it (status fields written through /status are `.status…` paths too). */
 function ownership(obj: KubeObject): Map<string, Set<string>> {
+  const mf = managedFieldsOf(obj);
+  if (!Array.isArray(mf)) return new Map();
+  const frozen = Object.isFrozen(mf);
+  const cached = frozen ? ownershipCache.get(mf) : undefined;
+  if (cached) return cached;
   const out = new Map<string, Set<string>>();
-  const mf = (obj.metadata as { managedFields?: unknown }).managedFields;
-  if (!Array.isArray(mf)) return out;
+  if (frozen) ownershipCache.set(mf, out);
   for (const e of mf as ManagedFieldsEntry[]) {
     if (!e || typeof e.manager !== 'string') continue;
     for (const p of leafPaths(e.fieldsV1)) {
@@ -136,6 +148,9 @@ export class FieldFightDetector {
    */
   observe(key: ObjectKey, oldObj: KubeObject, newObj: KubeObject, now: number): FieldFightWarning[] {
     if (oldObj.metadata.resourceVersion === newObj.metadata.resourceVersion) return [];
+    // The same managedFields array (shared by the informer's compactor when equal): no field changed hands.
+    const mfOld = managedFieldsOf(oldObj);
+    if (mfOld !== undefined && mfOld === managedFieldsOf(newObj)) return [];
     const before = ownership(oldObj);
     if (before.size === 0) return [];
     const after = ownership(newObj);
