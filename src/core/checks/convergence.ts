@@ -140,15 +140,25 @@ function withoutConditionTimes(status: unknown): unknown {
   return s;
 }
 
+/** JSON with object keys sorted and undefined members left out; one pass, no intermediate arrays but the keys (per update of every object: cheap matters). */
 function stableJson(v: unknown): string {
   if (v === null || typeof v !== 'object') return v === undefined ? 'null' : JSON.stringify(v);
-  if (Array.isArray(v)) return `[${v.map(stableJson).join(',')}]`;
+  if (Array.isArray(v)) {
+    let out = '[';
+    for (let i = 0; i < v.length; i++) out += (i ? ',' : '') + stableJson(v[i]);
+    return `${out}]`;
+  }
   const o = v as { [k: string]: unknown };
-  return `{${Object.keys(o)
-    .filter((k) => o[k] !== undefined)
-    .sort()
-    .map((k) => `${JSON.stringify(k)}:${stableJson(o[k])}`)
-    .join(',')}}`;
+  const keys = Object.keys(o).sort();
+  let out = '{';
+  let first = true;
+  for (const k of keys) {
+    const x = o[k];
+    if (x === undefined) continue;
+    out += `${first ? '' : ','}${JSON.stringify(k)}:${stableJson(x)}`;
+    first = false;
+  }
+  return `${out}}`;
 }
 
 function seconds(ms: number): string {
