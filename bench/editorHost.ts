@@ -267,6 +267,7 @@ export async function run(): Promise<void> {
     log(`burst: ${JSON.stringify(results.burst)}`);
 
     // ---- Event Log at LOG_RATE entries/s ----
+    long.phase = 'openEventLog'; // opening the panel (its snapshot of the journal) is neither the burst nor the feed
     await vscode.commands.executeCommand('reconcileLab.showEventLog');
     await sleep(3000);
     long.phase = 'profiler'; // writing the last phase's profile is the benchmark's own work
@@ -290,7 +291,7 @@ export async function run(): Promise<void> {
     await sleep(1000);
     const frames = await webview;
     const cpuLog = process.cpuUsage(cpuL);
-    results.eventLog = { entries: appended, entriesPerSecond: Math.round(appended / (feedMs / 1000)), cpuMs: Math.round((cpuLog.user + cpuLog.system) / 1000), longTasks: long.of('eventLog'), webview: frames };
+    results.eventLog = { entries: appended, entriesPerSecond: Math.round(appended / (feedMs / 1000)), cpuMs: Math.round((cpuLog.user + cpuLog.system) / 1000), longTasks: long.of('eventLog'), openLongTasks: long.of('openEventLog'), webview: frames };
     log(`event log: ${JSON.stringify(results.eventLog)}`);
     long.phase = 'end';
     await prof.stop();

@@ -407,8 +407,8 @@ export class RemoteController implements Controller {
     return this.keys.counts();
   }
 
-  listedKeyBriefs(): KeyBrief[] {
-    return this.keys.listedBriefs();
+  listedKeyBriefs(withoutQueued?: boolean): KeyBrief[] {
+    return this.keys.listedBriefs(withoutQueued);
   }
 
   snapshot(): ControllerSnapshot {

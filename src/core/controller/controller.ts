@@ -91,8 +91,11 @@ export interface Controller extends Disposable {
   keyBriefs(): KeyBrief[];
   /** How many keys are in each non-idle phase: kept up to date on every transition, O(1). */
   keyCounts(): KeyCounts;
-  /** The briefs of the keys that are not idle, or failed, or warned (what the Work Queue view lists), unordered. */
-  listedKeyBriefs(): KeyBrief[];
+  /**
+   * The briefs of the keys that are not idle, or failed, or warned (what the Work Queue view lists), unordered;
+   * without the `queued` ones when `withoutQueued` (see {@link queuedKeys} and {@link keyCounts} for those).
+   */
+  listedKeyBriefs(withoutQueued?: boolean): KeyBrief[];
   /** Fires after every change of a key's state (synchronously, possibly often: coalesce in views). */
   readonly onDidChangeKeyState: Event<KeyState>;
   /** Fires the key at the same moments as {@link onDidChangeKeyState}, without building its state (cheap). */
@@ -960,8 +963,8 @@ class ControllerEngine implements Controller {
     return this.keys.counts();
   }
 
-  listedKeyBriefs(): KeyBrief[] {
-    return this.keys.listedBriefs();
+  listedKeyBriefs(withoutQueued?: boolean): KeyBrief[] {
+    return this.keys.listedBriefs(withoutQueued);
   }
 
   snapshot(): ControllerSnapshot {

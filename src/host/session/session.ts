@@ -144,7 +144,7 @@ export class Session implements ViewModel, Disposable {
    * and Step's target read them, so that a refresh lists 10,000 keys once, not once per reader. Emptied on every
    * key-state change (a queue transition is one) and when the controller shown changes.
    */
-  private keyCache: { briefs?: readonly KeyBrief[]; queued?: readonly ObjectKey[]; listed?: readonly KeyBrief[] } = {};
+  private keyCache: { briefs?: readonly KeyBrief[]; queued?: readonly ObjectKey[]; listed?: readonly KeyBrief[]; listedUnqueued?: readonly KeyBrief[] } = {};
   private readonly controllerEmitter = new Emitter<void>();
   /** The controller the views and loop commands act on changed (see {@link useController}). */
   readonly onDidChangeController = this.controllerEmitter.event;
@@ -594,7 +594,8 @@ export class Session implements ViewModel, Disposable {
     return this.controller?.keyCounts() ?? { queued: 0, processing: 0, backoff: 0, requeueAfter: 0 };
   }
 
-  listedKeyBriefs(): readonly KeyBrief[] {
+  listedKeyBriefs(withoutQueued?: boolean): readonly KeyBrief[] {
+    if (withoutQueued) return (this.keyCache.listedUnqueued ??= this.controller?.listedKeyBriefs(true) ?? []);
     return (this.keyCache.listed ??= this.controller?.listedKeyBriefs() ?? []);
   }
 

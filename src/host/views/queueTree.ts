@@ -185,12 +185,14 @@ export class QueueTreeProvider implements vscode.TreeDataProvider<QueueNode>, vs
   private visibleKeys(limit: number): { keys: ObjectKey[]; total: number } {
     const m = this.model;
     if (!m) return { keys: [], total: 0 };
-    const briefs = m.listedKeyBriefs ? m.listedKeyBriefs() : m.keyBriefs().filter((b) => b.phase !== 'idle' || b.failed || b.warned);
+    // The queued keys (all 10,000 after an initial list) are counted and taken from the head of the queue, not listed.
+    const cheap = m.listedKeyBriefs !== undefined && m.keyCounts !== undefined;
+    const briefs = cheap ? m.listedKeyBriefs!(true) : m.keyBriefs().filter((b) => b.phase !== 'idle' || b.failed || b.warned);
     const processing: KeyBrief[] = [];
     const waits: KeyBrief[] = [];
     const idle: KeyBrief[] = [];
     const listedIdle = new Set<ObjectKey>();
-    let queuedCount = 0;
+    let queuedCount = cheap ? m.keyCounts!().queued : 0;
     for (const b of briefs) {
       if (b.phase === 'processing') processing.push(b);
       else if (b.phase === 'queued') queuedCount++;
@@ -226,8 +228,7 @@ export class QueueTreeProvider implements vscode.TreeDataProvider<QueueNode>, vs
       idle.sort(byKey);
       for (const b of idle) if (keys.length < limit) keys.push(b.key);
     }
-    // Only keys that have a state are rows (the listing and the key table are read at the same moment).
-    return { keys: keys.filter((k) => m.keyState(k) !== undefined), total };
+    return { keys, total };
   }
 
   /** The keys shown, in display order. */

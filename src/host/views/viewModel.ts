@@ -35,8 +35,11 @@ export interface ViewModel {
   queuedKeys(limit?: number): ObjectKey[];
   /** How many keys are queued / processing / in backoff / waiting to requeue (kept up to date, O(1)). */
   keyCounts?(): KeyCounts;
-  /** The briefs of the keys that are not idle, or failed, or warned, unordered (cheap: not every key). */
-  listedKeyBriefs?(): readonly KeyBrief[];
+  /**
+   * The briefs of the keys that are not idle, or failed, or warned, unordered (cheap: not every key); without the
+   * queued ones when `withoutQueued` (a listing takes those from {@link queuedKeys}, their number from {@link keyCounts}).
+   */
+  listedKeyBriefs?(withoutQueued?: boolean): readonly KeyBrief[];
   /** The keys of the primary resource whose live convergence is flapping now (cheap: not every key). */
   flappingKeys?(): ObjectKey[];
   /** Fires (possibly in bursts of thousands) when a cached object or a key's state changed. */

@@ -129,6 +129,8 @@ test('counts() and listedBriefs() follow every transition (the same as counting 
     assert.deepEqual(t.counts(), c, `counts after ${what}`);
     const listed = t.briefs().filter((b) => b.phase !== 'idle' || b.failed || b.warned).map((b) => b.key).sort();
     assert.deepEqual(t.listedBriefs().map((b) => b.key).sort(), listed, `listed after ${what}`);
+    const unqueued = t.briefs().filter((b) => b.phase !== 'queued' && (b.phase !== 'idle' || b.failed || b.warned)).map((b) => b.key).sort();
+    assert.deepEqual(t.listedBriefs(true).map((b) => b.key).sort(), unqueued, `listed without queued after ${what}`);
   };
   check('nothing');
   t.onQueueEvent({ type: 'add', item: 'a', queued: true });
