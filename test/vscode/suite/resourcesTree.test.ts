@@ -4,6 +4,7 @@ import * as assert from 'node:assert/strict';
 import type * as vscode from 'vscode';
 import type { ReconcileLab } from '../../../src/host/reconcileLab.ts';
 import { PAGE_SIZE, type ResourceNode } from '../../../src/host/views/resourcesTree.ts';
+import { TARGETED_ROWS } from '../../../src/host/views/queueTree.ts';
 import { connectTo, lab, labCluster, ok, run, suiteWidgets, testNamespace, treeLabel as label, waitUntil, type WidgetCrd } from './support/lab.ts';
 
 const LEGACY = 'legacy.example.com/external-dns';
@@ -229,6 +230,34 @@ describe('Work Queue view refreshes', function () {
       await waitUntil(() => fired.includes(undefined), 'a whole-view refresh once the listing changed');
       const keys = l.queueTree.getChildren().map((n) => (n.type === 'queueKey' ? n.key : ''));
       assert.deepEqual(keys, l.session!.queuedKeys(), 'the view lists the queue in its new order');
+    } finally {
+      sub.dispose();
+    }
+  });
+
+  it('hands VS Code at most TARGETED_ROWS rows per targeted refresh, the rest in the next ones, none lost', async () => {
+    const names = Array.from({ length: TARGETED_ROWS + 20 }, (_, i) => `k-${String(i).padStart(3, '0')}`);
+    const { l, c, ns } = await suiteWidgets('ext-wq-many', names, { connect: true });
+    await waitUntil(() => l.session?.queuedKeys().length === names.length, 'every key queued (paused loop)');
+    l.queueTree.refresh();
+    await new Promise((r) => setTimeout(r, 200));
+    const rows = l.queueTree.getChildren().filter((n) => n.type === 'queueKey');
+    assert.equal(rows.length, names.length);
+    const fired: Array<unknown> = [];
+    const sub = l.queueTree.onDidChangeTreeData((e) => fired.push(e));
+    try {
+      // Updates in queue order keep the order (each key moves to priority 0 behind the ones updated before it).
+      const order = l.session!.queuedKeys();
+      for (const key of order) await labCluster().client.patch(c.gvr, ns, key.split('/')[1]!, 'merge', { metadata: { labels: { touched: 'yes' } } });
+      await waitUntil(() => order.every((k) => l.session!.keyState(k)!.reasons.length > 1), 'every update is a reason of its key');
+      const refreshed = new Set<unknown>();
+      await waitUntil(() => {
+        for (const e of fired) if (Array.isArray(e)) for (const n of e) refreshed.add(n);
+        return rows.every((r) => refreshed.has(r));
+      }, 'every changed row refreshed', 20_000);
+      assert.ok(!fired.includes(undefined), 'the order was kept: no whole-view refresh');
+      for (const e of fired) if (Array.isArray(e)) assert.ok(e.length <= TARGETED_ROWS, `${e.length} rows in one refresh`);
+      assert.deepEqual(l.session!.queuedKeys(), order, 'the queue kept its order');
     } finally {
       sub.dispose();
     }
