@@ -130,6 +130,11 @@ func causeFor(ev *informerEvent, o priorityqueue.AddOpts, key reconcile.Request,
 	if o.After > 0 {
 		return Cause{Kind: CauseRequeueAfter, AfterMs: o.After.Milliseconds(), At: at}
 	}
+	return plainCause(at)
+}
+
+// plainCause is the cause of an add now outside an informer event (causeFor with no event and no delay).
+func plainCause(at int64) Cause {
 	return Cause{Kind: CauseWatch, Note: "added outside an informer event (a channel source or the program itself)", At: at}
 }
 

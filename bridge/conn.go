@@ -207,6 +207,8 @@ func (h *hub) writeLoop(ctx context.Context, conn net.Conn, readErr <-chan error
 	// While this loop runs without sleeping on the outbox, it keeps the stamp clock fresh (one clock read per
 	// burst) and the hot transitions read the stamp instead of the clock.
 	defer h.stamps.live.Store(false)
+	h.writer.Store(writerRunning)
+	defer h.writer.Store(writerNone)
 	// graced: the previous take found nothing and the writer stayed live one flushDelay more.
 	graced := false
 	for {
@@ -266,7 +268,10 @@ func (h *hub) writeLoop(ctx context.Context, conn net.Conn, readErr <-chan error
 		clear(batch.recs)
 		clear(batch.causes)
 		_ = conn.SetWriteDeadline(time.Now().Add(writeTimeout))
-		if _, err := conn.Write(buf); err != nil {
+		h.writer.Store(writerWriting)
+		_, err := conn.Write(buf)
+		h.writer.Store(writerRunning)
+		if err != nil {
 			return err
 		}
 		h.stamps.refresh()

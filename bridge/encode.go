@@ -208,7 +208,7 @@ func (f *frameEncoder) appendFrame(b []byte, recs []record, causes []Cause) ([]b
 		b = strconv.AppendInt(b, f.scratch[i], 10)
 		b = append(b, ',')
 		b = strconv.AppendInt(b, r.at-t0, 10)
-		extra := r.dueAt != 0 || r.delayMs != 0 || r.failures != 0 || r.cause > 0
+		extra := r.dueAt != 0 || r.delayMs != 0 || r.failures != 0 || r.cause > 0 || r.plain
 		if r.hasPrio {
 			b = append(b, ',')
 			b = strconv.AppendInt(b, int64(r.prio), 10)
@@ -240,6 +240,11 @@ func (f *frameEncoder) appendFrame(b []byte, recs []record, causes []Cause) ([]b
 			if r.cause > 0 {
 				field(`"causes":[`)
 				b = f.appendCause(b, &causes[r.cause-1])
+				b = append(b, ']')
+			} else if r.plain {
+				field(`"causes":[`)
+				c := plainCause(r.at)
+				b = f.appendCause(b, &c)
 				b = append(b, ']')
 			}
 			b = append(b, '}')

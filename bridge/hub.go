@@ -24,6 +24,13 @@ const (
 	ctrlBuffer = 1024
 )
 
+// The connection writer's states (hub.writer).
+const (
+	writerNone int32 = iota
+	writerRunning
+	writerWriting
+)
+
 // hub is the process-wide side of the bridge: the controllers' queues and reconcilers, the outgoing buffers and
 // the editor's commands. One hub exists per process when RECONCILE_LAB_BRIDGE is set (see Enabled); tests build
 // their own.
@@ -40,6 +47,10 @@ type hub struct {
 	keyIDs atomic.Uint64
 	// stamps times the hot queue transitions (now.go); the writer keeps it fresh while it is busy.
 	stamps stampClock
+	// writer is what the connection's writer is doing: writerNone (no connection), writerRunning (taking,
+	// folding, encoding or waiting for records), writerWriting (inside a write to the editor). A producer that
+	// finds a queue's op log full waits a little for a running writer, never for one stuck in a write.
+	writer atomic.Int32
 
 	clientWrapped  atomic.Bool
 	leaderElection atomic.Bool

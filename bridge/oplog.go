@@ -27,14 +27,23 @@ import (
 //   - Dekker handshake with Queue.gated: a producer claims its slot before it loads gated; a slow path that must
 //     not race with hot ops (pause, step, shutdown) stores gated = true before it folds. Either the producer
 //     sees gated (and goes the slow way, under Queue.mu) or the fold sees its claim and applies the op first.
-//   - Nothing is lost: when the ring is full the producer folds it itself under Queue.mu and claims again.
-//   - Only the holder of Queue.mu consumes (head is guarded by it).
+//   - Nothing is lost: when the ring is full the producer first yields its processor a few times (the writer,
+//     starved by the controller's own goroutines, usually runs then and folds), then folds the log itself under
+//     Queue.mu and claims again.
+//   - Only the holder of Queue.mu consumes (head is guarded by it). The consumer never writes a slot: it
+//     publishes how far it consumed in freed (once per fold, not per op), and a producer may claim position pos
+//     only while pos < freed + size. So a slot's cache line moves from its producer to the consumer and back
+//     once per round, and a consumed slot keeps its op's references (at most opLogSize keys and informer
+//     events stay reachable until overwritten).
 type opLog struct {
 	tail atomic.Uint64
 	_    [56]byte // tail is written by producers; keep it off the consumer's and the slots' cache lines
-	head uint64
-	mask uint64
-	ops  []opSlot
+	// freed: every position below it was consumed (written by the consumer once per fold, read by producers).
+	freed atomic.Uint64
+	_     [56]byte
+	head  uint64
+	mask  uint64
+	ops   []opSlot
 }
 
 // opLogSize is the ring's capacity (a power of two; 72 bytes an op, about 1.2 MB). The writer folds every burst
@@ -57,8 +66,9 @@ const (
 	opDone
 )
 
-// opSlot is one entry of the ring. turn is the Vyukov sequence: pos when the slot is free for the producer of
-// position pos, pos+1 once that producer published it.
+// opSlot is one entry of the ring. turn is pos+1 once the producer of position pos published it (whether the
+// slot is free for a producer is told by opLog.freed, not by the slot: turns only grow, so a stale turn never
+// equals the next round's pos+1).
 type opSlot struct {
 	turn atomic.Uint64
 	op   op
@@ -78,29 +88,19 @@ type op struct {
 }
 
 func newOpLog() *opLog {
-	l := &opLog{mask: opLogSize - 1, ops: make([]opSlot, opLogSize)}
-	for i := range l.ops {
-		l.ops[i].turn.Store(uint64(i))
-	}
-	return l
+	return &opLog{mask: opLogSize - 1, ops: make([]opSlot, opLogSize)}
 }
 
 // claim reserves the next slot for the caller (who must publish it); nil when the ring is full.
 func (l *opLog) claim() (*opSlot, uint64) {
-	pos := l.tail.Load()
 	for {
-		s := &l.ops[pos&l.mask]
-		t := s.turn.Load()
-		switch {
-		case t == pos:
-			if l.tail.CompareAndSwap(pos, pos+1) {
-				return s, pos
-			}
-			pos = l.tail.Load()
-		case t < pos:
-			return nil, 0 // the slot still holds the op of pos - size
-		default:
-			pos = l.tail.Load()
+		pos := l.tail.Load()
+		if pos-l.freed.Load() >= opLogSize {
+			return nil, 0 // the slot still holds the op of pos - size, not consumed yet
+		}
+		// freed only grows: the slot stays free whoever wins the claim.
+		if l.tail.CompareAndSwap(pos, pos+1) {
+			return &l.ops[pos&l.mask], pos
 		}
 	}
 }
@@ -127,12 +127,14 @@ func (l *opLog) next(wait bool) *op {
 	}
 }
 
-// pop frees the slot next returned (its references dropped).
-func (l *opLog) pop() {
-	s := &l.ops[l.head&l.mask]
-	s.op = op{}
-	s.turn.Store(l.head + opLogSize)
-	l.head++
+// pop consumes the op next returned; the slot is handed back to producers at the next release.
+func (l *opLog) pop() { l.head++ }
+
+// release lets producers reuse every slot consumed so far (after a fold).
+func (l *opLog) release() {
+	if l.freed.Load() != l.head {
+		l.freed.Store(l.head)
+	}
 }
 
 // empty reports whether nothing was claimed beyond what was folded.

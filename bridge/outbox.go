@@ -124,7 +124,9 @@ type record struct {
 	tr      transition
 	hasPrio bool
 	noKey   bool
-	cause   int32
+	// plain: the cause is plainCause(at), kept by no burst (cause is then 0).
+	plain bool
+	cause int32
 	seq     uint64
 	// wire is the key's wire id as the hot path assigned it (keyState.wire: generation << 32 | id), 0 when none.
 	wire     uint64
@@ -153,6 +155,8 @@ func (r *record) message(causes []Cause) any {
 	}
 	if r.cause > 0 {
 		m.Causes = []Cause{causes[r.cause-1]}
+	} else if r.plain {
+		m.Causes = []Cause{plainCause(r.at)}
 	}
 	return m
 }

@@ -2,6 +2,7 @@ package bridge
 
 import (
 	"math"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -81,9 +82,22 @@ type Queue struct {
 	// next hand-out takes. Reset when states are swept.
 	handed     [8]handedKey
 	handedNext int
+	// readied: the keys an add now made ready from not queued, oldest first, with their states, so the fold of
+	// their hand-out (usually in the same order) finds the state without hashing the key (lockedReadiedState).
+	// An entry (key, state) stays right until states are swept (it is emptied then); entries whose key is no
+	// longer queued are skipped. Full: new keys are not remembered (their hand-out hashes the key).
+	readied readyRing
 	// out is this queue's spool of transitions for the editor (outbox.go), appended under mu.
 	out spool
 }
+
+// readyRing is a bounded FIFO of keys and their states (Queue.readied).
+type readyRing struct {
+	ents    [readyRingSize]handedKey
+	head, n int
+}
+
+const readyRingSize = 1024
 
 // maxFree bounds Queue.free. minSweep: idle states are swept from Queue.keys once there are more than
 // max(minSweep, half of keys) of them, so a key cycling through the queue costs no map delete and insert, and
@@ -331,13 +345,13 @@ func (q *Queue) addWithCause(o priorityqueue.AddOpts, item reconcile.Request, c 
 func (q *Queue) record(o priorityqueue.AddOpts, item reconcile.Request, c Cause, now time.Time, at int64) {
 	q.mu.Lock()
 	q.lockedFold()
-	q.lockedRecord(o, item, &c, now, at, 0)
+	q.lockedRecord(o, item, &c, false, now, at, 0)
 	q.mu.Unlock()
 }
 
 // lockedRecord is record under q.mu with the log folded; seq is the transition's place in the outbox's order
-// (0: take one now).
-func (q *Queue) lockedRecord(o priorityqueue.AddOpts, item reconcile.Request, c *Cause, now time.Time, at int64, seq uint64) {
+// (0: take one now); plain tells that *c is plainCause(at) (the record then carries no copy of it).
+func (q *Queue) lockedRecord(o priorityqueue.AddOpts, item reconcile.Request, c *Cause, plain bool, now time.Time, at int64, seq uint64) {
 	if q.down {
 		return
 	}
@@ -366,8 +380,17 @@ func (q *Queue) lockedRecord(o priorityqueue.AddOpts, item reconcile.Request, c 
 	default:
 		if ks.queued == notQueued {
 			ks.queued = queuedReady
+			if rr := &q.readied; rr.n < readyRingSize {
+				rr.ents[(rr.head+rr.n)%readyRingSize] = handedKey{item, ks}
+				rr.n++
+			}
 		}
 		r.tr = trAdded
+	}
+	if plain {
+		r.plain = true
+		q.lockedSend(&r)
+		return
 	}
 	q.lockedSendCause(&r, c)
 }
@@ -1032,7 +1055,9 @@ func (q *Queue) reconcileEnded(item reconcile.Request, end *ReconcileEndMsg) {
 // the log is full it folds it first. The caller must publish the slot, and loads gated only after this
 // (oplog.go's handshake).
 func (q *Queue) claim() (*opSlot, uint64, uint64) {
-	for {
+	var freed uint64
+	var since time.Time
+	for yields := 0; ; yields++ {
 		if s, pos := q.log.claim(); s != nil {
 			var seq uint64
 			if q.hub != nil {
@@ -1040,11 +1065,32 @@ func (q *Queue) claim() (*opSlot, uint64, uint64) {
 			}
 			return s, pos, seq
 		}
+		if f := q.log.freed.Load(); f != freed || since.IsZero() {
+			freed, since, yields = f, time.Now(), 0 // the writer is folding: keep leaving it the processor
+		}
+		if q.hub != nil && (yields < ringFullYields || q.hub.writer.Load() == writerRunning && time.Since(since) < ringFullWait) {
+			// The writer is behind, usually because the controller's goroutines hold the processors (Go
+			// preempts a busy goroutine only after 10 ms): give it the processor rather than fold here.
+			q.hub.box.signal()
+			runtime.Gosched()
+			continue
+		}
 		q.mu.Lock()
 		q.lockedFold()
 		q.mu.Unlock()
 	}
 }
+
+// A producer that finds the op log full yields its processor to the writer (oplog.go) and folds the log itself
+// (where what the outbox cannot hold is dropped and counted) only once the writer freed nothing of it for
+// ringFullYields yields and, while the writer is running (connected, not inside a write to the editor), for
+// ringFullWait. The count and the time restart whenever the writer freed some: a producer does not fold while
+// the writer keeps up, waits at most ringFullWait for a writer the machine did not schedule, and only a few
+// yields for one the editor holds up (a write that does not return) or when there is no writer.
+const (
+	ringFullYields = 4
+	ringFullWait   = time.Millisecond
+)
 
 // publish publishes a claimed slot (a no-op unless the caller filled it) and wakes the writer when it sleeps.
 func (q *Queue) publish(s *opSlot, pos uint64) {
@@ -1059,16 +1105,28 @@ func (q *Queue) publish(s *opSlot, pos uint64) {
 // not wait, for the writer).
 func (q *Queue) lockedFold() { q.lockedFoldOps(true) }
 
+//
+// The writer's fold stops while the queue's spool is full (each op reports at most one transition): the ops
+// left wait in the log for its next burst instead of being dropped. Only when the log is full too does a
+// producer fold past that, and the outbox drops and counts what does not fit (the editor truly cannot keep up).
 func (q *Queue) lockedFoldPublished() { q.lockedFoldOps(false) }
 
 func (q *Queue) lockedFoldOps(wait bool) {
 	for {
+		if !wait && q.hub != nil && len(q.out.buf) >= q.hub.box.limit && !q.out.gone {
+			q.log.release()
+			return
+		}
 		e := q.log.next(wait)
 		if e == nil {
+			q.log.release()
 			return
 		}
 		q.lockedApply(e)
 		q.log.pop()
+		if q.log.head&(opLogSize/4-1) == 0 {
+			q.log.release() // a long fold frees room as it goes
+		}
 	}
 }
 
@@ -1083,10 +1141,13 @@ func (q *Queue) lockedApply(e *op) {
 			o.Priority = &prio
 		}
 		c := causeFor(e.ev, o, e.key, e.at)
-		q.lockedRecord(o, e.key, &c, time.Time{}, e.at, e.seq)
+		q.lockedRecord(o, e.key, &c, e.ev == nil, time.Time{}, e.at, e.seq)
 	case opHandOut:
 		it := heldItem{key: e.key, priority: int(e.prio)}
-		ks := q.keys[e.key]
+		ks := q.lockedReadiedState(e.key)
+		if ks == nil {
+			ks = q.keys[e.key]
+		}
 		if ks != nil && ks.boosted {
 			it.priority = ks.priority
 		}
@@ -1148,9 +1209,31 @@ func (q *Queue) lockedHanded(item reconcile.Request) *keyState {
 	return nil
 }
 
+// lockedReadiedState is the state of key when it is the oldest key remembered in q.readied (taken from it; the
+// older entries whose keys are no longer queued are dropped first), nil otherwise.
+func (q *Queue) lockedReadiedState(key reconcile.Request) *keyState {
+	rr := &q.readied
+	for rr.n > 0 {
+		h := &rr.ents[rr.head]
+		if h.key != key && h.ks.queued != notQueued {
+			return nil // handed out in another order (priorities, delays): hash the key
+		}
+		ks := h.ks
+		match := h.key == key
+		*h = handedKey{}
+		rr.head = (rr.head + 1) % readyRingSize
+		rr.n--
+		if match {
+			return ks
+		}
+	}
+	return nil
+}
+
 // lockedSweep deletes the idle states from q.keys (recycling them).
 func (q *Queue) lockedSweep() {
 	q.handed = [len(q.handed)]handedKey{}
+	q.readied = readyRing{}
 	for k, ks := range q.keys {
 		if ks.idle {
 			delete(q.keys, k)
