@@ -134,10 +134,12 @@ func (f *refFrames) frame(t *testing.T, run []record, causes []Cause) []byte {
 		}
 		item := []any{int(r.tr), id, r.at - m.T0}
 		var x *QueueExtra
-		if r.dueAt != 0 || r.delayMs != 0 || r.failures != 0 || r.cause > 0 {
+		if r.dueAt != 0 || r.delayMs != 0 || r.failures != 0 || r.cause > 0 || r.plain {
 			x = &QueueExtra{DueAt: r.dueAt, DelayMs: r.delayMs, Failures: r.failures}
 			if r.cause > 0 {
 				x.Causes = []Cause{causes[r.cause-1]}
+			} else if r.plain {
+				x.Causes = []Cause{plainCause(r.at)}
 			}
 		}
 		switch {
@@ -205,6 +207,8 @@ func TestFrameEncoderMatchesEncodingJSON(t *testing.T) {
 			batch = append(batch,
 				record{kind: recQueue, q: q, key: reconcile.Request{NamespacedName: types.NamespacedName{Name: s}}, tr: trAdded, at: 998},
 				record{kind: recQueue, q: q, tr: trShutdown, noKey: true, at: 1003},
+				record{kind: recQueue, q: q, key: key, tr: trAdded, hasPrio: true, plain: true, at: 1004},
+				record{kind: recQueue, q: q, key: key, tr: trAdded, plain: true, at: 1764588000201},
 				withCause(record{kind: recQueue, q: q, key: key, tr: trAdded, hasPrio: true, prio: -100, at: 1005}, Cause{Kind: CauseWatch, Note: s, At: 4}),
 				record{kind: recMsg, msg: &PingMsg{At: 1}},
 				withCause(record{kind: recQueue, q: q, key: key, tr: trBackoff, hasPrio: true, prio: 0, dueAt: 1764588000200, delayMs: 5, failures: 3, at: 6}, fullCause(s)),
