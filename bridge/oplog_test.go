@@ -160,3 +160,50 @@ func allIdle(q *Queue) bool {
 	}
 	return true
 }
+
+// TestWriterFoldStopsAtFullSpool: the writer's fold leaves ops in the log while the queue's spool is full, so a
+// writer that takes bursts smaller than the log loses nothing; only a producer that finds the log full with no
+// writer to yield to folds past the bound, and exactly what does not fit is dropped and counted.
+func TestWriterFoldStopsAtFullSpool(t *testing.T) {
+	h := newHub("", "", nil) // no connection: no writer runs; the test takes the bursts
+	const limit = 64
+	h.box.limit = limit
+	q := newQueue(queueConfig{name: "bounded", hub: h})
+	t.Cleanup(q.ShutDown)
+	takeAll := func() (n int) {
+		var b burst
+		for {
+			b = h.box.take(b)
+			if len(b.recs) == 0 {
+				return n
+			}
+			inBurst := 0
+			for _, r := range b.recs {
+				if r.kind != recQueue {
+					continue // the controller's announcement
+				}
+				if inBurst++; inBurst > limit {
+					t.Fatalf("a burst of more than %d transitions from a spool bounded at %d", inBurst, limit)
+				}
+				if r.tr != trAdded || r.key != req(fmt.Sprint("k", n)) {
+					t.Fatalf("record %d: transition %d key %v", n, r.tr, r.key)
+				}
+				n++
+			}
+		}
+	}
+	const few = 1000 // more than the spool holds, less than the log
+	for i := range few {
+		q.Add(req(fmt.Sprint("k", i)))
+	}
+	if got := takeAll(); got != few || h.box.dropped.Load() != 0 {
+		t.Fatalf("took %d of %d adds, %d dropped", got, few, h.box.dropped.Load())
+	}
+	// The log overflows with no writer: the producer folds it all; the spool keeps limit, the rest is counted.
+	for i := range opLogSize + 100 {
+		q.Add(req(fmt.Sprint("k", few+i)))
+	}
+	if got := h.box.dropped.Load(); got != opLogSize-limit {
+		t.Fatalf("%d dropped, want %d", got, opLogSize-limit)
+	}
+}
