@@ -1072,7 +1072,11 @@ func (q *Queue) claim() (*opSlot, uint64, uint64) {
 			// The writer is behind, usually because the controller's goroutines hold the processors (Go
 			// preempts a busy goroutine only after 10 ms): give it the processor rather than fold here.
 			q.hub.box.signal()
-			runtime.Gosched()
+			if yields < ringFullYields {
+				runtime.Gosched()
+			} else {
+				time.Sleep(ringFullNap) // not spin: the writer may be waiting for this very CPU
+			}
 			continue
 		}
 		q.mu.Lock()
@@ -1086,10 +1090,13 @@ func (q *Queue) claim() (*opSlot, uint64, uint64) {
 // ringFullYields yields and, while the writer is running (connected, not inside a write to the editor), for
 // ringFullWait. The count and the time restart whenever the writer freed some: a producer does not fold while
 // the writer keeps up, waits at most ringFullWait for a writer the machine did not schedule, and only a few
-// yields for one the editor holds up (a write that does not return) or when there is no writer.
+// yields for one the editor holds up (a write that does not return) or when there is no writer. After the
+// yields it naps (ringFullNap) between looks instead of spinning.
 const (
 	ringFullYields = 4
 	ringFullWait   = time.Millisecond
+	// ringFullNap is the pause between looks after the yields.
+	ringFullNap = 50 * time.Microsecond
 )
 
 // publish publishes a claimed slot (a no-op unless the caller filled it) and wakes the writer when it sleeps.
