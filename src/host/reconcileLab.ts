@@ -135,7 +135,8 @@ export class ReconcileLab implements vscode.Disposable {
         extensionUri: context.extensionUri,
         clock,
         log: this.log,
-        capacity: () => readSettings()['eventLog.size'],
+        // Read on every batch of entries (thousands a second): the setting, kept until it changes.
+        capacity: () => (this.eventLogSize ??= readSettings()['eventLog.size']),
         onReveal: (key, resource) => {
           void vscode.commands.executeCommand('reconcileLab.revealObject', { key, resource: resource ?? this.current?.primaryResource });
         },
@@ -446,7 +447,11 @@ export class ReconcileLab implements vscode.Disposable {
           : `Running: ${counts}.`);
   }
 
+  /** The Event Log's size setting, read once per change of the settings (undefined: read it again). */
+  private eventLogSize: number | undefined;
+
   private onSettingsChanged(keys: readonly string[]): void {
+    if (keys.includes('eventLog.size')) this.eventLogSize = undefined;
     const s = this.current;
     if (keys.includes('eventLog.size') && s) {
       s.journal.resize(Math.max(100, readSettings()['eventLog.size']));
