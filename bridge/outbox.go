@@ -190,6 +190,31 @@ func (o *outbox) lockedPush(sp *spool, r *record, c *Cause, extra int) bool {
 	return true
 }
 
+// lockedReserve appends a zero record to sp (whose owner's lock the caller holds) for the caller to fill in
+// place before it unlocks, with seq as its place in the order (0: take one now); nil when sp is full (the
+// record is dropped and counted). lockedPush without building the record first.
+func (o *outbox) lockedReserve(sp *spool, seq uint64) *record {
+	if len(sp.buf) >= o.limit {
+		o.dropped.Add(1)
+		return nil
+	}
+	if sp.buf == nil {
+		sp.buf = make([]record, 0, initialRecords)
+	} else if len(sp.buf) == cap(sp.buf) {
+		nb := make([]record, len(sp.buf), min(2*cap(sp.buf)+1, o.limit+ctrlBuffer))
+		copy(nb, sp.buf)
+		sp.buf = nb
+	}
+	if seq == 0 {
+		seq = o.seq.Add(1)
+	}
+	sp.buf = sp.buf[:len(sp.buf)+1]
+	r := &sp.buf[len(sp.buf)-1]
+	*r = record{seq: seq}
+	o.signal() // the writer reads the record only under the owner's lock, so after it is filled
+	return r
+}
+
 // signal wakes the writer when it is about to sleep (one atomic load otherwise).
 func (o *outbox) signal() {
 	if o.waiting.Load() && o.waiting.CompareAndSwap(true, false) {

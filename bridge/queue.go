@@ -682,8 +682,10 @@ func (q *Queue) lockedProcessing(it heldItem, tok *stepToken, ks *keyState, at i
 	q.handedNext = (q.handedNext + 1) % len(q.handed)
 	// No causes: the editor has them from this key's transitions since its last processing (and reconcileStart
 	// repeats them as triggers).
-	r := record{kind: recQueue, q: q, key: it.key, tr: trProcessing, hasPrio: true, prio: prio, at: at, wire: q.lockedWire(ks), seq: seq}
-	q.lockedSend(&r)
+	var tmp record
+	r := q.lockedOut(&tmp, seq)
+	r.key, r.tr, r.hasPrio, r.prio, r.at, r.wire = it.key, trProcessing, true, prio, at, q.lockedWire(ks)
+	q.lockedOutDone(r, &tmp)
 	q.lockedRegate()
 }
 
@@ -741,8 +743,10 @@ func (q *Queue) lockedDone(item reconcile.Request, at int64, seq uint64) (*stepT
 	}
 	q.cond.Broadcast()
 	if !q.down {
-		r := record{kind: recQueue, q: q, key: item, tr: trDone, at: at, wire: q.lockedWire(ks), seq: seq}
-		q.lockedSend(&r)
+		var tmp record
+		r := q.lockedOut(&tmp, seq)
+		r.key, r.tr, r.at, r.wire = item, trDone, at, q.lockedWire(ks)
+		q.lockedOutDone(r, &tmp)
 	}
 	return tok, end
 }
@@ -768,11 +772,13 @@ func (q *Queue) Forget(item reconcile.Request) {
 
 // lockedForget reports a Forget (at, seq as for lockedProcessing).
 func (q *Queue) lockedForget(item reconcile.Request, at int64, seq uint64) {
-	r := record{kind: recQueue, q: q, key: item, tr: trForgotten, at: at, seq: seq}
+	var tmp record
+	r := q.lockedOut(&tmp, seq)
+	r.key, r.tr, r.at = item, trForgotten, at
 	if ks := q.lockedHanded(item); ks != nil {
 		r.wire = q.lockedWire(ks)
 	}
-	q.lockedSend(&r)
+	q.lockedOutDone(r, &tmp)
 }
 
 // NumRequeues is the rate limiter's failure count for the key.
@@ -1324,6 +1330,27 @@ func (q *Queue) send(r *record) {
 func (q *Queue) lockedSend(r *record) {
 	if q.hub != nil {
 		q.hub.box.pushQueue(q, r, nil)
+	}
+}
+
+// lockedOut is where a transition of this queue (the caller holds q.mu) is filled in place: a record reserved
+// in q's spool (kind, q and seq set; 0: take one now), else tmp (no hub, the spool gone, or full: dropped and
+// counted). After filling it the caller calls lockedOutDone(r, tmp), which sends tmp when it must go elsewhere.
+func (q *Queue) lockedOut(tmp *record, seq uint64) *record {
+	r := tmp
+	if q.hub != nil && !q.out.gone {
+		if p := q.hub.box.lockedReserve(&q.out, seq); p != nil {
+			r = p
+		}
+		seq = r.seq
+	}
+	r.kind, r.q, r.seq = recQueue, q, seq
+	return r
+}
+
+func (q *Queue) lockedOutDone(r, tmp *record) {
+	if r == tmp && q.hub != nil && q.out.gone {
+		q.hub.box.push(tmp, nil, 0)
 	}
 }
 
