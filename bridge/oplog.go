@@ -27,9 +27,10 @@ import (
 //   - Dekker handshake with Queue.gated: a producer claims its slot before it loads gated; a slow path that must
 //     not race with hot ops (pause, step, shutdown) stores gated = true before it folds. Either the producer
 //     sees gated (and goes the slow way, under Queue.mu) or the fold sees its claim and applies the op first.
-//   - Nothing is lost: when the ring is full the producer first yields its processor a few times (the writer,
-//     starved by the controller's own goroutines, usually runs then and folds), then folds the log itself under
-//     Queue.mu and claims again.
+//   - Nothing is lost: when the ring is full the producer first yields its processor (the writer, starved by
+//     the controller's own goroutines, usually runs then and folds) and naps while a running writer frees the
+//     ring (Queue.claim: at most ringFullWait without progress, never for a writer inside a write), then folds
+//     the log itself under Queue.mu and claims again.
 //   - Only the holder of Queue.mu consumes (head is guarded by it). The consumer never writes a slot: it
 //     publishes how far it consumed in freed (once per fold, not per op), and a producer may claim position pos
 //     only while pos < freed + size. So a slot's cache line moves from its producer to the consumer and back
