@@ -127,7 +127,7 @@ type record struct {
 	// plain: the cause is plainCause(at), kept by no burst (cause is then 0).
 	plain bool
 	cause int32
-	seq     uint64
+	seq   uint64
 	// wire is the key's wire id as the hot path assigned it (keyState.wire: generation << 32 | id), 0 when none.
 	wire     uint64
 	q        *Queue
