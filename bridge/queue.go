@@ -1118,9 +1118,10 @@ func (q *Queue) publish(s *opSlot, pos uint64) {
 // not wait, for the writer).
 func (q *Queue) lockedFold() { q.lockedFoldOps(true) }
 
-// lockedFoldPublished is the writer's fold. It stops while the queue's spool is full (each op reports at most one transition): the ops
-// left wait in the log for its next burst instead of being dropped. Only when the log is full too does a
-// producer fold past that, and the outbox drops and counts what does not fit (the editor truly cannot keep up).
+// lockedFoldPublished is the writer's fold. It stops while the queue's spool is full (each op reports at most
+// one transition): the ops left wait in the log for its next burst instead of being dropped. Only when the log
+// is full too does a producer fold past that, and the outbox drops and counts what does not fit (the editor
+// truly cannot keep up).
 func (q *Queue) lockedFoldPublished() { q.lockedFoldOps(false) }
 
 func (q *Queue) lockedFoldOps(wait bool) {
