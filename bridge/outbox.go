@@ -314,16 +314,7 @@ func (o *outbox) take(out burst) burst {
 		p := &parts[0]
 		spare := burst{out.recs[:0], out.causes[:0]}
 		out = p.b
-		if p.q == nil {
-			o.mu.Lock()
-			o.own.spare = spare
-			o.mu.Unlock()
-		} else {
-			p.q.mu.Lock()
-			p.q.out.spare = spare
-			p.q.mu.Unlock()
-		}
-		*p = takenPart{}
+		o.giveSpare(p, spare)
 		o.parts = parts[:0]
 		return out
 	}
@@ -353,20 +344,25 @@ func (o *outbox) take(out burst) burst {
 		p := &parts[i]
 		clear(p.b.recs)
 		clear(p.b.causes)
-		spare := burst{p.b.recs[:0], p.b.causes[:0]}
-		if p.q == nil {
-			o.mu.Lock()
-			o.own.spare = spare
-			o.mu.Unlock()
-		} else {
-			p.q.mu.Lock()
-			p.q.out.spare = spare
-			p.q.mu.Unlock()
-		}
-		*p = takenPart{}
+		o.giveSpare(p, burst{p.b.recs[:0], p.b.causes[:0]})
 	}
 	o.parts = parts[:0]
 	return out
+}
+
+// giveSpare hands spare (empty slices, references already dropped) to the spool p was taken from, under that
+// spool's lock, as the buffers its next pushes fill; p is cleared.
+func (o *outbox) giveSpare(p *takenPart, spare burst) {
+	if p.q == nil {
+		o.mu.Lock()
+		o.own.spare = spare
+		o.mu.Unlock()
+	} else {
+		p.q.mu.Lock()
+		p.q.out.spare = spare
+		p.q.mu.Unlock()
+	}
+	*p = takenPart{}
 }
 
 // pending is the number of records waiting.

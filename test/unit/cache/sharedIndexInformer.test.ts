@@ -416,6 +416,32 @@ test('state events follow the reflector; dispose is final', async () => {
   assert.equal(t.lw.openWatches, 0);
 });
 
+
+/**
+ * Runs an informer on `listerWatcher` whose transform strips managedFields and counts its calls per object name
+ * in `calls`; `seen` gets every added object's name in delivery order.
+ */
+function runCountingInformer(
+  listerWatcher: ConstructorParameters<typeof SharedIndexInformer>[0]['listerWatcher'],
+  clock: FakeClock,
+  calls: Map<string, number>,
+  watchList?: boolean,
+): { informer: SharedIndexInformer; seen: string[] } {
+  const informer = new SharedIndexInformer({
+    listerWatcher,
+    resource: widgets,
+    clock,
+    ...(watchList === undefined ? {} : { watchList }),
+    transform: (o) => {
+      calls.set(o.metadata.name!, (calls.get(o.metadata.name!) ?? 0) + 1);
+      return stripManagedFields(o);
+    },
+  });
+  const seen: string[] = [];
+  informer.addEventHandler({ onAdd: (o) => void seen.push(o.metadata.name!) });
+  informer.run();
+  return { informer, seen };
+}
 test('LIST pages are made cache objects as each page arrives; the transform runs once per object, on the LIST and the WatchList path alike', async () => {
   for (const watchList of [false, true]) {
     const clock = new FakeClock();
@@ -425,19 +451,7 @@ test('LIST pages are made cache objects as each page arrives; the transform runs
     let pagesSeen = 0;
     const list = lw.list.bind(lw);
     const counted = { ...lw, watchListSemanticsUnsupported: lw.watchListSemanticsUnsupported, list: async (o: Parameters<typeof list>[0], s: AbortSignal) => (pagesSeen++, list(o, s)), watch: lw.watch.bind(lw) };
-    const informer = new SharedIndexInformer({
-      listerWatcher: counted,
-      resource: widgets,
-      clock,
-      watchList,
-      transform: (o) => {
-        calls.set(o.metadata.name!, (calls.get(o.metadata.name!) ?? 0) + 1);
-        return stripManagedFields(o);
-      },
-    });
-    const seen: string[] = [];
-    informer.addEventHandler({ onAdd: (o) => void seen.push(o.metadata.name!) });
-    informer.run();
+    const { informer, seen } = runCountingInformer(counted, clock, calls, watchList);
     for (let i = 0; i < 10 && seen.length < 1200; i++) await settle();
     assert.equal(seen.length, 1200, `watchList ${watchList}`);
     assert.deepEqual(seen, [...seen].sort(), 'handlers see the list order');
@@ -472,18 +486,7 @@ test('a lister-watcher that hands every item, some items or no item to onItem: e
       watch: lw.watch.bind(lw),
     };
     const calls = new Map<string, number>();
-    const informer = new SharedIndexInformer({
-      listerWatcher: streaming,
-      resource: widgets,
-      clock,
-      transform: (o) => {
-        calls.set(o.metadata.name!, (calls.get(o.metadata.name!) ?? 0) + 1);
-        return stripManagedFields(o);
-      },
-    });
-    const seen: string[] = [];
-    informer.addEventHandler({ onAdd: (o) => void seen.push(o.metadata.name!) });
-    informer.run();
+    const { informer, seen } = runCountingInformer(streaming, clock, calls);
     for (let i = 0; i < 10 && seen.length < 1200; i++) await settle();
     assert.equal(seen.length, 1200, mode);
     assert.deepEqual(seen, [...seen].sort(), `${mode}: handlers see the list order`);
