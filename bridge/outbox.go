@@ -161,10 +161,11 @@ func (r *record) message(causes []Cause) any {
 	return m
 }
 
-// lockedPush appends a copy of *r with a copy of *c as its cause (none when c is nil; it sets r.cause and
-// r.seq) to sp, whose owner's lock the caller holds; extra is the room beyond limit this message may use
-// (ctrlBuffer for control messages, 0 otherwise). It reports false when the record was dropped.
-func (o *outbox) lockedPush(sp *spool, r *record, c *Cause, extra int) bool {
+// lockedRoom makes room for one more record in sp (whose owner's lock the caller holds), extra beyond limit
+// allowed; false, with the record counted as dropped, when sp is full. It doubles a full buffer at once (append
+// grows large slices by 1.25×, copying ~110-byte records many times over while a backlog builds); the spool and
+// the writer's spare swap, so each grows to the largest burst once.
+func (o *outbox) lockedRoom(sp *spool, extra int) bool {
 	if len(sp.buf) >= o.limit+extra {
 		o.dropped.Add(1)
 		return false
@@ -172,11 +173,19 @@ func (o *outbox) lockedPush(sp *spool, r *record, c *Cause, extra int) bool {
 	if sp.buf == nil {
 		sp.buf = make([]record, 0, initialRecords)
 	} else if len(sp.buf) == cap(sp.buf) {
-		// Double at once (append grows large slices by 1.25×, copying ~110-byte records many times over while a
-		// backlog builds); the spool and the writer's spare swap, so each grows to the largest burst once.
 		nb := make([]record, len(sp.buf), min(2*cap(sp.buf)+1, o.limit+ctrlBuffer))
 		copy(nb, sp.buf)
 		sp.buf = nb
+	}
+	return true
+}
+
+// lockedPush appends a copy of *r with a copy of *c as its cause (none when c is nil; it sets r.cause and
+// r.seq) to sp, whose owner's lock the caller holds; extra is the room beyond limit this message may use
+// (ctrlBuffer for control messages, 0 otherwise). It reports false when the record was dropped.
+func (o *outbox) lockedPush(sp *spool, r *record, c *Cause, extra int) bool {
+	if !o.lockedRoom(sp, extra) {
+		return false
 	}
 	if c != nil {
 		sp.causes = append(sp.causes, *c)
@@ -194,16 +203,8 @@ func (o *outbox) lockedPush(sp *spool, r *record, c *Cause, extra int) bool {
 // place before it unlocks, with seq as its place in the order (0: take one now); nil when sp is full (the
 // record is dropped and counted). lockedPush without building the record first.
 func (o *outbox) lockedReserve(sp *spool, seq uint64) *record {
-	if len(sp.buf) >= o.limit {
-		o.dropped.Add(1)
+	if !o.lockedRoom(sp, 0) {
 		return nil
-	}
-	if sp.buf == nil {
-		sp.buf = make([]record, 0, initialRecords)
-	} else if len(sp.buf) == cap(sp.buf) {
-		nb := make([]record, len(sp.buf), min(2*cap(sp.buf)+1, o.limit+ctrlBuffer))
-		copy(nb, sp.buf)
-		sp.buf = nb
 	}
 	if seq == 0 {
 		seq = o.seq.Add(1)
