@@ -98,13 +98,20 @@ export default async function timelineUi(t) {
       // re-uses its row elements while it renders the filtered entries).
       await log.locator('#follow').uncheck();
       const detail = log.locator('#detail:not([hidden])');
-      await eventually('the detail pane to show the loop\'s ConfigMap write', async () => {
+      // The pane shows a selection a moment after the click, and a click can land on a re-used row that shows
+      // another entry by then: a click only happens when the pane does not show the write, and the write counts
+      // as shown only when read one interval after the last click (never right after it).
+      const shownWrite = (d) => /^(create|update|patch) configmaps /.test(d.title) && !/dry-run/.test(d.title) && /#\d+ · write/.test(d.fields) && d.sections.some((x) => /before → after/.test(x));
+      const readDetail = async () => (await detail.count())
+        ? { title: (await log.locator('#detail-title').textContent()) ?? '', fields: (await log.locator('#detail .detail-fields').textContent()) ?? '', sections: await log.locator('.detail-section').allTextContents() }
+        : undefined;
+      const shown = await eventually('the detail pane to show the loop\'s ConfigMap write with its diff', async () => {
+        const d = await readDetail();
+        if (d && shownWrite(d)) return { shown: true, d };
         await writeRow.click({ timeout: 5_000 }).catch(() => {});
-        if (!(await detail.count())) return '';
-        // The entry's kind is in its fields ("#77 · write"); an informer entry's title names configmaps too.
-        return `${await log.locator('#detail-title').textContent()}\n${await log.locator('#detail .detail-fields').textContent()}`;
-      }, (s) => /^(create|update|patch) configmaps /.test(s ?? '') && !/dry-run/.test(s ?? '') && /#\d+ · write/.test(s ?? ''), { intervalMs: 700 }); // slower than a double-click
-      const sections = await eventually('detail sections', () => log.locator('.detail-section').allTextContents(), (s) => s.some((x) => /before → after/.test(x)));
+        return { shown: false, d };
+      }, (r) => r.shown, { intervalMs: 700 }); // slower than a double-click
+      const sections = shown.d.sections;
       assert.ok(sections.some((s) => /^Reconcile #\d+ of /.test(s)), `the reconcile it belongs to: ${JSON.stringify(sections)}`);
       assert.ok(sections.includes('Cause'), JSON.stringify(sections));
       const diff = await log.locator('.detail-pre.diff').textContent();
