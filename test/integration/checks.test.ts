@@ -1,7 +1,9 @@
 import { before, beforeEach, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { createNamespace, getTestCluster, type TestCluster } from './support/cluster.ts';
+import { createNamespace, getTestCluster, installCrd, testCrd, uniqueName, type TestCluster } from './support/cluster.ts';
+import type { Reconciler } from '../../src/core/controller/reconcile.ts';
+import { writeStatusIfChanged } from '../../src/core/reconcilers/statusWriter.ts';
 import { client as makeClient, installLabCrd, ROOT, sampleWidgets, type LabCrd } from './reconcilers.support.ts';
 import type { DynamicKubeClient } from '../../src/core/k8s/dynamicClient.ts';
 import { runChecks, CheckRefusedError } from '../../src/core/checks/runChecks.ts';
@@ -142,6 +144,31 @@ describe('robustness checks (issue 11) on the real control plane', () => {
       assert.deepEqual(await scratchLeft(), []);
     });
   }
+
+  test('a cluster-scoped kind: only the copy is reconciled, every check compares, the other objects are untouched', async () => {
+    const group = `${uniqueName('chk')}.example.org`;
+    await installCrd(cluster.transport, testCrd({ group, kind: 'Policy', plural: 'policies', scope: 'Cluster' }));
+    const policies = { group, version: 'v1', resource: 'policies', kind: 'Policy', namespaced: false };
+    const mine = await c.create(policies, { apiVersion: `${group}/v1`, kind: 'Policy', metadata: { name: 'allow.egress-to-db.v2' }, spec: { level: 3 } });
+    const other = await c.create(policies, { apiVersion: `${group}/v1`, kind: 'Policy', metadata: { name: 'someone-elses' }, spec: { level: 9 } });
+    const reconciled = new Set<string>();
+    const reconciler: Reconciler = {
+      name: 'policy-status',
+      async reconcile(req, ctx) {
+        reconciled.add(req.key);
+        const obj = await ctx.client.get(ctx.primary, undefined, req.name, ctx.signal);
+        await writeStatusIfChanged(ctx, ctx.primary, obj, (o) => ({ observedGeneration: o.metadata.generation, level: (o.spec as { level?: number }).level }));
+        return {};
+      },
+    };
+    const r = await runChecks(options({ primary: policies, keys: [mine.metadata.name!], createReconciler: () => reconciler, reconcilerSpec: { kind: 'module', path: 'policy-status.ts' } }));
+    assert.deepEqual([...reconciled].filter((k) => !k.startsWith('rl-check-')), [], 'the check runs reconciled only scratch copies');
+    assert.equal(r.findings.length, 0, summary(r));
+    assert.deepEqual(r.results.map((x) => `${x.check}: ${x.status}`).sort(), ['convergence: passed', 'crashAfterWrite: skipped', 'runTwice: passed', 'staleCache: passed', 'unobservedState: passed'], summary(r));
+    assert.equal((await c.get(policies, undefined, other.metadata.name!)).metadata.resourceVersion, other.metadata.resourceVersion, 'another Policy was not written');
+    assert.equal((await c.get(policies, undefined, mine.metadata.name!)).metadata.resourceVersion, mine.metadata.resourceVersion, 'the checked Policy itself was not written');
+    assert.deepEqual((await c.list(policies, undefined)).items.map((p) => p.metadata.name).sort(), ['allow.egress-to-db.v2', 'someone-elses'], 'the copies are deleted');
+  });
 
   test('refuses a cluster that is not the local control plane unless confirmed by name', async () => {
     await assert.rejects(runChecks(options({ cluster: { name: 'prod', local: false }, createReconciler: () => createLabReconciler(), reconcilerSpec: { kind: 'lab' } })), CheckRefusedError);

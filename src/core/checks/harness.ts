@@ -283,7 +283,11 @@ export async function startLoopRun(env: HarnessEnv, namespace: string, hooks: Ru
   let run: ControllerRun | undefined;
   const client = hooks.crashAfterWrites !== undefined ? crashingClient(env.client, hooks.crashAfterWrites, () => hooks.onCrash?.()) : env.client;
   const inNs = (r: ResourceInfo) => (r.namespaced ? { namespace } : {});
-  let primary: SharedIndexInformer<KubeObject> = factory.informerFor(env.primary, inNs(env.primary));
+  // A cluster-scoped primary has no namespace to scope to: its informer watches the copy alone (by name), or the
+  // run would reconcile the developer's own objects of that kind.
+  if (!env.primary.namespaced && hooks.key === undefined) throw new Error('a check run of a cluster-scoped resource needs the key of its copy');
+  const primaryScope = env.primary.namespaced ? { namespace } : { fieldSelector: `metadata.name=${hooks.key}` };
+  let primary: SharedIndexInformer<KubeObject> = factory.informerFor(env.primary, primaryScope);
   let withholding: WithholdingInformer | undefined;
   if (hooks.withholdKey !== undefined) primary = withholding = new WithholdingInformer(primary, hooks.withholdKey);
   const builder = controllerBuilder({

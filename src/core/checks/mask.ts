@@ -93,7 +93,9 @@ export function normalizeEndState(raw: RawEndState): EndState {
     delete m.selfLink;
     m.name = named.get(object);
     if (o.metadata.ownerReferences) for (const r of o.metadata.ownerReferences) (r as unknown as Record<string, unknown>).uid = replaceAll(r.uid, table);
-    out[`${resource}/${named.get(object)}`] = deepMap(o, (s) => replaceAll(s, table));
+    // A cluster-scoped copy's name carries the scratch namespace (`<scratch-ns>-<name>`): its key is masked as its
+    // fields are, so the same object of two runs has the same key.
+    out[`${resource}/${replaceAll(named.get(object) ?? '', table)}`] = deepMap(o, (s) => replaceAll(s, table));
   }
   return out;
 }

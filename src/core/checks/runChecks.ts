@@ -53,6 +53,11 @@ export function refusalOf(o: RunChecksOptions): string | undefined {
   }
   for (const c of o.checks ?? []) if (!CHECK_KINDS.includes(c)) return `unknown check "${String(c)}" (checks: ${CHECK_KINDS.join(', ')})`;
   if (o.reconcilerSpec?.kind === 'go' && !o.go?.command.length) return 'no Go program to check (a command line)';
+  // A check instance's cache is scoped to its scratch namespace, which does not scope cluster-scoped objects: the
+  // program would see, and reconcile, the developer's own objects of the kind.
+  if (o.reconcilerSpec?.kind === 'go' && !o.primary.namespaced) {
+    return `refusing to check ${o.primary.resource}${o.primary.group ? `.${o.primary.group}` : ''} with a Go controller: it is cluster-scoped, and a check instance's cache is limited to its scratch namespace, which does not limit cluster-scoped objects (your own objects would be reconciled)`;
+  }
   return undefined;
 }
 

@@ -40,4 +40,12 @@ describe('end-state masking', () => {
     assert.match(d, /\+\s+a: "2"/);
     assert.match(d, /configmaps\/w-extra/);
   });
+  test('a cluster-scoped copy, named <scratch-ns>-<name>, has the same key in every run', () => {
+    const policy = (ns: string, uid: string): KubeObject => ({ apiVersion: 'sec.example.org/v1', kind: 'Policy', metadata: { name: `${ns}-allow.egress-to-db.v2`, uid, resourceVersion: '5', labels: { 'checks.reconcile-lab.dev/scratch': ns } }, spec: { level: 3 } });
+    const a = normalizeEndState({ namespace: 'rl-check-aaaa', objects: [{ resource: 'policies.sec.example.org', object: policy('rl-check-aaaa', 'u1') }] });
+    const b = normalizeEndState({ namespace: 'rl-check-bbbb', objects: [{ resource: 'policies.sec.example.org', object: policy('rl-check-bbbb', 'u2') }] });
+    assert.deepEqual(Object.keys(a), ['policies.sec.example.org/<scratch-ns>-allow.egress-to-db.v2']);
+    assert.deepEqual(differingPaths(a, b), new Set());
+    assert.deepEqual(compareEndStates(a, b, new Set()), []);
+  });
 });
