@@ -1,6 +1,7 @@
 import { before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createNamespace, getTestCluster } from './support/cluster.ts';
+import { createNamespace, getTestCluster, installCrd, testCrd, uniqueName } from './support/cluster.ts';
+import { writeStatusIfChanged } from '../../src/core/reconcilers/statusWriter.ts';
 import { CONFIGMAPS, installLabCrd, type LabCrd } from './reconcilers.support.ts';
 import { createDynamicClient, recordingClient, type DynamicKubeClient, type WriteRecord } from '../../src/core/k8s/dynamicClient.ts';
 import { ApiError, isConflict, isNotFound } from '../../src/core/k8s/client.ts';
@@ -117,5 +118,23 @@ describe('dynamic client against a real kube-apiserver', () => {
     const dead = new KubeTransport(kc);
     Object.defineProperty(dead, 'server', { value: 'https://127.0.0.1:1' });
     await assert.rejects(createDynamicClient(dead).get(CONFIGMAPS, ns, 'x'), (e: unknown) => e instanceof ApiError && e.code === 0 && /Cannot reach/.test(e.message));
+  });
+  test('a CRD without the status subresource: /status writes say so (still 404), and the status writer updates the object', async () => {
+    const cluster = await getTestCluster();
+    const group = `${uniqueName('nostatus')}.example.org`;
+    const def = testCrd({ group, kind: 'DNSEntry', plural: 'dnsentries' });
+    delete (def.spec as { versions: Array<{ subresources?: unknown }> }).versions[0]!.subresources;
+    await installCrd(cluster.transport, def);
+    const gvr = { group, version: 'v1', resource: 'dnsentries' };
+    const obj = await c.create(gvr, { apiVersion: `${group}/v1`, kind: 'DNSEntry', metadata: { name: 'api.payments.example.com', namespace: ns }, spec: { target: '10.0.0.1' } });
+    await assert.rejects(c.updateStatus(gvr, { ...obj, status: { record: 'x' } }), (e: unknown) => isNotFound(e) && /dnsentries\.[^ ]+ [^ ]+\/api\.payments\.example\.com exists, but .* has no \/status subresource/.test((e as Error).message));
+    await assert.rejects(c.patchStatus(gvr, ns, obj.metadata.name!, 'merge', { status: { record: 'x' } }), (e: unknown) => isNotFound(e) && /has no \/status subresource/.test((e as Error).message));
+    await assert.rejects(c.updateStatus(gvr, { ...obj, metadata: { ...obj.metadata, name: 'gone' } }), (e: unknown) => isNotFound(e) && !/subresource/.test((e as Error).message), 'a missing object keeps the server\'s 404');
+    const signal = new AbortController().signal;
+    const r = await writeStatusIfChanged({ client: c, signal }, gvr, obj, () => ({ record: 'api A 10.0.0.1' }));
+    assert.equal(r.written, true);
+    assert.deepEqual((await c.get(gvr, ns, obj.metadata.name!)).status, { record: 'api A 10.0.0.1' });
+    const again = await writeStatusIfChanged({ client: c, signal }, gvr, await c.get(gvr, ns, obj.metadata.name!), () => ({ record: 'api A 10.0.0.1' }));
+    assert.equal(again.written, false, 'an unchanged status is not written again');
   });
 });

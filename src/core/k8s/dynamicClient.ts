@@ -56,6 +56,31 @@ export function createDynamicClient(transport: KubeTransport, options: DynamicCl
     return name;
   };
 
+  /**
+   * Runs a write to `<object>/<subresource>`. The API server answers 404 both when the object is gone and when its
+   * resource has no such subresource (a CRD without `subresources.status`): on a 404 the object is read, and when it
+   * exists the 404 is rethrown (still a 404) with a message that says which of the two it was.
+   */
+  async function explainMissingSubresource(gvr: GroupVersionResource, namespace: string | undefined, name: string, subresource: string, signal: AbortSignal | undefined, write: () => Promise<KubeObject>): Promise<KubeObject> {
+    try {
+      return await write();
+    } catch (e) {
+      if (!isNotFound(e)) throw e;
+      try {
+        await client.get(gvr, namespace, name, signal);
+      } catch {
+        throw e; // the object is gone (or cannot be read): the server's 404 as it is
+      }
+      const label = gvr.group ? `${gvr.resource}.${gvr.group}` : gvr.resource;
+      throw new ApiError(
+        404,
+        'NotFound',
+        `${label} ${keyFor(namespace, name)} exists, but ${label} has no /${subresource} subresource (its CRD does not declare subresources.${subresource}): write .${subresource} with an update or patch of the object itself, or add the subresource to the CRD`,
+        (e as ApiError).details,
+      );
+    }
+  }
+
   const client: DynamicKubeClient = {
     get(gvr, namespace, name, signal) {
       return transport.json<KubeObject>({ method: 'GET', path: resourcePath(gvr, namespace, name), signal });
@@ -91,24 +116,29 @@ export function createDynamicClient(transport: KubeTransport, options: DynamicCl
     },
 
     updateSubresource(gvr, obj, subresource, o) {
-      return transport.json<KubeObject>({
-        method: 'PUT',
-        path: resourcePath(gvr, obj.metadata.namespace, nameOf(obj), subresource),
-        query: writeQuery(o),
-        body: obj,
-        signal: o?.signal,
-      });
+      const name = nameOf(obj);
+      return explainMissingSubresource(gvr, obj.metadata.namespace, name, subresource, o?.signal, () =>
+        transport.json<KubeObject>({
+          method: 'PUT',
+          path: resourcePath(gvr, obj.metadata.namespace, name, subresource),
+          query: writeQuery(o),
+          body: obj,
+          signal: o?.signal,
+        }),
+      );
     },
 
     patch(gvr, namespace, name, type, patch, o) {
-      return transport.json<KubeObject>({
-        method: 'PATCH',
-        path: resourcePath(gvr, namespace, name, o?.subresource),
-        query: writeQuery(o),
-        body: patch,
-        contentType: PATCH_CONTENT_TYPES[type],
-        signal: o?.signal,
-      });
+      const send = () =>
+        transport.json<KubeObject>({
+          method: 'PATCH',
+          path: resourcePath(gvr, namespace, name, o?.subresource),
+          query: writeQuery(o),
+          body: patch,
+          contentType: PATCH_CONTENT_TYPES[type],
+          signal: o?.signal,
+        });
+      return o?.subresource ? explainMissingSubresource(gvr, namespace, name, o.subresource, o.signal, send) : send();
     },
 
     patchStatus(gvr, namespace, name, type, patch, o) {

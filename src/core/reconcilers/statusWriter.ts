@@ -1,4 +1,4 @@
-import { isConflict } from '../k8s/client.ts';
+import { ApiError, isConflict, isNotFound } from '../k8s/client.ts';
 import type { GroupVersionResource, KubeObject } from '../k8s/objects.ts';
 import type { ReconcileContext } from '../controller/reconcile.ts';
 import { jsonEqual } from './jsonEqual.ts';
@@ -18,7 +18,10 @@ export interface StatusWriteResult {
 /**
  * Writes `compute(obj)` to the object's `/status` subresource **only when it
  * differs** from the stored status, so that a no-op reconcile produces no watch
- * event (the self-trigger loop the lab warns about).
+ * event (the self-trigger loop the lab warns about). A resource without the
+ * status subresource (a CRD that does not declare it) answers 404 on `/status`
+ * while the object exists: then the status is written with an update of the
+ * object (same resourceVersion guard and conflict policy).
  *
  * Conflict policy: a 409 (the object changed since it was read, e.g. a stale
  * cache copy) is handled by re-reading the object from the server and
@@ -40,13 +43,29 @@ export async function writeStatusIfChanged(
   const maxAttempts = options.maxAttempts ?? 3;
   let current = obj;
   let conflicts = 0;
+  let viaObject = false;
   for (let attempt = 1; ; attempt++) {
     const desired = compute(current);
     if (jsonEqual(current.status ?? undefined, desired)) return { written: false, status: desired, conflicts, object: current };
     try {
-      const after = await ctx.client.updateStatus(gvr, { ...current, status: desired }, { signal: ctx.signal });
+      const after = viaObject
+        ? await ctx.client.update(gvr, { ...current, status: desired }, { signal: ctx.signal })
+        : await ctx.client.updateStatus(gvr, { ...current, status: desired }, { signal: ctx.signal });
       return { written: true, status: desired, conflicts, object: after };
     } catch (e) {
+      if (isNotFound(e) && !viaObject) {
+        // 404 from /status: the object is gone, or its resource has no status subresource (then status is an
+        // ordinary part of the object and is written with an update of it, guarded by its resourceVersion).
+        const fresh = await readFresh(ctx, gvr, current.metadata.namespace, current.metadata.name ?? '');
+        if (!fresh) throw e;
+        viaObject = true;
+        if (fresh.metadata.generation !== obj.metadata.generation) {
+          throw new ApiError(409, 'Conflict', `${fresh.metadata.name}: the spec changed (generation ${obj.metadata.generation} → ${fresh.metadata.generation}) before its status was written; reconciling again`);
+        }
+        current = fresh;
+        attempt--;
+        continue;
+      }
       if (!isConflict(e) || attempt >= maxAttempts) throw e;
       conflicts++;
       const fresh = await readFresh(ctx, gvr, current.metadata.namespace, current.metadata.name ?? '');

@@ -53,4 +53,37 @@ describe('writeStatusIfChanged', () => {
     await assert.rejects(writeStatusIfChanged({ client: c, signal }, gvr, obj(1, '5'), compute, { maxAttempts: 3 }), /modified/);
     assert.equal(writes.length, 3);
   });
+  it('writes the status with an update of the object when /status answers 404 but the object exists (no status subresource)', async () => {
+    const stored = obj(1, '5');
+    const calls: string[] = [];
+    const c = {
+      updateStatus: async () => {
+        calls.push('updateStatus');
+        throw new ApiError(404, 'NotFound', 'dnsentries.net.acme-corp.io "w" not found');
+      },
+      update: async (_g: unknown, o: KubeObject) => {
+        calls.push(`update rv ${o.metadata.resourceVersion}`);
+        return { ...o, metadata: { ...o.metadata, resourceVersion: '6' } };
+      },
+      get: async () => stored,
+    } as unknown as KubeClient;
+    const r = await writeStatusIfChanged({ client: c, signal }, gvr, obj(1, '5'), compute);
+    assert.deepEqual(calls, ['updateStatus', 'update rv 5']);
+    assert.equal(r.written, true);
+    assert.deepEqual(r.status, { observedGeneration: 1, ready: true });
+    assert.equal(r.object?.metadata.resourceVersion, '6');
+  });
+
+  it('throws the 404 when the object is gone', async () => {
+    const c = {
+      updateStatus: async () => {
+        throw new ApiError(404, 'NotFound', 'widgets "w" not found');
+      },
+      update: async () => assert.fail('no update of a deleted object'),
+      get: async () => {
+        throw new ApiError(404, 'NotFound', 'widgets "w" not found');
+      },
+    } as unknown as KubeClient;
+    await assert.rejects(writeStatusIfChanged({ client: c, signal }, gvr, obj(1, '5'), compute), (e: unknown) => e instanceof ApiError && e.code === 404);
+  });
 });
