@@ -65,6 +65,13 @@ type Queue struct {
 	gateWaiters int
 	// getters counts workers inside the inner queue's Get.
 	getters atomic.Int32
+	// workersStarted is closed by the first Get. controller-runtime starts a controller's workers only after its
+	// caches synced (every initial-list add is in the queue by then), so before it an empty queue may still be
+	// filling: a step without key waits for it (Step). started mirrors it for the hot path; stopped is closed by
+	// ShutDown.
+	workersStarted chan struct{}
+	started        atomic.Bool
+	stopped        chan struct{}
 	// gated is paused || down || len(held) > 0 || len(steps) > 0 || stepping > 0 (written under mu): when
 	// false, the hot operations (Add now, Get, Forget, Done) only append an op to log (oplog.go) and take no
 	// lock. A pending step for a key is what makes a key boosted (keyState.boosted), so a boosted key gates too.
@@ -191,6 +198,9 @@ func newQueue(cfg queueConfig) *Queue {
 		log:         newOpLog(),
 		info:        cfg.info,
 		framePrefix: framePrefix(cfg.name),
+
+		workersStarted: make(chan struct{}),
+		stopped:        make(chan struct{}),
 	}
 	_, q.realClock = cfg.clock.(clock.RealClock)
 	q.cond = sync.NewCond(&q.mu)
@@ -477,6 +487,9 @@ func (q *Queue) Get() (reconcile.Request, bool) {
 // that entered the inner Get before; the handshake of oplog.go makes a pause that returned before the key was
 // handed out always seen.
 func (q *Queue) GetWithPriority() (reconcile.Request, int, bool) {
+	if !q.started.Load() {
+		q.markStarted()
+	}
 	var tok *stepToken
 	if !q.gated.Load() {
 		q.getters.Add(1)
@@ -549,6 +562,16 @@ func (q *Queue) GetWithPriority() (reconcile.Request, int, bool) {
 			return k, p, false
 		}
 	}
+}
+
+// markStarted records that the workers started (the first Get), once.
+func (q *Queue) markStarted() {
+	q.mu.Lock()
+	if !q.started.Load() {
+		q.started.Store(true)
+		close(q.workersStarted)
+	}
+	q.mu.Unlock()
 }
 
 // lockedReceived decides about a key the inner queue handed to this worker (which holds *tok, or nil): hand it
@@ -811,6 +834,7 @@ func (q *Queue) shutdown(drain bool) {
 	q.gated.Store(true) // before the fold: every hot op from now on takes the slow way (oplog.go)
 	q.lockedFold()
 	q.down = true
+	close(q.stopped)
 	held, steps := q.held, q.steps
 	q.held, q.steps = nil, nil
 	q.lockedRegate()
@@ -879,7 +903,9 @@ func (q *Queue) setPausedQuiet(p bool) bool {
 
 // Step lets exactly one reconcile run while paused. With hasKey, key is the one handed out (made ready now if it
 // waits or backs off; added first with force when not queued). reply is called exactly once: when that
-// reconcile's Done happened, or at once with an error.
+// reconcile's Done happened, or at once with an error. A step without key on an empty queue whose workers have
+// not started yet (controller-runtime is still syncing its caches, or waits for leadership) waits until they
+// start, then steps the first key of the initial list, or is refused when the queue is still empty.
 func (q *Queue) Step(key reconcile.Request, hasKey, force bool, id int64, reply func(ReplyMsg)) {
 	tok := &stepToken{key: key, hasKey: hasKey, reply: reply, id: id}
 	q.mu.Lock()
@@ -901,6 +927,16 @@ func (q *Queue) Step(key reconcile.Request, hasKey, force bool, id int64, reply 
 		}
 		if !q.lockedAnyQueued() {
 			q.mu.Unlock()
+			if !q.started.Load() {
+				go func() {
+					select {
+					case <-q.workersStarted:
+					case <-q.stopped:
+					}
+					q.Step(key, hasKey, force, id, reply)
+				}()
+				return
+			}
 			reply(ReplyMsg{ID: id, Error: "the queue holds no key"})
 			return
 		}

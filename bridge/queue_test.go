@@ -262,7 +262,7 @@ func TestPauseStepResume(t *testing.T) {
 	}
 }
 
-// TestStepWithoutKeyOnEmptyOrRunningQueue: refused at once with a reason.
+// TestStepWithoutKeyOnEmptyOrRunningQueue: refused at once with a reason once the workers run.
 func TestStepWithoutKeyOnEmptyOrRunningQueue(t *testing.T) {
 	q, _ := testQueue(t, true)
 	var r ReplyMsg
@@ -271,9 +271,69 @@ func TestStepWithoutKeyOnEmptyOrRunningQueue(t *testing.T) {
 		t.Fatalf("step while running: %+v", r)
 	}
 	q.Pause()
+	got := make(chan string, 10)
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go worker(q, got, &wg)
+	eventually(t, "a paused worker", func() bool { return gateWaiters(q) == 1 })
 	q.Step(reconcile.Request{}, false, false, 2, func(x ReplyMsg) { r = x })
 	if r.OK || r.ID != 2 || r.Error != "the queue holds no key" {
 		t.Fatalf("step of an empty queue: %+v", r)
+	}
+}
+
+// TestStepWithoutKeyBeforeWorkersStart: controller-runtime builds the queue, fills it with the initial list while
+// its caches sync, and only then starts the workers. A step without key sent in between (a CLI "step" right
+// after launching the program) waits for the workers and runs the first key, instead of finding the queue empty;
+// when the workers start with nothing queued it is refused then; a shutdown answers it.
+func TestStepWithoutKeyBeforeWorkersStart(t *testing.T) {
+	for _, pq := range []bool{true, false} {
+		t.Run(fmt.Sprintf("priorityQueue=%v", pq), func(t *testing.T) {
+			q, _ := testQueue(t, pq)
+			q.Pause()
+			replies := make(chan ReplyMsg, 10)
+			reply := func(r ReplyMsg) { replies <- r }
+			q.Step(reconcile.Request{}, false, false, 1, reply)
+			select {
+			case r := <-replies:
+				t.Fatalf("a step before the workers started was answered at once: %+v", r)
+			default:
+			}
+			q.Add(req("initial")) // the initial list arrives while the caches sync
+			got := make(chan string, 10)
+			var wg sync.WaitGroup
+			wg.Add(1)
+			go worker(q, got, &wg) // the caches synced: the workers start
+			if k := <-got; k != "initial/0" {
+				t.Fatalf("the step ran %s, want initial/0", k)
+			}
+			if r := <-replies; !r.OK || r.ID != 1 {
+				t.Fatalf("step reply %+v", r)
+			}
+			eventually(t, "the worker back at the gate", func() bool { return gateWaiters(q) == 1 })
+			if len(got) != 0 {
+				t.Fatal("one step ran more than one reconcile")
+			}
+
+			// Workers that start with an empty queue: refused then.
+			q2, _ := testQueue(t, pq)
+			q2.Pause()
+			q2.Step(reconcile.Request{}, false, false, 2, reply)
+			wg.Add(1)
+			go worker(q2, got, &wg)
+			if r := <-replies; r.OK || r.ID != 2 || r.Error != "the queue holds no key" {
+				t.Fatalf("step of a queue that started empty: %+v", r)
+			}
+
+			// Shut down before the workers ever started: answered.
+			q3, _ := testQueue(t, pq)
+			q3.Pause()
+			q3.Step(reconcile.Request{}, false, false, 3, reply)
+			q3.ShutDown()
+			if r := <-replies; r.OK || r.ID != 3 || r.Error != "the controller's queue shut down" {
+				t.Fatalf("step of a queue shut down before its workers started: %+v", r)
+			}
+		})
 	}
 }
 
