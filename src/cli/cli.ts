@@ -501,9 +501,19 @@ export function formatEntry(e: JournalEntry, verbose: boolean, now: number = e.a
   }
 }
 
+/**
+ * `line` labelled `[controller] ` when its entry belongs to another controller than `main` (a Go program's
+ * manager runs all its controllers; the command follows one of them).
+ */
+export function labelOther(line: string, e: JournalEntry, main: string): string {
+  return e.controller && e.controller !== main ? `[${e.controller}] ${line}` : line;
+}
+
 /** Per-key totals of a `run`, from the journal. */
 export interface KeySummary {
   key: string;
+  /** Set when the key belongs to another controller than the one the command runs (a Go program's other controllers). */
+  controller?: string;
   reconciles: number;
   writes: number;
   errors: number;
@@ -514,20 +524,30 @@ export interface KeySummary {
 /** Accumulates {@link KeySummary} rows from journal entries. */
 export class RunSummary {
   private readonly keys = new Map<string, KeySummary>();
-  private row(key: string): KeySummary {
-    let r = this.keys.get(key);
-    if (!r) this.keys.set(key, (r = { key, reconciles: 0, writes: 0, errors: 0, warnings: 0 }));
+  /**
+   * `main`: the controller the command runs; keys of other controllers (the other controllers of a Go program's
+   * manager) are rows of their own, named `[controller] key` and carrying `controller`.
+   */
+  private readonly main: string | undefined;
+  constructor(main?: string) {
+    this.main = main;
+  }
+  private row(key: string, controller: string | undefined): KeySummary {
+    const other = controller !== undefined && this.main !== undefined && controller !== this.main ? controller : undefined;
+    const id = other ? `[${other}] ${key}` : key;
+    let r = this.keys.get(id);
+    if (!r) this.keys.set(id, (r = { key: id, ...(other ? { controller: other } : {}), reconciles: 0, writes: 0, errors: 0, warnings: 0 }));
     return r;
   }
   add(e: JournalEntry): void {
     if (!e.key) return;
     if (e.kind === 'reconcileEnd') {
-      const r = this.row(e.key);
+      const r = this.row(e.key, e.controller);
       r.reconciles++;
       if (e.outcome.kind === 'error' || e.outcome.kind === 'terminal') r.errors++;
       if (e.outcome.kind !== 'cancelled') r.lastOutcome = e.outcome;
-    } else if (e.kind === 'write' && !e.error) this.row(e.key).writes++;
-    else if (e.kind === 'warning') this.row(e.key).warnings++;
+    } else if (e.kind === 'write' && !e.error) this.row(e.key, e.controller).writes++;
+    else if (e.kind === 'warning') this.row(e.key, e.controller).warnings++;
   }
   rows(): KeySummary[] {
     return [...this.keys.values()].sort((a, b) => a.key.localeCompare(b.key));
@@ -589,7 +609,7 @@ async function startController(args: CliArgs, io: CliIo, log: Logger, s: Session
         else if (args.json) io.stdout(JSON.stringify(e) + '\n');
         else {
           const line = formatEntry(e, args.verbose, realClock.now());
-          if (line) io.stdout(line + '\n');
+          if (line) io.stdout(labelOther(line, e, c.name) + '\n');
         }
       }
     };
@@ -718,15 +738,18 @@ async function run(args: CliArgs, io: CliIo, log: Logger, s: Session, store: Dis
     const h = realClock.setTimeout(() => stop(), args.durationMs);
     store.add(toDisposable(() => realClock.clearTimeout(h)));
   }
-  const summary = new RunSummary();
-  const controller = await startController(args, io, log, s, store, false, (e) => {
+  let summary: RunSummary | undefined;
+  const controller = await startController(args, io, log, s, store, false, (e, c) => {
+    // A Go program's manager may run several controllers: all of them reconcile, the others' lines are labelled.
+    summary ??= new RunSummary(c.name);
     summary.add(e);
     if (args.json) io.stdout(JSON.stringify(e) + '\n');
     else {
       const line = formatEntry(e, args.verbose, realClock.now());
-      if (line) io.stdout(line + '\n');
+      if (line) io.stdout(labelOther(line, e, c.name) + '\n');
     }
   });
+  summary ??= new RunSummary(controller.name);
   if (!args.json) {
     const st = controller.status();
     io.stderr(`reconcile-lab: ${controller.name} running on ${s.resource.resource}${s.resource.group ? '.' + s.resource.group : ''}${args.namespace ? ` in ${args.namespace}` : ''} (${st.maxConcurrentReconciles} worker(s), ${st.workQueue} queue${args.predicates.length ? `, predicates: ${args.predicates.join(', ')}` : ''}); Ctrl+C to stop\n`);

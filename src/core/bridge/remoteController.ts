@@ -72,6 +72,14 @@ export class RemoteController implements Controller {
   /** The key handed out last (names the key of a keyless step whose reply carries no reconcile). */
   private lastProcessed: ObjectKey | undefined;
   private readonly stepping = new Set<ObjectKey>();
+  /**
+   * The end of a reconcile that failed (or asked for the deprecated rate-limited requeue), not journaled yet:
+   * controller-runtime schedules the retry after Reconcile returned (the priority queue even after the key's
+   * done: it buffers adds), so the end is journaled when the key's backoff transition comes, with the retry's
+   * time and failure count as the built-in loop's end entry carries them (as it is when the key is handed out
+   * again, another end comes, or the queue goes away first).
+   */
+  private readonly pendingEnds = new Map<ObjectKey, { outcome: ReconcileOutcome; durationMs: number; at: number }>();
   private pausedValue: boolean;
   private shutdown = false;
   private readonly statusEmitter = new Emitter<ControllerStatus>();
@@ -121,6 +129,7 @@ export class RemoteController implements Controller {
 
   /** The process is gone (or the connection closed): no queue any more; key history is kept. */
   disconnected(): void {
+    this.flushEnds();
     this.clearQueueState();
     this.journal.append({ kind: 'control', action: 'stop', controller: this.name, detail: `${this.endpoint.description} disconnected` });
     this.statusChanged();
@@ -139,6 +148,10 @@ export class RemoteController implements Controller {
         const kind: WaitKind = m.transition === 'backoff' ? 'backoff' : 'requeueAfter';
         const dueAt = m.dueAt ?? m.at + (m.delayMs ?? 0);
         if (m.failures !== undefined) this.failures.set(key, m.failures);
+        const pending = kind === 'backoff' ? this.pendingEnds.get(key) : undefined;
+        if (pending?.outcome.kind === 'error') pending.outcome = { ...pending.outcome, retryAt: dueAt, failures: m.failures ?? this.failures.get(key) ?? 0 };
+        else if (pending?.outcome.kind === 'requeue') pending.outcome = { ...pending.outcome, retryAt: dueAt };
+        if (pending) this.flushEnd(key);
         const lastError = this.keys.get(key)?.lastError;
         this.keys.expectWait(
           key,
@@ -167,6 +180,7 @@ export class RemoteController implements Controller {
         this.keys.publishPending(key);
         break;
       case 'processing':
+        this.flushEnd(key); // its backoff never came (a lost message): journal the end as it is
         this.queued.delete(key);
         this.waiting.delete(key);
         // Handed out: an add seen while it was processing before was consumed by that done. (A snapshot reply can
@@ -190,6 +204,7 @@ export class RemoteController implements Controller {
         this.keys.touch(key);
         break;
       case 'shutdown':
+        this.flushEnds();
         this.shutdown = true;
         this.clearQueueState();
         this.journal.append({ kind: 'queue', controller: this.name, transition: 'shutdown' });
@@ -221,7 +236,25 @@ export class RemoteController implements Controller {
     if (m.dryRun) return;
     const outcome = outcomeOfEnd(m);
     this.keys.end(m.key, outcome, m.durationMs, m.at);
+    if (outcome.kind === 'error' || outcome.kind === 'requeue') {
+      this.flushEnd(m.key); // an older one whose done never came (a lost message): journal it as it is
+      this.pendingEnds.set(m.key, { outcome, durationMs: m.durationMs, at: m.at });
+      return;
+    }
     this.journal.append({ kind: 'reconcileEnd', controller: this.name, key: m.key, outcome, durationMs: m.durationMs });
+  }
+
+  /** Journals the held end of `key`'s reconcile (see pendingEnds), with its retry when the queue reported one. */
+  private flushEnd(key: ObjectKey): void {
+    const p = this.pendingEnds.get(key);
+    if (!p) return;
+    this.pendingEnds.delete(key);
+    if (p.outcome.kind === 'error' ? p.outcome.retryAt !== undefined : p.outcome.kind === 'requeue' && p.outcome.retryAt !== undefined) this.keys.end(key, p.outcome, p.durationMs, p.at);
+    this.journal.append({ kind: 'reconcileEnd', controller: this.name, key, outcome: p.outcome, durationMs: p.durationMs });
+  }
+
+  private flushEnds(): void {
+    for (const key of [...this.pendingEnds.keys()]) this.flushEnd(key);
   }
 
   onWrite(m: WriteMessage): void {
@@ -295,6 +328,7 @@ export class RemoteController implements Controller {
       state: running ? 'running' : 'stopped',
       paused: this.pausedValue,
       maxConcurrentReconciles: this.info.maxConcurrentReconciles ?? 1,
+      workQueue: this.info.priorityQueue ? 'priority' : 'client-go',
       inFlight: this.processing.size,
       queueLength: this.queued.size,
       waiting: this.waiting.size,

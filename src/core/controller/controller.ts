@@ -109,7 +109,7 @@ export interface ControllerStatus {
   readonly state: ControllerState;
   readonly paused: boolean;
   readonly maxConcurrentReconciles: number;
-  /** Which work queue the controller runs on (undefined: not known, e.g. a controller in another process). */
+  /** Which work queue the controller runs on (undefined: not known). */
   readonly workQueue?: WorkQueueKind;
   /** Reconciles running now (workers and steps). */
   readonly inFlight: number;

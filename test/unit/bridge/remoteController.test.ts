@@ -52,7 +52,7 @@ test('queue transitions drive key states and the status; priorities order the qu
   const st = c.keyState('ns/high')!;
   assert.equal(st.phase, 'processing');
   assert.equal(st.dirtyWhileProcessing, true);
-  assert.deepEqual(c.status(), { name: 'widget', state: 'running', paused: true, maxConcurrentReconciles: 2, inFlight: 1, queueLength: 1, waiting: 0 });
+  assert.deepEqual(c.status(), { name: 'widget', state: 'running', paused: true, maxConcurrentReconciles: 2, workQueue: 'priority', inFlight: 1, queueLength: 1, waiting: 0 });
   q('ns/high', 'done');
   assert.equal(c.keyState('ns/high')?.phase, 'queued', 'added while processing: queued again after done');
 });
@@ -82,8 +82,10 @@ test('an error path: backoff 5, 10, 20 ms with the failure count, errors in key 
     c.onReconcileStart({ type: 'reconcileStart', controller: 'widget', key: 'ns/a', reconcileID: `r${i}`, triggers: [], dryRun: false, at: clock.now() });
     c.onReconcileEnd({ type: 'reconcileEnd', controller: 'widget', key: 'ns/a', reconcileID: `r${i}`, durationMs: 1, error: `boom ${i}`, dryRun: false, at: clock.now() });
     const delayMs = 5 * 2 ** (i - 1);
+    // The priority queue buffers adds: its backoff can come after the key's done (i = 2), or before it.
+    if (i === 2) q('ns/a', 'done');
     q('ns/a', 'backoff', { failures: i, delayMs, dueAt: clock.now() + delayMs, causes: [{ kind: 'backoff', failures: i, delayMs, at: clock.now() }] });
-    q('ns/a', 'done');
+    if (i !== 2) q('ns/a', 'done');
     const st = c.keyState('ns/a')!;
     assert.equal(st.phase, 'backoff');
     assert.equal(st.requeues, i);
@@ -100,19 +102,25 @@ test('an error path: backoff 5, 10, 20 ms with the failure count, errors in key 
   assert.deepEqual(delays, [5, 10, 20]);
   const waits = journal.entries({ kinds: ['queue'] }).filter((e) => e.kind === 'queue' && e.transition === 'waiting');
   assert.deepEqual(waits.map((e) => (e.kind === 'queue' ? e.waitKind : '')), ['backoff', 'backoff', 'backoff']);
+  // Each end is journaled with the retry the queue scheduled after Reconcile returned (as the built-in loop's).
   const ends = journal.entries({ kinds: ['reconcileEnd'] });
-  assert.deepEqual(ends.map((e) => (e.kind === 'reconcileEnd' ? e.outcome : undefined)), [1, 2, 3].map((i) => ({ kind: 'error', message: `boom ${i}` })));
+  assert.deepEqual(
+    ends.map((e) => (e.kind === 'reconcileEnd' ? e.outcome : undefined)),
+    [1, 2, 3].map((i) => ({ kind: 'error', message: `boom ${i}`, retryAt: 1_000_000 + [0, 5, 15][i - 1]! + 5 * 2 ** (i - 1), failures: i })),
+  );
+  assert.deepEqual(c.keyState('ns/a')!.lastOutcome, ends[2]!.kind === 'reconcileEnd' ? ends[2]!.outcome : undefined);
   q('ns/a', 'forgotten');
   assert.equal(c.keyState('ns/a')!.requeues, 0);
 });
 
 test('outcomes: terminal, requeue-after, panic, success', () => {
-  const { c, journal } = setup();
+  const { c, journal, q } = setup();
   const end = (key: string, more: Record<string, unknown>) =>
     c.onReconcileEnd({ type: 'reconcileEnd', controller: 'widget', key, reconcileID: 'x', durationMs: 2, dryRun: false, at: 1, ...more });
   end('ns/t', { error: 'bad spec', terminal: true });
   end('ns/r', { result: { requeueAfterMs: 15000 } });
   end('ns/p', { panic: 'nil map' });
+  q('ns/p', 'processing'); // an error's end waits for its backoff; handed out again without one, it is journaled as it is
   end('ns/s', {});
   end('ns/dry', { dryRun: true, error: 'ignored' });
   assert.deepEqual(
