@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { realClock } from '../../src/core/clock.ts';
 import { launchProcess } from '../../src/core/bridge/launcher.ts';
@@ -82,3 +82,97 @@ test('launcher: when the owner dies without cleaning up (SIGKILL), the watchdog 
   await gone(leader, 'the program');
   await gone(grandchild, 'its child');
 });
+
+// A stand-in for a Go program whose bridge module is older or newer than the editor, or that dials and says
+// nothing: a real process dialling the real listener (the Go bridge sends exactly this hello).
+const FAKE_PROGRAM = `
+const net = require('node:net');
+const u = new URL(process.env.RECONCILE_LAB_BRIDGE);
+const s = u.protocol === 'unix:' ? net.connect(u.pathname) : net.connect(Number(u.port), u.hostname);
+const mode = process.argv[1];
+s.on('connect', () => {
+  if (mode === 'garbage') s.write('I am not the bridge protocol\\n');
+  else s.write(JSON.stringify({ type: 'hello', protocol: mode === 'hello' ? 2 : Number(mode), token: process.env.RECONCILE_LAB_BRIDGE_TOKEN, pid: process.pid, program: 'fake', goVersion: 'go1.26', controllerRuntime: 'v0.25.3', instance: 'fake-' + process.pid }) + '\\n');
+});
+s.on('error', () => {});
+setInterval(() => {}, 1 << 30);
+`;
+
+async function hubForTest() {
+  const { BridgeHub } = await import('../../src/core/bridge/bridgeHub.ts');
+  const { Journal } = await import('../../src/core/journal/journal.ts');
+  return BridgeHub.start({ clock: realClock, journal: new Journal({ clock: realClock }) });
+}
+
+test('runGoController: a program whose bridge speaks another protocol version (or not the protocol) fails at once with a clear message and is stopped', async () => {
+  const { runGoController } = await import('../../src/core/bridge/runGoController.ts');
+  const hub = await hubForTest();
+  try {
+    for (const [mode, want] of [
+      ['1', /dialled Reconcile Lab's bridge and was refused \(protocol version 1 is not supported \(this editor speaks 2\)\): its bridge module speaks another protocol version; point the replace line of its go\.mod at this Reconcile Lab's bridge\/ directory and rebuild\./],
+      ['3', /refused \(protocol version 3 is not supported/],
+      ['garbage', /dialled Reconcile Lab's bridge and was refused \(not JSON/],
+    ] as const) {
+      let pid: number | undefined;
+      const err = await runGoController({ hub, spec: { command: process.execPath, args: ['-e', FAKE_PROGRAM, mode] }, clock: realClock, onOutput: () => {} }).then(
+        () => undefined,
+        (e: Error) => e,
+      );
+      assert.ok(err, `mode ${mode}: rejected`);
+      assert.match(err.message, want);
+      // The program was stopped: no process with our script is left.
+      for (const p of readdirSyncSafe('/proc')) {
+        const cmd = readCmdline(p);
+        if (cmd.includes('RECONCILE_LAB_BRIDGE') && cmd.includes(mode)) pid = Number(p);
+      }
+      assert.equal(pid, undefined, `mode ${mode}: the program was stopped`);
+    }
+  } finally {
+    hub.dispose();
+  }
+});
+
+test('runGoController: a program that never dials, or dials and announces no controller, gets a notice saying which and why', async () => {
+  const { runGoController } = await import('../../src/core/bridge/runGoController.ts');
+  const hub = await hubForTest();
+  try {
+    for (const [args, want] of [
+      [['-e', 'setInterval(() => {}, 1 << 30)'], /has not connected to Reconcile Lab yet: .*never calls bridge\.Setup or bridge\.Options never connects/],
+      [['-e', FAKE_PROGRAM, 'hello'], /connected \(pid \d+\) but announced no controller yet: each controller needs WithOptions\(bridge\.Options\(mgr, name, …\)\)/],
+    ] as const) {
+      const ac = new AbortController();
+      const notices: string[] = [];
+      const run = runGoController({
+        hub,
+        spec: { command: process.execPath, args: [...args] },
+        clock: realClock,
+        noticeAfterMs: 300,
+        onNotice: (m) => {
+          notices.push(m);
+          ac.abort(new Error('seen'));
+        },
+        signal: ac.signal,
+      });
+      await assert.rejects(run, /seen/);
+      assert.equal(notices.length, 1);
+      assert.match(notices[0]!, want);
+    }
+  } finally {
+    hub.dispose();
+  }
+});
+
+function readdirSyncSafe(dir: string): string[] {
+  try {
+    return readdirSync(dir).filter((p) => /^\d+$/.test(p));
+  } catch {
+    return [];
+  }
+}
+function readCmdline(pid: string): string {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+  } catch {
+    return '';
+  }
+}

@@ -18,6 +18,13 @@ export interface RunGoControllerOptions {
   accept?: (c: { process: GoProcess; controller: RemoteController }) => boolean;
   /** Each output line of the program, as it comes. */
   onOutput?: (line: string, stream: 'stdout' | 'stderr') => void;
+  /**
+   * Told once when no controller was announced `noticeAfterMs` after the launch (default 20 s): whether the
+   * program has not dialled the bridge yet or dialled and announced nothing, and what usually causes it.
+   * Default: a warning on `log`.
+   */
+  onNotice?: (message: string) => void;
+  noticeAfterMs?: number;
   signal?: AbortSignal;
 }
 
@@ -31,8 +38,10 @@ export interface RunningGoController {
  * Launches a Go controller program with the bridge's environment and
  * resolves once one of its controllers is announced. Rejects — after
  * stopping the program — when the program exits first (with its last output
- * lines), when nothing is announced within `waitMs`, or when `signal`
- * aborts. The caller owns the launched process on success.
+ * lines), when the bridge refuses its handshake (another protocol version, a
+ * wrong token, not the bridge protocol: retrying cannot help), when nothing is
+ * announced within `waitMs`, or when `signal` aborts. The caller owns the
+ * launched process on success.
  */
 export async function runGoController(o: RunGoControllerOptions): Promise<RunningGoController> {
   const before = new Set(o.hub.processes);
@@ -44,6 +53,24 @@ export async function runGoController(o: RunGoControllerOptions): Promise<Runnin
   const onAbort = () => wait.abort(o.signal!.reason);
   if (o.signal?.aborted) onAbort();
   else o.signal?.addEventListener('abort', onAbort, { once: true });
+  const commandLine = [o.spec.command, ...o.spec.args].join(' ');
+  // A refused handshake is final: the Go side would only redial and be refused again until waitMs.
+  const refused = o.hub.listener.onDidRefuse((reason) => {
+    if (/closed before hello|no hello within/.test(reason)) return; // a dial that went away: the exit says more
+    const version = /protocol version/.test(reason)
+      ? ': its bridge module speaks another protocol version; point the replace line of its go.mod at this Reconcile Lab\'s bridge/ directory and rebuild'
+      : '';
+    wait.abort(new Error(`${commandLine} dialled Reconcile Lab's bridge and was refused (${reason.replace(/^bridge handshake refused: /, '')})${version}.`));
+  });
+  const notice = o.onNotice ?? ((m: string) => o.log?.warn(m));
+  const noticeTimer = o.clock.setTimeout(() => {
+    const connected = o.hub.processes.filter((p) => !before.has(p));
+    notice(
+      connected.length
+        ? `${commandLine} connected (pid ${connected.map((p) => p.pid).join(', ')}) but announced no controller yet: each controller needs WithOptions(bridge.Options(mgr, name, …)) in its SetupWithManager; its queue is announced when the manager starts the controller (after winning leader election when that is on).`
+        : `${commandLine} has not connected to Reconcile Lab yet: a first go run compiles for a minute or more; a program that never calls bridge.Setup or bridge.Options never connects.`,
+    );
+  }, o.noticeAfterMs ?? 20_000);
   try {
     const accept = o.accept ?? (() => true);
     const ref = await Promise.race([
@@ -59,6 +86,8 @@ export async function runGoController(o: RunGoControllerOptions): Promise<Runnin
     throw e;
   } finally {
     o.clock.clearTimeout(timer);
+    o.clock.clearTimeout(noticeTimer);
+    refused.dispose();
     o.signal?.removeEventListener('abort', onAbort);
     wait.abort();
   }

@@ -139,6 +139,7 @@ export class GoControllers implements vscode.Disposable {
         env: session.kubeconfigPath ? { KUBECONFIG: session.kubeconfigPath } : {},
         waitMs: req.waitMs,
         onOutput: (line) => out.appendLine(line),
+        onNotice: (message) => out.appendLine(`[Reconcile Lab] ${message}`),
         ...(signal ? { signal } : {}),
       });
     } catch (e) {
