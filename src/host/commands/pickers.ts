@@ -44,12 +44,13 @@ export async function resolveTarget(
     if (options.primaryOnly && t.resource !== primary) {
       return fail('invalidArgument', `${t.resource} ${t.key} is not reconciled by the loop${primary ? ` (it reconciles ${primary})` : ''}.`);
     }
-    return t;
+    return scopeProblem(s, t) ?? t;
   }
   const key = keyOf(arg);
   if (key) {
     if (!primary) return fail('invalidArgument', `Give a resource with the key ${key}: no loop resource to assume.`);
-    return { resource: primary, key };
+    const target = { resource: primary, key };
+    return scopeProblem(s, target) ?? target;
   }
   if (arg !== undefined) return fail('invalidArgument', 'Expected a tree element or { key, resource }.');
   const resources = options.primaryOnly ? (primary ? [primary] : []) : s.resources.map((r) => r.id);
@@ -70,4 +71,22 @@ export async function resolveTarget(
   items.sort((a, b) => a.label.localeCompare(b.label));
   const pick = await ui.pick(items, { title: options.title, matchOnDescription: true, placeHolder: 'namespace/name' });
   return pick ? pick.target : fail('cancelled', 'No object chosen.');
+}
+
+/**
+ * A key that does not fit its resource's scope: "namespace/name" for a cluster-scoped resource (nothing would
+ * ever be found, and a reconciler would get a namespace that does not exist), or a bare name for a namespaced one.
+ * Undefined when it fits, or when the resource is not watched (the command reports that itself).
+ */
+function scopeProblem(s: Session, t: ObjectTarget): Failure | undefined {
+  const info = s.resources.find((r) => r.id === t.resource)?.info;
+  if (!info) return undefined;
+  const { namespace, name } = splitKey(t.key);
+  if (!info.namespaced && namespace !== undefined) {
+    return fail('invalidArgument', `${t.resource} is cluster-scoped: its keys have no namespace (use "${name}", not "${t.key}").`);
+  }
+  if (info.namespaced && namespace === undefined) {
+    return fail('invalidArgument', `${t.resource} is namespaced: give the key as namespace/name (got "${t.key}").`);
+  }
+  return undefined;
 }

@@ -145,7 +145,10 @@ describe('a user\'s cluster-scoped kind with two versions and a module reconcile
   it('a key given with a namespace is refused with a clear message', async () => {
     const r = await run('reconcileLab.stepReconcile', { key: `default/${mine}` });
     assert.ok(!r.ok, 'refused');
-    assert.ok(!r.ok && /cluster-scoped|not found|no such/i.test(r.message), r.ok ? '' : r.message);
+    assert.ok(!r.ok && r.reason === 'invalidArgument' && /is cluster-scoped: its keys have no namespace \(use "allow\.egress-to-db\.v2"/.test(r.message), r.ok ? '' : r.message);
+    const dry = await run('reconcileLab.dryRunReconcile', { key: `default/${mine}`, resource: id, open: false });
+    assert.ok(!dry.ok && dry.reason === 'invalidArgument', JSON.stringify(dry));
+    assert.equal((await labCluster().client.get(gvr, undefined, mine)).metadata.finalizers, undefined, 'nothing ran');
     void vscode;
   });
 });
