@@ -97,7 +97,7 @@ Reconcile Lab is running.
   kubeconfig:  ${cp.kubeconfigPath}
   (copy):      ${stable}
   try:         PATH=${join(root, '.cache/lab/bin')}:$PATH kubectl --kubeconfig ${stable} get widgets -n reconcile-lab
-  CLI:         node dist/cli.js --kubeconfig ${stable} report
+  CLI:         node_modules/.bin/node dist/cli.js --kubeconfig ${stable} report   (the pinned Node 24; see README, CLI)
   VS Code:     set "reconcileLab.connection.kubeconfig" to the path above, or start VS Code with
                RECONCILE_LAB_KUBECONFIG=${stable}
 `);
