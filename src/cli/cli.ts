@@ -153,6 +153,8 @@ async function connect(args: CliArgs, io: CliIo, log: Logger): Promise<Session> 
     const hint = group === 'lab.reconcile.dev' ? ' (install it: kubectl apply -f samples/crd.yaml)' : '';
     throw new Error(`the cluster does not serve ${args.resource}${hint}`);
   }
+  // kubectl ignores --namespace for a cluster-scoped resource; say so, so that nobody believes a run is limited to it.
+  if (!resource.namespaced && args.namespace !== undefined) io.stderr(`reconcile-lab: ${resource.group ? `${resource.resource}.${resource.group}` : resource.resource} is cluster-scoped: --namespace ${args.namespace} does not apply (every object of it is in scope)\n`);
   const ctxNs = kc.getContextObject(kc.getCurrentContext())?.namespace;
   const current = kc.getCurrentCluster();
   const cluster = { name: kc.getCurrentContext(), ...(current?.server ? { server: current.server } : {}), local: isLocalControlPlane(current?.name, current?.server) };
@@ -752,7 +754,7 @@ async function run(args: CliArgs, io: CliIo, log: Logger, s: Session, store: Dis
   summary ??= new RunSummary(controller.name);
   if (!args.json) {
     const st = controller.status();
-    io.stderr(`reconcile-lab: ${controller.name} running on ${s.resource.resource}${s.resource.group ? '.' + s.resource.group : ''}${args.namespace ? ` in ${args.namespace}` : ''} (${st.maxConcurrentReconciles} worker(s), ${st.workQueue} queue${args.predicates.length ? `, predicates: ${args.predicates.join(', ')}` : ''}); Ctrl+C to stop\n`);
+    io.stderr(`reconcile-lab: ${controller.name} running on ${s.resource.resource}${s.resource.group ? '.' + s.resource.group : ''}${args.namespace && s.resource.namespaced ? ` in ${args.namespace}` : ''} (${st.maxConcurrentReconciles} worker(s), ${st.workQueue} queue${args.predicates.length ? `, predicates: ${args.predicates.join(', ')}` : ''}); Ctrl+C to stop\n`);
   }
   await stopped;
   clearInterval(keepAlive);

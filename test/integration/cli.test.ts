@@ -205,6 +205,48 @@ describe('reconcile-lab CLI against a real kube-apiserver', () => {
     assert.equal(i.cachedResourceVersion, (await c.get(crd.gvr, ns, 'widget-ready')).metadata.resourceVersion);
   });
 
+  test('a cluster-scoped kind with two served versions: preferred version, keys without a namespace, --namespace said not to apply', async () => {
+    const group = `${uniqueName('sec')}.example.org`;
+    const schema = { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } };
+    await installCrd(transport, {
+      apiVersion: 'apiextensions.k8s.io/v1',
+      kind: 'CustomResourceDefinition',
+      metadata: { name: `policies.${group}` },
+      spec: {
+        group,
+        scope: 'Cluster',
+        names: { kind: 'Policy', plural: 'policies', singular: 'policy', shortNames: ['pol'] },
+        versions: [
+          { name: 'v1', served: true, storage: false, subresources: { status: {} }, schema },
+          { name: 'v2beta1', served: true, storage: true, subresources: { status: {} }, schema },
+        ],
+      },
+    });
+    const gvr = { group, version: 'v1', resource: 'policies' };
+    await c.create(gvr, { apiVersion: `${group}/v2beta1`, kind: 'Policy', metadata: { name: 'allow.egress-to-db.v2' }, spec: { level: 3 } });
+    const dir = mkdtempSync(join(tmpdir(), 'rl-cli-policy-'));
+    try {
+      const script = join(dir, 'policy.sh');
+      writeFileSync(script, '#!/bin/sh\ncat >/dev/null\n[ -n "$RECONCILE_NAMESPACE" ] && { echo "{\\"error\\": \\"got a namespace: $RECONCILE_NAMESPACE\\"}"; exit 0; }\necho "{\\"status\\": {\\"phase\\": \\"Active\\"}, \\"requeueAfterMs\\": 60000, \\"reason\\": \\"re-evaluate\\"}"\n', { mode: 0o755 });
+      const args = ['--kubeconfig', kubeconfig, '--resource', `policies.${group}`, '--reconciler', `exec:${script}`];
+      const step = await cli(['step', 'allow.egress-to-db.v2', ...args]);
+      assert.equal(step.code, 0, step.stdout + step.stderr);
+      assert.match(step.stdout, new RegExp(`✎ update/status policies\\.v1\\.${group.replace(/\./g, '\\.')} allow\\.egress-to-db\\.v2 rv`), 'the preferred version v1, not the storage version');
+      assert.match(step.stdout, /■ allow\.egress-to-db\.v2 requeue after 60000 ms \(re-evaluate\)/);
+      assert.doesNotMatch(step.stdout, /default\/|\s\/allow/);
+      assert.deepEqual((await c.get(gvr, undefined, 'allow.egress-to-db.v2')).status, { phase: 'Active' });
+      const namespaced = await cli(['step', 'default/allow.egress-to-db.v2', ...args]);
+      assert.equal(namespaced.code, 2);
+      assert.match(namespaced.stderr, /is cluster-scoped: use a key without a namespace \("allow\.egress-to-db\.v2"\)/);
+      const rep = await cli(['report', ...args, '-n', ns, '--dry-run', '--json']);
+      assert.equal(rep.code, 0, rep.stderr);
+      assert.match(rep.stderr, new RegExp(`policies\\.${group.replace(/\./g, '\\.')} is cluster-scoped: --namespace ${ns} does not apply`));
+      assert.deepEqual(JSON.parse(rep.stdout).entries.map((e: { key: string }) => e.key), ['allow.egress-to-db.v2']);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   test('run streams the controller journal as JSON lines until --duration ends', async () => {
     await c.create(crd.gvr, { apiVersion: crd.apiVersion, kind: 'Widget', metadata: { name: 'widget-run', namespace: ns }, spec: { data: { k: 'v' } } });
     const r = await cli(['run', ...common, '--duration', '4', '--json']);
