@@ -223,7 +223,7 @@ describe('reconcile-lab CLI against a real kube-apiserver', () => {
       },
     });
     const gvr = { group, version: 'v1', resource: 'policies' };
-    await c.create(gvr, { apiVersion: `${group}/v2beta1`, kind: 'Policy', metadata: { name: 'allow.egress-to-db.v2' }, spec: { level: 3 } });
+    await c.create({ ...gvr, version: 'v2beta1' }, { apiVersion: `${group}/v2beta1`, kind: 'Policy', metadata: { name: 'allow.egress-to-db.v2' }, spec: { level: 3 } });
     const dir = mkdtempSync(join(tmpdir(), 'rl-cli-policy-'));
     try {
       const script = join(dir, 'policy.sh');
