@@ -43,9 +43,14 @@ export function haveGo(): boolean {
   return spawnSync('go', ['version'], { stdio: 'ignore' }).status === 0;
 }
 
-/** The sample's main package, relative to SAMPLE_DIR ("." or "./cmd"). */
-function mainPackage(): string {
-  return existsSync(join(sampleDir(), 'cmd', 'main.go')) ? './cmd' : '.';
+/** samples/go-harbor-operator: a second Go controller shaped like a user's kubebuilder project (two controllers, a cluster-scoped CRD). */
+export function harborOperatorDir(): string {
+  return join(repoRoot(), 'samples', 'go-harbor-operator');
+}
+
+/** A Go program's main package, relative to its directory ("." or "./cmd"). */
+function mainPackage(dir: string): string {
+  return existsSync(join(dir, 'cmd', 'main.go')) ? './cmd' : '.';
 }
 
 /**
@@ -53,16 +58,25 @@ function mainPackage(): string {
  * .go/.mod/.sum file of the sample and the bridge module. Returns the binary's path.
  */
 export function buildGoSample(o: { debug?: boolean } = {}): string {
+  return buildGoProgram(sampleDir(), o.debug ? 'widget-controller-debug' : 'widget-controller', o);
+}
+
+/**
+ * Builds the Go program in `dir` (a module using the bridge through a replace) into the cache, keyed by a hash of
+ * every .go/.mod/.sum file of the program and the bridge module (a second run with unchanged sources only hashes
+ * files; the module cache makes a cold build download nothing new). Returns the binary's path.
+ */
+export function buildGoProgram(dir: string, name: string, o: { debug?: boolean } = {}): string {
   const h = createHash('sha256');
-  for (const f of [...goFiles(join(repoRoot(), 'bridge')), ...goFiles(sampleDir())]) h.update(relative(repoRoot(), f)).update('\0').update(readFileSync(f));
+  for (const f of [...goFiles(join(repoRoot(), 'bridge')), ...goFiles(dir)]) h.update(relative(repoRoot(), f)).update('\0').update(readFileSync(f));
   h.update(o.debug ? 'debug' : 'release');
-  const dir = join(cacheDir(), 'go-sample', h.digest('hex').slice(0, 16));
-  const bin = join(dir, o.debug ? 'widget-controller-debug' : 'widget-controller');
+  const out = join(cacheDir(), 'go-sample', h.digest('hex').slice(0, 16));
+  const bin = join(out, name);
   if (existsSync(bin)) return bin;
-  mkdirSync(dir, { recursive: true });
-  const args = ['build', ...(o.debug ? ['-gcflags=all=-N -l'] : []), '-o', bin, mainPackage()];
-  const r = spawnSync('go', args, { cwd: sampleDir(), encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
-  if (r.status !== 0) throw new Error(`go ${args.join(' ')} failed (in ${sampleDir()}):\n${r.stderr}`);
+  mkdirSync(out, { recursive: true });
+  const args = ['build', ...(o.debug ? ['-gcflags=all=-N -l'] : []), '-o', bin, mainPackage(dir)];
+  const r = spawnSync('go', args, { cwd: dir, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+  if (r.status !== 0) throw new Error(`go ${args.join(' ')} failed (in ${dir}):\n${r.stderr}`);
   return bin;
 }
 

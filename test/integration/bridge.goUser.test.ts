@@ -1,0 +1,179 @@
+// A Go controller shaped like a user's own kubebuilder project (samples/go-harbor-operator), driven from the core
+// against the real local control plane: one manager with two controllers — "harbor-keeper" (Named, a cluster-scoped
+// CRD of its own group, the priority queue, WithEventFilter) and "deployment" (the default name, a built-in type of
+// the apps group, the client-go queue, 3 workers, GenerationChangedPredicate, Owns Secret, a mapped ConfigMap watch).
+// Each test pins a bug a user met: a keyless step right after launch, an error's retry in the journal, the
+// announcements, cluster-scoped keys, why-queued from a mapped watch and an owned child, a dry-run of a
+// cluster-scoped key.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parseAllDocuments } from 'yaml';
+import { realClock } from '../../src/core/clock.ts';
+import { BridgeHub } from '../../src/core/bridge/bridgeHub.ts';
+import { runGoController, type RunningGoController } from '../../src/core/bridge/runGoController.ts';
+import type { RemoteController } from '../../src/core/bridge/remoteController.ts';
+import { Journal, type JournalEntry } from '../../src/core/journal/journal.ts';
+import { createDynamicClient, type DynamicKubeClient } from '../../src/core/k8s/dynamicClient.ts';
+import type { GroupVersionResource, KubeObject } from '../../src/core/k8s/objects.ts';
+import { createNamespace, getTestCluster, installCrd, uniqueName, waitUntil, type TestCluster } from './support/cluster.ts';
+import { buildGoProgram, harborOperatorDir, haveGo } from './support/goSample.ts';
+
+const HARBORS: GroupVersionResource = { group: 'fleet.example.io', version: 'v1beta1', resource: 'harbors' };
+const DEPLOYMENTS: GroupVersionResource = { group: 'apps', version: 'v1', resource: 'deployments' };
+const CONFIGMAPS: GroupVersionResource = { group: '', version: 'v1', resource: 'configmaps' };
+const SECRETS: GroupVersionResource = { group: '', version: 'v1', resource: 'secrets' };
+
+const ends = (j: Journal, key: string) => j.entries({ kinds: ['reconcileEnd'], key }).filter((e): e is Extract<JournalEntry, { kind: 'reconcileEnd' }> => e.kind === 'reconcileEnd' && e.key === key);
+
+function harbor(name: string, spec: Record<string, unknown>): KubeObject {
+  return { apiVersion: 'fleet.example.io/v1beta1', kind: 'Harbor', metadata: { name }, spec };
+}
+
+function deployment(ns: string, name: string): KubeObject {
+  return {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name, namespace: ns },
+    spec: { replicas: 1, selector: { matchLabels: { app: name } }, template: { metadata: { labels: { app: name } }, spec: { containers: [{ name: 'c', image: 'example.invalid/none' }] } } },
+  };
+}
+
+describe('a user-shaped Go controller (two controllers, a cluster-scoped CRD) through the bridge', { skip: (!haveGo() && 'go is not installed') || (!existsSync(harborOperatorDir()) && 'samples/go-harbor-operator is not in this tree') }, () => {
+  let cluster: TestCluster;
+  let client: DynamicKubeClient;
+  let bin: string;
+  const running: RunningGoController[] = [];
+  const hubs: BridgeHub[] = [];
+
+  before(async () => {
+    cluster = await getTestCluster();
+    client = createDynamicClient(cluster.transport, { fieldManager: 'reconcile-lab-test' });
+    const crd = parseAllDocuments(readFileSync(join(harborOperatorDir(), 'config', 'crd.yaml'), 'utf8'))[0]!.toJSON() as KubeObject;
+    await installCrd(cluster.transport, crd);
+    bin = buildGoProgram(harborOperatorDir(), 'harbor-operator');
+  });
+
+  after(async () => {
+    for (const r of running) await r.launched.stop();
+    for (const h of hubs) h.dispose();
+  });
+
+  /** Launches the program on a fresh bridge (welcomed paused); resolves with both of its controllers. */
+  async function start(): Promise<{ journal: Journal; keeper: RemoteController; deploy: RemoteController }> {
+    const journal = new Journal({ clock: realClock, capacity: 50_000, delivery: 'sync' });
+    const hub = await BridgeHub.start({ clock: realClock, journal });
+    hubs.push(hub);
+    const r = await runGoController({
+      hub,
+      spec: { command: bin, args: ['--health-probe-bind-address=0', '--metrics-bind-address=0'] },
+      clock: realClock,
+      env: { KUBECONFIG: cluster.kubeconfigPath },
+      waitMs: 120_000,
+      accept: (c) => c.controller.name === 'harbor-keeper',
+    });
+    running.push(r);
+    await waitUntil(() => hub.controllers.some((c) => c.controller.name === 'deployment'), 'the second controller is announced', 60_000);
+    const deploy = hub.controllers.find((c) => c.controller.name === 'deployment')!.controller;
+    return { journal, keeper: r.controller, deploy };
+  }
+
+  test('both controllers are announced as separate queues with their resource, queue kind and workers', { timeout: 180_000 }, async () => {
+    const { keeper, deploy } = await start();
+    assert.equal(keeper.resourceId, 'harbors.fleet.example.io');
+    assert.equal(keeper.announcement.kind, 'Harbor');
+    assert.equal(keeper.status().workQueue, 'priority');
+    assert.equal(keeper.status().maxConcurrentReconciles, 1);
+    assert.equal(deploy.resourceId, 'deployments.apps');
+    assert.equal(deploy.status().workQueue, 'client-go', 'UsePriorityQueue: false on this controller only');
+    assert.equal(deploy.status().maxConcurrentReconciles, 3);
+    assert.equal(keeper.status().paused && deploy.status().paused, true);
+  });
+
+  test('a step without key right after launch reconciles the first key of the initial list (cluster-scoped: no namespace)', { timeout: 180_000 }, async () => {
+    const name = uniqueName('harbor-first');
+    await client.create(HARBORS, harbor(name, { berths: 2, namespace: 'default' }));
+    const { journal, keeper } = await start();
+    // No wait for the informer: the CLI's `step --go` steps as soon as the controller is announced.
+    const r = await keeper.step();
+    assert.equal(r.kind, 'reconciled', `a keyless step before the caches synced found the queue empty: ${JSON.stringify(r)}`);
+    assert.ok(r.kind === 'reconciled' && !r.key.includes('/'), `a Harbor key has no namespace: ${r.kind === 'reconciled' ? r.key : ''}`);
+    assert.equal(journal.entries({ kinds: ['reconcileStart'] }).length, 1, 'exactly one reconcile');
+  });
+
+  test('errors, terminal errors and a panic: each end entry says when the key is retried and after how many failures', { timeout: 180_000 }, async () => {
+    const fail = uniqueName('harbor-fail');
+    const terminal = uniqueName('harbor-terminal');
+    const panics = uniqueName('harbor-panic');
+    await client.create(HARBORS, harbor(fail, { mode: 'fail' }));
+    await client.create(HARBORS, harbor(terminal, { mode: 'terminal' }));
+    await client.create(HARBORS, harbor(panics, { mode: 'panic', namespace: 'default' }));
+    const { journal, keeper } = await start();
+    for (let i = 1; i <= 3; i++) {
+      const r = await keeper.step({ key: fail, force: true });
+      assert.ok(r.kind === 'reconciled' && r.outcome.kind === 'error', JSON.stringify(r));
+      await waitUntil(() => ends(journal, fail).length === i, `end entry ${i} journaled (with its retry)`, 10_000);
+      const o = ends(journal, fail)[i - 1]!.outcome;
+      assert.ok(o.kind === 'error' && o.failures === i && typeof o.retryAt === 'number', `end ${i} carries failures and retryAt: ${JSON.stringify(o)}`);
+    }
+    const t = await keeper.step({ key: terminal, force: true });
+    assert.ok(t.kind === 'reconciled' && t.outcome.kind === 'terminal', JSON.stringify(t));
+    const p = await keeper.step({ key: panics, force: true });
+    assert.ok(p.kind === 'reconciled' && p.outcome.kind === 'error' && /harbor keeper fell into the water/.test(p.outcome.message), JSON.stringify(p));
+    await waitUntil(() => ends(journal, panics).length === 1, 'the panic journaled', 10_000);
+    const again = await keeper.step({ key: panics, force: true });
+    assert.ok(again.kind === 'reconciled' && again.outcome.kind === 'success', `it panics once: ${JSON.stringify(again)}`);
+  });
+
+  test('why queued on the deployment controller: a mapped ConfigMap watch and an owned Secret are both causes of one reconcile; a label change is filtered', { timeout: 180_000 }, async () => {
+    const ns = await createNamespace(cluster.transport, 'go-user');
+    await client.create(DEPLOYMENTS, deployment(ns, 'web'));
+    const { journal, deploy } = await start();
+    const key = `${ns}/web`;
+    await waitUntil(() => deploy.keyState(key)?.phase === 'queued', 'queued by its informer add', 60_000);
+    const first = await deploy.step({ key });
+    assert.ok(first.kind === 'reconciled' && first.outcome.kind === 'requeueAfter', JSON.stringify(first));
+    const token = await client.get(SECRETS, ns, 'web-token');
+    // Settle: the owned Secret's add queued the key again; run that too.
+    await waitUntil(() => deploy.keyState(key)?.phase !== 'processing', 'settled', 10_000);
+    if (deploy.keyState(key)?.phase === 'queued') await deploy.step({ key });
+    await client.create(CONFIGMAPS, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'web-settings', namespace: ns, labels: { 'shipyard.example.io/deployment': 'web' } }, data: { a: 'b' } });
+    await client.update(SECRETS, { ...token, metadata: { ...token.metadata, labels: { touched: 'yes' } } });
+    await waitUntil(() => {
+      const kinds = new Set((deploy.keyState(key)?.reasons ?? []).map((r) => r.kind));
+      return kinds.has('watch') && kinds.has('owned');
+    }, 'both causes recorded', 30_000);
+    const r = await deploy.step({ key });
+    assert.equal(r.kind, 'reconciled');
+    const last = journal.entries({ kinds: ['reconcileStart'], key }).at(-1)!;
+    assert.ok(last.kind === 'reconcileStart');
+    assert.ok(last.triggers.some((t) => t.kind === 'watch'), `the mapped watch among ${JSON.stringify(last.triggers)}`);
+    assert.ok(last.triggers.some((t) => t.kind === 'owned' && t.child === `${ns}/web-token`), `the owned Secret among ${JSON.stringify(last.triggers)}`);
+    // GenerationChangedPredicate on For: a label change of the Deployment queues nothing.
+    const d = await client.get(DEPLOYMENTS, ns, 'web');
+    const rv = (await client.update(DEPLOYMENTS, { ...d, metadata: { ...d.metadata, labels: { foo: 'bar' } } })).metadata.resourceVersion;
+    // A later mapped-watch event proves the label update was delivered before it, and filtered.
+    const cm = await client.get(CONFIGMAPS, ns, 'web-settings');
+    await client.update(CONFIGMAPS, { ...cm, data: { a: 'c' } });
+    await waitUntil(() => (deploy.keyState(key)?.reasons ?? []).some((x) => x.kind === 'watch'), 'the later ConfigMap update queued it', 30_000);
+    assert.ok(!(deploy.keyState(key)?.reasons ?? []).some((x) => x.kind === 'informer' && x.resourceVersion === rv), 'the label-only update was filtered by GenerationChangedPredicate');
+  });
+
+  test('a dry-run of a cluster-scoped key: its writes name no namespace for the Harbor, a namespace for its child, and nothing persists', { timeout: 180_000 }, async () => {
+    const name = uniqueName('harbor-dry');
+    await client.create(HARBORS, harbor(name, { berths: 7, namespace: 'default' }));
+    const { keeper } = await start();
+    await waitUntil(() => keeper.keyState(name)?.phase === 'queued', 'queued', 60_000);
+    const before = await client.get(HARBORS, undefined, name);
+    const d = await keeper.dryRun(name);
+    assert.ok(d.writes.every((w) => w.dryRun), 'every write was sent with dryRun=All');
+    const child = d.writes.find((w) => w.verb === 'create' && w.resource === 'configmaps');
+    assert.ok(child && child.namespace === 'default' && child.name === `harbor-${name}`, JSON.stringify(d.writes));
+    const status = d.writes.find((w) => w.resource === 'harbors' && w.subresource === 'status');
+    assert.ok(status && status.namespace === undefined && status.name === name, JSON.stringify(d.writes));
+    const after = await client.get(HARBORS, undefined, name);
+    assert.equal(after.metadata.resourceVersion, before.metadata.resourceVersion, 'the Harbor is unchanged');
+    await assert.rejects(client.get(CONFIGMAPS, 'default', `harbor-${name}`), /not found|NotFound|404/i, 'no child was created');
+  });
+});
