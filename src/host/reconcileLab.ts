@@ -499,7 +499,8 @@ export class ReconcileLab implements vscode.Disposable {
 /** The event log's view of a session's journal. */
 function journalSource(session: Session): EventLogSource & { dispose(): void } {
   const emitter = new Emitter<readonly LogEntryView[]>();
-  const primary = session.primaryResource;
+  // Each entry's key is an object of its controller's resource (a Go controller's, or the built-in loop's).
+  const primary = (controller: string | undefined) => session.resourceOfController(controller);
   const sub = session.journal.onDidAppend((batch) => {
     if (emitter.hasListeners) emitter.fire(batch.map((e) => toLogEntryView(e, primary)));
   });

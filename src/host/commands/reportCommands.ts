@@ -21,7 +21,7 @@ export async function exportReport(lab: ReconcileLab, arg: unknown): Promise<Com
   if (refused) return refused;
   const s = requireSession(lab, arg);
   if (isFailure(s)) return s;
-  if (!s.reconciler || !s.primaryInfo || !s.primaryResource) return fail(s.loopProblem?.reason === 'untrusted' ? 'untrusted' : 'noLoop', s.loopProblem?.message ?? 'No reconciler in this connection.');
+  if (!s.reconciler || !s.builtInPrimaryInfo || !s.builtInPrimaryResource) return fail(s.loopProblem?.reason === 'untrusted' ? 'untrusted' : 'noLoop', s.loopProblem?.message ?? 'No reconciler in this connection.');
   let dryRun = boolArg(arg, 'dryRun');
   if (dryRun === undefined) {
     if (arg !== undefined) dryRun = true;
@@ -44,7 +44,7 @@ export async function exportReport(lab: ReconcileLab, arg: unknown): Promise<Com
     return fail('loopRunning', 'Pause the reconcile loop (and let in-flight reconciles finish) before a live report, or choose a dry run: a live report reconciles outside the work queue and could run a key concurrently with a worker.');
   }
   const format = stringArg(arg, 'format') === 'json' ? 'json' : 'markdown';
-  const keys = stringArrayArg(arg, 'keys') ?? s.list(s.primaryResource).map((o) => keyOfObject(o)).sort();
+  const keys = stringArrayArg(arg, 'keys') ?? s.list(s.builtInPrimaryResource).map((o) => keyOfObject(o)).sort();
   let path = stringArg(arg, 'path');
   if (!path) {
     const base = vscode.workspace.workspaceFolders?.[0]?.uri;
@@ -63,7 +63,7 @@ export async function exportReport(lab: ReconcileLab, arg: unknown): Promise<Com
       buildReconcileReport({
         client: s.client,
         reconciler: s.reconciler!,
-        primary: s.primaryInfo!,
+        primary: s.builtInPrimaryInfo!,
         keys,
         dryRun: dryRun!,
         cache: s.cacheReader(),

@@ -219,6 +219,8 @@ export class GoControllers implements vscode.Disposable {
     // Show the first controller, or the one reconciling the connection's primary resource, or replace one that is gone.
     const s = this.hubSession;
     const cur = this.shown;
+    const resource = c.controller.resourceId;
+    if (s && resource) s.noteControllerResource(c.controller.name, resource);
     const better = s?.primaryResource !== undefined && c.controller.resourceId === s.primaryResource && cur?.controller.resourceId !== s.primaryResource;
     if (!cur || cur.process.liveness === 'exited' || better) this.show(c);
     this.applyDebugState();

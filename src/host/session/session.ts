@@ -119,8 +119,9 @@ export class Session implements ViewModel, Disposable {
   /** Makes fresh reconcilers like {@link reconciler} (undefined when no loop could be built). */
   readonly reconcilerRecipe: ReconcilerRecipe | undefined;
   readonly loopProblem: LoopProblem | undefined;
-  readonly primaryResource: string | undefined;
-  readonly primaryInfo: ResourceInfo | undefined;
+  /** The built-in loop's resource ("plural.group"), fixed at connect (reconcileLab.reconciler.resource). */
+  readonly builtInPrimaryResource: string | undefined;
+  readonly builtInPrimaryInfo: ResourceInfo | undefined;
   /** Finalizers our own reconciler adds (for the stuck diagnosis). */
   readonly ownFinalizers: readonly string[];
   readonly settings: Settings;
@@ -129,6 +130,8 @@ export class Session implements ViewModel, Disposable {
   readonly convergenceTracker: ConvergenceTracker | undefined;
 
   private readonly watched: Watched[];
+  private readonly factory: InformerFactory;
+  private readonly namespaces: readonly string[];
   private readonly namespaceFilter: ReadonlySet<string> | undefined;
   private readonly store = new DisposableStore();
   private readonly changeEmitter = new Emitter<ViewChange>();
@@ -136,8 +139,12 @@ export class Session implements ViewModel, Disposable {
   private readonly log: Logger;
   private readonly clock: Clock;
   private closing: Promise<void> | undefined;
-  /** A controller running elsewhere (a Go process through the bridge) shown instead of the built-in loop. */
-  private external: { controller: Controller; origin: () => string } | undefined;
+  /**
+   * A controller running elsewhere (a Go process through the bridge) shown instead of the built-in loop, and the
+   * watched resource it reconciles (when it announced one this cluster serves).
+   */
+  private external: { controller: Controller; origin: () => string; primary?: Watched } | undefined;
+  private readonly controllerResources = new Map<string, string>();
   private keySub: Disposable | undefined;
   /**
    * The controller's key briefs and queue order as of the last key-state change: every view refresh, the status bar
@@ -191,8 +198,10 @@ export class Session implements ViewModel, Disposable {
     this.reconciler = parts.reconciler;
     this.reconcilerRecipe = parts.recipe;
     this.loopProblem = parts.loopProblem;
-    this.primaryResource = parts.primary?.id;
-    this.primaryInfo = parts.primary?.info;
+    this.builtInPrimaryResource = parts.primary?.id;
+    this.builtInPrimaryInfo = parts.primary?.info;
+    this.factory = parts.factory;
+    this.namespaces = [...new Set(o.settings.namespaces.map((n) => n.trim()).filter(Boolean))];
     this.ownFinalizers = parts.ownFinalizers;
     this.convergenceTracker = parts.primary
       ? this.store.add(new ConvergenceTracker({ clock: o.clock, keyState: (k) => this.controller?.keyState(k) }))
@@ -202,6 +211,33 @@ export class Session implements ViewModel, Disposable {
     this.store.add(this.changeEmitter);
     this.store.add(this.controllerEmitter);
     this.store.add(toDisposable(() => this.keySub?.dispose()));
+  }
+
+  /**
+   * The resource ("plural.group") of the controller the views show: the shown Go controller's (its keys are that
+   * resource's objects: the tree marks them, Step this key and Dry-Run take them) when it announced one this
+   * cluster serves, else the built-in loop's.
+   */
+  get primaryResource(): string | undefined {
+    return this.external?.primary?.id ?? this.builtInPrimaryResource;
+  }
+
+  /**
+   * The resource of the keys in `controller`'s journal entries: a Go controller's announced resource (see
+   * {@link noteControllerResource}), else the built-in loop's.
+   */
+  resourceOfController(controller: string | undefined): string | undefined {
+    return (controller !== undefined ? this.controllerResources.get(controller) : undefined) ?? this.builtInPrimaryResource;
+  }
+
+  /** Records the resource a controller running elsewhere (a Go controller) reconciles, for {@link resourceOfController}. */
+  noteControllerResource(controller: string, resource: string): void {
+    this.controllerResources.set(controller, resource);
+  }
+
+  /** The {@link ResourceInfo} of {@link primaryResource}. */
+  get primaryInfo(): ResourceInfo | undefined {
+    return this.external?.primary?.info ?? this.builtInPrimaryInfo;
   }
 
   /** The controller the views and the loop commands act on: an external one while set, else the built-in loop. */
@@ -222,7 +258,10 @@ export class Session implements ViewModel, Disposable {
    */
   useController(controller: Controller | undefined, origin: () => string = () => 'external controller'): void {
     if (controller && this.builtInController && this.builtInController !== controller) this.builtInController.pause();
-    this.external = controller ? { controller, origin } : undefined;
+    const resourceId = controller && 'resourceId' in controller ? (controller as { resourceId?: unknown }).resourceId : undefined;
+    const primary = typeof resourceId === 'string' ? this.watch(resourceId) : undefined;
+    if (controller && typeof resourceId === 'string') this.noteControllerResource(controller.name, resourceId);
+    this.external = controller ? { controller, origin, ...(primary ? { primary } : {}) } : undefined;
     this.wireController();
     this.controllerEmitter.fire();
     this.changeEmitter.fire({ type: 'resources' });
@@ -480,23 +519,52 @@ export class Session implements ViewModel, Disposable {
     }
   }
 
+  /**
+   * The watched resource `id` ("plural.group"), watching it from now on when this cluster serves it and it is not
+   * watched yet (a Go controller's resource, e.g. deployments.apps); undefined when the cluster does not serve it.
+   */
+  private watch(id: string): Watched | undefined {
+    const found = this.find(id);
+    if (found) return found;
+    const info = this.discovered.find((d) => d.preferred && d.verbs.includes('list') && d.verbs.includes('watch') && resourceIdOf(d) === id);
+    if (!info) {
+      this.log.warn('the shown controller\'s resource is not served by this cluster', { resource: id });
+      return undefined;
+    }
+    const w: Watched = {
+      id,
+      info,
+      informer: this.factory.informerFor(info, {
+        ...(info.namespaced && this.namespaces.length === 1 ? { namespace: this.namespaces[0] } : {}),
+        indexers: { [OWNER_UID_INDEX]: ownerUidIndexFunc },
+      }),
+    };
+    this.watched.push(w);
+    this.wireWatched(w);
+    this.changeEmitter.fire({ type: 'resources' });
+    return w;
+  }
+
   /** Subscribes the views' change stream to the informers and the controller. */
   private wire(): void {
     this.wireConvergence();
-    for (const w of this.watched) {
-      const fire = (obj: KubeObject, rowOnly?: boolean) => {
-        if (this.inScope(obj)) this.changeEmitter.fire(rowOnly ? { type: 'object', resource: w.id, key: keyOf(obj), rowOnly } : { type: 'object', resource: w.id, key: keyOf(obj) });
-      };
-      this.store.add(
-        w.informer.addEventHandler({
-          onAdd: fire,
-          onUpdate: (old, obj) => fire(obj, sameLayout(old, obj)),
-          onDelete: (obj) => fire(isTombstone(obj) ? obj.obj : obj),
-        }),
-      );
-      this.store.add(w.informer.onDidChangeState(() => this.changeEmitter.fire({ type: 'resources' })));
-    }
+    for (const w of this.watched) this.wireWatched(w);
     this.wireController();
+  }
+
+  /** Refreshes the views on every change of `w`'s objects and informer state. */
+  private wireWatched(w: Watched): void {
+    const fire = (obj: KubeObject, rowOnly?: boolean) => {
+      if (this.inScope(obj)) this.changeEmitter.fire(rowOnly ? { type: 'object', resource: w.id, key: keyOf(obj), rowOnly } : { type: 'object', resource: w.id, key: keyOf(obj) });
+    };
+    this.store.add(
+      w.informer.addEventHandler({
+        onAdd: fire,
+        onUpdate: (old, obj) => fire(obj, sameLayout(old, obj)),
+        onDelete: (obj) => fire(isTombstone(obj) ? obj.obj : obj),
+      }),
+    );
+    this.store.add(w.informer.onDidChangeState(() => this.changeEmitter.fire({ type: 'resources' })));
   }
 
   /**
@@ -505,7 +573,7 @@ export class Session implements ViewModel, Disposable {
    */
   private wireConvergence(): void {
     const t = this.convergenceTracker;
-    const primary = this.primaryInfo;
+    const primary = this.builtInPrimaryInfo;
     if (!t || !primary) return;
     const primaryApiGroup = primary.group;
     this.store.add(this.journal.onDidAppend((batch) => t.observeJournal(batch)));
@@ -513,7 +581,7 @@ export class Session implements ViewModel, Disposable {
       for (const key of keys) this.changeEmitter.fire({ type: 'key', key });
     }));
     for (const w of this.watched) {
-      const isPrimary = w.id === this.primaryResource;
+      const isPrimary = w.id === this.builtInPrimaryResource;
       const feed = (obj: KubeObject, gone: boolean) => {
         if (!this.inScope(obj) || !obj.metadata.name) return;
         if (isPrimary) {

@@ -81,13 +81,14 @@ export const USER_ACTION_NAMES: Partial<Record<ControlEntry['action'], string>> 
 };
 
 /**
- * One row per entry. `primaryResource` ("plural.group") names the object of
- * entries that carry only a reconcile key (queue, reconcile, control).
+ * One row per entry. `primaryResource` ("plural.group", or the resource of an
+ * entry's controller) names the object of entries that carry only a reconcile
+ * key (queue, reconcile, control).
  */
-export function toLogEntryView(e: JournalEntry, primaryResource: string | undefined): LogEntryView {
+export function toLogEntryView(e: JournalEntry, primaryResource: string | undefined | ((controller: string | undefined) => string | undefined)): LogEntryView {
   const { summary, detail } = summaryOf(e);
   let key = e.key;
-  let resource = primaryResource;
+  let resource = typeof primaryResource === 'function' ? primaryResource(e.controller) : primaryResource;
   if (e.kind === 'informer' || e.kind === 'write') {
     // The row names the object the entry is about when it is the reconciled key itself.
     if (key === undefined || key === e.objectKey) {
