@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
+	"strings"
 	"testing"
 	"time"
 
@@ -134,5 +135,22 @@ func TestFreezingTransportListsAtTheFrozenRVAndHoldsWatchesUntilThaw(t *testing.
 	}
 	if newCheckState(checkConfig{}).thaw() {
 		t.Fatal("thaw of a cache that was never frozen reports false")
+	}
+}
+
+// TestOptionsNameMismatch: a name given to bridge.Options that is not the controller's (a plural, a typo, the kind
+// with its capital) is named in a warning with the name to use; the right name (or none) is silent.
+func TestOptionsNameMismatch(t *testing.T) {
+	if w := nameMismatch("deployment", "deployment"); w != "" {
+		t.Fatalf("matching names warned: %s", w)
+	}
+	if w := nameMismatch("", "deployment"); w != "" {
+		t.Fatalf("no given name warned: %s", w)
+	}
+	w := nameMismatch("deployments", "deployment")
+	for _, want := range []string{`bridge.Options(mgr, "deployments", …)`, `controller-runtime named "deployment"`, `pass "deployment" to bridge.Options and bridge.Wrap`} {
+		if !strings.Contains(w, want) {
+			t.Fatalf("warning %q lacks %q", w, want)
+		}
 	}
 }

@@ -2,6 +2,7 @@ package bridge
 
 import (
 	"errors"
+	"fmt"
 
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/workqueue"
@@ -15,9 +16,9 @@ import (
 
 // The few lines a developer adds (a kubebuilder cmd/main.go and SetupWithManager):
 //
-//	opts := ctrl.Options{Scheme: scheme, LeaderElection: leaderElect /* … */}
-//	bridge.Setup(&opts)                          // journal writes, dry run, why-queued
-//	mgr, err := ctrl.NewManager(ctrl.GetConfigOrDie(), opts)
+//	mgrOpts := ctrl.Options{Scheme: scheme, LeaderElection: leaderElect /* … */}
+//	bridge.Setup(&mgrOpts)                       // journal writes, dry run, why-queued
+//	mgr, err := ctrl.NewManager(ctrl.GetConfigOrDie(), mgrOpts)
 //
 //	ctrl.NewControllerManagedBy(mgr).For(&v1.Widget{}).Owns(&corev1.ConfigMap{}).Named("widget").
 //		WithOptions(bridge.Options(mgr, "widget", controller.Options{})).
@@ -102,8 +103,18 @@ func Options(mgr manager.Manager, name string, opts controller.Options) controll
 		ReconciliationTimeoutMs: max(opts.ReconciliationTimeout, global.ReconciliationTimeout).Milliseconds(),
 		LeaderElection:          h.leaderElection.Load() && ptr.Deref(opts.NeedLeaderElection, ptr.Deref(global.NeedLeaderElection, true)),
 	}
+	info.Name = name // the name given here; the queue takes the one controller-runtime passes to NewQueue
 	opts.NewQueue = h.newQueueFunc(ptr.Deref(usePQ, true), info, mgr)
 	return opts
+}
+
+// nameMismatch is the warning logged when bridge.Options was given another name than the one controller-runtime
+// gave the controller ("" when they match or none was given).
+func nameMismatch(given, actual string) string {
+	if given == "" || given == actual {
+		return ""
+	}
+	return fmt.Sprintf("bridge.Options(mgr, %q, …) is used by the controller controller-runtime named %q: pass %q to bridge.Options and bridge.Wrap (Named(...), else the lower-cased kind of For), or its reconciles are not shown with its queue", given, actual, actual)
 }
 
 // NewQueue returns a controller.Options.NewQueue building the queue controller-runtime would have built
@@ -123,6 +134,9 @@ func (h *hub) newQueueFunc(usePQ bool, info ControllerMsg, mgr manager.Manager) 
 		cfg := queueConfig{name: name, priorityQueue: usePQ, limiter: rl, hub: h, info: info}
 		if mgr != nil {
 			cfg.log = mgr.GetLogger().WithValues("controller", name)
+		}
+		if w := nameMismatch(info.Name, name); w != "" {
+			h.log.Error(nil, w)
 		}
 		return newQueue(cfg)
 	}
