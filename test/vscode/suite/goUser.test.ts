@@ -1,0 +1,81 @@
+// Run Controller… with a Go program shaped like a user's own kubebuilder project (samples/go-harbor-operator: one
+// manager, two controllers on other resources than the connection's), in the real extension host against the real
+// control plane: each controller is its own queue, and the views follow the one shown — its resource in the
+// Resources tree (watched on demand when the connection did not list it, e.g. deployments.apps), its keys for Step
+// this key (a cluster-scoped key has no namespace), the Event Log rows of each controller naming its resource.
+import * as assert from 'node:assert/strict';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parseAllDocuments } from 'yaml';
+import type { StepResult } from '../../../src/core/controller/controller.ts';
+import type { KubeObject } from '../../../src/core/k8s/objects.ts';
+import type { ReconcileLab } from '../../../src/host/reconcileLab.ts';
+import { buildGoProgram, harborOperatorDir, haveGo, setRepoRoot } from '../../integration/support/goSample.ts';
+import { installCrd, uniqueName } from '../../integration/support/cluster.ts';
+import { connectTo, lab, labCluster, ok, ROOT, run, testNamespace, waitUntil } from './support/lab.ts';
+
+setRepoRoot(ROOT);
+
+const HARBORS = 'harbors.fleet.example.io';
+const DEPLOYMENTS = 'deployments.apps';
+
+describe('a user-shaped Go program with two controllers (Run Controller…)', function () {
+  this.timeout(240_000);
+  let l: ReconcileLab;
+  let ns = '';
+  let bin = '';
+  const harbor = uniqueName('ext-harbor');
+
+  before(async function () {
+    if (!haveGo() || !existsSync(harborOperatorDir())) this.skip();
+    this.timeout(300_000);
+    l = await lab();
+    bin = buildGoProgram(harborOperatorDir(), 'harbor-operator'); // cached by the integration phase
+    const crd = parseAllDocuments(readFileSync(join(harborOperatorDir(), 'config', 'crd.yaml'), 'utf8'))[0]!.toJS() as KubeObject;
+    await installCrd(labCluster().transport, crd);
+    ns = await testNamespace('ext-gouser');
+    await labCluster().client.create({ group: 'fleet.example.io', version: 'v1beta1', resource: 'harbors' }, { apiVersion: 'fleet.example.io/v1beta1', kind: 'Harbor', metadata: { name: harbor }, spec: { berths: 4, namespace: ns } });
+    await labCluster().client.create(
+      { group: 'apps', version: 'v1', resource: 'deployments' },
+      { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'web', namespace: ns }, spec: { replicas: 1, selector: { matchLabels: { app: 'web' } }, template: { metadata: { labels: { app: 'web' } }, spec: { containers: [{ name: 'c', image: 'example.invalid/none' }] } } } },
+    );
+    await connectTo(ns); // the run's Widget CRD is the connection's resource; neither Harbors nor Deployments are listed
+  });
+
+  after(async () => {
+    if (l) await run('reconcileLab.stopController', {});
+  });
+
+  it('each controller is a queue of its own; the views follow the one shown: its resource, its keys, Step this key', async function () {
+    this.timeout(300_000);
+    const s = l.session!;
+    const widgets = s.builtInPrimaryResource;
+    assert.ok(widgets, 'the connection has a built-in loop resource');
+    assert.ok(!s.resources.some((r) => r.id === DEPLOYMENTS), 'deployments are not watched before');
+    ok(await run('reconcileLab.runController', { command: bin, args: ['--health-probe-bind-address=0', '--metrics-bind-address=0'], waitMs: 120_000 }));
+    await waitUntil(() => l.go.all.length === 2, 'both controllers announced', 60_000);
+    assert.deepEqual(l.go.all.map((c) => c.controller.name).sort(), ['deployment', 'harbor-keeper']);
+
+    // The cluster-scoped CRD's controller: its resource is the views' resource, its key has no namespace.
+    assert.match(ok(await run<{ shown: string }>('reconcileLab.selectController', { controller: 'harbor-keeper' })).shown, /^Go controller harbor-keeper/);
+    assert.equal(s.primaryResource, HARBORS, 'the views show the Harbors the shown controller reconciles');
+    assert.equal(s.primaryInfo?.namespaced, false);
+    await waitUntil(() => s.keyState(harbor)?.phase === 'queued' && s.get(HARBORS, harbor) !== undefined, 'the Harbor queued and in the tree', 60_000);
+    const step = ok(await run<{ step: StepResult; summary: string }>('reconcileLab.stepReconcile', { key: harbor, resource: HARBORS }));
+    assert.ok(step.step.kind === 'reconciled' && step.step.key === harbor, step.summary);
+    assert.equal(s.resourceOfController('harbor-keeper'), HARBORS, 'its Event Log rows name Harbors');
+
+    // The built-in type's controller (not watched by the connection): watched from now on, its keys namespaced.
+    assert.match(ok(await run<{ shown: string }>('reconcileLab.selectController', { controller: 'deployment' })).shown, /^Go controller deployment/);
+    assert.equal(s.primaryResource, DEPLOYMENTS);
+    assert.ok(s.resources.some((r) => r.id === DEPLOYMENTS), 'deployments are watched now');
+    await waitUntil(() => s.get(DEPLOYMENTS, `${ns}/web`) !== undefined && s.keyState(`${ns}/web`)?.phase === 'queued', 'the Deployment in the tree and queued', 60_000);
+    const step2 = ok(await run<{ step: StepResult; summary: string }>('reconcileLab.stepReconcile', { key: `${ns}/web`, resource: DEPLOYMENTS }));
+    assert.ok(step2.step.kind === 'reconciled' && step2.step.outcome.kind === 'requeueAfter', step2.summary);
+    assert.equal(s.resourceOfController('deployment'), DEPLOYMENTS);
+
+    ok(await run('reconcileLab.stopController', {}));
+    assert.equal(s.controller, s.builtInController);
+    assert.equal(s.primaryResource, widgets, 'back to the built-in loop\'s resource');
+  });
+});
