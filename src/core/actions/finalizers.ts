@@ -285,7 +285,8 @@ export async function diagnoseStuck(o: {
     if (terminating && dead.length) parts.push(`. The owner of ${dead.map((f) => f.finalizer).join(', ')} appears to be down, which is why it is stuck`);
     if (terminating && finalizers.some((f) => f.running === 'yes')) parts.push('. A live owner may still finish on its own: prefer fixing or waiting for it');
   }
-  diag.summary = parts.join(' ') + '.';
+  // Sentences after the first start with ". …": no space before their period.
+  diag.summary = parts.join(' ').replace(/ \. /g, '. ') + '.';
   return diag;
 }
 

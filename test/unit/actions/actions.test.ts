@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { cleanForDiff, toYaml, yamlDiff } from '../../../src/core/actions/objectDiff.ts';
 import { describeOutcome, outcomeOf, runOnce } from '../../../src/core/actions/runOnce.ts';
-import { managersOfFinalizer } from '../../../src/core/actions/finalizers.ts';
+import { diagnoseStuck, managersOfFinalizer } from '../../../src/core/actions/finalizers.ts';
 import { renderReportMarkdown, type ReconcileReport } from '../../../src/core/actions/report.ts';
 import { staticCache } from '../../../src/core/actions/context.ts';
 import { TerminalError, type Reconciler } from '../../../src/core/controller/reconcile.ts';
@@ -165,4 +165,14 @@ test('Markdown report escapes cluster text: no link, image, HTML, emphasis or br
   // The diff holding a 4-backtick run stays inside one fence of 5.
   assert.match(md, /`````diff\nx\n````\n\[l\]\(command:y\)\n`````/);
   assert.match(md, /Reconciler ```` exec:.\/r.sh ``` ` ````/, "a code span fenced longer than its backticks");
+});
+
+test('diagnoseStuck: the summary of a cluster-scoped object held by a stopped owner reads as sentences (no " ." before a period)', async () => {
+  const clock = new FakeClock(Date.parse('2026-12-02T10:00:00Z'));
+  const policy = { apiVersion: 'sec.example.org/v1', kind: 'Policy', metadata: { name: 'deny-all', resourceVersion: '7', deletionTimestamp: '2026-12-02T09:58:00Z', finalizers: ['cleanup.thirdparty.dev/external-firewall', 'sec.example.org/cleanup'] } };
+  const client = { get: async () => policy, list: async () => ({ items: [] }) } as unknown as Parameters<typeof diagnoseStuck>[0]['client'];
+  const d = await diagnoseStuck({ client, gvr: { group: 'sec.example.org', version: 'v1', resource: 'policies' }, name: 'deny-all', clock, knownControllers: [{ name: 'policy loop', finalizers: ['sec.example.org/cleanup'], running: false, state: 'stopped' }] });
+  assert.equal(d.key, 'deny-all', 'a cluster-scoped key has no namespace');
+  assert.match(d.summary, /^Policy deny-all has been terminating for 2 min and is held by 2 finalizer\(s\): .*sec\.example\.org\/cleanup \(owner running: no\)\. The owner of sec\.example\.org\/cleanup appears to be down, which is why it is stuck\.$/);
+  assert.doesNotMatch(d.summary, / \./);
 });
