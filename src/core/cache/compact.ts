@@ -68,6 +68,26 @@ export class ObjectCompactor {
    * second carry equal ones): the array, its entries and their strings are then held once, not once per object.
    * An array seen for the first time has its strings and fieldsV1 tree shared, then becomes the shared one.
    */
+  shareManagedFields(mf: ManagedFieldsEntry[]): ManagedFieldsEntry[] {
+    return Object.isFrozen(mf) ? mf : this.managedFields(mf);
+  }
+
+  /**
+   * The shared, deeply frozen fieldsV1 tree with the content of `tree` (a value the caller owns, e.g. just parsed):
+   * the one seen before, or `tree` itself, frozen and kept. A frozen `tree` is returned as it is (already shared).
+   */
+  shareFieldsV1<V extends object>(tree: V): V {
+    if (Object.isFrozen(tree)) return tree;
+    const text = JSON.stringify(tree);
+    let shared = this.trees.get(text);
+    if (shared === undefined) {
+      if (this.trees.size >= this.maxEntries) this.trees = new Map();
+      shared = deepFreeze(tree);
+      this.trees.set(text, shared);
+    }
+    return shared as V;
+  }
+
   private managedFields(mf: ManagedFieldsEntry[]): ManagedFieldsEntry[] {
     const text = JSON.stringify(mf);
     const shared = this.fieldLists.get(text);
@@ -86,16 +106,7 @@ export class ObjectCompactor {
       if (typeof v === 'string') e[k] = this.str(v);
     }
     const tree = e.fieldsV1;
-    if (tree && typeof tree === 'object' && !Object.isFrozen(tree)) {
-      const text = JSON.stringify(tree);
-      let shared = this.trees.get(text);
-      if (shared === undefined) {
-        if (this.trees.size >= this.maxEntries) this.trees = new Map();
-        shared = deepFreeze(tree);
-        this.trees.set(text, shared);
-      }
-      e.fieldsV1 = shared;
-    }
+    if (tree && typeof tree === 'object' && !Object.isFrozen(tree)) e.fieldsV1 = this.shareFieldsV1(tree);
   }
 
   private values(map: Record<string, string> | undefined): void {

@@ -2,6 +2,7 @@ import type { Disposable } from '../lifecycle.ts';
 import type { Event } from '../event.ts';
 import type { KubeList, KubeObject, ResourceInfo } from '../k8s/objects.ts';
 import type { ObjectKey } from '../k8s/keys.ts';
+import type { ManagedFieldsByBytes } from '../k8s/managedFieldsBytes.ts';
 
 /**
  * The informer's contracts, shared by the cache (which implements them), the
@@ -160,7 +161,10 @@ export interface ListerWatcher<T extends KubeObject = KubeObject> {
    * parsed (while the answer is still arriving), exactly once per item and in list order; the returned list then
    * holds what `onItem` returned in that item's place. An implementation that parses the answer whole may ignore
    * it: the caller tells the items it prepared from those it did not (the informer marks what it prepared).
+   * `managedFieldsBytes`, when given, lets an implementation that parses bytes skip managedFields values it has
+   * seen before (items then hold shared, deeply frozen values of equal content; see ManagedFieldsByBytes); it may
+   * be ignored.
    */
-  list(options: ListOptions, signal: AbortSignal, onItem?: (item: T) => T): Promise<KubeList<T>>;
+  list(options: ListOptions, signal: AbortSignal, onItem?: (item: T) => T, managedFieldsBytes?: ManagedFieldsByBytes): Promise<KubeList<T>>;
   watch(options: WatchOptions, signal: AbortSignal): AsyncIterable<WatchEvent<T>>;
 }

@@ -17,6 +17,7 @@ import type {
 import { INITIAL_EVENTS_END_ANNOTATION } from './interfaces.ts';
 import { Indexer } from './indexer.ts';
 import { ObjectCompactor } from './compact.ts';
+import { ManagedFieldsByBytes } from '../k8s/managedFieldsBytes.ts';
 import { type Notification, ProcessorListener } from './processorListener.ts';
 import { DeliveryBudget } from './deliveryBudget.ts';
 import { Reflector, type ReflectorStore } from './reflector.ts';
@@ -150,6 +151,12 @@ export class SharedIndexInformer<T extends KubeObject = KubeObject> implements S
   private readonly transform: TransformFunc<T>;
   private readonly compactor: ObjectCompactor | undefined;
   /**
+   * With sharing on and no transform: lets the LIST parser put the compactor's shared managedFields values in place
+   * of bytes it saw before instead of parsing them. (A transform would then receive frozen shared values where it
+   * gets fresh ones today, so a transform turns it off.)
+   */
+  private readonly managedFieldsBytes: ManagedFieldsByBytes | undefined;
+  /**
    * List items already made what the cache keeps, in the order they were prepared (see {@link preparingLists}):
    * started over when a list (or a WatchList stream) starts or fails, emptied by onReplace. When a page's items, and
    * then the list replaced, are exactly these objects in this order (what a streamed list gives), they are known
@@ -174,6 +181,7 @@ export class SharedIndexInformer<T extends KubeObject = KubeObject> implements S
     this.log = (options.logger ?? nullLogger).child({ informer: gvrToString(options.resource) });
     this.transform = options.transform ?? ((o) => o as T);
     this.compactor = options.shareRepeatedValues === false ? undefined : new ObjectCompactor();
+    this.managedFieldsBytes = this.compactor && !options.transform ? new ManagedFieldsByBytes(this.compactor) : undefined;
     this.defaultResyncMs = clampResync(options.resyncPeriodMs ?? 0);
     this.ownsBudget = !options.deliveryBudget;
     this.budget = options.deliveryBudget ?? new DeliveryBudget(this.clock);
@@ -377,7 +385,7 @@ export class SharedIndexInformer<T extends KubeObject = KubeObject> implements S
         const from = this.preparedOrder.length;
         let page: KubeList<KubeObject>;
         try {
-          page = await lw.list(options, signal, prepare);
+          page = await lw.list(options, signal, prepare, this.managedFieldsBytes);
         } catch (e) {
           this.indexer.discardStaged();
           this.preparedOrder = [];

@@ -4,6 +4,7 @@ import type { GroupVersionResource, KubeList, KubeObject } from './objects.ts';
 import { resourcePath } from './paths.ts';
 import type { Response } from 'undici';
 import { ListBodyParser, ListBodySyntaxError } from './listStream.ts';
+import type { ManagedFieldsByBytes } from './managedFieldsBytes.ts';
 import { bodyReadError, isTransportClosed, readText, toApiError, type KubeTransport, type TransportRequest } from './transport.ts';
 
 export interface KubeListerWatcherOptions {
@@ -229,6 +230,8 @@ export class KubeListerWatcher implements ListerWatcher<KubeObject> {
    * returned); a body that is not JSON throws ApiError 500 BadList, a non-2xx answer the server's Status as an
    * ApiError with its code (410 included), a body cut off an ApiError code 0 (or the abort reason /
    * {@link transportClosedError}). The work between two turns of the event loop is bounded (about 256 KiB of body).
+   * With `managedFieldsBytes`, items' managedFields values whose bytes were seen before are not parsed but
+   * replaced by the shared value of equal content ({@link ManagedFieldsByBytes}).
    *
    * Paging is pipelined: when a paged call (`limit` set) learns the page's continue token (from the list
    * metadata: before the items for typed lists, after them for unstructured ones), the request for the next
@@ -237,13 +240,18 @@ export class KubeListerWatcher implements ListerWatcher<KubeObject> {
    * token still throws its 410 there); any other call discards it and aborts it. At most one page is ahead;
    * `signal` aborts it too. What callers get is the same as without the pipeline, page for page.
    */
-  async list(options: ListOptions, signal: AbortSignal, onItem?: (item: KubeObject) => KubeObject): Promise<KubeList<KubeObject>> {
+  async list(
+    options: ListOptions,
+    signal: AbortSignal,
+    onItem?: (item: KubeObject) => KubeObject,
+    managedFieldsBytes?: ManagedFieldsByBytes,
+  ): Promise<KubeList<KubeObject>> {
     const page = this.takeAhead(options, signal) ?? this.request(options, signal);
     const what = { method: 'GET', path: this.path, signal: page.signal } as const;
     try {
       const res = await page.res;
       if (res.status < 200 || res.status >= 300) throw toApiError(res.status, await readText(res, what, this.transport), `GET ${this.path}`);
-      return await this.readList(res, options, signal, page.signal, onItem);
+      return await this.readList(res, options, signal, page.signal, onItem, managedFieldsBytes);
     } catch (e) {
       // The caller's abort wins over how the request ended because of it.
       if (signal.aborted) throw signal.reason ?? e;
@@ -263,11 +271,13 @@ export class KubeListerWatcher implements ListerWatcher<KubeObject> {
     signal: AbortSignal,
     requestSignal: AbortSignal,
     onItem: ((item: KubeObject) => KubeObject) | undefined,
+    managedFieldsBytes: ManagedFieldsByBytes | undefined,
   ): Promise<KubeList<KubeObject>> {
     const what = { method: 'GET', path: this.path, signal: requestSignal } as const;
     let aheadSent = false;
     const parser = new ListBodyParser<KubeObject>({
       onItem,
+      managedFieldsBytes,
       onMetadata: (md) => {
         const token = md?.continue;
         if (!options.limit || typeof token !== 'string' || token === '' || aheadSent || signal.aborted) return;
