@@ -2,6 +2,8 @@ import { type KubeConfig, RequestContext, HttpMethod } from '@kubernetes/client-
 import { fetch, type Dispatcher, type Response } from 'undici';
 import type { ApiStatus } from '../cache/interfaces.ts';
 import { ApiError } from './client.ts';
+import { drainOrphanedHttp2Answers } from './h2Orphans.ts';
+import type { Disposable } from '../lifecycle.ts';
 
 export interface TransportRequest {
   method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -77,12 +79,19 @@ export class KubeTransport {
    * ClientDestroyedError, an error no caller expects).
    */
   private readonly closing = new AbortController();
+  /**
+   * Held from construction until the pool has closed: an aborted request can leave Node an HTTP/2 stream for its
+   * answer that nobody reads, which would fail the process when the pool's close destroys the session with an error
+   * (see h2Orphans.ts).
+   */
+  private readonly orphans: Disposable;
 
   constructor(kubeConfig: KubeConfig) {
     this.kubeConfig = kubeConfig;
     const cluster = kubeConfig.getCurrentCluster();
     if (!cluster?.server) throw new Error('kubeconfig has no current cluster');
     this.server = cluster.server.replace(/\/+$/, '');
+    this.orphans = drainOrphanedHttp2Answers(new URL(this.server).host);
   }
 
   /** True once {@link dispose} ran. */
@@ -154,15 +163,24 @@ export class KubeTransport {
   /**
    * Ends every request in flight first (each fails with {@link transportClosedError}, open watches end), then
    * closes the connection pool, which then has nothing left to fail with undici's ClientDestroyedError; later
-   * requests fail with the same closed error. Idempotent.
+   * requests fail with the same closed error. The pool's close ends its HTTP/2 sessions with that error, which
+   * reaches the streams Node made for answers to aborted requests: those are drained (h2Orphans.ts) until the close
+   * has finished, so none fails the process. Idempotent.
    */
   dispose(): void {
     if (this.disposed) return;
     this.disposed = true;
     this.closing.abort(transportClosedError());
+    if (!this.dispatcher) {
+      this.orphans.dispose();
+      return;
+    }
     // Graceful: the aborted requests leave the pool as their streams are reset; a rejection here can only be
     // ClientDestroyedError for a pool already destroyed, which is what dispose wants.
-    void this.dispatcher?.close().catch(() => {});
+    void this.dispatcher
+      .close()
+      .catch(() => {})
+      .finally(() => this.orphans.dispose());
   }
 
   /**
