@@ -32,6 +32,16 @@ test('only the local control plane runs without confirmation', () => {
   assert.match(refusalOf({ ...o, confirmCluster: 'other' }) ?? '', /refusing/);
 });
 
+test('a Go controller is not checked on a cluster-scoped kind (its check instance would see the real objects)', () => {
+  const base = { keys: ['deny-all'], cluster: { name: 'reconcile-lab', local: true }, reconcilerSpec: { kind: 'go', command: ['./bin/manager'] }, go: { command: ['./bin/manager'] } };
+  const cluster = { ...base, primary: { group: 'sec.example.org', version: 'v1', resource: 'policies', kind: 'Policy', namespaced: false } } as unknown as RunChecksOptions;
+  assert.match(refusalOf(cluster) ?? '', /refusing to check policies\.sec\.example\.org with a Go controller: it is cluster-scoped/);
+  const namespaced = { ...base, keys: ['ns/w'], primary: { group: 'lab.reconcile.dev', version: 'v1alpha1', resource: 'widgets', kind: 'Widget', namespaced: true } } as unknown as RunChecksOptions;
+  assert.equal(refusalOf(namespaced), undefined);
+  const module = { ...cluster, reconcilerSpec: { kind: 'module', path: 'p.ts' } } as unknown as RunChecksOptions;
+  assert.equal(refusalOf(module), undefined, 'the built-in loop scopes a cluster-scoped run to the copy');
+});
+
 test('text and Markdown renderings name the finding, its explanation, diff and reproduce line; Markdown escapes', () => {
   const f = {
     id: 'runTwice:ns/w:1', check: 'runTwice', severity: 'error', key: 'ns/w', title: 'Second reconcile created another configmaps (<b>x</b>)',
