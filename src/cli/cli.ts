@@ -26,6 +26,7 @@ import { maskSecretPair } from '../core/k8s/secretMask.ts';
 import { BridgeHub } from '../core/bridge/bridgeHub.ts';
 import type { RemoteController } from '../core/bridge/remoteController.ts';
 import { runGoController } from '../core/bridge/runGoController.ts';
+import { describeExit } from '../core/bridge/launcher.ts';
 import { journalingContextFactory, journalWriteOf } from '../core/actions/controllerContext.ts';
 import { createKubeEventRecorder } from '../core/k8s/eventRecorder.ts';
 import { CONFIGMAP_GVR, createLabReconciler, LAB_FINALIZER, labResourceProblem } from '../core/reconcilers/labReconciler.ts';
@@ -124,6 +125,8 @@ export async function runCli(argv: readonly string[], rawIo: CliIo): Promise<num
 
 /** Work to finish before a command's store is disposed (event recorders' queues). */
 const pendingFlushes = new WeakMap<DisposableStore, Array<() => Promise<void>>>();
+/** A command's Go program (`--go`): resolves with how it ended when it exits (on its own or stopped at the end). */
+const programExits = new WeakMap<DisposableStore, Promise<string>>();
 
 interface Session {
   transport: KubeTransport;
@@ -596,6 +599,7 @@ async function startGoController(args: CliArgs, io: CliIo, log: Logger, s: Sessi
   });
   // Stop the program gracefully when the command ends (dispose below kills whatever is left).
   pendingFlushes.set(store, [...(pendingFlushes.get(store) ?? []), async () => void (await r.launched.stop())]);
+  programExits.set(store, r.launched.exited.then(describeExit));
   store.add(r.launched);
   if (!args.json) io.stderr(`reconcile-lab: ${r.process.description}: controller ${r.controller.name}${r.controller.announcement.priorityQueue ? ' (priority queue)' : ''}, controller-runtime ${r.process.hello.controllerRuntime}\n`);
   return r.controller;
@@ -740,6 +744,9 @@ async function run(args: CliArgs, io: CliIo, log: Logger, s: Session, store: Dis
     const h = realClock.setTimeout(() => stop(), args.durationMs);
     store.add(toDisposable(() => realClock.clearTimeout(h)));
   }
+  // A Go program that ends by itself (a crash, SIGTERM from outside) ends `run` with it: there is nothing left to watch.
+  let programEnded: string | undefined;
+  let stopping = false;
   let summary: RunSummary | undefined;
   const controller = await startController(args, io, log, s, store, false, (e, c) => {
     // A Go program's manager may run several controllers: all of them reconcile, the others' lines are labelled.
@@ -756,14 +763,21 @@ async function run(args: CliArgs, io: CliIo, log: Logger, s: Session, store: Dis
     const st = controller.status();
     io.stderr(`reconcile-lab: ${controller.name} running on ${s.resource.resource}${s.resource.group ? '.' + s.resource.group : ''}${args.namespace && s.resource.namespaced ? ` in ${args.namespace}` : ''} (${st.maxConcurrentReconciles} worker(s), ${st.workQueue} queue${args.predicates.length ? `, predicates: ${args.predicates.join(', ')}` : ''}); Ctrl+C to stop\n`);
   }
+  void programExits.get(store)?.then((how) => {
+    if (stopping) return;
+    programEnded = how;
+    io.stderr(`reconcile-lab: the Go program ${how}; stopping\n`);
+    stop();
+  });
   await stopped;
+  stopping = true;
   clearInterval(keepAlive);
   await controller.stop();
   controller.journal.flush();
   // The summary, and a non-zero exit when a key's last reconcile failed (a script can tell).
   if (args.json) io.stdout(JSON.stringify({ summary: { keys: summary.rows(), failed: summary.failed().map((r) => r.key) } }) + '\n');
   else io.stdout('\n' + summary.render() + '\n');
-  return summary.failed().length ? ExitCode.failure : ExitCode.ok;
+  return summary.failed().length || programEnded ? ExitCode.failure : ExitCode.ok;
 }
 
 

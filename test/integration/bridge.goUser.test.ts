@@ -19,6 +19,7 @@ import { createDynamicClient, type DynamicKubeClient } from '../../src/core/k8s/
 import type { GroupVersionResource, KubeObject } from '../../src/core/k8s/objects.ts';
 import { createNamespace, getTestCluster, installCrd, uniqueName, waitUntil, type TestCluster } from './support/cluster.ts';
 import { buildGoProgram, harborOperatorDir, haveGo } from './support/goSample.ts';
+import { runCliProcess } from './support/cli.ts';
 
 const HARBORS: GroupVersionResource = { group: 'fleet.example.io', version: 'v1beta1', resource: 'harbors' };
 const DEPLOYMENTS: GroupVersionResource = { group: 'apps', version: 'v1', resource: 'deployments' };
@@ -175,5 +176,19 @@ describe('a user-shaped Go controller (two controllers, a cluster-scoped CRD) th
     const after = await client.get(HARBORS, undefined, name);
     assert.equal(after.metadata.resourceVersion, before.metadata.resourceVersion, 'the Harbor is unchanged');
     await assert.rejects(client.get(CONFIGMAPS, 'default', `harbor-${name}`), /not found|NotFound|404/i, 'no child was created');
+  });
+
+  // Last: its crashing Harbor would end any other test's program (Harbors are cluster-wide).
+  test('CLI run --go ends when the program exits by itself (here: its reconciler exits), with the summary and exit code 1', { timeout: 180_000 }, async () => {
+    const name = uniqueName('harbor-crash');
+    await client.create(HARBORS, harbor(name, { mode: 'crash' }));
+    try {
+      const r = await runCliProcess(['run', '--kubeconfig', cluster.kubeconfigPath, '--resource', 'harbors.fleet.example.io', '--go', `${bin} --health-probe-bind-address=0`]);
+      assert.match(r.stderr, /reconcile-lab: the Go program exited with code 3; stopping/, r.stderr);
+      assert.match(r.stdout, /Summary: /, r.stdout);
+      assert.equal(r.code, 1, 'a program that ended by itself is a failure');
+    } finally {
+      await client.delete(HARBORS, undefined, name);
+    }
   });
 });

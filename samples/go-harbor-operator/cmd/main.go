@@ -1,3 +1,6 @@
+// Command harbor-operator is a second Go controller for Reconcile Lab's tests, written the way a kubebuilder user writes
+// one (cmd/main.go, api/v1beta1, internal/controller) with the bridge lines of the README: one manager with two
+// controllers, "harbor-keeper" (a cluster-scoped CRD of its own group) and "deployment" (apps/v1 Deployments).
 package main
 
 import (

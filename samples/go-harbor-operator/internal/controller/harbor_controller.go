@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"sync/atomic"
 	"time"
 
@@ -24,7 +25,10 @@ import (
 	fleetv1beta1 "example.com/harbor-operator/api/v1beta1"
 )
 
-// HarborReconciler reconciles a cluster-scoped Harbor.
+// HarborReconciler reconciles a cluster-scoped Harbor: it keeps a ConfigMap harbor-<name> (in spec.namespace, default
+// "default") controlled by the Harbor and writes status.phase. spec.mode drives the outcomes a test needs: "fail"
+// (an error every time), "terminal" (a TerminalError), "panic" (panics once), "wait" (RequeueAfter 30 s), "crash"
+// (the program exits with code 3).
 type HarborReconciler struct {
 	client.Client
 	panicked atomic.Bool
@@ -45,6 +49,10 @@ func (r *HarborReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 		if r.panicked.CompareAndSwap(false, true) {
 			panic("harbor keeper fell into the water")
 		}
+	case "crash":
+		// A controller that gives up (log.Fatal and friends): the whole program exits.
+		log.Info("the harbor sank; exiting")
+		os.Exit(3)
 	}
 	ns := h.Spec.Namespace
 	if ns == "" {
