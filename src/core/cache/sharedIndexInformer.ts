@@ -151,9 +151,10 @@ export class SharedIndexInformer<T extends KubeObject = KubeObject> implements S
   private readonly transform: TransformFunc<T>;
   private readonly compactor: ObjectCompactor | undefined;
   /**
-   * With sharing on and no transform: lets the LIST parser put the compactor's shared managedFields values in place
-   * of bytes it saw before instead of parsing them. (A transform would then receive frozen shared values where it
-   * gets fresh ones today, so a transform turns it off.)
+   * With sharing on and no transform (or {@link stripManagedFields}): lets the LIST parser put the compactor's shared
+   * managedFields values in place of bytes it saw before instead of parsing them. (Any other transform would then
+   * receive frozen shared values where it gets fresh ones without it, so it turns this off.) Its tables serve one
+   * list, all its pages, and are emptied when the list ends.
    */
   private readonly managedFieldsBytes: ManagedFieldsByBytes | undefined;
   /**
@@ -181,7 +182,8 @@ export class SharedIndexInformer<T extends KubeObject = KubeObject> implements S
     this.log = (options.logger ?? nullLogger).child({ informer: gvrToString(options.resource) });
     this.transform = options.transform ?? ((o) => o as T);
     this.compactor = options.shareRepeatedValues === false ? undefined : new ObjectCompactor();
-    this.managedFieldsBytes = this.compactor && !options.transform ? new ManagedFieldsByBytes(this.compactor) : undefined;
+    this.managedFieldsBytes =
+      this.compactor && (!options.transform || options.transform === stripManagedFields) ? new ManagedFieldsByBytes(this.compactor) : undefined;
     this.defaultResyncMs = clampResync(options.resyncPeriodMs ?? 0);
     this.ownsBudget = !options.deliveryBudget;
     this.budget = options.deliveryBudget ?? new DeliveryBudget(this.clock);
@@ -389,8 +391,10 @@ export class SharedIndexInformer<T extends KubeObject = KubeObject> implements S
         } catch (e) {
           this.indexer.discardStaged();
           this.preparedOrder = [];
+          this.managedFieldsBytes?.clear();
           throw e;
         }
+        if (!page.metadata?.continue) this.managedFieldsBytes?.clear(); // the list's last page
         const items = page.items;
         if (Array.isArray(items) && !this.stopped && !sameObjectsFrom(this.preparedOrder, from, items)) {
           // A lister-watcher that ignored the hook (or handed over only some items): prepare the others now.

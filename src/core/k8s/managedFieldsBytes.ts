@@ -65,7 +65,8 @@ function skipWhitespace(b: Uint8Array, i: number, end: number): number {
  * - Every value in the tables was parsed from exactly the bytes it is filed under. A fieldsV1 tree seen for the
  *   first time is parsed alone and shared at once; a whole array when its bytes come a second time (mostly, arrays
  *   differ per object: the time of the last write). The values handed over are frozen, as the compactor makes them.
- * - Memory is bounded: each table holds at most its number of entries and starts over when full.
+ * - Memory is bounded: each table holds at most its number of entries and starts over when full; {@link clear}
+ *   empties them (the shared values stay wherever they were put).
  */
 export class ManagedFieldsByBytes {
   private trees = new Map<string, object>();
@@ -90,6 +91,15 @@ export class ManagedFieldsByBytes {
     this.sharing = sharing;
     this.maxTrees = maxTrees;
     this.maxLists = maxLists;
+  }
+
+  /** Forgets every byte sequence seen (e.g. when a list ends: the next one may be long after). */
+  clear(): void {
+    this.trees = new Map();
+    this.lists = new Map();
+    this.listsSeen = new Set();
+    this.lastList = undefined;
+    this.lastTrees.length = 0;
   }
 
   /**
