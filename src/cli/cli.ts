@@ -593,6 +593,8 @@ async function startGoController(args: CliArgs, io: CliIo, log: Logger, s: Sessi
     log,
     env: s.kubeconfigPath ? { KUBECONFIG: s.kubeconfigPath } : {},
     accept: (c) => c.controller.resourceId === undefined || c.controller.resourceId === wanted || wanted.startsWith(`${c.controller.resourceId}.`),
+    wanted: `a controller reconciling ${wanted}: pass --resource with the resource of the one to follow`,
+    noticeAfterMs: 10_000,
     onOutput: (line) => {
       if (args.verbose) io.stderr(`[go] ${line}\n`);
     },

@@ -178,6 +178,12 @@ describe('a user-shaped Go controller (two controllers, a cluster-scoped CRD) th
     await assert.rejects(client.get(CONFIGMAPS, 'default', `harbor-${name}`), /not found|NotFound|404/i, 'no child was created');
   });
 
+  test('CLI --go without --resource (the default is the Widget) names the controllers the program announced instead of waiting 5 minutes', { timeout: 180_000 }, async () => {
+    const r = await runCliProcess(['step', '--kubeconfig', cluster.kubeconfigPath, '--go', `${bin} --health-probe-bind-address=0`]);
+    assert.notEqual(r.code, 0);
+    assert.match(r.stderr, /announced (harbor-keeper \(harbors\.fleet\.example\.io\), deployment \(deployments\.apps\)|deployment \(deployments\.apps\), harbor-keeper \(harbors\.fleet\.example\.io\)), but not a controller reconciling widgets\.lab\.reconcile\.dev: pass --resource/, r.stderr);
+  });
+
   // Last: its crashing Harbor would end any other test's program (Harbors are cluster-wide).
   test('CLI run --go ends when the program exits by itself (here: its reconciler exits), with the summary and exit code 1', { timeout: 180_000 }, async () => {
     const name = uniqueName('harbor-crash');

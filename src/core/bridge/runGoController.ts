@@ -16,6 +16,11 @@ export interface RunGoControllerOptions {
   waitMs?: number;
   /** Which announced controller to resolve with (default: the first of the new process). */
   accept?: (c: { process: GoProcess; controller: RemoteController }) => boolean;
+  /**
+   * What `accept` wants, for people ("the controller reconciling widgets.lab.reconcile.dev (--resource)"): when the
+   * program announced controllers but none is accepted at the notice time, the run fails saying which it announced.
+   */
+  wanted?: string;
   /** Each output line of the program, as it comes. */
   onOutput?: (line: string, stream: 'stdout' | 'stderr') => void;
   /**
@@ -65,6 +70,12 @@ export async function runGoController(o: RunGoControllerOptions): Promise<Runnin
   const notice = o.onNotice ?? ((m: string) => o.log?.warn(m));
   const noticeTimer = o.clock.setTimeout(() => {
     const connected = o.hub.processes.filter((p) => !before.has(p));
+    const announced = connected.flatMap((p) => p.controllers);
+    if (announced.length && o.wanted) {
+      const list = announced.map((c) => `${c.name}${c.resourceId ? ` (${c.resourceId})` : ''}`).join(', ');
+      wait.abort(new Error(`${commandLine} announced ${list}, but not ${o.wanted}.`));
+      return;
+    }
     notice(
       connected.length
         ? `${commandLine} connected (pid ${connected.map((p) => p.pid).join(', ')}) but announced no controller yet: each controller needs WithOptions(bridge.Options(mgr, name, …)) in its SetupWithManager; its queue is announced when the manager starts the controller (after winning leader election when that is on).`
