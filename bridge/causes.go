@@ -106,13 +106,15 @@ func eventFor(event, resource string, obj any, initial bool, now time.Time) *inf
 
 // causeFor attributes one add of key: to the informer event on this goroutine (the object itself → informer, an
 // object it owns → owned, anything else → watch, i.e. a mapped watch), else to a requeue-after, else to an add
-// from outside any informer event (a channel source, the developer's own code).
-func causeFor(ev *informerEvent, o priorityqueue.AddOpts, key reconcile.Request, at int64) Cause {
+// from outside any informer event (a channel source, the developer's own code). forResource is the controller's
+// For resource as "plural.group" ("" when unknown): an object of another resource is never "the object itself",
+// even with the key's name (a child named like its owner, as kubebuilder projects often name them).
+func causeFor(ev *informerEvent, o priorityqueue.AddOpts, key reconcile.Request, at int64, forResource string) Cause {
 	if ev != nil {
 		c := Cause{Event: ev.event, Resource: ev.resource, ObjectKey: objectKey(ev.namespace, ev.name),
 			ResourceVersion: ev.rv, Generation: ev.generation, Initial: ev.initial, At: ms(ev.at)}
 		switch {
-		case key.Namespace == ev.namespace && key.Name == ev.name:
+		case key.Namespace == ev.namespace && key.Name == ev.name && (forResource == "" || sameResource(ev.resource, forResource)):
 			c.Kind = CauseInformer
 		case ev.ownedBy(key):
 			c.Kind = CauseOwned
@@ -136,6 +138,25 @@ func causeFor(ev *informerEvent, o priorityqueue.AddOpts, key reconcile.Request,
 // plainCause is the cause of an add now outside an informer event (causeFor with no event and no delay).
 func plainCause(at int64) Cause {
 	return Cause{Kind: CauseWatch, Note: "added outside an informer event (a channel source or the program itself)", At: at}
+}
+
+// sameResource reports whether an informer's resource ("plural.version.group", "plural.version" for the core group)
+// is forResource ("plural.group", "plural" for the core group).
+func sameResource(informerResource, forResource string) bool {
+	plural, rest, _ := strings.Cut(informerResource, ".")
+	_, group, _ := strings.Cut(rest, ".")
+	if group == "" {
+		return forResource == plural
+	}
+	return forResource == plural+"."+group
+}
+
+// forResourceOf is a controller's For resource as "plural.group" from its announcement ("" when not announced).
+func forResourceOf(info ControllerMsg) string {
+	if info.Resource == "" || info.Group == "" {
+		return info.Resource
+	}
+	return info.Resource + "." + info.Group
 }
 
 func (ev *informerEvent) ownedBy(key reconcile.Request) bool {

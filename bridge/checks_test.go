@@ -11,7 +11,10 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	toolscache "k8s.io/client-go/tools/cache"
+	"sigs.k8s.io/controller-runtime/pkg/controller/priorityqueue"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
 
 func TestGateLetsExactlyIWritesThroughThenHolds(t *testing.T) {
@@ -152,5 +155,30 @@ func TestOptionsNameMismatch(t *testing.T) {
 		if !strings.Contains(w, want) {
 			t.Fatalf("warning %q lacks %q", w, want)
 		}
+	}
+}
+
+// TestCauseOfAChildNamedLikeItsOwner: a kubebuilder controller often names its children like the object it
+// reconciles (Deployment "web" owns Secret "web"). An event of that child is "owned", not "the object itself";
+// the controller's own object is still "informer"; with the For resource unknown the name decides as before.
+func TestCauseOfAChildNamedLikeItsOwner(t *testing.T) {
+	key := reconcile.Request{NamespacedName: types.NamespacedName{Namespace: "shop", Name: "web"}}
+	secret := &informerEvent{event: "update", resource: "secrets.v1", namespace: "shop", name: "web", owners: []ownerRef{{kind: "Deployment", name: "web", controller: true}}}
+	deploy := &informerEvent{event: "update", resource: "deployments.v1.apps", namespace: "shop", name: "web"}
+	if c := causeFor(secret, priorityqueue.AddOpts{}, key, 1, "deployments.apps"); c.Kind != CauseOwned {
+		t.Fatalf("the owned Secret named like its Deployment: %q, want owned", c.Kind)
+	}
+	if c := causeFor(deploy, priorityqueue.AddOpts{}, key, 1, "deployments.apps"); c.Kind != CauseInformer {
+		t.Fatalf("the Deployment itself: %q, want informer", c.Kind)
+	}
+	cm := &informerEvent{event: "add", resource: "configmaps.v1", namespace: "shop", name: "web"}
+	if c := causeFor(cm, priorityqueue.AddOpts{}, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: "shop", Name: "web"}}, 1, "configmaps"); c.Kind != CauseInformer {
+		t.Fatalf("a core-group For resource: %q, want informer", c.Kind)
+	}
+	if c := causeFor(secret, priorityqueue.AddOpts{}, key, 1, ""); c.Kind != CauseInformer {
+		t.Fatalf("For resource unknown: %q, want informer (by name, as before)", c.Kind)
+	}
+	if got := forResourceOf(ControllerMsg{Group: "apps", Resource: "deployments"}); got != "deployments.apps" {
+		t.Fatalf("forResourceOf = %q", got)
 	}
 }

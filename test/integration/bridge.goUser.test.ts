@@ -127,7 +127,7 @@ describe('a user-shaped Go controller (two controllers, a cluster-scoped CRD) th
     assert.ok(again.kind === 'reconciled' && again.outcome.kind === 'success', `it panics once: ${JSON.stringify(again)}`);
   });
 
-  test('why queued on the deployment controller: a mapped ConfigMap watch and an owned Secret are both causes of one reconcile; a label change is filtered', { timeout: 180_000 }, async () => {
+  test('why queued on the deployment controller: a mapped ConfigMap watch and an owned Secret named like the Deployment are both causes of one reconcile; a label change is filtered', { timeout: 180_000 }, async () => {
     const ns = await createNamespace(cluster.transport, 'go-user');
     await client.create(DEPLOYMENTS, deployment(ns, 'web'));
     const { journal, deploy } = await start();
@@ -135,7 +135,7 @@ describe('a user-shaped Go controller (two controllers, a cluster-scoped CRD) th
     await waitUntil(() => deploy.keyState(key)?.phase === 'queued', 'queued by its informer add', 60_000);
     const first = await deploy.step({ key });
     assert.ok(first.kind === 'reconciled' && first.outcome.kind === 'requeueAfter', JSON.stringify(first));
-    const token = await client.get(SECRETS, ns, 'web-token');
+    const token = await client.get(SECRETS, ns, 'web');
     // Settle: the owned Secret's add queued the key again; run that too.
     await waitUntil(() => deploy.keyState(key)?.phase !== 'processing', 'settled', 10_000);
     if (deploy.keyState(key)?.phase === 'queued') await deploy.step({ key });
@@ -150,7 +150,7 @@ describe('a user-shaped Go controller (two controllers, a cluster-scoped CRD) th
     const last = journal.entries({ kinds: ['reconcileStart'], key }).at(-1)!;
     assert.ok(last.kind === 'reconcileStart');
     assert.ok(last.triggers.some((t) => t.kind === 'watch'), `the mapped watch among ${JSON.stringify(last.triggers)}`);
-    assert.ok(last.triggers.some((t) => t.kind === 'owned' && t.child === `${ns}/web-token`), `the owned Secret among ${JSON.stringify(last.triggers)}`);
+    assert.ok(last.triggers.some((t) => t.kind === 'owned' && t.child === `${ns}/web`), `the owned Secret among ${JSON.stringify(last.triggers)}`);
     // GenerationChangedPredicate on For: a label change of the Deployment queues nothing.
     const d = await client.get(DEPLOYMENTS, ns, 'web');
     const rv = (await client.update(DEPLOYMENTS, { ...d, metadata: { ...d.metadata, labels: { foo: 'bar' } } })).metadata.resourceVersion;

@@ -24,7 +24,7 @@ import (
 // TargetLabel on a ConfigMap names the Deployment (same namespace) it configures.
 const TargetLabel = "shipyard.example.io/deployment"
 
-// DeploymentReconciler keeps a token Secret next to every Deployment.
+// DeploymentReconciler keeps a Secret named like every Deployment, controlled by it.
 type DeploymentReconciler struct {
 	client.Client
 	Workers int
@@ -35,7 +35,8 @@ func (r *DeploymentReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 	if err := r.Get(ctx, req.NamespacedName, &d); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: d.Name + "-token", Namespace: d.Namespace}}
+	// Named like the Deployment, as kubebuilder projects often name their children.
+	s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: d.Name, Namespace: d.Namespace}}
 	if _, err := controllerutil.CreateOrUpdate(ctx, r.Client, s, func() error {
 		s.StringData = nil
 		if s.Data == nil {
