@@ -35,6 +35,8 @@ const PLACEHOLDER_ESCAPE = enc.encode('\\u0001');
 
 /** Positions in a managedFields array whose last fieldsV1 tree is remembered. */
 const MEMO_TREES = 8;
+/** Arrays looked up before deciding whether they repeat (see ManagedFieldsByBytes.listLookups). */
+const LIST_TRIAL = 64;
 const LBRACE = 0x7b;
 const LBRACKET = 0x5b;
 
@@ -79,6 +81,13 @@ export class ManagedFieldsByBytes {
    */
   private lastList: { bytes: Buffer; value: unknown[] } | undefined;
   private readonly lastTrees: Array<{ bytes: Buffer; value: object } | undefined> = [];
+  /**
+   * Arrays looked up by their bytes and found. Mostly, whole arrays differ per object (the time of the last write):
+   * once most of the first ones were new, arrays are no longer looked up (only compared with the last one reused)
+   * until {@link clear}, and only their trees are reused.
+   */
+  private listLookups = 0;
+  private listFinds = 0;
   private out = new Uint8Array(64 << 10);
   private readonly decoder = new TextDecoder('utf-8', { ignoreBOM: true });
   private readonly scan = { depth: 0, inString: false, escape: false };
@@ -100,6 +109,12 @@ export class ManagedFieldsByBytes {
     this.listsSeen = new Set();
     this.lastList = undefined;
     this.lastTrees.length = 0;
+    this.listLookups = 0;
+    this.listFinds = 0;
+  }
+
+  private listsRepeat(): boolean {
+    return this.listLookups < LIST_TRIAL || this.listFinds * 4 >= this.listLookups;
   }
 
   /**
@@ -137,46 +152,51 @@ export class ManagedFieldsByBytes {
         continue;
       }
       // The array of the item before, when these bytes start with its bytes (a complete JSON array ends where its
-      // bytes end), else a scan for the array's end and a lookup of its bytes.
-      let ve: number;
+      // bytes end); else, while arrays repeat, a scan for the array's end and a lookup of its bytes.
+      let ve = -1;
       let list: unknown[] | undefined;
       const last = this.lastList;
       if (last !== undefined && vs + last.bytes.length <= n && last.bytes.compare(buf, vs, vs + last.bytes.length) === 0) {
         ve = vs + last.bytes.length;
         list = last.value;
-      } else {
+      } else if (this.listsRepeat()) {
         ve = this.valueEnd(src, vs, n);
         if (ve < 0) break; // not JSON: the batch's parse reports it
         list = ve - vs < PLACEHOLDER_BYTES.length ? undefined : this.list(buf, src, vs, ve);
       }
       if (list !== undefined) {
         put(vs, ve, list, true);
-      } else {
-        for (let j = 0, at = vs; ; j++) {
-          if (fvFrom > at || (fv >= 0 && fv < at)) {
-            fvFrom = at;
-            fv = buf.indexOf(FIELDS_V1_KEY, at);
-          }
-          if (fv < 0 || fv >= ve) break;
-          const ts = skipWhitespace(src, fv + FIELDS_V1_KEY.length, ve);
-          at = fv + FIELDS_V1_KEY.length;
-          if (src[ts] !== LBRACE) continue;
-          const memo = this.lastTrees[j];
-          if (memo !== undefined && ts + memo.bytes.length <= ve && memo.bytes.compare(buf, ts, ts + memo.bytes.length) === 0) {
-            at = ts + memo.bytes.length;
-            put(ts, at, memo.value, false);
-            continue;
-          }
-          const te = this.valueEnd(src, ts, ve);
-          if (te < 0 || te - ts < PLACEHOLDER_BYTES.length) continue; // not JSON, or shorter than the placeholder
-          const tree = this.tree(buf, src, ts, te);
-          if (tree === undefined) continue;
-          if (j < MEMO_TREES) this.lastTrees[j] = { bytes: Buffer.from(src.subarray(ts, te)), value: tree };
-          at = te;
-          put(ts, te, tree, false);
-        }
+        m = buf.indexOf(MANAGED_FIELDS_KEY, ve);
+        continue;
       }
-      m = buf.indexOf(MANAGED_FIELDS_KEY, ve);
+      // The trees: those of this array (up to its end, or, when it was not looked for, up to the next item's array;
+      // a tree found past this array does not come back where it was put, and the batch is then parsed as it is).
+      const next = buf.indexOf(MANAGED_FIELDS_KEY, ve < 0 ? vs : ve);
+      const bound = ve >= 0 ? ve : next >= 0 ? next : n;
+      for (let j = 0, at = vs; ; j++) {
+        if (fvFrom > at || (fv >= 0 && fv < at)) {
+          fvFrom = at;
+          fv = buf.indexOf(FIELDS_V1_KEY, at);
+        }
+        if (fv < 0 || fv >= bound) break;
+        const ts = skipWhitespace(src, fv + FIELDS_V1_KEY.length, bound);
+        at = fv + FIELDS_V1_KEY.length;
+        if (src[ts] !== LBRACE) continue;
+        const memo = this.lastTrees[j];
+        if (memo !== undefined && ts + memo.bytes.length <= bound && memo.bytes.compare(buf, ts, ts + memo.bytes.length) === 0) {
+          at = ts + memo.bytes.length;
+          put(ts, at, memo.value, false);
+          continue;
+        }
+        const te = this.valueEnd(src, ts, bound);
+        if (te < 0 || te - ts < PLACEHOLDER_BYTES.length) continue; // not JSON, or shorter than the placeholder
+        const tree = this.tree(buf, src, ts, te);
+        if (tree === undefined) continue;
+        if (j < MEMO_TREES) this.lastTrees[j] = { bytes: Buffer.from(src.subarray(ts, te)), value: tree };
+        at = te;
+        put(ts, te, tree, false);
+      }
+      m = next;
     }
     if (values.length === 0) return undefined;
     out.set(src.subarray(from, n), w);
@@ -238,8 +258,10 @@ export class ManagedFieldsByBytes {
    */
   private list(buf: Buffer, src: Uint8Array, start: number, end: number): unknown[] | undefined {
     const key = buf.toString('latin1', start, end);
+    this.listLookups++;
     let list = this.lists.get(key);
     if (list !== undefined) {
+      this.listFinds++;
       this.lastList = { bytes: Buffer.from(src.subarray(start, end)), value: list };
       return list;
     }
@@ -256,6 +278,7 @@ export class ManagedFieldsByBytes {
     }
     if (!Array.isArray(parsed)) return undefined;
     list = this.sharing.shareManagedFields(parsed);
+    this.listFinds++;
     this.listsSeen.delete(key);
     if (this.lists.size >= this.maxLists) this.lists = new Map();
     this.lists.set(key, list);
