@@ -2,6 +2,7 @@ import * as vscode from 'vscode';
 import { CommandIds, ViewIds } from './ids.ts';
 import { inert } from './safeText.ts';
 import type { QueueCounts } from './views/queueTree.ts';
+import { shortKey } from './views/stepTarget.ts';
 
 export type StatusBarState =
   | { readonly kind: 'disconnected' }
@@ -58,7 +59,7 @@ export class StatusBar implements vscode.Disposable {
         const parts = [`$(plug) ${inert(s.context)}`, `${loopIcon} ${depth} queued`];
         if (c.backoff) parts.push(`$(error) ${c.backoff} backoff`);
         if (s.external) parts.push(`$(debug-alt) ${s.external.replace(/^Go controller /, 'Go ')}`);
-        if (s.step) parts.push(`$(debug-step-over) ${inert(s.step.replace(/^Step /, '').replace(/ \(.*\)$/, ''))}`);
+        if (s.step) parts.push(`$(debug-step-over) ${inert(shortKey(s.step.replace(/^Step /, '').replace(/ \((selected|next in queue)\)$/, '')))}`);
         item.text = parts.join('  ');
         const md = new vscode.MarkdownString(undefined, true);
         md.appendMarkdown('**Reconcile Lab**\n\n');

@@ -11,6 +11,7 @@ import * as vscode from 'vscode';
 import type { ReconcileLab } from '../../../src/host/reconcileLab.ts';
 import type { KubeObject } from '../../../src/core/k8s/objects.ts';
 import { installCrd } from '../../integration/support/cluster.ts';
+import { shortKey } from '../../../src/host/views/stepTarget.ts';
 import { lab, labCluster, ok, run, treeLabel, uniqueName, waitUntil } from './support/lab.ts';
 
 const FOREIGN = 'cleanup.thirdparty.dev/external-firewall';
@@ -41,6 +42,7 @@ describe('a user\'s cluster-scoped kind with two versions and a module reconcile
   const mine = 'allow.egress-to-db.v2';
   const approval = 'needs-approval';
   const stuck = 'deny-all';
+  const long = `a-very-long-policy-name-${'x'.repeat(200)}.example.org`;
 
   before(async function () {
     this.timeout(120_000);
@@ -64,13 +66,14 @@ describe('a user\'s cluster-scoped kind with two versions and a module reconcile
     const policy = (name: string, level: number, finalizers?: string[]): KubeObject => ({ apiVersion: `${group}/v1`, kind: 'Policy', metadata: { name, ...(finalizers ? { finalizers } : {}) }, spec: { level } });
     await client.create(gvr, policy(mine, 3));
     await client.create(gvr, policy(approval, 7));
+    await client.create(gvr, policy(long, 1));
     await client.create(gvr, policy(stuck, 9, [FOREIGN]));
     await client.delete(gvr, undefined, stuck);
     dir = mkdtempSync(join(tmpdir(), 'rl-user-module-'));
     const modulePath = join(dir, 'policy-reconciler.ts');
     writeFileSync(modulePath, reconcilerSource(`${group}/cleanup`));
     ok(await run('reconcileLab.connect', { kubeconfig: labCluster().kubeconfigPath, resources: [id], reconcilerResource: id, reconcilerKind: 'module', reconcilerModulePath: modulePath }));
-    await waitUntil(() => l.session?.list(id).length === 3, 'the three Policies cached');
+    await waitUntil(() => l.session?.list(id).length === 4, 'the four Policies cached');
   });
 
   after(async function () {
@@ -96,7 +99,7 @@ describe('a user\'s cluster-scoped kind with two versions and a module reconcile
     assert.ok(kind, 'a kind row for the Policies');
     const rows = l.resourcesTree.getChildren(kind);
     assert.ok(rows.every((n) => n.type === 'object'), `no namespace rows: ${rows.map((n) => n.type).join(', ')}`);
-    assert.deepEqual(rows.map((n) => treeLabel(l, n)).sort(), [mine, stuck, approval].sort());
+    assert.deepEqual(rows.map((n) => treeLabel(l, n)).sort(), [mine, stuck, approval, long].sort());
     const stuckRow = rows.find((n) => treeLabel(l, n) === stuck)!;
     assert.match(String(l.resourcesTree.getTreeItem(stuckRow).description), /Terminating/);
   });
@@ -104,13 +107,23 @@ describe('a user\'s cluster-scoped kind with two versions and a module reconcile
   it('the Work Queue and the status bar name cluster-scoped keys as they are', () => {
     l.queueTree.refresh();
     const keys = l.queueTree.getChildren().flatMap((n) => (n.type === 'queueKey' ? [n.key] : []));
-    assert.deepEqual([...keys].sort(), [mine, stuck, approval].sort());
+    assert.deepEqual([...keys].sort(), [mine, stuck, approval, long].sort());
     for (const n of l.queueTree.getChildren()) {
       const item = l.queueTree.getTreeItem(n);
       const text = `${typeof item.label === 'string' ? item.label : (item.label?.label ?? '')} ${String(item.description ?? '')}`;
       assert.doesNotMatch(text, /(^|\s)\/|default\//, text);
     }
     assert.doesNotMatch(l.statusBar.text, /default\/|\s\/[a-z]/, l.statusBar.text);
+  });
+
+  it('a 240-character name is cut in the status bar (start…end), whole in the tree', async () => {
+    const kind = l.resourcesTree.getChildren().find((n) => n.type === 'kind' && n.resource === id)!;
+    const row = l.resourcesTree.getChildren(kind).find((n) => treeLabel(l, n) === long);
+    assert.ok(row, 'the long name is a row of its own');
+    ok(await run('reconcileLab.revealObject', { key: long, resource: id }));
+    await waitUntil(() => l.statusBar.text.includes(shortKey(long)), 'the status bar names the selected long key, shortened', 15_000);
+    assert.ok(l.statusBar.text.length < 160, l.statusBar.text);
+    assert.ok(!l.statusBar.text.includes(long), 'not the whole name');
   });
 
   it('Step Reconcile on a cluster-scoped key: the module adds its finalizer, then writes status and requeues', async () => {
