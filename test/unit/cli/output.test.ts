@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { formatEntry, RunSummary } from '../../../src/cli/cli.ts';
+import { formatEntry, labelOther, RunSummary } from '../../../src/cli/cli.ts';
 import { formatLogLine } from '../../../src/core/log.ts';
 import type { JournalEntry } from '../../../src/core/journal/journal.ts';
 
@@ -48,4 +48,17 @@ test('run summary: per-key reconciles, writes, errors, warnings; keys whose last
   assert.match(text, /^Summary: 3 key\(s\), 5 reconcile\(s\), 1 write\(s\), 2 error\(s\), 1 warning\(s\)/);
   assert.match(text, /ns\/b\s+2\s+0\s+1\s+1\s+error: boom\n/);
   assert.match(text, /1 key\(s\) ended in error: ns\/b$/);
+});
+
+test('run of a Go program with several controllers: the other controllers\' lines and summary rows are labelled with their name', () => {
+  const s = new RunSummary('harbor-keeper');
+  const mine = entry({ kind: 'reconcileEnd', key: 'rotterdam', controller: 'harbor-keeper', durationMs: 1, outcome: { kind: 'success' } });
+  const other = entry({ kind: 'reconcileEnd', key: 'shop/web', controller: 'deployment', durationMs: 1, outcome: { kind: 'error', message: 'boom' } });
+  s.add(mine);
+  s.add(other);
+  s.add(entry({ kind: 'reconcileEnd', key: 'rotterdam', controller: 'deployment', durationMs: 1, outcome: { kind: 'success' } }));
+  assert.deepEqual(s.rows().map((r) => [r.key, r.controller, r.reconciles]), [['[deployment] rotterdam', 'deployment', 1], ['[deployment] shop/web', 'deployment', 1], ['rotterdam', undefined, 1]]);
+  assert.deepEqual(s.failed().map((r) => r.key), ['[deployment] shop/web']);
+  assert.equal(labelOther('12:00 ■ rotterdam done', mine, 'harbor-keeper'), '12:00 ■ rotterdam done');
+  assert.equal(labelOther('12:00 ■ shop/web ✗ error', other, 'harbor-keeper'), '[deployment] 12:00 ■ shop/web ✗ error');
 });
