@@ -1,4 +1,5 @@
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
+import { constants as h2 } from 'node:http2';
 import { toDisposable, type Disposable } from '../lifecycle.ts';
 
 /**
@@ -15,9 +16,10 @@ import { toDisposable, type Disposable } from '../lifecycle.ts';
  * error and the process gets an uncaught exception: an extension host ends its test run, a CLI dies.
  *
  * What: while at least one lease is held, every stream Node makes from inbound HEADERS on a session that carries a
- * request to a leased authority ("host:port") gets an 'error' listener and is read to its end, so Node destroys it
- * as it would any finished stream. Only such streams are touched: nobody can hold them (the session has no 'stream'
- * listener, or it is left alone), and other sessions of the process are not looked at.
+ * request to a leased authority ("host:port") gets an 'error' listener, is read, and is reset with CANCEL (the
+ * RST_STREAM its request never sent: an orphaned watch would otherwise keep streaming), so Node destroys it quietly.
+ * Only such streams are touched: nobody can hold them (the session has no 'stream' listener, or it is left alone),
+ * and other sessions of the process are not looked at.
  *
  * The notice comes from Node's `http2.client.stream.created` diagnostics channel, which also reports the streams made
  * from inbound HEADERS (Node 24.9 does); a Node without that channel never calls in, and nothing changes.
@@ -29,6 +31,8 @@ interface H2Stream {
   readonly session?: H2Session;
   on(event: 'error', listener: (e: unknown) => void): unknown;
   resume(): unknown;
+  readonly destroyed?: boolean;
+  close?(code: number): unknown;
 }
 interface H2Session {
   listenerCount(event: string): number;
@@ -55,6 +59,17 @@ function onStreamCreated(message: unknown): void {
   if (!ours.has(session) || session.listenerCount('stream') > 0) return;
   stream.on('error', ignore);
   stream.resume();
+  // After Node has finished setting the stream up (it is announced from the middle of that). A stream already gone
+  // needs no reset; a reset that fails leaves it to the drain above (a throw here would be the uncaught exception
+  // this module exists to prevent).
+  process.nextTick(() => {
+    if (stream.destroyed) return;
+    try {
+      stream.close?.(h2.NGHTTP2_CANCEL);
+    } catch {
+      // drained and listened to anyway
+    }
+  });
 }
 
 /**

@@ -9,9 +9,12 @@ import { EventEmitter } from 'node:events';
 import { drainOrphanedHttp2Answers } from '../../../src/core/k8s/h2Orphans.ts';
 
 const created = channel('http2.client.stream.created');
+const tick = () => new Promise<void>((r) => process.nextTick(r));
 
 class FakeStream extends EventEmitter {
   resumed = 0;
+  closedWith: number[] = [];
+  destroyed = false;
   readonly session: EventEmitter;
   constructor(session: EventEmitter) {
     super();
@@ -20,6 +23,9 @@ class FakeStream extends EventEmitter {
   resume(): this {
     this.resumed++;
     return this;
+  }
+  close(code: number): void {
+    this.closedWith.push(code);
   }
 }
 
@@ -34,7 +40,7 @@ function answer(session: EventEmitter): FakeStream {
 }
 
 describe('drainOrphanedHttp2Answers', () => {
-  it('drains an answer stream on a session that carried a request to the leased authority', () => {
+  it('drains and resets an answer stream on a session that carried a request to the leased authority', async () => {
     const lease = drainOrphanedHttp2Answers('127.0.0.1:6443');
     try {
       const session = new EventEmitter();
@@ -42,13 +48,20 @@ describe('drainOrphanedHttp2Answers', () => {
       const orphan = answer(session);
       assert.equal(orphan.listenerCount('error'), 1, 'it gets an error listener');
       assert.equal(orphan.resumed, 1, 'it is read to its end');
+      assert.deepEqual(orphan.closedWith, [], 'not reset while Node is still setting it up');
+      await tick();
+      assert.deepEqual(orphan.closedWith, [8], 'then reset with CANCEL (8)');
       assert.doesNotThrow(() => orphan.emit('error', new Error('session destroyed')), 'an error on it is not uncaught');
+      const gone = answer(session);
+      gone.destroyed = true;
+      await tick();
+      assert.deepEqual(gone.closedWith, [], 'a stream destroyed meanwhile is not reset');
     } finally {
       lease.dispose();
     }
   });
 
-  it('leaves streams of other sessions, of other authorities and of sessions that listen for streams alone', () => {
+  it('leaves streams of other sessions, of other authorities and of sessions that listen for streams alone', async () => {
     const lease = drainOrphanedHttp2Answers('127.0.0.1:6443');
     try {
       const unknown = answer(new EventEmitter());
@@ -59,9 +72,11 @@ describe('drainOrphanedHttp2Answers', () => {
       listening.on('stream', () => {});
       request(listening, '127.0.0.1:6443');
       const received = answer(listening);
+      await tick();
       for (const [what, s] of [['a session never seen', unknown], ['another authority', other], ['a session with a stream listener', received]] as const) {
         assert.equal(s.listenerCount('error'), 0, `${what}: no listener added`);
         assert.equal(s.resumed, 0, `${what}: not read`);
+        assert.deepEqual(s.closedWith, [], `${what}: not reset`);
       }
     } finally {
       lease.dispose();
