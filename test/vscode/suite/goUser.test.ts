@@ -4,7 +4,8 @@
 // Resources tree (watched on demand when the connection did not list it, e.g. deployments.apps), its keys for Step
 // this key (a cluster-scoped key has no namespace), the Event Log rows of each controller naming its resource.
 import * as assert from 'node:assert/strict';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import * as vscode from 'vscode';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import type { StepResult } from '../../../src/core/controller/controller.ts';
@@ -77,5 +78,26 @@ describe('a user-shaped Go program with two controllers (Run Controller…)', fu
     ok(await run('reconcileLab.stopController', {}));
     assert.equal(s.controller, s.builtInController);
     assert.equal(s.primaryResource, widgets, 'back to the built-in loop\'s resource');
+  });
+
+  it('Run Controller… from the settings: command, args, env and a cwd relative to the workspace folder reach the program', async function () {
+    this.timeout(300_000);
+    const folder = vscode.workspace.workspaceFolders![0]!.uri.fsPath;
+    mkdirSync(join(folder, 'operator'), { recursive: true });
+    const cfg = () => vscode.workspace.getConfiguration('reconcileLab');
+    const T = vscode.ConfigurationTarget.Workspace;
+    try {
+      await cfg().update('goController.command', 'sh -c', T);
+      await cfg().update('goController.args', [`echo "cwd=$PWD greeting=$HARBOR_GREETING"; exec ${bin} --health-probe-bind-address=0 --metrics-bind-address=0`], T);
+      await cfg().update('goController.env', { HARBOR_GREETING: 'ahoy' }, T);
+      await cfg().update('goController.cwd', 'operator', T);
+      ok(await run('reconcileLab.runController', { waitMs: 120_000 }));
+      await waitUntil(() => l.go.all.length === 2, 'both controllers announced', 60_000);
+      const out = l.go.launchedProcess!.tail(200);
+      assert.ok(out.includes(`cwd=${join(folder, 'operator')} greeting=ahoy`), JSON.stringify(out.slice(0, 5)));
+    } finally {
+      ok(await run('reconcileLab.stopController', {}));
+      for (const k of ['goController.command', 'goController.args', 'goController.env', 'goController.cwd']) await cfg().update(k, undefined, T);
+    }
   });
 });
