@@ -58,9 +58,20 @@ export function redact(value: unknown, depth = 0): unknown {
   return value;
 }
 
-/** Formats an entry as one line: `LEVEL msg key=value …` with redaction applied. */
+/** Indent of a log message's continuation lines ({@link formatLogLine}). */
+export const LOG_CONTINUATION = '    │ ';
+
+/**
+ * Formats an entry for a terminal: `LEVEL msg key=value …` with redaction applied.
+ *
+ * - Field values stay on the entry's first line: a string with whitespace or quotes is JSON-quoted (a multi-line
+ *   error in a field is one quoted value, `error="exit 1\nstderr: x"`), so fields stay machine-splittable.
+ * - The message is prose for a person: when it has several lines (a module's compile errors, one diagnostic per
+ *   line) they are written as real lines, each continuation indented with {@link LOG_CONTINUATION} so it is read
+ *   as part of the entry above it; fields come after the message's first line. A message never shows an escaped `\n`.
+ */
 export function formatLogLine(level: LogLevel, msg: string, fields: LogFields): string {
-  // A string with whitespace or quotes is JSON-quoted, so a multi-line error stays on its one line.
   const parts = Object.entries(redact(fields) as LogFields).map(([k, v]) => `${k}=${typeof v === 'string' && !/[\s"]/.test(v) ? v : JSON.stringify(v)}`);
-  return `${level.toUpperCase()} ${msg.replace(/\r?\n/g, '\\n')}${parts.length ? ' ' + parts.join(' ') : ''}`;
+  const [first = '', ...rest] = msg.replace(/(\r?\n)+$/, '').split(/\r?\n/);
+  return `${level.toUpperCase()} ${first}${parts.length ? ' ' + parts.join(' ') : ''}${rest.map((l) => `\n${LOG_CONTINUATION}${l}`).join('')}`;
 }

@@ -62,7 +62,8 @@ interface Loaded {
   exports: Record<string, unknown>;
 }
 
-interface EsbuildMessage {
+/** The part of an esbuild message (`BuildFailure.errors[i]`) the compile error uses. */
+export interface EsbuildMessage {
   text: string;
   location?: { file: string; line: number; column: number; lineText?: string } | null;
 }
@@ -92,11 +93,30 @@ async function loadEsbuild(modulePath: string): Promise<EsbuildLike | undefined>
   }
 }
 
-function formatEsbuildErrors(errors: EsbuildMessage[]): string {
-  return errors
-    .slice(0, 5)
-    .map((m) => (m.location ? `${m.location.file}:${m.location.line}:${m.location.column}: ${m.text}${m.location.lineText ? `\n    ${m.location.lineText}` : ''}` : m.text))
-    .join('\n');
+/** How many compile diagnostics a message lists; the rest are counted on one line. */
+const MAX_DIAGNOSTICS = 5;
+
+/**
+ * esbuild's errors as plain text a person reads in a terminal, the Output channel or the Event Log: one line per
+ * diagnostic, `file:line:column: message` (file relative to the module's folder), followed by the offending source
+ * line indented under it (`    12 | const x: number = ;`). Real line breaks, never escaped `\n`; a line break
+ * inside esbuild's text is folded into a space so a diagnostic stays one line. At most {@link MAX_DIAGNOSTICS}
+ * are listed, then "… and N more error(s)". No markup: callers that render it must treat it as text.
+ */
+export function formatCompileErrors(errors: readonly EsbuildMessage[]): string {
+  const oneLine = (t: string) => t.replace(/\s*\r?\n\s*/g, ' ').trim();
+  const lines: string[] = [];
+  for (const m of errors.slice(0, MAX_DIAGNOSTICS)) {
+    const loc = m.location;
+    if (!loc) {
+      lines.push(oneLine(m.text));
+      continue;
+    }
+    lines.push(`${loc.file}:${loc.line}:${loc.column}: ${oneLine(m.text)}`);
+    if (loc.lineText?.trim()) lines.push(`    ${loc.line} | ${oneLine(loc.lineText)}`);
+  }
+  if (errors.length > MAX_DIAGNOSTICS) lines.push(`… and ${errors.length - MAX_DIAGNOSTICS} more error(s)`);
+  return lines.join('\n');
 }
 
 /**
@@ -173,7 +193,7 @@ export function createModuleReconciler(options: ModuleReconcilerOptions): Reconc
       });
     } catch (e) {
       const errors = (e as { errors?: EsbuildMessage[] }).errors;
-      throw new ModuleReconcilerError('compile', `cannot compile ${path}:\n${errors?.length ? formatEsbuildErrors(errors) : (e as Error).message}`, { cause: e });
+      throw new ModuleReconcilerError('compile', `cannot compile ${path}:\n${errors?.length ? formatCompileErrors(errors) : (e as Error).message}`, { cause: e });
     }
     const inputs = Object.keys(result.metafile?.inputs ?? {}).map((f) => resolve(absWorkingDir, f));
     const signature = signatureOf(inputs.length ? inputs : [path]);

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createModuleReconciler, ModuleReconcilerError } from '../../../src/core/reconcilers/moduleReconciler.ts';
+import { createModuleReconciler, formatCompileErrors, ModuleReconcilerError } from '../../../src/core/reconcilers/moduleReconciler.ts';
 import { isTerminal } from '../../../src/core/controller/reconcile.ts';
 import { statusOnlyClient, testContext, until, widget } from './helpers.ts';
 
@@ -69,6 +69,34 @@ test('compile errors name the file, line and column; a fix is picked up', async 
   write('broken.ts', 'export function reconcile() { return {}; }\n');
   assert.deepEqual(await r.reconcile(req, ctx), {});
   r.dispose();
+});
+
+test('compile errors are readable lines: one per diagnostic (file:line:column: message) with its source line under it', async () => {
+  // Three imports that do not resolve: esbuild reports each of them.
+  const p = write('unresolved.ts', "import { a } from './no-a.ts';\nimport { b } from './no-b.ts';\nimport { c } from './no-c.ts';\nexport function reconcile() { return { requeueAfterMs: a + b + c }; }\n");
+  const r = createModuleReconciler({ path: p });
+  const err = await r.reconcile(req, testContext(statusOnlyClient([])).ctx).then(() => undefined, (e: unknown) => e);
+  assert.ok(err instanceof ModuleReconcilerError && err.kind === 'compile', String(err));
+  const lines = err.message.split('\n');
+  assert.doesNotMatch(err.message, /\\n/);
+  assert.equal(lines[0], `cannot compile ${p}:`);
+  const diagnostics = lines.filter((l) => /^unresolved\.ts:\d+:\d+: /.test(l));
+  assert.deepEqual(diagnostics.map((l) => l.split(':')[1]), ['1', '2', '3'], err.message);
+  assert.ok(diagnostics.every((l) => /no-[abc]\.ts/.test(l)), err.message);
+  assert.ok(lines.includes("    2 | import { b } from './no-b.ts';"), err.message);
+  r.dispose();
+});
+
+test('formatCompileErrors: at most five diagnostics then a count; a line break inside a message is folded; no location is the text alone', () => {
+  const at = (line: number) => ({ text: `bad\nthing ${line}`, location: { file: 'm.ts', line, column: 4, lineText: `  let x${line} = ;` } });
+  const text = formatCompileErrors([1, 2, 3, 4, 5, 6, 7].map(at));
+  const lines = text.split('\n');
+  assert.equal(lines[0], 'm.ts:1:4: bad thing 1');
+  assert.equal(lines[1], '    1 | let x1 = ;');
+  assert.equal(lines.filter((l) => l.startsWith('m.ts:')).length, 5);
+  assert.equal(lines.at(-1), '… and 2 more error(s)');
+  assert.equal(formatCompileErrors([{ text: 'Could not resolve "x"', location: null }]), 'Could not resolve "x"');
+  assert.equal(formatCompileErrors([{ text: 'oops', location: { file: 'm.ts', line: 3, column: 0, lineText: '' } }]), 'm.ts:3:0: oops');
 });
 
 test('missing file, missing export, a throw at load time and an invalid result are clear errors', async () => {
