@@ -5,7 +5,7 @@ import { createLogger, formatLogLine, type Logger } from '../core/log.ts';
 import { ApiError } from '../core/k8s/client.ts';
 import { createDynamicClient, type DynamicKubeClient } from '../core/k8s/dynamicClient.ts';
 import { discoverResources, findResource } from '../core/k8s/discovery.ts';
-import { keyFor, splitKey, type ObjectKey } from '../core/k8s/keys.ts';
+import { keyFor, shortKey, splitKey, type ObjectKey } from '../core/k8s/keys.ts';
 import { KubeConfigError, loadKubeConfig } from '../core/k8s/kubeconfig.ts';
 import type { ResourceInfo } from '../core/k8s/objects.ts';
 import { KubeTransport } from '../core/k8s/transport.ts';
@@ -526,6 +526,13 @@ export interface KeySummary {
   lastOutcome?: ReconcileOutcome;
 }
 
+/**
+ * The widest key column of the run summary table: a longer key (names may have 253 characters) is cut to its start
+ * and end ({@link shortKey}), so one long name does not push every column off the screen. The line naming the keys
+ * that ended in error and `--json` keep whole keys.
+ */
+export const SUMMARY_KEY_WIDTH = 60;
+
 /** Accumulates {@link KeySummary} rows from journal entries. */
 export class RunSummary {
   private readonly keys = new Map<string, KeySummary>();
@@ -565,7 +572,7 @@ export class RunSummary {
     const rows = this.rows();
     const total = (f: keyof Pick<KeySummary, 'reconciles' | 'writes' | 'errors' | 'warnings'>) => rows.reduce((n, r) => n + r[f], 0);
     const last = (o?: ReconcileOutcome) => (!o ? '—' : o.kind === 'success' ? 'done' : o.kind === 'requeueAfter' ? `requeue after ${o.afterMs} ms` : o.kind === 'requeue' ? 'requeue (rate-limited)' : `${o.kind}: ${o.message.split('\n')[0]}`);
-    const table = [['key', 'reconciles', 'writes', 'errors', 'warnings', 'last outcome'], ...rows.map((r) => [r.key, String(r.reconciles), String(r.writes), String(r.errors), String(r.warnings), last(r.lastOutcome)])];
+    const table = [['key', 'reconciles', 'writes', 'errors', 'warnings', 'last outcome'], ...rows.map((r) => [shortKey(r.key, SUMMARY_KEY_WIDTH), String(r.reconciles), String(r.writes), String(r.errors), String(r.warnings), last(r.lastOutcome)])];
     const widths = table[0]!.map((_, i) => Math.max(...table.map((row) => row[i]!.length)));
     const lines = table.map((row) => '  ' + row.map((c, i) => (i === row.length - 1 ? c : c.padEnd(widths[i]!))).join('  '));
     const failed = this.failed();

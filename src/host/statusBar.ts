@@ -1,8 +1,8 @@
 import * as vscode from 'vscode';
+import { shortKey } from '../core/k8s/keys.ts';
 import { CommandIds, ViewIds } from './ids.ts';
 import { inert } from './safeText.ts';
 import type { QueueCounts } from './views/queueTree.ts';
-import { shortKey } from './views/stepTarget.ts';
 
 export type StatusBarState =
   | { readonly kind: 'disconnected' }

@@ -13,6 +13,19 @@ export function keyOf(obj: KubeObject): ObjectKey {
   return namespace ? `${namespace}/${name}` : name;
 }
 
+/**
+ * A key cut to at most `max` characters (`max` ≥ 3), keeping its start and its end around one "…"
+ * ("ns/very-lo…name-b"): a name may have 253 characters, and long names of one kind often differ only at the end.
+ * A key that fits is returned unchanged. For display only (the status bar cuts at 48, the CLI's run summary at
+ * 60); never for lookups, and JSON output keeps whole keys.
+ */
+export function shortKey(key: string, max = 48): string {
+  if (key.length <= max) return key;
+  const head = Math.ceil((max - 1) / 2);
+  const tail = max - 1 - head;
+  return `${key.slice(0, head)}…${key.slice(key.length - tail)}`;
+}
+
 export function keyFor(namespace: string | undefined, name: string): ObjectKey {
   return namespace ? `${namespace}/${name}` : name;
 }

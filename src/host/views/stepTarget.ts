@@ -45,14 +45,3 @@ export function stepTargetText(t: StepTarget | undefined): string {
   return `Step ${t.key} (${t.source === 'selection' ? 'selected' : 'next in queue'})`;
 }
 
-/**
- * A key cut to at most `max` characters for the status bar, keeping its start and its end ("ns/very-lo…name-b"):
- * a name of up to 253 characters would otherwise push every other status-bar item away, and long names of one
- * kind often differ only at the end. Keys that fit are returned as they are.
- */
-export function shortKey(key: ObjectKey, max = 48): string {
-  if (key.length <= max) return key;
-  const head = Math.ceil((max - 1) / 2);
-  const tail = max - 1 - head;
-  return `${key.slice(0, head)}…${key.slice(key.length - tail)}`;
-}

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { formatEntry, labelOther, RunSummary } from '../../../src/cli/cli.ts';
-import { formatLogLine } from '../../../src/core/log.ts';
+import { formatEntry, labelOther, RunSummary, SUMMARY_KEY_WIDTH } from '../../../src/cli/cli.ts';
+import { formatLogLine, LOG_CONTINUATION } from '../../../src/core/log.ts';
 import type { JournalEntry } from '../../../src/core/journal/journal.ts';
 
 const at = Date.UTC(2026, 0, 1, 12, 0, 0);
@@ -23,6 +23,41 @@ test('text output: a multi-line error stays one entry (continuation lines indent
   const log = formatLogLine('info', 'Reconciler error', { key: 'ns/a', error: 'exit 1\nstderr: x' });
   assert.equal(log.split('\n').length, 1);
   assert.equal(log, 'INFO Reconciler error key=ns/a error="exit 1\\nstderr: x"');
+});
+
+test('log line: a multi-line message (a module\'s compile errors) is written as real lines indented under the entry, never as escaped \\n', () => {
+  const msg = 'the module\'s predicates and options could not be read: cannot compile /w/bad.ts:\nbad.ts:2:20: Unexpected ";"\n    2 | const x: number = ;\nbad.ts:5:9: Unexpected ")"\n';
+  const text = formatLogLine('warn', msg, { code: 'x' });
+  assert.doesNotMatch(text, /\\n/);
+  assert.deepEqual(text.split('\n'), [
+    'WARN the module\'s predicates and options could not be read: cannot compile /w/bad.ts: code=x',
+    `${LOG_CONTINUATION}bad.ts:2:20: Unexpected ";"`,
+    `${LOG_CONTINUATION}    2 | const x: number = ;`,
+    `${LOG_CONTINUATION}bad.ts:5:9: Unexpected ")"`,
+  ]);
+  assert.equal(formatLogLine('warn', 'one line', {}), 'WARN one line');
+  assert.equal(formatLogLine('error', 'a\r\nb', {}), `ERROR a\n${LOG_CONTINUATION}b`);
+});
+
+test('run summary: a key longer than the key column is cut to its start and end; the error line and rows() keep it whole', () => {
+  const long = `team-a/${'policy-'.repeat(30)}final`;
+  const s = new RunSummary();
+  s.add(entry({ kind: 'reconcileEnd', key: long, durationMs: 1, outcome: { kind: 'error', message: 'boom' } }));
+  s.add(entry({ kind: 'reconcileEnd', key: 'ns/short', durationMs: 1, outcome: { kind: 'success' } }));
+  const lines = s.render().split('\n');
+  const row = lines.find((l) => l.includes('…'))!;
+  assert.ok(row, lines.join('\n'));
+  const cell = row.trim().split(/\s{2,}/)[0]!;
+  assert.equal(cell.length, SUMMARY_KEY_WIDTH);
+  assert.ok(cell.startsWith('team-a/policy-'), cell);
+  assert.ok(cell.endsWith('policy-final'), cell);
+  // Every row's columns start where the header's do: the key column is exactly SUMMARY_KEY_WIDTH wide.
+  const header = lines.find((l) => l.trim().startsWith('key '))!;
+  assert.equal(header.indexOf('reconciles'), 2 + SUMMARY_KEY_WIDTH + 2);
+  assert.ok(lines.every((l) => l.length < 200 || l.includes('ended in error')), lines.join('\n'));
+  assert.match(lines.find((l) => l.includes('ns/short'))!, /^ {2}ns\/short {2,}1 {2,}/);
+  assert.equal(lines.at(-1), `1 key(s) ended in error: ${long}`);
+  assert.ok(s.rows().some((r) => r.key === long));
 });
 
 test('text output: the reconcile counter is an ordinal of the key, and a retry names the failure it follows', () => {

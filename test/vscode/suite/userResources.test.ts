@@ -11,7 +11,7 @@ import * as vscode from 'vscode';
 import type { ReconcileLab } from '../../../src/host/reconcileLab.ts';
 import type { KubeObject } from '../../../src/core/k8s/objects.ts';
 import { installCrd } from '../../integration/support/cluster.ts';
-import { shortKey } from '../../../src/host/views/stepTarget.ts';
+import { shortKey } from '../../../src/core/k8s/keys.ts';
 import { lab, labCluster, ok, run, treeLabel, uniqueName, waitUntil } from './support/lab.ts';
 
 const FOREIGN = 'cleanup.thirdparty.dev/external-firewall';

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { selectedKeyOf, shortKey, stepTargetOf, stepTargetText } from '../../../../src/host/views/stepTarget.ts';
+import { selectedKeyOf, stepTargetOf, stepTargetText } from '../../../../src/host/views/stepTarget.ts';
 
 const P = 'widgets.lab.reconcile.dev';
 
@@ -26,15 +26,4 @@ test('step target: the selected key when it exists, else the head of the queue; 
   assert.equal(stepTargetText({ key: 'ns/sel', source: 'selection' }), 'Step ns/sel (selected)');
   assert.equal(stepTargetText({ key: 'ns/head', source: 'queue' }), 'Step ns/head (next in queue)');
   assert.equal(stepTargetText(undefined), 'Step: nothing queued');
-});
-
-test('shortKey keeps a long key within the status bar, its start and its end', () => {
-  assert.equal(shortKey('ns/name'), 'ns/name');
-  const long = `very-long-policy-name-${'x'.repeat(200)}.example.org`;
-  const short = shortKey(long);
-  assert.equal(short.length, 48);
-  assert.ok(short.startsWith('very-long-policy-name-'), short);
-  assert.ok(short.endsWith('xx.example.org'), short);
-  assert.match(short, /…/);
-  assert.equal(shortKey('a'.repeat(48)), 'a'.repeat(48));
 });
