@@ -6,7 +6,9 @@
 //   node --expose-gc bench/listReplay.ts BODY.json [runs] [variant]
 // variant "distinct-times": every item's managedFields `time` is made distinct (same length), so that whole
 // managedFields arrays no longer repeat while their fieldsV1 trees still do (as in a cluster whose objects were
-// written at different seconds). BENCH_SHARE=0 turns shareRepeatedValues off.
+// written at different seconds). BENCH_SHARE=0 turns shareRepeatedValues off. BENCH_MODE=parse measures only the
+// parse and compaction (ListBodyParser + ObjectCompactor), with and without managedFields reused by their bytes,
+// alternated in this process: CPU medians of `runs` each.
 import { readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { Response, type BodyInit } from 'undici';
@@ -16,6 +18,9 @@ import type { KubeObject, ResourceInfo } from '../src/core/k8s/objects.ts';
 import { SharedIndexInformer } from '../src/core/cache/sharedIndexInformer.ts';
 import { OWNER_UID_INDEX, ownerUidIndexFunc, labelIndexFunc, labelIndexName } from '../src/core/cache/indexFuncs.ts';
 import { realClock } from '../src/core/clock.ts';
+import { ListBodyParser } from '../src/core/k8s/listStream.ts';
+import { ManagedFieldsByBytes } from '../src/core/k8s/managedFieldsBytes.ts';
+import { ObjectCompactor } from '../src/core/cache/compact.ts';
 
 const [bodyPath, runsArg, variant] = process.argv.slice(2);
 if (!bodyPath) throw new Error('usage: listReplay.ts BODY.json [runs] [distinct-times]');
@@ -90,6 +95,32 @@ async function once(): Promise<{ cpu: number; ms: number; informer: SharedIndexI
 }
 
 const gc = (globalThis as { gc?: () => void }).gc!;
+const cpuMs = (f: () => void): number => {
+  const c0 = process.cpuUsage();
+  f();
+  const c = process.cpuUsage(c0);
+  return (c.user + c.system) / 1000;
+};
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
+if (process.env.BENCH_MODE === 'parse') {
+  const parse = (reuse: boolean) => {
+    const c = new ObjectCompactor();
+    const p = new ListBodyParser<KubeObject>({ onItem: (o) => c.compact(o), managedFieldsBytes: reuse ? new ManagedFieldsByBytes(c) : undefined });
+    for (let at = 0; at < body.length; at += CHUNK) p.push(body.subarray(at, at + CHUNK));
+    return p.end();
+  };
+  const without: number[] = [];
+  const withReuse: number[] = [];
+  for (let r = 0; r < runs; r++) {
+    gc();
+    withReuse.push(cpuMs(() => parse(true)));
+    gc();
+    without.push(cpuMs(() => parse(false)));
+  }
+  console.log(`parse + compaction of ${count} items, CPU median (min) of ${runs}: without reuse ${median(without).toFixed(0)} (${Math.min(...without).toFixed(0)}) ms, with ${median(withReuse).toFixed(0)} (${Math.min(...withReuse).toFixed(0)}) ms`);
+  process.exit(0);
+}
 const cpus: number[] = [];
 let last: SharedIndexInformer | undefined;
 for (let r = 0; r < runs; r++) {
