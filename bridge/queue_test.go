@@ -3,13 +3,13 @@ package bridge
 import (
 	"fmt"
 	"math"
-	"runtime"
 	"sync"
 	"testing"
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
+	"k8s.io/utils/clock"
 	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/controller/priorityqueue"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -43,8 +43,11 @@ func queueMsgs(h *hub) []*QueueMsg {
 }
 
 // replay runs one operation script on a queue and returns what an observer of the queue sees: every Get's key
-// and priority, Len, NumRequeues and shutdown.
-func replay(q priorityqueue.PriorityQueue[reconcile.Request], advance func(time.Duration) (stop func())) []string {
+// and priority, Len, NumRequeues and shutdown. advance moves the queue's clock once, before a Get that waits for a
+// delayed add; delayed runs one delayed add (AddRateLimited) and returns only once the queue has taken that add in, so that
+// no later clock movement can overtake it (a plain call for queues that take delayed adds in synchronously).
+func replay(q priorityqueue.PriorityQueue[reconcile.Request], advance func(time.Duration),
+	delayed func(add func())) []string {
 	var trace []string
 	log := func(f string, a ...any) { trace = append(trace, fmt.Sprintf(f, a...)) }
 	get := func() reconcile.Request {
@@ -55,7 +58,7 @@ func replay(q priorityqueue.PriorityQueue[reconcile.Request], advance func(time.
 	q.Add(req("a"))
 	q.AddWithOpts(prio(10), req("b"))
 	q.AddWithOpts(prio(5), req("c"))
-	q.AddAfter(req("d"), time.Hour)
+	delayed(func() { q.AddAfter(req("d"), time.Hour) })
 	q.AddWithOpts(prio(-100), req("e"))
 	q.Add(req("a")) // de-duplicated
 	log("len %d", q.Len())
@@ -71,19 +74,17 @@ func replay(q priorityqueue.PriorityQueue[reconcile.Request], advance func(time.
 	get()
 	get()
 	q.Done(d)
-	q.AddRateLimited(req("f"))
-	q.AddRateLimited(req("f"))
+	delayed(func() { q.AddRateLimited(req("f")) })
+	delayed(func() { q.AddRateLimited(req("f")) })
 	log("len %d requeues(f)=%d", q.Len(), q.NumRequeues(req("f")))
-	stop := advance(time.Second)
+	advance(time.Second)
 	f := get()
-	stop()
 	q.Forget(f)
 	log("requeues(f)=%d", q.NumRequeues(f))
 	q.Done(f)
 	q.AddWithOpts(priorityqueue.AddOpts{After: 2 * time.Millisecond, Priority: new(3)}, req("g"))
-	stop = advance(time.Second)
+	advance(time.Second)
 	get()
-	stop()
 	log("shuttingDown=%v", q.ShuttingDown())
 	q.ShutDown()
 	get()
@@ -100,8 +101,9 @@ func TestReplayIdenticalToStockPriorityQueue(t *testing.T) {
 		o.RateLimiter = DefaultRateLimiter(true)
 	})
 	wrapped := newQueue(queueConfig{name: "wrapped-pq", priorityQueue: true, hub: h})
-	noop := func(time.Duration) func() { return func() {} }
-	want, got := replay(stock, noop), replay(wrapped, noop)
+	noop := func(time.Duration) {}
+	direct := func(add func()) { add() }
+	want, got := replay(stock, noop, direct), replay(wrapped, noop, direct)
 	if fmt.Sprint(want) != fmt.Sprint(got) {
 		t.Fatalf("behaviour differs\nstock:  %q\nbridge: %q", want, got)
 	}
@@ -114,45 +116,88 @@ func TestReplayIdenticalToStockPriorityQueue(t *testing.T) {
 	})
 }
 
+// armCountingClock is a fake clock that counts NewTimer calls and lets a test wait for the next one.
+//
+// client-go's delaying queue takes AddAfter/AddRateLimited entries off a channel on its own goroutine (waitingLoop)
+// and, while it has waiting entries, re-arms its head timer with clock.NewTimer on every pass of that loop. So
+// while the clock stands still, one NewTimer call after a delayed add means the add has left the channel and sits
+// in the queue's wait heap (where a second add of the same key is merged into the first, keeping the earlier time).
+// The fake clock's HasWaiters cannot tell this: the queue's 10 s heartbeat ticker is always a waiter.
+type armCountingClock struct {
+	*clocktesting.FakeClock
+	mu    sync.Mutex
+	cond  *sync.Cond
+	armed int
+}
+
+func newArmCountingClock(t time.Time) *armCountingClock {
+	c := &armCountingClock{FakeClock: clocktesting.NewFakeClock(t)}
+	c.cond = sync.NewCond(&c.mu)
+	return c
+}
+
+func (c *armCountingClock) NewTimer(d time.Duration) clock.Timer {
+	tm := c.FakeClock.NewTimer(d)
+	c.mu.Lock()
+	c.armed++
+	c.cond.Broadcast()
+	c.mu.Unlock()
+	return tm
+}
+
+// delayedAdd runs add (one delayed add) with the clock standing still and returns once the delaying queue has
+// re-armed its timer, i.e. has taken the add off its channel. Waits on a condition, never on real time.
+func (c *armCountingClock) delayedAdd(add func()) {
+	c.mu.Lock()
+	before := c.armed
+	c.mu.Unlock()
+	add()
+	c.mu.Lock()
+	for c.armed == before {
+		c.cond.Wait()
+	}
+	c.mu.Unlock()
+}
+
 // TestReplayIdenticalToStockClientGoQueue: the same with the priority queue off (client-go's rate-limited queue
 // with DefaultTypedControllerRateLimiter), on a fake clock.
+//
+// The replay adds key f rate limited twice (delays 5 ms and 10 ms). Each delayed add before them and they
+// themselves are waited for until the delaying queue has taken them in (armCountingClock.delayedAdd), one at a
+// time, before the clock moves: if the clock passed 10 ms while
+// the second add was still in the queue's channel, client-go would Add f a second time after the first f had been
+// handed out, so f would come back after Done: a real client-go behaviour, but one that depends on goroutine
+// scheduling, so the two queues' traces would differ at random (seen once in ~10 runs under load).
 func TestReplayIdenticalToStockClientGoQueue(t *testing.T) {
 	e := newTestEditor(t, false)
 	h := connectedHub(t, e)
-	run := func(build func(clk *clocktesting.FakeClock) priorityqueue.PriorityQueue[reconcile.Request]) []string {
-		clk := clocktesting.NewFakeClock(time.Unix(1_700_000_000, 0))
+	run := func(build func(clk *armCountingClock) priorityqueue.PriorityQueue[reconcile.Request]) []string {
+		clk := newArmCountingClock(time.Unix(1_700_000_000, 0))
 		q := build(clk)
-		// Advance the fake clock until the blocked Get returns (the delaying queue registers its wait
-		// asynchronously, so one step could come before it).
-		return replay(q, func(d time.Duration) func() {
-			stop := make(chan struct{})
-			done := make(chan struct{})
-			go func() {
-				defer close(done)
-				for {
-					select {
-					case <-stop:
-						return
-					default:
-					}
-					if clk.HasWaiters() {
-						clk.Step(d)
-					}
-					runtime.Gosched()
-				}
-			}()
-			return func() { close(stop); <-done }
-		})
+		// One step is enough and deterministic: f's two adds are in the wait heap (delayedAdd), and g's single
+		// add is added once whether the queue takes it in before or after the step. Only one second passes per
+		// step, so the queue's heartbeat (10 s) and d's stale one-hour wait never fire.
+		return replay(q, func(d time.Duration) { clk.Step(d) }, clk.delayedAdd)
 	}
-	want := run(func(clk *clocktesting.FakeClock) priorityqueue.PriorityQueue[reconcile.Request] {
+	want := run(func(clk *armCountingClock) priorityqueue.PriorityQueue[reconcile.Request] {
 		return &clientGoAdapter{workqueue.NewTypedRateLimitingQueueWithConfig(DefaultRateLimiter(false),
 			workqueue.TypedRateLimitingQueueConfig[reconcile.Request]{Name: "stock-cg", Clock: clk})}
 	})
-	got := run(func(clk *clocktesting.FakeClock) priorityqueue.PriorityQueue[reconcile.Request] {
+	got := run(func(clk *armCountingClock) priorityqueue.PriorityQueue[reconcile.Request] {
 		return newQueue(queueConfig{name: "wrapped-cg", priorityQueue: false, hub: h, clock: clk})
 	})
 	if fmt.Sprint(want) != fmt.Sprint(got) {
 		t.Fatalf("behaviour differs\nstock:  %q\nbridge: %q", want, got)
+	}
+	// f was handed out once: the two rate-limited adds were merged in the wait heap.
+	fGets := 0
+	for _, line := range want {
+		if line == "get f prio=0 shutdown=false" {
+			fGets++
+		}
+	}
+	if fGets != 1 {
+		t.Fatalf("f handed out %d times, want once: %q", fGets, want)
 	}
 }
 
