@@ -82,7 +82,7 @@ func replay(q priorityqueue.PriorityQueue[reconcile.Request], advance func(time.
 	q.Forget(f)
 	log("requeues(f)=%d", q.NumRequeues(f))
 	q.Done(f)
-	q.AddWithOpts(priorityqueue.AddOpts{After: 2 * time.Millisecond, Priority: new(3)}, req("g"))
+	delayed(func() { q.AddWithOpts(priorityqueue.AddOpts{After: 2 * time.Millisecond, Priority: new(3)}, req("g")) })
 	advance(time.Second)
 	get()
 	log("shuttingDown=%v", q.ShuttingDown())
@@ -145,8 +145,9 @@ func (c *armCountingClock) NewTimer(d time.Duration) clock.Timer {
 	return tm
 }
 
-// delayedAdd runs add (one delayed add) with the clock standing still and returns once the delaying queue has
-// re-armed its timer, i.e. has taken the add off its channel. Waits on a condition, never on real time.
+// delayedAdd runs add (one delayed add, or one clock step that fires the queue's head timer) while the queue is
+// idle and returns once the delaying queue has re-armed its timer, i.e. has taken the add off its channel (or
+// handled the fired entries). Waits on a condition, never on real time.
 func (c *armCountingClock) delayedAdd(add func()) {
 	c.mu.Lock()
 	before := c.armed
@@ -174,10 +175,12 @@ func TestReplayIdenticalToStockClientGoQueue(t *testing.T) {
 	run := func(build func(clk *armCountingClock) priorityqueue.PriorityQueue[reconcile.Request]) []string {
 		clk := newArmCountingClock(time.Unix(1_700_000_000, 0))
 		q := build(clk)
-		// One step is enough and deterministic: f's two adds are in the wait heap (delayedAdd), and g's single
-		// add is added once whether the queue takes it in before or after the step. Only one second passes per
-		// step, so the queue's heartbeat (10 s) and d's stale one-hour wait never fire.
-		return replay(q, func(d time.Duration) { clk.Step(d) }, clk.delayedAdd)
+		// One step is enough and deterministic: the queue is idle with its head timer armed (delayedAdd), the
+		// step fires it, and advance returns once the queue has re-armed for its next entry (d's stale one-hour
+		// wait stays in the heap), so it is idle again. A step racing the queue's own Now-then-NewTimer could
+		// arm a timer past the last step and hang the Get. Only one second passes per step, so the heartbeat
+		// (10 s) and d's one-hour wait never fire.
+		return replay(q, func(d time.Duration) { clk.delayedAdd(func() { clk.Step(d) }) }, clk.delayedAdd)
 	}
 	want := run(func(clk *armCountingClock) priorityqueue.PriorityQueue[reconcile.Request] {
 		return &clientGoAdapter{workqueue.NewTypedRateLimitingQueueWithConfig(DefaultRateLimiter(false),
