@@ -6,17 +6,17 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { realClock } from '../../src/core/clock.ts';
-import { BridgeHub } from '../../src/core/bridge/bridgeHub.ts';
-import { runGoController, type RunningGoController } from '../../src/core/bridge/runGoController.ts';
+import type { BridgeHub } from '../../src/core/bridge/bridgeHub.ts';
+import type { RunningGoController } from '../../src/core/bridge/runGoController.ts';
 import type { RemoteController } from '../../src/core/bridge/remoteController.ts';
 import type { GoProcess } from '../../src/core/bridge/goProcess.ts';
-import { Journal, type JournalEntry } from '../../src/core/journal/journal.ts';
+import type { Journal, JournalEntry } from '../../src/core/journal/journal.ts';
 import { createDynamicClient, type DynamicKubeClient } from '../../src/core/k8s/dynamicClient.ts';
 import { isNotFound } from '../../src/core/k8s/client.ts';
 import type { GroupVersionResource, KubeObject } from '../../src/core/k8s/objects.ts';
 import { createNamespace, getTestCluster, installCrd, waitUntil, type TestCluster } from './support/cluster.ts';
 import { buildGoSample, haveGo, installDelve, sampleDir } from './support/goSample.ts';
+import { GoLaunches } from './support/goLaunch.ts';
 import { DapClient } from './support/dap.ts';
 import { sampleDocs } from './reconcilers.support.ts';
 
@@ -72,8 +72,7 @@ describe('the Go sample controller through the bridge', { skip: (!haveGo() && 'g
   let cluster: TestCluster;
   let client: DynamicKubeClient;
   let bin: string;
-  const running: RunningGoController[] = [];
-  const hubs: BridgeHub[] = [];
+  const launches = new GoLaunches();
 
   before(async () => {
     cluster = await getTestCluster();
@@ -85,18 +84,11 @@ describe('the Go sample controller through the bridge', { skip: (!haveGo() && 'g
     bin = buildGoSample();
   });
 
-  after(async () => {
-    for (const r of running) await r.launched.stop();
-    for (const h of hubs) h.dispose();
-  });
+  after(() => launches.dispose());
 
   /** Starts the sample in `ns` on a fresh bridge; resolves once its controller is announced (paused). */
   async function start(ns: string, o: { leaderElect?: boolean } = {}): Promise<{ hub: BridgeHub; journal: Journal; c: RemoteController; p: GoProcess; r: RunningGoController }> {
-    const journal = new Journal({ clock: realClock, capacity: 50_000, delivery: 'sync' });
-    const hub = await BridgeHub.start({ clock: realClock, journal });
-    hubs.push(hub);
-    const r = await runGoController({ hub, spec: { command: bin, args: sampleArgs(ns, o) }, clock: realClock, env: { KUBECONFIG: cluster.kubeconfigPath }, waitMs: 120_000 });
-    running.push(r);
+    const { hub, journal, r } = await launches.launch({ kubeconfigPath: cluster.kubeconfigPath, command: bin, args: sampleArgs(ns, o) });
     assert.equal(r.controller.status().paused, true, 'the editor welcomes it paused');
     return { hub, journal, c: r.controller, p: r.process, r };
   }
@@ -211,9 +203,7 @@ describe('the Go sample controller through the bridge', { skip: (!haveGo() && 'g
     const ns = await createNamespace(cluster.transport, 'go-dlv');
     await client.create(WIDGETS, widget(ns, 'w', { color: 'green' }));
     const dlvPath = installDelve();
-    const journal = new Journal({ clock: realClock, capacity: 50_000, delivery: 'sync' });
-    const hub = await BridgeHub.start({ clock: realClock, journal, silentAfterMs: 2000 });
-    hubs.push(hub);
+    const { hub, journal } = await launches.bridge({ silentAfterMs: 2000 });
     const dap = await DapClient.start(dlvPath);
     try {
       await dap.request('initialize', { adapterID: 'go', linesStartAt1: true, columnsStartAt1: true, pathFormat: 'path' });

@@ -10,15 +10,13 @@ import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
-import { realClock } from '../../src/core/clock.ts';
-import { BridgeHub } from '../../src/core/bridge/bridgeHub.ts';
-import { runGoController, type RunningGoController } from '../../src/core/bridge/runGoController.ts';
 import type { RemoteController } from '../../src/core/bridge/remoteController.ts';
-import { Journal, type JournalEntry } from '../../src/core/journal/journal.ts';
+import type { Journal, JournalEntry } from '../../src/core/journal/journal.ts';
 import { createDynamicClient, type DynamicKubeClient } from '../../src/core/k8s/dynamicClient.ts';
 import type { GroupVersionResource, KubeObject } from '../../src/core/k8s/objects.ts';
 import { createNamespace, getTestCluster, installCrd, uniqueName, waitUntil, type TestCluster } from './support/cluster.ts';
 import { buildGoProgram, harborOperatorDir, haveGo } from './support/goSample.ts';
+import { GoLaunches } from './support/goLaunch.ts';
 import { runCliProcess } from './support/cli.ts';
 
 const HARBORS: GroupVersionResource = { group: 'fleet.example.io', version: 'v1beta1', resource: 'harbors' };
@@ -45,8 +43,7 @@ describe('a user-shaped Go controller (two controllers, a cluster-scoped CRD) th
   let cluster: TestCluster;
   let client: DynamicKubeClient;
   let bin: string;
-  const running: RunningGoController[] = [];
-  const hubs: BridgeHub[] = [];
+  const launches = new GoLaunches();
 
   before(async () => {
     cluster = await getTestCluster();
@@ -56,25 +53,16 @@ describe('a user-shaped Go controller (two controllers, a cluster-scoped CRD) th
     bin = buildGoProgram(harborOperatorDir(), 'harbor-operator');
   });
 
-  after(async () => {
-    for (const r of running) await r.launched.stop();
-    for (const h of hubs) h.dispose();
-  });
+  after(() => launches.dispose());
 
   /** Launches the program on a fresh bridge (welcomed paused); resolves with both of its controllers. */
   async function start(): Promise<{ journal: Journal; keeper: RemoteController; deploy: RemoteController }> {
-    const journal = new Journal({ clock: realClock, capacity: 50_000, delivery: 'sync' });
-    const hub = await BridgeHub.start({ clock: realClock, journal });
-    hubs.push(hub);
-    const r = await runGoController({
-      hub,
-      spec: { command: bin, args: ['--health-probe-bind-address=0', '--metrics-bind-address=0'] },
-      clock: realClock,
-      env: { KUBECONFIG: cluster.kubeconfigPath },
-      waitMs: 120_000,
+    const { hub, journal, r } = await launches.launch({
+      kubeconfigPath: cluster.kubeconfigPath,
+      command: bin,
+      args: ['--health-probe-bind-address=0', '--metrics-bind-address=0'],
       accept: (c) => c.controller.name === 'harbor-keeper',
     });
-    running.push(r);
     await waitUntil(() => hub.controllers.some((c) => c.controller.name === 'deployment'), 'the second controller is announced', 60_000);
     const deploy = hub.controllers.find((c) => c.controller.name === 'deployment')!.controller;
     return { journal, keeper: r.controller, deploy };

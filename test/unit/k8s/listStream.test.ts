@@ -3,6 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ListBodyParser, ListBodySyntaxError } from '../../../src/core/k8s/listStream.ts';
+import { rng } from '../support/random.ts';
 
 const enc = new TextEncoder();
 
@@ -17,18 +18,6 @@ function parseChunked(bytes: Uint8Array, sizes: number[], onItem?: (x: unknown) 
     at += n;
   }
   return { list: p.end(), metadata };
-}
-
-/** A deterministic PRNG (mulberry32), so that a failure can be replayed from its seed. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 const TRICKY = ['', 'a"b', 'back\\slash', 'ends with \\', '\\"', '\\\\"', 'quote at end"', 'é', 'naïve 🙂 日本語', '\u0000\u001f', '\u2028\u2029', '}{][,:', '\ufeffbom inside', 'tab\tnew\nline'];

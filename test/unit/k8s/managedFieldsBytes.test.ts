@@ -7,20 +7,9 @@ import { ListBodyParser } from '../../../src/core/k8s/listStream.ts';
 import { ManagedFieldsByBytes, type ManagedFieldsSharing } from '../../../src/core/k8s/managedFieldsBytes.ts';
 import { ObjectCompactor } from '../../../src/core/cache/compact.ts';
 import type { KubeObject } from '../../../src/core/k8s/objects.ts';
+import { rng } from '../support/random.ts';
 
 const enc = new TextEncoder();
-
-/** A deterministic PRNG (mulberry32), so that a failure can be replayed from its seed. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const pick = <T>(r: () => number, xs: readonly T[]): T => xs[Math.floor(r() * xs.length)]!;
 
