@@ -297,14 +297,25 @@ function checkType(t: string, v: unknown, path: string): string | undefined {
 
 /**
  * Parses one line from the Go side. Throws {@link ProtocolError} for
- * anything that is not a known, well-formed Go→editor message.
+ * anything that is not a known, well-formed Go→editor message; the error's
+ * message never contains a `token` value of the line.
  */
 export function parseFromGo(line: string): FromGoLine {
   let v: unknown;
   try {
     v = JSON.parse(line);
-  } catch (e) {
-    throw new ProtocolError(`not JSON: ${(e as Error).message} (line starts ${JSON.stringify(line.slice(0, 60))})`);
+  } catch {
+    // The line's start helps tell what dialled (an HTTP client, another program), but a hello carries the bridge
+    // token: its value never goes into the message (the reason reaches logs, notices and the CLI's output). V8's
+    // JSON.parse messages quote the text around the error, so the message is that of the masked line.
+    const masked = line.replace(/("token"\s*:\s*")(?:[^"\\]|\\.)*"?/g, '$1…"');
+    let why = 'not valid JSON';
+    try {
+      JSON.parse(masked);
+    } catch (e) {
+      why = (e as Error).message;
+    }
+    throw new ProtocolError(`not JSON: ${why} (line starts ${JSON.stringify(masked.slice(0, 60))})`);
   }
   if (!isObject(v)) throw new ProtocolError(`expected a JSON object, got ${describe(v)}`);
   const type = v[TYPE_FIELD];

@@ -43,6 +43,27 @@ test('a valid message of every kind the Go side sends parses', () => {
   assert.equal(parseFromGo('{"type":"ping","at":1,"future":"ignored"}').type, 'ping', 'unknown fields are ignored (additive growth)');
 });
 
+test('a line that is not JSON is refused without the value of a token it carries (V8 quotes the text around the error)', () => {
+  const token = '5ec4e7-0123456789abcdef0123456789abcdef';
+  const lines = [
+    `{"type":"hello","protocol":3,"token":"${token}","pid":x}`, // V8: Unexpected token 'x', ..."…" is not valid JSON
+    `{"token":"${token}"x}`,
+    `{"token" : "${token}`, // cut off inside the token
+    `{"token":"${token.slice(0, 6)}\\"${token.slice(6)}",}`,
+    `x{"token":"${token}"}`,
+  ];
+  for (const line of lines) {
+    assert.throws(() => parseFromGo(line), (e: unknown) => {
+      assert.ok(e instanceof ProtocolError);
+      assert.match(e.message, /^not JSON: .*line starts/);
+      assert.ok(!e.message.includes(token.slice(0, 6)) && !e.message.includes(token.slice(-6)), `no part of the token: ${e.message}`);
+      return true;
+    });
+  }
+  // Other lines keep their start, for telling what dialled.
+  assert.throws(() => parseFromGo('GET / HTTP/1.1'), /line starts "GET \/ HTTP\/1.1"/);
+});
+
 test('bad input is a ProtocolError that says what is wrong, never a crash', () => {
   const cases: Array<[string, RegExp]> = [
     ['{nope', /not JSON/],
