@@ -58,7 +58,7 @@ export class StatusBar implements vscode.Disposable {
         const loopIcon = !s.loopAvailable ? '$(circle-slash)' : s.loop === 'running' ? '$(play)' : s.loop === 'paused' ? '$(debug-pause)' : '$(debug-stop)';
         const parts = [`$(plug) ${inert(s.context)}`, `${loopIcon} ${depth} queued`];
         if (c.backoff) parts.push(`$(error) ${c.backoff} backoff`);
-        if (s.external) parts.push(`$(debug-alt) ${s.external.replace(/^Go controller /, 'Go ')}`);
+        if (s.external) parts.push(`$(debug-alt) ${inert(s.external.replace(/^Go controller /, 'Go '))}`); // the name is the program's
         if (s.step) parts.push(`$(debug-step-over) ${inert(shortKey(s.step.replace(/^Step /, '').replace(/ \((selected|next in queue)\)$/, '')))}`);
         item.text = parts.join('  ');
         const md = new vscode.MarkdownString(undefined, true);
