@@ -1,4 +1,4 @@
-import type { Clock } from '../clock.ts';
+import type { Clock, TimerHandle } from '../clock.ts';
 import type { Logger } from '../log.ts';
 import type { BridgeHub } from './bridgeHub.ts';
 import type { GoProcess } from './goProcess.ts';
@@ -18,7 +18,8 @@ export interface RunGoControllerOptions {
   accept?: (c: { process: GoProcess; controller: RemoteController }) => boolean;
   /**
    * What `accept` wants, for people ("the controller reconciling widgets.lab.reconcile.dev (--resource)"): when the
-   * program announced controllers but none is accepted at the notice time, the run fails saying which it announced.
+   * program announced controllers but none is accepted at the notice time (or, when it had announced none then, at
+   * a later multiple of `noticeAfterMs`), the run fails saying which it announced.
    */
   wanted?: string;
   /** Each output line of the program, as it comes. */
@@ -68,7 +69,10 @@ export async function runGoController(o: RunGoControllerOptions): Promise<Runnin
     wait.abort(new Error(`${commandLine} dialled Reconcile Lab's bridge and was refused (${reason.replace(/^bridge handshake refused: /, '')})${version}.`));
   });
   const notice = o.onNotice ?? ((m: string) => o.log?.warn(m));
-  const noticeTimer = o.clock.setTimeout(() => {
+  const noticeAfterMs = o.noticeAfterMs ?? 20_000;
+  let noticed = false;
+  let noticeTimer: TimerHandle | undefined;
+  const check = () => {
     const connected = o.hub.processes.filter((p) => !before.has(p));
     const announced = connected.flatMap((p) => p.controllers);
     if (announced.length && o.wanted) {
@@ -76,12 +80,18 @@ export async function runGoController(o: RunGoControllerOptions): Promise<Runnin
       wait.abort(new Error(`${commandLine} announced ${list}, but not ${o.wanted}.`));
       return;
     }
+    // With `wanted`, announcements are looked at again every noticeAfterMs: a program that announces only later
+    // (a first go run compiles for minutes) and none it accepts fails then, not after waitMs.
+    if (o.wanted) noticeTimer = o.clock.setTimeout(check, noticeAfterMs);
+    if (noticed) return;
+    noticed = true;
     notice(
       connected.length
         ? `${commandLine} connected (pid ${connected.map((p) => p.pid).join(', ')}) but announced no controller yet: each controller needs WithOptions(bridge.Options(mgr, name, …)) in its SetupWithManager; its queue is announced when the manager starts the controller (after winning leader election when that is on).`
         : `${commandLine} has not connected to Reconcile Lab yet: a first go run compiles for a minute or more; a program that never calls bridge.Setup or bridge.Options never connects.`,
     );
-  }, o.noticeAfterMs ?? 20_000);
+  };
+  noticeTimer = o.clock.setTimeout(check, noticeAfterMs);
   try {
     const accept = o.accept ?? (() => true);
     const ref = await Promise.race([
@@ -97,7 +107,7 @@ export async function runGoController(o: RunGoControllerOptions): Promise<Runnin
     throw e;
   } finally {
     o.clock.clearTimeout(timer);
-    o.clock.clearTimeout(noticeTimer);
+    if (noticeTimer !== undefined) o.clock.clearTimeout(noticeTimer);
     refused.dispose();
     o.signal?.removeEventListener('abort', onAbort);
     wait.abort();

@@ -1,0 +1,57 @@
+// runGoController's waiting for a program's controller (src/core/bridge/runGoController.ts): the program is a real
+// process (`sleep`), the Go side of the bridge is the test's Peer, time is a fake clock.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { BridgeHub } from '../../../src/core/bridge/bridgeHub.ts';
+import { runGoController } from '../../../src/core/bridge/runGoController.ts';
+import { Journal } from '../../../src/core/journal/journal.ts';
+import { FakeClock } from '../../fakes/fakeClock.ts';
+import { Peer, until } from './peer.ts';
+
+test('with wanted: a program that announces only after the first notice, and no controller it accepts, fails one notice period later naming what it announced (not after waitMs)', async () => {
+  const clock = new FakeClock();
+  const journal = new Journal({ clock, delivery: 'sync' });
+  const hub = await BridgeHub.start({ clock, journal, silentAfterMs: 3_600_000 });
+  const env = hub.env();
+  const notices: string[] = [];
+  let outcome: unknown;
+  const run = runGoController({
+    hub,
+    spec: { command: 'sleep', args: ['600'] },
+    clock,
+    waitMs: 300_000,
+    noticeAfterMs: 10_000,
+    accept: (c) => c.controller.resourceId === 'widgets.lab.reconcile.dev',
+    wanted: 'a controller reconciling widgets.lab.reconcile.dev',
+    onNotice: (m) => notices.push(m),
+  }).then(
+    () => (outcome = 'resolved'),
+    (e: unknown) => (outcome = e),
+  );
+  try {
+    clock.step(10_000);
+    assert.equal(notices.length, 1);
+    assert.match(notices[0]!, /has not connected to Reconcile Lab yet/);
+    assert.equal(outcome, undefined, 'nothing announced yet: still waiting');
+
+    // The program connects late (a first go run compiles) and announces only another controller.
+    const { peer, answer } = await Peer.hello(env.RECONCILE_LAB_BRIDGE!, env.RECONCILE_LAB_BRIDGE_TOKEN!);
+    assert.equal(answer.type, 'welcome');
+    peer.send({ type: 'controller', name: 'harbor-keeper', group: 'fleet.example.io', version: 'v1beta1', kind: 'Harbor', resource: 'harbors', priorityQueue: true, paused: true });
+    await until(() => hub.controllers.length === 1, 'the controller is announced');
+    clock.step(9_999);
+    await until(() => true, 'a turn');
+    assert.equal(outcome, undefined, 'not before the next notice period');
+    clock.step(1);
+    await until(() => outcome !== undefined, 'the run ends');
+    const failure = outcome as unknown; // set by the run's callbacks
+    assert.ok(failure instanceof Error, String(failure));
+    assert.match(failure.message, /^sleep 600 announced harbor-keeper \(harbors\.fleet\.example\.io\), but not a controller reconciling widgets\.lab\.reconcile\.dev\.$/);
+    clock.step(60_000);
+    assert.equal(notices.length, 1, 'the notice is said once, and the run left no check behind');
+    peer.close();
+  } finally {
+    await run;
+    hub.dispose();
+  }
+});
