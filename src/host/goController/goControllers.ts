@@ -41,6 +41,8 @@ export class GoControllers implements vscode.Disposable {
   private hubSession: Session | undefined;
   private hubStore = new DisposableStore();
   private launched: LaunchedProcess | undefined;
+  /** The bridge process that announced the launched program's first controller (removed from the hub when the program is stopped). */
+  private launchedGo: GoProcess | undefined;
   private shown: GoControllerRef | undefined;
   private output: vscode.OutputChannel | undefined;
   private readonly store = new DisposableStore();
@@ -148,6 +150,7 @@ export class GoControllers implements vscode.Disposable {
     }
     const p = r.launched;
     this.launched = p;
+    this.launchedGo = r.process;
     this.hubStore.add(p);
     void p.exited.then((e) => {
       out.appendLine(`[${describeExit(e)}]`);
@@ -245,10 +248,15 @@ export class GoControllers implements vscode.Disposable {
   private async stopLaunched(): Promise<string | undefined> {
     const p = this.launched;
     if (!p) return undefined;
+    const go = this.launchedGo;
     this.launched = undefined;
+    this.launchedGo = undefined;
     const e = await p.stop();
     p.dispose();
     this.lab.contextKeys.set(ContextKeys.goController, false);
+    // The program is gone, but its connection's end may not have been read yet (then it is not 'exited' below):
+    // its controllers must not stay listed next to the next run's.
+    if (go) this.hub?.remove(go);
     for (const proc of this.hub?.processes ?? []) if (proc.liveness === 'exited') this.hub?.remove(proc);
     return describeExit(e);
   }

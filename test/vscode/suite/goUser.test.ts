@@ -76,6 +76,7 @@ describe('a user-shaped Go program with two controllers (Run Controller…)', fu
     assert.equal(s.resourceOfController('deployment'), DEPLOYMENTS);
 
     ok(await run('reconcileLab.stopController', {}));
+    assert.deepEqual(l.go.all.map((c) => c.controller.name), [], 'the stopped program\'s controllers are no longer listed (the next run lists only its own)');
     assert.equal(s.controller, s.builtInController);
     assert.equal(s.primaryResource, widgets, 'back to the built-in loop\'s resource');
   });
