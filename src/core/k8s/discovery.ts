@@ -101,7 +101,26 @@ export function findResource(resources: readonly DiscoveredResource[], query: { 
       (r.resource === name || r.kind.toLowerCase() === name || (r.shortNames ?? []).includes(name)) &&
       (query.version === undefined || r.version === query.version),
   );
-  return matches.find((r) => r.preferred) ?? matches[0];
+  return oneVersionPerResource(matches)[0];
+}
+
+/**
+ * One entry per resource (group and plural) among `resources`, in their order: the version the server prefers for
+ * its group when the resource is served there, else the resource's highest-priority served version
+ * ({@link compareKubeVersions}). A group's preferred version is one for the whole group, so a resource served only
+ * in another version of it — two CRDs of one group at different versions, `octopi` in `v1beta2` while `cacti` makes
+ * `v1` the preferred one — is still found, as kubectl finds it. `accept` narrows the candidates first (verbs).
+ */
+export function oneVersionPerResource(resources: readonly DiscoveredResource[], accept: (r: DiscoveredResource) => boolean = () => true): DiscoveredResource[] {
+  const best = new Map<string, DiscoveredResource>();
+  for (const r of resources) {
+    if (!accept(r)) continue;
+    const id = `${r.group}/${r.resource}`;
+    const had = best.get(id);
+    if (!had || (!had.preferred && (r.preferred || compareKubeVersions(r.version, had.version) < 0))) best.set(id, r);
+  }
+  const chosen = new Set(best.values());
+  return resources.filter((r) => chosen.has(r));
 }
 
 /** What a CustomResourceDefinition says about its resource. */

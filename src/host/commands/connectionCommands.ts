@@ -1,5 +1,6 @@
 import * as vscode from 'vscode';
 import { startLocalControlPlane } from '../../core/controlplane/localControlPlane.ts';
+import { oneVersionPerResource } from '../../core/k8s/discovery.ts';
 import { writeSetting } from '../config.ts';
 import { listKubeContexts } from '../connection/kubeContexts.ts';
 import type { ConnectRequest, ReconcileLab } from '../reconcileLab.ts';
@@ -194,8 +195,7 @@ export async function selectResources(lab: ReconcileLab, arg: unknown): Promise<
   let chosen = stringArrayArg(arg, 'resources');
   if (!chosen) {
     const current = new Set(s.resources.map((r) => r.id));
-    const candidates = s.discovered
-      .filter((r) => r.preferred && r.verbs.includes('list') && r.verbs.includes('watch'))
+    const candidates = oneVersionPerResource(s.discovered, (r) => r.verbs.includes('list') && r.verbs.includes('watch'))
       .map((r) => ({ id: resourceIdOf(r), r, custom: s.customResources.has(resourceIdOf(r)) }))
       .sort((a, b) => Number(b.custom) - Number(a.custom) || a.id.localeCompare(b.id));
     const items = candidates.map((c) => ({

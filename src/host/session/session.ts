@@ -16,7 +16,7 @@ import type { Controller, ControllerStatus } from '../../core/controller/control
 import type { KeyBrief, KeyCounts, KeyState } from '../../core/controller/keyState.ts';
 import { predicateFuncs, type Predicate } from '../../core/controller/predicate.ts';
 import type { CacheReader, Reconciler } from '../../core/controller/reconcile.ts';
-import { discoverResources, resourceInfoFromCrd, type DiscoveredResource } from '../../core/k8s/discovery.ts';
+import { discoverResources, oneVersionPerResource, resourceInfoFromCrd, type DiscoveredResource } from '../../core/k8s/discovery.ts';
 import { createDynamicClient, type DynamicKubeClient, type WriteRecord } from '../../core/k8s/dynamicClient.ts';
 import { keyOf, type ObjectKey } from '../../core/k8s/keys.ts';
 import { loadKubeConfig } from '../../core/k8s/kubeconfig.ts';
@@ -294,7 +294,7 @@ export class Session implements ViewModel, Disposable {
       const log = o.log.child({ context: contextName });
       const client = createDynamicClient(transport, { fieldManager: FIELD_MANAGER, log });
       const discovered = await discoverResources(transport, { signal: o.signal, logger: log });
-      const preferred = discovered.filter((r) => r.preferred && r.verbs.includes('list') && r.verbs.includes('watch'));
+      const preferred = oneVersionPerResource(discovered, (r) => r.verbs.includes('list') && r.verbs.includes('watch'));
       const byId = new Map(preferred.map((r) => [resourceIdOf(r), r]));
 
       // What to watch: the listed resources, or every custom resource; plus what the reconciler needs.
@@ -526,7 +526,7 @@ export class Session implements ViewModel, Disposable {
   private watch(id: string): Watched | undefined {
     const found = this.find(id);
     if (found) return found;
-    const info = this.discovered.find((d) => d.preferred && d.verbs.includes('list') && d.verbs.includes('watch') && resourceIdOf(d) === id);
+    const info = oneVersionPerResource(this.discovered, (d) => d.verbs.includes('list') && d.verbs.includes('watch') && resourceIdOf(d) === id)[0];
     if (!info) {
       this.log.warn('the shown controller\'s resource is not served by this cluster', { resource: id });
       return undefined;
@@ -675,7 +675,7 @@ export class Session implements ViewModel, Disposable {
 
   /** The watched resource's discovery info. */
   info(resource: string): ResourceInfo | undefined {
-    return this.find(resource)?.info ?? this.discovered.find((d) => d.preferred && resourceIdOf(d) === resource);
+    return this.find(resource)?.info ?? oneVersionPerResource(this.discovered, (d) => resourceIdOf(d) === resource)[0];
   }
 
   /** A CacheReader over every watched informer (for dry-runs and reports run beside the loop). */

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { compareKubeVersions, findResource, resourceInfoFromCrd, resourcesFromList } from '../../../src/core/k8s/discovery.ts';
+import { compareKubeVersions, findResource, oneVersionPerResource, resourceInfoFromCrd, resourcesFromList } from '../../../src/core/k8s/discovery.ts';
 import type { KubeObject } from '../../../src/core/k8s/objects.ts';
 
 test('resource lists: subresources fold into their parent; core group is ""', () => {
@@ -68,4 +68,23 @@ test('a CRD gives its GVR: plural, kind, scope, served versions, storage version
   assert.deepEqual(resourceInfoFromCrd(crd, 'v1alpha1').subresources, []);
   assert.throws(() => resourceInfoFromCrd(crd, 'v2'), /not served/);
   assert.throws(() => resourceInfoFromCrd({ metadata: { name: 'x' }, spec: {} }), /not a CustomResourceDefinition/);
+});
+
+test('oneVersionPerResource: the group\'s preferred version where served, else the resource\'s best version', () => {
+  // One group, two CRDs at different versions: cacti make v1 the group's preferred version, octopi exist only in
+  // v1beta2 (and v1alpha1). Both must be found; widgets served in both take the preferred one.
+  const list = (version: string, preferred: boolean, names: string[]) =>
+    resourcesFromList({ groupVersion: `ops.example.org/${version}`, resources: names.map((n) => ({ name: n, kind: n, namespaced: true, verbs: ['list', 'watch'] })) }, preferred);
+  const rs = [
+    ...list('v1', true, ['cacti', 'widgets']),
+    ...list('v1alpha1', false, ['octopi']),
+    ...list('v1beta2', false, ['octopi', 'widgets']),
+    ...resourcesFromList({ groupVersion: 'ops.example.org/v1beta1', resources: [{ name: 'sealed', kind: 'Sealed', namespaced: true, verbs: ['get'] }] }, false),
+  ];
+  const chosen = oneVersionPerResource(rs, (r) => r.verbs.includes('list'));
+  assert.deepEqual(chosen.map((r) => `${r.resource}@${r.version}`), ['cacti@v1', 'widgets@v1', 'octopi@v1beta2']);
+  assert.deepEqual(oneVersionPerResource(rs).map((r) => `${r.resource}@${r.version}`), ['cacti@v1', 'widgets@v1', 'octopi@v1beta2', 'sealed@v1beta1']);
+  assert.equal(findResource(rs, { group: 'ops.example.org', name: 'octopi' })?.version, 'v1beta2');
+  assert.equal(findResource(rs, { group: 'ops.example.org', name: 'octopi', version: 'v1alpha1' })?.version, 'v1alpha1');
+  assert.equal(findResource(rs, { group: 'ops.example.org', name: 'widgets' })?.version, 'v1');
 });
