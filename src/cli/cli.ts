@@ -35,6 +35,7 @@ import { createModuleReconciler } from '../core/reconcilers/moduleReconciler.ts'
 import { parsePredicateSpec } from '../core/controller/predicateSpec.ts';
 import { ExitCode, HELP, parseCliArgs, resolveWatchList, UsageError, type CliArgs } from './args.ts';
 import { CheckRefusedError, runChecks } from '../core/checks/runChecks.ts';
+import { reproduceFlags, shellQuote } from '../core/checks/reproduce.ts';
 import { renderCheckJson, renderCheckMarkdown, renderCheckText } from '../core/checks/render.ts';
 import { CONFIGMAPS as CHECK_CONFIGMAPS, SCRATCH_LABEL } from '../core/checks/harness.ts';
 import { isLocalControlPlane } from '../core/checks/cluster.ts';
@@ -255,12 +256,18 @@ async function check(args: CliArgs, io: CliIo, log: Logger, s: Session): Promise
     keys = items.map((o) => keyOf(o)).sort();
     if (!keys.length) throw new UsageError(`no ${resourceName(s)} to check${namespace ? ` in ${namespace}` : ''}; name a key`);
   }
-  const flags = [
-    `--resource ${resourceName(s)}`,
-    args.go ? `--go '${args.go.join(' ')}'` : spec.kind === 'lab' ? '' : `--reconciler ${spec.kind === 'exec' ? `'exec:${spec.command.join(' ')}'` : `module:${spec.path}`}`,
-    args.context ? `--context ${args.context}` : '',
-    args.confirmCluster ? `--confirm-cluster ${args.confirmCluster}` : '',
-  ].filter(Boolean).join(' ');
+  // Everything that changes what the checks do goes into the reproduce lines, so a copied line runs the same check.
+  const flags = reproduceFlags({
+    ...(args.go ? { go: args.go } : spec.kind === 'exec' ? { reconciler: `exec:${spec.command.map(shellQuote).join(' ')}` } : spec.kind === 'module' ? { reconciler: `module:${spec.path}` } : {}),
+    resource: resourceName(s),
+    ...(args.kubeconfig ? { kubeconfig: args.kubeconfig } : {}),
+    ...(args.context ? { context: args.context } : {}),
+    ...(args.confirmCluster ? { confirmCluster: args.confirmCluster } : {}),
+    predicates: args.predicates,
+    ...(args.transitions ? { transitions: args.transitions } : {}),
+    ...(args.convergenceBoundMs !== undefined ? { convergenceBoundMs: args.convergenceBoundMs } : {}),
+    ...(args.execTimeoutMs !== undefined ? { execTimeoutMs: args.execTimeoutMs } : {}),
+  });
   const ac = new AbortController();
   const sub = io.onInterrupt(() => ac.abort(new Error('interrupted')));
   // The core's timers are unref'd and a frozen watch holds no socket: keep the process alive until the report is out.

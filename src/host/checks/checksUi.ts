@@ -123,6 +123,8 @@ export class ChecksUi implements vscode.Disposable {
                 reconcilerSpec: recipe.spec,
                 keys: [...request.keys],
                 checks: [...request.checks],
+                ...(!go && recipe.predicates?.length ? { predicates: [...recipe.predicates] } : {}),
+                ...(!go && recipe.checkTransitions?.length ? { transitions: [...recipe.checkTransitions] } : {}),
                 reproduceFlags: reproduceFlagsOf(recipe, primaryResource, s.kubeconfigPath, s.contextName),
                 clock: this.lab.clock,
                 log: this.lab.log.child({ checks: primaryResource }),

@@ -3,6 +3,7 @@
  * that reproduce a run. Unit-tested in test/unit/host-free/checksCluster.test.ts.
  */
 import { isLocalControlPlane } from '../../core/checks/cluster.ts';
+import { reproduceFlags, shellQuote } from '../../core/checks/reproduce.ts';
 import type { ReconcilerRecipe } from '../session/session.ts';
 
 /**
@@ -14,18 +15,15 @@ export function isLocalConnection(clusterName: string | undefined, server: strin
   return ownedByWindow || isLocalControlPlane(clusterName, server);
 }
 
-/** `s` quoted for a POSIX shell when it needs it. */
-export function shellQuote(s: string): string {
-  return /^[\w@%+=:,./-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`;
-}
+export { shellQuote };
 
-/** The CLI flags that select this connection's reconciler, resource and cluster (for the reproduce lines). */
+/** The CLI flags that select this connection's reconciler, resource, cluster and predicates (for the reproduce lines). */
 export function reproduceFlagsOf(recipe: ReconcilerRecipe, resource: string, kubeconfigPath: string | undefined, context: string): string {
-  return [
-    recipe.spec.kind === 'go' ? `--go ${shellQuote(recipe.spec.command.join(' '))}` : `--reconciler ${shellQuote(recipe.flag)}`,
-    `--resource ${shellQuote(resource)}`,
-    ...(kubeconfigPath ? [`--kubeconfig ${shellQuote(kubeconfigPath)}`] : []),
-    `--context ${shellQuote(context)}`,
-  ].join(' ');
+  return reproduceFlags({
+    ...(recipe.spec.kind === 'go' ? { go: recipe.spec.command } : { reconciler: recipe.flag }),
+    resource,
+    ...(kubeconfigPath ? { kubeconfig: kubeconfigPath } : {}),
+    context,
+    ...(recipe.spec.kind === 'go' ? {} : { predicates: recipe.predicateSpecs ?? [] }),
+  });
 }
-

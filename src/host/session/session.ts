@@ -64,6 +64,12 @@ export interface ReconcilerRecipe {
   /** The setting's text for people and reproduce lines: "lab", "exec:./r.sh", "module:samples/x.ts". */
   readonly flag: string;
   create(): Reconciler;
+  /** The loop's predicates (the setting's and a module's exported ones): the checks' controllers use them too. */
+  readonly predicates?: readonly Predicate[];
+  /** The setting `reconcileLab.reconciler.predicates` as typed (a module's own are read from the module again). */
+  readonly predicateSpecs?: readonly string[];
+  /** A module's `checkTransitions` export: the unobserved-state and stale-cache transitions. */
+  readonly checkTransitions?: readonly unknown[];
 }
 
 /** Why the loop is not available, for the person: what to do about it. */
@@ -412,6 +418,14 @@ export class Session implements ViewModel, Disposable {
             }
           });
           predicates.push(...(moduleConfig?.predicates ?? []));
+          if (recipe) {
+            recipe = {
+              ...recipe,
+              predicates: [...predicates],
+              predicateSpecs: [...settings['reconciler.predicates']],
+              ...(moduleConfig?.checkTransitions?.length ? { checkTransitions: moduleConfig.checkTransitions } : {}),
+            };
+          }
         } catch (e) {
           loopProblem = { reason: 'config', message: (e as Error).message };
           recipe = undefined;

@@ -61,3 +61,27 @@ test('text and Markdown renderings name the finding, its explanation, diff and r
   assert.match(m, /## Error: Second reconcile created another configmaps/);
   assert.match(m, /```diff/);
 });
+
+test('a reproduce line, split as a shell splits it, parses back to the same run (transitions, predicates, bounds, kubeconfig, exec argv)', async () => {
+  const { reproduceFlags } = await import('../../../src/core/checks/reproduce.ts');
+  const { splitCommandLine } = await import('../../../src/core/reconcilers/commandLine.ts');
+  const transitions = [{ spec: { version: 2, note: "it's" } }, { metadata: { annotations: { x: null } } }];
+  const flags = reproduceFlags({
+    reconciler: `exec:./my reconciler.sh --mode 'a b'`, resource: 'gadgets.acme.example.io', kubeconfig: '/tmp/kube config', context: 'dev',
+    confirmCluster: 'dev', predicates: ['generation-changed', 'label-selector=team=a'], transitions, convergenceBoundMs: 7500, execTimeoutMs: 20_000,
+  });
+  const a = parseCliArgs(splitCommandLine(`check shop/g1 --check unobservedState ${flags}`));
+  assert.ok(a !== 'help');
+  assert.deepEqual(a.transitions, transitions);
+  assert.deepEqual(a.predicates, ['generation-changed', 'label-selector=team=a']);
+  assert.equal(a.convergenceBoundMs, 7500);
+  assert.equal(a.execTimeoutMs, 20_000);
+  assert.equal(a.kubeconfig, '/tmp/kube config');
+  assert.equal(a.context, 'dev');
+  assert.equal(a.confirmCluster, 'dev');
+  assert.equal(a.resource, 'gadgets.acme.example.io');
+  assert.deepEqual(a.reconciler, { kind: 'exec', command: ['./my', 'reconciler.sh', '--mode', 'a b'] });
+  const g = parseCliArgs(splitCommandLine(`check shop/g1 ${reproduceFlags({ go: ['go', 'run', './cmd', '--name=a b'], resource: 'gadgets.acme.example.io' })}`));
+  assert.ok(g !== 'help');
+  assert.deepEqual(g.go, ['go', 'run', './cmd', '--name=a b']);
+});

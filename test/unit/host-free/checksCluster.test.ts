@@ -26,11 +26,18 @@ describe('robustness checks: reproduce flags', () => {
     const recipe = { spec: { kind: 'module' as const, path: '/w/samples/x.ts' }, flag: 'module:samples/x.ts', create: () => ({ name: 'x', reconcile: async () => ({}) }) };
     assert.equal(
       reproduceFlagsOf(recipe, 'widgets.lab.reconcile.dev', '/tmp/kube config', 'reconcile-lab'),
-      `--reconciler module:samples/x.ts --resource widgets.lab.reconcile.dev --kubeconfig '/tmp/kube config' --context reconcile-lab`,
+      `--resource widgets.lab.reconcile.dev --reconciler module:samples/x.ts --kubeconfig '/tmp/kube config' --context reconcile-lab`,
     );
   });
   it('a Go controller is reproduced with --go and its command line', () => {
     const recipe = { spec: { kind: 'go' as const, command: ['go', 'run', './cmd', '--leader-elect=false'] }, flag: 'go:go run ./cmd --leader-elect=false', create: () => ({ name: 'x', reconcile: async () => ({}) }) };
-    assert.equal(reproduceFlagsOf(recipe, 'widgets.lab.reconcile.dev', undefined, 'reconcile-lab'), `--go 'go run ./cmd --leader-elect=false' --resource widgets.lab.reconcile.dev --context reconcile-lab`);
+    assert.equal(reproduceFlagsOf(recipe, 'widgets.lab.reconcile.dev', undefined, 'reconcile-lab'), `--resource widgets.lab.reconcile.dev --go 'go run ./cmd --leader-elect=false' --context reconcile-lab`);
+  });
+  it('carries the loop\'s predicate setting, so a finding that depends on a predicate reproduces', () => {
+    const recipe = { spec: { kind: 'exec' as const, command: ['./r.sh'] }, flag: 'exec:./r.sh', predicateSpecs: ['generation-changed', 'label-selector=team=a b'], create: () => ({ name: 'x', reconcile: async () => ({}) }) };
+    assert.equal(
+      reproduceFlagsOf(recipe, 'gadgets.acme.example.io', undefined, 'kind-dev'),
+      `--resource gadgets.acme.example.io --reconciler exec:./r.sh --context kind-dev --predicate generation-changed --predicate 'label-selector=team=a b'`,
+    );
   });
 });
