@@ -3,6 +3,7 @@ package bridge
 import (
 	"context"
 	"encoding/json"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -76,6 +77,7 @@ func newClient(h *hub, c client.WithWatch) client.WithWatch {
 		},
 		DeleteAllOf: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.DeleteAllOfOption) error {
 			ri, w := j.begin(ctx, c, "deleteAllOf", obj, "", nil)
+			describeDeleteAllOf(w, opts)
 			if ri.dry() {
 				opts = append(opts, client.DryRunAll)
 			}
@@ -148,6 +150,9 @@ func (j *journal) begin(ctx context.Context, c client.Client, verb string, obj c
 	ri := reconcileInfoFrom(ctx)
 	w := &Write{Verb: verb, Namespace: obj.GetNamespace(), Name: obj.GetName(), Subresource: sub,
 		ResourceVersionBefore: obj.GetResourceVersion(), DryRun: ri.dry()}
+	if w.Name == "" && verb == "create" && sub == "" {
+		w.Name = obj.GetGenerateName() // the prefix until the server answers (end sets the generated name)
+	}
 	if gvk, err := c.GroupVersionKindFor(obj); err == nil {
 		w.Group, w.Version, w.Kind = gvk.Group, gvk.Version, gvk.Kind
 		if m, err := c.RESTMapper().RESTMapping(gvk.GroupKind(), gvk.Version); err == nil {
@@ -184,6 +189,9 @@ func (j *journal) end(_ context.Context, _ client.Client, ri *reconcileInfo, w *
 		w.Error = err.Error()
 	} else if after != nil {
 		w.ResourceVersionAfter = after.GetResourceVersion()
+		if w.Verb == "create" && w.Subresource == "" && after.GetName() != "" {
+			w.Name = after.GetName() // metadata.generateName: the name the server generated
+		}
 		if (ri.dry() || j.checkBodies()) && !(w.Group == "" && w.Resource == "secrets") {
 			w.After = toMap(after)
 		}
@@ -240,6 +248,24 @@ func toMap(obj client.Object) map[string]any {
 		delete(md, "managedFields")
 	}
 	return m
+}
+
+// describeDeleteAllOf fills in what a DeleteAllOf acts on: its namespace (InNamespace) and its label and field
+// selectors ("" when it matches every object of the namespace, or of the cluster).
+func describeDeleteAllOf(w *Write, opts []client.DeleteAllOfOption) {
+	o := &client.DeleteAllOfOptions{}
+	o.ApplyOptions(opts)
+	if o.Namespace != "" {
+		w.Namespace = o.Namespace
+	}
+	var sel []string
+	if o.LabelSelector != nil && !o.LabelSelector.Empty() {
+		sel = append(sel, o.LabelSelector.String())
+	}
+	if o.FieldSelector != nil && !o.FieldSelector.Empty() {
+		sel = append(sel, o.FieldSelector.String())
+	}
+	w.Selector = strings.Join(sel, ",")
 }
 
 func truncate(s string, n int) string {

@@ -100,6 +100,8 @@ func TestFastEncoderMatchesEncodingJSON(t *testing.T) {
 		sameLine(t, "write outside a reconcile, dry run with objects", &record{kind: recMsg, msg: &WriteMsg{At: 14,
 			Write: Write{Verb: "create", Group: "apps", Version: "v1", Resource: "deployments", Name: s, DryRun: true,
 				Before: map[string]any{}, After: map[string]any{"metadata": map[string]any{"name": s, "labels": map[string]any{"<b>": s}}, "n": 1.5}}}})
+		sameLine(t, "deleteAllOf with a selector", &record{kind: recMsg, msg: &WriteMsg{At: 16,
+			Write: Write{Verb: "deleteAllOf", Version: "v1", Resource: "configmaps", Namespace: s, Selector: s}}})
 		sameLine(t, "ping", &record{kind: recMsg, msg: &PingMsg{At: 15}})
 	}
 	// Messages without a fast path still go through encoding/json.

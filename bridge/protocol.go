@@ -75,6 +75,8 @@ type Write struct {
 	After                 map[string]any `json:"after,omitempty"`
 	Patch                 string         `json:"patch,omitempty"`
 	PatchType             string         `json:"patchType,omitempty"`
+	// Selector is a deleteAllOf's label and field selectors ("" when it matches every object in its scope).
+	Selector string `json:"selector,omitempty"`
 }
 
 // HelloMsg is the first line the Go side sends on a new connection.

@@ -27,6 +27,7 @@ import { BridgeHub } from '../core/bridge/bridgeHub.ts';
 import type { RemoteController } from '../core/bridge/remoteController.ts';
 import { runGoController } from '../core/bridge/runGoController.ts';
 import { describeExit } from '../core/bridge/launcher.ts';
+import { writeTarget } from '../core/bridge/causes.ts';
 import { journalingContextFactory, journalWriteOf } from '../core/actions/controllerContext.ts';
 import { createKubeEventRecorder } from '../core/k8s/eventRecorder.ts';
 import { CONFIGMAP_GVR, createLabReconciler, LAB_FINALIZER, labResourceProblem } from '../core/reconcilers/labReconciler.ts';
@@ -719,10 +720,11 @@ async function goDryRun(args: CliArgs, io: CliIo, log: Logger, s: Session, store
     return failed ? ExitCode.failure : ExitCode.ok;
   }
   const out = [`Dry-run reconcile of ${key} in the Go controller ${controller.name}: every write sent with dryRun=All, nothing persisted.`, ''];
-  out.push(r.writes.length ? `Planned writes (${r.writes.length}):` : 'Planned writes: none (already as desired).');
+  // No write from a reconcile that failed says nothing about the desired state (it may have failed before writing).
+  out.push(r.writes.length ? `Planned writes (${r.writes.length}):` : failed ? 'Planned writes: none before it failed.' : 'Planned writes: none (already as desired).');
   r.writes.forEach((w, i) => {
     const res = w.group ? `${w.resource}.${w.group}` : w.resource;
-    const obj = `${w.namespace ? `${w.namespace}/` : ''}${w.name}`;
+    const obj = writeTarget(w);
     out.push(`  ${i + 1}. ${w.verb}${w.subresource ? '/' + w.subresource : ''} ${res} ${obj}${w.resourceVersionBefore ? ` (rv ${w.resourceVersionBefore})` : ''}${w.error ? ` — REJECTED: ${w.error}` : ''}`);
     const diff = w.error ? '' : yamlDiff(`${res} ${obj}`, w.before ?? null, w.verb === 'delete' ? null : (w.after ?? null), { volatile: true });
     if (diff) out.push(indent(diff, '       '));

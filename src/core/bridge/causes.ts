@@ -66,6 +66,16 @@ export function outcomeOfEnd(m: ReconcileEndMessage): ReconcileOutcome {
   return { kind: 'success' };
 }
 
+/** The object a reported write names: its name, or for a deleteAllOf `*` with its selectors (`*[app=web]`). */
+export function writeName(w: WireWrite): string {
+  return w.name || (w.verb === 'deleteAllOf' ? `*${w.selector ? `[${w.selector}]` : ''}` : '');
+}
+
+/** `namespace/name` of a reported write ({@link writeName}; the name alone when it has no namespace). */
+export function writeTarget(w: WireWrite): string {
+  return `${w.namespace ? `${w.namespace}/` : ''}${writeName(w)}`;
+}
+
 /** A write reported by the bridge client as a journal write record. */
 export function writeRecordOf(w: WireWrite, controller: string | undefined, key: string | undefined): WriteRecord {
   const verb: WriteVerb = w.verb === 'deleteAllOf' ? 'delete' : (['create', 'update', 'patch', 'apply', 'delete'] as const).find((v) => v === w.verb) ?? 'update';
@@ -73,7 +83,7 @@ export function writeRecordOf(w: WireWrite, controller: string | undefined, key:
     verb,
     gvr: { group: w.group, version: w.version, resource: w.resource },
     ...(w.namespace ? { namespace: w.namespace } : {}),
-    name: w.name || (w.verb === 'deleteAllOf' ? '*' : ''),
+    name: writeName(w),
     ...(w.subresource ? { subresource: w.subresource } : {}),
     ...(w.resourceVersionBefore !== undefined ? { resourceVersionBefore: w.resourceVersionBefore } : {}),
     ...(w.resourceVersionAfter !== undefined ? { resourceVersionAfter: w.resourceVersionAfter } : {}),

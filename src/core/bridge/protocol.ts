@@ -67,6 +67,7 @@ export const PROTOCOL = {
       after: 'object?',
       patch: 'string?',
       patchType: 'string?',
+      selector: 'string?',
     },
     QueueExtra: { dueAt: 'int?', delayMs: 'int?', failures: 'int?', causes: 'Cause[]?' },
   },
@@ -169,6 +170,8 @@ export interface WireWrite {
   after?: Record<string, unknown>;
   patch?: string;
   patchType?: string;
+  /** deleteAllOf only: its label and field selectors, comma-separated (absent: every object in its scope). */
+  selector?: string;
 }
 
 export interface HelloMessage { type: 'hello'; protocol: number; token: string; pid: number; program: string; goVersion: string; controllerRuntime: string; instance: string }

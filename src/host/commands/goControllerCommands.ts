@@ -3,6 +3,7 @@ import * as ui from '../ui.ts';
 import { yamlDiff } from '../../core/actions/objectDiff.ts';
 import { DRY_RUN_VIEW, showResultView } from './resultView.ts';
 import { RemoteController, type RemoteDryRun } from '../../core/bridge/remoteController.ts';
+import { writeTarget } from '../../core/bridge/causes.ts';
 import { describeOutcome, type ReconcileOutcome as RunOutcome } from '../../core/actions/runOnce.ts';
 import type { ReconcileOutcome } from '../../core/controller/keyState.ts';
 import type { ReconcileLab } from '../reconcileLab.ts';
@@ -84,7 +85,7 @@ export async function remoteDryRun(
   if (isFailure(t)) return t;
   s.recordAction('dryRun', t.key, `dry-run reconcile of ${t.key} in ${c.name} (every write dryRun=All)`);
   const r = await ui.progress({ location: vscode.ProgressLocation.Window, title: `Dry-run ${t.key} in ${c.name}` }, () => c.dryRun(t.key));
-  const name = (w: RemoteDryRun['writes'][number]) => `${w.group ? `${w.resource}.${w.group}` : w.resource} ${w.namespace ? `${w.namespace}/` : ''}${w.name}${w.subresource ? `/${w.subresource}` : ''}`;
+  const name = (w: RemoteDryRun['writes'][number]) => `${w.group ? `${w.resource}.${w.group}` : w.resource} ${writeTarget(w)}${w.subresource ? `/${w.subresource}` : ''}`;
   const lines = [
     `# Dry-run of ${t.key} in the Go controller ${c.name}`,
     '',
@@ -92,7 +93,11 @@ export async function remoteDryRun(
     '',
     '## Planned writes',
     '',
-    ...(r.writes.length ? r.writes.map((w) => `- ${w.verb} ${name(w)}${w.error ? ` — REJECTED: ${w.error}` : ''}`) : ['None: the observed state already matches the desired state.']),
+    ...(r.writes.length
+      ? r.writes.map((w) => `- ${w.verb} ${name(w)}${w.error ? ` — REJECTED: ${w.error}` : ''}`)
+      : r.outcome.kind === 'error' || r.outcome.kind === 'terminal'
+        ? ['None before the reconcile failed.']
+        : ['None: the observed state already matches the desired state.']),
   ];
   for (const w of r.writes.filter((x) => !x.error)) {
     const diff = yamlDiff(name(w), w.before ?? null, w.verb === 'delete' ? null : (w.after ?? null), { volatile: true, beforeName: 'current', afterName: 'planned' });
@@ -105,7 +110,7 @@ export async function remoteDryRun(
     ok: true,
     key: t.key,
     outcome: runOutcomeOf(r.outcome),
-    actions: r.writes.map((w) => ({ verb: w.verb, resource: w.group ? `${w.resource}.${w.group}` : w.resource, key: `${w.namespace ? `${w.namespace}/` : ''}${w.name}`, ...(w.subresource ? { subresource: w.subresource } : {}), outcome: w.error ? 'error' : 'ok', diff: w.error ? '' : yamlDiff(name(w), w.before ?? null, w.verb === 'delete' ? null : (w.after ?? null), { volatile: true }) })),
+    actions: r.writes.map((w) => ({ verb: w.verb, resource: w.group ? `${w.resource}.${w.group}` : w.resource, key: writeTarget(w), ...(w.subresource ? { subresource: w.subresource } : {}), outcome: w.error ? 'error' : 'ok', diff: w.error ? '' : yamlDiff(name(w), w.before ?? null, w.verb === 'delete' ? null : (w.after ?? null), { volatile: true }) })),
     summary,
   };
 }

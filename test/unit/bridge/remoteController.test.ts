@@ -2,6 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { RemoteController, type RemoteEndpoint } from '../../../src/core/bridge/remoteController.ts';
 import type { ReplyMessage } from '../../../src/core/bridge/protocol.ts';
+import { writeTarget } from '../../../src/core/bridge/causes.ts';
 import { Journal, type JournalEntry } from '../../../src/core/journal/journal.ts';
 import { nullLogger } from '../../../src/core/log.ts';
 import { FakeClock, flushMicrotasks } from '../../fakes/fakeClock.ts';
@@ -257,4 +258,18 @@ test('older queue messages applied after a snapshot never leave a key queued for
   q('ns/k', 'added');
   q('ns/k', 'done');
   assert.deepEqual(c.snapshot().queue, ['ns/k']);
+});
+
+test('a deleteAllOf is journaled as a delete of namespace/* with its selector; writeTarget names it the same way', () => {
+  const { c, journal } = setup();
+  const selected = { verb: 'deleteAllOf', group: '', version: 'v1', resource: 'configmaps', namespace: 'team-a', name: '', selector: 'relay.example.io/beacon=north', dryRun: false };
+  c.onWrite({ type: 'write', controller: 'beacon', key: 'team-a/north', at: 1, write: selected });
+  c.onWrite({ type: 'write', controller: 'beacon', key: 'team-a/north', at: 2, write: { ...selected, selector: undefined } });
+  const [a, b] = journal.entries({ kinds: ['write'] });
+  assert.ok(a?.kind === 'write' && b?.kind === 'write');
+  assert.deepEqual([a.verb, a.objectKey], ['delete', 'team-a/*[relay.example.io/beacon=north]']);
+  assert.deepEqual([b.verb, b.objectKey], ['delete', 'team-a/*']);
+  assert.equal(writeTarget(selected), 'team-a/*[relay.example.io/beacon=north]');
+  assert.equal(writeTarget({ ...selected, namespace: undefined, selector: undefined }), '*');
+  assert.equal(writeTarget({ ...selected, verb: 'create', name: 'beacon-north-log-x7k2p' }), 'team-a/beacon-north-log-x7k2p');
 });

@@ -1,0 +1,102 @@
+package bridge
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// realClient is a client of the local control plane the Go test phase starts (RECONCILE_LAB_KUBECONFIG); the
+// test is skipped without it.
+func realClient(t *testing.T) client.WithWatch {
+	t.Helper()
+	kubeconfig := os.Getenv("RECONCILE_LAB_KUBECONFIG")
+	if kubeconfig == "" {
+		t.Skip("RECONCILE_LAB_KUBECONFIG is not set: run through `npm test -- --only go`, which starts the local control plane")
+	}
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := client.NewWithWatch(cfg, client.Options{Scheme: scheme.Scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// scratchNamespace creates a namespace for one test (deleted when it ends).
+func scratchNamespace(t *testing.T, c client.Client) string {
+	t.Helper()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "bridge-client-"}}
+	if err := c.Create(context.Background(), ns); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Delete(context.Background(), ns) })
+	return ns.Name
+}
+
+// nextWrite is the next write message's Write.
+func nextWrite(t *testing.T, e *testEditor) Write {
+	t.Helper()
+	m := e.next(isType("write"))
+	raw, _ := json.Marshal(m["write"])
+	var w Write
+	if err := json.Unmarshal(raw, &w); err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
+// TestJournalNamesGeneratedAndSelectedObjects: a Create with metadata.generateName is journaled under the name
+// the server generated (it was journaled as "namespace/" with no name), in a dry run too; a DeleteAllOf with
+// InNamespace and a label selector is journaled with its namespace and selector (it named neither).
+func TestJournalNamesGeneratedAndSelectedObjects(t *testing.T) {
+	real := realClient(t)
+	ns := scratchNamespace(t, real)
+	e := newTestEditor(t, false)
+	h := connectedHub(t, e)
+	c := newClient(h, real)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{GenerateName: "log-", Namespace: ns, Labels: map[string]string{"app": "beacon"}}}
+	if err := c.Create(ctx, cm); err != nil {
+		t.Fatal(err)
+	}
+	if w := nextWrite(t, e); w.Verb != "create" || w.Name != cm.Name || w.Namespace != ns || w.ResourceVersionAfter == "" {
+		t.Fatalf("create with generateName journaled as %+v, want name %q", w, cm.Name)
+	}
+
+	dry := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{GenerateName: "plan-", Namespace: ns}}
+	dctx := withReconcileInfo(ctx, &reconcileInfo{controller: "c", key: ns + "/x", id: "dryrun-1", dryRun: true})
+	if err := c.Create(dctx, dry); err != nil {
+		t.Fatal(err)
+	}
+	if w := nextWrite(t, e); !w.DryRun || w.Name == "" || w.Name == "plan-" || w.Name != dry.Name {
+		t.Fatalf("dry-run create with generateName journaled as %+v, want the generated name %q", w, dry.Name)
+	}
+
+	if err := c.DeleteAllOf(ctx, &corev1.ConfigMap{}, client.InNamespace(ns), client.MatchingLabels{"app": "beacon"}); err != nil {
+		t.Fatal(err)
+	}
+	w := nextWrite(t, e)
+	if w.Verb != "deleteAllOf" || w.Namespace != ns || w.Selector != "app=beacon" || w.Resource != "configmaps" || w.Error != "" {
+		t.Fatalf("deleteAllOf journaled as %+v, want namespace %q and selector app=beacon", w, ns)
+	}
+	var left corev1.ConfigMapList
+	if err := real.List(ctx, &left, client.InNamespace(ns), client.MatchingLabels{"app": "beacon"}); err != nil {
+		t.Fatal(err)
+	}
+	if len(left.Items) != 0 {
+		t.Fatalf("deleteAllOf left %d objects", len(left.Items))
+	}
+}
