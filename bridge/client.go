@@ -207,6 +207,9 @@ func (j *journal) emit(ri *reconcileInfo, w Write) {
 			ri.mu.Lock()
 			ri.writes = append(ri.writes, w)
 			ri.mu.Unlock()
+		} else if q := j.h.queue(ri.controller); q != nil {
+			q.sendInOrder(m) // between its reconcile's start and end, as they are sent
+			return
 		}
 	}
 	j.h.send(m)

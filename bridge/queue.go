@@ -1079,19 +1079,50 @@ func (q *Queue) takeTriggers(item reconcile.Request) []Cause {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	q.lockedFold()
+	return q.lockedTriggers(item)
+}
+
+func (q *Queue) lockedTriggers(item reconcile.Request) []Cause {
 	if ks := q.keys[item]; ks != nil && ks.processing {
 		return append([]Cause{}, ks.triggers...)
 	}
 	return nil
 }
 
-// reconcileEnded keeps the reconcile's outcome for a step reply sent at Done.
+// reconcileStarted sets m.Triggers to the causes of item's current reconcile (an empty list when none) and
+// queues m for the editor in q's own order: after every transition q reported before it (the hand-out that
+// started this reconcile among them). The reconciler wrapper calls it once per reconcile, before Reconcile runs.
+func (q *Queue) reconcileStarted(item reconcile.Request, m *ReconcileStartMsg) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.lockedFold()
+	if m.Triggers = q.lockedTriggers(item); m.Triggers == nil {
+		m.Triggers = []Cause{}
+	}
+	q.lockedSend(&record{kind: recMsg, msg: m})
+}
+
+// reconcileEnded queues the reconcile's end for the editor in q's order, and keeps its outcome for a step reply
+// sent at Done. The wrapper calls it when Reconcile returned (or panicked), before controller-runtime re-adds the
+// key: so the editor always reads an end before the backoff or requeue its result causes, and before its Done.
+// (Sent apart from q's transitions, the end could reach the editor after them: the writer takes each source in
+// turn.)
 func (q *Queue) reconcileEnded(item reconcile.Request, end *ReconcileEndMsg) {
 	q.mu.Lock()
 	q.lockedFold()
+	q.lockedSend(&record{kind: recMsg, msg: end})
 	if ks := q.keys[item]; ks != nil && ks.processing {
 		ks.lastEnd = end
 	}
+	q.mu.Unlock()
+}
+
+// sendInOrder queues m (a message about one of q's reconciles, such as a write it made) for the editor in q's
+// order: after every transition q reported before it, and so after the reconcile's start and before its end.
+func (q *Queue) sendInOrder(m any) {
+	q.mu.Lock()
+	q.lockedFold()
+	q.lockedSend(&record{kind: recMsg, msg: m})
 	q.mu.Unlock()
 }
 

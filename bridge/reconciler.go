@@ -79,16 +79,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (res 
 	id := string(controller.ReconcileIDFromContext(ctx))
 	key := requestKey(req)
 	q := r.hub.queue(r.name)
-	var triggers []Cause
-	if q != nil {
-		triggers = q.takeTriggers(req)
-	}
-	if triggers == nil {
-		triggers = []Cause{}
-	}
 	ri := &reconcileInfo{controller: r.name, key: key, id: id}
 	start := r.hub.clock.Now()
-	r.hub.send(&ReconcileStartMsg{Controller: r.name, Key: key, ReconcileID: id, Triggers: triggers, At: ms(start)})
+	if m := (&ReconcileStartMsg{Controller: r.name, Key: key, ReconcileID: id, At: ms(start)}); q != nil {
+		q.reconcileStarted(req, m) // in the queue's order, after the hand-out
+	} else {
+		m.Triggers = []Cause{}
+		r.hub.send(m)
+	}
 	completed := false
 	defer func() {
 		if completed {
@@ -107,9 +105,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (res 
 }
 
 func (r *Reconciler) finish(q *Queue, req reconcile.Request, end *ReconcileEndMsg) {
-	r.hub.send(end)
 	if q != nil {
-		q.reconcileEnded(req, end)
+		q.reconcileEnded(req, end) // in the queue's order: before the re-add its result causes
+	} else {
+		r.hub.send(end)
 	}
 }
 

@@ -18,6 +18,7 @@ import { createNamespace, getTestCluster, installCrd, uniqueName, waitUntil, typ
 import { buildGoProgram, harborOperatorDir, haveGo } from './support/goSample.ts';
 import { GoLaunches } from './support/goLaunch.ts';
 import { runCliProcess } from './support/cli.ts';
+import { sampleDocs } from './reconcilers.support.ts';
 
 const HARBORS: GroupVersionResource = { group: 'fleet.example.io', version: 'v1beta1', resource: 'harbors' };
 const DEPLOYMENTS: GroupVersionResource = { group: 'apps', version: 'v1', resource: 'deployments' };
@@ -50,6 +51,11 @@ describe('a user-shaped Go controller (two controllers, a cluster-scoped CRD) th
     client = createDynamicClient(cluster.transport, { fieldManager: 'reconcile-lab-test' });
     const crd = parseAllDocuments(readFileSync(join(harborOperatorDir(), 'config', 'crd.yaml'), 'utf8'))[0]!.toJSON() as KubeObject;
     await installCrd(cluster.transport, crd);
+    // The CLI's default resource is the Widget: the "names the controllers" test needs it served (not only when
+    // another file installed it first).
+    await installCrd(cluster.transport, sampleDocs('crd.yaml')[0]!).catch((e: unknown) => {
+      if (!/AlreadyExists|already exists/.test(String((e as Error).message))) throw e;
+    });
     bin = buildGoProgram(harborOperatorDir(), 'harbor-operator');
   });
 
@@ -99,20 +105,26 @@ describe('a user-shaped Go controller (two controllers, a cluster-scoped CRD) th
     await client.create(HARBORS, harbor(terminal, { mode: 'terminal' }));
     await client.create(HARBORS, harbor(panics, { mode: 'panic', namespace: 'default' }));
     const { journal, keeper } = await start();
+    // What the journal holds for a key, for the failure messages.
+    const trail = (key: string) => journal.entries({ key }).map((e) => JSON.stringify(e)).join('\n');
     for (let i = 1; i <= 3; i++) {
       const r = await keeper.step({ key: fail, force: true });
-      assert.ok(r.kind === 'reconciled' && r.outcome.kind === 'error', JSON.stringify(r));
-      await waitUntil(() => ends(journal, fail).length === i, `end entry ${i} journaled (with its retry)`, 10_000);
+      assert.ok(r.kind === 'reconciled' && r.outcome.kind === 'error', `step ${i}: ${JSON.stringify(r)}\n${trail(fail)}`);
+      await waitUntil(() => ends(journal, fail).length === i, `end entry ${i} journaled (with its retry)`, 30_000).catch((e: Error) => {
+        throw new Error(`${e.message}\n${trail(fail)}`);
+      });
       const o = ends(journal, fail)[i - 1]!.outcome;
-      assert.ok(o.kind === 'error' && o.failures === i && typeof o.retryAt === 'number', `end ${i} carries failures and retryAt: ${JSON.stringify(o)}`);
+      assert.ok(o.kind === 'error' && o.failures === i && typeof o.retryAt === 'number', `end ${i} carries failures and retryAt: ${JSON.stringify(o)}\n${trail(fail)}`);
     }
     const t = await keeper.step({ key: terminal, force: true });
-    assert.ok(t.kind === 'reconciled' && t.outcome.kind === 'terminal', JSON.stringify(t));
+    assert.ok(t.kind === 'reconciled' && t.outcome.kind === 'terminal', `${JSON.stringify(t)}\n${trail(terminal)}`);
     const p = await keeper.step({ key: panics, force: true });
-    assert.ok(p.kind === 'reconciled' && p.outcome.kind === 'error' && /harbor keeper fell into the water/.test(p.outcome.message), JSON.stringify(p));
-    await waitUntil(() => ends(journal, panics).length === 1, 'the panic journaled', 10_000);
+    assert.ok(p.kind === 'reconciled' && p.outcome.kind === 'error' && /harbor keeper fell into the water/.test(p.outcome.message), `${JSON.stringify(p)}\n${trail(panics)}`);
+    await waitUntil(() => ends(journal, panics).length === 1, 'the panic journaled', 30_000).catch((e: Error) => {
+      throw new Error(`${e.message}\n${trail(panics)}`);
+    });
     const again = await keeper.step({ key: panics, force: true });
-    assert.ok(again.kind === 'reconciled' && again.outcome.kind === 'success', `it panics once: ${JSON.stringify(again)}`);
+    assert.ok(again.kind === 'reconciled' && again.outcome.kind === 'success', `it panics once: ${JSON.stringify(again)}\n${trail(panics)}`);
   });
 
   test('why queued on the deployment controller: a mapped ConfigMap watch and an owned Secret named like the Deployment are both causes of one reconcile; a label change is filtered', { timeout: 180_000 }, async () => {
