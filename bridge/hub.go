@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
@@ -54,6 +55,8 @@ type hub struct {
 
 	clientWrapped  atomic.Bool
 	leaderElection atomic.Bool
+	// scope is the manager cache's namespaces (scope.go), set by Setup's NewCache; nil without it.
+	scope atomic.Pointer[cacheScope]
 
 	// check is the check-instance state (checks.go); nil in a plain editor session.
 	check *checkState
@@ -175,6 +178,7 @@ func (h *hub) register(q *Queue) bool {
 	if r := h.reconcilers[q.name]; r != nil {
 		r.describe(&info)
 	}
+	info.CacheNamespaces = h.scope.Load().namespaces(schema.GroupVersionKind{Group: info.Group, Version: info.Version, Kind: info.Kind})
 	// q.info is set before q is visible in h.queues (announcements reads it under q.mu only).
 	q.info = info
 	h.queues = append(h.queues, q)
@@ -324,6 +328,15 @@ func (h *hub) handle(c CommandMsg) {
 			}
 			key = k
 		}
+		if hasKey && (c.Force || c.Op == OpReconcileNow) {
+			q.mu.Lock()
+			why := outsideCache(q.info, key)
+			q.mu.Unlock()
+			if why != "" {
+				fail("%s", why)
+				return
+			}
+		}
 		switch c.Op {
 		case OpStep:
 			q.Step(key, hasKey, c.Force, c.ID, reply)
@@ -371,6 +384,15 @@ func (h *hub) handle(c CommandMsg) {
 		if err != nil {
 			fail("%v", err)
 			return
+		}
+		if q := h.queue(c.Controller); q != nil {
+			q.mu.Lock()
+			why := outsideCache(q.info, key)
+			q.mu.Unlock()
+			if why != "" {
+				fail("%s", why)
+				return
+			}
 		}
 		go func() { reply(r.dryRun(context.Background(), key)) }()
 	default:

@@ -113,6 +113,9 @@ type ControllerMsg struct {
 	LeaderElection          bool   `json:"leaderElection,omitempty"`
 	ReconciliationTimeoutMs int64  `json:"reconciliationTimeoutMs,omitempty"`
 	Paused                  bool   `json:"paused"`
+	// CacheNamespaces are the namespaces the manager's cache watches for the controller's kind (cache.Options
+	// DefaultNamespaces, or its ByObject entry's Namespaces); absent: every namespace (or not known).
+	CacheNamespaces []string `json:"cacheNamespaces,omitempty"`
 }
 
 // QueueMsg is one per-key transition of a controller's queue: the decoded form of one TransitionsMsg item (the Go

@@ -79,6 +79,7 @@ func Setup(o *manager.Options) {
 		if err != nil {
 			return nil, err
 		}
+		h.scope.Store(newCacheScope(opts))
 		return newCache(h, c, opts), nil
 	}
 }

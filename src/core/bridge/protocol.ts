@@ -86,6 +86,7 @@ export const PROTOCOL = {
       leaderElection: 'bool?',
       reconciliationTimeoutMs: 'int?',
       paused: 'bool',
+      cacheNamespaces: 'string[]?',
     },
     queue: {
       controller: 'string',
@@ -189,6 +190,8 @@ export interface ControllerMessage {
   leaderElection?: boolean;
   reconciliationTimeoutMs?: number;
   paused: boolean;
+  /** The namespaces the manager's cache watches for the controller's kind; absent: every namespace (or not known). */
+  cacheNamespaces?: string[];
 }
 export type QueueTransitionName = 'added' | 'waiting' | 'ready' | 'processing' | 'done' | 'forgotten' | 'backoff' | 'shutdown';
 export interface QueueMessage {

@@ -111,6 +111,18 @@ export class RemoteController implements Controller {
     return this.info;
   }
 
+  /**
+   * Why this controller never reconciles `key`: its manager's cache (cache.Options) watches its kind only in other
+   * namespaces, so controller-runtime never queues the key (and the process refuses to step it). Undefined when the
+   * key is inside, cluster-scoped, or the process announced no namespaces (every namespace).
+   */
+  outsideCache(key: string): string | undefined {
+    const namespaces = this.info.cacheNamespaces;
+    const slash = key.indexOf('/');
+    if (!namespaces || slash < 0 || namespaces.includes(key.slice(0, slash))) return undefined;
+    return `outside ${this.name}'s cache (namespaces ${namespaces.join(', ')})`;
+  }
+
   /** The reconciled resource as "plural.group" ("configmaps" for the core group), when announced. */
   get resourceId(): string | undefined {
     if (!this.info.resource) return undefined;

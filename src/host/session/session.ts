@@ -13,6 +13,7 @@ import { controllerBuilder } from '../../core/controller/builder.ts';
 import { journalingContextFactory, journalWriteOf } from '../../core/actions/controllerContext.ts';
 import { createKubeEventRecorder } from '../../core/k8s/eventRecorder.ts';
 import type { Controller, ControllerStatus } from '../../core/controller/controller.ts';
+import { RemoteController } from '../../core/bridge/remoteController.ts';
 import type { KeyBrief, KeyCounts, KeyState } from '../../core/controller/keyState.ts';
 import { predicateFuncs, type Predicate } from '../../core/controller/predicate.ts';
 import type { CacheReader, Reconciler } from '../../core/controller/reconcile.ts';
@@ -657,6 +658,11 @@ export class Session implements ViewModel, Disposable {
 
   keyState(key: ObjectKey): KeyState | undefined {
     return this.controller?.keyState(key);
+  }
+
+  outsideController(key: ObjectKey): string | undefined {
+    const c = this.controller;
+    return c instanceof RemoteController ? c.outsideCache(key) : undefined;
   }
 
   keyStates(): KeyState[] {

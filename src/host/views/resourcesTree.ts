@@ -512,9 +512,10 @@ export class ResourcesTreeProvider implements vscode.TreeDataProvider<ResourceNo
     const m = this.model;
     const obj = m?.get(node.resource, node.key);
     if (!obj) return item;
-    const isPrimary = m?.primaryResource === node.resource;
+    const outside = m?.primaryResource === node.resource ? m.outsideController?.(node.key) : undefined;
+    const isPrimary = m?.primaryResource === node.resource && !outside;
     const p = presentObject(obj, isPrimary ? m?.keyState(node.key) : undefined, this.clock.now(), isPrimary ? m?.convergence?.(node.key) : undefined);
-    item.tooltip = tooltipOf(`${obj.kind ?? node.resource} ${node.key}`, p.tooltip);
+    item.tooltip = tooltipOf(`${obj.kind ?? node.resource} ${node.key}`, outside ? [...p.tooltip, { label: 'Controller', value: `not reconciled: ${outside}` }] : p.tooltip);
     return item;
   }
 
@@ -581,7 +582,9 @@ export class ResourcesTreeProvider implements vscode.TreeDataProvider<ResourceNo
       case 'object': {
         const obj = m?.get(node.resource, node.key);
         const name = splitKey(node.key).name;
-        const isPrimary = m?.primaryResource === node.resource;
+        // A key the shown controller never reconciles (outside its Go manager's cache) is no key of its queue.
+        const outside = m?.primaryResource === node.resource ? m.outsideController?.(node.key) : undefined;
+        const isPrimary = m?.primaryResource === node.resource && !outside;
         if (!obj) {
           const gone = new vscode.TreeItem(name, None);
           gone.id = node.id;
@@ -593,12 +596,12 @@ export class ResourcesTreeProvider implements vscode.TreeDataProvider<ResourceNo
         const label = node.depth > 0 ? `${obj.kind ?? node.resource} ${name}` : name;
         const item = new vscode.TreeItem(label, hasChildren ? (p.terminating ? vscode.TreeItemCollapsibleState.Expanded : Collapsed) : None);
         item.id = node.id;
-        item.description = p.description;
+        item.description = outside ? [p.description, outside].filter(Boolean).join(' · ') : p.description;
         item.iconPath = themeIcon(p.icon);
         // The tooltip (markdown: VS Code parses it in this process for every row it receives, on every refresh) is
         // made on hover, by resolveTreeItem.
         item.contextValue = `${ContextValues.objectPrefix}:${p.state}${isPrimary ? ':primary' : ''}${isSecret(obj) ? ':secret' : ''}`;
-        item.accessibilityInformation = { label: `${label}${p.description ? `, ${p.description}` : ''}` };
+        item.accessibilityInformation = { label: `${label}${item.description ? `, ${String(item.description)}` : ''}` };
         return item;
       }
       case 'finalizers': {

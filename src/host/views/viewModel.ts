@@ -27,6 +27,12 @@ export interface ViewModel {
   keyState(key: ObjectKey): KeyState | undefined;
   /** Live convergence of a key of the primary resource (converged / changing / flapping), when tracked. */
   convergence?(key: ObjectKey): KeyConvergence | undefined;
+  /**
+   * Why the shown controller never reconciles this key of the primary resource (a Go controller whose manager's
+   * cache watches other namespaces: "outside beacon's cache (namespaces team-a, team-b)"); undefined otherwise.
+   * Such a row is shown without queue state and without the commands that reconcile a key.
+   */
+  outsideController?(key: ObjectKey): string | undefined;
   /** Every key the controller has seen. */
   keyStates(): KeyState[];
   /** Every key the controller has seen, briefly (phase, wait, failed, warned), unordered: cheap for 10,000 keys. */

@@ -273,3 +273,12 @@ test('a deleteAllOf is journaled as a delete of namespace/* with its selector; w
   assert.equal(writeTarget({ ...selected, namespace: undefined, selector: undefined }), '*');
   assert.equal(writeTarget({ ...selected, verb: 'create', name: 'beacon-north-log-x7k2p' }), 'team-a/beacon-north-log-x7k2p');
 });
+
+test('keys outside the announced cache namespaces: outsideCache names them; inside, cluster-scoped or unannounced keys are not', () => {
+  const { c } = setup();
+  assert.equal(c.outsideCache('team-c/outside'), undefined, 'no cacheNamespaces announced: every namespace');
+  c.announce({ type: 'controller', name: 'widget', resource: 'widgets', priorityQueue: true, paused: true, cacheNamespaces: ['team-a', 'team-b'] });
+  assert.equal(c.outsideCache('team-c/outside'), "outside widget's cache (namespaces team-a, team-b)");
+  assert.equal(c.outsideCache('team-b/inside'), undefined);
+  assert.equal(c.outsideCache('cluster-scoped'), undefined);
+});
