@@ -126,6 +126,7 @@ describe('robustness checks (issue 11) on the real control plane', () => {
     { file: 'samples/buggy/generate-name-every-pass.ts', check: 'runTwice', title: /Second reconcile created another configmaps \(generateName "widget-ready-report-"\)/, explanation: /idempotent/ },
     { file: 'samples/buggy/interrupted-sequence.ts', check: 'crashAfterWrite', title: /Interrupted after write 1 of 2/, explanation: /status[^]*missing in the perturbed run|status\.childName/ },
     { file: 'samples/buggy/stale-cache-delete.ts', check: 'staleCache', title: /Deleted configmaps .*widget-ready-[0-9a-f]{8} from a stale view/, explanation: /lagged behind the server/ },
+    { file: 'samples/buggy/cached-child-lookup.ts', check: 'staleCache', title: /Created an extra object from a stale view: configmaps\/widget-ready-cache-<generated #2>/, explanation: /lags behind your own writes[^]*generateName makes a second one/ },
     { file: 'samples/buggy/missed-transition.ts', check: 'unobservedState', title: /End state depends on seeing an intermediate state/, explanation: /maintenanceWindows/ },
     { file: 'samples/buggy/status-every-reconcile.ts', check: 'convergence', title: /Never converges: \d+ × update\/status widgets/, explanation: /hot loop[^]*status\.conditions\[0\]\.message/ },
   ];

@@ -296,9 +296,13 @@ async function checkCrashAfterWrite(ctx: KeyContext, ref: Reference, learned: Se
 /**
  * Check 3: a controller settles on the copy; the resourceVersion is noted (the freeze point); the server moves on
  * (the transitions are applied and that controller reconciles them); then a new controller whose cache is frozen
- * at the freeze point reconciles once from that stale view before its watches catch up.
+ * at the freeze point reconciles once from that stale view before its watches catch up. A second new controller
+ * does the same from a cache frozen right after the copy was made, before any write of the controller (its cache
+ * has not seen its own creates: the usual way a controller that looks for its children in the cache makes a
+ * second one). Oracles: a write from the stale view that deletes or overwrites newer state, and a create from the
+ * stale view that leaves an object the settled state did not have (a duplicate, or a resurrected child).
  */
-async function checkStaleCache(ctx: KeyContext, parts: CheckTimingPart[]): Promise<Pick<CheckResult, 'status' | 'message' | 'findings'>> {
+async function checkStaleCache(ctx: KeyContext, parts: CheckTimingPart[], learned: ReadonlySet<string>, createsEveryPass: boolean): Promise<Pick<CheckResult, 'status' | 'message' | 'findings'>> {
   const { ns, copy } = await timed(ctx, parts, 'copy', () => scratch(ctx, 'stale cache'));
   const transitions = transitionsOf(ctx);
   let rv0 = '';
@@ -315,58 +319,82 @@ async function checkStaleCache(ctx: KeyContext, parts: CheckTimingPart[]): Promi
       await run.stop();
     }
   });
-  return timed(ctx, parts, 'perturbed run (stale cache)', async () => {
-    ctx.emit({ kind: 'step', key: ctx.key, check: 'staleCache', message: `reconcile from a cache frozen at resourceVersion ${rv0}` });
-    const run = await startRun(ctx.env, ns, { key: copy.scratchKey, startPaused: true, freezeAt: rv0 });
-    try {
-      const view = await run.frozenView();
-      const serverRv = (await ctx.env.client.get(ctx.env.primary, copy.namespace, copy.name, ctx.env.signal)).metadata.resourceVersion;
-      const from = run.writes.length;
-      await run.stepKey(copy.scratchKey);
-      const stale = okWrites(run, from);
-      await run.thaw();
-      run.controller.resume();
-      await settle(ctx.env, run, ctx.boundMs);
-      const findings: Finding[] = [];
-      const perturbation: Perturbation = {
-        check: 'staleCache', frozenAtResourceVersion: rv0, ...(serverRv ? { serverResourceVersion: serverRv } : {}),
-        description: `let a controller reconcile the copy until it settled (resourceVersion ${rv0}), changed the copy (${transitions.map((t) => JSON.stringify(t)).join(' → ')}) and let it reconcile that, then started a new controller whose cache was frozen at ${rv0} and reconciled once from that stale view before letting its watches catch up`,
-      };
-      for (const w of stale) {
-        const viewKey = viewKeyOf(w.gvr, w.namespace, w.name);
-        const seen = view.get(viewKey);
-        const newer = !seen || (w.before && seen.metadata.resourceVersion !== w.before.metadata.resourceVersion);
-        if (!w.before || !newer) continue;
-        if (w.verb === 'delete') {
-          findings.push(finding(ctx, {
-            check: 'staleCache', severity: 'error', perturbation, diff: '', writes: [checkWriteOf(w)], journal: journalOf(run, copy.scratchKey),
-            title: `Deleted ${resourceLabelOf(w.gvr)} ${w.key} from a stale view (${seen ? 'it had changed since' : 'its cache had not seen it yet'})`,
-            explanation: `Reconciling from a cache that lagged behind the server, the controller deleted ${resourceLabelOf(w.gvr)} ${w.key}, which ${seen ? `had changed on the server since (resourceVersion ${seen.metadata.resourceVersion} → ${w.before.metadata.resourceVersion})` : 'existed on the server but not yet in its cache'}. Caches lag; decide deletions from the same view you list children from (or re-read from the server first), and delete with a resourceVersion or uid precondition so a stale decision fails instead of destroying newer state.`,
-          }));
-          continue;
+  const findings: Finding[] = [];
+  let staleWrites = 0;
+  let duplicatesLeftToRunTwice = 0;
+  const freezes = [
+    { rv: rv0, label: 'stale cache', desc: `let a controller reconcile the copy until it settled (resourceVersion ${rv0}), changed the copy (${transitions.map((t) => JSON.stringify(t)).join(' → ')}) and let it reconcile that, then started a new controller whose cache was frozen at ${rv0} and reconciled once from that stale view before letting its watches catch up` },
+    { rv: copy.createdResourceVersion, label: 'stale cache, before its own writes', desc: `after the copy had settled (and changed: ${transitions.map((t) => JSON.stringify(t)).join(' → ')}), started a new controller whose cache was frozen at resourceVersion ${copy.createdResourceVersion}, right after the copy was made and before any write of the controller (so its cache had not seen the children it had created), reconciled once from that view, then let its watches catch up` },
+  ];
+  for (const fz of freezes) {
+    if (!fz.rv) continue;
+    await timed(ctx, parts, `perturbed run (${fz.label})`, async () => {
+      ctx.emit({ kind: 'step', key: ctx.key, check: 'staleCache', message: `reconcile from a cache frozen at resourceVersion ${fz.rv}` });
+      // The settled state this stale reconcile starts from (what is on the server, which its cache lags behind).
+      const settledEnd = normalizeEndState(await snapshot(ctx.env, ns, copy, ctx.resources));
+      const run = await startRun(ctx.env, ns, { key: copy.scratchKey, startPaused: true, freezeAt: fz.rv });
+      try {
+        const view = await run.frozenView();
+        const serverRv = (await ctx.env.client.get(ctx.env.primary, copy.namespace, copy.name, ctx.env.signal)).metadata.resourceVersion;
+        const from = run.writes.length;
+        await run.stepKey(copy.scratchKey);
+        const stale = okWrites(run, from);
+        staleWrites += stale.length;
+        await run.thaw();
+        run.controller.resume();
+        await settle(ctx.env, run, ctx.boundMs);
+        const perturbation: Perturbation = { check: 'staleCache', frozenAtResourceVersion: fz.rv, ...(serverRv ? { serverResourceVersion: serverRv } : {}), description: fz.desc };
+        for (const w of stale) {
+          const viewKey = viewKeyOf(w.gvr, w.namespace, w.name);
+          const seen = view.get(viewKey);
+          const newer = !seen || (w.before && seen.metadata.resourceVersion !== w.before.metadata.resourceVersion);
+          if (!w.before || !newer) continue;
+          if (w.verb === 'delete') {
+            findings.push(finding(ctx, {
+              check: 'staleCache', severity: 'error', perturbation, diff: '', writes: [checkWriteOf(w)], journal: journalOf(run, copy.scratchKey),
+              title: `Deleted ${resourceLabelOf(w.gvr)} ${w.key} from a stale view (${seen ? 'it had changed since' : 'its cache had not seen it yet'})`,
+              explanation: `Reconciling from a cache that lagged behind the server, the controller deleted ${resourceLabelOf(w.gvr)} ${w.key}, which ${seen ? `had changed on the server since (resourceVersion ${seen.metadata.resourceVersion} → ${w.before.metadata.resourceVersion})` : 'existed on the server but not yet in its cache'}. Caches lag; decide deletions from the same view you list children from (or re-read from the server first), and delete with a resourceVersion or uid precondition so a stale decision fails instead of destroying newer state.`,
+            }));
+            continue;
+          }
+          if (!seen || !w.after) continue;
+          const fs = flatten(seen);
+          const fb = flatten(w.before);
+          const fa = flatten(w.after);
+          const overwritten = [...new Set([...fs.keys(), ...fb.keys()])].filter(
+            (p) => !p.startsWith('metadata.resourceVersion') && !p.startsWith('metadata.managedFields') && p !== 'metadata.generation' && JSON.stringify(fs.get(p)) !== JSON.stringify(fb.get(p)) && JSON.stringify(fa.get(p)) === JSON.stringify(fs.get(p)),
+          );
+          if (overwritten.length) {
+            findings.push(finding(ctx, {
+              check: 'staleCache', severity: 'error', perturbation, diff: '', writes: [checkWriteOf(w)], journal: journalOf(run, copy.scratchKey),
+              title: `${describeWrite(w)} overwrote newer state with stale values (${overwritten.slice(0, 3).join(', ')})`,
+              explanation: `The controller read ${w.key} from a cache that lagged behind the server and wrote it back without a resourceVersion precondition: ${overwritten.slice(0, 5).join(', ')} went back to the stale values. Send the resourceVersion you read (an update, or a patch carrying metadata.resourceVersion) so the server answers 409 Conflict and the reconcile retries with fresh state.`,
+            }));
+          }
         }
-        if (!seen || !w.after) continue;
-        const fs = flatten(seen);
-        const fb = flatten(w.before);
-        const fa = flatten(w.after);
-        const overwritten = [...new Set([...fs.keys(), ...fb.keys()])].filter(
-          (p) => !p.startsWith('metadata.resourceVersion') && !p.startsWith('metadata.managedFields') && p !== 'metadata.generation' && JSON.stringify(fs.get(p)) !== JSON.stringify(fb.get(p)) && JSON.stringify(fa.get(p)) === JSON.stringify(fs.get(p)),
-        );
-        if (overwritten.length) {
-          findings.push(finding(ctx, {
-            check: 'staleCache', severity: 'error', perturbation, diff: '', writes: [checkWriteOf(w)], journal: journalOf(run, copy.scratchKey),
-            title: `${describeWrite(w)} overwrote newer state with stale values (${overwritten.slice(0, 3).join(', ')})`,
-            explanation: `The controller read ${w.key} from a cache that lagged behind the server and wrote it back without a resourceVersion precondition: ${overwritten.slice(0, 5).join(', ')} went back to the stale values. Send the resourceVersion you read (an update, or a patch carrying metadata.resourceVersion) so the server answers 409 Conflict and the reconcile retries with fresh state.`,
-          }));
+        // Creates from the stale view that left an object the settled state did not have (after catching up).
+        const creates = stale.filter((w) => w.verb === 'create');
+        if (creates.length) {
+          const end = normalizeEndState(await snapshot(ctx.env, ns, copy, ctx.resources));
+          const extra = Object.keys(end).filter((k) => !(k in settledEnd) && !learned.has(`${k}::*`));
+          if (extra.length && createsEveryPass) duplicatesLeftToRunTwice += extra.length;
+          else if (extra.length) {
+            findings.push(finding(ctx, {
+              check: 'staleCache', severity: 'error', perturbation, diff: endStateDiff(settledEnd, end, learned), writes: creates.map(checkWriteOf), journal: journalOf(run, copy.scratchKey),
+              title: `Created ${extra.length === 1 ? 'an extra object' : `${extra.length} extra objects`} from a stale view: ${extra.slice(0, 3).join(', ')}`,
+              explanation: `Reconciling from a cache that had not caught up (it did not yet hold objects that existed on the server${fz.rv === copy.createdResourceVersion ? ', such as the children the controller itself had created' : ''}), the controller sent ${creates.map((w) => describeWrite(w) + (w.after?.metadata.name && w.after.metadata.name !== w.name ? ` (the server named it ${w.after.metadata.name})` : '')).join(', ')}, and after catching up it still had ${extra.join(', ')}, which the settled state before did not. A cache lags behind your own writes: a child looked up in the cache right after creating it is "missing", so a create with generateName makes a second one. Derive the child's name from the owner (a fixed name: the server then answers AlreadyExists), or look children up with a live list (or remember the create until the cache shows it) before creating.`,
+            }));
+          }
         }
+      } finally {
+        await run.stop();
       }
-      return findings.length
-        ? { status: 'failed' as const, findings, message: `${findings.length} destructive write(s) from the stale view` }
-        : { status: 'passed' as const, findings, message: `${stale.length} write(s) from the stale view, none destroyed or overwrote newer state` };
-    } finally {
-      await run.stop();
-    }
-  });
+    });
+  }
+  const also = duplicatesLeftToRunTwice ? `; ${duplicatesLeftToRunTwice} extra object(s) from the stale view not reported here: run twice already found a create on every pass` : '';
+  return findings.length
+    ? { status: 'failed' as const, findings, message: `${findings.length} write(s) from a stale view destroyed or overwrote newer state or left an extra object${also}` }
+    : { status: 'passed' as const, findings, message: `${staleWrites} write(s) from two stale views, none destroyed or overwrote newer state or left an extra object${also}` };
 }
 
 /** Check 4: withhold the key's update events between the first and the last state of a transition. */
@@ -498,6 +526,8 @@ export async function runChecks(options: RunChecksOptions, progress?: CheckProgr
         const parts: CheckTimingPart[] = [];
         result('runTwice', unsettled ? { status: 'skipped', findings: [], message: unsettled } : await checkRunTwice(ctx, ref1, parts), parts, t);
       }
+      // A create on every pass (run twice) also makes extra objects from a stale view: reported once, by run twice.
+      const createsEveryPass = results.some((x) => x.key === key && x.check === 'runTwice' && x.findings.some((f) => f.writes.some((w) => w.verb === 'create')));
       await ref1.run.stop();
       for (const c of ['crashAfterWrite', 'staleCache', 'unobservedState'] as const) {
         if (!checks.includes(c) || abort.signal.aborted) continue;
@@ -508,7 +538,7 @@ export async function runChecks(options: RunChecksOptions, progress?: CheckProgr
           continue;
         }
         try {
-          const r = c === 'crashAfterWrite' ? await checkCrashAfterWrite(ctx, ref1, learned, parts) : c === 'staleCache' ? await checkStaleCache(ctx, parts) : await checkUnobserved(ctx, learned, parts);
+          const r = c === 'crashAfterWrite' ? await checkCrashAfterWrite(ctx, ref1, learned, parts) : c === 'staleCache' ? await checkStaleCache(ctx, parts, learned, createsEveryPass) : await checkUnobserved(ctx, learned, parts);
           result(c, r, parts, t);
         } catch (e) {
           if (abort.signal.aborted) break;
