@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
@@ -57,13 +58,9 @@ func newClient(h *hub, c client.WithWatch) client.WithWatch {
 			if ri.dry() {
 				opts = append(opts, client.DryRunAll)
 			}
-			w := applyWrite(obj)
-			w.DryRun = ri.dry()
+			w := j.beginApply(ctx, c, ri, obj, "")
 			err := j.do(ctx, ri, func() error { return c.Apply(ctx, obj, opts...) })
-			if err != nil {
-				w.Error = err.Error()
-			}
-			j.emit(ri, w)
+			j.endApply(ri, &w, obj, err)
 			return err
 		},
 		Delete: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.DeleteOption) error {
@@ -117,13 +114,9 @@ func newClient(h *hub, c client.WithWatch) client.WithWatch {
 			if ri.dry() {
 				opts = append(opts, client.DryRunAll)
 			}
-			w := applyWrite(obj)
-			w.Subresource, w.DryRun = sub, ri.dry()
+			w := j.beginApply(ctx, c, ri, obj, sub)
 			err := j.do(ctx, ri, func() error { return c.SubResource(sub).Apply(ctx, obj, opts...) })
-			if err != nil {
-				w.Error = err.Error()
-			}
-			j.emit(ri, w)
+			j.endApply(ri, &w, obj, err)
 			return err
 		},
 	})
@@ -213,6 +206,49 @@ func (j *journal) emit(ri *reconcileInfo, w Write) {
 		}
 	}
 	j.h.send(m)
+}
+
+// beginApply describes a server-side apply (client.Apply) about to be made: its kind, object and resource, and
+// in a dry run (or a check instance) the object before it, read as unstructured through the same client (an
+// unstructured read goes to the API server unless the client caches unstructured objects).
+func (j *journal) beginApply(ctx context.Context, c client.Client, ri *reconcileInfo, obj runtime.ApplyConfiguration, sub string) Write {
+	w := applyWrite(obj)
+	w.Subresource, w.DryRun = sub, ri.dry()
+	gvk := schema.GroupVersionKind{Group: w.Group, Version: w.Version, Kind: w.Kind}
+	if m, err := c.RESTMapper().RESTMapping(gvk.GroupKind(), gvk.Version); err == nil {
+		w.Resource = m.Resource.Resource
+	}
+	secret := w.Group == "" && w.Kind == "Secret"
+	if (ri.dry() || j.checkBodies()) && !secret && w.Name != "" && w.Kind != "" {
+		var reader client.Reader = c
+		if !ri.dry() {
+			reader = j.h.check.direct
+		}
+		before := &unstructured.Unstructured{}
+		before.SetGroupVersionKind(gvk)
+		if err := reader.Get(ctx, client.ObjectKey{Namespace: w.Namespace, Name: w.Name}, before); err == nil {
+			w.Before = toMap(before)
+			w.ResourceVersionBefore = before.GetResourceVersion()
+		}
+	}
+	return w
+}
+
+// endApply completes and emits an apply: the server's answer was decoded into obj (controller-runtime does), so
+// its resourceVersion (and in a dry run or a check instance the object) is the one the server stored or would.
+func (j *journal) endApply(ri *reconcileInfo, w *Write, obj runtime.ApplyConfiguration, err error) {
+	if err != nil {
+		w.Error = err.Error()
+	} else if data, mErr := json.Marshal(obj); mErr == nil {
+		after := &unstructured.Unstructured{}
+		if after.UnmarshalJSON(data) == nil {
+			w.ResourceVersionAfter = after.GetResourceVersion()
+			if (ri.dry() || j.checkBodies()) && !(w.Group == "" && w.Kind == "Secret") {
+				w.After = toMap(after)
+			}
+		}
+	}
+	j.emit(ri, *w)
 }
 
 // applyWrite describes a server-side apply from the configuration's own apiVersion/kind/metadata.

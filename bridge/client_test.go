@@ -9,6 +9,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -98,5 +99,51 @@ func TestJournalNamesGeneratedAndSelectedObjects(t *testing.T) {
 	}
 	if len(left.Items) != 0 {
 		t.Fatalf("deleteAllOf left %d objects", len(left.Items))
+	}
+}
+
+// TestJournalServerSideApply: a client.Apply (typed apply configuration) is journaled with its resource and the
+// resourceVersion the server answered (it read ".v1 … rv — → —"), and in a dry run with the object before and the
+// object the server would store, so the dry-run shows a diff (it showed none); nothing is persisted.
+func TestJournalServerSideApply(t *testing.T) {
+	real := realClient(t)
+	ns := scratchNamespace(t, real)
+	e := newTestEditor(t, false)
+	h := connectedHub(t, e)
+	c := newClient(h, real)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	owner := client.FieldOwner("bridge-test")
+
+	if err := c.Apply(ctx, corev1ac.ConfigMap("applied", ns).WithData(map[string]string{"message": "one"}), client.ForceOwnership, owner); err != nil {
+		t.Fatal(err)
+	}
+	w := nextWrite(t, e)
+	if w.Verb != "apply" || w.Resource != "configmaps" || w.Kind != "ConfigMap" || w.Namespace != ns || w.Name != "applied" || w.ResourceVersionAfter == "" || w.DryRun {
+		t.Fatalf("apply journaled as %+v", w)
+	}
+	stored := w.ResourceVersionAfter
+
+	dctx := withReconcileInfo(ctx, &reconcileInfo{controller: "c", key: ns + "/x", id: "dryrun-1", dryRun: true})
+	if err := c.Apply(dctx, corev1ac.ConfigMap("applied", ns).WithData(map[string]string{"message": "two"}), client.ForceOwnership, owner); err != nil {
+		t.Fatal(err)
+	}
+	w = nextWrite(t, e)
+	data := func(m map[string]any) any {
+		d, _ := m["data"].(map[string]any)
+		return d["message"]
+	}
+	if !w.DryRun || w.ResourceVersionBefore != stored || data(w.Before) != "one" || data(w.After) != "two" || w.Resource != "configmaps" {
+		t.Fatalf("dry-run apply journaled as %+v, want before message one (rv %s), after message two", w, stored)
+	}
+	if md, _ := w.After["metadata"].(map[string]any); md["managedFields"] != nil {
+		t.Fatal("managedFields in the journaled object")
+	}
+	var cm corev1.ConfigMap
+	if err := real.Get(ctx, client.ObjectKey{Namespace: ns, Name: "applied"}, &cm); err != nil {
+		t.Fatal(err)
+	}
+	if cm.Data["message"] != "one" || cm.ResourceVersion != stored {
+		t.Fatalf("the dry-run apply persisted: %v rv %s", cm.Data, cm.ResourceVersion)
 	}
 }
