@@ -62,6 +62,11 @@ export const ContextKeys = {
   connecting: 'reconcileLab.connecting',
   /** The reconcile loop: "stopped" | "running" | "paused". */
   loopState: 'reconcileLab.loopState',
+  /**
+   * true while the views show a controller (the built-in loop, or a Go controller): false when the connection built
+   * no loop (the reconciler does not fit the resource, an untrusted workspace, …). The loop's buttons and menus need it.
+   */
+  loopAvailable: 'reconcileLab.loopAvailable',
   /** true while a local control plane started by this window is running. */
   localControlPlane: 'reconcileLab.localControlPlane',
   /** true while a Go controller launched by Run Controller runs. */

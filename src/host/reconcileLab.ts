@@ -4,7 +4,7 @@ import { realClock, type Clock } from '../core/clock.ts';
 import { Emitter } from '../core/event.ts';
 import { DisposableStore, toDisposable } from '../core/lifecycle.ts';
 import type { Logger } from '../core/log.ts';
-import type { LogEntryView, LogFilter } from '../shared/protocol.ts';
+import { NOT_CONNECTED, type LogEntryView, type LogFilter } from '../shared/protocol.ts';
 import { readSettings, onDidChangeSettings } from './config.ts';
 import { ContextKeyWriter } from './contextKeys.ts';
 import { listObjectEvents } from '../core/actions/events.ts';
@@ -346,8 +346,8 @@ export class ReconcileLab implements vscode.Disposable {
     this.queueTree.setModel(undefined);
     this.documents.setResolver(undefined);
     this.edits.setClient(undefined);
-    this.eventLog.setSource(undefined, 'Not connected');
-    this.timeline.setSource(undefined, 'Not connected');
+    this.eventLog.setSource(undefined, NOT_CONNECTED);
+    this.timeline.setSource(undefined, NOT_CONNECTED);
     this.selected = undefined;
     this.updateTicker();
     this.setDisconnectedState();
@@ -358,6 +358,7 @@ export class ReconcileLab implements vscode.Disposable {
     if (this.current) return;
     this.contextKeys.set(ContextKeys.connected, false);
     this.contextKeys.set(ContextKeys.loopState, 'stopped');
+    this.contextKeys.set(ContextKeys.loopAvailable, false);
     this.contextKeys.set(ContextKeys.localControlPlane, false);
     this.resourcesView.message = undefined;
     this.queueView.message = undefined;
@@ -409,6 +410,7 @@ export class ReconcileLab implements vscode.Disposable {
     if (!s) return;
     const loop = s.loopState();
     this.contextKeys.set(ContextKeys.loopState, loop);
+    this.contextKeys.set(ContextKeys.loopAvailable, Boolean(s.controller));
     // Say which key Step acts on, next to the Step button (view descriptions) and in the status bar.
     const step = s.controller && loop !== 'running' ? stepTargetText(this.stepTarget()) : undefined;
     // Descriptions are made inert, not recorded as shown messages (they change with every queue transition).

@@ -158,6 +158,20 @@ export interface HostCleared {
   readonly type: 'cleared';
 }
 
+/** The connection line's text while no cluster is connected (host and webviews compare against it). */
+export const NOT_CONNECTED = 'Not connected';
+
+/**
+ * What an empty Event Log or Timeline says, so a first look is never a blank pane: how to connect while
+ * `connection` is {@link NOT_CONNECTED}; with entries hidden by a filter, that the filter hides them; else what makes
+ * entries appear.
+ */
+export function emptyJournalText(connection: string, total: number, filtered: boolean): string {
+  if (total > 0 && filtered) return 'No entry matches the filter.';
+  if (connection === NOT_CONNECTED) return 'Not connected: run "Connect to Cluster…" or "Start Local Control Plane" (Reconcile Lab view or command palette).';
+  return 'No entries yet: step or resume the loop, or change an object.';
+}
+
 /** Host → webview: the connection line changed. */
 export interface HostConnection {
   readonly type: 'connection';

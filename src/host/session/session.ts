@@ -623,7 +623,13 @@ export class Session implements ViewModel, Disposable {
 
   /** The live convergence of a key of the loop's resource (undefined: not tracked, e.g. no such object). */
   convergence(key: ObjectKey): KeyConvergence | undefined {
-    return this.convergenceTracker?.get(key);
+    // Without a loop nothing reconciles the objects: "changing" or "converged" would describe a loop that is not there.
+    return this.controller ? this.convergenceTracker?.get(key) : undefined;
+  }
+
+  /** See {@link ViewModel.loopAvailable}: a controller (the built-in loop or a shown Go controller) exists. */
+  get loopAvailable(): boolean {
+    return this.controller !== undefined;
   }
 
   private inScope(obj: KubeObject): boolean {

@@ -17,6 +17,11 @@ export interface ViewModel {
   readonly resources: readonly WatchedResourceView[];
   /** The resource the loop reconciles (its keys are the work-queue keys), if a loop exists. */
   readonly primaryResource: string | undefined;
+  /**
+   * False when the connection built no loop for {@link primaryResource} (the reconciler does not fit it, an untrusted
+   * workspace): its objects are then not reconciled and have no queue state or convergence. Undefined counts as true.
+   */
+  readonly loopAvailable?: boolean;
   /** The cached object, from whichever namespace informer holds it. */
   get(resource: string, key: ObjectKey): KubeObject | undefined;
   /** Every cached object of a resource (all watched namespaces). */

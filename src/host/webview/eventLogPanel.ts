@@ -9,6 +9,7 @@ import {
   type LogEntryView,
   type LogFilter,
   type WebviewToHost,
+  NOT_CONNECTED,
   PROTOCOL_VERSION,
   parseWebviewMessage,
 } from '../../shared/protocol.ts';
@@ -79,7 +80,7 @@ export class EventLogPanel implements vscode.Disposable {
   private readonly host: WebviewPanelHost<WebviewToHost, HostToWebview>;
   private sourceSubscription: Disposable | undefined;
   private source: EventLogSource | undefined;
-  private connection = 'Not connected';
+  private connection = NOT_CONNECTED;
   private pending: LogEntryView[] = [];
   private dropped = 0;
   /** An entry to select once the webview is ready (selectEntry before the panel loaded). */

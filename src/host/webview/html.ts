@@ -58,7 +58,8 @@ export const EVENT_LOG_PAGE: WebviewPage = {
   <button id="timeline" type="button" title="Open the per-key Timeline (on the key filter, if one is set)">Timeline</button>
 </div>
 <div id="meta"><span id="connection"></span><span id="status" aria-live="polite"></span><span id="notice" role="status"></span></div>
-<div id="list" tabindex="0" role="grid" aria-label="Journal entries, newest last; click or arrows select (detail below), Enter reveals the object"><div id="spacer"></div></div>
+<div id="empty" role="status" hidden></div>
+<div id="list" tabindex="0" role="grid" aria-label="Journal entries, newest last; click or arrows select (detail below), Enter reveals the object" aria-rowcount="1"><div id="list-head" role="row" aria-rowindex="1"><span class="col-time" role="columnheader">Time</span><span class="col-kind" role="columnheader">Kind</span><span class="col-key" role="columnheader">Key</span><span class="col-summary" role="columnheader">Summary</span></div><div id="spacer"></div></div>
 <div id="detail" role="region" aria-label="Entry detail" hidden>
   <div id="detail-head">
     <span id="detail-title"></span>
@@ -99,8 +100,8 @@ export const TIMELINE_PAGE: WebviewPage = {
   title: 'Reconcile Lab Timeline',
   body: `<div id="toolbar" role="toolbar" aria-label="Timeline controls">
   <input id="filter-key" type="text" placeholder="Key (namespace/name)" aria-label="Show lanes whose key contains" spellcheck="false">
-  <button id="zoom-in" type="button" title="Zoom in (Ctrl+wheel, +)">+</button>
-  <button id="zoom-out" type="button" title="Zoom out (Ctrl+wheel, -)">−</button>
+  <button id="zoom-in" type="button" aria-label="Zoom in" title="Zoom in (Ctrl+wheel, +)">+</button>
+  <button id="zoom-out" type="button" aria-label="Zoom out" title="Zoom out (Ctrl+wheel, -)">−</button>
   <button id="fit" type="button" title="Show everything (0)">Fit</button>
   <label><input id="follow" type="checkbox" checked> Follow live</label>
   <span id="legend" aria-label="Legend"></span>

@@ -3,7 +3,7 @@ import type { Clock, TimerHandle } from '../../core/clock.ts';
 import type { Event } from '../../core/event.ts';
 import type { Logger } from '../../core/log.ts';
 import { DisposableStore, type Disposable } from '../../core/lifecycle.ts';
-import { type TimelineEntryView, type TimelineHostToWebview, type TimelineWebviewToHost, PROTOCOL_VERSION, parseTimelineMessage } from '../../shared/protocol.ts';
+import { type TimelineEntryView, type TimelineHostToWebview, type TimelineWebviewToHost, NOT_CONNECTED, PROTOCOL_VERSION, parseTimelineMessage } from '../../shared/protocol.ts';
 import { ViewIds } from '../ids.ts';
 import { TIMELINE_PAGE } from './html.ts';
 import { WebviewPanelHost } from './webviewPanelHost.ts';
@@ -42,7 +42,7 @@ export class TimelinePanel implements vscode.Disposable {
   /** The journal subscription, held only while the webview is ready (see onNotReady). */
   private appendSubscription: Disposable | undefined;
   private source: TimelineSource | undefined;
-  private connection = 'Not connected';
+  private connection = NOT_CONNECTED;
   private pending: TimelineEntryView[] = [];
   private focusKey: string | undefined;
   private timer: TimerHandle | undefined;

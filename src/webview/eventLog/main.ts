@@ -15,6 +15,7 @@ import {
   type LogEntryView,
   type LogFilter,
   type WebviewToHost,
+  emptyJournalText,
   PROTOCOL_VERSION,
 } from '../../shared/protocol.ts';
 import { LogBuffer } from './logBuffer.ts';
@@ -46,6 +47,7 @@ const exportButton = el<HTMLButtonElement>('export');
 const followBox = el<HTMLInputElement>('follow');
 const statusLine = el<HTMLElement>('status');
 const connectionLine = el<HTMLElement>('connection');
+const emptyLine = el<HTMLElement>('empty');
 const noticeLine = el<HTMLElement>('notice');
 const list = el<HTMLElement>('list');
 const spacer = el<HTMLElement>('spacer');
@@ -83,6 +85,8 @@ interface Row {
   index: number;
 }
 const pool: Row[] = [];
+/** The id of the rendered row of the selected entry (the grid's aria-activedescendant), if it is rendered. */
+let activeRow: string | undefined;
 
 function makeRow(): Row {
   const root = document.createElement('div');
@@ -96,6 +100,8 @@ function makeRow(): Row {
     return s;
   };
   const row: Row = { root, time: cell('time'), kind: cell('kind'), key: cell('key'), summary: cell('summary'), seq: -1, index: -1 };
+  for (const c of [row.time, row.kind, row.key, row.summary]) c.setAttribute('role', 'gridcell');
+  root.id = `row-${pool.length}`;
   root.addEventListener('click', () => {
     const entry = buffer.visibleAt(row.index);
     if (!entry) return;
@@ -119,6 +125,10 @@ function fill(row: Row, entry: LogEntryView, index: number): void {
   row.index = index;
   row.root.style.transform = `translateY(${index * ROW_HEIGHT}px)`;
   row.root.classList.toggle('selected', entry.seq === selectedSeq);
+  // Row 1 is the column headers (#list-head); what a screen reader says about the keyboard-selected row.
+  row.root.setAttribute('aria-rowindex', String(index + 2));
+  row.root.setAttribute('aria-selected', String(entry.seq === selectedSeq));
+  if (entry.seq === selectedSeq) activeRow = row.root.id;
   if (row.seq === entry.seq) return;
   row.seq = entry.seq;
   row.root.className = `row level-${entry.level}${entry.seq === selectedSeq ? ' selected' : ''}`;
@@ -172,6 +182,8 @@ function render(): void {
   spacer.style.height = `${count * ROW_HEIGHT}px`;
   if (state.follow && !state.paused) list.scrollTop = list.scrollHeight;
   const { first, end } = visibleRange(list.scrollTop, list.clientHeight, ROW_HEIGHT, count);
+  list.setAttribute('aria-rowcount', String(count + 1));
+  activeRow = undefined;
   let used = 0;
   for (let i = first; i < end; i++) {
     const entry = buffer.visibleAt(i);
@@ -186,6 +198,8 @@ function render(): void {
     row.root.hidden = true;
     row.index = -1;
   }
+  if (activeRow) list.setAttribute('aria-activedescendant', activeRow);
+  else list.removeAttribute('aria-activedescendant');
   renderStatus();
 }
 
@@ -194,6 +208,10 @@ function renderStatus(): void {
   if (state.paused) parts.push(`paused${pending.length ? ` (${pending.length.toLocaleString()} new)` : ''}`);
   if (droppedByHost) parts.push(`${droppedByHost.toLocaleString()} skipped while behind`);
   statusLine.textContent = parts.join(' · ');
+  const f = state.filter;
+  const empty = buffer.visibleCount === 0 ? emptyJournalText(connectionLine.textContent ?? '', buffer.total, Boolean(f.key || f.text || f.kinds?.length)) : '';
+  if (emptyLine.textContent !== empty) emptyLine.textContent = empty;
+  emptyLine.hidden = empty === '';
   pauseButton.textContent = state.paused ? 'Resume' : 'Pause';
   pauseButton.setAttribute('aria-pressed', String(state.paused));
 }
@@ -284,7 +302,8 @@ function scrollToSeq(seq: number): void {
   followBox.checked = false;
   spacer.style.height = `${buffer.visibleCount * ROW_HEIGHT}px`;
   const top = i * ROW_HEIGHT;
-  if (top < list.scrollTop || top + ROW_HEIGHT > list.scrollTop + list.clientHeight) list.scrollTop = Math.max(0, top - list.clientHeight / 2);
+  // Row i spans [top + ROW_HEIGHT, top + 2 * ROW_HEIGHT) below the sticky header row.
+  if (top < list.scrollTop || top + 2 * ROW_HEIGHT > list.scrollTop + list.clientHeight) list.scrollTop = Math.max(0, top - list.clientHeight / 2);
 }
 
 function section(title: string): HTMLElement {
@@ -440,6 +459,7 @@ function onHostMessage(msg: HostToWebview): void {
       return;
     case 'connection':
       connectionLine.textContent = msg.connection;
+      renderStatus(); // the empty-state text depends on the connection
       return;
     case 'notice':
       noticeLine.textContent = msg.text;
@@ -514,7 +534,7 @@ list.addEventListener('keydown', (ev: KeyboardEvent) => {
     select(buffer.visibleAt(index)!.seq);
     const top = index * ROW_HEIGHT;
     if (top < list.scrollTop) list.scrollTop = top;
-    else if (top + ROW_HEIGHT > list.scrollTop + list.clientHeight) list.scrollTop = top + ROW_HEIGHT - list.clientHeight;
+    else if (top + 2 * ROW_HEIGHT > list.scrollTop + list.clientHeight) list.scrollTop = top + 2 * ROW_HEIGHT - list.clientHeight; // below the header row
     scheduleRender();
     ev.preventDefault();
   } else if (ev.key === 'Enter' && index >= 0) {

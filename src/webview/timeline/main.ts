@@ -9,7 +9,7 @@
  * items), so 10,000 entries pan at the display's frame rate. Colours are the
  * theme's (CSS variables read at render time, re-read when the theme changes).
  */
-import { PROTOCOL_VERSION, type TimelineHostToWebview, type TimelineWebviewToHost } from '../../shared/protocol.ts';
+import { emptyJournalText, PROTOCOL_VERSION, type TimelineHostToWebview, type TimelineWebviewToHost } from '../../shared/protocol.ts';
 import { type Lane, type Mark, type Span, TimelineModel } from './model.ts';
 import { fit, follow, pan, ticks, tickLabel, timeToX, xToTime, zoomAt, type Viewport } from './viewport.ts';
 
@@ -349,7 +349,7 @@ function render(): void {
   ctx.stroke();
   if (all.length === 0) {
     ctx.fillStyle = palette.muted;
-    ctx.fillText(model.size === 0 ? 'No entries yet: step or resume the loop, or change an object.' : 'No lane matches the key filter.', LABEL_W + 12, AXIS_H + LANE_H);
+    ctx.fillText(model.size === 0 ? emptyJournalText(connectionLine.textContent ?? '', 0, false) : 'No lane matches the key filter.', LABEL_W + 12, AXIS_H + LANE_H);
   }
   renderStatus();
 }

@@ -178,6 +178,15 @@ describe('safety: the lab reconciler reconciles only its Widget resource', funct
     assert.match(r.loopProblem ?? '', /lab reconciler only reconciles its own Widget resource/);
     assert.equal(l.session?.controller, undefined, 'no loop was built');
     await shownInert(from, /only reconciles its own Widget/, 'the loop-unavailable warning');
+    // The views do not pretend a loop: the loop's buttons and menus are hidden (context key), the kind row says the
+    // objects are not reconciled, and no object shows a convergence word ("changing") of a loop that is not there.
+    l.renderStatus();
+    assert.equal(l.contextKeys.get('reconcileLab.loopAvailable'), false);
+    l.resourcesTree.flush();
+    const kind = l.resourcesTree.getChildren().find((n) => n.type === 'kind' && n.resource === 'configmaps')!;
+    assert.match(String(l.resourcesTree.getTreeItem(kind).description), /no loop: not reconciled/);
+    assert.doesNotMatch(String(l.resourcesTree.getTreeItem(kind).description), /reconciled by the loop/);
+    assert.equal(l.session?.convergence(`${ns}/app`), undefined);
     const step = await run('reconcileLab.stepReconcile', { key: `${ns}/app`, resource: 'configmaps' });
     assert.equal(step.ok, false);
     const app = await client.get(CONFIGMAPS, ns, 'app');

@@ -108,13 +108,25 @@ export default async function reconcileLabUi(t) {
       await header.getByRole('button', { name: 'Show Event Log' }).click();
       await editorTab(page, 'Event Log').waitFor({ state: 'visible' });
       const log = webviewContent(page);
-      const rows = log.locator('#list [role="row"]:not([hidden])'); // pooled rows beyond the visible ones are hidden
+      const rows = log.locator('#list .row:not([hidden])'); // pooled rows beyond the visible ones are hidden
       const keys = () => rows.locator('.key').allTextContents();
       await eventually('event log rows', keys, (k) => k.length > 0, { timeoutMs: 30_000 });
       await log.locator('#filter-key').fill(`${ns}/${names[0]}`);
       await eventually(`rows for ${ns}/${names[0]} only`, keys, (k) => k.length > 0 && k.every((key) => key === `${ns}/${names[0]}`));
       const kinds = await rows.locator('.kind').allTextContents();
       assert.ok(kinds.some((k) => /reconcile/i.test(k)), `the stepped reconcile is in the log: ${JSON.stringify(kinds)}`);
+      // A grid with column headers; the row selected from the keyboard is the grid's active, selected row.
+      assert.deepEqual((await log.getByRole('columnheader').allTextContents()).map((s) => s.trim()), ['Time', 'Kind', 'Key', 'Summary']);
+      await log.locator('#list').focus();
+      await page.keyboard.press('ArrowDown');
+      const active = await eventually('a keyboard-selected row', () => log.locator('#list').getAttribute('aria-activedescendant'), (id) => !!id);
+      assert.equal(await log.locator(`#${active}`).getAttribute('aria-selected'), 'true');
+      assert.equal(await log.locator('#list .row[aria-selected="true"]:not([hidden])').count(), 1);
+      const close = log.locator('#detail-close');
+      if (await close.isVisible()) await close.click(); // the screenshot below shows the list alone
+      // A filter that hides every entry says so instead of leaving a blank pane.
+      await log.locator('#filter-key').fill(`${ns}/no-such-widget`);
+      await eventually('the empty-state line', () => log.locator('#empty:not([hidden])').textContent().catch(() => ''), (s) => s === 'No entry matches the filter.');
       await log.locator('#filter-key').fill('');
       await eventually('rows for both widgets', keys, (k) => names.every((n) => k.includes(`${ns}/${n}`)));
       await t.screenshot('event-log');

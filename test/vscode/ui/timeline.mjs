@@ -91,7 +91,7 @@ export default async function timelineUi(t) {
       await editorTab(page, 'Event Log').waitFor({ state: 'visible' });
       log = await webviewFrame(page, '#list', 'Event Log');
       await log.locator('#filter-key').fill(`${ns}/tl-beta`);
-      const writeRow = log.locator('#list [role="row"]:not([hidden])', { has: log.locator('.kind', { hasText: /^write$/ }) }).filter({ hasText: 'configmaps' }).filter({ hasNotText: '(dry-run)' }).last();
+      const writeRow = log.locator('#list .row:not([hidden])', { has: log.locator('.kind', { hasText: /^write$/ }) }).filter({ hasText: 'configmaps' }).filter({ hasNotText: '(dry-run)' }).last();
       // The loop's own write (the dry-runs above journaled theirs too, under the person's Dry-Run Reconcile).
       await writeRow.waitFor({ state: 'visible', timeout: 30_000 });
       // Stop following, so the rows stay where they are, then click until the pane shows that write (the list
@@ -126,6 +126,9 @@ export default async function timelineUi(t) {
       tl = await webviewFrame(page, '#stage', 'Timeline');
       const status = await eventually('lanes drawn', () => tl.locator('#status').textContent(), (s) => /\b[1-9]\d* lanes?\b/.test(s ?? ''));
       assert.match(status, /items/);
+      // The icon-like zoom buttons ("+", "−") have names a screen reader can say.
+      await tl.getByRole('button', { name: 'Zoom in', exact: true }).waitFor({ state: 'visible' });
+      await tl.getByRole('button', { name: 'Zoom out', exact: true }).waitFor({ state: 'visible' });
       await tl.locator('#follow').uncheck();
       await tl.locator('#fit').click();
       await page.waitForTimeout(300);
