@@ -48,6 +48,11 @@ export function harborOperatorDir(): string {
   return join(repoRoot(), 'samples', 'go-harbor-operator');
 }
 
+/** samples/go-relay-operator: a third Go controller shaped like an operator-sdk user's (namespaced two-version CRD, a cache limited to some namespaces, controller.New, a channel source, its own rate limiter). */
+export function relayOperatorDir(): string {
+  return join(repoRoot(), 'samples', 'go-relay-operator');
+}
+
 /** A Go program's main package, relative to its directory ("." or "./cmd"). */
 function mainPackage(dir: string): string {
   return existsSync(join(dir, 'cmd', 'main.go')) ? './cmd' : '.';

@@ -1,0 +1,181 @@
+// A third user-shaped Go controller (samples/go-relay-operator), unlike the first two: a namespaced CRD with two
+// served versions, a manager cache limited to two namespaces (and to labelled Secrets), the builder controller
+// "beacon" with a GenericEvent channel source, a metadata-only owned ConfigMap, its own slower rate limiter
+// (250 ms doubling) and 4 workers, a finalizer flow with DeleteAllOf, server-side apply both ways (Patch with
+// client.Apply, client.Apply), Create with generateName and Status().Patch; and "lamp-keeper" built with
+// controller.New. Driven from the core against the real local control plane; each test pins what broke for this
+// user: keys outside the cache's namespaces, the journal of generateName / DeleteAllOf / client.Apply writes, the
+// dry-run of the finalizer removal, the user's own backoff delays, why-queued from the channel and the child.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseAllDocuments } from 'yaml';
+import type { RemoteController } from '../../src/core/bridge/remoteController.ts';
+import type { Journal, JournalEntry } from '../../src/core/journal/journal.ts';
+import { createDynamicClient, type DynamicKubeClient } from '../../src/core/k8s/dynamicClient.ts';
+import type { GroupVersionResource, KubeObject } from '../../src/core/k8s/objects.ts';
+import { createNamespace, getTestCluster, installCrd, waitUntil, type TestCluster } from './support/cluster.ts';
+import { buildGoProgram, haveGo, relayOperatorDir } from './support/goSample.ts';
+import { GoLaunches } from './support/goLaunch.ts';
+
+const BEACONS: GroupVersionResource = { group: 'relay.example.io', version: 'v1alpha1', resource: 'beacons' };
+const CONFIGMAPS: GroupVersionResource = { group: '', version: 'v1', resource: 'configmaps' };
+const LABEL = 'relay.example.io/beacon';
+
+type End = Extract<JournalEntry, { kind: 'reconcileEnd' }>;
+type Start = Extract<JournalEntry, { kind: 'reconcileStart' }>;
+type Write = Extract<JournalEntry, { kind: 'write' }>;
+const ends = (j: Journal, key: string) => j.entries({ kinds: ['reconcileEnd'], key }).filter((e): e is End => e.kind === 'reconcileEnd' && e.key === key);
+const starts = (j: Journal, key: string) => j.entries({ kinds: ['reconcileStart'], key }).filter((e): e is Start => e.kind === 'reconcileStart' && e.key === key);
+const writes = (j: Journal, key: string) => j.entries({ kinds: ['write'] }).filter((e): e is Write => e.kind === 'write' && e.key === key);
+
+function beacon(ns: string, name: string, spec: Record<string, unknown>, annotations?: Record<string, string>): KubeObject {
+  return { apiVersion: 'relay.example.io/v1alpha1', kind: 'Beacon', metadata: { name, namespace: ns, ...(annotations ? { annotations } : {}) }, spec };
+}
+
+describe('an operator-sdk-shaped Go controller (cache namespaces, controller.New, a channel source, its own rate limiter) through the bridge', { skip: (!haveGo() && 'go is not installed') || (!existsSync(relayOperatorDir()) && 'samples/go-relay-operator is not in this tree') }, () => {
+  let cluster: TestCluster;
+  let client: DynamicKubeClient;
+  let bin: string;
+  let external: string;
+  let nsA: string;
+  let nsB: string;
+  let nsC: string;
+  const launches = new GoLaunches();
+
+  before(async () => {
+    cluster = await getTestCluster();
+    client = createDynamicClient(cluster.transport, { fieldManager: 'reconcile-lab-test' });
+    const crd = parseAllDocuments(readFileSync(join(relayOperatorDir(), 'config', 'crd', 'beacons.yaml'), 'utf8'))[0]!.toJSON() as KubeObject;
+    await installCrd(cluster.transport, crd);
+    bin = buildGoProgram(relayOperatorDir(), 'relay-operator');
+    external = mkdtempSync(join(tmpdir(), 'rlab-relay-'));
+    nsA = await createNamespace(cluster.transport, 'relay-a');
+    nsB = await createNamespace(cluster.transport, 'relay-b');
+    nsC = await createNamespace(cluster.transport, 'relay-c');
+  });
+
+  after(async () => {
+    await launches.dispose();
+    rmSync(external, { recursive: true, force: true });
+  });
+
+  /** Launches the program (welcomed paused) with its cache on nsA and nsB; resolves with the beacon controller. */
+  async function start(): Promise<{ journal: Journal; beacons: RemoteController }> {
+    const { journal, r } = await launches.launch({
+      kubeconfigPath: cluster.kubeconfigPath,
+      command: bin,
+      args: ['--health-probe-bind-address=0', '--metrics-bind-address=0', `--namespaces=${nsA},${nsB}`, `--external-dir=${external}`, '--ping-every=300ms'],
+      accept: (c) => c.controller.name === 'beacon',
+    });
+    return { journal, beacons: r.controller };
+  }
+
+  test('the cache namespaces are announced; a key outside them is refused by step and dry-run with the reason; generateName, DeleteAllOf and client.Apply writes name their objects', { timeout: 180_000 }, async () => {
+    await client.create(BEACONS, beacon(nsA, 'north', { message: 'hello' }));
+    await client.create(BEACONS, beacon(nsC, 'outside', { message: 'nope' }));
+    const { journal, beacons } = await start();
+    assert.deepEqual(beacons.announcement.cacheNamespaces, [nsA, nsB].sort());
+    assert.equal(beacons.status().maxConcurrentReconciles, 4);
+    assert.match(beacons.outsideCache(`${nsC}/outside`) ?? '', /outside beacon's cache/);
+    assert.equal(beacons.outsideCache(`${nsA}/north`), undefined);
+    await assert.rejects(beacons.step({ key: `${nsC}/outside`, force: true }), /outside the cache of controller "beacon"/);
+    await assert.rejects(beacons.dryRun(`${nsC}/outside`), /outside the cache of controller "beacon"/);
+    assert.equal(starts(journal, `${nsC}/outside`).length, 0, 'nothing ran for the key outside');
+
+    const key = `${nsA}/north`;
+    const r = await beacons.step({ key });
+    assert.ok(r.kind === 'reconciled' && r.outcome.kind === 'success', JSON.stringify(r));
+    await waitUntil(() => writes(journal, key).some((w) => w.subresource === 'status'), 'the status patch journaled', 30_000);
+    const w = writes(journal, key);
+    const trail = w.map((x) => `${x.verb} ${x.resource} ${x.objectKey} ${x.resourceVersionBefore ?? '—'} → ${x.resourceVersionAfter ?? '—'}`).join('\n');
+    const generated = w.find((x) => x.verb === 'create');
+    assert.ok(generated && generated.objectKey.startsWith(`${nsA}/beacon-north-log-`) && generated.objectKey.length > `${nsA}/beacon-north-log-`.length, `the generated name:\n${trail}`);
+    const applied = w.find((x) => x.verb === 'apply');
+    assert.ok(applied && applied.objectKey === `${nsA}/beacon-north-applied` && applied.resource === 'configmaps.v1' && applied.resourceVersionAfter, `client.Apply:\n${trail}`);
+  });
+
+  test('finalizer flow: a dry-run of the Terminating Beacon plans the DeleteAllOf (namespace, selector) and the finalizer removal with its diff, persisting nothing; the step then cleans up', { timeout: 180_000 }, async () => {
+    await client.create(BEACONS, beacon(nsA, 'gone', { message: 'bye' }));
+    const { journal, beacons } = await start();
+    const key = `${nsA}/gone`;
+    const lit = await beacons.step({ key });
+    assert.ok(lit.kind === 'reconciled' && lit.outcome.kind === 'success', JSON.stringify(lit));
+    const children = async () => (await client.list(CONFIGMAPS, nsA)).items.filter((c) => c.metadata.labels?.[LABEL] === 'gone').length;
+    await waitUntil(async () => (await children()) === 3, 'its three ConfigMaps exist', 30_000);
+    assert.ok(existsSync(join(external, `${nsA}_gone`)), 'the external thing exists');
+
+    await client.delete(BEACONS, nsA, 'gone');
+    const terminating = await client.get(BEACONS, nsA, 'gone');
+    assert.ok(terminating.metadata.deletionTimestamp && terminating.metadata.finalizers?.includes('relay.example.io/cleanup'));
+    // The controller's cache has the Terminating object once its update queued the key (paused: it stays queued).
+    await waitUntil(
+      () => (beacons.keyState(key)?.reasons ?? []).some((x) => x.kind === 'informer' && x.resourceVersion === terminating.metadata.resourceVersion),
+      'the deletion queued it',
+      30_000,
+    );
+    const d = await beacons.dryRun(key);
+    assert.ok(d.outcome.kind === 'success' && d.writes.every((x) => x.dryRun), JSON.stringify(d));
+    const all = d.writes.find((x) => x.verb === 'deleteAllOf');
+    assert.ok(all && all.namespace === nsA && all.selector === `${LABEL}=gone` && all.resource === 'configmaps', JSON.stringify(d.writes));
+    const unfinalize = d.writes.find((x) => x.verb === 'patch' && x.resource === 'beacons' && !x.subresource);
+    const finalizers = (o: Record<string, unknown> | undefined) => (o?.metadata as { finalizers?: string[] } | undefined)?.finalizers ?? [];
+    assert.ok(unfinalize && finalizers(unfinalize.before).includes('relay.example.io/cleanup') && !finalizers(unfinalize.after).includes('relay.example.io/cleanup'), JSON.stringify(unfinalize));
+    const still = await client.get(BEACONS, nsA, 'gone');
+    assert.equal(still.metadata.resourceVersion, terminating.metadata.resourceVersion, 'the dry-run persisted nothing on the Beacon');
+    assert.equal(await children(), 3, 'the dry-run deleted no ConfigMap');
+    assert.ok(existsSync(join(external, `${nsA}_gone`)), 'bridge.IsDryRun kept the external thing');
+
+    const done = await beacons.step({ key });
+    assert.ok(done.kind === 'reconciled' && done.outcome.kind === 'success', JSON.stringify(done));
+    await assert.rejects(client.get(BEACONS, nsA, 'gone'), /not found|NotFound|404/i, 'the Beacon is gone once its finalizer is removed');
+    assert.equal(await children(), 0);
+    assert.ok(!existsSync(join(external, `${nsA}_gone`)), 'the external thing was cleaned up');
+    assert.ok(writes(journal, key).some((x) => x.verb === 'delete' && x.objectKey === `${nsA}/*[${LABEL}=gone]`), 'the DeleteAllOf journaled with namespace and selector');
+  });
+
+  test("the user's own rate limiter: backoff 250 then 500 ms (not controller-runtime's 5 ms default); step this key while it backs off; reset backoff starts over", { timeout: 180_000 }, async () => {
+    await client.create(BEACONS, beacon(nsB, 'broken', { message: 'x', fail: true }));
+    const { journal, beacons } = await start();
+    const key = `${nsB}/broken`;
+    const trail = () => journal.entries({ key }).map((e) => JSON.stringify(e)).join('\n');
+    const fail = async (n: number) => {
+      const r = await beacons.step({ key, force: true });
+      assert.ok(r.kind === 'reconciled' && r.outcome.kind === 'error', `step ${n}: ${JSON.stringify(r)}\n${trail()}`);
+      await waitUntil(() => ends(journal, key).length === n, `end ${n} journaled with its retry`, 30_000);
+    };
+    await fail(1);
+    await fail(2);
+    await fail(3);
+    const delays = starts(journal, key).flatMap((s) => s.triggers.filter((t) => t.kind === 'backoff').map((t) => (t.kind === 'backoff' ? `${t.attempt}:${t.delayMs}` : '')));
+    assert.deepEqual(delays, ['1:250', '2:500'], `the backoffs of the user's limiter:\n${trail()}`);
+    const third = ends(journal, key)[2]!.outcome;
+    assert.ok(third.kind === 'error' && third.failures === 3, JSON.stringify(third));
+    assert.equal(beacons.resetBackoff(key), true);
+    await fail(4);
+    const fourth = ends(journal, key)[3]!.outcome;
+    assert.ok(fourth.kind === 'error' && fourth.failures === 1, `after reset backoff the count starts over: ${JSON.stringify(fourth)}\n${trail()}`);
+  });
+
+  test('why queued: the GenericEvent channel and the metadata-only owned ConfigMap are both causes of one reconcile', { timeout: 180_000 }, async () => {
+    await client.create(BEACONS, beacon(nsA, 'pinged', { message: 'ping' }, { 'relay.example.io/ping': 'yes' }));
+    const { journal, beacons } = await start();
+    const key = `${nsA}/pinged`;
+    const lit = await beacons.step({ key });
+    assert.ok(lit.kind === 'reconciled' && lit.outcome.kind === 'success', JSON.stringify(lit));
+    await waitUntil(() => beacons.keyState(key)?.phase !== 'processing', 'settled', 30_000);
+    const cm = await client.get(CONFIGMAPS, nsA, 'beacon-pinged');
+    await client.update(CONFIGMAPS, { ...cm, metadata: { ...cm.metadata, labels: { ...cm.metadata.labels, touched: 'yes' } } });
+    await waitUntil(() => {
+      const rs = beacons.keyState(key)?.reasons ?? [];
+      return rs.some((x) => x.kind === 'owned' && x.child === `${nsA}/beacon-pinged` && x.event === 'update') && rs.some((x) => x.kind === 'manual' && /outside an informer event/.test(x.note ?? ''));
+    }, 'the owned child update and a channel ping recorded', 30_000);
+    const r = await beacons.step({ key });
+    assert.equal(r.kind, 'reconciled');
+    const triggers = starts(journal, key).at(-1)!.triggers;
+    assert.ok(triggers.some((t) => t.kind === 'owned' && t.child === `${nsA}/beacon-pinged`), JSON.stringify(triggers));
+    assert.ok(triggers.some((t) => t.kind === 'manual' && /channel source/.test(t.note ?? '')), JSON.stringify(triggers));
+  });
+});
