@@ -128,6 +128,7 @@ describe('robustness checks (issue 11) on the real control plane', () => {
     { file: 'samples/buggy/stale-cache-delete.ts', check: 'staleCache', title: /Deleted configmaps .*widget-ready-[0-9a-f]{8} from a stale view/, explanation: /lagged behind the server/ },
     { file: 'samples/buggy/cached-child-lookup.ts', check: 'staleCache', title: /Created an extra object from a stale view: configmaps\/widget-ready-cache-<generated #2>/, explanation: /lags behind your own writes[^]*generateName makes a second one/ },
     { file: 'samples/buggy/missed-transition.ts', check: 'unobservedState', title: /End state depends on seeing an intermediate state/, explanation: /maintenanceWindows/ },
+    { file: 'samples/buggy/rewrites-spec.ts', check: 'unobservedState', title: /Undid your change: spec\.data\.color \(update widgets/, explanation: /spec\.data\.color = "blue" instead of "Blue"[^]*fights every kubectl apply/ },
     { file: 'samples/buggy/status-every-reconcile.ts', check: 'convergence', title: /Never converges: \d+ × update\/status widgets/, explanation: /hot loop[^]*status\.conditions\[0\]\.message/ },
   ];
   for (const b of buggy) {
@@ -145,6 +146,27 @@ describe('robustness checks (issue 11) on the real control plane', () => {
       assert.deepEqual(await scratchLeft(), []);
     });
   }
+
+  test('crash after write: a fixed-name create that treats AlreadyExists as an error; the finding names the error the restarted controller kept getting', async () => {
+    const cms = { group: '', version: 'v1', resource: 'configmaps' };
+    const reconciler = (): Reconciler => ({
+      name: 'already-exists-is-an-error',
+      async reconcile(req, ctx) {
+        const w = await ctx.client.get(ctx.primary, req.namespace, req.name, ctx.signal);
+        if ((w.status as { childName?: string } | undefined)?.childName) return {};
+        // BUG: "no status yet" is taken to mean "no child yet"; after a crash between the two writes the create fails forever.
+        await ctx.client.create(cms, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `${req.name}-settings`, namespace: req.namespace }, data: {} }, { signal: ctx.signal });
+        await ctx.client.updateStatus(ctx.primary, { ...w, status: { childName: `${req.name}-settings` } }, { signal: ctx.signal });
+        return {};
+      },
+    });
+    const r = await runChecks(options({ createReconciler: reconciler, reconcilerSpec: { kind: 'module', path: 'already-exists.ts' }, checks: ['crashAfterWrite'], convergenceBoundMs: 6_000 }));
+    const f = r.findings.find((x) => x.check === 'crashAfterWrite');
+    assert.ok(f, summary(r));
+    assert.match(f.title, /Interrupted after write 1 of 2, the restarted controller never settles/);
+    assert.match(f.explanation, /reconciles failed \d+ time\(s\) \(retried with backoff\), last with: [^]*already exists[^]*an AlreadyExists answer to a create means the earlier run got that far/, f.explanation);
+    assert.deepEqual(await scratchLeft(), []);
+  });
 
   test('a cluster-scoped kind: only the copy is reconciled, every check compares, the other objects are untouched', async () => {
     const group = `${uniqueName('chk')}.example.org`;

@@ -230,6 +230,22 @@ function flappingPaths(writes: WriteRecord[]): string[] {
   return [...out];
 }
 
+/** " The restarted controller's reconciles failed …" when its last reconcile of the key failed; else "". */
+function lastFailure(run: CheckRun, scratchKey: ObjectKey): string {
+  let errors = 0;
+  let last: { message: string; terminal: boolean } | undefined;
+  for (const e of run.entries) {
+    if (e.kind !== 'reconcileEnd' || e.key !== scratchKey) continue;
+    if (e.outcome.kind === 'error' || e.outcome.kind === 'terminal') {
+      errors++;
+      last = { message: e.outcome.message, terminal: e.outcome.kind === 'terminal' };
+    } else last = undefined;
+  }
+  if (!last) return '';
+  const m = last.message.length > 300 ? `${last.message.slice(0, 300)}…` : last.message;
+  return ` The restarted controller's reconciles failed ${errors} time(s) (${last.terminal ? 'the last one terminal: not retried' : 'retried with backoff'}), last with: ${m}.`;
+}
+
 /** Check 2: crash right after write i of a reconcile with k writes, restart with a fresh cache and queue. */
 async function checkCrashAfterWrite(ctx: KeyContext, ref: Reference, learned: Set<string>, parts: CheckTimingPart[]): Promise<Pick<CheckResult, 'status' | 'message' | 'findings'>> {
   const points: Array<{ global: number; i: number; k: number }> = [];
@@ -271,6 +287,7 @@ async function checkCrashAfterWrite(ctx: KeyContext, ref: Reference, learned: Se
         const end = normalizeEndState(await snapshot(ctx.env, ns, copy, ctx.resources));
         const diffs = compareEndStates(ref.end, end, learned);
         if (diffs.length || !s.settled) {
+          const failure = lastFailure(second, copy.scratchKey);
           const perturbation: Perturbation = {
             check: 'crashAfterWrite', afterWrite: p.i, ofWrites: p.k,
             description: `stopped the controller right after write ${p.i} of ${p.k}${crashedWrite ? ` (${describeWrite(crashedWrite)})` : ''}, then started a new one with a fresh cache and queue and let it converge`,
@@ -281,7 +298,7 @@ async function checkCrashAfterWrite(ctx: KeyContext, ref: Reference, learned: Se
             writes: okWrites(first).slice(0, p.global).concat(okWrites(second)).map(checkWriteOf),
             journal: [...journalOf(first, copy.scratchKey), ...journalOf(second, copy.scratchKey)].slice(-MAX_JOURNAL),
             title: s.settled ? `Interrupted after write ${p.i} of ${p.k}, the restarted controller ends in a different state` : `Interrupted after write ${p.i} of ${p.k}, the restarted controller never settles`,
-            explanation: `A controller can stop at any point (crash, eviction, leader change). After it stopped right after ${crashedWrite ? describeWrite(crashedWrite) : `write ${p.i}`}, a fresh controller did not reach the state of an uninterrupted run: ${diffs.slice(0, 4).join('; ')}${diffs.length > 4 ? '; …' : ''}. Each reconcile must work out what is left to do from the observed state (not from which branch it took last time), so that a half-done write sequence is completed.`,
+            explanation: `A controller can stop at any point (crash, eviction, leader change). After it stopped right after ${crashedWrite ? describeWrite(crashedWrite) : `write ${p.i}`}, a fresh controller did not reach the state of an uninterrupted run${diffs.length ? `: ${diffs.slice(0, 4).join('; ')}${diffs.length > 4 ? '; …' : ''}` : ''}.${failure} Each reconcile must work out what is left to do from the observed state (not from which branch it took last time), so that a half-done write sequence is completed${/AlreadyExists|already exists/.test(failure) ? '; an AlreadyExists answer to a create means the earlier run got that far: read the object and go on' : ''}.`,
           }));
         }
       } finally {
@@ -397,20 +414,62 @@ async function checkStaleCache(ctx: KeyContext, parts: CheckTimingPart[], learne
     : { status: 'passed' as const, findings, message: `${staleWrites} write(s) from two stale views, none destroyed or overwrote newer state or left an extra object${also}` };
 }
 
+/**
+ * The fields a person changed, outside status, that the controller did not leave as they were: for each leaf of each
+ * transition (a merge patch; null: removed), the value the server stored for that patch (`applied[i]`, its answer, so
+ * a field the schema prunes or defaults is taken as stored) against the value in `final`. A later transition that
+ * touches the same field wins.
+ */
+export function revertedPaths(transitions: readonly unknown[], applied: readonly KubeObject[], final: KubeObject): Array<{ path: string; wanted: unknown; actual: unknown }> {
+  const at = (obj: unknown, path: string[]): unknown => path.reduce<unknown>((o, k) => (o && typeof o === 'object' && !Array.isArray(o) ? (o as Record<string, unknown>)[k] : undefined), obj);
+  const wanted = new Map<string, { path: string[]; value: unknown }>();
+  const leaves = (patch: unknown, path: string[], stored: KubeObject) => {
+    if (patch && typeof patch === 'object' && !Array.isArray(patch)) {
+      for (const [k, v] of Object.entries(patch)) if (path.length || k !== 'status') leaves(v, [...path, k], stored);
+      return;
+    }
+    wanted.set(path.join('.'), { path, value: at(stored, path) });
+  };
+  transitions.forEach((t, i) => {
+    if (applied[i]) leaves(t, [], applied[i]!);
+  });
+  const out: Array<{ path: string; wanted: unknown; actual: unknown }> = [];
+  for (const [p, w] of wanted) {
+    const actual = at(final, w.path);
+    if (JSON.stringify(w.value) !== JSON.stringify(actual)) out.push({ path: p, wanted: w.value, actual });
+  }
+  return out;
+}
+
 /** Check 4: withhold the key's update events between the first and the last state of a transition. */
 async function checkUnobserved(ctx: KeyContext, learned: Set<string>, parts: CheckTimingPart[]): Promise<Pick<CheckResult, 'status' | 'message' | 'findings'>> {
   const transitions = transitionsOf(ctx);
   const apply = async (copy: ScratchCopy, patch: unknown) => {
     await ctx.env.client.patch(ctx.env.primary, copy.namespace, copy.name, 'merge', patch, { signal: ctx.env.signal });
   };
+  const reverted: Finding[] = [];
   const observed = await timed(ctx, parts, 'reference run (every state observed)', async () => {
     const { ns, copy } = await scratch(ctx, 'unobserved state reference');
     const run = await startRun(ctx.env, ns, { key: copy.scratchKey });
     try {
       await settle(ctx.env, run, ctx.boundMs);
+      const from = run.writes.length;
+      const applied: KubeObject[] = [];
       for (const t of transitions) {
-        await apply(copy, t);
+        applied.push(await ctx.env.client.patch(ctx.env.primary, copy.namespace, copy.name, 'merge', t, { signal: ctx.env.signal }));
         await settle(ctx.env, run, ctx.boundMs);
+      }
+      // Consistency (Acto): what the person changed must still be there once the controller settled.
+      const final = await ctx.env.client.get(ctx.env.primary, copy.namespace, copy.name, ctx.env.signal);
+      const undone = revertedPaths(transitions, applied, final);
+      if (undone.length) {
+        const own = okWrites(run, from).filter((w) => w.gvr.group === ctx.env.primary.group && w.gvr.resource === ctx.env.primary.resource && w.name === copy.name && !w.subresource);
+        reverted.push(finding(ctx, {
+          check: 'unobservedState', severity: 'error', diff: '', writes: own.map(checkWriteOf), journal: journalOf(run, copy.scratchKey),
+          perturbation: { check: 'unobservedState', description: `applied ${transitions.length} change(s) to the copy (${transitions.map((t) => JSON.stringify(t)).join(' → ')}), letting the controller see and reconcile each` },
+          title: `Undid your change: ${undone.slice(0, 3).map((u) => u.path).join(', ')}${own.length ? ` (${describeWrite(own[own.length - 1]!)})` : ''}`,
+          explanation: `After the copy was changed as a person would change it, the controller settled with ${undone.slice(0, 4).map((u) => `${u.path} = ${JSON.stringify(u.actual) ?? '(absent)'} instead of ${JSON.stringify(u.wanted) ?? '(absent)'}`).join('; ')}${undone.length > 4 ? '; …' : ''}. ${own.length ? 'It wrote its own object back' : 'The change did not stay'}: the spec (and labels and annotations) is the user's desired state, and a controller that rewrites it fights every kubectl apply and GitOps sync. Report what you observe or decide in status; default fields with a mutating webhook or CRD defaults, not from the reconciler.`,
+        }));
       }
       return normalizeEndState(await snapshot(ctx.env, ns, copy, ctx.resources));
     } finally {
@@ -431,14 +490,15 @@ async function checkUnobserved(ctx: KeyContext, learned: Set<string>, parts: Che
       await settle(ctx.env, run, ctx.boundMs);
       const end = normalizeEndState(await snapshot(ctx.env, ns, copy, ctx.resources));
       const diffs = compareEndStates(observed, end, learned);
+      if (!diffs.length && reverted.length) return { status: 'failed' as const, findings: reverted, message: `the controller undid the change it was given (same end state with intermediate states withheld)` };
       if (!diffs.length) return { status: 'passed' as const, findings: [], message: `${transitions.length} state change(s), ${withheld} update event(s) withheld, same end state` };
       const perturbation: Perturbation = {
         check: 'unobservedState', withheld: transitions.slice(0, -1),
         description: `applied ${transitions.length} changes to the copy (${transitions.map((t) => JSON.stringify(t)).join(' → ')}) while its update events were withheld from the controller (the cache still updated), then delivered one update from the first to the last state`,
       };
       return {
-        status: 'failed' as const, message: `end state differs when the intermediate state is not observed`,
-        findings: [finding(ctx, {
+        status: 'failed' as const, message: `end state differs when the intermediate state is not observed${reverted.length ? '; the controller undid the change it was given' : ''}`,
+        findings: [...reverted, finding(ctx, {
           check: 'unobservedState', severity: 'error', perturbation, diff: endStateDiff(observed, end, learned), writes: okWrites(run).map(checkWriteOf), journal: journalOf(run, copy.scratchKey),
           title: 'End state depends on seeing an intermediate state',
           explanation: `When the controller saw every state it ended in one state; when the watch skipped the intermediate one (as a watch may: events coalesce, and a restarted controller sees only the latest state) it ended in another: ${diffs.slice(0, 4).join('; ')}${diffs.length > 4 ? '; …' : ''}. Reconcile from the current state only (level-based), not from transitions remembered in memory.`,
