@@ -493,7 +493,9 @@ export function formatEntry(e: JournalEntry, verbose: boolean, now: number = e.a
       if (o.kind === 'success') what = 'done';
       else if (o.kind === 'requeueAfter') what = `requeue after ${o.afterMs} ms${o.reason ? ` (${o.reason})` : ''}`;
       else if (o.kind === 'error') {
-        const retry = o.retryAt !== undefined ? `retry in ${seconds(o.retryAt - now)}` : 'no retry scheduled';
+        // A Go controller's rate limiter gave the delay: show that (the entry reaches us a little after the backoff
+        // began, so retryAt − now would read shorter than the user's limiter said).
+        const retry = o.retryDelayMs !== undefined ? `retry in ${o.retryDelayMs < 1000 ? `${o.retryDelayMs} ms` : seconds(o.retryDelayMs)}` : o.retryAt !== undefined ? `retry in ${seconds(o.retryAt - now)}` : 'no retry scheduled';
         what = `✗ error${o.failures !== undefined ? ` (failure ${o.failures})` : ''}, ${retry}: ${o.message}`;
       } else if (o.kind === 'requeue') {
         what = `requeue (rate-limited, the deprecated requeue: true)${o.reason ? ` (${o.reason})` : ''}${o.retryAt !== undefined ? `, retry in ${seconds(o.retryAt - now)}` : ''}`;

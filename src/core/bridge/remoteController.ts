@@ -161,7 +161,10 @@ export class RemoteController implements Controller {
         const dueAt = m.dueAt ?? m.at + (m.delayMs ?? 0);
         if (m.failures !== undefined) this.failures.set(key, m.failures);
         const pending = kind === 'backoff' ? this.pendingEnds.get(key) : undefined;
-        if (pending?.outcome.kind === 'error') pending.outcome = { ...pending.outcome, retryAt: dueAt, failures: m.failures ?? this.failures.get(key) ?? 0 };
+        if (pending?.outcome.kind === 'error') {
+          // retryDelayMs: the rate limiter's delay, when it alone set the due time (not an earlier wait kept).
+          pending.outcome = { ...pending.outcome, retryAt: dueAt, failures: m.failures ?? this.failures.get(key) ?? 0, ...(m.delayMs !== undefined && dueAt === m.at + m.delayMs ? { retryDelayMs: m.delayMs } : {}) };
+        }
         else if (pending?.outcome.kind === 'requeue') pending.outcome = { ...pending.outcome, retryAt: dueAt };
         if (pending) this.flushEnd(key);
         const lastError = this.keys.get(key)?.lastError;

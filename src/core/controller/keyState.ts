@@ -44,9 +44,10 @@ export type ReconcileOutcome =
   | { kind: 'requeueAfter'; afterMs: number; reason?: string }
   /**
    * Retried with backoff; `retryAt` is when the key is queued again; `failures` is the rate limiter's
-   * consecutive-failure count of the key after this one (its NumRequeues, not the reconcile counter).
+   * consecutive-failure count of the key after this one (its NumRequeues, not the reconcile counter);
+   * `retryDelayMs`, when known (a Go controller reports it), is the delay its rate limiter gave.
    */
-  | { kind: 'error'; message: string; timedOut?: boolean; retryAt?: number; failures?: number }
+  | { kind: 'error'; message: string; timedOut?: boolean; retryAt?: number; failures?: number; retryDelayMs?: number }
   /** The deprecated `Result.requeue`: re-added rate-limited like an error (the failure count grows), at `retryAt`. */
   | { kind: 'requeue'; reason?: string; retryAt?: number }
   /** A TerminalError: forgotten, not retried until a new event. */

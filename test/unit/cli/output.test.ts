@@ -14,6 +14,14 @@ test('text output: a failed reconcile shows the failure count and when it is ret
   assert.match(terminal!, /terminal error, not retried until the object changes: bad spec/);
 });
 
+test("text output: a Go controller's error says the retry delay its rate limiter gave, not the time left when the entry is printed", () => {
+  // The entry was printed 60 ms after the backoff began: retryAt − now would read 0.2 s for the user's 250 ms.
+  const line = formatEntry(entry({ kind: 'reconcileEnd', key: 'ns/a', durationMs: 4, outcome: { kind: 'error', message: 'boom', retryAt: at + 190, failures: 1, retryDelayMs: 250 } }), false, at);
+  assert.equal(line, '12:00:00.000 ■ ns/a ✗ error (failure 1), retry in 250 ms: boom [4 ms]');
+  const long = formatEntry(entry({ kind: 'reconcileEnd', key: 'ns/a', durationMs: 4, outcome: { kind: 'error', message: 'boom', retryAt: at + 3900, failures: 5, retryDelayMs: 4000 } }), false, at);
+  assert.equal(long, '12:00:00.000 ■ ns/a ✗ error (failure 5), retry in 4.0 s: boom [4 ms]');
+});
+
 test('text output: a multi-line error stays one entry (continuation lines indented under it)', () => {
   const line = formatEntry(entry({ kind: 'reconcileEnd', key: 'ns/a', durationMs: 4, outcome: { kind: 'error', message: 'exit 1\nstderr: line one\nline two', retryAt: at, failures: 1 } }), false, at)!;
   const lines = line.split('\n');
