@@ -1,0 +1,76 @@
+// Run Controller… with a Go program whose manager cache watches only some namespaces (samples/go-relay-operator:
+// cache.Options DefaultNamespaces), in the real extension host against the real control plane: an object of the
+// shown controller's resource outside those namespaces is shown as outside its cache — no queue state, not a
+// ":primary" row (so no Step this key / Dry-Run / Reconcile Now in its menu) — and a step of it is refused with the
+// reason; an object inside is a key of the controller as usual.
+import * as assert from 'node:assert/strict';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parseAllDocuments } from 'yaml';
+import type { KubeObject } from '../../../src/core/k8s/objects.ts';
+import type { ReconcileLab } from '../../../src/host/reconcileLab.ts';
+import type { ResourceNode } from '../../../src/host/views/resourcesTree.ts';
+import { buildGoProgram, haveGo, relayOperatorDir, setRepoRoot } from '../../integration/support/goSample.ts';
+import { installCrd } from '../../integration/support/cluster.ts';
+import { connectTo, lab, labCluster, ok, ROOT, run, testNamespace, waitUntil } from './support/lab.ts';
+
+setRepoRoot(ROOT);
+
+const BEACONS = 'beacons.relay.example.io';
+const GVR = { group: 'relay.example.io', version: 'v1alpha1', resource: 'beacons' };
+
+describe('a Go program whose manager cache watches some namespaces (Run Controller…)', function () {
+  this.timeout(240_000);
+  let l: ReconcileLab;
+  let inside = '';
+  let outside = '';
+  let bin = '';
+
+  before(async function () {
+    if (!haveGo() || !existsSync(relayOperatorDir())) this.skip();
+    this.timeout(300_000);
+    l = await lab();
+    bin = buildGoProgram(relayOperatorDir(), 'relay-operator'); // cached by the integration phase
+    const crd = parseAllDocuments(readFileSync(join(relayOperatorDir(), 'config', 'crd', 'beacons.yaml'), 'utf8'))[0]!.toJS() as KubeObject;
+    await installCrd(labCluster().transport, crd);
+    inside = await testNamespace('ext-relay-in');
+    outside = await testNamespace('ext-relay-out');
+    for (const ns of [inside, outside]) await labCluster().client.create(GVR, { apiVersion: 'relay.example.io/v1alpha1', kind: 'Beacon', metadata: { name: 'b', namespace: ns }, spec: { message: 'hi' } });
+    await connectTo(inside, { namespaces: [inside, outside] }); // the connection sees both namespaces
+  });
+
+  after(async () => {
+    if (l) await run('reconcileLab.stopController', {});
+  });
+
+  /** The tree's object node of the Beacon in `ns`. */
+  function beaconNode(ns: string): ResourceNode | undefined {
+    const kind = l.resourcesTree.getChildren().find((n) => n.type === 'kind' && n.resource === BEACONS);
+    const nsNode = kind && l.resourcesTree.getChildren(kind).find((n) => n.type === 'namespace' && n.namespace === ns);
+    return nsNode && l.resourcesTree.getChildren(nsNode).find((n) => n.type === 'object' && n.key === `${ns}/b`);
+  }
+
+  it('an object outside the cache is marked so, is no key of the controller, and a step of it is refused with the reason', async function () {
+    this.timeout(300_000);
+    const s = l.session!;
+    ok(await run('reconcileLab.runController', { command: bin, args: ['--health-probe-bind-address=0', '--metrics-bind-address=0', `--namespaces=${inside}`], waitMs: 120_000 }));
+    await waitUntil(() => l.go.all.some((c) => c.controller.name === 'beacon'), 'the beacon controller announced', 60_000);
+    ok(await run('reconcileLab.selectController', { controller: 'beacon' }));
+    assert.equal(s.primaryResource, BEACONS);
+    await waitUntil(() => s.get(BEACONS, `${outside}/b`) !== undefined && s.keyState(`${inside}/b`)?.phase === 'queued', 'both Beacons in the tree, the inside one queued', 60_000);
+    assert.match(s.outsideController(`${outside}/b`) ?? '', new RegExp(`outside beacon's cache \\(namespaces ${inside}\\)`));
+    assert.equal(s.outsideController(`${inside}/b`), undefined);
+
+    l.resourcesTree.flush();
+    const out = l.resourcesTree.getTreeItem(beaconNode(outside)!);
+    assert.match(String(out.description), /outside beacon's cache/);
+    assert.ok(!String(out.contextValue).includes(':primary'), `no key commands on it: ${out.contextValue}`);
+    const inn = l.resourcesTree.getTreeItem(beaconNode(inside)!);
+    assert.ok(String(inn.contextValue).includes(':primary'), String(inn.contextValue));
+    assert.doesNotMatch(String(inn.description), /outside/);
+
+    const refused = await run<{ step: unknown }>('reconcileLab.stepReconcile', { key: `${outside}/b`, resource: BEACONS, force: true });
+    assert.ok(!refused.ok, JSON.stringify(refused));
+    assert.match(JSON.stringify(refused), /outside the cache of controller/);
+  });
+});
