@@ -15,7 +15,12 @@
 // Each timing is the median of BENCH_ROUNDS rounds (default 9: with fewer, single runs on 2 cores swing by ±15%); consumers take turns going first, and
 // each measurement starts after BENCH_PAUSE_MS (default 1500) of quiet and a full GC.
 // BENCH_OBJECTS (default 10000) and BENCH_UPDATES (default min(5000, objects/2)) shrink the run;
-// BENCH_PROFILE=1 logs per-request timings.
+// BENCH_PROFILE=1 logs per-request timings. BENCH_CPU_PROF=<dir> writes a V8 CPU profile of the sync (from the first
+// request to the last add handled, nothing before or after) of every "ours" child process there. Each contender's CPU time during its sync (process.cpuUsage in the child) and
+// kube-apiserver's CPU time while the child ran (/proc, when the control plane runs on this machine) are printed next
+// to the times: on a 2-core machine, CPU we use is CPU the server does not get to encode the answer.
+// Contenders "ours-watchlist" and "transport-watchlist" are the same two over a WatchList stream (the editor's
+// default): our informer with watchList on, and the stream's bytes read until the initial-events-end bookmark.
 import { performance } from 'node:perf_hooks';
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
@@ -35,6 +40,7 @@ import { installCrd, testCrd, createNamespace } from '../test/integration/suppor
 import { EtcdSeeder, type EtcdAccess } from './etcdSeed.ts';
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { findApiServerPid, cpuSeconds } from './procStats.ts';
 
 const N = Number(process.env.BENCH_OBJECTS ?? 10_000);
 const U = Number(process.env.BENCH_UPDATES ?? Math.min(5_000, Math.max(100, Math.floor(N / 2))));
@@ -47,7 +53,7 @@ const CREATE_IN_FLIGHT = Number(process.env.BENCH_CREATE_IN_FLIGHT ?? 48);
 /** Entries of ~90 bytes in each object's spec.env: 12 makes ~2 KB objects (the default), 2 ~1 KB. */
 const ENV_VARS = Number(process.env.BENCH_ENV_VARS ?? 12);
 /** Initial-sync contenders, each run in a fresh process per round (BENCH_CONTENDERS narrows them). */
-const SYNC_CONTENDERS = ['ours', 'client-go', 'client-node', 'floor', 'transport'] as const;
+const SYNC_CONTENDERS = ['ours', 'client-go', 'client-node', 'floor', 'transport', 'ours-watchlist', 'transport-watchlist'] as const;
 type SyncContender = (typeof SYNC_CONTENDERS)[number];
 const group = 'informer-bench.reconcile.dev';
 const plural = 'benchwidgets';
@@ -142,18 +148,19 @@ async function floorSync(e: Env): Promise<{ ms: number; items: KubeObject[] }> {
   return { ms: performance.now() - t0, items };
 }
 
-function ourInformer(e: Env, lw: ListerWatcher<KubeObject>, dropManagedFields = false): SharedIndexInformer {
+function ourInformer(e: Env, lw: ListerWatcher<KubeObject>, dropManagedFields = false, watchList = false): SharedIndexInformer {
   return new SharedIndexInformer({
     listerWatcher: lw,
     resource: e.res,
     clock: realClock,
     indexers: { [OWNER_UID_INDEX]: ownerUidIndexFunc, [labelIndexName('app')]: labelIndexFunc('app') },
-    watchList: false, // the LIST path (client-node and client-go v0.34 list); WatchList is measured by bench:watchlist
+    // The LIST path by default (client-node and client-go v0.34 list); "ours-watchlist" streams (the editor's default).
+    watchList,
     ...(dropManagedFields ? { transform: stripManagedFields } : {}),
   });
 }
 
-async function oursSync(e: Env, dropManagedFields = false): Promise<{ ms: number; informer: SharedIndexInformer }> {
+async function oursSync(e: Env, dropManagedFields = false, watchList = false): Promise<{ ms: number; informer: SharedIndexInformer }> {
   const t0 = performance.now();
   const real = new KubeListerWatcher({ transport: e.transport, resource: e.res, namespace: e.ns });
   const lw: ListerWatcher<KubeObject> = process.env.BENCH_PROFILE
@@ -167,7 +174,7 @@ async function oursSync(e: Env, dropManagedFields = false): Promise<{ ms: number
         watch: (o, s) => real.watch(o, s),
       }
     : real;
-  const inf = ourInformer(e, lw, dropManagedFields);
+  const inf = ourInformer(e, lw, dropManagedFields, watchList);
   let adds = 0;
   inf.addEventHandler({ onAdd: () => void adds++ });
   const synced = new Promise<void>((resolve) => {
@@ -320,8 +327,42 @@ async function transportSync(e: Env): Promise<{ ms: number; bytes: number }> {
   return { ms: performance.now() - t0, bytes };
 }
 
-type ChildConsumer = 'floor' | 'transport' | 'ours' | 'ours-drop-managed-fields' | 'client-node';
-type MemoryConsumer = Exclude<ChildConsumer, 'transport'>;
+/**
+ * Transport only, over WatchList: a watch with sendInitialEvents=true from RV "" (a consistent read, as the reflector's
+ * first WatchList), its bytes read and counted until the bookmark that ends the initial events (found by its annotation
+ * in the bytes, nothing parsed).
+ */
+async function transportWatchListSync(e: Env): Promise<{ ms: number; bytes: number }> {
+  const t0 = performance.now();
+  const ac = new AbortController();
+  const res = await e.transport.send({
+    method: 'GET',
+    path: e.path,
+    query: { watch: 1, sendInitialEvents: true, resourceVersionMatch: 'NotOlderThan', allowWatchBookmarks: true, timeoutSeconds: 600 },
+    signal: ac.signal,
+  });
+  if (res.status !== 200) throw new Error(`transport-only WatchList: HTTP ${res.status}`);
+  const marker = Buffer.from('"k8s.io/initial-events-end":"true"');
+  let bytes = 0;
+  let tail = Buffer.alloc(0);
+  const reader = res.body!.getReader();
+  for (;;) {
+    const r = await reader.read();
+    if (r.done) throw new Error('transport-only WatchList: the stream ended before the initial-events-end bookmark');
+    bytes += r.value.byteLength;
+    const b = Buffer.from(r.value.buffer, r.value.byteOffset, r.value.byteLength);
+    const look = tail.length ? Buffer.concat([tail, b]) : b;
+    if (look.indexOf(marker) >= 0) break;
+    tail = Buffer.from(look.subarray(Math.max(0, look.length - marker.length)));
+  }
+  const ms = performance.now() - t0;
+  ac.abort();
+  await reader.cancel().catch(() => {});
+  return { ms, bytes };
+}
+
+type ChildConsumer = 'floor' | 'transport' | 'transport-watchlist' | 'ours' | 'ours-watchlist' | 'ours-drop-managed-fields' | 'client-node';
+type MemoryConsumer = Exclude<ChildConsumer, 'transport' | 'transport-watchlist'>;
 interface ChildResult {
   ms: number;
   /** Heap growth per cached object after a full GC (NaN for the transport-only consumer, which keeps nothing). */
@@ -331,12 +372,33 @@ interface ChildResult {
    * code compiled and the one-time allocations of the first sync that `heap` also counts).
    */
   retained?: number;
+  /** CPU time (user + system) of the contender's process during its sync, ms. */
+  cpu?: number;
+  /** CPU time of kube-apiserver while the contender's process ran, ms (when the control plane runs on this machine). */
+  apiCpu?: number;
+}
+
+/** kube-apiserver's pid, when it runs on this machine (set by main). */
+let apiServer: number | undefined;
+
+/** `run()` with kube-apiserver's CPU time during it added to its result. */
+function withApiCpu(run: () => ChildResult): ChildResult {
+  const before = apiServer !== undefined ? cpuSeconds(apiServer) : NaN;
+  const r = run();
+  return apiServer !== undefined ? { ...r, apiCpu: (cpuSeconds(apiServer) - before) * 1000 } : r;
 }
 
 /** Runs this file as `--memory <consumer>` in a fresh Node: its initial sync time and heap bytes per object. */
 function runChild(consumer: ChildConsumer, kubeconfigPath: string, ns: string, objects = N): ChildResult {
+  return withApiCpu(() => runChildOnce(consumer, kubeconfigPath, ns, objects));
+}
+
+let profiles = 0;
+
+function runChildOnce(consumer: ChildConsumer, kubeconfigPath: string, ns: string, objects: number): ChildResult {
+  const prof = process.env.BENCH_CPU_PROF && consumer.startsWith('ours') ? `${process.env.BENCH_CPU_PROF}/${consumer}-${++profiles}.cpuprofile` : '';
   const r = spawnSync(process.execPath, ['--expose-gc', fileURLToPath(import.meta.url), '--memory', consumer], {
-    env: { ...process.env, BENCH_KUBECONFIG: kubeconfigPath, BENCH_NS: ns, BENCH_PAUSE_MS: '200', BENCH_OBJECTS: String(objects) },
+    env: { ...process.env, BENCH_KUBECONFIG: kubeconfigPath, BENCH_NS: ns, BENCH_PAUSE_MS: '200', BENCH_OBJECTS: String(objects), BENCH_CHILD_PROFILE: prof },
     encoding: 'utf8',
     maxBuffer: 64 << 20,
     stdio: ['ignore', 'pipe', process.env.BENCH_PROFILE ? 'inherit' : 'pipe'],
@@ -345,7 +407,8 @@ function runChild(consumer: ChildConsumer, kubeconfigPath: string, ns: string, o
   const t = /SYNC_MS (\S+)/.exec(r.stdout ?? '');
   if (r.status !== 0 || !m || !t) throw new Error(`child ${consumer} failed (${r.status}): ${r.stderr}`);
   const kept = /HEAP_RETAINED_PER_OBJECT (\S+)/.exec(r.stdout ?? '');
-  return { ms: Number(t[1]), heap: Number(m[1]), ...(kept ? { retained: Number(kept[1]) } : {}) };
+  const cpu = /SYNC_CPU_MS (\S+)/.exec(r.stdout ?? '');
+  return { ms: Number(t[1]), heap: Number(m[1]), ...(kept ? { retained: Number(kept[1]) } : {}), ...(cpu ? { cpu: Number(cpu[1]) } : {}) };
 }
 
 /** The heap bytes per object of `consumer`, measured in a fresh process. */
@@ -374,21 +437,34 @@ async function memoryChild(consumer: ChildConsumer): Promise<void> {
   }
   let perObject: number;
   let ms: number;
-  if (consumer === 'transport') {
-    const t = await transportSync(e);
+  const profile = process.env.BENCH_CHILD_PROFILE ? await startProfile() : undefined;
+  const cpu0 = process.cpuUsage();
+  let cpuMs = NaN;
+  /** The CPU time since cpu0 (taken once the sync is done, before any heap measurement). */
+  const syncCpu = async () => {
+    const c = process.cpuUsage(cpu0);
+    cpuMs = (c.user + c.system) / 1000;
+    if (profile) await profile.stop(process.env.BENCH_CHILD_PROFILE!);
+  };
+  if (consumer === 'transport' || consumer === 'transport-watchlist') {
+    const t = consumer === 'transport' ? await transportSync(e) : await transportWatchListSync(e);
+    await syncCpu();
     ms = t.ms;
     perObject = NaN;
   } else if (consumer === 'floor') {
     const f = await floorSync(e);
+    await syncCpu();
     ms = f.ms;
     perObject = ((await fullGc()) - base) / f.items.length;
   } else if (consumer === 'client-node') {
     const c = await clientNodeSync(e);
+    await syncCpu();
     ms = c.ms;
     perObject = ((await fullGc()) - base) / c.informer.list().length;
     await c.informer.stop();
   } else {
-    const o = await oursSync(e, consumer === 'ours-drop-managed-fields');
+    const o = await oursSync(e, consumer === 'ours-drop-managed-fields', consumer === 'ours-watchlist');
+    await syncCpu();
     ms = o.ms;
     perObject = ((await fullGc()) - base) / o.informer.getIndexer().listKeys().length;
     if (process.env.BENCH_HEAP_SNAPSHOT) {
@@ -408,8 +484,27 @@ async function memoryChild(consumer: ChildConsumer): Promise<void> {
     }
   }
   console.log(`SYNC_MS ${ms}`);
+  console.log(`SYNC_CPU_MS ${cpuMs}`);
   console.log(`HEAP_PER_OBJECT ${perObject}`);
   process.exit(0);
+}
+
+/** Starts a V8 CPU profile of this process; `stop` writes it to a file. */
+async function startProfile(): Promise<{ stop(file: string): Promise<void> }> {
+  const { Session } = await import('node:inspector/promises');
+  const session = new Session();
+  session.connect();
+  await session.post('Profiler.enable');
+  await session.post('Profiler.setSamplingInterval', { interval: 200 });
+  await session.post('Profiler.start');
+  return {
+    async stop(file) {
+      const { profile } = await session.post('Profiler.stop');
+      const { writeFileSync } = await import('node:fs');
+      writeFileSync(file, JSON.stringify(profile));
+      session.disconnect();
+    },
+  };
 }
 
 // ---------- client-go (Go, bench/clientgo) ----------
@@ -419,8 +514,10 @@ function runClientGo(bin: string, kubeconfigPath: string, ns: string, objects = 
   const args = ['informer', '--kubeconfig', kubeconfigPath, '--namespace', ns, '--group', group, '--version', 'v1', '--resource', plural, '--expect', String(objects)];
   if (dropManagedFields) args.push('--drop-managed-fields');
   // client-go 0.34 lists (WatchListClient is off by default there); said explicitly so the column stays a LIST.
-  const res = runClientGoJson<{ syncMs: number; heapPerObject: number }>(bin, args, { KUBE_FEATURE_WatchListClient: 'false' });
-  return { ms: res.syncMs, heap: res.heapPerObject };
+  return withApiCpu(() => {
+    const res = runClientGoJson<{ syncMs: number; heapPerObject: number }>(bin, args, { KUBE_FEATURE_WatchListClient: 'false' });
+    return { ms: res.syncMs, heap: res.heapPerObject };
+  });
 }
 
 // ---------- main ----------
@@ -597,6 +694,8 @@ async function main(): Promise<void> {
   }
   const kc = loadKubeConfig({ path: kubeconfigPath });
   const transport = new KubeTransport(kc);
+  const server = new URL(kc.getCurrentCluster()!.server);
+  if (['127.0.0.1', 'localhost', '[::1]'].includes(server.hostname)) apiServer = findApiServerPid(Number(server.port));
   let ns = '';
   try {
     await installCrd(transport, testCrd({ group, kind: 'BenchWidget', plural }));
@@ -698,13 +797,24 @@ async function main(): Promise<void> {
         ['client-node', 'client-node makeInformer'],
         ['floor', 'floor (LIST + JSON.parse)'],
         ['transport', 'transport only (bytes)'],
+        ['ours-watchlist', 'ours, WatchList'],
+        ['transport-watchlist', 'transport only, WatchList'],
       ];
       const present = cols.filter(([c]) => sync.has(c));
-      const others = present.filter(([c]) => c !== 'ours');
+      const others = present.filter(([c]) => c !== 'ours' && c !== 'ours-watchlist' && c !== 'transport-watchlist');
+      const cpu = (c: SyncContender) => med(c, (x) => x.cpu ?? NaN);
+      const apiCpu = (c: SyncContender) => med(c, (x) => x.apiCpu ?? NaN);
       printTable(
         ['', ...present.map(([, h]) => h), ...others.map(([c]) => `ours ÷ ${c}`)],
-        [['initial sync (ms, lower is better)', ...present.map(([c]) => fmt(ms(c))), ...others.map(([c]) => ratio(ours, ms(c)))]],
+        [
+          ['initial sync (ms, lower is better)', ...present.map(([c]) => fmt(ms(c))), ...others.map(([c]) => ratio(ours, ms(c)))],
+          ['its process CPU during the sync (ms)', ...present.map(([c]) => fmt(cpu(c))), ...others.map(([c]) => ratio(cpu('ours'), cpu(c)))],
+          ['kube-apiserver CPU meanwhile (ms)', ...present.map(([c]) => fmt(apiCpu(c))), ...others.map(([c]) => ratio(apiCpu('ours'), apiCpu(c)))],
+        ],
       );
+      if (sync.has('ours-watchlist') && sync.has('transport-watchlist')) {
+        console.log(`WatchList: ours ÷ transport only over WatchList ${ratio(ms('ours-watchlist'), ms('transport-watchlist'))}; ours over WatchList ÷ ours over LIST ${ratio(ms('ours-watchlist'), ours)}; transport only over WatchList ÷ over LIST ${ratio(ms('transport-watchlist'), ms('transport'))}`);
+      }
       const dropHeap = oursDrop.length ? median(oursDrop.map((x) => x.heap)) : NaN;
       const cgDropHeap = cgDrop.length ? median(cgDrop.map((x) => x.heap)) : NaN;
       console.log(`\nHeap bytes per cached object (after a full GC, fresh process each; JSON size ${fmt(withMf)} B as received, ${fmt(withoutMf)} B without managedFields)`);

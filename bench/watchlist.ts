@@ -11,7 +11,8 @@
 // of quiet), so no mode inherits memory the Go runtime kept from the previous one. Modes alternate; BENCH_ROUNDS
 // (default 3) rounds; medians are reported. Linux only (/proc).
 import { performance } from 'node:perf_hooks';
-import { readFileSync, writeFileSync, readdirSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { apiServerPid, cpuSeconds } from './procStats.ts';
 import { startLocalControlPlane } from '../src/core/controlplane/localControlPlane.ts';
 import { loadKubeConfig } from '../src/core/k8s/kubeconfig.ts';
 import { KubeTransport } from '../src/core/k8s/transport.ts';
@@ -61,33 +62,10 @@ async function pool<T>(items: T[], limit: number, fn: (x: T) => Promise<void>): 
   }));
 }
 
-/** The kube-apiserver process serving `port` (found by its --secure-port flag). */
-function apiServerPid(port: number): number {
-  for (const d of readdirSync('/proc')) {
-    if (!/^\d+$/.test(d)) continue;
-    let cmd: string;
-    try {
-      cmd = readFileSync(`/proc/${d}/cmdline`, 'utf8');
-    } catch {
-      continue;
-    }
-    const args = cmd.split('\0');
-    if (args.includes(`--secure-port=${port}`) && args.some((a) => a.startsWith('--etcd-servers='))) return Number(d);
-  }
-  throw new Error(`no kube-apiserver with --secure-port=${port} found in /proc`);
-}
-
 function statusKb(pid: number, field: 'VmRSS' | 'VmHWM'): number {
   const m = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
   if (!m) throw new Error(`${field} missing for pid ${pid}`);
   return Number(m[1]);
-}
-
-/** utime + stime of `pid` in seconds. */
-function cpuSeconds(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / 100; // USER_HZ is 100 on Linux
 }
 
 interface Sample {
