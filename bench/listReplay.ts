@@ -8,11 +8,14 @@
 // managedFields arrays no longer repeat while their fieldsV1 trees still do (as in a cluster whose objects were
 // written at different seconds). BENCH_SHARE=0 turns shareRepeatedValues off. BENCH_MODE=parse measures only the
 // parse and compaction (ListBodyParser + ObjectCompactor), with and without managedFields reused by their bytes,
-// alternated in this process: CPU medians of `runs` each.
+// alternated in this process: CPU medians of `runs` each. BENCH_WATCHLIST=1 replays the same items as a WatchList
+// stream instead (one ADDED event per item, then the initial-events-end bookmark), through KubeListerWatcher.watch
+// and an informer with watchList on; BENCH_MODE=parse then compares the watch event splitter with and without
+// managedFields reused by their bytes. BENCH_REUSE=0 turns that reuse off in the informer runs.
 import { readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { Response, type BodyInit } from 'undici';
-import { KubeListerWatcher } from '../src/core/k8s/listerWatcher.ts';
+import { KubeListerWatcher, WatchEventSplitter } from '../src/core/k8s/listerWatcher.ts';
 import type { KubeTransport, TransportRequest } from '../src/core/k8s/transport.ts';
 import type { KubeObject, ResourceInfo } from '../src/core/k8s/objects.ts';
 import { SharedIndexInformer } from '../src/core/cache/sharedIndexInformer.ts';
@@ -42,13 +45,34 @@ if (variant === 'distinct-times') {
     'latin1',
   );
 }
-const count = (JSON.parse(Buffer.from(body).toString()) as { items: unknown[] }).items.length;
+const listed = JSON.parse(Buffer.from(body).toString()) as { items: KubeObject[]; metadata: { resourceVersion?: string } };
+const count = listed.items.length;
+const WATCHLIST = process.env.BENCH_WATCHLIST === '1';
+/** The WatchList stream of the same items: ADDED events, then the bookmark that ends the initial events. */
+const events: Uint8Array = Buffer.from(
+  listed.items.map((o) => `${JSON.stringify({ type: 'ADDED', object: o })}\n`).join('') +
+    `${JSON.stringify({ type: 'BOOKMARK', object: { kind: 'BenchWidget', apiVersion: 'informer-bench.reconcile.dev/v1', metadata: { resourceVersion: listed.metadata.resourceVersion ?? '1', annotations: { 'k8s.io/initial-events-end': 'true' } } } })}\n`,
+);
 
 /** A transport that answers every LIST with the captured body and every WATCH with a stream that stays open. */
 function replayTransport(): KubeTransport {
   const t = {
     isDisposed: false,
     async send(req: TransportRequest): Promise<Response> {
+      if (req.query?.watch && req.query.sendInitialEvents) {
+        let at = 0;
+        const stream = new ReadableStream<Uint8Array>({
+          start(c) {
+            req.signal?.addEventListener('abort', () => c.error(req.signal!.reason), { once: true });
+          },
+          pull(c) {
+            if (at >= events.length) return new Promise<void>(() => {}); // stays open after the initial events
+            c.enqueue(events.slice(at, at + CHUNK));
+            at += CHUNK;
+          },
+        });
+        return new Response(stream as unknown as BodyInit, { status: 200 });
+      }
       if (req.query?.watch) {
         const stream = new ReadableStream<Uint8Array>({
           start(c) {
@@ -80,8 +104,10 @@ async function once(): Promise<{ cpu: number; ms: number; informer: SharedIndexI
     resource: res,
     clock: realClock,
     indexers: { [OWNER_UID_INDEX]: ownerUidIndexFunc, [labelIndexName('app')]: labelIndexFunc('app') },
-    watchList: false,
+    watchList: WATCHLIST,
     shareRepeatedValues: process.env.BENCH_SHARE !== '0',
+    // BENCH_REUSE=0: a transform that changes nothing, which turns managedFields reuse by bytes off (sharing stays on).
+    ...(process.env.BENCH_REUSE === '0' ? { transform: (o: KubeObject) => o } : {}),
   });
   let adds = 0;
   inf.addEventHandler({ onAdd: () => void adds++ });
@@ -104,7 +130,7 @@ const cpuMs = (f: () => void): number => {
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 if (process.env.BENCH_MODE === 'parse') {
-  const parse = (reuse: boolean) => {
+  const parse = WATCHLIST ? parseWatchList : (reuse: boolean) => {
     const c = new ObjectCompactor();
     const p = new ListBodyParser<KubeObject>({ onItem: (o) => c.compact(o), managedFieldsBytes: reuse ? new ManagedFieldsByBytes(c) : undefined });
     for (let at = 0; at < body.length; at += CHUNK) p.push(body.subarray(at, at + CHUNK));
@@ -121,6 +147,18 @@ if (process.env.BENCH_MODE === 'parse') {
   console.log(`parse + compaction of ${count} items, CPU median (min) of ${runs}: without reuse ${median(without).toFixed(0)} (${Math.min(...without).toFixed(0)}) ms, with ${median(withReuse).toFixed(0)} (${Math.min(...withReuse).toFixed(0)}) ms`);
   process.exit(0);
 }
+/** The WatchList stream split and parsed, each object compacted (what the informer does before staging it). */
+function parseWatchList(reuse: boolean): unknown[] {
+  const c = new ObjectCompactor();
+  const sp = new WatchEventSplitter<KubeObject>(reuse ? new ManagedFieldsByBytes(c) : undefined);
+  const out: unknown[] = [];
+  for (let at = 0; at < events.length; at += CHUNK) {
+    sp.write(events.subarray(at, at + CHUNK));
+    for (let ev = sp.next(); ev !== undefined; ev = sp.next()) out.push(ev.type === 'ADDED' ? c.compact(ev.object) : ev);
+  }
+  return out;
+}
+
 const cpus: number[] = [];
 let last: SharedIndexInformer | undefined;
 for (let r = 0; r < runs; r++) {

@@ -166,5 +166,9 @@ export interface ListerWatcher<T extends KubeObject = KubeObject> {
    * be ignored.
    */
   list(options: ListOptions, signal: AbortSignal, onItem?: (item: T) => T, managedFieldsBytes?: ManagedFieldsByBytes): Promise<KubeList<T>>;
-  watch(options: WatchOptions, signal: AbortSignal): AsyncIterable<WatchEvent<T>>;
+  /**
+   * One WATCH. `managedFieldsBytes`, when given with `sendInitialEvents`, may be used as by `list` for the initial
+   * events (up to the bookmark that ends them); it may be ignored.
+   */
+  watch(options: WatchOptions, signal: AbortSignal, managedFieldsBytes?: ManagedFieldsByBytes): AsyncIterable<WatchEvent<T>>;
 }

@@ -154,7 +154,7 @@ export class SharedIndexInformer<T extends KubeObject = KubeObject> implements S
    * With sharing on and no transform (or {@link stripManagedFields}): lets the LIST parser put the compactor's shared
    * managedFields values in place of bytes it saw before instead of parsing them. (Any other transform would then
    * receive frozen shared values where it gets fresh ones without it, so it turns this off.) Its tables serve one
-   * list, all its pages, and are emptied when the list ends.
+   * list, all its pages, and are emptied when the list ends; a WatchList's initial events likewise.
    */
   private readonly managedFieldsBytes: ManagedFieldsByBytes | undefined;
   /**
@@ -403,7 +403,8 @@ export class SharedIndexInformer<T extends KubeObject = KubeObject> implements S
         }
         return page;
       },
-      watch: (options, signal) => (options.sendInitialEvents ? this.preparingInitialEvents(lw.watch(options, signal), prepare) : lw.watch(options, signal)),
+      watch: (options, signal) =>
+        options.sendInitialEvents ? this.preparingInitialEvents(lw.watch(options, signal, this.managedFieldsBytes), prepare) : lw.watch(options, signal),
     };
   }
 
@@ -420,15 +421,22 @@ export class SharedIndexInformer<T extends KubeObject = KubeObject> implements S
     let initial = true;
     this.indexer.discardStaged(); // a stream starts (over): nothing staged by an earlier attempt belongs to it
     this.preparedOrder = [];
-    for await (const ev of events) {
-      if (initial) {
-        if ((ev.type === 'ADDED' || ev.type === 'MODIFIED') && ev.object && typeof ev.object === 'object' && ev.object.metadata?.name) {
-          yield { ...ev, object: prepare(ev.object) };
-          continue;
+    try {
+      for await (const ev of events) {
+        if (initial) {
+          if ((ev.type === 'ADDED' || ev.type === 'MODIFIED') && ev.object && typeof ev.object === 'object' && ev.object.metadata?.name) {
+            yield { ...ev, object: prepare(ev.object) };
+            continue;
+          }
+          if (ev.type === 'BOOKMARK' && ev.object?.metadata?.annotations?.[INITIAL_EVENTS_END_ANNOTATION] === 'true') {
+            initial = false;
+            this.managedFieldsBytes?.clear(); // its tables served the initial events (as a list's serve the list)
+          }
         }
-        if (ev.type === 'BOOKMARK' && ev.object?.metadata?.annotations?.[INITIAL_EVENTS_END_ANNOTATION] === 'true') initial = false;
+        yield ev;
       }
-      yield ev;
+    } finally {
+      if (initial) this.managedFieldsBytes?.clear();
     }
   }
 

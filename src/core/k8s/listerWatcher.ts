@@ -1,4 +1,4 @@
-import type { ListerWatcher, ListOptions, WatchEvent, WatchOptions } from '../cache/interfaces.ts';
+import { INITIAL_EVENTS_END_ANNOTATION, type ListerWatcher, type ListOptions, type WatchEvent, type WatchOptions } from '../cache/interfaces.ts';
 import { ApiError } from './client.ts';
 import type { GroupVersionResource, KubeList, KubeObject } from './objects.ts';
 import { resourcePath } from './paths.ts';
@@ -56,33 +56,72 @@ export function watchQuery(options: WatchOptions, bound: { labelSelector?: strin
  * Events are parsed one at a time, when taken ({@link next}): a large chunk (a
  * burst of events that arrived together) is not parsed in one go, so a reader
  * can hand over and yield between events.
+ *
+ * Lines are split on their bytes (a newline byte never occurs inside a UTF-8
+ * sequence) and each is decoded whole, as `Response.text()` would decode the
+ * stream: a BOM at the very start of the stream is dropped, invalid sequences
+ * become U+FFFD. With {@link managedFieldsBytes} set, an event's object's
+ * `managedFields` values whose bytes were seen before are not parsed: the event
+ * holds the shared, deeply frozen value of equal content instead (the same
+ * {@link ManagedFieldsByBytes} the LIST parser uses, with the same checks and
+ * the same fallback to parsing the line as it is).
  */
 export class WatchEventSplitter<T extends KubeObject = KubeObject> {
-  private readonly decoder = new TextDecoder();
-  /** Decoded text not yet split; `start` is where the next line begins. */
-  private text = '';
+  private readonly decoder = new TextDecoder('utf-8', { ignoreBOM: true });
+  /** Bytes not yet split: buf[start, end). */
+  private buf = new Uint8Array(64 << 10);
   private start = 0;
-  /** Characters of the lines taken so far (events and blank lines), for pacing readers. */
+  private end_ = 0;
+  /** Where the search for the next newline resumes (bytes before it, from start, hold none). */
+  private searchFrom = 0;
+  /** Whether the stream's first bytes were looked at for a BOM. */
+  private bomChecked = false;
+  /** Bytes of the lines taken so far (events and blank lines), for pacing readers. */
   consumed = 0;
+  /** See the class comment; undefined: every line is parsed as it is. May be changed between events. */
+  managedFieldsBytes: ManagedFieldsByBytes | undefined;
+
+  constructor(managedFieldsBytes?: ManagedFieldsByBytes) {
+    this.managedFieldsBytes = managedFieldsBytes;
+  }
 
   /** Adds bytes; their complete events are then taken with {@link next}. */
   write(chunk: Uint8Array): void {
-    const decoded = this.decoder.decode(chunk, { stream: true });
-    this.text = this.start < this.text.length ? this.text.slice(this.start) + decoded : decoded;
-    this.start = 0;
+    const pending = this.end_ - this.start;
+    if (this.buf.length - this.end_ < chunk.length) {
+      if (this.start > 0 && this.buf.length - pending >= chunk.length) {
+        this.buf.copyWithin(0, this.start, this.end_);
+      } else {
+        const grown = new Uint8Array(Math.max(this.buf.length * 2, pending + chunk.length));
+        grown.set(this.buf.subarray(this.start, this.end_));
+        this.buf = grown;
+      }
+      this.searchFrom -= this.start;
+      this.start = 0;
+      this.end_ = pending;
+    }
+    this.buf.set(chunk, this.end_);
+    this.end_ += chunk.length;
+    if (!this.bomChecked && this.end_ - this.start >= 3) this.dropBom();
   }
 
   /** The next complete event, or undefined until more bytes are written. Throws on a line that is not an event. */
   next(): WatchEvent<T> | undefined {
+    const buf = this.buf;
     for (;;) {
-      const nl = this.text.indexOf('\n', this.start);
-      if (nl < 0) return undefined;
+      const nl = this.searchFrom < this.end_ ? Buffer.from(buf.buffer, buf.byteOffset, this.end_).indexOf(0x0a, this.searchFrom) : -1;
+      if (nl < 0) {
+        this.searchFrom = this.end_;
+        if (this.start === this.end_) this.start = this.end_ = this.searchFrom = 0;
+        return undefined;
+      }
+      if (!this.bomChecked) this.dropBom();
       const from = this.start;
-      this.start = nl + 1;
+      this.start = this.searchFrom = nl + 1;
       this.consumed += nl + 1 - from;
       if (nl === from) continue;
-      const line = this.text.slice(from, nl);
-      if (line.charCodeAt(0) === 123 /* { */ || line.trim() !== '') return parseLine<T>(line);
+      const ev = this.parse(buf.subarray(from, nl));
+      if (ev !== undefined) return ev;
     }
   }
 
@@ -98,11 +137,48 @@ export class WatchEventSplitter<T extends KubeObject = KubeObject> {
   end(): WatchEvent<T>[] {
     const out: WatchEvent<T>[] = [];
     for (let ev = this.next(); ev !== undefined; ev = this.next()) out.push(ev);
-    const rest = this.text.slice(this.start) + this.decoder.decode();
-    this.text = '';
-    this.start = 0;
-    if (rest.trim() !== '') out.push(parseLine<T>(rest));
+    if (!this.bomChecked) this.dropBom();
+    const rest = this.buf.subarray(this.start, this.end_);
+    this.start = this.end_ = this.searchFrom = 0;
+    if (rest.length > 0) {
+      const ev = this.parse(rest);
+      if (ev !== undefined) out.push(ev);
+    }
     return out;
+  }
+
+  /** A stream that starts with a UTF-8 BOM: the BOM is not part of the first line (TextDecoder's default). */
+  private dropBom(): void {
+    this.bomChecked = true;
+    const b = this.buf;
+    const s = this.start;
+    if (this.end_ - s >= 3 && b[s] === 0xef && b[s + 1] === 0xbb && b[s + 2] === 0xbf) {
+      this.start += 3;
+      this.searchFrom = Math.max(this.searchFrom, this.start);
+      this.consumed += 3;
+    }
+  }
+
+  /** The event on one line (without its newline); undefined for a blank line. */
+  private parse(line: Uint8Array): WatchEvent<T> | undefined {
+    if (line[0] !== 0x7b /* { */) {
+      const text = this.decoder.decode(line);
+      return text.trim() === '' ? undefined : parseLine<T>(text);
+    }
+    const reuse = this.managedFieldsBytes;
+    const sub = reuse?.substitute(line, line.length);
+    if (sub) {
+      let ev: WatchEvent<T> | undefined;
+      try {
+        ev = JSON.parse(this.decoder.decode(sub.bytes)) as WatchEvent<T>;
+      } catch {
+        ev = undefined; // parsed again as it is below, which reports the error
+      }
+      if (ev && typeof ev === 'object' && typeof ev.type === 'string' && typeof ev.object === 'object' && ev.object !== null && reuse!.restore([ev.object], sub)) {
+        return ev;
+      }
+    }
+    return parseLine<T>(this.decoder.decode(line));
   }
 }
 
@@ -173,10 +249,10 @@ const PARSE_SLICE_BYTES = 64 << 10;
 const YIELD_EVERY_BYTES = 256 << 10;
 
 /**
- * Characters of watch events (about bytes, for JSON's mostly ASCII text) handed over between two yields to the
- * event loop: some 40 events of 1.5 KB, a few milliseconds of parsing and storing.
+ * Bytes of watch events handed over between two yields to the event loop: some 40 events of 1.5 KB, a few
+ * milliseconds of parsing and storing.
  */
-const WATCH_YIELD_CHARS = 64 << 10;
+const WATCH_YIELD_BYTES = 64 << 10;
 
 /** Lets timers, I/O and other tasks run (a macrotask turn), then resumes. */
 function yieldToEventLoop(): Promise<void> {
@@ -208,7 +284,7 @@ interface PageRequest {
  * read failure throws an ApiError (code 0, reason StreamBroken). Breaking out
  * of the iteration releases the connection. Events are parsed one at a time as
  * they are taken, and the stream yields to the event loop after about 64 KiB of
- * events ({@link WATCH_YIELD_CHARS}): a burst that arrived at once is handed
+ * events ({@link WATCH_YIELD_BYTES}): a burst that arrived at once is handed
  * over in slices, in order; an abort during such a pause ends the stream with
  * the signal's reason before anything more is handed over.
  */
@@ -362,11 +438,17 @@ export class KubeListerWatcher implements ListerWatcher<KubeObject> {
     a.abort.abort(new Error('list page requested ahead was not needed'));
   }
 
-  watch(options: WatchOptions, signal: AbortSignal): AsyncIterable<WatchEvent<KubeObject>> {
-    return { [Symbol.asyncIterator]: () => this.stream(options, signal) };
+  /**
+   * A WATCH (see the class comment). With `managedFieldsBytes` and `sendInitialEvents` (a WatchList), the initial
+   * events' managedFields values whose bytes were seen before are not parsed but replaced by the shared value of
+   * equal content ({@link ManagedFieldsByBytes}), as {@link list} does, up to the bookmark that ends the initial
+   * events; later events are parsed as they are.
+   */
+  watch(options: WatchOptions, signal: AbortSignal, managedFieldsBytes?: ManagedFieldsByBytes): AsyncIterable<WatchEvent<KubeObject>> {
+    return { [Symbol.asyncIterator]: () => this.stream(options, signal, options.sendInitialEvents ? managedFieldsBytes : undefined) };
   }
 
-  private async *stream(options: WatchOptions, signal: AbortSignal): AsyncGenerator<WatchEvent<KubeObject>> {
+  private async *stream(options: WatchOptions, signal: AbortSignal, managedFieldsBytes: ManagedFieldsByBytes | undefined): AsyncGenerator<WatchEvent<KubeObject>> {
     const res = await this.transport.send({ method: 'GET', path: this.path, query: watchQuery(options, this.bound), signal });
     if (res.status < 200 || res.status >= 300) {
       let text = '';
@@ -380,7 +462,7 @@ export class KubeListerWatcher implements ListerWatcher<KubeObject> {
     const body = res.body;
     if (!body) return;
     const reader = body.getReader();
-    const splitter = new WatchEventSplitter<KubeObject>();
+    const splitter = new WatchEventSplitter<KubeObject>(managedFieldsBytes);
     let done = false;
     let yieldedAt = 0;
     try {
@@ -406,13 +488,16 @@ export class KubeListerWatcher implements ListerWatcher<KubeObject> {
           done = true;
           break;
         }
-        // Events are parsed and handed over one at a time; after about WATCH_YIELD_CHARS of them the stream yields
+        // Events are parsed and handed over one at a time; after about WATCH_YIELD_BYTES of them the stream yields
         // to the event loop: a burst that arrived at once (its reads then resolve without waiting) is parsed,
         // stored and delivered in slices of a few milliseconds, in order, instead of in one long task.
         splitter.write(r.value);
         for (let ev = splitter.next(); ev !== undefined; ev = splitter.next()) {
+          if (splitter.managedFieldsBytes && ev.type === 'BOOKMARK' && ev.object?.metadata?.annotations?.[INITIAL_EVENTS_END_ANNOTATION] === 'true') {
+            splitter.managedFieldsBytes = undefined; // the initial events ended
+          }
           yield ev;
-          if (splitter.consumed - yieldedAt >= WATCH_YIELD_CHARS) {
+          if (splitter.consumed - yieldedAt >= WATCH_YIELD_BYTES) {
             yieldedAt = splitter.consumed;
             await yieldToEventLoop();
             if (signal.aborted) throw signal.reason;

@@ -4,6 +4,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ListBodyParser } from '../../../src/core/k8s/listStream.ts';
+import { KubeListerWatcher, WatchEventSplitter } from '../../../src/core/k8s/listerWatcher.ts';
+import type { KubeTransport } from '../../../src/core/k8s/transport.ts';
+import type { WatchEvent } from '../../../src/core/cache/interfaces.ts';
 import { ManagedFieldsByBytes, type ManagedFieldsSharing } from '../../../src/core/k8s/managedFieldsBytes.ts';
 import { ObjectCompactor } from '../../../src/core/cache/compact.ts';
 import type { KubeObject } from '../../../src/core/k8s/objects.ts';
@@ -194,4 +197,134 @@ test('without reuse bytes are never replaced; with bytes that are not JSON, erro
   const cut = bodyOf([good, good]).replace(/\]\}\}\]/, ']}]');
   assert.throws(() => JSON.parse(cut), SyntaxError);
   assert.throws(() => reusing(cut, [cut.length]));
+});
+
+// ---- The same reuse on a WatchList stream: each event's line, split and parsed by WatchEventSplitter ----
+
+/** The events whose objects the informer prepares during a WatchList's initial events (and so compacts). */
+const prepared = (ev: WatchEvent) => (ev.type === 'ADDED' || ev.type === 'MODIFIED') && !!ev.object && typeof ev.object === 'object' && !Array.isArray(ev.object);
+
+/** Today's path for a watch stream: each non-blank line JSON.parse'd, each ADDED / MODIFIED event's object compacted. */
+function plainEvents(stream: string): unknown[] {
+  const c = new ObjectCompactor();
+  return stream
+    .split('\n')
+    .filter((l) => l.trim() !== '')
+    .map((l) => {
+      const ev = JSON.parse(l) as WatchEvent;
+      return prepared(ev) ? { ...ev, object: c.compact(ev.object as KubeObject) } : ev;
+    });
+}
+
+/** The splitter with reuse, the stream written in the given chunk sizes (cycled), each ADDED / MODIFIED object compacted as taken. */
+function reusingEvents(stream: string, sizes: number[]): unknown[] {
+  const c = new ObjectCompactor();
+  const sp = new WatchEventSplitter(new ManagedFieldsByBytes(c));
+  const out: unknown[] = [];
+  const take = (ev: WatchEvent) =>
+    out.push(prepared(ev) ? { ...ev, object: c.compact(ev.object as KubeObject) } : ev);
+  const bytes = enc.encode(stream);
+  for (let at = 0, k = 0; at < bytes.length; k++) {
+    const n = Math.max(1, sizes[k % sizes.length]!);
+    sp.write(bytes.subarray(at, at + n));
+    for (let ev = sp.next(); ev !== undefined; ev = sp.next()) take(ev);
+    at += n;
+  }
+  for (const ev of sp.end()) take(ev);
+  return out;
+}
+
+const objectsOf = (events: unknown[]) => events.map((e) => (e as WatchEvent).object as KubeObject);
+
+test('fuzz: WatchList streams (repeats, escapes, whitespace, duplicate keys, look-alikes, other events) at random chunkings equal JSON.parse + compaction per line', () => {
+  for (let seed = 1; seed <= 300; seed++) {
+    const r = rng(1000 + seed);
+    const distinct = r() < 0.15;
+    const lines = Array.from({ length: distinct ? 100 + Math.floor(r() * 100) : Math.floor(r() * 30) }, (_, i) => {
+      const k = r();
+      if (k < 0.03) return JSON.stringify({ type: 'ERROR', object: { kind: 'Status', code: 410, message: 'managedFields "x"' } });
+      if (k < 0.06) return JSON.stringify({ type: 'BOOKMARK', object: { metadata: { resourceVersion: String(i) } } });
+      if (k < 0.08) return r() < 0.5 ? '' : ' \r';
+      const ev = JSON.stringify({ type: r() < 0.9 ? 'ADDED' : 'MODIFIED', object: item(i, r, distinct) });
+      return r() < 0.3 ? mutate(ev, r).replace(/\n/g, ' ') : ev; // one event per line (a newline outside strings is whitespace)
+    });
+    const stream = lines.join('\n') + (r() < 0.5 ? '\n' : '');
+    const want = plainEvents(stream);
+    const sizes = Array.from({ length: 4 }, () => 1 + Math.floor(r() * (r() < 0.3 ? 40 : 3000)));
+    const got = reusingEvents(stream, sizes);
+    assert.deepStrictEqual(got, want, `seed ${seed}, sizes ${sizes}`);
+    assert.equal(JSON.stringify(got), JSON.stringify(want), `seed ${seed}: key order`);
+    assert.deepEqual(sharingOf(objectsOf(got)), sharingOf(objectsOf(want)), `seed ${seed}: what is shared and frozen`);
+  }
+});
+
+test('WatchList reuse survives every chunking of a stream; a BOM starts the stream only; invalid UTF-8 is replaced as by Response.text()', () => {
+  const r = rng(11);
+  const lines = Array.from({ length: 6 }, (_, i) => JSON.stringify({ type: 'ADDED', object: item(i, r) }));
+  lines.push(`{"type":"ADDED","object":{"metadata":{"managedFields":[{"fieldsV1":${JSON.stringify(TREES[1])},"fieldsV1":"\\u0001"}]}}}`);
+  lines.push(JSON.stringify({ type: 'ADDED', object: { metadata: { name: 'ü🙂', managedFields: [{ fieldsV1: TREES[3] }] } } }));
+  const stream = lines.join('\n') + '\n';
+  const want = plainEvents(stream);
+  for (let cut = 1; cut < stream.length; cut += 5) {
+    const got = reusingEvents(stream, [cut, stream.length]);
+    assert.deepStrictEqual(got, want, `cut ${cut}`);
+    assert.deepEqual(sharingOf(objectsOf(got)), sharingOf(objectsOf(want)), `cut ${cut}: sharing`);
+  }
+  // A BOM before the first event is dropped (as the stream's text decoding does); one before a later line is an error.
+  const bom = new Uint8Array([0xef, 0xbb, 0xbf]);
+  for (const first of [1, 2, 3, 4]) {
+    const sp = new WatchEventSplitter();
+    const all = new Uint8Array([...bom, ...enc.encode(`${lines[0]}\n`)]);
+    sp.write(all.subarray(0, first));
+    assert.deepEqual(sp.next(), undefined);
+    sp.write(all.subarray(first));
+    assert.deepEqual(sp.next(), JSON.parse(lines[0]!), `BOM cut after ${first} byte(s)`);
+  }
+  const later = new WatchEventSplitter();
+  later.write(new Uint8Array([...enc.encode(`${lines[0]}\n`), ...bom, ...enc.encode(`${lines[1]}\n`)]));
+  later.next();
+  assert.throws(() => later.next(), /malformed watch event/);
+  // A cut-off sequence before the newline becomes U+FFFD, as TextDecoder makes it.
+  const bad = new WatchEventSplitter();
+  const text = '{"type":"ADDED","object":{"metadata":{"name":"a\u00e9"}}}';
+  const bytes = enc.encode(text);
+  const at = bytes.indexOf(0xc3);
+  bad.write(new Uint8Array([...bytes.subarray(0, at + 1), ...bytes.subarray(at + 2), 0x0a]));
+  assert.equal((bad.next()?.object as KubeObject).metadata.name, 'a\ufffd');
+});
+
+test('KubeListerWatcher.watch: a WatchList stream reuses managedFields bytes for its initial events only, a plain watch never', async () => {
+  const tree = TREES[0];
+  const added = (i: number) => JSON.stringify({ type: 'ADDED', object: { metadata: { name: `w${i}`, managedFields: [{ manager: 'm', fieldsV1: tree }] } } });
+  const end = JSON.stringify({ type: 'BOOKMARK', object: { metadata: { resourceVersion: '9', annotations: { 'k8s.io/initial-events-end': 'true' } } } });
+  const modified = JSON.stringify({ type: 'MODIFIED', object: { metadata: { name: 'w0', managedFields: [{ manager: 'm', fieldsV1: tree }] } } });
+  const body = [added(0), added(1), added(2), end, modified].join('\n') + '\n';
+  const transport = {
+    isDisposed: false,
+    send: async () =>
+      new Response(
+        new ReadableStream<Uint8Array>({
+          start(controller) {
+            controller.enqueue(enc.encode(body));
+            controller.close();
+          },
+        }),
+        { status: 200 },
+      ),
+  } as unknown as KubeTransport;
+  const lw = new KubeListerWatcher({ transport, resource: { group: 'lab.reconcile.dev', version: 'v1', resource: 'widgets' } });
+  const treesOf = async (sendInitialEvents: boolean, reuse: ManagedFieldsByBytes | undefined) => {
+    const out: unknown[] = [];
+    for await (const ev of lw.watch({ resourceVersion: '', sendInitialEvents, resourceVersionMatch: sendInitialEvents ? 'NotOlderThan' : undefined }, new AbortController().signal, reuse)) {
+      out.push((ev.object as KubeObject).metadata.managedFields?.[0]?.fieldsV1);
+    }
+    return out;
+  };
+  const c = new ObjectCompactor();
+  const streamed = await treesOf(true, new ManagedFieldsByBytes(c));
+  assert.deepEqual(streamed, [tree, tree, tree, undefined, tree]);
+  assert.ok(streamed.slice(0, 3).every((t) => t === streamed[0] && Object.isFrozen(t)), 'the initial events hold one shared, frozen tree');
+  assert.ok(streamed[4] !== streamed[0] && !Object.isFrozen(streamed[4]), 'an event after the initial-events-end bookmark is parsed as it is');
+  const watched = await treesOf(false, new ManagedFieldsByBytes(c));
+  assert.ok(watched.every((t) => t === undefined || !Object.isFrozen(t)), 'a plain watch parses every byte');
 });
