@@ -155,7 +155,9 @@ export function presentKey(s: KeyState, now: number, convergence?: KeyConvergenc
   const q = queueSummary(s, now);
   const last = s.lastOutcome ? outcomeSummary(s.lastOutcome, s.lastDurationMs) : undefined;
   const main = q || (last ? `last: ${last}` : 'idle');
-  const description = convergence ? `${convergenceLabel(convergence)} · ${main}` : main;
+  // The queue state first, as in the Resources view: a narrow sidebar cuts the end of a description, and the queue
+  // state is what this view is for (a flapping key keeps its own icon).
+  const description = convergence ? `${main} · ${convergenceLabel(convergence)}` : main;
   const tooltip: TooltipLine[] = [{ label: 'State', value: s.phase + (s.dirtyWhileProcessing ? ' (queued again when done)' : '') }];
   if (s.waiting) tooltip.push({ label: s.waiting.kind === 'backoff' ? 'Next retry' : 'Requeue', value: dueIn(s.waiting.dueAt, now) });
   if (s.priority !== undefined) tooltip.push({ label: 'Priority', value: `${s.priority}${s.priority === -100 ? ' (low: initial list or resync)' : ''} — higher runs first` });

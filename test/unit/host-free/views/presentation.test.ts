@@ -160,9 +160,10 @@ describe('convergence in the views', () => {
     assert.equal(f.icon.id, 'pulse');
     assert.equal(presentObject(widget({}, ready), undefined, NOW).description, 'gen 2 · Ready', 'unchanged without a tracker');
   });
-  it('prefixes a work-queue key with its state and explains it in the tooltip', () => {
+  it('adds the state after a work-queue key\'s queue state (a narrow view cuts the end) and explains it in the tooltip', () => {
     const k = presentKey(key({ phase: 'queued' }), NOW, conv('changing', 'Generation 2 was seen 1.0 s ago and no reconcile has finished since.'));
-    assert.equal(k.description, 'changing · queued');
+    assert.equal(k.description, 'queued · changing');
+    assert.equal(presentKey(key({ phase: 'queued', priority: -100, requeues: 3 }), NOW, conv('changing', 'x')).description.split(' · ')[0], 'queued', 'the queue state comes first');
     assert.ok(k.tooltip.some((l) => l.label === 'Convergence' && /no reconcile has finished/.test(l.value)));
     assert.equal(presentKey(key({ phase: 'idle', reconciles: 4 }), NOW, conv('flapping', 'x')).icon.id, 'pulse');
   });
