@@ -26,7 +26,7 @@ import type { QueueNode } from './views/queueTree.ts';
 import { EventLogPanel, type EventLogSource } from './webview/eventLogPanel.ts';
 import { GoControllers } from './goController/goControllers.ts';
 import type { ObjectKey } from '../core/k8s/keys.ts';
-import { selectedKeyOf, stepTargetOf, stepTargetText, type SelectableNode, type StepTarget } from './views/stepTarget.ts';
+import { pausedQueueMessage, selectedKeyOf, stepTargetOf, stepTargetText, type SelectableNode, type StepTarget } from './views/stepTarget.ts';
 import { Ticker } from './views/ticker.ts';
 import { EVENT_LOG_KINDS, exportJsonLines, toLogEntryView } from './webview/journalView.ts';
 import { entryDetail } from './webview/entryDetail.ts';
@@ -445,7 +445,7 @@ export class ReconcileLab implements vscode.Disposable {
       : loop === 'stopped'
         ? 'The loop is stopped: start it, or step one reconcile.'
         : loop === 'paused'
-          ? `Paused: F10 / Step runs one reconcile (${step ?? 'nothing queued'}), or resume. ${counts}.`
+          ? pausedQueueMessage(this.stepTarget(), counts)
           : `Running: ${counts}.`);
   }
 

@@ -45,3 +45,14 @@ export function stepTargetText(t: StepTarget | undefined): string {
   return `Step ${t.key} (${t.source === 'selection' ? 'selected' : 'next in queue'})`;
 }
 
+
+/**
+ * The Work Queue view's message while the loop is paused: which key F10 / Step reconciles (or that nothing is
+ * queued to step), how to run the loop, and `counts` (the queue's summary, e.g. "2 queued (priority queue: …)").
+ */
+export function pausedQueueMessage(t: StepTarget | undefined, counts: string): string {
+  const step = t
+    ? `F10 / Step reconciles ${t.key} once (${t.source === 'selection' ? 'selected' : 'next in queue'})`
+    : 'nothing to step yet (an event or Reconcile Now queues a key)';
+  return `Paused: ${step}; Resume runs the loop. Queue: ${counts}.`;
+}

@@ -45,7 +45,7 @@ describe('Step has one meaning, and relative times tick', function () {
     await l.resourcesView.reveal(node, { select: true, focus: true });
     await waitUntil(() => l.stepTarget()?.key === last, 'the selection is the step target');
     assert.equal(l.resourcesView.description, `Step ${last} (selected)`);
-    assert.match(l.queueView.message ?? '', new RegExp(`Step ${last} \\(selected\\)`));
+    assert.match(l.queueView.message ?? '', new RegExp(`Step reconciles ${last} once \\(selected\\)`));
     const r = ok(await run<{ step: StepResult }>('reconcileLab.stepReconcile'));
     assert.equal(r.step.kind === 'reconciled' && r.step.key, last);
     // The context menu passes the element itself: the same key.

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { selectedKeyOf, stepTargetOf, stepTargetText } from '../../../../src/host/views/stepTarget.ts';
+import { pausedQueueMessage, selectedKeyOf, stepTargetOf, stepTargetText } from '../../../../src/host/views/stepTarget.ts';
 
 const P = 'widgets.lab.reconcile.dev';
 
@@ -26,4 +26,15 @@ test('step target: the selected key when it exists, else the head of the queue; 
   assert.equal(stepTargetText({ key: 'ns/sel', source: 'selection' }), 'Step ns/sel (selected)');
   assert.equal(stepTargetText({ key: 'ns/head', source: 'queue' }), 'Step ns/head (next in queue)');
   assert.equal(stepTargetText(undefined), 'Step: nothing queued');
+});
+
+test('the paused Work Queue message names the key Step reconciles once, or says nothing is queued to step', () => {
+  assert.equal(
+    pausedQueueMessage({ key: 'team-a/blinky', source: 'queue' }, '2 queued (client-go queue: FIFO)'),
+    'Paused: F10 / Step reconciles team-a/blinky once (next in queue); Resume runs the loop. Queue: 2 queued (client-go queue: FIFO).',
+  );
+  assert.match(pausedQueueMessage({ key: 'saguaro', source: 'selection' }, '1 queued'), /Step reconciles saguaro once \(selected\)/);
+  const empty = pausedQueueMessage(undefined, 'nothing queued');
+  assert.equal(empty, 'Paused: nothing to step yet (an event or Reconcile Now queues a key); Resume runs the loop. Queue: nothing queued.');
+  assert.doesNotMatch(empty, /Step: nothing queued|\(Step /, 'no nested "Step …" text');
 });
