@@ -10,7 +10,7 @@
  * theme's (CSS variables read at render time, re-read when the theme changes).
  */
 import { emptyJournalText, PROTOCOL_VERSION, type TimelineHostToWebview, type TimelineWebviewToHost } from '../../shared/protocol.ts';
-import { type Lane, type Mark, type Span, TimelineModel } from './model.ts';
+import { fitMiddle, type Lane, type Mark, type Span, TimelineModel } from './model.ts';
 import { fit, follow, pan, ticks, tickLabel, timeToX, xToTime, zoomAt, type Viewport } from './viewport.ts';
 
 interface VsCodeApi {
@@ -359,11 +359,7 @@ function fitText(text: string, max: number): string {
   const k = `${max}|${text}`;
   let s = fitCache.get(k);
   if (s !== undefined) return s;
-  s = text;
-  if (ctx.measureText(s).width > max) {
-    while (s.length > 1 && ctx.measureText(`…${s}`).width > max) s = s.slice(1);
-    s = `…${s}`;
-  }
+  s = fitMiddle(text, max, (t) => ctx.measureText(t).width);
   if (fitCache.size > 5000) fitCache.clear();
   fitCache.set(k, s);
   return s;

@@ -273,3 +273,19 @@ export class TimelineModel {
     return hit ? { seq: hit.seq, label: hit.label, kind: hit.kind } : undefined;
   }
 }
+
+/**
+ * `text` cut in the middle to fit `max` (in the units of `measure`, e.g. canvas pixels): the start and the end stay,
+ * joined by "…", about a third of the kept characters from the start and two thirds from the end. A lane key
+ * "team-alpha/a-very-long-name-…-x" keeps its namespace's start and its name's end; cutting only the start lost the
+ * namespace (and a long name lost everything but its last characters). Unchanged when it fits.
+ */
+export function fitMiddle(text: string, max: number, measure: (s: string) => number): string {
+  if (measure(text) <= max) return text;
+  for (let n = text.length - 1; n > 0; n--) {
+    const head = Math.ceil(n / 3);
+    const s = `${text.slice(0, head)}…${text.slice(text.length - (n - head))}`;
+    if (measure(s) <= max) return s;
+  }
+  return '…';
+}

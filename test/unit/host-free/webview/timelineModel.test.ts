@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { FakeClock } from '../../../fakes/fakeClock.ts';
 import { createJournal } from '../../../../src/core/journal/journal.ts';
 import { toTimeline } from '../../../../src/host/webview/timelineView.ts';
-import { TimelineModel } from '../../../../src/webview/timeline/model.ts';
+import { fitMiddle, TimelineModel } from '../../../../src/webview/timeline/model.ts';
 import { fit, follow, MAX_MS_PER_PX, MIN_MS_PER_PX, pan, ticks, timeToX, xToTime, zoomAt } from '../../../../src/webview/timeline/viewport.ts';
 
 const PRIMARY = 'widgets.lab.reconcile.dev';
@@ -136,5 +136,23 @@ describe('timeline zoom and pan', () => {
     assert.equal(t.step, 1000);
     assert.deepEqual(t.times.slice(0, 2), [13_000, 14_000]);
     assert.ok(t.times.every((x) => x % 1000 === 0 && timeToX({ start: 12_345, msPerPx: 10 }, x) <= 1000));
+  });
+});
+
+describe('fitMiddle (lane labels)', () => {
+  const len = (s: string) => s.length;
+  it('keeps a label that fits, and cuts a long one in the middle: the namespace\'s start and the name\'s end stay', () => {
+    assert.equal(fitMiddle('team-a/inky', 20, len), 'team-a/inky');
+    const key = 'team-alpha-3f0e/a-very-long-octopus-name-that-goes-on-xxxxxxxx-end';
+    const cut = fitMiddle(key, 24, len);
+    assert.equal(cut.length, 24);
+    assert.ok(cut.startsWith('team-al'), cut);
+    assert.ok(cut.endsWith('xxxx-end'), cut);
+    assert.equal(cut.split('…').length, 2);
+    assert.equal(fitMiddle('team-alpha-3f0e/blinky', 16, len), 'team-…f0e/blinky');
+  });
+  it('degrades to "…" when nothing else fits', () => {
+    assert.equal(fitMiddle('abcdef', 1, len), '…');
+    assert.equal(fitMiddle('abcdef', 0, len), '…');
   });
 });
