@@ -500,13 +500,15 @@ stage.addEventListener('pointermove', (ev: PointerEvent) => {
     return;
   }
   const hit = hitAt(ev.offsetX, ev.offsetY);
-  if (!hit) {
+  // Over a lane's label: its whole key (the label may be cut to fit the column).
+  const labelLane = !hit && ev.offsetX < LABEL_W ? laneAt(ev.offsetY) : undefined;
+  if (!hit && !labelLane) {
     tooltip.hidden = true;
     stage.style.cursor = 'grab';
     return;
   }
   stage.style.cursor = 'pointer';
-  tooltip.textContent = hit.label;
+  tooltip.textContent = hit ? hit.label : labelLane!.key;
   tooltip.hidden = false;
   tooltip.style.left = `${Math.min(ev.offsetX + 12, stage.clientWidth - tooltip.offsetWidth - 4)}px`;
   tooltip.style.top = `${ev.offsetY + 16}px`;

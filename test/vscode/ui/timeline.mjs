@@ -140,6 +140,9 @@ export default async function timelineUi(t) {
       const stage = tl.locator('#stage');
       const box = await stage.boundingBox();
       const y = 24 + 1 * 24 + 12;
+      // The lane's label (cut to its column when long) shows the whole key on hover.
+      await stage.hover({ position: { x: 20, y } });
+      await eventually('the lane label\'s tooltip', () => tl.locator('#tooltip:not([hidden])').textContent().catch(() => ''), (s) => s === `${ns}/tl-beta`);
       let found = false;
       for (let x = box.width - 20; x > 200 && !found; x -= 3) {
         await stage.hover({ position: { x, y } });
