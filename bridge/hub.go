@@ -178,7 +178,9 @@ func (h *hub) register(q *Queue) bool {
 	if r := h.reconcilers[q.name]; r != nil {
 		r.describe(&info)
 	}
-	info.CacheNamespaces = h.scope.Load().namespaces(schema.GroupVersionKind{Group: info.Group, Version: info.Version, Kind: info.Kind})
+	gvk := schema.GroupVersionKind{Group: info.Group, Version: info.Version, Kind: info.Kind}
+	info.CacheNamespaces = h.scope.Load().namespaces(gvk)
+	info.CacheLabelSelector = h.scope.Load().labelSelector(gvk)
 	// q.info is set before q is visible in h.queues (announcements reads it under q.mu only).
 	q.info = info
 	h.queues = append(h.queues, q)

@@ -116,6 +116,9 @@ type ControllerMsg struct {
 	// CacheNamespaces are the namespaces the manager's cache watches for the controller's kind (cache.Options
 	// DefaultNamespaces, or its ByObject entry's Namespaces); absent: every namespace (or not known).
 	CacheNamespaces []string `json:"cacheNamespaces,omitempty"`
+	// CacheLabelSelector is the label selector the manager's cache lists the controller's kind with
+	// (DefaultLabelSelector, or its ByObject entry's Label); absent: none (or not known).
+	CacheLabelSelector string `json:"cacheLabelSelector,omitempty"`
 }
 
 // QueueMsg is one per-key transition of a controller's queue: the decoded form of one TransitionsMsg item (the Go

@@ -21,18 +21,33 @@ type cacheScope struct {
 	defaults []string
 	// byKind are the namespaces of ByObject entries that set Namespaces (sorted; nil: every namespace).
 	byKind map[schema.GroupVersionKind][]string
+	// defaultSelector is DefaultLabelSelector ("" when none); selectors are the label selectors of ByObject
+	// entries that set Label (they replace the default for their kind).
+	defaultSelector string
+	selectors       map[schema.GroupVersionKind]string
 }
 
 // newCacheScope records opts' namespaces (ByObject keys are resolved to kinds through opts.Scheme; an entry whose
 // kind cannot be resolved is left out).
 func newCacheScope(opts cache.Options) *cacheScope {
-	s := &cacheScope{defaults: namespaceList(opts.DefaultNamespaces), byKind: map[schema.GroupVersionKind][]string{}}
+	s := &cacheScope{defaults: namespaceList(opts.DefaultNamespaces), byKind: map[schema.GroupVersionKind][]string{},
+		selectors: map[schema.GroupVersionKind]string{}}
+	if opts.DefaultLabelSelector != nil && !opts.DefaultLabelSelector.Empty() {
+		s.defaultSelector = opts.DefaultLabelSelector.String()
+	}
 	for obj, by := range opts.ByObject {
-		if by.Namespaces == nil || opts.Scheme == nil {
+		if opts.Scheme == nil || (by.Namespaces == nil && by.Label == nil) {
 			continue
 		}
-		if gvk, err := apiutil.GVKForObject(obj, opts.Scheme); err == nil {
+		gvk, err := apiutil.GVKForObject(obj, opts.Scheme)
+		if err != nil {
+			continue
+		}
+		if by.Namespaces != nil {
 			s.byKind[gvk] = namespaceList(by.Namespaces)
+		}
+		if by.Label != nil {
+			s.selectors[gvk] = by.Label.String()
 		}
 	}
 	return s
@@ -72,6 +87,24 @@ func (s *cacheScope) namespaces(gvk schema.GroupVersionKind) []string {
 		return ns
 	}
 	return s.defaults
+}
+
+// labelSelector is the label selector the cache lists kind gvk with ("" when none, or not known: the kind unknown
+// while a ByObject entry sets one).
+func (s *cacheScope) labelSelector(gvk schema.GroupVersionKind) string {
+	if s == nil {
+		return ""
+	}
+	if gvk.Kind == "" {
+		if len(s.selectors) > 0 {
+			return ""
+		}
+		return s.defaultSelector
+	}
+	if sel, ok := s.selectors[gvk]; ok {
+		return sel
+	}
+	return s.defaultSelector
 }
 
 // outsideCache is the reason a key of the controller described by info cannot be reconciled because its

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -33,7 +34,7 @@ func TestKeysOutsideTheCacheNamespaces(t *testing.T) {
 	h := connectedHub(t, e)
 	h.scope.Store(newCacheScope(cache.Options{Scheme: scheme.Scheme,
 		DefaultNamespaces: map[string]cache.Config{"team-b": {}, "team-a": {}},
-		ByObject:          map[client.Object]cache.ByObject{&corev1.Secret{}: {Namespaces: map[string]cache.Config{"vault": {}}}},
+		ByObject:          map[client.Object]cache.ByObject{&corev1.Secret{}: {Namespaces: map[string]cache.Config{"vault": {}}, Label: labels.SelectorFromSet(labels.Set{"app": "lamp"})}},
 	}))
 	for _, c := range []struct{ name, kind string }{{"beacon", "ConfigMap"}, {"lamp", "Secret"}} {
 		r := newReconciler(h, c.name, noopReconciler{})
@@ -44,10 +45,10 @@ func TestKeysOutsideTheCacheNamespaces(t *testing.T) {
 	got := map[string]any{}
 	for range 2 {
 		m := e.next(isType("controller"))
-		got[m["name"].(string)] = m["cacheNamespaces"]
+		got[m["name"].(string)] = []any{m["cacheNamespaces"], m["cacheLabelSelector"]}
 	}
-	if want := map[string]any{"beacon": []any{"team-a", "team-b"}, "lamp": []any{"vault"}}; !reflect.DeepEqual(got, want) {
-		t.Fatalf("announced cacheNamespaces %v, want %v", got, want)
+	if want := map[string]any{"beacon": []any{[]any{"team-a", "team-b"}, nil}, "lamp": []any{[]any{"vault"}, "app=lamp"}}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("announced cacheNamespaces and cacheLabelSelector %v, want %v", got, want)
 	}
 
 	id := int64(0)

@@ -18,7 +18,7 @@ import { createDynamicClient, type DynamicKubeClient } from '../../src/core/k8s/
 import type { GroupVersionResource, KubeObject } from '../../src/core/k8s/objects.ts';
 import { createNamespace, getTestCluster, installCrd, waitUntil, type TestCluster } from './support/cluster.ts';
 import { buildGoProgram, haveGo, relayOperatorDir } from './support/goSample.ts';
-import { GoLaunches } from './support/goLaunch.ts';
+import { GoLaunches, type FreshBridge } from './support/goLaunch.ts';
 
 const BEACONS: GroupVersionResource = { group: 'relay.example.io', version: 'v1alpha1', resource: 'beacons' };
 const CONFIGMAPS: GroupVersionResource = { group: '', version: 'v1', resource: 'configmaps' };
@@ -63,21 +63,28 @@ describe('an operator-sdk-shaped Go controller (cache namespaces, controller.New
   });
 
   /** Launches the program (welcomed paused) with its cache on nsA and nsB; resolves with the beacon controller. */
-  async function start(): Promise<{ journal: Journal; beacons: RemoteController }> {
-    const { journal, r } = await launches.launch({
+  async function start(): Promise<{ journal: Journal; beacons: RemoteController; hub: FreshBridge['hub'] }> {
+    const { journal, r, hub } = await launches.launch({
       kubeconfigPath: cluster.kubeconfigPath,
       command: bin,
       args: ['--health-probe-bind-address=0', '--metrics-bind-address=0', `--namespaces=${nsA},${nsB}`, `--external-dir=${external}`, '--ping-every=300ms'],
       accept: (c) => c.controller.name === 'beacon',
     });
-    return { journal, beacons: r.controller };
+    return { journal, beacons: r.controller, hub };
   }
 
   test('the cache namespaces are announced; a key outside them is refused by step and dry-run with the reason; generateName, DeleteAllOf and client.Apply writes name their objects', { timeout: 180_000 }, async () => {
     await client.create(BEACONS, beacon(nsA, 'north', { message: 'hello' }));
     await client.create(BEACONS, beacon(nsC, 'outside', { message: 'nope' }));
-    const { journal, beacons } = await start();
+    const { journal, beacons, hub } = await start();
     assert.deepEqual(beacons.announcement.cacheNamespaces, [nsA, nsB].sort());
+    assert.equal(beacons.announcement.cacheLabelSelector, undefined);
+    // controller.New's controller: the Secrets of its ByObject entry are listed with a label selector.
+    await waitUntil(() => hub.controllers.some((c) => c.controller.name === 'lamp-keeper'), 'lamp-keeper announced', 60_000);
+    const lamps = hub.controllers.find((c) => c.controller.name === 'lamp-keeper')!.controller;
+    assert.equal(lamps.announcement.cacheLabelSelector, 'app=lamp');
+    assert.match(lamps.outsideCache(`${nsA}/other`, { app: 'web' }) ?? '', /label selector app=lamp/);
+    assert.equal(lamps.outsideCache(`${nsA}/lamp`, { app: 'lamp' }), undefined);
     assert.equal(beacons.status().maxConcurrentReconciles, 4);
     assert.match(beacons.outsideCache(`${nsC}/outside`) ?? '', /outside beacon's cache/);
     assert.equal(beacons.outsideCache(`${nsA}/north`), undefined);

@@ -87,6 +87,7 @@ export const PROTOCOL = {
       reconciliationTimeoutMs: 'int?',
       paused: 'bool',
       cacheNamespaces: 'string[]?',
+      cacheLabelSelector: 'string?',
     },
     queue: {
       controller: 'string',
@@ -192,6 +193,8 @@ export interface ControllerMessage {
   paused: boolean;
   /** The namespaces the manager's cache watches for the controller's kind; absent: every namespace (or not known). */
   cacheNamespaces?: string[];
+  /** The label selector the manager's cache lists the controller's kind with; absent: none (or not known). */
+  cacheLabelSelector?: string;
 }
 export type QueueTransitionName = 'added' | 'waiting' | 'ready' | 'processing' | 'done' | 'forgotten' | 'backoff' | 'shutdown';
 export interface QueueMessage {

@@ -1,3 +1,4 @@
+import { parseLabelSelector } from '../cache/labelSelector.ts';
 import type { Clock } from '../clock.ts';
 import { Emitter, type Event } from '../event.ts';
 import type { Logger } from '../log.ts';
@@ -113,14 +114,25 @@ export class RemoteController implements Controller {
 
   /**
    * Why this controller never reconciles `key`: its manager's cache (cache.Options) watches its kind only in other
-   * namespaces, so controller-runtime never queues the key (and the process refuses to step it). Undefined when the
-   * key is inside, cluster-scoped, or the process announced no namespaces (every namespace).
+   * namespaces (the process then refuses to step the key too), or lists it with a label selector the object's
+   * `labels` do not match (given: the object's labels as the editor sees them). controller-runtime never queues
+   * such a key. Undefined when the key is inside, or the process announced neither (every object).
    */
-  outsideCache(key: string): string | undefined {
+  outsideCache(key: string, labels?: Readonly<Record<string, string>>): string | undefined {
     const namespaces = this.info.cacheNamespaces;
     const slash = key.indexOf('/');
-    if (!namespaces || slash < 0 || namespaces.includes(key.slice(0, slash))) return undefined;
-    return `outside ${this.name}'s cache (namespaces ${namespaces.join(', ')})`;
+    if (namespaces && slash >= 0 && !namespaces.includes(key.slice(0, slash))) return `outside ${this.name}'s cache (namespaces ${namespaces.join(', ')})`;
+    const selector = this.info.cacheLabelSelector;
+    if (selector && labels !== undefined) {
+      let matches = true;
+      try {
+        matches = parseLabelSelector(selector).matches(labels);
+      } catch {
+        // A selector this side cannot parse claims nothing.
+      }
+      if (!matches) return `outside ${this.name}'s cache (label selector ${selector})`;
+    }
+    return undefined;
   }
 
   /** The reconciled resource as "plural.group" ("configmaps" for the core group), when announced. */

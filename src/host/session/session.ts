@@ -668,7 +668,10 @@ export class Session implements ViewModel, Disposable {
 
   outsideController(key: ObjectKey): string | undefined {
     const c = this.controller;
-    return c instanceof RemoteController ? c.outsideCache(key) : undefined;
+    if (!(c instanceof RemoteController)) return undefined;
+    const resource = this.primaryResource;
+    const obj = resource ? this.get(resource, key) : undefined;
+    return c.outsideCache(key, obj ? (obj.metadata.labels ?? {}) : undefined);
   }
 
   keyStates(): KeyState[] {

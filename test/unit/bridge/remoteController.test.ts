@@ -282,4 +282,13 @@ test('keys outside the announced cache namespaces: outsideCache names them; insi
   assert.equal(c.outsideCache('team-c/outside'), "outside widget's cache (namespaces team-a, team-b)");
   assert.equal(c.outsideCache('team-b/inside'), undefined);
   assert.equal(c.outsideCache('cluster-scoped'), undefined);
+  // A label selector (ByObject Label): an object whose labels do not match is outside; without labels nothing is claimed.
+  c.announce({ type: 'controller', name: 'widget', resource: 'secrets', priorityQueue: true, paused: true, cacheNamespaces: ['team-a'], cacheLabelSelector: 'app=lamp' });
+  assert.equal(c.outsideCache('team-a/other', {}), "outside widget's cache (label selector app=lamp)");
+  assert.equal(c.outsideCache('team-a/other', { app: 'web' }), "outside widget's cache (label selector app=lamp)");
+  assert.equal(c.outsideCache('team-a/lamp1', { app: 'lamp' }), undefined);
+  assert.equal(c.outsideCache('team-a/other'), undefined, 'labels not known: nothing claimed');
+  assert.equal(c.outsideCache('team-b/lamp1', { app: 'lamp' }), "outside widget's cache (namespaces team-a)");
+  c.announce({ type: 'controller', name: 'widget', resource: 'secrets', priorityQueue: true, paused: true, cacheLabelSelector: 'app in (' });
+  assert.equal(c.outsideCache('team-a/other', {}), undefined, 'a selector this side cannot parse claims nothing');
 });
