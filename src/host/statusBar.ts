@@ -56,7 +56,8 @@ export class StatusBar implements vscode.Disposable {
         const c = s.counts;
         const depth = c.queued + c.processing;
         const loopIcon = !s.loopAvailable ? '$(circle-slash)' : s.loop === 'running' ? '$(play)' : s.loop === 'paused' ? '$(debug-pause)' : '$(debug-stop)';
-        const parts = [`$(plug) ${inert(s.context)}`, `${loopIcon} ${depth} queued`];
+        // Without a loop there is no queue to count: say so ("no loop"), not "0 queued".
+        const parts = [`$(plug) ${inert(s.context)}`, s.loopAvailable ? `${loopIcon} ${depth} queued` : `${loopIcon} no loop`];
         if (c.backoff) parts.push(`$(error) ${c.backoff} backoff`);
         if (s.external) parts.push(`$(debug-alt) ${inert(s.external.replace(/^Go controller /, 'Go '))}`); // the name is the program's
         if (s.step) parts.push(`$(debug-step-over) ${inert(shortKey(s.step.replace(/^Step /, '').replace(/ \((selected|next in queue)\)$/, '')))}`);
@@ -65,7 +66,7 @@ export class StatusBar implements vscode.Disposable {
         md.appendMarkdown('**Reconcile Lab**\n\n');
         md.appendText(`Context ${s.context} at ${s.server}\n`);
         md.appendMarkdown('\n');
-        md.appendText(`Watching ${s.resources} resource(s). Loop: ${s.loopAvailable ? s.loop : 'unavailable'}.\n`);
+        md.appendText(`Watching ${s.resources} resource(s). Loop: ${s.loopAvailable ? s.loop : 'none (the Work Queue view says why)'}.\n`);
         md.appendMarkdown('\n');
         md.appendText(`Queue: ${c.queued} queued, ${c.processing} processing, ${c.backoff} in backoff, ${c.requeueAfter} waiting to requeue.`);
         if (s.external) {

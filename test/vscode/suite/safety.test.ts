@@ -182,6 +182,8 @@ describe('safety: the lab reconciler reconciles only its Widget resource', funct
     // objects are not reconciled, and no object shows a convergence word ("changing") of a loop that is not there.
     l.renderStatus();
     assert.equal(l.contextKeys.get('reconcileLab.loopAvailable'), false);
+    assert.match(l.statusBar.text, /\$\(circle-slash\) no loop/, l.statusBar.text);
+    assert.doesNotMatch(l.statusBar.text, /queued/, 'no queue to count');
     l.resourcesTree.flush();
     const kind = l.resourcesTree.getChildren().find((n) => n.type === 'kind' && n.resource === 'configmaps')!;
     assert.match(String(l.resourcesTree.getTreeItem(kind).description), /no loop: not reconciled/);
