@@ -98,10 +98,13 @@ export async function inspectCache(
   const lag = r.resourceVersionLag !== undefined ? `, rv ${r.cachedResourceVersion} → ${r.serverResourceVersion}` : '';
   // Secret values masked; a value that differs between cache and server shows as "*** (before)" / "*** (after)".
   const [cachedShown, serverShown] = displayPair(r.cached, r.server);
-  const left = lab.documents.snapshot(`${fileSafe(t.key)}.cache.yaml`, r.cached ? toYaml(cachedShown) : '# not in the informer cache\n');
-  const right = lab.documents.snapshot(`${fileSafe(t.key)}.server.yaml`, r.server ? toYaml(serverShown) : '# not on the server (404)\n');
+  // Named by kind and key: an Octopus and a ConfigMap both called team-a/inky (or two cluster-scoped kinds' "x") are
+  // two documents and two titles, not one overwritten by the other.
+  const name = `${info.kind}.${fileSafe(t.key)}`;
+  const left = lab.documents.snapshot(`${name}.cache.yaml`, r.cached ? toYaml(cachedShown) : '# not in the informer cache\n');
+  const right = lab.documents.snapshot(`${name}.server.yaml`, r.server ? toYaml(serverShown) : '# not on the server (404)\n');
   if (boolArg(arg, 'open') !== false) {
-    await vscode.commands.executeCommand('vscode.diff', left, right, `${t.key}: cache ↔ server (${r.state}${lag})`, { preview: true });
+    await vscode.commands.executeCommand('vscode.diff', left, right, `${info.kind} ${t.key}: cache ↔ server (${r.state}${lag})`, { preview: true });
   }
   if (!r.differs) ui.statusMessage(`${t.key}: the cache matches the server`, 5000, 'pass');
   return {

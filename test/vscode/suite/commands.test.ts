@@ -106,6 +106,7 @@ describe('commands against the local control plane', function () {
     const tab = vscode.window.tabGroups.activeTabGroup.activeTab;
     assert.ok(tab?.input instanceof vscode.TabInputTextDiff, 'the active editor is a diff');
     assert.match(tab.label, /cache ↔ server \(in-sync/);
+    assert.ok(tab.label.startsWith(`Widget ${ns}/alpha: `), `the title names the kind: ${tab.label}`);
     await vscode.commands.executeCommand('workbench.action.closeAllEditors');
   });
 
