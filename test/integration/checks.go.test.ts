@@ -10,7 +10,7 @@ import { createDynamicClient, type DynamicKubeClient } from '../../src/core/k8s/
 import { runChecks } from '../../src/core/checks/runChecks.ts';
 import type { CheckReport, RunChecksOptions } from '../../src/core/checks/types.ts';
 import type { ResourceInfo } from '../../src/core/k8s/objects.ts';
-import { createNamespace, getTestCluster, installCrd, type TestCluster } from './support/cluster.ts';
+import { createNamespace, getTestCluster, installCrd, testCrd, uniqueName, type TestCluster } from './support/cluster.ts';
 import { runCliProcess } from './support/cli.ts';
 import { buildGoSample, haveGo, sampleDir } from './support/goSample.ts';
 import { ROOT, sampleDocs } from './reconcilers.support.ts';
@@ -73,7 +73,7 @@ describe('robustness checks on the Go controller through the bridge', { skip: (!
     // The withheld update really was withheld inside the Go process (not a pass by default).
     assert.match(r.results.find((x) => x.check === 'unobservedState')!.message!, /[1-9]\d* update event\(s\) withheld/, summary(r));
     // The stale-cache check stepped the key once from the frozen view (its message counts the writes of that step).
-    assert.match(r.results.find((x) => x.check === 'staleCache')!.message!, /write\(s\) from the stale view/, summary(r));
+    assert.match(r.results.find((x) => x.check === 'staleCache')!.message!, /write\(s\) from two stale views/, summary(r));
     // --leader-elect=true was ignored by the check instances (else every run but the first would wait for the lease).
     assert.ok(!lines.some((l) => /attempting to acquire leader lease/.test(l)), 'check instances run without leader election');
     assert.deepEqual(await scratchOf(r), [], 'scratch namespaces cleaned up');
@@ -89,6 +89,17 @@ describe('robustness checks on the Go controller through the bridge', { skip: (!
     assert.equal(report.reconciler, `${bin} --leader-elect=false`);
     assert.deepEqual(report.results.map((x) => [x.check, x.status]), [['runTwice', 'passed'], ['crashAfterWrite', 'passed']], summary(report));
     assert.deepEqual(await scratchOf(report), []);
+  });
+
+  test('a resource none of the program\'s controllers reconciles: each check says so once the program announced its controllers (not after 5 minutes)', async () => {
+    const group = `${uniqueName('gochk')}.example.org`;
+    await installCrd(cluster.transport, testCrd({ group, kind: 'Gizmo', plural: 'gizmos' }));
+    const gizmos: ResourceInfo = { group, version: 'v1', resource: 'gizmos', kind: 'Gizmo', namespaced: true };
+    await c.create(gizmos, { apiVersion: `${group}/v1`, kind: 'Gizmo', metadata: { name: 'g', namespace: ns }, spec: {} });
+    const r = await runChecks(options({ primary: gizmos, keys: [`${ns}/g`], checks: ['runTwice'], go: { command: [bin], env: { KUBECONFIG: cluster.kubeconfigPath } }, reconcilerSpec: { kind: 'go', command: [bin] } }));
+    assert.equal(r.totals.errors, 1, summary(r));
+    assert.match(r.results[0]!.message!, new RegExp(`announced widget \\(widgets\\.lab\\.reconcile\\.dev\\), but not a controller reconciling gizmos\\.${group.replace(/\./g, '\\.')}`), summary(r));
+    assert.deepEqual(await scratchOf(r), []);
   });
 
   test('samples/buggy/go-status-every-reconcile (go run, built once): caught by convergence only, with the field that changes', async () => {

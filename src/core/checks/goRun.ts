@@ -293,6 +293,8 @@ async function startGoRun(runner: GoCheckRunner, env: HarnessEnv, namespace: str
         env: vars,
         waitMs: target.waitMs ?? 300_000,
         accept: (c) => c.controller.resourceId === undefined || c.controller.resourceId === (env.primary.group ? `${env.primary.resource}.${env.primary.group}` : env.primary.resource),
+        // A program none of whose controllers reconciles the checked resource fails once it announced the others.
+        wanted: `a controller reconciling ${env.primary.group ? `${env.primary.resource}.${env.primary.group}` : env.primary.resource} (the checked --resource)`,
         ...(target.onOutput ? { onOutput: target.onOutput } : {}),
         signal: env.signal,
       });
