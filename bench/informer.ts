@@ -16,7 +16,8 @@
 // each measurement starts after BENCH_PAUSE_MS (default 1500) of quiet and a full GC.
 // BENCH_OBJECTS (default 10000) and BENCH_UPDATES (default min(5000, objects/2)) shrink the run;
 // BENCH_PROFILE=1 logs per-request timings. BENCH_CPU_PROF=<dir> writes a V8 CPU profile of the sync (from the first
-// request to the last add handled, nothing before or after) of every "ours" child process there. Each contender's CPU time during its sync (process.cpuUsage in the child) and
+// request to the last add handled, nothing before or after) of every "ours" child process there (the sampling adds to
+// their CPU time, and the profiler's memory to their heap per object: measure those without it). Each contender's CPU time during its sync (process.cpuUsage in the child) and
 // kube-apiserver's CPU time while the child ran (/proc, when the control plane runs on this machine) are printed next
 // to the times: on a 2-core machine, CPU we use is CPU the server does not get to encode the answer.
 // Contenders "ours-watchlist" and "transport-watchlist" are the same two over a WatchList stream (the editor's
