@@ -251,6 +251,18 @@ async function check(args: CliArgs, io: CliIo, log: Logger, s: Session): Promise
     if (problem) throw new UsageError(problem);
   }
   let keys = args.positionals.map((k) => normalizeKey(k, s));
+  // A key that names nothing is a typo, not five checks that "could not run".
+  const missing: string[] = [];
+  for (const k of keys) {
+    const { namespace, name } = splitKey(k);
+    try {
+      await s.client.get(s.resource, s.resource.namespaced ? namespace : undefined, name);
+    } catch (e) {
+      if (e instanceof ApiError && e.code === 404) missing.push(k);
+      else throw e;
+    }
+  }
+  if (missing.length) throw new UsageError(`no ${resourceName(s)} ${missing.map((k) => `"${k}"`).join(', ')} to check${s.resource.namespaced ? ' (keys are namespace/name)' : ''}; list them with kubectl get ${resourceName(s)}${s.resource.namespaced ? ' -A' : ''}`);
   if (!keys.length) {
     const namespace = s.resource.namespaced ? args.namespace : undefined;
     const items = (await s.client.list(s.resource, namespace)).items.filter((o) => !o.metadata.labels?.[SCRATCH_LABEL] && !o.metadata.namespace?.startsWith('rl-check-'));

@@ -375,5 +375,10 @@ describe('reconcile-lab CLI against a real kube-apiserver', () => {
     assert.match(r2.findings[0]!.title, /Second reconcile created another configmaps \(generateName/);
     assert.match(r2.findings[0]!.reproduce, new RegExp(`^reconcile-lab check ${key} --check runTwice --resource widgets\\.${crd.group.replace(/\./g, '\\.')} --reconciler module:samples/buggy/generate-name-every-pass\\.ts`));
     assert.equal((await c.get(crd.gvr, ns, 'widget-ready')).metadata.resourceVersion, before.metadata.resourceVersion, 'the original untouched');
+
+    // A key that names nothing: a usage error naming it, before any scratch namespace is made.
+    const missing = await cli(['check', `${ns}/no-such-widget`, ...common, '--reconciler', 'module:samples/module-reconciler.ts']);
+    assert.equal(missing.code, 2, missing.stderr + missing.stdout);
+    assert.match(missing.stderr, new RegExp(`no widgets\\.\\S+ "${ns}/no-such-widget" to check`));
   });
 });
