@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"strings"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -182,6 +183,7 @@ func (j *journal) end(_ context.Context, _ client.Client, ri *reconcileInfo, w *
 		w.Error = err.Error()
 	} else if after != nil {
 		w.ResourceVersionAfter = after.GetResourceVersion()
+		w.Deleted = w.Verb != "create" && deletedByWrite(after)
 		if w.Verb == "create" && w.Subresource == "" && after.GetName() != "" {
 			w.Name = after.GetName() // metadata.generateName: the name the server generated
 		}
@@ -206,6 +208,19 @@ func (j *journal) emit(ri *reconcileInfo, w Write) {
 		}
 	}
 	j.h.send(m)
+}
+
+// deletedByWrite reports whether the server's answer to a successful update, patch or apply says the write
+// deleted the object: it is Terminating (deletionTimestamp set) with no finalizers left and no grace period
+// pending — the API server's own condition for deleting an object during an update. The server then answers with
+// the object as written, whose resourceVersion is its last one (before == after), which alone reads as a no-op.
+// A Pod in graceful termination (deletionGracePeriodSeconds > 0) is not deleted by an update and is not reported.
+func deletedByWrite(after metav1.Object) bool {
+	if after.GetDeletionTimestamp() == nil || len(after.GetFinalizers()) > 0 {
+		return false
+	}
+	g := after.GetDeletionGracePeriodSeconds()
+	return g == nil || *g == 0
 }
 
 // beginApply describes a server-side apply (client.Apply) about to be made: its kind, object and resource, and
@@ -243,6 +258,7 @@ func (j *journal) endApply(ri *reconcileInfo, w *Write, obj runtime.ApplyConfigu
 		after := &unstructured.Unstructured{}
 		if after.UnmarshalJSON(data) == nil {
 			w.ResourceVersionAfter = after.GetResourceVersion()
+			w.Deleted = deletedByWrite(after)
 			if (ri.dry() || j.checkBodies()) && !(w.Group == "" && w.Kind == "Secret") {
 				w.After = toMap(after)
 			}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	"k8s.io/client-go/kubernetes/scheme"
@@ -145,5 +146,75 @@ func TestJournalServerSideApply(t *testing.T) {
 	}
 	if cm.Data["message"] != "one" || cm.ResourceVersion != stored {
 		t.Fatalf("the dry-run apply persisted: %v rv %s", cm.Data, cm.ResourceVersion)
+	}
+}
+
+// TestJournalWriteThatRemovesTheLastFinalizer: an update or patch that removes the last finalizer of a
+// Terminating object makes the API server delete it, and answers with the object at its last resourceVersion
+// (journaled as "rv N → N", which read as a no-op); the write is journaled deleted=true, in a dry run too (the
+// object stays). A write that leaves a finalizer on a Terminating object, or touches a live one, is not.
+func TestJournalWriteThatRemovesTheLastFinalizer(t *testing.T) {
+	real := realClient(t)
+	ns := scratchNamespace(t, real)
+	e := newTestEditor(t, false)
+	h := connectedHub(t, e)
+	c := newClient(h, real)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	key := client.ObjectKey{Namespace: ns, Name: "held"}
+
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: key.Name, Namespace: ns, Finalizers: []string{"lab.example/a", "lab.example/b"}}}
+	if err := real.Create(ctx, cm); err != nil {
+		t.Fatal(err)
+	}
+	cm.Data = map[string]string{"live": "yes"}
+	if err := c.Update(ctx, cm); err != nil {
+		t.Fatal(err)
+	}
+	if w := nextWrite(t, e); w.Verb != "update" || w.Deleted {
+		t.Fatalf("an update of a live object journaled as %+v, want deleted=false", w)
+	}
+	if err := real.Delete(ctx, cm); err != nil {
+		t.Fatal(err)
+	}
+	if err := real.Get(ctx, key, cm); err != nil || cm.DeletionTimestamp == nil {
+		t.Fatalf("the object is not Terminating: %v %+v", err, cm.ObjectMeta)
+	}
+
+	// One finalizer of two removed: still Terminating, not deleted.
+	cm.Finalizers = []string{"lab.example/b"}
+	if err := c.Update(ctx, cm); err != nil {
+		t.Fatal(err)
+	}
+	if w := nextWrite(t, e); w.Deleted || w.ResourceVersionAfter == w.ResourceVersionBefore {
+		t.Fatalf("removing one of two finalizers journaled as %+v, want deleted=false and a new resourceVersion", w)
+	}
+
+	// A dry-run update removing the last one: would delete; nothing persisted.
+	dctx := withReconcileInfo(ctx, &reconcileInfo{controller: "c", key: key.String(), id: "dryrun-1", dryRun: true})
+	dry := cm.DeepCopy()
+	dry.Finalizers = nil
+	if err := c.Update(dctx, dry); err != nil {
+		t.Fatal(err)
+	}
+	if w := nextWrite(t, e); !w.DryRun || !w.Deleted || w.Verb != "update" {
+		t.Fatalf("a dry-run update removing the last finalizer journaled as %+v, want dryRun and deleted", w)
+	}
+	if err := real.Get(ctx, key, &corev1.ConfigMap{}); err != nil {
+		t.Fatalf("the dry-run update deleted the object: %v", err)
+	}
+
+	// A patch removing the last one: the server deletes the object, same resourceVersion in its answer.
+	before := cm.DeepCopy()
+	cm.Finalizers = nil
+	if err := c.Patch(ctx, cm, client.MergeFrom(before)); err != nil {
+		t.Fatal(err)
+	}
+	w := nextWrite(t, e)
+	if w.Verb != "patch" || !w.Deleted || w.DryRun || w.Error != "" || w.ResourceVersionAfter == "" {
+		t.Fatalf("a patch removing the last finalizer journaled as %+v, want deleted", w)
+	}
+	if err := real.Get(ctx, key, &corev1.ConfigMap{}); !apierrors.IsNotFound(err) {
+		t.Fatalf("after the patch the object is still there (%v)", err)
 	}
 }

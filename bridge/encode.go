@@ -525,6 +525,9 @@ func appendWrite(b []byte, m *WriteMsg) ([]byte, error) {
 	b = appendOptString(b, `,"patch":`, w.Patch)
 	b = appendOptString(b, `,"patchType":`, w.PatchType)
 	b = appendOptString(b, `,"selector":`, w.Selector)
+	if w.Deleted {
+		b = append(b, `,"deleted":true`...)
+	}
 	b = append(b, `},"at":`...)
 	b = strconv.AppendInt(b, m.At, 10)
 	return append(b, '}', '\n'), nil

@@ -102,6 +102,8 @@ func TestFastEncoderMatchesEncodingJSON(t *testing.T) {
 				Before: map[string]any{}, After: map[string]any{"metadata": map[string]any{"name": s, "labels": map[string]any{"<b>": s}}, "n": 1.5}}}})
 		sameLine(t, "deleteAllOf with a selector", &record{kind: recMsg, msg: &WriteMsg{At: 16,
 			Write: Write{Verb: "deleteAllOf", Version: "v1", Resource: "configmaps", Namespace: s, Selector: s}}})
+		sameLine(t, "update that removed the last finalizer", &record{kind: recMsg, msg: &WriteMsg{At: 17,
+			Write: Write{Verb: "update", Version: "v1", Resource: "configmaps", Namespace: s, Name: s, ResourceVersionBefore: "5", ResourceVersionAfter: "5", Deleted: true}}})
 		sameLine(t, "ping", &record{kind: recMsg, msg: &PingMsg{At: 15}})
 	}
 	// Messages without a fast path still go through encoding/json.

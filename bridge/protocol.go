@@ -77,6 +77,9 @@ type Write struct {
 	PatchType             string         `json:"patchType,omitempty"`
 	// Selector is a deleteAllOf's label and field selectors ("" when it matches every object in its scope).
 	Selector string `json:"selector,omitempty"`
+	// Deleted: the write removed the last finalizer of a Terminating object, so the server deleted it (in a dry
+	// run: would delete it; see deletedByWrite); ResourceVersionAfter is then the object's last resourceVersion.
+	Deleted bool `json:"deleted,omitempty"`
 }
 
 // HelloMsg is the first line the Go side sends on a new connection.

@@ -68,6 +68,7 @@ export const PROTOCOL = {
       patch: 'string?',
       patchType: 'string?',
       selector: 'string?',
+      deleted: 'bool?',
     },
     QueueExtra: { dueAt: 'int?', delayMs: 'int?', failures: 'int?', causes: 'Cause[]?' },
   },
@@ -174,6 +175,8 @@ export interface WireWrite {
   patchType?: string;
   /** deleteAllOf only: its label and field selectors, comma-separated (absent: every object in its scope). */
   selector?: string;
+  /** The write removed the last finalizer of a Terminating object: the server deleted it (a dry run: would). */
+  deleted?: boolean;
 }
 
 export interface HelloMessage { type: 'hello'; protocol: number; token: string; pid: number; program: string; goVersion: string; controllerRuntime: string; instance: string }
