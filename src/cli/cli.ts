@@ -14,7 +14,7 @@ import { stripManagedFields } from '../core/cache/sharedIndexInformer.ts';
 import { controllerBuilder } from '../core/controller/builder.ts';
 import type { Controller } from '../core/controller/controller.ts';
 import type { Reconciler } from '../core/controller/reconcile.ts';
-import { Journal, type JournalEntry } from '../core/journal/journal.ts';
+import { Journal, rvAfterText, writeDeletedText, type JournalEntry } from '../core/journal/journal.ts';
 import type { EnqueueReason, ReconcileOutcome } from '../core/controller/keyState.ts';
 import { dryRunReconcile } from '../core/actions/dryRun.ts';
 import { diagnoseStuck, FinalizerNotFoundError, ObjectChangedError, removeFinalizers, type StuckDiagnosis } from '../core/actions/finalizers.ts';
@@ -342,14 +342,14 @@ async function dryRun(args: CliArgs, io: CliIo, log: Logger, s: Session, store: 
   const failed = r.outcome.kind === 'error' || r.outcome.kind === 'terminal';
   if (args.json) {
     const { actions, ...rest } = r;
-    io.stdout(JSON.stringify({ ...rest, actions: actions.map(({ record, ...a }) => ({ ...a, resourceVersionAfter: record.resourceVersionAfter })) }, null, 2) + '\n');
+    io.stdout(JSON.stringify({ ...rest, actions: actions.map(({ record, ...a }) => ({ ...a, resourceVersionAfter: record.resourceVersionAfter, ...(record.deleted ? { deleted: true } : {}) })) }, null, 2) + '\n');
     return failed ? ExitCode.failure : ExitCode.ok;
   }
   const out: string[] = [`Dry-run reconcile of ${key} (${s.resource.resource}${s.resource.group ? '.' + s.resource.group : ''}, reconciler ${reconciler.name}): every write sent with dryRun=All, nothing persisted.`];
   if (r.explanation?.notes.length) out.push('', 'Observed:', ...r.explanation.notes.map((n) => `  - ${n}`));
   out.push('', r.actions.length ? `Planned actions (${r.actions.length}):` : 'Planned actions: none (already as desired).');
   r.actions.forEach((a, i) => {
-    out.push(`  ${i + 1}. ${a.verb}${a.subresource ? '/' + a.subresource : ''} ${a.resource} ${a.key}${a.resourceVersionBefore ? ` (rv ${a.resourceVersionBefore})` : ''}${a.outcome === 'error' ? ` — REJECTED: ${a.error}` : ''}`);
+    out.push(`  ${i + 1}. ${a.verb}${a.subresource ? '/' + a.subresource : ''} ${a.resource} ${a.key}${a.resourceVersionBefore ? ` (rv ${a.resourceVersionBefore})` : ''}${a.outcome === 'error' ? ` — REJECTED: ${a.error}` : a.record.deleted ? ` — ${writeDeletedText(a.record)}` : ''}`);
     if (a.diff) out.push(indent(a.diff, '       '));
   });
   if (r.status) out.push('', 'Status it would write:', r.status.diff ? indent(r.status.diff, '  ') : '  (unchanged)');
@@ -455,7 +455,7 @@ async function stripFinalizers(args: CliArgs, io: CliIo, log: Logger, s: Session
     // Every removal is a journal entry (the same record the extension's Event Log shows), echoed as an audit line.
     onWrite: (w) => {
       journal.recordWrite(journalWriteOf(w, 'reconcile-lab strip-finalizers', key));
-      io.stderr(`audit: ${w.verb}${w.subresource ? '/' + w.subresource : ''} ${w.key} ${w.dryRun ? '(dry-run) ' : ''}rv ${w.resourceVersionBefore ?? '?'} → ${w.resourceVersionAfter ?? '?'} ${w.outcome}${w.error ? ` (${w.error.code} ${w.error.reason})` : ''}\n`);
+      io.stderr(`audit: ${w.verb}${w.subresource ? '/' + w.subresource : ''} ${w.key} ${w.dryRun ? '(dry-run) ' : ''}rv ${w.resourceVersionBefore ?? '?'} → ${rvAfterText(w, '?')} ${w.outcome}${w.error ? ` (${w.error.code} ${w.error.reason})` : ''}\n`);
     },
   });
   journal.flush();
@@ -516,7 +516,7 @@ export function formatEntry(e: JournalEntry, verbose: boolean, now: number = e.a
       return oneEntry(`${t} ■ ${e.key} ${what} [${e.durationMs} ms]`);
     }
     case 'write':
-      return oneEntry(`${t}   ✎ ${e.verb}${e.subresource ? '/' + e.subresource : ''} ${e.resource} ${e.objectKey} rv ${e.resourceVersionBefore ?? '—'} → ${e.resourceVersionAfter ?? '—'}${e.dryRun ? ' (dry-run)' : ''}${e.error ? ` FAILED ${e.error}` : ''}`);
+      return oneEntry(`${t}   ✎ ${e.verb}${e.subresource ? '/' + e.subresource : ''} ${e.resource} ${e.objectKey} rv ${e.resourceVersionBefore ?? '—'} → ${rvAfterText(e, '—')}${e.dryRun ? ' (dry-run)' : ''}${e.error ? ` FAILED ${e.error}` : ''}`);
     case 'warning':
       return oneEntry(`${t} ⚠ ${e.message}`);
     case 'control':
@@ -739,7 +739,7 @@ async function goDryRun(args: CliArgs, io: CliIo, log: Logger, s: Session, store
   r.writes.forEach((w, i) => {
     const res = w.group ? `${w.resource}.${w.group}` : w.resource;
     const obj = writeTarget(w);
-    out.push(`  ${i + 1}. ${w.verb}${w.subresource ? '/' + w.subresource : ''} ${res} ${obj}${w.resourceVersionBefore ? ` (rv ${w.resourceVersionBefore})` : ''}${w.error ? ` — REJECTED: ${w.error}` : ''}`);
+    out.push(`  ${i + 1}. ${w.verb}${w.subresource ? '/' + w.subresource : ''} ${res} ${obj}${w.resourceVersionBefore ? ` (rv ${w.resourceVersionBefore})` : ''}${w.error ? ` — REJECTED: ${w.error}` : w.deleted ? ` — ${writeDeletedText(w)}` : ''}`);
     const diff = w.error ? '' : yamlDiff(`${res} ${obj}`, w.before ?? null, w.verb === 'delete' ? null : (w.after ?? null), { volatile: true });
     if (diff) out.push(indent(diff, '       '));
   });

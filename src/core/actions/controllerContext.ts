@@ -46,6 +46,7 @@ export function journalWriteOf(w: WriteRecord, controller: string, key: string):
     ...(w.subresource ? { subresource: w.subresource } : {}),
     ...(w.resourceVersionBefore ? { resourceVersionBefore: w.resourceVersionBefore } : {}),
     ...(w.resourceVersionAfter ? { resourceVersionAfter: w.resourceVersionAfter } : {}),
+    ...(w.deleted ? { deleted: true } : {}),
     dryRun: w.dryRun,
     ...(w.error ? { error: `${w.error.code} ${w.error.reason}: ${w.error.message}` } : {}),
     detail: {

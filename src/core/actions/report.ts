@@ -4,6 +4,7 @@ import { realClock } from '../clock.ts';
 import type { CacheReader, Reconciler } from '../controller/reconcile.ts';
 import { isNotFound, type KubeClient } from '../k8s/client.ts';
 import type { WriteRecord } from '../k8s/dynamicClient.ts';
+import { rvAfterText, writeDeletedText } from '../journal/journal.ts';
 import { keyOf, splitKey, type ObjectKey } from '../k8s/keys.ts';
 import type { GroupVersionResource, KubeObject } from '../k8s/objects.ts';
 import type { Logger } from '../log.ts';
@@ -24,6 +25,8 @@ export interface ReportAction {
   error?: string;
   resourceVersionBefore?: string;
   resourceVersionAfter?: string;
+  /** The write removed the last finalizer of a Terminating object: it deleted the object (dry run: would). */
+  deleted?: boolean;
   diff: string;
 }
 
@@ -131,6 +134,7 @@ export async function buildReconcileReport(o: {
         if (a.error) r.error = a.error;
         if (a.record.resourceVersionBefore) r.resourceVersionBefore = a.record.resourceVersionBefore;
         if (a.record.resourceVersionAfter) r.resourceVersionAfter = a.record.resourceVersionAfter;
+        if (a.record.deleted) r.deleted = true;
         return r;
       }),
       outcome: run.outcome,
@@ -189,7 +193,7 @@ export function renderReportMarkdown(report: ReconcileReport): string {
       out.push('**Actions:**');
       out.push('');
       for (const a of e.actions) {
-        out.push(`- ${md(`${a.verb}${a.subresource ? `/${a.subresource}` : ''} ${a.resource}/${a.key}`)}${a.dryRun ? ' (dry-run)' : ''}: ${a.outcome === 'ok' ? `rv ${md(a.resourceVersionBefore ?? '—')} → ${md(a.resourceVersionAfter ?? '—')}` : `failed: ${md(String(a.error))}`}`);
+        out.push(`- ${md(`${a.verb}${a.subresource ? `/${a.subresource}` : ''} ${a.resource}/${a.key}`)}${a.dryRun ? ' (dry-run)' : ''}: ${a.outcome === 'ok' ? `rv ${md(a.resourceVersionBefore ?? '—')} → ${md(rvAfterText(a, '—'))}${a.deleted ? ` (${writeDeletedText(a)})` : ''}` : `failed: ${md(String(a.error))}`}`);
         if (a.diff) out.push('', fence('diff', a.diff), '');
       }
     }

@@ -87,6 +87,7 @@ export function writeRecordOf(w: WireWrite, controller: string | undefined, key:
     ...(w.subresource ? { subresource: w.subresource } : {}),
     ...(w.resourceVersionBefore !== undefined ? { resourceVersionBefore: w.resourceVersionBefore } : {}),
     ...(w.resourceVersionAfter !== undefined ? { resourceVersionAfter: w.resourceVersionAfter } : {}),
+    ...(w.deleted ? { deleted: true } : {}),
     dryRun: w.dryRun,
     ...(w.error !== undefined ? { error: w.error } : {}),
     ...(controller !== undefined ? { controller } : {}),

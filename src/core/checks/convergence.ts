@@ -267,7 +267,8 @@ export class ConvergenceTracker implements Disposable {
         }
         case 'write': {
           if (e.dryRun || e.error !== undefined) break;
-          const noOp = e.verb !== 'delete' && e.resourceVersionBefore !== undefined && e.resourceVersionBefore === e.resourceVersionAfter;
+          // A write that removed the last finalizer answers with the unchanged resourceVersion, yet deleted the object.
+          const noOp = e.verb !== 'delete' && !e.deleted && e.resourceVersionBefore !== undefined && e.resourceVersionBefore === e.resourceVersionAfter;
           if (noOp) r.noOpWrites++;
           else {
             r.writes++;

@@ -155,6 +155,7 @@ export function runWriteOf(m: WriteMessage, at: number): RunWrite {
     ...(w.subresource ? { subresource: w.subresource } : {}),
     ...(w.resourceVersionBefore ? { resourceVersionBefore: w.resourceVersionBefore } : {}),
     ...(w.resourceVersionAfter ? { resourceVersionAfter: w.resourceVersionAfter } : {}),
+    ...(w.deleted ? { deleted: true } : {}),
     ...(w.before ? { before: w.before as unknown as KubeObject } : {}),
     ...(w.after ? { after: w.after as unknown as KubeObject } : {}),
     outcome: w.error !== undefined ? 'error' : 'ok',

@@ -92,6 +92,7 @@ function checkWriteOf(w: WriteRecord): CheckWrite {
   if (w.error) cw.error = `${w.error.code} ${w.error.reason}: ${w.error.message}`;
   if (w.resourceVersionBefore) cw.resourceVersionBefore = w.resourceVersionBefore;
   if (w.resourceVersionAfter) cw.resourceVersionAfter = w.resourceVersionAfter;
+  if (w.deleted) cw.deleted = true;
   return cw;
 }
 
@@ -170,7 +171,7 @@ async function checkRunTwice(ctx: KeyContext, ref: Reference, parts: CheckTiming
           title: `Second reconcile created another ${resourceLabelOf(w.gvr)} (${w.after?.metadata.generateName ? `generateName "${w.after.metadata.generateName}"` : w.name})`,
           explanation: `Nothing changed, yet reconciling again created a new object${w.after?.metadata.generateName ? ' with generateName, so every pass adds one more' : ''}. A reconciler must be idempotent: look for the existing child (a fixed name derived from the owner, or a label selector) before creating, and create only when it is missing.`,
         }));
-      } else if (w.verb !== 'delete' && w.resourceVersionBefore && w.resourceVersionBefore === w.resourceVersionAfter) {
+      } else if (w.verb !== 'delete' && !w.deleted && w.resourceVersionBefore && w.resourceVersionBefore === w.resourceVersionAfter) {
         findings.push(finding(ctx, {
           check: 'runTwice', severity: 'warning', perturbation, diff: '', writes: [checkWriteOf(w)], journal: journalOf(run, ref.copy.scratchKey),
           title: `No-op write on the second reconcile: ${describeWrite(w)} (resourceVersion ${w.resourceVersionBefore} unchanged)`,

@@ -67,6 +67,8 @@ export interface CheckWrite {
   error?: string;
   resourceVersionBefore?: string;
   resourceVersionAfter?: string;
+  /** The write removed the last finalizer of a Terminating object: it deleted the object. */
+  deleted?: boolean;
   /** Unified YAML diff of the object before → after this write (masked volatile fields); "" when nothing changed. */
   diff: string;
 }

@@ -83,9 +83,33 @@ export interface WriteEntry {
   subresource?: string;
   resourceVersionBefore?: string;
   resourceVersionAfter?: string;
+  /** The write removed the last finalizer of a Terminating object: the server deleted it (dry run: would); see
+   * {@link writeResultText}. */
+  deleted?: boolean;
   dryRun: boolean;
   /** The failure, when the server refused the write. */
   error?: string;
+}
+
+/** A write's resourceVersions and whether it deleted the object (a journal write entry, a client write record…). */
+export interface WriteResult {
+  readonly resourceVersionAfter?: string;
+  readonly deleted?: boolean;
+}
+
+/**
+ * The resourceVersion after a write as every view shows it: `deleted` when the write removed the last finalizer of
+ * a Terminating object (the server then answers with the unchanged resourceVersion, which would read as a no-op),
+ * else the resourceVersion, or `missing` when there is none.
+ */
+export function rvAfterText(w: WriteResult, missing: string): string {
+  return w.deleted ? 'deleted' : (w.resourceVersionAfter ?? missing);
+}
+
+/** The sentence that says a write deleted its object (undefined when it did not), for details and reports. */
+export function writeDeletedText(w: WriteResult & { readonly dryRun?: boolean }): string | undefined {
+  if (!w.deleted) return undefined;
+  return w.dryRun ? 'would remove the last finalizer: the object would be deleted' : 'removed the last finalizer: the object is deleted';
 }
 
 export interface WarningEntry {
@@ -153,6 +177,8 @@ export interface WriteRecord {
   subresource?: string;
   resourceVersionBefore?: string;
   resourceVersionAfter?: string;
+  /** The write removed the last finalizer of a Terminating object (the server deleted it). */
+  deleted?: boolean;
   dryRun: boolean;
   error?: string;
   /** Patch body and objects before/after, kept for the newest writes ({@link Journal.writeDetail}). */
@@ -290,6 +316,7 @@ export class Journal implements Disposable {
       ...(w.subresource !== undefined ? { subresource: w.subresource } : {}),
       ...(w.resourceVersionBefore !== undefined ? { resourceVersionBefore: w.resourceVersionBefore } : {}),
       ...(w.resourceVersionAfter !== undefined ? { resourceVersionAfter: w.resourceVersionAfter } : {}),
+      ...(w.deleted ? { deleted: true } : {}),
       ...(w.error !== undefined ? { error: w.error } : {}),
     };
     const entry = this.append(body);

@@ -3,7 +3,7 @@ import type { Logger } from '../log.ts';
 import { nullLogger } from '../log.ts';
 import { ApiError, isNotFound, type KubeClient, type PatchType, type WriteOptions } from './client.ts';
 import { keyFor, type ObjectKey } from './keys.ts';
-import type { GroupVersionResource, KubeList, KubeObject, ResourceInfo } from './objects.ts';
+import { deletedByWrite, type GroupVersionResource, type KubeList, type KubeObject, type ResourceInfo } from './objects.ts';
 import { resourcePath } from './paths.ts';
 import type { KubeTransport, TransportRequest } from './transport.ts';
 
@@ -242,6 +242,9 @@ export interface WriteRecord {
   patch?: unknown;
   resourceVersionBefore?: string;
   resourceVersionAfter?: string;
+  /** The write (update, patch or apply) removed the last finalizer of a Terminating object: the server deleted it
+   * (dry run: would delete it); `resourceVersionAfter` is then its last resourceVersion ({@link deletedByWrite}). */
+  deleted?: boolean;
   before?: KubeObject;
   after?: KubeObject;
   outcome: 'ok' | 'error';
@@ -308,6 +311,7 @@ export function recordingClient(inner: KubeClient, options: RecordingClientOptio
       const after = await write();
       rec.after = after;
       rec.resourceVersionAfter = after?.metadata?.resourceVersion;
+      if (rec.verb !== 'create' && rec.verb !== 'delete' && deletedByWrite(after)) rec.deleted = true;
       return after;
     } catch (e) {
       rec.outcome = 'error';

@@ -49,6 +49,19 @@ export interface Condition {
   observedGeneration?: number;
 }
 
+/**
+ * True when `answer`, the server's answer to a successful update, patch or apply, says that the write deleted the
+ * object: it is Terminating (deletionTimestamp set) with no finalizers left and no grace period pending — the API
+ * server's own condition for deleting an object during an update. The answer then carries the object's last
+ * resourceVersion (the one before the write), so "rv N → N" alone would read as a no-op. A Pod in graceful
+ * termination (deletionGracePeriodSeconds > 0) is not deleted by an update and does not count.
+ */
+export function deletedByWrite(answer: KubeObject | undefined): boolean {
+  const m = answer?.metadata;
+  if (!m?.deletionTimestamp || (m.finalizers?.length ?? 0) > 0) return false;
+  return !m.deletionGracePeriodSeconds;
+}
+
 /** Any Kubernetes object. `spec` and `status` are opaque to the core. */
 export interface KubeObject {
   apiVersion?: string;

@@ -8,6 +8,7 @@ import type { ObjectKey } from '../../core/k8s/keys.ts';
 import type { CheckResultView, ChecksJournalLine, ChecksViewModel, FindingView } from '../../shared/checksProtocol.ts';
 import { formatDuration, plural } from '../views/format.ts';
 import { toLogEntryView } from './journalView.ts';
+import { rvAfterText } from '../../core/journal/journal.ts';
 
 /** What a run is about, for the title line. */
 export interface ChecksRunInfo {
@@ -26,7 +27,7 @@ function titleOf(run: ChecksRunInfo): string {
 
 /** One write as a line: "create configmaps ns/x-config rv ∅→12 ok". */
 export function writeLine(w: CheckWrite): string {
-  const rv = w.resourceVersionBefore || w.resourceVersionAfter ? ` rv ${w.resourceVersionBefore || '∅'}→${w.resourceVersionAfter || '∅'}` : '';
+  const rv = w.resourceVersionBefore || w.resourceVersionAfter ? ` rv ${w.resourceVersionBefore || '∅'}→${rvAfterText(w, '∅')}` : '';
   return `${w.verb} ${w.resource} ${w.objectKey}${w.subresource ? `/${w.subresource}` : ''}${rv} ${w.outcome === 'ok' ? 'ok' : `failed: ${w.error ?? 'error'}`}`;
 }
 

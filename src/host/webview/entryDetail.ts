@@ -8,7 +8,7 @@
  * diffs. Long texts are cut at {@link MAX_TEXT} characters (the pane says so).
  */
 import { yamlDiff } from '../../core/actions/objectDiff.ts';
-import type { Journal, JournalEntry } from '../../core/journal/journal.ts';
+import { writeDeletedText, type Journal, type JournalEntry } from '../../core/journal/journal.ts';
 import { maskSecret as maskSecretObject, maskSecretBody } from '../../core/k8s/secretMask.ts';
 import type { DetailField, EntryDetailView } from '../../shared/protocol.ts';
 import { formatDuration } from '../views/format.ts';
@@ -78,6 +78,7 @@ function fieldsOf(e: JournalEntry): DetailField[] {
         ...field('Verb', e.verb),
         ...field('Object', `${resourceIdFromGvrString(e.resource)} ${e.objectKey}${e.subresource ? `/${e.subresource}` : ''}`),
         ...field('resourceVersion', e.resourceVersionBefore || e.resourceVersionAfter ? `${e.resourceVersionBefore ?? '∅'} → ${e.resourceVersionAfter ?? '∅'}` : undefined),
+        ...field('Deleted', writeDeletedText(e)),
         ...field('Dry run', e.dryRun ? 'yes: sent with dryRun=All, nothing was stored' : undefined),
         ...field('Made by', e.controller === 'reconcile-lab' ? 'you, through Reconcile Lab' : undefined),
       );

@@ -4,7 +4,7 @@
  * unit-tested in test/unit/host-free/webview/journalView.test.ts.
  */
 import type { ControlEntry, JournalEntry } from '../../core/journal/journal.ts';
-import { JOURNAL_ENTRY_KINDS } from '../../core/journal/journal.ts';
+import { JOURNAL_ENTRY_KINDS, rvAfterText } from '../../core/journal/journal.ts';
 import type { LogEntryView, LogFilter, LogLevelView } from '../../shared/protocol.ts';
 import { matchesFilter, normalizeFilter } from '../../shared/protocol.ts';
 import { formatDuration } from '../views/format.ts';
@@ -57,7 +57,7 @@ function summaryOf(e: JournalEntry): { summary: string; detail?: string } {
       return { summary: outcomeSummary(e.outcome, e.durationMs) };
     case 'write': {
       const target = `${resourceIdFromGvrString(e.resource)} ${e.objectKey}${e.subresource ? `/${e.subresource}` : ''}`;
-      const rv = e.resourceVersionBefore || e.resourceVersionAfter ? ` rv ${e.resourceVersionBefore ?? '∅'}→${e.resourceVersionAfter ?? '∅'}` : '';
+      const rv = e.resourceVersionBefore || e.resourceVersionAfter ? ` rv ${e.resourceVersionBefore ?? '∅'}→${rvAfterText(e, '∅')}` : '';
       return { summary: `${e.verb} ${target}${rv}${e.dryRun ? ' (dry-run)' : ''}${e.error ? ` failed: ${e.error}` : ''}` };
     }
     case 'warning':
