@@ -89,9 +89,10 @@ export const ContextValues = {
   namespace: 'reconcileLab:namespace',
   /**
    * An object (also an owned child shown under its owner):
-   * `reconcileLab:object:<live|terminating>[:finalizers][:primary][:secret]`; `:primary` marks objects of the
-   * resource the loop reconciles (the reconcile commands apply to them), `:secret` core Secrets (Reveal Secret
-   * Values applies to them).
+   * `reconcileLab:object:<live|terminating>[:finalizers][:primary][:backoff][:secret]`; `:primary` marks objects of
+   * the resource the loop reconciles (the reconcile commands apply to them), `:backoff` primary objects whose key has
+   * failures or waits in backoff (Reset Backoff applies to them), `:secret` core Secrets (Reveal Secret Values
+   * applies to them).
    */
   objectPrefix: 'reconcileLab:object',
   finalizerGroup: 'reconcileLab:finalizers',
@@ -101,7 +102,7 @@ export const ContextValues = {
   eventGroup: 'reconcileLab:events',
   /** One Kubernetes Event: `reconcileLab:event[:warning|:normal]` (no suffix: the loading / none line). */
   event: 'reconcileLab:event',
-  /** A work-queue key: `reconcileLab:queueItem:<queued|processing|backoff|requeueAfter|idle>`. */
+  /** A work-queue key: `reconcileLab:queueItem:<queued|processing|backoff|requeueAfter|idle>[:backoff]` (`:backoff`: it has failures or waits in backoff; Reset Backoff applies). */
   queueItemPrefix: 'reconcileLab:queueItem',
   message: 'reconcileLab:message',
 } as const;

@@ -52,6 +52,15 @@ export function priorityLabel(p: number): string {
 }
 
 /**
+ * Whether Reset Backoff can do something for the key: its rate limiter remembers failures (`requeues > 0`) or it
+ * waits for a backoff retry. The views mark such rows `:backoff` in their contextValue, and the menus offer Reset
+ * Backoff only there (the palette command still takes any key of the loop).
+ */
+export function hasBackoff(s: KeyState | undefined): boolean {
+  return Boolean(s && (s.requeues > 0 || s.phase === 'backoff' || s.waiting?.kind === 'backoff'));
+}
+
+/**
  * The queue part of a description: "queued", "processing", "backoff 3 · retry in 4s", "requeue in 30s (reason)",
  * plus the key's priority when it is not the default 0 (priority queue only).
  */

@@ -4,7 +4,7 @@ import type { KeyBrief, KeyPhase, KeyState } from '../../core/controller/keyStat
 import type { Disposable } from '../../core/lifecycle.ts';
 import type { ObjectKey } from '../../core/k8s/keys.ts';
 import { ContextValues } from '../ids.ts';
-import { presentKey, reasonSummary } from './presentation.ts';
+import { hasBackoff, presentKey, reasonSummary } from './presentation.ts';
 import { RefreshCoalescer } from './refreshCoalescer.ts';
 import { tooltipOf, TREE_REFRESH_MS } from './resourcesTree.ts';
 import type { ViewModel } from './viewModel.ts';
@@ -329,7 +329,7 @@ export class QueueTreeProvider implements vscode.TreeDataProvider<QueueNode>, vs
     item.iconPath = new vscode.ThemeIcon(p.icon.id, p.icon.color ? new vscode.ThemeColor(p.icon.color) : undefined);
     // The tooltip (markdown, which VS Code parses in this process for every row it receives) is made when the row is
     // hovered (resolveTreeItem), not for each of up to 500 rows on every refresh.
-    item.contextValue = `${ContextValues.queueItemPrefix}:${p.state}`;
+    item.contextValue = `${ContextValues.queueItemPrefix}:${p.state}${hasBackoff(s) ? ':backoff' : ''}`;
     if (!s.reasons.length && !s.lastTriggers.length && !s.lastError && !s.warning && !this.model?.convergence?.(node.key)) item.collapsibleState = vscode.TreeItemCollapsibleState.None;
     return item;
   }

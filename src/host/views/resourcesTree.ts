@@ -6,7 +6,7 @@ import type { Condition, KubeObject } from '../../core/k8s/objects.ts';
 import { ContextValues } from '../ids.ts';
 import { isSecret } from '../../core/k8s/secretMask.ts';
 import { ageOf, plural } from './format.ts';
-import { presentCondition, presentObject, type IconSpec, type TooltipLine } from './presentation.ts';
+import { hasBackoff, presentCondition, presentObject, type IconSpec, type TooltipLine } from './presentation.ts';
 import { RefreshCoalescer } from './refreshCoalescer.ts';
 import { matchesFilter, type ObjectStateFilter } from './stateFilter.ts';
 import type { ViewModel, WatchedResourceView } from './viewModel.ts';
@@ -600,7 +600,7 @@ export class ResourcesTreeProvider implements vscode.TreeDataProvider<ResourceNo
         item.iconPath = themeIcon(p.icon);
         // The tooltip (markdown: VS Code parses it in this process for every row it receives, on every refresh) is
         // made on hover, by resolveTreeItem.
-        item.contextValue = `${ContextValues.objectPrefix}:${p.state}${isPrimary ? ':primary' : ''}${isSecret(obj) ? ':secret' : ''}`;
+        item.contextValue = `${ContextValues.objectPrefix}:${p.state}${isPrimary ? ':primary' : ''}${isPrimary && hasBackoff(m?.keyState(node.key)) ? ':backoff' : ''}${isSecret(obj) ? ':secret' : ''}`;
         item.accessibilityInformation = { label: `${label}${item.description ? `, ${String(item.description)}` : ''}` };
         return item;
       }

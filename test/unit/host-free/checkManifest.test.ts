@@ -39,6 +39,22 @@ describe('scripts/checkManifest', () => {
     assert.ok(problems.some((p: string) => p.includes('"sleeping"')), problems.join('\n'));
   });
 
+  it('offers Reset Backoff in the views only on rows marked :backoff (keys with failures or waiting in backoff)', () => {
+    const items = (readPkg().contributes.menus['view/item/context'] as Array<{ command: string; when: string }>).filter((m) => m.command === 'reconcileLab.resetBackoff');
+    assert.ok(items.length >= 2, 'an inline and a context-menu entry');
+    // The clauses OR their viewItem tests: a row gets the entry when one of its regexes matches its contextValue.
+    const offered = (when: string, viewItem: string) => [...when.matchAll(/viewItem =~ \/(.+?)\/(?=[ )]|$)/g)].some((m) => new RegExp(m[1]!).test(viewItem));
+    const withBackoff = ['reconcileLab:object:live:primary:backoff', 'reconcileLab:object:live:finalizers:primary:backoff:secret', 'reconcileLab:queueItem:backoff:backoff', 'reconcileLab:queueItem:processing:backoff'];
+    const without = ['reconcileLab:object:live:primary', 'reconcileLab:object:live:finalizers:primary', 'reconcileLab:object:live', 'reconcileLab:queueItem:queued', 'reconcileLab:queueItem:idle', 'reconcileLab:queueItem:requeueAfter'];
+    for (const m of items) {
+      for (const v of without) assert.equal(offered(m.when, v), false, `${m.when} offers it on ${v}`);
+    }
+    const menu = items.find((m) => m.when.includes('reconcileLab:object'))!;
+    for (const v of withBackoff) assert.equal(offered(menu.when, v), true, `${menu.when} does not offer it on ${v}`);
+    const inline = items.find((m) => !m.when.includes('reconcileLab:object'))!;
+    for (const v of withBackoff.filter((x) => x.includes('queueItem'))) assert.equal(offered(inline.when, v), true, `${inline.when} does not offer it on ${v}`);
+  });
+
   it('reports settings whose default differs, and settings not in SettingDefaults', async () => {
     const pkg = readPkg();
     const work = pkg.contributes.configuration.find((s: { title: string }) => s.title === 'Work Queue');

@@ -99,8 +99,11 @@ describe('Resources view', function () {
     const nodes = l.queueTree.getChildren();
     for (const n of nodes) {
       const item = l.queueTree.getTreeItem(n);
-      assert.match(String(item.contextValue), /^reconcileLab:queueItem:(queued|processing|backoff|requeueAfter|idle)$/);
+      assert.match(String(item.contextValue), /^reconcileLab:queueItem:(queued|processing|backoff|requeueAfter|idle)(:backoff)?$/);
       if (n.type !== 'queueKey') continue;
+      // Reset Backoff's marker only on a key with failures or a backoff wait.
+      const s = l.session!.keyState(n.key);
+      assert.equal(String(item.contextValue).endsWith(':backoff'), Boolean(s && (s.requeues > 0 || s.phase === 'backoff' || s.waiting?.kind === 'backoff')), `${n.key}: ${String(item.contextValue)}`);
       // The tooltip is made on hover (resolveTreeItem), not for every row of every refresh.
       const tip = l.queueTree.resolveTreeItem(item, n).tooltip as vscode.MarkdownString;
       assert.ok(tip.value.includes(n.key.split('/')[1]!), tip.value);

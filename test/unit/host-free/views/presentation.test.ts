@@ -2,7 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { KeyState } from '../../../../src/core/controller/keyState.ts';
 import type { KubeObject } from '../../../../src/core/k8s/objects.ts';
-import { dueIn, outcomeSummary, presentCondition, presentKey, presentObject, queueSummary, reasonSummary } from '../../../../src/host/views/presentation.ts';
+import { dueIn, hasBackoff, outcomeSummary, presentCondition, presentKey, presentObject, queueSummary, reasonSummary } from '../../../../src/host/views/presentation.ts';
 
 const NOW = Date.parse('2026-03-01T12:00:00Z');
 
@@ -166,5 +166,18 @@ describe('convergence in the views', () => {
     assert.equal(presentKey(key({ phase: 'queued', priority: -100, requeues: 3 }), NOW, conv('changing', 'x')).description.split(' · ')[0], 'queued', 'the queue state comes first');
     assert.ok(k.tooltip.some((l) => l.label === 'Convergence' && /no reconcile has finished/.test(l.value)));
     assert.equal(presentKey(key({ phase: 'idle', reconciles: 4 }), NOW, conv('flapping', 'x')).icon.id, 'pulse');
+  });
+});
+
+describe('hasBackoff (the views\' `:backoff` marker: Reset Backoff applies)', () => {
+  it('is true for a key with failures or a backoff wait, false otherwise', () => {
+    assert.equal(hasBackoff(undefined), false);
+    assert.equal(hasBackoff(key()), false);
+    assert.equal(hasBackoff(key({ phase: 'queued', reconciles: 3 })), false);
+    assert.equal(hasBackoff(key({ phase: 'requeueAfter', waiting: { kind: 'requeueAfter', dueAt: NOW + 1000 } })), false);
+    assert.equal(hasBackoff(key({ phase: 'idle', lastError: 'old failure, since succeeded' })), false);
+    assert.equal(hasBackoff(key({ phase: 'backoff', requeues: 1, waiting: { kind: 'backoff', dueAt: NOW + 5 } })), true);
+    assert.equal(hasBackoff(key({ phase: 'processing', requeues: 2 })), true);
+    assert.equal(hasBackoff(key({ phase: 'queued', waiting: { kind: 'backoff', dueAt: NOW + 5 } })), true);
   });
 });
