@@ -340,14 +340,17 @@ describe('reconcile-lab CLI against a real kube-apiserver', () => {
     assert.equal(released.code, 0, released.stderr);
     const res = JSON.parse(released.stdout);
     assert.equal(res.result.deleted, true);
-    assert.match(released.stderr, /audit: patch .*widget-stuck .*ok/);
+    // It removed the last finalizer: the server deleted the object and answered with its unchanged resourceVersion,
+    // which must not read as a no-op ("rv N → N").
+    assert.match(released.stderr, /audit: patch .*widget-stuck rv \d+ → deleted ok/);
     // The removal is a journal entry: a write with the resourceVersion it was guarded by.
-    const writes = (res.journal as Array<{ kind: string; verb: string; objectKey: string; dryRun: boolean; resourceVersionBefore?: string }>).filter((e) => e.kind === 'write');
+    const writes = (res.journal as Array<{ kind: string; verb: string; objectKey: string; dryRun: boolean; resourceVersionBefore?: string; deleted?: boolean }>).filter((e) => e.kind === 'write');
     assert.equal(writes.length, 1);
     assert.equal(writes[0]!.verb, 'patch');
     assert.equal(writes[0]!.objectKey, `${ns}/widget-stuck`);
     assert.equal(writes[0]!.dryRun, false);
     assert.ok(writes[0]!.resourceVersionBefore, 'the resourceVersion the removal was guarded by');
+    assert.equal(writes[0]!.deleted, true, 'the journal entry says the write deleted the object');
     await assert.rejects(c.get(crd.gvr, ns, 'widget-stuck'), isNotFound);
   });
 
