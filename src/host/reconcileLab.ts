@@ -15,7 +15,7 @@ import { offerConflictChoices } from './commands/editCommands.ts';
 import { ContextKeys, Schemes, ViewIds } from './ids.ts';
 import { errorMessage } from './notify.ts';
 import type { Output } from './output.ts';
-import { resolveKubeconfigSource, type KubeconfigSource } from './connection/kubeconfigSource.ts';
+import { resolveKubeconfigSource, withSettingHint, type KubeconfigSource } from './connection/kubeconfigSource.ts';
 import { Session, type SessionOptions } from './session/session.ts';
 import { clampSettings, ConnectionScopedSettings, type Settings } from './settings.ts';
 import { StatusBar } from './statusBar.ts';
@@ -252,7 +252,7 @@ export class ReconcileLab implements vscode.Disposable {
       return session;
     } catch (e) {
       this.setDisconnectedState();
-      throw e;
+      throw withSettingHint(e, source);
     } finally {
       if (this.connecting === p) this.connecting = undefined;
       if (this.connectAbort === abort) this.connectAbort = undefined;

@@ -58,6 +58,10 @@ export function loadKubeConfig(options: LoadKubeConfigOptions = {}): KubeConfig 
       throw new KubeConfigError(`No kubeconfig found: KUBECONFIG is not set and ${defaultFile ?? '~/.kube/config'} does not exist.`, { problem: 'noKubeconfig' });
     }
   }
+  if (options.path && !existsSync(options.path)) {
+    // client-node's message would be a bare ENOENT of open(): say which file is missing.
+    throw new KubeConfigError(`The kubeconfig file ${options.path} does not exist.`, { problem: 'noKubeconfig' });
+  }
   try {
     if (options.path) kc.loadFromFile(options.path);
     else kc.loadFromDefault();
@@ -75,7 +79,10 @@ export function loadKubeConfig(options: LoadKubeConfigOptions = {}): KubeConfig 
   }
   const ctx = kc.getCurrentContext();
   if (!ctx || !kc.getContextObject(ctx)) {
-    throw new KubeConfigError('The kubeconfig has no current context: pick one of its contexts.', { problem: 'noContext' });
+    const names = kc.getContexts().map((c) => c.name);
+    if (names.length === 0) throw new KubeConfigError('The kubeconfig has no contexts.', { problem: 'noContext' });
+    const what = ctx ? `The kubeconfig's current-context "${ctx}" is not one of its contexts` : 'The kubeconfig has no current-context';
+    throw new KubeConfigError(`${what} (contexts: ${names.join(', ')}): choose one of them.`, { problem: 'noContext' });
   }
   const cluster = kc.getCurrentCluster();
   if (!cluster?.server) {

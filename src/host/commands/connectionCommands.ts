@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import * as vscode from 'vscode';
 import { startLocalControlPlane } from '../../core/controlplane/localControlPlane.ts';
 import { oneVersionPerResource } from '../../core/k8s/discovery.ts';
@@ -90,7 +91,7 @@ export async function connect(lab: ReconcileLab, arg: unknown): Promise<CommandR
     } catch (e) {
       lab.log.warn('cannot list kubeconfig contexts', { kubeconfig: source.description, error: (e as Error).message });
     }
-    const model = connectChoices(contexts, source);
+    const model = connectChoices(contexts, source, Boolean(source.path && !existsSync(source.path)));
     let value: string | undefined;
     if (model.empty) {
       value = await ui.warn(`Reconcile Lab: ${model.message}`, CHOOSE_FILE_LABEL, START_LOCAL_LABEL).then((c) =>

@@ -1,3 +1,5 @@
+import { KubeConfigError } from '../../core/k8s/kubeconfig.ts';
+
 /**
  * Where the extension's kubeconfig comes from. Pure (no `vscode`), so the
  * precedence is unit-tested: the setting `reconcileLab.connection.kubeconfig`,
@@ -60,6 +62,9 @@ export interface ConnectChoice {
   readonly separator?: true;
 }
 
+/** The setting that names the kubeconfig file (as people see it in Settings). */
+export const KUBECONFIG_SETTING = 'reconcileLab.connection.kubeconfig';
+
 export const CONNECT_LOCAL = '\u0000local';
 export const CONNECT_BROWSE = '\u0000browse';
 export const CHOOSE_FILE_LABEL = 'Choose a Kubeconfig File\u2026';
@@ -73,6 +78,8 @@ export const START_LOCAL_LABEL = 'Start Local Control Plane';
 export function connectChoices(
   contexts: ReadonlyArray<{ name: string; current: boolean; server?: string; user: string; namespace?: string; execCommand?: string }>,
   source: KubeconfigSource,
+  /** The file of `source.path` does not exist (the caller checked). */
+  missing = false,
 ): { title: string; items: ConnectChoice[]; empty: boolean; message: string } {
   const sorted = [...contexts].sort((a, b) => Number(b.current) - Number(a.current) || a.name.localeCompare(b.name));
   const items: ConnectChoice[] = sorted.map((c) => ({
@@ -85,11 +92,32 @@ export function connectChoices(
   if (items.length) items.push({ label: '', value: '', separator: true });
   items.push({ label: START_LOCAL_LABEL, icon: 'server-environment', description: 'etcd + kube-apiserver on this machine', value: CONNECT_LOCAL });
   items.push({ label: CHOOSE_FILE_LABEL, icon: 'folder-opened', value: CONNECT_BROWSE });
-  const where = source.origin === 'default' ? (source.description.startsWith('KUBECONFIG=') ? `${source.description} (none of its files exist)` : `${source.description} does not exist`) : `${source.description} has no contexts`;
+  const where =
+    source.origin === 'default'
+      ? source.description.startsWith('KUBECONFIG=') ? `${source.description} (none of its files exist)` : `${source.description} does not exist`
+      : `${source.description}${source.origin === 'setting' ? ` (the setting ${KUBECONFIG_SETTING})` : ''} ${missing ? 'does not exist' : 'has no contexts'}`;
+  const next = source.origin === 'setting' ? `Choose a kubeconfig file, change or clear the setting ${KUBECONFIG_SETTING}, or start a local control plane.` : 'Choose a kubeconfig file, or start a local control plane.';
   return {
     title: `Connect: contexts of ${source.description}`,
     items,
     empty: sorted.length === 0,
-    message: `No kubeconfig contexts found: ${where}. Choose a kubeconfig file, or start a local control plane.`,
+    message: `No kubeconfig contexts found: ${where}. ${next}`,
   };
+}
+
+/** The setting that names the context to connect to (empty: the kubeconfig's current-context). */
+export const CONTEXT_SETTING = 'reconcileLab.connection.context';
+
+/**
+ * A kubeconfig error as the extension says it: the core message (which names no next step) plus the settings that
+ * matter here: the file came from {@link KUBECONFIG_SETTING}, or a context can be kept in {@link CONTEXT_SETTING}.
+ * Other errors are returned unchanged; the problem (which picks the notification's buttons) is kept.
+ */
+export function withSettingHint(e: unknown, source: KubeconfigSource): unknown {
+  if (!(e instanceof KubeConfigError)) return e;
+  const hints: string[] = [];
+  if (source.origin === 'setting' && (e.problem === 'noKubeconfig' || e.problem === 'unreadable')) hints.push(`The file is the setting ${KUBECONFIG_SETTING}: change or clear it.`);
+  if (e.problem === 'noContext') hints.push(`Connect lists them; the setting ${CONTEXT_SETTING} keeps the one to use.`);
+  if (hints.length === 0) return e;
+  return new KubeConfigError(`${e.message} ${hints.join(' ')}`, { ...(e.problem ? { problem: e.problem } : {}) });
 }

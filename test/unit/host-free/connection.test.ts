@@ -3,9 +3,9 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { connectChoices, CONNECT_BROWSE, CONNECT_LOCAL, resolveKubeconfigSource, shouldAutoConnect, shouldShowViewsOnStart } from '../../../src/host/connection/kubeconfigSource.ts';
+import { connectChoices, withSettingHint, CONNECT_BROWSE, CONNECT_LOCAL, resolveKubeconfigSource, shouldAutoConnect, shouldShowViewsOnStart } from '../../../src/host/connection/kubeconfigSource.ts';
 import { listKubeContexts } from '../../../src/host/connection/kubeContexts.ts';
-import { defaultKubeconfigFiles } from '../../../src/core/k8s/kubeconfig.ts';
+import { defaultKubeconfigFiles, KubeConfigError } from '../../../src/core/k8s/kubeconfig.ts';
 
 describe('resolveKubeconfigSource', () => {
   const env = { RECONCILE_LAB_KUBECONFIG: '/tmp/lab.kubeconfig', KUBECONFIG: '/a:/b' };
@@ -69,6 +69,30 @@ describe('Connect picker without a kubeconfig', () => {
     assert.equal(m.message, 'No kubeconfig contexts found: /home/me/.kube/config does not exist. Choose a kubeconfig file, or start a local control plane.');
     assert.deepEqual(m.items.map((i) => i.value), [CONNECT_LOCAL, CONNECT_BROWSE]);
     assert.doesNotMatch(m.message + JSON.stringify(m.items), /localhost:8080|loaded-context|--kubeconfig/);
+  });
+
+  it('a missing file named by the setting: says it does not exist and that the setting names it', () => {
+    const m = connectChoices([], { origin: 'setting', path: '/tmp/gone.yaml', description: '/tmp/gone.yaml' }, true);
+    assert.equal(m.empty, true);
+    assert.equal(
+      m.message,
+      'No kubeconfig contexts found: /tmp/gone.yaml (the setting reconcileLab.connection.kubeconfig) does not exist. Choose a kubeconfig file, change or clear the setting reconcileLab.connection.kubeconfig, or start a local control plane.',
+    );
+    assert.match(connectChoices([], { origin: 'remembered', path: '/k', description: '/k (chosen earlier)' }).message, /\/k \(chosen earlier\) has no contexts\. Choose a kubeconfig file, or start a local control plane\.$/);
+  });
+
+  it('withSettingHint: names the setting of the file, or of the context; keeps the problem; leaves other errors alone', () => {
+    const fromSetting = { origin: 'setting', path: '/x', description: '/x' } as const;
+    const a = withSettingHint(new KubeConfigError('The kubeconfig file /x does not exist.', { problem: 'noKubeconfig' }), fromSetting) as KubeConfigError;
+    assert.equal(a.message, 'The kubeconfig file /x does not exist. The file is the setting reconcileLab.connection.kubeconfig: change or clear it.');
+    assert.equal(a.problem, 'noKubeconfig');
+    const b = withSettingHint(new KubeConfigError('… choose one of them.', { problem: 'noContext' }), { origin: 'argument', path: '/x', description: '/x' }) as KubeConfigError;
+    assert.equal(b.message, '… choose one of them. Connect lists them; the setting reconcileLab.connection.context keeps the one to use.');
+    assert.equal(b.problem, 'noContext');
+    const other = new Error('boom');
+    assert.equal(withSettingHint(other, fromSetting), other);
+    const plain = new KubeConfigError('The kubeconfig file /x does not exist.', { problem: 'noKubeconfig' });
+    assert.equal(withSettingHint(plain, { origin: 'argument', path: '/x', description: '/x' }), plain);
   });
 
   it('with contexts: real ones only, the current one first, then the two actions', () => {

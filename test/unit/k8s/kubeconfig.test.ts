@@ -85,3 +85,19 @@ test('a valid https kubeconfig loads with its current context', () => {
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test('a missing kubeconfig file, and a current-context that is not one of the contexts, say so (and what to choose)', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'kubeconfig-test-'));
+  try {
+    const missing = join(dir, 'nope');
+    assert.throws(() => loadKubeConfig({ path: missing }), (e: unknown) => e instanceof KubeConfigError && e.problem === 'noKubeconfig' && e.message === `The kubeconfig file ${missing} does not exist.`);
+    const file = join(dir, 'config');
+    writeFileSync(file, 'apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: "https://127.0.0.1:6443"}}]\nusers: [{name: u, user: {token: t}}]\ncontexts: [{name: x, context: {cluster: c, user: u}}, {name: y, context: {cluster: c, user: u}}]\ncurrent-context: gone\n');
+    assert.throws(
+      () => loadKubeConfig({ path: file }),
+      (e: unknown) => e instanceof KubeConfigError && e.problem === 'noContext' && e.message === 'The kubeconfig\'s current-context "gone" is not one of its contexts (contexts: x, y): choose one of them.',
+    );
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
