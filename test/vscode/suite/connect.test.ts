@@ -1,8 +1,11 @@
 // Connecting and disconnecting through the commands, with the kubeconfig the run provides (RECONCILE_LAB_KUBECONFIG).
 import * as assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import * as vscode from 'vscode';
 import type { ReconcileLab } from '../../../src/host/reconcileLab.ts';
-import { connectTo, lab, labCluster, ok, run, testNamespace, waitUntil, widget, widgetCrd } from './support/lab.ts';
+import { connectTo, lab, labCluster, ok, ROOT, run, testNamespace, waitUntil, widget, widgetCrd } from './support/lab.ts';
 
 describe('connect', function () {
   this.timeout(90_000);
@@ -59,6 +62,42 @@ describe('connect', function () {
     assert.match(!r.ok ? r.message : '', /no-such-context/);
     assert.equal(l.session, undefined);
     assert.match(l.statusBar.text, /Reconcile Lab/);
+  });
+
+  it('first run without a usable kubeconfig: a missing file of the setting, or a current-context not in the file, says what to do next', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'rl-ext-kc-'));
+    const cfg = vscode.workspace.getConfiguration('reconcileLab');
+    try {
+      const missing = join(dir, 'missing.yaml');
+      await cfg.update('connection.kubeconfig', missing, vscode.ConfigurationTarget.Workspace);
+      const a = await run('reconcileLab.connect', {});
+      assert.equal(a.ok, false);
+      const am = !a.ok ? a.message : '';
+      assert.equal(am, `The kubeconfig file ${missing} does not exist. The file is the setting reconcileLab.connection.kubeconfig: change or clear it.`);
+      assert.equal(l.session, undefined);
+      // The welcome shown then names the setting and the next steps (Connect's choices, Start Local Control Plane).
+      const welcome = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).contributes.viewsWelcome as Array<{ view: string; contents: string; when: string }>)
+        .filter((w) => w.view === 'reconcileLab.resources' && w.when.includes('!reconcileLab.connected'));
+      const forSetting = welcome.find((w) => /(^|&& )config\.reconcileLab\.connection\.kubeconfig/.test(w.when));
+      assert.ok(forSetting, JSON.stringify(welcome.map((w) => w.when)));
+      assert.match(forSetting.contents, /reconcileLab\.connection\.kubeconfig[\s\S]*missing[\s\S]*Connect[\s\S]*local control plane/);
+      assert.match(forSetting.contents, /command:reconcileLab\.startLocalControlPlane/);
+      await cfg.update('connection.kubeconfig', undefined, vscode.ConfigurationTarget.Workspace);
+
+      const kc = readFileSync(labCluster().kubeconfigPath, 'utf8');
+      assert.match(kc, /current-context:/);
+      const stale = join(dir, 'stale.yaml');
+      writeFileSync(stale, kc.replace(/current-context:.*$/m, 'current-context: deleted-cluster'));
+      const b = await run('reconcileLab.connect', { kubeconfig: stale });
+      assert.equal(b.ok, false);
+      const bm = !b.ok ? b.message : '';
+      assert.match(bm, /^The kubeconfig's current-context "deleted-cluster" is not one of its contexts \(contexts: [^)]+\): choose one of them\. Connect lists them; the setting reconcileLab\.connection\.context keeps the one to use\.$/);
+      for (const m of [am, bm]) assert.doesNotMatch(m, /\n\s+at |ENOENT|Error:/, 'no stack trace or errno');
+      assert.equal(l.session, undefined);
+    } finally {
+      await cfg.update('connection.kubeconfig', undefined, vscode.ConfigurationTarget.Workspace);
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('Choose Watched Resources / Namespaces save the settings and reconnect with them', async () => {
