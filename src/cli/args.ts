@@ -140,7 +140,7 @@ Options:
   --work-queue <kind>       run, step: priority (default: controller-runtime's priority queue) | client-go (FIFO,
                             DefaultControllerRateLimiter)
   --check <names>           check: only these checks, comma-separated or repeated: runTwice, crashAfterWrite,
-                            staleCache, unobservedState, convergence (default: all)
+                            staleCache, unobservedState, convergence, deletion (default: all)
   --confirm-cluster <name>  check: run against a cluster that is not the local control plane (its context name)
   --transition <json>       check: a JSON merge patch of the object (repeatable, applied in order) for the
                             unobserved-state and stale-cache checks (default: an annotation added, then removed)

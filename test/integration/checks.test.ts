@@ -83,6 +83,10 @@ describe('robustness checks (issue 11) on the real control plane', () => {
     assert.equal(r.findings.length, 0, summary(r));
     assert.equal(r.totals.errors, 0, summary(r));
     assert.equal(r.results.find((x) => x.check === 'crashAfterWrite')?.status, 'passed', summary(r));
+    // Deletion: the lab reconciler's own finalizer is removed after its cleanup, and the copy is gone in the bound.
+    const del = r.results.find((x) => x.check === 'deletion');
+    assert.equal(del?.status, 'passed', summary(r));
+    assert.match(del!.message!, /^gone \d+ ms after the delete \(the reconciler removed lab\.reconcile\.dev\/cleanup\)/, summary(r));
     assert.deepEqual(await scratchLeft(), []);
     assert.equal((await c.get(crd.gvr, ns, 'widget-ready')).metadata.resourceVersion, before.metadata.resourceVersion);
   });
@@ -104,6 +108,7 @@ describe('robustness checks (issue 11) on the real control plane', () => {
   test('samples/module-reconciler.ts: zero findings', async () => {
     const r = await runChecks(await moduleOptions('samples/module-reconciler.ts'));
     assert.equal(r.findings.length, 0, summary(r));
+    assert.match(r.results.find((x) => x.check === 'deletion')?.message ?? '', /no finalizer: deleted at once/, summary(r));
     assert.equal(r.totals.errors, 0, summary(r));
     assert.deepEqual(await scratchLeft(), []);
   });
@@ -130,6 +135,7 @@ describe('robustness checks (issue 11) on the real control plane', () => {
     { file: 'samples/buggy/missed-transition.ts', check: 'unobservedState', title: /End state depends on seeing an intermediate state/, explanation: /maintenanceWindows/ },
     { file: 'samples/buggy/rewrites-spec.ts', check: 'unobservedState', title: /Undid your change: spec\.data\.color \(update widgets/, explanation: /spec\.data\.color = "blue" instead of "Blue"[^]*fights every kubectl apply/ },
     { file: 'samples/buggy/status-every-reconcile.ts', check: 'convergence', title: /Never converges: \d+ × update\/status widgets/, explanation: /hot loop[^]*status\.conditions\[0\]\.message/ },
+    { file: 'samples/buggy/never-removes-finalizer.ts', check: 'deletion', title: /^Stays Terminating: finalizer buggy\.reconcile-lab\.dev\/cleanup is never removed \(the reconciler did not handle deletionTimestamp\)$/, explanation: /still exists with deletionTimestamp set[^]*remove the finalizer/ },
   ];
   for (const b of buggy) {
     test(`${b.file}: caught by ${b.check} only, with an explanation`, async () => {
@@ -144,6 +150,14 @@ describe('robustness checks (issue 11) on the real control plane', () => {
       assert.ok(f.journal.some((e) => e.kind === 'reconcileStart'), 'the perturbed run\'s journal is attached');
       assert.equal(r.totals.errors, 0, summary(r));
       assert.deepEqual(await scratchLeft(), []);
+      if (b.check === 'deletion') {
+        // The stuck copy was ours: its finalizer was stripped afterwards, so no copy is left Terminating; yours is untouched.
+        const stuck = (await c.list(crd.gvr, undefined)).items.filter((w) => w.metadata.namespace?.startsWith('rl-check-') && w.metadata.finalizers?.includes('buggy.reconcile-lab.dev/cleanup'));
+        assert.deepEqual(stuck.map((w) => `${w.metadata.namespace}/${w.metadata.name}`), []);
+        const mine = await c.get(crd.gvr, ns, 'widget-ready');
+        assert.equal(mine.metadata.deletionTimestamp, undefined);
+        assert.ok(!mine.metadata.finalizers?.includes('buggy.reconcile-lab.dev/cleanup'), 'your own object was never reconciled by the check');
+      }
     });
   }
 

@@ -8,6 +8,8 @@ import { nullLogger } from '../log.ts';
 import { rfc3339 } from '../reconcilers/conditions.ts';
 import { CONFIGMAPS, copyInto, currentResourceVersion, createScratchNamespace, deleteScratch, resourceLabelOf, settle, snapshot, startRun, type CheckRun, type HarnessEnv, type ScratchCopy, viewKeyOf } from './harness.ts';
 import { GoCheckRunner } from './goRun.ts';
+import { deletionVerdict, reconcilesAfter, waitUntilGone } from './deletion.ts';
+import { isNotFound } from '../k8s/client.ts';
 import { compareEndStates, differingPaths, endStateDiff, flatten, maskedFieldsOf, normalizeEndState, VOLATILE_FIELDS, type EndState } from './mask.ts';
 import { CHECK_KINDS, CHECK_TITLES, type CheckKind, type CheckProgress, type CheckProgressEvent, type CheckReport, type CheckResult, type CheckTimingPart, type CheckWrite, type Finding, type Perturbation, type RunChecksOptions } from './types.ts';
 
@@ -512,6 +514,64 @@ async function checkUnobserved(ctx: KeyContext, learned: Set<string>, parts: Che
 }
 
 /**
+ * Check 6: a fresh copy (its finalizers stripped: yours may belong to other controllers; the reconciler adds its own
+ * as on a new object) settles, is deleted with the server's default propagation (as kubectl sends none), and must
+ * be gone within the bound while the controller runs (oracle: deletion.ts). Only the scratch copy is ever deleted;
+ * a copy left Terminating has its finalizers stripped afterwards, guarded by its uid (and by the scratch
+ * namespace's cleanup again).
+ */
+async function checkDeletion(ctx: KeyContext, parts: CheckTimingPart[]): Promise<Pick<CheckResult, 'status' | 'message' | 'findings'>> {
+  const { ns, copy } = await timed(ctx, parts, 'copy', () => scratch(ctx, 'deletion'));
+  const { client, primary, signal } = ctx.env;
+  const made = await client.get(primary, copy.namespace, copy.name, signal);
+  const uid = made.metadata.uid ?? '';
+  const uidTest = { op: 'test', path: '/metadata/uid', value: uid };
+  if (made.metadata.finalizers?.length) {
+    await client.patch(primary, copy.namespace, copy.name, 'json', [uidTest, { op: 'remove', path: '/metadata/finalizers' }], { signal });
+  }
+  const run = await startRun(ctx.env, ns, { key: copy.scratchKey });
+  try {
+    await timed(ctx, parts, 'run until settled', () => settle(ctx.env, run, ctx.boundMs));
+    const before = await client.get(primary, copy.namespace, copy.name, signal);
+    const finalizersAtDelete = [...(before.metadata.finalizers ?? [])];
+    const from = run.entries.length;
+    const writesFrom = run.writes.length;
+    ctx.emit({ kind: 'step', key: ctx.key, check: 'deletion', message: 'deleting the copy' });
+    const waited = await timed(ctx, parts, 'delete, until gone', async () => {
+      await client.delete(primary, copy.namespace, copy.name, { signal, preconditions: { uid } });
+      return waitUntilGone(ctx.env.clock, () => client.get(primary, copy.namespace, copy.name, signal), ctx.boundMs, signal);
+    });
+    const seen = reconcilesAfter(run.entries, copy.scratchKey, from);
+    const verdict = deletionVerdict({ gone: waited.gone, ms: waited.ms, boundMs: ctx.boundMs, finalizersAtDelete, finalizersLeft: [...(waited.last?.metadata.finalizers ?? [])], ...seen });
+    const perturbation: Perturbation = {
+      check: 'deletion', boundMs: ctx.boundMs,
+      description: `deleted the copy after it settled (finalizers at the delete: ${finalizersAtDelete.length ? finalizersAtDelete.join(', ') : 'none'}; the server's default propagation, as kubectl delete) and let the controller run for up to ${ctx.boundMs} ms`,
+    };
+    // The writes after the delete (failed ones too: they are what went wrong), else the last ones before it.
+    const afterDelete = run.writes.slice(writesFrom).map((w) => w.record);
+    const writes = afterDelete.length ? afterDelete.slice(-10) : okWrites(run).slice(-3);
+    return {
+      status: verdict.status, message: verdict.message,
+      findings: verdict.problems.map((p) => finding(ctx, {
+        check: 'deletion', severity: 'error', perturbation, diff: '', title: p.title, explanation: p.explanation,
+        writes: writes.map(checkWriteOf), journal: journalOf(run, copy.scratchKey),
+      })),
+    };
+  } finally {
+    await run.stop();
+    // Ours to clean up: a copy left Terminating (only this scratch copy, only while it is the object we made).
+    try {
+      const left = await client.get(primary, copy.namespace, copy.name, signal);
+      if (left.metadata.uid === uid && left.metadata.finalizers?.length) {
+        await client.patch(primary, copy.namespace, copy.name, 'json', [uidTest, { op: 'remove', path: '/metadata/finalizers' }], { signal });
+      }
+    } catch (e) {
+      if (!isNotFound(e) && !signal.aborted) ctx.emit({ kind: 'step', key: ctx.key, check: 'deletion', message: `could not strip the copy's finalizers (the scratch cleanup tries again): ${(e as Error).message}` });
+    }
+  }
+}
+
+/**
  * Runs the selected checks on every key, each on fresh copies in scratch namespaces (deleted afterwards, also on
  * abort or error), and resolves with the report. Rejects only with {@link CheckRefusedError}, before writing.
  */
@@ -590,7 +650,7 @@ export async function runChecks(options: RunChecksOptions, progress?: CheckProgr
       // A create on every pass (run twice) also makes extra objects from a stale view: reported once, by run twice.
       const createsEveryPass = results.some((x) => x.key === key && x.check === 'runTwice' && x.findings.some((f) => f.writes.some((w) => w.verb === 'create')));
       await ref1.run.stop();
-      for (const c of ['crashAfterWrite', 'staleCache', 'unobservedState'] as const) {
+      for (const c of ['crashAfterWrite', 'staleCache', 'unobservedState', 'deletion'] as const) {
         if (!checks.includes(c) || abort.signal.aborted) continue;
         const t = clock.now();
         const parts: CheckTimingPart[] = [];
@@ -599,7 +659,7 @@ export async function runChecks(options: RunChecksOptions, progress?: CheckProgr
           continue;
         }
         try {
-          const r = c === 'crashAfterWrite' ? await checkCrashAfterWrite(ctx, ref1, learned, parts) : c === 'staleCache' ? await checkStaleCache(ctx, parts, learned, createsEveryPass) : await checkUnobserved(ctx, learned, parts);
+          const r = c === 'crashAfterWrite' ? await checkCrashAfterWrite(ctx, ref1, learned, parts) : c === 'staleCache' ? await checkStaleCache(ctx, parts, learned, createsEveryPass) : c === 'unobservedState' ? await checkUnobserved(ctx, learned, parts) : await checkDeletion(ctx, parts);
           result(c, r, parts, t);
         } catch (e) {
           if (abort.signal.aborted) break;

@@ -18,10 +18,10 @@ import type { GoCheckTarget } from './goRun.ts';
  * written with `JSON.stringify` and read back unchanged.
  */
 
-/** The five checks, in the order they run. */
-export type CheckKind = 'runTwice' | 'crashAfterWrite' | 'staleCache' | 'unobservedState' | 'convergence';
+/** The six checks, in the order they are listed. */
+export type CheckKind = 'runTwice' | 'crashAfterWrite' | 'staleCache' | 'unobservedState' | 'convergence' | 'deletion';
 
-export const CHECK_KINDS: readonly CheckKind[] = ['runTwice', 'crashAfterWrite', 'staleCache', 'unobservedState', 'convergence'];
+export const CHECK_KINDS: readonly CheckKind[] = ['runTwice', 'crashAfterWrite', 'staleCache', 'unobservedState', 'convergence', 'deletion'];
 
 /** One-line names for people (menus, headings). */
 export const CHECK_TITLES: Readonly<Record<CheckKind, string>> = {
@@ -30,6 +30,7 @@ export const CHECK_TITLES: Readonly<Record<CheckKind, string>> = {
   staleCache: 'Stale cache',
   unobservedState: 'Unobserved intermediate state',
   convergence: 'Convergence',
+  deletion: 'Deletion',
 };
 
 /**
@@ -51,7 +52,7 @@ export interface Perturbation {
   serverResourceVersion?: string;
   /** Unobserved state: the states (as JSON merge patches of the primary) whose watch events were withheld. */
   withheld?: unknown[];
-  /** Convergence: the bound (ms) the key had to go idle and stop writing within. */
+  /** Convergence: the bound (ms) the key had to go idle and stop writing within. Deletion: the bound it had to be gone within. */
   boundMs?: number;
 }
 

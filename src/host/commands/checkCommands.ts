@@ -17,6 +17,7 @@ const CHECK_DETAILS: Record<CheckKind, string> = {
   staleCache: 'Reconcile from a cache frozen while the server moved on: flag writes that destroy or overwrite newer state.',
   unobservedState: 'Withhold the watch events between two states: the end state must equal the reference.',
   convergence: 'After the spec stops changing the key must go idle, stop writing within a bound and not flap.',
+  deletion: 'Delete the settled copy: it must be gone within the bound (finalizers removed, no failing reconcile on the Terminating object).',
 };
 
 /**

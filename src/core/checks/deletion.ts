@@ -1,0 +1,133 @@
+import { sleep, type Clock } from '../clock.ts';
+import type { JournalEntry } from '../journal/journal.ts';
+import { isNotFound } from '../k8s/client.ts';
+import type { ObjectKey } from '../k8s/keys.ts';
+import type { KubeObject } from '../k8s/objects.ts';
+
+/**
+ * The deletion check's oracle and its wait (the check itself is in runChecks.ts): after the scratch copy settled,
+ * it is deleted (the server's default propagation, as `kubectl delete` sends none) while the check's controller
+ * runs; the copy must be gone within the convergence bound. Classic deletion-path bugs this catches: a finalizer
+ * that is never removed (the object stays Terminating forever) and a reconciler that fails on a Terminating object.
+ *
+ * Pure and clock-driven, so it is unit-tested with a fake clock and a fake getter.
+ */
+
+/** What the check saw between its delete and the end of the wait. */
+export interface DeletionObservation {
+  /** The object was gone (404) before the bound. */
+  gone: boolean;
+  /** From the delete to gone (or to the bound). */
+  ms: number;
+  boundMs: number;
+  /** Finalizers on the copy when it was deleted (all added by the reconciler under test: the copy starts with none). */
+  finalizersAtDelete: string[];
+  /** Finalizers still on the object at the bound (when not gone). */
+  finalizersLeft: string[];
+  /** Reconciles of the copy's key that started after the delete. */
+  reconciles: number;
+  /** Failed reconciles (error or terminal outcome) after the delete, in order. */
+  failures: Array<{ message: string; terminal: boolean }>;
+  /** The last reconcile after the delete failed. */
+  lastFailed: boolean;
+}
+
+/** One problem the oracle found: a finding's title and explanation (runChecks adds the rest). */
+export interface DeletionProblem {
+  title: string;
+  explanation: string;
+}
+
+export interface DeletionVerdict {
+  status: 'passed' | 'failed';
+  message: string;
+  problems: DeletionProblem[];
+}
+
+const MAX_MESSAGE = 300;
+const clip = (s: string) => (s.length > MAX_MESSAGE ? `${s.slice(0, MAX_MESSAGE)}…` : s);
+const seconds = (ms: number) => `${Math.round(ms / 100) / 10} s`;
+
+/**
+ * The reconciles of `key` that started after the delete (entries from `from` on), and which of them failed.
+ * A reconcile's end counts when its start is in the range (an end whose start came before the delete is skipped).
+ */
+export function reconcilesAfter(entries: readonly JournalEntry[], key: ObjectKey, from: number): Pick<DeletionObservation, 'reconciles' | 'failures' | 'lastFailed'> {
+  let reconciles = 0;
+  let started = false;
+  let lastFailed = false;
+  const failures: DeletionObservation['failures'] = [];
+  for (const e of entries.slice(from)) {
+    if (e.key !== key) continue;
+    if (e.kind === 'reconcileStart') {
+      reconciles++;
+      started = true;
+    } else if (e.kind === 'reconcileEnd' && started) {
+      const failed = e.outcome.kind === 'error' || e.outcome.kind === 'terminal';
+      if (failed) failures.push({ message: (e.outcome as { message: string }).message, terminal: e.outcome.kind === 'terminal' });
+      lastFailed = failed;
+    }
+  }
+  return { reconciles, failures, lastFailed };
+}
+
+/**
+ * Decides the check from what it saw. Invariants: gone within the bound passes (failures on the way are only
+ * mentioned); not gone always fails with exactly one problem — the reconciler's last failure when its last reconcile
+ * failed, else the finalizers left (never removed), else "still there" when the server reports none.
+ */
+export function deletionVerdict(o: DeletionObservation): DeletionVerdict {
+  if (o.gone) {
+    const how = o.finalizersAtDelete.length ? `the reconciler removed ${o.finalizersAtDelete.join(', ')}` : 'no finalizer: deleted at once';
+    const retried = o.failures.length ? `; ${o.failures.length} reconcile(s) after the delete failed on the way (last: ${clip(o.failures[o.failures.length - 1]!.message)})` : '';
+    return { status: 'passed', problems: [], message: `gone ${o.ms} ms after the delete (${how})${retried}` };
+  }
+  const left = o.finalizersLeft;
+  const stuck = `Deleted the copy (as kubectl delete would) and let the controller run: ${seconds(o.boundMs)} later it still exists with deletionTimestamp set${left.length ? ` and finalizer(s) ${left.join(', ')}` : ''} ("Terminating"). The API server removes an object only when its finalizers list is empty, and only the controller that added a finalizer removes it.`;
+  const noCall = o.reconciles === 0 ? ' The controller was not even called after the delete: a predicate (or an event filter) may drop the update that sets deletionTimestamp — let deletions through.' : '';
+  if (o.lastFailed && o.failures.length) {
+    const last = o.failures[o.failures.length - 1]!;
+    return {
+      status: 'failed', message: `still Terminating after ${seconds(o.boundMs)}: the reconciler failed on it ${o.failures.length} time(s)`,
+      problems: [{
+        title: `The reconciler failed on the Terminating object: ${clip(last.message)}`,
+        explanation: `${stuck} Each reconcile of the Terminating object failed (${o.failures.length} time(s), ${last.terminal ? 'the last one terminal: not retried' : 'retried with backoff'}), last with: ${clip(last.message)}. A reconciler must handle an object that is being deleted: when deletionTimestamp is set, do the cleanup (treat "already gone" as success), remove your finalizer, and return without the normal create/update path (writes of new children or of status fail or recreate what is being torn down).`,
+      }],
+    };
+  }
+  if (left.length) {
+    return {
+      status: 'failed', message: `still Terminating after ${seconds(o.boundMs)}: finalizer(s) ${left.join(', ')} never removed`,
+      problems: [{
+        title: `Stays Terminating: finalizer ${left.join(', ')} ${left.length > 1 ? 'are' : 'is'} never removed (the reconciler did not handle deletionTimestamp)`,
+        explanation: `${stuck}${noCall} The reconciler added ${left.length > 1 ? 'these finalizers' : 'this finalizer'} but ${o.reconciles ? `its ${o.reconciles} reconcile(s) after the delete did not remove ${left.length > 1 ? 'them' : 'it'}` : 'never removed it'}, so the object hangs in Terminating forever (and so does a namespace being deleted around it). When deletionTimestamp is set: clean up what the finalizer protects (already gone is success), then remove the finalizer from the latest object, and do nothing else.`,
+      }],
+    };
+  }
+  return {
+    status: 'failed', message: `still there ${seconds(o.boundMs)} after the delete`,
+    problems: [{ title: `Still there ${seconds(o.boundMs)} after the delete`, explanation: `${stuck}${noCall}` }],
+  };
+}
+
+/**
+ * Polls `get` (every `intervalMs` on `clock`) until it reports the object gone (undefined, or a 404 it throws), or
+ * `boundMs` passed. Resolves with the last object seen when not gone. Rejects when `signal` aborts or `get` throws
+ * anything but a 404.
+ */
+export async function waitUntilGone(clock: Clock, get: () => Promise<KubeObject | undefined>, boundMs: number, signal: AbortSignal, intervalMs = 100): Promise<{ gone: boolean; ms: number; last?: KubeObject }> {
+  const start = clock.now();
+  for (;;) {
+    if (signal.aborted) throw signal.reason;
+    let obj: KubeObject | undefined;
+    try {
+      obj = await get();
+    } catch (e) {
+      if (!isNotFound(e)) throw e;
+    }
+    const ms = clock.now() - start;
+    if (!obj) return { gone: true, ms };
+    if (ms >= boundMs) return { gone: false, ms, last: obj };
+    await sleep(clock, intervalMs, signal);
+  }
+}

@@ -1,0 +1,90 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { deletionVerdict, reconcilesAfter, waitUntilGone, type DeletionObservation } from '../../../src/core/checks/deletion.ts';
+import { ApiError } from '../../../src/core/k8s/client.ts';
+import type { JournalEntry } from '../../../src/core/journal/journal.ts';
+import type { KubeObject } from '../../../src/core/k8s/objects.ts';
+import { FakeClock } from '../../fakes/fakeClock.ts';
+
+const KEY = 'rl-check-1/w';
+const base: DeletionObservation = { gone: false, ms: 8_000, boundMs: 8_000, finalizersAtDelete: [], finalizersLeft: [], reconciles: 0, failures: [], lastFailed: false };
+const terminating = (finalizers: string[]): KubeObject => ({ metadata: { namespace: 'rl-check-1', name: 'w', deletionTimestamp: '2026-12-02T13:00:00Z', finalizers } });
+
+test('no finalizer: gone at once passes and says so', () => {
+  const v = deletionVerdict({ ...base, gone: true, ms: 12 });
+  assert.equal(v.status, 'passed');
+  assert.deepEqual(v.problems, []);
+  assert.equal(v.message, 'gone 12 ms after the delete (no finalizer: deleted at once)');
+});
+
+test('the reconciler removed its finalizer: passes; failures on the way are mentioned, not findings', () => {
+  const v = deletionVerdict({ ...base, gone: true, ms: 640, finalizersAtDelete: ['x.dev/cleanup'], reconciles: 2, failures: [{ message: '409 Conflict', terminal: false }] });
+  assert.equal(v.status, 'passed');
+  assert.match(v.message, /the reconciler removed x\.dev\/cleanup\); 1 reconcile\(s\) after the delete failed on the way \(last: 409 Conflict\)/);
+});
+
+test('a finalizer never removed: one finding that names it, in plain words', () => {
+  const v = deletionVerdict({ ...base, finalizersAtDelete: ['x.dev/cleanup'], finalizersLeft: ['x.dev/cleanup'], reconciles: 1 });
+  assert.equal(v.status, 'failed');
+  assert.equal(v.problems.length, 1);
+  assert.equal(v.problems[0]!.title, 'Stays Terminating: finalizer x.dev/cleanup is never removed (the reconciler did not handle deletionTimestamp)');
+  assert.match(v.problems[0]!.explanation, /8 s later it still exists with deletionTimestamp set and finalizer\(s\) x\.dev\/cleanup \("Terminating"\)[^]*its 1 reconcile\(s\) after the delete did not remove it/);
+  assert.doesNotMatch(v.problems[0]!.explanation, /not even called/);
+});
+
+test('not called at all after the delete: the explanation points at predicates', () => {
+  const v = deletionVerdict({ ...base, finalizersLeft: ['a', 'b'] });
+  assert.match(v.problems[0]!.title, /finalizer a, b are never removed/);
+  assert.match(v.problems[0]!.explanation, /not even called after the delete: a predicate/);
+});
+
+test('failing on the Terminating object: the last error is the finding (it wins over the finalizer)', () => {
+  const v = deletionVerdict({ ...base, finalizersLeft: ['x.dev/cleanup'], reconciles: 3, failures: [{ message: 'a', terminal: false }, { message: 'cannot create configmaps: namespace is being terminated', terminal: false }], lastFailed: true });
+  assert.equal(v.status, 'failed');
+  assert.equal(v.problems.length, 1);
+  assert.equal(v.problems[0]!.title, 'The reconciler failed on the Terminating object: cannot create configmaps: namespace is being terminated');
+  assert.match(v.problems[0]!.explanation, /failed \(2 time\(s\), retried with backoff\)/);
+  // An earlier failure followed by a success is not "failed on it": the finalizer is the problem then.
+  const w = deletionVerdict({ ...base, finalizersLeft: ['x.dev/cleanup'], reconciles: 2, failures: [{ message: 'a', terminal: false }], lastFailed: false });
+  assert.match(w.problems[0]!.title, /^Stays Terminating/);
+});
+
+test('reconcilesAfter counts only reconciles of the key that started after the delete', () => {
+  const end = (kind: 'success' | 'error', message = ''): JournalEntry => ({ kind: 'reconcileEnd', key: KEY, controller: 'c', outcome: kind === 'success' ? { kind } : { kind, message }, durationMs: 1 }) as unknown as JournalEntry;
+  const start = (key = KEY): JournalEntry => ({ kind: 'reconcileStart', key, controller: 'c', triggers: [], attempt: 1, via: 'worker' }) as unknown as JournalEntry;
+  const entries = [start(), end('error', 'before'), start(), /* delete here */ end('error', 'straddles'), start('other/x'), end('success'), start(), end('error', 'boom'), start(), end('error', 'boom again')];
+  const r = reconcilesAfter(entries, KEY, 3);
+  assert.equal(r.reconciles, 2);
+  assert.deepEqual(r.failures.map((f) => f.message), ['boom', 'boom again']);
+  assert.equal(r.lastFailed, true);
+});
+
+test('waitUntilGone: polls on the injected clock until a 404, and gives up at the bound with the last object', async () => {
+  const clock = new FakeClock();
+  const signal = new AbortController().signal;
+  let calls = 0;
+  const gone = waitUntilGone(clock, async () => {
+    if (++calls < 3) return terminating(['x']);
+    throw new ApiError(404, 'NotFound', 'widgets "w" not found');
+  }, 1_000, signal);
+  for (let i = 0; i < 5 && calls < 3; i++) {
+    await new Promise((r) => setImmediate(r));
+    clock.step(100);
+  }
+  assert.deepEqual(await gone, { gone: true, ms: 200 });
+
+  const stuck = waitUntilGone(clock, async () => terminating(['x.dev/cleanup']), 1_000, signal);
+  for (let i = 0; i < 20; i++) {
+    await new Promise((r) => setImmediate(r));
+    clock.step(100);
+  }
+  const s = await stuck;
+  assert.equal(s.gone, false);
+  assert.equal(s.ms, 1_000);
+  assert.deepEqual(s.last?.metadata.finalizers, ['x.dev/cleanup']);
+});
+
+test('waitUntilGone: an error other than 404 rejects (the check reports it could not run)', async () => {
+  const clock = new FakeClock();
+  await assert.rejects(waitUntilGone(clock, async () => { throw new ApiError(403, 'Forbidden', 'no'); }, 1_000, new AbortController().signal), /no/);
+});
