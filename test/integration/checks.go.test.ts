@@ -65,7 +65,7 @@ describe('robustness checks on the Go controller through the bridge', { skip: (!
     assert.equal(r.reconcilerKind, 'go');
     assert.equal(r.findings.length, 0, summary(r));
     assert.equal(r.totals.errors, 0, summary(r));
-    for (const check of ['runTwice', 'crashAfterWrite', 'staleCache', 'unobservedState', 'convergence']) {
+    for (const check of ['runTwice', 'crashAfterWrite', 'staleCache', 'unobservedState', 'convergence', 'deletion']) {
       assert.equal(r.results.find((x) => x.check === check)?.status, 'passed', `${check} ran and passed:\n${summary(r)}`);
     }
     // The sample's first reconcile makes three writes (finalizer, child, status): two crash points, each reached.
@@ -74,6 +74,8 @@ describe('robustness checks on the Go controller through the bridge', { skip: (!
     assert.match(r.results.find((x) => x.check === 'unobservedState')!.message!, /[1-9]\d* update event\(s\) withheld/, summary(r));
     // The stale-cache check stepped the key once from the frozen view (its message counts the writes of that step).
     assert.match(r.results.find((x) => x.check === 'staleCache')!.message!, /write\(s\) from two stale views/, summary(r));
+    // Deletion: the deleted copy was reconciled by a new Go process, which cleaned up and removed its finalizer.
+    assert.match(r.results.find((x) => x.check === 'deletion')!.message!, /^gone \d+ ms after the delete \(the reconciler removed lab\.reconcile\.dev\/cleanup\)/, summary(r));
     // --leader-elect=true was ignored by the check instances (else every run but the first would wait for the lease).
     assert.ok(!lines.some((l) => /attempting to acquire leader lease/.test(l)), 'check instances run without leader election');
     assert.deepEqual(await scratchOf(r), [], 'scratch namespaces cleaned up');
