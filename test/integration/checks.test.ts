@@ -201,7 +201,7 @@ describe('robustness checks (issue 11) on the real control plane', () => {
     const r = await runChecks(options({ primary: policies, keys: [mine.metadata.name!], createReconciler: () => reconciler, reconcilerSpec: { kind: 'module', path: 'policy-status.ts' } }));
     assert.deepEqual([...reconciled].filter((k) => !k.startsWith('rl-check-')), [], 'the check runs reconciled only scratch copies');
     assert.equal(r.findings.length, 0, summary(r));
-    assert.deepEqual(r.results.map((x) => `${x.check}: ${x.status}`).sort(), ['convergence: passed', 'crashAfterWrite: skipped', 'runTwice: passed', 'staleCache: passed', 'unobservedState: passed'], summary(r));
+    assert.deepEqual(r.results.map((x) => `${x.check}: ${x.status}`).sort(), ['convergence: passed', 'crashAfterWrite: skipped', 'deletion: passed', 'runTwice: passed', 'staleCache: passed', 'unobservedState: passed'], summary(r));
     assert.equal((await c.get(policies, undefined, other.metadata.name!)).metadata.resourceVersion, other.metadata.resourceVersion, 'another Policy was not written');
     assert.equal((await c.get(policies, undefined, mine.metadata.name!)).metadata.resourceVersion, mine.metadata.resourceVersion, 'the checked Policy itself was not written');
     assert.deepEqual((await c.list(policies, undefined)).items.map((p) => p.metadata.name).sort(), ['allow.egress-to-db.v2', 'someone-elses'], 'the copies are deleted');
