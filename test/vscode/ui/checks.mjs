@@ -67,7 +67,7 @@ export default async function checksUi(t) {
       const picker = page.locator('.quick-input-widget');
       await picker.waitFor({ state: 'visible' });
       const rows = picker.locator('.quick-input-list .monaco-list-row');
-      await eventually('the five checks in the pick list', () => rows.count(), (n) => n >= 5);
+      await eventually('the six checks in the pick list', () => rows.count(), (n) => n >= 6);
       await page.keyboard.press('Enter'); // all are selected: OK
       await picker.waitFor({ state: 'hidden' });
     });
@@ -78,7 +78,7 @@ export default async function checksUi(t) {
       const status = await eventually('the run to finish', () => view.locator('#status').textContent().catch(() => ''), (s) => /^(Finished|Cancelled)/.test(s ?? ''), { timeoutMs: 240_000, intervalMs: 1000 });
       assert.match(status, /^Finished/);
       const checks = (await view.locator('.result .check').allTextContents()).map((s) => s.trim());
-      assert.deepEqual(checks, ['Run twice', 'Crash after write', 'Stale cache', 'Unobserved intermediate state', 'Convergence']);
+      assert.deepEqual(checks, ['Run twice', 'Crash after write', 'Stale cache', 'Unobserved intermediate state', 'Convergence', 'Deletion']);
       if (buggy) {
         const findings = view.locator('.finding');
         assert.ok((await findings.count()) >= 1, 'the generateName bug is found');
