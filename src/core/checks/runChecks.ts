@@ -5,6 +5,7 @@ import type { WriteRecord } from '../k8s/dynamicClient.ts';
 import { keyFor, type ObjectKey } from '../k8s/keys.ts';
 import type { KubeObject, ResourceInfo } from '../k8s/objects.ts';
 import { nullLogger } from '../log.ts';
+import { LAST_APPLIED, MASK } from '../k8s/secretMask.ts';
 import { rfc3339 } from '../reconcilers/conditions.ts';
 import { CONFIGMAPS, copyInto, currentResourceVersion, createScratchNamespace, deleteScratch, resourceLabelOf, settle, snapshot, startRun, type CheckRun, type HarnessEnv, type ScratchCopy, viewKeyOf } from './harness.ts';
 import { GoCheckRunner } from './goRun.ts';
@@ -444,6 +445,18 @@ export function revertedPaths(transitions: readonly unknown[], applied: readonly
   return out;
 }
 
+/**
+ * "path = actual instead of wanted; …" for the first four of `undone` (from {@link revertedPaths}), for a finding's
+ * explanation. When the object is a core Secret (`secret`), the values of `data`, `stringData` and the
+ * last-applied annotation (which repeats them) print as `***`: the paths say what was undone, never what it holds.
+ */
+export function revertedText(undone: ReadonlyArray<{ path: string; wanted: unknown; actual: unknown }>, secret: boolean): string {
+  const hidden = (path: string) =>
+    secret && (/^(data|stringData)(\.|$)/.test(path) || path === 'metadata' || path === 'metadata.annotations' || path.startsWith(`metadata.annotations.${LAST_APPLIED}`));
+  const shown = (path: string, v: unknown) => (v === undefined ? '(absent)' : hidden(path) ? MASK : JSON.stringify(v));
+  return `${undone.slice(0, 4).map((u) => `${u.path} = ${shown(u.path, u.actual)} instead of ${shown(u.path, u.wanted)}`).join('; ')}${undone.length > 4 ? '; …' : ''}`;
+}
+
 /** Check 4: withhold the key's update events between the first and the last state of a transition. */
 async function checkUnobserved(ctx: KeyContext, learned: Set<string>, parts: CheckTimingPart[]): Promise<Pick<CheckResult, 'status' | 'message' | 'findings'>> {
   const transitions = transitionsOf(ctx);
@@ -471,7 +484,7 @@ async function checkUnobserved(ctx: KeyContext, learned: Set<string>, parts: Che
           check: 'unobservedState', severity: 'error', diff: '', writes: own.map(checkWriteOf), journal: journalOf(run, copy.scratchKey),
           perturbation: { check: 'unobservedState', description: `applied ${transitions.length} change(s) to the copy (${transitions.map((t) => JSON.stringify(t)).join(' → ')}), letting the controller see and reconcile each` },
           title: `Undid your change: ${undone.slice(0, 3).map((u) => u.path).join(', ')}${own.length ? ` (${describeWrite(own[own.length - 1]!)})` : ''}`,
-          explanation: `After the copy was changed as a person would change it, the controller settled with ${undone.slice(0, 4).map((u) => `${u.path} = ${JSON.stringify(u.actual) ?? '(absent)'} instead of ${JSON.stringify(u.wanted) ?? '(absent)'}`).join('; ')}${undone.length > 4 ? '; …' : ''}. ${own.length ? 'It wrote its own object back' : 'The change did not stay'}: the spec (and labels and annotations) is the user's desired state, and a controller that rewrites it fights every kubectl apply and GitOps sync. Report what you observe or decide in status; default fields with a mutating webhook or CRD defaults, not from the reconciler.`,
+          explanation: `After the copy was changed as a person would change it, the controller settled with ${revertedText(undone, ctx.env.primary.group === '' && ctx.env.primary.resource === 'secrets')}. ${own.length ? 'It wrote its own object back' : 'The change did not stay'}: the spec (and labels and annotations) is the user's desired state, and a controller that rewrites it fights every kubectl apply and GitOps sync. Report what you observe or decide in status; default fields with a mutating webhook or CRD defaults, not from the reconciler.`,
         }));
       }
       return normalizeEndState(await snapshot(ctx.env, ns, copy, ctx.resources));
