@@ -130,6 +130,7 @@ describe('an operator-sdk-shaped Go controller (cache namespaces, controller.New
     const unfinalize = d.writes.find((x) => x.verb === 'patch' && x.resource === 'beacons' && !x.subresource);
     const finalizers = (o: Record<string, unknown> | undefined) => (o?.metadata as { finalizers?: string[] } | undefined)?.finalizers ?? [];
     assert.ok(unfinalize && finalizers(unfinalize.before).includes('relay.example.io/cleanup') && !finalizers(unfinalize.after).includes('relay.example.io/cleanup'), JSON.stringify(unfinalize));
+    assert.equal(unfinalize.deleted, true, 'the dry-run says removing the last finalizer would delete the Beacon');
     const still = await client.get(BEACONS, nsA, 'gone');
     assert.equal(still.metadata.resourceVersion, terminating.metadata.resourceVersion, 'the dry-run persisted nothing on the Beacon');
     assert.equal(await children(), 3, 'the dry-run deleted no ConfigMap');
@@ -141,6 +142,8 @@ describe('an operator-sdk-shaped Go controller (cache namespaces, controller.New
     assert.equal(await children(), 0);
     assert.ok(!existsSync(join(external, `${nsA}_gone`)), 'the external thing was cleaned up');
     assert.ok(writes(journal, key).some((x) => x.verb === 'delete' && x.objectKey === `${nsA}/*[${LABEL}=gone]`), 'the DeleteAllOf journaled with namespace and selector');
+    const removal = writes(journal, key).filter((x) => x.verb === 'patch' && x.objectKey === key && !x.subresource).at(-1); // the step's last: the removal
+    assert.ok(removal?.deleted && removal.resourceVersionAfter === removal.resourceVersionBefore, `the finalizer removal journaled as deleted (rv unchanged): ${JSON.stringify(removal)}`);
   });
 
   test("the user's own rate limiter: backoff 250 then 500 ms (not controller-runtime's 5 ms default); step this key while it backs off; reset backoff starts over", { timeout: 180_000 }, async () => {
