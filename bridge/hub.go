@@ -331,10 +331,7 @@ func (h *hub) handle(c CommandMsg) {
 			key = k
 		}
 		if hasKey && (c.Force || c.Op == OpReconcileNow) {
-			q.mu.Lock()
-			why := outsideCache(q.info, key)
-			q.mu.Unlock()
-			if why != "" {
+			if why := q.outside(key); why != "" {
 				fail("%s", why)
 				return
 			}
@@ -388,10 +385,7 @@ func (h *hub) handle(c CommandMsg) {
 			return
 		}
 		if q := h.queue(c.Controller); q != nil {
-			q.mu.Lock()
-			why := outsideCache(q.info, key)
-			q.mu.Unlock()
-			if why != "" {
+			if why := q.outside(key); why != "" {
 				fail("%s", why)
 				return
 			}

@@ -120,3 +120,10 @@ func outsideCache(info ControllerMsg, key reconcile.Request) string {
 	return fmt.Sprintf("key %s is outside the cache of controller %q: its manager's cache (cache.Options) watches %s only in namespace(s) %s, so controller-runtime never queues it and its reconciler's Get through the cache fails",
 		requestKey(key), info.Name, kind, strings.Join(info.CacheNamespaces, ", "))
 }
+
+// outside is outsideCache for a key of this queue's controller, with info read under q.mu (it changes under it).
+func (q *Queue) outside(key reconcile.Request) string {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return outsideCache(q.info, key)
+}
