@@ -46,6 +46,20 @@ func scratchNamespace(t *testing.T, c client.Client) string {
 	return ns.Name
 }
 
+// journalingClient is what a test of the bridge client's journal needs: the plain client of the local control
+// plane (to arrange and inspect, unjournaled), a scratch namespace, the editor that receives the journal, the
+// bridge's client over the plain one, and a context that ends after 60 s or with the test.
+func journalingClient(t *testing.T) (real client.WithWatch, ns string, e *testEditor, c client.WithWatch, ctx context.Context) {
+	t.Helper()
+	real = realClient(t)
+	ns = scratchNamespace(t, real)
+	e = newTestEditor(t, false)
+	c = newClient(connectedHub(t, e), real)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	t.Cleanup(cancel)
+	return real, ns, e, c, ctx
+}
+
 // nextWrite is the next write message's Write.
 func nextWrite(t *testing.T, e *testEditor) Write {
 	t.Helper()
@@ -62,13 +76,7 @@ func nextWrite(t *testing.T, e *testEditor) Write {
 // the server generated (it was journaled as "namespace/" with no name), in a dry run too; a DeleteAllOf with
 // InNamespace and a label selector is journaled with its namespace and selector (it named neither).
 func TestJournalNamesGeneratedAndSelectedObjects(t *testing.T) {
-	real := realClient(t)
-	ns := scratchNamespace(t, real)
-	e := newTestEditor(t, false)
-	h := connectedHub(t, e)
-	c := newClient(h, real)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
+	real, ns, e, c, ctx := journalingClient(t)
 
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{GenerateName: "log-", Namespace: ns, Labels: map[string]string{"app": "beacon"}}}
 	if err := c.Create(ctx, cm); err != nil {
@@ -107,13 +115,7 @@ func TestJournalNamesGeneratedAndSelectedObjects(t *testing.T) {
 // resourceVersion the server answered (it read ".v1 … rv — → —"), and in a dry run with the object before and the
 // object the server would store, so the dry-run shows a diff (it showed none); nothing is persisted.
 func TestJournalServerSideApply(t *testing.T) {
-	real := realClient(t)
-	ns := scratchNamespace(t, real)
-	e := newTestEditor(t, false)
-	h := connectedHub(t, e)
-	c := newClient(h, real)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
+	real, ns, e, c, ctx := journalingClient(t)
 	owner := client.FieldOwner("bridge-test")
 
 	if err := c.Apply(ctx, corev1ac.ConfigMap("applied", ns).WithData(map[string]string{"message": "one"}), client.ForceOwnership, owner); err != nil {
@@ -154,13 +156,7 @@ func TestJournalServerSideApply(t *testing.T) {
 // (journaled as "rv N → N", which read as a no-op); the write is journaled deleted=true, in a dry run too (the
 // object stays). A write that leaves a finalizer on a Terminating object, or touches a live one, is not.
 func TestJournalWriteThatRemovesTheLastFinalizer(t *testing.T) {
-	real := realClient(t)
-	ns := scratchNamespace(t, real)
-	e := newTestEditor(t, false)
-	h := connectedHub(t, e)
-	c := newClient(h, real)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
+	real, ns, e, c, ctx := journalingClient(t)
 	key := client.ObjectKey{Namespace: ns, Name: "held"}
 
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: key.Name, Namespace: ns, Finalizers: []string{"lab.example/a", "lab.example/b"}}}
