@@ -1,5 +1,5 @@
 /**
- * `npm run bench:check`: wall time of a full robustness check (all five checks) of one key on the local control
+ * `npm run bench:check`: wall time of a full robustness check (all checks) of one key on the local control
  * plane, with its parts. The reconciler is the built-in lab reconciler: its first reconcile of a Widget makes three
  * writes (finalizer patch, child ConfigMap create, status update), so the crash check has two crash points.
  *
