@@ -1,5 +1,6 @@
 import { yamlDiff } from '../actions/objectDiff.ts';
 import type { KubeObject } from '../k8s/objects.ts';
+import { LAST_APPLIED, MASK } from '../k8s/secretMask.ts';
 import type { MaskedField } from './types.ts';
 
 /**
@@ -172,7 +173,20 @@ function setPath(root: unknown, path: string, value: unknown): void {
   }
 }
 
-/** The differences of two masked end states: the object keys and paths that differ (empty: equal). */
+/**
+ * A value of an end-state difference as text: JSON, "(absent)", or {@link MASK} for a Secret's (`secrets/…`)
+ * data / stringData values and its last-applied annotation, which repeats them (the path still says what differs).
+ */
+function shownValue(key: string, path: string, v: unknown): string {
+  if (v === undefined) return '(absent)';
+  if (key.startsWith('secrets/') && (/^(data|stringData)([.[]|$)/.test(path) || path.startsWith(`metadata.annotations.${LAST_APPLIED}`))) return MASK;
+  return JSON.stringify(v);
+}
+
+/**
+ * The differences of two masked end states: the object keys and paths that differ (empty: equal), each with both
+ * values (a Secret's values as {@link MASK}).
+ */
 export function compareEndStates(reference: EndState, perturbed: EndState, learned: ReadonlySet<string>): string[] {
   const a = applyMasks(reference, learned);
   const b = applyMasks(perturbed, learned);
@@ -189,7 +203,7 @@ export function compareEndStates(reference: EndState, perturbed: EndState, learn
     const fa = flatten(a[key]);
     const fb = flatten(b[key]);
     for (const p of [...new Set([...fa.keys(), ...fb.keys()])].sort()) {
-      if (JSON.stringify(fa.get(p)) !== JSON.stringify(fb.get(p))) out.push(`${key}: ${p}: ${JSON.stringify(fa.get(p)) ?? '(absent)'} in the reference, ${JSON.stringify(fb.get(p)) ?? '(absent)'} after the perturbation`);
+      if (JSON.stringify(fa.get(p)) !== JSON.stringify(fb.get(p))) out.push(`${key}: ${p}: ${shownValue(key, p, fa.get(p))} in the reference, ${shownValue(key, p, fb.get(p))} after the perturbation`);
     }
   }
   return out;

@@ -1,6 +1,6 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { compareEndStates, differingPaths, endStateDiff, normalizeEndState } from '../../../src/core/checks/mask.ts';
+import { compareEndStates, differingPaths, endStateDiff, normalizeEndState, type EndState } from '../../../src/core/checks/mask.ts';
 import type { KubeObject } from '../../../src/core/k8s/objects.ts';
 
 function widget(ns: string, uid: string, rv: string, status: Record<string, unknown>): KubeObject {
@@ -48,4 +48,21 @@ describe('end-state masking', () => {
     assert.deepEqual(differingPaths(a, b), new Set());
     assert.deepEqual(compareEndStates(a, b, new Set()), []);
   });
+});
+
+test('compareEndStates: a Secret\'s data, stringData and last-applied values print as *** (the path says what differs); other values print as JSON', () => {
+  const secret = (password: string, note: string) => ({
+    apiVersion: 'v1', kind: 'Secret', type: 'Opaque',
+    metadata: { name: 's', labels: { tier: note }, annotations: { 'kubectl.kubernetes.io/last-applied-configuration': `{"data":{"password":"${password}"}}` } },
+    data: { password }, stringData: { token: `${password}-token` },
+  });
+  const cm = (v: string) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c' }, data: { v } });
+  const a = { 'secrets/s': secret('c2VjcmV0', 'gold'), 'configmaps/c': cm('one') } as unknown as EndState;
+  const b = { 'secrets/s': secret('b3RoZXI=', 'silver'), 'configmaps/c': cm('two') } as unknown as EndState;
+  const diffs = compareEndStates(a, b, new Set()).join('\n');
+  for (const value of ['c2VjcmV0', 'b3RoZXI=']) assert.ok(!diffs.includes(value), `${value} printed:\n${diffs}`);
+  assert.match(diffs, /secrets\/s: data\.password: \*\*\* in the reference, \*\*\* after the perturbation/);
+  assert.match(diffs, /secrets\/s: stringData\.token: \*\*\*/);
+  assert.match(diffs, /secrets\/s: metadata\.labels\.tier: "gold" in the reference, "silver"/);
+  assert.match(diffs, /configmaps\/c: data\.v: "one" in the reference, "two"/);
 });
