@@ -57,7 +57,9 @@ describe('a Go program whose manager cache watches some namespaces (Run Controll
     await waitUntil(() => l.go.all.some((c) => c.controller.name === 'beacon'), 'the beacon controller announced', 60_000);
     ok(await run('reconcileLab.selectController', { controller: 'beacon' }));
     assert.equal(s.primaryResource, BEACONS);
-    await waitUntil(() => s.get(BEACONS, `${outside}/b`) !== undefined && s.keyState(`${inside}/b`)?.phase === 'queued', 'both Beacons in the tree, the inside one queued', 60_000);
+    await waitUntil(() => s.get(BEACONS, `${outside}/b`) !== undefined && s.keyState(`${inside}/b`)?.phase === 'queued', 'both Beacons in the tree, the inside one queued', 60_000).catch((e: Error) => {
+      throw new Error(`${e.message}: DEBUG outside=${s.get(BEACONS, `${outside}/b`) !== undefined} inside=${JSON.stringify(s.keyState(`${inside}/b`))} primary=${s.primaryResource} keys=${JSON.stringify(s.keyStates().map((k) => [k.key, k.phase]))} ctrls=${JSON.stringify(l.go.all.map((c) => [c.controller.name, c.controller.status()]))}`);
+    });
     assert.match(s.outsideController(`${outside}/b`) ?? '', new RegExp(`outside beacon's cache \\(namespaces ${inside}\\)`));
     assert.equal(s.outsideController(`${inside}/b`), undefined);
 

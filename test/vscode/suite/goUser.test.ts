@@ -61,7 +61,9 @@ describe('a user-shaped Go program with two controllers (Run Controller…)', fu
     assert.match(ok(await run<{ shown: string }>('reconcileLab.selectController', { controller: 'harbor-keeper' })).shown, /^Go controller harbor-keeper/);
     assert.equal(s.primaryResource, HARBORS, 'the views show the Harbors the shown controller reconciles');
     assert.equal(s.primaryInfo?.namespaced, false);
-    await waitUntil(() => s.keyState(harbor)?.phase === 'queued' && s.get(HARBORS, harbor) !== undefined, 'the Harbor queued and in the tree', 60_000);
+    await waitUntil(() => s.keyState(harbor)?.phase === 'queued' && s.get(HARBORS, harbor) !== undefined, 'the Harbor queued and in the tree', 60_000).catch((e: Error) => {
+      throw new Error(`${e.message}: DEBUG state=${JSON.stringify(s.keyState(harbor))} obj=${s.get(HARBORS, harbor) !== undefined} primary=${s.primaryResource} keys=${JSON.stringify(s.keyStates().map((k) => [k.key, k.phase]))} resources=${s.resources.map((r) => r.id).join(',')}`);
+    });
     const step = ok(await run<{ step: StepResult; summary: string }>('reconcileLab.stepReconcile', { key: harbor, resource: HARBORS }));
     assert.ok(step.step.kind === 'reconciled' && step.step.key === harbor, step.summary);
     assert.equal(s.resourceOfController('harbor-keeper'), HARBORS, 'its Event Log rows name Harbors');
