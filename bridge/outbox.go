@@ -273,12 +273,14 @@ func (o *outbox) take(out burst) burst {
 	o.mu.Lock()
 	sources := append(o.srcs[:0], o.sources...)
 	o.srcs = sources
-	if len(o.own.buf) > 0 {
-		parts = append(parts, takenPart{b: burst{o.own.buf, o.own.causes}})
-		o.own.buf, o.own.causes = o.own.spare.recs[:0], o.own.spare.causes[:0]
-		o.own.spare = burst{}
-	}
 	o.mu.Unlock()
+	// The queues' spools first, the hub's own spool last. A record's sequence number is taken when it is pushed
+	// (under its spool's lock) or, for a hot op, when it is claimed, so a record pushed to a spool after that
+	// spool was taken can have a lower number than one taken from a later spool; it then goes out in the next
+	// burst, after it. Taking the own spool last means such an inversion can only put a hub message (a reply, an
+	// announcement) before an older transition of a queue, never a transition before an older hub message: a
+	// snapshot reply is never read after a transition it does not contain (the editor rebuilt the queue's state
+	// from it and would forget that transition). A reconcile's own messages travel in its queue's spool.
 	for _, q := range sources {
 		q.mu.Lock()
 		q.lockedFoldPublished()
@@ -294,6 +296,13 @@ func (o *outbox) take(out burst) burst {
 		q.mu.Unlock()
 	}
 	clear(sources)
+	o.mu.Lock()
+	if len(o.own.buf) > 0 {
+		parts = append(parts, takenPart{b: burst{o.own.buf, o.own.causes}})
+		o.own.buf, o.own.causes = o.own.spare.recs[:0], o.own.spare.causes[:0]
+		o.own.spare = burst{}
+	}
+	o.mu.Unlock()
 	if len(drained) > 0 {
 		o.mu.Lock()
 		kept := o.sources[:0]
