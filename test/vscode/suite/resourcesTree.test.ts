@@ -230,7 +230,9 @@ describe('Work Queue view refreshes', function () {
       const lastKey = last.type === 'queueKey' ? last.key : '';
       await labCluster().client.patch(c.gvr, ns, lastKey.split('/')[1]!, 'merge', { metadata: { labels: { touched: 'yes' } } });
       await waitUntil(() => l.session!.queuedKeys().indexOf(lastKey) < 2, 'the last key moved up the queue');
-      await waitUntil(() => fired.includes(undefined), 'a whole-view refresh once the listing changed');
+      await waitUntil(() => fired.includes(undefined), 'a whole-view refresh once the listing changed').catch((e: Error) => {
+        throw new Error(`${e.message}: DEBUG fired=${JSON.stringify(fired.map((f) => (Array.isArray(f) ? f.map((n) => (n as { id?: string }).id) : f)))} queued=${JSON.stringify(l.session!.queuedKeys())} shown=${JSON.stringify(l.queueTree.getChildren().map((n) => n.id))} targeted=${l.queueTree.targetedRefreshes} flushes=${l.queueTree.refreshCount}`);
+      });
       const keys = l.queueTree.getChildren().map((n) => (n.type === 'queueKey' ? n.key : ''));
       assert.deepEqual(keys, l.session!.queuedKeys(), 'the view lists the queue in its new order');
     } finally {
