@@ -529,10 +529,22 @@ export function formatEntry(e: JournalEntry, verbose: boolean, now: number = e.a
 }
 
 /**
+ * The label of a write made outside any reconcile a controller reported (a Go program's Runnable, a controller
+ * without bridge.Wrap, code run before the manager starts): it names no controller, and its key is only the
+ * written object's.
+ */
+export const OUTSIDE_RECONCILE = '[outside a reconcile]';
+
+/** A write entry that no reconcile made (see {@link OUTSIDE_RECONCILE}). */
+const outsideReconcile = (e: JournalEntry) => e.kind === 'write' && e.controller === undefined;
+
+/**
  * `line` labelled `[controller] ` when its entry belongs to another controller than `main` (a Go program's
- * manager runs all its controllers; the command follows one of them).
+ * manager runs all its controllers; the command follows one of them), and {@link OUTSIDE_RECONCILE} when it is a
+ * write no reconcile made.
  */
 export function labelOther(line: string, e: JournalEntry, main: string): string {
+  if (outsideReconcile(e)) return `${OUTSIDE_RECONCILE} ${line}`;
   return e.controller && e.controller !== main ? `[${e.controller}] ${line}` : line;
 }
 
@@ -573,6 +585,12 @@ export class RunSummary {
     if (!r) this.keys.set(id, (r = { key: id, ...(other ? { controller: other } : {}), reconciles: 0, writes: 0, errors: 0, warnings: 0 }));
     return r;
   }
+  private outsideRow(objectKey: string): KeySummary {
+    const id = `${OUTSIDE_RECONCILE} ${objectKey}`;
+    let r = this.keys.get(id);
+    if (!r) this.keys.set(id, (r = { key: id, reconciles: 0, writes: 0, errors: 0, warnings: 0 }));
+    return r;
+  }
   add(e: JournalEntry): void {
     if (!e.key) return;
     if (e.kind === 'reconcileEnd') {
@@ -580,7 +598,11 @@ export class RunSummary {
       r.reconciles++;
       if (e.outcome.kind === 'error' || e.outcome.kind === 'terminal') r.errors++;
       if (e.outcome.kind !== 'cancelled') r.lastOutcome = e.outcome;
-    } else if (e.kind === 'write' && !e.error) this.row(e.key, e.controller).writes++;
+    } else if (e.kind === 'write' && !e.error) {
+      // A write no reconcile made is no key of any controller: its own row, labelled.
+      if (outsideReconcile(e)) this.outsideRow(e.objectKey).writes++;
+      else this.row(e.key, e.controller).writes++;
+    }
     else if (e.kind === 'warning') this.row(e.key, e.controller).warnings++;
   }
   rows(): KeySummary[] {

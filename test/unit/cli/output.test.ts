@@ -105,3 +105,15 @@ test('run of a Go program with several controllers: the other controllers\' line
   assert.equal(labelOther('12:00 ■ rotterdam done', mine, 'harbor-keeper'), '12:00 ■ rotterdam done');
   assert.equal(labelOther('12:00 ■ shop/web ✗ error', other, 'harbor-keeper'), '[deployment] 12:00 ■ shop/web ✗ error');
 });
+
+test("run of a Go program: a write no reconcile made (a Runnable's, an unwrapped controller's) is labelled, not counted as a key of the followed controller", () => {
+  const s = new RunSummary('secret');
+  const outside = { seq: 1, at, kind: 'write', key: 'shop/heartbeat', verb: 'create', resource: 'configmaps.v1', objectKey: 'shop/heartbeat', dryRun: false } as JournalEntry;
+  const inside = entry({ kind: 'write', controller: 'secret', key: 'shop/creds', verb: 'update', resource: 'secrets.v1', objectKey: 'shop/creds', dryRun: false });
+  s.add(outside);
+  s.add(inside);
+  s.add(entry({ kind: 'reconcileEnd', key: 'shop/creds', controller: 'secret', durationMs: 1, outcome: { kind: 'success' } }));
+  assert.deepEqual(s.rows().map((r) => [r.key, r.reconciles, r.writes]), [['[outside a reconcile] shop/heartbeat', 0, 1], ['shop/creds', 1, 1]]);
+  assert.equal(labelOther('12:00   ✎ create configmaps.v1 shop/heartbeat', outside, 'secret'), '[outside a reconcile] 12:00   ✎ create configmaps.v1 shop/heartbeat');
+  assert.equal(labelOther('12:00   ✎ update secrets.v1 shop/creds', inside, 'secret'), '12:00   ✎ update secrets.v1 shop/creds');
+});
