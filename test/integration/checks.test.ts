@@ -87,6 +87,8 @@ describe('robustness checks (issue 11) on the real control plane', () => {
     const del = r.results.find((x) => x.check === 'deletion');
     assert.equal(del?.status, 'passed', summary(r));
     assert.match(del!.message!, /^gone \d+ ms after the delete \(the reconciler removed lab\.reconcile\.dev\/cleanup\)/, summary(r));
+    // It cleans up before it removes the finalizer: crashed after each write of its deletion, it still cleans up.
+    assert.match(del!.message!, /; [1-8] crash point\(s\) during the deletion, same end state each time$/, summary(r));
     assert.deepEqual(await scratchLeft(), []);
     assert.equal((await c.get(crd.gvr, ns, 'widget-ready')).metadata.resourceVersion, before.metadata.resourceVersion);
   });
@@ -136,6 +138,7 @@ describe('robustness checks (issue 11) on the real control plane', () => {
     { file: 'samples/buggy/rewrites-spec.ts', check: 'unobservedState', title: /Undid your change: spec\.data\.color \(update widgets/, explanation: /spec\.data\.color = "blue" instead of "Blue"[^]*fights every kubectl apply/ },
     { file: 'samples/buggy/status-every-reconcile.ts', check: 'convergence', title: /Never converges: \d+ × update\/status widgets/, explanation: /hot loop[^]*status\.conditions\[0\]\.message/ },
     { file: 'samples/buggy/never-removes-finalizer.ts', check: 'deletion', title: /^Stays Terminating: finalizer buggy\.reconcile-lab\.dev\/cleanup is never removed \(the reconciler did not handle deletionTimestamp\)$/, explanation: /still exists with deletionTimestamp set[^]*remove the finalizer/ },
+    { file: 'samples/buggy/removes-finalizer-first.ts', check: 'deletion', title: /^Crash during the deletion after write 1 of 2 \(patch widgets\.[a-z0-9.-]+ rl-check-[0-9a-f]+\/widget-ready\): configmaps\/widget-ready-registry is left behind$/, explanation: /Write 1 removed the last finalizer[^]*no reconcile of it ever runs again[^]*remove the finalizer last/ },
   ];
   for (const b of buggy) {
     test(`${b.file}: caught by ${b.check} only, with an explanation`, async () => {

@@ -131,3 +131,44 @@ export async function waitUntilGone(clock: Clock, get: () => Promise<KubeObject 
     await sleep(clock, intervalMs, signal);
   }
 }
+
+/**
+ * What a deletion leaves behind, for comparing two deletions: `raw` without the deleted copy itself and without
+ * the objects the copy owns (ownerReferences naming `copyUid`: the garbage collector removes those on its own
+ * schedule, so whether they are still listed is timing, not the reconciler's doing). What remains is what the
+ * reconciler's cleanup had to remove itself (an un-owned object, a record elsewhere).
+ */
+export function afterDeletion<T extends { objects: Array<{ resource: string; object: KubeObject }> }>(raw: T, copyUid: string): T {
+  return {
+    ...raw,
+    objects: raw.objects.filter(({ object: o }) => o.metadata.uid !== copyUid && !(o.metadata.ownerReferences ?? []).some((r) => r.uid === copyUid)),
+  };
+}
+
+/**
+ * The crash points of a deletion: for the `writes` (ok writes, in order) the reference deletion made after the
+ * delete, the 1-based indexes i = 1…k−1 after which a crash leaves work undone (none for k < 2), at most `max`.
+ */
+export function deletionCrashPoints(writes: number, max: number): number[] {
+  const out: number[] = [];
+  for (let i = 1; i < writes && out.length < max; i++) out.push(i);
+  return out;
+}
+
+/**
+ * Title and explanation of a crash during deletion whose end state differs from the uninterrupted deletion's.
+ * `leftovers` are the end-state keys ("configmaps/x") only the crashed run has; `stuck` is true when the copy itself
+ * still exists; `crashedAfter` describes write i ("patch widgets.x ns/w"). Invariant: the title names the write and
+ * what was left (the first three leftovers), the explanation says why nothing ever cleans it up and the usual fix.
+ */
+export function crashDuringDeletionProblem(o: { i: number; k: number; crashedAfter: string; leftovers: string[]; stuck: boolean; diffs: string[]; finalizerGone: boolean }): DeletionProblem {
+  const what = o.leftovers.length ? `${o.leftovers.slice(0, 3).join(', ')}${o.leftovers.length > 3 ? ` and ${o.leftovers.length - 3} more` : ''} ${o.leftovers.length > 1 ? 'are' : 'is'} left behind` : o.stuck ? 'the object is left behind' : 'the end state differs from an uninterrupted deletion';
+  const diffs = o.diffs.length ? ` (${o.diffs.slice(0, 4).join('; ')}${o.diffs.length > 4 ? '; …' : ''})` : '';
+  const lost = o.finalizerGone
+    ? ` Write ${o.i} removed the last finalizer, so the server deleted the object at once: no reconcile of it ever runs again, and the cleanup that was to follow is lost for good.`
+    : '';
+  return {
+    title: `Crash during the deletion after write ${o.i} of ${o.k} (${o.crashedAfter}): ${what}`,
+    explanation: `While the copy was being deleted, the controller stopped right after write ${o.i} of ${o.k} (${o.crashedAfter}), as a crash, an eviction or a leader change may stop it; a new controller then ran until it settled. An uninterrupted deletion cleaned up, this one did not: ${what}${diffs}.${lost} A finalizer exists to guarantee another reconcile until the cleanup is done: clean up first (treat "already gone" as success), remove the finalizer last.`,
+  };
+}

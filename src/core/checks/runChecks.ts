@@ -9,7 +9,7 @@ import { LAST_APPLIED, MASK } from '../k8s/secretMask.ts';
 import { rfc3339 } from '../reconcilers/conditions.ts';
 import { CONFIGMAPS, copyInto, currentResourceVersion, createScratchNamespace, deleteScratch, resourceLabelOf, settle, snapshot, startRun, type CheckRun, type HarnessEnv, type ScratchCopy, viewKeyOf } from './harness.ts';
 import { GoCheckRunner } from './goRun.ts';
-import { deletionVerdict, reconcilesAfter, waitUntilGone } from './deletion.ts';
+import { afterDeletion, crashDuringDeletionProblem, deletionCrashPoints, deletionVerdict, reconcilesAfter, waitUntilGone } from './deletion.ts';
 import { isNotFound } from '../k8s/client.ts';
 import { compareEndStates, differingPaths, endStateDiff, flatten, maskedFieldsOf, normalizeEndState, VOLATILE_FIELDS, type EndState } from './mask.ts';
 import { CHECK_KINDS, CHECK_TITLES, type CheckKind, type CheckProgress, type CheckProgressEvent, type CheckReport, type CheckResult, type CheckTimingPart, type CheckWrite, type Finding, type Perturbation, type RunChecksOptions } from './types.ts';
@@ -531,18 +531,15 @@ async function checkUnobserved(ctx: KeyContext, learned: Set<string>, parts: Che
  * as on a new object) settles, is deleted with the server's default propagation (as kubectl sends none), and must
  * be gone within the bound while the controller runs (oracle: deletion.ts). Only the scratch copy is ever deleted;
  * a copy left Terminating has its finalizers stripped afterwards, guarded by its uid (and by the scratch
- * namespace's cleanup again).
+ * namespace's cleanup again). When the copy went away with k ≥ 2 writes after the delete, the deletion is also
+ * crashed after each write i < k ({@link crashDuringDeletion}): what is left must equal the uninterrupted deletion's.
  */
-async function checkDeletion(ctx: KeyContext, parts: CheckTimingPart[]): Promise<Pick<CheckResult, 'status' | 'message' | 'findings'>> {
-  const { ns, copy } = await timed(ctx, parts, 'copy', () => scratch(ctx, 'deletion'));
+async function checkDeletion(ctx: KeyContext, parts: CheckTimingPart[], learned: ReadonlySet<string>): Promise<Pick<CheckResult, 'status' | 'message' | 'findings'>> {
+  const { ns, copy, uid } = await timed(ctx, parts, 'copy', () => deletionCopy(ctx, 'deletion'));
   const { client, primary, signal } = ctx.env;
-  const made = await client.get(primary, copy.namespace, copy.name, signal);
-  const uid = made.metadata.uid ?? '';
-  const uidTest = { op: 'test', path: '/metadata/uid', value: uid };
-  if (made.metadata.finalizers?.length) {
-    await client.patch(primary, copy.namespace, copy.name, 'json', [uidTest, { op: 'remove', path: '/metadata/finalizers' }], { signal });
-  }
   const run = await startRun(ctx.env, ns, { key: copy.scratchKey });
+  let reference: { end: EndState; writes: WriteRecord[] } | undefined;
+  let verdictResult: Pick<CheckResult, 'status' | 'message' | 'findings'>;
   try {
     await timed(ctx, parts, 'run until settled', () => settle(ctx.env, run, ctx.boundMs));
     const before = await client.get(primary, copy.namespace, copy.name, signal);
@@ -563,25 +560,125 @@ async function checkDeletion(ctx: KeyContext, parts: CheckTimingPart[]): Promise
     // The writes after the delete (failed ones too: they are what went wrong), else the last ones before it.
     const afterDelete = run.writes.slice(writesFrom).map((w) => w.record);
     const writes = afterDelete.length ? afterDelete.slice(-10) : okWrites(run).slice(-3);
-    return {
+    verdictResult = {
       status: verdict.status, message: verdict.message,
       findings: verdict.problems.map((p) => finding(ctx, {
         check: 'deletion', severity: 'error', perturbation, diff: '', title: p.title, explanation: p.explanation,
         writes: writes.map(checkWriteOf), journal: journalOf(run, copy.scratchKey),
       })),
     };
+    if (waited.gone) {
+      // The uninterrupted deletion's end state (what the cleanup left), once the cleanup after the finalizer's removal (if any) is done.
+      await timed(ctx, parts, 'after the delete, until settled', () => settle(ctx.env, run, ctx.boundMs));
+      reference = { end: normalizeEndState(afterDeletion(await snapshot(ctx.env, ns, copy, ctx.resources), uid)), writes: okWrites(run, writesFrom) };
+    }
   } finally {
     await run.stop();
-    // Ours to clean up: a copy left Terminating (only this scratch copy, only while it is the object we made).
-    try {
-      const left = await client.get(primary, copy.namespace, copy.name, signal);
-      if (left.metadata.uid === uid && left.metadata.finalizers?.length) {
-        await client.patch(primary, copy.namespace, copy.name, 'json', [uidTest, { op: 'remove', path: '/metadata/finalizers' }], { signal });
-      }
-    } catch (e) {
-      if (!isNotFound(e) && !signal.aborted) ctx.emit({ kind: 'step', key: ctx.key, check: 'deletion', message: `could not strip the copy's finalizers (the scratch cleanup tries again): ${(e as Error).message}` });
-    }
+    await stripCopy(ctx, copy, uid);
   }
+  if (!reference || verdictResult.status !== 'passed') return verdictResult;
+  const crash = await crashDuringDeletion(ctx, parts, learned, reference);
+  if (!crash.points) return verdictResult;
+  const m = `${verdictResult.message}; ${crash.points} crash point(s) during the deletion${crash.notes.length ? ` (${crash.notes.join('; ')})` : ''}${crash.findings.length ? `: ${crash.findings.length} left the cleanup undone` : ', same end state each time'}`;
+  return crash.findings.length ? { status: 'failed', message: m, findings: crash.findings } : { ...verdictResult, message: m };
+}
+
+/** A fresh copy for a deletion run, without the developer's finalizers (those may belong to other controllers), and its uid. */
+async function deletionCopy(ctx: KeyContext, purpose: string): Promise<{ ns: string; copy: ScratchCopy; uid: string }> {
+  const { ns, copy } = await scratch(ctx, purpose);
+  const { client, primary, signal } = ctx.env;
+  const made = await client.get(primary, copy.namespace, copy.name, signal);
+  const uid = made.metadata.uid ?? '';
+  if (made.metadata.finalizers?.length) {
+    await client.patch(primary, copy.namespace, copy.name, 'json', [{ op: 'test', path: '/metadata/uid', value: uid }, { op: 'remove', path: '/metadata/finalizers' }], { signal });
+  }
+  return { ns, copy, uid };
+}
+
+/** Ours to clean up: a copy left Terminating (only this scratch copy, only while it is the object we made: guarded by its uid). */
+async function stripCopy(ctx: KeyContext, copy: ScratchCopy, uid: string): Promise<void> {
+  const { client, primary, signal } = ctx.env;
+  try {
+    const left = await client.get(primary, copy.namespace, copy.name, signal);
+    if (left.metadata.uid === uid && left.metadata.finalizers?.length) {
+      await client.patch(primary, copy.namespace, copy.name, 'json', [{ op: 'test', path: '/metadata/uid', value: uid }, { op: 'remove', path: '/metadata/finalizers' }], { signal });
+    }
+  } catch (e) {
+    if (!isNotFound(e) && !signal.aborted) ctx.emit({ kind: 'step', key: ctx.key, check: 'deletion', message: `could not strip the copy's finalizers (the scratch cleanup tries again): ${(e as Error).message}` });
+  }
+}
+
+/**
+ * The deletion's crash points (Sieve's crash after write i, on the deletion path): when the uninterrupted deletion
+ * made k ≥ 2 writes after the delete, for each i < k a fresh copy settles, its controller is stopped, the copy is
+ * deleted, a new controller (fresh cache and queue) starts on the Terminating copy and is stopped right after its
+ * write i, then another new controller runs until settled. Its end state (without the copy and what the copy owns:
+ * {@link afterDeletion}) must equal the uninterrupted deletion's: a finalizer removed before the cleanup finished
+ * leaves the cleanup undone forever, since the object is gone and nothing reconciles it again.
+ */
+async function crashDuringDeletion(ctx: KeyContext, parts: CheckTimingPart[], learned: ReadonlySet<string>, reference: { end: EndState; writes: WriteRecord[] }): Promise<{ points: number; findings: Finding[]; notes: string[] }> {
+  const k = reference.writes.length;
+  const points = deletionCrashPoints(k, MAX_CRASH_POINTS);
+  const findings: Finding[] = [];
+  const notes: string[] = [];
+  const { client, primary, signal } = ctx.env;
+  for (const i of points) {
+    const desc = `crash during the deletion after write ${i} of ${k}`;
+    await timed(ctx, parts, `perturbed run (${desc})`, async () => {
+      ctx.emit({ kind: 'step', key: ctx.key, check: 'deletion', message: desc });
+      const { ns, copy, uid } = await deletionCopy(ctx, desc);
+      try {
+        const settling = await startRun(ctx.env, ns, { key: copy.scratchKey });
+        try {
+          await settle(ctx.env, settling, ctx.boundMs);
+        } finally {
+          await settling.stop();
+        }
+        await client.delete(primary, copy.namespace, copy.name, { signal, preconditions: { uid } });
+        let crashed!: () => void;
+        const crashedP = new Promise<void>((r) => (crashed = r));
+        const first = await startRun(ctx.env, ns, { key: copy.scratchKey, crashAfterWrites: i, onCrash: () => crashed() });
+        let reached = false;
+        try {
+          reached = await Promise.race([crashedP.then(() => true), settle(ctx.env, first, ctx.boundMs).then(() => false)]);
+        } finally {
+          await first.stop();
+        }
+        if (!reached) {
+          notes.push(`${desc}: the deletion made fewer writes than the reference, crash point not reached`);
+          return;
+        }
+        const crashedWrite = okWrites(first)[i - 1];
+        const second = await startRun(ctx.env, ns, { key: copy.scratchKey });
+        try {
+          await settle(ctx.env, second, ctx.boundMs);
+          const raw = await snapshot(ctx.env, ns, copy, ctx.resources);
+          const stuck = raw.objects.some((o) => o.object.metadata.uid === uid);
+          const end = normalizeEndState(afterDeletion(raw, uid));
+          const diffs = compareEndStates(reference.end, end, learned);
+          if (!diffs.length && !stuck) return;
+          const leftovers = Object.keys(end).filter((key) => !(key in reference.end));
+          const problem = crashDuringDeletionProblem({
+            i, k, crashedAfter: crashedWrite ? describeWrite(crashedWrite) : `write ${i}`, leftovers, stuck, diffs, finalizerGone: !!crashedWrite?.deleted,
+          });
+          findings.push(finding(ctx, {
+            check: 'deletion', severity: 'error', diff: endStateDiff(reference.end, end, learned), title: problem.title, explanation: problem.explanation,
+            perturbation: {
+              check: 'deletion', afterWrite: i, ofWrites: k, boundMs: ctx.boundMs,
+              description: `deleted the settled copy, then stopped the controller right after write ${i} of ${k} of the deletion${crashedWrite ? ` (${describeWrite(crashedWrite)})` : ''}, started a new one with a fresh cache and queue and let it settle`,
+            },
+            writes: okWrites(first).concat(okWrites(second)).map(checkWriteOf),
+            journal: [...journalOf(first, copy.scratchKey), ...journalOf(second, copy.scratchKey)].slice(-MAX_JOURNAL),
+          }));
+        } finally {
+          await second.stop();
+        }
+      } finally {
+        await stripCopy(ctx, copy, uid);
+      }
+    });
+  }
+  return { points: points.length, findings, notes };
 }
 
 /**
@@ -672,7 +769,7 @@ export async function runChecks(options: RunChecksOptions, progress?: CheckProgr
           continue;
         }
         try {
-          const r = c === 'crashAfterWrite' ? await checkCrashAfterWrite(ctx, ref1, learned, parts) : c === 'staleCache' ? await checkStaleCache(ctx, parts, learned, createsEveryPass) : c === 'unobservedState' ? await checkUnobserved(ctx, learned, parts) : await checkDeletion(ctx, parts);
+          const r = c === 'crashAfterWrite' ? await checkCrashAfterWrite(ctx, ref1, learned, parts) : c === 'staleCache' ? await checkStaleCache(ctx, parts, learned, createsEveryPass) : c === 'unobservedState' ? await checkUnobserved(ctx, learned, parts) : await checkDeletion(ctx, parts, learned);
           result(c, r, parts, t);
         } catch (e) {
           if (abort.signal.aborted) break;

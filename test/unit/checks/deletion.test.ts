@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { deletionVerdict, reconcilesAfter, waitUntilGone, type DeletionObservation } from '../../../src/core/checks/deletion.ts';
+import { afterDeletion, crashDuringDeletionProblem, deletionCrashPoints, deletionVerdict, reconcilesAfter, waitUntilGone, type DeletionObservation } from '../../../src/core/checks/deletion.ts';
 import { ApiError } from '../../../src/core/k8s/client.ts';
 import type { JournalEntry } from '../../../src/core/journal/journal.ts';
 import type { KubeObject } from '../../../src/core/k8s/objects.ts';
@@ -87,4 +87,37 @@ test('waitUntilGone: polls on the injected clock until a 404, and gives up at th
 test('waitUntilGone: an error other than 404 rejects (the check reports it could not run)', async () => {
   const clock = new FakeClock();
   await assert.rejects(waitUntilGone(clock, async () => { throw new ApiError(403, 'Forbidden', 'no'); }, 1_000, new AbortController().signal), /no/);
+});
+
+test('afterDeletion: drops the copy and what it owns (the garbage collector takes those), keeps the un-owned leftovers', () => {
+  const raw = {
+    namespace: 'rl-check-1',
+    objects: [
+      { resource: 'widgets.lab.reconcile.dev', object: { metadata: { name: 'w', uid: 'U' } } },
+      { resource: 'configmaps', object: { metadata: { name: 'w-config', uid: 'C1', ownerReferences: [{ apiVersion: 'v1', kind: 'Widget', name: 'w', uid: 'U' }] } } },
+      { resource: 'configmaps', object: { metadata: { name: 'w-registry', uid: 'C2' } } },
+      { resource: 'configmaps', object: { metadata: { name: 'other-owned', uid: 'C3', ownerReferences: [{ apiVersion: 'v1', kind: 'Widget', name: 'x', uid: 'X' }] } } },
+    ],
+  };
+  assert.deepEqual(afterDeletion(raw, 'U').objects.map((o) => o.object.metadata.name), ['w-registry', 'other-owned']);
+  assert.equal(afterDeletion(raw, 'U').namespace, 'rl-check-1');
+});
+
+test('deletionCrashPoints: one point between each two writes, none for fewer than two, capped', () => {
+  assert.deepEqual(deletionCrashPoints(0, 8), []);
+  assert.deepEqual(deletionCrashPoints(1, 8), []);
+  assert.deepEqual(deletionCrashPoints(2, 8), [1]);
+  assert.deepEqual(deletionCrashPoints(4, 8), [1, 2, 3]);
+  assert.deepEqual(deletionCrashPoints(20, 3), [1, 2, 3]);
+});
+
+test('crashDuringDeletionProblem: names the write and the leftover; says why nothing cleans it up when the finalizer went first', () => {
+  const p = crashDuringDeletionProblem({ i: 1, k: 2, crashedAfter: 'patch widgets.lab.reconcile.dev ns/w', leftovers: ['configmaps/w-registry'], stuck: false, diffs: ['configmaps/w-registry: exists only in the perturbed run'], finalizerGone: true });
+  assert.equal(p.title, 'Crash during the deletion after write 1 of 2 (patch widgets.lab.reconcile.dev ns/w): configmaps/w-registry is left behind');
+  assert.match(p.explanation, /stopped right after write 1 of 2 \(patch widgets\.lab\.reconcile\.dev ns\/w\)[^]*configmaps\/w-registry is left behind \(configmaps\/w-registry: exists only in the perturbed run\)\. Write 1 removed the last finalizer[^]*no reconcile of it ever runs again[^]*remove the finalizer last\.$/);
+  const many = crashDuringDeletionProblem({ i: 2, k: 3, crashedAfter: 'delete configmaps ns/a', leftovers: ['a', 'b', 'c', 'd'], stuck: false, diffs: [], finalizerGone: false });
+  assert.match(many.title, /: a, b, c and 1 more are left behind$/);
+  assert.doesNotMatch(many.explanation, /removed the last finalizer/);
+  const stuck = crashDuringDeletionProblem({ i: 1, k: 2, crashedAfter: 'write 1', leftovers: [], stuck: true, diffs: [], finalizerGone: false });
+  assert.match(stuck.title, /: the object is left behind$/);
 });
