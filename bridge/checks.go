@@ -190,6 +190,28 @@ func (t *freezingTransport) RoundTrip(req *http.Request) (*http.Response, error)
 	return t.inner.RoundTrip(r)
 }
 
+// outsideScratch refuses a persisted write of a check instance that is not in its scratch namespace (nil when it
+// is, or when this is no check instance with a namespace): the instance runs over copies, and a write elsewhere — a
+// Runnable's or a reconciler's write to a fixed namespace, a cluster-scoped object, a DeleteAllOf across
+// namespaces — would change the developer's real objects. The refusal is the write's error, so it is journaled
+// and the reconcile fails visibly in the check's results; nothing reaches the server.
+func (s *checkState) outsideScratch(w *Write) error {
+	if s == nil || s.cfg.namespace == "" || w.Namespace == s.cfg.namespace {
+		return nil
+	}
+	what := w.Resource
+	if w.Group != "" {
+		what += "." + w.Group
+	}
+	target := w.Name
+	if w.Namespace != "" {
+		target = w.Namespace + "/" + w.Name
+	} else if w.Verb == "deleteAllOf" {
+		target = "(all namespaces)"
+	}
+	return fmt.Errorf("reconcile lab check: refused %s %s %s: a check instance writes only in its scratch namespace %s (a write elsewhere would change your real objects)", w.Verb, what, target, s.cfg.namespace)
+}
+
 // gate runs one persisted write: with holdAfterWrites set, writes are serialized and every write after the
 // i-th successful one blocks (never reaching the server) until ctx ends.
 func (s *checkState) gate(ctx context.Context, write func() error) error {

@@ -182,3 +182,48 @@ func TestCauseOfAChildNamedLikeItsOwner(t *testing.T) {
 		t.Fatalf("forResourceOf = %q", got)
 	}
 }
+
+// TestCheckInstanceWritesOnlyInItsScratchNamespace: a check instance runs over copies in its scratch namespace; a
+// persisted write anywhere else (a Runnable's write to a fixed namespace, a DeleteAllOf across namespaces) is
+// refused with a clear error, journaled, and never reaches the server; writes in the scratch namespace and dry-run
+// writes pass. Before, the check instances of a program whose Runnable wrote to a fixed namespace changed the
+// developer's real objects on every run.
+func TestCheckInstanceWritesOnlyInItsScratchNamespace(t *testing.T) {
+	real := realClient(t)
+	ns, other := scratchNamespace(t, real), scratchNamespace(t, real)
+	e := newTestEditor(t, false)
+	h := connectedHub(t, e)
+	h.check = newCheckState(checkConfig{namespace: ns}) // a check instance of ns (as RECONCILE_LAB_CHECK_NAMESPACE makes it)
+	j := newClient(h, real)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+
+	if err := j.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "inside", Namespace: ns}}); err != nil {
+		t.Fatalf("a write in the scratch namespace: %v", err)
+	}
+	if w := nextWrite(t, e); w.Error != "" || w.Namespace != ns {
+		t.Fatalf("inside write journaled as %+v", w)
+	}
+	err := j.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "heartbeat", Namespace: other}})
+	if err == nil || !strings.Contains(err.Error(), "refused create configmaps "+other+"/heartbeat") || !strings.Contains(err.Error(), "scratch namespace "+ns) {
+		t.Fatalf("a write outside the scratch namespace: %v", err)
+	}
+	if w := nextWrite(t, e); !strings.Contains(w.Error, "refused") || w.Namespace != other {
+		t.Fatalf("the refused write is journaled with its error: %+v", w)
+	}
+	var cm corev1.ConfigMap
+	if err := real.Get(ctx, types.NamespacedName{Namespace: other, Name: "heartbeat"}, &cm); err == nil {
+		t.Fatal("the refused write reached the server")
+	}
+	if err := j.DeleteAllOf(ctx, &corev1.ConfigMap{}); err == nil || !strings.Contains(err.Error(), "(all namespaces)") {
+		t.Fatalf("a DeleteAllOf across namespaces: %v", err)
+	}
+	_ = nextWrite(t, e)
+	dctx := withReconcileInfo(ctx, &reconcileInfo{controller: "c", key: ns + "/x", id: "dryrun-1", dryRun: true})
+	if err := j.Create(dctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "planned", Namespace: other}}); err != nil {
+		t.Fatalf("a dry-run write persists nothing and is not refused: %v", err)
+	}
+	if err := real.Get(ctx, types.NamespacedName{Namespace: ns, Name: "inside"}, &cm); err != nil {
+		t.Fatalf("the inside write: %v", err)
+	}
+}

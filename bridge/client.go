@@ -32,7 +32,7 @@ func newClient(h *hub, c client.WithWatch) client.WithWatch {
 			if ri.dry() {
 				opts = append(opts, client.DryRunAll)
 			}
-			err := j.do(ctx, ri, func() error { return c.Create(ctx, obj, opts...) })
+			err := j.do(ctx, ri, w, func() error { return c.Create(ctx, obj, opts...) })
 			j.end(ctx, c, ri, w, obj, err)
 			return err
 		},
@@ -41,7 +41,7 @@ func newClient(h *hub, c client.WithWatch) client.WithWatch {
 			if ri.dry() {
 				opts = append(opts, client.DryRunAll)
 			}
-			err := j.do(ctx, ri, func() error { return c.Update(ctx, obj, opts...) })
+			err := j.do(ctx, ri, w, func() error { return c.Update(ctx, obj, opts...) })
 			j.end(ctx, c, ri, w, obj, err)
 			return err
 		},
@@ -50,7 +50,7 @@ func newClient(h *hub, c client.WithWatch) client.WithWatch {
 			if ri.dry() {
 				opts = append(opts, client.DryRunAll)
 			}
-			err := j.do(ctx, ri, func() error { return c.Patch(ctx, obj, patch, opts...) })
+			err := j.do(ctx, ri, w, func() error { return c.Patch(ctx, obj, patch, opts...) })
 			j.end(ctx, c, ri, w, obj, err)
 			return err
 		},
@@ -60,7 +60,7 @@ func newClient(h *hub, c client.WithWatch) client.WithWatch {
 				opts = append(opts, client.DryRunAll)
 			}
 			w := j.beginApply(ctx, c, ri, obj, "")
-			err := j.do(ctx, ri, func() error { return c.Apply(ctx, obj, opts...) })
+			err := j.do(ctx, ri, &w, func() error { return c.Apply(ctx, obj, opts...) })
 			j.endApply(ri, &w, obj, err)
 			return err
 		},
@@ -69,7 +69,7 @@ func newClient(h *hub, c client.WithWatch) client.WithWatch {
 			if ri.dry() {
 				opts = append(opts, client.DryRunAll)
 			}
-			err := j.do(ctx, ri, func() error { return c.Delete(ctx, obj, opts...) })
+			err := j.do(ctx, ri, w, func() error { return c.Delete(ctx, obj, opts...) })
 			j.end(ctx, c, ri, w, nil, err)
 			return err
 		},
@@ -79,7 +79,7 @@ func newClient(h *hub, c client.WithWatch) client.WithWatch {
 			if ri.dry() {
 				opts = append(opts, client.DryRunAll)
 			}
-			err := j.do(ctx, ri, func() error { return c.DeleteAllOf(ctx, obj, opts...) })
+			err := j.do(ctx, ri, w, func() error { return c.DeleteAllOf(ctx, obj, opts...) })
 			j.end(ctx, c, ri, w, nil, err)
 			return err
 		},
@@ -88,7 +88,7 @@ func newClient(h *hub, c client.WithWatch) client.WithWatch {
 			if ri.dry() {
 				opts = append(opts, client.DryRunAll)
 			}
-			err := j.do(ctx, ri, func() error { return c.SubResource(sub).Create(ctx, obj, subObj, opts...) })
+			err := j.do(ctx, ri, w, func() error { return c.SubResource(sub).Create(ctx, obj, subObj, opts...) })
 			j.end(ctx, c, ri, w, obj, err)
 			return err
 		},
@@ -97,7 +97,7 @@ func newClient(h *hub, c client.WithWatch) client.WithWatch {
 			if ri.dry() {
 				opts = append(opts, client.DryRunAll)
 			}
-			err := j.do(ctx, ri, func() error { return c.SubResource(sub).Update(ctx, obj, opts...) })
+			err := j.do(ctx, ri, w, func() error { return c.SubResource(sub).Update(ctx, obj, opts...) })
 			j.end(ctx, c, ri, w, obj, err)
 			return err
 		},
@@ -106,7 +106,7 @@ func newClient(h *hub, c client.WithWatch) client.WithWatch {
 			if ri.dry() {
 				opts = append(opts, client.DryRunAll)
 			}
-			err := j.do(ctx, ri, func() error { return c.SubResource(sub).Patch(ctx, obj, patch, opts...) })
+			err := j.do(ctx, ri, w, func() error { return c.SubResource(sub).Patch(ctx, obj, patch, opts...) })
 			j.end(ctx, c, ri, w, obj, err)
 			return err
 		},
@@ -116,7 +116,7 @@ func newClient(h *hub, c client.WithWatch) client.WithWatch {
 				opts = append(opts, client.DryRunAll)
 			}
 			w := j.beginApply(ctx, c, ri, obj, sub)
-			err := j.do(ctx, ri, func() error { return c.SubResource(sub).Apply(ctx, obj, opts...) })
+			err := j.do(ctx, ri, &w, func() error { return c.SubResource(sub).Apply(ctx, obj, opts...) })
 			j.endApply(ri, &w, obj, err)
 			return err
 		},
@@ -125,11 +125,14 @@ func newClient(h *hub, c client.WithWatch) client.WithWatch {
 
 func (ri *reconcileInfo) dry() bool { return ri != nil && ri.dryRun }
 
-// do makes one write; a persisted write of a check instance passes the check's gate (checks.go: hold after
-// write i).
-func (j *journal) do(ctx context.Context, ri *reconcileInfo, write func() error) error {
+// do makes one write; a persisted write of a check instance must stay in its scratch namespace (checks.go:
+// outsideScratch) and passes the check's gate (checks.go: hold after write i).
+func (j *journal) do(ctx context.Context, ri *reconcileInfo, w *Write, write func() error) error {
 	if ri.dry() {
 		return write()
+	}
+	if err := j.h.check.outsideScratch(w); err != nil {
+		return err
 	}
 	return j.h.check.gate(ctx, write)
 }
