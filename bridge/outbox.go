@@ -25,17 +25,24 @@ import (
 // holds it anyway; the other messages go to the outbox's own spool under outbox.mu.
 //
 // Ordering contract:
-//   - Every record has a process-wide sequence number (outbox.seq): a hot op takes it when it claims its slot in
-//     the op log (the fold keeps it), any other record when it is pushed under its spool's lock. The sequence is
-//     one total order of all records consistent with the order of their operations: a key's transitions are in
+//   - Every record has a process-wide sequence number. outbox.seq holds a counter and the index of the queue
+//     whose hot op last took a number (seqQueueBits). A record pushed under its spool's lock (any message, a
+//     slow path's transition) increments the counter and takes 2 × counter (outbox.next). A hot op, when it
+//     claims its slot in the op log, takes 2 × counter + 1 (outbox.hot): when the last hot op to take a number
+//     was its own queue's, it only reads the word (a busy controller's goroutines then never write this shared
+//     word); otherwise it increments the counter and stores its queue's index, in one compare-and-swap. So the
+//     numbers order every record consistently with the order of their operations: a key's transitions are in
 //     the order its state changed (oplog.go: a key's ops are logged in the order the inner queue saw them, and
-//     every slow path folds the log before it changes a key's state), and a message sent after a transition (a
+//     every slow path folds the log before it changes a key's state); a hot op after a pushed record sorts
+//     after it, one before sorts before it; a hot op after another queue's hot op gets a larger number (the
+//     word named the other queue, or a later increment named this one); a message sent after a transition (a
 //     step's reply after its Done, a reconcileStart after the hand-out, whose triggers fold the log) gets a
-//     larger number. Within a spool records are in that order except for ops claimed concurrently on one queue
-//     by different goroutines (their numbers may be in either order; their keys' states did not depend on each
+//     larger number. Only hot ops of one queue share a number, and they keep their log order (a spool is never
+//     reordered). Within a spool records are in that order except for ops claimed concurrently on one queue by
+//     different goroutines (their numbers may be in either order; their keys' states did not depend on each
 //     other).
-//   - take merges the spools by sequence number: the editor receives every record in that total order,
-//     across every controller of the process; nothing is coalesced.
+//   - take merges the spools by sequence number (a spool's own order kept on ties): the editor receives every
+//     record in that order, across every controller of the process; nothing is coalesced.
 //   - A queue stays a source until it was unregistered (shut down) and drained; records it sends after that go to
 //     the outbox's own spool, so nothing is left behind.
 //
@@ -48,8 +55,11 @@ import (
 //   - The writer is woken only when it is about to sleep (waiting is set) and a record arrives: a busy controller
 //     never touches a channel (one atomic load per record).
 type outbox struct {
+	// seq: the order's counter << seqQueueBits | the index of the queue whose hot op took the last number.
 	seq     atomic.Uint64
 	waiting atomic.Bool
+	// queues counts the queues given an index (queueIndex).
+	queues  atomic.Uint64
 	wake    chan struct{}
 	limit   int
 	dropped atomic.Int64
@@ -192,7 +202,7 @@ func (o *outbox) lockedPush(sp *spool, r *record, c *Cause, extra int) bool {
 		r.cause = int32(len(sp.causes))
 	}
 	if r.seq == 0 {
-		r.seq = o.seq.Add(1)
+		r.seq = o.next()
 	}
 	sp.buf = append(sp.buf, *r)
 	o.signal()
@@ -207,13 +217,45 @@ func (o *outbox) lockedReserve(sp *spool, seq uint64) *record {
 		return nil
 	}
 	if seq == 0 {
-		seq = o.seq.Add(1)
+		seq = o.next()
 	}
 	sp.buf = sp.buf[:len(sp.buf)+1]
 	r := &sp.buf[len(sp.buf)-1]
 	*r = record{seq: seq}
 	o.signal() // the writer reads the record only under the owner's lock, so after it is filled
 	return r
+}
+
+// seqQueueBits is the width of the queue index in outbox.seq (indexes wrap: two queues 65,536 creations apart
+// share one, and their hot ops between two other records may then reach the editor in either order); the
+// counter has the remaining 48 bits.
+const seqQueueBits = 16
+
+// next is the place in the order of a record pushed now (even: 2 × the incremented counter).
+func (o *outbox) next() uint64 { return o.seq.Add(1<<seqQueueBits) >> seqQueueBits << 1 }
+
+// hot is the place in the order of a hot op of the queue with index idx claimed now (odd; see the ordering
+// contract): a read when the last number went to this queue, else one compare-and-swap.
+func (o *outbox) hot(idx uint64) uint64 {
+	for {
+		w := o.seq.Load()
+		if w&(1<<seqQueueBits-1) == idx {
+			return w>>seqQueueBits<<1 | 1
+		}
+		n := (w>>seqQueueBits+1)<<seqQueueBits | idx
+		if o.seq.CompareAndSwap(w, n) {
+			return n>>seqQueueBits<<1 | 1
+		}
+	}
+}
+
+// queueIndex is the index of a new queue in outbox.seq (never 0, the word's initial index).
+func (o *outbox) queueIndex() uint64 {
+	for {
+		if i := o.queues.Add(1) & (1<<seqQueueBits - 1); i != 0 {
+			return i
+		}
+	}
 }
 
 // signal wakes the writer when it is about to sleep (one atomic load otherwise).

@@ -69,7 +69,7 @@ func describeBurst(bu burst) []string {
 		case *PingMsg:
 			out = append(out, "ping")
 		}
-		if i > 0 && bu.recs[i].seq <= bu.recs[i-1].seq {
+		if i > 0 && bu.recs[i].seq < bu.recs[i-1].seq {
 			out = append(out, "out of sequence")
 		}
 	}

@@ -56,6 +56,8 @@ type Queue struct {
 	// framePrefix is the start of this queue's transitions frames (encode.go); realClock selects the stamp clock.
 	framePrefix []byte
 	realClock   bool
+	// seqIndex is this queue's index in the outbox's order (outbox.hot), set before the queue is shared.
+	seqIndex uint64
 
 	mu     sync.Mutex
 	cond   *sync.Cond
@@ -223,6 +225,7 @@ func newQueue(cfg queueConfig) *Queue {
 	q.info.Name = cfg.name
 	q.info.PriorityQueue = cfg.priorityQueue
 	if q.hub != nil {
+		q.seqIndex = q.hub.box.queueIndex()
 		q.hub.box.addSource(q)
 		paused := q.hub.register(q)
 		// Under q.mu: once registered, the connection's goroutines read the queue (announcements).
@@ -379,7 +382,10 @@ func (q *Queue) lockedRecord(o priorityqueue.AddOpts, item reconcile.Request, c 
 	if fresh || prio > ks.priority {
 		ks.priority = prio
 	}
-	r := record{kind: recQueue, q: q, key: item, hasPrio: true, prio: ks.priority, at: at, wire: q.lockedWire(ks), seq: seq}
+	// Filled in place in the spool (no record built and copied).
+	var tmp record
+	r := q.lockedOut(&tmp, seq)
+	r.key, r.hasPrio, r.prio, r.at, r.wire = item, true, ks.priority, at, q.lockedWire(ks)
 	switch {
 	case o.After > 0 && ks.queued != queuedReady:
 		due := now.Add(o.After)
@@ -403,10 +409,14 @@ func (q *Queue) lockedRecord(o priorityqueue.AddOpts, item reconcile.Request, c 
 	}
 	if plain {
 		r.plain = true
-		q.lockedSend(&r)
+		q.lockedOutDone(r, &tmp, nil)
 		return
 	}
-	q.lockedSendCause(&r, c)
+	if r != &tmp {
+		q.out.causes = append(q.out.causes, *c)
+		r.cause = int32(len(q.out.causes))
+	}
+	q.lockedOutDone(r, &tmp, c)
 }
 
 // onBackoff is called by the observed rate limiter inside a rate-limited add.
@@ -712,7 +722,7 @@ func (q *Queue) lockedProcessing(it heldItem, tok *stepToken, ks *keyState, at i
 	var tmp record
 	r := q.lockedOut(&tmp, seq)
 	r.key, r.tr, r.hasPrio, r.prio, r.at, r.wire = it.key, trProcessing, true, prio, at, q.lockedWire(ks)
-	q.lockedOutDone(r, &tmp)
+	q.lockedOutDone(r, &tmp, nil)
 	q.lockedRegate()
 }
 
@@ -773,7 +783,7 @@ func (q *Queue) lockedDone(item reconcile.Request, at int64, seq uint64) (*stepT
 		var tmp record
 		r := q.lockedOut(&tmp, seq)
 		r.key, r.tr, r.at, r.wire = item, trDone, at, q.lockedWire(ks)
-		q.lockedOutDone(r, &tmp)
+		q.lockedOutDone(r, &tmp, nil)
 	}
 	return tok, end
 }
@@ -805,7 +815,7 @@ func (q *Queue) lockedForget(item reconcile.Request, at int64, seq uint64) {
 	if ks := q.lockedHanded(item); ks != nil {
 		r.wire = q.lockedWire(ks)
 	}
-	q.lockedOutDone(r, &tmp)
+	q.lockedOutDone(r, &tmp, nil)
 }
 
 // NumRequeues is the rate limiter's failure count for the key.
@@ -1138,7 +1148,7 @@ func (q *Queue) claim() (*opSlot, uint64, uint64) {
 		if s, pos := q.log.claim(); s != nil {
 			var seq uint64
 			if q.hub != nil {
-				seq = q.hub.box.seq.Add(1)
+				seq = q.hub.box.hot(q.seqIndex)
 			}
 			return s, pos, seq
 		}
@@ -1406,7 +1416,9 @@ func (q *Queue) lockedSend(r *record) {
 
 // lockedOut is where a transition of this queue (the caller holds q.mu) is filled in place: a record reserved
 // in q's spool (kind, q and seq set; 0: take one now), else tmp (no hub, the spool gone, or full: dropped and
-// counted). After filling it the caller calls lockedOutDone(r, tmp), which sends tmp when it must go elsewhere.
+// counted). After filling it the caller calls lockedOutDone(r, tmp, c), which sends tmp with its cause c (nil:
+// none) when it must go elsewhere; a caller whose record has a cause appends it to q.out.causes itself when r is
+// not tmp.
 func (q *Queue) lockedOut(tmp *record, seq uint64) *record {
 	r := tmp
 	if q.hub != nil && !q.out.gone {
@@ -1419,9 +1431,9 @@ func (q *Queue) lockedOut(tmp *record, seq uint64) *record {
 	return r
 }
 
-func (q *Queue) lockedOutDone(r, tmp *record) {
+func (q *Queue) lockedOutDone(r, tmp *record, c *Cause) {
 	if r == tmp && q.hub != nil && q.out.gone {
-		q.hub.box.push(tmp, nil, 0)
+		q.hub.box.push(tmp, c, 0)
 	}
 }
 

@@ -67,7 +67,7 @@ func reconcileMessagesInOrder(t *testing.T, pq bool) {
 			case *ReconcileEndMsg:
 				seen = append(seen, "end: "+m.Error)
 			}
-			if b.recs[i].seq <= last {
+			if b.recs[i].seq < last {
 				seen = append(seen, "out of sequence")
 			}
 			last = b.recs[i].seq
