@@ -37,14 +37,17 @@ import (
 //     once per round, and a consumed slot keeps its op's references (at most opLogSize keys and informer
 //     events stay reachable until overwritten).
 type opLog struct {
+	// mask and ops never change (read by every claim: on a line nothing writes).
+	mask uint64
+	ops  []opSlot
+	_    [32]byte
 	tail atomic.Uint64
 	_    [56]byte // tail is written by producers; keep it off the consumer's and the slots' cache lines
 	// freed: every position below it was consumed (written by the consumer once per fold, read by producers).
 	freed atomic.Uint64
 	_     [56]byte
-	head  uint64
-	mask  uint64
-	ops   []opSlot
+	// head is written by the consumer at every op it folds.
+	head uint64
 }
 
 // opLogSize is the ring's capacity (a power of two; 72 bytes an op, about 1.2 MB). The writer folds every burst

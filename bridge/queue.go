@@ -43,21 +43,38 @@ const maxCauses = 64
 //
 // Reporting never blocks: messages go to the hub's bounded buffer (dropped and counted when full).
 type Queue struct {
+	// Layout: the fields every hot operation reads (up to gated) share their cache lines with nothing written
+	// per operation: q.mu and the fold's state (written by the writer at every burst) come after a pad, and
+	// getters (written by every Get) sits between pads.
 	name     string
 	hub      *hub
 	clock    clock.WithTickerAndDelayedExecution
 	inner    priorityqueue.PriorityQueue[reconcile.Request]
 	priority bool
-	limiter  workqueue.TypedRateLimiter[reconcile.Request]
-	info     ControllerMsg
+	// realClock selects the stamp clock.
+	realClock bool
+	// seqIndex is this queue's index in the outbox's order (outbox.hot), set before the queue is shared.
+	seqIndex uint64
+	// log holds the hot operations not folded into the keys' states yet (lockedFold).
+	log *opLog
+	// started: see workersStarted.
+	started atomic.Bool
+	// gated is paused || down || len(held) > 0 || len(steps) > 0 || stepping > 0 (written under mu): when
+	// false, the hot operations (Add now, Get, Forget, Done) only append an op to log (oplog.go) and take no
+	// lock. A pending step for a key is what makes a key boosted (keyState.boosted), so a boosted key gates too.
+	gated atomic.Bool
+	_     [64]byte
+	// getters counts workers inside the inner queue's Get.
+	getters atomic.Int32
+	_       [60]byte
+
+	limiter workqueue.TypedRateLimiter[reconcile.Request]
+	info    ControllerMsg
 	// forResource is the controller's For resource ("plural.group", "" when unknown: no bridge.Wrap with its object),
 	// set once when the queue registers, before any add.
 	forResource string
-	// framePrefix is the start of this queue's transitions frames (encode.go); realClock selects the stamp clock.
+	// framePrefix is the start of this queue's transitions frames (encode.go).
 	framePrefix []byte
-	realClock   bool
-	// seqIndex is this queue's index in the outbox's order (outbox.hot), set before the queue is shared.
-	seqIndex uint64
 
 	mu     sync.Mutex
 	cond   *sync.Cond
@@ -68,23 +85,14 @@ type Queue struct {
 	keys   map[reconcile.Request]*keyState
 	// gateWaiters counts workers blocked by the pause (tests wait for it instead of sleeping).
 	gateWaiters int
-	// getters counts workers inside the inner queue's Get.
-	getters atomic.Int32
 	// workersStarted is closed by the first Get. controller-runtime starts a controller's workers only after its
 	// caches synced (every initial-list add is in the queue by then), so before it an empty queue may still be
 	// filling: a step without key waits for it (Step). started mirrors it for the hot path; stopped is closed by
 	// ShutDown.
 	workersStarted chan struct{}
-	started        atomic.Bool
 	stopped        chan struct{}
-	// gated is paused || down || len(held) > 0 || len(steps) > 0 || stepping > 0 (written under mu): when
-	// false, the hot operations (Add now, Get, Forget, Done) only append an op to log (oplog.go) and take no
-	// lock. A pending step for a key is what makes a key boosted (keyState.boosted), so a boosted key gates too.
-	gated atomic.Bool
 	// stepping counts the keys handed out for a step whose Done must answer it (keyState.stepReply != nil).
 	stepping int
-	// log holds the hot operations not folded into the keys' states yet (lockedFold).
-	log *opLog
 	// free keeps the states of keys that left the queue for reuse (no allocation per key cycle).
 	free []*keyState
 	// idle counts the states in keys that are idle (see keyState.idle).
