@@ -179,8 +179,7 @@ func (h *hub) register(q *Queue) bool {
 		r.describe(&info)
 	}
 	gvk := schema.GroupVersionKind{Group: info.Group, Version: info.Version, Kind: info.Kind}
-	info.CacheNamespaces = h.scope.Load().namespaces(gvk)
-	info.CacheLabelSelector = h.scope.Load().labelSelector(gvk)
+	h.scope.Load().announce(&info, gvk)
 	// q.info is set before q is visible in h.queues (announcements reads it under q.mu only).
 	q.info = info
 	h.queues = append(h.queues, q)

@@ -119,9 +119,26 @@ type ControllerMsg struct {
 	// CacheNamespaces are the namespaces the manager's cache watches for the controller's kind (cache.Options
 	// DefaultNamespaces, or its ByObject entry's Namespaces); absent: every namespace (or not known).
 	CacheNamespaces []string `json:"cacheNamespaces,omitempty"`
-	// CacheLabelSelector is the label selector the manager's cache lists the controller's kind with
-	// (DefaultLabelSelector, or its ByObject entry's Label); absent: none (or not known).
+	// CacheLabelSelector and CacheFieldSelector are the selectors the manager's cache lists the controller's kind
+	// with where no CacheSelectors entry applies: cluster-scoped objects, and every namespace when CacheSelectors is
+	// absent (DefaultLabelSelector / DefaultFieldSelector, or its ByObject entry's Label / Field); absent: none.
 	CacheLabelSelector string `json:"cacheLabelSelector,omitempty"`
+	CacheFieldSelector string `json:"cacheFieldSelector,omitempty"`
+	// CacheSelectors are the selectors per watched namespace, when the cache watches namespaces with a config each
+	// (DefaultNamespaces, or its ByObject entry's Namespaces, after controller-runtime's defaulting); namespace ""
+	// is cache.AllNamespaces (every namespace not listed). Absent: CacheLabelSelector / CacheFieldSelector apply.
+	CacheSelectors []CacheSelector `json:"cacheSelectors,omitempty"`
+	// CacheScopeUnknown says why the bridge cannot tell what the cache holds of the controller's kind; every other
+	// Cache* field is then absent and nothing is refused as outside the cache.
+	CacheScopeUnknown string `json:"cacheScopeUnknown,omitempty"`
+}
+
+// CacheSelector is the label and field selector the manager's cache lists a controller's kind with in one
+// namespace ("" when none).
+type CacheSelector struct {
+	Namespace string `json:"namespace"`
+	Label     string `json:"label,omitempty"`
+	Field     string `json:"field,omitempty"`
 }
 
 // QueueMsg is one per-key transition of a controller's queue: the decoded form of one TransitionsMsg item (the Go
@@ -268,10 +285,11 @@ var messageTypes = map[string]any{
 
 // typeNames maps each protocol.json type to its Go struct.
 var typeNames = map[string]any{
-	"Cause":      Cause{},
-	"Result":     Result{},
-	"Write":      Write{},
-	"QueueExtra": QueueExtra{},
+	"Cause":         Cause{},
+	"Result":        Result{},
+	"Write":         Write{},
+	"QueueExtra":    QueueExtra{},
+	"CacheSelector": CacheSelector{},
 }
 
 // messageName returns the protocol name of a message value (a pointer or value of one of the *Msg structs).

@@ -5,52 +5,148 @@ import (
 	"slices"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
 
-// cacheScope is which namespaces the manager's cache (cache.Options, recorded by Setup's NewCache) watches: a
-// controller sees, and controller-runtime queues, only objects of its For kind in those namespaces. A key outside
-// them is never queued by the controller's own watches, and its reconciler's Get through the cache fails
-// ("unable to get: … because of unknown namespace for the cache"), so the editor's commands that add a key by
-// hand (step with force, reconcile now, dry-run) refuse such a key with a clear reason instead.
+// cacheScope is what the manager's cache (cache.Options, recorded by Setup's NewCache) holds of each kind: in which
+// namespaces it watches it and with which label and field selectors. A controller sees, and controller-runtime
+// queues, only objects of its For kind the cache holds. A key in a namespace the cache does not watch is never
+// queued by the controller's own watches, and its reconciler's Get through the cache fails ("unable to get: …
+// because of unknown namespace for the cache"), so the editor's commands that add a key by hand (step with force,
+// reconcile now, dry-run) refuse such a key with a clear reason instead; an object a selector leaves out is refused
+// by the editor (it has the object's labels, the bridge does not).
+//
+// The scope of a kind follows controller-runtime's defaulting of cache.Options (v0.25 defaultOpts): a ByObject
+// entry's Namespaces, else DefaultNamespaces; each namespace's config takes its own selectors, else the ByObject
+// entry's Label / Field, else the DefaultNamespaces entry of that namespace, else DefaultLabelSelector /
+// DefaultFieldSelector; cluster-scoped objects (and every namespace when no namespace is configured) take the
+// ByObject entry's Label / Field, else the Default* selectors.
 type cacheScope struct {
-	// defaults are DefaultNamespaces (sorted; nil: every namespace).
-	defaults []string
-	// byKind are the namespaces of ByObject entries that set Namespaces (sorted; nil: every namespace).
-	byKind map[schema.GroupVersionKind][]string
-	// defaultSelector is DefaultLabelSelector ("" when none); selectors are the label selectors of ByObject
-	// entries that set Label (they replace the default for their kind).
-	defaultSelector string
-	selectors       map[schema.GroupVersionKind]string
+	opts cache.Options
+	// byKind are the ByObject entries by kind (resolved through opts.Scheme).
+	byKind map[schema.GroupVersionKind]cache.ByObject
+	// unresolved names a ByObject entry whose kind the scheme cannot tell ("" when every one resolved): it may be
+	// any kind's entry, so no kind's scope is known.
+	unresolved string
 }
 
-// newCacheScope records opts' namespaces (ByObject keys are resolved to kinds through opts.Scheme; an entry whose
-// kind cannot be resolved is left out).
+// newCacheScope records opts (ByObject keys are resolved to kinds through opts.Scheme, controller-runtime's
+// default scheme when unset, as the cache does).
 func newCacheScope(opts cache.Options) *cacheScope {
-	s := &cacheScope{defaults: namespaceList(opts.DefaultNamespaces), byKind: map[schema.GroupVersionKind][]string{},
-		selectors: map[schema.GroupVersionKind]string{}}
-	if opts.DefaultLabelSelector != nil && !opts.DefaultLabelSelector.Empty() {
-		s.defaultSelector = opts.DefaultLabelSelector.String()
+	s := &cacheScope{opts: opts, byKind: map[schema.GroupVersionKind]cache.ByObject{}}
+	sch := opts.Scheme
+	if sch == nil {
+		sch = scheme.Scheme
 	}
 	for obj, by := range opts.ByObject {
-		if opts.Scheme == nil || (by.Namespaces == nil && by.Label == nil) {
-			continue
-		}
-		gvk, err := apiutil.GVKForObject(obj, opts.Scheme)
+		gvk, err := apiutil.GVKForObject(obj, sch)
 		if err != nil {
+			s.unresolved = fmt.Sprintf("the kind of its cache.Options.ByObject entry %T is not known (%v)", obj, err)
 			continue
 		}
-		if by.Namespaces != nil {
-			s.byKind[gvk] = namespaceList(by.Namespaces)
-		}
-		if by.Label != nil {
-			s.selectors[gvk] = by.Label.String()
-		}
+		s.byKind[gvk] = by
 	}
 	return s
+}
+
+// kindScope is what the cache holds of one kind, in the protocol's terms (ControllerMsg's Cache* fields).
+type kindScope struct {
+	namespaces  []string
+	label       string
+	field       string
+	selectors   []CacheSelector
+	unknown     string
+	perNsConfig bool
+}
+
+// selectorString is sel's text ("" for nil or one that selects everything).
+func selectorString[S interface {
+	Empty() bool
+	String() string
+}](sel S, isNil bool) string {
+	if isNil || sel.Empty() {
+		return ""
+	}
+	return sel.String()
+}
+
+func labelText(sel labels.Selector) string { return selectorString(sel, sel == nil) }
+func fieldText(sel fields.Selector) string { return selectorString(sel, sel == nil) }
+
+// forKind is the scope of kind gvk. With the kind unknown (bridge.Wrap without its object) it is known only when
+// no ByObject entry could be the kind's.
+func (s *cacheScope) forKind(gvk schema.GroupVersionKind) kindScope {
+	if s == nil {
+		return kindScope{}
+	}
+	if s.unresolved != "" {
+		return kindScope{unknown: s.unresolved}
+	}
+	if gvk.Kind == "" && len(s.byKind) > 0 {
+		return kindScope{unknown: "the controller's kind is not known (bridge.Wrap without its object) and cache.Options.ByObject has entries"}
+	}
+	o := s.opts
+	by, hasBy := s.byKind[gvk]
+	// The config where no namespace entry applies: cluster-scoped objects, or every namespace when none is set.
+	whole := cache.Config{LabelSelector: o.DefaultLabelSelector, FieldSelector: o.DefaultFieldSelector}
+	nsMap := o.DefaultNamespaces
+	if hasBy {
+		if by.Label != nil {
+			whole.LabelSelector = by.Label
+		}
+		if by.Field != nil {
+			whole.FieldSelector = by.Field
+		}
+		if by.Namespaces != nil {
+			nsMap = by.Namespaces
+		}
+	}
+	ks := kindScope{label: labelText(whole.LabelSelector), field: fieldText(whole.FieldSelector), namespaces: namespaceList(nsMap)}
+	if len(nsMap) == 0 {
+		return ks
+	}
+	for ns, c := range nsMap {
+		if c.LabelSelector == nil && hasBy {
+			c.LabelSelector = by.Label
+		}
+		if c.FieldSelector == nil && hasBy {
+			c.FieldSelector = by.Field
+		}
+		if d, ok := o.DefaultNamespaces[ns]; ok && hasBy {
+			if c.LabelSelector == nil {
+				c.LabelSelector = d.LabelSelector
+			}
+			if c.FieldSelector == nil {
+				c.FieldSelector = d.FieldSelector
+			}
+		}
+		if c.LabelSelector == nil {
+			c.LabelSelector = o.DefaultLabelSelector
+		}
+		if c.FieldSelector == nil {
+			c.FieldSelector = o.DefaultFieldSelector
+		}
+		ks.selectors = append(ks.selectors, CacheSelector{Namespace: ns, Label: labelText(c.LabelSelector), Field: fieldText(c.FieldSelector)})
+	}
+	slices.SortFunc(ks.selectors, func(a, b CacheSelector) int { return strings.Compare(a.Namespace, b.Namespace) })
+	ks.perNsConfig = true
+	return ks
+}
+
+// announce sets info's Cache* fields to the scope of kind gvk.
+func (s *cacheScope) announce(info *ControllerMsg, gvk schema.GroupVersionKind) {
+	ks := s.forKind(gvk)
+	info.CacheNamespaces, info.CacheLabelSelector, info.CacheFieldSelector, info.CacheScopeUnknown = ks.namespaces, ks.label, ks.field, ks.unknown
+	info.CacheSelectors = nil
+	if ks.perNsConfig {
+		info.CacheSelectors = ks.selectors
+	}
 }
 
 // namespaceList is the sorted namespaces of a cache.Options namespace map; nil when it is empty or holds
@@ -70,42 +166,14 @@ func namespaceList(m map[string]cache.Config) []string {
 	return out
 }
 
-// namespaces is the namespaces the cache watches for kind gvk (nil: every namespace, or not known). With the kind
-// unknown (bridge.Wrap without its object) only DefaultNamespaces can be taken, and only when no ByObject entry
-// sets other namespaces.
+// namespaces is the namespaces the cache watches for kind gvk (nil: every namespace, or not known).
 func (s *cacheScope) namespaces(gvk schema.GroupVersionKind) []string {
-	if s == nil {
-		return nil
-	}
-	if gvk.Kind == "" {
-		if len(s.byKind) > 0 {
-			return nil
-		}
-		return s.defaults
-	}
-	if ns, ok := s.byKind[gvk]; ok {
-		return ns
-	}
-	return s.defaults
+	return s.forKind(gvk).namespaces
 }
 
-// labelSelector is the label selector the cache lists kind gvk with ("" when none, or not known: the kind unknown
-// while a ByObject entry sets one).
-func (s *cacheScope) labelSelector(gvk schema.GroupVersionKind) string {
-	if s == nil {
-		return ""
-	}
-	if gvk.Kind == "" {
-		if len(s.selectors) > 0 {
-			return ""
-		}
-		return s.defaultSelector
-	}
-	if sel, ok := s.selectors[gvk]; ok {
-		return sel
-	}
-	return s.defaultSelector
-}
+// labelSelector is the label selector the cache lists kind gvk with where no namespace entry applies ("" when
+// none, or not known).
+func (s *cacheScope) labelSelector(gvk schema.GroupVersionKind) string { return s.forKind(gvk).label }
 
 // outsideCache is the reason a key of the controller described by info cannot be reconciled because its
 // namespace is outside the cache ("" when it is inside, the key is cluster-scoped, or the scope is unknown).

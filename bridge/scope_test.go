@@ -7,7 +7,10 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -101,5 +104,84 @@ func TestCacheScopeNamespaces(t *testing.T) {
 	var nilScope *cacheScope
 	if got := nilScope.namespaces(corev1.SchemeGroupVersion.WithKind("ConfigMap")); got != nil {
 		t.Fatalf("no bridge cache: %v", got)
+	}
+}
+
+// unknownKind is a type no scheme knows: a ByObject entry for it cannot be resolved to a kind.
+type unknownKind struct{ corev1.ConfigMap }
+
+// TestCacheScopeShapes: each shape of cache.Options announces what controller-runtime's defaulting makes of the
+// controller's kind — per namespace (DefaultNamespaces / ByObject Namespaces with their own selectors, the ByObject
+// entry's Label / Field, the DefaultNamespaces entry of the namespace, the Default* selectors), cache.AllNamespaces
+// beside named namespaces, field selectors — and a shape it cannot tell announces "scope unknown" instead of a
+// wrong scope.
+func TestCacheScopeShapes(t *testing.T) {
+	sel := func(s string) labels.Selector {
+		l, err := labels.Parse(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return l
+	}
+	fsel := func(s string) fields.Selector { return fields.ParseSelectorOrDie(s) }
+	cm := corev1.SchemeGroupVersion.WithKind("ConfigMap")
+	secret := corev1.SchemeGroupVersion.WithKind("Secret")
+	for _, c := range []struct {
+		name string
+		opts cache.Options
+		gvk  schema.GroupVersionKind
+		want ControllerMsg
+	}{
+		{"nothing set", cache.Options{}, cm, ControllerMsg{}},
+		{"DefaultLabelSelector and DefaultFieldSelector, every namespace",
+			cache.Options{DefaultLabelSelector: sel("tier=fe"), DefaultFieldSelector: fsel("metadata.name!=skip")}, cm,
+			ControllerMsg{CacheLabelSelector: "tier=fe", CacheFieldSelector: "metadata.name!=skip"}},
+		{"DefaultNamespaces with a selector of their own, the default for the others",
+			cache.Options{DefaultLabelSelector: sel("tier=fe"), DefaultNamespaces: map[string]cache.Config{"a": {LabelSelector: sel("app in (x,y)")}, "b": {}}}, cm,
+			ControllerMsg{CacheNamespaces: []string{"a", "b"}, CacheLabelSelector: "tier=fe",
+				CacheSelectors: []CacheSelector{{Namespace: "a", Label: "app in (x,y)"}, {Namespace: "b", Label: "tier=fe"}}}},
+		{"cache.AllNamespaces beside a named namespace: every namespace, each with its config",
+			cache.Options{DefaultNamespaces: map[string]cache.Config{cache.AllNamespaces: {LabelSelector: sel("team")}, "b": {}}}, cm,
+			ControllerMsg{CacheSelectors: []CacheSelector{{Namespace: "", Label: "team"}, {Namespace: "b"}}}},
+		{"ByObject Namespaces: the namespace's own selector, else the entry's Label / Field, else the DefaultNamespaces entry's, else the default",
+			cache.Options{
+				DefaultFieldSelector: fsel("metadata.name!=x"),
+				DefaultNamespaces:    map[string]cache.Config{"v": {FieldSelector: fsel("metadata.name=n")}, "other": {}},
+				ByObject: map[client.Object]cache.ByObject{&corev1.Secret{}: {
+					Namespaces: map[string]cache.Config{"v": {}, "w": {LabelSelector: sel("x=y")}},
+					Label:      sel("app=lamp"),
+				}},
+			}, secret,
+			ControllerMsg{CacheNamespaces: []string{"v", "w"}, CacheLabelSelector: "app=lamp", CacheFieldSelector: "metadata.name!=x",
+				CacheSelectors: []CacheSelector{{Namespace: "v", Label: "app=lamp", Field: "metadata.name=n"}, {Namespace: "w", Label: "x=y", Field: "metadata.name!=x"}}}},
+		{"ByObject without Namespaces takes DefaultNamespaces, with its Label",
+			cache.Options{DefaultNamespaces: map[string]cache.Config{"a": {}}, ByObject: map[client.Object]cache.ByObject{&corev1.Secret{}: {Label: sel("app=lamp"), Field: fsel("type=Opaque")}}}, secret,
+			ControllerMsg{CacheNamespaces: []string{"a"}, CacheLabelSelector: "app=lamp", CacheFieldSelector: "type=Opaque",
+				CacheSelectors: []CacheSelector{{Namespace: "a", Label: "app=lamp", Field: "type=Opaque"}}}},
+		{"another kind's ByObject entry changes nothing for this kind",
+			cache.Options{ByObject: map[client.Object]cache.ByObject{&corev1.Secret{}: {Label: sel("app=lamp")}}}, cm, ControllerMsg{}},
+		{"a ByObject entry whose kind the scheme does not know: scope unknown",
+			cache.Options{DefaultNamespaces: map[string]cache.Config{"a": {}}, ByObject: map[client.Object]cache.ByObject{&unknownKind{}: {Label: sel("app=lamp")}}}, cm,
+			ControllerMsg{CacheScopeUnknown: "unknownKind"}},
+		{"the controller's kind not known while ByObject has entries: scope unknown",
+			cache.Options{DefaultNamespaces: map[string]cache.Config{"a": {}}, ByObject: map[client.Object]cache.ByObject{&corev1.Secret{}: {}}}, schema.GroupVersionKind{},
+			ControllerMsg{CacheScopeUnknown: "kind is not known"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var got ControllerMsg
+			newCacheScope(c.opts).announce(&got, c.gvk)
+			if c.want.CacheScopeUnknown != "" {
+				if !strings.Contains(got.CacheScopeUnknown, c.want.CacheScopeUnknown) || got.CacheNamespaces != nil || got.CacheSelectors != nil || got.CacheLabelSelector != "" || got.CacheFieldSelector != "" {
+					t.Fatalf("got %+v, want scope unknown (%q) and nothing else", got, c.want.CacheScopeUnknown)
+				}
+				if why := outsideCache(got, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: "elsewhere", Name: "x"}}); why != "" {
+					t.Fatalf("scope unknown refuses nothing, refused: %s", why)
+				}
+				return
+			}
+			if !reflect.DeepEqual(got, c.want) {
+				t.Fatalf("announced\n %+v\nwant\n %+v", got, c.want)
+			}
+		})
 	}
 }

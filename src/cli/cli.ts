@@ -24,7 +24,7 @@ import { describeOutcome } from '../core/actions/runOnce.ts';
 import { yamlDiff } from '../core/actions/objectDiff.ts';
 import { maskSecretPair } from '../core/k8s/secretMask.ts';
 import { BridgeHub } from '../core/bridge/bridgeHub.ts';
-import type { RemoteController } from '../core/bridge/remoteController.ts';
+import { RemoteController } from '../core/bridge/remoteController.ts';
 import { runGoController } from '../core/bridge/runGoController.ts';
 import { describeExit } from '../core/bridge/launcher.ts';
 import { writeTarget } from '../core/bridge/causes.ts';
@@ -746,9 +746,25 @@ async function startController(args: CliArgs, io: CliIo, log: Logger, s: Session
   return controller;
 }
 
+/**
+ * A Go controller refuses to add by hand an object its cache's label selector leaves out (as in the editor): the
+ * labels it checks are those of `key`'s object read from the server now (none claimed when it cannot be read).
+ */
+async function labelsFromServer(s: Session, controller: RemoteController, key: ObjectKey): Promise<void> {
+  const { namespace, name } = splitKey(key);
+  let labels: Record<string, string> | undefined;
+  try {
+    labels = (await s.client.get(s.resource, s.resource.namespaced ? namespace : undefined, name)).metadata.labels ?? {};
+  } catch (e) {
+    if (!(e instanceof ApiError)) throw e;
+  }
+  controller.setObjectLabels((k) => (k === key ? labels : undefined));
+}
+
 /** dry-run --go: the program's own Reconcile runs once for `key` with every write forced to DryRunAll. */
 async function goDryRun(args: CliArgs, io: CliIo, log: Logger, s: Session, store: DisposableStore, key: ObjectKey): Promise<number> {
   const controller = (await startController(args, io, log, s, store, true, () => {})) as RemoteController;
+  await labelsFromServer(s, controller, key);
   const r = await controller.dryRun(key);
   const failed = r.outcome.kind === 'error' || r.outcome.kind === 'terminal';
   if (args.json) {
@@ -776,6 +792,7 @@ async function step(args: CliArgs, io: CliIo, log: Logger, s: Session, store: Di
   const buffered: JournalEntry[] = [];
   const controller = await startController(args, io, log, s, store, true, args.json ? (e) => void buffered.push(e) : undefined);
   const key = args.positionals[0] ? normalizeKey(args.positionals[0], s) : undefined;
+  if (key && controller instanceof RemoteController) await labelsFromServer(s, controller, key);
   const r = await controller.step(key ? { key, force: true } : { force: true });
   controller.journal.flush();
   await controller.stop();

@@ -71,6 +71,7 @@ export const PROTOCOL = {
       deleted: 'bool?',
     },
     QueueExtra: { dueAt: 'int?', delayMs: 'int?', failures: 'int?', causes: 'Cause[]?' },
+    CacheSelector: { namespace: 'string', label: 'string?', field: 'string?' },
   },
   messages: {
     hello: { protocol: 'int', token: 'string', pid: 'int', program: 'string', goVersion: 'string', controllerRuntime: 'string', instance: 'string' },
@@ -89,6 +90,9 @@ export const PROTOCOL = {
       paused: 'bool',
       cacheNamespaces: 'string[]?',
       cacheLabelSelector: 'string?',
+      cacheFieldSelector: 'string?',
+      cacheSelectors: 'CacheSelector[]?',
+      cacheScopeUnknown: 'string?',
     },
     queue: {
       controller: 'string',
@@ -196,8 +200,22 @@ export interface ControllerMessage {
   paused: boolean;
   /** The namespaces the manager's cache watches for the controller's kind; absent: every namespace (or not known). */
   cacheNamespaces?: string[];
-  /** The label selector the manager's cache lists the controller's kind with; absent: none (or not known). */
+  /**
+   * The label / field selector the manager's cache lists the controller's kind with where no `cacheSelectors` entry
+   * applies: cluster-scoped objects, and every namespace when `cacheSelectors` is absent. Absent: none.
+   */
   cacheLabelSelector?: string;
+  cacheFieldSelector?: string;
+  /** The selectors per watched namespace (namespace "": every namespace not listed, cache.AllNamespaces). */
+  cacheSelectors?: CacheSelector[];
+  /** Why the bridge cannot tell what the cache holds of the kind; the other cache fields are then absent. */
+  cacheScopeUnknown?: string;
+}
+/** The label and field selector a manager's cache lists a controller's kind with in one namespace. */
+export interface CacheSelector {
+  namespace: string;
+  label?: string;
+  field?: string;
 }
 export type QueueTransitionName = 'added' | 'waiting' | 'ready' | 'processing' | 'done' | 'forgotten' | 'backoff' | 'shutdown';
 export interface QueueMessage {

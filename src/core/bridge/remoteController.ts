@@ -1,3 +1,4 @@
+import { parseFieldSelector } from '../cache/fieldSelector.ts';
 import { parseLabelSelector } from '../cache/labelSelector.ts';
 import type { Clock } from '../clock.ts';
 import { Emitter, type Event } from '../event.ts';
@@ -83,6 +84,7 @@ export class RemoteController implements Controller {
   private readonly pendingEnds = new Map<ObjectKey, { outcome: ReconcileOutcome; durationMs: number; at: number }>();
   private pausedValue: boolean;
   private shutdown = false;
+  private labelsOf: ((key: ObjectKey) => Readonly<Record<string, string>> | undefined) | undefined;
   private readonly statusEmitter = new Emitter<ControllerStatus>();
   readonly onDidChangeStatus: Event<ControllerStatus> = this.statusEmitter.event;
   readonly onDidChangeKeyState: Event<KeyState>;
@@ -114,23 +116,86 @@ export class RemoteController implements Controller {
 
   /**
    * Why this controller never reconciles `key`: its manager's cache (cache.Options) watches its kind only in other
-   * namespaces (the process then refuses to step the key too), or lists it with a label selector the object's
-   * `labels` do not match (given: the object's labels as the editor sees them). controller-runtime never queues
-   * such a key. Undefined when the key is inside, or the process announced neither (every object).
+   * namespaces (the process then refuses to step the key too), or lists it in the key's namespace with a label
+   * selector the object's `labels` do not match (given: the object's labels as the editor sees them), or with a
+   * field selector on metadata.name / metadata.namespace the key does not match. controller-runtime never queues
+   * such a key. Undefined when the key is inside, the process announced no scope (every object) or said its scope
+   * is unknown, or the only selector that could leave it out names other fields (not known here).
    */
   outsideCache(key: string, labels?: Readonly<Record<string, string>>): string | undefined {
-    const namespaces = this.info.cacheNamespaces;
+    const o = this.scopeCheck(key, labels);
+    if (!o) return undefined;
+    if (o.kind === 'namespace') return `outside ${this.name}'s cache (namespaces ${o.selector})`;
+    return `outside ${this.name}'s cache (${o.kind} selector ${o.selector}${o.namespace !== undefined ? ` in ${o.namespace}` : ''})`;
+  }
+
+  /**
+   * Where the editor finds the labels of the object of a key of this controller's kind (its own informer, or the
+   * object the CLI read): step of a key not in the queue, reconcile now, enqueue and dry-run refuse an object the
+   * cache's label selector leaves out. Without it (or when it returns undefined) nothing is refused on labels.
+   */
+  setObjectLabels(labelsOf: ((key: ObjectKey) => Readonly<Record<string, string>> | undefined) | undefined): void {
+    this.labelsOf = labelsOf;
+  }
+
+  /**
+   * The refusal of a command that adds `key` by hand when a selector of the cache leaves its object out (the
+   * process refuses keys outside the cache's namespaces itself, in the same words); undefined otherwise.
+   */
+  selectorRefusal(key: ObjectKey): string | undefined {
+    const labels = this.labelsOf?.(key);
+    const o = this.scopeCheck(key, labels);
+    if (!o || o.kind === 'namespace') return undefined;
+    const kind = this.info.kind ? `${this.info.kind} objects` : 'objects';
+    const where = o.namespace !== undefined ? ` in namespace ${o.namespace}` : '';
+    const why =
+      o.kind === 'label'
+        ? `which its labels (${Object.entries(labels ?? {}).map(([k, v]) => `${k}=${v}`).join(', ') || 'none'}) do not match`
+        : 'which it does not match';
+    const also = o.uncheckedField ? ` (field selector ${o.uncheckedField} applies too; the editor does not check it)` : '';
+    return `key ${key} is outside the cache of controller "${this.name}": its manager's cache (cache.Options) lists ${kind}${where} only with ${o.kind} selector ${o.selector}, ${why}${also}, so controller-runtime never queues it and its reconciler's Get through the cache finds nothing`;
+  }
+
+  /** What leaves `key` out of the cache (see {@link outsideCache}). */
+  private scopeCheck(
+    key: string,
+    labels: Readonly<Record<string, string>> | undefined,
+  ): { kind: 'namespace' | 'label' | 'field'; selector: string; namespace?: string; uncheckedField?: string } | undefined {
+    const info = this.info;
+    if (info.cacheScopeUnknown) return undefined;
     const slash = key.indexOf('/');
-    if (namespaces && slash >= 0 && !namespaces.includes(key.slice(0, slash))) return `outside ${this.name}'s cache (namespaces ${namespaces.join(', ')})`;
-    const selector = this.info.cacheLabelSelector;
-    if (selector && labels !== undefined) {
-      let matches = true;
+    const ns = slash >= 0 ? key.slice(0, slash) : '';
+    const name = slash >= 0 ? key.slice(slash + 1) : key;
+    const namespaces = info.cacheNamespaces;
+    if (namespaces && ns && !namespaces.includes(ns)) return { kind: 'namespace', selector: namespaces.join(', ') };
+    // The namespace's own entry, else cache.AllNamespaces' (""); cluster-scoped keys and no per-namespace config:
+    // the kind-wide selectors.
+    let label = info.cacheLabelSelector;
+    let field = info.cacheFieldSelector;
+    let where: string | undefined;
+    if (ns && info.cacheSelectors) {
+      const e = info.cacheSelectors.find((x) => x.namespace === ns) ?? info.cacheSelectors.find((x) => x.namespace === '');
+      label = e?.label;
+      field = e?.field;
+      where = ns;
+    }
+    let fieldMatch: boolean | undefined;
+    if (field) {
       try {
-        matches = parseLabelSelector(selector).matches(labels);
+        fieldMatch = parseFieldSelector(field).matchesKey(ns, name);
       } catch {
         // A selector this side cannot parse claims nothing.
       }
-      if (!matches) return `outside ${this.name}'s cache (label selector ${selector})`;
+    }
+    if (fieldMatch === false) return { kind: 'field', selector: field!, ...(where !== undefined ? { namespace: where } : {}) };
+    if (label && labels !== undefined) {
+      let matches = true;
+      try {
+        matches = parseLabelSelector(label).matches(labels);
+      } catch {
+        // A selector this side cannot parse claims nothing.
+      }
+      if (!matches) return { kind: 'label', selector: label, ...(where !== undefined ? { namespace: where } : {}), ...(field && fieldMatch === undefined ? { uncheckedField: field } : {}) };
     }
     return undefined;
   }
@@ -389,6 +454,13 @@ export class RemoteController implements Controller {
     }
     // Like the built-in loop, stepping an idle key reconciles it (the remote queue needs `force` to add it).
     const force = options.force === true || (key !== undefined && !this.queued.has(key) && !this.waiting.has(key));
+    // A key the queue holds is handed out as usual (e.g. the delete event of an object whose labels left the
+    // cache's selector); one added by hand that the cache leaves out could only fail or find nothing.
+    const refusal = key !== undefined && !this.queued.has(key) && !this.waiting.has(key) ? this.selectorRefusal(key) : undefined;
+    if (refusal !== undefined) {
+      this.warn('commandRefused', `step ${key} refused: ${refusal}`, key);
+      throw new Error(`step refused: ${refusal}`);
+    }
     if (!this.pausedValue) {
       this.pausedValue = true;
       this.statusChanged();
@@ -427,6 +499,8 @@ export class RemoteController implements Controller {
   async dryRun(key: ObjectKey): Promise<RemoteDryRun> {
     splitKey(key);
     if (!this.endpoint.connected) throw new Error(`${this.endpoint.description} is not connected`);
+    const refusal = this.selectorRefusal(key);
+    if (refusal !== undefined) throw new Error(`dry-run refused: ${refusal}`);
     const reply = await this.endpoint.request({ op: 'dryRun', controller: this.name, key });
     if (!reply.ok || !reply.reconcile) throw new Error(`dry-run refused by ${this.endpoint.description}: ${reply.error ?? 'no reconcile ran'}`);
     const end: ReconcileEndMessage = reply.reconcile;
@@ -487,6 +561,11 @@ export class RemoteController implements Controller {
   private keyCommand(op: 'reconcileNow' | 'resetBackoff', key: ObjectKey, note?: string): boolean {
     splitKey(key);
     if (!this.endpoint.connected || this.shutdown) return false;
+    const refusal = op === 'reconcileNow' && !this.queued.has(key) && !this.waiting.has(key) ? this.selectorRefusal(key) : undefined;
+    if (refusal !== undefined) {
+      this.warn('commandRefused', `${note !== undefined ? 'enqueue' : 'reconcileNow'} ${key} refused: ${refusal}`, key);
+      return false;
+    }
     this.journal.append({ kind: 'control', action: op === 'reconcileNow' && note !== undefined ? 'enqueue' : op, controller: this.name, key, ...(note ? { detail: note } : {}) });
     this.fire(op, key);
     return true;

@@ -1,4 +1,5 @@
 import * as vscode from 'vscode';
+import { RemoteController } from '../../core/bridge/remoteController.ts';
 import type { Controller, StepResult } from '../../core/controller/controller.ts';
 import type { ReconcileLab } from '../reconcileLab.ts';
 import type { Session } from '../session/session.ts';
@@ -133,6 +134,9 @@ export async function reconcileNow(lab: ReconcileLab, arg: unknown): Promise<Com
   if (isFailure(r)) return r;
   const t = await resolveTarget(r.s, lab.clock.now(), arg, { primaryOnly: true, title: 'Reconcile which key now?' });
   if (isFailure(t)) return t;
+  // A Go controller's cache may leave the object out (a label selector): say why rather than "stopped".
+  const outside = r.c instanceof RemoteController ? r.c.selectorRefusal(t.key) : undefined;
+  if (outside !== undefined) return fail('invalidArgument', `Reconcile now refused: ${outside}`);
   if (!r.c.reconcileNow(t.key)) return fail('noLoop', 'The loop is stopped: start it (or step) first.');
   flash(`${t.key} queued${r.s.loopState() === 'paused' ? ' (the loop is paused: step or resume)' : ''}`);
   return { ok: true, key: t.key };

@@ -268,7 +268,18 @@ export class Session implements ViewModel, Disposable {
     const resourceId = controller && 'resourceId' in controller ? (controller as { resourceId?: unknown }).resourceId : undefined;
     const primary = typeof resourceId === 'string' ? this.watch(resourceId) : undefined;
     if (controller && typeof resourceId === 'string') this.noteControllerResource(controller.name, resourceId);
+    const previous = this.external?.controller;
+    if (previous instanceof RemoteController && previous !== controller) previous.setObjectLabels(undefined);
     this.external = controller ? { controller, origin, ...(primary ? { primary } : {}) } : undefined;
+    // A Go controller refuses to add by hand an object its cache's label selector leaves out: the labels it
+    // checks are those of this session's informer of its resource (every namespace the informer holds).
+    if (controller instanceof RemoteController) {
+      controller.setObjectLabels((key) => {
+        const resource = this.primaryResource;
+        const obj = resource ? this.find(resource)?.informer.getIndexer().getByKey(key) : undefined;
+        return obj ? (obj.metadata.labels ?? {}) : undefined;
+      });
+    }
     this.wireController();
     this.controllerEmitter.fire();
     this.changeEmitter.fire({ type: 'resources' });

@@ -292,3 +292,65 @@ test('keys outside the announced cache namespaces: outsideCache names them; insi
   c.announce({ type: 'controller', name: 'widget', resource: 'secrets', priorityQueue: true, paused: true, cacheLabelSelector: 'app in (' });
   assert.equal(c.outsideCache('team-a/other', {}), undefined, 'a selector this side cannot parse claims nothing');
 });
+
+test('per-namespace cache selectors (cacheSelectors), cache.AllNamespaces, field selectors and a scope the process cannot tell', () => {
+  const { c } = setup();
+  const announce = (more: Record<string, unknown>) => c.announce({ type: 'controller', name: 'widget', kind: 'Secret', resource: 'secrets', priorityQueue: true, paused: true, ...more });
+  announce({
+    cacheNamespaces: ['team-a', 'team-b'],
+    cacheLabelSelector: 'kind-wide',
+    cacheSelectors: [
+      { namespace: 'team-a', label: 'app=lamp' },
+      { namespace: 'team-b', label: 'tier notin (legacy)', field: 'metadata.name!=skip' },
+    ],
+  });
+  assert.equal(c.outsideCache('team-a/x', { app: 'web' }), "outside widget's cache (label selector app=lamp in team-a)");
+  assert.equal(c.outsideCache('team-a/x', { app: 'lamp' }), undefined);
+  assert.equal(c.outsideCache('team-b/x', { app: 'web' }), undefined, "team-b's own selector, not team-a's");
+  assert.equal(c.outsideCache('team-b/x', { tier: 'legacy' }), "outside widget's cache (label selector tier notin (legacy) in team-b)");
+  assert.equal(c.outsideCache('team-b/skip'), "outside widget's cache (field selector metadata.name!=skip in team-b)", 'a field selector on the name needs no labels');
+  assert.equal(c.outsideCache('team-c/x', { app: 'lamp' }), "outside widget's cache (namespaces team-a, team-b)");
+  assert.equal(c.outsideCache('cluster-wide', {}), "outside widget's cache (label selector kind-wide)", 'a cluster-scoped key takes the kind-wide selector');
+  // cache.AllNamespaces beside a named namespace: every namespace, the named one with its own selector.
+  announce({ cacheSelectors: [{ namespace: '', label: 'team' }, { namespace: 'b' }] });
+  assert.equal(c.outsideCache('b/x', {}), undefined);
+  assert.equal(c.outsideCache('z/x', {}), "outside widget's cache (label selector team in z)");
+  assert.equal(c.outsideCache('z/x', { team: 'z' }), undefined);
+  // A field selector on another field is not known here: nothing claimed on it.
+  announce({ cacheFieldSelector: 'type=Opaque' });
+  assert.equal(c.outsideCache('a/x', {}), undefined);
+  // The process cannot tell its scope: nothing is ever claimed.
+  announce({ cacheScopeUnknown: 'the kind of its cache.Options.ByObject entry *v1.Thing is not known', cacheNamespaces: ['a'] });
+  assert.equal(c.outsideCache('z/x', {}), undefined);
+});
+
+test('step, reconcile now, enqueue and dry-run of an object the cache label selector leaves out are refused with the reason, nothing sent; a queued key still steps', async () => {
+  const { c, sent, q, journal } = setup();
+  c.announce({ type: 'controller', name: 'widget', kind: 'Secret', resource: 'secrets', priorityQueue: true, paused: true, cacheSelectors: [{ namespace: 'vault', label: 'app=lamp', field: 'type=Opaque' }], cacheNamespaces: ['vault'] });
+  const labels: Record<string, Record<string, string>> = { 'vault/other': { app: 'web' }, 'vault/lamp': { app: 'lamp' } };
+  c.setObjectLabels((k) => labels[k]);
+  const why = /key vault\/other is outside the cache of controller "widget": its manager's cache \(cache\.Options\) lists Secret objects in namespace vault only with label selector app=lamp, which its labels \(app=web\) do not match \(field selector type=Opaque applies too; the editor does not check it\), so controller-runtime never queues it/;
+  await assert.rejects(c.step({ key: 'vault/other', force: true }), why);
+  await assert.rejects(c.step({ key: 'vault/other' }), why);
+  await assert.rejects(c.dryRun('vault/other'), why);
+  assert.equal(c.reconcileNow('vault/other'), false);
+  assert.equal(c.enqueue('vault/other', 'by hand'), false);
+  assert.match(c.selectorRefusal('vault/other') ?? '', why);
+  assert.equal(sent.length, 0, 'nothing sent to the process');
+  assert.ok(journal.entries({ kinds: ['warning'] }).some((e) => e.kind === 'warning' && e.code === 'commandRefused' && why.test(e.message)));
+  // The object's labels change into the selector: it goes through.
+  labels['vault/other'] = { app: 'lamp' };
+  assert.equal(c.selectorRefusal('vault/other'), undefined);
+  assert.equal(c.reconcileNow('vault/other'), true);
+  assert.equal(sent.at(-1)?.cmd.op, 'reconcileNow');
+  // Labels unknown (no object): nothing claimed.
+  assert.equal(c.selectorRefusal('vault/gone'), undefined);
+  // A key the queue holds (the delete event of an object whose labels left the selector) steps as usual.
+  labels['vault/left'] = { app: 'web' };
+  q('vault/left', 'added');
+  const step = c.step({ key: 'vault/left' });
+  await flushMicrotasks();
+  assert.deepEqual([sent.at(-1)?.cmd.op, sent.at(-1)?.cmd.key], ['step', 'vault/left']);
+  sent.at(-1)!.reply({ ok: true, reconcile: { type: 'reconcileEnd', controller: 'widget', key: 'vault/left', reconcileID: 'r', durationMs: 1, dryRun: false, at: 1 } });
+  assert.equal((await step).kind, 'reconciled');
+});
