@@ -19,9 +19,11 @@ import type { GroupVersionResource, KubeObject } from '../../src/core/k8s/object
 import { createNamespace, getTestCluster, installCrd, waitUntil, type TestCluster } from './support/cluster.ts';
 import { buildGoProgram, haveGo, relayOperatorDir } from './support/goSample.ts';
 import { GoLaunches, type FreshBridge } from './support/goLaunch.ts';
+import { runCliProcess } from './support/cli.ts';
 
 const BEACONS: GroupVersionResource = { group: 'relay.example.io', version: 'v1alpha1', resource: 'beacons' };
 const CONFIGMAPS: GroupVersionResource = { group: '', version: 'v1', resource: 'configmaps' };
+const SECRETS: GroupVersionResource = { group: '', version: 'v1', resource: 'secrets' };
 const LABEL = 'relay.example.io/beacon';
 
 type End = Extract<JournalEntry, { kind: 'reconcileEnd' }>;
@@ -187,5 +189,70 @@ describe('an operator-sdk-shaped Go controller (cache namespaces, controller.New
     const triggers = starts(journal, key).at(-1)!.triggers;
     assert.ok(triggers.some((t) => t.kind === 'owned' && t.child === `${nsA}/beacon-pinged`), JSON.stringify(triggers));
     assert.ok(triggers.some((t) => t.kind === 'manual' && /channel source/.test(t.note ?? '')), JSON.stringify(triggers));
+  });
+  test('per-namespace cache scope (ByObject Namespaces with their own label selectors): announced for lamp-keeper only; an object its namespace\'s selector leaves out is refused by step, reconcile now and dry-run, in the editor and the CLI, until its labels change into it', { timeout: 240_000 }, async () => {
+    const torchA = `${nsA}/torch-a`;
+    const torchB = `${nsB}/torch-b`;
+    const lampB = `${nsB}/lamp-b`;
+    for (const [key, app] of [[torchA, 'torch'], [torchB, 'torch'], [lampB, 'lamp']] as const) {
+      const [namespace, name] = key.split('/') as [string, string];
+      await client.create(SECRETS, { apiVersion: 'v1', kind: 'Secret', metadata: { name, namespace, labels: { app } }, stringData: { k: 'v' } });
+    }
+    const scope = `--lamp-scope=${nsA};${nsB}:app=torch`;
+    const { journal, r, hub } = await launches.launch({
+      kubeconfigPath: cluster.kubeconfigPath,
+      command: bin,
+      args: ['--health-probe-bind-address=0', '--metrics-bind-address=0', `--namespaces=${nsA},${nsB}`, `--external-dir=${external}`, scope],
+      accept: (c) => c.controller.name === 'lamp-keeper',
+    });
+    const lamps = r.controller;
+    const [first, second] = [nsA, nsB].sort();
+    const label = (ns: string) => (ns === nsA ? 'app=lamp' : 'app=torch');
+    assert.deepEqual(lamps.announcement.cacheSelectors, [{ namespace: first, label: label(first!) }, { namespace: second, label: label(second!) }]);
+    assert.deepEqual(lamps.announcement.cacheNamespaces, [first, second]);
+    // The other controller of the same manager: its namespaces, no selector — nothing of it is refused on labels.
+    await waitUntil(() => hub.controllers.some((c) => c.controller.name === 'beacon'), 'beacon announced', 60_000);
+    const beacons = hub.controllers.find((c) => c.controller.name === 'beacon')!.controller;
+    assert.deepEqual(beacons.announcement.cacheSelectors, [{ namespace: first }, { namespace: second }]);
+    assert.equal(beacons.outsideCache(`${nsA}/any`, { app: 'torch' }), undefined);
+
+    // The editor's labels of each object, as its informer would have them (read from the server here).
+    const labelsOf = new Map<string, Record<string, string>>();
+    const read = async (key: string) => {
+      const [namespace, name] = key.split('/') as [string, string];
+      labelsOf.set(key, (await client.get(SECRETS, namespace, name)).metadata.labels ?? {});
+    };
+    for (const k of [torchA, torchB, lampB]) await read(k);
+    lamps.setObjectLabels((k) => labelsOf.get(k));
+    const outsideA = new RegExp(`key ${torchA} is outside the cache of controller "lamp-keeper": its manager's cache \\(cache\\.Options\\) lists Secret objects in namespace ${nsA} only with label selector app=lamp, which its labels \\(app=torch\\) do not match`);
+    assert.equal(lamps.outsideCache(torchA, labelsOf.get(torchA)), `outside lamp-keeper's cache (label selector app=lamp in ${nsA})`);
+    assert.equal(lamps.outsideCache(torchB, labelsOf.get(torchB)), undefined, `${nsB} has its own selector, app=torch`);
+    await assert.rejects(lamps.step({ key: torchA, force: true }), outsideA);
+    await assert.rejects(lamps.dryRun(torchA), outsideA);
+    assert.equal(lamps.reconcileNow(torchA), false);
+    assert.equal(starts(journal, torchA).length, 0, 'nothing ran for the key outside');
+
+    // Inside its namespace's own selector: the step reconciles it (the cache has it: the reconciler marks it seen).
+    const inB = await lamps.step({ key: torchB, force: true });
+    assert.ok(inB.kind === 'reconciled' && inB.outcome.kind === 'success', JSON.stringify(inB));
+    await waitUntil(async () => (await client.get(SECRETS, nsB, 'torch-b')).metadata.annotations?.['lamp.example.io/seen'] === 'true', 'torch-b seen', 30_000);
+
+    // Its labels change into the selector: the cache sees it (queued by the add), the editor no longer refuses it.
+    await client.patch(SECRETS, nsA, 'torch-a', 'merge', { metadata: { labels: { app: 'lamp' } } });
+    await read(torchA);
+    await waitUntil(() => lamps.keyState(torchA)?.phase === 'queued', 'torch-a queued once its labels match', 30_000);
+    assert.equal(lamps.outsideCache(torchA, labelsOf.get(torchA)), undefined);
+    const inA = await lamps.step({ key: torchA });
+    assert.ok(inA.kind === 'reconciled' && inA.outcome.kind === 'success', JSON.stringify(inA));
+
+    // The CLI refuses the same keys with the same words: one a selector leaves out (the editor's check, labels read
+    // from the server), one outside the namespaces (the process's own refusal).
+    const program = `${bin} --health-probe-bind-address=0 --metrics-bind-address=0 --namespaces=${nsA},${nsB} --external-dir=${external} ${scope}`;
+    const cliStep = await runCliProcess(['step', '--kubeconfig', cluster.kubeconfigPath, '--resource', 'secrets', '--go', program, lampB]);
+    assert.notEqual(cliStep.code, 0, cliStep.stderr);
+    assert.match(cliStep.stderr, new RegExp(`key ${lampB} is outside the cache of controller "lamp-keeper": its manager's cache \\(cache\\.Options\\) lists Secret objects in namespace ${nsB} only with label selector app=torch, which its labels \\(app=lamp\\) do not match`), cliStep.stderr);
+    const cliDry = await runCliProcess(['dry-run', '--kubeconfig', cluster.kubeconfigPath, '--resource', 'secrets', '--go', program, `${nsC}/elsewhere`]);
+    assert.notEqual(cliDry.code, 0, cliDry.stderr);
+    assert.match(cliDry.stderr, new RegExp(`key ${nsC}/elsewhere is outside the cache of controller "lamp-keeper": its manager's cache \\(cache\\.Options\\) watches Secret only in namespace\\(s\\) ${first}, ${second}`), cliDry.stderr);
   });
 });

@@ -52,6 +52,8 @@ func main() {
 	flag.StringVar(&externalDir, "external-dir", "/tmp/gouser2-external", "Where the external things live.")
 	flag.DurationVar(&pingEvery, "ping-every", 5*time.Second, "How often annotated beacons are pinged.")
 	flag.StringVar(&namespaces, "namespaces", "team-a,team-b", "The namespaces the manager's cache watches (comma-separated).")
+	var lampScope string
+	flag.StringVar(&lampScope, "lamp-scope", "", "The namespaces the cache watches Secrets in, each with its own label selector: ns[:selector] entries separated by ';' (a namespace without one takes app=lamp). Default: the manager's namespaces, app=lamp.")
 	opts := zap.Options{Development: true}
 	opts.BindFlags(flag.CommandLine)
 	flag.Parse()
@@ -72,6 +74,29 @@ func main() {
 	}
 	for _, ns := range strings.Split(namespaces, ",") {
 		mgrOpts.Cache.DefaultNamespaces[ns] = cache.Config{}
+	}
+	if lampScope != "" {
+		// Per-namespace scope of one kind: ByObject Namespaces with their own label selectors.
+		byNs := map[string]cache.Config{}
+		for _, entry := range strings.Split(lampScope, ";") {
+			ns, sel, found := strings.Cut(entry, ":")
+			cfg := cache.Config{}
+			if found {
+				parsed, err := labels.Parse(sel)
+				if err != nil {
+					setupLog.Error(err, "bad --lamp-scope selector", "entry", entry)
+					os.Exit(1)
+				}
+				cfg.LabelSelector = parsed
+			}
+			byNs[ns] = cfg
+		}
+		for obj, by := range mgrOpts.Cache.ByObject {
+			if _, ok := obj.(*corev1.Secret); ok {
+				by.Namespaces = byNs
+				mgrOpts.Cache.ByObject[obj] = by
+			}
+		}
 	}
 	bridge.Setup(&mgrOpts) // NewClient: write journal + dry run; NewCache: why-queued
 	mgr, err := ctrl.NewManager(ctrl.GetConfigOrDie(), mgrOpts)

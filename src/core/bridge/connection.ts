@@ -255,6 +255,8 @@ export function acceptConnection(socket: Socket, o: HandshakeOptions): Promise<B
     let conn: BridgeConnection | undefined;
     let done = false;
     const timer = o.clock.setTimeout(() => fail(`no hello within ${o.handshakeTimeoutMs ?? 10_000} ms`, false), o.handshakeTimeoutMs ?? 10_000);
+    // The pid the refused process said in its hello (a refusal is then attributable to one launched program).
+    let helloPid: number | undefined;
     const fail = (reason: string, tell: boolean) => {
       if (done) return;
       done = true;
@@ -263,7 +265,7 @@ export function acceptConnection(socket: Socket, o: HandshakeOptions): Promise<B
       else socket.destroy();
       // Give a rejected peer a moment to read the reason, then make sure the socket is gone.
       o.clock.setTimeout(() => socket.destroy(), 1000);
-      reject(new ProtocolError(`bridge handshake refused: ${reason}`));
+      reject(new HandshakeRefusedError(`bridge handshake refused: ${reason}`, helloPid));
     };
     const decoder = new LineDecoder({
       maxLineBytes: o.maxLineBytes,
@@ -275,6 +277,12 @@ export function acceptConnection(socket: Socket, o: HandshakeOptions): Promise<B
         }
         if (done) return;
         let msg: FromGoLine;
+        try {
+          const loose = JSON.parse(line) as { pid?: unknown };
+          if (typeof loose?.pid === 'number' && Number.isSafeInteger(loose.pid) && loose.pid > 0) helloPid = loose.pid;
+        } catch {
+          // not JSON: parseFromGo says so
+        }
         try {
           msg = parseFromGo(line);
         } catch (e) {
@@ -298,6 +306,16 @@ export function acceptConnection(socket: Socket, o: HandshakeOptions): Promise<B
       else fail('closed before hello', false);
     });
   });
+}
+
+/** A refused handshake: the reason, and the pid the process gave in its hello when it got that far. */
+export class HandshakeRefusedError extends ProtocolError {
+  readonly pid: number | undefined;
+  constructor(message: string, pid: number | undefined) {
+    super(message);
+    this.name = 'HandshakeRefusedError';
+    this.pid = pid;
+  }
 }
 
 function tokenMatches(given: string, expected: string): boolean {

@@ -1,5 +1,5 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, readdirSync, statSync } from 'node:fs';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Clock } from '../clock.ts';
 import { Emitter, type Event } from '../event.ts';
@@ -232,4 +232,25 @@ export function describeExit(e: ProcessExit): string {
   if (e.error) return `could not start: ${e.error}`;
   if (e.signal) return `killed by ${e.signal}`;
   return `exited with code ${e.code}`;
+}
+
+/**
+ * The process group of process `pid` (a launched program runs in a group of its own whose id is its pid; `go run`'s
+ * compiled child stays in it), undefined when it cannot be read (the process is gone). Linux reads /proc, other
+ * systems ask `ps`.
+ */
+export function processGroupOf(pid: number): number | undefined {
+  if (!Number.isSafeInteger(pid) || pid <= 0) return undefined;
+  try {
+    // /proc/<pid>/stat: "pid (comm) state ppid pgrp …"; comm may hold spaces and parentheses, so split after the last ')'.
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const pgrp = Number(fields[2]);
+    return Number.isSafeInteger(pgrp) && pgrp > 0 ? pgrp : undefined;
+  } catch {
+    if (process.platform === 'linux' || process.platform === 'win32') return undefined;
+  }
+  const r = spawnSync('ps', ['-o', 'pgid=', '-p', String(pid)], { encoding: 'utf8', timeout: 2000 });
+  const pgid = Number(r.stdout?.trim());
+  return r.status === 0 && Number.isSafeInteger(pgid) && pgid > 0 ? pgid : undefined;
 }

@@ -7,7 +7,7 @@ import type { Clock } from '../clock.ts';
 import { Emitter, type Event } from '../event.ts';
 import type { Disposable } from '../lifecycle.ts';
 import { nullLogger, type Logger } from '../log.ts';
-import { acceptConnection, type BridgeConnection } from './connection.ts';
+import { acceptConnection, HandshakeRefusedError, type BridgeConnection } from './connection.ts';
 import { PROTOCOL } from './protocol.ts';
 
 export interface BridgeListenerOptions {
@@ -20,6 +20,12 @@ export interface BridgeListenerOptions {
   silentAfterMs?: number;
   handshakeTimeoutMs?: number;
   maxLineBytes?: number;
+}
+
+/** A refused handshake: why, and the pid the process gave in its hello (absent when it sent no usable hello). */
+export interface BridgeRefusal {
+  readonly reason: string;
+  readonly pid?: number;
 }
 
 /**
@@ -43,12 +49,12 @@ export class BridgeListener implements Disposable {
   private readonly connections = new Set<BridgeConnection>();
   private readonly sockets = new Set<Socket>();
   private readonly connectEmitter = new Emitter<BridgeConnection>();
-  private readonly refusedEmitter = new Emitter<string>();
+  private readonly refusedEmitter = new Emitter<BridgeRefusal>();
   private disposed = false;
   /** A process completed the handshake. */
   readonly onDidConnect: Event<BridgeConnection> = this.connectEmitter.event;
-  /** A connection was refused (wrong token, protocol, no hello): the reason. */
-  readonly onDidRefuse: Event<string> = this.refusedEmitter.event;
+  /** A connection was refused (wrong token, protocol, no hello): the reason, and the pid of its hello if any. */
+  readonly onDidRefuse: Event<BridgeRefusal> = this.refusedEmitter.event;
 
   private readonly o: BridgeListenerOptions;
 
@@ -127,7 +133,7 @@ export class BridgeListener implements Disposable {
       },
       (e: Error) => {
         (this.o.log ?? nullLogger).warn(e.message);
-        this.refusedEmitter.fire(e.message);
+        this.refusedEmitter.fire({ reason: e.message, ...(e instanceof HandshakeRefusedError && e.pid !== undefined ? { pid: e.pid } : {}) });
       },
     );
   }

@@ -2,7 +2,8 @@ import type { Clock, TimerHandle } from '../clock.ts';
 import type { Logger } from '../log.ts';
 import type { BridgeHub } from './bridgeHub.ts';
 import type { GoProcess } from './goProcess.ts';
-import { describeExit, launchProcess, type LaunchedProcess, type LaunchSpec } from './launcher.ts';
+import { describeExit, launchProcess, processGroupOf, type LaunchedProcess, type LaunchSpec } from './launcher.ts';
+import type { BridgeRefusal } from './listener.ts';
 import type { RemoteController } from './remoteController.ts';
 
 export interface RunGoControllerOptions {
@@ -32,6 +33,27 @@ export interface RunGoControllerOptions {
   onNotice?: (message: string) => void;
   noticeAfterMs?: number;
   signal?: AbortSignal;
+  /** Told the launched process at once (before it announced anything). */
+  onLaunched?: (launched: LaunchedProcess) => void;
+  /** The process group of a pid (default: read from the system); injectable for tests. */
+  processGroupOf?: (pid: number) => number | undefined;
+}
+
+/** How many runGoController calls wait for their program on each hub (see {@link refusalIsMine}). */
+const waiting = new WeakMap<BridgeHub, number>();
+
+/**
+ * Whether a refused handshake on the hub came from the program this run launched: the pid of its hello is the
+ * launched process or in its process group (`go run`'s compiled child). A refusal without a pid (no usable hello)
+ * or whose group cannot be read is taken only while this run is the only one waiting on the hub; otherwise the
+ * run ends by its program's exit or its timeout, with the notice.
+ */
+function refusalIsMine(r: BridgeRefusal, launched: LaunchedProcess, hub: BridgeHub, groupOf: (pid: number) => number | undefined): boolean {
+  const alone = (waiting.get(hub) ?? 0) <= 1;
+  if (r.pid === undefined || launched.pid === undefined) return alone;
+  if (r.pid === launched.pid) return true;
+  const group = groupOf(r.pid);
+  return group === undefined ? alone : group === launched.pid;
 }
 
 export interface RunningGoController {
@@ -51,7 +73,15 @@ export interface RunningGoController {
  */
 export async function runGoController(o: RunGoControllerOptions): Promise<RunningGoController> {
   const before = new Set(o.hub.processes);
-  const launched = launchProcess(o.spec, { clock: o.clock, ...(o.log ? { log: o.log } : {}), bridgeEnv: { ...(o.env ?? {}), ...o.hub.env() } });
+  waiting.set(o.hub, (waiting.get(o.hub) ?? 0) + 1);
+  let launched: LaunchedProcess;
+  try {
+    launched = launchProcess(o.spec, { clock: o.clock, ...(o.log ? { log: o.log } : {}), bridgeEnv: { ...(o.env ?? {}), ...o.hub.env() } });
+  } catch (e) {
+    waiting.set(o.hub, (waiting.get(o.hub) ?? 1) - 1);
+    throw e;
+  }
+  o.onLaunched?.(launched);
   if (o.onOutput) launched.onOutput((l) => o.onOutput!(l.line, l.stream));
   const waitMs = o.waitMs ?? 300_000;
   const wait = new AbortController();
@@ -60,8 +90,12 @@ export async function runGoController(o: RunGoControllerOptions): Promise<Runnin
   if (o.signal?.aborted) onAbort();
   else o.signal?.addEventListener('abort', onAbort, { once: true });
   const commandLine = [o.spec.command, ...o.spec.args].join(' ');
-  // A refused handshake is final: the Go side would only redial and be refused again until waitMs.
-  const refused = o.hub.listener.onDidRefuse((reason) => {
+  // A refused handshake is final: the Go side would only redial and be refused again until waitMs. Only this run's
+  // program's refusals count: another program launched on the same hub has its own run.
+  const groupOf = o.processGroupOf ?? processGroupOf;
+  const refused = o.hub.listener.onDidRefuse((r) => {
+    if (!refusalIsMine(r, launched, o.hub, groupOf)) return;
+    const reason = r.reason;
     if (/closed before hello|no hello within/.test(reason)) return; // a dial that went away: the exit says more
     const version = /protocol version/.test(reason)
       ? ': its bridge module speaks another protocol version; point the replace line of its go.mod at this Reconcile Lab\'s bridge/ directory and rebuild'
@@ -106,6 +140,7 @@ export async function runGoController(o: RunGoControllerOptions): Promise<Runnin
     launched.dispose();
     throw e;
   } finally {
+    waiting.set(o.hub, (waiting.get(o.hub) ?? 1) - 1);
     o.clock.clearTimeout(timer);
     if (noticeTimer !== undefined) o.clock.clearTimeout(noticeTimer);
     refused.dispose();

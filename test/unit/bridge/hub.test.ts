@@ -30,7 +30,7 @@ test('unix listener: socket in a fresh 0700 directory, a 64-hex-digit token in t
 test('handshake: a wrong token or protocol version is rejected with a reason and closed; the right one is welcomed paused', async () => {
   const { h, address, token } = await hub();
   const refused: string[] = [];
-  h.listener.onDidRefuse((r) => refused.push(r));
+  h.listener.onDidRefuse((r) => refused.push(r.reason));
   const bad = await Peer.hello(address, 'nope');
   assert.deepEqual(bad.answer, { type: 'reject', reason: 'wrong token' });
   await bad.peer.closed;

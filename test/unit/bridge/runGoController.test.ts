@@ -55,3 +55,60 @@ test('with wanted: a program that announces only after the first notice, and no 
     hub.dispose();
   }
 });
+
+test('two programs launched on one hub: each run ends only on its own program\'s refused handshake; one without a pid only while it is the only run waiting', async () => {
+  const clock = new FakeClock();
+  const journal = new Journal({ clock, delivery: 'sync' });
+  const hub = await BridgeHub.start({ clock, journal, silentAfterMs: 3_600_000 });
+  const env = hub.env();
+  const pids: Record<string, number | undefined> = {};
+  const outcomes: Record<string, unknown> = {};
+  // The Go side of each program is the test's Peer, which says a pid in the launched program's process group.
+  const group = new Map<number, number>();
+  const start = (name: string) =>
+    runGoController({
+      hub,
+      spec: { command: 'sleep', args: ['600'] },
+      clock,
+      noticeAfterMs: 3_600_000,
+      onLaunched: (l) => (pids[name] = l.pid),
+      processGroupOf: (pid) => group.get(pid),
+      onNotice: () => {},
+    }).then(
+      () => (outcomes[name] = 'resolved'),
+      (e: unknown) => (outcomes[name] = e),
+    );
+  const refusals: number[] = [];
+  hub.listener.onDidRefuse((r) => refusals.push(r.pid ?? 0));
+  const a = start('a');
+  const b = start('b');
+  try {
+    assert.ok(pids.a && pids.b, 'both launched');
+    group.set(7001, pids.a!); // a's go run child
+    // Program a's compiled child speaks another protocol version: a ends, b keeps waiting.
+    const old = await Peer.hello(env.RECONCILE_LAB_BRIDGE!, env.RECONCILE_LAB_BRIDGE_TOKEN!, { protocol: 99, pid: 7001 });
+    assert.equal(old.answer.type, 'reject');
+    await until(() => outcomes.a !== undefined, 'run a ends');
+    assert.ok(outcomes.a instanceof Error && /was refused \(protocol version 99 is not supported/.test(outcomes.a.message), String(outcomes.a));
+    assert.equal(outcomes.b, undefined, "a's refusal is not b's");
+    // A refusal whose pid is in another process group (a program started elsewhere) is not b's, alone or not.
+    group.set(9999, 1);
+    const stranger = await Peer.hello(env.RECONCILE_LAB_BRIDGE!, 'wrong-token', { pid: 9999 });
+    assert.equal(stranger.answer.type, 'reject');
+    await until(() => refusals.includes(9999), 'the stranger refused');
+    await until(() => true, 'a turn');
+    assert.equal(outcomes.b, undefined, 'a stranger\'s refusal is not b\'s');
+    // b is now the only run waiting: a refusal without a pid (not even JSON) can only be its program's.
+    const garbled = await Peer.dial(env.RECONCILE_LAB_BRIDGE!);
+    garbled.socket.write('not json\n');
+    await until(() => outcomes.b !== undefined, 'run b ends');
+    const endB = outcomes.b as unknown; // set by run b's callbacks
+    assert.ok(endB instanceof Error && /was refused/.test(endB.message), String(endB));
+    old.peer.close();
+    stranger.peer.close();
+    garbled.close();
+  } finally {
+    await Promise.all([a, b]);
+    hub.dispose();
+  }
+});
