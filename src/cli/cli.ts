@@ -109,7 +109,10 @@ export async function runCli(argv: readonly string[], rawIo: CliIo): Promise<num
     return await execute(args, io, log, store);
   } catch (e) {
     const code = exitCodeFor(e);
-    const message = ((e as Error)?.message ?? String(e)) + cliNextStep(e);
+    let message = ((e as Error)?.message ?? String(e)) + cliNextStep(e);
+    // A Go program that ended (or is ending: the bridge saw it go first) explains the failure with its own output.
+    const ending = await programEndings.get(store)?.(PROGRAM_GONE.test(message) ? 3000 : 0);
+    if (ending) message += `\n${ending}`;
     if (args.json) io.stdout(JSON.stringify({ error: message, exitCode: code }) + '\n');
     io.stderr(`reconcile-lab: ${message}\n`);
     return code;
@@ -129,6 +132,32 @@ export async function runCli(argv: readonly string[], rawIo: CliIo): Promise<num
 const pendingFlushes = new WeakMap<DisposableStore, Array<() => Promise<void>>>();
 /** A command's Go program (`--go`): resolves with how it ended when it exits (on its own or stopped at the end). */
 const programExits = new WeakMap<DisposableStore, Promise<string>>();
+/**
+ * A command's Go program (`--go`): once it ended (waiting up to `graceMs` for that), how it ended and its last
+ * output lines ({@link programEnding}); undefined while it runs.
+ */
+const programEndings = new WeakMap<DisposableStore, (graceMs: number) => Promise<string | undefined>>();
+/** How many of the program's last output lines a failure shows (as when it exits before announcing a controller). */
+const PROGRAM_TAIL_LINES = 15;
+/** An error from the bridge that a program ending (a manager that failed to start) explains better than itself. */
+const PROGRAM_GONE = /disconnected|refused by Go process|not responding|no controller named/;
+
+/**
+ * What a command adds to its failure when its Go program ended: how (`exited with code 1`) and its last output
+ * lines, which hold the program's own error (e.g. the manager's `failed to start metrics server: … address
+ * already in use`) — the bridge alone can only say that the process went away.
+ */
+export function programEnding(how: string, tail: readonly string[]): string {
+  return `The Go program ${how}.${tail.length ? ` ${lastOutput(tail).trimEnd()}` : ''}`;
+}
+
+/** `Last output:` and the lines, indented, ending with a newline ('' without lines). */
+function lastOutput(tail: readonly string[]): string {
+  return tail.length ? `Last output:\n${tail.map((l) => `  ${l}`).join('\n')}\n` : '';
+}
+
+/** A command's Go program (`--go`): its last output lines. */
+const programTail = new WeakMap<DisposableStore, () => string[]>();
 
 interface Session {
   transport: KubeTransport;
@@ -653,6 +682,17 @@ async function startGoController(args: CliArgs, io: CliIo, log: Logger, s: Sessi
   // Stop the program gracefully when the command ends (dispose below kills whatever is left).
   pendingFlushes.set(store, [...(pendingFlushes.get(store) ?? []), async () => void (await r.launched.stop())]);
   programExits.set(store, r.launched.exited.then(describeExit));
+  programTail.set(store, () => r.launched.tail(PROGRAM_TAIL_LINES));
+  let ended: string | undefined;
+  void r.launched.exited.then((e) => (ended = describeExit(e)));
+  programEndings.set(store, async (graceMs) => {
+    if (ended === undefined && graceMs > 0) {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      await Promise.race([r.launched.exited, new Promise((res) => (timer = setTimeout(res, graceMs)))]);
+      clearTimeout(timer);
+    }
+    return ended === undefined ? undefined : programEnding(ended, r.launched.tail(PROGRAM_TAIL_LINES));
+  });
   store.add(r.launched);
   if (!args.json) io.stderr(`reconcile-lab: ${r.process.description}: controller ${r.controller.name}${r.controller.announcement.priorityQueue ? ' (priority queue)' : ''}, controller-runtime ${r.process.hello.controllerRuntime}\n`);
   return r.controller;
@@ -837,7 +877,7 @@ async function run(args: CliArgs, io: CliIo, log: Logger, s: Session, store: Dis
   void programExits.get(store)?.then((how) => {
     if (stopping) return;
     programEnded = how;
-    io.stderr(`reconcile-lab: the Go program ${how}; stopping\n`);
+    io.stderr(`reconcile-lab: the Go program ${how}; stopping\n${lastOutput(programTail.get(store)?.() ?? [])}`);
     stop();
   });
   await stopped;

@@ -9,6 +9,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { createServer, type AddressInfo } from 'node:net';
 import { parseAllDocuments } from 'yaml';
 import type { RemoteController } from '../../src/core/bridge/remoteController.ts';
 import type { Journal, JournalEntry } from '../../src/core/journal/journal.ts';
@@ -182,6 +183,22 @@ describe('a user-shaped Go controller (two controllers, a cluster-scoped CRD) th
     const r = await runCliProcess(['step', '--kubeconfig', cluster.kubeconfigPath, '--go', `${bin} --health-probe-bind-address=0`]);
     assert.notEqual(r.code, 0);
     assert.match(r.stderr, /announced (harbor-keeper \(harbors\.fleet\.example\.io\), deployment \(deployments\.apps\)|deployment \(deployments\.apps\), harbor-keeper \(harbors\.fleet\.example\.io\)), but not a controller reconciling widgets\.lab\.reconcile\.dev: pass --resource/, r.stderr);
+  });
+
+  test("CLI step/dry-run --go: a manager that fails to start after announcing its controllers (metrics port taken) fails with the program's own error, not only 'the controller process disconnected'", { timeout: 180_000 }, async () => {
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    try {
+      const port = (taken.address() as AddressInfo).port;
+      for (const cmd of [['step'], ['dry-run', 'nowhere-harbor']]) {
+        const r = await runCliProcess([...cmd, '--kubeconfig', cluster.kubeconfigPath, '--resource', 'harbors.fleet.example.io', '--go', `${bin} --health-probe-bind-address=0 --metrics-bind-address=127.0.0.1:${port}`]);
+        assert.equal(r.code, 1, r.stderr);
+        assert.match(r.stderr, /The Go program exited with code 1\. Last output:\n/, r.stderr);
+        assert.match(r.stderr, /address already in use/, r.stderr);
+      }
+    } finally {
+      await new Promise((resolve) => taken.close(resolve));
+    }
   });
 
   // Last: its crashing Harbor would end any other test's program (Harbors are cluster-wide).
