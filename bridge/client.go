@@ -123,6 +123,13 @@ func newClient(h *hub, c client.WithWatch) client.WithWatch {
 	})
 }
 
+// isSecret reports whether w writes a core Secret, whose body (data, stringData, and the last-applied annotation
+// that repeats them) is never sent: by its kind or by its resource, so a write whose REST mapping failed (no
+// resource) or whose kind is unknown is still recognised by the other.
+func isSecret(w *Write) bool {
+	return w.Group == "" && (w.Kind == "Secret" || w.Resource == "secrets")
+}
+
 func (ri *reconcileInfo) dry() bool { return ri != nil && ri.dryRun }
 
 // do makes one write; a persisted write of a check instance must stay in its scratch namespace (checks.go:
@@ -156,7 +163,7 @@ func (j *journal) begin(ctx context.Context, c client.Client, verb string, obj c
 			w.Resource = m.Resource.Resource
 		}
 	}
-	secret := w.Group == "" && w.Resource == "secrets"
+	secret := isSecret(w)
 	if patch != nil {
 		w.PatchType = string(patch.Type())
 		if data, err := patch.Data(obj); err == nil && !secret {
@@ -190,7 +197,7 @@ func (j *journal) end(_ context.Context, _ client.Client, ri *reconcileInfo, w *
 		if w.Verb == "create" && w.Subresource == "" && after.GetName() != "" {
 			w.Name = after.GetName() // metadata.generateName: the name the server generated
 		}
-		if (ri.dry() || j.checkBodies()) && !(w.Group == "" && w.Resource == "secrets") {
+		if (ri.dry() || j.checkBodies()) && !isSecret(w) {
 			w.After = toMap(after)
 		}
 	}
@@ -236,7 +243,7 @@ func (j *journal) beginApply(ctx context.Context, c client.Client, ri *reconcile
 	if m, err := c.RESTMapper().RESTMapping(gvk.GroupKind(), gvk.Version); err == nil {
 		w.Resource = m.Resource.Resource
 	}
-	secret := w.Group == "" && w.Kind == "Secret"
+	secret := isSecret(&w)
 	if (ri.dry() || j.checkBodies()) && !secret && w.Name != "" && w.Kind != "" {
 		var reader client.Reader = c
 		if !ri.dry() {
@@ -262,7 +269,7 @@ func (j *journal) endApply(ri *reconcileInfo, w *Write, obj runtime.ApplyConfigu
 		if after.UnmarshalJSON(data) == nil {
 			w.ResourceVersionAfter = after.GetResourceVersion()
 			w.Deleted = deletedByWrite(after)
-			if (ri.dry() || j.checkBodies()) && !(w.Group == "" && w.Kind == "Secret") {
+			if (ri.dry() || j.checkBodies()) && !isSecret(w) {
 				w.After = toMap(after)
 			}
 		}

@@ -4,11 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	"k8s.io/client-go/kubernetes/scheme"
@@ -212,5 +214,50 @@ func TestJournalWriteThatRemovesTheLastFinalizer(t *testing.T) {
 	}
 	if err := real.Get(ctx, key, &corev1.ConfigMap{}); !apierrors.IsNotFound(err) {
 		t.Fatalf("after the patch the object is still there (%v)", err)
+	}
+}
+
+// unmappedClient is a client whose REST mapper knows no kind (a failed discovery): writes still work, but the
+// bridge cannot name their resource.
+type unmappedClient struct{ client.WithWatch }
+
+func (unmappedClient) RESTMapper() meta.RESTMapper { return meta.NewDefaultRESTMapper(nil) }
+
+// TestSecretBodiesAreNeverSentEvenWithoutARESTMapping: a dry-run update and patch of a Secret through a client whose
+// REST mapper fails carry no object, patch or value (the Secret was recognised by its resource only, so an
+// unmapped write sent its data and stringData in before/after/patch).
+func TestSecretBodiesAreNeverSentEvenWithoutARESTMapping(t *testing.T) {
+	real := realClient(t)
+	ns := scratchNamespace(t, real)
+	c := newClient(connectedHub(t, newTestEditor(t, false)), unmappedClient{real})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	const value = "hunter2-never-sent"
+	s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "creds", Namespace: ns}, StringData: map[string]string{"password": value}}
+	if err := real.Create(ctx, s); err != nil {
+		t.Fatal(err)
+	}
+	ri := &reconcileInfo{controller: "c", key: ns + "/creds", id: "dryrun-1", dryRun: true}
+	dctx := withReconcileInfo(ctx, ri)
+	before := s.DeepCopy()
+	s.StringData = map[string]string{"password": value + "-new"}
+	if err := c.Update(dctx, s); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Patch(dctx, s, client.MergeFrom(before)); err != nil {
+		t.Fatal(err)
+	}
+	if len(ri.writes) != 2 {
+		t.Fatalf("planned writes: %+v", ri.writes)
+	}
+	for i, verb := range []string{"update", "patch"} {
+		w := ri.writes[i] // the dry-run step's reply carries these
+		raw, _ := json.Marshal(w)
+		if w.Verb != verb || w.Kind != "Secret" || w.Resource != "" {
+			t.Fatalf("%s journaled as %+v (want kind Secret and no resource: the mapper failed)", verb, w)
+		}
+		if w.Before != nil || w.After != nil || w.Patch != "" || strings.Contains(string(raw), "hunter2") || strings.Contains(string(raw), "aHVudGVy") {
+			t.Fatalf("a Secret's body was sent: %s", raw)
+		}
 	}
 }
