@@ -3,6 +3,7 @@ package bridge
 import (
 	"encoding/json"
 	"fmt"
+	"runtime"
 	"testing"
 )
 
@@ -181,6 +182,11 @@ func TestTakeNeverPutsATransitionBeforeAnOlderHubMessage(t *testing.T) {
 	go func() {
 		defer close(done)
 		for i := range n {
+			// Stay well inside the spools' limits, so a descheduled taker (2 busy cores) never makes the bridge drop
+			// (dropping is the designed answer to a slow editor; this test is about order, not about dropping).
+			for h.box.pending() > ctrlBuffer/4 {
+				runtime.Gosched()
+			}
 			h.sendCtrl(&PingMsg{At: int64(i)})
 			q.Forget(req("k"))
 		}
