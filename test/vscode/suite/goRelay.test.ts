@@ -75,4 +75,47 @@ describe('a Go program whose manager cache watches some namespaces (Run Controll
     assert.ok(!refused.ok, JSON.stringify(refused));
     assert.match(JSON.stringify(refused), /outside the cache of controller/);
   });
+  /** The tree's object node of `key` of resource `resource`. */
+  function objectNode(resource: string, key: string): ResourceNode | undefined {
+    const [ns] = key.split('/');
+    const kind = l.resourcesTree.getChildren().find((n) => n.type === 'kind' && n.resource === resource);
+    const nsNode = kind && l.resourcesTree.getChildren(kind).find((n) => n.type === 'namespace' && n.namespace === ns);
+    return nsNode && l.resourcesTree.getChildren(nsNode).find((n) => n.type === 'object' && n.key === key);
+  }
+
+  it('a per-namespace label selector (ByObject Namespaces): an object it leaves out is marked, Reconcile Now and Step of it are refused with the reason, and the mark goes once its labels change into the selector', async function () {
+    this.timeout(300_000);
+    const s = l.session!;
+    ok(await run('reconcileLab.stopController', {}));
+    const SECRETS = { group: '', version: 'v1', resource: 'secrets' };
+    const key = `${inside}/torch`;
+    await labCluster().client.create(SECRETS, { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'torch', namespace: inside, labels: { app: 'web' } }, stringData: { k: 'v' } });
+    ok(await run('reconcileLab.runController', { command: bin, args: ['--health-probe-bind-address=0', '--metrics-bind-address=0', `--namespaces=${inside}`, `--lamp-scope=${inside}:app=torch`], waitMs: 120_000 }));
+    await waitUntil(() => l.go.all.some((c) => c.controller.name === 'lamp-keeper' && c.controller.announcement.cacheSelectors !== undefined), 'lamp-keeper announced', 60_000);
+    ok(await run('reconcileLab.selectController', { controller: 'lamp-keeper' }));
+    assert.equal(s.primaryResource, 'secrets');
+    await waitUntil(() => s.get('secrets', key) !== undefined, 'the Secret in the tree', 60_000);
+    const mark = `outside lamp-keeper's cache (label selector app=torch in ${inside})`;
+    assert.equal(s.outsideController(key), mark);
+    l.resourcesTree.flush();
+    const item = l.resourcesTree.getTreeItem(objectNode('secrets', key)!);
+    assert.match(String(item.description), /outside lamp-keeper's cache \(label selector app=torch/);
+    assert.ok(!String(item.contextValue).includes(':primary'), `no key commands on it: ${item.contextValue}`);
+
+    const reason = new RegExp(`key ${key} is outside the cache of controller \\\\"lamp-keeper\\\\": its manager's cache \\(cache\\.Options\\) lists Secret objects in namespace ${inside} only with label selector app=torch, which its labels \\(app=web\\) do not match`);
+    const now = await run('reconcileLab.reconcileNow', { key, resource: 'secrets' });
+    assert.ok(!now.ok, JSON.stringify(now));
+    assert.match(JSON.stringify(now), reason);
+    const step = await run('reconcileLab.stepReconcile', { key, resource: 'secrets', force: true });
+    assert.ok(!step.ok, JSON.stringify(step));
+    assert.match(JSON.stringify(step), reason);
+
+    // Its labels change into the selector: the mark goes, it is a key of the controller (queued by the cache's add).
+    await labCluster().client.patch(SECRETS, inside, 'torch', 'merge', { metadata: { labels: { app: 'torch' } } });
+    await waitUntil(() => s.outsideController(key) === undefined && s.keyState(key)?.phase === 'queued', 'the Secret inside the cache, queued', 60_000);
+    l.resourcesTree.flush();
+    const after = l.resourcesTree.getTreeItem(objectNode('secrets', key)!);
+    assert.doesNotMatch(String(after.description), /outside/);
+    assert.ok(String(after.contextValue).includes(':primary'), String(after.contextValue));
+  });
 });
