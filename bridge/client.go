@@ -3,6 +3,7 @@ package bridge
 import (
 	"context"
 	"encoding/json"
+	"reflect"
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -18,7 +19,8 @@ import (
 // verb, resource, key, resourceVersion before → after, error; during a reconcile tagged with its controller, key
 // and reconcile ID. In a dry-run step (IsDryRun) every write carries dryRun=All — nothing is persisted — and the
 // planned writes are collected with the object before (read through the same client) and the object the server
-// would store, for diffs. Reads are not intercepted. Bodies of Secrets are never sent.
+// would store, for diffs. Reads are not intercepted. A Secret's values are never sent (maskSecretValues): its
+// patch is left out and its values are masked in the objects.
 
 // maxPatchChars bounds the patch text journaled per write.
 const maxPatchChars = 8 << 10
@@ -123,6 +125,81 @@ func newClient(h *hub, c client.WithWatch) client.WithWatch {
 	})
 }
 
+// secretMask replaces a Secret's value in a journaled object; secretChanged marks, in the object after a write, a
+// value that differs from the object before, so a dry-run diff still shows which keys change (as kubectl diff does)
+// without what they hold.
+const (
+	secretMask    = "***"
+	secretChanged = "*** (changed)"
+	lastApplied   = "kubectl.kubernetes.io/last-applied-configuration"
+)
+
+// maskSecretValues removes every value of a Secret from w: its patch (which holds values) and the values of
+// data and stringData and the last-applied annotation (which repeats them) in before and after, each replaced by
+// secretMask, or in after by secretChanged when it differs from before. Keys, labels, other annotations, type and
+// owner references stay, so the diff of a planned Secret write says what changes.
+func maskSecretValues(w *Write) {
+	w.Patch = ""
+	orig := w.Before
+	w.Before = maskSecretObject(w.Before, nil)
+	w.After = maskSecretObject(w.After, orig)
+}
+
+// maskSecretObject is a copy of obj with its values masked (nil for nil); a value that differs from the one at the
+// same place in against (when given) is secretChanged.
+func maskSecretObject(obj, against map[string]any) map[string]any {
+	if obj == nil {
+		return nil
+	}
+	out := make(map[string]any, len(obj))
+	for k, v := range obj {
+		out[k] = v
+	}
+	for _, field := range []string{"data", "stringData"} {
+		values, ok := obj[field].(map[string]any)
+		if !ok {
+			if _, present := obj[field]; present {
+				out[field] = secretMask // not a map: masked whole
+			}
+			continue
+		}
+		old, _ := against[field].(map[string]any)
+		masked := make(map[string]any, len(values))
+		for k, v := range values {
+			masked[k] = secretMask
+			if against != nil && !reflect.DeepEqual(old[k], v) {
+				masked[k] = secretChanged
+			}
+		}
+		out[field] = masked
+	}
+	if md, ok := obj["metadata"].(map[string]any); ok {
+		if ann, ok := md["annotations"].(map[string]any); ok {
+			if v, ok := ann[lastApplied]; ok {
+				md2 := make(map[string]any, len(md))
+				for k, x := range md {
+					md2[k] = x
+				}
+				ann2 := make(map[string]any, len(ann))
+				for k, x := range ann {
+					ann2[k] = x
+				}
+				ann2[lastApplied] = secretMask
+				if against != nil {
+					oldMD, _ := against["metadata"].(map[string]any)
+					oldAnn, _ := oldMD["annotations"].(map[string]any)
+					if !reflect.DeepEqual(oldAnn[lastApplied], v) {
+						ann2[lastApplied] = secretChanged
+					}
+				}
+				md2["annotations"] = ann2
+				out["metadata"] = md2
+			}
+		}
+	}
+	return out
+}
+
 // isSecret reports whether w writes a core Secret, whose body (data, stringData, and the last-applied annotation
 // that repeats them) is never sent: by its kind or by its resource, so a write whose REST mapping failed (no
 // resource) or whose kind is unknown is still recognised by the other.
@@ -170,7 +247,7 @@ func (j *journal) begin(ctx context.Context, c client.Client, verb string, obj c
 			w.Patch = truncate(string(data), maxPatchChars)
 		}
 	}
-	if (ri.dry() || j.checkBodies()) && !secret && verb != "create" && verb != "deleteAllOf" && obj.GetName() != "" {
+	if (ri.dry() || (j.checkBodies() && !secret)) && verb != "create" && verb != "deleteAllOf" && obj.GetName() != "" {
 		var reader client.Reader = c
 		if !ri.dry() {
 			reader = j.h.check.direct // the server's object, not the (maybe stale) cache's
@@ -197,14 +274,18 @@ func (j *journal) end(_ context.Context, _ client.Client, ri *reconcileInfo, w *
 		if w.Verb == "create" && w.Subresource == "" && after.GetName() != "" {
 			w.Name = after.GetName() // metadata.generateName: the name the server generated
 		}
-		if (ri.dry() || j.checkBodies()) && !isSecret(w) {
-			w.After = toMap(after)
+		if ri.dry() || (j.checkBodies() && !isSecret(w)) {
+			w.After = toMap(after) // a Secret's values are masked in emit
 		}
 	}
 	j.emit(ri, *w)
 }
 
+// emit is the one way out of every journaled write; a Secret's values never pass it (maskSecretValues).
 func (j *journal) emit(ri *reconcileInfo, w Write) {
+	if isSecret(&w) {
+		maskSecretValues(&w)
+	}
 	m := &WriteMsg{Write: w, At: ms(j.h.clock.Now())}
 	if ri != nil {
 		m.Controller, m.Key, m.ReconcileID = ri.controller, ri.key, ri.id
@@ -244,7 +325,7 @@ func (j *journal) beginApply(ctx context.Context, c client.Client, ri *reconcile
 		w.Resource = m.Resource.Resource
 	}
 	secret := isSecret(&w)
-	if (ri.dry() || j.checkBodies()) && !secret && w.Name != "" && w.Kind != "" {
+	if (ri.dry() || (j.checkBodies() && !secret)) && w.Name != "" && w.Kind != "" {
 		var reader client.Reader = c
 		if !ri.dry() {
 			reader = j.h.check.direct
@@ -269,8 +350,8 @@ func (j *journal) endApply(ri *reconcileInfo, w *Write, obj runtime.ApplyConfigu
 		if after.UnmarshalJSON(data) == nil {
 			w.ResourceVersionAfter = after.GetResourceVersion()
 			w.Deleted = deletedByWrite(after)
-			if (ri.dry() || j.checkBodies()) && !isSecret(w) {
-				w.After = toMap(after)
+			if ri.dry() || (j.checkBodies() && !isSecret(w)) {
+				w.After = toMap(after) // a Secret's values are masked in emit
 			}
 		}
 	}

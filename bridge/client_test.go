@@ -224,8 +224,9 @@ type unmappedClient struct{ client.WithWatch }
 func (unmappedClient) RESTMapper() meta.RESTMapper { return meta.NewDefaultRESTMapper(nil) }
 
 // TestSecretBodiesAreNeverSentEvenWithoutARESTMapping: a dry-run update and patch of a Secret through a client whose
-// REST mapper fails carry no object, patch or value (the Secret was recognised by its resource only, so an
-// unmapped write sent its data and stringData in before/after/patch).
+// REST mapper fails carry no patch and no value (the Secret was recognised by its resource only, so an unmapped
+// write sent its data and stringData in before/after/patch); the objects keep keys and annotations, with a
+// changed value marked, so the plan's diff says what changes.
 func TestSecretBodiesAreNeverSentEvenWithoutARESTMapping(t *testing.T) {
 	real := realClient(t)
 	ns := scratchNamespace(t, real)
@@ -241,6 +242,7 @@ func TestSecretBodiesAreNeverSentEvenWithoutARESTMapping(t *testing.T) {
 	dctx := withReconcileInfo(ctx, ri)
 	before := s.DeepCopy()
 	s.StringData = map[string]string{"password": value + "-new"}
+	s.Annotations = map[string]string{"example.com/hash": "abc"}
 	if err := c.Update(dctx, s); err != nil {
 		t.Fatal(err)
 	}
@@ -256,8 +258,45 @@ func TestSecretBodiesAreNeverSentEvenWithoutARESTMapping(t *testing.T) {
 		if w.Verb != verb || w.Kind != "Secret" || w.Resource != "" {
 			t.Fatalf("%s journaled as %+v (want kind Secret and no resource: the mapper failed)", verb, w)
 		}
-		if w.Before != nil || w.After != nil || w.Patch != "" || strings.Contains(string(raw), "hunter2") || strings.Contains(string(raw), "aHVudGVy") {
-			t.Fatalf("a Secret's body was sent: %s", raw)
+		if w.Patch != "" || strings.Contains(string(raw), "hunter2") || strings.Contains(string(raw), "aHVudGVy") {
+			t.Fatalf("a Secret's value was sent: %s", raw)
 		}
+		if verb == "update" {
+			data, _ := w.After["data"].(map[string]any)
+			ann, _ := w.After["metadata"].(map[string]any)["annotations"].(map[string]any)
+			if data["password"] != secretChanged || ann["example.com/hash"] != "abc" {
+				t.Fatalf("the planned update says neither which key changes nor its other changes: %s", raw)
+			}
+			if old, _ := w.Before["data"].(map[string]any); old["password"] != secretMask {
+				t.Fatalf("before: %s", raw)
+			}
+		}
+	}
+}
+
+// TestMaskSecretObject: every value of data and stringData and the last-applied annotation is masked; after marks
+// what differs from before; keys and everything else stay; the input is not changed.
+func TestMaskSecretObject(t *testing.T) {
+	before := map[string]any{"kind": "Secret", "type": "Opaque", "data": map[string]any{"a": "c2VjcmV0", "b": "c2FtZQ=="},
+		"metadata": map[string]any{"name": "s", "annotations": map[string]any{lastApplied: `{"stringData":{"a":"secret"}}`, "x": "1"}}}
+	after := map[string]any{"kind": "Secret", "type": "Opaque", "data": map[string]any{"a": "bmV3", "b": "c2FtZQ==", "c": "YWRkZWQ="},
+		"stringData": map[string]any{"a": "new"},
+		"metadata":   map[string]any{"name": "s", "annotations": map[string]any{lastApplied: `{"stringData":{"a":"new"}}`, "x": "2"}}}
+	w := &Write{Before: before, After: after, Patch: `{"stringData":{"a":"new"}}`}
+	maskSecretValues(w)
+	got, _ := json.Marshal(w)
+	for _, v := range []string{"c2VjcmV0", "bmV3", "c2FtZQ", "YWRkZWQ", "secret\\\"", "\"new\""} {
+		if strings.Contains(string(got), v) {
+			t.Fatalf("value %s sent: %s", v, got)
+		}
+	}
+	want := `{"verb":"","group":"","version":"","resource":"","name":"","dryRun":false,` +
+		`"before":{"data":{"a":"***","b":"***"},"kind":"Secret","metadata":{"annotations":{"kubectl.kubernetes.io/last-applied-configuration":"***","x":"1"},"name":"s"},"type":"Opaque"},` +
+		`"after":{"data":{"a":"*** (changed)","b":"***","c":"*** (changed)"},"kind":"Secret","metadata":{"annotations":{"kubectl.kubernetes.io/last-applied-configuration":"*** (changed)","x":"2"},"name":"s"},"stringData":{"a":"*** (changed)"},"type":"Opaque"}}`
+	if string(got) != want {
+		t.Fatalf("masked:\n%s\nwant\n%s", got, want)
+	}
+	if before["data"].(map[string]any)["a"] != "c2VjcmV0" || before["metadata"].(map[string]any)["annotations"].(map[string]any)[lastApplied] == secretMask {
+		t.Fatal("the input was changed")
 	}
 }
