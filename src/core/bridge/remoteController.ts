@@ -107,6 +107,15 @@ export class RemoteController implements Controller {
     this.onDidChangeKeyState = this.keys.onDidChange;
     this.onDidChangeKey = this.keys.onDidChangeKey;
     this.journal.append({ kind: 'control', action: 'start', controller: this.name, detail: `${this.endpoint.description}${this.info.paused ? ', paused' : ''}` });
+    this.noteScopeUnknown(undefined);
+  }
+
+  /** Says once per reason (in the log and the journal) that the process cannot tell its cache's scope. */
+  private noteScopeUnknown(before: string | undefined): void {
+    const why = this.info.cacheScopeUnknown;
+    if (why && why !== before) {
+      this.warn('cacheScopeUnknown', `${this.name}: Reconcile Lab cannot tell which objects its manager's cache holds (${why}); no object is marked or refused as outside its cache`, undefined);
+    }
   }
 
   /** What the process announced: resource, priority queue, leader election, reconciliation timeout. */
@@ -210,7 +219,9 @@ export class RemoteController implements Controller {
 
   /** The process announced (or re-announced after a reconnect) this controller. */
   announce(m: ControllerMessage): void {
+    const before = this.info.cacheScopeUnknown;
     this.info = m;
+    this.noteScopeUnknown(before);
     this.shutdown = false;
     this.pausedValue = m.paused;
     this.statusChanged();

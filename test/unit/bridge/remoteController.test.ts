@@ -294,7 +294,7 @@ test('keys outside the announced cache namespaces: outsideCache names them; insi
 });
 
 test('per-namespace cache selectors (cacheSelectors), cache.AllNamespaces, field selectors and a scope the process cannot tell', () => {
-  const { c } = setup();
+  const { c, journal } = setup();
   const announce = (more: Record<string, unknown>) => c.announce({ type: 'controller', name: 'widget', kind: 'Secret', resource: 'secrets', priorityQueue: true, paused: true, ...more });
   announce({
     cacheNamespaces: ['team-a', 'team-b'],
@@ -322,6 +322,10 @@ test('per-namespace cache selectors (cacheSelectors), cache.AllNamespaces, field
   // The process cannot tell its scope: nothing is ever claimed.
   announce({ cacheScopeUnknown: 'the kind of its cache.Options.ByObject entry *v1.Thing is not known', cacheNamespaces: ['a'] });
   assert.equal(c.outsideCache('z/x', {}), undefined);
+  announce({ cacheScopeUnknown: 'the kind of its cache.Options.ByObject entry *v1.Thing is not known' }); // a reconnect
+  const said = journal.entries({ kinds: ['warning'] }).filter((e) => e.kind === 'warning' && e.code === 'cacheScopeUnknown');
+  assert.equal(said.length, 1, 'said once per reason');
+  assert.match(said[0]!.kind === 'warning' ? said[0]!.message : '', /cannot tell which objects its manager's cache holds \(the kind of its cache\.Options\.ByObject entry \*v1\.Thing is not known\); no object is marked or refused/);
 });
 
 test('step, reconcile now, enqueue and dry-run of an object the cache label selector leaves out are refused with the reason, nothing sent; a queued key still steps', async () => {
