@@ -175,18 +175,55 @@ func (s *cacheScope) namespaces(gvk schema.GroupVersionKind) []string {
 // none, or not known).
 func (s *cacheScope) labelSelector(gvk schema.GroupVersionKind) string { return s.forKind(gvk).label }
 
-// outsideCache is the reason a key of the controller described by info cannot be reconciled because its
-// namespace is outside the cache ("" when it is inside, the key is cluster-scoped, or the scope is unknown).
+// outsideCache is the reason a key of the controller described by info cannot be reconciled because the cache
+// leaves it out: its namespace is not watched, or the field selector the cache lists its namespace with (or the
+// kind-wide one) names only metadata.name / metadata.namespace and the key does not match it. "" when it is inside,
+// or the scope is unknown. Label selectors need the object's labels, which the bridge does not have for an object
+// its cache leaves out: the editor checks those, in the same words.
 func outsideCache(info ControllerMsg, key reconcile.Request) string {
-	if key.Namespace == "" || info.CacheNamespaces == nil || slices.Contains(info.CacheNamespaces, key.Namespace) {
+	if info.CacheScopeUnknown != "" {
 		return ""
 	}
 	kind := info.Kind
 	if kind == "" {
 		kind = "objects"
 	}
-	return fmt.Sprintf("key %s is outside the cache of controller %q: its manager's cache (cache.Options) watches %s only in namespace(s) %s, so controller-runtime never queues it and its reconciler's Get through the cache fails",
-		requestKey(key), info.Name, kind, strings.Join(info.CacheNamespaces, ", "))
+	if key.Namespace != "" && info.CacheNamespaces != nil && !slices.Contains(info.CacheNamespaces, key.Namespace) {
+		return fmt.Sprintf("key %s is outside the cache of controller %q: its manager's cache (cache.Options) watches %s only in namespace(s) %s, so controller-runtime never queues it and its reconciler's Get through the cache fails",
+			requestKey(key), info.Name, kind, strings.Join(info.CacheNamespaces, ", "))
+	}
+	field, where := info.CacheFieldSelector, ""
+	if key.Namespace != "" && info.CacheSelectors != nil {
+		field, where = "", " in namespace "+key.Namespace
+		for _, c := range info.CacheSelectors {
+			if c.Namespace == key.Namespace || (c.Namespace == "" && field == "") {
+				field = c.Field
+				if c.Namespace == key.Namespace {
+					break
+				}
+			}
+		}
+	}
+	if field == "" {
+		return ""
+	}
+	sel, err := fields.ParseSelector(field)
+	if err != nil {
+		return ""
+	}
+	for _, r := range sel.Requirements() {
+		if r.Field != "metadata.name" && r.Field != "metadata.namespace" {
+			return "" // not known from the key
+		}
+	}
+	if sel.Matches(fields.Set{"metadata.name": key.Name, "metadata.namespace": key.Namespace}) {
+		return ""
+	}
+	if info.Kind != "" {
+		kind = info.Kind + " objects"
+	}
+	return fmt.Sprintf("key %s is outside the cache of controller %q: its manager's cache (cache.Options) lists %s%s only with field selector %s, which it does not match, so controller-runtime never queues it and its reconciler's Get through the cache finds nothing",
+		requestKey(key), info.Name, kind, where, field)
 }
 
 // outside is outsideCache for a key of this queue's controller, with info read under q.mu (it changes under it).

@@ -185,3 +185,39 @@ func TestCacheScopeShapes(t *testing.T) {
 		})
 	}
 }
+
+// TestOutsideCacheFieldSelector: a field selector on metadata.name / metadata.namespace leaves keys out by the key
+// alone, so the bridge refuses them itself (in the editor's words); one on another field, or a scope it cannot
+// tell, refuses nothing.
+func TestOutsideCacheFieldSelector(t *testing.T) {
+	key := func(ns, name string) reconcile.Request {
+		return reconcile.Request{NamespacedName: types.NamespacedName{Namespace: ns, Name: name}}
+	}
+	perNs := ControllerMsg{Name: "lamp", Kind: "Secret", CacheNamespaces: []string{"a", "b"},
+		CacheSelectors: []CacheSelector{{Namespace: "a", Field: "metadata.name!=skip"}, {Namespace: "b", Field: "type=Opaque"}}}
+	want := `key a/skip is outside the cache of controller "lamp": its manager's cache (cache.Options) lists Secret objects in namespace a only with field selector metadata.name!=skip, which it does not match, so controller-runtime never queues it and its reconciler's Get through the cache finds nothing`
+	if got := outsideCache(perNs, key("a", "skip")); got != want {
+		t.Fatalf("got  %q\nwant %q", got, want)
+	}
+	if got := outsideCache(perNs, key("a", "keep")); got != "" {
+		t.Fatalf("a matching key refused: %s", got)
+	}
+	if got := outsideCache(perNs, key("b", "skip")); got != "" {
+		t.Fatalf("a selector on another field (type) is not known from the key, refused: %s", got)
+	}
+	all := ControllerMsg{Name: "c", CacheSelectors: []CacheSelector{{Namespace: "", Field: "metadata.namespace!=kube-system"}, {Namespace: "x"}}}
+	if got := outsideCache(all, key("kube-system", "n")); !strings.Contains(got, "field selector metadata.namespace!=kube-system") {
+		t.Fatalf("cache.AllNamespaces' field selector: %q", got)
+	}
+	if got := outsideCache(all, key("x", "n")); got != "" {
+		t.Fatalf("x has its own config: %q", got)
+	}
+	wide := ControllerMsg{Name: "c", CacheFieldSelector: "metadata.name=only"}
+	if got := outsideCache(wide, key("", "other")); !strings.Contains(got, "only with field selector metadata.name=only") {
+		t.Fatalf("kind-wide field selector on a cluster-scoped key: %q", got)
+	}
+	wide.CacheScopeUnknown = "why"
+	if got := outsideCache(wide, key("", "other")); got != "" {
+		t.Fatalf("scope unknown refuses nothing: %q", got)
+	}
+}

@@ -347,6 +347,14 @@ test('step, reconcile now, enqueue and dry-run of an object the cache label sele
   assert.equal(c.selectorRefusal('vault/other'), undefined);
   assert.equal(c.reconcileNow('vault/other'), true);
   assert.equal(sent.at(-1)?.cmd.op, 'reconcileNow');
+  // A field selector on the name leaves a key out by the key alone: the same words as the process's own refusal
+  // (bridge/scope_test.go TestOutsideCacheFieldSelector).
+  c.announce({ type: 'controller', name: 'widget', kind: 'Secret', resource: 'secrets', priorityQueue: true, paused: true, cacheNamespaces: ['a'], cacheSelectors: [{ namespace: 'a', field: 'metadata.name!=skip' }] });
+  assert.equal(
+    c.selectorRefusal('a/skip'),
+    `key a/skip is outside the cache of controller "widget": its manager's cache (cache.Options) lists Secret objects in namespace a only with field selector metadata.name!=skip, which it does not match, so controller-runtime never queues it and its reconciler's Get through the cache finds nothing`,
+  );
+  c.announce({ type: 'controller', name: 'widget', kind: 'Secret', resource: 'secrets', priorityQueue: true, paused: true, cacheSelectors: [{ namespace: 'vault', label: 'app=lamp', field: 'type=Opaque' }], cacheNamespaces: ['vault'] });
   // Labels unknown (no object): nothing claimed.
   assert.equal(c.selectorRefusal('vault/gone'), undefined);
   // A key the queue holds (the delete event of an object whose labels left the selector) steps as usual.
