@@ -25,6 +25,8 @@ const BEACONS: GroupVersionResource = { group: 'relay.example.io', version: 'v1a
 const CONFIGMAPS: GroupVersionResource = { group: '', version: 'v1', resource: 'configmaps' };
 const SECRETS: GroupVersionResource = { group: '', version: 'v1', resource: 'secrets' };
 const LABEL = 'relay.example.io/beacon';
+/** A Secret value that must never leave the Go process. */
+const LAMP_OIL = 'lamp-oil-never-shown';
 
 type End = Extract<JournalEntry, { kind: 'reconcileEnd' }>;
 type Start = Extract<JournalEntry, { kind: 'reconcileStart' }>;
@@ -196,7 +198,7 @@ describe('an operator-sdk-shaped Go controller (cache namespaces, controller.New
     const lampB = `${nsB}/lamp-b`;
     for (const [key, app] of [[torchA, 'torch'], [torchB, 'torch'], [lampB, 'lamp']] as const) {
       const [namespace, name] = key.split('/') as [string, string];
-      await client.create(SECRETS, { apiVersion: 'v1', kind: 'Secret', metadata: { name, namespace, labels: { app } }, stringData: { k: 'v' } });
+      await client.create(SECRETS, { apiVersion: 'v1', kind: 'Secret', metadata: { name, namespace, labels: { app } }, stringData: { k: LAMP_OIL } });
     }
     const scope = `--lamp-scope=${nsA};${nsB}:app=torch`;
     const { journal, r, hub } = await launches.launch({
@@ -242,6 +244,16 @@ describe('an operator-sdk-shaped Go controller (cache namespaces, controller.New
     await read(torchA);
     await waitUntil(() => lamps.keyState(torchA)?.phase === 'queued', 'torch-a queued once its labels match', 30_000);
     assert.equal(lamps.outsideCache(torchA, labelsOf.get(torchA)), undefined);
+    // A dry-run of the Secret controller: the plan shows the annotation it would add, and no value leaves the process
+    // (the bridge masks them; before, a Secret write carried no objects at all, so the plan showed no change).
+    const plan = await lamps.dryRun(torchA);
+    const planned = JSON.stringify(plan);
+    assert.ok(!planned.includes(LAMP_OIL) && !planned.includes(Buffer.from(LAMP_OIL).toString('base64').slice(0, 16)), planned);
+    const mark = plan.writes.find((x) => x.verb === 'patch' && x.resource === 'secrets');
+    const annotations = (o: Record<string, unknown> | undefined) => (o?.metadata as { annotations?: Record<string, string> } | undefined)?.annotations ?? {};
+    assert.ok(mark && mark.patch === undefined && annotations(mark.after)['lamp.example.io/seen'] === 'true' && annotations(mark.before)['lamp.example.io/seen'] === undefined, planned);
+    assert.deepEqual((mark.after as { data?: unknown }).data, { k: '***' }, planned);
+    assert.equal((await client.get(SECRETS, nsA, 'torch-a')).metadata.annotations?.['lamp.example.io/seen'], undefined, 'the dry-run persisted nothing');
     const inA = await lamps.step({ key: torchA });
     assert.ok(inA.kind === 'reconciled' && inA.outcome.kind === 'success', JSON.stringify(inA));
 
