@@ -138,6 +138,7 @@ describe('robustness checks (issue 11) on the real control plane', () => {
     { file: 'samples/buggy/rewrites-spec.ts', check: 'unobservedState', title: /Undid your change: spec\.data\.color \(update widgets/, explanation: /spec\.data\.color = "blue" instead of "Blue"[^]*fights every kubectl apply/ },
     { file: 'samples/buggy/status-every-reconcile.ts', check: 'convergence', title: /Never converges: \d+ × update\/status widgets/, explanation: /hot loop[^]*status\.conditions\[0\]\.message/ },
     { file: 'samples/buggy/never-removes-finalizer.ts', check: 'deletion', title: /^Stays Terminating: finalizer buggy\.reconcile-lab\.dev\/cleanup is never removed \(the reconciler did not handle deletionTimestamp\)$/, explanation: /still exists with deletionTimestamp set[^]*remove the finalizer/ },
+    { file: 'samples/buggy/conflict-gives-up.ts', check: 'staleCache', title: /^update\/status widgets\.[a-z0-9.-]+ rl-check-[0-9a-f]+\/widget-ready got 409 Conflict from a stale view and the reconciler stopped retrying: the key never converged$/, explanation: /answered 409 Conflict[^]*returned a terminal error, so the key was not retried; no later event queued the key again[^]*status\.observedGeneration: 2 in the reference, 1 after the perturbation[^]*read again and retry/ },
     { file: 'samples/buggy/removes-finalizer-first.ts', check: 'deletion', title: /^Crash during the deletion after write 1 of 2 \(patch widgets\.[a-z0-9.-]+ rl-check-[0-9a-f]+\/widget-ready\): configmaps\/widget-ready-registry is left behind$/, explanation: /Write 1 removed the last finalizer[^]*no reconcile of it ever runs again[^]*remove the finalizer last/ },
   ];
   for (const b of buggy) {
@@ -182,6 +183,27 @@ describe('robustness checks (issue 11) on the real control plane', () => {
     assert.ok(f, summary(r));
     assert.match(f.title, /Interrupted after write 1 of 2, the restarted controller never settles/);
     assert.match(f.explanation, /reconciles failed \d+ time\(s\) \(retried with backoff\), last with: [^]*already exists[^]*an AlreadyExists answer to a create means the earlier run got that far/, f.explanation);
+    assert.deepEqual(await scratchLeft(), []);
+  });
+
+  test('stale cache, one change behind: the twin of conflict-gives-up that returns the Conflict (retried) converges and passes', async () => {
+    const reconciler = (): Reconciler => ({
+      name: 'conflict-retried',
+      async reconcile(req, ctx) {
+        const w = ctx.cache.get(ctx.primary, req.key);
+        if (!w || w.metadata.deletionTimestamp) return {};
+        const status = (w.status ?? {}) as { observedGeneration?: number };
+        if (status.observedGeneration === w.metadata.generation) return {};
+        // The same stale write as the buggy sample; a 409 is thrown as an ordinary error, so the queue retries.
+        await ctx.client.updateStatus(ctx.primary, { ...w, status: { ...status, observedGeneration: w.metadata.generation } }, { signal: ctx.signal });
+        return {};
+      },
+    });
+    const base = await moduleOptions('samples/buggy/conflict-gives-up.ts');
+    const r = await runChecks({ ...base, createReconciler: reconciler, reconcilerSpec: { kind: 'module', path: 'conflict-retried.ts' }, checks: ['staleCache'] });
+    const stale = r.results.find((x) => x.check === 'staleCache');
+    assert.equal(stale?.status, 'passed', summary(r));
+    assert.match(stale!.message!, /; one change behind: 1 write\(s\) from the stale view, 1 got 409 Conflict and were retried, converged$/, summary(r));
     assert.deepEqual(await scratchLeft(), []);
   });
 

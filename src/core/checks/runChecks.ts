@@ -413,9 +413,117 @@ async function checkStaleCache(ctx: KeyContext, parts: CheckTimingPart[], learne
     });
   }
   const also = duplicatesLeftToRunTwice ? `; ${duplicatesLeftToRunTwice} extra object(s) from the stale view not reported here: run twice already found a create on every pass` : '';
+  const behind = await timed(ctx, parts, 'perturbed run (stale cache, one change behind)', () => staleByOneChange(ctx, learned, createsEveryPass));
+  if (behind.finding) {
+    return { status: 'failed' as const, findings: [...findings, behind.finding], message: `${findings.length ? `${findings.length} write(s) from a stale view destroyed or overwrote newer state or left an extra object${also}; ` : ''}${behind.message}` };
+  }
   return findings.length
-    ? { status: 'failed' as const, findings, message: `${findings.length} write(s) from a stale view destroyed or overwrote newer state or left an extra object${also}` }
-    : { status: 'passed' as const, findings, message: `${staleWrites} write(s) from two stale views, none destroyed or overwrote newer state or left an extra object${also}` };
+    ? { status: 'failed' as const, findings, message: `${findings.length} write(s) from a stale view destroyed or overwrote newer state or left an extra object${also}; ${behind.message}` }
+    : { status: 'passed' as const, findings, message: `${staleWrites} write(s) from two stale views, none destroyed or overwrote newer state or left an extra object${also}; ${behind.message}` };
+}
+
+/** The metadata-only change the server makes after the stale point of {@link staleByOneChange} (added, then removed). */
+export const TOUCH_ANNOTATION = 'checks.reconcile-lab.dev/touched';
+
+/**
+ * Stale cache, one change behind (the classic "409 Conflict treated as final"): a controller settles the copy and
+ * is stopped; the transitions are applied with no controller running (resourceVersion R: the change the
+ * reconciler has to act on); then a metadata-only change (an annotation added and removed: no new generation, so a
+ * `generation-changed` predicate drops its events) moves the server past R. A new controller whose cache is frozen
+ * at R reconciles once — its writes carry resourceVersion R, so a guarded write gets 409 Conflict — then its cache
+ * catches up and it runs until settled. A correct reconciler retries (returns the error, requeues, or re-reads) and
+ * converges; one that gives up on the Conflict is not called again, since no later event passes. Oracle: that end
+ * state against the end state after one more new controller (fresh cache) settled on it (what converging means);
+ * not compared when run twice found a create on every pass (`createsEveryPass`: the fresh controller adds one).
+ */
+async function staleByOneChange(ctx: KeyContext, learned: ReadonlySet<string>, createsEveryPass: boolean): Promise<{ message: string; finding?: Finding }> {
+  const { ns, copy } = await scratch(ctx, 'stale cache, one change behind');
+  const { client, primary, signal } = ctx.env;
+  const transitions = transitionsOf(ctx);
+  const patch = (p: unknown) => client.patch(primary, copy.namespace, copy.name, 'merge', p, { signal });
+  const settling = await startRun(ctx.env, ns, { key: copy.scratchKey });
+  try {
+    await settle(ctx.env, settling, ctx.boundMs);
+  } finally {
+    await settling.stop();
+  }
+  let rv = '';
+  for (const t of transitions) rv = (await patch(t)).metadata.resourceVersion ?? rv;
+  await patch({ metadata: { annotations: { [TOUCH_ANNOTATION]: 'true' } } });
+  const serverRv = (await patch({ metadata: { annotations: { [TOUCH_ANNOTATION]: null } } })).metadata.resourceVersion ?? '';
+  ctx.emit({ kind: 'step', key: ctx.key, check: 'staleCache', message: `reconcile from a cache one change behind (resourceVersion ${rv}, the server at ${serverRv})` });
+  const run = await startRun(ctx.env, ns, { key: copy.scratchKey, startPaused: true, freezeAt: rv });
+  let end: EndState;
+  let staleWrites: WriteRecord[];
+  let outcome: string;
+  let later: number;
+  try {
+    await run.frozenView();
+    const from = run.writes.length;
+    const step = await run.stepKey(copy.scratchKey);
+    staleWrites = run.writes.slice(from).map((w) => w.record);
+    outcome = step.kind === 'reconciled' ? step.outcome.kind : step.kind;
+    const afterStep = run.entries.length;
+    await run.thaw();
+    run.controller.resume();
+    await settle(ctx.env, run, ctx.boundMs);
+    later = run.entries.slice(afterStep).filter((e) => e.kind === 'reconcileStart' && e.key === copy.scratchKey).length;
+    end = normalizeEndState(await snapshot(ctx.env, ns, copy, ctx.resources));
+  } finally {
+    await run.stop();
+  }
+  const fresh = await startRun(ctx.env, ns, { key: copy.scratchKey });
+  let converged: EndState;
+  try {
+    await settle(ctx.env, fresh, ctx.boundMs);
+    converged = normalizeEndState(await snapshot(ctx.env, ns, copy, ctx.resources));
+  } finally {
+    await fresh.stop();
+  }
+  const conflicts = staleWrites.filter((w) => w.outcome === 'error' && w.error?.code === 409);
+  const diffs = compareEndStates(converged, end, learned);
+  // A create on every pass makes the fresh controller add one more object: that is run twice's finding, not this one.
+  if (diffs.length && createsEveryPass) return { message: 'one change behind: not compared (run twice found a create on every pass, so a fresh controller adds another object)' };
+  if (!diffs.length) {
+    return { message: `one change behind: ${staleWrites.length} write(s) from the stale view${conflicts.length ? `, ${conflicts.length} got 409 Conflict and were retried` : ''}, converged` };
+  }
+  return { message: 'one change behind: the key did not converge', finding: finding(ctx, staleBehindFinding({ ctx, run, copy, rv, serverRv, transitions, staleWrites, conflicts, outcome, later, diffs, diff: endStateDiff(converged, end, learned) })) };
+}
+
+function staleBehindFinding(o: { ctx: KeyContext; run: CheckRun; copy: ScratchCopy; rv: string; serverRv: string; transitions: readonly unknown[]; staleWrites: WriteRecord[]; conflicts: WriteRecord[]; outcome: string; later: number; diffs: string[]; diff: string }): Omit<Finding, 'id' | 'key' | 'reproduce'> {
+  const c = o.conflicts[0];
+  const perturbation: Perturbation = {
+    check: 'staleCache', frozenAtResourceVersion: o.rv, ...(o.serverRv ? { serverResourceVersion: o.serverRv } : {}),
+    description: `let a controller settle the copy and stopped it, changed the copy (${o.transitions.map((t) => JSON.stringify(t)).join(' → ')}; resourceVersion ${o.rv}), then added and removed the annotation ${TOUCH_ANNOTATION} (the server moved on to ${o.serverRv} without a new generation), started a new controller whose cache was frozen at ${o.rv}, reconciled once from that view, let its watches catch up and ran it until settled; then compared with the state one more new controller settled on`,
+  };
+  const text = staleBehindText({
+    conflict: c ? { write: describeWrite(c), resourceVersion: c.resourceVersionBefore ?? o.rv } : undefined,
+    staleWrites: o.staleWrites.map(describeWrite), outcome: o.outcome, later: o.later, diffs: o.diffs,
+  });
+  return { check: 'staleCache', severity: 'error', perturbation, diff: o.diff, writes: o.staleWrites.map(checkWriteOf), journal: journalOf(o.run, o.copy.scratchKey), ...text };
+}
+
+/**
+ * Title and explanation of a key that did not converge after a reconcile from a cache one change behind. `conflict`:
+ * the stale view's first write answered 409 (described, with the resourceVersion it carried); `outcome`: how that
+ * reconcile ended (a controller outcome kind: success, requeueAfter, error, terminal); `later`: reconciles of the key
+ * after it; `diffs`: the differences to the state a fresh controller settles on. Invariant: with a conflict the title
+ * names the write, "409 Conflict" and "stopped retrying"; the explanation always lists the differences (first four).
+ */
+export function staleBehindText(o: { conflict?: { write: string; resourceVersion: string }; staleWrites: string[]; outcome: string; later: number; diffs: string[] }): { title: string; explanation: string } {
+  const gaveUp = o.outcome === 'terminal' ? 'returned a terminal error, so the key was not retried' : o.outcome === 'success' || o.outcome === 'requeueAfter' ? `returned ${o.outcome === 'success' ? 'success' : 'a requeue-after'} as if the write had been made` : `ended with "${o.outcome}"`;
+  const afterwards = o.later ? `its ${o.later} later reconcile(s) did not fix it` : 'no later event queued the key again (the change that caused the conflict did not pass the predicates: no new generation)';
+  const state = `${o.diffs.slice(0, 4).join('; ')}${o.diffs.length > 4 ? '; …' : ''}`;
+  if (o.conflict) {
+    return {
+      title: `${o.conflict.write} got 409 Conflict from a stale view and the reconciler stopped retrying: the key never converged`,
+      explanation: `The controller's cache was one change behind the server, as caches are after any change they have not received yet. Its reconcile sent ${o.conflict.write} with resourceVersion ${o.conflict.resourceVersion} and the server answered 409 Conflict (the object is at a newer resourceVersion). The reconcile then ${gaveUp}; ${afterwards}, so the key stayed unconverged: ${state}. One more new controller fixed it at once. A Conflict means "read again and retry", never "give up": return the error (the queue retries with backoff and reads the caught-up cache) or re-read the object, recompute and write again.`,
+    };
+  }
+  return {
+    title: `Reconciled from a stale view and never converged (${o.diffs.length} difference(s) a fresh controller fixes)`,
+    explanation: `The controller's cache was one change behind the server; its reconcile from that view ${o.staleWrites.length ? `sent ${o.staleWrites.join(', ')}` : 'wrote nothing'} and ended with "${o.outcome}"; ${afterwards}, so the key stayed unconverged: ${state}. One more new controller fixed it at once. Do not treat a failed or skipped write as done: return an error (or requeue) until the observed state is the desired one.`,
+  };
 }
 
 /**
