@@ -10,9 +10,15 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/api/meta/testrestmapper"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes/scheme"
 	toolscache "k8s.io/client-go/tools/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	"sigs.k8s.io/controller-runtime/pkg/controller/priorityqueue"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
@@ -225,5 +231,57 @@ func TestCheckInstanceWritesOnlyInItsScratchNamespace(t *testing.T) {
 	}
 	if err := real.Get(ctx, types.NamespacedName{Namespace: ns, Name: "inside"}, &cm); err != nil {
 		t.Fatalf("the inside write: %v", err)
+	}
+}
+
+// TestCheckInstanceGuardUsesTheNamespaceTheClientWritesTo: the scratch-namespace guard looks at where
+// controller-runtime's client really writes, not at the namespace an object names. A DeleteAllOf without
+// InNamespace deletes in every namespace even when its object names the scratch namespace (the client ignores it),
+// and a cluster-scoped object naming the scratch namespace is written cluster-wide: both are refused and never
+// reach the server; a DeleteAllOf InNamespace(scratch) and a write in it pass. (No control plane: a fake client
+// whose RESTMapper knows which kinds are cluster-scoped.)
+func TestCheckInstanceGuardUsesTheNamespaceTheClientWritesTo(t *testing.T) {
+	const ns = "rl-check-scratch"
+	reached := map[string]int{}
+	inner := interceptor.NewClient(fake.NewClientBuilder().WithRESTMapper(testrestmapper.TestOnlyStaticRESTMapper(scheme.Scheme)).Build(), interceptor.Funcs{
+		Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
+			reached["create "+obj.GetName()]++
+			return c.Create(ctx, obj, opts...)
+		},
+		DeleteAllOf: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.DeleteAllOfOption) error {
+			o := &client.DeleteAllOfOptions{}
+			o.ApplyOptions(opts)
+			reached["deleteAllOf in "+o.Namespace]++
+			return nil
+		},
+	})
+	h := newHub("", "", nil)
+	h.check = newCheckState(checkConfig{namespace: ns})
+	j := newClient(h, inner)
+	ctx := context.Background()
+
+	err := j.DeleteAllOf(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns}})
+	if err == nil || !strings.Contains(err.Error(), "refused deleteAllOf configmaps (all namespaces)") {
+		t.Fatalf("a DeleteAllOf whose object names the scratch namespace but has no InNamespace: %v", err)
+	}
+	err = j.Create(ctx, &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "reader", Namespace: ns}})
+	if err == nil || !strings.Contains(err.Error(), "refused create clusterroles.rbac.authorization.k8s.io reader") {
+		t.Fatalf("a cluster-scoped object naming the scratch namespace: %v", err)
+	}
+	err = j.DeleteAllOf(ctx, &rbacv1.ClusterRole{}, client.InNamespace(ns))
+	if err == nil || !strings.Contains(err.Error(), "refused deleteAllOf clusterroles.rbac.authorization.k8s.io") {
+		t.Fatalf("a DeleteAllOf of a cluster-scoped kind InNamespace(scratch) deletes every object of the kind: %v", err)
+	}
+	if len(reached) != 0 {
+		t.Fatalf("refused writes reached the client: %v", reached)
+	}
+	if err := j.DeleteAllOf(ctx, &corev1.ConfigMap{}, client.InNamespace(ns)); err != nil {
+		t.Fatalf("a DeleteAllOf in the scratch namespace: %v", err)
+	}
+	if err := j.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "inside", Namespace: ns}}); err != nil {
+		t.Fatalf("a write in the scratch namespace: %v", err)
+	}
+	if reached["deleteAllOf in "+ns] != 1 || reached["create inside"] != 1 {
+		t.Fatalf("the writes in the scratch namespace: %v", reached)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -78,6 +79,9 @@ func newClient(h *hub, c client.WithWatch) client.WithWatch {
 		DeleteAllOf: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.DeleteAllOfOption) error {
 			ri, w := j.begin(ctx, c, "deleteAllOf", obj, "", nil)
 			describeDeleteAllOf(w, opts)
+			if namespaced, err := c.IsObjectNamespaced(obj); err == nil && !namespaced {
+				w.Namespace = "" // InNamespace is ignored for a cluster-scoped kind: every object of it
+			}
 			if ri.dry() {
 				opts = append(opts, client.DryRunAll)
 			}
@@ -238,6 +242,9 @@ func (j *journal) begin(ctx context.Context, c client.Client, verb string, obj c
 		w.Group, w.Version, w.Kind = gvk.Group, gvk.Version, gvk.Kind
 		if m, err := c.RESTMapper().RESTMapping(gvk.GroupKind(), gvk.Version); err == nil {
 			w.Resource = m.Resource.Resource
+			if m.Scope.Name() == meta.RESTScopeNameRoot {
+				w.Namespace = "" // the client ignores a namespace a cluster-scoped object names
+			}
 		}
 	}
 	secret := isSecret(w)
@@ -323,6 +330,9 @@ func (j *journal) beginApply(ctx context.Context, c client.Client, ri *reconcile
 	gvk := schema.GroupVersionKind{Group: w.Group, Version: w.Version, Kind: w.Kind}
 	if m, err := c.RESTMapper().RESTMapping(gvk.GroupKind(), gvk.Version); err == nil {
 		w.Resource = m.Resource.Resource
+		if m.Scope.Name() == meta.RESTScopeNameRoot {
+			w.Namespace = "" // the client ignores a namespace a cluster-scoped object names
+		}
 	}
 	secret := isSecret(&w)
 	if (ri.dry() || (j.checkBodies() && !secret)) && w.Name != "" && w.Kind != "" {
@@ -396,14 +406,13 @@ func toMap(obj client.Object) map[string]any {
 	return m
 }
 
-// describeDeleteAllOf fills in what a DeleteAllOf acts on: its namespace (InNamespace) and its label and field
-// selectors ("" when it matches every object of the namespace, or of the cluster).
+// describeDeleteAllOf fills in what a DeleteAllOf acts on: its namespace (InNamespace only: controller-runtime's
+// client ignores the namespace of the object it is given, so without InNamespace it deletes in every namespace;
+// "" then) and its label and field selectors ("" when it matches every object of the namespace, or of the cluster).
 func describeDeleteAllOf(w *Write, opts []client.DeleteAllOfOption) {
 	o := &client.DeleteAllOfOptions{}
 	o.ApplyOptions(opts)
-	if o.Namespace != "" {
-		w.Namespace = o.Namespace
-	}
+	w.Namespace = o.Namespace
 	var sel []string
 	if o.LabelSelector != nil && !o.LabelSelector.Empty() {
 		sel = append(sel, o.LabelSelector.String())
