@@ -3,6 +3,7 @@ import { parseLabelSelector } from '../cache/labelSelector.ts';
 import type { Clock } from '../clock.ts';
 import { Emitter, type Event } from '../event.ts';
 import type { Logger } from '../log.ts';
+import type { Disposable } from '../lifecycle.ts';
 import type { Journal, QueueTransition } from '../journal/journal.ts';
 import { splitKey, type ObjectKey } from '../k8s/keys.ts';
 import type { Controller, ControllerSnapshot, ControllerStatus, StepOptions, StepResult } from '../controller/controller.ts';
@@ -142,9 +143,16 @@ export class RemoteController implements Controller {
    * Where the editor finds the labels of the object of a key of this controller's kind (its own informer, or the
    * object the CLI read): step of a key not in the queue, reconcile now, enqueue and dry-run refuse an object the
    * cache's label selector leaves out. Without it (or when it returns undefined) nothing is refused on labels.
+   * Disposing the result removes `labelsOf` only while it is still the one set (a later caller's stays): a view
+   * that closes takes its informer's labels away, and the controller keeps no reference to it.
    */
-  setObjectLabels(labelsOf: ((key: ObjectKey) => Readonly<Record<string, string>> | undefined) | undefined): void {
+  setObjectLabels(labelsOf: ((key: ObjectKey) => Readonly<Record<string, string>> | undefined) | undefined): Disposable {
     this.labelsOf = labelsOf;
+    return {
+      dispose: () => {
+        if (this.labelsOf === labelsOf) this.labelsOf = undefined;
+      },
+    };
   }
 
   /**

@@ -153,6 +153,8 @@ export class Session implements ViewModel, Disposable {
   private external: { controller: Controller; origin: () => string; primary?: Watched } | undefined;
   private readonly controllerResources = new Map<string, string>();
   private keySub: Disposable | undefined;
+  /** The labels this session lends the shown Go controller (RemoteController.setObjectLabels); gone on close. */
+  private labelsLink: Disposable | undefined;
   /**
    * The controller's key briefs and queue order as of the last key-state change: every view refresh, the status bar
    * and Step's target read them, so that a refresh lists 10,000 keys once, not once per reader. Emptied on every
@@ -218,6 +220,7 @@ export class Session implements ViewModel, Disposable {
     this.store.add(this.changeEmitter);
     this.store.add(this.controllerEmitter);
     this.store.add(toDisposable(() => this.keySub?.dispose()));
+    this.store.add(toDisposable(() => this.labelsLink?.dispose()));
   }
 
   /**
@@ -268,13 +271,14 @@ export class Session implements ViewModel, Disposable {
     const resourceId = controller && 'resourceId' in controller ? (controller as { resourceId?: unknown }).resourceId : undefined;
     const primary = typeof resourceId === 'string' ? this.watch(resourceId) : undefined;
     if (controller && typeof resourceId === 'string') this.noteControllerResource(controller.name, resourceId);
-    const previous = this.external?.controller;
-    if (previous instanceof RemoteController && previous !== controller) previous.setObjectLabels(undefined);
+    this.labelsLink?.dispose();
+    this.labelsLink = undefined;
     this.external = controller ? { controller, origin, ...(primary ? { primary } : {}) } : undefined;
     // A Go controller refuses to add by hand an object its cache's label selector leaves out: the labels it
-    // checks are those of this session's informer of its resource (every namespace the informer holds).
+    // checks are those of this session's informer of its resource (every namespace the informer holds), until
+    // another controller is shown or the session closes (the controller may outlive it: a reconnect).
     if (controller instanceof RemoteController) {
-      controller.setObjectLabels((key) => {
+      this.labelsLink = controller.setObjectLabels((key) => {
         const resource = this.primaryResource;
         const obj = resource ? this.find(resource)?.informer.getIndexer().getByKey(key) : undefined;
         return obj ? (obj.metadata.labels ?? {}) : undefined;

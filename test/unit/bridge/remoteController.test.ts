@@ -366,3 +366,18 @@ test('step, reconcile now, enqueue and dry-run of an object the cache label sele
   sent.at(-1)!.reply({ ok: true, reconcile: { type: 'reconcileEnd', controller: 'widget', key: 'vault/left', reconcileID: 'r', durationMs: 1, dryRun: false, at: 1 } });
   assert.equal((await step).kind, 'reconciled');
 });
+
+test('setObjectLabels: disposing what it returned takes those labels away only while they are still the ones set (a closed view keeps no hold; a later one stays)', () => {
+  const { c } = setup();
+  c.announce({ type: 'controller', name: 'widget', kind: 'Secret', resource: 'secrets', priorityQueue: true, paused: true, cacheSelectors: [{ namespace: 'vault', label: 'app=lamp' }], cacheNamespaces: ['vault'] });
+  const first = c.setObjectLabels(() => ({ app: 'web' }));
+  assert.match(c.selectorRefusal('vault/other') ?? '', /its labels \(app=web\) do not match/);
+  first.dispose();
+  assert.equal(c.selectorRefusal('vault/other'), undefined, 'no labels once the view that lent them is gone');
+  const older = c.setObjectLabels(() => ({ app: 'web' }));
+  const newer = c.setObjectLabels(() => ({ app: 'db' }));
+  older.dispose(); // an old session closing after the new one attached
+  assert.match(c.selectorRefusal('vault/other') ?? '', /its labels \(app=db\) do not match/, "the newer view's labels stay");
+  newer.dispose();
+  assert.equal(c.selectorRefusal('vault/other'), undefined);
+});
