@@ -30,7 +30,7 @@ export interface LaunchOptions {
   log?: Logger;
   /** Variables that win over everything (the bridge's address and token). */
   bridgeEnv: Readonly<Record<string, string>>;
-  /** Lines of output kept for {@link LaunchedProcess.tail}. Default 200. */
+  /** Lines of output kept for {@link LaunchedProcess.tail} (each cut to {@link MAX_OUTPUT_LINE_CHARS}). Default 200. */
   keepLines?: number;
   /** Grace between SIGTERM and SIGKILL on stop. Default 3 s. */
   killGraceMs?: number;
@@ -115,15 +115,26 @@ export class LaunchedProcess implements Disposable {
       });
     });
     for (const stream of ['stdout', 'stderr'] as const) {
+      // A line longer than MAX_OUTPUT_LINE_CHARS is passed on cut (once) and the rest of it dropped until its
+      // newline: neither the unfinished line nor the kept lines grow with what the program prints.
       let rest = '';
+      let dropping = false;
       this.child[stream]!.setEncoding('utf8');
       this.child[stream]!.on('data', (s: string) => {
         const parts = (rest + s).split('\n');
         rest = parts.pop() ?? '';
-        for (const line of parts) this.line(stream, line);
+        for (const line of parts) {
+          if (dropping) dropping = false; // the end of a line already passed on cut
+          else this.line(stream, cutLine(line));
+        }
+        if (rest.length > MAX_OUTPUT_LINE_CHARS) {
+          if (!dropping) this.line(stream, cutLine(rest));
+          dropping = true;
+          rest = '';
+        }
       });
       this.child[stream]!.on('end', () => {
-        if (rest) this.line(stream, rest);
+        if (rest && !dropping) this.line(stream, cutLine(rest));
         rest = '';
       });
     }
@@ -204,6 +215,14 @@ export class LaunchedProcess implements Disposable {
     if (this.lines.length > this.keepLines) this.lines.shift();
     this.outputEmitter.fire({ stream, line });
   }
+}
+
+/** The longest line of a launched program's output passed on and kept (longer ones are cut: {@link cutLine}). */
+export const MAX_OUTPUT_LINE_CHARS = 16 << 10;
+
+/** `line` cut to {@link MAX_OUTPUT_LINE_CHARS}, marked with "… (line cut)" when it was longer. */
+function cutLine(line: string): string {
+  return line.length > MAX_OUTPUT_LINE_CHARS ? `${line.slice(0, MAX_OUTPUT_LINE_CHARS)}… (line cut)` : line;
 }
 
 /** Starts `spec` (see {@link LaunchedProcess}). */

@@ -4,7 +4,8 @@ import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { defaultGoLaunch, describeExit, launchSpecOf, leaderElectionFlag, processGroupOf } from '../../../src/core/bridge/launcher.ts';
+import { defaultGoLaunch, describeExit, launchProcess, launchSpecOf, leaderElectionFlag, MAX_OUTPUT_LINE_CHARS, processGroupOf } from '../../../src/core/bridge/launcher.ts';
+import { FakeClock } from '../../fakes/fakeClock.ts';
 
 test('defaultGoLaunch: cmd/main.go (kubebuilder v4) → go run ./cmd; one cmd/<name>/main.go → that; else go run .', () => {
   const dir = mkdtempSync(join(tmpdir(), 'rl-launch-'));
@@ -58,5 +59,24 @@ test('processGroupOf: a launched program\'s child (go run\'s compiled program) i
     assert.equal(processGroupOf(-1), undefined);
   } finally {
     process.kill(-leader.pid!, 'SIGKILL');
+  }
+});
+
+test('a launched program\'s output lines are bounded: a line longer than MAX_OUTPUT_LINE_CHARS is passed on and kept cut once, the lines around it whole', async () => {
+  const long = MAX_OUTPUT_LINE_CHARS * 6;
+  // Written in many chunks: the unfinished line must not grow with them either.
+  const script = `const w = (s) => process.stdout.write(s); w('before\\n'); for (let i = 0; i < ${long / 1024}; i++) w('x'.repeat(1024)); w('\\nafter\\n'); w('y'.repeat(${long}));`;
+  const launched = launchProcess({ command: process.execPath, args: ['-e', script] }, { clock: new FakeClock(), bridgeEnv: {} });
+  const seen: string[] = [];
+  launched.onOutput((l) => seen.push(l.line));
+  try {
+    const exit = await launched.exited;
+    assert.equal(exit.code, 0);
+    const cut = 'x'.repeat(MAX_OUTPUT_LINE_CHARS) + '… (line cut)';
+    const cutY = 'y'.repeat(MAX_OUTPUT_LINE_CHARS) + '… (line cut)';
+    assert.deepEqual(seen.map((l) => (l.length > 40 ? `${l[0]}×${l.length}` : l)), ['before', `x×${cut.length}`, 'after', `y×${cutY.length}`]);
+    assert.deepEqual(launched.tail(4), ['before', cut, 'after', cutY]);
+  } finally {
+    launched.dispose();
   }
 });
