@@ -111,6 +111,17 @@ export class ChecksUi implements vscode.Disposable {
         async (progress, token) => {
           const sub = token.onCancellationRequested(() => abort.abort(new Error('cancelled')));
           try {
+            // A module's predicates and checkTransitions as the file exports them now (edited since the connect).
+            let exported: Awaited<ReturnType<NonNullable<ReconcilerRecipe['current']>>> | undefined;
+            if (!go && recipe.current) {
+              try {
+                exported = await recipe.current();
+              } catch (e) {
+                this.lab.log.warn('the reconciler module\'s predicates and checkTransitions could not be read again; the checks use those read at connect', { error: (e as Error).message });
+              }
+            }
+            const predicates = exported ? exported.predicates : recipe.predicates;
+            const transitions = exported ? exported.checkTransitions : recipe.checkTransitions;
             return await runChecks(
               {
                 transport: s.transport,
@@ -123,8 +134,8 @@ export class ChecksUi implements vscode.Disposable {
                 reconcilerSpec: recipe.spec,
                 keys: [...request.keys],
                 checks: [...request.checks],
-                ...(!go && recipe.predicates?.length ? { predicates: [...recipe.predicates] } : {}),
-                ...(!go && recipe.checkTransitions?.length ? { transitions: [...recipe.checkTransitions] } : {}),
+                ...(!go && predicates?.length ? { predicates: [...predicates] } : {}),
+                ...(!go && transitions?.length ? { transitions: [...transitions] } : {}),
                 reproduceFlags: reproduceFlagsOf(recipe, primaryResource, s.kubeconfigPath, s.contextName),
                 clock: this.lab.clock,
                 log: this.lab.log.child({ checks: primaryResource }),

@@ -71,6 +71,12 @@ export interface ReconcilerRecipe {
   readonly predicateSpecs?: readonly string[];
   /** A module's `checkTransitions` export: the unobserved-state and stale-cache transitions. */
   readonly checkTransitions?: readonly unknown[];
+  /**
+   * A module's predicates (the setting's first) and `checkTransitions` as the file exports them now: the module is
+   * loaded afresh, so a check run picks up an edited export without a reconnect. Rejects when the module does not
+   * load (the caller keeps the values read at connect).
+   */
+  readonly current?: () => Promise<{ predicates: Predicate[]; checkTransitions?: unknown[] }>;
 }
 
 /** Why the loop is not available, for the person: what to do about it. */
@@ -433,13 +439,28 @@ export class Session implements ViewModel, Disposable {
               throw new Error(`reconcileLab.reconciler.predicates: ${(e as Error).message}`);
             }
           });
+          const settingPredicates = [...predicates];
           predicates.push(...(moduleConfig?.predicates ?? []));
           if (recipe) {
+            const spec = recipe.spec;
             recipe = {
               ...recipe,
               predicates: [...predicates],
               predicateSpecs: [...settings['reconciler.predicates']],
               ...(moduleConfig?.checkTransitions?.length ? { checkTransitions: moduleConfig.checkTransitions } : {}),
+              ...(spec.kind === 'module'
+                ? {
+                    current: async () => {
+                      const probe = createModuleReconciler({ path: spec.path, log: log.child({ reconciler: 'module' }) });
+                      try {
+                        const cfg = await probe.controllerConfig();
+                        return { predicates: [...settingPredicates, ...cfg.predicates], ...(cfg.checkTransitions?.length ? { checkTransitions: [...cfg.checkTransitions] } : {}) };
+                      } finally {
+                        probe.dispose();
+                      }
+                    },
+                  }
+                : {}),
             };
           }
         } catch (e) {

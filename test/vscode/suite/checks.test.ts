@@ -124,6 +124,65 @@ describe('Robustness checks', function () {
     assert.equal((JSON.parse(readFileSync(json, 'utf8')) as { totals: { findings: number } }).totals.findings, r.totals.findings);
   });
 
+  it('a module\'s checkTransitions edited between two runs: the second run applies the new transitions (no reconnect)', async () => {
+    const c = await widgetCrd();
+    const mod = join(tmp, 'transitions-reconciler.mjs');
+    const source = (t: unknown[]) => `// written by the checks host test\nexport const checkTransitions = ${JSON.stringify(t)};\nexport async function reconcile() { return {}; }\n`;
+    const label = (v: string) => ({ metadata: { labels: { 'checks-test/step': v } } });
+    writeFileSync(mod, source([label('one')]));
+    await connectTo(ns, { reconcilerKind: 'module', reconcilerModulePath: mod });
+    await waitUntil(() => Boolean(l.session?.get(c.resourceId, `${ns}/checked`)), 'widget cached');
+    const unobserved = async () => {
+      ok(await run<ChecksResult>('reconcileLab.runChecks', { key: `${ns}/checked`, resource: c.resourceId, checks: ['unobservedState'], quiet: true }));
+      const x = l.checks.panel.current.results.find((r) => r.check === 'unobservedState');
+      return `${x?.status}: ${x?.message}`;
+    };
+    assert.match(await unobserved(), /^passed: 1 state change\(s\)/, 'the transitions exported at connect');
+    // The person edits the export (three states now) and runs the checks again, without reconnecting.
+    writeFileSync(mod, source([label('one'), label('two'), label('three')]));
+    assert.match(await unobserved(), /^passed: 3 state change\(s\)/, 'the edited transitions were applied');
+  });
+
+  it('a key that really fails: the Work Queue row carries the backoff marker (Reset Backoff offered only then); after Reset Backoff the marker and counter are gone', async () => {
+    const c = await widgetCrd();
+    const mod = join(tmp, 'failing-reconciler.mjs');
+    writeFileSync(mod, `export async function reconcile() { throw new Error('the backend is down (host test)'); }\n`);
+    await labCluster().client.create(c.gvr, widget(c, ns, 'failing'));
+    await connectTo(ns, { reconcilerKind: 'module', reconcilerModulePath: mod });
+    const key = `${ns}/failing`;
+    // Reset Backoff's menu entries, as package.json declares them for the Work Queue rows.
+    const menus = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { contributes: { menus: Record<string, Array<{ command: string; when?: string }>> } }).contributes.menus;
+    const whens = Object.values(menus).flat().filter((m) => m.command === 'reconcileLab.resetBackoff' && m.when?.includes('reconcileLab.queue')).map((m) => m.when!);
+    assert.ok(whens.length >= 1, 'Reset Backoff is in the Work Queue\'s menus');
+    const offered = (contextValue: string) => whens.every((w) => [...w.matchAll(/viewItem =~ \/(.+?)\/(?=[ )])/g)].some((m) => new RegExp(m[1]!).test(contextValue)));
+    const row = () => {
+      const n = l.queueTree.getChildren().find((x) => x.type === 'queueKey' && x.key === key);
+      return n ? { item: l.queueTree.getTreeItem(n), node: n } : undefined;
+    };
+    await waitUntil(() => Boolean(l.session?.get(c.resourceId, key)) && Boolean(row()), 'the key is listed in the Work Queue');
+    assert.doesNotMatch(String(row()!.item.contextValue), /:backoff$/, 'no marker before any failure');
+    assert.equal(offered(String(row()!.item.contextValue)), false, 'Reset Backoff is not offered on a key that never failed');
+    const step = ok(await run<{ step: { kind: string; outcome?: { kind: string } } }>('reconcileLab.stepReconcile', { key, resource: c.resourceId, force: true }));
+    assert.equal(step.step.outcome?.kind, 'error', JSON.stringify(step));
+    await waitUntil(() => /:backoff$/.test(String(row()?.item.contextValue)), 'the failing key carries the backoff marker');
+    const failed = row()!;
+    assert.equal(offered(String(failed.item.contextValue)), true, `Reset Backoff is offered on ${String(failed.item.contextValue)}`);
+    assert.match(String(failed.item.description), /backoff/, String(failed.item.description));
+    // The tooltip is Markdown (spaces as &nbsp;, punctuation escaped): read it as the person sees it.
+    const plain = (md: vscode.MarkdownString) => md.value.replace(/&nbsp;/g, ' ').replace(/\\(.)/g, '$1');
+    const tip = plain(l.queueTree.resolveTreeItem(failed.item, failed.node).tooltip as vscode.MarkdownString);
+    assert.match(tip, /Requeues \(backoff counter\): [1-9]/, tip);
+    assert.match(tip, /the backend is down \(host test\)/, tip);
+    ok(await run('reconcileLab.resetBackoff', { key, resource: c.resourceId }));
+    await waitUntil(() => !/:backoff$/.test(String(row()?.item.contextValue)), 'the marker is gone after Reset Backoff');
+    const after = row()!;
+    assert.equal(offered(String(after.item.contextValue)), false, 'Reset Backoff is no longer offered');
+    assert.doesNotMatch(String(after.item.description), /backoff/, String(after.item.description));
+    assert.equal(l.session!.keyState(key)?.requeues, 0);
+    const tipAfter = plain(l.queueTree.resolveTreeItem(after.item, after.node).tooltip as vscode.MarkdownString);
+    assert.match(tipAfter, /Requeues \(backoff counter\): 0\n/, tipAfter);
+  });
+
   it('refuses a cluster that is not the local control plane unless it is confirmed by name; a stranger cannot confirm', async () => {
     const c = await widgetCrd();
     // The same server under another context name: not recognisably the local control plane.
