@@ -8,6 +8,7 @@
  * from an object's key and says `undefined` (not known here) when a term names any other field.
  */
 
+/** A field selector that does not parse (the message quotes it and says what is wrong). */
 export class FieldSelectorError extends Error {
   constructor(message: string) {
     super(message);
@@ -15,12 +16,14 @@ export class FieldSelectorError extends Error {
   }
 }
 
+/** One term of a field selector: `field=value` (`==` too) or `field!=value`, the value unescaped. */
 export interface FieldRequirement {
   readonly field: string;
   readonly operator: '=' | '!=';
   readonly value: string;
 }
 
+/** A parsed field selector: its terms, all of which must hold. */
 export interface FieldSelector {
   readonly requirements: readonly FieldRequirement[];
   /** True when the selector has no term (matches everything). */
