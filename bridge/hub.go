@@ -169,6 +169,38 @@ func (h *hub) sendCtrl(m any) {
 
 func (h *hub) reply(r ReplyMsg) { h.sendCtrl(&r) }
 
+// snapshot answers a snapshot command with the state of its controllers' queues at one instant of their order:
+// the editor rebuilds a queue's state from the reply and then applies the transitions it reads after it, so a
+// transition sorted before the reply must be in it and one missing from it must sort after it. Every target
+// queue is gated (no hot op slips past the fold, oplog.go's handshake) and locked at once while their states are
+// read, and the reply is pushed (its number taken) before any of them is unlocked: a transition not in the reply
+// is pushed after it, so it has a larger number and no take can hand it out before the reply (outbox.take takes
+// the hub's own spool last). Queue locks are only ever held together here (taken in registration order).
+func (h *hub) snapshot(c CommandMsg, all bool) {
+	h.mu.Lock()
+	var targets []*Queue
+	for _, q := range h.queues {
+		if all || q.name == c.Controller {
+			targets = append(targets, q)
+		}
+	}
+	h.mu.Unlock()
+	for _, q := range targets {
+		q.mu.Lock()
+		q.gated.Store(true) // before the fold (oplog.go)
+		q.lockedFold()
+	}
+	ctrls := make([]any, 0, len(targets))
+	for _, q := range targets {
+		ctrls = append(ctrls, q.lockedSnapshot())
+	}
+	h.sendCtrl(&ReplyMsg{ID: c.ID, OK: true, Snapshot: map[string]any{"controllers": ctrls, "dropped": h.box.dropped.Load()}})
+	for _, q := range targets {
+		q.lockedRegate()
+		q.mu.Unlock()
+	}
+}
+
 // register adds a controller's queue, announces it and returns whether it starts paused.
 func (h *hub) register(q *Queue) bool {
 	h.mu.Lock()
@@ -300,19 +332,7 @@ func (h *hub) handle(c CommandMsg) {
 		}
 		reply(ReplyMsg{OK: true})
 	case OpSnapshot:
-		var ctrls []any
-		h.mu.Lock()
-		queues := append([]*Queue{}, h.queues...)
-		h.mu.Unlock()
-		for _, q := range queues {
-			if all || q.name == c.Controller {
-				ctrls = append(ctrls, q.Snapshot())
-			}
-		}
-		if ctrls == nil {
-			ctrls = []any{}
-		}
-		reply(ReplyMsg{OK: true, Snapshot: map[string]any{"controllers": ctrls, "dropped": h.box.dropped.Load()}})
+		h.snapshot(c, all)
 	case OpStep, OpResetBackoff, OpReconcileNow:
 		q := h.queue(c.Controller)
 		if q == nil {

@@ -224,3 +224,77 @@ func TestTakeNeverPutsATransitionBeforeAnOlderHubMessage(t *testing.T) {
 		t.Fatalf("saw %d pings and %d records, want %d and %d (nothing dropped)", pings, checked, n, 2*n)
 	}
 }
+
+// TestSnapshotReplyIsOneInstantOfTheOrder: while keys are added (hot adds and slow-path adds) and snapshots are
+// answered concurrently, every snapshot reply holds every key whose "added" transition the editor read before it.
+// (The reverse may happen: a take can hand a reply out before an older transition, outbox.take.) (Read under the queue's lock and pushed after it, a reply could sort after an
+// add it did not contain: the editor, rebuilding the queue's state from it, forgot that key — a key queued while
+// the editor resynced showed as idle.)
+func TestSnapshotReplyIsOneInstantOfTheOrder(t *testing.T) {
+	h := newHub("", "", nil)
+	q := newQueue(queueConfig{name: "snap", hub: h})
+	t.Cleanup(q.ShutDown)
+	h.box.take(burst{}) // the announcement
+	const n = 3000
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := range n {
+			k := req(fmt.Sprint("k", i))
+			if i%2 == 0 {
+				q.Add(k) // hot path
+			} else {
+				q.ReconcileNow(k) // slow path
+			}
+		}
+	}()
+	snaps := make(chan struct{})
+	go func() {
+		defer close(snaps)
+		for id := int64(1); ; id++ {
+			select {
+			case <-done:
+				return
+			default:
+			}
+			h.handle(CommandMsg{ID: id, Op: OpSnapshot, Controller: "snap"})
+		}
+	}()
+	added := map[string]bool{}
+	replies := 0
+	var b burst
+	for finished := false; ; {
+		select {
+		case <-snaps:
+			finished = true
+		default:
+		}
+		b = h.box.take(b)
+		for i := range b.recs {
+			switch m := b.recs[i].message(b.causes).(type) {
+			case *QueueMsg:
+				if m.Transition == "added" {
+					added[m.Key] = true
+				}
+			case *ReplyMsg:
+				replies++
+				ctrl := m.Snapshot["controllers"].([]any)[0].(map[string]any)
+				in := map[string]bool{}
+				for _, k := range ctrl["keys"].([]map[string]any) {
+					in[k["key"].(string)] = true
+				}
+				for k := range added {
+					if !in[k] {
+						t.Fatalf("reply %d does not hold %s, whose added the editor read before it", m.ID, k)
+					}
+				}
+			}
+		}
+		if finished && h.box.pending() == 0 {
+			break
+		}
+	}
+	if len(added) != n || replies == 0 {
+		t.Fatalf("read %d added and %d replies, want %d and some", len(added), replies, n)
+	}
+}

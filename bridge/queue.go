@@ -1053,6 +1053,11 @@ func (q *Queue) Snapshot() map[string]any {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	q.lockedFold()
+	return q.lockedSnapshot()
+}
+
+// lockedSnapshot is Snapshot under q.mu with the log folded.
+func (q *Queue) lockedSnapshot() map[string]any {
 	keys := []map[string]any{}
 	held := map[reconcile.Request]bool{}
 	for _, h := range q.held {
