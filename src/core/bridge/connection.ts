@@ -58,6 +58,7 @@ export class BridgeClosedError extends Error {
 
 interface Pending {
   readonly op: string;
+  readonly onReply?: (r: ReplyMessage) => void;
   readonly resolve: (r: ReplyMessage) => void;
   readonly reject: (e: Error) => void;
   timer?: TimerHandle;
@@ -125,6 +126,11 @@ export class BridgeConnection implements Disposable {
         return;
       }
       this.settle(msg.id);
+      try {
+        p.onReply?.(msg);
+      } catch (e) {
+        this.log.warn('bridge: a reply handler failed', { op: p.op, error: (e as Error).message });
+      }
       p.resolve(msg);
       return;
     }
@@ -160,13 +166,17 @@ export class BridgeConnection implements Disposable {
    * undefined: a step may sit at a breakpoint for minutes), with
    * {@link BridgeClosedError} when the connection closes first, or with the
    * signal's reason when `signal` aborts (the command is not withdrawn).
+   * `onReply` runs synchronously when the reply is read, before any line
+   * after it is handled (the promise settles only a microtask later, after
+   * the rest of the chunk): a caller that rebuilds state from a reply does it
+   * there, so the messages that follow the reply apply on top of it.
    */
-  request(cmd: Omit<CommandMessage, 'type' | 'id'>, options: { timeoutMs?: number; signal?: AbortSignal } = {}): Promise<ReplyMessage> {
+  request(cmd: Omit<CommandMessage, 'type' | 'id'>, options: { timeoutMs?: number; signal?: AbortSignal; onReply?: (r: ReplyMessage) => void } = {}): Promise<ReplyMessage> {
     if (this.livenessValue === 'closed') return Promise.reject(new BridgeClosedError(`before "${cmd.op}" was sent`));
     if (options.signal?.aborted) return Promise.reject(options.signal.reason);
     const id = this.nextId++;
     return new Promise<ReplyMessage>((resolve, reject) => {
-      const p: Pending = { op: cmd.op, resolve, reject };
+      const p: Pending = { op: cmd.op, resolve, reject, ...(options.onReply ? { onReply: options.onReply } : {}) };
       this.pending.set(id, p);
       if (options.timeoutMs !== undefined) {
         const ms = options.timeoutMs;

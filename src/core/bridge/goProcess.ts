@@ -134,7 +134,7 @@ export class GoProcess implements RemoteEndpoint, Disposable {
     this.changeEmitter.fire();
   }
 
-  request(cmd: { op: CommandOp; controller: string; key?: string; force?: boolean; resource?: string }, options: { timeoutMs?: number } = {}): Promise<ReplyMessage> {
+  request(cmd: { op: CommandOp; controller: string; key?: string; force?: boolean; resource?: string }, options: { timeoutMs?: number; onReply?: (r: ReplyMessage) => void } = {}): Promise<ReplyMessage> {
     if (!this.conn) return Promise.reject(new BridgeClosedError(`before "${cmd.op}" was sent`));
     return this.conn.request(cmd, options);
   }

@@ -14,8 +14,11 @@ import type { CommandOp } from './protocol.ts';
 
 /** What a RemoteController needs from its process: sending commands and knowing whether it is there. */
 export interface RemoteEndpoint {
-  /** Sends a command; rejects when not connected, on timeout (not responding) or when the connection closes. */
-  request(cmd: { op: CommandOp; controller: string; key?: string; force?: boolean; resource?: string }, options?: { timeoutMs?: number }): Promise<ReplyMessage>;
+  /**
+   * Sends a command; rejects when not connected, on timeout (not responding) or when the connection closes.
+   * `onReply`, when the endpoint supports it, runs synchronously as the reply is read, before any message after it.
+   */
+  request(cmd: { op: CommandOp; controller: string; key?: string; force?: boolean; resource?: string }, options?: { timeoutMs?: number; onReply?: (r: ReplyMessage) => void }): Promise<ReplyMessage>;
   /** The socket is open (the process may still be silent at a breakpoint). */
   readonly connected: boolean;
   /** Shown in messages: "go process 1234 (./cmd)". */
@@ -380,13 +383,21 @@ export class RemoteController implements Controller {
    * answer or sent no usable snapshot (the state then follows the messages).
    */
   async resync(): Promise<boolean> {
+    // Applied as the reply is read (onReply): the queue messages the process sent after the snapshot, which may
+    // be read in the same chunk before this method resumes, then apply on top of it instead of being wiped by it.
+    let applied: boolean | undefined;
     let reply: ReplyMessage;
     try {
-      reply = await this.endpoint.request({ op: 'snapshot', controller: this.name }, { timeoutMs: this.commandTimeoutMs });
+      reply = await this.endpoint.request({ op: 'snapshot', controller: this.name }, { timeoutMs: this.commandTimeoutMs, onReply: (r) => (applied = this.applySnapshot(r)) });
     } catch (e) {
       this.log.debug('bridge: no snapshot', { error: (e as Error).message });
       return false;
     }
+    return applied ?? this.applySnapshot(reply);
+  }
+
+  /** Rebuilds the queue state from a snapshot reply (see {@link resync}); false when it holds no usable snapshot. */
+  private applySnapshot(reply: ReplyMessage): boolean {
     const ctrls = reply.snapshot?.controllers;
     const snap = Array.isArray(ctrls) ? (ctrls as unknown[]).find((c): c is Record<string, unknown> => isRecord(c) && c.name === this.name) : undefined;
     if (!reply.ok || !snap || !Array.isArray(snap.keys)) return false;

@@ -192,3 +192,22 @@ test('transitions frames: each item reaches the controller as its queue transiti
   assert.notEqual(c.keyState('ns/a')?.phase, 'queued');
   h.dispose();
 });
+
+test('resync over a real socket: a queue message in the same chunk right after the snapshot reply is applied on top of the snapshot', async () => {
+  const { h, address, token } = await hub();
+  const { peer } = await Peer.hello(address, token);
+  peer.send({ type: 'controller', name: 'widget', group: 'lab.reconcile.dev', version: 'v1alpha1', kind: 'Widget', resource: 'widgets', priorityQueue: true, paused: true });
+  const { controller: c } = await h.waitForController((x) => x.controller.name === 'widget');
+  const snapshot = { dropped: 0, controllers: [{ name: 'widget', paused: true, keys: [{ key: 'ns/old', state: 'ready', failures: 0, causes: [] }] }] };
+  const first = await peer.command('snapshot'); // the resync of the announcement
+  peer.send({ type: 'reply', id: first.id, ok: true, snapshot });
+  await until(() => c.keyState('ns/old')?.phase === 'queued', 'the first resync applied');
+  const done = c.resync();
+  const cmd = await peer.command('snapshot');
+  const added = { type: 'queue', controller: 'widget', key: 'ns/new', transition: 'added', priority: 0, causes: [{ kind: 'watch', note: 'added outside an informer event', at: 1 }], at: 1 };
+  peer.raw(`${JSON.stringify({ type: 'reply', id: cmd.id, ok: true, snapshot })}\n${JSON.stringify(added)}\n`); // one write, read as one chunk
+  assert.equal(await done, true);
+  assert.equal(c.keyState('ns/new')?.phase, 'queued', 'the add read after the reply survives the resync');
+  assert.equal(c.keyState('ns/old')?.phase, 'queued');
+  h.dispose();
+});

@@ -178,6 +178,31 @@ test('resync: the snapshot rebuilds processing, ready (by priority) and waiting 
   assert.equal(c.status().paused, false);
 });
 
+test('resync: the queue messages read right after the snapshot reply (same chunk, before resync resumes) apply on top of it', async () => {
+  const { c, q, sent } = setup();
+  // As BridgeConnection does: onReply runs as the reply line is read, the promise settles a microtask later.
+  let onReply: ((r: ReplyMessage) => void) | undefined;
+  sent.length = 0;
+  const ep = (c as unknown as { endpoint: RemoteEndpoint }).endpoint;
+  const request = ep.request.bind(ep);
+  (ep as { request: RemoteEndpoint['request'] }).request = (cmd, options) => {
+    onReply = options?.onReply;
+    return request(cmd, options);
+  };
+  const done = c.resync();
+  await flushMicrotasks();
+  assert.ok(onReply, 'resync passes onReply');
+  const reply: ReplyMessage = { type: 'reply', id: 1, ok: true, snapshot: { dropped: 0, controllers: [{ name: 'widget', paused: true, keys: [{ key: 'ns/old', state: 'ready', failures: 0, causes: [] }] }] } };
+  // One chunk: the reply, then an add the process sent after it.
+  onReply(reply);
+  q('ns/new', 'added', { causes: [informer('ns/new', '3', 3)] });
+  sent[0]!.reply({ ok: reply.ok, snapshot: reply.snapshot });
+  assert.equal(await done, true);
+  assert.equal(c.keyState('ns/new')?.phase, 'queued', 'the add after the snapshot is not wiped by it');
+  assert.equal(c.keyState('ns/old')?.phase, 'queued');
+  assert.deepEqual(new Set(c.snapshot().queue), new Set(['ns/old', 'ns/new']));
+});
+
 test('step: a waiting key is notReady locally; force sends it; the reply becomes the StepResult; pause/resume are commands', async () => {
   const { c, q, sent, clock } = setup();
   q('ns/a', 'backoff', { failures: 1, delayMs: 5000, dueAt: clock.now() + 5000 });
