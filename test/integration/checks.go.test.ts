@@ -104,6 +104,17 @@ describe('robustness checks on the Go controller through the bridge', { skip: (!
     assert.deepEqual(await scratchOf(r), []);
   });
 
+  test('samples/buggy/go-removes-finalizer-first: the deletion check, crashing the deletion after each write, finds the registry ConfigMap left behind', async () => {
+    const dir = join(ROOT, 'samples/buggy/go-removes-finalizer-first');
+    const r = await runChecks(options({ checks: ['deletion'], go: { command: ['go', 'run', '.'], cwd: dir, env: { KUBECONFIG: cluster.kubeconfigPath } }, reconcilerSpec: { kind: 'go', command: ['go', 'run', '.'] }, convergenceBoundMs: 8_000 }));
+    assert.deepEqual([...new Set(r.findings.map((f) => f.check))], ['deletion'], summary(r));
+    const f = r.findings[0]!;
+    assert.match(f.title, /^Crash during the deletion after write \d of \d \((update|patch) widgets\.lab\.reconcile\.dev rl-check-[0-9a-f]+\/widget-ready\): configmaps\/widget-ready-registry is left behind$/, summary(r));
+    assert.match(f.explanation, /removed the last finalizer[^]*remove the finalizer last/, f.explanation);
+    assert.match(f.reproduce, new RegExp(`^reconcile-lab check ${ns}/widget-ready --check deletion`));
+    assert.deepEqual(await scratchOf(r), []);
+  });
+
   test('samples/buggy/go-status-every-reconcile (go run, built once): caught by convergence only, with the field that changes', async () => {
     const dir = join(ROOT, 'samples/buggy/go-status-every-reconcile');
     const r = await runChecks(options({ go: { command: ['go', 'run', '.'], cwd: dir, env: { KUBECONFIG: cluster.kubeconfigPath } }, reconcilerSpec: { kind: 'go', command: ['go', 'run', '.'] }, convergenceBoundMs: 6_000 }));

@@ -169,6 +169,6 @@ export function crashDuringDeletionProblem(o: { i: number; k: number; crashedAft
     : '';
   return {
     title: `Crash during the deletion after write ${o.i} of ${o.k} (${o.crashedAfter}): ${what}`,
-    explanation: `While the copy was being deleted, the controller stopped right after write ${o.i} of ${o.k} (${o.crashedAfter}), as a crash, an eviction or a leader change may stop it; a new controller then ran until it settled. An uninterrupted deletion cleaned up, this one did not: ${what}${diffs}.${lost} A finalizer exists to guarantee another reconcile until the cleanup is done: clean up first (treat "already gone" as success), remove the finalizer last.`,
+    explanation: `While the copy was being deleted, the controller stopped right after write ${o.i} of ${o.k} (${o.crashedAfter}), as a crash, an eviction or a leader change may stop it, and a new controller took over. An uninterrupted deletion cleaned up, this one did not: ${what}${diffs}.${lost} A finalizer exists to guarantee another reconcile until the cleanup is done: clean up first (treat "already gone" as success), remove the finalizer last.`,
   };
 }
