@@ -81,7 +81,15 @@ export async function runGoController(o: RunGoControllerOptions): Promise<Runnin
     waiting.set(o.hub, (waiting.get(o.hub) ?? 1) - 1);
     throw e;
   }
-  o.onLaunched?.(launched);
+  try {
+    o.onLaunched?.(launched);
+  } catch (e) {
+    // The caller never got to own it: stop the program and give its place on the hub back before rethrowing.
+    waiting.set(o.hub, (waiting.get(o.hub) ?? 1) - 1);
+    await launched.stop();
+    launched.dispose();
+    throw e;
+  }
   if (o.onOutput) launched.onOutput((l) => o.onOutput!(l.line, l.stream));
   const waitMs = o.waitMs ?? 300_000;
   const wait = new AbortController();

@@ -112,3 +112,35 @@ test('two programs launched on one hub: each run ends only on its own program\'s
     hub.dispose();
   }
 });
+
+test('an onLaunched callback that throws: the run rejects with its error and the launched program is stopped', async () => {
+  const clock = new FakeClock();
+  const journal = new Journal({ clock, delivery: 'sync' });
+  const hub = await BridgeHub.start({ clock, journal, silentAfterMs: 3_600_000 });
+  let pid: number | undefined;
+  try {
+    await assert.rejects(
+      runGoController({
+        hub,
+        spec: { command: 'sleep', args: ['600'] },
+        clock,
+        onLaunched: (l) => {
+          pid = l.pid;
+          throw new Error('the caller could not take it');
+        },
+      }),
+      /the caller could not take it/,
+    );
+    assert.ok(pid !== undefined, 'the program was launched');
+    await until(() => {
+      try {
+        process.kill(pid!, 0);
+        return false;
+      } catch {
+        return true;
+      }
+    }, 'the launched program is gone');
+  } finally {
+    hub.dispose();
+  }
+});
