@@ -112,7 +112,9 @@ describe('a Go program whose manager cache watches some namespaces (Run Controll
 
     // Its labels change into the selector: the mark goes, it is a key of the controller (queued by the cache's add).
     await labCluster().client.patch(SECRETS, inside, 'torch', 'merge', { metadata: { labels: { app: 'torch' } } });
-    await waitUntil(() => s.outsideController(key) === undefined && s.keyState(key)?.phase === 'queued', 'the Secret inside the cache, queued', 60_000);
+    await waitUntil(() => s.outsideController(key) === undefined && s.keyState(key)?.phase === 'queued', 'the Secret inside the cache, queued', 60_000).catch((e: Error) => {
+      throw new Error(`${e.message}: DEBUG outside=${JSON.stringify(s.outsideController(key))} labels=${JSON.stringify(s.get('secrets', key)?.metadata?.labels)} state=${JSON.stringify(s.keyState(key))} keys=${JSON.stringify(s.keyStates().map((k) => [k.key, k.phase]))} ctrls=${JSON.stringify(l.go.all.map((c) => [c.controller.name, c.controller.status()]))}`);
+    });
     l.resourcesTree.flush();
     const after = l.resourcesTree.getTreeItem(objectNode('secrets', key)!);
     assert.doesNotMatch(String(after.description), /outside/);
