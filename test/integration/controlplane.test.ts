@@ -123,3 +123,51 @@ describe('local control plane: server behaviour the informer and reconcilers rel
     }, 'the garbage collector to delete the owned ConfigMap', 60_000);
   });
 });
+
+describe('local control plane: start-up', () => {
+  it('a port taken between picking it and kube-apiserver binding it: the attempt is stopped and the start is tried again on other ports', { timeout: 120_000 }, async () => {
+    const { createServer } = await import('node:net');
+    const { startLocalControlPlane } = await import('../../src/core/controlplane/localControlPlane.ts');
+    const listen = async (port: number) => {
+      const s = createServer();
+      await new Promise<void>((res, rej) => {
+        s.once('error', rej);
+        s.listen(port, '127.0.0.1', () => res());
+      });
+      return s;
+    };
+    const taken = await listen(0);
+    // The first attempt's readiness probe may connect to it: end such connections, or close() waits for them.
+    const sockets = new Set<import('node:net').Socket>();
+    taken.on('connection', (c) => sockets.add(c));
+    const takenPort = (taken.address() as { port: number }).port;
+    let picks = 0;
+    // The third pick of the first attempt is kube-apiserver's port: hand it the one held here.
+    const pickPort = async () => {
+      if (++picks === 3) return takenPort;
+      const s = await listen(0);
+      const port = (s.address() as { port: number }).port;
+      await new Promise((res) => s.close(res));
+      return port;
+    };
+    const lines: string[] = [];
+    try {
+      const cp = await startLocalControlPlane({ controllerManager: false, pickPort, log: (l) => lines.push(l) });
+      try {
+        assert.ok(lines.some((l) => /starting again on other ports \(attempt 2 of 3\)/.test(l)), lines.join('\n'));
+        assert.ok(picks >= 6, `new ports were picked for the second attempt (${picks} picks)`);
+        assert.doesNotMatch(cp.server, new RegExp(`:${takenPort}$`));
+        // Two kube-apiserver starts: the refused one on the taken port, then the one that answered /readyz (start-up
+        // resolves only then) on another.
+        const starts = lines.filter((l) => l.startsWith('starting kube-apiserver on '));
+        assert.deepEqual(starts.map((l) => l.endsWith(`:${takenPort}`)), [true, false], starts.join('\n'));
+        assert.ok(starts[1]!.endsWith(cp.server), starts[1]);
+      } finally {
+        await cp.stop();
+      }
+    } finally {
+      for (const c of sockets) c.destroy();
+      await new Promise((res) => taken.close(res));
+    }
+  });
+});

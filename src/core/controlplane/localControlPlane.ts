@@ -94,6 +94,22 @@ export interface LocalControlPlaneOptions {
   startTimeoutMs?: number;
   /** Progress lines for people (never contains credentials). */
   log?: (line: string) => void;
+  /**
+   * Picks a free loopback port (etcd client, etcd peer, kube-apiserver, in that order, per attempt). Default: the
+   * kernel's choice for a listener closed at once. Tests inject ports that are taken to exercise the retry.
+   */
+  pickPort?: () => Promise<number>;
+}
+
+/**
+ * Start attempts when a component finds its port taken. A port is picked by binding and closing a listener, so another
+ * process can take it before etcd or kube-apiserver binds it (seen on busy CI machines); a new attempt picks new ports.
+ */
+export const PORT_ATTEMPTS = 3;
+
+/** Whether a start failure is a component that could not bind the port picked for it. */
+function portTaken(e: unknown): boolean {
+  return e instanceof ControlPlaneError && /exited during start-up/.test(e.message) && /bind: address already in use/.test(e.message);
 }
 
 /** A start failure, with the failing component's log tail. */
@@ -327,9 +343,25 @@ async function waitFor(what: Component, check: () => Promise<boolean>, timeoutMs
   }
 }
 
-/** Starts a local control plane; see {@link LocalControlPlane}. */
+/**
+ * Starts a local control plane; see {@link LocalControlPlane}. When etcd or kube-apiserver finds the port picked for it
+ * taken, the failed attempt is stopped and removed and the start is tried again on new ports, up to
+ * {@link PORT_ATTEMPTS} times; any other failure (and the last one) is thrown as it is.
+ */
 export async function startLocalControlPlane(options: LocalControlPlaneOptions = {}): Promise<LocalControlPlane> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startOnce(options);
+    } catch (e) {
+      if (attempt >= PORT_ATTEMPTS || !portTaken(e)) throw e;
+      options.log?.(`a port picked for the control plane was taken before its component bound it; starting again on other ports (attempt ${attempt + 1} of ${PORT_ATTEMPTS})`);
+    }
+  }
+}
+
+async function startOnce(options: LocalControlPlaneOptions): Promise<LocalControlPlane> {
   const log = options.log ?? (() => {});
+  const pickPort = options.pickPort ?? freePort;
   const timeoutMs = options.startTimeoutMs ?? (Number(process.env.RECONCILE_LAB_START_TIMEOUT) || 90_000);
   const bins = await resolveBinaries(options);
   installExitHook();
@@ -352,7 +384,7 @@ export async function startLocalControlPlane(options: LocalControlPlaneOptions =
   };
 
   try {
-    const [etcdPort, peerPort, apiPort] = [await freePort(), await freePort(), await freePort()];
+    const [etcdPort, peerPort, apiPort] = [await pickPort(), await pickPort(), await pickPort()];
 
     // Credentials: a bearer token for the admin user, and the service-account signing key pair.
     const token = randomBytes(24).toString('hex');
