@@ -111,7 +111,7 @@ export async function runCli(argv: readonly string[], rawIo: CliIo): Promise<num
     const code = exitCodeFor(e);
     let message = ((e as Error)?.message ?? String(e)) + cliNextStep(e);
     // A Go program that ended (or is ending: the bridge saw it go first) explains the failure with its own output.
-    const ending = await programEndings.get(store)?.(PROGRAM_GONE.test(message) ? 3000 : 0);
+    const ending = await programEndings.get(store)?.(PROGRAM_GONE.test(message) ? PROGRAM_GONE_GRACE_MS : 0);
     if (ending) message += `\n${ending}`;
     if (args.json) io.stdout(JSON.stringify({ error: message, exitCode: code }) + '\n');
     io.stderr(`reconcile-lab: ${message}\n`);
@@ -139,8 +139,13 @@ const programExits = new WeakMap<DisposableStore, Promise<string>>();
 const programEndings = new WeakMap<DisposableStore, (graceMs: number) => Promise<string | undefined>>();
 /** How many of the program's last output lines a failure shows (as when it exits before announcing a controller). */
 const PROGRAM_TAIL_LINES = 15;
+/**
+ * How long a failure the program's ending explains waits for that ending: a manager that failed to start stops its
+ * runnables first (its graceful shutdown), which takes a few seconds on a busy machine.
+ */
+const PROGRAM_GONE_GRACE_MS = 10_000;
 /** An error from the bridge that a program ending (a manager that failed to start) explains better than itself. */
-const PROGRAM_GONE = /disconnected|refused by Go process|not responding|no controller named/;
+const PROGRAM_GONE = /disconnected|not connected|refused by Go process|not responding|no controller named|stopped before the step ran/;
 
 /**
  * What a command adds to its failure when its Go program ended: how (`exited with code 1`) and its last output
@@ -834,6 +839,8 @@ async function step(args: CliArgs, io: CliIo, log: Logger, s: Session, store: Di
   const key = args.positionals[0] ? normalizeKey(args.positionals[0], s) : undefined;
   if (key && controller instanceof RemoteController) await labelsFromServer(s, controller, key);
   const r = await controller.step(key ? { key, force: true } : { force: true });
+  // A Go program whose manager stopped (it failed to start, or ended) before the step ran: its own ending explains it.
+  if (r.kind === 'notRunning' && args.go) throw new Error(`the Go controller ${controller.name} stopped before the step ran`);
   controller.journal.flush();
   await controller.stop();
   controller.journal.flush();

@@ -12,6 +12,9 @@ import { outcomeOfEnd, reasonOfCause, writeRecordOf } from './causes.ts';
 import type { Cause, ControllerMessage, QueueMessage, ReconcileEndMessage, ReconcileStartMessage, ReplyMessage, WireWrite, WriteMessage } from './protocol.ts';
 import type { CommandOp } from './protocol.ts';
 
+/** The Go queue's reply to a step or dry-run that its shutdown ended (bridge/queue.go). */
+const QUEUE_SHUT_DOWN = /the controller's queue shut down/;
+
 /** What a RemoteController needs from its process: sending commands and knowing whether it is there. */
 export interface RemoteEndpoint {
   /**
@@ -511,6 +514,8 @@ export class RemoteController implements Controller {
     }
     if (!reply.ok || !reply.reconcile) {
       const message = reply.error ?? 'the step ran no reconcile';
+      // The queue shut down while the step waited (the manager is stopping): not an empty queue.
+      if (this.shutdown || !this.endpoint.connected || QUEUE_SHUT_DOWN.test(message)) return { kind: 'notRunning' };
       if (key === undefined && this.queued.size === 0) {
         const next = this.soonestWait();
         return { kind: 'empty', ...(next ? { next } : {}) };

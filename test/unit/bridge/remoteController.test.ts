@@ -247,6 +247,18 @@ test('a refused command is a journal warning; a disconnected controller is stopp
   await assert.rejects(c.start(), /not connected: run it again/);
 });
 
+test("a step that the queue's shutdown ended reports notRunning, not an empty queue; 'holds no key' is empty", async () => {
+  const { c, sent } = setup();
+  const stopped = c.step();
+  await flushMicrotasks();
+  sent[0]!.reply({ ok: false, error: "the controller's queue shut down" });
+  assert.deepEqual(await stopped, { kind: 'notRunning' }, 'a manager that stopped while the step waited is not an empty queue');
+  const empty = c.step();
+  await flushMicrotasks();
+  sent[1]!.reply({ ok: false, error: 'the queue holds no key' });
+  assert.deepEqual(await empty, { kind: 'empty' });
+});
+
 test('causes: an add outside any informer event reads as such; unknown kinds keep their name', async () => {
   const { reasonOfCause } = await import('../../../src/core/bridge/causes.ts');
   assert.deepEqual(reasonOfCause({ kind: 'watch', note: 'added outside an informer event (a channel source or the program itself)', at: 5 }), {
