@@ -56,6 +56,22 @@ export function isTransportClosed(e: unknown): boolean {
 const STALE_CONNECTION_CODES = new Set(['ECONNRESET', 'EPIPE', 'UND_ERR_SOCKET']);
 
 /**
+ * Whether a request that failed before any response is sent once more, at once, on a fresh connection (as Go's
+ * net/http and its HTTP/2 transport do):
+ * - a GET on a pooled connection the server dropped (`ECONNRESET`, `EPIPE`, undici's socket error): idempotent;
+ * - any request, a write too, that undici put on an HTTP/2 session the server had already ended with GOAWAY (an
+ *   idle session: kube-apiserver ends them after its idle timeout; the client had not yet read the GOAWAY, e.g.
+ *   after its event loop was blocked or the machine slept) or on a connection undici closed as idle before the
+ *   request was written: such a request never reached the server (RFC 9113 §6.8: a stream the GOAWAY did not
+ *   cover was not processed), so sending it again cannot apply it twice.
+ */
+export function sendAgainOnFreshConnection(method: string, cause: { code?: string; message?: string } | undefined): boolean {
+  const code = cause?.code ?? '';
+  if (method === 'GET' && STALE_CONNECTION_CODES.has(code)) return true;
+  return code === 'UND_ERR_INFO' && /"GOAWAY" frame received|socket idle timeout/.test(cause?.message ?? '');
+}
+
+/**
  * The HTTP seam to one cluster, built on `@kubernetes/client-node`'s
  * KubeConfig: it applies TLS, client certificates, bearer tokens and exec
  * credential plugins exactly as the library does, and sends the request with
@@ -107,7 +123,8 @@ export class KubeTransport {
 
   /**
    * Sends a request and returns the raw response (the body is not read). Network failures become ApiError code 0.
-   * A GET that fails on a dropped keep-alive connection before any response is sent once more (Go net/http);
+   * A GET that fails on a dropped keep-alive connection before any response, and any request that undici put on an
+   * HTTP/2 session the server had already ended (GOAWAY), is sent once more ({@link sendAgainOnFreshConnection});
    * a GET answered 429 / 5xx with Retry-After is sent again after that wait, up to 10 times (client-go rest
    * client). `signal` aborts the waits too. A request still in flight (or reading its body) when the transport
    * is disposed fails with {@link transportClosedError} ({@link isTransportClosed}), as does any later one.
@@ -153,7 +170,7 @@ export class KubeTransport {
         // Go's net/http does for requests on a reused connection. Without this, the first watch after
         // kube-apiserver went away fails with ECONNRESET instead of "connection refused", and the
         // informer relists where client-go retries the watch.
-        if (attempt === 0 && req.method === 'GET' && STALE_CONNECTION_CODES.has(cause?.code ?? '')) continue;
+        if (attempt === 0 && sendAgainOnFreshConnection(req.method, cause)) continue;
         const detail = cause?.code ?? cause?.message ?? (e as Error).message;
         throw new ApiError(0, 'Unreachable', `Cannot reach the API server at ${this.server} (${detail}).`, { cause: detail });
       }

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { retryAfterMs } from '../../../src/core/k8s/transport.ts';
+import { retryAfterMs, sendAgainOnFreshConnection } from '../../../src/core/k8s/transport.ts';
 
 const answer = (status: number, retryAfter?: string) => ({ status, headers: new Headers(retryAfter === undefined ? {} : { 'Retry-After': retryAfter }) });
 
@@ -13,4 +13,21 @@ test('retryAfterMs: a 429 or 5xx answer with Retry-After in whole seconds is ret
   assert.equal(retryAfterMs(answer(200, '5')), undefined);
   assert.equal(retryAfterMs(answer(503, 'Wed, 21 Oct 2026 07:28:00 GMT')), undefined, 'an HTTP date is not honoured (client-go reads seconds only)');
   assert.equal(retryAfterMs(answer(503, '-1')), undefined);
+});
+
+test('sendAgainOnFreshConnection: a GET on a dropped pooled connection, and any request put on an HTTP/2 session the server had ended with GOAWAY (never processed); nothing else', () => {
+  const goaway = { code: 'UND_ERR_INFO', message: 'HTTP/2: "GOAWAY" frame received with code 0' };
+  // Reproduced against the local control plane: after the client's event loop was blocked past kube-apiserver's
+  // HTTP/2 idle timeout, the next POST failed with exactly this error; sent again, it was created (201).
+  assert.equal(sendAgainOnFreshConnection('POST', goaway), true);
+  assert.equal(sendAgainOnFreshConnection('PATCH', goaway), true);
+  assert.equal(sendAgainOnFreshConnection('GET', goaway), true);
+  assert.equal(sendAgainOnFreshConnection('DELETE', { code: 'UND_ERR_INFO', message: 'socket idle timeout' }), true, 'closed as idle before it was written');
+  assert.equal(sendAgainOnFreshConnection('GET', { code: 'ECONNRESET' }), true);
+  assert.equal(sendAgainOnFreshConnection('GET', { code: 'UND_ERR_SOCKET', message: 'other side closed' }), true);
+  assert.equal(sendAgainOnFreshConnection('POST', { code: 'ECONNRESET' }), false, 'a write that may have reached the server is not sent twice');
+  assert.equal(sendAgainOnFreshConnection('PUT', { code: 'UND_ERR_SOCKET', message: 'other side closed' }), false);
+  assert.equal(sendAgainOnFreshConnection('POST', { code: 'UND_ERR_INFO', message: 'HTTP/2: stream closed before the response was complete' }), false, 'a stream the server may have processed');
+  assert.equal(sendAgainOnFreshConnection('GET', { code: 'ECONNREFUSED' }), false, 'nothing listens: no stale connection to replace');
+  assert.equal(sendAgainOnFreshConnection('GET', undefined), false);
 });
