@@ -140,10 +140,13 @@ Options:
   --work-queue <kind>       run, step: priority (default: controller-runtime's priority queue) | client-go (FIFO,
                             DefaultControllerRateLimiter)
   --check <names>           check: only these checks, comma-separated or repeated: runTwice, crashAfterWrite,
-                            staleCache, unobservedState, convergence, deletion (default: all)
+                            staleCache, unobservedState, historyIndependence, convergence, deletion
+                            (default: all)
   --confirm-cluster <name>  check: run against a cluster that is not the local control plane (its context name)
   --transition <json>       check: a JSON merge patch of the object (repeatable, applied in order) for the
-                            unobserved-state and stale-cache checks (default: an annotation added, then removed)
+                            unobserved-state and stale-cache checks (default: an annotation added, then removed) and,
+                            when one changes spec, the history check (default: spec fields changed as the CRD's
+                            schema allows)
   --convergence-bound <s>   check: how long a run may take to go idle (default 15)
   --json                    machine-readable output on stdout
   --markdown                report: Markdown (the default for report)

@@ -65,7 +65,7 @@ describe('robustness checks on the Go controller through the bridge', { skip: (!
     assert.equal(r.reconcilerKind, 'go');
     assert.equal(r.findings.length, 0, summary(r));
     assert.equal(r.totals.errors, 0, summary(r));
-    for (const check of ['runTwice', 'crashAfterWrite', 'staleCache', 'unobservedState', 'convergence', 'deletion']) {
+    for (const check of ['runTwice', 'crashAfterWrite', 'staleCache', 'unobservedState', 'historyIndependence', 'convergence', 'deletion']) {
       assert.equal(r.results.find((x) => x.check === check)?.status, 'passed', `${check} ran and passed:\n${summary(r)}`);
     }
     // The sample's first reconcile makes three writes (finalizer, child, status): two crash points, each reached.
@@ -74,6 +74,8 @@ describe('robustness checks on the Go controller through the bridge', { skip: (!
     assert.match(r.results.find((x) => x.check === 'unobservedState')!.message!, /[1-9]\d* update event\(s\) withheld/, summary(r));
     // The stale-cache check stepped the key once from the frozen view (its message counts the writes of that step).
     assert.match(r.results.find((x) => x.check === 'staleCache')!.message!, /write\(s\) from two stale views/, summary(r));
+    // History: a spec field changed as the Widget CRD's schema allows, on the Go controller too.
+    assert.match(r.results.find((x) => x.check === 'historyIndependence')!.message!, /^spec\.data\.[a-z]+(, spec\.data\.[a-z]+)* changed as the schema allows .*: the same end state as an object created with the final spec$/, summary(r));
     // Deletion: the deleted copy was reconciled by a new Go process, which cleaned up and removed its finalizer.
     assert.match(r.results.find((x) => x.check === 'deletion')!.message!, /^gone \d+ ms after the delete \(the reconciler removed lab\.reconcile\.dev\/cleanup\)/, summary(r));
     // --leader-elect=true was ignored by the check instances (else every run but the first would wait for the lease).

@@ -2,13 +2,14 @@ import { realClock } from '../clock.ts';
 import { yamlDiff } from '../actions/objectDiff.ts';
 import type { JournalEntry } from '../journal/journal.ts';
 import type { WriteRecord } from '../k8s/dynamicClient.ts';
-import { keyFor, type ObjectKey } from '../k8s/keys.ts';
+import { keyFor, splitKey, type ObjectKey } from '../k8s/keys.ts';
 import type { KubeObject, ResourceInfo } from '../k8s/objects.ts';
 import { nullLogger } from '../log.ts';
 import { LAST_APPLIED, MASK } from '../k8s/secretMask.ts';
 import { rfc3339 } from '../reconcilers/conditions.ts';
 import { CONFIGMAPS, copyInto, currentResourceVersion, createScratchNamespace, deleteScratch, resourceLabelOf, settle, snapshot, startRun, type CheckRun, type HarnessEnv, type ScratchCopy, viewKeyOf } from './harness.ts';
 import { GoCheckRunner } from './goRun.ts';
+import { deriveSpecMutation, specSchemaOf } from './specMutation.ts';
 import { afterDeletion, crashDuringDeletionProblem, deletionCrashPoints, deletionVerdict, reconcilesAfter, waitUntilGone } from './deletion.ts';
 import { isNotFound } from '../k8s/client.ts';
 import { compareEndStates, differingPaths, endStateDiff, flatten, maskedFieldsOf, normalizeEndState, VOLATILE_FIELDS, type EndState } from './mask.ts';
@@ -634,6 +635,100 @@ async function checkUnobserved(ctx: KeyContext, learned: Set<string>, parts: Che
   });
 }
 
+/** apiextensions.k8s.io/v1 CustomResourceDefinitions: where the history check reads the schema of spec. */
+const CRDS: ResourceInfo = { group: 'apiextensions.k8s.io', version: 'v1', resource: 'customresourcedefinitions', kind: 'CustomResourceDefinition', namespaced: false };
+
+/** Whether a JSON merge patch of the primary changes more than metadata (the history check needs a spec change). */
+function changesSpec(patch: unknown): boolean {
+  return typeof patch === 'object' && patch !== null && Object.keys(patch).some((k) => k !== 'metadata');
+}
+
+/**
+ * The changes the history check walks the copy through: the developer's (`--transition`, a module's
+ * `checkTransitions`) when one of them changes more than metadata, else one derived from the CRD's schema
+ * (specMutation.ts); `{skipped}` when there is none.
+ */
+async function historyTransitions(ctx: KeyContext): Promise<{ transitions: readonly unknown[]; derived?: string[] } | { skipped: string }> {
+  if (ctx.o.transitions?.some(changesSpec)) return { transitions: ctx.o.transitions };
+  const p = ctx.env.primary;
+  // A built-in kind publishes no CRD (a built-in group's CRD read below is a 404, also skipped): the developer says which change matters.
+  if (!p.group) return { skipped: `no spec change to try: ${p.resource} is a built-in resource (give one with --transition '{"spec":…}' or a module's checkTransitions)` };
+  let crd: KubeObject;
+  try {
+    crd = await ctx.env.client.get(CRDS, undefined, `${p.resource}.${p.group}`, ctx.env.signal);
+  } catch (e) {
+    return { skipped: `no spec change to try: the CustomResourceDefinition ${p.resource}.${p.group} could not be read (${(e as Error).message.split('\n')[0]}); give one with --transition '{"spec":…}'` };
+  }
+  const { namespace, name } = splitKey(ctx.key);
+  const original = await ctx.env.client.get(p, p.namespaced ? namespace : undefined, name, ctx.env.signal);
+  const m = deriveSpecMutation(specSchemaOf(crd, p.version), original);
+  if ('skipped' in m) return { skipped: `no spec change to try: ${m.skipped}; give one with --transition '{"spec":…}'` };
+  return { transitions: [m.patch], derived: m.fields };
+}
+
+/**
+ * Check 7 (Acto's differential oracle): the end state may depend only on the current desired state, not on the path
+ * that led there. Path run: a copy settles, then takes each transition, settling after each. Fresh run: a new copy
+ * that already has every transition applied before any controller sees it settles. Both end states are compared
+ * (masked as the others are); a difference is the classic create-only child (made once, never updated when the
+ * spec changes) or state derived from the path.
+ */
+async function checkHistory(ctx: KeyContext, learned: ReadonlySet<string>, parts: CheckTimingPart[], createsEveryPass: boolean): Promise<Pick<CheckResult, 'status' | 'message' | 'findings'>> {
+  // Every reconcile of a spec change would add one more object: run twice reports that once.
+  if (createsEveryPass) return { status: 'skipped', findings: [], message: 'not compared: run twice found a create on every pass, so each reconcile of a change adds another object' };
+  const chosen = await historyTransitions(ctx);
+  if ('skipped' in chosen) return { status: 'skipped', findings: [], message: chosen.skipped };
+  const { transitions, derived } = chosen;
+  const patch = (copy: ScratchCopy, t: unknown) => ctx.env.client.patch(ctx.env.primary, copy.namespace, copy.name, 'merge', t, { signal: ctx.env.signal });
+  const changes = transitions.map((t) => JSON.stringify(t)).join(' → ');
+  const what = derived ? `${derived.join(', ')} changed as the schema allows (${changes})` : `${transitions.length} change(s) (${changes})`;
+  const path = await timed(ctx, parts, 'path run (each change reconciled)', async () => {
+    const { ns, copy } = await scratch(ctx, 'history path');
+    const run = await startRun(ctx.env, ns, { key: copy.scratchKey });
+    try {
+      await settle(ctx.env, run, ctx.boundMs);
+      for (const t of transitions) {
+        await patch(copy, t);
+        await settle(ctx.env, run, ctx.boundMs);
+      }
+      return { end: normalizeEndState(await snapshot(ctx.env, ns, copy, ctx.resources)), run, copy };
+    } finally {
+      await run.stop();
+    }
+  });
+  return timed(ctx, parts, 'fresh run (the final state from the start)', async () => {
+    const { ns, copy } = await scratch(ctx, 'history fresh');
+    for (const t of transitions) {
+      try {
+        await patch(copy, t);
+      } catch (e) {
+        return { status: 'skipped' as const, findings: [], message: `the server refused the change ${JSON.stringify(t)}: ${(e as Error).message.split('\n')[0]}` };
+      }
+    }
+    const run = await startRun(ctx.env, ns, { key: copy.scratchKey });
+    try {
+      await settle(ctx.env, run, ctx.boundMs);
+      const end = normalizeEndState(await snapshot(ctx.env, ns, copy, ctx.resources));
+      const diffs = compareEndStates(end, path.end, learned);
+      if (!diffs.length) return { status: 'passed' as const, findings: [], message: `${what}: the same end state as an object created with the final spec` };
+      const perturbation: Perturbation = {
+        check: 'historyIndependence',
+        description: `changed the copy step by step (${what}), reconciling each, and compared with a fresh copy created with the final state`,
+      };
+      return {
+        status: 'failed' as const, message: `the end state depends on the path: ${diffs.length} difference(s) from an object created with the final spec`,
+        findings: [finding(ctx, {
+          check: 'historyIndependence', severity: 'error', perturbation, diff: endStateDiff(end, path.end, learned), writes: okWrites(path.run).map(checkWriteOf), journal: journalOf(path.run, path.copy.scratchKey),
+          title: `The path mattered: ${diffs[0]}`,
+          explanation: `After ${what}, the controller settled in a state that an object created with that final spec does not get: ${diffs.slice(0, 4).join('; ')}${diffs.length > 4 ? '; …' : ''} (the diff shows the fresh object's end state → the changed one's). A reconcile should depend only on the current desired state: a child made only when it is missing and never updated when the spec changes is the usual cause. Compare the desired child with the observed one and update it when they differ.`,
+        })],
+      };
+    } finally {
+      await run.stop();
+    }
+  });
+}
+
 /**
  * Check 6: a fresh copy (its finalizers stripped: yours may belong to other controllers; the reconciler adds its own
  * as on a new object) settles, is deleted with the server's default propagation (as kubectl sends none), and must
@@ -874,7 +969,7 @@ export async function runChecks(options: RunChecksOptions, progress?: CheckProgr
       // A create on every pass (run twice) also makes extra objects from a stale view: reported once, by run twice.
       const createsEveryPass = results.some((x) => x.key === key && x.check === 'runTwice' && x.findings.some((f) => f.writes.some((w) => w.verb === 'create')));
       await ref1.run.stop();
-      for (const c of ['crashAfterWrite', 'staleCache', 'unobservedState', 'deletion'] as const) {
+      for (const c of ['crashAfterWrite', 'staleCache', 'unobservedState', 'historyIndependence', 'deletion'] as const) {
         if (!checks.includes(c) || abort.signal.aborted) continue;
         const t = clock.now();
         const parts: CheckTimingPart[] = [];
@@ -883,7 +978,7 @@ export async function runChecks(options: RunChecksOptions, progress?: CheckProgr
           continue;
         }
         try {
-          const r = c === 'crashAfterWrite' ? await checkCrashAfterWrite(ctx, ref1, learned, parts) : c === 'staleCache' ? await checkStaleCache(ctx, parts, learned, createsEveryPass) : c === 'unobservedState' ? await checkUnobserved(ctx, learned, parts) : await checkDeletion(ctx, parts, learned);
+          const r = c === 'crashAfterWrite' ? await checkCrashAfterWrite(ctx, ref1, learned, parts) : c === 'staleCache' ? await checkStaleCache(ctx, parts, learned, createsEveryPass) : c === 'unobservedState' ? await checkUnobserved(ctx, learned, parts) : c === 'historyIndependence' ? await checkHistory(ctx, learned, parts, createsEveryPass) : await checkDeletion(ctx, parts, learned);
           result(c, r, parts, t);
         } catch (e) {
           if (abort.signal.aborted) break;

@@ -18,10 +18,10 @@ import type { GoCheckTarget } from './goRun.ts';
  * written with `JSON.stringify` and read back unchanged.
  */
 
-/** The six checks, in the order they are listed. */
-export type CheckKind = 'runTwice' | 'crashAfterWrite' | 'staleCache' | 'unobservedState' | 'convergence' | 'deletion';
+/** The seven checks, in the order they are listed. */
+export type CheckKind = 'runTwice' | 'crashAfterWrite' | 'staleCache' | 'unobservedState' | 'historyIndependence' | 'convergence' | 'deletion';
 
-export const CHECK_KINDS: readonly CheckKind[] = ['runTwice', 'crashAfterWrite', 'staleCache', 'unobservedState', 'convergence', 'deletion'];
+export const CHECK_KINDS: readonly CheckKind[] = ['runTwice', 'crashAfterWrite', 'staleCache', 'unobservedState', 'historyIndependence', 'convergence', 'deletion'];
 
 /** One-line names for people (menus, headings). */
 export const CHECK_TITLES: Readonly<Record<CheckKind, string>> = {
@@ -29,6 +29,7 @@ export const CHECK_TITLES: Readonly<Record<CheckKind, string>> = {
   crashAfterWrite: 'Crash after write',
   staleCache: 'Stale cache',
   unobservedState: 'Unobserved intermediate state',
+  historyIndependence: 'History independence',
   convergence: 'Convergence',
   deletion: 'Deletion',
 };

@@ -1,0 +1,135 @@
+import type { KubeObject } from '../k8s/objects.ts';
+
+/**
+ * Spec changes for the history-independence check, derived from a custom resource's OpenAPI v3 schema (Acto's idea:
+ * mutate the desired state within what the schema admits), when the developer gave none.
+ *
+ * Contract:
+ * - Deterministic: the same schema and object give the same change (fields visited in sorted order, no randomness).
+ * - Only fields the object already sets are changed, only scalar leaves (string, integer, number, boolean) and the
+ *   string values of a string map (`additionalProperties: {type: string}`); arrays, `x-kubernetes-preserve-unknown-fields`
+ *   trees without properties, `x-kubernetes-int-or-string`, and strings with a `pattern` or `format` are left alone
+ *   (a valid different value cannot be told). An `enum` gives its next value; bounds (`minimum`/`maximum`,
+ *   `exclusiveMinimum`/`exclusiveMaximum`, `maxLength`) are honoured.
+ * - At most {@link MAX_MUTATED_FIELDS} fields, as ONE JSON merge patch of `spec`, plus their dotted paths for the report.
+ * - Nothing here talks to a server: a change the server still rejects (a CEL rule, a webhook) is the caller's to report.
+ */
+export type SpecMutation = { patch: { spec: Record<string, unknown> }; fields: string[] } | { skipped: string };
+
+/** The subset of a JSON schema (structural, as apiextensions.k8s.io/v1 stores it) that the mutation reads. */
+export interface OpenApiSchema {
+  type?: string;
+  properties?: Record<string, OpenApiSchema>;
+  additionalProperties?: OpenApiSchema | boolean;
+  items?: OpenApiSchema;
+  enum?: unknown[];
+  pattern?: string;
+  format?: string;
+  minimum?: number;
+  maximum?: number;
+  exclusiveMinimum?: boolean;
+  exclusiveMaximum?: boolean;
+  maxLength?: number;
+  minLength?: number;
+  'x-kubernetes-preserve-unknown-fields'?: boolean;
+  'x-kubernetes-int-or-string'?: boolean;
+}
+
+export const MAX_MUTATED_FIELDS = 3;
+
+/** The changed value of one scalar field, or undefined when no valid different value can be told. */
+export function mutateScalar(schema: OpenApiSchema, value: unknown): unknown {
+  if (schema['x-kubernetes-int-or-string']) return undefined;
+  if (schema.enum?.length) {
+    const i = schema.enum.findIndex((v) => v === value);
+    if (schema.enum.length < 2) return undefined;
+    return schema.enum[(i + 1) % schema.enum.length];
+  }
+  switch (schema.type) {
+    case 'boolean':
+      return typeof value === 'boolean' ? !value : undefined;
+    case 'integer':
+    case 'number': {
+      if (typeof value !== 'number') return undefined;
+      const step = schema.type === 'integer' ? 1 : Number.isInteger(value) ? 1 : value / 2 || 1;
+      const fits = (v: number) =>
+        (schema.maximum === undefined || (schema.exclusiveMaximum ? v < schema.maximum : v <= schema.maximum)) &&
+        (schema.minimum === undefined || (schema.exclusiveMinimum ? v > schema.minimum : v >= schema.minimum));
+      if (fits(value + step)) return value + step;
+      if (fits(value - step)) return value - step;
+      return undefined;
+    }
+    case 'string': {
+      if (typeof value !== 'string' || schema.pattern !== undefined || schema.format !== undefined) return undefined;
+      const max = schema.maxLength ?? Infinity;
+      const changed = `${value}-changed`;
+      if (changed.length <= max) return changed;
+      // Too long: the same length (or the minimum), last character changed.
+      const base = value.length > 0 ? value.slice(0, Math.min(value.length, max)) : 'x'.repeat(Math.max(1, schema.minLength ?? 1));
+      if (base.length > max || base.length < (schema.minLength ?? 0)) return undefined;
+      const last = base[base.length - 1] === 'x' ? 'y' : 'x';
+      return base.slice(0, -1) + last;
+    }
+    default:
+      return undefined;
+  }
+}
+
+/**
+ * One merge patch of `spec` changing up to {@link MAX_MUTATED_FIELDS} scalar fields the object sets, chosen from
+ * `specSchema` (the schema of `spec`); `{skipped}` with the reason when there is none.
+ */
+export function deriveSpecMutation(specSchema: OpenApiSchema | undefined, object: KubeObject): SpecMutation {
+  const spec = (object as { spec?: unknown }).spec;
+  if (!specSchema) return { skipped: 'the resource publishes no schema for spec' };
+  if (!isObject(spec)) return { skipped: 'the object has no spec' };
+  const fields: string[] = [];
+  const patch = walk(specSchema, spec, 'spec', fields);
+  if (!patch || !fields.length) return { skipped: 'no spec field the schema lets us change safely (set scalar fields only; arrays, patterns and formats are left alone)' };
+  return { patch: { spec: patch }, fields };
+}
+
+function walk(schema: OpenApiSchema, value: Record<string, unknown>, path: string, fields: string[]): Record<string, unknown> | undefined {
+  const out: Record<string, unknown> = {};
+  const visit = (name: string, s: OpenApiSchema) => {
+    if (fields.length >= MAX_MUTATED_FIELDS) return;
+    const v = value[name];
+    if (v === undefined || v === null) return;
+    const p = `${path}.${name}`;
+    if (s.type === 'object' || (s.type === undefined && (s.properties || isSchema(s.additionalProperties)))) {
+      if (!isObject(v)) return;
+      const inner = walk(s, v, p, fields);
+      if (inner) out[name] = inner;
+      return;
+    }
+    if (s.type === 'array' || s.type === undefined) return;
+    const changed = mutateScalar(s, v);
+    if (changed === undefined || changed === v) return;
+    out[name] = changed;
+    fields.push(p);
+  };
+  if (schema.properties) for (const name of Object.keys(schema.properties).sort()) visit(name, schema.properties[name]!);
+  else if (isSchema(schema.additionalProperties)) {
+    const s = schema.additionalProperties;
+    for (const name of Object.keys(value).sort()) visit(name, s);
+  }
+  return Object.keys(out).length ? out : undefined;
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function isSchema(v: unknown): v is OpenApiSchema {
+  return typeof v === 'object' && v !== null;
+}
+
+/**
+ * The schema of `spec` for `version` of the CustomResourceDefinition object `crd` (undefined when it has none, e.g.
+ * `x-kubernetes-preserve-unknown-fields` at the top).
+ */
+export function specSchemaOf(crd: KubeObject, version: string): OpenApiSchema | undefined {
+  const versions = ((crd as { spec?: { versions?: Array<{ name?: string; schema?: { openAPIV3Schema?: OpenApiSchema } }> } }).spec?.versions) ?? [];
+  const v = versions.find((x) => x.name === version);
+  return v?.schema?.openAPIV3Schema?.properties?.spec;
+}

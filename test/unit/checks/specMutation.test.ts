@@ -1,0 +1,65 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { deriveSpecMutation, mutateScalar, specSchemaOf, MAX_MUTATED_FIELDS, type OpenApiSchema } from '../../../src/core/checks/specMutation.ts';
+import type { KubeObject } from '../../../src/core/k8s/objects.ts';
+
+const obj = (spec: unknown): KubeObject => ({ apiVersion: 'ops.example.org/v1', kind: 'Backup', metadata: { name: 'b', namespace: 'ns' }, spec } as KubeObject);
+
+test('mutateScalar: enum → its next value, bounds honoured, booleans flipped; no safe value → undefined', () => {
+  assert.equal(mutateScalar({ type: 'string', enum: ['Daily', 'Weekly', 'Monthly'] }, 'Weekly'), 'Monthly');
+  assert.equal(mutateScalar({ type: 'string', enum: ['Daily', 'Weekly'] }, 'Weekly'), 'Daily', 'wraps around');
+  assert.equal(mutateScalar({ type: 'string', enum: ['Only'] }, 'Only'), undefined, 'one value: nothing else is valid');
+  assert.equal(mutateScalar({ type: 'integer', minimum: 1, maximum: 10 }, 3), 4);
+  assert.equal(mutateScalar({ type: 'integer', minimum: 1, maximum: 10 }, 10), 9, 'at the maximum: one down');
+  assert.equal(mutateScalar({ type: 'integer', minimum: 5, maximum: 5 }, 5), undefined);
+  assert.equal(mutateScalar({ type: 'integer', maximum: 4, exclusiveMaximum: true }, 3), 2);
+  assert.equal(mutateScalar({ type: 'number' }, 0.5), 0.75);
+  assert.equal(mutateScalar({ type: 'boolean' }, false), true);
+  assert.equal(mutateScalar({ type: 'string' }, 'hello'), 'hello-changed');
+  assert.equal(mutateScalar({ type: 'string', maxLength: 5 }, 'hello'), 'hellx', 'same length, last character changed');
+  assert.equal(mutateScalar({ type: 'string', pattern: '^[a-z]+$' }, 'abc'), undefined, 'a pattern: a valid value cannot be told');
+  assert.equal(mutateScalar({ type: 'string', format: 'date-time' }, '2026-01-01T00:00:00Z'), undefined);
+  assert.equal(mutateScalar({ 'x-kubernetes-int-or-string': true }, 3), undefined);
+  assert.equal(mutateScalar({ type: 'integer' }, 'not a number'), undefined, 'a value of another type is left alone');
+});
+
+test('deriveSpecMutation: scalar leaves the object sets, nested objects and string maps walked in sorted order, at most three, one merge patch', () => {
+  const schema: OpenApiSchema = {
+    type: 'object',
+    properties: {
+      schedule: { type: 'string', enum: ['Daily', 'Weekly'] },
+      retention: { type: 'object', properties: { days: { type: 'integer', minimum: 1, maximum: 30 }, keepLast: { type: 'integer' } } },
+      targets: { type: 'array', items: { type: 'string' } },
+      paused: { type: 'boolean' },
+      labels: { type: 'object', additionalProperties: { type: 'string' } },
+      unset: { type: 'string' },
+    },
+  };
+  const m = deriveSpecMutation(schema, obj({ schedule: 'Daily', retention: { days: 7 }, targets: ['a'], paused: false, labels: { tier: 'gold' } }));
+  assert.ok('patch' in m);
+  // Sorted: labels, paused, retention, schedule, targets, unset → the first three mutable ones.
+  assert.deepEqual(m.fields, ['spec.labels.tier', 'spec.paused', 'spec.retention.days']);
+  assert.equal(m.fields.length, MAX_MUTATED_FIELDS);
+  assert.deepEqual(m.patch, { spec: { labels: { tier: 'gold-changed' }, paused: true, retention: { days: 8 } } });
+  // The same input, the same change.
+  assert.deepEqual(deriveSpecMutation(schema, obj({ schedule: 'Daily', retention: { days: 7 }, targets: ['a'], paused: false, labels: { tier: 'gold' } })), m);
+});
+
+test('deriveSpecMutation: nothing mutable, no schema, no spec → skipped with the reason, never a failure', () => {
+  const arraysOnly: OpenApiSchema = { type: 'object', properties: { targets: { type: 'array', items: { type: 'string' } }, id: { type: 'string', pattern: '^[0-9]+$' } } };
+  const r = deriveSpecMutation(arraysOnly, obj({ targets: ['a'], id: '12' }));
+  assert.ok('skipped' in r && /no spec field the schema lets us change/.test(r.skipped));
+  const open = deriveSpecMutation({ type: 'object', 'x-kubernetes-preserve-unknown-fields': true }, obj({ anything: 'x' }));
+  assert.ok('skipped' in open, 'a tree without properties is not guessed at');
+  assert.deepEqual(deriveSpecMutation(undefined, obj({ a: 1 })), { skipped: 'the resource publishes no schema for spec' });
+  assert.deepEqual(deriveSpecMutation(arraysOnly, obj(undefined)), { skipped: 'the object has no spec' });
+});
+
+test('specSchemaOf: the served version\'s schema of spec from a CustomResourceDefinition', () => {
+  const crd = { apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', metadata: { name: 'backups.ops.example.org' }, spec: { versions: [
+    { name: 'v1alpha1', schema: { openAPIV3Schema: { type: 'object', properties: { spec: { type: 'object', properties: { old: { type: 'string' } } } } } } },
+    { name: 'v1', schema: { openAPIV3Schema: { type: 'object', properties: { spec: { type: 'object', properties: { schedule: { type: 'string' } } } } } } },
+  ] } } as unknown as KubeObject;
+  assert.deepEqual(Object.keys(specSchemaOf(crd, 'v1')!.properties!), ['schedule']);
+  assert.equal(specSchemaOf(crd, 'v2'), undefined);
+});
