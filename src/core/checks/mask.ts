@@ -183,27 +183,39 @@ function shownValue(key: string, path: string, v: unknown): string {
   return JSON.stringify(v);
 }
 
+/** How {@link compareEndStates} names its two sides (a check whose two runs are not a reference and a perturbation). */
+export interface EndStateNames {
+  /** After a value of the first end state: "in the reference". */
+  reference: string;
+  /** After a value of the second: "after the perturbation". */
+  perturbed: string;
+  /** Where an object exists only (or is missing): "in the perturbed run". */
+  perturbedRun: string;
+}
+
+const DEFAULT_NAMES: EndStateNames = { reference: 'in the reference', perturbed: 'after the perturbation', perturbedRun: 'in the perturbed run' };
+
 /**
  * The differences of two masked end states: the object keys and paths that differ (empty: equal), each with both
  * values (a Secret's values as {@link MASK}).
  */
-export function compareEndStates(reference: EndState, perturbed: EndState, learned: ReadonlySet<string>): string[] {
+export function compareEndStates(reference: EndState, perturbed: EndState, learned: ReadonlySet<string>, names: EndStateNames = DEFAULT_NAMES): string[] {
   const a = applyMasks(reference, learned);
   const b = applyMasks(perturbed, learned);
   const out: string[] = [];
   for (const key of [...new Set([...Object.keys(a), ...Object.keys(b)])].sort()) {
     if (!(key in a)) {
-      out.push(`${key}: exists only in the perturbed run`);
+      out.push(`${key}: exists only ${names.perturbedRun}`);
       continue;
     }
     if (!(key in b)) {
-      out.push(`${key}: missing in the perturbed run`);
+      out.push(`${key}: missing ${names.perturbedRun}`);
       continue;
     }
     const fa = flatten(a[key]);
     const fb = flatten(b[key]);
     for (const p of [...new Set([...fa.keys(), ...fb.keys()])].sort()) {
-      if (JSON.stringify(fa.get(p)) !== JSON.stringify(fb.get(p))) out.push(`${key}: ${p}: ${shownValue(key, p, fa.get(p))} in the reference, ${shownValue(key, p, fb.get(p))} after the perturbation`);
+      if (JSON.stringify(fa.get(p)) !== JSON.stringify(fb.get(p))) out.push(`${key}: ${p}: ${shownValue(key, p, fa.get(p))} ${names.reference}, ${shownValue(key, p, fb.get(p))} ${names.perturbed}`);
     }
   }
   return out;

@@ -709,7 +709,7 @@ async function checkHistory(ctx: KeyContext, learned: ReadonlySet<string>, parts
     try {
       await settle(ctx.env, run, ctx.boundMs);
       const end = normalizeEndState(await snapshot(ctx.env, ns, copy, ctx.resources));
-      const diffs = compareEndStates(end, path.end, learned);
+      const diffs = compareEndStates(end, path.end, learned, { reference: 'when created with that spec', perturbed: 'after the changes', perturbedRun: 'after the changes' });
       if (!diffs.length) return { status: 'passed' as const, findings: [], message: `${what}: the same end state as an object created with the final spec` };
       const perturbation: Perturbation = {
         check: 'historyIndependence',
