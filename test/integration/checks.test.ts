@@ -226,10 +226,11 @@ describe('robustness checks (issue 11) on the real control plane', () => {
         return {};
       },
     };
-    const r = await runChecks(options({ primary: policies, keys: [mine.metadata.name!], createReconciler: () => reconciler, reconcilerSpec: { kind: 'module', path: 'policy-status.ts' } }));
+    // A spec transition (the test CRD publishes no schema to derive one from): history independence compares too.
+    const r = await runChecks(options({ primary: policies, keys: [mine.metadata.name!], createReconciler: () => reconciler, reconcilerSpec: { kind: 'module', path: 'policy-status.ts' }, transitions: [{ spec: { level: 4 } }] }));
     assert.deepEqual([...reconciled].filter((k) => !k.startsWith('rl-check-')), [], 'the check runs reconciled only scratch copies');
     assert.equal(r.findings.length, 0, summary(r));
-    assert.deepEqual(r.results.map((x) => `${x.check}: ${x.status}`).sort(), ['convergence: passed', 'crashAfterWrite: skipped', 'deletion: passed', 'runTwice: passed', 'staleCache: passed', 'unobservedState: passed'], summary(r));
+    assert.deepEqual(r.results.map((x) => `${x.check}: ${x.status}`).sort(), ['convergence: passed', 'crashAfterWrite: skipped', 'deletion: passed', 'historyIndependence: passed', 'runTwice: passed', 'staleCache: passed', 'unobservedState: passed'], summary(r));
     assert.equal((await c.get(policies, undefined, other.metadata.name!)).metadata.resourceVersion, other.metadata.resourceVersion, 'another Policy was not written');
     assert.equal((await c.get(policies, undefined, mine.metadata.name!)).metadata.resourceVersion, mine.metadata.resourceVersion, 'the checked Policy itself was not written');
     assert.deepEqual((await c.list(policies, undefined)).items.map((p) => p.metadata.name).sort(), ['allow.egress-to-db.v2', 'someone-elses'], 'the copies are deleted');
