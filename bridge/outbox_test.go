@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"runtime"
 	"testing"
+
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
 
 // TestOutboxOrderAcrossQueues: transitions of two controllers' queues, appended to their own spools, reach the
@@ -17,6 +19,8 @@ func TestOutboxOrderAcrossQueues(t *testing.T) {
 	t.Cleanup(a.ShutDown)
 	t.Cleanup(b.ShutDown)
 	h.box.take(burst{}) // the announcements
+	failing(a, req("a1"))
+	failing(b, req("b0"), req("b1")) // so their Forget is reported
 
 	var want []string
 	for i := range 5 {
@@ -89,6 +93,7 @@ func TestWireIDsKeptWithKeyState(t *testing.T) {
 	cycle := func(names ...string) {
 		for _, n := range names {
 			q.Add(req(n))
+			failing(q, req(n)) // so its Forget is reported
 		}
 		for range names {
 			k, _ := q.Get()
@@ -178,6 +183,11 @@ func TestTakeNeverPutsATransitionBeforeAnOlderHubMessage(t *testing.T) {
 	t.Cleanup(q.ShutDown)
 	h.box.take(burst{}) // the announcement
 	const n = 20000
+	keys := make([]reconcile.Request, n)
+	for i := range keys {
+		keys[i] = req(fmt.Sprint("k", i))
+	}
+	failing(q, keys...) // every Forget below is reported
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -188,7 +198,7 @@ func TestTakeNeverPutsATransitionBeforeAnOlderHubMessage(t *testing.T) {
 				runtime.Gosched()
 			}
 			h.sendCtrl(&PingMsg{At: int64(i)})
-			q.Forget(req("k"))
+			q.Forget(keys[i])
 		}
 	}()
 	var maxTransition uint64

@@ -63,7 +63,9 @@ type Queue struct {
 	// false, the hot operations (Add now, Get, Forget, Done) only append an op to log (oplog.go) and take no
 	// lock. A pending step for a key is what makes a key boosted (keyState.boosted), so a boosted key gates too.
 	gated atomic.Bool
-	_     [64]byte
+	// nFailing is len(failing), for the hot path (written under mu, only when a key starts or stops failing).
+	nFailing atomic.Int32
+	_        [64]byte
 	// getters counts workers inside the inner queue's Get.
 	getters atomic.Int32
 	_       [60]byte
@@ -109,6 +111,11 @@ type Queue struct {
 	readied readyRing
 	// out is this queue's spool of transitions for the editor (outbox.go), appended under mu.
 	out spool
+	// failing holds the keys with rate-limiter failures the editor was told of (a backoff transition) and not
+	// forgotten since. A Forget of any other key changes nothing the editor shows (its failure count is 0
+	// already), so it is not reported: with no failing key at all (nFailing 0) the Forget every successful
+	// reconcile makes costs one atomic load. The editor's Reset Backoff always reports it.
+	failing map[reconcile.Request]struct{}
 }
 
 // readyRing is a bounded FIFO of keys and their states (Queue.readied).
@@ -208,6 +215,7 @@ func newQueue(cfg queueConfig) *Queue {
 		priority:    cfg.priorityQueue,
 		limiter:     cfg.limiter,
 		keys:        map[reconcile.Request]*keyState{},
+		failing:     map[reconcile.Request]struct{}{},
 		log:         newOpLog(),
 		info:        cfg.info,
 		framePrefix: framePrefix(cfg.name),
@@ -440,6 +448,10 @@ func (q *Queue) onBackoff(item reconcile.Request, d time.Duration, failures int)
 	}
 	ks := q.state(item)
 	ks.addCause(&c)
+	if _, ok := q.failing[item]; !ok {
+		q.failing[item] = struct{}{}
+		q.nFailing.Store(int32(len(q.failing)))
+	}
 	if ks.queued != queuedReady {
 		if d > 0 {
 			if ks.queued == queuedWaiting && ks.dueAt.Before(due) {
@@ -796,10 +808,12 @@ func (q *Queue) lockedDone(item reconcile.Request, at int64, seq uint64) (*stepT
 	return tok, end
 }
 
-// Forget resets the key's rate-limiter failures.
+// Forget resets the key's rate-limiter failures. It is reported ("forgotten") only for a key that had failures
+// (see Queue.failing): controller-runtime forgets after every successful reconcile, and a key that never failed
+// has nothing to reset.
 func (q *Queue) Forget(item reconcile.Request) {
 	q.inner.Forget(item)
-	if q.hub == nil {
+	if q.hub == nil || q.nFailing.Load() == 0 {
 		return
 	}
 	s, pos, seq := q.claim()
@@ -811,12 +825,18 @@ func (q *Queue) Forget(item reconcile.Request) {
 	q.publish(s, pos) // a no-op
 	q.mu.Lock()
 	q.lockedFold()
-	q.lockedForget(item, q.stamp(), 0)
+	q.lockedForget(item, q.stamp(), 0, false)
 	q.mu.Unlock()
 }
 
-// lockedForget reports a Forget (at, seq as for lockedProcessing).
-func (q *Queue) lockedForget(item reconcile.Request, at int64, seq uint64) {
+// lockedForget reports a Forget of a failing key, or of any key with always (at, seq as for lockedProcessing).
+func (q *Queue) lockedForget(item reconcile.Request, at int64, seq uint64, always bool) {
+	if _, ok := q.failing[item]; ok {
+		delete(q.failing, item)
+		q.nFailing.Store(int32(len(q.failing)))
+	} else if !always {
+		return
+	}
 	var tmp record
 	r := q.lockedOut(&tmp, seq)
 	r.key, r.tr, r.at = item, trForgotten, at
@@ -1025,6 +1045,11 @@ func (q *Queue) ResetBackoff(key reconcile.Request, hasKey bool) {
 		for k := range q.keys {
 			keys = append(keys, k)
 		}
+		for k := range q.failing {
+			if q.keys[k] == nil {
+				keys = append(keys, k)
+			}
+		}
 	}
 	var ready []reconcile.Request
 	for _, k := range keys {
@@ -1035,7 +1060,14 @@ func (q *Queue) ResetBackoff(key reconcile.Request, hasKey bool) {
 	q.mu.Unlock()
 	for _, k := range keys {
 		if q.inner.NumRequeues(k) > 0 || hasKey {
-			q.Forget(k)
+			// Reported even when the bridge saw no failure of k: the editor's count is reset in any case.
+			q.inner.Forget(k)
+			if q.hub != nil {
+				q.mu.Lock()
+				q.lockedFold()
+				q.lockedForget(k, q.stamp(), 0, true)
+				q.mu.Unlock()
+			}
 		}
 	}
 	for _, k := range ready {
@@ -1260,7 +1292,7 @@ func (q *Queue) lockedApply(e *op) {
 		}
 		q.lockedProcessing(it, nil, ks, e.at, e.seq)
 	case opForget:
-		q.lockedForget(e.key, e.at, e.seq)
+		q.lockedForget(e.key, e.at, e.seq, false)
 	case opDone:
 		if tok, end := q.lockedDone(e.key, e.at, e.seq); tok != nil {
 			// Not expected (a step's Done gates the queue), answered all the same, outside q.mu.

@@ -3,6 +3,7 @@ package bridge
 import (
 	"fmt"
 	"math"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -552,5 +553,90 @@ func TestStepKeyWhileBackingOff(t *testing.T) {
 	q.Done(got)
 	if r := <-replies; !r.OK {
 		t.Fatalf("reply %+v", r)
+	}
+}
+
+// failing marks keys as having rate-limiter failures the editor was told of (what a backoff does), so their
+// Forget is reported.
+func failing(q *Queue, keys ...reconcile.Request) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.lockedFold()
+	for _, k := range keys {
+		q.failing[k] = struct{}{}
+	}
+	q.nFailing.Store(int32(len(q.failing)))
+}
+
+// TestForgetReportedOnlyWhenItResetsFailures: the Forget after every successful reconcile is reported only for a
+// key whose failures the editor was told of (once: a second Forget resets nothing), on both inner queues and on
+// the hot path as on the gated one; the editor's Reset Backoff reports it for a key that never failed too.
+func TestForgetReportedOnlyWhenItResetsFailures(t *testing.T) {
+	for _, pq := range []bool{true, false} {
+		t.Run(fmt.Sprintf("priorityQueue=%v", pq), func(t *testing.T) {
+			clk := clocktesting.NewFakeClock(time.UnixMilli(1_000_000))
+			h := newHub("", "", clk)
+			q := newQueue(queueConfig{name: "fg", priorityQueue: pq, hub: h, clock: clk})
+			t.Cleanup(q.ShutDown)
+			a, b := req("a"), req("b")
+			cycle := func(k reconcile.Request, fail bool) {
+				q.Add(k)
+				got, _ := q.Get()
+				if got != k {
+					t.Fatalf("got %v, want %v", got, k)
+				}
+				if fail {
+					q.AddRateLimited(k)
+				} else {
+					q.Forget(k)
+				}
+				q.Done(k)
+			}
+			transitions := func() string {
+				var seq []string
+				for _, m := range queueMsgs(h) {
+					seq = append(seq, m.Key+":"+m.Transition)
+				}
+				return fmt.Sprint(seq)
+			}
+			queueMsgs(h) // the announcement
+			cycle(a, false)
+			if got, want := transitions(), "[ns/a:added ns/a:processing ns/a:done]"; got != want {
+				t.Fatalf("a success of a key that never failed: %s, want %s", got, want)
+			}
+			if q.nFailing.Load() != 0 {
+				t.Fatalf("failing keys %d", q.nFailing.Load())
+			}
+			cycle(b, true)
+			// (The priority queue takes adds in on its own goroutine, and waits on the real clock.)
+			eventually(t, "b's backoff", func() bool { return q.nFailing.Load() == 1 })
+			eventually(t, "b ready again", func() bool { clk.Step(time.Second); return q.Len() == 1 })
+			if got := transitions(); !strings.Contains(got, "ns/b:backoff") || strings.Contains(got, "forgotten") {
+				t.Fatalf("a failure: %s", got)
+			}
+			// b is retried after its backoff and succeeds: its failures are reset, reported once.
+			got, _ := q.Get()
+			q.Forget(got)
+			q.Forget(got) // resets nothing more
+			q.Done(got)
+			if got := transitions(); strings.Count(got, "ns/b:forgotten") != 1 {
+				t.Fatalf("b's success after a failure: %s, want one forgotten", got)
+			}
+			if q.NumRequeues(b) != 0 || q.nFailing.Load() != 0 {
+				t.Fatalf("after the forget: requeues %d, failing keys %d", q.NumRequeues(b), q.nFailing.Load())
+			}
+			// A gated Forget (paused) follows the same rule.
+			q.Pause()
+			q.Forget(a)
+			if got := transitions(); strings.Contains(got, "forgotten") {
+				t.Fatalf("a paused forget of a key that never failed: %s", got)
+			}
+			q.Resume()
+			// The editor's Reset Backoff of a key reports it even when the bridge saw no failure.
+			q.ResetBackoff(a, true)
+			if got := transitions(); !strings.Contains(got, "ns/a:forgotten") {
+				t.Fatalf("reset backoff: %s", got)
+			}
+		})
 	}
 }
