@@ -83,6 +83,8 @@ export default async function goControllerUi(t) {
       assert.equal(cm.metadata.ownerReferences?.[0]?.name, names[0]);
       await assert.rejects(kube.json({ method: 'GET', path: `/api/v1/namespaces/${ns}/configmaps/${names[1]}-config` }), (e) => e.code === 404);
       await eventually('the Work Queue to show the stepped key\'s reconcile', () => treeLabels(queue), (labels) => labels.some((l) => l.includes(names[1])), { timeoutMs: 10_000 });
+      // VS Code keeps a finished progress notification ("starting …") on screen for a while: let it go first.
+      await page.locator('.notification-toast').filter({ hasText: 'Reconcile Lab: starting' }).waitFor({ state: 'hidden', timeout: 15_000 }).catch(() => {});
       await t.screenshot('go-controller');
     });
 
