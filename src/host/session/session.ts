@@ -668,6 +668,12 @@ export class Session implements ViewModel, Disposable {
     return this.controller !== undefined;
   }
 
+  /** See {@link ViewModel.reconciledBy}. */
+  get reconciledBy(): string | undefined {
+    if (!this.controller) return undefined;
+    return this.external ? `${this.external.controller instanceof RemoteController ? 'Go controller' : 'controller'} ${this.external.controller.name}` : 'the loop';
+  }
+
   private inScope(obj: KubeObject): boolean {
     return !this.namespaceFilter || !obj.metadata.namespace || this.namespaceFilter.has(obj.metadata.namespace);
   }

@@ -539,7 +539,7 @@ export class ResourcesTreeProvider implements vscode.TreeDataProvider<ResourceNo
           this.stateFilter.size ? `${shown} of ${objects.length} shown` : String(objects.length),
           terminating ? `${terminating} terminating` : undefined,
           state,
-          m?.primaryResource === node.resource ? (m.loopAvailable === false ? 'no loop: not reconciled' : 'reconciled by the loop') : undefined,
+          m?.primaryResource === node.resource ? (m.loopAvailable === false ? 'no loop: not reconciled' : `reconciled by ${m.reconciledBy ?? 'the loop'}`) : undefined,
           node.resource,
         ]
           .filter(Boolean)

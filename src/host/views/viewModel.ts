@@ -22,6 +22,12 @@ export interface ViewModel {
    * workspace): its objects are then not reconciled and have no queue state or convergence. Undefined counts as true.
    */
   readonly loopAvailable?: boolean;
+  /**
+   * Who reconciles {@link primaryResource} in the views' words: "the loop" (the built-in loop) or "Go controller
+   * widget" (a Go controller the views show); undefined when {@link loopAvailable} is false. Undefined counts as
+   * "the loop".
+   */
+  readonly reconciledBy?: string;
   /** The cached object, from whichever namespace informer holds it. */
   get(resource: string, key: ObjectKey): KubeObject | undefined;
   /** Every cached object of a resource (all watched namespaces). */

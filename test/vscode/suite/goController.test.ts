@@ -68,6 +68,13 @@ describe('Go controller (Run Controller…) in the editor', function () {
     assert.match(s.controllerOrigin, new RegExp(`^Go controller ${r.controller} · pid ${r.pid} · connected$`));
     assert.match(l.queueView.description ?? '', /pid \d+ · connected/);
     assert.equal(vscode.workspace.isTrusted, true);
+    // The Resources view's kind row names who reconciles its objects now, and the built-in loop again after.
+    const kindDescription = () => {
+      l.resourcesTree.flush();
+      const kind = l.resourcesTree.getChildren().find((n) => n.type === 'kind' && n.resource === RESOURCE)!;
+      return String(l.resourcesTree.getTreeItem(kind).description);
+    };
+    assert.match(kindDescription(), new RegExp(`reconciled by Go controller ${r.controller}\\b`));
 
     await waitUntil(() => s.keyState(key)?.phase === 'queued', 'the widget is queued in the Go controller', 60_000);
     assert.ok(s.queuedKeys().includes(key), 'the Work Queue view lists it');
@@ -87,6 +94,7 @@ describe('Go controller (Run Controller…) in the editor', function () {
     // Show Controller…: back to the built-in loop and to the Go controller again, by name.
     assert.match(ok(await run<{ shown: string }>('reconcileLab.selectController', { controller: null })).shown, /^built-in loop/);
     assert.equal(s.controller, s.builtInController);
+    assert.match(kindDescription(), /reconciled by the loop/);
     assert.match(ok(await run<{ shown: string }>('reconcileLab.selectController', { controller: r.controller })).shown, /^Go controller/);
     assert.equal(s.keyState(key)?.reconciles, 1, 'its key history is still there');
     const nobody = await run('reconcileLab.selectController', { controller: 'nobody' });
