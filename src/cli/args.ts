@@ -104,8 +104,9 @@ Commands:
                             (--json for JSON); add --dry-run to plan instead of act
   inspect <key>             the cached object versus a fresh GET: differences and resourceVersion lag
   check [key...]            robustness checks of the reconciler on copies in scratch namespaces (run twice,
-                            crash after write, stale cache, unobserved state, convergence) for the keys given
-                            or every object of the resource; exit 1 on findings. --json / --markdown
+                            crash after write, stale cache, unobserved intermediate state, history
+                            independence, convergence, deletion) for the keys given or every object of the
+                            resource; exit 1 on findings. --json / --markdown
   strip-finalizers <key>    diagnose why <key> is stuck, then remove --finalizer F (or all) with a guarded
                             JSON patch (Namespaces: /finalize). Refuses without --yes (or --dry-run).
 

@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ExitCode, parseCliArgs, parseReconcilerSpec, resolveWatchList, UsageError, type CliArgs } from '../../../src/cli/args.ts';
+import { ExitCode, HELP, parseCliArgs, parseReconcilerSpec, resolveWatchList, UsageError, type CliArgs } from '../../../src/cli/args.ts';
+import { CHECK_KINDS, CHECK_TITLES } from '../../../src/core/checks/types.ts';
 import { splitCommandLine } from '../../../src/core/reconcilers/commandLine.ts';
 import { exitCodeFor } from '../../../src/cli/cli.ts';
 import { ApiError } from '../../../src/core/k8s/client.ts';
@@ -145,4 +146,13 @@ test('--watch-list on|off; without it KUBE_FEATURE_WatchListClient decides, else
   assert.equal(resolveWatchList(undefined, { KUBE_FEATURE_WatchListClient: 'true' }), true);
   assert.equal(resolveWatchList(true, { KUBE_FEATURE_WatchListClient: 'false' }), true, 'the flag wins');
   assert.equal(resolveWatchList(false, {}), false);
+});
+
+test('the help names every robustness check, in the check command and in --check', () => {
+  const command = HELP.slice(HELP.indexOf('  check [key...]'), HELP.indexOf('  strip-finalizers')).replace(/\s+/g, ' ').toLowerCase();
+  const option = HELP.slice(HELP.indexOf('  --check <names>'), HELP.indexOf('  --confirm-cluster')).replace(/\s+/g, ' ');
+  for (const kind of CHECK_KINDS) {
+    assert.ok(command.includes(CHECK_TITLES[kind].toLowerCase()), `the check command's line names ${CHECK_TITLES[kind]}`);
+    assert.ok(option.includes(kind), `--check lists ${kind}`);
+  }
 });
