@@ -123,7 +123,7 @@ func stockQueue(priority bool) priorityqueue.PriorityQueue[reconcile.Request] {
 			o.RateLimiter = DefaultRateLimiter(true)
 		})
 	}
-	return &clientGoAdapter{workqueue.NewTypedRateLimitingQueueWithConfig(DefaultRateLimiter(false),
+	return &clientGoAdapter[reconcile.Request]{workqueue.NewTypedRateLimitingQueueWithConfig(DefaultRateLimiter(false),
 		workqueue.TypedRateLimitingQueueConfig[reconcile.Request]{Name: "bench-stock"})}
 }
 

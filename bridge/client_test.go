@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
@@ -21,6 +22,17 @@ import (
 // realClient is a client of the local control plane the Go test phase starts (RECONCILE_LAB_KUBECONFIG); the
 // test is skipped without it.
 func realClient(t *testing.T) client.WithWatch {
+	t.Helper()
+	c, err := client.NewWithWatch(realConfig(t), client.Options{Scheme: scheme.Scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// realConfig is the REST config of the local control plane the Go test phase starts (RECONCILE_LAB_KUBECONFIG);
+// the test is skipped without it.
+func realConfig(t *testing.T) *rest.Config {
 	t.Helper()
 	kubeconfig := os.Getenv("RECONCILE_LAB_KUBECONFIG")
 	if kubeconfig == "" {
@@ -30,11 +42,7 @@ func realClient(t *testing.T) client.WithWatch {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := client.NewWithWatch(cfg, client.Options{Scheme: scheme.Scheme})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
+	return cfg
 }
 
 // scratchNamespace creates a namespace for one test (deleted when it ends).

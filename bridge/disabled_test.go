@@ -36,6 +36,19 @@ func TestDisabledReturnsStock(t *testing.T) {
 	if got := Wrap(nil, "x", r); reflect.ValueOf(got).Pointer() != reflect.ValueOf(r).Pointer() {
 		t.Fatal("Wrap wrapped the reconciler")
 	}
+	// A custom request type: the same, typed.
+	type clusterReq struct {
+		Cluster string
+		reconcile.Request
+	}
+	topts := controller.TypedOptions[clusterReq]{MaxConcurrentReconciles: 2}
+	if got := Options(nil, "x", topts); got.MaxConcurrentReconciles != 2 || got.NewQueue != nil {
+		t.Fatalf("Options changed the typed controller options: %+v", got)
+	}
+	tr := reconcile.TypedFunc[clusterReq](func(context.Context, clusterReq) (reconcile.Result, error) { return reconcile.Result{}, nil })
+	if got := WrapTyped[clusterReq](nil, "x", tr); reflect.ValueOf(got).Pointer() != reflect.ValueOf(tr).Pointer() {
+		t.Fatal("WrapTyped wrapped the reconciler")
+	}
 	if IsDryRun(context.Background()) {
 		t.Fatal("IsDryRun outside a dry run")
 	}

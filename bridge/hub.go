@@ -64,9 +64,11 @@ type hub struct {
 	mu          sync.Mutex
 	queues      []*Queue
 	reconcilers map[string]*Reconciler
-	pauseAll    bool
-	welcomedCh  chan struct{}
-	welcomed    bool
+	// customKeys: the key table (*keyTable[T], typed.go) of each controller with a custom request type, by name.
+	customKeys map[string]any
+	pauseAll   bool
+	welcomedCh chan struct{}
+	welcomed   bool
 
 	cancel  context.CancelFunc
 	stopped chan struct{}
@@ -84,6 +86,7 @@ func newHub(address, token string, clk clock.Clock) *hub {
 		log:         logf.Log.WithName("reconcile-lab-bridge"),
 		box:         newOutbox(outBuffer),
 		reconcilers: map[string]*Reconciler{},
+		customKeys:  map[string]any{},
 		welcomedCh:  make(chan struct{}),
 		stopped:     make(chan struct{}),
 	}
@@ -342,7 +345,7 @@ func (h *hub) handle(c CommandMsg) {
 		hasKey := c.Key != ""
 		var key reconcile.Request
 		if hasKey || c.Op == OpReconcileNow {
-			k, err := parseKey(c.Key)
+			k, err := q.parseKey(c.Key)
 			if err != nil {
 				fail("%v", err)
 				return
@@ -398,7 +401,7 @@ func (h *hub) handle(c CommandMsg) {
 			fail("no reconciler of controller %q is wrapped with bridge.Wrap", c.Controller)
 			return
 		}
-		key, err := parseKey(c.Key)
+		key, err := r.parseKey(c.Key)
 		if err != nil {
 			fail("%v", err)
 			return

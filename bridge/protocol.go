@@ -131,6 +131,10 @@ type ControllerMsg struct {
 	// CacheScopeUnknown says why the bridge cannot tell what the cache holds of the controller's kind; every other
 	// Cache* field is then absent and nothing is refused as outside the cache.
 	CacheScopeUnknown string `json:"cacheScopeUnknown,omitempty"`
+	// RequestType is the Go type of the controller's requests when it is a custom request type (not
+	// reconcile.Request), e.g. "main.ClusterRequest": its keys are then the texts the bridge renders for its items
+	// (typed.go), not object keys. Absent for reconcile.Request.
+	RequestType string `json:"requestType,omitempty"`
 }
 
 // CacheSelector is the label and field selector the manager's cache lists a controller's kind with in one

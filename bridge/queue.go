@@ -116,6 +116,9 @@ type Queue struct {
 	// already), so it is not reported: with no failing key at all (nFailing 0) the Forget every successful
 	// reconcile makes costs one atomic load. The editor's Reset Backoff always reports it.
 	failing map[reconcile.Request]struct{}
+	// custom reads the editor's key texts when the controller has a custom request type (typed.go); nil for
+	// reconcile.Request.
+	custom keyResolver
 }
 
 // readyRing is a bounded FIFO of keys and their states (Queue.readied).
@@ -188,6 +191,25 @@ type queueConfig struct {
 	log           logr.Logger
 	hub           *hub
 	info          ControllerMsg
+	// custom, for a controller with a custom request type (typed.go): its keys as reconcile.Requests, and its
+	// inner queue (of the controller's own type) seen through them. nil: the inner queue is built here.
+	custom *customKeys
+}
+
+// customKeys is how a Queue over a controller with a custom request type (typed.go) reaches its inner queue and
+// reads the editor's keys: the controller's items are interned as distinct reconcile.Requests, so the Queue keeps
+// working on reconcile.Request while the inner queue (the stock one, of the controller's own type) sees the
+// controller's items. newInner builds that inner queue with observed (the controller's rate limiter, observed)
+// as its rate limiter.
+type customKeys struct {
+	keys     keyResolver
+	newInner func(name string, log logr.Logger, observed workqueue.TypedRateLimiter[reconcile.Request], clk clock.WithTickerAndDelayedExecution) priorityqueue.PriorityQueue[reconcile.Request]
+}
+
+// keyResolver reads the editor's key text for a controller with a custom request type: the request of an item
+// the controller queued (ok false for a text no item of it ever had).
+type keyResolver interface {
+	parse(text string) (reconcile.Request, bool)
 }
 
 // DefaultRateLimiter returns the rate limiter controller-runtime defaults to when Options.RateLimiter is nil:
@@ -226,7 +248,10 @@ func newQueue(cfg queueConfig) *Queue {
 	_, q.realClock = cfg.clock.(clock.RealClock)
 	q.cond = sync.NewCond(&q.mu)
 	observed := &observedLimiter{inner: cfg.limiter, q: q}
-	if cfg.priorityQueue {
+	if cfg.custom != nil {
+		q.custom = cfg.custom.keys
+		q.inner = cfg.custom.newInner(cfg.name, cfg.log, observed, cfg.clock)
+	} else if cfg.priorityQueue {
 		q.inner = priorityqueue.New(cfg.name, func(o *priorityqueue.Opts[reconcile.Request]) {
 			o.Log = cfg.log
 			o.RateLimiter = observed
@@ -236,7 +261,7 @@ func newQueue(cfg queueConfig) *Queue {
 		if _, real := cfg.clock.(clock.RealClock); !real {
 			conf.Clock = cfg.clock
 		}
-		q.inner = &clientGoAdapter{workqueue.NewTypedRateLimitingQueueWithConfig[reconcile.Request](observed, conf)}
+		q.inner = &clientGoAdapter[reconcile.Request]{workqueue.NewTypedRateLimitingQueueWithConfig[reconcile.Request](observed, conf)}
 	}
 	q.info.Name = cfg.name
 	q.info.PriorityQueue = cfg.priorityQueue
@@ -256,11 +281,11 @@ func newQueue(cfg queueConfig) *Queue {
 
 // clientGoAdapter gives the client-go rate-limited queue the priority-queue methods exactly like
 // controller-runtime's internal adapter does (priorities dropped, GetWithPriority returns 0).
-type clientGoAdapter struct {
-	workqueue.TypedRateLimitingInterface[reconcile.Request]
+type clientGoAdapter[T comparable] struct {
+	workqueue.TypedRateLimitingInterface[T]
 }
 
-func (a *clientGoAdapter) AddWithOpts(o priorityqueue.AddOpts, items ...reconcile.Request) {
+func (a *clientGoAdapter[T]) AddWithOpts(o priorityqueue.AddOpts, items ...T) {
 	for _, item := range items {
 		switch {
 		case o.RateLimited:
@@ -273,7 +298,7 @@ func (a *clientGoAdapter) AddWithOpts(o priorityqueue.AddOpts, items ...reconcil
 	}
 }
 
-func (a *clientGoAdapter) GetWithPriority() (reconcile.Request, int, bool) {
+func (a *clientGoAdapter[T]) GetWithPriority() (T, int, bool) {
 	item, shutdown := a.Get()
 	return item, 0, shutdown
 }

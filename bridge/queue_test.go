@@ -49,11 +49,18 @@ func queueMsgs(h *hub) []*QueueMsg {
 // no later clock movement can overtake it (a plain call for queues that take delayed adds in synchronously).
 func replay(q priorityqueue.PriorityQueue[reconcile.Request], advance func(time.Duration),
 	delayed func(add func())) []string {
+	return replayKeys(q, req, func(r reconcile.Request) string { return r.Name }, advance, delayed)
+}
+
+// replayKeys is replay for a queue of any item type: key makes the item named name, nameOf reads it back.
+func replayKeys[T comparable](q priorityqueue.PriorityQueue[T], key func(name string) T, nameOf func(T) string,
+	advance func(time.Duration), delayed func(add func())) []string {
+	req := key
 	var trace []string
 	log := func(f string, a ...any) { trace = append(trace, fmt.Sprintf(f, a...)) }
-	get := func() reconcile.Request {
+	get := func() T {
 		k, p, sd := q.GetWithPriority()
-		log("get %s prio=%d shutdown=%v", k.Name, p, sd)
+		log("get %s prio=%d shutdown=%v", nameOf(k), p, sd)
 		return k
 	}
 	q.Add(req("a"))
@@ -184,7 +191,7 @@ func TestReplayIdenticalToStockClientGoQueue(t *testing.T) {
 		return replay(q, func(d time.Duration) { clk.delayedAdd(func() { clk.Step(d) }) }, clk.delayedAdd)
 	}
 	want := run(func(clk *armCountingClock) priorityqueue.PriorityQueue[reconcile.Request] {
-		return &clientGoAdapter{workqueue.NewTypedRateLimitingQueueWithConfig(DefaultRateLimiter(false),
+		return &clientGoAdapter[reconcile.Request]{workqueue.NewTypedRateLimitingQueueWithConfig(DefaultRateLimiter(false),
 			workqueue.TypedRateLimitingQueueConfig[reconcile.Request]{Name: "stock-cg", Clock: clk})}
 	})
 	got := run(func(clk *armCountingClock) priorityqueue.PriorityQueue[reconcile.Request] {

@@ -23,6 +23,9 @@ type Reconciler struct {
 	name  string
 	inner reconcile.Reconciler
 	hub   *hub
+	// custom reads the editor's key texts when the controller has a custom request type (typed.go); nil for
+	// reconcile.Request.
+	custom keyResolver
 
 	mu   sync.Mutex
 	desc ControllerMsg
@@ -31,9 +34,22 @@ type Reconciler struct {
 var _ reconcile.Reconciler = (*Reconciler)(nil)
 
 func newReconciler(h *hub, name string, inner reconcile.Reconciler) *Reconciler {
-	r := &Reconciler{name: name, inner: inner, hub: h}
+	return newReconcilerWithKeys(h, name, inner, nil)
+}
+
+// newReconcilerWithKeys is newReconciler for a controller whose keys custom reads (nil: reconcile.Request).
+func newReconcilerWithKeys(h *hub, name string, inner reconcile.Reconciler, custom keyResolver) *Reconciler {
+	r := &Reconciler{name: name, inner: inner, hub: h, custom: custom}
 	h.registerReconciler(r)
 	return r
+}
+
+// parseKey reads a key the editor sent for this reconciler's controller (as Queue.parseKey).
+func (r *Reconciler) parseKey(text string) (reconcile.Request, error) {
+	if r.custom == nil {
+		return parseKey(text)
+	}
+	return parseCustomKey(r.custom, r.name, text)
 }
 
 // describe copies what the reconciler side knows about its controller into an announcement.

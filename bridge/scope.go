@@ -228,7 +228,19 @@ func outsideCache(info ControllerMsg, key reconcile.Request) string {
 
 // outside is outsideCache for a key of this queue's controller, with info read under q.mu (it changes under it).
 func (q *Queue) outside(key reconcile.Request) string {
+	if q.custom != nil {
+		return "" // a custom request type's key was read by parseKey, which knows only keys the controller queued
+	}
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	return outsideCache(q.info, key)
+}
+
+// parseKey reads a key the editor sent for this controller: "namespace/name" or "name", or, for a controller with
+// a custom request type, the text of one of its queued items.
+func (q *Queue) parseKey(text string) (reconcile.Request, error) {
+	if q.custom == nil {
+		return parseKey(text)
+	}
+	return parseCustomKey(q.custom, q.name, text)
 }

@@ -3,12 +3,14 @@ package bridge
 import (
 	"errors"
 	"fmt"
+	"reflect"
 
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -33,10 +35,13 @@ var errNoWatch = errors.New("bridge: the wrapped client does not support Watch")
 // NewCache (why-queued attribution), wrapping whatever o already sets (or controller-runtime's defaults).
 // Without RECONCILE_LAB_BRIDGE it changes nothing.
 func Setup(o *manager.Options) {
-	h := theHub()
-	if h == nil {
-		return
+	if h := theHub(); h != nil {
+		setupWith(h, o)
 	}
+}
+
+// setupWith is Setup on hub h.
+func setupWith(h *hub, o *manager.Options) {
 	if h.check != nil {
 		h.check.applyManagerOptions(o)
 	}
@@ -89,12 +94,24 @@ func Setup(o *manager.Options) {
 // controller options turn it off), wrapped to report and obey the editor. Without RECONCILE_LAB_BRIDGE, or when
 // opts.NewQueue is already set, opts is returned unchanged. name must be the controller's name (builder.Named,
 // or the lower-cased kind of For).
-func Options(mgr manager.Manager, name string, opts controller.Options) controller.Options {
+//
+// request is the controller's request type: reconcile.Request for controller.Options, or a custom type of a
+// typed controller (controller.TypedOptions[MyReq]; wrap its reconciler with WrapTyped). Its items are shown in
+// the editor as keyText renders them (typed.go).
+func Options[request comparable](mgr manager.Manager, name string, opts controller.TypedOptions[request]) controller.TypedOptions[request] {
 	h := theHub()
 	if h == nil || opts.NewQueue != nil {
 		return opts
 	}
-	var global = mgr.GetControllerOptions()
+	return optionsFor(h, mgr, name, opts)
+}
+
+// optionsFor is Options on hub h.
+func optionsFor[request comparable](h *hub, mgr manager.Manager, name string, opts controller.TypedOptions[request]) controller.TypedOptions[request] {
+	var global config.Controller
+	if mgr != nil {
+		global = mgr.GetControllerOptions()
+	}
 	usePQ := opts.UsePriorityQueue
 	if usePQ == nil {
 		usePQ = global.UsePriorityQueue
@@ -105,7 +122,17 @@ func Options(mgr manager.Manager, name string, opts controller.Options) controll
 		LeaderElection:          h.leaderElection.Load() && ptr.Deref(opts.NeedLeaderElection, ptr.Deref(global.NeedLeaderElection, true)),
 	}
 	info.Name = name // the name given here; the queue takes the one controller-runtime passes to NewQueue
-	opts.NewQueue = h.newQueueFunc(ptr.Deref(usePQ, true), info, mgr)
+	if o, ok := any(opts).(controller.Options); ok {
+		o.NewQueue = h.newQueueFunc(ptr.Deref(usePQ, true), info, mgr)
+		return any(o).(controller.TypedOptions[request])
+	}
+	keys := keyTableFor[request](h, name)
+	info.RequestType = reflect.TypeFor[request]().String()
+	pq := ptr.Deref(usePQ, true)
+	opts.NewQueue = func(actual string, rl workqueue.TypedRateLimiter[request]) workqueue.TypedRateLimitingInterface[request] {
+		cfg := h.queueConfigFor(pq, info, mgr, actual)
+		return newTypedQueue(cfg, rl, keys)
+	}
 	return opts
 }
 
@@ -132,33 +159,76 @@ func NewQueue(usePriorityQueue bool) func(string, workqueue.TypedRateLimiter[rec
 
 func (h *hub) newQueueFunc(usePQ bool, info ControllerMsg, mgr manager.Manager) func(string, workqueue.TypedRateLimiter[reconcile.Request]) workqueue.TypedRateLimitingInterface[reconcile.Request] {
 	return func(name string, rl workqueue.TypedRateLimiter[reconcile.Request]) workqueue.TypedRateLimitingInterface[reconcile.Request] {
-		cfg := queueConfig{name: name, priorityQueue: usePQ, limiter: rl, hub: h, info: info}
-		if mgr != nil {
-			cfg.log = mgr.GetLogger().WithValues("controller", name)
-		}
-		if w := nameMismatch(info.Name, name); w != "" {
-			h.log.Error(nil, w)
-		}
+		cfg := h.queueConfigFor(usePQ, info, mgr, name)
+		cfg.limiter = rl
 		return newQueue(cfg)
 	}
 }
 
+// queueConfigFor is the configuration of the queue of the controller controller-runtime named name (warning when
+// bridge.Options was given another name).
+func (h *hub) queueConfigFor(usePQ bool, info ControllerMsg, mgr manager.Manager, name string) queueConfig {
+	cfg := queueConfig{name: name, priorityQueue: usePQ, hub: h, info: info}
+	if mgr != nil {
+		cfg.log = mgr.GetLogger().WithValues("controller", name)
+	}
+	if w := nameMismatch(info.Name, name); w != "" {
+		h.log.Error(nil, w)
+	}
+	return cfg
+}
+
 // Wrap returns r wrapped to report every reconcile of the controller named name (and to run the editor's
 // dry-run steps); r itself without RECONCILE_LAB_BRIDGE. forObject, when given, names the controller's kind in
-// the editor (group, version, kind, resource).
+// the editor (group, version, kind, resource). For a custom request type use WrapTyped.
 func Wrap(mgr manager.Manager, name string, r reconcile.Reconciler, forObject ...client.Object) reconcile.Reconciler {
 	h := theHub()
 	if h == nil {
 		return r
 	}
 	w := newReconciler(h, name, r)
-	if len(forObject) > 0 && mgr != nil {
-		if gvk, err := mgr.GetClient().GroupVersionKindFor(forObject[0]); err == nil {
-			w.desc.Group, w.desc.Version, w.desc.Kind = gvk.Group, gvk.Version, gvk.Kind
-			if m, err := mgr.GetRESTMapper().RESTMapping(gvk.GroupKind(), gvk.Version); err == nil {
-				w.desc.Resource = m.Resource.Resource
-			}
-		}
-	}
+	w.describeFor(mgr, forObject)
 	return w
+}
+
+// WrapTyped is Wrap for a typed controller: reconcile.TypedReconciler[request], request a custom request type
+// (the controller's options go through Options as controller.TypedOptions[request]). Go cannot infer request
+// from a reconciler's concrete type, so name it: bridge.WrapTyped[MyReq](mgr, "name", r, &v1.Thing{}).
+// For request = reconcile.Request it is Wrap.
+func WrapTyped[request comparable](mgr manager.Manager, name string, r reconcile.TypedReconciler[request], forObject ...client.Object) reconcile.TypedReconciler[request] {
+	h := theHub()
+	if h == nil {
+		return r
+	}
+	return wrapTyped(h, mgr, name, r, forObject...)
+}
+
+// wrapTyped is WrapTyped on hub h.
+func wrapTyped[request comparable](h *hub, mgr manager.Manager, name string, r reconcile.TypedReconciler[request], forObject ...client.Object) reconcile.TypedReconciler[request] {
+	if isRequest[request]() {
+		w := newReconciler(h, name, any(r).(reconcile.Reconciler))
+		w.describeFor(mgr, forObject)
+		return any(w).(reconcile.TypedReconciler[request])
+	}
+	keys := keyTableFor[request](h, name)
+	w := newReconcilerWithKeys(h, name, innerOf(r, keys, name), keys)
+	w.describeFor(mgr, forObject)
+	return &typedReconciler[request]{w: w, keys: keys}
+}
+
+// describeFor names the controller's kind from its For object (group, version, kind, resource), when given.
+func (r *Reconciler) describeFor(mgr manager.Manager, forObject []client.Object) {
+	if len(forObject) == 0 || mgr == nil {
+		return
+	}
+	gvk, err := mgr.GetClient().GroupVersionKindFor(forObject[0])
+	if err != nil {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.desc.Group, r.desc.Version, r.desc.Kind = gvk.Group, gvk.Version, gvk.Kind
+	if m, err := mgr.GetRESTMapper().RESTMapping(gvk.GroupKind(), gvk.Version); err == nil {
+		r.desc.Resource = m.Resource.Resource
+	}
 }

@@ -210,6 +210,12 @@ export interface ControllerMessage {
   cacheSelectors?: CacheSelector[];
   /** Why the bridge cannot tell what the cache holds of the kind; the other cache fields are then absent. */
   cacheScopeUnknown?: string;
+  /**
+   * The Go type of the controller's requests when it is a custom request type (not reconcile.Request), e.g.
+   * "main.ClusterRequest". Its keys are then texts the bridge rendered for its items ("shop/cart (Cluster=eu-1)"),
+   * not object keys: the editor passes them back verbatim and the Go side refuses a text none of its items had.
+   */
+  requestType?: string;
 }
 /** The label and field selector a manager's cache lists a controller's kind with in one namespace. */
 export interface CacheSelector {

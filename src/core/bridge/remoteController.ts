@@ -185,7 +185,8 @@ export class RemoteController implements Controller {
     labels: Readonly<Record<string, string>> | undefined,
   ): { kind: 'namespace' | 'label' | 'field'; selector: string; namespace?: string; uncheckedField?: string } | undefined {
     const info = this.info;
-    if (info.cacheScopeUnknown) return undefined;
+    // A custom request type's key is a text, not an object key: the process refuses texts none of its items had.
+    if (info.cacheScopeUnknown || info.requestType) return undefined;
     const slash = key.indexOf('/');
     const ns = slash >= 0 ? key.slice(0, slash) : '';
     const name = slash >= 0 ? key.slice(slash + 1) : key;
@@ -480,7 +481,7 @@ export class RemoteController implements Controller {
     if (!this.endpoint.connected || this.shutdown) return { kind: 'notRunning' };
     const key = options.key;
     if (key !== undefined) {
-      splitKey(key); // validates
+      this.checkKey(key);
       if (this.processing.has(key)) return { kind: 'busy', key };
       const w = this.waiting.get(key);
       if (w && !this.queued.has(key) && !options.force) return { kind: 'notReady', key, waiting: w.kind, dueAt: w.dueAt };
@@ -532,7 +533,7 @@ export class RemoteController implements Controller {
    * forced to DryRunAll; resolves with the outcome and the planned writes.
    */
   async dryRun(key: ObjectKey): Promise<RemoteDryRun> {
-    splitKey(key);
+    this.checkKey(key);
     if (!this.endpoint.connected) throw new Error(`${this.endpoint.description} is not connected`);
     const refusal = this.selectorRefusal(key);
     if (refusal !== undefined) throw new Error(`dry-run refused: ${refusal}`);
@@ -593,8 +594,20 @@ export class RemoteController implements Controller {
 
   // ---- internals --------------------------------------------------------------------------------------------
 
-  private keyCommand(op: 'reconcileNow' | 'resetBackoff', key: ObjectKey, note?: string): boolean {
+  /**
+   * Throws on a key this controller cannot have: an object key ("namespace/name" or "name"), or, for a custom
+   * request type (`requestType` announced), any non-empty text (the process knows its items' texts and refuses others).
+   */
+  private checkKey(key: ObjectKey): void {
+    if (this.info.requestType) {
+      if (key === '') throw new Error(`a key of ${this.name} (requests of type ${this.info.requestType}) is required`);
+      return;
+    }
     splitKey(key);
+  }
+
+  private keyCommand(op: 'reconcileNow' | 'resetBackoff', key: ObjectKey, note?: string): boolean {
+    this.checkKey(key);
     if (!this.endpoint.connected || this.shutdown) return false;
     const refusal = op === 'reconcileNow' && !this.queued.has(key) && !this.waiting.has(key) ? this.selectorRefusal(key) : undefined;
     if (refusal !== undefined) {

@@ -183,7 +183,8 @@ export class GoControllers implements vscode.Disposable {
 
   /** "Go controller widget · pid 1234 · stopped in the debugger" */
   describe(ref: GoControllerRef): string {
-    return `Go controller ${ref.controller.name} · pid ${ref.process.pid} · ${livenessLabel(ref.process.liveness)}`;
+    const requests = ref.controller.announcement.requestType;
+    return `Go controller ${ref.controller.name}${requests ? ` (requests ${requests})` : ''} · pid ${ref.process.pid} · ${livenessLabel(ref.process.liveness)}`;
   }
 
   // ---- debugging ---------------------------------------------------------------------------------------------------

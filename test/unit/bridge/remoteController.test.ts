@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { RemoteController, type RemoteEndpoint } from '../../../src/core/bridge/remoteController.ts';
-import type { ReplyMessage } from '../../../src/core/bridge/protocol.ts';
+import type { ControllerMessage, ReplyMessage } from '../../../src/core/bridge/protocol.ts';
 import { writeTarget } from '../../../src/core/bridge/causes.ts';
 import { Journal, type JournalEntry } from '../../../src/core/journal/journal.ts';
 import { nullLogger } from '../../../src/core/log.ts';
@@ -21,12 +21,12 @@ function endpoint() {
   return { ep, sent };
 }
 
-function setup() {
+function setup(announce: Partial<ControllerMessage> = {}) {
   const clock = new FakeClock(1_000_000);
   const journal = new Journal({ clock, delivery: 'sync' });
   const { ep, sent } = endpoint();
   const c = new RemoteController({
-    announce: { type: 'controller', name: 'widget', group: 'lab.reconcile.dev', version: 'v1alpha1', resource: 'widgets', priorityQueue: true, paused: true, maxConcurrentReconciles: 2 },
+    announce: { type: 'controller', name: 'widget', group: 'lab.reconcile.dev', version: 'v1alpha1', resource: 'widgets', priorityQueue: true, paused: true, maxConcurrentReconciles: 2, ...announce },
     endpoint: ep,
     journal,
     clock,
@@ -257,6 +257,32 @@ test("a step that the queue's shutdown ended reports notRunning, not an empty qu
   await flushMicrotasks();
   sent[1]!.reply({ ok: false, error: 'the queue holds no key' });
   assert.deepEqual(await empty, { kind: 'empty' });
+});
+
+test('a custom request type: its keys are texts, passed verbatim to every command; object keys are still checked for other controllers', async () => {
+  const custom = setup({ requestType: 'main.ClusterRequest', cacheNamespaces: ['shop'] });
+  const key = 'cluster://eu-1/shop/cart';
+  custom.q(key, 'added', { causes: [{ kind: 'watch', event: 'add', objectKey: 'shop/cart', at: 1 }] });
+  assert.deepEqual(custom.c.snapshot().queue, [key]);
+  assert.equal(custom.c.outsideCache('other/x (Cluster=eu-1)'), undefined, 'no cache claim about a text that is not an object key');
+  const stepping = custom.c.step({ key });
+  await flushMicrotasks();
+  assert.deepEqual(custom.sent[0]!.cmd, { op: 'step', controller: 'widget', key });
+  custom.sent[0]!.reply({ ok: true, reconcile: { controller: 'widget', key, reconcileID: 'r', durationMs: 3, dryRun: false, at: 2 } });
+  assert.equal((await stepping).kind, 'reconciled');
+  const dry = custom.c.dryRun(key);
+  await flushMicrotasks();
+  assert.deepEqual(custom.sent[1]!.cmd, { op: 'dryRun', controller: 'widget', key });
+  custom.sent[1]!.reply({ ok: true, reconcile: { controller: 'widget', key, reconcileID: 'd', durationMs: 1, dryRun: true, at: 3 }, writes: [] });
+  assert.equal((await dry).key, key);
+  assert.equal(custom.c.reconcileNow('other/x (Cluster=eu-2)'), true);
+  assert.deepEqual(custom.sent[2]!.cmd, { op: 'reconcileNow', controller: 'widget', key: 'other/x (Cluster=eu-2)' });
+  await assert.rejects(custom.c.step({ key: '' }), /a key of widget \(requests of type main\.ClusterRequest\) is required/);
+
+  const plain = setup();
+  await assert.rejects(plain.c.step({ key }), /unexpected key format/);
+  assert.throws(() => plain.c.reconcileNow(key), /unexpected key format/);
+  assert.equal(plain.sent.length, 0);
 });
 
 test('causes: an add outside any informer event reads as such; unknown kinds keep their name', async () => {
