@@ -304,6 +304,40 @@ func parseKey(s string) (reconcile.Request, error) {
 	return reconcile.Request{NamespacedName: types.NamespacedName{Namespace: ns, Name: name}}, nil
 }
 
+// keyed executes a step, reset backoff or reconcile now for q. A key text a controller with a custom request type
+// does not know yet is read again once its workers started (mayWait), off the connection's goroutine.
+func (h *hub) keyed(c CommandMsg, q *Queue, reply func(ReplyMsg), fail func(string, ...any), mayWait bool) {
+	hasKey := c.Key != ""
+	var key reconcile.Request
+	if hasKey || c.Op == OpReconcileNow {
+		k, err := q.parseKey(c.Key)
+		if err != nil && mayWait && q.awaitItems(func() { h.keyed(c, q, reply, fail, false) }) {
+			return
+		}
+		if err != nil {
+			fail("%v", err)
+			return
+		}
+		key = k
+	}
+	if hasKey && (c.Force || c.Op == OpReconcileNow) {
+		if why := q.outside(key); why != "" {
+			fail("%s", why)
+			return
+		}
+	}
+	switch c.Op {
+	case OpStep:
+		q.Step(key, hasKey, c.Force, c.ID, reply)
+	case OpResetBackoff:
+		q.ResetBackoff(key, hasKey)
+		reply(ReplyMsg{OK: true})
+	case OpReconcileNow:
+		q.ReconcileNow(key)
+		reply(ReplyMsg{OK: true})
+	}
+}
+
 // handle executes one editor command; exactly one reply is sent (at once, or when a step/dry-run ends).
 func (h *hub) handle(c CommandMsg) {
 	reply := func(r ReplyMsg) {
@@ -342,32 +376,7 @@ func (h *hub) handle(c CommandMsg) {
 			fail("no controller named %q", c.Controller)
 			return
 		}
-		hasKey := c.Key != ""
-		var key reconcile.Request
-		if hasKey || c.Op == OpReconcileNow {
-			k, err := q.parseKey(c.Key)
-			if err != nil {
-				fail("%v", err)
-				return
-			}
-			key = k
-		}
-		if hasKey && (c.Force || c.Op == OpReconcileNow) {
-			if why := q.outside(key); why != "" {
-				fail("%s", why)
-				return
-			}
-		}
-		switch c.Op {
-		case OpStep:
-			q.Step(key, hasKey, c.Force, c.ID, reply)
-		case OpResetBackoff:
-			q.ResetBackoff(key, hasKey)
-			reply(ReplyMsg{OK: true})
-		case OpReconcileNow:
-			q.ReconcileNow(key)
-			reply(ReplyMsg{OK: true})
-		}
+		h.keyed(c, q, reply, fail, true)
 	case OpThaw:
 		if h.check == nil || !h.check.thaw() {
 			fail("the cache is not frozen (%s is not set)", EnvCheckFreezeCacheAt)
@@ -402,6 +411,9 @@ func (h *hub) handle(c CommandMsg) {
 			return
 		}
 		key, err := r.parseKey(c.Key)
+		if q := h.queue(c.Controller); err != nil && q.awaitItems(func() { h.handle(c) }) {
+			return
+		}
 		if err != nil {
 			fail("%v", err)
 			return

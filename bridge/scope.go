@@ -244,3 +244,26 @@ func (q *Queue) parseKey(text string) (reconcile.Request, error) {
 	}
 	return parseCustomKey(q.custom, q.name, text)
 }
+
+// awaitItems is for a key text a controller with a custom request type does not know: before its workers start
+// (controller-runtime starts them once its caches synced, so every initial-list item is queued by then) the text
+// may still come, so again runs once they started (or the queue shut down) and awaitItems reports true. Otherwise
+// (nil queue, reconcile.Request, workers running, queue shut down) it reports false and again never runs.
+func (q *Queue) awaitItems(again func()) bool {
+	if q == nil || q.custom == nil || q.started.Load() {
+		return false
+	}
+	select {
+	case <-q.stopped:
+		return false
+	default:
+	}
+	go func() {
+		select {
+		case <-q.workersStarted:
+		case <-q.stopped:
+		}
+		again()
+	}()
+	return true
+}

@@ -355,3 +355,48 @@ func TestTypedControllerOnTheRealAPIServer(t *testing.T) {
 		return plain.Get(context.Background(), client.ObjectKeyFromObject(cm), &now) == nil && now.Data["east"] == "reconciled" && now.Data["west"] == "reconciled"
 	})
 }
+
+// TestCustomKeyNamedBeforeTheWorkersStart: a text named before the controller's workers start (its initial list
+// may still be queueing items) is read again once they started, not refused; once they run, an unknown text is
+// refused at once.
+func TestCustomKeyNamedBeforeTheWorkersStart(t *testing.T) {
+	e := newTestEditor(t, true)
+	h := connectedHub(t, e)
+	keys := keyTableFor[clusterReq](h, "late") // shared with the reconciler, as Options and WrapTyped share it
+	q := newTypedQueue(queueConfig{name: "late", priorityQueue: true, hub: h}, nil, keys)
+	got := make(chan clusterReq, 1)
+	rec := reconcile.TypedFunc[clusterReq](func(_ context.Context, r clusterReq) (reconcile.Result, error) {
+		got <- r
+		return reconcile.Result{}, nil
+	})
+	wrapTyped(h, nil, "late", rec)
+	h.clientWrapped.Store(true) // as bridge.Setup's client would
+	h.handle(CommandMsg{ID: 1, Op: OpReconcileNow, Controller: "late", Key: "ns/a (Cluster=east)"})
+	h.handle(CommandMsg{ID: 2, Op: OpDryRun, Controller: "late", Key: "ns/a (Cluster=east)"})
+	q.Add(eastReq("a")) // the initial list's add, after the commands
+	worker := make(chan struct{})
+	go func() {
+		defer close(worker)
+		q.Get() // starts the workers (paused: blocks until ShutDown)
+	}()
+	replies := map[float64]map[string]any{}
+	for len(replies) < 2 {
+		m := e.next(isType("reply"))
+		replies[m["id"].(float64)] = m
+	}
+	if m := replies[1]; m["ok"] != true {
+		t.Fatalf("reconcile now named before the workers started: %v, want ok once the item was queued", m)
+	}
+	if m := replies[2]; m["ok"] != true {
+		t.Fatalf("dry run named before the workers started: %v, want it run once the item was queued", m)
+	}
+	if r := <-got; r != eastReq("a") {
+		t.Fatalf("the dry run reconciled %v", r)
+	}
+	h.handle(CommandMsg{ID: 3, Op: OpReconcileNow, Controller: "late", Key: "ns/b (Cluster=east)"})
+	if m := replyTo(e, 3); m["ok"] == true || !strings.Contains(fmt.Sprint(m["error"]), "never queued") {
+		t.Fatalf("an unknown text once the workers run: %v", m)
+	}
+	q.ShutDown()
+	<-worker
+}

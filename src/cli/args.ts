@@ -40,6 +40,8 @@ export interface CliArgs {
   durationMs?: number;
   /** run / step / dry-run: drive this Go controller-runtime program through the bridge instead of a built-in reconciler. */
   go?: string[];
+  /** run / step / dry-run with --go: the name of the program's controller to follow (several may reconcile --resource). */
+  controller?: string;
   /** run / step: strip metadata.managedFields from the informer cache (default: keep objects as received). */
   dropManagedFields: boolean;
   /** --watch-list on|off: stream the informers' initial list (WatchList); undefined: see {@link resolveWatchList}. */
@@ -121,6 +123,8 @@ Options:
   --go <command line>       run / step / dry-run / check: launch this Go controller-runtime program (which uses
                             the Reconcile Lab bridge package) and drive ITS controller: e.g. --go "go run ./cmd"
                             (check: a new instance per run over a scratch namespace; "go run" is built once)
+  --controller <name>       run / step / dry-run with --go: follow the program's controller of this name (default:
+                            the first reconciling --resource), e.g. a second controller of the same kind
   --finalizer <name>        strip-finalizers: the one finalizer to remove (default: all)
   --yes                     strip-finalizers: really remove (without it: diagnose only, exit 5)
   --dry-run                 report: plan instead of act; strip-finalizers: preview the removal (dryRun=All,
@@ -198,6 +202,7 @@ export function parseCliArgs(argv: readonly string[]): CliArgs | 'help' {
         namespace: { type: 'string', short: 'n' },
         reconciler: { type: 'string' },
         go: { type: 'string' },
+        controller: { type: 'string' },
         finalizer: { type: 'string' },
         yes: { type: 'boolean' },
         'dry-run': { type: 'boolean' },
@@ -256,6 +261,10 @@ export function parseCliArgs(argv: readonly string[]): CliArgs | 'help' {
     }
     if (go.length === 0) throw new UsageError('--go needs a command line, e.g. --go "go run ./cmd"');
   }
+  if (v.controller !== undefined) {
+    if (v.go === undefined || cmd === 'check') throw new UsageError('--controller applies to run, step and dry-run with --go');
+    if (v.controller.trim() === '') throw new UsageError('--controller needs the name of a controller of the program');
+  }
   let durationMs: number | undefined;
   if (v.duration !== undefined) {
     const s = Number(v.duration);
@@ -309,6 +318,7 @@ export function parseCliArgs(argv: readonly string[]): CliArgs | 'help' {
     verbose: !!v.verbose,
     predicates,
   };
+  if (v.controller !== undefined) out.controller = v.controller;
   for (const [flag, value] of [['check', v.check], ['confirm-cluster', v['confirm-cluster']], ['transition', v.transition], ['convergence-bound', v['convergence-bound']]] as const) {
     if (value !== undefined && cmd !== 'check') throw new UsageError(`--${flag} only applies to check`);
   }

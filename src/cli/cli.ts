@@ -221,6 +221,19 @@ function normalizeKey(key: string, s: Session): ObjectKey {
   return keyFor(parts.namespace ?? s.defaultNamespace, parts.name);
 }
 
+/**
+ * The key a command names for `controller`: a Go controller with a custom request type (it announced `requestType`)
+ * names its items by the text the bridge shows for them, taken verbatim; any other controller an object key
+ * (normalizeKey).
+ */
+function controllerKey(given: string, s: Session, controller: Controller): ObjectKey {
+  if (controller instanceof RemoteController && controller.announcement.requestType) {
+    if (given === '') throw new UsageError(`a key of ${controller.name} (requests of type ${controller.announcement.requestType}) is required`);
+    return given;
+  }
+  return normalizeKey(given, s);
+}
+
 function makeReconciler(args: CliArgs, s: Session, log: Logger, store: DisposableStore): Reconciler {
   const spec = args.reconciler;
   switch (spec.kind) {
@@ -369,8 +382,8 @@ async function check(args: CliArgs, io: CliIo, log: Logger, s: Session): Promise
 }
 
 async function dryRun(args: CliArgs, io: CliIo, log: Logger, s: Session, store: DisposableStore): Promise<number> {
+  if (args.go) return goDryRun(args, io, log, s, store, args.positionals[0]!);
   const key = normalizeKey(args.positionals[0]!, s);
-  if (args.go) return goDryRun(args, io, log, s, store, key);
   const reconciler = makeReconciler(args, s, log, store);
   const r = await dryRunReconcile({ client: s.client, reconciler, primary: s.resource, key, log });
   const failed = r.outcome.kind === 'error' || r.outcome.kind === 'terminal';
@@ -677,8 +690,13 @@ async function startGoController(args: CliArgs, io: CliIo, log: Logger, s: Sessi
     clock: realClock,
     log,
     env: s.kubeconfigPath ? { KUBECONFIG: s.kubeconfigPath } : {},
-    accept: (c) => c.controller.resourceId === undefined || c.controller.resourceId === wanted || wanted.startsWith(`${c.controller.resourceId}.`),
-    wanted: `a controller reconciling ${wanted}: pass --resource with the resource of the one to follow`,
+    accept: (c) =>
+      (c.controller.resourceId === undefined || c.controller.resourceId === wanted || wanted.startsWith(`${c.controller.resourceId}.`)) &&
+      (args.controller === undefined || c.controller.name === args.controller),
+    wanted:
+      args.controller === undefined
+        ? `a controller reconciling ${wanted}: pass --resource with the resource of the one to follow`
+        : `the controller named ${args.controller} reconciling ${wanted}: pass --controller and --resource of the one to follow`,
     noticeAfterMs: 10_000,
     onOutput: (line) => {
       if (args.verbose) io.stderr(`[go] ${line}\n`);
@@ -796,6 +814,7 @@ async function startController(args: CliArgs, io: CliIo, log: Logger, s: Session
  * labels it checks are those of `key`'s object read from the server now (none claimed when it cannot be read).
  */
 async function labelsFromServer(s: Session, controller: RemoteController, key: ObjectKey): Promise<void> {
+  if (controller.announcement.requestType) return; // its keys are texts, not objects (nothing is refused on labels)
   const { namespace, name } = splitKey(key);
   let labels: Record<string, string> | undefined;
   try {
@@ -807,8 +826,9 @@ async function labelsFromServer(s: Session, controller: RemoteController, key: O
 }
 
 /** dry-run --go: the program's own Reconcile runs once for `key` with every write forced to DryRunAll. */
-async function goDryRun(args: CliArgs, io: CliIo, log: Logger, s: Session, store: DisposableStore, key: ObjectKey): Promise<number> {
+async function goDryRun(args: CliArgs, io: CliIo, log: Logger, s: Session, store: DisposableStore, given: string): Promise<number> {
   const controller = (await startController(args, io, log, s, store, true, () => {})) as RemoteController;
+  const key = controllerKey(given, s, controller);
   await labelsFromServer(s, controller, key);
   const r = await controller.dryRun(key);
   const failed = r.outcome.kind === 'error' || r.outcome.kind === 'terminal';
@@ -836,7 +856,7 @@ async function step(args: CliArgs, io: CliIo, log: Logger, s: Session, store: Di
   // --json: the step's result is the first line, then the journal entries as JSON lines.
   const buffered: JournalEntry[] = [];
   const controller = await startController(args, io, log, s, store, true, args.json ? (e) => void buffered.push(e) : undefined);
-  const key = args.positionals[0] ? normalizeKey(args.positionals[0], s) : undefined;
+  const key = args.positionals[0] ? controllerKey(args.positionals[0], s, controller) : undefined;
   if (key && controller instanceof RemoteController) await labelsFromServer(s, controller, key);
   const r = await controller.step(key ? { key, force: true } : { force: true });
   // A Go program whose manager stopped (it failed to start, or ended) before the step ran: its own ending explains it.

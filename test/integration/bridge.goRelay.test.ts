@@ -267,4 +267,42 @@ describe('an operator-sdk-shaped Go controller (cache namespaces, controller.New
     assert.notEqual(cliDry.code, 0, cliDry.stderr);
     assert.match(cliDry.stderr, new RegExp(`key ${nsC}/elsewhere is outside the cache of controller "lamp-keeper": its manager's cache \\(cache\\.Options\\) watches Secret only in namespace\\(s\\) ${first}, ${second}`), cliDry.stderr);
   });
+
+  test('a custom request type (beacon-board, one key per namespace): announced with its type; its key is a text with every cause; dry-run, step and an unknown text by that text; the CLI steps it by text with --controller', { timeout: 240_000 }, async () => {
+    // Namespaces of its own: the other tests leave Beacons in nsA and nsB.
+    const nsA = await createNamespace(cluster.transport, 'relay-board-a');
+    const nsB = await createNamespace(cluster.transport, 'relay-board-b');
+    await client.create(BEACONS, beacon(nsA, 'north', { message: 'n' }));
+    await client.create(BEACONS, beacon(nsA, 'south', { message: 's' }));
+    await client.create(BEACONS, beacon(nsB, 'east', { message: 'e' }));
+    const args = ['--health-probe-bind-address=0', '--metrics-bind-address=0', `--namespaces=${nsA},${nsB}`, `--external-dir=${external}`, '--board'];
+    const { journal, r } = await launches.launch({ kubeconfigPath: cluster.kubeconfigPath, command: bin, args, accept: (c) => c.controller.name === 'beacon-board' });
+    const board = r.controller;
+    assert.equal(board.announcement.requestType, 'controller.BoardKey');
+    assert.equal(board.resourceId, 'beacons.relay.example.io');
+    const key = `Namespace=${nsA}`;
+    await waitUntil(() => board.keyState(key)?.phase === 'queued', `${key} queued`, 60_000);
+    const reasons = board.keyState(key)!.reasons;
+    for (const name of ['north', 'south']) {
+      assert.ok(reasons.some((x) => (x.kind === 'watch' || x.kind === 'informer') && x.objectKey === `${nsA}/${name}` && x.event === 'add'), `the add of ${name} is a cause: ${JSON.stringify(reasons)}`);
+    }
+    const plan = await board.dryRun(key);
+    const created = plan.writes.find((w) => w.verb === 'create' && w.resource === 'configmaps');
+    assert.ok(created && (created.after as { data?: Record<string, string> } | undefined)?.data?.beacons === 'north=\nsouth=', JSON.stringify(plan));
+    await assert.rejects(client.get(CONFIGMAPS, nsA, 'relay-board'), /not ?found|404/i, 'the dry-run persisted nothing');
+    const stepped = await board.step({ key });
+    assert.ok(stepped.kind === 'reconciled' && stepped.key === key && stepped.outcome.kind === 'success', JSON.stringify(stepped));
+    assert.equal(((await client.get(CONFIGMAPS, nsA, 'relay-board')) as { data?: Record<string, string> }).data?.beacons, 'north=\nsouth=');
+    assert.equal(ends(journal, key).length, 1);
+    assert.ok(writes(journal, key).some((w) => w.verb === 'create'), 'the write is journaled under the text key');
+    await assert.rejects(board.step({ key: 'Namespace=nowhere', force: true }), /never queued a key shown as "Namespace=nowhere"/);
+    assert.equal((await client.get(CONFIGMAPS, nsB, 'relay-board').catch(() => undefined)), undefined, `${nsB} was not reconciled`);
+
+    // The CLI: the same program, the controller named, the key given as its text (no default namespace added).
+    const program = [bin, ...args].join(' ');
+    const cli = await runCliProcess(['step', '--kubeconfig', cluster.kubeconfigPath, '--resource', 'beacons.relay.example.io', '--go', program, '--controller', 'beacon-board', `Namespace=${nsB}`]);
+    assert.equal(cli.code, 0, cli.stderr);
+    assert.match(cli.stderr + cli.stdout, new RegExp(`controller beacon-board`), cli.stderr);
+    assert.equal(((await client.get(CONFIGMAPS, nsB, 'relay-board')) as { data?: Record<string, string> }).data?.beacons, 'east=');
+  });
 });

@@ -3,7 +3,8 @@
 // config/crd), a manager cache limited to some namespaces (and to labelled Secrets), the builder controller
 // "beacon" (a GenericEvent channel source, a metadata-only owned ConfigMap, its own slower rate limiter, 4
 // workers, a finalizer, server-side apply both ways, Status().Patch, DeleteAllOf, Create with generateName, an
-// event recorder) and the low-level controller "lamp-keeper" (controller.New + Watch(source.Kind)).
+// event recorder) and the low-level controller "lamp-keeper" (controller.New + Watch(source.Kind)); with --board
+// also "beacon-board", a typed controller with a custom request type (one key per namespace).
 package main
 
 import (
@@ -52,6 +53,8 @@ func main() {
 	flag.StringVar(&externalDir, "external-dir", "/tmp/gouser2-external", "Where the external things live.")
 	flag.DurationVar(&pingEvery, "ping-every", 5*time.Second, "How often annotated beacons are pinged.")
 	flag.StringVar(&namespaces, "namespaces", "team-a,team-b", "The namespaces the manager's cache watches (comma-separated).")
+	var board bool
+	flag.BoolVar(&board, "board", false, "Also run the beacon-board controller (a custom request type: one key per namespace).")
 	var lampScope string
 	flag.StringVar(&lampScope, "lamp-scope", "", "The namespaces the cache watches Secrets in, each with its own label selector: ns[:selector] entries separated by ';' (a namespace without one takes app=lamp). Default: the manager's namespaces, app=lamp.")
 	opts := zap.Options{Development: true}
@@ -112,6 +115,12 @@ func main() {
 	if err := (&controller.LampReconciler{Client: mgr.GetClient()}).SetupWithManager(mgr); err != nil {
 		setupLog.Error(err, "unable to create controller", "controller", "Lamp")
 		os.Exit(1)
+	}
+	if board {
+		if err := (&controller.BoardReconciler{Client: mgr.GetClient()}).SetupWithManager(mgr); err != nil {
+			setupLog.Error(err, "unable to create controller", "controller", "beacon-board")
+			os.Exit(1)
+		}
 	}
 	if err := mgr.Add(&controller.Pinger{Client: mgr.GetClient(), Pings: pings, Every: pingEvery}); err != nil {
 		setupLog.Error(err, "unable to add pinger")

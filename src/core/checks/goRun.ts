@@ -293,9 +293,13 @@ async function startGoRun(runner: GoCheckRunner, env: HarnessEnv, namespace: str
         log: env.log,
         env: vars,
         waitMs: target.waitMs ?? 300_000,
-        accept: (c) => c.controller.resourceId === undefined || c.controller.resourceId === (env.primary.group ? `${env.primary.resource}.${env.primary.group}` : env.primary.resource),
+        // Checks reconcile copies by object key: a controller with a custom request type (keys that are texts of its
+        // own items) cannot be driven by them.
+        accept: (c) =>
+          !c.controller.announcement.requestType &&
+          (c.controller.resourceId === undefined || c.controller.resourceId === (env.primary.group ? `${env.primary.resource}.${env.primary.group}` : env.primary.resource)),
         // A program none of whose controllers reconciles the checked resource fails once it announced the others.
-        wanted: `a controller reconciling ${env.primary.group ? `${env.primary.resource}.${env.primary.group}` : env.primary.resource} (the checked --resource)`,
+        wanted: `a controller reconciling ${env.primary.group ? `${env.primary.resource}.${env.primary.group}` : env.primary.resource} (the checked --resource) with reconcile.Request keys (checks reconcile copies by object key; a controller with a custom request type is not checked)`,
         ...(target.onOutput ? { onOutput: target.onOutput } : {}),
         signal: env.signal,
       });

@@ -99,6 +99,19 @@ test('--go: a command line for run, step and dry-run; not with --reconciler or o
   assert.throws(() => parseCliArgs(['run', '--go', '  ']), /--go needs a command line/);
 });
 
+test('--controller: which of the Go program\'s controllers to follow, only with --go on run, step and dry-run', () => {
+  const a = parseCliArgs(['step', 'Namespace=team-a', '--go', './relay --board', '--resource', 'beacons.relay.example.io', '--controller', 'beacon-board']);
+  assert.ok(a !== 'help');
+  assert.equal(a.controller, 'beacon-board');
+  assert.deepEqual(a.positionals, ['Namespace=team-a']);
+  const b = parseCliArgs(['step', '--go', './relay']);
+  assert.ok(b !== 'help');
+  assert.equal(b.controller, undefined);
+  assert.throws(() => parseCliArgs(['step', '--controller', 'x']), /--controller applies to run, step and dry-run with --go/);
+  assert.throws(() => parseCliArgs(['check', '--go', './relay', '--controller', 'x']), /--controller applies to run, step and dry-run with --go/);
+  assert.throws(() => parseCliArgs(['run', '--go', './relay', '--controller', ' ']), /--controller needs the name/);
+});
+
 test('--drop-managed-fields: off by default (objects cached as received, as controller-runtime), opt-in for run and step only', () => {
   const d = parseCliArgs(['run']);
   assert.ok(d !== 'help' && d.dropManagedFields === false);
