@@ -1,5 +1,6 @@
 import * as vscode from 'vscode';
 import { keyOf as keyOfObject, splitKey } from '../../core/k8s/keys.ts';
+import { RemoteController } from '../../core/bridge/remoteController.ts';
 import type { ReconcileLab } from '../reconcileLab.ts';
 import type { Session } from '../session/session.ts';
 import { presentObject } from '../views/presentation.ts';
@@ -33,6 +34,9 @@ export async function resolveTarget(
   const t = targetOf(arg);
   const primary = s.primaryResource;
   const given = t?.key ?? keyOf(arg);
+  // The keys of a Go controller with a custom request type are texts of its items, not object keys.
+  const custom = options.primaryOnly && s.controller instanceof RemoteController && s.controller.announcement.requestType ? s.controller : undefined;
+  if (custom) return resolveCustomKey(custom, primary, given, options.title);
   if (given !== undefined) {
     try {
       splitKey(given);
@@ -71,6 +75,24 @@ export async function resolveTarget(
   items.sort((a, b) => a.label.localeCompare(b.label));
   const pick = await ui.pick(items, { title: options.title, matchOnDescription: true, placeHolder: 'namespace/name' });
   return pick ? pick.target : fail('cancelled', 'No object chosen.');
+}
+
+/**
+ * The key of a command on a Go controller with a custom request type: the one given (any non-empty text: the
+ * process refuses a text none of its items had), else picked among the keys the controller has shown.
+ */
+async function resolveCustomKey(c: RemoteController, primary: string | undefined, given: string | undefined, title: string): Promise<ObjectTarget | Failure> {
+  const resource = primary ?? c.resourceId ?? '';
+  if (given !== undefined) return { resource, key: given };
+  const items = c.keyBriefs().map((b) => ({ label: b.key, description: b.phase, target: { resource, key: b.key } }));
+  if (items.length === 0) {
+    const what = `${c.name} has shown no key yet (its keys are ${c.announcement.requestType} items, named as the Work Queue shows them).`;
+    void ui.info(`Reconcile Lab: ${what}`);
+    return fail('notFound', what);
+  }
+  items.sort((a, b) => a.label.localeCompare(b.label));
+  const pick = await ui.pick(items, { title, matchOnDescription: true, placeHolder: `a key of ${c.name} (${c.announcement.requestType})` });
+  return pick ? pick.target : fail('cancelled', 'No key chosen.');
 }
 
 /**

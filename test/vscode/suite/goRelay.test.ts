@@ -120,4 +120,40 @@ describe('a Go program whose manager cache watches some namespaces (Run Controll
     assert.doesNotMatch(String(after.description), /outside/);
     assert.ok(String(after.contextValue).includes(':primary'), String(after.contextValue));
   });
+
+  it('a controller with a custom request type (beacon-board): the views name its type and list its key as text; dry-run, step and its row act on it by that text; an unknown text is refused with the reason', async function () {
+    this.timeout(300_000);
+    const s = l.session!;
+    ok(await run('reconcileLab.stopController', {}));
+    ok(await run('reconcileLab.runController', { command: bin, args: ['--health-probe-bind-address=0', '--metrics-bind-address=0', `--namespaces=${inside}`, '--board'], waitMs: 120_000 }));
+    await waitUntil(() => l.go.all.some((c) => c.controller.name === 'beacon-board'), 'beacon-board announced', 60_000);
+    const shown = ok(await run<{ shown: string }>('reconcileLab.selectController', { controller: 'beacon-board' })).shown;
+    assert.match(shown, /^Go controller beacon-board \(requests controller\.BoardKey\) · pid \d+/);
+    assert.match(s.controllerOrigin, /^Go controller beacon-board \(requests controller\.BoardKey\) · pid \d+ · connected$/);
+    assert.equal(s.primaryResource, BEACONS);
+    const key = `Namespace=${inside}`;
+    await waitUntil(() => s.keyState(key)?.phase === 'queued', 'the namespace key queued', 60_000);
+    const findRow = () => l.queueTree.getChildren().find((n) => n.type === 'queueKey' && n.key === key);
+    await waitUntil(() => findRow() !== undefined, `the Work Queue lists ${key}`, 30_000);
+    const row = findRow()!;
+    const label = l.queueTree.getTreeItem(row).label;
+    assert.equal(typeof label === 'string' ? label : label?.label, key);
+    const tip = l.queueTree.resolveTreeItem(l.queueTree.getTreeItem(row), row).tooltip;
+    assert.match(typeof tip === 'string' ? tip : (tip?.value ?? ''), /watch|informer|Beacon|beacons/, 'the tooltip says why it was queued');
+
+    const CONFIGMAPS = { group: '', version: 'v1', resource: 'configmaps' };
+    const dry = ok(await run<{ actions: Array<{ verb: string; resource: string; outcome: string }> }>('reconcileLab.dryRunReconcile', { key, open: false }));
+    assert.ok(dry.actions.some((a) => a.verb === 'create' && a.resource === 'configmaps' && a.outcome === 'ok'), JSON.stringify(dry.actions));
+    await assert.rejects(labCluster().client.get(CONFIGMAPS, inside, 'relay-board'), 'the dry-run created nothing');
+    // The row itself, as its context menu passes it.
+    const step = ok(await run<{ step: { kind: string; key?: string } }>('reconcileLab.stepReconcile', row));
+    assert.equal(step.step.kind, 'reconciled', JSON.stringify(step));
+    assert.equal(step.step.key, key);
+    const board = (await labCluster().client.get(CONFIGMAPS, inside, 'relay-board')) as KubeObject & { data?: Record<string, string> };
+    assert.equal(board.data?.beacons, 'b=');
+
+    const unknown = await run('reconcileLab.stepReconcile', { key: 'Namespace=nowhere', force: true });
+    assert.ok(!unknown.ok, JSON.stringify(unknown));
+    assert.match(JSON.stringify(unknown), /never queued a key shown as/);
+  });
 });
