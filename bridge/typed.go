@@ -129,8 +129,12 @@ var (
 //     struct without such a field is its non-zero fields alone. Fields are rendered without their own String
 //     methods where a promoted one would hide them (an embedded reconcile.Request's String names only the
 //     object).
+//   - a pointer: what it points to (a pointer to a non-struct type with a String method: that).
 //   - any other type: its String() when it has one, else fmt's %v.
 func keyText(v reflect.Value) string {
+	if v.Kind() == reflect.Pointer && !v.IsNil() && (v.Elem().Kind() == reflect.Struct || !v.Type().Implements(stringerType)) {
+		return keyText(v.Elem()) // distinct pointers to equal values are told apart by the table (" #2")
+	}
 	if v.Kind() != reflect.Struct {
 		if v.Type().Implements(stringerType) && v.CanInterface() {
 			return v.Interface().(fmt.Stringer).String()

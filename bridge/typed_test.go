@@ -120,11 +120,11 @@ func TestKeyTableInternsOneToOne(t *testing.T) {
 	if requestKey(r1) != "x #2" || requestKey(r2) != "x" {
 		t.Fatalf("got %q %q", requestKey(r1), requestKey(r2))
 	}
-	ptab := newKeyTable[*int]()
-	one, other := 1, 1
+	ptab := newKeyTable[*clusterReq]()
+	one, other := eastReq("p"), eastReq("p")
 	p1, p2 := ptab.req(&one), ptab.req(&other)
-	if p1 == p2 || requestKey(p1) == requestKey(p2) {
-		t.Fatalf("distinct pointers share %q / %q", requestKey(p1), requestKey(p2))
+	if p1 == p2 || requestKey(p1) != "ns/p (Cluster=east)" || requestKey(p2) != "ns/p (Cluster=east) #2" {
+		t.Fatalf("distinct pointers to equal values: %q / %q", requestKey(p1), requestKey(p2))
 	}
 	if _, ok := tab.parse("ns/a (Shard=9)"); ok {
 		t.Fatal("a text no item had was parsed")
