@@ -31,6 +31,7 @@ export const CommandIds = {
   showOutput: 'reconcileLab.showOutput',
   revealObject: 'reconcileLab.revealObject',
   runController: 'reconcileLab.runController',
+  setUpGoBridge: 'reconcileLab.setUpGoBridge',
   stopController: 'reconcileLab.stopController',
   deleteObject: 'reconcileLab.deleteObject',
   selectController: 'reconcileLab.selectController',

@@ -7,7 +7,7 @@ import { connect, disconnect, selectNamespaces, selectResources, startLocal } fr
 import { pauseLoop, reconcileNow, resetBackoff, resumeLoop, startLoop, stepReconcile, stopLoop } from './loopCommands.ts';
 import { deleteObject, dryRunReconcileCommand, inspectCache, openYaml, revealObject, revealSecret, stripFinalizers } from './objectCommands.ts';
 import { exportReport, showEventLog, showOutput } from './reportCommands.ts';
-import { runController, selectController, stopController } from './goControllerCommands.ts';
+import { runController, selectController, setUpGoBridge, stopController } from './goControllerCommands.ts';
 import { runChecksCommand, showChecks } from './checkCommands.ts';
 import { showTimeline } from './timelineCommands.ts';
 import { clearResourcesFilter, filterResources } from './treeCommands.ts';
@@ -39,6 +39,7 @@ export const commandTable: Record<CommandId, Handler> = {
   [CommandIds.showOutput]: showOutput,
   [CommandIds.revealObject]: revealObject,
   [CommandIds.runController]: runController,
+  [CommandIds.setUpGoBridge]: setUpGoBridge,
   [CommandIds.stopController]: stopController,
   [CommandIds.deleteObject]: deleteObject,
   [CommandIds.selectController]: selectController,

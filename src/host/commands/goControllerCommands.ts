@@ -8,7 +8,10 @@ import { describeOutcome, type ReconcileOutcome as RunOutcome } from '../../core
 import type { ReconcileOutcome } from '../../core/controller/keyState.ts';
 import type { ReconcileLab } from '../reconcileLab.ts';
 import type { Session } from '../session/session.ts';
-import { boolArg, fail, isFailure, type CommandResult } from './args.ts';
+import { boolArg, fail, isFailure, stringArg, type CommandResult } from './args.ts';
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { addBridgeToGoMod, BRIDGE_MODULE_PATH, bridgeProblemIn, findGoMod, readBridgeInGoMod } from '../../core/bridge/goModule.ts';
 import { requireSession, resolveTarget } from './pickers.ts';
 import { refusePrivileged } from './privileged.ts';
 
@@ -44,18 +47,98 @@ export async function runController(
     return fail('invalidArgument', `reconcileLab.goController.command: ${(e as Error).message}`);
   }
   const command = [req.spec.command, ...req.spec.args].join(' ');
+  // `go run` of a module that does not use the bridge would build, run and never connect: say so before.
+  const unbridged = req.spec.command === 'go' && req.spec.cwd ? bridgeProblemIn(req.spec.cwd) : undefined;
+  if (unbridged) {
+    if (arg !== undefined) return fail('invalidArgument', `${unbridged.problem}. Run Reconcile Lab: Set Up Go Bridge… first.`);
+    const choice = await ui.warn(`Reconcile Lab: ${unbridged.problem}.`, SET_UP_BRIDGE, 'Run Anyway');
+    if (choice === SET_UP_BRIDGE) return setUpGoBridge(lab, undefined) as Promise<CommandResult<never>>;
+    if (choice !== 'Run Anyway') return fail('cancelled', unbridged.problem);
+  }
   const ref = await ui.progress(
     { location: vscode.ProgressLocation.Notification, title: `Reconcile Lab: starting ${command} (a first build takes a while)…`, cancellable: true },
-    (_p, token) => {
+    (p, token) => {
       const ac = new AbortController();
       token.onCancellationRequested(() => ac.abort(new Error('Run Controller cancelled')));
-      return lab.go.run(s, req, ac.signal);
+      // What the launch is waiting for, in the notification itself (also in the output channel).
+      return lab.go.run(s, req, ac.signal, (message) => p.report({ message }));
     },
   );
   const controllers = lab.go.all.filter((c) => c.process === ref.process).map((c) => c.controller.name);
   ui.statusMessage(lab.go.describe(ref), 5000, 'debug-start');
   return { ok: true, pid: ref.process.pid, controller: ref.controller.name, controllers, command };
 }
+
+const SET_UP_BRIDGE = 'Set Up Go Bridge…';
+
+/**
+ * Set Up Go Bridge…: makes the Go module of the controller (the go.mod governing `reconcileLab.goController.cwd`,
+ * else the workspace folder) require the bridge package and replace it with the copy inside this extension
+ * (`go mod edit`), then shows the lines to add to the program. A go.mod that already requires it with a replace
+ * into an existing bridge module is left alone. Trusted workspaces only: it runs the go command in the workspace.
+ * Argument `{ open: false }`: no document.
+ */
+export async function setUpGoBridge(lab: ReconcileLab, arg: unknown): Promise<CommandResult<{ goMod: string; bridgeDir: string; changed: boolean }>> {
+  if (!vscode.workspace.isTrusted) return fail('untrusted', 'Set Up Go Bridge runs the go command in this workspace, so it only runs in a trusted workspace.');
+  const refused = refusePrivileged(arg, ['dir']);
+  if (refused) return refused;
+  const dir = stringArg(arg, 'dir') ?? lab.go.runRequest(undefined).spec.cwd;
+  const goMod = dir ? findGoMod(dir) : undefined;
+  if (!goMod) {
+    const message = `No go.mod in ${dir ?? 'the workspace'} or above it: open your controller's module (a kubebuilder project's root) or set reconcileLab.goController.cwd.`;
+    if (arg === undefined) void ui.warn(`Reconcile Lab: ${message}`);
+    return fail('notFound', message);
+  }
+  const bridgeDir = join(lab.extensionUri.fsPath, 'bridge');
+  if (!existsSync(join(bridgeDir, 'go.mod'))) return fail('error', `This installation of Reconcile Lab has no bridge module in ${bridgeDir}.`);
+  const before = readBridgeInGoMod(goMod, readFileSync(goMod, 'utf8'));
+  const kept = before.requires && before.replace !== undefined && (before.replaceDir === undefined || existsSync(join(before.replaceDir, 'go.mod')));
+  if (!kept) await addBridgeToGoMod(dirname(goMod), bridgeDir);
+  const using = kept ? before.replace! : bridgeDir;
+  const text = [
+    `# The Reconcile Lab bridge in ${goMod}`,
+    '',
+    kept
+      ? `Already set up: it requires \`${BRIDGE_MODULE_PATH}\`, replaced with \`${using}\`. Nothing was changed.`
+      : `Added to go.mod: \`require ${BRIDGE_MODULE_PATH} v0.0.0\` and \`replace ${BRIDGE_MODULE_PATH} => ${using}\` (the copy inside this extension; run this command again after updating the extension).`,
+    '',
+    '## Then add to your program',
+    '',
+    '1. `cmd/main.go`: give the manager options to `bridge.Setup` before `ctrl.NewManager`:',
+    '',
+    '   ```go',
+    '   import "github.com/reconcile-lab/reconcile-lab/bridge"',
+    '',
+    '   mgrOpts := ctrl.Options{Scheme: scheme /* … as before … */}',
+    '   bridge.Setup(&mgrOpts) // write journal, dry run, why-queued',
+    '   mgr, err := ctrl.NewManager(ctrl.GetConfigOrDie(), mgrOpts)',
+    '   ```',
+    '',
+    "2. Each controller's `SetupWithManager`: its queue and its reconciler, under the controller's name (`Named(…)`, else the lower-cased kind of `For`):",
+    '',
+    '   ```go',
+    '   return ctrl.NewControllerManagedBy(mgr).',
+    '   \tFor(&v1.MyKind{}).',
+    '   \tNamed("mykind").',
+    '   \tWithOptions(bridge.Options(mgr, "mykind", controller.Options{})).',
+    '   \tComplete(bridge.Wrap(mgr, "mykind", r, &v1.MyKind{}))',
+    '   ```',
+    '',
+    '   A typed controller with a custom request type: `bridge.Options(mgr, "name", controller.TypedOptions[MyReq]{})` and `bridge.WrapTyped[MyReq](mgr, "name", r)`.',
+    '',
+    '3. `go mod tidy` (it fetches what the bridge needs; run it after the import is in), then **Reconcile Lab: Run Controller…**.',
+    '',
+    'Without Reconcile Lab (the variable RECONCILE_LAB_BRIDGE unset) every bridge call returns controller-runtime\'s own object: the program behaves exactly as before.',
+    '',
+  ].join('\n');
+  if (boolArg(arg, 'open') !== false) await showResultView(lab.documents.view(BRIDGE_SETUP_VIEW, text));
+  else lab.documents.view(BRIDGE_SETUP_VIEW, text);
+  if (!kept) ui.statusMessage(`Reconcile Lab: the bridge is in ${goMod}`, 5000, 'check');
+  return { ok: true, goMod, bridgeDir: using, changed: !kept };
+}
+
+/** The one reusable view of Set Up Go Bridge's instructions. */
+const BRIDGE_SETUP_VIEW = 'Go bridge set-up.md';
 
 /** Stop Controller: stops the launched Go program (its process group) and shows the built-in loop again. */
 export async function stopController(lab: ReconcileLab, arg: unknown): Promise<CommandResult<{ exit?: string }>> {

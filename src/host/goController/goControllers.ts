@@ -125,7 +125,7 @@ export class GoControllers implements vscode.Disposable {
    * its exit and last output lines when it ends first. A previous launch is
    * stopped first.
    */
-  async run(session: Session, req: RunRequest, signal?: AbortSignal): Promise<GoControllerRef> {
+  async run(session: Session, req: RunRequest, signal?: AbortSignal, onNotice?: (message: string) => void): Promise<GoControllerRef> {
     await this.stopLaunched();
     const hub = await this.ensureBridge(session);
     const out = this.outputChannel();
@@ -141,7 +141,10 @@ export class GoControllers implements vscode.Disposable {
         env: session.kubeconfigPath ? { KUBECONFIG: session.kubeconfigPath } : {},
         waitMs: req.waitMs,
         onOutput: (line) => out.appendLine(line),
-        onNotice: (message) => out.appendLine(`[Reconcile Lab] ${message}`),
+        onNotice: (message) => {
+          out.appendLine(`[Reconcile Lab] ${message}`);
+          onNotice?.(message);
+        },
         ...(signal ? { signal } : {}),
       });
     } catch (e) {

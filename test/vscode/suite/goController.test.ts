@@ -3,7 +3,8 @@
 // through the bridge, Run Robustness Checks… runs new instances of its program over scratch namespaces, a stranger
 // cannot name the program, Stop Controller goes back to the built-in loop.
 import * as assert from 'node:assert/strict';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as vscode from 'vscode';
 import { parseAllDocuments } from 'yaml';
@@ -41,6 +42,35 @@ describe('Go controller (Run Controller…) in the editor', function () {
 
   after(async () => {
     if (l) await run('reconcileLab.stopController', {});
+  });
+
+  it('Run Controller… of a module without the bridge says so before building it; Set Up Go Bridge… adds it to go.mod (once), pointing at the bridge inside the extension', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'rlab-mine-'));
+    try {
+      mkdirSync(join(dir, 'cmd'));
+      writeFileSync(join(dir, 'go.mod'), 'module example.com/mine\n\ngo 1.26\n');
+      writeFileSync(join(dir, 'cmd', 'main.go'), 'package main\n\nfunc main() {}\n');
+      const refused = await run('reconcileLab.runController', { command: 'go run ./cmd', cwd: dir, waitMs: 5_000 });
+      assert.ok(!refused.ok && refused.reason === 'invalidArgument', JSON.stringify(refused));
+      assert.match(refused.message, /go\.mod does not require github\.com\/reconcile-lab\/reconcile-lab\/bridge: the program never connects to Reconcile Lab\. Run Reconcile Lab: Set Up Go Bridge… first/);
+      assert.equal(l.go.launchedProcess, undefined, 'nothing was started');
+
+      const set = ok(await run<{ goMod: string; bridgeDir: string; changed: boolean }>('reconcileLab.setUpGoBridge', { dir: join(dir, 'cmd'), open: false }));
+      assert.equal(set.goMod, join(dir, 'go.mod'), 'the go.mod governing the directory');
+      assert.equal(set.changed, true);
+      assert.equal(set.bridgeDir, join(ROOT, 'bridge'));
+      const goMod = readFileSync(join(dir, 'go.mod'), 'utf8');
+      assert.match(goMod, /^require github\.com\/reconcile-lab\/reconcile-lab\/bridge v0\.0\.0$/m);
+      assert.ok(goMod.includes(`replace github.com/reconcile-lab/reconcile-lab/bridge => ${join(ROOT, 'bridge')}`), goMod);
+      const again = ok(await run<{ changed: boolean }>('reconcileLab.setUpGoBridge', { dir, open: false }));
+      assert.equal(again.changed, false, 'a module already set up is left alone');
+      assert.equal(readFileSync(join(dir, 'go.mod'), 'utf8'), goMod);
+
+      const stranger = await runAsStranger('reconcileLab.setUpGoBridge', { dir });
+      assert.ok(!stranger.ok && stranger.reason === 'invalidArgument', JSON.stringify(stranger));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('a command link or another extension cannot name the program to run', async () => {
