@@ -93,6 +93,7 @@ export const PROTOCOL = {
       cacheFieldSelector: 'string?',
       cacheSelectors: 'CacheSelector[]?',
       cacheScopeUnknown: 'string?',
+      requestType: 'string?',
     },
     queue: {
       controller: 'string',
