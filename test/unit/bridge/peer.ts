@@ -93,8 +93,12 @@ export class Peer {
   }
 }
 
-/** Resolves when `pred()` holds, checking after each macrotask turn (I/O-driven, no timers). */
-export async function until(pred: () => boolean, what: string, turns = 2000): Promise<void> {
+/**
+ * Resolves when `pred()` holds, checking after each macrotask turn (I/O-driven, no timers). The budget is in turns,
+ * not time: 2,000 turns (a few ms) were once too few for a socket round trip on a loaded two-core CI machine, so it
+ * is generous; a turn is cheap, and a condition that holds ends the wait at once.
+ */
+export async function until(pred: () => boolean, what: string, turns = 200_000): Promise<void> {
   for (let i = 0; i < turns; i++) {
     if (pred()) return;
     await new Promise((r) => setImmediate(r));
