@@ -290,3 +290,53 @@ func TestBenchReconcilerJournalsItsWrite(t *testing.T) {
 		t.Fatalf("unexpected write message: %s", raw)
 	}
 }
+
+// BenchmarkTypedQueue/<side>: the same cycles for a controller with a custom request type (clusterReq), stock
+// priority queue of that type vs the bridge's typed queue (interning on the way in and out). Not in
+// bench:bridge's table; run it with go test -bench TypedQueue.
+func BenchmarkTypedQueue(b *testing.B) {
+	logf.SetLogger(logr.Discard())
+	keys := make([]clusterReq, benchBatch)
+	for i := range keys {
+		keys[i] = clusterReq{Cluster: "east", Request: benchKeys()[i]}
+	}
+	run := func(b *testing.B, q priorityqueue.PriorityQueue[clusterReq]) {
+		var batch, exited sync.WaitGroup
+		exited.Add(1)
+		go func() {
+			defer exited.Done()
+			for {
+				k, shutdown := q.Get()
+				if shutdown {
+					return
+				}
+				q.Forget(k)
+				q.Done(k)
+				batch.Done()
+			}
+		}()
+		b.ReportAllocs()
+		b.ResetTimer()
+		for done := 0; done < b.N; {
+			n := min(benchBatch, b.N-done)
+			batch.Add(n)
+			for _, k := range keys[:n] {
+				q.Add(k)
+			}
+			batch.Wait()
+			done += n
+		}
+		b.StopTimer()
+		q.ShutDown()
+		exited.Wait()
+	}
+	b.Run("stock", func(b *testing.B) {
+		run(b, priorityqueue.New("bench-typed-stock", func(o *priorityqueue.Opts[clusterReq]) {
+			o.RateLimiter = defaultTypedRateLimiter[clusterReq](true)
+		}))
+	})
+	b.Run("bridge", func(b *testing.B) {
+		h := attachedHub(b)
+		run(b, newTypedQueue(queueConfig{name: "bench-typed", priorityQueue: true, hub: h}, nil, newKeyTable[clusterReq]()))
+	})
+}
