@@ -37,6 +37,8 @@ export interface GoCheckTarget {
   onOutput?: (line: string, stream: 'stdout' | 'stderr') => void;
   /** How long a launch may take to announce its controller. Default 5 min (a cold `go build`). */
   waitMs?: number;
+  /** The name of the program's controller to check (default: the first reconciling the checked resource by object key). */
+  controller?: string;
 }
 
 /**
@@ -297,9 +299,10 @@ async function startGoRun(runner: GoCheckRunner, env: HarnessEnv, namespace: str
         // own items) cannot be driven by them.
         accept: (c) =>
           !c.controller.announcement.requestType &&
+          (target.controller === undefined || c.controller.name === target.controller) &&
           (c.controller.resourceId === undefined || c.controller.resourceId === (env.primary.group ? `${env.primary.resource}.${env.primary.group}` : env.primary.resource)),
         // A program none of whose controllers reconciles the checked resource fails once it announced the others.
-        wanted: `a controller reconciling ${env.primary.group ? `${env.primary.resource}.${env.primary.group}` : env.primary.resource} (the checked --resource) with reconcile.Request keys (checks reconcile copies by object key; a controller with a custom request type is not checked)`,
+        wanted: `${target.controller !== undefined ? `the controller ${target.controller}, ` : ''}a controller reconciling ${env.primary.group ? `${env.primary.resource}.${env.primary.group}` : env.primary.resource} (the checked --resource) with reconcile.Request keys (checks reconcile copies by object key; a controller with a custom request type is not checked)`,
         ...(target.onOutput ? { onOutput: target.onOutput } : {}),
         signal: env.signal,
       });

@@ -51,6 +51,9 @@ export async function runChecksCommand(
     // The views show the developer's Go controller: the checks start new instances of ITS program (the one Run
     // Controller launched, else what Run Controller would launch), each over a scratch namespace.
     if (!vscode.workspace.isTrusted) return fail('untrusted', 'The Go controller is code from this workspace, so the checks only run it in a trusted workspace.');
+    if (remote.announcement.requestType) {
+      return fail('noLoop', `The Go controller ${remote.name} has a custom request type (${remote.announcement.requestType}): the checks reconcile copies of an object by its key, so they cannot drive it. Show a controller of reconcile.Request keys (Show Controller…) to check it.`);
+    }
     if (remote.resourceId !== undefined && s.primaryResource !== undefined && remote.resourceId !== s.primaryResource) {
       return fail('noLoop', `The Go controller ${remote.name} reconciles ${remote.resourceId}, but the views show ${s.primaryResource}: choose that resource to check it.`);
     }
@@ -59,7 +62,7 @@ export async function runChecksCommand(
     const launched = lab.go.launchedProcess;
     const spec = launched && !launched.exit ? launched.spec : lab.go.runRequest(undefined).spec;
     const command = [spec.command, ...spec.args];
-    go = { command, ...(spec.cwd ? { cwd: spec.cwd } : {}), env: { ...(spec.env ?? {}), ...(s.kubeconfigPath ? { KUBECONFIG: s.kubeconfigPath } : {}) } };
+    go = { command, controller: remote.name, ...(spec.cwd ? { cwd: spec.cwd } : {}), env: { ...(spec.env ?? {}), ...(s.kubeconfigPath ? { KUBECONFIG: s.kubeconfigPath } : {}) } };
     recipe = {
       spec: { kind: 'go', command },
       flag: `go:${command.join(' ')}`,

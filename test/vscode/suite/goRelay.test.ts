@@ -155,5 +155,9 @@ describe('a Go program whose manager cache watches some namespaces (Run Controll
     const unknown = await run('reconcileLab.stepReconcile', { key: 'Namespace=nowhere', force: true });
     assert.ok(!unknown.ok, JSON.stringify(unknown));
     assert.match(JSON.stringify(unknown), /never queued a key shown as/);
+    // The robustness checks reconcile copies by object key: they refuse it with the reason, rather than check another controller.
+    const checks = await run('reconcileLab.runChecks', { key, checks: ['runTwice'], quiet: true });
+    assert.ok(!checks.ok && checks.reason === 'noLoop', JSON.stringify(checks));
+    assert.match(JSON.stringify(checks), /beacon-board has a custom request type \(controller\.BoardKey\)/);
   });
 });
