@@ -297,8 +297,8 @@ func TestBenchReconcilerJournalsItsWrite(t *testing.T) {
 func BenchmarkTypedQueue(b *testing.B) {
 	logf.SetLogger(logr.Discard())
 	keys := make([]clusterReq, benchBatch)
-	for i := range keys {
-		keys[i] = clusterReq{Cluster: "east", Request: benchKeys()[i]}
+	for i, k := range benchKeys() {
+		keys[i] = clusterReq{Cluster: "east", Request: k}
 	}
 	run := func(b *testing.B, q priorityqueue.PriorityQueue[clusterReq]) {
 		var batch, exited sync.WaitGroup

@@ -53,6 +53,14 @@ func (t *keyTable[T]) req(item T) reconcile.Request {
 	if ok {
 		return r
 	}
+	return t.intern(item)
+}
+
+// intern is req's slow path, apart so that req's fast path does not move item to the heap (reflect takes its
+// address here).
+//
+//go:noinline
+func (t *keyTable[T]) intern(item T) reconcile.Request {
 	text := keyText(reflect.ValueOf(&item).Elem())
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -66,7 +74,7 @@ func (t *keyTable[T]) req(item T) reconcile.Request {
 		}
 		unique = fmt.Sprintf("%s #%d", text, n)
 	}
-	r = requestForText(unique)
+	r := requestForText(unique)
 	t.toReq[item] = r
 	t.toItem[r] = item
 	t.byText[unique] = r
@@ -323,15 +331,19 @@ func (l *requestLimiter[T]) NumRequeues(r reconcile.Request) int {
 	return 0
 }
 
-// itemLimiter is the Queue's observed limiter as the inner queue of T sees it (items in).
+// itemLimiter is the rate limiter the inner queue of T calls (items in): When goes through the Queue's observed
+// limiter (which reports the backoff, and calls the controller's limiter through requestLimiter); Forget and
+// NumRequeues, which the observed limiter only forwards, go to the controller's limiter directly (no round trip
+// through the key table on every successful reconcile's Forget).
 type itemLimiter[T comparable] struct {
 	observed workqueue.TypedRateLimiter[reconcile.Request]
+	user     workqueue.TypedRateLimiter[T]
 	keys     *keyTable[T]
 }
 
 func (l *itemLimiter[T]) When(item T) time.Duration { return l.observed.When(l.keys.req(item)) }
-func (l *itemLimiter[T]) Forget(item T)             { l.observed.Forget(l.keys.req(item)) }
-func (l *itemLimiter[T]) NumRequeues(item T) int    { return l.observed.NumRequeues(l.keys.req(item)) }
+func (l *itemLimiter[T]) Forget(item T)             { l.user.Forget(item) }
+func (l *itemLimiter[T]) NumRequeues(item T) int    { return l.user.NumRequeues(item) }
 
 // defaultTypedRateLimiter is controller-runtime's default rate limiter for a controller of T (Options.RateLimiter
 // nil): as DefaultRateLimiter.
@@ -352,7 +364,7 @@ func newTypedQueue[T comparable](cfg queueConfig, limiter workqueue.TypedRateLim
 	usePQ := cfg.priorityQueue
 	cfg.limiter = &requestLimiter[T]{inner: limiter, keys: keys}
 	cfg.custom = &customKeys{keys: keys, newInner: func(name string, log logr.Logger, observed workqueue.TypedRateLimiter[reconcile.Request], clk clock.WithTickerAndDelayedExecution) priorityqueue.PriorityQueue[reconcile.Request] {
-		rl := &itemLimiter[T]{observed: observed, keys: keys}
+		rl := &itemLimiter[T]{observed: observed, user: limiter, keys: keys}
 		var inner priorityqueue.PriorityQueue[T]
 		if usePQ {
 			inner = priorityqueue.New(name, func(o *priorityqueue.Opts[T]) {
