@@ -7,7 +7,8 @@
  *
  * - queue: distinct keys through Add → Get → Forget → Done per second, controller-runtime's stock queue vs the
  *   bridge's queue around the same inner queue, for the priority queue and client-go's rate-limited queue, with 1
- *   and 4 workers. Target: the bridge at ≥ 0.8× the stock rate.
+ *   and 4 workers, and for a controller with a custom request type (the priority queue of that type, 1 worker).
+ *   Target: the bridge at ≥ 0.8× the stock rate.
  * - reconcile: one reconcile (a Get and an Update of a ConfigMap on an in-memory client) bare vs wrapped by
  *   bridge.Wrap with the bridge client journaling the write: the latency added per reconcile.
  *
@@ -39,6 +40,7 @@ for (const [queue, label] of [['priority', 'priority queue'], ['client-go', 'cli
     pairs.push({ label: `${label}, ${workers} worker${workers > 1 ? 's' : ''}`, base: p('stock'), bridge: p('bridge'), n: QUEUE_OPS });
   }
 }
+pairs.push({ label: 'priority queue, custom request type, 1 worker', base: '^BenchmarkTypedQueue$/^stock$', bridge: '^BenchmarkTypedQueue$/^bridge$', n: QUEUE_OPS });
 const reconcilePair: Pair = { label: 'reconcile (Get + Update)', base: '^BenchmarkReconcile$/^bare$', bridge: '^BenchmarkReconcile$/^bridge$', n: RECONCILES };
 
 interface Sample {

@@ -343,18 +343,24 @@ func (q *Queue) AddRateLimited(item reconcile.Request) { q.inner.AddRateLimited(
 // AddWithOpts records the cause of each add (the informer event being handled on this goroutine, a requeue-after,
 // a backoff retry) and forwards to the inner queue.
 func (q *Queue) AddWithOpts(o priorityqueue.AddOpts, items ...reconcile.Request) {
-	if !o.RateLimited {
-		for _, item := range items {
-			if o.After > 0 {
-				q.recordAdd(o, item)
-			} else if o.Priority != nil {
-				q.addNow(item, true, *o.Priority)
-			} else {
-				q.addNow(item, false, 0)
-			}
-		}
+	for _, item := range items {
+		q.recordAddWithOpts(o, item)
 	}
 	q.inner.AddWithOpts(o, items...)
+}
+
+// recordAddWithOpts records one add of AddWithOpts (before the inner queue's add): nothing for a rate-limited
+// add (the observed limiter reports its backoff).
+func (q *Queue) recordAddWithOpts(o priorityqueue.AddOpts, item reconcile.Request) {
+	switch {
+	case o.RateLimited:
+	case o.After > 0:
+		q.recordAdd(o, item)
+	case o.Priority != nil:
+		q.addNow(item, true, *o.Priority)
+	default:
+		q.addNow(item, false, 0)
+	}
 }
 
 // recordAdd records one add that is not rate limited, with its cause. An add now is stamped (q.stamp); an add
@@ -778,22 +784,28 @@ func (q *Queue) lockedProcessing(it heldItem, tok *stepToken, ks *keyState, at i
 // across a call into the inner queue (the priority queue calls the rate limiter, hence onBackoff and its fold,
 // under its own lock, which the inner Done takes).
 func (q *Queue) Done(item reconcile.Request) {
+	tok, end := q.recordDone(item)
+	q.inner.Done(item)
+	if tok != nil {
+		tok.reply(ReplyMsg{ID: tok.id, OK: true, Reconcile: end})
+	}
+}
+
+// recordDone is Done's part before the inner queue's Done: the op logged (hot path) or the key's state changed
+// under q.mu (gated); it returns the step the reconcile answers, which the caller replies to after the inner Done.
+func (q *Queue) recordDone(item reconcile.Request) (*stepToken, *ReconcileEndMsg) {
 	s, pos, seq := q.claim()
 	if !q.gated.Load() {
 		s.op = op{kind: opDone, key: item, at: q.stamp(), seq: seq}
 		q.publish(s, pos)
-		q.inner.Done(item)
-		return
+		return nil, nil
 	}
 	q.publish(s, pos) // a no-op
 	q.mu.Lock()
 	q.lockedFold()
 	tok, end := q.lockedDone(item, q.stamp(), 0)
 	q.mu.Unlock()
-	q.inner.Done(item)
-	if tok != nil {
-		tok.reply(ReplyMsg{ID: tok.id, OK: true, Reconcile: end})
-	}
+	return tok, end
 }
 
 // lockedDone is Done's change of the key's state and its report (at, seq as for lockedProcessing); it returns
@@ -838,9 +850,17 @@ func (q *Queue) lockedDone(item reconcile.Request, at int64, seq uint64) (*stepT
 // has nothing to reset.
 func (q *Queue) Forget(item reconcile.Request) {
 	q.inner.Forget(item)
-	if q.hub == nil || q.nFailing.Load() == 0 {
-		return
+	if q.forgetReported() {
+		q.recordForget(item)
 	}
+}
+
+// forgetReported tells whether a Forget may have to be reported (some key is failing): when false, a Forget
+// changes nothing the editor shows.
+func (q *Queue) forgetReported() bool { return q.hub != nil && q.nFailing.Load() != 0 }
+
+// recordForget is Forget's report, after the inner queue's Forget (only called when forgetReported).
+func (q *Queue) recordForget(item reconcile.Request) {
 	s, pos, seq := q.claim()
 	if !q.gated.Load() {
 		s.op = op{kind: opForget, key: item, at: q.stamp(), seq: seq}

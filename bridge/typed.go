@@ -199,24 +199,31 @@ func namespacedName(v reflect.Value) (types.NamespacedName, bool) {
 // typedQueue is what a controller with custom request type T gets from NewQueue: the bridge's Queue, with T
 // items interned on the way in and looked up on the way out. It implements priorityqueue.PriorityQueue[T], so
 // the controller keeps its priorities.
+//
+// Add, AddWithOpts, Forget and Done record through the Queue and call the inner queue of T directly with the item
+// they hold (the same calls, in the same order, as the Queue's own methods make), so that the hot path looks an
+// item up in the key table at most once per call; everything else goes through the Queue and mappedInner.
 type typedQueue[T comparable] struct {
-	q    *Queue
-	keys *keyTable[T]
+	q     *Queue
+	inner priorityqueue.PriorityQueue[T]
+	keys  *keyTable[T]
 }
 
 var _ priorityqueue.PriorityQueue[string] = (*typedQueue[string])(nil)
 
-func (t *typedQueue[T]) Add(item T) { t.q.Add(t.keys.req(item)) }
+func (t *typedQueue[T]) Add(item T) {
+	t.q.addNow(t.keys.req(item), false, 0) // as Queue.Add
+	t.inner.Add(item)
+}
 func (t *typedQueue[T]) AddAfter(item T, d time.Duration) {
 	t.q.AddAfter(t.keys.req(item), d)
 }
 func (t *typedQueue[T]) AddRateLimited(item T) { t.q.AddRateLimited(t.keys.req(item)) }
 func (t *typedQueue[T]) AddWithOpts(o priorityqueue.AddOpts, items ...T) {
-	reqs := make([]reconcile.Request, len(items))
-	for i, item := range items {
-		reqs[i] = t.keys.req(item)
+	for _, item := range items { // as Queue.AddWithOpts
+		t.q.recordAddWithOpts(o, t.keys.req(item))
 	}
-	t.q.AddWithOpts(o, reqs...)
+	t.inner.AddWithOpts(o, items...)
 }
 func (t *typedQueue[T]) Get() (T, bool) {
 	item, _, shutdown := t.GetWithPriority()
@@ -231,8 +238,19 @@ func (t *typedQueue[T]) GetWithPriority() (T, int, bool) {
 	item, _ := t.keys.item(r) // handed out by the inner queue of T: always interned
 	return item, p, false
 }
-func (t *typedQueue[T]) Done(item T)            { t.q.Done(t.keys.req(item)) }
-func (t *typedQueue[T]) Forget(item T)          { t.q.Forget(t.keys.req(item)) }
+func (t *typedQueue[T]) Done(item T) { // as Queue.Done
+	tok, end := t.q.recordDone(t.keys.req(item))
+	t.inner.Done(item)
+	if tok != nil {
+		tok.reply(ReplyMsg{ID: tok.id, OK: true, Reconcile: end})
+	}
+}
+func (t *typedQueue[T]) Forget(item T) { // as Queue.Forget
+	t.inner.Forget(item)
+	if t.q.forgetReported() {
+		t.q.recordForget(t.keys.req(item))
+	}
+}
 func (t *typedQueue[T]) NumRequeues(item T) int { return t.q.NumRequeues(t.keys.req(item)) }
 func (t *typedQueue[T]) Len() int               { return t.q.Len() }
 func (t *typedQueue[T]) ShutDown()              { t.q.ShutDown() }
@@ -362,6 +380,7 @@ func newTypedQueue[T comparable](cfg queueConfig, limiter workqueue.TypedRateLim
 		limiter = defaultTypedRateLimiter[T](cfg.priorityQueue)
 	}
 	usePQ := cfg.priorityQueue
+	var built priorityqueue.PriorityQueue[T] // the inner queue of T, set by newInner (called by newQueue)
 	cfg.limiter = &requestLimiter[T]{inner: limiter, keys: keys}
 	cfg.custom = &customKeys{keys: keys, newInner: func(name string, log logr.Logger, observed workqueue.TypedRateLimiter[reconcile.Request], clk clock.WithTickerAndDelayedExecution) priorityqueue.PriorityQueue[reconcile.Request] {
 		rl := &itemLimiter[T]{observed: observed, user: limiter, keys: keys}
@@ -378,9 +397,11 @@ func newTypedQueue[T comparable](cfg queueConfig, limiter workqueue.TypedRateLim
 			}
 			inner = &clientGoAdapter[T]{workqueue.NewTypedRateLimitingQueueWithConfig[T](rl, conf)}
 		}
+		built = inner
 		return &mappedInner[T]{inner: inner, keys: keys}
 	}}
-	return &typedQueue[T]{q: newQueue(cfg), keys: keys}
+	q := newQueue(cfg)
+	return &typedQueue[T]{q: q, inner: built, keys: keys}
 }
 
 // ---- the reconciler ----
