@@ -672,8 +672,15 @@ func (q *Queue) lockedReceived(key reconcile.Request, prio int, tok **stepToken)
 }
 
 // lockedRegate recomputes gated after a change of paused, down, held, steps or stepping.
+//
+// It stores only a change: the writer's fold calls it at every hand-out, and a store (even of the same value)
+// takes the cache line of gated, which every hot operation of the controller's goroutines reads, away from their
+// cores. Skipping an unchanged store publishes nothing less: the slow paths that need the Dekker handshake of
+// oplog.go store gated = true themselves before they fold.
 func (q *Queue) lockedRegate() {
-	q.gated.Store(q.paused || q.down || len(q.held) > 0 || len(q.steps) > 0 || q.stepping > 0)
+	if g := q.paused || q.down || len(q.held) > 0 || len(q.steps) > 0 || q.stepping > 0; q.gated.Load() != g {
+		q.gated.Store(g)
+	}
 }
 
 // lockedClaim claims the first unclaimed step token (nil when none).
