@@ -127,9 +127,9 @@ func stockQueue(priority bool) priorityqueue.PriorityQueue[reconcile.Request] {
 		workqueue.TypedRateLimitingQueueConfig[reconcile.Request]{Name: "bench-stock"})}
 }
 
-// runQueue pushes b.N distinct-key cycles (Add → Get → Forget → Done) through q with workers workers.
-func runQueue(b *testing.B, q priorityqueue.PriorityQueue[reconcile.Request], workers int) {
-	keys := benchKeys()
+// runQueue pushes b.N distinct-key cycles (Add → Get → Forget → Done) of keys through q with workers workers,
+// after benchWarmup untimed ones.
+func runQueue[T comparable](b *testing.B, q priorityqueue.PriorityQueue[T], keys []T, workers int) {
 	var batch sync.WaitGroup
 	var exited sync.WaitGroup
 	for range workers {
@@ -183,13 +183,13 @@ func BenchmarkQueue(b *testing.B) {
 		b.Run(kind.name, func(b *testing.B) {
 			for _, workers := range []int{1, 4} {
 				b.Run(fmt.Sprintf("stock/workers=%d", workers), func(b *testing.B) {
-					runQueue(b, stockQueue(kind.priority), workers)
+					runQueue(b, stockQueue(kind.priority), benchKeys(), workers)
 				})
 				b.Run(fmt.Sprintf("bridge/workers=%d", workers), func(b *testing.B) {
 					h := attachedHub(b)
 					q := newQueue(queueConfig{name: "bench-bridge", priorityQueue: kind.priority, hub: h})
 					before := h.box.dropped.Load()
-					runQueue(b, q, workers)
+					runQueue(b, q, benchKeys(), workers)
 					b.ReportMetric(float64(h.box.dropped.Load()-before)/float64(b.N), "dropped/op")
 				})
 			}
@@ -311,49 +311,15 @@ func BenchmarkTypedQueue(b *testing.B) {
 	for i, k := range benchKeys() {
 		keys[i] = clusterReq{Cluster: "east", Request: k}
 	}
-	run := func(b *testing.B, q priorityqueue.PriorityQueue[clusterReq]) {
-		var batch, exited sync.WaitGroup
-		exited.Add(1)
-		go func() {
-			defer exited.Done()
-			for {
-				k, shutdown := q.Get()
-				if shutdown {
-					return
-				}
-				q.Forget(k)
-				q.Done(k)
-				batch.Done()
-			}
-		}()
-		cycles := func(total int) {
-			for done := 0; done < total; {
-				n := min(benchBatch, total-done)
-				batch.Add(n)
-				for _, k := range keys[:n] {
-					q.Add(k)
-				}
-				batch.Wait()
-				done += n
-			}
-		}
-		cycles(benchWarmup)
-		b.ReportAllocs()
-		b.ResetTimer()
-		cycles(b.N)
-		b.StopTimer()
-		q.ShutDown()
-		exited.Wait()
-	}
 	b.Run("stock", func(b *testing.B) {
-		run(b, priorityqueue.New("bench-typed-stock", func(o *priorityqueue.Opts[clusterReq]) {
+		runQueue(b, priorityqueue.New("bench-typed-stock", func(o *priorityqueue.Opts[clusterReq]) {
 			o.RateLimiter = defaultTypedRateLimiter[clusterReq](true)
-		}))
+		}), keys, 1)
 	})
 	b.Run("bridge", func(b *testing.B) {
 		h := attachedHub(b)
 		before := h.box.dropped.Load()
-		run(b, newTypedQueue(queueConfig{name: "bench-typed", priorityQueue: true, hub: h}, nil, newKeyTable[clusterReq]()))
+		runQueue(b, newTypedQueue(queueConfig{name: "bench-typed", priorityQueue: true, hub: h}, nil, newKeyTable[clusterReq]()), keys, 1)
 		b.ReportMetric(float64(h.box.dropped.Load()-before)/float64(b.N), "dropped/op")
 	})
 }
