@@ -7,6 +7,7 @@
 // used (controller.Options.NewQueue, priorityqueue.PriorityQueue, interceptor.Funcs, manager.Options.NewClient /
 // NewCache, controller.ReconcileIDFromContext) exist unchanged since v0.23, but only v0.25 is tested.
 //
-// Adoption (see Setup, Options, Wrap): with RECONCILE_LAB_BRIDGE unset every factory returns controller-runtime's
+// Adoption (see Setup, Options, Wrap; WrapTyped for a controller with a custom request type, typed.go): with
+// RECONCILE_LAB_BRIDGE unset every factory returns controller-runtime's
 // stock object and nothing changes. With it set the process dials the editor (protocol.json next to this file).
 package bridge

@@ -26,6 +26,9 @@ import (
 //		WithOptions(bridge.Options(mgr, "widget", controller.Options{})).
 //		Complete(bridge.Wrap(mgr, "widget", r))
 //
+// A typed controller with a custom request type MyReq takes the same Options (controller.TypedOptions[MyReq]) and
+// WrapTyped[MyReq] instead of Wrap.
+//
 // With RECONCILE_LAB_BRIDGE unset each of these returns its argument (or controller-runtime's default)
 // unchanged.
 
