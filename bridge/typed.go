@@ -260,10 +260,15 @@ func (t *typedQueue[T]) ShuttingDown() bool     { return t.q.ShuttingDown() }
 // mappedInner is the stock queue of T as the Queue sees it: requests in, the controller's items to the inner
 // queue. Every request the Queue passes was interned (it came in through typedQueue, or the editor named it and
 // parseKey found it); one that was not is ignored rather than turned into a zero item.
+//
+// The inner queue is embedded for the methods that take no item (Len, ShutDown, ShutDownWithDrain,
+// ShuttingDown); every method with an item is mapped below.
 type mappedInner[T comparable] struct {
-	inner priorityqueue.PriorityQueue[T]
-	keys  *keyTable[T]
+	priorityqueue.PriorityQueue[T]
+	keys *keyTable[T]
 }
+
+var _ priorityqueue.PriorityQueue[reconcile.Request] = (*mappedInner[string])(nil)
 
 func (m *mappedInner[T]) each(reqs []reconcile.Request) []T {
 	items := make([]T, 0, len(reqs))
@@ -277,22 +282,22 @@ func (m *mappedInner[T]) each(reqs []reconcile.Request) []T {
 
 func (m *mappedInner[T]) Add(r reconcile.Request) {
 	if item, ok := m.keys.item(r); ok {
-		m.inner.Add(item)
+		m.PriorityQueue.Add(item)
 	}
 }
 func (m *mappedInner[T]) AddAfter(r reconcile.Request, d time.Duration) {
 	if item, ok := m.keys.item(r); ok {
-		m.inner.AddAfter(item, d)
+		m.PriorityQueue.AddAfter(item, d)
 	}
 }
 func (m *mappedInner[T]) AddRateLimited(r reconcile.Request) {
 	if item, ok := m.keys.item(r); ok {
-		m.inner.AddRateLimited(item)
+		m.PriorityQueue.AddRateLimited(item)
 	}
 }
 func (m *mappedInner[T]) AddWithOpts(o priorityqueue.AddOpts, reqs ...reconcile.Request) {
 	if items := m.each(reqs); len(items) > 0 {
-		m.inner.AddWithOpts(o, items...)
+		m.PriorityQueue.AddWithOpts(o, items...)
 	}
 }
 func (m *mappedInner[T]) Get() (reconcile.Request, bool) {
@@ -300,7 +305,7 @@ func (m *mappedInner[T]) Get() (reconcile.Request, bool) {
 	return r, shutdown
 }
 func (m *mappedInner[T]) GetWithPriority() (reconcile.Request, int, bool) {
-	item, p, shutdown := m.inner.GetWithPriority()
+	item, p, shutdown := m.PriorityQueue.GetWithPriority()
 	if shutdown {
 		return reconcile.Request{}, p, true
 	}
@@ -308,24 +313,20 @@ func (m *mappedInner[T]) GetWithPriority() (reconcile.Request, int, bool) {
 }
 func (m *mappedInner[T]) Done(r reconcile.Request) {
 	if item, ok := m.keys.item(r); ok {
-		m.inner.Done(item)
+		m.PriorityQueue.Done(item)
 	}
 }
 func (m *mappedInner[T]) Forget(r reconcile.Request) {
 	if item, ok := m.keys.item(r); ok {
-		m.inner.Forget(item)
+		m.PriorityQueue.Forget(item)
 	}
 }
 func (m *mappedInner[T]) NumRequeues(r reconcile.Request) int {
 	if item, ok := m.keys.item(r); ok {
-		return m.inner.NumRequeues(item)
+		return m.PriorityQueue.NumRequeues(item)
 	}
 	return 0
 }
-func (m *mappedInner[T]) Len() int           { return m.inner.Len() }
-func (m *mappedInner[T]) ShutDown()          { m.inner.ShutDown() }
-func (m *mappedInner[T]) ShutDownWithDrain() { m.inner.ShutDownWithDrain() }
-func (m *mappedInner[T]) ShuttingDown() bool { return m.inner.ShuttingDown() }
 
 // requestLimiter is the controller's rate limiter of T as the Queue sees it (requests in).
 type requestLimiter[T comparable] struct {
@@ -398,7 +399,7 @@ func newTypedQueue[T comparable](cfg queueConfig, limiter workqueue.TypedRateLim
 			inner = &clientGoAdapter[T]{workqueue.NewTypedRateLimitingQueueWithConfig[T](rl, conf)}
 		}
 		built = inner
-		return &mappedInner[T]{inner: inner, keys: keys}
+		return &mappedInner[T]{PriorityQueue: inner, keys: keys}
 	}}
 	q := newQueue(cfg)
 	return &typedQueue[T]{q: q, inner: built, keys: keys}

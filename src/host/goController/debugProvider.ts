@@ -1,6 +1,9 @@
 import * as vscode from 'vscode';
 import * as ui from '../ui.ts';
+import { existsSync, statSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { leaderElectionFlag } from '../../core/bridge/launcher.ts';
+import { bridgeProblemIn } from '../../core/bridge/goModule.ts';
 import type { ReconcileLab } from '../reconcileLab.ts';
 
 /** The launch-configuration flag that opts a Go debug configuration into Reconcile Lab. */
@@ -16,7 +19,7 @@ export const DEBUG_FLAG = 'reconcileLab';
  */
 export function registerGoDebugging(lab: ReconcileLab): vscode.Disposable[] {
   const provider: vscode.DebugConfigurationProvider = {
-    async resolveDebugConfiguration(_folder, config) {
+    async resolveDebugConfiguration(folder, config) {
       if (config[DEBUG_FLAG] !== true) return config;
       if (!vscode.workspace.isTrusted) {
         void ui.warn('Reconcile Lab: the workspace is not trusted, so the debug session starts without Reconcile Lab.');
@@ -34,6 +37,14 @@ export function registerGoDebugging(lab: ReconcileLab): vscode.Disposable[] {
         void ui.warn(
           `Reconcile Lab: leader election looks enabled (${le}). A breakpoint held longer than the lease (15 s by default) loses leadership; pause and step in Reconcile Lab instead (the lease keeps being renewed), or debug with --leader-elect=false.`,
         );
+      }
+      // A program whose module does not use the bridge runs under the debugger but never shows in the views.
+      const dir = programDir(config, folder?.uri.fsPath);
+      const unbridged = dir ? bridgeProblemIn(dir) : undefined;
+      if (unbridged) {
+        void ui.warn(`Reconcile Lab: ${unbridged.problem}; the debug session starts, but the views will not show it.`, 'Set Up Go Bridge…').then((a) => {
+          if (a) void vscode.commands.executeCommand('reconcileLab.setUpGoBridge');
+        });
       }
       lab.log.info('debug configuration connected to the bridge', { name: config.name });
       return { ...config, env };
@@ -62,4 +73,17 @@ export function registerGoDebugging(lab: ReconcileLab): vscode.Disposable[] {
     },
   };
   return [vscode.debug.registerDebugConfigurationProvider('go', provider), vscode.debug.registerDebugAdapterTrackerFactory('go', tracker)];
+}
+
+/**
+ * The directory of the debugged program: `cwd`, else `program` (a directory, or a .go file's directory), with
+ * `${workspaceFolder}` replaced (resolveDebugConfiguration sees the configuration before VS Code substitutes
+ * variables); undefined when it names another variable or does not exist.
+ */
+function programDir(config: vscode.DebugConfiguration, folder: string | undefined): string | undefined {
+  const raw = typeof config.cwd === 'string' ? config.cwd : typeof config.program === 'string' ? config.program : undefined;
+  if (raw === undefined) return folder;
+  const path = folder ? raw.replaceAll('${workspaceFolder}', folder) : raw;
+  if (path.includes('${') || !existsSync(path)) return undefined;
+  return statSync(path).isDirectory() ? path : dirname(path);
 }

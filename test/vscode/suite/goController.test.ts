@@ -198,6 +198,24 @@ describe('Debug with Reconcile Lab (F5 on a Go launch configuration)', function 
     assert.ok(!shown.some((t) => t.includes(env.RECONCILE_LAB_BRIDGE_TOKEN!)), 'the token is never shown');
   });
 
+  it('a program whose go.mod does not require the bridge is warned about (the session still starts)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'rlab-dbg-'));
+    try {
+      mkdirSync(join(dir, 'cmd'));
+      writeFileSync(join(dir, 'go.mod'), 'module example.com/plain\n\ngo 1.26\n');
+      const { config, shown } = await f5({ reconcileLab: true, args: ['--leader-elect=false'], program: join(dir, 'cmd') });
+      assert.ok((config.env as Record<string, string> | undefined)?.RECONCILE_LAB_BRIDGE, 'the environment is still added');
+      assert.ok(
+        shown.some((t) => t.includes(`${join(dir, 'go.mod')} does not require github.com/reconcile-lab/reconcile-lab/bridge`) && /the views will not show it/.test(t)),
+        JSON.stringify(shown),
+      );
+      const set = await f5({ reconcileLab: true, args: ['--leader-elect=false'], program: '${workspaceFolder}/cmd' });
+      assert.ok(!set.shown.some((t) => /does not require/.test(t)), `no go.mod in the workspace, no warning: ${JSON.stringify(set.shown)}`);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('--leader-elect=false is not warned about; a configuration without "reconcileLab" is left untouched', async () => {
     const off = await f5({ reconcileLab: true, args: ['--leader-elect=false'] });
     assert.ok(off.config.env?.RECONCILE_LAB_BRIDGE);
