@@ -203,15 +203,15 @@ func (f *frameEncoder) appendFrame(b []byte, recs []record, causes []Cause) ([]b
 			b = append(b, ',')
 		}
 		b = append(b, '[')
-		b = strconv.AppendInt(b, int64(r.tr), 10)
+		b = appendSmallInt(b, int64(r.tr))
 		b = append(b, ',')
 		b = strconv.AppendInt(b, f.scratch[i], 10)
 		b = append(b, ',')
-		b = strconv.AppendInt(b, r.at-t0, 10)
+		b = appendSmallInt(b, r.at-t0)
 		extra := r.dueAt != 0 || r.delayMs != 0 || r.failures != 0 || r.cause > 0 || r.plain
 		if r.hasPrio {
 			b = append(b, ',')
-			b = strconv.AppendInt(b, int64(r.prio), 10)
+			b = appendSmallInt(b, int64(r.prio))
 		} else if extra {
 			b = append(b, ",null"...)
 		}
@@ -531,4 +531,14 @@ func appendWrite(b []byte, m *WriteMsg) ([]byte, error) {
 	b = append(b, `},"at":`...)
 	b = strconv.AppendInt(b, m.At, 10)
 	return append(b, '}', '\n'), nil
+}
+
+// appendSmallInt is strconv.AppendInt(b, v, 10) with the one-digit case inline: a transition's kind, its time after
+// the frame's first (a burst lasts about a millisecond) and its priority (usually 0) are single digits, and the
+// call into strconv was a measurable part of the writer's encoding.
+func appendSmallInt(b []byte, v int64) []byte {
+	if uint64(v) < 10 {
+		return append(b, byte('0'+v))
+	}
+	return strconv.AppendInt(b, v, 10)
 }

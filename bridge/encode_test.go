@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"flag"
+	"math"
 	"os"
 	"reflect"
 	"strconv"
@@ -388,5 +389,13 @@ func TestTrickyKeysGolden(t *testing.T) {
 	}
 	if !bytes.Equal(got, buf) {
 		t.Fatalf("%s is stale (run go test -run TestTrickyKeysGolden -update)", path)
+	}
+}
+
+func TestAppendSmallInt(t *testing.T) {
+	for _, v := range []int64{-12, -1, 0, 1, 9, 10, 99, 100, 12345, math.MaxInt64, math.MinInt64} {
+		if got, want := string(appendSmallInt([]byte("x"), v)), "x"+strconv.FormatInt(v, 10); got != want {
+			t.Errorf("appendSmallInt(%d) = %q, want %q", v, got, want)
+		}
 	}
 }
