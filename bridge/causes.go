@@ -137,7 +137,7 @@ func causeFor(ev *informerEvent, o priorityqueue.AddOpts, key reconcile.Request,
 
 // plainCause is the cause of an add now outside an informer event (causeFor with no event and no delay).
 func plainCause(at int64) Cause {
-	return Cause{Kind: CauseWatch, Note: "added outside an informer event (a channel source or the program itself)", At: at}
+	return Cause{Kind: CauseWatch, Note: PlainCauseNote, At: at}
 }
 
 // sameResource reports whether an informer's resource ("plural.version.group", "plural.version" for the core group)

@@ -242,11 +242,7 @@ func (f *frameEncoder) appendFrame(b []byte, recs []record, causes []Cause) ([]b
 				b = f.appendCause(b, &causes[r.cause-1])
 				b = append(b, ']')
 			} else if r.plain {
-				field(`"causes":[`)
-				b = append(b, plainCauseHead...)
-				b = append(b, `,"at":`...)
-				b = strconv.AppendInt(b, r.at, 10)
-				b = append(b, '}', ']')
+				field(`"plainCause":true`)
 			}
 			b = append(b, '}')
 		}
@@ -296,12 +292,6 @@ func (f *frameEncoder) appendCause(b []byte, c *Cause) []byte {
 	b = append(b, f.noteJSON...)
 	return appendCauseTail(b, c)
 }
-
-// plainCauseHead is plainCause's encoding up to its "at" (the same for every plain add).
-var plainCauseHead = func() []byte {
-	c := plainCause(0)
-	return appendOptString(appendCauseHead(nil, &c), `,"note":`, c.Note)
-}()
 
 func appendCause(b []byte, c *Cause) []byte {
 	b = appendCauseHead(b, c)

@@ -50,6 +50,10 @@ const (
 	CauseResult       = "result"
 )
 
+// PlainCauseNote is the note of protocol.json "plainCause" (kind CauseWatch): the cause of an add now that no
+// informer event dispatched. A transitions item sends it as QueueExtra.PlainCause.
+const PlainCauseNote = "added outside an informer event (a channel source or the program itself)"
+
 // Result is a reconcile.Result on the wire.
 type Result struct {
 	RequeueAfterMs int64 `json:"requeueAfterMs,omitempty"`
@@ -191,6 +195,8 @@ type QueueExtra struct {
 	DelayMs  int64   `json:"delayMs,omitempty"`
 	Failures int     `json:"failures,omitempty"`
 	Causes   []Cause `json:"causes,omitempty"`
+	// PlainCause stands for Causes = [plainCause(the item's at)] (never set together with Causes).
+	PlainCause bool `json:"plainCause,omitempty"`
 }
 
 // TransitionNames is protocol.json "transitions": a transition's index is its code in a TransitionsMsg item.

@@ -20,6 +20,7 @@ func TestProtocolConformance(t *testing.T) {
 		Version     int                       `json:"version"`
 		Envelope    map[string]any            `json:"envelope"`
 		Transitions []string                  `json:"transitions"`
+		PlainCause  map[string]any            `json:"plainCause"`
 		Env         map[string]any            `json:"env"`
 		Types       map[string]map[string]any `json:"types"`
 		Messages    map[string]map[string]any `json:"messages"`
@@ -38,6 +39,9 @@ func TestProtocolConformance(t *testing.T) {
 	}
 	if !reflect.DeepEqual(spec.Transitions, TransitionNames[:]) {
 		t.Errorf("transitions: protocol.json %v, Go %v", spec.Transitions, TransitionNames)
+	}
+	if c := plainCause(0); spec.PlainCause["kind"] != c.Kind || spec.PlainCause["note"] != c.Note || len(spec.PlainCause) != 2 {
+		t.Errorf("plainCause: protocol.json %v, Go %+v", spec.PlainCause, c)
 	}
 	if spec.Envelope["type"] != "string" {
 		t.Errorf("envelope.type should be string, is %v", spec.Envelope["type"])

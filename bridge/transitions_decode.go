@@ -84,6 +84,9 @@ func (d *TransitionDecoder) item(m *TransitionsMsg, it any) (QueueMsg, error) {
 			return QueueMsg{}, fmt.Errorf("extra: %w", err)
 		}
 		q.DueAt, q.DelayMs, q.Failures, q.Causes = x.DueAt, x.DelayMs, x.Failures, x.Causes
+		if x.PlainCause && x.Causes == nil {
+			q.Causes = []Cause{plainCause(q.At)}
+		}
 	}
 	return q, nil
 }

@@ -23,6 +23,11 @@ export const PROTOCOL = {
   envelope: { type: 'string' },
   /** Queue transitions; in a "transitions" item a transition is its index here. */
   transitions: ['added', 'waiting', 'ready', 'processing', 'done', 'forgotten', 'backoff', 'shutdown'],
+  /**
+   * The cause of an add now that no informer event dispatched; a "transitions"
+   * item carries it as `plainCause: true` (at = the item's at).
+   */
+  plainCause: { kind: 'watch', note: 'added outside an informer event (a channel source or the program itself)' },
   env: {
     address: 'RECONCILE_LAB_BRIDGE',
     token: 'RECONCILE_LAB_BRIDGE_TOKEN',
@@ -70,7 +75,7 @@ export const PROTOCOL = {
       selector: 'string?',
       deleted: 'bool?',
     },
-    QueueExtra: { dueAt: 'int?', delayMs: 'int?', failures: 'int?', causes: 'Cause[]?' },
+    QueueExtra: { dueAt: 'int?', delayMs: 'int?', failures: 'int?', causes: 'Cause[]?', plainCause: 'bool?' },
     CacheSelector: { namespace: 'string', label: 'string?', field: 'string?' },
   },
   messages: {
@@ -429,13 +434,14 @@ export class TransitionFrames {
           return;
         }
       }
-      const x = (extra ?? {}) as { dueAt?: number; delayMs?: number; failures?: number; causes?: Cause[] };
+      const x = (extra ?? {}) as { dueAt?: number; delayMs?: number; failures?: number; causes?: Cause[]; plainCause?: boolean };
       const q: QueueMessage = { type: 'queue', controller: m.controller, key, transition: names[code as number]!, at: m.t0 + (dt as number) };
       if (typeof priority === 'number') q.priority = priority;
       if (x.dueAt !== undefined) q.dueAt = x.dueAt;
       if (x.delayMs !== undefined) q.delayMs = x.delayMs;
       if (x.failures !== undefined) q.failures = x.failures;
       if (x.causes !== undefined) q.causes = x.causes;
+      else if (x.plainCause) q.causes = [{ ...PROTOCOL.plainCause, at: q.at }];
       messages.push(q);
     });
     return { messages, problems };

@@ -20,6 +20,7 @@ test('the descriptor is bridge/protocol.json: same version, env, types and messa
   const json = strip(JSON.parse(readFileSync(resolve(root, 'bridge/protocol.json'), 'utf8'))) as Record<string, unknown>;
   assert.equal(PROTOCOL.version, json.version);
   assert.deepEqual(PROTOCOL.transitions, json.transitions, 'transition codes differ');
+  assert.deepEqual(PROTOCOL.plainCause, json.plainCause, 'the plain cause differs');
   assert.deepEqual(PROTOCOL.env, json.env);
   // The envelope (the "type" field naming each message) is in protocol.json since the Go side wrote it down.
   if (json.envelope !== undefined) assert.deepEqual(PROTOCOL.envelope, json.envelope);
@@ -96,7 +97,7 @@ test('a transitions frame expands to its queue messages in order; bad items are 
   const cause = { kind: 'backoff', failures: 2, delayMs: 10, at: 995 };
   const first = f.expand({
     type: 'transitions', controller: 'w', keys: [[1, 'ns/a'], [2, 'cluster-wide']], t0: 1000,
-    items: [[0, 1, 0, 3], [6, 2, -5, 0, { dueAt: 1005, delayMs: 10, failures: 2, causes: [cause] }], [4, 1, 7], [7, 0, 9], [5, 2, 9, null]],
+    items: [[0, 1, 0, 3], [6, 2, -5, 0, { dueAt: 1005, delayMs: 10, failures: 2, causes: [cause] }], [4, 1, 7], [7, 0, 9], [5, 2, 9, null], [0, 2, 12, null, { plainCause: true }]],
   });
   assert.deepEqual(first.problems, []);
   const want: QueueMessage[] = [
@@ -105,6 +106,10 @@ test('a transitions frame expands to its queue messages in order; bad items are 
     { type: 'queue', controller: 'w', key: 'ns/a', transition: 'done', at: 1007 },
     { type: 'queue', controller: 'w', key: '', transition: 'shutdown', at: 1009 },
     { type: 'queue', controller: 'w', key: 'cluster-wide', transition: 'forgotten', at: 1009 },
+    {
+      type: 'queue', controller: 'w', key: 'cluster-wide', transition: 'added', at: 1012,
+      causes: [{ kind: 'watch', note: 'added outside an informer event (a channel source or the program itself)', at: 1012 }],
+    },
   ];
   assert.deepEqual(first.messages, want);
   // Later frames use the ids; keysReset forgets them.
