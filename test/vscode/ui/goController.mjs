@@ -15,8 +15,8 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { GROUP, clusterClient, createWidget, widgetCrdAndNamespace, writeWorkspaceSettings } from './support/cluster.mjs';
 import {
-  activityTab, contextMenu, eventually, openViewContainer, openViewPane, openWorkbench, paneDescription, runCommand, treeLabels,
-  viewTree,
+  activityTab, contextMenu, editorTab, eventually, openViewContainer, openViewPane, openWorkbench, paneDescription, paneHeader,
+  runCommand, treeItem, treeLabels, viewTree, webviewContent, resizeSideBar,
 } from './support/workbench.mjs';
 
 
@@ -55,11 +55,13 @@ export default async function goControllerUi(t) {
     let queue;
     let queuePane;
     let resources;
+    let resourcesPane;
     await t.step('the workbench connects; Run Controller… starts the Go controller and the Work Queue names it', async () => {
       await openWorkbench(page, t.url);
       await activityTab(page, 'Reconcile Lab').waitFor({ state: 'visible', timeout: 120_000 }); // extensions register late on a loaded machine
       container = await openViewContainer(page, 'reconcileLab', 'Reconcile Lab');
-      resources = viewTree(await openViewPane(container, 'Resources'));
+      resourcesPane = await openViewPane(container, 'Resources');
+      resources = viewTree(resourcesPane);
       await resources.waitFor({ state: 'visible', timeout: 180_000 }); // connected
       queuePane = await openViewPane(container, 'Work Queue');
       await runCommand(page, 'Reconcile Lab: Run Controller…');
@@ -83,6 +85,43 @@ export default async function goControllerUi(t) {
       assert.equal(cm.metadata.ownerReferences?.[0]?.name, names[0]);
       await assert.rejects(kube.json({ method: 'GET', path: `/api/v1/namespaces/${ns}/configmaps/${names[1]}-config` }), (e) => e.code === 404);
       await eventually('the Work Queue to show the stepped key\'s reconcile', () => treeLabels(queue), (labels) => labels.some((l) => l.includes(names[1])), { timeoutMs: 10_000 });
+    });
+
+    await t.step('the stepped key is queued again by its own write, and its row says why (the owned ConfigMap\'s add)', async () => {
+      // The reconcile created the Widget's child ConfigMap (and wrote the status only if it changed): the cache's
+      // event for the child re-queues the owner, which the bridge attributes to that child.
+      await resizeSideBar(page, 600); // the rows and their reasons read in full (the screenshot below)
+      const key = `${ns}/${names[0]}`;
+      const row = await treeItem(queue, key, { expand: true });
+      const reasons = await eventually(`the reasons under ${key}`, async () => {
+        if ((await row.getAttribute('aria-expanded')) === 'false') await row.press('ArrowRight');
+        return treeLabels(queue);
+      }, (labels) => labels.some((l) => /^queued because/.test(l)), { timeoutMs: 30_000 });
+      const descriptions = await queue.getByRole('treeitem').evaluateAll((rows) => rows.map((r) => `${r.querySelector('.label-name')?.textContent?.trim() ?? ''} ${r.querySelector('.label-description')?.textContent?.trim() ?? ''}`));
+      assert.ok(descriptions.some((d) => new RegExp(`^queued because add of owned \\S+ ${ns}/${names[0]}-config`).test(d)),
+        `a reason naming the child's add under ${key}:\n${descriptions.join('\n')}\n(labels: ${reasons.join(', ')})`);
+    });
+
+    await t.step('the Event Log journals the Go reconcile: its start, each write with resourceVersions, its end', async () => {
+      const header = paneHeader(resourcesPane);
+      await header.hover();
+      await header.getByRole('button', { name: 'Show Event Log' }).click();
+      await editorTab(page, 'Event Log').waitFor({ state: 'visible' });
+      const log = webviewContent(page);
+      const rows = log.locator('#list .row:not([hidden])');
+      const key = `${ns}/${names[0]}`;
+      await log.locator('#filter-key').fill(key);
+      // [key, "kind summary"] of every shown row, once the filter applies (every row is the stepped key's).
+      const entries = () => rows.evaluateAll((els) => els.map((e) => [e.querySelector('.key')?.textContent?.trim() ?? '', `${e.querySelector('.kind')?.textContent?.trim()} ${e.querySelector('.summary')?.textContent?.trim()}`]));
+      const seen = await eventually(`the journal of ${key} alone`, entries, (list) => list.length > 0 && list.every(([k]) => k === key)
+        && list.some(([, l]) => /^reconcileStart /.test(l)) && list.some(([, l]) => /^reconcileEnd /.test(l))
+        && list.some(([, l]) => /^write create configmaps\S* \S*-config rv ∅→\d+/.test(l)), { timeoutMs: 30_000 });
+      const lines = seen.map(([, l]) => l);
+      // The reconcile's status write: the Widget's own resourceVersion before → after.
+      assert.ok(lines.some((l) => new RegExp(`^write update widgets\\S* ${key}/status rv \\d+→\\d+`).test(l)), `the status write:\n${lines.join('\n')}`);
+      const close = log.locator('#detail-close');
+      if (await close.isVisible()) await close.click();
+      await page.mouse.move(1100, 820); // off the header's buttons (their tooltip) and below the log's rows
       // VS Code keeps a finished progress notification ("starting …") on screen for a while: let it go first.
       await page.locator('.notification-toast').filter({ hasText: 'Reconcile Lab: starting' }).waitFor({ state: 'hidden', timeout: 15_000 }).catch(() => {});
       await t.screenshot('go-controller');

@@ -12,7 +12,7 @@ import { randomBytes } from 'node:crypto';
 import { GROUP, clusterClient, createWidget, widgetCrdAndNamespace, writeWorkspaceSettings } from './support/cluster.mjs';
 import {
   activeEditorText, activityTab, contextMenu, contextMenuLabels, editorTab, eventually, openViewContainer,
-  openViewPane, openWorkbench, paneHeader, treeLabels, viewTree, webviewContent,
+  openViewPane, openWorkbench, paneHeader, treeLabels, viewTree, webviewContent, resizeSideBar,
 } from './support/workbench.mjs';
 
 /** Expands collapsed tree items (breadth first, bounded) until every label in `wanted` is rendered. */
@@ -76,6 +76,8 @@ export default async function reconcileLabUi(t) {
       await tree.waitFor({ state: 'visible', timeout: 180_000 });
       const labels = await expandUntilVisible(tree, names);
       for (const name of names) assert.ok(labels.includes(name), `${name} in ${JSON.stringify(labels)}`);
+      await resizeSideBar(page, 560); // the rows' descriptions read in full in the screenshot
+      await page.mouse.move(1000, 820); // no tooltip in the screenshot
       await t.screenshot('resources');
     });
 
@@ -129,6 +131,7 @@ export default async function reconcileLabUi(t) {
       await eventually('the empty-state line', () => log.locator('#empty:not([hidden])').textContent().catch(() => ''), (s) => s === 'No entry matches the filter.');
       await log.locator('#filter-key').fill('');
       await eventually('rows for both widgets', keys, (k) => names.every((n) => k.includes(`${ns}/${n}`)));
+      await resizeSideBar(page, 300); // the log gets the room (the Resources screenshot widened the side bar)
       await t.screenshot('event-log');
     });
   } finally {

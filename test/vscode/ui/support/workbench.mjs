@@ -12,6 +12,30 @@ export async function openWorkbench(page, url) {
   await page.locator('.part.activitybar').waitFor({ state: 'visible', timeout: 120_000 });
 }
 
+/**
+ * Resizes the primary side bar to about `width` CSS pixels by dragging the sash on its right edge, as a user would
+ * (for screenshots whose rows and descriptions should read in full, or whose editor should have the room; VS Code
+ * keeps the size for the session). A side bar already within a few pixels of it is left alone.
+ */
+export async function resizeSideBar(page, width) {
+  const bar = page.locator('[id="workbench.parts.sidebar"]');
+  const box = await bar.boundingBox();
+  if (!box || Math.abs(box.width - width) < 12) return;
+  const y = box.y + box.height / 2;
+  await page.mouse.move(box.x + box.width + 1, y);
+  await page.mouse.down();
+  await page.mouse.move(box.x + width, y, { steps: 10 });
+  await page.mouse.up();
+  await eventually('the side bar to be resized', async () => (await bar.boundingBox())?.width ?? 0, (w) => Math.abs(w - width) < 24, { timeoutMs: 5_000 });
+  // Off the sash (no click: the editor area may hold a view); its highlight then fades out (a transition).
+  await page.mouse.move(box.x + width + 300, box.y + box.height - 20, { steps: 5 });
+  const sash = page.locator('.monaco-sash.primary-sidebar-sash').first();
+  if (await sash.count()) {
+    await eventually('the side bar\'s sash to fade out', () => sash.evaluate((e) => getComputedStyle(e, '::before').backgroundColor),
+      (c) => c === 'transparent' || /^rgba\(.*,\s*0\)$/.test(c), { timeoutMs: 5_000 });
+  }
+}
+
 /** The activity-bar entry of a view container, by its title. */
 export function activityTab(page, title) {
   return page.locator('.part.activitybar').getByRole('tab', { name: title });
