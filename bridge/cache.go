@@ -97,7 +97,7 @@ type attributing struct {
 }
 
 func (a *attributing) OnAdd(obj any, isInInitialList bool) {
-	end := beginEvent(eventFor("add", a.i.resourceName(), obj, isInInitialList, a.i.c.h.clock.Now()))
+	end := beginEvent(eventFor("add", a.i.resourceName(), a.i.gvk.Kind, obj, isInInitialList, a.i.c.h.clock.Now()))
 	defer end()
 	a.inner.OnAdd(obj, isInInitialList)
 }
@@ -111,7 +111,7 @@ func (a *attributing) OnUpdate(oldObj, newObj any) {
 
 // deliverUpdate calls the inner handler's OnUpdate inside a record of the event.
 func (a *attributing) deliverUpdate(oldObj, newObj any) {
-	end := beginEvent(eventFor("update", a.i.resourceName(), newObj, false, a.i.c.h.clock.Now()))
+	end := beginEvent(eventFor("update", a.i.resourceName(), a.i.gvk.Kind, newObj, false, a.i.c.h.clock.Now()))
 	defer end()
 	a.inner.OnUpdate(oldObj, newObj)
 }
@@ -121,7 +121,7 @@ func (a *attributing) OnDelete(obj any) {
 	if d, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
 		o = d.Obj
 	}
-	end := beginEvent(eventFor("delete", a.i.resourceName(), o, false, a.i.c.h.clock.Now()))
+	end := beginEvent(eventFor("delete", a.i.resourceName(), a.i.gvk.Kind, o, false, a.i.c.h.clock.Now()))
 	defer end()
 	a.inner.OnDelete(obj)
 }

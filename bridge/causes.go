@@ -25,10 +25,12 @@ import (
 
 // informerEvent is one event being dispatched to a handler registered through the bridge cache.
 type informerEvent struct {
-	event      string // add | update | delete
-	resource   string // plural.version.group
-	namespace  string
-	name       string
+	event     string // add | update | delete
+	resource  string // plural.version.group
+	namespace string
+	name      string
+	// kind is the object's kind (from its informer), "" when unknown.
+	kind       string
 	rv         string
 	generation int64
 	initial    bool
@@ -91,9 +93,9 @@ func goid() uint64 {
 	return id
 }
 
-// eventFor builds the attribution record of an informer object.
-func eventFor(event, resource string, obj any, initial bool, now time.Time) *informerEvent {
-	ev := &informerEvent{event: event, resource: resource, initial: initial, at: now}
+// eventFor builds the attribution record of an informer object of the given resource and kind ("" when unknown).
+func eventFor(event, resource, kind string, obj any, initial bool, now time.Time) *informerEvent {
+	ev := &informerEvent{event: event, resource: resource, kind: kind, initial: initial, at: now}
 	if m, err := meta.Accessor(obj); err == nil {
 		ev.namespace, ev.name = m.GetNamespace(), m.GetName()
 		ev.rv, ev.generation = m.GetResourceVersion(), m.GetGeneration()
@@ -111,7 +113,7 @@ func eventFor(event, resource string, obj any, initial bool, now time.Time) *inf
 // even with the key's name (a child named like its owner, as kubebuilder projects often name them).
 func causeFor(ev *informerEvent, o priorityqueue.AddOpts, key reconcile.Request, at int64, forResource string) Cause {
 	if ev != nil {
-		c := Cause{Event: ev.event, Resource: ev.resource, ObjectKey: objectKey(ev.namespace, ev.name),
+		c := Cause{Event: ev.event, Resource: ev.resource, ObjectKey: objectKey(ev.namespace, ev.name), ObjectKind: ev.kind,
 			ResourceVersion: ev.rv, Generation: ev.generation, Initial: ev.initial, At: ms(ev.at)}
 		switch {
 		case key.Namespace == ev.namespace && key.Name == ev.name && (forResource == "" || sameResource(ev.resource, forResource)):

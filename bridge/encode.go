@@ -306,6 +306,7 @@ func appendCauseHead(b []byte, c *Cause) []byte {
 	b = appendOptString(b, `,"event":`, c.Event)
 	b = appendOptString(b, `,"resource":`, c.Resource)
 	b = appendOptString(b, `,"objectKey":`, c.ObjectKey)
+	b = appendOptString(b, `,"objectKind":`, c.ObjectKind)
 	b = appendOptString(b, `,"resourceVersion":`, c.ResourceVersion)
 	b = appendOptInt(b, `,"generation":`, c.Generation)
 	if c.Initial {

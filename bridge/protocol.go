@@ -28,6 +28,7 @@ type Cause struct {
 	Event           string `json:"event,omitempty"`
 	Resource        string `json:"resource,omitempty"`
 	ObjectKey       string `json:"objectKey,omitempty"`
+	ObjectKind      string `json:"objectKind,omitempty"`
 	ResourceVersion string `json:"resourceVersion,omitempty"`
 	Generation      int64  `json:"generation,omitempty"`
 	Initial         bool   `json:"initial,omitempty"`

@@ -177,6 +177,8 @@ describe('the Go sample controller through the bridge', { skip: (!haveGo() && 'g
     const owned = last.triggers.find((t) => t.kind === 'owned');
     assert.ok(informer, `a spec update among ${JSON.stringify(last.triggers)}`);
     assert.ok(owned && owned.kind === 'owned' && owned.child === `${ns}/w-config`, `the owned child among ${JSON.stringify(last.triggers)}`);
+    // The child's kind, from the Go side's informer (the views read "add of owned ConfigMap …").
+    assert.equal(owned.childKind, 'ConfigMap', JSON.stringify(owned));
   });
 
   test('a dry-run step persists nothing: resourceVersions unchanged, no child created', { timeout: 180_000 }, async () => {

@@ -36,7 +36,7 @@ export function reasonOfCause(c: Cause): EnqueueReason {
     case 'informer':
       return { kind: 'informer', event: eventName(c.event), resource: c.resource ?? '', objectKey: c.objectKey ?? '', ...rv, ...(c.initial ? { initial: true } : {}), at };
     case 'owned':
-      return { kind: 'owned', event: eventName(c.event), resource: c.resource ?? '', child: c.objectKey ?? '', ...rv, at };
+      return { kind: 'owned', event: eventName(c.event), resource: c.resource ?? '', child: c.objectKey ?? '', ...(c.objectKind ? { childKind: c.objectKind } : {}), ...rv, at };
     case 'watch':
       return { kind: 'watch', event: eventName(c.event), resource: c.resource ?? '', objectKey: c.objectKey ?? '', ...rv, at };
     case 'requeueAfter':

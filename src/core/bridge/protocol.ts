@@ -44,6 +44,7 @@ export const PROTOCOL = {
       event: 'string?',
       resource: 'string?',
       objectKey: 'string?',
+      objectKind: 'string?',
       resourceVersion: 'string?',
       generation: 'int?',
       initial: 'bool?',
@@ -148,6 +149,8 @@ export interface Cause {
   /** plural.version.group of the object whose event caused it */
   resource?: string;
   objectKey?: string;
+  /** the kind of that object (ConfigMap), when the Go side's cache knows it */
+  objectKind?: string;
   resourceVersion?: string;
   generation?: number;
   initial?: boolean;

@@ -301,6 +301,17 @@ test('causes: an add outside any informer event reads as such; unknown kinds kee
     resourceVersion: '9',
     at: 1,
   });
+  // The child's kind, when the Go side's cache knows it, becomes the reason's childKind ("add of owned ConfigMap …").
+  assert.deepEqual(reasonOfCause({ kind: 'owned', event: 'add', resource: 'configmaps.v1', objectKey: 'ns/c', objectKind: 'ConfigMap', at: 3 }), {
+    kind: 'owned',
+    event: 'add',
+    resource: 'configmaps.v1',
+    child: 'ns/c',
+    childKind: 'ConfigMap',
+    at: 3,
+  });
+  const { reasonSummary } = await import('../../../src/host/views/presentation.ts');
+  assert.match(reasonSummary(reasonOfCause({ kind: 'owned', event: 'add', resource: 'configmaps.v1', objectKey: 'ns/c', objectKind: 'ConfigMap', at: 3 }), 3), /^add of owned ConfigMap ns\/c, /);
   assert.deepEqual(reasonOfCause({ kind: 'telepathy', at: 2 }), { kind: 'manual', action: 'enqueue', note: 'cause "telepathy"', at: 2 });
 });
 

@@ -98,7 +98,7 @@ export default async function goControllerUi(t) {
         return treeLabels(queue);
       }, (labels) => labels.some((l) => /^queued because/.test(l)), { timeoutMs: 30_000 });
       const descriptions = await queue.getByRole('treeitem').evaluateAll((rows) => rows.map((r) => `${r.querySelector('.label-name')?.textContent?.trim() ?? ''} ${r.querySelector('.label-description')?.textContent?.trim() ?? ''}`));
-      assert.ok(descriptions.some((d) => new RegExp(`^queued because add of owned \\S+ ${ns}/${names[0]}-config`).test(d)),
+      assert.ok(descriptions.some((d) => new RegExp(`^queued because add of owned ConfigMap ${ns}/${names[0]}-config`).test(d)),
         `a reason naming the child's add under ${key}:\n${descriptions.join('\n')}\n(labels: ${reasons.join(', ')})`);
     });
 
