@@ -38,7 +38,7 @@ export function reasonOfCause(c: Cause): EnqueueReason {
     case 'owned':
       return { kind: 'owned', event: eventName(c.event), resource: c.resource ?? '', child: c.objectKey ?? '', ...(c.objectKind ? { childKind: c.objectKind } : {}), ...rv, at };
     case 'watch':
-      return { kind: 'watch', event: eventName(c.event), resource: c.resource ?? '', objectKey: c.objectKey ?? '', ...rv, at };
+      return { kind: 'watch', event: eventName(c.event), resource: c.resource ?? '', objectKey: c.objectKey ?? '', ...(c.objectKind ? { objectKind: c.objectKind } : {}), ...rv, at };
     case 'requeueAfter':
       return { kind: 'requeueAfter', afterMs: c.afterMs ?? 0, ...(c.note !== undefined ? { reason: c.note } : {}), at };
     case 'backoff':

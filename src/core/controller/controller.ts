@@ -579,7 +579,7 @@ class ControllerEngine implements Controller {
       const rvPart = rv !== undefined ? { resourceVersion: rv } : {};
       if (src.role === 'primary') reason = { kind: 'informer', event, resource: src.resource, objectKey, ...rvPart, ...(initial ? { initial } : {}), at };
       else if (src.role === 'owned') reason = { kind: 'owned', event, resource: src.resource, child: objectKey, ...(obj.kind ? { childKind: obj.kind } : {}), ...rvPart, at };
-      else reason = { kind: 'watch', event, resource: src.resource, objectKey, ...rvPart, at };
+      else reason = { kind: 'watch', event, resource: src.resource, objectKey, ...(obj.kind ? { objectKind: obj.kind } : {}), ...rvPart, at };
       this.enqueueFor(run, key, reason, priority);
     }
   }

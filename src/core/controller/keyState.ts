@@ -30,7 +30,7 @@ export type EnqueueReason =
   /** An event of an owned child whose controller ownerReference points at the key. */
   | { kind: 'owned'; event: EventName; resource: string; child: ObjectKey; childKind?: string; resourceVersion?: string; at: number }
   /** An event of a watched object mapped to the key by a map function. */
-  | { kind: 'watch'; event: EventName; resource: string; objectKey: ObjectKey; resourceVersion?: string; at: number }
+  | { kind: 'watch'; event: EventName; resource: string; objectKey: ObjectKey; objectKind?: string; resourceVersion?: string; at: number }
   /** A delayed requeue the reconciler asked for, now due. */
   | { kind: 'requeueAfter'; afterMs: number; reason?: string; at: number }
   /** The error retry after backoff, now due (`attempt` is the failure count that set the delay). */

@@ -312,6 +312,10 @@ test('causes: an add outside any informer event reads as such; unknown kinds kee
   });
   const { reasonSummary } = await import('../../../src/host/views/presentation.ts');
   assert.match(reasonSummary(reasonOfCause({ kind: 'owned', event: 'add', resource: 'configmaps.v1', objectKey: 'ns/c', objectKind: 'ConfigMap', at: 3 }), 3), /^add of owned ConfigMap ns\/c, /);
+  // The same for a mapped watch: "update of watched Secret shop/web".
+  const watched = reasonOfCause({ kind: 'watch', event: 'update', resource: 'secrets.v1', objectKey: 'shop/web', objectKind: 'Secret', at: 4 });
+  assert.deepEqual(watched, { kind: 'watch', event: 'update', resource: 'secrets.v1', objectKey: 'shop/web', objectKind: 'Secret', at: 4 });
+  assert.match(reasonSummary(watched, 4), /^update of watched Secret shop\/web, /);
   assert.deepEqual(reasonOfCause({ kind: 'telepathy', at: 2 }), { kind: 'manual', action: 'enqueue', note: 'cause "telepathy"', at: 2 });
 });
 
