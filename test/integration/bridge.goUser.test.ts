@@ -150,8 +150,8 @@ describe('a user-shaped Go controller (two controllers, a cluster-scoped CRD) th
     assert.equal(r.kind, 'reconciled');
     const last = journal.entries({ kinds: ['reconcileStart'], key }).at(-1)!;
     assert.ok(last.kind === 'reconcileStart');
-    assert.ok(last.triggers.some((t) => t.kind === 'watch'), `the mapped watch among ${JSON.stringify(last.triggers)}`);
-    assert.ok(last.triggers.some((t) => t.kind === 'owned' && t.child === `${ns}/web`), `the owned Secret among ${JSON.stringify(last.triggers)}`);
+    assert.ok(last.triggers.some((t) => t.kind === 'watch' && t.objectKey === `${ns}/web-settings` && t.objectKind === 'ConfigMap'), `the mapped watch (a ConfigMap) among ${JSON.stringify(last.triggers)}`);
+    assert.ok(last.triggers.some((t) => t.kind === 'owned' && t.child === `${ns}/web` && t.childKind === 'Secret'), `the owned Secret among ${JSON.stringify(last.triggers)}`);
     // GenerationChangedPredicate on For: a label change of the Deployment queues nothing.
     const d = await client.get(DEPLOYMENTS, ns, 'web');
     const rv = (await client.update(DEPLOYMENTS, { ...d, metadata: { ...d.metadata, labels: { foo: 'bar' } } })).metadata.resourceVersion;
