@@ -15,8 +15,8 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { GROUP, clusterClient, createWidget, widgetCrdAndNamespace, writeWorkspaceSettings } from './support/cluster.mjs';
 import {
-  activityTab, contextMenu, editorTab, eventually, openViewContainer, openViewPane, openWorkbench, paneDescription, paneHeader,
-  runCommand, treeItem, treeLabels, viewTree, webviewContent, resizeSideBar,
+  activityTab, contextMenu, eventually, openEventLog, openViewContainer, openViewPane, openWorkbench, paneDescription,
+  resizeSideBar, runCommand, treeItem, treeLabels, viewTree,
 } from './support/workbench.mjs';
 
 
@@ -103,12 +103,7 @@ export default async function goControllerUi(t) {
     });
 
     await t.step('the Event Log journals the Go reconcile: its start, each write with resourceVersions, its end', async () => {
-      const header = paneHeader(resourcesPane);
-      await header.hover();
-      await header.getByRole('button', { name: 'Show Event Log' }).click();
-      await editorTab(page, 'Event Log').waitFor({ state: 'visible' });
-      const log = webviewContent(page);
-      const rows = log.locator('#list .row:not([hidden])');
+      const { log, rows } = await openEventLog(page, resourcesPane);
       const key = `${ns}/${names[0]}`;
       await log.locator('#filter-key').fill(key);
       // [key, "kind summary"] of every shown row, once the filter applies (every row is the stepped key's).

@@ -11,8 +11,8 @@ import * as assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { GROUP, clusterClient, createWidget, widgetCrdAndNamespace, writeWorkspaceSettings } from './support/cluster.mjs';
 import {
-  activeEditorText, activityTab, contextMenu, contextMenuLabels, editorTab, eventually, openViewContainer,
-  openViewPane, openWorkbench, paneHeader, treeLabels, viewTree, webviewContent, resizeSideBar,
+  activeEditorText, activityTab, contextMenu, contextMenuLabels, eventually, openEventLog, openViewContainer,
+  openViewPane, openWorkbench, resizeSideBar, treeLabels, viewTree,
 } from './support/workbench.mjs';
 
 /** Expands collapsed tree items (breadth first, bounded) until every label in `wanted` is rendered. */
@@ -105,12 +105,7 @@ export default async function reconcileLabUi(t) {
     });
 
     await t.step('the Event Log webview shows journal entries for the object and filters by key', async () => {
-      const header = paneHeader(resourcesPane);
-      await header.hover();
-      await header.getByRole('button', { name: 'Show Event Log' }).click();
-      await editorTab(page, 'Event Log').waitFor({ state: 'visible' });
-      const log = webviewContent(page);
-      const rows = log.locator('#list .row:not([hidden])'); // pooled rows beyond the visible ones are hidden
+      const { log, rows } = await openEventLog(page, resourcesPane);
       const keys = () => rows.locator('.key').allTextContents();
       await eventually('event log rows', keys, (k) => k.length > 0, { timeoutMs: 30_000 });
       await log.locator('#filter-key').fill(`${ns}/${names[0]}`);

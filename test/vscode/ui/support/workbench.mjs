@@ -36,6 +36,19 @@ export async function resizeSideBar(page, width) {
   }
 }
 
+/**
+ * Opens the Event Log from the Resources view's title bar (its "Show Event Log" button) and returns the webview's
+ * content and its shown rows (pooled rows beyond the visible ones are hidden).
+ */
+export async function openEventLog(page, resourcesPane) {
+  const header = paneHeader(resourcesPane);
+  await header.hover();
+  await header.getByRole('button', { name: 'Show Event Log' }).click();
+  await editorTab(page, 'Event Log').waitFor({ state: 'visible' });
+  const log = webviewContent(page);
+  return { log, rows: log.locator('#list .row:not([hidden])') };
+}
+
 /** The activity-bar entry of a view container, by its title. */
 export function activityTab(page, title) {
   return page.locator('.part.activitybar').getByRole('tab', { name: title });
