@@ -7,8 +7,8 @@
 // process's parent-death watchdog (src/core/process/ownerWatchdog.ts), which ends it. Temp folders passed in stay
 // the caller's to remove.
 import { spawn } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
 import { protectProcessGroup } from '../src/core/process/ownerWatchdog.ts';
 
 const root = resolve(import.meta.dirname, '..');
@@ -50,26 +50,28 @@ export function extensionFolderName(extRoot = root) {
 }
 
 /**
- * Installs the extension built in `extRoot` (package.json, dist/, media/ and the usual top-level docs: what the
- * bundled .vsix carries) into `extensionsDir` as a folder copy, replacing any earlier copy of the same extension.
- * Returns the installed folder. `dist/` must have been built.
+ * Installs the extension built in `extRoot` into `extensionsDir` as a folder copy of exactly the files its .vsix
+ * carries (vsce's own file list, .vscodeignore applied: package.json, dist/, media/, the Go bridge module that Set Up
+ * Go Bridge… points go.mod at, samples/, what Start Local Control Plane builds), replacing any earlier copy of the
+ * same extension. Returns the installed folder. `dist/` must have been built.
  */
-export function installExtensionCopy(extensionsDir, extRoot = root) {
+export async function installExtensionCopy(extensionsDir, extRoot = root) {
   const { pkg, id, folder } = extensionFolderName(extRoot);
   if (!existsSync(join(extRoot, pkg.main ?? 'dist/extension.js'))) {
     throw new Error(`${pkg.main} is missing: build the extension first (npm run build)`);
   }
+  const { listFiles, PackageManager } = await import('@vscode/vsce');
+  const files = await listFiles({ cwd: extRoot, packageManager: PackageManager.None });
   mkdirSync(extensionsDir, { recursive: true });
   for (const name of readdirSync(extensionsDir)) {
     if (name.startsWith(`${id}-`)) rmSync(join(extensionsDir, name), { recursive: true, force: true });
   }
   const target = join(extensionsDir, folder);
   mkdirSync(target);
-  for (const name of ['package.json', 'dist', 'media', 'README.md', 'CHANGELOG.md', 'LICENSE', 'LICENSE.md', 'package.nls.json']) {
-    const src = join(extRoot, name);
-    if (!existsSync(src)) continue;
-    // Test bundles and source maps stay out, as in the .vsix.
-    cpSync(src, join(target, name), { recursive: true, filter: (p) => !p.startsWith(join(extRoot, 'dist', 'test')) });
+  for (const file of files) {
+    const to = join(target, file);
+    mkdirSync(dirname(to), { recursive: true });
+    copyFileSync(join(extRoot, file), to);
   }
   // VS Code keeps a registry of installed extensions (extensions.json). Without one it scans the folder and writes it;
   // with one it loads only what is listed. So replace this extension's entry (a stale one may name another version's

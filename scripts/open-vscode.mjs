@@ -61,7 +61,7 @@ export async function openVsCode({ root, kubeconfig, workspace, mode = process.e
   const cs = await ensureCodeServer({ log: (line) => log(`[install] ${line}`) });
   const labDir = join(cacheDir(), 'lab');
   const extensionsDir = join(labDir, 'extensions');
-  const installed = installExtensionCopy(extensionsDir, root);
+  const installed = await installExtensionCopy(extensionsDir, root);
   log(`extension installed at ${installed}`);
   const server = await startCodeServer({
     ...cs,

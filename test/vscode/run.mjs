@@ -243,7 +243,7 @@ async function runUiTests({ root, kubeconfig, cs, chromium, log }) {
   let server;
   let browser;
   try {
-    installExtensionCopy(dirs.extensions, root);
+    await installExtensionCopy(dirs.extensions, root);
     server = await startCodeServer({
       ...cs, userDataDir: dirs.userData, extensionsDir: dirs.extensions, workspace: dirs.workspace,
       disableWorkspaceTrust: true, resolveShellEnv: false, env: clusterEnv(kubeconfig),
