@@ -79,7 +79,15 @@ const SET_UP_BRIDGE = 'Set Up Go Bridge…';
  * Argument `{ open: false }`: no document.
  */
 export async function setUpGoBridge(lab: ReconcileLab, arg: unknown): Promise<CommandResult<{ goMod: string; bridgeDir: string; changed: boolean }>> {
-  if (!vscode.workspace.isTrusted) return fail('untrusted', 'Set Up Go Bridge runs the go command in this workspace, so it only runs in a trusted workspace.');
+  if (!vscode.workspace.isTrusted) {
+    const message = 'Set Up Go Bridge runs the go command in this workspace, so it only runs in a trusted workspace.';
+    if (arg === undefined) {
+      void ui.warn(`Reconcile Lab: ${message}`, 'Manage Workspace Trust').then((a) => {
+        if (a) void vscode.commands.executeCommand('workbench.trust.manage');
+      });
+    }
+    return fail('untrusted', message);
+  }
   const refused = refusePrivileged(arg, ['dir']);
   if (refused) return refused;
   const dir = stringArg(arg, 'dir') ?? lab.go.runRequest(undefined).spec.cwd;
@@ -90,7 +98,11 @@ export async function setUpGoBridge(lab: ReconcileLab, arg: unknown): Promise<Co
     return fail('notFound', message);
   }
   const bridgeDir = join(lab.extensionUri.fsPath, 'bridge');
-  if (!existsSync(join(bridgeDir, 'go.mod'))) return fail('error', `This installation of Reconcile Lab has no bridge module in ${bridgeDir}.`);
+  if (!existsSync(join(bridgeDir, 'go.mod'))) {
+    const message = `This installation of Reconcile Lab has no bridge module in ${bridgeDir}: reinstall the extension, or point your go.mod at a checkout's bridge/ yourself (see the README, "Your Go controller").`;
+    if (arg === undefined) void ui.warn(`Reconcile Lab: ${message}`);
+    return fail('error', message);
+  }
   const before = readBridgeInGoMod(goMod, readFileSync(goMod, 'utf8'));
   const kept = before.requires && before.replace !== undefined && (before.replaceDir === undefined || existsSync(join(before.replaceDir, 'go.mod')));
   if (!kept) await addBridgeToGoMod(dirname(goMod), bridgeDir);
