@@ -2,7 +2,9 @@ import * as vscode from 'vscode';
 import { CommandIds, type CommandId } from '../ids.ts';
 import { errorMessage, reportError } from '../notify.ts';
 import type { ReconcileLab } from '../reconcileLab.ts';
-import { fail, type CommandResult } from './args.ts';
+import { fail, isFailure, type CommandResult } from './args.ts';
+import * as ui from '../ui.ts';
+import { isViewNode } from '../views/viewNodes.ts';
 import { connect, disconnect, selectNamespaces, selectResources, startLocal } from './connectionCommands.ts';
 import { pauseLoop, reconcileNow, resetBackoff, resumeLoop, startLoop, stepReconcile, stopLoop } from './loopCommands.ts';
 import { deleteObject, dryRunReconcileCommand, inspectCache, openYaml, revealObject, revealSecret, stripFinalizers } from './objectCommands.ts';
@@ -58,18 +60,31 @@ function titleOf(id: CommandId): string {
   return name.replace(/([A-Z])/g, ' $1').replace(/^./, (c) => c.toUpperCase());
 }
 
+/** Whether a notification or a modal dialog was shown since `mark` (from ui.shownMark). */
+function toldSince(mark: number): boolean {
+  return ui.shownSince(mark).some((t) => t.kind === 'info' || t.kind === 'warning' || t.kind === 'error' || t.kind === 'modal');
+}
+
 /**
  * Registers every command. A handler that throws is reported (notification +
  * details in the output channel) and the command resolves to a failure
  * result; it never rejects, so callers (menus, tests) always get a result.
+ * A command a person ran (from the palette, a key binding or a view's button:
+ * no argument; or from a row's menu: the row) never fails silently: when its
+ * handler returns a failure other than `cancelled` and showed nothing itself,
+ * the failure's message is shown as a warning. A call from code (a plain
+ * argument object) gets the failure as its result only.
  * VS Code passes the clicked element first and, for multi-select, the
  * selection second; only the first argument is used.
  */
 export function registerCommands(lab: ReconcileLab): vscode.Disposable[] {
   return (Object.entries(commandTable) as Array<[CommandId, Handler]>).map(([id, handler]) =>
     vscode.commands.registerCommand(id, async (arg?: unknown) => {
+      const mark = ui.shownMark();
       try {
-        return await handler(lab, arg);
+        const r = await handler(lab, arg);
+        if (isFailure(r) && r.reason !== 'cancelled' && (arg === undefined || isViewNode(arg)) && !toldSince(mark)) void ui.warn(`Reconcile Lab: ${r.message}`);
+        return r;
       } catch (e) {
         if ((e as Error)?.name === 'AbortError' || /cancelled/.test(errorMessage(e))) return fail('cancelled', errorMessage(e));
         reportError(lab.log, `${titleOf(id)} failed`, e);

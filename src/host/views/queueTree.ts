@@ -1,4 +1,5 @@
 import * as vscode from 'vscode';
+import { markViewNode } from './viewNodes.ts';
 import type { Clock } from '../../core/clock.ts';
 import type { KeyBrief, KeyPhase, KeyState } from '../../core/controller/keyState.ts';
 import type { Disposable } from '../../core/lifecycle.ts';
@@ -307,6 +308,7 @@ export class QueueTreeProvider implements vscode.TreeDataProvider<QueueNode>, vs
   }
 
   getTreeItem(node: QueueNode): vscode.TreeItem {
+    markViewNode(node);
     if (node.type === 'detail') {
       const label = node === this.moreNode ? moreLabel(this.moreCount) : node.label;
       const item = new vscode.TreeItem(label, vscode.TreeItemCollapsibleState.None);

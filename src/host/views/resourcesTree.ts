@@ -1,4 +1,5 @@
 import * as vscode from 'vscode';
+import { markViewNode } from './viewNodes.ts';
 import type { Clock } from '../../core/clock.ts';
 import type { Disposable } from '../../core/lifecycle.ts';
 import { keyOf, splitKey, type ObjectKey } from '../../core/k8s/keys.ts';
@@ -520,6 +521,7 @@ export class ResourcesTreeProvider implements vscode.TreeDataProvider<ResourceNo
   }
 
   getTreeItem(node: ResourceNode): vscode.TreeItem {
+    markViewNode(node);
     const m = this.model;
     const now = this.clock.now();
     const None = vscode.TreeItemCollapsibleState.None;

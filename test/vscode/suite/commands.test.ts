@@ -9,7 +9,7 @@ import * as vscode from 'vscode';
 import type { StepResult } from '../../../src/core/controller/controller.ts';
 import type { ReconcileLab } from '../../../src/host/reconcileLab.ts';
 import { Schemes } from '../../../src/host/ids.ts';
-import { connectTo, labCluster, ok, run, suiteWidgets, waitUntil, widget, type WidgetCrd } from './support/lab.ts';
+import { api, connectTo, labCluster, ok, run, suiteWidgets, waitUntil, widget, type WidgetCrd } from './support/lab.ts';
 
 const LEGACY = 'legacy.example.com/external-dns';
 const CONFIGMAPS = { group: '', version: 'v1', resource: 'configmaps' };
@@ -200,6 +200,31 @@ describe('commands against the local control plane', function () {
     await waitUntil(() => l.session!.controller!.status().inFlight === 0, 'in-flight reconciles done');
     const r = ok(await run<{ path: string }>('reconcileLab.exportReport', { path, dryRun: false, format: 'json', open: false }));
     assert.equal(JSON.parse(readFileSync(r.path, 'utf8')).dryRun, false);
+  });
+
+  it('a command a person ran never fails silently: run from the palette or a row, its failure is shown; run by code, it is only returned', async () => {
+    const a = await api();
+    const shownFrom = async (mark: number) => a.shownSince(mark).filter((t) => t.kind === 'warning').map((t) => t.text);
+    // The palette (no argument): Apply to Cluster with no object open for editing.
+    let mark = a.shownMark();
+    const palette = await run('reconcileLab.applyObjectEdit');
+    assert.equal(palette.ok, false);
+    assert.deepEqual(await shownFrom(mark), [`Reconcile Lab: ${!palette.ok && palette.message}`]);
+    // A row of the Resources view (the node VS Code passes from its context menu): Reveal Secret on a Widget.
+    const kind = l.resourcesTree.getChildren().find((n) => n.type === 'kind' && n.resource === c.resourceId)!;
+    const nsNode = l.resourcesTree.getChildren(kind).find((n) => n.type === 'namespace' && n.namespace === ns)!;
+    const row = l.resourcesTree.getChildren(nsNode).find((n) => n.type === 'object' && n.key === `${ns}/alpha`)!;
+    l.resourcesTree.getTreeItem(row); // what VS Code does for every row it shows
+    mark = a.shownMark();
+    const clicked = await vscode.commands.executeCommand<{ ok: boolean; message?: string }>('reconcileLab.revealSecret', row);
+    assert.equal(clicked.ok, false);
+    assert.match(clicked.message ?? '', /is not a Secret/);
+    assert.deepEqual(await shownFrom(mark), [`Reconcile Lab: ${clicked.message}`]);
+    // Code (a plain argument, even a copy of the row): the failure is the result, nothing is shown.
+    mark = a.shownMark();
+    const scripted = await vscode.commands.executeCommand<{ ok: boolean }>('reconcileLab.revealSecret', { ...row });
+    assert.equal(scripted.ok, false);
+    assert.deepEqual(await shownFrom(mark), []);
   });
 
   it('every command returns a failure result (never throws) when not connected', async () => {
