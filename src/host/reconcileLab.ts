@@ -327,9 +327,11 @@ export class ReconcileLab implements vscode.Disposable {
     });
     this.sessionEmitter.fire(session);
     if (session.loopProblem) {
-      const actions = session.loopProblem.reason === 'untrusted' ? ['Manage Workspace Trust'] : [];
-      void ui.warn(`Reconcile Lab: the reconcile loop is not available. ${session.loopProblem.message}`, ...actions).then((a) => {
-        if (a) void vscode.commands.executeCommand('workbench.trust.manage');
+      // No lab CRD in a workspace of the person's own controller: offer to run that instead.
+      const action = session.loopProblem.reason === 'untrusted' ? 'Manage Workspace Trust' : session.loopProblem.reason === 'noPrimary' && vscode.workspace.isTrusted ? 'Run Controller…' : undefined;
+      void ui.warn(`Reconcile Lab: the built-in reconcile loop is not available. ${session.loopProblem.message}`, ...(action ? [action] : [])).then((a) => {
+        if (a === 'Manage Workspace Trust') void vscode.commands.executeCommand('workbench.trust.manage');
+        else if (a === 'Run Controller…') void vscode.commands.executeCommand('reconcileLab.runController');
       });
     }
     if (session.unknownResources.length) {
@@ -440,8 +442,10 @@ export class ReconcileLab implements vscode.Disposable {
     // Which controller the views show: the built-in loop or a Go process (pid, connected / stopped in the debugger);
     // and which key Step acts on.
     this.queueView.description = ui.inert([s.controllerOrigin, step].filter(Boolean).join(' · '));
-    this.queueView.message = ui.viewMessage(s.loopProblem
-      ? s.loopProblem.message
+    // The built-in loop's problem is not the shown Go controller's.
+    const problem = s.showsExternal ? undefined : s.loopProblem;
+    this.queueView.message = ui.viewMessage(problem
+      ? problem.message
       : loop === 'stopped'
         ? 'The loop is stopped: start it, or step one reconcile.'
         : loop === 'paused'

@@ -256,6 +256,11 @@ export class Session implements ViewModel, Disposable {
     return this.external?.primary?.info ?? this.builtInPrimaryInfo;
   }
 
+  /** Whether the views show an external controller (a Go program) rather than the built-in loop. */
+  get showsExternal(): boolean {
+    return this.external !== undefined;
+  }
+
   /** The controller the views and the loop commands act on: an external one while set, else the built-in loop. */
   get controller(): Controller | undefined {
     return this.external?.controller ?? this.builtInController;
@@ -377,7 +382,7 @@ export class Session implements ViewModel, Disposable {
         if (!primaryInfo) loopProblem = { reason: 'noPrimary', message: `The reconciled resource "${explicitPrimary}" (reconcileLab.reconciler.resource) is not served by ${transport.server}.` };
       } else if (kind === 'lab') {
         primaryInfo = byId.get(resourceIdOf(WIDGET_GVR));
-        if (!primaryInfo) loopProblem = { reason: 'noPrimary', message: 'The lab reconciler needs the Widget custom resource: apply samples/crd.yaml, then reconnect.' };
+        if (!primaryInfo) loopProblem = { reason: 'noPrimary', message: 'The built-in lab reconciler needs the Widget custom resource (samples/crd.yaml of Reconcile Lab): apply it, then reconnect. To see your own Go controller instead: Run Controller….' };
       } else {
         primaryInfo = wanted.find((w) => w.group !== '');
         if (!primaryInfo) loopProblem = { reason: 'noPrimary', message: 'No custom resource is watched, so there is nothing to reconcile: set reconcileLab.reconciler.resource.' };
