@@ -1,0 +1,170 @@
+// UI test: a Go controller of the person's own, from a fresh project to a dry-run, as a new user goes through it.
+//
+// The project (fixtures/bucket-operator: a Bucket CRD of storage.example.org, main.go at the root, an owned Secret
+// holding a token, a finalizer, a delayed requeue while a Bucket has no class) is copied next to the test workspace
+// and opened as its own folder, with no Reconcile Lab settings at all. Checks: Set Up Go Bridge… from the palette
+// adds the bridge to go.mod, replaced with the copy inside the installed extension (the files of the .vsix) → the
+// lines the README gives are added, `go mod tidy` and `go vet` pass → Run Controller… with the default command
+// (`go run .`) shows "Go controller bucket" in the Work Queue header, its keys, and not the built-in loop's problem
+// (no Widget CRD is needed) → the Resources view follows the controller's CRD (not in any setting) → Step Reconcile
+// and Dry-Run Reconcile from a Bucket's row: the dry-run plans the Secret and the status, the Secret's value never
+// shows; the real steps create it and the Event Log journals the write, its detail without the value either.
+import * as assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { cpSync, existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { parseAllDocuments } from 'yaml';
+import { clusterClient } from './support/cluster.mjs';
+import {
+  activeEditorText, activityTab, contextMenu, eventually, openEventLog, openViewContainer, openViewPane, openWorkbench,
+  paneDescription, resizeSideBar, runCommand, treeItem, treeLabels, viewTree,
+} from './support/workbench.mjs';
+
+const GROUP = 'storage.example.org';
+const BRIDGE = 'github.com/reconcile-lab/reconcile-lab/bridge';
+/** The token the fixture writes into each Bucket's Secret (`s3cr3t-<name>-hunter2`), and its base64 prefix. */
+const SECRET_VALUE = /hunter2|czNjcjN0/;
+
+/** "label | description" of every rendered row of a tree, read in one snapshot. */
+function rows(tree) {
+  return tree.getByRole('treeitem').evaluateAll((els) => els.map((r) => `${r.querySelector('.label-name')?.textContent?.trim() ?? ''} | ${r.querySelector('.label-description')?.textContent?.trim() ?? ''}`));
+}
+
+/** The whole text of the active editor: its first screen, then its last (Ctrl+End). */
+async function editorText(page) {
+  const top = await activeEditorText(page);
+  await page.keyboard.press('Control+End');
+  await page.waitForTimeout(300);
+  return `${top}\n${await activeEditorText(page)}`;
+}
+
+export default async function goOwnProjectUi(t) {
+  const { page, root } = t;
+  const goSample = await import(pathToFileURL(join(root, 'test/integration/support/goSample.ts')).href);
+  if (!goSample.haveGo()) {
+    t.log('      skipped: no Go toolchain');
+    return;
+  }
+  const project = join(dirname(t.workspace), 'bucket-operator');
+  const ns = `ui-own-${randomBytes(3).toString('hex')}`;
+  const kube = await clusterClient(t);
+  const buckets = `/apis/${GROUP}/v1alpha1/namespaces/${ns}/buckets`;
+
+  await t.step('setup: the project next to the workspace, the Bucket CRD, three Buckets', async () => {
+    rmSync(project, { recursive: true, force: true });
+    cpSync(join(root, 'test/vscode/ui/fixtures/bucket-operator'), project, { recursive: true });
+    const crd = parseAllDocuments(readFileSync(join(project, 'crd.yaml'), 'utf8'))[0].toJSON();
+    await kube.json({ method: 'POST', path: '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', body: crd }).catch((e) => {
+      if (e.code !== 409) throw e;
+    });
+    await eventually('the Bucket CRD to be established', () => kube.json({ method: 'GET', path: `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${crd.metadata.name}` }),
+      (c) => (c.status?.conditions ?? []).some((x) => x.type === 'Established' && x.status === 'True'));
+    await kube.json({ method: 'POST', path: '/api/v1/namespaces', body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } } });
+    for (const [name, spec] of [['photos', { size: 10, class: 'standard' }], ['logs', { size: 1 }], ['archive', { size: 500, class: 'cold' }]]) {
+      await kube.json({ method: 'POST', path: buckets, body: { apiVersion: `${GROUP}/v1alpha1`, kind: 'Bucket', metadata: { name, namespace: ns }, spec } });
+    }
+  });
+
+  try {
+    let queuePane;
+    let resourcesPane;
+    let resources;
+    await t.step('Set Up Go Bridge… adds the bridge to go.mod, replaced with the installed extension\'s copy', async () => {
+      await openWorkbench(page, `${t.url}?folder=${encodeURIComponent(project)}`);
+      await activityTab(page, 'Reconcile Lab').waitFor({ state: 'visible', timeout: 120_000 });
+      const container = await openViewContainer(page, 'reconcileLab', 'Reconcile Lab');
+      resourcesPane = await openViewPane(container, 'Resources');
+      resources = viewTree(resourcesPane);
+      await resources.waitFor({ state: 'visible', timeout: 180_000 }); // connected
+      queuePane = await openViewPane(container, 'Work Queue');
+      await runCommand(page, 'Reconcile Lab: Set Up Go Bridge…');
+      const goMod = await eventually('go.mod to require and replace the bridge', () => readFileSync(join(project, 'go.mod'), 'utf8'),
+        (m) => m.includes(`${BRIDGE} v0.0.0`) && m.includes(`replace ${BRIDGE} =>`), { timeoutMs: 60_000 });
+      const target = goMod.match(new RegExp(`replace ${BRIDGE.replace(/\./g, '\\.')} => (\\S+)`))[1];
+      assert.match(target, /extensions\/[^/]+\/bridge$/, 'the copy inside the installed extension');
+      assert.ok(existsSync(join(target, 'go.mod')) && existsSync(join(target, 'queue.go')), `${target} holds the bridge module`);
+    });
+
+    await t.step('the lines of the README added, go mod tidy and go vet pass', async () => {
+      const main = join(project, 'main.go');
+      const m = readFileSync(main, 'utf8')
+        .replace('"example.org/bucket-operator/internal/controller"', `"example.org/bucket-operator/internal/controller"\n\t"${BRIDGE}"`)
+        .replace('mgr, err := ctrl.NewManager(ctrl.GetConfigOrDie(), ctrl.Options{', 'mgrOpts := ctrl.Options{')
+        .replace('\t})\n\tif err != nil {', '\t}\n\tbridge.Setup(&mgrOpts)\n\tmgr, err := ctrl.NewManager(ctrl.GetConfigOrDie(), mgrOpts)\n\tif err != nil {');
+      assert.match(m, /bridge\.Setup\(&mgrOpts\)/);
+      writeFileSync(main, m);
+      const file = join(project, 'internal/controller/bucket_controller.go');
+      const c = readFileSync(file, 'utf8')
+        .replace('"example.org/bucket-operator/api"', `"example.org/bucket-operator/api"\n\t"${BRIDGE}"\n\t"sigs.k8s.io/controller-runtime/pkg/controller"`)
+        .replace('\t\tComplete(r)', '\t\tWithOptions(bridge.Options(mgr, "bucket", controller.Options{})).\n\t\tComplete(bridge.Wrap(mgr, "bucket", r, &api.Bucket{}))');
+      assert.match(c, /bridge\.Wrap/);
+      writeFileSync(file, c);
+      execFileSync('go', ['mod', 'tidy'], { cwd: project, stdio: ['ignore', 'pipe', 'pipe'], timeout: 300_000 });
+      execFileSync('go', ['vet', './...'], { cwd: project, stdio: ['ignore', 'pipe', 'pipe'], timeout: 300_000 });
+    });
+
+    let queue;
+    await t.step('Run Controller… (default command: go run .) shows the controller; the views follow its CRD', async () => {
+      await runCommand(page, 'Reconcile Lab: Run Controller…');
+      const description = await eventually('the Work Queue header to name the Go controller', () => paneDescription(queuePane),
+        (s) => /Go controller bucket · pid \d+ · connected/.test(s), { timeoutMs: 300_000 });
+      assert.match(description, /Go controller bucket/);
+      queue = viewTree(queuePane);
+      await eventually('the Buckets in the Go controller\'s queue', () => treeLabels(queue),
+        (labels) => ['photos', 'logs', 'archive'].every((n) => labels.includes(`${ns}/${n}`)), { timeoutMs: 60_000 });
+      // The built-in loop has no Widget CRD here; that is not the shown controller's problem.
+      const message = await queuePane.locator('.pane-body').innerText();
+      assert.doesNotMatch(message, /Widget custom resource/);
+      assert.match(message, /Paused/);
+      await resizeSideBar(page, 600);
+      await treeItem(resources, 'Bucket', { expand: true });
+      await treeItem(resources, ns, { expand: true });
+      const shown = await eventually('the Buckets queued in the Resources view', () => rows(resources),
+        (list) => list.some((r) => /^Bucket \| 3 · reconciled by Go controller bucket/.test(r)) && ['photos', 'logs', 'archive'].every((n) => list.some((r) => r.startsWith(`${n} | `) && /queued/.test(r))));
+      assert.ok(shown.length >= 5, shown.join('\n'));
+    });
+
+    await t.step('Dry-Run Reconcile from a row plans the Secret and the status without showing the Secret\'s value; Step makes them', async () => {
+      const photos = resources.getByRole('treeitem').filter({ has: page.locator('.label-name', { hasText: /^\s*photos\s*$/ }) }).first();
+      await contextMenu(photos, 'Step Reconcile'); // the first pass only adds the finalizer
+      await eventually('the finalizer on photos', () => kube.json({ method: 'GET', path: `${buckets}/photos` }),
+        (b) => (b.metadata.finalizers ?? []).includes(`${GROUP}/release`));
+      // The dry-run reads the controller's cache, which has the finalizer a moment after the server.
+      const plan = await eventually('a dry-run that plans the Secret', async () => {
+        await contextMenu(photos, 'Dry-Run Reconcile');
+        await page.waitForTimeout(1_500);
+        return editorText(page);
+      }, (text) => /- create secrets \S+\/photos-access/.test(text), { timeoutMs: 60_000, intervalMs: 500 });
+      assert.match(plan, new RegExp(`- update buckets\\.${GROUP.replace(/\./g, '\\.')} ${ns}/photos/status`));
+      assert.match(plan, /token: "\*\*\* \(after\)"/, 'the value redacted');
+      assert.doesNotMatch(plan, SECRET_VALUE);
+      await assert.rejects(kube.json({ method: 'GET', path: `/api/v1/namespaces/${ns}/secrets/photos-access` }), (e) => e.code === 404, 'the dry-run persisted nothing');
+      const secret = await eventually('the Secret made by a real step', async () => {
+        await contextMenu(photos, 'Step Reconcile');
+        return kube.json({ method: 'GET', path: `/api/v1/namespaces/${ns}/secrets/photos-access` }).catch(() => undefined);
+      }, (s) => s !== undefined, { timeoutMs: 60_000, intervalMs: 2_000 });
+      assert.equal(secret.metadata.ownerReferences?.[0]?.name, 'photos');
+    });
+
+    await t.step('the Event Log journals the Secret\'s create; its detail does not show the value either', async () => {
+      const { log, rows: entries } = await openEventLog(page, resourcesPane);
+      await log.locator('#filter-key').fill(`${ns}/photos`);
+      const write = entries.filter({ hasText: /create secrets/ }).filter({ hasNotText: 'dry-run' }).first();
+      await write.waitFor({ state: 'visible', timeout: 30_000 });
+      assert.match(await write.innerText(), new RegExp(`${ns}/photos-access rv ∅→\\d+`));
+      await write.click();
+      const detail = log.locator('#detail');
+      await eventually('the write\'s detail', () => detail.innerText(), (s) => /photos-access/.test(s));
+      assert.doesNotMatch(await log.locator('body').innerText(), SECRET_VALUE);
+    });
+
+    await t.step('Stop Controller goes back to the built-in loop', async () => {
+      await runCommand(page, 'Reconcile Lab: Stop Controller');
+      await eventually('the Work Queue header to leave the Go controller', () => paneDescription(queuePane), (s) => !/Go controller/.test(s), { timeoutMs: 30_000 });
+    });
+  } finally {
+    await kube.json({ method: 'DELETE', path: `/api/v1/namespaces/${ns}` }).catch(() => {});
+  }
+}
