@@ -382,7 +382,7 @@ export class Session implements ViewModel, Disposable {
         if (!primaryInfo) loopProblem = { reason: 'noPrimary', message: `The reconciled resource "${explicitPrimary}" (reconcileLab.reconciler.resource) is not served by ${transport.server}.` };
       } else if (kind === 'lab') {
         primaryInfo = byId.get(resourceIdOf(WIDGET_GVR));
-        if (!primaryInfo) loopProblem = { reason: 'noPrimary', message: 'The built-in lab reconciler needs the Widget custom resource (samples/crd.yaml of Reconcile Lab): apply it, then reconnect. To see your own Go controller instead: Run Controller….' };
+        if (!primaryInfo) loopProblem = { reason: 'noPrimary', message: 'The built-in lab reconciler needs the Widget custom resource (samples/crd.yaml of Reconcile Lab): apply it, then reconnect; or show your own Go controller instead (Run Controller…).' };
       } else {
         primaryInfo = wanted.find((w) => w.group !== '');
         if (!primaryInfo) loopProblem = { reason: 'noPrimary', message: 'No custom resource is watched, so there is nothing to reconcile: set reconcileLab.reconciler.resource.' };
