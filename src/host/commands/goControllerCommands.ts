@@ -8,7 +8,7 @@ import { describeOutcome, type ReconcileOutcome as RunOutcome } from '../../core
 import type { ReconcileOutcome } from '../../core/controller/keyState.ts';
 import type { ReconcileLab } from '../reconcileLab.ts';
 import type { Session } from '../session/session.ts';
-import { boolArg, fail, isFailure, stringArg, type CommandResult } from './args.ts';
+import { boolArg, fail, isFailure, stringArg, type CommandResult, type Failure } from './args.ts';
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { addBridgeToGoMod, BRIDGE_MODULE_PATH, bridgeProblemIn, findGoMod, readBridgeInGoMod } from '../../core/bridge/goModule.ts';
@@ -26,15 +26,7 @@ export async function runController(
   lab: ReconcileLab,
   arg: unknown,
 ): Promise<CommandResult<{ pid: number; controller: string; controllers: string[]; command: string }>> {
-  if (!vscode.workspace.isTrusted) {
-    const message = 'Run Controller runs a program from this workspace, so it only runs in a trusted workspace.';
-    if (arg === undefined) {
-      void ui.warn(`Reconcile Lab: ${message}`, 'Manage Workspace Trust').then((a) => {
-        if (a) void vscode.commands.executeCommand('workbench.trust.manage');
-      });
-    }
-    return fail('untrusted', message);
-  }
+  if (!vscode.workspace.isTrusted) return refuseUntrusted(arg, 'Run Controller runs a program from this workspace, so it only runs in a trusted workspace.');
   const s = requireSession(lab, arg);
   if (isFailure(s)) return s;
   // What to run is the person's setting; a command link or another extension may not name a program.
@@ -71,6 +63,16 @@ export async function runController(
 
 const SET_UP_BRIDGE = 'Set Up Go Bridge…';
 
+/** The refusal of a command that runs workspace code in an untrusted workspace; a person who ran it is told, with a way to trust it. */
+function refuseUntrusted(arg: unknown, message: string): Failure {
+  if (arg === undefined) {
+    void ui.warn(`Reconcile Lab: ${message}`, 'Manage Workspace Trust').then((a) => {
+      if (a) void vscode.commands.executeCommand('workbench.trust.manage');
+    });
+  }
+  return fail('untrusted', message);
+}
+
 /**
  * Set Up Go Bridge…: makes the Go module of the controller (the go.mod governing `reconcileLab.goController.cwd`,
  * else the workspace folder) require the bridge package and replace it with the copy inside this extension
@@ -79,15 +81,7 @@ const SET_UP_BRIDGE = 'Set Up Go Bridge…';
  * Argument `{ open: false }`: no document.
  */
 export async function setUpGoBridge(lab: ReconcileLab, arg: unknown): Promise<CommandResult<{ goMod: string; bridgeDir: string; changed: boolean }>> {
-  if (!vscode.workspace.isTrusted) {
-    const message = 'Set Up Go Bridge runs the go command in this workspace, so it only runs in a trusted workspace.';
-    if (arg === undefined) {
-      void ui.warn(`Reconcile Lab: ${message}`, 'Manage Workspace Trust').then((a) => {
-        if (a) void vscode.commands.executeCommand('workbench.trust.manage');
-      });
-    }
-    return fail('untrusted', message);
-  }
+  if (!vscode.workspace.isTrusted) return refuseUntrusted(arg, 'Set Up Go Bridge runs the go command in this workspace, so it only runs in a trusted workspace.');
   const refused = refusePrivileged(arg, ['dir']);
   if (refused) return refused;
   const dir = stringArg(arg, 'dir') ?? lab.go.runRequest(undefined).spec.cwd;
