@@ -150,13 +150,17 @@ export default async function goOwnProjectUi(t) {
 
     await t.step('the Event Log journals the Secret\'s create; its detail does not show the value either', async () => {
       const { log, rows: entries } = await openEventLog(page, resourcesPane);
+      await log.locator('#follow').uncheck(); // the list stops scrolling to new entries (rows are virtualized)
       await log.locator('#filter-key').fill(`${ns}/photos`);
       const write = entries.filter({ hasText: /create secrets/ }).filter({ hasNotText: 'dry-run' }).first();
-      await write.waitFor({ state: 'visible', timeout: 30_000 });
-      assert.match(await write.innerText(), new RegExp(`${ns}/photos-access rv ∅→\\d+`));
-      await write.click();
+      await write.waitFor({ state: 'attached', timeout: 30_000 });
+      assert.match(await write.getAttribute('title'), new RegExp(`${ns}/photos-access rv ∅→\\d+`));
       const detail = log.locator('#detail');
-      await eventually('the write\'s detail', () => detail.innerText(), (s) => /photos-access/.test(s));
+      await eventually('the write\'s detail', async () => {
+        await write.scrollIntoViewIfNeeded({ timeout: 3_000 }).catch(() => {});
+        await write.click({ timeout: 3_000 }).catch(() => {});
+        return detail.innerText();
+      }, (s) => /photos-access/.test(s), { timeoutMs: 60_000, intervalMs: 500 });
       assert.doesNotMatch(await log.locator('body').innerText(), SECRET_VALUE);
     });
 
