@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, type Dirent } from 'node:fs';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 
 /** The module path of the Go bridge package (bridge/go.mod of this repository, shipped inside the extension). */
@@ -37,45 +37,115 @@ function findUp(dir: string, name: string): string | undefined {
   }
 }
 
-/**
- * Reads what a go.mod's text says about the bridge (the `go` command's syntax: `//` comments, single-line
- * directives and parenthesized blocks). Only reads: edits go through `go mod edit` ({@link bridgeEditArgs}).
- */
-export function readBridgeInGoMod(goModPath: string, text: string): BridgeInGoMod {
+/** What a go.mod declares (the `go` command's syntax: `//` comments, single-line directives and parenthesized blocks). */
+interface GoModDirectives {
+  readonly module?: string;
+  /** Module paths of every `require` (direct or `// indirect`). */
+  readonly requires: ReadonlySet<string>;
+  /** Each `replace`'s right-hand side (with its version, if any) by the replaced module path; the last one wins. */
+  readonly replaces: ReadonlyMap<string, string>;
+}
+
+function parseGoMod(text: string): GoModDirectives {
   let module: string | undefined;
-  let requires = false;
-  let replace: string | undefined;
+  const requires = new Set<string>();
+  const replaces = new Map<string, string>();
   let block: string | undefined;
+  const directive = (verb: string, rest: string) => {
+    if (verb === 'module') module = unquote(rest.trim());
+    else if (verb === 'require') requires.add(firstWord(rest));
+    else if (verb === 'replace') {
+      const r = replaceOf(rest);
+      if (r) replaces.set(r[0], r[1]);
+    }
+  };
   for (const raw of text.split('\n')) {
     const line = raw.replace(/\/\/.*$/, '').trim();
     if (!line) continue;
     if (block) {
-      if (line === ')') {
-        block = undefined;
-        continue;
-      }
-      if (block === 'require' && firstWord(line) === BRIDGE_MODULE_PATH) requires = true;
-      if (block === 'replace') replace = replaceTarget(line) ?? replace;
+      if (line === ')') block = undefined;
+      else directive(block, line);
       continue;
     }
     const m = /^(module|require|replace)\s*(.*)$/.exec(line);
     if (!m) continue;
     const [, verb, rest] = m as unknown as [string, string, string];
-    if (rest === '(') {
-      block = verb;
-      continue;
-    }
-    if (verb === 'module') module = unquote(rest.trim());
-    else if (verb === 'require' && firstWord(rest) === BRIDGE_MODULE_PATH) requires = true;
-    else if (verb === 'replace') replace = replaceTarget(rest) ?? replace;
+    if (rest === '(') block = verb;
+    else directive(verb, rest);
   }
+  return { ...(module !== undefined ? { module } : {}), requires, replaces };
+}
+
+/**
+ * Reads what a go.mod's text says about the bridge. Only reads: edits go through `go mod edit` ({@link bridgeEditArgs}).
+ */
+export function readBridgeInGoMod(goModPath: string, text: string): BridgeInGoMod {
+  const { module, requires, replaces } = parseGoMod(text);
+  const replace = replaces.get(BRIDGE_MODULE_PATH);
   const local = replace !== undefined && (replace.startsWith('./') || replace.startsWith('../') || isAbsolute(replace) || replace === '.' || replace === '..');
   return {
     ...(module !== undefined ? { module } : {}),
-    requires,
+    requires: requires.has(BRIDGE_MODULE_PATH),
     ...(replace !== undefined ? { replace } : {}),
     ...(local ? { replaceDir: resolve(dirname(goModPath), replace!) } : {}),
   };
+}
+
+/** The module path declared by the go.mod in `dir` (undefined when there is none or it cannot be read). */
+export function moduleOf(dir: string): string | undefined {
+  try {
+    return parseGoMod(readFileSync(join(dir, 'go.mod'), 'utf8')).module;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The module path of controller-runtime: a go.mod requiring it is a controller's module. */
+export const CONTROLLER_RUNTIME_MODULE_PATH = 'sigs.k8s.io/controller-runtime';
+
+/** Directory names a search for modules never enters (besides names starting with `.` or `_`, which Go ignores too). */
+const SKIPPED_DIRS = new Set(['node_modules', 'vendor', 'testdata']);
+
+/**
+ * The controller modules in and below `roots`: directories holding a go.mod that requires controller-runtime (or is
+ * controller-runtime's consumer through the bridge), nearest first, then by path. For a workspace whose folder is not
+ * itself a Go module (a repository with the operator in `operator/`, several operators side by side). Looks at most
+ * `maxDepth` directories deep and at `maxDirs` directories in all, never into `.git`, `vendor`, `node_modules`,
+ * `testdata` or a directory starting with `.` or `_`; a directory it cannot read is skipped. Synchronous: bounded work.
+ */
+export function findControllerModules(roots: readonly string[], opts: { maxDepth?: number; maxDirs?: number } = {}): string[] {
+  const maxDepth = opts.maxDepth ?? 4;
+  let budget = opts.maxDirs ?? 5000;
+  const found: { dir: string; depth: number }[] = [];
+  const seen = new Set<string>();
+  let level = roots.map((r) => resolve(r));
+  for (let depth = 0; depth <= maxDepth && level.length > 0 && budget > 0; depth++) {
+    const next: string[] = [];
+    for (const dir of level) {
+      if (seen.has(dir) || budget-- <= 0) continue;
+      seen.add(dir);
+      let entries: Dirent[];
+      try {
+        entries = readdirSync(dir, { withFileTypes: true });
+      } catch {
+        continue;
+      }
+      for (const e of entries) {
+        if (e.isFile() && e.name === 'go.mod') {
+          try {
+            const m = parseGoMod(readFileSync(join(dir, e.name), 'utf8'));
+            if (m.requires.has(CONTROLLER_RUNTIME_MODULE_PATH) || m.requires.has(BRIDGE_MODULE_PATH)) found.push({ dir, depth });
+          } catch {
+            // unreadable: not a candidate
+          }
+        } else if (e.isDirectory() && !e.name.startsWith('.') && !e.name.startsWith('_') && !SKIPPED_DIRS.has(e.name)) {
+          next.push(join(dir, e.name));
+        }
+      }
+    }
+    level = next.sort();
+  }
+  return found.sort((a, b) => a.depth - b.depth || (a.dir < b.dir ? -1 : a.dir > b.dir ? 1 : 0)).map((f) => f.dir);
 }
 
 function firstWord(s: string): string {
@@ -86,12 +156,12 @@ function unquote(s: string): string {
   return s.startsWith('"') && s.endsWith('"') && s.length >= 2 ? s.slice(1, -1) : s;
 }
 
-/** "old [v] => new [v]": new (with its version, if any) when old is the bridge module. */
-function replaceTarget(s: string): string | undefined {
+/** "old [v] => new [v]": [old, new (with its version, if any)]. */
+function replaceOf(s: string): [string, string] | undefined {
   const [left, right] = s.split('=>');
-  if (right === undefined || firstWord(left ?? '') !== BRIDGE_MODULE_PATH) return undefined;
+  if (right === undefined) return undefined;
   const parts = right.trim().split(/\s+/).map(unquote);
-  return parts.join(' ');
+  return [firstWord(left ?? ''), parts.join(' ')];
 }
 
 /**

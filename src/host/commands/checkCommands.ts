@@ -60,6 +60,10 @@ export async function runChecksCommand(
     const contextProblem = goContextProblem(s.kubeconfigPath, s.contextName);
     if (contextProblem) return fail('noLoop', contextProblem[0]!.toUpperCase() + contextProblem.slice(1));
     const launched = lab.go.launchedProcess;
+    if (!launched || launched.exit) {
+      const unsettled = await lab.go.chooseModule(arg, 'Run Robustness Checks…');
+      if (unsettled) return unsettled;
+    }
     const spec = launched && !launched.exit ? launched.spec : lab.go.runRequest(undefined).spec;
     const command = [spec.command, ...spec.args];
     go = { command, controller: remote.name, ...(spec.cwd ? { cwd: spec.cwd } : {}), env: { ...(spec.env ?? {}), ...(s.kubeconfigPath ? { KUBECONFIG: s.kubeconfigPath } : {}) } };

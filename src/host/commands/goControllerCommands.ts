@@ -32,6 +32,8 @@ export async function runController(
   // What to run is the person's setting; a command link or another extension may not name a program.
   const refused = refusePrivileged(arg, ['command', 'args', 'env', 'cwd']);
   if (refused) return refused;
+  const unsettled = await lab.go.chooseModule(arg, 'Run Controller…');
+  if (unsettled) return unsettled;
   let req;
   try {
     req = lab.go.runRequest(arg);
@@ -84,10 +86,16 @@ export async function setUpGoBridge(lab: ReconcileLab, arg: unknown): Promise<Co
   if (!vscode.workspace.isTrusted) return refuseUntrusted(arg, 'Set Up Go Bridge runs the go command in this workspace, so it only runs in a trusted workspace.');
   const refused = refusePrivileged(arg, ['dir']);
   if (refused) return refused;
-  const dir = stringArg(arg, 'dir') ?? lab.go.runRequest(undefined).spec.cwd;
+  const given = stringArg(arg, 'dir');
+  if (given === undefined) {
+    const unsettled = await lab.go.chooseModule(arg, 'Set Up Go Bridge…');
+    if (unsettled) return unsettled;
+  }
+  const dir = given ?? lab.go.runRequest(undefined).spec.cwd;
   const goMod = dir ? findGoMod(dir) : undefined;
   if (!goMod) {
-    const message = `No go.mod in ${dir ?? 'the workspace'} or above it: open your controller's module (a kubebuilder project's root) or set reconcileLab.goController.cwd.`;
+    const below = given === undefined ? ', and no go.mod below it requires sigs.k8s.io/controller-runtime' : '';
+    const message = `No go.mod in ${dir ?? 'the workspace'} or above it${below}: open your controller's module (a kubebuilder project's root) or set reconcileLab.goController.cwd.`;
     if (arg === undefined) void ui.warn(`Reconcile Lab: ${message}`);
     return fail('notFound', message);
   }

@@ -1,4 +1,5 @@
 import * as vscode from 'vscode';
+import { relative } from 'node:path';
 import * as ui from '../ui.ts';
 import { DisposableStore, toDisposable } from '../../core/lifecycle.ts';
 import { BridgeHub } from '../../core/bridge/bridgeHub.ts';
@@ -6,7 +7,10 @@ import { livenessLabel, type GoProcess } from '../../core/bridge/goProcess.ts';
 import { defaultGoLaunch, describeExit, launchSpecOf, type LaunchedProcess, type LaunchSpec } from '../../core/bridge/launcher.ts';
 import { runGoController } from '../../core/bridge/runGoController.ts';
 import type { RemoteController } from '../../core/bridge/remoteController.ts';
+import { findControllerModules, findGoMod, findGoWork, moduleOf } from '../../core/bridge/goModule.ts';
+import { fail, type Failure } from '../commands/args.ts';
 import { readSettings } from '../config.ts';
+import { isViewNode } from '../views/viewNodes.ts';
 import { ContextKeys } from '../ids.ts';
 import type { ReconcileLab } from '../reconcileLab.ts';
 import type { Session } from '../session/session.ts';
@@ -48,6 +52,8 @@ export class GoControllers implements vscode.Disposable {
   private readonly store = new DisposableStore();
   /** Debug sessions (type go, reconcileLab: true) and whether each reports its debuggee stopped. */
   private readonly debugSessions = new Map<string, { stopped: boolean; pid?: number }>();
+  /** The module directory picked in {@link chooseModule} (this window only). */
+  private pickedModule: string | undefined;
 
   constructor(lab: ReconcileLab) {
     this.lab = lab;
@@ -101,13 +107,55 @@ export class GoControllers implements vscode.Disposable {
     return { ...(session.kubeconfigPath ? { KUBECONFIG: session.kubeconfigPath } : {}), ...hub.env() };
   }
 
+  /**
+   * The controller modules the person may mean when neither `reconcileLab.goController.cwd` nor the argument names a
+   * directory and the first workspace folder is not inside a Go module (a repository with its operator in a
+   * subdirectory, several operators side by side, a multi-root workspace): every directory in or below the workspace
+   * folders whose go.mod requires controller-runtime (or the bridge). Empty when the folder is a module (it is the
+   * default then) or a directory is configured.
+   */
+  moduleChoices(arg?: unknown): string[] {
+    const a = (typeof arg === 'object' && arg !== null ? arg : {}) as Record<string, unknown>;
+    if (typeof a.cwd === 'string' || readSettings()['goController.cwd'].trim()) return [];
+    const folders = (vscode.workspace.workspaceFolders ?? []).map((f) => f.uri.fsPath);
+    if (folders.length === 0 || findGoMod(folders[0]!) || findGoWork(folders[0]!)) return [];
+    return findControllerModules(folders);
+  }
+
+  /**
+   * Settles which module the Go commands use when {@link moduleChoices} offers several and none was picked in this
+   * window: a person (no argument, or a view's row) picks one, remembered until the window closes; a scripted call is refused with the
+   * modules found. Undefined when nothing needs choosing or the pick was made; a failure otherwise (`cancelled` when
+   * the person dismissed the pick).
+   */
+  async chooseModule(arg: unknown, purpose: string): Promise<Failure | undefined> {
+    const choices = this.moduleChoices(arg);
+    if (choices.length < 2 || (this.pickedModule !== undefined && choices.includes(this.pickedModule))) return undefined;
+    const folder = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath ?? '';
+    const shown = (dir: string) => (folder && (dir === folder || dir.startsWith(`${folder}/`)) ? relative(folder, dir) || '.' : dir);
+    if (arg !== undefined && !isViewNode(arg)) {
+      return fail('invalidArgument', `The workspace holds ${choices.length} controller modules (${choices.map(shown).join(', ')}): set reconcileLab.goController.cwd to the one to use, or pass cwd.`);
+    }
+    const items = choices.map((dir) => ({ label: shown(dir), description: moduleOf(dir) ?? '', dir }));
+    const picked = await ui.pick(items, {
+      title: `Reconcile Lab: ${purpose}`,
+      placeHolder: 'Which Go module is your controller? (kept until the window closes; reconcileLab.goController.cwd sets it for good)',
+    });
+    if (!picked) return fail('cancelled', 'No Go module chosen.');
+    this.pickedModule = picked.dir;
+    return undefined;
+  }
+
   /** What Run Controller would run: the settings, overridden by a command argument's fields. */
   runRequest(arg: unknown): RunRequest {
     const settings = readSettings();
     const a = (typeof arg === 'object' && arg !== null ? arg : {}) as Record<string, unknown>;
     const folder = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
     const cwdSetting = typeof a.cwd === 'string' ? a.cwd : settings['goController.cwd'].trim();
-    const cwd = cwdSetting ? (cwdSetting.startsWith('/') || !folder ? cwdSetting : `${folder}/${cwdSetting}`) : folder;
+    // No directory configured and the folder is not a module: the one controller module below it, or the one picked.
+    const choices = cwdSetting ? [] : this.moduleChoices(arg);
+    const found = choices.length === 1 ? choices[0] : this.pickedModule !== undefined && choices.includes(this.pickedModule) ? this.pickedModule : undefined;
+    const cwd = cwdSetting ? (cwdSetting.startsWith('/') || !folder ? cwdSetting : `${folder}/${cwdSetting}`) : (found ?? folder);
     const commandLine = typeof a.command === 'string' ? a.command : settings['goController.command'].trim();
     const extraArgs = Array.isArray(a.args) ? a.args.filter((x): x is string => typeof x === 'string') : settings['goController.args'];
     const envIn = typeof a.env === 'object' && a.env !== null ? (a.env as Record<string, unknown>) : settings['goController.env'];

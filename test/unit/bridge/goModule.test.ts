@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { BRIDGE_MODULE_PATH, bridgeEditArgs, bridgeProblem, bridgeProblemIn, findGoMod, readBridgeInGoMod } from '../../../src/core/bridge/goModule.ts';
+import { BRIDGE_MODULE_PATH, bridgeEditArgs, bridgeProblem, bridgeProblemIn, findControllerModules, findGoMod, readBridgeInGoMod } from '../../../src/core/bridge/goModule.ts';
 
 test('readBridgeInGoMod: single-line and block require / replace, comments, quotes; other modules ignored', () => {
   const blocks = `module example.com/widgets // the operator
@@ -53,4 +53,34 @@ test('bridgeProblem / bridgeProblemIn: missing require, a replace into a directo
 
 test('bridgeEditArgs: go mod edit adds the require and the replace with the directory', () => {
   assert.deepEqual(bridgeEditArgs('/ext/bridge'), ['mod', 'edit', `-require=${BRIDGE_MODULE_PATH}@v0.0.0`, `-replace=${BRIDGE_MODULE_PATH}=/ext/bridge`]);
+});
+
+test('findControllerModules: the controller modules below a workspace that is not one, nearest first; skipped and too-deep directories not searched', () => {
+  const root = mkdtempSync(join(tmpdir(), 'rl-modules-'));
+  try {
+    const mod = (dir: string, text: string) => {
+      mkdirSync(join(root, dir), { recursive: true });
+      writeFileSync(join(root, dir, 'go.mod'), text);
+    };
+    const cr = (name: string) => `module example.org/${name}\n\ngo 1.26\n\nrequire (\n\tk8s.io/client-go v0.37.0\n\tsigs.k8s.io/controller-runtime v0.25.3 // indirect\n)\n`;
+    mod('operators/bucket', cr('bucket'));
+    mod('tools/lint', 'module example.org/lint\n\nrequire golang.org/x/tools v0.30.0\n'); // a Go module, not a controller
+    mod('queue-operator', `module example.org/queue\nrequire sigs.k8s.io/controller-runtime v0.25.0\n`);
+    mod('bridged', `module example.org/bridged\nrequire ${BRIDGE_MODULE_PATH} v0.0.0\n`); // reaches controller-runtime through the bridge
+    mod('vendor/x', cr('vendored'));
+    mod('node_modules/y', cr('npm'));
+    mod('.cache/z', cr('hidden'));
+    mod('_old/w', cr('underscore'));
+    mod('api/testdata/t', cr('fixture'));
+    mod('a/b/c/d/deep', cr('deep'));
+    writeFileSync(join(root, 'README.md'), 'a file, not a directory');
+    assert.deepEqual(findControllerModules([root]), [join(root, 'bridged'), join(root, 'queue-operator'), join(root, 'operators/bucket')]);
+    assert.deepEqual(findControllerModules([root], { maxDepth: 5 }).at(-1), join(root, 'a/b/c/d/deep'), 'deeper when asked');
+    assert.deepEqual(findControllerModules([join(root, 'operators')]), [join(root, 'operators/bucket')]);
+    assert.deepEqual(findControllerModules([join(root, 'operators'), root]).length, 3, 'a directory reached from two roots counts once');
+    assert.deepEqual(findControllerModules([join(root, 'missing')]), [], 'a root that does not exist');
+    assert.ok(findControllerModules([root], { maxDirs: 2 }).length < 3, 'the directory budget bounds the search');
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
 });

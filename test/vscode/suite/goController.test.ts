@@ -73,6 +73,57 @@ describe('Go controller (Run Controller…) in the editor', function () {
     }
   });
 
+  it('a workspace that is not a Go module: the Go commands take the one controller module below it, or the one the person picks', async () => {
+    const folder = vscode.workspace.workspaceFolders![0]!.uri.fsPath;
+    assert.equal(existsSync(join(folder, 'go.mod')), false, 'the test workspace is not a Go module');
+    const root = join(folder, 'repo-with-operators');
+    const module = (name: string) => {
+      mkdirSync(join(root, name, 'cmd'), { recursive: true });
+      writeFileSync(join(root, name, 'go.mod'), `module example.org/${name}\n\ngo 1.26\n\nrequire sigs.k8s.io/controller-runtime v0.25.3\n`);
+      writeFileSync(join(root, name, 'cmd', 'main.go'), 'package main\n\nfunc main() {}\n');
+    };
+    try {
+      mkdirSync(join(root, 'tools'), { recursive: true });
+      writeFileSync(join(root, 'tools', 'go.mod'), 'module example.org/tools\n\ngo 1.26\n'); // a Go module, not a controller
+      module('alpha-operator');
+      const one = l.go.runRequest(undefined).spec;
+      assert.equal(one.cwd, join(root, 'alpha-operator'), 'the only controller module, without asking');
+      assert.deepEqual(one.args, ['run', './cmd'], 'its layout decides the default command');
+
+      module('beta-operator');
+      const scripted = await run('reconcileLab.setUpGoBridge', { open: false });
+      assert.ok(!scripted.ok && scripted.reason === 'invalidArgument', JSON.stringify(scripted));
+      assert.match(scripted.message, /2 controller modules \(repo-with-operators\/alpha-operator, repo-with-operators\/beta-operator\): set reconcileLab\.goController\.cwd/);
+      assert.equal(l.go.runRequest(undefined).spec.cwd, folder, 'nothing picked: no module is guessed');
+
+      // A person runs it from the palette: a pick of both (the tools module is not a controller), the second taken.
+      const from = (await api()).shownMark();
+      const pending = runAsStranger<{ goMod: string; changed: boolean }>('reconcileLab.setUpGoBridge');
+      let pick = '';
+      await waitUntil(async () => {
+        pick = (await api()).shownSince(from).find((t) => t.kind === 'quickPick')?.text ?? '';
+        return pick !== '';
+      }, 'the module pick');
+      assert.match(pick, /Which Go module is your controller\?/);
+      assert.match(pick, /repo-with-operators\/alpha-operator · example\.org\/alpha-operator\nrepo-with-operators\/beta-operator · example\.org\/beta-operator$/);
+      // The pick is recorded just before VS Code renders it; navigating before it is shown does nothing.
+      await new Promise((r) => setTimeout(r, 1000));
+      await vscode.commands.executeCommand('workbench.action.quickOpenSelectNext');
+      await vscode.commands.executeCommand('workbench.action.acceptSelectedQuickOpenItem');
+      const set = ok(await pending);
+      assert.equal(set.goMod, join(root, 'beta-operator', 'go.mod'));
+      assert.equal(set.changed, true);
+      assert.match(readFileSync(set.goMod, 'utf8'), /^\s*github\.com\/reconcile-lab\/reconcile-lab\/bridge v0\.0\.0$/m, 'required (in the require block)');
+      assert.doesNotMatch(readFileSync(join(root, 'alpha-operator', 'go.mod'), 'utf8'), /reconcile-lab/, 'the other module is untouched');
+      assert.equal(l.go.runRequest(undefined).spec.cwd, join(root, 'beta-operator'), 'the pick is kept for Run Controller…');
+      const again = ok(await run<{ goMod: string; changed: boolean }>('reconcileLab.setUpGoBridge', { open: false }));
+      assert.equal(again.goMod, set.goMod, 'no second pick, also for a scripted call');
+    } finally {
+      await vscode.commands.executeCommand('workbench.action.closeAllEditors');
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
+
   it('a command link or another extension cannot name the program to run', async () => {
     const r = await runAsStranger('reconcileLab.runController', { command: '/bin/sh', args: ['-c', 'touch /tmp/pwned'] });
     assert.equal(r.ok, false);
