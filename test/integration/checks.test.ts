@@ -189,6 +189,32 @@ describe('robustness checks (issue 11) on the real control plane', () => {
     assert.deepEqual(await scratchLeft(), []);
   });
 
+  test('crash after write: a child of a resource the run was not given (a Secret with generateName) is compared because the reconciler wrote it; its value is never shown', async () => {
+    const secrets = { group: '', version: 'v1', resource: 'secrets' };
+    const reconciler = (): Reconciler => ({
+      name: 'leaks-a-secret',
+      async reconcile(req, ctx) {
+        const w = await ctx.client.get(ctx.primary, req.namespace, req.name, ctx.signal);
+        if ((w.status as { childName?: string } | undefined)?.childName) return {};
+        // BUG: the child is found through the status only; after a crash between the two writes a second Secret is made.
+        const made = await ctx.client.create(secrets, { apiVersion: 'v1', kind: 'Secret', metadata: { generateName: `${req.name}-access-`, namespace: req.namespace }, stringData: { token: 'hunter2-in-a-check' } }, { signal: ctx.signal });
+        await ctx.client.updateStatus(ctx.primary, { ...w, status: { childName: made.metadata.name } }, { signal: ctx.signal });
+        return {};
+      },
+    });
+    const r = await runChecks(options({ createReconciler: reconciler, reconcilerSpec: { kind: 'module', path: 'leaks-a-secret.ts' }, checks: ['runTwice', 'crashAfterWrite'], convergenceBoundMs: 6_000 }));
+    assert.equal(r.results.find((x) => x.check === 'runTwice')?.status, 'passed', summary(r));
+    const f = r.findings.find((x) => x.check === 'crashAfterWrite');
+    assert.ok(f, summary(r));
+    assert.match(f.title, /Interrupted after write 1 of 2, the restarted controller ends in a different state/);
+    assert.match(f.explanation, /secrets\/widget-ready-access-<generated #2>: exists only in the perturbed run/, f.explanation);
+    assert.match(f.diff, /token: "\*\*\*/, 'the Secret is in the end state, its value masked');
+    assert.ok(r.notes.some((n) => /End states compared secrets too: the reconciler wrote that resource in the scratch namespace \(Secret values are compared, never shown\)/.test(n)), r.notes.join('\n'));
+    const text = JSON.stringify(r);
+    assert.ok(!text.includes('hunter2-in-a-check') && !text.includes(Buffer.from('hunter2-in-a-check').toString('base64')), 'the value is in no finding, diff or note');
+    assert.deepEqual(await scratchLeft(), [], 'the learned resource\'s objects went with the scratch namespaces');
+  });
+
   test('stale cache, one change behind: the twin of conflict-gives-up that returns the Conflict (retried) converges and passes', async () => {
     const reconciler = (): Reconciler => ({
       name: 'conflict-retried',

@@ -42,6 +42,8 @@ interface KeyContext {
   key: ObjectKey;
   boundMs: number;
   resources: ResourceInfo[];
+  /** Labels of the resources {@link learnWrittenResources} added to {@link resources} (for the report's note). */
+  learnedResources: string[];
   namespaces: string[];
   clusterCopies: Map<string, string>;
   parts: CheckTimingPart[];
@@ -147,6 +149,7 @@ async function referenceRun(ctx: KeyContext, parts: CheckTimingPart[], n: number
     const run = await startRun(ctx.env, ns, { key: copy.scratchKey });
     try {
       const s = await settle(ctx.env, run, ctx.boundMs);
+      learnWrittenResources(ctx, run, ns);
       const end = normalizeEndState(await snapshot(ctx.env, ns, copy, ctx.resources));
       const ref: Reference = { ns, copy, settled: s.settled, settleMs: s.ms, end, groups: writesPerReconcile(run, copy.scratchKey), writes: okWrites(run), run };
       if (!keepRunning) await run.stop();
@@ -156,6 +159,21 @@ async function referenceRun(ctx: KeyContext, parts: CheckTimingPart[], n: number
       throw e;
     }
   });
+}
+
+/**
+ * Adds to the compared resources ({@link KeyContext.resources}, shared by every key of the run and by the cleanup)
+ * each namespaced resource the reconciler wrote in the scratch namespace `ns` during `run` that is not compared yet:
+ * a controller's children are whatever it creates (a Go controller's Secrets, Services, Deployments…), not only the
+ * resources the run was configured with, and a child left over by a crash or a stale view must show in the end state.
+ */
+function learnWrittenResources(ctx: KeyContext, run: CheckRun, ns: string): void {
+  for (const w of okWrites(run)) {
+    if (w.namespace !== ns || ctx.resources.some((r) => r.group === w.gvr.group && r.resource === w.gvr.resource)) continue;
+    const kind = (w.after?.kind ?? w.before?.kind ?? '') as string;
+    ctx.resources.push({ group: w.gvr.group, version: w.gvr.version, resource: w.gvr.resource, kind, namespaced: true });
+    ctx.learnedResources.push(resourceLabelOf(w.gvr));
+  }
 }
 
 /** Check 1: one more reconcile of the settled state writes nothing. */
@@ -926,6 +944,7 @@ export async function runChecks(options: RunChecksOptions, progress?: CheckProgr
   const allParts: CheckTimingPart[] = [];
   const learnedAll = new Set<string>();
   const resources = [options.primary, ...owned.filter((r) => !(r.group === options.primary.group && r.resource === options.primary.resource))];
+  const learnedResources: string[] = [];
   const findingSeq = { n: 0 };
   emit({ kind: 'started', keys: [...options.keys], checks });
   let prepared = true;
@@ -944,7 +963,7 @@ export async function runChecks(options: RunChecksOptions, progress?: CheckProgr
   }
   for (const key of prepared ? options.keys : []) {
     if (abort.signal.aborted) break;
-    const ctx: KeyContext = { env, o: options, key, boundMs: options.convergenceBoundMs ?? 15_000, resources, namespaces: [], clusterCopies: new Map(), parts: allParts, emit, findingSeq };
+    const ctx: KeyContext = { env, o: options, key, boundMs: options.convergenceBoundMs ?? 15_000, resources, learnedResources, namespaces: [], clusterCopies: new Map(), parts: allParts, emit, findingSeq };
     const result = (check: CheckKind, r: Pick<CheckResult, 'status' | 'message' | 'findings'>, parts: CheckTimingPart[], t0: number) => {
       const full: CheckResult = { check, key, ...r, durationMs: clock.now() - t0, parts };
       results.push(full);
@@ -956,7 +975,11 @@ export async function runChecks(options: RunChecksOptions, progress?: CheckProgr
       const t0 = clock.now();
       for (const c of checks) emit({ kind: 'checkStarted', key, check: c });
       ref1 = await referenceRun(ctx, refParts, 1, true);
+      const compared = ctx.resources.length;
       const ref2 = await referenceRun(ctx, refParts, 2, false);
+      // The second run wrote a resource the first did not: the first run's end state (still settled, its controller
+      // running) is taken again with it, so both compare the same resources.
+      if (ctx.resources.length > compared) ref1.end = normalizeEndState(await snapshot(ctx.env, ref1.ns, ref1.copy, ctx.resources));
       const learned = differingPaths(ref1.end, ref2.end);
       for (const p of learned) learnedAll.add(p);
       if (checks.includes('convergence')) result('convergence', checkConvergence(ctx, ref1), [...refParts], t0);
@@ -995,6 +1018,9 @@ export async function runChecks(options: RunChecksOptions, progress?: CheckProgr
       for (const ns of ctx.namespaces) notes.push(...(await deleteScratch(env, ns, resources, ctx.clusterCopies.get(ns))));
       allParts.push({ part: 'cleanup', ms: clock.now() - t });
     }
+  }
+  if (learnedResources.length) {
+    notes.push(`End states compared ${learnedResources.join(', ')} too: the reconciler wrote ${learnedResources.length === 1 ? 'that resource' : 'those resources'} in the scratch namespace${learnedResources.includes('secrets') ? ' (Secret values are compared, never shown)' : ''}.`);
   }
   signal?.removeEventListener('abort', onAbort);
   goRunner?.dispose();
