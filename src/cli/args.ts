@@ -29,6 +29,8 @@ export interface CliArgs {
   context?: string;
   /** "plural.group" or "plural" (core); default widgets.lab.reconcile.dev. */
   resource: string;
+  /** Whether --resource was given (with --go and without it, the resource is the one the program's controller reconciles). */
+  resourceGiven: boolean;
   namespace?: string;
   reconciler: ReconcilerSpec;
   json: boolean;
@@ -117,7 +119,8 @@ Keys are "namespace/name" (or "name" with --namespace, or for cluster-scoped res
 Options:
   --kubeconfig <path>       kubeconfig file (default: KUBECONFIG or ~/.kube/config)
   --context <name>          kubeconfig context (default: current-context)
-  --resource <plural.group> resource to reconcile (default: widgets.lab.reconcile.dev; core: "configmaps")
+  --resource <plural.group> resource to reconcile (default: widgets.lab.reconcile.dev; core: "configmaps"; with
+                            --go: the resource of the program's controller)
   -n, --namespace <ns>      namespace for keys without one, and the scope of run/report
   --reconciler <spec>       lab (default) | exec:<command line> | module:<path to .ts/.js>
   --go <command line>       run / step / dry-run / check: launch this Go controller-runtime program (which uses
@@ -308,6 +311,7 @@ export function parseCliArgs(argv: readonly string[]): CliArgs | 'help' {
     command: cmd,
     positionals,
     resource,
+    resourceGiven: v.resource !== undefined,
     reconciler: parseReconcilerSpec(v.reconciler ?? 'lab'),
     json: !!v.json,
     markdown: !!v.markdown,

@@ -4,7 +4,7 @@ import { DisposableStore, toDisposable, type Disposable } from '../core/lifecycl
 import { createLogger, formatLogLine, type Logger } from '../core/log.ts';
 import { ApiError } from '../core/k8s/client.ts';
 import { createDynamicClient, type DynamicKubeClient } from '../core/k8s/dynamicClient.ts';
-import { discoverResources, findResource } from '../core/k8s/discovery.ts';
+import { discoverResources, findResource, type DiscoveredResource } from '../core/k8s/discovery.ts';
 import { keyFor, shortKey, splitKey, type ObjectKey } from '../core/k8s/keys.ts';
 import { KubeConfigError, loadKubeConfig } from '../core/k8s/kubeconfig.ts';
 import type { ResourceInfo } from '../core/k8s/objects.ts';
@@ -172,6 +172,36 @@ interface Session {
   kubeconfigPath?: string;
   /** The kubeconfig's current context and cluster server, and whether it is this project's local control plane. */
   cluster: { name: string; server?: string; local: boolean };
+  /** The resources the server serves (discovery, at connect). */
+  served: readonly DiscoveredResource[];
+  /**
+   * `--go` without `--resource`: {@link resource} is not known until the program announces its controller; it is then
+   * the resource that controller reconciles ({@link followResourceOf}). Until then `resource` must not be read.
+   */
+  resourceFromProgram: boolean;
+}
+
+/** What `resource` holds while {@link Session.resourceFromProgram} waits for the program's controller. */
+const NOT_YET: ResourceInfo = Object.freeze({ group: '', version: '', resource: '', kind: '', namespaced: true });
+
+/**
+ * `--go` without `--resource`: makes the session's resource the one `controller` reconciles (as the bridge announced
+ * it: "buckets.storage.example.org", "deployments.apps", "configmaps"). Throws a usage error when the controller does
+ * not name one the server serves.
+ */
+function followResourceOf(s: Session, controller: RemoteController): void {
+  const id = controller.resourceId;
+  const dot = id?.indexOf('.') ?? -1;
+  const found = id === undefined ? undefined : findResource(s.served, { group: dot < 0 ? '' : id.slice(dot + 1), name: dot < 0 ? id : id.slice(0, dot) });
+  if (!found) {
+    throw new UsageError(
+      id === undefined
+        ? `the Go controller ${controller.name} does not name the resource it reconciles (give bridge.Wrap its object): pass --resource`
+        : `the Go controller ${controller.name} reconciles ${id}, which the cluster does not serve: install its CRD, or pass --resource`,
+    );
+  }
+  s.resource = found;
+  s.resourceFromProgram = false;
 }
 
 async function connect(args: CliArgs, io: CliIo, log: Logger): Promise<Session> {
@@ -182,7 +212,9 @@ async function connect(args: CliArgs, io: CliIo, log: Logger): Promise<Session> 
   const plural = dot < 0 ? args.resource : args.resource.slice(0, dot);
   const group = dot < 0 ? '' : args.resource.slice(dot + 1);
   const resources = await discoverResources(transport, { logger: log });
-  const resource = findResource(resources, { group, name: plural });
+  // --go without --resource: the program's controller says which resource (the lab's Widget CRD need not exist).
+  const fromProgram = Boolean(args.go) && !args.resourceGiven;
+  const resource = fromProgram ? NOT_YET : findResource(resources, { group, name: plural });
   if (!resource) {
     // "--resource gadgets" for a custom resource: name the full plural.group it most likely meant.
     const name = plural.toLowerCase();
@@ -193,11 +225,11 @@ async function connect(args: CliArgs, io: CliIo, log: Logger): Promise<Session> 
     throw new Error(`the cluster does not serve ${args.resource}${hint}`);
   }
   // kubectl ignores --namespace for a cluster-scoped resource; say so, so that nobody believes a run is limited to it.
-  if (!resource.namespaced && args.namespace !== undefined) io.stderr(`reconcile-lab: ${resource.group ? `${resource.resource}.${resource.group}` : resource.resource} is cluster-scoped: --namespace ${args.namespace} does not apply (every object of it is in scope)\n`);
+  if (!fromProgram && !resource.namespaced && args.namespace !== undefined) io.stderr(`reconcile-lab: ${resource.group ? `${resource.resource}.${resource.group}` : resource.resource} is cluster-scoped: --namespace ${args.namespace} does not apply (every object of it is in scope)\n`);
   const ctxNs = kc.getContextObject(kc.getCurrentContext())?.namespace;
   const current = kc.getCurrentCluster();
   const cluster = { name: kc.getCurrentContext(), ...(current?.server ? { server: current.server } : {}), local: isLocalControlPlane(current?.name, current?.server) };
-  const session: Session = { transport, client, resource, defaultNamespace: args.namespace ?? ctxNs ?? 'default', cluster };
+  const session: Session = { transport, client, resource, defaultNamespace: args.namespace ?? ctxNs ?? 'default', cluster, served: resources, resourceFromProgram: fromProgram };
   const kubeconfigPath = args.kubeconfig ?? io.env.KUBECONFIG?.split(':')[0];
   if (kubeconfigPath) session.kubeconfigPath = kubeconfigPath;
   return session;
@@ -297,6 +329,7 @@ async function check(args: CliArgs, io: CliIo, log: Logger, s: Session): Promise
     const problem = goContextProblem(s.kubeconfigPath, s.cluster.name);
     if (problem) throw new UsageError(problem);
   }
+  if (s.resourceFromProgram) await learnResourceFromProgram(args, io, log, s);
   let keys = args.positionals.map((k) => normalizeKey(k, s));
   // A key that names nothing is a typo, not five checks that "could not run".
   const missing: string[] = [];
@@ -690,13 +723,16 @@ async function startGoController(args: CliArgs, io: CliIo, log: Logger, s: Sessi
     clock: realClock,
     log,
     env: s.kubeconfigPath ? { KUBECONFIG: s.kubeconfigPath } : {},
+    // Without --resource the first controller the program announces (or the one --controller names) is followed.
     accept: (c) =>
-      (c.controller.resourceId === undefined || c.controller.resourceId === wanted || wanted.startsWith(`${c.controller.resourceId}.`)) &&
+      (s.resourceFromProgram || c.controller.resourceId === undefined || c.controller.resourceId === wanted || wanted.startsWith(`${c.controller.resourceId}.`)) &&
       (args.controller === undefined || c.controller.name === args.controller),
     wanted:
-      args.controller === undefined
-        ? `a controller reconciling ${wanted}: pass --resource with the resource of the one to follow`
-        : `the controller named ${args.controller} reconciling ${wanted}: pass --controller and --resource of the one to follow`,
+      s.resourceFromProgram
+        ? args.controller === undefined ? undefined : `the controller named ${args.controller}: pass --controller with the name of one it runs`
+        : args.controller === undefined
+          ? `a controller reconciling ${wanted}: pass --resource with the resource of the one to follow`
+          : `the controller named ${args.controller} reconciling ${wanted}: pass --controller and --resource of the one to follow`,
     noticeAfterMs: 10_000,
     onOutput: (line) => {
       if (args.verbose) io.stderr(`[go] ${line}\n`);
@@ -717,8 +753,30 @@ async function startGoController(args: CliArgs, io: CliIo, log: Logger, s: Sessi
     return ended === undefined ? undefined : programEnding(ended, r.launched.tail(PROGRAM_TAIL_LINES));
   });
   store.add(r.launched);
+  if (s.resourceFromProgram) followResourceOf(s, r.controller);
   if (!args.json) io.stderr(`reconcile-lab: ${r.process.description}: controller ${r.controller.name}${r.controller.announcement.priorityQueue ? ' (priority queue)' : ''}, controller-runtime ${r.process.hello.controllerRuntime}\n`);
   return r.controller;
+}
+
+/**
+ * `check --go` without `--resource`: starts the program once, paused (nothing is reconciled), to learn which resource
+ * its first controller reconciles, and stops it (its process group) before the checks start their own instances.
+ */
+async function learnResourceFromProgram(args: CliArgs, io: CliIo, log: Logger, s: Session): Promise<void> {
+  const store = new DisposableStore();
+  try {
+    const journal = store.add(new Journal({ clock: realClock, capacity: 100 }));
+    await startGoController(args, { ...io, stderr: () => {} }, log, s, store, true, journal);
+    if (!args.json && !args.markdown) io.stderr(`reconcile-lab: checking ${resourceName(s)}, the resource of the program's first controller (pass --resource to choose)\n`);
+  } catch (e) {
+    // The program ended before it announced a controller: its own last lines say why.
+    const ending = await programEndings.get(store)?.(PROGRAM_GONE_GRACE_MS);
+    if (ending && !(e instanceof UsageError)) throw new Error(`${(e as Error).message}\n${ending}`);
+    throw e;
+  } finally {
+    await Promise.allSettled((pendingFlushes.get(store) ?? []).map((f) => f()));
+    store.dispose();
+  }
 }
 
 /** Starts the controller; every journal entry goes to `onEntry` (default: printed as it comes). */

@@ -179,10 +179,22 @@ describe('a user-shaped Go controller (two controllers, a cluster-scoped CRD) th
     await assert.rejects(client.get(CONFIGMAPS, 'default', `harbor-${name}`), /not found|NotFound|404/i, 'no child was created');
   });
 
-  test('CLI --go without --resource (the default is the Widget) names the controllers the program announced instead of waiting 5 minutes', { timeout: 180_000 }, async () => {
-    const r = await runCliProcess(['step', '--kubeconfig', cluster.kubeconfigPath, '--go', `${bin} --health-probe-bind-address=0`]);
-    assert.notEqual(r.code, 0);
-    assert.match(r.stderr, /announced (harbor-keeper \(harbors\.fleet\.example\.io\), deployment \(deployments\.apps\)|deployment \(deployments\.apps\), harbor-keeper \(harbors\.fleet\.example\.io\)), but not a controller reconciling widgets\.lab\.reconcile\.dev: pass --resource/, r.stderr);
+  test('CLI --go without --resource follows the program\'s controller (--controller picks one; its resource is the command\'s); with a --resource none of them reconciles, it names the controllers it announced', { timeout: 180_000 }, async () => {
+    const name = `cli-follow-${Date.now().toString(36)}`;
+    await client.create(HARBORS, harbor(name, { berths: 1, namespace: 'default' }));
+    try {
+      const r = await runCliProcess(['step', name, '--kubeconfig', cluster.kubeconfigPath, '--controller', 'harbor-keeper', '--go', `${bin} --health-probe-bind-address=0 --metrics-bind-address=0`]);
+      assert.equal(r.code, 0, r.stderr);
+      assert.match(r.stderr, /controller harbor-keeper \(priority queue\)/, r.stderr);
+      // The key has no namespace: the command took the cluster-scoped Harbors as its resource from the controller.
+      assert.match(r.stdout, new RegExp(`▶ ${name} reconcile`), r.stdout);
+      assert.match(r.stdout, new RegExp(`update/status harbors\\.v1beta1\\.fleet\\.example\\.io ${name} rv`), r.stdout);
+    } finally {
+      await client.delete(HARBORS, undefined, name).catch(() => {});
+    }
+    const widgets = await runCliProcess(['step', '--kubeconfig', cluster.kubeconfigPath, '--resource', 'widgets.lab.reconcile.dev', '--go', `${bin} --health-probe-bind-address=0 --metrics-bind-address=0`]);
+    assert.notEqual(widgets.code, 0);
+    assert.match(widgets.stderr, /announced (harbor-keeper \(harbors\.fleet\.example\.io\), deployment \(deployments\.apps\)|deployment \(deployments\.apps\), harbor-keeper \(harbors\.fleet\.example\.io\)), but not a controller reconciling widgets\.lab\.reconcile\.dev: pass --resource/, widgets.stderr);
   });
 
   test("CLI step/dry-run --go: a manager that fails to start after announcing its controllers (metrics port taken) fails with the program's own error, not only 'the controller process disconnected'", { timeout: 180_000 }, async () => {

@@ -84,11 +84,12 @@ describe('robustness checks on the Go controller through the bridge', { skip: (!
     assert.equal((await c.get(WIDGETS, ns, 'widget-ready')).metadata.resourceVersion, original.metadata.resourceVersion, 'the developer\'s object untouched');
   });
 
-  test('reconcile-lab check --go: the real CLI process checks the Go controller and prints JSON', async () => {
+  test('reconcile-lab check --go: the real CLI process checks the Go controller and prints JSON (without --resource: the one its controller reconciles)', async () => {
     const key = `${ns}/widget-ready`;
-    const r = await runCliProcess(['check', key, '--kubeconfig', cluster.kubeconfigPath, '--resource', 'widgets.lab.reconcile.dev', '--go', `${bin} --leader-elect=false`, '--check', 'runTwice,crashAfterWrite', '--json']);
+    const r = await runCliProcess(['check', key, '--kubeconfig', cluster.kubeconfigPath, '--go', `${bin} --leader-elect=false`, '--check', 'runTwice,crashAfterWrite', '--json']);
     assert.equal(r.code, 0, r.stderr + r.stdout);
     const report = JSON.parse(r.stdout) as CheckReport;
+    assert.equal(report.resource, 'widgets.lab.reconcile.dev', 'the resource the program\'s controller announced');
     assert.equal(report.reconcilerKind, 'go');
     assert.equal(report.reconciler, `${bin} --leader-elect=false`);
     assert.deepEqual(report.results.map((x) => [x.check, x.status]), [['runTwice', 'passed'], ['crashAfterWrite', 'passed']], summary(report));
