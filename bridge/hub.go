@@ -64,6 +64,10 @@ type hub struct {
 	mu          sync.Mutex
 	queues      []*Queue
 	reconcilers map[string]*Reconciler
+	// givenName and actualName pair the name bridge.Options was given with the one controller-runtime gave the
+	// controller when they differ (queueConfigFor): a Wrap under the given name then reports as that controller,
+	// and commands for the actual name find its reconciler. Guarded by mu.
+	givenName, actualName map[string]string
 	// customKeys: the key table (*keyTable[T], typed.go) of each controller with a custom request type, by name.
 	customKeys map[string]any
 	pauseAll   bool
@@ -86,6 +90,8 @@ func newHub(address, token string, clk clock.Clock) *hub {
 		log:         logf.Log.WithName("reconcile-lab-bridge"),
 		box:         newOutbox(outBuffer),
 		reconcilers: map[string]*Reconciler{},
+		givenName:   map[string]string{},
+		actualName:  map[string]string{},
 		customKeys:  map[string]any{},
 		welcomedCh:  make(chan struct{}),
 		stopped:     make(chan struct{}),
@@ -210,7 +216,7 @@ func (h *hub) register(q *Queue) bool {
 	paused := h.pauseAll
 	info := q.info
 	info.Paused = paused
-	if r := h.reconcilers[q.name]; r != nil {
+	if r := h.reconcilerLocked(q.name); r != nil {
 		r.describe(&info)
 	}
 	gvk := schema.GroupVersionKind{Group: info.Group, Version: info.Version, Kind: info.Kind}
@@ -245,12 +251,61 @@ func (h *hub) registerReconciler(r *Reconciler) {
 func (h *hub) queue(name string) *Queue {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	return h.queueLocked(name)
+}
+
+func (h *hub) queueLocked(name string) *Queue {
 	for i := len(h.queues) - 1; i >= 0; i-- {
 		if h.queues[i].name == name {
 			return h.queues[i]
 		}
 	}
 	return nil
+}
+
+// queueOf is the live queue of the controller a reconciler wrapped under name reconciles for (nil when none): the
+// controller of that name, else the one whose bridge.Options was given that name (a name controller-runtime did
+// not give it, see queueConfigFor).
+func (h *hub) queueOf(name string) *Queue {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if q := h.queueLocked(name); q != nil {
+		return q
+	}
+	if actual, ok := h.actualName[name]; ok {
+		return h.queueLocked(actual)
+	}
+	return nil
+}
+
+// controllerOf is the controller name a reconciler wrapped under name reports as (see queueOf).
+func (h *hub) controllerOf(name string) string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if actual, ok := h.actualName[name]; ok && h.reconcilers[actual] == nil {
+		return actual
+	}
+	return name
+}
+
+// reconcilerLocked is the reconciler of the controller controller-runtime named name: wrapped under that name, else
+// under the name its bridge.Options was given. The caller holds h.mu.
+func (h *hub) reconcilerLocked(name string) *Reconciler {
+	if r := h.reconcilers[name]; r != nil {
+		return r
+	}
+	if given, ok := h.givenName[name]; ok {
+		return h.reconcilers[given]
+	}
+	return nil
+}
+
+// alias records that the controller controller-runtime named actual got bridge.Options under given.
+func (h *hub) alias(given, actual string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.givenName[actual] = given
+	h.actualName[given] = actual
 }
 
 // welcome applies the editor's welcome: paused=true pauses every controller, now and those built later.
@@ -404,7 +459,7 @@ func (h *hub) handle(c CommandMsg) {
 		reply(ReplyMsg{OK: true, Withheld: h.check.release(c.Resource, c.Key)})
 	case OpDryRun:
 		h.mu.Lock()
-		r := h.reconcilers[c.Controller]
+		r := h.reconcilerLocked(c.Controller)
 		h.mu.Unlock()
 		if r == nil {
 			fail("no reconciler of controller %q is wrapped with bridge.Wrap", c.Controller)

@@ -94,10 +94,14 @@ func IsDryRun(ctx context.Context) bool {
 func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (res reconcile.Result, err error) {
 	id := string(controller.ReconcileIDFromContext(ctx))
 	key := requestKey(req)
-	q := r.hub.queue(r.name)
-	ri := &reconcileInfo{controller: r.name, key: key, id: id}
+	q := r.hub.queueOf(r.name)
+	name := r.name
+	if q != nil {
+		name = q.name // the name controller-runtime gave the controller, if bridge.Options was given another
+	}
+	ri := &reconcileInfo{controller: name, key: key, id: id}
 	start := r.hub.clock.Now()
-	if m := (&ReconcileStartMsg{Controller: r.name, Key: key, ReconcileID: id, At: ms(start)}); q != nil {
+	if m := (&ReconcileStartMsg{Controller: name, Key: key, ReconcileID: id, At: ms(start)}); q != nil {
 		q.reconcileStarted(req, m) // in the queue's order, after the hand-out
 	} else {
 		m.Triggers = []Cause{}
@@ -109,14 +113,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (res 
 			return
 		}
 		p := recover()
-		end := r.endMsg(key, id, start, reconcile.Result{}, nil, false)
+		end := r.endMsg(name, key, id, start, reconcile.Result{}, nil, false)
 		end.Panic = fmt.Sprintf("%v\n%s", p, debug.Stack())
 		r.finish(q, req, end)
 		panic(p)
 	}()
 	res, err = r.inner.Reconcile(withReconcileInfo(ctx, ri), req)
 	completed = true
-	r.finish(q, req, r.endMsg(key, id, start, res, err, false))
+	r.finish(q, req, r.endMsg(name, key, id, start, res, err, false))
 	return res, err
 }
 
@@ -128,9 +132,9 @@ func (r *Reconciler) finish(q *Queue, req reconcile.Request, end *ReconcileEndMs
 	}
 }
 
-func (r *Reconciler) endMsg(key, id string, start time.Time, res reconcile.Result, err error, dryRun bool) *ReconcileEndMsg {
+func (r *Reconciler) endMsg(controller, key, id string, start time.Time, res reconcile.Result, err error, dryRun bool) *ReconcileEndMsg {
 	now := r.hub.clock.Now()
-	end := &ReconcileEndMsg{Controller: r.name, Key: key, ReconcileID: id, DurationMs: now.Sub(start).Milliseconds(), DryRun: dryRun, At: ms(now)}
+	end := &ReconcileEndMsg{Controller: controller, Key: key, ReconcileID: id, DurationMs: now.Sub(start).Milliseconds(), DryRun: dryRun, At: ms(now)}
 	if res.RequeueAfter > 0 || res.Requeue || res.Priority != nil { //nolint:staticcheck // Requeue is still honoured by controller-runtime
 		end.Result = &Result{RequeueAfterMs: res.RequeueAfter.Milliseconds(), Requeue: res.Requeue, Priority: res.Priority} //nolint:staticcheck
 	}
@@ -150,20 +154,21 @@ func (r *Reconciler) dryRun(ctx context.Context, req reconcile.Request) (reply R
 	}
 	key := requestKey(req)
 	id := "dryrun-" + randomID()
-	ri := &reconcileInfo{controller: r.name, key: key, id: id, dryRun: true}
+	name := r.hub.controllerOf(r.name)
+	ri := &reconcileInfo{controller: name, key: key, id: id, dryRun: true}
 	start := r.hub.clock.Now()
-	r.hub.send(&ReconcileStartMsg{Controller: r.name, Key: key, ReconcileID: id, DryRun: true,
+	r.hub.send(&ReconcileStartMsg{Controller: name, Key: key, ReconcileID: id, DryRun: true,
 		Triggers: []Cause{{Kind: CauseManual, Note: "dry-run step from the editor", At: ms(start)}}, At: ms(start)})
 	var end *ReconcileEndMsg
 	func() {
 		defer func() {
 			if p := recover(); p != nil {
-				end = r.endMsg(key, id, start, reconcile.Result{}, nil, true)
+				end = r.endMsg(name, key, id, start, reconcile.Result{}, nil, true)
 				end.Panic = fmt.Sprintf("%v\n%s", p, debug.Stack())
 			}
 		}()
 		res, err := r.inner.Reconcile(withReconcileInfo(ctx, ri), req)
-		end = r.endMsg(key, id, start, res, err, true)
+		end = r.endMsg(name, key, id, start, res, err, true)
 	}()
 	r.hub.send(end)
 	ri.mu.Lock()

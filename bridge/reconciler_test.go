@@ -6,7 +6,18 @@ import (
 	"fmt"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
 
@@ -96,4 +107,106 @@ func reconcileMessagesInOrder(t *testing.T, pq bool) {
 	if seqs[6] < seqs[4] {
 		t.Fatalf("the backoff and the done (seq %d, %d) numbered before the end (seq %d)", seqs[5], seqs[6], seqs[4])
 	}
+}
+
+// TestWrappedUnderTheNameGivenToOptions: a controller whose bridge.Options and bridge.Wrap both got a name
+// controller-runtime did not give it (Named("bucket-ctrl") with "bucket" in both calls: the usual slip) is still
+// shown whole under controller-runtime's name — its announcement names the kind Wrap was given, its reconciles
+// report under that name, and a step and a dry-run sent for that name reach its reconciler.
+func TestWrappedUnderTheNameGivenToOptions(t *testing.T) {
+	cfg := realConfig(t)
+	plain := realClient(t)
+	ns := scratchNamespace(t, plain)
+	e := newTestEditor(t, true)
+	h := connectedHub(t, e)
+	mopts := manager.Options{
+		Scheme:                 scheme.Scheme,
+		Metrics:                metricsserver.Options{BindAddress: "0"},
+		HealthProbeBindAddress: "0",
+		Cache:                  cache.Options{DefaultNamespaces: map[string]cache.Config{ns: {}}},
+		Controller:             config.Controller{SkipNameValidation: ptr.To(true)},
+	}
+	setupWith(h, &mopts)
+	mgr, err := manager.New(cfg, mopts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := mgr.GetClient()
+	rec := reconcile.Func(func(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+		var cm corev1.ConfigMap
+		if err := c.Get(ctx, req.NamespacedName, &cm); err != nil {
+			return reconcile.Result{}, client.IgnoreNotFound(err)
+		}
+		if cm.Data["seen"] == "yes" {
+			return reconcile.Result{}, nil
+		}
+		cm.Data = map[string]string{"seen": "yes"}
+		return reconcile.Result{}, c.Update(ctx, &cm)
+	})
+	w := newReconciler(h, "bucket", rec)
+	w.describeFor(mgr, []client.Object{&corev1.ConfigMap{}})
+	err = builder.ControllerManagedBy(mgr).
+		For(&corev1.ConfigMap{}).
+		Named("bucket-ctrl").
+		WithOptions(optionsFor(h, mgr, "bucket", controller.Options{})).
+		Complete(w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	stopped := make(chan error, 1)
+	go func() { stopped <- mgr.Start(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-stopped; err != nil {
+			t.Errorf("manager: %v", err)
+		}
+	})
+	announced := e.next(func(m map[string]any) bool { return m["type"] == "controller" })
+	if announced["name"] != "bucket-ctrl" || announced["kind"] != "ConfigMap" || announced["resource"] != "configmaps" {
+		t.Fatalf("announcement %v: want controller-runtime's name bucket-ctrl with the kind Wrap was given", announced)
+	}
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "photos"}}
+	if err := plain.Create(context.Background(), cm); err != nil {
+		t.Fatal(err)
+	}
+	key := ns + "/photos"
+	e.next(func(m map[string]any) bool { return m["type"] == "queue" && m["transition"] == "added" && m["key"] == key })
+
+	dry := commandAndWait(t, e, h, CommandMsg{ID: 1, Op: OpDryRun, Controller: "bucket-ctrl", Key: key})
+	if dry["ok"] != true {
+		t.Fatalf("dry run for controller-runtime's name: %v", dry)
+	}
+	var ends []map[string]any
+	step := commandAndWaitCollect(t, e, h, CommandMsg{ID: 2, Op: OpStep, Controller: "bucket-ctrl", Key: key}, func(m map[string]any) {
+		if m["type"] == "reconcileStart" || m["type"] == "reconcileEnd" {
+			ends = append(ends, m)
+		}
+	})
+	if step["ok"] != true {
+		t.Fatalf("step for controller-runtime's name: %v", step)
+	}
+	if len(ends) != 2 || ends[0]["controller"] != "bucket-ctrl" || ends[1]["controller"] != "bucket-ctrl" || ends[1]["key"] != key || ends[1]["error"] != nil {
+		t.Fatalf("the step's reconcile start and end %v: want both under bucket-ctrl, for %s, without error", ends, key)
+	}
+	var after corev1.ConfigMap
+	if err := plain.Get(context.Background(), client.ObjectKeyFromObject(cm), &after); err != nil || after.Data["seen"] != "yes" {
+		t.Fatalf("after the step the ConfigMap holds %v (%v)", after.Data, err)
+	}
+}
+
+// commandAndWait sends c to the hub and returns its reply.
+func commandAndWait(t *testing.T, e *testEditor, h *hub, c CommandMsg) map[string]any {
+	t.Helper()
+	return commandAndWaitCollect(t, e, h, c, func(map[string]any) {})
+}
+
+// commandAndWaitCollect is commandAndWait that hands every message read before the reply to seen.
+func commandAndWaitCollect(t *testing.T, e *testEditor, h *hub, c CommandMsg, seen func(map[string]any)) map[string]any {
+	t.Helper()
+	h.handle(c)
+	return e.next(func(m map[string]any) bool {
+		seen(m)
+		return m["type"] == "reply" && m["id"] == float64(c.ID)
+	})
 }

@@ -145,7 +145,7 @@ func nameMismatch(given, actual string) string {
 	if given == "" || given == actual {
 		return ""
 	}
-	return fmt.Sprintf("bridge.Options(mgr, %q, …) is used by the controller controller-runtime named %q: pass %q to bridge.Options and bridge.Wrap (Named(...), else the lower-cased kind of For), or its reconciles are not shown with its queue", given, actual, actual)
+	return fmt.Sprintf("bridge.Options(mgr, %q, …) is used by the controller controller-runtime named %q: Reconcile Lab shows it as %q (with the reconciler bridge.Wrap got under %q); pass %q to bridge.Options and bridge.Wrap (Named(...), else the lower-cased kind of For) to match", given, actual, actual, given, actual)
 }
 
 // NewQueue returns a controller.Options.NewQueue building the queue controller-runtime would have built
@@ -176,7 +176,8 @@ func (h *hub) queueConfigFor(usePQ bool, info ControllerMsg, mgr manager.Manager
 		cfg.log = mgr.GetLogger().WithValues("controller", name)
 	}
 	if w := nameMismatch(info.Name, name); w != "" {
-		h.log.Error(nil, w)
+		h.alias(info.Name, name)
+		h.log.Info(w) // it works as it is: a hint, not an error (no stack trace in the developer's log)
 	}
 	return cfg
 }
