@@ -171,7 +171,9 @@ func TestWrappedUnderTheNameGivenToOptions(t *testing.T) {
 		t.Fatal(err)
 	}
 	key := ns + "/photos"
-	e.next(func(m map[string]any) bool { return m["type"] == "queue" && m["transition"] == "added" && m["key"] == key })
+	e.next(func(m map[string]any) bool {
+		return m["type"] == "queue" && m["transition"] == "added" && m["key"] == key
+	})
 
 	dry := commandAndWait(t, e, h, CommandMsg{ID: 1, Op: OpDryRun, Controller: "bucket-ctrl", Key: key})
 	if dry["ok"] != true {
