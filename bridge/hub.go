@@ -64,10 +64,12 @@ type hub struct {
 	mu          sync.Mutex
 	queues      []*Queue
 	reconcilers map[string]*Reconciler
-	// givenName and actualName pair the name bridge.Options was given with the one controller-runtime gave the
-	// controller when they differ (queueConfigFor): a Wrap under the given name then reports as that controller,
-	// and commands for the actual name find its reconciler. Guarded by mu.
-	givenName, actualName map[string]string
+	// wrappedAs and controllerNamed pair a controller (the name controller-runtime gave it) with the name its
+	// reconciler was wrapped under when they differ: a Wrap under that name then reports as the controller, and
+	// commands for the controller find its reconciler (see alias). optionsNames: every name bridge.Options was
+	// given. Guarded by mu.
+	wrappedAs, controllerNamed map[string]string
+	optionsNames              map[string]bool
 	// customKeys: the key table (*keyTable[T], typed.go) of each controller with a custom request type, by name.
 	customKeys map[string]any
 	pauseAll   bool
@@ -90,8 +92,9 @@ func newHub(address, token string, clk clock.Clock) *hub {
 		log:         logf.Log.WithName("reconcile-lab-bridge"),
 		box:         newOutbox(outBuffer),
 		reconcilers: map[string]*Reconciler{},
-		givenName:   map[string]string{},
-		actualName:  map[string]string{},
+		wrappedAs:       map[string]string{},
+		controllerNamed: map[string]string{},
+		optionsNames:    map[string]bool{},
 		customKeys:  map[string]any{},
 		welcomedCh:  make(chan struct{}),
 		stopped:     make(chan struct{}),
@@ -216,7 +219,11 @@ func (h *hub) register(q *Queue) bool {
 	paused := h.pauseAll
 	info := q.info
 	info.Paused = paused
-	if r := h.reconcilerLocked(q.name); r != nil {
+	r := h.reconcilerLocked(q.name)
+	if r == nil {
+		r = h.pairLocked(q)
+	}
+	if r != nil {
 		r.describe(&info)
 	}
 	gvk := schema.GroupVersionKind{Group: info.Group, Version: info.Version, Kind: info.Kind}
@@ -264,15 +271,14 @@ func (h *hub) queueLocked(name string) *Queue {
 }
 
 // queueOf is the live queue of the controller a reconciler wrapped under name reconciles for (nil when none): the
-// controller of that name, else the one whose bridge.Options was given that name (a name controller-runtime did
-// not give it, see queueConfigFor).
+// controller of that name, else the one it was paired with (alias).
 func (h *hub) queueOf(name string) *Queue {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if q := h.queueLocked(name); q != nil {
 		return q
 	}
-	if actual, ok := h.actualName[name]; ok {
+	if actual, ok := h.controllerNamed[name]; ok {
 		return h.queueLocked(actual)
 	}
 	return nil
@@ -282,30 +288,75 @@ func (h *hub) queueOf(name string) *Queue {
 func (h *hub) controllerOf(name string) string {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if actual, ok := h.actualName[name]; ok && h.reconcilers[actual] == nil {
+	if actual, ok := h.controllerNamed[name]; ok && h.reconcilers[actual] == nil {
 		return actual
 	}
 	return name
 }
 
 // reconcilerLocked is the reconciler of the controller controller-runtime named name: wrapped under that name, else
-// under the name its bridge.Options was given. The caller holds h.mu.
+// under the name it was paired with. The caller holds h.mu.
 func (h *hub) reconcilerLocked(name string) *Reconciler {
 	if r := h.reconcilers[name]; r != nil {
 		return r
 	}
-	if given, ok := h.givenName[name]; ok {
-		return h.reconcilers[given]
+	if wrapped, ok := h.wrappedAs[name]; ok {
+		return h.reconcilers[wrapped]
 	}
 	return nil
 }
 
-// alias records that the controller controller-runtime named actual got bridge.Options under given.
-func (h *hub) alias(given, actual string) {
+// alias pairs the controller controller-runtime named actual with the reconciler wrapped under wrapped.
+func (h *hub) alias(wrapped, actual string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	h.givenName[actual] = given
-	h.actualName[given] = actual
+	h.aliasLocked(wrapped, actual)
+}
+
+func (h *hub) aliasLocked(wrapped, actual string) {
+	h.wrappedAs[actual] = wrapped
+	h.controllerNamed[wrapped] = actual
+}
+
+// noteOptions records a name bridge.Options was given.
+func (h *hub) noteOptions(name string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.optionsNames[name] = true
+}
+
+// pairLocked finds the reconciler of queue q, which none is wrapped under its name or its bridge.Options name:
+// when exactly one Options name has no reconciler of that name (q's) and exactly one reconciler matches neither
+// an Options name nor a controller, Wrap was given a different name than Options for that controller (every
+// Options and Wrap call of a manager happens before it starts its controllers, so the sets are complete), and the
+// two are paired, with a hint in the log. Anything ambiguous is left unpaired. The caller holds h.mu.
+func (h *hub) pairLocked(q *Queue) *Reconciler {
+	var options []string
+	for n := range h.optionsNames {
+		if h.reconcilers[n] == nil && h.wrappedAs[n] == "" {
+			options = append(options, n)
+		}
+	}
+	given := q.info.Name
+	if len(options) != 1 || (options[0] != given && options[0] != q.name) {
+		return nil
+	}
+	var lone []*Reconciler
+	for n, r := range h.reconcilers {
+		if !h.optionsNames[n] && h.controllerNamed[n] == "" && h.queueLocked(n) == nil {
+			lone = append(lone, r)
+		}
+	}
+	if len(lone) != 1 {
+		return nil
+	}
+	r := lone[0]
+	h.aliasLocked(r.name, q.name)
+	if given == "" {
+		given = q.name
+	}
+	h.log.Info(fmt.Sprintf("bridge.Wrap(mgr, %q, …) and bridge.Options(mgr, %q, …) name one controller differently: Reconcile Lab shows them together as %q; pass %q to both", r.name, given, q.name, q.name))
+	return r
 }
 
 // welcome applies the editor's welcome: paused=true pauses every controller, now and those built later.

@@ -109,11 +109,17 @@ func reconcileMessagesInOrder(t *testing.T, pq bool) {
 	}
 }
 
-// TestWrappedUnderTheNameGivenToOptions: a controller whose bridge.Options and bridge.Wrap both got a name
-// controller-runtime did not give it (Named("bucket-ctrl") with "bucket" in both calls: the usual slip) is still
-// shown whole under controller-runtime's name — its announcement names the kind Wrap was given, its reconciles
-// report under that name, and a step and a dry-run sent for that name reach its reconciler.
-func TestWrappedUnderTheNameGivenToOptions(t *testing.T) {
+// TestWrappedUnderAnotherName: a controller whose bridge.Wrap got a name controller-runtime did not give it is
+// still shown whole under controller-runtime's name — its announcement names the kind Wrap was given, its
+// reconciles report under that name, and a step and a dry-run sent for that name reach its reconciler. Both slips:
+// Named("bucket-ctrl") with "bucket" in both calls, and the right name in Options with "bucket" in Wrap.
+func TestWrappedUnderAnotherName(t *testing.T) {
+	for _, optionsName := range []string{"bucket", "bucket-ctrl"} {
+		t.Run("Options "+optionsName, func(t *testing.T) { wrappedUnderAnotherName(t, optionsName) })
+	}
+}
+
+func wrappedUnderAnotherName(t *testing.T, optionsName string) {
 	cfg := realConfig(t)
 	plain := realClient(t)
 	ns := scratchNamespace(t, plain)
@@ -148,7 +154,7 @@ func TestWrappedUnderTheNameGivenToOptions(t *testing.T) {
 	err = builder.ControllerManagedBy(mgr).
 		For(&corev1.ConfigMap{}).
 		Named("bucket-ctrl").
-		WithOptions(optionsFor(h, mgr, "bucket", controller.Options{})).
+		WithOptions(optionsFor(h, mgr, optionsName, controller.Options{})).
 		Complete(w)
 	if err != nil {
 		t.Fatal(err)

@@ -125,6 +125,7 @@ func optionsFor[request comparable](h *hub, mgr manager.Manager, name string, op
 		LeaderElection:          h.leaderElection.Load() && ptr.Deref(opts.NeedLeaderElection, ptr.Deref(global.NeedLeaderElection, true)),
 	}
 	info.Name = name // the name given here; the queue takes the one controller-runtime passes to NewQueue
+	h.noteOptions(name)
 	if o, ok := any(opts).(controller.Options); ok {
 		o.NewQueue = h.newQueueFunc(ptr.Deref(usePQ, true), info, mgr)
 		return any(o).(controller.TypedOptions[request])
@@ -176,7 +177,9 @@ func (h *hub) queueConfigFor(usePQ bool, info ControllerMsg, mgr manager.Manager
 		cfg.log = mgr.GetLogger().WithValues("controller", name)
 	}
 	if w := nameMismatch(info.Name, name); w != "" {
-		h.alias(info.Name, name)
+		if h.queue(info.Name) == nil {
+			h.alias(info.Name, name) // Wrap is expected under the same name as Options; pairLocked handles another
+		}
 		h.log.Info(w) // it works as it is: a hint, not an error (no stack trace in the developer's log)
 	}
 	return cfg
