@@ -40,20 +40,20 @@ function findUp(dir: string, name: string): string | undefined {
 /** What a go.mod declares (the `go` command's syntax: `//` comments, single-line directives and parenthesized blocks). */
 interface GoModDirectives {
   readonly module?: string;
-  /** Module paths of every `require` (direct or `// indirect`). */
-  readonly requires: ReadonlySet<string>;
+  /** The version of every `require` (direct or `// indirect`), by module path. */
+  readonly requires: ReadonlyMap<string, string>;
   /** Each `replace`'s right-hand side (with its version, if any) by the replaced module path; the last one wins. */
   readonly replaces: ReadonlyMap<string, string>;
 }
 
 function parseGoMod(text: string): GoModDirectives {
   let module: string | undefined;
-  const requires = new Set<string>();
+  const requires = new Map<string, string>();
   const replaces = new Map<string, string>();
   let block: string | undefined;
   const directive = (verb: string, rest: string) => {
     if (verb === 'module') module = unquote(rest.trim());
-    else if (verb === 'require') requires.add(firstWord(rest));
+    else if (verb === 'require') requires.set(firstWord(rest), unquote(rest.trim().split(/\s+/)[1] ?? ''));
     else if (verb === 'replace') {
       const r = replaceOf(rest);
       if (r) replaces.set(r[0], r[1]);
@@ -98,6 +98,29 @@ export function moduleOf(dir: string): string | undefined {
   } catch {
     return undefined;
   }
+}
+
+/**
+ * What the person should know before `go mod tidy` when the module in `goModText` requires another minor release of
+ * controller-runtime than the bridge (`bridgeGoModText`, the bridge's own go.mod): requiring the bridge raises an
+ * older one to the bridge's (and k8s.io/* with it), and a newer one is not what the bridge is built and tested
+ * with. Undefined when the minor releases match or either version is unknown.
+ */
+export function controllerRuntimeNote(goModText: string, bridgeGoModText: string): string | undefined {
+  const mine = parseGoMod(goModText).requires.get(CONTROLLER_RUNTIME_MODULE_PATH);
+  const bridge = parseGoMod(bridgeGoModText).requires.get(CONTROLLER_RUNTIME_MODULE_PATH);
+  const a = mine ? minorOf(mine) : undefined;
+  const b = bridge ? minorOf(bridge) : undefined;
+  if (!a || !b || (a[0] === b[0] && a[1] === b[1])) return undefined;
+  const older = a[0] < b[0] || (a[0] === b[0] && a[1] < b[1]);
+  return older
+    ? `Your module requires controller-runtime ${mine}; the bridge is built with ${bridge}, so \`go mod tidy\` raises it to ${bridge} (and k8s.io/* with it). Read controller-runtime's release notes for what your code may need to change.`
+    : `Your module requires controller-runtime ${mine}; the bridge is built and tested with ${bridge} (v${b[0]}.${b[1]}.x): a newer release may work, but it is not what the bridge was tested with.`;
+}
+
+function minorOf(version: string): [number, number] | undefined {
+  const m = /^v(\d+)\.(\d+)\./.exec(version);
+  return m ? [Number(m[1]), Number(m[2])] : undefined;
 }
 
 /** The module path of controller-runtime: a go.mod requiring it is a controller's module. */

@@ -11,7 +11,7 @@ import type { Session } from '../session/session.ts';
 import { boolArg, fail, isFailure, stringArg, type CommandResult, type Failure } from './args.ts';
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { addBridgeToGoMod, BRIDGE_MODULE_PATH, bridgeProblemIn, findGoMod, readBridgeInGoMod } from '../../core/bridge/goModule.ts';
+import { addBridgeToGoMod, BRIDGE_MODULE_PATH, bridgeProblemIn, controllerRuntimeNote, findGoMod, readBridgeInGoMod } from '../../core/bridge/goModule.ts';
 import { requireSession, resolveTarget } from './pickers.ts';
 import { refusePrivileged } from './privileged.ts';
 
@@ -82,7 +82,7 @@ function refuseUntrusted(arg: unknown, message: string): Failure {
  * into an existing bridge module is left alone. Trusted workspaces only: it runs the go command in the workspace.
  * Argument `{ open: false }`: no document.
  */
-export async function setUpGoBridge(lab: ReconcileLab, arg: unknown): Promise<CommandResult<{ goMod: string; bridgeDir: string; changed: boolean }>> {
+export async function setUpGoBridge(lab: ReconcileLab, arg: unknown): Promise<CommandResult<{ goMod: string; bridgeDir: string; changed: boolean; controllerRuntime?: string }>> {
   if (!vscode.workspace.isTrusted) return refuseUntrusted(arg, 'Set Up Go Bridge runs the go command in this workspace, so it only runs in a trusted workspace.');
   const refused = refusePrivileged(arg, ['dir']);
   if (refused) return refused;
@@ -105,7 +105,9 @@ export async function setUpGoBridge(lab: ReconcileLab, arg: unknown): Promise<Co
     if (arg === undefined) void ui.warn(`Reconcile Lab: ${message}`);
     return fail('error', message);
   }
-  const before = readBridgeInGoMod(goMod, readFileSync(goMod, 'utf8'));
+  const goModText = readFileSync(goMod, 'utf8');
+  const before = readBridgeInGoMod(goMod, goModText);
+  const versionNote = controllerRuntimeNote(goModText, readFileSync(join(bridgeDir, 'go.mod'), 'utf8'));
   const kept = before.requires && before.replace !== undefined && (before.replaceDir === undefined || existsSync(join(before.replaceDir, 'go.mod')));
   if (!kept) await addBridgeToGoMod(dirname(goMod), bridgeDir);
   const using = kept ? before.replace! : bridgeDir;
@@ -116,6 +118,7 @@ export async function setUpGoBridge(lab: ReconcileLab, arg: unknown): Promise<Co
       ? `Already set up: it requires \`${BRIDGE_MODULE_PATH}\`, replaced with \`${using}\`. Nothing was changed.`
       : `Added to go.mod: \`require ${BRIDGE_MODULE_PATH} v0.0.0\` and \`replace ${BRIDGE_MODULE_PATH} => ${using}\` (the copy inside this extension; run this command again after updating the extension).`,
     '',
+    ...(versionNote ? [`> **controller-runtime:** ${versionNote}`, ''] : []),
     '## Then add to your program',
     '',
     '1. `cmd/main.go`: give the manager options to `bridge.Setup` before `ctrl.NewManager`:',
@@ -148,7 +151,8 @@ export async function setUpGoBridge(lab: ReconcileLab, arg: unknown): Promise<Co
   if (boolArg(arg, 'open') !== false) await showResultView(lab.documents.view(BRIDGE_SETUP_VIEW, text));
   else lab.documents.view(BRIDGE_SETUP_VIEW, text);
   if (!kept) ui.statusMessage(`Reconcile Lab: the bridge is in ${goMod}`, 5000, 'check');
-  return { ok: true, goMod, bridgeDir: using, changed: !kept };
+  if (versionNote && arg === undefined) void ui.warn(`Reconcile Lab: ${versionNote}`);
+  return { ok: true, goMod, bridgeDir: using, changed: !kept, ...(versionNote ? { controllerRuntime: versionNote } : {}) };
 }
 
 /** The one reusable view of Set Up Go Bridge's instructions. */

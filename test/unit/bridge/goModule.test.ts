@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { BRIDGE_MODULE_PATH, bridgeEditArgs, bridgeProblem, bridgeProblemIn, findControllerModules, findGoMod, readBridgeInGoMod } from '../../../src/core/bridge/goModule.ts';
+import { BRIDGE_MODULE_PATH, bridgeEditArgs, bridgeProblem, bridgeProblemIn, controllerRuntimeNote, findControllerModules, findGoMod, readBridgeInGoMod } from '../../../src/core/bridge/goModule.ts';
 
 test('readBridgeInGoMod: single-line and block require / replace, comments, quotes; other modules ignored', () => {
   const blocks = `module example.com/widgets // the operator
@@ -83,4 +83,14 @@ test('findControllerModules: the controller modules below a workspace that is no
   } finally {
     rmSync(root, { recursive: true, force: true });
   }
+});
+
+test('controllerRuntimeNote: an older minor release is raised by go mod tidy, a newer one is untested, the same one says nothing', () => {
+  const bridge = 'module github.com/reconcile-lab/reconcile-lab/bridge\n\nrequire (\n\tk8s.io/client-go v0.37.0\n\tsigs.k8s.io/controller-runtime v0.25.3\n)\n';
+  const mine = (v: string) => `module example.org/op\n\nrequire sigs.k8s.io/controller-runtime ${v} // indirect\n`;
+  assert.match(controllerRuntimeNote(mine('v0.22.1'), bridge) ?? '', /^Your module requires controller-runtime v0\.22\.1; the bridge is built with v0\.25\.3, so `go mod tidy` raises it to v0\.25\.3 \(and k8s\.io\/\* with it\)/);
+  assert.match(controllerRuntimeNote(mine('v0.26.0-beta.0'), bridge) ?? '', /requires controller-runtime v0\.26\.0-beta\.0; the bridge is built and tested with v0\.25\.3 \(v0\.25\.x\): a newer release may work/);
+  assert.equal(controllerRuntimeNote(mine('v0.25.0'), bridge), undefined, 'another patch release of the same minor');
+  assert.equal(controllerRuntimeNote('module example.org/plain\n', bridge), undefined, 'no controller-runtime');
+  assert.equal(controllerRuntimeNote(mine('master'), bridge), undefined, 'a version it cannot read');
 });

@@ -77,9 +77,9 @@ describe('Go controller (Run Controller…) in the editor', function () {
     const folder = vscode.workspace.workspaceFolders![0]!.uri.fsPath;
     assert.equal(existsSync(join(folder, 'go.mod')), false, 'the test workspace is not a Go module');
     const root = join(folder, 'repo-with-operators');
-    const module = (name: string) => {
+    const module = (name: string, version = 'v0.25.3') => {
       mkdirSync(join(root, name, 'cmd'), { recursive: true });
-      writeFileSync(join(root, name, 'go.mod'), `module example.org/${name}\n\ngo 1.26\n\nrequire sigs.k8s.io/controller-runtime v0.25.3\n`);
+      writeFileSync(join(root, name, 'go.mod'), `module example.org/${name}\n\ngo 1.26\n\nrequire sigs.k8s.io/controller-runtime ${version}\n`);
       writeFileSync(join(root, name, 'cmd', 'main.go'), 'package main\n\nfunc main() {}\n');
     };
     try {
@@ -90,7 +90,7 @@ describe('Go controller (Run Controller…) in the editor', function () {
       assert.equal(one.cwd, join(root, 'alpha-operator'), 'the only controller module, without asking');
       assert.deepEqual(one.args, ['run', './cmd'], 'its layout decides the default command');
 
-      module('beta-operator');
+      module('beta-operator', 'v0.22.1'); // older than the bridge's
       const scripted = await run('reconcileLab.setUpGoBridge', { open: false });
       assert.ok(!scripted.ok && scripted.reason === 'invalidArgument', JSON.stringify(scripted));
       assert.match(scripted.message, /2 controller modules \(repo-with-operators\/alpha-operator, repo-with-operators\/beta-operator\): set reconcileLab\.goController\.cwd/);
@@ -98,7 +98,7 @@ describe('Go controller (Run Controller…) in the editor', function () {
 
       // A person runs it from the palette: a pick of both (the tools module is not a controller), the second taken.
       const from = (await api()).shownMark();
-      const pending = runAsStranger<{ goMod: string; changed: boolean }>('reconcileLab.setUpGoBridge');
+      const pending = runAsStranger<{ goMod: string; changed: boolean; controllerRuntime?: string }>('reconcileLab.setUpGoBridge');
       let pick = '';
       await waitUntil(async () => {
         pick = (await api()).shownSince(from).find((t) => t.kind === 'quickPick')?.text ?? '';
@@ -112,6 +112,8 @@ describe('Go controller (Run Controller…) in the editor', function () {
       await vscode.commands.executeCommand('workbench.action.acceptSelectedQuickOpenItem');
       const set = ok(await pending);
       assert.equal(set.goMod, join(root, 'beta-operator', 'go.mod'));
+      assert.match(set.controllerRuntime ?? '', /requires controller-runtime v0\.22\.1; the bridge is built with v0\.\d+\.\d+, so `go mod tidy` raises it/);
+      assert.ok((await api()).shownSince(from).some((t) => t.kind === 'warning' && /go mod tidy` raises it/.test(t.text)), 'the person is told');
       assert.equal(set.changed, true);
       assert.match(readFileSync(set.goMod, 'utf8'), /^\s*github\.com\/reconcile-lab\/reconcile-lab\/bridge v0\.0\.0$/m, 'required (in the require block)');
       assert.doesNotMatch(readFileSync(join(root, 'alpha-operator', 'go.mod'), 'utf8'), /reconcile-lab/, 'the other module is untouched');
