@@ -3,6 +3,7 @@ import { CHECK_KINDS, CHECK_TITLES, type CheckKind, type CheckReport } from '../
 import { keyOf as keyOfObject, splitKey } from '../../core/k8s/keys.ts';
 import { isLocalConnection } from '../checks/cluster.ts';
 import type { ReconcileLab } from '../reconcileLab.ts';
+import type { Session } from '../session/session.ts';
 import * as ui from '../ui.ts';
 import { boolArg, fail, isFailure, keyOf, stringArg, stringArrayArg, targetOf, type CommandResult } from './args.ts';
 import { requireSession } from './pickers.ts';
@@ -141,7 +142,13 @@ export async function runChecksCommand(
   }
   if (!local && confirmCluster !== s.contextName) return fail('cancelled', `Not confirmed: ${JSON.stringify(confirmCluster)} is not ${s.contextName}.`);
 
-  const report = await lab.checks.run(s, recipe, cluster, { keys, checks, ...(confirmCluster !== undefined ? { confirmCluster } : {}) }, go);
+  const resume = pauseWhileChecking(lab, s);
+  let report;
+  try {
+    report = await lab.checks.run(s, recipe, cluster, { keys, checks, ...(confirmCluster !== undefined ? { confirmCluster } : {}) }, go);
+  } finally {
+    resume();
+  }
   const t = report.totals;
   if (boolArg(arg, 'quiet') !== true) {
     const text = report.aborted
@@ -159,6 +166,25 @@ export async function runChecksCommand(
     findings: report.findings.map((f) => ({ check: f.check, key: f.key, title: f.title, severity: f.severity })),
     aborted: report.aborted,
     durationMs: report.durationMs,
+  };
+}
+
+/**
+ * The editor's own loops — the built-in loop and every Go controller connected to the views — see the checks' scratch
+ * copies too when they watch every namespace (a Go program launched with Run Controller usually does), and reconciling
+ * them would spoil what each check compares (a crash the loop completes, a stale view it refreshes). Each one that is
+ * running is paused now; the returned function resumes exactly those (call it once, when the checks ended). Keys of
+ * scratch objects they queued meanwhile stay queued and find their objects gone.
+ */
+function pauseWhileChecking(lab: ReconcileLab, s: Session): () => void {
+  const loops = [s.builtInController, ...lab.go.all.map((r) => r.controller)].filter((c): c is NonNullable<typeof c> => c !== undefined);
+  const paused = loops.filter((c) => !c.status().paused);
+  for (const c of paused) c.pause();
+  if (paused.length) {
+    ui.statusMessage(`Reconcile Lab: ${paused.map((c) => c.name).join(', ')} paused while the checks run (resumed after)`, 5000, 'debug-pause');
+  }
+  return () => {
+    for (const c of paused) c.resume();
   };
 }
 

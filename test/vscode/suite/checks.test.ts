@@ -67,12 +67,21 @@ describe('Robustness checks', function () {
     await waitUntil(() => l.session!.convergence(key)?.state === 'converged', 'converged again once the new spec is reconciled', 20_000);
   });
 
-  it('runs every check on a key with the lab reconciler: zero findings, shown in the results view, the object untouched', async () => {
+  it('runs every check on a key with the lab reconciler: zero findings, shown in the results view, the object untouched; the running loop is paused meanwhile and resumed after', async () => {
     const c = await widgetCrd();
     await connectTo(ns);
     await waitUntil(() => Boolean(l.session?.get(c.resourceId, `${ns}/checked`)), 'widget cached');
+    // The loop runs (a loop over every namespace would see the checks' scratch copies too): settled first.
+    ok(await run('reconcileLab.resumeLoop'));
+    const loop = l.session!.builtInController!;
+    await waitUntil(() => (l.session!.keyState(`${ns}/checked`)?.reconciles ?? 0) > 0 && loop.snapshot().queue.length === 0 && loop.status().inFlight === 0, 'the loop settled');
     const before = await labCluster().client.get(c.gvr, ns, 'checked');
-    const r = ok(await run<ChecksResult>('reconcileLab.runChecks', { key: `${ns}/checked`, resource: c.resourceId, checks: ['runTwice', 'crashAfterWrite', 'staleCache', 'unobservedState', 'convergence'], quiet: true }));
+    let pausedDuring = false;
+    const watch = setInterval(() => (pausedDuring ||= loop.status().paused), 20);
+    const r = ok(await run<ChecksResult>('reconcileLab.runChecks', { key: `${ns}/checked`, resource: c.resourceId, checks: ['runTwice', 'crashAfterWrite', 'staleCache', 'unobservedState', 'convergence'], quiet: true }).finally(() => clearInterval(watch)));
+    assert.equal(pausedDuring, true, 'the loop was paused while the checks ran');
+    assert.equal(loop.status().paused, false, 'and runs again after');
+    ok(await run('reconcileLab.pauseLoop'));
     assert.equal(r.aborted, false);
     const outcomes = JSON.stringify(l.checks.panel.current.results.map((x) => [x.check, x.status, x.message]));
     assert.equal(r.totals.findings, 0, `findings: ${JSON.stringify(r.findings)}`);

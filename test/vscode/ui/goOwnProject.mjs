@@ -8,7 +8,9 @@
 // (`go run .`) shows "Go controller bucket" in the Work Queue header, its keys, and not the built-in loop's problem
 // (no Widget CRD is needed) → the Resources view follows the controller's CRD (not in any setting) → Step Reconcile
 // and Dry-Run Reconcile from a Bucket's row: the dry-run plans the Secret and the status, the Secret's value never
-// shows; the real steps create it and the Event Log journals the write, its detail without the value either.
+// shows; the real steps create it and the Event Log journals the write, its detail without the value either →
+// Run Robustness Checks… from another Bucket's row runs new instances of the program over scratch namespaces: every
+// check passes or is skipped with its reason, the Secret children it wrote are compared (a note says so), never shown.
 import * as assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -19,7 +21,7 @@ import { parseAllDocuments } from 'yaml';
 import { clusterClient } from './support/cluster.mjs';
 import {
   activeEditorText, activityTab, contextMenu, eventually, openEventLog, openViewContainer, openViewPane, openWorkbench,
-  paneDescription, resizeSideBar, runCommand, treeItem, treeLabels, viewTree,
+  editorTab, paneDescription, resizeSideBar, runCommand, treeItem, treeLabels, viewTree, webviewContent,
 } from './support/workbench.mjs';
 
 const GROUP = 'storage.example.org';
@@ -172,6 +174,27 @@ export default async function goOwnProjectUi(t) {
         return detail.innerText();
       }, (s) => /photos-access/.test(s), { timeoutMs: 60_000, intervalMs: 500 });
       assert.doesNotMatch(await log.locator('body').innerText(), SECRET_VALUE);
+    });
+
+    await t.step('Run Robustness Checks… from a Bucket\'s row: new instances of the program, the Secret children compared but never shown', async () => {
+      // archive: it has a class, so its reconciles create the Secret (logs has none and only waits).
+      const archive = resources.getByRole('treeitem').filter({ has: page.locator('.label-name', { hasText: /^\s*archive\s*$/ }) }).first();
+      await contextMenu(archive, 'Run Robustness Checks…');
+      const picker = page.locator('.quick-input-widget');
+      await picker.waitFor({ state: 'visible' });
+      await eventually('the seven checks in the pick list', () => picker.locator('.quick-input-list .monaco-list-row').count(), (n) => n >= 7);
+      await page.keyboard.press('Enter'); // all selected
+      await picker.waitFor({ state: 'hidden' });
+      await editorTab(page, 'Robustness Checks').waitFor({ state: 'visible', timeout: 60_000 });
+      const view = webviewContent(page);
+      const status = await eventually('the checks to finish', () => view.locator('#status').textContent().catch(() => ''),
+        (x) => /^(Finished|Cancelled)/.test(x ?? ''), { timeoutMs: 240_000, intervalMs: 1000 });
+      assert.match(status, /^Finished.*no findings/, status);
+      const text = await view.locator('body').innerText();
+      assert.match(text, new RegExp(`Robustness checks of ${ns}/archive · Go controller`));
+      assert.match(text, /Crash after write[^]*the end state equals the reference/, 'a crash between its writes (the Secret, the status) is compared');
+      assert.match(text, /End states compared secrets too: the reconciler wrote that resource in the scratch namespace \(Secret values are compared, never shown\)/);
+      assert.doesNotMatch(text, SECRET_VALUE);
     });
 
     await t.step('Stop Controller goes back to the built-in loop', async () => {
