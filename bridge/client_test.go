@@ -16,7 +16,12 @@ import (
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 )
 
 // realClient is a client of the local control plane the Go test phase starts (RECONCILE_LAB_KUBECONFIG); the
@@ -307,4 +312,38 @@ func TestMaskSecretObject(t *testing.T) {
 	if before["data"].(map[string]any)["a"] != "c2VjcmV0" || before["metadata"].(map[string]any)["annotations"].(map[string]any)[lastApplied] == secretMask {
 		t.Fatal("the input was changed")
 	}
+}
+
+// realManager is a manager on the local control plane for a test: its cache limited to namespace ns, metrics and
+// probes off, controller names not validated (tests reuse names), set up by hub h as bridge.Setup would. Start it
+// with startManager.
+func realManager(t *testing.T, h *hub, ns string) manager.Manager {
+	t.Helper()
+	mopts := manager.Options{
+		Scheme:                 scheme.Scheme,
+		Metrics:                metricsserver.Options{BindAddress: "0"},
+		HealthProbeBindAddress: "0",
+		Cache:                  cache.Options{DefaultNamespaces: map[string]cache.Config{ns: {}}},
+		Controller:             config.Controller{SkipNameValidation: ptr.To(true)},
+	}
+	setupWith(h, &mopts)
+	mgr, err := manager.New(realConfig(t), mopts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return mgr
+}
+
+// startManager starts mgr until the test ends; the test fails if it stops with an error.
+func startManager(t *testing.T, mgr manager.Manager) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	stopped := make(chan error, 1)
+	go func() { stopped <- mgr.Start(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-stopped; err != nil {
+			t.Errorf("manager: %v", err)
+		}
+	})
 }

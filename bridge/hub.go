@@ -69,7 +69,7 @@ type hub struct {
 	// commands for the controller find its reconciler (see alias). optionsNames: every name bridge.Options was
 	// given. Guarded by mu.
 	wrappedAs, controllerNamed map[string]string
-	optionsNames              map[string]bool
+	optionsNames               map[string]bool
 	// customKeys: the key table (*keyTable[T], typed.go) of each controller with a custom request type, by name.
 	customKeys map[string]any
 	pauseAll   bool
@@ -85,19 +85,19 @@ func newHub(address, token string, clk clock.Clock) *hub {
 		clk = clock.RealClock{}
 	}
 	return &hub{
-		address:     address,
-		token:       token,
-		instance:    randomID(),
-		clock:       clk,
-		log:         logf.Log.WithName("reconcile-lab-bridge"),
-		box:         newOutbox(outBuffer),
-		reconcilers: map[string]*Reconciler{},
+		address:         address,
+		token:           token,
+		instance:        randomID(),
+		clock:           clk,
+		log:             logf.Log.WithName("reconcile-lab-bridge"),
+		box:             newOutbox(outBuffer),
+		reconcilers:     map[string]*Reconciler{},
 		wrappedAs:       map[string]string{},
 		controllerNamed: map[string]string{},
 		optionsNames:    map[string]bool{},
-		customKeys:  map[string]any{},
-		welcomedCh:  make(chan struct{}),
-		stopped:     make(chan struct{}),
+		customKeys:      map[string]any{},
+		welcomedCh:      make(chan struct{}),
+		stopped:         make(chan struct{}),
 	}
 }
 

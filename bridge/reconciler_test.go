@@ -9,15 +9,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/kubernetes/scheme"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
-	"sigs.k8s.io/controller-runtime/pkg/manager"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
 
@@ -120,23 +114,12 @@ func TestWrappedUnderAnotherName(t *testing.T) {
 }
 
 func wrappedUnderAnotherName(t *testing.T, optionsName string) {
-	cfg := realConfig(t)
 	plain := realClient(t)
 	ns := scratchNamespace(t, plain)
 	e := newTestEditor(t, true)
 	h := connectedHub(t, e)
-	mopts := manager.Options{
-		Scheme:                 scheme.Scheme,
-		Metrics:                metricsserver.Options{BindAddress: "0"},
-		HealthProbeBindAddress: "0",
-		Cache:                  cache.Options{DefaultNamespaces: map[string]cache.Config{ns: {}}},
-		Controller:             config.Controller{SkipNameValidation: ptr.To(true)},
-	}
-	setupWith(h, &mopts)
-	mgr, err := manager.New(cfg, mopts)
-	if err != nil {
-		t.Fatal(err)
-	}
+	mgr := realManager(t, h, ns)
+	var err error
 	c := mgr.GetClient()
 	rec := reconcile.Func(func(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 		var cm corev1.ConfigMap
@@ -159,15 +142,7 @@ func wrappedUnderAnotherName(t *testing.T, optionsName string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	stopped := make(chan error, 1)
-	go func() { stopped <- mgr.Start(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-stopped; err != nil {
-			t.Errorf("manager: %v", err)
-		}
-	})
+	startManager(t, mgr)
 	announced := e.next(func(m map[string]any) bool { return m["type"] == "controller" })
 	if announced["name"] != "bucket-ctrl" || announced["kind"] != "ConfigMap" || announced["resource"] != "configmaps" {
 		t.Fatalf("announcement %v: want controller-runtime's name bucket-ctrl with the kind Wrap was given", announced)

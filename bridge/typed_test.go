@@ -13,18 +13,12 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/util/workqueue"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/priorityqueue"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
-	"sigs.k8s.io/controller-runtime/pkg/manager"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 )
@@ -195,24 +189,13 @@ func TestReplayIdenticalToStockTypedClientGoQueue(t *testing.T) {
 // other key runs exactly that reconcile, with the controller's own item; a text no item had is refused; resume
 // reconciles the rest.
 func TestTypedControllerOnTheRealAPIServer(t *testing.T) {
-	cfg := realConfig(t)
 	plain := realClient(t)
 	ns := scratchNamespace(t, plain)
 	e := newTestEditor(t, true)
 	h := connectedHub(t, e)
 
-	mopts := manager.Options{
-		Scheme:                 scheme.Scheme,
-		Metrics:                metricsserver.Options{BindAddress: "0"},
-		HealthProbeBindAddress: "0",
-		Cache:                  cache.Options{DefaultNamespaces: map[string]cache.Config{ns: {}}},
-		Controller:             config.Controller{SkipNameValidation: ptr.To(true)},
-	}
-	setupWith(h, &mopts)
-	mgr, err := manager.New(cfg, mopts)
-	if err != nil {
-		t.Fatal(err)
-	}
+	mgr := realManager(t, h, ns)
+	var err error
 	var mu sync.Mutex
 	var seen []clusterReq
 	c := mgr.GetClient()
@@ -248,15 +231,7 @@ func TestTypedControllerOnTheRealAPIServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	stopped := make(chan error, 1)
-	go func() { stopped <- mgr.Start(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-stopped; err != nil {
-			t.Errorf("manager: %v", err)
-		}
-	})
+	startManager(t, mgr)
 
 	announced := e.next(func(m map[string]any) bool { return m["type"] == "controller" && m["name"] == "per-cluster" })
 	if announced["paused"] != true || announced["kind"] != "ConfigMap" || announced["requestType"] != "bridge.clusterReq" {
