@@ -119,7 +119,6 @@ func wrappedUnderAnotherName(t *testing.T, optionsName string) {
 	e := newTestEditor(t, true)
 	h := connectedHub(t, e)
 	mgr := realManager(t, h, ns)
-	var err error
 	c := mgr.GetClient()
 	rec := reconcile.Func(func(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 		var cm corev1.ConfigMap
@@ -134,7 +133,7 @@ func wrappedUnderAnotherName(t *testing.T, optionsName string) {
 	})
 	w := newReconciler(h, "bucket", rec)
 	w.describeFor(mgr, []client.Object{&corev1.ConfigMap{}})
-	err = builder.ControllerManagedBy(mgr).
+	err := builder.ControllerManagedBy(mgr).
 		For(&corev1.ConfigMap{}).
 		Named("bucket-ctrl").
 		WithOptions(optionsFor(h, mgr, optionsName, controller.Options{})).

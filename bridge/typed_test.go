@@ -195,7 +195,6 @@ func TestTypedControllerOnTheRealAPIServer(t *testing.T) {
 	h := connectedHub(t, e)
 
 	mgr := realManager(t, h, ns)
-	var err error
 	var mu sync.Mutex
 	var seen []clusterReq
 	c := mgr.GetClient()
@@ -223,7 +222,7 @@ func TestTypedControllerOnTheRealAPIServer(t *testing.T) {
 		r := reconcile.Request{NamespacedName: client.ObjectKeyFromObject(cm)}
 		return []clusterReq{{Cluster: "east", Request: r}, {Cluster: "west", Request: r}}
 	})
-	err = builder.TypedControllerManagedBy[clusterReq](mgr).
+	err := builder.TypedControllerManagedBy[clusterReq](mgr).
 		Named("per-cluster").
 		WithOptions(optionsFor(h, mgr, "per-cluster", controller.TypedOptions[clusterReq]{})).
 		WatchesRawSource(source.TypedKind(mgr.GetCache(), &corev1.ConfigMap{}, perCluster)).
