@@ -70,6 +70,9 @@ type hub struct {
 	// given. Guarded by mu.
 	wrappedAs, controllerNamed map[string]string
 	optionsNames               map[string]bool
+	// guessed: reconciler names pairLocked paired by elimination; the first reconcile confirms or undoes each
+	// (Reconciler.Reconcile).
+	guessed map[string]bool
 	// customKeys: the key table (*keyTable[T], typed.go) of each controller with a custom request type, by name.
 	customKeys map[string]any
 	pauseAll   bool
@@ -95,6 +98,7 @@ func newHub(address, token string, clk clock.Clock) *hub {
 		wrappedAs:       map[string]string{},
 		controllerNamed: map[string]string{},
 		optionsNames:    map[string]bool{},
+		guessed:         map[string]bool{},
 		customKeys:      map[string]any{},
 		welcomedCh:      make(chan struct{}),
 		stopped:         make(chan struct{}),
@@ -318,6 +322,44 @@ func (h *hub) aliasLocked(wrapped, actual string) {
 	h.controllerNamed[wrapped] = actual
 }
 
+// confirmPair settles a pair pairLocked guessed for the reconciler wrapped under name, at its first reconcile of item
+// with q the paired queue: a reconcile of that controller always follows q's hand-out of item, so when q is not
+// processing item the guess was wrong (an unbridged queue's reconciler paired with a bridged queue whose reconciler
+// is not wrapped), and the pair is undone. Reports whether q is the reconciler's queue.
+func (h *hub) confirmPair(name string, q *Queue, item reconcile.Request) bool {
+	h.mu.Lock()
+	guess := h.guessed[name]
+	h.mu.Unlock()
+	if !guess {
+		return true
+	}
+	ok := q.isProcessing(item)
+	h.mu.Lock()
+	if !h.guessed[name] { // another reconcile settled it meanwhile
+		paired := h.controllerNamed[name] == q.name
+		h.mu.Unlock()
+		return paired
+	}
+	delete(h.guessed, name)
+	if ok {
+		h.mu.Unlock()
+		return true
+	}
+	delete(h.wrappedAs, h.controllerNamed[name])
+	delete(h.controllerNamed, name)
+	h.mu.Unlock()
+	// The announcement named the reconciler's kind: announce the controller again without it.
+	q.mu.Lock()
+	q.info.Group, q.info.Version, q.info.Kind, q.info.Resource = "", "", "", ""
+	q.forResource = ""
+	info := q.info
+	info.Paused = q.paused
+	q.mu.Unlock()
+	h.sendCtrl(&info)
+	h.log.Info(fmt.Sprintf("bridge.Wrap(mgr, %q, …) is not the reconciler of controller %q after all (its first reconcile was not one of that queue's): it is shown alone; pass the controller's name to both bridge.Options and bridge.Wrap", name, q.name))
+	return false
+}
+
 // noteOptions records a name bridge.Options was given.
 func (h *hub) noteOptions(name string) {
 	h.mu.Lock()
@@ -352,6 +394,7 @@ func (h *hub) pairLocked(q *Queue) *Reconciler {
 	}
 	r := lone[0]
 	h.aliasLocked(r.name, q.name)
+	h.guessed[r.name] = true
 	if given == "" {
 		given = q.name
 	}

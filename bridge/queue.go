@@ -1196,6 +1196,15 @@ func (q *Queue) lockedTriggers(item reconcile.Request) []Cause {
 	return nil
 }
 
+// isProcessing reports whether item was handed out by q and is not done yet (every op logged before is folded).
+func (q *Queue) isProcessing(item reconcile.Request) bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.lockedFold()
+	ks := q.keys[item]
+	return ks != nil && ks.processing
+}
+
 // reconcileStarted sets m.Triggers to the causes of item's current reconcile (an empty list when none) and
 // queues m for the editor in q's own order: after every transition q reported before it (the hand-out that
 // started this reconcile among them). The reconciler wrapper calls it once per reconcile, before Reconcile runs.

@@ -95,6 +95,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (res 
 	id := string(controller.ReconcileIDFromContext(ctx))
 	key := requestKey(req)
 	q := r.hub.queueOf(r.name)
+	if q != nil && q.name != r.name && !r.hub.confirmPair(r.name, q, req) {
+		q = nil
+	}
 	name := r.name
 	if q != nil {
 		name = q.name // the name controller-runtime gave the controller, if bridge.Options was given another

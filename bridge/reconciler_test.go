@@ -192,3 +192,53 @@ func commandAndWaitCollect(t *testing.T, e *testEditor, h *hub, c CommandMsg, se
 		return m["type"] == "reply" && m["id"] == float64(c.ID)
 	})
 }
+
+// TestWrongGuessUndone: a manager with one controller bridged only at its queue ("lamps": bridge.Options, its
+// reconciler not wrapped) and another only at its reconciler ("keys": bridge.Wrap, controller-runtime's own queue)
+// looks like one controller whose Wrap got another name. The pair is guessed at the queue's announcement and
+// undone at the wrapped reconciler's first reconcile, which is not one of that queue's: the reconcile is reported
+// under its own name and the queue is announced again without the other controller's kind.
+func TestWrongGuessUndone(t *testing.T) {
+	plain := realClient(t)
+	ns := scratchNamespace(t, plain)
+	e := newTestEditor(t, false)
+	h := connectedHub(t, e)
+	mgr := realManager(t, h, ns)
+	nothing := reconcile.Func(func(context.Context, reconcile.Request) (reconcile.Result, error) { return reconcile.Result{}, nil })
+	if err := builder.ControllerManagedBy(mgr).For(&corev1.ConfigMap{}).Named("lamps").
+		WithOptions(optionsFor(h, mgr, "lamps", controller.Options{})).Complete(nothing); err != nil {
+		t.Fatal(err)
+	}
+	w := newReconciler(h, "keys", nothing)
+	w.describeFor(mgr, []client.Object{&corev1.Secret{}})
+	if err := builder.ControllerManagedBy(mgr).For(&corev1.Secret{}).Named("keys").Complete(w); err != nil {
+		t.Fatal(err)
+	}
+	startManager(t, mgr)
+	guessed := e.next(func(m map[string]any) bool { return m["type"] == "controller" && m["name"] == "lamps" })
+	if guessed["kind"] != "Secret" {
+		t.Fatalf("announcement %v: the lone Wrap should be guessed as lamps' reconciler first", guessed)
+	}
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "spare"}}
+	if err := plain.Create(context.Background(), secret); err != nil {
+		t.Fatal(err)
+	}
+	key := ns + "/spare"
+	var again, start map[string]any
+	for again == nil || start == nil {
+		m := e.next(func(m map[string]any) bool {
+			return (m["type"] == "controller" && m["name"] == "lamps") || (m["type"] == "reconcileStart" && m["key"] == key)
+		})
+		if m["type"] == "controller" {
+			again = m
+		} else {
+			start = m
+		}
+	}
+	if again["kind"] != nil || again["resource"] != nil {
+		t.Fatalf("lamps announced again %v: want no kind once the guess is undone", again)
+	}
+	if start["controller"] != "keys" {
+		t.Fatalf("the Secret's reconcile %v: want it under its own controller keys", start)
+	}
+}
