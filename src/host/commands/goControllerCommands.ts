@@ -13,6 +13,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { addBridgeToGoMod, BRIDGE_MODULE_PATH, bridgeProblemIn, controllerRuntimeNote, findGoMod, readBridgeInGoMod } from '../../core/bridge/goModule.ts';
 import { requireSession, resolveTarget } from './pickers.ts';
+import { findControllersInCode } from '../../core/bridge/controllersInCode.ts';
 import { refusePrivileged } from './privileged.ts';
 
 /**
@@ -132,6 +133,7 @@ export async function setUpGoBridge(lab: ReconcileLab, arg: unknown): Promise<Co
     '   ```',
     '',
     "2. Each controller's `SetupWithManager`: its queue and its reconciler, under the controller's name (`Named(…)`, else the lower-cased kind of `For`):",
+    ...controllersSection(dirname(goMod)),
     '',
     '   ```go',
     '   return ctrl.NewControllerManagedBy(mgr).',
@@ -153,6 +155,34 @@ export async function setUpGoBridge(lab: ReconcileLab, arg: unknown): Promise<Co
   if (!kept) ui.statusMessage(`Reconcile Lab: the bridge is in ${goMod}`, 5000, 'check');
   if (versionNote && arg === undefined) void ui.warn(`Reconcile Lab: ${versionNote}`);
   return { ok: true, goMod, bridgeDir: using, changed: !kept, ...(versionNote ? { controllerRuntime: versionNote } : {}) };
+}
+
+/**
+ * Set Up Go Bridge…'s list of the module's own controllers (read from its code by findControllersInCode), each with
+ * the two calls under its exact name; empty when none is found. Every text from the code is in a code span and
+ * names are only shown when they look like names, so nothing from the workspace renders as a link.
+ */
+function controllersSection(moduleDir: string): string[] {
+  const found = findControllersInCode(moduleDir);
+  if (!found.length) return [];
+  const plain = (x: string | undefined) => (x !== undefined && /^[A-Za-z0-9][-A-Za-z0-9_.]*$/.test(x) ? x : undefined);
+  const lines = ['', '   Found in your code:', ''];
+  for (const c of found) {
+    const where = `\`${c.file.replaceAll('`', '')}:${c.line}\``;
+    const name = plain(c.name);
+    const forType = c.forType;
+    if (c.bridged.options && c.bridged.wrap) {
+      lines.push(`   - ${where}${name ? ` — \`${name}\`` : ''}: already bridged.`);
+    } else if (!name) {
+      lines.push(`   - ${where}: its name could not be read; add \`Named("…")\` to the chain and use that name in both calls.`);
+    } else if (c.via === 'new') {
+      lines.push(`   - ${where} — controller \`${name}\`: \`controller.New("${name}", mgr, bridge.Options(mgr, "${name}", controller.Options{Reconciler: bridge.Wrap(mgr, "${name}", r)}))\`.`);
+    } else {
+      const obj = forType ? `, &${forType}{}` : '';
+      lines.push(`   - ${where} — controller \`${name}\`${forType ? ` (For \`${forType}\`)` : ''}: \`WithOptions(bridge.Options(mgr, "${name}", controller.Options{}))\` and \`Complete(bridge.Wrap(mgr, "${name}", r${obj}))\`${c.bridged.options ? ' (Options is there; wrap the reconciler)' : c.bridged.wrap ? ' (Wrap is there; add the Options)' : ''}.`);
+    }
+  }
+  return lines;
 }
 
 /** The one reusable view of Set Up Go Bridge's instructions. */

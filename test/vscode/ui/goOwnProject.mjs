@@ -87,6 +87,10 @@ export default async function goOwnProjectUi(t) {
       const target = goMod.match(new RegExp(`replace ${BRIDGE.replace(/\./g, '\\.')} => (\\S+)`))[1];
       assert.match(target, /extensions\/[^/]+\/bridge$/, 'the copy inside the installed extension');
       assert.ok(existsSync(join(target, 'go.mod')) && existsSync(join(target, 'queue.go')), `${target} holds the bridge module`);
+      // The set-up guide names the project's own controller, read from its code, with the name both calls need.
+      const guide = await eventually('the set-up guide naming the controller found in the code', () => editorText(page),
+        (x) => /bucket_controller\.go:\d+`[\s\u00a0]+—[\s\u00a0]+controller[\s\u00a0]+`bucket`[\s\u00a0]+\(For[\s\u00a0]+`api\.Bucket`\)/.test(x), { timeoutMs: 30_000, intervalMs: 1000 });
+      assert.match(guide, /bridge\.Options\(mgr,[\s\u00a0]+"bucket"/);
     });
 
     await t.step('the lines of the README added, go mod tidy and go vet pass', async () => {
