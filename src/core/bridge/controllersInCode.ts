@@ -32,6 +32,12 @@ const CONTROLLER_NEW = /\bcontroller\.New(?:Typed(?:\[[^\]]*\])?)?\s*\(\s*"([^"]
  */
 export function findControllersInCode(moduleDir: string, maxFiles = 2000): ControllerInCode[] {
   const out: ControllerInCode[] = [];
+  forEachGoFile(moduleDir, maxFiles, (file, text) => out.push(...controllersInText(file, text)));
+  return out;
+}
+
+/** Calls `visit` with each `.go` file (not `_test.go`) in and below `moduleDir`, by path relative to it, in name order. */
+function forEachGoFile(moduleDir: string, maxFiles: number, visit: (file: string, text: string) => void): void {
   let budget = maxFiles;
   const walk = (dir: string) => {
     let entries: Dirent[];
@@ -52,11 +58,28 @@ export function findControllersInCode(moduleDir: string, maxFiles = 2000): Contr
         } catch {
           continue;
         }
-        out.push(...controllersInText(relative(moduleDir, join(dir, e.name)), text));
+        visit(relative(moduleDir, join(dir, e.name)), text);
       }
     }
   };
   walk(moduleDir);
+}
+
+/** Where a module builds its manager (`ctrl.NewManager(` / `manager.New(`), and whether `bridge.Setup` is called in that file. */
+export interface ManagerInCode {
+  readonly file: string;
+  readonly line: number;
+  readonly setUp: boolean;
+}
+
+/** The manager constructions in the `.go` files in and below `moduleDir` (same files as {@link findControllersInCode}). */
+export function findManagersInCode(moduleDir: string, maxFiles = 2000): ManagerInCode[] {
+  const out: ManagerInCode[] = [];
+  forEachGoFile(moduleDir, maxFiles, (file, text) => {
+    const code = stripComments(text);
+    const setUp = /\bbridge\.Setup\s*\(/.test(code);
+    for (const m of code.matchAll(/\b(?:ctrl\.NewManager|manager\.New)\s*\(/g)) out.push({ file, line: code.slice(0, m.index).split('\n').length, setUp });
+  });
   return out;
 }
 

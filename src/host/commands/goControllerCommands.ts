@@ -13,7 +13,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { addBridgeToGoMod, BRIDGE_MODULE_PATH, bridgeProblemIn, controllerRuntimeNote, findGoMod, readBridgeInGoMod } from '../../core/bridge/goModule.ts';
 import { requireSession, resolveTarget } from './pickers.ts';
-import { findControllersInCode } from '../../core/bridge/controllersInCode.ts';
+import { findControllersInCode, findManagersInCode } from '../../core/bridge/controllersInCode.ts';
 import { refusePrivileged } from './privileged.ts';
 
 /**
@@ -123,6 +123,7 @@ export async function setUpGoBridge(lab: ReconcileLab, arg: unknown): Promise<Co
     '## Then add to your program',
     '',
     '1. `cmd/main.go`: give the manager options to `bridge.Setup` before `ctrl.NewManager`:',
+    ...managerSection(dirname(goMod)),
     '',
     '   ```go',
     '   import "github.com/reconcile-lab/reconcile-lab/bridge"',
@@ -155,6 +156,13 @@ export async function setUpGoBridge(lab: ReconcileLab, arg: unknown): Promise<Co
   if (!kept) ui.statusMessage(`Reconcile Lab: the bridge is in ${goMod}`, 5000, 'check');
   if (versionNote && arg === undefined) void ui.warn(`Reconcile Lab: ${versionNote}`);
   return { ok: true, goMod, bridgeDir: using, changed: !kept, ...(versionNote ? { controllerRuntime: versionNote } : {}) };
+}
+
+/** Set Up Go Bridge…'s pointer to where the module builds its manager (findManagersInCode); empty when none is found. */
+function managerSection(moduleDir: string): string[] {
+  const found = findManagersInCode(moduleDir);
+  if (!found.length) return [];
+  return ['', ...found.map((m) => `   - Found in your code: \`${m.file.replaceAll('`', '')}:${m.line}\`${m.setUp ? ' (bridge.Setup is already called in that file)' : ''}.`)];
 }
 
 /**

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { controllersInText, findControllersInCode } from '../../../src/core/bridge/controllersInCode.ts';
+import { controllersInText, findControllersInCode, findManagersInCode } from '../../../src/core/bridge/controllersInCode.ts';
 
 const KUBEBUILDER = `package controller
 
@@ -51,7 +51,7 @@ test('controllersInText: builder chains and controller.New, their names (Named, 
   assert.deepEqual(controllersInText('x.go', 'package x\nfunc f() { ctrl.NewControllerManagedBy(mgr).Complete(r) }\n'), [{ file: 'x.go', line: 2, via: 'builder', bridged: { options: false, wrap: false } }], 'no Named, no For: no name');
 });
 
-test('findControllersInCode: the module\'s .go files, not tests, vendor, testdata or hidden directories', () => {
+test('findControllersInCode / findManagersInCode: the module\'s .go files, not tests, vendor, testdata or hidden directories; where the manager is built', () => {
   const dir = mkdtempSync(join(tmpdir(), 'rl-ctrl-code-'));
   try {
     const write = (path: string, text: string) => {
@@ -60,13 +60,15 @@ test('findControllersInCode: the module\'s .go files, not tests, vendor, testdat
     };
     const chain = (kind: string) => `package p\nfunc s(mgr ctrl.Manager) error {\n\treturn ctrl.NewControllerManagedBy(mgr).For(&v1.${kind}{}).Complete(r)\n}\n`;
     write('internal/controller/queue_controller.go', chain('Queue'));
-    write('cmd/main.go', 'package main\nfunc main() {}\n');
+    write('cmd/main.go', 'package main\n\n// ctrl.NewManager( in a comment\nfunc main() {\n\tmgr, err := ctrl.NewManager(ctrl.GetConfigOrDie(), mgrOpts)\n}\n');
+    write('tools/other.go', 'package tools\nfunc x() { bridge.Setup(&o); m, _ := manager.New(cfg, o) }\n');
     write('internal/controller/queue_controller_test.go', chain('Test'));
     write('vendor/x/y.go', chain('Vendored'));
     write('testdata/z.go', chain('Fixture'));
     write('.hidden/h.go', chain('Hidden'));
     assert.deepEqual(findControllersInCode(dir).map((c) => [c.file, c.line, c.name]), [['internal/controller/queue_controller.go', 3, 'queue']]);
     assert.deepEqual(findControllersInCode(join(dir, 'missing')), [], 'a directory that does not exist');
+    assert.deepEqual(findManagersInCode(dir), [{ file: 'cmd/main.go', line: 5, setUp: false }, { file: 'tools/other.go', line: 2, setUp: true }]);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

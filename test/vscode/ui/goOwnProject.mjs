@@ -91,6 +91,7 @@ export default async function goOwnProjectUi(t) {
       const guide = await eventually('the set-up guide naming the controller found in the code', () => editorText(page),
         (x) => /bucket_controller\.go:\d+`[\s\u00a0]+—[\s\u00a0]+controller[\s\u00a0]+`bucket`[\s\u00a0]+\(For[\s\u00a0]+`api\.Bucket`\)/.test(x), { timeoutMs: 30_000, intervalMs: 1000 });
       assert.match(guide, /bridge\.Options\(mgr,[\s\u00a0]+"bucket"/);
+      assert.match(guide, /Found[\s\u00a0]+in[\s\u00a0]+your[\s\u00a0]+code:[\s\u00a0]+`main\.go:\d+`\./, 'where its manager is built');
     });
 
     await t.step('the lines of the README added, go mod tidy and go vet pass', async () => {
