@@ -36,6 +36,18 @@ export function findControllersInCode(moduleDir: string, maxFiles = 2000): Contr
   return out;
 }
 
+/**
+ * Whether any `.go` file of the module (same files as {@link findControllersInCode}) calls `bridge.Options` or
+ * `bridge.NewQueue` — anywhere, not only inside a builder chain (options built in a variable count too).
+ */
+export function moduleUsesBridgeQueue(moduleDir: string, maxFiles = 2000): boolean {
+  let uses = false;
+  forEachGoFile(moduleDir, maxFiles, (_file, text) => {
+    uses ||= /\bbridge\.(?:Options|NewQueue)\s*(?:\[[^\]]*\])?\s*\(/.test(stripComments(text));
+  });
+  return uses;
+}
+
 /** Calls `visit` with each `.go` file (not `_test.go`) in and below `moduleDir`, by path relative to it, in name order. */
 function forEachGoFile(moduleDir: string, maxFiles: number, visit: (file: string, text: string) => void): void {
   let budget = maxFiles;

@@ -13,7 +13,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { addBridgeToGoMod, BRIDGE_MODULE_PATH, bridgeProblemIn, controllerRuntimeNote, findGoMod, readBridgeInGoMod } from '../../core/bridge/goModule.ts';
 import { requireSession, resolveTarget } from './pickers.ts';
-import { findControllersInCode, findManagersInCode } from '../../core/bridge/controllersInCode.ts';
+import { findControllersInCode, findManagersInCode, moduleUsesBridgeQueue } from '../../core/bridge/controllersInCode.ts';
 import { refusePrivileged } from './privileged.ts';
 
 /**
@@ -43,7 +43,7 @@ export async function runController(
   }
   const command = [req.spec.command, ...req.spec.args].join(' ');
   // `go run` of a module that does not use the bridge would build, run and never connect: say so before.
-  const unbridged = req.spec.command === 'go' && req.spec.cwd ? bridgeProblemIn(req.spec.cwd) : undefined;
+  const unbridged = req.spec.command === 'go' && req.spec.cwd ? (bridgeProblemIn(req.spec.cwd) ?? unbridgedControllersIn(req.spec.cwd)) : undefined;
   if (unbridged) {
     if (arg !== undefined) return fail('invalidArgument', `${unbridged.problem}. Run Reconcile Lab: Set Up Go Bridge… first.`);
     const choice = await ui.warn(`Reconcile Lab: ${unbridged.problem}.`, SET_UP_BRIDGE, 'Run Anyway');
@@ -65,6 +65,24 @@ export async function runController(
 }
 
 const SET_UP_BRIDGE = 'Set Up Go Bridge…';
+
+/**
+ * Why a module whose go.mod is set up still would not show in the views: its code builds controllers (read by
+ * findControllersInCode) and no file calls bridge.Options (or bridge.NewQueue), so the program would connect and
+ * announce nothing. Undefined when no controller is found in the code (a best-effort reading decides nothing) or the
+ * queue is bridged anywhere.
+ */
+function unbridgedControllersIn(dir: string): { goMod: string; problem: string } | undefined {
+  const goMod = findGoMod(dir);
+  if (!goMod) return undefined;
+  const found = findControllersInCode(dirname(goMod));
+  if (!found.length || found.some((c) => c.bridged.options) || moduleUsesBridgeQueue(dirname(goMod))) return undefined;
+  const names = found.map((c) => (c.name && /^[A-Za-z0-9][-A-Za-z0-9_.]*$/.test(c.name) ? c.name : `${c.file}:${c.line}`));
+  return {
+    goMod,
+    problem: `none of the controllers in your code (${names.join(', ')}) passes bridge.Options yet: the program would run, but the views would not show it (Set Up Go Bridge… shows the lines to add)`,
+  };
+}
 
 /** The refusal of a command that runs workspace code in an untrusted workspace; a person who ran it is told, with a way to trust it. */
 function refuseUntrusted(arg: unknown, message: string): Failure {

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { controllersInText, findControllersInCode, findManagersInCode } from '../../../src/core/bridge/controllersInCode.ts';
+import { controllersInText, findControllersInCode, findManagersInCode, moduleUsesBridgeQueue } from '../../../src/core/bridge/controllersInCode.ts';
 
 const KUBEBUILDER = `package controller
 
@@ -69,6 +69,9 @@ test('findControllersInCode / findManagersInCode: the module\'s .go files, not t
     assert.deepEqual(findControllersInCode(dir).map((c) => [c.file, c.line, c.name]), [['internal/controller/queue_controller.go', 3, 'queue']]);
     assert.deepEqual(findControllersInCode(join(dir, 'missing')), [], 'a directory that does not exist');
     assert.deepEqual(findManagersInCode(dir), [{ file: 'cmd/main.go', line: 5, setUp: false }, { file: 'tools/other.go', line: 2, setUp: true }]);
+    assert.equal(moduleUsesBridgeQueue(dir), false, 'no bridge.Options anywhere');
+    write('internal/controller/options.go', 'package controller\n// bridge.Options( in a comment does not count\nvar opts = bridge.Options(mgr, "queue", controller.Options{})\n');
+    assert.equal(moduleUsesBridgeQueue(dir), true, 'options built in a variable count');
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

@@ -66,6 +66,13 @@ describe('Go controller (Run Controller…) in the editor', function () {
       assert.equal(again.changed, false, 'a module already set up is left alone');
       assert.equal(readFileSync(join(dir, 'go.mod'), 'utf8'), goMod);
 
+      // go.mod set up, but the code's controller does not pass bridge.Options yet: said before anything is built.
+      writeFileSync(join(dir, 'cmd', 'controller.go'), 'package main\n\nfunc setup(mgr ctrl.Manager) error {\n\treturn ctrl.NewControllerManagedBy(mgr).\n\t\tFor(&v1.Gadget{}).\n\t\tComplete(r)\n}\n');
+      const notYet = await run('reconcileLab.runController', { command: 'go run ./cmd', cwd: dir, waitMs: 5_000 });
+      assert.ok(!notYet.ok && notYet.reason === 'invalidArgument', JSON.stringify(notYet));
+      assert.match(notYet.message, /none of the controllers in your code \(gadget\) passes bridge\.Options yet/);
+      assert.equal(l.go.launchedProcess, undefined, 'nothing was started');
+
       const stranger = await runAsStranger('reconcileLab.setUpGoBridge', { dir });
       assert.ok(!stranger.ok && stranger.reason === 'invalidArgument', JSON.stringify(stranger));
     } finally {
