@@ -23,29 +23,48 @@ const SKIPPED = new Set(['vendor', 'testdata', 'node_modules']);
 const BUILDER = /\b(?:New)?(?:Typed)?ControllerManagedBy(?:\[[^\]]*\])?\s*\(/g;
 const CONTROLLER_NEW = /\bcontroller\.New(?:Typed(?:\[[^\]]*\])?)?\s*\(\s*"([^"]+)"/g;
 
-/**
- * The controllers a Go module builds, read from its source text (not compiled: a best-effort reading for the set-up
- * guide, so a person sees the exact name each `bridge.Options` / `bridge.Wrap` call must get). Looks at the `.go`
- * files (not `_test.go`) in and below `moduleDir` (not in vendor, testdata or hidden directories; at most `maxFiles`),
- * for builder chains (`ctrl.NewControllerManagedBy(mgr)…Complete(…)`) and `controller.New("name", …)`. Ordered by
- * file and line. Never throws: an unreadable file is skipped.
- */
-export function findControllersInCode(moduleDir: string, maxFiles = 2000): ControllerInCode[] {
-  const out: ControllerInCode[] = [];
-  forEachGoFile(moduleDir, maxFiles, (file, text) => out.push(...controllersInText(file, text)));
-  return out;
+/** What a Go module's source says about its controllers and the bridge ({@link readModuleCode}). */
+export interface ModuleCode {
+  /** Its controllers, by file and line. */
+  readonly controllers: ControllerInCode[];
+  /** Where it builds its manager. */
+  readonly managers: ManagerInCode[];
+  /**
+   * Whether any file calls `bridge.Options` or `bridge.NewQueue` — anywhere, not only inside a builder chain (options
+   * built in a variable count too).
+   */
+  readonly usesBridgeQueue: boolean;
 }
 
 /**
- * Whether any `.go` file of the module (same files as {@link findControllersInCode}) calls `bridge.Options` or
- * `bridge.NewQueue` — anywhere, not only inside a builder chain (options built in a variable count too).
+ * Reads a Go module's source text once (not compiled: a best-effort reading for the set-up guide, so a person sees
+ * the exact name each `bridge.Options` / `bridge.Wrap` call must get): the `.go` files (not `_test.go`) in and below
+ * `moduleDir`, not in vendor, testdata or hidden directories, at most `maxFiles`, comments blanked. Controllers are
+ * builder chains (`ctrl.NewControllerManagedBy(mgr)…Complete(…)`) and `controller.New("name", …)`; managers are
+ * `ctrl.NewManager(` / `manager.New(`. Never throws: an unreadable file is skipped.
  */
-export function moduleUsesBridgeQueue(moduleDir: string, maxFiles = 2000): boolean {
-  let uses = false;
-  forEachGoFile(moduleDir, maxFiles, (_file, text) => {
-    uses ||= /\bbridge\.(?:Options|NewQueue)\s*(?:\[[^\]]*\])?\s*\(/.test(stripComments(text));
+export function readModuleCode(moduleDir: string, maxFiles = 2000): ModuleCode {
+  const controllers: ControllerInCode[] = [];
+  const managers: ManagerInCode[] = [];
+  let usesBridgeQueue = false;
+  forEachGoFile(moduleDir, maxFiles, (file, text) => {
+    const code = stripComments(text);
+    controllers.push(...controllersInCode(file, code));
+    const setUp = /\bbridge\.Setup\s*\(/.test(code);
+    for (const m of code.matchAll(/\b(?:ctrl\.NewManager|manager\.New)\s*\(/g)) managers.push({ file, line: lineOf(code, m.index), setUp });
+    usesBridgeQueue ||= /\bbridge\.(?:Options|NewQueue)\s*(?:\[[^\]]*\])?\s*\(/.test(code);
   });
-  return uses;
+  return { controllers, managers, usesBridgeQueue };
+}
+
+/** {@link readModuleCode}'s controllers. */
+export function findControllersInCode(moduleDir: string, maxFiles = 2000): ControllerInCode[] {
+  return readModuleCode(moduleDir, maxFiles).controllers;
+}
+
+/** {@link readModuleCode}'s usesBridgeQueue. */
+export function moduleUsesBridgeQueue(moduleDir: string, maxFiles = 2000): boolean {
+  return readModuleCode(moduleDir, maxFiles).usesBridgeQueue;
 }
 
 /** Calls `visit` with each `.go` file (not `_test.go`) in and below `moduleDir`, by path relative to it, in name order. */
@@ -84,22 +103,20 @@ export interface ManagerInCode {
   readonly setUp: boolean;
 }
 
-/** The manager constructions in the `.go` files in and below `moduleDir` (same files as {@link findControllersInCode}). */
+/** {@link readModuleCode}'s managers. */
 export function findManagersInCode(moduleDir: string, maxFiles = 2000): ManagerInCode[] {
-  const out: ManagerInCode[] = [];
-  forEachGoFile(moduleDir, maxFiles, (file, text) => {
-    const code = stripComments(text);
-    const setUp = /\bbridge\.Setup\s*\(/.test(code);
-    for (const m of code.matchAll(/\b(?:ctrl\.NewManager|manager\.New)\s*\(/g)) out.push({ file, line: code.slice(0, m.index).split('\n').length, setUp });
-  });
-  return out;
+  return readModuleCode(moduleDir, maxFiles).managers;
 }
 
 /** The controllers one Go file's text builds (see {@link findControllersInCode}); `file` names it in the results. */
 export function controllersInText(file: string, text: string): ControllerInCode[] {
-  const code = stripComments(text);
+  return controllersInCode(file, stripComments(text));
+}
+
+/** {@link controllersInText} of text whose comments are already blanked. */
+function controllersInCode(file: string, code: string): ControllerInCode[] {
   const found: ControllerInCode[] = [];
-  const lineAt = (i: number) => code.slice(0, i).split('\n').length;
+  const lineAt = (i: number) => lineOf(code, i);
   for (const m of code.matchAll(BUILDER)) {
     const chain = chainFrom(code, m.index!);
     const named = /\.\s*Named\(\s*"([^"]+)"\s*\)/.exec(chain)?.[1];
@@ -178,4 +195,9 @@ function stripComments(text: string): string {
     } else out += c;
   }
   return out;
+}
+
+/** The 1-based line of offset `i` in `text`. */
+function lineOf(text: string, i: number): number {
+  return text.slice(0, i).split('\n').length;
 }

@@ -13,7 +13,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { addBridgeToGoMod, BRIDGE_MODULE_PATH, bridgeProblemIn, controllerRuntimeNote, findGoMod, readBridgeInGoMod } from '../../core/bridge/goModule.ts';
 import { requireSession, resolveTarget } from './pickers.ts';
-import { findControllersInCode, findManagersInCode, moduleUsesBridgeQueue } from '../../core/bridge/controllersInCode.ts';
+import { readModuleCode, type ControllerInCode, type ManagerInCode } from '../../core/bridge/controllersInCode.ts';
 import { refusePrivileged } from './privileged.ts';
 
 /**
@@ -68,16 +68,16 @@ const SET_UP_BRIDGE = 'Set Up Go Bridge…';
 
 /**
  * Why a module whose go.mod is set up still would not show in the views: its code builds controllers (read by
- * findControllersInCode) and no file calls bridge.Options (or bridge.NewQueue), so the program would connect and
+ * readModuleCode) and no file calls bridge.Options (or bridge.NewQueue), so the program would connect and
  * announce nothing. Undefined when no controller is found in the code (a best-effort reading decides nothing) or the
  * queue is bridged anywhere.
  */
 function unbridgedControllersIn(dir: string): { goMod: string; problem: string } | undefined {
   const goMod = findGoMod(dir);
   if (!goMod) return undefined;
-  const found = findControllersInCode(dirname(goMod));
-  if (!found.length || found.some((c) => c.bridged.options) || moduleUsesBridgeQueue(dirname(goMod))) return undefined;
-  const names = found.map((c) => (c.name && /^[A-Za-z0-9][-A-Za-z0-9_.]*$/.test(c.name) ? c.name : `${c.file}:${c.line}`));
+  const code = readModuleCode(dirname(goMod));
+  if (!code.controllers.length || code.usesBridgeQueue) return undefined;
+  const names = code.controllers.map((c) => plainName(c.name) ?? `${c.file}:${c.line}`);
   return {
     goMod,
     problem: `none of the controllers in your code (${names.join(', ')}) passes bridge.Options yet: the program would run, but the views would not show it (Set Up Go Bridge… shows the lines to add)`,
@@ -125,6 +125,7 @@ export async function setUpGoBridge(lab: ReconcileLab, arg: unknown): Promise<Co
     return fail('error', message);
   }
   const goModText = readFileSync(goMod, 'utf8');
+  const code = readModuleCode(dirname(goMod));
   const before = readBridgeInGoMod(goMod, goModText);
   const versionNote = controllerRuntimeNote(goModText, readFileSync(join(bridgeDir, 'go.mod'), 'utf8'));
   const kept = before.requires && before.replace !== undefined && (before.replaceDir === undefined || existsSync(join(before.replaceDir, 'go.mod')));
@@ -141,7 +142,7 @@ export async function setUpGoBridge(lab: ReconcileLab, arg: unknown): Promise<Co
     '## Then add to your program',
     '',
     '1. `cmd/main.go`: give the manager options to `bridge.Setup` before `ctrl.NewManager`:',
-    ...managerSection(dirname(goMod)),
+    ...managerSection(code.managers),
     '',
     '   ```go',
     '   import "github.com/reconcile-lab/reconcile-lab/bridge"',
@@ -152,7 +153,7 @@ export async function setUpGoBridge(lab: ReconcileLab, arg: unknown): Promise<Co
     '   ```',
     '',
     "2. Each controller's `SetupWithManager`: its queue and its reconciler, under the controller's name (`Named(…)`, else the lower-cased kind of `For`):",
-    ...controllersSection(dirname(goMod)),
+    ...controllersSection(code.controllers),
     '',
     '   ```go',
     '   return ctrl.NewControllerManagedBy(mgr).',
@@ -176,26 +177,28 @@ export async function setUpGoBridge(lab: ReconcileLab, arg: unknown): Promise<Co
   return { ok: true, goMod, bridgeDir: using, changed: !kept, ...(versionNote ? { controllerRuntime: versionNote } : {}) };
 }
 
-/** Set Up Go Bridge…'s pointer to where the module builds its manager (findManagersInCode); empty when none is found. */
-function managerSection(moduleDir: string): string[] {
-  const found = findManagersInCode(moduleDir);
+/** Set Up Go Bridge…'s pointer to where the module builds its manager (readModuleCode); empty when none is found. */
+function managerSection(found: readonly ManagerInCode[]): string[] {
   if (!found.length) return [];
   return ['', ...found.map((m) => `   - Found in your code: \`${m.file.replaceAll('`', '')}:${m.line}\`${m.setUp ? ' (bridge.Setup is already called in that file)' : ''}.`)];
 }
 
+/** A controller name read from the workspace's code, when it looks like one (else undefined: never shown as it is). */
+function plainName(x: string | undefined): string | undefined {
+  return x !== undefined && /^[A-Za-z0-9][-A-Za-z0-9_.]*$/.test(x) ? x : undefined;
+}
+
 /**
- * Set Up Go Bridge…'s list of the module's own controllers (read from its code by findControllersInCode), each with
- * the two calls under its exact name; empty when none is found. Every text from the code is in a code span and
- * names are only shown when they look like names, so nothing from the workspace renders as a link.
+ * Set Up Go Bridge…'s list of the module's own controllers (read from its code by readModuleCode), each with the two
+ * calls under its exact name; empty when none is found. Every text from the code is in a code span and names are
+ * only shown when they look like names (plainName), so nothing from the workspace renders as a link.
  */
-function controllersSection(moduleDir: string): string[] {
-  const found = findControllersInCode(moduleDir);
+function controllersSection(found: readonly ControllerInCode[]): string[] {
   if (!found.length) return [];
-  const plain = (x: string | undefined) => (x !== undefined && /^[A-Za-z0-9][-A-Za-z0-9_.]*$/.test(x) ? x : undefined);
   const lines = ['', '   Found in your code:', ''];
   for (const c of found) {
     const where = `\`${c.file.replaceAll('`', '')}:${c.line}\``;
-    const name = plain(c.name);
+    const name = plainName(c.name);
     const forType = c.forType;
     if (c.bridged.options && c.bridged.wrap) {
       lines.push(`   - ${where}${name ? ` — \`${name}\`` : ''}: already bridged.`);
