@@ -5,11 +5,13 @@ package main
 import (
 	"flag"
 	"os"
+	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
@@ -32,6 +34,7 @@ func main() {
 		noPriorityQueue bool
 		workers         int
 		depRequeue      time.Duration
+		namespaces      string
 	)
 	flag.BoolVar(&leaderElect, "leader-elect", false, "Use leader election (a Lease) before reconciling.")
 	flag.DurationVar(&leaseDuration, "lease-duration", 15*time.Second, "Leader election lease duration.")
@@ -44,6 +47,7 @@ func main() {
 	flag.IntVar(&workers, "max-concurrent-reconciles", 1, "Workers of the Widget controller.")
 	flag.DurationVar(&depRequeue, "dependency-requeue", 15*time.Second, "Requeue delay while a spec.dependsOn object is missing.")
 	zapOpts := zap.Options{Development: true}
+	flag.StringVar(&namespaces, "namespace", "", "Watch only these namespaces (comma-separated); empty: all namespaces.")
 	zapOpts.BindFlags(flag.CommandLine)
 	flag.Parse()
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
@@ -65,6 +69,14 @@ func main() {
 		RenewDeadline:           &renewDeadline,
 		RetryPeriod:             &retryPeriod,
 		Controller:              config.Controller{UsePriorityQueue: &usePQ},
+	}
+	if namespaces != "" {
+		opts.Cache.DefaultNamespaces = map[string]cache.Config{}
+		for _, ns := range strings.Split(namespaces, ",") {
+			if ns = strings.TrimSpace(ns); ns != "" {
+				opts.Cache.DefaultNamespaces[ns] = cache.Config{}
+			}
+		}
 	}
 	bridge.Setup(&opts) // Reconcile Lab: write journal, dry run, why-queued (no-op without RECONCILE_LAB_BRIDGE)
 

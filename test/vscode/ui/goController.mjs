@@ -46,7 +46,7 @@ export default async function goControllerUi(t) {
       'reconcileLab.namespaces': [ns],
       'reconcileLab.resources': [`widgets.${GROUP}`, 'configmaps'],
       'reconcileLab.goController.command': bin,
-      'reconcileLab.goController.args': ['--metrics-bind-address=0', '--health-probe-bind-address=0', '--leader-elect=false'],
+      'reconcileLab.goController.args': ['--metrics-bind-address=0', '--health-probe-bind-address=0', '--leader-elect=false', `--namespace=${ns}`],
     });
   });
 
@@ -69,10 +69,14 @@ export default async function goControllerUi(t) {
         (s) => /Go controller \S+ · pid \d+ · connected/.test(s), { timeoutMs: 240_000 });
       assert.match(description, /Go controller widget · pid \d+ · connected/);
       queue = viewTree(queuePane);
-      // The sample watches every namespace, so the queue also holds other tests' Widgets (the shared test cluster);
-      // the Resources view shows this test's namespace only, with each key's queue state from the Go controller.
+      // The sample watches this test's namespace only (--namespace), as the Resources view does: the shared test
+      // cluster's other Widgets are in neither view; each row shows its key's queue state from the Go controller.
       await eventually('the Resources view to show both Widgets queued by the Go controller', () => resourceRows(resources),
         (rows) => names.every((n) => rows.some((r) => r.startsWith(`${n} `) && /\bqueued\b/.test(r))), { timeoutMs: 60_000 });
+      // The Work Queue lists what the controller's queue holds: this namespace's two keys, nothing else.
+      const keys = await eventually('the Work Queue to list the two keys', () => treeLabels(queue),
+        (labels) => names.every((n) => labels.includes(`${ns}/${n}`)), { timeoutMs: 30_000 });
+      assert.deepEqual(keys.filter((l) => /^[a-z0-9.-]+\/[a-z0-9.-]+$/.test(l)).sort(), names.map((n) => `${ns}/${n}`).sort(), keys.join('\n'));
     });
 
     await t.step('"Step Reconcile" on a queued key runs the Go Reconcile: its child ConfigMap appears in the cluster', async () => {
