@@ -1,9 +1,9 @@
-import { createRequire } from 'node:module';
+import { createRequire, SourceMap } from 'node:module';
 import { createHash } from 'node:crypto';
 import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, extname, isAbsolute, join, resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { Disposable } from '../lifecycle.ts';
 import type { Logger } from '../log.ts';
 import { nullLogger } from '../log.ts';
@@ -15,7 +15,8 @@ import type { WorkQueueKind } from '../workqueue/priorityQueue.ts';
 /** The shape a user module exports: `export async function reconcile(request, ctx)` (or a default export of it). */
 export type ReconcileFunction = (request: Request, ctx: ReconcileContext) => Promise<Result | void> | Result | void;
 
-export type ModuleFailureKind = 'not-found' | 'compile' | 'load' | 'export' | 'result';
+/** `throw`: a JavaScript runtime error (TypeError, ReferenceError, …) thrown by the module's code while reconciling. */
+export type ModuleFailureKind = 'not-found' | 'compile' | 'load' | 'export' | 'result' | 'throw';
 
 /**
  * The controller settings a module may export as `options` (read once, when the loop is built):
@@ -60,7 +61,61 @@ interface Loaded {
   inputs: string[];
   fn: ReconcileFunction;
   exports: Record<string, unknown>;
+  /** Maps a stack frame of the loaded code to the user's source (see {@link userFrames}). */
+  frames: FrameMapper;
 }
+
+/**
+ * Where a stack frame of the loaded code comes from in the user's files: `file:line:column` (1-based) of the source,
+ * or undefined for a frame that is not the module's (Node internals, Reconcile Lab itself).
+ */
+export type FrameMapper = (url: string, line: number, column: number) => { file: string; line: number; column: number } | undefined;
+
+/** How many of the module's own stack frames an error message lists. */
+const MAX_FRAMES = 5;
+
+/** One V8 stack line: `    at [async ]fn (url:line:col)` or `    at url:line:col`. */
+const FRAME = /^\s*at (?:async )?(?:(.+?) \()?((?:file:\/\/|\/)[^()]*?):(\d+):(\d+)\)?\s*$/;
+
+/**
+ * The frames of `stack` that are the module's own code, as `at fn (file:line:column)` lines in the user's source
+ * (through `map`, the build's source map), innermost first, at most {@link MAX_FRAMES}. Frames of Node and of
+ * Reconcile Lab are left out: they say nothing about where the module went wrong.
+ */
+export function userFrames(stack: string | undefined, map: FrameMapper): string[] {
+  const out: string[] = [];
+  for (const line of (stack ?? '').split('\n')) {
+    const m = FRAME.exec(line);
+    if (!m) continue;
+    const at = map(m[2]!, Number(m[3]), Number(m[4]));
+    if (!at) continue;
+    const where = `${at.file}:${at.line}:${at.column}`;
+    out.push(m[1] ? `at ${m[1]} (${where})` : `at ${where}`);
+    if (out.length === MAX_FRAMES) break;
+  }
+  return out;
+}
+
+/** Maps frames of the bundle at `url` through its inline source map (sources relative to `baseDir`). */
+function sourceMapFrames(url: string, code: string, baseDir: string): FrameMapper {
+  let map: SourceMap | undefined;
+  const inline = /\/\/# sourceMappingURL=data:application\/json;base64,([A-Za-z0-9+/=]+)\s*$/.exec(code);
+  try {
+    if (inline) map = new SourceMap(JSON.parse(Buffer.from(inline[1]!, 'base64').toString('utf8')) as ConstructorParameters<typeof SourceMap>[0]);
+  } catch {
+    map = undefined; // a frame then names no line: the message itself is still shown
+  }
+  return (frameUrl, line, column) => {
+    if (frameUrl !== url || !map) return undefined;
+    const e = map.findEntry(line - 1, column - 1) as { originalSource?: string; originalLine?: number; originalColumn?: number };
+    if (e.originalSource === undefined || e.originalLine === undefined || e.originalColumn === undefined) return undefined;
+    const src = e.originalSource.startsWith('file://') ? fileURLToPath(e.originalSource) : resolve(baseDir, e.originalSource);
+    return { file: src, line: e.originalLine + 1, column: e.originalColumn + 1 };
+  };
+}
+
+/** JavaScript's own error types: a bug in the module's code rather than a failure it reports on purpose. */
+const RUNTIME_ERRORS = new Set(['TypeError', 'ReferenceError', 'RangeError', 'SyntaxError', 'URIError', 'EvalError']);
 
 /** The part of an esbuild message (`BuildFailure.errors[i]`) the compile error uses. */
 export interface EsbuildMessage {
@@ -134,7 +189,11 @@ export function formatCompileErrors(errors: readonly EsbuildMessage[]): string {
  *
  * Every problem (missing file, compile error with file:line:column, a throw
  * while evaluating the module, a missing export, an invalid result) is thrown
- * as a {@link ModuleReconcilerError}; nothing crashes the host. Each build's
+ * as a {@link ModuleReconcilerError}; nothing crashes the host. A throw while
+ * evaluating, and a JavaScript runtime error (TypeError, ReferenceError, …)
+ * from `reconcile()`, carry the module's own frames mapped to its source files
+ * (kind `throw` for the latter, the original error as `cause`); any other
+ * error `reconcile()` throws propagates unchanged (terminal stays terminal). Each build's
  * compiled file lives in a temp dir only while it is imported, so nothing is
  * left on disk; `dispose()` drops the loaded module.
  */
@@ -171,8 +230,10 @@ export function createModuleReconciler(options: ModuleReconcilerOptions): Reconc
         throw new ModuleReconcilerError('compile', `cannot compile ${path}: esbuild was found neither beside Reconcile Lab nor in the module's workspace (run npm i -D esbuild there), or write the reconciler in JavaScript`);
       }
       const signature = signatureOf([path]);
-      const mod = await importModule(`${pathToFileURL(path).href}?v=${encodeURIComponent(signature)}`);
-      return { signature, inputs: [path], fn: exportOf(mod), exports: mod };
+      const url = `${pathToFileURL(path).href}?v=${encodeURIComponent(signature)}`;
+      const frames: FrameMapper = (u, line, column) => (u === url ? { file: path, line, column } : undefined);
+      const mod = await importModule(url, frames);
+      return { signature, inputs: [path], fn: exportOf(mod), exports: mod, frames };
     }
     let result: Awaited<ReturnType<EsbuildLike['build']>>;
     const absWorkingDir = dirname(path);
@@ -205,18 +266,23 @@ export function createModuleReconciler(options: ModuleReconcilerOptions): Reconc
     const out = join(dir, `reconciler-${hash}-${++generation}.mjs`);
     try {
       writeFileSync(out, code);
-      const mod = await importModule(pathToFileURL(out).href);
-      return { signature, inputs: inputs.length ? inputs : [path], fn: exportOf(mod), exports: mod };
+      const url = pathToFileURL(out).href;
+      const frames = sourceMapFrames(url, code, absWorkingDir);
+      const mod = await importModule(url, frames);
+      return { signature, inputs: inputs.length ? inputs : [path], fn: exportOf(mod), exports: mod, frames };
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
   }
 
-  async function importModule(url: string): Promise<Record<string, unknown>> {
+  async function importModule(url: string, frames: FrameMapper): Promise<Record<string, unknown>> {
     try {
       return (await import(url)) as Record<string, unknown>;
     } catch (e) {
-      throw new ModuleReconcilerError('load', `loading ${path} failed: ${(e as Error)?.stack ?? String(e)}`, { cause: e });
+      // The stack of the temporary bundle (deleted by now) and of Reconcile Lab says nothing: name the user's lines.
+      const at = userFrames((e as Error | undefined)?.stack, frames);
+      const what = e instanceof Error ? `${e.name}: ${e.message}` : String(e);
+      throw new ModuleReconcilerError('load', `loading ${path} failed: ${what}${at.map((l) => `\n    ${l}`).join('')}`, { cause: e });
     }
   }
 
@@ -244,10 +310,21 @@ export function createModuleReconciler(options: ModuleReconcilerOptions): Reconc
   }
 
   async function reconcile(request: Request, ctx: ReconcileContext): Promise<Result> {
-    const { fn } = await current();
+    const { fn, frames } = await current();
     // No deadline of its own: the controller's reconcile timeout (off by default) aborts ctx.signal, and the
     // call is awaited until it settles, so a key is never reconciled twice at once.
-    const r = await fn(request, ctx);
+    let r: Result | void;
+    try {
+      r = await fn(request, ctx);
+    } catch (e) {
+      // A TypeError and its kin are bugs in the module: say where (its own file:line, not the temporary bundle's).
+      // Errors it throws on purpose (and API errors from ctx.client) propagate unchanged.
+      if (e instanceof Error && RUNTIME_ERRORS.has(e.name)) {
+        const at = userFrames(e.stack, frames);
+        if (at.length) throw new ModuleReconcilerError('throw', `${e.name}: ${e.message}${at.map((l) => `\n    ${l}`).join('')}`, { cause: e });
+      }
+      throw e;
+    }
     if (r === undefined || r === null) return {};
     if (typeof r !== 'object') throw new ModuleReconcilerError('result', `${path}: reconcile() must resolve to a Result object or undefined (got ${typeof r})`);
     const ms = (r as Result).requeueAfterMs;

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createModuleReconciler, formatCompileErrors, ModuleReconcilerError } from '../../../src/core/reconcilers/moduleReconciler.ts';
+import { createModuleReconciler, formatCompileErrors, ModuleReconcilerError, userFrames } from '../../../src/core/reconcilers/moduleReconciler.ts';
 import { isTerminal } from '../../../src/core/controller/reconcile.ts';
 import { statusOnlyClient, testContext, until, widget } from './helpers.ts';
 
@@ -109,6 +109,59 @@ test('missing file, missing export, a throw at load time and an invalid result a
   await assert.rejects(throwsOnLoad.reconcile(req, ctx), (e: unknown) => e instanceof ModuleReconcilerError && e.kind === 'load' && /bad top-level code/.test(e.message));
   const badResult = createModuleReconciler({ path: write('badresult.ts', 'export function reconcile() { return { requeueAfterMs: "soon" }; }\n') });
   await assert.rejects(badResult.reconcile(req, ctx), (e: unknown) => e instanceof ModuleReconcilerError && e.kind === 'result');
+});
+
+test('a TypeError in the module names its own file:line (through the source map), not the temporary bundle', async () => {
+  const helper = write('frames-helper.ts', [
+    'interface G { spec?: { beds?: { soil: string } } }',
+    'export function soilOf(g: G): string {',
+    '  return g.spec!.beds!.soil.toUpperCase();',
+    '}',
+    '',
+  ].join('\n'));
+  const p = write('frames.ts', [
+    "import { soilOf } from './frames-helper.ts';",
+    'type Ctx = { dryRun: boolean };',
+    'export async function reconcile(_req: unknown, _ctx: Ctx) {',
+    '  return { reason: soilOf({ spec: {} }) };',
+    '}',
+    '',
+  ].join('\n'));
+  const r = createModuleReconciler({ path: p });
+  const err = await r.reconcile(req, testContext(statusOnlyClient([])).ctx).then(() => assert.fail('resolved'), (e: unknown) => e as ModuleReconcilerError);
+  assert.ok(err instanceof ModuleReconcilerError && err.kind === 'throw', String(err));
+  assert.ok(err.cause instanceof TypeError, 'the original error is the cause');
+  const lines = err.message.split('\n');
+  assert.match(lines[0]!, /^TypeError: Cannot read properties of undefined \(reading 'soil'\)$/);
+  assert.equal(lines[1], `    at soilOf (${helper}:3:24)`);
+  assert.equal(lines[2], `    at reconcile (${p}:4:20)`);
+  assert.equal(lines.length, 3, 'no frame of Node or of Reconcile Lab: ' + err.message);
+  assert.doesNotMatch(err.message, /reconcile-lab-module-|\.mjs|node:internal/);
+  r.dispose();
+});
+
+test('a throw while loading names the line of the module that threw', async () => {
+  const p = write('load-frames.ts', 'const x: number = 1;\nif (x) throw new RangeError("no beds");\nexport function reconcile() {}\n');
+  const r = createModuleReconciler({ path: p });
+  await assert.rejects(r.reconcile(req, testContext(statusOnlyClient([])).ctx), (e: unknown) =>
+    e instanceof ModuleReconcilerError && e.kind === 'load' && e.message === `loading ${p} failed: RangeError: no beds\n    at ${p}:2:14`);
+});
+
+test('userFrames keeps only the frames the mapper claims, with function names, at most five', () => {
+  const url = 'file:///tmp/reconcile-lab-module-x/reconciler-1.mjs';
+  const stack = [
+    'TypeError: x',
+    `    at inner (${url}:10:5)`,
+    '    at process.processTicksAndRejections (node:internal/process/task_queues:105:5)',
+    `    at async outer (${url}:20:7)`,
+    '    at async Object.reconcile (/opt/reconcile-lab/dist/cli.js:100:20)',
+    `    at ${url}:1:1`,
+    ...Array.from({ length: 6 }, (_, i) => `    at f${i} (${url}:${30 + i}:1)`),
+  ].join('\n');
+  const map = (u: string, line: number, column: number) => (u === url ? { file: '/src/my.ts', line: line - 1, column } : undefined);
+  assert.deepEqual(userFrames(stack, map), ['at inner (/src/my.ts:9:5)', 'at outer (/src/my.ts:19:7)', 'at /src/my.ts:0:1', 'at f0 (/src/my.ts:29:1)', 'at f1 (/src/my.ts:30:1)']);
+  assert.deepEqual(userFrames(undefined, map), []);
+  assert.deepEqual(userFrames('Error: y\n    at g (/opt/reconcile-lab/dist/cli.js:1:2)', map), []);
 });
 
 test('errors thrown by the user code propagate unchanged (TerminalError-like stays terminal)', async () => {
