@@ -154,6 +154,38 @@ describe('actions against a real kube-apiserver', () => {
     await removeFinalizers({ client: c, gvr: crd.gvr, namespace: ns2, name: 'widget-stuck' });
   });
 
+  test("diagnoseStuck: a finalizer an exec or module reconciler added through Reconcile Lab's client is attributed to it, not hidden behind the lab loop", async () => {
+    const cluster = await getTestCluster();
+    const ns3 = await createNamespace(cluster.transport, 'ownfin');
+    const ours = createDynamicClient(cluster.transport, { fieldManager: 'reconcile-lab' });
+    const mine = 'gardens.example.org/cleanup';
+    // Created by a manifest with a finalizer of its own; then the user's module reconciler (same field manager as
+    // the lab loop) adds its finalizer with a merge patch re-sending the list, as a controller does.
+    await createDynamicClient(cluster.transport, { fieldManager: 'kubectl-client-side-apply' }).create(crd.gvr, {
+      apiVersion: crd.apiVersion, kind: 'Widget', metadata: { name: 'rose', namespace: ns3, finalizers: ['legacy.example.com/compost'] }, spec: {},
+    });
+    await ours.patch(crd.gvr, ns3, 'rose', 'merge', { metadata: { finalizers: ['legacy.example.com/compost', mine] } });
+    await c.delete(crd.gvr, ns3, 'rose');
+    // A write by that manager after the deletion (one-second precision: a later second) is no proof for either owner.
+    await new Promise((r) => setTimeout(r, 1100));
+    await ours.patch(crd.gvr, ns3, 'rose', 'merge', { metadata: { annotations: { touched: 'by the lab loop' } } });
+    // What the CLI passes: the lab reconciler owns only its own finalizer, and writes as "reconcile-lab".
+    const known = [{ name: 'the Reconcile Lab lab reconciler', finalizers: [LAB_FINALIZER], managers: ['reconcile-lab'], running: false }];
+    const d = await diagnoseStuck({ client: c, gvr: crd.gvr, namespace: ns3, name: 'rose', knownControllers: known });
+    const byName = new Map(d.finalizers.map((f) => [f.finalizer, f]));
+    const own = byName.get(mine)!;
+    assert.deepEqual(own.addedBy, ['reconcile-lab'], 'managedFields record who added it');
+    assert.match(own.probableOwner, /added by field manager "reconcile-lab"\)$/);
+    assert.ok(!own.evidence.some((e) => /no managedFields entry/.test(e)), own.evidence.join(' | '));
+    assert.ok(own.evidence.some((e) => /does not own this finalizer: another reconciler writing through the same client added it \(with Reconcile Lab: an exec or module reconciler\)/.test(e)), own.evidence.join(' | '));
+    assert.ok(!own.evidence.some((e) => /after deletion was requested/.test(e)), 'a shared manager\'s write proves nothing');
+    assert.equal(own.running, 'unknown');
+    const compost = byName.get('legacy.example.com/compost')!;
+    assert.deepEqual(compost.addedBy, ['kubectl-client-side-apply']);
+    assert.ok(!compost.evidence.some((e) => /same client/.test(e)), compost.evidence.join(' | '));
+    await removeFinalizers({ client: c, gvr: crd.gvr, namespace: ns3, name: 'rose' });
+  });
+
   test('finalizer removal fails safely when the object changed (since it was looked at, or between read and patch)', async () => {
     const seen = await c.get(crd.gvr, ns, 'widget-stuck');
     // Another client changes the object after the person looked.

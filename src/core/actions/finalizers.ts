@@ -193,13 +193,21 @@ export async function diagnoseStuck(o: {
     const evidence: string[] = [];
     const votes: Liveness[] = [];
     const known = (o.knownControllers ?? []).find((k) => k.finalizers.includes(finalizer));
-    // Managers of known controllers that do NOT own this finalizer: their writes say nothing about its owner.
-    const foreign = new Set((o.knownControllers ?? []).filter((k) => k !== known).flatMap((k) => k.managers ?? []));
+    const others = (o.knownControllers ?? []).filter((k) => k !== known);
+    // A known loop that co-owns the list (it re-sent the finalizers with its own: its managedFields entry lists its
+    // own finalizer too) did not add this one. Its manager listing this finalizer alone did add it: another
+    // reconciler writing through the same client (an exec or module reconciler shares Reconcile Lab's manager).
+    const coOwner = (m: string) => others.some((k) => (k.managers ?? []).includes(m) && k.finalizers.some((f) => f !== finalizer && managersOfFinalizer(obj.metadata.managedFields, f).includes(m)));
+    const adders = addedBy.filter((m) => !coOwner(m));
     let probableOwner = wk?.owner ?? (known ? known.name : `the controller for "${domain}"`);
-    // A known loop that co-owns the list (it re-sent the finalizers with its own) did not add this one.
-    const adders = addedBy.filter((m) => !foreign.has(m));
     if (!wk && !known && adders.length) probableOwner += ` (added by field manager ${adders.map((m) => `"${m}"`).join(', ')})`;
     else if (!wk && !known && location === 'metadata') evidence.push('no managedFields entry records who added this finalizer (it may have been set at creation by kubectl or a manifest)');
+    if (!wk && !known) {
+      for (const k of others.filter((x) => (x.managers ?? []).some((m) => adders.includes(m)))) {
+        const m = (k.managers ?? []).find((x) => adders.includes(x))!;
+        evidence.push(`"${m}" is the field manager ${k.name} writes with, but it does not own this finalizer: another reconciler writing through the same client added it (with Reconcile Lab: an exec or module reconciler); run that reconciler again and it can remove the finalizer after its cleanup`);
+      }
+    }
 
     let state: KnownController['state'] | undefined;
     if (known) {
@@ -215,7 +223,8 @@ export async function diagnoseStuck(o: {
     }
     // A known controller's state is first-hand: a write of its after deletion (e.g. a status update) decides nothing.
     if (deletionMs !== undefined && !known) {
-      const managers = new Set(adders);
+      // A manager shared with a known controller writes for that one too: its writes prove nothing about this owner.
+      const managers = new Set(adders.filter((m) => !others.some((k) => (k.managers ?? []).includes(m))));
       for (const m of obj.metadata.managedFields ?? []) {
         const t = parseTime(m.time);
         // Timestamps have one-second precision: only a strictly later second proves a write after deletion.
