@@ -67,9 +67,11 @@ type hub struct {
 	// wrappedAs and controllerNamed pair a controller (the name controller-runtime gave it) with the name its
 	// reconciler was wrapped under when they differ: a Wrap under that name then reports as the controller, and
 	// commands for the controller find its reconciler (see alias). optionsNames: every name bridge.Options was
-	// given. Guarded by mu.
+	// given, with its place among the process's Options and NewQueue calls (1 = the first; see declare).
+	// declared: how many such calls gave a place. Guarded by mu.
 	wrappedAs, controllerNamed map[string]string
-	optionsNames               map[string]bool
+	optionsNames               map[string]int
+	declared                   int
 	// guessed: reconciler names pairLocked paired by elimination; the first reconcile confirms or undoes each
 	// (Reconciler.Reconcile).
 	guessed map[string]bool
@@ -97,7 +99,7 @@ func newHub(address, token string, clk clock.Clock) *hub {
 		reconcilers:     map[string]*Reconciler{},
 		wrappedAs:       map[string]string{},
 		controllerNamed: map[string]string{},
-		optionsNames:    map[string]bool{},
+		optionsNames:    map[string]int{},
 		guessed:         map[string]bool{},
 		customKeys:      map[string]any{},
 		welcomedCh:      make(chan struct{}),
@@ -360,11 +362,28 @@ func (h *hub) confirmPair(name string, q *Queue, item reconcile.Request) bool {
 	return false
 }
 
-// noteOptions records a name bridge.Options was given.
-func (h *hub) noteOptions(name string) {
+// noteOptions records a name bridge.Options was given and returns its controller's place in the program (see
+// declare): a name given again keeps its first place.
+func (h *hub) noteOptions(name string) int {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	h.optionsNames[name] = true
+	if o := h.optionsNames[name]; o > 0 {
+		return o
+	}
+	h.declared++
+	h.optionsNames[name] = h.declared
+	return h.declared
+}
+
+// declare returns the place of a controller whose queue comes from bridge.NewQueue (no name): the next one.
+// Places count the bridge.Options and bridge.NewQueue calls of the process in the order the program made them,
+// which is the order it sets its controllers up (all before the manager starts them, while the manager starts
+// them in parallel, so the order of their announcements is not the program's).
+func (h *hub) declare() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.declared++
+	return h.declared
 }
 
 // pairLocked finds the reconciler of queue q, which none is wrapped under its name or its bridge.Options name:
@@ -385,7 +404,7 @@ func (h *hub) pairLocked(q *Queue) *Reconciler {
 	}
 	var lone []*Reconciler
 	for n, r := range h.reconcilers {
-		if !h.optionsNames[n] && h.controllerNamed[n] == "" && h.queueLocked(n) == nil {
+		if h.optionsNames[n] == 0 && h.controllerNamed[n] == "" && h.queueLocked(n) == nil {
 			lone = append(lone, r)
 		}
 	}

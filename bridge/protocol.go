@@ -140,6 +140,11 @@ type ControllerMsg struct {
 	// reconcile.Request), e.g. "main.ClusterRequest": its keys are then the texts the bridge renders for its items
 	// (typed.go), not object keys. Absent for reconcile.Request.
 	RequestType string `json:"requestType,omitempty"`
+	// Order is the controller's place in the program: 1 for the first bridge.Options (or bridge.NewQueue) call the
+	// process made, 2 for the next, … — the order the program sets its controllers up. The manager starts its
+	// controllers in parallel, so announcements come in any order; the editor follows the lowest place. Absent
+	// when not known.
+	Order int `json:"order,omitempty"`
 }
 
 // CacheSelector is the label and field selector the manager's cache lists a controller's kind with in one

@@ -125,7 +125,7 @@ func optionsFor[request comparable](h *hub, mgr manager.Manager, name string, op
 		LeaderElection:          h.leaderElection.Load() && ptr.Deref(opts.NeedLeaderElection, ptr.Deref(global.NeedLeaderElection, true)),
 	}
 	info.Name = name // the name given here; the queue takes the one controller-runtime passes to NewQueue
-	h.noteOptions(name)
+	info.Order = h.noteOptions(name)
 	if o, ok := any(opts).(controller.Options); ok {
 		o.NewQueue = h.newQueueFunc(ptr.Deref(usePQ, true), info, mgr)
 		return any(o).(controller.TypedOptions[request])
@@ -158,7 +158,7 @@ func NewQueue(usePriorityQueue bool) func(string, workqueue.TypedRateLimiter[rec
 	if h == nil {
 		return nil
 	}
-	return h.newQueueFunc(usePriorityQueue, ControllerMsg{}, nil)
+	return h.newQueueFunc(usePriorityQueue, ControllerMsg{Order: h.declare()}, nil)
 }
 
 func (h *hub) newQueueFunc(usePQ bool, info ControllerMsg, mgr manager.Manager) func(string, workqueue.TypedRateLimiter[reconcile.Request]) workqueue.TypedRateLimitingInterface[reconcile.Request] {

@@ -179,6 +179,11 @@ interface Session {
    * the resource that controller reconciles ({@link followResourceOf}). Until then `resource` must not be read.
    */
   resourceFromProgram: boolean;
+  /**
+   * `--go` without `--resource` and `--controller`: the controller whose resource {@link resource} is (chosen by
+   * default) and the names of every controller its program announced so far.
+   */
+  followedByDefault?: { name: string; announced: () => readonly string[] };
 }
 
 /** What `resource` holds while {@link Session.resourceFromProgram} waits for the program's controller. */
@@ -247,7 +252,10 @@ function normalizeKey(key: string, s: Session): ObjectKey {
     throw new UsageError(`bad key "${key}": expected namespace/name or name${/may not/.test((e as Error).message) ? ` (${(e as Error).message.replace(/^unexpected key "[^"]*": /, '')})` : ''}`);
   }
   if (!s.resource.namespaced) {
-    if (parts.namespace) throw new UsageError(`${s.resource.resource} is cluster-scoped: use a key without a namespace ("${parts.name}")`);
+    const f = s.followedByDefault;
+    const others = f ? f.announced().filter((n) => n !== f.name) : [];
+    const followed = f ? ` (the resource of the Go controller ${f.name}, the first the program sets up; --controller ${others.length ? others.join(' or ') : '<name>'} follows another)` : '';
+    if (parts.namespace) throw new UsageError(`${s.resource.resource} is cluster-scoped: use a key without a namespace ("${parts.name}")${followed}`);
     return parts.name;
   }
   return keyFor(parts.namespace ?? s.defaultNamespace, parts.name);
@@ -723,7 +731,7 @@ async function startGoController(args: CliArgs, io: CliIo, log: Logger, s: Sessi
     clock: realClock,
     log,
     env: s.kubeconfigPath ? { KUBECONFIG: s.kubeconfigPath } : {},
-    // Without --resource the first controller the program announces (or the one --controller names) is followed.
+    // Without --resource the first controller the program sets up (or the one --controller names) is followed.
     accept: (c) =>
       (s.resourceFromProgram || c.controller.resourceId === undefined || c.controller.resourceId === wanted || wanted.startsWith(`${c.controller.resourceId}.`)) &&
       (args.controller === undefined || c.controller.name === args.controller),
@@ -753,7 +761,11 @@ async function startGoController(args: CliArgs, io: CliIo, log: Logger, s: Sessi
     return ended === undefined ? undefined : programEnding(ended, r.launched.tail(PROGRAM_TAIL_LINES));
   });
   store.add(r.launched);
-  if (s.resourceFromProgram) followResourceOf(s, r.controller);
+  if (s.resourceFromProgram) {
+    followResourceOf(s, r.controller);
+    const p = r.process;
+    if (args.controller === undefined) s.followedByDefault = { name: r.controller.name, announced: () => p.controllers.map((c) => c.name) };
+  }
   if (!args.json) io.stderr(`reconcile-lab: ${r.process.description}: controller ${r.controller.name}${r.controller.announcement.priorityQueue ? ' (priority queue)' : ''}, controller-runtime ${r.process.hello.controllerRuntime}\n`);
   return r.controller;
 }
@@ -767,7 +779,7 @@ async function learnResourceFromProgram(args: CliArgs, io: CliIo, log: Logger, s
   try {
     const journal = store.add(new Journal({ clock: realClock, capacity: 100 }));
     await startGoController(args, { ...io, stderr: () => {} }, log, s, store, true, journal);
-    if (!args.json && !args.markdown) io.stderr(`reconcile-lab: checking ${resourceName(s)}, the resource of the program's first controller (pass --resource to choose)\n`);
+    if (!args.json && !args.markdown) io.stderr(`reconcile-lab: checking ${resourceName(s)}, the resource of the first controller the program sets up (pass --resource to choose)\n`);
   } catch (e) {
     // The program ended before it announced a controller: its own last lines say why.
     const ending = await programEndings.get(store)?.(PROGRAM_GONE_GRACE_MS);

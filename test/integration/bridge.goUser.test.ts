@@ -179,7 +179,7 @@ describe('a user-shaped Go controller (two controllers, a cluster-scoped CRD) th
     await assert.rejects(client.get(CONFIGMAPS, 'default', `harbor-${name}`), /not found|NotFound|404/i, 'no child was created');
   });
 
-  test('CLI --go without --resource follows the program\'s controller (--controller picks one; its resource is the command\'s); with a --resource none of them reconciles, it names the controllers it announced', { timeout: 180_000 }, async () => {
+  test('CLI --go without --resource follows the program\'s controller (the first it sets up, or the one --controller picks; its resource is the command\'s); with a --resource none of them reconciles, it names the controllers it announced', { timeout: 180_000 }, async () => {
     const name = `cli-follow-${Date.now().toString(36)}`;
     await client.create(HARBORS, harbor(name, { berths: 1, namespace: 'default' }));
     try {
@@ -192,6 +192,13 @@ describe('a user-shaped Go controller (two controllers, a cluster-scoped CRD) th
     } finally {
       await client.delete(HARBORS, undefined, name).catch(() => {});
     }
+    // Without --controller: the first controller cmd/main.go sets up (harbor-keeper), though the manager starts both
+    // at once and either may be announced first; a namespaced key says whose resource it is (and names the other
+    // when it was announced by then).
+    const byDefault = await runCliProcess(['step', `default/${name}`, '--kubeconfig', cluster.kubeconfigPath, '--go', `${bin} --health-probe-bind-address=0 --metrics-bind-address=0`]);
+    assert.equal(byDefault.code, 2, byDefault.stderr);
+    assert.match(byDefault.stderr, /controller harbor-keeper \(priority queue\)/, byDefault.stderr);
+    assert.match(byDefault.stderr, new RegExp(`harbors is cluster-scoped: use a key without a namespace \\("${name}"\\) \\(the resource of the Go controller harbor-keeper, the first the program sets up; --controller (deployment|<name>) follows another\\)`), byDefault.stderr);
     const widgets = await runCliProcess(['step', '--kubeconfig', cluster.kubeconfigPath, '--resource', 'widgets.lab.reconcile.dev', '--go', `${bin} --health-probe-bind-address=0 --metrics-bind-address=0`]);
     assert.notEqual(widgets.code, 0);
     assert.match(widgets.stderr, /announced (harbor-keeper \(harbors\.fleet\.example\.io\), deployment \(deployments\.apps\)|deployment \(deployments\.apps\), harbor-keeper \(harbors\.fleet\.example\.io\)), but not a controller reconciling widgets\.lab\.reconcile\.dev: pass --resource/, widgets.stderr);

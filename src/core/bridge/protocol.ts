@@ -100,6 +100,7 @@ export const PROTOCOL = {
       cacheSelectors: 'CacheSelector[]?',
       cacheScopeUnknown: 'string?',
       requestType: 'string?',
+      order: 'int?',
     },
     queue: {
       controller: 'string',
@@ -225,6 +226,12 @@ export interface ControllerMessage {
    * not object keys: the editor passes them back verbatim and the Go side refuses a text none of its items had.
    */
   requestType?: string;
+  /**
+   * The controller's place in the program: 1 for the process's first `bridge.Options` (or `bridge.NewQueue`) call,
+   * 2 for the next… — the order the program sets its controllers up. Controllers are announced in any order (the
+   * manager starts them in parallel); a command following one by default takes the lowest place. Absent: not known.
+   */
+  order?: number;
 }
 /** The label and field selector a manager's cache lists a controller's kind with in one namespace. */
 export interface CacheSelector {

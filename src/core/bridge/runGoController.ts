@@ -15,7 +15,10 @@ export interface RunGoControllerOptions {
   env?: Readonly<Record<string, string>>;
   /** Give up after this long without a controller (a cold `go run` compiles for a minute or more). Default 5 min. */
   waitMs?: number;
-  /** Which announced controller to resolve with (default: the first of the new process). */
+  /**
+   * Which announced controllers the run may resolve with (default: any of the new process). Of those, the run
+   * resolves with the first the program sets up ({@link followedController}).
+   */
   accept?: (c: { process: GoProcess; controller: RemoteController }) => boolean;
   /**
    * What `accept` wants, for people ("the controller reconciling widgets.lab.reconcile.dev (--resource)"): when the
@@ -56,6 +59,32 @@ function refusalIsMine(r: BridgeRefusal, launched: LaunchedProcess, hub: BridgeH
   return group === undefined ? alone : group === launched.pid;
 }
 
+type ControllerRef = { process: GoProcess; controller: RemoteController };
+
+/**
+ * The controller a run follows among `announced` (every controller of the run's process(es), in the order they
+ * were announced): of those `accept` takes, the one with the lowest place in the program (`order`: the order of
+ * its `bridge.Options` calls). A manager starts its controllers in parallel, so the first announced is a matter of
+ * scheduling; the lowest place is the same on every run. `settled` once every controller of a lower place was
+ * announced (a later announcement cannot change the choice then). Controllers without a place (a bridge that does
+ * not send it): the first announced, settled. Undefined when `accept` takes none.
+ */
+export function followedController(announced: readonly ControllerRef[], accept: (c: ControllerRef) => boolean): { ref: ControllerRef; settled: boolean } | undefined {
+  for (const p of [...new Set(announced.map((c) => c.process))]) {
+    const mine = announced.filter((c) => c.process === p);
+    const ok = mine.filter(accept);
+    if (!ok.length) continue;
+    const placed = ok.filter((c) => c.controller.announcement.order !== undefined);
+    if (placed.length < ok.length) return { ref: ok.find((c) => c.controller.announcement.order === undefined)!, settled: true };
+    const ref = placed.reduce((a, b) => (b.controller.announcement.order! < a.controller.announcement.order! ? b : a));
+    const places = new Set(mine.map((c) => c.controller.announcement.order));
+    let settled = true;
+    for (let i = 1; i < ref.controller.announcement.order!; i++) if (!places.has(i)) settled = false;
+    return { ref, settled };
+  }
+  return undefined;
+}
+
 export interface RunningGoController {
   readonly launched: LaunchedProcess;
   readonly process: GoProcess;
@@ -64,7 +93,10 @@ export interface RunningGoController {
 
 /**
  * Launches a Go controller program with the bridge's environment and
- * resolves once one of its controllers is announced. Rejects — after
+ * resolves with one of its controllers: the first the program sets up among
+ * those `accept` takes, once the program announced it and every one it sets
+ * up before ({@link followedController}), or the best announced at a notice
+ * time when one set up before was not announced by then. Rejects — after
  * stopping the program — when the program exits first (with its last output
  * lines), when the bridge refuses its handshake (another protocol version, a
  * wrong token, not the bridge protocol: retrying cannot help), when nothing is
@@ -114,7 +146,21 @@ export async function runGoController(o: RunGoControllerOptions): Promise<Runnin
   const noticeAfterMs = o.noticeAfterMs ?? 20_000;
   let noticed = false;
   let noticeTimer: TimerHandle | undefined;
+  const accept = o.accept ?? (() => true);
+  let follow: ((ref: ControllerRef) => void) | undefined;
+  const followed = new Promise<ControllerRef>((resolve) => (follow = resolve));
+  /** Resolves `followed` with the controller to follow once it is settled (or, when `anyway`, when there is one). */
+  const look = (anyway: boolean): boolean => {
+    const f = followedController(o.hub.controllers.filter((c) => !before.has(c.process)), accept);
+    if (!f || !(f.settled || anyway)) return false;
+    follow?.(f.ref);
+    return true;
+  };
+  const announcements = o.hub.onDidAddController(() => look(false));
   const check = () => {
+    // A controller set up before the one accepted was never announced (it waits for leadership, or the program
+    // never built it): follow the best announced.
+    if (look(true)) return;
     const connected = o.hub.processes.filter((p) => !before.has(p));
     const announced = connected.flatMap((p) => p.controllers);
     if (announced.length && o.wanted) {
@@ -135,9 +181,14 @@ export async function runGoController(o: RunGoControllerOptions): Promise<Runnin
   };
   noticeTimer = o.clock.setTimeout(check, noticeAfterMs);
   try {
-    const accept = o.accept ?? (() => true);
+    look(false);
+    const aborted = new Promise<never>((_, reject) => {
+      if (wait.signal.aborted) reject(wait.signal.reason);
+      else wait.signal.addEventListener('abort', () => reject(wait.signal.reason), { once: true });
+    });
     const ref = await Promise.race([
-      o.hub.waitForController((c) => !before.has(c.process) && accept(c), wait.signal),
+      followed,
+      aborted,
       launched.exited.then((e) => {
         throw new Error(`${[o.spec.command, ...o.spec.args].join(' ')} ${describeExit(e)} before announcing a controller. Last output:\n${launched.tail(15).join('\n')}`);
       }),
@@ -152,6 +203,7 @@ export async function runGoController(o: RunGoControllerOptions): Promise<Runnin
     o.clock.clearTimeout(timer);
     if (noticeTimer !== undefined) o.clock.clearTimeout(noticeTimer);
     refused.dispose();
+    announcements.dispose();
     o.signal?.removeEventListener('abort', onAbort);
     wait.abort();
   }

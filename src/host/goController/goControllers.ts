@@ -210,6 +210,10 @@ export class GoControllers implements vscode.Disposable {
         this.lab.renderStatus();
       }
     });
+    // onController has seen every announcement so far and shows the best of this program's controllers (one
+    // reconciling the primary resource, else the first the program sets up): keep it.
+    const shown = this.shown;
+    if (shown && shown.process === r.process) return shown;
     const ref = { process: r.process, controller: r.controller };
     this.show(ref);
     return ref;
@@ -272,12 +276,17 @@ export class GoControllers implements vscode.Disposable {
 
   private onController(c: GoControllerRef): void {
     // Show the first controller, or the one reconciling the connection's primary resource, or replace one that is gone.
+    // Of one program's controllers, the first it sets up (its manager announces them in any order) unless the shown
+    // one reconciles the primary resource and c does not.
     const s = this.hubSession;
     const cur = this.shown;
     const resource = c.controller.resourceId;
     if (s && resource) s.noteControllerResource(c.controller.name, resource);
-    const better = s?.primaryResource !== undefined && c.controller.resourceId === s.primaryResource && cur?.controller.resourceId !== s.primaryResource;
-    if (!cur || cur.process.liveness === 'exited' || better) this.show(c);
+    const primary = (x: GoControllerRef | undefined) => x !== undefined && s?.primaryResource !== undefined && x.controller.resourceId === s.primaryResource;
+    const place = (x: GoControllerRef) => x.controller.announcement.order ?? Number.POSITIVE_INFINITY;
+    const better = primary(c) && !primary(cur);
+    const earlier = cur !== undefined && cur.process === c.process && primary(c) === primary(cur) && place(c) < place(cur);
+    if (!cur || cur.process.liveness === 'exited' || better || earlier) this.show(c);
     this.applyDebugState();
   }
 

@@ -144,3 +144,80 @@ test('an onLaunched callback that throws: the run rejects with its error and the
     hub.dispose();
   }
 });
+
+/**
+ * Launches `sleep` as the program on a fresh hub, its Go side the test's Peer; `script` announces controllers and
+ * moves the clock. Resolves with the name of the controller the run followed (the program is stopped).
+ */
+async function followedName(accept: Parameters<typeof runGoController>[0]['accept'], script: (announce: (name: string, order?: number) => Promise<void>, clock: FakeClock, outcome: () => unknown) => Promise<void>): Promise<string> {
+  const clock = new FakeClock();
+  const journal = new Journal({ clock, delivery: 'sync' });
+  const hub = await BridgeHub.start({ clock, journal, silentAfterMs: 3_600_000 });
+  const env = hub.env();
+  let outcome: unknown;
+  const run = runGoController({ hub, spec: { command: 'sleep', args: ['600'] }, clock, noticeAfterMs: 10_000, onNotice: () => {}, ...(accept ? { accept } : {}) }).then(
+    async (r) => {
+      outcome = r.controller.name;
+      await r.launched.stop();
+      r.launched.dispose();
+    },
+    (e: unknown) => (outcome = e),
+  );
+  const { peer, answer } = await Peer.hello(env.RECONCILE_LAB_BRIDGE!, env.RECONCILE_LAB_BRIDGE_TOKEN!);
+  try {
+    assert.equal(answer.type, 'welcome');
+    let n = 0;
+    const announce = async (name: string, order?: number) => {
+      peer.send({ type: 'controller', name, group: 'brew.example.io', version: 'v1', kind: name, resource: `${name}s`, priorityQueue: true, paused: true, ...(order !== undefined ? { order } : {}) });
+      n++;
+      await until(() => hub.controllers.length === n, `${name} is announced`);
+      await until(() => true, 'a turn');
+    };
+    await script(announce, clock, () => outcome);
+    await until(() => outcome !== undefined, 'the run ends');
+  } finally {
+    peer.close();
+    await run;
+    hub.dispose();
+  }
+  if (typeof outcome !== 'string') throw outcome;
+  return outcome;
+}
+
+test('a program whose manager announces its controllers in another order than it set them up: the run follows the first it set up (order 1), whatever comes first', async () => {
+  const name = await followedName(undefined, async (announce, _clock, outcome) => {
+    await announce('stove', 2);
+    assert.equal(outcome(), undefined, 'the controller set up first (order 1) is not announced yet: still waiting');
+    await announce('kettle', 1);
+  });
+  assert.equal(name, 'kettle');
+});
+
+test('the first controller set up is never announced (it waits for leadership): at the notice time the run follows the best announced', async () => {
+  const name = await followedName(undefined, async (announce, clock, outcome) => {
+    await announce('stove', 2);
+    await announce('pot', 3);
+    clock.step(9_999);
+    await until(() => true, 'a turn');
+    assert.equal(outcome(), undefined, 'not before the notice time');
+    clock.step(1);
+  });
+  assert.equal(name, 'stove');
+});
+
+test('with accept (--resource): the lowest place among the accepted, once every controller set up before it was announced, accepted or not', async () => {
+  const name = await followedName((c) => c.controller.name !== 'kettle', async (announce, _clock, outcome) => {
+    await announce('kettle', 1);
+    await announce('pot', 3);
+    assert.equal(outcome(), undefined, 'order 2 may still be accepted: waiting');
+    await announce('stove', 2);
+  });
+  assert.equal(name, 'stove');
+});
+
+test('a bridge that sends no order: the first controller announced, at once', async () => {
+  const name = await followedName(undefined, async (announce) => {
+    await announce('stove');
+  });
+  assert.equal(name, 'stove');
+});

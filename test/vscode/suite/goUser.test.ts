@@ -53,9 +53,13 @@ describe('a user-shaped Go program with two controllers (Run Controller…)', fu
     const widgets = s.builtInPrimaryResource;
     assert.ok(widgets, 'the connection has a built-in loop resource');
     assert.ok(!s.resources.some((r) => r.id === DEPLOYMENTS), 'deployments are not watched before');
-    ok(await run('reconcileLab.runController', { command: bin, args: ['--health-probe-bind-address=0', '--metrics-bind-address=0'], waitMs: 120_000 }));
+    const started = ok(await run<{ controller: string }>('reconcileLab.runController', { command: bin, args: ['--health-probe-bind-address=0', '--metrics-bind-address=0'], waitMs: 120_000 }));
     await waitUntil(() => l.go.all.length === 2, 'both controllers announced', 60_000);
     assert.deepEqual(l.go.all.map((c) => c.controller.name).sort(), ['deployment', 'harbor-keeper']);
+    // Neither reconciles the connection's resource: the first controller cmd/main.go sets up is shown, whichever the
+    // manager (which starts both at once) announced first.
+    assert.equal(started.controller, 'harbor-keeper');
+    assert.equal(l.go.current?.controller.name, 'harbor-keeper');
 
     // The cluster-scoped CRD's controller: its resource is the views' resource, its key has no namespace.
     assert.match(ok(await run<{ shown: string }>('reconcileLab.selectController', { controller: 'harbor-keeper' })).shown, /^Go controller harbor-keeper/);
