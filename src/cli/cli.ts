@@ -561,19 +561,29 @@ const ordinal = (n: number) => `${n}${n % 100 >= 11 && n % 100 <= 13 ? 'th' : ([
 /** Continuation lines of a multi-line message, indented under the entry so it reads as one entry. */
 const oneEntry = (text: string) => text.replace(/\r?\n/g, '\n               │ ');
 
-function describeTrigger(x: EnqueueReason): string {
+/**
+ * Why a reconcile ran, one trigger of it in words, naming the object whose event queued `key` and its
+ * resourceVersion: `update rv 41` (the key's own object), `update of owned Deployment ns/web rv 42`, `add of watched
+ * ConfigMap ns/shelf rv 7` (a mapped watch), `retry after failure 2`, `added outside an informer event (…)`.
+ */
+export function describeTrigger(x: EnqueueReason, key: string | undefined): string {
+  const rv = 'resourceVersion' in x && x.resourceVersion ? ` rv ${x.resourceVersion}` : '';
   switch (x.kind) {
-    case 'informer':
+    case 'informer': {
+      const what = x.initial ? 'initial list' : x.event;
+      return `${what}${x.objectKey === key ? '' : ` of ${x.objectKey}`}${rv}`;
+    }
     case 'watch':
-      return `${x.kind}:${x.event}`;
+      return `${x.event} of watched ${x.objectKind ?? x.resource} ${x.objectKey}${rv}`;
     case 'owned':
-      return `owned:${x.event}`;
+      return `${x.event} of owned ${x.childKind ?? x.resource} ${x.child}${rv}`;
     case 'backoff':
       return `retry after failure ${x.attempt}`;
     case 'requeueAfter':
       return `requeue-after${x.reason ? ` (${x.reason})` : ''}`;
     case 'manual':
-      return x.action;
+      // An add with a note says it ("step (force) from the editor", "added outside an informer event (…)").
+      return x.note ? (x.action === 'enqueue' ? x.note : `${x.action} (${x.note})`) : x.action;
   }
 }
 
@@ -586,7 +596,7 @@ export function formatEntry(e: JournalEntry, verbose: boolean, now: number = e.a
   switch (e.kind) {
     case 'reconcileStart':
       // `attempt` counts reconciles of the key (successful ones too), not retries: say so.
-      return `${t} ▶ ${e.key} reconcile, ${ordinal(e.attempt)} of this key (${e.triggers.map(describeTrigger).join(', ') || 'no trigger'})${e.priority !== undefined && e.priority !== 0 ? ` [priority ${e.priority}]` : ''}`;
+      return `${t} ▶ ${e.key} reconcile, ${ordinal(e.attempt)} of this key (${e.triggers.map((x) => describeTrigger(x, e.key)).join(', ') || 'no trigger'})${e.priority !== undefined && e.priority !== 0 ? ` [priority ${e.priority}]` : ''}`;
     case 'reconcileEnd': {
       const o = e.outcome;
       let what: string;

@@ -121,7 +121,7 @@ export function reasonSummary(r: EnqueueReason, now: number): string {
     case 'owned':
       return `${r.event} of owned ${r.childKind ?? r.resource} ${r.child}${r.resourceVersion ? ` (rv ${r.resourceVersion})` : ''}, ${ago}`;
     case 'watch':
-      return `${r.event} of watched ${r.objectKind ?? r.resource} ${r.objectKey}, ${ago}`;
+      return `${r.event} of watched ${r.objectKind ?? r.resource} ${r.objectKey}${r.resourceVersion ? ` (rv ${r.resourceVersion})` : ''}, ${ago}`;
     case 'requeueAfter':
       return `requeue after ${formatDuration(r.afterMs)}${r.reason ? ` (${r.reason})` : ''}, due ${ago}`;
     case 'backoff':

@@ -75,6 +75,31 @@ test('text output: the reconcile counter is an ordinal of the key, and a retry n
   assert.match(formatEntry(entry({ kind: 'reconcileStart', key: 'ns/a', attempt: 11, via: 'worker', triggers: [] }), false, at)!, /11th of this key/);
 });
 
+test('text output: each trigger of a reconcile names the object whose event queued the key and its resourceVersion (a mapped watch, an owned child, the key itself)', () => {
+  const line = formatEntry(
+    entry({
+      kind: 'reconcileStart',
+      key: 'brew/k1',
+      attempt: 2,
+      via: 'worker',
+      triggers: [
+        { kind: 'informer', event: 'update', resource: 'kettles.v1.brew.example.io', objectKey: 'brew/k1', resourceVersion: '41', at },
+        { kind: 'watch', event: 'update', resource: 'configmaps.v1', objectKey: 'brew/top-shelf', objectKind: 'ConfigMap', resourceVersion: '40', at },
+        { kind: 'owned', event: 'delete', resource: 'deployments.v1.apps', child: 'brew/kettle-k1', childKind: 'Deployment', resourceVersion: '39', at },
+        { kind: 'manual', action: 'enqueue', note: 'added outside an informer event (a channel source or the program itself)', at },
+      ],
+    }),
+    false,
+    at,
+  );
+  assert.equal(
+    line,
+    '12:00:00.000 ▶ brew/k1 reconcile, 2nd of this key (update rv 41, update of watched ConfigMap brew/top-shelf rv 40, delete of owned Deployment brew/kettle-k1 rv 39, added outside an informer event (a channel source or the program itself))',
+  );
+  const initial = formatEntry(entry({ kind: 'reconcileStart', key: 'k1', attempt: 1, via: 'step', triggers: [{ kind: 'manual', action: 'step', at }, { kind: 'informer', event: 'add', resource: 'stoves.v1.brew.example.io', objectKey: 'k1', resourceVersion: '7', initial: true, at }, { kind: 'watch', event: 'add', resource: 'secrets.v1', objectKey: 'brew/s', at }] }), false, at);
+  assert.equal(initial, '12:00:00.000 ▶ k1 reconcile, 1st of this key (step, initial list rv 7, add of watched secrets.v1 brew/s)');
+});
+
 test('run summary: per-key reconciles, writes, errors, warnings; keys whose last reconcile failed', () => {
   const s = new RunSummary();
   s.add(entry({ kind: 'reconcileEnd', key: 'ns/a', durationMs: 1, outcome: { kind: 'success' } }));

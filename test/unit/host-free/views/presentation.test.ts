@@ -56,6 +56,10 @@ describe('outcomeSummary and reasonSummary', () => {
       reasonSummary({ kind: 'owned', event: 'delete', resource: 'configmaps.v1', child: 'default/w1-config', childKind: 'ConfigMap', at: NOW }, NOW),
       'delete of owned ConfigMap default/w1-config, 0ms ago',
     );
+    assert.equal(
+      reasonSummary({ kind: 'watch', event: 'update', resource: 'configmaps.v1', objectKey: 'default/shelf', objectKind: 'ConfigMap', resourceVersion: '40', at: NOW - 2000 }, NOW),
+      'update of watched ConfigMap default/shelf (rv 40), 2.0s ago',
+    );
     assert.equal(reasonSummary({ kind: 'backoff', attempt: 2, delayMs: 10, error: 'conflict', at: NOW - 1000 }, NOW), 'retry #2 after 10ms backoff (conflict), due 1.0s ago');
     assert.equal(reasonSummary({ kind: 'manual', action: 'reconcileNow', at: NOW }, NOW), 'reconcileNow, 0ms ago');
   });
