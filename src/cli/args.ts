@@ -305,7 +305,8 @@ export function parseCliArgs(argv: readonly string[]): CliArgs | 'help' {
     if (!controllerCmd) throw new UsageError('--work-queue only applies to run and step');
     if (workQueue !== 'priority' && workQueue !== 'client-go') throw new UsageError(`--work-queue must be priority or client-go (got "${workQueue}")`);
   }
-  const resource = v.resource ?? 'widgets.lab.reconcile.dev';
+  // Case-insensitive, as kubectl: "Garden.botany.example.org" (a kind) or "ConfigMaps" name what their lower case does.
+  const resource = (v.resource ?? 'widgets.lab.reconcile.dev').toLowerCase();
   if (!/^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/.test(resource)) throw new UsageError(`--resource must look like plural.group (e.g. widgets.lab.reconcile.dev) or a core plural (configmaps); got "${resource}"`);
   const out: CliArgs = {
     command: cmd,

@@ -34,6 +34,7 @@ import { CONFIGMAP_GVR, createLabReconciler, LAB_FINALIZER, labResourceProblem }
 import { createExecReconciler } from '../core/reconcilers/execReconciler.ts';
 import { createModuleReconciler } from '../core/reconcilers/moduleReconciler.ts';
 import { parsePredicateSpec } from '../core/controller/predicateSpec.ts';
+import { closestNames, missingNamespaceNote, missingObjectNote } from './absent.ts';
 import { ExitCode, HELP, parseCliArgs, resolveWatchList, UsageError, type CliArgs } from './args.ts';
 import { CheckRefusedError, runChecks } from '../core/checks/runChecks.ts';
 import { reproduceFlags, shellQuote } from '../core/checks/reproduce.ts';
@@ -226,8 +227,7 @@ async function connect(args: CliArgs, io: CliIo, log: Logger): Promise<Session> 
     const similar = resources.filter((r) => r.resource === name || r.kind.toLowerCase() === name || (r.shortNames ?? []).includes(name));
     const full = [...new Set(similar.map((r) => (r.group ? `${r.resource}.${r.group}` : r.resource)))].filter((f) => f !== args.resource);
     if (full.length) throw new UsageError(`the cluster does not serve ${args.resource}; did you mean ${full.map((f) => `--resource ${f}`).join(' or ')}?`);
-    const hint = group === 'lab.reconcile.dev' ? ' (install it: kubectl apply -f samples/crd.yaml)' : '';
-    throw new Error(`the cluster does not serve ${args.resource}${hint}`);
+    throw new Error(`the cluster does not serve ${args.resource}${notServedHint(resources, group, name)}`);
   }
   // kubectl ignores --namespace for a cluster-scoped resource; say so, so that nobody believes a run is limited to it.
   if (!fromProgram && !resource.namespaced && args.namespace !== undefined) io.stderr(`reconcile-lab: ${resource.group ? `${resource.resource}.${resource.group}` : resource.resource} is cluster-scoped: --namespace ${args.namespace} does not apply (every object of it is in scope)\n`);
@@ -238,6 +238,23 @@ async function connect(args: CliArgs, io: CliIo, log: Logger): Promise<Session> 
   const kubeconfigPath = args.kubeconfig ?? io.env.KUBECONFIG?.split(':')[0];
   if (kubeconfigPath) session.kubeconfigPath = kubeconfigPath;
   return session;
+}
+
+/**
+ * Why `--resource name.group` found nothing, for a person: the lab's own CRD to install; the resources the group does
+ * serve (a typo in the plural: the closest first); or that no such API group is served (its CRD is not installed).
+ */
+function notServedHint(resources: readonly DiscoveredResource[], group: string, name: string): string {
+  if (group === 'lab.reconcile.dev') return ' (install it: kubectl apply -f samples/crd.yaml)';
+  const inGroup = [...new Set(resources.filter((r) => r.group === group && !r.resource.includes('/')).map((r) => r.resource))].sort();
+  if (inGroup.length) {
+    const close = closestNames(name, inGroup);
+    // The core group serves dozens: name only the likely typo.
+    if (!group) return close.length ? ` (did you mean --resource ${close[0]}?)` : '';
+    return `: API group ${group} serves ${[...close, ...inGroup.filter((r) => !close.includes(r))].slice(0, 12).join(', ')}${inGroup.length > 12 ? ', …' : ''}${close.length ? ` (did you mean --resource ${group ? `${close[0]}.${group}` : close[0]}?)` : ''}`;
+  }
+  if (!group) return '';
+  return `: no API group ${group} is served. Install its CustomResourceDefinition (kubectl apply -f <your CRD>.yaml), then check the name with kubectl api-resources --api-group=${group}`;
 }
 
 function resourceName(s: Session): string {
@@ -341,21 +358,27 @@ async function check(args: CliArgs, io: CliIo, log: Logger, s: Session): Promise
   let keys = args.positionals.map((k) => normalizeKey(k, s));
   // A key that names nothing is a typo, not five checks that "could not run".
   const missing: string[] = [];
+  const why: string[] = [];
   for (const k of keys) {
     const { namespace, name } = splitKey(k);
     try {
       await s.client.get(s.resource, s.resource.namespaced ? namespace : undefined, name);
     } catch (e) {
-      if (e instanceof ApiError && e.code === 404) missing.push(k);
-      else throw e;
+      if (!(e instanceof ApiError && e.code === 404)) throw e;
+      missing.push(k);
+      const note = await missingObjectNote(s.client, s.resource, resourceName(s), s.resource.namespaced ? namespace : undefined, name);
+      if (note) why.push(note);
     }
   }
-  if (missing.length) throw new UsageError(`no ${resourceName(s)} ${missing.map((k) => `"${k}"`).join(', ')} to check${s.resource.namespaced ? ' (keys are namespace/name)' : ''}; list them with kubectl get ${resourceName(s)}${s.resource.namespaced ? ' -A' : ''}`);
+  if (missing.length) throw new UsageError(`no ${resourceName(s)} ${missing.map((k) => `"${k}"`).join(', ')} to check${s.resource.namespaced ? ' (keys are namespace/name)' : ''}; list them with kubectl get ${resourceName(s)}${s.resource.namespaced ? ' -A' : ''}${why.map((w) => `\n  ${w}`).join('')}`);
   if (!keys.length) {
     const namespace = s.resource.namespaced ? args.namespace : undefined;
     const items = (await s.client.list(s.resource, namespace)).items.filter((o) => !o.metadata.labels?.[SCRATCH_LABEL] && !o.metadata.namespace?.startsWith('rl-check-'));
     keys = items.map((o) => keyOf(o)).sort();
-    if (!keys.length) throw new UsageError(`no ${resourceName(s)} to check${namespace ? ` in ${namespace}` : ''}; name a key`);
+    if (!keys.length) {
+      const ns = namespace ? await missingNamespaceNote(s.client, namespace) : undefined;
+      throw new UsageError(`no ${resourceName(s)} to check${namespace ? ` in ${namespace}` : ''}${ns ? `: ${ns}` : ''}; name a key`);
+    }
   }
   // Everything that changes what the checks do goes into the reproduce lines, so a copied line runs the same check.
   const flags = reproduceFlags({
@@ -426,6 +449,7 @@ async function dryRun(args: CliArgs, io: CliIo, log: Logger, s: Session, store: 
   if (args.go) return goDryRun(args, io, log, s, store, args.positionals[0]!);
   const key = normalizeKey(args.positionals[0]!, s);
   const reconciler = makeReconciler(args, s, log, store);
+  await noteMissingKey(io, s, key);
   const r = await dryRunReconcile({ client: s.client, reconciler, primary: s.resource, key, log });
   const failed = r.outcome.kind === 'error' || r.outcome.kind === 'terminal';
   if (args.json) {
@@ -450,6 +474,8 @@ async function report(args: CliArgs, io: CliIo, log: Logger, s: Session, store: 
   const reconciler = makeReconciler(args, s, log, store);
   const keys = args.positionals.length ? args.positionals.map((k) => normalizeKey(k, s)) : undefined;
   const namespace = s.resource.namespaced ? args.namespace : undefined;
+  if (keys) for (const k of keys) await noteMissingKey(io, s, k);
+  else if (namespace) await noteMissingNamespace(io, s, namespace, 'nothing to report there');
   const r = await buildReconcileReport({ client: s.client, reconciler, primary: s.resource, keys, namespace, dryRun: args.dryRun, log });
   io.stdout(args.json ? renderReportJson(r) + '\n' : renderReportMarkdown(r));
   return r.totals.errors > 0 ? ExitCode.failure : ExitCode.ok;
@@ -932,12 +958,28 @@ async function goDryRun(args: CliArgs, io: CliIo, log: Logger, s: Session, store
   return failed ? ExitCode.failure : ExitCode.ok;
 }
 
+/** A note on stderr when `key`'s object is not on the server: the reconciler then runs as for a deleted object. */
+async function noteMissingKey(io: CliIo, s: Session, key: ObjectKey): Promise<void> {
+  const { namespace, name } = splitKey(key);
+  const note = await missingObjectNote(s.client, s.resource, resourceName(s), s.resource.namespaced ? namespace : undefined, name);
+  if (note) io.stderr(`reconcile-lab: note: ${note}; the reconciler runs as for a deleted object\n`);
+}
+
+/** A note on stderr when the namespace a command is scoped to does not exist (a typo gives an empty run otherwise). */
+async function noteMissingNamespace(io: CliIo, s: Session, namespace: string, consequence: string): Promise<void> {
+  const note = await missingNamespaceNote(s.client, namespace);
+  if (note) io.stderr(`reconcile-lab: note: ${note}: ${consequence}\n`);
+}
+
 async function step(args: CliArgs, io: CliIo, log: Logger, s: Session, store: DisposableStore): Promise<number> {
   // --json: the step's result is the first line, then the journal entries as JSON lines.
   const buffered: JournalEntry[] = [];
   const controller = await startController(args, io, log, s, store, true, args.json ? (e) => void buffered.push(e) : undefined);
   const key = args.positionals[0] ? controllerKey(args.positionals[0], s, controller) : undefined;
   if (key && controller instanceof RemoteController) await labelsFromServer(s, controller, key);
+  // A typo in a key or namespace reconciles nothing real: say so (still a legitimate step: a deleted object's key).
+  if (key && !(controller instanceof RemoteController && controller.announcement.requestType)) await noteMissingKey(io, s, key);
+  else if (!key && args.namespace && s.resource.namespaced) await noteMissingNamespace(io, s, args.namespace, 'nothing is queued from there');
   const r = await controller.step(key ? { key, force: true } : { force: true });
   // A Go program whose manager stopped (it failed to start, or ended) before the step ran: its own ending explains it.
   if (r.kind === 'notRunning' && args.go) throw new Error(`the Go controller ${controller.name} stopped before the step ran`);
@@ -977,6 +1019,7 @@ async function run(args: CliArgs, io: CliIo, log: Logger, s: Session, store: Dis
     }
   });
   summary ??= new RunSummary(controller.name);
+  if (args.namespace && s.resource.namespaced) await noteMissingNamespace(io, s, args.namespace, 'the loop watches it and reconciles what is created there');
   if (!args.json) {
     const st = controller.status();
     io.stderr(`reconcile-lab: ${controller.name} running on ${s.resource.resource}${s.resource.group ? '.' + s.resource.group : ''}${args.namespace && s.resource.namespaced ? ` in ${args.namespace}` : ''} (${st.maxConcurrentReconciles} worker(s), ${st.workQueue} queue${args.predicates.length ? `, predicates: ${args.predicates.join(', ')}` : ''}); Ctrl+C to stop\n`);

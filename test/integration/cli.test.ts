@@ -71,6 +71,47 @@ describe('reconcile-lab CLI against a real kube-apiserver', () => {
     assert.equal(new Set(suggested).size, suggested.length, `no duplicates: ${JSON.stringify(suggested)}`);
   });
 
+  test('a typo in a key, a namespace or a plural is named with what was probably meant; the loop still runs', async () => {
+    const kc = ['--kubeconfig', kubeconfig];
+    const widgets = ['--resource', `widgets.${crd.group}`];
+    const typoNs = `${ns}x`;
+    // run in a namespace that does not exist: a note (with the real one), and the loop runs (and exits 0) anyway.
+    const run = await cli(['run', ...kc, ...widgets, '-n', typoNs, '--duration', '1']);
+    assert.equal(run.code, 0, run.stderr);
+    const nsNote = run.stderr.match(/^reconcile-lab: note: namespace "([^"]+)" does not exist \(did you mean (.+)\?\): the loop watches it and reconciles what is created there$/m);
+    assert.ok(nsNote, run.stderr);
+    assert.equal(nsNote[1], typoNs);
+    assert.ok(nsNote[2]!.split(' or ').includes(ns), nsNote[2]);
+    assert.match(run.stderr, new RegExp(`running on widgets\\.${crd.group.replace(/\./g, '\\.')} in ${typoNs} `));
+    // step of an object that does not exist: the note names the close one; the reconcile still runs (deleted object).
+    const step = await cli(['step', `${ns}/widget-redy`, ...kc, ...widgets]);
+    assert.equal(step.code, 0, step.stderr);
+    assert.match(step.stderr, new RegExp(`^reconcile-lab: note: widgets\\.\\S+ ${ns}/widget-redy does not exist on the server \\(did you mean ${ns}/widget-ready\\?\\); the reconciler runs as for a deleted object$`, 'm'));
+    assert.match(step.stdout, new RegExp(`■ ${ns}/widget-redy done`));
+    // dry-run in a namespace that does not exist says that, rather than "no changes" alone.
+    const dry = await cli(['dry-run', `${typoNs}/widget-ready`, ...kc, ...widgets]);
+    assert.equal(dry.code, 0, dry.stderr);
+    assert.match(dry.stderr, new RegExp(`${typoNs}/widget-ready does not exist: namespace "${typoNs}" does not exist \\(did you mean [^)]*${ns}`));
+    // An existing key gets no note.
+    const fine = await cli(['dry-run', `${ns}/widget-ready`, ...kc, ...widgets]);
+    assert.doesNotMatch(fine.stderr, /note:/);
+    // check of a key that does not exist: usage error naming the close one.
+    const check = await cli(['check', `${ns}/widget-redy`, ...kc, ...widgets]);
+    assert.equal(check.code, 2, check.stderr);
+    assert.match(check.stderr, new RegExp(`did you mean ${ns}/widget-ready\\?`));
+    // A plural typo in a served group lists the group's resources; an API group nobody serves says to install the CRD.
+    const plural = await cli(['report', ...kc, '--resource', `widgetz.${crd.group}`, '-n', ns]);
+    assert.equal(plural.code, 1);
+    assert.equal(plural.stderr, `reconcile-lab: the cluster does not serve widgetz.${crd.group}: API group ${crd.group} serves widgets (did you mean --resource widgets.${crd.group}?)\n`);
+    const group = await cli(['report', ...kc, '--resource', 'ponds.not-installed.example.org', '-n', ns]);
+    assert.equal(group.code, 1);
+    assert.match(group.stderr, /no API group not-installed\.example\.org is served\. Install its CustomResourceDefinition .*kubectl api-resources --api-group=not-installed\.example\.org\n$/);
+    // The kind, in any case, names the resource as kubectl does.
+    const kind = await cli(['inspect', `${ns}/widget-ready`, ...kc, '--resource', `Widget.${crd.group}`]);
+    assert.equal(kind.code, 0, kind.stderr);
+    assert.match(kind.stdout, new RegExp(`${ns}/widget-ready: `));
+  });
+
   test('inspect of an object that is neither cached nor on the server is an error (exit 1)', async () => {
     const r = await cli(['inspect', 'no-such-widget', ...common]);
     assert.equal(r.code, 1);

@@ -26,6 +26,8 @@ test('a full command line with defaults filled in', () => {
   assert.equal(a.context, 'c');
   assert.equal(a.namespace, 'ns');
   assert.equal(a.resource, 'widgets.example.com');
+  const upper = parseCliArgs(['report', '--resource', 'Garden.Botany.example.org']);
+  assert.ok(upper !== 'help' && upper.resource === 'garden.botany.example.org', 'case-insensitive, as kubectl');
   assert.equal(a.json, true);
   assert.deepEqual(a.reconciler, { kind: 'lab' });
   const d = parseCliArgs(['report']);

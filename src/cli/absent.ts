@@ -1,0 +1,77 @@
+import { isNotFound, type KubeClient } from '../core/k8s/client.ts';
+import { keyFor } from '../core/k8s/keys.ts';
+import type { GroupVersionResource } from '../core/k8s/objects.ts';
+
+const NAMESPACES: GroupVersionResource = { group: '', version: 'v1', resource: 'namespaces' };
+
+/** Levenshtein distance of `a` and `b` (names are short: the plain O(n·m) table). */
+function distance(a: string, b: string): number {
+  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const cur = [i];
+    for (let j = 1; j <= b.length; j++) cur[j] = Math.min(prev[j]! + 1, cur[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+    prev = cur;
+  }
+  return prev[b.length]!;
+}
+
+/**
+ * The names among `candidates` a typo of `name` most likely meant: at most three, closest first, within an edit
+ * distance of 2 (3 for names of 12 characters or more), or that start with it or it starts with. Empty when none is
+ * close.
+ */
+export function closestNames(name: string, candidates: readonly string[]): string[] {
+  const limit = name.length >= 12 ? 3 : 2;
+  return candidates
+    .filter((c) => c !== name)
+    .map((c) => ({ c, d: c.startsWith(name) || name.startsWith(c) ? Math.min(1, distance(name, c)) : distance(name, c) }))
+    .filter((x) => x.d <= limit)
+    .sort((x, y) => x.d - y.d || x.c.localeCompare(y.c))
+    .slice(0, 3)
+    .map((x) => x.c);
+}
+
+const didYouMean = (names: readonly string[]) => (names.length ? ` (did you mean ${names.join(' or ')}?)` : '');
+
+/** Names of a list, or none when it cannot be read (RBAC, a transient error): a suggestion is a help, never a failure. */
+async function namesQuietly(client: KubeClient, gvr: GroupVersionResource, namespace: string | undefined): Promise<string[]> {
+  try {
+    return (await client.list(gvr, namespace)).items.map((o) => o.metadata.name ?? '').filter(Boolean);
+  } catch {
+    return [];
+  }
+}
+
+/**
+ * When namespace `ns` does not exist: one sentence saying so, with the existing namespaces a typo most likely meant.
+ * Undefined when it exists, or when it cannot be told (no permission to read it: say nothing rather than guess).
+ */
+export async function missingNamespaceNote(client: KubeClient, ns: string): Promise<string | undefined> {
+  try {
+    await client.get(NAMESPACES, undefined, ns);
+    return undefined;
+  } catch (e) {
+    if (!isNotFound(e)) return undefined;
+  }
+  return `namespace "${ns}" does not exist${didYouMean(closestNames(ns, await namesQuietly(client, NAMESPACES, undefined)))}`;
+}
+
+/**
+ * When the object `name` (in `namespace`, for a namespaced resource) is not on the server: one sentence saying so
+ * (its namespace missing, or the names of that resource a typo most likely meant). Undefined when it exists or
+ * cannot be read. Reconciling an absent key is legitimate (a deleted object), so callers print this as a note.
+ */
+export async function missingObjectNote(client: KubeClient, gvr: GroupVersionResource, resourceName: string, namespace: string | undefined, name: string): Promise<string | undefined> {
+  try {
+    await client.get(gvr, namespace, name);
+    return undefined;
+  } catch (e) {
+    if (!isNotFound(e)) return undefined;
+  }
+  if (namespace !== undefined) {
+    const ns = await missingNamespaceNote(client, namespace);
+    if (ns) return `${resourceName} ${keyFor(namespace, name)} does not exist: ${ns}`;
+  }
+  const similar = closestNames(name, await namesQuietly(client, gvr, namespace)).map((n) => keyFor(namespace, n));
+  return `${resourceName} ${keyFor(namespace, name)} does not exist on the server${didYouMean(similar)}`;
+}
