@@ -112,6 +112,32 @@ describe('reconcile-lab CLI against a real kube-apiserver', () => {
     assert.match(kind.stdout, new RegExp(`${ns}/widget-ready: `));
   });
 
+  test('an exec status with observedGeneration on a CRD without the status subresource stops with a terminal error, not a hot loop', async () => {
+    const group = `${uniqueName('sheds')}.example.org`;
+    const def = testCrd({ group, kind: 'Shed', plural: 'sheds' });
+    delete (def.spec as { versions: Array<{ subresources?: unknown }> }).versions[0]!.subresources;
+    await installCrd(transport, def);
+    const gvr = { group, version: 'v1', resource: 'sheds' };
+    const created = await c.create(gvr, { apiVersion: `${group}/v1`, kind: 'Shed', metadata: { name: 'tools', namespace: ns }, spec: { size: 2 } });
+    const dir = mkdtempSync(join(tmpdir(), 'rl-cli-shed-'));
+    const script = join(dir, 'shed.mjs');
+    // The documented pattern: report the generation seen as status.observedGeneration.
+    writeFileSync(script, `let s = ''; for await (const b of process.stdin) s += b; const o = JSON.parse(s).object; process.stdout.write(JSON.stringify(o ? { status: { ready: true, observedGeneration: o.metadata.generation } } : {}));\n`);
+    try {
+      const r = await cli(['run', '--kubeconfig', kubeconfig, '--resource', `sheds.${group}`, '-n', ns, '--reconciler', `exec:${NODE} ${script}`, '--duration', '3', '--json']);
+      assert.equal(r.code, 1, r.stderr);
+      const ends = r.stdout.trim().split('\n').map((l) => JSON.parse(l)).filter((e) => e.kind === 'reconcileEnd');
+      assert.equal(ends.length, 1, `one reconcile, not a loop: ${ends.length}`);
+      assert.equal(ends[0].outcome.kind, 'terminal');
+      assert.match(ends[0].outcome.message, /sheds has no status subresource .*status\.observedGeneration could never equal it .*Add "subresources: \{ status: \{\} \}" to the CRD's version/);
+      const after = await c.get(gvr, ns, 'tools');
+      assert.equal(after.metadata.generation, created.metadata.generation, 'nothing written: the generation did not move');
+      assert.equal(after.status, undefined);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   test('inspect of an object that is neither cached nor on the server is an error (exit 1)', async () => {
     const r = await cli(['inspect', 'no-such-widget', ...common]);
     assert.equal(r.code, 1);

@@ -5,6 +5,7 @@ import { writeStatusIfChanged } from '../../src/core/reconcilers/statusWriter.ts
 import { CONFIGMAPS, installLabCrd, type LabCrd } from './reconcilers.support.ts';
 import { createDynamicClient, recordingClient, type DynamicKubeClient, type WriteRecord } from '../../src/core/k8s/dynamicClient.ts';
 import { ApiError, isConflict, isNotFound } from '../../src/core/k8s/client.ts';
+import { isTerminal } from '../../src/core/controller/reconcile.ts';
 import type { KubeObject } from '../../src/core/k8s/objects.ts';
 
 describe('dynamic client against a real kube-apiserver', () => {
@@ -136,5 +137,17 @@ describe('dynamic client against a real kube-apiserver', () => {
     assert.deepEqual((await c.get(gvr, ns, obj.metadata.name!)).status, { record: 'api A 10.0.0.1' });
     const again = await writeStatusIfChanged({ client: c, signal }, gvr, await c.get(gvr, ns, obj.metadata.name!), () => ({ record: 'api A 10.0.0.1' }));
     assert.equal(again.written, false, 'an unchanged status is not written again');
+    // An observedGeneration there could never catch up (the update bumps the generation): refused, nothing written.
+    const cur = await c.get(gvr, ns, obj.metadata.name!);
+    for (const [status, field] of [
+      [{ record: 'x', observedGeneration: cur.metadata.generation }, 'status.observedGeneration'],
+      [{ conditions: [{ type: 'Synced', status: 'True' }, { type: 'Ready', status: 'True', observedGeneration: cur.metadata.generation }] }, 'status.conditions\\[1\\].observedGeneration'],
+    ] as const) {
+      await assert.rejects(writeStatusIfChanged({ client: c, signal }, gvr, cur, () => status), (e: unknown) =>
+        isTerminal(e) && new RegExp(`^dnsentries\\.${group.replace(/\./g, '\\.')} ${ns}/api\\.payments\\.example\\.com: dnsentries has no status subresource .* bumps metadata\\.generation: ${field} could never equal it .*Add "subresources: \\{ status: \\{\\} \\}" to the CRD's version .*Nothing was written\\.$`).test((e as Error).message));
+    }
+    const unchanged = await c.get(gvr, ns, obj.metadata.name!);
+    assert.equal(unchanged.metadata.resourceVersion, cur.metadata.resourceVersion, 'nothing was written');
+    assert.equal(unchanged.metadata.generation, cur.metadata.generation);
   });
 });

@@ -1,6 +1,6 @@
 import { ApiError, isConflict, isNotFound } from '../k8s/client.ts';
 import type { GroupVersionResource, KubeObject } from '../k8s/objects.ts';
-import type { ReconcileContext } from '../controller/reconcile.ts';
+import { TerminalError, type ReconcileContext } from '../controller/reconcile.ts';
 import { jsonEqual } from './jsonEqual.ts';
 import { readFresh } from './readObject.ts';
 
@@ -21,7 +21,9 @@ export interface StatusWriteResult {
  * event (the self-trigger loop the lab warns about). A resource without the
  * status subresource (a CRD that does not declare it) answers 404 on `/status`
  * while the object exists: then the status is written with an update of the
- * object (same resourceVersion guard and conflict policy).
+ * object (same resourceVersion guard and conflict policy). There, a status carrying an `observedGeneration`
+ * (top level or in a condition) is refused with a {@link TerminalError} and nothing is written: the update bumps
+ * `metadata.generation`, so it could never catch up, and every write would start another reconcile.
  *
  * Conflict policy: a 409 (the object changed since it was read, e.g. a stale
  * cache copy) is handled by re-reading the object from the server and
@@ -33,6 +35,18 @@ export interface StatusWriteResult {
  * the old spec must not be written for the new one: the conflict is thrown at
  * once, so the whole reconcile runs again against the new spec.
  */
+/** The first `observedGeneration` a status carries (top level, or a condition's), as a path; undefined when none. */
+function observedGenerationField(status: unknown): string | undefined {
+  if (!status || typeof status !== 'object') return undefined;
+  const st = status as { observedGeneration?: unknown; conditions?: unknown };
+  if (typeof st.observedGeneration === 'number') return 'status.observedGeneration';
+  if (Array.isArray(st.conditions)) {
+    const i = st.conditions.findIndex((c) => c && typeof c === 'object' && typeof (c as { observedGeneration?: unknown }).observedGeneration === 'number');
+    if (i >= 0) return `status.conditions[${i}].observedGeneration`;
+  }
+  return undefined;
+}
+
 export async function writeStatusIfChanged(
   ctx: Pick<ReconcileContext, 'client' | 'signal'>,
   gvr: GroupVersionResource,
@@ -61,6 +75,15 @@ export async function writeStatusIfChanged(
         viaObject = true;
         if (fresh.metadata.generation !== obj.metadata.generation) {
           throw new ApiError(409, 'Conflict', `${fresh.metadata.name}: the spec changed (generation ${obj.metadata.generation} → ${fresh.metadata.generation}) before its status was written; reconciling again`);
+        }
+        const loop = observedGenerationField(compute(fresh));
+        if (loop) {
+          // Written with the object, the status bumps metadata.generation: an observedGeneration can never catch up,
+          // and each write is an update event that starts the next reconcile (a hot loop the generation hides).
+          const name = `${gvr.group ? `${gvr.resource}.${gvr.group}` : gvr.resource} ${fresh.metadata.namespace ? `${fresh.metadata.namespace}/` : ''}${fresh.metadata.name}`;
+          throw new TerminalError(
+            `${name}: ${gvr.resource} has no status subresource (its CRD does not declare subresources.status), so the status is written with an update of the whole object, which bumps metadata.generation: ${loop} could never equal it and every write would start another reconcile. Add "subresources: { status: {} }" to the CRD's version (status writes then leave the generation alone), or leave ${loop} out of the status. Nothing was written.`,
+          );
         }
         current = fresh;
         attempt--;

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { writeStatusIfChanged } from '../../../src/core/reconcilers/statusWriter.ts';
 import { ApiError, type KubeClient } from '../../../src/core/k8s/client.ts';
 import type { KubeObject } from '../../../src/core/k8s/objects.ts';
+import { isTerminal } from '../../../src/core/controller/reconcile.ts';
 
 const gvr = { group: 'lab.reconcile.dev', version: 'v1alpha1', resource: 'widgets' };
 const obj = (generation: number, rv: string, status?: unknown): KubeObject => ({ metadata: { name: 'w', namespace: 'ns', generation, resourceVersion: rv }, spec: { g: generation }, status });
@@ -67,11 +68,28 @@ describe('writeStatusIfChanged', () => {
       },
       get: async () => stored,
     } as unknown as KubeClient;
-    const r = await writeStatusIfChanged({ client: c, signal }, gvr, obj(1, '5'), compute);
+    const r = await writeStatusIfChanged({ client: c, signal }, gvr, obj(1, '5'), () => ({ ready: true }));
     assert.deepEqual(calls, ['updateStatus', 'update rv 5']);
     assert.equal(r.written, true);
-    assert.deepEqual(r.status, { observedGeneration: 1, ready: true });
+    assert.deepEqual(r.status, { ready: true });
     assert.equal(r.object?.metadata.resourceVersion, '6');
+  });
+
+  it('without a status subresource, refuses (terminal, nothing written) a status with an observedGeneration: it could never catch up', async () => {
+    for (const [status, field] of [
+      [{ observedGeneration: 1, ready: true }, 'status.observedGeneration'],
+      [{ conditions: [{ type: 'Ready', status: 'True', observedGeneration: 1 }] }, 'status.conditions[0].observedGeneration'],
+    ] as const) {
+      const c = {
+        updateStatus: async () => {
+          throw new ApiError(404, 'NotFound', 'widgets "w" not found');
+        },
+        update: async () => assert.fail('nothing is written'),
+        get: async () => obj(1, '5'),
+      } as unknown as KubeClient;
+      await assert.rejects(writeStatusIfChanged({ client: c, signal }, gvr, obj(1, '5'), () => status), (e: unknown) =>
+        isTerminal(e) && (e as Error).message.startsWith('widgets.lab.reconcile.dev ns/w: widgets has no status subresource') && (e as Error).message.includes(`${field} could never equal it`));
+    }
   });
 
   it('throws the 404 when the object is gone', async () => {
