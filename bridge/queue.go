@@ -1061,7 +1061,7 @@ func (q *Queue) Step(key reconcile.Request, hasKey, force bool, id int64, reply 
 		return
 	}
 	if !queued {
-		q.addWithCause(priorityqueue.AddOpts{}, key, Cause{Kind: CauseManual, Note: "step (force) from the editor", At: ms(q.clock.Now())})
+		q.addWithCause(priorityqueue.AddOpts{}, key, Cause{Kind: CauseManual, Note: "step (force) from Reconcile Lab", At: ms(q.clock.Now())})
 		if !q.priority {
 			return
 		}
@@ -1123,13 +1123,13 @@ func (q *Queue) ResetBackoff(key reconcile.Request, hasKey bool) {
 		}
 	}
 	for _, k := range ready {
-		q.addWithCause(priorityqueue.AddOpts{}, k, Cause{Kind: CauseManual, Note: "backoff reset from the editor", At: ms(q.clock.Now())})
+		q.addWithCause(priorityqueue.AddOpts{}, k, Cause{Kind: CauseManual, Note: "backoff reset from Reconcile Lab", At: ms(q.clock.Now())})
 	}
 }
 
 // ReconcileNow adds key now with a manual cause (still subject to pause).
 func (q *Queue) ReconcileNow(key reconcile.Request) {
-	q.addWithCause(priorityqueue.AddOpts{}, key, Cause{Kind: CauseManual, Note: "reconcile now from the editor", At: ms(q.clock.Now())})
+	q.addWithCause(priorityqueue.AddOpts{}, key, Cause{Kind: CauseManual, Note: "reconcile now from Reconcile Lab", At: ms(q.clock.Now())})
 }
 
 // Snapshot is the queue's per-key state for the editor.

@@ -608,7 +608,7 @@ export function describeTrigger(x: EnqueueReason, key: string | undefined): stri
     case 'requeueAfter':
       return `requeue-after${x.reason ? ` (${x.reason})` : ''}`;
     case 'manual':
-      // An add with a note says it ("step (force) from the editor", "added outside an informer event (…)").
+      // An add with a note says it ("step (force) from Reconcile Lab", "added outside an informer event (…)").
       return x.note ? (x.action === 'enqueue' ? x.note : `${x.action} (${x.note})`) : x.action;
   }
 }
