@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"runtime/debug"
+	"strings"
 	"sync"
 	"time"
 
@@ -117,7 +119,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (res 
 		}
 		p := recover()
 		end := r.endMsg(name, key, id, start, reconcile.Result{}, nil, false)
-		end.Panic = fmt.Sprintf("%v\n%s", p, debug.Stack())
+		end.Panic = panicReport(p, debug.Stack())
 		r.finish(q, req, end)
 		panic(p)
 	}()
@@ -161,13 +163,13 @@ func (r *Reconciler) dryRun(ctx context.Context, req reconcile.Request) (reply R
 	ri := &reconcileInfo{controller: name, key: key, id: id, dryRun: true}
 	start := r.hub.clock.Now()
 	r.hub.send(&ReconcileStartMsg{Controller: name, Key: key, ReconcileID: id, DryRun: true,
-		Triggers: []Cause{{Kind: CauseManual, Note: "dry-run step from the editor", At: ms(start)}}, At: ms(start)})
+		Triggers: []Cause{{Kind: CauseManual, Note: "dry-run step from Reconcile Lab", At: ms(start)}}, At: ms(start)})
 	var end *ReconcileEndMsg
 	func() {
 		defer func() {
 			if p := recover(); p != nil {
 				end = r.endMsg(name, key, id, start, reconcile.Result{}, nil, true)
-				end.Panic = fmt.Sprintf("%v\n%s", p, debug.Stack())
+				end.Panic = panicReport(p, debug.Stack())
 			}
 		}()
 		res, err := r.inner.Reconcile(withReconcileInfo(ctx, ri), req)
@@ -178,4 +180,85 @@ func (r *Reconciler) dryRun(ctx context.Context, req reconcile.Request) (reply R
 	writes := append([]Write{}, ri.writes...)
 	ri.mu.Unlock()
 	return ReplyMsg{OK: true, Reconcile: end, Writes: writes}
+}
+
+// bridgePkg is this package's import path, the prefix of its functions in a stack trace.
+var bridgePkg = reflect.TypeFor[Reconciler]().PkgPath()
+
+// panicReport is what a reconcile's panic is reported as: the panic value, then the frames of the goroutine's
+// stack (debug.Stack, taken in the bridge's deferred recover) from the function that panicked down to the
+// reconciler the bridge called: the user's code, without the stack capture, the bridge's recover, the runtime's
+// panic machinery, an adapter such as reconcile.Func, and the bridge and controller-runtime frames below. A frame keeps its
+// function's name and its file:line (the argument words and the pc offset, which tell the user nothing, are
+// dropped). A stack of an unexpected shape is kept whole.
+func panicReport(p any, stack []byte) string {
+	frames := stackFrames(string(stack))
+	start := -1
+	for i, f := range frames {
+		if strings.HasPrefix(f.fn, "panic(") {
+			start = i + 1 // the last one: the first panic, below a re-panic a deferred call of the user's made
+		}
+	}
+	for start >= 0 && start < len(frames) && strings.HasPrefix(frames[start].fn, "runtime.") {
+		start++ // runtime.sigpanic, runtime.panicmem, …: how the fault became a panic
+	}
+	if start < 0 || start >= len(frames) {
+		return fmt.Sprintf("%v\n%s", p, stack)
+	}
+	end := start
+	for end < len(frames) && !frames[end].bridge() {
+		end++
+	}
+	for end > start+1 && strings.HasPrefix(frames[end-1].fn, "sigs.k8s.io/controller-runtime/pkg/reconcile.") {
+		end-- // reconcile.Func and its like: the adapter the bridge called the user's function through
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%v", p)
+	for _, f := range frames[start:end] {
+		b.WriteString("\n" + f.name() + "\n\t" + f.at)
+	}
+	return b.String()
+}
+
+// stackFrame is one frame of a goroutine's stack as debug.Stack prints it: "pkg.fn(args…)" and
+// "\t/path/file.go:12 +0x1f".
+type stackFrame struct{ fn, at string }
+
+// name is the frame's function without its argument words: "pkg.(*T).Reconcile(...)".
+func (f stackFrame) name() string {
+	if i := strings.LastIndex(f.fn, "("); i > 0 && strings.HasSuffix(f.fn, ")") {
+		return f.fn[:i] + "(...)"
+	}
+	return f.fn
+}
+
+// bridge reports whether the frame is the bridge's wrapper of a reconciler (not a user's function that happens
+// to live in this package, as in its tests).
+func (f stackFrame) bridge() bool {
+	rest, ok := strings.CutPrefix(f.fn, bridgePkg+".")
+	return ok && (strings.HasPrefix(rest, "(*Reconciler).") || strings.HasPrefix(rest, "innerOf[") || strings.HasPrefix(rest, "(*typedReconciler["))
+}
+
+// stackFrames splits a debug.Stack text into its frames (the goroutine header and a "created by" frame
+// included as they come; the pc offset dropped from each file:line).
+func stackFrames(stack string) []stackFrame {
+	lines := strings.Split(strings.TrimRight(stack, "\n"), "\n")
+	var out []stackFrame
+	for i := 0; i < len(lines); i++ {
+		l := lines[i]
+		if strings.HasPrefix(l, "\t") || strings.HasPrefix(l, "goroutine ") {
+			continue
+		}
+		f := stackFrame{fn: l}
+		if i+1 < len(lines) && strings.HasPrefix(lines[i+1], "\t") {
+			at := strings.TrimPrefix(lines[i+1], "\t")
+			if j := strings.LastIndex(at, " +0x"); j > 0 {
+				at = at[:j]
+			}
+			f.at = at
+			i++
+		}
+		out = append(out, f)
+	}
+	return out
 }
