@@ -12,6 +12,7 @@ import { createLabReconciler } from '../../src/core/reconcilers/labReconciler.ts
 import { createModuleReconciler } from '../../src/core/reconcilers/moduleReconciler.ts';
 import { createExecReconciler } from '../../src/core/reconcilers/execReconciler.ts';
 import { spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { resolveBinaries } from '../../src/core/controlplane/localControlPlane.ts';
@@ -213,6 +214,37 @@ describe('robustness checks (issue 11) on the real control plane', () => {
     const text = JSON.stringify(r);
     assert.ok(!text.includes('hunter2-in-a-check') && !text.includes(Buffer.from('hunter2-in-a-check').toString('base64')), 'the value is in no finding, diff or note');
     assert.deepEqual(await scratchLeft(), [], 'the learned resource\'s objects went with the scratch namespaces');
+  });
+
+  test('a child named uniquely by the reconciler itself (a random ending, not generateName): the correct reconciler has no findings, the leaking one is found', async () => {
+    const configmaps = { group: '', version: 'v1', resource: 'configmaps' };
+    // The child is `<widget>-job-<6 random hex digits>`, recorded in status.childName; `lookup` finds an existing one
+    // by its label (correct) or only through the status (BUG: a crash between the create and the status write
+    // leaves the first child behind and makes a second).
+    const reconciler = (lookup: 'label' | 'status') => (): Reconciler => ({
+      name: `job-namer-by-${lookup}`,
+      async reconcile(req, ctx) {
+        const w = await ctx.client.get(ctx.primary, req.namespace, req.name, ctx.signal);
+        if (w.metadata.deletionTimestamp) return {};
+        let childName = (w.status as { childName?: string } | undefined)?.childName;
+        if (lookup === 'label') childName = (await ctx.client.list(configmaps, req.namespace, { labelSelector: `job-of=${req.name}` })).items[0]?.metadata.name ?? childName;
+        if (!childName) {
+          const made = await ctx.client.create(configmaps, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `${req.name}-job-${randomBytes(3).toString('hex')}`, namespace: req.namespace, labels: { 'job-of': req.name }, ownerReferences: [{ apiVersion: w.apiVersion!, kind: w.kind!, name: w.metadata.name!, uid: w.metadata.uid!, controller: true }] }, data: { step: 'one' } }, { signal: ctx.signal });
+          childName = made.metadata.name!;
+        }
+        await writeStatusIfChanged(ctx, ctx.primary, w, () => ({ childName }));
+        return {};
+      },
+    });
+    const correct = await runChecks(options({ createReconciler: reconciler('label'), reconcilerSpec: { kind: 'module', path: 'job-namer-by-label.ts' }, checks: ['runTwice', 'crashAfterWrite', 'staleCache', 'unobservedState'], convergenceBoundMs: 6_000 }));
+    assert.equal(correct.findings.length, 0, summary(correct));
+    assert.ok(correct.notes.some((n) => /names some children uniquely itself \(not with generateName\): configmaps\/widget-ready-job-<6 characters> had other endings in the two reference runs/.test(n)), correct.notes.join('\n'));
+    assert.ok(correct.masked.some((m) => m.path === 'configmaps/widget-ready-job-<random #n>: metadata.name' && m.reason === 'learned'), JSON.stringify(correct.masked));
+    const leaking = await runChecks(options({ createReconciler: reconciler('status'), reconcilerSpec: { kind: 'module', path: 'job-namer-by-status.ts' }, checks: ['crashAfterWrite'], convergenceBoundMs: 6_000 }));
+    const f = leaking.findings.find((x) => x.check === 'crashAfterWrite');
+    assert.ok(f, summary(leaking));
+    assert.match(f.explanation, /configmaps\/widget-ready-job-<random #2>: exists only in the perturbed run/, f.explanation);
+    assert.deepEqual(await scratchLeft(), []);
   });
 
   test('stale cache, one change behind: the twin of conflict-gives-up that returns the Conflict (retried) converges and passes', async () => {

@@ -14,9 +14,80 @@ import type { MaskedField } from './types.ts';
  * - the scratch namespace and the scratch copies' uids are replaced by placeholders wherever they occur in a string;
  * - RFC 3339 timestamps anywhere become `<timestamp>`;
  * - objects created with `generateName` are named `<generateName><generated #n>` in creation order, and their real
- *   names are replaced wherever they occur in a string.
+ *   names are replaced wherever they occur in a string;
+ * - objects whose names the controller makes unique itself (a random or hashed ending of its own, not
+ *   `generateName`) are named `<prefix><random #n>` the same way, by the {@link NameRule}s learned from the two
+ *   reference runs ({@link learnGeneratedNames}).
  * Fields that still differ between two reference runs are *learned* as nondeterministic and masked too.
  */
+
+/**
+ * A naming scheme learned from two reference runs: objects of `resource` named `prefix` + `length` characters
+ * (`[a-z0-9-]`), where the two runs chose different endings. `prefix` has the scratch namespace as `<scratch-ns>`.
+ */
+export interface NameRule {
+  resource: string;
+  prefix: string;
+  length: number;
+}
+
+/** The shortest ending taken as generated (shorter differences, such as a counter, stay real differences). */
+const MIN_GENERATED = 4;
+const GENERATED_ENDING = /^[a-z0-9-]+$/;
+
+/** An object's name with the scratch namespace replaced, as name rules see it. */
+function ruleName(name: string, namespace: string | undefined): string {
+  return namespace ? name.split(namespace).join('<scratch-ns>') : name;
+}
+
+/**
+ * The names the reconciler made unique itself: in each resource, every object that exists in only one of two
+ * reference runs (not created with `generateName`) is paired with one of the other run of the same name length
+ * that shares the longest prefix ending in `-` or `.`; a pair whose endings after that prefix are at least
+ * {@link MIN_GENERATED} characters of `[a-z0-9-]` gives a rule. Two runs of a deterministic reconciler give none.
+ * The result is sorted and has no duplicates; pairing is greedy in name order (deterministic).
+ */
+export function learnGeneratedNames(a: RawEndState, b: RawEndState): NameRule[] {
+  const names = (raw: RawEndState) => {
+    const out = new Map<string, Set<string>>();
+    for (const { resource, object } of raw.objects) {
+      if (object.metadata.generateName || !object.metadata.name) continue;
+      let set = out.get(resource);
+      if (!set) out.set(resource, (set = new Set()));
+      set.add(ruleName(object.metadata.name, raw.namespace));
+    }
+    return out;
+  };
+  const na = names(a);
+  const nb = names(b);
+  const rules = new Map<string, NameRule>();
+  for (const [resource, setA] of na) {
+    const setB = nb.get(resource) ?? new Set<string>();
+    const onlyB = [...setB].filter((n) => !setA.has(n)).sort();
+    for (const x of [...setA].filter((n) => !setB.has(n)).sort()) {
+      let best: { i: number; prefix: string } | undefined;
+      onlyB.forEach((y, i) => {
+        if (y.length !== x.length) return;
+        let common = 0;
+        while (common < x.length && x[common] === y[common]) common++;
+        const cut = Math.max(x.lastIndexOf('-', common - 1), x.lastIndexOf('.', common - 1)) + 1;
+        if (cut <= 0 || x.length - cut < MIN_GENERATED) return;
+        if (!GENERATED_ENDING.test(x.slice(cut)) || !GENERATED_ENDING.test(y.slice(cut))) return;
+        if (!best || cut > best.prefix.length) best = { i, prefix: x.slice(0, cut) };
+      });
+      if (!best) continue;
+      onlyB.splice(best.i, 1);
+      const rule = { resource, prefix: best.prefix, length: x.length - best.prefix.length };
+      rules.set(`${rule.resource}\0${rule.prefix}\0${rule.length}`, rule);
+    }
+  }
+  return [...rules.values()].sort((p, q) => p.resource.localeCompare(q.resource) || p.prefix.localeCompare(q.prefix) || p.length - q.length);
+}
+
+/** The rule `name` (scratch namespace as `<scratch-ns>`) of `resource` follows, if any. */
+function ruleOf(rules: readonly NameRule[], resource: string, name: string): NameRule | undefined {
+  return rules.find((r) => r.resource === resource && name.length === r.prefix.length + r.length && name.startsWith(r.prefix) && GENERATED_ENDING.test(name.slice(r.prefix.length)));
+}
 
 /** "configmaps/name" → normalized object. */
 export type EndState = Record<string, unknown>;
@@ -57,8 +128,11 @@ function deepMap(value: unknown, f: (s: string) => string): unknown {
   return value;
 }
 
-/** Normalizes a raw end state (see the module comment). Deterministic: same input, same output. */
-export function normalizeEndState(raw: RawEndState): EndState {
+/**
+ * Normalizes a raw end state (see the module comment), with the name rules learned for the key (none: only
+ * `generateName` objects are renamed). Deterministic: same input, same output.
+ */
+export function normalizeEndState(raw: RawEndState, rules: readonly NameRule[] = []): EndState {
   const sorted = [...raw.objects].sort((a, b) => {
     const ta = a.object.metadata.creationTimestamp ?? '';
     const tb = b.object.metadata.creationTimestamp ?? '';
@@ -76,6 +150,15 @@ export function normalizeEndState(raw: RawEndState): EndState {
       counters.set(resource + '/' + gen, n);
       name = `${gen}<generated #${n}>`;
       table.push([object.metadata.name!, name]);
+    } else if (name && rules.length) {
+      const rule = ruleOf(rules, resource, ruleName(name, raw.namespace));
+      if (rule) {
+        const n = (counters.get(`${resource}/${rule.prefix}/${rule.length}`) ?? 0) + 1;
+        counters.set(`${resource}/${rule.prefix}/${rule.length}`, n);
+        // The prefix keeps the real scratch namespace here; the table's namespace entry masks it like any string.
+        name = `${name.slice(0, name.length - rule.length)}<random #${n}>`;
+        table.push([object.metadata.name!, name]);
+      }
     }
     named.set(object, name);
     if (object.metadata.uid) table.push([object.metadata.uid, `<uid of ${resource}/${name}>`]);

@@ -12,7 +12,7 @@ import { GoCheckRunner } from './goRun.ts';
 import { deriveSpecMutation, specSchemaOf } from './specMutation.ts';
 import { afterDeletion, crashDuringDeletionProblem, deletionCrashPoints, deletionVerdict, reconcilesAfter, waitUntilGone } from './deletion.ts';
 import { isNotFound } from '../k8s/client.ts';
-import { compareEndStates, differingPaths, endStateDiff, flatten, maskedFieldsOf, normalizeEndState, VOLATILE_FIELDS, type EndState } from './mask.ts';
+import { compareEndStates, differingPaths, endStateDiff, flatten, learnGeneratedNames, maskedFieldsOf, normalizeEndState, VOLATILE_FIELDS, type EndState, type NameRule, type RawEndState } from './mask.ts';
 import { CHECK_KINDS, CHECK_TITLES, type CheckKind, type CheckProgress, type CheckProgressEvent, type CheckReport, type CheckResult, type CheckTimingPart, type CheckWrite, type Finding, type Perturbation, type RunChecksOptions } from './types.ts';
 
 /** Thrown (before anything is written) when the checks refuse to run: an unconfirmed non-local cluster, bad options. */
@@ -44,6 +44,11 @@ interface KeyContext {
   resources: ResourceInfo[];
   /** Labels of the resources {@link learnWrittenResources} added to {@link resources} (for the report's note). */
   learnedResources: string[];
+  /**
+   * How this key's reconciler names children it makes unique itself, learned from its two reference runs (empty
+   * until then, and for a deterministic reconciler): every end state of the key is normalized with them.
+   */
+  nameRules: NameRule[];
   namespaces: string[];
   clusterCopies: Map<string, string>;
   parts: CheckTimingPart[];
@@ -136,6 +141,8 @@ interface Reference {
   copy: ScratchCopy;
   settled: boolean;
   settleMs: number;
+  /** The end state as listed (normalized again once the name rules are learned). */
+  raw: RawEndState;
   end: EndState;
   groups: number[];
   writes: WriteRecord[];
@@ -150,8 +157,9 @@ async function referenceRun(ctx: KeyContext, parts: CheckTimingPart[], n: number
     try {
       const s = await settle(ctx.env, run, ctx.boundMs);
       learnWrittenResources(ctx, run, ns);
-      const end = normalizeEndState(await snapshot(ctx.env, ns, copy, ctx.resources));
-      const ref: Reference = { ns, copy, settled: s.settled, settleMs: s.ms, end, groups: writesPerReconcile(run, copy.scratchKey), writes: okWrites(run), run };
+      const raw = await snapshot(ctx.env, ns, copy, ctx.resources);
+      const end = normalizeEndState(raw, ctx.nameRules);
+      const ref: Reference = { ns, copy, settled: s.settled, settleMs: s.ms, raw, end, groups: writesPerReconcile(run, copy.scratchKey), writes: okWrites(run), run };
       if (!keepRunning) await run.stop();
       return ref;
     } catch (e) {
@@ -307,7 +315,7 @@ async function checkCrashAfterWrite(ctx: KeyContext, ref: Reference, learned: Se
       const second = await startRun(ctx.env, ns, { key: copy.scratchKey });
       try {
         const s = await settle(ctx.env, second, ctx.boundMs);
-        const end = normalizeEndState(await snapshot(ctx.env, ns, copy, ctx.resources));
+        const end = normalizeEndState(await snapshot(ctx.env, ns, copy, ctx.resources), ctx.nameRules);
         const diffs = compareEndStates(ref.end, end, learned);
         if (diffs.length || !s.settled) {
           const failure = lastFailure(second, copy.scratchKey);
@@ -371,7 +379,7 @@ async function checkStaleCache(ctx: KeyContext, parts: CheckTimingPart[], learne
     await timed(ctx, parts, `perturbed run (${fz.label})`, async () => {
       ctx.emit({ kind: 'step', key: ctx.key, check: 'staleCache', message: `reconcile from a cache frozen at resourceVersion ${fz.rv}` });
       // The settled state this stale reconcile starts from (what is on the server, which its cache lags behind).
-      const settledEnd = normalizeEndState(await snapshot(ctx.env, ns, copy, ctx.resources));
+      const settledEnd = normalizeEndState(await snapshot(ctx.env, ns, copy, ctx.resources), ctx.nameRules);
       const run = await startRun(ctx.env, ns, { key: copy.scratchKey, startPaused: true, freezeAt: fz.rv });
       try {
         const view = await run.frozenView();
@@ -415,7 +423,7 @@ async function checkStaleCache(ctx: KeyContext, parts: CheckTimingPart[], learne
         // Creates from the stale view that left an object the settled state did not have (after catching up).
         const creates = stale.filter((w) => w.verb === 'create');
         if (creates.length) {
-          const end = normalizeEndState(await snapshot(ctx.env, ns, copy, ctx.resources));
+          const end = normalizeEndState(await snapshot(ctx.env, ns, copy, ctx.resources), ctx.nameRules);
           const extra = Object.keys(end).filter((k) => !(k in settledEnd) && !learned.has(`${k}::*`));
           if (extra.length && createsEveryPass) duplicatesLeftToRunTwice += extra.length;
           else if (extra.length) {
@@ -487,7 +495,7 @@ async function staleByOneChange(ctx: KeyContext, learned: ReadonlySet<string>, c
     run.controller.resume();
     await settle(ctx.env, run, ctx.boundMs);
     later = run.entries.slice(afterStep).filter((e) => e.kind === 'reconcileStart' && e.key === copy.scratchKey).length;
-    end = normalizeEndState(await snapshot(ctx.env, ns, copy, ctx.resources));
+    end = normalizeEndState(await snapshot(ctx.env, ns, copy, ctx.resources), ctx.nameRules);
   } finally {
     await run.stop();
   }
@@ -495,7 +503,7 @@ async function staleByOneChange(ctx: KeyContext, learned: ReadonlySet<string>, c
   let converged: EndState;
   try {
     await settle(ctx.env, fresh, ctx.boundMs);
-    converged = normalizeEndState(await snapshot(ctx.env, ns, copy, ctx.resources));
+    converged = normalizeEndState(await snapshot(ctx.env, ns, copy, ctx.resources), ctx.nameRules);
   } finally {
     await fresh.stop();
   }
@@ -614,7 +622,7 @@ async function checkUnobserved(ctx: KeyContext, learned: Set<string>, parts: Che
           explanation: `After the copy was changed as a person would change it, the controller settled with ${revertedText(undone, ctx.env.primary.group === '' && ctx.env.primary.resource === 'secrets')}. ${own.length ? 'It wrote its own object back' : 'The change did not stay'}: the spec (and labels and annotations) is the user's desired state, and a controller that rewrites it fights every kubectl apply and GitOps sync. Report what you observe or decide in status; default fields with a mutating webhook or CRD defaults, not from the reconciler.`,
         }));
       }
-      return normalizeEndState(await snapshot(ctx.env, ns, copy, ctx.resources));
+      return normalizeEndState(await snapshot(ctx.env, ns, copy, ctx.resources), ctx.nameRules);
     } finally {
       await run.stop();
     }
@@ -631,7 +639,7 @@ async function checkUnobserved(ctx: KeyContext, learned: Set<string>, parts: Che
       }
       const withheld = await run.release();
       await settle(ctx.env, run, ctx.boundMs);
-      const end = normalizeEndState(await snapshot(ctx.env, ns, copy, ctx.resources));
+      const end = normalizeEndState(await snapshot(ctx.env, ns, copy, ctx.resources), ctx.nameRules);
       const diffs = compareEndStates(observed, end, learned);
       if (!diffs.length && reverted.length) return { status: 'failed' as const, findings: reverted, message: `the controller undid the change it was given (same end state with intermediate states withheld)` };
       if (!diffs.length) return { status: 'passed' as const, findings: [], message: `${transitions.length} state change(s), ${withheld} update event(s) withheld, same end state` };
@@ -709,7 +717,7 @@ async function checkHistory(ctx: KeyContext, learned: ReadonlySet<string>, parts
         await patch(copy, t);
         await settle(ctx.env, run, ctx.boundMs);
       }
-      return { end: normalizeEndState(await snapshot(ctx.env, ns, copy, ctx.resources)), run, copy };
+      return { end: normalizeEndState(await snapshot(ctx.env, ns, copy, ctx.resources), ctx.nameRules), run, copy };
     } finally {
       await run.stop();
     }
@@ -726,7 +734,7 @@ async function checkHistory(ctx: KeyContext, learned: ReadonlySet<string>, parts
     const run = await startRun(ctx.env, ns, { key: copy.scratchKey });
     try {
       await settle(ctx.env, run, ctx.boundMs);
-      const end = normalizeEndState(await snapshot(ctx.env, ns, copy, ctx.resources));
+      const end = normalizeEndState(await snapshot(ctx.env, ns, copy, ctx.resources), ctx.nameRules);
       const diffs = compareEndStates(end, path.end, learned, { reference: 'when created with that spec', perturbed: 'after the changes', perturbedRun: 'after the changes' });
       if (!diffs.length) return { status: 'passed' as const, findings: [], message: `${what}: the same end state as an object created with the final spec` };
       const perturbation: Perturbation = {
@@ -791,7 +799,7 @@ async function checkDeletion(ctx: KeyContext, parts: CheckTimingPart[], learned:
     if (waited.gone) {
       // The uninterrupted deletion's end state (what the cleanup left), once the cleanup after the finalizer's removal (if any) is done.
       await timed(ctx, parts, 'after the delete, until settled', () => settle(ctx.env, run, ctx.boundMs));
-      reference = { end: normalizeEndState(afterDeletion(await snapshot(ctx.env, ns, copy, ctx.resources), uid)), writes: okWrites(run, writesFrom) };
+      reference = { end: normalizeEndState(afterDeletion(await snapshot(ctx.env, ns, copy, ctx.resources), uid), ctx.nameRules), writes: okWrites(run, writesFrom) };
     }
   } finally {
     await run.stop();
@@ -881,7 +889,7 @@ async function crashDuringDeletion(ctx: KeyContext, parts: CheckTimingPart[], le
           if (second) await settle(ctx.env, second, ctx.boundMs);
           const raw = await snapshot(ctx.env, ns, copy, ctx.resources);
           const stuck = raw.objects.some((o) => o.object.metadata.uid === uid);
-          const end = normalizeEndState(afterDeletion(raw, uid));
+          const end = normalizeEndState(afterDeletion(raw, uid), ctx.nameRules);
           const diffs = compareEndStates(reference.end, end, learned);
           if (!diffs.length && !stuck) return;
           const leftovers = Object.keys(end).filter((key) => !(key in reference.end));
@@ -945,6 +953,7 @@ export async function runChecks(options: RunChecksOptions, progress?: CheckProgr
   const learnedAll = new Set<string>();
   const resources = [options.primary, ...owned.filter((r) => !(r.group === options.primary.group && r.resource === options.primary.resource))];
   const learnedResources: string[] = [];
+  const nameRuleLabels: string[] = [];
   const findingSeq = { n: 0 };
   emit({ kind: 'started', keys: [...options.keys], checks });
   let prepared = true;
@@ -963,7 +972,7 @@ export async function runChecks(options: RunChecksOptions, progress?: CheckProgr
   }
   for (const key of prepared ? options.keys : []) {
     if (abort.signal.aborted) break;
-    const ctx: KeyContext = { env, o: options, key, boundMs: options.convergenceBoundMs ?? 15_000, resources, learnedResources, namespaces: [], clusterCopies: new Map(), parts: allParts, emit, findingSeq };
+    const ctx: KeyContext = { env, o: options, key, boundMs: options.convergenceBoundMs ?? 15_000, resources, learnedResources, nameRules: [], namespaces: [], clusterCopies: new Map(), parts: allParts, emit, findingSeq };
     const result = (check: CheckKind, r: Pick<CheckResult, 'status' | 'message' | 'findings'>, parts: CheckTimingPart[], t0: number) => {
       const full: CheckResult = { check, key, ...r, durationMs: clock.now() - t0, parts };
       results.push(full);
@@ -979,7 +988,16 @@ export async function runChecks(options: RunChecksOptions, progress?: CheckProgr
       const ref2 = await referenceRun(ctx, refParts, 2, false);
       // The second run wrote a resource the first did not: the first run's end state (still settled, its controller
       // running) is taken again with it, so both compare the same resources.
-      if (ctx.resources.length > compared) ref1.end = normalizeEndState(await snapshot(ctx.env, ref1.ns, ref1.copy, ctx.resources));
+      if (ctx.resources.length > compared) ref1.raw = await snapshot(ctx.env, ref1.ns, ref1.copy, ctx.resources);
+      // Children named uniquely by the reconciler itself (not generateName) have other names in each run: learned
+      // here, they are numbered like generateName objects in every end state of this key from now on.
+      ctx.nameRules.push(...learnGeneratedNames(ref1.raw, ref2.raw));
+      for (const rule of ctx.nameRules) {
+        const label = `${rule.resource}/${rule.prefix}<${rule.length} characters>`;
+        if (!nameRuleLabels.includes(label)) nameRuleLabels.push(label);
+      }
+      ref1.end = normalizeEndState(ref1.raw, ctx.nameRules);
+      ref2.end = normalizeEndState(ref2.raw, ctx.nameRules);
       const learned = differingPaths(ref1.end, ref2.end);
       for (const p of learned) learnedAll.add(p);
       if (checks.includes('convergence')) result('convergence', checkConvergence(ctx, ref1), [...refParts], t0);
@@ -1022,6 +1040,9 @@ export async function runChecks(options: RunChecksOptions, progress?: CheckProgr
   if (learnedResources.length) {
     notes.push(`End states compared ${learnedResources.join(', ')} too: the reconciler wrote ${learnedResources.length === 1 ? 'that resource' : 'those resources'} in the scratch namespace${learnedResources.includes('secrets') ? ' (Secret values are compared, never shown)' : ''}.`);
   }
+  if (nameRuleLabels.length) {
+    notes.push(`The reconciler names some children uniquely itself (not with generateName): ${nameRuleLabels.join(', ')} had other endings in the two reference runs, so such names were numbered in creation order (<random #n>) before comparing, as generateName names are. A leaked extra child still shows as one more number.`);
+  }
   signal?.removeEventListener('abort', onAbort);
   goRunner?.dispose();
   const findings = results.flatMap((r) => r.findings);
@@ -1037,7 +1058,7 @@ export async function runChecks(options: RunChecksOptions, progress?: CheckProgr
     checks,
     results,
     findings,
-    masked: [...VOLATILE_FIELDS, ...maskedFieldsOf(learnedAll)],
+    masked: [...VOLATILE_FIELDS, ...nameRuleLabels.map((l) => ({ path: `${l.replace(/<\d+ characters>$/, '<random #n>')}: metadata.name`, reason: 'learned' as const })), ...maskedFieldsOf(learnedAll)],
     notes,
     totals: {
       keys: options.keys.length, checks: results.length,

@@ -1,6 +1,6 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { compareEndStates, differingPaths, endStateDiff, normalizeEndState, type EndState } from '../../../src/core/checks/mask.ts';
+import { compareEndStates, differingPaths, endStateDiff, learnGeneratedNames, normalizeEndState, type EndState, type RawEndState } from '../../../src/core/checks/mask.ts';
 import type { KubeObject } from '../../../src/core/k8s/objects.ts';
 
 function widget(ns: string, uid: string, rv: string, status: Record<string, unknown>): KubeObject {
@@ -47,6 +47,56 @@ describe('end-state masking', () => {
     assert.deepEqual(Object.keys(a), ['policies.sec.example.org/<scratch-ns>-allow.egress-to-db.v2']);
     assert.deepEqual(differingPaths(a, b), new Set());
     assert.deepEqual(compareEndStates(a, b, new Set()), []);
+  });
+});
+
+describe('names a reconciler makes unique itself (not generateName)', () => {
+  // A reconciler that names its child `<owner>-job-<5 random characters>` and records it in status, plus a child with a
+  // fixed name; more suffixes add more random children (the leak a crash between the create and the status write makes).
+  const run = (ns: string, owner: string, suffixes: string[], fixedData = '1'): RawEndState => ({ namespace: ns, objects: [
+    { resource: 'widgets.lab', object: widget(ns, owner, '10', { childName: `w-job-${suffixes[0]}` }) },
+    { resource: 'configmaps', object: cm(ns, 'w-config', owner, '1', { a: fixedData }) },
+    ...suffixes.map((x, i) => ({ resource: 'configmaps', object: cm(ns, `w-job-${x}`, owner, String(2 + i)) })),
+  ] });
+
+  test('learned from the two reference runs: their random endings are numbered in creation order and the runs compare equal', () => {
+    const r1 = run('rl-check-aaaa', 'u1', ['x7f2q']);
+    const r2 = run('rl-check-bbbb', 'u2', ['k9zzb']);
+    assert.ok(differingPaths(normalizeEndState(r1), normalizeEndState(r2)).size > 0, 'without rules the two runs differ');
+    const rules = learnGeneratedNames(r1, r2);
+    assert.deepEqual(rules, [{ resource: 'configmaps', prefix: 'w-job-', length: 5 }]);
+    const a = normalizeEndState(r1, rules);
+    const b = normalizeEndState(r2, rules);
+    assert.deepEqual(differingPaths(a, b), new Set());
+    assert.deepEqual(Object.keys(a).sort(), ['configmaps/w-config', 'configmaps/w-job-<random #1>', 'widgets.lab/w']);
+    assert.equal((a['widgets.lab/w'] as { status: { childName: string } }).status.childName, 'w-job-<random #1>', 'the name is replaced where the status records it');
+  });
+
+  test('a leaked second child is still a difference, and a changed fixed child too', () => {
+    const rules = learnGeneratedNames(run('n1', 'u1', ['x7f2q']), run('n2', 'u2', ['k9zzb']));
+    const reference = normalizeEndState(run('n1', 'u1', ['x7f2q']), rules);
+    const leaked = normalizeEndState(run('n3', 'u3', ['p2m4t', 'q8r8s'], '2'), rules);
+    assert.deepEqual(compareEndStates(reference, leaked, new Set()), [
+      'configmaps/w-config: data.a: "1" in the reference, "2" after the perturbation',
+      'configmaps/w-job-<random #2>: exists only in the perturbed run',
+    ]);
+  });
+
+  test('two runs of a deterministic reconciler learn nothing; short differences (a counter) and other lengths are not names', () => {
+    assert.deepEqual(learnGeneratedNames(run('n1', 'u1', ['abcde']), run('n2', 'u2', ['abcde'])), []);
+    const counters = (ns: string, n: string): RawEndState => ({ namespace: ns, objects: [{ resource: 'configmaps', object: cm(ns, `w-v${n}`, 'u', '1') }] });
+    assert.deepEqual(learnGeneratedNames(counters('n1', '1'), counters('n2', '2')), [], 'w-v1 / w-v2: one character');
+    const lengths = (ns: string, x: string): RawEndState => ({ namespace: ns, objects: [{ resource: 'configmaps', object: cm(ns, `w-${x}`, 'u', '1') }] });
+    assert.deepEqual(learnGeneratedNames(lengths('n1', 'abcdef'), lengths('n2', 'abcd')), [], 'no pair of the same length');
+  });
+
+  test('generateName objects keep their own numbering; a cluster-scoped copy\'s name is matched without its scratch namespace', () => {
+    const gen = (ns: string, x: string): RawEndState => ({ namespace: ns, objects: [{ resource: 'configmaps', object: cm(ns, `w-${x}`, 'u', '1', {}, 'w-') }] });
+    assert.deepEqual(learnGeneratedNames(gen('n1', 'abcde'), gen('n2', 'vwxyz')), [], 'generateName is handled as such');
+    const cluster = (ns: string, x: string): RawEndState => ({ namespace: ns, objects: [{ resource: 'locks.example.org', object: { apiVersion: 'example.org/v1', kind: 'Lock', metadata: { name: `${ns}-lock-${x}`, uid: `u-${x}` } } }] });
+    const rules = learnGeneratedNames(cluster('rl-check-aaaa', '7c1f9e0a'), cluster('rl-check-bbbb', '03bd44e2'));
+    assert.deepEqual(rules, [{ resource: 'locks.example.org', prefix: '<scratch-ns>-lock-', length: 8 }]);
+    assert.deepEqual(Object.keys(normalizeEndState(cluster('rl-check-cccc', 'ffee0011'), rules)), ['locks.example.org/<scratch-ns>-lock-<random #1>']);
   });
 });
 
