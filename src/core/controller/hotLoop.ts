@@ -10,7 +10,12 @@ import type { EnqueueReason } from './keyState.ts';
  *
  * Only event-triggered reconciles count: runs triggered only by the initial
  * list, a resync, a requeue-after, a backoff retry or a manual request are
- * intentional and ignored. A generation change starts the count over.
+ * intentional and ignored. A generation change starts the count over, except
+ * one the reconciler made itself: a run triggered only by updates of the
+ * object, after the previous run wrote to it, continues the count (cause
+ * `generationBump`): a reconciler that rewrites the spec on every pass, or the
+ * status of a CRD without the status subresource (written with the object, it
+ * bumps the generation), loops while the generation keeps moving.
  */
 export interface HotLoopOptions {
   /** The window the reconciles must fall in. Default 10 s. */
@@ -30,7 +35,7 @@ export interface HotLoopOptions {
 /** The default {@link HotLoopOptions.predicateAdvice}: for code that builds its controller itself. */
 export const LIBRARY_PREDICATE_ADVICE = 'pass predicates: [generationChanged()] for the primary resource (controllerBuilder(…).for(informer, { predicates: [generationChanged()] }))';
 
-export type HotLoopCause = 'statusWrite' | 'ownedChild' | 'watched' | 'unknown';
+export type HotLoopCause = 'statusWrite' | 'generationBump' | 'ownedChild' | 'watched' | 'unknown';
 
 export interface HotLoopObservation {
   key: ObjectKey;
@@ -53,6 +58,10 @@ export interface HotLoopWarning {
 
 interface Track {
   generation: number;
+  /** The generation the count started at (below `generation` after bumps by the reconciler's own writes). */
+  firstGeneration: number;
+  /** Generation changes that followed the reconciler's own writes to the object, while counting. */
+  bumps: number;
   times: number[];
   causes: Record<'self' | 'owned' | 'watched', number>;
   selfWrites: number;
@@ -82,8 +91,13 @@ export class HotLoopDetector {
     const kinds = eventKinds(o.triggers);
     if (!kinds) return undefined;
     let t = this.tracks.get(o.key);
-    if (!t || t.generation !== o.generation) {
-      t = { generation: o.generation, times: [], causes: { self: 0, owned: 0, watched: 0 }, selfWrites: 0 };
+    if (t && t.generation !== o.generation && o.selfWrites > 0 && kinds.every((k) => k === 'self')) {
+      // The previous run wrote to the object and its update (alone) started this one: the reconciler moved the
+      // generation itself. The same loop, not a spec change by someone else.
+      t.generation = o.generation;
+      t.bumps++;
+    } else if (!t || t.generation !== o.generation) {
+      t = { generation: o.generation, firstGeneration: o.generation, bumps: 0, times: [], causes: { self: 0, owned: 0, watched: 0 }, selfWrites: 0 };
       this.tracks.set(o.key, t);
     }
     t.times.push(o.at);
@@ -104,10 +118,20 @@ export class HotLoopDetector {
     const count = t.times.length;
     const spanMs = at - t.times[0]!;
     const { self, owned, watched } = t.causes;
-    const cause: HotLoopCause = self >= owned && self >= watched && self > 0 ? 'statusWrite' : owned >= watched && owned > 0 ? 'ownedChild' : watched > 0 ? 'watched' : 'unknown';
-    const head = `Hot loop: ${key} was reconciled ${count} times in ${(spanMs / 1000).toFixed(1)} s while its generation stayed ${t.generation} (no spec change).`;
+    const cause: HotLoopCause =
+      t.bumps > 0 ? 'generationBump' : self >= owned && self >= watched && self > 0 ? 'statusWrite' : owned >= watched && owned > 0 ? 'ownedChild' : watched > 0 ? 'watched' : 'unknown';
+    const span = `${count} times in ${(spanMs / 1000).toFixed(1)} s`;
+    const head =
+      cause === 'generationBump'
+        ? `Hot loop: ${key} was reconciled ${span}, and its generation went from ${t.firstGeneration} to ${t.generation} through the reconciler's own writes to it (${t.selfWrites} write(s)).`
+        : `Hot loop: ${key} was reconciled ${span} while its generation stayed ${t.generation} (no spec change).`;
     let advice: string;
     switch (cause) {
+      case 'generationBump':
+        advice =
+          'Each pass changes what counts as the spec — the spec itself (a field rewritten every time: a timestamp, a default, a re-ordered list), or the status of a CRD without the status subresource, which is written with the object and bumps the generation — and that update starts the next pass. ' +
+          'Compare with the stored object and write only what differs; for a status, add "subresources: { status: {} }" to the CRD (a generation-changed predicate does not help here: the generation changes each time).';
+        break;
       case 'statusWrite':
         advice =
           `Each run was triggered by an update of the object itself${t.selfWrites > 0 ? `, and the reconciler wrote to it ${t.selfWrites} time(s)` : ''}. ` +

@@ -75,7 +75,7 @@ export function createDynamicClient(transport: KubeTransport, options: DynamicCl
       throw new ApiError(
         404,
         'NotFound',
-        `${label} ${keyFor(namespace, name)} exists, but ${label} has no /${subresource} subresource (its CRD does not declare subresources.${subresource}): write .${subresource} with an update or patch of the object itself, or add the subresource to the CRD`,
+        `${label} ${keyFor(namespace, name)} exists, but ${label} has no /${subresource} subresource (its CRD does not declare subresources.${subresource}): write .${subresource} with an update or patch of the object itself${subresource === 'status' ? ' (that bumps metadata.generation: leave observedGeneration out of such a status, it could never catch up)' : ''}, or add the subresource to the CRD`,
         (e as ApiError).details,
       );
     }

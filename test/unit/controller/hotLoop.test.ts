@@ -61,3 +61,24 @@ test('the predicate advice is what the person can do from where they run the loo
   assert.match(w.message, /turn on the generation-changed predicate: run again with --predicate generation-changed\./);
   assert.doesNotMatch(w.message, /generationChanged\(\)/, 'no library call the CLI user cannot make');
 });
+
+test("a generation the reconciler bumps itself on every pass (spec rewritten, or status without the status subresource) does not hide the loop", () => {
+  const d = new HotLoopDetector({ windowMs: 1000, threshold: 4 });
+  // Each run wrote to the object (selfWrites 1), and the update it caused, alone, started the next run at generation + 1.
+  const ws = [];
+  for (let i = 0; i < 4; i++) ws.push(d.observe({ key: 'ns/shed', at: i * 100, generation: 7 + i, triggers: [selfUpdate], selfWrites: i === 0 ? 0 : 1 }));
+  assert.deepEqual(ws.slice(0, 3), [undefined, undefined, undefined]);
+  const w = ws[3]!;
+  assert.equal(w.cause, 'generationBump');
+  assert.equal(w.count, 4);
+  assert.equal(w.generation, 10);
+  assert.match(w.message, /^Hot loop: ns\/shed was reconciled 4 times in 0\.3 s, and its generation went from 7 to 10 through the reconciler's own writes to it \(3 write\(s\)\)\. /);
+  assert.match(w.message, /subresources: \{ status: \{\} \}/);
+  assert.match(w.message, /a generation-changed predicate does not help here/);
+  // Without a write of its own before, a new generation is someone's spec change: the count starts over.
+  const e = new HotLoopDetector({ windowMs: 1000, threshold: 3 });
+  for (let i = 0; i < 6; i++) assert.equal(e.observe({ key: 'k', at: i, generation: 1 + i, triggers: [selfUpdate], selfWrites: 0 }), undefined, `edit ${i}`);
+  // Nor when something else (a child, a requeue) also triggered the run that saw the new generation.
+  const f = new HotLoopDetector({ windowMs: 1000, threshold: 3 });
+  for (let i = 0; i < 6; i++) assert.equal(f.observe({ key: 'k', at: i, generation: 1 + i, triggers: [selfUpdate, childUpdate], selfWrites: 1 }), undefined, `mixed ${i}`);
+});
