@@ -247,6 +247,12 @@ export class ControllerStoppedError extends Error {
   }
 }
 
+/** True when `e`, or an error in its `cause` chain, is the stop's abort reason ({@link ControllerStoppedError}). */
+function causedByStop(e: unknown): boolean {
+  for (let cur = e, depth = 0; cur instanceof Error && depth < 16; cur = cur.cause, depth++) if (cur instanceof ControllerStoppedError) return true;
+  return false;
+}
+
 /** A new (stopped) controller. */
 export function createController(options: ControllerOptions, sources: ControllerSources, reconciler: Reconciler): Controller {
   return new ControllerEngine(options, sources, reconciler);
@@ -795,15 +801,19 @@ class ControllerEngine implements Controller {
     }
   }
 
-  /** Tracks a reconcile abandoned by stop() until it settles; the next reconcile of its key waits for it. */
+  /**
+   * Tracks a reconcile abandoned by stop() until it settles; the next reconcile of its key waits for it. One that
+   * settles by failing with the stop itself (it passed `ctx.signal` on, as it should) is no news; any other ending
+   * (it finished, or failed otherwise, after the stop) is a warning.
+   */
   private watchAbandoned(key: ObjectKey, pending: Promise<unknown>): void {
-    const report = (how: string) => {
+    const report = (how: string | undefined) => {
       if (this.stragglers.get(key) === tracked) this.stragglers.delete(key);
-      if (!this.disposed) this.warn('abandonedReconcile', `a reconcile of ${key} abandoned when the controller stopped ${how} later`, key);
+      if (how !== undefined && !this.disposed) this.warn('abandonedReconcile', `a reconcile of ${key}, abandoned when the controller stopped, ${how} later`, key);
     };
     const tracked: Promise<unknown> = pending.then(
       () => report('finished'),
-      (e) => report(`failed (${errorMessage(e)})`),
+      (e) => report(causedByStop(e) ? undefined : `failed (${errorMessage(e)})`),
     );
     this.stragglers.set(key, tracked);
   }

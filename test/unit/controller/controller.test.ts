@@ -247,8 +247,26 @@ test('a reconcile abandoned by stop() that is still running delays the next reco
   await settle();
   assert.equal(h.calls.length, 2);
   assert.equal(overlaps, 0);
-  assert.match(JSON.stringify(h.journal.entries({ kinds: ['warning'] })), /abandoned when the controller stopped finished later/);
+  assert.match(JSON.stringify(h.journal.entries({ kinds: ['warning'] })), /a reconcile of ns\/a, abandoned when the controller stopped, finished later/);
   await c.stop();
+});
+
+test('an abandoned reconcile that fails with the stop itself (it passed ctx.signal on) is no warning; another failure is', async () => {
+  const h = harness({ maxConcurrentReconciles: 2 });
+  h.setImpl((req, ctx) => new Promise((_resolve, reject) => {
+    // "a" honours the signal (as a client call given ctx.signal does); "b" fails on its own after the stop.
+    ctx.signal.addEventListener('abort', () => reject(req.name === 'a' ? ctx.signal.reason : new Error('disk full')), { once: true });
+  }));
+  h.widgets.add(widget('a'));
+  h.widgets.add(widget('b'));
+  const c = h.builder.for(h.widgets).build(h.reconciler);
+  await c.start();
+  await settle();
+  assert.equal(h.calls.length, 2);
+  await c.stop();
+  await settle();
+  const warnings = h.journal.entries({ kinds: ['warning'] }).map((w) => (w.kind === 'warning' ? w.message : ''));
+  assert.deepEqual(warnings.filter((m) => /abandoned/.test(m)), ['a reconcile of ns/b, abandoned when the controller stopped, failed (disk full) later']);
 });
 
 test('a synchronous throw, a non-Error rejection and a throwing context factory are errors, not crashes', async () => {
