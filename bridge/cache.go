@@ -2,10 +2,16 @@ package bridge
 
 import (
 	"context"
+	"fmt"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	toolscache "k8s.io/client-go/tools/cache"
@@ -17,17 +23,143 @@ import (
 // The bridge cache (the manager's NewCache) wraps handler registration on every informer it hands out: each
 // event handler is called inside a record of the event (add/update/delete, resource, object key, RV, generation,
 // owners, initial list), so the queue can attribute the Add the handler makes on the same goroutine (causes.go).
-// Everything else is the inner cache's, unchanged.
+// Everything else is the inner cache's, unchanged. It also remembers each informer it handed out, so the editor can
+// read the program's own cached copy of an object (cacheGet) from exactly the informer the program's watches use.
 
 type bridgeCache struct {
 	cache.Cache
 	h      *hub
 	scheme *runtime.Scheme
 	mapper meta.RESTMapper
+
+	mu sync.Mutex
+	// handed are the informers GetInformer / GetInformerForKind returned, one per kind and flavour.
+	handed []*bridgeInformer
 }
 
-func newCache(h *hub, c cache.Cache, opts cache.Options) cache.Cache {
+func newCache(h *hub, c cache.Cache, opts cache.Options) *bridgeCache {
 	return &bridgeCache{Cache: c, h: h, scheme: opts.Scheme, mapper: opts.Mapper}
+}
+
+// flavour is which of controller-runtime's informers of a kind an object asks for: it keeps typed, unstructured and
+// metadata-only informers of one kind apart, each with its own store.
+type flavour uint8
+
+const (
+	typedFlavour flavour = iota
+	unstructuredFlavour
+	metadataFlavour
+)
+
+func flavourOf(obj client.Object) flavour {
+	switch obj.(type) {
+	case runtime.Unstructured:
+		return unstructuredFlavour
+	case *metav1.PartialObjectMetadata:
+		return metadataFlavour
+	}
+	return typedFlavour
+}
+
+// remember records an informer handed out (the first of its kind and flavour) and returns what to hand out.
+func (c *bridgeCache) remember(i *bridgeInformer) *bridgeInformer {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, o := range c.handed {
+		if o.gvk == i.gvk && o.flavour == i.flavour {
+			return o
+		}
+	}
+	c.handed = append(c.handed, i)
+	return i
+}
+
+// cacheGetTimeout bounds a cacheGet: the cache's Get waits for its informer's first sync.
+const cacheGetTimeout = 10 * time.Second
+
+// cachedObject is cacheGet: the object key ("namespace/name" or "name") of resource (plural.version.group; another
+// version of the same plural and group is accepted) as the program's cache holds it, read from the informer its
+// watches use (that version first; typed before unstructured before metadata-only), with apiVersion and kind; nil
+// when that cache does not hold it. It never starts an informer: a resource no watch of the program asked for is an
+// error, as is a key outside the cache's namespaces. Secret values come as cached (the editor masks them).
+func (c *bridgeCache) cachedObject(resource, key string) (map[string]any, error) {
+	req, err := parseKey(key)
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	handed := slices.Clone(c.handed)
+	c.mu.Unlock()
+	rank := func(i *bridgeInformer) int {
+		r := int(i.flavour)
+		if i.resourceName() != resource {
+			r += 10
+		}
+		return r
+	}
+	var best *bridgeInformer
+	var watched []string
+	for _, i := range handed {
+		watched = append(watched, i.resourceName())
+		if sameResource(i.resourceName(), withoutVersion(resource)) && (best == nil || rank(i) < rank(best)) {
+			best = i
+		}
+	}
+	if best == nil {
+		slices.Sort(watched)
+		return nil, fmt.Errorf("the program's cache has no informer for %s: none of its watches asked for it (it caches %s)", resource, strings.Join(slices.Compact(watched), ", "))
+	}
+	if s := c.h.scope.Load(); s != nil && req.Namespace != "" {
+		if ns := s.namespaces(best.gvk); ns != nil && !slices.Contains(ns, req.Namespace) {
+			return nil, fmt.Errorf("%s is outside the program's cache: it watches %s only in namespace(s) %s", key, best.resourceName(), strings.Join(ns, ", "))
+		}
+	}
+	var obj client.Object
+	switch best.flavour {
+	case unstructuredFlavour:
+		u := &unstructured.Unstructured{}
+		u.SetGroupVersionKind(best.gvk)
+		obj = u
+	case metadataFlavour:
+		m := &metav1.PartialObjectMetadata{}
+		m.SetGroupVersionKind(best.gvk)
+		obj = m
+	default:
+		o, err := c.scheme.New(best.gvk)
+		if err != nil {
+			return nil, fmt.Errorf("reading the cached %s: %w", best.resourceName(), err)
+		}
+		co, ok := o.(client.Object)
+		if !ok {
+			return nil, fmt.Errorf("reading the cached %s: %T is not a client.Object", best.resourceName(), o)
+		}
+		obj = co
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), cacheGetTimeout)
+	defer cancel()
+	if err := c.Cache.Get(ctx, req.NamespacedName, obj); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("reading %s from the program's cache: %w", key, err)
+	}
+	out, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+	if err != nil {
+		return nil, fmt.Errorf("converting the cached %s: %w", key, err)
+	}
+	// Typed objects from the cache carry no TypeMeta.
+	apiVersion, kind := best.gvk.ToAPIVersionAndKind()
+	out["apiVersion"], out["kind"] = apiVersion, kind
+	return out, nil
+}
+
+// withoutVersion is a plural.version.group name as plural.group ("plural" for the core group).
+func withoutVersion(resource string) string {
+	plural, rest, _ := strings.Cut(resource, ".")
+	if _, group, ok := strings.Cut(rest, "."); ok && group != "" {
+		return plural + "." + group
+	}
+	return plural
 }
 
 // GetInformer returns the inner informer with attributing handler registration.
@@ -40,7 +172,7 @@ func (c *bridgeCache) GetInformer(ctx context.Context, obj client.Object, opts .
 	if c.scheme != nil {
 		gvk, _ = apiutil.GVKForObject(obj, c.scheme)
 	}
-	return &bridgeInformer{Informer: i, c: c, gvk: gvk}, nil
+	return c.remember(&bridgeInformer{Informer: i, c: c, gvk: gvk, flavour: flavourOf(obj)}), nil
 }
 
 // GetInformerForKind returns the inner informer with attributing handler registration.
@@ -49,13 +181,14 @@ func (c *bridgeCache) GetInformerForKind(ctx context.Context, gvk schema.GroupVe
 	if err != nil || i == nil {
 		return i, err
 	}
-	return &bridgeInformer{Informer: i, c: c, gvk: gvk}, nil
+	return c.remember(&bridgeInformer{Informer: i, c: c, gvk: gvk}), nil
 }
 
 type bridgeInformer struct {
 	cache.Informer
-	c   *bridgeCache
-	gvk schema.GroupVersionKind
+	c       *bridgeCache
+	gvk     schema.GroupVersionKind
+	flavour flavour
 
 	once     sync.Once
 	resource string

@@ -57,6 +57,8 @@ type hub struct {
 	leaderElection atomic.Bool
 	// scope is the manager cache's namespaces (scope.go), set by Setup's NewCache; nil without it.
 	scope atomic.Pointer[cacheScope]
+	// cache is the manager's cache as Setup's NewCache wrapped it (cacheGet reads it); nil without it.
+	cache atomic.Pointer[bridgeCache]
 
 	// check is the check-instance state (checks.go); nil in a plain editor session.
 	check *checkState
@@ -570,6 +572,20 @@ func (h *hub) handle(c CommandMsg) {
 			return
 		}
 		reply(ReplyMsg{OK: true, Withheld: h.check.release(c.Resource, c.Key)})
+	case OpCacheGet:
+		c2 := h.cache.Load()
+		if c2 == nil {
+			fail("the program's manager cache is not the bridge's (bridge.Setup was not called before ctrl.NewManager)")
+			return
+		}
+		go func() { // the cache may wait for its informer's first sync: never on the connection's goroutine
+			obj, err := c2.cachedObject(c.Resource, c.Key)
+			if err != nil {
+				fail("%v", err)
+				return
+			}
+			reply(ReplyMsg{OK: true, Object: obj})
+		}()
 	case OpDryRun:
 		h.mu.Lock()
 		r := h.reconcilerLocked(c.Controller)

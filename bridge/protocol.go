@@ -269,6 +269,7 @@ const (
 	OpThaw         = "thaw"
 	OpWithhold     = "withhold"
 	OpRelease      = "release"
+	OpCacheGet     = "cacheGet"
 )
 
 // ReplyMsg answers one command (same ID).
@@ -280,6 +281,8 @@ type ReplyMsg struct {
 	Writes    []Write          `json:"writes,omitempty"`
 	Snapshot  map[string]any   `json:"snapshot,omitempty"`
 	Withheld  int              `json:"withheld,omitempty"`
+	// Object is cacheGet's answer: the cached object, with apiVersion and kind (nil: not in the cache).
+	Object map[string]any `json:"object,omitempty"`
 }
 
 // messageTypes maps each message name of protocol.json to its Go struct (used by the codec and the

@@ -110,6 +110,10 @@ func TestProtocolConformance(t *testing.T) {
 			check("types."+name, fields, reflect.TypeOf(gt))
 		}
 	}
+	ops := []string{OpPause, OpResume, OpStep, OpResetBackoff, OpReconcileNow, OpDryRun, OpSnapshot, OpThaw, OpWithhold, OpRelease, OpCacheGet}
+	if want, _ := spec.Messages["command"]["$op"].(string); strings.Join(ops, " | ") != want {
+		t.Errorf("command ops: Go %v, protocol.json %q", ops, want)
+	}
 }
 
 // typeMatches returns "" when the Go type can carry the protocol type (pointers only for optional fields).

@@ -88,7 +88,9 @@ func setupWith(h *hub, o *manager.Options) {
 			return nil, err
 		}
 		h.scope.Store(newCacheScope(opts))
-		return newCache(h, c, opts), nil
+		bc := newCache(h, c, opts)
+		h.cache.Store(bc)
+		return bc, nil
 	}
 }
 

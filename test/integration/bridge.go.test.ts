@@ -33,8 +33,9 @@ const LEASE = 'widget-sample.lab.reconcile.dev';
  * The sample's flags for one run (no ports: several may run). The sample watches every namespace; each test uses
  * its own namespace and counts only its keys, and every sample but the running test's sits paused.
  */
-function sampleArgs(ns: string, o: { leaderElect?: boolean } = {}): string[] {
+function sampleArgs(ns: string, o: { leaderElect?: boolean; namespace?: string } = {}): string[] {
   return [
+    ...(o.namespace ? [`--namespace=${o.namespace}`] : []),
     '--metrics-bind-address=0',
     '--health-probe-bind-address=0',
     ...(o.leaderElect ? ['--leader-elect=true', `--leader-election-namespace=${ns}`, '--lease-duration=4s', '--renew-deadline=3s', '--retry-period=1s'] : ['--leader-elect=false']),
@@ -87,7 +88,7 @@ describe('the Go sample controller through the bridge', { skip: (!haveGo() && 'g
   after(() => launches.dispose());
 
   /** Starts the sample in `ns` on a fresh bridge; resolves once its controller is announced (paused). */
-  async function start(ns: string, o: { leaderElect?: boolean } = {}): Promise<{ hub: BridgeHub; journal: Journal; c: RemoteController; p: GoProcess; r: RunningGoController }> {
+  async function start(ns: string, o: { leaderElect?: boolean; namespace?: string } = {}): Promise<{ hub: BridgeHub; journal: Journal; c: RemoteController; p: GoProcess; r: RunningGoController }> {
     const { hub, journal, r } = await launches.launch({ kubeconfigPath: cluster.kubeconfigPath, command: bin, args: sampleArgs(ns, o) });
     assert.equal(r.controller.status().paused, true, 'the editor welcomes it paused');
     return { hub, journal, c: r.controller, p: r.process, r };
@@ -199,6 +200,32 @@ describe('the Go sample controller through the bridge', { skip: (!haveGo() && 'g
     assert.equal(starts(journal, key).length, 0, 'a dry-run does not count as a reconcile of the queue');
     assert.equal(c.keyState(key)?.phase, 'queued', 'the key is still queued');
     assert.ok(journal.entries({ kinds: ['write'] }).every((e) => e.kind !== 'write' || e.dryRun));
+  });
+
+  test('the program\'s own cache: its copy of a Widget and, after a step, of the owned ConfigMap; nothing for a missing key; errors for what it does not watch and outside its namespaces', { timeout: 180_000 }, async () => {
+    const ns = await createNamespace(cluster.transport, 'go-cache');
+    const created = await client.create(WIDGETS, widget(ns, 'w', { color: 'teal' }));
+    const { c } = await start(ns, { namespace: ns });
+    const key = `${ns}/w`;
+    const widgets = 'widgets.v1alpha1.lab.reconcile.dev';
+    await waitUntil(() => c.keyState(key)?.phase === 'queued', 'queued', 60_000);
+    const cached = (await c.cachedObject(widgets, key)).object;
+    assert.equal(cached?.kind, 'Widget');
+    assert.equal(cached?.apiVersion, 'lab.reconcile.dev/v1alpha1');
+    assert.equal(cached?.metadata.resourceVersion, created.metadata.resourceVersion, 'the informer\'s copy of the created Widget');
+    assert.deepEqual((cached?.spec as { data?: unknown } | undefined)?.data, { color: 'teal' });
+    assert.deepEqual(await c.cachedObject(widgets, `${ns}/no-such-widget`), {}, 'not in the cache: no object');
+
+    const s = await c.step({ key });
+    assert.ok(s.kind === 'reconciled', JSON.stringify(s));
+    const server = await client.get(CONFIGMAPS, ns, 'w-config');
+    let child: KubeObject | undefined;
+    await waitUntil(async () => (child = (await c.cachedObject('configmaps.v1', `${ns}/w-config`)).object) !== undefined, 'the owned ConfigMap in the program\'s cache', 30_000);
+    assert.equal(child?.kind, 'ConfigMap');
+    assert.equal(child?.metadata.resourceVersion, server.metadata.resourceVersion);
+
+    await assert.rejects(c.cachedObject('secrets.v1', `${ns}/anything`), /no informer for secrets\.v1: none of its watches asked for it \(it caches [^)]*configmaps\.v1[^)]*widgets\.v1alpha1\.lab\.reconcile\.dev/);
+    await assert.rejects(c.cachedObject(widgets, 'kube-system/w'), new RegExp(`kube-system/w is outside the program's cache: it watches widgets\\S* only in namespace\\(s\\) ${ns}`));
   });
 
   test('Delve: a breakpoint in Reconcile is hit by a step from the editor side; silent, not dead; continue, and the bridge records the outcome', { timeout: 300_000 }, async () => {

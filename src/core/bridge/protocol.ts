@@ -131,7 +131,7 @@ export const PROTOCOL = {
     write: { controller: 'string?', key: 'string?', reconcileID: 'string?', write: 'Write', at: 'int' },
     ping: { at: 'int' },
     command: { id: 'int', op: 'string', controller: 'string', key: 'string?', force: 'bool?', resource: 'string?' },
-    reply: { id: 'int', ok: 'bool', error: 'string?', reconcile: 'reconcileEnd?', writes: 'Write[]?', snapshot: 'object?', withheld: 'int?' },
+    reply: { id: 'int', ok: 'bool', error: 'string?', reconcile: 'reconcileEnd?', writes: 'Write[]?', snapshot: 'object?', withheld: 'int?', object: 'object?' },
   },
 } as const;
 
@@ -272,9 +272,13 @@ export interface ReconcileEndMessage {
 export interface WriteMessage { type: 'write'; controller?: string; key?: string; reconcileID?: string; write: WireWrite; at: number }
 export interface PingMessage { type: 'ping'; at: number }
 /** thaw / withhold / release: only for check instances (robustness checks), see protocol.json. */
-export type CommandOp = 'pause' | 'resume' | 'step' | 'resetBackoff' | 'reconcileNow' | 'dryRun' | 'snapshot' | 'thaw' | 'withhold' | 'release';
+/** Every command op (protocol.json's command `$op`, checked by a unit test). */
+export const COMMAND_OPS = ['pause', 'resume', 'step', 'resetBackoff', 'reconcileNow', 'dryRun', 'snapshot', 'thaw', 'withhold', 'release', 'cacheGet'] as const;
+export type CommandOp = (typeof COMMAND_OPS)[number];
 export interface CommandMessage { type: 'command'; id: number; op: CommandOp; controller: string; key?: string; force?: boolean; resource?: string }
-export interface ReplyMessage { type: 'reply'; id: number; ok: boolean; error?: string; reconcile?: ReconcileEndMessage; writes?: WireWrite[]; snapshot?: Record<string, unknown>; withheld?: number }
+export interface ReplyMessage { type: 'reply'; id: number; ok: boolean; error?: string; reconcile?: ReconcileEndMessage; writes?: WireWrite[]; snapshot?: Record<string, unknown>; withheld?: number;
+  /** cacheGet: the object as the program's cache holds it (absent: not in that cache). */
+  object?: Record<string, unknown> }
 
 /** Every message the Go side sends, as the connection delivers it (a transitions frame arrives as its queue messages). */
 export type FromGo = HelloMessage | ControllerMessage | QueueMessage | ReconcileStartMessage | (ReconcileEndMessage & { type: 'reconcileEnd' }) | WriteMessage | PingMessage | ReplyMessage;

@@ -6,6 +6,7 @@ import type { Logger } from '../log.ts';
 import type { Disposable } from '../lifecycle.ts';
 import type { Journal, QueueTransition } from '../journal/journal.ts';
 import { splitKey, type ObjectKey } from '../k8s/keys.ts';
+import type { KubeObject } from '../k8s/objects.ts';
 import type { Controller, ControllerSnapshot, ControllerStatus, StepOptions, StepResult } from '../controller/controller.ts';
 import { KeyStateTable, type EnqueueReason, type KeyBrief, type KeyCounts, type KeyState, type ReconcileOutcome, type WaitKind } from '../controller/keyState.ts';
 import { outcomeOfEnd, reasonOfCause, writeRecordOf } from './causes.ts';
@@ -541,6 +542,19 @@ export class RemoteController implements Controller {
     if (!reply.ok || !reply.reconcile) throw new Error(`dry-run refused by ${this.endpoint.description}: ${reply.error ?? 'no reconcile ran'}`);
     const end: ReconcileEndMessage = reply.reconcile;
     return { key, outcome: outcomeOfEnd(end), durationMs: end.durationMs, writes: reply.writes ?? [] };
+  }
+
+  /**
+   * The object `key` of `resource` ("plural.version.group", "plural.version" for the core group) as the program's
+   * own cache holds it now: `{ object }` (apiVersion and kind set), `{}` when that cache does not hold it. Rejects
+   * when the program watches no such resource (no informer is started for the question), when the key is outside
+   * its cache's namespaces, or when it is not connected. Reads only.
+   */
+  async cachedObject(resource: string, key: ObjectKey): Promise<{ object?: KubeObject }> {
+    if (!this.endpoint.connected) throw new Error(`${this.endpoint.description} is not connected`);
+    const reply = await this.endpoint.request({ op: 'cacheGet', controller: this.name, resource, key });
+    if (!reply.ok) throw new Error(reply.error ?? `${this.endpoint.description} did not answer with its cached copy`);
+    return reply.object ? { object: reply.object as unknown as KubeObject } : {};
   }
 
   reconcileNow(key: ObjectKey): boolean {

@@ -83,35 +83,53 @@ export async function revealObject(lab: ReconcileLab, arg: unknown): Promise<Com
   return { ok: true, id: node.id };
 }
 
-/** Inspect cache vs server: a diff editor of the informer's copy against a fresh GET. */
+/**
+ * Inspect cache vs server: a diff editor of a cached copy against a fresh GET. The cached copy is the one the loop in
+ * the views reconciles from: a Go controller's own cache (read from the program through the bridge) while the views
+ * show one, else Reconcile Lab's informer. When the Go program does not cache that resource (or the key is outside
+ * its cache), the informer's copy is shown and a message says why; `cache` in the result names the copy compared.
+ */
 export async function inspectCache(
   lab: ReconcileLab,
   arg: unknown,
-): Promise<CommandResult<{ key: string; state: CacheState; differs: boolean; cachedResourceVersion?: string; serverResourceVersion?: string; resourceVersionLag?: number }>> {
+): Promise<CommandResult<{ key: string; state: CacheState; differs: boolean; cache: string; cachedResourceVersion?: string; serverResourceVersion?: string; resourceVersionLag?: number }>> {
   const s = requireSession(lab, arg);
   if (isFailure(s)) return s;
   const t = await resolveTarget(s, lab.clock.now(), arg, { title: 'Compare which object with the server?' });
   if (isFailure(t)) return t;
   const info = infoOf(s, t);
   if (isFailure(info)) return info;
-  const r = await inspectKey({ client: s.client, gvr: info, key: t.key, cached: s.get(t.resource, t.key) });
+  let cached = s.get(t.resource, t.key);
+  let cache = 'Reconcile Lab\'s informer';
+  const remote = remoteOf(s);
+  if (remote) {
+    const resource = `${info.resource}.${info.version}${info.group ? `.${info.group}` : ''}`;
+    try {
+      cached = (await remote.cachedObject(resource, t.key)).object;
+      cache = `Go controller ${remote.name}'s cache`;
+    } catch (e) {
+      void ui.info(`Reconcile Lab: comparing Reconcile Lab's informer copy with the server instead of the Go controller's cache: ${(e as Error).message}`);
+    }
+  }
+  const r = await inspectKey({ client: s.client, gvr: info, key: t.key, cached });
   const lag = r.resourceVersionLag !== undefined ? `, rv ${r.cachedResourceVersion} → ${r.serverResourceVersion}` : '';
   // Secret values masked; a value that differs between cache and server shows as "*** (before)" / "*** (after)".
   const [cachedShown, serverShown] = displayPair(r.cached, r.server);
   // Named by kind and key: an Octopus and a ConfigMap both called team-a/inky (or two cluster-scoped kinds' "x") are
   // two documents and two titles, not one overwritten by the other.
   const name = `${info.kind}.${fileSafe(t.key)}`;
-  const left = lab.documents.snapshot(`${name}.cache.yaml`, r.cached ? toYaml(cachedShown) : '# not in the informer cache\n');
+  const left = lab.documents.snapshot(`${name}.cache.yaml`, r.cached ? toYaml(cachedShown) : `# not in ${cache}\n`);
   const right = lab.documents.snapshot(`${name}.server.yaml`, r.server ? toYaml(serverShown) : '# not on the server (404)\n');
   if (boolArg(arg, 'open') !== false) {
-    await vscode.commands.executeCommand('vscode.diff', left, right, `${info.kind} ${t.key}: cache ↔ server (${r.state}${lag})`, { preview: true });
+    await vscode.commands.executeCommand('vscode.diff', left, right, `${info.kind} ${t.key}: ${remote ? cache : 'cache'} ↔ server (${r.state}${lag})`, { preview: true });
   }
-  if (!r.differs) ui.statusMessage(`${t.key}: the cache matches the server`, 5000, 'pass');
+  if (!r.differs) ui.statusMessage(`${t.key}: ${remote ? cache : 'the cache'} matches the server`, 5000, 'pass');
   return {
     ok: true,
     key: t.key,
     state: r.state,
     differs: r.differs,
+    cache,
     ...(r.cachedResourceVersion ? { cachedResourceVersion: r.cachedResourceVersion } : {}),
     ...(r.serverResourceVersion ? { serverResourceVersion: r.serverResourceVersion } : {}),
     ...(r.resourceVersionLag !== undefined ? { resourceVersionLag: r.resourceVersionLag } : {}),

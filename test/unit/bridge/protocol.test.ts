@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { PROTOCOL, ProtocolError, TransitionFrames, checkFields, encode, parseFromGo, type QueueMessage } from '../../../src/core/bridge/protocol.ts';
+import { COMMAND_OPS, PROTOCOL, ProtocolError, TransitionFrames, checkFields, encode, parseFromGo, type QueueMessage } from '../../../src/core/bridge/protocol.ts';
 import { LineDecoder } from '../../../src/core/bridge/framing.ts';
 
 const root = resolve(import.meta.dirname, '../../..');
@@ -26,6 +26,8 @@ test('the descriptor is bridge/protocol.json: same version, env, types and messa
   if (json.envelope !== undefined) assert.deepEqual(PROTOCOL.envelope, json.envelope);
   assert.deepEqual(PROTOCOL.types, json.types, 'types differ: update src/core/bridge/protocol.ts to match bridge/protocol.json');
   assert.deepEqual(PROTOCOL.messages, json.messages, 'messages differ: update src/core/bridge/protocol.ts to match bridge/protocol.json');
+  const ops = (JSON.parse(readFileSync(resolve(root, 'bridge/protocol.json'), 'utf8')) as { messages: { command: { $op: string } } }).messages.command.$op.split(' | ');
+  assert.deepEqual([...COMMAND_OPS], ops, 'command ops differ from protocol.json\'s command $op');
 });
 
 test('a valid message of every kind the Go side sends parses', () => {

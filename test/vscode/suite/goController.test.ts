@@ -181,6 +181,12 @@ describe('Go controller (Run Controller…) in the editor', function () {
     assert.equal(s.keyState(key)?.reconciles, 1);
     assert.ok(s.journal.entries({ kinds: ['write'], key }).some((e) => e.kind === 'write' && !e.dryRun && e.resourceVersionAfter), 'its writes with resourceVersions');
 
+    // Inspect Cache vs Server compares the Go program's own cache (read through the bridge) with the server.
+    let inspected: { cache: string; state: string; cachedResourceVersion?: string; serverResourceVersion?: string } | undefined;
+    await waitUntil(async () => (inspected = ok(await run<NonNullable<typeof inspected>>('reconcileLab.inspectCache', { key, resource: RESOURCE, open: false }))).state === 'in-sync', 'the Go cache to catch up with the step\'s writes', 30_000);
+    assert.equal(inspected?.cache, `Go controller ${r.controller}'s cache`);
+    assert.equal(inspected?.cachedResourceVersion, (await labCluster().client.get(WIDGETS, ns, 'gadget')).metadata.resourceVersion);
+
     // Show Controller…: back to the built-in loop and to the Go controller again, by name.
     assert.match(ok(await run<{ shown: string }>('reconcileLab.selectController', { controller: null })).shown, /^built-in loop/);
     assert.equal(s.controller, s.builtInController);

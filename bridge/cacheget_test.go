@@ -1,0 +1,92 @@
+package bridge
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+)
+
+// TestCacheGetReadsTheProgramsCache: cacheGet answers with the program's own cached copy (typed informer, TypeMeta
+// filled in, the resourceVersion the informer saw), no object for a key the cache does not hold, and a clear error
+// for a resource none of the program's watches asked for (no informer is started for it) and for a key outside the
+// cache's namespaces.
+func TestCacheGetReadsTheProgramsCache(t *testing.T) {
+	plain := realClient(t)
+	ns := scratchNamespace(t, plain)
+	e := newTestEditor(t, false)
+	h := connectedHub(t, e)
+	mgr := realManager(t, h, ns)
+	rec := reconcile.Func(func(context.Context, reconcile.Request) (reconcile.Result, error) { return reconcile.Result{}, nil })
+	if err := builder.ControllerManagedBy(mgr).For(&corev1.ConfigMap{}).
+		WithOptions(optionsFor(h, mgr, "configmap", controller.Options{})).
+		Complete(wrapTyped(h, mgr, "configmap", reconcile.Reconciler(rec), &corev1.ConfigMap{})); err != nil {
+		t.Fatal(err)
+	}
+	startManager(t, mgr)
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "kettle"}, Data: map[string]string{"water": "cold"}}
+	if err := plain.Create(context.Background(), cm); err != nil {
+		t.Fatal(err)
+	}
+	key := ns + "/kettle"
+	e.next(func(m map[string]any) bool { return m["type"] == "queue" && m["key"] == key })
+
+	id := int64(0)
+	get := func(resource, key string) map[string]any {
+		id++
+		return commandAndWait(t, e, h, CommandMsg{ID: id, Op: OpCacheGet, Resource: resource, Key: key})
+	}
+	r := get("configmaps.v1", key)
+	obj, _ := r["object"].(map[string]any)
+	if r["ok"] != true || obj == nil {
+		t.Fatalf("cacheGet of a cached ConfigMap: %v", r)
+	}
+	meta, _ := obj["metadata"].(map[string]any)
+	data, _ := obj["data"].(map[string]any)
+	if obj["apiVersion"] != "v1" || obj["kind"] != "ConfigMap" || meta["name"] != "kettle" || meta["resourceVersion"] != cm.ResourceVersion || data["water"] != "cold" {
+		t.Fatalf("cached object %v, want the ConfigMap at rv %s", obj, cm.ResourceVersion)
+	}
+
+	if r := get("configmaps.v1", ns+"/no-such-kettle"); r["ok"] != true || r["object"] != nil {
+		t.Fatalf("cacheGet of a key the cache does not hold: %v, want ok without object", r)
+	}
+	r = get("secrets.v1", ns+"/anything")
+	if msg, _ := r["error"].(string); r["ok"] == true || !strings.Contains(msg, "no informer for secrets.v1") || !strings.Contains(msg, "it caches configmaps.v1") {
+		t.Fatalf("cacheGet of a resource nothing watches: %v", r)
+	}
+	bc := h.cache.Load()
+	bc.mu.Lock()
+	n := len(bc.handed)
+	bc.mu.Unlock()
+	if n != 1 {
+		t.Fatalf("%d informers handed out after cacheGet of an unwatched resource, want the ConfigMaps' only", n)
+	}
+	r = get("configmaps.v1", "kube-system/kube-root-ca.crt")
+	if msg, _ := r["error"].(string); r["ok"] == true || !strings.Contains(msg, "outside the program's cache") || !strings.Contains(msg, ns) {
+		t.Fatalf("cacheGet outside the cache's namespaces: %v", r)
+	}
+
+	// The cache follows the server: after an update the cached copy has the new resourceVersion.
+	cm.Data["water"] = "hot"
+	if err := plain.Update(context.Background(), cm); err != nil {
+		t.Fatal(err)
+	}
+	e.next(func(m map[string]any) bool {
+		return m["type"] == "queue" && m["key"] == key && m["transition"] == "added"
+	})
+	var cached corev1.ConfigMap
+	if err := mgr.GetCache().Get(context.Background(), client.ObjectKeyFromObject(cm), &cached); err != nil || cached.ResourceVersion != cm.ResourceVersion {
+		t.Fatalf("the manager's cache has rv %s (%v), want %s", cached.ResourceVersion, err, cm.ResourceVersion)
+	}
+	obj, _ = get("configmaps.v1", key)["object"].(map[string]any)
+	meta, _ = obj["metadata"].(map[string]any)
+	if meta["resourceVersion"] != cm.ResourceVersion {
+		t.Fatalf("cacheGet after the update: rv %v, want %s", meta["resourceVersion"], cm.ResourceVersion)
+	}
+}
