@@ -247,6 +247,40 @@ describe('robustness checks (issue 11) on the real control plane', () => {
     assert.deepEqual(await scratchLeft(), []);
   });
 
+  test('history independence: a correct controller whose Deployment child it updates when the spec changes passes (the child\'s generation, 2 after the update and 1 when created with the final spec, tells the path, not the state)', async () => {
+    const deployments = { group: 'apps', version: 'v1', resource: 'deployments' };
+    const reconciler = (): Reconciler => ({
+      name: 'keeps-a-deployment',
+      async reconcile(req, ctx) {
+        const w = await ctx.client.get(ctx.primary, req.namespace, req.name, ctx.signal);
+        const want = JSON.stringify((w.spec as { data?: unknown } | undefined)?.data ?? {});
+        const name = `${req.name}-web`;
+        const labels = { app: name };
+        const desired = {
+          apiVersion: 'apps/v1', kind: 'Deployment',
+          metadata: { name, namespace: req.namespace, ownerReferences: [{ apiVersion: w.apiVersion!, kind: w.kind!, name: w.metadata.name!, uid: w.metadata.uid!, controller: true }] },
+          spec: { replicas: 0, selector: { matchLabels: labels }, template: { metadata: { labels, annotations: { 'lab.reconcile.dev/data': want } }, spec: { containers: [{ name: 'c', image: 'example.invalid/none' }] } } },
+        };
+        let current;
+        try {
+          current = await ctx.client.get(deployments, req.namespace, name, ctx.signal);
+        } catch (e) {
+          if ((e as { code?: number }).code !== 404) throw e;
+          await ctx.client.create(deployments, desired, { signal: ctx.signal });
+          return {};
+        }
+        const annotations = (current.spec as { template: { metadata?: { annotations?: Record<string, string> } } }).template.metadata?.annotations ?? {};
+        if (annotations['lab.reconcile.dev/data'] !== want) await ctx.client.update(deployments, { ...current, spec: { ...(current.spec as object), template: desired.spec.template } }, { signal: ctx.signal });
+        return {};
+      },
+    });
+    const r = await runChecks(options({ createReconciler: reconciler, reconcilerSpec: { kind: 'module', path: 'keeps-a-deployment.ts' }, checks: ['historyIndependence'], convergenceBoundMs: 6_000 }));
+    const h = r.results.find((x) => x.check === 'historyIndependence');
+    assert.equal(h?.status, 'passed', summary(r));
+    assert.ok(r.notes.some((n) => /End states compared deployments\.apps too/.test(n)), `the Deployment was compared: ${r.notes.join('\n')}`);
+    assert.deepEqual(await scratchLeft(), []);
+  });
+
   test('stale cache, one change behind: the twin of conflict-gives-up that returns the Conflict (retried) converges and passes', async () => {
     const reconciler = (): Reconciler => ({
       name: 'conflict-retried',

@@ -10,7 +10,11 @@ import type { MaskedField } from './types.ts';
  * end states are compared they are *normalized*, so that two correct runs of a deterministic reconciler compare
  * equal although every run copies into a different namespace and the server assigns new uids, resourceVersions and
  * timestamps:
- * - always volatile: uid, resourceVersion, creationTimestamp, managedFields, selfLink, generation is kept;
+ * - always volatile: uid, resourceVersion, creationTimestamp, managedFields, selfLink;
+ * - `metadata.generation` counts the writes that changed the object's spec, so it tells the path, not the state: a
+ *   child a correct controller created and then updated when the spec changed is at generation 2, the same child
+ *   created with the final spec at 1. It becomes {@link GENERATION}, and so does an `observedGeneration` (of
+ *   `status` or of a status condition) equal to it; one that lags keeps its number;
  * - the scratch namespace and the scratch copies' uids are replaced by placeholders wherever they occur in a string;
  * - RFC 3339 timestamps anywhere become `<timestamp>`;
  * - objects created with `generateName` are named `<generateName><generated #n>` in creation order, and their real
@@ -100,12 +104,16 @@ export interface RawEndState {
 
 const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;
 
+/** What `metadata.generation`, and an `observedGeneration` that caught up with it, read as in a normalized end state. */
+export const GENERATION = '<metadata.generation>';
+
 export const VOLATILE_FIELDS: readonly MaskedField[] = [
   { path: '*.metadata.uid', reason: 'volatile' },
   { path: '*.metadata.resourceVersion', reason: 'volatile' },
   { path: '*.metadata.creationTimestamp', reason: 'volatile' },
   { path: '*.metadata.managedFields', reason: 'volatile' },
   { path: '*.metadata.ownerReferences[].uid', reason: 'volatile' },
+  { path: '*.metadata.generation (and an observedGeneration equal to it)', reason: 'volatile' },
   { path: '* (RFC 3339 timestamps)', reason: 'volatile' },
   { path: '*.metadata.name (generateName objects: numbered in creation order)', reason: 'volatile' },
   { path: '* (the scratch namespace name)', reason: 'volatile' },
@@ -126,6 +134,20 @@ function deepMap(value: unknown, f: (s: string) => string): unknown {
     return out;
   }
   return value;
+}
+
+/** Replaces `metadata.generation` of `o` (a copy) and each `observedGeneration` equal to it by {@link GENERATION}. */
+function maskGeneration(o: KubeObject): void {
+  const generation = o.metadata.generation;
+  if (typeof generation !== 'number') return;
+  (o.metadata as unknown as Record<string, unknown>).generation = GENERATION;
+  const status = (o as { status?: unknown }).status;
+  if (!status || typeof status !== 'object') return;
+  const st = status as Record<string, unknown>;
+  if (st.observedGeneration === generation) st.observedGeneration = GENERATION;
+  if (Array.isArray(st.conditions)) {
+    for (const c of st.conditions) if (c && typeof c === 'object' && (c as Record<string, unknown>).observedGeneration === generation) (c as Record<string, unknown>).observedGeneration = GENERATION;
+  }
 }
 
 /**
@@ -179,7 +201,9 @@ export function normalizeEndState(raw: RawEndState, rules: readonly NameRule[] =
     if (o.metadata.ownerReferences) for (const r of o.metadata.ownerReferences) (r as unknown as Record<string, unknown>).uid = replaceAll(r.uid, table);
     // A cluster-scoped copy's name carries the scratch namespace (`<scratch-ns>-<name>`): its key is masked as its
     // fields are, so the same object of two runs has the same key.
-    out[`${resource}/${replaceAll(named.get(object) ?? '', table)}`] = deepMap(o, (s) => replaceAll(s, table));
+    const normalized = deepMap(o, (s) => replaceAll(s, table)) as KubeObject;
+    maskGeneration(normalized); // after the replacements, which must not touch the marker
+    out[`${resource}/${replaceAll(named.get(object) ?? '', table)}`] = normalized;
   }
   return out;
 }

@@ -40,6 +40,24 @@ describe('end-state masking', () => {
     assert.match(d, /\+\s+a: "2"/);
     assert.match(d, /configmaps\/w-extra/);
   });
+  test('metadata.generation tells the path, not the state: a Deployment created and then updated when the spec changed equals one created with the final spec (an observedGeneration that caught up reads the same; a lagging one does not)', () => {
+    const deployment = (ns: string, generation: number, observedGeneration: number, conditionGeneration: number): KubeObject => ({
+      apiVersion: 'apps/v1', kind: 'Deployment',
+      metadata: { name: 'kettle-k1', namespace: ns, uid: `u-${ns}`, resourceVersion: String(generation), generation },
+      spec: { replicas: 4 },
+      status: { observedGeneration, conditions: [{ type: 'Available', status: 'True', observedGeneration: conditionGeneration }] },
+    } as unknown as KubeObject);
+    const end = (ns: string, d: KubeObject) => normalizeEndState({ namespace: ns, objects: [{ resource: 'deployments.apps', object: d }] });
+    const fresh = end('rl-check-fresh', deployment('rl-check-fresh', 1, 1, 1));
+    const path = end('rl-check-path', deployment('rl-check-path', 2, 2, 2));
+    assert.deepEqual(compareEndStates(fresh, path, new Set()), []);
+    const lagging = end('rl-check-lag', deployment('rl-check-lag', 2, 1, 2));
+    assert.deepEqual(compareEndStates(fresh, lagging, new Set()), ['deployments.apps/kettle-k1: status.observedGeneration: "<metadata.generation>" in the reference, 1 after the perturbation']);
+    // A primary whose spec a check changed equally in both runs compares as before.
+    assert.deepEqual(compareEndStates(end('rl-check-a', widget('rl-check-a', 'u1', '5', {})), end('rl-check-b', widget('rl-check-b', 'u2', '9', {})), new Set()), []);
+    // The marker is not rewritten by the scratch-namespace replacement, whatever the namespace is called.
+    assert.equal((end('a', deployment('a', 3, 3, 3))['deployments.apps/kettle-k1'] as KubeObject).metadata.generation as unknown, '<metadata.generation>');
+  });
   test('a cluster-scoped copy, named <scratch-ns>-<name>, has the same key in every run', () => {
     const policy = (ns: string, uid: string): KubeObject => ({ apiVersion: 'sec.example.org/v1', kind: 'Policy', metadata: { name: `${ns}-allow.egress-to-db.v2`, uid, resourceVersion: '5', labels: { 'checks.reconcile-lab.dev/scratch': ns } }, spec: { level: 3 } });
     const a = normalizeEndState({ namespace: 'rl-check-aaaa', objects: [{ resource: 'policies.sec.example.org', object: policy('rl-check-aaaa', 'u1') }] });
