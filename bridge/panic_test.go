@@ -44,7 +44,9 @@ func TestPanicReportsTheUsersFrames(t *testing.T) {
 		t.Fatal(err)
 	}
 	key := ns + "/copper"
-	e.next(func(m map[string]any) bool { return m["type"] == "queue" && m["transition"] == "added" && m["key"] == key })
+	e.next(func(m map[string]any) bool {
+		return m["type"] == "queue" && m["transition"] == "added" && m["key"] == key
+	})
 
 	var end map[string]any
 	commandAndWaitCollect(t, e, h, CommandMsg{ID: 1, Op: OpStep, Controller: "configmap", Key: key}, func(m map[string]any) {
