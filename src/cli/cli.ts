@@ -616,6 +616,16 @@ export function describeTrigger(x: EnqueueReason, key: string | undefined): stri
 /** Seconds, one decimal below 10 s. */
 const seconds = (ms: number) => (ms < 10_000 ? `${(Math.max(0, ms) / 1000).toFixed(1)} s` : `${Math.round(ms / 1000)} s`);
 
+/** A delay as written: milliseconds below a second, else {@link seconds} (`5 ms`, `2.6 s`, `45 s`). */
+const millis = (ms: number) => (ms < 1000 ? `${ms} ms` : seconds(ms));
+
+/**
+ * ` (no change)` for a write the server accepted without changing the object (its resourceVersion stayed): the
+ * reconciler sent an update, patch or apply although the object already was as desired — a write every pass.
+ */
+const noChange = (e: { verb: string; dryRun: boolean; resourceVersionBefore?: string; resourceVersionAfter?: string; deleted?: boolean; error?: string }) =>
+  !e.dryRun && !e.error && !e.deleted && e.verb !== 'create' && e.verb !== 'delete' && e.resourceVersionBefore !== undefined && e.resourceVersionBefore === e.resourceVersionAfter ? ' (no change)' : '';
+
 /** One journal entry as one text entry (undefined: not shown at this verbosity). `now` places retry times. */
 export function formatEntry(e: JournalEntry, verbose: boolean, now: number = e.at): string | undefined {
   const t = new Date(e.at).toISOString().slice(11, 23);
@@ -627,11 +637,11 @@ export function formatEntry(e: JournalEntry, verbose: boolean, now: number = e.a
       const o = e.outcome;
       let what: string;
       if (o.kind === 'success') what = 'done';
-      else if (o.kind === 'requeueAfter') what = `requeue after ${o.afterMs} ms${o.reason ? ` (${o.reason})` : ''}`;
+      else if (o.kind === 'requeueAfter') what = `requeue after ${millis(o.afterMs)}${o.reason ? ` (${o.reason})` : ''}`;
       else if (o.kind === 'error') {
         // A Go controller's rate limiter gave the delay: show that (the entry reaches us a little after the backoff
         // began, so retryAt − now would read shorter than the user's limiter said).
-        const retry = o.retryDelayMs !== undefined ? `retry in ${o.retryDelayMs < 1000 ? `${o.retryDelayMs} ms` : seconds(o.retryDelayMs)}` : o.retryAt !== undefined ? `retry in ${seconds(o.retryAt - now)}` : 'no retry scheduled';
+        const retry = o.retryDelayMs !== undefined ? `retry in ${millis(o.retryDelayMs)}` : o.retryAt !== undefined ? `retry in ${seconds(o.retryAt - now)}` : 'no retry scheduled';
         what = `✗ error${o.failures !== undefined ? ` (failure ${o.failures})` : ''}, ${retry}: ${o.message}`;
       } else if (o.kind === 'requeue') {
         what = `requeue (rate-limited, the deprecated requeue: true)${o.reason ? ` (${o.reason})` : ''}${o.retryAt !== undefined ? `, retry in ${seconds(o.retryAt - now)}` : ''}`;
@@ -640,7 +650,7 @@ export function formatEntry(e: JournalEntry, verbose: boolean, now: number = e.a
       return oneEntry(`${t} ■ ${e.key} ${what} [${e.durationMs} ms]`);
     }
     case 'write':
-      return oneEntry(`${t}   ✎ ${e.verb}${e.subresource ? '/' + e.subresource : ''} ${e.resource} ${e.objectKey} rv ${e.resourceVersionBefore ?? '—'} → ${rvAfterText(e, '—')}${e.dryRun ? ' (dry-run)' : ''}${e.error ? ` FAILED ${e.error}` : ''}`);
+      return oneEntry(`${t}   ✎ ${e.verb}${e.subresource ? '/' + e.subresource : ''} ${e.resource} ${e.objectKey} rv ${e.resourceVersionBefore ?? '—'} → ${rvAfterText(e, '—')}${noChange(e)}${e.dryRun ? ' (dry-run)' : ''}${e.error ? ` FAILED ${e.error}` : ''}`);
     case 'warning':
       return oneEntry(`${t} ⚠ ${e.message}`);
     case 'control':
@@ -739,7 +749,7 @@ export class RunSummary {
   render(): string {
     const rows = this.rows();
     const total = (f: keyof Pick<KeySummary, 'reconciles' | 'writes' | 'errors' | 'warnings'>) => rows.reduce((n, r) => n + r[f], 0);
-    const last = (o?: ReconcileOutcome) => (!o ? '—' : o.kind === 'success' ? 'done' : o.kind === 'requeueAfter' ? `requeue after ${o.afterMs} ms` : o.kind === 'requeue' ? 'requeue (rate-limited)' : `${o.kind}: ${o.message.split('\n')[0]}`);
+    const last = (o?: ReconcileOutcome) => (!o ? '—' : o.kind === 'success' ? 'done' : o.kind === 'requeueAfter' ? `requeue after ${millis(o.afterMs)}` : o.kind === 'requeue' ? 'requeue (rate-limited)' : `${o.kind}: ${o.message.split('\n')[0]}`);
     const table = [['key', 'reconciles', 'writes', 'errors', 'warnings', 'last outcome'], ...rows.map((r) => [shortKey(r.key, SUMMARY_KEY_WIDTH), String(r.reconciles), String(r.writes), String(r.errors), String(r.warnings), last(r.lastOutcome)])];
     const widths = table[0]!.map((_, i) => Math.max(...table.map((row) => row[i]!.length)));
     const lines = table.map((row) => '  ' + row.map((c, i) => (i === row.length - 1 ? c : c.padEnd(widths[i]!))).join('  '));
@@ -953,7 +963,7 @@ async function goDryRun(args: CliArgs, io: CliIo, log: Logger, s: Session, store
     if (diff) out.push(indent(diff, '       '));
   });
   const o = r.outcome;
-  out.push('', `Outcome: ${o.kind === 'success' ? 'done' : o.kind === 'requeueAfter' ? `requeue after ${o.afterMs} ms` : o.kind === 'requeue' ? 'requeue (rate-limited)' : `${o.kind}: ${o.message}`} (${r.durationMs} ms)`);
+  out.push('', `Outcome: ${o.kind === 'success' ? 'done' : o.kind === 'requeueAfter' ? `requeue after ${millis(o.afterMs)}` : o.kind === 'requeue' ? 'requeue (rate-limited)' : `${o.kind}: ${o.message}`} (${r.durationMs} ms)`);
   io.stdout(out.join('\n') + '\n');
   return failed ? ExitCode.failure : ExitCode.ok;
 }

@@ -299,7 +299,7 @@ describe('reconcile-lab CLI against a real kube-apiserver', () => {
       const step = await cli(['step', 'allow.egress-to-db.v2', ...args]);
       assert.equal(step.code, 0, step.stdout + step.stderr);
       assert.match(step.stdout, new RegExp(`✎ update/status policies\\.v1\\.${group.replace(/\./g, '\\.')} allow\\.egress-to-db\\.v2 rv`), 'the preferred version v1, not the storage version');
-      assert.match(step.stdout, /■ allow\.egress-to-db\.v2 requeue after 60000 ms \(re-evaluate\)/);
+      assert.match(step.stdout, /■ allow\.egress-to-db\.v2 requeue after 60 s \(re-evaluate\)/);
       assert.doesNotMatch(step.stdout, /default\/|\s\/allow/);
       assert.deepEqual((await c.get(gvr, undefined, 'allow.egress-to-db.v2')).status, { phase: 'Active' });
       const namespaced = await cli(['step', 'default/allow.egress-to-db.v2', ...args]);

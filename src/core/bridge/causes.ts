@@ -59,7 +59,8 @@ export function reasonOfCause(c: Cause): EnqueueReason {
 /** How a reconcile ended, from its reconcileEnd message (the Go controller's result switch applies the queue action). */
 export function outcomeOfEnd(m: ReconcileEndMessage): ReconcileOutcome {
   if (m.panic !== undefined) return { kind: 'error', message: `panic: ${m.panic}` };
-  if (m.error !== undefined) return m.terminal ? { kind: 'terminal', message: m.error } : { kind: 'error', message: m.error };
+  // reconcile.TerminalError's text starts "terminal error: ": the outcome's kind says it already.
+  if (m.error !== undefined) return m.terminal ? { kind: 'terminal', message: m.error.replace(/^terminal error: /, '') } : { kind: 'error', message: m.error };
   const after = m.result?.requeueAfterMs;
   if (after !== undefined && after > 0) return { kind: 'requeueAfter', afterMs: after };
   if (m.result?.requeue) return { kind: 'requeueAfter', afterMs: 0, reason: 'Requeue: true (rate-limited)' };

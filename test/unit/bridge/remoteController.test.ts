@@ -119,7 +119,7 @@ test('outcomes: terminal, requeue-after, panic, success', () => {
   const { c, journal, q } = setup();
   const end = (key: string, more: Record<string, unknown>) =>
     c.onReconcileEnd({ type: 'reconcileEnd', controller: 'widget', key, reconcileID: 'x', durationMs: 2, dryRun: false, at: 1, ...more });
-  end('ns/t', { error: 'bad spec', terminal: true });
+  end('ns/t', { error: 'terminal error: bad spec', terminal: true }); // reconcile.TerminalError's text
   end('ns/r', { result: { requeueAfterMs: 15000 } });
   end('ns/p', { panic: 'nil map' });
   q('ns/p', 'processing'); // an error's end waits for its backoff; handed out again without one, it is journaled as it is

@@ -100,6 +100,18 @@ test('text output: each trigger of a reconcile names the object whose event queu
   assert.equal(initial, '12:00:00.000 ▶ k1 reconcile, 1st of this key (step, initial list rv 7, add of watched secrets.v1 brew/s)');
 });
 
+test('text output: a write the server accepted without change says so; a requeue-after and a retry read in seconds from one second on; a terminal error is not prefixed twice', () => {
+  const w = (more: object) => formatEntry(entry({ kind: 'write', key: 'ns/k', verb: 'update', resource: 'deployments.v1.apps', gvr: { group: 'apps', version: 'v1', resource: 'deployments' }, objectKey: 'ns/k-web', dryRun: false, resourceVersionBefore: '323', resourceVersionAfter: '323', ...more }), false, at);
+  assert.equal(w({}), '12:00:00.000   ✎ update deployments.v1.apps ns/k-web rv 323 → 323 (no change)');
+  assert.equal(w({ resourceVersionAfter: '324' }), '12:00:00.000   ✎ update deployments.v1.apps ns/k-web rv 323 → 324');
+  assert.equal(w({ dryRun: true }), '12:00:00.000   ✎ update deployments.v1.apps ns/k-web rv 323 → 323 (dry-run)', 'a dry run never changes the resourceVersion');
+  assert.equal(w({ deleted: true }), '12:00:00.000   ✎ update deployments.v1.apps ns/k-web rv 323 → deleted');
+  const end = (outcome: object) => formatEntry(entry({ kind: 'reconcileEnd', key: 'ns/k', durationMs: 3, outcome }), false, at);
+  assert.equal(end({ kind: 'requeueAfter', afterMs: 45_000 }), '12:00:00.000 ■ ns/k requeue after 45 s [3 ms]');
+  assert.equal(end({ kind: 'requeueAfter', afterMs: 250 }), '12:00:00.000 ■ ns/k requeue after 250 ms [3 ms]');
+  assert.equal(end({ kind: 'error', message: 'boom', failures: 12, retryAt: at + 10_240, retryDelayMs: 10_240 }), '12:00:00.000 ■ ns/k ✗ error (failure 12), retry in 10 s: boom [3 ms]');
+});
+
 test('run summary: per-key reconciles, writes, errors, warnings; keys whose last reconcile failed', () => {
   const s = new RunSummary();
   s.add(entry({ kind: 'reconcileEnd', key: 'ns/a', durationMs: 1, outcome: { kind: 'success' } }));
