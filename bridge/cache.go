@@ -80,12 +80,12 @@ const cacheGetTimeout = 10 * time.Second
 // cachedObject is cacheGet: the object key ("namespace/name" or "name") of resource (plural.version.group; another
 // version of the same plural and group is accepted) as the program's cache holds it, read from the informer its
 // watches use (that version first; typed before unstructured before metadata-only), with apiVersion and kind; nil
-// when that cache does not hold it. It never starts an informer: a resource no watch of the program asked for is an
+// when that cache does not hold it; metadataOnly when that informer is metadata-only. It never starts an informer: a resource no watch of the program asked for is an
 // error, as is a key outside the cache's namespaces. Secret values come as cached (the editor masks them).
-func (c *bridgeCache) cachedObject(resource, key string) (map[string]any, error) {
+func (c *bridgeCache) cachedObject(resource, key string) (obj map[string]any, metadataOnly bool, err error) {
 	req, err := parseKey(key)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	c.mu.Lock()
 	handed := slices.Clone(c.handed)
@@ -107,50 +107,50 @@ func (c *bridgeCache) cachedObject(resource, key string) (map[string]any, error)
 	}
 	if best == nil {
 		slices.Sort(watched)
-		return nil, fmt.Errorf("the program's cache has no informer for %s: none of its watches asked for it (it caches %s)", resource, strings.Join(slices.Compact(watched), ", "))
+		return nil, false, fmt.Errorf("the program's cache has no informer for %s: none of its watches asked for it (it caches %s)", resource, strings.Join(slices.Compact(watched), ", "))
 	}
 	if s := c.h.scope.Load(); s != nil && req.Namespace != "" {
 		if ns := s.namespaces(best.gvk); ns != nil && !slices.Contains(ns, req.Namespace) {
-			return nil, fmt.Errorf("%s is outside the program's cache: it watches %s only in namespace(s) %s", key, best.resourceName(), strings.Join(ns, ", "))
+			return nil, false, fmt.Errorf("%s is outside the program's cache: it watches %s only in namespace(s) %s", key, best.resourceName(), strings.Join(ns, ", "))
 		}
 	}
-	var obj client.Object
+	var into client.Object
 	switch best.flavour {
 	case unstructuredFlavour:
 		u := &unstructured.Unstructured{}
 		u.SetGroupVersionKind(best.gvk)
-		obj = u
+		into = u
 	case metadataFlavour:
 		m := &metav1.PartialObjectMetadata{}
 		m.SetGroupVersionKind(best.gvk)
-		obj = m
+		into = m
 	default:
 		o, err := c.scheme.New(best.gvk)
 		if err != nil {
-			return nil, fmt.Errorf("reading the cached %s: %w", best.resourceName(), err)
+			return nil, false, fmt.Errorf("reading the cached %s: %w", best.resourceName(), err)
 		}
 		co, ok := o.(client.Object)
 		if !ok {
-			return nil, fmt.Errorf("reading the cached %s: %T is not a client.Object", best.resourceName(), o)
+			return nil, false, fmt.Errorf("reading the cached %s: %T is not a client.Object", best.resourceName(), o)
 		}
-		obj = co
+		into = co
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), cacheGetTimeout)
 	defer cancel()
-	if err := c.Cache.Get(ctx, req.NamespacedName, obj); err != nil {
+	if err := c.Cache.Get(ctx, req.NamespacedName, into); err != nil {
 		if apierrors.IsNotFound(err) {
-			return nil, nil
+			return nil, false, nil
 		}
-		return nil, fmt.Errorf("reading %s from the program's cache: %w", key, err)
+		return nil, false, fmt.Errorf("reading %s from the program's cache: %w", key, err)
 	}
-	out, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+	out, err := runtime.DefaultUnstructuredConverter.ToUnstructured(into)
 	if err != nil {
-		return nil, fmt.Errorf("converting the cached %s: %w", key, err)
+		return nil, false, fmt.Errorf("converting the cached %s: %w", key, err)
 	}
 	// Typed objects from the cache carry no TypeMeta.
 	apiVersion, kind := best.gvk.ToAPIVersionAndKind()
 	out["apiVersion"], out["kind"] = apiVersion, kind
-	return out, nil
+	return out, best.flavour == metadataFlavour, nil
 }
 
 // withoutVersion is a plural.version.group name as plural.group ("plural" for the core group).

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -474,6 +475,24 @@ func parseKey(s string) (reconcile.Request, error) {
 	return reconcile.Request{NamespacedName: types.NamespacedName{Namespace: ns, Name: name}}, nil
 }
 
+// awaitWorkers waits up to d for the workers of every controller to start (their first Get: controller-runtime
+// starts them once the controller's watches synced); it returns the name of one that has not started by then, or "".
+func (h *hub) awaitWorkers(d time.Duration) string {
+	h.mu.Lock()
+	queues := slices.Clone(h.queues)
+	h.mu.Unlock()
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	for _, q := range queues {
+		select {
+		case <-q.workersStarted:
+		case <-timer.C:
+			return q.name
+		}
+	}
+	return ""
+}
+
 // keyed executes a step, reset backoff or reconcile now for q. A key text a controller with a custom request type
 // does not know yet is read again once its workers started (mayWait), off the connection's goroutine.
 func (h *hub) keyed(c CommandMsg, q *Queue, reply func(ReplyMsg), fail func(string, ...any), mayWait bool) {
@@ -579,12 +598,19 @@ func (h *hub) handle(c CommandMsg) {
 			return
 		}
 		go func() { // the cache may wait for its informer's first sync: never on the connection's goroutine
-			obj, err := c2.cachedObject(c.Resource, c.Key)
+			// A controller asks for its informers when it starts (after leader election), and its workers' first
+			// Get comes once they synced: until then the cache may not have the resource yet.
+			waiting := h.awaitWorkers(cacheGetTimeout)
+			obj, metadataOnly, err := c2.cachedObject(c.Resource, c.Key)
+			if err != nil && waiting != "" {
+				fail("%v; controller %s has not started yet (its caches are syncing, or it waits for leader election)", err, waiting)
+				return
+			}
 			if err != nil {
 				fail("%v", err)
 				return
 			}
-			reply(ReplyMsg{OK: true, Object: obj})
+			reply(ReplyMsg{OK: true, Object: obj, MetadataOnly: metadataOnly && obj != nil})
 		}()
 	case OpDryRun:
 		h.mu.Lock()

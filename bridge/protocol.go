@@ -283,6 +283,8 @@ type ReplyMsg struct {
 	Withheld  int              `json:"withheld,omitempty"`
 	// Object is cacheGet's answer: the cached object, with apiVersion and kind (nil: not in the cache).
 	Object map[string]any `json:"object,omitempty"`
+	// MetadataOnly: Object came from a metadata-only informer (apiVersion, kind and metadata only).
+	MetadataOnly bool `json:"metadataOnly,omitempty"`
 }
 
 // messageTypes maps each message name of protocol.json to its Go struct (used by the codec and the

@@ -106,7 +106,8 @@ Commands:
                             diffs, the status it would write and its requeue decision (nothing persists)
   report [key...]           one reconcile pass over all objects (or the keys given); Markdown by default
                             (--json for JSON); add --dry-run to plan instead of act
-  inspect <key>             the cached object versus a fresh GET: differences and resourceVersion lag
+  inspect <key>             the cached object versus a fresh GET: differences and resourceVersion lag (with
+                            --go: the Go program's own cache)
   check [key...]            robustness checks of the reconciler on copies in scratch namespaces (run twice,
                             crash after write, stale cache, unobserved intermediate state, history
                             independence, convergence, deletion) for the keys given or every object of the
@@ -125,7 +126,8 @@ Options:
   --reconciler <spec>       lab (default) | exec:<command line> | module:<path to .ts/.js>
   --go <command line>       run / step / dry-run / check: launch this Go controller-runtime program (which uses
                             the Reconcile Lab bridge package) and drive ITS controller: e.g. --go "go run ./cmd"
-                            (check: a new instance per run over a scratch namespace; "go run" is built once)
+                            (check: a new instance per run over a scratch namespace; "go run" is built once);
+                            inspect: compare the program's OWN cached copy with the server (it starts paused)
   --controller <name>       run / step / dry-run with --go: follow the program's controller of this name (default:
                             the first reconciling --resource), e.g. a second controller of the same kind
   --finalizer <name>        strip-finalizers: the one finalizer to remove (default: all)
@@ -255,7 +257,7 @@ export function parseCliArgs(argv: readonly string[]): CliArgs | 'help' {
   if (v.json && v.markdown) throw new UsageError('choose one of --json and --markdown');
   let go: string[] | undefined;
   if (v.go !== undefined) {
-    if (cmd !== 'run' && cmd !== 'step' && cmd !== 'dry-run' && cmd !== 'check') throw new UsageError('--go applies to run, step, dry-run and check');
+    if (cmd !== 'run' && cmd !== 'step' && cmd !== 'dry-run' && cmd !== 'check' && cmd !== 'inspect') throw new UsageError('--go applies to run, step, dry-run, inspect and check');
     if (v.reconciler !== undefined) throw new UsageError('choose one of --go and --reconciler');
     try {
       go = splitCommandLine(v.go);
@@ -265,7 +267,7 @@ export function parseCliArgs(argv: readonly string[]): CliArgs | 'help' {
     if (go.length === 0) throw new UsageError('--go needs a command line, e.g. --go "go run ./cmd"');
   }
   if (v.controller !== undefined) {
-    if (v.go === undefined || cmd === 'check') throw new UsageError('--controller applies to run, step and dry-run with --go');
+    if (v.go === undefined || cmd === 'check') throw new UsageError('--controller applies to run, step, dry-run and inspect with --go');
     if (v.controller.trim() === '') throw new UsageError('--controller needs the name of a controller of the program');
   }
   let durationMs: number | undefined;

@@ -18,7 +18,7 @@ import { Journal, rvAfterText, writeDeletedText, type JournalEntry } from '../co
 import type { EnqueueReason, ReconcileOutcome } from '../core/controller/keyState.ts';
 import { dryRunReconcile } from '../core/actions/dryRun.ts';
 import { diagnoseStuck, FinalizerNotFoundError, ObjectChangedError, removeFinalizers, type StuckDiagnosis } from '../core/actions/finalizers.ts';
-import { inspectKey } from '../core/actions/inspect.ts';
+import { inspectKey, type InspectResult } from '../core/actions/inspect.ts';
 import { buildReconcileReport, renderReportJson, renderReportMarkdown } from '../core/actions/report.ts';
 import { describeOutcome } from '../core/actions/runOnce.ts';
 import { yamlDiff } from '../core/actions/objectDiff.ts';
@@ -498,21 +498,43 @@ async function syncedInformer(s: Session, log: Logger, store: DisposableStore, n
 }
 
 async function inspect(args: CliArgs, io: CliIo, log: Logger, s: Session, store: DisposableStore): Promise<number> {
+  if (args.go) return goInspect(args, io, log, s, store);
   const key = normalizeKey(args.positionals[0]!, s);
   const informer = await syncedInformer(s, log, store, splitKey(key).namespace, resolveWatchList(args.watchList, process.env));
   const r = await inspectKey({ client: s.client, gvr: s.resource, key, cached: informer.getIndexer().getByKey(key) });
-  if (r.state === 'both-missing') throw new ObjectNotFoundError(`${key} not found: no ${resourceName(s)} of that name is in the informer's cache or on the server`);
+  return printInspection(args, io, s, r, { cache: 'the informer\'s cache', informerResourceVersion: informer.lastSyncResourceVersion() });
+}
+
+/**
+ * `inspect --go`: the program's own cached copy (read through the bridge from the informer its watches use, the
+ * program started paused so nothing is reconciled) against a fresh GET. Any controller of the program will do (they
+ * share the manager's cache); `--resource` may name a child it watches (Owns / Watches), not only what it reconciles.
+ */
+async function goInspect(args: CliArgs, io: CliIo, log: Logger, s: Session, store: DisposableStore): Promise<number> {
+  const journal = store.add(new Journal({ clock: realClock, capacity: 1_000 }));
+  const controller = await startGoController(args, io, log, s, store, true, journal, true);
+  const key = normalizeKey(args.positionals[0]!, s);
+  const resource = `${s.resource.resource}.${s.resource.version}${s.resource.group ? `.${s.resource.group}` : ''}`;
+  const { object, metadataOnly } = await controller.cachedObject(resource, key);
+  const r = await inspectKey({ client: s.client, gvr: s.resource, key, cached: object, metadataOnly: metadataOnly === true });
+  return printInspection(args, io, s, r, { cache: `the Go program's cache (controller ${controller.name})${metadataOnly ? ', metadata only: only metadata is compared' : ''}` });
+}
+
+function printInspection(args: CliArgs, io: CliIo, s: Session, r: InspectResult, o: { cache: string; informerResourceVersion?: string }): number {
+  const key = r.key;
+  if (r.state === 'both-missing') throw new ObjectNotFoundError(`${key} not found: no ${resourceName(s)} of that name is in ${o.cache} or on the server`);
   if (args.json) {
     // Secret values masked in the JSON too (a changed one marked), as in the diff.
     const [cached, server] = maskSecretPair(r.cached, r.server);
-    io.stdout(JSON.stringify({ ...r, ...(r.cached ? { cached } : {}), ...(r.server ? { server } : {}), informerResourceVersion: informer.lastSyncResourceVersion() }, null, 2) + '\n');
+    io.stdout(JSON.stringify({ ...r, ...(r.cached ? { cached } : {}), ...(r.server ? { server } : {}), cache: o.cache, ...(o.informerResourceVersion !== undefined ? { informerResourceVersion: o.informerResourceVersion } : {}) }, null, 2) + '\n');
     return ExitCode.ok;
   }
   const out = [
     `${key}: ${r.state}${r.differs ? ' (cache and server differ)' : ''}`,
+    `  cache: ${o.cache}`,
     `  cached resourceVersion: ${r.cachedResourceVersion ?? '(not in cache)'}`,
     `  server resourceVersion: ${r.serverResourceVersion ?? '(not found)'}`,
-    `  informer last synced at: ${informer.lastSyncResourceVersion() || '—'}`,
+    ...(o.informerResourceVersion !== undefined ? [`  informer last synced at: ${o.informerResourceVersion || '—'}`] : []),
   ];
   if (r.resourceVersionLag !== undefined) out.push(`  lag: ${r.resourceVersionLag} (resourceVersions are opaque; this counts cluster-wide writes, for orientation only)`);
   if (r.diff) out.push('', indent(r.diff, '  '));
@@ -767,7 +789,7 @@ export class RunSummary {
  * and resolves with the program's controller (the one reconciling --resource, else its first). The program's
  * output goes to stderr with -v. The program is stopped (its whole process group) when the command ends.
  */
-async function startGoController(args: CliArgs, io: CliIo, log: Logger, s: Session, store: DisposableStore, startPaused: boolean, journal: Journal): Promise<RemoteController> {
+async function startGoController(args: CliArgs, io: CliIo, log: Logger, s: Session, store: DisposableStore, startPaused: boolean, journal: Journal, anyResource = false): Promise<RemoteController> {
   const hub = store.add(await BridgeHub.start({ clock: realClock, journal, log, startPaused: () => startPaused }));
   const [command, ...rest] = args.go!;
   const wanted = args.resource;
@@ -779,10 +801,10 @@ async function startGoController(args: CliArgs, io: CliIo, log: Logger, s: Sessi
     env: s.kubeconfigPath ? { KUBECONFIG: s.kubeconfigPath } : {},
     // Without --resource the first controller the program sets up (or the one --controller names) is followed.
     accept: (c) =>
-      (s.resourceFromProgram || c.controller.resourceId === undefined || c.controller.resourceId === wanted || wanted.startsWith(`${c.controller.resourceId}.`)) &&
+      (anyResource || s.resourceFromProgram || c.controller.resourceId === undefined || c.controller.resourceId === wanted || wanted.startsWith(`${c.controller.resourceId}.`)) &&
       (args.controller === undefined || c.controller.name === args.controller),
     wanted:
-      s.resourceFromProgram
+      s.resourceFromProgram || anyResource
         ? args.controller === undefined ? undefined : `the controller named ${args.controller}: pass --controller with the name of one it runs`
         : args.controller === undefined
           ? `a controller reconciling ${wanted}: pass --resource with the resource of the one to follow`

@@ -105,6 +105,25 @@ describe('actions against a real kube-apiserver', () => {
     assert.equal(missing.state, 'both-missing');
   });
 
+  test('inspect: a Go program\'s typed copy (an empty status the server does not have) and a metadata-only copy compare as in sync; a real difference still shows', async () => {
+    const cm = await c.create(CONFIGMAPS, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'inspect-typed', namespace: ns }, data: { a: '1' } });
+    const key = `${ns}/inspect-typed`;
+    const typed = { ...cm, status: {}, metadata: { ...cm.metadata, deletionGracePeriodSeconds: null } } as unknown as KubeObject;
+    const r = await inspectKey({ client: c, gvr: CONFIGMAPS, key, cached: typed });
+    assert.equal(r.state, 'in-sync', r.diff);
+    assert.equal((r.cached as { status?: unknown }).status, undefined, 'the empty extra is left out of the shown copy');
+    const metadataOnly = { apiVersion: 'v1', kind: 'ConfigMap', metadata: cm.metadata } as KubeObject;
+    assert.equal((await inspectKey({ client: c, gvr: CONFIGMAPS, key, cached: metadataOnly })).state, 'stale', 'compared whole, the data is missing');
+    const meta = await inspectKey({ client: c, gvr: CONFIGMAPS, key, cached: metadataOnly, metadataOnly: true });
+    assert.equal(meta.state, 'in-sync', meta.diff);
+    assert.equal((meta.server as { data?: unknown }).data, undefined, 'the server copy is shown as metadata only too');
+    await c.patch(CONFIGMAPS, ns, 'inspect-typed', 'merge', { metadata: { labels: { tier: 'gold' } }, data: { a: '2' } });
+    const later = await inspectKey({ client: c, gvr: CONFIGMAPS, key, cached: metadataOnly, metadataOnly: true });
+    assert.equal(later.state, 'stale');
+    assert.match(later.diff, /\+\s+tier: gold/);
+    assert.doesNotMatch(later.diff, /a: "?2/, 'data is not compared for a metadata-only cache');
+  });
+
   test('diagnoseStuck: a Terminating object held by a controller-less finalizer', async () => {
     await c.delete(crd.gvr, ns, 'widget-stuck');
     const clock = new FakeClock(Date.now() + 90_000);

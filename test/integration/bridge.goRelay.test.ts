@@ -305,4 +305,28 @@ describe('an operator-sdk-shaped Go controller (cache namespaces, controller.New
     assert.match(cli.stderr + cli.stdout, new RegExp(`controller beacon-board`), cli.stderr);
     assert.equal(((await client.get(CONFIGMAPS, nsB, 'relay-board')) as { data?: Record<string, string> }).data?.beacons, 'east=');
   });
+
+  test('inspect --go (CLI): the program\'s own cache, typed for its Beacons and metadata-only for the ConfigMaps it owns (only metadata compared); a resource it does not cache is a clear error', { timeout: 240_000 }, async () => {
+    const ns = await createNamespace(cluster.transport, 'relay-inspect');
+    await client.create(BEACONS, beacon(ns, 'inspected', { message: 'lens' }));
+    await client.create(CONFIGMAPS, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'inspected-cm', namespace: ns }, data: { lamp: 'on' } } as KubeObject);
+    const program = [bin, '--health-probe-bind-address=0', '--metrics-bind-address=0', `--namespaces=${ns}`, `--external-dir=${external}`].join(' ');
+    const base = ['inspect', '--kubeconfig', cluster.kubeconfigPath, '--go', program];
+
+    const typed = await runCliProcess([...base, '--resource', 'beacons.relay.example.io', '--json', `${ns}/inspected`]);
+    assert.equal(typed.code, 0, typed.stderr);
+    const t = JSON.parse(typed.stdout) as { state: string; cache: string; cached: KubeObject; cachedResourceVersion: string; serverResourceVersion: string };
+    assert.equal(t.state, 'in-sync', typed.stdout);
+    assert.match(t.cache, /^the Go program's cache \(controller [\w-]+\)$/);
+    assert.equal((t.cached.spec as { message?: string }).message, 'lens', 'the typed Beacon, spec and all');
+    assert.equal(t.cachedResourceVersion, t.serverResourceVersion);
+
+    const meta = await runCliProcess([...base, '--resource', 'configmaps', `${ns}/inspected-cm`]);
+    assert.equal(meta.code, 0, meta.stderr);
+    assert.match(meta.stdout, new RegExp(`^${ns}/inspected-cm: in-sync\\n  cache: the Go program's cache \\(controller [\\w-]+\\), metadata only: only metadata is compared\\n`), meta.stdout);
+
+    const none = await runCliProcess([...base, '--resource', 'services', `${ns}/anything`]);
+    assert.notEqual(none.code, 0);
+    assert.match(none.stderr, /no informer for services\.v1: none of its watches asked for it \(it caches [^)]*configmaps\.v1/, none.stderr);
+  });
 });

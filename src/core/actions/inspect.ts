@@ -25,19 +25,27 @@ export interface InspectResult {
 }
 
 /**
- * Compares the informer's copy of `key` (given by the caller) with a fresh GET:
+ * Compares a cached copy of `key` (given by the caller: an informer's, or a Go program's) with a fresh GET:
  * whether they differ (ignoring managedFields) and by how much the cache lags.
+ * - The GET asks for the cached copy's version (its apiVersion) when that is another served version of the
+ *   resource than `gvr`'s, so a program caching v1alpha1 is compared with v1alpha1.
+ * - With `metadataOnly` (the cache holds PartialObjectMetadata) only apiVersion, kind and metadata of the server's
+ *   object are compared and shown.
+ * - A field the cached copy has as `{}` or null where the server has none (a Go struct's serialization of an
+ *   empty `status`) is not a difference and is left out of the cached copy.
  * Reads only.
  */
-export async function inspectKey(o: { client: KubeClient; gvr: GroupVersionResource; key: ObjectKey; cached: KubeObject | undefined; signal?: AbortSignal }): Promise<InspectResult> {
+export async function inspectKey(o: { client: KubeClient; gvr: GroupVersionResource; key: ObjectKey; cached: KubeObject | undefined; metadataOnly?: boolean; signal?: AbortSignal }): Promise<InspectResult> {
   const { namespace, name } = splitKey(o.key);
+  const version = versionOf(o.cached?.apiVersion, o.gvr.group) ?? o.gvr.version;
   let server: KubeObject | undefined;
   try {
-    server = await o.client.get(o.gvr, namespace, name, o.signal);
+    server = await o.client.get({ ...o.gvr, version }, namespace, name, o.signal);
   } catch (e) {
     if (!isNotFound(e)) throw e;
   }
-  const cached = o.cached;
+  if (server && o.metadataOnly) server = { apiVersion: server.apiVersion, kind: server.kind, metadata: server.metadata } as KubeObject;
+  const cached = o.cached && server ? (withoutEmptyExtras(o.cached, server) as KubeObject) : o.cached;
   const differs = !jsonEqual(cleanForDiff(cached), cleanForDiff(server));
   const state: CacheState = !cached && !server ? 'both-missing' : !cached ? 'cache-missing' : !server ? 'server-missing' : differs ? 'stale' : 'in-sync';
   const r: InspectResult = {
@@ -58,4 +66,25 @@ export async function inspectKey(o: { client: KubeClient; gvr: GroupVersionResou
   const b = Number(r.serverResourceVersion);
   if (r.cachedResourceVersion && r.serverResourceVersion && Number.isSafeInteger(a) && Number.isSafeInteger(b)) r.resourceVersionLag = b - a;
   return r;
+}
+
+/** The version of `apiVersion` ("group/version", "v1") when it is of `group`; undefined otherwise. */
+function versionOf(apiVersion: string | undefined, group: string): string | undefined {
+  if (!apiVersion) return undefined;
+  const slash = apiVersion.indexOf('/');
+  const g = slash < 0 ? '' : apiVersion.slice(0, slash);
+  return g === group ? apiVersion.slice(slash + 1) : undefined;
+}
+
+/** `value` without the fields that are `{}` or null in it and absent from `other` at the same place (recursively). */
+function withoutEmptyExtras(value: unknown, other: unknown): unknown {
+  if (!value || typeof value !== 'object' || Array.isArray(value)) return value;
+  const o = other && typeof other === 'object' && !Array.isArray(other) ? (other as Record<string, unknown>) : undefined;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(value as Record<string, unknown>)) {
+    const empty = v === null || (typeof v === 'object' && !Array.isArray(v) && Object.keys(v as object).length === 0);
+    if (empty && !(o && k in o)) continue;
+    out[k] = withoutEmptyExtras(v, o?.[k]);
+  }
+  return out;
 }

@@ -131,7 +131,7 @@ export const PROTOCOL = {
     write: { controller: 'string?', key: 'string?', reconcileID: 'string?', write: 'Write', at: 'int' },
     ping: { at: 'int' },
     command: { id: 'int', op: 'string', controller: 'string', key: 'string?', force: 'bool?', resource: 'string?' },
-    reply: { id: 'int', ok: 'bool', error: 'string?', reconcile: 'reconcileEnd?', writes: 'Write[]?', snapshot: 'object?', withheld: 'int?', object: 'object?' },
+    reply: { id: 'int', ok: 'bool', error: 'string?', reconcile: 'reconcileEnd?', writes: 'Write[]?', snapshot: 'object?', withheld: 'int?', object: 'object?', metadataOnly: 'bool?' },
   },
 } as const;
 
@@ -278,7 +278,9 @@ export type CommandOp = (typeof COMMAND_OPS)[number];
 export interface CommandMessage { type: 'command'; id: number; op: CommandOp; controller: string; key?: string; force?: boolean; resource?: string }
 export interface ReplyMessage { type: 'reply'; id: number; ok: boolean; error?: string; reconcile?: ReconcileEndMessage; writes?: WireWrite[]; snapshot?: Record<string, unknown>; withheld?: number;
   /** cacheGet: the object as the program's cache holds it (absent: not in that cache). */
-  object?: Record<string, unknown> }
+  object?: Record<string, unknown>;
+  /** cacheGet: `object` is from a metadata-only informer (apiVersion, kind and metadata only). */
+  metadataOnly?: boolean }
 
 /** Every message the Go side sends, as the connection delivers it (a transitions frame arrives as its queue messages). */
 export type FromGo = HelloMessage | ControllerMessage | QueueMessage | ReconcileStartMessage | (ReconcileEndMessage & { type: 'reconcileEnd' }) | WriteMessage | PingMessage | ReplyMessage;

@@ -546,15 +546,16 @@ export class RemoteController implements Controller {
 
   /**
    * The object `key` of `resource` ("plural.version.group", "plural.version" for the core group) as the program's
-   * own cache holds it now: `{ object }` (apiVersion and kind set), `{}` when that cache does not hold it. Rejects
+   * own cache holds it now: `{ object }` (apiVersion and kind set; `metadataOnly` when the program caches that resource
+   * metadata-only, so `object` has apiVersion, kind and metadata only), `{}` when that cache does not hold it. Rejects
    * when the program watches no such resource (no informer is started for the question), when the key is outside
    * its cache's namespaces, or when it is not connected. Reads only.
    */
-  async cachedObject(resource: string, key: ObjectKey): Promise<{ object?: KubeObject }> {
+  async cachedObject(resource: string, key: ObjectKey): Promise<{ object?: KubeObject; metadataOnly?: boolean }> {
     if (!this.endpoint.connected) throw new Error(`${this.endpoint.description} is not connected`);
     const reply = await this.endpoint.request({ op: 'cacheGet', controller: this.name, resource, key });
     if (!reply.ok) throw new Error(reply.error ?? `${this.endpoint.description} did not answer with its cached copy`);
-    return reply.object ? { object: reply.object as unknown as KubeObject } : {};
+    return reply.object ? { object: reply.object as unknown as KubeObject, ...(reply.metadataOnly ? { metadataOnly: true } : {}) } : {};
   }
 
   reconcileNow(key: ObjectKey): boolean {

@@ -101,17 +101,20 @@ export async function inspectCache(
   if (isFailure(info)) return info;
   let cached = s.get(t.resource, t.key);
   let cache = 'Reconcile Lab\'s informer';
+  let metadataOnly = false;
   const remote = remoteOf(s);
   if (remote) {
     const resource = `${info.resource}.${info.version}${info.group ? `.${info.group}` : ''}`;
     try {
-      cached = (await remote.cachedObject(resource, t.key)).object;
-      cache = `Go controller ${remote.name}'s cache`;
+      const got = await remote.cachedObject(resource, t.key);
+      cached = got.object;
+      metadataOnly = got.metadataOnly === true;
+      cache = `Go controller ${remote.name}'s cache${metadataOnly ? ' (metadata only)' : ''}`;
     } catch (e) {
       void ui.info(`Reconcile Lab: comparing Reconcile Lab's informer copy with the server instead of the Go controller's cache: ${(e as Error).message}`);
     }
   }
-  const r = await inspectKey({ client: s.client, gvr: info, key: t.key, cached });
+  const r = await inspectKey({ client: s.client, gvr: info, key: t.key, cached, metadataOnly });
   const lag = r.resourceVersionLag !== undefined ? `, rv ${r.cachedResourceVersion} → ${r.serverResourceVersion}` : '';
   // Secret values masked; a value that differs between cache and server shows as "*** (before)" / "*** (after)".
   const [cachedShown, serverShown] = displayPair(r.cached, r.server);

@@ -92,16 +92,19 @@ test('strip-finalizers --dry-run parses without --yes', () => {
   assert.ok(a !== 'help' && a.dryRun && !a.yes);
 });
 
-test('--go: a command line for run, step and dry-run; not with --reconciler or other commands', () => {
+test('--go: a command line for run, step, dry-run, inspect and check; not with --reconciler or other commands', () => {
   const a = parseCliArgs(['step', 'ns/a', '--go', 'go run ./cmd --leader-elect=false']);
   assert.ok(a !== 'help');
   assert.deepEqual(a.go, ['go', 'run', './cmd', '--leader-elect=false']);
-  assert.throws(() => parseCliArgs(['report', '--go', 'go run .']), /--go applies to run, step, dry-run and check/);
+  const i = parseCliArgs(['inspect', 'ns/a', '--go', './manager', '--resource', 'configmaps']);
+  assert.ok(i !== 'help');
+  assert.deepEqual(i.go, ['./manager']);
+  assert.throws(() => parseCliArgs(['report', '--go', 'go run .']), /--go applies to run, step, dry-run, inspect and check/);
   assert.throws(() => parseCliArgs(['run', '--go', 'go run .', '--reconciler', 'lab']), /choose one of --go and --reconciler/);
   assert.throws(() => parseCliArgs(['run', '--go', '  ']), /--go needs a command line/);
 });
 
-test('--controller: which of the Go program\'s controllers to follow, only with --go on run, step and dry-run', () => {
+test('--controller: which of the Go program\'s controllers to follow, only with --go on run, step, dry-run and inspect', () => {
   const a = parseCliArgs(['step', 'Namespace=team-a', '--go', './relay --board', '--resource', 'beacons.relay.example.io', '--controller', 'beacon-board']);
   assert.ok(a !== 'help');
   assert.equal(a.controller, 'beacon-board');
@@ -109,8 +112,8 @@ test('--controller: which of the Go program\'s controllers to follow, only with 
   const b = parseCliArgs(['step', '--go', './relay']);
   assert.ok(b !== 'help');
   assert.equal(b.controller, undefined);
-  assert.throws(() => parseCliArgs(['step', '--controller', 'x']), /--controller applies to run, step and dry-run with --go/);
-  assert.throws(() => parseCliArgs(['check', '--go', './relay', '--controller', 'x']), /--controller applies to run, step and dry-run with --go/);
+  assert.throws(() => parseCliArgs(['step', '--controller', 'x']), /--controller applies to run, step, dry-run and inspect with --go/);
+  assert.throws(() => parseCliArgs(['check', '--go', './relay', '--controller', 'x']), /--controller applies to run, step, dry-run and inspect with --go/);
   assert.throws(() => parseCliArgs(['run', '--go', './relay', '--controller', ' ']), /--controller needs the name/);
 });
 
