@@ -13,6 +13,12 @@ export interface ControllerInCode {
    * (undefined when neither can be read from the text).
    */
   readonly name?: string;
+  /**
+   * The Go expression that names it when that is not a string literal: `Named(controllerName)`,
+   * `controller.New(names.Lamp, …)`. Passing the same expression to `bridge.Options` and `bridge.Wrap` is always
+   * right; {@link name} is its value when a string constant or variable of the module gives it unambiguously.
+   */
+  readonly nameExpr?: string;
   /** The Go type given to `For`, as written (`api.Bucket`, `corev1.ConfigMap`), when there is one. */
   readonly forType?: string;
   /** Whether the chain already passes `bridge.Options` / `bridge.Wrap`. */
@@ -21,7 +27,34 @@ export interface ControllerInCode {
 
 const SKIPPED = new Set(['vendor', 'testdata', 'node_modules']);
 const BUILDER = /\b(?:New)?(?:Typed)?ControllerManagedBy(?:\[[^\]]*\])?\s*\(/g;
-const CONTROLLER_NEW = /\bcontroller\.New(?:Typed(?:\[[^\]]*\])?)?\s*\(\s*"([^"]+)"/g;
+const IDENT = '[A-Za-z_]\\w*(?:\\.[A-Za-z_]\\w*)?';
+const CONTROLLER_NEW = new RegExp(`\\bcontroller\\.New(?:Typed(?:\\[[^\\]]*\\])?)?\\s*\\(\\s*(?:"([^"]+)"|(${IDENT})\\s*,)`, 'g');
+const NAMED = new RegExp(`\\.\\s*Named\\(\\s*(?:"([^"]+)"|(${IDENT}))\\s*\\)`);
+/** A package-level `const` / `var` declaration of one string: `const name = "value"`, `var name string = "value"`. */
+const STRING_DECL = /^(?:const|var)[ \t]+([A-Za-z_]\w*)(?:[ \t]+string)?[ \t]*=[ \t]*"([^"\n]*)"[ \t]*;?[ \t]*$/gm;
+/** A `const (` / `var (` block at package level, up to its closing parenthesis at the start of a line. */
+const DECL_BLOCK = /^(?:const|var)[ \t]*\(([^]*?)^\)/gm;
+/** One string spec in such a block: `name = "value"`, `name string = "value"`. */
+const BLOCK_SPEC = /^[ \t]*([A-Za-z_]\w*)(?:[ \t]+string)?[ \t]*=[ \t]*"([^"\n]*)"[ \t]*;?[ \t]*$/gm;
+
+/**
+ * Identifier → its string value, from `code`'s package-level string constants and variables (not a function's
+ * locals: `name := "x"` in one function says nothing about a `name` elsewhere); an identifier given two values maps
+ * to undefined.
+ */
+function stringConstants(code: string, into = new Map<string, string | undefined>()): Map<string, string | undefined> {
+  const add = (id: string, value: string) => into.set(id, into.has(id) && into.get(id) !== value ? undefined : value);
+  for (const m of code.matchAll(STRING_DECL)) add(m[1]!, m[2]!);
+  for (const b of code.matchAll(DECL_BLOCK)) for (const m of b[1]!.matchAll(BLOCK_SPEC)) add(m[1]!, m[2]!);
+  return into;
+}
+
+/** The value of a Go expression naming a controller (`controllerName`, `names.Lamp`): the file's own constant first, then the module's. */
+function valueOf(expr: string, own: ReadonlyMap<string, string | undefined>, module?: ReadonlyMap<string, string | undefined>): string | undefined {
+  const id = expr.split('.').pop()!;
+  if (!expr.includes('.') && own.has(id)) return own.get(id);
+  return module?.get(id);
+}
 
 /** What a Go module's source says about its controllers and the bridge ({@link readModuleCode}). */
 export interface ModuleCode {
@@ -47,13 +80,17 @@ export function readModuleCode(moduleDir: string, maxFiles = 2000): ModuleCode {
   const controllers: ControllerInCode[] = [];
   const managers: ManagerInCode[] = [];
   let usesBridgeQueue = false;
+  const files: Array<{ file: string; code: string }> = [];
+  const constants = new Map<string, string | undefined>();
   forEachGoFile(moduleDir, maxFiles, (file, text) => {
     const code = stripComments(text);
-    controllers.push(...controllersInCode(file, code));
+    files.push({ file, code });
+    stringConstants(code, constants);
     const setUp = /\bbridge\.Setup\s*\(/.test(code);
     for (const m of code.matchAll(/\b(?:ctrl\.NewManager|manager\.New)\s*\(/g)) managers.push({ file, line: lineOf(code, m.index), setUp });
     usesBridgeQueue ||= /\bbridge\.(?:Options|NewQueue)\s*(?:\[[^\]]*\])?\s*\(/.test(code);
   });
+  for (const { file, code } of files) controllers.push(...controllersInCode(file, code, constants));
   return { controllers, managers, usesBridgeQueue };
 }
 
@@ -113,32 +150,42 @@ export function controllersInText(file: string, text: string): ControllerInCode[
   return controllersInCode(file, stripComments(text));
 }
 
-/** {@link controllersInText} of text whose comments are already blanked. */
-function controllersInCode(file: string, code: string): ControllerInCode[] {
+/**
+ * {@link controllersInText} of text whose comments are already blanked; `module` holds the string constants of the
+ * whole module (a name given as an identifier is looked up in the file first, then there).
+ */
+function controllersInCode(file: string, code: string, module?: ReadonlyMap<string, string | undefined>): ControllerInCode[] {
   const found: ControllerInCode[] = [];
   const lineAt = (i: number) => lineOf(code, i);
+  const own = stringConstants(code);
   for (const m of code.matchAll(BUILDER)) {
     const chain = chainFrom(code, m.index!);
-    const named = /\.\s*Named\(\s*"([^"]+)"\s*\)/.exec(chain)?.[1];
+    const named = NAMED.exec(chain);
+    const nameExpr = named?.[2];
     const forType = /\.\s*For\(\s*&\s*([A-Za-z_][\w]*(?:\.[A-Za-z_]\w*)?)\s*\{/.exec(chain)?.[1];
     const kind = forType?.split('.').pop();
-    const name = named ?? kind?.toLowerCase();
+    // Named(x) with x not a literal: its value if the code gives it, never the kind of For (controller-runtime uses x).
+    const name = named ? (named[1] ?? valueOf(nameExpr!, own, module)) : kind?.toLowerCase();
     found.push({
       file,
       line: lineAt(m.index!),
       via: 'builder',
       ...(name !== undefined ? { name } : {}),
+      ...(nameExpr !== undefined ? { nameExpr } : {}),
       ...(forType !== undefined ? { forType } : {}),
       bridged: { options: /\bbridge\.Options\s*\(/.test(chain), wrap: /\bbridge\.Wrap(?:Typed)?(?:\[[^\]]*\])?\s*\(/.test(chain) },
     });
   }
   for (const m of code.matchAll(CONTROLLER_NEW)) {
     const call = chainFrom(code, m.index!);
+    const nameExpr = m[2];
+    const name = m[1] ?? valueOf(nameExpr!, own, module);
     found.push({
       file,
       line: lineAt(m.index!),
       via: 'new',
-      name: m[1]!,
+      ...(name !== undefined ? { name } : {}),
+      ...(nameExpr !== undefined ? { nameExpr } : {}),
       bridged: { options: /\bbridge\.Options\s*\(/.test(call), wrap: /\bbridge\.Wrap(?:Typed)?(?:\[[^\]]*\])?\s*\(/.test(call) },
     });
   }
@@ -200,4 +247,40 @@ function stripComments(text: string): string {
 /** The 1-based line of offset `i` in `text`. */
 function lineOf(text: string, i: number): number {
   return text.slice(0, i).split('\n').length;
+}
+
+/** A controller name read from the workspace's code, when it looks like one (else undefined: never shown as it is). */
+export function plainName(x: string | undefined): string | undefined {
+  return x !== undefined && /^[A-Za-z0-9][-A-Za-z0-9_.]*$/.test(x) ? x : undefined;
+}
+
+/**
+ * Set Up Go Bridge…'s list of the module's own controllers (read from its code by readModuleCode), each with the two
+ * calls under its exact name; empty when none is found. Every text from the code is in a code span and names are
+ * only shown when they look like names (plainName), so nothing from the workspace renders as a link.
+ */
+export function controllerSetupLines(found: readonly ControllerInCode[]): string[] {
+  if (!found.length) return [];
+  const lines = ['', '   Found in your code:', ''];
+  for (const c of found) {
+    const where = `\`${c.file.replaceAll('`', '')}:${c.line}\``;
+    const value = plainName(c.name);
+    // Named(controllerName): the same expression in both calls is always right, whether or not its value was read.
+    const expr = plainName(c.nameExpr);
+    const name = value ?? expr;
+    const arg = expr ?? `"${value}"`;
+    const label = value ? `controller \`${value}\`${expr ? ` (\`${expr}\`)` : ''}` : `the controller named by \`${expr}\``;
+    const forType = c.forType;
+    if (c.bridged.options && c.bridged.wrap) {
+      lines.push(`   - ${where}${name ? ` — \`${name}\`` : ''}: already bridged.`);
+    } else if (!name) {
+      lines.push(`   - ${where}: its name could not be read; add \`Named("…")\` to the chain and use that name in both calls.`);
+    } else if (c.via === 'new') {
+      lines.push(`   - ${where} — ${label}: \`controller.New(${arg}, mgr, bridge.Options(mgr, ${arg}, controller.Options{Reconciler: bridge.Wrap(mgr, ${arg}, r)}))\`.`);
+    } else {
+      const obj = forType ? `, &${forType}{}` : '';
+      lines.push(`   - ${where} — ${label}${forType ? ` (For \`${forType}\`)` : ''}: \`WithOptions(bridge.Options(mgr, ${arg}, controller.Options{}))\` and \`Complete(bridge.Wrap(mgr, ${arg}, r${obj}))\`${c.bridged.options ? ' (Options is there; wrap the reconciler)' : c.bridged.wrap ? ' (Wrap is there; add the Options)' : ''}.`);
+    }
+  }
+  return lines;
 }

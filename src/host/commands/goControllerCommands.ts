@@ -13,7 +13,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { addBridgeToGoMod, BRIDGE_MODULE_PATH, bridgeProblemIn, controllerRuntimeNote, findGoMod, readBridgeInGoMod } from '../../core/bridge/goModule.ts';
 import { requireSession, resolveTarget } from './pickers.ts';
-import { readModuleCode, type ControllerInCode, type ManagerInCode } from '../../core/bridge/controllersInCode.ts';
+import { controllerSetupLines, plainName, readModuleCode, type ManagerInCode } from '../../core/bridge/controllersInCode.ts';
 import { refusePrivileged } from './privileged.ts';
 
 /**
@@ -77,7 +77,7 @@ function unbridgedControllersIn(dir: string): { goMod: string; problem: string }
   if (!goMod) return undefined;
   const code = readModuleCode(dirname(goMod));
   if (!code.controllers.length || code.usesBridgeQueue) return undefined;
-  const names = code.controllers.map((c) => plainName(c.name) ?? `${c.file}:${c.line}`);
+  const names = code.controllers.map((c) => plainName(c.name) ?? plainName(c.nameExpr) ?? `${c.file}:${c.line}`);
   return {
     goMod,
     problem: `none of the controllers in your code (${names.join(', ')}) passes bridge.Options yet: the program would run, but the views would not show it (Set Up Go Bridge… shows the lines to add)`,
@@ -153,7 +153,7 @@ export async function setUpGoBridge(lab: ReconcileLab, arg: unknown): Promise<Co
     '   ```',
     '',
     "2. Each controller's `SetupWithManager`: its queue and its reconciler, under the controller's name (`Named(…)`, else the lower-cased kind of `For`):",
-    ...controllersSection(code.controllers),
+    ...controllerSetupLines(code.controllers),
     '',
     '   ```go',
     '   return ctrl.NewControllerManagedBy(mgr).',
@@ -181,37 +181,6 @@ export async function setUpGoBridge(lab: ReconcileLab, arg: unknown): Promise<Co
 function managerSection(found: readonly ManagerInCode[]): string[] {
   if (!found.length) return [];
   return ['', ...found.map((m) => `   - Found in your code: \`${m.file.replaceAll('`', '')}:${m.line}\`${m.setUp ? ' (bridge.Setup is already called in that file)' : ''}.`)];
-}
-
-/** A controller name read from the workspace's code, when it looks like one (else undefined: never shown as it is). */
-function plainName(x: string | undefined): string | undefined {
-  return x !== undefined && /^[A-Za-z0-9][-A-Za-z0-9_.]*$/.test(x) ? x : undefined;
-}
-
-/**
- * Set Up Go Bridge…'s list of the module's own controllers (read from its code by readModuleCode), each with the two
- * calls under its exact name; empty when none is found. Every text from the code is in a code span and names are
- * only shown when they look like names (plainName), so nothing from the workspace renders as a link.
- */
-function controllersSection(found: readonly ControllerInCode[]): string[] {
-  if (!found.length) return [];
-  const lines = ['', '   Found in your code:', ''];
-  for (const c of found) {
-    const where = `\`${c.file.replaceAll('`', '')}:${c.line}\``;
-    const name = plainName(c.name);
-    const forType = c.forType;
-    if (c.bridged.options && c.bridged.wrap) {
-      lines.push(`   - ${where}${name ? ` — \`${name}\`` : ''}: already bridged.`);
-    } else if (!name) {
-      lines.push(`   - ${where}: its name could not be read; add \`Named("…")\` to the chain and use that name in both calls.`);
-    } else if (c.via === 'new') {
-      lines.push(`   - ${where} — controller \`${name}\`: \`controller.New("${name}", mgr, bridge.Options(mgr, "${name}", controller.Options{Reconciler: bridge.Wrap(mgr, "${name}", r)}))\`.`);
-    } else {
-      const obj = forType ? `, &${forType}{}` : '';
-      lines.push(`   - ${where} — controller \`${name}\`${forType ? ` (For \`${forType}\`)` : ''}: \`WithOptions(bridge.Options(mgr, "${name}", controller.Options{}))\` and \`Complete(bridge.Wrap(mgr, "${name}", r${obj}))\`${c.bridged.options ? ' (Options is there; wrap the reconciler)' : c.bridged.wrap ? ' (Wrap is there; add the Options)' : ''}.`);
-    }
-  }
-  return lines;
 }
 
 /** The one reusable view of Set Up Go Bridge's instructions. */

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { controllersInText, findControllersInCode, findManagersInCode, moduleUsesBridgeQueue } from '../../../src/core/bridge/controllersInCode.ts';
+import { controllerSetupLines, controllersInText, findControllersInCode, findManagersInCode, moduleUsesBridgeQueue } from '../../../src/core/bridge/controllersInCode.ts';
 
 const KUBEBUILDER = `package controller
 
@@ -75,4 +75,81 @@ test('findControllersInCode / findManagersInCode: the module\'s .go files, not t
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+});
+
+test('a controller named by an identifier (Named(controllerName), controller.New(names.Lamp, …)): its value from a string constant of the file or the module, never the kind of For; the expression itself is kept for both calls', () => {
+  const file = `package controller
+
+const controllerName = "teapot-keeper"
+
+const (
+	cupName   string = "cup-washer"
+	otherName        = "x"
+)
+
+func (r *TeapotReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	return ctrl.NewControllerManagedBy(mgr).
+		Named(controllerName).
+		For(&brewv1.Teapot{}).
+		Complete(r)
+}
+
+func (r *CupReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	return ctrl.NewControllerManagedBy(mgr).Named(cupName).For(&brewv1.Cup{}).Complete(r)
+}
+
+func (r *SaucerReconciler) SetupWithManager(mgr ctrl.Manager, name string) error {
+	return ctrl.NewControllerManagedBy(mgr).Named(name).For(&brewv1.Saucer{}).Complete(r)
+}
+
+func setupLamp(mgr manager.Manager, r reconcile.Reconciler) error {
+	_, err := controller.New(names.Lamp, mgr, controller.Options{Reconciler: r})
+	return err
+}
+`;
+  const one = controllersInText('internal/controller/brew.go', file).map((c) => [c.line, c.name, c.nameExpr]);
+  assert.deepEqual(one, [
+    [11, 'teapot-keeper', 'controllerName'],
+    [18, 'cup-washer', 'cupName'],
+    [22, undefined, 'name'], // a parameter: its value is not in the code (and it is not "saucer")
+    [26, undefined, 'names.Lamp'], // another package's constant: not in this file
+  ]);
+
+  const dir = mkdtempSync(join(tmpdir(), 'rl-ctrl-names-'));
+  try {
+    mkdirSync(join(dir, 'internal', 'names'), { recursive: true });
+    mkdirSync(join(dir, 'internal', 'controller'), { recursive: true });
+    writeFileSync(join(dir, 'internal', 'controller', 'brew.go'), file);
+    writeFileSync(join(dir, 'internal', 'names', 'names.go'), 'package names\n\nconst (\n\tLamp = "lamp-keeper"\n\t// Teapot is documented\n\tTeapot = "teapot-keeper"\n)\n');
+    // A function's local of the same name as the parameter says nothing about it.
+    writeFileSync(join(dir, 'internal', 'controller', 'util.go'), 'package controller\n\nfunc label() string {\n\tname := "decoy"\n\tname = "decoy-2"\n\treturn name\n}\n');
+    const module = findControllersInCode(dir).map((c) => [c.line, c.name, c.nameExpr, c.via]);
+    assert.deepEqual(module, [
+      [11, 'teapot-keeper', 'controllerName', 'builder'],
+      [18, 'cup-washer', 'cupName', 'builder'],
+      [22, undefined, 'name', 'builder'],
+      [26, 'lamp-keeper', 'names.Lamp', 'new'],
+    ]);
+    // An identifier the module gives two values is not guessed.
+    writeFileSync(join(dir, 'internal', 'names', 'more.go'), 'package more\n\nvar Lamp = "lamp-watcher"\n');
+    assert.deepEqual(findControllersInCode(dir).find((c) => c.via === 'new')?.name, undefined);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('controllerSetupLines: a controller named by an identifier gets that identifier in both calls (its value beside it when read); a literal name is quoted; the kind of For is never used for a Named(identifier)', () => {
+  const lines = controllerSetupLines(controllersInText('c.go', `package c
+const controllerName = "teapot-keeper"
+func a(mgr ctrl.Manager) error { return ctrl.NewControllerManagedBy(mgr).Named(controllerName).For(&brewv1.Teapot{}).Complete(r) }
+func b(mgr ctrl.Manager, name string) error { return ctrl.NewControllerManagedBy(mgr).Named(name).For(&brewv1.Saucer{}).Complete(r) }
+func c(mgr ctrl.Manager) error { _, err := controller.New(names.Lamp, mgr, controller.Options{Reconciler: r}); return err }
+func d(mgr ctrl.Manager) error { return ctrl.NewControllerManagedBy(mgr).For(&brewv1.Cup{}).Complete(r) }
+`)).filter((l) => l.includes('c.go'));
+  assert.deepEqual(lines, [
+    '   - `c.go:3` — controller `teapot-keeper` (`controllerName`) (For `brewv1.Teapot`): `WithOptions(bridge.Options(mgr, controllerName, controller.Options{}))` and `Complete(bridge.Wrap(mgr, controllerName, r, &brewv1.Teapot{}))`.',
+    '   - `c.go:4` — the controller named by `name` (For `brewv1.Saucer`): `WithOptions(bridge.Options(mgr, name, controller.Options{}))` and `Complete(bridge.Wrap(mgr, name, r, &brewv1.Saucer{}))`.',
+    '   - `c.go:5` — the controller named by `names.Lamp`: `controller.New(names.Lamp, mgr, bridge.Options(mgr, names.Lamp, controller.Options{Reconciler: bridge.Wrap(mgr, names.Lamp, r)}))`.',
+    '   - `c.go:6` — controller `cup` (For `brewv1.Cup`): `WithOptions(bridge.Options(mgr, "cup", controller.Options{}))` and `Complete(bridge.Wrap(mgr, "cup", r, &brewv1.Cup{}))`.',
+  ]);
 });
