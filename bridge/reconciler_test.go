@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -240,5 +241,22 @@ func TestWrongGuessUndone(t *testing.T) {
 	}
 	if start["controller"] != "keys" {
 		t.Fatalf("the Secret's reconcile %v: want it under its own controller keys", start)
+	}
+}
+
+// TestEndKeepsTheResultBesideAnError: a Reconcile that returns RequeueAfter together with an error is reported with
+// both (controller-runtime drops the Result then; the editor says so), a terminal error too.
+func TestEndKeepsTheResultBesideAnError(t *testing.T) {
+	h := newHub("", "", nil)
+	r := newReconciler(h, "kettle", reconcile.Func(func(context.Context, reconcile.Request) (reconcile.Result, error) {
+		return reconcile.Result{}, nil
+	}))
+	end := r.endMsg("kettle", "ns/k", "id", h.clock.Now(), reconcile.Result{RequeueAfter: 30 * time.Second}, errors.New("not hot yet"), false)
+	if end.Error != "not hot yet" || end.Result == nil || end.Result.RequeueAfterMs != 30000 || end.Terminal {
+		t.Fatalf("end %+v (result %+v): want the error and RequeueAfterMs 30000", end, end.Result)
+	}
+	end = r.endMsg("kettle", "ns/k", "id", h.clock.Now(), reconcile.Result{Requeue: true}, reconcile.TerminalError(errors.New("bad spec")), false) //nolint:staticcheck // Requeue is still honoured
+	if !end.Terminal || end.Result == nil || !end.Result.Requeue {
+		t.Fatalf("end %+v (result %+v): want a terminal error with Requeue", end, end.Result)
 	}
 }

@@ -638,6 +638,9 @@ export function describeTrigger(x: EnqueueReason, key: string | undefined): stri
 /** Seconds, one decimal below 10 s. */
 const seconds = (ms: number) => (ms < 10_000 ? `${(Math.max(0, ms) / 1000).toFixed(1)} s` : `${Math.round(ms / 1000)} s`);
 
+/** What a Go reconcile returned beside its error and lost, said once: ` (its RequeueAfter 30 s is ignored: …)`. */
+const ignoredText = (ignored: string | undefined, instead: string) => (ignored ? ` (its ${ignored} is ignored: with an error, controller-runtime drops the Result, ${instead})` : '');
+
 /** A delay as written: milliseconds below a second, else {@link seconds} (`5 ms`, `2.6 s`, `45 s`). */
 const millis = (ms: number) => (ms < 1000 ? `${ms} ms` : seconds(ms));
 
@@ -664,10 +667,10 @@ export function formatEntry(e: JournalEntry, verbose: boolean, now: number = e.a
         // A Go controller's rate limiter gave the delay: show that (the entry reaches us a little after the backoff
         // began, so retryAt − now would read shorter than the user's limiter said).
         const retry = o.retryDelayMs !== undefined ? `retry in ${millis(o.retryDelayMs)}` : o.retryAt !== undefined ? `retry in ${seconds(o.retryAt - now)}` : 'no retry scheduled';
-        what = `✗ error${o.failures !== undefined ? ` (failure ${o.failures})` : ''}, ${retry}: ${o.message}`;
+        what = `✗ error${o.failures !== undefined ? ` (failure ${o.failures})` : ''}, ${retry}${ignoredText(o.ignored, 'retried with backoff')}: ${o.message}`;
       } else if (o.kind === 'requeue') {
         what = `requeue (rate-limited, the deprecated requeue: true)${o.reason ? ` (${o.reason})` : ''}${o.retryAt !== undefined ? `, retry in ${seconds(o.retryAt - now)}` : ''}`;
-      } else if (o.kind === 'terminal') what = `✗ terminal error, not retried until the object changes: ${o.message}`;
+      } else if (o.kind === 'terminal') what = `✗ terminal error, not retried until the object changes${ignoredText(o.ignored, 'not requeued')}: ${o.message}`;
       else what = `${o.kind}: ${o.message}`;
       return oneEntry(`${t} ■ ${e.key} ${what} [${e.durationMs} ms]`);
     }

@@ -59,8 +59,14 @@ export function reasonOfCause(c: Cause): EnqueueReason {
 /** How a reconcile ended, from its reconcileEnd message (the Go controller's result switch applies the queue action). */
 export function outcomeOfEnd(m: ReconcileEndMessage): ReconcileOutcome {
   if (m.panic !== undefined) return { kind: 'error', message: `panic: ${m.panic}` };
-  // reconcile.TerminalError's text starts "terminal error: ": the outcome's kind says it already.
-  if (m.error !== undefined) return m.terminal ? { kind: 'terminal', message: m.error.replace(/^terminal error: /, '') } : { kind: 'error', message: m.error };
+  if (m.error !== undefined) {
+    // controller-runtime drops the Result when Reconcile returns an error (it only logs a warning): say what was lost.
+    const after = m.result?.requeueAfterMs ?? 0;
+    const lost = after > 0 ? `RequeueAfter ${after < 1000 ? `${after} ms` : `${+(after / 1000).toFixed(1)} s`}` : m.result?.requeue ? 'Requeue: true' : undefined;
+    const ignored = lost !== undefined ? { ignored: lost } : {};
+    // reconcile.TerminalError's text starts "terminal error: ": the outcome's kind says it already.
+    return m.terminal ? { kind: 'terminal', message: m.error.replace(/^terminal error: /, ''), ...ignored } : { kind: 'error', message: m.error, ...ignored };
+  }
   const after = m.result?.requeueAfterMs;
   if (after !== undefined && after > 0) return { kind: 'requeueAfter', afterMs: after };
   if (m.result?.requeue) return { kind: 'requeueAfter', afterMs: 0, reason: 'Requeue: true (rate-limited)' };

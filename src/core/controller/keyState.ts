@@ -45,13 +45,14 @@ export type ReconcileOutcome =
   /**
    * Retried with backoff; `retryAt` is when the key is queued again; `failures` is the rate limiter's
    * consecutive-failure count of the key after this one (its NumRequeues, not the reconcile counter);
-   * `retryDelayMs`, when known (a Go controller reports it), is the delay its rate limiter gave.
+   * `retryDelayMs`, when known (a Go controller reports it), is the delay its rate limiter gave. `ignored`: what
+   * the reconciler asked for beside the error, which the error discards (a Go controller's `RequeueAfter 30 s`).
    */
-  | { kind: 'error'; message: string; timedOut?: boolean; retryAt?: number; failures?: number; retryDelayMs?: number }
+  | { kind: 'error'; message: string; timedOut?: boolean; retryAt?: number; failures?: number; retryDelayMs?: number; ignored?: string }
   /** The deprecated `Result.requeue`: re-added rate-limited like an error (the failure count grows), at `retryAt`. */
   | { kind: 'requeue'; reason?: string; retryAt?: number }
-  /** A TerminalError: forgotten, not retried until a new event. */
-  | { kind: 'terminal'; message: string }
+  /** A TerminalError: forgotten, not retried until a new event. `ignored`: as for an error. */
+  | { kind: 'terminal'; message: string; ignored?: string }
   /** The controller stopped while the reconcile ran; no queue action. */
   | { kind: 'cancelled'; message: string };
 

@@ -104,9 +104,9 @@ export function outcomeSummary(o: ReconcileOutcome, durationMs?: number): string
     case 'requeue':
       return `requeue (rate-limited)${o.reason ? ` (${o.reason})` : ''}${took}`;
     case 'error':
-      return `${o.timedOut ? 'timed out' : 'error'}${took}: ${o.message}`;
+      return `${o.timedOut ? 'timed out' : 'error'}${took}${o.ignored ? ` (${o.ignored} ignored)` : ''}: ${o.message}`;
     case 'terminal':
-      return `terminal error${took}: ${o.message}`;
+      return `terminal error${took}${o.ignored ? ` (${o.ignored} ignored)` : ''}: ${o.message}`;
     case 'cancelled':
       return `cancelled: ${o.message}`;
   }

@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { RemoteController, type RemoteEndpoint } from '../../../src/core/bridge/remoteController.ts';
 import type { ControllerMessage, ReplyMessage } from '../../../src/core/bridge/protocol.ts';
-import { writeTarget } from '../../../src/core/bridge/causes.ts';
+import { outcomeOfEnd, writeTarget } from '../../../src/core/bridge/causes.ts';
 import { Journal, type JournalEntry } from '../../../src/core/journal/journal.ts';
 import { nullLogger } from '../../../src/core/log.ts';
 import { FakeClock, flushMicrotasks } from '../../fakes/fakeClock.ts';
@@ -130,6 +130,15 @@ test('outcomes: terminal, requeue-after, panic, success', () => {
     [{ kind: 'terminal', message: 'bad spec' }, { kind: 'requeueAfter', afterMs: 15000 }, { kind: 'error', message: 'panic: nil map' }, { kind: 'success' }],
   );
   assert.equal(c.keyState('ns/dry'), undefined, 'a dry-run reconcile changes no key state');
+});
+
+test('an error returned with a RequeueAfter (or Requeue): the outcome says what controller-runtime drops (it retries with backoff)', () => {
+  const end = (more: Record<string, unknown>) => outcomeOfEnd({ type: 'reconcileEnd', controller: 'kettle', key: 'ns/k', reconcileID: 'x', durationMs: 1, dryRun: false, at: 1, ...more } as Parameters<typeof outcomeOfEnd>[0]);
+  assert.deepEqual(end({ error: 'not ready', result: { requeueAfterMs: 30_000 } }), { kind: 'error', message: 'not ready', ignored: 'RequeueAfter 30 s' });
+  assert.deepEqual(end({ error: 'not ready', result: { requeueAfterMs: 250 } }), { kind: 'error', message: 'not ready', ignored: 'RequeueAfter 250 ms' });
+  assert.deepEqual(end({ error: 'terminal error: bad spec', terminal: true, result: { requeue: true } }), { kind: 'terminal', message: 'bad spec', ignored: 'Requeue: true' });
+  assert.deepEqual(end({ error: 'not ready', result: { priority: 5 } }), { kind: 'error', message: 'not ready' }, 'a priority alone changes nothing');
+  assert.deepEqual(end({ result: { requeueAfterMs: 30_000 } }), { kind: 'requeueAfter', afterMs: 30_000 });
 });
 
 test('writes are journaled with resourceVersion before → after and dryRun', () => {

@@ -110,6 +110,8 @@ test('text output: a write the server accepted without change says so; a requeue
   assert.equal(end({ kind: 'requeueAfter', afterMs: 45_000 }), '12:00:00.000 ■ ns/k requeue after 45 s [3 ms]');
   assert.equal(end({ kind: 'requeueAfter', afterMs: 250 }), '12:00:00.000 ■ ns/k requeue after 250 ms [3 ms]');
   assert.equal(end({ kind: 'error', message: 'boom', failures: 12, retryAt: at + 10_240, retryDelayMs: 10_240 }), '12:00:00.000 ■ ns/k ✗ error (failure 12), retry in 10 s: boom [3 ms]');
+  assert.equal(end({ kind: 'error', message: 'not ready', failures: 1, retryAt: at + 5, retryDelayMs: 5, ignored: 'RequeueAfter 30 s' }), '12:00:00.000 ■ ns/k ✗ error (failure 1), retry in 5 ms (its RequeueAfter 30 s is ignored: with an error, controller-runtime drops the Result, retried with backoff): not ready [3 ms]');
+  assert.equal(end({ kind: 'terminal', message: 'bad spec', ignored: 'Requeue: true' }), '12:00:00.000 ■ ns/k ✗ terminal error, not retried until the object changes (its Requeue: true is ignored: with an error, controller-runtime drops the Result, not requeued): bad spec [3 ms]');
 });
 
 test('run summary: per-key reconciles, writes, errors, warnings; keys whose last reconcile failed', () => {

@@ -45,6 +45,7 @@ describe('outcomeSummary and reasonSummary', () => {
     assert.equal(outcomeSummary({ kind: 'success' }, 4), 'ok in 4ms');
     assert.equal(outcomeSummary({ kind: 'error', message: 'boom', timedOut: true }, 30_000), 'timed out in 30s: boom');
     assert.equal(outcomeSummary({ kind: 'terminal', message: 'bad spec' }), 'terminal error: bad spec');
+    assert.equal(outcomeSummary({ kind: 'error', message: 'not ready', ignored: 'RequeueAfter 30 s' }, 2), 'error in 2ms (RequeueAfter 30 s ignored): not ready');
     assert.equal(outcomeSummary({ kind: 'requeueAfter', afterMs: 5000, reason: 'poll' }), 'requeue after 5.0s (poll)');
   });
   it('explains why a key was queued', () => {
