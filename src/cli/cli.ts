@@ -614,17 +614,18 @@ const oneEntry = (text: string) => text.replace(/\r?\n/g, '\n               │ 
  * resourceVersion: `update rv 41` (the key's own object), `update of owned Deployment ns/web rv 42`, `add of watched
  * ConfigMap ns/shelf rv 7` (a mapped watch), `retry after failure 2`, `added outside an informer event (…)`.
  */
-export function describeTrigger(x: EnqueueReason, key: string | undefined): string {
+export function describeTrigger(x: EnqueueReason, key: string | undefined, writes?: WriteIndex, controller?: string): string {
   const rv = 'resourceVersion' in x && x.resourceVersion ? ` rv ${x.resourceVersion}` : '';
+  const by = (objectKey: string) => writtenBy(writes?.writer(objectKey, 'resourceVersion' in x ? x.resourceVersion : undefined), key, controller);
   switch (x.kind) {
     case 'informer': {
       const what = x.initial ? 'initial list' : x.event;
-      return `${what}${x.objectKey === key ? '' : ` of ${x.objectKey}`}${rv}`;
+      return `${what}${x.objectKey === key ? '' : ` of ${x.objectKey}`}${rv}${by(x.objectKey)}`;
     }
     case 'watch':
-      return `${x.event} of watched ${x.objectKind ?? x.resource} ${x.objectKey}${rv}`;
+      return `${x.event} of watched ${x.objectKind ?? x.resource} ${x.objectKey}${rv}${by(x.objectKey)}`;
     case 'owned':
-      return `${x.event} of owned ${x.childKind ?? x.resource} ${x.child}${rv}`;
+      return `${x.event} of owned ${x.childKind ?? x.resource} ${x.child}${rv}${by(x.child)}`;
     case 'backoff':
       return `retry after failure ${x.attempt}`;
     case 'requeueAfter':
@@ -633,6 +634,42 @@ export function describeTrigger(x: EnqueueReason, key: string | undefined): stri
       // An add with a note says it ("step (force) from Reconcile Lab", "added outside an informer event (…)").
       return x.note ? (x.action === 'enqueue' ? x.note : `${x.action} (${x.note})`) : x.action;
   }
+}
+
+/**
+ * The writes a command printed, by written object and the resourceVersion they produced, so a reconcile's trigger
+ * can say whose write caused the event (`update rv 41 (this key's own write)`): a reconcile queued again by its
+ * own write is the usual question behind "why does it reconcile twice?". Keeps the latest `max` writes.
+ */
+export class WriteIndex {
+  private readonly byVersion = new Map<string, { controller?: string; key?: string }>();
+  private readonly max: number;
+  constructor(max = 10_000) {
+    this.max = max;
+  }
+
+  /** Remembers `e` when it is a persisted write that changed its object. */
+  note(e: JournalEntry): void {
+    if (e.kind !== 'write' || e.dryRun || e.error || e.deleted || !e.resourceVersionAfter || e.resourceVersionAfter === e.resourceVersionBefore) return;
+    const id = `${e.objectKey}@${e.resourceVersionAfter}`;
+    this.byVersion.delete(id);
+    this.byVersion.set(id, { ...(e.controller !== undefined ? { controller: e.controller } : {}), ...(e.key !== undefined ? { key: e.key } : {}) });
+    if (this.byVersion.size > this.max) this.byVersion.delete(this.byVersion.keys().next().value!);
+  }
+
+  /** Who wrote `objectKey` at `resourceVersion`, when this command saw that write. */
+  writer(objectKey: string, resourceVersion: string | undefined): { controller?: string; key?: string } | undefined {
+    return resourceVersion === undefined ? undefined : this.byVersion.get(`${objectKey}@${resourceVersion}`);
+  }
+}
+
+/** ` (this key's own write)`, ` (a write of the reconcile of ns/b)`, ` (a write of stove's reconcile of main)`, or ''. */
+function writtenBy(w: { controller?: string; key?: string } | undefined, key: string | undefined, controller: string | undefined): string {
+  if (!w) return '';
+  const sameController = w.controller === undefined || controller === undefined || w.controller === controller;
+  if (w.key === undefined) return ' (a write made outside a reconcile)';
+  if (sameController && w.key === key) return " (this key's own write)";
+  return ` (a write of ${sameController ? 'the' : `${w.controller}'s`} reconcile of ${w.key})`;
 }
 
 /** Seconds, one decimal below 10 s. */
@@ -651,13 +688,17 @@ const millis = (ms: number) => (ms < 1000 ? `${ms} ms` : seconds(ms));
 const noChange = (e: { verb: string; dryRun: boolean; resourceVersionBefore?: string; resourceVersionAfter?: string; deleted?: boolean; error?: string }) =>
   !e.dryRun && !e.error && !e.deleted && e.verb !== 'create' && e.verb !== 'delete' && e.resourceVersionBefore !== undefined && e.resourceVersionBefore === e.resourceVersionAfter ? ' (no change)' : '';
 
-/** One journal entry as one text entry (undefined: not shown at this verbosity). `now` places retry times. */
-export function formatEntry(e: JournalEntry, verbose: boolean, now: number = e.at): string | undefined {
+/**
+ * One journal entry as one text entry (undefined: not shown at this verbosity). `now` places retry times; `writes`,
+ * given every entry in order, lets a trigger name the write that caused it.
+ */
+export function formatEntry(e: JournalEntry, verbose: boolean, now: number = e.at, writes?: WriteIndex): string | undefined {
   const t = new Date(e.at).toISOString().slice(11, 23);
+  writes?.note(e);
   switch (e.kind) {
     case 'reconcileStart':
       // `attempt` counts reconciles of the key (successful ones too), not retries: say so.
-      return `${t} ▶ ${e.key} reconcile, ${ordinal(e.attempt)} of this key (${e.triggers.map((x) => describeTrigger(x, e.key)).join(', ') || 'no trigger'})${e.priority !== undefined && e.priority !== 0 ? ` [priority ${e.priority}]` : ''}`;
+      return `${t} ▶ ${e.key} reconcile, ${ordinal(e.attempt)} of this key (${e.triggers.map((x) => describeTrigger(x, e.key, writes, e.controller)).join(', ') || 'no trigger'})${e.priority !== undefined && e.priority !== 0 ? ` [priority ${e.priority}]` : ''}`;
     case 'reconcileEnd': {
       const o = e.outcome;
       let what: string;
@@ -866,12 +907,13 @@ async function learnResourceFromProgram(args: CliArgs, io: CliIo, log: Logger, s
 async function startController(args: CliArgs, io: CliIo, log: Logger, s: Session, store: DisposableStore, startPaused: boolean, onEntry?: (e: JournalEntry, controller: Controller) => void): Promise<Controller> {
   if (args.go) {
     const journal = store.add(new Journal({ clock: realClock, capacity: 10_000 }));
+    const writes = new WriteIndex();
     const print = (batch: readonly JournalEntry[], c: Controller) => {
       for (const e of batch) {
         if (onEntry) onEntry(e, c);
         else if (args.json) io.stdout(JSON.stringify(e) + '\n');
         else {
-          const line = formatEntry(e, args.verbose, realClock.now());
+          const line = formatEntry(e, args.verbose, realClock.now(), writes);
           if (line) io.stdout(labelOther(line, e, c.name) + '\n');
         }
       }
@@ -931,13 +973,14 @@ async function startController(args: CliArgs, io: CliIo, log: Logger, s: Session
     builder.owns(cms);
   }
   const controller = store.add(builder.build(reconciler));
+  const writes = new WriteIndex();
   store.add(
     controller.journal.onDidAppend((batch) => {
       for (const e of batch) {
         if (onEntry) onEntry(e, controller);
         else if (args.json) io.stdout(JSON.stringify(e) + '\n');
         else {
-          const line = formatEntry(e, args.verbose, realClock.now());
+          const line = formatEntry(e, args.verbose, realClock.now(), writes);
           if (line) io.stdout(line + '\n');
         }
       }
@@ -1043,13 +1086,14 @@ async function run(args: CliArgs, io: CliIo, log: Logger, s: Session, store: Dis
   let programEnded: string | undefined;
   let stopping = false;
   let summary: RunSummary | undefined;
+  const writes = new WriteIndex();
   const controller = await startController(args, io, log, s, store, false, (e, c) => {
     // A Go program's manager may run several controllers: all of them reconcile, the others' lines are labelled.
     summary ??= new RunSummary(c.name);
     summary.add(e);
     if (args.json) io.stdout(JSON.stringify(e) + '\n');
     else {
-      const line = formatEntry(e, args.verbose, realClock.now());
+      const line = formatEntry(e, args.verbose, realClock.now(), writes);
       if (line) io.stdout(labelOther(line, e, c.name) + '\n');
     }
   });

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { formatEntry, labelOther, RunSummary, SUMMARY_KEY_WIDTH } from '../../../src/cli/cli.ts';
+import { formatEntry, labelOther, RunSummary, SUMMARY_KEY_WIDTH, WriteIndex } from '../../../src/cli/cli.ts';
 import { formatLogLine, LOG_CONTINUATION } from '../../../src/core/log.ts';
 import type { JournalEntry } from '../../../src/core/journal/journal.ts';
 
@@ -112,6 +112,26 @@ test('text output: a write the server accepted without change says so; a requeue
   assert.equal(end({ kind: 'error', message: 'boom', failures: 12, retryAt: at + 10_240, retryDelayMs: 10_240 }), '12:00:00.000 ■ ns/k ✗ error (failure 12), retry in 10 s: boom [3 ms]');
   assert.equal(end({ kind: 'error', message: 'not ready', failures: 1, retryAt: at + 5, retryDelayMs: 5, ignored: 'RequeueAfter 30 s' }), '12:00:00.000 ■ ns/k ✗ error (failure 1), retry in 5 ms (its RequeueAfter 30 s is ignored: with an error, controller-runtime drops the Result, retried with backoff): not ready [3 ms]');
   assert.equal(end({ kind: 'terminal', message: 'bad spec', ignored: 'Requeue: true' }), '12:00:00.000 ■ ns/k ✗ terminal error, not retried until the object changes (its Requeue: true is ignored: with an error, controller-runtime drops the Result, not requeued): bad spec [3 ms]');
+});
+
+test("text output: a trigger caused by a write the command printed names whose write it was (this key's own, another key's, another controller's); a write that changed nothing is no one's cause", () => {
+  const writes = new WriteIndex();
+  const write = (controller: string, key: string, objectKey: string, before: string, after: string) =>
+    formatEntry(entry({ kind: 'write', controller, key, verb: 'update', resource: 'deployments.v1.apps', gvr: { group: 'apps', version: 'v1', resource: 'deployments' }, objectKey, dryRun: false, resourceVersionBefore: before, resourceVersionAfter: after }), false, at, writes);
+  const start = (controller: string, key: string, triggers: object[]) => formatEntry(entry({ kind: 'reconcileStart', controller, key, attempt: 2, via: 'worker', triggers }), false, at, writes)!;
+  const owned = (child: string, rv: string) => ({ kind: 'owned', event: 'update', resource: 'deployments.v1.apps', child, childKind: 'Deployment', resourceVersion: rv, at });
+  write('kettle', 'brew/k1', 'brew/kettle-k1', '10', '11');
+  write('kettle', 'brew/k1', 'brew/kettle-k2', '12', '13');
+  write('stove', 'main', 'brew/kettle-k3', '14', '15');
+  write('kettle', 'brew/k4', 'brew/kettle-k4', '16', '16'); // accepted, nothing changed: no event follows it
+  assert.match(start('kettle', 'brew/k1', [owned('brew/kettle-k1', '11')]), /\(update of owned Deployment brew\/kettle-k1 rv 11 \(this key's own write\)\)$/);
+  assert.match(start('kettle', 'brew/k2', [owned('brew/kettle-k2', '13')]), /rv 13 \(a write of the reconcile of brew\/k1\)\)$/);
+  assert.match(start('kettle', 'brew/k3', [owned('brew/kettle-k3', '15')]), /rv 15 \(a write of stove's reconcile of main\)\)$/);
+  assert.match(start('kettle', 'brew/k4', [owned('brew/kettle-k4', '16')]), /rv 16\)$/);
+  assert.match(start('kettle', 'brew/k1', [owned('brew/kettle-k1', '17')]), /rv 17\)$/, 'another resourceVersion: someone else\'s change');
+  // The object's own update after its status write (no generation-changed predicate): the classic second reconcile.
+  formatEntry(entry({ kind: 'write', controller: 'kettle', key: 'brew/k5', verb: 'update', subresource: 'status', resource: 'kettles.v1.brew.example.io', gvr: { group: 'brew.example.io', version: 'v1', resource: 'kettles' }, objectKey: 'brew/k5', dryRun: false, resourceVersionBefore: '20', resourceVersionAfter: '21' }), false, at, writes);
+  assert.match(start('kettle', 'brew/k5', [{ kind: 'informer', event: 'update', resource: 'kettles.v1.brew.example.io', objectKey: 'brew/k5', resourceVersion: '21', at }]), /\(update rv 21 \(this key's own write\)\)$/);
 });
 
 test('run summary: per-key reconciles, writes, errors, warnings; keys whose last reconcile failed', () => {
