@@ -127,7 +127,8 @@ export function reasonSummary(r: EnqueueReason, now: number): string {
     case 'backoff':
       return `retry #${r.attempt} after ${formatDuration(r.delayMs)} backoff${r.error ? ` (${r.error})` : ''}, due ${ago}`;
     case 'manual':
-      return `${r.action}${r.note ? ` (${r.note})` : ''}, ${ago}`;
+      // An add with a note says it ("added outside an informer event (a channel source …)", "step (force) …").
+      return `${r.note ? (r.action === 'enqueue' ? r.note : `${r.action} (${r.note})`) : r.action}, ${ago}`;
   }
 }
 

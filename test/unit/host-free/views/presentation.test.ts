@@ -63,6 +63,10 @@ describe('outcomeSummary and reasonSummary', () => {
     );
     assert.equal(reasonSummary({ kind: 'backoff', attempt: 2, delayMs: 10, error: 'conflict', at: NOW - 1000 }, NOW), 'retry #2 after 10ms backoff (conflict), due 1.0s ago');
     assert.equal(reasonSummary({ kind: 'manual', action: 'reconcileNow', at: NOW }, NOW), 'reconcileNow, 0ms ago');
+    assert.equal(
+      reasonSummary({ kind: 'manual', action: 'enqueue', note: 'added outside an informer event (a channel source or the program itself)', at: NOW }, NOW),
+      'added outside an informer event (a channel source or the program itself), 0ms ago',
+    );
   });
 });
 
