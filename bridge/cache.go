@@ -61,17 +61,40 @@ func flavourOf(obj client.Object) flavour {
 	return typedFlavour
 }
 
-// remember records an informer handed out (the first of its kind and flavour) and returns what to hand out.
+// remember records an informer handed out (the first of its kind and flavour) and returns what to hand out; the
+// editor is told when the cache has a resource it had no informer for.
 func (c *bridgeCache) remember(i *bridgeInformer) *bridgeInformer {
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	for _, o := range c.handed {
 		if o.gvk == i.gvk && o.flavour == i.flavour {
+			c.mu.Unlock()
 			return o
 		}
 	}
+	before := len(c.resources())
 	c.handed = append(c.handed, i)
+	c.mu.Unlock()
+	if m := c.informersMsg(); len(m.Resources) != before {
+		c.h.sendCtrl(m)
+	}
 	return i
+}
+
+// resources is the resources of the informers handed out (plural.version.group, sorted, no duplicates); c.mu held.
+func (c *bridgeCache) resources() []string {
+	out := make([]string, 0, len(c.handed))
+	for _, i := range c.handed {
+		out = append(out, i.resourceName())
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// informersMsg is the informers message of the cache now.
+func (c *bridgeCache) informersMsg() *InformersMsg {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return &InformersMsg{Resources: c.resources()}
 }
 
 // cacheGetTimeout bounds a cacheGet: the cache's Get waits for its informer's first sync.

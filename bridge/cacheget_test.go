@@ -13,7 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
 
-// TestCacheGetReadsTheProgramsCache: cacheGet answers with the program's own cached copy (typed informer, TypeMeta
+// TestCacheGetReadsTheProgramsCache: the editor is told which resources the program caches; cacheGet answers with the program's own cached copy (typed informer, TypeMeta
 // filled in, the resourceVersion the informer saw), no object for a key the cache does not hold, and a clear error
 // for a resource none of the program's watches asked for (no informer is started for it) and for a key outside the
 // cache's namespaces.
@@ -30,6 +30,11 @@ func TestCacheGetReadsTheProgramsCache(t *testing.T) {
 		t.Fatal(err)
 	}
 	startManager(t, mgr)
+	// The editor learns what the program caches (it watches those resources too).
+	inf := e.next(func(m map[string]any) bool { return m["type"] == "informers" })
+	if got, _ := inf["resources"].([]any); len(got) != 1 || got[0] != "configmaps.v1" {
+		t.Fatalf("informers message %v, want [configmaps.v1]", inf)
+	}
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "kettle"}, Data: map[string]string{"water": "cold"}}
 	if err := plain.Create(context.Background(), cm); err != nil {
 		t.Fatal(err)

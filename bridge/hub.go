@@ -457,6 +457,11 @@ func (h *hub) announcements() []any {
 		q.mu.Unlock()
 		out = append(out, &info)
 	}
+	if c := h.cache.Load(); c != nil {
+		if m := c.informersMsg(); len(m.Resources) > 0 {
+			out = append(out, m)
+		}
+	}
 	return out
 }
 

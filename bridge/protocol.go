@@ -242,6 +242,12 @@ type WriteMsg struct {
 	At          int64  `json:"at"`
 }
 
+// InformersMsg lists every resource the program's cache has an informer for (plural.version.group, sorted); sent
+// when a new one is handed out and again after a reconnect.
+type InformersMsg struct {
+	Resources []string `json:"resources"`
+}
+
 // PingMsg is sent every second while the process runs.
 type PingMsg struct {
 	At int64 `json:"at"`
@@ -300,6 +306,7 @@ var messageTypes = map[string]any{
 	"reconcileEnd":   ReconcileEndMsg{},
 	"write":          WriteMsg{},
 	"ping":           PingMsg{},
+	"informers":      InformersMsg{},
 	"command":        CommandMsg{},
 	"reply":          ReplyMsg{},
 }
@@ -336,6 +343,8 @@ func messageName(m any) string {
 		return "write"
 	case *PingMsg, PingMsg:
 		return "ping"
+	case *InformersMsg, InformersMsg:
+		return "informers"
 	case *CommandMsg, CommandMsg:
 		return "command"
 	case *ReplyMsg, ReplyMsg:

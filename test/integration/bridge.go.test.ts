@@ -209,6 +209,9 @@ describe('the Go sample controller through the bridge', { skip: (!haveGo() && 'g
     const key = `${ns}/w`;
     const widgets = 'widgets.v1alpha1.lab.reconcile.dev';
     await waitUntil(() => c.keyState(key)?.phase === 'queued', 'queued', 60_000);
+    // The program said what it caches (the editor watches those too).
+    await waitUntil(() => ['configmaps', 'widgets.lab.reconcile.dev'].every((r) => c.cachedResources.includes(r)), `the cached resources (${c.cachedResources.join(', ')})`, 30_000);
+    assert.deepEqual([...c.cachedResources].sort(), ['configmaps', 'widgets.lab.reconcile.dev']);
     const cached = (await c.cachedObject(widgets, key)).object;
     assert.equal(cached?.kind, 'Widget');
     assert.equal(cached?.apiVersion, 'lab.reconcile.dev/v1alpha1');

@@ -54,6 +54,10 @@ export class GoProcess implements RemoteEndpoint, Disposable {
   private debuggerStopped = false;
   private readonly o: GoProcessOptions;
   private readonly changeEmitter = new Emitter<void>();
+  private cachedResourcesValue: readonly string[] = [];
+  private readonly cachedResourcesEmitter = new Emitter<void>();
+  /** Fires when {@link cachedResources} changes (an informers message). */
+  readonly onDidChangeCachedResources: Event<void> = this.cachedResourcesEmitter.event;
   private readonly controllerEmitter = new Emitter<RemoteController>();
   private readonly protocolErrorEmitter = new Emitter<string>();
   private readonly writeEmitter = new Emitter<WriteMessage>();
@@ -72,6 +76,11 @@ export class GoProcess implements RemoteEndpoint, Disposable {
     this.instance = conn.hello.instance;
     this.helloValue = conn.hello;
     this.attach(conn);
+  }
+
+  /** The resources the program's cache has informers for ("plural.version.group"), as it last said. */
+  get cachedResources(): readonly string[] {
+    return this.cachedResourcesValue;
   }
 
   get hello(): HelloMessage {
@@ -176,6 +185,10 @@ export class GoProcess implements RemoteEndpoint, Disposable {
         else this.o.journal.recordWrite(writeRecordOf(m.write, m.controller, m.key));
         return;
       }
+      case 'informers':
+        this.cachedResourcesValue = [...m.resources];
+        this.cachedResourcesEmitter.fire();
+        return;
       case 'ping':
       case 'hello':
       case 'reply':
@@ -209,5 +222,6 @@ export class GoProcess implements RemoteEndpoint, Disposable {
     this.controllerEmitter.dispose();
     this.protocolErrorEmitter.dispose();
     this.writeEmitter.dispose();
+    this.cachedResourcesEmitter.dispose();
   }
 }

@@ -130,6 +130,7 @@ export const PROTOCOL = {
     },
     write: { controller: 'string?', key: 'string?', reconcileID: 'string?', write: 'Write', at: 'int' },
     ping: { at: 'int' },
+    informers: { resources: 'string[]' },
     command: { id: 'int', op: 'string', controller: 'string', key: 'string?', force: 'bool?', resource: 'string?' },
     reply: { id: 'int', ok: 'bool', error: 'string?', reconcile: 'reconcileEnd?', writes: 'Write[]?', snapshot: 'object?', withheld: 'int?', object: 'object?', metadataOnly: 'bool?' },
   },
@@ -271,6 +272,8 @@ export interface ReconcileEndMessage {
 }
 export interface WriteMessage { type: 'write'; controller?: string; key?: string; reconcileID?: string; write: WireWrite; at: number }
 export interface PingMessage { type: 'ping'; at: number }
+/** Every resource the program's cache has an informer for ("plural.version.group", sorted). */
+export interface InformersMessage { type: 'informers'; resources: string[] }
 /** thaw / withhold / release: only for check instances (robustness checks), see protocol.json. */
 /** Every command op (protocol.json's command `$op`, checked by a unit test). */
 export const COMMAND_OPS = ['pause', 'resume', 'step', 'resetBackoff', 'reconcileNow', 'dryRun', 'snapshot', 'thaw', 'withhold', 'release', 'cacheGet'] as const;
@@ -283,7 +286,7 @@ export interface ReplyMessage { type: 'reply'; id: number; ok: boolean; error?: 
   metadataOnly?: boolean }
 
 /** Every message the Go side sends, as the connection delivers it (a transitions frame arrives as its queue messages). */
-export type FromGo = HelloMessage | ControllerMessage | QueueMessage | ReconcileStartMessage | (ReconcileEndMessage & { type: 'reconcileEnd' }) | WriteMessage | PingMessage | ReplyMessage;
+export type FromGo = HelloMessage | ControllerMessage | QueueMessage | ReconcileStartMessage | (ReconcileEndMessage & { type: 'reconcileEnd' }) | WriteMessage | PingMessage | InformersMessage | ReplyMessage;
 /** Every message the editor sends. */
 export type FromEditor = WelcomeMessage | RejectMessage | CommandMessage;
 export type BridgeMessage = FromGo | FromEditor;
@@ -291,7 +294,7 @@ export type BridgeMessage = FromGo | FromEditor;
 /** A line from the Go side: any {@link FromGo} message or a transitions frame. */
 export type FromGoLine = FromGo | TransitionsMessage;
 
-const FROM_GO: ReadonlySet<string> = new Set(['hello', 'controller', 'queue', 'transitions', 'reconcileStart', 'reconcileEnd', 'write', 'ping', 'reply']);
+const FROM_GO: ReadonlySet<string> = new Set(['hello', 'controller', 'queue', 'transitions', 'reconcileStart', 'reconcileEnd', 'write', 'ping', 'informers', 'reply']);
 
 /** A line that is not a valid message: what was wrong, never a crash. */
 export class ProtocolError extends Error {

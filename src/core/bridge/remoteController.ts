@@ -27,6 +27,10 @@ export interface RemoteEndpoint {
   readonly connected: boolean;
   /** Shown in messages: "go process 1234 (./cmd)". */
   readonly description: string;
+  /** The resources the process's cache has informers for ("plural.version.group"), when it said. */
+  readonly cachedResources?: readonly string[];
+  /** Fires when {@link cachedResources} changes. */
+  readonly onDidChangeCachedResources?: Event<void>;
 }
 
 /** A dry-run step's result: the reconcile and the writes it would have made (each sent as DryRunAll). */
@@ -545,6 +549,19 @@ export class RemoteController implements Controller {
   }
 
   /**
+   * The resources the program's cache has informers for, as "plural.group" ("plural" for the core group): what its
+   * controllers watch (For, Owns, Watches) and anything else it asked its cache for. Empty until the program said.
+   */
+  get cachedResources(): string[] {
+    return [...new Set((this.endpoint.cachedResources ?? []).map(withoutVersion))];
+  }
+
+  /** Fires when {@link cachedResources} may have changed. */
+  get onDidChangeCachedResources(): Event<void> {
+    return this.endpoint.onDidChangeCachedResources ?? (() => ({ dispose() {} }));
+  }
+
+  /**
    * The object `key` of `resource` ("plural.version.group", "plural.version" for the core group) as the program's
    * own cache holds it now: `{ object }` (apiVersion and kind set; `metadataOnly` when the program caches that resource
    * metadata-only, so `object` has apiVersion, kind and metadata only), `{}` when that cache does not hold it. Rejects
@@ -693,4 +710,10 @@ export class RemoteController implements Controller {
 
 function isRecord(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** "plural.version.group" as "plural.group"; "plural.version" (core group) as "plural". */
+function withoutVersion(resource: string): string {
+  const [plural, , ...group] = resource.split('.');
+  return group.length ? `${plural}.${group.join('.')}` : plural!;
 }

@@ -1040,6 +1040,9 @@ export async function runChecks(options: RunChecksOptions, progress?: CheckProgr
   if (learnedResources.length) {
     notes.push(`End states compared ${learnedResources.join(', ')} too: the reconciler wrote ${learnedResources.length === 1 ? 'that resource' : 'those resources'} in the scratch namespace${learnedResources.includes('secrets') ? ' (Secret values are compared, never shown)' : ''}.`);
   }
+  if (!learnedResources.includes('secrets') && resources.some((r) => r.group === '' && r.resource === 'secrets')) {
+    notes.push('End states compared secrets (Secret values are compared, never shown).');
+  }
   if (nameRuleLabels.length) {
     notes.push(`The reconciler names some children uniquely itself (not with generateName): ${nameRuleLabels.join(', ')} had other endings in the two reference runs, so such names were numbered in creation order (<random #n>) before comparing, as generateName names are. A leaked extra child still shows as one more number.`);
   }

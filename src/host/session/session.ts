@@ -161,6 +161,8 @@ export class Session implements ViewModel, Disposable {
   private keySub: Disposable | undefined;
   /** The labels this session lends the shown Go controller (RemoteController.setObjectLabels); gone on close. */
   private labelsLink: Disposable | undefined;
+  /** Follows the shown Go controller's cached resources (watched here too), until another controller is shown. */
+  private cachedLink: Disposable | undefined;
   /**
    * The controller's key briefs and queue order as of the last key-state change: every view refresh, the status bar
    * and Step's target read them, so that a refresh lists 10,000 keys once, not once per reader. Emptied on every
@@ -227,6 +229,7 @@ export class Session implements ViewModel, Disposable {
     this.store.add(this.controllerEmitter);
     this.store.add(toDisposable(() => this.keySub?.dispose()));
     this.store.add(toDisposable(() => this.labelsLink?.dispose()));
+    this.store.add(toDisposable(() => this.cachedLink?.dispose()));
   }
 
   /**
@@ -284,6 +287,8 @@ export class Session implements ViewModel, Disposable {
     if (controller && typeof resourceId === 'string') this.noteControllerResource(controller.name, resourceId);
     this.labelsLink?.dispose();
     this.labelsLink = undefined;
+    this.cachedLink?.dispose();
+    this.cachedLink = undefined;
     this.external = controller ? { controller, origin, ...(primary ? { primary } : {}) } : undefined;
     // A Go controller refuses to add by hand an object its cache's label selector leaves out: the labels it
     // checks are those of this session's informer of its resource (every namespace the informer holds), until
@@ -294,6 +299,14 @@ export class Session implements ViewModel, Disposable {
         const obj = resource ? this.find(resource)?.informer.getIndexer().getByKey(key) : undefined;
         return obj ? (obj.metadata.labels ?? {}) : undefined;
       });
+      // What the program caches (its For, Owns and Watches resources) is watched here too, so the Resources view
+      // shows the controller's children under their owners and their events in the Event Log, whatever
+      // reconcileLab.resources lists. Only added, never dropped while the session lasts.
+      const watchCached = () => {
+        for (const id of controller.cachedResources) if (!this.find(id)) this.watch(id);
+      };
+      watchCached();
+      this.cachedLink = controller.onDidChangeCachedResources(watchCached);
     }
     this.wireController();
     this.controllerEmitter.fire();
