@@ -99,6 +99,32 @@ function domainOf(finalizer: string): string {
   return i < 0 ? finalizer : finalizer.slice(0, i);
 }
 
+/** What {@link goKnownController} needs of a Go program connected through the bridge. */
+export interface GoProgramInfo {
+  /** The program's file name (the bridge's hello `program`): client-go's user agent starts with it, so the API
+   * server records the program's writes under that field manager. */
+  program: string;
+  pid: number;
+  /** The process ended (its finalizers are then nobody's in this session). */
+  exited: boolean;
+  /** Silent at a debugger breakpoint. */
+  stoppedInDebugger: boolean;
+  controllers: ReadonlyArray<{ name: string; paused: boolean }>;
+}
+
+/**
+ * The Go program as a {@link KnownController} of `obj`'s finalizers: those its field manager (its program name)
+ * added, per `obj`'s managedFields; undefined when it added none. Running when one of its controllers runs, paused
+ * when all are paused or it sits at a breakpoint (it acts once stepped, resumed or continued), stopped once exited.
+ */
+export function goKnownController(p: GoProgramInfo, obj: KubeObject): KnownController | undefined {
+  const finalizers = (obj.metadata.finalizers ?? []).filter((f) => managersOfFinalizer(obj.metadata.managedFields, f).includes(p.program));
+  if (!finalizers.length) return undefined;
+  const names = p.controllers.map((c) => c.name);
+  const state = p.exited ? 'stopped' : p.stoppedInDebugger || !p.controllers.some((c) => !c.paused) ? 'paused' : 'running';
+  return { name: `the Go controller${names.length === 1 ? '' : 's'} ${names.join(', ') || p.program} (${p.program}, pid ${p.pid})`, finalizers, managers: [p.program], running: state === 'running', state };
+}
+
 /** Field managers whose managedFields set lists `finalizer` under metadata.finalizers. */
 export function managersOfFinalizer(managedFields: readonly ManagedFieldsEntry[] | undefined, finalizer: string): string[] {
   const key = `v:${JSON.stringify(finalizer)}`;

@@ -1,12 +1,12 @@
 import * as vscode from 'vscode';
 import { dryRunReconcile, type DryRunResult } from '../../core/actions/dryRun.ts';
-import { diagnoseStuck, removeFinalizers, ObjectChangedError, type FinalizerDiagnosis, type StuckDiagnosis } from '../../core/actions/finalizers.ts';
+import { diagnoseStuck, goKnownController, removeFinalizers, ObjectChangedError, type FinalizerDiagnosis, type KnownController, type StuckDiagnosis } from '../../core/actions/finalizers.ts';
 import { inspectKey, type CacheState } from '../../core/actions/inspect.ts';
 import { displayPair, toYaml } from '../../core/actions/objectDiff.ts';
 import { describeOutcome } from '../../core/actions/runOnce.ts';
 import { escapeMarkdown as md, fence } from '../../core/text/markdown.ts';
 import { splitKey } from '../../core/k8s/keys.ts';
-import type { ResourceInfo } from '../../core/k8s/objects.ts';
+import type { KubeObject, ResourceInfo } from '../../core/k8s/objects.ts';
 import { isSecret } from '../../core/k8s/secretMask.ts';
 import { remoteDryRun, remoteOf } from './goControllerCommands.ts';
 import type { ReconcileLab } from '../reconcileLab.ts';
@@ -139,6 +139,20 @@ export async function inspectCache(
   };
 }
 
+/** The Go programs connected through the bridge, as known owners of `obj`'s finalizers (those they added). */
+function goKnownControllers(lab: ReconcileLab, obj: KubeObject | undefined): KnownController[] {
+  if (!obj) return [];
+  const out: KnownController[] = [];
+  for (const p of lab.go.bridge?.processes ?? []) {
+    const k = goKnownController(
+      { program: p.hello.program, pid: p.hello.pid, exited: p.liveness === 'exited', stoppedInDebugger: p.liveness === 'stoppedInDebugger', controllers: p.controllers.map((c) => ({ name: c.name, paused: c.status().paused })) },
+      obj,
+    );
+    if (k) out.push(k);
+  }
+  return out;
+}
+
 function dryRunSummary(s: Session, r: DryRunResult): string {
   const out: string[] = [];
   out.push(`# Dry-run reconcile of ${md(r.key)}`, '');
@@ -269,9 +283,14 @@ export async function stripFinalizers(
     ...(namespace ? { namespace } : {}),
     name,
     clock: lab.clock,
-    knownControllers: s.reconciler && s.ownFinalizers.length
-      ? [{ name: `Reconcile Lab's ${s.reconciler.name} loop`, finalizers: s.ownFinalizers, managers: [FIELD_MANAGER], running: s.loopState() === 'running', state: s.loopState() }]
-      : [],
+    knownControllers: [
+      // A Go program connected through the bridge owns the finalizers its field manager added (listed first: the
+      // built-in lab loop claims its finalizer by name, and the Go sample uses the same one).
+      ...goKnownControllers(lab, s.get(t.resource, t.key)),
+      ...(s.reconciler && s.ownFinalizers.length
+        ? [{ name: `Reconcile Lab's ${s.reconciler.name} loop`, finalizers: s.ownFinalizers, managers: [FIELD_MANAGER], running: s.loopState() === 'running', state: s.loopState() }]
+        : []),
+    ],
   });
   if (diag.finalizers.length === 0) return fail('notFound', `${t.key} has no finalizers.`);
 

@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { cleanForDiff, toYaml, yamlDiff } from '../../../src/core/actions/objectDiff.ts';
 import { describeOutcome, outcomeOf, runOnce } from '../../../src/core/actions/runOnce.ts';
-import { diagnoseStuck, managersOfFinalizer } from '../../../src/core/actions/finalizers.ts';
+import { diagnoseStuck, goKnownController, managersOfFinalizer } from '../../../src/core/actions/finalizers.ts';
 import { renderReportMarkdown, type ReconcileReport } from '../../../src/core/actions/report.ts';
 import { staticCache } from '../../../src/core/actions/context.ts';
 import { TerminalError, type Reconciler } from '../../../src/core/controller/reconcile.ts';
@@ -64,6 +64,26 @@ test('managersOfFinalizer reads who added a finalizer from managedFields', () =>
   assert.deepEqual(managersOfFinalizer(mf, 'a.example.com/x'), ['kubectl-create']);
   assert.deepEqual(managersOfFinalizer(mf, 'c.example.com/z'), []);
   assert.deepEqual(managersOfFinalizer(undefined, 'x'), []);
+});
+
+test('goKnownController: a Go program owns the finalizers its field manager (its program name) added, in its state', () => {
+  const obj = {
+    apiVersion: 'storage.example.org/v1', kind: 'Bucket',
+    metadata: {
+      name: 'photos', namespace: 'team-a', finalizers: ['storage.example.org/release', 'legacy.example.com/x'],
+      managedFields: [
+        { manager: 'bucket-operator', fieldsV1: { 'f:metadata': { 'f:finalizers': { '.': {}, 'v:"storage.example.org/release"': {} } } } },
+        { manager: 'kubectl-edit', fieldsV1: { 'f:metadata': { 'f:finalizers': { 'v:"legacy.example.com/x"': {} } } } },
+      ],
+    },
+  };
+  const program = { program: 'bucket-operator', pid: 4242, exited: false, stoppedInDebugger: false, controllers: [{ name: 'bucket', paused: false }] };
+  assert.deepEqual(goKnownController(program, obj), { name: 'the Go controller bucket (bucket-operator, pid 4242)', finalizers: ['storage.example.org/release'], managers: ['bucket-operator'], running: true, state: 'running' });
+  assert.equal(goKnownController({ ...program, controllers: [{ name: 'bucket', paused: true }] }, obj)?.state, 'paused');
+  assert.equal(goKnownController({ ...program, stoppedInDebugger: true }, obj)?.state, 'paused', 'at a breakpoint it acts once continued');
+  assert.equal(goKnownController({ ...program, exited: true }, obj)?.state, 'stopped');
+  assert.equal(goKnownController({ ...program, program: 'other-operator' }, obj), undefined, 'another program added none of them');
+  assert.match(goKnownController({ ...program, controllers: [{ name: 'bucket', paused: true }, { name: 'shelf', paused: false }] }, obj)!.name, /^the Go controllers bucket, shelf /);
 });
 
 test('Markdown report: summary table and per-object sections; pipes escaped', () => {

@@ -185,6 +185,14 @@ describe('Go controller (Run Controller…) in the editor', function () {
     let inspected: { cache: string; state: string; cachedResourceVersion?: string; serverResourceVersion?: string } | undefined;
     await waitUntil(async () => (inspected = ok(await run<NonNullable<typeof inspected>>('reconcileLab.inspectCache', { key, resource: RESOURCE, open: false }))).state === 'in-sync', 'the Go cache to catch up with the step\'s writes', 30_000);
     assert.equal(inspected?.cache, `Go controller ${r.controller}'s cache`);
+    // The finalizer the Go program added (its field manager is its program name) is its own in the escape hatch's
+    // diagnosis, paused like it; the built-in lab loop, which uses the same finalizer name, is not taken for its owner.
+    await waitUntil(() => (s.get(RESOURCE, key)?.metadata.finalizers ?? []).length > 0, 'the finalizer in the cache', 30_000);
+    const strip = ok(await run<{ dryRun: boolean; diagnosis: { finalizers: Array<{ finalizer: string; running: string; probableOwner: string }> } }>('reconcileLab.stripFinalizers', { key, resource: RESOURCE, dryRun: true, confirmed: true }));
+    assert.equal(strip.dryRun, true);
+    const fin = strip.diagnosis.finalizers.find((f) => f.finalizer === 'lab.reconcile.dev/cleanup');
+    assert.match(fin?.probableOwner ?? '', new RegExp(`^the Go controller ${r.controller} \\(\\S+, pid ${r.pid}\\)$`), JSON.stringify(strip.diagnosis));
+    assert.equal(fin?.running, 'paused');
     assert.equal(inspected?.cachedResourceVersion, (await labCluster().client.get(WIDGETS, ns, 'gadget')).metadata.resourceVersion);
 
     // Show Controller…: back to the built-in loop and to the Go controller again, by name.
