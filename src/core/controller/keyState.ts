@@ -23,14 +23,17 @@ export type KeyPhase = 'idle' | 'queued' | 'processing' | WaitKind;
 
 type EventName = 'add' | 'update' | 'delete' | 'resync';
 
-/** One reason a key was enqueued. `at` is clock time (epoch ms). */
+/**
+ * One reason a key was enqueued. `at` is clock time (epoch ms). `writtenBy` (an object's event): the reconcile of
+ * which key made the write that produced the event's resourceVersion, when the controller saw that write.
+ */
 export type EnqueueReason =
   /** An informer event of the primary object itself. */
-  | { kind: 'informer'; event: EventName; resource: string; objectKey: ObjectKey; resourceVersion?: string; initial?: boolean; at: number }
+  | { kind: 'informer'; event: EventName; resource: string; objectKey: ObjectKey; resourceVersion?: string; initial?: boolean; writtenBy?: ObjectKey; at: number }
   /** An event of an owned child whose controller ownerReference points at the key. */
-  | { kind: 'owned'; event: EventName; resource: string; child: ObjectKey; childKind?: string; resourceVersion?: string; at: number }
+  | { kind: 'owned'; event: EventName; resource: string; child: ObjectKey; childKind?: string; resourceVersion?: string; writtenBy?: ObjectKey; at: number }
   /** An event of a watched object mapped to the key by a map function. */
-  | { kind: 'watch'; event: EventName; resource: string; objectKey: ObjectKey; objectKind?: string; resourceVersion?: string; at: number }
+  | { kind: 'watch'; event: EventName; resource: string; objectKey: ObjectKey; objectKind?: string; resourceVersion?: string; writtenBy?: ObjectKey; at: number }
   /** A delayed requeue the reconciler asked for, now due. */
   | { kind: 'requeueAfter'; afterMs: number; reason?: string; at: number }
   /** The error retry after backoff, now due (`attempt` is the failure count that set the delay). */

@@ -112,16 +112,24 @@ export function outcomeSummary(o: ReconcileOutcome, durationMs?: number): string
   }
 }
 
-/** Why a key was queued, in words: "update of widgets.lab.reconcile.dev default/a (rv 12) 3s ago". */
-export function reasonSummary(r: EnqueueReason, now: number): string {
+/**
+ * Why a key was queued, in words: "update of widgets.lab.reconcile.dev default/a (rv 12) 3s ago". With `key` (the
+ * key the reason queued), an event its controller's own write caused says whose: "…(rv 12, this key's own
+ * write), 3s ago", "…(rv 12, written by the reconcile of default/b)".
+ */
+export function reasonSummary(r: EnqueueReason, now: number, key?: string): string {
   const ago = `${formatDuration(now - r.at)} ago`;
+  const rv = (x: { resourceVersion?: string; writtenBy?: string }) => {
+    const by = key === undefined || x.writtenBy === undefined ? '' : x.writtenBy === key ? ", this key's own write" : `, written by the reconcile of ${x.writtenBy}`;
+    return x.resourceVersion ? ` (rv ${x.resourceVersion}${by})` : '';
+  };
   switch (r.kind) {
     case 'informer':
-      return `${r.initial ? 'initial list' : r.event} of ${r.objectKey}${r.resourceVersion ? ` (rv ${r.resourceVersion})` : ''}, ${ago}`;
+      return `${r.initial ? 'initial list' : r.event} of ${r.objectKey}${rv(r)}, ${ago}`;
     case 'owned':
-      return `${r.event} of owned ${r.childKind ?? r.resource} ${r.child}${r.resourceVersion ? ` (rv ${r.resourceVersion})` : ''}, ${ago}`;
+      return `${r.event} of owned ${r.childKind ?? r.resource} ${r.child}${rv(r)}, ${ago}`;
     case 'watch':
-      return `${r.event} of watched ${r.objectKind ?? r.resource} ${r.objectKey}${r.resourceVersion ? ` (rv ${r.resourceVersion})` : ''}, ${ago}`;
+      return `${r.event} of watched ${r.objectKind ?? r.resource} ${r.objectKey}${rv(r)}, ${ago}`;
     case 'requeueAfter':
       return `requeue after ${formatDuration(r.afterMs)}${r.reason ? ` (${r.reason})` : ''}, due ${ago}`;
     case 'backoff':
@@ -176,9 +184,9 @@ export function presentKey(s: KeyState, now: number, convergence?: KeyConvergenc
   if (last) tooltip.push({ label: 'Last result', value: last });
   if (s.lastStartedAt !== undefined) tooltip.push({ label: 'Last started', value: `${formatDuration(now - s.lastStartedAt)} ago` });
   if (s.lastError) tooltip.push({ label: 'Last error', value: s.lastError + (s.lastErrorAt !== undefined ? ` (${formatDuration(now - s.lastErrorAt)} ago)` : '') });
-  for (const r of s.reasons) tooltip.push({ label: 'Queued because', value: reasonSummary(r, now) });
+  for (const r of s.reasons) tooltip.push({ label: 'Queued because', value: reasonSummary(r, now, s.key) });
   if (s.droppedReasons) tooltip.push({ label: 'Queued because', value: `… and ${s.droppedReasons} earlier reason(s)` });
-  if (!s.reasons.length) for (const r of s.lastTriggers) tooltip.push({ label: 'Last run triggered by', value: reasonSummary(r, now) });
+  if (!s.reasons.length) for (const r of s.lastTriggers) tooltip.push({ label: 'Last run triggered by', value: reasonSummary(r, now, s.key) });
   if (s.warning) tooltip.push({ label: 'Warning', value: s.warning });
   if (convergence) tooltip.push(convergenceLine(convergence));
   const icon = s.warning ? { id: 'warning', color: 'list.warningForeground' } : convergence?.state === 'flapping' && s.phase !== 'processing' ? FLAPPING_ICON : keyIcon(s);

@@ -141,6 +141,21 @@ test('an error returned with a RequeueAfter (or Requeue): the outcome says what 
   assert.deepEqual(end({ result: { requeueAfterMs: 30_000 } }), { kind: 'requeueAfter', afterMs: 30_000 });
 });
 
+test("an event of an object this controller wrote names the reconcile whose write made that resourceVersion (the key's own write, another key's); a dry run, a no-op or another version is no one's", () => {
+  const { c, q, journal } = setup();
+  const write = (key: string, name: string, before: string, after: string, dryRun = false) =>
+    c.onWrite({ type: 'write', controller: 'widget', key, reconcileID: 'r', at: 1, write: { verb: 'update', group: '', version: 'v1', resource: 'configmaps', namespace: 'ns', name, resourceVersionBefore: before, resourceVersionAfter: after, dryRun } });
+  write('ns/a', 'a-config', '10', '12');
+  write('ns/a', 'shared', '13', '14');
+  write('ns/b', 'b-config', '15', '15'); // accepted, nothing changed
+  write('ns/b', 'b-dry', '16', '17', true);
+  q('ns/a', 'added', { causes: [owned('ns/a-config', '12', 5)] });
+  assert.equal((c.keyState('ns/a')!.reasons[0] as { writtenBy?: string }).writtenBy, 'ns/a', 'the Work Queue view reads it from the key state');
+  c.onReconcileStart({ type: 'reconcileStart', controller: 'widget', key: 'ns/c', reconcileID: 'r2', triggers: [owned('ns/shared', '14', 6), owned('ns/b-config', '15', 7), owned('ns/b-dry', '17', 8), owned('ns/a-config', '18', 9)], dryRun: false, at: 10 });
+  const start = journal.entries({ kinds: ['reconcileStart'] }).at(-1)!;
+  assert.deepEqual(start.kind === 'reconcileStart' ? start.triggers.map((t) => ('writtenBy' in t ? t.writtenBy : undefined)) : [], ['ns/a', undefined, undefined, undefined]);
+});
+
 test('writes are journaled with resourceVersion before → after and dryRun', () => {
   const { c, journal } = setup();
   c.onWrite({ type: 'write', controller: 'widget', key: 'ns/a', reconcileID: 'r', at: 1, write: { verb: 'update', group: '', version: 'v1', resource: 'configmaps', namespace: 'ns', name: 'a-config', resourceVersionBefore: '10', resourceVersionAfter: '12', dryRun: false } });

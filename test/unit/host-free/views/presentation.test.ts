@@ -61,6 +61,10 @@ describe('outcomeSummary and reasonSummary', () => {
       reasonSummary({ kind: 'watch', event: 'update', resource: 'configmaps.v1', objectKey: 'default/shelf', objectKind: 'ConfigMap', resourceVersion: '40', at: NOW - 2000 }, NOW),
       'update of watched ConfigMap default/shelf (rv 40), 2.0s ago',
     );
+    const ownWrite = { kind: 'owned', event: 'update', resource: 'deployments.v1.apps', child: 'default/w1-web', childKind: 'Deployment', resourceVersion: '41', writtenBy: 'default/w1', at: NOW } as const;
+    assert.equal(reasonSummary(ownWrite, NOW, 'default/w1'), "update of owned Deployment default/w1-web (rv 41, this key's own write), 0ms ago");
+    assert.equal(reasonSummary(ownWrite, NOW, 'default/w2'), 'update of owned Deployment default/w1-web (rv 41, written by the reconcile of default/w1), 0ms ago');
+    assert.equal(reasonSummary(ownWrite, NOW), 'update of owned Deployment default/w1-web (rv 41), 0ms ago', 'without the key (the Event Log): as before');
     assert.equal(reasonSummary({ kind: 'backoff', attempt: 2, delayMs: 10, error: 'conflict', at: NOW - 1000 }, NOW), 'retry #2 after 10ms backoff (conflict), due 1.0s ago');
     assert.equal(reasonSummary({ kind: 'manual', action: 'reconcileNow', at: NOW }, NOW), 'reconcileNow, 0ms ago');
     assert.equal(
