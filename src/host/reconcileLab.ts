@@ -260,6 +260,16 @@ export class ReconcileLab implements vscode.Disposable {
     }
   }
 
+  /**
+   * The current session; else the connection under way; else a new connection with the settings (the kubeconfig
+   * and context the Connect command would start from). Rejects when that connection fails.
+   */
+  async sessionOrConnect(): Promise<Session> {
+    if (this.current) return this.current;
+    if (this.connecting) return this.connecting;
+    return this.connect();
+  }
+
   /** Reconnects with the current settings to the same kubeconfig and context. */
   async reconnect(): Promise<Session | undefined> {
     const s = this.current;

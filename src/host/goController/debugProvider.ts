@@ -13,7 +13,8 @@ export const DEBUG_FLAG = 'reconcileLab';
  * "Debug with Reconcile Lab": for Go launch configurations that carry
  * `"reconcileLab": true`, injects the bridge's environment (address, token,
  * and KUBECONFIG of the connection) so F5 under the Go extension runs the
- * controller connected to the views. Warns when leader election looks on
+ * controller connected to the views, connecting first (with the settings)
+ * when the window is not connected yet. Warns when leader election looks on
  * (a breakpoint longer than the lease loses leadership). Any other
  * configuration is returned untouched.
  */
@@ -25,10 +26,16 @@ export function registerGoDebugging(lab: ReconcileLab): vscode.Disposable[] {
         void ui.warn('Reconcile Lab: the workspace is not trusted, so the debug session starts without Reconcile Lab.');
         return config;
       }
-      const s = lab.session;
+      // Not connected yet: connect with the settings first (the kubeconfig and context Connect would use), so F5 is
+      // all it takes; a connection that fails leaves the debug session to start without Reconcile Lab.
+      let s = lab.session;
       if (!s) {
-        void ui.warn('Reconcile Lab: connect to a cluster first (Reconcile Lab: Connect to Cluster…); the debug session starts without Reconcile Lab.');
-        return config;
+        try {
+          s = await ui.progress({ location: vscode.ProgressLocation.Notification, title: 'Reconcile Lab: connecting to the cluster for the debug session…' }, () => lab.sessionOrConnect());
+        } catch (e) {
+          void ui.warn(`Reconcile Lab: could not connect (${(e as Error).message}); the debug session starts without Reconcile Lab. Connect to a cluster (Reconcile Lab: Connect to Cluster…) and start it again.`);
+          return config;
+        }
       }
       const hub = await lab.go.ensureBridge(s);
       const env = { ...((config.env as Record<string, string> | undefined) ?? {}), ...lab.go.processEnv(s, hub) };

@@ -290,6 +290,24 @@ describe('Debug with Reconcile Lab (F5 on a Go launch configuration)', function 
     }
   });
 
+  it('F5 before connecting connects with the settings first, then adds the bridge environment', async () => {
+    const l = await lab();
+    const ns = await testNamespace('ext-dbg-connect');
+    try {
+      ok(await run('reconcileLab.disconnect', {}));
+      assert.equal(l.session, undefined);
+      const { config, shown } = await f5({ reconcileLab: true, args: ['--leader-elect=false'] });
+      assert.ok(l.session, 'connected by the F5');
+      const env = config.env as Record<string, string>;
+      assert.match(env.RECONCILE_LAB_BRIDGE ?? '', /^(unix:\/\/\/|tcp:\/\/127\.0\.0\.1:)/);
+      assert.equal(env.KUBECONFIG, labCluster().kubeconfigPath);
+      assert.ok(shown.some((t) => /connecting to the cluster for the debug session/.test(t)), JSON.stringify(shown));
+      assert.ok(!shown.some((t) => /could not connect|starts without Reconcile Lab/.test(t)), JSON.stringify(shown));
+    } finally {
+      await connectTo(ns);
+    }
+  });
+
   it('--leader-elect=false is not warned about; a configuration without "reconcileLab" is left untouched', async () => {
     const off = await f5({ reconcileLab: true, args: ['--leader-elect=false'] });
     assert.ok(off.config.env?.RECONCILE_LAB_BRIDGE);
