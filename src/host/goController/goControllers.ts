@@ -168,10 +168,11 @@ export class GoControllers implements vscode.Disposable {
   }
 
   /**
-   * Launches the program with the bridge's environment and resolves once it
-   * announced its first controller (then shown in the views), or rejects with
-   * its exit and last output lines when it ends first. A previous launch is
-   * stopped first.
+   * Launches the program with the bridge's environment and resolves with the
+   * controller shown in the views (one reconciling the primary resource, else
+   * the first the program sets up: runGoController), or rejects with its exit
+   * and last output lines when it ends first. A previous launch is stopped
+   * first.
    */
   async run(session: Session, req: RunRequest, signal?: AbortSignal, onNotice?: (message: string) => void): Promise<GoControllerRef> {
     await this.stopLaunched();
