@@ -28,7 +28,7 @@ export async function runController(
   arg: unknown,
 ): Promise<CommandResult<{ pid: number; controller: string; controllers: string[]; command: string }>> {
   if (!vscode.workspace.isTrusted) return refuseUntrusted(arg, 'Run Controller runs a program from this workspace, so it only runs in a trusted workspace.');
-  const s = requireSession(lab, arg);
+  const s = await sessionForRun(lab, arg);
   if (isFailure(s)) return s;
   // What to run is the person's setting; a command link or another extension may not name a program.
   const refused = refusePrivileged(arg, ['command', 'args', 'env', 'cwd']);
@@ -185,6 +185,26 @@ function managerSection(found: readonly ManagerInCode[]): string[] {
 
 /** The one reusable view of Set Up Go Bridge's instructions. */
 const BRIDGE_SETUP_VIEW = 'Go bridge set-up.md';
+
+/**
+ * The session Run Controller… runs the program for: the current one, the connection under way, or, when the window
+ * is not connected yet, a new connection with the settings (the kubeconfig and context Connect would start from;
+ * the program, like `make run`, uses that same cluster). A connection that fails is the command's failure.
+ */
+async function sessionForRun(lab: ReconcileLab, arg: unknown): Promise<Session | Failure> {
+  if (lab.session) return lab.session;
+  try {
+    return await ui.progress({ location: vscode.ProgressLocation.Notification, title: 'Reconcile Lab: connecting to the cluster to run your controller…' }, () => lab.sessionOrConnect());
+  } catch (e) {
+    const message = `could not connect to the cluster: ${(e as Error).message}`;
+    if (arg === undefined) {
+      void ui.error(`Reconcile Lab: ${message}`, 'Connect to Cluster…').then((c) => {
+        if (c) void vscode.commands.executeCommand('reconcileLab.connect');
+      });
+    }
+    return fail('notConnected', message);
+  }
+}
 
 /** Stop Controller: stops the launched Go program (its process group) and shows the built-in loop again. */
 export async function stopController(lab: ReconcileLab, arg: unknown): Promise<CommandResult<{ exit?: string }>> {

@@ -220,6 +220,24 @@ describe('Go controller (Run Controller…) in the editor', function () {
     assert.equal(s.controller, s.builtInController, 'back to the built-in loop');
     assert.equal(l.go.launchedProcess, undefined);
   });
+
+  it('Run Controller… in a window that is not connected yet connects first (with the settings), then runs the program', async function () {
+    this.timeout(240_000);
+    try {
+      const session = () => l.session; // read afresh (no narrowing across the commands)
+      ok(await run('reconcileLab.disconnect', {}));
+      assert.equal(session(), undefined);
+      const from = (await api()).shownMark();
+      const r = ok(await run<{ pid: number; controller: string }>('reconcileLab.runController', { command: bin, args: ['--metrics-bind-address=0', '--health-probe-bind-address=0', '--leader-elect=false'], waitMs: 120_000 }));
+      assert.ok(session(), 'connected by Run Controller…');
+      assert.equal(session()?.controller, l.go.current?.controller, 'the views show the Go controller');
+      assert.ok(r.pid > 0);
+      assert.ok((await api()).shownSince(from).some((t) => /connecting to the cluster to run your controller/.test(t.text)));
+      ok(await run('reconcileLab.stopController', {}));
+    } finally {
+      await connectTo(ns, { resources: [RESOURCE, 'configmaps'], reconcilerResource: RESOURCE });
+    }
+  });
 });
 
 describe('Go controller [untrusted]', () => {
