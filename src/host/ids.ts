@@ -72,6 +72,8 @@ export const ContextKeys = {
   localControlPlane: 'reconcileLab.localControlPlane',
   /** true while a Go controller launched by Run Controller runs. */
   goController: 'reconcileLab.goController',
+  /** true when a workspace folder is, or holds (up to 4 levels down), a Go module that requires controller-runtime. */
+  goProject: 'reconcileLab.goProject',
   /** true while the Resources view shows only objects in some states (Filter Resources by State…). */
   resourcesFiltered: 'reconcileLab.resourcesFiltered',
 } as const;

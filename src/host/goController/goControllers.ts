@@ -61,6 +61,25 @@ export class GoControllers implements vscode.Disposable {
       if (s !== this.hubSession) void this.teardown();
     }));
     this.store.add(toDisposable(() => void this.teardown()));
+    // The welcome views offer Run Controller… to a workspace with a controller module: kept current as folders and
+    // go.mod files come and go.
+    this.store.add(vscode.workspace.onDidChangeWorkspaceFolders(() => this.refreshGoProject()));
+    const goMods = this.store.add(vscode.workspace.createFileSystemWatcher('**/go.mod'));
+    this.store.add(goMods.onDidCreate(() => this.refreshGoProject()));
+    this.store.add(goMods.onDidChange(() => this.refreshGoProject()));
+    this.store.add(goMods.onDidDelete(() => this.refreshGoProject()));
+    this.refreshGoProject();
+  }
+
+  /**
+   * Sets {@link ContextKeys.goProject}: whether a workspace folder is, or holds, a controller module (the bounded
+   * search of findControllerModules).
+   */
+  refreshGoProject(): boolean {
+    const folders = (vscode.workspace.workspaceFolders ?? []).map((f) => f.uri.fsPath);
+    const found = folders.length > 0 && findControllerModules(folders).length > 0;
+    this.lab.contextKeys.set(ContextKeys.goProject, found);
+    return found;
   }
 
   /** The bridge of the current connection, if one was started. */

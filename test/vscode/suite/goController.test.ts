@@ -92,7 +92,11 @@ describe('Go controller (Run Controller…) in the editor', function () {
     try {
       mkdirSync(join(root, 'tools'), { recursive: true });
       writeFileSync(join(root, 'tools', 'go.mod'), 'module example.org/tools\n\ngo 1.26\n'); // a Go module, not a controller
+      assert.equal(l.go.refreshGoProject(), false, 'no controller module yet (the tools module is none)');
+      assert.equal(l.contextKeys.get('reconcileLab.goProject'), false);
       module('alpha-operator');
+      // The welcome views offer Run Controller… once a controller module appears (a watcher on go.mod files).
+      await waitUntil(() => l.contextKeys.get('reconcileLab.goProject') === true, 'the goProject context key to follow the new go.mod');
       const one = l.go.runRequest(undefined).spec;
       assert.equal(one.cwd, join(root, 'alpha-operator'), 'the only controller module, without asking');
       assert.deepEqual(one.args, ['run', './cmd'], 'its layout decides the default command');
@@ -131,6 +135,7 @@ describe('Go controller (Run Controller…) in the editor', function () {
       await vscode.commands.executeCommand('workbench.action.closeAllEditors');
       rmSync(root, { recursive: true, force: true });
     }
+    assert.equal(l.go.refreshGoProject(), false, 'gone with the modules');
   });
 
   it('a command link or another extension cannot name the program to run', async () => {

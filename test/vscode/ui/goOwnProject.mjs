@@ -215,6 +215,19 @@ export default async function goOwnProjectUi(t) {
       await runCommand(page, 'Reconcile Lab: Stop Controller');
       await eventually('the Work Queue header to leave the Go controller', () => paneDescription(queuePane), (s) => !/Go controller/.test(s), { timeoutMs: 30_000 });
     });
+
+    await t.step('Disconnected, the views offer Run Controller… and Set Up Go Bridge… for the workspace\'s controller module', async () => {
+      await runCommand(page, 'Reconcile Lab: Disconnect');
+      await resourcesPane.getByText('Your workspace has a controller-runtime module').waitFor({ state: 'visible', timeout: 30_000 });
+      for (const label of ['Run Controller…', 'Set Up Go Bridge…', 'Connect to Cluster']) {
+        assert.ok(await resourcesPane.getByRole('button', { name: label }).isVisible(), `${label} in the Resources view's welcome`);
+      }
+      assert.ok(await queuePane.getByRole('button', { name: 'Run Controller…' }).isVisible(), 'Run Controller… in the Work Queue view\'s welcome');
+      await runCommand(page, 'View: Close All Editors');
+      await runCommand(page, 'Notifications: Clear All Notifications');
+      await page.mouse.move(1100, 820);
+      await t.screenshot('welcome-go');
+    });
   } finally {
     await kube.json({ method: 'DELETE', path: `/api/v1/namespaces/${ns}` }).catch(() => {});
   }
