@@ -1,35 +1,9 @@
 import { isNotFound, type KubeClient } from '../core/k8s/client.ts';
 import { keyFor } from '../core/k8s/keys.ts';
 import type { GroupVersionResource } from '../core/k8s/objects.ts';
+import { closestNames } from '../core/text/closest.ts';
 
 const NAMESPACES: GroupVersionResource = { group: '', version: 'v1', resource: 'namespaces' };
-
-/** Levenshtein distance of `a` and `b` (names are short: the plain O(n·m) table). */
-function distance(a: string, b: string): number {
-  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const cur = [i];
-    for (let j = 1; j <= b.length; j++) cur[j] = Math.min(prev[j]! + 1, cur[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
-    prev = cur;
-  }
-  return prev[b.length]!;
-}
-
-/**
- * The names among `candidates` a typo of `name` most likely meant: at most three, closest first, within an edit
- * distance of 2 (3 for names of 12 characters or more), or that start with it or it starts with. Empty when none is
- * close.
- */
-export function closestNames(name: string, candidates: readonly string[]): string[] {
-  const limit = name.length >= 12 ? 3 : 2;
-  return candidates
-    .filter((c) => c !== name)
-    .map((c) => ({ c, d: c.startsWith(name) || name.startsWith(c) ? Math.min(1, distance(name, c)) : distance(name, c) }))
-    .filter((x) => x.d <= limit)
-    .sort((x, y) => x.d - y.d || x.c.localeCompare(y.c))
-    .slice(0, 3)
-    .map((x) => x.c);
-}
 
 const didYouMean = (names: readonly string[]) => (names.length ? ` (did you mean ${names.join(' or ')}?)` : '');
 

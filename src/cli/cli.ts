@@ -34,7 +34,8 @@ import { CONFIGMAP_GVR, createLabReconciler, LAB_FINALIZER, labResourceProblem }
 import { createExecReconciler } from '../core/reconcilers/execReconciler.ts';
 import { createModuleReconciler } from '../core/reconcilers/moduleReconciler.ts';
 import { parsePredicateSpec } from '../core/controller/predicateSpec.ts';
-import { closestNames, missingNamespaceNote, missingObjectNote } from './absent.ts';
+import { missingNamespaceNote, missingObjectNote } from './absent.ts';
+import { closestNames } from '../core/text/closest.ts';
 import { ExitCode, HELP, parseCliArgs, resolveWatchList, UsageError, type CliArgs } from './args.ts';
 import { CheckRefusedError, runChecks } from '../core/checks/runChecks.ts';
 import { reproduceFlags, shellQuote } from '../core/checks/reproduce.ts';

@@ -7,6 +7,7 @@ import { TerminalError, type ReconcileContext, type Reconciler, type Request, ty
 import { protectProcessGroup } from '../process/ownerWatchdog.ts';
 import { readFresh } from './readObject.ts';
 import { writeStatusIfChanged } from './statusWriter.ts';
+import { unknownFieldsMessage } from '../text/closest.ts';
 
 /** The JSON document an exec reconciler receives on stdin. */
 export interface ExecInput {
@@ -122,6 +123,14 @@ function tail(s: string, max = STDERR_TAIL_BYTES): string {
 }
 
 /** Validates a parsed output document; throws a message naming the bad field. */
+/** The fields of the exec reconciler's output (see {@link ExecOutput}). */
+const EXEC_OUTPUT_FIELDS = ['requeueAfterMs', 'reason', 'priority', 'error', 'terminal', 'status', 'log'] as const;
+
+/**
+ * Parses the program's stdout: exactly one JSON object of {@link EXEC_OUTPUT_FIELDS}. Throws a message for a person
+ * on anything else: nothing printed, not JSON (other lines before the JSON are named as such), a field of the wrong
+ * type, or a field the protocol does not have (with the one it probably meant).
+ */
 export function parseExecOutput(text: string): ExecOutput {
   const trimmed = text.trim();
   if (!trimmed) throw new Error('the program printed nothing on stdout; print a JSON object such as {} (or {"requeueAfterMs": 5000})');
@@ -129,10 +138,25 @@ export function parseExecOutput(text: string): ExecOutput {
   try {
     doc = JSON.parse(trimmed);
   } catch (e) {
+    // The usual cause: progress lines (echo, kubectl's "configmap/x created") on stdout before the JSON.
+    const lines = trimmed.split(/\r?\n/);
+    const last = lines.at(-1)!.trim();
+    let lastIsJson = false;
+    try {
+      lastIsJson = lines.length > 1 && typeof JSON.parse(last) === 'object';
+    } catch {
+      lastIsJson = false;
+    }
+    if (lastIsJson) {
+      throw new Error(`stdout must hold only the JSON result, but ${lines.length - 1} other line(s) come before it (the first: ${JSON.stringify(lines[0]!.slice(0, 80))}); send progress and command output to stderr (echo … >&2, kubectl … >&2)`);
+    }
     throw new Error(`stdout is not valid JSON (${(e as Error).message}); it starts with ${JSON.stringify(trimmed.slice(0, 80))}`);
   }
   if (!doc || typeof doc !== 'object' || Array.isArray(doc)) throw new Error('stdout must be one JSON object');
   const o = doc as Record<string, unknown>;
+  // A misspelt field ("requeueAfter", Go's "RequeueAfter") would be dropped silently, and with it the requeue.
+  const unknown = unknownFieldsMessage(Object.keys(o), EXEC_OUTPUT_FIELDS, 'the output fields are');
+  if (unknown) throw new Error(unknown);
   const bad = (field: string, want: string) => new Error(`"${field}" must be ${want} (got ${JSON.stringify(o[field])})`);
   if (o.requeueAfterMs !== undefined && (typeof o.requeueAfterMs !== 'number' || !Number.isFinite(o.requeueAfterMs) || o.requeueAfterMs < 0)) throw bad('requeueAfterMs', 'a number >= 0');
   if (o.reason !== undefined && typeof o.reason !== 'string') throw bad('reason', 'a string');

@@ -11,6 +11,7 @@ import type { ReconcileContext, Reconciler, Request, Result } from '../controlle
 import type { Predicate } from '../controller/predicate.ts';
 import { predicatesFromExport } from '../controller/predicateSpec.ts';
 import type { WorkQueueKind } from '../workqueue/priorityQueue.ts';
+import { unknownFieldsMessage } from '../text/closest.ts';
 
 /** The shape a user module exports: `export async function reconcile(request, ctx)` (or a default export of it). */
 export type ReconcileFunction = (request: Request, ctx: ReconcileContext) => Promise<Result | void> | Result | void;
@@ -70,6 +71,9 @@ interface Loaded {
  * or undefined for a frame that is not the module's (Node internals, Reconcile Lab itself).
  */
 export type FrameMapper = (url: string, line: number, column: number) => { file: string; line: number; column: number } | undefined;
+
+/** The fields of a {@link Result}, as a module returns it. */
+const RESULT_FIELDS = ['requeueAfterMs', 'reason', 'priority', 'requeue'] as const;
 
 /** How many of the module's own stack frames an error message lists. */
 const MAX_FRAMES = 5;
@@ -327,6 +331,9 @@ export function createModuleReconciler(options: ModuleReconcilerOptions): Reconc
     }
     if (r === undefined || r === null) return {};
     if (typeof r !== 'object') throw new ModuleReconcilerError('result', `${path}: reconcile() must resolve to a Result object or undefined (got ${typeof r})`);
+    // A misspelt field ("requeueAfter", Go's "RequeueAfter") would be dropped silently, and with it the requeue.
+    const unknown = unknownFieldsMessage(Object.keys(r), RESULT_FIELDS, 'a Result has');
+    if (unknown) throw new ModuleReconcilerError('result', `${path}: reconcile() returned an ${unknown}`);
     const ms = (r as Result).requeueAfterMs;
     if (ms !== undefined && (typeof ms !== 'number' || !Number.isFinite(ms) || ms < 0)) {
       throw new ModuleReconcilerError('result', `${path}: requeueAfterMs must be a number >= 0 (got ${JSON.stringify(ms)})`);

@@ -43,6 +43,15 @@ test('parseExecOutput accepts the documented fields and rejects bad ones with th
   assert.throws(() => parseExecOutput('{"priority": "high"}'), /"priority" must be an integer/);
 });
 
+test('parseExecOutput: a misspelt field is an error naming the field meant (the requeue would be lost); progress lines before the JSON are named as such', () => {
+  assert.throws(() => parseExecOutput('{"requeueAfter": 5000}'), (e: Error) =>
+    e.message === 'unknown field "requeueAfter" (did you mean "requeueAfterMs"?); the output fields are requeueAfterMs, reason, priority, error, terminal, status, log');
+  assert.throws(() => parseExecOutput('{"RequeueAfter": 5000, "message": "x"}'), /^Error: unknown fields "RequeueAfter" \(did you mean "requeueAfterMs"\?\), "message"; the output fields are /);
+  assert.throws(() => parseExecOutput('configmap/w-config created\nreconciling\n{"status": {}}\n'), (e: Error) =>
+    e.message === 'stdout must hold only the JSON result, but 2 other line(s) come before it (the first: "configmap/w-config created"); send progress and command output to stderr (echo … >&2, kubectl … >&2)');
+  assert.throws(() => parseExecOutput('done\nnot json either'), /^Error: stdout is not valid JSON \(/);
+});
+
 test('happy path: stdin JSON and env vars reach the program; requeue, reason and log lines come back', async () => {
   const echo = script('echo.sh', `
 input=$(cat)
