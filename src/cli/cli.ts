@@ -34,7 +34,7 @@ import { CONFIGMAP_GVR, createLabReconciler, LAB_FINALIZER, labResourceProblem }
 import { createExecReconciler } from '../core/reconcilers/execReconciler.ts';
 import { createModuleReconciler } from '../core/reconcilers/moduleReconciler.ts';
 import { parsePredicateSpec } from '../core/controller/predicateSpec.ts';
-import { missingNamespaceNote, missingObjectNote } from './absent.ts';
+import { missingNamespaceNote, missingObjectNote } from '../core/k8s/absent.ts';
 import { closestNames } from '../core/text/closest.ts';
 import { ExitCode, HELP, parseCliArgs, resolveWatchList, UsageError, type CliArgs } from './args.ts';
 import { CheckRefusedError, runChecks } from '../core/checks/runChecks.ts';

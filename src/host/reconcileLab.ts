@@ -12,7 +12,8 @@ import { stateFilterLabel } from './views/stateFilter.ts';
 import { ObjectDocuments } from './documents/objectDocuments.ts';
 import { EditDocuments } from './documents/editDocuments.ts';
 import { offerConflictChoices } from './commands/editCommands.ts';
-import { ContextKeys, Schemes, ViewIds } from './ids.ts';
+import { CommandIds, ContextKeys, Schemes, ViewIds } from './ids.ts';
+import { missingNamespaceNote } from '../core/k8s/absent.ts';
 import { errorMessage } from './notify.ts';
 import type { Output } from './output.ts';
 import { resolveKubeconfigSource, withSettingHint, type KubeconfigSource } from './connection/kubeconfigSource.ts';
@@ -249,6 +250,7 @@ export class ReconcileLab implements vscode.Disposable {
         throw abort.signal.reason;
       }
       this.attach(session);
+      this.namespacesChecked = this.noteMissingNamespaces(session);
       return session;
     } catch (e) {
       this.setDisconnectedState();
@@ -268,6 +270,26 @@ export class ReconcileLab implements vscode.Disposable {
     if (this.current) return this.current;
     if (this.connecting) return this.connecting;
     return this.connect();
+  }
+
+  /** Settles once the last connection's reconcileLab.namespaces were checked (and a missing one named). */
+  namespacesChecked: Promise<void> = Promise.resolve();
+
+  /**
+   * Says when reconcileLab.namespaces names a namespace the cluster does not have (a typo watches nothing there and
+   * the views stay empty without a word), with the namespace a typo most likely meant. Reads only; silent when it
+   * cannot tell (no permission to read namespaces).
+   */
+  private async noteMissingNamespaces(session: Session): Promise<void> {
+    const notes: string[] = [];
+    for (const ns of session.namespaces) {
+      const note = await missingNamespaceNote(session.client, ns).catch(() => undefined);
+      if (note) notes.push(note);
+    }
+    if (!notes.length || this.current !== session) return;
+    void ui.warn(`Reconcile Lab: reconcileLab.namespaces: ${notes.join('; ')}. Nothing of it is watched until it exists.`, 'Choose Namespaces…').then((choice) => {
+      if (choice) void vscode.commands.executeCommand(CommandIds.selectNamespaces);
+    });
   }
 
   /** Reconnects with the current settings to the same kubeconfig and context. */

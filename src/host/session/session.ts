@@ -144,7 +144,8 @@ export class Session implements ViewModel, Disposable {
 
   private readonly watched: Watched[];
   private readonly factory: InformerFactory;
-  private readonly namespaces: readonly string[];
+  /** The namespaces of reconcileLab.namespaces (trimmed, no duplicates); empty: every namespace. */
+  readonly namespaces: readonly string[];
   private readonly namespaceFilter: ReadonlySet<string> | undefined;
   private readonly store = new DisposableStore();
   private readonly changeEmitter = new Emitter<ViewChange>();

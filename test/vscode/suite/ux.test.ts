@@ -5,7 +5,7 @@ import * as assert from 'node:assert/strict';
 import * as vscode from 'vscode';
 import type { StepResult } from '../../../src/core/controller/controller.ts';
 import type { ReconcileLab } from '../../../src/host/reconcileLab.ts';
-import { labCluster, ok, run, suiteWidgets, waitUntil, widget, type WidgetCrd } from './support/lab.ts';
+import { api, connectTo, labCluster, ok, run, suiteWidgets, waitUntil, widget, type WidgetCrd } from './support/lab.ts';
 
 const LEGACY = 'legacy.example.com/external-dns';
 const LAB_FINALIZER = 'lab.reconcile.dev/cleanup';
@@ -136,5 +136,24 @@ describe('escape hatch and Delete', function () {
     assert.equal(r.terminating, false);
     assert.match(r.message, /is deleted/);
     await waitUntil(async () => !(await labCluster().client.get(c.gvr, ns, 'plain').then(() => true, () => false)), 'gone');
+  });
+});
+
+describe('a namespace that does not exist in reconcileLab.namespaces', function () {
+  this.timeout(90_000);
+
+  it('is named after connecting, with the namespace a typo most likely meant; a real one is not', async () => {
+    const { l, ns } = await suiteWidgets('ext-nstypo', ['a'], { connect: true });
+    const shownAfter = async (namespace: string) => {
+      const from = (await api()).shownMark();
+      await connectTo(namespace);
+      await l.namespacesChecked; // the check that follows the connection (a read of the namespace)
+      return (await api()).shownSince(from).filter((t) => t.kind === 'warning').map((t) => t.text);
+    };
+    const typo = `${ns}x`;
+    const warned = await shownAfter(typo);
+    assert.ok(warned.some((t) => t.includes(`reconcileLab.namespaces: namespace "${typo}" does not exist (did you mean ${ns}?)`) && /Nothing of it is watched until it exists/.test(t)), JSON.stringify(warned));
+    const fine = await shownAfter(ns);
+    assert.ok(!fine.some((t) => /does not exist/.test(t)), JSON.stringify(fine));
   });
 });

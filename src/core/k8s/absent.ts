@@ -1,7 +1,7 @@
-import { isNotFound, type KubeClient } from '../core/k8s/client.ts';
-import { keyFor } from '../core/k8s/keys.ts';
-import type { GroupVersionResource } from '../core/k8s/objects.ts';
-import { closestNames } from '../core/text/closest.ts';
+import { isNotFound, type KubeClient } from './client.ts';
+import { keyFor } from './keys.ts';
+import type { GroupVersionResource } from './objects.ts';
+import { closestNames } from '../text/closest.ts';
 
 const NAMESPACES: GroupVersionResource = { group: '', version: 'v1', resource: 'namespaces' };
 
