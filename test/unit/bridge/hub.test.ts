@@ -211,3 +211,28 @@ test('resync over a real socket: a queue message in the same chunk right after t
   assert.equal(c.keyState('ns/old')?.phase, 'queued');
   h.dispose();
 });
+
+test('informers: the resources the program caches, as the controllers see them ("plural.group"), follow each message; a bad one changes nothing', async () => {
+  const { h, address, token } = await hub();
+  const first = await Peer.hello(address, token, { instance: 'run-8' });
+  first.peer.send({ type: 'controller', name: 'bucket', priorityQueue: true, paused: true });
+  const { process: p, controller: c } = await h.waitForController();
+  assert.deepEqual(c.cachedResources, [], 'nothing said yet');
+  let changes = 0;
+  c.onDidChangeCachedResources(() => changes++);
+  first.peer.send({ type: 'informers', resources: ['buckets.v1.storage.example.org', 'secrets.v1'] });
+  await until(() => c.cachedResources.length === 2, 'the cached resources');
+  assert.deepEqual(c.cachedResources, ['buckets.storage.example.org', 'secrets']);
+  assert.deepEqual(p.cachedResources, ['buckets.v1.storage.example.org', 'secrets.v1']);
+  first.peer.send({ type: 'informers', resources: ['buckets.v1.storage.example.org', 'buckets.v1beta1.storage.example.org', 'deployments.v1.apps', 'secrets.v1'] });
+  await until(() => c.cachedResources.length === 3, 'one more, two versions of one resource counted once');
+  assert.deepEqual(c.cachedResources, ['buckets.storage.example.org', 'deployments.apps', 'secrets']);
+  assert.equal(changes, 2);
+  // A bad message is a protocol error, and changes nothing.
+  const problems: string[] = [];
+  p.onProtocolError((e) => problems.push(e));
+  first.peer.send({ type: 'informers', resources: 'secrets.v1' });
+  await until(() => problems.length === 1, 'the bad message reported');
+  assert.deepEqual(c.cachedResources, ['buckets.storage.example.org', 'deployments.apps', 'secrets']);
+  h.dispose();
+});
