@@ -35,6 +35,16 @@ func TestCacheGetReadsTheProgramsCache(t *testing.T) {
 	if got, _ := inf["resources"].([]any); len(got) != 1 || got[0] != "configmaps.v1" {
 		t.Fatalf("informers message %v, want [configmaps.v1]", inf)
 	}
+	// A reconnecting editor is told again (the announcements sent after its welcome).
+	var again *InformersMsg
+	for _, m := range h.announcements() {
+		if im, ok := m.(*InformersMsg); ok {
+			again = im
+		}
+	}
+	if again == nil || len(again.Resources) != 1 || again.Resources[0] != "configmaps.v1" {
+		t.Fatalf("announcements after a reconnect carry %v, want the informers [configmaps.v1]", again)
+	}
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "kettle"}, Data: map[string]string{"water": "cold"}}
 	if err := plain.Create(context.Background(), cm); err != nil {
 		t.Fatal(err)
