@@ -7,7 +7,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -18,17 +17,10 @@ import (
 // for a resource none of the program's watches asked for (no informer is started for it) and for a key outside the
 // cache's namespaces.
 func TestCacheGetReadsTheProgramsCache(t *testing.T) {
-	plain := realClient(t)
-	ns := scratchNamespace(t, plain)
-	e := newTestEditor(t, false)
-	h := connectedHub(t, e)
-	mgr := realManager(t, h, ns)
+	s := onAPIServer(t, false)
+	plain, ns, e, h, mgr := s.plain, s.ns, s.e, s.h, s.mgr
 	rec := reconcile.Func(func(context.Context, reconcile.Request) (reconcile.Result, error) { return reconcile.Result{}, nil })
-	if err := builder.ControllerManagedBy(mgr).For(&corev1.ConfigMap{}).
-		WithOptions(optionsFor(h, mgr, "configmap", controller.Options{})).
-		Complete(wrapTyped(h, mgr, "configmap", reconcile.Reconciler(rec), &corev1.ConfigMap{})); err != nil {
-		t.Fatal(err)
-	}
+	s.configMapController(t, controller.Options{}, rec)
 	startManager(t, mgr)
 	// The editor learns what the program caches (it watches those resources too).
 	inf := e.next(func(m map[string]any) bool { return m["type"] == "informers" })

@@ -17,11 +17,14 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
 
 // realClient is a client of the local control plane the Go test phase starts (RECONCILE_LAB_KUBECONFIG); the
@@ -346,4 +349,36 @@ func startManager(t *testing.T, mgr manager.Manager) {
 			t.Errorf("manager: %v", err)
 		}
 	})
+}
+
+// apiServerSetup is a test's start on the local control plane: a plain client, a scratch namespace, a test editor, a
+// hub connected to it and a manager that hub set up (its cache on the scratch namespace, see realManager). The test
+// adds its controllers to mgr, then calls startManager.
+type apiServerSetup struct {
+	plain client.WithWatch
+	ns    string
+	e     *testEditor
+	h     *hub
+	mgr   manager.Manager
+}
+
+// onAPIServer builds an apiServerSetup; the editor welcomes the program paused when paused is set.
+func onAPIServer(t *testing.T, paused bool) apiServerSetup {
+	t.Helper()
+	plain := realClient(t)
+	ns := scratchNamespace(t, plain)
+	e := newTestEditor(t, paused)
+	h := connectedHub(t, e)
+	return apiServerSetup{plain: plain, ns: ns, e: e, h: h, mgr: realManager(t, h, ns)}
+}
+
+// configMapController adds the controller "configmap" to the manager: For ConfigMaps, the bridge's queue (with opts)
+// and rec wrapped by the bridge.
+func (s apiServerSetup) configMapController(t *testing.T, opts controller.Options, rec reconcile.Reconciler) {
+	t.Helper()
+	if err := builder.ControllerManagedBy(s.mgr).For(&corev1.ConfigMap{}).
+		WithOptions(optionsFor(s.h, s.mgr, "configmap", opts)).
+		Complete(wrapTyped(s.h, s.mgr, "configmap", rec, &corev1.ConfigMap{})); err != nil {
+		t.Fatal(err)
+	}
 }

@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
-	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -17,19 +16,12 @@ import (
 // the manager (which starts its controllers in parallel) announces them in. The editor follows the lowest place
 // by default, so a program with several controllers is followed the same way on every run.
 func TestControllerOrder(t *testing.T) {
-	plain := realClient(t)
-	ns := scratchNamespace(t, plain)
-	e := newTestEditor(t, true)
-	h := connectedHub(t, e)
-	mgr := realManager(t, h, ns)
+	s := onAPIServer(t, true)
+	e, h, mgr := s.e, s.h, s.mgr
 	nop := reconcile.Func(func(context.Context, reconcile.Request) (reconcile.Result, error) { return reconcile.Result{}, nil })
 
 	// 1: the builder, default name; 2: controller.New with its own name; 3: a queue from bridge.NewQueue (no name).
-	if err := builder.ControllerManagedBy(mgr).For(&corev1.ConfigMap{}).
-		WithOptions(optionsFor(h, mgr, "configmap", controller.Options{})).
-		Complete(wrapTyped(h, mgr, "configmap", reconcile.Reconciler(nop), &corev1.ConfigMap{})); err != nil {
-		t.Fatal(err)
-	}
+	s.configMapController(t, controller.Options{}, nop)
 	c, err := controller.New("lamp-keeper", mgr, optionsFor(h, mgr, "lamp-keeper", controller.Options{Reconciler: nop}))
 	if err != nil {
 		t.Fatal(err)

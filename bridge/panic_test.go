@@ -7,7 +7,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
@@ -24,20 +23,13 @@ func kettleShelf(name string) {
 // machinery or the controller-runtime frames below (about 30 lines of which nothing is the user's); a dry run's
 // panic too.
 func TestPanicReportsTheUsersFrames(t *testing.T) {
-	plain := realClient(t)
-	ns := scratchNamespace(t, plain)
-	e := newTestEditor(t, true)
-	h := connectedHub(t, e)
-	mgr := realManager(t, h, ns)
+	s := onAPIServer(t, true)
+	plain, ns, e, h, mgr := s.plain, s.ns, s.e, s.h, s.mgr
 	rec := reconcile.Func(func(_ context.Context, req reconcile.Request) (reconcile.Result, error) {
 		kettleShelf(req.Name)
 		return reconcile.Result{}, nil
 	})
-	if err := builder.ControllerManagedBy(mgr).For(&corev1.ConfigMap{}).
-		WithOptions(optionsFor(h, mgr, "configmap", controller.Options{})).
-		Complete(wrapTyped(h, mgr, "configmap", reconcile.Reconciler(rec), &corev1.ConfigMap{})); err != nil {
-		t.Fatal(err)
-	}
+	s.configMapController(t, controller.Options{}, rec)
 	startManager(t, mgr)
 	e.next(func(m map[string]any) bool { return m["type"] == "controller" })
 	if err := plain.Create(context.Background(), &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "copper"}}); err != nil {

@@ -115,11 +115,8 @@ func TestWrappedUnderAnotherName(t *testing.T) {
 }
 
 func wrappedUnderAnotherName(t *testing.T, optionsName string) {
-	plain := realClient(t)
-	ns := scratchNamespace(t, plain)
-	e := newTestEditor(t, true)
-	h := connectedHub(t, e)
-	mgr := realManager(t, h, ns)
+	s := onAPIServer(t, true)
+	plain, ns, e, h, mgr := s.plain, s.ns, s.e, s.h, s.mgr
 	c := mgr.GetClient()
 	rec := reconcile.Func(func(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 		var cm corev1.ConfigMap
@@ -200,11 +197,8 @@ func commandAndWaitCollect(t *testing.T, e *testEditor, h *hub, c CommandMsg, se
 // undone at the wrapped reconciler's first reconcile, which is not one of that queue's: the reconcile is reported
 // under its own name and the queue is announced again without the other controller's kind.
 func TestWrongGuessUndone(t *testing.T) {
-	plain := realClient(t)
-	ns := scratchNamespace(t, plain)
-	e := newTestEditor(t, false)
-	h := connectedHub(t, e)
-	mgr := realManager(t, h, ns)
+	s := onAPIServer(t, false)
+	plain, ns, e, h, mgr := s.plain, s.ns, s.e, s.h, s.mgr
 	nothing := reconcile.Func(func(context.Context, reconcile.Request) (reconcile.Result, error) { return reconcile.Result{}, nil })
 	if err := builder.ControllerManagedBy(mgr).For(&corev1.ConfigMap{}).Named("lamps").
 		WithOptions(optionsFor(h, mgr, "lamps", controller.Options{})).Complete(nothing); err != nil {

@@ -189,12 +189,8 @@ func TestReplayIdenticalToStockTypedClientGoQueue(t *testing.T) {
 // other key runs exactly that reconcile, with the controller's own item; a text no item had is refused; resume
 // reconciles the rest.
 func TestTypedControllerOnTheRealAPIServer(t *testing.T) {
-	plain := realClient(t)
-	ns := scratchNamespace(t, plain)
-	e := newTestEditor(t, true)
-	h := connectedHub(t, e)
-
-	mgr := realManager(t, h, ns)
+	s := onAPIServer(t, true)
+	plain, ns, e, h, mgr := s.plain, s.ns, s.e, s.h, s.mgr
 	var mu sync.Mutex
 	var seen []clusterReq
 	c := mgr.GetClient()

@@ -8,7 +8,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
@@ -19,11 +18,8 @@ import (
 // that one. A step of a key that is being reconciled right now (not paused) waits for the reconcile that follows it
 // and answers with that one.
 func TestPauseAndStepWithWorkersBusy(t *testing.T) {
-	plain := realClient(t)
-	ns := scratchNamespace(t, plain)
-	e := newTestEditor(t, false)
-	h := connectedHub(t, e)
-	mgr := realManager(t, h, ns)
+	s := onAPIServer(t, false)
+	plain, ns, e, h, mgr := s.plain, s.ns, s.e, s.h, s.mgr
 	var mu sync.Mutex
 	gates := map[string]chan struct{}{}
 	gate := func(name string) chan struct{} {
@@ -43,11 +39,7 @@ func TestPauseAndStepWithWorkersBusy(t *testing.T) {
 		}
 		return reconcile.Result{}, nil
 	})
-	if err := builder.ControllerManagedBy(mgr).For(&corev1.ConfigMap{}).
-		WithOptions(optionsFor(h, mgr, "configmap", controller.Options{MaxConcurrentReconciles: 3})).
-		Complete(wrapTyped(h, mgr, "configmap", reconcile.Reconciler(rec), &corev1.ConfigMap{})); err != nil {
-		t.Fatal(err)
-	}
+	s.configMapController(t, controller.Options{MaxConcurrentReconciles: 3}, rec)
 	startManager(t, mgr)
 	e.next(func(m map[string]any) bool { return m["type"] == "controller" })
 	for _, name := range []string{"slow-1", "slow-2", "slow-3"} {
