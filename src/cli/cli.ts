@@ -615,7 +615,9 @@ const oneEntry = (text: string) => text.replace(/\r?\n/g, '\n               │ 
  * resourceVersion: `update rv 41` (the key's own object), `update of owned Deployment ns/web rv 42`, `add of watched
  * ConfigMap ns/shelf rv 7` (a mapped watch), `retry after failure 2`, `added outside an informer event (…)`.
  */
-export function describeTrigger(x: EnqueueReason, key: string | undefined, writes?: WriteIndex, controller?: string): string {
+export function describeTrigger(x: EnqueueReason, key: string | undefined, writes?: WriteIndex, controller?: string, startedAt?: number): string {
+  // A wait another cause cut short (an Add makes a waiting key ready): the reconcile started before it was due.
+  const early = (x.kind === 'requeueAfter' || x.kind === 'backoff') && startedAt !== undefined && x.at > startedAt ? `, not yet due (in ${millis(x.at - startedAt)}): another cause ran it first` : '';
   const rv = 'resourceVersion' in x && x.resourceVersion ? ` rv ${x.resourceVersion}` : '';
   const by = (objectKey: string) => writtenBy(writes?.writer(objectKey, 'resourceVersion' in x ? x.resourceVersion : undefined), key, controller);
   switch (x.kind) {
@@ -628,9 +630,9 @@ export function describeTrigger(x: EnqueueReason, key: string | undefined, write
     case 'owned':
       return `${x.event} of owned ${x.childKind ?? x.resource} ${x.child}${rv}${by(x.child)}`;
     case 'backoff':
-      return `retry after failure ${x.attempt}`;
+      return `retry after failure ${x.attempt}${early}`;
     case 'requeueAfter':
-      return `requeue-after${x.reason ? ` (${x.reason})` : ''}`;
+      return `requeue-after${x.reason ? ` (${x.reason})` : ''}${early}`;
     case 'manual':
       // An add with a note says it ("step (force) from Reconcile Lab", "added outside an informer event (…)").
       return x.note ? (x.action === 'enqueue' ? x.note : `${x.action} (${x.note})`) : x.action;
@@ -699,7 +701,7 @@ export function formatEntry(e: JournalEntry, verbose: boolean, now: number = e.a
   switch (e.kind) {
     case 'reconcileStart':
       // `attempt` counts reconciles of the key (successful ones too), not retries: say so.
-      return `${t} ▶ ${e.key} reconcile, ${ordinal(e.attempt)} of this key (${e.triggers.map((x) => describeTrigger(x, e.key, writes, e.controller)).join(', ') || 'no trigger'})${e.priority !== undefined && e.priority !== 0 ? ` [priority ${e.priority}]` : ''}`;
+      return `${t} ▶ ${e.key} reconcile, ${ordinal(e.attempt)} of this key (${e.triggers.map((x) => describeTrigger(x, e.key, writes, e.controller, e.at)).join(', ') || 'no trigger'})${e.priority !== undefined && e.priority !== 0 ? ` [priority ${e.priority}]` : ''}`;
     case 'reconcileEnd': {
       const o = e.outcome;
       let what: string;

@@ -39,12 +39,13 @@ export function reasonOfCause(c: Cause): EnqueueReason {
       return { kind: 'owned', event: eventName(c.event), resource: c.resource ?? '', child: c.objectKey ?? '', ...(c.objectKind ? { childKind: c.objectKind } : {}), ...rv, at };
     case 'watch':
       return { kind: 'watch', event: eventName(c.event), resource: c.resource ?? '', objectKey: c.objectKey ?? '', ...(c.objectKind ? { objectKind: c.objectKind } : {}), ...rv, at };
+    // A wait's cause is sent when the wait begins; as a reason its `at` is when it is due (as the built-in loop's).
     case 'requeueAfter':
-      return { kind: 'requeueAfter', afterMs: c.afterMs ?? 0, ...(c.note !== undefined ? { reason: c.note } : {}), at };
+      return { kind: 'requeueAfter', afterMs: c.afterMs ?? 0, ...(c.note !== undefined ? { reason: c.note } : {}), at: at + (c.afterMs ?? 0) };
     case 'backoff':
-      return { kind: 'backoff', attempt: c.failures ?? 0, delayMs: c.delayMs ?? 0, ...(c.note !== undefined ? { error: c.note } : {}), at };
+      return { kind: 'backoff', attempt: c.failures ?? 0, delayMs: c.delayMs ?? 0, ...(c.note !== undefined ? { error: c.note } : {}), at: at + (c.delayMs ?? 0) };
     case 'result':
-      return { kind: 'requeueAfter', afterMs: c.afterMs ?? 0, reason: c.note ?? 'requeue requested by the Reconcile result', at };
+      return { kind: 'requeueAfter', afterMs: c.afterMs ?? 0, reason: c.note ?? 'requeue requested by the Reconcile result', at: at + (c.afterMs ?? 0) };
     case 'manual': {
       const a = c.action;
       const action = a === 'enqueue' || a === 'reconcileNow' || a === 'step' || a === 'resetBackoff' ? a : 'enqueue';

@@ -34,9 +34,12 @@ export type EnqueueReason =
   | { kind: 'owned'; event: EventName; resource: string; child: ObjectKey; childKind?: string; resourceVersion?: string; writtenBy?: ObjectKey; at: number }
   /** An event of a watched object mapped to the key by a map function. */
   | { kind: 'watch'; event: EventName; resource: string; objectKey: ObjectKey; objectKind?: string; resourceVersion?: string; writtenBy?: ObjectKey; at: number }
-  /** A delayed requeue the reconciler asked for, now due. */
+  /**
+   * A delayed requeue the reconciler asked for; `at` is when it is due (a Go controller reports it when the wait
+   * begins: a reconcile another reason started earlier ran before it was due).
+   */
   | { kind: 'requeueAfter'; afterMs: number; reason?: string; at: number }
-  /** The error retry after backoff, now due (`attempt` is the failure count that set the delay). */
+  /** The error retry after backoff (`attempt` is the failure count that set the delay); `at`: as for requeueAfter. */
   | { kind: 'backoff'; attempt: number; delayMs: number; error?: string; at: number }
   /** A person or tool asked for it (reconcile now, step, enqueue, reset backoff). */
   | { kind: 'manual'; action: 'enqueue' | 'reconcileNow' | 'step' | 'resetBackoff'; note?: string; at: number };

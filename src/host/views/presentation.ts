@@ -112,6 +112,11 @@ export function outcomeSummary(o: ReconcileOutcome, durationMs?: number): string
   }
 }
 
+/** "due 3.0s ago", or "due in 40s" for a wait that is not over (a Go controller reports a wait when it begins). */
+function due(at: number, now: number): string {
+  return at > now ? `due in ${formatDuration(at - now)}` : `due ${formatDuration(now - at)} ago`;
+}
+
 /**
  * Why a key was queued, in words: "update of widgets.lab.reconcile.dev default/a (rv 12) 3s ago". With `key` (the
  * key the reason queued), an event its controller's own write caused says whose: "…(rv 12, this key's own
@@ -131,9 +136,9 @@ export function reasonSummary(r: EnqueueReason, now: number, key?: string): stri
     case 'watch':
       return `${r.event} of watched ${r.objectKind ?? r.resource} ${r.objectKey}${rv(r)}, ${ago}`;
     case 'requeueAfter':
-      return `requeue after ${formatDuration(r.afterMs)}${r.reason ? ` (${r.reason})` : ''}, due ${ago}`;
+      return `requeue after ${formatDuration(r.afterMs)}${r.reason ? ` (${r.reason})` : ''}, ${due(r.at, now)}`;
     case 'backoff':
-      return `retry #${r.attempt} after ${formatDuration(r.delayMs)} backoff${r.error ? ` (${r.error})` : ''}, due ${ago}`;
+      return `retry #${r.attempt} after ${formatDuration(r.delayMs)} backoff${r.error ? ` (${r.error})` : ''}, ${due(r.at, now)}`;
     case 'manual':
       // An add with a note says it ("added outside an informer event (a channel source …)", "step (force) …").
       return `${r.note ? (r.action === 'enqueue' ? r.note : `${r.action} (${r.note})`) : r.action}, ${ago}`;

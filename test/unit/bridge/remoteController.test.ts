@@ -156,6 +156,14 @@ test("an event of an object this controller wrote names the reconcile whose writ
   assert.deepEqual(start.kind === 'reconcileStart' ? start.triggers.map((t) => ('writtenBy' in t ? t.writtenBy : undefined)) : [], ['ns/a', undefined, undefined, undefined]);
 });
 
+test('a wait reported when it begins (requeue-after, backoff) becomes a reason whose time is when it is due', () => {
+  const { c, q } = setup();
+  q('ns/w', 'waiting', { dueAt: 46_000, delayMs: 45_000, causes: [{ kind: 'requeueAfter', afterMs: 45_000, at: 1_000 }] });
+  assert.deepEqual(c.keyState('ns/w')!.reasons.map((r) => [r.kind, r.at]), [['requeueAfter', 46_000]]);
+  q('ns/b', 'backoff', { dueAt: 2_020, delayMs: 20, failures: 3, causes: [{ kind: 'backoff', failures: 3, delayMs: 20, at: 2_000 }] });
+  assert.deepEqual(c.keyState('ns/b')!.reasons.map((r) => [r.kind, r.at]), [['backoff', 2_020]]);
+});
+
 test('writes are journaled with resourceVersion before → after and dryRun', () => {
   const { c, journal } = setup();
   c.onWrite({ type: 'write', controller: 'widget', key: 'ns/a', reconcileID: 'r', at: 1, write: { verb: 'update', group: '', version: 'v1', resource: 'configmaps', namespace: 'ns', name: 'a-config', resourceVersionBefore: '10', resourceVersionAfter: '12', dryRun: false } });

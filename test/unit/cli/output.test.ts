@@ -134,6 +134,13 @@ test("text output: a trigger caused by a write the command printed names whose w
   assert.match(start('kettle', 'brew/k5', [{ kind: 'informer', event: 'update', resource: 'kettles.v1.brew.example.io', objectKey: 'brew/k5', resourceVersion: '21', at }]), /\(update rv 21 \(this key's own write\)\)$/);
 });
 
+test('text output: a requeue-after or a backoff retry that another cause cut short (the reconcile started before it was due) says so', () => {
+  const start = (triggers: object[]) => formatEntry(entry({ kind: 'reconcileStart', key: 'ns/k', attempt: 2, via: 'worker', triggers }), false, at)!;
+  assert.match(start([{ kind: 'requeueAfter', afterMs: 45_000, at: at + 40_000 }, { kind: 'informer', event: 'update', resource: 'kettles.v1.x', objectKey: 'ns/k', resourceVersion: '7', at }]), /\(requeue-after, not yet due \(in 40 s\): another cause ran it first, update rv 7\)$/);
+  assert.match(start([{ kind: 'backoff', attempt: 3, delayMs: 20, at: at - 1 }]), /\(retry after failure 3\)$/, 'a due retry');
+  assert.match(start([{ kind: 'requeueAfter', afterMs: 45_000, at }]), /\(requeue-after\)$/, 'due right now');
+});
+
 test('run summary: per-key reconciles, writes, errors, warnings; keys whose last reconcile failed', () => {
   const s = new RunSummary();
   s.add(entry({ kind: 'reconcileEnd', key: 'ns/a', durationMs: 1, outcome: { kind: 'success' } }));

@@ -66,6 +66,7 @@ describe('outcomeSummary and reasonSummary', () => {
     assert.equal(reasonSummary(ownWrite, NOW, 'default/w2'), 'update of owned Deployment default/w1-web (rv 41, written by the reconcile of default/w1), 0ms ago');
     assert.equal(reasonSummary(ownWrite, NOW), 'update of owned Deployment default/w1-web (rv 41), 0ms ago', 'without the key (the Event Log): as before');
     assert.equal(reasonSummary({ kind: 'backoff', attempt: 2, delayMs: 10, error: 'conflict', at: NOW - 1000 }, NOW), 'retry #2 after 10ms backoff (conflict), due 1.0s ago');
+    assert.equal(reasonSummary({ kind: 'requeueAfter', afterMs: 45_000, at: NOW + 40_000 }, NOW), 'requeue after 45s, due in 40s', 'a Go wait reported when it began');
     assert.equal(reasonSummary({ kind: 'manual', action: 'reconcileNow', at: NOW }, NOW), 'reconcileNow, 0ms ago');
     assert.equal(
       reasonSummary({ kind: 'manual', action: 'enqueue', note: 'added outside an informer event (a channel source or the program itself)', at: NOW }, NOW),
