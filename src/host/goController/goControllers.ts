@@ -59,10 +59,12 @@ export class GoControllers implements vscode.Disposable {
     this.lab = lab;
     this.store.add(lab.onDidChangeSession((s) => {
       if (s !== this.hubSession) void this.teardown();
+      // The welcome (shown while not connected) must be right when it appears, whatever the file watcher saw.
+      if (!s) this.refreshGoProject();
     }));
     this.store.add(toDisposable(() => void this.teardown()));
     // The welcome views offer Run Controller… to a workspace with a controller module: kept current as folders and
-    // go.mod files come and go.
+    // go.mod files come and go, and read again at each disconnect (when the welcome shows).
     this.store.add(vscode.workspace.onDidChangeWorkspaceFolders(() => this.refreshGoProject()));
     const goMods = this.store.add(vscode.workspace.createFileSystemWatcher('**/go.mod'));
     this.store.add(goMods.onDidCreate(() => this.refreshGoProject()));
