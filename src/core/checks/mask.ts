@@ -281,11 +281,13 @@ function setPath(root: unknown, path: string, value: unknown): void {
 }
 
 /**
- * A value of an end-state difference as text: JSON, "(absent)", or {@link MASK} for a Secret's (`secrets/…`)
+ * A value of an end-state difference as text: JSON, "(absent)", "the object's metadata.generation" for an
+ * observedGeneration equal to it ({@link GENERATION}), or {@link MASK} for a Secret's (`secrets/…`)
  * data / stringData values and its last-applied annotation, which repeats them (the path still says what differs).
  */
 function shownValue(key: string, path: string, v: unknown): string {
   if (v === undefined) return '(absent)';
+  if (v === GENERATION) return "the object's metadata.generation";
   if (key.startsWith('secrets/') && (/^(data|stringData)([.[]|$)/.test(path) || path.startsWith(`metadata.annotations.${LAST_APPLIED}`))) return MASK;
   return JSON.stringify(v);
 }

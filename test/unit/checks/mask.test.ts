@@ -52,7 +52,7 @@ describe('end-state masking', () => {
     const path = end('rl-check-path', deployment('rl-check-path', 2, 2, 2));
     assert.deepEqual(compareEndStates(fresh, path, new Set()), []);
     const lagging = end('rl-check-lag', deployment('rl-check-lag', 2, 1, 2));
-    assert.deepEqual(compareEndStates(fresh, lagging, new Set()), ['deployments.apps/kettle-k1: status.observedGeneration: "<metadata.generation>" in the reference, 1 after the perturbation']);
+    assert.deepEqual(compareEndStates(fresh, lagging, new Set()), ['deployments.apps/kettle-k1: status.observedGeneration: the object\'s metadata.generation in the reference, 1 after the perturbation']);
     // A primary whose spec a check changed equally in both runs compares as before.
     assert.deepEqual(compareEndStates(end('rl-check-a', widget('rl-check-a', 'u1', '5', {})), end('rl-check-b', widget('rl-check-b', 'u2', '9', {})), new Set()), []);
     // The marker is not rewritten by the scratch-namespace replacement, whatever the namespace is called.
