@@ -515,8 +515,7 @@ async function goInspect(args: CliArgs, io: CliIo, log: Logger, s: Session, stor
   const journal = store.add(new Journal({ clock: realClock, capacity: 1_000 }));
   const controller = await startGoController(args, io, log, s, store, true, journal, true);
   const key = normalizeKey(args.positionals[0]!, s);
-  const resource = `${s.resource.resource}.${s.resource.version}${s.resource.group ? `.${s.resource.group}` : ''}`;
-  const { object, metadataOnly } = await controller.cachedObject(resource, key);
+  const { object, metadataOnly } = await controller.cachedObject(s.resource, key);
   const r = await inspectKey({ client: s.client, gvr: s.resource, key, cached: object, metadataOnly: metadataOnly === true });
   return printInspection(args, io, s, r, { cache: `the Go program's cache (controller ${controller.name})${metadataOnly ? ', metadata only: only metadata is compared' : ''}` });
 }

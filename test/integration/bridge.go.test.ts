@@ -207,7 +207,7 @@ describe('the Go sample controller through the bridge', { skip: (!haveGo() && 'g
     const created = await client.create(WIDGETS, widget(ns, 'w', { color: 'teal' }));
     const { c } = await start(ns, { namespace: ns });
     const key = `${ns}/w`;
-    const widgets = 'widgets.v1alpha1.lab.reconcile.dev';
+    const widgets = WIDGETS;
     await waitUntil(() => c.keyState(key)?.phase === 'queued', 'queued', 60_000);
     // The program said what it caches (the editor watches those too).
     await waitUntil(() => ['configmaps', 'widgets.lab.reconcile.dev'].every((r) => c.cachedResources.includes(r)), `the cached resources (${c.cachedResources.join(', ')})`, 30_000);
@@ -223,11 +223,11 @@ describe('the Go sample controller through the bridge', { skip: (!haveGo() && 'g
     assert.ok(s.kind === 'reconciled', JSON.stringify(s));
     const server = await client.get(CONFIGMAPS, ns, 'w-config');
     let child: KubeObject | undefined;
-    await waitUntil(async () => (child = (await c.cachedObject('configmaps.v1', `${ns}/w-config`)).object) !== undefined, 'the owned ConfigMap in the program\'s cache', 30_000);
+    await waitUntil(async () => (child = (await c.cachedObject(CONFIGMAPS, `${ns}/w-config`)).object) !== undefined, 'the owned ConfigMap in the program\'s cache', 30_000);
     assert.equal(child?.kind, 'ConfigMap');
     assert.equal(child?.metadata.resourceVersion, server.metadata.resourceVersion);
 
-    await assert.rejects(c.cachedObject('secrets.v1', `${ns}/anything`), /no informer for secrets\.v1: none of its watches asked for it \(it caches [^)]*configmaps\.v1[^)]*widgets\.v1alpha1\.lab\.reconcile\.dev/);
+    await assert.rejects(c.cachedObject({ group: '', version: 'v1', resource: 'secrets' }, `${ns}/anything`), /no informer for secrets\.v1: none of its watches asked for it \(it caches [^)]*configmaps\.v1[^)]*widgets\.v1alpha1\.lab\.reconcile\.dev/);
     await assert.rejects(c.cachedObject(widgets, 'kube-system/w'), new RegExp(`kube-system/w is outside the program's cache: it watches widgets\\S* only in namespace\\(s\\) ${ns}`));
   });
 

@@ -1,6 +1,7 @@
 import type { EnqueueReason, ReconcileOutcome } from '../controller/keyState.ts';
 import type { WriteRecord, WriteVerb } from '../journal/journal.ts';
 import type { Cause, ReconcileEndMessage, WireWrite } from './protocol.ts';
+import type { GroupVersionResource } from '../k8s/objects.ts';
 
 /**
  * Translations from the bridge's wire vocabulary to the journal / key-state
@@ -101,4 +102,9 @@ export function writeRecordOf(w: WireWrite, controller: string | undefined, key:
     ...(controller !== undefined ? { controller } : {}),
     ...(key !== undefined ? { key } : {}),
   };
+}
+
+/** plural.version.group ("plural.version" for the core group): the bridge protocol's form of a resource (Cause.resource). */
+export function bridgeResourceName(r: GroupVersionResource): string {
+  return `${r.resource}.${r.version}${r.group ? `.${r.group}` : ''}`;
 }

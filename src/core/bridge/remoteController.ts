@@ -6,10 +6,10 @@ import type { Logger } from '../log.ts';
 import type { Disposable } from '../lifecycle.ts';
 import type { Journal, QueueTransition } from '../journal/journal.ts';
 import { splitKey, type ObjectKey } from '../k8s/keys.ts';
-import type { KubeObject } from '../k8s/objects.ts';
+import type { GroupVersionResource, KubeObject } from '../k8s/objects.ts';
 import type { Controller, ControllerSnapshot, ControllerStatus, StepOptions, StepResult } from '../controller/controller.ts';
 import { KeyStateTable, type EnqueueReason, type KeyBrief, type KeyCounts, type KeyState, type ReconcileOutcome, type WaitKind } from '../controller/keyState.ts';
-import { outcomeOfEnd, reasonOfCause, writeRecordOf, writeTarget } from './causes.ts';
+import { bridgeResourceName, outcomeOfEnd, reasonOfCause, writeRecordOf, writeTarget } from './causes.ts';
 import type { Cause, ControllerMessage, QueueMessage, ReconcileEndMessage, ReconcileStartMessage, ReplyMessage, WireWrite, WriteMessage } from './protocol.ts';
 import type { CommandOp } from './protocol.ts';
 
@@ -583,15 +583,15 @@ export class RemoteController implements Controller {
   }
 
   /**
-   * The object `key` of `resource` ("plural.version.group", "plural.version" for the core group) as the program's
+   * The object `key` of `resource` (asked as "plural.version.group"; another version the program caches is taken) as the program's
    * own cache holds it now: `{ object }` (apiVersion and kind set; `metadataOnly` when the program caches that resource
    * metadata-only, so `object` has apiVersion, kind and metadata only), `{}` when that cache does not hold it. Rejects
    * when the program watches no such resource (no informer is started for the question), when the key is outside
    * its cache's namespaces, or when it is not connected. Reads only.
    */
-  async cachedObject(resource: string, key: ObjectKey): Promise<{ object?: KubeObject; metadataOnly?: boolean }> {
+  async cachedObject(resource: GroupVersionResource, key: ObjectKey): Promise<{ object?: KubeObject; metadataOnly?: boolean }> {
     if (!this.endpoint.connected) throw new Error(`${this.endpoint.description} is not connected`);
-    const reply = await this.endpoint.request({ op: 'cacheGet', controller: this.name, resource, key });
+    const reply = await this.endpoint.request({ op: 'cacheGet', controller: this.name, resource: bridgeResourceName(resource), key });
     if (!reply.ok) throw new Error(reply.error ?? `${this.endpoint.description} did not answer with its cached copy`);
     return reply.object ? { object: reply.object as unknown as KubeObject, ...(reply.metadataOnly ? { metadataOnly: true } : {}) } : {};
   }

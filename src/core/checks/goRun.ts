@@ -8,6 +8,7 @@ import { PROTOCOL, type WireWrite, type WriteMessage } from '../bridge/protocol.
 import type { RemoteController } from '../bridge/remoteController.ts';
 import type { StepResult } from '../controller/controller.ts';
 import { runGoController, type RunningGoController } from '../bridge/runGoController.ts';
+import { bridgeResourceName } from '../bridge/causes.ts';
 import { Journal, type JournalEntry } from '../journal/journal.ts';
 import type { WriteRecord } from '../k8s/dynamicClient.ts';
 import { keyFor, type ObjectKey } from '../k8s/keys.ts';
@@ -55,11 +56,6 @@ export function goContextProblem(kubeconfigPath: string | undefined, context: st
   }
   if (current === context) return undefined;
   return `the Go controller reads the kubeconfig's current-context "${current}", not the selected context "${context}": the checks would copy your objects into one cluster and run the controller against another. Switch the kubeconfig's current-context (kubectl config use-context ${context}) or pass a kubeconfig whose current-context is ${context}.`;
-}
-
-/** plural.version.group, the bridge's Cause.resource form. */
-export function bridgeResourceName(r: ResourceInfo): string {
-  return `${r.resource}.${r.version}${r.group ? `.${r.group}` : ''}`;
 }
 
 /** Go run flags that take a value as the next argument (`go help build`). */

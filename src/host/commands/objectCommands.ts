@@ -104,9 +104,8 @@ export async function inspectCache(
   let metadataOnly = false;
   const remote = remoteOf(s);
   if (remote) {
-    const resource = `${info.resource}.${info.version}${info.group ? `.${info.group}` : ''}`;
     try {
-      const got = await remote.cachedObject(resource, t.key);
+      const got = await remote.cachedObject(info, t.key);
       cached = got.object;
       metadataOnly = got.metadataOnly === true;
       cache = `Go controller ${remote.name}'s cache${metadataOnly ? ' (metadata only)' : ''}`;

@@ -3,7 +3,8 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { bridgeResourceName, goContextProblem, runWriteOf, splitGoRun } from '../../../src/core/checks/goRun.ts';
+import { goContextProblem, runWriteOf, splitGoRun } from '../../../src/core/checks/goRun.ts';
+import { bridgeResourceName } from '../../../src/core/bridge/causes.ts';
 
 test('a go run command line becomes go build arguments and the program arguments', () => {
   assert.deepEqual(splitGoRun(['go', 'run', './cmd', '--leader-elect=false', '-v']), { buildArgs: ['./cmd'], programArgs: ['--leader-elect=false', '-v'] });
@@ -14,8 +15,8 @@ test('a go run command line becomes go build arguments and the program arguments
 });
 
 test('the bridge resource name is plural.version.group', () => {
-  assert.equal(bridgeResourceName({ group: 'lab.reconcile.dev', version: 'v1alpha1', resource: 'widgets', kind: 'Widget', namespaced: true }), 'widgets.v1alpha1.lab.reconcile.dev');
-  assert.equal(bridgeResourceName({ group: '', version: 'v1', resource: 'configmaps', kind: 'ConfigMap', namespaced: true }), 'configmaps.v1');
+  assert.equal(bridgeResourceName({ group: 'lab.reconcile.dev', version: 'v1alpha1', resource: 'widgets' }), 'widgets.v1alpha1.lab.reconcile.dev');
+  assert.equal(bridgeResourceName({ group: '', version: 'v1', resource: 'configmaps' }), 'configmaps.v1');
 });
 
 test('a write message of a check instance becomes a harness write with its bodies', () => {
