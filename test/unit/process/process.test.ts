@@ -65,8 +65,11 @@ test('leftover temp dirs: a dead owner\'s dir goes (with a process still running
     await new Promise((r) => gone.once('exit', r));
     const dead = mk('p-dead', { pid: gone.pid });
     // A process still running from the dead run's dir (like an orphaned etcd --data-dir=<dir>/etcd).
-    const orphanWithDir = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)', `--data-dir=${dead}/etcd`], { stdio: 'ignore' });
+    // (`--` makes the flag the script's argument: Node would refuse it as one of its own options and exit at once.)
+    const orphanWithDir = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)', '--', `--data-dir=${dead}/etcd`], { stdio: 'ignore' });
     await eventually(() => readFileSync(`/proc/${orphanWithDir.pid}/cmdline`, 'utf8').includes(dead), 'the orphan runs');
+    await new Promise((r) => setTimeout(r, 300));
+    assert.ok(alive(orphanWithDir.pid!), 'the orphan keeps running until the sweep');
     const live = mk('p-live', { pid: process.pid });
     const reused = mk('p-reused', { pid: process.pid, start: '1' }); // our pid, but another start time: a recycled pid
     const fresh = mk('p-unowned-fresh');
