@@ -11,6 +11,7 @@ import type { ResourceInfo } from '../core/k8s/objects.ts';
 import { KubeTransport } from '../core/k8s/transport.ts';
 import { InformerFactory } from '../core/cache/informerFactory.ts';
 import { stripManagedFields } from '../core/cache/sharedIndexInformer.ts';
+import { onInitialListRefused, refusedListMessage, type ScopedInformer } from '../core/cache/refusedList.ts';
 import { controllerBuilder } from '../core/controller/builder.ts';
 import type { Controller } from '../core/controller/controller.ts';
 import type { Reconciler } from '../core/controller/reconcile.ts';
@@ -107,6 +108,10 @@ export async function runCli(argv: readonly string[], rawIo: CliIo): Promise<num
   const log: Logger = args.verbose ? createLogger((level, msg, fields) => io.stderr(formatLogLine(level, msg, fields) + '\n')) : createLogger((level, msg, fields) => {
     if (level === 'warn' || level === 'error') io.stderr(formatLogLine(level, msg, fields) + '\n');
   });
+  // The core's timers are unref'd (a forgotten one cannot hold a CLI), so while a command waits on them alone (an
+  // informer backing off before its first list) Node would see nothing left to do and exit with 0, silently: keep
+  // the process alive until the command has answered.
+  const keepAlive = setInterval(() => {}, 1 << 30);
   try {
     return await execute(args, io, log, store);
   } catch (e) {
@@ -127,6 +132,7 @@ export async function runCli(argv: readonly string[], rawIo: CliIo): Promise<num
       clearTimeout(timer);
     }
     store.dispose();
+    clearInterval(keepAlive);
   }
 }
 
@@ -171,6 +177,8 @@ interface Session {
   client: DynamicKubeClient;
   resource: ResourceInfo;
   defaultNamespace: string;
+  /** The kubeconfig context's namespace, when it names one. */
+  contextNamespace?: string;
   kubeconfigPath?: string;
   /** The kubeconfig's current context and cluster server, and whether it is this project's local control plane. */
   cluster: { name: string; server?: string; local: boolean };
@@ -235,7 +243,7 @@ async function connect(args: CliArgs, io: CliIo, log: Logger): Promise<Session> 
   const ctxNs = kc.getContextObject(kc.getCurrentContext())?.namespace;
   const current = kc.getCurrentCluster();
   const cluster = { name: kc.getCurrentContext(), ...(current?.server ? { server: current.server } : {}), local: isLocalControlPlane(current?.name, current?.server) };
-  const session: Session = { transport, client, resource, defaultNamespace: args.namespace ?? ctxNs ?? 'default', cluster, served: resources, resourceFromProgram: fromProgram };
+  const session: Session = { transport, client, resource, defaultNamespace: args.namespace ?? ctxNs ?? 'default', ...(ctxNs ? { contextNamespace: ctxNs } : {}), cluster, served: resources, resourceFromProgram: fromProgram };
   const kubeconfigPath = args.kubeconfig ?? io.env.KUBECONFIG?.split(':')[0];
   if (kubeconfigPath) session.kubeconfigPath = kubeconfigPath;
   return session;
@@ -477,7 +485,14 @@ async function report(args: CliArgs, io: CliIo, log: Logger, s: Session, store: 
   const namespace = s.resource.namespaced ? args.namespace : undefined;
   if (keys) for (const k of keys) await noteMissingKey(io, s, k);
   else if (namespace) await noteMissingNamespace(io, s, namespace, 'nothing to report there');
-  const r = await buildReconcileReport({ client: s.client, reconciler, primary: s.resource, keys, namespace, dryRun: args.dryRun, log });
+  let r: Awaited<ReturnType<typeof buildReconcileReport>>;
+  try {
+    r = await buildReconcileReport({ client: s.client, reconciler, primary: s.resource, keys, namespace, dryRun: args.dryRun, log });
+  } catch (e) {
+    // The list of every object refused (RBAC): the same next steps as an informer's (one namespace, or the rights).
+    if (e instanceof ApiError && e.code === 403 && !keys) throw new RefusedListError(refusedListMessage({ resource: s.resource, ...(namespace ? { namespace } : {}), code: 403, error: e.message }, cliRefusedHints(s)));
+    throw e;
+  }
   io.stdout(args.json ? renderReportJson(r) + '\n' : renderReportMarkdown(r));
   return r.totals.errors > 0 ? ExitCode.failure : ExitCode.ok;
 }
@@ -490,9 +505,16 @@ async function syncedInformer(s: Session, log: Logger, store: DisposableStore, n
   factory.start();
   const ac = new AbortController();
   const timer = realClock.setTimeout(() => ac.abort(new Error('timed out')), 60_000);
+  // A list the server refuses (RBAC, credentials) is said at once, with what to do, instead of after the minute.
+  let refused: Error | undefined;
+  const watch = onInitialListRefused([{ informer, ...(namespace ? { namespace } : {}) }], (r) => {
+    refused = new RefusedListError(refusedListMessage(r, cliRefusedHints(s)));
+    ac.abort(refused);
+  });
   try {
-    if (!(await factory.waitForCacheSync(ac.signal))) throw new ApiError(0, 'Timeout', `the informer for ${s.resource.resource} did not sync within 60 s`);
+    if (!(await factory.waitForCacheSync(ac.signal))) throw refused ?? new ApiError(0, 'Timeout', `the informer for ${s.resource.resource} did not sync within 60 s${lastListError([informer])}`);
   } finally {
+    watch.dispose();
     realClock.clearTimeout(timer);
   }
   return informer;
@@ -906,7 +928,53 @@ async function learnResourceFromProgram(args: CliArgs, io: CliIo, log: Logger, s
 }
 
 /** Starts the controller; every journal entry goes to `onEntry` (default: printed as it comes). */
-async function startController(args: CliArgs, io: CliIo, log: Logger, s: Session, store: DisposableStore, startPaused: boolean, onEntry?: (e: JournalEntry, controller: Controller) => void): Promise<Controller> {
+/** A list the API server refused while the informers started (exit 1): the message says what to do. */
+class RefusedListError extends Error {}
+
+/** The CLI's hints for {@link refusedListMessage}: its --namespace flag, and the context's namespace. */
+function cliRefusedHints(s: Session): Parameters<typeof refusedListMessage>[1] {
+  return { restrict: (ns) => `--namespace ${ns}`, ...(s.contextNamespace ? { contextNamespace: s.contextNamespace } : {}), context: s.cluster.name };
+}
+
+/** ` (last error: …)` of the first of `informers` that is backing off, for a sync that did not finish; '' otherwise. */
+function lastListError(informers: readonly { state: { phase: string; lastError?: string } }[]): string {
+  for (const i of informers) if (i.state.phase === 'backoff' && i.state.lastError) return ` (last error: ${i.state.lastError})`;
+  return '';
+}
+
+/**
+ * Waits for `controller` to start (its caches to sync), but gives up at once when the server refuses one of the
+ * initial lists (a {@link RefusedListError} saying what to do) or `signal` aborts (its reason is thrown: Ctrl+C or
+ * --duration during the start); the controller is stopped then.
+ */
+async function awaitStart(controller: Controller, informers: readonly ScopedInformer[], s: Session, signal: AbortSignal | undefined): Promise<void> {
+  let giveUp!: (e: unknown) => void;
+  const gaveUp = new Promise<never>((_, reject) => (giveUp = reject));
+  const watch = onInitialListRefused(informers, (r) => giveUp(new RefusedListError(refusedListMessage(r, cliRefusedHints(s)))));
+  const onAbort = () => giveUp(signal?.reason);
+  signal?.addEventListener('abort', onAbort, { once: true });
+  if (signal?.aborted) onAbort();
+  const started = controller.start();
+  try {
+    await Promise.race([started, gaveUp]);
+  } catch (e) {
+    started.catch(() => {}); // the stop below ends it with a ControllerStoppedError
+    await controller.stop();
+    if (e instanceof RefusedListError) throw e;
+    // A cache-sync timeout or a stop names no cause; the informers' last error says why they did not sync.
+    const why = lastListError(informers.map((x) => x.informer));
+    if (why && e instanceof Error) e.message += why;
+    throw e;
+  } finally {
+    watch.dispose();
+    signal?.removeEventListener('abort', onAbort);
+  }
+}
+
+/** Thrown by `run` when Ctrl+C or --duration ends it before the loop started. */
+class StoppedBeforeStartError extends Error {}
+
+async function startController(args: CliArgs, io: CliIo, log: Logger, s: Session, store: DisposableStore, startPaused: boolean, onEntry?: (e: JournalEntry, controller: Controller) => void, signal?: AbortSignal): Promise<Controller> {
   if (args.go) {
     const journal = store.add(new Journal({ clock: realClock, capacity: 10_000 }));
     const writes = new WriteIndex();
@@ -959,6 +1027,7 @@ async function startController(args: CliArgs, io: CliIo, log: Logger, s: Session
   const timeoutMs = args.reconcileTimeoutMs ?? mo.reconcileTimeoutMs;
   const workQueue = args.workQueue ?? mo.workQueue;
   const modulePath = args.reconciler.kind === 'module' ? args.reconciler.path : undefined;
+  const scoped: ScopedInformer[] = [{ informer: primary, ...(namespace ? { namespace } : {}) }];
   const builder = controllerBuilder({
     name: reconciler.name,
     contextFactory: journalingContextFactory({ client: s.client, recorder }),
@@ -973,6 +1042,7 @@ async function startController(args: CliArgs, io: CliIo, log: Logger, s: Session
   if (args.reconciler.kind === 'lab') {
     const cms = factory.informerFor({ ...CONFIGMAP_GVR, kind: 'ConfigMap', namespaced: true }, namespace ? { namespace } : {});
     builder.owns(cms);
+    scoped.push({ informer: cms, ...(namespace ? { namespace } : {}) });
   }
   const controller = store.add(builder.build(reconciler));
   const writes = new WriteIndex();
@@ -989,9 +1059,9 @@ async function startController(args: CliArgs, io: CliIo, log: Logger, s: Session
     }),
   );
   factory.start();
-  await controller.start();
+  await awaitStart(controller, scoped, s, signal);
   const st = controller.status();
-  if (st.lastStartError) throw new ApiError(0, 'StartFailed', st.lastStartError);
+  if (st.lastStartError) throw new ApiError(0, 'StartFailed', st.lastStartError + lastListError(scoped.map((x) => x.informer)));
   return controller;
 }
 
@@ -1073,15 +1143,18 @@ async function step(args: CliArgs, io: CliIo, log: Logger, s: Session, store: Di
 }
 
 async function run(args: CliArgs, io: CliIo, log: Logger, s: Session, store: DisposableStore): Promise<number> {
-  let stop!: () => void;
-  const stopped = new Promise<void>((resolve) => (stop = resolve));
+  let resolveStopped!: () => void;
+  const stopped = new Promise<void>((resolve) => (resolveStopped = resolve));
+  // Ctrl+C or --duration while the caches sync (a server that does not answer) ends the start too.
+  const beforeStart = new AbortController();
+  const stop = (why = 'interrupted') => {
+    beforeStart.abort(new StoppedBeforeStartError(`${why} before the loop started: its caches had not synced`));
+    resolveStopped();
+  };
   store.add(io.onInterrupt(() => stop()));
-  // `run` lasts until Ctrl+C or --duration. The core's timers are unref'd, so while an informer waits to retry a
-  // failed LIST no socket or timer would hold the process: keep it alive until stopped.
-  const keepAlive = setInterval(() => {}, 1 << 30);
-  store.add(toDisposable(() => clearInterval(keepAlive)));
+  // `run` lasts until Ctrl+C or --duration (runCli keeps the process alive meanwhile).
   if (args.durationMs !== undefined) {
-    const h = realClock.setTimeout(() => stop(), args.durationMs);
+    const h = realClock.setTimeout(() => stop(`--duration ${args.durationMs! / 1000} s ended`), args.durationMs);
     store.add(toDisposable(() => realClock.clearTimeout(h)));
   }
   // A Go program that ends by itself (a crash, SIGTERM from outside) ends `run` with it: there is nothing left to watch.
@@ -1098,7 +1171,7 @@ async function run(args: CliArgs, io: CliIo, log: Logger, s: Session, store: Dis
       const line = formatEntry(e, args.verbose, realClock.now(), writes);
       if (line) io.stdout(labelOther(line, e, c.name) + '\n');
     }
-  });
+  }, beforeStart.signal);
   summary ??= new RunSummary(controller.name);
   if (args.namespace && s.resource.namespaced) await noteMissingNamespace(io, s, args.namespace, 'the loop watches it and reconciles what is created there');
   if (!args.json) {
@@ -1113,7 +1186,6 @@ async function run(args: CliArgs, io: CliIo, log: Logger, s: Session, store: Dis
   });
   await stopped;
   stopping = true;
-  clearInterval(keepAlive);
   await controller.stop();
   controller.journal.flush();
   // The summary, and a non-zero exit when a key's last reconcile failed (a script can tell).

@@ -65,7 +65,8 @@ export type ReflectorState =
   /** `watchList`: the initial state streams in as watch events (WatchList) instead of a LIST. */
   | { phase: 'listing'; resourceVersion: string; watchList?: boolean }
   | { phase: 'watching'; resourceVersion: string }
-  | { phase: 'backoff'; reason: string; retryInMs: number; lastError: string; resourceVersion: string }
+  /** `code`: the HTTP status of the failure behind the backoff (0: the server was not reached), when it had one. */
+  | { phase: 'backoff'; reason: string; retryInMs: number; lastError: string; code?: number; resourceVersion: string }
   | { phase: 'stopped' };
 
 /** The subset of a SharedIndexInformer that consumers (controller, UI) use. */

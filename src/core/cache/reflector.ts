@@ -202,6 +202,8 @@ export class Reflector<T extends KubeObject = KubeObject> implements Disposable 
   private holdRVUntilNonAdded = false;
   private paginatedResult = false;
   private lastErrorText: string | undefined;
+  /** The HTTP status of the last list/watch failure (0: the server was not reached); undefined when it had none. */
+  private lastErrorCode: number | undefined;
   private started = false;
   private stopped = false;
   private loopDone: Promise<void> = Promise.resolve();
@@ -277,6 +279,7 @@ export class Reflector<T extends KubeObject = KubeObject> implements Disposable 
         } catch (e) {
           if (this.stopped) break;
           this.lastErrorText = messageOf(e);
+          this.lastErrorCode = codeOf(e);
           reason = e instanceof VeryShortWatchError ? 'very short watch' : `list/watch failed`;
           this.log.warn('list/watch failed', { error: this.lastErrorText, code: codeOf(e) });
         }
@@ -294,7 +297,8 @@ export class Reflector<T extends KubeObject = KubeObject> implements Disposable 
   /** Announces a backoff and waits it out; false when stopped meanwhile. */
   private async backoffSleep(reason: string): Promise<boolean> {
     const delay = this.backoff.next();
-    this.setState({ phase: 'backoff', reason, retryInMs: delay, lastError: this.lastErrorText ?? '', resourceVersion: this.lastSyncRV });
+    const code = this.lastErrorCode;
+    this.setState({ phase: 'backoff', reason, retryInMs: delay, lastError: this.lastErrorText ?? '', ...(code !== undefined ? { code } : {}), resourceVersion: this.lastSyncRV });
     try {
       await sleep(this.clock, delay, this.abort.signal);
       return !this.stopped;
@@ -512,6 +516,7 @@ export class Reflector<T extends KubeObject = KubeObject> implements Disposable 
         if (this.stopped) return undefined;
         if (isWatchErrorRetriable(e)) {
           this.lastErrorText = messageOf(e);
+          this.lastErrorCode = codeOf(e);
           this.log.info('WatchList failed with a retriable error; backing off', { error: this.lastErrorText, code: codeOf(e) });
           if (!(await this.backoffSleep(codeOf(e) === 429 ? 'too many requests' : 'connection refused'))) return undefined;
           continue;
@@ -585,6 +590,7 @@ export class Reflector<T extends KubeObject = KubeObject> implements Disposable 
       return { kind: 'closed' };
     }
     this.lastErrorText = messageOf(failure);
+    this.lastErrorCode = codeOf(failure);
     if (isWatchErrorRetriable(failure)) {
       this.log.info('watch failed with a retriable error; backing off', { error: this.lastErrorText, code: codeOf(failure) });
       return { kind: 'retry-watch', reason: codeOf(failure) === 429 ? 'too many requests' : 'connection refused' };

@@ -250,7 +250,24 @@ export function toApiError(code: number, body: string, what: string): ApiError {
   }
   const reason = status?.reason ?? httpReason(code);
   const message = status?.message ?? (body.trim().slice(0, 300) || `HTTP ${code}`);
-  return new ApiError(code, reason, `${what}: ${message}`, status?.details);
+  const hint = code === 403 ? forbiddenHint(message) : '';
+  return new ApiError(code, reason, `${what}: ${message}${hint}`, status?.details);
+}
+
+/**
+ * What to do about a 403 of kube-apiserver's RBAC authorizer, whose message reads `User "u" cannot <verb> resource
+ * "<plural>[/<sub>]" in API group "<group>" in the namespace "<ns>"` (or `at the cluster scope`): the right to ask
+ * for and the `kubectl auth can-i` line that checks it. '' for any other message (a webhook's or an admission
+ * plugin's refusal names its own reason). The message names the user, never a credential.
+ */
+export function forbiddenHint(message: string): string {
+  const m = /cannot (\S+) resource "([^"/]+)(?:\/([^"]+))?" in API group "([^"]*)" (?:in the namespace "([^"]+)"|at the cluster scope)/.exec(message);
+  if (!m) return '';
+  const [, verb, plural, sub, group, namespace] = m as unknown as [string, string, string, string | undefined, string, string | undefined];
+  const id = group ? `${plural}.${group}` : plural;
+  const scope = namespace ? `in namespace ${namespace}` : 'cluster-wide';
+  const canI = `kubectl auth can-i ${verb} ${id}${sub ? ` --subresource=${sub}` : ''} ${namespace ? `-n ${namespace}` : '--all-namespaces'}`;
+  return `. Missing right: ${verb} on ${id}${sub ? `/${sub}` : ''} ${scope} (ask for it in a ${namespace ? 'Role' : 'ClusterRole'}); check with: ${canI}`;
 }
 
 function httpReason(code: number): string {

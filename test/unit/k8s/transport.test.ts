@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { retryAfterMs, sendAgainOnFreshConnection } from '../../../src/core/k8s/transport.ts';
+import { forbiddenHint, retryAfterMs, sendAgainOnFreshConnection, toApiError } from '../../../src/core/k8s/transport.ts';
 
 const answer = (status: number, retryAfter?: string) => ({ status, headers: new Headers(retryAfter === undefined ? {} : { 'Retry-After': retryAfter }) });
 
@@ -30,4 +30,17 @@ test('sendAgainOnFreshConnection: a GET on a dropped pooled connection, and any 
   assert.equal(sendAgainOnFreshConnection('POST', { code: 'UND_ERR_INFO', message: 'HTTP/2: stream closed before the response was complete' }), false, 'a stream the server may have processed');
   assert.equal(sendAgainOnFreshConnection('GET', { code: 'ECONNREFUSED' }), false, 'nothing listens: no stale connection to replace');
   assert.equal(sendAgainOnFreshConnection('GET', undefined), false);
+});
+
+test('a 403 of the RBAC authorizer ends with the missing right and the kubectl auth can-i line that checks it', () => {
+  const status = (message: string) => JSON.stringify({ kind: 'Status', reason: 'Forbidden', code: 403, message });
+  const sub = toApiError(403, status('widgets.lab.reconcile.dev "w" is forbidden: User "system:serviceaccount:shop:dev" cannot update resource "widgets/status" in API group "lab.reconcile.dev" in the namespace "shop"'), 'PUT /x');
+  assert.equal(sub.code, 403);
+  assert.match(sub.message, /^PUT \/x: widgets\.lab\.reconcile\.dev "w" is forbidden: .* in the namespace "shop"\. Missing right: update on widgets\.lab\.reconcile\.dev\/status in namespace shop \(ask for it in a Role\); check with: kubectl auth can-i update widgets\.lab\.reconcile\.dev --subresource=status -n shop$/);
+  const core = toApiError(403, status('secrets is forbidden: User "dev" cannot list resource "secrets" in API group "" at the cluster scope'), 'GET /api/v1/secrets');
+  assert.match(core.message, /Missing right: list on secrets cluster-wide \(ask for it in a ClusterRole\); check with: kubectl auth can-i list secrets --all-namespaces$/);
+  // Another refusal (an admission webhook's) is left as the server said it.
+  const other = toApiError(403, status('admission webhook "policy.example.com" denied the request: no'), 'POST /y');
+  assert.equal(other.message, 'POST /y: admission webhook "policy.example.com" denied the request: no');
+  assert.equal(forbiddenHint('not RBAC'), '');
 });

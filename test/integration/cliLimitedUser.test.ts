@@ -1,0 +1,114 @@
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createNamespace, getTestCluster } from './support/cluster.ts';
+import { runCliProcess } from './support/cli.ts';
+import { client as makeClient, installLabCrd, type LabCrd } from './reconcilers.support.ts';
+import type { KubeTransport } from '../../src/core/k8s/transport.ts';
+
+const cli = runCliProcess;
+
+/**
+ * A user with only namespaced rights, as on a cluster that is not the lab's: a ServiceAccount (token from the
+ * TokenRequest API) that may read and write Widgets and ConfigMaps in one namespace, but not list them cluster-wide,
+ * not write a Widget's status, and not read Secrets. Its kubeconfig context names that namespace.
+ */
+describe('reconcile-lab CLI as a user with namespaced RBAC rights only', () => {
+  let crd: LabCrd;
+  let ns: string;
+  let dir: string;
+  let kubeconfig: string;
+  let token: string;
+  let admin: KubeTransport;
+
+  before(async () => {
+    const cluster = await getTestCluster();
+    admin = cluster.transport;
+    crd = await installLabCrd(admin);
+    ns = await createNamespace(admin, 'limited');
+    const post = (path: string, body: unknown) => admin.json({ method: 'POST', path, body });
+    await post(`/api/v1/namespaces/${ns}/serviceaccounts`, { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'dev' } });
+    await post(`/apis/rbac.authorization.k8s.io/v1/namespaces/${ns}/roles`, {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'Role',
+      metadata: { name: 'dev' },
+      rules: [
+        { apiGroups: [crd.group], resources: ['widgets'], verbs: ['get', 'list', 'watch', 'update', 'patch'] },
+        { apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'list', 'watch', 'create', 'update', 'patch'] },
+      ],
+    });
+    await post(`/apis/rbac.authorization.k8s.io/v1/namespaces/${ns}/rolebindings`, {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'RoleBinding',
+      metadata: { name: 'dev' },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'dev' },
+      subjects: [{ kind: 'ServiceAccount', name: 'dev', namespace: ns }],
+    });
+    const tr = await post(`/api/v1/namespaces/${ns}/serviceaccounts/dev/token`, { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { expirationSeconds: 3600 } });
+    token = (tr as { status: { token: string } }).status.token;
+    await makeClient(admin).create(crd.gvr, { apiVersion: crd.apiVersion, kind: 'Widget', metadata: { name: 'w', namespace: ns }, spec: { data: { color: 'blue' } } });
+    const server = cluster.kubeConfig.getCurrentCluster()!;
+    dir = mkdtempSync(join(tmpdir(), 'rl-limited-'));
+    kubeconfig = join(dir, 'kubeconfig');
+    writeFileSync(
+      kubeconfig,
+      JSON.stringify({
+        apiVersion: 'v1',
+        kind: 'Config',
+        clusters: [{ name: 'c', cluster: { server: server.server, ...(server.caFile ? { 'certificate-authority': server.caFile } : { 'certificate-authority-data': server.caData }) } }],
+        users: [{ name: 'dev', user: { token } }],
+        contexts: [
+          { name: 'dev', context: { cluster: 'c', user: 'dev', namespace: ns } },
+          { name: 'dev-default', context: { cluster: 'c', user: 'dev' } },
+        ],
+        'current-context': 'dev',
+      }),
+      { mode: 0o600 },
+    );
+  });
+
+  after(async () => {
+    rmSync(dir, { recursive: true, force: true });
+    await admin.json({ method: 'DELETE', path: `/api/v1/namespaces/${ns}` }).catch(() => {});
+  });
+
+  const widgets = () => ['--kubeconfig', kubeconfig, '--resource', `widgets.${crd.group}`];
+
+  test('a cluster-wide list it may not do is said at once (not after the cache-sync timeout), with --namespace <the context\'s namespace>', async () => {
+    for (const command of [['step', 'w'], ['run', '--duration', '30'], ['report']]) {
+      const r = await cli([...command, ...widgets()]);
+      assert.equal(r.code, 1, `${command[0]}: ${r.stderr}`);
+      assert.match(r.stderr, new RegExp(`You may not list (widgets\\.${crd.group.replace(/\./g, '\\.')}|configmaps) in all namespaces \\(403 Forbidden: `), `${command[0]}: ${r.stderr}`);
+      assert.match(r.stderr, new RegExp(`--namespace ${ns} \\(your context's namespace\\)`), `${command[0]}: ${r.stderr}`);
+      assert.match(r.stderr, /kubectl auth can-i list \S+ --all-namespaces/, `${command[0]}: ${r.stderr}`);
+      assert.ok(!r.stderr.includes(token) && !r.stdout.includes(token), 'the token appears nowhere');
+    }
+  });
+
+  test('a namespace it may not list (the context without a namespace: default) is named, with a Role to ask for', async () => {
+    const r = await cli(['inspect', 'w', ...widgets(), '--context', 'dev-default']);
+    assert.equal(r.code, 1, r.stderr);
+    assert.match(r.stderr, new RegExp(`You may not list widgets\\.${crd.group.replace(/\./g, '\\.')} in namespace default`));
+    assert.match(r.stderr, /a Role and RoleBinding there/);
+    assert.match(r.stderr, /kubectl auth can-i list \S+ -n default/);
+  });
+
+  test('in its namespace the loop runs; a forbidden status write names the verb, the subresource, the namespace and the can-i line; nothing else is lost', async () => {
+    const r = await cli(['run', ...widgets(), '-n', ns, '--json', '--duration', '4']);
+    assert.equal(r.code, 1, `the last reconcile of ${ns}/w failed: ${r.stderr}`);
+    const lines = r.stdout.trim().split('\n').map((l) => JSON.parse(l) as { kind?: string; key?: string; outcome?: { kind: string; message?: string }; summary?: unknown });
+    const ends = lines.filter((e) => e.kind === 'reconcileEnd' && e.key === `${ns}/w`);
+    assert.ok(ends.length >= 2, `the key was retried with backoff, the loop kept running: ${r.stdout.slice(-1500)}`);
+    const message = ends.at(-1)!.outcome!.message ?? '';
+    assert.match(message, /cannot update resource "widgets\/status"/);
+    assert.match(message, new RegExp(`Missing right: update on widgets\\.${crd.group.replace(/\./g, '\\.')}/status in namespace ${ns} \\(ask for it in a Role\\)`));
+    assert.match(message, new RegExp(`kubectl auth can-i update widgets\\.${crd.group.replace(/\./g, '\\.')} --subresource=status -n ${ns}`));
+    assert.ok(lines.at(-1)!.summary, 'the run ended with its summary');
+    // The writes it may do were done: the child ConfigMap exists.
+    const cm = await makeClient(admin).get({ group: '', version: 'v1', resource: 'configmaps' }, ns, 'w-config');
+    assert.equal(cm.metadata.name, 'w-config');
+    assert.ok(!r.stderr.includes(token) && !r.stdout.includes(token), 'the token appears nowhere');
+  });
+});
