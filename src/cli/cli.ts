@@ -6,7 +6,7 @@ import { ApiError } from '../core/k8s/client.ts';
 import { createDynamicClient, type DynamicKubeClient } from '../core/k8s/dynamicClient.ts';
 import { discoverResources, findResource, type DiscoveredResource } from '../core/k8s/discovery.ts';
 import { keyFor, shortKey, splitKey, type ObjectKey } from '../core/k8s/keys.ts';
-import { KubeConfigError, loadKubeConfig } from '../core/k8s/kubeconfig.ts';
+import { defaultKubeconfigFiles, KubeConfigError, loadKubeConfig } from '../core/k8s/kubeconfig.ts';
 import type { ResourceInfo } from '../core/k8s/objects.ts';
 import { KubeTransport } from '../core/k8s/transport.ts';
 import { InformerFactory } from '../core/cache/informerFactory.ts';
@@ -244,7 +244,11 @@ async function connect(args: CliArgs, io: CliIo, log: Logger): Promise<Session> 
   const current = kc.getCurrentCluster();
   const cluster = { name: kc.getCurrentContext(), ...(current?.server ? { server: current.server } : {}), local: isLocalControlPlane(current?.name, current?.server) };
   const session: Session = { transport, client, resource, defaultNamespace: args.namespace ?? ctxNs ?? 'default', ...(ctxNs ? { contextNamespace: ctxNs } : {}), cluster, served: resources, resourceFromProgram: fromProgram };
-  const kubeconfigPath = args.kubeconfig ?? io.env.KUBECONFIG?.split(':')[0];
+  // What exec and Go programs are given: --kubeconfig, or KUBECONFIG's one existing file. With several files (merged,
+  // missing ones skipped) none is named: the programs inherit KUBECONFIG and merge them as kubectl and client-go do
+  // (the first file alone might be missing, or lack the context).
+  const envFiles = io.env.KUBECONFIG ? defaultKubeconfigFiles(io.env) : [];
+  const kubeconfigPath = args.kubeconfig ?? (envFiles.length === 1 ? envFiles[0] : undefined);
   if (kubeconfigPath) session.kubeconfigPath = kubeconfigPath;
   return session;
 }

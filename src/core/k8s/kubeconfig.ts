@@ -34,6 +34,36 @@ export function defaultKubeconfigFiles(env: Readonly<Record<string, string | und
   return file && existsSync(file) ? [file] : [];
 }
 
+/**
+ * Loads several kubeconfig files merged as kubectl does (clientcmd's precedence): for clusters, users and contexts
+ * the first file to define a name wins (a later one's entry of the same name is ignored), and the current-context
+ * is the first file's that sets one. client-node's own merge instead throws "Duplicate cluster" on a name two files
+ * share (common: two clusters' files both naming their user "admin") and takes the last file's current-context.
+ * Relative paths in each file are taken from that file's directory. Throws the parser's error, with the file named.
+ */
+export function loadKubeconfigFiles(files: readonly string[]): KubeConfig {
+  const clusters = new Map<string, KubeConfig['clusters'][number]>();
+  const users = new Map<string, KubeConfig['users'][number]>();
+  const contexts = new Map<string, KubeConfig['contexts'][number]>();
+  let currentContext = '';
+  for (const file of files) {
+    const one = new KubeConfig();
+    try {
+      one.loadFromFile(file);
+    } catch (e) {
+      // No `cause`: the parser's message quotes the file's lines (tokens, keys), and causes are logged.
+      throw new KubeConfigError(`Cannot read kubeconfig ${file}: ${redactParserError((e as Error)?.message ?? String(e))}`, { problem: 'unreadable' });
+    }
+    for (const c of one.clusters) if (!clusters.has(c.name)) clusters.set(c.name, c);
+    for (const u of one.users) if (!users.has(u.name)) users.set(u.name, u);
+    for (const c of one.contexts) if (!contexts.has(c.name)) contexts.set(c.name, c);
+    currentContext ||= one.currentContext ?? '';
+  }
+  const kc = new KubeConfig();
+  kc.loadFromOptions({ clusters: [...clusters.values()], users: [...users.values()], contexts: [...contexts.values()], currentContext });
+  return kc;
+}
+
 export interface LoadKubeConfigOptions {
   /** A kubeconfig file; default: KUBECONFIG (several files, merged as kubectl does) or ~/.kube/config. */
   path?: string;
@@ -48,7 +78,7 @@ export interface LoadKubeConfigOptions {
  * Throws {@link KubeConfigError} with a clear message on malformed input.
  */
 export function loadKubeConfig(options: LoadKubeConfigOptions = {}): KubeConfig {
-  const kc = new KubeConfig();
+  let kc = new KubeConfig();
   if (!options.path) {
     // Without KUBECONFIG, ~/.kube/config or a service account, client-node silently falls back to
     // http://localhost:8080, which then fails with an unrelated TLS message: say what is missing instead.
@@ -62,10 +92,17 @@ export function loadKubeConfig(options: LoadKubeConfigOptions = {}): KubeConfig 
     // client-node's message would be a bare ENOENT of open(): say which file is missing.
     throw new KubeConfigError(`The kubeconfig file ${options.path} does not exist.`, { problem: 'noKubeconfig' });
   }
+  // KUBECONFIG's files merged as kubectl does: missing ones skipped (client-node would throw ENOENT on the first).
+  const fromEnv = !options.path && process.env.KUBECONFIG ? defaultKubeconfigFiles() : undefined;
+  if (fromEnv && fromEnv.length === 0) {
+    throw new KubeConfigError(`No kubeconfig found: none of the files in KUBECONFIG=${process.env.KUBECONFIG} exists.`, { problem: 'noKubeconfig' });
+  }
   try {
-    if (options.path) kc.loadFromFile(options.path);
+    if (fromEnv) kc = loadKubeconfigFiles(fromEnv);
+    else if (options.path) kc.loadFromFile(options.path);
     else kc.loadFromDefault();
   } catch (e) {
+    if (e instanceof KubeConfigError) throw e;
     const where = options.path ?? (process.env.KUBECONFIG ? `KUBECONFIG=${process.env.KUBECONFIG}` : '~/.kube/config');
     // No `cause`: the parser's message quotes the file's lines (tokens, keys), and causes are logged.
     throw new KubeConfigError(`Cannot read kubeconfig ${where}: ${redactParserError((e as Error)?.message ?? String(e))}`, { problem: 'unreadable' });

@@ -1,6 +1,4 @@
-import { KubeConfig } from '@kubernetes/client-node';
-import { defaultKubeconfigFiles, KubeConfigError } from '../../core/k8s/kubeconfig.ts';
-import { redactParserError } from '../../core/k8s/redact.ts';
+import { defaultKubeconfigFiles, loadKubeconfigFiles } from '../../core/k8s/kubeconfig.ts';
 
 /** One kubeconfig context, for the context picker. */
 export interface KubeContextInfo {
@@ -23,18 +21,9 @@ export function listKubeContexts(path: string | undefined, env: Readonly<Record<
   // No file at all: nothing to list. (client-node would invent a "loaded-context" at http://localhost:8080.)
   const files = path ? [path] : defaultKubeconfigFiles(env);
   if (files.length === 0) return [];
-  const kc = new KubeConfig();
-  try {
-    // KUBECONFIG's files merged in order, skipping missing ones as kubectl does (client-node would throw).
-    kc.loadFromFile(files[0]!);
-    for (const f of files.slice(1)) {
-      const more = new KubeConfig();
-      more.loadFromFile(f);
-      kc.mergeConfig(more, false);
-    }
-  } catch (e) {
-    throw new KubeConfigError(`Cannot read kubeconfig ${path ?? 'from KUBECONFIG or ~/.kube/config'}: ${redactParserError((e as Error)?.message ?? String(e))}`);
-  }
+  // KUBECONFIG's files merged as kubectl does (missing ones skipped, the first definition of a name and the first
+  // current-context win), as loadKubeConfig merges them when the chosen context is connected.
+  const kc = loadKubeconfigFiles(files);
   const current = kc.getCurrentContext();
   return kc.getContexts().map((c) => {
     const user = kc.getUser(c.user);

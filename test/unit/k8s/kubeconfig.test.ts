@@ -4,6 +4,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { KubeConfigError, loadKubeConfig } from '../../../src/core/k8s/kubeconfig.ts';
+import { listKubeContexts } from '../../../src/host/connection/kubeContexts.ts';
 
 /** Runs `fn` with HOME pointing at an empty temp dir and KUBECONFIG unset, restoring both afterwards. */
 function withEmptyHome(fn: (home: string) => void): void {
@@ -98,6 +99,39 @@ test('a missing kubeconfig file, and a current-context that is not one of the co
       (e: unknown) => e instanceof KubeConfigError && e.problem === 'noContext' && e.message === 'The kubeconfig\'s current-context "gone" is not one of its contexts (contexts: x, y): choose one of them.',
     );
   } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('KUBECONFIG with several files merges as kubectl does: missing files skipped, the first name and the first current-context win', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'kubeconfig-test-'));
+  const saved = process.env.KUBECONFIG;
+  const file = (server: string, ctx: string, ns: string) =>
+    `apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: "${server}"}}]\nusers: [{name: admin, user: {token: t-${ctx}}}]\ncontexts: [{name: ${ctx}, context: {cluster: c, user: admin, namespace: ${ns}}}, {name: shared, context: {cluster: c, user: admin, namespace: ${ns}}}]\ncurrent-context: ${ctx}\n`;
+  try {
+    // Two clusters' files that both name their cluster "c", their user "admin" and a context "shared" (client-node's
+    // own merge throws "Duplicate cluster: c" on them, and takes the last file's current-context).
+    writeFileSync(join(dir, 'one'), file('https://one.example:6443', 'one', 'team-one'));
+    writeFileSync(join(dir, 'two'), file('https://two.example:6443', 'two', 'team-two'));
+    process.env.KUBECONFIG = [join(dir, 'missing'), join(dir, 'one'), join(dir, 'two')].join(':');
+    const kc = loadKubeConfig();
+    assert.equal(kc.getCurrentContext(), 'one');
+    assert.equal(kc.getCurrentCluster()?.server, 'https://one.example:6443');
+    assert.deepEqual(kc.getContexts().map((c) => c.name), ['one', 'shared', 'two']);
+    assert.equal(kc.getContextObject('shared')?.namespace, 'team-one', 'the first file\'s "shared" wins');
+    // Another file's context uses the names as the first file defined them (kubectl: the same).
+    const two = loadKubeConfig({ context: 'two' });
+    assert.equal(two.getCurrentCluster()?.server, 'https://one.example:6443');
+    assert.equal(two.getContextObject('two')?.namespace, 'team-two');
+    assert.deepEqual(listKubeContexts(undefined).map((c) => `${c.name}${c.current ? '*' : ''}`), ['one*', 'shared', 'two']);
+    process.env.KUBECONFIG = [join(dir, 'missing'), join(dir, 'gone')].join(':');
+    assert.throws(() => loadKubeConfig(), (e: unknown) => e instanceof KubeConfigError && e.problem === 'noKubeconfig' && /none of the files in KUBECONFIG=/.test(e.message));
+    writeFileSync(join(dir, 'bad'), 'clusters: [ this is : not yaml');
+    process.env.KUBECONFIG = [join(dir, 'one'), join(dir, 'bad')].join(':');
+    assert.throws(() => loadKubeConfig(), (e: unknown) => e instanceof KubeConfigError && e.problem === 'unreadable' && e.message.includes(join(dir, 'bad')));
+  } finally {
+    if (saved === undefined) delete process.env.KUBECONFIG;
+    else process.env.KUBECONFIG = saved;
     rmSync(dir, { recursive: true, force: true });
   }
 });
