@@ -118,6 +118,32 @@ describe('robustness checks on the Go controller through the bridge', { skip: (!
     assert.deepEqual(await scratchOf(r), []);
   });
 
+  // A controller that keeps a record in another namespace (test/fixtures/go-external-cleanup): inside a check
+  // instance (cache and writes confined to the scratch namespace) its reconciles fail because of the check. That is
+  // no finding: before, the deletion check blamed the controller ("failed on the Terminating object") and the
+  // convergence check called the retries a hot loop of writes.
+  test('a Go controller whose finalizer deletes a record in another namespace: the deletion check says it could not judge the key, with the refused write, and finds nothing', async () => {
+    const dir = join(ROOT, 'test/fixtures/go-external-cleanup');
+    const command = ['go', 'run', '.', '--external=delete', '--external-namespace=h1-records'];
+    const r = await runChecks(options({ checks: ['deletion'], go: { command, cwd: dir, env: { KUBECONFIG: cluster.kubeconfigPath } }, reconcilerSpec: { kind: 'go', command }, convergenceBoundMs: 6_000 }));
+    assert.deepEqual(r.findings, [], summary(r));
+    const d = r.results.find((x) => x.check === 'deletion')!;
+    assert.equal(d.status, 'error', summary(r));
+    assert.match(d.message!, /^could not check this key inside a check instance: the write delete configmaps\.v1 h1-records\/rl-check-[0-9a-f]+\.widget-ready was refused \(a check instance writes only in its scratch namespace\)[^]*not from your controller/, summary(r));
+    assert.deepEqual(await scratchOf(r), []);
+  });
+
+  test('a Go controller that reads a record in another namespace on every reconcile: every check says it could not judge the key after the first reference run, naming the read', async () => {
+    const dir = join(ROOT, 'test/fixtures/go-external-cleanup');
+    const command = ['go', 'run', '.', '--external=register', '--external-namespace=h1-records'];
+    const r = await runChecks(options({ checks: ['convergence', 'runTwice', 'deletion'], go: { command, cwd: dir, env: { KUBECONFIG: cluster.kubeconfigPath } }, reconcilerSpec: { kind: 'go', command }, convergenceBoundMs: 4_000 }));
+    assert.deepEqual(r.findings, [], summary(r));
+    assert.deepEqual(r.results.map((x) => `${x.check}: ${x.status}`).sort(), ['convergence: error', 'deletion: error', 'runTwice: error'], summary(r));
+    for (const x of r.results) assert.match(x.message!, /^could not check this key inside a check instance: a read \(get h1-records\/rl-check-[0-9a-f]+\.widget-ready\) outside the scratch namespace failed[^]*unknown namespace for the cache/, summary(r));
+    assert.ok(!r.parts.some((p) => p.part === 'reference run 2'), 'no second reference run: every check would hit the same wall');
+    assert.deepEqual(await scratchOf(r), []);
+  });
+
   test('samples/buggy/go-status-every-reconcile (go run, built once): caught by convergence only, with the field that changes', async () => {
     const dir = join(ROOT, 'samples/buggy/go-status-every-reconcile');
     const r = await runChecks(options({ go: { command: ['go', 'run', '.'], cwd: dir, env: { KUBECONFIG: cluster.kubeconfigPath } }, reconcilerSpec: { kind: 'go', command: ['go', 'run', '.'] }, convergenceBoundMs: 6_000 }));

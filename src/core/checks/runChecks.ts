@@ -9,6 +9,7 @@ import { LAST_APPLIED, MASK } from '../k8s/secretMask.ts';
 import { rfc3339 } from '../reconcilers/conditions.ts';
 import { CONFIGMAPS, copyInto, currentResourceVersion, createScratchNamespace, deleteScratch, resourceLabelOf, settle, snapshot, startRun, type CheckRun, type HarnessEnv, type ScratchCopy, viewKeyOf } from './harness.ts';
 import { GoCheckRunner } from './goRun.ts';
+import { confinementFailure, confinementMessage } from './confinement.ts';
 import { deriveSpecMutation, specSchemaOf } from './specMutation.ts';
 import { afterDeletion, crashDuringDeletionProblem, deletionCrashPoints, deletionVerdict, reconcilesAfter, waitUntilGone } from './deletion.ts';
 import { isNotFound } from '../k8s/client.ts';
@@ -974,6 +975,9 @@ export async function runChecks(options: RunChecksOptions, progress?: CheckProgr
     if (abort.signal.aborted) break;
     const ctx: KeyContext = { env, o: options, key, boundMs: options.convergenceBoundMs ?? 15_000, resources, learnedResources, nameRules: [], namespaces: [], clusterCopies: new Map(), parts: allParts, emit, findingSeq };
     const result = (check: CheckKind, r: Pick<CheckResult, 'status' | 'message' | 'findings'>, parts: CheckTimingPart[], t0: number) => {
+      // A Go check instance's reconciles that failed on its confinement to the scratch namespace are no finding.
+      const confined = goRunner && r.status === 'failed' ? r.findings.map((f) => confinementFailure(f.journal)).find((m) => m !== undefined) : undefined;
+      if (confined) r = { status: 'error', findings: [], message: confinementMessage(confined) };
       const full: CheckResult = { check, key, ...r, durationMs: clock.now() - t0, parts };
       results.push(full);
       emit({ kind: 'checkFinished', result: full });
@@ -984,6 +988,12 @@ export async function runChecks(options: RunChecksOptions, progress?: CheckProgr
       const t0 = clock.now();
       for (const c of checks) emit({ kind: 'checkStarted', key, check: c });
       ref1 = await referenceRun(ctx, refParts, 1, true);
+      const confined = goRunner ? confinementFailure(ref1.run.entries, ref1.copy.scratchKey) : undefined;
+      if (confined) {
+        // Every check would run into the same wall (and the convergence check would read the retries as a loop).
+        for (const c of checks) result(c, { status: 'error', findings: [], message: confinementMessage(confined) }, c === checks[0] ? [...refParts] : [], t0);
+        continue;
+      }
       const compared = ctx.resources.length;
       const ref2 = await referenceRun(ctx, refParts, 2, false);
       // The second run wrote a resource the first did not: the first run's end state (still settled, its controller
