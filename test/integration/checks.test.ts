@@ -190,6 +190,31 @@ describe('robustness checks (issue 11) on the real control plane', () => {
     assert.deepEqual(await scratchLeft(), []);
   });
 
+  test('convergence: a reconcile that writes once (its finalizer) and then fails every time is named as failing, not as a hot loop of writes', async () => {
+    const reconciler = (): Reconciler => ({
+      name: 'fails-after-finalizer',
+      async reconcile(req, ctx) {
+        const w = await ctx.client.get(ctx.primary, req.namespace, req.name, ctx.signal);
+        if (!w.metadata.finalizers?.includes('example.org/keep')) {
+          await ctx.client.update(ctx.primary, { ...w, metadata: { ...w.metadata, finalizers: ['example.org/keep'] } }, { signal: ctx.signal });
+        }
+        if (w.metadata.deletionTimestamp) {
+          await ctx.client.update(ctx.primary, { ...w, metadata: { ...w.metadata, finalizers: [] } }, { signal: ctx.signal });
+          return {};
+        }
+        throw new Error('broker unreachable at amqp://queue:5672');
+      },
+    });
+    const r = await runChecks(options({ createReconciler: reconciler, reconcilerSpec: { kind: 'module', path: 'fails-after-finalizer.ts' }, checks: ['convergence'], convergenceBoundMs: 4_000 }));
+    const f = r.findings.find((x) => x.check === 'convergence');
+    assert.ok(f, summary(r));
+    assert.match(r.results[0]!.message!, /^not idle after 4000 ms: the reconcile keeps failing$/, summary(r));
+    assert.match(f.title, /^Never converges: \d+ of \d+ reconciles failed in 4 s, last with: broker unreachable at amqp:\/\/queue:5672$/, f.title);
+    assert.match(f.explanation, /ended in an error \(the last one too\); an error is retried with backoff[^]*return a RequeueAfter/, f.explanation);
+    assert.doesNotMatch(f.explanation, /hot loop|kept writing/, f.explanation);
+    assert.deepEqual(await scratchLeft(), []);
+  });
+
   test('crash after write: a child of a resource the run was not given (a Secret with generateName) is compared because the reconciler wrote it; its value is never shown', async () => {
     const secrets = { group: '', version: 'v1', resource: 'secrets' };
     const reconciler = (): Reconciler => ({

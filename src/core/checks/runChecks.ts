@@ -233,12 +233,27 @@ function checkConvergence(ctx: KeyContext, ref: Reference): Pick<CheckResult, 's
   const running = run.controller.snapshot().status.inFlight > 0;
   const last = writes.slice(-3);
   const flapping = flappingPaths(writes.filter((w) => top && describeWrite(w) === top[0]));
+  const failing = failingReconciles(run, ref.copy.scratchKey);
+  const seconds = Math.round(ctx.boundMs / 1000);
+  // A key whose reconciles keep failing is retried with backoff: that, not its writes, keeps it busy (one write
+  // before the failure, e.g. adding a finalizer, is no hot loop).
+  if (failing && (!top || top[1].n < 2)) {
+    return {
+      status: 'failed',
+      message: `not idle after ${ctx.boundMs} ms: the reconcile keeps failing`,
+      findings: [finding(ctx, {
+        check: 'convergence', severity: 'error', perturbation, diff: '', writes: last.map(checkWriteOf), journal: journalOf(run, ref.copy.scratchKey),
+        title: `Never converges: ${failing.errors} of ${reconciles} reconciles failed in ${seconds} s, last with: ${failing.message}`,
+        explanation: `The spec did not change, yet ${failing.errors} of its ${reconciles} reconciles ended in an error (the last one too); an error is retried with backoff (5 ms, doubling up to 1000 s), so the key never goes idle. The last error: ${failing.message}. If the object cannot be made ready until something else changes, return a RequeueAfter (or a TerminalError for a spec that can never work) instead of an error; otherwise fix what fails.`,
+      })],
+    };
+  }
   return {
     status: 'failed',
     message: `not idle after ${ctx.boundMs} ms`,
     findings: [finding(ctx, {
       check: 'convergence', severity: 'error', perturbation, diff: '', writes: last.map(checkWriteOf), journal: journalOf(run, ref.copy.scratchKey),
-      title: top ? `Never converges: ${top[1].n} × ${top[0]} in ${Math.round(ctx.boundMs / 1000)} s (${reconciles} reconciles)` : `Never goes idle: ${reconciles} reconciles in ${Math.round(ctx.boundMs / 1000)} s`,
+      title: top ? `Never converges: ${top[1].n} × ${top[0]} in ${seconds} s (${reconciles} reconciles)` : `Never goes idle: ${reconciles} reconciles in ${seconds} s`,
       explanation: top
         ? `The spec did not change, yet the controller kept writing: each write is a watch event that queues the key again, so it reconciles forever (a hot loop).${flapping.length ? ` The fields that change on every write: ${flapping.slice(0, 5).join(', ')}.` : ''} Write status only when it differs from what is there, and keep values that change on every pass (timestamps, counters) out of the written state.`
         : running
@@ -246,6 +261,20 @@ function checkConvergence(ctx: KeyContext, ref: Reference): Pick<CheckResult, 's
           : `The key kept being reconciled (errors retried, or requeues) without reaching a stable state within the bound. Look at the journal for the failing reconcile.`,
     })],
   };
+}
+
+/** The failed reconciles (error outcome) of `scratchKey` when its last reconcile failed: their count and the last message (clipped); else undefined. */
+function failingReconciles(run: CheckRun, scratchKey: ObjectKey): { errors: number; message: string } | undefined {
+  let errors = 0;
+  let last: string | undefined;
+  for (const e of run.entries) {
+    if (e.kind !== 'reconcileEnd' || e.key !== scratchKey) continue;
+    if (e.outcome.kind === 'error') {
+      errors++;
+      last = e.outcome.message;
+    } else last = undefined;
+  }
+  return last === undefined ? undefined : { errors, message: last.length > 300 ? `${last.slice(0, 300)}…` : last };
 }
 
 /** Paths whose values differ between the `after` of consecutive writes of one object (what keeps changing). */
