@@ -7,7 +7,8 @@
 // cluster-scoped key.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createServer, type AddressInfo } from 'node:net';
 import { parseAllDocuments } from 'yaml';
@@ -19,7 +20,7 @@ import { createNamespace, getTestCluster, installCrd, uniqueName, waitUntil, typ
 import { buildGoProgram, harborOperatorDir, haveGo } from './support/goSample.ts';
 import { GoLaunches } from './support/goLaunch.ts';
 import { runCliProcess } from './support/cli.ts';
-import { sampleDocs } from './reconcilers.support.ts';
+import { ROOT, sampleDocs } from './reconcilers.support.ts';
 
 const HARBORS: GroupVersionResource = { group: 'fleet.example.io', version: 'v1beta1', resource: 'harbors' };
 const DEPLOYMENTS: GroupVersionResource = { group: 'apps', version: 'v1', resource: 'deployments' };
@@ -231,6 +232,23 @@ describe('a user-shaped Go controller (two controllers, a cluster-scoped CRD) th
       }
     } finally {
       await new Promise((resolve) => taken.close(resolve));
+    }
+  });
+
+  test('CLI step --go of a module whose go.mod is not tidy after adding the bridge (no go.sum yet): Go\'s own error, then the command that fixes it', { timeout: 180_000 }, async () => {
+    // Go's advice for a missing go.sum entry is `go get <this module>`; what a user who just added the bridge's
+    // lines needs is `go mod tidy` in the module.
+    const dir = mkdtempSync(join(tmpdir(), 'rl-untidy-'));
+    try {
+      const fixture = join(ROOT, 'test/fixtures/go-external-cleanup');
+      writeFileSync(join(dir, 'go.mod'), readFileSync(join(fixture, 'go.mod'), 'utf8').replaceAll('=> ../../../', `=> ${ROOT}/`));
+      copyFileSync(join(fixture, 'main.go'), join(dir, 'main.go'));
+      const r = await runCliProcess(['step', '--kubeconfig', cluster.kubeconfigPath, '--go', `go -C ${dir} run .`]);
+      assert.equal(r.code, 1, r.stderr);
+      assert.match(r.stderr, /exited with code 1 before announcing a controller\. Last output:\n[^]*missing go\.sum entry/, r.stderr);
+      assert.ok(r.stderr.includes(`The module's go.mod is not tidy: run \`go mod tidy\` in ${dir} (after adding the bridge's require and replace lines`), r.stderr);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 

@@ -113,9 +113,39 @@ export function controllerRuntimeNote(goModText: string, bridgeGoModText: string
   const b = bridge ? minorOf(bridge) : undefined;
   if (!a || !b || (a[0] === b[0] && a[1] === b[1])) return undefined;
   const older = a[0] < b[0] || (a[0] === b[0] && a[1] < b[1]);
+  const myGo = goDirectiveOf(goModText);
+  const bridgeGo = goDirectiveOf(bridgeGoModText);
+  const goRaised = myGo && bridgeGo && compareGoVersions(myGo, bridgeGo) < 0 ? `, and its go directive from ${myGo} to ${bridgeGo}, which needs Go ${bridgeGo} or newer` : '';
   return older
-    ? `Your module requires controller-runtime ${mine}; the bridge is built with ${bridge}, so \`go mod tidy\` raises it to ${bridge} (and k8s.io/* with it). Read controller-runtime's release notes for what your code may need to change.`
+    ? `Your module requires controller-runtime ${mine}; the bridge is built with ${bridge}, so \`go mod tidy\` raises it to ${bridge} (and k8s.io/* with it${goRaised}): Go keeps the highest version any module requires, so the bridge cannot be used with ${mine}. Read controller-runtime's release notes for what your code may need to change.`
     : `Your module requires controller-runtime ${mine}; the bridge is built and tested with ${bridge} (v${b[0]}.${b[1]}.x): a newer release may work, but it is not what the bridge was tested with.`;
+}
+
+/**
+ * A hint for a `go run` that failed before the program started because its go.mod is not tidy — what Go prints
+ * when the bridge's `require`/`replace` lines were added (or its import written) but `go mod tidy` was not run yet:
+ * `missing go.sum entry`, `updates to go.mod needed`, `no required module provides package`. Undefined for any
+ * other output. `dir` is the module's directory when known.
+ */
+export function goModTidyHint(output: readonly string[], dir?: string): string | undefined {
+  if (!output.some((l) => /missing go\.sum entry|updates to go\.mod needed|no required module provides package|go: inconsistent vendoring/.test(l))) return undefined;
+  return `The module's go.mod is not tidy: run \`go mod tidy\` in ${dir ?? 'the module\'s directory'} (after adding the bridge's require and replace lines and its import; it raises an older controller-runtime to the bridge's), then run again.`;
+}
+
+/** The `go` directive of a go.mod's text ("1.26.0"), undefined when it has none. */
+function goDirectiveOf(text: string): string | undefined {
+  return /^go\s+(\d+(?:\.\d+)*)\s*(?:\/\/.*)?$/m.exec(text)?.[1];
+}
+
+/** Orders two Go versions ("1.24", "1.26.0") numerically. */
+function compareGoVersions(a: string, b: string): number {
+  const x = a.split('.').map(Number);
+  const y = b.split('.').map(Number);
+  for (let i = 0; i < Math.max(x.length, y.length); i++) {
+    const d = (x[i] ?? 0) - (y[i] ?? 0);
+    if (d) return d;
+  }
+  return 0;
 }
 
 function minorOf(version: string): [number, number] | undefined {

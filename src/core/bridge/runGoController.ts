@@ -1,6 +1,8 @@
 import type { Clock, TimerHandle } from '../clock.ts';
 import type { Logger } from '../log.ts';
+import { resolve } from 'node:path';
 import type { BridgeHub } from './bridgeHub.ts';
+import { goModTidyHint } from './goModule.ts';
 import type { GoProcess } from './goProcess.ts';
 import { describeExit, launchProcess, processGroupOf, type LaunchedProcess, type LaunchSpec } from './launcher.ts';
 import type { BridgeRefusal } from './listener.ts';
@@ -190,7 +192,10 @@ export async function runGoController(o: RunGoControllerOptions): Promise<Runnin
       followed,
       aborted,
       launched.exited.then((e) => {
-        throw new Error(`${[o.spec.command, ...o.spec.args].join(' ')} ${describeExit(e)} before announcing a controller. Last output:\n${launched.tail(15).join('\n')}`);
+        const tail = launched.tail(15);
+        const dir = o.spec.args[0] === '-C' && o.spec.args[1] ? resolve(o.spec.cwd ?? process.cwd(), o.spec.args[1]) : (o.spec.cwd ?? process.cwd());
+        const hint = goModTidyHint(tail, dir);
+        throw new Error(`${[o.spec.command, ...o.spec.args].join(' ')} ${describeExit(e)} before announcing a controller. Last output:\n${tail.join('\n')}${hint ? `\n${hint}` : ''}`);
       }),
     ]);
     return { launched, process: ref.process, controller: ref.controller };

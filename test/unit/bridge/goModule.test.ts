@@ -1,9 +1,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { BRIDGE_MODULE_PATH, bridgeEditArgs, bridgeProblem, bridgeProblemIn, controllerRuntimeNote, findControllerModules, findGoMod, readBridgeInGoMod } from '../../../src/core/bridge/goModule.ts';
+import { BRIDGE_MODULE_PATH, bridgeEditArgs, bridgeProblem, bridgeProblemIn, controllerRuntimeNote, findControllerModules, findGoMod, goModTidyHint, readBridgeInGoMod } from '../../../src/core/bridge/goModule.ts';
 
 test('readBridgeInGoMod: single-line and block require / replace, comments, quotes; other modules ignored', () => {
   const blocks = `module example.com/widgets // the operator
@@ -93,4 +93,18 @@ test('controllerRuntimeNote: an older minor release is raised by go mod tidy, a 
   assert.equal(controllerRuntimeNote(mine('v0.25.0'), bridge), undefined, 'another patch release of the same minor');
   assert.equal(controllerRuntimeNote('module example.org/plain\n', bridge), undefined, 'no controller-runtime');
   assert.equal(controllerRuntimeNote(mine('master'), bridge), undefined, 'a version it cannot read');
+  // A kubebuilder project on v0.24 (go 1.24.0) against the real bridge go.mod (go 1.26.0): tidy raises its go directive too.
+  const real = readFileSync(join(import.meta.dirname, '../../../bridge/go.mod'), 'utf8');
+  const v024 = 'module example.org/queue-operator\n\ngo 1.24.0\n\nrequire (\n\tk8s.io/api v0.36.0\n\tsigs.k8s.io/controller-runtime v0.24.1\n)\n';
+  assert.match(controllerRuntimeNote(v024, real) ?? '', /^Your module requires controller-runtime v0\.24\.1; the bridge is built with v0\.25\.\d+, so `go mod tidy` raises it to v0\.25\.\d+ \(and k8s\.io\/\* with it, and its go directive from 1\.24\.0 to 1\.26\.0, which needs Go 1\.26\.0 or newer\): Go keeps the highest version any module requires, so the bridge cannot be used with v0\.24\.1\./);
+  assert.doesNotMatch(controllerRuntimeNote(v024.replace('go 1.24.0', 'go 1.26.2'), real) ?? '', /go directive/, 'a go directive already as high: nothing to say about it');
+});
+
+test('goModTidyHint: what go run prints when go.mod is not tidy after adding the bridge gets the command to run; other failures none', () => {
+  assert.equal(goModTidyHint(['go: github.com/fxamacker/cbor/v2@v2.9.0: missing go.sum entry for go.mod file; to add it:', '\tgo mod download github.com/fxamacker/cbor/v2'], '/src/op'),
+    'The module\'s go.mod is not tidy: run `go mod tidy` in /src/op (after adding the bridge\'s require and replace lines and its import; it raises an older controller-runtime to the bridge\'s), then run again.');
+  assert.match(goModTidyHint(['go: updates to go.mod needed; to update it:', '\tgo mod tidy']) ?? '', /run `go mod tidy` in the module's directory/);
+  assert.match(goModTidyHint(['cmd/main.go:20:2: no required module provides package github.com/reconcile-lab/reconcile-lab/bridge; to add it:']) ?? '', /not tidy/);
+  assert.equal(goModTidyHint(['listen tcp :8081: bind: address already in use']), undefined);
+  assert.equal(goModTidyHint([]), undefined);
 });
