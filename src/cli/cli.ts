@@ -739,7 +739,7 @@ export function formatEntry(e: JournalEntry, verbose: boolean, now: number = e.a
         what = `✗ error${o.failures !== undefined ? ` (failure ${o.failures})` : ''}, ${retry}${ignoredText(o.ignored, 'retried with backoff')}: ${o.message}`;
       } else if (o.kind === 'requeue') {
         what = `requeue (rate-limited, the deprecated requeue: true)${o.reason ? ` (${o.reason})` : ''}${o.retryAt !== undefined ? `, retry in ${seconds(o.retryAt - now)}` : ''}`;
-      } else if (o.kind === 'terminal') what = `✗ terminal error, not retried until the object changes${ignoredText(o.ignored, 'not requeued')}: ${o.message}`;
+      } else if (o.kind === 'terminal') what = `✗ terminal error, not retried until an event queues the key again${ignoredText(o.ignored, 'not requeued')}: ${o.message}`;
       else what = `${o.kind}: ${o.message}`;
       return oneEntry(`${t} ■ ${e.key} ${what} [${e.durationMs} ms]`);
     }

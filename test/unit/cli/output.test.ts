@@ -11,7 +11,7 @@ test('text output: a failed reconcile shows the failure count and when it is ret
   const line = formatEntry(entry({ kind: 'reconcileEnd', key: 'ns/a', durationMs: 4, outcome: { kind: 'error', message: 'boom', retryAt: at + 2500, failures: 3 } }), false, at);
   assert.equal(line, '12:00:00.000 ■ ns/a ✗ error (failure 3), retry in 2.5 s: boom [4 ms]');
   const terminal = formatEntry(entry({ kind: 'reconcileEnd', key: 'ns/a', durationMs: 1, outcome: { kind: 'terminal', message: 'bad spec' } }), false, at);
-  assert.match(terminal!, /terminal error, not retried until the object changes: bad spec/);
+  assert.match(terminal!, /terminal error, not retried until an event queues the key again: bad spec/);
 });
 
 test("text output: a Go controller's error says the retry delay its rate limiter gave, not the time left when the entry is printed", () => {
@@ -111,7 +111,7 @@ test('text output: a write the server accepted without change says so; a requeue
   assert.equal(end({ kind: 'requeueAfter', afterMs: 250 }), '12:00:00.000 ■ ns/k requeue after 250 ms [3 ms]');
   assert.equal(end({ kind: 'error', message: 'boom', failures: 12, retryAt: at + 10_240, retryDelayMs: 10_240 }), '12:00:00.000 ■ ns/k ✗ error (failure 12), retry in 10 s: boom [3 ms]');
   assert.equal(end({ kind: 'error', message: 'not ready', failures: 1, retryAt: at + 5, retryDelayMs: 5, ignored: 'RequeueAfter 30 s' }), '12:00:00.000 ■ ns/k ✗ error (failure 1), retry in 5 ms (its RequeueAfter 30 s is ignored: with an error, controller-runtime drops the Result, retried with backoff): not ready [3 ms]');
-  assert.equal(end({ kind: 'terminal', message: 'bad spec', ignored: 'Requeue: true' }), '12:00:00.000 ■ ns/k ✗ terminal error, not retried until the object changes (its Requeue: true is ignored: with an error, controller-runtime drops the Result, not requeued): bad spec [3 ms]');
+  assert.equal(end({ kind: 'terminal', message: 'bad spec', ignored: 'Requeue: true' }), '12:00:00.000 ■ ns/k ✗ terminal error, not retried until an event queues the key again (its Requeue: true is ignored: with an error, controller-runtime drops the Result, not requeued): bad spec [3 ms]');
 });
 
 test("text output: a trigger caused by a write the command printed names whose write it was (this key's own, another key's, another controller's); a write that changed nothing is no one's cause", () => {
