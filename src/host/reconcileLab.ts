@@ -14,6 +14,8 @@ import { EditDocuments } from './documents/editDocuments.ts';
 import { offerConflictChoices } from './commands/editCommands.ts';
 import { CommandIds, ContextKeys, Schemes, ViewIds } from './ids.ts';
 import { missingNamespaceNote } from '../core/k8s/absent.ts';
+import { refusedListMessage } from '../core/cache/refusedList.ts';
+import { watchServerOutages } from '../core/k8s/reachability.ts';
 import { errorMessage } from './notify.ts';
 import type { Output } from './output.ts';
 import { resolveKubeconfigSource, withSettingHint, type KubeconfigSource } from './connection/kubeconfigSource.ts';
@@ -251,6 +253,7 @@ export class ReconcileLab implements vscode.Disposable {
       }
       this.attach(session);
       this.namespacesChecked = this.noteMissingNamespaces(session);
+      this.noteRefusedList(session);
       return session;
     } catch (e) {
       this.setDisconnectedState();
@@ -272,6 +275,9 @@ export class ReconcileLab implements vscode.Disposable {
     return this.connect();
   }
 
+  /** While the current connection's API server cannot be reached: what the status bar's tooltip says about it. */
+  private serverAway: string | undefined;
+
   /** Settles once the last connection's reconcileLab.namespaces were checked (and a missing one named). */
   namespacesChecked: Promise<void> = Promise.resolve();
 
@@ -288,6 +294,24 @@ export class ReconcileLab implements vscode.Disposable {
     }
     if (!notes.length || this.current !== session) return;
     void ui.warn(`Reconcile Lab: reconcileLab.namespaces: ${notes.join('; ')}. Nothing of it is watched until it exists.`, 'Choose Namespaces…').then((choice) => {
+      if (choice) void vscode.commands.executeCommand(CommandIds.selectNamespaces);
+    });
+  }
+
+  /**
+   * Says, with Choose Namespaces… as the button, when the server refused an initial list while connecting (a user
+   * whose rights are namespaced, watching every namespace): which list, in which scope, the missing right, and the
+   * namespace to pick (the context's first). The connection stays up: the views show what could be listed.
+   */
+  private noteRefusedList(session: Session): void {
+    const r = session.refusedList;
+    if (!r) return;
+    const text = refusedListMessage(r, {
+      restrict: (ns) => `Choose Namespaces… and pick ${ns}`,
+      ...(session.contextNamespace ? { contextNamespace: session.contextNamespace } : {}),
+      context: session.contextName,
+    });
+    void ui.warn(`Reconcile Lab: ${text}${session.controller ? ' The reconcile loop did not start.' : ''}`, 'Choose Namespaces…').then((choice) => {
       if (choice) void vscode.commands.executeCommand(CommandIds.selectNamespaces);
     });
   }
@@ -326,6 +350,17 @@ export class ReconcileLab implements vscode.Disposable {
         if (ch.type === 'object') this.documents.objectChanged(ch.resource, ch.key);
       }),
     );
+    // The server going away and coming back: said once each (output and status bar), not a line per retry.
+    c.add(
+      watchServerOutages(session.transport, this.clock, (n) => {
+        if (this.current !== session) return;
+        this.serverAway = n.kind === 'away' ? n.text : undefined;
+        if (n.kind === 'away') this.log.warn(n.text);
+        else this.log.info(n.text);
+        this.renderStatus();
+      }),
+    );
+    c.add(toDisposable(() => (this.serverAway = undefined)));
     const source = journalSource(session);
     c.add(source);
     this.eventLog.setSource(source, `Connected to ${session.contextName} (${session.server})`);
@@ -461,6 +496,7 @@ export class ReconcileLab implements vscode.Disposable {
       resources: s.resources.length,
       ...(this.go.current && s.controller === this.go.current.controller ? { external: s.controllerOrigin } : {}),
       ...(step ? { step } : {}),
+      ...(this.serverAway ? { unreachable: this.serverAway } : {}),
     });
     const c = this.queueTree.counts();
     const parts = [

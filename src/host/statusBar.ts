@@ -19,6 +19,8 @@ export type StatusBarState =
       readonly external?: string;
       /** What Step acts on ("Step ns/name (selected)"), while the loop does not run. */
       readonly step?: string;
+      /** Set while the API server cannot be reached: what happened and what the informers and the loop do. */
+      readonly unreachable?: string;
     };
 
 /** The connection and queue-depth item in the status bar. */
@@ -61,6 +63,7 @@ export class StatusBar implements vscode.Disposable {
         if (c.backoff) parts.push(`$(error) ${c.backoff} backoff`);
         if (s.external) parts.push(`$(debug-alt) ${inert(s.external.replace(/^Go controller /, 'Go '))}`); // the name is the program's
         if (s.step) parts.push(`$(debug-step-over) ${inert(shortKey(s.step.replace(/^Step /, '').replace(/ \((selected|next in queue)\)$/, '')))}`);
+        if (s.unreachable) parts.splice(1, 0, '$(warning) server unreachable');
         item.text = parts.join('  ');
         const md = new vscode.MarkdownString(undefined, true);
         md.appendMarkdown('**Reconcile Lab**\n\n');
@@ -77,9 +80,13 @@ export class StatusBar implements vscode.Disposable {
           md.appendMarkdown('\n\n');
           md.appendText(`${s.step}: F10 in the views, or the Step button.`);
         }
+        if (s.unreachable) {
+          md.appendMarkdown('\n\n');
+          md.appendText(s.unreachable);
+        }
         item.tooltip = md;
         item.command = `${ViewIds.queue}.focus`;
-        item.backgroundColor = c.backoff ? new vscode.ThemeColor('statusBarItem.warningBackground') : undefined;
+        item.backgroundColor = c.backoff || s.unreachable ? new vscode.ThemeColor('statusBarItem.warningBackground') : undefined;
         return;
       }
     }

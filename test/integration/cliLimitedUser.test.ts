@@ -87,6 +87,13 @@ describe('reconcile-lab CLI as a user with namespaced RBAC rights only', () => {
     }
   });
 
+  test('check refuses before writing anything: the scratch namespaces it needs are beyond these rights (exit 5)', async () => {
+    const r = await cli(['check', 'w', ...widgets(), '--confirm-cluster', 'dev']);
+    assert.equal(r.code, 5, r.stderr);
+    assert.match(r.stderr, /your user may not create or delete namespaces \(check with: kubectl auth can-i create namespaces\)/);
+    assert.match(r.stderr, /the local control plane/);
+  });
+
   test('a namespace it may not list (the context without a namespace: default) is named, with a Role to ask for', async () => {
     const r = await cli(['inspect', 'w', ...widgets(), '--context', 'dev-default']);
     assert.equal(r.code, 1, r.stderr);

@@ -947,11 +947,35 @@ async function crashDuringDeletion(ctx: KeyContext, parts: CheckTimingPart[], le
 }
 
 /**
+ * Why the checks cannot work for this user: they create and delete scratch namespaces, which a user with namespaced
+ * rights only (a Role) may not. Asked of the server with SelfSubjectAccessReviews (writes nothing); undefined when
+ * both are allowed or the server cannot tell (then the checks find out as before).
+ */
+export async function scratchRightsProblem(transport: Pick<RunChecksOptions['transport'], 'json'>, signal?: AbortSignal): Promise<string | undefined> {
+  const missing: string[] = [];
+  for (const verb of ['create', 'delete']) {
+    try {
+      const r = await transport.json<{ status?: { allowed?: boolean } }>({
+        method: 'POST',
+        path: '/apis/authorization.k8s.io/v1/selfsubjectaccessreviews',
+        body: { apiVersion: 'authorization.k8s.io/v1', kind: 'SelfSubjectAccessReview', spec: { resourceAttributes: { verb, group: '', resource: 'namespaces' } } },
+        ...(signal ? { signal } : {}),
+      });
+      if (r?.status?.allowed === false) missing.push(verb);
+    } catch {
+      return undefined;
+    }
+  }
+  if (!missing.length) return undefined;
+  return `the checks copy your objects into scratch namespaces they create and delete, and your user may not ${missing.join(' or ')} namespaces (check with: kubectl auth can-i ${missing[0]} namespaces). Run them on a cluster where you may (the local control plane: npm run lab, or Start Local Control Plane), or ask for ${missing.join(' and ')} on namespaces (a ClusterRole).`;
+}
+
+/**
  * Runs the selected checks on every key, each on fresh copies in scratch namespaces (deleted afterwards, also on
  * abort or error), and resolves with the report. Rejects only with {@link CheckRefusedError}, before writing.
  */
 export async function runChecks(options: RunChecksOptions, progress?: CheckProgress, signal?: AbortSignal): Promise<CheckReport> {
-  const refusal = refusalOf(options);
+  const refusal = refusalOf(options) ?? (await scratchRightsProblem(options.transport, signal));
   if (refusal) throw new CheckRefusedError(refusal);
   const clock = options.clock ?? realClock;
   const log = options.log ?? nullLogger;

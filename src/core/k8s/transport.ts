@@ -3,6 +3,7 @@ import { fetch, type Dispatcher, type Response } from 'undici';
 import type { ApiStatus } from '../cache/interfaces.ts';
 import { ApiError } from './client.ts';
 import { drainOrphanedHttp2Answers } from './h2Orphans.ts';
+import { Emitter, type Event } from '../event.ts';
 import type { Disposable } from '../lifecycle.ts';
 
 export interface TransportRequest {
@@ -71,6 +72,9 @@ export function sendAgainOnFreshConnection(method: string, cause: { code?: strin
   return code === 'UND_ERR_INFO' && /"GOAWAY" frame received|socket idle timeout/.test(cause?.message ?? '');
 }
 
+/** A change in whether the API server can be reached ({@link KubeTransport.onDidChangeReachability}). */
+export type Reachability = { reachable: false; error: string } | { reachable: true };
+
 /**
  * The HTTP seam to one cluster, built on `@kubernetes/client-node`'s
  * KubeConfig: it applies TLS, client certificates, bearer tokens and exec
@@ -101,6 +105,15 @@ export class KubeTransport {
    * (see h2Orphans.ts).
    */
   private readonly orphans: Disposable;
+  /** Why the server could not be reached, from the first failed connection until it answers again. */
+  private unreachableSince: { error: string } | undefined;
+  private readonly reachability = new Emitter<Reachability>();
+  /**
+   * Fires when requests begin to fail because the server cannot be reached (connection refused or reset, DNS, TLS:
+   * an ApiError code 0 before any answer), once, and when it answers again (any HTTP status), once. A front-end
+   * says so on these transitions instead of a line per retry; informers keep retrying with their backoff meanwhile.
+   */
+  readonly onDidChangeReachability: Event<Reachability> = this.reachability.event;
 
   constructor(kubeConfig: KubeConfig) {
     this.kubeConfig = kubeConfig;
@@ -160,7 +173,12 @@ export class KubeTransport {
   private async fetchOnce(url: string, req: TransportRequest, headers: Record<string, string>, body: string | undefined): Promise<Response> {
     for (let attempt = 0; ; attempt++) {
       try {
-        return await fetch(url, { method: req.method, headers, body, dispatcher: this.dispatcher, signal: req.signal });
+        const res = await fetch(url, { method: req.method, headers, body, dispatcher: this.dispatcher, signal: req.signal });
+        if (this.unreachableSince) {
+          this.unreachableSince = undefined;
+          this.reachability.fire({ reachable: true });
+        }
+        return res;
       } catch (e) {
         if (req.signal?.aborted) throw req.signal.reason ?? e;
         if (this.disposed) throw transportClosedError();
@@ -172,7 +190,12 @@ export class KubeTransport {
         // informer relists where client-go retries the watch.
         if (attempt === 0 && sendAgainOnFreshConnection(req.method, cause)) continue;
         const detail = cause?.code ?? cause?.message ?? (e as Error).message;
-        throw new ApiError(0, 'Unreachable', `Cannot reach the API server at ${this.server} (${detail}).`, { cause: detail });
+        const error = new ApiError(0, 'Unreachable', `Cannot reach the API server at ${this.server} (${detail}).`, { cause: detail });
+        if (!this.unreachableSince) {
+          this.unreachableSince = { error: error.message };
+          this.reachability.fire({ reachable: false, error: error.message });
+        }
+        throw error;
       }
     }
   }
@@ -187,6 +210,7 @@ export class KubeTransport {
   dispose(): void {
     if (this.disposed) return;
     this.disposed = true;
+    this.reachability.dispose();
     this.closing.abort(transportClosedError());
     if (!this.dispatcher) {
       this.orphans.dispose();

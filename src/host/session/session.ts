@@ -3,6 +3,7 @@ import type { Clock } from '../../core/clock.ts';
 import { Emitter } from '../../core/event.ts';
 import { DisposableStore, toDisposable, type Disposable } from '../../core/lifecycle.ts';
 import type { Logger } from '../../core/log.ts';
+import { onInitialListRefused, type RefusedList } from '../../core/cache/refusedList.ts';
 import { InformerFactory } from '../../core/cache/informerFactory.ts';
 import { stripManagedFields } from '../../core/cache/sharedIndexInformer.ts';
 import { OWNER_UID_INDEX, ownerUidIndexFunc } from '../../core/cache/indexFuncs.ts';
@@ -146,6 +147,13 @@ export class Session implements ViewModel, Disposable {
   private readonly factory: InformerFactory;
   /** The namespaces of reconcileLab.namespaces (trimmed, no duplicates); empty: every namespace. */
   readonly namespaces: readonly string[];
+  /** The kubeconfig context's namespace, when it names one (offered when a cluster-wide list is refused). */
+  contextNamespace: string | undefined;
+  /**
+   * An initial list the server refused while connecting (RBAC 403, or 401): the connect stopped waiting for the
+   * caches at once (the loop did not start) and the host says what to do. Undefined when every list went through.
+   */
+  refusedList: RefusedList | undefined;
   private readonly namespaceFilter: ReadonlySet<string> | undefined;
   private readonly store = new DisposableStore();
   private readonly changeEmitter = new Emitter<ViewChange>();
@@ -569,13 +577,30 @@ export class Session implements ViewModel, Disposable {
         store,
       });
       session.wire();
-      if (controller) {
-        // start() waits for the caches; it resolves paused (startPaused). A sync failure is reported, not thrown.
-        await controller.start().catch((e: unknown) => log.error('the reconcile loop did not start', { error: (e as Error).message }));
-      } else {
-        const timeout = AbortSignal.timeout(SYNC_TIMEOUT_MS);
-        const synced = await factory.waitForCacheSync(o.signal ? AbortSignal.any([o.signal, timeout]) : timeout);
-        if (!synced && !o.signal?.aborted) log.warn('the informer caches did not sync in time; the views fill in as they do', { timeoutMs: SYNC_TIMEOUT_MS });
+      session.contextNamespace = kc.getContextObject(contextName)?.namespace || undefined;
+      // A list the server refuses (a user with namespaced rights watching every namespace) is not waited out for the
+      // cache-sync timeout (two minutes): the waiting ends at once and the host says what to do (refusedList).
+      const refused = new AbortController();
+      const refusedWatch = onInitialListRefused(
+        watched.map((w) => ({ informer: w.informer, ...(w.info.namespaced && namespaces.length === 1 ? { namespace: namespaces[0] } : {}) })),
+        (r) => {
+          session.refusedList = r;
+          log.error('the server refused an initial list', { resource: resourceIdOf(r.resource), namespace: r.namespace ?? '(all)', code: r.code, error: r.error });
+          refused.abort(new Error('list refused'));
+          if (controller) void controller.stop();
+        },
+      );
+      try {
+        if (controller) {
+          // start() waits for the caches; it resolves paused (startPaused). A sync failure is reported, not thrown.
+          await controller.start().catch((e: unknown) => log.error('the reconcile loop did not start', { error: session.refusedList ? `the server refused to list ${resourceIdOf(session.refusedList.resource)}` : (e as Error).message }));
+        } else {
+          const timeout = AbortSignal.timeout(SYNC_TIMEOUT_MS);
+          const synced = await factory.waitForCacheSync(AbortSignal.any([refused.signal, timeout, ...(o.signal ? [o.signal] : [])]));
+          if (!synced && !o.signal?.aborted && !refused.signal.aborted) log.warn('the informer caches did not sync in time; the views fill in as they do', { timeoutMs: SYNC_TIMEOUT_MS });
+        }
+      } finally {
+        refusedWatch.dispose();
       }
       return session;
     } catch (e) {

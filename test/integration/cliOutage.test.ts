@@ -1,0 +1,77 @@
+// `reconcile-lab run` while kube-apiserver goes away and comes back, on a PRIVATE control plane (the shared one is
+// not disturbed): the loop keeps its keys and backoff counters, the outage is said once each way (not a line per
+// retry), and what was created meanwhile is reconciled after the informer resumes.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createNamespace, installCrd, startPrivateCluster, testCrd, waitUntil, type TestCluster } from './support/cluster.ts';
+import { CLI_MAIN } from './support/cli.ts';
+import type { LocalControlPlane } from '../../src/core/controlplane/localControlPlane.ts';
+
+const group = 'cli-outage-test.reconcile.dev';
+
+describe('reconcile-lab run across a kube-apiserver outage', () => {
+  let c: TestCluster & { controlPlane: LocalControlPlane };
+  let ns: string;
+  let dir: string;
+  let script: string;
+
+  before(async () => {
+    c = await startPrivateCluster();
+    await installCrd(c.transport, testCrd({ group, kind: 'Widget', plural: 'widgets' }));
+    ns = await createNamespace(c.transport, 'outage');
+    dir = mkdtempSync(join(tmpdir(), 'rl-outage-'));
+    // "bad" always fails (its backoff grows), "later" asks to be requeued, anything else is done.
+    script = join(dir, 'reconcile.sh');
+    writeFileSync(
+      script,
+      `#!/bin/sh\ncat >/dev/null\nif [ "$RECONCILE_NAME" = bad ]; then echo '{"error":"always failing"}'; exit 0; fi\nif [ "$RECONCILE_NAME" = later ]; then echo '{"requeueAfterMs":2000,"reason":"poll"}'; exit 0; fi\necho '{}'\n`,
+    );
+    chmodSync(script, 0o755);
+    for (const name of ['ok', 'bad', 'later']) await create(name);
+  });
+  after(async () => {
+    rmSync(dir, { recursive: true, force: true });
+    await c?.controlPlane.stop();
+  });
+
+  const create = (name: string) => c.transport.json({ method: 'POST', path: `/apis/${group}/v1/namespaces/${ns}/widgets`, body: { apiVersion: `${group}/v1`, kind: 'Widget', metadata: { name }, spec: {} } });
+
+  test('the loop rides it out: keys and backoff counters kept, one line when the server goes and one when it answers, the object created meanwhile reconciled', async () => {
+    const p = spawn(process.execPath, [CLI_MAIN, 'run', '--kubeconfig', c.kubeconfigPath, '--resource', `widgets.${group}`, '-n', ns, '--reconciler', `exec:${script}`], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    p.stdout.on('data', (b) => (stdout += b));
+    p.stderr.on('data', (b) => (stderr += b));
+    const closed = new Promise<number | null>((resolve) => p.on('close', resolve));
+    try {
+      const failures = () => [...stdout.matchAll(new RegExp(`■ ${ns}/bad ✗ error \\(failure (\\d+)\\)`, 'g'))].map((m) => Number(m[1]));
+      await waitUntil(() => failures().length >= 3 && stdout.includes(`■ ${ns}/later requeue after`), 'the loop running, bad failing', 60_000);
+
+      await c.controlPlane.stopApiServer({ graceMs: 0 });
+      await waitUntil(() => /Cannot reach the API server/.test(stderr), 'the outage said', 60_000);
+      const failuresBefore = Math.max(...failures());
+      await c.controlPlane.startApiServer();
+      // Created while the informer may still be backing off: it must arrive by a watch from the last RV or a relist.
+      await create('created-after');
+      await waitUntil(() => stdout.includes(`■ ${ns}/created-after done`), 'the object created after the outage reconciled', 120_000);
+      await waitUntil(() => Math.max(...failures()) > failuresBefore, 'bad retried after the outage', 60_000);
+
+      assert.equal(stderr.match(/Cannot reach the API server/g)?.length, 1, `said once, not per retry:\n${stderr}`);
+      assert.match(stderr, /queued keys and their backoffs are kept/);
+      assert.equal(stderr.match(/The API server answers again/g)?.length, 1, stderr);
+      assert.doesNotMatch(stderr, /\n\s+at /, 'no stack trace');
+      // The backoff counter went on from where it was (a relist does not reset it: controller-runtime neither).
+      const after = failures().filter((_, i, all) => i >= all.indexOf(failuresBefore));
+      assert.deepEqual(after, after.map((_, i) => failuresBefore + i), `failure numbers continue: ${failures().join(', ')}`);
+    } finally {
+      p.kill('SIGINT');
+    }
+    const code = await closed;
+    assert.match(stdout, /Summary: /, 'the run ended with its summary');
+    assert.equal(code, 1, 'bad ended in error');
+  });
+});

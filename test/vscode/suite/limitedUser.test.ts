@@ -1,0 +1,91 @@
+// A user whose RBAC rights are namespaced connects with every namespace watched (the default): the connect does not
+// wait out the two-minute cache-sync timeout, and a warning names the refused list, the missing right and the
+// namespace to pick (the context's), with Choose Namespaces… as its button. No token appears in anything shown.
+import * as assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { loadKubeConfig } from '../../../src/core/k8s/kubeconfig.ts';
+import { rendersLink } from '../../../src/host/safeText.ts';
+import { api, lab, labCluster, ok, run, testNamespace, waitUntil, widget, widgetCrd } from './support/lab.ts';
+
+describe('a user with namespaced rights only', function () {
+  this.timeout(120_000);
+  let tmp = '';
+  let ns = '';
+  let token = '';
+  let kubeconfig = '';
+
+  before(async () => {
+    tmp = mkdtempSync(join(tmpdir(), 'rl-ext-limited-'));
+    ns = await testNamespace('ext-limited');
+    const c = await widgetCrd();
+    const { transport, client } = labCluster();
+    const post = (path: string, body: unknown) => transport.json({ method: 'POST', path, body });
+    await post(`/api/v1/namespaces/${ns}/serviceaccounts`, { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'dev' } });
+    await post(`/apis/rbac.authorization.k8s.io/v1/namespaces/${ns}/roles`, {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'Role',
+      metadata: { name: 'dev' },
+      rules: [
+        { apiGroups: [c.group], resources: ['widgets'], verbs: ['get', 'list', 'watch', 'update', 'patch'] },
+        { apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'list', 'watch', 'create', 'update', 'patch'] },
+      ],
+    });
+    await post(`/apis/rbac.authorization.k8s.io/v1/namespaces/${ns}/rolebindings`, {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'RoleBinding',
+      metadata: { name: 'dev' },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'dev' },
+      subjects: [{ kind: 'ServiceAccount', name: 'dev', namespace: ns }],
+    });
+    const tr = await post(`/api/v1/namespaces/${ns}/serviceaccounts/dev/token`, { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { expirationSeconds: 3600 } });
+    token = (tr as { status: { token: string } }).status.token;
+    await client.create(c.gvr, widget(c, ns, 'w'));
+    const cluster = loadKubeConfig({ path: labCluster().kubeconfigPath }).getCurrentCluster()!;
+    kubeconfig = join(tmp, 'kubeconfig');
+    writeFileSync(
+      kubeconfig,
+      JSON.stringify({
+        apiVersion: 'v1',
+        kind: 'Config',
+        clusters: [{ name: 'c', cluster: { server: cluster.server, ...(cluster.caFile ? { 'certificate-authority': cluster.caFile } : { 'certificate-authority-data': cluster.caData }) } }],
+        users: [{ name: 'dev', user: { token } }],
+        contexts: [{ name: 'dev', context: { cluster: 'c', user: 'dev', namespace: ns } }],
+        'current-context': 'dev',
+      }),
+      { mode: 0o600 },
+    );
+  });
+  after(async () => {
+    rmSync(tmp, { recursive: true, force: true });
+    await (await lab()).disconnect();
+  });
+
+  it('connecting to every namespace says at once which list was refused and offers the context\'s namespace', async () => {
+    const c = await widgetCrd();
+    const a = await api();
+    const mark = a.shownMark();
+    const r = ok(await run<{ context: string }>('reconcileLab.connect', { kubeconfig, namespaces: [], resources: [c.resourceId, 'configmaps'], reconcilerResource: c.resourceId, reconcilerKind: 'lab' }));
+    assert.equal(r.context, 'dev');
+    let text: string | undefined;
+    await waitUntil(() => (text = a.shownSince(mark).map((s) => s.text).find((t) => /You may not list/.test(t))) !== undefined, 'the refused list said');
+    assert.match(text!, /in all namespaces \(403 Forbidden: /);
+    assert.match(text!, new RegExp(`Choose Namespaces… and pick ${ns} \\(your context's namespace\\)`));
+    assert.match(text!, /Missing right: list on \S+ cluster-wide/);
+    assert.match(text!, /The reconcile loop did not start\./);
+    for (const s of a.shownSince(mark)) {
+      assert.ok(!s.text.includes(token), 'no token in what is shown');
+      assert.equal(rendersLink(s.text), false, `shown as a link: ${s.text}`);
+    }
+    assert.ok((await lab()).session?.refusedList, 'the session knows what was refused');
+  });
+
+  it('connected to its namespace, it lists and reconciles there', async () => {
+    const c = await widgetCrd();
+    ok(await run('reconcileLab.connect', { kubeconfig, namespaces: [ns], resources: [c.resourceId, 'configmaps'], reconcilerResource: c.resourceId, reconcilerKind: 'lab' }));
+    const l = await lab();
+    assert.equal(l.session?.refusedList, undefined);
+    await waitUntil(() => l.session?.list(c.resourceId).length === 1, 'its widget in view');
+  });
+});
