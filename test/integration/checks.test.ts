@@ -215,6 +215,23 @@ describe('robustness checks (issue 11) on the real control plane', () => {
     assert.deepEqual(await scratchLeft(), []);
   });
 
+  test('a reference run that settles waiting (requeue-after, Ready False) gets a note: the checks judged the reconcile up to the wait, and what a copy lacks', async () => {
+    const reconciler = (): Reconciler => ({
+      name: 'waits-for-a-secret',
+      async reconcile(req, ctx) {
+        const w = await ctx.client.get(ctx.primary, req.namespace, req.name, ctx.signal);
+        // The Secret its spec names is never copied into the scratch namespace: the copy always waits.
+        await writeStatusIfChanged(ctx, ctx.primary, w, () => ({ conditions: [{ type: 'Ready', status: 'False', reason: 'SecretMissing', message: 'waiting for Secret orders-creds' }] }));
+        return { requeueAfterMs: 30_000 };
+      },
+    });
+    const r = await runChecks(options({ createReconciler: reconciler, reconcilerSpec: { kind: 'module', path: 'waits-for-a-secret.ts' }, checks: ['runTwice'], convergenceBoundMs: 6_000 }));
+    assert.ok(r.notes.some((n) => n === `The reference run of ${ns}/widget-ready settled waiting: its last reconcile asked for a requeue after 30 s (Ready False, SecretMissing: waiting for Secret orders-creds), so the checks judged the reconcile up to that wait only. Only the object itself is copied into a scratch namespace (with the ConfigMaps and Secrets a lab-style spec.dependsOn names): if it waits for an object of its real namespace — a Secret or ConfigMap its spec names — the path after the wait was not checked.`), r.notes.join('\n'));
+    const done = await runChecks(options({ createReconciler: () => ({ name: 'done', async reconcile() { return {}; } }), reconcilerSpec: { kind: 'module', path: 'done.ts' }, checks: ['runTwice'], convergenceBoundMs: 6_000 }));
+    assert.ok(!done.notes.some((n) => /settled waiting/.test(n)), 'no note for a reference run that ends done');
+    assert.deepEqual(await scratchLeft(), []);
+  });
+
   test('crash after write: a child of a resource the run was not given (a Secret with generateName) is compared because the reconciler wrote it; its value is never shown', async () => {
     const secrets = { group: '', version: 'v1', resource: 'secrets' };
     const reconciler = (): Reconciler => ({

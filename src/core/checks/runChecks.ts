@@ -277,6 +277,23 @@ function failingReconciles(run: CheckRun, scratchKey: ObjectKey): { errors: numb
   return last === undefined ? undefined : { errors, message: last.length > 300 ? `${last.slice(0, 300)}…` : last };
 }
 
+/**
+ * A note when the reference run settled *waiting*: its last reconcile of the copy returned a requeue-after (with the
+ * copy's Ready=False condition, when it has one). The checks then judged the reconcile up to that wait only — often
+ * because the copy lacks an object the real namespace has (a Secret or ConfigMap its spec names), since only the
+ * object itself (and the lab's `spec.dependsOn`) is copied. Undefined when the last reconcile did not requeue-after.
+ */
+function waitingNote(ref: Reference, key: ObjectKey, primary: string): string | undefined {
+  let last: Extract<JournalEntry, { kind: 'reconcileEnd' }> | undefined;
+  for (const e of ref.run.entries) if (e.kind === 'reconcileEnd' && e.key === ref.copy.scratchKey) last = e;
+  if (last?.outcome.kind !== 'requeueAfter') return undefined;
+  const seconds = Math.round(last.outcome.afterMs / 100) / 10;
+  const copy = ref.raw.objects.find((o) => o.resource === primary && o.object.metadata.name === ref.copy.name && o.object.metadata.namespace === ref.copy.namespace)?.object;
+  const ready = ((copy?.status as { conditions?: Array<{ type?: string; status?: string; reason?: string; message?: string }> } | undefined)?.conditions ?? []).find((c) => c.type === 'Ready' && c.status !== 'True');
+  const why = last.outcome.reason ?? (ready ? `Ready ${ready.status}${ready.reason ? `, ${ready.reason}` : ''}${ready.message ? `: ${ready.message}` : ''}` : undefined);
+  return `The reference run of ${key} settled waiting: its last reconcile asked for a requeue after ${seconds} s${why ? ` (${why.length > 200 ? `${why.slice(0, 200)}…` : why})` : ''}, so the checks judged the reconcile up to that wait only. Only the object itself is copied into a scratch namespace (with the ConfigMaps and Secrets a lab-style spec.dependsOn names): if it waits for an object of its real namespace — a Secret or ConfigMap its spec names — the path after the wait was not checked.`;
+}
+
 /** Paths whose values differ between the `after` of consecutive writes of one object (what keeps changing). */
 function flappingPaths(writes: WriteRecord[]): string[] {
   const out = new Set<string>();
@@ -1047,6 +1064,8 @@ export async function runChecks(options: RunChecksOptions, progress?: CheckProgr
         for (const c of checks) result(c, { status: 'error', findings: [], message: confinementMessage(confined) }, c === checks[0] ? [...refParts] : [], t0);
         continue;
       }
+      const waiting = waitingNote(ref1, key, resourceLabelOf(options.primary));
+      if (waiting) notes.push(waiting);
       const compared = ctx.resources.length;
       const ref2 = await referenceRun(ctx, refParts, 2, false);
       // The second run wrote a resource the first did not: the first run's end state (still settled, its controller
