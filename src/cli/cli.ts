@@ -907,7 +907,19 @@ async function startGoController(args: CliArgs, io: CliIo, log: Logger, s: Sessi
     const p = r.process;
     if (args.controller === undefined) s.followedByDefault = { name: r.controller.name, announced: () => p.controllers.map((c) => c.name) };
   }
-  if (!args.json) io.stderr(`reconcile-lab: ${r.process.description}: controller ${r.controller.name}${r.controller.announcement.priorityQueue ? ' (priority queue)' : ''}, controller-runtime ${r.process.hello.controllerRuntime}\n`);
+  if (!args.json) {
+    io.stderr(`reconcile-lab: ${r.process.description}: controller ${r.controller.name}${r.controller.announcement.priorityQueue ? ' (priority queue)' : ''}, controller-runtime ${r.process.hello.controllerRuntime}\n`);
+    // The program's other controllers (announced before or after the followed one): said once each, with how to see them.
+    const told = new Set<RemoteController>([r.controller]);
+    const tell = (c: RemoteController) => {
+      if (told.has(c)) return;
+      told.add(c);
+      const how = args.command === 'run' ? `its lines are labelled [${c.name}]` : `--controller ${c.name} follows it`;
+      io.stderr(`reconcile-lab: the program also runs controller ${c.name}${c.resourceId ? ` (${c.resourceId})` : ''}: ${how}\n`);
+    };
+    for (const c of r.process.controllers) tell(c);
+    store.add(hub.onDidAddController((c) => c.process === r.process && tell(c.controller)));
+  }
   return r.controller;
 }
 

@@ -235,6 +235,13 @@ describe('a user-shaped Go controller (two controllers, a cluster-scoped CRD) th
     }
   });
 
+  test('CLI run --go names the program\'s other controller once, with how its lines are labelled (not only [name] lines out of nowhere)', { timeout: 180_000 }, async () => {
+    const r = await runCliProcess(['run', '--kubeconfig', cluster.kubeconfigPath, '--controller', 'harbor-keeper', '--duration', '4', '--go', `${bin} --health-probe-bind-address=0 --metrics-bind-address=0`]);
+    assert.match(r.stderr, /: controller harbor-keeper \(priority queue\), controller-runtime v0\.25\.\d+\n/, r.stderr);
+    const also = r.stderr.split('\n').filter((l) => l.includes('also runs controller'));
+    assert.deepEqual(also, ['reconcile-lab: the program also runs controller deployment (deployments.apps): its lines are labelled [deployment]'], r.stderr);
+  });
+
   test('CLI step --go of a module whose go.mod is not tidy after adding the bridge (no go.sum yet): Go\'s own error, then the command that fixes it', { timeout: 180_000 }, async () => {
     // Go's advice for a missing go.sum entry is `go get <this module>`; what a user who just added the bridge's
     // lines needs is `go mod tidy` in the module.
