@@ -267,7 +267,8 @@ export function parseCliArgs(argv: readonly string[]): CliArgs | 'help' {
     if (go.length === 0) throw new UsageError('--go needs a command line, e.g. --go "go run ./cmd"');
   }
   if (v.controller !== undefined) {
-    if (v.go === undefined || cmd === 'check') throw new UsageError('--controller applies to run, step, dry-run and inspect with --go');
+    if (v.go === undefined) throw new UsageError('--controller applies to run, step, dry-run and inspect with --go');
+    if (cmd === 'check') throw new UsageError('--controller applies to run, step, dry-run and inspect with --go; check follows the controller reconciling --resource (e.g. --resource deployments.apps), else the first the program sets up');
     if (v.controller.trim() === '') throw new UsageError('--controller needs the name of a controller of the program');
   }
   let durationMs: number | undefined;

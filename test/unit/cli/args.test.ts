@@ -113,7 +113,7 @@ test('--controller: which of the Go program\'s controllers to follow, only with 
   assert.ok(b !== 'help');
   assert.equal(b.controller, undefined);
   assert.throws(() => parseCliArgs(['step', '--controller', 'x']), /--controller applies to run, step, dry-run and inspect with --go/);
-  assert.throws(() => parseCliArgs(['check', '--go', './relay', '--controller', 'x']), /--controller applies to run, step, dry-run and inspect with --go/);
+  assert.throws(() => parseCliArgs(['check', '--go', './relay', '--controller', 'x']), /--controller applies to run, step, dry-run and inspect with --go; check follows the controller reconciling --resource \(e\.g\. --resource deployments\.apps\), else the first the program sets up$/);
   assert.throws(() => parseCliArgs(['run', '--go', './relay', '--controller', ' ']), /--controller needs the name/);
 });
 
