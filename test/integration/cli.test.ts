@@ -88,6 +88,12 @@ describe('reconcile-lab CLI against a real kube-apiserver', () => {
     assert.equal(step.code, 0, step.stderr);
     assert.match(step.stderr, new RegExp(`^reconcile-lab: note: widgets\\.\\S+ ${ns}/widget-redy does not exist on the server \\(did you mean ${ns}/widget-ready\\?\\); the reconciler runs as for a deleted object$`, 'm'));
     assert.match(step.stdout, new RegExp(`■ ${ns}/widget-redy done`));
+    // A bare name is taken in the default namespace: the note names the object of that name in another namespace.
+    const bare = await cli(['step', 'widget-ready', ...kc, ...widgets]);
+    assert.equal(bare.code, 0, bare.stderr);
+    const bareNote = bare.stderr.match(/^reconcile-lab: note: widgets\.\S+ default\/widget-ready does not exist on the server \(did you mean (.+)\?\); the reconciler runs as for a deleted object$/m);
+    assert.ok(bareNote, bare.stderr);
+    assert.ok(bareNote[1]!.split(' or ').includes(`${ns}/widget-ready`), bareNote[1]);
     // dry-run in a namespace that does not exist says that, rather than "no changes" alone.
     const dry = await cli(['dry-run', `${typoNs}/widget-ready`, ...kc, ...widgets]);
     assert.equal(dry.code, 0, dry.stderr);

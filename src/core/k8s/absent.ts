@@ -16,6 +16,16 @@ async function namesQuietly(client: KubeClient, gvr: GroupVersionResource, names
   }
 }
 
+/** Keys ("namespace/name") of the objects named `name` in other namespaces than `namespace` (at most 3), or none when they cannot be read. */
+async function sameNameElsewhere(client: KubeClient, gvr: GroupVersionResource, namespace: string, name: string): Promise<string[]> {
+  try {
+    const items = (await client.list(gvr, undefined, { fieldSelector: `metadata.name=${name}` })).items;
+    return items.filter((o) => o.metadata.namespace && o.metadata.namespace !== namespace).slice(0, 3).map((o) => keyFor(o.metadata.namespace, name));
+  } catch {
+    return [];
+  }
+}
+
 /**
  * When namespace `ns` does not exist: one sentence saying so, with the existing namespaces a typo most likely meant.
  * Undefined when it exists, or when it cannot be told (no permission to read it: say nothing rather than guess).
@@ -32,7 +42,8 @@ export async function missingNamespaceNote(client: KubeClient, ns: string): Prom
 
 /**
  * When the object `name` (in `namespace`, for a namespaced resource) is not on the server: one sentence saying so
- * (its namespace missing, or the names of that resource a typo most likely meant). Undefined when it exists or
+ * (its namespace missing, or the names of that resource a typo most likely meant, else the same name in other
+ * namespaces). Undefined when it exists or
  * cannot be read. Reconciling an absent key is legitimate (a deleted object), so callers print this as a note.
  */
 export async function missingObjectNote(client: KubeClient, gvr: GroupVersionResource, resourceName: string, namespace: string | undefined, name: string): Promise<string | undefined> {
@@ -47,5 +58,7 @@ export async function missingObjectNote(client: KubeClient, gvr: GroupVersionRes
     if (ns) return `${resourceName} ${keyFor(namespace, name)} does not exist: ${ns}`;
   }
   const similar = closestNames(name, await namesQuietly(client, gvr, namespace)).map((n) => keyFor(namespace, n));
+  // A bare name is taken in the default namespace: the object may well be in another one.
+  if (!similar.length && namespace !== undefined) similar.push(...(await sameNameElsewhere(client, gvr, namespace, name)));
   return `${resourceName} ${keyFor(namespace, name)} does not exist on the server${didYouMean(similar)}`;
 }

@@ -21,7 +21,7 @@ export type JsonPatchOp =
  */
 export interface KubeClient {
   get(gvr: GroupVersionResource, namespace: string | undefined, name: string, signal?: AbortSignal): Promise<KubeObject>;
-  list(gvr: GroupVersionResource, namespace: string | undefined, options?: { labelSelector?: string; signal?: AbortSignal }): Promise<KubeList>;
+  list(gvr: GroupVersionResource, namespace: string | undefined, options?: { labelSelector?: string; fieldSelector?: string; signal?: AbortSignal }): Promise<KubeList>;
   create(gvr: GroupVersionResource, obj: KubeObject, options?: WriteOptions): Promise<KubeObject>;
   update(gvr: GroupVersionResource, obj: KubeObject, options?: WriteOptions): Promise<KubeObject>;
   updateStatus(gvr: GroupVersionResource, obj: KubeObject, options?: WriteOptions): Promise<KubeObject>;

@@ -94,7 +94,7 @@ export function createDynamicClient(transport: KubeTransport, options: DynamicCl
         last = await transport.json<KubeList>({
           method: 'GET',
           path: resourcePath(gvr, namespace),
-          query: { labelSelector: o?.labelSelector, limit: pageSize, continue: cont },
+          query: { labelSelector: o?.labelSelector, fieldSelector: o?.fieldSelector, limit: pageSize, continue: cont },
           signal: o?.signal,
         });
         items.push(...(last.items ?? []));
