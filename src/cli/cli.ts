@@ -1138,6 +1138,15 @@ async function noteMissingNamespace(io: CliIo, s: Session, namespace: string, co
   if (note) io.stderr(`reconcile-lab: note: ${note}: ${consequence}\n`);
 }
 
+/**
+ * `--namespace` with `--go` (run, or step without a key): the program reconciles what its own manager's cache holds,
+ * whatever the flag says, so say once that the flag only completes keys (nothing when it was not given).
+ */
+function noteGoNamespace(io: CliIo, args: CliArgs): void {
+  if (args.namespace === undefined) return;
+  io.stderr(`reconcile-lab: note: --namespace ${args.namespace} does not limit a Go program: it reconciles what its manager's cache holds (its cache.Options); --namespace only completes a key given without its namespace\n`);
+}
+
 async function step(args: CliArgs, io: CliIo, log: Logger, s: Session, store: DisposableStore): Promise<number> {
   // --json: the step's result is the first line, then the journal entries as JSON lines.
   const buffered: JournalEntry[] = [];
@@ -1146,6 +1155,7 @@ async function step(args: CliArgs, io: CliIo, log: Logger, s: Session, store: Di
   if (key && controller instanceof RemoteController) await labelsFromServer(s, controller, key);
   // A typo in a key or namespace reconciles nothing real: say so (still a legitimate step: a deleted object's key).
   if (key && !(controller instanceof RemoteController && controller.announcement.requestType)) await noteMissingKey(io, s, key);
+  else if (!key && args.go) noteGoNamespace(io, args);
   else if (!key && args.namespace && s.resource.namespaced) await noteMissingNamespace(io, s, args.namespace, 'nothing is queued from there');
   const r = await controller.step(key ? { key, force: true } : { force: true });
   // A Go program whose manager stopped (it failed to start, or ended) before the step ran: its own ending explains it.
@@ -1192,10 +1202,11 @@ async function run(args: CliArgs, io: CliIo, log: Logger, s: Session, store: Dis
     }
   }, beforeStart.signal);
   summary ??= new RunSummary(controller.name);
-  if (args.namespace && s.resource.namespaced) await noteMissingNamespace(io, s, args.namespace, 'the loop watches it and reconciles what is created there');
+  if (args.go) noteGoNamespace(io, args);
+  else if (args.namespace && s.resource.namespaced) await noteMissingNamespace(io, s, args.namespace, 'the loop watches it and reconciles what is created there');
   if (!args.json) {
     const st = controller.status();
-    io.stderr(`reconcile-lab: ${controller.name} running on ${s.resource.resource}${s.resource.group ? '.' + s.resource.group : ''}${args.namespace && s.resource.namespaced ? ` in ${args.namespace}` : ''} (${st.maxConcurrentReconciles} worker(s), ${st.workQueue} queue${args.predicates.length ? `, predicates: ${args.predicates.join(', ')}` : ''}); Ctrl+C to stop\n`);
+    io.stderr(`reconcile-lab: ${controller.name} running on ${s.resource.resource}${s.resource.group ? '.' + s.resource.group : ''}${args.namespace && s.resource.namespaced && !args.go ? ` in ${args.namespace}` : ''} (${st.maxConcurrentReconciles} worker(s), ${st.workQueue} queue${args.predicates.length ? `, predicates: ${args.predicates.join(', ')}` : ''}); Ctrl+C to stop\n`);
   }
   void programExits.get(store)?.then((how) => {
     if (stopping) return;
