@@ -122,14 +122,16 @@ Options:
   --context <name>          kubeconfig context (default: current-context)
   --resource <plural.group> resource to reconcile (default: widgets.lab.reconcile.dev; core: "configmaps"; with
                             --go: the resource of the program's controller)
-  -n, --namespace <ns>      namespace for keys without one, and the scope of run/report
+  -n, --namespace <ns>      namespace for keys without one, and the scope of run/report (not of a --go program:
+                            its manager's cache decides what it reconciles)
   --reconciler <spec>       lab (default) | exec:<command line> | module:<path to .ts/.js>
   --go <command line>       run / step / dry-run / check: launch this Go controller-runtime program (which uses
                             the Reconcile Lab bridge package) and drive ITS controller: e.g. --go "go run ./cmd"
                             (check: a new instance per run over a scratch namespace; "go run" is built once);
                             inspect: compare the program's OWN cached copy with the server (it starts paused)
-  --controller <name>       run / step / dry-run with --go: follow the program's controller of this name (default:
-                            the first reconciling --resource), e.g. a second controller of the same kind
+  --controller <name>       run / step / dry-run / inspect with --go: follow the program's controller of this name
+                            (default: the first the program sets up, or with --resource the first reconciling it),
+                            e.g. its second controller; check follows the one reconciling --resource
   --finalizer <name>        strip-finalizers: the one finalizer to remove (default: all)
   --yes                     strip-finalizers: really remove (without it: diagnose only, exit 5)
   --dry-run                 report: plan instead of act; strip-finalizers: preview the removal (dryRun=All,

@@ -174,3 +174,14 @@ test('the help names every robustness check, in the check command and in --check
     assert.ok(option.includes(kind), `--check lists ${kind}`);
   }
 });
+
+test('help and README usage name --go and --controller as they behave: --controller for inspect too, -n not scoping a Go program', async () => {
+  const { readFileSync } = await import('node:fs');
+  const flat = HELP.replace(/\s+/g, ' ');
+  assert.match(flat, /--controller <name> run \/ step \/ dry-run \/ inspect with --go: follow the program's controller of this name \(default: the first the program sets up/);
+  assert.doesNotThrow(() => parseCliArgs(['inspect', 'ns/x', '--go', './manager', '--controller', 'x']), 'inspect takes --controller, as the help says');
+  assert.match(flat, /-n, --namespace <ns> namespace for keys without one, and the scope of run\/report \(not of a --go program/);
+  const readme = readFileSync(new URL('../../../README.md', import.meta.url), 'utf8');
+  const usage = readme.slice(readme.indexOf('reconcile-lab <command> [args] [options]'), readme.indexOf('```', readme.indexOf('reconcile-lab <command> [args] [options]')));
+  assert.match(usage, /--go <command line> {2}--controller <name>/);
+});
