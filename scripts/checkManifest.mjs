@@ -60,6 +60,38 @@ export function checkManifest(pkg, { ids, settings }) {
     if (w.when) whens.push([`viewsWelcome ${w.view}`, w.when]);
   }
 
+  // --- the Get Started walkthrough ---------------------------------------------------------------------------------
+  // One walkthrough (WalkthroughIds.gettingStarted); every step links declared commands (or the views' container),
+  // completes on declared commands, context keys or views, and shows a packaged image (media/ is in the .vsix).
+  const walkthroughs = c.walkthroughs ?? [];
+  const wantedWalkthroughs = new Set(Object.values(ids.WalkthroughIds ?? {}));
+  for (const w of walkthroughs) if (!wantedWalkthroughs.has(w.id)) problems.push(`package.json declares walkthrough ${w.id}, which is not in WalkthroughIds`);
+  for (const id of wantedWalkthroughs) if (!walkthroughs.some((w) => w.id === id)) problems.push(`WalkthroughIds.${id} is not declared in contributes.walkthroughs`);
+  const containerView = `workbench.view.extension.${ids.ViewIds.container}`;
+  for (const w of walkthroughs) {
+    if (!w.title || !w.description) problems.push(`walkthrough ${w.id} needs a title and a description`);
+    const stepIds = new Set();
+    for (const step of w.steps ?? []) {
+      const where = `walkthrough ${w.id} step ${step.id}`;
+      if (stepIds.has(step.id)) problems.push(`${where} is declared twice`);
+      stepIds.add(step.id);
+      if (!step.title || !step.description) problems.push(`${where} needs a title and a description`);
+      const links = [...(step.description ?? '').matchAll(/\(command:([A-Za-z0-9_.]+)\)/g)].map((m) => m[1]);
+      if (links.length === 0) problems.push(`${where} links no command (a step without a button completes when it is merely selected)`);
+      for (const cmd of links) if (!declared.has(cmd) && cmd !== containerView) problems.push(`${where} links unknown command ${cmd}`);
+      for (const ev of step.completionEvents ?? []) {
+        const [kind, arg] = [ev.slice(0, ev.indexOf(':')), ev.slice(ev.indexOf(':') + 1)];
+        if (kind === 'onCommand' ? !declared.has(arg) : kind === 'onContext' ? !contextKeys.has(arg) : kind === 'onView' ? !viewIds.has(arg) : true) {
+          problems.push(`${where}: completion event ${ev} names no declared command, context key or view`);
+        }
+      }
+      if (!(step.completionEvents ?? []).length) problems.push(`${where} has no completion event`);
+      const image = step.media?.image;
+      if (typeof image !== 'string' || !step.media?.altText) problems.push(`${where} needs media.image and media.altText`);
+      else if (!image.startsWith('media/') || !existsSync(resolve(root, image))) problems.push(`${where}: image ${image} is not a file under media/ (the packaged folder)`);
+    }
+  }
+
   // --- views -------------------------------------------------------------------------------------------------------
   const containers = c.viewsContainers?.activitybar ?? [];
   if (!containers.some((v) => v.id === ids.ViewIds.container)) problems.push(`no activity-bar container ${ids.ViewIds.container}`);

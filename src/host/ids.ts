@@ -42,8 +42,18 @@ export const CommandIds = {
   clearResourcesFilter: 'reconcileLab.clearResourcesFilter',
   editObject: 'reconcileLab.editObject',
   applyObjectEdit: 'reconcileLab.applyObjectEdit',
+  getStarted: 'reconcileLab.getStarted',
 } as const;
 export type CommandId = (typeof CommandIds)[keyof typeof CommandIds];
+
+/**
+ * The Get Started walkthrough (package.json `contributes.walkthroughs`). VS Code names it
+ * `<publisher>.<name>#<id>`; scripts/checkManifest.mjs checks that it is declared and that its steps link declared
+ * commands, context keys and views, and packaged images.
+ */
+export const WalkthroughIds = {
+  gettingStarted: 'gettingStarted',
+} as const;
 
 /** Tree views (in the `reconcileLab` activity-bar container) and the webview panel type. */
 export const ViewIds = {

@@ -81,6 +81,8 @@ export class ReconcileLab implements vscode.Disposable {
   readonly statusBar: StatusBar;
   readonly contextKeys = new ContextKeyWriter();
   readonly extensionUri: vscode.Uri;
+  /** This extension's id (`<publisher>.<name>`), which names its walkthrough. */
+  readonly extensionId: string;
   /** The developer's Go controllers (Run Controller…, Debug with Reconcile Lab) and their bridge. */
   readonly go: GoControllers;
   /** Run Robustness Checks… and its results view. */
@@ -106,6 +108,7 @@ export class ReconcileLab implements vscode.Disposable {
     this.log = output.log;
     this.clock = clock;
     this.extensionUri = context.extensionUri;
+    this.extensionId = context.extension.id;
     this.memento = context.globalState;
     this.documents = this.store.add(new ObjectDocuments());
     this.store.add(vscode.workspace.registerTextDocumentContentProvider(Schemes.object, this.documents));

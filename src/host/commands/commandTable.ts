@@ -8,7 +8,7 @@ import { isViewNode } from '../views/viewNodes.ts';
 import { connect, disconnect, selectNamespaces, selectResources, startLocal } from './connectionCommands.ts';
 import { pauseLoop, reconcileNow, resetBackoff, resumeLoop, startLoop, stepReconcile, stopLoop } from './loopCommands.ts';
 import { deleteObject, dryRunReconcileCommand, inspectCache, openYaml, revealObject, revealSecret, stripFinalizers } from './objectCommands.ts';
-import { exportReport, showEventLog, showOutput } from './reportCommands.ts';
+import { exportReport, getStarted, showEventLog, showOutput } from './reportCommands.ts';
 import { runController, selectController, setUpGoBridge, stopController } from './goControllerCommands.ts';
 import { runChecksCommand, showChecks } from './checkCommands.ts';
 import { showTimeline } from './timelineCommands.ts';
@@ -52,6 +52,7 @@ export const commandTable: Record<CommandId, Handler> = {
   [CommandIds.clearResourcesFilter]: clearResourcesFilter,
   [CommandIds.editObject]: editObject,
   [CommandIds.applyObjectEdit]: applyObjectEdit,
+  [CommandIds.getStarted]: getStarted,
 };
 
 /** Titles for error notifications ("Dry-Run Reconcile failed: …"). */

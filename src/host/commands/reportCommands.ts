@@ -2,6 +2,7 @@ import * as vscode from 'vscode';
 import { buildReconcileReport, renderReportJson, renderReportMarkdown, type ReconcileReport } from '../../core/actions/report.ts';
 import { keyOf as keyOfObject } from '../../core/k8s/keys.ts';
 import type { LogFilter } from '../../shared/protocol.ts';
+import { WalkthroughIds } from '../ids.ts';
 import type { ReconcileLab } from '../reconcileLab.ts';
 import { boolArg, fail, isFailure, stringArg, stringArrayArg, type CommandResult } from './args.ts';
 import { requireSession } from './pickers.ts';
@@ -98,5 +99,14 @@ export async function showEventLog(lab: ReconcileLab, arg: unknown): Promise<Com
 
 export function showOutput(lab: ReconcileLab): CommandResult {
   lab.output.channel.show(true);
+  return { ok: true };
+}
+
+/**
+ * Opens the Get Started walkthrough (VS Code's welcome page, in the active editor group). Resolves once VS Code
+ * accepted the command; the walkthrough's steps track themselves (completion events in package.json).
+ */
+export async function getStarted(lab: ReconcileLab): Promise<CommandResult> {
+  await vscode.commands.executeCommand('workbench.action.openWalkthrough', `${lab.extensionId}#${WalkthroughIds.gettingStarted}`, false);
   return { ok: true };
 }

@@ -55,6 +55,32 @@ describe('scripts/checkManifest', () => {
     for (const v of withBackoff.filter((x) => x.includes('queueItem'))) assert.equal(offered(inline.when, v), true, `${inline.when} does not offer it on ${v}`);
   });
 
+  it('checks the Get Started walkthrough: links, completion events and packaged images', async () => {
+    const real = readPkg().contributes.walkthroughs;
+    assert.equal(real.length, 1);
+    assert.ok(real[0].steps.length >= 4 && real[0].steps.length <= 7, 'a handful of steps, not an excessive number');
+    const pkg = readPkg();
+    const steps = pkg.contributes.walkthroughs[0].steps;
+    steps[0].description += '\n[Nope](command:reconcileLab.nope)';
+    steps[1].completionEvents = ['onContext:reconcileLab.never', 'onView:reconcileLab.nowhere', 'onCommand:reconcileLab.nope'];
+    steps[2].media.image = 'docs/images/dry-run.png';
+    steps[3].description = 'No button at all.';
+    steps.push({ ...steps[4] });
+    const { problems } = checkManifest(pkg, await loadIdModules());
+    const has = (re: RegExp) => assert.ok(problems.some((p: string) => re.test(p)), `${re} in:\n${problems.join('\n')}`);
+    has(/step connect links unknown command reconcileLab\.nope/);
+    has(/step views: completion event onContext:reconcileLab\.never/);
+    has(/step views: completion event onView:reconcileLab\.nowhere/);
+    has(/step views: completion event onCommand:reconcileLab\.nope/);
+    has(/step step: image docs\/images\/dry-run\.png is not a file under media\//);
+    has(/step eventLog links no command/);
+    has(/step goController is declared twice/);
+    pkg.contributes.walkthroughs[0].id = 'renamed';
+    const renamed = checkManifest(pkg, await loadIdModules()).problems;
+    assert.ok(renamed.some((p: string) => p.includes('walkthrough renamed, which is not in WalkthroughIds')), renamed.join('\n'));
+    assert.ok(renamed.some((p: string) => p.includes('WalkthroughIds.gettingStarted is not declared')), renamed.join('\n'));
+  });
+
   it('reports settings whose default differs, and settings not in SettingDefaults', async () => {
     const pkg = readPkg();
     const work = pkg.contributes.configuration.find((s: { title: string }) => s.title === 'Work Queue');

@@ -38,6 +38,14 @@ function readZip(buf: Buffer): Map<string, () => Buffer> {
   return out;
 }
 
+/** The images of the Get Started walkthrough, as paths inside the .vsix (they must be packaged to show). */
+function walkthroughImages(manifest: unknown): string[] {
+  const w = (manifest as { contributes?: { walkthroughs?: Array<{ steps: Array<{ media?: { image?: string } }> }> } }).contributes?.walkthroughs ?? [];
+  const images = w.flatMap((x) => x.steps.map((s) => s.media?.image)).filter((i): i is string => typeof i === 'string');
+  assert.ok(images.length >= 4, 'the walkthrough shows images');
+  return images.map((i) => `extension/${i}`);
+}
+
 test('npm run package: the vsce step makes a .vsix with the bundles, the icon and a Marketplace-ready README', { timeout: 180_000 }, () => {
   const manifest = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string>; icon?: string; repository?: { url?: string } };
   const script = manifest.scripts.package!;
@@ -61,7 +69,7 @@ test('npm run package: the vsce step makes a .vsix with the bundles, the icon an
     assert.equal(r.status, 0, `${r.stdout}\n${r.stderr}`);
     const zip = readZip(readFileSync(out));
     const names = [...zip.keys()];
-    for (const f of ['extension/package.json', 'extension/readme.md', 'extension/LICENSE.txt', 'extension/dist/extension.js', 'extension/dist/cli.js', 'extension/dist/webview/eventLog.js', 'extension/media/icon.png', 'extension/media/eventLog.css', 'extension/samples/crd.yaml', 'extension/samples/widgets.yaml']) {
+    for (const f of ['extension/package.json', 'extension/readme.md', 'extension/LICENSE.txt', 'extension/dist/extension.js', 'extension/dist/cli.js', 'extension/dist/webview/eventLog.js', 'extension/media/icon.png', 'extension/media/eventLog.css', 'extension/samples/crd.yaml', 'extension/samples/widgets.yaml', ...walkthroughImages(manifest)]) {
       assert.ok(names.includes(f), `${f} is in the .vsix`);
     }
     for (const bad of [/^extension\/src\//, /^extension\/test\//, /^extension\/node_modules\//, /\.map$/, /^extension\/docs\//, /^extension\/dist\/test\//, /\.vsix$/]) {

@@ -6,13 +6,14 @@
 // Checks: activity-bar tab → Resources view → the Widgets appear in the tree → an object's context menu → "Open as
 // YAML" shows the live object → "Step Reconcile" reconciles it (its child ConfigMap appears in the cluster) → the
 // Event Log webview shows journal entries for it, including that reconcile, and its key filter works.
-// Screenshots: test-output/screenshots/resources.png and event-log.png.
+// Then Reconcile Lab: Get Started opens the walkthrough, with the steps this window went through checked off.
+// Screenshots: test-output/screenshots/resources.png, event-log.png and walkthrough.png.
 import * as assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { GROUP, clusterClient, createWidget, widgetCrdAndNamespace, writeWorkspaceSettings } from './support/cluster.mjs';
 import {
   activeEditorText, activityTab, contextMenu, contextMenuLabels, eventually, openEventLog, openViewContainer,
-  openViewPane, openWorkbench, resizeSideBar, treeLabels, viewTree,
+  openViewPane, openWorkbench, resizeSideBar, runCommand, treeLabels, viewTree,
 } from './support/workbench.mjs';
 
 /** Expands collapsed tree items (breadth first, bounded) until every label in `wanted` is rendered. */
@@ -128,6 +129,34 @@ export default async function reconcileLabUi(t) {
       await eventually('rows for both widgets', keys, (k) => names.every((n) => k.includes(`${ns}/${n}`)));
       await resizeSideBar(page, 300); // the log gets the room (the Resources screenshot widened the side bar)
       await t.screenshot('event-log');
+    });
+
+    await t.step('Reconcile Lab: Get Started opens the walkthrough; what this window did is checked off', async () => {
+      await runCommand(page, 'Reconcile Lab: Get Started');
+      const page1 = page.locator('.gettingStartedContainer');
+      await page1.getByText('Get Started with Reconcile Lab').first().waitFor({ state: 'visible', timeout: 30_000 });
+      const steps = () => page1.locator('.getting-started-step').evaluateAll((els) => els.map((e) => ({
+        title: e.querySelector('.step-title')?.textContent?.trim() ?? '',
+        done: e.classList.contains('complete') || !!e.querySelector('.codicon-pass-filled'),
+      })));
+      // Connected (onContext), the Resources view shown (onView), Step Reconcile and Show Event Log run (onCommand):
+      // those steps are done; nobody ran a Go controller or the checks here.
+      const expected = {
+        'Connect to a cluster': true,
+        'Read the Resources and Work Queue views': true,
+        'Step, resume and dry-run a reconcile': true,
+        'Follow the Event Log and the Timeline': true,
+        'Your own Go controller': false,
+        'Find bugs with robustness checks': false,
+      };
+      const seen = await eventually('the walkthrough steps with their progress', steps,
+        (list) => Object.entries(expected).every(([title, done]) => list.some((x) => x.title === title && x.done === done)));
+      assert.deepEqual(seen.map((x) => x.title), Object.keys(expected), 'the steps in order');
+      await page1.locator('.getting-started-step', { hasText: 'Step, resume and dry-run a reconcile' }).click();
+      await page1.getByRole('button', { name: 'Dry-Run Reconcile' }).waitFor({ state: 'visible' });
+      await page1.locator('.getting-started-media img').first().waitFor({ state: 'visible' });
+      await page.mouse.move(1000, 880);
+      await t.screenshot('walkthrough');
     });
   } finally {
     await kube.json({ method: 'DELETE', path: `/api/v1/namespaces/${ns}` }).catch(() => {});
