@@ -69,6 +69,7 @@ export function checkManifest(pkg, { ids, settings }) {
   for (const id of wantedWalkthroughs) if (!walkthroughs.some((w) => w.id === id)) problems.push(`WalkthroughIds.${id} is not declared in contributes.walkthroughs`);
   const containerView = `workbench.view.extension.${ids.ViewIds.container}`;
   for (const w of walkthroughs) {
+    for (const id of Object.keys(ids.WalkthroughSteps ?? {})) if (!(w.steps ?? []).some((st) => st.id === id)) problems.push(`WalkthroughSteps.${id} is no step of walkthrough ${w.id}`);
     if (!w.title || !w.description) problems.push(`walkthrough ${w.id} needs a title and a description`);
     const stepIds = new Set();
     for (const step of w.steps ?? []) {
@@ -86,6 +87,11 @@ export function checkManifest(pkg, { ids, settings }) {
         }
       }
       if (!(step.completionEvents ?? []).length) problems.push(`${where} has no completion event`);
+      // The window's own progress key (src/host/walkthrough.ts): VS Code misses events from before its walkthrough
+      // service existed, so every step also completes on the key the extension sets again when the walkthrough opens.
+      const own = ids.WalkthroughSteps?.[step.id];
+      if (!own) problems.push(`${where} is not in WalkthroughSteps`);
+      else if (!(step.completionEvents ?? []).includes(`onContext:${own}`)) problems.push(`${where} does not complete on onContext:${own}`);
       const image = step.media?.image;
       if (typeof image !== 'string' || !step.media?.altText) problems.push(`${where} needs media.image and media.altText`);
       else if (!image.startsWith('media/') || !existsSync(resolve(root, image))) problems.push(`${where}: image ${image} is not a file under media/ (the packaged folder)`);

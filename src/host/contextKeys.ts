@@ -16,6 +16,11 @@ export class ContextKeyWriter {
     void vscode.commands.executeCommand('setContext', key, value);
   }
 
+  /** Records a value the caller already sent to the renderer itself (so a later set of the same value is skipped). */
+  remember(key: string, value: string | boolean): void {
+    this.values.set(key as ContextKey, value);
+  }
+
   get(key: ContextKey): unknown {
     return this.values.get(key);
   }

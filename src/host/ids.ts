@@ -55,6 +55,20 @@ export const WalkthroughIds = {
   gettingStarted: 'gettingStarted',
 } as const;
 
+/**
+ * The walkthrough's steps (package.json step ids) and the context key each one completes on
+ * (`onContext:<key>`, besides its commands). The keys are this window's progress (src/host/walkthrough.ts).
+ */
+export const WalkthroughSteps = {
+  connect: 'reconcileLab.walkthrough.connected',
+  views: 'reconcileLab.walkthrough.views',
+  step: 'reconcileLab.walkthrough.stepped',
+  eventLog: 'reconcileLab.walkthrough.eventLog',
+  goController: 'reconcileLab.walkthrough.goController',
+  checks: 'reconcileLab.walkthrough.checks',
+} as const;
+export type WalkthroughStep = keyof typeof WalkthroughSteps;
+
 /** Tree views (in the `reconcileLab` activity-bar container) and the webview panel type. */
 export const ViewIds = {
   container: 'reconcileLab',
@@ -86,6 +100,13 @@ export const ContextKeys = {
   goProject: 'reconcileLab.goProject',
   /** true while the Resources view shows only objects in some states (Filter Resources by State…). */
   resourcesFiltered: 'reconcileLab.resourcesFiltered',
+  /** The Get Started walkthrough's progress in this window, one key per step (WalkthroughSteps). */
+  walkthroughConnected: 'reconcileLab.walkthrough.connected',
+  walkthroughViews: 'reconcileLab.walkthrough.views',
+  walkthroughStepped: 'reconcileLab.walkthrough.stepped',
+  walkthroughEventLog: 'reconcileLab.walkthrough.eventLog',
+  walkthroughGoController: 'reconcileLab.walkthrough.goController',
+  walkthroughChecks: 'reconcileLab.walkthrough.checks',
 } as const;
 
 /** Values of {@link ContextKeys.loopState}. */

@@ -6,6 +6,7 @@ import { DisposableStore, toDisposable } from '../core/lifecycle.ts';
 import type { Logger } from '../core/log.ts';
 import { NOT_CONNECTED, type LogEntryView, type LogFilter } from '../shared/protocol.ts';
 import { readSettings, onDidChangeSettings } from './config.ts';
+import { WalkthroughProgress } from './walkthrough.ts';
 import { ContextKeyWriter } from './contextKeys.ts';
 import { listObjectEvents } from '../core/actions/events.ts';
 import { stateFilterLabel } from './views/stateFilter.ts';
@@ -81,8 +82,8 @@ export class ReconcileLab implements vscode.Disposable {
   readonly statusBar: StatusBar;
   readonly contextKeys = new ContextKeyWriter();
   readonly extensionUri: vscode.Uri;
-  /** This extension's id (`<publisher>.<name>`), which names its walkthrough. */
-  readonly extensionId: string;
+  /** The Get Started walkthrough's progress in this window (Reconcile Lab: Get Started opens it). */
+  readonly walkthrough: WalkthroughProgress;
   /** The developer's Go controllers (Run Controller…, Debug with Reconcile Lab) and their bridge. */
   readonly go: GoControllers;
   /** Run Robustness Checks… and its results view. */
@@ -108,7 +109,7 @@ export class ReconcileLab implements vscode.Disposable {
     this.log = output.log;
     this.clock = clock;
     this.extensionUri = context.extensionUri;
-    this.extensionId = context.extension.id;
+    this.walkthrough = new WalkthroughProgress(this.contextKeys, context.extension.id);
     this.memento = context.globalState;
     this.documents = this.store.add(new ObjectDocuments());
     this.store.add(vscode.workspace.registerTextDocumentContentProvider(Schemes.object, this.documents));
@@ -125,7 +126,11 @@ export class ReconcileLab implements vscode.Disposable {
     this.statusBar = this.store.add(new StatusBar());
     this.ticker = this.store.add(new Ticker(clock, TICK_MS, () => this.tick()));
     for (const [view, name] of [[this.resourcesView, 'resources'], [this.queueView, 'queue']] as const) {
-      this.store.add(view.onDidChangeVisibility(() => this.updateTicker()));
+      this.store.add(view.onDidChangeVisibility((e) => {
+        this.updateTicker();
+        if (e.visible) this.walkthrough.mark('views');
+      }));
+      if (view.visible) this.walkthrough.mark('views');
       this.store.add(
         (view as vscode.TreeView<SelectableNode>).onDidChangeSelection((e) => {
           const key = selectedKeyOf(e.selection[0], this.current?.primaryResource);
@@ -385,6 +390,7 @@ export class ReconcileLab implements vscode.Disposable {
     this.selected = undefined;
     this.updateTicker();
     this.contextKeys.set(ContextKeys.connected, true);
+    this.walkthrough.mark('connect');
     this.contextKeys.set(ContextKeys.localControlPlane, Boolean(session.owned));
     this.renderStatus();
     this.resourcesView.message = ui.viewMessage(this.resourcesMessage(session));

@@ -84,6 +84,7 @@ export function registerCommands(lab: ReconcileLab): vscode.Disposable[] {
       const mark = ui.shownMark();
       try {
         const r = await handler(lab, arg);
+        if (!isFailure(r)) lab.walkthrough.commandSucceeded(id);
         if (isFailure(r) && r.reason !== 'cancelled' && (arg === undefined || isViewNode(arg)) && !toldSince(mark)) void ui.warn(`Reconcile Lab: ${r.message}`);
         return r;
       } catch (e) {

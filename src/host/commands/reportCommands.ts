@@ -2,7 +2,6 @@ import * as vscode from 'vscode';
 import { buildReconcileReport, renderReportJson, renderReportMarkdown, type ReconcileReport } from '../../core/actions/report.ts';
 import { keyOf as keyOfObject } from '../../core/k8s/keys.ts';
 import type { LogFilter } from '../../shared/protocol.ts';
-import { WalkthroughIds } from '../ids.ts';
 import type { ReconcileLab } from '../reconcileLab.ts';
 import { boolArg, fail, isFailure, stringArg, stringArrayArg, type CommandResult } from './args.ts';
 import { requireSession } from './pickers.ts';
@@ -102,11 +101,8 @@ export function showOutput(lab: ReconcileLab): CommandResult {
   return { ok: true };
 }
 
-/**
- * Opens the Get Started walkthrough (VS Code's welcome page, in the active editor group). Resolves once VS Code
- * accepted the command; the walkthrough's steps track themselves (completion events in package.json).
- */
+/** Opens the Get Started walkthrough with what this window did checked off (WalkthroughProgress.open). */
 export async function getStarted(lab: ReconcileLab): Promise<CommandResult> {
-  await vscode.commands.executeCommand('workbench.action.openWalkthrough', `${lab.extensionId}#${WalkthroughIds.gettingStarted}`, false);
+  await lab.walkthrough.open();
   return { ok: true };
 }

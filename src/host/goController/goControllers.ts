@@ -201,6 +201,7 @@ export class GoControllers implements vscode.Disposable {
     const out = this.outputChannel();
     out.appendLine(`$ ${[req.spec.command, ...req.spec.args].join(' ')}${req.spec.cwd ? `   (in ${req.spec.cwd})` : ''}`);
     this.lab.contextKeys.set(ContextKeys.goController, true);
+    this.lab.walkthrough.mark('goController');
     let r;
     try {
       r = await runGoController({

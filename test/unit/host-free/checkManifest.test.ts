@@ -65,6 +65,7 @@ describe('scripts/checkManifest', () => {
     steps[1].completionEvents = ['onContext:reconcileLab.never', 'onView:reconcileLab.nowhere', 'onCommand:reconcileLab.nope'];
     steps[2].media.image = 'docs/images/dry-run.png';
     steps[3].description = 'No button at all.';
+    steps[5].completionEvents = ['onCommand:reconcileLab.runChecks'];
     steps.push({ ...steps[4] });
     const { problems } = checkManifest(pkg, await loadIdModules());
     const has = (re: RegExp) => assert.ok(problems.some((p: string) => re.test(p)), `${re} in:\n${problems.join('\n')}`);
@@ -75,6 +76,7 @@ describe('scripts/checkManifest', () => {
     has(/step step: image docs\/images\/dry-run\.png is not a file under media\//);
     has(/step eventLog links no command/);
     has(/step goController is declared twice/);
+    has(/step checks does not complete on onContext:reconcileLab\.walkthrough\.checks/);
     pkg.contributes.walkthroughs[0].id = 'renamed';
     const renamed = checkManifest(pkg, await loadIdModules()).problems;
     assert.ok(renamed.some((p: string) => p.includes('walkthrough renamed, which is not in WalkthroughIds')), renamed.join('\n'));
