@@ -1,6 +1,6 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createNamespace, getTestCluster } from './support/cluster.ts';
@@ -85,6 +85,15 @@ describe('reconcile-lab CLI as a user with namespaced RBAC rights only', () => {
       assert.match(r.stderr, /kubectl auth can-i list \S+ --all-namespaces/, `${command[0]}: ${r.stderr}`);
       assert.ok(!r.stderr.includes(token) && !r.stdout.includes(token), 'the token appears nowhere');
     }
+  });
+
+  test('a token the server does not accept: exit 3, what it means and what to do, the token in no output', async () => {
+    const bad = join(dir, 'bad-token');
+    writeFileSync(bad, readFileSync(kubeconfig, 'utf8').replace(token, `${token.slice(0, -8)}AAAAAAAA`), { mode: 0o600 });
+    const r = await cli(['inspect', 'w', '--kubeconfig', bad, '--resource', `widgets.${crd.group}`]);
+    assert.equal(r.code, 3, r.stderr);
+    assert.match(r.stderr, /Unauthorized\. The server did not accept the credentials of the kubeconfig's user .*renew them and try again/);
+    assert.ok(!r.stderr.includes(token.slice(0, -8)) && !r.stdout.includes(token.slice(0, -8)), 'no part of the token appears');
   });
 
   test('check refuses before writing anything: the scratch namespaces it needs are beyond these rights (exit 5)', async () => {

@@ -74,7 +74,9 @@ function resourceId(r: ResourceInfo): string {
 export function refusedListMessage(r: RefusedList, hints: RefusedListHints): string {
   const id = resourceId(r.resource);
   if (r.code === 401) {
-    return `The API server did not accept the credentials${hints.context ? ` of context "${hints.context}"` : ''} (401 Unauthorized) when listing ${id}: ${r.error}. Renew them (an expired token or certificate, or a credential plugin that failed), then try again.`;
+    // The transport's 401 already says what to do (renew the credentials).
+    const what = /renew them/.test(r.error) ? '' : ' Renew them (an expired token or certificate, or a credential plugin that failed), then try again.';
+    return `The API server did not accept the credentials${hints.context ? ` of context "${hints.context}"` : ''} (401 Unauthorized) when listing ${id}: ${r.error}.${what}`;
   }
   const where = r.namespace === undefined ? 'in all namespaces' : `in namespace ${r.namespace}`;
   const canI = `kubectl auth can-i list ${id} ${r.namespace === undefined ? '--all-namespaces' : `-n ${r.namespace}`}`;

@@ -274,9 +274,12 @@ export function toApiError(code: number, body: string, what: string): ApiError {
   }
   const reason = status?.reason ?? httpReason(code);
   const message = status?.message ?? (body.trim().slice(0, 300) || `HTTP ${code}`);
-  const hint = code === 403 ? forbiddenHint(message) : '';
+  const hint = code === 403 ? forbiddenHint(message) : code === 401 ? UNAUTHORIZED_HINT : '';
   return new ApiError(code, reason, `${what}: ${message}${hint}`, status?.details);
 }
+
+/** What a 401 means for a person (the server's own message is a bare "Unauthorized"). */
+export const UNAUTHORIZED_HINT = '. The server did not accept the credentials of the kubeconfig\'s user (an expired or revoked token, a client certificate it does not trust, or a credential plugin that failed): renew them and try again';
 
 /**
  * What to do about a 403 of kube-apiserver's RBAC authorizer, whose message reads `User "u" cannot <verb> resource

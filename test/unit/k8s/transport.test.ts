@@ -44,3 +44,9 @@ test('a 403 of the RBAC authorizer ends with the missing right and the kubectl a
   assert.equal(other.message, 'POST /y: admission webhook "policy.example.com" denied the request: no');
   assert.equal(forbiddenHint('not RBAC'), '');
 });
+
+test('a 401 says what it means and what to do; no credential is part of it', () => {
+  const e = toApiError(401, JSON.stringify({ kind: 'Status', reason: 'Unauthorized', code: 401, message: 'Unauthorized' }), 'GET /api');
+  assert.equal(e.code, 401);
+  assert.match(e.message, /^GET \/api: Unauthorized\. The server did not accept the credentials of the kubeconfig's user \(an expired or revoked token, .*\): renew them and try again$/);
+});
