@@ -8,6 +8,11 @@ import type { Reconciler } from './reconcile.ts';
 export interface SourceOptions {
   /** All must pass for an event of this source to enqueue. */
   predicates?: readonly Predicate[];
+  /**
+   * Whether the controller's start waits for this source's informer to sync (default true, as controller-runtime
+   * waits for every watch). False for a source the controller can run without (see {@link SourceSpec.waitForSync}).
+   */
+  waitForSync?: boolean;
 }
 
 /**
@@ -49,11 +54,11 @@ export function controllerBuilder(options: ControllerOptions): ControllerBuilder
       return b;
     },
     owns(informer, o = {}) {
-      owned.push({ informer, ...(o.predicates ? { predicates: o.predicates } : {}) });
+      owned.push({ informer, ...(o.predicates ? { predicates: o.predicates } : {}), ...(o.waitForSync === false ? { waitForSync: false } : {}) });
       return b;
     },
     watches(informer, map, o = {}) {
-      watched.push({ informer, map, ...(o.predicates ? { predicates: o.predicates } : {}) });
+      watched.push({ informer, map, ...(o.predicates ? { predicates: o.predicates } : {}), ...(o.waitForSync === false ? { waitForSync: false } : {}) });
       return b;
     },
     withEventFilter(...ps) {

@@ -211,6 +211,14 @@ export interface SourceSpec {
   informer: SharedIndexInformer;
   /** Must all pass for an event of this source to enqueue. */
   predicates?: readonly Predicate[];
+  /**
+   * Default true: `start()` waits for this source's informer to sync (and fails after the cache-sync timeout), as
+   * controller-runtime does for every watch. False: the source is registered and its informer run like the others,
+   * but the start does not wait for it; its events enqueue keys from whenever its informer delivers them (its
+   * initial list once it syncs). For sources the reconciler does not read (resources watched only to map children to
+   * owners), so one the server cannot list does not keep the loop from starting. Not allowed for the primary.
+   */
+  waitForSync?: boolean;
 }
 
 export interface WatchSpec extends SourceSpec {
@@ -262,6 +270,8 @@ type Role = 'primary' | 'owned' | 'watched';
 
 interface Source {
   role: Role;
+  /** Whether start() waits for this source to sync (SourceSpec.waitForSync). */
+  required: boolean;
   informer: SharedIndexInformer;
   resource: string;
   predicates: readonly Predicate[];
@@ -364,9 +374,9 @@ class ControllerEngine implements Controller {
     this.primaryResource = gvrToString(p);
     const owner = { group: p.group, kind: p.kind, namespaced: p.namespaced };
     this.sources = [
-      { role: 'primary', informer: this.primary, resource: this.primaryResource, predicates: [...(sources.primary.predicates ?? []), ...filters], keys: enqueueForObject() },
-      ...(sources.owned ?? []).map((s): Source => ({ role: 'owned', informer: s.informer, resource: gvrToString(s.informer.resource), predicates: [...(s.predicates ?? []), ...filters], keys: enqueueForOwner(owner) })),
-      ...(sources.watched ?? []).map((s): Source => ({ role: 'watched', informer: s.informer, resource: gvrToString(s.informer.resource), predicates: [...(s.predicates ?? []), ...filters], keys: enqueueMapped(s.map) })),
+      { role: 'primary', required: true, informer: this.primary, resource: this.primaryResource, predicates: [...(sources.primary.predicates ?? []), ...filters], keys: enqueueForObject() },
+      ...(sources.owned ?? []).map((s): Source => ({ role: 'owned', required: s.waitForSync !== false, informer: s.informer, resource: gvrToString(s.informer.resource), predicates: [...(s.predicates ?? []), ...filters], keys: enqueueForOwner(owner) })),
+      ...(sources.watched ?? []).map((s): Source => ({ role: 'watched', required: s.waitForSync !== false, informer: s.informer, resource: gvrToString(s.informer.resource), predicates: [...(s.predicates ?? []), ...filters], keys: enqueueMapped(s.map) })),
     ];
     this.cache = informerCacheReader([...new Set(this.sources.map((s) => s.informer))]);
     this.keys = new KeyStateTable({
@@ -427,10 +437,12 @@ class ControllerEngine implements Controller {
 
   private async waitForSync(run: Run, registrations: HandlerRegistration[]): Promise<void> {
     const deadline = this.clock.now() + this.cacheSyncTimeoutMs;
-    while (!registrations.every((r) => r.hasSynced())) {
+    // Sources that do not gate the start (SourceSpec.waitForSync false) are left out.
+    const pending = () => this.sources.filter((s, i) => s.required && !registrations[i]!.hasSynced());
+    while (pending().length > 0) {
       if (run.abort.signal.aborted) throw run.abort.signal.reason;
       if (this.clock.now() >= deadline) {
-        const waiting = this.sources.filter((_, i) => !registrations[i]!.hasSynced()).map((s) => s.resource);
+        const waiting = pending().map((s) => s.resource);
         throw new Error(`controller ${this.name}: caches did not sync within ${this.cacheSyncTimeoutMs} ms (${waiting.join(', ')})`);
       }
       await sleep(this.clock, SYNC_POLL_MS, run.abort.signal);

@@ -549,7 +549,12 @@ export class Session implements ViewModel, Disposable {
             recorder: store.add(createKubeEventRecorder({ client, component: 'reconcile-lab', clock: o.clock, log })),
           }),
         }).for(primary.informer, predicates.length ? { predicates } : {});
-        for (const w of watched) if (w !== primary) b.owns(w.informer);
+        // Children map to their owners from every watched resource. The start waits only for what the loop needs:
+        // the primary, the reconciler's own children and what the settings name; a resource watched only because it
+        // is a custom resource (the default: every one) joins when it syncs, so one the server cannot list (a broken
+        // conversion webhook, a missing APIService) does not keep the loop from starting.
+        const needed = new Set([...ownedInfos.map(resourceIdOf), ...o.settings.resources.map((r) => r.trim())]);
+        for (const w of watched) if (w !== primary) b.owns(w.informer, needed.has(w.id) ? {} : { waitForSync: false });
         if (namespaceFilter) b.withEventFilter(namespacePredicate(namespaceFilter));
         controller = store.add(b.build(reconciler));
       }

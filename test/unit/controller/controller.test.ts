@@ -912,6 +912,43 @@ test('start waits for the caches to sync (polling on the clock) and fails clearl
   assert.equal(never.handlerCount, 0);
 });
 
+test('a source with waitForSync false does not gate the start: the loop runs, and its objects enqueue owners once it syncs', async () => {
+  const h = harness({ cacheSyncTimeoutMs: 1000 });
+  const broken = new FakeInformer({ kind: 'Gizmo', resource: 'gizmos' }, { synced: false });
+  const needed = new FakeInformer({ kind: 'ConfigMap', resource: 'configmaps', group: '' }, { synced: false });
+  h.widgets.add(widget('a'));
+  broken.add({ metadata: { name: 'g', namespace: 'ns', ownerReferences: [{ apiVersion: 'lab.reconcile.dev/v1', kind: 'Widget', name: 'a', uid: 'u', controller: true }] } });
+  const c = h.builder.for(h.widgets).owns(broken, { waitForSync: false }).owns(needed).build(h.reconciler);
+  let started = false;
+  const p = c.start().then(() => { started = true; });
+  h.clock.step(300);
+  await settle();
+  assert.equal(started, false, 'a required source (no option) still gates the start');
+  needed.markSynced();
+  h.clock.step(100);
+  await p;
+  await settle();
+  assert.equal(c.status().state, 'running', 'running while the optional source has not synced');
+  assert.equal(broken.runCalls, 1, 'its informer was run like the others');
+  assert.deepEqual(h.calls, ['ns/a']);
+  broken.markSynced(); // its initial list arrives late: the child maps to its owner
+  await settle();
+  assert.deepEqual(h.calls, ['ns/a', 'ns/a']);
+  await c.stop();
+
+  // Every required source still fails the start after the timeout, naming only those.
+  const h2 = harness({ cacheSyncTimeoutMs: 1000 });
+  const optional = new FakeInformer({ kind: 'Gizmo', resource: 'gizmos' }, { synced: false });
+  const required = new FakeInformer({ kind: 'ConfigMap', resource: 'configmaps', group: '', version: 'v1' }, { synced: false });
+  const c2 = h2.builder.for(h2.widgets).owns(optional, { waitForSync: false }).owns(required).build(h2.reconciler);
+  const rejected = assert.rejects(c2.start(), (e: Error) => /caches did not sync within 1000 ms \(configmaps\.v1\)$/.test(e.message));
+  for (let i = 0; i < 12; i++) {
+    h2.clock.step(100);
+    await settle();
+  }
+  await rejected;
+});
+
 test('the work queue kind chooses the upstream limiter (client-go: with the 10/s bucket); a limiter factory overrides it and is fresh at each start', async () => {
   let made = 0;
   const h = harness({ rateLimiter: () => { made++; return itemExponentialFailureRateLimiter(100, 1000); } });
