@@ -47,7 +47,11 @@ export function activateLab(context: vscode.ExtensionContext): ReconcileLabApi |
     if (shouldAutoConnect(readSettings()['connection.autoConnect'], process.env)) {
       lab.connect().catch((e: unknown) => reportError(output.log, 'Reconcile Lab could not connect', e));
     }
-    if (shouldShowViewsOnStart(process.env)) void vscode.commands.executeCommand(`workbench.view.extension.${ViewIds.container}`).then(undefined, () => undefined);
+    if (shouldShowViewsOnStart(process.env)) {
+      void vscode.commands.executeCommand(`workbench.view.extension.${ViewIds.container}`).then(undefined, () => undefined);
+      // npm run lab: an editor area with nothing open shows Get Started (what to try first), checked off as it goes.
+      if (vscode.window.tabGroups.all.every((g) => g.tabs.length === 0)) lab.walkthrough.open().catch((e: unknown) => output.log.warn('could not open the walkthrough', { error: String(e) }));
+    }
     if (context.extensionMode !== vscode.ExtensionMode.Test) return undefined;
     return { lab, argumentToken: issueArgumentToken(), recentlyShown, shownMark, shownSince };
   } catch (e) {
