@@ -212,7 +212,7 @@ function followResourceOf(s: Session, controller: RemoteController): void {
   if (!found) {
     throw new UsageError(
       id === undefined
-        ? `the Go controller ${controller.name} does not name the resource it reconciles (give bridge.Wrap its object): pass --resource`
+        ? `the Go controller ${controller.name} does not name the resource it reconciles (no bridge.Wrap(mgr, name, r, &YourKind{}) gave its object, or it has no bridge.Wrap): pass --resource`
         : `the Go controller ${controller.name} reconciles ${id}, which the cluster does not serve: install its CRD, or pass --resource`,
     );
   }

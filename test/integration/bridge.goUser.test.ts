@@ -247,6 +247,23 @@ describe('a user-shaped Go controller (two controllers, a cluster-scoped CRD) th
     assert.doesNotMatch(scoped.stderr, /the loop watches it|in nowhere-h1/, scoped.stderr);
   });
 
+  test('CLI step --go of a controller with bridge.Options but without bridge.Wrap: a warning says its reconciles are not reported and what to add, instead of printing nothing', { timeout: 180_000 }, async () => {
+    const dir = join(ROOT, 'test/fixtures/go-external-cleanup');
+    const bare = await runCliProcess(['step', 'default/not-wrapped', '--kubeconfig', cluster.kubeconfigPath, '--go', `go -C ${dir} run . --unwrapped`]);
+    assert.equal(bare.code, 2, bare.stderr);
+    assert.match(bare.stderr, /the Go controller widget does not name the resource it reconciles \(no bridge\.Wrap\(mgr, name, r, &YourKind\{\}\) gave its object, or it has no bridge\.Wrap\): pass --resource/, bare.stderr);
+    const r = await runCliProcess(['step', 'default/not-wrapped', '--kubeconfig', cluster.kubeconfigPath, '--resource', 'widgets.lab.reconcile.dev', '--go', `go -C ${dir} run . --unwrapped`]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /⚠ controller widget handed out default\/not-wrapped and finished it without reporting a reconcile: its reconciler is not wrapped with bridge\.Wrap under this name\. Pass Complete\(bridge\.Wrap\(mgr, "widget", r, &YourKind\{\}\)\)/, r.stdout + r.stderr);
+    assert.equal(r.stdout.match(/not wrapped/g)?.length, 1, `said once: ${r.stdout}`);
+    assert.doesNotMatch(r.stderr, /not wrapped/, 'not repeated as a log line');
+    // Wrapped (the same program without the flag): no such warning.
+    const wrapped = await runCliProcess(['step', 'default/not-wrapped', '--kubeconfig', cluster.kubeconfigPath, '--go', `go -C ${dir} run .`]);
+    assert.equal(wrapped.code, 0, wrapped.stderr);
+    assert.match(wrapped.stdout, /▶ default\/not-wrapped reconcile/, wrapped.stdout);
+    assert.doesNotMatch(wrapped.stdout + wrapped.stderr, /not wrapped/);
+  });
+
   test('CLI step --go of a module whose go.mod is not tidy after adding the bridge (no go.sum yet): Go\'s own error, then the command that fixes it', { timeout: 180_000 }, async () => {
     // Go's advice for a missing go.sum entry is `go get <this module>`; what a user who just added the bridge's
     // lines needs is `go mod tidy` in the module.

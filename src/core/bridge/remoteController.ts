@@ -83,6 +83,10 @@ export class RemoteController implements Controller {
   /** Queued keys with their priority, in insertion order. */
   private readonly queued = new Map<ObjectKey, number>();
   private readonly processing = new Set<ObjectKey>();
+  /** Keys handed out whose reconcile has not been reported yet (a done without one: no bridge.Wrap under this name). */
+  private readonly unreported = new Set<ObjectKey>();
+  /** The "not wrapped" warning was given (once per controller). */
+  private warnedNotWrapped = false;
   private readonly dirty = new Set<ObjectKey>();
   private readonly waiting = new Map<ObjectKey, { dueAt: number; kind: WaitKind }>();
   /** The key handed out last (names the key of a keyless step whose reply carries no reconcile). */
@@ -315,11 +319,13 @@ export class RemoteController implements Controller {
         this.dirty.delete(key);
         this.lastProcessed = key;
         this.processing.add(key);
+        this.unreported.add(key);
         this.keys.onQueueEvent({ type: 'get', item: key });
         this.queueEntry(key, 'processing');
         break;
       case 'done': {
         this.processing.delete(key);
+        if (this.unreported.delete(key)) this.warnNotWrapped(key);
         const requeued = this.dirty.delete(key);
         if (requeued) this.queued.set(key, m.priority ?? 0);
         this.keys.onQueueEvent({ type: 'done', item: key, requeued });
@@ -345,6 +351,7 @@ export class RemoteController implements Controller {
 
   onReconcileStart(m: ReconcileStartMessage): void {
     if (m.dryRun) return; // a dry-run step runs beside the queue: it changes no key state
+    this.unreported.delete(m.key);
     const triggers: EnqueueReason[] = m.triggers.map((c) => this.reasonOf(c));
     this.keys.begin(m.key, m.at, triggers.length > 0 ? triggers : undefined);
     const st = this.keys.get(m.key);
@@ -536,6 +543,7 @@ export class RemoteController implements Controller {
     if (reply.ok && !reply.reconcile) {
       // The queue stepped, but the reconciler is not wrapped (bridge.Wrap): what we know comes from the queue.
       const k = key ?? this.lastProcessed;
+      if (k !== undefined) this.warnNotWrapped(k);
       const st = k !== undefined ? this.keys.get(k) : undefined;
       if (k !== undefined) return { kind: 'reconciled', key: k, outcome: st?.lastOutcome ?? { kind: 'success' }, durationMs: st?.lastDurationMs ?? 0, triggers: st?.lastTriggers ?? [] };
     }
@@ -680,6 +688,20 @@ export class RemoteController implements Controller {
       },
       (e: Error) => this.warn('commandFailed', `${op}${key ? ` ${key}` : ''}: ${e.message}`, key),
     );
+  }
+
+  /**
+   * Says once per controller that a key went through its queue (handed out, done) without a reconcile being
+   * reported: its reconciler is not wrapped with bridge.Wrap under this controller's name, so the views have its
+   * queue but no reconciles, outcomes or writes.
+   */
+  private warnNotWrapped(key: ObjectKey): void {
+    if (this.warnedNotWrapped) return;
+    this.warnedNotWrapped = true;
+    const message = `controller ${this.name} handed out ${key} and finished it without reporting a reconcile: its reconciler is not wrapped with bridge.Wrap under this name. Pass Complete(bridge.Wrap(mgr, "${this.name}", r, &YourKind{})) (the name given to bridge.Options); until then its queue is shown, but not its reconciles, their outcomes or their writes`;
+    // The journal's warning is what every view and the CLI show; the log keeps it at info (not said twice).
+    this.log.info(message, { key, code: 'notWrapped' });
+    this.journal.append({ kind: 'warning', controller: this.name, key, code: 'notWrapped', message });
   }
 
   private warn(code: string, message: string, key: ObjectKey | undefined): void {
