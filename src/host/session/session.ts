@@ -3,6 +3,7 @@ import type { Clock } from '../../core/clock.ts';
 import { Emitter } from '../../core/event.ts';
 import { DisposableStore, toDisposable, type Disposable } from '../../core/lifecycle.ts';
 import type { Logger } from '../../core/log.ts';
+import { waitForCacheSync } from '../../core/cache/waitForCacheSync.ts';
 import { onInitialListRefused, type RefusedList } from '../../core/cache/refusedList.ts';
 import { InformerFactory } from '../../core/cache/informerFactory.ts';
 import { stripManagedFields } from '../../core/cache/sharedIndexInformer.ts';
@@ -39,6 +40,11 @@ const CRD_GVR: GroupVersionResource = { group: 'apiextensions.k8s.io', version: 
 const NAMESPACES_GVR: GroupVersionResource = { group: '', version: 'v1', resource: 'namespaces' };
 /** How long connecting waits for the informers' initial lists. */
 const SYNC_TIMEOUT_MS = 60_000;
+/**
+ * Without a built-in loop, how long the connect waits for the custom resources watched only because of the default
+ * (every one) before it shows what it has: one the server cannot list must not hold the window for a minute.
+ */
+const IMPLICIT_SYNC_WAIT_MS = 10_000;
 /** The field manager of every write the extension makes. */
 export const FIELD_MANAGER = 'reconcile-lab';
 
@@ -523,6 +529,10 @@ export class Session implements ViewModel, Disposable {
 
       const journal = store.add(new Journal({ clock: o.clock, capacity: Math.max(100, o.settings['eventLog.size']) }));
       const primary = primaryInfo ? watched.find((w) => w.id === resourceIdOf(primaryInfo!)) : undefined;
+      // What the connect waits for: the primary, the reconciler's own children and the resources the settings name.
+      // A resource watched only because of the default (every custom resource) is not waited for by the loop and
+      // only for IMPLICIT_SYNC_WAIT_MS without one.
+      const needed = new Set([...ownedInfos.map(resourceIdOf), ...o.settings.resources.map((r) => r.trim()), ...(primary ? [primary.id] : [])]);
       let controller: Controller | undefined;
       if (reconciler && primary) {
         const b = controllerBuilder({
@@ -553,7 +563,6 @@ export class Session implements ViewModel, Disposable {
         // the primary, the reconciler's own children and what the settings name; a resource watched only because it
         // is a custom resource (the default: every one) joins when it syncs, so one the server cannot list (a broken
         // conversion webhook, a missing APIService) does not keep the loop from starting.
-        const needed = new Set([...ownedInfos.map(resourceIdOf), ...o.settings.resources.map((r) => r.trim())]);
         for (const w of watched) if (w !== primary) b.owns(w.informer, needed.has(w.id) ? {} : { waitForSync: false });
         if (namespaceFilter) b.withEventFilter(namespacePredicate(namespaceFilter));
         controller = store.add(b.build(reconciler));
@@ -600,9 +609,16 @@ export class Session implements ViewModel, Disposable {
           // start() waits for the caches; it resolves paused (startPaused). A sync failure is reported, not thrown.
           await controller.start().catch((e: unknown) => log.error('the reconcile loop did not start', { error: session.refusedList ? `the server refused to list ${resourceIdOf(session.refusedList.resource)}` : (e as Error).message }));
         } else {
-          const timeout = AbortSignal.timeout(SYNC_TIMEOUT_MS);
-          const synced = await factory.waitForCacheSync(AbortSignal.any([refused.signal, timeout, ...(o.signal ? [o.signal] : [])]));
-          if (!synced && !o.signal?.aborted && !refused.signal.aborted) log.warn('the informer caches did not sync in time; the views fill in as they do', { timeoutMs: SYNC_TIMEOUT_MS });
+          const stop = [refused.signal, ...(o.signal ? [o.signal] : [])];
+          const neededInformers = watched.filter((w) => needed.has(w.id)).map((w) => w.informer);
+          const implicit = watched.filter((w) => !needed.has(w.id)).map((w) => w.informer);
+          const synced =
+            (await waitForCacheSync(o.clock, neededInformers, { signal: AbortSignal.any([AbortSignal.timeout(SYNC_TIMEOUT_MS), ...stop]) })) &&
+            (await waitForCacheSync(o.clock, implicit, { signal: AbortSignal.any([AbortSignal.timeout(IMPLICIT_SYNC_WAIT_MS), ...stop]) }));
+          if (!synced && !o.signal?.aborted && !refused.signal.aborted) {
+            const late = watched.filter((w) => !w.informer.hasSynced()).map((w) => w.id);
+            log.warn('the informer caches did not sync in time; the views fill in as they do', { notSynced: late.join(', ') });
+          }
         }
       } finally {
         refusedWatch.dispose();
