@@ -152,7 +152,7 @@ export async function setUpGoBridge(lab: ReconcileLab, arg: unknown): Promise<Co
     '   mgr, err := ctrl.NewManager(ctrl.GetConfigOrDie(), mgrOpts)',
     '   ```',
     '',
-    "2. Each controller's `SetupWithManager`: its queue and its reconciler, under the controller's name (`Named(…)`, else the lower-cased kind of `For`):",
+    "2. Each controller's `SetupWithManager`: its queue and its reconciler, under the controller's name (`Named(…)`, else the lower-cased kind of `For`); its file imports `github.com/reconcile-lab/reconcile-lab/bridge` and `sigs.k8s.io/controller-runtime/pkg/controller`:",
     ...controllerSetupLines(code.controllers),
     '',
     '   ```go',
