@@ -9,7 +9,7 @@ import { keyFor, shortKey, splitKey, type ObjectKey } from '../core/k8s/keys.ts'
 import { defaultKubeconfigFiles, KubeConfigError, loadKubeConfig } from '../core/k8s/kubeconfig.ts';
 import type { ResourceInfo } from '../core/k8s/objects.ts';
 import { KubeTransport } from '../core/k8s/transport.ts';
-import { watchServerOutages } from '../core/k8s/reachability.ts';
+import { probeServer, watchServerOutages } from '../core/k8s/reachability.ts';
 import { InformerFactory } from '../core/cache/informerFactory.ts';
 import { stripManagedFields } from '../core/cache/sharedIndexInformer.ts';
 import { onInitialListRefused, refusedListMessage, type ScopedInformer } from '../core/cache/refusedList.ts';
@@ -1181,6 +1181,8 @@ async function run(args: CliArgs, io: CliIo, log: Logger, s: Session, store: Dis
   store.add(io.onInterrupt(() => stop()));
   // The server going away and coming back is said once each (the informers' retries log at info level only).
   store.add(watchServerOutages(s.transport, realClock, (n) => io.stderr(`${new Date(realClock.now()).toISOString().slice(11, 23)} ⚠ ${n.text}\n`)));
+  // A Go program talks to the server itself; this process would otherwise send nothing to notice an outage with.
+  if (args.go) store.add(probeServer(s.transport, realClock));
   // `run` lasts until Ctrl+C or --duration (runCli keeps the process alive meanwhile).
   if (args.durationMs !== undefined) {
     const h = realClock.setTimeout(() => stop(`--duration ${args.durationMs! / 1000} s ended`), args.durationMs);

@@ -4,11 +4,14 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createNamespace, installCrd, startPrivateCluster, testCrd, waitUntil, type TestCluster } from './support/cluster.ts';
 import { CLI_MAIN } from './support/cli.ts';
+import { buildGoSample, haveGo, sampleDir } from './support/goSample.ts';
+import { parseAllDocuments } from 'yaml';
+import type { KubeObject } from '../../src/core/k8s/objects.ts';
 import type { LocalControlPlane } from '../../src/core/controlplane/localControlPlane.ts';
 
 const group = 'cli-outage-test.reconcile.dev';
@@ -73,5 +76,35 @@ describe('reconcile-lab run across a kube-apiserver outage', () => {
     const code = await closed;
     assert.match(stdout, /Summary: /, 'the run ended with its summary');
     assert.equal(code, 1, 'bad ended in error');
+  });
+
+  test('run --go: the Go program talks to the server itself; the CLI\'s probe still says the outage once each way', { skip: (!haveGo() && 'go is not installed') || (!existsSync(sampleDir()) && 'samples/go-controller is not in this tree') }, async () => {
+    const bin = buildGoSample();
+    const crd = parseAllDocuments(readFileSync(join(sampleDir(), '..', 'crd.yaml'), 'utf8'))[0]!.toJS() as KubeObject;
+    await installCrd(c.transport, crd);
+    const goNs = await createNamespace(c.transport, 'outage-go');
+    const widget = (name: string) => c.transport.json({ method: 'POST', path: `/apis/lab.reconcile.dev/v1alpha1/namespaces/${goNs}/widgets`, body: { apiVersion: 'lab.reconcile.dev/v1alpha1', kind: 'Widget', metadata: { name }, spec: { data: { a: 'b' } } } });
+    await widget('before');
+    const p = spawn(process.execPath, [CLI_MAIN, 'run', '--kubeconfig', c.kubeconfigPath, '--go', bin], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    p.stdout.on('data', (b) => (stdout += b));
+    p.stderr.on('data', (b) => (stderr += b));
+    const closed = new Promise<number | null>((resolve) => p.on('close', resolve));
+    try {
+      await waitUntil(() => stdout.includes(`■ ${goNs}/before done`), 'the Go controller reconciled before the outage', 90_000);
+      await c.controlPlane.stopApiServer({ graceMs: 0 });
+      await waitUntil(() => /Cannot reach the API server/.test(stderr), 'the outage said while only the Go program talks to the server', 60_000);
+      await c.controlPlane.startApiServer();
+      await waitUntil(() => /The API server answers again/.test(stderr), 'the return said', 60_000);
+      await widget('after');
+      await waitUntil(() => new RegExp(`■ ${goNs}/after done`).test(stdout), 'the Widget created after the outage reconciled by the Go program', 120_000);
+      assert.equal(stderr.match(/Cannot reach the API server/g)?.length, 1, stderr);
+      assert.equal(stderr.match(/The API server answers again/g)?.length, 1, stderr);
+    } finally {
+      p.kill('SIGINT');
+    }
+    await closed;
+    assert.match(stdout, /Summary: /, 'the run ended with its summary');
   });
 });

@@ -45,3 +45,34 @@ export function watchServerOutages(source: { readonly onDidChangeReachability: E
     });
   });
 }
+
+/** The request {@link probeServer} sends: kube-apiserver's liveness endpoint (readable by every authenticated user). */
+export const PROBE_PATH = '/livez';
+
+/**
+ * Asks the server `GET /livez` every `everyMs` (default 5 s) so that {@link KubeTransport.onDidChangeReachability}
+ * fires while this process makes no request of its own (a Go program run through the bridge talks to the server
+ * itself; without a probe its outage would go unsaid). The answer is ignored: only whether one came matters. The
+ * next probe is scheduled when the previous one has settled (never two at once). Dispose to stop (aborts a probe in
+ * flight).
+ */
+export function probeServer(transport: { json(req: { method: 'GET'; path: string; signal?: AbortSignal }): Promise<unknown> }, clock: Clock, everyMs = 5_000): Disposable {
+  const abort = new AbortController();
+  let timer: ReturnType<Clock['setTimeout']> | undefined;
+  const tick = () => {
+    timer = undefined;
+    void transport
+      .json({ method: 'GET', path: PROBE_PATH, signal: abort.signal })
+      .catch(() => {})
+      .finally(() => {
+        if (!abort.signal.aborted) timer = clock.setTimeout(tick, everyMs);
+      });
+  };
+  timer = clock.setTimeout(tick, everyMs);
+  return {
+    dispose() {
+      abort.abort(new Error('probe stopped'));
+      if (timer !== undefined) clock.clearTimeout(timer);
+    },
+  };
+}

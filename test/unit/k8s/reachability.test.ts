@@ -23,3 +23,32 @@ test('an outage is said once when it begins and once when the server answers aga
   emitter.fire({ reachable: false, error: 'x' });
   assert.equal(notes.length, 2, 'nothing after dispose');
 });
+
+test('probeServer asks /livez every interval, one at a time, whatever the answer; dispose stops it', async () => {
+  const { probeServer, PROBE_PATH } = await import('../../../src/core/k8s/reachability.ts');
+  const clock = new FakeClock();
+  const sent: string[] = [];
+  let settle!: () => void;
+  const transport = {
+    json: (req: { path: string }) => {
+      sent.push(req.path);
+      return new Promise<unknown>((_, reject) => (settle = () => reject(new Error('ECONNREFUSED'))));
+    },
+  };
+  const probe = probeServer(transport, clock, 5_000);
+  clock.step(4_999);
+  assert.deepEqual(sent, []);
+  clock.step(1);
+  assert.deepEqual(sent, [PROBE_PATH]);
+  clock.step(20_000);
+  assert.equal(sent.length, 1, 'no second probe while one is in flight');
+  settle();
+  await new Promise((r) => setImmediate(r));
+  clock.step(5_000);
+  assert.equal(sent.length, 2, 'a failed probe is followed by the next');
+  probe.dispose();
+  settle();
+  await new Promise((r) => setImmediate(r));
+  clock.step(60_000);
+  assert.equal(sent.length, 2, 'nothing after dispose');
+});
