@@ -823,10 +823,22 @@ async function checkDeletion(ctx: KeyContext, parts: CheckTimingPart[], learned:
     const from = run.entries.length;
     const writesFrom = run.writes.length;
     ctx.emit({ kind: 'step', key: ctx.key, check: 'deletion', message: 'deleting the copy' });
-    const waited = await timed(ctx, parts, 'delete, until gone', async () => {
-      await client.delete(primary, copy.namespace, copy.name, { signal, preconditions: { uid } });
-      return waitUntilGone(ctx.env.clock, () => client.get(primary, copy.namespace, copy.name, signal), ctx.boundMs, signal);
-    });
+    let waited: Awaited<ReturnType<typeof waitUntilGone>>;
+    try {
+      waited = await timed(ctx, parts, 'delete, until gone', async () => {
+        await client.delete(primary, copy.namespace, copy.name, { signal, preconditions: { uid } });
+        return waitUntilGone(ctx.env.clock, async () => {
+          // A Go check instance whose cleanup was refused (a record in another namespace) never gets the copy
+          // gone: say so now rather than after the bound.
+          const confined = ctx.o.reconcilerSpec.kind === 'go' ? confinementFailure(run.entries.slice(from), copy.scratchKey) : undefined;
+          if (confined) throw new ConfinedError(confined);
+          return client.get(primary, copy.namespace, copy.name, signal);
+        }, ctx.boundMs, signal);
+      });
+    } catch (e) {
+      if (e instanceof ConfinedError) return { status: 'error', findings: [], message: confinementMessage(e.message) };
+      throw e;
+    }
     const seen = reconcilesAfter(run.entries, copy.scratchKey, from);
     const verdict = deletionVerdict({ gone: waited.gone, ms: waited.ms, boundMs: ctx.boundMs, finalizersAtDelete, finalizersLeft: [...(waited.last?.metadata.finalizers ?? [])], ...seen });
     const perturbation: Perturbation = {
@@ -858,6 +870,9 @@ async function checkDeletion(ctx: KeyContext, parts: CheckTimingPart[], learned:
   const m = `${verdictResult.message}; ${crash.points} crash point(s) during the deletion${crash.notes.length ? ` (${crash.notes.join('; ')})` : ''}${crash.findings.length ? `: ${crash.findings.length} left the cleanup undone` : ', same end state each time'}`;
   return crash.findings.length ? { status: 'failed', message: m, findings: crash.findings } : { ...verdictResult, message: m };
 }
+
+/** The deletion check's wait, ended by a failure of the check instance's confinement (the message: what failed). */
+class ConfinedError extends Error {}
 
 /** A fresh copy for a deletion run, without the developer's finalizers (those may belong to other controllers), and its uid. */
 async function deletionCopy(ctx: KeyContext, purpose: string): Promise<{ ns: string; copy: ScratchCopy; uid: string }> {
