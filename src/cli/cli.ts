@@ -745,7 +745,8 @@ export function formatEntry(e: JournalEntry, verbose: boolean, now: number = e.a
       return oneEntry(`${t} ■ ${e.key} ${what} [${e.durationMs} ms]`);
     }
     case 'write':
-      return oneEntry(`${t}   ✎ ${e.verb}${e.subresource ? '/' + e.subresource : ''} ${e.resource} ${e.objectKey} rv ${e.resourceVersionBefore ?? '—'} → ${rvAfterText(e, '—')}${noChange(e)}${e.dryRun ? ' (dry-run)' : ''}${e.error ? ` FAILED ${e.error}` : ''}`);
+      // Neither resourceVersion known (a Go Delete of an object built by name, a create that failed): no "rv — → —".
+      return oneEntry(`${t}   ✎ ${e.verb}${e.subresource ? '/' + e.subresource : ''} ${e.resource} ${e.objectKey}${e.resourceVersionBefore === undefined && e.resourceVersionAfter === undefined && !e.deleted ? '' : ` rv ${e.resourceVersionBefore ?? '—'} → ${rvAfterText(e, '—')}`}${noChange(e)}${e.dryRun ? ' (dry-run)' : ''}${e.error ? ` FAILED ${e.error}` : ''}`);
     case 'warning':
       return oneEntry(`${t} ⚠ ${e.message}`);
     case 'control':

@@ -183,3 +183,11 @@ test("run of a Go program: a write no reconcile made (a Runnable's, an unwrapped
   assert.equal(labelOther('12:00   ✎ create configmaps.v1 shop/heartbeat', outside, 'secret'), '[outside a reconcile] 12:00   ✎ create configmaps.v1 shop/heartbeat');
   assert.equal(labelOther('12:00   ✎ update secrets.v1 shop/creds', inside, 'secret'), '12:00   ✎ update secrets.v1 shop/creds');
 });
+
+test('text output: a write with neither resourceVersion known (a Go Delete of an object built by name) has no "rv — → —"; one with either keeps it', () => {
+  const write = (more: object) => formatEntry(entry({ kind: 'write', key: 'h1-shop/open', verb: 'delete', resource: 'configmaps.v1', gvr: { group: '', version: 'v1', resource: 'configmaps' }, objectKey: 'h1-external/h1-shop.open', dryRun: false, ...more }), false, at);
+  assert.equal(write({}), '12:00:00.000   ✎ delete configmaps.v1 h1-external/h1-shop.open');
+  assert.equal(write({ error: 'configmaps "h1-shop.open" not found' }), '12:00:00.000   ✎ delete configmaps.v1 h1-external/h1-shop.open FAILED configmaps "h1-shop.open" not found');
+  assert.equal(write({ resourceVersionBefore: '41' }), '12:00:00.000   ✎ delete configmaps.v1 h1-external/h1-shop.open rv 41 → —');
+  assert.equal(write({ verb: 'create', resourceVersionAfter: '42' }), '12:00:00.000   ✎ create configmaps.v1 h1-external/h1-shop.open rv — → 42');
+});
