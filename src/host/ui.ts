@@ -146,7 +146,7 @@ export function viewMessage(text: string | undefined): string | undefined {
  * An input box whose title, prompt and placeholder are made inert; `validate` returns a message (made inert) or
  * undefined. Resolves to the text entered, or undefined when dismissed.
  */
-export function input(options: { title: string; prompt: string; placeHolder?: string; validate?: (value: string) => string | undefined }): Thenable<string | undefined> {
+export function input(options: { title: string; prompt: string; placeHolder?: string; value?: string; validate?: (value: string) => string | undefined }): Thenable<string | undefined> {
   const title = inert(options.title);
   const prompt = inert(options.prompt);
   record('quickPick', title, prompt);
@@ -156,6 +156,7 @@ export function input(options: { title: string; prompt: string; placeHolder?: st
     prompt,
     ignoreFocusOut: true,
     ...(options.placeHolder !== undefined ? { placeHolder: inert(options.placeHolder) } : {}),
+    ...(options.value !== undefined ? { value: inert(options.value) } : {}),
     ...(validate ? { validateInput: (v: string) => {
       const m = validate(v);
       return m === undefined ? undefined : inert(m);

@@ -13,6 +13,7 @@ import { CHOOSE_FILE_LABEL, connectChoices, CONNECT_BROWSE, CONNECT_LOCAL, START
 import { requireSession } from './pickers.ts';
 import { refusePrivileged } from './privileged.ts';
 import * as ui from '../ui.ts';
+import { ApiError } from '../../core/k8s/client.ts';
 
 export interface ConnectionSummary {
   readonly context: string;
@@ -220,6 +221,14 @@ export async function selectResources(lab: ReconcileLab, arg: unknown): Promise<
  * `reconcileLab.namespaces`, then a reconnect. Argument `{ namespaces: [...] }`
  * skips the picker (empty: all namespaces).
  */
+/** Why a typed, comma-separated list of namespaces is not one (each a DNS-1123 label); undefined when it is. */
+export function namespaceListProblem(text: string): string | undefined {
+  for (const n of text.split(',').map((x) => x.trim()).filter(Boolean)) {
+    if (n.length > 63 || !/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(n)) return `"${n}" is not a namespace name (lowercase letters, digits and "-", at most 63).`;
+  }
+  return undefined;
+}
+
 export async function selectNamespaces(lab: ReconcileLab, arg: unknown): Promise<CommandResult<{ namespaces: string[] }>> {
   const refused = refusePrivileged(arg, ['namespaces']);
   if (refused) return refused;
@@ -228,13 +237,33 @@ export async function selectNamespaces(lab: ReconcileLab, arg: unknown): Promise
   let chosen = stringArrayArg(arg, 'namespaces');
   if (!chosen) {
     const current = new Set(s.settings.namespaces);
-    const names = await s.listNamespaces();
-    const picks = await ui.pick(
-      names.map((n) => ({ label: n, name: n, picked: current.has(n) })),
-      { canPickMany: true, title: 'Namespaces to watch (none: all namespaces)' },
-    );
-    if (!picks) return fail('cancelled', 'Nothing chosen.');
-    chosen = picks.map((p) => p.name);
+    const ctxNs = s.contextNamespace;
+    let names: string[] | undefined;
+    try {
+      names = await s.listNamespaces();
+    } catch (e) {
+      // A user with rights in some namespaces only may not list them: ask for the names instead of failing.
+      if (!(e instanceof ApiError && e.code === 403)) throw e;
+    }
+    if (names) {
+      // The context's namespace first, marked: the one a kubectl user works in.
+      const ordered = ctxNs && names.includes(ctxNs) ? [ctxNs, ...names.filter((n) => n !== ctxNs)] : names;
+      const picks = await ui.pick(
+        ordered.map((n) => ({ label: n, name: n, picked: current.has(n), ...(n === ctxNs ? { description: "your context's namespace" } : {}) })),
+        { canPickMany: true, title: 'Namespaces to watch (none: all namespaces)' },
+      );
+      if (!picks) return fail('cancelled', 'Nothing chosen.');
+      chosen = picks.map((p) => p.name);
+    } else {
+      const typed = await ui.input({
+        title: 'Namespaces to watch',
+        prompt: 'Your user may not list namespaces: type the ones to watch, separated by commas (empty: all namespaces).',
+        value: [...current].join(', ') || ctxNs || '',
+        validate: (v) => namespaceListProblem(v),
+      });
+      if (typed === undefined) return fail('cancelled', 'Nothing chosen.');
+      chosen = typed.split(',').map((n) => n.trim()).filter(Boolean);
+    }
   }
   await writeSetting('namespaces', chosen);
   await lab.reconnect();

@@ -7,7 +7,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadKubeConfig } from '../../../src/core/k8s/kubeconfig.ts';
 import { rendersLink } from '../../../src/host/safeText.ts';
-import { api, lab, labCluster, ok, run, testNamespace, waitUntil, widget, widgetCrd } from './support/lab.ts';
+import * as vscode from 'vscode';
+import { api, lab, labCluster, ok, run, runAsStranger, testNamespace, waitUntil, widget, widgetCrd } from './support/lab.ts';
 
 describe('a user with namespaced rights only', function () {
   this.timeout(120_000);
@@ -79,6 +80,27 @@ describe('a user with namespaced rights only', function () {
       assert.equal(rendersLink(s.text), false, `shown as a link: ${s.text}`);
     }
     assert.ok((await lab()).session?.refusedList, 'the session knows what was refused');
+  });
+
+  it("Choose Namespaces… (the warning's button) asks for the names when the user may not list namespaces, its context's namespace filled in", async () => {
+    const l = await lab();
+    assert.ok(l.session?.refusedList, 'still connected with every namespace watched');
+    const a = await api();
+    const mark = a.shownMark();
+    const pending = runAsStranger<{ namespaces: string[] }>('reconcileLab.selectNamespaces');
+    try {
+      let prompt = '';
+      await waitUntil(() => (prompt = a.shownSince(mark).find((t) => t.kind === 'quickPick')?.text ?? '') !== '', 'the input box');
+      assert.match(prompt, /Your user may not list namespaces: type the ones to watch/);
+      // The input is recorded just before VS Code renders it.
+      await new Promise((r) => setTimeout(r, 1000));
+      await vscode.commands.executeCommand('workbench.action.acceptSelectedQuickOpenItem');
+      const r = ok(await pending);
+      assert.deepEqual(r.namespaces, [ns], "the context's namespace, accepted as filled in");
+      await waitUntil(() => l.session?.namespaces.join() === ns, 'reconnected watching it');
+    } finally {
+      await vscode.workspace.getConfiguration('reconcileLab').update('namespaces', undefined, vscode.workspace.workspaceFolders?.length ? vscode.ConfigurationTarget.Workspace : vscode.ConfigurationTarget.Global);
+    }
   });
 
   it('connected to its namespace, it lists and reconciles there', async () => {
