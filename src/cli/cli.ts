@@ -957,6 +957,10 @@ function cliRefusedHints(s: Session): Parameters<typeof refusedListMessage>[1] {
 /** ` (last error: …)` of the first of `informers` that is backing off, for a sync that did not finish; '' otherwise. */
 function lastListError(informers: readonly { state: { phase: string; lastError?: string } }[]): string {
   for (const i of informers) if (i.state.phase === 'backoff' && i.state.lastError) return ` (last error: ${i.state.lastError})`;
+  for (const i of informers) {
+    const stalled = (i.state as { stalled?: { listError: string } }).stalled;
+    if (i.state.phase === 'listing' && stalled) return ` (the server streams nothing; a LIST fails: ${stalled.listError})`;
+  }
   return '';
 }
 

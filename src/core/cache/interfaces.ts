@@ -63,7 +63,12 @@ export type IndexFunc<T extends KubeObject = KubeObject> = (obj: T) => string[];
 export type ReflectorState =
   | { phase: 'idle' }
   /** `watchList`: the initial state streams in as watch events (WatchList) instead of a LIST. */
-  | { phase: 'listing'; resourceVersion: string; watchList?: boolean }
+  /**
+   * `stalled`: a WatchList stream that sent nothing for `sinceMs` (its initial events never began), with the error a
+   * one-item LIST of the same resource gave (a diagnosis only: the informer keeps waiting for the stream, as
+   * client-go does; e.g. a conversion webhook that is down fails the LIST with its reason, the stream in silence).
+   */
+  | { phase: 'listing'; resourceVersion: string; watchList?: boolean; stalled?: { sinceMs: number; listError: string } }
   | { phase: 'watching'; resourceVersion: string }
   /** `code`: the HTTP status of the failure behind the backoff (0: the server was not reached), when it had one. */
   | { phase: 'backoff'; reason: string; retryInMs: number; lastError: string; code?: number; resourceVersion: string }

@@ -461,8 +461,13 @@ export class Reflector<T extends KubeObject = KubeObject> implements Disposable 
       let pastAdded = false;
       let ended = false;
       let warning: TimerHandle | undefined;
+      let probed = false;
       const armWarning = () => {
         warning = this.clock.setTimeout(() => {
+          if (!probed && events === 0) {
+            probed = true;
+            void this.probeStalledWatchList(() => !ended && events === 0 && !this.stopped, rv, start);
+          }
           this.log.warn('WatchList: still waiting for the bookmark that ends the initial events', {
             resourceVersion: rv,
             events,
@@ -550,6 +555,26 @@ export class Reflector<T extends KubeObject = KubeObject> implements Disposable 
       this.log.debug('streamed the initial list', { resourceVersion: streamRV, items: collected.size, ms: this.clock.now() - start });
       return w;
     }
+  }
+
+  /**
+   * A WatchList stream that has sent nothing for WATCH_LIST_BOOKMARK_WARNING_MS: a server that cannot produce the
+   * initial events (a custom resource whose conversion webhook is down) may keep the stream open in silence, while a
+   * LIST of the same resource fails with the reason. So one LIST of one item is sent, once per stream; when it fails
+   * and the stream is still silent (`stillSilent`), the failure is logged and put in the state (`stalled`) for the
+   * views. Diagnosis only: the stream is kept and waited for, as client-go does. Never throws.
+   */
+  private async probeStalledWatchList(stillSilent: () => boolean, rv: string, start: number): Promise<void> {
+    let listError: string | undefined;
+    try {
+      await this.lw.list({ limit: 1 }, this.abort.signal);
+    } catch (e) {
+      listError = messageOf(e);
+    }
+    if (listError === undefined || !stillSilent()) return;
+    const sinceMs = this.clock.now() - start;
+    this.log.warn('WatchList: no initial events, and a LIST of the same resource fails', { resourceVersion: rv, sinceStartMs: sinceMs, listError });
+    this.setState({ phase: 'listing', resourceVersion: rv, watchList: true, stalled: { sinceMs, listError } });
   }
 
   /**

@@ -189,6 +189,7 @@ export function tooltipOf(title: string, lines: readonly TooltipLine[]): vscode.
 function stateText(r: WatchedResourceView): string | undefined {
   switch (r.state.phase) {
     case 'listing':
+      if (r.state.stalled) return `not listed: ${r.state.stalled.listError}`;
       return r.state.watchList ? 'listing… (streaming, WatchList)' : 'listing…';
     case 'backoff':
       return `retrying in ${Math.ceil(r.state.retryInMs / 1000)}s: ${r.state.lastError}`;

@@ -73,6 +73,44 @@ test('WatchList is the default: one watch with sendInitialEvents from RV "", no 
   assert.equal(t.lw.openWatches, 0);
 });
 
+test('a stream silent for 10 s is diagnosed once with a one-item LIST; its error is in the state and the log, the stream is kept', async () => {
+  const t = setup();
+  t.lw.withholdInitialEventsEnd(); // no objects: the stream sends nothing at all
+  t.lw.failNextList(new ApiError(500, 'InternalError', 'conversion webhook for example.org/v1, Kind=Gadget failed: connection refused'));
+  t.reflector.run();
+  await settle();
+  t.clock.step(10_000);
+  await settle();
+  assert.deepEqual(t.lw.listCalls, [{ limit: 1 }], 'one probe, one item');
+  const st = t.reflector.state;
+  assert.ok(st.phase === 'listing' && st.watchList && st.stalled, JSON.stringify(st));
+  assert.match(st.stalled.listError, /conversion webhook .* failed/);
+  assert.equal(st.stalled.sinceMs, 10_000);
+  assert.ok(t.logs.some((e) => e.msg.includes('a LIST of the same resource fails') && /conversion webhook/.test(String(e.fields.listError))));
+  t.clock.step(30_000);
+  await settle();
+  assert.equal(t.lw.listCalls.length, 1, 'not probed again on the same stream');
+  assert.equal(t.lw.watchCalls.length, 1, 'the stream is kept (client-go waits for it)');
+  t.lw.releaseInitialEventsEnd();
+  await settle();
+  assert.deepEqual(t.ops, ['replace []@0']);
+  assert.equal(t.reflector.state.phase, 'watching');
+  t.reflector.dispose();
+});
+
+test('a silent stream whose LIST probe succeeds is only slow: no stalled state', async () => {
+  const t = setup();
+  t.lw.withholdInitialEventsEnd();
+  t.reflector.run();
+  await settle();
+  t.clock.step(10_000);
+  await settle();
+  assert.equal(t.lw.listCalls.length, 1);
+  const st = t.reflector.state;
+  assert.ok(st.phase === 'listing' && st.stalled === undefined, JSON.stringify(st));
+  t.reflector.dispose();
+});
+
 test('nothing reaches the store before the initial-events-end bookmark; changes made meanwhile follow the replace', async () => {
   const t = setup();
   for (const n of ['a', 'b', 'c']) t.lw.add(widget(n));

@@ -59,5 +59,13 @@ describe('a custom resource the server cannot list', function () {
     const step = ok(await run<{ step: { kind: string } }>('reconcileLab.stepReconcile', { key: `${ns}/w`, resource: c.resourceId, force: true }));
     assert.equal(step.step.kind, 'reconciled');
     await waitUntil(async () => (await labCluster().transport.json({ method: 'GET', path: `/api/v1/namespaces/${ns}/configmaps/w-config` }).then(() => true, () => false)), 'the child ConfigMap written');
+    // The server streams nothing for the broken resource; after 10 s a one-item LIST names why, for the view.
+    let state: unknown;
+    await waitUntil(() => {
+      state = s.resources.find((x) => x.id === `gadgets.${group}`)!.state;
+      const st = state as { phase: string; stalled?: { listError: string } };
+      return st.phase === 'backoff' || st.stalled !== undefined;
+    }, 'the broken resource diagnosed', 40_000);
+    assert.match(JSON.stringify(state), /conversion webhook/, JSON.stringify(state));
   });
 });
