@@ -24,8 +24,8 @@ export class TcpProxy {
     this.port = port;
   }
 
-  /** Starts a proxy to `targetHost:targetPort` on a free loopback port. */
-  static async start(targetHost: string, targetPort: number): Promise<TcpProxy> {
+  /** Starts a proxy to `targetHost:targetPort` on a free loopback port, or on `listenPort` (a proxy started again on the port of one closed). */
+  static async start(targetHost: string, targetPort: number, listenPort = 0): Promise<TcpProxy> {
     let proxy: TcpProxy | undefined;
     const server = createServer((client) => {
       const upstream = connect(targetPort, targetHost);
@@ -46,7 +46,7 @@ export class TcpProxy {
     });
     await new Promise<void>((res, rej) => {
       server.once('error', rej);
-      server.listen(0, '127.0.0.1', () => res());
+      server.listen(listenPort, '127.0.0.1', () => res());
     });
     proxy = new TcpProxy(server, (server.address() as { port: number }).port);
     return proxy;
