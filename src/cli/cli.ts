@@ -82,6 +82,8 @@ function cliNextStep(e: unknown): string {
     case 'noKubeconfig':
       return ' Pass --kubeconfig <file> or set KUBECONFIG.';
     case 'noContext':
+      // A file without any context: no --context can help; another file can.
+      if (/has no contexts/.test(e.message)) return ' Pass --kubeconfig <file> with a context (kubectl config view shows what a file holds).';
       return ' Pass --context <name> (or run kubectl config use-context).';
     default:
       return '';
