@@ -267,7 +267,7 @@ func (a *attributing) OnUpdate(oldObj, newObj any) {
 
 // deliverUpdate calls the inner handler's OnUpdate inside a record of the event.
 func (a *attributing) deliverUpdate(oldObj, newObj any) {
-	end := beginEvent(eventFor("update", a.i.resourceName(), a.i.gvk.Kind, newObj, false, a.i.c.h.clock.Now()))
+	end := beginEvent(eventFor("update", a.i.resourceName(), a.i.gvk.Kind, newObj, false, a.i.c.h.clock.Now()).withDeletion(oldObj, newObj))
 	defer end()
 	a.inner.OnUpdate(oldObj, newObj)
 }

@@ -34,8 +34,10 @@ type informerEvent struct {
 	rv         string
 	generation int64
 	initial    bool
-	owners     []ownerRef
-	at         time.Time
+	// deletionRequested: an update that set metadata.deletionTimestamp (withDeletion).
+	deletionRequested bool
+	owners            []ownerRef
+	at                time.Time
 }
 
 type ownerRef struct {
@@ -106,6 +108,15 @@ func eventFor(event, resource, kind string, obj any, initial bool, now time.Time
 	return ev
 }
 
+// withDeletion marks an update event whose new object has a deletionTimestamp the old one lacked (a delete of an
+// object with finalizers: the server keeps it, so informers see an update). Returns ev.
+func (ev *informerEvent) withDeletion(oldObj, newObj any) *informerEvent {
+	o, err1 := meta.Accessor(oldObj)
+	n, err2 := meta.Accessor(newObj)
+	ev.deletionRequested = err1 == nil && err2 == nil && o.GetDeletionTimestamp() == nil && n.GetDeletionTimestamp() != nil
+	return ev
+}
+
 // causeFor attributes one add of key: to the informer event on this goroutine (the object itself → informer, an
 // object it owns → owned, anything else → watch, i.e. a mapped watch), else to a requeue-after, else to an add
 // from outside any informer event (a channel source, the developer's own code). forResource is the controller's
@@ -114,7 +125,7 @@ func eventFor(event, resource, kind string, obj any, initial bool, now time.Time
 func causeFor(ev *informerEvent, o priorityqueue.AddOpts, key reconcile.Request, at int64, forResource string) Cause {
 	if ev != nil {
 		c := Cause{Event: ev.event, Resource: ev.resource, ObjectKey: objectKey(ev.namespace, ev.name), ObjectKind: ev.kind,
-			ResourceVersion: ev.rv, Generation: ev.generation, Initial: ev.initial, At: ms(ev.at)}
+			ResourceVersion: ev.rv, Generation: ev.generation, DeletionRequested: ev.deletionRequested, Initial: ev.initial, At: ms(ev.at)}
 		switch {
 		case key.Namespace == ev.namespace && key.Name == ev.name && (forResource == "" || sameResource(ev.resource, forResource)):
 			c.Kind = CauseInformer

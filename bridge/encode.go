@@ -309,6 +309,9 @@ func appendCauseHead(b []byte, c *Cause) []byte {
 	b = appendOptString(b, `,"objectKind":`, c.ObjectKind)
 	b = appendOptString(b, `,"resourceVersion":`, c.ResourceVersion)
 	b = appendOptInt(b, `,"generation":`, c.Generation)
+	if c.DeletionRequested {
+		b = append(b, `,"deletionRequested":true`...)
+	}
 	if c.Initial {
 		b = append(b, `,"initial":true`...)
 	}

@@ -77,7 +77,7 @@ func sameLine(t *testing.T, what string, r *record) {
 }
 
 func fullCause(s string) Cause {
-	return Cause{Kind: CauseInformer, Event: s, Resource: s, ObjectKey: s, ObjectKind: s, ResourceVersion: s, Generation: -3,
+	return Cause{Kind: CauseInformer, Event: s, Resource: s, ObjectKey: s, ObjectKind: s, ResourceVersion: s, Generation: -3, DeletionRequested: true,
 		Initial: true, AfterMs: 1500, Failures: 7, DelayMs: 20, Action: s, Note: s, At: 1764588000123}
 }
 

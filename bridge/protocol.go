@@ -31,13 +31,15 @@ type Cause struct {
 	ObjectKind      string `json:"objectKind,omitempty"`
 	ResourceVersion string `json:"resourceVersion,omitempty"`
 	Generation      int64  `json:"generation,omitempty"`
-	Initial         bool   `json:"initial,omitempty"`
-	AfterMs         int64  `json:"afterMs,omitempty"`
-	Failures        int    `json:"failures,omitempty"`
-	DelayMs         int64  `json:"delayMs,omitempty"`
-	Action          string `json:"action,omitempty"`
-	Note            string `json:"note,omitempty"`
-	At              int64  `json:"at"`
+	// DeletionRequested: an update that set metadata.deletionTimestamp (a delete of an object with finalizers).
+	DeletionRequested bool   `json:"deletionRequested,omitempty"`
+	Initial           bool   `json:"initial,omitempty"`
+	AfterMs           int64  `json:"afterMs,omitempty"`
+	Failures          int    `json:"failures,omitempty"`
+	DelayMs           int64  `json:"delayMs,omitempty"`
+	Action            string `json:"action,omitempty"`
+	Note              string `json:"note,omitempty"`
+	At                int64  `json:"at"`
 }
 
 // Cause kinds.

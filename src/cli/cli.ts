@@ -646,7 +646,7 @@ const oneEntry = (text: string) => text.replace(/\r?\n/g, '\n               │ 
 export function describeTrigger(x: EnqueueReason, key: string | undefined, writes?: WriteIndex, controller?: string, startedAt?: number): string {
   // A wait another cause cut short (an Add makes a waiting key ready): the reconcile started before it was due.
   const early = (x.kind === 'requeueAfter' || x.kind === 'backoff') && startedAt !== undefined && x.at > startedAt ? `, not yet due (in ${millis(x.at - startedAt)}): another cause ran it first` : '';
-  const rv = 'resourceVersion' in x && x.resourceVersion ? ` rv ${x.resourceVersion}` : '';
+  const rv = ('resourceVersion' in x && x.resourceVersion ? ` rv ${x.resourceVersion}` : '') + ('deletionRequested' in x && x.deletionRequested ? ' (deletion requested: deletionTimestamp set)' : '');
   const by = (objectKey: string) => writtenBy(writes?.writer(objectKey, 'resourceVersion' in x ? x.resourceVersion : undefined), key, controller);
   switch (x.kind) {
     case 'informer': {

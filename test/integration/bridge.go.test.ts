@@ -180,6 +180,11 @@ describe('the Go sample controller through the bridge', { skip: (!haveGo() && 'g
     assert.ok(owned && owned.kind === 'owned' && owned.child === `${ns}/w-config`, `the owned child among ${JSON.stringify(last.triggers)}`);
     // The child's kind, from the Go side's informer (the views read "add of owned ConfigMap …").
     assert.equal(owned.childKind, 'ConfigMap', JSON.stringify(owned));
+    // A delete of the Widget (it carries the sample's finalizer, so the server keeps it): the update that set its
+    // deletionTimestamp is named as the deletion, as the Go side saw it.
+    assert.ok((await client.get(WIDGETS, ns, 'w')).metadata.finalizers?.length, 'the sample put its finalizer on');
+    await client.delete(WIDGETS, ns, 'w');
+    await waitUntil(() => (c.keyState(key)?.reasons ?? []).some((r) => r.kind === 'informer' && r.event === 'update' && r.deletionRequested === true), 'the deletion named in why-queued', 30_000);
   });
 
   test('a dry-run step persists nothing: resourceVersions unchanged, no child created', { timeout: 180_000 }, async () => {

@@ -28,7 +28,7 @@ function eventName(e: string | undefined): EventName {
 /** One why-queued cause from the Go side as an {@link EnqueueReason}. */
 export function reasonOfCause(c: Cause): EnqueueReason {
   const at = c.at;
-  const rv = c.resourceVersion !== undefined ? { resourceVersion: c.resourceVersion } : {};
+  const rv = { ...(c.resourceVersion !== undefined ? { resourceVersion: c.resourceVersion } : {}), ...(c.deletionRequested ? { deletionRequested: true as const } : {}) };
   if ((c.kind === 'informer' || c.kind === 'owned' || c.kind === 'watch') && !c.objectKey) {
     // An add outside any informer event (a channel source, the program itself): say so instead of an empty event.
     return { kind: 'manual', action: 'enqueue', note: c.note ?? 'added outside an informer event', at };

@@ -47,6 +47,7 @@ export const PROTOCOL = {
       objectKind: 'string?',
       resourceVersion: 'string?',
       generation: 'int?',
+      deletionRequested: 'bool?',
       initial: 'bool?',
       afterMs: 'int?',
       failures: 'int?',
@@ -155,6 +156,8 @@ export interface Cause {
   objectKind?: string;
   resourceVersion?: string;
   generation?: number;
+  /** An update that set metadata.deletionTimestamp (a delete of an object with finalizers). */
+  deletionRequested?: boolean;
   initial?: boolean;
   afterMs?: number;
   failures?: number;

@@ -124,9 +124,10 @@ function due(at: number, now: number): string {
  */
 export function reasonSummary(r: EnqueueReason, now: number, key?: string): string {
   const ago = `${formatDuration(now - r.at)} ago`;
-  const rv = (x: { resourceVersion?: string; writtenBy?: string }) => {
+  const rv = (x: { resourceVersion?: string; writtenBy?: string; deletionRequested?: true }) => {
     const by = key === undefined || x.writtenBy === undefined ? '' : x.writtenBy === key ? ", this key's own write" : `, written by the reconcile of ${x.writtenBy}`;
-    return x.resourceVersion ? ` (rv ${x.resourceVersion}${by})` : '';
+    const del = x.deletionRequested ? ', deletion requested: deletionTimestamp set' : '';
+    return x.resourceVersion ? ` (rv ${x.resourceVersion}${del}${by})` : del ? ` (${del.slice(2)})` : '';
   };
   switch (r.kind) {
     case 'informer':

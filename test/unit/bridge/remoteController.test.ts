@@ -333,6 +333,13 @@ test('causes: an add outside any informer event reads as such; unknown kinds kee
     resourceVersion: '9',
     at: 1,
   });
+  // A delete of an object with finalizers (an update that set deletionTimestamp) says so, in the reason and in words.
+  const deleting = reasonOfCause({ kind: 'informer', event: 'update', resource: 'widgets.v1.lab.reconcile.dev', objectKey: 'ns/w', resourceVersion: '12', deletionRequested: true, at: 1 });
+  assert.deepEqual(deleting, { kind: 'informer', event: 'update', resource: 'widgets.v1.lab.reconcile.dev', objectKey: 'ns/w', resourceVersion: '12', deletionRequested: true, at: 1 });
+  const { reasonSummary: summary } = await import('../../../src/host/views/presentation.ts');
+  assert.equal(summary(deleting, 3001), 'update of ns/w (rv 12, deletion requested: deletionTimestamp set), 3.0s ago');
+  const { describeTrigger } = await import('../../../src/cli/cli.ts');
+  assert.equal(describeTrigger(deleting, 'ns/w'), 'update rv 12 (deletion requested: deletionTimestamp set)');
   // The child's kind, when the Go side's cache knows it, becomes the reason's childKind ("add of owned ConfigMap …").
   assert.deepEqual(reasonOfCause({ kind: 'owned', event: 'add', resource: 'configmaps.v1', objectKey: 'ns/c', objectKind: 'ConfigMap', at: 3 }), {
     kind: 'owned',

@@ -912,6 +912,24 @@ test('start waits for the caches to sync (polling on the clock) and fails clearl
   assert.equal(never.handlerCount, 0);
 });
 
+test('why queued: the update that sets deletionTimestamp (a delete with finalizers) is marked deletion requested; later updates are not', async () => {
+  const h = harness();
+  h.widgets.add({ ...widget('a'), metadata: { name: 'a', namespace: 'ns', finalizers: ['x/y'] } });
+  const c = h.builder.for(h.widgets).build(h.reconciler);
+  await c.start();
+  await settle();
+  h.widgets.update('ns/a', (o) => ({ ...o, metadata: { ...o.metadata, deletionTimestamp: '2026-12-04T10:00:00Z' } }));
+  await settle();
+  const first = c.keyState('ns/a')!.lastTriggers;
+  assert.deepEqual(first.map((r) => ('deletionRequested' in r ? r.deletionRequested : undefined)), [true], JSON.stringify(first));
+  h.widgets.update('ns/a', (o) => ({ ...o, metadata: { ...o.metadata, labels: { more: 'x' } } }));
+  await settle();
+  const second = c.keyState('ns/a')!.lastTriggers;
+  assert.equal(second.length, 1);
+  assert.equal('deletionRequested' in second[0]! && second[0].deletionRequested, false, 'an update of an object already terminating is a plain update');
+  await c.stop();
+});
+
 test('a source with waitForSync false does not gate the start: the loop runs, and its objects enqueue owners once it syncs', async () => {
   const h = harness({ cacheSyncTimeoutMs: 1000 });
   const broken = new FakeInformer({ kind: 'Gizmo', resource: 'gizmos' }, { synced: false });
