@@ -220,13 +220,13 @@ describe('robustness checks (issue 11) on the real control plane', () => {
       name: 'waits-for-a-secret',
       async reconcile(req, ctx) {
         const w = await ctx.client.get(ctx.primary, req.namespace, req.name, ctx.signal);
-        // The Secret its spec names is never copied into the scratch namespace: the copy always waits.
+        // It waits for a Secret its spec does not name (so nothing is copied): the copy always waits.
         await writeStatusIfChanged(ctx, ctx.primary, w, () => ({ conditions: [{ type: 'Ready', status: 'False', reason: 'SecretMissing', message: 'waiting for Secret orders-creds' }] }));
         return { requeueAfterMs: 30_000 };
       },
     });
     const r = await runChecks(options({ createReconciler: reconciler, reconcilerSpec: { kind: 'module', path: 'waits-for-a-secret.ts' }, checks: ['runTwice'], convergenceBoundMs: 6_000 }));
-    assert.ok(r.notes.some((n) => n === `The reference run of ${ns}/widget-ready settled waiting: its last reconcile asked for a requeue after 30 s (Ready False, SecretMissing: waiting for Secret orders-creds), so the checks judged the reconcile up to that wait only. Only the object itself is copied into a scratch namespace (with the ConfigMaps and Secrets a lab-style spec.dependsOn names): if it waits for an object of its real namespace — a Secret or ConfigMap its spec names — the path after the wait was not checked.`), r.notes.join('\n'));
+    assert.ok(r.notes.some((n) => n === `The reference run of ${ns}/widget-ready settled waiting: its last reconcile asked for a requeue after 30 s (Ready False, SecretMissing: waiting for Secret orders-creds), so the checks judged the reconcile up to that wait only. The object is copied into a scratch namespace with the Secrets and ConfigMaps of its namespace that its spec refers to (secretRef, configMapKeyRef, secretName, volumes, envFrom, valueFrom, a lab-style dependsOn…; see the note on what was copied): if it waits for anything else of its real namespace (an object named in a way the checks do not recognise, or of another kind), the path after the wait was not checked.`), r.notes.join('\n'));
     const done = await runChecks(options({ createReconciler: () => ({ name: 'done', async reconcile() { return {}; } }), reconcilerSpec: { kind: 'module', path: 'done.ts' }, checks: ['runTwice'], convergenceBoundMs: 6_000 }));
     assert.ok(!done.notes.some((n) => /settled waiting/.test(n)), 'no note for a reference run that ends done');
     assert.deepEqual(await scratchLeft(), []);

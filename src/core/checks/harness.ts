@@ -8,7 +8,7 @@ import type { Controller, StepResult } from '../controller/controller.ts';
 import type { Predicate } from '../controller/predicate.ts';
 import type { Reconciler } from '../controller/reconcile.ts';
 import type { JournalEntry } from '../journal/journal.ts';
-import { isNotFound, type KubeClient } from '../k8s/client.ts';
+import { ApiError, isNotFound, type KubeClient } from '../k8s/client.ts';
 import type { WriteRecord } from '../k8s/dynamicClient.ts';
 import { keyFor, splitKey, type ObjectKey } from '../k8s/keys.ts';
 import { KubeListerWatcher } from '../k8s/listerWatcher.ts';
@@ -16,6 +16,7 @@ import type { GroupVersionResource, KubeObject, ResourceInfo } from '../k8s/obje
 import type { KubeTransport } from '../k8s/transport.ts';
 import type { Logger } from '../log.ts';
 import type { RawEndState } from './mask.ts';
+import { specReferences, type CopiedReference, type SpecReference } from './references.ts';
 import { crashingClient, FrozenListerWatcher, WithholdingInformer } from './perturb.ts';
 
 /**
@@ -58,13 +59,12 @@ export async function createScratchNamespace(env: HarnessEnv, purpose: string): 
   return name;
 }
 
-/** The objects the primary depends on, as the lab convention declares them: `spec.dependsOn: [{kind: ConfigMap|Secret, name}]`. */
-export function dependenciesOf(obj: KubeObject): Array<{ res: ResourceInfo; name: string }> {
-  const deps = (obj.spec as { dependsOn?: unknown } | undefined)?.dependsOn;
-  if (!Array.isArray(deps)) return [];
-  return deps
-    .filter((d): d is { kind: string; name: string } => !!d && typeof d === 'object' && typeof (d as { name?: unknown }).name === 'string')
-    .flatMap((d) => (d.kind === 'Secret' ? [{ res: SECRETS, name: d.name }] : d.kind === 'ConfigMap' ? [{ res: CONFIGMAPS, name: d.name }] : []));
+/**
+ * The Secrets and ConfigMaps the primary depends on: those its spec refers to ({@link specReferences}: `secretRef`,
+ * `configMapKeyRef`, `secretName`, volumes, `envFrom`, `valueFrom`, … at any depth, and the lab's `spec.dependsOn`).
+ */
+export function dependenciesOf(obj: KubeObject): Array<{ res: ResourceInfo } & SpecReference> {
+  return specReferences(obj).map((r) => ({ res: r.kind === 'Secret' ? SECRETS : CONFIGMAPS, ...r }));
 }
 
 function copyOf(src: KubeObject, namespace: string | undefined, name: string): KubeObject {
@@ -94,34 +94,62 @@ export interface ScratchCopy {
   name: string;
   /** The global resourceVersion right after the copies were made (before any reconcile). */
   createdResourceVersion: string;
+  /** The Secrets and ConfigMaps the spec refers to, and whether each was copied into the scratch namespace (and if not, why). */
+  references: CopiedReference[];
 }
 
 /**
  * Copies the developer's primary object (spec and metadata a person writes; not status, not its children) and the
- * objects it depends on into `namespace`. For a cluster-scoped kind the copy gets the scratch name
- * `<namespace>-<name>` (labelled {@link SCRATCH_LABEL}).
+ * Secrets and ConfigMaps of its namespace that its spec refers to ({@link dependenciesOf}) into `namespace`; every
+ * call makes its own copies, which the namespace's deletion removes. A referenced object is not copied when it does
+ * not exist (it stays missing, as in the original), names another namespace (never copied across namespaces), is
+ * owned by the primary itself (a child its controller makes) or the primary is cluster-scoped; a copy the server
+ * refuses is left missing too. {@link ScratchCopy.references} says which, by name only: a Secret is read and
+ * created through the client and never put into any message. For a cluster-scoped kind the copy gets the scratch
+ * name `<namespace>-<name>` (labelled {@link SCRATCH_LABEL}).
  */
 export async function copyInto(env: HarnessEnv, key: ObjectKey, namespace: string): Promise<ScratchCopy> {
   const { namespace: srcNs, name } = splitKey(key);
   const src = await env.client.get(env.primary, env.primary.namespaced ? srcNs : undefined, name, env.signal);
-  if (env.primary.namespaced) {
-    for (const dep of dependenciesOf(src)) {
-      try {
-        const d = await env.client.get(dep.res, srcNs, dep.name, env.signal);
-        await env.client.create(dep.res, copyOf(d, namespace, dep.name), { signal: env.signal });
-      } catch (e) {
-        if (!isNotFound(e)) throw e; // a missing dependency stays missing in the copy, as in the original
-      }
+  const references: CopiedReference[] = [];
+  for (const dep of dependenciesOf(src)) {
+    const { res, ...ref } = dep;
+    if (!env.primary.namespaced) {
+      references.push({ ...ref, outcome: 'clusterScoped' });
+      continue;
     }
+    if (ref.namespace !== undefined && ref.namespace !== srcNs) {
+      references.push({ ...ref, outcome: 'otherNamespace' });
+      continue;
+    }
+    // The primary itself (a ConfigMap that names itself) is copied below.
+    if (res.resource === env.primary.resource && res.group === env.primary.group && ref.name === name) continue;
+    try {
+      const d = await env.client.get(res, srcNs, ref.name, env.signal);
+      if (src.metadata.uid && d.metadata.ownerReferences?.some((o) => o.uid === src.metadata.uid)) {
+        references.push({ ...ref, outcome: 'owned' });
+        continue;
+      }
+      await env.client.create(res, copyOf(d, namespace, ref.name), { signal: env.signal });
+      references.push({ ...ref, outcome: 'copied' });
+    } catch (e) {
+      if (env.signal.aborted) throw e;
+      if (isNotFound(e)) references.push({ ...ref, outcome: 'missing' });
+      // A Secret's error names no value (the server's message could quote one): its status and reason only.
+      else if (e instanceof ApiError) references.push({ ...ref, outcome: 'failed', error: res === SECRETS ? `${e.code} ${e.reason}` : `${e.code} ${e.reason}: ${e.message.split('\n')[0]}` });
+      else throw e;
+    }
+  }
+  if (env.primary.namespaced) {
     const c = copyOf(src, namespace, name);
     const created = await env.client.create(env.primary, c, { signal: env.signal });
-    return { key, scratchKey: keyFor(namespace, name), namespace, name, createdResourceVersion: created.metadata.resourceVersion ?? '' };
+    return { key, scratchKey: keyFor(namespace, name), namespace, name, createdResourceVersion: created.metadata.resourceVersion ?? '', references };
   }
   const scratchName = `${namespace}-${name}`;
   const c = copyOf(src, undefined, scratchName);
   c.metadata.labels = { ...(c.metadata.labels ?? {}), [SCRATCH_LABEL]: namespace };
   const created = await env.client.create(env.primary, c, { signal: env.signal });
-  return { key, scratchKey: scratchName, name: scratchName, createdResourceVersion: created.metadata.resourceVersion ?? '' };
+  return { key, scratchKey: scratchName, name: scratchName, createdResourceVersion: created.metadata.resourceVersion ?? '', references };
 }
 
 /** The current global resourceVersion as the server reports it on a list of the primary resource. */

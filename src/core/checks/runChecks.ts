@@ -9,6 +9,7 @@ import { LAST_APPLIED, MASK } from '../k8s/secretMask.ts';
 import { rfc3339 } from '../reconcilers/conditions.ts';
 import { CONFIGMAPS, copyInto, currentResourceVersion, createScratchNamespace, deleteScratch, resourceLabelOf, settle, snapshot, startRun, type CheckRun, type HarnessEnv, type ScratchCopy, viewKeyOf } from './harness.ts';
 import { GoCheckRunner } from './goRun.ts';
+import { referencesNote } from './references.ts';
 import { confinementFailure, confinementMessage } from './confinement.ts';
 import { deriveSpecMutation, specSchemaOf } from './specMutation.ts';
 import { afterDeletion, crashDuringDeletionProblem, deletionCrashPoints, deletionVerdict, reconcilesAfter, waitUntilGone } from './deletion.ts';
@@ -280,8 +281,8 @@ function failingReconciles(run: CheckRun, scratchKey: ObjectKey): { errors: numb
 /**
  * A note when the reference run settled *waiting*: its last reconcile of the copy returned a requeue-after (with the
  * copy's Ready=False condition, when it has one). The checks then judged the reconcile up to that wait only — often
- * because the copy lacks an object the real namespace has (a Secret or ConfigMap its spec names), since only the
- * object itself (and the lab's `spec.dependsOn`) is copied. Undefined when the last reconcile did not requeue-after.
+ * because the copy lacks an object the real namespace has that the harness did not recognise as a reference of the
+ * spec (only Secrets and ConfigMaps named in the usual Kubernetes ways are copied). Undefined when the last reconcile did not requeue-after.
  */
 function waitingNote(ref: Reference, key: ObjectKey, primary: string): string | undefined {
   let last: Extract<JournalEntry, { kind: 'reconcileEnd' }> | undefined;
@@ -291,7 +292,7 @@ function waitingNote(ref: Reference, key: ObjectKey, primary: string): string | 
   const copy = ref.raw.objects.find((o) => o.resource === primary && o.object.metadata.name === ref.copy.name && o.object.metadata.namespace === ref.copy.namespace)?.object;
   const ready = ((copy?.status as { conditions?: Array<{ type?: string; status?: string; reason?: string; message?: string }> } | undefined)?.conditions ?? []).find((c) => c.type === 'Ready' && c.status !== 'True');
   const why = last.outcome.reason ?? (ready ? `Ready ${ready.status}${ready.reason ? `, ${ready.reason}` : ''}${ready.message ? `: ${ready.message}` : ''}` : undefined);
-  return `The reference run of ${key} settled waiting: its last reconcile asked for a requeue after ${seconds} s${why ? ` (${why.length > 200 ? `${why.slice(0, 200)}…` : why})` : ''}, so the checks judged the reconcile up to that wait only. Only the object itself is copied into a scratch namespace (with the ConfigMaps and Secrets a lab-style spec.dependsOn names): if it waits for an object of its real namespace — a Secret or ConfigMap its spec names — the path after the wait was not checked.`;
+  return `The reference run of ${key} settled waiting: its last reconcile asked for a requeue after ${seconds} s${why ? ` (${why.length > 200 ? `${why.slice(0, 200)}…` : why})` : ''}, so the checks judged the reconcile up to that wait only. The object is copied into a scratch namespace with the Secrets and ConfigMaps of its namespace that its spec refers to (secretRef, configMapKeyRef, secretName, volumes, envFrom, valueFrom, a lab-style dependsOn…; see the note on what was copied): if it waits for anything else of its real namespace (an object named in a way the checks do not recognise, or of another kind), the path after the wait was not checked.`;
 }
 
 /** Paths whose values differ between the `after` of consecutive writes of one object (what keeps changing). */
@@ -1079,6 +1080,8 @@ export async function runChecks(options: RunChecksOptions, progress?: CheckProgr
         for (const c of checks) result(c, { status: 'error', findings: [], message: confinementMessage(confined) }, c === checks[0] ? [...refParts] : [], t0);
         continue;
       }
+      const copiedNote = referencesNote(key, ref1.copy.references);
+      if (copiedNote) notes.push(copiedNote);
       const waiting = waitingNote(ref1, key, resourceLabelOf(options.primary));
       if (waiting) notes.push(waiting);
       const compared = ctx.resources.length;
