@@ -2,6 +2,9 @@ import * as vscode from 'vscode';
 import type { ContextKeyWriter } from './contextKeys.ts';
 import { CommandIds, WalkthroughIds, WalkthroughSteps, type CommandId, type WalkthroughStep } from './ids.ts';
 
+/** How long {@link WalkthroughProgress.open} keeps the keys false after VS Code opened the walkthrough. */
+const REGISTER_GRACE_MS = 500;
+
 /** The command a person runs that completes a walkthrough step (when it succeeds). */
 const stepOfCommand: Partial<Record<CommandId, WalkthroughStep>> = {
   [CommandIds.connect]: 'connect',
@@ -10,6 +13,8 @@ const stepOfCommand: Partial<Record<CommandId, WalkthroughStep>> = {
   [CommandIds.stepReconcile]: 'step',
   [CommandIds.dryRunReconcile]: 'step',
   [CommandIds.reconcileNow]: 'step',
+  [CommandIds.resumeLoop]: 'step',
+  [CommandIds.startLoop]: 'step',
   [CommandIds.showEventLog]: 'eventLog',
   [CommandIds.showTimeline]: 'eventLog',
   [CommandIds.runController]: 'goController',
@@ -32,6 +37,10 @@ const stepOfCommand: Partial<Record<CommandId, WalkthroughStep>> = {
  */
 export class WalkthroughProgress {
   private readonly done = new Set<WalkthroughStep>();
+  /** True while {@link open} holds every key false. */
+  private opening = false;
+  /** Serializes {@link open} calls. */
+  private openChain: Promise<void> = Promise.resolve();
   private readonly keys: ContextKeyWriter;
   private readonly extensionId: string;
 
@@ -41,10 +50,10 @@ export class WalkthroughProgress {
     this.extensionId = extensionId;
   }
 
-  /** Marks `step` done in this window (idempotent). */
+  /** Marks `step` done in this window (idempotent). While {@link open} runs, its key is set when open ends. */
   mark(step: WalkthroughStep): void {
     this.done.add(step);
-    this.keys.set(WalkthroughSteps[step], true);
+    if (!this.opening) this.keys.set(WalkthroughSteps[step], true);
   }
 
   /** Marks the step that a successful run of `command` completes, if any. */
@@ -58,11 +67,30 @@ export class WalkthroughProgress {
     return this.done.has(step);
   }
 
-  /** Opens the walkthrough in the active editor group, with the steps done so far checked off. */
+  /**
+   * Opens the walkthrough in the active editor group, with the steps done so far checked off. Every key stays false
+   * from before the walkthrough opens until REGISTER_GRACE_MS after (VS Code registers the steps as the page opens):
+   * a step done meanwhile (a connect finishing) is only recorded, and its key set with the others at the end, so VS
+   * Code sees each done step's key change after it registered the step.
+   */
   async open(): Promise<void> {
-    for (const key of Object.values(WalkthroughSteps)) await this.setNow(key, false);
-    await vscode.commands.executeCommand('workbench.action.openWalkthrough', `${this.extensionId}#${WalkthroughIds.gettingStarted}`, false);
-    for (const step of this.done) await this.setNow(WalkthroughSteps[step], true);
+    const previous = this.openChain;
+    let release = () => {};
+    this.openChain = new Promise<void>((r) => (release = r));
+    await previous;
+    this.opening = true;
+    try {
+      for (const key of Object.values(WalkthroughSteps)) await this.setNow(key, false);
+      await vscode.commands.executeCommand('workbench.action.openWalkthrough', `${this.extensionId}#${WalkthroughIds.gettingStarted}`, false);
+      await new Promise((r) => setTimeout(r, REGISTER_GRACE_MS));
+    } finally {
+      this.opening = false;
+      try {
+        for (const step of this.done) await this.setNow(WalkthroughSteps[step], true);
+      } finally {
+        release();
+      }
+    }
   }
 
   /** Sets a key and waits for the renderer to have it (the writer's cache follows). */
