@@ -1,4 +1,5 @@
 import type { KubeObject } from '../k8s/objects.ts';
+import { specReferences } from './references.ts';
 
 /**
  * Spec changes for the history-independence check, derived from a custom resource's OpenAPI v3 schema (Acto's idea:
@@ -9,7 +10,8 @@ import type { KubeObject } from '../k8s/objects.ts';
  * - Only fields the object already sets are changed, only scalar leaves (string, integer, number, boolean) and the
  *   string values of a string map (`additionalProperties: {type: string}`); arrays, `x-kubernetes-preserve-unknown-fields`
  *   trees without properties, `x-kubernetes-int-or-string`, and strings with a `pattern` or `format` are left alone
- *   (a valid different value cannot be told). An `enum` gives its next value; bounds (`minimum`/`maximum`,
+ *   (a valid different value cannot be told), and so are references to Secrets and ConfigMaps (references.ts: a
+ *   renamed reference would only make both runs wait for an object that does not exist). An `enum` gives its next value; bounds (`minimum`/`maximum`,
  *   `exclusiveMinimum`/`exclusiveMaximum`, `maxLength`) are honoured.
  * - At most {@link MAX_MUTATED_FIELDS} fields, as ONE JSON merge patch of `spec`, plus their dotted paths for the report.
  * - Nothing here talks to a server: a change the server still rejects (a CEL rule, a webhook) is the caller's to report.
@@ -84,12 +86,15 @@ export function deriveSpecMutation(specSchema: OpenApiSchema | undefined, object
   if (!specSchema) return { skipped: 'the resource publishes no schema for spec' };
   if (!isObject(spec)) return { skipped: 'the object has no spec' };
   const fields: string[] = [];
-  const patch = walk(specSchema, spec, 'spec', fields);
+  // A reference's name (and the rest of a `{name, key, namespace}` reference object) is left alone.
+  const refs = specReferences(object).map((r) => r.path);
+  const isReference = (p: string) => refs.some((r) => p === r || (r.endsWith('.name') && p.startsWith(r.slice(0, -'name'.length))));
+  const patch = walk(specSchema, spec, 'spec', fields, isReference);
   if (!patch || !fields.length) return { skipped: 'no spec field the schema lets us change safely (set scalar fields only; arrays, patterns and formats are left alone)' };
   return { patch: { spec: patch }, fields };
 }
 
-function walk(schema: OpenApiSchema, value: Record<string, unknown>, path: string, fields: string[]): Record<string, unknown> | undefined {
+function walk(schema: OpenApiSchema, value: Record<string, unknown>, path: string, fields: string[], isReference: (path: string) => boolean): Record<string, unknown> | undefined {
   const out: Record<string, unknown> = {};
   const visit = (name: string, s: OpenApiSchema) => {
     if (fields.length >= MAX_MUTATED_FIELDS) return;
@@ -98,11 +103,11 @@ function walk(schema: OpenApiSchema, value: Record<string, unknown>, path: strin
     const p = `${path}.${name}`;
     if (s.type === 'object' || (s.type === undefined && (s.properties || isSchema(s.additionalProperties)))) {
       if (!isObject(v)) return;
-      const inner = walk(s, v, p, fields);
+      const inner = walk(s, v, p, fields, isReference);
       if (inner) out[name] = inner;
       return;
     }
-    if (s.type === 'array' || s.type === undefined) return;
+    if (s.type === 'array' || s.type === undefined || isReference(p)) return;
     const changed = mutateScalar(s, v);
     if (changed === undefined || changed === v) return;
     out[name] = changed;

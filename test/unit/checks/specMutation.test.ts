@@ -63,3 +63,18 @@ test('specSchemaOf: the served version\'s schema of spec from a CustomResourceDe
   assert.deepEqual(Object.keys(specSchemaOf(crd, 'v1')!.properties!), ['schedule']);
   assert.equal(specSchemaOf(crd, 'v2'), undefined);
 });
+
+test('deriveSpecMutation: references to Secrets and ConfigMaps are never renamed (both runs would only wait for an object that does not exist)', () => {
+  const str = { type: 'string' } as const;
+  const schema: OpenApiSchema = { type: 'object', properties: {
+    credentials: { type: 'object', properties: { secretRef: { type: 'object', properties: { name: str, key: str, namespace: str } } } },
+    tlsSecretName: str,
+    settingsConfigMapName: str,
+    replicas: { type: 'integer', minimum: 1 },
+    owner: { type: 'object', properties: { name: str } },
+  } };
+  const m = deriveSpecMutation(schema, obj({ credentials: { secretRef: { name: 'db', key: 'pw', namespace: 'ns' } }, tlsSecretName: 'tls', settingsConfigMapName: 'settings', replicas: 2, owner: { name: 'team-a' } }));
+  assert.deepEqual(m, { patch: { spec: { owner: { name: 'team-a-changed' }, replicas: 3 } }, fields: ['spec.owner.name', 'spec.replicas'] }, 'a bare name that is no reference is still changed');
+  const onlyRefs = deriveSpecMutation(schema, obj({ credentials: { secretRef: { name: 'db', key: 'pw' } }, tlsSecretName: 'tls' }));
+  assert.ok('skipped' in onlyRefs, JSON.stringify(onlyRefs));
+});
