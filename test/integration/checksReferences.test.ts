@@ -90,7 +90,7 @@ describe('robustness checks copy the Secrets and ConfigMaps the spec refers to (
     const made = await c.create(SECRETS, { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'orders-creds', namespace: ns }, stringData: { password: SECRET_VALUE } });
     secretRv = made.metadata.resourceVersion!;
     await c.create(CONFIGMAPS, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'orders-settings', namespace: ns }, data: { mode: 'fast' } });
-    await c.create(shops, {
+    const shop = await c.create(shops, {
       apiVersion: `${group}/v1`, kind: 'Shop', metadata: { name: 'orders', namespace: ns },
       spec: {
         credentials: { secretRef: { name: 'orders-creds' } },
@@ -99,8 +99,11 @@ describe('robustness checks copy the Secrets and ConfigMaps the spec refers to (
         audit: { tokenSecretName: 'orders-audit-token' },
         upstream: { caConfigMapRef: { name: 'kube-root-ca.crt', namespace: 'kube-system' } },
         owner: { name: 'not-a-reference' },
+        // An output: the Secret its controller writes (owned by the Shop), so each run makes its own.
+        tls: { certSecretName: 'orders-tls' },
       },
     });
+    await c.create(SECRETS, { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'orders-tls', namespace: ns, ownerReferences: [{ apiVersion: shop.apiVersion!, kind: 'Shop', name: 'orders', uid: shop.metadata.uid!, controller: true }] }, stringData: { 'tls.key': SECRET_VALUE } });
   });
 
   after(async () => {
@@ -134,7 +137,8 @@ describe('robustness checks copy the Secrets and ConfigMaps the spec refers to (
     assert.ok(!r.notes.some((n) => /settled waiting/.test(n)), summary(r));
     assert.ok(r.notes.includes(`Objects the spec of ${ns}/orders refers to — copied into every scratch namespace of ${ns}/orders (each run its own copies, deleted with the namespace; Secrets copied server side, values never shown): Secret orders-creds (spec.credentials.secretRef.name), ConfigMap orders-settings (spec.settingsConfigMapName); `
       + 'not found in the object\'s namespace, so missing in the copies too: Secret orders-audit-token (spec.audit.tokenSecretName); '
-      + 'in another namespace, not copied (the checks copy only from the object\'s own namespace; a controller that reads them reads your real objects or, confined to its scratch namespace, fails): ConfigMap kube-system/kube-root-ca.crt (spec.upstream.caConfigMapRef.name).'), summary(r));
+      + 'in another namespace, not copied (the checks copy only from the object\'s own namespace; a controller that reads them reads your real objects or, confined to its scratch namespace, fails): ConfigMap kube-system/kube-root-ca.crt (spec.upstream.caConfigMapRef.name); '
+      + `not copied, owned by ${ns}/orders itself (children its controller makes, so each run makes its own): Secret orders-tls (spec.tls.certSecretName).`), summary(r));
     noValue(r);
     assert.equal((await c.get(SECRETS, ns, 'orders-creds')).metadata.resourceVersion, secretRv, 'the original Secret was not written');
     const left = (await c.list(NAMESPACES, undefined, { labelSelector: 'checks.reconcile-lab.dev/scratch=true' })).items.filter((n) => scratch.has(n.metadata.name!) && !n.metadata.deletionTimestamp);
