@@ -8,7 +8,7 @@ import type { Controller, StepResult } from '../controller/controller.ts';
 import type { Predicate } from '../controller/predicate.ts';
 import type { Reconciler } from '../controller/reconcile.ts';
 import type { JournalEntry } from '../journal/journal.ts';
-import { ApiError, isNotFound, type KubeClient } from '../k8s/client.ts';
+import { ApiError, isAlreadyExists, isNotFound, type KubeClient } from '../k8s/client.ts';
 import type { WriteRecord } from '../k8s/dynamicClient.ts';
 import { keyFor, splitKey, type ObjectKey } from '../k8s/keys.ts';
 import { KubeListerWatcher } from '../k8s/listerWatcher.ts';
@@ -103,8 +103,8 @@ export interface ScratchCopy {
  * Secrets and ConfigMaps of its namespace that its spec refers to ({@link dependenciesOf}) into `namespace`; every
  * call makes its own copies, which the namespace's deletion removes. A referenced object is not copied when it does
  * not exist (it stays missing, as in the original), names another namespace (never copied across namespaces), is
- * owned by the primary itself (a child its controller makes) or the primary is cluster-scoped; a copy the server
- * refuses is left missing too. {@link ScratchCopy.references} says which, by name only: a Secret is read and
+ * owned by the primary itself (a child its controller makes) or the primary is cluster-scoped; one the cluster
+ * already made in the new namespace (`kube-root-ca.crt`) is kept as it is; a copy the server refuses is left missing. {@link ScratchCopy.references} says which, by name only: a Secret is read and
  * created through the client and never put into any message. For a cluster-scoped kind the copy gets the scratch
  * name `<namespace>-<name>` (labelled {@link SCRATCH_LABEL}).
  */
@@ -135,6 +135,8 @@ export async function copyInto(env: HarnessEnv, key: ObjectKey, namespace: strin
     } catch (e) {
       if (env.signal.aborted) throw e;
       if (isNotFound(e)) references.push({ ...ref, outcome: 'missing' });
+      // The cluster made one in the new namespace itself (kube-root-ca.crt): the controller finds that one.
+      else if (isAlreadyExists(e)) references.push({ ...ref, outcome: 'present' });
       // A Secret's error names no value (the server's message could quote one): its status and reason only.
       else if (e instanceof ApiError) references.push({ ...ref, outcome: 'failed', error: res === SECRETS ? `${e.code} ${e.reason}` : `${e.code} ${e.reason}: ${e.message.split('\n')[0]}` });
       else throw e;

@@ -115,6 +115,8 @@ export type ReferenceOutcome =
   | 'clusterScoped'
   /** Owned by the checked object itself: a child its controller makes (an output), not an input. */
   | 'owned'
+  /** The scratch namespace already had one, made by the cluster itself (`kube-root-ca.crt`): kept, not copied. */
+  | 'present'
   /** The copy failed (`error` says why, without any value). */
   | 'failed';
 
@@ -146,6 +148,8 @@ export function referencesNote(key: string, refs: CopiedReference[]): string | u
   if (cluster.length) parts.push(`not copied, ${key} is cluster-scoped (its copy has no namespace to hold them): ${listOf(cluster)}`);
   const owned = by('owned');
   if (owned.length) parts.push(`not copied, owned by ${key} itself (children its controller makes, so each run makes its own): ${listOf(owned)}`);
+  const present = by('present');
+  if (present.length) parts.push(`not copied, the cluster makes its own in every namespace: ${listOf(present)}`);
   const failed = by('failed');
   if (failed.length) parts.push(`could not be copied (missing in the copies): ${listOf(failed)}`);
   return `Objects the spec of ${key} refers to — ${parts.join('; ')}.`;

@@ -98,6 +98,7 @@ test('referencesNote: names what was copied and what was not (and why), never a 
     { kind: 'Secret', name: 'gone', path: 'spec.secretName', outcome: 'missing' },
     { kind: 'Secret', name: 'remote', namespace: 'vault', path: 'spec.a.secretRef.name', outcome: 'otherNamespace' },
     { kind: 'Secret', name: 'orders-tls', path: 'spec.tlsSecretName', outcome: 'owned' },
+    { kind: 'ConfigMap', name: 'kube-root-ca.crt', path: 'spec.caConfigMapRef.name', outcome: 'present' },
     { kind: 'Secret', name: 'odd', path: 'spec.b.secretRef.name', outcome: 'failed', error: '422 Invalid' },
   ];
   assert.equal(referencesNote('shop/orders', refs),
@@ -105,5 +106,6 @@ test('referencesNote: names what was copied and what was not (and why), never a 
     + 'not found in the object\'s namespace, so missing in the copies too: Secret gone (spec.secretName); '
     + 'in another namespace, not copied (the checks copy only from the object\'s own namespace; a controller that reads them reads your real objects or, confined to its scratch namespace, fails): Secret vault/remote (spec.a.secretRef.name); '
     + 'not copied, owned by shop/orders itself (children its controller makes, so each run makes its own): Secret orders-tls (spec.tlsSecretName); '
+    + 'not copied, the cluster makes its own in every namespace: ConfigMap kube-root-ca.crt (spec.caConfigMapRef.name); '
     + 'could not be copied (missing in the copies): Secret odd (spec.b.secretRef.name: 422 Invalid).');
 });
