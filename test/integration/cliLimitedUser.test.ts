@@ -4,6 +4,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createNamespace, getTestCluster } from './support/cluster.ts';
+import { namespacedUserToken, tokenKubeconfig } from './support/limitedUser.ts';
 import { runCliProcess } from './support/cli.ts';
 import { client as makeClient, installLabCrd, type LabCrd } from './reconcilers.support.ts';
 import type { KubeTransport } from '../../src/core/k8s/transport.ts';
@@ -28,45 +29,15 @@ describe('reconcile-lab CLI as a user with namespaced RBAC rights only', () => {
     admin = cluster.transport;
     crd = await installLabCrd(admin);
     ns = await createNamespace(admin, 'limited');
-    const post = (path: string, body: unknown) => admin.json({ method: 'POST', path, body });
-    await post(`/api/v1/namespaces/${ns}/serviceaccounts`, { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'dev' } });
-    await post(`/apis/rbac.authorization.k8s.io/v1/namespaces/${ns}/roles`, {
-      apiVersion: 'rbac.authorization.k8s.io/v1',
-      kind: 'Role',
-      metadata: { name: 'dev' },
-      rules: [
-        { apiGroups: [crd.group], resources: ['widgets'], verbs: ['get', 'list', 'watch', 'update', 'patch'] },
-        { apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'list', 'watch', 'create', 'update', 'patch'] },
-      ],
-    });
-    await post(`/apis/rbac.authorization.k8s.io/v1/namespaces/${ns}/rolebindings`, {
-      apiVersion: 'rbac.authorization.k8s.io/v1',
-      kind: 'RoleBinding',
-      metadata: { name: 'dev' },
-      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'dev' },
-      subjects: [{ kind: 'ServiceAccount', name: 'dev', namespace: ns }],
-    });
-    const tr = await post(`/api/v1/namespaces/${ns}/serviceaccounts/dev/token`, { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { expirationSeconds: 3600 } });
-    token = (tr as { status: { token: string } }).status.token;
+    token = await namespacedUserToken(admin, ns, [
+      { apiGroups: [crd.group], resources: ['widgets'], verbs: ['get', 'list', 'watch', 'update', 'patch'] },
+      { apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'list', 'watch', 'create', 'update', 'patch'] },
+    ]);
     await makeClient(admin).create(crd.gvr, { apiVersion: crd.apiVersion, kind: 'Widget', metadata: { name: 'w', namespace: ns }, spec: { data: { color: 'blue' } } });
     const server = cluster.kubeConfig.getCurrentCluster()!;
     dir = mkdtempSync(join(tmpdir(), 'rl-limited-'));
     kubeconfig = join(dir, 'kubeconfig');
-    writeFileSync(
-      kubeconfig,
-      JSON.stringify({
-        apiVersion: 'v1',
-        kind: 'Config',
-        clusters: [{ name: 'c', cluster: { server: server.server, ...(server.caFile ? { 'certificate-authority': server.caFile } : { 'certificate-authority-data': server.caData }) } }],
-        users: [{ name: 'dev', user: { token } }],
-        contexts: [
-          { name: 'dev', context: { cluster: 'c', user: 'dev', namespace: ns } },
-          { name: 'dev-default', context: { cluster: 'c', user: 'dev' } },
-        ],
-        'current-context': 'dev',
-      }),
-      { mode: 0o600 },
-    );
+    writeFileSync(kubeconfig, tokenKubeconfig(server, token, [{ name: 'dev', namespace: ns }, { name: 'dev-default' }]), { mode: 0o600 });
   });
 
   after(async () => {

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { loadKubeConfig } from '../../../src/core/k8s/kubeconfig.ts';
 import { rendersLink } from '../../../src/host/safeText.ts';
 import * as vscode from 'vscode';
+import { namespacedUserToken, tokenKubeconfig } from '../../integration/support/limitedUser.ts';
 import { api, lab, labCluster, ok, run, runAsStranger, testNamespace, waitUntil, widget, widgetCrd } from './support/lab.ts';
 
 describe('a user with namespaced rights only', function () {
@@ -22,41 +23,14 @@ describe('a user with namespaced rights only', function () {
     ns = await testNamespace('ext-limited');
     const c = await widgetCrd();
     const { transport, client } = labCluster();
-    const post = (path: string, body: unknown) => transport.json({ method: 'POST', path, body });
-    await post(`/api/v1/namespaces/${ns}/serviceaccounts`, { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'dev' } });
-    await post(`/apis/rbac.authorization.k8s.io/v1/namespaces/${ns}/roles`, {
-      apiVersion: 'rbac.authorization.k8s.io/v1',
-      kind: 'Role',
-      metadata: { name: 'dev' },
-      rules: [
-        { apiGroups: [c.group], resources: ['widgets'], verbs: ['get', 'list', 'watch', 'update', 'patch'] },
-        { apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'list', 'watch', 'create', 'update', 'patch'] },
-      ],
-    });
-    await post(`/apis/rbac.authorization.k8s.io/v1/namespaces/${ns}/rolebindings`, {
-      apiVersion: 'rbac.authorization.k8s.io/v1',
-      kind: 'RoleBinding',
-      metadata: { name: 'dev' },
-      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'dev' },
-      subjects: [{ kind: 'ServiceAccount', name: 'dev', namespace: ns }],
-    });
-    const tr = await post(`/api/v1/namespaces/${ns}/serviceaccounts/dev/token`, { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { expirationSeconds: 3600 } });
-    token = (tr as { status: { token: string } }).status.token;
+    token = await namespacedUserToken(transport, ns, [
+      { apiGroups: [c.group], resources: ['widgets'], verbs: ['get', 'list', 'watch', 'update', 'patch'] },
+      { apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'list', 'watch', 'create', 'update', 'patch'] },
+    ]);
     await client.create(c.gvr, widget(c, ns, 'w'));
     const cluster = loadKubeConfig({ path: labCluster().kubeconfigPath }).getCurrentCluster()!;
     kubeconfig = join(tmp, 'kubeconfig');
-    writeFileSync(
-      kubeconfig,
-      JSON.stringify({
-        apiVersion: 'v1',
-        kind: 'Config',
-        clusters: [{ name: 'c', cluster: { server: cluster.server, ...(cluster.caFile ? { 'certificate-authority': cluster.caFile } : { 'certificate-authority-data': cluster.caData }) } }],
-        users: [{ name: 'dev', user: { token } }],
-        contexts: [{ name: 'dev', context: { cluster: 'c', user: 'dev', namespace: ns } }],
-        'current-context': 'dev',
-      }),
-      { mode: 0o600 },
-    );
+    writeFileSync(kubeconfig, tokenKubeconfig(cluster, token, [{ name: 'dev', namespace: ns }]), { mode: 0o600 });
   });
   after(async () => {
     rmSync(tmp, { recursive: true, force: true });
