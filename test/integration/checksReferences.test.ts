@@ -2,7 +2,9 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { createNamespace, getTestCluster, installCrd, testCrd, uniqueName, type TestCluster } from './support/cluster.ts';
-import { client as makeClient } from './reconcilers.support.ts';
+import { join } from 'node:path';
+import { client as makeClient, ROOT } from './reconcilers.support.ts';
+import { haveGo } from './support/goSample.ts';
 import type { DynamicKubeClient } from '../../src/core/k8s/dynamicClient.ts';
 import { isNotFound } from '../../src/core/k8s/client.ts';
 import type { KubeObject, ResourceInfo } from '../../src/core/k8s/objects.ts';
@@ -154,5 +156,54 @@ describe('robustness checks copy the Secrets and ConfigMaps the spec refers to (
     assert.equal(f.title, 'Second reconcile created another configmaps (generateName "orders-derived-")', summary(r));
     assert.ok(seen.length && seen.every((s) => s.hash), 'it took the real path');
     noValue(r);
+  });
+});
+
+describe('robustness checks copy what the spec refers to, for a Go controller (test/fixtures/go-secret-hash)', { skip: !haveGo() && 'go is not installed' }, () => {
+  let cluster: TestCluster;
+  let c: DynamicKubeClient;
+  let ns: string;
+  let shops: ResourceInfo;
+  let group: string;
+
+  before(async () => {
+    cluster = await getTestCluster();
+    c = makeClient(cluster.transport);
+    group = `${uniqueName('gorefs')}.h3.example.org`;
+    await installCrd(cluster.transport, testCrd({ group, kind: 'Shop', plural: 'shops' }));
+    shops = { group, version: 'v1', resource: 'shops', kind: 'Shop', namespaced: true };
+    ns = await createNamespace(cluster.transport, 'h3-gorefs');
+    await c.create(SECRETS, { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'orders-creds', namespace: ns }, stringData: { password: SECRET_VALUE } });
+    await c.create(CONFIGMAPS, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'orders-settings', namespace: ns }, data: { mode: 'fast' } });
+    await c.create(shops, { apiVersion: `${group}/v1`, kind: 'Shop', metadata: { name: 'orders', namespace: ns }, spec: { credentials: { secretRef: { name: 'orders-creds' } }, settingsConfigMapName: 'orders-settings' } });
+  });
+
+  after(async () => {
+    await c.delete(NAMESPACES, undefined, ns).catch(() => {});
+    await c.delete(CRDS, undefined, `shops.${group}`).catch(() => {});
+  });
+
+  const run = (buggy: boolean) => {
+    const command = ['go', 'run', '.', `--group=${group}`, ...(buggy ? ['--buggy'] : [])];
+    return runChecks({
+      transport: cluster.transport, client: c, cluster: { name: 'test', local: true }, primary: shops, keys: [`${ns}/orders`],
+      convergenceBoundMs: 8_000, quietMs: 1_000, checks: ['convergence', 'runTwice'],
+      go: { command, cwd: join(ROOT, 'test/fixtures/go-secret-hash'), env: { KUBECONFIG: cluster.kubeconfigPath } }, reconcilerSpec: { kind: 'go', command },
+    });
+  };
+  const summary = (r: CheckReport) => r.results.map((x) => `${x.check}: ${x.status} (${x.message ?? ''})${x.findings.map((f) => `\n    ${f.title}`).join('')}`).join('\n') + `\nnotes:\n${r.notes.join('\n')}`;
+
+  test('the Go controller finds the copied Secret and ConfigMap (it writes its child: 1 write, no waiting), and its buggy variant is caught by run twice', async () => {
+    const good = await run(false);
+    assert.equal(good.findings.length, 0, summary(good));
+    // Before the copies it only waited (requeue after 30 s, 0 writes); now it made the child from the Secret.
+    assert.match(good.results.find((x) => x.check === 'convergence')!.message!, /^idle after \d+ ms and 1 write\(s\)$/, summary(good));
+    assert.ok(good.notes.some((n) => n.includes('Secret orders-creds (spec.credentials.secretRef.name), ConfigMap orders-settings (spec.settingsConfigMapName)')), summary(good));
+    const bad = await run(true);
+    assert.equal(bad.findings.find((f) => f.check === 'runTwice')?.title, 'Second reconcile created another configmaps (generateName "orders-derived-")', summary(bad));
+    for (const r of [good, bad]) {
+      const text = JSON.stringify(r);
+      assert.ok(!text.includes(SECRET_VALUE) && !text.includes(Buffer.from(SECRET_VALUE).toString('base64')), 'the Secret\'s value is in no finding, journal or note');
+    }
   });
 });
