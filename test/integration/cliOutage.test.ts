@@ -16,6 +16,16 @@ import type { LocalControlPlane } from '../../src/core/controlplane/localControl
 
 const group = 'cli-outage-test.reconcile.dev';
 
+
+/** Starts the CLI with `args`; `out` collects its output as it comes, `closed` resolves with its exit code. */
+function startCli(args: string[]) {
+  const p = spawn(process.execPath, [CLI_MAIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const out = { stdout: '', stderr: '' };
+  p.stdout.on('data', (b) => (out.stdout += b));
+  p.stderr.on('data', (b) => (out.stderr += b));
+  const closed = new Promise<number | null>((resolve) => p.on('close', resolve));
+  return { p, out, closed };
+}
 describe('reconcile-lab run across a kube-apiserver outage', () => {
   let c: TestCluster & { controlPlane: LocalControlPlane };
   let ns: string;
@@ -44,29 +54,24 @@ describe('reconcile-lab run across a kube-apiserver outage', () => {
   const create = (name: string) => c.transport.json({ method: 'POST', path: `/apis/${group}/v1/namespaces/${ns}/widgets`, body: { apiVersion: `${group}/v1`, kind: 'Widget', metadata: { name }, spec: {} } });
 
   test('the loop rides it out: keys and backoff counters kept, one line when the server goes and one when it answers, the object created meanwhile reconciled', async () => {
-    const p = spawn(process.execPath, [CLI_MAIN, 'run', '--kubeconfig', c.kubeconfigPath, '--resource', `widgets.${group}`, '-n', ns, '--reconciler', `exec:${script}`], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    p.stdout.on('data', (b) => (stdout += b));
-    p.stderr.on('data', (b) => (stderr += b));
-    const closed = new Promise<number | null>((resolve) => p.on('close', resolve));
+    const { p, out, closed } = startCli(['run', '--kubeconfig', c.kubeconfigPath, '--resource', `widgets.${group}`, '-n', ns, '--reconciler', `exec:${script}`]);
     try {
-      const failures = () => [...stdout.matchAll(new RegExp(`■ ${ns}/bad ✗ error \\(failure (\\d+)\\)`, 'g'))].map((m) => Number(m[1]));
-      await waitUntil(() => failures().length >= 3 && stdout.includes(`■ ${ns}/later requeue after`), 'the loop running, bad failing', 60_000);
+      const failures = () => [...out.stdout.matchAll(new RegExp(`■ ${ns}/bad ✗ error \\(failure (\\d+)\\)`, 'g'))].map((m) => Number(m[1]));
+      await waitUntil(() => failures().length >= 3 && out.stdout.includes(`■ ${ns}/later requeue after`), 'the loop running, bad failing', 60_000);
 
       await c.controlPlane.stopApiServer({ graceMs: 0 });
-      await waitUntil(() => /Cannot reach the API server/.test(stderr), 'the outage said', 60_000);
+      await waitUntil(() => /Cannot reach the API server/.test(out.stderr), 'the outage said', 60_000);
       const failuresBefore = Math.max(...failures());
       await c.controlPlane.startApiServer();
       // Created while the informer may still be backing off: it must arrive by a watch from the last RV or a relist.
       await create('created-after');
-      await waitUntil(() => stdout.includes(`■ ${ns}/created-after done`), 'the object created after the outage reconciled', 120_000);
+      await waitUntil(() => out.stdout.includes(`■ ${ns}/created-after done`), 'the object created after the outage reconciled', 120_000);
       await waitUntil(() => Math.max(...failures()) > failuresBefore, 'bad retried after the outage', 60_000);
 
-      assert.equal(stderr.match(/Cannot reach the API server/g)?.length, 1, `said once, not per retry:\n${stderr}`);
-      assert.match(stderr, /queued keys and their backoffs are kept/);
-      assert.equal(stderr.match(/The API server answers again/g)?.length, 1, stderr);
-      assert.doesNotMatch(stderr, /\n\s+at /, 'no stack trace');
+      assert.equal(out.stderr.match(/Cannot reach the API server/g)?.length, 1, `said once, not per retry:\n${out.stderr}`);
+      assert.match(out.stderr, /queued keys and their backoffs are kept/);
+      assert.equal(out.stderr.match(/The API server answers again/g)?.length, 1, out.stderr);
+      assert.doesNotMatch(out.stderr, /\n\s+at /, 'no stack trace');
       // The backoff counter went on from where it was (a relist does not reset it: controller-runtime neither).
       const after = failures().filter((_, i, all) => i >= all.indexOf(failuresBefore));
       assert.deepEqual(after, after.map((_, i) => failuresBefore + i), `failure numbers continue: ${failures().join(', ')}`);
@@ -74,7 +79,7 @@ describe('reconcile-lab run across a kube-apiserver outage', () => {
       p.kill('SIGINT');
     }
     const code = await closed;
-    assert.match(stdout, /Summary: /, 'the run ended with its summary');
+    assert.match(out.stdout, /Summary: /, 'the run ended with its summary');
     assert.equal(code, 1, 'bad ended in error');
   });
 
@@ -85,26 +90,21 @@ describe('reconcile-lab run across a kube-apiserver outage', () => {
     const goNs = await createNamespace(c.transport, 'outage-go');
     const widget = (name: string) => c.transport.json({ method: 'POST', path: `/apis/lab.reconcile.dev/v1alpha1/namespaces/${goNs}/widgets`, body: { apiVersion: 'lab.reconcile.dev/v1alpha1', kind: 'Widget', metadata: { name }, spec: { data: { a: 'b' } } } });
     await widget('before');
-    const p = spawn(process.execPath, [CLI_MAIN, 'run', '--kubeconfig', c.kubeconfigPath, '--go', bin], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    p.stdout.on('data', (b) => (stdout += b));
-    p.stderr.on('data', (b) => (stderr += b));
-    const closed = new Promise<number | null>((resolve) => p.on('close', resolve));
+    const { p, out, closed } = startCli(['run', '--kubeconfig', c.kubeconfigPath, '--go', bin]);
     try {
-      await waitUntil(() => stdout.includes(`■ ${goNs}/before done`), 'the Go controller reconciled before the outage', 90_000);
+      await waitUntil(() => out.stdout.includes(`■ ${goNs}/before done`), 'the Go controller reconciled before the outage', 90_000);
       await c.controlPlane.stopApiServer({ graceMs: 0 });
-      await waitUntil(() => /Cannot reach the API server/.test(stderr), 'the outage said while only the Go program talks to the server', 60_000);
+      await waitUntil(() => /Cannot reach the API server/.test(out.stderr), 'the outage said while only the Go program talks to the server', 60_000);
       await c.controlPlane.startApiServer();
-      await waitUntil(() => /The API server answers again/.test(stderr), 'the return said', 60_000);
+      await waitUntil(() => /The API server answers again/.test(out.stderr), 'the return said', 60_000);
       await widget('after');
-      await waitUntil(() => new RegExp(`■ ${goNs}/after done`).test(stdout), 'the Widget created after the outage reconciled by the Go program', 120_000);
-      assert.equal(stderr.match(/Cannot reach the API server/g)?.length, 1, stderr);
-      assert.equal(stderr.match(/The API server answers again/g)?.length, 1, stderr);
+      await waitUntil(() => new RegExp(`■ ${goNs}/after done`).test(out.stdout), 'the Widget created after the outage reconciled by the Go program', 120_000);
+      assert.equal(out.stderr.match(/Cannot reach the API server/g)?.length, 1, out.stderr);
+      assert.equal(out.stderr.match(/The API server answers again/g)?.length, 1, out.stderr);
     } finally {
       p.kill('SIGINT');
     }
     await closed;
-    assert.match(stdout, /Summary: /, 'the run ended with its summary');
+    assert.match(out.stdout, /Summary: /, 'the run ended with its summary');
   });
 });
