@@ -313,7 +313,10 @@ export class RemoteController implements Controller {
       case 'processing':
         this.flushEnd(key); // its backoff never came (a lost message): journal the end as it is
         this.queued.delete(key);
-        this.waiting.delete(key);
+        // A waiting key can be handed out with no "ready" before it: the Go queue reports ready from a timer of its
+        // own, and a worker that takes the key first (the inner queue made it ready at the same moment) wins. The
+        // wait is over either way; kept, it would read "requeue now" / "retry now" after the reconcile ended.
+        if (this.waiting.delete(key)) this.keys.onQueueEvent({ type: 'cancelWait', item: key });
         // Handed out: an add seen while it was processing before was consumed by that done. (A snapshot reply can
         // overtake older queue messages; a stale dirty mark would otherwise requeue the key forever here.)
         this.dirty.delete(key);

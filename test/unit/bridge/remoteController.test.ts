@@ -498,3 +498,19 @@ test('setObjectLabels: disposing what it returned takes those labels away only w
   newer.dispose();
   assert.equal(c.selectorRefusal('vault/other'), undefined);
 });
+
+test('a waiting key handed out with no "ready" before it (the Go queue\'s timer lost the race to a worker) is not left waiting after its reconcile', () => {
+  const { c, q, clock } = setup();
+  q('ns/w', 'waiting', { dueAt: clock.now() + 15_000, delayMs: 15_000, causes: [{ kind: 'requeueAfter', afterMs: 15_000, at: clock.now() }] });
+  assert.equal(c.keyState('ns/w')?.phase, 'requeueAfter');
+  clock.step(15_000);
+  q('ns/w', 'processing');
+  c.onReconcileStart({ type: 'reconcileStart', controller: 'widget', key: 'ns/w', reconcileID: 'r1', triggers: [{ kind: 'requeueAfter', afterMs: 15_000, at: clock.now() }], dryRun: false, at: clock.now() });
+  c.onReconcileEnd({ type: 'reconcileEnd', controller: 'widget', key: 'ns/w', reconcileID: 'r1', durationMs: 2, dryRun: false, at: clock.now() });
+  q('ns/w', 'done');
+  const st = c.keyState('ns/w')!;
+  assert.equal(st.phase, 'idle', 'the wait ended when the key was handed out');
+  assert.equal(st.waiting, undefined);
+  assert.deepEqual(c.keyCounts(), { queued: 0, processing: 0, backoff: 0, requeueAfter: 0 });
+  assert.equal(c.status().waiting, 0);
+});
