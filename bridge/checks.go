@@ -2,17 +2,24 @@ package bridge
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
 	"os"
+	"slices"
 	"strconv"
 	"sync"
 
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 )
 
@@ -24,6 +31,10 @@ import (
 //     is replaced by ns too), leader election, metrics and health probes are off (the developer's own instance
 //     keeps its lease and ports), and every persisted write through the bridge client is journaled with the
 //     object before (read from the API server, not the cache) and after.
+//   - RECONCILE_LAB_CHECK_CLUSTER_OBJECT={"group","version","kind","resource","name"} (JSON), with the namespace, for a
+//     cluster-scoped primary: the manager's cache sees only that object (the scratch copy) of the kind — a field
+//     selector on metadata.name, ANDed with any selector the program set — and it is the one object outside the
+//     scratch namespace the instance may write (its status, finalizers, metadata).
 //   - RECONCILE_LAB_CHECK_HOLD_AFTER_WRITES=i: writes through the bridge client are serialized; after the i-th
 //     successful persisted write every later write blocks before it reaches the server until its context ends.
 //     The editor stops the process once it saw write i: a crash right after write i, exactly.
@@ -39,13 +50,24 @@ import (
 
 // checkConfig is the check-instance configuration read from the environment once per process.
 type checkConfig struct {
-	namespace       string
+	namespace string
+	// clusterObject is the scratch copy of a cluster-scoped primary (nil: the primary is namespaced).
+	clusterObject   *clusterObject
 	holdAfterWrites int
 	freezeAt        string
 }
 
+// clusterObject names the scratch copy of a cluster-scoped primary (RECONCILE_LAB_CHECK_CLUSTER_OBJECT).
+type clusterObject struct {
+	Group    string `json:"group"`
+	Version  string `json:"version"`
+	Kind     string `json:"kind"`
+	Resource string `json:"resource"`
+	Name     string `json:"name"`
+}
+
 func (c checkConfig) active() bool {
-	return c.namespace != "" || c.holdAfterWrites > 0 || c.freezeAt != ""
+	return c.namespace != "" || c.clusterObject != nil || c.holdAfterWrites > 0 || c.freezeAt != ""
 }
 
 // checkConfigFromEnv reads the check variables; a malformed hold count is an error (the check must not run
@@ -58,6 +80,16 @@ func checkConfigFromEnv() (checkConfig, error) {
 			return c, fmt.Errorf("bridge: %s=%q is not a positive write count", EnvCheckHoldAfterWrites, s)
 		}
 		c.holdAfterWrites = n
+	}
+	if s := os.Getenv(EnvCheckClusterObject); s != "" {
+		var o clusterObject
+		if err := json.Unmarshal([]byte(s), &o); err != nil || o.Kind == "" || o.Version == "" || o.Resource == "" || o.Name == "" {
+			return c, fmt.Errorf("bridge: %s=%q does not name an object (JSON with group, version, kind, resource and name)", EnvCheckClusterObject, s)
+		}
+		if c.namespace == "" {
+			return c, fmt.Errorf("bridge: %s is set without %s", EnvCheckClusterObject, EnvCheckNamespace)
+		}
+		c.clusterObject = &o
 	}
 	return c, nil
 }
@@ -117,6 +149,15 @@ func (s *checkState) cacheOptions(cfg *rest.Config, opts cache.Options) (cache.O
 			}
 			opts.ByObject = by
 		}
+		if o := s.cfg.clusterObject; o != nil {
+			served, err := o.servedVersions(cfg, opts)
+			if err != nil {
+				return opts, err
+			}
+			if opts, err = o.restrict(opts, served); err != nil {
+				return opts, err
+			}
+		}
 	}
 	if s.cfg.freezeAt != "" {
 		hc := opts.HTTPClient
@@ -136,6 +177,95 @@ func (s *checkState) cacheOptions(cfg *rest.Config, opts cache.Options) (cache.O
 		opts.HTTPClient = &frozen
 	}
 	return opts, nil
+}
+
+// restrict makes the cache see only the copy among the objects of its kind: a ByObject entry per version of the
+// kind that the program's scheme registers and the server serves (served: the versions the server serves; a
+// typed informer each), else one per served version (an unstructured informer), each with metadata.name=<copy>
+// ANDed into the entry's field selector (or into the cache's default one, which the entry would otherwise take).
+// Other cluster-scoped kinds are not restricted: reading them is harmless, and the write guard keeps the instance
+// from writing any of them.
+func (o *clusterObject) restrict(opts cache.Options, served []string) (cache.Options, error) {
+	sch := opts.Scheme
+	if sch == nil {
+		sch = scheme.Scheme // what the cache defaults to
+	}
+	var gvks []schema.GroupVersionKind
+	for _, v := range served {
+		if gvk := (schema.GroupVersionKind{Group: o.Group, Version: v, Kind: o.Kind}); sch.Recognizes(gvk) {
+			gvks = append(gvks, gvk)
+		}
+	}
+	if len(gvks) == 0 {
+		for _, v := range served {
+			gvks = append(gvks, schema.GroupVersionKind{Group: o.Group, Version: v, Kind: o.Kind})
+		}
+	}
+	by := make(map[client.Object]cache.ByObject, len(opts.ByObject)+len(gvks))
+	entries := map[schema.GroupVersionKind]client.Object{}
+	for k, v := range opts.ByObject {
+		by[k] = v
+		if gvk, err := apiutil.GVKForObject(k, sch); err == nil {
+			entries[gvk] = k
+		}
+	}
+	name := fields.OneTermEqualSelector("metadata.name", o.Name)
+	for _, gvk := range gvks {
+		key, ok := entries[gvk]
+		if !ok {
+			if obj, err := sch.New(gvk); err == nil {
+				key, _ = obj.(client.Object)
+			}
+			if key == nil {
+				u := &unstructured.Unstructured{}
+				u.SetGroupVersionKind(gvk)
+				key = u
+			}
+		}
+		e := by[key]
+		base := e.Field
+		if base == nil {
+			base = opts.DefaultFieldSelector
+		}
+		if base == nil || base.Empty() {
+			e.Field = name
+		} else {
+			e.Field = fields.AndSelectors(base, name)
+		}
+		by[key] = e
+	}
+	opts.ByObject = by
+	return opts, nil
+}
+
+// servedVersions are the versions of the copy's kind the server serves (through opts.Mapper, else a mapper of
+// its own), so that the restriction names no version the cache could not start an informer for.
+func (o *clusterObject) servedVersions(cfg *rest.Config, opts cache.Options) ([]string, error) {
+	m := opts.Mapper
+	if m == nil {
+		hc := opts.HTTPClient
+		if hc == nil {
+			var err error
+			if hc, err = rest.HTTPClientFor(cfg); err != nil {
+				return nil, err
+			}
+		}
+		var err error
+		if m, err = apiutil.NewDynamicRESTMapper(cfg, hc); err != nil {
+			return nil, err
+		}
+	}
+	mappings, err := m.RESTMappings(schema.GroupKind{Group: o.Group, Kind: o.Kind})
+	if err != nil {
+		return nil, fmt.Errorf("bridge: the kind %s of the checked object (%s): %w", o.Kind, EnvCheckClusterObject, err)
+	}
+	var versions []string
+	for _, mp := range mappings {
+		if !slices.Contains(versions, mp.GroupVersionKind.Version) {
+			versions = append(versions, mp.GroupVersionKind.Version)
+		}
+	}
+	return versions, nil
 }
 
 // thaw lets a frozen cache watch; false when it was not frozen.
@@ -198,6 +328,9 @@ func (t *freezingTransport) RoundTrip(req *http.Request) (*http.Response, error)
 func (s *checkState) outsideScratch(w *Write) error {
 	if s == nil || s.cfg.namespace == "" || w.Namespace == s.cfg.namespace {
 		return nil
+	}
+	if o := s.cfg.clusterObject; o != nil && w.Namespace == "" && w.Verb != "deleteAllOf" && w.Group == o.Group && w.Resource == o.Resource && w.Name == o.Name {
+		return nil // the copy of the cluster-scoped primary
 	}
 	what := w.Resource
 	if w.Group != "" {

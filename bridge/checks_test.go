@@ -13,9 +13,11 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/meta/testrestmapper"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes/scheme"
 	toolscache "k8s.io/client-go/tools/cache"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
@@ -283,5 +285,104 @@ func TestCheckInstanceGuardUsesTheNamespaceTheClientWritesTo(t *testing.T) {
 	}
 	if reached["deleteAllOf in "+ns] != 1 || reached["create inside"] != 1 {
 		t.Fatalf("the writes in the scratch namespace: %v", reached)
+	}
+}
+
+// TestCheckInstanceOfAClusterScopedPrimary: with RECONCILE_LAB_CHECK_CLUSTER_OBJECT the check instance's cache
+// sees only the scratch copy among the objects of the primary's kind (and still every object of another
+// cluster-scoped kind), on the real API server, and the write guard lets the copy's own writes through while it
+// refuses another object of the kind. Before, `check --go` refused every cluster-scoped primary: the scratch
+// namespace does not scope cluster-scoped objects, so the instance would have reconciled the developer's own.
+func TestCheckInstanceOfAClusterScopedPrimary(t *testing.T) {
+	real := realClient(t)
+	ns := scratchNamespace(t, real)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	copyName, mine := ns+"-reader", ns+"-someone-elses"
+	for _, n := range []string{copyName, mine} {
+		if err := real.Create(ctx, &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: n}}); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = real.Delete(context.Background(), &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: n}}) })
+	}
+	t.Setenv(EnvCheckNamespace, ns)
+	t.Setenv(EnvCheckClusterObject, `{"group":"rbac.authorization.k8s.io","version":"v1","kind":"ClusterRole","resource":"clusterroles","name":"`+copyName+`"}`)
+	cfg, err := checkConfigFromEnv()
+	if err != nil || cfg.clusterObject == nil || cfg.clusterObject.Name != copyName {
+		t.Fatalf("checkConfigFromEnv: %+v, %v", cfg, err)
+	}
+	s := newCheckState(cfg)
+	opts, err := s.cacheOptions(realConfig(t), cache.Options{Scheme: scheme.Scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := cache.New(realConfig(t), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = c.Start(ctx) }()
+	if !c.WaitForCacheSync(ctx) {
+		t.Fatal("the cache did not start")
+	}
+	var roles rbacv1.ClusterRoleList
+	if err := c.List(ctx, &roles); err != nil {
+		t.Fatal(err)
+	}
+	if len(roles.Items) != 1 || roles.Items[0].Name != copyName {
+		names := []string{}
+		for _, r := range roles.Items {
+			names = append(names, r.Name)
+		}
+		t.Fatalf("the cache sees %d ClusterRoles (%v), want only the copy %s", len(names), names, copyName)
+	}
+	var nss corev1.NamespaceList
+	if err := c.List(ctx, &nss); err != nil || len(nss.Items) < 2 {
+		t.Fatalf("another cluster-scoped kind is not restricted: %d namespaces, %v", len(nss.Items), err)
+	}
+
+	w := &Write{Verb: "update", Group: "rbac.authorization.k8s.io", Resource: "clusterroles", Name: copyName, Subresource: ""}
+	if err := s.outsideScratch(w); err != nil {
+		t.Fatalf("a write of the copy: %v", err)
+	}
+	w.Name = mine
+	if err := s.outsideScratch(w); err == nil || !strings.Contains(err.Error(), "refused update clusterroles.rbac.authorization.k8s.io "+mine) {
+		t.Fatalf("a write of another object of the kind: %v", err)
+	}
+	if err := s.outsideScratch(&Write{Verb: "deleteAllOf", Group: "rbac.authorization.k8s.io", Resource: "clusterroles"}); err == nil {
+		t.Fatal("a DeleteAllOf of the kind must be refused")
+	}
+}
+
+// TestClusterObjectRestrictKeepsTheProgramsSelectors: the copy's name selector is ANDed into a ByObject entry the
+// program set for the kind (and into the cache's default field selector when the entry has none), a kind the
+// scheme does not know gets an unstructured entry, and a malformed variable stops the process's check setup.
+func TestClusterObjectRestrictKeepsTheProgramsSelectors(t *testing.T) {
+	own := fields.OneTermEqualSelector("metadata.name", "x")
+	o := &clusterObject{Group: "rbac.authorization.k8s.io", Version: "v1", Kind: "ClusterRole", Resource: "clusterroles", Name: "copy"}
+	key := &rbacv1.ClusterRole{}
+	got, err := o.restrict(cache.Options{Scheme: scheme.Scheme, ByObject: map[client.Object]cache.ByObject{key: {Field: own}}}, []string{"v1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.ByObject) != 1 || got.ByObject[key].Field == nil || got.ByObject[key].Field.String() != "metadata.name=x,metadata.name=copy" {
+		t.Fatalf("the program's entry: %v", got.ByObject)
+	}
+	got, _ = o.restrict(cache.Options{Scheme: scheme.Scheme, DefaultFieldSelector: fields.OneTermNotEqualSelector("metadata.name", "y")}, []string{"v1"})
+	for _, e := range got.ByObject {
+		if e.Field.String() != "metadata.name!=y,metadata.name=copy" {
+			t.Fatalf("the default selector: %s", e.Field)
+		}
+	}
+	u := &clusterObject{Group: "fleet.example.io", Version: "v1beta1", Kind: "Harbor", Resource: "harbors", Name: "copy"}
+	got, _ = u.restrict(cache.Options{Scheme: scheme.Scheme}, []string{"v1beta1"})
+	for k, e := range got.ByObject {
+		if k.GetObjectKind().GroupVersionKind().Kind != "Harbor" || e.Field.String() != "metadata.name=copy" {
+			t.Fatalf("a kind the scheme does not know: %T %v %s", k, k.GetObjectKind().GroupVersionKind(), e.Field)
+		}
+	}
+	t.Setenv(EnvCheckNamespace, "ns")
+	t.Setenv(EnvCheckClusterObject, `{"kind":"Harbor"}`)
+	if _, err := checkConfigFromEnv(); err == nil || !strings.Contains(err.Error(), "does not name an object") {
+		t.Fatalf("a malformed %s: %v", EnvCheckClusterObject, err)
 	}
 }

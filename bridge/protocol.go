@@ -16,6 +16,10 @@ const (
 	EnvToken = "RECONCILE_LAB_BRIDGE_TOKEN"
 	// EnvCheckNamespace makes this process a check instance restricted to one (scratch) namespace (checks.go).
 	EnvCheckNamespace = "RECONCILE_LAB_CHECK_NAMESPACE"
+	// EnvCheckClusterObject names the scratch copy of a cluster-scoped primary (JSON: group, version, kind, resource,
+	// name): the only object of its kind the check instance's cache sees and the only one outside its namespace it
+	// may write (checks.go).
+	EnvCheckClusterObject = "RECONCILE_LAB_CHECK_CLUSTER_OBJECT"
 	// EnvCheckHoldAfterWrites holds every write after the i-th successful persisted one (checks.go).
 	EnvCheckHoldAfterWrites = "RECONCILE_LAB_CHECK_HOLD_AFTER_WRITES"
 	// EnvCheckFreezeCacheAt freezes the manager's cache at a resourceVersion until the thaw command (checks.go).

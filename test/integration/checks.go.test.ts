@@ -4,15 +4,16 @@
 // Each run of a check is a new process of the compiled program (a check instance over its scratch namespace).
 import { before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import { parseAllDocuments } from 'yaml';
 import { join } from 'node:path';
 import { createDynamicClient, type DynamicKubeClient } from '../../src/core/k8s/dynamicClient.ts';
 import { runChecks } from '../../src/core/checks/runChecks.ts';
 import type { CheckReport, RunChecksOptions } from '../../src/core/checks/types.ts';
-import type { ResourceInfo } from '../../src/core/k8s/objects.ts';
+import type { KubeObject, ResourceInfo } from '../../src/core/k8s/objects.ts';
 import { createNamespace, getTestCluster, installCrd, testCrd, uniqueName, type TestCluster } from './support/cluster.ts';
 import { runCliProcess } from './support/cli.ts';
-import { buildGoSample, haveGo, sampleDir } from './support/goSample.ts';
+import { buildGoProgram, buildGoSample, harborOperatorDir, haveGo, sampleDir } from './support/goSample.ts';
 import { ROOT, sampleDocs } from './reconcilers.support.ts';
 
 const WIDGETS: ResourceInfo = { group: 'lab.reconcile.dev', version: 'v1alpha1', resource: 'widgets', kind: 'Widget', namespaced: true };
@@ -155,5 +156,58 @@ describe('robustness checks on the Go controller through the bridge', { skip: (!
     assert.ok(f.journal.some((e) => e.kind === 'reconcileStart'), 'the Go run\'s journal is attached');
     assert.ok(r.parts.some((p) => p.part === 'build'), 'the go run command was built once');
     assert.deepEqual(await scratchOf(r), []);
+  });
+});
+
+// A cluster-scoped primary (samples/go-harbor-operator: a cluster-scoped Harbor whose controller writes a ConfigMap
+// in the namespace its spec names, and its status). Before, `check --go` refused every cluster-scoped kind (the
+// scratch namespace does not scope cluster-scoped objects). Now the instance's cache sees the copy alone among the
+// Harbors, the copy's spec.namespace names the scratch namespace, and the copy is the one object outside it the
+// instance may write.
+describe('robustness checks on a Go controller of a cluster-scoped kind (samples/go-harbor-operator)', { skip: (!haveGo() && 'go is not installed') || (!existsSync(harborOperatorDir()) && 'samples/go-harbor-operator is not in this tree') }, () => {
+  const HARBORS: ResourceInfo = { group: 'fleet.example.io', version: 'v1beta1', resource: 'harbors', kind: 'Harbor', namespaced: false };
+  const CONFIGMAPS: ResourceInfo = { group: '', version: 'v1', resource: 'configmaps', kind: 'ConfigMap', namespaced: true };
+  let cluster: TestCluster;
+  let c: DynamicKubeClient;
+  let bin: string;
+
+  before(async () => {
+    cluster = await getTestCluster();
+    c = createDynamicClient(cluster.transport, { fieldManager: 'reconcile-lab-test' });
+    const crd = parseAllDocuments(readFileSync(join(harborOperatorDir(), 'config', 'crd.yaml'), 'utf8'))[0]!.toJSON() as KubeObject;
+    await installCrd(cluster.transport, crd).catch((e: unknown) => {
+      if (!/AlreadyExists|already exists/.test(String((e as Error).message))) throw e;
+    });
+    bin = buildGoProgram(harborOperatorDir(), 'harbor-operator');
+  });
+
+  test('every check runs on the copy alone, the copy writes in the scratch namespace, and nothing of the developer\'s changes', async () => {
+    const ns = await createNamespace(cluster.transport, 'gochkharbor');
+    const name = uniqueName('harbor');
+    const mine = await c.create(HARBORS, { apiVersion: 'fleet.example.io/v1beta1', kind: 'Harbor', metadata: { name }, spec: { berths: 3, namespace: ns } });
+    const other = await c.create(HARBORS, { apiVersion: 'fleet.example.io/v1beta1', kind: 'Harbor', metadata: { name: `${name}-other` }, spec: { berths: 1, namespace: ns } });
+    const command = [bin, '--health-probe-bind-address=0', '--metrics-bind-address=0'];
+    const r = await runChecks({
+      transport: cluster.transport,
+      client: c,
+      cluster: { name: 'test', local: true },
+      primary: HARBORS,
+      keys: [name],
+      checks: ['runTwice', 'crashAfterWrite', 'convergence', 'deletion'],
+      convergenceBoundMs: 10_000,
+      quietMs: 1_000,
+      go: { command, env: { KUBECONFIG: cluster.kubeconfigPath } },
+      reconcilerSpec: { kind: 'go', command },
+    });
+    const s = [...r.results.map((x) => `${x.check}: ${x.status}${x.message ? ` (${x.message})` : ''}`), ...r.notes].join('\n');
+    assert.equal(r.findings.length, 0, s);
+    assert.deepEqual(r.results.map((x) => `${x.check}: ${x.status}`).sort(), ['convergence: passed', 'crashAfterWrite: passed', 'deletion: passed', 'runTwice: passed'], s);
+    // The first reconcile writes the ConfigMap and the status: one crash point, between them.
+    assert.match(r.results.find((x) => x.check === 'crashAfterWrite')!.message!, /^1 crash point\(s\)/, s);
+    assert.ok(r.notes.some((n) => n === `${name} is cluster-scoped: in its copies spec.namespace (${ns}) names the run's scratch namespace instead, so its controller writes there and never in your namespace.`), s);
+    assert.deepEqual((await c.list(CONFIGMAPS, ns)).items.map((x) => x.metadata.name).filter((n) => n !== 'kube-root-ca.crt'), [], 'no ConfigMap was written in the developer\'s namespace');
+    assert.equal((await c.get(HARBORS, undefined, name)).metadata.resourceVersion, mine.metadata.resourceVersion, 'the checked Harbor untouched');
+    assert.equal((await c.get(HARBORS, undefined, other.metadata.name!)).metadata.resourceVersion, other.metadata.resourceVersion, 'another Harbor untouched');
+    assert.deepEqual((await c.list(HARBORS, undefined)).items.map((h) => h.metadata.name).filter((n) => n!.startsWith('rl-check-')), [], 'the copies are deleted');
   });
 });

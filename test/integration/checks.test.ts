@@ -348,7 +348,9 @@ describe('robustness checks (issue 11) on the real control plane', () => {
     const group = `${uniqueName('chk')}.example.org`;
     await installCrd(cluster.transport, testCrd({ group, kind: 'Policy', plural: 'policies', scope: 'Cluster' }));
     const policies = { group, version: 'v1', resource: 'policies', kind: 'Policy', namespaced: false };
-    const mine = await c.create(policies, { apiVersion: `${group}/v1`, kind: 'Policy', metadata: { name: 'allow.egress-to-db.v2' }, spec: { level: 3 } });
+    // Its spec names a namespace and a Secret there: the copies name their scratch namespace, the Secret is copied into it.
+    await c.create({ group: '', version: 'v1', resource: 'secrets', kind: 'Secret', namespaced: true }, { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'policy-creds', namespace: ns }, stringData: { token: 'policy-secret-value' } });
+    const mine = await c.create(policies, { apiVersion: `${group}/v1`, kind: 'Policy', metadata: { name: 'allow.egress-to-db.v2' }, spec: { level: 3, targetNamespace: ns, credentials: { secretRef: { name: 'policy-creds', namespace: ns } } } });
     const other = await c.create(policies, { apiVersion: `${group}/v1`, kind: 'Policy', metadata: { name: 'someone-elses' }, spec: { level: 9 } });
     const reconciled = new Set<string>();
     const reconciler: Reconciler = {
@@ -365,6 +367,9 @@ describe('robustness checks (issue 11) on the real control plane', () => {
     assert.deepEqual([...reconciled].filter((k) => !k.startsWith('rl-check-')), [], 'the check runs reconciled only scratch copies');
     assert.equal(r.findings.length, 0, summary(r));
     assert.deepEqual(r.results.map((x) => `${x.check}: ${x.status}`).sort(), ['convergence: passed', 'crashAfterWrite: skipped', 'deletion: passed', 'historyIndependence: passed', 'runTwice: passed', 'staleCache: passed', 'unobservedState: passed'], summary(r));
+    assert.ok(r.notes.includes(`allow.egress-to-db.v2 is cluster-scoped: in its copies spec.credentials.secretRef.namespace (${ns}), spec.targetNamespace (${ns}) name the run's scratch namespace instead, so its controller writes there and never in your namespaces.`), r.notes.join('\n'));
+    assert.ok(r.notes.some((n) => n.includes(`copied into every scratch namespace of allow.egress-to-db.v2`) && n.includes(`Secret ${ns}/policy-creds (spec.credentials.secretRef.name)`)), r.notes.join('\n'));
+    assert.ok(!JSON.stringify(r).includes('policy-secret-value'), 'the Secret\'s value is in no message');
     assert.equal((await c.get(policies, undefined, other.metadata.name!)).metadata.resourceVersion, other.metadata.resourceVersion, 'another Policy was not written');
     assert.equal((await c.get(policies, undefined, mine.metadata.name!)).metadata.resourceVersion, mine.metadata.resourceVersion, 'the checked Policy itself was not written');
     assert.deepEqual((await c.list(policies, undefined)).items.map((p) => p.metadata.name).sort(), ['allow.egress-to-db.v2', 'someone-elses'], 'the copies are deleted');

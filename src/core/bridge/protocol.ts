@@ -37,6 +37,8 @@ export const PROTOCOL = {
     checkHoldAfterWrites: 'RECONCILE_LAB_CHECK_HOLD_AFTER_WRITES',
     /** Stale cache: the manager's cache lists at exactly this resourceVersion and does not watch until "thaw". */
     checkFreezeCacheAt: 'RECONCILE_LAB_CHECK_FREEZE_CACHE_AT',
+    /** A cluster-scoped primary's scratch copy (JSON group, version, kind, resource, name): the only object of its kind the instance sees and may write outside its namespace. */
+    checkClusterObject: 'RECONCILE_LAB_CHECK_CLUSTER_OBJECT',
   },
   types: {
     Cause: {

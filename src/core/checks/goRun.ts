@@ -218,7 +218,9 @@ class GoRun implements CheckRun {
     // The frozen cache listed at exactly this resourceVersion: the same list, read here, is what it holds.
     const view = new Map<string, KubeObject>();
     for (const r of [this.env.primary, ...this.env.owned]) {
-      const lw = new KubeListerWatcher({ transport: this.env.transport, resource: r, ...(r.namespaced ? { namespace: this.namespace } : {}) });
+      // A cluster-scoped primary: the instance's cache holds its copy alone (RECONCILE_LAB_CHECK_CLUSTER_OBJECT).
+      const scope = r.namespaced ? { namespace: this.namespace } : r === this.env.primary && this.hooks.key !== undefined ? { fieldSelector: `metadata.name=${this.hooks.key}` } : {};
+      const lw = new KubeListerWatcher({ transport: this.env.transport, resource: r, ...scope });
       const l = await lw.list({ resourceVersion: this.hooks.freezeAt, resourceVersionMatch: 'Exact' }, this.env.signal);
       for (const o of l.items) view.set(viewKeyOf(r, o.metadata.namespace, o.metadata.name), o);
     }
@@ -282,6 +284,13 @@ async function startGoRun(runner: GoCheckRunner, env: HarnessEnv, namespace: str
     const vars: Record<string, string> = { ...(target.env ?? {}), [PROTOCOL.env.checkNamespace]: namespace };
     if (hooks.crashAfterWrites !== undefined) vars[PROTOCOL.env.checkHoldAfterWrites] = String(hooks.crashAfterWrites);
     if (hooks.freezeAt !== undefined) vars[PROTOCOL.env.checkFreezeCacheAt] = hooks.freezeAt;
+    if (!env.primary.namespaced) {
+      // The scratch namespace does not scope cluster-scoped objects: the instance's cache sees the copy alone among
+      // the objects of the kind, and the copy is the one object outside the namespace it may write.
+      if (hooks.key === undefined) throw new Error('a check run of a cluster-scoped resource needs the key of its copy');
+      const { group, version, kind, resource } = env.primary;
+      vars[PROTOCOL.env.checkClusterObject] = JSON.stringify({ group, version, kind, resource, name: hooks.key });
+    }
     // The hub (disposed with the run) owns both subscriptions.
     hub.onDidAddProcess((p) => p.onDidWrite((m) => run.onWrite(m)));
     const r = await runGoController({

@@ -90,12 +90,59 @@ export interface ScratchCopy {
   key: ObjectKey;
   /** The copy's key. */
   scratchKey: ObjectKey;
+  /** The copy's namespace (undefined for a cluster-scoped copy). */
   namespace?: string;
+  /** The run's scratch namespace (the copy's own, or the one a cluster-scoped copy's run writes in). */
+  scratchNamespace: string;
   name: string;
   /** The global resourceVersion right after the copies were made (before any reconcile). */
   createdResourceVersion: string;
   /** The Secrets and ConfigMaps the spec refers to, and whether each was copied into the scratch namespace (and if not, why). */
   references: CopiedReference[];
+  /** A cluster-scoped copy's spec fields that named a namespace, pointed at the scratch namespace ({@link redirectNamespaces}). */
+  redirected: RedirectedField[];
+}
+
+/** A spec field of a cluster-scoped copy that named a namespace and names the scratch namespace in the copy. */
+export interface RedirectedField {
+  /** e.g. `spec.targetNamespace`. */
+  path: string;
+  /** The namespace the original names. */
+  from: string;
+}
+
+/** A key that names a namespace: `namespace`, or `<prefix>Namespace` (`targetNamespace`, `releaseNamespace`). */
+const NAMESPACE_KEY = /^(?:namespace|.+Namespace)$/;
+
+/**
+ * Points every non-empty string field of `spec` named {@link NAMESPACE_KEY} (at any depth) at `namespace`, in
+ * place, and returns what it changed. A cluster-scoped object's controller writes its children where its spec says;
+ * in a check run that must be the scratch namespace — the only one the run may write (and, for a Go program, read):
+ * never the developer's real namespace. Lists of namespaces are left alone (one scratch namespace cannot stand for
+ * several), and so is an empty value (the controller's own default applies).
+ */
+export function redirectNamespaces(spec: unknown, namespace: string, path = 'spec', out: RedirectedField[] = [], depth = 0): RedirectedField[] {
+  if (depth > 64 || !spec || typeof spec !== 'object') return out;
+  if (Array.isArray(spec)) {
+    spec.forEach((x, i) => redirectNamespaces(x, namespace, `${path}[${i}]`, out, depth + 1));
+    return out;
+  }
+  const rec = spec as Record<string, unknown>;
+  for (const [k, v] of Object.entries(rec)) {
+    if (NAMESPACE_KEY.test(k) && typeof v === 'string' && v !== '') {
+      out.push({ path: `${path}.${k}`, from: v });
+      rec[k] = namespace;
+    } else redirectNamespaces(v, namespace, `${path}.${k}`, out, depth + 1);
+  }
+  return out;
+}
+
+/**
+ * The report's note on the namespace fields of a cluster-scoped object's copies (undefined when none was changed).
+ */
+export function redirectedNote(key: string, fields: RedirectedField[]): string | undefined {
+  if (!fields.length) return undefined;
+  return `${key} is cluster-scoped: in its copies ${fields.map((f) => `${f.path} (${f.from})`).join(', ')} ${fields.length === 1 ? 'names' : 'name'} the run's scratch namespace instead, so its controller writes there and never in your namespace${fields.length === 1 ? '' : 's'}.`;
 }
 
 /**
@@ -114,18 +161,21 @@ export async function copyInto(env: HarnessEnv, key: ObjectKey, namespace: strin
   const references: CopiedReference[] = [];
   for (const dep of dependenciesOf(src)) {
     const { res, ...ref } = dep;
-    if (!env.primary.namespaced) {
+    // A cluster-scoped object's reference names its namespace (its copy's names the scratch namespace instead, see
+    // redirectNamespaces); without one there is no namespace to look in.
+    const from = env.primary.namespaced ? srcNs : ref.namespace;
+    if (from === undefined) {
       references.push({ ...ref, outcome: 'clusterScoped' });
       continue;
     }
-    if (ref.namespace !== undefined && ref.namespace !== srcNs) {
+    if (env.primary.namespaced && ref.namespace !== undefined && ref.namespace !== srcNs) {
       references.push({ ...ref, outcome: 'otherNamespace' });
       continue;
     }
     // The primary itself (a ConfigMap that names itself) is copied below.
     if (res.resource === env.primary.resource && res.group === env.primary.group && ref.name === name) continue;
     try {
-      const d = await env.client.get(res, srcNs, ref.name, env.signal);
+      const d = await env.client.get(res, from, ref.name, env.signal);
       if (src.metadata.uid && d.metadata.ownerReferences?.some((o) => o.uid === src.metadata.uid)) {
         references.push({ ...ref, outcome: 'owned' });
         continue;
@@ -145,13 +195,28 @@ export async function copyInto(env: HarnessEnv, key: ObjectKey, namespace: strin
   if (env.primary.namespaced) {
     const c = copyOf(src, namespace, name);
     const created = await env.client.create(env.primary, c, { signal: env.signal });
-    return { key, scratchKey: keyFor(namespace, name), namespace, name, createdResourceVersion: created.metadata.resourceVersion ?? '', references };
+    return { key, scratchKey: keyFor(namespace, name), namespace, scratchNamespace: namespace, name, createdResourceVersion: created.metadata.resourceVersion ?? '', references, redirected: [] };
   }
   const scratchName = `${namespace}-${name}`;
   const c = copyOf(src, undefined, scratchName);
   c.metadata.labels = { ...(c.metadata.labels ?? {}), [SCRATCH_LABEL]: namespace };
+  const redirected = redirectNamespaces(c.spec, namespace);
   const created = await env.client.create(env.primary, c, { signal: env.signal });
-  return { key, scratchKey: scratchName, name: scratchName, createdResourceVersion: created.metadata.resourceVersion ?? '', references };
+  return { key, scratchKey: scratchName, scratchNamespace: namespace, name: scratchName, createdResourceVersion: created.metadata.resourceVersion ?? '', references, redirected };
+}
+
+/**
+ * Merge-patches a scratch copy (a check's spec transition, an annotation). For a cluster-scoped copy the patch's
+ * namespace fields are pointed at the run's scratch namespace first, as the copy's were ({@link redirectNamespaces}):
+ * a transition never sends its controller to a real namespace.
+ */
+export function patchCopy(env: HarnessEnv, copy: ScratchCopy, patch: unknown): Promise<KubeObject> {
+  let p = patch;
+  if (!env.primary.namespaced && p && typeof p === 'object' && 'spec' in p) {
+    p = structuredClone(p) as { spec: unknown };
+    redirectNamespaces((p as { spec: unknown }).spec, copy.scratchNamespace);
+  }
+  return env.client.patch(env.primary, copy.namespace, copy.name, 'merge', p, { signal: env.signal });
 }
 
 /** The current global resourceVersion as the server reports it on a list of the primary resource. */

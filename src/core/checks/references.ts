@@ -111,7 +111,7 @@ export type ReferenceOutcome =
   | 'missing'
   /** The reference names another namespace: nothing is copied across namespaces. */
   | 'otherNamespace'
-  /** The checked object is cluster-scoped: there is no namespace to copy into. */
+  /** The checked object is cluster-scoped and the reference names no namespace: there is none to copy from. */
   | 'clusterScoped'
   /** Owned by the checked object itself: a child its controller makes (an output), not an input. */
   | 'owned'
@@ -145,7 +145,7 @@ export function referencesNote(key: string, refs: CopiedReference[]): string | u
   const other = by('otherNamespace');
   if (other.length) parts.push(`in another namespace, not copied (the checks copy only from the object's own namespace; a controller that reads them reads your real objects or, confined to its scratch namespace, fails): ${listOf(other)}`);
   const cluster = by('clusterScoped');
-  if (cluster.length) parts.push(`not copied, ${key} is cluster-scoped (its copy has no namespace to hold them): ${listOf(cluster)}`);
+  if (cluster.length) parts.push(`not copied, ${key} is cluster-scoped and these name no namespace to copy from: ${listOf(cluster)}`);
   const owned = by('owned');
   if (owned.length) parts.push(`not copied, owned by ${key} itself (children its controller makes, so each run makes its own): ${listOf(owned)}`);
   const present = by('present');

@@ -7,7 +7,7 @@ import type { KubeObject, ResourceInfo } from '../k8s/objects.ts';
 import { nullLogger } from '../log.ts';
 import { LAST_APPLIED, MASK } from '../k8s/secretMask.ts';
 import { rfc3339 } from '../reconcilers/conditions.ts';
-import { CONFIGMAPS, copyInto, currentResourceVersion, createScratchNamespace, deleteScratch, resourceLabelOf, settle, snapshot, startRun, type CheckRun, type HarnessEnv, type ScratchCopy, viewKeyOf } from './harness.ts';
+import { CONFIGMAPS, copyInto, currentResourceVersion, createScratchNamespace, deleteScratch, patchCopy, redirectedNote, resourceLabelOf, settle, snapshot, startRun, type CheckRun, type HarnessEnv, type ScratchCopy, viewKeyOf } from './harness.ts';
 import { GoCheckRunner } from './goRun.ts';
 import { referencesNote } from './references.ts';
 import { confinementFailure, confinementMessage } from './confinement.ts';
@@ -66,11 +66,6 @@ export function refusalOf(o: RunChecksOptions): string | undefined {
   }
   for (const c of o.checks ?? []) if (!CHECK_KINDS.includes(c)) return `unknown check "${String(c)}" (checks: ${CHECK_KINDS.join(', ')})`;
   if (o.reconcilerSpec?.kind === 'go' && !o.go?.command.length) return 'no Go program to check (a command line)';
-  // A check instance's cache is scoped to its scratch namespace, which does not scope cluster-scoped objects: the
-  // program would see, and reconcile, the developer's own objects of the kind.
-  if (o.reconcilerSpec?.kind === 'go' && !o.primary.namespaced) {
-    return `refusing to check ${o.primary.resource}${o.primary.group ? `.${o.primary.group}` : ''} with a Go controller: it is cluster-scoped, and a check instance's cache is limited to its scratch namespace, which does not limit cluster-scoped objects (your own objects would be reconciled)`;
-  }
   return undefined;
 }
 
@@ -408,7 +403,7 @@ async function checkStaleCache(ctx: KeyContext, parts: CheckTimingPart[], learne
       await settle(ctx.env, run, ctx.boundMs);
       rv0 = await currentResourceVersion(ctx.env, ns);
       for (const t of transitions) {
-        await ctx.env.client.patch(ctx.env.primary, copy.namespace, copy.name, 'merge', t, { signal: ctx.env.signal });
+        await patchCopy(ctx.env, copy, t);
         await settle(ctx.env, run, ctx.boundMs);
       }
     } finally {
@@ -513,9 +508,8 @@ export const TOUCH_ANNOTATION = 'checks.reconcile-lab.dev/touched';
  */
 async function staleByOneChange(ctx: KeyContext, learned: ReadonlySet<string>, createsEveryPass: boolean): Promise<{ message: string; finding?: Finding }> {
   const { ns, copy } = await scratch(ctx, 'stale cache, one change behind');
-  const { client, primary, signal } = ctx.env;
   const transitions = transitionsOf(ctx);
-  const patch = (p: unknown) => client.patch(primary, copy.namespace, copy.name, 'merge', p, { signal });
+  const patch = (p: unknown) => patchCopy(ctx.env, copy, p);
   const settling = await startRun(ctx.env, ns, { key: copy.scratchKey });
   try {
     await settle(ctx.env, settling, ctx.boundMs);
@@ -644,7 +638,7 @@ export function revertedText(undone: ReadonlyArray<{ path: string; wanted: unkno
 async function checkUnobserved(ctx: KeyContext, learned: Set<string>, parts: CheckTimingPart[]): Promise<Pick<CheckResult, 'status' | 'message' | 'findings'>> {
   const transitions = transitionsOf(ctx);
   const apply = async (copy: ScratchCopy, patch: unknown) => {
-    await ctx.env.client.patch(ctx.env.primary, copy.namespace, copy.name, 'merge', patch, { signal: ctx.env.signal });
+    await patchCopy(ctx.env, copy, patch);
   };
   const reverted: Finding[] = [];
   const observed = await timed(ctx, parts, 'reference run (every state observed)', async () => {
@@ -655,7 +649,7 @@ async function checkUnobserved(ctx: KeyContext, learned: Set<string>, parts: Che
       const from = run.writes.length;
       const applied: KubeObject[] = [];
       for (const t of transitions) {
-        applied.push(await ctx.env.client.patch(ctx.env.primary, copy.namespace, copy.name, 'merge', t, { signal: ctx.env.signal }));
+        applied.push(await patchCopy(ctx.env, copy, t));
         await settle(ctx.env, run, ctx.boundMs);
       }
       // Consistency (Acto): what the person changed must still be there once the controller settled.
@@ -753,7 +747,7 @@ async function checkHistory(ctx: KeyContext, learned: ReadonlySet<string>, parts
   const chosen = await historyTransitions(ctx);
   if ('skipped' in chosen) return { status: 'skipped', findings: [], message: chosen.skipped };
   const { transitions, derived } = chosen;
-  const patch = (copy: ScratchCopy, t: unknown) => ctx.env.client.patch(ctx.env.primary, copy.namespace, copy.name, 'merge', t, { signal: ctx.env.signal });
+  const patch = (copy: ScratchCopy, t: unknown) => patchCopy(ctx.env, copy, t);
   const changes = transitions.map((t) => JSON.stringify(t)).join(' → ');
   const what = derived ? `${derived.join(', ')} changed as the schema allows (${changes})` : `${transitions.length} change(s) (${changes})`;
   const path = await timed(ctx, parts, 'path run (each change reconciled)', async () => {
@@ -1080,6 +1074,8 @@ export async function runChecks(options: RunChecksOptions, progress?: CheckProgr
         for (const c of checks) result(c, { status: 'error', findings: [], message: confinementMessage(confined) }, c === checks[0] ? [...refParts] : [], t0);
         continue;
       }
+      const redirected = redirectedNote(key, ref1.copy.redirected);
+      if (redirected) notes.push(redirected);
       const copiedNote = referencesNote(key, ref1.copy.references);
       if (copiedNote) notes.push(copiedNote);
       const waiting = waitingNote(ref1, key, resourceLabelOf(options.primary));

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { parseCliArgs, UsageError } from '../../../src/cli/args.ts';
 import { isLocalControlPlane } from '../../../src/core/checks/cluster.ts';
 import { refusalOf } from '../../../src/core/checks/runChecks.ts';
+import { redirectedNote, redirectNamespaces } from '../../../src/core/checks/harness.ts';
 import { renderCheckMarkdown, renderCheckText } from '../../../src/core/checks/render.ts';
 import type { CheckReport, RunChecksOptions } from '../../../src/core/checks/types.ts';
 
@@ -32,14 +33,25 @@ test('only the local control plane runs without confirmation', () => {
   assert.match(refusalOf({ ...o, confirmCluster: 'other' }) ?? '', /refusing/);
 });
 
-test('a Go controller is not checked on a cluster-scoped kind (its check instance would see the real objects)', () => {
+test('a Go controller is checked on a cluster-scoped kind too (its instance sees the copy alone: RECONCILE_LAB_CHECK_CLUSTER_OBJECT)', () => {
   const base = { keys: ['deny-all'], cluster: { name: 'reconcile-lab', local: true }, reconcilerSpec: { kind: 'go', command: ['./bin/manager'] }, go: { command: ['./bin/manager'] } };
   const cluster = { ...base, primary: { group: 'sec.example.org', version: 'v1', resource: 'policies', kind: 'Policy', namespaced: false } } as unknown as RunChecksOptions;
-  assert.match(refusalOf(cluster) ?? '', /refusing to check policies\.sec\.example\.org with a Go controller: it is cluster-scoped/);
-  const namespaced = { ...base, keys: ['ns/w'], primary: { group: 'lab.reconcile.dev', version: 'v1alpha1', resource: 'widgets', kind: 'Widget', namespaced: true } } as unknown as RunChecksOptions;
-  assert.equal(refusalOf(namespaced), undefined);
-  const module = { ...cluster, reconcilerSpec: { kind: 'module', path: 'p.ts' } } as unknown as RunChecksOptions;
-  assert.equal(refusalOf(module), undefined, 'the built-in loop scopes a cluster-scoped run to the copy');
+  assert.equal(refusalOf(cluster), undefined);
+  assert.match(refusalOf({ ...cluster, go: { command: [] } } as unknown as RunChecksOptions) ?? '', /no Go program to check/);
+});
+
+test('a cluster-scoped copy: namespace fields of its spec name the scratch namespace; lists and empty values are kept', () => {
+  const spec = { namespace: 'team-a', targetNamespace: 'team-b', empty: { namespace: '' }, nested: [{ releaseNamespace: 'ops' }], namespaces: ['x', 'y'], namespaceSelector: { matchLabels: { a: 'b' } }, name: 'n' };
+  const changed = redirectNamespaces(spec, 'rl-check-1');
+  assert.deepEqual(changed, [
+    { path: 'spec.namespace', from: 'team-a' },
+    { path: 'spec.targetNamespace', from: 'team-b' },
+    { path: 'spec.nested[0].releaseNamespace', from: 'ops' },
+  ]);
+  assert.deepEqual(spec, { namespace: 'rl-check-1', targetNamespace: 'rl-check-1', empty: { namespace: '' }, nested: [{ releaseNamespace: 'rl-check-1' }], namespaces: ['x', 'y'], namespaceSelector: { matchLabels: { a: 'b' } }, name: 'n' });
+  assert.equal(redirectedNote('gate', []), undefined);
+  assert.equal(redirectedNote('gate', changed.slice(0, 1)), "gate is cluster-scoped: in its copies spec.namespace (team-a) names the run's scratch namespace instead, so its controller writes there and never in your namespace.");
+  assert.match(redirectedNote('gate', changed)!, /spec\.namespace \(team-a\), spec\.targetNamespace \(team-b\), spec\.nested\[0\]\.releaseNamespace \(ops\) name the run's scratch namespace instead, so its controller writes there and never in your namespaces\.$/);
 });
 
 test('text and Markdown renderings name the finding, its explanation, diff and reproduce line; Markdown escapes', () => {
