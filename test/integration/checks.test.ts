@@ -349,7 +349,7 @@ describe('robustness checks (issue 11) on the real control plane', () => {
     await installCrd(cluster.transport, testCrd({ group, kind: 'Policy', plural: 'policies', scope: 'Cluster' }));
     const policies = { group, version: 'v1', resource: 'policies', kind: 'Policy', namespaced: false };
     // Its spec names a namespace and a Secret there: the copies name their scratch namespace, the Secret is copied into it.
-    await c.create({ group: '', version: 'v1', resource: 'secrets', kind: 'Secret', namespaced: true }, { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'policy-creds', namespace: ns }, stringData: { token: 'policy-secret-value' } });
+    await c.create({ group: '', version: 'v1', resource: 'secrets' }, { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'policy-creds', namespace: ns }, stringData: { token: 'policy-secret-value' } });
     const mine = await c.create(policies, { apiVersion: `${group}/v1`, kind: 'Policy', metadata: { name: 'allow.egress-to-db.v2' }, spec: { level: 3, targetNamespace: ns, credentials: { secretRef: { name: 'policy-creds', namespace: ns } } } });
     const other = await c.create(policies, { apiVersion: `${group}/v1`, kind: 'Policy', metadata: { name: 'someone-elses' }, spec: { level: 9 } });
     const reconciled = new Set<string>();
