@@ -30,7 +30,7 @@ import type { QueueNode } from './views/queueTree.ts';
 import { EventLogPanel, type EventLogSource } from './webview/eventLogPanel.ts';
 import { GoControllers } from './goController/goControllers.ts';
 import type { ObjectKey } from '../core/k8s/keys.ts';
-import { pausedQueueMessage, selectedKeyOf, stepTargetOf, stepTargetText, type SelectableNode, type StepTarget } from './views/stepTarget.ts';
+import { otherControllersNote, pausedQueueMessage, selectedKeyOf, stepTargetOf, stepTargetText, type SelectableNode, type StepTarget } from './views/stepTarget.ts';
 import { Ticker } from './views/ticker.ts';
 import { EVENT_LOG_KINDS, exportJsonLines, toLogEntryView } from './webview/journalView.ts';
 import { entryDetail } from './webview/entryDetail.ts';
@@ -521,13 +521,22 @@ export class ReconcileLab implements vscode.Disposable {
     this.queueView.description = ui.inert([s.controllerOrigin, step].filter(Boolean).join(' · '));
     // The built-in loop's problem is not the shown Go controller's.
     const problem = s.showsExternal ? undefined : s.loopProblem;
-    this.queueView.message = ui.viewMessage(problem
+    // The other controllers of connected Go programs: one shown at a time, the others keep their own pause state.
+    const shown = s.controller;
+    const others = otherControllersNote(this.go.all
+      .filter((r) => r.controller !== shown && r.process.liveness !== 'exited' && r.controller.status().state === 'running')
+      .map((r) => {
+        const st = r.controller.status();
+        return { name: r.controller.name, paused: st.paused, queued: st.queueLength, processing: st.inFlight, waiting: st.waiting };
+      }));
+    const main = problem
       ? problem.message
       : loop === 'stopped'
         ? 'The loop is stopped: start it, or step one reconcile.'
         : loop === 'paused'
           ? pausedQueueMessage(this.stepTarget(), counts)
-          : `Running: ${counts}.`);
+          : `Running: ${counts}.`;
+    this.queueView.message = ui.viewMessage(others ? `${main} ${others}` : main);
   }
 
   /** The Event Log's size setting, read once per change of the settings (undefined: read it again). */

@@ -310,6 +310,11 @@ export class GoControllers implements vscode.Disposable {
     const better = primary(c) && !primary(cur);
     const earlier = cur !== undefined && cur.process === c.process && primary(c) === primary(cur) && place(c) < place(cur);
     if (!cur || cur.process.liveness === 'exited' || better || earlier) this.show(c);
+    // The Work Queue view names the controllers it does not show, with their pause state and queue: keep it current.
+    // (The shown one's status is followed by the view itself.)
+    this.hubStore.add(c.controller.onDidChangeStatus(() => {
+      if (this.shown?.controller !== c.controller) this.lab.renderStatus();
+    }));
     this.applyDebugState();
   }
 

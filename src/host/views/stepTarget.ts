@@ -56,3 +56,29 @@ export function pausedQueueMessage(t: StepTarget | undefined, counts: string): s
     : 'nothing to step yet (an event or Reconcile Now queues a key)';
   return `Paused: ${step}; Resume runs the loop. Queue: ${counts}.`;
 }
+
+/** A controller of a connected Go program that the views do not show, as {@link otherControllersNote} needs it. */
+export interface OtherController {
+  readonly name: string;
+  readonly paused: boolean;
+  /** Keys ready in its queue, handed out, and waiting for a backoff or requeue-after. */
+  readonly queued: number;
+  readonly processing: number;
+  readonly waiting: number;
+}
+
+/**
+ * The Work Queue view's line on the controllers it does not show (a manager with several controllers shows one at a
+ * time, and Pause / Resume / Step act on that one only): their names, whether each is paused and what its queue
+ * holds, and how to see one. Undefined when there are none. Names are shown only when they look like names.
+ */
+export function otherControllersNote(others: readonly OtherController[]): string | undefined {
+  if (!others.length) return undefined;
+  const one = (c: OtherController) => {
+    const q = [c.queued ? `${c.queued} queued` : '', c.processing ? `${c.processing} processing` : '', c.waiting ? `${c.waiting} waiting` : ''].filter(Boolean);
+    const name = /^[A-Za-z0-9][-A-Za-z0-9_.]*$/.test(c.name) ? c.name : 'a controller';
+    return `${name} (${c.paused ? 'paused' : 'running'}${q.length ? `, ${q.join(', ')}` : ''})`;
+  };
+  const list = others.map(one).join(', ');
+  return `Not shown here: ${list}. Pause, Resume and Step act on the controller shown; Show Controller… switches.`;
+}

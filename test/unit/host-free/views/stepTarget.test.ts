@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { pausedQueueMessage, selectedKeyOf, stepTargetOf, stepTargetText } from '../../../../src/host/views/stepTarget.ts';
+import { otherControllersNote, pausedQueueMessage, selectedKeyOf, stepTargetOf, stepTargetText } from '../../../../src/host/views/stepTarget.ts';
 
 const P = 'widgets.lab.reconcile.dev';
 
@@ -37,4 +37,19 @@ test('the paused Work Queue message names the key Step reconciles once, or says 
   const empty = pausedQueueMessage(undefined, 'nothing queued');
   assert.equal(empty, 'Paused: nothing to step yet (an event or Reconcile Now queues a key); Resume runs the loop. Queue: nothing queued.');
   assert.doesNotMatch(empty, /Step: nothing queued|\(Step /, 'no nested "Step …" text');
+});
+
+test('the controllers not shown are named with their pause state and queue, and how to see one; none: no note', () => {
+  assert.equal(otherControllersNote([]), undefined);
+  assert.equal(
+    otherControllersNote([{ name: 'gadget', paused: true, queued: 16, processing: 0, waiting: 0 }]),
+    'Not shown here: gadget (paused, 16 queued). Pause, Resume and Step act on the controller shown; Show Controller… switches.',
+  );
+  assert.equal(
+    otherControllersNote([
+      { name: 'deployment', paused: false, queued: 0, processing: 2, waiting: 3 },
+      { name: 'x](http://evil)', paused: false, queued: 0, processing: 0, waiting: 0 },
+    ]),
+    'Not shown here: deployment (running, 2 processing, 3 waiting), a controller (running). Pause, Resume and Step act on the controller shown; Show Controller… switches.',
+  );
 });
