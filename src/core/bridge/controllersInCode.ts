@@ -21,6 +21,15 @@ export interface ControllerInCode {
   readonly nameExpr?: string;
   /** The Go type given to `For`, as written (`api.Bucket`, `corev1.ConfigMap`), when there is one. */
   readonly forType?: string;
+  /**
+   * What a builder chain already passes, as written (whitespace collapsed; only short, single-expression texts):
+   * `WithOptions(…)` (e.g. `controller.Options{MaxConcurrentReconciles: 3}`), `Complete(…)` (the reconciler) and a
+   * `For(…)` that is not `&T{}` (an object in a variable: `For(gadget)`). Set Up Go Bridge… puts them into its two
+   * calls, so that copying them keeps the options and the reconciler the controller has.
+   */
+  readonly withOptions?: string;
+  readonly reconciler?: string;
+  readonly forExpr?: string;
   /** Whether the chain already passes `bridge.Options` / `bridge.Wrap`. */
   readonly bridged: { readonly options: boolean; readonly wrap: boolean };
 }
@@ -166,6 +175,10 @@ function controllersInCode(file: string, code: string, module?: ReadonlyMap<stri
     const kind = forType?.split('.').pop();
     // Named(x) with x not a literal: its value if the code gives it, never the kind of For (controller-runtime uses x).
     const name = named ? (named[1] ?? valueOf(nameExpr!, own, module)) : kind?.toLowerCase();
+    const withOptions = callArgument(chain, 'WithOptions');
+    const reconciler = callArgument(chain, 'Complete');
+    const forArg = forType === undefined ? callArgument(chain, 'For') : undefined;
+    const forExpr = forArg !== undefined && /^&?[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*$/.test(forArg) ? forArg : undefined;
     found.push({
       file,
       line: lineAt(m.index!),
@@ -173,6 +186,9 @@ function controllersInCode(file: string, code: string, module?: ReadonlyMap<stri
       ...(name !== undefined ? { name } : {}),
       ...(nameExpr !== undefined ? { nameExpr } : {}),
       ...(forType !== undefined ? { forType } : {}),
+      ...(withOptions !== undefined ? { withOptions } : {}),
+      ...(reconciler !== undefined ? { reconciler } : {}),
+      ...(forExpr !== undefined ? { forExpr } : {}),
       bridged: { options: /\bbridge\.Options\s*\(/.test(chain), wrap: /\bbridge\.Wrap(?:Typed)?(?:\[[^\]]*\])?\s*\(/.test(chain) },
     });
   }
@@ -217,6 +233,35 @@ function chainFrom(code: string, start: number): string {
     }
   }
   return code.slice(start, end);
+}
+
+/**
+ * The argument of the chain's first `.name(…)` call, as written with whitespace collapsed; undefined when there is
+ * none, when it is empty or longer than 160 characters, or holds a backtick or a top-level comma (not one expression).
+ * Only for the set-up guide's text, where it stands in a code span.
+ */
+function callArgument(chain: string, name: string): string | undefined {
+  const m = new RegExp(`\\.\\s*${name}\\s*\\(`).exec(chain);
+  if (!m) return undefined;
+  let depth = 0;
+  const open = m.index + m[0].length - 1;
+  for (let i = open; i < chain.length; i++) {
+    const c = chain[i];
+    if (c === '"' || c === '`' || c === "'") {
+      let close = i + 1;
+      while (close < chain.length && chain[close] !== c) close += c !== '`' && chain[close] === '\\' ? 2 : 1;
+      i = close;
+    } else if (c === '(' || c === '{' || c === '[') depth++;
+    else if (c === ')' || c === '}' || c === ']') {
+      depth--;
+      if (depth === 0) {
+        // One line: whitespace collapsed, and a composite literal's line breaks leave no `{ ` / `, }` behind.
+        const arg = chain.slice(open + 1, i).replace(/\s+/g, ' ').replace(/\{ /g, '{').replace(/,? \}/g, '}').trim().replace(/,$/, '').trim();
+        return arg && arg.length <= 160 && !arg.includes('`') ? arg : undefined;
+      }
+    } else if (c === ',' && depth === 1) return undefined;
+  }
+  return undefined;
 }
 
 /** `text` with Go comments blanked (newlines kept, so line numbers hold); string literals are left alone. */
@@ -278,8 +323,11 @@ export function controllerSetupLines(found: readonly ControllerInCode[]): string
     } else if (c.via === 'new') {
       lines.push(`   - ${where} — ${label}: \`controller.New(${arg}, mgr, bridge.Options(mgr, ${arg}, controller.Options{Reconciler: bridge.Wrap(mgr, ${arg}, r)}))\`.`);
     } else {
-      const obj = forType ? `, &${forType}{}` : '';
-      lines.push(`   - ${where} — ${label}${forType ? ` (For \`${forType}\`)` : ''}: \`WithOptions(bridge.Options(mgr, ${arg}, controller.Options{}))\` and \`Complete(bridge.Wrap(mgr, ${arg}, r${obj}))\`${c.bridged.options ? ' (Options is there; wrap the reconciler)' : c.bridged.wrap ? ' (Wrap is there; add the Options)' : ''}.`);
+      const obj = forType ? `, &${forType}{}` : c.forExpr ? `, ${c.forExpr}` : '';
+      // Its own options and reconciler, as the chain passes them (unless they are the bridge's already).
+      const options = !c.bridged.options && c.withOptions && !/\bbridge\./.test(c.withOptions) ? c.withOptions : 'controller.Options{}';
+      const reconciler = !c.bridged.wrap && c.reconciler && !/\bbridge\./.test(c.reconciler) ? c.reconciler : 'r';
+      lines.push(`   - ${where} — ${label}${forType ? ` (For \`${forType}\`)` : ''}: \`WithOptions(bridge.Options(mgr, ${arg}, ${options}))\` and \`Complete(bridge.Wrap(mgr, ${arg}, ${reconciler}${obj}))\`${c.bridged.options ? ' (Options is there; wrap the reconciler)' : c.bridged.wrap ? ' (Wrap is there; add the Options)' : ''}.`);
     }
   }
   return lines;

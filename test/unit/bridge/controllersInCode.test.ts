@@ -43,12 +43,12 @@ func typed(mgr manager.Manager) error {
 test('controllersInText: builder chains and controller.New, their names (Named, else the lower-cased kind of For), For type, what is bridged; comments ignored', () => {
   const found = controllersInText('internal/controller/bucket_controller.go', KUBEBUILDER);
   assert.deepEqual(found, [
-    { file: 'internal/controller/bucket_controller.go', line: 6, via: 'builder', name: 'bucket', forType: 'storagev1.Bucket', bridged: { options: false, wrap: false } },
-    { file: 'internal/controller/bucket_controller.go', line: 16, via: 'builder', name: 'bucket-mirror', forType: 'storagev1.Bucket', bridged: { options: true, wrap: true } },
+    { file: 'internal/controller/bucket_controller.go', line: 6, via: 'builder', name: 'bucket', forType: 'storagev1.Bucket', reconciler: 'r', bridged: { options: false, wrap: false } },
+    { file: 'internal/controller/bucket_controller.go', line: 16, via: 'builder', name: 'bucket-mirror', forType: 'storagev1.Bucket', withOptions: 'bridge.Options(mgr, "bucket-mirror", controller.Options{MaxConcurrentReconciles: 2})', reconciler: 'bridge.Wrap(mgr, "bucket-mirror", r, &storagev1.Bucket{})', bridged: { options: true, wrap: true } },
     { file: 'internal/controller/bucket_controller.go', line: 24, via: 'new', name: 'lamp-keeper', bridged: { options: false, wrap: false } },
-    { file: 'internal/controller/bucket_controller.go', line: 30, via: 'builder', name: 'per-cluster', bridged: { options: false, wrap: false } },
+    { file: 'internal/controller/bucket_controller.go', line: 30, via: 'builder', name: 'per-cluster', reconciler: 'r', bridged: { options: false, wrap: false } },
   ]);
-  assert.deepEqual(controllersInText('x.go', 'package x\nfunc f() { ctrl.NewControllerManagedBy(mgr).Complete(r) }\n'), [{ file: 'x.go', line: 2, via: 'builder', bridged: { options: false, wrap: false } }], 'no Named, no For: no name');
+  assert.deepEqual(controllersInText('x.go', 'package x\nfunc f() { ctrl.NewControllerManagedBy(mgr).Complete(r) }\n'), [{ file: 'x.go', line: 2, via: 'builder', reconciler: 'r', bridged: { options: false, wrap: false } }], 'no Named, no For: no name');
 });
 
 test('findControllersInCode / findManagersInCode: the module\'s .go files, not tests, vendor, testdata or hidden directories; where the manager is built', () => {
@@ -151,5 +151,28 @@ func d(mgr ctrl.Manager) error { return ctrl.NewControllerManagedBy(mgr).For(&br
     '   - `c.go:4` — the controller named by `name` (For `brewv1.Saucer`): `WithOptions(bridge.Options(mgr, name, controller.Options{}))` and `Complete(bridge.Wrap(mgr, name, r, &brewv1.Saucer{}))`.',
     '   - `c.go:5` — the controller named by `names.Lamp`: `controller.New(names.Lamp, mgr, bridge.Options(mgr, names.Lamp, controller.Options{Reconciler: bridge.Wrap(mgr, names.Lamp, r)}))`.',
     '   - `c.go:6` — controller `cup` (For `brewv1.Cup`): `WithOptions(bridge.Options(mgr, "cup", controller.Options{}))` and `Complete(bridge.Wrap(mgr, "cup", r, &brewv1.Cup{}))`.',
+  ]);
+});
+
+test('controllerSetupLines: the options and the reconciler the chain already passes go into the two calls (copying them keeps MaxConcurrentReconciles), and an object in a variable given to For names the kind', () => {
+  const lines = controllerSetupLines(controllersInText('main.go', `package main
+func main() {
+	if err := ctrl.NewControllerManagedBy(mgr).
+		For(&appsv1.Deployment{}, builder.WithPredicates(hasAnno)).
+		WithOptions(controller.Options{
+			MaxConcurrentReconciles: 3,
+		}).
+		Complete(&ExposeReconciler{mgr.GetClient()}); err != nil {
+		os.Exit(1)
+	}
+	gadget := &unstructured.Unstructured{}
+	_ = ctrl.NewControllerManagedBy(mgr).For(gadget).Named("gadget").Complete(&GadgetReconciler{Client: mgr.GetClient(), failures: map[string]int{}})
+	_ = ctrl.NewControllerManagedBy(mgr).For(&v1.Odd{}).WithOptions(opts(1, 2)).Complete(r)
+}
+`)).filter((l) => l.includes('main.go'));
+  assert.deepEqual(lines, [
+    '   - `main.go:3` — controller `deployment` (For `appsv1.Deployment`): `WithOptions(bridge.Options(mgr, "deployment", controller.Options{MaxConcurrentReconciles: 3}))` and `Complete(bridge.Wrap(mgr, "deployment", &ExposeReconciler{mgr.GetClient()}, &appsv1.Deployment{}))`.',
+    '   - `main.go:12` — controller `gadget`: `WithOptions(bridge.Options(mgr, "gadget", controller.Options{}))` and `Complete(bridge.Wrap(mgr, "gadget", &GadgetReconciler{Client: mgr.GetClient(), failures: map[string]int{}}, gadget))`.',
+    '   - `main.go:13` — controller `odd` (For `v1.Odd`): `WithOptions(bridge.Options(mgr, "odd", opts(1, 2)))` and `Complete(bridge.Wrap(mgr, "odd", r, &v1.Odd{}))`.',
   ]);
 });
