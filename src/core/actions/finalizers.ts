@@ -109,19 +109,25 @@ export interface GoProgramInfo {
   exited: boolean;
   /** Silent at a debugger breakpoint. */
   stoppedInDebugger: boolean;
-  controllers: ReadonlyArray<{ name: string; paused: boolean }>;
+  /** Its controllers; `resource` is the one each reconciles ("plural.group"), when announced. */
+  controllers: ReadonlyArray<{ name: string; paused: boolean; resource?: string }>;
 }
 
 /**
  * The Go program as a {@link KnownController} of `obj`'s finalizers: those its field manager (its program name)
- * added, per `obj`'s managedFields; undefined when it added none. Running when one of its controllers runs, paused
- * when all are paused or it sits at a breakpoint (it acts once stepped, resumed or continued), stopped once exited.
+ * added, per `obj`'s managedFields; undefined when it added none. `resource` ("plural.group") is `obj`'s resource:
+ * when some of the program's controllers reconcile it, they are the owners named, and their state counts (a
+ * Deployment controller that runs does not remove the finalizer of a paused Gadget controller); else all of them.
+ * Running when one of those controllers runs, paused when all are paused or it sits at a breakpoint (it acts once
+ * stepped, resumed or continued), stopped once exited.
  */
-export function goKnownController(p: GoProgramInfo, obj: KubeObject): KnownController | undefined {
+export function goKnownController(p: GoProgramInfo, obj: KubeObject, resource?: string): KnownController | undefined {
   const finalizers = (obj.metadata.finalizers ?? []).filter((f) => managersOfFinalizer(obj.metadata.managedFields, f).includes(p.program));
   if (!finalizers.length) return undefined;
-  const names = p.controllers.map((c) => c.name);
-  const state = p.exited ? 'stopped' : p.stoppedInDebugger || !p.controllers.some((c) => !c.paused) ? 'paused' : 'running';
+  const own = resource === undefined ? [] : p.controllers.filter((c) => c.resource === resource);
+  const owners = own.length ? own : p.controllers;
+  const names = owners.map((c) => c.name);
+  const state = p.exited ? 'stopped' : p.stoppedInDebugger || !owners.some((c) => !c.paused) ? 'paused' : 'running';
   return { name: `the Go controller${names.length === 1 ? '' : 's'} ${names.join(', ') || p.program} (${p.program}, pid ${p.pid})`, finalizers, managers: [p.program], running: state === 'running', state };
 }
 

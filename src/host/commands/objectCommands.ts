@@ -139,13 +139,15 @@ export async function inspectCache(
 }
 
 /** The Go programs connected through the bridge, as known owners of `obj`'s finalizers (those they added). */
-function goKnownControllers(lab: ReconcileLab, obj: KubeObject | undefined): KnownController[] {
+function goKnownControllers(lab: ReconcileLab, obj: KubeObject | undefined, resource: string): KnownController[] {
   if (!obj) return [];
   const out: KnownController[] = [];
   for (const p of lab.go.bridge?.processes ?? []) {
+    const controllers = p.controllers.map((c) => ({ name: c.name, paused: c.status().paused, ...(c.resourceId ? { resource: c.resourceId } : {}) }));
     const k = goKnownController(
-      { program: p.hello.program, pid: p.hello.pid, exited: p.liveness === 'exited', stoppedInDebugger: p.liveness === 'stoppedInDebugger', controllers: p.controllers.map((c) => ({ name: c.name, paused: c.status().paused })) },
+      { program: p.hello.program, pid: p.hello.pid, exited: p.liveness === 'exited', stoppedInDebugger: p.liveness === 'stoppedInDebugger', controllers },
       obj,
+      resource,
     );
     if (k) out.push(k);
   }
@@ -285,7 +287,7 @@ export async function stripFinalizers(
     knownControllers: [
       // A Go program connected through the bridge owns the finalizers its field manager added (listed first: the
       // built-in lab loop claims its finalizer by name, and the Go sample uses the same one).
-      ...goKnownControllers(lab, s.get(t.resource, t.key)),
+      ...goKnownControllers(lab, s.get(t.resource, t.key), t.resource),
       ...(s.reconciler && s.ownFinalizers.length
         ? [{ name: `Reconcile Lab's ${s.reconciler.name} loop`, finalizers: s.ownFinalizers, managers: [FIELD_MANAGER], running: s.loopState() === 'running', state: s.loopState() }]
         : []),

@@ -84,6 +84,11 @@ test('goKnownController: a Go program owns the finalizers its field manager (its
   assert.equal(goKnownController({ ...program, exited: true }, obj)?.state, 'stopped');
   assert.equal(goKnownController({ ...program, program: 'other-operator' }, obj), undefined, 'another program added none of them');
   assert.match(goKnownController({ ...program, controllers: [{ name: 'bucket', paused: true }, { name: 'shelf', paused: false }] }, obj)!.name, /^the Go controllers bucket, shelf /);
+  // Two controllers of one manager: the one reconciling the object's resource owns its finalizer, and its state counts.
+  const two = { ...program, controllers: [{ name: 'deployment', paused: false, resource: 'deployments.apps' }, { name: 'bucket', paused: true, resource: 'buckets.storage.example.org' }] };
+  assert.deepEqual(goKnownController(two, obj, 'buckets.storage.example.org'), { name: 'the Go controller bucket (bucket-operator, pid 4242)', finalizers: ['storage.example.org/release'], managers: ['bucket-operator'], running: false, state: 'paused' });
+  assert.match(goKnownController(two, obj, 'shelves.storage.example.org')!.name, /^the Go controllers deployment, bucket /, 'no controller of that resource: all of them');
+  assert.equal(goKnownController(two, obj, 'shelves.storage.example.org')!.state, 'running');
 });
 
 test('Markdown report: summary table and per-object sections; pipes escaped', () => {
