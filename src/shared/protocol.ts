@@ -309,7 +309,12 @@ export type TimelineEntryType =
   | 'write'
   /** A person's action or a debugger action on the key (a mark). */
   | 'action'
-  | 'warning';
+  | 'warning'
+  /**
+   * The queue of `controller` shut down (Stop, the Go program exited or disconnected): no lane of its own (key ''),
+   * it ends every queue wait, backoff / requeue-after wait and running reconcile of that controller's keys.
+   */
+  | 'stopped';
 
 /** One journal entry as the timeline needs it: a key, a time, a type and a one-line label. */
 export interface TimelineEntryView {
@@ -325,6 +330,8 @@ export interface TimelineEntryView {
   readonly wait?: 'backoff' | 'requeueAfter';
   readonly dryRun?: boolean;
   readonly error?: boolean;
+  /** The controller of a queue or reconcile entry, and of a `stopped` one (the built-in loop's name, a Go controller's). */
+  readonly controller?: string;
 }
 
 export interface TimelineWebviewReady {

@@ -12,9 +12,14 @@ import { toLogEntryView } from './journalView.ts';
  * summaries, so a mark reads like its row.
  */
 export function toTimelineEntries(e: JournalEntry, primaryResource: string | undefined): TimelineEntryView[] {
+  const controller = 'controller' in e && e.controller !== undefined ? { controller: e.controller } : {};
+  // A queue that shut down (Stop, a Go program that exited or disconnected) ends its keys' open intervals.
+  if (e.key === undefined && ((e.kind === 'queue' && e.transition === 'shutdown') || (e.kind === 'control' && e.action === 'stop'))) {
+    return [{ seq: e.seq, time: e.at, key: '', type: 'stopped', label: toLogEntryView(e, primaryResource).summary, ...controller }];
+  }
   const key = e.key ?? (e.kind === 'informer' ? (e.enqueued[0] ?? (e.role === 'primary' ? e.objectKey : undefined)) : undefined);
   if (key === undefined) return [];
-  const base = { seq: e.seq, time: e.at, key, label: toLogEntryView(e, primaryResource).summary };
+  const base = { seq: e.seq, time: e.at, key, label: toLogEntryView(e, primaryResource).summary, ...(e.kind === 'queue' || e.kind === 'reconcileStart' || e.kind === 'reconcileEnd' ? controller : {}) };
   switch (e.kind) {
     case 'informer':
       return [{ ...base, type: 'event' }];

@@ -50,6 +50,8 @@ export interface Lane {
   openQueue?: Span;
   openWait?: Span;
   openReconcile?: Span;
+  /** The controller of the key's last queue or reconcile entry (a `stopped` entry of it ends the open intervals). */
+  controller?: string;
 }
 
 /** What a click or hover hits. */
@@ -163,7 +165,19 @@ export class TimelineModel {
   private addOne(e: TimelineEntryView): void {
     this.first = Math.min(this.first, e.time);
     this.last = Math.max(this.last, e.time, e.dueAt ?? e.time);
+    if (e.type === 'stopped') {
+      // No lane of its own: the controller's queue is gone, so are its keys' waits and running reconciles.
+      for (const l of this.ordered) {
+        if (l.controller !== e.controller) continue;
+        if (l.openQueue) this.close(l, l.openQueue, e.time, e.seq);
+        if (l.openWait) this.close(l, l.openWait, Math.min(e.time, l.openWait.end ?? e.time), e.seq);
+        if (l.openReconcile) this.close(l, l.openReconcile, e.time, e.seq);
+        l.openQueue = l.openWait = l.openReconcile = undefined;
+      }
+      return;
+    }
     const lane = this.lane(e.key);
+    if (e.controller !== undefined) lane.controller = e.controller;
     switch (e.type) {
       case 'event':
       case 'write':

@@ -60,6 +60,31 @@ describe('timeline model from journal entries', () => {
     assert.deepEqual(m.range, { from: t0, to: t0 + 45 });
   });
 
+  it('a controller that stops (Stop Controller, its program exited) ends its keys\' queue waits, backoffs and running reconciles; other controllers\' keys stay open', () => {
+    const clock = new FakeClock();
+    const t0 = clock.now();
+    const j = createJournal({ clock, delivery: 'sync' });
+    j.append({ kind: 'queue', controller: 'gadget', key: 'ns/queued', transition: 'queued' });
+    j.append({ kind: 'queue', controller: 'gadget', key: 'ns/waits', transition: 'waiting', dueAt: t0 + 60_000, waitKind: 'requeueAfter' });
+    j.append({ kind: 'queue', controller: 'gadget', key: 'ns/runs', transition: 'processing' });
+    j.append({ kind: 'reconcileStart', controller: 'gadget', key: 'ns/runs', triggers: [], attempt: 1, via: 'worker' });
+    j.append({ kind: 'queue', controller: 'deployment', key: 'ns/web', transition: 'queued' });
+    clock.step(1_000);
+    j.append({ kind: 'queue', controller: 'gadget', transition: 'shutdown' });
+    clock.step(1_000);
+    j.append({ kind: 'control', action: 'stop', controller: 'deployment', detail: 'Go process 7 disconnected' });
+    j.append({ kind: 'queue', controller: 'gadget', key: 'ns/queued', transition: 'queued' }); // a new run of the program
+    const m = new TimelineModel();
+    m.add(toTimeline(j.entries(), PRIMARY));
+    const lane = (k: string) => m.lanes.find((l) => l.key === k)!;
+    assert.deepEqual(m.lanes.map((l) => l.key), ['ns/queued', 'ns/runs', 'ns/waits', 'ns/web'], 'a stop has no lane');
+    assert.deepEqual(lane('ns/queued').spans.map((s) => [s.kind, s.start - t0, s.end === undefined ? undefined : s.end - t0]), [['queue', 0, 1_000], ['queue', 2_000, undefined]]);
+    assert.deepEqual(lane('ns/waits').spans.map((s) => [s.kind, s.end! - t0]), [['requeueAfter', 1_000]], 'the requeue-after never came');
+    assert.deepEqual(lane('ns/runs').spans.map((s) => [s.kind, s.end! - t0]), [['reconcile', 1_000]]);
+    assert.equal(lane('ns/runs').openReconcile, undefined);
+    assert.deepEqual(lane('ns/web').spans.map((s) => [s.kind, s.end! - t0]), [['queue', 2_000]], 'ended by its own controller\'s stop, not the other\'s');
+  });
+
   it('a backoff that ends early (an event ran the key) is cut at that moment', () => {
     const m = new TimelineModel();
     m.add([
