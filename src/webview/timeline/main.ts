@@ -11,7 +11,7 @@
  */
 import { emptyJournalText, PROTOCOL_VERSION, type TimelineHostToWebview, type TimelineWebviewToHost } from '../../shared/protocol.ts';
 import { fitMiddle, type Lane, type Mark, type Span, TimelineModel } from './model.ts';
-import { fit, follow, pan, ticks, tickLabel, timeToX, xToTime, zoomAt, type Viewport } from './viewport.ts';
+import { fit, follow, labeledTicks, pan, tickLabel, timeToX, xToTime, zoomAt, type Viewport } from './viewport.ts';
 
 interface VsCodeApi {
   postMessage(message: unknown): void;
@@ -301,7 +301,8 @@ function render(): void {
     }
   }
   // Grid.
-  const tk = ticks(vp, width);
+  // Far enough apart for their labels (measured in the axis font) not to overlap.
+  const tk = labeledTicks(vp, width, (step) => ctx.measureText(tickLabel(vp.start, step)).width);
   ctx.strokeStyle = palette.grid;
   ctx.lineWidth = 1;
   ctx.beginPath();

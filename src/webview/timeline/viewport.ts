@@ -68,6 +68,17 @@ export function ticks(vp: Viewport, width: number, minPx = 90): { step: number; 
   return { step, times };
 }
 
+/**
+ * {@link ticks} whose labels never overlap: at least `minPx` apart and at least as far as the widest label of the
+ * chosen step (`labelWidth(step)`, e.g. a canvas' measureText of {@link tickLabel}) plus `gap`. Sub-second steps carry
+ * "12:20:37.400" — wider than 90 px in most editor fonts.
+ */
+export function labeledTicks(vp: Viewport, width: number, labelWidth: (step: number) => number, minPx = 90, gap = 16): { step: number; times: number[] } {
+  const tk = ticks(vp, width, minPx);
+  const need = labelWidth(tk.step) + gap;
+  return need > minPx ? ticks(vp, width, need) : tk;
+}
+
 /** A tick label: the clock time with as much precision as the step needs (local time). */
 export function tickLabel(t: number, step: number): string {
   const d = new Date(t);

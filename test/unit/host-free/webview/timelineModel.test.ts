@@ -4,7 +4,7 @@ import { FakeClock } from '../../../fakes/fakeClock.ts';
 import { createJournal } from '../../../../src/core/journal/journal.ts';
 import { toTimeline } from '../../../../src/host/webview/timelineView.ts';
 import { fitMiddle, TimelineModel } from '../../../../src/webview/timeline/model.ts';
-import { fit, follow, MAX_MS_PER_PX, MIN_MS_PER_PX, pan, ticks, timeToX, xToTime, zoomAt } from '../../../../src/webview/timeline/viewport.ts';
+import { fit, follow, labeledTicks, MAX_MS_PER_PX, MIN_MS_PER_PX, pan, tickLabel, ticks, timeToX, xToTime, zoomAt } from '../../../../src/webview/timeline/viewport.ts';
 
 const PRIMARY = 'widgets.lab.reconcile.dev';
 const CM = { group: '', version: 'v1', resource: 'configmaps' };
@@ -161,6 +161,20 @@ describe('timeline zoom and pan', () => {
     assert.equal(t.step, 1000);
     assert.deepEqual(t.times.slice(0, 2), [13_000, 14_000]);
     assert.ok(t.times.every((x) => x % 1000 === 0 && timeToX({ start: 12_345, msPerPx: 10 }, x) <= 1000));
+  });
+});
+
+describe('labeledTicks (axis labels)', () => {
+  it('puts sub-second ticks far enough apart for "12:20:37.400" labels not to overlap; wide steps keep minPx', () => {
+    const charPx = 8; // a 13–14 px monospace editor font
+    const width = (step: number) => tickLabel(1_733_310_037_400, step).length * charPx;
+    const vp = { start: 1_733_310_037_400, msPerPx: 2.2 }; // 1.3 s across a 600 px plot (the screenshot's)
+    const plain = ticks(vp, 600);
+    assert.ok(timeToX(vp, plain.times[1]!) - timeToX(vp, plain.times[0]!) < width(plain.step), 'plain ticks are closer than their labels are wide');
+    const tk = labeledTicks(vp, 600, width);
+    for (let i = 1; i < tk.times.length; i++) assert.ok(timeToX(vp, tk.times[i]!) - timeToX(vp, tk.times[i - 1]!) >= width(tk.step) + 16, `ticks ${i - 1} and ${i} leave room for a label`);
+    const wide = { start: 0, msPerPx: 1000 };
+    assert.deepEqual(labeledTicks(wide, 1000, width), ticks(wide, 1000), 'an hh:mm label fits in 90 px');
   });
 });
 
