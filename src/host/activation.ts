@@ -42,7 +42,7 @@ export function activateLab(context: vscode.ExtensionContext): ReconcileLabApi |
   try {
     const lab = new ReconcileLab(context, output);
     current = lab;
-    context.subscriptions.push(lab, ...registerCommands(lab), ...registerGoDebugging(lab));
+    context.subscriptions.push(lab, ...registerCommands(lab), ...registerGoDebugging(lab, context.globalStorageUri.fsPath));
     output.log.info('Reconcile Lab activated', { version: String(context.extension.packageJSON.version ?? '?'), trusted: vscode.workspace.isTrusted });
     if (shouldAutoConnect(readSettings()['connection.autoConnect'], process.env)) {
       lab.connect().catch((e: unknown) => reportError(output.log, 'Reconcile Lab could not connect', e));

@@ -49,6 +49,8 @@ export interface Settings {
   'goController.env': Record<string, string>;
   /** Run Controller: working directory (relative to the workspace folder); empty: the workspace folder. */
   'goController.cwd': string;
+  /** F5 without the Go extension: the `dlv` to debug with; empty: one on PATH / GOBIN / GOPATH, else installed on request. */
+  'goController.delvePath': string;
 }
 
 export type SettingKey = keyof Settings;
@@ -81,6 +83,7 @@ export const SettingDefaults: Settings = {
   'goController.args': [],
   'goController.env': {},
   'goController.cwd': '',
+  'goController.delvePath': '',
 };
 
 /** The declared range of a numeric setting (package.json `minimum` / `maximum`, `type: integer`). */
@@ -161,6 +164,7 @@ export const RestrictedSettings: readonly SettingKey[] = [
   'goController.args',
   'goController.env',
   'goController.cwd',
+  'goController.delvePath',
 ];
 
 /** Env var with a kubeconfig path that makes the extension connect on start-up (tests, `npm run lab`). */

@@ -1,12 +1,13 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import type { Clock } from '../clock.ts';
 import { Emitter, type Event } from '../event.ts';
 import type { Disposable } from '../lifecycle.ts';
 import { nullLogger, type Logger } from '../log.ts';
 import { protectProcessGroup } from '../process/ownerWatchdog.ts';
 import { splitCommandLine } from '../reconcilers/commandLine.ts';
+import { findControllerModules } from './goModule.ts';
 
 /** What to run: a program with arguments, extra environment and working directory (no shell). */
 export interface LaunchSpec {
@@ -58,6 +59,24 @@ export function defaultGoLaunch(cwd: string | undefined): LaunchSpec {
     if (dirs.length === 1) target = `./cmd/${dirs[0]}`;
   }
   return { command: 'go', args: ['run', target], ...(cwd ? { cwd } : {}) };
+}
+
+/**
+ * The `program` of a Go launch configuration for the controller in workspace folder `folder`: the main package
+ * {@link defaultGoLaunch} would run (`./cmd`, `./cmd/<name>` or `.`) of the folder's Go module, or of the one
+ * controller module below it ({@link findControllerModules}), as `${workspaceFolder}/…`; `${workspaceFolder}` when
+ * neither tells.
+ */
+export function defaultDebugProgram(folder: string | undefined): string {
+  if (!folder) return '${workspaceFolder}';
+  let dir = existsSync(join(folder, 'go.mod')) ? folder : undefined;
+  if (!dir) {
+    const modules = findControllerModules([folder]);
+    if (modules.length === 1) dir = modules[0];
+  }
+  if (!dir) return '${workspaceFolder}';
+  const path = relative(folder, join(dir, defaultGoLaunch(dir).args[1] ?? '.'));
+  return path ? `\${workspaceFolder}/${path}` : '${workspaceFolder}';
 }
 
 /** A launch spec from a command line ("go run ./cmd --leader-elect=false"), split like a shell without running one. */

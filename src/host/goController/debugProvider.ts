@@ -2,9 +2,10 @@ import * as vscode from 'vscode';
 import * as ui from '../ui.ts';
 import { existsSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { leaderElectionFlag } from '../../core/bridge/launcher.ts';
+import { defaultDebugProgram, leaderElectionFlag } from '../../core/bridge/launcher.ts';
 import { bridgeProblemIn } from '../../core/bridge/goModule.ts';
 import type { ReconcileLab } from '../reconcileLab.ts';
+import { DelveAdapter } from './delveAdapter.ts';
 
 /** The launch-configuration flag that opts a Go debug configuration into Reconcile Lab. */
 export const DEBUG_FLAG = 'reconcileLab';
@@ -18,9 +19,16 @@ export const DEBUG_FLAG = 'reconcileLab';
  * (a breakpoint longer than the lease loses leadership). Any other
  * configuration is returned untouched.
  */
-export function registerGoDebugging(lab: ReconcileLab): vscode.Disposable[] {
+export function registerGoDebugging(lab: ReconcileLab, storageDir: string): vscode.Disposable[] {
+  // Without the Go extension, Reconcile Lab debugs `go` configurations with Delve's own adapter (delveAdapter.ts).
+  const delve = new DelveAdapter(storageDir, lab.log);
   const provider: vscode.DebugConfigurationProvider = {
+    provideDebugConfigurations(folder) {
+      return delve.active ? [defaultDebugConfiguration(folder?.uri.fsPath)] : [];
+    },
     async resolveDebugConfiguration(folder, config) {
+      // F5 with no launch.json (VS Code passes an empty configuration): debug the controller with Reconcile Lab.
+      if (delve.active && !config.type && !config.request && !config.name) config = defaultDebugConfiguration(folder?.uri.fsPath);
       if (config[DEBUG_FLAG] !== true) return config;
       if (!vscode.workspace.isTrusted) {
         void ui.warn('Reconcile Lab: the workspace is not trusted, so the debug session starts without Reconcile Lab.');
@@ -79,7 +87,16 @@ export function registerGoDebugging(lab: ReconcileLab): vscode.Disposable[] {
       };
     },
   };
-  return [vscode.debug.registerDebugConfigurationProvider('go', provider), vscode.debug.registerDebugAdapterTrackerFactory('go', tracker)];
+  return [delve, vscode.debug.registerDebugConfigurationProvider('go', provider), vscode.debug.registerDebugAdapterTrackerFactory('go', tracker)];
+}
+
+/**
+ * The configuration F5 uses without a launch.json, and the one offered for a new launch.json: the snippet's, with
+ * `program` the main package Run Controller would run (`./cmd`, `./cmd/<name>` or `.`) of the workspace folder's Go
+ * module, or of the one controller module below it.
+ */
+export function defaultDebugConfiguration(folder: string | undefined): vscode.DebugConfiguration {
+  return { name: 'Debug controller with Reconcile Lab', type: 'go', request: 'launch', mode: 'debug', program: defaultDebugProgram(folder), args: ['--leader-elect=false'], [DEBUG_FLAG]: true };
 }
 
 /**

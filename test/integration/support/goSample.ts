@@ -9,7 +9,9 @@ import { join, relative } from 'node:path';
  * source state into the project cache, and Delve, installed once per version. Both are cache-friendly:
  * a second run with unchanged sources only hashes files.
  */
-export const DELVE_VERSION = 'v1.27.2';
+import { DELVE_MODULE, DELVE_VERSION } from '../../../src/core/bridge/delve.ts';
+
+export { DELVE_VERSION };
 
 let root: string | undefined;
 /** The repository root (set it with {@link setRepoRoot} where import.meta is unavailable: the bundled VS Code suite). */
@@ -91,7 +93,7 @@ export function installDelve(): string {
   const dlv = join(bin, 'dlv');
   if (existsSync(dlv)) return dlv;
   mkdirSync(bin, { recursive: true });
-  const r = spawnSync('go', ['install', `github.com/go-delve/delve/cmd/dlv@${DELVE_VERSION}`], { env: { ...process.env, GOBIN: bin }, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+  const r = spawnSync('go', ['install', `${DELVE_MODULE}@${DELVE_VERSION}`], { env: { ...process.env, GOBIN: bin }, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
   if (r.status !== 0) throw new Error(`go install delve ${DELVE_VERSION} failed:\n${r.stderr}`);
   return dlv;
 }

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { defaultGoLaunch, describeExit, launchProcess, launchSpecOf, leaderElectionFlag, MAX_OUTPUT_LINE_CHARS, processGroupOf } from '../../../src/core/bridge/launcher.ts';
+import { defaultDebugProgram, defaultGoLaunch, describeExit, launchProcess, launchSpecOf, leaderElectionFlag, MAX_OUTPUT_LINE_CHARS, processGroupOf } from '../../../src/core/bridge/launcher.ts';
 import { FakeClock } from '../../fakes/fakeClock.ts';
 
 test('defaultGoLaunch: cmd/main.go (kubebuilder v4) → go run ./cmd; one cmd/<name>/main.go → that; else go run .', () => {
@@ -78,5 +78,23 @@ test('a launched program\'s output lines are bounded: a line longer than MAX_OUT
     assert.deepEqual(launched.tail(4), ['before', cut, 'after', cutY]);
   } finally {
     launched.dispose();
+  }
+});
+
+test('defaultDebugProgram: F5 without a launch.json debugs the main package Run Controller would run, of the folder\'s module or the one controller module below it', () => {
+  const d = mkdtempSync(join(tmpdir(), 'rl-dbgprog-'));
+  try {
+    assert.equal(defaultDebugProgram(undefined), '${workspaceFolder}');
+    assert.equal(defaultDebugProgram(d), '${workspaceFolder}', 'no Go module: the folder');
+    const op = join(d, 'operator');
+    mkdirSync(join(op, 'cmd'), { recursive: true });
+    writeFileSync(join(op, 'go.mod'), 'module example.com/op\n\ngo 1.26\n\nrequire sigs.k8s.io/controller-runtime v0.25.3\n');
+    writeFileSync(join(op, 'cmd', 'main.go'), 'package main\n');
+    assert.equal(defaultDebugProgram(d), '${workspaceFolder}/operator/cmd', 'the one controller module below the folder');
+    assert.equal(defaultDebugProgram(op), '${workspaceFolder}/cmd', 'a kubebuilder module at the folder');
+    writeFileSync(join(d, 'go.mod'), 'module example.com/root\n\ngo 1.26\n');
+    assert.equal(defaultDebugProgram(d), '${workspaceFolder}', 'a module at the folder with main.go at its root');
+  } finally {
+    rmSync(d, { recursive: true, force: true });
   }
 });

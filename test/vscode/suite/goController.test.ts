@@ -3,6 +3,7 @@
 // through the bridge, Run Robustness Checks… runs new instances of its program over scratch namespaces, a stranger
 // cannot name the program, Stop Controller goes back to the built-in loop.
 import * as assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,7 +12,7 @@ import { parseAllDocuments } from 'yaml';
 import type { StepResult } from '../../../src/core/controller/controller.ts';
 import type { KubeObject } from '../../../src/core/k8s/objects.ts';
 import type { ReconcileLab } from '../../../src/host/reconcileLab.ts';
-import { buildGoSample, haveGo, sampleDir, setRepoRoot } from '../../integration/support/goSample.ts';
+import { buildGoSample, haveGo, installDelve, sampleDir, setRepoRoot } from '../../integration/support/goSample.ts';
 import { installCrd } from '../../integration/support/cluster.ts';
 import { api, connectTo, lab, labCluster, ok, ROOT, run, runAsStranger, testNamespace, waitUntil } from './support/lab.ts';
 
@@ -342,3 +343,115 @@ describe('Debug with Reconcile Lab (F5 on a Go launch configuration)', function 
     assert.ok(!plain.shown.some((t) => /Reconcile Lab/.test(t)), JSON.stringify(plain.shown));
   });
 });
+
+// F5 in an editor without VS Code's Go extension (code-server here has none): Reconcile Lab debugs the `go`
+// configuration with Delve's own DAP server. A breakpoint in the sample's Reconcile is hit by the first reconcile,
+// the views say the process is stopped in the debugger (not dead), continuing finishes the reconcile and journals
+// it, and ending the session leaves neither dlv nor the program running.
+describe('F5 without the Go extension: Reconcile Lab debugs with Delve (dlv dap)', function () {
+  this.timeout(300_000);
+  const events: Array<{ event: string; body?: Record<string, unknown> }> = [];
+  let tracker: vscode.Disposable | undefined;
+  let ns = '';
+
+  before(async function () {
+    if (!haveGo() || !existsSync(sampleDir()) || vscode.extensions.getExtension('golang.go')) this.skip();
+    this.timeout(300_000);
+    await lab();
+    const dlv = installDelve(); // cached by the integration phase
+    await vscode.workspace.getConfiguration('reconcileLab').update('goController.delvePath', dlv, vscode.ConfigurationTarget.Global);
+    const crd = parseAllDocuments(readFileSync(join(ROOT, 'samples/crd.yaml'), 'utf8'))[0]!.toJS() as KubeObject;
+    await installCrd(labCluster().transport, crd).catch((e: unknown) => {
+      if (!/already exists|AlreadyExists/.test(String((e as Error).message))) throw e;
+    });
+    ns = await testNamespace('ext-delve');
+    await labCluster().client.create(WIDGETS, { apiVersion: 'lab.reconcile.dev/v1alpha1', kind: 'Widget', metadata: { name: 'debugged', namespace: ns }, spec: { data: { color: 'plum' } } });
+    await connectTo(ns, { resources: [RESOURCE, 'configmaps'], reconcilerResource: RESOURCE });
+    tracker = vscode.debug.registerDebugAdapterTrackerFactory('go', {
+      createDebugAdapterTracker: () => ({ onDidSendMessage: (m: { type?: string; event?: string; body?: Record<string, unknown> }) => void (m.type === 'event' && m.event && events.push({ event: m.event, body: m.body })) }),
+    });
+  });
+
+  after(async () => {
+    tracker?.dispose();
+    vscode.debug.removeBreakpoints(vscode.debug.breakpoints);
+    await vscode.debug.stopDebugging();
+    await vscode.workspace.getConfiguration('reconcileLab').update('goController.delvePath', undefined, vscode.ConfigurationTarget.Global);
+  });
+
+  it('a breakpoint in Reconcile is hit, the views say "stopped in the debugger", continue journals the reconcile, stop leaves no process', async () => {
+    const l = await lab();
+    const file = join(sampleDir(), 'widget', 'controller.go');
+    const line = readFileSync(file, 'utf8').split('\n').findIndex((t) => t.startsWith('func (r *Reconciler) Reconcile(')) + 1; // the first statement
+    assert.ok(line > 0, 'Reconcile found in the sample');
+    vscode.debug.addBreakpoints([new vscode.SourceBreakpoint(new vscode.Location(vscode.Uri.file(file), new vscode.Position(line, 0)))]);
+    const started = new Promise<vscode.DebugSession>((resolve) => {
+      const d = vscode.debug.onDidStartDebugSession((s) => (d.dispose(), resolve(s)));
+    });
+    const folder = vscode.workspace.workspaceFolders?.[0];
+    const ok1 = await withTimeout(vscode.debug.startDebugging(folder, {
+      name: 'Debug controller with Reconcile Lab',
+      type: 'go',
+      request: 'launch',
+      mode: 'debug',
+      program: join(sampleDir(), 'cmd'),
+      args: ['--leader-elect=false', `--namespace=${ns}`],
+      reconcileLab: true,
+    }), 120_000, () => `startDebugging did not return; events: ${JSON.stringify(events).slice(0, 2000)}`);
+    assert.ok(ok1, 'the debug session started');
+    const session = await started;
+    const key = `${ns}/debugged`;
+    const s = l.session!;
+    // dlv builds the program with debug flags first (cached by the integration phase's Delve test); the views then
+    // show its controller, paused as a launched one is, with the Widget queued.
+    await waitUntil(() => s.keyState(key)?.phase === 'queued' && l.go.all.length > 0, 'the debugged controller to queue the widget', 120_000);
+    // Step it from the editor: the reconcile runs into the breakpoint (the step answers once it ended).
+    const stepping = run<{ step: StepResult; summary: string }>('reconcileLab.stepReconcile', { key, resource: RESOURCE });
+    await waitUntil(() => events.some((e) => e.event === 'stopped' && e.body?.reason === 'breakpoint'), 'the breakpoint in Reconcile to be hit', 120_000).catch((e: unknown) => {
+      throw new Error(`${(e as Error).message}; the adapter's events: ${JSON.stringify(events).slice(0, 3000)}; controllers: ${l.go.all.map((r) => l.go.describe(r)).join(', ')}`);
+    });
+    const stopped = events.find((e) => e.event === 'stopped')!;
+    await waitUntil(() => l.go.all.some((r) => r.process.liveness === 'stoppedInDebugger'), 'the views to say the process is stopped in the debugger', 60_000);
+    const ref = l.go.all.find((r) => r.process.liveness === 'stoppedInDebugger')!;
+    assert.match(l.go.describe(ref), /· stopped in the debugger$/);
+    const pid = ref.process.pid;
+    // The Go controller's own reconciles (the built-in loop of the connection reconciles the Widget too).
+    const goEnds = () => s.journal.entries({ kinds: ['reconcileEnd'], key }).filter((e) => e.controller === ref.controller.name).length;
+    assert.equal(goEnds(), 0, 'the reconcile is held at the breakpoint');
+
+    vscode.debug.removeBreakpoints(vscode.debug.breakpoints);
+    await session.customRequest('continue', { threadId: stopped.body?.threadId });
+    const step = ok(await stepping);
+    assert.equal(step.step.kind, 'reconciled', step.summary);
+    assert.equal(goEnds(), 1, 'the reconcile held at the breakpoint is journaled once it ended');
+    await waitUntil(() => ref.process.liveness === 'connected', 'the process to answer again', 30_000);
+
+    await vscode.debug.stopDebugging(session);
+    await waitUntil(() => !alive(pid), `the debugged program (pid ${pid}) to be gone`, 30_000);
+    await waitUntil(() => !dlvRunning(), 'dlv to be gone', 30_000);
+  });
+});
+
+function withTimeout<T>(p: Thenable<T>, ms: number, what: () => string): Promise<T> {
+  let t: ReturnType<typeof setTimeout> | undefined;
+  return Promise.race([Promise.resolve(p), new Promise<never>((_, reject) => (t = setTimeout(() => reject(new Error(what())), ms)))]).finally(() => clearTimeout(t));
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Whether a `dlv dap` started by this extension host still runs (its children). */
+function dlvRunning(): boolean {
+  try {
+    const out = execFileSync('pgrep', ['-P', String(process.pid), '-f', 'dlv dap'], { encoding: 'utf8' });
+    return out.trim().length > 0;
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,148 @@
+import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
+import { accessSync, constants, existsSync, mkdirSync } from 'node:fs';
+import { delimiter, join } from 'node:path';
+import type { Disposable } from '../lifecycle.ts';
+
+/**
+ * Delve, the Go debugger, for debugging a controller without VS Code's Go extension: finding a `dlv`, installing
+ * the pinned version from the Go module proxy when there is none, and running its Debug Adapter Protocol server
+ * (`dlv dap`), which speaks DAP itself (a launch request with `program`, `args`, `env`, `cwd`, `buildFlags`, `mode`
+ * builds and starts the program under the debugger).
+ */
+
+/** The Delve release installed when none is found (the tests use the same). */
+export const DELVE_VERSION = 'v1.27.2';
+export const DELVE_MODULE = 'github.com/go-delve/delve/cmd/dlv';
+
+function executable(path: string): boolean {
+  try {
+    accessSync(path, constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The `dlv` to use: `configured` (a setting; returned as is when set, so that a wrong path is reported, not
+ * silently replaced), else one on PATH, in `$GOBIN`, in `$(go env GOPATH)/bin`, or installed before in
+ * `installDir`. Undefined when there is none.
+ */
+export function findDelve(o: { configured?: string; env?: NodeJS.ProcessEnv; installDir?: string; goPath?: () => string | undefined }): string | undefined {
+  if (o.configured) return o.configured;
+  const env = o.env ?? process.env;
+  for (const dir of (env.PATH ?? '').split(delimiter).filter(Boolean)) {
+    if (executable(join(dir, 'dlv'))) return join(dir, 'dlv');
+  }
+  if (env.GOBIN && executable(join(env.GOBIN, 'dlv'))) return join(env.GOBIN, 'dlv');
+  const goPath = (o.goPath ?? (() => goEnv('GOPATH', env)))();
+  for (const p of (goPath ?? '').split(delimiter).filter(Boolean)) {
+    if (executable(join(p, 'bin', 'dlv'))) return join(p, 'bin', 'dlv');
+  }
+  if (o.installDir && executable(join(o.installDir, DELVE_VERSION, 'dlv'))) return join(o.installDir, DELVE_VERSION, 'dlv');
+  return undefined;
+}
+
+function goEnv(name: string, env: NodeJS.ProcessEnv): string | undefined {
+  try {
+    return execFileSync('go', ['env', name], { env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'], timeout: 10_000 }).trim() || undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Installs Delve {@link DELVE_VERSION} with `go install` into `<installDir>/<version>/dlv` (the Go module proxy and
+ * build cache of the environment) and resolves with its path; rejects with go's last output lines when it fails.
+ * Aborting `signal` kills the build.
+ */
+export function installDelve(installDir: string, o: { env?: NodeJS.ProcessEnv; signal?: AbortSignal } = {}): Promise<string> {
+  const bin = join(installDir, DELVE_VERSION);
+  mkdirSync(bin, { recursive: true });
+  return new Promise((resolve, reject) => {
+    const child = spawn('go', ['install', `${DELVE_MODULE}@${DELVE_VERSION}`], { env: { ...(o.env ?? process.env), GOBIN: bin }, stdio: ['ignore', 'ignore', 'pipe'], ...(o.signal ? { signal: o.signal } : {}) });
+    let err = '';
+    child.stderr!.on('data', (b: Buffer) => (err = (err + b.toString()).slice(-4000)));
+    child.once('error', (e) => reject(new Error(`could not run go install ${DELVE_MODULE}@${DELVE_VERSION}: ${e.message}`)));
+    child.once('exit', (code) => {
+      if (code === 0 && existsSync(join(bin, 'dlv'))) resolve(join(bin, 'dlv'));
+      else reject(new Error(`go install ${DELVE_MODULE}@${DELVE_VERSION} failed (exit ${code}):\n${err.trim().split('\n').slice(-10).join('\n')}`));
+    });
+  });
+}
+
+/** A running `dlv dap` server; dispose kills it and everything it started (its process group: the debuggee too). */
+export interface DelveServer extends Disposable {
+  readonly port: number;
+  readonly process: ChildProcess;
+  /** Resolves when dlv exited (after dispose, or on its own when the debug session ended). */
+  readonly exited: Promise<void>;
+}
+
+/**
+ * Starts `dlv dap --listen=127.0.0.1:0` in `cwd` (its own process group) and resolves once it listens. The server
+ * serves one debug session and exits when that session disconnects; dispose kills the group (SIGTERM, then SIGKILL
+ * after `killGraceMs`) so no debuggee outlives its owner. Rejects with dlv's output when it exits before listening
+ * or does not listen within `startTimeoutMs`.
+ */
+export function startDelveDap(dlvPath: string, o: { cwd?: string; env?: NodeJS.ProcessEnv; startTimeoutMs?: number; killGraceMs?: number } = {}): Promise<DelveServer> {
+  const child = spawn(dlvPath, ['dap', '--listen=127.0.0.1:0'], { ...(o.cwd ? { cwd: o.cwd } : {}), env: o.env ?? process.env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  const exited = new Promise<void>((resolve) => {
+    child.once('exit', () => resolve());
+    child.once('error', () => resolve());
+  });
+  let done = false;
+  const kill = (signal: NodeJS.Signals) => {
+    if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return;
+    try {
+      process.kill(-child.pid, signal);
+    } catch {
+      // gone already
+    }
+  };
+  const dispose = () => {
+    if (done) return;
+    done = true;
+    kill('SIGTERM');
+    const t = setTimeout(() => kill('SIGKILL'), o.killGraceMs ?? 2_000);
+    t.unref();
+    void exited.then(() => {
+      clearTimeout(t);
+      // The debuggee is in dlv's group: whatever is left of the group goes too.
+      if (child.pid !== undefined) {
+        try {
+          process.kill(-child.pid, 'SIGKILL');
+        } catch {
+          // gone
+        }
+      }
+    });
+  };
+  return new Promise<DelveServer>((resolve, reject) => {
+    let text = '';
+    const timer = setTimeout(() => {
+      dispose();
+      reject(new Error(`dlv dap did not listen within ${Math.round((o.startTimeoutMs ?? 30_000) / 1000)} s: ${text.trim()}`));
+    }, o.startTimeoutMs ?? 30_000);
+    const onData = (b: Buffer) => {
+      text = (text + b.toString()).slice(-4000);
+      const m = /listening at:\s*127\.0\.0\.1:(\d+)/.exec(text);
+      if (m) {
+        clearTimeout(timer);
+        resolve({ port: Number(m[1]), process: child, exited, dispose });
+      }
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', onData);
+    child.once('error', (e) => {
+      clearTimeout(timer);
+      done = true;
+      reject(new Error(`could not start ${dlvPath}: ${e.message}`));
+    });
+    child.once('exit', (code, signal) => {
+      clearTimeout(timer);
+      done = true;
+      reject(new Error(`dlv dap exited (${signal ?? `code ${code}`}) before listening: ${text.trim()}`));
+    });
+  });
+}
