@@ -4,7 +4,7 @@ import { createNamespace, getTestCluster } from './support/cluster.ts';
 import { client as makeClient, CONFIGMAPS, installLabCrd, sampleWidgets, type LabCrd } from './reconcilers.support.ts';
 import { createLabReconciler, LAB_FINALIZER } from '../../src/core/reconcilers/labReconciler.ts';
 import { dryRunReconcile } from '../../src/core/actions/dryRun.ts';
-import { diagnoseStuck, FinalizerNotFoundError, NAMESPACE_GVR, ObjectChangedError, removeFinalizers } from '../../src/core/actions/finalizers.ts';
+import { diagnoseStuck, FinalizerNotFoundError, loopKnownController, NAMESPACE_GVR, ObjectChangedError, removeFinalizers } from '../../src/core/actions/finalizers.ts';
 import { inspectKey } from '../../src/core/actions/inspect.ts';
 import { buildReconcileReport, renderReportJson, renderReportMarkdown } from '../../src/core/actions/report.ts';
 import { isNotFound, type KubeClient } from '../../src/core/k8s/client.ts';
@@ -203,6 +203,45 @@ describe('actions against a real kube-apiserver', () => {
     assert.deepEqual(compost.addedBy, ['kubectl-client-side-apply']);
     assert.ok(!compost.evidence.some((e) => /same client/.test(e)), compost.evidence.join(' | '));
     await removeFinalizers({ client: c, gvr: crd.gvr, namespace: ns3, name: 'rose' });
+  });
+
+  test("diagnoseStuck: while this session's loop runs a module reconciler, the finalizer its field manager alone added is that loop's (paused: step it), not an unknown owner's", async () => {
+    const cluster = await getTestCluster();
+    const ns4 = await createNamespace(cluster.transport, 'modfin');
+    const ours = createDynamicClient(cluster.transport, { fieldManager: 'reconcile-lab' });
+    const mine = 'tenants.example.org/record';
+    // Created by a manifest with a finalizer of its own; the module adds its finalizer re-sending the whole list.
+    await createDynamicClient(cluster.transport, { fieldManager: 'kubectl-client-side-apply' }).create(crd.gvr, {
+      apiVersion: crd.apiVersion, kind: 'Widget', metadata: { name: 'acme', namespace: ns4, finalizers: ['legacy.example.com/compost'] }, spec: {},
+    });
+    await ours.patch(crd.gvr, ns4, 'acme', 'merge', { metadata: { finalizers: ['legacy.example.com/compost', mine] } });
+    await c.delete(crd.gvr, ns4, 'acme');
+    // What the extension passes for its loop running module:tenant.ts on this resource, paused.
+    const loop = loopKnownController({ name: 'module:/ws/tenant.ts', reconcilerKind: 'module', ownFinalizers: [], fieldManager: 'reconcile-lab', state: 'paused', primary: true });
+    assert.ok(loop);
+    const d = await diagnoseStuck({ client: c, gvr: crd.gvr, namespace: ns4, name: 'acme', knownControllers: [loop] });
+    const byName = new Map(d.finalizers.map((f) => [f.finalizer, f]));
+    const own = byName.get(mine)!;
+    assert.equal(own.probableOwner, "Reconcile Lab's module:/ws/tenant.ts loop");
+    assert.equal(own.knownOwner, "Reconcile Lab's module:/ws/tenant.ts loop");
+    assert.equal(own.running, 'paused', own.evidence.join(' | '));
+    assert.ok(own.evidence.some((e) => /"reconcile-lab", the field manager Reconcile Lab's module:\/ws\/tenant\.ts loop writes with, added it/.test(e)), own.evidence.join(' | '));
+    assert.ok(own.evidence.some((e) => /paused in this session: step or resume/.test(e)), own.evidence.join(' | '));
+    assert.ok(!own.evidence.some((e) => /no visible sign/.test(e)), own.evidence.join(' | '));
+    assert.match(d.summary, new RegExp(`${mine} belongs to this session's paused loop`));
+    // The manifest's finalizer, re-sent by the module with its own, is listed by two managers: not claimed.
+    const compost = byName.get('legacy.example.com/compost')!;
+    assert.equal(compost.knownOwner, undefined);
+    assert.equal(compost.running, 'unknown');
+    // The same loop on another resource, or the lab reconciler (it owns its finalizer by name only), claims nothing.
+    for (const other of [
+      loopKnownController({ name: 'module:/ws/tenant.ts', reconcilerKind: 'module', ownFinalizers: [], fieldManager: 'reconcile-lab', state: 'paused', primary: false }),
+      loopKnownController({ name: 'lab', reconcilerKind: 'lab', ownFinalizers: [LAB_FINALIZER], fieldManager: 'reconcile-lab', state: 'paused', primary: true }),
+    ]) {
+      const d2 = await diagnoseStuck({ client: c, gvr: crd.gvr, namespace: ns4, name: 'acme', knownControllers: other ? [other] : [] });
+      assert.equal(d2.finalizers.find((f) => f.finalizer === mine)!.running, 'unknown', other?.name ?? 'no loop');
+    }
+    await removeFinalizers({ client: c, gvr: crd.gvr, namespace: ns4, name: 'acme' });
   });
 
   test('finalizer removal fails safely when the object changed (since it was looked at, or between read and patch)', async () => {

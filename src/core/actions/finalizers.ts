@@ -34,6 +34,13 @@ export interface KnownController {
   finalizers: readonly string[];
   /** Field managers it writes with. */
   managers?: readonly string[];
+  /**
+   * Also owns each finalizer that only its `managers` added (per the object's managedFields), whatever the name: an
+   * exec or module reconciler of this session, whose finalizers Reconcile Lab cannot know by name while every write
+   * it makes goes through Reconcile Lab's client. A finalizer another manager lists too (set at creation by a
+   * manifest, then re-sent by the reconciler with its own) is not claimed.
+   */
+  ownsWhatItsManagersAdded?: boolean;
   running: boolean;
   /** Finer than `running`: a paused loop exists and removes its finalizer at its next reconcile (step / resume). */
   state?: 'running' | 'paused' | 'stopped';
@@ -52,6 +59,8 @@ export interface FinalizerDiagnosis {
   probableOwner: string;
   /** Field managers whose managedFields entry lists this finalizer (who added it). */
   addedBy: string[];
+  /** The {@link KnownController} (its name) that owns it, when one does. */
+  knownOwner?: string;
   /** Whether that controller seems to be running, and why we think so. "unknown" when we cannot tell. */
   running: Liveness;
   evidence: string[];
@@ -129,6 +138,34 @@ export function goKnownController(p: GoProgramInfo, obj: KubeObject, resource?: 
   const names = owners.map((c) => c.name);
   const state = p.exited ? 'stopped' : p.stoppedInDebugger || !owners.some((c) => !c.paused) ? 'paused' : 'running';
   return { name: `the Go controller${names.length === 1 ? '' : 's'} ${names.join(', ') || p.program} (${p.program}, pid ${p.pid})`, finalizers, managers: [p.program], running: state === 'running', state };
+}
+
+/**
+ * This session's own loop as a {@link KnownController} of an object's finalizers: the lab reconciler owns its
+ * finalizers by name; an exec or module reconciler (`reconcilerKind`), whose finalizers nobody can know by name, owns
+ * those its field manager alone added to an object of the loop's resource (`primary`). Undefined when the loop owns
+ * nothing there (no loop; another resource and no finalizer by name).
+ */
+export function loopKnownController(o: {
+  name: string;
+  /** The built-in loop's reconciler: `lab`, `exec` or `module` (any other kind claims nothing by manager). */
+  reconcilerKind: string;
+  ownFinalizers: readonly string[];
+  fieldManager: string;
+  state: 'running' | 'paused' | 'stopped';
+  /** The object is of the loop's own resource. */
+  primary: boolean;
+}): KnownController | undefined {
+  const byManager = (o.reconcilerKind === 'exec' || o.reconcilerKind === 'module') && o.primary;
+  if (!o.ownFinalizers.length && !byManager) return undefined;
+  return {
+    name: `Reconcile Lab's ${o.name} loop`,
+    finalizers: o.ownFinalizers,
+    managers: [o.fieldManager],
+    ...(byManager ? { ownsWhatItsManagersAdded: true } : {}),
+    running: o.state === 'running',
+    state: o.state,
+  };
 }
 
 /** Field managers whose managedFields set lists `finalizer` under metadata.finalizers. */
@@ -224,7 +261,9 @@ export async function diagnoseStuck(o: {
     const addedBy = managersOfFinalizer(obj.metadata.managedFields, finalizer);
     const evidence: string[] = [];
     const votes: Liveness[] = [];
-    const known = (o.knownControllers ?? []).find((k) => k.finalizers.includes(finalizer));
+    const known =
+      (o.knownControllers ?? []).find((k) => k.finalizers.includes(finalizer)) ??
+      (o.knownControllers ?? []).find((k) => k.ownsWhatItsManagersAdded && addedBy.length > 0 && addedBy.every((m) => (k.managers ?? []).includes(m)));
     const others = (o.knownControllers ?? []).filter((k) => k !== known);
     // A known loop that co-owns the list (it re-sent the finalizers with its own: its managedFields entry lists its
     // own finalizer too) did not add this one. Its manager listing this finalizer alone did add it: another
@@ -244,6 +283,8 @@ export async function diagnoseStuck(o: {
     let state: KnownController['state'] | undefined;
     if (known) {
       state = known.state ?? (known.running ? 'running' : 'stopped');
+      // Claimed through its field manager: say how we know, and that removing is its reconciler's job after cleanup.
+      if (!known.finalizers.includes(finalizer)) evidence.push(`${addedBy.map((m) => `"${m}"`).join(', ')}, the field manager ${known.name} writes with, added it (managedFields)`);
       evidence.push(
         state === 'running'
           ? `${known.name} owns it and is running in this session: it removes the finalizer after its cleanup`
@@ -298,6 +339,7 @@ export async function diagnoseStuck(o: {
       domain,
       probableOwner,
       addedBy,
+      ...(known ? { knownOwner: known.name } : {}),
       running,
       evidence,
       consequence:

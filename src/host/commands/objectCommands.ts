@@ -1,6 +1,6 @@
 import * as vscode from 'vscode';
 import { dryRunReconcile, type DryRunResult } from '../../core/actions/dryRun.ts';
-import { diagnoseStuck, goKnownController, removeFinalizers, ObjectChangedError, type FinalizerDiagnosis, type KnownController, type StuckDiagnosis } from '../../core/actions/finalizers.ts';
+import { diagnoseStuck, goKnownController, loopKnownController, removeFinalizers, ObjectChangedError, type FinalizerDiagnosis, type KnownController, type StuckDiagnosis } from '../../core/actions/finalizers.ts';
 import { inspectKey, type CacheState } from '../../core/actions/inspect.ts';
 import { displayPair, toYaml } from '../../core/actions/objectDiff.ts';
 import { describeOutcome } from '../../core/actions/runOnce.ts';
@@ -288,11 +288,22 @@ export async function stripFinalizers(
       // A Go program connected through the bridge owns the finalizers its field manager added (listed first: the
       // built-in lab loop claims its finalizer by name, and the Go sample uses the same one).
       ...goKnownControllers(lab, s.get(t.resource, t.key), t.resource),
-      ...(s.reconciler && s.ownFinalizers.length
-        ? [{ name: `Reconcile Lab's ${s.reconciler.name} loop`, finalizers: s.ownFinalizers, managers: [FIELD_MANAGER], running: s.loopState() === 'running', state: s.loopState() }]
+      // The built-in loop: the lab reconciler's finalizer by name; an exec or module reconciler's through its field
+      // manager (it writes through Reconcile Lab's client), on objects of the loop's resource.
+      ...(s.reconciler && s.reconcilerRecipe
+        ? [loopKnownController({
+            name: s.reconciler.name,
+            reconcilerKind: s.reconcilerRecipe.spec.kind,
+            ownFinalizers: s.ownFinalizers,
+            fieldManager: FIELD_MANAGER,
+            state: s.loopState(),
+            primary: t.resource === s.builtInPrimaryResource,
+          })].filter((k) => k !== undefined)
         : []),
     ],
   });
+  const loopName = s.reconciler ? `Reconcile Lab's ${s.reconciler.name} loop` : undefined;
+  const loopFinalizers = [...new Set([...s.ownFinalizers, ...diag.finalizers.filter((f) => f.knownOwner !== undefined && f.knownOwner === loopName).map((f) => f.finalizer)])];
   if (diag.finalizers.length === 0) return fail('notFound', `${t.key} has no finalizers.`);
 
   // Which finalizer(s).
@@ -365,7 +376,7 @@ export async function stripFinalizers(
       dryRun: r.dryRun,
       terminating: diag.terminating,
       remaining: r.remaining,
-      ownFinalizers: s.ownFinalizers,
+      ownFinalizers: loopFinalizers,
       loop: s.loopState(),
       primary: t.resource === s.primaryResource,
     });
