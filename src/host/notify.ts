@@ -1,6 +1,8 @@
 import * as vscode from 'vscode';
 import { KubeConfigError } from '../core/k8s/kubeconfig.ts';
 import type { Logger } from '../core/log.ts';
+import { basename } from 'node:path';
+import { GoProgramExitError } from '../core/bridge/runGoController.ts';
 import { CHOOSE_FILE_LABEL, START_LOCAL_LABEL } from './connection/kubeconfigSource.ts';
 import { CommandIds } from './ids.ts';
 import * as ui from './ui.ts';
@@ -28,15 +30,26 @@ export function reportError(log: Logger, what: string, e: unknown): void {
   void ui.error(`${what}: ${message}`, ...next.map((n) => n.label), 'Show Log').then(
     (choice) => {
       const step = next.find((n) => n.label === choice);
-      if (step) void vscode.commands.executeCommand(step.command, step.arg);
+      if (step?.command === 'vscode.open') {
+        const { file, line, column } = step.arg as { file: string; line: number; column: number };
+        const at = new vscode.Position(Math.max(0, line - 1), Math.max(0, column - 1));
+        void vscode.window.showTextDocument(vscode.Uri.file(file), { selection: new vscode.Range(at, at) });
+      } else if (step) void vscode.commands.executeCommand(step.command, step.arg);
       else if (choice) void vscode.commands.executeCommand(CommandIds.showOutput);
     },
     () => {},
   );
 }
 
-/** The buttons offered with an error: the next steps for kubeconfig problems, none otherwise. */
+/**
+ * The buttons offered with an error: the next steps for kubeconfig problems; for a Go program that did not compile,
+ * its first error's place (`Go to main.go:36`, opened at that line and column); none otherwise.
+ */
 export function nextStepsFor(e: unknown): Array<{ label: string; command: string; arg?: unknown }> {
+  if (e instanceof GoProgramExitError && e.details.location) {
+    const { file, line, column } = e.details.location;
+    return [{ label: `Go to ${basename(file)}:${line}`, command: 'vscode.open', arg: { file, line, column } }];
+  }
   if (!(e instanceof KubeConfigError)) return [];
   switch (e.problem) {
     case 'noKubeconfig':

@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, type Dirent } from 'node:fs';
-import { dirname, isAbsolute, join, resolve } from 'node:path';
+import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
 
 /** The module path of the Go bridge package (bridge/go.mod of this repository, shipped inside the extension). */
 export const BRIDGE_MODULE_PATH = 'github.com/reconcile-lab/reconcile-lab/bridge';
@@ -130,6 +130,34 @@ export function controllerRuntimeNote(goModText: string, bridgeGoModText: string
 export function goModTidyHint(output: readonly string[], dir?: string): string | undefined {
   if (!output.some((l) => /missing go\.sum entry|updates to go\.mod needed|no required module provides package|go: inconsistent vendoring/.test(l))) return undefined;
   return `The module's go.mod is not tidy: run \`go mod tidy\` in ${dir ?? 'the module\'s directory'} (after adding the bridge's require and replace lines and its import; it raises an older controller-runtime to the bridge's), then run again.`;
+}
+
+/** Where `go build` / `go vet` put the first error of a program that did not compile, and what `go run` hid. */
+export interface GoExitDetails {
+  /** The first `file.go:line:col:` error of the output, its file resolved against `dir` (only when inside it). */
+  readonly location?: { readonly file: string; readonly line: number; readonly column: number };
+  /** `go run` ends a program that exited with code N by printing `exit status N` and exiting with 1 itself: N. */
+  readonly programExitCode?: number;
+}
+
+/**
+ * What a failed `go run`'s last output lines say beyond its own exit code: the first compile error's place (a file
+ * under `dir`: never a path outside the module, which the editor would then open) and the program's own exit code.
+ */
+export function goExitDetails(output: readonly string[], dir: string): GoExitDetails {
+  let location: GoExitDetails['location'];
+  for (const l of output) {
+    const m = /^\s*((?:\.{1,2}\/)?[^\s:]+\.go):(\d+):(\d+): /.exec(l);
+    if (!m) continue;
+    const file = resolve(dir, m[1]!);
+    const rel = relative(dir, file);
+    if (rel.startsWith('..') || isAbsolute(rel)) continue;
+    location = { file, line: Number(m[2]), column: Number(m[3]) };
+    break;
+  }
+  const last = [...output].reverse().find((l) => l.trim() !== '');
+  const code = last !== undefined ? /^exit status (\d+)$/.exec(last.trim())?.[1] : undefined;
+  return { ...(location ? { location } : {}), ...(code !== undefined ? { programExitCode: Number(code) } : {}) };
 }
 
 /** The `go` directive of a go.mod's text ("1.26.0"), undefined when it has none. */

@@ -2,11 +2,24 @@ import type { Clock, TimerHandle } from '../clock.ts';
 import type { Logger } from '../log.ts';
 import { resolve } from 'node:path';
 import type { BridgeHub } from './bridgeHub.ts';
-import { goModTidyHint } from './goModule.ts';
+import { goExitDetails, goModTidyHint, type GoExitDetails } from './goModule.ts';
 import type { GoProcess } from './goProcess.ts';
 import { describeExit, launchProcess, processGroupOf, type LaunchedProcess, type LaunchSpec } from './launcher.ts';
 import type { BridgeRefusal } from './listener.ts';
 import type { RemoteController } from './remoteController.ts';
+
+/**
+ * A Go program that exited before announcing a controller: the message has its last output; `details` the first
+ * compile error's place (the editor offers to open it) and the program's own exit code under `go run`.
+ */
+export class GoProgramExitError extends Error {
+  readonly details: GoExitDetails;
+  constructor(message: string, details: GoExitDetails) {
+    super(message);
+    this.details = details;
+    this.name = 'GoProgramExitError';
+  }
+}
 
 export interface RunGoControllerOptions {
   hub: BridgeHub;
@@ -195,7 +208,14 @@ export async function runGoController(o: RunGoControllerOptions): Promise<Runnin
         const tail = launched.tail(15);
         const dir = o.spec.args[0] === '-C' && o.spec.args[1] ? resolve(o.spec.cwd ?? process.cwd(), o.spec.args[1]) : (o.spec.cwd ?? process.cwd());
         const hint = goModTidyHint(tail, dir);
-        throw new Error(`${[o.spec.command, ...o.spec.args].join(' ')} ${describeExit(e)} before announcing a controller. Last output:\n${tail.join('\n')}${hint ? `\n${hint}` : ''}`);
+        const details = goExitDetails(tail, dir);
+        const own = details.programExitCode !== undefined && o.spec.args[0] === 'run' && !e.signal && e.code === 1
+          ? `Your program itself exited with code ${details.programExitCode} (go run reports every failed program as 1).`
+          : undefined;
+        throw new GoProgramExitError(
+          `${[o.spec.command, ...o.spec.args].join(' ')} ${describeExit(e)} before announcing a controller. Last output:\n${tail.join('\n')}${hint ? `\n${hint}` : ''}${own ? `\n${own}` : ''}`,
+          details,
+        );
       }),
     ]);
     return { launched, process: ref.process, controller: ref.controller };

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { BRIDGE_MODULE_PATH, bridgeEditArgs, bridgeProblem, bridgeProblemIn, controllerRuntimeNote, findControllerModules, findGoMod, goModTidyHint, readBridgeInGoMod } from '../../../src/core/bridge/goModule.ts';
+import { BRIDGE_MODULE_PATH, bridgeEditArgs, bridgeProblem, bridgeProblemIn, controllerRuntimeNote, findControllerModules, findGoMod, goExitDetails, goModTidyHint, readBridgeInGoMod } from '../../../src/core/bridge/goModule.ts';
 
 test('readBridgeInGoMod: single-line and block require / replace, comments, quotes; other modules ignored', () => {
   const blocks = `module example.com/widgets // the operator
@@ -107,4 +107,17 @@ test('goModTidyHint: what go run prints when go.mod is not tidy after adding the
   assert.match(goModTidyHint(['cmd/main.go:20:2: no required module provides package github.com/reconcile-lab/reconcile-lab/bridge; to add it:']) ?? '', /not tidy/);
   assert.equal(goModTidyHint(['listen tcp :8081: bind: address already in use']), undefined);
   assert.equal(goModTidyHint([]), undefined);
+});
+
+test('goExitDetails: the first compile error inside the module (never a path outside it) and the exit code go run hid', () => {
+  const dir = '/work/shop';
+  assert.deepEqual(goExitDetails(['# example.org/shopop', './main.go:36:18: cannot use "not an int" (untyped string constant) as int value', 'internal/x.go:3:1: other'], dir), {
+    location: { file: '/work/shop/main.go', line: 36, column: 18 },
+  });
+  assert.deepEqual(goExitDetails(['../elsewhere/evil.go:1:1: x', '/etc/passwd.go:1:1: y', 'api/v1/types.go:12:2: undefined: Foo'], dir), {
+    location: { file: '/work/shop/api/v1/types.go', line: 12, column: 2 },
+  }, 'paths that leave the module are skipped');
+  assert.deepEqual(goExitDetails(['SHOP_REGION is not set', 'exit status 2', ''], dir), { programExitCode: 2 });
+  assert.deepEqual(goExitDetails(['panic: boom', 'goroutine 1 [running]:', 'main.main()', '\t/work/shop/main.go:20 +0x1d', 'exit status 2'], dir), { programExitCode: 2 }, 'a panic trace line is not a compile error');
+  assert.deepEqual(goExitDetails([], dir), {});
 });
