@@ -16,7 +16,7 @@ import type { GroupVersionResource, KubeObject, ResourceInfo } from '../k8s/obje
 import type { KubeTransport } from '../k8s/transport.ts';
 import type { Logger } from '../log.ts';
 import type { RawEndState } from './mask.ts';
-import { specReferences, type CopiedReference, type SpecReference } from './references.ts';
+import { NAMESPACE_KEY, specReferences, type CopiedReference, type SpecReference } from './references.ts';
 import { crashingClient, FrozenListerWatcher, WithholdingInformer } from './perturb.ts';
 
 /**
@@ -110,9 +110,6 @@ export interface RedirectedField {
   /** The namespace the original names. */
   from: string;
 }
-
-/** A key that names a namespace: `namespace`, or `<prefix>Namespace` (`targetNamespace`, `releaseNamespace`). */
-const NAMESPACE_KEY = /^(?:namespace|.+Namespace)$/;
 
 /**
  * Points every non-empty string field of `spec` named {@link NAMESPACE_KEY} (at any depth) at `namespace`, in

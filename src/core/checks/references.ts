@@ -32,6 +32,9 @@ export interface SpecReference {
   path: string;
 }
 
+/** A key that names a namespace: `namespace`, or `<prefix>Namespace` (`targetNamespace`, `secretNamespace`). */
+export const NAMESPACE_KEY = /^(?:namespace|.+Namespace)$/;
+
 const REF_KEY = /^(?:(secret|configMap)(?:Key)?Refs?|.+(Secret|ConfigMap)(?:Key)?Refs?)$/;
 const NAME_KEY = /^(?:(secret|configMap)Name|(.+)(Secret|ConfigMap)Name)$/;
 /** A DNS subdomain (RFC 1123), as Secret and ConfigMap names must be. */

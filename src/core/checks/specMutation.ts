@@ -1,5 +1,5 @@
 import type { KubeObject } from '../k8s/objects.ts';
-import { specReferences } from './references.ts';
+import { NAMESPACE_KEY, specReferences } from './references.ts';
 
 /**
  * Spec changes for the history-independence check, derived from a custom resource's OpenAPI v3 schema (Acto's idea:
@@ -11,7 +11,8 @@ import { specReferences } from './references.ts';
  *   string values of a string map (`additionalProperties: {type: string}`); arrays, `x-kubernetes-preserve-unknown-fields`
  *   trees without properties, `x-kubernetes-int-or-string`, and strings with a `pattern` or `format` are left alone
  *   (a valid different value cannot be told), and so are references to Secrets and ConfigMaps (references.ts: a
- *   renamed reference would only make both runs wait for an object that does not exist). An `enum` gives its next value; bounds (`minimum`/`maximum`,
+ *   renamed reference would only make both runs wait for an object that does not exist), and fields naming a namespace
+ *   (`namespace`, `<prefix>Namespace`). An `enum` gives its next value; bounds (`minimum`/`maximum`,
  *   `exclusiveMinimum`/`exclusiveMaximum`, `maxLength`) are honoured.
  * - At most {@link MAX_MUTATED_FIELDS} fields, as ONE JSON merge patch of `spec`, plus their dotted paths for the report.
  * - Nothing here talks to a server: a change the server still rejects (a CEL rule, a webhook) is the caller's to report.
@@ -107,7 +108,9 @@ function walk(schema: OpenApiSchema, value: Record<string, unknown>, path: strin
       if (inner) out[name] = inner;
       return;
     }
-    if (s.type === 'array' || s.type === undefined || isReference(p)) return;
+    // A field naming a namespace is like a reference: another valid value cannot be told (and a cluster-scoped
+    // copy's is pointed at its scratch namespace whatever it says).
+    if (s.type === 'array' || s.type === undefined || isReference(p) || NAMESPACE_KEY.test(name)) return;
     const changed = mutateScalar(s, v);
     if (changed === undefined || changed === v) return;
     out[name] = changed;

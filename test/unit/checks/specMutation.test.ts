@@ -78,3 +78,11 @@ test('deriveSpecMutation: references to Secrets and ConfigMaps are never renamed
   const onlyRefs = deriveSpecMutation(schema, obj({ credentials: { secretRef: { name: 'db', key: 'pw' } }, tlsSecretName: 'tls' }));
   assert.ok('skipped' in onlyRefs, JSON.stringify(onlyRefs));
 });
+
+test('deriveSpecMutation: a field naming a namespace is never changed (another valid namespace cannot be told; a cluster-scoped copy\'s is redirected anyway)', () => {
+  const str = { type: 'string' } as const;
+  const schema: OpenApiSchema = { type: 'object', properties: { namespace: str, targetNamespace: str, berths: { type: 'integer' }, namespaced: { type: 'boolean' } } };
+  const m = deriveSpecMutation(schema, obj({ namespace: 'port', targetNamespace: 'docks', berths: 12, namespaced: true }));
+  assert.deepEqual(m, { patch: { spec: { berths: 13, namespaced: false } }, fields: ['spec.berths', 'spec.namespaced'] });
+  assert.ok('skipped' in deriveSpecMutation(schema, obj({ namespace: 'port' })));
+});
