@@ -654,9 +654,9 @@ export function describeTrigger(x: EnqueueReason, key: string | undefined, write
       return `${what}${x.objectKey === key ? '' : ` of ${x.objectKey}`}${rv}${by(x.objectKey)}`;
     }
     case 'watch':
-      return `${x.event} of watched ${x.objectKind ?? x.resource} ${x.objectKey}${rv}${by(x.objectKey)}`;
+      return `${x.initial ? 'initial list' : x.event} of watched ${x.objectKind ?? x.resource} ${x.objectKey}${rv}${by(x.objectKey)}`;
     case 'owned':
-      return `${x.event} of owned ${x.childKind ?? x.resource} ${x.child}${rv}${by(x.child)}`;
+      return `${x.initial ? 'initial list' : x.event} of owned ${x.childKind ?? x.resource} ${x.child}${rv}${by(x.child)}`;
     case 'backoff':
       return `retry after failure ${x.attempt}${early}`;
     case 'requeueAfter':

@@ -37,9 +37,9 @@ export function reasonOfCause(c: Cause): EnqueueReason {
     case 'informer':
       return { kind: 'informer', event: eventName(c.event), resource: c.resource ?? '', objectKey: c.objectKey ?? '', ...rv, ...(c.initial ? { initial: true } : {}), at };
     case 'owned':
-      return { kind: 'owned', event: eventName(c.event), resource: c.resource ?? '', child: c.objectKey ?? '', ...(c.objectKind ? { childKind: c.objectKind } : {}), ...rv, at };
+      return { kind: 'owned', event: eventName(c.event), resource: c.resource ?? '', child: c.objectKey ?? '', ...(c.objectKind ? { childKind: c.objectKind } : {}), ...rv, ...(c.initial ? { initial: true } : {}), at };
     case 'watch':
-      return { kind: 'watch', event: eventName(c.event), resource: c.resource ?? '', objectKey: c.objectKey ?? '', ...(c.objectKind ? { objectKind: c.objectKind } : {}), ...rv, at };
+      return { kind: 'watch', event: eventName(c.event), resource: c.resource ?? '', objectKey: c.objectKey ?? '', ...(c.objectKind ? { objectKind: c.objectKind } : {}), ...rv, ...(c.initial ? { initial: true } : {}), at };
     // A wait's cause is sent when the wait begins; as a reason its `at` is when it is due (as the built-in loop's).
     case 'requeueAfter':
       return { kind: 'requeueAfter', afterMs: c.afterMs ?? 0, ...(c.note !== undefined ? { reason: c.note } : {}), at: at + (c.afterMs ?? 0) };

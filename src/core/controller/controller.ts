@@ -599,8 +599,8 @@ class ControllerEngine implements Controller {
         ...(event === 'update' && objects.length === 2 && !objects[0]!.metadata.deletionTimestamp && obj.metadata.deletionTimestamp ? { deletionRequested: true as const } : {}),
       };
       if (src.role === 'primary') reason = { kind: 'informer', event, resource: src.resource, objectKey, ...rvPart, ...(initial ? { initial } : {}), at };
-      else if (src.role === 'owned') reason = { kind: 'owned', event, resource: src.resource, child: objectKey, ...(obj.kind ? { childKind: obj.kind } : {}), ...rvPart, at };
-      else reason = { kind: 'watch', event, resource: src.resource, objectKey, ...(obj.kind ? { objectKind: obj.kind } : {}), ...rvPart, at };
+      else if (src.role === 'owned') reason = { kind: 'owned', event, resource: src.resource, child: objectKey, ...(obj.kind ? { childKind: obj.kind } : {}), ...rvPart, ...(initial ? { initial } : {}), at };
+      else reason = { kind: 'watch', event, resource: src.resource, objectKey, ...(obj.kind ? { objectKind: obj.kind } : {}), ...rvPart, ...(initial ? { initial } : {}), at };
       this.enqueueFor(run, key, reason, priority);
     }
   }

@@ -34,9 +34,9 @@ export type EnqueueReason =
    */
   | { kind: 'informer'; event: EventName; resource: string; objectKey: ObjectKey; resourceVersion?: string; initial?: boolean; deletionRequested?: true; writtenBy?: ObjectKey; at: number }
   /** An event of an owned child whose controller ownerReference points at the key. */
-  | { kind: 'owned'; event: EventName; resource: string; child: ObjectKey; childKind?: string; resourceVersion?: string; deletionRequested?: true; writtenBy?: ObjectKey; at: number }
+  | { kind: 'owned'; event: EventName; resource: string; child: ObjectKey; childKind?: string; resourceVersion?: string; initial?: boolean; deletionRequested?: true; writtenBy?: ObjectKey; at: number }
   /** An event of a watched object mapped to the key by a map function. */
-  | { kind: 'watch'; event: EventName; resource: string; objectKey: ObjectKey; objectKind?: string; resourceVersion?: string; deletionRequested?: true; writtenBy?: ObjectKey; at: number }
+  | { kind: 'watch'; event: EventName; resource: string; objectKey: ObjectKey; objectKind?: string; resourceVersion?: string; initial?: boolean; deletionRequested?: true; writtenBy?: ObjectKey; at: number }
   /**
    * A delayed requeue the reconciler asked for; `at` is when it is due (a Go controller reports it when the wait
    * begins: a reconcile another reason started earlier ran before it was due).

@@ -133,9 +133,9 @@ export function reasonSummary(r: EnqueueReason, now: number, key?: string): stri
     case 'informer':
       return `${r.initial ? 'initial list' : r.event} of ${r.objectKey}${rv(r)}, ${ago}`;
     case 'owned':
-      return `${r.event} of owned ${r.childKind ?? r.resource} ${r.child}${rv(r)}, ${ago}`;
+      return `${r.initial ? 'initial list' : r.event} of owned ${r.childKind ?? r.resource} ${r.child}${rv(r)}, ${ago}`;
     case 'watch':
-      return `${r.event} of watched ${r.objectKind ?? r.resource} ${r.objectKey}${rv(r)}, ${ago}`;
+      return `${r.initial ? 'initial list' : r.event} of watched ${r.objectKind ?? r.resource} ${r.objectKey}${rv(r)}, ${ago}`;
     case 'requeueAfter':
       return `requeue after ${formatDuration(r.afterMs)}${r.reason ? ` (${r.reason})` : ''}, ${due(r.at, now)}`;
     case 'backoff':

@@ -333,6 +333,9 @@ test('causes: an add outside any informer event reads as such; unknown kinds kee
     resourceVersion: '9',
     at: 1,
   });
+  // An owned child's or watched object's add from its informer's initial list says so (as the primary's does).
+  assert.equal((reasonOfCause({ kind: 'owned', event: 'add', resource: 'services.v1.', objectKey: 'ns/c', objectKind: 'Service', initial: true, at: 1 }) as { initial?: boolean }).initial, true);
+  assert.equal((reasonOfCause({ kind: 'watch', event: 'add', resource: 'configmaps.v1.', objectKey: 'ns/m', initial: true, at: 1 }) as { initial?: boolean }).initial, true);
   // A delete of an object with finalizers (an update that set deletionTimestamp) says so, in the reason and in words.
   const deleting = reasonOfCause({ kind: 'informer', event: 'update', resource: 'widgets.v1.lab.reconcile.dev', objectKey: 'ns/w', resourceVersion: '12', deletionRequested: true, at: 1 });
   assert.deepEqual(deleting, { kind: 'informer', event: 'update', resource: 'widgets.v1.lab.reconcile.dev', objectKey: 'ns/w', resourceVersion: '12', deletionRequested: true, at: 1 });

@@ -61,6 +61,15 @@ describe('outcomeSummary and reasonSummary', () => {
       reasonSummary({ kind: 'watch', event: 'update', resource: 'configmaps.v1', objectKey: 'default/shelf', objectKind: 'ConfigMap', resourceVersion: '40', at: NOW - 2000 }, NOW),
       'update of watched ConfigMap default/shelf (rv 40), 2.0s ago',
     );
+    // The initial list of an owned or watched resource reads as such, as the primary's does (not as a new object).
+    assert.equal(
+      reasonSummary({ kind: 'owned', event: 'add', resource: 'services.v1', child: 'default/w1', childKind: 'Service', resourceVersion: '397', initial: true, at: NOW - 2000 }, NOW),
+      'initial list of owned Service default/w1 (rv 397), 2.0s ago',
+    );
+    assert.equal(
+      reasonSummary({ kind: 'watch', event: 'add', resource: 'configmaps.v1', objectKey: 'default/shelf', objectKind: 'ConfigMap', resourceVersion: '40', initial: true, at: NOW - 2000 }, NOW),
+      'initial list of watched ConfigMap default/shelf (rv 40), 2.0s ago',
+    );
     const ownWrite = { kind: 'owned', event: 'update', resource: 'deployments.v1.apps', child: 'default/w1-web', childKind: 'Deployment', resourceVersion: '41', writtenBy: 'default/w1', at: NOW } as const;
     assert.equal(reasonSummary(ownWrite, NOW, 'default/w1'), "update of owned Deployment default/w1-web (rv 41, this key's own write), 0ms ago");
     assert.equal(reasonSummary(ownWrite, NOW, 'default/w2'), 'update of owned Deployment default/w1-web (rv 41, written by the reconcile of default/w1), 0ms ago');
