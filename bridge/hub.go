@@ -235,6 +235,7 @@ func (h *hub) register(q *Queue) bool {
 	if r != nil {
 		r.describe(&info)
 	}
+	info.Declared = h.declared
 	gvk := schema.GroupVersionKind{Group: info.Group, Version: info.Version, Kind: info.Kind}
 	h.scope.Load().announce(&info, gvk)
 	// q.info is set before q is visible in h.queues (announcements reads it under q.mu only).
@@ -448,6 +449,7 @@ func (h *hub) welcome(w WelcomeMsg) {
 func (h *hub) announcements() []any {
 	h.mu.Lock()
 	queues := append([]*Queue{}, h.queues...)
+	declared := h.declared
 	h.mu.Unlock()
 	out := make([]any, 0, len(queues))
 	for _, q := range queues {
@@ -455,6 +457,7 @@ func (h *hub) announcements() []any {
 		info := q.info
 		info.Paused = q.paused
 		q.mu.Unlock()
+		info.Declared = declared
 		out = append(out, &info)
 	}
 	if c := h.cache.Load(); c != nil {

@@ -48,6 +48,11 @@ func TestControllerOrder(t *testing.T) {
 		name, _ := m["name"].(string)
 		order, _ := m["order"].(float64)
 		got[name] = order
+		// Every controller was set up before the manager started any: each announcement counts all three, so the
+		// editor knows when no other is coming (a --controller naming none of them fails at once).
+		if d, _ := m["declared"].(float64); d != 3 {
+			t.Fatalf("%s announced declared=%v, want 3", name, m["declared"])
+		}
 	}
 	for name, o := range want {
 		if got[name] != o {

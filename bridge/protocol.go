@@ -151,6 +151,11 @@ type ControllerMsg struct {
 	// controllers in parallel, so announcements come in any order; the editor follows the lowest place. Absent
 	// when not known.
 	Order int `json:"order,omitempty"`
+	// Declared is how many controllers the program had set up (bridge.Options and bridge.NewQueue calls) when this
+	// message was sent. A manager sets every controller up before it starts any, so once the places 1…Declared
+	// were all announced, no other controller of the process is coming (one behind leader election is announced
+	// only after it won). Absent when not known.
+	Declared int `json:"declared,omitempty"`
 }
 
 // CacheSelector is the label and field selector the manager's cache lists a controller's kind with in one

@@ -104,6 +104,7 @@ export const PROTOCOL = {
       cacheScopeUnknown: 'string?',
       requestType: 'string?',
       order: 'int?',
+      declared: 'int?',
     },
     queue: {
       controller: 'string',
@@ -238,6 +239,12 @@ export interface ControllerMessage {
    * manager starts them in parallel); a command following one by default takes the lowest place. Absent: not known.
    */
   order?: number;
+  /**
+   * How many controllers the program had set up when this was sent (`bridge.Options` / `bridge.NewQueue` calls): a
+   * manager sets every controller up before it starts any, so once places 1…declared were all announced, no other
+   * controller of the process is coming. Absent: not known.
+   */
+  declared?: number;
 }
 /** The label and field selector a manager's cache lists a controller's kind with in one namespace. */
 export interface CacheSelector {

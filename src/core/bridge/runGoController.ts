@@ -77,6 +77,18 @@ function refusalIsMine(r: BridgeRefusal, launched: LaunchedProcess, hub: BridgeH
 type ControllerRef = { process: GoProcess; controller: RemoteController };
 
 /**
+ * Whether `p` announced every controller it set up: its announcements tell how many it declared (`declared`) and
+ * the places 1…declared were all announced. False when its bridge does not say (an older bridge) or none came yet.
+ */
+export function everyControllerAnnounced(p: GoProcess): boolean {
+  const declared = Math.max(0, ...p.controllers.map((c) => c.announcement.declared ?? 0));
+  if (!declared) return false;
+  const places = new Set(p.controllers.map((c) => c.announcement.order));
+  for (let i = 1; i <= declared; i++) if (!places.has(i)) return false;
+  return true;
+}
+
+/**
  * The controller a run follows among `announced` (every controller of the run's process(es), in the order they
  * were announced): of those `accept` takes, the one with the lowest place in the program (`order`: the order of
  * its `bridge.Options` calls). A manager starts its controllers in parallel, so the first announced is a matter of
@@ -171,18 +183,26 @@ export async function runGoController(o: RunGoControllerOptions): Promise<Runnin
     follow?.(f.ref);
     return true;
   };
-  const announcements = o.hub.onDidAddController(() => look(false));
+  /** Ends the run: the program announced controllers, none of them the one wanted (false when it announced none). */
+  const refuseAnnounced = (): boolean => {
+    const announced = o.hub.processes.filter((p) => !before.has(p)).flatMap((p) => p.controllers);
+    if (!announced.length || !o.wanted) return false;
+    const list = announced.map((c) => `${c.name}${c.resourceId ? ` (${c.resourceId})` : ''}`).join(', ');
+    wait.abort(new Error(`${commandLine} announced ${list}, but not ${o.wanted}.`));
+    return true;
+  };
+  const announcements = o.hub.onDidAddController(() => {
+    if (look(false)) return;
+    // Every controller the program set up is announced and none is accepted: no need to wait for the notice.
+    const connected = o.hub.processes.filter((p) => !before.has(p));
+    if (o.wanted && connected.length && connected.every(everyControllerAnnounced)) refuseAnnounced();
+  });
   const check = () => {
     // A controller set up before the one accepted was never announced (it waits for leadership, or the program
     // never built it): follow the best announced.
     if (look(true)) return;
     const connected = o.hub.processes.filter((p) => !before.has(p));
-    const announced = connected.flatMap((p) => p.controllers);
-    if (announced.length && o.wanted) {
-      const list = announced.map((c) => `${c.name}${c.resourceId ? ` (${c.resourceId})` : ''}`).join(', ');
-      wait.abort(new Error(`${commandLine} announced ${list}, but not ${o.wanted}.`));
-      return;
-    }
+    if (refuseAnnounced()) return;
     // With `wanted`, announcements are looked at again every noticeAfterMs: a program that announces only later
     // (a first go run compiles for minutes) and none it accepts fails then, not after waitMs.
     if (o.wanted) noticeTimer = o.clock.setTimeout(check, noticeAfterMs);

@@ -221,3 +221,47 @@ test('a bridge that sends no order: the first controller announced, at once', as
   });
   assert.equal(name, 'stove');
 });
+
+test('with wanted: once every controller the program set up is announced (declared) and none is accepted, the run fails at once; while one is missing it waits for the notice period', async () => {
+  for (const declared of [2, 3]) {
+    const clock = new FakeClock();
+    const journal = new Journal({ clock, delivery: 'sync' });
+    const hub = await BridgeHub.start({ clock, journal, silentAfterMs: 3_600_000 });
+    const env = hub.env();
+    let outcome: unknown;
+    const run = runGoController({
+      hub,
+      spec: { command: 'sleep', args: ['600'] },
+      clock,
+      waitMs: 300_000,
+      noticeAfterMs: 10_000,
+      accept: (c) => c.controller.name === 'harbor-keper',
+      wanted: 'the controller named harbor-keper: pass --controller with the name of one it runs',
+      onNotice: () => undefined,
+    }).then(
+      () => (outcome = 'resolved'),
+      (e: unknown) => (outcome = e),
+    );
+    try {
+      const { peer } = await Peer.hello(env.RECONCILE_LAB_BRIDGE!, env.RECONCILE_LAB_BRIDGE_TOKEN!);
+      peer.send({ type: 'controller', name: 'deployment', group: 'apps', version: 'v1', kind: 'Deployment', resource: 'deployments', priorityQueue: false, paused: true, order: 2, declared });
+      peer.send({ type: 'controller', name: 'harbor-keeper', group: 'fleet.example.io', version: 'v1beta1', kind: 'Harbor', resource: 'harbors', priorityQueue: true, paused: true, order: 1, declared });
+      await until(() => hub.controllers.length === 2, 'both are announced');
+      if (declared === 2) {
+        await until(() => outcome !== undefined, 'the run ends without waiting for the notice');
+        assert.ok(outcome instanceof Error, String(outcome));
+        assert.match(outcome.message, /^sleep 600 announced deployment \(deployments\.apps\), harbor-keeper \(harbors\.fleet\.example\.io\), but not the controller named harbor-keper: pass --controller/);
+      } else {
+        await until(() => true, 'a turn');
+        assert.equal(outcome, undefined, 'a third controller set up is not announced yet (leader election): still waiting');
+        clock.step(10_000);
+        await until(() => outcome !== undefined, 'the run ends at the notice');
+        assert.ok(outcome instanceof Error);
+      }
+      peer.close();
+    } finally {
+      await run;
+      hub.dispose();
+    }
+  }
+});
