@@ -885,6 +885,7 @@ async function startGoController(args: CliArgs, io: CliIo, log: Logger, s: Sessi
         : args.controller === undefined
           ? `a controller reconciling ${wanted}: pass --resource with the resource of the one to follow`
           : `the controller named ${args.controller} reconciling ${wanted}: pass --controller and --resource of the one to follow`,
+    ...(args.controller !== undefined ? { wantedName: args.controller } : {}),
     noticeAfterMs: 10_000,
     onOutput: (line) => {
       if (args.verbose) io.stderr(`[go] ${line}\n`);

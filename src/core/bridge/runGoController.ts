@@ -1,3 +1,4 @@
+import { closestNames } from '../text/closest.ts';
 import type { Clock, TimerHandle } from '../clock.ts';
 import type { Logger } from '../log.ts';
 import { resolve } from 'node:path';
@@ -41,6 +42,8 @@ export interface RunGoControllerOptions {
    * a later multiple of `noticeAfterMs`), the run fails saying which it announced.
    */
   wanted?: string;
+  /** The controller name the user gave (`--controller`): a failure suggests the announced name closest to it. */
+  wantedName?: string;
   /** Each output line of the program, as it comes. */
   onOutput?: (line: string, stream: 'stdout' | 'stderr') => void;
   /**
@@ -188,7 +191,8 @@ export async function runGoController(o: RunGoControllerOptions): Promise<Runnin
     const announced = o.hub.processes.filter((p) => !before.has(p)).flatMap((p) => p.controllers);
     if (!announced.length || !o.wanted) return false;
     const list = announced.map((c) => `${c.name}${c.resourceId ? ` (${c.resourceId})` : ''}`).join(', ');
-    wait.abort(new Error(`${commandLine} announced ${list}, but not ${o.wanted}.`));
+    const close = o.wantedName !== undefined ? closestNames(o.wantedName, announced.map((c) => c.name)) : [];
+    wait.abort(new Error(`${commandLine} announced ${list}, but not ${o.wanted}.${close.length ? ` Did you mean --controller ${close[0]}?` : ''}`));
     return true;
   };
   const announcements = o.hub.onDidAddController(() => {

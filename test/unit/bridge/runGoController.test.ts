@@ -237,6 +237,7 @@ test('with wanted: once every controller the program set up is announced (declar
       noticeAfterMs: 10_000,
       accept: (c) => c.controller.name === 'harbor-keper',
       wanted: 'the controller named harbor-keper: pass --controller with the name of one it runs',
+      wantedName: 'harbor-keper',
       onNotice: () => undefined,
     }).then(
       () => (outcome = 'resolved'),
@@ -251,7 +252,7 @@ test('with wanted: once every controller the program set up is announced (declar
         await until(() => outcome !== undefined, 'the run ends without waiting for the notice');
         const failure = outcome as unknown; // set by the run's callbacks
         assert.ok(failure instanceof Error, String(failure));
-        assert.match(failure.message, /^sleep 600 announced deployment \(deployments\.apps\), harbor-keeper \(harbors\.fleet\.example\.io\), but not the controller named harbor-keper: pass --controller/);
+        assert.match(failure.message, /^sleep 600 announced deployment \(deployments\.apps\), harbor-keeper \(harbors\.fleet\.example\.io\), but not the controller named harbor-keper: pass --controller with the name of one it runs\. Did you mean --controller harbor-keeper\?$/);
       } else {
         await until(() => true, 'a turn');
         assert.equal(outcome, undefined, 'a third controller set up is not announced yet (leader election): still waiting');
