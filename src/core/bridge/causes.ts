@@ -88,7 +88,24 @@ export function writeTarget(w: WireWrite): string {
 /** A write reported by the bridge client as a journal write record. */
 export function writeRecordOf(w: WireWrite, controller: string | undefined, key: string | undefined): WriteRecord {
   const verb: WriteVerb = w.verb === 'deleteAllOf' ? 'delete' : (['create', 'update', 'patch', 'apply', 'delete'] as const).find((v) => v === w.verb) ?? 'update';
+  // What the bridge sent of the write itself (the patch body; in a dry run, the objects before and after): the Event
+  // Log's detail pane shows it. A body is JSON (shown indented) unless the bridge cut it short (shown as sent).
+  let patch: unknown = w.patch;
+  if (typeof w.patch === 'string') {
+    try {
+      patch = JSON.parse(w.patch);
+    } catch {
+      patch = w.patch;
+    }
+  }
+  const detail = {
+    ...(w.patchType !== undefined ? { patchType: w.patchType } : {}),
+    ...(patch !== undefined && patch !== '' ? { patch } : {}),
+    ...(w.before !== undefined ? { before: w.before } : {}),
+    ...(w.after !== undefined ? { after: w.after } : {}),
+  };
   return {
+    ...('patch' in detail || 'before' in detail || 'after' in detail ? { detail } : {}),
     verb,
     gvr: { group: w.group, version: w.version, resource: w.resource },
     ...(w.namespace ? { namespace: w.namespace } : {}),

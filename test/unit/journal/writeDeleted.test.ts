@@ -90,3 +90,23 @@ test('the dry-run report says the planned write would delete the object', () => 
   const text = renderReportMarkdown(report);
   assert.match(text, /rv 596 → deleted \(would remove the last finalizer: the object would be deleted\)/);
 });
+
+test("a Go write's patch body (and a dry run's objects before and after) reach the Event Log's detail pane", () => {
+  const j = createJournal({ clock: new FakeClock(Date.UTC(2026, 11, 4, 12, 0, 0)), delivery: 'sync' });
+  const wire = { verb: 'patch', group: 'shop.h4.example.org', version: 'v1', resource: 'gadgets', namespace: 'h4-shop', name: 'g', subresource: 'status', resourceVersionBefore: '461', resourceVersionAfter: '918', dryRun: false };
+  const e = j.recordWrite(writeRecordOf({ ...wire, patchType: 'application/merge-patch+json', patch: '{"status":{"phase":"Ready"}}' }, 'gadget', 'h4-shop/g'));
+  const d = entryDetail(j, e.seq, undefined)!;
+  assert.equal(d.diffNote, undefined, 'the detail is there');
+  assert.equal(d.patchType, 'application/merge-patch+json');
+  assert.deepEqual(JSON.parse(d.patch!), { status: { phase: 'Ready' } });
+  // A body the bridge cut short is not JSON: shown as sent.
+  const cut = j.recordWrite(writeRecordOf({ ...wire, patch: '{"status":{"phase":"Re' }, 'gadget', 'h4-shop/g'));
+  assert.equal(entryDetail(j, cut.seq, undefined)!.patch, '{"status":{"phase":"Re');
+  // A dry-run write: its objects before and after, as a diff.
+  const before = { apiVersion: 'shop.h4.example.org/v1', kind: 'Gadget', metadata: { name: 'g', namespace: 'h4-shop' }, status: { phase: 'WaitingFor:stock' } };
+  const dry = j.recordWrite(writeRecordOf({ ...wire, dryRun: true, patch: '{"status":{"phase":"Ready"}}', before, after: { ...before, status: { phase: 'Ready' } } }, 'gadget', 'h4-shop/g'));
+  assert.match(entryDetail(j, dry.seq, undefined)!.diff!, /-\s+phase: WaitingFor:stock\n\+\s+phase: Ready/);
+  // Nothing sent (a Secret's write, a delete): no detail, as before.
+  const none = j.recordWrite(writeRecordOf(wire, 'gadget', 'h4-shop/g'));
+  assert.match(entryDetail(j, none.seq, undefined)!.diffNote!, /not recorded/);
+});
