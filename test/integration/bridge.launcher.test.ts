@@ -1,24 +1,15 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { realClock } from '../../src/core/clock.ts';
 import { launchProcess } from '../../src/core/bridge/launcher.ts';
+import { alive } from '../support/alive.ts';
 
 // Real processes (no cluster needed). Waiting for a process to die is polling /proc: no timed assertion.
 
 /** Alive and not a zombie. */
-function alive(pid: number): boolean {
-  const stat = `/proc/${pid}/stat`;
-  if (!existsSync(stat)) return false;
-  try {
-    const state = readFileSync(stat, 'utf8').split(') ')[1]?.[0];
-    return state !== 'Z' && state !== 'X';
-  } catch {
-    return false;
-  }
-}
 
 async function gone(pid: number, what: string): Promise<void> {
   for (let i = 0; i < 200; i++) {

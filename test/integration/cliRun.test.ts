@@ -8,6 +8,7 @@ import { createNamespace, getTestCluster } from './support/cluster.ts';
 import { CLI_MAIN, runCliProcess, type CliRun } from './support/cli.ts';
 import { client as makeClient, installLabCrd, type LabCrd } from './reconcilers.support.ts';
 import type { DynamicKubeClient } from '../../src/core/k8s/dynamicClient.ts';
+import { alive } from '../support/alive.ts';
 
 type Run = CliRun;
 
@@ -17,14 +18,6 @@ type Entry = { kind: string; key?: string; role?: string; outcome?: { kind: stri
 
 const entriesOf = (r: Run): Entry[] => r.stdout.trim().split('\n').filter(Boolean).map((l) => JSON.parse(l) as Entry);
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 describe('reconcile-lab run: workers, timeouts and predicates against a real kube-apiserver', () => {
   let c: DynamicKubeClient;

@@ -9,20 +9,12 @@ import { request } from 'node:https';
 import { request as httpRequest } from 'node:http';
 import { resolve } from 'node:path';
 import { createOwnedTempDir, processesUsing } from '../../src/core/process/ownedTempDir.ts';
+import { alive } from '../support/alive.ts';
 
 const root = resolve(import.meta.dirname, '../..');
 const src = (p: string) => JSON.stringify(resolve(root, 'src', p));
 
 /** Alive and not a zombie. */
-function alive(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const state = stat.slice(stat.lastIndexOf(')') + 2)[0];
-    return state !== 'Z' && state !== 'X';
-  } catch {
-    return false;
-  }
-}
 
 async function eventually(cond: () => boolean, what: string, tries = 600): Promise<void> {
   for (let i = 0; i < tries && !cond(); i++) await new Promise((r) => setTimeout(r, 100));

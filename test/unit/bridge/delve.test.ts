@@ -7,6 +7,7 @@ import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DELVE_VERSION, findDelve, startDelveDap } from '../../../src/core/bridge/delve.ts';
+import { alive } from '../../support/alive.ts';
 
 function script(dir: string, name: string, body: string): string {
   mkdirSync(dir, { recursive: true });
@@ -16,14 +17,6 @@ function script(dir: string, name: string, body: string): string {
   return p;
 }
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 async function until(f: () => boolean, what: string): Promise<void> {
   for (let i = 0; i < 500 && !f(); i++) await new Promise((r) => setTimeout(r, 10));

@@ -7,18 +7,10 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createMiniCa } from '../../../src/core/controlplane/pki.ts';
 import { OWNER_FILE, removeLeftoverTempDirs } from '../../../src/core/process/ownedTempDir.ts';
+import { alive } from '../../support/alive.ts';
 
 // Real processes and files, no cluster. Waiting for a process to die polls /proc (bounded), no timed assertion.
 
-function alive(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const state = stat.slice(stat.lastIndexOf(')') + 2)[0];
-    return state !== 'Z' && state !== 'X';
-  } catch {
-    return false;
-  }
-}
 
 /** Waits (up to 10 s) until `cond` holds; a `cond` that throws (a /proc entry not there yet) counts as not yet. */
 async function eventually(cond: () => boolean, what: string): Promise<void> {

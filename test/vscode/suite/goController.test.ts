@@ -15,6 +15,7 @@ import type { ReconcileLab } from '../../../src/host/reconcileLab.ts';
 import { buildGoSample, haveGo, installDelve, sampleDir, setRepoRoot } from '../../integration/support/goSample.ts';
 import { installCrd } from '../../integration/support/cluster.ts';
 import { api, connectTo, lab, labCluster, ok, ROOT, run, runAsStranger, testNamespace, waitUntil } from './support/lab.ts';
+import { alive } from '../../support/alive.ts';
 
 const WIDGETS = { group: 'lab.reconcile.dev', version: 'v1alpha1', resource: 'widgets' };
 const RESOURCE = 'widgets.lab.reconcile.dev';
@@ -437,14 +438,6 @@ function withTimeout<T>(p: Thenable<T>, ms: number, what: () => string): Promise
   return Promise.race([Promise.resolve(p), new Promise<never>((_, reject) => (t = setTimeout(() => reject(new Error(what())), ms)))]).finally(() => clearTimeout(t));
 }
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 /** Whether a `dlv dap` started by this extension host still runs (its children). */
 function dlvRunning(): boolean {
