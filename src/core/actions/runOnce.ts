@@ -83,6 +83,23 @@ export async function runOnce(o: RunOnceOptions): Promise<RunOnceResult> {
   return { request, outcome, writes, durationMs: clock.now() - start };
 }
 
+/**
+ * The outcome of a dry-run reconcile for a person: what the loop would do with it, never as if it happened (a dry run
+ * runs beside the queue: nothing is retried or requeued). "error (a real reconcile is retried with backoff): …".
+ */
+export function describeDryRunOutcome(o: ReconcileOutcome): string {
+  switch (o.kind) {
+    case 'error':
+      return `error (a real reconcile is retried with backoff): ${o.error}`;
+    case 'terminal':
+      return `terminal error (a real reconcile is not retried): ${o.error}`;
+    case 'requeueAfter':
+      return `requeue after ${o.requeueAfterMs} ms${o.reason ? ` (${o.reason})` : ''} (a real reconcile waits that long, then runs again)`;
+    default:
+      return describeOutcome(o);
+  }
+}
+
 /** One line for a person: "done", "requeue after 15000 ms (reason)", "error: …". */
 export function describeOutcome(o: ReconcileOutcome): string {
   switch (o.kind) {

@@ -4,7 +4,7 @@ import { yamlDiff } from '../../core/actions/objectDiff.ts';
 import { DRY_RUN_VIEW, showResultView } from './resultView.ts';
 import { RemoteController, type RemoteDryRun } from '../../core/bridge/remoteController.ts';
 import { writeTarget } from '../../core/bridge/causes.ts';
-import { describeOutcome, type ReconcileOutcome as RunOutcome } from '../../core/actions/runOnce.ts';
+import { describeDryRunOutcome, type ReconcileOutcome as RunOutcome } from '../../core/actions/runOnce.ts';
 import type { ReconcileOutcome } from '../../core/controller/keyState.ts';
 import type { ReconcileLab } from '../reconcileLab.ts';
 import type { Session } from '../session/session.ts';
@@ -238,7 +238,7 @@ export async function remoteDryRun(
   const lines = [
     `# Dry-run of ${t.key} in the Go controller ${c.name}`,
     '',
-    `Outcome: ${describeOutcome(runOutcomeOf(r.outcome))} (${r.durationMs} ms). Every write was sent with dryRun=All: nothing was stored.`,
+    `Outcome: ${describeDryRunOutcome(runOutcomeOf(r.outcome))}. The reconcile took ${r.durationMs} ms; every write was sent with dryRun=All: nothing was stored.`,
     '',
     '## Planned writes',
     '',

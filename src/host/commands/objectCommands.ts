@@ -3,7 +3,7 @@ import { dryRunReconcile, type DryRunResult } from '../../core/actions/dryRun.ts
 import { diagnoseStuck, goKnownController, loopKnownController, removeFinalizers, ObjectChangedError, type FinalizerDiagnosis, type KnownController, type StuckDiagnosis } from '../../core/actions/finalizers.ts';
 import { inspectKey, type CacheState } from '../../core/actions/inspect.ts';
 import { displayPair, toYaml } from '../../core/actions/objectDiff.ts';
-import { describeOutcome } from '../../core/actions/runOnce.ts';
+import { describeDryRunOutcome } from '../../core/actions/runOnce.ts';
 import { escapeMarkdown as md, fence } from '../../core/text/markdown.ts';
 import { splitKey } from '../../core/k8s/keys.ts';
 import type { KubeObject, ResourceInfo } from '../../core/k8s/objects.ts';
@@ -169,7 +169,7 @@ function dryRunSummary(s: Session, r: DryRunResult): string {
   } else {
     out.push('Every write was sent with dryRun=All: the server validated and answered, nothing was stored.', '');
   }
-  out.push(`## Outcome`, '', md(describeOutcome(r.outcome)), '');
+  out.push(`## Outcome`, '', md(describeDryRunOutcome(r.outcome)), '');
   out.push(`## Planned writes (${r.actions.length})`, '');
   if (r.actions.length === 0) {
     out.push(exec ? 'None through Reconcile Lab\'s client (writes the program makes itself are not visible here).' : 'None: the observed state already matches the desired state (idempotent pass).');

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { cleanForDiff, toYaml, yamlDiff } from '../../../src/core/actions/objectDiff.ts';
-import { describeOutcome, outcomeOf, runOnce } from '../../../src/core/actions/runOnce.ts';
+import { describeDryRunOutcome, describeOutcome, outcomeOf, runOnce } from '../../../src/core/actions/runOnce.ts';
 import { diagnoseStuck, goKnownController, managersOfFinalizer } from '../../../src/core/actions/finalizers.ts';
 import { renderReportMarkdown, type ReconcileReport } from '../../../src/core/actions/report.ts';
 import { staticCache } from '../../../src/core/actions/context.ts';
@@ -200,4 +200,11 @@ test('diagnoseStuck: the summary of a cluster-scoped object held by a stopped ow
   assert.equal(d.key, 'deny-all', 'a cluster-scoped key has no namespace');
   assert.match(d.summary, /^Policy deny-all has been terminating for 2 min and is held by 2 finalizer\(s\): .*sec\.example\.org\/cleanup \(owner running: no\)\. The owner of sec\.example\.org\/cleanup appears to be down, which is why it is stuck\.$/);
   assert.doesNotMatch(d.summary, / \./);
+});
+
+test('describeDryRunOutcome: a dry run says what the loop would do, never that it retried (it runs beside the queue)', () => {
+  assert.equal(describeDryRunOutcome({ kind: 'error', error: 'warehouse API flaked' }), 'error (a real reconcile is retried with backoff): warehouse API flaked');
+  assert.equal(describeDryRunOutcome({ kind: 'terminal', error: 'bad spec' }), 'terminal error (a real reconcile is not retried): bad spec');
+  assert.equal(describeDryRunOutcome({ kind: 'requeueAfter', requeueAfterMs: 15000 }), 'requeue after 15000 ms (a real reconcile waits that long, then runs again)');
+  assert.equal(describeDryRunOutcome({ kind: 'done' }), 'done (no requeue)');
 });
