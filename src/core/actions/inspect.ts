@@ -25,6 +25,15 @@ export interface InspectResult {
 }
 
 /**
+ * The diff editor's title: "Gadget shop/g: cache ↔ server (in-sync, rv 485)", "… (stale, rv 480 → 485)" — one
+ * resourceVersion when both copies have the same, an arrow only when the server's moved on.
+ */
+export function inspectTitle(kind: string, cacheName: string, r: Pick<InspectResult, 'key' | 'state' | 'cachedResourceVersion' | 'serverResourceVersion' | 'resourceVersionLag'>): string {
+  const rv = r.resourceVersionLag === undefined ? '' : r.cachedResourceVersion === r.serverResourceVersion ? `, rv ${r.cachedResourceVersion}` : `, rv ${r.cachedResourceVersion} → ${r.serverResourceVersion}`;
+  return `${kind} ${r.key}: ${cacheName} ↔ server (${r.state}${rv})`;
+}
+
+/**
  * Compares a cached copy of `key` (given by the caller: an informer's, or a Go program's) with a fresh GET:
  * whether they differ (ignoring managedFields) and by how much the cache lags.
  * - The GET asks for the cached copy's version (its apiVersion) when that is another served version of the

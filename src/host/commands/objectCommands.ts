@@ -1,7 +1,7 @@
 import * as vscode from 'vscode';
 import { dryRunReconcile, type DryRunResult } from '../../core/actions/dryRun.ts';
 import { diagnoseStuck, goKnownController, loopKnownController, removeFinalizers, ObjectChangedError, type FinalizerDiagnosis, type KnownController, type StuckDiagnosis } from '../../core/actions/finalizers.ts';
-import { inspectKey, type CacheState } from '../../core/actions/inspect.ts';
+import { inspectKey, inspectTitle, type CacheState } from '../../core/actions/inspect.ts';
 import { displayPair, toYaml } from '../../core/actions/objectDiff.ts';
 import { describeDryRunOutcome } from '../../core/actions/runOnce.ts';
 import { escapeMarkdown as md, fence } from '../../core/text/markdown.ts';
@@ -114,7 +114,6 @@ export async function inspectCache(
     }
   }
   const r = await inspectKey({ client: s.client, gvr: info, key: t.key, cached, metadataOnly });
-  const lag = r.resourceVersionLag !== undefined ? `, rv ${r.cachedResourceVersion} → ${r.serverResourceVersion}` : '';
   // Secret values masked; a value that differs between cache and server shows as "*** (before)" / "*** (after)".
   const [cachedShown, serverShown] = displayPair(r.cached, r.server);
   // Named by kind and key: an Octopus and a ConfigMap both called team-a/inky (or two cluster-scoped kinds' "x") are
@@ -123,7 +122,7 @@ export async function inspectCache(
   const left = lab.documents.snapshot(`${name}.cache.yaml`, r.cached ? toYaml(cachedShown) : `# not in ${cache}\n`);
   const right = lab.documents.snapshot(`${name}.server.yaml`, r.server ? toYaml(serverShown) : '# not on the server (404)\n');
   if (boolArg(arg, 'open') !== false) {
-    await vscode.commands.executeCommand('vscode.diff', left, right, `${info.kind} ${t.key}: ${remote ? cache : 'cache'} ↔ server (${r.state}${lag})`, { preview: true });
+    await vscode.commands.executeCommand('vscode.diff', left, right, inspectTitle(info.kind, remote ? cache : 'cache', r), { preview: true });
   }
   if (!r.differs) ui.statusMessage(`${t.key}: ${remote ? cache : 'the cache'} matches the server`, 5000, 'pass');
   return {

@@ -208,3 +208,12 @@ test('describeDryRunOutcome: a dry run says what the loop would do, never that i
   assert.equal(describeDryRunOutcome({ kind: 'requeueAfter', requeueAfterMs: 15000 }), 'requeue after 15000 ms (a real reconcile waits that long, then runs again)');
   assert.equal(describeDryRunOutcome({ kind: 'done' }), 'done (no requeue)');
 });
+
+test('inspectTitle: one resourceVersion when cache and server have the same, an arrow only when the server moved on', async () => {
+  const { inspectTitle } = await import('../../../src/core/actions/inspect.ts');
+  assert.equal(inspectTitle('Gadget', "Go controller gadget's cache", { key: 'h4-shop/g', state: 'in-sync', cachedResourceVersion: '485', serverResourceVersion: '485', resourceVersionLag: 0 }),
+    "Gadget h4-shop/g: Go controller gadget's cache ↔ server (in-sync, rv 485)");
+  assert.equal(inspectTitle('Gadget', 'cache', { key: 'h4-shop/g', state: 'stale', cachedResourceVersion: '480', serverResourceVersion: '485', resourceVersionLag: 5 }),
+    'Gadget h4-shop/g: cache ↔ server (stale, rv 480 → 485)');
+  assert.equal(inspectTitle('Gadget', 'cache', { key: 'h4-shop/g', state: 'server-missing', cachedResourceVersion: '480' }), 'Gadget h4-shop/g: cache ↔ server (server-missing)');
+});
