@@ -22,6 +22,7 @@ import type { Output } from './output.ts';
 import { resolveKubeconfigSource, withSettingHint, type KubeconfigSource } from './connection/kubeconfigSource.ts';
 import { Session, type SessionOptions } from './session/session.ts';
 import { clampSettings, ConnectionScopedSettings, type Settings } from './settings.ts';
+import { ignoredRestrictedSettings, ignoredSettingsNotice, type IgnoredSetting } from './ignoredSettings.ts';
 import { StatusBar } from './statusBar.ts';
 import * as ui from './ui.ts';
 import { QueueTreeProvider } from './views/queueTree.ts';
@@ -95,6 +96,11 @@ export class ReconcileLab implements vscode.Disposable {
   private connection = new DisposableStore();
   private current: Session | undefined;
   private connecting: Promise<Session> | undefined;
+  /**
+   * The restricted settings the workspace sets that VS Code ignored for the current connection (Restricted Mode),
+   * read from the folder's .vscode/settings.json at connect; empty in a trusted workspace.
+   */
+  ignoredWorkspaceSettings: readonly IgnoredSetting[] = [];
   private connectAbort: AbortController | undefined;
   private readonly sessionEmitter = new Emitter<Session | undefined>();
   /** The loop key selected in the Resources or Work Queue view (the latest selection wins), for Step. */
@@ -221,6 +227,7 @@ export class ReconcileLab implements vscode.Disposable {
     }
     await this.disconnect();
     const settings = clampSettings({ ...readSettings(), ...(req.overrides ?? {}) });
+    this.ignoredWorkspaceSettings = await readIgnoredWorkspaceSettings();
     const source = this.kubeconfigSource(req.kubeconfig);
     const context = req.context ?? (settings['connection.context'] || undefined);
     const target = req.label ?? context ?? source.description;
@@ -412,6 +419,15 @@ export class ReconcileLab implements vscode.Disposable {
     }
     if (session.unknownResources.length) {
       void ui.warn(`Reconcile Lab: ${session.server} does not serve ${session.unknownResources.join(', ')} (reconcileLab.resources).`);
+    }
+    // Restricted Mode ignores the workspace's restricted settings: say so, or a module the folder chooses would be
+    // silently replaced by the lab reconciler on the user's resources.
+    const ignored = ignoredSettingsNotice(this.ignoredWorkspaceSettings);
+    if (ignored) {
+      this.log.warn('workspace settings ignored in Restricted Mode', { settings: this.ignoredWorkspaceSettings.map((x) => x.key) });
+      void ui.warn(`Reconcile Lab: ${ignored}`, 'Manage Workspace Trust').then((a) => {
+        if (a === 'Manage Workspace Trust') void vscode.commands.executeCommand('workbench.trust.manage');
+      });
     }
   }
 
@@ -629,4 +645,16 @@ function timelineSource(session: Session): TimelineSource & { dispose(): void } 
       emitter.dispose();
     },
   };
+}
+
+/** The restricted settings the first workspace folder's .vscode/settings.json sets while the workspace is untrusted. */
+async function readIgnoredWorkspaceSettings(): Promise<IgnoredSetting[]> {
+  const folder = vscode.workspace.workspaceFolders?.[0];
+  if (vscode.workspace.isTrusted || !folder) return [];
+  try {
+    const bytes = await vscode.workspace.fs.readFile(vscode.Uri.joinPath(folder.uri, '.vscode', 'settings.json'));
+    return ignoredRestrictedSettings(new TextDecoder().decode(bytes));
+  } catch {
+    return []; // no settings file
+  }
 }

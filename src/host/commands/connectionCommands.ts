@@ -23,10 +23,14 @@ export interface ConnectionSummary {
   readonly reconciler?: string;
   readonly loop: 'running' | 'paused' | 'stopped';
   readonly loopProblem?: string;
+  /** Restricted settings the untrusted workspace sets, ignored for this connection (`reconcileLab.` omitted). */
+  readonly ignoredWorkspaceSettings?: string[];
 }
 
-function summary(s: Session): ConnectionSummary {
+function summary(s: Session, lab?: ReconcileLab): ConnectionSummary {
+  const ignored = lab?.ignoredWorkspaceSettings.map((x) => x.key) ?? [];
   return {
+    ...(ignored.length ? { ignoredWorkspaceSettings: ignored } : {}),
     context: s.contextName,
     server: s.server,
     resources: s.resources.map((r) => r.id),
@@ -121,7 +125,7 @@ export async function connect(lab: ReconcileLab, arg: unknown): Promise<CommandR
   }
   const s = await lab.connect(req);
   if (chosenFile) await lab.rememberKubeconfig(chosenFile);
-  return { ok: true, ...summary(s) };
+  return { ok: true, ...summary(s, lab) };
 }
 
 /** The file dialog, then (for a file with several contexts) the context. */
@@ -175,7 +179,7 @@ export async function startLocal(lab: ReconcileLab, arg: unknown): Promise<Comma
       owned: { description: `the local control plane at ${cp.server}`, stop: () => cp.stop() },
       label: `the local control plane (${cp.server})`,
     });
-    return { ok: true, kubeconfig: cp.kubeconfigPath, ...summary(s) };
+    return { ok: true, kubeconfig: cp.kubeconfigPath, ...summary(s, lab) };
   } catch (e) {
     // connect stops what it was given to own when it fails; make sure of it.
     await cp.stop().catch(() => {});

@@ -29,8 +29,10 @@ describe('workspace trust [untrusted]', function () {
 
   it('ignores a kubeconfig, context, auto-connect, resources, namespaces or reconciled resource chosen by the untrusted workspace', async () => {
     const cfg = () => vscode.workspace.getConfiguration('reconcileLab');
-    const keys = ['connection.kubeconfig', 'connection.context', 'connection.autoConnect', 'resources', 'namespaces', 'reconciler.resource'] as const;
+    const keys = ['connection.kubeconfig', 'connection.context', 'connection.autoConnect', 'resources', 'namespaces', 'reconciler.resource', 'reconciler.kind', 'reconciler.modulePath'] as const;
     const values = {
+      'reconciler.kind': 'module',
+      'reconciler.modulePath': 'tenant.ts',
       'connection.kubeconfig': '/tmp/evil-kubeconfig',
       'connection.context': 'evil',
       'connection.autoConnect': true,
@@ -49,7 +51,10 @@ describe('workspace trust [untrusted]', function () {
       assert.deepEqual(keys.map((k) => cfg().get(k)), before, 'the restricted settings keep their user values');
       // …and a connection made now uses the user values (the loop does not reconcile ConfigMaps in kube-system).
       const l = await lab();
-      ok(await run('reconcileLab.connect', { kubeconfig: labCluster().kubeconfigPath }));
+      const connected = ok(await run<{ ignoredWorkspaceSettings?: string[] }>('reconcileLab.connect', { kubeconfig: labCluster().kubeconfigPath }));
+      // …and the connection says which of the folder's settings it ignored (a warning names them, with Manage Workspace Trust).
+      assert.deepEqual(connected.ignoredWorkspaceSettings, ['reconciler.modulePath', 'reconciler.kind', 'connection.kubeconfig', 'connection.context', 'connection.autoConnect', 'resources', 'namespaces', 'reconciler.resource']);
+      assert.equal(l.session?.settings['reconciler.kind'], before[6]);
       assert.deepEqual(l.session?.settings.resources, before[3]);
       assert.deepEqual(l.session?.settings.namespaces, before[4]);
       assert.equal(l.session?.settings['reconciler.resource'], before[5]);
