@@ -8,6 +8,7 @@
 //   (runs until Ctrl-C, then stops code-server).
 import { existsSync, statSync } from 'node:fs';
 import { spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { delimiter, join, resolve } from 'node:path';
 import { cacheDir, ensureCodeServer, installExtensionCopy, startCodeServer } from './code-server.mjs';
 
@@ -60,7 +61,9 @@ export async function openVsCode({ root, kubeconfig, workspace, mode = process.e
 
   const cs = await ensureCodeServer({ log: (line) => log(`[install] ${line}`) });
   const labDir = join(cacheDir(), 'lab');
-  const extensionsDir = join(labDir, 'extensions');
+  // One extensions folder per checkout: two checkouts' labs (or a lab beside a worktree's) would otherwise replace
+  // each other's copy of the extension, and a running window would load the other checkout's build.
+  const extensionsDir = join(labDir, `extensions-${createHash('sha256').update(resolve(root)).digest('hex').slice(0, 12)}`);
   const installed = await installExtensionCopy(extensionsDir, root);
   log(`extension installed at ${installed}`);
   const server = await startCodeServer({
