@@ -1,4 +1,5 @@
 import { existsSync } from 'node:fs';
+import { basename, dirname } from 'node:path';
 import * as vscode from 'vscode';
 import { realClock, type Clock } from '../core/clock.ts';
 import { Emitter } from '../core/event.ts';
@@ -376,6 +377,20 @@ export class ReconcileLab implements vscode.Disposable {
       }),
     );
     c.add(toDisposable(() => (this.serverAway = undefined)));
+    // A module reconciler's code changed: the keys backing off because of it (a compile error, a throw) are retried
+    // now rather than after a wait that grows to minutes; a key that fails again backs off further.
+    const spec = session.reconcilerRecipe?.spec;
+    if (spec?.kind === 'module') {
+      const watcher = vscode.workspace.createFileSystemWatcher(new vscode.RelativePattern(vscode.Uri.file(dirname(spec.path)), '*.{ts,mts,cts,js,mjs,cjs}'), false, false, true);
+      const changed = (uri: vscode.Uri) => {
+        if (this.current !== session) return;
+        const keys = session.builtInController?.retryBackoffsNow?.(`reconciler module ${basename(uri.fsPath)} changed`) ?? [];
+        if (keys.length) this.log.info('reconciler module changed: keys in backoff retried now', { file: uri.fsPath, keys: keys.length });
+      };
+      c.add(watcher);
+      c.add(watcher.onDidChange(changed));
+      c.add(watcher.onDidCreate(changed));
+    }
     const source = journalSource(session);
     c.add(source);
     this.eventLog.setSource(source, `Connected to ${session.contextName} (${session.server})`);

@@ -78,6 +78,12 @@ export interface Controller extends Disposable {
   resetBackoff(key: ObjectKey): boolean;
   /** Queues `key` (a manual request). Returns false when not running. */
   enqueue(key: ObjectKey, note?: string): boolean;
+  /**
+   * Queues now every key waiting for a backoff retry, as an event would (`note` says why: e.g. the reconciler's code
+   * changed, so the next try may succeed); failure counts are kept, so a key that fails again backs off further.
+   * Returns the keys queued (none when not running).
+   */
+  retryBackoffsNow?(note: string): ObjectKey[];
 
   keyState(key: ObjectKey): KeyState | undefined;
   /** Every key's state plus queue order and status, at this moment. */
@@ -963,6 +969,19 @@ class ControllerEngine implements Controller {
     this.journal.append({ kind: 'control', action: 'enqueue', controller: this.name, key, ...(note ? { detail: note } : {}) });
     this.enqueueFor(run, key, { kind: 'manual', action: 'enqueue', ...(note ? { note } : {}), at: this.clock.now() });
     return true;
+  }
+
+  retryBackoffsNow(note: string): ObjectKey[] {
+    const run = this.activeRun();
+    if (!run) return [];
+    const keys = this.keys.briefs().filter((b) => b.phase === 'backoff').map((b) => b.key);
+    for (const key of keys) {
+      requestFor(key);
+      run.queue.cancelWait(key);
+      this.journal.append({ kind: 'control', action: 'enqueue', controller: this.name, key, detail: note });
+      this.enqueueFor(run, key, { kind: 'manual', action: 'enqueue', note, at: this.clock.now() });
+    }
+    return keys;
   }
 
   private activeRun(): Run | undefined {

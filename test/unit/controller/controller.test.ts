@@ -1005,3 +1005,38 @@ test('the work queue kind chooses the upstream limiter (client-go: with the 10/s
   assert.equal(c3.keyState('ns/w100')!.waiting!.dueAt - h3.clock.now(), 5, 'no global bucket on the priority queue');
   await c3.stop();
 });
+
+test('retryBackoffsNow: every key waiting for a backoff runs now with the note as its reason; failure counts are kept; other keys are left alone', async () => {
+  const h = harness();
+  let broken = true;
+  h.setImpl((req) => {
+    if (req.name === 'b') return { requeueAfterMs: 60_000, reason: 'waiting' };
+    if (broken) throw new Error('cannot compile');
+    return {};
+  });
+  h.widgets.add(widget('a'));
+  h.widgets.add(widget('b'));
+  const c = h.builder.for(h.widgets).build(h.reconciler);
+  await c.start();
+  await settle();
+  for (let i = 0; i < 5; i++) {
+    h.clock.step(c.keyState('ns/a')!.waiting!.dueAt! - h.clock.now());
+    await settle();
+  }
+  assert.equal(c.keyState('ns/a')!.phase, 'backoff');
+  assert.equal(c.keyState('ns/a')!.requeues, 6);
+  assert.equal(c.keyState('ns/b')!.phase, 'requeueAfter');
+  const callsBefore = h.calls.length;
+  broken = false; // the module was fixed
+  assert.deepEqual(c.retryBackoffsNow!('reconciler module tenant.ts changed'), ['ns/a']);
+  await settle();
+  assert.deepEqual(h.calls.slice(callsBefore), ['ns/a'], 'only the key in backoff ran, without waiting for its retry');
+  const s = c.keyState('ns/a')!;
+  assert.equal(s.phase, 'idle');
+  assert.deepEqual(s.lastOutcome, { kind: 'success' });
+  assert.deepEqual(s.lastTriggers.map((t) => t.kind === 'manual' ? t.note : t.kind), ['reconciler module tenant.ts changed']);
+  assert.equal(c.keyState('ns/b')!.phase, 'requeueAfter', 'a requeue-after is not a failure: left alone');
+  assert.ok(h.journal.entries().some((e) => e.kind === 'control' && e.action === 'enqueue' && e.key === 'ns/a' && e.detail === 'reconciler module tenant.ts changed'));
+  await c.stop();
+  assert.deepEqual(c.retryBackoffsNow!('x'), []);
+});
