@@ -415,6 +415,15 @@ export class Session implements ViewModel, Disposable {
         primaryInfo = wanted.find((w) => w.group !== '');
         if (!primaryInfo) loopProblem = { reason: 'noPrimary', message: 'No custom resource is watched, so there is nothing to reconcile: set reconcileLab.reconciler.resource.' };
       }
+      // VS Code hands out a setting's value even when it is not one of the declared enum values: a kind that is none
+      // of the three must not fall through to the module reconciler (which runs workspace code).
+      if (!loopProblem && kind !== 'lab' && kind !== 'exec' && kind !== 'module') {
+        const near = (['lab', 'exec', 'module'] as const).find((k) => String(kind).trim().toLowerCase().startsWith(k.slice(0, 3)));
+        loopProblem = {
+          reason: 'config',
+          message: `reconcileLab.reconciler.kind is ${JSON.stringify(kind)}, which is not a reconciler kind: use "lab" (built in), "exec" (a program per reconcile) or "module" (a JS/TS module)${near ? ` — did you mean "${near}"?` : ''}`,
+        };
+      }
       if (!loopProblem && kind === 'lab' && primaryInfo) {
         const problem = labResourceProblem(primaryInfo);
         if (problem) loopProblem = { reason: 'config', message: `${problem} (reconcileLab.reconciler.kind / reconcileLab.reconciler.resource)` };

@@ -65,6 +65,24 @@ describe('workspace trust [untrusted]', function () {
     }
   });
 
+  it('[untrusted] a reconciler kind that is none of lab, exec, module (a typo in the user settings) builds no loop, and never the module one', async () => {
+    const cfg = () => vscode.workspace.getConfiguration('reconcileLab');
+    const l = await lab();
+    try {
+      // User settings (applied even in Restricted Mode): VS Code hands out a value outside the declared enum.
+      await cfg().update('reconciler.kind', 'Module', vscode.ConfigurationTarget.Global);
+      await cfg().update('reconciler.modulePath', join(ROOT, 'samples/module-reconciler.ts'), vscode.ConfigurationTarget.Global);
+      const r = ok(await run<{ loopProblem?: string }>('reconcileLab.connect', { kubeconfig: labCluster().kubeconfigPath }));
+      assert.match(r.loopProblem ?? '', /reconcileLab\.reconciler\.kind is "Module", which is not a reconciler kind: use "lab" .*did you mean "module"\?/);
+      assert.equal(l.session?.loopProblem?.reason, 'config');
+      assert.equal(l.session?.controller, undefined, 'no loop, so no workspace module ran');
+      await l.disconnect();
+    } finally {
+      await cfg().update('reconciler.kind', undefined, vscode.ConfigurationTarget.Global);
+      await cfg().update('reconciler.modulePath', undefined, vscode.ConfigurationTarget.Global);
+    }
+  });
+
   it('still runs the built-in lab reconciler in an untrusted workspace', async () => {
     const l = await lab();
     const ns = await testNamespace('ext-trust');
