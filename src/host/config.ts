@@ -1,5 +1,5 @@
 import * as vscode from 'vscode';
-import { clampSettings, migratedWorkQueueKind, RestrictedSettings, SETTINGS_SECTION, SettingDefaults, type SettingKey, type Settings } from './settings.ts';
+import { clampSettings, migratedWorkQueueKind, RestrictedSettings, SETTINGS_SECTION, SettingDefaults, settingProblems, type SettingKey, type Settings } from './settings.ts';
 
 /** Reads every `reconcileLab.*` setting, falling back to the declared defaults for missing or mistyped values; numbers are clamped to their declared ranges. */
 export function readSettings(scope?: vscode.ConfigurationScope): Settings {
@@ -17,6 +17,14 @@ export function readSettings(scope?: vscode.ConfigurationScope): Settings {
   const migrated = migratedWorkQueueKind(explicit, out['workQueue.rateLimiter']);
   if (migrated) out['workQueue.kind'] = migrated;
   return clampSettings(out as unknown as Settings);
+}
+
+/** The `reconcileLab.*` values VS Code hands out that {@link readSettings} replaced or clamped, in words. */
+export function readSettingProblems(scope?: vscode.ConfigurationScope): string[] {
+  const cfg = vscode.workspace.getConfiguration(SETTINGS_SECTION, scope);
+  const raw: Partial<Record<SettingKey, unknown>> = {};
+  for (const key of Object.keys(SettingDefaults) as SettingKey[]) raw[key] = cfg.get<unknown>(key);
+  return settingProblems(raw);
 }
 
 /**

@@ -6,7 +6,7 @@ import { Emitter } from '../core/event.ts';
 import { DisposableStore, toDisposable } from '../core/lifecycle.ts';
 import type { Logger } from '../core/log.ts';
 import { NOT_CONNECTED, type LogEntryView, type LogFilter } from '../shared/protocol.ts';
-import { readSettings, onDidChangeSettings } from './config.ts';
+import { readSettings, readSettingProblems, onDidChangeSettings } from './config.ts';
 import { WalkthroughProgress } from './walkthrough.ts';
 import { ContextKeyWriter } from './contextKeys.ts';
 import { listObjectEvents } from '../core/actions/events.ts';
@@ -22,7 +22,7 @@ import { errorMessage } from './notify.ts';
 import type { Output } from './output.ts';
 import { resolveKubeconfigSource, withSettingHint, type KubeconfigSource } from './connection/kubeconfigSource.ts';
 import { Session, type SessionOptions } from './session/session.ts';
-import { clampSettings, ConnectionScopedSettings, type Settings } from './settings.ts';
+import { clampSettings, ConnectionScopedSettings, SETTINGS_SECTION, type Settings } from './settings.ts';
 import { ignoredRestrictedSettings, ignoredSettingsNotice, type IgnoredSetting } from './ignoredSettings.ts';
 import { StatusBar } from './statusBar.ts';
 import * as ui from './ui.ts';
@@ -229,6 +229,14 @@ export class ReconcileLab implements vscode.Disposable {
     await this.disconnect();
     const settings = clampSettings({ ...readSettings(), ...(req.overrides ?? {}) });
     this.ignoredWorkspaceSettings = await readIgnoredWorkspaceSettings();
+    // Mistyped, out-of-range or unknown values are replaced silently by the readers: say what applies instead.
+    const problems = readSettingProblems();
+    if (problems.length) {
+      this.log.warn('settings adjusted', { problems });
+      void ui.warn(`Reconcile Lab: ${problems.join('; ')}.`, 'Open Settings').then((a) => {
+        if (a === 'Open Settings') void vscode.commands.executeCommand('workbench.action.openSettings', SETTINGS_SECTION);
+      });
+    }
     const source = this.kubeconfigSource(req.kubeconfig);
     const context = req.context ?? (settings['connection.context'] || undefined);
     const target = req.label ?? context ?? source.description;

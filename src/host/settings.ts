@@ -123,6 +123,44 @@ export function clampSettings(settings: Settings): Settings {
   return out as unknown as Settings;
 }
 
+/** Values an enum-like string setting accepts (others fall back as said in {@link settingProblems}). */
+const SettingChoices: Partial<Record<SettingKey, { values: readonly string[]; fallback: string }>> = {
+  'workQueue.kind': { values: ['priority', 'client-go'], fallback: 'the priority queue applies' },
+};
+
+/**
+ * What {@link clampSettings} and the readers change silently, in words, from the values as VS Code hands them out
+ * (`raw`: key → value, missing keys skipped): a value of the wrong type (the default applies), a number outside its
+ * range or not whole (clamped / rounded down), an unknown choice. VS Code only underlines these in settings.json,
+ * so without a message a typo looks like a setting that does nothing.
+ */
+export function settingProblems(raw: Partial<Record<SettingKey, unknown>>): string[] {
+  const out: string[] = [];
+  const shown = (v: unknown) => (typeof v === 'string' ? JSON.stringify(v) : JSON.stringify(v) ?? String(v));
+  for (const key of Object.keys(SettingDefaults) as SettingKey[]) {
+    if (!(key in raw) || raw[key] === undefined) continue;
+    const v = raw[key];
+    const def = SettingDefaults[key];
+    const name = `${SETTINGS_SECTION}.${key}`;
+    const typeOk = Array.isArray(def) ? Array.isArray(v) && v.every((x) => typeof x === 'string') : typeof v === typeof def && (typeof v !== 'object' || (v !== null && !Array.isArray(v)));
+    if (!typeOk) {
+      const want = Array.isArray(def) ? 'a list of strings' : typeof def === 'object' ? 'an object' : `a ${typeof def}`;
+      out.push(`${name} is ${shown(v)}, not ${want}: the default ${shown(def)} applies`);
+      continue;
+    }
+    const range = (SettingRanges as Partial<Record<SettingKey, SettingRange>>)[key];
+    if (range && typeof v === 'number') {
+      const clamped = clampSettings({ ...SettingDefaults, [key]: v } as Settings)[key];
+      if (Number.isNaN(v)) out.push(`${name} is not a number: the default ${shown(def)} applies`);
+      else if (v < range.min || v > range.max) out.push(`${name} is ${v}, outside ${range.min}–${range.max}: ${shown(clamped)} applies`);
+      else if (clamped !== v) out.push(`${name} is ${v}, not a whole number: ${shown(clamped)} applies`);
+    }
+    const choice = SettingChoices[key];
+    if (choice && typeof v === 'string' && !choice.values.includes(v)) out.push(`${name} is ${shown(v)}, not one of ${choice.values.map((x) => `"${x}"`).join(', ')}: ${choice.fallback}`);
+  }
+  return out;
+}
+
 /** Settings that change what a connection watches or how the loop runs: changing one offers a reconnect. */
 export const ConnectionScopedSettings: readonly SettingKey[] = [
   'connection.kubeconfig',

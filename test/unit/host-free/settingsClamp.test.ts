@@ -22,3 +22,26 @@ test('numeric settings are clamped to their declared ranges (a workspace asking 
   assert.deepEqual(clampSettings(SettingDefaults), SettingDefaults);
   for (const [k, r] of Object.entries(SettingRanges)) assert.ok(r.min <= r.max, k);
 });
+
+test('settingProblems names what the readers replace or clamp silently: a wrong type, a number out of range or not whole, an unknown choice', async () => {
+  const { settingProblems } = await import('../../../src/host/settings.ts');
+  assert.deepEqual(settingProblems({
+    'workQueue.maxConcurrentReconciles': '4',
+    'eventLog.size': 50,
+    'reconciler.execTimeoutSeconds': 2.5,
+    'workQueue.kind': 'client_go',
+    'informer.watchList': 'false',
+    resources: 'tenants.h5.example.org',
+    'workQueue.reconcileTimeoutSeconds': 10,
+    'reconciler.predicates': ['generation-changed'],
+  }), [
+    'reconcileLab.resources is "tenants.h5.example.org", not a list of strings: the default [] applies',
+    'reconcileLab.informer.watchList is "false", not a boolean: the default true applies',
+    'reconcileLab.workQueue.kind is "client_go", not one of "priority", "client-go": the priority queue applies',
+    'reconcileLab.workQueue.maxConcurrentReconciles is "4", not a number: the default 1 applies',
+    'reconcileLab.eventLog.size is 50, outside 100–200000: 100 applies',
+  ]);
+  assert.deepEqual(settingProblems({ 'workQueue.maxConcurrentReconciles': 2.7 }), ['reconcileLab.workQueue.maxConcurrentReconciles is 2.7, not a whole number: 2 applies']);
+  // Values as declared (and the defaults) are no problem; a fractional timeout is allowed.
+  assert.deepEqual(settingProblems({ ...SettingDefaults, 'reconciler.execTimeoutSeconds': 2.5, 'workQueue.kind': 'client-go' }), []);
+});
