@@ -726,7 +726,15 @@ class ControllerEngine implements Controller {
   private async invoke(run: Run, key: ObjectKey): Promise<InvokeResult> {
     // A reconcile of this key abandoned by an earlier stop() may still run: never run two at once.
     const straggler = this.stragglers.get(key);
-    if (straggler) await raceAbort(straggler, run.abort.signal).catch(() => undefined);
+    if (straggler) {
+      // Say so: otherwise the key reads "processing" with no call running, and with one worker every other key starves.
+      this.warn(
+        'abandonedReconcile',
+        `${key} waits for its reconcile abandoned when the controller stopped, which has not returned yet: the two never run at once, so this reconcile and its worker wait. A reconcile that ignores ctx.signal (aborted on stop) and never settles holds its key for good: pass the signal on; reconnecting starts a new controller without it`,
+        key,
+      );
+      await raceAbort(straggler, run.abort.signal).catch(() => undefined);
+    }
     if (run.abort.signal.aborted) return { ok: false, error: run.abort.signal.reason };
     const ac = new AbortController();
     const onStop = () => ac.abort(run.abort.signal.reason);

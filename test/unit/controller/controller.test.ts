@@ -243,6 +243,8 @@ test('a reconcile abandoned by stop() that is still running delays the next reco
   await settle();
   assert.equal(h.calls.length, 1, 'the restarted controller waits for the abandoned call');
   assert.equal(c.keyState('ns/a')!.phase, 'processing');
+  // …and says why the key is processing with no call of its own running.
+  assert.match(JSON.stringify(h.journal.entries({ kinds: ['warning'] })), /ns\/a waits for its reconcile abandoned when the controller stopped, which has not returned yet.*pass the signal on; reconnecting starts a new controller/);
   hang.resolve({});
   await settle();
   assert.equal(h.calls.length, 2);
