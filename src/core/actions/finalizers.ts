@@ -168,6 +168,22 @@ export function loopKnownController(o: {
   };
 }
 
+/**
+ * For a Terminating Namespace: what the namespace controller reports holding it (its True conditions, e.g.
+ * `NamespaceFinalizersRemaining: … legacy.example.org/x in 1 resource instances`), and the advice that follows:
+ * the objects left inside are what to look at, since releasing the namespace's own `kubernetes` finalizer leaves
+ * them behind. Empty for other objects, or when nothing is reported.
+ */
+export function namespaceHoldLines(diag: Pick<StuckDiagnosis, 'conditions' | 'terminating'>): string[] {
+  const held = (diag.conditions ?? []).filter((c) => c.type === 'NamespaceContentRemaining' || c.type === 'NamespaceFinalizersRemaining' || c.type.endsWith('Failure'));
+  if (!diag.terminating || !held.length) return [];
+  return [
+    'The namespace controller reports:',
+    ...held.map((c) => `   ${c.type}: ${c.message ?? c.reason ?? 'True'}`),
+    'Objects still in the namespace keep it Terminating: let their owners remove their finalizers (or strip those), and the namespace goes by itself.',
+  ];
+}
+
 /** Field managers whose managedFields set lists `finalizer` under metadata.finalizers. */
 export function managersOfFinalizer(managedFields: readonly ManagedFieldsEntry[] | undefined, finalizer: string): string[] {
   const key = `v:${JSON.stringify(finalizer)}`;

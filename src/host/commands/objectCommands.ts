@@ -1,6 +1,6 @@
 import * as vscode from 'vscode';
 import { dryRunReconcile, type DryRunResult } from '../../core/actions/dryRun.ts';
-import { diagnoseStuck, goKnownController, loopKnownController, removeFinalizers, ObjectChangedError, type FinalizerDiagnosis, type KnownController, type StuckDiagnosis } from '../../core/actions/finalizers.ts';
+import { diagnoseStuck, goKnownController, loopKnownController, namespaceHoldLines, removeFinalizers, ObjectChangedError, type FinalizerDiagnosis, type KnownController, type StuckDiagnosis } from '../../core/actions/finalizers.ts';
 import { inspectKey, inspectTitle, type CacheState } from '../../core/actions/inspect.ts';
 import { displayPair, toYaml } from '../../core/actions/objectDiff.ts';
 import { describeDryRunOutcome } from '../../core/actions/runOnce.ts';
@@ -341,6 +341,7 @@ export async function stripFinalizers(
     const detail = [
       age,
       `Held by ${diag.finalizers.length} finalizer(s): ${diag.finalizers.map((f) => f.finalizer).join(', ')}.`,
+      ...(namespaceHoldLines(diag).length ? ['', ...namespaceHoldLines(diag)] : []),
       '',
       ...chosen.map(finalizerLine),
       ...(others.length ? ['', `Stays: ${others.map((f) => `${f.finalizer} (owner running: ${f.running})`).join(', ')}.`] : []),

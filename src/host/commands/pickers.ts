@@ -3,7 +3,7 @@ import { keyOf as keyOfObject, splitKey } from '../../core/k8s/keys.ts';
 import { RemoteController } from '../../core/bridge/remoteController.ts';
 import type { ReconcileLab } from '../reconcileLab.ts';
 import type { Session } from '../session/session.ts';
-import { presentObject } from '../views/presentation.ts';
+import { finalizersOf, presentObject } from '../views/presentation.ts';
 import * as ui from '../ui.ts';
 import { fail, keyOf, targetOf, type Failure, type ObjectTarget } from './args.ts';
 
@@ -61,9 +61,9 @@ export async function resolveTarget(
   const items: Array<vscode.QuickPickItem & { target: ObjectTarget }> = [];
   for (const resource of resources) {
     for (const obj of s.list(resource)) {
-      if (options.withFinalizers && !obj.metadata.finalizers?.length) continue;
+      if (options.withFinalizers && !finalizersOf(obj, resource).length) continue;
       const key = keyOfObject(obj);
-      const p = presentObject(obj, resource === primary ? s.keyState(key) : undefined, now);
+      const p = presentObject(obj, resource === primary ? s.keyState(key) : undefined, now, undefined, resource);
       items.push({ label: key, description: `${obj.kind ?? resource}${p.description ? ` · ${p.description}` : ''}`, target: { resource, key } });
     }
   }

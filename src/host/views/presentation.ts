@@ -204,13 +204,27 @@ function conditionText(c: Condition): string {
 }
 
 /**
+ * An object's finalizers: `metadata.finalizers`, and for a Terminating Namespace (`resource` "namespaces", or kind
+ * Namespace: list items carry no kind) also `spec.finalizers` — `kubernetes`, which the namespace controller removes
+ * once the namespace's content is gone, so it is what holds it. (Every live namespace carries `kubernetes` there:
+ * nothing to show or strip until it is being deleted.)
+ */
+export function finalizersOf(obj: KubeObject, resource?: string): string[] {
+  const meta = obj.metadata.finalizers ?? [];
+  const isNamespace = Boolean(obj.metadata.deletionTimestamp) && (resource === 'namespaces' || (obj.kind === 'Namespace' && obj.apiVersion === 'v1'));
+  const spec = isNamespace ? (obj.spec as { finalizers?: unknown } | undefined)?.finalizers : undefined;
+  if (!Array.isArray(spec)) return meta;
+  return [...meta, ...spec.filter((f): f is string => typeof f === 'string' && !meta.includes(f))];
+}
+
+/**
  * An object at a glance: Terminating (deletionTimestamp age) with its
  * finalizers, generation vs observedGeneration, the Ready condition and its
  * queue state (when the loop reconciles this resource).
  */
-export function presentObject(obj: KubeObject, key: KeyState | undefined, now: number, convergence?: KeyConvergence): ObjectPresentation {
+export function presentObject(obj: KubeObject, key: KeyState | undefined, now: number, convergence?: KeyConvergence, resource?: string): ObjectPresentation {
   const meta = obj.metadata;
-  const finalizers = meta.finalizers ?? [];
+  const finalizers = finalizersOf(obj, resource);
   const terminating = Boolean(meta.deletionTimestamp);
   const parts: string[] = [];
   const tooltip: TooltipLine[] = [];

@@ -7,7 +7,7 @@ import type { Condition, KubeObject } from '../../core/k8s/objects.ts';
 import { ContextValues } from '../ids.ts';
 import { isSecret } from '../../core/k8s/secretMask.ts';
 import { ageOf, plural } from './format.ts';
-import { hasBackoff, presentCondition, presentObject, type IconSpec, type TooltipLine } from './presentation.ts';
+import { finalizersOf, hasBackoff, presentCondition, presentObject, type IconSpec, type TooltipLine } from './presentation.ts';
 import { RefreshCoalescer } from './refreshCoalescer.ts';
 import { matchesFilter, type ObjectStateFilter } from './stateFilter.ts';
 import type { ViewModel, WatchedResourceView } from './viewModel.ts';
@@ -459,7 +459,7 @@ export class ResourcesTreeProvider implements vscode.TreeDataProvider<ResourceNo
         const obj = m.get(node.resource, node.key);
         if (!obj) return [];
         const out: ResourceNode[] = [];
-        if (obj.metadata.finalizers?.length) out.push({ type: 'finalizers', id: `${node.id}/f`, resource: node.resource, key: node.key, parent: node });
+        if (finalizersOf(obj, node.resource).length) out.push({ type: 'finalizers', id: `${node.id}/f`, resource: node.resource, key: node.key, parent: node });
         if (conditionsOf(obj).length) out.push({ type: 'conditions', id: `${node.id}/c`, resource: node.resource, key: node.key, parent: node });
         if (obj.metadata.uid && node.depth < MAX_OWNER_DEPTH) {
           const onPath = new Set<string>();
@@ -474,7 +474,7 @@ export class ResourcesTreeProvider implements vscode.TreeDataProvider<ResourceNo
         return out;
       }
       case 'finalizers':
-        return (m.get(node.resource, node.key)?.metadata.finalizers ?? []).map((f) => ({
+        return (((o) => (o ? finalizersOf(o, node.resource) : []))(m.get(node.resource, node.key))).map((f) => ({
           type: 'finalizer',
           id: `${node.id}|${f}`,
           resource: node.resource,
@@ -516,7 +516,7 @@ export class ResourcesTreeProvider implements vscode.TreeDataProvider<ResourceNo
     if (!obj) return item;
     const outside = m?.primaryResource === node.resource ? m.outsideController?.(node.key) : undefined;
     const isPrimary = m?.primaryResource === node.resource && !outside;
-    const p = presentObject(obj, isPrimary ? m?.keyState(node.key) : undefined, this.clock.now(), isPrimary ? m?.convergence?.(node.key) : undefined);
+    const p = presentObject(obj, isPrimary ? m?.keyState(node.key) : undefined, this.clock.now(), isPrimary ? m?.convergence?.(node.key) : undefined, node.resource);
     item.tooltip = tooltipOf(`${obj.kind ?? node.resource} ${node.key}`, outside ? [...p.tooltip, { label: 'Controller', value: `not reconciled: ${outside}` }] : p.tooltip);
     return item;
   }
@@ -594,8 +594,8 @@ export class ResourcesTreeProvider implements vscode.TreeDataProvider<ResourceNo
           gone.description = 'not in cache';
           return gone;
         }
-        const p = presentObject(obj, isPrimary ? m?.keyState(node.key) : undefined, now, isPrimary ? m?.convergence?.(node.key) : undefined);
-        const hasChildren = Boolean(this.eventSource || obj.metadata.finalizers?.length || conditionsOf(obj).length || (obj.metadata.uid && m?.ownedBy(obj.metadata.uid).length));
+        const p = presentObject(obj, isPrimary ? m?.keyState(node.key) : undefined, now, isPrimary ? m?.convergence?.(node.key) : undefined, node.resource);
+        const hasChildren = Boolean(this.eventSource || finalizersOf(obj, node.resource).length || conditionsOf(obj).length || (obj.metadata.uid && m?.ownedBy(obj.metadata.uid).length));
         const label = node.depth > 0 ? `${obj.kind ?? node.resource} ${name}` : name;
         const item = new vscode.TreeItem(label, hasChildren ? (p.terminating ? vscode.TreeItemCollapsibleState.Expanded : Collapsed) : None);
         item.id = node.id;
@@ -608,7 +608,7 @@ export class ResourcesTreeProvider implements vscode.TreeDataProvider<ResourceNo
         return item;
       }
       case 'finalizers': {
-        const n = m?.get(node.resource, node.key)?.metadata.finalizers?.length ?? 0;
+        const n = ((o) => (o ? finalizersOf(o, node.resource).length : 0))(m?.get(node.resource, node.key));
         const item = new vscode.TreeItem('Finalizers', vscode.TreeItemCollapsibleState.Expanded);
         item.id = node.id;
         item.description = plural(n, 'finalizer');

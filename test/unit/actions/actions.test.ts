@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { cleanForDiff, toYaml, yamlDiff } from '../../../src/core/actions/objectDiff.ts';
 import { describeDryRunOutcome, describeOutcome, outcomeOf, runOnce } from '../../../src/core/actions/runOnce.ts';
-import { diagnoseStuck, goKnownController, managersOfFinalizer } from '../../../src/core/actions/finalizers.ts';
+import { diagnoseStuck, goKnownController, managersOfFinalizer, namespaceHoldLines, NAMESPACE_GVR } from '../../../src/core/actions/finalizers.ts';
 import { renderReportMarkdown, type ReconcileReport } from '../../../src/core/actions/report.ts';
 import { staticCache } from '../../../src/core/actions/context.ts';
 import { TerminalError, type Reconciler } from '../../../src/core/controller/reconcile.ts';
@@ -216,4 +216,29 @@ test('inspectTitle: one resourceVersion when cache and server have the same, an 
   assert.equal(inspectTitle('Gadget', 'cache', { key: 'h4-shop/g', state: 'stale', cachedResourceVersion: '480', serverResourceVersion: '485', resourceVersionLag: 5 }),
     'Gadget h4-shop/g: cache ↔ server (stale, rv 480 → 485)');
   assert.equal(inspectTitle('Gadget', 'cache', { key: 'h4-shop/g', state: 'server-missing', cachedResourceVersion: '480' }), 'Gadget h4-shop/g: cache ↔ server (server-missing)');
+});
+
+test('namespaceHoldLines: a Terminating Namespace names what its controller reports holding it, and to look at the objects inside', async () => {
+  const clock = new FakeClock(Date.parse('2026-12-02T10:00:00Z'));
+  const ns = {
+    apiVersion: 'v1', kind: 'Namespace',
+    metadata: { name: 'h5-stuck', resourceVersion: '9', deletionTimestamp: '2026-12-02T09:58:00Z' },
+    spec: { finalizers: ['kubernetes'] },
+    status: { phase: 'Terminating', conditions: [
+      { type: 'NamespaceDeletionContentFailure', status: 'False', reason: 'ContentDeleted', message: 'All content successfully deleted, may be waiting on finalization' },
+      { type: 'NamespaceContentRemaining', status: 'True', reason: 'SomeResourcesRemain', message: 'Some resources are remaining: configmaps. has 1 resource instances' },
+      { type: 'NamespaceFinalizersRemaining', status: 'True', reason: 'SomeFinalizersRemain', message: 'Some content in the namespace has finalizers remaining: legacy.h5.example.org/external in 1 resource instances' },
+    ] },
+  };
+  const client = { get: async () => ns, list: async () => ({ items: [] }) } as unknown as Parameters<typeof diagnoseStuck>[0]['client'];
+  const d = await diagnoseStuck({ client, gvr: NAMESPACE_GVR, name: 'h5-stuck', clock });
+  assert.deepEqual(d.finalizers.map((f) => [f.finalizer, f.location]), [['kubernetes', 'spec']]);
+  assert.deepEqual(namespaceHoldLines(d), [
+    'The namespace controller reports:',
+    '   NamespaceContentRemaining: Some resources are remaining: configmaps. has 1 resource instances',
+    '   NamespaceFinalizersRemaining: Some content in the namespace has finalizers remaining: legacy.h5.example.org/external in 1 resource instances',
+    'Objects still in the namespace keep it Terminating: let their owners remove their finalizers (or strip those), and the namespace goes by itself.',
+  ]);
+  assert.deepEqual(namespaceHoldLines({ ...d, terminating: false }), []);
+  assert.deepEqual(namespaceHoldLines({ terminating: true }), [], 'not a namespace');
 });

@@ -2,7 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { KeyState } from '../../../../src/core/controller/keyState.ts';
 import type { KubeObject } from '../../../../src/core/k8s/objects.ts';
-import { dueIn, hasBackoff, outcomeSummary, presentCondition, presentKey, presentObject, queueSummary, reasonSummary } from '../../../../src/host/views/presentation.ts';
+import { dueIn, finalizersOf, hasBackoff, outcomeSummary, presentCondition, presentKey, presentObject, queueSummary, reasonSummary } from '../../../../src/host/views/presentation.ts';
 
 const NOW = Date.parse('2026-03-01T12:00:00Z');
 
@@ -120,6 +120,21 @@ describe('presentObject', () => {
     assert.equal(p.terminating, true);
     assert.equal(p.icon.id, 'trash');
     assert.ok(p.tooltip.some((l) => l.label === 'Finalizer' && l.value === 'lab.reconcile.dev/cleanup'));
+  });
+  it('shows what holds a Terminating Namespace: its spec.finalizers (kubernetes), so Strip Finalizers is offered on it', () => {
+    // A namespace list item carries no kind: the resource says it is a Namespace.
+    const ns = { metadata: { name: 'h5-stuck', deletionTimestamp: '2026-03-01T11:59:10Z' }, spec: { finalizers: ['kubernetes'] }, status: { phase: 'Terminating' } };
+    const p = presentObject(ns, undefined, NOW, undefined, 'namespaces');
+    assert.equal(p.description, 'Terminating 50s (kubernetes)');
+    assert.equal(p.state, 'terminating:finalizers', 'the context value offers Strip Finalizers');
+    assert.deepEqual(finalizersOf({ ...ns, metadata: { ...ns.metadata, finalizers: ['example.org/x'] } }, 'namespaces'), ['example.org/x', 'kubernetes']);
+    assert.deepEqual(finalizersOf({ ...ns, kind: 'Namespace', apiVersion: 'v1' }), ['kubernetes'], 'a Namespace by its kind');
+    // A live namespace's "kubernetes" holds nothing: not shown, not offered for stripping.
+    const live = presentObject({ metadata: { name: 'default' }, spec: { finalizers: ['kubernetes'] }, status: { phase: 'Active' } }, undefined, NOW, undefined, 'namespaces');
+    assert.equal(live.state, 'live');
+    // Another resource's own spec.finalizers field is not a finalizer.
+    assert.deepEqual(finalizersOf({ metadata: { name: 'x' }, spec: { finalizers: ['mine'] } }, 'gadgets.example.org'), []);
+    assert.equal(presentObject({ metadata: { name: 'x', deletionTimestamp: '2026-03-01T11:59:10Z' }, spec: { finalizers: ['mine'] } }, undefined, NOW, undefined, 'gadgets.example.org').state, 'terminating');
   });
   it('shows generation vs observedGeneration and the Ready condition', () => {
     const stale = presentObject(widget({}, { observedGeneration: 1, conditions: [{ type: 'Ready', status: 'True' }] }), undefined, NOW);
