@@ -30,6 +30,9 @@ export class DelveAdapter implements vscode.Disposable {
   private readonly servers = new Map<string, DelveServer>();
   private readonly subscriptions: vscode.Disposable[] = [];
   private installing: Promise<string> | undefined;
+  /** Aborts a running `go install` of Delve (cancelled from its progress notification, or the extension stopped). */
+  private readonly aborts = new Set<AbortController>();
+  private disposed = false;
 
   private readonly storageDir: string;
   private readonly log: Logger;
@@ -67,6 +70,11 @@ export class DelveAdapter implements vscode.Disposable {
     const dlv = await this.delve();
     const cwd = cwdOf(session);
     const server = await startDelveDap(dlv, { ...(cwd ? { cwd } : {}) });
+    // The window closed (the extension stopped) while Delve was installed or started: this dlv would serve nobody.
+    if (this.disposed) {
+      server.dispose();
+      throw new Error('Reconcile Lab stopped before Delve was ready.');
+    }
     this.servers.set(session.id, server);
     void server.exited.then(() => {
       if (this.servers.get(session.id) === server) this.servers.delete(session.id);
@@ -85,12 +93,29 @@ export class DelveAdapter implements vscode.Disposable {
       return found;
     }
     if (!this.installing) {
-      const answer = await ui.info(
-        `Debugging a Go program needs Delve, the Go debugger, and none was found (PATH, GOBIN, GOPATH/bin). Install Delve ${DELVE_VERSION} now with "go install ${DELVE_MODULE}@${DELVE_VERSION}" (about a minute; into Reconcile Lab's storage, nothing else changes)? VS Code's Go extension would debug it too.`,
+      // Modal: the debug session waits for the answer, and a notification would hide itself after a few seconds,
+      // leaving F5 to look hung.
+      const answer = await ui.confirmModal(
+        'Debugging a Go program needs Delve, the Go debugger, and none was found (PATH, GOBIN, GOPATH/bin).',
+        `Install Delve ${DELVE_VERSION} now with "go install ${DELVE_MODULE}@${DELVE_VERSION}"? It takes about a minute and goes into Reconcile Lab's storage; nothing else changes.\n\nOr install Delve yourself (or VS Code's Go extension, which then debugs), or set reconcileLab.goController.delvePath, and press F5 again.`,
         'Install Delve',
       );
       if (answer !== 'Install Delve') throw new Error('Delve is needed to debug a Go program: install it (or VS Code\'s Go extension), or set reconcileLab.goController.delvePath, and start again.');
-      const installing = Promise.resolve(ui.progress({ location: vscode.ProgressLocation.Notification, title: `Reconcile Lab: installing Delve ${DELVE_VERSION} (go install)…` }, () => installDelve(installDir)));
+      const installing = Promise.resolve(
+        ui.progress({ location: vscode.ProgressLocation.Notification, title: `Reconcile Lab: installing Delve ${DELVE_VERSION} (go install)…`, cancellable: true }, (_p, token) => {
+          const abort = new AbortController();
+          const sub = token.onCancellationRequested(() => abort.abort());
+          this.aborts.add(abort);
+          return installDelve(installDir, { signal: abort.signal })
+            .catch((e: unknown) => {
+              throw abort.signal.aborted ? new Error('The Delve install was cancelled; press F5 to start again.') : e;
+            })
+            .finally(() => {
+              sub.dispose();
+              this.aborts.delete(abort);
+            });
+        }),
+      );
       this.installing = installing;
       installing.catch(() => {
         if (this.installing === installing) this.installing = undefined;
@@ -106,6 +131,9 @@ export class DelveAdapter implements vscode.Disposable {
   }
 
   dispose(): void {
+    this.disposed = true;
+    for (const a of this.aborts) a.abort();
+    this.aborts.clear();
     this.registration?.dispose();
     this.registration = undefined;
     for (const s of this.subscriptions) s.dispose();

@@ -16,6 +16,7 @@ import { buildGoSample, haveGo, installDelve, sampleDir, setRepoRoot } from '../
 import { installCrd } from '../../integration/support/cluster.ts';
 import { api, connectTo, lab, labCluster, ok, ROOT, run, runAsStranger, testNamespace, waitUntil } from './support/lab.ts';
 import { alive } from '../../support/alive.ts';
+import { findDelve } from '../../../src/core/bridge/delve.ts';
 
 const WIDGETS = { group: 'lab.reconcile.dev', version: 'v1alpha1', resource: 'widgets' };
 const RESOURCE = 'widgets.lab.reconcile.dev';
@@ -430,6 +431,48 @@ describe('F5 without the Go extension: Reconcile Lab debugs with Delve (dlv dap)
     await vscode.debug.stopDebugging(session);
     await waitUntil(() => !alive(pid), `the debugged program (pid ${pid}) to be gone`, 30_000);
     await waitUntil(() => !dlvRunning(), 'dlv to be gone', 30_000);
+  });
+});
+
+// F5 with no Delve anywhere: the offer to install it is a modal dialog. The debug session waits for the answer, and
+// a notification hides itself after a few seconds, which left F5 looking hung with its offer out of sight. (Tests
+// refuse modal dialogs, as a person dismissing it would: no session starts.)
+describe('F5 without the Go extension and without Delve: the install offer is a dialog', function () {
+  this.timeout(120_000);
+
+  before(async function () {
+    if (vscode.extensions.getExtension('golang.go') || findDelve({})) this.skip(); // a Delve on this machine is used, not offered
+    await lab();
+    await vscode.workspace.getConfiguration('reconcileLab').update('goController.delvePath', undefined, vscode.ConfigurationTarget.Global);
+  });
+
+  after(async () => {
+    await vscode.debug.stopDebugging();
+  });
+
+  it('the offer is modal; dismissed, the session ends and nothing is installed', async () => {
+    const from = (await api()).shownMark();
+    const dir = mkdtempSync(join(tmpdir(), 'rlab-nodlv-'));
+    try {
+      const folder = vscode.workspace.workspaceFolders?.[0];
+      // The test host refuses the dialog with an error naming it (a person would dismiss it): no session either way.
+      const started = await withTimeout(vscode.debug.startDebugging(folder, { name: 'no Delve', type: 'go', request: 'launch', mode: 'debug', program: dir }), 60_000, () => 'startDebugging did not return: the offer waits for an answer nobody sees').then(
+        (r) => r,
+        (e: unknown) => {
+          assert.match(String((e as Error).message), /refused to show dialog.*needs Delve/s);
+          return false;
+        },
+      );
+      assert.equal(started, false, 'no session without Delve');
+      const shown = (await api()).shownSince(from);
+      const offer = shown.find((t) => /needs Delve/.test(t.text));
+      assert.ok(offer, `the offer among ${JSON.stringify(shown)}`);
+      assert.equal(offer.kind, 'modal', offer.text);
+      assert.match(offer.text, /go install github\.com\/go-delve\/delve\/cmd\/dlv@v\d/);
+      assert.ok(!shown.some((t) => t.kind === 'progress' && /installing Delve/.test(t.text)), 'nothing installed');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 
