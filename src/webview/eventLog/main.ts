@@ -19,7 +19,7 @@ import {
   PROTOCOL_VERSION,
 } from '../../shared/protocol.ts';
 import { LogBuffer } from './logBuffer.ts';
-import { isAtBottom, visibleRange } from './virtualRange.ts';
+import { followAfterScroll, isAtBottom, visibleRange } from './virtualRange.ts';
 
 interface VsCodeApi {
   postMessage(message: unknown): void;
@@ -177,10 +177,16 @@ function applyIncoming(): void {
   buffer.append(entries);
 }
 
+/** The list's scroll position as of its last scroll event or its own jump to the bottom. */
+let lastScrollTop = 0;
+
 function render(): void {
   const count = buffer.visibleCount;
   spacer.style.height = `${count * ROW_HEIGHT}px`;
-  if (state.follow && !state.paused) list.scrollTop = list.scrollHeight;
+  if (state.follow && !state.paused) {
+    list.scrollTop = list.scrollHeight;
+    lastScrollTop = list.scrollTop; // the scroll event of this jump is not the person's
+  }
   const { first, end } = visibleRange(list.scrollTop, list.clientHeight, ROW_HEIGHT, count);
   list.setAttribute('aria-rowcount', String(count + 1));
   activeRow = undefined;
@@ -507,11 +513,13 @@ followBox.addEventListener('change', () => {
   scheduleRender();
 });
 list.addEventListener('scroll', () => {
-  // Scrolling up stops following; scrolling back to the bottom resumes it.
+  // Scrolling up stops following; scrolling back down to the bottom resumes it (followAfterScroll).
   const atBottom = isAtBottom(list.scrollTop, list.clientHeight, list.scrollHeight, ROW_HEIGHT);
-  if (atBottom !== state.follow) {
-    state = { ...state, follow: atBottom };
-    followBox.checked = atBottom;
+  const follow = followAfterScroll({ follow: state.follow, atBottom, scrollTop: list.scrollTop, lastScrollTop });
+  lastScrollTop = list.scrollTop;
+  if (follow !== state.follow) {
+    state = { ...state, follow };
+    followBox.checked = follow;
     saveState();
   }
   scheduleRender();

@@ -21,3 +21,15 @@ export function visibleRange(scrollTop: number, viewportHeight: number, rowHeigh
 export function isAtBottom(scrollTop: number, viewportHeight: number, scrollHeight: number, rowHeight: number): boolean {
   return scrollTop + viewportHeight >= scrollHeight - rowHeight;
 }
+
+/**
+ * Whether the list follows new entries after a scroll event: scrolling up away from the bottom stops following,
+ * scrolling down back to it resumes; a scroll event that moved nothing since the last position the list knows
+ * (the list's own jump to the bottom while following, delivered after the person unticked Follow) changes nothing,
+ * so it never overrides the person's choice.
+ */
+export function followAfterScroll(o: { follow: boolean; atBottom: boolean; scrollTop: number; lastScrollTop: number }): boolean {
+  if (o.scrollTop < o.lastScrollTop && !o.atBottom) return false;
+  if (o.scrollTop > o.lastScrollTop && o.atBottom) return true;
+  return o.follow;
+}

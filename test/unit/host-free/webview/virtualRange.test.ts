@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { isAtBottom, visibleRange } from '../../../../src/webview/eventLog/virtualRange.ts';
+import { followAfterScroll, isAtBottom, visibleRange } from '../../../../src/webview/eventLog/virtualRange.ts';
 
 describe('visibleRange', () => {
   const cases: Array<[string, [number, number, number, number, number], { first: number; end: number }]> = [
@@ -30,4 +30,12 @@ describe('isAtBottom', () => {
     assert.equal(isAtBottom(760, 220, 1000, 22), true);
     assert.equal(isAtBottom(700, 220, 1000, 22), false);
   });
+});
+
+it('followAfterScroll: up away from the bottom stops following, down to it resumes; a scroll event that moved nothing (the list\'s own jump, delivered after Follow was unticked) keeps the choice', () => {
+  assert.equal(followAfterScroll({ follow: true, atBottom: false, scrollTop: 100, lastScrollTop: 900 }), false);
+  assert.equal(followAfterScroll({ follow: false, atBottom: true, scrollTop: 900, lastScrollTop: 100 }), true);
+  assert.equal(followAfterScroll({ follow: false, atBottom: true, scrollTop: 900, lastScrollTop: 900 }), false, 'unticked at the bottom stays unticked');
+  assert.equal(followAfterScroll({ follow: true, atBottom: true, scrollTop: 890, lastScrollTop: 900 }), true, 'a nudge up within the last row keeps following');
+  assert.equal(followAfterScroll({ follow: false, atBottom: false, scrollTop: 500, lastScrollTop: 100 }), false, 'down but not to the bottom');
 });
