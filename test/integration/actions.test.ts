@@ -125,6 +125,9 @@ describe('actions against a real kube-apiserver', () => {
   });
 
   test('diagnoseStuck: a Terminating object held by a controller-less finalizer', async () => {
+    // The loop's finalizer, as the live report above adds it (so that this test also runs alone).
+    const cur = await c.get(crd.gvr, ns, 'widget-stuck');
+    if (!cur.metadata.finalizers?.includes(LAB_FINALIZER)) await c.patch(crd.gvr, ns, 'widget-stuck', 'merge', { metadata: { finalizers: [...(cur.metadata.finalizers ?? []), LAB_FINALIZER] } });
     await c.delete(crd.gvr, ns, 'widget-stuck');
     const clock = new FakeClock(Date.now() + 90_000);
     const d = await diagnoseStuck({ client: c, gvr: crd.gvr, namespace: ns, name: 'widget-stuck', clock, knownControllers: [{ name: 'Reconcile Lab (local loop)', finalizers: [LAB_FINALIZER], running: false }] });
