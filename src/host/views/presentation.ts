@@ -238,8 +238,11 @@ export function presentObject(obj: KubeObject, key: KeyState | undefined, now: n
   const gen = meta.generation;
   const og = observedGenerationOf(obj);
   if (gen !== undefined && og !== undefined) {
-    parts.push(og === gen ? `gen ${gen}` : `gen ${gen}/${og} observed`);
-    tooltip.push({ label: 'Generation', value: `${gen} (status.observedGeneration ${og}${og === gen ? ', up to date' : ', not yet reconciled'})` });
+    // A delete of an object with finalizers raises metadata.generation by one (the API server's graceful deletion):
+    // a controller's last reconcile (cleanup, finalizer removal) rarely records it, and nothing is left to reconcile.
+    const byDelete = terminating && gen === og + 1;
+    parts.push(og === gen ? `gen ${gen}` : `gen ${gen}/${og} observed${byDelete ? ' (+1 by the delete)' : ''}`);
+    tooltip.push({ label: 'Generation', value: `${gen} (status.observedGeneration ${og}${og === gen ? ', up to date' : byDelete ? ': the delete raised metadata.generation by one (the API server does so when it sets deletionTimestamp on an object with finalizers); no spec change is waiting' : ', not yet reconciled'})` });
   } else if (gen !== undefined) {
     tooltip.push({ label: 'Generation', value: `${gen} (no status.observedGeneration)` });
   }

@@ -142,6 +142,12 @@ describe('presentObject', () => {
     assert.equal(stale.icon.id, 'sync');
     const ok = presentObject(widget({}, { observedGeneration: 2, conditions: [{ type: 'Ready', status: 'True' }] }), undefined, NOW);
     assert.equal(ok.description, 'gen 2 · Ready');
+    // Terminating: the delete raised the generation by one; that is said, not left to read as "spec not observed".
+    const deleting = presentObject(widget({ deletionTimestamp: '2026-03-01T11:59:10Z', finalizers: ['lab.reconcile.dev/cleanup'] }, { observedGeneration: 1, conditions: [{ type: 'Ready', status: 'True' }] }), undefined, NOW);
+    assert.match(String(deleting.description), /gen 2\/1 observed \(\+1 by the delete\)/);
+    assert.ok(deleting.tooltip.some((t) => t.label === 'Generation' && /the delete raised metadata\.generation by one/.test(t.value)), JSON.stringify(deleting.tooltip));
+    const lagging = presentObject(widget({ deletionTimestamp: '2026-03-01T11:59:10Z', generation: 3 }, { observedGeneration: 1 }), undefined, NOW);
+    assert.match(String(lagging.description), /gen 3\/1 observed(?! \()/, 'more than the delete behind: not explained away');
     assert.equal(ok.icon.id, 'pass');
     assert.equal(ok.state, 'live');
     const bad = presentObject(widget({}, { observedGeneration: 2, conditions: [{ type: 'Ready', status: 'False', reason: 'ChildConflict' }] }), undefined, NOW);
