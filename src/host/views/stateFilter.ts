@@ -77,7 +77,10 @@ export function inState(state: ObjectStateFilter, obj: KubeObject, key: KeyState
     }
     case 'notObserved': {
       const observed = observedGenerationOf(obj);
-      return observed !== undefined && obj.metadata.generation !== undefined && observed < obj.metadata.generation;
+      const gen = obj.metadata.generation;
+      // The delete's own +1 (see presentObject) is no spec waiting to be observed.
+      if (obj.metadata.deletionTimestamp && observed !== undefined && gen === observed + 1) return false;
+      return observed !== undefined && gen !== undefined && observed < gen;
     }
     case 'warning':
       return Boolean(key?.warning);

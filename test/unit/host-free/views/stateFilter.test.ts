@@ -29,6 +29,8 @@ test('each state: terminating, backoff/failing, not ready, spec not observed, wa
   assert.equal(inState('notReady', obj(), undefined), false, 'no Ready condition: nothing to say');
   assert.equal(inState('notObserved', obj({ generation: 3, observed: 2 }), undefined), true);
   assert.equal(inState('notObserved', obj({ generation: 3, observed: 3 }), undefined), false);
+  assert.equal(inState('notObserved', obj({ deleting: true, generation: 3, observed: 2 }), undefined), false, 'the delete raised the generation by one');
+  assert.equal(inState('notObserved', obj({ deleting: true, generation: 4, observed: 2 }), undefined), true);
   assert.equal(inState('warning', obj(), key({ warning: 'another controller …' })), true);
 });
 
