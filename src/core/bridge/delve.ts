@@ -71,7 +71,22 @@ export function installDelve(installDir: string, o: { env?: NodeJS.ProcessEnv; s
   });
 }
 
-/** A running `dlv dap` server; dispose kills it and everything it started (its process group: the debuggee too). */
+/** The pids of `pid`'s child processes (`pgrep -P`); empty when there are none or pgrep is missing. */
+function childrenOf(pid: number): number[] {
+  try {
+    return execFileSync('pgrep', ['-P', String(pid)], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'], timeout: 5_000 })
+      .split('\n')
+      .map((l) => Number(l.trim()))
+      .filter((n) => Number.isInteger(n) && n > 0);
+  } catch {
+    return [];
+  }
+}
+
+/**
+ * A running `dlv dap` server; dispose kills it and everything it started: its process group, and the debuggee,
+ * which Delve starts in a process group of its own.
+ */
 export interface DelveServer extends Disposable {
   readonly port: number;
   readonly process: ChildProcess;
@@ -81,8 +96,9 @@ export interface DelveServer extends Disposable {
 
 /**
  * Starts `dlv dap --listen=127.0.0.1:0` in `cwd` (its own process group) and resolves once it listens. The server
- * serves one debug session and exits when that session disconnects; dispose kills the group (SIGTERM, then SIGKILL
- * after `killGraceMs`) so no debuggee outlives its owner. Rejects with dlv's output when it exits before listening
+ * serves one debug session and exits when that session disconnects; dispose kills the group (SIGTERM, on which dlv
+ * ends its debuggee; SIGKILL after `killGraceMs`), then the process groups of dlv's children (the debuggee has its
+ * own), so no debuggee outlives its owner. Rejects with dlv's output when it exits before listening
  * or does not listen within `startTimeoutMs`.
  */
 export function startDelveDap(dlvPath: string, o: { cwd?: string; env?: NodeJS.ProcessEnv; startTimeoutMs?: number; killGraceMs?: number } = {}): Promise<DelveServer> {
@@ -92,6 +108,8 @@ export function startDelveDap(dlvPath: string, o: { cwd?: string; env?: NodeJS.P
     child.once('error', () => resolve());
   });
   let done = false;
+  /** dlv's children when dispose began: the debuggee, which Delve starts in a process group of its own. */
+  let children: number[] = [];
   const kill = (signal: NodeJS.Signals) => {
     if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return;
     try {
@@ -103,15 +121,23 @@ export function startDelveDap(dlvPath: string, o: { cwd?: string; env?: NodeJS.P
   const dispose = () => {
     if (done) return;
     done = true;
+    if (child.pid !== undefined && child.exitCode === null && child.signalCode === null) children = childrenOf(child.pid);
     kill('SIGTERM');
     const t = setTimeout(() => kill('SIGKILL'), o.killGraceMs ?? 2_000);
     t.unref();
     void exited.then(() => {
       clearTimeout(t);
-      // The debuggee is in dlv's group: whatever is left of the group goes too.
-      if (child.pid !== undefined) {
+      // Whatever is left of dlv's group goes too, and of each child's own group: Delve starts the debuggee in a
+      // process group of its own and kills it on SIGTERM, but a dlv that needed SIGKILL left it running.
+      for (const pid of [child.pid, ...children]) {
+        if (pid === undefined) continue;
         try {
-          process.kill(-child.pid, 'SIGKILL');
+          process.kill(-pid, 'SIGKILL');
+        } catch {
+          // gone (or not a group leader)
+        }
+        try {
+          process.kill(pid, 'SIGKILL');
         } catch {
           // gone
         }

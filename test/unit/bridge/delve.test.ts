@@ -1,8 +1,9 @@
 // Finding Delve and running `dlv dap` (src/core/bridge/delve.ts) with stand-in `dlv` scripts: the search order, the
 // listening port read from its output, a dlv that exits before listening, and dispose killing dlv's whole process
-// group (the debuggee with it). The real Delve is exercised by the integration and extension-host tests.
+// group and the debuggee in a group of its own, as Delve starts it. The real Delve is exercised by the integration and extension-host tests.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -61,6 +62,38 @@ test('startDelveDap: the port from "listening at"; dispose kills dlv and the pro
     server.dispose();
     await server.exited;
     await until(() => !alive(child), 'the child in dlv\'s process group is gone too');
+  } finally {
+    rmSync(d, { recursive: true, force: true });
+  }
+});
+
+test('startDelveDap: dispose kills the debuggee in a process group of its own (as Delve starts it) even when dlv needed SIGKILL', async (t) => {
+  try {
+    execFileSync('sh', ['-c', 'command -v setsid'], { stdio: 'ignore' });
+  } catch {
+    t.skip('no setsid on this machine');
+    return;
+  }
+  const d = mkdtempSync(join(tmpdir(), 'rl-dlv-'));
+  try {
+    const pidFile = join(d, 'debuggee.pid');
+    // Like dlv with a debuggee (own session and group, as Delve's Setpgid), here one that ignores SIGTERM.
+    const dlv = script(d, 'dlv', `trap '' TERM\nsetsid sleep 300 & echo $! > ${pidFile}\necho "DAP server listening at: 127.0.0.1:43118"\nwait`);
+    const server = await startDelveDap(dlv, { cwd: d, killGraceMs: 200 });
+    const { readFileSync, existsSync } = await import('node:fs');
+    await until(() => existsSync(pidFile) && readFileSync(pidFile, 'utf8').trim() !== '', 'the stand-in started its child');
+    const child = Number(readFileSync(pidFile, 'utf8').trim());
+    const pgid = () => {
+      try {
+        return execFileSync('ps', ['-o', 'pgid=', '-p', String(child)], { encoding: 'utf8' }).trim();
+      } catch {
+        return '';
+      }
+    };
+    await until(() => pgid() === String(child), 'the child leads its own process group');
+    server.dispose();
+    await server.exited;
+    await until(() => !alive(child), 'the debuggee in its own process group is gone too');
   } finally {
     rmSync(d, { recursive: true, force: true });
   }
