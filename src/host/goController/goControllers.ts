@@ -305,7 +305,9 @@ export class GoControllers implements vscode.Disposable {
     const cur = this.shown;
     const resource = c.controller.resourceId;
     if (s && resource) s.noteControllerResource(c.controller.name, resource);
-    const primary = (x: GoControllerRef | undefined) => x !== undefined && s?.primaryResource !== undefined && x.controller.resourceId === s.primaryResource;
+    // The connection's own resource (its built-in loop's), not the views' current one: showing a controller makes its
+    // resource the views', and the first announced would then always look like the one reconciling it.
+    const primary = (x: GoControllerRef | undefined) => x !== undefined && s?.builtInPrimaryResource !== undefined && x.controller.resourceId === s.builtInPrimaryResource;
     const place = (x: GoControllerRef) => x.controller.announcement.order ?? Number.POSITIVE_INFINITY;
     const better = primary(c) && !primary(cur);
     const earlier = cur !== undefined && cur.process === c.process && primary(c) === primary(cur) && place(c) < place(cur);

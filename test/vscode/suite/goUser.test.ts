@@ -14,6 +14,7 @@ import type { ReconcileLab } from '../../../src/host/reconcileLab.ts';
 import { buildGoProgram, harborOperatorDir, haveGo, setRepoRoot } from '../../integration/support/goSample.ts';
 import { installCrd, uniqueName } from '../../integration/support/cluster.ts';
 import { connectTo, lab, labCluster, ok, ROOT, run, testNamespace, waitUntil } from './support/lab.ts';
+import { Peer } from '../../unit/bridge/peer.ts';
 
 setRepoRoot(ROOT);
 
@@ -85,6 +86,27 @@ describe('a user-shaped Go program with two controllers (Run Controller…)', fu
     assert.deepEqual(l.go.all.map((c) => c.controller.name), [], 'the stopped program\'s controllers are no longer listed (the next run lists only its own)');
     assert.equal(s.controller, s.builtInController);
     assert.equal(s.primaryResource, widgets, 'back to the built-in loop\'s resource');
+  });
+
+  // The order the manager announces its controllers in is a race: here the second controller the program set up is
+  // announced first. Before, showing it made its resource the views' resource, and the first controller, announced
+  // next, then looked like "not the one reconciling the primary resource" and was never shown (a CI run caught it).
+  it('a program that announces its second controller first: the views still show the first it set up', async function () {
+    this.timeout(60_000);
+    const hub = await l.go.ensureBridge(l.session!);
+    const env = hub.env();
+    const { peer } = await Peer.hello(env.RECONCILE_LAB_BRIDGE!, env.RECONCILE_LAB_BRIDGE_TOKEN!, { pid: 4343, instance: `inst-${Date.now()}` });
+    try {
+      peer.send({ type: 'controller', name: 'deployment', group: 'apps', version: 'v1', kind: 'Deployment', resource: 'deployments', priorityQueue: false, paused: true, order: 2, declared: 2 });
+      await waitUntil(() => l.go.current?.controller.name === 'deployment', 'the first announced is shown meanwhile', 20_000);
+      peer.send({ type: 'controller', name: 'harbor-keeper', group: 'fleet.example.io', version: 'v1beta1', kind: 'Harbor', resource: 'harbors', priorityQueue: true, paused: true, order: 1, declared: 2 });
+      await waitUntil(() => l.go.current?.controller.name === 'harbor-keeper', 'the first controller the program set up is shown once announced', 20_000);
+    } finally {
+      peer.close();
+      l.go.hideShown();
+      const p = hub.processByPid(4343);
+      if (p) hub.remove(p); // as Stop Controller does: the next run lists only its own controllers
+    }
   });
 
   it('Run Controller… from the settings: command, args, env and a cwd relative to the workspace folder reach the program', async function () {
