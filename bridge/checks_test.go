@@ -303,7 +303,9 @@ func TestCheckInstanceOfAClusterScopedPrimary(t *testing.T) {
 		if err := real.Create(ctx, &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: n}}); err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(func() { _ = real.Delete(context.Background(), &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: n}}) })
+		t.Cleanup(func() {
+			_ = real.Delete(context.Background(), &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: n}})
+		})
 	}
 	t.Setenv(EnvCheckNamespace, ns)
 	t.Setenv(EnvCheckClusterObject, `{"group":"rbac.authorization.k8s.io","version":"v1","kind":"ClusterRole","resource":"clusterroles","name":"`+copyName+`"}`)
