@@ -178,8 +178,13 @@ export default async function goOwnProjectUi(t) {
       await log.locator('#follow').uncheck(); // the list stops scrolling to new entries (rows are virtualized)
       await log.locator('#filter-key').fill(`${ns}/photos`);
       const write = entries.filter({ hasText: /create secrets/ }).filter({ hasNotText: 'dry-run' }).first();
-      await write.waitFor({ state: 'attached', timeout: 30_000 });
-      assert.match(await write.getAttribute('title'), new RegExp(`${ns}/photos-access rv ∅→\\d+`));
+      // The list renders the filter a moment after it is typed (its rows are re-used): until then a row may still
+      // show another Bucket's Secret create (archive makes one too). Read the row until it shows photos'.
+      const title = await eventually('the Secret create of photos in the filtered list', async () => {
+        await write.waitFor({ state: 'attached', timeout: 5_000 }).catch(() => {});
+        return (await write.getAttribute('title', { timeout: 3_000 }).catch(() => null)) ?? '';
+      }, (t) => t.includes(`${ns}/photos-access`), { timeoutMs: 30_000, intervalMs: 500 });
+      assert.match(title, new RegExp(`${ns}/photos-access rv ∅→\\d+`));
       const detail = log.locator('#detail');
       await eventually('the write\'s detail', async () => {
         await write.scrollIntoViewIfNeeded({ timeout: 3_000 }).catch(() => {});
