@@ -64,6 +64,9 @@ export function registerGoDebugging(lab: ReconcileLab, storageDir: string): vsco
       lab.log.info('debug configuration connected to the bridge', { name: config.name });
       return { ...config, env };
     },
+    resolveDebugConfigurationWithSubstitutedVariables(_folder, config) {
+      return delve.withOutput(config);
+    },
   };
   const tracker: vscode.DebugAdapterTrackerFactory = {
     createDebugAdapterTracker(session) {

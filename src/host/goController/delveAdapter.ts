@@ -1,6 +1,7 @@
 import * as vscode from 'vscode';
 import { join } from 'node:path';
-import { existsSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import * as ui from '../ui.ts';
 import { readSettings } from '../config.ts';
 import { DELVE_MODULE, DELVE_VERSION, findDelve, installDelve, startDelveDap, type DelveServer } from '../../core/bridge/delve.ts';
@@ -21,6 +22,8 @@ export const GO_EXTENSION_ID = 'golang.go';
  *   - Trusted workspaces only: the adapter builds and runs the workspace's program.
  *   - One `dlv dap` per debug session, in its own process group with the debuggee; it is killed when the session
  *     terminates and when the extension is disposed, so no debugger or debuggee outlives its owner.
+ *   - A program Delve builds goes into a temporary directory of its session (withOutput), not Delve's default
+ *     `__debug_bin…` in the program's own folder; the directory is removed when the session ends.
  *   - Delve is the `reconcileLab.goController.delvePath` setting, else one found on PATH / GOBIN / GOPATH, else the
  *     pinned version installed before into the extension's storage, else installed now with `go install` after the
  *     user agreed.
@@ -30,6 +33,8 @@ export class DelveAdapter implements vscode.Disposable {
   private readonly servers = new Map<string, DelveServer>();
   private readonly subscriptions: vscode.Disposable[] = [];
   private installing: Promise<string> | undefined;
+  /** The temporary directories Delve builds launched programs into (withOutput), removed when their session ends. */
+  private readonly outputDirs = new Set<string>();
   /** Aborts a running `go install` of Delve (cancelled from its progress notification, or the extension stopped). */
   private readonly aborts = new Set<AbortController>();
   private disposed = false;
@@ -43,7 +48,10 @@ export class DelveAdapter implements vscode.Disposable {
     this.update();
     this.subscriptions.push(
       vscode.extensions.onDidChange(() => this.update()),
-      vscode.debug.onDidTerminateDebugSession((s) => this.stop(s.id)),
+      vscode.debug.onDidTerminateDebugSession((s) => {
+        this.stop(s.id);
+        this.removeOutput(s.configuration.output);
+      }),
     );
   }
 
@@ -81,6 +89,29 @@ export class DelveAdapter implements vscode.Disposable {
     });
     this.log.info('debugging with Delve (dlv dap)', { dlv, port: server.port, session: session.name });
     return new vscode.DebugAdapterServer(server.port, '127.0.0.1');
+  }
+
+  /**
+   * config with `output` (where Delve puts the program it builds) in a fresh temporary directory, while this adapter
+   * debugs: Delve's default is `__debug_bin<random>` in the program's own folder, an untracked file in the developer's
+   * repository for as long as the session runs (and left behind when dlv is killed). Returned untouched: a
+   * configuration with its own `output`, an attach, and modes that build nothing (exec, core, replay). Call it with
+   * the configuration about to start (resolveDebugConfigurationWithSubstitutedVariables); the directory goes when the
+   * session terminates, or at dispose for a configuration that never started.
+   */
+  withOutput(config: vscode.DebugConfiguration): vscode.DebugConfiguration {
+    const mode = (config.mode as unknown) ?? 'debug';
+    if (!this.active || config.request !== 'launch' || config.output !== undefined || (mode !== 'debug' && mode !== 'test')) return config;
+    const dir = mkdtempSync(join(tmpdir(), 'reconcile-lab-dlv-'));
+    this.outputDirs.add(dir);
+    return { ...config, output: join(dir, mode === 'test' ? '__debug_test_bin' : '__debug_bin') };
+  }
+
+  private removeOutput(output: unknown): void {
+    if (typeof output !== 'string') return;
+    const dir = join(output, '..');
+    if (!this.outputDirs.delete(dir)) return;
+    rmSync(dir, { recursive: true, force: true });
   }
 
   /** The dlv to debug with (see the class contract); rejects with what to do when there is none and none is installed. */
@@ -139,6 +170,8 @@ export class DelveAdapter implements vscode.Disposable {
     for (const s of this.subscriptions) s.dispose();
     for (const server of this.servers.values()) server.dispose();
     this.servers.clear();
+    for (const dir of this.outputDirs) rmSync(dir, { recursive: true, force: true });
+    this.outputDirs.clear();
   }
 }
 

@@ -4,7 +4,7 @@
 // cannot name the program, Stop Controller goes back to the built-in loop.
 import * as assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as vscode from 'vscode';
@@ -420,6 +420,10 @@ describe('F5 without the Go extension: Reconcile Lab debugs with Delve (dlv dap)
     // The Go controller's own reconciles (the built-in loop of the connection reconciles the Widget too).
     const goEnds = () => s.journal.entries({ kinds: ['reconcileEnd'], key }).filter((e) => e.controller === ref.controller.name).length;
     assert.equal(goEnds(), 0, 'the reconcile is held at the breakpoint');
+    // Delve built the program into the session's temporary directory, not __debug_bin… in the developer's folder.
+    const output = String(session.configuration.output);
+    assert.ok(output.startsWith(join(tmpdir(), 'reconcile-lab-dlv-')) && existsSync(output), `the debugged binary is in a temporary directory (${output})`);
+    assert.deepEqual(readdirSync(join(sampleDir(), 'cmd')).filter((n) => n.startsWith('__debug_bin')), [], 'nothing built into the program\'s folder');
 
     vscode.debug.removeBreakpoints(vscode.debug.breakpoints);
     await session.customRequest('continue', { threadId: stopped.body?.threadId });
@@ -431,6 +435,7 @@ describe('F5 without the Go extension: Reconcile Lab debugs with Delve (dlv dap)
     await vscode.debug.stopDebugging(session);
     await waitUntil(() => !alive(pid), `the debugged program (pid ${pid}) to be gone`, 30_000);
     await waitUntil(() => !dlvRunning(), 'dlv to be gone', 30_000);
+    await waitUntil(() => !existsSync(join(output, '..')), 'the temporary build directory to be removed', 30_000);
   });
 });
 
