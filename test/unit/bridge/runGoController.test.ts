@@ -8,31 +8,43 @@ import { Journal } from '../../../src/core/journal/journal.ts';
 import { FakeClock } from '../../fakes/fakeClock.ts';
 import { Peer, until } from './peer.ts';
 
-test('with wanted: a program that announces only after the first notice, and no controller it accepts, fails one notice period later naming what it announced (not after waitMs)', async () => {
+type WaitOptions = Omit<Parameters<typeof runGoController>[0], 'hub' | 'spec' | 'clock'>;
+
+/**
+ * A run of `sleep 600` waiting for a controller on a fresh hub with a fake clock. outcome() is undefined while it
+ * waits, then the name of the controller it followed (the program is stopped then) or its error. The caller closes
+ * its peers, awaits run and disposes hub.
+ */
+async function waitingRun(options: WaitOptions) {
   const clock = new FakeClock();
   const journal = new Journal({ clock, delivery: 'sync' });
   const hub = await BridgeHub.start({ clock, journal, silentAfterMs: 3_600_000 });
-  const env = hub.env();
-  const notices: string[] = [];
   let outcome: unknown;
-  const run = runGoController({
-    hub,
-    spec: { command: 'sleep', args: ['600'] },
-    clock,
+  const run = runGoController({ hub, spec: { command: 'sleep', args: ['600'] }, clock, ...options }).then(
+    async (r) => {
+      outcome = r.controller.name;
+      await r.launched.stop();
+      r.launched.dispose();
+    },
+    (e: unknown) => (outcome = e),
+  );
+  return { clock, hub, env: hub.env(), run, outcome: (): unknown => outcome };
+}
+
+test('with wanted: a program that announces only after the first notice, and no controller it accepts, fails one notice period later naming what it announced (not after waitMs)', async () => {
+  const notices: string[] = [];
+  const { clock, hub, env, run, outcome } = await waitingRun({
     waitMs: 300_000,
     noticeAfterMs: 10_000,
     accept: (c) => c.controller.resourceId === 'widgets.lab.reconcile.dev',
     wanted: 'a controller reconciling widgets.lab.reconcile.dev',
     onNotice: (m) => notices.push(m),
-  }).then(
-    () => (outcome = 'resolved'),
-    (e: unknown) => (outcome = e),
-  );
+  });
   try {
     clock.step(10_000);
     assert.equal(notices.length, 1);
     assert.match(notices[0]!, /has not connected to Reconcile Lab yet/);
-    assert.equal(outcome, undefined, 'nothing announced yet: still waiting');
+    assert.equal(outcome(), undefined, 'nothing announced yet: still waiting');
 
     // The program connects late (a first go run compiles) and announces only another controller.
     const { peer, answer } = await Peer.hello(env.RECONCILE_LAB_BRIDGE!, env.RECONCILE_LAB_BRIDGE_TOKEN!);
@@ -41,10 +53,10 @@ test('with wanted: a program that announces only after the first notice, and no 
     await until(() => hub.controllers.length === 1, 'the controller is announced');
     clock.step(9_999);
     await until(() => true, 'a turn');
-    assert.equal(outcome, undefined, 'not before the next notice period');
+    assert.equal(outcome(), undefined, 'not before the next notice period');
     clock.step(1);
-    await until(() => outcome !== undefined, 'the run ends');
-    const failure = outcome as unknown; // set by the run's callbacks
+    await until(() => outcome() !== undefined, 'the run ends');
+    const failure = outcome();
     assert.ok(failure instanceof Error, String(failure));
     assert.match(failure.message, /^sleep 600 announced harbor-keeper \(harbors\.fleet\.example\.io\), but not a controller reconciling widgets\.lab\.reconcile\.dev\.$/);
     clock.step(60_000);
@@ -150,19 +162,7 @@ test('an onLaunched callback that throws: the run rejects with its error and the
  * moves the clock. Resolves with the name of the controller the run followed (the program is stopped).
  */
 async function followedName(accept: Parameters<typeof runGoController>[0]['accept'], script: (announce: (name: string, order?: number) => Promise<void>, clock: FakeClock, outcome: () => unknown) => Promise<void>): Promise<string> {
-  const clock = new FakeClock();
-  const journal = new Journal({ clock, delivery: 'sync' });
-  const hub = await BridgeHub.start({ clock, journal, silentAfterMs: 3_600_000 });
-  const env = hub.env();
-  let outcome: unknown;
-  const run = runGoController({ hub, spec: { command: 'sleep', args: ['600'] }, clock, noticeAfterMs: 10_000, onNotice: () => {}, ...(accept ? { accept } : {}) }).then(
-    async (r) => {
-      outcome = r.controller.name;
-      await r.launched.stop();
-      r.launched.dispose();
-    },
-    (e: unknown) => (outcome = e),
-  );
+  const { clock, hub, env, run, outcome } = await waitingRun({ noticeAfterMs: 10_000, onNotice: () => {}, ...(accept ? { accept } : {}) });
   const { peer, answer } = await Peer.hello(env.RECONCILE_LAB_BRIDGE!, env.RECONCILE_LAB_BRIDGE_TOKEN!);
   try {
     assert.equal(answer.type, 'welcome');
@@ -173,15 +173,16 @@ async function followedName(accept: Parameters<typeof runGoController>[0]['accep
       await until(() => hub.controllers.length === n, `${name} is announced`);
       await until(() => true, 'a turn');
     };
-    await script(announce, clock, () => outcome);
-    await until(() => outcome !== undefined, 'the run ends');
+    await script(announce, clock, outcome);
+    await until(() => outcome() !== undefined, 'the run ends');
   } finally {
     peer.close();
     await run;
     hub.dispose();
   }
-  if (typeof outcome !== 'string') throw outcome;
-  return outcome;
+  const followed = outcome();
+  if (typeof followed !== 'string') throw followed;
+  return followed;
 }
 
 test('a program whose manager announces its controllers in another order than it set them up: the run follows the first it set up (order 1), whatever comes first', async () => {
@@ -224,41 +225,30 @@ test('a bridge that sends no order: the first controller announced, at once', as
 
 test('with wanted: once every controller the program set up is announced (declared) and none is accepted, the run fails at once; while one is missing it waits for the notice period', async () => {
   for (const declared of [2, 3]) {
-    const clock = new FakeClock();
-    const journal = new Journal({ clock, delivery: 'sync' });
-    const hub = await BridgeHub.start({ clock, journal, silentAfterMs: 3_600_000 });
-    const env = hub.env();
-    let outcome: unknown;
-    const run = runGoController({
-      hub,
-      spec: { command: 'sleep', args: ['600'] },
-      clock,
+    const { clock, hub, env, run, outcome } = await waitingRun({
       waitMs: 300_000,
       noticeAfterMs: 10_000,
       accept: (c) => c.controller.name === 'harbor-keper',
       wanted: 'the controller named harbor-keper: pass --controller with the name of one it runs',
       wantedName: 'harbor-keper',
       onNotice: () => undefined,
-    }).then(
-      () => (outcome = 'resolved'),
-      (e: unknown) => (outcome = e),
-    );
+    });
     try {
       const { peer } = await Peer.hello(env.RECONCILE_LAB_BRIDGE!, env.RECONCILE_LAB_BRIDGE_TOKEN!);
       peer.send({ type: 'controller', name: 'deployment', group: 'apps', version: 'v1', kind: 'Deployment', resource: 'deployments', priorityQueue: false, paused: true, order: 2, declared });
       peer.send({ type: 'controller', name: 'harbor-keeper', group: 'fleet.example.io', version: 'v1beta1', kind: 'Harbor', resource: 'harbors', priorityQueue: true, paused: true, order: 1, declared });
       await until(() => hub.controllers.length === 2, 'both are announced');
       if (declared === 2) {
-        await until(() => outcome !== undefined, 'the run ends without waiting for the notice');
-        const failure = outcome as unknown; // set by the run's callbacks
+        await until(() => outcome() !== undefined, 'the run ends without waiting for the notice');
+        const failure = outcome();
         assert.ok(failure instanceof Error, String(failure));
         assert.match(failure.message, /^sleep 600 announced deployment \(deployments\.apps\), harbor-keeper \(harbors\.fleet\.example\.io\), but not the controller named harbor-keper: pass --controller with the name of one it runs\. Did you mean --controller harbor-keeper\?$/);
       } else {
         await until(() => true, 'a turn');
-        assert.equal(outcome, undefined, 'a third controller set up is not announced yet (leader election): still waiting');
+        assert.equal(outcome(), undefined, 'a third controller set up is not announced yet (leader election): still waiting');
         clock.step(10_000);
-        await until(() => outcome !== undefined, 'the run ends at the notice');
-        assert.ok((outcome as unknown) instanceof Error);
+        await until(() => outcome() !== undefined, 'the run ends at the notice');
+        assert.ok(outcome() instanceof Error);
       }
       peer.close();
     } finally {
