@@ -519,6 +519,9 @@ export class RemoteController implements Controller {
     if (key !== undefined) {
       this.checkKey(key);
       if (this.processing.has(key)) return { kind: 'busy', key };
+      // A step of this key already waits for its reconcile: a second one would queue behind it on the Go side and
+      // answer only after it (with the process at a breakpoint, only once the developer continues).
+      if (this.stepping.has(key)) return { kind: 'busy', key, stepping: true };
       const w = this.waiting.get(key);
       if (w && !this.queued.has(key) && !options.force) return { kind: 'notReady', key, waiting: w.kind, dueAt: w.dueAt };
     }

@@ -147,8 +147,12 @@ export type StepResult =
   | { kind: 'reconciled'; key: ObjectKey; outcome: ReconcileOutcome; durationMs: number; triggers: readonly EnqueueReason[] }
   /** The key waits for its retry or requeue; call again with `force: true` to run it anyway. */
   | { kind: 'notReady'; key: ObjectKey; waiting: WaitKind; dueAt: number }
-  /** The key is being reconciled right now. */
-  | { kind: 'busy'; key: ObjectKey }
+  /**
+   * The key is being reconciled right now. `stepping`: a step of this key already waits for its reconcile (a Go
+   * controller's process may not have reported the reconcile yet, e.g. when it sits at a breakpoint); that step
+   * answers when the reconcile ends.
+   */
+  | { kind: 'busy'; key: ObjectKey; stepping?: true }
   /** Nothing is queued; `next` is the wait that ends first, if any. */
   | { kind: 'empty'; next?: { key: ObjectKey; dueAt: number; waiting: WaitKind } }
   | { kind: 'notRunning' };

@@ -63,14 +63,19 @@ export async function resumeLoop(lab: ReconcileLab, arg: unknown): Promise<Comma
   return { ok: true, loop: r.s.loopState() };
 }
 
-function describeStep(step: StepResult, now: number): string {
+/**
+ * What a step answered, in a sentence. `heldInDebugger`: the controller's process sits at a breakpoint (a Go
+ * controller under a debug session), which is why a busy key's reconcile does not end.
+ */
+function describeStep(step: StepResult, now: number, heldInDebugger = false): string {
   switch (step.kind) {
     case 'reconciled':
       return `${step.key}: ${outcomeSummary(step.outcome, step.durationMs)}`;
     case 'notReady':
       return `${step.key} waits for its ${step.waiting === 'backoff' ? 'backoff retry' : 'requeue'} (due ${dueIn(step.dueAt, now)}).`;
     case 'busy':
-      return `${step.key} is being reconciled right now.`;
+      if (heldInDebugger) return `${step.key} is being reconciled right now, and its process is stopped in the debugger: continue the debug session (F5) to let the reconcile finish.`;
+      return step.stepping ? `${step.key} is being stepped already: that step answers when its reconcile ends.` : `${step.key} is being reconciled right now.`;
     case 'empty':
       return step.next ? `Nothing is queued; ${step.next.key} is due ${dueIn(step.next.dueAt, now)}.` : 'Nothing is queued.';
     case 'notRunning':
@@ -107,7 +112,8 @@ export async function stepReconcile(lab: ReconcileLab, arg: unknown): Promise<Co
   const force = boolArg(arg, 'force') === true;
   let step = await r.c.step({ ...(key ? { key } : {}), force });
   lab.renderStatus();
-  let summary = describeStep(step, lab.clock.now());
+  const heldInDebugger = () => lab.go.all.some((g) => g.controller === r.c && g.process.liveness === 'stoppedInDebugger');
+  let summary = describeStep(step, lab.clock.now(), step.kind === 'busy' && heldInDebugger());
   // Invoked by a person (palette, or a tree / queue element, which carries a `type`): offer to force a key
   // that waits for its backoff or requeue-after. Programmatic calls ({ key, resource }) decide with `force`.
   const fromUi = arg === undefined || (typeof arg === 'object' && arg !== null && typeof (arg as { type?: unknown }).type === 'string');

@@ -244,6 +244,13 @@ test('step: a waiting key is notReady locally; force sends it; the reply becomes
   const stepping = c.step({ key: 'ns/a', force: true });
   await flushMicrotasks();
   assert.deepEqual(sent[0]!.cmd, { op: 'step', controller: 'widget', key: 'ns/a', force: true });
+  // The process has not reported the reconcile yet (a breakpoint stops it before its writer sends): a second step
+  // of the key answers at once instead of waiting behind the first.
+  let second: unknown;
+  void c.step({ key: 'ns/a', force: true }).then((r) => (second = r));
+  await flushMicrotasks();
+  assert.deepEqual(second, { kind: 'busy', key: 'ns/a', stepping: true });
+  assert.equal(sent.length, 1, 'the second step sent nothing');
   q('ns/a', 'processing');
   c.onReconcileStart({ type: 'reconcileStart', controller: 'widget', key: 'ns/a', reconcileID: 'r', triggers: [{ kind: 'manual', action: 'step', note: 'forced', at: 1 }], dryRun: false, at: 1 });
   sent[0]!.reply({ ok: true, reconcile: { controller: 'widget', key: 'ns/a', reconcileID: 'r', durationMs: 7, dryRun: false, at: 2 } });

@@ -420,6 +420,10 @@ describe('F5 without the Go extension: Reconcile Lab debugs with Delve (dlv dap)
     // The Go controller's own reconciles (the built-in loop of the connection reconciles the Widget too).
     const goEnds = () => s.journal.entries({ kinds: ['reconcileEnd'], key }).filter((e) => e.controller === ref.controller.name).length;
     assert.equal(goEnds(), 0, 'the reconcile is held at the breakpoint');
+    // A second step of the key answers at once, and says where the reconcile is held.
+    const again = ok(await withTimeout(run<{ step: StepResult; summary: string }>('reconcileLab.stepReconcile', { key, resource: RESOURCE }), 20_000, () => 'a second step waited for the held reconcile'));
+    assert.equal(again.step.kind, 'busy');
+    assert.match(again.summary, /stopped in the debugger: continue the debug session/);
     // Delve built the program into the session's temporary directory, not __debug_bin… in the developer's folder.
     const output = String(session.configuration.output);
     assert.ok(output.startsWith(join(tmpdir(), 'reconcile-lab-dlv-')) && existsSync(output), `the debugged binary is in a temporary directory (${output})`);
