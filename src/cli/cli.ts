@@ -28,6 +28,7 @@ import { maskSecretPair } from '../core/k8s/secretMask.ts';
 import { BridgeHub } from '../core/bridge/bridgeHub.ts';
 import { RemoteController } from '../core/bridge/remoteController.ts';
 import { runGoController } from '../core/bridge/runGoController.ts';
+import { goLaunchProblem } from '../core/bridge/goModule.ts';
 import { describeExit } from '../core/bridge/launcher.ts';
 import { writeTarget } from '../core/bridge/causes.ts';
 import { journalingContextFactory, journalWriteOf } from '../core/actions/controllerContext.ts';
@@ -323,6 +324,9 @@ function makeReconciler(args: CliArgs, s: Session, log: Logger, store: Disposabl
 }
 
 async function execute(args: CliArgs, io: CliIo, log: Logger, store: DisposableStore): Promise<number> {
+  // A `go` program that cannot build here or would never connect is named before anything compiles for minutes.
+  const goProblem = args.go?.length ? goLaunchProblem(args.go[0]!, args.go.slice(1), process.cwd()) : undefined;
+  if (goProblem) throw new UsageError(`--go ${args.go!.join(' ')}: ${goProblem}`);
   const s = await connect(args, io, log);
   store.add(s.transport);
   switch (args.command) {

@@ -291,3 +291,46 @@ export function addBridgeToGoMod(moduleDir: string, bridgeDir: string, signal?: 
     });
   });
 }
+
+/**
+ * What is wrong with launching `command args…` in `cwd` before anything is built, for a `go` command (`go run ./cmd`,
+ * `go -C dir run …`); undefined when nothing is known to be wrong, and for any other program (a built binary).
+ * - No go.mod governs the directory and no go.work either (the operator lives in a subdirectory of a monorepo,
+ *   `operator/` beside `web/`): names the controller module(s) found below it and says to run from there — Go itself
+ *   only says `cannot find main module`.
+ * - The module does not require the bridge, or replaces it with a directory that holds none ({@link bridgeProblem}):
+ *   the program would compile for a minute and never connect.
+ */
+export function goLaunchProblem(command: string, args: readonly string[], cwd: string): string | undefined {
+  const base = command.split(/[\\/]/).pop();
+  if (base !== 'go' && base !== 'go.exe') return undefined;
+  const dir = args[0] === '-C' && args[1] ? resolve(cwd, args[1]) : cwd;
+  if (!findGoMod(dir) && !findGoWork(dir)) {
+    const modules = findControllerModules([dir]);
+    if (!modules.length) return undefined;
+    const rel = modules.map((m) => relative(dir, m) || '.');
+    return `${dir} is in no Go module (no go.mod here or above it), so go cannot build the program; the controller module ${rel.length === 1 ? `is in ${rel[0]}` : `is one of ${rel.join(', ')}`}: run from there (cd ${rel[0]}), or give go -C ${rel[0]} before run.`;
+  }
+  const unbridged = bridgeProblemIn(dir);
+  if (unbridged) return `${unbridged.problem}. Add it first (README "Your Go controller": in the editor Reconcile Lab: Set Up Go Bridge…, or its require and replace lines), add bridge.Setup and bridge.Options/bridge.Wrap to your code, run go mod tidy, then run again.`;
+  return undefined;
+}
+
+/**
+ * A hint for a controller program that ended because an informer of its cache never synced — what controller-runtime
+ * reports when a kind's CRD is not installed (`timed out waiting for cache to be synced for kind source:
+ * *v1alpha1.Shelf` after its CacheSyncTimeout, 2 minutes by default; `no matches for kind "Shelf"`). Undefined for any
+ * other output.
+ */
+export function cacheSyncHint(output: readonly string[]): string | undefined {
+  let kind: string | undefined;
+  for (const l of output) {
+    const m = /no matches for kind \\?"(\w+)\\?"/.exec(l) ?? /timed out waiting for cache to be synced for kind source: \*?(?:[\w]+\.)?(\w+)/.exec(l);
+    if (m) {
+      kind = m[1];
+      break;
+    }
+  }
+  if (!kind) return undefined;
+  return `Its cache never synced ${kind} objects: is the ${kind} CRD installed in this cluster? controller-runtime waits for every watched kind's informer (CacheSyncTimeout, 2 minutes by default) and then stops. Install your CRDs first (a kubebuilder project: make install, or kubectl apply -f config/crd/bases), then run again.`;
+}

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { BRIDGE_MODULE_PATH, bridgeEditArgs, bridgeProblem, bridgeProblemIn, controllerRuntimeNote, findControllerModules, findGoMod, goExitDetails, goModTidyHint, readBridgeInGoMod } from '../../../src/core/bridge/goModule.ts';
+import { BRIDGE_MODULE_PATH, bridgeEditArgs, bridgeProblem, bridgeProblemIn, controllerRuntimeNote, findControllerModules, findGoMod, goExitDetails, goLaunchProblem, goModTidyHint, cacheSyncHint, readBridgeInGoMod } from '../../../src/core/bridge/goModule.ts';
 
 test('readBridgeInGoMod: single-line and block require / replace, comments, quotes; other modules ignored', () => {
   const blocks = `module example.com/widgets // the operator
@@ -120,4 +120,42 @@ test('goExitDetails: the first compile error inside the module (never a path out
   assert.deepEqual(goExitDetails(['SHOP_REGION is not set', 'exit status 2', ''], dir), { programExitCode: 2 });
   assert.deepEqual(goExitDetails(['panic: boom', 'goroutine 1 [running]:', 'main.main()', '\t/work/shop/main.go:20 +0x1d', 'exit status 2'], dir), { programExitCode: 2 }, 'a panic trace line is not a compile error');
   assert.deepEqual(goExitDetails([], dir), {});
+});
+
+test('goLaunchProblem: go run from a monorepo root names the operator module below it; an unbridged module is named before building; a bridged one, a go.work and a built binary pass', () => {
+  const root = mkdtempSync(join(tmpdir(), 'rl-launch-'));
+  try {
+    const bridge = join(root, 'bridge');
+    mkdirSync(bridge);
+    writeFileSync(join(bridge, 'go.mod'), `module ${BRIDGE_MODULE_PATH}\n`);
+    const repo = join(root, 'repo');
+    mkdirSync(join(repo, 'web'), { recursive: true });
+    writeFileSync(join(repo, 'web', 'package.json'), '{}');
+    const op = join(repo, 'operator');
+    mkdirSync(join(op, 'cmd'), { recursive: true });
+    writeFileSync(join(op, 'go.mod'), 'module example.org/shelf\n\ngo 1.26.0\n\nrequire sigs.k8s.io/controller-runtime v0.25.3\n');
+    const atRoot = goLaunchProblem('go', ['run', './cmd'], repo);
+    assert.match(atRoot!, /is in no Go module .*the controller module is in operator: run from there \(cd operator\)/);
+    assert.equal(goLaunchProblem('go', ['-C', 'operator', 'run', './cmd'], repo)?.includes('no Go module'), false, 'go -C operator finds the module');
+    assert.match(goLaunchProblem('go', ['run', './cmd'], op)!, /does not require .*Set Up Go Bridge/);
+    assert.match(goLaunchProblem('/usr/local/go/bin/go', ['-C', 'operator', 'run', './cmd'], repo)!, /does not require/);
+    writeFileSync(join(op, 'go.mod'), `module example.org/shelf\n\ngo 1.26.0\n\nrequire (\n\tsigs.k8s.io/controller-runtime v0.25.3\n\t${BRIDGE_MODULE_PATH} v0.0.0\n)\n\nreplace ${BRIDGE_MODULE_PATH} => ${bridge}\n`);
+    assert.equal(goLaunchProblem('go', ['run', './cmd'], op), undefined, 'a bridged module');
+    assert.equal(goLaunchProblem('./bin/manager', ['--leader-elect=false'], repo), undefined, 'a built program is not go');
+    const empty = join(root, 'empty');
+    mkdirSync(empty);
+    assert.equal(goLaunchProblem('go', ['run', '.'], empty), undefined, 'no module anywhere: go says so itself');
+    writeFileSync(join(repo, 'go.work'), 'go 1.26.0\n\nuse ./operator\n');
+    assert.equal(goLaunchProblem('go', ['run', './operator/cmd'], repo), undefined, 'a go.work at the repository root decides');
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+});
+
+test('cacheSyncHint: a cache that never synced (CRD not installed) names the kind and how to install CRDs; other output none', () => {
+  const timedOut = ['2026-12-04T16:10:20Z\tERROR\tsetup\tproblem running manager\t{"error": "failed to wait for shelf caches to sync kind source: *v1alpha1.Shelf: timed out waiting for cache to be synced for kind source: *v1alpha1.Shelf"}', 'exit status 1'];
+  assert.match(cacheSyncHint(timedOut)!, /never synced Shelf objects: is the Shelf CRD installed.*kubectl apply -f config\/crd\/bases/);
+  const noMatch = ['ERROR\tcontroller-runtime.source.EventHandler\tif kind is a CRD, it should be installed before calling Start\t{"kind": "Shelf.shop.h7.example.org", "error": "no matches for kind \\"Shelf\\" in version \\"shop.h7.example.org/v1alpha1\\""}'];
+  assert.match(cacheSyncHint(noMatch)!, /the Shelf CRD/);
+  assert.equal(cacheSyncHint(['panic: boom', 'exit status 2']), undefined);
 });
