@@ -204,6 +204,22 @@ interface Session {
 const NOT_YET: ResourceInfo = Object.freeze({ group: '', version: '', resource: '', kind: '', namespaced: true });
 
 /**
+ * Why `--go` without `--resource` cannot follow controller `name`: it announced a resource `id` the cluster does not
+ * serve; or a kind (`announced.kind`, from bridge.Wrap's object) but no resource — the program's RESTMapper found
+ * none, i.e. the kind's CRD is not installed (a newcomer's first mistake); or nothing at all (no object given to
+ * bridge.Wrap).
+ */
+export function unservedResourceMessage(name: string, id: string | undefined, announced: { group?: string; version?: string; kind?: string }): string {
+  const install = 'install its CRD (a kubebuilder project: make install, or kubectl apply -f config/crd/bases)';
+  if (id !== undefined) return `the Go controller ${name} reconciles ${id}, which the cluster does not serve: ${install}, or pass --resource`;
+  if (announced.kind) {
+    const gv = announced.group ? `${announced.group}/${announced.version ?? ''}` : announced.version ?? '';
+    return `the Go controller ${name} reconciles ${announced.kind}${gv ? ` (${gv})` : ''}, a kind the cluster does not serve (its RESTMapper found no resource for it): ${install}, then run again`;
+  }
+  return `the Go controller ${name} does not name the resource it reconciles (no bridge.Wrap(mgr, name, r, &YourKind{}) gave its object, or it has no bridge.Wrap): pass --resource`;
+}
+
+/**
  * `--go` without `--resource`: makes the session's resource the one `controller` reconciles (as the bridge announced
  * it: "buckets.storage.example.org", "deployments.apps", "configmaps"). Throws a usage error when the controller does
  * not name one the server serves.
@@ -213,11 +229,7 @@ function followResourceOf(s: Session, controller: RemoteController): void {
   const dot = id?.indexOf('.') ?? -1;
   const found = id === undefined ? undefined : findResource(s.served, { group: dot < 0 ? '' : id.slice(dot + 1), name: dot < 0 ? id : id.slice(0, dot) });
   if (!found) {
-    throw new UsageError(
-      id === undefined
-        ? `the Go controller ${controller.name} does not name the resource it reconciles (no bridge.Wrap(mgr, name, r, &YourKind{}) gave its object, or it has no bridge.Wrap): pass --resource`
-        : `the Go controller ${controller.name} reconciles ${id}, which the cluster does not serve: install its CRD, or pass --resource`,
-    );
+    throw new UsageError(unservedResourceMessage(controller.name, id, controller.announcement));
   }
   s.resource = found;
   s.resourceFromProgram = false;
