@@ -2,7 +2,7 @@
 // Bundles with esbuild: the extension (node, cjs, `vscode` external), the CLI (node, cjs, with a shebang)
 // and the webviews (browser, iife). `--production` minifies; `--watch` rebuilds on change.
 import * as esbuild from 'esbuild';
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 
 const root = resolve(import.meta.dirname, '..');
@@ -27,7 +27,9 @@ const node = {
 };
 const configs = [
   { ...node, entryPoints: ['src/extension.ts'], outfile: 'dist/extension.js' },
-  { ...node, entryPoints: ['src/cli/main.ts'], outfile: 'dist/cli.js', banner: { js: '#!/usr/bin/env node' } },
+  { ...node, entryPoints: ['src/cli/main.ts'], outfile: 'dist/cli.js', banner: { js: '#!/usr/bin/env node' },
+    // `reconcile-lab --version` (src/cli/args.ts cliVersion).
+    define: { __RECONCILE_LAB_VERSION__: JSON.stringify(JSON.parse(readFileSync(resolve(root, 'package.json'), 'utf8')).version) } },
   { ...node, entryPoints: ['test/vscode/suite/index.ts'], outfile: 'dist/test/suite.js', external: ['vscode', 'mocha'] },
   {
     bundle: true, platform: 'browser', format: 'iife', target: 'es2022', absWorkingDir: root, logLevel: 'warning',

@@ -5,6 +5,38 @@ import { parsePredicateSpec } from '../core/controller/predicateSpec.ts';
 import type { WorkQueueKind } from '../core/workqueue/priorityQueue.ts';
 import { CHECK_KINDS, type CheckKind } from '../core/checks/types.ts';
 import { DEFAULT_WATCH_LIST } from '../core/cache/interfaces.ts';
+import { readFileSync } from 'node:fs';
+
+/** Set by scripts/build.mjs in the bundle (dist/cli.js) to package.json's version. */
+declare const __RECONCILE_LAB_VERSION__: string | undefined;
+
+/** The CLI's version: the bundle's, else (run from source) package.json's. */
+export function cliVersion(): string {
+  if (typeof __RECONCILE_LAB_VERSION__ === 'string') return __RECONCILE_LAB_VERSION__;
+  return (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+}
+
+/** Levenshtein distance, for "did you mean" suggestions. */
+function editDistance(a: string, b: string): number {
+  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const cur = [i];
+    for (let j = 1; j <= b.length; j++) cur[j] = Math.min(prev[j]! + 1, cur[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+    prev = cur;
+  }
+  return prev[b.length]!;
+}
+
+/** The candidate closest to `word` (a typo: at most 2 edits, or a prefix of it), if any; ties: the first. */
+export function closest(word: string, candidates: readonly string[]): string | undefined {
+  let best: string | undefined;
+  let bestD = Infinity;
+  for (const c of candidates) {
+    const d = c.startsWith(word) && word.length >= 3 ? 1 : editDistance(word.toLowerCase(), c);
+    if (d < bestD) [best, bestD] = [c, d];
+  }
+  return bestD <= Math.min(2, Math.max(1, Math.floor(word.length / 2))) ? best : undefined;
+}
 
 /** Documented exit codes of `reconcile-lab`. */
 export const ExitCode = {
@@ -86,14 +118,47 @@ export class UsageError extends Error {
 function parseErrorMessage(e: Error & { code?: string }): string {
   const opt = /'(-[^' ]+)/.exec(e.message)?.[1];
   switch (e.code) {
-    case 'ERR_PARSE_ARGS_UNKNOWN_OPTION':
-      return `unknown option ${opt ?? e.message}`;
+    case 'ERR_PARSE_ARGS_UNKNOWN_OPTION': {
+      const near = opt?.startsWith('--') ? closest(opt.slice(2).split('=')[0]!, Object.keys(OPTIONS)) : undefined;
+      return `unknown option ${opt ?? e.message}${near ? ` (did you mean --${near}?)` : ''}`;
+    }
     case 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE':
       return /argument missing/.test(e.message) ? `option ${opt ?? ''} needs a value`.replace('  ', ' ') : `option ${opt ?? ''} takes no value`.replace('  ', ' ');
     default:
       return e.message;
   }
 }
+
+/** Every option of the CLI (node:util parseArgs). */
+const OPTIONS = {
+  kubeconfig: { type: 'string' },
+  context: { type: 'string' },
+  resource: { type: 'string' },
+  namespace: { type: 'string', short: 'n' },
+  reconciler: { type: 'string' },
+  go: { type: 'string' },
+  controller: { type: 'string' },
+  finalizer: { type: 'string' },
+  yes: { type: 'boolean' },
+  'dry-run': { type: 'boolean' },
+  duration: { type: 'string' },
+  workers: { type: 'string' },
+  'reconcile-timeout': { type: 'string' },
+  'exec-timeout': { type: 'string' },
+  predicate: { type: 'string', multiple: true },
+  'work-queue': { type: 'string' },
+  check: { type: 'string', multiple: true },
+  'confirm-cluster': { type: 'string' },
+  transition: { type: 'string', multiple: true },
+  'convergence-bound': { type: 'string' },
+  json: { type: 'boolean' },
+  markdown: { type: 'boolean' },
+  'drop-managed-fields': { type: 'boolean' },
+  'watch-list': { type: 'string' },
+  verbose: { type: 'boolean', short: 'v' },
+  help: { type: 'boolean', short: 'h' },
+  version: { type: 'boolean', short: 'V' },
+} as const;
 
 export const HELP = `reconcile-lab — run, step, dry-run and report Kubernetes reconcile loops
 
@@ -164,6 +229,7 @@ Options:
   --markdown                report: Markdown (the default for report)
   -v, --verbose             log to stderr
   -h, --help                this help
+  -V, --version             print the version
 
 Exit codes:
   0  ok
@@ -194,6 +260,13 @@ export function parseReconcilerSpec(spec: string): ReconcilerSpec {
   throw new UsageError(`unknown --reconciler "${spec}" (expected lab, exec:<command> or module:<path>)`);
 }
 
+/** Whether argv asks for the version (--version or -V, without --help): answered before anything else is parsed. */
+export function wantsVersion(argv: readonly string[]): boolean {
+  const end = argv.indexOf('--');
+  const opts = end < 0 ? argv : argv.slice(0, end);
+  return (opts.includes('--version') || opts.includes('-V')) && !opts.includes('--help') && !opts.includes('-h');
+}
+
 /** Parses argv (without node and script). Returns "help" for --help / no command. Throws {@link UsageError}. */
 export function parseCliArgs(argv: readonly string[]): CliArgs | 'help' {
   let parsed;
@@ -202,34 +275,7 @@ export function parseCliArgs(argv: readonly string[]): CliArgs | 'help' {
       args: [...argv],
       allowPositionals: true,
       strict: true,
-      options: {
-        kubeconfig: { type: 'string' },
-        context: { type: 'string' },
-        resource: { type: 'string' },
-        namespace: { type: 'string', short: 'n' },
-        reconciler: { type: 'string' },
-        go: { type: 'string' },
-        controller: { type: 'string' },
-        finalizer: { type: 'string' },
-        yes: { type: 'boolean' },
-        'dry-run': { type: 'boolean' },
-        duration: { type: 'string' },
-        workers: { type: 'string' },
-        'reconcile-timeout': { type: 'string' },
-        'exec-timeout': { type: 'string' },
-        predicate: { type: 'string', multiple: true },
-        'work-queue': { type: 'string' },
-        check: { type: 'string', multiple: true },
-        'confirm-cluster': { type: 'string' },
-        transition: { type: 'string', multiple: true },
-        'convergence-bound': { type: 'string' },
-        json: { type: 'boolean' },
-        markdown: { type: 'boolean' },
-        'drop-managed-fields': { type: 'boolean' },
-        'watch-list': { type: 'string' },
-        verbose: { type: 'boolean', short: 'v' },
-        help: { type: 'boolean', short: 'h' },
-      },
+      options: OPTIONS,
     });
   } catch (e) {
     throw new UsageError(parseErrorMessage(e as Error & { code?: string }), { showUsage: true });
@@ -237,7 +283,10 @@ export function parseCliArgs(argv: readonly string[]): CliArgs | 'help' {
   const v = parsed.values;
   if (v.help || parsed.positionals.length === 0) return 'help';
   const [command, ...positionals] = parsed.positionals;
-  if (!(COMMANDS as readonly string[]).includes(command!)) throw new UsageError(`unknown command "${command}" (commands: ${COMMANDS.join(', ')})`);
+  if (!(COMMANDS as readonly string[]).includes(command!)) {
+    const near = closest(command!, COMMANDS);
+    throw new UsageError(`unknown command "${command}"${near ? `; did you mean "${near}"?` : ''} (commands: ${COMMANDS.join(', ')})`);
+  }
   const cmd = command as CommandName;
   const need = (n: number, what: string) => {
     if (positionals.length !== n) throw new UsageError(`${cmd} needs ${what}`);

@@ -39,7 +39,7 @@ import { createModuleReconciler } from '../core/reconcilers/moduleReconciler.ts'
 import { parsePredicateSpec } from '../core/controller/predicateSpec.ts';
 import { missingNamespaceNote, missingObjectNote } from '../core/k8s/absent.ts';
 import { closestNames } from '../core/text/closest.ts';
-import { ExitCode, HELP, parseCliArgs, resolveWatchList, UsageError, type CliArgs } from './args.ts';
+import { cliVersion, ExitCode, HELP, parseCliArgs, wantsVersion, resolveWatchList, UsageError, type CliArgs } from './args.ts';
 import { CheckRefusedError, runChecks } from '../core/checks/runChecks.ts';
 import { reproduceFlags, shellQuote } from '../core/checks/reproduce.ts';
 import { renderCheckJson, renderCheckMarkdown, renderCheckText } from '../core/checks/render.ts';
@@ -97,6 +97,10 @@ const indent = (text: string, pad = '    ') => text.split('\n').map((l) => pad +
 export async function runCli(argv: readonly string[], rawIo: CliIo): Promise<number> {
   // Nothing reaches the terminal unescaped: reconciler output and server text may carry escape sequences.
   const io: CliIo = { ...rawIo, stdout: (s) => rawIo.stdout(escapeControlChars(s)), stderr: (s) => rawIo.stderr(escapeControlChars(s)) };
+  if (wantsVersion(argv)) {
+    io.stdout(`reconcile-lab ${cliVersion()}\n`);
+    return ExitCode.ok;
+  }
   let args: CliArgs | 'help';
   try {
     args = parseCliArgs(argv);

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ExitCode, HELP, parseCliArgs, parseReconcilerSpec, resolveWatchList, UsageError, type CliArgs } from '../../../src/cli/args.ts';
+import { cliVersion, closest, ExitCode, HELP, parseCliArgs, parseReconcilerSpec, resolveWatchList, UsageError, wantsVersion, type CliArgs } from '../../../src/cli/args.ts';
 import { CHECK_KINDS, CHECK_TITLES } from '../../../src/core/checks/types.ts';
 import { splitCommandLine } from '../../../src/core/reconcilers/commandLine.ts';
 import { exitCodeFor } from '../../../src/cli/cli.ts';
@@ -184,4 +184,19 @@ test('help and README usage name --go and --controller as they behave: --control
   const readme = readFileSync(new URL('../../../README.md', import.meta.url), 'utf8');
   const usage = readme.slice(readme.indexOf('reconcile-lab <command> [args] [options]'), readme.indexOf('```', readme.indexOf('reconcile-lab <command> [args] [options]')));
   assert.match(usage, /--go <command line> {2}--controller <name>/);
+});
+
+test('typos get a suggestion; --version / -V is answered before anything else', () => {
+  const msg = (argv: string[]) => { try { parseCliArgs(argv); } catch (e) { return (e as UsageError).message; } return ''; };
+  assert.match(msg(['stpe']), /unknown command "stpe"; did you mean "step"\?/);
+  assert.match(msg(['chek']), /did you mean "check"\?/);
+  assert.doesNotMatch(msg(['frobnicate']), /did you mean/);
+  assert.equal(msg(['step', '--dryrun']), 'unknown option --dryrun (did you mean --dry-run?)');
+  assert.equal(msg(['report', '--kubeconfg', 'x']), 'unknown option --kubeconfg (did you mean --kubeconfig?)');
+  assert.equal(closest('zzzzzz', ['run', 'step']), undefined);
+  assert.equal(wantsVersion(['--version']), true);
+  assert.equal(wantsVersion(['report', '-V']), true);
+  assert.equal(wantsVersion(['report', '--', '-V']), false);
+  assert.equal(wantsVersion(['--help', '--version']), false);
+  assert.match(cliVersion(), /^\d+\.\d+\.\d+/);
 });
