@@ -334,3 +334,14 @@ export function cacheSyncHint(output: readonly string[]): string | undefined {
   if (!kind) return undefined;
   return `Its cache never synced ${kind} objects: is the ${kind} CRD installed in this cluster? controller-runtime waits for every watched kind's informer (CacheSyncTimeout, 2 minutes by default) and then stops. Install your CRDs first (a kubebuilder project: make install, or kubectl apply -f config/crd/bases), then run again.`;
 }
+
+/**
+ * A hint for a controller program that could not bind its metrics or health-probe address (`listen tcp :8081: bind:
+ * address already in use`): kubebuilder's defaults :8080 / :8081 are taken, most often by another instance of the
+ * same program (`make run` in a terminal). Undefined for any other output.
+ */
+export function addressInUseHint(output: readonly string[]): string | undefined {
+  const addr = output.map((l) => /listen tcp ([^\s:]*:\d+): bind: address already in use/.exec(l)?.[1]).find((a) => a !== undefined);
+  if (addr === undefined) return undefined;
+  return `Another process already listens on ${addr} (kubebuilder's metrics :8080 / health probes :8081): most often another instance of your program (make run in a terminal), which also reconciles the same objects. Stop it, or give this one other addresses, e.g. --metrics-bind-address=0 --health-probe-bind-address=0 (0 turns them off; in the editor: reconcileLab.goController.args).`;
+}

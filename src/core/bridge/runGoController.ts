@@ -3,9 +3,9 @@ import type { Clock, TimerHandle } from '../clock.ts';
 import type { Logger } from '../log.ts';
 import { resolve } from 'node:path';
 import type { BridgeHub } from './bridgeHub.ts';
-import { cacheSyncHint, goExitDetails, goModTidyHint, type GoExitDetails } from './goModule.ts';
+import { addressInUseHint, cacheSyncHint, goExitDetails, goModTidyHint, type GoExitDetails } from './goModule.ts';
 import type { GoProcess } from './goProcess.ts';
-import { describeExit, launchProcess, processGroupOf, type LaunchedProcess, type LaunchSpec } from './launcher.ts';
+import { describeExit, launchProcess, leaderElectionFlag, processGroupOf, type LaunchedProcess, type LaunchSpec } from './launcher.ts';
 import type { BridgeRefusal } from './listener.ts';
 import type { RemoteController } from './remoteController.ts';
 
@@ -214,7 +214,7 @@ export async function runGoController(o: RunGoControllerOptions): Promise<Runnin
     noticed = true;
     notice(
       connected.length
-        ? `${commandLine} connected (pid ${connected.map((p) => p.pid).join(', ')}) but announced no controller yet: each controller needs WithOptions(bridge.Options(mgr, name, …)) in its SetupWithManager; its queue is announced when the manager starts the controller (after winning leader election when that is on).`
+        ? `${commandLine} connected (pid ${connected.map((p) => p.pid).join(', ')}) but announced no controller yet: each controller needs WithOptions(bridge.Options(mgr, name, …)) in its SetupWithManager; its queue is announced when the manager starts the controller (after winning leader election when that is on).${leaderElectionNote(o.spec.args)}`
         : `${commandLine} has not connected to Reconcile Lab yet: a first go run compiles for a minute or more; a program that never calls bridge.Setup or bridge.Options never connects.`,
     );
   };
@@ -231,7 +231,7 @@ export async function runGoController(o: RunGoControllerOptions): Promise<Runnin
       launched.exited.then((e) => {
         const tail = launched.tail(15);
         const dir = o.spec.args[0] === '-C' && o.spec.args[1] ? resolve(o.spec.cwd ?? process.cwd(), o.spec.args[1]) : (o.spec.cwd ?? process.cwd());
-        const hint = goModTidyHint(tail, dir) ?? cacheSyncHint(tail);
+        const hint = goModTidyHint(tail, dir) ?? cacheSyncHint(tail) ?? addressInUseHint(tail);
         const details = goExitDetails(tail, dir);
         const own = details.programExitCode !== undefined && o.spec.args[0] === 'run' && !e.signal && e.code === 1
           ? `Your program itself exited with code ${details.programExitCode} (go run reports every failed program as 1).`
@@ -256,4 +256,15 @@ export async function runGoController(o: RunGoControllerOptions): Promise<Runnin
     o.signal?.removeEventListener('abort', onAbort);
     wait.abort();
   }
+}
+
+/**
+ * What the "announced no controller yet" notice adds for a program launched with leader election on (`--leader-elect`
+ * among `args`): its controllers start only once it holds the lease, so another instance of the same program holding
+ * it (`make run` in a terminal, the operator deployed in the cluster) keeps it waiting with nothing to show. "" otherwise.
+ */
+export function leaderElectionNote(args: readonly string[]): string {
+  const flag = leaderElectionFlag(args);
+  if (!flag) return '';
+  return ` It runs with ${flag}: its controllers start only after it wins the lease, and another instance of your program holding it (make run in a terminal, the operator deployed in this cluster) keeps it waiting until that one stops and the lease expires. Stop the other instance, or run without ${flag} (leader election is not needed to debug a controller).`;
 }

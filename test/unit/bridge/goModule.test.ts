@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { BRIDGE_MODULE_PATH, bridgeEditArgs, bridgeProblem, bridgeProblemIn, controllerRuntimeNote, findControllerModules, findGoMod, goExitDetails, goLaunchProblem, goModTidyHint, cacheSyncHint, readBridgeInGoMod } from '../../../src/core/bridge/goModule.ts';
+import { BRIDGE_MODULE_PATH, bridgeEditArgs, bridgeProblem, bridgeProblemIn, controllerRuntimeNote, findControllerModules, findGoMod, goExitDetails, goLaunchProblem, goModTidyHint, cacheSyncHint, addressInUseHint, readBridgeInGoMod } from '../../../src/core/bridge/goModule.ts';
 
 test('readBridgeInGoMod: single-line and block require / replace, comments, quotes; other modules ignored', () => {
   const blocks = `module example.com/widgets // the operator
@@ -158,4 +158,11 @@ test('cacheSyncHint: a cache that never synced (CRD not installed) names the kin
   const noMatch = ['ERROR\tcontroller-runtime.source.EventHandler\tif kind is a CRD, it should be installed before calling Start\t{"kind": "Shelf.shop.h7.example.org", "error": "no matches for kind \\"Shelf\\" in version \\"shop.h7.example.org/v1alpha1\\""}'];
   assert.match(cacheSyncHint(noMatch)!, /the Shelf CRD/);
   assert.equal(cacheSyncHint(['panic: boom', 'exit status 2']), undefined);
+});
+
+test('addressInUseHint: a probe or metrics port taken (another make run) names the address and how to free or move it; other output none', () => {
+  const taken = ['2026-12-04T16:15:31Z\tERROR\tsetup\tunable to start manager\t{"error": "error listening on :8081: listen tcp :8081: bind: address already in use"}', 'exit status 1'];
+  assert.match(addressInUseHint(taken)!, /already listens on :8081 .*another instance of your program .*--metrics-bind-address=0 --health-probe-bind-address=0/);
+  assert.match(addressInUseHint(['listen tcp 127.0.0.1:8080: bind: address already in use'])!, /on 127\.0\.0\.1:8080/);
+  assert.equal(addressInUseHint(['panic: boom', 'exit status 2']), undefined);
 });

@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { BridgeHub } from '../../../src/core/bridge/bridgeHub.ts';
-import { runGoController } from '../../../src/core/bridge/runGoController.ts';
+import { leaderElectionNote, runGoController } from '../../../src/core/bridge/runGoController.ts';
 import { Journal } from '../../../src/core/journal/journal.ts';
 import { FakeClock } from '../../fakes/fakeClock.ts';
 import { Peer, until } from './peer.ts';
@@ -256,4 +256,11 @@ test('with wanted: once every controller the program set up is announced (declar
       hub.dispose();
     }
   }
+});
+
+test('leaderElectionNote: a program launched with --leader-elect that announces nothing is told another instance may hold the lease; without the flag nothing is added', () => {
+  assert.match(leaderElectionNote(['run', './cmd', '--leader-elect']), /runs with --leader-elect: its controllers start only after it wins the lease.*another instance of your program holding it.*run without --leader-elect/);
+  assert.match(leaderElectionNote(['--leader-elect=true']), /runs with --leader-elect=true/);
+  assert.equal(leaderElectionNote(['run', './cmd', '--leader-elect=false']), '');
+  assert.equal(leaderElectionNote(['run', './cmd']), '');
 });
