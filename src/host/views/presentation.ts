@@ -289,6 +289,63 @@ export function presentObject(obj: KubeObject, key: KeyState | undefined, now: n
   };
 }
 
+/** What the Resources tree knows about one namespace row under a namespaced kind. */
+export interface NamespaceRowInput {
+  /** The kind's objects in this namespace. */
+  readonly total: number;
+  /** How many of them the state filter shows (undefined: no filter). */
+  readonly shown?: number;
+  /** How many of them are Terminating. */
+  readonly terminatingObjects: number;
+  /** Whether the connection watches namespaces (a user without list/watch on namespaces cannot). */
+  readonly namespacesWatched: boolean;
+  /** The cached Namespace, when namespaces are watched and it is in the cache. */
+  readonly namespaceObject?: KubeObject;
+}
+
+export interface NamespaceRowPresentation {
+  readonly description: string;
+  readonly tooltip: TooltipLine[];
+  readonly icon: IconSpec;
+  /** True only when the cached Namespace has a deletionTimestamp. */
+  readonly terminating: boolean;
+}
+
+/**
+ * A namespace row: the object count (shown of total under a filter), how many are Terminating and the Namespace's own
+ * state. The Namespace is only known to be Terminating from a watched (cached) Namespace; without namespaces watched
+ * (typical for a user with rights in a few namespaces only) the row claims nothing: its tooltip says the state is not
+ * known and why, and when every object in it is Terminating, that the namespace may be being deleted.
+ */
+export function presentNamespaceRow(input: NamespaceRowInput, now: number): NamespaceRowPresentation {
+  const { total, shown, terminatingObjects, namespacesWatched, namespaceObject } = input;
+  const count = shown !== undefined ? `${shown} of ${total}` : String(total);
+  const tooltip: TooltipLine[] = [{ label: 'Objects', value: `${count}${terminatingObjects ? ` (${terminatingObjects} terminating)` : ''}` }];
+  const deletion = namespaceObject?.metadata.deletionTimestamp;
+  if (deletion) {
+    const age = ageOf(deletion, now) ?? '?';
+    tooltip.push({ label: 'Namespace', value: `Terminating: deletion requested ${age} ago (${deletion}); it goes once the objects left in it are gone` });
+    return {
+      description: `Terminating ${age} · ${count}${terminatingObjects ? ` · ${terminatingObjects} terminating` : ''}`,
+      tooltip,
+      icon: { id: 'trash', color: 'list.warningForeground' },
+      terminating: true,
+    };
+  }
+  if (namespaceObject) tooltip.push({ label: 'Namespace', value: 'Active' });
+  else if (namespacesWatched) tooltip.push({ label: 'Namespace', value: 'not in the cache (not found, or outside the watched namespaces)' });
+  else {
+    const hint = total > 0 && terminatingObjects === total ? '; every object here is Terminating: the namespace may be being deleted' : '';
+    tooltip.push({ label: 'Namespace', value: `state not known: namespaces are not watched (add "namespaces" to reconcileLab.resources, which needs list and watch on namespaces)${hint}` });
+  }
+  return {
+    description: `${count}${terminatingObjects ? ` · ${terminatingObjects} terminating` : ''}`,
+    tooltip,
+    icon: { id: 'symbol-namespace' },
+    terminating: false,
+  };
+}
+
 /** A condition row: icon and text. */
 export function presentCondition(c: Condition, now: number): { label: string; description: string; icon: IconSpec; state: string } {
   const positive = c.status === 'True';

@@ -7,7 +7,7 @@ import type { Condition, KubeObject } from '../../core/k8s/objects.ts';
 import { ContextValues } from '../ids.ts';
 import { isSecret } from '../../core/k8s/secretMask.ts';
 import { ageOf, plural } from './format.ts';
-import { finalizersOf, hasBackoff, presentCondition, presentObject, type IconSpec, type TooltipLine } from './presentation.ts';
+import { finalizersOf, hasBackoff, presentCondition, presentNamespaceRow, presentObject, type IconSpec, type TooltipLine } from './presentation.ts';
 import { RefreshCoalescer } from './refreshCoalescer.ts';
 import { matchesFilter, type ObjectStateFilter } from './stateFilter.ts';
 import type { ViewModel, WatchedResourceView } from './viewModel.ts';
@@ -566,8 +566,21 @@ export class ResourcesTreeProvider implements vscode.TreeDataProvider<ResourceNo
         const objects = (m?.list(node.resource) ?? []).filter((o) => (o.metadata.namespace ?? '') === node.namespace);
         const terminating = objects.filter((o) => o.metadata.deletionTimestamp).length;
         const shown = this.stateFilter.size ? this.visible(node.resource).filter((o) => (o.metadata.namespace ?? '') === node.namespace).length : undefined;
-        item.description = `${shown !== undefined ? `${shown} of ${objects.length}` : objects.length}${terminating ? ` · ${terminating} terminating` : ''}`;
-        item.iconPath = new vscode.ThemeIcon('symbol-namespace');
+        const namespacesWatched = Boolean(m?.resources.some((r) => r.id === 'namespaces'));
+        const namespaceObject = namespacesWatched ? m?.get('namespaces', node.namespace) : undefined;
+        const p = presentNamespaceRow(
+          {
+            total: objects.length,
+            ...(shown !== undefined ? { shown } : {}),
+            terminatingObjects: terminating,
+            namespacesWatched,
+            ...(namespaceObject ? { namespaceObject } : {}),
+          },
+          this.clock.now(),
+        );
+        item.description = p.description;
+        item.tooltip = tooltipOf(`Namespace ${node.namespace}`, p.tooltip);
+        item.iconPath = p.icon.color ? new vscode.ThemeIcon(p.icon.id, new vscode.ThemeColor(p.icon.color)) : new vscode.ThemeIcon(p.icon.id);
         item.contextValue = ContextValues.namespace;
         return item;
       }

@@ -2,7 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { KeyState } from '../../../../src/core/controller/keyState.ts';
 import type { KubeObject } from '../../../../src/core/k8s/objects.ts';
-import { dueIn, finalizersOf, hasBackoff, outcomeSummary, presentCondition, presentKey, presentObject, queueSummary, reasonSummary } from '../../../../src/host/views/presentation.ts';
+import { dueIn, finalizersOf, hasBackoff, outcomeSummary, presentCondition, presentKey, presentNamespaceRow, presentObject, queueSummary, reasonSummary } from '../../../../src/host/views/presentation.ts';
 
 const NOW = Date.parse('2026-03-01T12:00:00Z');
 
@@ -223,5 +223,46 @@ describe('hasBackoff (the views\' `:backoff` marker: Reset Backoff applies)', ()
     assert.equal(hasBackoff(key({ phase: 'backoff', requeues: 1, waiting: { kind: 'backoff', dueAt: NOW + 5 } })), true);
     assert.equal(hasBackoff(key({ phase: 'processing', requeues: 2 })), true);
     assert.equal(hasBackoff(key({ phase: 'queued', waiting: { kind: 'backoff', dueAt: NOW + 5 } })), true);
+  });
+});
+
+describe('presentNamespaceRow', () => {
+  const now = Date.parse('2026-01-01T00:01:00Z');
+  const ns = (deletionTimestamp?: string): KubeObject => ({ metadata: { name: 'h9-shop', ...(deletionTimestamp ? { deletionTimestamp } : {}) }, spec: { finalizers: ['kubernetes'] } });
+
+  it('says the namespace is Terminating (with its age) when the watched Namespace has a deletionTimestamp', () => {
+    const p = presentNamespaceRow({ total: 3, terminatingObjects: 2, namespacesWatched: true, namespaceObject: ns('2026-01-01T00:00:48Z') }, now);
+    assert.equal(p.terminating, true);
+    assert.equal(p.description, 'Terminating 12s · 3 · 2 terminating');
+    assert.deepEqual(p.icon, { id: 'trash', color: 'list.warningForeground' });
+    assert.match(p.tooltip.find((l) => l.label === 'Namespace')?.value ?? '', /^Terminating: deletion requested 12s ago/);
+  });
+
+  it('an Active watched Namespace: only the counts, tooltip says Active', () => {
+    const p = presentNamespaceRow({ total: 3, shown: 1, terminatingObjects: 0, namespacesWatched: true, namespaceObject: ns() }, now);
+    assert.equal(p.terminating, false);
+    assert.equal(p.description, '1 of 3');
+    assert.deepEqual(p.icon, { id: 'symbol-namespace' });
+    assert.equal(p.tooltip.find((l) => l.label === 'Namespace')?.value, 'Active');
+  });
+
+  it('namespaces not watched (no rights to list them): claims nothing, the tooltip says the state is not known and why', () => {
+    const p = presentNamespaceRow({ total: 2, terminatingObjects: 1, namespacesWatched: false }, now);
+    assert.equal(p.terminating, false);
+    assert.equal(p.description, '2 · 1 terminating');
+    const line = p.tooltip.find((l) => l.label === 'Namespace')?.value ?? '';
+    assert.match(line, /^state not known: namespaces are not watched \(add "namespaces" to reconcileLab.resources/);
+    assert.doesNotMatch(line, /may be being deleted/);
+  });
+
+  it('namespaces not watched and every object Terminating: hints that the namespace may be being deleted', () => {
+    const p = presentNamespaceRow({ total: 2, terminatingObjects: 2, namespacesWatched: false }, now);
+    assert.equal(p.terminating, false);
+    assert.match(p.tooltip.find((l) => l.label === 'Namespace')?.value ?? '', /every object here is Terminating: the namespace may be being deleted$/);
+  });
+
+  it('namespaces watched but this one not cached: says so rather than Active', () => {
+    const p = presentNamespaceRow({ total: 1, terminatingObjects: 0, namespacesWatched: true }, now);
+    assert.match(p.tooltip.find((l) => l.label === 'Namespace')?.value ?? '', /^not in the cache/);
   });
 });
