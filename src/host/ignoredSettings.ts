@@ -79,3 +79,38 @@ export function ignoredSettingsNotice(ignored: readonly IgnoredSetting[]): strin
     ' Trust the folder (Manage Workspace Trust) to use them; Reconcile Lab then offers to reconnect.',
   ].join('');
 }
+
+/** A reconnect prompt: its words, and whether it is about the workspace having been trusted. */
+export interface ReconnectPrompt {
+  readonly message: string;
+  readonly trust: boolean;
+}
+
+/**
+ * What to ask after `reconcileLab.*` settings changed (`changed`: their keys) or the workspace was granted trust
+ * (`changed`: 'trust'), for the open connection; undefined: nothing to ask. A connection made in an untrusted
+ * workspace that now is trusted gets the trust wording, whichever of the two events came (granting trust makes
+ * VS Code apply the folder's restricted settings, a settings change of its own): the folder's settings and its exec
+ * or module reconciler apply after a reconnect. The trust event alone asks only when the connection has something
+ * `waitingForTrust` (folder settings it ignored, a loop refused as untrusted): else nothing would change. Otherwise
+ * only a change of a setting in `connectionScoped` asks, with the generic wording. Pure: the host shows at most one
+ * trust prompt per connection.
+ */
+export function reconnectPromptOf(o: {
+  readonly changed: readonly SettingKey[] | 'trust';
+  readonly connectedTrusted: boolean;
+  readonly trustedNow: boolean;
+  readonly waitingForTrust: boolean;
+  readonly connectionScoped: readonly SettingKey[];
+}): ReconnectPrompt | undefined {
+  if (!o.connectedTrusted && o.trustedNow && (o.changed !== 'trust' || o.waitingForTrust)) {
+    const keys = o.changed === 'trust' ? [] : o.changed.filter((k) => RestrictedSettings.includes(k));
+    const named = keys.length ? ` (${keys.map((k) => `${SETTINGS_SECTION}.${k}`).join(', ')})` : '';
+    return {
+      trust: true,
+      message: `The workspace is now trusted: this folder's Reconcile Lab settings${named} and its exec or module reconciler apply once you reconnect. Reconnect now?`,
+    };
+  }
+  if (o.changed === 'trust' || !o.changed.some((k) => o.connectionScoped.includes(k))) return undefined;
+  return { trust: false, message: 'Reconcile Lab settings changed. Reconnect to apply them?' };
+}

@@ -22,8 +22,8 @@ import { errorMessage } from './notify.ts';
 import type { Output } from './output.ts';
 import { resolveKubeconfigSource, withSettingHint, type KubeconfigSource } from './connection/kubeconfigSource.ts';
 import { Session, type SessionOptions } from './session/session.ts';
-import { clampSettings, ConnectionScopedSettings, SETTINGS_SECTION, type Settings } from './settings.ts';
-import { ignoredRestrictedSettings, ignoredSettingsNotice, type IgnoredSetting } from './ignoredSettings.ts';
+import { clampSettings, ConnectionScopedSettings, SETTINGS_SECTION, type SettingKey, type Settings } from './settings.ts';
+import { ignoredRestrictedSettings, ignoredSettingsNotice, reconnectPromptOf, type IgnoredSetting } from './ignoredSettings.ts';
 import { StatusBar } from './statusBar.ts';
 import * as ui from './ui.ts';
 import { QueueTreeProvider } from './views/queueTree.ts';
@@ -176,13 +176,7 @@ export class ReconcileLab implements vscode.Disposable {
     this.store.add(this.queueTree.onDidChangeCounts(() => this.renderStatus()));
     this.store.add(onDidChangeSettings((keys) => this.onSettingsChanged(keys)));
     this.store.add(
-      vscode.workspace.onDidGrantWorkspaceTrust(() => {
-        if (this.current?.loopProblem?.reason === 'untrusted') {
-          void ui.info('The workspace is now trusted: reconnect to run the workspace reconciler.', 'Reconnect').then((c) => {
-            if (c) void this.reconnect();
-          });
-        }
-      }),
+      vscode.workspace.onDidGrantWorkspaceTrust(() => this.askToReconnect('trust')),
     );
     this.store.add(toDisposable(() => this.connection.dispose()));
     this.go = this.store.add(new GoControllers(this));
@@ -241,6 +235,7 @@ export class ReconcileLab implements vscode.Disposable {
     const context = req.context ?? (settings['connection.context'] || undefined);
     const target = req.label ?? context ?? source.description;
     const abort = new AbortController();
+    const trustedAtConnect = vscode.workspace.isTrusted;
     this.connectAbort = abort;
     this.contextKeys.set(ContextKeys.connecting, true);
     this.statusBar.update({ kind: 'connecting', target });
@@ -255,7 +250,7 @@ export class ReconcileLab implements vscode.Disposable {
               ...(source.path ? { kubeconfigPath: source.path } : {}),
               ...(context ? { context } : {}),
               settings,
-              trusted: vscode.workspace.isTrusted,
+              trusted: trustedAtConnect,
               ...(vscode.workspace.workspaceFolders?.[0] ? { workspaceFolder: vscode.workspace.workspaceFolders[0].uri.fsPath } : {}),
               clock: this.clock,
               log: this.log,
@@ -275,7 +270,7 @@ export class ReconcileLab implements vscode.Disposable {
         await session.close();
         throw abort.signal.reason;
       }
-      this.attach(session);
+      this.attach(session, trustedAtConnect);
       this.namespacesChecked = this.noteMissingNamespaces(session);
       this.noteRefusedList(session);
       return session;
@@ -361,8 +356,9 @@ export class ReconcileLab implements vscode.Disposable {
   }
 
   /** Wires a new session into the views, the status bar, the event log and the context keys. */
-  private attach(session: Session): void {
+  private attach(session: Session, trusted: boolean): void {
     this.current = session;
+    this.connectedTrusted = trusted;
     const c = (this.connection = new DisposableStore());
     this.resourcesTree.setEventSource((_resource, obj) => listObjectEvents(session.transport, obj));
     this.resourcesTree.setModel(session);
@@ -581,16 +577,31 @@ export class ReconcileLab implements vscode.Disposable {
   /** The Event Log's size setting, read once per change of the settings (undefined: read it again). */
   private eventLogSize: number | undefined;
 
-  private onSettingsChanged(keys: readonly string[]): void {
+  private onSettingsChanged(keys: readonly SettingKey[]): void {
     if (keys.includes('eventLog.size')) this.eventLogSize = undefined;
     const s = this.current;
     if (keys.includes('eventLog.size') && s) {
       s.journal.resize(Math.max(100, readSettings()['eventLog.size']));
       this.eventLog.resend();
     }
-    if (!s || !keys.some((k) => (ConnectionScopedSettings as readonly string[]).includes(k))) return;
-    void ui.info('Reconcile Lab settings changed. Reconnect to apply them?', 'Reconnect').then((c) => {
-      if (c) this.reconnect().catch((e: unknown) => this.log.error('reconnect failed', { error: errorMessage(e) }));
+    this.askToReconnect(keys);
+  }
+
+  /** Whether the current connection was made in a trusted workspace (set when it is attached). */
+  private connectedTrusted = true;
+  /** The connection a trust prompt was shown for: one per connection, though trust fires a settings change too. */
+  private trustPromptedFor: Session | undefined;
+
+  /** Offers a reconnect after settings changed or trust was granted, in words fitting why ({@link reconnectPromptOf}). */
+  private askToReconnect(changed: readonly SettingKey[] | 'trust'): void {
+    const s = this.current;
+    if (!s) return;
+    const prompt = reconnectPromptOf({ changed, connectedTrusted: this.connectedTrusted, trustedNow: vscode.workspace.isTrusted, waitingForTrust: s.loopProblem?.reason === 'untrusted' || this.ignoredWorkspaceSettings.length > 0, connectionScoped: ConnectionScopedSettings });
+    if (!prompt || (prompt.trust && this.trustPromptedFor === s)) return;
+    if (prompt.trust) this.trustPromptedFor = s;
+    this.log.info('asking to reconnect', { reason: prompt.trust ? 'workspace trusted' : 'settings changed' });
+    void ui.info(prompt.message, 'Reconnect').then((c) => {
+      if (c && this.current === s) this.reconnect().catch((e: unknown) => this.log.error('reconnect failed', { error: errorMessage(e) }));
     });
   }
 
