@@ -343,5 +343,5 @@ export function cacheSyncHint(output: readonly string[]): string | undefined {
 export function addressInUseHint(output: readonly string[]): string | undefined {
   const addr = output.map((l) => /listen tcp ([^\s:]*:\d+): bind: address already in use/.exec(l)?.[1]).find((a) => a !== undefined);
   if (addr === undefined) return undefined;
-  return `Another process already listens on ${addr} (kubebuilder's metrics :8080 / health probes :8081): most often another instance of your program (make run in a terminal), which also reconciles the same objects. Stop it, or give this one other addresses, e.g. --metrics-bind-address=0 --health-probe-bind-address=0 (0 turns them off; in the editor: reconcileLab.goController.args).`;
+  return `Another process already listens on ${addr} (kubebuilder's metrics :8080 / health probes :8081): most often another instance of your program (make run in a terminal, or one Run Controller… started in an editor window whose browser tab was closed or reloaded: code-server keeps that window's extensions running for a while), which also reconciles the same objects. Stop it, or give this one other addresses, e.g. --metrics-bind-address=0 --health-probe-bind-address=0 (0 turns them off; in the editor: reconcileLab.goController.args).`;
 }

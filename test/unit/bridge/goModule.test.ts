@@ -162,7 +162,7 @@ test('cacheSyncHint: a cache that never synced (CRD not installed) names the kin
 
 test('addressInUseHint: a probe or metrics port taken (another make run) names the address and how to free or move it; other output none', () => {
   const taken = ['2026-12-04T16:15:31Z\tERROR\tsetup\tunable to start manager\t{"error": "error listening on :8081: listen tcp :8081: bind: address already in use"}', 'exit status 1'];
-  assert.match(addressInUseHint(taken)!, /already listens on :8081 .*another instance of your program .*--metrics-bind-address=0 --health-probe-bind-address=0/);
+  assert.match(addressInUseHint(taken)!, /already listens on :8081 .*another instance of your program .*browser tab was closed or reloaded.*--metrics-bind-address=0 --health-probe-bind-address=0/);
   assert.match(addressInUseHint(['listen tcp 127.0.0.1:8080: bind: address already in use'])!, /on 127\.0\.0\.1:8080/);
   assert.equal(addressInUseHint(['panic: boom', 'exit status 2']), undefined);
 });
