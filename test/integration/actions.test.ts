@@ -7,7 +7,13 @@ import { dryRunReconcile } from '../../src/core/actions/dryRun.ts';
 import { diagnoseStuck, FinalizerNotFoundError, loopKnownController, NAMESPACE_GVR, ObjectChangedError, removeFinalizers } from '../../src/core/actions/finalizers.ts';
 import { inspectKey } from '../../src/core/actions/inspect.ts';
 import { buildReconcileReport, renderReportJson, renderReportMarkdown } from '../../src/core/actions/report.ts';
-import { isNotFound, type KubeClient } from '../../src/core/k8s/client.ts';
+import { ApiError, isNotFound, type KubeClient } from '../../src/core/k8s/client.ts';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { namespacedUserToken, tokenKubeconfig } from './support/limitedUser.ts';
+import { KubeTransport } from '../../src/core/k8s/transport.ts';
+import { loadKubeConfig } from '../../src/core/k8s/kubeconfig.ts';
 import type { DynamicKubeClient, WriteRecord } from '../../src/core/k8s/dynamicClient.ts';
 import type { KubeObject } from '../../src/core/k8s/objects.ts';
 import { FakeClock } from '../fakes/fakeClock.ts';
@@ -328,5 +334,54 @@ describe('actions against a real kube-apiserver', () => {
     assert.deepEqual(released.removed.sort(), ['example.com/ns-hold', 'kubernetes'].sort());
     assert.deepEqual(writes.map((w) => `${w.verb}${w.subresource ? '/' + w.subresource : ''}`), ['patch', 'update/finalize']);
     assert.deepEqual(released.remaining, []);
+  });
+});
+
+describe('removeFinalizers as a user who may update but not patch', () => {
+  test('removes the finalizer with a guarded update; a user who may not write at all gets the 403 naming patch, and nothing changes', async () => {
+    const cluster = await getTestCluster();
+    const admin = cluster.transport;
+    const crd = await installLabCrd(admin);
+    const ns = await createNamespace(admin, 'fin-update');
+    const writer = await namespacedUserToken(admin, ns, [{ apiGroups: [crd.group], resources: ['widgets'], verbs: ['get', 'list', 'watch', 'update'] }], 'updater');
+    const reader = await namespacedUserToken(admin, ns, [{ apiGroups: [crd.group], resources: ['widgets'], verbs: ['get', 'list', 'watch'] }], 'reader');
+    const dir = mkdtempSync(join(tmpdir(), 'rl-fin-update-'));
+    const clientOf = (token: string, name: string) => {
+      const path = join(dir, name);
+      writeFileSync(path, tokenKubeconfig(cluster.kubeConfig.getCurrentCluster()!, token, [{ name: 'dev', namespace: ns }]), { mode: 0o600 });
+      const transport = new KubeTransport(loadKubeConfig({ path }));
+      return { transport, client: createDynamicClient(transport, { fieldManager: 'reconcile-lab' }) };
+    };
+    const w = clientOf(writer, 'writer');
+    const r = clientOf(reader, 'reader');
+    try {
+      const c = makeClient(admin);
+      for (const name of ['held', 'kept']) {
+        await c.create(crd.gvr, { apiVersion: crd.apiVersion, kind: 'Widget', metadata: { name, namespace: ns, finalizers: ['h9.example.org/hold'], labels: { keep: 'me' } }, spec: { data: { color: 'blue' } } });
+        await c.delete(crd.gvr, ns, name);
+      }
+      // RBAC bindings take effect through the authorizer's cache: wait until the users may read.
+      for (let i = 0; i < 100; i++) {
+        const ok = await Promise.all([w.client.get(crd.gvr, ns, 'held'), r.client.get(crd.gvr, ns, 'kept')]).then(() => true, () => false);
+        if (ok) break;
+        await new Promise((res) => setTimeout(res, 100));
+      }
+      // The updater: the patch is forbidden, the guarded update removes the finalizer and the object goes.
+      const done = await removeFinalizers({ client: w.client, gvr: crd.gvr, namespace: ns, name: 'held' });
+      assert.deepEqual(done.removed, ['h9.example.org/hold']);
+      assert.equal(done.deleted, true);
+      await assert.rejects(c.get(crd.gvr, ns, 'held'), (e: unknown) => isNotFound(e));
+      // The reader: the patch's 403 (it names the right to ask for), and the object keeps its finalizer and labels.
+      await assert.rejects(removeFinalizers({ client: r.client, gvr: crd.gvr, namespace: ns, name: 'kept' }), (e: unknown) => e instanceof ApiError && e.code === 403 && /cannot patch resource "widgets"/.test(e.message));
+      const kept = await c.get(crd.gvr, ns, 'kept');
+      assert.deepEqual(kept.metadata.finalizers, ['h9.example.org/hold']);
+      assert.deepEqual(kept.metadata.labels, { keep: 'me' });
+      await removeFinalizers({ client: c, gvr: crd.gvr, namespace: ns, name: 'kept' });
+    } finally {
+      w.transport.dispose();
+      r.transport.dispose();
+      rmSync(dir, { recursive: true, force: true });
+      await admin.json({ method: 'DELETE', path: `/api/v1/namespaces/${ns}` }).catch(() => {});
+    }
   });
 });

@@ -437,7 +437,9 @@ function isTestFailure(e: unknown): boolean {
  * object, guarded so that a concurrent change fails instead of clobbering it.
  *
  * - `metadata.finalizers`: a JSON Patch `[test /metadata/resourceVersion, test /metadata/finalizers,
- *   replace /metadata/finalizers]`; a changed object fails the test (422) → {@link ObjectChangedError}.
+ *   replace /metadata/finalizers]`; a changed object fails the test (422) → {@link ObjectChangedError}. When patch
+ *   is forbidden (403), a PUT of the object as read with only its finalizers edited and its resourceVersion as
+ *   precondition (409 → {@link ObjectChangedError}); when that is forbidden too, the patch's 403 is thrown.
  * - A Namespace's `spec.finalizers` (e.g. "kubernetes"): PUT `/finalize` with the list edited and the
  *   resourceVersion as precondition (409 → {@link ObjectChangedError}).
  *
@@ -487,7 +489,18 @@ export async function removeFinalizers(o: RemoveFinalizersOptions): Promise<Remo
       current = await client.patch(o.gvr, o.namespace, o.name, 'json', ops, { signal: o.signal });
     } catch (e) {
       if (isTestFailure(e) || isConflict(e)) throw changed(key, e);
-      throw e;
+      if (!(e instanceof ApiError && e.code === 403)) throw e;
+      // A user who may update but not patch (a Role granting get/list/watch/update): PUT the object as read, with only
+      // its finalizers edited and the resourceVersion read as precondition, so a change since fails (409) instead of
+      // being overwritten. When update is forbidden too, the patch's 403 (which names the missing right) is thrown.
+      try {
+        current = await client.update(o.gvr, { ...obj, metadata: { ...obj.metadata, resourceVersion: rv, finalizers: remaining } }, { signal: o.signal });
+      } catch (e2) {
+        if (isConflict(e2)) throw changed(key, e2);
+        if (e2 instanceof ApiError && e2.code === 403) throw e;
+        throw e2;
+      }
+      log.info('patch forbidden: removed the finalizers with a guarded update', { key });
     }
     log.info('removed finalizers', { key, removed: fromMeta, dryRun: !!o.dryRun });
   }
