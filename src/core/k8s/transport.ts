@@ -274,9 +274,15 @@ export function toApiError(code: number, body: string, what: string): ApiError {
   }
   const reason = status?.reason ?? httpReason(code);
   const message = status?.message ?? (body.trim().slice(0, 300) || `HTTP ${code}`);
-  const hint = code === 403 ? forbiddenHint(message) : code === 401 ? UNAUTHORIZED_HINT : '';
+  const hint = code === 403 ? forbiddenHint(message) : code === 401 ? UNAUTHORIZED_HINT : code === 404 && !status ? NO_SUCH_PATH_HINT : '';
   return new ApiError(code, reason, `${what}: ${message}${hint}`, status?.details);
 }
+
+/**
+ * What a 404 without a metav1.Status means ("404 page not found"): no object is missing, the server serves no such
+ * resource path — a CRD deleted, or a version removed from its served versions while connected.
+ */
+export const NO_SUCH_PATH_HINT = ' (the server serves no such resource path: its CustomResourceDefinition was deleted, or this version is no longer among its served versions; reconnect to use a served version)';
 
 /** What a 401 means for a person (the server's own message is a bare "Unauthorized"). */
 export const UNAUTHORIZED_HINT = '. The server did not accept the credentials of the kubeconfig\'s user (an expired or revoked token, a client certificate it does not trust, or a credential plugin that failed): renew them and try again';

@@ -50,3 +50,12 @@ test('a 401 says what it means and what to do; no credential is part of it', () 
   assert.equal(e.code, 401);
   assert.match(e.message, /^GET \/api: Unauthorized\. The server did not accept the credentials of the kubeconfig's user \(an expired or revoked token, .*\): renew them and try again$/);
 });
+
+test('a 404 without a Status (an unserved version, a deleted CRD) says no such resource path, not a missing object', () => {
+  const e = toApiError(404, '404 page not found\n', 'GET /apis/h9.example.org/v1/namespaces/h9-a/gadgets');
+  assert.equal(e.code, 404);
+  assert.equal(e.message, 'GET /apis/h9.example.org/v1/namespaces/h9-a/gadgets: 404 page not found (the server serves no such resource path: its CustomResourceDefinition was deleted, or this version is no longer among its served versions; reconnect to use a served version)');
+  // A missing object (a Status with reason NotFound) keeps the server's words alone.
+  const missing = toApiError(404, JSON.stringify({ kind: 'Status', reason: 'NotFound', code: 404, message: 'gadgets.h9.example.org "x" not found' }), 'GET /x');
+  assert.equal(missing.message, 'GET /x: gadgets.h9.example.org "x" not found');
+});
