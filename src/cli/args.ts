@@ -74,6 +74,8 @@ export interface CliArgs {
   durationMs?: number;
   /** run / step / dry-run: drive this Go controller-runtime program through the bridge instead of a built-in reconciler. */
   go?: string[];
+  /** --go: how long (ms) the program may take to announce its controller before the command fails (default 300 s). */
+  goWaitMs?: number;
   /** run / step / dry-run with --go: the name of the program's controller to follow (several may reconcile --resource). */
   controller?: string;
   /** run / step: strip metadata.managedFields from the informer cache (default: keep objects as received). */
@@ -137,6 +139,7 @@ const OPTIONS = {
   namespace: { type: 'string', short: 'n' },
   reconciler: { type: 'string' },
   go: { type: 'string' },
+  'go-wait': { type: 'string' },
   controller: { type: 'string' },
   finalizer: { type: 'string' },
   yes: { type: 'boolean' },
@@ -194,6 +197,8 @@ Options:
                             the Reconcile Lab bridge package) and drive ITS controller: e.g. --go "go run ./cmd"
                             (check: a new instance per run over a scratch namespace; "go run" is built once);
                             inspect: compare the program's OWN cached copy with the server (it starts paused)
+  --go-wait <s>             with --go: fail (exit 1) when the program has not announced its controller after this
+                            long (default 300: a first "go run" compiles; in CI with a built binary, e.g. 60)
   --controller <name>       run / step / dry-run / inspect with --go: follow the program's controller of this name
                             (default: the first the program sets up, or with --resource the first reconciling it),
                             e.g. its second controller; check follows the one reconciling --resource
@@ -317,6 +322,7 @@ export function parseCliArgs(argv: readonly string[]): CliArgs | 'help' {
     }
     if (go.length === 0) throw new UsageError('--go needs a command line, e.g. --go "go run ./cmd"');
   }
+  if (v['go-wait'] !== undefined && v.go === undefined) throw new UsageError('--go-wait applies with --go');
   if (v.controller !== undefined) {
     if (v.go === undefined) throw new UsageError('--controller applies to run, step, dry-run and inspect with --go');
     if (cmd === 'check') throw new UsageError('--controller applies to run, step, dry-run and inspect with --go; check follows the controller reconciling --resource (e.g. --resource deployments.apps), else the first the program sets up');
@@ -334,6 +340,7 @@ export function parseCliArgs(argv: readonly string[]): CliArgs | 'help' {
     if (raw.trim() === '' || !Number.isFinite(n) || n < 0 || (!allowZero && n === 0) || n > 86_400) throw new UsageError(`--${flag} must be a number of seconds ${allowZero ? 'from 0' : 'above 0'} to 86400 (got "${raw}")`);
     return Math.round(n * 1000);
   };
+  const goWaitMs = seconds('go-wait', v['go-wait'], false);
   const controllerCmd = cmd === 'run' || cmd === 'step' || cmd === 'check';
   let workers: number | undefined;
   if (v.workers !== undefined) {
@@ -416,6 +423,7 @@ export function parseCliArgs(argv: readonly string[]): CliArgs | 'help' {
   if (v.finalizer) out.finalizer = v.finalizer;
   if (durationMs !== undefined) out.durationMs = durationMs;
   if (go) out.go = go;
+  if (goWaitMs !== undefined) out.goWaitMs = goWaitMs;
   return out;
 }
 

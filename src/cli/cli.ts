@@ -445,6 +445,7 @@ async function check(args: CliArgs, io: CliIo, log: Logger, s: Session): Promise
             go: {
               command: args.go,
               env: s.kubeconfigPath ? { KUBECONFIG: s.kubeconfigPath } : {},
+              ...(args.goWaitMs !== undefined ? { waitMs: args.goWaitMs } : {}),
               onOutput: (line: string) => {
                 if (args.verbose) io.stderr(`[go] ${line}\n`);
               },
@@ -906,7 +907,8 @@ async function startGoController(args: CliArgs, io: CliIo, log: Logger, s: Sessi
           ? `a controller reconciling ${wanted}: pass --resource with the resource of the one to follow`
           : `the controller named ${args.controller} reconciling ${wanted}: pass --controller and --resource of the one to follow`,
     ...(args.controller !== undefined ? { wantedName: args.controller } : {}),
-    noticeAfterMs: 10_000,
+    noticeAfterMs: Math.min(10_000, args.goWaitMs ?? 10_000),
+    ...(args.goWaitMs !== undefined ? { waitMs: args.goWaitMs } : {}),
     onOutput: (line) => {
       if (args.verbose) io.stderr(`[go] ${line}\n`);
     },

@@ -200,3 +200,13 @@ test('typos get a suggestion; --version / -V is answered before anything else', 
   assert.equal(wantsVersion(['--help', '--version']), false);
   assert.match(cliVersion(), /^\d+\.\d+\.\d+/);
 });
+
+test('--go-wait bounds the wait for a Go program\'s controller (CI: no 5-minute hang on a program without bridge.Options)', () => {
+  const a = parseCliArgs(['dry-run', 'ns/x', '--go', './ctl', '--go-wait', '8']);
+  assert.ok(a !== 'help' && a.goWaitMs === 8000);
+  const d = parseCliArgs(['dry-run', 'ns/x', '--go', './ctl']);
+  assert.ok(d !== 'help' && d.goWaitMs === undefined);
+  assert.throws(() => parseCliArgs(['report', '--go-wait', '8']), /--go-wait applies with --go/);
+  assert.throws(() => parseCliArgs(['step', '--go', './ctl', '--go-wait', '0']), /--go-wait must be a number of seconds above 0/);
+  assert.match(HELP, /--go-wait <s>/);
+});
