@@ -28,7 +28,7 @@ import { maskSecretPair } from '../core/k8s/secretMask.ts';
 import { BridgeHub } from '../core/bridge/bridgeHub.ts';
 import { RemoteController } from '../core/bridge/remoteController.ts';
 import { runGoController } from '../core/bridge/runGoController.ts';
-import { goLaunchProblem } from '../core/bridge/goModule.ts';
+import { goLaunchProblem, uninstalledKindProblem } from '../core/bridge/goModule.ts';
 import { describeExit } from '../core/bridge/launcher.ts';
 import { writeTarget } from '../core/bridge/causes.ts';
 import { journalingContextFactory, journalWriteOf } from '../core/actions/controllerContext.ts';
@@ -216,10 +216,8 @@ const NOT_YET: ResourceInfo = Object.freeze({ group: '', version: '', resource: 
 export function unservedResourceMessage(name: string, id: string | undefined, announced: { group?: string; version?: string; kind?: string }): string {
   const install = 'install its CRD (a kubebuilder project: make install, or kubectl apply -f config/crd/bases)';
   if (id !== undefined) return `the Go controller ${name} reconciles ${id}, which the cluster does not serve: ${install}, or pass --resource`;
-  if (announced.kind) {
-    const gv = announced.group ? `${announced.group}/${announced.version ?? ''}` : announced.version ?? '';
-    return `the Go controller ${name} reconciles ${announced.kind}${gv ? ` (${gv})` : ''}, a kind the cluster does not serve (its RESTMapper found no resource for it): ${install}, then run again`;
-  }
+  const uninstalled = uninstalledKindProblem(name, announced);
+  if (uninstalled) return `${uninstalled}, then run again`;
   return `the Go controller ${name} does not name the resource it reconciles (no bridge.Wrap(mgr, name, r, &YourKind{}) gave its object, or it has no bridge.Wrap): pass --resource`;
 }
 

@@ -317,6 +317,18 @@ export function goLaunchProblem(command: string, args: readonly string[], cwd: s
 }
 
 /**
+ * What to tell about a Go controller that announced the kind it reconciles (bridge.Wrap's object) but no resource:
+ * the program's RESTMapper found none for the kind, so its CRD is not installed in this cluster (a newcomer's first
+ * mistake; controller-runtime says so only when its CacheSyncTimeout, 2 minutes by default, ends the program).
+ * Undefined when the announcement has a resource, or no kind to name.
+ */
+export function uninstalledKindProblem(name: string, announced: { group?: string; version?: string; kind?: string; resource?: string }): string | undefined {
+  if (announced.resource || !announced.kind) return undefined;
+  const gv = announced.group ? `${announced.group}/${announced.version ?? ''}` : (announced.version ?? '');
+  return `the Go controller ${name} reconciles ${announced.kind}${gv ? ` (${gv})` : ''}, a kind the cluster does not serve (its RESTMapper found no resource for it): install its CRD (a kubebuilder project: make install, or kubectl apply -f config/crd/bases)`;
+}
+
+/**
  * A hint for a controller program that ended because an informer of its cache never synced — what controller-runtime
  * reports when a kind's CRD is not installed (`timed out waiting for cache to be synced for kind source:
  * *v1alpha1.Shelf` after its CacheSyncTimeout, 2 minutes by default; `no matches for kind "Shelf"`). Undefined for any

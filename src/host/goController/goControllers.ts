@@ -7,7 +7,7 @@ import { livenessLabel, type GoProcess } from '../../core/bridge/goProcess.ts';
 import { defaultGoLaunch, describeExit, launchSpecOf, type LaunchedProcess, type LaunchSpec } from '../../core/bridge/launcher.ts';
 import { runGoController } from '../../core/bridge/runGoController.ts';
 import type { RemoteController } from '../../core/bridge/remoteController.ts';
-import { findControllerModules, findGoMod, findGoWork, moduleOf } from '../../core/bridge/goModule.ts';
+import { findControllerModules, findGoMod, findGoWork, moduleOf, uninstalledKindProblem } from '../../core/bridge/goModule.ts';
 import { fail, type Failure } from '../commands/args.ts';
 import { readSettings } from '../config.ts';
 import { isViewNode } from '../views/viewNodes.ts';
@@ -52,6 +52,8 @@ export class GoControllers implements vscode.Disposable {
   private readonly store = new DisposableStore();
   /** Debug sessions (type go, reconcileLab: true) and whether each reports its debuggee stopped. */
   private readonly debugSessions = new Map<string, { stopped: boolean; pid?: number }>();
+  /** "<instance>/<controller>" of the controllers already told their kind's CRD is not installed (once per run). */
+  private readonly saidUninstalled = new Set<string>();
   /** The module directory picked in {@link chooseModule} (this window only). */
   private pickedModule: string | undefined;
 
@@ -312,6 +314,13 @@ export class GoControllers implements vscode.Disposable {
     const better = primary(c) && !primary(cur);
     const earlier = cur !== undefined && cur.process === c.process && primary(c) === primary(cur) && place(c) < place(cur);
     if (!cur || cur.process.liveness === 'exited' || better || earlier) this.show(c);
+    // A kind whose CRD is not installed: say so now, not when controller-runtime's cache sync timeout ends the program.
+    const uninstalled = uninstalledKindProblem(c.controller.name, c.controller.announcement);
+    const said = `${c.process.instance}/${c.controller.name}`;
+    if (uninstalled && !this.saidUninstalled.has(said)) {
+      this.saidUninstalled.add(said);
+      void ui.warn(`Reconcile Lab: ${uninstalled}, then run the controller again. Until then its cache waits for that kind, and controller-runtime stops the program when its cache sync timeout (2 minutes by default) ends.`);
+    }
     // The Work Queue view names the controllers it does not show, with their pause state and queue: keep it current.
     // (The shown one's status is followed by the view itself.)
     this.hubStore.add(c.controller.onDidChangeStatus(() => {

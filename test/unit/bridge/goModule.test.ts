@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { BRIDGE_MODULE_PATH, bridgeEditArgs, bridgeProblem, bridgeProblemIn, controllerRuntimeNote, findControllerModules, findGoMod, goExitDetails, goLaunchProblem, goModTidyHint, cacheSyncHint, addressInUseHint, readBridgeInGoMod } from '../../../src/core/bridge/goModule.ts';
+import { BRIDGE_MODULE_PATH, bridgeEditArgs, bridgeProblem, bridgeProblemIn, controllerRuntimeNote, findControllerModules, findGoMod, goExitDetails, goLaunchProblem, goModTidyHint, cacheSyncHint, addressInUseHint, readBridgeInGoMod, uninstalledKindProblem } from '../../../src/core/bridge/goModule.ts';
 
 test('readBridgeInGoMod: single-line and block require / replace, comments, quotes; other modules ignored', () => {
   const blocks = `module example.com/widgets // the operator
@@ -165,4 +165,14 @@ test('addressInUseHint: a probe or metrics port taken (another make run) names t
   assert.match(addressInUseHint(taken)!, /already listens on :8081 .*another instance of your program .*browser tab was closed or reloaded.*--metrics-bind-address=0 --health-probe-bind-address=0/);
   assert.match(addressInUseHint(['listen tcp 127.0.0.1:8080: bind: address already in use'])!, /on 127\.0\.0\.1:8080/);
   assert.equal(addressInUseHint(['panic: boom', 'exit status 2']), undefined);
+});
+
+test('uninstalledKindProblem: a kind announced without a resource (the RESTMapper found none: CRD not installed) is named with what to do; a resource, or no kind, is not a problem of this kind', () => {
+  assert.match(
+    uninstalledKindProblem('shelf', { group: 'shop.example.org', version: 'v1alpha1', kind: 'Shelf' })!,
+    /^the Go controller shelf reconciles Shelf \(shop\.example\.org\/v1alpha1\), a kind the cluster does not serve .*: install its CRD \(a kubebuilder project: make install, or kubectl apply -f config\/crd\/bases\)$/,
+  );
+  assert.match(uninstalledKindProblem('legacy', { version: 'v1', kind: 'Gizmo' })!, /reconciles Gizmo \(v1\)/, 'a core-group kind names its version');
+  assert.equal(uninstalledKindProblem('shelf', { group: 'shop.example.org', version: 'v1alpha1', kind: 'Shelf', resource: 'shelves' }), undefined);
+  assert.equal(uninstalledKindProblem('shelf', {}), undefined, 'no bridge.Wrap object: nothing to name');
 });

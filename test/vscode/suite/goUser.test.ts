@@ -13,7 +13,7 @@ import type { KubeObject } from '../../../src/core/k8s/objects.ts';
 import type { ReconcileLab } from '../../../src/host/reconcileLab.ts';
 import { buildGoProgram, harborOperatorDir, haveGo, setRepoRoot } from '../../integration/support/goSample.ts';
 import { installCrd, uniqueName } from '../../integration/support/cluster.ts';
-import { connectTo, lab, labCluster, ok, ROOT, run, testNamespace, waitUntil } from './support/lab.ts';
+import { api, connectTo, lab, labCluster, ok, ROOT, run, testNamespace, waitUntil } from './support/lab.ts';
 import { Peer } from '../../unit/bridge/peer.ts';
 
 setRepoRoot(ROOT);
@@ -106,6 +106,29 @@ describe('a user-shaped Go program with two controllers (Run Controller…)', fu
       l.go.hideShown();
       const p = hub.processByPid(4343);
       if (p) hub.remove(p); // as Stop Controller does: the next run lists only its own controllers
+    }
+  });
+
+  // A newcomer's first mistake: the kind's CRD is not installed. The program's RESTMapper finds no resource, so the
+  // announcement names the kind only; the editor says so at once, not when the cache sync timeout ends the program.
+  it('a controller whose kind the cluster does not serve (CRD not installed): a warning at once says to install the CRD', async function () {
+    this.timeout(60_000);
+    const hub = await l.go.ensureBridge(l.session!);
+    const env = hub.env();
+    const mark = (await api()).shownMark();
+    const { peer } = await Peer.hello(env.RECONCILE_LAB_BRIDGE!, env.RECONCILE_LAB_BRIDGE_TOKEN!, { pid: 4344, instance: `inst-crd-${Date.now()}` });
+    try {
+      peer.send({ type: 'controller', name: 'shelf', group: 'shop.example.org', version: 'v1alpha1', kind: 'Shelf', priorityQueue: true, paused: true, order: 1, declared: 1 });
+      const warned = async () => (await api()).shownSince(mark).filter((t) => t.kind === 'warning' && /Shelf/.test(t.text));
+      let texts: ReadonlyArray<{ text: string }> = [];
+      await waitUntil(async () => (texts = await warned()).length > 0, 'a warning about the Shelf kind', 20_000);
+      assert.match(texts[0]!.text, /the Go controller shelf reconciles Shelf \(shop\.example\.org\/v1alpha1\), a kind the cluster does not serve .*install its CRD \(a kubebuilder project: make install, or kubectl apply -f config\/crd\/bases\)/);
+      assert.equal(texts.length, 1, 'said once');
+    } finally {
+      peer.close();
+      l.go.hideShown();
+      const p = hub.processByPid(4344);
+      if (p) hub.remove(p);
     }
   });
 
