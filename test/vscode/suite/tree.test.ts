@@ -47,6 +47,11 @@ describe('Resources view: filter, Events, Edit Spec as YAML, field-manager fight
     assert.match(l.resourcesView.description ?? '', /^Filter: Terminating/);
     const kind = l.resourcesTree.getChildren().find((n) => n.type === 'kind' && n.resource === c.resourceId)!;
     assert.match(String(l.resourcesTree.getTreeItem(kind).description), /^1 of 2 shown/);
+    // The namespace row: counts, and (namespaces are not watched here) no claim about the namespace's own state.
+    const nsRow = l.resourcesTree.getChildren(kind).find((n) => n.type === 'namespace' && n.namespace === ns)!;
+    const nsItem = l.resourcesTree.getTreeItem(nsRow);
+    assert.equal(nsItem.description, '1 of 2 · 1 terminating');
+    assert.match((nsItem.tooltip as vscode.MarkdownString).value.replaceAll('&nbsp;', ' '), /- Namespace: state not known: namespaces are not watched/);
     ok(await run('reconcileLab.filterResources', { states: ['notReady'] }));
     assert.deepEqual(objectNames(), [], 'nothing reconciled yet: no Ready condition to be False');
     ok(await run('reconcileLab.clearResourcesFilter'));
