@@ -179,7 +179,7 @@ Commands:
   check [key...]            robustness checks of the reconciler on copies in scratch namespaces (run twice,
                             crash after write, stale cache, unobserved intermediate state, history
                             independence, convergence, deletion) for the keys given or every object of the
-                            resource; exit 1 on findings. --json / --markdown
+                            resource; exit 1 on findings or when the reconciler never settles. --json / --markdown
   strip-finalizers <key>    diagnose why <key> is stuck, then remove --finalizer F (or all) with a guarded
                             JSON patch (Namespaces: /finalize). Refuses without --yes (or --dry-run).
 

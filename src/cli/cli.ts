@@ -40,7 +40,7 @@ import { parsePredicateSpec } from '../core/controller/predicateSpec.ts';
 import { missingNamespaceNote, missingObjectNote } from '../core/k8s/absent.ts';
 import { closestNames } from '../core/text/closest.ts';
 import { cliVersion, ExitCode, HELP, parseCliArgs, wantsVersion, resolveWatchList, UsageError, type CliArgs } from './args.ts';
-import { CheckRefusedError, runChecks } from '../core/checks/runChecks.ts';
+import { CheckRefusedError, runChecks, skippedUnsettled } from '../core/checks/runChecks.ts';
 import { reproduceFlags, shellQuote } from '../core/checks/reproduce.ts';
 import { renderCheckJson, renderCheckMarkdown, renderCheckText } from '../core/checks/render.ts';
 import { CONFIGMAPS as CHECK_CONFIGMAPS, SCRATCH_LABEL } from '../core/checks/harness.ts';
@@ -467,7 +467,8 @@ async function check(args: CliArgs, io: CliIo, log: Logger, s: Session): Promise
     }, ac.signal);
     const text = args.json ? renderCheckJson(report) + '\n' : args.markdown ? renderCheckMarkdown(report) : renderCheckText(report, { verbose: args.verbose });
     io.stdout(text);
-    return report.totals.findings > 0 || report.totals.errors > 0 || report.aborted ? ExitCode.failure : ExitCode.ok;
+    // A check skipped because the reconciler never went idle checked nothing: a CI run must not pass on it.
+    return report.totals.findings > 0 || report.totals.errors > 0 || report.aborted || report.results.some(skippedUnsettled) ? ExitCode.failure : ExitCode.ok;
   } catch (e) {
     if (e instanceof CheckRefusedError) {
       io.stderr(`reconcile-lab: ${e.message}\n`);

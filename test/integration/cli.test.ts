@@ -457,4 +457,20 @@ describe('reconcile-lab CLI against a real kube-apiserver', () => {
     assert.equal(missing.code, 2, missing.stderr + missing.stdout);
     assert.match(missing.stderr, new RegExp(`no widgets\\.\\S+ "${ns}/no-such-widget" to check`));
   });
+
+  test('check: a reconciler that never settles fails the run (exit 1), though the checks it selected were skipped', async () => {
+    // Before: every selected check "skipped: the reference run did not settle" and the command exited 0 — a CI gate that cannot fail.
+    const dir = mkdtempSync(join(tmpdir(), 'rl-unsettled-'));
+    try {
+      const mod = join(dir, 'always-fails.mjs');
+      writeFileSync(mod, 'export async function reconcile() { throw new Error("the dependency is missing"); }\n');
+      const r = await cli(['check', `${ns}/widget-ready`, ...common, '--reconciler', `module:${mod}`, '--check', 'runTwice', '--convergence-bound', '2', '--json']);
+      const report = JSON.parse(r.stdout) as { results: Array<{ check: string; status: string; message?: string }>; totals: { findings: number; errors: number } };
+      assert.deepEqual(report.results.map((x) => [x.check, x.status]), [['runTwice', 'skipped']], r.stdout);
+      assert.match(report.results[0]!.message ?? '', /did not settle/);
+      assert.equal(r.code, 1, r.stderr);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });

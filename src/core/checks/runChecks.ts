@@ -18,6 +18,14 @@ import { compareEndStates, differingPaths, endStateDiff, flatten, learnGenerated
 import { CHECK_KINDS, CHECK_TITLES, type CheckKind, type CheckProgress, type CheckProgressEvent, type CheckReport, type CheckResult, type CheckTimingPart, type CheckWrite, type Finding, type Perturbation, type RunChecksOptions } from './types.ts';
 
 /** Thrown (before anything is written) when the checks refuse to run: an unconfirmed non-local cluster, bad options. */
+/** The start of a result's message when it was skipped because the reference run never went idle (see {@link skippedUnsettled}). */
+export const UNSETTLED_SKIP = 'skipped: the reference run did not settle';
+
+/** Whether a check was skipped because the reconciler never settled: nothing was checked, and it did not converge. */
+export function skippedUnsettled(r: { status: string; message?: string }): boolean {
+  return r.status === 'skipped' && (r.message ?? '').startsWith(UNSETTLED_SKIP);
+}
+
 export class CheckRefusedError extends Error {
   constructor(message: string) {
     super(message);
@@ -1097,7 +1105,7 @@ export async function runChecks(options: RunChecksOptions, progress?: CheckProgr
       const learned = differingPaths(ref1.end, ref2.end);
       for (const p of learned) learnedAll.add(p);
       if (checks.includes('convergence')) result('convergence', checkConvergence(ctx, ref1), [...refParts], t0);
-      const unsettled = !ref1.settled ? `skipped: the reference run did not settle within ${ctx.boundMs} ms (see the convergence check)` : undefined;
+      const unsettled = !ref1.settled ? `${UNSETTLED_SKIP} within ${ctx.boundMs} ms (see the convergence check)` : undefined;
       if (checks.includes('runTwice')) {
         const t = clock.now();
         const parts: CheckTimingPart[] = [];
