@@ -122,7 +122,13 @@ export function loadKubeConfig(options: LoadKubeConfigOptions = {}): KubeConfig 
     throw new KubeConfigError(`${what} (contexts: ${names.join(', ')}): choose one of them.`, { problem: 'noContext' });
   }
   const cluster = kc.getCurrentCluster();
-  if (!cluster?.server) {
+  if (!cluster) {
+    // As kubectl: a context naming a cluster no file defines (KUBECONFIG=a:b with the clusters in a missing file).
+    const named = kc.getContextObject(ctx)?.cluster;
+    const names = kc.getClusters().map((c) => c.name);
+    throw new KubeConfigError(`Context "${ctx}" refers to cluster "${named ?? ''}", which is not in the kubeconfig (clusters: ${names.join(', ') || 'none'}).`, { problem: 'noServer' });
+  }
+  if (!cluster.server) {
     throw new KubeConfigError(`Context "${ctx}" refers to a cluster without a server URL.`, { problem: 'noServer' });
   }
   if (/^\s*http:\/\//i.test(cluster.server)) {

@@ -30,3 +30,17 @@ test('a kubeconfig without contexts points to another file; one without a curren
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test('a context naming a cluster no file defines says which cluster is missing, as kubectl does (exit 3)', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'rl-cli-kc-'));
+  try {
+    const f = join(dir, 'kc');
+    writeFileSync(f, 'apiVersion: v1\nkind: Config\nclusters: [{name: lab, cluster: {server: "https://127.0.0.1:1"}}]\nusers: [{name: u, user: {}}]\ncontexts: [{name: bad, context: {cluster: nope, user: u}}]\ncurrent-context: bad\n');
+    const r = await cli(['inspect', 'x', '--kubeconfig', f]);
+    assert.equal(r.code, 3);
+    // Before: 'Context "bad" refers to a cluster without a server URL.' (the cluster does not exist at all).
+    assert.match(r.stderr, /Context "bad" refers to cluster "nope", which is not in the kubeconfig \(clusters: lab\)/);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
