@@ -103,13 +103,11 @@ export interface CliArgs {
   convergenceBoundMs?: number;
 }
 
+/** A command line that cannot run as given (exit 2): the CLI prints its message and where the usage is. */
 export class UsageError extends Error {
-  /** Print the usage (HELP) after the message: the command line itself could not be parsed. */
-  readonly showUsage: boolean;
-  constructor(message: string, o: { showUsage?: boolean } = {}) {
+  constructor(message: string) {
     super(message);
     this.name = 'UsageError';
-    this.showUsage = o.showUsage ?? false;
   }
 }
 
@@ -283,7 +281,8 @@ export function parseCliArgs(argv: readonly string[]): CliArgs | 'help' {
       options: OPTIONS,
     });
   } catch (e) {
-    throw new UsageError(parseErrorMessage(e as Error & { code?: string }), { showUsage: true });
+    // One line and where the usage is: the whole help after it would bury the error in a CI log.
+    throw new UsageError(parseErrorMessage(e as Error & { code?: string }));
   }
   const v = parsed.values;
   if (v.help || parsed.positionals.length === 0) return 'help';

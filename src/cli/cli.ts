@@ -105,7 +105,7 @@ export async function runCli(argv: readonly string[], rawIo: CliIo): Promise<num
   try {
     args = parseCliArgs(argv);
   } catch (e) {
-    io.stderr(`reconcile-lab: ${(e as Error).message}\n` + (e instanceof UsageError && e.showUsage ? `\n${HELP}` : `Run "reconcile-lab --help" for usage.\n`));
+    io.stderr(`reconcile-lab: ${(e as Error).message}\n` + 'Run "reconcile-lab --help" for usage.\n');
     return ExitCode.usage;
   }
   if (args === 'help') {

@@ -42,11 +42,11 @@ describe('reconcile-lab CLI against a real kube-apiserver', () => {
     const bad = await cli(['dry-run']);
     assert.equal(bad.code, 2);
     assert.match(bad.stderr, /dry-run needs exactly one <key>/);
-    // An unknown flag gets the CLI's own message and usage, not Node's parseArgs text.
+    // An unknown flag gets the CLI's own message and where the usage is (not the whole help, which would bury the
+    // error in a CI log), not Node's parseArgs text.
     const unknown = await cli(['report', '--bogus']);
     assert.equal(unknown.code, 2);
-    assert.match(unknown.stderr, /^reconcile-lab: unknown option --bogus\n/);
-    assert.match(unknown.stderr, /Usage: reconcile-lab <command>/);
+    assert.equal(unknown.stderr, 'reconcile-lab: unknown option --bogus\nRun "reconcile-lab --help" for usage.\n');
     assert.doesNotMatch(unknown.stderr, /positional argument|place it at the end/);
   });
 
