@@ -467,6 +467,8 @@ async function check(args: CliArgs, io: CliIo, log: Logger, s: Session): Promise
     }, ac.signal);
     const text = args.json ? renderCheckJson(report) + '\n' : args.markdown ? renderCheckMarkdown(report) : renderCheckText(report, { verbose: args.verbose });
     io.stdout(text);
+    // Ctrl+C (or SIGTERM): say on stderr why the exit code is 1 and what the report holds.
+    if (report.aborted) io.stderr('reconcile-lab: check interrupted: the report above covers only what ran before it; its scratch namespaces were deleted\n');
     // A check skipped because the reconciler never went idle checked nothing: a CI run must not pass on it.
     return report.totals.findings > 0 || report.totals.errors > 0 || report.aborted || report.results.some(skippedUnsettled) ? ExitCode.failure : ExitCode.ok;
   } catch (e) {

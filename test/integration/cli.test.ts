@@ -458,6 +458,29 @@ describe('reconcile-lab CLI against a real kube-apiserver', () => {
     assert.match(missing.stderr, new RegExp(`no widgets\\.\\S+ "${ns}/no-such-widget" to check`));
   });
 
+  test('check interrupted (Ctrl+C): exit 1, the partial report on stdout and on stderr why the exit code is 1', async () => {
+    const out: string[] = [];
+    const err: string[] = [];
+    const handlers = new Set<() => void>();
+    const interrupt = () => [...handlers].forEach((f) => f());
+    const code = await runCli(['check', `${ns}/widget-ready`, ...common, '--check', 'runTwice'], {
+      stdout: (t) => out.push(t),
+      stderr: (t) => {
+        err.push(t);
+        // The first progress line: the check runs; Ctrl+C now.
+        if (/^ {2}… /.test(t)) interrupt();
+      },
+      env: {},
+      onInterrupt: (f) => {
+        handlers.add(f);
+        return toDisposable(() => handlers.delete(f));
+      },
+    });
+    assert.equal(code, 1, err.join(''));
+    assert.match(out.join(''), /\(aborted\)/, 'the report says it was aborted');
+    assert.match(err.join(''), /reconcile-lab: check interrupted: the report above covers only what ran before it; its scratch namespaces were deleted\n/);
+  });
+
   test('check: a reconciler that never settles fails the run (exit 1), though the checks it selected were skipped', async () => {
     // Before: every selected check "skipped: the reference run did not settle" and the command exited 0 — a CI gate that cannot fail.
     const dir = mkdtempSync(join(tmpdir(), 'rl-unsettled-'));

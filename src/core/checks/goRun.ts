@@ -115,6 +115,11 @@ export class GoCheckRunner implements Disposable {
     return this.command;
   }
 
+  /** Whether {@link prepare} builds something: a `go run` command (a program given as a binary is run as it is). */
+  get builds(): boolean {
+    return splitGoRun(this.target.command) !== undefined;
+  }
+
   /** Builds a `go run` command's package into a temporary binary (once). */
   async prepare(signal: AbortSignal): Promise<void> {
     const split = splitGoRun(this.target.command);

@@ -1048,7 +1048,7 @@ export async function runChecks(options: RunChecksOptions, progress?: CheckProgr
   let prepared = true;
   if (goRunner) {
     const t = clock.now();
-    emit({ kind: 'step', key: options.keys[0]!, message: `building ${options.go!.command.join(' ')}` });
+    if (goRunner.builds) emit({ kind: 'step', key: options.keys[0]!, message: `building ${options.go!.command.join(' ')}` });
     try {
       await goRunner.prepare(abort.signal);
       notes.push(`The Go controller ran as a new process per run (${goRunner.launchCommand.join(' ')}), each restricted to its scratch namespace with leader election, metrics and probes off; perturbations were made inside the process by the bridge.`);

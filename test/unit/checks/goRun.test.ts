@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { goContextProblem, runWriteOf, splitGoRun } from '../../../src/core/checks/goRun.ts';
+import { GoCheckRunner, goContextProblem, runWriteOf, splitGoRun } from '../../../src/core/checks/goRun.ts';
 import { bridgeResourceName } from '../../../src/core/bridge/causes.ts';
 
 test('a go run command line becomes go build arguments and the program arguments', () => {
@@ -12,6 +12,14 @@ test('a go run command line becomes go build arguments and the program arguments
   assert.deepEqual(splitGoRun(['go', 'run', '-ldflags=-s', '.']), { buildArgs: ['-ldflags=-s', '.'], programArgs: [] });
   assert.equal(splitGoRun(['./bin/manager', '--x']), undefined, 'a binary is launched as it is');
   assert.equal(splitGoRun(['go', 'run']), undefined, 'no package: launched as it is (go reports the error)');
+});
+
+test('a check runner builds only a go run command: a binary is run as it is (no "building" step is announced for it)', () => {
+  const built = new GoCheckRunner({ command: ['go', 'run', './cmd'] } as ConstructorParameters<typeof GoCheckRunner>[0]);
+  const binary = new GoCheckRunner({ command: ['./bin/manager', '--leader-elect=false'] } as ConstructorParameters<typeof GoCheckRunner>[0]);
+  assert.equal(built.builds, true);
+  assert.equal(binary.builds, false);
+  assert.deepEqual(binary.launchCommand, ['./bin/manager', '--leader-elect=false']);
 });
 
 test('the bridge resource name is plural.version.group', () => {
