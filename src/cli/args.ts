@@ -6,6 +6,7 @@ import type { WorkQueueKind } from '../core/workqueue/priorityQueue.ts';
 import { CHECK_KINDS, type CheckKind } from '../core/checks/types.ts';
 import { DEFAULT_WATCH_LIST } from '../core/cache/interfaces.ts';
 import { readFileSync } from 'node:fs';
+import { closestNames } from '../core/text/closest.ts';
 
 /** Set by scripts/build.mjs in the bundle (dist/cli.js) to package.json's version. */
 declare const __RECONCILE_LAB_VERSION__: string | undefined;
@@ -16,26 +17,9 @@ export function cliVersion(): string {
   return (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 }
 
-/** Levenshtein distance, for "did you mean" suggestions. */
-function editDistance(a: string, b: string): number {
-  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const cur = [i];
-    for (let j = 1; j <= b.length; j++) cur[j] = Math.min(prev[j]! + 1, cur[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
-    prev = cur;
-  }
-  return prev[b.length]!;
-}
-
-/** The candidate closest to `word` (a typo: at most 2 edits, or a prefix of it), if any; ties: the first. */
+/** The candidate closest to `word` (a typo of it), if any: core's "did you mean" rule (closestNames). */
 export function closest(word: string, candidates: readonly string[]): string | undefined {
-  let best: string | undefined;
-  let bestD = Infinity;
-  for (const c of candidates) {
-    const d = c.startsWith(word) && word.length >= 3 ? 1 : editDistance(word.toLowerCase(), c);
-    if (d < bestD) [best, bestD] = [c, d];
-  }
-  return bestD <= Math.min(2, Math.max(1, Math.floor(word.length / 2))) ? best : undefined;
+  return closestNames(word, candidates)[0];
 }
 
 /** Documented exit codes of `reconcile-lab`. */
