@@ -307,7 +307,6 @@ export async function selectController(lab: ReconcileLab, arg: unknown): Promise
     if (!picked) return fail('cancelled', 'No controller chosen.');
     choice = picked.ref;
   }
-  if (choice) lab.go.show(choice);
-  else lab.go.hideShown();
+  lab.go.choose(choice ?? undefined);
   return { ok: true, shown: s.controllerOrigin };
 }

@@ -52,6 +52,12 @@ export class GoControllers implements vscode.Disposable {
   private readonly store = new DisposableStore();
   /** Debug sessions (type go, reconcileLab: true) and whether each reports its debuggee stopped. */
   private readonly debugSessions = new Map<string, { stopped: boolean; pid?: number }>();
+  /**
+   * The programs among whose controllers the person chose in Show Controller… (a controller, or the built-in loop):
+   * a later announcement of theirs never switches the views away from that choice (a manager announces its
+   * controllers in any order, and the first it set up would otherwise replace the one the person picked).
+   */
+  private readonly chosenAmong = new WeakSet<GoProcess>();
   /** "<instance>/<controller>" of the controllers already told their kind's CRD is not installed (once per run). */
   private readonly saidUninstalled = new Set<string>();
   /** The module directory picked in {@link chooseModule} (this window only). */
@@ -261,6 +267,16 @@ export class GoControllers implements vscode.Disposable {
     this.lab.renderStatus();
   }
 
+  /**
+   * The person's choice in Show Controller…: `ref` shown, or the built-in loop for undefined; kept against later
+   * announcements of the programs connected now (see chosenAmong). A program connected later is shown as usual.
+   */
+  choose(ref: GoControllerRef | undefined): void {
+    for (const r of this.all) this.chosenAmong.add(r.process);
+    if (ref) this.show(ref);
+    else this.hideShown();
+  }
+
   /** "Go controller widget · pid 1234 · stopped in the debugger" */
   describe(ref: GoControllerRef): string {
     const requests = ref.controller.announcement.requestType;
@@ -313,7 +329,9 @@ export class GoControllers implements vscode.Disposable {
     const place = (x: GoControllerRef) => x.controller.announcement.order ?? Number.POSITIVE_INFINITY;
     const better = primary(c) && !primary(cur);
     const earlier = cur !== undefined && cur.process === c.process && primary(c) === primary(cur) && place(c) < place(cur);
-    if (!cur || cur.process.liveness === 'exited' || better || earlier) this.show(c);
+    // The person chose among this program's controllers (or the built-in loop): their choice stays.
+    const chosen = this.chosenAmong.has(c.process);
+    if (!cur ? !chosen : cur.process.liveness === 'exited' || (!chosen && (better || earlier))) this.show(c);
     // A kind whose CRD is not installed: say so now, not when controller-runtime's cache sync timeout ends the program.
     const uninstalled = uninstalledKindProblem(c.controller.name, c.controller.announcement);
     const said = `${c.process.instance}/${c.controller.name}`;

@@ -109,6 +109,30 @@ describe('a user-shaped Go program with two controllers (Run Controller…)', fu
     }
   });
 
+  // The person's choice wins over the announcement order: a controller picked in Show Controller… stays shown when the
+  // program's first controller is announced after it (a CI run of the relay sample's beacon-board test caught the
+  // views switching back).
+  it('a controller chosen in Show Controller… stays shown when the program announces the first controller it set up later', async function () {
+    this.timeout(60_000);
+    const hub = await l.go.ensureBridge(l.session!);
+    const env = hub.env();
+    const { peer } = await Peer.hello(env.RECONCILE_LAB_BRIDGE!, env.RECONCILE_LAB_BRIDGE_TOKEN!, { pid: 4345, instance: `inst-chosen-${Date.now()}` });
+    try {
+      peer.send({ type: 'controller', name: 'deployment', group: 'apps', version: 'v1', kind: 'Deployment', resource: 'deployments', priorityQueue: false, paused: true, order: 2, declared: 2 });
+      await waitUntil(() => l.go.all.some((c) => c.controller.name === 'deployment'), 'deployment announced', 20_000);
+      assert.match(ok(await run<{ shown: string }>('reconcileLab.selectController', { controller: 'deployment' })).shown, /^Go controller deployment/);
+      peer.send({ type: 'controller', name: 'harbor-keeper', group: 'fleet.example.io', version: 'v1beta1', kind: 'Harbor', resource: 'harbors', priorityQueue: true, paused: true, order: 1, declared: 2 });
+      // Listed and handled in one turn (the hub lists a controller and fires its announcement together).
+      await waitUntil(() => l.go.all.some((c) => c.controller.name === 'harbor-keeper'), 'harbor-keeper announced', 20_000);
+      assert.equal(l.go.current?.controller.name, 'deployment', 'the chosen controller is still shown');
+    } finally {
+      peer.close();
+      l.go.hideShown();
+      const p = hub.processByPid(4345);
+      if (p) hub.remove(p);
+    }
+  });
+
   // A newcomer's first mistake: the kind's CRD is not installed. The program's RESTMapper finds no resource, so the
   // announcement names the kind only; the editor says so at once, not when the cache sync timeout ends the program.
   it('a controller whose kind the cluster does not serve (CRD not installed): a warning at once says to install the CRD', async function () {
