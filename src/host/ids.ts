@@ -32,6 +32,7 @@ export const CommandIds = {
   revealObject: 'reconcileLab.revealObject',
   runController: 'reconcileLab.runController',
   setUpGoBridge: 'reconcileLab.setUpGoBridge',
+  installCrd: 'reconcileLab.installCrd',
   stopController: 'reconcileLab.stopController',
   deleteObject: 'reconcileLab.deleteObject',
   selectController: 'reconcileLab.selectController',

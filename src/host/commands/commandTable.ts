@@ -11,6 +11,7 @@ import { deleteObject, dryRunReconcileCommand, inspectCache, openYaml, revealObj
 import { exportReport, getStarted, showEventLog, showOutput } from './reportCommands.ts';
 import { runController, selectController, setUpGoBridge, stopController } from './goControllerCommands.ts';
 import { runChecksCommand, showChecks } from './checkCommands.ts';
+import { installCrdCommand } from './crdCommands.ts';
 import { showTimeline } from './timelineCommands.ts';
 import { clearResourcesFilter, filterResources } from './treeCommands.ts';
 import { applyObjectEdit, editObject } from './editCommands.ts';
@@ -42,6 +43,7 @@ export const commandTable: Record<CommandId, Handler> = {
   [CommandIds.revealObject]: revealObject,
   [CommandIds.runController]: runController,
   [CommandIds.setUpGoBridge]: setUpGoBridge,
+  [CommandIds.installCrd]: installCrdCommand,
   [CommandIds.stopController]: stopController,
   [CommandIds.deleteObject]: deleteObject,
   [CommandIds.selectController]: selectController,

@@ -50,15 +50,7 @@ export async function runController(
     if (choice === SET_UP_BRIDGE) return setUpGoBridge(lab, undefined) as Promise<CommandResult<never>>;
     if (choice !== 'Run Anyway') return fail('cancelled', unbridged.problem);
   }
-  const ref = await ui.progress(
-    { location: vscode.ProgressLocation.Notification, title: `Reconcile Lab: starting ${command} (a first build takes a while)…`, cancellable: true },
-    (p, token) => {
-      const ac = new AbortController();
-      token.onCancellationRequested(() => ac.abort(new Error('Run Controller cancelled')));
-      // What the launch is waiting for, in the notification itself (also in the output channel).
-      return lab.go.run(s, req, ac.signal, (message) => p.report({ message }));
-    },
-  );
+  const ref = await lab.go.runWithProgress(s, req);
   const controllers = lab.go.all.filter((c) => c.process === ref.process).map((c) => c.controller.name);
   ui.statusMessage(lab.go.describe(ref), 5000, 'debug-start');
   return { ok: true, pid: ref.process.pid, controller: ref.controller.name, controllers, command };
@@ -85,7 +77,7 @@ function unbridgedControllersIn(dir: string): { goMod: string; problem: string }
 }
 
 /** The refusal of a command that runs workspace code in an untrusted workspace; a person who ran it is told, with a way to trust it. */
-function refuseUntrusted(arg: unknown, message: string): Failure {
+export function refuseUntrusted(arg: unknown, message: string): Failure {
   if (arg === undefined) {
     void ui.warn(`Reconcile Lab: ${message}`, 'Manage Workspace Trust').then((a) => {
       if (a) void vscode.commands.executeCommand('workbench.trust.manage');

@@ -8,6 +8,9 @@ import { defaultGoLaunch, describeExit, launchSpecOf, type LaunchedProcess, type
 import { runGoController } from '../../core/bridge/runGoController.ts';
 import type { RemoteController } from '../../core/bridge/remoteController.ts';
 import { findControllerModules, findGoMod, findGoWork, moduleOf, uninstalledKindProblem } from '../../core/bridge/goModule.ts';
+import { crdManifestsFor, findCrdManifests, type CrdManifest } from '../../core/k8s/crdManifests.ts';
+import { dirname } from 'node:path';
+import { installCrdsOnChoice } from '../commands/crdCommands.ts';
 import { fail, type Failure } from '../commands/args.ts';
 import { readSettings } from '../config.ts';
 import { isViewNode } from '../views/viewNodes.ts';
@@ -29,6 +32,7 @@ export interface RunRequest {
 }
 
 const OUTPUT_NAME = 'Reconcile Lab: Go Controller';
+const INSTALL_CRD = 'Install CRD';
 
 /**
  * The developer's Go controllers in this window: the bridge (one
@@ -62,6 +66,10 @@ export class GoControllers implements vscode.Disposable {
   private readonly saidUninstalled = new Set<string>();
   /** The module directory picked in {@link chooseModule} (this window only). */
   private pickedModule: string | undefined;
+  /** What the last Run Controller… ran (for {@link restartLaunched}). */
+  private lastRun: { session: Session; req: RunRequest } | undefined;
+  /** While Run Controller… waits for the program's first controller (its announcements come before run resolves). */
+  private launching = false;
 
   constructor(lab: ReconcileLab) {
     this.lab = lab;
@@ -206,11 +214,13 @@ export class GoControllers implements vscode.Disposable {
   async run(session: Session, req: RunRequest, signal?: AbortSignal, onNotice?: (message: string) => void): Promise<GoControllerRef> {
     await this.stopLaunched();
     const hub = await this.ensureBridge(session);
+    this.lastRun = { session, req };
     const out = this.outputChannel();
     out.appendLine(`$ ${[req.spec.command, ...req.spec.args].join(' ')}${req.spec.cwd ? `   (in ${req.spec.cwd})` : ''}`);
     this.lab.contextKeys.set(ContextKeys.goController, true);
     this.lab.walkthrough.mark('goController');
     let r;
+    this.launching = true;
     try {
       r = await runGoController({
         hub,
@@ -229,6 +239,8 @@ export class GoControllers implements vscode.Disposable {
     } catch (e) {
       this.lab.contextKeys.set(ContextKeys.goController, false);
       throw e;
+    } finally {
+      this.launching = false;
     }
     const p = r.launched;
     this.launched = p;
@@ -248,6 +260,60 @@ export class GoControllers implements vscode.Disposable {
     const ref = { process: r.process, controller: r.controller };
     this.show(ref);
     return ref;
+  }
+
+  /**
+   * {@link run} under a cancellable progress notification that says what the launch waits for (Run Controller…, and
+   * the restart after Install CRD).
+   */
+  runWithProgress(session: Session, req: RunRequest): Thenable<GoControllerRef> {
+    const command = [req.spec.command, ...req.spec.args].join(' ');
+    return ui.progress(
+      { location: vscode.ProgressLocation.Notification, title: `Reconcile Lab: starting ${command} (a first build takes a while)…`, cancellable: true },
+      (p, token) => {
+        const ac = new AbortController();
+        token.onCancellationRequested(() => ac.abort(new Error('Run Controller cancelled')));
+        // What the launch is waiting for, in the notification itself (also in the output channel).
+        return this.run(session, req, ac.signal, (message) => p.report({ message }));
+      },
+    );
+  }
+
+  /**
+   * The controllers of the program Run Controller… launched that announced a kind the cluster does not serve (their
+   * CRD was not installed when the program started), among `kinds` ("<group>/<kind>") when given.
+   */
+  launchedWaitingForCrd(kinds?: ReadonlySet<string>): GoControllerRef[] {
+    const go = this.launchedGo;
+    if (!go || go.liveness === 'exited' || !this.launched) return [];
+    return this.all.filter((c) => {
+      const a = c.controller.announcement;
+      return c.process === go && uninstalledKindProblem(c.controller.name, a) !== undefined && (!kinds || kinds.has(`${a.group ?? ''}/${a.kind ?? ''}`));
+    });
+  }
+
+  /**
+   * Runs what the last Run Controller… ran again, in the same connection (after Install CRD… installed a kind its
+   * controllers were waiting for: controller-runtime's cache and the bridge's announcement find the kind only at
+   * start). Undefined when nothing was launched in this connection.
+   */
+  async restartLaunched(): Promise<GoControllerRef | undefined> {
+    const last = this.lastRun;
+    if (!last || last.session !== this.hubSession || last.session !== this.lab.session) return undefined;
+    return this.runWithProgress(last.session, last.req);
+  }
+
+  /**
+   * Where CustomResourceDefinition manifests of the developer's project are looked for: the workspace folders and the
+   * module of the last Run Controller… (its go.mod's directory, which may lie outside them).
+   */
+  crdSearchRoots(): string[] {
+    const roots = (vscode.workspace.workspaceFolders ?? []).map((f) => f.uri.fsPath);
+    const cwd = this.lastRun?.req.spec.cwd;
+    const goMod = cwd ? findGoMod(cwd) : undefined;
+    const moduleDir = goMod ? dirname(goMod) : cwd;
+    if (moduleDir && !roots.some((r) => moduleDir === r || moduleDir.startsWith(`${r}/`))) roots.push(moduleDir);
+    return roots;
   }
 
   /** Stops the launched program (its whole process group) and goes back to the built-in loop. */
@@ -337,7 +403,7 @@ export class GoControllers implements vscode.Disposable {
     const said = `${c.process.instance}/${c.controller.name}`;
     if (uninstalled && !this.saidUninstalled.has(said)) {
       this.saidUninstalled.add(said);
-      void ui.warn(`Reconcile Lab: ${uninstalled}, then run the controller again. Until then its cache waits for that kind, and controller-runtime stops the program when its cache sync timeout (2 minutes by default) ends.`);
+      this.offerCrd(c, uninstalled);
     }
     // The Work Queue view names the controllers it does not show, with their pause state and queue: keep it current.
     // (The shown one's status is followed by the view itself.)
@@ -345,6 +411,36 @@ export class GoControllers implements vscode.Disposable {
       if (this.shown?.controller !== c.controller) this.lab.renderStatus();
     }));
     this.applyDebugState();
+  }
+
+  /**
+   * Tells that `c`'s kind is not served, and offers to install its CRD when the project holds a manifest for it
+   * (Install CRD: the same as Reconcile Lab: Install CRD… for that manifest; a program Run Controller… launched is
+   * then restarted, one started elsewhere is told to restart).
+   */
+  private offerCrd(c: GoControllerRef, uninstalled: string): void {
+    const text = `Reconcile Lab: ${uninstalled}, then run the controller again. Until then its cache waits for that kind, and controller-runtime stops the program when its cache sync timeout (2 minutes by default) ends.`;
+    const a = c.controller.announcement;
+    let manifest: CrdManifest | undefined;
+    try {
+      manifest = crdManifestsFor(findCrdManifests(this.crdSearchRoots()), { group: a.group ?? '', kind: a.kind ?? '', ...(a.version ? { version: a.version } : {}) })[0];
+    } catch (e) {
+      this.lab.log.warn('looking for CRD manifests failed', { error: (e as Error).message });
+    }
+    const s = this.hubSession;
+    if (!manifest || !s) {
+      void ui.warn(text);
+      return;
+    }
+    const folder = vscode.workspace.workspaceFolders?.find((f) => manifest.file.startsWith(`${f.uri.fsPath}/`))?.uri.fsPath;
+    const file = folder ? relative(folder, manifest.file) : manifest.file;
+    const ours = this.launching || this.launchedGo === c.process;
+    void ui
+      .warn(`${text} Install CRD applies ${manifest.name} from ${file} to the cluster of context ${s.contextName}${ours ? ' and restarts the controller' : ''}.`, INSTALL_CRD)
+      .then((choice) => {
+        if (choice === INSTALL_CRD) return installCrdsOnChoice(this.lab, [manifest], s);
+        return undefined;
+      });
   }
 
   private onHubChange(): void {

@@ -128,9 +128,16 @@ export class Session implements ViewModel, Disposable {
   readonly transport: KubeTransport;
   readonly client: DynamicKubeClient;
   readonly journal: Journal;
-  readonly discovered: readonly DiscoveredResource[];
-  /** Resource ids defined by CustomResourceDefinitions. */
-  readonly customResources: ReadonlySet<string>;
+  /** What discovery found at connect, and again at each {@link learnResources}. */
+  get discovered(): readonly DiscoveredResource[] {
+    return this.discoveredNow;
+  }
+  private discoveredNow: readonly DiscoveredResource[];
+  /** Resource ids defined by CustomResourceDefinitions (at connect, plus those {@link learnResources} found). */
+  get customResources(): ReadonlySet<string> {
+    return this.customNow;
+  }
+  private readonly customNow: Set<string>;
   /** Resource ids the settings asked for that the server does not serve. */
   readonly unknownResources: readonly string[];
   /** The built-in loop's controller (undefined when no loop could be built here). */
@@ -221,8 +228,8 @@ export class Session implements ViewModel, Disposable {
     this.kubeconfigPath = o.kubeconfigPath;
     this.client = parts.client;
     this.journal = parts.journal;
-    this.discovered = parts.discovered;
-    this.customResources = parts.customResources;
+    this.discoveredNow = parts.discovered;
+    this.customNow = new Set(parts.customResources);
     this.unknownResources = parts.unknownResources;
     this.watched = parts.watched;
     this.namespaceFilter = parts.namespaceFilter;
@@ -642,6 +649,22 @@ export class Session implements ViewModel, Disposable {
       if (o.owned) await o.owned.stop().catch(() => {});
       throw e;
     }
+  }
+
+  /**
+   * Runs discovery again, after a CustomResourceDefinition was installed while connected (Install CRD…): the
+   * resources it serves are then known here (a Go controller started afterwards is watched as usual), and when the
+   * connection watches every custom resource (no reconcileLab.resources) the `customResources` given are watched from
+   * now on. Resources are only added, never dropped. Resolves with the ids newly served.
+   */
+  async learnResources(customResources: readonly string[] = [], signal?: AbortSignal): Promise<string[]> {
+    const before = new Set(this.discoveredNow.map((d) => resourceIdOf(d)));
+    this.discoveredNow = await discoverResources(this.transport, { ...(signal ? { signal } : {}), logger: this.log });
+    const added = [...new Set(this.discoveredNow.map((d) => resourceIdOf(d)))].filter((id) => !before.has(id));
+    for (const id of customResources) this.customNow.add(id);
+    if (!this.settings.resources.length) for (const id of customResources) if (!this.find(id)) this.watch(id);
+    this.changeEmitter.fire({ type: 'resources' });
+    return added;
   }
 
   /**

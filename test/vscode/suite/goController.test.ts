@@ -256,6 +256,11 @@ describe('Go controller [untrusted]', () => {
     assert.equal(r.ok, false);
     assert.ok(!r.ok && r.reason === 'untrusted', JSON.stringify(r));
   });
+
+  it('Install CRD refuses in an untrusted workspace: workspace files would become cluster objects', async () => {
+    const r = await run('reconcileLab.installCrd', {});
+    assert.ok(!r.ok && r.reason === 'untrusted', JSON.stringify(r));
+  });
 });
 
 describe('Debug with Reconcile Lab (F5 on a Go launch configuration)', function () {

@@ -4,7 +4,8 @@
 // ":primary" row (so no Step this key / Dry-Run / Reconcile Now in its menu) — and a step of it is refused with the
 // reason; an object inside is a key of the controller as usual.
 import * as assert from 'node:assert/strict';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import * as vscode from 'vscode';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import type { KubeObject } from '../../../src/core/k8s/objects.ts';
@@ -12,12 +13,76 @@ import type { ReconcileLab } from '../../../src/host/reconcileLab.ts';
 import type { ResourceNode } from '../../../src/host/views/resourcesTree.ts';
 import { buildGoProgram, haveGo, relayOperatorDir, setRepoRoot } from '../../integration/support/goSample.ts';
 import { installCrd } from '../../integration/support/cluster.ts';
-import { connectTo, lab, labCluster, ok, ROOT, run, testNamespace, waitUntil } from './support/lab.ts';
+import { api, connectTo, lab, labCluster, ok, ROOT, run, testNamespace, waitUntil } from './support/lab.ts';
+import { CRD_RESOURCE } from '../../../src/core/k8s/crdManifests.ts';
+import type { InstallCrdsResult } from '../../../src/host/commands/crdCommands.ts';
 
 setRepoRoot(ROOT);
 
 const BEACONS = 'beacons.relay.example.io';
 const GVR = { group: 'relay.example.io', version: 'v1alpha1', resource: 'beacons' };
+
+// A newcomer runs their controller before installing its CRD. The program's bridge announces the kind without a
+// resource; the editor warns at once and, finding the CRD's manifest in the workspace (config/crd/bases), offers to
+// install it and restart the program: Install CRD applies it, waits until it is served, and the restarted program's
+// controller reconciles the now-served resource, which the connection then watches. Runs first in this file: the
+// next suite installs the Beacon CRD again for itself.
+describe('Install CRD: a Go program run before its CRD was installed (Run Controller…)', function () {
+  this.timeout(240_000);
+  let l: ReconcileLab;
+  let ns = '';
+  let bin = '';
+  let manifestDir = '';
+
+  before(async function () {
+    if (!haveGo() || !existsSync(relayOperatorDir())) this.skip();
+    this.timeout(300_000);
+    l = await lab();
+    bin = buildGoProgram(relayOperatorDir(), 'relay-operator'); // cached by the integration phase
+    // No Beacon CRD in the cluster (an earlier run or suite may have installed it).
+    await labCluster().client.delete(CRD_RESOURCE, undefined, BEACONS).catch(() => undefined);
+    await waitUntil(() => labCluster().client.get(CRD_RESOURCE, undefined, BEACONS).then(() => false, () => true), 'the Beacon CRD gone', 60_000);
+    // The project's manifest where kubebuilder puts it.
+    manifestDir = join(vscode.workspace.workspaceFolders![0]!.uri.fsPath, 'config', 'crd', 'bases');
+    mkdirSync(manifestDir, { recursive: true });
+    writeFileSync(join(manifestDir, 'relay.example.io_beacons.yaml'), readFileSync(join(relayOperatorDir(), 'config', 'crd', 'beacons.yaml'), 'utf8'));
+    ns = await testNamespace('ext-crd');
+    await connectTo(ns);
+  });
+
+  after(async () => {
+    if (l) await run('reconcileLab.stopController', {});
+    if (manifestDir) rmSync(join(manifestDir, '..', '..'), { recursive: true, force: true });
+  });
+
+  it('the warning offers Install CRD; installing it restarts the program, whose controller then reconciles the served kind', async function () {
+    this.timeout(300_000);
+    const s = l.session!;
+    const mark = (await api()).shownMark();
+    ok(await run('reconcileLab.runController', { command: bin, args: ['--health-probe-bind-address=0', '--metrics-bind-address=0', `--namespaces=${ns}`], waitMs: 120_000 }));
+    await waitUntil(() => l.go.all.some((c) => c.controller.name === 'beacon'), 'the beacon controller announced', 60_000);
+    const beacon = () => l.go.all.find((c) => c.controller.name === 'beacon');
+    assert.equal(beacon()?.controller.resourceId, undefined, 'no resource: the kind is not served');
+    let warning: string | undefined;
+    await waitUntil(async () => (warning = (await api()).shownSince(mark).find((t) => t.kind === 'warning' && /reconciles Beacon/.test(t.text))?.text) !== undefined, 'the warning about Beacon', 20_000);
+    assert.match(warning!, /a kind the cluster does not serve .* Install CRD applies beacons\.relay\.example\.io from config\/crd\/bases\/relay\.example\.io_beacons\.yaml to the cluster of context \S+ and restarts the controller\.$/);
+    const pidBefore = beacon()!.process.pid;
+
+    // What the warning's Install CRD button does, as the command with the manifest chosen.
+    const r = ok(await run<InstallCrdsResult>('reconcileLab.installCrd', { names: [BEACONS] }));
+    assert.deepEqual(r.installed.map((i) => [i.name, i.created]), [[BEACONS, true]]);
+    assert.deepEqual(r.failed, []);
+    assert.equal(r.restarted, true, 'the launched program was run again');
+    await waitUntil(() => beacon()?.controller.resourceId === BEACONS, 'the restarted program\'s beacon controller reconciles beacons', 60_000);
+    assert.notEqual(beacon()!.process.pid, pidBefore, 'a new process');
+    ok(await run('reconcileLab.selectController', { controller: 'beacon' }));
+    assert.equal(s.primaryResource, BEACONS, 'the views show the now-served resource');
+    assert.ok(s.resources.some((res) => res.id === BEACONS), 'and the connection watches it');
+    // The new kind works end to end: a Beacon created now is a key of the controller.
+    await labCluster().client.create(GVR, { apiVersion: 'relay.example.io/v1alpha1', kind: 'Beacon', metadata: { name: 'first', namespace: ns }, spec: { message: 'hi' } });
+    await waitUntil(() => s.get(BEACONS, `${ns}/first`) !== undefined && s.keyState(`${ns}/first`) !== undefined, 'the new Beacon in the tree and the queue', 60_000);
+  });
+});
 
 describe('a Go program whose manager cache watches some namespaces (Run Controller…)', function () {
   this.timeout(240_000);
