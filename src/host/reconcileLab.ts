@@ -368,6 +368,8 @@ export class ReconcileLab implements vscode.Disposable {
     c.add(
       session.onDidChange((ch) => {
         if (ch.type === 'object') this.documents.objectChanged(ch.resource, ch.key);
+        // Resources watched later (a Go controller's, a CRD installed while connected): the message follows.
+        else if (ch.type === 'resources' && this.current === session) this.resourcesView.message = ui.viewMessage(this.resourcesMessage(session));
       }),
     );
     // The server going away and coming back: said once each (output and status bar), not a line per retry.
@@ -481,7 +483,7 @@ export class ReconcileLab implements vscode.Disposable {
   }
 
   private resourcesMessage(s: Session): string | undefined {
-    if (s.resources.length === 0) return 'No resources are watched: choose some with "Choose Watched Resources…" (or install a CRD).';
+    if (s.resources.length === 0) return 'No resources are watched: choose some with "Choose Watched Resources…", or install your CRDs (Reconcile Lab: Install CRD… applies those of this workspace).';
     if (s.unknownResources.length) return `Not served by the cluster: ${s.unknownResources.join(', ')}`;
     return undefined;
   }

@@ -323,9 +323,15 @@ export function goLaunchProblem(command: string, args: readonly string[], cwd: s
  * Undefined when the announcement has a resource, or no kind to name.
  */
 export function uninstalledKindProblem(name: string, announced: { group?: string; version?: string; kind?: string; resource?: string }): string | undefined {
+  const unserved = unservedKind(name, announced);
+  return unserved && `${unserved} (its RESTMapper found no resource for it): install its CRD (a kubebuilder project: make install, or kubectl apply -f config/crd/bases)`;
+}
+
+/** The first half of {@link uninstalledKindProblem}, for a caller that names the manifest to install itself: "the Go controller shelf reconciles Shelf (shop.example.org/v1alpha1), a kind the cluster does not serve". */
+export function unservedKind(name: string, announced: { group?: string; version?: string; kind?: string; resource?: string }): string | undefined {
   if (announced.resource || !announced.kind) return undefined;
   const gv = announced.group ? `${announced.group}/${announced.version ?? ''}` : (announced.version ?? '');
-  return `the Go controller ${name} reconciles ${announced.kind}${gv ? ` (${gv})` : ''}, a kind the cluster does not serve (its RESTMapper found no resource for it): install its CRD (a kubebuilder project: make install, or kubectl apply -f config/crd/bases)`;
+  return `the Go controller ${name} reconciles ${announced.kind}${gv ? ` (${gv})` : ''}, a kind the cluster does not serve`;
 }
 
 /**

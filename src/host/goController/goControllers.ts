@@ -7,7 +7,7 @@ import { livenessLabel, type GoProcess } from '../../core/bridge/goProcess.ts';
 import { defaultGoLaunch, describeExit, launchSpecOf, type LaunchedProcess, type LaunchSpec } from '../../core/bridge/launcher.ts';
 import { runGoController } from '../../core/bridge/runGoController.ts';
 import type { RemoteController } from '../../core/bridge/remoteController.ts';
-import { findControllerModules, findGoMod, findGoWork, moduleOf, uninstalledKindProblem } from '../../core/bridge/goModule.ts';
+import { findControllerModules, findGoMod, findGoWork, moduleOf, uninstalledKindProblem, unservedKind } from '../../core/bridge/goModule.ts';
 import { crdManifestsFor, findCrdManifests, type CrdManifest } from '../../core/k8s/crdManifests.ts';
 import { dirname } from 'node:path';
 import { installCrdsOnChoice } from '../commands/crdCommands.ts';
@@ -435,8 +435,9 @@ export class GoControllers implements vscode.Disposable {
     const folder = vscode.workspace.workspaceFolders?.find((f) => manifest.file.startsWith(`${f.uri.fsPath}/`))?.uri.fsPath;
     const file = folder ? relative(folder, manifest.file) : manifest.file;
     const ours = this.launching || this.launchedGo === c.process;
+    // The manifest is at hand: the action first, the background after it.
     void ui
-      .warn(`${text} Install CRD applies ${manifest.name} from ${file} to the cluster of context ${s.contextName}${ours ? ' and restarts the controller' : ''}.`, INSTALL_CRD)
+      .warn(`Reconcile Lab: ${unservedKind(c.controller.name, a)}: its CRD is not installed. Install CRD applies ${manifest.name} from ${file} to the cluster of context ${s.contextName}${ours ? ' and restarts the controller' : ''}. (Until the kind is served the program's cache waits for it, and controller-runtime stops the program when its cache sync timeout, 2 minutes by default, ends.)`, INSTALL_CRD)
       .then((choice) => {
         if (choice === INSTALL_CRD) return installCrdsOnChoice(this.lab, [manifest], s);
         return undefined;

@@ -65,7 +65,7 @@ describe('Install CRD: a Go program run before its CRD was installed (Run Contro
     assert.equal(beacon()?.controller.resourceId, undefined, 'no resource: the kind is not served');
     let warning: string | undefined;
     await waitUntil(async () => (warning = (await api()).shownSince(mark).find((t) => t.kind === 'warning' && /reconciles Beacon/.test(t.text))?.text) !== undefined, 'the warning about Beacon', 20_000);
-    assert.match(warning!, /a kind the cluster does not serve .* Install CRD applies beacons\.relay\.example\.io from config\/crd\/bases\/relay\.example\.io_beacons\.yaml to the cluster of context \S+ and restarts the controller\.$/);
+    assert.match(warning!, /^Reconcile Lab: the Go controller beacon reconciles Beacon \(relay\.example\.io\/v1alpha1\), a kind the cluster does not serve: its CRD is not installed\. Install CRD applies beacons\.relay\.example\.io from config\/crd\/bases\/relay\.example\.io_beacons\.yaml to the cluster of context \S+ and restarts the controller\. \(Until/);
     const pidBefore = beacon()!.process.pid;
 
     // What the warning's Install CRD button does, as the command with the manifest chosen.

@@ -5,7 +5,8 @@
 // and opened as its own folder, with no Reconcile Lab settings at all. Checks: Set Up Go Bridge… from the palette
 // adds the bridge to go.mod, replaced with the copy inside the installed extension (the files of the .vsix) → the
 // lines the README gives are added, `go mod tidy` and `go vet` pass → Run Controller… with the default command
-// (`go run .`) shows "Go controller bucket" in the Work Queue header, its keys, and not the built-in loop's problem
+// (`go run .`) before the Bucket CRD is installed: the warning offers Install CRD (the project's crd.yaml); clicked,
+// it installs the CRD and restarts the program, which then shows "Go controller bucket" in the Work Queue header, its keys, and not the built-in loop's problem
 // (no Widget CRD is needed) → the Resources view follows the controller's CRD (not in any setting) → Step Reconcile
 // and Dry-Run Reconcile from a Bucket's row: the dry-run plans the Secret and the status, the Secret's value never
 // shows; the real steps create it and the Event Log journals the write, its detail without the value either →
@@ -17,7 +18,6 @@ import { randomBytes } from 'node:crypto';
 import { cpSync, existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { parseAllDocuments } from 'yaml';
 import { clusterClient } from './support/cluster.mjs';
 import {
   activeEditorText, activityTab, contextMenu, eventually, openEventLog, openViewContainer, openViewPane, openWorkbench,
@@ -54,19 +54,15 @@ export default async function goOwnProjectUi(t) {
   const kube = await clusterClient(t);
   const buckets = `/apis/${GROUP}/v1alpha1/namespaces/${ns}/buckets`;
 
-  await t.step('setup: the project next to the workspace, the Bucket CRD, three Buckets', async () => {
+  const crdPath = `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/buckets.${GROUP}`;
+  await t.step('setup: the project next to the workspace, no Bucket CRD in the cluster yet (a newcomer runs first)', async () => {
     rmSync(project, { recursive: true, force: true });
     cpSync(join(root, 'test/vscode/ui/fixtures/bucket-operator'), project, { recursive: true });
-    const crd = parseAllDocuments(readFileSync(join(project, 'crd.yaml'), 'utf8'))[0].toJSON();
-    await kube.json({ method: 'POST', path: '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', body: crd }).catch((e) => {
-      if (e.code !== 409) throw e;
+    await kube.json({ method: 'DELETE', path: crdPath }).catch((e) => {
+      if (e.code !== 404) throw e;
     });
-    await eventually('the Bucket CRD to be established', () => kube.json({ method: 'GET', path: `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${crd.metadata.name}` }),
-      (c) => (c.status?.conditions ?? []).some((x) => x.type === 'Established' && x.status === 'True'));
+    await eventually('no Bucket CRD', () => kube.json({ method: 'GET', path: crdPath }).then(() => 'present', (e) => (e.code === 404 ? 'gone' : 'present')), (x) => x === 'gone', { timeoutMs: 60_000 });
     await kube.json({ method: 'POST', path: '/api/v1/namespaces', body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } } });
-    for (const [name, spec] of [['photos', { size: 10, class: 'standard' }], ['logs', { size: 1 }], ['archive', { size: 500, class: 'cold' }]]) {
-      await kube.json({ method: 'POST', path: buckets, body: { apiVersion: `${GROUP}/v1alpha1`, kind: 'Bucket', metadata: { name, namespace: ns }, spec } });
-    }
   });
 
   try {
@@ -79,7 +75,8 @@ export default async function goOwnProjectUi(t) {
       const container = await openViewContainer(page, 'reconcileLab', 'Reconcile Lab');
       resourcesPane = await openViewPane(container, 'Resources');
       resources = viewTree(resourcesPane);
-      await resources.waitFor({ state: 'visible', timeout: 180_000 }); // connected
+      // Connected: a tree, or (no CRD in a fresh cluster) the message that no resource is watched, naming Install CRD….
+      await resourcesPane.locator('.pane-body').getByRole('tree').or(resourcesPane.getByText(/No resources are watched/)).first().waitFor({ state: 'visible', timeout: 180_000 });
       queuePane = await openViewPane(container, 'Work Queue');
       await runCommand(page, 'Reconcile Lab: Set Up Go Bridge…');
       const goMod = await eventually('go.mod to require and replace the bridge', () => readFileSync(join(project, 'go.mod'), 'utf8'),
@@ -113,8 +110,24 @@ export default async function goOwnProjectUi(t) {
     });
 
     let queue;
-    await t.step('Run Controller… (default command: go run .) shows the controller; the views follow its CRD', async () => {
+    await t.step('Run Controller… before the CRD is installed: a warning offers Install CRD (crd.yaml of the project); it installs it and restarts the program', async () => {
       await runCommand(page, 'Reconcile Lab: Run Controller…');
+      const toast = page.locator('.notification-toast').filter({ hasText: 'reconciles Bucket' });
+      await toast.waitFor({ state: 'visible', timeout: 300_000 }); // a first go run compiles
+      const text = await toast.locator('.notification-list-item-message').innerText();
+      assert.match(text, /^Reconcile Lab: the Go controller bucket reconciles Bucket \(storage\.example\.org\/v1alpha1\), a kind the cluster does not serve: its CRD is not installed\. Install CRD applies buckets\.storage\.example\.org from crd\.yaml to the cluster of context \S+ and restarts the controller\./);
+      await t.screenshot('install-crd');
+      await toast.getByRole('button', { name: 'Install CRD' }).click();
+      await eventually('the Bucket CRD established', () => kube.json({ method: 'GET', path: crdPath }).catch(() => ({})),
+        (c) => (c.status?.conditions ?? []).some((x) => x.type === 'Established' && x.status === 'True'), { timeoutMs: 60_000 });
+      for (const [name, spec] of [['photos', { size: 10, class: 'standard' }], ['logs', { size: 1 }], ['archive', { size: 500, class: 'cold' }]]) {
+        await kube.json({ method: 'POST', path: buckets, body: { apiVersion: `${GROUP}/v1alpha1`, kind: 'Bucket', metadata: { name, namespace: ns }, spec } });
+      }
+    });
+
+    await t.step('the restarted controller is shown; the views follow its CRD', async () => {
+      // The view's message that nothing was watched goes once the CRD's resource is watched.
+      await eventually('the Resources view\'s message gone', () => resourcesPane.getByText(/No resources are watched/).count(), (n) => n === 0);
       const description = await eventually('the Work Queue header to name the Go controller', () => paneDescription(queuePane),
         (s) => /Go controller bucket · pid \d+ · connected/.test(s), { timeoutMs: 300_000 });
       assert.match(description, /Go controller bucket/);
