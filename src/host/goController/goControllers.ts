@@ -8,7 +8,7 @@ import { defaultGoLaunch, describeExit, launchSpecOf, type LaunchedProcess, type
 import { runGoController } from '../../core/bridge/runGoController.ts';
 import type { RemoteController } from '../../core/bridge/remoteController.ts';
 import { findControllerModules, findGoMod, findGoWork, moduleOf, uninstalledKindProblem, unservedKind } from '../../core/bridge/goModule.ts';
-import { crdManifestsFor, findCrdManifests, type CrdManifest } from '../../core/k8s/crdManifests.ts';
+import { CRD_RESOURCE, crdManifestsFor, distinctCrds, findCrdManifests, type CrdManifest } from '../../core/k8s/crdManifests.ts';
 import { dirname } from 'node:path';
 import { installCrdsOnChoice } from '../commands/crdCommands.ts';
 import { fail, type Failure } from '../commands/args.ts';
@@ -33,6 +33,7 @@ export interface RunRequest {
 
 const OUTPUT_NAME = 'Reconcile Lab: Go Controller';
 const INSTALL_CRD = 'Install CRD';
+const INSTALL_CRDS = 'Install CRDs';
 
 /**
  * The developer's Go controllers in this window: the bridge (one
@@ -415,33 +416,61 @@ export class GoControllers implements vscode.Disposable {
 
   /**
    * Tells that `c`'s kind is not served, and offers to install its CRD when the project holds a manifest for it
-   * (Install CRD: the same as Reconcile Lab: Install CRD… for that manifest; a program Run Controller… launched is
-   * then restarted, one started elsewhere is told to restart).
+   * (see {@link crdOffer}; the same as Reconcile Lab: Install CRD… for those manifests).
    */
   private offerCrd(c: GoControllerRef, uninstalled: string): void {
     const text = `Reconcile Lab: ${uninstalled}, then run the controller again. Until then its cache waits for that kind, and controller-runtime stops the program when its cache sync timeout (2 minutes by default) ends.`;
-    const a = c.controller.announcement;
-    let manifest: CrdManifest | undefined;
-    try {
-      manifest = crdManifestsFor(findCrdManifests(this.crdSearchRoots()), { group: a.group ?? '', kind: a.kind ?? '', ...(a.version ? { version: a.version } : {}) })[0];
-    } catch (e) {
-      this.lab.log.warn('looking for CRD manifests failed', { error: (e as Error).message });
-    }
     const s = this.hubSession;
-    if (!manifest || !s) {
-      void ui.warn(text);
-      return;
-    }
-    const folder = vscode.workspace.workspaceFolders?.find((f) => manifest.file.startsWith(`${f.uri.fsPath}/`))?.uri.fsPath;
-    const file = folder ? relative(folder, manifest.file) : manifest.file;
+    void this.crdOffer(c).then(
+      (offer) => {
+        if (!offer || !s) return void ui.warn(text);
+        void ui.warn(offer.text, offer.button).then((choice) => (choice === offer.button ? installCrdsOnChoice(this.lab, offer.manifests, s) : undefined));
+      },
+      (e: unknown) => {
+        this.lab.log.warn('looking for CRD manifests failed', { error: (e as Error).message });
+        void ui.warn(text);
+      },
+    );
+  }
+
+  /**
+   * What to offer for `c`, whose kind the cluster does not serve: the first manifest of the project defining that
+   * kind (see findCrdManifests: a kubebuilder project's config/crd/bases first), plus the other CRDs of the same
+   * directory the cluster lacks too — as `make install` installs a project's CRDs together, so the next kind the
+   * program watches (an owned or watched custom resource) is not missing after the restart. Undefined when the
+   * project holds no manifest for the kind. A program Run Controller… launched is then restarted; one started
+   * elsewhere is told to restart.
+   */
+  async crdOffer(c: GoControllerRef): Promise<{ manifests: CrdManifest[]; text: string; button: string } | undefined> {
+    const s = this.hubSession;
+    const a = c.controller.announcement;
+    if (!s || !a.kind || c.controller.resourceId) return undefined;
     const ours = this.launching || this.launchedGo === c.process;
+    const found = findCrdManifests(this.crdSearchRoots());
+    const manifest = crdManifestsFor(found, { group: a.group ?? '', kind: a.kind, ...(a.version ? { version: a.version } : {}) })[0];
+    if (!manifest) return undefined;
+    const siblings = distinctCrds(found).filter((m) => m.name !== manifest.name && dirname(m.file) === dirname(manifest.file));
+    const missing = (
+      await Promise.all(
+        siblings.slice(0, 50).map((m) =>
+          s.client.get(CRD_RESOURCE, undefined, m.name).then(
+            () => undefined,
+            (e: unknown) => ((e as { code?: number }).code === 404 ? m : undefined),
+          ),
+        ),
+      )
+    ).filter((m): m is CrdManifest => m !== undefined);
+    const folder = vscode.workspace.workspaceFolders?.find((f) => manifest.file.startsWith(`${f.uri.fsPath}/`))?.uri.fsPath;
+    const shown = (file: string) => (folder && file.startsWith(`${folder}/`) ? relative(folder, file) : file);
+    const what = missing.length
+      ? `Install CRDs applies ${manifest.name} and the other CRDs of ${shown(dirname(manifest.file))} this cluster lacks (${missing.map((m) => m.name).join(', ')})`
+      : `Install CRD applies ${manifest.name} from ${shown(manifest.file)}`;
     // The manifest is at hand: the action first, the background after it.
-    void ui
-      .warn(`Reconcile Lab: ${unservedKind(c.controller.name, a)}: its CRD is not installed. Install CRD applies ${manifest.name} from ${file} to the cluster of context ${s.contextName}${ours ? ' and restarts the controller' : ''}. (Until the kind is served the program's cache waits for it, and controller-runtime stops the program when its cache sync timeout, 2 minutes by default, ends.)`, INSTALL_CRD)
-      .then((choice) => {
-        if (choice === INSTALL_CRD) return installCrdsOnChoice(this.lab, [manifest], s);
-        return undefined;
-      });
+    return {
+      manifests: [manifest, ...missing],
+      button: missing.length ? INSTALL_CRDS : INSTALL_CRD,
+      text: `Reconcile Lab: ${unservedKind(c.controller.name, a)}: its CRD is not installed. ${what} to the cluster of context ${s.contextName}${ours ? ' and restarts the controller' : ''}. (Until the kind is served the program's cache waits for it, and controller-runtime stops the program when its cache sync timeout, 2 minutes by default, ends.)`,
+    };
   }
 
   private onHubChange(): void {

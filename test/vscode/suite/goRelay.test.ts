@@ -7,12 +7,12 @@ import * as assert from 'node:assert/strict';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import * as vscode from 'vscode';
 import { join } from 'node:path';
-import { parseAllDocuments } from 'yaml';
+import { parseAllDocuments, stringify } from 'yaml';
 import type { KubeObject } from '../../../src/core/k8s/objects.ts';
 import type { ReconcileLab } from '../../../src/host/reconcileLab.ts';
 import type { ResourceNode } from '../../../src/host/views/resourcesTree.ts';
 import { buildGoProgram, haveGo, relayOperatorDir, setRepoRoot } from '../../integration/support/goSample.ts';
-import { installCrd } from '../../integration/support/cluster.ts';
+import { installCrd, testCrd, uniqueName } from '../../integration/support/cluster.ts';
 import { api, connectTo, lab, labCluster, ok, ROOT, run, testNamespace, waitUntil } from './support/lab.ts';
 import { CRD_RESOURCE } from '../../../src/core/k8s/crdManifests.ts';
 import type { InstallCrdsResult } from '../../../src/host/commands/crdCommands.ts';
@@ -33,6 +33,8 @@ describe('Install CRD: a Go program run before its CRD was installed (Run Contro
   let ns = '';
   let bin = '';
   let manifestDir = '';
+  const sibling = { group: `${uniqueName('relay')}.example.io`, kind: 'Lamp', plural: 'lamps' };
+  const siblingCrd = () => `${sibling.plural}.${sibling.group}`;
 
   before(async function () {
     if (!haveGo() || !existsSync(relayOperatorDir())) this.skip();
@@ -46,6 +48,8 @@ describe('Install CRD: a Go program run before its CRD was installed (Run Contro
     manifestDir = join(vscode.workspace.workspaceFolders![0]!.uri.fsPath, 'config', 'crd', 'bases');
     mkdirSync(manifestDir, { recursive: true });
     writeFileSync(join(manifestDir, 'relay.example.io_beacons.yaml'), readFileSync(join(relayOperatorDir(), 'config', 'crd', 'beacons.yaml'), 'utf8'));
+    // Another CRD of the project, not installed either (make install applies them together).
+    writeFileSync(join(manifestDir, `${sibling.group}_${sibling.plural}.yaml`), stringify(testCrd(sibling)));
     ns = await testNamespace('ext-crd');
     await connectTo(ns);
   });
@@ -53,6 +57,7 @@ describe('Install CRD: a Go program run before its CRD was installed (Run Contro
   after(async () => {
     if (l) await run('reconcileLab.stopController', {});
     if (manifestDir) rmSync(join(manifestDir, '..', '..'), { recursive: true, force: true });
+    await labCluster().client.delete(CRD_RESOURCE, undefined, siblingCrd()).catch(() => undefined);
   });
 
   it('the warning offers Install CRD; installing it restarts the program, whose controller then reconciles the served kind', async function () {
@@ -65,12 +70,15 @@ describe('Install CRD: a Go program run before its CRD was installed (Run Contro
     assert.equal(beacon()?.controller.resourceId, undefined, 'no resource: the kind is not served');
     let warning: string | undefined;
     await waitUntil(async () => (warning = (await api()).shownSince(mark).find((t) => t.kind === 'warning' && /reconciles Beacon/.test(t.text))?.text) !== undefined, 'the warning about Beacon', 20_000);
-    assert.match(warning!, /^Reconcile Lab: the Go controller beacon reconciles Beacon \(relay\.example\.io\/v1alpha1\), a kind the cluster does not serve: its CRD is not installed\. Install CRD applies beacons\.relay\.example\.io from config\/crd\/bases\/relay\.example\.io_beacons\.yaml to the cluster of context \S+ and restarts the controller\. \(Until/);
+    assert.ok(warning!.startsWith(`Reconcile Lab: the Go controller beacon reconciles Beacon (relay.example.io/v1alpha1), a kind the cluster does not serve: its CRD is not installed. Install CRDs applies ${BEACONS} and the other CRDs of config/crd/bases this cluster lacks (${siblingCrd()}) to the cluster of context ${s.contextName} and restarts the controller. (Until`), warning);
+    const offer = await l.go.crdOffer(beacon()!);
+    assert.deepEqual(offer?.manifests.map((m) => m.name), [BEACONS, siblingCrd()]);
+    assert.equal(offer?.button, 'Install CRDs');
     const pidBefore = beacon()!.process.pid;
 
-    // What the warning's Install CRD button does, as the command with the manifest chosen.
-    const r = ok(await run<InstallCrdsResult>('reconcileLab.installCrd', { names: [BEACONS] }));
-    assert.deepEqual(r.installed.map((i) => [i.name, i.created]), [[BEACONS, true]]);
+    // What the warning's Install CRDs button does, as the command with the offered manifests chosen.
+    const r = ok(await run<InstallCrdsResult>('reconcileLab.installCrd', { names: offer!.manifests.map((m) => m.name) }));
+    assert.deepEqual(r.installed.map((i) => [i.name, i.created]).sort(), [[BEACONS, true], [siblingCrd(), true]].sort());
     assert.deepEqual(r.failed, []);
     assert.equal(r.restarted, true, 'the launched program was run again');
     await waitUntil(() => beacon()?.controller.resourceId === BEACONS, 'the restarted program\'s beacon controller reconciles beacons', 60_000);
