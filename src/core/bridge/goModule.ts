@@ -335,6 +335,24 @@ export function unservedKind(name: string, announced: { group?: string; version?
 }
 
 /**
+ * The kind a controller program's output says its cache cannot watch because the cluster does not serve it:
+ * controller-runtime's `if kind is a CRD, it should be installed before calling Start` error, logged every 10 s for
+ * each watched kind (For, Owns, Watches) whose CRD is missing, with the RESTMapper's `no matches for kind "Lamp" in
+ * version "shop.example.org/v1"` (JSON or console logs, quotes escaped or not). Undefined for any other line.
+ */
+export function unservedKindInOutput(line: string): { kind: string; group: string; version?: string } | undefined {
+  if (!line.includes('no matches for kind')) return undefined;
+  // Each quote may be escaped once (the error is a string inside a JSON or console log line).
+  const m = /no matches for kind \\?"(\w+)\\?" in (version|group) \\?"([^"\\]*)\\?"/.exec(line);
+  if (!m) return undefined;
+  const kind = m[1]!;
+  if (m[2] === 'group') return { kind, group: m[3]! };
+  const gv = m[3]!;
+  const slash = gv.lastIndexOf('/');
+  return slash < 0 ? { kind, group: '', version: gv } : { kind, group: gv.slice(0, slash), version: gv.slice(slash + 1) };
+}
+
+/**
  * A hint for a controller program that ended because an informer of its cache never synced — what controller-runtime
  * reports when a kind's CRD is not installed (`timed out waiting for cache to be synced for kind source:
  * *v1alpha1.Shelf` after its CacheSyncTimeout, 2 minutes by default; `no matches for kind "Shelf"`). Undefined for any

@@ -104,7 +104,7 @@ export async function installCrdsOnChoice(lab: ReconcileLab, manifests: readonly
   const errors = failed.map((f) => `${f.name}: ${f.message}`).join('; ');
   let restarted = false;
   if (waiting.length) {
-    if (tell) void ui.info(`Reconcile Lab: ${done}. Restarting the Go controller ${waiting.map((w) => w.controller.name).join(', ')}: controller-runtime finds a kind only when its program starts.`);
+    if (tell) void ui.info(`Reconcile Lab: ${done}. Restarting your Go program (it waited for them: ${waiting.join(', ')}): controller-runtime finds a kind only when its program starts.`);
     try {
       restarted = (await lab.go.restartLaunched()) !== undefined;
     } catch (e) {

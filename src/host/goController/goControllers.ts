@@ -7,7 +7,7 @@ import { livenessLabel, type GoProcess } from '../../core/bridge/goProcess.ts';
 import { defaultGoLaunch, describeExit, launchSpecOf, type LaunchedProcess, type LaunchSpec } from '../../core/bridge/launcher.ts';
 import { runGoController } from '../../core/bridge/runGoController.ts';
 import type { RemoteController } from '../../core/bridge/remoteController.ts';
-import { findControllerModules, findGoMod, findGoWork, moduleOf, uninstalledKindProblem, unservedKind } from '../../core/bridge/goModule.ts';
+import { findControllerModules, findGoMod, findGoWork, moduleOf, uninstalledKindProblem, unservedKind, unservedKindInOutput } from '../../core/bridge/goModule.ts';
 import { CRD_RESOURCE, crdManifestsFor, distinctCrds, findCrdManifests, type CrdManifest } from '../../core/k8s/crdManifests.ts';
 import { dirname } from 'node:path';
 import { installCrdsOnChoice } from '../commands/crdCommands.ts';
@@ -71,6 +71,12 @@ export class GoControllers implements vscode.Disposable {
   private lastRun: { session: Session; req: RunRequest } | undefined;
   /** While Run Controller… waits for the program's first controller (its announcements come before run resolves). */
   private launching = false;
+  /**
+   * "<group>/<kind>" the program Run Controller… launched last cannot watch because the cluster does not serve them
+   * (its announcements, and controller-runtime's "no matches for kind" in its output): told once per run each, and
+   * what a CRD installed meanwhile restarts it for.
+   */
+  private unservedInRun = new Set<string>();
 
   constructor(lab: ReconcileLab) {
     this.lab = lab;
@@ -216,6 +222,8 @@ export class GoControllers implements vscode.Disposable {
     await this.stopLaunched();
     const hub = await this.ensureBridge(session);
     this.lastRun = { session, req };
+    this.unservedInRun = new Set();
+    const unserved = this.unservedInRun;
     const out = this.outputChannel();
     out.appendLine(`$ ${[req.spec.command, ...req.spec.args].join(' ')}${req.spec.cwd ? `   (in ${req.spec.cwd})` : ''}`);
     this.lab.contextKeys.set(ContextKeys.goController, true);
@@ -230,7 +238,11 @@ export class GoControllers implements vscode.Disposable {
         log: this.lab.log.child({ goController: req.spec.command }),
         env: session.kubeconfigPath ? { KUBECONFIG: session.kubeconfigPath } : {},
         waitMs: req.waitMs,
-        onOutput: (line) => out.appendLine(line),
+        onOutput: (line) => {
+          out.appendLine(line);
+          const k = unservedKindInOutput(line);
+          if (k && this.unservedInRun === unserved) this.onUnservedInOutput(k);
+        },
         onNotice: (message) => {
           out.appendLine(`[Reconcile Lab] ${message}`);
           onNotice?.(message);
@@ -281,16 +293,21 @@ export class GoControllers implements vscode.Disposable {
   }
 
   /**
-   * The controllers of the program Run Controller… launched that announced a kind the cluster does not serve (their
-   * CRD was not installed when the program started), among `kinds` ("<group>/<kind>") when given.
+   * What the program Run Controller… launched waits for among `kinds` ("<group>/<kind>"): its controllers that
+   * announced one of them as not served, and the kinds its output said it cannot watch (an owned or watched custom
+   * resource). Empty when no launched program runs.
    */
-  launchedWaitingForCrd(kinds?: ReadonlySet<string>): GoControllerRef[] {
+  launchedWaitingForCrd(kinds: ReadonlySet<string>): string[] {
     const go = this.launchedGo;
     if (!go || go.liveness === 'exited' || !this.launched) return [];
-    return this.all.filter((c) => {
-      const a = c.controller.announcement;
-      return c.process === go && uninstalledKindProblem(c.controller.name, a) !== undefined && (!kinds || kinds.has(`${a.group ?? ''}/${a.kind ?? ''}`));
-    });
+    const controllers = this.all
+      .filter((c) => {
+        const a = c.controller.announcement;
+        return c.process === go && uninstalledKindProblem(c.controller.name, a) !== undefined && kinds.has(`${a.group ?? ''}/${a.kind ?? ''}`);
+      })
+      .map((c) => c.controller.name);
+    const watched = [...this.unservedInRun].filter((k) => kinds.has(k) && !this.all.some((c) => c.process === go && `${c.controller.announcement.group ?? ''}/${c.controller.announcement.kind ?? ''}` === k));
+    return [...controllers, ...watched.map((k) => `the watch of ${k.split('/')[1]}`)];
   }
 
   /**
@@ -402,8 +419,11 @@ export class GoControllers implements vscode.Disposable {
     // A kind whose CRD is not installed: say so now, not when controller-runtime's cache sync timeout ends the program.
     const uninstalled = uninstalledKindProblem(c.controller.name, c.controller.announcement);
     const said = `${c.process.instance}/${c.controller.name}`;
-    if (uninstalled && !this.saidUninstalled.has(said)) {
+    const kindId = `${c.controller.announcement.group ?? ''}/${c.controller.announcement.kind ?? ''}`;
+    const ofRun = this.launching || this.launchedGo === c.process;
+    if (uninstalled && !this.saidUninstalled.has(said) && !(ofRun && this.unservedInRun.has(kindId))) {
       this.saidUninstalled.add(said);
+      if (ofRun) this.unservedInRun.add(kindId);
       this.offerCrd(c, uninstalled);
     }
     // The Work Queue view names the controllers it does not show, with their pause state and queue: keep it current.
@@ -419,35 +439,69 @@ export class GoControllers implements vscode.Disposable {
    * (see {@link crdOffer}; the same as Reconcile Lab: Install CRD… for those manifests).
    */
   private offerCrd(c: GoControllerRef, uninstalled: string): void {
-    const text = `Reconcile Lab: ${uninstalled}, then run the controller again. Until then its cache waits for that kind, and controller-runtime stops the program when its cache sync timeout (2 minutes by default) ends.`;
+    const a = c.controller.announcement;
+    this.tellUnserved(
+      `Reconcile Lab: ${uninstalled}, then run the controller again. Until then its cache waits for that kind, and controller-runtime stops the program when its cache sync timeout (2 minutes by default) ends.`,
+      this.crdOffer(c),
+      a,
+    );
+  }
+
+  /**
+   * The program Run Controller… launched logged that its cache cannot watch `k` (controller-runtime's "no matches for
+   * kind", every 10 s per kind): an owned or watched custom resource whose CRD is missing. Told once per run, with
+   * the same offer as for a controller's own kind.
+   */
+  private onUnservedInOutput(k: { kind: string; group: string; version?: string }): void {
+    const id = `${k.group}/${k.kind}`;
+    if (this.unservedInRun.has(id)) return;
+    this.unservedInRun.add(id);
+    const what = `${k.kind}${k.group || k.version ? ` (${k.group ? `${k.group}/` : ''}${k.version ?? ''})` : ''}`;
+    this.tellUnserved(
+      `Reconcile Lab: your Go program watches ${what}, a kind the cluster does not serve (controller-runtime: "if kind is a CRD, it should be installed before calling Start"): install its CRD (a kubebuilder project: make install, or kubectl apply -f config/crd/bases), then run the controller again. Until then controller-runtime stops the program when its cache sync timeout (2 minutes by default) ends.`,
+      this.kindOffer(`your Go program watches ${what}, a kind the cluster does not serve`, k, true),
+      k,
+    );
+  }
+
+  private tellUnserved(plain: string, offered: Promise<{ manifests: CrdManifest[]; text: string; button: string } | undefined>, k: { kind?: string; group?: string }): void {
     const s = this.hubSession;
-    void this.crdOffer(c).then(
+    void offered.then(
       (offer) => {
-        if (!offer || !s) return void ui.warn(text);
+        if (!offer || !s) return void ui.warn(plain);
         void ui.warn(offer.text, offer.button).then((choice) => (choice === offer.button ? installCrdsOnChoice(this.lab, offer.manifests, s) : undefined));
       },
       (e: unknown) => {
-        this.lab.log.warn('looking for CRD manifests failed', { error: (e as Error).message });
-        void ui.warn(text);
+        this.lab.log.warn('looking for CRD manifests failed', { kind: `${k.kind ?? ''}.${k.group ?? ''}`, error: (e as Error).message });
+        void ui.warn(plain);
       },
     );
   }
 
   /**
-   * What to offer for `c`, whose kind the cluster does not serve: the first manifest of the project defining that
-   * kind (see findCrdManifests: a kubebuilder project's config/crd/bases first), plus the other CRDs of the same
-   * directory the cluster lacks too — as `make install` installs a project's CRDs together, so the next kind the
-   * program watches (an owned or watched custom resource) is not missing after the restart. Undefined when the
-   * project holds no manifest for the kind. A program Run Controller… launched is then restarted; one started
-   * elsewhere is told to restart.
+   * What to offer for `c`, whose kind the cluster does not serve: see {@link kindOffer}. Undefined when its kind is
+   * served or the project holds no manifest for it.
    */
-  async crdOffer(c: GoControllerRef): Promise<{ manifests: CrdManifest[]; text: string; button: string } | undefined> {
-    const s = this.hubSession;
+  crdOffer(c: GoControllerRef): Promise<{ manifests: CrdManifest[]; text: string; button: string } | undefined> {
     const a = c.controller.announcement;
-    if (!s || !a.kind || c.controller.resourceId) return undefined;
-    const ours = this.launching || this.launchedGo === c.process;
+    const unserved = unservedKind(c.controller.name, a);
+    if (!unserved || !a.kind) return Promise.resolve(undefined);
+    return this.kindOffer(unserved, { kind: a.kind, group: a.group ?? '', ...(a.version ? { version: a.version } : {}) }, this.launching || this.launchedGo === c.process);
+  }
+
+  /**
+   * The offer for a kind the cluster does not serve: the first manifest of the project defining it (see
+   * findCrdManifests: a kubebuilder project's config/crd/bases first), plus the other CRDs of the same directory the
+   * cluster lacks too — as `make install` installs a project's CRDs together, so the next kind the program watches
+   * (an owned or watched custom resource) is not missing after the restart. Undefined when the project holds no
+   * manifest for the kind. `ours`: the program is the one Run Controller… launched (restarted after the install; one
+   * started elsewhere is told to restart).
+   */
+  private async kindOffer(unserved: string, k: { kind: string; group: string; version?: string }, ours: boolean): Promise<{ manifests: CrdManifest[]; text: string; button: string } | undefined> {
+    const s = this.hubSession;
+    if (!s) return undefined;
     const found = findCrdManifests(this.crdSearchRoots());
-    const manifest = crdManifestsFor(found, { group: a.group ?? '', kind: a.kind, ...(a.version ? { version: a.version } : {}) })[0];
+    const manifest = crdManifestsFor(found, k)[0];
     if (!manifest) return undefined;
     const siblings = distinctCrds(found).filter((m) => m.name !== manifest.name && dirname(m.file) === dirname(manifest.file));
     const missing = (
@@ -469,7 +523,7 @@ export class GoControllers implements vscode.Disposable {
     return {
       manifests: [manifest, ...missing],
       button: missing.length ? INSTALL_CRDS : INSTALL_CRD,
-      text: `Reconcile Lab: ${unservedKind(c.controller.name, a)}: its CRD is not installed. ${what} to the cluster of context ${s.contextName}${ours ? ' and restarts the controller' : ''}. (Until the kind is served the program's cache waits for it, and controller-runtime stops the program when its cache sync timeout, 2 minutes by default, ends.)`,
+      text: `Reconcile Lab: ${unserved}: its CRD is not installed. ${what} to the cluster of context ${s.contextName}${ours ? ' and restarts the controller' : ''}. (Until the kind is served the program's cache waits for it, and controller-runtime stops the program when its cache sync timeout, 2 minutes by default, ends.)`,
     };
   }
 

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { BRIDGE_MODULE_PATH, bridgeEditArgs, bridgeProblem, bridgeProblemIn, controllerRuntimeNote, findControllerModules, findGoMod, goExitDetails, goLaunchProblem, goModTidyHint, cacheSyncHint, addressInUseHint, readBridgeInGoMod, uninstalledKindProblem } from '../../../src/core/bridge/goModule.ts';
+import { BRIDGE_MODULE_PATH, bridgeEditArgs, bridgeProblem, bridgeProblemIn, controllerRuntimeNote, findControllerModules, findGoMod, goExitDetails, goLaunchProblem, goModTidyHint, cacheSyncHint, addressInUseHint, readBridgeInGoMod, uninstalledKindProblem, unservedKindInOutput } from '../../../src/core/bridge/goModule.ts';
 
 test('readBridgeInGoMod: single-line and block require / replace, comments, quotes; other modules ignored', () => {
   const blocks = `module example.com/widgets // the operator
@@ -175,4 +175,16 @@ test('uninstalledKindProblem: a kind announced without a resource (the RESTMappe
   assert.match(uninstalledKindProblem('legacy', { version: 'v1', kind: 'Gizmo' })!, /reconciles Gizmo \(v1\)/, 'a core-group kind names its version');
   assert.equal(uninstalledKindProblem('shelf', { group: 'shop.example.org', version: 'v1alpha1', kind: 'Shelf', resource: 'shelves' }), undefined);
   assert.equal(uninstalledKindProblem('shelf', {}), undefined, 'no bridge.Wrap object: nothing to name');
+});
+
+test('unservedKindInOutput: controller-runtime\'s "no matches for kind" in JSON and console logs names the kind, its group and version', () => {
+  const json = String.raw`{"level":"error","ts":"2026-12-04T19:40:00Z","logger":"controller-runtime.source.EventHandler","msg":"if kind is a CRD, it should be installed before calling Start","kind":"Lamp.shop.example.org","error":"no matches for kind \"Lamp\" in version \"shop.example.org/v1\""}`;
+  const consoleLine = String.raw`2026-12-04T19:40:00Z	ERROR	controller-runtime.source.EventHandler	if kind is a CRD, it should be installed before calling Start	{"kind": "Lamp.shop.example.org", "error": "no matches for kind \"Lamp\" in version \"shop.example.org/v1\""}`;
+  for (const line of [json, consoleLine, 'no matches for kind "Lamp" in version "shop.example.org/v1"']) {
+    assert.deepEqual(unservedKindInOutput(line), { kind: 'Lamp', group: 'shop.example.org', version: 'v1' }, line);
+  }
+  assert.deepEqual(unservedKindInOutput('no matches for kind "Lamp" in group "shop.example.org"'), { kind: 'Lamp', group: 'shop.example.org' });
+  assert.deepEqual(unservedKindInOutput('no matches for kind "Pod" in version "v1"'), { kind: 'Pod', group: '', version: 'v1' });
+  assert.equal(unservedKindInOutput('Starting workers {"controller": "shelf", "worker count": 1}'), undefined);
+  assert.equal(unservedKindInOutput('no matches for kind'), undefined);
 });

@@ -90,6 +90,33 @@ describe('Install CRD: a Go program run before its CRD was installed (Run Contro
     await labCluster().client.create(GVR, { apiVersion: 'relay.example.io/v1alpha1', kind: 'Beacon', metadata: { name: 'first', namespace: ns }, spec: { message: 'hi' } });
     await waitUntil(() => s.get(BEACONS, `${ns}/first`) !== undefined && s.keyState(`${ns}/first`) !== undefined, 'the new Beacon in the tree and the queue', 60_000);
   });
+
+  // A kind the program watches besides its controllers' own (an owned or watched custom resource) whose CRD is missing
+  // shows only in controller-runtime's log, every 10 s: "if kind is a CRD, it should be installed before calling
+  // Start … no matches for kind". The program here is the real operator; its output starts with that line as
+  // controller-runtime writes it (no sample owns a custom resource of another CRD).
+  it('controller-runtime\'s "no matches for kind" in the output of the launched program: told once, Install CRD offered, installing it restarts the program', async function () {
+    this.timeout(300_000);
+    const bell = { group: `${uniqueName('bell')}.example.io`, kind: 'Bell', plural: 'bells', version: 'v1' };
+    const bellCrd = `${bell.plural}.${bell.group}`;
+    writeFileSync(join(manifestDir, `${bell.group}_${bell.plural}.yaml`), stringify(testCrd(bell)));
+    const line = JSON.stringify({ level: 'error', ts: '2026-12-04T19:40:00Z', logger: 'controller-runtime.source.EventHandler', msg: 'if kind is a CRD, it should be installed before calling Start', kind: `${bell.kind}.${bell.group}`, error: `no matches for kind "${bell.kind}" in version "${bell.group}/${bell.version}"` });
+    const mark = (await api()).shownMark();
+    try {
+      ok(await run('reconcileLab.runController', { command: 'sh', args: ['-c', `echo '${line}'; echo '${line}'; exec ${bin} --health-probe-bind-address=0 --metrics-bind-address=0 --namespaces=${ns}`], waitMs: 120_000 }));
+      const pidBefore = l.go.launchedProcess!.pid;
+      let warnings: string[] = [];
+      await waitUntil(async () => (warnings = (await api()).shownSince(mark).filter((t) => t.kind === 'warning' && /watches Bell/.test(t.text)).map((t) => t.text)).length > 0, 'the warning about Bell', 20_000);
+      assert.equal(warnings.length, 1, 'told once although logged twice');
+      assert.ok(warnings[0]!.startsWith(`Reconcile Lab: your Go program watches Bell (${bell.group}/v1), a kind the cluster does not serve: its CRD is not installed. Install CRD applies ${bellCrd} from config/crd/bases/${bell.group}_bells.yaml to the cluster of context ${l.session!.contextName} and restarts the controller.`), warnings[0]);
+      const r = ok(await run<InstallCrdsResult>('reconcileLab.installCrd', { names: [bellCrd] }));
+      assert.deepEqual(r.installed.map((i) => i.name), [bellCrd]);
+      assert.equal(r.restarted, true, 'the program waited for Bell: run again');
+      assert.notEqual(l.go.launchedProcess!.pid, pidBefore);
+    } finally {
+      await labCluster().client.delete(CRD_RESOURCE, undefined, bellCrd).catch(() => undefined);
+    }
+  });
 });
 
 describe('a Go program whose manager cache watches some namespaces (Run Controller…)', function () {
