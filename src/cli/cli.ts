@@ -28,7 +28,9 @@ import { maskSecretPair } from '../core/k8s/secretMask.ts';
 import { BridgeHub } from '../core/bridge/bridgeHub.ts';
 import { RemoteController } from '../core/bridge/remoteController.ts';
 import { runGoController } from '../core/bridge/runGoController.ts';
-import { goLaunchProblem, uninstalledKindProblem } from '../core/bridge/goModule.ts';
+import { findGoMod, goLaunchProblem, uninstalledKindProblem, unservedKind } from '../core/bridge/goModule.ts';
+import { crdManifestsFor, findCrdManifests } from '../core/k8s/crdManifests.ts';
+import { dirname, relative, resolve } from 'node:path';
 import { describeExit } from '../core/bridge/launcher.ts';
 import { writeTarget } from '../core/bridge/causes.ts';
 import { journalingContextFactory, journalWriteOf } from '../core/actions/controllerContext.ts';
@@ -213,12 +215,25 @@ const NOT_YET: ResourceInfo = Object.freeze({ group: '', version: '', resource: 
  * none, i.e. the kind's CRD is not installed (a newcomer's first mistake); or nothing at all (no object given to
  * bridge.Wrap).
  */
-export function unservedResourceMessage(name: string, id: string | undefined, announced: { group?: string; version?: string; kind?: string }): string {
+export function unservedResourceMessage(name: string, id: string | undefined, announced: { group?: string; version?: string; kind?: string }, projectDir?: string): string {
   const install = 'install its CRD (a kubebuilder project: make install, or kubectl apply -f config/crd/bases)';
   if (id !== undefined) return `the Go controller ${name} reconciles ${id}, which the cluster does not serve: ${install}, or pass --resource`;
+  // The project holds the kind's manifest (config/crd/bases first): name the file to apply.
+  const manifest = projectDir && announced.kind ? crdManifestsFor(findCrdManifests([projectDir]), { group: announced.group ?? '', kind: announced.kind, ...(announced.version ? { version: announced.version } : {}) })[0] : undefined;
+  if (manifest) return `${unservedKind(name, announced)}: its CRD is not installed: kubectl apply -f ${relative(process.cwd(), manifest.file) || manifest.file} (${manifest.name}; or make install in a kubebuilder project), then run again`;
   const uninstalled = uninstalledKindProblem(name, announced);
   if (uninstalled) return `${uninstalled}, then run again`;
   return `the Go controller ${name} does not name the resource it reconciles (no bridge.Wrap(mgr, name, r, &YourKind{}) gave its object, or it has no bridge.Wrap): pass --resource`;
+}
+
+/**
+ * Where the `--go` program's project is, to look for its CRD manifests: the module of `go -C <dir> run …` or of the
+ * working directory (its go.mod's directory), else the working directory.
+ */
+function goProjectDir(go: readonly string[] | undefined): string {
+  const dir = go?.[1] === '-C' && go[2] ? resolve(go[2]) : process.cwd();
+  const goMod = findGoMod(dir);
+  return goMod ? dirname(goMod) : dir;
 }
 
 /**
@@ -226,12 +241,12 @@ export function unservedResourceMessage(name: string, id: string | undefined, an
  * it: "buckets.storage.example.org", "deployments.apps", "configmaps"). Throws a usage error when the controller does
  * not name one the server serves.
  */
-function followResourceOf(s: Session, controller: RemoteController): void {
+function followResourceOf(s: Session, controller: RemoteController, projectDir: string | undefined): void {
   const id = controller.resourceId;
   const dot = id?.indexOf('.') ?? -1;
   const found = id === undefined ? undefined : findResource(s.served, { group: dot < 0 ? '' : id.slice(dot + 1), name: dot < 0 ? id : id.slice(0, dot) });
   if (!found) {
-    throw new UsageError(unservedResourceMessage(controller.name, id, controller.announcement));
+    throw new UsageError(unservedResourceMessage(controller.name, id, controller.announcement, projectDir));
   }
   s.resource = found;
   s.resourceFromProgram = false;
@@ -930,7 +945,7 @@ async function startGoController(args: CliArgs, io: CliIo, log: Logger, s: Sessi
   });
   store.add(r.launched);
   if (s.resourceFromProgram) {
-    followResourceOf(s, r.controller);
+    followResourceOf(s, r.controller, goProjectDir(args.go));
     const p = r.process;
     if (args.controller === undefined) s.followedByDefault = { name: r.controller.name, announced: () => p.controllers.map((c) => c.name) };
   }
