@@ -54,7 +54,7 @@ export async function installCrdCommand(lab: ReconcileLab, arg: unknown): Promis
     const picked = await ui.pick(items, {
       canPickMany: true,
       title: `Reconcile Lab: Install CRDs into the cluster of context ${s.contextName}`,
-      placeHolder: 'Which CustomResourceDefinitions to apply (server-side apply; nothing else is changed)?',
+      placeHolder: 'CRDs to apply (server-side apply; nothing else changes)',
     });
     if (!picked?.length) return fail('cancelled', 'No CRD chosen.');
     chosen = picked.map((p) => p.manifest);
