@@ -1,5 +1,6 @@
 import { execFile } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, type Dirent } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import { walkDirs } from '../dirWalk.ts';
 import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
 
 /** The module path of the Go bridge package (bridge/go.mod of this repository, shipped inside the extension). */
@@ -195,37 +196,16 @@ const SKIPPED_DIRS = new Set(['node_modules', 'vendor', 'testdata']);
  * `testdata` or a directory starting with `.` or `_`; a directory it cannot read is skipped. Synchronous: bounded work.
  */
 export function findControllerModules(roots: readonly string[], opts: { maxDepth?: number; maxDirs?: number } = {}): string[] {
-  const maxDepth = opts.maxDepth ?? 4;
-  let budget = opts.maxDirs ?? 5000;
   const found: { dir: string; depth: number }[] = [];
-  const seen = new Set<string>();
-  let level = roots.map((r) => resolve(r));
-  for (let depth = 0; depth <= maxDepth && level.length > 0 && budget > 0; depth++) {
-    const next: string[] = [];
-    for (const dir of level) {
-      if (seen.has(dir) || budget-- <= 0) continue;
-      seen.add(dir);
-      let entries: Dirent[];
-      try {
-        entries = readdirSync(dir, { withFileTypes: true });
-      } catch {
-        continue;
-      }
-      for (const e of entries) {
-        if (e.isFile() && e.name === 'go.mod') {
-          try {
-            const m = parseGoMod(readFileSync(join(dir, e.name), 'utf8'));
-            if (m.requires.has(CONTROLLER_RUNTIME_MODULE_PATH) || m.requires.has(BRIDGE_MODULE_PATH)) found.push({ dir, depth });
-          } catch {
-            // unreadable: not a candidate
-          }
-        } else if (e.isDirectory() && !e.name.startsWith('.') && !e.name.startsWith('_') && !SKIPPED_DIRS.has(e.name)) {
-          next.push(join(dir, e.name));
-        }
-      }
+  walkDirs(roots, { maxDepth: opts.maxDepth ?? 4, maxDirs: opts.maxDirs ?? 5000, skip: SKIPPED_DIRS }, (dir, entries, depth) => {
+    if (!entries.some((e) => e.isFile() && e.name === 'go.mod')) return;
+    try {
+      const m = parseGoMod(readFileSync(join(dir, 'go.mod'), 'utf8'));
+      if (m.requires.has(CONTROLLER_RUNTIME_MODULE_PATH) || m.requires.has(BRIDGE_MODULE_PATH)) found.push({ dir, depth });
+    } catch {
+      // unreadable: not a candidate
     }
-    level = next.sort();
-  }
+  });
   return found.sort((a, b) => a.depth - b.depth || (a.dir < b.dir ? -1 : a.dir > b.dir ? 1 : 0)).map((f) => f.dir);
 }
 

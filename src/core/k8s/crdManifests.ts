@@ -7,8 +7,9 @@
  * cluster does not serve, and from the Install CRD command. Nothing here runs workspace code; installing writes one
  * cluster-scoped object, so callers offer it only on the person's explicit choice.
  */
-import { readdirSync, readFileSync, statSync, type Dirent } from 'node:fs';
-import { join, relative, resolve, sep } from 'node:path';
+import { readFileSync, statSync } from 'node:fs';
+import { join, relative, sep } from 'node:path';
+import { walkDirs } from '../dirWalk.ts';
 import { parseAllDocuments } from 'yaml';
 import { sleep, type Clock } from '../clock.ts';
 import { ApiError, type KubeClient } from './client.ts';
@@ -57,48 +58,27 @@ export interface CrdSearchLimits {
  * `maxFileBytes` (4 MiB).
  */
 export function findCrdManifests(roots: readonly string[], limits: CrdSearchLimits = {}): CrdManifest[] {
-  const maxDepth = limits.maxDepth ?? 6;
-  let dirBudget = limits.maxDirs ?? 3000;
   let fileBudget = limits.maxFiles ?? 2000;
   const maxBytes = limits.maxFileBytes ?? 4 * 1024 * 1024;
   const found: Array<CrdManifest & { rank: number; depth: number }> = [];
-  const seen = new Set<string>();
-  const starts = [...new Set(roots.map((r) => resolve(r)))];
-  let level = starts.map((dir) => ({ dir, root: dir }));
-  for (let depth = 0; depth <= maxDepth && level.length > 0 && dirBudget > 0; depth++) {
-    const next: typeof level = [];
-    for (const { dir, root } of level) {
-      if (seen.has(dir) || dirBudget-- <= 0) continue;
-      seen.add(dir);
-      let entries: Dirent[];
+  walkDirs(roots, { maxDepth: limits.maxDepth ?? 6, maxDirs: limits.maxDirs ?? 3000, skip: SKIPPED_DIRS }, (dir, entries, depth, root) => {
+    for (const e of entries) {
+      if (!e.isFile() || !MANIFEST_FILE.test(e.name) || fileBudget <= 0) continue;
+      const path = join(dir, e.name);
+      let text: string;
       try {
-        entries = readdirSync(dir, { withFileTypes: true });
+        if (statSync(path).size > maxBytes) continue;
+        text = readFileSync(path, 'utf8');
       } catch {
         continue;
       }
-      for (const e of entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) {
-        const path = join(dir, e.name);
-        if (e.isDirectory()) {
-          if (!e.name.startsWith('.') && !e.name.startsWith('_') && !SKIPPED_DIRS.has(e.name)) next.push({ dir: path, root });
-          continue;
-        }
-        if (!e.isFile() || !MANIFEST_FILE.test(e.name) || fileBudget <= 0) continue;
-        let text: string;
-        try {
-          if (statSync(path).size > maxBytes) continue;
-          text = readFileSync(path, 'utf8');
-        } catch {
-          continue;
-        }
-        if (!text.includes('CustomResourceDefinition')) continue;
-        fileBudget--;
-        const rel = relative(root, path).split(sep).join('/');
-        const rank = /(^|\/)config\/crd\//.test(rel) ? 0 : 1;
-        for (const m of crdsInText(path, text)) found.push({ ...m, rank, depth });
-      }
+      if (!text.includes('CustomResourceDefinition')) continue;
+      fileBudget--;
+      const rel = relative(root, path).split(sep).join('/');
+      const rank = /(^|\/)config\/crd\//.test(rel) ? 0 : 1;
+      for (const m of crdsInText(path, text)) found.push({ ...m, rank, depth });
     }
-    level = next;
-  }
+  });
   return found
     .sort((a, b) => a.rank - b.rank || a.depth - b.depth || (a.file < b.file ? -1 : a.file > b.file ? 1 : 0) || a.index - b.index)
     .map(({ rank: _rank, depth: _depth, ...m }) => m);
