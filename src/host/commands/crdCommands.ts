@@ -89,7 +89,7 @@ export async function installCrdsOnChoice(lab: ReconcileLab, manifests: readonly
         installed.push({ ...(await installCrd(m, { client: s.client, clock: lab.clock, fieldManager: FIELD_MANAGER, signal: ac.signal })), file: m.file });
         lab.log.info('CRD installed', { crd: m.name, file: m.file });
       } catch (e) {
-        failed.push({ name: m.name, file: m.file, message: (e as Error).message });
+        failed.push({ name: m.name, file: m.file, message: ac.signal.aborted ? 'cancelled' : (e as Error).message });
         lab.log.warn('CRD install failed', { crd: m.name, file: m.file, error: (e as Error).message });
       }
     }
@@ -101,7 +101,6 @@ export async function installCrdsOnChoice(lab: ReconcileLab, manifests: readonly
   const kinds = new Set(installed.map((i) => byName.get(i.name)).filter((m): m is CrdManifest => m !== undefined).map((m) => `${m.group}/${m.kind}`));
   const waiting = kinds.size ? lab.go.launchedWaitingForCrd(kinds) : [];
   const done = installed.map((i) => `${i.name} ${i.created ? 'installed' : 'updated'}`).join(', ');
-  const errors = failed.map((f) => `${f.name}: ${f.message}`).join('; ');
   let restarted = false;
   if (waiting.length) {
     if (tell) void ui.info(`Reconcile Lab: ${done}. Restarting your Go program (it waited for them: ${waiting.join(', ')}): controller-runtime finds a kind only when its program starts.`);
@@ -115,7 +114,10 @@ export async function installCrdsOnChoice(lab: ReconcileLab, manifests: readonly
     const restart = external.length ? ` Restart ${external.map((c) => c.controller.name).join(', ')} (your debug session or program) so the views follow it: its bridge named the kind when it started.` : '';
     void ui.info(`Reconcile Lab: ${done}.${restart}`);
   }
-  if (tell && failed.length) void ui.error(`Reconcile Lab: installing ${failed.length === 1 ? 'a CRD' : 'CRDs'} failed: ${errors}`);
+  const refused = failed.filter((f) => f.message !== 'cancelled');
+  const cancelled = failed.filter((f) => f.message === 'cancelled');
+  if (tell && refused.length) void ui.error(`Reconcile Lab: installing ${refused.length === 1 ? 'a CRD' : 'CRDs'} failed: ${refused.map((f) => `${f.name}: ${f.message}`).join('; ')}`);
+  if (tell && cancelled.length) void ui.info(`Reconcile Lab: cancelled: ${cancelled.map((f) => f.name).join(', ')} ${cancelled.length === 1 ? 'was' : 'were'} not installed, or may still be on the way if the server had it already (Install CRD… shows what the cluster has).`);
   return { installed, failed, restarted };
 }
 
