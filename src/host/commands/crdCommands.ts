@@ -117,7 +117,7 @@ export async function installCrdsOnChoice(lab: ReconcileLab, manifests: readonly
   const refused = failed.filter((f) => f.message !== 'cancelled');
   const cancelled = failed.filter((f) => f.message === 'cancelled');
   if (tell && refused.length) void ui.error(`Reconcile Lab: installing ${refused.length === 1 ? 'a CRD' : 'CRDs'} failed: ${refused.map((f) => `${f.name}: ${f.message}`).join('; ')}`);
-  if (tell && cancelled.length) void ui.info(`Reconcile Lab: cancelled: ${cancelled.map((f) => f.name).join(', ')} ${cancelled.length === 1 ? 'was' : 'were'} not installed, or may still be on the way if the server had it already (Install CRD… shows what the cluster has).`);
+  if (tell && cancelled.length) void ui.info(`Reconcile Lab: Install CRD cancelled before ${cancelled.map((f) => f.name).join(', ')} ${cancelled.length === 1 ? 'was' : 'were'} served (an apply the server had already taken stays; Install CRD… shows what the cluster has).`);
   return { installed, failed, restarted };
 }
 
