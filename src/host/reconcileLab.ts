@@ -655,6 +655,7 @@ function journalSource(session: Session): EventLogSource & { dispose(): void } {
     },
     onDidAppend: emitter.event,
     kinds: EVENT_LOG_KINDS,
+    dropped: () => session.journal.dropped,
     clear: () => session.journal.clear(),
     dispose: () => {
       sub.dispose();

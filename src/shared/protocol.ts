@@ -136,6 +136,11 @@ export interface HostInit {
   /** How many entries the webview keeps (setting reconcileLab.eventLog.size). */
   readonly capacity: number;
   readonly entries: readonly LogEntryView[];
+  /**
+   * Entries older than the first of the snapshot that are no longer held: dropped by the journal's ring buffer
+   * (`reconcileLab.eventLog.size`) since it was last cleared, or beyond `capacity`. 0 while nothing was lost.
+   */
+  readonly older: number;
   /** Entry kinds the journal can produce, for the kind filter. */
   readonly kinds: readonly string[];
   /** Text of the connection line at the top ("Connected to kind-dev", "Not connected"). */

@@ -239,6 +239,7 @@ export class Journal implements Disposable {
   /** Index in `buf` of the oldest entry. */
   private start = 0;
   private count = 0;
+  private droppedCount = 0;
   private nextSeq = 1;
   private pending: JournalEntry[] = [];
   private flushScheduled = false;
@@ -274,6 +275,14 @@ export class Journal implements Disposable {
     return this.nextSeq - 1;
   }
 
+  /**
+   * Entries appended since the last `clear()` (or since creation) that are no longer retained: pushed out by the
+   * ring buffer or by a `resize()` to a smaller capacity. 0 while nothing was lost.
+   */
+  get dropped(): number {
+    return this.droppedCount;
+  }
+
   /** Sequence number of the oldest retained entry (lastSeq + 1 when empty). */
   get firstSeq(): number {
     return this.nextSeq - this.count;
@@ -289,6 +298,7 @@ export class Journal implements Disposable {
     } else {
       this.buf[this.start] = entry;
       this.start = (this.start + 1) % cap;
+      this.droppedCount++;
     }
     if (this.appendEmitter.hasListeners) {
       this.pending.push(entry);
@@ -414,6 +424,7 @@ export class Journal implements Disposable {
     this.buf = new Array(this.buf.length);
     this.start = 0;
     this.count = 0;
+    this.droppedCount = 0;
     this.details.clear();
     this.clearEmitter.fire();
   }
@@ -427,6 +438,7 @@ export class Journal implements Disposable {
     for (let i = 0; i < tail.length; i++) this.buf[i] = tail[i];
     this.start = 0;
     this.count = tail.length;
+    this.droppedCount += kept.length - tail.length;
   }
 
   dispose(): void {

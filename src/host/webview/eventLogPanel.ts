@@ -31,6 +31,8 @@ export interface EventLogSource {
   readonly onDidAppend: Event<readonly LogEntryView[]>;
   /** Entry kinds the journal can produce. */
   readonly kinds: readonly string[];
+  /** Entries appended since the journal was last cleared that it no longer holds (its ring buffer dropped them). */
+  dropped(): number;
   /** Empties the journal. */
   clear(): void;
 }
@@ -219,6 +221,7 @@ export class EventLogPanel implements vscode.Disposable {
       version: PROTOCOL_VERSION,
       capacity,
       entries: snapshot.slice(from, next),
+      older: (source?.dropped() ?? 0) + from,
       kinds: source?.kinds ?? [],
       connection: this.connection,
     });

@@ -14,6 +14,9 @@ export class LogBuffer {
   private visible: LogEntryView[] = [];
   private filter: LogFilter = {};
   private cap: number;
+  /** Entries the snapshot said were already gone, and the entries received since it (or since `clear()`). */
+  private olderAtReset = 0;
+  private received = 0;
 
   constructor(capacity: number) {
     this.cap = Math.max(1, Math.floor(capacity));
@@ -26,6 +29,14 @@ export class LogBuffer {
   /** All buffered entries (after trimming to capacity), matching or not. */
   get total(): number {
     return Math.min(this.entries.length, this.cap);
+  }
+
+  /**
+   * Entries older than the oldest held that are gone: the ones the last snapshot said were dropped, plus the ones
+   * pushed out by capacity since. 0 after `clear()`.
+   */
+  get dropped(): number {
+    return this.olderAtReset + Math.max(0, this.received - this.cap);
   }
 
   /** Entries that match the filter (bounded by capacity). */
@@ -52,8 +63,10 @@ export class LogBuffer {
     this.trim(true);
   }
 
-  /** Replaces everything with `entries` (a snapshot). */
-  reset(entries: readonly LogEntryView[]): void {
+  /** Replaces everything with `entries` (a snapshot); `older` entries before them are no longer held anywhere. */
+  reset(entries: readonly LogEntryView[], older = 0): void {
+    this.olderAtReset = Math.max(0, Math.floor(older));
+    this.received = entries.length;
     this.entries = entries.slice(-this.cap);
     this.recompute();
   }
@@ -61,6 +74,7 @@ export class LogBuffer {
   /** Appends entries newer than the ones held; returns how many of them match the filter. */
   append(entries: readonly LogEntryView[]): number {
     let matched = 0;
+    this.received += entries.length;
     for (const e of entries) {
       this.entries.push(e);
       if (matchesFilter(e, this.filter)) {
@@ -75,6 +89,8 @@ export class LogBuffer {
   clear(): void {
     this.entries = [];
     this.visible = [];
+    this.olderAtReset = 0;
+    this.received = 0;
   }
 
   /** Sets the filter (normalised) and recomputes the matching subsequence. */

@@ -212,6 +212,8 @@ function render(): void {
 function renderStatus(): void {
   const parts = [`${buffer.visibleCount.toLocaleString()} of ${buffer.total.toLocaleString()} entries`];
   if (state.paused) parts.push(`paused${pending.length ? ` (${pending.length.toLocaleString()} new)` : ''}`);
+  // A full log says that it is the newest part only, and which setting keeps more (nothing is cut off silently).
+  if (buffer.dropped) parts.push(`newest ${buffer.capacity.toLocaleString()} kept, ${buffer.dropped.toLocaleString()} older dropped (reconcileLab.eventLog.size)`);
   if (droppedByHost) parts.push(`${droppedByHost.toLocaleString()} skipped while behind`);
   statusLine.textContent = parts.join(' · ');
   const f = state.filter;
@@ -439,7 +441,7 @@ function onHostMessage(msg: HostToWebview): void {
         return;
       }
       buffer.setCapacity(msg.capacity);
-      buffer.reset(msg.entries);
+      buffer.reset(msg.entries, msg.older);
       pending = [];
       incoming = []; // older than the snapshot, which holds them
       droppedByHost = 0;

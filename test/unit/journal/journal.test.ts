@@ -40,6 +40,23 @@ test('the ring buffer keeps the newest `capacity` entries; seq shows the gap', (
   assert.throws(() => createJournal({ clock: new FakeClock(), capacity: 0 }), RangeError);
 });
 
+test('dropped counts the entries lost since the last clear (ring buffer and a smaller resize), so a full log can say so', () => {
+  const j = createJournal({ clock: new FakeClock(), capacity: 3 });
+  for (let i = 0; i < 3; i++) j.append({ kind: 'queue', transition: 'queued', key: `k${i}` });
+  assert.equal(j.dropped, 0, 'nothing lost while the buffer has room');
+  for (let i = 3; i < 10; i++) j.append({ kind: 'queue', transition: 'queued', key: `k${i}` });
+  assert.equal(j.dropped, 7);
+  assert.equal(j.dropped, j.firstSeq - 1, 'every entry before the oldest held is counted');
+  j.resize(1);
+  assert.equal(j.dropped, 9);
+  j.resize(4);
+  assert.equal(j.dropped, 9, 'growing loses nothing');
+  j.clear();
+  assert.equal(j.dropped, 0, 'Clear starts a new count: what was cleared was not lost');
+  for (let i = 0; i < 6; i++) j.append({ kind: 'queue', transition: 'queued', key: `c${i}` });
+  assert.equal(j.dropped, 2);
+});
+
 test('filters by key (entry key or object key), kinds, controller, sinceSeq and limit', () => {
   const j = createJournal({ clock: new FakeClock() });
   j.append({ kind: 'informer', controller: 'c1', key: 'ns/a', resource: 'widgets.v1.lab', role: 'primary', event: 'add', objectKey: 'ns/a', enqueued: ['ns/a'] });

@@ -29,7 +29,7 @@ try {
   const r = await page.evaluate(
     async ({ rate, seconds }) => {
       const post = (data: unknown) => window.dispatchEvent(new MessageEvent('message', { data }));
-      post({ type: 'init', version: 1, capacity: 10_000, entries: [], kinds: ['informer', 'queue', 'reconcileStart', 'reconcileEnd', 'write'], connection: 'bench' });
+      post({ type: 'init', version: 1, capacity: 10_000, entries: [], older: 0, kinds: ['informer', 'queue', 'reconcileStart', 'reconcileEnd', 'write'], connection: 'bench' });
       const kinds = ['informer', 'queue', 'reconcileStart', 'reconcileEnd', 'write'];
       const longTasks: number[] = [];
       new PerformanceObserver((l) => l.getEntries().forEach((e) => longTasks.push(e.duration))).observe({ entryTypes: ['longtask'] });

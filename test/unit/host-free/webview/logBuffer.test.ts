@@ -26,6 +26,25 @@ describe('LogBuffer', () => {
     assert.equal(b.visibleAt(99)!.seq, all[999]!.seq);
   });
 
+  it('counts the older entries that are gone: the snapshot\'s own, then those pushed out by capacity, 0 after clear', () => {
+    const b = new LogBuffer(100);
+    b.reset(Array.from({ length: 60 }, () => entry()));
+    assert.equal(b.dropped, 0, 'a log with room lost nothing');
+    b.append(Array.from({ length: 40 }, () => entry()));
+    assert.equal(b.dropped, 0, 'exactly full: still nothing lost');
+    b.append(Array.from({ length: 25 }, () => entry()));
+    assert.equal(b.dropped, 25);
+    assert.equal(b.total, 100);
+    b.reset(Array.from({ length: 100 }, () => entry()), 5_000);
+    assert.equal(b.dropped, 5_000, 'what the host\'s journal had already dropped');
+    b.append([entry(), entry()]);
+    assert.equal(b.dropped, 5_002);
+    b.setFilter({ key: 'nothing-matches' });
+    assert.equal(b.dropped, 5_002, 'a filter hides entries, it does not drop them');
+    b.clear();
+    assert.equal(b.dropped, 0);
+  });
+
   it('filters by key substring, kind and case-insensitive text, and recomputes on filter change', () => {
     const b = new LogBuffer(1000);
     b.append([
