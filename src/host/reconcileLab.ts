@@ -33,6 +33,7 @@ import { EventLogPanel, type EventLogSource } from './webview/eventLogPanel.ts';
 import { GoControllers } from './goController/goControllers.ts';
 import type { ObjectKey } from '../core/k8s/keys.ts';
 import { otherControllersNote, pausedQueueMessage, selectedKeyOf, stepTargetOf, stepTargetText, type SelectableNode, type StepTarget } from './views/stepTarget.ts';
+import { MessageThrottle, VIEW_MESSAGE_INTERVAL_MS } from './views/messageThrottle.ts';
 import { Ticker } from './views/ticker.ts';
 import { EVENT_LOG_KINDS, exportJsonLines, toLogEntryView } from './webview/journalView.ts';
 import { entryDetail } from './webview/entryDetail.ts';
@@ -78,6 +79,8 @@ export class ReconcileLab implements vscode.Disposable {
   readonly queueTree: QueueTreeProvider;
   readonly resourcesView: vscode.TreeView<ResourceNode>;
   readonly queueView: vscode.TreeView<QueueNode>;
+  /** The Work Queue view's message, at most every VIEW_MESSAGE_INTERVAL_MS (see MessageThrottle: it froze the view). */
+  private readonly queueMessage: MessageThrottle;
   readonly eventLog: EventLogPanel;
   /** The per-key Timeline webview (Show Timeline). */
   readonly timeline: TimelinePanel;
@@ -130,6 +133,9 @@ export class ReconcileLab implements vscode.Disposable {
       vscode.window.createTreeView(ViewIds.resources, { treeDataProvider: this.resourcesTree, showCollapseAll: true, canSelectMany: false }),
     );
     this.queueView = this.store.add(vscode.window.createTreeView(ViewIds.queue, { treeDataProvider: this.queueTree }));
+    this.queueMessage = this.store.add(new MessageThrottle(clock, VIEW_MESSAGE_INTERVAL_MS, (text) => {
+      this.queueView.message = text;
+    }));
     this.statusBar = this.store.add(new StatusBar());
     this.ticker = this.store.add(new Ticker(clock, TICK_MS, () => this.tick()));
     for (const [view, name] of [[this.resourcesView, 'resources'], [this.queueView, 'queue']] as const) {
@@ -476,7 +482,7 @@ export class ReconcileLab implements vscode.Disposable {
     this.contextKeys.set(ContextKeys.loopAvailable, false);
     this.contextKeys.set(ContextKeys.localControlPlane, false);
     this.resourcesView.message = undefined;
-    this.queueView.message = undefined;
+    this.queueMessage.setNow(undefined);
     this.resourcesView.description = undefined;
     this.queueView.description = undefined;
     this.statusBar.update({ kind: 'disconnected' });
@@ -573,7 +579,7 @@ export class ReconcileLab implements vscode.Disposable {
         : loop === 'paused'
           ? pausedQueueMessage(this.stepTarget(), counts)
           : `Running: ${counts}.`;
-    this.queueView.message = ui.viewMessage(others ? `${main} ${others}` : main);
+    this.queueMessage.set(ui.viewMessage(others ? `${main} ${others}` : main));
   }
 
   /** The Event Log's size setting, read once per change of the settings (undefined: read it again). */

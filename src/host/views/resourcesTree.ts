@@ -122,8 +122,12 @@ interface EventsEntry {
 
 /** Owned children are shown this many levels deep at most (and never twice on one path). */
 const MAX_OWNER_DEPTH = 4;
-/** Refreshes are coalesced: at most one per this many ms, whatever the event rate. */
-export const TREE_REFRESH_MS = 100;
+/**
+ * Refreshes are coalesced: at most one per this many ms, whatever the event rate. More than VS Code's 200 ms: its
+ * extension host delivers a view's refreshes through a debounce that every new refresh restarts, so refreshes 100 ms
+ * apart, kept up by a steady stream of changes, were held back until the stream paused (the view froze).
+ */
+export const TREE_REFRESH_MS = 250;
 /** When a refresh made VS Code fetch more than this many rows, the next one waits {@link LARGE_REFRESH_MS}. */
 export const LARGE_REFRESH_ROWS = 100;
 export const LARGE_REFRESH_MS = 500;

@@ -45,7 +45,8 @@ describe('Step has one meaning, and relative times tick', function () {
     await l.resourcesView.reveal(node, { select: true, focus: true });
     await waitUntil(() => l.stepTarget()?.key === last, 'the selection is the step target');
     assert.equal(l.resourcesView.description, `Step ${last} (selected)`);
-    assert.match(l.queueView.message ?? '', new RegExp(`Step reconciles ${last} once \\(selected\\)`));
+    // The header line follows within VIEW_MESSAGE_INTERVAL_MS (it is throttled: see MessageThrottle).
+    await waitUntil(() => new RegExp(`Step reconciles ${last} once \\(selected\\)`).test(l.queueView.message ?? ''), 'the Work Queue header names the selected key');
     const r = ok(await run<{ step: StepResult }>('reconcileLab.stepReconcile'));
     assert.equal(r.step.kind === 'reconciled' && r.step.key, last);
     // The context menu passes the element itself: the same key.
