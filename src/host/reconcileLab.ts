@@ -683,6 +683,7 @@ function timelineSource(session: Session): TimelineSource & { dispose(): void } 
     snapshot: () => toTimeline(session.journal.entries(), primary),
     onDidAppend: emitter.event,
     onDidClear: session.journal.onDidClear,
+    dropped: () => session.journal.dropped,
     dispose: () => {
       sub.dispose();
       emitter.dispose();

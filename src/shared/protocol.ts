@@ -357,6 +357,8 @@ export interface TimelineHostInit {
   readonly type: 'timelineInit';
   readonly version: number;
   readonly entries: readonly TimelineEntryView[];
+  /** Journal entries older than the snapshot that are no longer held (its ring buffer dropped them); 0: none. */
+  readonly older: number;
   /** The key to scroll to and highlight, when the timeline was opened on one. */
   readonly focusKey?: string;
   readonly connection: string;

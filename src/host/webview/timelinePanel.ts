@@ -14,6 +14,8 @@ export interface TimelineSource {
   readonly onDidAppend: Event<readonly TimelineEntryView[]>;
   /** The journal was cleared (the webview gets an empty snapshot). */
   readonly onDidClear: Event<void>;
+  /** Entries appended since the journal was last cleared that it no longer holds. */
+  dropped(): number;
 }
 
 export interface TimelinePanelOptions {
@@ -129,6 +131,7 @@ export class TimelinePanel implements vscode.Disposable {
       type: 'timelineInit',
       version: PROTOCOL_VERSION,
       entries,
+      older: this.source?.dropped() ?? 0,
       ...(this.focusKey !== undefined ? { focusKey: this.focusKey } : {}),
       connection: this.connection,
       now: this.options.clock.now(),

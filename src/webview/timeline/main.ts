@@ -370,7 +370,10 @@ function renderStatus(): void {
   const n = visibleLanes().length;
   const span = vp.msPerPx * plotWidth();
   const scale = span >= 120_000 ? `${Math.round(span / 60_000)} min` : span >= 2000 ? `${Math.round(span / 1000)} s` : `${Math.round(span)} ms`;
-  statusLine.textContent = `${n.toLocaleString()} lane${n === 1 ? '' : 's'} · ${model.size.toLocaleString()} items · ${scale} across${viewState.follow ? ' · following' : ''}`;
+  // A timeline whose older history is gone says from when it is complete (nothing is cut off silently).
+  const from = model.incompleteBefore;
+  const history = from === undefined ? '' : ` · history from ${tickLabel(from, 1000)} (older entries dropped: reconcileLab.eventLog.size)`;
+  statusLine.textContent = `${n.toLocaleString()} lane${n === 1 ? '' : 's'} · ${model.size.toLocaleString()} items · ${scale} across${viewState.follow ? ' · following' : ''}${history}`;
 }
 
 // ---- state -------------------------------------------------------------------------------------------------------
@@ -427,7 +430,7 @@ function onHostMessage(msg: TimelineHostToWebview): void {
       }
       hostOffset = msg.now - Date.now();
       connectionLine.textContent = msg.connection;
-      model.clear();
+      model.clear(msg.older > 0);
       model.add(msg.entries);
       lanesDirty = true;
       const r = model.range;

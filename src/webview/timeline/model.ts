@@ -84,6 +84,8 @@ export class TimelineModel {
   private first = Number.POSITIVE_INFINITY;
   private last = Number.NEGATIVE_INFINITY;
   private readonly cap: number;
+  /** History before the oldest item held is incomplete: the snapshot said so, or a trim dropped items. */
+  private olderDropped = false;
 
   constructor(capacity = 100_000) {
     this.cap = Math.max(100, Math.floor(capacity));
@@ -103,12 +105,22 @@ export class TimelineModel {
     return this.count === 0 ? undefined : { from: this.first, to: this.last };
   }
 
+  /**
+   * The time before which the timeline is incomplete (the journal or the model's own capacity dropped older
+   * entries): the earliest time held. Undefined while nothing was dropped.
+   */
+  get incompleteBefore(): number | undefined {
+    return this.olderDropped && this.count > 0 ? this.first : undefined;
+  }
+
   laneIndex(key: string): number {
     const lane = this.byKey.get(key);
     return lane ? this.ordered.indexOf(lane) : -1;
   }
 
-  clear(): void {
+  /** Empties the model; `olderDropped`: the entries about to be added are not the whole history (see incompleteBefore). */
+  clear(olderDropped = false): void {
+    this.olderDropped = olderDropped;
     this.byKey.clear();
     this.ordered = [];
     this.count = 0;
@@ -245,6 +257,7 @@ export class TimelineModel {
     this.ordered = keep;
     this.count = count;
     this.first = cutoff;
+    this.olderDropped = true;
   }
 
   /** Indices [from, to) of the lane's marks within [t0, t1]. */

@@ -125,6 +125,22 @@ describe('timeline model from journal entries', () => {
     assert.ok(m.lanes.find((l) => l.key === 'k')?.openReconcile, 'the open reconcile survives the trim');
     assert.ok(m.lanes.every((l) => l.marks.every((x) => x.time >= m.range!.from)));
   });
+
+  it('says from when its history is complete once older entries were dropped (by the journal or by its own trim)', () => {
+    const ev = (i: number) => ({ seq: i, time: 1000 + i, key: `k${i % 5}`, type: 'event' as const, label: 'e' });
+    const m = new TimelineModel(400);
+    m.clear();
+    m.add([ev(1), ev(2)]);
+    assert.equal(m.incompleteBefore, undefined, 'the whole journal: nothing dropped');
+    m.clear(true); // the snapshot of a journal whose ring buffer dropped older entries
+    assert.equal(m.incompleteBefore, undefined, 'empty: nothing to date');
+    m.add([ev(50), ev(51)]);
+    assert.equal(m.incompleteBefore, 1050);
+    m.clear();
+    m.add(Array.from({ length: 1000 }, (_, i) => ev(i + 1)));
+    assert.ok(m.incompleteBefore !== undefined && m.incompleteBefore > 1001, `the trim dropped the oldest: complete from ${m.incompleteBefore}`);
+    assert.equal(m.incompleteBefore, m.range!.from);
+  });
 });
 
 describe('timeline zoom and pan', () => {
