@@ -26,12 +26,12 @@ import { refusePrivileged } from './privileged.ts';
 export async function runController(
   lab: ReconcileLab,
   arg: unknown,
-): Promise<CommandResult<{ pid: number; controller: string; controllers: string[]; command: string }>> {
+): Promise<CommandResult<{ pid: number; controller: string; controllers: string[]; command: string; stoppedOthers: number[] }>> {
   if (!vscode.workspace.isTrusted) return refuseUntrusted(arg, 'Run Controller runs a program from this workspace, so it only runs in a trusted workspace.');
   const s = await sessionForRun(lab, arg);
   if (isFailure(s)) return s;
   // What to run is the person's setting; a command link or another extension may not name a program.
-  const refused = refusePrivileged(arg, ['command', 'args', 'env', 'cwd']);
+  const refused = refusePrivileged(arg, ['command', 'args', 'env', 'cwd', 'others']);
   if (refused) return refused;
   const unsettled = await lab.go.chooseModule(arg, 'Run Controller…');
   if (unsettled) return unsettled;
@@ -50,13 +50,37 @@ export async function runController(
     if (choice === SET_UP_BRIDGE) return setUpGoBridge(lab, undefined) as Promise<CommandResult<never>>;
     if (choice !== 'Run Anyway') return fail('cancelled', unbridged.problem);
   }
+  // Another window (often a closed code-server tab's, which lives on for a while) runs this program already: two
+  // instances would reconcile the same objects.
+  const stoppedOthers: number[] = [];
+  const others = lab.go.otherRuns(req.spec.cwd);
+  if (others.length) {
+    const given = typeof arg === 'object' && arg !== null ? (arg as { others?: unknown }).others : undefined;
+    let choice: string | undefined = given === 'stop' ? STOP_OTHER : given === 'keep' ? 'Run Anyway' : undefined;
+    if (choice === undefined && arg === undefined) {
+      const list = others.map((o) => `${o.command} (pid ${o.pid}, since ${new Date(o.startedAt).toLocaleTimeString()}, from the window whose extension host is pid ${o.ownerPid})`).join('; ');
+      choice = await ui.warn(
+        `Reconcile Lab: another editor window already runs this controller: ${list}. code-server keeps a closed tab's window, and the program it started, running for a while; two instances would reconcile the same objects.`,
+        STOP_OTHER,
+        'Run Anyway',
+      );
+      if (choice === undefined) return fail('cancelled', 'Another window runs this controller; nothing was started.');
+    }
+    if (choice === STOP_OTHER) {
+      for (const o of others) {
+        await lab.go.stopOtherRun(o);
+        stoppedOthers.push(o.pid);
+      }
+    }
+  }
   const ref = await lab.go.runWithProgress(s, req);
   const controllers = lab.go.all.filter((c) => c.process === ref.process).map((c) => c.controller.name);
   ui.statusMessage(lab.go.describe(ref), 5000, 'debug-start');
-  return { ok: true, pid: ref.process.pid, controller: ref.controller.name, controllers, command };
+  return { ok: true, pid: ref.process.pid, controller: ref.controller.name, controllers, command, stoppedOthers };
 }
 
 const SET_UP_BRIDGE = 'Set Up Go Bridge…';
+const STOP_OTHER = 'Stop It and Run Here';
 
 /**
  * Why a module whose go.mod is set up still would not show in the views: its code builds controllers (read by

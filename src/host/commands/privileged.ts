@@ -5,7 +5,7 @@
  * `exportReport` (a file written anywhere; a live pass that writes to the cluster), `exportTo` of `showEventLog`,
  * `force` of `stepReconcile` (runs a key before its backoff without asking), `confirmCluster` of `runChecks` (checks on a cluster that is not the local control plane without typing its name), `resources` / `namespaces` of the
  * Choose… commands (workspace settings written without the picker), `command` / `args` / `env` / `cwd` of
- * `runController` (a program to run), `uri` / `text` / `resolve` of `applyObjectEdit` (a write the person did not
+ * `runController` (a program to run; `others`: stop or keep another window's run of it without asking), `uri` / `text` / `resolve` of `applyObjectEdit` (a write the person did not
  * choose) — are honoured only when the argument also
  * carries the **argument token** of this activation.
  *

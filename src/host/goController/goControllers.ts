@@ -11,6 +11,7 @@ import { findControllerModules, findGoMod, findGoWork, moduleOf, uninstalledKind
 import { CRD_RESOURCE, crdManifestsFor, distinctCrds, findCrdManifests, type CrdManifest } from '../../core/k8s/crdManifests.ts';
 import { dirname } from 'node:path';
 import { installCrdsOnChoice } from '../commands/crdCommands.ts';
+import { RunRegistry, stopOtherRun, type RunRecord } from '../../core/bridge/runRegistry.ts';
 import { fail, type Failure } from '../commands/args.ts';
 import { readSettings } from '../config.ts';
 import { isViewNode } from '../views/viewNodes.ts';
@@ -77,6 +78,8 @@ export class GoControllers implements vscode.Disposable {
    * what a CRD installed meanwhile restarts it for.
    */
   private unservedInRun = new Set<string>();
+  /** The programs every window of this user launched (see runRegistry.ts); this window records its own there. */
+  private readonly runs = new RunRegistry();
 
   constructor(lab: ReconcileLab) {
     this.lab = lab;
@@ -259,6 +262,16 @@ export class GoControllers implements vscode.Disposable {
     this.launched = p;
     this.launchedGo = r.process;
     this.hubStore.add(p);
+    // Other windows (a closed code-server tab's window lives on for a while) see that this one runs the program.
+    if (p.pid !== undefined) {
+      try {
+        const rec = this.runs.record({ pid: p.pid, cwd: req.spec.cwd ?? process.cwd(), command: [req.spec.command, ...req.spec.args].join(' '), startedAt: this.lab.clock.now() });
+        this.hubStore.add(rec);
+        void p.exited.then(() => rec.dispose());
+      } catch (e) {
+        this.lab.log.warn('could not record the run for other windows', { error: (e as Error).message });
+      }
+    }
     void p.exited.then((e) => {
       out.appendLine(`[${describeExit(e)}]`);
       if (this.launched === p) {
@@ -332,6 +345,21 @@ export class GoControllers implements vscode.Disposable {
     const moduleDir = goMod ? dirname(goMod) : cwd;
     if (moduleDir && !roots.some((r) => moduleDir === r || moduleDir.startsWith(`${r}/`))) roots.push(moduleDir);
     return roots;
+  }
+
+  /** Programs other editor windows of this user launched in `cwd` and still run (see runRegistry.ts). */
+  otherRuns(cwd: string | undefined): RunRecord[] {
+    try {
+      return this.runs.others(cwd ?? process.cwd());
+    } catch {
+      return [];
+    }
+  }
+
+  /** Stops another window's program (the person chose to, before running it here). */
+  stopOtherRun(r: RunRecord): Promise<void> {
+    this.lab.log.info('stopping the program another window launched', { pid: r.pid, window: r.ownerPid, command: r.command });
+    return stopOtherRun(r, this.lab.clock);
   }
 
   /** Stops the launched program (its whole process group) and goes back to the built-in loop. */

@@ -5,6 +5,8 @@
 // this key (a cluster-scoped key has no namespace), the Event Log rows of each controller naming its resource.
 import * as assert from 'node:assert/strict';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { processAlive, RunRegistry } from '../../../src/core/bridge/runRegistry.ts';
 import * as vscode from 'vscode';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
@@ -153,6 +155,33 @@ describe('a user-shaped Go program with two controllers (Run Controller…)', fu
       l.go.hideShown();
       const p = hub.processByPid(4344);
       if (p) hub.remove(p);
+    }
+  });
+
+  // code-server keeps a closed tab's window (and the program it launched) running for a while; the next window's Run
+  // Controller… sees that run in the registry of this user's windows and stops it first when the person says so.
+  it('another window runs the same controller: Run Controller… sees it and stops it first (others: stop); its own run is recorded for other windows until stopped', async function () {
+    this.timeout(300_000);
+    const cwd = l.go.runRequest({ command: bin }).spec.cwd!;
+    // The other window: its extension host and the program it launched (a group leader, as the launcher starts it).
+    const otherWindow = spawn('sleep', ['300'], { stdio: 'ignore' });
+    const otherProgram = spawn('sleep', ['300'], { stdio: 'ignore', detached: true });
+    try {
+      const rec = new RunRegistry(undefined, otherWindow.pid!).record({ pid: otherProgram.pid!, cwd, command: 'go run ./cmd', startedAt: Date.now() - 60_000 });
+      assert.deepEqual(l.go.otherRuns(cwd).map((r) => [r.pid, r.ownerPid]), [[otherProgram.pid, otherWindow.pid]], 'this window sees the other window\'s run');
+      const r = ok(await run<{ stoppedOthers: number[] }>('reconcileLab.runController', { command: bin, args: ['--health-probe-bind-address=0', '--metrics-bind-address=0'], waitMs: 120_000, others: 'stop' }));
+      assert.deepEqual(r.stoppedOthers, [otherProgram.pid]);
+      assert.equal(processAlive(otherProgram.pid!), false, 'the other window\'s program was stopped');
+      assert.deepEqual(l.go.otherRuns(cwd), [], 'its record is gone with it');
+      rec.dispose();
+      // Seen from the other window, this window's run is recorded now, until it is stopped.
+      const fromOther = new RunRegistry(undefined, otherWindow.pid!);
+      assert.deepEqual(fromOther.others(cwd).map((x) => [x.pid, x.ownerPid]), [[l.go.launchedProcess!.pid, process.pid]]);
+      ok(await run('reconcileLab.stopController', {}));
+      await waitUntil(() => fromOther.others(cwd).length === 0, 'the record gone after Stop Controller', 20_000);
+    } finally {
+      otherWindow.kill('SIGKILL');
+      otherProgram.kill('SIGKILL');
     }
   });
 
