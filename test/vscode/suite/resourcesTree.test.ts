@@ -154,7 +154,9 @@ describe('Resources view under a burst of events', function () {
     assert.ok(ranges.every((r) => r.type === 'range' && l.resourcesTree.getParent(r) === nsNode));
     assert.ok(ranges.slice(0, -1).every((r) => l.resourcesTree.getChildren(r).length === PAGE_SIZE));
     const names = children.map((o) => (o.type === 'object' ? o.key.split('/')[1]! : ''));
-    assert.deepEqual(names, [...names].sort((a, b) => a.localeCompare(b)));
+    assert.deepEqual(names, [...names].sort((a, b) => a.localeCompare(b, undefined, { numeric: true })));
+    // Digits by value: the ranges read as ranges (cm-0 … cm-99, then cm-100 … ), not cm-0, cm-1, cm-10, cm-100, ….
+    assert.deepEqual(names.filter((n) => n.startsWith('cm-')).slice(0, 3), ['cm-0', 'cm-1', 'cm-2']);
     const first = l.resourcesTree.getTreeItem(ranges[0]!);
     assert.equal(first.label, `${names[0]} … ${names[PAGE_SIZE - 1]}`);
     assert.equal(first.id, ranges[0]!.id);
