@@ -348,7 +348,7 @@ export async function diagnoseStuck(o: {
       }
     }
     const running: Liveness = votes.includes('yes') ? 'yes' : state === 'paused' ? 'paused' : state === 'stopped' ? 'no' : votes.includes('no') ? 'no' : 'unknown';
-    if (running === 'unknown') evidence.push('no visible sign of the owning controller (no matching Lease, Deployment or recent write): cannot tell whether it runs');
+    if (running === 'unknown') evidence.push('no visible sign of the owning controller (no matching Lease, Deployment or recent write)');
     finalizers.push({
       finalizer,
       location,

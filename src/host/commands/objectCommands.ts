@@ -223,7 +223,7 @@ export async function dryRunReconcileCommand(
 }
 
 function finalizerLine(f: FinalizerDiagnosis): string {
-  const running = f.running === 'yes' ? 'appears to be running' : f.running === 'no' ? 'appears to be DOWN' : f.running === 'paused' ? 'this session\'s loop, paused' : 'running: unknown';
+  const running = f.running === 'yes' ? 'appears to be running' : f.running === 'no' ? 'appears to be DOWN' : f.running === 'paused' ? 'this session\'s loop, paused' : 'cannot tell whether it runs';
   return [
     `• ${f.finalizer}${f.location === 'spec' ? ' (spec.finalizers)' : ''}`,
     `   owner: ${f.probableOwner} (${running})`,
