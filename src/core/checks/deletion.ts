@@ -172,3 +172,32 @@ export function crashDuringDeletionProblem(o: { i: number; k: number; crashedAft
     explanation: `While the copy was being deleted, the controller stopped right after write ${o.i} of ${o.k} (${o.crashedAfter}), as a crash, an eviction or a leader change may stop it, and a new controller took over. An uninterrupted deletion cleaned up, this one did not: ${what}${diffs}.${lost} A finalizer exists to guarantee another reconcile until the cleanup is done: clean up first (treat "already gone" as success), remove the finalizer last.`,
   };
 }
+
+/**
+ * The children a deletion orphans: objects the controller created (`creates`: its ok, persisted creates before the
+ * delete, as resource label "configmaps" / "shelves.h10.example.org", namespace and name) that are still in `raw`
+ * after the deletion settled and carry no ownerReference to the deleted copy (`copyUid`). Nothing removes such an
+ * object: the garbage collector only follows ownerReferences, and the controller's cleanup did not delete it.
+ * Returns "resource/name" labels, in the order of the creates, each once.
+ */
+export function orphansAfterDeletion(raw: { objects: Array<{ resource: string; object: KubeObject }> }, creates: ReadonlyArray<{ resource: string; namespace?: string; name: string }>, copyUid: string): string[] {
+  const out: string[] = [];
+  for (const c of creates) {
+    const label = `${c.resource}/${c.name}`;
+    if (out.includes(label)) continue;
+    const left = raw.objects.find(({ resource, object: o }) => resource === c.resource && o.metadata.name === c.name && (o.metadata.namespace ?? undefined) === (c.namespace ?? undefined));
+    if (!left || left.object.metadata.uid === copyUid) continue;
+    if ((left.object.metadata.ownerReferences ?? []).some((r) => r.uid === copyUid)) continue;
+    out.push(label);
+  }
+  return out;
+}
+
+/** Title and explanation of children left behind by a deletion (`orphans`: "resource/name", from {@link orphansAfterDeletion}). */
+export function orphansProblem(orphans: readonly string[]): DeletionProblem {
+  const what = `${orphans.slice(0, 3).join(', ')}${orphans.length > 3 ? ` and ${orphans.length - 3} more` : ''}`;
+  return {
+    title: `Left behind after the delete: ${what} (created by the controller, no ownerReference to the deleted object)`,
+    explanation: `The controller created ${orphans.length > 1 ? 'these objects' : 'this object'} for the copy, but ${orphans.length > 1 ? 'they carry' : 'it carries'} no ownerReference to it and the controller's cleanup did not delete ${orphans.length > 1 ? 'them' : 'it'}: after the copy was deleted ${orphans.length > 1 ? 'they stay' : 'it stays'} for good (the garbage collector only removes objects whose ownerReferences name a deleted owner). Set the owner on each child you create (controllerutil.SetControllerReference), or delete it in a finalizer before removing the finalizer.`,
+  };
+}

@@ -12,7 +12,7 @@ import { GoCheckRunner } from './goRun.ts';
 import { referencesNote } from './references.ts';
 import { confinementFailure, confinementMessage } from './confinement.ts';
 import { deriveSpecMutation, specSchemaOf } from './specMutation.ts';
-import { afterDeletion, crashDuringDeletionProblem, deletionCrashPoints, deletionVerdict, reconcilesAfter, waitUntilGone } from './deletion.ts';
+import { afterDeletion, crashDuringDeletionProblem, deletionCrashPoints, deletionVerdict, orphansAfterDeletion, orphansProblem, reconcilesAfter, waitUntilGone } from './deletion.ts';
 import { isNotFound } from '../k8s/client.ts';
 import { compareEndStates, differingPaths, endStateDiff, flatten, learnGeneratedNames, maskedFieldsOf, normalizeEndState, VOLATILE_FIELDS, type EndState, type NameRule, type RawEndState } from './mask.ts';
 import { CHECK_KINDS, CHECK_TITLES, type CheckKind, type CheckProgress, type CheckProgressEvent, type CheckReport, type CheckResult, type CheckTimingPart, type CheckWrite, type Finding, type Perturbation, type RunChecksOptions } from './types.ts';
@@ -861,7 +861,18 @@ async function checkDeletion(ctx: KeyContext, parts: CheckTimingPart[], learned:
     if (waited.gone) {
       // The uninterrupted deletion's end state (what the cleanup left), once the cleanup after the finalizer's removal (if any) is done.
       await timed(ctx, parts, 'after the delete, until settled', () => settle(ctx.env, run, ctx.boundMs));
-      reference = { end: normalizeEndState(afterDeletion(await snapshot(ctx.env, ns, copy, ctx.resources), uid), ctx.nameRules), writes: okWrites(run, writesFrom) };
+      const raw = await snapshot(ctx.env, ns, copy, ctx.resources);
+      reference = { end: normalizeEndState(afterDeletion(raw, uid), ctx.nameRules), writes: okWrites(run, writesFrom) };
+      const creates = okWrites(run).slice(0, okWrites(run).length - reference.writes.length).filter((w) => w.verb === 'create' && !w.subresource)
+        .map((w) => ({ resource: resourceLabelOf(w.gvr), namespace: w.namespace, name: w.name }));
+      const orphans = orphansAfterDeletion(raw, creates, uid);
+      if (orphans.length && verdictResult.status === 'passed') {
+        const p = orphansProblem(orphans);
+        verdictResult = {
+          status: 'failed', message: `${verdictResult.message}; ${orphans.length} created object(s) left behind`,
+          findings: [finding(ctx, { check: 'deletion', severity: 'error', perturbation, diff: '', title: p.title, explanation: p.explanation, writes: okWrites(run).filter((w) => w.verb === 'create').slice(0, 10).map(checkWriteOf), journal: journalOf(run, copy.scratchKey) })],
+        };
+      }
     }
   } finally {
     await run.stop();

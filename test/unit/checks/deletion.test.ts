@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { afterDeletion, crashDuringDeletionProblem, deletionCrashPoints, deletionVerdict, reconcilesAfter, waitUntilGone, type DeletionObservation } from '../../../src/core/checks/deletion.ts';
+import { afterDeletion, crashDuringDeletionProblem, deletionCrashPoints, deletionVerdict, orphansAfterDeletion, orphansProblem, reconcilesAfter, waitUntilGone, type DeletionObservation } from '../../../src/core/checks/deletion.ts';
 import { ApiError } from '../../../src/core/k8s/client.ts';
 import type { JournalEntry } from '../../../src/core/journal/journal.ts';
 import type { KubeObject } from '../../../src/core/k8s/objects.ts';
@@ -120,4 +120,26 @@ test('crashDuringDeletionProblem: names the write and the leftover; says why not
   assert.doesNotMatch(many.explanation, /removed the last finalizer/);
   const stuck = crashDuringDeletionProblem({ i: 1, k: 2, crashedAfter: 'write 1', leftovers: [], stuck: true, diffs: [], finalizerGone: false });
   assert.match(stuck.title, /: the object is left behind$/);
+});
+
+test('orphans: a created child without an ownerReference to the deleted copy is left behind; owned, deleted or other objects are not', () => {
+  const cm = (name: string, owner?: string): { resource: string; object: KubeObject } => ({
+    resource: 'configmaps',
+    object: { metadata: { namespace: 'rl-check-1', name, uid: `uid-${name}`, ...(owner ? { ownerReferences: [{ apiVersion: 'h10.example.org/v1', kind: 'Shelf', name: 'w', uid: owner }] } : {}) } } as KubeObject,
+  });
+  const raw = { objects: [cm('w-books'), cm('w-owned', 'copy-uid'), cm('w-other-owner', 'someone-else'), cm('not-created')] };
+  const creates = [
+    { resource: 'configmaps', namespace: 'rl-check-1', name: 'w-books' },
+    { resource: 'configmaps', namespace: 'rl-check-1', name: 'w-books' }, // created twice (deleted in between): named once
+    { resource: 'configmaps', namespace: 'rl-check-1', name: 'w-owned' },
+    { resource: 'configmaps', namespace: 'rl-check-1', name: 'w-cleaned-up' }, // the cleanup deleted it
+    { resource: 'secrets', namespace: 'rl-check-1', name: 'w-other-owner' }, // another resource of the same name
+    { resource: 'configmaps', namespace: 'rl-check-1', name: 'w-other-owner' },
+  ];
+  assert.deepEqual(orphansAfterDeletion(raw, creates, 'copy-uid'), ['configmaps/w-books', 'configmaps/w-other-owner']);
+  assert.deepEqual(orphansAfterDeletion({ objects: [cm('w-owned', 'copy-uid')] }, creates, 'copy-uid'), []);
+  const p = orphansProblem(['configmaps/w-books']);
+  assert.match(p.title, /Left behind after the delete: configmaps\/w-books/);
+  assert.match(p.explanation, /no ownerReference/);
+  assert.match(p.explanation, /SetControllerReference/);
 });
