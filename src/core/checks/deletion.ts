@@ -176,8 +176,10 @@ export function crashDuringDeletionProblem(o: { i: number; k: number; crashedAft
 /**
  * The children a deletion orphans: objects the controller created (`creates`: its ok, persisted creates before the
  * delete, as resource label "configmaps" / "shelves.h10.example.org", namespace and name) that are still in `raw`
- * after the deletion settled and carry no ownerReference to the deleted copy (`copyUid`). Nothing removes such an
- * object: the garbage collector only follows ownerReferences, and the controller's cleanup did not delete it.
+ * after the deletion settled and carry no ownerReference at all (`copyUid`: the deleted copy, never reported itself).
+ * Nothing removes such an object: the garbage collector only follows ownerReferences, and the controller's cleanup
+ * did not delete it. One with an ownerReference (to the copy, or to another of its children: collected in a chain)
+ * is left to the garbage collector.
  * Returns "resource/name" labels, in the order of the creates, each once.
  */
 export function orphansAfterDeletion(raw: { objects: Array<{ resource: string; object: KubeObject }> }, creates: ReadonlyArray<{ resource: string; namespace?: string; name: string }>, copyUid: string): string[] {
@@ -187,7 +189,10 @@ export function orphansAfterDeletion(raw: { objects: Array<{ resource: string; o
     if (out.includes(label)) continue;
     const left = raw.objects.find(({ resource, object: o }) => resource === c.resource && o.metadata.name === c.name && (o.metadata.namespace ?? undefined) === (c.namespace ?? undefined));
     if (!left || left.object.metadata.uid === copyUid) continue;
-    if ((left.object.metadata.ownerReferences ?? []).some((r) => r.uid === copyUid)) continue;
+    // Any ownerReference puts it in the garbage collector's hands: to the copy, or to an object owned by it (a child's
+    // child, collected a moment later with background propagation) — never reported, so a chain of owners is no
+    // false alarm.
+    if ((left.object.metadata.ownerReferences ?? []).length > 0) continue;
     out.push(label);
   }
   return out;
@@ -197,7 +202,7 @@ export function orphansAfterDeletion(raw: { objects: Array<{ resource: string; o
 export function orphansProblem(orphans: readonly string[]): DeletionProblem {
   const what = `${orphans.slice(0, 3).join(', ')}${orphans.length > 3 ? ` and ${orphans.length - 3} more` : ''}`;
   return {
-    title: `Left behind after the delete: ${what} (created by the controller, no ownerReference to the deleted object)`,
-    explanation: `The controller created ${orphans.length > 1 ? 'these objects' : 'this object'} for the copy, but ${orphans.length > 1 ? 'they carry' : 'it carries'} no ownerReference to it and the controller's cleanup did not delete ${orphans.length > 1 ? 'them' : 'it'}: after the copy was deleted ${orphans.length > 1 ? 'they stay' : 'it stays'} for good (the garbage collector only removes objects whose ownerReferences name a deleted owner). Set the owner on each child you create (controllerutil.SetControllerReference), or delete it in a finalizer before removing the finalizer.`,
+    title: `Left behind after the delete: ${what} (created by the controller, no ownerReference)`,
+    explanation: `The controller created ${orphans.length > 1 ? 'these objects' : 'this object'} for the copy, but ${orphans.length > 1 ? 'they carry' : 'it carries'} no ownerReference and the controller's cleanup did not delete ${orphans.length > 1 ? 'them' : 'it'}: after the copy was deleted ${orphans.length > 1 ? 'they stay' : 'it stays'} for good (the garbage collector only removes objects whose ownerReferences name a deleted owner). Set the owner on each child you create (controllerutil.SetControllerReference), or delete it in a finalizer before removing the finalizer.`,
   };
 }
