@@ -662,7 +662,7 @@ export class Session implements ViewModel, Disposable {
     this.discoveredNow = await discoverResources(this.transport, { ...(signal ? { signal } : {}), logger: this.log });
     const added = [...new Set(this.discoveredNow.map((d) => resourceIdOf(d)))].filter((id) => !before.has(id));
     for (const id of customResources) this.customNow.add(id);
-    if (!this.settings.resources.length) for (const id of customResources) if (!this.find(id)) this.watch(id);
+    if (!this.settings.resources.length) for (const id of customResources) if (!this.find(id)) this.watch(id, true);
     this.changeEmitter.fire({ type: 'resources' });
     return added;
   }
@@ -671,7 +671,7 @@ export class Session implements ViewModel, Disposable {
    * The watched resource `id` ("plural.group"), watching it from now on when this cluster serves it and it is not
    * watched yet (a Go controller's resource, e.g. deployments.apps); undefined when the cluster does not serve it.
    */
-  private watch(id: string): Watched | undefined {
+  private watch(id: string, amongCustom = false): Watched | undefined {
     const found = this.find(id);
     if (found) return found;
     const info = oneVersionPerResource(this.discovered, (d) => d.verbs.includes('list') && d.verbs.includes('watch') && resourceIdOf(d) === id)[0];
@@ -687,7 +687,11 @@ export class Session implements ViewModel, Disposable {
         indexers: { [OWNER_UID_INDEX]: ownerUidIndexFunc },
       }),
     };
-    this.watched.push(w);
+    // A custom resource learned later (Install CRD…) takes its place in the custom resources' id order, as at connect,
+    // rather than at the end of a long list.
+    const at = amongCustom ? this.watched.findIndex((x) => this.customNow.has(x.id) && x.id > id) : -1;
+    if (at >= 0) this.watched.splice(at, 0, w);
+    else this.watched.push(w);
     this.wireWatched(w);
     this.changeEmitter.fire({ type: 'resources' });
     return w;

@@ -41,7 +41,12 @@ describe('Install CRD: a Go program run before its CRD was installed (Run Contro
     this.timeout(300_000);
     l = await lab();
     bin = buildGoProgram(relayOperatorDir(), 'relay-operator'); // cached by the integration phase
-    // No Beacon CRD in the cluster (an earlier run or suite may have installed it).
+    // No Beacon CRD in the cluster (an earlier run or phase may have installed it, and left Beacons whose finalizer
+    // no running controller removes any more: the CRD's deletion waits for every Beacon to go, so release them first).
+    const left = await labCluster().client.list(GVR, undefined).catch(() => ({ items: [] as KubeObject[] }));
+    for (const b of left.items) {
+      if (b.metadata.finalizers?.length) await labCluster().client.patch(GVR, b.metadata.namespace, b.metadata.name!, 'merge', { metadata: { finalizers: null } }).catch(() => undefined);
+    }
     await labCluster().client.delete(CRD_RESOURCE, undefined, BEACONS).catch(() => undefined);
     await waitUntil(() => labCluster().client.get(CRD_RESOURCE, undefined, BEACONS).then(() => false, () => true), 'the Beacon CRD gone', 60_000);
     // The project's manifest where kubebuilder puts it.

@@ -205,7 +205,7 @@ describe('Work Queue view refreshes', function () {
     const { l, c, ns } = await suiteWidgets('ext-wq', ['a', 'b', 'c'], { connect: true });
     await waitUntil(() => l.session?.queuedKeys().length === 3, 'three keys queued (paused loop)');
     l.queueTree.refresh();
-    await new Promise((r) => setTimeout(r, 200));
+    await new Promise((r) => setTimeout(r, 600));
     const rows = l.queueTree.getChildren();
     const head = rows[0]!;
     assert.equal(head.type === 'queueKey' && head.key, l.session!.queuedKeys()[0]);
@@ -268,7 +268,7 @@ describe('Work Queue view refreshes', function () {
     const { l } = await suiteWidgets('ext-wq-many', names, { connect: true });
     await waitUntil(() => l.session?.queuedKeys().length === names.length, 'every key queued (paused loop)');
     l.queueTree.refresh();
-    await new Promise((r) => setTimeout(r, 200));
+    await new Promise((r) => setTimeout(r, 600));
     const rows = l.queueTree.getChildren().filter((n) => n.type === 'queueKey');
     assert.equal(rows.length, names.length);
     const fired: Array<unknown> = [];
