@@ -744,10 +744,13 @@ async function historyTransitions(ctx: KeyContext): Promise<{ transitions: reado
 
 /**
  * Check 7 (Acto's differential oracle): the end state may depend only on the current desired state, not on the path
- * that led there. Path run: a copy settles, then takes each transition, settling after each. Fresh run: a new copy
- * that already has every transition applied before any controller sees it settles. Both end states are compared
- * (masked as the others are); a difference is the classic create-only child (made once, never updated when the
- * spec changes) or state derived from the path.
+ * that led there. Path run: a copy settles, then takes each transition, settling after each. Restart run: a copy
+ * settles, its controller stops, the transitions are applied while none runs, and a new controller (empty memory,
+ * fresh cache: a restart, a leader failover, an upgrade) settles it. Fresh run: a new copy that already has every
+ * transition applied before any controller sees it settles. The path and restart end states are each compared with
+ * the fresh one (masked as the others are). A path difference is the classic create-only child (made once, never
+ * updated when the spec changes) or state derived from the path; a restart difference the path run did not show is
+ * work driven by what the controller remembers having seen (the previous spec, the child it made), lost on restart.
  */
 async function checkHistory(ctx: KeyContext, learned: ReadonlySet<string>, parts: CheckTimingPart[], createsEveryPass: boolean): Promise<Pick<CheckResult, 'status' | 'message' | 'findings'>> {
   // Every reconcile of a spec change would add one more object: run twice reports that once.
@@ -772,6 +775,23 @@ async function checkHistory(ctx: KeyContext, learned: ReadonlySet<string>, parts
       await run.stop();
     }
   });
+  const restart = await timed(ctx, parts, 'restart run (the changes made while no controller ran)', async () => {
+    const { ns, copy } = await scratch(ctx, 'history restart');
+    const before = await startRun(ctx.env, ns, { key: copy.scratchKey });
+    try {
+      await settle(ctx.env, before, ctx.boundMs);
+    } finally {
+      await before.stop();
+    }
+    for (const t of transitions) await patch(copy, t);
+    const run = await startRun(ctx.env, ns, { key: copy.scratchKey });
+    try {
+      await settle(ctx.env, run, ctx.boundMs);
+      return { end: normalizeEndState(await snapshot(ctx.env, ns, copy, ctx.resources), ctx.nameRules), run, copy };
+    } finally {
+      await run.stop();
+    }
+  });
   return timed(ctx, parts, 'fresh run (the final state from the start)', async () => {
     const { ns, copy } = await scratch(ctx, 'history fresh');
     for (const t of transitions) {
@@ -782,26 +802,39 @@ async function checkHistory(ctx: KeyContext, learned: ReadonlySet<string>, parts
       }
     }
     const run = await startRun(ctx.env, ns, { key: copy.scratchKey });
+    let end: EndState;
     try {
       await settle(ctx.env, run, ctx.boundMs);
-      const end = normalizeEndState(await snapshot(ctx.env, ns, copy, ctx.resources), ctx.nameRules);
-      const diffs = compareEndStates(end, path.end, learned, { reference: 'when created with that spec', perturbed: 'after the changes', perturbedRun: 'after the changes' });
-      if (!diffs.length) return { status: 'passed' as const, findings: [], message: `${what}: the same end state as an object created with the final spec` };
-      const perturbation: Perturbation = {
-        check: 'historyIndependence',
-        description: `changed the copy step by step (${what}), reconciling each, and compared with a fresh copy created with the final state`,
-      };
-      return {
-        status: 'failed' as const, message: `the end state depends on the path: ${diffs.length} difference(s) from an object created with the final spec`,
-        findings: [finding(ctx, {
-          check: 'historyIndependence', severity: 'error', perturbation, diff: endStateDiff(end, path.end, learned), writes: okWrites(path.run).map(checkWriteOf), journal: journalOf(path.run, path.copy.scratchKey),
-          title: `The path mattered: ${diffs[0]}`,
-          explanation: `After ${what}, the controller settled in a state that an object created with that final spec does not get: ${diffs.slice(0, 4).join('; ')}${diffs.length > 4 ? '; …' : ''} (the diff shows the fresh object's end state → the changed one's). A reconcile should depend only on the current desired state: a child made only when it is missing and never updated when the spec changes is the usual cause. Compare the desired child with the observed one and update it when they differ.`,
-        })],
-      };
+      end = normalizeEndState(await snapshot(ctx.env, ns, copy, ctx.resources), ctx.nameRules);
     } finally {
       await run.stop();
     }
+    const findings: Finding[] = [];
+    const diffs = compareEndStates(end, path.end, learned, { reference: 'when created with that spec', perturbed: 'after the changes', perturbedRun: 'after the changes' });
+    if (diffs.length) {
+      findings.push(finding(ctx, {
+        check: 'historyIndependence', severity: 'error',
+        perturbation: { check: 'historyIndependence', description: `changed the copy step by step (${what}), reconciling each, and compared with a fresh copy created with the final state` },
+        diff: endStateDiff(end, path.end, learned), writes: okWrites(path.run).map(checkWriteOf), journal: journalOf(path.run, path.copy.scratchKey),
+        title: `The path mattered: ${diffs[0]}`,
+        explanation: `After ${what}, the controller settled in a state that an object created with that final spec does not get: ${diffs.slice(0, 4).join('; ')}${diffs.length > 4 ? '; …' : ''} (the diff shows the fresh object's end state → the changed one's). A reconcile should depend only on the current desired state: a child made only when it is missing and never updated when the spec changes is the usual cause. Compare the desired child with the observed one and update it when they differ.`,
+      }));
+    }
+    // Reported only when the restart ended elsewhere than the watched path: the same end state is the finding above.
+    const restartDiffs = compareEndStates(end, restart.end, learned, { reference: 'when created with that spec', perturbed: 'after a restart', perturbedRun: 'after a restart' });
+    const restartMattered = restartDiffs.length > 0 && compareEndStates(path.end, restart.end, learned).length > 0;
+    if (restartMattered) {
+      findings.push(finding(ctx, {
+        check: 'historyIndependence', severity: 'error',
+        perturbation: { check: 'historyIndependence', description: `settled the copy, stopped its controller, made ${what} while no controller ran, then started a new one (empty memory and cache, as after a restart, a leader failover or an upgrade)` },
+        diff: endStateDiff(end, restart.end, learned), writes: okWrites(restart.run).map(checkWriteOf), journal: journalOf(restart.run, restart.copy.scratchKey),
+        title: `Changed while the controller was down: ${restartDiffs[0]}`,
+        explanation: `The copy settled, its controller stopped, and ${what} landed before a new controller started. That controller settled in a state that an object created with the final spec does not get, and that a controller watching each change did not leave: ${restartDiffs.slice(0, 4).join('; ')}${restartDiffs.length > 4 ? '; …' : ''} (the diff shows the fresh object's end state → the restarted one's). The controller acts on something it remembers from watching the change (the previous spec, the name of a child it made, an old object from an update event), which a restart, a leader failover or an upgrade loses. Derive the work from the cluster instead: find the children by label or ownerReference and remove those the current spec no longer wants; keep what must survive in status.`,
+      }));
+    }
+    if (!findings.length) return { status: 'passed' as const, findings, message: `${what}: the same end state as an object created with the final spec, whether each change was reconciled or all of them landed while no controller ran` };
+    const counts = [diffs.length ? `${diffs.length} difference(s) after the changes were reconciled one by one` : '', restartMattered ? `${restartDiffs.length} after they landed while no controller ran` : ''].filter(Boolean).join(', ');
+    return { status: 'failed' as const, message: `the end state depends on the path: ${counts}, compared with an object created with the final spec`, findings };
   });
 }
 
