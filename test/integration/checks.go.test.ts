@@ -76,7 +76,7 @@ describe('robustness checks on the Go controller through the bridge', { skip: (!
     // The stale-cache check stepped the key once from the frozen view (its message counts the writes of that step).
     assert.match(r.results.find((x) => x.check === 'staleCache')!.message!, /write\(s\) from two stale views/, summary(r));
     // History: a spec field changed as the Widget CRD's schema allows, on the Go controller too.
-    assert.match(r.results.find((x) => x.check === 'historyIndependence')!.message!, /^spec\.data\.[a-z]+(, spec\.data\.[a-z]+)* changed as the schema allows .*: the same end state as an object created with the final spec$/, summary(r));
+    assert.match(r.results.find((x) => x.check === 'historyIndependence')!.message!, /^spec\.data\.[a-z]+(, spec\.data\.[a-z]+)* changed as the schema allows .*: the same end state as an object created with the final spec, whether each change was reconciled or all of them landed while no controller ran$/, summary(r));
     // Deletion: the deleted copy was reconciled by a new Go process, which cleaned up and removed its finalizer.
     assert.match(r.results.find((x) => x.check === 'deletion')!.message!, /^gone \d+ ms after the delete \(the reconciler removed lab\.reconcile\.dev\/cleanup\)/, summary(r));
     // --leader-elect=true was ignored by the check instances (else every run but the first would wait for the lease).
@@ -155,6 +155,22 @@ describe('robustness checks on the Go controller through the bridge', { skip: (!
     assert.match(f.reproduce, new RegExp(`^reconcile-lab check ${ns}/widget-ready --check convergence`));
     assert.ok(f.journal.some((e) => e.kind === 'reconcileStart'), 'the Go run\'s journal is attached');
     assert.ok(r.parts.some((p) => p.part === 'build'), 'the go run command was built once');
+    assert.deepEqual(await scratchOf(r), []);
+  });
+
+  // The bug only a restart shows: each run is a new process, so the restart run's controller really has an empty memory.
+  test('samples/buggy/go-remembers-old-child: the history check\'s restart run finds the old child a controller down during the change never deletes; crash after write and unobserved state do not', async () => {
+    const dir = join(ROOT, 'samples/buggy/go-remembers-old-child');
+    const r = await runChecks(options({ checks: ['crashAfterWrite', 'unobservedState', 'historyIndependence'], go: { command: ['go', 'run', '.'], cwd: dir, env: { KUBECONFIG: cluster.kubeconfigPath } }, reconcilerSpec: { kind: 'go', command: ['go', 'run', '.'] } }));
+    assert.deepEqual(r.findings.map((f) => f.check), ['historyIndependence'], summary(r));
+    const f = r.findings[0]!;
+    // The schema-derived change (spec.data.color "blue" → "blue-changed") renamed the flavour child.
+    assert.equal(f.title, 'Changed while the controller was down: configmaps/widget-ready-blue: exists only after a restart', summary(r));
+    assert.match(f.explanation, /landed before a new controller started[^]*a controller watching each change did not leave[^]*a restart, a leader failover or an upgrade loses/, f.explanation);
+    assert.match(f.perturbation.description, /while no controller ran, then started a new one/);
+    assert.ok(f.writes.some((w) => w.verb === 'create' && w.resource === 'configmaps' && w.objectKey.endsWith('/widget-ready-blue-changed')), JSON.stringify(f.writes));
+    assert.ok(f.journal.some((e) => e.kind === 'reconcileStart'), 'the restarted run\'s journal is attached');
+    assert.ok(r.parts.some((p) => p.part === 'restart run (the changes made while no controller ran)'), r.parts.map((p) => p.part).join(', '));
     assert.deepEqual(await scratchOf(r), []);
   });
 });
