@@ -76,6 +76,11 @@ export interface ModuleCode {
    * built in a variable count too).
    */
   readonly usesBridgeQueue: boolean;
+  /**
+   * Whether a file reads `os.Getenv("ENABLE_WEBHOOKS")`: kubebuilder's scaffold registers its webhooks only when that
+   * variable is not "false", so setting it turns the program's webhook server off.
+   */
+  readonly readsEnableWebhooks: boolean;
 }
 
 /**
@@ -89,6 +94,7 @@ export function readModuleCode(moduleDir: string, maxFiles = 2000): ModuleCode {
   const controllers: ControllerInCode[] = [];
   const managers: ManagerInCode[] = [];
   let usesBridgeQueue = false;
+  let readsEnableWebhooks = false;
   const files: Array<{ file: string; code: string }> = [];
   const constants = new Map<string, string | undefined>();
   forEachGoFile(moduleDir, maxFiles, (file, text) => {
@@ -98,9 +104,10 @@ export function readModuleCode(moduleDir: string, maxFiles = 2000): ModuleCode {
     const setUp = /\bbridge\.Setup\s*\(/.test(code);
     for (const m of code.matchAll(/\b(?:ctrl\.NewManager|manager\.New)\s*\(/g)) managers.push({ file, line: lineOf(code, m.index), setUp });
     usesBridgeQueue ||= /\bbridge\.(?:Options|NewQueue)\s*(?:\[[^\]]*\])?\s*\(/.test(code);
+    readsEnableWebhooks ||= /\bos\.(?:Getenv|LookupEnv)\(\s*"ENABLE_WEBHOOKS"\s*\)/.test(code);
   });
   for (const { file, code } of files) controllers.push(...controllersInCode(file, code, constants));
-  return { controllers, managers, usesBridgeQueue };
+  return { controllers, managers, usesBridgeQueue, readsEnableWebhooks };
 }
 
 /** {@link readModuleCode}'s controllers. */

@@ -1,6 +1,7 @@
 import { execFile } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { walkDirs } from '../dirWalk.ts';
+import { readModuleCode, type ModuleCode } from './controllersInCode.ts';
 import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
 
 /** The module path of the Go bridge package (bridge/go.mod of this repository, shipped inside the extension). */
@@ -139,6 +140,10 @@ export interface GoExitDetails {
   readonly location?: { readonly file: string; readonly line: number; readonly column: number };
   /** `go run` ends a program that exited with code N by printing `exit status N` and exiting with 1 itself: N. */
   readonly programExitCode?: number;
+  /** The webhook serving certificate the program did not find ({@link missingWebhookCert}). */
+  readonly webhookCert?: string;
+  /** With `webhookCert`: whether the module governing `dir` reads ENABLE_WEBHOOKS ({@link ModuleCode.readsEnableWebhooks}). */
+  readonly readsEnableWebhooks?: boolean;
 }
 
 /**
@@ -158,7 +163,10 @@ export function goExitDetails(output: readonly string[], dir: string): GoExitDet
   }
   const last = [...output].reverse().find((l) => l.trim() !== '');
   const code = last !== undefined ? /^exit status (\d+)$/.exec(last.trim())?.[1] : undefined;
-  return { ...(location ? { location } : {}), ...(code !== undefined ? { programExitCode: Number(code) } : {}) };
+  const webhookCert = missingWebhookCert(output);
+  const goMod = webhookCert !== undefined ? findGoMod(dir) : undefined;
+  const webhooks = webhookCert !== undefined ? { webhookCert, readsEnableWebhooks: goMod !== undefined && readModuleCode(dirname(goMod)).readsEnableWebhooks } : {};
+  return { ...(location ? { location } : {}), ...(code !== undefined ? { programExitCode: Number(code) } : {}), ...webhooks };
 }
 
 /** The `go` directive of a go.mod's text ("1.26.0"), undefined when it has none. */
@@ -349,6 +357,35 @@ export function cacheSyncHint(output: readonly string[]): string | undefined {
   }
   if (!kind) return undefined;
   return `Its cache never synced ${kind} objects: is the ${kind} CRD installed in this cluster? controller-runtime waits for every watched kind's informer (CacheSyncTimeout, 2 minutes by default) and then stops. Install your CRDs first (a kubebuilder project: make install, or kubectl apply -f config/crd/bases), then run again.`;
+}
+
+/**
+ * The serving certificate or key a controller's webhook server did not find (controller-runtime's webhook server
+ * loads `tls.crt` / `tls.key` from its CertDir, `<temp-dir>/k8s-webhook-server/serving-certs` by default, when the
+ * manager starts, before any cache or controller: `open /tmp/k8s-webhook-server/serving-certs/tls.crt: no such file
+ * or directory`). Its path, or undefined when the output says nothing of the kind.
+ */
+export function missingWebhookCert(output: readonly string[]): string | undefined {
+  for (const l of output) {
+    const m = /open ([^\s"'\\]+\.(?:crt|key|pem)): no such file or directory/.exec(l);
+    if (m && (/webhook/i.test(l))) return m[1];
+  }
+  return undefined;
+}
+
+/**
+ * A hint for a controller program whose webhook server found no certificate ({@link missingWebhookCert}): a program
+ * run outside the cluster has none. `readsEnableWebhooks`: its code reads ENABLE_WEBHOOKS (kubebuilder's scaffold
+ * registers its webhooks only when that is not "false"). Undefined for any other output.
+ */
+export function webhookCertHint(output: readonly string[], readsEnableWebhooks: boolean): string | undefined {
+  const path = missingWebhookCert(output);
+  if (path === undefined) return undefined;
+  const dir = path.slice(0, Math.max(0, path.lastIndexOf('/'))) || path;
+  const off = readsEnableWebhooks
+    ? 'Your program skips its webhooks when ENABLE_WEBHOOKS=false (kubebuilder\'s scaffold, run locally as make run ENABLE_WEBHOOKS=false): set it in the program\'s environment (in the editor: Run Without Webhooks, or reconcileLab.goController.env)'
+    : 'Register the webhooks only when you want them, as kubebuilder\'s scaffold does (if os.Getenv("ENABLE_WEBHOOKS") != "false" around SetupWebhookWithManager), and run with ENABLE_WEBHOOKS=false';
+  return `Its webhook server found no serving certificate (${path}): a controller run outside the cluster has none, and controller-runtime starts the webhook server before any controller. ${off}; or put a certificate and key (tls.crt, tls.key) in ${dir}.`;
 }
 
 /**

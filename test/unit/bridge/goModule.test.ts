@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { BRIDGE_MODULE_PATH, bridgeEditArgs, bridgeProblem, bridgeProblemIn, controllerRuntimeNote, findControllerModules, findGoMod, goExitDetails, goLaunchProblem, goModTidyHint, cacheSyncHint, addressInUseHint, readBridgeInGoMod, uninstalledKindProblem, unservedKindInOutput } from '../../../src/core/bridge/goModule.ts';
+import { BRIDGE_MODULE_PATH, bridgeEditArgs, bridgeProblem, bridgeProblemIn, controllerRuntimeNote, findControllerModules, findGoMod, goExitDetails, goLaunchProblem, goModTidyHint, cacheSyncHint, addressInUseHint, missingWebhookCert, webhookCertHint, readBridgeInGoMod, uninstalledKindProblem, unservedKindInOutput } from '../../../src/core/bridge/goModule.ts';
 
 test('readBridgeInGoMod: single-line and block require / replace, comments, quotes; other modules ignored', () => {
   const blocks = `module example.com/widgets // the operator
@@ -165,6 +165,34 @@ test('addressInUseHint: a probe or metrics port taken (another make run) names t
   assert.match(addressInUseHint(taken)!, /already listens on :8081 .*another instance of your program .*browser tab was closed or reloaded.*--metrics-bind-address=0 --health-probe-bind-address=0/);
   assert.match(addressInUseHint(['listen tcp 127.0.0.1:8080: bind: address already in use'])!, /on 127\.0\.0\.1:8080/);
   assert.equal(addressInUseHint(['panic: boom', 'exit status 2']), undefined);
+});
+
+test('webhook certificates: the missing serving certificate is found in the output; the hint and goExitDetails say whether the program turns its webhooks off with ENABLE_WEBHOOKS', () => {
+  const out = [
+    '2026-12-05T09:00:01Z\tINFO\tcontroller-runtime.webhook\tStarting webhook server',
+    '2026-12-05T09:00:01Z\tERROR\tsetup\tproblem running manager\t{"error": "open /tmp/k8s-webhook-server/serving-certs/tls.crt: no such file or directory"}',
+    'exit status 1',
+  ];
+  assert.equal(missingWebhookCert(out), '/tmp/k8s-webhook-server/serving-certs/tls.crt');
+  // A missing file that is not a webhook's certificate, or other output: none.
+  assert.equal(missingWebhookCert(['open /etc/app/config.pem: no such file or directory']), undefined);
+  assert.equal(missingWebhookCert(['panic: boom', 'exit status 2']), undefined);
+  assert.equal(webhookCertHint(['panic: boom'], true), undefined);
+  assert.match(webhookCertHint(out, true)!, /^Its webhook server found no serving certificate \(\/tmp\/k8s-webhook-server\/serving-certs\/tls\.crt\).*skips its webhooks when ENABLE_WEBHOOKS=false.*Run Without Webhooks.*put a certificate and key \(tls\.crt, tls\.key\) in \/tmp\/k8s-webhook-server\/serving-certs\.$/);
+  assert.match(webhookCertHint(out, false)!, /Register the webhooks only when you want them.*os\.Getenv\("ENABLE_WEBHOOKS"\) != "false"/);
+
+  const root = mkdtempSync(join(tmpdir(), 'rl-webhooks-'));
+  try {
+    writeFileSync(join(root, 'go.mod'), 'module example.org/shop\n\ngo 1.26\n');
+    mkdirSync(join(root, 'cmd'));
+    writeFileSync(join(root, 'cmd', 'main.go'), 'package main\n\nimport "os"\n\nfunc main() {\n\t// if os.Getenv("ENABLE_WEBHOOKS") != "false" { … }\n}\n');
+    assert.deepEqual(goExitDetails(out, join(root, 'cmd')), { programExitCode: 1, webhookCert: '/tmp/k8s-webhook-server/serving-certs/tls.crt', readsEnableWebhooks: false }, 'a commented-out check does not count');
+    writeFileSync(join(root, 'cmd', 'main.go'), 'package main\n\nimport "os"\n\nfunc main() {\n\tif os.Getenv("ENABLE_WEBHOOKS") != "false" {\n\t\tsetUpWebhooks()\n\t}\n}\n');
+    assert.deepEqual(goExitDetails(out, join(root, 'cmd')), { programExitCode: 1, webhookCert: '/tmp/k8s-webhook-server/serving-certs/tls.crt', readsEnableWebhooks: true });
+    assert.deepEqual(goExitDetails(['exit status 1'], join(root, 'cmd')), { programExitCode: 1 }, 'no certificate problem: nothing read');
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
 });
 
 test('uninstalledKindProblem: a kind announced without a resource (the RESTMapper found none: CRD not installed) is named with what to do; a resource, or no kind, is not a problem of this kind', () => {
