@@ -15,6 +15,9 @@ import { addBridgeToGoMod, BRIDGE_MODULE_PATH, bridgeProblemIn, controllerRuntim
 import { requireSession, resolveTarget } from './pickers.ts';
 import { controllerSetupLines, plainName, readModuleCode, type ManagerInCode } from '../../core/bridge/controllersInCode.ts';
 import { refusePrivileged } from './privileged.ts';
+import { GoProgramExitError } from '../../core/bridge/runGoController.ts';
+import { readSettings, writeSetting } from '../config.ts';
+import { CommandIds } from '../ids.ts';
 
 /**
  * Run Controller…: launches the developer's Go controller (settings
@@ -26,12 +29,12 @@ import { refusePrivileged } from './privileged.ts';
 export async function runController(
   lab: ReconcileLab,
   arg: unknown,
-): Promise<CommandResult<{ pid: number; controller: string; controllers: string[]; command: string; stoppedOthers: number[] }>> {
+): Promise<CommandResult<{ pid: number; controller: string; controllers: string[]; command: string; stoppedOthers: number[]; webhooksTurnedOff: boolean }>> {
   if (!vscode.workspace.isTrusted) return refuseUntrusted(arg, 'Run Controller runs a program from this workspace, so it only runs in a trusted workspace.');
   const s = await sessionForRun(lab, arg);
   if (isFailure(s)) return s;
   // What to run is the person's setting; a command link or another extension may not name a program.
-  const refused = refusePrivileged(arg, ['command', 'args', 'env', 'cwd', 'others']);
+  const refused = refusePrivileged(arg, ['command', 'args', 'env', 'cwd', 'others', 'withoutWebhooks']);
   if (refused) return refused;
   const unsettled = await lab.go.chooseModule(arg, 'Run Controller…');
   if (unsettled) return unsettled;
@@ -73,10 +76,50 @@ export async function runController(
       }
     }
   }
-  const ref = await lab.go.runWithProgress(s, req);
+  let ref;
+  let webhooksTurnedOff = false;
+  try {
+    ref = await lab.go.runWithProgress(s, req);
+  } catch (e) {
+    const off = await offerWithoutWebhooks(lab, arg, req, e);
+    if (off === 'no') throw e;
+    if (isFailure(off)) return off;
+    webhooksTurnedOff = true;
+    ref = await lab.go.runWithProgress(s, lab.go.runRequest(arg));
+  }
   const controllers = lab.go.all.filter((c) => c.process === ref.process).map((c) => c.controller.name);
   ui.statusMessage(lab.go.describe(ref), 5000, 'debug-start');
-  return { ok: true, pid: ref.process.pid, controller: ref.controller.name, controllers, command, stoppedOthers };
+  return { ok: true, pid: ref.process.pid, controller: ref.controller.name, controllers, command, stoppedOthers, webhooksTurnedOff };
+}
+
+const RUN_WITHOUT_WEBHOOKS = 'Run Without Webhooks';
+
+/**
+ * A program that stopped because its webhook server found no serving certificate (a controller run outside the
+ * cluster has none) and whose code registers its webhooks only when ENABLE_WEBHOOKS is not "false" (kubebuilder's
+ * scaffold): the person is asked whether to run it without webhooks; yes adds ENABLE_WEBHOOKS=false to
+ * `reconcileLab.goController.env` (workspace settings, so the next run does the same) and the caller runs it
+ * again. A call from code says yes only with the privileged `withoutWebhooks: true`. 'no': not this case (the
+ * caller rethrows); a failure: the person was told and declined; 'yes': the setting is written.
+ */
+async function offerWithoutWebhooks(lab: ReconcileLab, arg: unknown, req: { spec: { env?: Record<string, string> } }, e: unknown): Promise<'no' | 'yes' | Failure> {
+  if (!(e instanceof GoProgramExitError) || e.details.webhookCert === undefined || !e.details.readsEnableWebhooks) return 'no';
+  if (req.spec.env?.ENABLE_WEBHOOKS === 'false') return 'no';
+  const problem = `the program stopped: its webhook server found no serving certificate (${e.details.webhookCert}), which a controller run outside the cluster does not have`;
+  if (arg !== undefined) {
+    if (boolArg(arg, 'withoutWebhooks') !== true) return 'no';
+  } else {
+    lab.log.error(`Run Controller… failed: ${e.message}`);
+    const choice = await ui.error(
+      `Reconcile Lab: ${problem}. Your program registers its webhooks only when ENABLE_WEBHOOKS is not "false" (kubebuilder's scaffold): run it without them? This adds ENABLE_WEBHOOKS=false to reconcileLab.goController.env in this workspace's settings.`,
+      RUN_WITHOUT_WEBHOOKS,
+      'Show Output',
+    );
+    if (choice === 'Show Output') void vscode.commands.executeCommand(CommandIds.showOutput);
+    if (choice !== RUN_WITHOUT_WEBHOOKS) return fail('error', `${problem}; nothing else was started.`);
+  }
+  await writeSetting('goController.env', { ...readSettings()['goController.env'], ENABLE_WEBHOOKS: 'false' });
+  return 'yes';
 }
 
 const SET_UP_BRIDGE = 'Set Up Go Bridge…';

@@ -4,7 +4,7 @@
 // Resources tree (watched on demand when the connection did not list it, e.g. deployments.apps), its keys for Step
 // this key (a cluster-scoped key has no namespace), the Event Log rows of each controller naming its resource.
 import * as assert from 'node:assert/strict';
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { spawn } from 'node:child_process';
 import { processAlive, RunRegistry } from '../../../src/core/bridge/runRegistry.ts';
 import * as vscode from 'vscode';
@@ -15,7 +15,7 @@ import type { KubeObject } from '../../../src/core/k8s/objects.ts';
 import type { ReconcileLab } from '../../../src/host/reconcileLab.ts';
 import { buildGoProgram, harborOperatorDir, haveGo, setRepoRoot } from '../../integration/support/goSample.ts';
 import { installCrd, uniqueName } from '../../integration/support/cluster.ts';
-import { api, connectTo, lab, labCluster, ok, ROOT, run, testNamespace, waitUntil } from './support/lab.ts';
+import { api, connectTo, lab, labCluster, ok, ROOT, run, runAsStranger, testNamespace, waitUntil } from './support/lab.ts';
 import { Peer } from '../../unit/bridge/peer.ts';
 
 setRepoRoot(ROOT);
@@ -203,6 +203,42 @@ describe('a user-shaped Go program with two controllers (Run Controller…)', fu
     } finally {
       ok(await run('reconcileLab.stopController', {}));
       for (const k of ['goController.command', 'goController.args', 'goController.env', 'goController.cwd']) await cfg().update(k, undefined, T);
+    }
+  });
+
+  // A kubebuilder project with webhooks, run outside the cluster: its webhook server finds no certificate and the
+  // manager stops before any controller starts. The program here is a shell that behaves so unless ENABLE_WEBHOOKS is
+  // "false" (then it runs the harbor operator); its module's code reads ENABLE_WEBHOOKS as kubebuilder's scaffold does.
+  it('a program stopped by its webhook server (no serving certificate): Run Without Webhooks writes ENABLE_WEBHOOKS=false to the settings and runs it again', async function () {
+    this.timeout(300_000);
+    const folder = vscode.workspace.workspaceFolders![0]!.uri.fsPath;
+    const dir = join(folder, 'webhook-operator');
+    mkdirSync(join(dir, 'cmd'), { recursive: true });
+    writeFileSync(join(dir, 'go.mod'), 'module example.org/webhookop\n\ngo 1.26\n');
+    writeFileSync(join(dir, 'cmd', 'main.go'), 'package main\n\nimport "os"\n\nfunc main() {\n\tif os.Getenv("ENABLE_WEBHOOKS") != "false" {\n\t\tsetUpWebhooks()\n\t}\n}\n');
+    const script = `if [ "$ENABLE_WEBHOOKS" = false ]; then exec ${bin} --health-probe-bind-address=0 --metrics-bind-address=0; fi; echo 'INFO controller-runtime.webhook Starting webhook server' >&2; echo 'ERROR setup problem running manager {"error": "open /tmp/k8s-webhook-server/serving-certs/tls.crt: no such file or directory"}' >&2; exit 1`;
+    const cfg = () => vscode.workspace.getConfiguration('reconcileLab');
+    const T = vscode.ConfigurationTarget.Workspace;
+    try {
+      await cfg().update('goController.env', { HARBOR_GREETING: 'ahoy' }, T);
+      // Without the person's yes (a call from code without withoutWebhooks): the error names the certificate and the way out.
+      const refused = await run('reconcileLab.runController', { command: 'sh', args: ['-c', script], cwd: dir, waitMs: 60_000 });
+      assert.ok(!refused.ok, JSON.stringify(refused));
+      assert.match(refused.message, /no serving certificate \(\/tmp\/k8s-webhook-server\/serving-certs\/tls\.crt\)[^]*skips its webhooks when ENABLE_WEBHOOKS=false[^]*Run Without Webhooks/);
+      assert.deepEqual(cfg().get('goController.env'), { HARBOR_GREETING: 'ahoy' }, 'nothing written without a yes');
+      // With it (the button): the setting keeps what was there and gains ENABLE_WEBHOOKS=false; the program runs.
+      const r = ok(await run<{ webhooksTurnedOff: boolean; controllers: string[] }>('reconcileLab.runController', { command: 'sh', args: ['-c', script], cwd: dir, waitMs: 120_000, withoutWebhooks: true }));
+      assert.equal(r.webhooksTurnedOff, true);
+      assert.deepEqual(cfg().get('goController.env'), { HARBOR_GREETING: 'ahoy', ENABLE_WEBHOOKS: 'false' });
+      await waitUntil(() => l.go.all.length === 2, 'both controllers announced', 60_000);
+      // The privileged argument is refused from anything but this suite (a command link cannot change the settings).
+      const link = await runAsStranger('reconcileLab.runController', { withoutWebhooks: true });
+      assert.ok(!link.ok, JSON.stringify(link));
+      assert.match(link.message, /"withoutWebhooks"[^]*honoured only from Reconcile Lab's own test suite/);
+    } finally {
+      ok(await run('reconcileLab.stopController', {}));
+      await cfg().update('goController.env', undefined, T);
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 });
