@@ -124,7 +124,8 @@ func newCheckState(cfg checkConfig) *checkState {
 }
 
 // applyManagerOptions makes o a check instance's options (namespace set): no leader election, no metrics, no
-// probes, so the second copy neither competes for the developer's lease nor binds their ports.
+// probes and a webhook server that serves nothing (idleWebhookServer), so the second copy neither competes for the
+// developer's lease nor binds their ports, and needs no webhook certificate.
 func (s *checkState) applyManagerOptions(o *manager.Options) {
 	if s.cfg.namespace == "" {
 		return
@@ -133,6 +134,7 @@ func (s *checkState) applyManagerOptions(o *manager.Options) {
 	o.Metrics.BindAddress = "0"
 	o.HealthProbeBindAddress = "0"
 	o.PprofBindAddress = ""
+	o.WebhookServer = newIdleWebhookServer()
 }
 
 // cacheOptions restricts the cache to the check namespace and freezes it when asked.
