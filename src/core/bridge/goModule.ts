@@ -1,5 +1,6 @@
 import { execFile } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { walkDirs } from '../dirWalk.ts';
 import { readModuleCode, type ModuleCode } from './controllersInCode.ts';
 import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
@@ -371,6 +372,23 @@ export function missingWebhookCert(output: readonly string[]): string | undefine
     if (m && (/webhook/i.test(l))) return m[1];
   }
   return undefined;
+}
+
+/** The serving certificate controller-runtime's webhook server loads by default (its CertDir under the temp directory). */
+export function defaultWebhookCertPath(): string {
+  return join(tmpdir(), 'k8s-webhook-server', 'serving-certs', 'tls.crt');
+}
+
+/**
+ * Whether a program in `dir` would stop at start-up for want of a webhook certificate: the module governing `dir`
+ * reads ENABLE_WEBHOOKS (kubebuilder's switch: its webhooks are registered unless it is "false"), `env` (what the
+ * program gets) does not set it to "false", and controller-runtime's default certificate `certPath` is absent.
+ * Best effort, from the source text: a program with a CertDir of its own is not told apart.
+ */
+export function webhooksWouldStop(dir: string, env: Readonly<Record<string, string | undefined>>, certPath = defaultWebhookCertPath()): boolean {
+  if (env.ENABLE_WEBHOOKS === 'false' || existsSync(certPath)) return false;
+  const goMod = findGoMod(dir);
+  return goMod !== undefined && readModuleCode(dirname(goMod)).readsEnableWebhooks;
 }
 
 /**

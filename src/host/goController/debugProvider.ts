@@ -3,7 +3,7 @@ import * as ui from '../ui.ts';
 import { existsSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { defaultDebugProgram, leaderElectionFlag } from '../../core/bridge/launcher.ts';
-import { bridgeProblemIn } from '../../core/bridge/goModule.ts';
+import { bridgeProblemIn, defaultWebhookCertPath, webhooksWouldStop } from '../../core/bridge/goModule.ts';
 import type { ReconcileLab } from '../reconcileLab.ts';
 import { DelveAdapter } from './delveAdapter.ts';
 
@@ -28,7 +28,8 @@ export function registerGoDebugging(lab: ReconcileLab, storageDir: string): vsco
     },
     async resolveDebugConfiguration(folder, config) {
       // F5 with no launch.json (VS Code passes an empty configuration): debug the controller with Reconcile Lab.
-      if (delve.active && !config.type && !config.request && !config.name) config = defaultDebugConfiguration(folder?.uri.fsPath);
+      const generated = delve.active && !config.type && !config.request && !config.name;
+      if (generated) config = defaultDebugConfiguration(folder?.uri.fsPath);
       if (config[DEBUG_FLAG] !== true) return config;
       if (!vscode.workspace.isTrusted) {
         void ui.warn('Reconcile Lab: the workspace is not trusted, so the debug session starts without Reconcile Lab.');
@@ -60,6 +61,18 @@ export function registerGoDebugging(lab: ReconcileLab, storageDir: string): vsco
         void ui.warn(`Reconcile Lab: ${unbridged.problem}; the debug session starts, but the views will not show it.`, 'Set Up Go Bridge…').then((a) => {
           if (a) void vscode.commands.executeCommand('reconcileLab.setUpGoBridge');
         });
+      }
+      // kubebuilder's webhooks need a serving certificate a program run outside the cluster does not have: the
+      // configuration F5 made itself runs without them (as make run ENABLE_WEBHOOKS=false), a launch.json's is told.
+      if (dir && webhooksWouldStop(dir, { ...process.env, ...env })) {
+        if (generated) {
+          env.ENABLE_WEBHOOKS = 'false';
+          lab.log.info('debugging without webhooks (ENABLE_WEBHOOKS=false): no serving certificate', { certificate: defaultWebhookCertPath() });
+        } else {
+          void ui.warn(
+            `Reconcile Lab: your program registers its webhooks unless ENABLE_WEBHOOKS is "false", and there is no serving certificate (${defaultWebhookCertPath()}): it will stop at start-up, before any controller. Add "env": {"ENABLE_WEBHOOKS": "false"} to the launch configuration "${String(config.name)}".`,
+          );
+        }
       }
       lab.log.info('debug configuration connected to the bridge', { name: config.name });
       return { ...config, env };

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { BRIDGE_MODULE_PATH, bridgeEditArgs, bridgeProblem, bridgeProblemIn, controllerRuntimeNote, findControllerModules, findGoMod, goExitDetails, goLaunchProblem, goModTidyHint, cacheSyncHint, addressInUseHint, missingWebhookCert, webhookCertHint, readBridgeInGoMod, uninstalledKindProblem, unservedKindInOutput } from '../../../src/core/bridge/goModule.ts';
+import { BRIDGE_MODULE_PATH, bridgeEditArgs, bridgeProblem, bridgeProblemIn, controllerRuntimeNote, findControllerModules, findGoMod, goExitDetails, goLaunchProblem, goModTidyHint, cacheSyncHint, addressInUseHint, missingWebhookCert, webhookCertHint, webhooksWouldStop, readBridgeInGoMod, uninstalledKindProblem, unservedKindInOutput } from '../../../src/core/bridge/goModule.ts';
 
 test('readBridgeInGoMod: single-line and block require / replace, comments, quotes; other modules ignored', () => {
   const blocks = `module example.com/widgets // the operator
@@ -190,6 +190,17 @@ test('webhook certificates: the missing serving certificate is found in the outp
     writeFileSync(join(root, 'cmd', 'main.go'), 'package main\n\nimport "os"\n\nfunc main() {\n\tif os.Getenv("ENABLE_WEBHOOKS") != "false" {\n\t\tsetUpWebhooks()\n\t}\n}\n');
     assert.deepEqual(goExitDetails(out, join(root, 'cmd')), { programExitCode: 1, webhookCert: '/tmp/k8s-webhook-server/serving-certs/tls.crt', readsEnableWebhooks: true });
     assert.deepEqual(goExitDetails(['exit status 1'], join(root, 'cmd')), { programExitCode: 1 }, 'no certificate problem: nothing read');
+    // Before a run (F5): the program would stop unless ENABLE_WEBHOOKS=false or the default certificate exists.
+    const cert = join(root, 'certs', 'tls.crt');
+    assert.equal(webhooksWouldStop(join(root, 'cmd'), {}, cert), true);
+    assert.equal(webhooksWouldStop(join(root, 'cmd'), { ENABLE_WEBHOOKS: 'false' }, cert), false);
+    assert.equal(webhooksWouldStop(join(root, 'cmd'), { ENABLE_WEBHOOKS: 'true' }, cert), true);
+    mkdirSync(join(root, 'certs'));
+    writeFileSync(cert, 'a certificate');
+    assert.equal(webhooksWouldStop(join(root, 'cmd'), {}, cert), false, 'a certificate in place: the webhooks can run');
+    rmSync(join(root, 'certs'), { recursive: true });
+    writeFileSync(join(root, 'cmd', 'main.go'), 'package main\n\nfunc main() {}\n');
+    assert.equal(webhooksWouldStop(join(root, 'cmd'), {}, cert), false, 'a program without the switch');
   } finally {
     rmSync(root, { recursive: true, force: true });
   }
