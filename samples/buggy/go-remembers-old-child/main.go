@@ -11,26 +11,20 @@ package main
 
 import (
 	"context"
-	"os"
 	"strings"
 	"sync"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
-	"sigs.k8s.io/controller-runtime/pkg/log/zap"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
-	"github.com/reconcile-lab/reconcile-lab/bridge"
+	"github.com/reconcile-lab/reconcile-lab/samples/go-controller/subject"
 	"github.com/reconcile-lab/reconcile-lab/samples/go-controller/widget"
 )
 
@@ -90,24 +84,7 @@ func (r *rememberingFlavour) Reconcile(ctx context.Context, req reconcile.Reques
 }
 
 func main() {
-	ctrl.SetLogger(zap.New(zap.UseDevMode(true)))
-	scheme := runtime.NewScheme()
-	_ = clientgoscheme.AddToScheme(scheme)
-	_ = widget.AddToScheme(scheme)
-	opts := ctrl.Options{Scheme: scheme, Metrics: metricsserver.Options{BindAddress: "0"}, HealthProbeBindAddress: "0"}
-	bridge.Setup(&opts)
-	mgr, err := ctrl.NewManager(ctrl.GetConfigOrDie(), opts)
-	if err != nil {
-		os.Exit(1)
-	}
-	r := &rememberingFlavour{inner: &widget.Reconciler{Client: mgr.GetClient(), DependencyRequeue: 15 * time.Second}, client: mgr.GetClient(), scheme: scheme, made: map[types.NamespacedName]string{}}
-	err = ctrl.NewControllerManagedBy(mgr).For(&widget.Widget{}).Owns(&corev1.ConfigMap{}).Named(widget.Name).
-		WithOptions(bridge.Options(mgr, widget.Name, controller.Options{})).
-		Complete(bridge.Wrap(mgr, widget.Name, r, &widget.Widget{}))
-	if err != nil {
-		os.Exit(1)
-	}
-	if err := mgr.Start(ctrl.SetupSignalHandler()); err != nil {
-		os.Exit(1)
-	}
+	subject.Main(func(mgr ctrl.Manager, inner *widget.Reconciler) reconcile.Reconciler {
+		return &rememberingFlavour{inner: inner, client: mgr.GetClient(), scheme: mgr.GetScheme(), made: map[types.NamespacedName]string{}}
+	}, &corev1.ConfigMap{})
 }
