@@ -100,7 +100,7 @@ export function launchSpecOf(commandLine: string, extra: Omit<LaunchSpec, 'comma
 export class LaunchedProcess implements Disposable {
   readonly pid: number | undefined;
   readonly spec: LaunchSpec;
-  /** Resolves once, when the program exited (or failed to spawn). */
+  /** Resolves once, when the program exited and its output was read (or it failed to spawn): {@link tail} then holds its last lines. */
   readonly exited: Promise<ProcessExit>;
   private exitValue: ProcessExit | undefined;
   private readonly child: ChildProcess;
@@ -130,7 +130,18 @@ export class LaunchedProcess implements Disposable {
       });
       this.child.once('exit', (code, signal) => {
         this.finish({ code, signal });
-        resolve(this.exitValue!);
+        // What the program printed just before it ended may still be in the pipes ('exit' can come first): resolve
+        // once its output is read ('close'), so tail() holds its last words; at most OUTPUT_DRAIN_MS later when
+        // something outside its process group keeps the pipes open.
+        let settled = false;
+        const settle = () => {
+          if (settled) return;
+          settled = true;
+          this.clock.clearTimeout(drain);
+          resolve(this.exitValue!);
+        };
+        const drain = this.clock.setTimeout(settle, OUTPUT_DRAIN_MS);
+        this.child.once('close', settle);
       });
     });
     for (const stream of ['stdout', 'stderr'] as const) {
@@ -235,6 +246,9 @@ export class LaunchedProcess implements Disposable {
     this.outputEmitter.fire({ stream, line });
   }
 }
+
+/** How long {@link LaunchedProcess.exited} waits after the exit for the program's output pipes to close. */
+const OUTPUT_DRAIN_MS = 500;
 
 /** The longest line of a launched program's output passed on and kept (longer ones are cut: {@link cutLine}). */
 export const MAX_OUTPUT_LINE_CHARS = 16 << 10;

@@ -98,3 +98,17 @@ test('defaultDebugProgram: F5 without a launch.json debugs the main package Run 
     rmSync(d, { recursive: true, force: true });
   }
 });
+
+test('exited resolves only once the program\'s output is read: lines still in the pipes when the process ends reach tail()', async () => {
+  // 'exit' can come before the pipes are drained (a busy extension host saw an empty "Last output"); the exit
+  // messages (CRD, port, webhook hints) read tail(). Here a helper outside the program's process group holds the
+  // pipe and writes 0.3 s after the program ended: deterministic, and gone right after.
+  const p = launchProcess({ command: 'sh', args: ['-c', 'echo first; setsid sh -c "sleep 0.3; echo last words >&2" & exit 3'] }, { clock: new FakeClock() });
+  try {
+    const e = await p.exited;
+    assert.equal(e.code, 3);
+    assert.deepEqual(p.tail(10), ['first', 'last words']);
+  } finally {
+    p.dispose();
+  }
+});
