@@ -1,7 +1,7 @@
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
-import { homedir } from 'node:os';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { homedir, tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 
 /**
@@ -96,4 +96,29 @@ export function installDelve(): string {
   const r = spawnSync('go', ['install', `${DELVE_MODULE}@${DELVE_VERSION}`], { env: { ...process.env, GOBIN: bin }, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
   if (r.status !== 0) throw new Error(`go install delve ${DELVE_VERSION} failed:\n${r.stderr}`);
   return dlv;
+}
+
+/**
+ * Compiles the program in `dir` as Delve's debug build does (`-gcflags=all=-N -l`, every dependency without
+ * optimisations) so that Go's build cache holds it, without blocking the caller (the extension host stays
+ * responsive): a debug session started afterwards builds in seconds instead of minutes on a cold machine. The binary
+ * itself is thrown away.
+ */
+export function warmDebugBuild(dir: string): Promise<void> {
+  const out = join(tmpdir(), `rl-warm-debug-${process.pid}`);
+  return new Promise((resolve, reject) => {
+    const child = spawn('go', ['build', '-gcflags=all=-N -l', '-o', out, mainPackage(dir)], { cwd: dir, stdio: ['ignore', 'ignore', 'pipe'] });
+    let err = '';
+    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+    child.on('error', reject);
+    child.on('close', (code) => {
+      try {
+        rmSync(out, { force: true });
+      } catch {
+        // nothing to remove
+      }
+      if (code === 0) resolve();
+      else reject(new Error(`go build -gcflags=all=-N -l failed (in ${dir}):\n${err}`));
+    });
+  });
 }

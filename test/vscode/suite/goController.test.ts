@@ -12,7 +12,7 @@ import { parseAllDocuments } from 'yaml';
 import type { StepResult } from '../../../src/core/controller/controller.ts';
 import type { KubeObject } from '../../../src/core/k8s/objects.ts';
 import type { ReconcileLab } from '../../../src/host/reconcileLab.ts';
-import { buildGoSample, haveGo, installDelve, sampleDir, setRepoRoot } from '../../integration/support/goSample.ts';
+import { buildGoSample, haveGo, installDelve, sampleDir, setRepoRoot, warmDebugBuild } from '../../integration/support/goSample.ts';
 import { installCrd } from '../../integration/support/cluster.ts';
 import { api, connectTo, lab, labCluster, ok, ROOT, run, runAsStranger, testNamespace, waitUntil } from './support/lab.ts';
 import { alive } from '../../support/alive.ts';
@@ -323,6 +323,22 @@ describe('Debug with Reconcile Lab (F5 on a Go launch configuration)', function 
     }
   });
 
+  it('a program that registers its webhooks unless ENABLE_WEBHOOKS=false, with no serving certificate: the launch configuration is told to set it', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'rlab-dbg-webhooks-'));
+    try {
+      mkdirSync(join(dir, 'cmd'));
+      writeFileSync(join(dir, 'go.mod'), 'module example.com/hooks\n\ngo 1.26\n\nrequire github.com/reconcile-lab/reconcile-lab/bridge v0.0.0\n\nreplace github.com/reconcile-lab/reconcile-lab/bridge => ' + join(ROOT, 'bridge') + '\n');
+      writeFileSync(join(dir, 'cmd', 'main.go'), 'package main\n\nimport "os"\n\nfunc main() {\n\tif os.Getenv("ENABLE_WEBHOOKS") != "false" {\n\t\tsetUpWebhooks()\n\t}\n}\n');
+      const { config, shown } = await f5({ name: 'Operator', reconcileLab: true, args: ['--leader-elect=false'], program: join(dir, 'cmd') });
+      assert.equal((config.env as Record<string, string>).ENABLE_WEBHOOKS, undefined, 'a launch.json configuration is not changed behind its back');
+      assert.ok(shown.some((t) => /registers its webhooks unless ENABLE_WEBHOOKS is "false", and there is no serving certificate \(.*k8s-webhook-server\/serving-certs\/tls\.crt\)[^]*Add "env": \{"ENABLE_WEBHOOKS": "false"\} to the launch configuration "Operator"/.test(t)), JSON.stringify(shown));
+      const off = await f5({ name: 'Operator', reconcileLab: true, args: ['--leader-elect=false'], program: join(dir, 'cmd'), env: { ENABLE_WEBHOOKS: 'false' } });
+      assert.ok(!off.shown.some((t) => /webhooks/.test(t)), JSON.stringify(off.shown));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('F5 before connecting connects with the settings first, then adds the bridge environment', async () => {
     const l = await lab();
     const ns = await testNamespace('ext-dbg-connect');
@@ -363,7 +379,10 @@ describe('F5 without the Go extension: Reconcile Lab debugs with Delve (dlv dap)
 
   before(async function () {
     if (!haveGo() || !existsSync(sampleDir()) || vscode.extensions.getExtension('golang.go')) this.skip();
-    this.timeout(300_000);
+    // A cold machine compiles every dependency without optimisations for Delve's build: minutes on two cores. Done
+    // here, in the background, so the debug session below builds from Go's cache within its timeout.
+    this.timeout(900_000);
+    await warmDebugBuild(sampleDir());
     await lab();
     const dlv = installDelve(); // cached by the integration phase
     await vscode.workspace.getConfiguration('reconcileLab').update('goController.delvePath', dlv, vscode.ConfigurationTarget.Global);
