@@ -103,7 +103,7 @@ test('exited resolves only once the program\'s output is read: lines still in th
   // 'exit' can come before the pipes are drained (a busy extension host saw an empty "Last output"); the exit
   // messages (CRD, port, webhook hints) read tail(). Here a helper outside the program's process group holds the
   // pipe and writes 0.3 s after the program ended: deterministic, and gone right after.
-  const p = launchProcess({ command: 'sh', args: ['-c', 'echo first; setsid sh -c "sleep 0.3; echo last words >&2" & exit 3'] }, { clock: new FakeClock() });
+  const p = launchProcess({ command: 'sh', args: ['-c', 'echo first; setsid sh -c "sleep 0.3; echo last words >&2" & exit 3'] }, { clock: new FakeClock(), bridgeEnv: {} });
   try {
     const e = await p.exited;
     assert.equal(e.code, 3);
