@@ -103,7 +103,10 @@ test('exited resolves only once the program\'s output is read: lines still in th
   // 'exit' can come before the pipes are drained (a busy extension host saw an empty "Last output"); the exit
   // messages (CRD, port, webhook hints) read tail(). Here a helper outside the program's process group holds the
   // pipe and writes 0.3 s after the program ended: deterministic, and gone right after.
-  const p = launchProcess({ command: 'sh', args: ['-c', 'echo first; setsid sh -c "sleep 0.3; echo last words >&2" & exit 3'] }, { clock: new FakeClock(), bridgeEnv: {} });
+  // The program waits until the helper is in its own session (its marker file), so the group kill at the exit cannot reach it.
+  const marker = join(tmpdir(), `rl-drain-${process.pid}-${Date.now()}`);
+  const script = `echo first; setsid sh -c 'touch "$0"; sleep 0.3; echo last words >&2' "${marker}" & while [ ! -e "${marker}" ]; do sleep 0.01; done; rm -f "${marker}"; exit 3`;
+  const p = launchProcess({ command: 'sh', args: ['-c', script] }, { clock: new FakeClock(), bridgeEnv: {} });
   try {
     const e = await p.exited;
     assert.equal(e.code, 3);
