@@ -160,7 +160,7 @@ Commands:
                             --go: the Go program's own cache)
   check [key...]            robustness checks of the reconciler on copies in scratch namespaces (run twice,
                             crash after write, stale cache, unobserved intermediate state, history
-                            independence, convergence, deletion) for the keys given or every object of the
+                            independence, convergence, deletion, child drift) for the keys given or every object of the
                             resource; exit 1 on findings or when the reconciler never settles. --json / --markdown
   strip-finalizers <key>    diagnose why <key> is stuck, then remove --finalizer F (or all) with a guarded
                             JSON patch (Namespaces: /finalize). Refuses without --yes (or --dry-run).
@@ -204,8 +204,8 @@ Options:
   --work-queue <kind>       run, step: priority (default: controller-runtime's priority queue) | client-go (FIFO,
                             DefaultControllerRateLimiter)
   --check <names>           check: only these checks, comma-separated or repeated: runTwice, crashAfterWrite,
-                            staleCache, unobservedState, historyIndependence, convergence, deletion
-                            (default: all)
+                            staleCache, unobservedState, historyIndependence, convergence, deletion,
+                            childDrift (default: all)
   --confirm-cluster <name>  check: run against a cluster that is not the local control plane (its context name)
   --transition <json>       check: a JSON merge patch of the object (repeatable, applied in order) for the
                             unobserved-state and stale-cache checks (default: an annotation added, then removed) and,

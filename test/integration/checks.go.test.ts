@@ -66,7 +66,7 @@ describe('robustness checks on the Go controller through the bridge', { skip: (!
     assert.equal(r.reconcilerKind, 'go');
     assert.equal(r.findings.length, 0, summary(r));
     assert.equal(r.totals.errors, 0, summary(r));
-    for (const check of ['runTwice', 'crashAfterWrite', 'staleCache', 'unobservedState', 'historyIndependence', 'convergence', 'deletion']) {
+    for (const check of ['runTwice', 'crashAfterWrite', 'staleCache', 'unobservedState', 'historyIndependence', 'convergence', 'deletion', 'childDrift']) {
       assert.equal(r.results.find((x) => x.check === check)?.status, 'passed', `${check} ran and passed:\n${summary(r)}`);
     }
     // The sample's first reconcile makes three writes (finalizer, child, status): two crash points, each reached.
@@ -79,6 +79,8 @@ describe('robustness checks on the Go controller through the bridge', { skip: (!
     assert.match(r.results.find((x) => x.check === 'historyIndependence')!.message!, /^spec\.data\.[a-z]+(, spec\.data\.[a-z]+)* changed as the schema allows .*: the same end state as an object created with the final spec, whether each change was reconciled or all of them landed while no controller ran$/, summary(r));
     // Deletion: the deleted copy was reconciled by a new Go process, which cleaned up and removed its finalizer.
     assert.match(r.results.find((x) => x.check === 'deletion')!.message!, /^gone \d+ ms after the delete \(the reconciler removed lab\.reconcile\.dev\/cleanup\)/, summary(r));
+    // Child drift: the owned ConfigMap, deleted and then edited behind the Go process's back, is put back each time.
+    assert.match(r.results.find((x) => x.check === 'childDrift')!.message!, /^1 of 1 child\(ren\) restored within [\d.]+ s of a change behind the controller's back \(deleted configmaps\/widget-ready-config: recreated; changed data\.[^ ]+ of configmaps\/widget-ready-config: put back\)$/, summary(r));
     // --leader-elect=true was ignored by the check instances (else every run but the first would wait for the lease).
     assert.ok(!lines.some((l) => /attempting to acquire leader lease/.test(l)), 'check instances run without leader election');
     assert.deepEqual(await scratchOf(r), [], 'scratch namespaces cleaned up');
@@ -155,6 +157,20 @@ describe('robustness checks on the Go controller through the bridge', { skip: (!
     assert.match(f.reproduce, new RegExp(`^reconcile-lab check ${ns}/widget-ready --check convergence`));
     assert.ok(f.journal.some((e) => e.kind === 'reconcileStart'), 'the Go run\'s journal is attached');
     assert.ok(r.parts.some((p) => p.part === 'build'), 'the go run command was built once');
+    assert.deepEqual(await scratchOf(r), []);
+  });
+
+  // WithEventFilter applies to every watch: the owned ConfigMap's updates are dropped (its generation never moves).
+  test('samples/buggy/go-filters-child-events: the child drift check finds the edited child never put back; a deleted one is restored, and no other check finds anything', async () => {
+    const dir = join(ROOT, 'samples/buggy/go-filters-child-events');
+    const r = await runChecks(options({ checks: ['runTwice', 'crashAfterWrite', 'unobservedState', 'historyIndependence', 'childDrift'], go: { command: ['go', 'run', '.'], cwd: dir, env: { KUBECONFIG: cluster.kubeconfigPath } }, reconcilerSpec: { kind: 'go', command: ['go', 'run', '.'] }, convergenceBoundMs: 6_000 }));
+    assert.deepEqual(r.findings.map((f) => f.check), ['childDrift'], summary(r));
+    const f = r.findings[0]!;
+    assert.match(f.title, /^Not restored after a change: configmaps\/widget-ready-config: data\.[a-z]+$/, summary(r));
+    assert.match(f.explanation, /did not put it back within 6 s: configmaps\/widget-ready-config: data\.[a-z]+: "[^"]*" when settled, "[^"]*-drifted" after the change[^]*WithEventFilter\(predicate\.GenerationChangedPredicate\{\}\)` applies to every watch[^]*No write followed the change/, f.explanation);
+    assert.match(f.perturbation.description, /^changed data\.[a-z]+ of configmaps\/widget-ready-config \(\{"data":/);
+    assert.match(f.diff, /-drifted/);
+    assert.match(r.results.find((x) => x.check === 'childDrift')!.message!, /deleted configmaps\/widget-ready-config: recreated/, summary(r));
     assert.deepEqual(await scratchOf(r), []);
   });
 

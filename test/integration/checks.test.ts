@@ -90,6 +90,8 @@ describe('robustness checks (issue 11) on the real control plane', () => {
     assert.match(del!.message!, /^gone \d+ ms after the delete \(the reconciler removed lab\.reconcile\.dev\/cleanup\)/, summary(r));
     // It cleans up before it removes the finalizer: crashed after each write of its deletion, it still cleans up.
     assert.match(del!.message!, /; [1-8] crash point\(s\) during the deletion, same end state each time$/, summary(r));
+    // Child drift: its owned child, deleted and then changed behind its back, is put back each time.
+    assert.match(r.results.find((x) => x.check === 'childDrift')?.message ?? '', /^(\d) of \1 child\(ren\) restored within [\d.]+ s of a change behind the controller's back \(deleted configmaps\/widget-ready[^:]*: recreated; changed data\.[^ ]+ of configmaps\/widget-ready[^:]*: put back/, summary(r));
     assert.deepEqual(await scratchLeft(), []);
     assert.equal((await c.get(crd.gvr, ns, 'widget-ready')).metadata.resourceVersion, before.metadata.resourceVersion);
   });
@@ -130,22 +132,25 @@ describe('robustness checks (issue 11) on the real control plane', () => {
     assert.equal(r.totals.errors, 0, summary(r));
   });
 
-  // `also`: checks that rightly report the same sample too. These samples never update a child they created (a
-  // create-only child, besides their own bug), so history independence also finds that the end state depends on the path.
+  // `also`: checks that rightly report the same sample too. Samples that never update a child they created (a
+  // create-only child, besides their own bug) are found by history independence (the end state depends on the path)
+  // and child drift (an edited child is not put back); a child without an ownerReference is not watched, so child
+  // drift finds it not restored after a delete.
   const buggy: Array<{ file: string; check: CheckKind; title: RegExp; explanation: RegExp; also?: CheckKind[] }> = [
     { file: 'samples/buggy/generate-name-every-pass.ts', check: 'runTwice', title: /Second reconcile created another configmaps \(generateName "widget-ready-report-"\)/, explanation: /idempotent/ },
-    { file: 'samples/buggy/interrupted-sequence.ts', check: 'crashAfterWrite', title: /Interrupted after write 1 of 2/, explanation: /status[^]*missing in the perturbed run|status\.childName/, also: ['historyIndependence'] },
-    { file: 'samples/buggy/stale-cache-delete.ts', check: 'staleCache', title: /Deleted configmaps .*widget-ready-[0-9a-f]{8} from a stale view/, explanation: /lagged behind the server/ },
+    { file: 'samples/buggy/interrupted-sequence.ts', check: 'crashAfterWrite', title: /Interrupted after write 1 of 2/, explanation: /status[^]*missing in the perturbed run|status\.childName/, also: ['historyIndependence', 'childDrift'] },
+    { file: 'samples/buggy/stale-cache-delete.ts', check: 'staleCache', title: /Deleted configmaps .*widget-ready-[0-9a-f]{8} from a stale view/, explanation: /lagged behind the server/, also: ['childDrift'] },
     { file: 'samples/buggy/cached-child-lookup.ts', check: 'staleCache', title: /Created an extra object from a stale view: configmaps\/widget-ready-cache-<generated #2>/, explanation: /lags behind your own writes[^]*generateName makes a second one/, also: ['historyIndependence'] },
     { file: 'samples/buggy/missed-transition.ts', check: 'unobservedState', title: /End state depends on seeing an intermediate state/, explanation: /maintenanceWindows/, also: ['historyIndependence'] },
     { file: 'samples/buggy/rewrites-spec.ts', check: 'unobservedState', title: /Undid your change: spec\.data\.color \(update widgets/, explanation: /spec\.data\.color = "blue" instead of "Blue"[^]*fights every kubectl apply/ },
     { file: 'samples/buggy/status-every-reconcile.ts', check: 'convergence', title: /Never converges: \d+ × update\/status widgets/, explanation: /hot loop[^]*status\.conditions\[0\]\.message/ },
-    { file: 'samples/buggy/never-removes-finalizer.ts', check: 'deletion', title: /^Stays Terminating: finalizer buggy\.reconcile-lab\.dev\/cleanup is never removed \(the reconciler did not handle deletionTimestamp\)$/, explanation: /still exists with deletionTimestamp set[^]*remove the finalizer/, also: ['historyIndependence'] },
+    { file: 'samples/buggy/never-removes-finalizer.ts', check: 'deletion', title: /^Stays Terminating: finalizer buggy\.reconcile-lab\.dev\/cleanup is never removed \(the reconciler did not handle deletionTimestamp\)$/, explanation: /still exists with deletionTimestamp set[^]*remove the finalizer/, also: ['historyIndependence', 'childDrift'] },
     { file: 'samples/buggy/conflict-gives-up.ts', check: 'staleCache', title: /^update\/status widgets\.[a-z0-9.-]+ rl-check-[0-9a-f]+\/widget-ready got 409 Conflict from a stale view and the reconciler stopped retrying: the key never converged$/, explanation: /answered 409 Conflict[^]*returned a terminal error, so the key was not retried; no later event queued the key again[^]*status\.observedGeneration: the object's metadata\.generation in the reference, 1 after the perturbation[^]*read again and retry/ },
-    { file: 'samples/buggy/create-only-child.ts', check: 'historyIndependence', title: /^The path mattered: configmaps\/widget-ready-settings: data\.[a-z]+: "[^"]*-changed" when created with that spec, "[^"]*" after the changes$/, explanation: /spec\.data\.[a-z]+ changed as the schema allows[^]*created with that final spec[^]*never updated when the spec changes/ },
+    { file: 'samples/buggy/create-only-child.ts', check: 'historyIndependence', title: /^The path mattered: configmaps\/widget-ready-settings: data\.[a-z]+: "[^"]*-changed" when created with that spec, "[^"]*" after the changes$/, explanation: /spec\.data\.[a-z]+ changed as the schema allows[^]*created with that final spec[^]*never updated when the spec changes/, also: ['childDrift'] },
     { file: 'samples/buggy/remembers-old-child.ts', check: 'historyIndependence', title: /^Changed while the controller was down: configmaps\/widget-ready-standard: exists only after a restart$/, explanation: /1 change\(s\) \(\{"spec":\{"data":\{"profile":"large"\}\}\}\) landed before a new controller started[^]*a controller watching each change did not leave[^]*a restart, a leader failover or an upgrade loses[^]*by label or ownerReference/ },
-    { file: 'samples/buggy/child-without-owner.ts', check: 'deletion', title: /^Left behind after the delete: configmaps\/widget-ready-settings \(created by the controller, no ownerReference\)$/, explanation: /no ownerReference[^]*stays for good[^]*SetControllerReference/ },
-    { file: 'samples/buggy/removes-finalizer-first.ts', check: 'deletion', title: /^Crash during the deletion after write 1 of 2 \(patch widgets\.[a-z0-9.-]+ rl-check-[0-9a-f]+\/widget-ready\): configmaps\/widget-ready-registry is left behind$/, explanation: /Write 1 removed the last finalizer[^]*no reconcile of it ever runs again[^]*remove the finalizer last/ },
+    { file: 'samples/buggy/skips-when-done.ts', check: 'childDrift', title: /^Not restored after a delete: configmaps\/widget-ready-settings$/, explanation: /was deleted[^]*did not put it back within[^]*configmaps\/widget-ready-settings: missing after the delete[^]*skips its work when the object's status says it is done[^]*No write followed the delete/ },
+    { file: 'samples/buggy/child-without-owner.ts', check: 'deletion', title: /^Left behind after the delete: configmaps\/widget-ready-settings \(created by the controller, no ownerReference\)$/, explanation: /no ownerReference[^]*stays for good[^]*SetControllerReference/, also: ['childDrift'] },
+    { file: 'samples/buggy/removes-finalizer-first.ts', check: 'deletion', title: /^Crash during the deletion after write 1 of 2 \(patch widgets\.[a-z0-9.-]+ rl-check-[0-9a-f]+\/widget-ready\): configmaps\/widget-ready-registry is left behind$/, explanation: /Write 1 removed the last finalizer[^]*no reconcile of it ever runs again[^]*remove the finalizer last/, also: ['childDrift'] },
   ];
   for (const b of buggy) {
     test(`${b.file}: caught by ${b.check} only, with an explanation`, async () => {

@@ -435,8 +435,8 @@ describe('reconcile-lab CLI against a real kube-apiserver', () => {
     const report = JSON.parse(good.stdout) as { reconcilerKind: string; keys: string[]; checks: string[]; results: Array<{ check: string; status: string }>; totals: { findings: number; errors: number; checks: number }; cluster: { local: boolean } };
     assert.equal(report.reconcilerKind, 'module');
     assert.deepEqual(report.keys, [key]);
-    assert.deepEqual(report.checks, ['runTwice', 'crashAfterWrite', 'staleCache', 'unobservedState', 'historyIndependence', 'convergence', 'deletion']);
-    assert.equal(report.totals.checks, 7);
+    assert.deepEqual(report.checks, ['runTwice', 'crashAfterWrite', 'staleCache', 'unobservedState', 'historyIndependence', 'convergence', 'deletion', 'childDrift']);
+    assert.equal(report.totals.checks, 8);
     assert.equal(report.totals.findings, 0, good.stdout);
     assert.equal(report.totals.errors, 0, good.stdout);
     assert.equal(report.cluster.local, true, 'the test control plane is the local one (no confirmation needed)');

@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/reconcile-lab/reconcile-lab/bridge"
@@ -27,14 +28,20 @@ import (
 // dependency requeue is 15 s), watches the owned kinds `owns` besides Widgets, and runs until SIGINT / SIGTERM. Any
 // set-up or run error is printed and the process exits with 1.
 func Main(build func(mgr ctrl.Manager, inner *widget.Reconciler) reconcile.Reconciler, owns ...client.Object) {
+	MainWithEventFilter(nil, build, owns...)
+}
+
+// MainWithEventFilter is Main with `filter` given to the builder's WithEventFilter (nil: none), which applies it to
+// every watch of the controller: the Widgets' and the owned kinds' events alike.
+func MainWithEventFilter(filter predicate.Predicate, build func(mgr ctrl.Manager, inner *widget.Reconciler) reconcile.Reconciler, owns ...client.Object) {
 	ctrl.SetLogger(zap.New(zap.UseDevMode(true)))
-	if err := run(build, owns); err != nil {
+	if err := run(build, filter, owns); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
 }
 
-func run(build func(mgr ctrl.Manager, inner *widget.Reconciler) reconcile.Reconciler, owns []client.Object) error {
+func run(build func(mgr ctrl.Manager, inner *widget.Reconciler) reconcile.Reconciler, filter predicate.Predicate, owns []client.Object) error {
 	scheme := runtime.NewScheme()
 	if err := clientgoscheme.AddToScheme(scheme); err != nil {
 		return err
@@ -52,6 +59,9 @@ func run(build func(mgr ctrl.Manager, inner *widget.Reconciler) reconcile.Reconc
 	b := ctrl.NewControllerManagedBy(mgr).For(&widget.Widget{}).Named(widget.Name)
 	for _, o := range owns {
 		b = b.Owns(o)
+	}
+	if filter != nil {
+		b = b.WithEventFilter(filter)
 	}
 	if err := b.WithOptions(bridge.Options(mgr, widget.Name, controller.Options{})).Complete(bridge.Wrap(mgr, widget.Name, r, &widget.Widget{})); err != nil {
 		return err

@@ -12,6 +12,7 @@ import { GoCheckRunner } from './goRun.ts';
 import { referencesNote } from './references.ts';
 import { confinementFailure, confinementMessage } from './confinement.ts';
 import { deriveSpecMutation, specSchemaOf } from './specMutation.ts';
+import { DRIFT_SUFFIX, driftTargets } from './drift.ts';
 import { afterDeletion, crashDuringDeletionProblem, deletionCrashPoints, deletionVerdict, orphansAfterDeletion, orphansProblem, reconcilesAfter, waitUntilGone } from './deletion.ts';
 import { isNotFound } from '../k8s/client.ts';
 import { compareEndStates, differingPaths, endStateDiff, flatten, learnGeneratedNames, maskedFieldsOf, normalizeEndState, VOLATILE_FIELDS, type EndState, type NameRule, type RawEndState } from './mask.ts';
@@ -711,6 +712,88 @@ async function checkUnobserved(ctx: KeyContext, learned: Set<string>, parts: Che
   });
 }
 
+/**
+ * Check 8: the children the controller created are deleted, then changed, behind its back, one at a time, while it
+ * runs ({@link driftTargets}, drift.ts): each must be put back as it was in the settled state within the bound. What
+ * it catches: a kind the controller does not watch (no `Owns`), an event filter that drops the children's events, a
+ * reconcile that skips its work when status says it is done. Only children the controller made in the scratch
+ * namespace are touched. A loop reconciler (lab, exec, module) is judged only on the kinds its loop watches
+ * (`owned`): the others it could not be told about. After a finding, later targets compare with the state as it
+ * then is, so each finding names its own perturbation only.
+ */
+async function checkChildDrift(ctx: KeyContext, learned: ReadonlySet<string>, parts: CheckTimingPart[], createsEveryPass: boolean): Promise<Pick<CheckResult, 'status' | 'message' | 'findings'>> {
+  if (createsEveryPass) return { status: 'skipped', findings: [], message: 'not compared: run twice found a create on every pass, so every reconcile the change queues adds another object' };
+  const { ns, copy } = await timed(ctx, parts, 'copy', () => scratch(ctx, 'child drift'));
+  const { client, signal } = ctx.env;
+  const run = await startRun(ctx.env, ns, { key: copy.scratchKey });
+  try {
+    await timed(ctx, parts, 'run until settled', () => settle(ctx.env, run, ctx.boundMs));
+    const raw = await snapshot(ctx.env, ns, copy, ctx.resources);
+    let before = normalizeEndState(raw, ctx.nameRules);
+    const go = ctx.o.reconcilerSpec.kind === 'go';
+    const watched = (gvr: { group: string; resource: string }) => go || ctx.env.owned.some((r) => r.group === gvr.group && r.resource === gvr.resource);
+    const all = driftTargets(okWrites(run), raw, before, ctx.env.primary, resourceLabelOf, learned);
+    const targets = all.filter((t) => watched(t.gvr));
+    const unwatched = [...new Set(all.filter((t) => !watched(t.gvr)).map((t) => t.resource))];
+    const notWatchedNote = unwatched.length ? ` (${unwatched.join(', ')} left alone: the check's loop does not watch that kind)` : '';
+    if (!targets.length) return { status: 'skipped', findings: [], message: `the controller created no child in the copy's namespace that the check can change behind its back${notWatchedNote}` };
+    const findings: Finding[] = [];
+    const done: string[] = [];
+    let restored = 0;
+    const seconds = `${Math.round(ctx.boundMs / 100) / 10} s`;
+    const names = (what: string) => ({ reference: 'when settled', perturbed: what, perturbedRun: what });
+    const perturbed = async (what: string, label: string, act: () => Promise<unknown>) => {
+      const from = run.writes.length;
+      ctx.emit({ kind: 'step', key: ctx.key, check: 'childDrift', message: label });
+      await timed(ctx, parts, label, async () => {
+        await act();
+        await settle(ctx.env, run, ctx.boundMs);
+      });
+      const after = normalizeEndState(await snapshot(ctx.env, ns, copy, ctx.resources), ctx.nameRules);
+      const diffs = compareEndStates(before, after, learned, names(what));
+      const result = { diffs, diff: diffs.length ? endStateDiff(before, after, learned) : '', writes: okWrites(run, from) };
+      before = after;
+      return result;
+    };
+    for (const t of targets) {
+      if (signal.aborted) break;
+      const label = `${t.resource}/${t.name}`;
+      const del = await perturbed('after the delete', `deleting ${label}`, () => client.delete(t.gvr, t.namespace, t.name, { signal, preconditions: { uid: t.uid } }));
+      if (del.diffs.length) {
+        findings.push(finding(ctx, {
+          check: 'childDrift', severity: 'error', diff: del.diff, writes: del.writes.map(checkWriteOf), journal: journalOf(run, copy.scratchKey),
+          perturbation: { check: 'childDrift', boundMs: ctx.boundMs, description: `deleted ${label}, which the controller had created for the copy, after the copy settled, and let the controller run for up to ${ctx.boundMs} ms` },
+          title: `Not restored after a delete: ${label}`,
+          explanation: `The controller created ${label} for the copy. It was deleted (as a person, another tool or a cleanup may) and the controller did not put it back within ${seconds}: ${del.diffs.slice(0, 4).join('; ')}${del.diffs.length > 4 ? '; …' : ''}. A level-based controller watches what it creates and restores what someone else removed. Usual causes: the child's kind is not watched (controller-runtime: \`Owns(&corev1.ConfigMap{})\` in SetupWithManager, with a controller ownerReference on the child, \`SetControllerReference\`), a predicate or event filter drops the child's events, or the reconcile skips its work when the object's status says it is done (compare the observed children with the desired ones on every pass).${del.writes.length ? '' : ' No write followed the delete: the controller was not told, or decided there was nothing to do.'}`,
+        }));
+        continue;
+      }
+      done.push(`deleted ${label}: recreated`);
+      if (!t.change) {
+        restored++;
+        continue;
+      }
+      const change = t.change;
+      const ch = await perturbed('after the change', `changing ${change.path} of ${label}`, () => client.patch(t.gvr, t.namespace, t.name, 'merge', change.patch, { signal }));
+      if (ch.diffs.length) {
+        findings.push(finding(ctx, {
+          check: 'childDrift', severity: 'error', diff: ch.diff, writes: ch.writes.map(checkWriteOf), journal: journalOf(run, copy.scratchKey),
+          perturbation: { check: 'childDrift', boundMs: ctx.boundMs, description: `changed ${change.path} of ${label} (${JSON.stringify(change.patch)}: "${DRIFT_SUFFIX}" appended) after the copy settled, and let the controller run for up to ${ctx.boundMs} ms` },
+          title: `Not restored after a change: ${label}: ${change.path}`,
+          explanation: `The controller created ${label} for the copy. Its ${change.path} was changed (as \`kubectl edit\` or another controller may) and the controller did not put it back within ${seconds}: ${ch.diffs.slice(0, 4).join('; ')}${ch.diffs.length > 4 ? '; …' : ''}. The child drifted from what the controller wants, and stays so until something else queues the object. Usual causes: an event filter that drops the child's updates (\`WithEventFilter(predicate.GenerationChangedPredicate{})\` applies to every watch, and a ConfigMap's generation never changes: put the predicate on \`For\` with \`builder.WithPredicates\` instead), a child that is only created when missing and never compared with the desired one, or a reconcile that skips its work when status says it is done. A child meant to be written once (content named by a hash) should say so: \`immutable: true\` (the server then refuses such edits, and this check leaves it alone).${ch.writes.length ? '' : ' No write followed the change: the controller was not told, or decided there was nothing to do.'}`,
+        }));
+        continue;
+      }
+      done.push(`changed ${change.path} of ${label}: put back`);
+      restored++;
+    }
+    const message = `${restored} of ${targets.length} child(ren) restored within ${seconds} of a change behind the controller's back${done.length ? ` (${done.join('; ')})` : ''}${notWatchedNote}`;
+    return { status: findings.length ? 'failed' : 'passed', findings, message: findings.length ? `${findings.length} change(s) behind the controller's back not put back; ${message}` : message };
+  } finally {
+    await run.stop();
+  }
+}
+
 /** apiextensions.k8s.io/v1 CustomResourceDefinitions: where the history check reads the schema of spec. */
 const CRDS: ResourceInfo = { group: 'apiextensions.k8s.io', version: 'v1', resource: 'customresourcedefinitions', kind: 'CustomResourceDefinition', namespaced: false };
 
@@ -1158,7 +1241,7 @@ export async function runChecks(options: RunChecksOptions, progress?: CheckProgr
       // A create on every pass (run twice) also makes extra objects from a stale view: reported once, by run twice.
       const createsEveryPass = results.some((x) => x.key === key && x.check === 'runTwice' && x.findings.some((f) => f.writes.some((w) => w.verb === 'create')));
       await ref1.run.stop();
-      for (const c of ['crashAfterWrite', 'staleCache', 'unobservedState', 'historyIndependence', 'deletion'] as const) {
+      for (const c of ['crashAfterWrite', 'staleCache', 'unobservedState', 'historyIndependence', 'deletion', 'childDrift'] as const) {
         if (!checks.includes(c) || abort.signal.aborted) continue;
         const t = clock.now();
         const parts: CheckTimingPart[] = [];
@@ -1167,7 +1250,7 @@ export async function runChecks(options: RunChecksOptions, progress?: CheckProgr
           continue;
         }
         try {
-          const r = c === 'crashAfterWrite' ? await checkCrashAfterWrite(ctx, ref1, learned, parts) : c === 'staleCache' ? await checkStaleCache(ctx, parts, learned, createsEveryPass) : c === 'unobservedState' ? await checkUnobserved(ctx, learned, parts) : c === 'historyIndependence' ? await checkHistory(ctx, learned, parts, createsEveryPass) : await checkDeletion(ctx, parts, learned);
+          const r = c === 'crashAfterWrite' ? await checkCrashAfterWrite(ctx, ref1, learned, parts) : c === 'staleCache' ? await checkStaleCache(ctx, parts, learned, createsEveryPass) : c === 'unobservedState' ? await checkUnobserved(ctx, learned, parts) : c === 'historyIndependence' ? await checkHistory(ctx, learned, parts, createsEveryPass) : c === 'childDrift' ? await checkChildDrift(ctx, learned, parts, createsEveryPass) : await checkDeletion(ctx, parts, learned);
           result(c, r, parts, t);
         } catch (e) {
           if (abort.signal.aborted) break;

@@ -18,10 +18,10 @@ import type { GoCheckTarget } from './goRun.ts';
  * written with `JSON.stringify` and read back unchanged.
  */
 
-/** The seven checks, in the order they are listed. */
-export type CheckKind = 'runTwice' | 'crashAfterWrite' | 'staleCache' | 'unobservedState' | 'historyIndependence' | 'convergence' | 'deletion';
+/** The eight checks, in the order they are listed. */
+export type CheckKind = 'runTwice' | 'crashAfterWrite' | 'staleCache' | 'unobservedState' | 'historyIndependence' | 'convergence' | 'deletion' | 'childDrift';
 
-export const CHECK_KINDS: readonly CheckKind[] = ['runTwice', 'crashAfterWrite', 'staleCache', 'unobservedState', 'historyIndependence', 'convergence', 'deletion'];
+export const CHECK_KINDS: readonly CheckKind[] = ['runTwice', 'crashAfterWrite', 'staleCache', 'unobservedState', 'historyIndependence', 'convergence', 'deletion', 'childDrift'];
 
 /** One-line names for people (menus, headings). */
 export const CHECK_TITLES: Readonly<Record<CheckKind, string>> = {
@@ -32,6 +32,7 @@ export const CHECK_TITLES: Readonly<Record<CheckKind, string>> = {
   historyIndependence: 'History independence',
   convergence: 'Convergence',
   deletion: 'Deletion',
+  childDrift: 'Child drift',
 };
 
 /**
@@ -53,7 +54,7 @@ export interface Perturbation {
   serverResourceVersion?: string;
   /** Unobserved state: the states (as JSON merge patches of the primary) whose watch events were withheld. */
   withheld?: unknown[];
-  /** Convergence: the bound (ms) the key had to go idle and stop writing within. Deletion: the bound it had to be gone within. */
+  /** Convergence: the bound (ms) the key had to go idle and stop writing within. Deletion: the bound it had to be gone within. Child drift: the bound a changed child had to be put back within. */
   boundMs?: number;
 }
 

@@ -20,6 +20,7 @@ const CHECK_DETAILS: Record<CheckKind, string> = {
   historyIndependence: 'Change the spec step by step (watched, and again while no controller runs), then create a fresh object with the final spec: all must end in the same state.',
   convergence: 'After the spec stops changing the key must go idle, stop writing within a bound and not flap.',
   deletion: 'Delete the settled copy: it must be gone within the bound (finalizers removed, no failing reconcile on the Terminating object).',
+  childDrift: 'Delete, then change, each child the controller created, behind its back: it must put each one back (a watch of its children, no filter dropping their events).',
 };
 
 /**

@@ -3,7 +3,7 @@
 // Setup: the lab's Widget CRD and one Widget in a namespace of this test's own; the workspace settings point the
 // extension at that namespace and at a buggy sample reconciler (samples/buggy/, a create with generateName on every
 // pass; the lab reconciler when the samples are missing).
-// Checks: the object's context menu offers "Run Robustness Checks…" → the check pick list (all seven selected) → Enter runs
+// Checks: the object's context menu offers "Run Robustness Checks…" → the check pick list (all eight selected) → Enter runs
 // them → the results view opens, shows each check's status while running and, when finished, the finding with its
 // explanation, perturbation, journal and reproduce line (Copy button).
 // Screenshot: test-output/screenshots/checks.png (for the README's docs/images/checks.png).
@@ -67,7 +67,7 @@ export default async function checksUi(t) {
       const picker = page.locator('.quick-input-widget');
       await picker.waitFor({ state: 'visible' });
       const rows = picker.locator('.quick-input-list .monaco-list-row');
-      await eventually('the seven checks in the pick list', () => rows.count(), (n) => n >= 7);
+      await eventually('the eight checks in the pick list', () => rows.count(), (n) => n >= 8);
       await page.keyboard.press('Enter'); // all are selected: OK
       await picker.waitFor({ state: 'hidden' });
     });
@@ -78,7 +78,7 @@ export default async function checksUi(t) {
       const status = await eventually('the run to finish', () => view.locator('#status').textContent().catch(() => ''), (s) => /^(Finished|Cancelled)/.test(s ?? ''), { timeoutMs: 240_000, intervalMs: 1000 });
       assert.match(status, /^Finished/);
       const checks = (await view.locator('.result .check').allTextContents()).map((s) => s.trim());
-      assert.deepEqual(checks, ['Run twice', 'Crash after write', 'Stale cache', 'Unobserved intermediate state', 'History independence', 'Convergence', 'Deletion']);
+      assert.deepEqual(checks, ['Run twice', 'Crash after write', 'Stale cache', 'Unobserved intermediate state', 'History independence', 'Convergence', 'Deletion', 'Child drift']);
       if (buggy) {
         const findings = view.locator('.finding');
         assert.ok((await findings.count()) >= 1, 'the generateName bug is found');

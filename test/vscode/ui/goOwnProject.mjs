@@ -222,7 +222,7 @@ export default async function goOwnProjectUi(t) {
         await page.keyboard.press('Escape');
         await picker.waitFor({ state: 'hidden' });
       }
-      await eventually('the seven checks in the pick list', () => picker.locator('.quick-input-list .monaco-list-row').count(), (n) => n >= 7);
+      await eventually('the eight checks in the pick list', () => picker.locator('.quick-input-list .monaco-list-row').count(), (n) => n >= 8);
       await page.keyboard.press('Enter'); // all selected
       await picker.waitFor({ state: 'hidden' });
       await editorTab(page, 'Robustness Checks').waitFor({ state: 'visible', timeout: 60_000 });

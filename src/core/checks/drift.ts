@@ -1,0 +1,89 @@
+import type { WriteRecord } from '../k8s/dynamicClient.ts';
+import type { GroupVersionResource } from '../k8s/objects.ts';
+import type { EndState, RawEndState } from './mask.ts';
+
+/**
+ * The child-drift check's pure part (the check itself is in runChecks.ts): which children the check changes behind
+ * the controller's back, and how. A level-based controller watches the objects it creates (controller-runtime's
+ * `Owns`, a mapped `Watches`) and puts back whatever someone else deletes or changes: the classic bugs are a
+ * missing `Owns`, a predicate that drops the children's events (`WithEventFilter(GenerationChangedPredicate{})`
+ * applies to every watch, and a ConfigMap's generation never moves), and a reconcile that skips its work because its
+ * status says it is done.
+ *
+ * Invariants: only objects the controller itself created in the scratch namespace are targets (never the primary,
+ * never an object the check copied in); a child whose name the end state renumbers (`generateName`, or a name the
+ * reconciler makes unique itself) is not a target, since a recreated one gets a new name by design; at most
+ * {@link MAX_DRIFT_TARGETS}, in creation order.
+ */
+
+/** At most this many children are deleted (and changed) per key: each costs one or two settles. */
+export const MAX_DRIFT_TARGETS = 3;
+
+/** What the check appends to a changed value. */
+export const DRIFT_SUFFIX = '-drifted';
+
+export interface DriftTarget {
+  gvr: GroupVersionResource;
+  /** "configmaps", "deployments.apps": the resource as end states and findings name it. */
+  resource: string;
+  namespace: string;
+  name: string;
+  /** The child's key in the normalized end state ("configmaps/widget-ready"). */
+  endKey: string;
+  uid: string;
+  /**
+   * The change made after the delete was put back (ConfigMaps with data only: other kinds carry fields the server
+   * defaults, which a controller that patches only its own fields rightly leaves alone, and a Secret's data is often
+   * written once on purpose, credentials a person may rotate): a JSON merge patch and the field it changes.
+   */
+  change?: { path: string; patch: unknown };
+}
+
+/**
+ * Kinds the check never deletes: Events (a record, not desired state), and objects that run to completion (Jobs,
+ * Pods): a finished one is removed by design (a Job's ttlSecondsAfterFinished), and a controller that ran it once
+ * and recorded that in status rightly does not run it again.
+ */
+const skipped = (gvr: GroupVersionResource) => gvr.resource === 'events' || (gvr.group === 'batch' && gvr.resource === 'jobs') || (gvr.group === '' && gvr.resource === 'pods');
+
+/**
+ * The children to change: created by the controller (`creates`: its ok, non-dry-run writes, in order) in the
+ * scratch namespace, still present in the settled state `raw` (normalized as `end`), under a name normalization
+ * keeps, whose data field `learned` (paths that differed between the reference runs, "key::path") does not mask.
+ */
+export function driftTargets(creates: readonly WriteRecord[], raw: RawEndState, end: EndState, primary: GroupVersionResource, resourceLabel: (gvr: GroupVersionResource) => string, learned: ReadonlySet<string>): DriftTarget[] {
+  const out: DriftTarget[] = [];
+  for (const w of creates) {
+    if (out.length >= MAX_DRIFT_TARGETS) break;
+    if (w.verb !== 'create' || w.subresource || w.dryRun || w.outcome !== 'ok' || skipped(w.gvr)) continue;
+    if (w.gvr.group === primary.group && w.gvr.resource === primary.resource) continue;
+    const name = w.after?.metadata.name ?? w.name;
+    if (!raw.namespace || w.namespace !== raw.namespace || !name || w.after?.metadata.generateName) continue;
+    const resource = resourceLabel(w.gvr);
+    const present = raw.objects.find((o) => o.resource === resource && o.object.metadata.name === name);
+    if (!present) continue;
+    const endKey = `${resource}/${name.split(raw.namespace).join('<scratch-ns>')}`;
+    if (!(endKey in end) || learned.has(`${endKey}::*`) || out.some((t) => t.endKey === endKey)) continue;
+    const target: DriftTarget = { gvr: w.gvr, resource, namespace: raw.namespace, name, endKey, uid: present.object.metadata.uid ?? '' };
+    const change = dataChange(w.gvr, present.object as { data?: unknown }, (path) => learned.has(`${endKey}::${path}`));
+    if (change) target.change = change;
+    out.push(target);
+  }
+  return out;
+}
+
+/**
+ * A change of a ConfigMap's data: the first key (in sorted order) not masked, its value with {@link DRIFT_SUFFIX}
+ * appended. Undefined for other kinds (Secrets included), empty data and an `immutable` ConfigMap.
+ */
+export function dataChange(gvr: GroupVersionResource, object: { data?: unknown }, masked: (path: string) => boolean): DriftTarget['change'] | undefined {
+  if (gvr.group !== '' || gvr.resource !== 'configmaps') return undefined;
+  // Immutable: the server refuses the change, and nobody else can make it.
+  if ((object as { immutable?: unknown }).immutable === true) return undefined;
+  const data = object.data;
+  if (!data || typeof data !== 'object') return undefined;
+  const key = Object.keys(data).sort().find((k) => typeof (data as Record<string, unknown>)[k] === 'string' && !masked(`data.${k}`));
+  if (key === undefined) return undefined;
+  const value = (data as Record<string, string>)[key]!;
+  return { path: `data.${key}`, patch: { data: { [key]: value + DRIFT_SUFFIX } } };
+}
