@@ -197,6 +197,33 @@ describe('robustness checks (issue 11) on the real control plane', () => {
     assert.deepEqual(await scratchLeft(), []);
   });
 
+  test('child drift: a child the controller does not watch (no ownerReference) but looks at on a periodic requeue is put back when that requeue comes within the bound; beyond it, the finding names the requeue', async () => {
+    const CONFIGMAPS = { group: '', version: 'v1', resource: 'configmaps' };
+    const periodic = (everyMs: number) => (): Reconciler => ({
+      name: `periodic-${everyMs}`,
+      async reconcile(req, ctx) {
+        const name = `${req.name}-periodic`;
+        try {
+          await ctx.client.get(CONFIGMAPS, req.namespace, name, ctx.signal);
+        } catch (e) {
+          if ((e as { code?: number }).code !== 404) throw e;
+          // No ownerReference: the loop is never told about this child. No data either: only its delete is tried.
+          await ctx.client.create(CONFIGMAPS, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: req.namespace } }, { signal: ctx.signal });
+        }
+        return { requeueAfterMs: everyMs, reason: 'look again' };
+      },
+    });
+    const soon = await runChecks(options({ createReconciler: periodic(2_000), reconcilerSpec: { kind: 'module', path: 'periodic.ts' }, checks: ['childDrift'], convergenceBoundMs: 8_000 }));
+    assert.equal(soon.results[0]!.status, 'passed', summary(soon));
+    assert.match(soon.results[0]!.message!, /^1 of 1 child\(ren\) restored within 8 s of a change behind the controller's back \(deleted configmaps\/widget-ready-periodic: recreated\)$/, summary(soon));
+    const late = await runChecks(options({ createReconciler: periodic(60_000), reconcilerSpec: { kind: 'module', path: 'periodic.ts' }, checks: ['childDrift'], convergenceBoundMs: 4_000 }));
+    const f = late.findings.find((x) => x.check === 'childDrift');
+    assert.ok(f, summary(late));
+    assert.equal(f.title, 'Not restored after a delete: configmaps/widget-ready-periodic');
+    assert.match(f.explanation, /did not put it back within 4 s: configmaps\/widget-ready-periodic: missing after the delete[^]*No write followed the delete[^]*Its next reconcile was a requeue-after (59|60) s after the change, beyond the bound/, f.explanation);
+    assert.deepEqual(await scratchLeft(), []);
+  });
+
   test('convergence: a reconcile that writes once (its finalizer) and then fails every time is named as failing, not as a hot loop of writes', async () => {
     const reconciler = (): Reconciler => ({
       name: 'fails-after-finalizer',

@@ -1,4 +1,4 @@
-import { realClock } from '../clock.ts';
+import { realClock, sleep } from '../clock.ts';
 import { yamlDiff } from '../actions/objectDiff.ts';
 import type { JournalEntry } from '../journal/journal.ts';
 import type { WriteRecord } from '../k8s/dynamicClient.ts';
@@ -736,25 +736,43 @@ async function checkChildDrift(ctx: KeyContext, learned: ReadonlySet<string>, pa
     const targets = all.filter((t) => watched(t.gvr));
     const unwatched = [...new Set(all.filter((t) => !watched(t.gvr)).map((t) => t.resource))];
     const notWatchedNote = unwatched.length ? ` (${unwatched.join(', ')} left alone: the check's loop does not watch that kind)` : '';
-    if (!targets.length) return { status: 'skipped', findings: [], message: `the controller created no child in the copy's namespace that the check can change behind its back${notWatchedNote}` };
+    const execNote = ctx.o.reconcilerSpec.kind === 'exec' ? ' (an exec program\'s own kubectl writes are not seen: only writes through Reconcile Lab\'s client are)' : '';
+    if (!targets.length) return { status: 'skipped', findings: [], message: `the controller created no child in the copy's namespace that the check can change behind its back${notWatchedNote}${execNote}` };
     const findings: Finding[] = [];
     const done: string[] = [];
     let restored = 0;
     const seconds = `${Math.round(ctx.boundMs / 100) / 10} s`;
     const names = (what: string) => ({ reference: 'when settled', perturbed: what, perturbedRun: what });
+    // The key's next requeue-after, if one is pending (a controller that only looks again periodically).
+    const requeueAt = () => run.controller.snapshot().waiting.find((w) => w.key === copy.scratchKey && w.kind !== 'backoff')?.dueAt;
     const perturbed = async (what: string, label: string, act: () => Promise<unknown>) => {
       const from = run.writes.length;
       ctx.emit({ kind: 'step', key: ctx.key, check: 'childDrift', message: label });
+      const start = ctx.env.clock.now();
+      const look = async () => normalizeEndState(await snapshot(ctx.env, ns, copy, ctx.resources), ctx.nameRules);
+      let after: EndState = {};
+      let diffs: string[] = [];
+      let later: number | undefined;
       await timed(ctx, parts, label, async () => {
         await act();
         await settle(ctx.env, run, ctx.boundMs);
+        after = await look();
+        diffs = compareEndStates(before, after, learned, names(what));
+        // Settled, but a requeue-after is pending: within the bound, it may still put the child back.
+        for (let due = requeueAt(); diffs.length && due !== undefined && due <= start + ctx.boundMs; due = requeueAt()) {
+          await sleep(ctx.env.clock, Math.max(0, due - ctx.env.clock.now()) + 100, signal);
+          await settle(ctx.env, run, ctx.boundMs);
+          after = await look();
+          diffs = compareEndStates(before, after, learned, names(what));
+        }
+        const due = diffs.length ? requeueAt() : undefined;
+        if (due !== undefined) later = due - start;
       });
-      const after = normalizeEndState(await snapshot(ctx.env, ns, copy, ctx.resources), ctx.nameRules);
-      const diffs = compareEndStates(before, after, learned, names(what));
-      const result = { diffs, diff: diffs.length ? endStateDiff(before, after, learned) : '', writes: okWrites(run, from) };
+      const result = { diffs, diff: diffs.length ? endStateDiff(before, after, learned) : '', writes: okWrites(run, from), later };
       before = after;
       return result;
     };
+    const laterText = (later: number | undefined) => (later === undefined ? '' : ` Its next reconcile was a requeue-after ${Math.round(later / 1000)} s after the change, beyond the bound: a periodic requeue narrows the window but is no substitute for watching the child.`);
     for (const t of targets) {
       if (signal.aborted) break;
       const label = `${t.resource}/${t.name}`;
@@ -764,7 +782,7 @@ async function checkChildDrift(ctx: KeyContext, learned: ReadonlySet<string>, pa
           check: 'childDrift', severity: 'error', diff: del.diff, writes: del.writes.map(checkWriteOf), journal: journalOf(run, copy.scratchKey),
           perturbation: { check: 'childDrift', boundMs: ctx.boundMs, description: `deleted ${label}, which the controller had created for the copy, after the copy settled, and let the controller run for up to ${ctx.boundMs} ms` },
           title: `Not restored after a delete: ${label}`,
-          explanation: `The controller created ${label} for the copy. It was deleted (as a person, another tool or a cleanup may) and the controller did not put it back within ${seconds}: ${del.diffs.slice(0, 4).join('; ')}${del.diffs.length > 4 ? '; …' : ''}. A level-based controller watches what it creates and restores what someone else removed. Usual causes: the child's kind is not watched (controller-runtime: \`Owns(&corev1.ConfigMap{})\` in SetupWithManager, with a controller ownerReference on the child, \`SetControllerReference\`), a predicate or event filter drops the child's events, or the reconcile skips its work when the object's status says it is done (compare the observed children with the desired ones on every pass).${del.writes.length ? '' : ' No write followed the delete: the controller was not told, or decided there was nothing to do.'}`,
+          explanation: `The controller created ${label} for the copy. It was deleted (as a person, another tool or a cleanup may) and the controller did not put it back within ${seconds}: ${del.diffs.slice(0, 4).join('; ')}${del.diffs.length > 4 ? '; …' : ''}. A level-based controller watches what it creates and restores what someone else removed. Usual causes: the child's kind is not watched (controller-runtime: \`Owns(&corev1.ConfigMap{})\` in SetupWithManager, with a controller ownerReference on the child, \`SetControllerReference\`), a predicate or event filter drops the child's events, or the reconcile skips its work when the object's status says it is done (compare the observed children with the desired ones on every pass).${del.writes.length ? '' : ' No write followed the delete: the controller was not told, or decided there was nothing to do.'}${laterText(del.later)}`,
         }));
         continue;
       }
@@ -780,7 +798,7 @@ async function checkChildDrift(ctx: KeyContext, learned: ReadonlySet<string>, pa
           check: 'childDrift', severity: 'error', diff: ch.diff, writes: ch.writes.map(checkWriteOf), journal: journalOf(run, copy.scratchKey),
           perturbation: { check: 'childDrift', boundMs: ctx.boundMs, description: `changed ${change.path} of ${label} (${JSON.stringify(change.patch)}: "${DRIFT_SUFFIX}" appended) after the copy settled, and let the controller run for up to ${ctx.boundMs} ms` },
           title: `Not restored after a change: ${label}: ${change.path}`,
-          explanation: `The controller created ${label} for the copy. Its ${change.path} was changed (as \`kubectl edit\` or another controller may) and the controller did not put it back within ${seconds}: ${ch.diffs.slice(0, 4).join('; ')}${ch.diffs.length > 4 ? '; …' : ''}. The child drifted from what the controller wants, and stays so until something else queues the object. Usual causes: an event filter that drops the child's updates (\`WithEventFilter(predicate.GenerationChangedPredicate{})\` applies to every watch, and a ConfigMap's generation never changes: put the predicate on \`For\` with \`builder.WithPredicates\` instead), a child that is only created when missing and never compared with the desired one, or a reconcile that skips its work when status says it is done. A child meant to be written once (content named by a hash) should say so: \`immutable: true\` (the server then refuses such edits, and this check leaves it alone).${ch.writes.length ? '' : ' No write followed the change: the controller was not told, or decided there was nothing to do.'}`,
+          explanation: `The controller created ${label} for the copy. Its ${change.path} was changed (as \`kubectl edit\` or another controller may) and the controller did not put it back within ${seconds}: ${ch.diffs.slice(0, 4).join('; ')}${ch.diffs.length > 4 ? '; …' : ''}. The child drifted from what the controller wants, and stays so until something else queues the object. Usual causes: an event filter that drops the child's updates (\`WithEventFilter(predicate.GenerationChangedPredicate{})\` applies to every watch, and a ConfigMap's generation never changes: put the predicate on \`For\` with \`builder.WithPredicates\` instead), a child that is only created when missing and never compared with the desired one, or a reconcile that skips its work when status says it is done. A child meant to be written once (content named by a hash) should say so: \`immutable: true\` (the server then refuses such edits, and this check leaves it alone).${ch.writes.length ? '' : ' No write followed the change: the controller was not told, or decided there was nothing to do.'}${laterText(ch.later)}`,
         }));
         continue;
       }
