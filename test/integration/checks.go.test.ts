@@ -174,6 +174,17 @@ describe('robustness checks on the Go controller through the bridge', { skip: (!
     assert.deepEqual(await scratchOf(r), []);
   });
 
+  // No Owns: the child is deleted behind the controller's back and nothing tells it (a typed client's create answers
+  // without a kind: the hint still names the child's Go type).
+  test('a Go controller that does not watch its child (test/fixtures/go-unwatched-child): child drift finds it not restored after a delete and names the Owns line', async () => {
+    const dir = join(ROOT, 'test/fixtures/go-unwatched-child');
+    const r = await runChecks(options({ checks: ['childDrift'], go: { command: ['go', 'run', '.'], cwd: dir, env: { KUBECONFIG: cluster.kubeconfigPath } }, reconcilerSpec: { kind: 'go', command: ['go', 'run', '.'] }, convergenceBoundMs: 5_000 }));
+    assert.deepEqual(r.findings.map((f) => f.title), ['Not restored after a delete: configmaps/widget-ready-config'], summary(r));
+    assert.match(r.findings[0]!.explanation, /did not put it back within 5 s: configmaps\/widget-ready-config: missing after the delete[^]*`Owns\(&corev1\.ConfigMap\{\}\)` in SetupWithManager[^]*No write followed the delete/, r.findings[0]!.explanation);
+    assert.match(r.results[0]!.message!, /^1 change\(s\) behind the controller's back not put back; 0 of 1 child\(ren\) restored/, summary(r));
+    assert.deepEqual(await scratchOf(r), []);
+  });
+
   // The bug only a restart shows: each run is a new process, so the restart run's controller really has an empty memory.
   test('samples/buggy/go-remembers-old-child: the history check\'s restart run finds the old child a controller down during the change never deletes; crash after write and unobserved state do not', async () => {
     const dir = join(ROOT, 'samples/buggy/go-remembers-old-child');

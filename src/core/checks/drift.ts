@@ -31,6 +31,8 @@ export interface DriftTarget {
   /** The child's key in the normalized end state ("configmaps/widget-ready"). */
   endKey: string;
   uid: string;
+  /** The child's kind ("ConfigMap"), from the controller's create. */
+  kind: string;
   /**
    * The change made after the delete was put back (ConfigMaps with data only: other kinds carry fields the server
    * defaults, which a controller that patches only its own fields rightly leaves alone, and a Secret's data is often
@@ -64,7 +66,7 @@ export function driftTargets(creates: readonly WriteRecord[], raw: RawEndState, 
     if (!present) continue;
     const endKey = `${resource}/${name.split(raw.namespace).join('<scratch-ns>')}`;
     if (!(endKey in end) || learned.has(`${endKey}::*`) || out.some((t) => t.endKey === endKey)) continue;
-    const target: DriftTarget = { gvr: w.gvr, resource, namespace: raw.namespace, name, endKey, uid: present.object.metadata.uid ?? '' };
+    const target: DriftTarget = { gvr: w.gvr, resource, namespace: raw.namespace, name, endKey, uid: present.object.metadata.uid ?? '', kind: w.after?.kind ?? present.object.kind ?? '' };
     const change = dataChange(w.gvr, present.object as { data?: unknown }, (path) => learned.has(`${endKey}::${path}`));
     if (change) target.change = change;
     out.push(target);
@@ -86,4 +88,14 @@ export function dataChange(gvr: GroupVersionResource, object: { data?: unknown }
   if (key === undefined) return undefined;
   const value = (data as Record<string, string>)[key]!;
   return { path: `data.${key}`, patch: { data: { [key]: value + DRIFT_SUFFIX } } };
+}
+
+/**
+ * The `Owns` line a controller-runtime controller would need for the child's kind, as Go code in the package names a
+ * kubebuilder project uses (`corev1`, `appsv1`, `networkingv1`: the group's first label and the version):
+ * `Owns(&appsv1.Deployment{})`. A kind that is not known gives the ConfigMap example.
+ */
+export function ownsHint(t: Pick<DriftTarget, 'gvr' | 'kind'>): string {
+  const pkg = `${t.gvr.group === '' ? 'core' : t.gvr.group.split('.')[0]!.replace(/[^a-z0-9]/g, '')}${t.gvr.version}`;
+  return `Owns(&${pkg}.${t.kind || 'ConfigMap'}{})`;
 }

@@ -12,7 +12,7 @@ import { GoCheckRunner } from './goRun.ts';
 import { referencesNote } from './references.ts';
 import { confinementFailure, confinementMessage } from './confinement.ts';
 import { deriveSpecMutation, specSchemaOf } from './specMutation.ts';
-import { DRIFT_SUFFIX, driftTargets } from './drift.ts';
+import { DRIFT_SUFFIX, driftTargets, ownsHint } from './drift.ts';
 import { afterDeletion, crashDuringDeletionProblem, deletionCrashPoints, deletionVerdict, orphansAfterDeletion, orphansProblem, reconcilesAfter, waitUntilGone } from './deletion.ts';
 import { isNotFound } from '../k8s/client.ts';
 import { compareEndStates, differingPaths, endStateDiff, flatten, learnGeneratedNames, maskedFieldsOf, normalizeEndState, VOLATILE_FIELDS, type EndState, type NameRule, type RawEndState } from './mask.ts';
@@ -735,6 +735,8 @@ async function checkChildDrift(ctx: KeyContext, learned: ReadonlySet<string>, pa
     const watched = (gvr: { group: string; resource: string }) => go || ctx.env.owned.some((r) => r.group === gvr.group && r.resource === gvr.resource);
     const all = driftTargets(okWrites(run), raw, before, ctx.env.primary, resourceLabelOf, learned);
     const targets = all.filter((t) => watched(t.gvr));
+    // A typed Go client's create answers without a kind, and list items carry none: a GET of the object does.
+    for (const t of targets) if (!t.kind) t.kind = (await client.get(t.gvr, t.namespace, t.name, signal).catch(() => undefined))?.kind ?? '';
     const unwatched = [...new Set(all.filter((t) => !watched(t.gvr)).map((t) => t.resource))];
     const notWatchedNote = unwatched.length ? ` (${unwatched.join(', ')} left alone: the check's loop does not watch that kind)` : '';
     const execNote = ctx.o.reconcilerSpec.kind === 'exec' ? ' (an exec program\'s own kubectl writes are not seen: only writes through Reconcile Lab\'s client are)' : '';
@@ -786,7 +788,7 @@ async function checkChildDrift(ctx: KeyContext, learned: ReadonlySet<string>, pa
           check: 'childDrift', severity: 'error', diff: del.diff, writes: del.writes.map(checkWriteOf), journal: journalOf(run, copy.scratchKey),
           perturbation: { check: 'childDrift', boundMs: ctx.boundMs, description: `deleted ${label}, which the controller had created for the copy, after the copy settled, and let the controller run for up to ${ctx.boundMs} ms` },
           title: `Not restored after a delete: ${label}`,
-          explanation: `The controller created ${label} for the copy. It was deleted (as a person, another tool or a cleanup may) and the controller did not put it back within ${seconds}: ${del.diffs.slice(0, 4).join('; ')}${del.diffs.length > 4 ? '; …' : ''}. A level-based controller watches what it creates and restores what someone else removed. Usual causes: the child's kind is not watched (controller-runtime: \`Owns(&corev1.ConfigMap{})\` in SetupWithManager, with a controller ownerReference on the child, \`SetControllerReference\`), a predicate or event filter drops the child's events, or the reconcile skips its work when the object's status says it is done (compare the observed children with the desired ones on every pass).${del.writes.length ? '' : ' No write followed the delete: the controller was not told, or decided there was nothing to do.'}${laterText(del.later)}`,
+          explanation: `The controller created ${label} for the copy. It was deleted (as a person, another tool or a cleanup may) and the controller did not put it back within ${seconds}: ${del.diffs.slice(0, 4).join('; ')}${del.diffs.length > 4 ? '; …' : ''}. A level-based controller watches what it creates and restores what someone else removed. Usual causes: the child's kind is not watched (${go ? `\`${ownsHint(t)}\` in SetupWithManager, with a controller ownerReference on the child, \`SetControllerReference\`` : `Reconcile Lab's loop maps a child to its object by its ownerReference, for the kinds it watches: ${t.resource} ${ctx.env.owned.some((r) => r.group === t.gvr.group && r.resource === t.gvr.resource) ? 'is one of them, so the child needs an ownerReference to the object' : 'is not one of them'}`}), a predicate or event filter drops the child's events, or the reconcile skips its work when the object's status says it is done (compare the observed children with the desired ones on every pass).${del.writes.length ? '' : ' No write followed the delete: the controller was not told, or decided there was nothing to do.'}${laterText(del.later)}`,
         }));
         continue;
       }

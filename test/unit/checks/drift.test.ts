@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { dataChange, driftTargets, MAX_DRIFT_TARGETS } from '../../../src/core/checks/drift.ts';
+import { dataChange, driftTargets, MAX_DRIFT_TARGETS, ownsHint } from '../../../src/core/checks/drift.ts';
 import { normalizeEndState, type RawEndState } from '../../../src/core/checks/mask.ts';
 import type { WriteRecord } from '../../../src/core/k8s/dynamicClient.ts';
 import type { GroupVersionResource, KubeObject } from '../../../src/core/k8s/objects.ts';
@@ -90,4 +90,12 @@ test('dataChange: nothing for other kinds (Secrets too), empty or non-string dat
   assert.equal(dataChange(CM, { data: { a: '1' }, immutable: true } as { data: unknown }, () => false), undefined, 'an immutable ConfigMap cannot be changed by anyone');
   assert.equal(dataChange(SECRET, { data: { a: 'MQ==' } }, () => false), undefined);
   assert.deepEqual(dataChange(CM, { data: { a: '1' } }, () => false), { path: 'data.a', patch: { data: { a: '1-drifted' } } });
+});
+
+test('ownsHint: the Owns line in the package names a kubebuilder project uses', () => {
+  assert.equal(ownsHint({ gvr: CM, kind: 'ConfigMap' }), 'Owns(&corev1.ConfigMap{})');
+  assert.equal(ownsHint({ gvr: DEPLOY, kind: 'Deployment' }), 'Owns(&appsv1.Deployment{})');
+  assert.equal(ownsHint({ gvr: { group: 'networking.k8s.io', version: 'v1', resource: 'ingresses' }, kind: 'Ingress' }), 'Owns(&networkingv1.Ingress{})');
+  assert.equal(ownsHint({ gvr: WIDGETS, kind: 'Widget' }), 'Owns(&labv1alpha1.Widget{})');
+  assert.equal(ownsHint({ gvr: CM, kind: '' }), 'Owns(&corev1.ConfigMap{})');
 });
