@@ -107,9 +107,14 @@ export async function treeLabels(scope) {
 export async function treeItem(scope, label, { expand = false } = {}) {
   const item = scope.getByRole('treeitem').filter({ has: scope.page().locator('.label-name', { hasText: label }) }).first();
   await item.waitFor({ state: 'visible' });
-  if (expand && (await item.getAttribute('aria-expanded')) === 'false') {
-    await item.click();
-    if ((await item.getAttribute('aria-expanded')) === 'false') await item.press('ArrowRight');
+  if (!expand) return item;
+  // A live tree may re-render the row while it refreshes (a busy cluster, a controller's queue filling), dropping an
+  // expansion made just before: expand until it stays expanded.
+  for (let attempt = 0; (await item.getAttribute('aria-expanded')) === 'false'; attempt++) {
+    if (attempt >= 20) throw new Error(`tree item ${label} does not stay expanded`);
+    if (attempt % 2 === 0) await item.click();
+    else await item.press('ArrowRight');
+    await item.page().waitForTimeout(500);
   }
   return item;
 }
