@@ -7,7 +7,7 @@
 // Fix: compare the observed children with the desired ones on every pass; observedGeneration reports what was
 // reconciled, it does not decide whether to look.
 import type { ReconcileContext, Request, Result } from '../../src/core/controller/reconcile.ts';
-import { CONFIGMAPS, getOrUndefined, ownerRef } from './common.ts';
+import { ensureChild, getOrUndefined } from './common.ts';
 
 export async function reconcile(request: Request, ctx: ReconcileContext): Promise<Result> {
   const widget = await getOrUndefined(ctx, ctx.primary, request.namespace, request.name);
@@ -17,12 +17,7 @@ export async function reconcile(request: Request, ctx: ReconcileContext): Promis
   if (status.observedGeneration === widget.metadata.generation) return {};
   const name = `${request.name}-settings`;
   const data = (widget.spec as { data?: Record<string, string> })?.data ?? {};
-  const child = await getOrUndefined(ctx, CONFIGMAPS, request.namespace, name);
-  if (!child) {
-    await ctx.client.create(CONFIGMAPS, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: request.namespace, ownerReferences: ownerRef(widget) }, data }, { signal: ctx.signal });
-  } else if (JSON.stringify((child as { data?: unknown }).data ?? {}) !== JSON.stringify(data)) {
-    await ctx.client.update(CONFIGMAPS, { ...child, data }, { signal: ctx.signal });
-  }
+  await ensureChild(ctx, widget, name, data);
   await ctx.client.updateStatus(ctx.primary, { ...widget, status: { childName: name, observedGeneration: widget.metadata.generation } }, { signal: ctx.signal });
   return {};
 }

@@ -185,6 +185,18 @@ describe('robustness checks on the Go controller through the bridge', { skip: (!
     assert.deepEqual(await scratchOf(r), []);
   });
 
+  // A Get whose NotFound is returned: the reconcile the last delete event queues fails, and is retried with backoff.
+  test('samples/buggy/go-fails-when-gone: the deletion check finds the reconciles that fail once the Widget is gone, and names IgnoreNotFound', async () => {
+    const dir = join(ROOT, 'samples/buggy/go-fails-when-gone');
+    const r = await runChecks(options({ checks: ['runTwice', 'deletion', 'childDrift'], go: { command: ['go', 'run', '.'], cwd: dir, env: { KUBECONFIG: cluster.kubeconfigPath } }, reconcilerSpec: { kind: 'go', command: ['go', 'run', '.'] }, convergenceBoundMs: 5_000 }));
+    assert.deepEqual(r.findings.map((f) => f.check), ['deletion'], summary(r));
+    const f = r.findings[0]!;
+    assert.match(f.title, /^Fails after the object is gone: \d+ of \d+ reconcile\(s\) failed, last with: Widget\.lab\.reconcile\.dev "widget-ready" not found$/, summary(r));
+    assert.match(f.explanation, /still retried with backoff[^]*`return ctrl\.Result\{\}, client\.IgnoreNotFound\(err\)`/, f.explanation);
+    assert.match(r.results.find((x) => x.check === 'deletion')!.message!, /^gone \d+ ms after the delete \(the reconciler removed lab\.reconcile\.dev\/cleanup\)(; \d+ reconcile\(s\) after the delete failed on the way \(last: [^)]*\))?; the reconcile after it was gone failed$/, summary(r));
+    assert.deepEqual(await scratchOf(r), []);
+  });
+
   // The bug only a restart shows: each run is a new process, so the restart run's controller really has an empty memory.
   test('samples/buggy/go-remembers-old-child: the history check\'s restart run finds the old child a controller down during the change never deletes; crash after write and unobserved state do not', async () => {
     const dir = join(ROOT, 'samples/buggy/go-remembers-old-child');

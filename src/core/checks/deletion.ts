@@ -111,6 +111,38 @@ export function deletionVerdict(o: DeletionObservation): DeletionVerdict {
 }
 
 /**
+ * Where in `entries` the deleted object was gone for sure: right after the last successful write to it from `from`
+ * (the delete) on — the write that removed its last finalizer, after which no write to it can succeed — or `from`
+ * itself when there was none (no finalizer: the delete removed it at once). A reconcile that starts at or after the
+ * index ran on a key whose object no longer existed.
+ */
+export function goneIndex(entries: readonly JournalEntry[], from: number, key: ObjectKey, primary: { group: string; resource: string }): number {
+  let at = from;
+  for (let i = from; i < entries.length; i++) {
+    const e = entries[i]!;
+    if (e.kind === 'write' && e.objectKey === key && !e.error && !e.dryRun && e.gvr.group === primary.group && e.gvr.resource === primary.resource) at = i + 1;
+  }
+  return at;
+}
+
+/**
+ * The problem of reconciles that failed after the object was gone (`afterGone`: the key's reconciles that started
+ * once the copy no longer existed, from {@link reconcilesAfter}); undefined when none failed. Its last delete event
+ * queues the key once more, and a reconcile of a key whose object is gone has nothing to do: an error there (a `Get`
+ * whose NotFound is returned instead of ignored is the classic) is retried with backoff for as long as the process
+ * runs, for an object that will never come back.
+ */
+export function failsWhenGoneProblem(afterGone: Pick<DeletionObservation, 'reconciles' | 'failures' | 'lastFailed'>): DeletionProblem | undefined {
+  if (!afterGone.failures.length) return undefined;
+  const last = afterGone.failures[afterGone.failures.length - 1]!;
+  const notFound = /not ?found|404/i.test(last.message);
+  return {
+    title: `Fails after the object is gone: ${afterGone.failures.length} of ${afterGone.reconciles} reconcile(s) failed, last with: ${clip(last.message)}`,
+    explanation: `The copy was deleted and is gone, and its last delete event queued the key once more, as it always does. That reconcile has nothing to do, yet it failed (${afterGone.failures.length} of ${afterGone.reconciles} reconcile(s) after the copy was gone${afterGone.lastFailed ? (last.terminal ? ', the last one terminal' : ', still retried with backoff') : ''}), last with: ${clip(last.message)}. ${last.terminal ? 'A terminal error is logged as a failure for an object that no longer exists' : 'A failing key is retried with backoff for as long as the process runs, for an object that will never come back: log noise, a queue that never forgets the key, and retry metrics that never settle'}. ${notFound ? 'Treat NotFound on the first read as "nothing to do": `return ctrl.Result{}, client.IgnoreNotFound(err)` (a module: catch the 404 and return).' : 'Return success when the object is gone: read it first and stop when it is not found.'}`,
+  };
+}
+
+/**
  * Polls `get` (every `intervalMs` on `clock`) until it reports the object gone (undefined, or a 404 it throws), or
  * `boundMs` passed. Resolves with the last object seen when not gone. Rejects when `signal` aborts or `get` throws
  * anything but a 404.

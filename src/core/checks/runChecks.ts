@@ -13,7 +13,7 @@ import { referencesNote } from './references.ts';
 import { confinementFailure, confinementMessage } from './confinement.ts';
 import { deriveSpecMutation, specSchemaOf } from './specMutation.ts';
 import { DRIFT_SUFFIX, driftTargets, ownsHint } from './drift.ts';
-import { afterDeletion, crashDuringDeletionProblem, deletionCrashPoints, deletionVerdict, orphansAfterDeletion, orphansProblem, reconcilesAfter, waitUntilGone } from './deletion.ts';
+import { afterDeletion, crashDuringDeletionProblem, deletionCrashPoints, deletionVerdict, failsWhenGoneProblem, goneIndex, orphansAfterDeletion, orphansProblem, reconcilesAfter, waitUntilGone } from './deletion.ts';
 import { isNotFound } from '../k8s/client.ts';
 import { compareEndStates, differingPaths, endStateDiff, flatten, learnGeneratedNames, maskedFieldsOf, normalizeEndState, VOLATILE_FIELDS, type EndState, type NameRule, type RawEndState } from './mask.ts';
 import { CHECK_KINDS, CHECK_TITLES, type CheckKind, type CheckProgress, type CheckProgressEvent, type CheckReport, type CheckResult, type CheckTimingPart, type CheckWrite, type Finding, type Perturbation, type RunChecksOptions } from './types.ts';
@@ -1001,6 +1001,14 @@ async function checkDeletion(ctx: KeyContext, parts: CheckTimingPart[], learned:
     if (waited.gone) {
       // The uninterrupted deletion's end state (what the cleanup left), once the cleanup after the finalizer's removal (if any) is done.
       await timed(ctx, parts, 'after the delete, until settled', () => settle(ctx.env, run, ctx.boundMs));
+      // The reconciles of the key once its object was gone must not fail.
+      const gone = failsWhenGoneProblem(reconcilesAfter(run.entries, copy.scratchKey, goneIndex(run.entries, from, copy.scratchKey, primary)));
+      if (gone && verdictResult.status === 'passed') {
+        verdictResult = {
+          status: 'failed', message: `${verdictResult.message}; the reconcile after it was gone failed`,
+          findings: [finding(ctx, { check: 'deletion', severity: 'error', perturbation, diff: '', title: gone.title, explanation: gone.explanation, writes: writes.map(checkWriteOf), journal: journalOf(run, copy.scratchKey) })],
+        };
+      }
       const raw = await snapshot(ctx.env, ns, copy, ctx.resources);
       reference = { end: normalizeEndState(afterDeletion(raw, uid), ctx.nameRules), writes: okWrites(run, writesFrom) };
       const creates = okWrites(run).slice(0, okWrites(run).length - reference.writes.length).filter((w) => w.verb === 'create' && !w.subresource)

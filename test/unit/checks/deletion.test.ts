@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { afterDeletion, crashDuringDeletionProblem, deletionCrashPoints, deletionVerdict, orphansAfterDeletion, orphansProblem, reconcilesAfter, waitUntilGone, type DeletionObservation } from '../../../src/core/checks/deletion.ts';
+import { afterDeletion, crashDuringDeletionProblem, deletionCrashPoints, deletionVerdict, failsWhenGoneProblem, goneIndex, orphansAfterDeletion, orphansProblem, reconcilesAfter, waitUntilGone, type DeletionObservation } from '../../../src/core/checks/deletion.ts';
 import { ApiError } from '../../../src/core/k8s/client.ts';
 import type { JournalEntry } from '../../../src/core/journal/journal.ts';
 import type { KubeObject } from '../../../src/core/k8s/objects.ts';
@@ -143,4 +143,26 @@ test('orphans: a created child without any ownerReference is left behind; owned 
   assert.match(p.title, /Left behind after the delete: configmaps\/w-books/);
   assert.match(p.explanation, /no ownerReference/);
   assert.match(p.explanation, /SetControllerReference/);
+});
+
+test('goneIndex: right after the last successful write to the deleted object (its finalizer\'s removal), else the delete itself', () => {
+  const WIDGETS = { group: 'lab.reconcile.dev', version: 'v1alpha1', resource: 'widgets' };
+  const CMS = { group: '', version: 'v1', resource: 'configmaps' };
+  const write = (gvr: typeof CMS, objectKey: string, more: Record<string, unknown> = {}): JournalEntry => ({ kind: 'write', verb: 'patch', gvr, resource: gvr.resource, objectKey, dryRun: false, ...more }) as unknown as JournalEntry;
+  const start: JournalEntry = { kind: 'reconcileStart', key: KEY, controller: 'c', triggers: [], attempt: 1, via: 'worker' } as unknown as JournalEntry;
+  // 0 before the delete; from 1: a child's delete, the finalizer's removal (index 3), a refused write, a dry run.
+  const entries = [write(WIDGETS, KEY), start, write(CMS, KEY), write(WIDGETS, KEY), write(WIDGETS, KEY, { error: '404 NotFound' }), write(WIDGETS, KEY, { dryRun: true }), start];
+  assert.equal(goneIndex(entries, 1, KEY, WIDGETS), 4);
+  assert.equal(goneIndex(entries.slice(0, 3), 1, KEY, WIDGETS), 1, 'no write to it after the delete: gone at the delete');
+  assert.equal(goneIndex(entries, 1, 'other/w', WIDGETS), 1);
+});
+
+test('failsWhenGoneProblem: none without failures; a NotFound names IgnoreNotFound, another error says to stop when not found', () => {
+  assert.equal(failsWhenGoneProblem({ reconciles: 1, failures: [], lastFailed: false }), undefined);
+  const nf = failsWhenGoneProblem({ reconciles: 4, failures: [{ message: 'widgets.lab.reconcile.dev "w" not found', terminal: false }, { message: 'widgets.lab.reconcile.dev "w" not found', terminal: false }], lastFailed: true })!;
+  assert.equal(nf.title, 'Fails after the object is gone: 2 of 4 reconcile(s) failed, last with: widgets.lab.reconcile.dev "w" not found');
+  assert.match(nf.explanation, /its last delete event queued the key once more[^]*still retried with backoff[^]*for as long as the process runs[^]*client\.IgnoreNotFound\(err\)/);
+  const other = failsWhenGoneProblem({ reconciles: 1, failures: [{ message: 'registry unreachable', terminal: true }], lastFailed: true })!;
+  assert.match(other.explanation, /the last one terminal[^]*A terminal error is logged as a failure[^]*Return success when the object is gone/);
+  assert.doesNotMatch(other.explanation, /IgnoreNotFound/);
 });
