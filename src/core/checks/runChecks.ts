@@ -13,6 +13,7 @@ import { referencesNote } from './references.ts';
 import { confinementFailure, confinementMessage } from './confinement.ts';
 import { deriveSpecMutation, specSchemaOf } from './specMutation.ts';
 import { DRIFT_SUFFIX, driftTargets, ownsHint } from './drift.ts';
+import { revertPatch } from './revert.ts';
 import { afterDeletion, crashDuringDeletionProblem, deletionCrashPoints, deletionVerdict, failsWhenGoneProblem, goneIndex, orphansAfterDeletion, orphansProblem, reconcilesAfter, waitUntilGone } from './deletion.ts';
 import { isNotFound } from '../k8s/client.ts';
 import { compareEndStates, differingPaths, endStateDiff, flatten, learnGeneratedNames, maskedFieldsOf, normalizeEndState, VOLATILE_FIELDS, type EndState, type NameRule, type RawEndState } from './mask.ts';
@@ -868,16 +869,35 @@ async function checkHistory(ctx: KeyContext, learned: ReadonlySet<string>, parts
   const patch = (copy: ScratchCopy, t: unknown) => patchCopy(ctx.env, copy, t);
   const changes = transitions.map((t) => JSON.stringify(t)).join(' → ');
   const what = derived ? `${derived.join(', ')} changed as the schema allows (${changes})` : `${transitions.length} change(s) (${changes})`;
-  const path = await timed(ctx, parts, 'path run (each change reconciled)', async () => {
+  const readCopy = (copy: ScratchCopy) => ctx.env.client.get(ctx.env.primary, copy.namespace, copy.name, ctx.env.signal);
+  const path = await timed(ctx, parts, 'path run (each change reconciled, then reverted)', async () => {
     const { ns, copy } = await scratch(ctx, 'history path');
     const run = await startRun(ctx.env, ns, { key: copy.scratchKey });
     try {
       await settle(ctx.env, run, ctx.boundMs);
+      const beforeObject = await readCopy(copy);
+      const before = normalizeEndState(await snapshot(ctx.env, ns, copy, ctx.resources), ctx.nameRules);
       for (const t of transitions) {
         await patch(copy, t);
         await settle(ctx.env, run, ctx.boundMs);
       }
-      return { end: normalizeEndState(await snapshot(ctx.env, ns, copy, ctx.resources), ctx.nameRules), run, copy };
+      const end = normalizeEndState(await snapshot(ctx.env, ns, copy, ctx.resources), ctx.nameRules);
+      // Acto's recovery oracle: set back what the changes touched; the state before them must come back.
+      let revert: { end: EndState; from: number } | { note: string };
+      const undo = revertPatch(transitions, beforeObject, await readCopy(copy));
+      if (!undo) revert = { note: 'nothing to revert (the changes left the object as it was)' };
+      else {
+        const from = run.writes.length;
+        try {
+          await patch(copy, undo);
+          await settle(ctx.env, run, ctx.boundMs);
+          revert = { end: normalizeEndState(await snapshot(ctx.env, ns, copy, ctx.resources), ctx.nameRules), from };
+        } catch (e) {
+          if (ctx.env.signal.aborted) throw e;
+          revert = { note: `not reverted: the server refused to set the changed fields back (${(e as Error).message.split('\n')[0]})` };
+        }
+      }
+      return { end, run, copy, before, revert };
     } finally {
       await run.stop();
     }
@@ -939,9 +959,22 @@ async function checkHistory(ctx: KeyContext, learned: ReadonlySet<string>, parts
         explanation: `The copy settled, its controller stopped, and ${what} landed before a new controller started. That controller settled in a state that an object created with the final spec does not get, and that a controller watching each change did not leave: ${restartDiffs.slice(0, 4).join('; ')}${restartDiffs.length > 4 ? '; …' : ''} (the diff shows the fresh object's end state → the restarted one's). The controller acts on something it remembers from watching the change (the previous spec, the name of a child it made, an old object from an update event), which a restart, a leader failover or an upgrade loses. Derive the work from the cluster instead: find the children by label or ownerReference and remove those the current spec no longer wants; keep what must survive in status.`,
       }));
     }
-    if (!findings.length) return { status: 'passed' as const, findings, message: `${what}: the same end state as an object created with the final spec, whether each change was reconciled or all of them landed while no controller ran` };
+    const revert = path.revert;
+    const revertDiffs = 'end' in revert ? compareEndStates(path.before, revert.end, learned, { reference: 'before the changes', perturbed: 'after they were reverted', perturbedRun: 'after they were reverted' }) : [];
+    if ('end' in revert && revertDiffs.length) {
+      findings.push(finding(ctx, {
+        check: 'historyIndependence', severity: 'error',
+        perturbation: { check: 'historyIndependence', description: `changed the copy step by step (${what}), reconciling each, then set every field the changes touched back to its value before them, and compared with the state the copy had settled in before the changes` },
+        diff: endStateDiff(path.before, revert.end, learned), writes: okWrites(path.run, revert.from).map(checkWriteOf), journal: journalOf(path.run, path.copy.scratchKey),
+        title: `Not undone when the change was reverted: ${revertDiffs[0]}`,
+        explanation: `After ${what}, each reconciled, every field the changes touched was set back to its value before them, and the controller settled in a state other than the one it had before the changes: ${revertDiffs.slice(0, 4).join('; ')}${revertDiffs.length > 4 ? '; …' : ''} (the diff shows the state before the changes → after they were reverted). Turning a setting back must undo what turning it on did (Acto's recovery oracle): the usual causes are a child made for a setting that is now off and never deleted (a Service for an \`expose\` turned off, the objects of replicas scaled down), keys or labels merged into a child and never removed, or a status that keeps what the old spec caused. Build each child, with all of its data, from the current spec, and delete or prune what the spec no longer asks for.`,
+      }));
+    }
+    const revertText = 'end' in revert ? 'and reverted, the state before the changes came back' : revert.note;
+    if (!findings.length) return { status: 'passed' as const, findings, message: `${what}: the same end state as an object created with the final spec, whether each change was reconciled or all of them landed while no controller ran; ${revertText}` };
     const counts = [diffs.length ? `${diffs.length} difference(s) after the changes were reconciled one by one` : '', restartMattered ? `${restartDiffs.length} after they landed while no controller ran` : ''].filter(Boolean).join(', ');
-    return { status: 'failed' as const, message: `the end state depends on the path: ${counts}, compared with an object created with the final spec`, findings };
+    if (!counts) return { status: 'failed' as const, message: `the change was not undone when it was reverted: ${revertDiffs.length} difference(s) from the state before the changes (the same end state as an object created with the final spec otherwise)`, findings };
+    return { status: 'failed' as const, message: `the end state depends on the path: ${counts}, compared with an object created with the final spec${revertDiffs.length ? `; and ${revertDiffs.length} difference(s) from the state before the changes once they were reverted` : ''}`, findings };
   });
 }
 
