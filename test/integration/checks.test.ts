@@ -385,6 +385,50 @@ describe('robustness checks (issue 11) on the real control plane', () => {
     assert.deepEqual(await scratchLeft(), []);
   });
 
+  test('history independence, reverted: a setting turned on and back off (derived from the CRD schema: a boolean flipped, an integer raised) must take away what it made; a controller that only ever adds is found, one that prunes passes', async () => {
+    const group = `${uniqueName('rev')}.example.org`;
+    const crdObject = testCrd({ group, kind: 'Exporter', plural: 'exporters' });
+    const version = (crdObject.spec as { versions: Array<Record<string, unknown>> }).versions[0]!;
+    version.schema = { openAPIV3Schema: { type: 'object', properties: { spec: { type: 'object', properties: { metrics: { type: 'boolean' }, shards: { type: 'integer', minimum: 1, maximum: 4 } } }, status: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } } };
+    await installCrd(cluster.transport, crdObject);
+    const exporters = { group, version: 'v1', resource: 'exporters', kind: 'Exporter', namespaced: true };
+    const CONFIGMAPS = { group: '', version: 'v1', resource: 'configmaps' };
+    await c.create(exporters, { apiVersion: `${group}/v1`, kind: 'Exporter', metadata: { name: 'edge', namespace: ns }, spec: { metrics: false, shards: 1 } });
+    const reconciler = (prunes: boolean): Reconciler => ({
+      name: prunes ? 'prunes' : 'only-adds',
+      async reconcile(req, ctx) {
+        const e = await ctx.client.get(ctx.primary, req.namespace, req.name, ctx.signal).catch((err: unknown) => {
+          if ((err as { code?: number }).code === 404) return undefined;
+          throw err;
+        });
+        if (!e || e.metadata.deletionTimestamp) return {};
+        const spec = (e.spec ?? {}) as { metrics?: boolean; shards?: number };
+        const want = new Set([...Array.from({ length: spec.shards ?? 1 }, (_, i) => `${req.name}-shard-${i}`), ...(spec.metrics ? [`${req.name}-metrics`] : [])]);
+        const owner = [{ apiVersion: e.apiVersion!, kind: e.kind!, name: e.metadata.name!, uid: e.metadata.uid!, controller: true }];
+        const have = (await ctx.client.list(CONFIGMAPS, req.namespace, { signal: ctx.signal })).items.filter((m) => m.metadata.ownerReferences?.some((o) => o.uid === e.metadata.uid));
+        for (const name of want) {
+          if (!have.some((m) => m.metadata.name === name)) await ctx.client.create(CONFIGMAPS, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: req.namespace, ownerReferences: owner }, data: { role: name.slice(req.name.length + 1) } }, { signal: ctx.signal });
+        }
+        if (prunes) for (const m of have) if (!want.has(m.metadata.name!)) await ctx.client.delete(CONFIGMAPS, req.namespace, m.metadata.name!, { signal: ctx.signal });
+        return {};
+      },
+    });
+    const run = (prunes: boolean) => runChecks(options({ primary: exporters, keys: [`${ns}/edge`], createReconciler: () => reconciler(prunes), reconcilerSpec: { kind: 'module', path: prunes ? 'prunes.ts' : 'only-adds.ts' }, checks: ['historyIndependence'], convergenceBoundMs: 6_000 }));
+    const bad = await run(false);
+    const h = bad.results.find((x) => x.check === 'historyIndependence')!;
+    assert.equal(h.status, 'failed', summary(bad));
+    assert.equal(h.message, 'the change was not undone when it was reverted: 2 difference(s) from the state before the changes (the same end state as an object created with the final spec otherwise)', summary(bad));
+    assert.deepEqual(bad.findings.map((f) => f.title), ['Not undone when the change was reverted: configmaps/edge-metrics: exists only after they were reverted'], summary(bad));
+    const f = bad.findings[0]!;
+    assert.match(f.explanation, /^After spec\.metrics, spec\.shards changed as the schema allows \(\{"spec":\{"metrics":true,"shards":2\}\}\), each reconciled, every field the changes touched was set back to its value before them[^]*configmaps\/edge-metrics: exists only after they were reverted; configmaps\/edge-shard-1: exists only after they were reverted[^]*never deleted/, f.explanation);
+    assert.match(f.diff ?? '', /\+\+\+ configmaps\/edge-metrics/, f.diff);
+    const good = await run(true);
+    const g = good.results.find((x) => x.check === 'historyIndependence')!;
+    assert.equal(g.status, 'passed', summary(good));
+    assert.match(g.message!, /; and reverted, the state before the changes came back$/, summary(good));
+    assert.deepEqual(await scratchLeft(), []);
+  });
+
   test('a cluster-scoped kind: only the copy is reconciled, every check compares, the other objects are untouched', async () => {
     const group = `${uniqueName('chk')}.example.org`;
     await installCrd(cluster.transport, testCrd({ group, kind: 'Policy', plural: 'policies', scope: 'Cluster' }));

@@ -17,7 +17,7 @@ const CHECK_DETAILS: Record<CheckKind, string> = {
   crashAfterWrite: 'Stop the controller after each write but the last, restart it with a fresh cache and queue, compare the end state.',
   staleCache: 'Reconcile from a cache frozen while the server moved on: flag writes that destroy or overwrite newer state.',
   unobservedState: 'Withhold the watch events between two states: the end state must equal the reference.',
-  historyIndependence: 'Change the spec step by step (watched, and again while no controller runs), then create a fresh object with the final spec: all must end in the same state.',
+  historyIndependence: 'Change the spec step by step (watched, and again while no controller runs), then create a fresh object with the final spec: all must end in the same state; then change it back: the state before must return.',
   convergence: 'After the spec stops changing the key must go idle, stop writing within a bound and not flap.',
   deletion: 'Delete the settled copy: it must be gone within the bound (finalizers removed, no failing reconcile on the Terminating object).',
   childDrift: 'Delete, then change, each child the controller created, behind its back: it must put each one back (a watch of its children, no filter dropping their events).',
