@@ -198,6 +198,22 @@ describe('robustness checks on the Go controller through the bridge', { skip: (!
   });
 
   // The bug only a restart shows: each run is a new process, so the restart run's controller really has an empty memory.
+  test('samples/buggy/go-never-prunes-keys: the history check finds the entry a reverted change leaves in a child (CreateOrUpdate merging into the map it read); its path and restart runs and the other checks find nothing', async () => {
+    const dir = join(ROOT, 'samples/buggy/go-never-prunes-keys');
+    const r = await runChecks(options({ checks: ['runTwice', 'crashAfterWrite', 'unobservedState', 'historyIndependence', 'childDrift'], transitions: [{ spec: { data: { tier: 'gold' } } }], go: { command: ['go', 'run', '.'], cwd: dir, env: { KUBECONFIG: cluster.kubeconfigPath } }, reconcilerSpec: { kind: 'go', command: ['go', 'run', '.'] }, convergenceBoundMs: 6_000 }));
+    assert.deepEqual(r.findings.map((f) => f.check), ['historyIndependence'], summary(r));
+    const f = r.findings[0]!;
+    assert.equal(f.title, 'Not undone when the change was reverted: configmaps/widget-ready-env: data.WIDGET_TIER: (absent) before the changes, "gold" after they were reverted', summary(r));
+    assert.match(f.perturbation.description, /then set every field the changes touched back to its value before them/);
+    assert.match(f.explanation, /keys or labels merged into a child and never removed[^]*CreateOrUpdate` mutate function gets the object as the server has it: assign whole maps, `cm\.Data = desired`/, f.explanation);
+    // After the revert the controller did write (the sample's own child lost the key), just not the env child.
+    assert.ok(f.writes.some((w) => w.resource === 'configmaps' && w.objectKey.endsWith('/widget-ready-config')), JSON.stringify(f.writes));
+    assert.ok(!f.writes.some((w) => w.objectKey.endsWith('/widget-ready-env')), JSON.stringify(f.writes));
+    assert.match(r.results.find((x) => x.check === 'historyIndependence')!.message!, /^the change was not undone when it was reverted: 1 difference\(s\) from the state before the changes/, summary(r));
+    assert.ok(r.parts.some((p) => p.part === 'path run (each change reconciled, then reverted)'), r.parts.map((p) => p.part).join(', '));
+    assert.deepEqual(await scratchOf(r), []);
+  });
+
   test('samples/buggy/go-remembers-old-child: the history check\'s restart run finds the old child a controller down during the change never deletes; crash after write and unobserved state do not', async () => {
     const dir = join(ROOT, 'samples/buggy/go-remembers-old-child');
     const r = await runChecks(options({ checks: ['crashAfterWrite', 'unobservedState', 'historyIndependence'], go: { command: ['go', 'run', '.'], cwd: dir, env: { KUBECONFIG: cluster.kubeconfigPath } }, reconcilerSpec: { kind: 'go', command: ['go', 'run', '.'] } }));
