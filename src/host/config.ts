@@ -1,5 +1,5 @@
 import * as vscode from 'vscode';
-import { clampSettings, migratedWorkQueueKind, RestrictedSettings, SETTINGS_SECTION, SettingDefaults, settingProblems, type SettingKey, type Settings } from './settings.ts';
+import { clampSettings, migratedWorkQueueKind, RestrictedSettings, SETTINGS_SECTION, SettingDefaults, settingProblems, settingTypeOk, type SettingKey, type Settings } from './settings.ts';
 
 /** Reads every `reconcileLab.*` setting, falling back to the declared defaults for missing or mistyped values; numbers are clamped to their declared ranges. */
 export function readSettings(scope?: vscode.ConfigurationScope): Settings {
@@ -8,8 +8,7 @@ export function readSettings(scope?: vscode.ConfigurationScope): Settings {
   for (const key of Object.keys(SettingDefaults) as SettingKey[]) {
     const def = SettingDefaults[key];
     const v = cfg.get<unknown>(key, def);
-    const ok = Array.isArray(def) ? Array.isArray(v) && v.every((x) => typeof x === 'string') : typeof v === typeof def;
-    out[key] = ok ? v : def;
+    out[key] = settingTypeOk(key, v) ? v : def;
   }
   // The deprecated workQueue.rateLimiter still chooses the queue until workQueue.kind is set somewhere.
   const kind = cfg.inspect('workQueue.kind');

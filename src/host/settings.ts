@@ -51,6 +51,11 @@ export interface Settings {
   'goController.cwd': string;
   /** F5 without the Go extension: the `dlv` to debug with; empty: one on PATH / GOBIN / GOPATH, else installed on request. */
   'goController.delvePath': string;
+  /**
+   * Robustness checks: JSON merge patches of the checked object, applied in order to its scratch copies (never to the
+   * object itself), for every reconciler, a Go controller's included; a module's `checkTransitions` export wins.
+   */
+  'checks.transitions': Array<Record<string, unknown>>;
 }
 
 export type SettingKey = keyof Settings;
@@ -84,7 +89,23 @@ export const SettingDefaults: Settings = {
   'goController.env': {},
   'goController.cwd': '',
   'goController.delvePath': '',
+  'checks.transitions': [],
 };
+
+/** Settings whose value is a list of JSON objects (any other list setting is a list of strings). */
+const ObjectListSettings: readonly SettingKey[] = ['checks.transitions'];
+
+function isPlainObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** Whether `v` has the type setting `key` takes (else its default applies: {@link settingProblems} says so). */
+export function settingTypeOk(key: SettingKey, v: unknown): boolean {
+  const def = SettingDefaults[key];
+  if (ObjectListSettings.includes(key)) return Array.isArray(v) && v.every(isPlainObject);
+  if (Array.isArray(def)) return Array.isArray(v) && v.every((x) => typeof x === 'string');
+  return typeof v === typeof def && (typeof v !== 'object' || isPlainObject(v));
+}
 
 /** The declared range of a numeric setting (package.json `minimum` / `maximum`, `type: integer`). */
 export interface SettingRange {
@@ -142,9 +163,8 @@ export function settingProblems(raw: Partial<Record<SettingKey, unknown>>): stri
     const v = raw[key];
     const def = SettingDefaults[key];
     const name = `${SETTINGS_SECTION}.${key}`;
-    const typeOk = Array.isArray(def) ? Array.isArray(v) && v.every((x) => typeof x === 'string') : typeof v === typeof def && (typeof v !== 'object' || (v !== null && !Array.isArray(v)));
-    if (!typeOk) {
-      const want = Array.isArray(def) ? 'a list of strings' : typeof def === 'object' ? 'an object' : `a ${typeof def}`;
+    if (!settingTypeOk(key, v)) {
+      const want = ObjectListSettings.includes(key) ? 'a list of JSON objects' : Array.isArray(def) ? 'a list of strings' : typeof def === 'object' ? 'an object' : `a ${typeof def}`;
       out.push(`${name} is ${shown(v)}, not ${want}: the default ${shown(def)} applies`);
       continue;
     }

@@ -6,6 +6,7 @@ import { CHECK_TITLES, type CheckClusterInfo, type CheckKind, type CheckReport, 
 import { DisposableStore } from '../../core/lifecycle.ts';
 import type { ObjectKey } from '../../core/k8s/keys.ts';
 import type { ReconcileLab } from '../reconcileLab.ts';
+import { readSettings } from '../config.ts';
 import type { ReconcilerRecipe, Session } from '../session/session.ts';
 import * as ui from '../ui.ts';
 import { ChecksPanel } from '../webview/checksPanel.ts';
@@ -121,7 +122,10 @@ export class ChecksUi implements vscode.Disposable {
               }
             }
             const predicates = exported ? exported.predicates : recipe.predicates;
-            const transitions = exported ? exported.checkTransitions : recipe.checkTransitions;
+            const exportedTransitions = exported ? exported.checkTransitions : recipe.checkTransitions;
+            // A module's export wins; else the setting (any reconciler, a Go controller's included).
+            const fromSetting = go !== undefined || !exportedTransitions?.length;
+            const transitions = fromSetting ? readSettings()['checks.transitions'] : exportedTransitions;
             return await runChecks(
               {
                 transport: s.transport,
@@ -135,8 +139,8 @@ export class ChecksUi implements vscode.Disposable {
                 keys: [...request.keys],
                 checks: [...request.checks],
                 ...(!go && predicates?.length ? { predicates: [...predicates] } : {}),
-                ...(!go && transitions?.length ? { transitions: [...transitions] } : {}),
-                reproduceFlags: reproduceFlagsOf(recipe, primaryResource, s.kubeconfigPath, s.contextName),
+                ...(transitions?.length ? { transitions: [...transitions] } : {}),
+                reproduceFlags: reproduceFlagsOf(recipe, primaryResource, s.kubeconfigPath, s.contextName, fromSetting ? transitions : []),
                 clock: this.lab.clock,
                 log: this.lab.log.child({ checks: primaryResource }),
               },

@@ -17,9 +17,10 @@ export function isLocalConnection(clusterName: string | undefined, server: strin
 
 export { shellQuote };
 
-/** The CLI flags that select this connection's reconciler, resource, cluster and predicates (for the reproduce lines). */
-export function reproduceFlagsOf(recipe: ReconcilerRecipe, resource: string, kubeconfigPath: string | undefined, context: string): string {
+/** The CLI flags that select this connection's reconciler, resource, cluster and predicates, and the transitions the `checks.transitions` setting gave (for the reproduce lines). */
+export function reproduceFlagsOf(recipe: ReconcilerRecipe, resource: string, kubeconfigPath: string | undefined, context: string, transitions: readonly unknown[] = []): string {
   return reproduceFlags({
+    transitions,
     ...(recipe.spec.kind === 'go' ? { go: recipe.spec.command } : { reconciler: recipe.flag }),
     resource,
     ...(kubeconfigPath ? { kubeconfig: kubeconfigPath } : {}),

@@ -45,3 +45,16 @@ test('settingProblems names what the readers replace or clamp silently: a wrong 
   // Values as declared (and the defaults) are no problem; a fractional timeout is allowed.
   assert.deepEqual(settingProblems({ ...SettingDefaults, 'reconciler.execTimeoutSeconds': 2.5, 'workQueue.kind': 'client-go' }), []);
 });
+
+test('checks.transitions takes a list of JSON objects (merge patches): anything else is named and the default applies; goController.env must be an object, not a list', async () => {
+  const { settingProblems, settingTypeOk } = await import('../../../src/host/settings.ts');
+  assert.equal(settingTypeOk('checks.transitions', [{ spec: { replicas: 3 } }, { metadata: { labels: { a: 'b' } } }]), true);
+  assert.equal(settingTypeOk('checks.transitions', []), true);
+  for (const bad of [['{"spec":{}}'], [{ spec: {} }, null], [[{ spec: {} }]], { spec: {} }, '[{"spec":{}}]']) assert.equal(settingTypeOk('checks.transitions', bad), false, JSON.stringify(bad));
+  assert.deepEqual(settingProblems({ 'checks.transitions': ['{"spec":{"replicas":3}}'] }), ['reconcileLab.checks.transitions is ["{\\"spec\\":{\\"replicas\\":3}}"], not a list of JSON objects: the default [] applies']);
+  assert.deepEqual(settingProblems({ 'checks.transitions': [{ spec: { replicas: 3 } }] }), []);
+  // A list of strings stays what the other list settings take; an object setting refuses a list (typeof [] is "object").
+  assert.equal(settingTypeOk('reconciler.predicates', [{ x: 1 }]), false);
+  assert.equal(settingTypeOk('goController.env', ['A=1']), false);
+  assert.equal(settingTypeOk('goController.env', { A: '1' }), true);
+});

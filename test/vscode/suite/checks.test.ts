@@ -152,6 +152,35 @@ describe('Robustness checks', function () {
     assert.match(await unobserved(), /^passed: 3 state change\(s\)/, 'the edited transitions were applied');
   });
 
+  it('the checks.transitions setting: the transitions of a reconciler that exports none (and in its reproduce line); a module\'s checkTransitions export wins', async () => {
+    const c = await widgetCrd();
+    const label = (v: string) => ({ metadata: { labels: { 'checks-test/setting': v } } });
+    const cfg = () => vscode.workspace.getConfiguration('reconcileLab');
+    // A reconciler with one real finding (a no-op update of the Widget on every pass: run twice warns), so that a reproduce line exists.
+    const body = 'export async function reconcile(req, ctx) {\n  const w = await ctx.client.get(ctx.primary, req.namespace, req.name, ctx.signal).catch(() => undefined);\n  if (w && !w.metadata.deletionTimestamp) await ctx.client.update(ctx.primary, w, { signal: ctx.signal });\n  return {};\n}\n';
+    const mod = join(tmp, 'setting-transitions.mjs');
+    writeFileSync(mod, `// written by the checks host test\n${body}`);
+    await cfg().update('checks.transitions', [label('a'), label('b')], vscode.ConfigurationTarget.Global);
+    try {
+      await connectTo(ns, { reconcilerKind: 'module', reconcilerModulePath: mod });
+      await waitUntil(() => Boolean(l.session?.get(c.resourceId, `${ns}/checked`)), 'widget cached');
+      const r = ok(await run<ChecksResult>('reconcileLab.runChecks', { key: `${ns}/checked`, resource: c.resourceId, checks: ['runTwice', 'unobservedState'], quiet: true }));
+      const unobserved = l.checks.panel.current.results.find((x) => x.check === 'unobservedState');
+      assert.match(`${unobserved?.status}: ${unobserved?.message}`, /^passed: 2 state change\(s\)/, 'the setting\'s two transitions were walked');
+      assert.ok(r.findings.some((f) => f.check === 'runTwice'), `run twice found the no-op update: ${JSON.stringify(r.findings)}`);
+      const noOp = l.checks.lastReport?.findings.find((f) => f.check === 'runTwice');
+      assert.ok(noOp, 'the report has the finding');
+      assert.ok(noOp.reproduce.includes(`--transition '${JSON.stringify(label('a'))}' --transition '${JSON.stringify(label('b'))}'`), noOp.reproduce);
+      // The module now exports its own: those win over the setting (read again at the run, no reconnect).
+      writeFileSync(mod, `// written by the checks host test\nexport const checkTransitions = ${JSON.stringify([label('own')])};\n${body}`);
+      ok(await run<ChecksResult>('reconcileLab.runChecks', { key: `${ns}/checked`, resource: c.resourceId, checks: ['unobservedState'], quiet: true }));
+      const own = l.checks.panel.current.results.find((x) => x.check === 'unobservedState');
+      assert.match(`${own?.status}: ${own?.message}`, /^passed: 1 state change\(s\)/, 'the module\'s export won');
+    } finally {
+      await cfg().update('checks.transitions', undefined, vscode.ConfigurationTarget.Global);
+    }
+  });
+
   it('a key that really fails: the Work Queue row carries the backoff marker (Reset Backoff offered only then); after Reset Backoff the marker and counter are gone', async () => {
     const c = await widgetCrd();
     const mod = join(tmp, 'failing-reconciler.mjs');
