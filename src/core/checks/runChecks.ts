@@ -11,7 +11,7 @@ import { CONFIGMAPS, copyInto, currentResourceVersion, createScratchNamespace, d
 import { GoCheckRunner } from './goRun.ts';
 import { referencesNote } from './references.ts';
 import { confinementFailure, confinementMessage } from './confinement.ts';
-import { deriveSpecMutation, specSchemaOf } from './specMutation.ts';
+import { deriveSpecMutation, specSchemaOf, type SpecMutationPart } from './specMutation.ts';
 import { DRIFT_SUFFIX, driftTargets, ownsHint } from './drift.ts';
 import { revertPatch } from './revert.ts';
 import { afterDeletion, crashDuringDeletionProblem, deletionCrashPoints, deletionVerdict, failsWhenGoneProblem, goneIndex, orphansAfterDeletion, orphansProblem, reconcilesAfter, waitUntilGone } from './deletion.ts';
@@ -832,7 +832,7 @@ function changesSpec(patch: unknown): boolean {
  * `checkTransitions`) when one of them changes more than metadata, else one derived from the CRD's schema
  * (specMutation.ts); `{skipped}` when there is none.
  */
-async function historyTransitions(ctx: KeyContext): Promise<{ transitions: readonly unknown[]; derived?: string[] } | { skipped: string }> {
+async function historyTransitions(ctx: KeyContext): Promise<{ transitions: readonly unknown[]; derived?: string[]; fieldParts?: SpecMutationPart[] } | { skipped: string }> {
   if (ctx.o.transitions?.some(changesSpec)) return { transitions: ctx.o.transitions };
   const p = ctx.env.primary;
   // A built-in kind publishes no CRD (a built-in group's CRD read below is a 404, also skipped): the developer says which change matters.
@@ -847,7 +847,28 @@ async function historyTransitions(ctx: KeyContext): Promise<{ transitions: reado
   const original = await ctx.env.client.get(p, p.namespaced ? namespace : undefined, name, ctx.env.signal);
   const m = deriveSpecMutation(specSchemaOf(crd, p.version), original);
   if ('skipped' in m) return { skipped: `no spec change to try: ${m.skipped}; give one with --transition '{"spec":…}'` };
-  return { transitions: [m.patch], derived: m.fields };
+  return { transitions: [m.patch], derived: m.fields, fieldParts: m.parts };
+}
+
+/** The reason a server refused a write (400 / 403 / 422: validation, a CEL rule, an admission webhook), or undefined for any other failure. */
+function writeRefusal(e: unknown, signal: AbortSignal): string | undefined {
+  if (signal.aborted) return undefined;
+  const code = (e as { code?: number }).code;
+  return code === 400 || code === 403 || code === 422 ? (e as Error).message.split('\n')[0] : undefined;
+}
+
+/** The merge patches of `parts` as one (their paths are distinct leaves, so a deep merge loses nothing). */
+function mergedParts(parts: readonly SpecMutationPart[]): Record<string, unknown> {
+  const merge = (into: Record<string, unknown>, from: Record<string, unknown>) => {
+    for (const [k, v] of Object.entries(from)) {
+      const cur = into[k];
+      if (v && typeof v === 'object' && !Array.isArray(v) && cur && typeof cur === 'object' && !Array.isArray(cur)) merge(cur as Record<string, unknown>, v as Record<string, unknown>);
+      else into[k] = structuredClone(v);
+    }
+  };
+  const out: Record<string, unknown> = {};
+  for (const p of parts) merge(out, p.patch);
+  return out;
 }
 
 /**
@@ -865,10 +886,10 @@ async function checkHistory(ctx: KeyContext, learned: ReadonlySet<string>, parts
   if (createsEveryPass) return { status: 'skipped', findings: [], message: 'not compared: run twice found a create on every pass, so each reconcile of a change adds another object' };
   const chosen = await historyTransitions(ctx);
   if ('skipped' in chosen) return { status: 'skipped', findings: [], message: chosen.skipped };
-  const { transitions, derived } = chosen;
+  let { transitions, derived } = chosen;
   const patch = (copy: ScratchCopy, t: unknown) => patchCopy(ctx.env, copy, t);
-  const changes = transitions.map((t) => JSON.stringify(t)).join(' → ');
-  const what = derived ? `${derived.join(', ')} changed as the schema allows (${changes})` : `${transitions.length} change(s) (${changes})`;
+  // Fields of a derived change the server refused (an immutable field's CEL rule, a webhook): left out, and said.
+  let refusedNote = '';
   const readCopy = (copy: ScratchCopy) => ctx.env.client.get(ctx.env.primary, copy.namespace, copy.name, ctx.env.signal);
   const path = await timed(ctx, parts, 'path run (each change reconciled, then reverted)', async () => {
     const { ns, copy } = await scratch(ctx, 'history path');
@@ -878,7 +899,30 @@ async function checkHistory(ctx: KeyContext, learned: ReadonlySet<string>, parts
       const beforeObject = await readCopy(copy);
       const before = normalizeEndState(await snapshot(ctx.env, ns, copy, ctx.resources), ctx.nameRules);
       for (const t of transitions) {
-        await patch(copy, t);
+        try {
+          await patch(copy, t);
+        } catch (e) {
+          const why = writeRefusal(e, ctx.env.signal);
+          if (why === undefined) throw e;
+          if (!chosen.fieldParts || chosen.fieldParts.length < 2) return { refused: `the server refused the change ${JSON.stringify(t)}: ${why}` };
+          // The schema's change as a whole was refused: try its fields one by one and keep those the server takes.
+          const accepted: SpecMutationPart[] = [];
+          const refused: string[] = [];
+          for (const part of chosen.fieldParts) {
+            try {
+              await patch(copy, part.patch);
+              accepted.push(part);
+            } catch (e2) {
+              const why2 = writeRefusal(e2, ctx.env.signal);
+              if (why2 === undefined) throw e2;
+              refused.push(`${part.field} (${why2})`);
+            }
+          }
+          if (!accepted.length) return { refused: `the server refused every change the schema allows: ${refused.join('; ')}` };
+          transitions = [{ spec: (mergedParts(accepted) as { spec: unknown }).spec }];
+          derived = accepted.map((x) => x.field);
+          refusedNote = ` (the server refused ${refused.join('; ')}: left out)`;
+        }
         await settle(ctx.env, run, ctx.boundMs);
       }
       const end = normalizeEndState(await snapshot(ctx.env, ns, copy, ctx.resources), ctx.nameRules);
@@ -902,6 +946,9 @@ async function checkHistory(ctx: KeyContext, learned: ReadonlySet<string>, parts
       await run.stop();
     }
   });
+  if ('refused' in path) return { status: 'skipped', findings: [], message: `not compared: ${path.refused}` };
+  const changes = transitions.map((t) => JSON.stringify(t)).join(' → ');
+  const what = `${derived ? `${derived.join(', ')} changed as the schema allows (${changes})` : `${transitions.length} change(s) (${changes})`}${refusedNote}`;
   const restart = await timed(ctx, parts, 'restart run (the changes made while no controller ran)', async () => {
     const { ns, copy } = await scratch(ctx, 'history restart');
     const before = await startRun(ctx.env, ns, { key: copy.scratchKey });

@@ -17,7 +17,13 @@ import { NAMESPACE_KEY, specReferences } from './references.ts';
  * - At most {@link MAX_MUTATED_FIELDS} fields, as ONE JSON merge patch of `spec`, plus their dotted paths for the report.
  * - Nothing here talks to a server: a change the server still rejects (a CEL rule, a webhook) is the caller's to report.
  */
-export type SpecMutation = { patch: { spec: Record<string, unknown> }; fields: string[] } | { skipped: string };
+export type SpecMutation = { patch: { spec: Record<string, unknown> }; fields: string[]; parts: SpecMutationPart[] } | { skipped: string };
+
+/** One changed field of a {@link SpecMutation} as a merge patch of its own (to try the fields one by one when the server refuses them together). */
+export interface SpecMutationPart {
+  field: string;
+  patch: { spec: Record<string, unknown> };
+}
 
 /** The subset of a JSON schema (structural, as apiextensions.k8s.io/v1 stores it) that the mutation reads. */
 export interface OpenApiSchema {
@@ -90,12 +96,13 @@ export function deriveSpecMutation(specSchema: OpenApiSchema | undefined, object
   // A reference's name (and the rest of a `{name, key, namespace}` reference object) is left alone.
   const refs = specReferences(object).map((r) => r.path);
   const isReference = (p: string) => refs.some((r) => p === r || (r.endsWith('.name') && p.startsWith(r.slice(0, -'name'.length))));
-  const patch = walk(specSchema, spec, 'spec', fields, isReference);
+  const parts: SpecMutationPart[] = [];
+  const patch = walk(specSchema, spec, 'spec', [], fields, parts, isReference);
   if (!patch || !fields.length) return { skipped: 'no spec field the schema lets us change safely (set scalar fields only; arrays, patterns and formats are left alone)' };
-  return { patch: { spec: patch }, fields };
+  return { patch: { spec: patch }, fields, parts };
 }
 
-function walk(schema: OpenApiSchema, value: Record<string, unknown>, path: string, fields: string[], isReference: (path: string) => boolean): Record<string, unknown> | undefined {
+function walk(schema: OpenApiSchema, value: Record<string, unknown>, path: string, segments: readonly string[], fields: string[], parts: SpecMutationPart[], isReference: (path: string) => boolean): Record<string, unknown> | undefined {
   const out: Record<string, unknown> = {};
   const visit = (name: string, s: OpenApiSchema) => {
     if (fields.length >= MAX_MUTATED_FIELDS) return;
@@ -104,7 +111,7 @@ function walk(schema: OpenApiSchema, value: Record<string, unknown>, path: strin
     const p = `${path}.${name}`;
     if (s.type === 'object' || (s.type === undefined && (s.properties || isSchema(s.additionalProperties)))) {
       if (!isObject(v)) return;
-      const inner = walk(s, v, p, fields, isReference);
+      const inner = walk(s, v, p, [...segments, name], fields, parts, isReference);
       if (inner) out[name] = inner;
       return;
     }
@@ -115,6 +122,9 @@ function walk(schema: OpenApiSchema, value: Record<string, unknown>, path: strin
     if (changed === undefined || changed === v) return;
     out[name] = changed;
     fields.push(p);
+    let one: Record<string, unknown> = { [name]: changed };
+    for (const seg of [...segments].reverse()) one = { [seg]: one };
+    parts.push({ field: p, patch: { spec: one } });
   };
   if (schema.properties) for (const name of Object.keys(schema.properties).sort()) visit(name, schema.properties[name]!);
   else if (isSchema(schema.additionalProperties)) {

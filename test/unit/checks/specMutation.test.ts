@@ -41,6 +41,12 @@ test('deriveSpecMutation: scalar leaves the object sets, nested objects and stri
   assert.deepEqual(m.fields, ['spec.labels.tier', 'spec.paused', 'spec.retention.days']);
   assert.equal(m.fields.length, MAX_MUTATED_FIELDS);
   assert.deepEqual(m.patch, { spec: { labels: { tier: 'gold-changed' }, paused: true, retention: { days: 8 } } });
+  // Each field also as a patch of its own, in the same order (tried one by one when the server refuses them together).
+  assert.deepEqual(m.parts, [
+    { field: 'spec.labels.tier', patch: { spec: { labels: { tier: 'gold-changed' } } } },
+    { field: 'spec.paused', patch: { spec: { paused: true } } },
+    { field: 'spec.retention.days', patch: { spec: { retention: { days: 8 } } } },
+  ]);
   // The same input, the same change.
   assert.deepEqual(deriveSpecMutation(schema, obj({ schedule: 'Daily', retention: { days: 7 }, targets: ['a'], paused: false, labels: { tier: 'gold' } })), m);
 });
@@ -74,7 +80,7 @@ test('deriveSpecMutation: references to Secrets and ConfigMaps are never renamed
     owner: { type: 'object', properties: { name: str } },
   } };
   const m = deriveSpecMutation(schema, obj({ credentials: { secretRef: { name: 'db', key: 'pw', namespace: 'ns' } }, tlsSecretName: 'tls', settingsConfigMapName: 'settings', replicas: 2, owner: { name: 'team-a' } }));
-  assert.deepEqual(m, { patch: { spec: { owner: { name: 'team-a-changed' }, replicas: 3 } }, fields: ['spec.owner.name', 'spec.replicas'] }, 'a bare name that is no reference is still changed');
+  assert.deepEqual(m, { patch: { spec: { owner: { name: 'team-a-changed' }, replicas: 3 } }, fields: ['spec.owner.name', 'spec.replicas'], parts: [{ field: 'spec.owner.name', patch: { spec: { owner: { name: 'team-a-changed' } } } }, { field: 'spec.replicas', patch: { spec: { replicas: 3 } } }] }, 'a bare name that is no reference is still changed');
   const onlyRefs = deriveSpecMutation(schema, obj({ credentials: { secretRef: { name: 'db', key: 'pw' } }, tlsSecretName: 'tls' }));
   assert.ok('skipped' in onlyRefs, JSON.stringify(onlyRefs));
 });
@@ -83,6 +89,6 @@ test('deriveSpecMutation: a field naming a namespace is never changed (another v
   const str = { type: 'string' } as const;
   const schema: OpenApiSchema = { type: 'object', properties: { namespace: str, targetNamespace: str, berths: { type: 'integer' }, namespaced: { type: 'boolean' } } };
   const m = deriveSpecMutation(schema, obj({ namespace: 'port', targetNamespace: 'docks', berths: 12, namespaced: true }));
-  assert.deepEqual(m, { patch: { spec: { berths: 13, namespaced: false } }, fields: ['spec.berths', 'spec.namespaced'] });
+  assert.deepEqual(m, { patch: { spec: { berths: 13, namespaced: false } }, fields: ['spec.berths', 'spec.namespaced'], parts: [{ field: 'spec.berths', patch: { spec: { berths: 13 } } }, { field: 'spec.namespaced', patch: { spec: { namespaced: false } } }] });
   assert.ok('skipped' in deriveSpecMutation(schema, obj({ namespace: 'port' })));
 });
