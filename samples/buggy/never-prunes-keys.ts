@@ -3,7 +3,7 @@
 // key removed from spec.data stays in the child for good. Adding the key looks right (a Widget created with it gets
 // the same child), so only turning the change back shows the bug: the state before the change does not come back.
 //   reconcile-lab check <ns>/<widget> --reconciler module:samples/buggy/never-prunes-keys.ts
-// (the checks' own change only alters values the object already sets; this module gives one that adds a key, as
+// (the checks' own schema-derived change adds a key to spec.data too; this module gives its own, as
 // --transition '{"spec":{"data":{"tier":"gold"}}}' would).
 // Fix: build the child's whole data from the current spec and replace it, rather than merging into it.
 import type { ReconcileContext, Request, Result } from '../../src/core/controller/reconcile.ts';

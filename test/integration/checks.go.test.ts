@@ -76,7 +76,7 @@ describe('robustness checks on the Go controller through the bridge', { skip: (!
     // The stale-cache check stepped the key once from the frozen view (its message counts the writes of that step).
     assert.match(r.results.find((x) => x.check === 'staleCache')!.message!, /write\(s\) from two stale views/, summary(r));
     // History: a spec field changed as the Widget CRD's schema allows, on the Go controller too.
-    assert.match(r.results.find((x) => x.check === 'historyIndependence')!.message!, /^spec\.data\.[a-z]+(, spec\.data\.[a-z]+)* changed as the schema allows .*: the same end state as an object created with the final spec, whether each change was reconciled or all of them landed while no controller ran; and reverted, the state before the changes came back$/, summary(r));
+    assert.match(r.results.find((x) => x.check === 'historyIndependence')!.message!, /^spec\.data\.reconcile-lab-added \(added\)(, spec\.data\.[a-z]+)+ changed as the schema allows .*: the same end state as an object created with the final spec, whether each change was reconciled or all of them landed while no controller ran; and reverted, the state before the changes came back$/, summary(r));
     // Deletion: the deleted copy was reconciled by a new Go process, which cleaned up and removed its finalizer.
     assert.match(r.results.find((x) => x.check === 'deletion')!.message!, /^gone \d+ ms after the delete \(the reconciler removed lab\.reconcile\.dev\/cleanup\)/, summary(r));
     // Child drift: the owned ConfigMap, deleted and then edited behind the Go process's back, is put back each time.
@@ -200,15 +200,20 @@ describe('robustness checks on the Go controller through the bridge', { skip: (!
   // The bug only a restart shows: each run is a new process, so the restart run's controller really has an empty memory.
   test('samples/buggy/go-never-prunes-keys: the history check finds the entry a reverted change leaves in a child (CreateOrUpdate merging into the map it read); its path and restart runs and the other checks find nothing', async () => {
     const dir = join(ROOT, 'samples/buggy/go-never-prunes-keys');
-    const r = await runChecks(options({ checks: ['runTwice', 'crashAfterWrite', 'unobservedState', 'historyIndependence', 'childDrift'], transitions: [{ spec: { data: { tier: 'gold' } } }], go: { command: ['go', 'run', '.'], cwd: dir, env: { KUBECONFIG: cluster.kubeconfigPath } }, reconcilerSpec: { kind: 'go', command: ['go', 'run', '.'] }, convergenceBoundMs: 6_000 }));
+    const r = await runChecks(options({ checks: ['runTwice', 'crashAfterWrite', 'unobservedState', 'historyIndependence', 'childDrift'], go: { command: ['go', 'run', '.'], cwd: dir, env: { KUBECONFIG: cluster.kubeconfigPath } }, reconcilerSpec: { kind: 'go', command: ['go', 'run', '.'] }, convergenceBoundMs: 6_000 }));
     assert.deepEqual(r.findings.map((f) => f.check), ['historyIndependence'], summary(r));
     const f = r.findings[0]!;
-    assert.equal(f.title, 'Not undone when the change was reverted: configmaps/widget-ready-env: data.WIDGET_TIER: (absent) before the changes, "gold" after they were reverted', summary(r));
+    // No --transition: the schema-derived change adds a key to spec.data (and changes the color), then sets both back.
+    assert.equal(f.title, 'Not undone when the change was reverted: configmaps/widget-ready-env: data.WIDGET_RECONCILE-LAB-ADDED: (absent) before the changes, "added" after they were reverted', summary(r));
+    assert.match(f.explanation, /^After spec\.data\.reconcile-lab-added \(added\), spec\.data\.[a-z]+(, spec\.data\.[a-z]+)* changed as the schema allows/, f.explanation);
     assert.match(f.perturbation.description, /then set every field the changes touched back to its value before them/);
     assert.match(f.explanation, /keys or labels merged into a child and never removed[^]*CreateOrUpdate` mutate function gets the object as the server has it: assign whole maps, `cm\.Data = desired`/, f.explanation);
-    // After the revert the controller did write (the sample's own child lost the key), just not the env child.
+    // After the revert the controller did write: the sample's own child lost the key; the env child got its values back
+    // but kept the added entry (an unchanged line of the write's diff).
     assert.ok(f.writes.some((w) => w.resource === 'configmaps' && w.objectKey.endsWith('/widget-ready-config')), JSON.stringify(f.writes));
-    assert.ok(!f.writes.some((w) => w.objectKey.endsWith('/widget-ready-env')), JSON.stringify(f.writes));
+    const env = f.writes.find((w) => w.objectKey.endsWith('/widget-ready-env'));
+    assert.match(env?.diff ?? '', /^\+ {2}WIDGET_COLOR: [a-z]+$/m, JSON.stringify(f.writes));
+    assert.match(env?.diff ?? '', /^ {3}WIDGET_RECONCILE-LAB-ADDED: added$/m, JSON.stringify(f.writes));
     assert.match(r.results.find((x) => x.check === 'historyIndependence')!.message!, /^the change was not undone when it was reverted: 1 difference\(s\) from the state before the changes/, summary(r));
     assert.ok(r.parts.some((p) => p.part === 'path run (each change reconciled, then reverted)'), r.parts.map((p) => p.part).join(', '));
     assert.deepEqual(await scratchOf(r), []);

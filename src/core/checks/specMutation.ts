@@ -14,6 +14,12 @@ import { NAMESPACE_KEY, specReferences } from './references.ts';
  *   renamed reference would only make both runs wait for an object that does not exist), and fields naming a namespace
  *   (`namespace`, `<prefix>Namespace`). An `enum` gives its next value; bounds (`minimum`/`maximum`,
  *   `exclusiveMinimum`/`exclusiveMaximum`, `maxLength`) are honoured.
+ * - One key is also added to the first string map met (Acto adds entries too: a controller that merges a map into its
+ *   child and never prunes it only shows when the key is taken away again, which the history check does), named
+ *   {@link ADDED_KEY} with value {@link ADDED_VALUE}, listed first among the fields as `<path>.<key> (added)`; not to a
+ *   map whose name says it selects (`selector`, `matchLabels`, `nodeSelector`: adding there changes what is selected,
+ *   not a setting), nor to one at its `maxProperties`, nor to one whose values have a `pattern`, `format` or `enum`.
+ *   It does not count towards the limit below.
  * - At most {@link MAX_MUTATED_FIELDS} fields, as ONE JSON merge patch of `spec`, plus their dotted paths for the report.
  * - Nothing here talks to a server: a change the server still rejects (a CEL rule, a webhook) is the caller's to report.
  */
@@ -40,11 +46,17 @@ export interface OpenApiSchema {
   exclusiveMaximum?: boolean;
   maxLength?: number;
   minLength?: number;
+  maxProperties?: number;
   'x-kubernetes-preserve-unknown-fields'?: boolean;
   'x-kubernetes-int-or-string'?: boolean;
 }
 
 export const MAX_MUTATED_FIELDS = 3;
+
+/** The key {@link deriveSpecMutation} adds to a string map, and its value. */
+export const ADDED_KEY = 'reconcile-lab-added';
+export const ADDED_VALUE = 'added';
+const SELECTING_MAP = /selector$|^matchLabels$/i;
 
 /** The changed value of one scalar field, or undefined when no valid different value can be told. */
 export function mutateScalar(schema: OpenApiSchema, value: unknown): unknown {
@@ -105,7 +117,7 @@ export function deriveSpecMutation(specSchema: OpenApiSchema | undefined, object
 function walk(schema: OpenApiSchema, value: Record<string, unknown>, path: string, segments: readonly string[], fields: string[], parts: SpecMutationPart[], isReference: (path: string) => boolean): Record<string, unknown> | undefined {
   const out: Record<string, unknown> = {};
   const visit = (name: string, s: OpenApiSchema) => {
-    if (fields.length >= MAX_MUTATED_FIELDS) return;
+    if (fields.filter((f) => !f.endsWith(' (added)')).length >= MAX_MUTATED_FIELDS) return;
     const v = value[name];
     if (v === undefined || v === null) return;
     const p = `${path}.${name}`;
@@ -129,6 +141,17 @@ function walk(schema: OpenApiSchema, value: Record<string, unknown>, path: strin
   if (schema.properties) for (const name of Object.keys(schema.properties).sort()) visit(name, schema.properties[name]!);
   else if (isSchema(schema.additionalProperties)) {
     const s = schema.additionalProperties;
+    const mapName = segments[segments.length - 1] ?? '';
+    const addable = s.type === 'string' && !s.pattern && !s.format && !s.enum && !SELECTING_MAP.test(mapName) && !(ADDED_KEY in value) &&
+      (schema.maxProperties === undefined || Object.keys(value).length < schema.maxProperties) && !fields.some((f) => f.endsWith(' (added)'));
+    if (addable) {
+      out[ADDED_KEY] = ADDED_VALUE;
+      const field = `${path}.${ADDED_KEY} (added)`;
+      fields.unshift(field);
+      let one: Record<string, unknown> = { [ADDED_KEY]: ADDED_VALUE };
+      for (const seg of [...segments].reverse()) one = { [seg]: one };
+      parts.unshift({ field, patch: { spec: one } });
+    }
     for (const name of Object.keys(value).sort()) visit(name, s);
   }
   return Object.keys(out).length ? out : undefined;

@@ -37,12 +37,14 @@ test('deriveSpecMutation: scalar leaves the object sets, nested objects and stri
   };
   const m = deriveSpecMutation(schema, obj({ schedule: 'Daily', retention: { days: 7 }, targets: ['a'], paused: false, labels: { tier: 'gold' } }));
   assert.ok('patch' in m);
-  // Sorted: labels, paused, retention, schedule, targets, unset → the first three mutable ones.
-  assert.deepEqual(m.fields, ['spec.labels.tier', 'spec.paused', 'spec.retention.days']);
-  assert.equal(m.fields.length, MAX_MUTATED_FIELDS);
-  assert.deepEqual(m.patch, { spec: { labels: { tier: 'gold-changed' }, paused: true, retention: { days: 8 } } });
+  // Sorted: labels, paused, retention, schedule, targets, unset → the first three mutable ones; the string map also
+  // gets a key added (listed first, not counted).
+  assert.deepEqual(m.fields, ['spec.labels.reconcile-lab-added (added)', 'spec.labels.tier', 'spec.paused', 'spec.retention.days']);
+  assert.equal(m.fields.length, MAX_MUTATED_FIELDS + 1);
+  assert.deepEqual(m.patch, { spec: { labels: { 'reconcile-lab-added': 'added', tier: 'gold-changed' }, paused: true, retention: { days: 8 } } });
   // Each field also as a patch of its own, in the same order (tried one by one when the server refuses them together).
   assert.deepEqual(m.parts, [
+    { field: 'spec.labels.reconcile-lab-added (added)', patch: { spec: { labels: { 'reconcile-lab-added': 'added' } } } },
     { field: 'spec.labels.tier', patch: { spec: { labels: { tier: 'gold-changed' } } } },
     { field: 'spec.paused', patch: { spec: { paused: true } } },
     { field: 'spec.retention.days', patch: { spec: { retention: { days: 8 } } } },
@@ -91,4 +93,24 @@ test('deriveSpecMutation: a field naming a namespace is never changed (another v
   const m = deriveSpecMutation(schema, obj({ namespace: 'port', targetNamespace: 'docks', berths: 12, namespaced: true }));
   assert.deepEqual(m, { patch: { spec: { berths: 13, namespaced: false } }, fields: ['spec.berths', 'spec.namespaced'], parts: [{ field: 'spec.berths', patch: { spec: { berths: 13 } } }, { field: 'spec.namespaced', patch: { spec: { namespaced: false } } }] });
   assert.ok('skipped' in deriveSpecMutation(schema, obj({ namespace: 'port' })));
+});
+
+test('deriveSpecMutation: one key is added to the first string map that takes one — not to a selector, a full map (maxProperties) or one whose values have a pattern', () => {
+  const str = { type: 'string' } as const;
+  const map = (extra: Partial<OpenApiSchema> = {}, values: OpenApiSchema = str): OpenApiSchema => ({ type: 'object', additionalProperties: values, ...extra });
+  // Each refused map sorts before `env`, which takes the key instead.
+  const refused: Array<[string, OpenApiSchema, unknown]> = [
+    ['aSelector', { type: 'object', properties: { matchLabels: map() } }, { matchLabels: { app: 'x' } }],
+    ['aNodeSelector', map(), { zone: 'a' }],
+    ['aFull', map({ maxProperties: 1 }), { only: 'one' }],
+    ['aPatterned', map({}, { type: 'string', pattern: '^[a-z]+$' }), { k: 'v' }],
+    ['aHasIt', map(), { 'reconcile-lab-added': 'added' }],
+  ];
+  for (const [name, schema, value] of refused) {
+    const m = deriveSpecMutation({ type: 'object', properties: { [name]: schema, env: map(), more: map() } }, obj({ [name]: value, env: { LOG: 'info' }, more: { x: 'y' } }));
+    assert.ok('patch' in m, JSON.stringify(m));
+    assert.deepEqual(m.fields.filter((f) => f.endsWith(' (added)')), ['spec.env.reconcile-lab-added (added)'], `${name}: ${JSON.stringify(m.fields)}`);
+    assert.equal((m.patch.spec.env as Record<string, string>)['reconcile-lab-added'], 'added');
+    assert.equal((m.patch.spec.more as Record<string, string> | undefined)?.['reconcile-lab-added'], undefined, 'one added key at most');
+  }
 });
