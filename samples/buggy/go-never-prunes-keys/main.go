@@ -32,13 +32,9 @@ type envChild struct {
 }
 
 func (r *envChild) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
-	res, err := r.inner.Reconcile(ctx, req)
-	if err != nil {
+	w, res, err := subject.ReconcileThenGet(ctx, r.inner, r.client, req)
+	if w == nil {
 		return res, err
-	}
-	var w widget.Widget
-	if err := r.client.Get(ctx, req.NamespacedName, &w); err != nil || !w.DeletionTimestamp.IsZero() {
-		return res, client.IgnoreNotFound(err)
 	}
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: req.Name + "-env", Namespace: req.Namespace}}
 	_, err = controllerutil.CreateOrUpdate(ctx, r.client, cm, func() error {
@@ -49,7 +45,7 @@ func (r *envChild) Reconcile(ctx context.Context, req reconcile.Request) (reconc
 		for k, v := range w.Spec.Data {
 			cm.Data["WIDGET_"+strings.ToUpper(k)] = v
 		}
-		return controllerutil.SetControllerReference(&w, cm, r.scheme)
+		return controllerutil.SetControllerReference(w, cm, r.scheme)
 	})
 	return res, err
 }

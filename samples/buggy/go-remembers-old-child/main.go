@@ -43,13 +43,9 @@ type rememberingFlavour struct {
 }
 
 func (r *rememberingFlavour) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
-	res, err := r.inner.Reconcile(ctx, req)
-	if err != nil {
+	w, res, err := subject.ReconcileThenGet(ctx, r.inner, r.client, req)
+	if w == nil {
 		return res, err
-	}
-	var w widget.Widget
-	if err := r.client.Get(ctx, req.NamespacedName, &w); err != nil || !w.DeletionTimestamp.IsZero() {
-		return res, client.IgnoreNotFound(err)
 	}
 	color := strings.ToLower(w.Spec.Data["color"])
 	if color == "" {
@@ -60,7 +56,7 @@ func (r *rememberingFlavour) Reconcile(ctx context.Context, req reconcile.Reques
 	err = r.client.Get(ctx, types.NamespacedName{Namespace: req.Namespace, Name: name}, &child)
 	if apierrors.IsNotFound(err) {
 		child = corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: req.Namespace, Labels: map[string]string{flavourLabel: req.Name}}, Data: map[string]string{"color": color}}
-		if err := controllerutil.SetOwnerReference(&w, &child, r.scheme); err != nil {
+		if err := controllerutil.SetOwnerReference(w, &child, r.scheme); err != nil {
 			return res, err
 		}
 		if err := r.client.Create(ctx, &child); err != nil && !apierrors.IsAlreadyExists(err) {

@@ -25,17 +25,13 @@ type statusEveryPass struct {
 }
 
 func (r *statusEveryPass) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
-	res, err := r.inner.Reconcile(ctx, req)
-	if err != nil {
+	w, res, err := subject.ReconcileThenGet(ctx, r.inner, r.client, req)
+	if w == nil {
 		return res, err
-	}
-	var w widget.Widget
-	if err := r.client.Get(ctx, req.NamespacedName, &w); err != nil || !w.DeletionTimestamp.IsZero() {
-		return res, client.IgnoreNotFound(err)
 	}
 	meta.SetStatusCondition(&w.Status.Conditions, metav1.Condition{Type: "Ready", Status: metav1.ConditionTrue, Reason: "Reconciled",
 		Message: "reconciled at " + time.Now().Format(time.RFC3339Nano), ObservedGeneration: w.Generation})
-	return res, r.client.Status().Update(ctx, &w)
+	return res, r.client.Status().Update(ctx, w)
 }
 
 func main() {

@@ -6,6 +6,7 @@
 package subject
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"time"
@@ -23,6 +24,21 @@ import (
 	"github.com/reconcile-lab/reconcile-lab/bridge"
 	"github.com/reconcile-lab/reconcile-lab/samples/go-controller/widget"
 )
+
+// ReconcileThenGet runs inner for req, then reads the Widget again: for a variant that adds its own step after the
+// correct reconciler. w is nil when there is nothing more to do — inner failed (err is its error), the Widget is gone
+// (err nil) or it is being deleted; res is inner's result, for the caller to return.
+func ReconcileThenGet(ctx context.Context, inner *widget.Reconciler, c client.Client, req reconcile.Request) (w *widget.Widget, res reconcile.Result, err error) {
+	res, err = inner.Reconcile(ctx, req)
+	if err != nil {
+		return nil, res, err
+	}
+	var got widget.Widget
+	if err := c.Get(ctx, req.NamespacedName, &got); err != nil || !got.DeletionTimestamp.IsZero() {
+		return nil, res, client.IgnoreNotFound(err)
+	}
+	return &got, res, nil
+}
 
 // Main builds the manager, asks build for the reconciler (given the manager and the correct Widget reconciler, whose
 // dependency requeue is 15 s), watches the owned kinds `owns` besides Widgets, and runs until SIGINT / SIGTERM. Any
