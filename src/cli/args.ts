@@ -209,8 +209,8 @@ Options:
   --confirm-cluster <name>  check: run against a cluster that is not the local control plane (its context name)
   --transition <json>       check: a JSON merge patch of the object (repeatable, applied in order) for the
                             unobserved-state and stale-cache checks (default: an annotation added, then removed) and,
-                            when one changes spec, the history check (default: spec fields changed as the CRD's
-                            schema allows)
+                            when one changes spec, the history check, which also sets the change back (default:
+                            spec fields changed, and a string-map key added, as the CRD's schema allows)
   --convergence-bound <s>   check: how long a run may take to go idle (default 15)
   --json                    machine-readable output on stdout
   --markdown                report: Markdown (the default for report)
