@@ -12,6 +12,7 @@ import { KeyStateTable, type EnqueueReason, type KeyBrief, type KeyCounts, type 
 import { bridgeResourceName, outcomeOfEnd, reasonOfCause, writeRecordOf, writeTarget } from './causes.ts';
 import type { Cause, ControllerMessage, QueueMessage, ReconcileEndMessage, ReconcileStartMessage, ReplyMessage, WireWrite, WriteMessage } from './protocol.ts';
 import type { CommandOp } from './protocol.ts';
+import { isRecord } from '../record.ts';
 
 /** The Go queue's reply to a step or dry-run that its shutdown ended (bridge/queue.go). */
 const QUEUE_SHUT_DOWN = /the controller's queue shut down/;
@@ -757,9 +758,6 @@ export class RemoteController implements Controller {
   }
 }
 
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
 
 /** "plural.version.group" as "plural.group"; "plural.version" (core group) as "plural". */
 function withoutVersion(resource: string): string {

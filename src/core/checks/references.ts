@@ -1,4 +1,5 @@
 import type { KubeObject } from '../k8s/objects.ts';
+import { isRecord } from '../record.ts';
 
 /**
  * The Secrets and ConfigMaps an object's `spec` refers to, recognised the way Kubernetes APIs name such references,
@@ -47,9 +48,6 @@ function kindOf(word: string): 'Secret' | 'ConfigMap' {
   return word.toLowerCase() === 'secret' ? 'Secret' : 'ConfigMap';
 }
 
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
 
 function validName(v: unknown): v is string {
   return typeof v === 'string' && v.length <= 253 && VALID_NAME.test(v);

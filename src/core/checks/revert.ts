@@ -1,4 +1,5 @@
 import type { KubeObject } from '../k8s/objects.ts';
+import { isRecord } from '../record.ts';
 
 /**
  * The change that undoes the history check's transitions (Acto's recovery oracle: reverting the desired state must
@@ -17,11 +18,11 @@ import type { KubeObject } from '../k8s/objects.ts';
 export function revertPatch(transitions: readonly unknown[], before: KubeObject, current: KubeObject): Record<string, unknown> | undefined {
   const touched: Tree = new Map();
   for (const t of transitions) {
-    if (!isPlainObject(t)) continue;
+    if (!isRecord(t)) continue;
     for (const [k, v] of Object.entries(t)) {
       if (k === 'status' || k === 'apiVersion' || k === 'kind') continue;
       if (k === 'metadata') {
-        if (!isPlainObject(v)) continue;
+        if (!isRecord(v)) continue;
         for (const m of ['labels', 'annotations']) {
           if (!(m in v)) continue;
           const meta = (touched.get('metadata') as Tree | undefined) ?? new Map();
@@ -34,7 +35,7 @@ export function revertPatch(transitions: readonly unknown[], before: KubeObject,
     }
   }
   const patch = mergeDiff(restrict(current, touched), restrict(before, touched));
-  return isPlainObject(patch) && Object.keys(patch).length ? patch : undefined;
+  return isRecord(patch) && Object.keys(patch).length ? patch : undefined;
 }
 
 /** Touched keys: `true` for a leaf, a subtree for a key that was an object in every transition that set it. */
@@ -42,7 +43,7 @@ type Tree = Map<string, Tree | true>;
 
 function addTouched(tree: Tree, key: string, value: unknown): void {
   const existing = tree.get(key);
-  if (!isPlainObject(value)) {
+  if (!isRecord(value)) {
     tree.set(key, true);
     return;
   }
@@ -55,18 +56,18 @@ function addTouched(tree: Tree, key: string, value: unknown): void {
 /** `value` cut down to the touched paths (an object at a leaf is kept whole). */
 function restrict(value: unknown, tree: Tree): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  if (!isPlainObject(value)) return out;
+  if (!isRecord(value)) return out;
   for (const [k, t] of tree) {
     if (!(k in value) || value[k] === undefined) continue;
     const v = value[k];
-    out[k] = t === true || !isPlainObject(v) ? v : restrict(v, t);
+    out[k] = t === true || !isRecord(v) ? v : restrict(v, t);
   }
   return out;
 }
 
 /** The merge patch from `from` to `to` (undefined when equal). */
 function mergeDiff(from: unknown, to: unknown): unknown {
-  if (isPlainObject(from) && isPlainObject(to)) {
+  if (isRecord(from) && isRecord(to)) {
     const out: Record<string, unknown> = {};
     for (const k of new Set([...Object.keys(from), ...Object.keys(to)])) {
       if (!(k in to) || to[k] === undefined) {
@@ -87,6 +88,3 @@ function cloneForPatch(v: unknown): unknown {
   return v === undefined ? null : structuredClone(v);
 }
 
-function isPlainObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}

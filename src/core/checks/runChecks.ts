@@ -11,7 +11,7 @@ import { CONFIGMAPS, copyInto, currentResourceVersion, createScratchNamespace, d
 import { GoCheckRunner } from './goRun.ts';
 import { referencesNote } from './references.ts';
 import { confinementFailure, confinementMessage } from './confinement.ts';
-import { deriveSpecMutation, specSchemaOf, type SpecMutationPart } from './specMutation.ts';
+import { deriveSpecMutation, mergeParts, specSchemaOf, type SpecMutationPart } from './specMutation.ts';
 import { DRIFT_SUFFIX, driftTargets, ownsHint } from './drift.ts';
 import { revertPatch } from './revert.ts';
 import { afterDeletion, crashDuringDeletionProblem, deletionCrashPoints, deletionVerdict, failsWhenGoneProblem, goneIndex, orphansAfterDeletion, orphansProblem, reconcilesAfter, waitUntilGone } from './deletion.ts';
@@ -857,20 +857,6 @@ function writeRefusal(e: unknown, signal: AbortSignal): string | undefined {
   return code === 400 || code === 403 || code === 422 ? (e as Error).message.split('\n')[0] : undefined;
 }
 
-/** The merge patches of `parts` as one (their paths are distinct leaves, so a deep merge loses nothing). */
-function mergedParts(parts: readonly SpecMutationPart[]): Record<string, unknown> {
-  const merge = (into: Record<string, unknown>, from: Record<string, unknown>) => {
-    for (const [k, v] of Object.entries(from)) {
-      const cur = into[k];
-      if (v && typeof v === 'object' && !Array.isArray(v) && cur && typeof cur === 'object' && !Array.isArray(cur)) merge(cur as Record<string, unknown>, v as Record<string, unknown>);
-      else into[k] = structuredClone(v);
-    }
-  };
-  const out: Record<string, unknown> = {};
-  for (const p of parts) merge(out, p.patch);
-  return out;
-}
-
 /**
  * Check 7 (Acto's differential oracle): the end state may depend only on the current desired state, not on the path
  * that led there. Path run: a copy settles, then takes each transition, settling after each. Restart run: a copy
@@ -919,7 +905,7 @@ async function checkHistory(ctx: KeyContext, learned: ReadonlySet<string>, parts
             }
           }
           if (!accepted.length) return { refused: `the server refused every change the schema allows: ${refused.join('; ')}` };
-          transitions = [{ spec: (mergedParts(accepted) as { spec: unknown }).spec }];
+          transitions = [{ spec: (mergeParts(accepted) as { spec: unknown }).spec }];
           derived = accepted.map((x) => x.field);
           refusedNote = ` (the server refused ${refused.join('; ')}: left out)`;
         }

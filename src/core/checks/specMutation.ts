@@ -1,5 +1,6 @@
 import type { KubeObject } from '../k8s/objects.ts';
 import { NAMESPACE_KEY, specReferences } from './references.ts';
+import { isRecord } from '../record.ts';
 
 /**
  * Spec changes for the history-independence check, derived from a custom resource's OpenAPI v3 schema (Acto's idea:
@@ -103,7 +104,7 @@ export function mutateScalar(schema: OpenApiSchema, value: unknown): unknown {
 export function deriveSpecMutation(specSchema: OpenApiSchema | undefined, object: KubeObject): SpecMutation {
   const spec = (object as { spec?: unknown }).spec;
   if (!specSchema) return { skipped: 'the resource publishes no schema for spec' };
-  if (!isObject(spec)) return { skipped: 'the object has no spec' };
+  if (!isRecord(spec)) return { skipped: 'the object has no spec' };
   const fields: string[] = [];
   // A reference's name (and the rest of a `{name, key, namespace}` reference object) is left alone.
   const refs = specReferences(object).map((r) => r.path);
@@ -122,7 +123,7 @@ function walk(schema: OpenApiSchema, value: Record<string, unknown>, path: strin
     if (v === undefined || v === null) return;
     const p = `${path}.${name}`;
     if (s.type === 'object' || (s.type === undefined && (s.properties || isSchema(s.additionalProperties)))) {
-      if (!isObject(v)) return;
+      if (!isRecord(v)) return;
       const inner = walk(s, v, p, [...segments, name], fields, parts, isReference);
       if (inner) out[name] = inner;
       return;
@@ -157,9 +158,6 @@ function walk(schema: OpenApiSchema, value: Record<string, unknown>, path: strin
   return Object.keys(out).length ? out : undefined;
 }
 
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
 
 function isSchema(v: unknown): v is OpenApiSchema {
   return typeof v === 'object' && v !== null;
@@ -173,4 +171,21 @@ export function specSchemaOf(crd: KubeObject, version: string): OpenApiSchema | 
   const versions = ((crd as { spec?: { versions?: Array<{ name?: string; schema?: { openAPIV3Schema?: OpenApiSchema } }> } }).spec?.versions) ?? [];
   const v = versions.find((x) => x.name === version);
   return v?.schema?.openAPIV3Schema?.properties?.spec;
+}
+
+/**
+ * The merge patches of `parts` as one. Their paths are distinct leaves (a derived mutation never touches a field
+ * twice), so a deep merge loses nothing; the result shares no object with `parts`.
+ */
+export function mergeParts(parts: readonly SpecMutationPart[]): Record<string, unknown> {
+  const merge = (into: Record<string, unknown>, from: Record<string, unknown>) => {
+    for (const [k, v] of Object.entries(from)) {
+      const cur = into[k];
+      if (isRecord(v) && isRecord(cur)) merge(cur, v);
+      else into[k] = structuredClone(v);
+    }
+  };
+  const out: Record<string, unknown> = {};
+  for (const p of parts) merge(out, p.patch);
+  return out;
 }

@@ -12,6 +12,7 @@
  * says `{ confirmed: true }`: an explicit opt-in meant for tests and scripts.
  */
 import type { ObjectKey } from '../../core/k8s/keys.ts';
+import { isRecord } from '../../core/record.ts';
 
 /** A command that did not do its job, and why. */
 export interface Failure {
@@ -38,12 +39,6 @@ export interface ObjectTarget {
   readonly key: ObjectKey;
   /** A finalizer, when the argument was a finalizer element or named one. */
   readonly finalizer?: string;
-}
-
-type Record_ = Record<string, unknown>;
-
-function isRecord(x: unknown): x is Record_ {
-  return typeof x === 'object' && x !== null && !Array.isArray(x);
 }
 
 /** The object target of an argument (a tree element or `{ key, resource }`), if it names one. */

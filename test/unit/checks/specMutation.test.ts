@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { deriveSpecMutation, mutateScalar, specSchemaOf, MAX_MUTATED_FIELDS, type OpenApiSchema } from '../../../src/core/checks/specMutation.ts';
+import { deriveSpecMutation, mergeParts, mutateScalar, specSchemaOf, MAX_MUTATED_FIELDS, type OpenApiSchema } from '../../../src/core/checks/specMutation.ts';
 import type { KubeObject } from '../../../src/core/k8s/objects.ts';
 
 const obj = (spec: unknown): KubeObject => ({ apiVersion: 'ops.example.org/v1', kind: 'Backup', metadata: { name: 'b', namespace: 'ns' }, spec } as KubeObject);
@@ -113,4 +113,18 @@ test('deriveSpecMutation: one key is added to the first string map that takes on
     assert.equal((m.patch.spec.env as Record<string, string>)['reconcile-lab-added'], 'added');
     assert.equal((m.patch.spec.more as Record<string, string> | undefined)?.['reconcile-lab-added'], undefined, 'one added key at most');
   }
+});
+
+test('mergeParts: the parts\' merge patches deep-merged into one new object; a subset of parts merges only those', () => {
+  const parts = [
+    { field: 'spec.a.x', patch: { spec: { a: { x: 2 } } } },
+    { field: 'spec.a.y', patch: { spec: { a: { y: 'n' } } } },
+    { field: 'spec.labels (added)', patch: { spec: { labels: { k: 'v' } } } },
+  ];
+  const all = mergeParts(parts);
+  assert.deepEqual(all, { spec: { a: { x: 2, y: 'n' }, labels: { k: 'v' } } });
+  (all.spec as { a: { x: number } }).a.x = 99;
+  assert.equal((parts[0]!.patch.spec as { a: { x: number } }).a.x, 2, 'the parts are not mutated through the result');
+  assert.deepEqual(mergeParts([parts[1]!]), { spec: { a: { y: 'n' } } });
+  assert.deepEqual(mergeParts([]), {});
 });
