@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"time"
 
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/workqueue"
@@ -122,8 +123,8 @@ func optionsFor[request comparable](h *hub, mgr manager.Manager, name string, op
 		usePQ = global.UsePriorityQueue
 	}
 	info := ControllerMsg{
-		MaxConcurrentReconciles: max(opts.MaxConcurrentReconciles, global.MaxConcurrentReconciles, 1),
-		ReconciliationTimeoutMs: max(opts.ReconciliationTimeout, global.ReconciliationTimeout).Milliseconds(),
+		MaxConcurrentReconciles: effectiveWorkers(opts.MaxConcurrentReconciles, global.MaxConcurrentReconciles),
+		ReconciliationTimeoutMs: effectiveTimeout(opts.ReconciliationTimeout, global.ReconciliationTimeout).Milliseconds(),
 		LeaderElection:          h.leaderElection.Load() && ptr.Deref(opts.NeedLeaderElection, ptr.Deref(global.NeedLeaderElection, true)),
 	}
 	info.Name = name // the name given here; the queue takes the one controller-runtime passes to NewQueue
@@ -240,4 +241,27 @@ func (r *Reconciler) describeFor(mgr manager.Manager, forObject []client.Object)
 	if m, err := mgr.GetRESTMapper().RESTMapping(gvk.GroupKind(), gvk.Version); err == nil {
 		r.desc.Resource = m.Resource.Resource
 	}
+}
+
+// effectiveWorkers is the number of workers controller-runtime starts for a controller: its own
+// MaxConcurrentReconciles when above 0, else the manager's (config.Controller) when above 0, else 1. A controller's
+// own 1 wins over a manager default of 4.
+func effectiveWorkers(own, manager int) int {
+	switch {
+	case own > 0:
+		return own
+	case manager > 0:
+		return manager
+	default:
+		return 1
+	}
+}
+
+// effectiveTimeout is a controller's ReconciliationTimeout as controller-runtime applies it: its own when set
+// (non-zero), else the manager's; 0 means none.
+func effectiveTimeout(own, manager time.Duration) time.Duration {
+	if own != 0 {
+		return own
+	}
+	return manager
 }
