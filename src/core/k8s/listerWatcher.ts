@@ -133,14 +133,19 @@ export class WatchEventSplitter<T extends KubeObject = KubeObject> {
     return out;
   }
 
-  /** The events still pending when the stream ended, the last one possibly without a final newline. */
+  /**
+   * The events still pending when the stream ended, the last one possibly without a final newline. A last fragment
+   * that is JSON cut short (the body ended cleanly mid-event) is dropped, as client-go's decoder ends the watch
+   * without an error on its unexpected EOF and the reflector re-watches from the last RV; a complete line that is
+   * not an event still throws BadWatchEvent.
+   */
   end(): WatchEvent<T>[] {
     const out: WatchEvent<T>[] = [];
     for (let ev = this.next(); ev !== undefined; ev = this.next()) out.push(ev);
     if (!this.bomChecked) this.dropBom();
     const rest = this.buf.subarray(this.start, this.end_);
     this.start = this.end_ = this.searchFrom = 0;
-    if (rest.length > 0) {
+    if (rest.length > 0 && !isTruncatedJson(this.decoder.decode(rest))) {
       const ev = this.parse(rest);
       if (ev !== undefined) out.push(ev);
     }
@@ -220,6 +225,24 @@ export async function* parseWatchStream<T extends KubeObject = KubeObject>(chunk
   const splitter = new WatchEventSplitter<T>();
   for await (const chunk of chunks) yield* splitter.push(chunk);
   yield* splitter.end();
+}
+
+/**
+ * Whether `text` is the start of a JSON value cut short (what Go's decoder reports as io.ErrUnexpectedEOF): JSON.parse
+ * fails at its very end. Text that fails before its end (garbage, a complete value followed by more) is not.
+ */
+export function isTruncatedJson(text: string): boolean {
+  const trimmed = text.trimEnd();
+  if (trimmed === '') return false;
+  try {
+    JSON.parse(trimmed);
+    return false;
+  } catch (e) {
+    const message = (e as Error).message;
+    if (/end of JSON input/i.test(message)) return true;
+    const at = /at position (\d+)/.exec(message);
+    return at !== null && Number(at[1]) >= trimmed.length;
+  }
 }
 
 function parseLine<T extends KubeObject>(line: string): WatchEvent<T> {

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { isProbableEOF, KubeListerWatcher, listQuery, parseWatchStream, watchQuery, WatchEventSplitter } from '../../../src/core/k8s/listerWatcher.ts';
+import { isProbableEOF, isTruncatedJson, KubeListerWatcher, listQuery, parseWatchStream, watchQuery, WatchEventSplitter } from '../../../src/core/k8s/listerWatcher.ts';
 import type { KubeTransport } from '../../../src/core/k8s/transport.ts';
 import type { WatchEvent } from '../../../src/core/cache/interfaces.ts';
 import type { KubeObject } from '../../../src/core/k8s/objects.ts';
@@ -144,6 +144,27 @@ test('the splitter parses one event per next(), across chunks; end() hands over 
   bad.write(enc.encode(`${ev(1)}\nnot json\n`));
   assert.equal((bad.next()?.object as KubeObject | undefined)?.metadata.name, 'w-1');
   assert.throws(() => bad.next(), /malformed watch event/);
+});
+
+test('a watch body that ends cleanly mid-event ends like a server close (the cut-off event is dropped, no BadWatchEvent); a complete bad last line still throws', async () => {
+  const gvr = { group: 'lab.reconcile.dev', version: 'v1', resource: 'widgets' };
+  const a = JSON.stringify({ type: 'ADDED', object: { metadata: { name: 'a', resourceVersion: '1' } } });
+  const whole = JSON.stringify({ type: 'MODIFIED', object: { metadata: { name: 'a', resourceVersion: '2' } } });
+  for (const cut of [1, 9, 20, whole.length - 1]) {
+    const lw = new KubeListerWatcher({ transport: oneChunkTransport(`${a}\n${whole.slice(0, cut)}`), resource: gvr });
+    const events = await collect(lw.watch({ resourceVersion: '1' }, new AbortController().signal));
+    assert.deepEqual(events.map((e) => (e.object as KubeObject).metadata?.resourceVersion), ['1'], `cut at ${cut}`);
+  }
+  const last = new KubeListerWatcher({ transport: oneChunkTransport(`${a}\n${whole}`), resource: gvr });
+  assert.deepEqual((await collect(last.watch({ resourceVersion: '1' }, new AbortController().signal))).map((e) => (e.object as KubeObject).metadata?.resourceVersion), ['1', '2'], 'a complete last event without a newline is delivered');
+  const bad = new KubeListerWatcher({ transport: oneChunkTransport(`${a}\nnot json`), resource: gvr });
+  await assert.rejects(collect(bad.watch({ resourceVersion: '1' }, new AbortController().signal)), /malformed watch event/);
+  assert.equal(isTruncatedJson('{"type":"ADDED","obj'), true);
+  assert.equal(isTruncatedJson('{"a":1'), true);
+  assert.equal(isTruncatedJson('{"a":1}'), false);
+  assert.equal(isTruncatedJson('{"a":1}}'), false);
+  assert.equal(isTruncatedJson('nope'), false);
+  assert.equal(isTruncatedJson(''), false);
 });
 
 /** A transport whose watch answers 200 with all of `body` in one chunk, then ends. */
