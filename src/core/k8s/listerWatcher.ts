@@ -145,8 +145,14 @@ export class WatchEventSplitter<T extends KubeObject = KubeObject> {
     if (!this.bomChecked) this.dropBom();
     const rest = this.buf.subarray(this.start, this.end_);
     this.start = this.end_ = this.searchFrom = 0;
-    if (rest.length > 0 && !isTruncatedJson(this.decoder.decode(rest))) {
-      const ev = this.parse(rest);
+    if (rest.length > 0) {
+      let ev: WatchEvent<T> | undefined;
+      try {
+        ev = this.parse(rest);
+      } catch (e) {
+        if (isTruncatedJson(this.decoder.decode(rest))) return out; // looked at only when the line fails
+        throw e;
+      }
       if (ev !== undefined) out.push(ev);
     }
     return out;
