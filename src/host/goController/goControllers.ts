@@ -35,6 +35,14 @@ export interface RunRequest {
 const OUTPUT_NAME = 'Reconcile Lab: Go Controller';
 const INSTALL_CRD = 'Install CRD';
 const INSTALL_CRDS = 'Install CRDs';
+/**
+ * How long a kind the launched program's output names as not served waits before it is told: long enough for the
+ * bridge's announcement of a controller reconciling that kind (sent as the controller starts, before its sources
+ * first log) to arrive on a busy machine, short against controller-runtime's 10 s between those log lines.
+ */
+const UNSERVED_OUTPUT_GRACE_MS = 2_000;
+/** How long such a kind waits at most for Run Controller…'s launch to end (its first controllers announced). */
+const UNSERVED_OUTPUT_LAUNCH_WAIT_MS = 30_000;
 
 /**
  * The developer's Go controllers in this window: the bridge (one
@@ -78,6 +86,11 @@ export class GoControllers implements vscode.Disposable {
    * what a CRD installed meanwhile restarts it for.
    */
   private unservedInRun = new Set<string>();
+  /**
+   * "<group>/<kind>" the launched program's output named as not served, waiting out {@link UNSERVED_OUTPUT_GRACE_MS}
+   * (reset with {@link unservedInRun} at each run).
+   */
+  private pendingUnserved = new Set<string>();
   /** The programs every window of this user launched (see runRegistry.ts); this window records its own there. */
   private readonly runs = new RunRegistry();
 
@@ -118,6 +131,14 @@ export class GoControllers implements vscode.Disposable {
   /** The program Run Controller launched, while it runs (or after it exited, until the next run or stop). */
   get launchedProcess(): LaunchedProcess | undefined {
     return this.launched;
+  }
+
+  /**
+   * "<group>/<kind>" the launched program's output named as not served that wait to be told (or dropped when a
+   * controller's announcement told them): see onUnservedInOutput.
+   */
+  get unservedPending(): readonly string[] {
+    return [...this.pendingUnserved];
   }
 
   /** The Go controller the views show. */
@@ -226,6 +247,7 @@ export class GoControllers implements vscode.Disposable {
     const hub = await this.ensureBridge(session);
     this.lastRun = { session, req };
     this.unservedInRun = new Set();
+    this.pendingUnserved = new Set();
     const unserved = this.unservedInRun;
     const out = this.outputChannel();
     out.appendLine(`$ ${[req.spec.command, ...req.spec.args].join(' ')}${req.spec.cwd ? `   (in ${req.spec.cwd})` : ''}`);
@@ -244,7 +266,7 @@ export class GoControllers implements vscode.Disposable {
         onOutput: (line) => {
           out.appendLine(line);
           const k = unservedKindInOutput(line);
-          if (k && this.unservedInRun === unserved) this.onUnservedInOutput(k);
+          if (k && this.unservedInRun === unserved) this.onUnservedInOutput(k, unserved);
         },
         onNotice: (message) => {
           out.appendLine(`[Reconcile Lab] ${message}`);
@@ -476,14 +498,35 @@ export class GoControllers implements vscode.Disposable {
   }
 
   /**
-   * The program Run Controller… launched logged that its cache cannot watch `k` (controller-runtime's "no matches for
-   * kind", every 10 s per kind): an owned or watched custom resource whose CRD is missing. Told once per run, with
-   * the same offer as for a controller's own kind.
+   * The program Run Controller… launched (run `run`) logged that its cache cannot watch `k` (controller-runtime's "no
+   * matches for kind", every 10 s per kind): an owned or watched custom resource whose CRD is missing, or a
+   * controller's own kind. Told once per run, with the same offer as for a controller's own kind — after
+   * {@link UNSERVED_OUTPUT_GRACE_MS}: the log line and the controller's announcement (sent on the bridge's socket as
+   * the controller starts, just before its sources log) race, and a controller's own kind is told by
+   * {@link onController} in its words ("the Go controller beacon reconciles Beacon"), whichever arrived first.
    */
-  private onUnservedInOutput(k: { kind: string; group: string; version?: string }): void {
+  private onUnservedInOutput(k: { kind: string; group: string; version?: string }, run: Set<string>): void {
     const id = `${k.group}/${k.kind}`;
-    if (this.unservedInRun.has(id)) return;
-    this.unservedInRun.add(id);
+    if (run.has(id) || this.pendingUnserved.has(id)) return;
+    const pending = this.pendingUnserved;
+    pending.add(id);
+    const since = this.lab.clock.now();
+    const wait = () => {
+      const timer = this.lab.clock.setTimeout(() => {
+        this.hubStore.delete(cancel);
+        if (this.unservedInRun !== run || run.has(id)) return void pending.delete(id); // another run since, or told
+        // Run Controller… still waits for the program's first controllers: their announcements are on the way.
+        if (this.launching && this.lab.clock.now() - since < UNSERVED_OUTPUT_LAUNCH_WAIT_MS) return void wait();
+        pending.delete(id);
+        run.add(id);
+        this.tellUnservedInOutput(k);
+      }, UNSERVED_OUTPUT_GRACE_MS);
+      const cancel = this.hubStore.add(toDisposable(() => this.lab.clock.clearTimeout(timer)));
+    };
+    wait();
+  }
+
+  private tellUnservedInOutput(k: { kind: string; group: string; version?: string }): void {
     const what = `${k.kind}${k.group || k.version ? ` (${k.group ? `${k.group}/` : ''}${k.version ?? ''})` : ''}`;
     this.tellUnserved(
       `Reconcile Lab: your Go program watches ${what}, a kind the cluster does not serve (controller-runtime: "if kind is a CRD, it should be installed before calling Start"): install its CRD (a kubebuilder project: make install, or kubectl apply -f config/crd/bases), then run the controller again. Until then controller-runtime stops the program when its cache sync timeout (2 minutes by default) ends.`,
