@@ -79,7 +79,8 @@ export interface SharedIndexInformer<T extends KubeObject = KubeObject> extends 
   readonly resource: ResourceInfo;
   /**
    * Adds a handler. Late handlers first receive a synthetic add (isInInitialList=true) for every cached object.
-   * `resyncPeriodMs` (>= 1000, 0 = none) replays the cache to this handler as updates.
+   * `resyncPeriodMs` (>= 1000, 0 = none) replays the cache to this handler as same-RV updates, on the informer's
+   * resync check-period ticks (client-go; see SharedIndexInformer).
    */
   addEventHandler(handler: ResourceEventHandler<T>, options?: { resyncPeriodMs?: number }): HandlerRegistration;
   /** Adds index functions; allowed after start (existing objects are indexed at once). */

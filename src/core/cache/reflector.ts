@@ -28,6 +28,11 @@ export interface ReflectorStore<T extends KubeObject = KubeObject> {
   /** `obj` is the object's last state, as carried by the DELETED event. */
   delete(obj: T): void;
   replace(list: T[], resourceVersion: string): void;
+  /**
+   * Replays the store's own content to its consumers (client-go `Store.Resync`): called on a resync tick, never
+   * contacts the server. Optional: a store without it is never resynced.
+   */
+  resync?(): void;
 }
 
 export interface ReflectorOptions<T extends KubeObject = KubeObject> {
@@ -55,6 +60,15 @@ export interface ReflectorOptions<T extends KubeObject = KubeObject> {
    * ListerWatcher declares `watchListSemanticsUnsupported`.
    */
   watchList?: boolean;
+  /**
+   * The resync tick (client-go reflector `resyncPeriod`; a shared informer's resync check period), read as each
+   * list-and-watch cycle starts; 0 or absent: no resync. The ticks run from the end of a list (or a WatchList's
+   * initial events) while its watches last — re-watches included — and stop when the cycle ends: never during a
+   * relist, or the backoff before one.
+   */
+  resyncPeriodMs?: () => number;
+  /** Asked on each tick; `store.resync()` runs when it is absent or returns true (client-go `ShouldResync`). */
+  shouldResync?: () => boolean;
 }
 
 export { DEFAULT_WATCH_LIST };
@@ -189,6 +203,8 @@ export class Reflector<T extends KubeObject = KubeObject> implements Disposable 
   private readonly forcePaging: boolean;
   private readonly minWatchTimeoutMs: number;
   private readonly useWatchList: boolean;
+  private readonly resyncPeriodMs: (() => number) | undefined;
+  private readonly shouldResync: (() => boolean) | undefined;
   private readonly abort = new AbortController();
   private readonly stateEmitter: Emitter<ReflectorState>;
   private currentState: ReflectorState = { phase: 'idle' };
@@ -222,6 +238,8 @@ export class Reflector<T extends KubeObject = KubeObject> implements Disposable 
     this.pageSize = this.forcePaging ? options.pageSize! : DEFAULT_PAGE_SIZE;
     this.minWatchTimeoutMs = Math.max(DEFAULT_MIN_WATCH_TIMEOUT_MS, options.minWatchTimeoutMs ?? 0);
     this.useWatchList = (options.watchList ?? DEFAULT_WATCH_LIST) && this.lw.watchListSemanticsUnsupported !== true;
+    this.resyncPeriodMs = options.resyncPeriodMs;
+    this.shouldResync = options.shouldResync;
     this.stateEmitter = new Emitter<ReflectorState>((e) => this.log.error('reflector state listener threw', { error: messageOf(e) }));
     this.onDidChangeState = this.stateEmitter.event;
   }
@@ -324,6 +342,41 @@ export class Reflector<T extends KubeObject = KubeObject> implements Disposable 
       }
     }
     if (carried === undefined) await this.list();
+    const stopResync = this.startResync();
+    try {
+      return await this.watchUntilRelist(carried);
+    } finally {
+      stopResync();
+    }
+  }
+
+  /**
+   * Arms the resync ticks of one list-and-watch cycle (client-go `startResync`): every period, `store.resync()` when
+   * `shouldResync` allows it. Returns what stops them.
+   */
+  private startResync(): () => void {
+    const period = this.resyncPeriodMs?.() ?? 0;
+    if (!(period > 0) || !this.store.resync) return () => undefined;
+    let timer: TimerHandle | undefined;
+    const tick = (): void => {
+      timer = undefined;
+      if (this.stopped) return;
+      try {
+        if (!this.shouldResync || this.shouldResync()) this.store.resync!();
+      } catch (e) {
+        this.log.error('resync failed', { error: messageOf(e) });
+      }
+      timer = this.clock.setTimeout(tick, period);
+    };
+    timer = this.clock.setTimeout(tick, period);
+    return () => {
+      if (timer !== undefined) this.clock.clearTimeout(timer);
+      timer = undefined;
+    };
+  }
+
+  /** The watches of one cycle, from `carried` (a WatchList's stream) or the last RV, until one needs a relist. */
+  private async watchUntilRelist(carried: OpenWatch<T> | undefined): Promise<string> {
     for (;;) {
       if (this.stopped) {
         await carried?.close();

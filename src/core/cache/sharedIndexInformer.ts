@@ -103,7 +103,13 @@ export const MINIMUM_RESYNC_PERIOD_MS = 1000;
 
 interface ListenerEntry<T extends KubeObject> {
   listener: ProcessorListener<T>;
-  resyncTimer?: TimerHandle;
+  /**
+   * Whether same-RV updates (resyncs, unchanged objects of a relist) reach it (client-go `sharedProcessor.listeners`
+   * value): true from its registration until the first resync tick, then whether that tick found it due.
+   */
+  syncing: boolean;
+  /** When it is next due for a resync: its registration, then each resync it got, plus its period (clock ms). */
+  nextResyncAt: number;
 }
 
 function tombstoneKeyOf(obj: KubeObject | DeletedFinalStateUnknown): ObjectKey {
@@ -131,15 +137,24 @@ function tombstoneKeyOf(obj: KubeObject | DeletedFinalStateUnknown): ObjectKey {
  *   with equal RVs, like a resync.
  * - `isInInitialList` is true for adds from the first list and for the
  *   synthetic adds a handler added later receives for every cached object.
- * - A resync replays the *cache* (never the server) to a handler as
- *   `onUpdate(obj, obj)`, every `resyncPeriodMs` of that handler.
+ * - A resync replays the *cache* (never the server) to the handlers due for
+ *   it as `onUpdate(obj, obj)`. As in client-go, due is checked on the
+ *   informer's resync check-period ticks (the smallest period, see below),
+ *   which run only while a watch is up (not during a relist or the backoff
+ *   before one): a handler resyncs at the first tick at or after its last
+ *   resync plus its period. An update whose old and new RV are equal — a
+ *   resync, or an unchanged object of a relist — goes only to the handlers
+ *   the last tick found due (to all of them until the first tick, so with no
+ *   resync at all, to every handler).
  * - Stopping (dispose) is final: a stopped informer never restarts and
  *   refuses new handlers and indexers.
  *
  * Resync periods follow client-go: at least 1 s; before `run`, a handler
  * asking for less than the informer's check period lowers it; after `run` it
- * is raised to the check period. (Unlike client-go, a handler's period is
- * honoured even when the informer itself was built without resync.)
+ * is raised to the check period. (Unlike client-go, a handler's period asked
+ * before `run` is honoured even when the informer itself was built without
+ * resync: it sets the check period. After `run`, as in client-go, an informer
+ * without resync ignores it.)
  */
 export class SharedIndexInformer<T extends KubeObject = KubeObject> implements SharedIndexInformerContract<T> {
   readonly resource: ResourceInfo;
@@ -198,6 +213,7 @@ export class SharedIndexInformer<T extends KubeObject = KubeObject> implements S
       update: (o) => this.onAddOrUpdate(o),
       delete: (o) => this.onDelete(o),
       replace: (list, rv) => this.onReplace(list, rv),
+      resync: () => this.resync(),
     };
     this.reflector = new Reflector<KubeObject>({
       listerWatcher: this.preparingLists(options.listerWatcher),
@@ -208,6 +224,8 @@ export class SharedIndexInformer<T extends KubeObject = KubeObject> implements S
       name: gvrToString(options.resource),
       pageSize: options.pageSize,
       watchList: options.watchList,
+      resyncPeriodMs: () => this.resyncCheckPeriodMs,
+      shouldResync: () => this.shouldResync(),
     });
     this.onDidChangeState = this.reflector.onDidChangeState;
   }
@@ -236,7 +254,6 @@ export class SharedIndexInformer<T extends KubeObject = KubeObject> implements S
     }
     if (this.started) return;
     this.started = true;
-    for (const entry of this.listeners) this.scheduleResync(entry);
     this.reflector.run();
   }
 
@@ -285,10 +302,15 @@ export class SharedIndexInformer<T extends KubeObject = KubeObject> implements S
       } else {
         this.resyncCheckPeriodMs = period;
       }
-    } else if (period > 0 && this.resyncCheckPeriodMs === 0 && !this.started) {
-      this.resyncCheckPeriodMs = period;
+    } else if (period > 0 && this.resyncCheckPeriodMs === 0) {
+      if (this.started) {
+        this.log.warn('the informer started without resync: this handler\'s resync period is not applied', { requestedMs: period });
+        period = 0;
+      } else {
+        this.resyncCheckPeriodMs = period;
+      }
     }
-    const entry: ListenerEntry<T> = { listener: undefined as unknown as ProcessorListener<T> };
+    const entry: ListenerEntry<T> = { listener: undefined as unknown as ProcessorListener<T>, syncing: true, nextResyncAt: this.clock.now() + period };
     entry.listener = new ProcessorListener<T>({
       handler,
       resyncPeriodMs: period,
@@ -296,7 +318,6 @@ export class SharedIndexInformer<T extends KubeObject = KubeObject> implements S
       upstreamHasSynced: () => this.synced,
       onHandlerError: (error, n) => this.reportHandlerError(error, n),
       onDispose: () => {
-        if (entry.resyncTimer !== undefined) this.clock.clearTimeout(entry.resyncTimer);
         this.listeners.delete(entry);
       },
     });
@@ -304,7 +325,6 @@ export class SharedIndexInformer<T extends KubeObject = KubeObject> implements S
     // A late handler first hears about everything already cached, before any later change
     // (JS runs this to completion, so no event can interleave: client-go's blockDeltas).
     for (const obj of this.indexer.entries()) entry.listener.add({ kind: 'add', obj: obj[1], isInInitialList: true });
-    if (this.started) this.scheduleResync(entry);
     return entry.listener;
   }
 
@@ -319,21 +339,36 @@ export class SharedIndexInformer<T extends KubeObject = KubeObject> implements S
     this.handlerErrors.fire({ error, notification: n.kind, key });
   }
 
-  private scheduleResync(entry: ListenerEntry<T>): void {
-    const period = entry.listener.resyncPeriodMs;
-    if (period <= 0 || this.stopped || entry.listener.isDisposed) return;
-    entry.resyncTimer = this.clock.setTimeout(() => {
-      entry.resyncTimer = undefined;
-      if (this.stopped || entry.listener.isDisposed) return;
-      if (this.synced) {
-        for (const [, obj] of this.indexer.entries()) entry.listener.add({ kind: 'update', oldObj: obj, obj });
-      }
-      this.scheduleResync(entry);
-    }, period);
+  /**
+   * A resync tick (client-go `sharedProcessor.shouldResync`): marks each handler due now as syncing and schedules its
+   * next resync, every other as not syncing; true when one is due.
+   */
+  private shouldResync(): boolean {
+    const now = this.clock.now();
+    let due = false;
+    for (const entry of this.listeners) {
+      const period = entry.listener.resyncPeriodMs;
+      entry.syncing = period > 0 && now >= entry.nextResyncAt;
+      if (!entry.syncing) continue;
+      due = true;
+      entry.nextResyncAt = now + period;
+    }
+    return due;
   }
 
+  /**
+   * Replays the cache as same-RV updates, which {@link distribute} gives to the handlers the tick found due (client-go
+   * `Resync` puts a Sync delta of the cached object for every key; this informer has no queued deltas to skip).
+   */
+  private resync(): void {
+    if (this.stopped || !this.synced) return;
+    for (const [, obj] of this.indexer.entries()) this.distribute({ kind: 'update', oldObj: obj, obj });
+  }
+
+  /** To every handler; an update with equal old and new RVs only to the syncing ones (client-go `distribute`). */
   private distribute(n: Notification<T>): void {
-    for (const entry of this.listeners) entry.listener.add(n);
+    const sync = n.kind === 'update' && (n.oldObj.metadata.resourceVersion ?? '') === (n.obj.metadata.resourceVersion ?? '');
+    for (const entry of this.listeners) if (!sync || entry.syncing) entry.listener.add(n);
   }
 
   private applyTransform(raw: KubeObject): T {

@@ -277,6 +277,95 @@ test('resync periods: at least 1 s; after start, raised to the informer check pe
   assert.equal(t.clock.pendingTimers, 0, 'no resync or watch timer survives dispose');
 });
 
+test('resync ticks follow client-go: a handler resyncs at the first check-period tick at or after its period, not on a timer of its own', async () => {
+  const t = setup({ resyncPeriodMs: 2000 }); // the check period: 2 s
+  t.lw.add(widget('a'));
+  const every3s = recorder();
+  t.informer.addEventHandler(every3s.handler, { resyncPeriodMs: 3000 });
+  t.informer.run();
+  await settle();
+  every3s.seen.length = 0;
+  const at: number[] = [];
+  for (let s = 1; s <= 8; s++) {
+    const before = every3s.seen.length;
+    t.clock.step(1000);
+    await settle();
+    if (every3s.seen.length > before) at.push(s * 1000);
+  }
+  // Due at 3 s, found due by the 4 s tick; then due at 7 s, found by the 8 s tick (a timer of its own: 3 s and 6 s).
+  assert.deepEqual(at, [4000, 8000]);
+  assert.deepEqual(every3s.seen, ['resync a@1 -> a@1', 'resync a@1 -> a@1']);
+  t.informer.dispose();
+});
+
+test('after a resync tick, a relist\'s unchanged objects (same-RV updates) reach only the handlers that tick found due', async () => {
+  const t = setup();
+  t.lw.add(widget('keep'));
+  t.lw.add(widget('changed'));
+  const resyncing = recorder();
+  const quiet = recorder();
+  t.informer.addEventHandler(resyncing.handler, { resyncPeriodMs: 5000 }); // before run: the check period becomes 5 s
+  t.informer.addEventHandler(quiet.handler); // no resync of its own
+  t.informer.run();
+  await settle();
+  t.clock.step(5000); // the first tick: resyncing is due, quiet is not
+  await settle();
+  assert.deepEqual(resyncing.seen.slice(2), ['resync changed@2 -> changed@2', 'resync keep@1 -> keep@1']);
+  resyncing.seen.length = 0;
+  quiet.seen.length = 0;
+  t.lw.modifyDropWatch(widget('changed', { spec: { size: 3 } }));
+  t.lw.dropWatch(); // a failed watch: backoff, then relist
+  await settle();
+  t.clock.step(800);
+  await settle();
+  assert.deepEqual(quiet.seen, ['update changed@2 -> changed@3'], 'a real change reaches it; the unchanged object does not');
+  assert.deepEqual(resyncing.seen, ['update changed@2 -> changed@3', 'resync keep@1 -> keep@1']);
+  t.informer.dispose();
+});
+
+test('no resync while the informer relists or backs off: the ticks run only while a watch is up', async () => {
+  const t = setup();
+  t.lw.add(widget('a'));
+  const r = recorder();
+  t.informer.addEventHandler(r.handler, { resyncPeriodMs: 1000 });
+  t.informer.run();
+  await settle();
+  r.seen.length = 0;
+  t.lw.failNextList(new Error('the server is away'), 3);
+  t.lw.dropWatch(); // backoff, then three failed lists with growing backoffs in between
+  await settle();
+  let stepped = 0;
+  const phase = (): string => t.informer.state.phase;
+  while (phase() !== 'watching' && stepped < 60_000) {
+    t.clock.step(100);
+    stepped += 100;
+    await settle();
+    if (phase() !== 'watching') assert.deepEqual(r.seen, [], `no resync ${stepped} ms into the outage`);
+  }
+  assert.ok(stepped >= 5000, `the outage lasted ${stepped} ms: several resync periods`);
+  assert.deepEqual(r.seen, ['resync a@1 -> a@1'], 'the relist that ended it: the unchanged object, once');
+  t.clock.step(1000); // the watch is up again: the ticks run
+  await settle();
+  assert.deepEqual(r.seen, ['resync a@1 -> a@1', 'resync a@1 -> a@1']);
+  t.informer.dispose();
+});
+
+test('an informer started without resync ignores a resync period asked by a handler added later (client-go), and says so', async () => {
+  const t = setup();
+  t.lw.add(widget('a'));
+  t.informer.run();
+  await settle();
+  const late = recorder();
+  t.informer.addEventHandler(late.handler, { resyncPeriodMs: 1000 });
+  await settle();
+  assert.deepEqual(late.seen, ['add a@1 initial']);
+  t.clock.step(10_000);
+  await settle();
+  assert.deepEqual(late.seen, ['add a@1 initial']);
+  assert.ok(t.logs.some((e) => /started without resync/.test(e.msg)), JSON.stringify(t.logs));
+  t.informer.dispose();
+});
+
 test('by default objects are kept as received (managedFields too); stripManagedFields drops them before anyone sees the object', async () => {
   for (const [transform, want] of [[undefined, true], [null, true], [stripManagedFields, false]] as const) {
     const t = setup(transform === undefined ? {} : { transform });
