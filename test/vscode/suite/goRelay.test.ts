@@ -114,6 +114,10 @@ describe('Install CRD: a Go program run before its CRD was installed (Run Contro
     const bell = { group: `${uniqueName('bell')}.example.io`, kind: 'Bell', plural: 'bells', version: 'v1' };
     const bellCrd = `${bell.plural}.${bell.group}`;
     writeFileSync(join(manifestDir, `${bell.group}_${bell.plural}.yaml`), stringify(testCrd(bell)));
+    // The project's other CRDs served (the first test installs them; here too, so that this test stands alone and the
+    // offer names Bell only).
+    await installCrd(labCluster().transport, parseAllDocuments(readFileSync(join(relayOperatorDir(), 'config', 'crd', 'beacons.yaml'), 'utf8'))[0]!.toJS() as KubeObject);
+    await installCrd(labCluster().transport, testCrd(sibling));
     const line = JSON.stringify({ level: 'error', ts: '2026-12-04T19:40:00Z', logger: 'controller-runtime.source.EventHandler', msg: 'if kind is a CRD, it should be installed before calling Start', kind: `${bell.kind}.${bell.group}`, error: `no matches for kind "${bell.kind}" in version "${bell.group}/${bell.version}"` });
     const mark = (await api()).shownMark();
     try {
