@@ -355,7 +355,7 @@ export class KubeListerWatcher implements ListerWatcher<KubeObject> {
     const what = { method: 'GET', path: this.path, signal: page.signal } as const;
     try {
       const res = await page.res;
-      if (res.status < 200 || res.status >= 300) throw toApiError(res.status, await readText(res, what, this.transport), `GET ${this.path}`);
+      if (res.status < 200 || res.status >= 300) throw toApiError(res.status, await readText(res, what, this.transport), `GET ${this.path}`, { path: this.path });
       return await this.readList(res, options, signal, page.signal, onItem, managedFieldsBytes);
     } catch (e) {
       // The caller's abort wins over how the request ended because of it.
@@ -486,7 +486,7 @@ export class KubeListerWatcher implements ListerWatcher<KubeObject> {
       } catch {
         // the status is what matters
       }
-      throw toApiError(res.status, text, `WATCH ${this.path}`);
+      throw toApiError(res.status, text, `WATCH ${this.path}`, { path: this.path });
     }
     const body = res.body;
     if (!body) return;

@@ -82,3 +82,54 @@ export function maskSecretBody(body: unknown): unknown {
   }
   return out;
 }
+
+// The API paths of core/v1 Secrets: the collection (all namespaces or one) and one Secret (and its subresources).
+const SECRET_PATH = /^\/api\/v1\/(?:namespaces\/[^/?]+\/)?secrets(?:[/?]|$)/;
+
+/** Whether `path`, an API request path (query allowed), addresses core/v1 Secrets. */
+export function isSecretPath(path: string): boolean {
+  return SECRET_PATH.test(path);
+}
+
+// A field error's value as the API server quotes it (Go's %q: a double-quoted string with backslash escapes), or any
+// other rendering of a value (%v of a map or a slice) up to the field error's next ": " or the end.
+const INVALID_VALUE = /(Invalid value: )(?:"(?:[^"\\]|\\.)*"|[^:"][^]*?(?=: |$))/g;
+// Long base64 / hex runs (with a digit, or mixed case): a Secret's `data` value the message carries some other way.
+const LONG_OPAQUE = /[A-Za-z0-9+/=_-]{20,}/g;
+
+/**
+ * The text of an API server's error about a request to Secrets (a write the server refused: a 422 quotes the whole
+ * patched object, every value of the Secret with it) with the values masked: every field error's quoted value
+ * (`Invalid value: "***"`), each value `body` (the request body sent, as an object or JSON text) carries in `data` /
+ * `stringData` — as sent, base64-encoded (stringData) and decoded (data) — and long base64-looking runs. Over-masks
+ * on purpose (a uid in the message may become `***`); keeps the field paths, reasons and the request line. Pure.
+ */
+export function maskSecretText(text: string, body?: unknown): string {
+  const known = new Set<string>();
+  let b = body;
+  if (typeof b === 'string') {
+    try {
+      b = JSON.parse(b);
+    } catch {
+      b = undefined;
+    }
+  }
+  const add = (v: string) => {
+    if (v.length >= 3) known.add(v);
+  };
+  if (isObj(b)) {
+    for (const field of ['data', 'stringData'] as const) {
+      const m = b[field];
+      if (!isObj(m)) continue;
+      for (const v of Object.values(m)) {
+        if (typeof v !== 'string') continue;
+        add(v);
+        if (field === 'stringData') add(Buffer.from(v, 'utf8').toString('base64'));
+        else add(Buffer.from(v, 'base64').toString('utf8'));
+      }
+    }
+  }
+  let out = text.replace(INVALID_VALUE, (_m, head: string) => `${head}"${MASK}"`);
+  for (const v of [...known].sort((x, y) => y.length - x.length)) out = out.split(v).join(MASK);
+  return out.replace(LONG_OPAQUE, (run) => (/[0-9]/.test(run) || (/[A-Z]/.test(run) && /[a-z]/.test(run)) ? MASK : run));
+}

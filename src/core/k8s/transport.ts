@@ -3,6 +3,7 @@ import { fetch, type Dispatcher, type Response } from 'undici';
 import type { ApiStatus } from '../cache/interfaces.ts';
 import { ApiError } from './client.ts';
 import { drainOrphanedHttp2Answers } from './h2Orphans.ts';
+import { isSecretPath, maskSecretText } from './secretMask.ts';
 import { Emitter, type Event } from '../event.ts';
 import type { Disposable } from '../lifecycle.ts';
 
@@ -235,7 +236,7 @@ export class KubeTransport {
     if (res.status >= 200 && res.status < 300) {
       return (text ? JSON.parse(text) : undefined) as T;
     }
-    throw toApiError(res.status, text, `${req.method} ${req.path}`);
+    throw toApiError(res.status, text, `${req.method} ${req.path}`, req);
   }
 }
 
@@ -264,8 +265,12 @@ export function bodyReadError(e: unknown, req: Pick<TransportRequest, 'method' |
   return new ApiError(0, 'Unreachable', `${req.method} ${req.path}: the answer was cut off (${cause?.code ?? cause?.message ?? (e as Error).message}).`, { cause: cause?.code ?? (e as Error).message });
 }
 
-/** Builds an ApiError from a failed response body (a metav1.Status when the server sent one). */
-export function toApiError(code: number, body: string, what: string): ApiError {
+/**
+ * Builds an ApiError from a failed response body (a metav1.Status when the server sent one). For a request to
+ * Secrets (`request.path`), the server's message and its causes are {@link maskSecretText masked}: a refused write
+ * quotes the Secret's values, and the message reaches journals, notifications and the CLI's output.
+ */
+export function toApiError(code: number, body: string, what: string, request?: Pick<TransportRequest, 'path' | 'body'>): ApiError {
   let status: ApiStatus | undefined;
   try {
     status = JSON.parse(body) as ApiStatus;
@@ -275,6 +280,11 @@ export function toApiError(code: number, body: string, what: string): ApiError {
   const reason = status?.reason ?? httpReason(code);
   const message = status?.message ?? (body.trim().slice(0, 300) || `HTTP ${code}`);
   const hint = code === 403 ? forbiddenHint(message) : code === 401 ? UNAUTHORIZED_HINT : code === 404 && !status ? NO_SUCH_PATH_HINT : '';
+  if (request && isSecretPath(request.path)) {
+    const details = status?.details as { causes?: Array<{ message?: string }> } | undefined;
+    const masked = details?.causes ? { ...details, causes: details.causes.map((c) => (typeof c.message === 'string' ? { ...c, message: maskSecretText(c.message, request.body) } : c)) } : details;
+    return new ApiError(code, reason, `${what}: ${maskSecretText(message, request.body)}${hint}`, masked);
+  }
   return new ApiError(code, reason, `${what}: ${message}${hint}`, status?.details);
 }
 

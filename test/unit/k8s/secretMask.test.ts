@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { isSecret, LAST_APPLIED, MASK, maskSecret, maskSecretPair } from '../../../src/core/k8s/secretMask.ts';
+import { isSecret, isSecretPath, LAST_APPLIED, MASK, maskSecret, maskSecretPair, maskSecretText } from '../../../src/core/k8s/secretMask.ts';
 import { yamlDiff } from '../../../src/core/actions/objectDiff.ts';
 
 const secret = (data: Record<string, string>, extra: { stringData?: Record<string, string> } = {}) => ({
@@ -45,4 +45,32 @@ test('in a pair, unchanged values are ***, changed or added ones *** (before) / 
   assert.ok(!diff.includes('b2xk') && !diff.includes('bmV3'), diff);
   assert.equal(yamlDiff('x', secret({ k: 'b2xk' }), secret({ k: 'bmV3' }), { revealSecrets: true }).includes('bmV3'), true, 'revealSecrets shows them');
   assert.equal(yamlDiff('x', secret({ k: 'b2xk' }), secret({ k: 'b2xk' })), '', 'equal Secrets: no diff');
+});
+
+test('isSecretPath: the Secrets collection (all namespaces or one), one Secret and its subresources; nothing else', () => {
+  for (const p of ['/api/v1/secrets', '/api/v1/secrets?limit=5', '/api/v1/namespaces/shop/secrets', '/api/v1/namespaces/shop/secrets/db', '/api/v1/namespaces/shop/secrets/db?dryRun=All&fieldManager=x']) {
+    assert.ok(isSecretPath(p), p);
+  }
+  for (const p of ['/api/v1/namespaces/secrets', '/api/v1/namespaces/shop/configmaps/secrets', '/apis/example.io/v1/namespaces/shop/secrets/db', '/api/v1/namespaces/shop/secretsx']) {
+    assert.ok(!isSecretPath(p), p);
+  }
+});
+
+test('maskSecretText: a 422 quoting the patched Secret keeps the field path and reason, and no value (sent, stored, base64 or decoded)', () => {
+  // As kube-apiserver words a merge patch it could not apply to a Secret: the patched object quoted with Go's %q.
+  const stored = Buffer.from('SUPERSECRET-P1').toString('base64');
+  const msg = `secrets "patch.me-1" is invalid: patch: Invalid value: "{\\"apiVersion\\":\\"v1\\",\\"data\\":{\\"apiKey\\":\\"${stored}\\",\\"bad\\":\\"PATCHSECRET-notbase64!!\\",\\"pin\\":\\"MTIz\\"},\\"kind\\":\\"Secret\\"}": error decoding from json: illegal base64 data at input byte 11`;
+  const out = maskSecretText(msg, { data: { bad: 'PATCHSECRET-notbase64!!' } });
+  for (const leak of [stored, 'SUPERSECRET', 'PATCHSECRET', 'MTIz']) assert.ok(!out.includes(leak), `${leak} in ${out}`);
+  assert.equal(out, `secrets "patch.me-1" is invalid: patch: Invalid value: "${MASK}": error decoding from json: illegal base64 data at input byte 11`);
+});
+
+test('maskSecretText: values the request sent are masked wherever they appear (stringData also base64-encoded, data also decoded); JSON text bodies too', () => {
+  const token = 'tok-9f8e7d';
+  const out = maskSecretText(`value ${token} or ${Buffer.from(token).toString('base64')} or plain-pass, field data[x]: Required value`, JSON.stringify({ stringData: { t: token }, data: { p: Buffer.from('plain-pass').toString('base64') } }));
+  assert.equal(out, `value ${MASK} or ${MASK} or ${MASK}, field data[x]: Required value`);
+  // A non-string rendering of a value is masked up to the field error's next ": ".
+  assert.equal(maskSecretText('data: Invalid value: map[string][]uint8{"k":[]uint8{0x61}}: bad'), `data: Invalid value: "${MASK}": bad`);
+  // Words and short names stay readable; long base64-looking runs do not.
+  assert.equal(maskSecretText('Operation cannot be fulfilled on secrets "db": the object has been modified; aGVsbG8td29ybGQtc2VjcmV0'), `Operation cannot be fulfilled on secrets "db": the object has been modified; ${MASK}`);
 });
