@@ -291,6 +291,11 @@ func (j *journal) end(_ context.Context, _ client.Client, ri *reconcileInfo, w *
 // emit is the one way out of every journaled write; a Secret's values never pass it (maskSecretValues).
 func (j *journal) emit(ri *reconcileInfo, w Write) {
 	if isSecret(&w) {
+		if w.Error != "" {
+			raw := w.Error
+			w.Error = maskSecretText(raw, secretValues(w.Before, w.After))
+			ri.noteSecretError(raw, w.Error)
+		}
 		maskSecretValues(&w)
 	}
 	m := &WriteMsg{Write: w, At: ms(j.h.clock.Now())}

@@ -2,6 +2,7 @@ package bridge
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"os"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
@@ -380,5 +382,39 @@ func (s apiServerSetup) configMapController(t *testing.T, opts controller.Option
 		WithOptions(optionsFor(s.h, s.mgr, "configmap", opts)).
 		Complete(wrapTyped(s.h, s.mgr, "configmap", rec, &corev1.ConfigMap{})); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestRefusedSecretWriteErrorCarriesNoValue: the real kube-apiserver refuses a merge patch of a Secret (a value
+// that is not base64) with a 422 that quotes the patched Secret, every stored value with it. The journaled write's
+// error and the reconcile's error wrapping it name the field and the reason, never a value.
+func TestRefusedSecretWriteErrorCarriesNoValue(t *testing.T) {
+	real := realClient(t)
+	ns := scratchNamespace(t, real)
+	e := newTestEditor(t, false)
+	c := newClient(connectedHub(t, e), real)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	const stored, sent = "SUPERSECRET-P1", "PATCHSECRET-notbase64!!"
+	s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "patch.me-1", Namespace: ns}, StringData: map[string]string{"apiKey": stored}}
+	if err := real.Create(ctx, s); err != nil {
+		t.Fatal(err)
+	}
+	ri := &reconcileInfo{controller: "c", key: ns + "/patch.me-1", id: "r-1"}
+	err := c.Patch(withReconcileInfo(ctx, ri), s, client.RawPatch(types.MergePatchType, []byte(`{"data":{"bad":"`+sent+`"}}`)))
+	if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), base64.StdEncoding.EncodeToString([]byte(stored))) {
+		t.Fatalf("want the server's 422 quoting the stored value (what this test is about), got %v", err)
+	}
+	w := nextWrite(t, e)
+	wrapped := ri.maskSecretErrors("ensure api key: " + err.Error())
+	for _, text := range []string{w.Error, wrapped} {
+		for _, leak := range []string{stored, base64.StdEncoding.EncodeToString([]byte(stored)), sent} {
+			if strings.Contains(text, leak) {
+				t.Fatalf("a value (%s) in %q", leak, text)
+			}
+		}
+		if !strings.Contains(text, `is invalid`) || !strings.Contains(text, `Invalid value: "***"`) {
+			t.Fatalf("the field and reason should stay: %q", text)
+		}
 	}
 }

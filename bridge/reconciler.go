@@ -69,8 +69,9 @@ type reconcileInfo struct {
 	controller, key, id string
 	dryRun              bool
 
-	mu     sync.Mutex
-	writes []Write
+	mu         sync.Mutex
+	writes     []Write
+	secretErrs [][2]string // failed Secret writes' errors: raw, masked (noteSecretError)
 }
 
 type reconcileInfoKey struct{}
@@ -125,7 +126,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (res 
 	}()
 	res, err = r.inner.Reconcile(withReconcileInfo(ctx, ri), req)
 	completed = true
-	r.finish(q, req, r.endMsg(name, key, id, start, res, err, false))
+	end := r.endMsg(name, key, id, start, res, err, false)
+	end.Error = ri.maskSecretErrors(end.Error)
+	r.finish(q, req, end)
 	return res, err
 }
 
@@ -174,6 +177,7 @@ func (r *Reconciler) dryRun(ctx context.Context, req reconcile.Request) (reply R
 		}()
 		res, err := r.inner.Reconcile(withReconcileInfo(ctx, ri), req)
 		end = r.endMsg(name, key, id, start, res, err, true)
+		end.Error = ri.maskSecretErrors(end.Error)
 	}()
 	r.hub.send(end)
 	ri.mu.Lock()

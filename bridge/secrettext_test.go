@@ -1,0 +1,45 @@
+package bridge
+
+import (
+	"encoding/base64"
+	"strings"
+	"testing"
+)
+
+// A 422 on a Secret patch quotes the patched Secret: the journaled write's error and the reconcile's error that
+// wraps it name the field and the reason, never a value.
+func TestMaskSecretText(t *testing.T) {
+	stored := base64.StdEncoding.EncodeToString([]byte("SUPERSECRET-P1"))
+	raw := `secrets "patch.me-1" is invalid: patch: Invalid value: "{\"apiVersion\":\"v1\",\"data\":{\"apiKey\":\"` + stored + `\",\"bad\":\"PATCHSECRET-notbase64!!\",\"pin\":\"MTIz\"}}": error decoding from json: illegal base64 data at input byte 11`
+	got := maskSecretText(raw, nil)
+	want := `secrets "patch.me-1" is invalid: patch: Invalid value: "***": error decoding from json: illegal base64 data at input byte 11`
+	if got != want {
+		t.Fatalf("masked:\n got %s\nwant %s", got, want)
+	}
+	// Known values wherever they appear: as given, base64-encoded, decoded.
+	got = maskSecretText("a tok-9f8e7d b "+base64.StdEncoding.EncodeToString([]byte("tok-9f8e7d"))+" c plain-pass d", []string{"tok-9f8e7d", base64.StdEncoding.EncodeToString([]byte("plain-pass"))})
+	if got != "a *** b *** c *** d" {
+		t.Fatalf("known values: %s", got)
+	}
+	// A non-string rendering of a value, up to the field error's next ": ".
+	if got := maskSecretText(`data: Invalid value: map[string][]uint8{"k":[]uint8{0x61}}: bad`, nil); got != `data: Invalid value: "***": bad` {
+		t.Fatalf("non-string value: %s", got)
+	}
+	// Words stay readable.
+	if s := `Operation cannot be fulfilled on secrets "db": the object has been modified`; maskSecretText(s, nil) != s {
+		t.Fatalf("changed a message without values: %s", maskSecretText(s, nil))
+	}
+}
+
+func TestReconcileErrorWrappingASecretWriteErrorIsMasked(t *testing.T) {
+	ri := &reconcileInfo{}
+	raw := `secrets "db" is invalid: patch: Invalid value: "{\"data\":{\"k\":\"c2VjcmV0LXZhbHVlLTEyMw==\"}}": bad`
+	ri.noteSecretError(raw, maskSecretText(raw, nil))
+	got := ri.maskSecretErrors("ensure secret: " + raw)
+	if strings.Contains(got, "c2VjcmV0") || got != `ensure secret: secrets "db" is invalid: patch: Invalid value: "***": bad` {
+		t.Fatalf("reconcile error: %s", got)
+	}
+	if (*reconcileInfo)(nil).maskSecretErrors("x") != "x" {
+		t.Fatal("nil reconcileInfo")
+	}
+}
