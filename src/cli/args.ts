@@ -75,6 +75,11 @@ export interface CliArgs {
   execTimeoutMs?: number;
   /** run, step: predicate specs for the primary resource (see PREDICATE_SPECS), all must pass. */
   predicates: string[];
+  /**
+   * run, step, check: resources (as --resource takes them, lower case) whose objects are children of the primary: a
+   * child's event enqueues its controller owner (builder.owns), besides the ConfigMaps every built-in reconciler owns.
+   */
+  owns: string[];
   /** run, step: the work queue (default priority). */
   workQueue?: WorkQueueKind;
   /** check: the checks to run (default all). */
@@ -86,6 +91,9 @@ export interface CliArgs {
   /** check: the convergence bound in ms. */
   convergenceBoundMs?: number;
 }
+
+/** What --resource and --owns take: plural.group, plural, kind or short name, lower case (a DNS subdomain). */
+const RESOURCE_NAME = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 
 /** A command line that cannot run as given (exit 2): the CLI prints its message and where the usage is. */
 export class UsageError extends Error {
@@ -107,10 +115,41 @@ function parseErrorMessage(e: Error & { code?: string }): string {
       return `unknown option ${opt ?? e.message}${near ? ` (did you mean --${near}?)` : ''}`;
     }
     case 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE':
-      return /argument missing/.test(e.message) ? `option ${opt ?? ''} needs a value`.replace('  ', ' ') : `option ${opt ?? ''} takes no value`.replace('  ', ' ');
+      if (/argument missing/.test(e.message)) return `option ${opt ?? ''} needs a value`.replace('  ', ' ');
+      // A string option followed by another option (a negative number is joined to it before parsing: joinNegativeValues).
+      if (/argument is ambiguous/.test(e.message)) return `option ${opt} needs a value, not the option after it (a value starting with "-" is written ${opt}=-…)`;
+      return `option ${opt ?? ''} takes no value`.replace('  ', ' ');
     default:
       return e.message;
   }
+}
+
+/** A following argument that is a negative number ("-1", "-0.5", "-.5", "-1e3"): the value of the option before it. */
+const NEGATIVE_NUMBER = /^-(\d+\.?\d*|\.\d+)(e[-+]?\d+)?$/i;
+
+/**
+ * argv with every option that takes a value (`--exec-timeout`, `-n`) followed by a separate argument that looks like a
+ * negative number joined to it (`--exec-timeout=-1`): node:util parseArgs takes a following "-1" for an option, and
+ * the person would be told the option "takes no value" instead of the range the value must be in. Stops at `--`.
+ */
+export function joinNegativeValues(argv: readonly string[]): string[] {
+  const out: string[] = [];
+  const shorts = new Map<string, string>(Object.entries(OPTIONS).flatMap(([name, o]) => ('short' in o ? [[o.short, name] as [string, string]] : [])));
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    if (a === '--') {
+      out.push(...argv.slice(i));
+      break;
+    }
+    const name = a.startsWith('--') ? a.slice(2) : /^-[a-zA-Z]$/.test(a) ? shorts.get(a.slice(1)) : undefined;
+    const takesValue = name !== undefined && !name.includes('=') && (OPTIONS as Record<string, { type: string }>)[name]?.type === 'string';
+    const next = argv[i + 1];
+    if (takesValue && next !== undefined && NEGATIVE_NUMBER.test(next)) {
+      out.push(`${a.startsWith('--') ? a : `--${name}`}=${next}`);
+      i++;
+    } else out.push(a);
+  }
+  return out;
 }
 
 /** Every option of the CLI (node:util parseArgs). */
@@ -130,6 +169,7 @@ const OPTIONS = {
   workers: { type: 'string' },
   'reconcile-timeout': { type: 'string' },
   'exec-timeout': { type: 'string' },
+  owns: { type: 'string', multiple: true },
   predicate: { type: 'string', multiple: true },
   'work-queue': { type: 'string' },
   check: { type: 'string', multiple: true },
@@ -198,6 +238,10 @@ Options:
   --reconcile-timeout <s>   run, step: the deadline of one reconcile: ctx.signal is aborted (an exec program is killed),
                             and the key stays in processing until the call returns (default: none, as controller-runtime)
   --exec-timeout <s>        exec reconciler: kill the program's process group after this long (default 30; 0: none)
+  --owns <resource>         run, step, check: also watch this resource's objects as children (repeatable, or
+                            comma-separated; as --resource names it: deployments.apps, secrets): a child's event
+                            reconciles its controller owner (ownerReference controller: true), in the namespace scope
+                            of the primary. ConfigMaps are owned without it (unless --resource is configmaps)
   --predicate <spec>        run, step: drop events of the reconciled resource that fail it (repeatable: all must pass):
                             generation-changed | resource-version-changed | label-changed | annotation-changed |
                             label-selector=<key>=<value>[,…]
@@ -259,7 +303,7 @@ export function parseCliArgs(argv: readonly string[]): CliArgs | 'help' {
   let parsed;
   try {
     parsed = parseArgs({
-      args: [...argv],
+      args: joinNegativeValues(argv),
       allowPositionals: true,
       strict: true,
       options: OPTIONS,
@@ -351,7 +395,14 @@ export function parseCliArgs(argv: readonly string[]): CliArgs | 'help' {
   }
   // Case-insensitive, as kubectl: "Garden.botany.example.org" (a kind) or "ConfigMaps" name what their lower case does.
   const resource = (v.resource ?? 'widgets.lab.reconcile.dev').toLowerCase();
-  if (!/^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/.test(resource)) throw new UsageError(`--resource must look like plural.group (e.g. widgets.lab.reconcile.dev) or a core plural (configmaps); got "${resource}"`);
+  if (!RESOURCE_NAME.test(resource)) throw new UsageError(`--resource must look like plural.group (e.g. widgets.lab.reconcile.dev) or a core plural (configmaps); got "${resource}"`);
+  const owns = [...new Set((v.owns ?? []).flatMap((o) => o.split(',')).map((o) => o.trim().toLowerCase()).filter(Boolean))];
+  if (v.owns !== undefined) {
+    if (!controllerCmd) throw new UsageError('--owns only applies to run, step and check');
+    if (v.go !== undefined) throw new UsageError('--owns does not apply with --go: the program\'s own Owns and Watches decide what its controller watches');
+    if (!owns.length) throw new UsageError('--owns needs a resource, e.g. --owns deployments.apps or --owns secrets');
+    for (const o of owns) if (!RESOURCE_NAME.test(o)) throw new UsageError(`--owns must look like plural.group (e.g. deployments.apps) or a core plural (secrets); got "${o}"`);
+  }
   const out: CliArgs = {
     command: cmd,
     positionals,
@@ -366,6 +417,7 @@ export function parseCliArgs(argv: readonly string[]): CliArgs | 'help' {
     watchList,
     verbose: !!v.verbose,
     predicates,
+    owns,
   };
   if (v.controller !== undefined) out.controller = v.controller;
   for (const [flag, value] of [['check', v.check], ['confirm-cluster', v['confirm-cluster']], ['transition', v.transition], ['convergence-bound', v['convergence-bound']]] as const) {

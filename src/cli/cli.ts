@@ -4,7 +4,7 @@ import { DisposableStore, toDisposable, type Disposable } from '../core/lifecycl
 import { createLogger, formatLogLine, type Logger } from '../core/log.ts';
 import { ApiError } from '../core/k8s/client.ts';
 import { createDynamicClient, type DynamicKubeClient } from '../core/k8s/dynamicClient.ts';
-import { discoverResources, findResource, type DiscoveredResource } from '../core/k8s/discovery.ts';
+import { discoverResources, findResource, oneVersionPerResource, type DiscoveredResource } from '../core/k8s/discovery.ts';
 import { keyFor, shortKey, splitKey, type ObjectKey } from '../core/k8s/keys.ts';
 import { defaultKubeconfigFiles, KubeConfigError, loadKubeConfig } from '../core/k8s/kubeconfig.ts';
 import type { ResourceInfo } from '../core/k8s/objects.ts';
@@ -107,6 +107,8 @@ export async function runCli(argv: readonly string[], rawIo: CliIo): Promise<num
   try {
     args = parseCliArgs(argv);
   } catch (e) {
+    // --json: the usage error as JSON on stdout too, as every failure (the flag is read from argv: parsing failed).
+    if (jsonAsked(argv)) io.stdout(JSON.stringify({ error: (e as Error).message, exitCode: ExitCode.usage }) + '\n');
     io.stderr(`reconcile-lab: ${(e as Error).message}\n` + 'Run "reconcile-lab --help" for usage.\n');
     return ExitCode.usage;
   }
@@ -144,6 +146,12 @@ export async function runCli(argv: readonly string[], rawIo: CliIo): Promise<num
     store.dispose();
     clearInterval(keepAlive);
   }
+}
+
+/** Whether argv has --json before any `--` (for a command line that could not be parsed). */
+function jsonAsked(argv: readonly string[]): boolean {
+  const end = argv.indexOf('--');
+  return (end < 0 ? argv : argv.slice(0, end)).includes('--json');
 }
 
 /** Work to finish before a command's store is disposed (event recorders' queues). */
@@ -192,6 +200,8 @@ interface Session {
   kubeconfigPath?: string;
   /** The kubeconfig's current context and cluster server, and whether it is this project's local control plane. */
   cluster: { name: string; server?: string; local: boolean };
+  /** `--owns`: the resources whose objects are children of the primary (besides the built-in reconcilers' ConfigMaps). */
+  owned: readonly DiscoveredResource[];
   /** The resources the server serves (discovery, at connect). */
   served: readonly DiscoveredResource[];
   /**
@@ -256,27 +266,19 @@ async function connect(args: CliArgs, io: CliIo, log: Logger): Promise<Session> 
   const kc = loadKubeConfig({ path: args.kubeconfig, context: args.context });
   const transport = new KubeTransport(kc);
   const client = createDynamicClient(transport, { fieldManager: 'reconcile-lab', log });
-  const dot = args.resource.indexOf('.');
-  const plural = dot < 0 ? args.resource : args.resource.slice(0, dot);
-  const group = dot < 0 ? '' : args.resource.slice(dot + 1);
   const resources = await discoverResources(transport, { logger: log });
   // --go without --resource: the program's controller says which resource (the lab's Widget CRD need not exist).
   const fromProgram = Boolean(args.go) && !args.resourceGiven;
-  const resource = fromProgram ? NOT_YET : findResource(resources, { group, name: plural });
-  if (!resource) {
-    // "--resource gadgets" for a custom resource: name the full plural.group it most likely meant.
-    const name = plural.toLowerCase();
-    const similar = resources.filter((r) => r.resource === name || r.kind.toLowerCase() === name || (r.shortNames ?? []).includes(name));
-    const full = [...new Set(similar.map((r) => (r.group ? `${r.resource}.${r.group}` : r.resource)))].filter((f) => f !== args.resource);
-    if (full.length) throw new UsageError(`the cluster does not serve ${args.resource}; did you mean ${full.map((f) => `--resource ${f}`).join(' or ')}?`);
-    throw new Error(`the cluster does not serve ${args.resource}${notServedHint(resources, group, name)}`);
-  }
+  const resource = fromProgram ? NOT_YET : resolveResource(resources, args.resource, '--resource');
+  // A bare name matched in a named API group: say which resource it is, as kubectl's output would show it.
+  if (!fromProgram && resource.group && !args.resource.includes('.')) io.stderr(`reconcile-lab: note: --resource ${args.resource} is ${resource.resource}.${resource.group}\n`);
+  const owned = args.owns.map((o) => resolveResource(resources, o, '--owns'));
   // kubectl ignores --namespace for a cluster-scoped resource; say so, so that nobody believes a run is limited to it.
   if (!fromProgram && !resource.namespaced && args.namespace !== undefined) io.stderr(`reconcile-lab: ${resource.group ? `${resource.resource}.${resource.group}` : resource.resource} is cluster-scoped: --namespace ${args.namespace} does not apply (every object of it is in scope)\n`);
   const ctxNs = kc.getContextObject(kc.getCurrentContext())?.namespace;
   const current = kc.getCurrentCluster();
   const cluster = { name: kc.getCurrentContext(), ...(current?.server ? { server: current.server } : {}), local: isLocalControlPlane(current?.name, current?.server) };
-  const session: Session = { transport, client, resource, defaultNamespace: args.namespace ?? ctxNs ?? 'default', ...(ctxNs ? { contextNamespace: ctxNs } : {}), cluster, served: resources, resourceFromProgram: fromProgram };
+  const session: Session = { transport, client, resource, owned, defaultNamespace: args.namespace ?? ctxNs ?? 'default', ...(ctxNs ? { contextNamespace: ctxNs } : {}), cluster, served: resources, resourceFromProgram: fromProgram };
   // What exec and Go programs are given: --kubeconfig, or KUBECONFIG's one existing file. With several files (merged,
   // missing ones skipped) none is named: the programs inherit KUBECONFIG and merge them as kubectl and client-go do
   // (the first file alone might be missing, or lack the context).
@@ -287,17 +289,42 @@ async function connect(args: CliArgs, io: CliIo, log: Logger): Promise<Session> 
 }
 
 /**
+ * The served resource `given` names (`flag`'s value, lower case), as kubectl resolves it: `plural.group` (or
+ * `kind.group`, `short.group`) in that group; a bare plural, kind, singular or short name in the core group first,
+ * else in whichever named API group serves it (`orders` → `orders.shop.example.io`), when only one does. Throws a
+ * {@link UsageError} (exit 2) when the name is ambiguous across groups (listing them) or names nothing served (with
+ * what was probably meant: the full name of a match in another group, a typo of what the group serves, or the CRD to
+ * install).
+ */
+export function resolveResource(resources: readonly DiscoveredResource[], given: string, flag: string): DiscoveredResource {
+  const dot = given.indexOf('.');
+  const plural = dot < 0 ? given : given.slice(0, dot);
+  const group = dot < 0 ? '' : given.slice(dot + 1);
+  const exact = findResource(resources, { group, name: plural });
+  if (exact) return exact;
+  const name = plural.toLowerCase();
+  // The kind in lower case is the singular (a CRD's default singular, and every built-in resource's).
+  const similar = oneVersionPerResource(resources.filter((r) => r.resource === name || r.kind.toLowerCase() === name || (r.shortNames ?? []).includes(name)));
+  const full = [...new Set(similar.map((r) => (r.group ? `${r.resource}.${r.group}` : r.resource)))].filter((f) => f !== given).sort();
+  if (dot < 0 && full.length === 1) return similar[0]!;
+  if (dot < 0 && full.length > 1) throw new UsageError(`${flag} ${given} is ambiguous: ${full.length} API groups serve it (${full.join(', ')}); name one with its group, e.g. ${flag} ${full[0]}`);
+  // "--resource gadgets.wrong.group" for a resource served in another group: name the full plural.group it most likely meant.
+  if (full.length) throw new UsageError(`the cluster does not serve ${given}; did you mean ${full.map((f) => `${flag} ${f}`).join(' or ')}?`);
+  throw new UsageError(`the cluster does not serve ${given}${notServedHint(resources, group, name, flag)}`);
+}
+
+/**
  * Why `--resource name.group` found nothing, for a person: the lab's own CRD to install; the resources the group does
  * serve (a typo in the plural: the closest first); or that no such API group is served (its CRD is not installed).
  */
-function notServedHint(resources: readonly DiscoveredResource[], group: string, name: string): string {
+function notServedHint(resources: readonly DiscoveredResource[], group: string, name: string, flag: string): string {
   if (group === 'lab.reconcile.dev') return ' (install it: kubectl apply -f samples/crd.yaml)';
   const inGroup = [...new Set(resources.filter((r) => r.group === group && !r.resource.includes('/')).map((r) => r.resource))].sort();
   if (inGroup.length) {
     const close = closestNames(name, inGroup);
     // The core group serves dozens: name only the likely typo.
-    if (!group) return close.length ? ` (did you mean --resource ${close[0]}?)` : '';
-    return `: API group ${group} serves ${[...close, ...inGroup.filter((r) => !close.includes(r))].slice(0, 12).join(', ')}${inGroup.length > 12 ? ', …' : ''}${close.length ? ` (did you mean --resource ${group ? `${close[0]}.${group}` : close[0]}?)` : ''}`;
+    if (!group) return close.length ? ` (did you mean ${flag} ${close[0]}?)` : '';
+    return `: API group ${group} serves ${[...close, ...inGroup.filter((r) => !close.includes(r))].slice(0, 12).join(', ')}${inGroup.length > 12 ? ', …' : ''}${close.length ? ` (did you mean ${flag} ${group ? `${close[0]}.${group}` : close[0]}?)` : ''}`;
   }
   if (!group) return '';
   return `: no API group ${group} is served. Install its CustomResourceDefinition (kubectl apply -f <your CRD>.yaml), then check the name with kubectl api-resources --api-group=${group}`;
@@ -440,7 +467,7 @@ async function check(args: CliArgs, io: CliIo, log: Logger, s: Session): Promise
     ...(args.transitions ? { transitions: args.transitions } : {}),
     ...(args.convergenceBoundMs !== undefined ? { convergenceBoundMs: args.convergenceBoundMs } : {}),
     ...(args.execTimeoutMs !== undefined ? { execTimeoutMs: args.execTimeoutMs } : {}),
-  });
+  }) + s.owned.map((o) => ` --owns ${shellQuote(o.group ? `${o.resource}.${o.group}` : o.resource)}`).join('');
   const ac = new AbortController();
   const sub = io.onInterrupt(() => ac.abort(new Error('interrupted')));
   // The core's timers are unref'd and a frozen watch holds no socket: keep the process alive until the report is out.
@@ -452,7 +479,7 @@ async function check(args: CliArgs, io: CliIo, log: Logger, s: Session): Promise
       cluster: s.cluster,
       ...(args.confirmCluster ? { confirmCluster: args.confirmCluster } : {}),
       primary: s.resource,
-      owned: [{ ...CHECK_CONFIGMAPS }],
+      owned: [{ ...CHECK_CONFIGMAPS }, ...s.owned.filter((o) => !(o.group === '' && o.resource === CHECK_CONFIGMAPS.resource))],
       ...(args.go
         ? {
             go: {
@@ -1034,6 +1061,20 @@ async function awaitStart(controller: Controller, informers: readonly ScopedInfo
   }
 }
 
+/** The ConfigMaps every built-in reconciler (lab, exec, module) owns, as `check` watches them. */
+const CONFIGMAPS: ResourceInfo = { ...CONFIGMAP_GVR, kind: 'ConfigMap', namespaced: true };
+
+/**
+ * The resources whose objects `run` and `step` watch as children of the primary (builder.owns): ConfigMaps (not when
+ * the primary is ConfigMaps: its own informer watches them) and every `--owns`, each once.
+ */
+export function ownedResources(s: Pick<Session, 'resource' | 'owned'>): ResourceInfo[] {
+  const same = (a: ResourceInfo, b: ResourceInfo) => a.group === b.group && a.resource === b.resource;
+  const out: ResourceInfo[] = same(s.resource, CONFIGMAPS) ? [] : [CONFIGMAPS];
+  for (const o of s.owned) if (!out.some((r) => same(r, o))) out.push(o);
+  return out;
+}
+
 /** Thrown by `run` when Ctrl+C or --duration ends it before the loop started. */
 class StoppedBeforeStartError extends Error {}
 
@@ -1102,10 +1143,12 @@ async function startController(args: CliArgs, io: CliIo, log: Logger, s: Session
     fieldFight: { ownManager: 'reconcile-lab' },
     hotLoop: { predicateAdvice: `run again with --predicate generation-changed${modulePath ? `, or add export const predicates = ['generation-changed'] to ${modulePath}` : ''}` },
   }).for(primary, predicates.length ? { predicates } : {});
-  if (args.reconciler.kind === 'lab') {
-    const cms = factory.informerFor({ ...CONFIGMAP_GVR, kind: 'ConfigMap', namespaced: true }, namespace ? { namespace } : {});
-    builder.owns(cms);
-    scoped.push({ informer: cms, ...(namespace ? { namespace } : {}) });
+  // Children: a child's event (a deleted or edited ConfigMap the reconciler made) reconciles its controller owner.
+  for (const child of ownedResources(s)) {
+    const childNs = child.namespaced ? namespace : undefined;
+    const informer = factory.informerFor(child, childNs ? { namespace: childNs } : {});
+    builder.owns(informer);
+    scoped.push({ informer, ...(childNs ? { namespace: childNs } : {}) });
   }
   const controller = store.add(builder.build(reconciler));
   const writes = new WriteIndex();

@@ -50,25 +50,27 @@ describe('reconcile-lab CLI against a real kube-apiserver', () => {
     assert.doesNotMatch(unknown.stderr, /positional argument|place it at the end/);
   });
 
-  test('--resource with a plural alone suggests the full plural.group it matched (exit 2)', async () => {
-    // A plural only this test serves: exactly one suggestion, its full name.
+  test('--resource with a plural alone resolves to the one group serving it; served by several groups, a usage error names them (exit 2)', async () => {
+    // A plural only this test serves: it resolves to its full name (said on stderr), as kubectl resolves it.
     const kind = `Gadget${uniqueName('x').slice(2)}`;
     const plural = `${kind.toLowerCase()}s`;
     const group = `${uniqueName('g')}.lab.reconcile.dev`;
     await installCrd(transport, testCrd({ group, kind, plural }));
-    const one = await cli(['report', '--kubeconfig', kubeconfig, '--resource', plural, '-n', ns]);
-    assert.equal(one.code, 2, one.stderr);
-    assert.equal(one.stderr, `reconcile-lab: the cluster does not serve ${plural}; did you mean --resource ${plural}.${group}?\n`);
-    // "widgets" is served by one group per suite that installed the lab CRD on the shared control plane: the CLI names
-    // every one of them (so the user picks), and this suite's own is among them.
+    const one = await cli(['report', '--kubeconfig', kubeconfig, '--resource', plural, '-n', ns, '--reconciler', 'exec:true']);
+    assert.equal(one.code, 0, one.stderr);
+    assert.equal(one.stderr, `reconcile-lab: note: --resource ${plural} is ${plural}.${group}\n`);
+    // "widgets" is served by one group per suite that installed the lab CRD on the shared control plane (a second one
+    // installed here, so that it is ambiguous on a fresh one too): the CLI names every one of them (so the user picks).
+    const other = await installLabCrd(transport);
     const r = await cli(['report', '--kubeconfig', kubeconfig, '--resource', 'widgets', '-n', ns]);
     assert.equal(r.code, 2, r.stderr);
-    const m = r.stderr.match(/^reconcile-lab: the cluster does not serve widgets; did you mean (.+)\?\n$/);
+    const m = r.stderr.match(/^reconcile-lab: --resource widgets is ambiguous: \d+ API groups serve it \((.+)\); name one with its group, e\.g\. --resource (\S+)\n$/);
     assert.ok(m, r.stderr);
-    const suggested = m[1]!.split(' or ').map((s) => s.replace(/^--resource /, ''));
-    assert.ok(suggested.includes(`widgets.${crd.group}`), `${JSON.stringify(suggested)} names widgets.${crd.group}`);
+    const suggested = m[1]!.split(', ');
+    for (const g of [crd.group, other.group]) assert.ok(suggested.includes(`widgets.${g}`), `${JSON.stringify(suggested)} names widgets.${g}`);
     for (const s of suggested) assert.match(s, /^widgets\.[a-z0-9.-]+$/, `a full plural.group: ${s}`);
     assert.equal(new Set(suggested).size, suggested.length, `no duplicates: ${JSON.stringify(suggested)}`);
+    assert.equal(m[2], suggested[0]);
   });
 
   test('a typo in a key, a namespace or a plural is named with what was probably meant; the loop still runs', async () => {
@@ -106,11 +108,12 @@ describe('reconcile-lab CLI against a real kube-apiserver', () => {
     assert.equal(check.code, 2, check.stderr);
     assert.match(check.stderr, new RegExp(`did you mean ${ns}/widget-ready\\?`));
     // A plural typo in a served group lists the group's resources; an API group nobody serves says to install the CRD.
+    // Not served: a usage error (exit 2), as a bare name nobody serves.
     const plural = await cli(['report', ...kc, '--resource', `widgetz.${crd.group}`, '-n', ns]);
-    assert.equal(plural.code, 1);
+    assert.equal(plural.code, 2);
     assert.equal(plural.stderr, `reconcile-lab: the cluster does not serve widgetz.${crd.group}: API group ${crd.group} serves widgets (did you mean --resource widgets.${crd.group}?)\n`);
     const group = await cli(['report', ...kc, '--resource', 'ponds.not-installed.example.org', '-n', ns]);
-    assert.equal(group.code, 1);
+    assert.equal(group.code, 2);
     assert.match(group.stderr, /no API group not-installed\.example\.org is served\. Install its CustomResourceDefinition .*kubectl api-resources --api-group=not-installed\.example\.org\n$/);
     // The kind, in any case, names the resource as kubectl does.
     const kind = await cli(['inspect', `${ns}/widget-ready`, ...kc, '--resource', `Widget.${crd.group}`]);

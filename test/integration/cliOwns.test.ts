@@ -1,0 +1,174 @@
+import { before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createNamespace, getTestCluster, installCrd, testCrd, uniqueName } from './support/cluster.ts';
+import { CLI_MAIN, runCliProcess } from './support/cli.ts';
+import { client as makeClient, CONFIGMAPS } from './reconcilers.support.ts';
+import type { DynamicKubeClient } from '../../src/core/k8s/dynamicClient.ts';
+import type { KubeObject } from '../../src/core/k8s/objects.ts';
+import { isNotFound } from '../../src/core/k8s/client.ts';
+
+const cli = runCliProcess;
+
+type Entry = { kind: string; key?: string; triggers?: Array<{ kind: string; event?: string; child?: string; resource?: string }> };
+
+/** Polls `fn` every 100 ms until it returns a value (not undefined), or fails after `ms`. */
+async function until<T>(what: string, fn: () => Promise<T | undefined>, ms = 20_000): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = await fn();
+    if (v !== undefined) return v;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+describe('reconcile-lab run / step: owned children (--owns) and bare --resource names against a real kube-apiserver', () => {
+  let c: DynamicKubeClient;
+  let kubeconfig: string;
+  let ns: string;
+  let group: string;
+  let plural: string;
+  let kind: string;
+  let dir: string;
+
+  before(async () => {
+    const cluster = await getTestCluster();
+    kubeconfig = cluster.kubeconfigPath;
+    c = makeClient(cluster.transport);
+    // A plural only this suite serves, so that the bare name is unambiguous on the shared control plane.
+    kind = `Order${uniqueName('x').slice(2)}`;
+    plural = `${kind.toLowerCase()}s`;
+    group = `${uniqueName('shop')}.example.io`;
+    await installCrd(cluster.transport, testCrd({ group, kind, plural }));
+    ns = await createNamespace(cluster.transport, 'cli-owns');
+    await c.create({ group, version: 'v1', resource: plural }, { apiVersion: `${group}/v1`, kind, metadata: { name: 'cart', namespace: ns }, spec: { items: 2 } });
+    dir = mkdtempSync(join(tmpdir(), 'rl-cli-owns-'));
+    return () => rmSync(dir, { recursive: true, force: true });
+  });
+
+  /** Creates `<name>-child`, a ConfigMap whose controller owner is the primary, when it is missing. */
+  const childMaker = (file: string, kindName: string) => {
+    const path = join(dir, file);
+    const body = `
+async function reconcileOnce(request, ctx) {
+  let obj;
+  try { obj = await ctx.client.get(ctx.primary, request.namespace, request.name, ctx.signal); } catch (e) { if (e.code === 404) return {}; throw e; }
+  const cm = { group: '', version: 'v1', resource: 'configmaps' };
+  try { await ctx.client.get(cm, request.namespace, request.name + '-child', ctx.signal); return {}; } catch (e) { if (e.code !== 404) throw e; }
+  await ctx.client.create(cm, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: request.name + '-child', namespace: request.namespace,
+    ownerReferences: [{ apiVersion: obj.apiVersion, kind: ${JSON.stringify(kindName)}, name: obj.metadata.name, uid: obj.metadata.uid, controller: true }] }, data: { items: String(obj.spec.items) } });
+  return {};
+}
+export async function reconcile(request, ctx) { return reconcileOnce(request, ctx); }
+`;
+    writeFileSync(path, body);
+    return path;
+  };
+
+  test('run with a module reconciler owns its ConfigMaps: deleting the child reconciles the owner, which recreates it', async () => {
+    const module = childMaker('orders.mjs', kind);
+    const p = spawn(process.execPath, [CLI_MAIN, 'run', '--kubeconfig', kubeconfig, '--resource', `${plural}.${group}`, '-n', ns, '--reconciler', `module:${module}`, '--json', '--duration', '60'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    p.stdout.on('data', (b) => (stdout += b));
+    p.stderr.on('data', (b) => (stderr += b));
+    const exited = new Promise<number | null>((resolve, reject) => {
+      p.on('error', reject);
+      p.on('close', (code) => resolve(code));
+    });
+    try {
+      const first = await until('the child created by the first reconcile', async () => {
+        try {
+          return await c.get(CONFIGMAPS, ns, 'cart-child');
+        } catch (e) {
+          if (isNotFound(e)) return undefined;
+          throw e;
+        }
+      });
+      // The child's ADD has reached the loop's ConfigMap informer (an owned event enqueued the owner) before it is deleted.
+      await until('the owned add of the child', async () => (/"kind":"owned"/.test(stdout) ? true : undefined));
+      await c.delete(CONFIGMAPS, ns, 'cart-child');
+      const second = await until('the child recreated', async () => {
+        try {
+          const cm = await c.get(CONFIGMAPS, ns, 'cart-child');
+          return cm.metadata.uid !== first.metadata.uid ? cm : undefined;
+        } catch (e) {
+          if (isNotFound(e)) return undefined;
+          throw e;
+        }
+      });
+      assert.equal((second as KubeObject & { data?: Record<string, string> }).data?.items, '2');
+    } finally {
+      p.kill('SIGINT');
+    }
+    const code = await exited;
+    assert.equal(code, 0, stderr);
+    const entries = stdout.trim().split('\n').filter(Boolean).map((l) => JSON.parse(l) as Entry);
+    const starts = entries.filter((e) => e.kind === 'reconcileStart' && e.key === `${ns}/cart`);
+    const byDelete = starts.find((e) => e.triggers?.some((t) => t.kind === 'owned' && t.event === 'delete' && t.child === `${ns}/cart-child`));
+    assert.ok(byDelete, `a reconcile triggered by the child's deletion: ${JSON.stringify(starts.map((s) => s.triggers))}`);
+  });
+
+  test('--owns secrets: an owned Secret\'s events reconcile its controller owner; a resource the cluster does not serve is a usage error with a suggestion', async () => {
+    const base = ['--kubeconfig', kubeconfig, '--resource', `${plural}.${group}`, '-n', ns, '--reconciler', `module:${childMaker('quiet.mjs', kind)}`];
+    const p = spawn(process.execPath, [CLI_MAIN, 'run', ...base, '--owns', 'secrets', '--json', '--duration', '60'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    p.stdout.on('data', (b) => (stdout += b));
+    p.stderr.on('data', (b) => (stderr += b));
+    const exited = new Promise<number | null>((resolve, reject) => {
+      p.on('error', reject);
+      p.on('close', (code) => resolve(code));
+    });
+    const secrets = { group: '', version: 'v1', resource: 'secrets' };
+    try {
+      await until('the first reconcile', async () => (/"kind":"reconcileEnd"/.test(stdout) ? true : undefined));
+      const cart = await c.get({ group, version: 'v1', resource: plural }, ns, 'cart');
+      await c.create(secrets, { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'cart-token', namespace: ns, ownerReferences: [{ apiVersion: `${group}/v1`, kind, name: 'cart', uid: cart.metadata.uid!, controller: true }] }, stringData: { token: 'x' } });
+      await until('a reconcile of the owner triggered by the Secret', async () => (stdout.includes(`"child":"${ns}/cart-token"`) ? true : undefined));
+    } finally {
+      p.kill('SIGINT');
+    }
+    assert.equal(await exited, 0, stderr);
+    const starts = stdout.trim().split('\n').map((l) => JSON.parse(l) as Entry).filter((e) => e.kind === 'reconcileStart' && e.key === `${ns}/cart`);
+    assert.ok(starts.some((e) => e.triggers?.some((t) => t.kind === 'owned' && t.event === 'add' && t.child === `${ns}/cart-token` && t.resource?.startsWith('secrets'))), JSON.stringify(starts.map((s) => s.triggers)));
+    const typo = await cli(['run', ...base, '--owns', 'secretz', '--duration', '1']);
+    assert.equal(typo.code, 2, typo.stderr);
+    assert.equal(typo.stderr, 'reconcile-lab: the cluster does not serve secretz (did you mean --owns secrets?)\n');
+    const json = await cli(['step', ...base, '--owns', 'deploymentz.apps', '--json']);
+    assert.equal(json.code, 2, json.stderr);
+    const j = JSON.parse(json.stdout) as { error: string; exitCode: number };
+    assert.equal(j.exitCode, 2);
+    assert.match(j.error, /^the cluster does not serve deploymentz\.apps: API group apps serves deployments.* \(did you mean --owns deployments\.apps\?\)$/);
+  });
+
+  test('--resource: a bare plural, kind or singular resolves to the one group serving it; a typo in the group is exit 2, as a bare name nobody serves', async () => {
+    for (const given of [plural, kind, kind.toLowerCase()]) {
+      const r = await cli(['inspect', `${ns}/cart`, '--kubeconfig', kubeconfig, '--resource', given]);
+      assert.equal(r.code, 0, `${given}: ${r.stderr}`);
+      assert.equal(r.stderr, `reconcile-lab: note: --resource ${given.toLowerCase()} is ${plural}.${group}\n`);
+      assert.match(r.stdout, new RegExp(`^${ns}/cart: `));
+    }
+    const typo = await cli(['report', '--kubeconfig', kubeconfig, '--resource', `${plural}z.${group}`, '-n', ns, '--reconciler', 'exec:true']);
+    assert.equal(typo.code, 2, typo.stderr);
+    assert.equal(typo.stderr, `reconcile-lab: the cluster does not serve ${plural}z.${group}: API group ${group} serves ${plural} (did you mean --resource ${plural}.${group}?)\n`);
+    const bare = await cli(['report', '--kubeconfig', kubeconfig, '--resource', `${plural}z`, '-n', ns, '--reconciler', 'exec:true', '--json']);
+    assert.equal(bare.code, 2, bare.stderr);
+    assert.equal(JSON.parse(bare.stdout).exitCode, 2);
+    assert.match(bare.stderr, new RegExp(`^reconcile-lab: the cluster does not serve ${plural}z`));
+  });
+
+  test('--resource: a bare name two API groups serve is a usage error naming both', async () => {
+    const cluster = await getTestCluster();
+    const twin = `twin${uniqueName('x').slice(2)}s`;
+    const groups = [`${uniqueName('a')}.example.io`, `${uniqueName('b')}.example.io`].sort();
+    for (const g of groups) await installCrd(cluster.transport, testCrd({ group: g, kind: 'Twin', plural: twin }));
+    const r = await cli(['report', '--kubeconfig', kubeconfig, '--resource', twin, '-n', ns, '--reconciler', 'exec:true']);
+    assert.equal(r.code, 2, r.stderr);
+    assert.equal(r.stderr, `reconcile-lab: --resource ${twin} is ambiguous: 2 API groups serve it (${groups.map((g) => `${twin}.${g}`).join(', ')}); name one with its group, e.g. --resource ${twin}.${groups[0]}\n`);
+  });
+});
