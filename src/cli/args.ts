@@ -350,6 +350,18 @@ export function parseCliArgs(argv: readonly string[]): CliArgs | 'help' {
     if (go.length === 0) throw new UsageError('--go needs a command line, e.g. --go "go run ./cmd"');
   }
   if (v['go-wait'] !== undefined && v.go === undefined) throw new UsageError('--go-wait applies with --go');
+  if (v.go !== undefined) {
+    // The built-in loop's options: a Go program's own controller options decide these, and the CLI cannot change them.
+    const inGo: Array<[string, boolean, string]> = [
+      ['workers', v.workers !== undefined, 'controller.Options{MaxConcurrentReconciles: …} in the program'],
+      ['reconcile-timeout', v['reconcile-timeout'] !== undefined, 'controller.Options{ReconciliationTimeout: …} in the program'],
+      ['predicate', (v.predicate ?? []).length > 0, 'builder.WithPredicates(…) in the program'],
+      ['work-queue', v['work-queue'] !== undefined, 'UsePriorityQueue in the program\'s controller options'],
+    ];
+    for (const [flag, given, instead] of inGo) {
+      if (given) throw new UsageError(`--${flag} does not apply with --go: the Go program's controller runs its own loop (${instead})`);
+    }
+  }
   if (v.controller !== undefined) {
     if (v.go === undefined) throw new UsageError('--controller applies to run, step, dry-run and inspect with --go');
     if (cmd === 'check') throw new UsageError('--controller applies to run, step, dry-run and inspect with --go; check follows the controller reconciling --resource (e.g. --resource deployments.apps), else the first the program sets up');

@@ -170,8 +170,12 @@ const PROGRAM_TAIL_LINES = 15;
  * runnables first (its graceful shutdown), which takes a few seconds on a busy machine.
  */
 const PROGRAM_GONE_GRACE_MS = 10_000;
-/** An error from the bridge that a program ending (a manager that failed to start) explains better than itself. */
-const PROGRAM_GONE = /disconnected|not connected|refused by Go process|not responding|no controller named|stopped before the step ran/;
+/**
+ * An error from the bridge that a program ending (a manager that failed to start) explains better than itself. A
+ * refusal from a running program (a key outside its cache, no bridge client for a dry run) is its own answer and is
+ * told at once.
+ */
+const PROGRAM_GONE = /disconnected|not connected|queue shut down|not responding|no controller named|stopped before the step ran/;
 
 /**
  * What a command adds to its failure when its Go program ended: how (`exited with code 1`) and its last output
@@ -932,7 +936,9 @@ export class RunSummary {
 async function startGoController(args: CliArgs, io: CliIo, log: Logger, s: Session, store: DisposableStore, startPaused: boolean, journal: Journal, anyResource = false): Promise<RemoteController> {
   const hub = store.add(await BridgeHub.start({ clock: realClock, journal, log, startPaused: () => startPaused }));
   const [command, ...rest] = args.go!;
-  const wanted = args.resource;
+  // --resource as resolved through discovery (a kind, Kind.group or short name becomes plural.group), unless the
+  // program is to name it.
+  const wanted = s.resourceFromProgram ? args.resource : resourceName(s);
   const r = await runGoController({
     hub,
     spec: { command: command!, args: rest },

@@ -205,6 +205,19 @@ describe('a user-shaped Go controller (two controllers, a cluster-scoped CRD) th
     assert.match(widgets.stderr, /announced (harbor-keeper \(harbors\.fleet\.example\.io\), deployment \(deployments\.apps\)|deployment \(deployments\.apps\), harbor-keeper \(harbors\.fleet\.example\.io\)), but not a controller reconciling widgets\.lab\.reconcile\.dev: pass --resource/, widgets.stderr);
   });
 
+  test('CLI step --go with --resource as a kind (Kind.group, as without --go): the controller reconciling the resolved resource is followed', { timeout: 180_000 }, async () => {
+    const name = `cli-kind-${Date.now().toString(36)}`;
+    await client.create(HARBORS, harbor(name, { berths: 1, namespace: 'default' }));
+    try {
+      const r = await runCliProcess(['step', name, '--kubeconfig', cluster.kubeconfigPath, '--resource', 'Harbor.fleet.example.io', '--go', `${bin} --health-probe-bind-address=0 --metrics-bind-address=0`]);
+      assert.equal(r.code, 0, r.stderr);
+      assert.match(r.stderr, /controller harbor-keeper \(priority queue\)/, r.stderr);
+      assert.match(r.stdout, new RegExp(`▶ ${name} reconcile`), r.stdout);
+    } finally {
+      await client.delete(HARBORS, undefined, name).catch(() => {});
+    }
+  });
+
   test("CLI step/dry-run --go: a manager that fails to start after announcing its controllers (metrics port taken) fails with the program's own error, not only 'the controller process disconnected'", { timeout: 180_000 }, async () => {
     const taken = createServer();
     await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));

@@ -45,7 +45,20 @@ test('launcher: bridge env wins, output captured, stop kills the whole process g
 test('launcher: a program that cannot start is a clear exit, not a throw', async () => {
   const p = launchProcess({ command: '/nonexistent/go', args: ['run', '.'] }, { clock: realClock, bridgeEnv: {} });
   const e = await p.exited;
-  assert.match(e.error ?? '', /\/nonexistent\/go: spawn \/nonexistent\/go ENOENT/);
+  assert.equal(e.error, '/nonexistent/go: no such command or file: the command line is run without a shell, so give a path or a command on PATH (no ~, $VAR, && or |)');
+  p.dispose();
+});
+
+test('launcher: a program that panics behind a long goroutine dump: its failure tail starts with the panic line', async () => {
+  // A stack overflow's report: "runtime: goroutine stack exceeds …", "fatal error: stack overflow", then hundreds of lines.
+  const script = 'echo "runtime: goroutine stack exceeds 1000000000-byte limit"; echo "fatal error: stack overflow"; i=0; while [ $i -lt 300 ]; do echo "goroutine frame $i"; i=$((i+1)); done; exit 2';
+  const p = launchProcess({ command: 'sh', args: ['-c', script] }, { clock: realClock, bridgeEnv: {}, keepLines: 200 });
+  await p.exited;
+  const t = p.failureTail(15);
+  assert.equal(t.length, 15);
+  assert.deepEqual(t.slice(0, 3), ['fatal error: stack overflow', '…', 'goroutine frame 287']);
+  assert.equal(t.at(-1), 'goroutine frame 299');
+  assert.deepEqual(p.tail(3), ['goroutine frame 297', 'goroutine frame 298', 'goroutine frame 299'], 'tail() is unchanged');
   p.dispose();
 });
 

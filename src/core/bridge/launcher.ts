@@ -107,6 +107,8 @@ export class LaunchedProcess implements Disposable {
   private watchdog: Disposable | undefined;
   private readonly lines: string[] = [];
   private readonly keepLines: number;
+  /** The program's first `panic:` / `fatal error:` line, kept even once it scrolled out of {@link lines}. */
+  private firstFatal: string | undefined;
   private readonly clock: Clock;
   private readonly killGraceMs: number;
   private readonly outputEmitter = new Emitter<{ stream: 'stdout' | 'stderr'; line: string }>();
@@ -125,7 +127,11 @@ export class LaunchedProcess implements Disposable {
     this.pid = this.child.pid;
     this.exited = new Promise<ProcessExit>((resolve) => {
       this.child.once('error', (e) => {
-        this.finish({ code: null, signal: null, error: `${spec.command}: ${e.message}` });
+        const code = (e as NodeJS.ErrnoException).code;
+        const why = code === 'ENOENT'
+          ? `no such command or file${spec.cwd ? ` (from ${spec.cwd})` : ''}: the command line is run without a shell, so give a path or a command on PATH (no ~, $VAR, && or |)`
+          : code === 'EACCES' ? 'permission denied (is it executable? chmod +x)' : e.message;
+        this.finish({ code: null, signal: null, error: `${spec.command}: ${why}` });
         resolve(this.exitValue!);
       });
       this.child.once('exit', (code, signal) => {
@@ -180,6 +186,17 @@ export class LaunchedProcess implements Disposable {
   /** The last lines of output (stdout and stderr interleaved as they arrived). */
   tail(n = this.keepLines): string[] {
     return this.lines.slice(-n);
+  }
+
+  /**
+   * The last `n` lines of output for a failure: when the program printed a Go `panic:` or `fatal error:` line that
+   * is not among them (a goroutine dump follows it: a stack overflow's runs to hundreds of lines), that line first,
+   * then `…`, then the last `n - 2` lines, so the cause is always shown.
+   */
+  failureTail(n: number): string[] {
+    const tail = this.lines.slice(-n);
+    if (this.firstFatal === undefined || tail.includes(this.firstFatal)) return tail;
+    return [this.firstFatal, '…', ...this.lines.slice(-(n - 2))];
   }
 
   /** SIGTERM to the process group, SIGKILL after the grace period; resolves when it exited. Idempotent. */
@@ -241,11 +258,15 @@ export class LaunchedProcess implements Disposable {
   }
 
   private line(stream: 'stdout' | 'stderr', line: string): void {
+    if (this.firstFatal === undefined && FATAL_LINE.test(line)) this.firstFatal = line;
     this.lines.push(line);
     if (this.lines.length > this.keepLines) this.lines.shift();
     this.outputEmitter.fire({ stream, line });
   }
 }
+
+/** A Go runtime's first line about a crash: `panic: …` (also `panic: … [recovered]`) or `fatal error: …`. */
+const FATAL_LINE = /^(panic: |fatal error: )/;
 
 /** How long {@link LaunchedProcess.exited} waits after the exit for the program's output pipes to close. */
 const OUTPUT_DRAIN_MS = 500;

@@ -155,7 +155,7 @@ export async function runGoController(o: RunGoControllerOptions): Promise<Runnin
   if (o.onOutput) launched.onOutput((l) => o.onOutput!(l.line, l.stream));
   const waitMs = o.waitMs ?? 300_000;
   const wait = new AbortController();
-  const timer = o.clock.setTimeout(() => wait.abort(new Error(`${o.spec.command}: no controller announced within ${Math.round(waitMs / 1000)} s. Last output:\n${launched.tail(15).join('\n')}`)), waitMs);
+  const timer = o.clock.setTimeout(() => wait.abort(new Error(`${o.spec.command}: no controller announced within ${Math.round(waitMs / 1000)} s.${lastOutput(launched.failureTail(15))}`)), waitMs);
   const onAbort = () => wait.abort(o.signal!.reason);
   if (o.signal?.aborted) onAbort();
   else o.signal?.addEventListener('abort', onAbort, { once: true });
@@ -229,7 +229,7 @@ export async function runGoController(o: RunGoControllerOptions): Promise<Runnin
       followed,
       aborted,
       launched.exited.then((e) => {
-        const tail = launched.tail(15);
+        const tail = launched.failureTail(15);
         const dir = o.spec.args[0] === '-C' && o.spec.args[1] ? resolve(o.spec.cwd ?? process.cwd(), o.spec.args[1]) : (o.spec.cwd ?? process.cwd());
         const details = goExitDetails(tail, dir);
         const hint = goModTidyHint(tail, dir) ?? cacheSyncHint(tail) ?? addressInUseHint(tail) ?? (details.webhookCert !== undefined ? webhookCertHint(tail, details.readsEnableWebhooks === true) : undefined);
@@ -237,7 +237,7 @@ export async function runGoController(o: RunGoControllerOptions): Promise<Runnin
           ? `Your program itself exited with code ${details.programExitCode} (go run reports every failed program as 1).`
           : undefined;
         throw new GoProgramExitError(
-          `${[o.spec.command, ...o.spec.args].join(' ')} ${describeExit(e)} before announcing a controller. Last output:\n${tail.join('\n')}${hint ? `\n${hint}` : ''}${own ? `\n${own}` : ''}`,
+          `${[o.spec.command, ...o.spec.args].join(' ')} ${describeExit(e)} before announcing a controller.${lastOutput(tail)}${hint ? `\n${hint}` : ''}${own ? `\n${own}` : ''}`,
           details,
         );
       }),
@@ -267,4 +267,9 @@ export function leaderElectionNote(args: readonly string[]): string {
   const flag = leaderElectionFlag(args);
   if (!flag) return '';
   return ` It runs with ${flag}: its controllers start only after it wins the lease, and another instance of your program holding it (make run in a terminal, the operator deployed in this cluster) keeps it waiting until that one stops and the lease expires. Stop the other instance, or run without ${flag} (leader election is not needed to debug a controller).`;
+}
+
+/** ` Last output:` and the lines (each on its own line), or '' when the program printed nothing. */
+function lastOutput(tail: readonly string[]): string {
+  return tail.length ? ` Last output:\n${tail.join('\n')}` : '';
 }

@@ -326,8 +326,8 @@ async function startGoRun(runner: GoCheckRunner, env: HarnessEnv, namespace: str
       for (;;) {
         journal.flush();
         if (run.entries.some((e) => e.key === key)) break;
-        if (r.launched.exit) throw new Error(`the Go controller exited before it saw ${key}. Last output:\n${r.launched.tail(15).join('\n')}`);
-        if (env.clock.now() - start > 60_000) throw new Error(`the Go controller did not queue ${key} within 60 s (does it watch the scratch namespace? Last output:\n${r.launched.tail(15).join('\n')})`);
+        if (r.launched.exit) throw new Error(`the Go controller exited before it saw ${key}. Last output:\n${r.launched.failureTail(15).join('\n')}`);
+        if (env.clock.now() - start > 60_000) throw new Error(`the Go controller did not queue ${key} within 60 s (does it watch the scratch namespace? Last output:\n${r.launched.failureTail(15).join('\n')})`);
         await sleep(env.clock, 50, env.signal);
       }
     }

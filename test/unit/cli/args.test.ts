@@ -209,3 +209,13 @@ test('--go-wait bounds the wait for a Go program\'s controller (CI: no 5-minute 
   assert.throws(() => parseCliArgs(['step', '--go', './ctl', '--go-wait', '0']), /--go-wait must be a number of seconds above 0/);
   assert.match(HELP, /--go-wait <s>/);
 });
+
+test('--go refuses the built-in loop\'s options (the Go program\'s controller options decide them), naming where they live', () => {
+  const go = ['run', '--go', './ctl'];
+  assert.throws(() => parseCliArgs([...go, '--workers', '3']), /--workers does not apply with --go: .*MaxConcurrentReconciles/);
+  assert.throws(() => parseCliArgs([...go, '--reconcile-timeout', '1']), /--reconcile-timeout does not apply with --go: .*ReconciliationTimeout/);
+  assert.throws(() => parseCliArgs([...go, '--predicate', 'label-changed']), /--predicate does not apply with --go: .*WithPredicates/);
+  assert.throws(() => parseCliArgs([...go, '--work-queue', 'client-go']), /--work-queue does not apply with --go: .*UsePriorityQueue/);
+  const ok = parseCliArgs(['run', '--workers', '3', '--predicate', 'label-changed']);
+  assert.ok(ok !== 'help' && ok.workers === 3, 'without --go they apply');
+});
