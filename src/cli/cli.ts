@@ -1288,7 +1288,11 @@ async function run(args: CliArgs, io: CliIo, log: Logger, s: Session, store: Dis
   let stopping = false;
   let summary: RunSummary | undefined;
   const writes = new WriteIndex();
+  // Once the summary is out nothing follows it (the README: --json ends with the summary line): the Go program's
+  // shutdown transitions, which arrive while it is stopped after the summary, are not printed.
+  let summarized = false;
   const controller = await startController(args, io, log, s, store, false, (e, c) => {
+    if (summarized) return;
     // A Go program's manager may run several controllers: all of them reconcile, the others' lines are labelled.
     summary ??= new RunSummary(c.name);
     summary.add(e);
@@ -1316,6 +1320,7 @@ async function run(args: CliArgs, io: CliIo, log: Logger, s: Session, store: Dis
   await controller.stop();
   controller.journal.flush();
   // The summary, and a non-zero exit when a key's last reconcile failed (a script can tell).
+  summarized = true;
   if (args.json) io.stdout(JSON.stringify({ summary: { keys: summary.rows(), failed: summary.failed().map((r) => r.key) } }) + '\n');
   else io.stdout('\n' + summary.render() + '\n');
   return summary.failed().length || programEnded ? ExitCode.failure : ExitCode.ok;

@@ -248,6 +248,15 @@ describe('a user-shaped Go controller (two controllers, a cluster-scoped CRD) th
     }
   });
 
+  test('CLI run --go --json: the summary is the last line (the program\'s shutdown transitions, after it, are not printed)', { timeout: 180_000 }, async () => {
+    const r = await runCliProcess(['run', '--json', '--kubeconfig', cluster.kubeconfigPath, '--controller', 'harbor-keeper', '--duration', '4', '--go', `${bin} --health-probe-bind-address=0 --metrics-bind-address=0`]);
+    assert.ok(r.code === 0 || r.code === 1, `${r.code}: ${r.stderr}`); // 1: a key's last reconcile failed (harbors other tests left)
+    const lines = r.stdout.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    assert.ok(lines.length > 1, r.stdout);
+    assert.ok('summary' in lines.at(-1)!, `last line: ${JSON.stringify(lines.at(-1))}`);
+    assert.equal(lines.filter((l) => 'summary' in l).length, 1);
+  });
+
   test('CLI run --go names the program\'s other controller once, with how its lines are labelled (not only [name] lines out of nowhere)', { timeout: 180_000 }, async () => {
     const r = await runCliProcess(['run', '--kubeconfig', cluster.kubeconfigPath, '--controller', 'harbor-keeper', '--duration', '4', '--go', `${bin} --health-probe-bind-address=0 --metrics-bind-address=0`]);
     assert.match(r.stderr, /: controller harbor-keeper \(priority queue\), controller-runtime v0\.25\.\d+\n/, r.stderr);

@@ -289,7 +289,7 @@ function failingReconciles(run: CheckRun, scratchKey: ObjectKey): { errors: numb
  * because the copy lacks an object the real namespace has that the harness did not recognise as a reference of the
  * spec (only Secrets and ConfigMaps named in the usual Kubernetes ways are copied). Undefined when the last reconcile did not requeue-after.
  */
-function waitingNote(ref: Reference, key: ObjectKey, primary: string): string | undefined {
+function waitingNote(ref: Reference, key: ObjectKey, primary: string, copied: boolean): string | undefined {
   let last: Extract<JournalEntry, { kind: 'reconcileEnd' }> | undefined;
   for (const e of ref.run.entries) if (e.kind === 'reconcileEnd' && e.key === ref.copy.scratchKey) last = e;
   if (last?.outcome.kind !== 'requeueAfter') return undefined;
@@ -297,7 +297,7 @@ function waitingNote(ref: Reference, key: ObjectKey, primary: string): string | 
   const copy = ref.raw.objects.find((o) => o.resource === primary && o.object.metadata.name === ref.copy.name && o.object.metadata.namespace === ref.copy.namespace)?.object;
   const ready = ((copy?.status as { conditions?: Array<{ type?: string; status?: string; reason?: string; message?: string }> } | undefined)?.conditions ?? []).find((c) => c.type === 'Ready' && c.status !== 'True');
   const why = last.outcome.reason ?? (ready ? `Ready ${ready.status}${ready.reason ? `, ${ready.reason}` : ''}${ready.message ? `: ${ready.message}` : ''}` : undefined);
-  return `The reference run of ${key} settled waiting: its last reconcile asked for a requeue after ${seconds} s${why ? ` (${why.length > 200 ? `${why.slice(0, 200)}…` : why})` : ''}, so the checks judged the reconcile up to that wait only. The object is copied into a scratch namespace with the Secrets and ConfigMaps of its namespace that its spec refers to (secretRef, configMapKeyRef, secretName, volumes, envFrom, valueFrom, a lab-style dependsOn…; see the note on what was copied): if it waits for anything else of its real namespace (an object named in a way the checks do not recognise, or of another kind), the path after the wait was not checked.`;
+  return `The reference run of ${key} settled waiting: its last reconcile asked for a requeue after ${seconds} s${why ? ` (${why.length > 200 ? `${why.slice(0, 200)}…` : why})` : ''}, so the checks judged the reconcile up to that wait only. The object is copied into a scratch namespace with the Secrets and ConfigMaps of its namespace that its spec refers to (secretRef, configMapKeyRef, secretName, volumes, envFrom, valueFrom, a lab-style dependsOn…; ${copied ? 'see the note on what was copied' : 'its spec named none of them in those ways, so nothing else was copied'}): if it waits for anything else of its real namespace (an object named in a way the checks do not recognise, or of another kind), the path after the wait was not checked.`;
 }
 
 /** Paths whose values differ between the `after` of consecutive writes of one object (what keeps changing). */
@@ -1311,7 +1311,7 @@ export async function runChecks(options: RunChecksOptions, progress?: CheckProgr
       if (redirected) notes.push(redirected);
       const copiedNote = referencesNote(key, ref1.copy.references);
       if (copiedNote) notes.push(copiedNote);
-      const waiting = waitingNote(ref1, key, resourceLabelOf(options.primary));
+      const waiting = waitingNote(ref1, key, resourceLabelOf(options.primary), copiedNote !== undefined);
       if (waiting) notes.push(waiting);
       const compared = ctx.resources.length;
       const ref2 = await referenceRun(ctx, refParts, 2, false);
