@@ -541,7 +541,7 @@ async function dryRun(args: CliArgs, io: CliIo, log: Logger, s: Session, store: 
     io.stdout(JSON.stringify({ ...rest, actions: actions.map(({ record, ...a }) => ({ ...a, resourceVersionAfter: record.resourceVersionAfter, ...(record.deleted ? { deleted: true } : {}) })) }, null, 2) + '\n');
     return failed ? ExitCode.failure : ExitCode.ok;
   }
-  const out: string[] = [`Dry-run reconcile of ${key} (${s.resource.resource}${s.resource.group ? '.' + s.resource.group : ''}, reconciler ${reconciler.name}): every write sent with dryRun=All, nothing persisted.`];
+  const out: string[] = [`Dry-run reconcile of ${key} (${s.resource.resource}${s.resource.group ? '.' + s.resource.group : ''}, reconciler ${reconciler.name}): ${args.reconciler.kind === 'exec' ? 'every write made through Reconcile Lab (the status the program returns) sent with dryRun=All, nothing of it persisted; what the program writes itself (kubectl, its own client) persists unless it honours RECONCILE_DRY_RUN=true (kubectl --dry-run=server)' : 'every write sent with dryRun=All, nothing persisted'}.`];
   if (r.explanation?.notes.length) out.push('', 'Observed:', ...r.explanation.notes.map((n) => `  - ${n}`));
   out.push('', r.actions.length ? `Planned actions (${r.actions.length}):` : 'Planned actions: none (already as desired).');
   r.actions.forEach((a, i) => {

@@ -234,6 +234,10 @@ describe('reconcile-lab CLI against a real kube-apiserver', () => {
     const r = await cli(['dry-run', 'widget-ready', ...common, '--reconciler', 'exec:/nonexistent/reconcile.sh', '--json']);
     assert.equal(r.code, 1);
     assert.match(JSON.parse(r.stdout).outcome.error, /program not found/);
+    // The text header of an exec reconciler's dry-run does not claim for the program's own writes what only holds
+    // for Reconcile Lab's: they persist unless the program honours RECONCILE_DRY_RUN.
+    const human = await cli(['dry-run', 'widget-ready', ...common, '--reconciler', 'exec:/nonexistent/reconcile.sh']);
+    assert.match(human.stdout, /^Dry-run reconcile of .*: every write made through Reconcile Lab .* nothing of it persisted; what the program writes itself \(kubectl, its own client\) persists unless it honours RECONCILE_DRY_RUN=true/, human.stdout);
   });
 
   test('step <key> reconciles once through the controller; report --json shows the pass; inspect --json', async () => {
