@@ -1,7 +1,7 @@
 import { closestNames } from '../text/closest.ts';
 import type { Clock, TimerHandle } from '../clock.ts';
 import type { Logger } from '../log.ts';
-import { resolve } from 'node:path';
+import { basename, resolve } from 'node:path';
 import type { BridgeHub } from './bridgeHub.ts';
 import { addressInUseHint, cacheSyncHint, goExitDetails, goModTidyHint, webhookCertHint, type GoExitDetails } from './goModule.ts';
 import type { GoProcess } from './goProcess.ts';
@@ -155,7 +155,14 @@ export async function runGoController(o: RunGoControllerOptions): Promise<Runnin
   if (o.onOutput) launched.onOutput((l) => o.onOutput!(l.line, l.stream));
   const waitMs = o.waitMs ?? 300_000;
   const wait = new AbortController();
-  const timer = o.clock.setTimeout(() => wait.abort(new Error(`${o.spec.command}: no controller announced within ${Math.round(waitMs / 1000)} s.${lastOutput(launched.failureTail(15))}`)), waitMs);
+  // `go run` (also `go -C dir run`): the program is compiled first, silently, for minutes on a cold build cache.
+  const goRun = basename(o.spec.command) === 'go' && o.spec.args.slice(0, 3).includes('run');
+  const buildFirst = 'build it once (go build -o bin/manager <package>) and pass the binary, e.g. --go ./bin/manager';
+  const timer = o.clock.setTimeout(() => {
+    const tail = launched.failureTail(15);
+    const still = goRun && !tail.length ? ` go run printed nothing: it may still have been compiling (a cold build cache takes minutes); ${buildFirst}, or allow longer.` : '';
+    wait.abort(new Error(`${o.spec.command}: no controller announced within ${Math.round(waitMs / 1000)} s.${still}${lastOutput(tail)}`));
+  }, waitMs);
   const onAbort = () => wait.abort(o.signal!.reason);
   if (o.signal?.aborted) onAbort();
   else o.signal?.addEventListener('abort', onAbort, { once: true });
@@ -215,7 +222,9 @@ export async function runGoController(o: RunGoControllerOptions): Promise<Runnin
     notice(
       connected.length
         ? `${commandLine} connected (pid ${connected.map((p) => p.pid).join(', ')}) but announced no controller yet: each controller needs WithOptions(bridge.Options(mgr, name, …)) in its SetupWithManager; its queue is announced when the manager starts the controller (after winning leader election when that is on).${leaderElectionNote(o.spec.args)}`
-        : `${commandLine} has not connected to Reconcile Lab yet: a first go run compiles for a minute or more; a program that never calls bridge.Setup or bridge.Options never connects.`,
+        : goRun
+          ? `${commandLine} has not connected to Reconcile Lab yet: a first go run compiles for a minute or more (to skip that, ${buildFirst}); a program that never calls bridge.Setup or bridge.Options never connects.`
+          : `${commandLine} has not connected to Reconcile Lab yet: a program that never calls bridge.Setup or bridge.Options never connects (go version -m ${o.spec.command} lists github.com/reconcile-lab/reconcile-lab/bridge when the bridge is built in).`,
     );
   };
   noticeTimer = o.clock.setTimeout(check, noticeAfterMs);

@@ -2,6 +2,9 @@
 // process (`sleep`), the Go side of the bridge is the test's Peer, time is a fake clock.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { BridgeHub } from '../../../src/core/bridge/bridgeHub.ts';
 import { leaderElectionNote, runGoController } from '../../../src/core/bridge/runGoController.ts';
 import { Journal } from '../../../src/core/journal/journal.ts';
@@ -263,4 +266,34 @@ test('leaderElectionNote: a program launched with --leader-elect that announces 
   assert.match(leaderElectionNote(['--leader-elect=true']), /runs with --leader-elect=true/);
   assert.equal(leaderElectionNote(['run', './cmd', '--leader-elect=false']), '');
   assert.equal(leaderElectionNote(['run', './cmd']), '');
+});
+
+test('a program that never connects: the notice and the timeout speak of compiling only for go run, and point a binary at go version -m', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'rgc-go-'));
+  const fakeGo = join(dir, 'go'); // silent, like a go run compiling on a cold build cache
+  writeFileSync(fakeGo, '#!/bin/sh\nexec sleep 600\n', { mode: 0o755 });
+  try {
+    for (const [spec, notice, timeout] of [
+      [{ command: fakeGo, args: ['run', './cmd'] }, /a first go run compiles for a minute or more \(to skip that, build it once \(go build -o bin\/manager <package>\)/, /no controller announced within 30 s\. go run printed nothing: it may still have been compiling/],
+      [{ command: 'sleep', args: ['600'] }, /never connects \(go version -m sleep lists github\.com\/reconcile-lab\/reconcile-lab\/bridge when the bridge is built in\)/, /^sleep: no controller announced within 30 s\.$/],
+    ] as const) {
+      const notices: string[] = [];
+      const { clock, hub, run, outcome } = await waitingRun({ spec: { command: spec.command, args: [...spec.args] }, waitMs: 30_000, noticeAfterMs: 10_000, onNotice: (m) => notices.push(m) } as WaitOptions);
+      try {
+        clock.step(10_000);
+        assert.equal(notices.length, 1);
+        assert.match(notices[0]!, notice);
+        if (spec.command === 'sleep') assert.doesNotMatch(notices[0]!, /compil/);
+        clock.step(20_000);
+        await until(() => outcome() !== undefined, 'the run ends');
+        assert.ok(outcome() instanceof Error);
+        assert.match((outcome() as Error).message, timeout);
+        await run;
+      } finally {
+        hub.dispose();
+      }
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
