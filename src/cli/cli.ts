@@ -1198,6 +1198,8 @@ async function goDryRun(args: CliArgs, io: CliIo, log: Logger, s: Session, store
   const controller = (await startController(args, io, log, s, store, true, () => {})) as RemoteController;
   const key = controllerKey(given, s, controller);
   await labelsFromServer(s, controller, key);
+  // A typo in a key or namespace plans nothing real: say so, as step does.
+  if (!controller.announcement.requestType) await noteMissingKey(io, s, key);
   const r = await controller.dryRun(key);
   const failed = r.outcome.kind === 'error' || r.outcome.kind === 'terminal';
   if (args.json) {

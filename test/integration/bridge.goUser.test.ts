@@ -218,6 +218,17 @@ describe('a user-shaped Go controller (two controllers, a cluster-scoped CRD) th
     }
   });
 
+  test('CLI dry-run --go of a key that does not exist (a typo): a note names it and the closest, as step says', { timeout: 180_000 }, async () => {
+    const name = `cli-typo-${Date.now().toString(36)}`;
+    await client.create(HARBORS, harbor(name, { berths: 1, namespace: 'default' }));
+    try {
+      const r = await runCliProcess(['dry-run', `${name}x`, '--kubeconfig', cluster.kubeconfigPath, '--controller', 'harbor-keeper', '--go', `${bin} --health-probe-bind-address=0 --metrics-bind-address=0`]);
+      assert.match(r.stderr, new RegExp(`note: .*${name}x does not exist on the server \\(did you mean ${name}\\?\\)`), r.stderr);
+    } finally {
+      await client.delete(HARBORS, undefined, name).catch(() => {});
+    }
+  });
+
   test("CLI step/dry-run --go: a manager that fails to start after announcing its controllers (metrics port taken) fails with the program's own error, not only 'the controller process disconnected'", { timeout: 180_000 }, async () => {
     const taken = createServer();
     await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
