@@ -256,6 +256,20 @@ describe('robustness checks (issue 11) on the real control plane', () => {
     assert.deepEqual(await scratchLeft(), []);
   });
 
+  test('a reference run that never settles, convergence not selected: the skipped checks say the last reconcile\'s error, and where to look further', async () => {
+    const reconciler = (): Reconciler => ({
+      name: 'always-fails',
+      async reconcile() {
+        throw new Error('permission denied: ./reconcile.sh');
+      },
+    });
+    const r = await runChecks(options({ createReconciler: reconciler, reconcilerSpec: { kind: 'module', path: 'always-fails.ts' }, checks: ['runTwice'], convergenceBoundMs: 3_000 }));
+    const rt = r.results.find((x) => x.check === 'runTwice');
+    assert.equal(rt?.status, 'skipped', summary(r));
+    assert.match(rt!.message!, /^skipped: the reference run did not settle within 3000 ms; its last reconcile failed: permission denied: \.\/reconcile\.sh \(--check convergence tells why it did not\)$/, rt!.message);
+    assert.deepEqual(await scratchLeft(), []);
+  });
+
   test('a reference run that settles waiting (requeue-after, Ready False) gets a note: the checks judged the reconcile up to the wait, and what a copy lacks', async () => {
     const reconciler = (): Reconciler => ({
       name: 'waits-for-a-secret',

@@ -284,6 +284,19 @@ function failingReconciles(run: CheckRun, scratchKey: ObjectKey): { errors: numb
 }
 
 /**
+ * Why a reference run did not settle, as far as its last reconcile of the copy tells: `; its last reconcile failed: …`
+ * (the error, cut at 200 characters: a program that cannot be executed says so here) or '' (it kept succeeding).
+ */
+function unsettledWhy(ref: Reference): string {
+  let last: Extract<JournalEntry, { kind: 'reconcileEnd' }> | undefined;
+  for (const e of ref.run.entries) if (e.kind === 'reconcileEnd' && e.key === ref.copy.scratchKey) last = e;
+  const o = last?.outcome;
+  if (!o || (o.kind !== 'error' && o.kind !== 'terminal')) return '';
+  const m = 'message' in o && typeof o.message === 'string' ? o.message : '';
+  return `; its last reconcile failed${m ? `: ${m.length > 200 ? `${m.slice(0, 200)}…` : m}` : ''}`;
+}
+
+/**
  * A note when the reference run settled *waiting*: its last reconcile of the copy returned a requeue-after (with the
  * copy's Ready=False condition, when it has one). The checks then judged the reconcile up to that wait only — often
  * because the copy lacks an object the real namespace has that the harness did not recognise as a reference of the
@@ -1330,7 +1343,7 @@ export async function runChecks(options: RunChecksOptions, progress?: CheckProgr
       const learned = differingPaths(ref1.end, ref2.end);
       for (const p of learned) learnedAll.add(p);
       if (checks.includes('convergence')) result('convergence', checkConvergence(ctx, ref1), [...refParts], t0);
-      const unsettled = !ref1.settled ? `${UNSETTLED_SKIP} within ${ctx.boundMs} ms (see the convergence check)` : undefined;
+      const unsettled = !ref1.settled ? `${UNSETTLED_SKIP} within ${ctx.boundMs} ms${unsettledWhy(ref1)}${checks.includes('convergence') ? ' (see the convergence check)' : ' (--check convergence tells why it did not)'}` : undefined;
       if (checks.includes('runTwice')) {
         const t = clock.now();
         const parts: CheckTimingPart[] = [];
