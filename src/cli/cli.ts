@@ -515,7 +515,12 @@ async function check(args: CliArgs, io: CliIo, log: Logger, s: Session): Promise
     io.stdout(text);
     // Ctrl+C (or SIGTERM): say on stderr why the exit code is 1 and what the report holds.
     if (report.aborted) io.stderr('reconcile-lab: check interrupted: the report above covers only what ran before it; its scratch namespaces were deleted\n');
-    // A check skipped because the reconciler never went idle checked nothing: a CI run must not pass on it.
+    // A check skipped because the reconciler never went idle checked nothing: a CI run must not pass on it (and the
+    // exit code 1 says why on stderr, as a report of no finding would not).
+    const unsettled = report.results.filter(skippedUnsettled);
+    if (unsettled.length && !report.totals.findings && !report.totals.errors && !report.aborted) {
+      io.stderr(`reconcile-lab: exit code 1: ${unsettled.length} check(s) skipped because the reference run did not settle (${[...new Set(unsettled.map((r) => r.key))].join(', ')}): they checked nothing\n`);
+    }
     return report.totals.findings > 0 || report.totals.errors > 0 || report.aborted || report.results.some(skippedUnsettled) ? ExitCode.failure : ExitCode.ok;
   } catch (e) {
     if (e instanceof CheckRefusedError) {

@@ -463,6 +463,13 @@ describe('reconcile-lab CLI against a real kube-apiserver', () => {
     const missing = await cli(['check', `${ns}/no-such-widget`, ...common, '--reconciler', 'module:samples/module-reconciler.ts']);
     assert.equal(missing.code, 2, missing.stderr + missing.stdout);
     assert.match(missing.stderr, new RegExp(`no widgets\\.\\S+ "${ns}/no-such-widget" to check`));
+
+    // A reconciler that always fails, convergence not selected: no finding, the check skipped; exit 1 and stderr says
+    // why, the report says the last reconcile's error.
+    const failing = await cli(['check', key, ...common, '--reconciler', 'exec:/bin/false', '--check', 'runTwice', '--convergence-bound', '3']);
+    assert.equal(failing.code, 1, failing.stderr);
+    assert.match(failing.stderr, new RegExp(`exit code 1: 1 check\\(s\\) skipped because the reference run did not settle \\(${key}\\): they checked nothing`), failing.stderr);
+    assert.match(failing.stdout, /did not settle within 3000 ms; its last reconcile failed: .*\(--check convergence tells why it did not\)/, failing.stdout);
   });
 
   test('check interrupted (Ctrl+C): exit 1, the partial report on stdout and on stderr why the exit code is 1', async () => {
