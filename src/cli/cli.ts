@@ -939,6 +939,10 @@ export class RunSummary {
  * output goes to stderr with -v. The program is stopped (its whole process group) when the command ends.
  */
 async function startGoController(args: CliArgs, io: CliIo, log: Logger, s: Session, store: DisposableStore, startPaused: boolean, journal: Journal, anyResource = false): Promise<RemoteController> {
+  // The program reads the kubeconfig's current-context (controller-runtime has no context variable): a --context
+  // that reaches another cluster or user would show one cluster and drive the program on another.
+  const contextProblem = args.context ? goContextProblem(s.kubeconfigPath, s.cluster.name, 'this command would read one cluster and run your controller against another') : undefined;
+  if (contextProblem) throw new UsageError(contextProblem);
   const hub = store.add(await BridgeHub.start({ clock: realClock, journal, log, startPaused: () => startPaused }));
   const [command, ...rest] = args.go!;
   // --resource as resolved through discovery (a kind, Kind.group or short name becomes plural.group), unless the

@@ -47,15 +47,21 @@ export interface GoCheckTarget {
  * file's current-context (controller-runtime's GetConfig has no context variable), so a different selected context
  * would put its scratch namespaces on one cluster and the program on another. Undefined when they agree.
  */
-export function goContextProblem(kubeconfigPath: string | undefined, context: string): string | undefined {
+export function goContextProblem(kubeconfigPath: string | undefined, context: string, consequence = 'the checks would copy your objects into one cluster and run the controller against another'): string | undefined {
   let current: string;
   try {
-    current = loadKubeConfig(kubeconfigPath ? { path: kubeconfigPath } : {}).getCurrentContext();
+    const kc = loadKubeConfig(kubeconfigPath ? { path: kubeconfigPath } : {});
+    current = kc.getCurrentContext();
+    if (current === context) return undefined;
+    // Two contexts on the same server with the same user (they may differ in namespace only) reach the same cluster
+    // as the same identity: nothing to tell.
+    const a = kc.getContextObject(current);
+    const b = kc.getContextObject(context);
+    if (a && b && a.user === b.user && kc.getCluster(a.cluster)?.server === kc.getCluster(b.cluster)?.server && kc.getCluster(a.cluster)?.server !== undefined) return undefined;
   } catch {
     return undefined; // the connection itself already read it; nothing more to say here
   }
-  if (current === context) return undefined;
-  return `the Go controller reads the kubeconfig's current-context "${current}", not the selected context "${context}": the checks would copy your objects into one cluster and run the controller against another. Switch the kubeconfig's current-context (kubectl config use-context ${context}) or pass a kubeconfig whose current-context is ${context}.`;
+  return `the Go controller reads the kubeconfig's current-context "${current}", not the selected context "${context}" (another cluster or user): ${consequence}. Switch the kubeconfig's current-context (kubectl config use-context ${context}) or pass a kubeconfig whose current-context is ${context}.`;
 }
 
 /** Go run flags that take a value as the next argument (`go help build`). */

@@ -47,13 +47,18 @@ test('a selected context other than the kubeconfig\'s current-context is a probl
   const path = join(dir, 'config');
   writeFileSync(path, [
     'apiVersion: v1', 'kind: Config', 'current-context: a',
-    'clusters:', '- name: c', '  cluster: {server: "https://127.0.0.1:1"}',
-    'users:', '- name: u', '  user: {}',
-    'contexts:', '- name: a', '  context: {cluster: c, user: u}', '- name: b', '  context: {cluster: c, user: u}',
+    'clusters:', '- name: c', '  cluster: {server: "https://127.0.0.1:1"}', '- name: d', '  cluster: {server: "https://127.0.0.1:2"}',
+    '- name: c2', '  cluster: {server: "https://127.0.0.1:1"}',
+    'users:', '- name: u', '  user: {}', '- name: u2', '  user: {}',
+    'contexts:', '- name: a', '  context: {cluster: c, user: u}', '- name: b', '  context: {cluster: d, user: u}',
+    '- name: same', '  context: {cluster: c2, user: u, namespace: other}', '- name: other-user', '  context: {cluster: c, user: u2}',
   ].join('\n'));
   try {
     assert.equal(goContextProblem(path, 'a'), undefined);
-    assert.match(goContextProblem(path, 'b') ?? '', /current-context "a", not the selected context "b"[^]*kubectl config use-context b/);
+    assert.match(goContextProblem(path, 'b') ?? '', /current-context "a", not the selected context "b" \(another cluster or user\)[^]*kubectl config use-context b/);
+    // Another context on the same server as the same user (another namespace): the program reaches the same cluster.
+    assert.equal(goContextProblem(path, 'same'), undefined);
+    assert.match(goContextProblem(path, 'other-user', 'it would act as another user') ?? '', /\(another cluster or user\): it would act as another user\./);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
