@@ -619,7 +619,7 @@ async function goInspect(args: CliArgs, io: CliIo, log: Logger, s: Session, stor
   const key = normalizeKey(args.positionals[0]!, s);
   const { object, metadataOnly } = await controller.cachedObject(s.resource, key);
   const r = await inspectKey({ client: s.client, gvr: s.resource, key, cached: object, metadataOnly: metadataOnly === true });
-  return printInspection(args, io, s, r, { cache: `the Go program's cache (controller ${controller.name})${metadataOnly ? ', metadata only: only metadata is compared' : ''}` });
+  return printInspection(args, io, s, r, { cache: `the Go program's cache (its manager's, which its controllers share)${metadataOnly ? ', metadata only: only metadata is compared' : ''}` });
 }
 
 function printInspection(args: CliArgs, io: CliIo, s: Session, r: InspectResult, o: { cache: string; informerResourceVersion?: string }): number {
@@ -636,7 +636,7 @@ function printInspection(args: CliArgs, io: CliIo, s: Session, r: InspectResult,
     `  cache: ${o.cache}`,
     `  cached resourceVersion: ${r.cachedResourceVersion ?? '(not in cache)'}`,
     `  server resourceVersion: ${r.serverResourceVersion ?? '(not found)'}`,
-    ...(o.informerResourceVersion !== undefined ? [`  informer last synced at: ${o.informerResourceVersion || '—'}`] : []),
+    ...(o.informerResourceVersion !== undefined ? [`  informer last synced at resourceVersion: ${o.informerResourceVersion || '—'}`] : []),
   ];
   if (r.resourceVersionLag !== undefined) out.push(`  lag: ${r.resourceVersionLag} (resourceVersions are opaque; this counts cluster-wide writes, for orientation only)`);
   if (r.diff) out.push('', indent(r.diff, '  '));

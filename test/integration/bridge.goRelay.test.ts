@@ -317,13 +317,13 @@ describe('an operator-sdk-shaped Go controller (cache namespaces, controller.New
     assert.equal(typed.code, 0, typed.stderr);
     const t = JSON.parse(typed.stdout) as { state: string; cache: string; cached: KubeObject; cachedResourceVersion: string; serverResourceVersion: string };
     assert.equal(t.state, 'in-sync', typed.stdout);
-    assert.match(t.cache, /^the Go program's cache \(controller [\w-]+\)$/);
+    assert.match(t.cache, /^the Go program's cache \(its manager's, which its controllers share\)$/);
     assert.equal((t.cached.spec as { message?: string }).message, 'lens', 'the typed Beacon, spec and all');
     assert.equal(t.cachedResourceVersion, t.serverResourceVersion);
 
     const meta = await runCliProcess([...base, '--resource', 'configmaps', `${ns}/inspected-cm`]);
     assert.equal(meta.code, 0, meta.stderr);
-    assert.match(meta.stdout, new RegExp(`^${ns}/inspected-cm: in-sync\\n  cache: the Go program's cache \\(controller [\\w-]+\\), metadata only: only metadata is compared\\n`), meta.stdout);
+    assert.match(meta.stdout, new RegExp(`^${ns}/inspected-cm: in-sync\\n  cache: the Go program's cache \\(its manager's, which its controllers share\\), metadata only: only metadata is compared\\n`), meta.stdout);
 
     const none = await runCliProcess([...base, '--resource', 'services', `${ns}/anything`]);
     assert.notEqual(none.code, 0);
