@@ -182,8 +182,13 @@ const PROGRAM_GONE = /disconnected|not connected|queue shut down|not responding|
  * lines, which hold the program's own error (e.g. the manager's `failed to start metrics server: … address
  * already in use`) — the bridge alone can only say that the process went away.
  */
+/** `how` (describeExit's words: `exited with code 1`, `killed by SIGKILL`) after "the Go program". */
+function goProgramHow(how: string): string {
+  return how.startsWith('killed') ? `was ${how}` : how;
+}
+
 export function programEnding(how: string, tail: readonly string[]): string {
-  return `The Go program ${how}.${tail.length ? ` ${lastOutput(tail).trimEnd()}` : ''}`;
+  return `The Go program ${goProgramHow(how)}.${tail.length ? ` ${lastOutput(tail).trimEnd()}` : ''}`;
 }
 
 /** `Last output:` and the lines, indented, ending with a newline ('' without lines). */
@@ -974,7 +979,7 @@ async function startGoController(args: CliArgs, io: CliIo, log: Logger, s: Sessi
   // Stop the program gracefully when the command ends (dispose below kills whatever is left).
   pendingFlushes.set(store, [...(pendingFlushes.get(store) ?? []), async () => void (await r.launched.stop())]);
   programExits.set(store, r.launched.exited.then(describeExit));
-  programTail.set(store, () => r.launched.tail(PROGRAM_TAIL_LINES));
+  programTail.set(store, () => r.launched.failureTail(PROGRAM_TAIL_LINES));
   let ended: string | undefined;
   void r.launched.exited.then((e) => (ended = describeExit(e)));
   programEndings.set(store, async (graceMs) => {
@@ -1323,7 +1328,7 @@ async function run(args: CliArgs, io: CliIo, log: Logger, s: Session, store: Dis
   void programExits.get(store)?.then((how) => {
     if (stopping) return;
     programEnded = how;
-    io.stderr(`reconcile-lab: the Go program ${how}; stopping\n${lastOutput(programTail.get(store)?.() ?? [])}`);
+    io.stderr(`reconcile-lab: the Go program ${goProgramHow(how)}; stopping\n${lastOutput(programTail.get(store)?.() ?? [])}`);
     stop();
   });
   await stopped;

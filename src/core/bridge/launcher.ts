@@ -175,7 +175,7 @@ export class LaunchedProcess implements Disposable {
       });
     }
     if (this.pid !== undefined && !this.exitValue) this.watchdog = protectProcessGroup(this.pid);
-    log.info('launched', { command: spec.command, args: spec.args.join(' '), cwd: spec.cwd, pid: this.pid });
+    log.info('launched', { command: spec.command, args: spec.args.join(' '), ...(spec.cwd ? { cwd: spec.cwd } : {}), pid: this.pid });
   }
 
   /** The exit, once it happened. */
