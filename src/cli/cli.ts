@@ -2,7 +2,7 @@ import { escapeControlChars } from '../core/text/terminal.ts';
 import { realClock } from '../core/clock.ts';
 import { DisposableStore, toDisposable, type Disposable } from '../core/lifecycle.ts';
 import { createLogger, formatLogLine, type Logger } from '../core/log.ts';
-import { ApiError } from '../core/k8s/client.ts';
+import { ApiError, isNotFound } from '../core/k8s/client.ts';
 import { createDynamicClient, type DynamicKubeClient } from '../core/k8s/dynamicClient.ts';
 import { discoverResources, findResource, oneVersionPerResource, type DiscoveredResource } from '../core/k8s/discovery.ts';
 import { keyFor, shortKey, splitKey, type ObjectKey } from '../core/k8s/keys.ts';
@@ -672,6 +672,11 @@ async function stripFinalizers(args: CliArgs, io: CliIo, log: Logger, s: Session
     name,
     // This CLI process runs no controller loop: say so for the finalizer the built-in reconciler owns.
     knownControllers: [{ name: 'the Reconcile Lab lab reconciler', finalizers: [LAB_FINALIZER], managers: ['reconcile-lab'], running: false }],
+  }).catch(async (e: unknown) => {
+    // A typo: name the closest objects, as step and dry-run do.
+    if (!isNotFound(e)) throw e;
+    const note = await missingObjectNote(s.client, s.resource, resourceName(s), s.resource.namespaced ? namespace : undefined, name);
+    throw note ? new ObjectNotFoundError(`${note}: nothing to strip`) : e;
   });
   const target = args.finalizer;
   if (target !== undefined && !diagnosis.finalizers.some((f) => f.finalizer === target)) {

@@ -386,6 +386,10 @@ describe('reconcile-lab CLI against a real kube-apiserver', () => {
     const notThere = await cli(['strip-finalizers', 'widget-stuck', ...common, '--finalizer', 'x.example.com/none', '--yes']);
     assert.equal(notThere.code, 1);
     assert.match(notThere.stderr, /has no finalizer "x\.example\.com\/none"/);
+    // A typo in the name: the closest object is named, as step says.
+    const typo = await cli(['strip-finalizers', 'widget-stuk', ...common, '--finalizer', 'legacy.example.com/external-dns', '--yes']);
+    assert.equal(typo.code, 1);
+    assert.match(typo.stderr, /widget-stuk does not exist on the server \(did you mean \S*widget-stuck\?\): nothing to strip/, typo.stderr);
 
     // In-process: between the diagnosis (printed) and the removal, another client changes the object.
     const out: string[] = [];
