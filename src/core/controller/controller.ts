@@ -689,7 +689,8 @@ class ControllerEngine implements Controller {
     const startedAt = this.clock.now();
     const priority = run.queue.processingPriority(key);
     const triggers = this.keys.begin(key, startedAt);
-    const generation = this.primary.getIndexer().getByKey(key)?.metadata.generation;
+    const primaryObject = this.primary.getIndexer().getByKey(key);
+    const generation = primaryObject?.metadata.generation;
     const startSeq = this.journal.append({
       kind: 'reconcileStart',
       controller: this.name,
@@ -700,7 +701,7 @@ class ControllerEngine implements Controller {
       ...(run.queue.kind === 'priority' ? { priority } : {}),
       via,
     }).seq;
-    this.checkHotLoop(key, startedAt, generation, triggers);
+    this.checkHotLoop(key, startedAt, primaryObject !== undefined, generation, triggers);
     this.inFlight++;
     this.statusChanged();
     let outcome: ReconcileOutcome = { kind: 'cancelled', message: 'not run' };
@@ -859,12 +860,12 @@ class ControllerEngine implements Controller {
     return n;
   }
 
-  private checkHotLoop(key: ObjectKey, at: number, generation: number | undefined, triggers: readonly EnqueueReason[]): void {
+  private checkHotLoop(key: ObjectKey, at: number, present: boolean, generation: number | undefined, triggers: readonly EnqueueReason[]): void {
     if (!this.hotLoop) return;
-    const w = this.hotLoop.observe({ key, at, generation, triggers, selfWrites: this.selfWrites.get(key) ?? 0 });
+    const w = this.hotLoop.observe({ key, at, generation, present, triggers, selfWrites: this.selfWrites.get(key) ?? 0 });
     if (!w) return;
     this.keys.setWarning(key, w.message);
-    this.warn('hotLoop', w.message, key, { count: w.count, spanMs: w.spanMs, generation: w.generation, cause: w.cause });
+    this.warn('hotLoop', w.message, key, { count: w.count, spanMs: w.spanMs, ...(w.generation !== undefined ? { generation: w.generation } : {}), cause: w.cause });
   }
 
   private checkFieldFight(oldObj: KubeObject, newObj: KubeObject): void {

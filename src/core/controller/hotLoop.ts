@@ -16,6 +16,13 @@ import type { EnqueueReason } from './keyState.ts';
  * `generationBump`): a reconciler that rewrites the spec on every pass, or the
  * status of a CRD without the status subresource (written with the object, it
  * bumps the generation), loops while the generation keeps moving.
+ *
+ * Kinds without `metadata.generation` (ConfigMaps, Secrets, …) have no spec
+ * version to compare, so a different rule applies (cause `objectWrite`): a run
+ * counts only when it was triggered by nothing but updates of the object and
+ * the previous run of the key wrote to the object — the reconciler's own write
+ * started it. Any other event-triggered run (someone else's update, a child's
+ * event) starts the count over; intentional runs neither count nor break it.
  */
 export interface HotLoopOptions {
   /** The window the reconciles must fall in. Default 10 s. */
@@ -35,13 +42,18 @@ export interface HotLoopOptions {
 /** The default {@link HotLoopOptions.predicateAdvice}: for code that builds its controller itself. */
 export const LIBRARY_PREDICATE_ADVICE = 'pass predicates: [generationChanged()] for the primary resource (controllerBuilder(…).for(informer, { predicates: [generationChanged()] }))';
 
-export type HotLoopCause = 'statusWrite' | 'generationBump' | 'ownedChild' | 'watched' | 'unknown';
+export type HotLoopCause = 'statusWrite' | 'generationBump' | 'objectWrite' | 'ownedChild' | 'watched' | 'unknown';
 
 export interface HotLoopObservation {
   key: ObjectKey;
   at: number;
-  /** Generation of the primary object when the reconcile started (undefined: object not in cache). */
+  /** Generation of the primary object when the reconcile started (undefined: not in cache, or a kind without generation). */
   generation: number | undefined;
+  /**
+   * Whether the primary object is in the cache. Tells a kind without `metadata.generation` (present, generation
+   * undefined) from an object that is gone. Default: `generation !== undefined`.
+   */
+  present?: boolean;
   triggers: readonly EnqueueReason[];
   /** Writes by the previous reconcile of this key to its own primary object (status or main resource). */
   selfWrites: number;
@@ -51,7 +63,8 @@ export interface HotLoopWarning {
   key: ObjectKey;
   count: number;
   spanMs: number;
-  generation: number;
+  /** The generation the loop ran at (the latest); undefined for a kind without generation (cause `objectWrite`). */
+  generation: number | undefined;
   cause: HotLoopCause;
   message: string;
 }
@@ -68,12 +81,21 @@ interface Track {
   lastWarnAt?: number;
 }
 
+/** The count for a key whose object has no generation: consecutive runs started by the reconciler's own writes. */
+interface SelfWriteTrack {
+  times: number[];
+  /** Writes to the object by the runs that started the counted ones. */
+  selfWrites: number;
+  lastWarnAt?: number;
+}
+
 export class HotLoopDetector {
   private readonly windowMs: number;
   private readonly threshold: number;
   private readonly cooldownMs: number;
   private readonly predicateAdvice: string;
   private readonly tracks = new Map<ObjectKey, Track>();
+  private readonly ungenerated = new Map<ObjectKey, SelfWriteTrack>();
 
   constructor(options: HotLoopOptions = {}) {
     this.windowMs = options.windowMs ?? 10_000;
@@ -86,8 +108,11 @@ export class HotLoopDetector {
   observe(o: HotLoopObservation): HotLoopWarning | undefined {
     if (o.generation === undefined) {
       this.tracks.delete(o.key);
+      if (o.present) return this.observeUngenerated(o);
+      this.ungenerated.delete(o.key);
       return undefined;
     }
+    this.ungenerated.delete(o.key);
     const kinds = eventKinds(o.triggers);
     if (!kinds) return undefined;
     let t = this.tracks.get(o.key);
@@ -112,6 +137,36 @@ export class HotLoopDetector {
 
   forget(key: ObjectKey): void {
     this.tracks.delete(key);
+    this.ungenerated.delete(key);
+  }
+
+  /** {@link observe} for an object without generation: see {@link HotLoopOptions} (cause `objectWrite`). */
+  private observeUngenerated(o: HotLoopObservation): HotLoopWarning | undefined {
+    const kinds = eventKinds(o.triggers);
+    if (!kinds) return undefined;
+    if (o.selfWrites === 0 || !kinds.every((k) => k === 'self')) {
+      // Another cause than the reconciler's own write: not (or no longer) the self-triggered loop.
+      this.ungenerated.delete(o.key);
+      return undefined;
+    }
+    let t = this.ungenerated.get(o.key);
+    if (!t) {
+      t = { times: [], selfWrites: 0 };
+      this.ungenerated.set(o.key, t);
+    }
+    t.times.push(o.at);
+    t.selfWrites += o.selfWrites;
+    while (t.times.length > 0 && t.times[0]! < o.at - this.windowMs) t.times.shift();
+    if (t.times.length < this.threshold) return undefined;
+    if (t.lastWarnAt !== undefined && o.at - t.lastWarnAt < this.cooldownMs) return undefined;
+    t.lastWarnAt = o.at;
+    const count = t.times.length;
+    const spanMs = o.at - t.times[0]!;
+    const message =
+      `Hot loop: ${o.key} was reconciled ${count} times in ${(spanMs / 1000).toFixed(1)} s, each time triggered only by the update that the previous pass wrote to the object (${t.selfWrites} write(s)). ` +
+      'The reconciler writes the object on every pass, and its own write triggers the next reconcile. ' +
+      'Compare with the stored object before writing and write only when something differs (this kind has no metadata.generation, so a generation-changed predicate would drop every update of it, not just these).';
+    return { key: o.key, count, spanMs, generation: undefined, cause: 'objectWrite', message };
   }
 
   private warning(key: ObjectKey, t: Track, at: number): HotLoopWarning {

@@ -1,11 +1,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { generationChanged } from '../../../src/core/controller/predicate.ts';
-import { TerminalError } from '../../../src/core/controller/reconcile.ts';
+import { TerminalError, type Request } from '../../../src/core/controller/reconcile.ts';
+import type { ReconcileContextBase } from '../../../src/core/controller/controller.ts';
 import type { KeyState } from '../../../src/core/controller/keyState.ts';
 import { itemExponentialFailureRateLimiter } from '../../../src/core/workqueue/rateLimiters.ts';
 import { FakeInformer } from './support/fakeInformer.ts';
-import { deferred, harness, settle, widget } from './support/harness.ts';
+import { deferred, harness, settle, widget, type Harness } from './support/harness.ts';
 
 // ---- the result switch -----------------------------------------------------------------------
 
@@ -832,6 +833,51 @@ test('hot loop: a reconciler writing status on every pass is flagged with the li
   const fixed = await run(true);
   assert.equal(fixed.h.calls.length, 1);
   assert.equal(fixed.h.journal.entries({ kinds: ['warning'] }).length, 0);
+});
+
+test('hot loop: a kind without metadata.generation (a ConfigMap) written on every pass is flagged as re-triggered by its own writes; an update by someone else is not', async () => {
+  type Write = (h: Harness, cms: FakeInformer, req: Request, base: ReconcileContextBase) => void;
+  const run = async (write: Write) => {
+    const h = harness({ hotLoop: { windowMs: 10_000, threshold: 10 } });
+    const cms = new FakeInformer({ kind: 'ConfigMap', resource: 'configmaps', group: '', version: 'v1' }, { generation: false });
+    h.setImpl((req, _ctx, base) => {
+      if (h.calls.length <= 30) write(h, cms, req, base);
+      h.clock.step(10);
+      return {};
+    });
+    cms.add({ metadata: { name: 'a', namespace: 'ns' }, data: { n: '0' } });
+    assert.equal(cms.get('ns/a')!.metadata.generation, undefined);
+    const c = h.builder.for(cms).build(h.reconciler);
+    await c.start();
+    for (let i = 0; i < 40; i++) await settle();
+    await c.stop();
+    return { h, c };
+  };
+  // The reconciler writes the ConfigMap it reconciles on every pass (through the journaled client).
+  const looping = await run((h, cms, req, base) => {
+    const o = cms.update(req.key, (x) => ({ ...x, data: { n: String(h.calls.length) } }));
+    base.journal.recordWrite({ verb: 'update', gvr: base.primary, namespace: req.namespace, name: req.name, resourceVersionAfter: o.metadata.resourceVersion, dryRun: false, controller: base.controller, key: req.key });
+  });
+  assert.ok(looping.h.calls.length > 10, `looped ${looping.h.calls.length} times`);
+  const warnings = looping.h.journal.entries({ kinds: ['warning'] });
+  assert.equal(warnings.length, 1, 'one warning per cooldown');
+  const w = warnings[0]!;
+  assert.ok(w.kind === 'warning');
+  assert.equal(w.code, 'hotLoop');
+  assert.equal(w.key, 'ns/a');
+  assert.equal(w.details?.['cause'], 'objectWrite');
+  assert.match(w.message, /^Hot loop: ns\/a was reconciled 10 times in 0\.1 s, each time triggered only by the update that the previous pass wrote to the object \(10 write\(s\)\)\. /);
+  assert.match(w.message, /The reconciler writes the object on every pass, and its own write triggers the next reconcile\. Compare with the stored object before writing/);
+  assert.doesNotMatch(w.message, /generation stayed|no spec change|[Ww]rite status only/, 'nothing about a spec or a status the ConfigMap does not have');
+  assert.match(looping.c.keyState('ns/a')!.warning ?? '', /Hot loop/);
+
+  // Someone else updates the ConfigMap as often, the reconciler writes nothing: not a hot loop of the reconciler's.
+  let edits = 0;
+  const external = await run((_h, cms, req) => {
+    cms.update(req.key, (x) => ({ ...x, data: { n: String(++edits) } }));
+  });
+  assert.ok(external.h.calls.length > 10);
+  assert.equal(external.h.journal.entries({ kinds: ['warning'] }).length, 0);
 });
 
 // ---- lifecycle ---------------------------------------------------------------------------------

@@ -82,3 +82,27 @@ test("a generation the reconciler bumps itself on every pass (spec rewritten, or
   const f = new HotLoopDetector({ windowMs: 1000, threshold: 3 });
   for (let i = 0; i < 6; i++) assert.equal(f.observe({ key: 'k', at: i, generation: 1 + i, triggers: [selfUpdate, childUpdate], selfWrites: 1 }), undefined, `mixed ${i}`);
 });
+
+test('an object without generation (ConfigMap, Secret): consecutive runs started only by its own previous write are a hot loop; another cause starts over', () => {
+  const cmUpdate: EnqueueReason = { kind: 'informer', event: 'update', resource: 'configmaps.v1', objectKey: 'ns/cm', at: 0 };
+  const d = new HotLoopDetector({ windowMs: 1000, threshold: 4 });
+  const obs = (at: number, selfWrites: number, triggers: EnqueueReason[] = [cmUpdate]) => d.observe({ key: 'ns/cm', at, generation: undefined, present: true, triggers, selfWrites });
+  assert.equal(obs(0, 1), undefined);
+  assert.equal(obs(10, 1), undefined);
+  assert.equal(obs(20, 0), undefined, 'an update nobody in this loop wrote: starts over');
+  assert.equal(obs(30, 1), undefined);
+  assert.equal(obs(40, 1, [cmUpdate, childUpdate]), undefined, 'also triggered by a child: starts over');
+  assert.equal(obs(50, 1), undefined);
+  assert.equal(obs(55, 0, [requeue]), undefined, 'an intentional run neither counts nor breaks the count');
+  assert.equal(obs(150, 1), undefined);
+  assert.equal(obs(250, 1), undefined);
+  const w = obs(350, 1)!;
+  assert.equal(w.cause, 'objectWrite');
+  assert.equal(w.count, 4);
+  assert.equal(w.generation, undefined);
+  assert.match(w.message, /^Hot loop: ns\/cm was reconciled 4 times in 0\.3 s, each time triggered only by the update that the previous pass wrote to the object \(4 write\(s\)\)\. The reconciler writes the object on every pass, and its own write triggers the next reconcile\. Compare with the stored object before writing/);
+  assert.doesNotMatch(w.message, /spec|status/);
+  // An object that is gone (not present) is not tracked.
+  const g = new HotLoopDetector({ windowMs: 1000, threshold: 2 });
+  for (let i = 0; i < 5; i++) assert.equal(g.observe({ key: 'ns/gone', at: i, generation: undefined, triggers: [cmUpdate], selfWrites: 1 }), undefined);
+});

@@ -15,21 +15,25 @@ import type { KubeObject, ResourceInfo } from '../../../../src/core/k8s/objects.
  * test changes objects with add/update/delete and the handlers hear about it
  * at once. It keeps resourceVersion and generation the way the API server
  * does: every write bumps the resourceVersion; spec changes bump generation.
+ * With `generation: false` it is a kind without `metadata.generation`
+ * (ConfigMaps, Secrets): objects never carry one.
  */
 export class FakeInformer implements SharedIndexInformer {
   readonly resource: ResourceInfo;
   private readonly objects = new Map<ObjectKey, KubeObject>();
   private readonly handlers = new Set<ResourceEventHandler>();
   private synced: boolean;
+  private readonly generation: boolean;
   private rv = 100;
   runCalls = 0;
   private readonly stateEmitter = new Emitter<ReflectorState>();
   readonly onDidChangeState = this.stateEmitter.event;
   readonly state: ReflectorState = { phase: 'idle' };
 
-  constructor(resource: Partial<ResourceInfo> & { kind: string; resource: string }, options: { synced?: boolean } = {}) {
+  constructor(resource: Partial<ResourceInfo> & { kind: string; resource: string }, options: { synced?: boolean; generation?: boolean } = {}) {
     this.resource = { group: 'lab.reconcile.dev', version: 'v1', namespaced: true, ...resource };
     this.synced = options.synced ?? true;
+    this.generation = options.generation ?? true;
   }
 
   get handlerCount(): number {
@@ -89,7 +93,7 @@ export class FakeInformer implements SharedIndexInformer {
 
   /** Creates an object (generation 1). */
   add(obj: KubeObject): KubeObject {
-    const o: KubeObject = { kind: this.resource.kind, apiVersion: `${this.resource.group}/${this.resource.version}`, ...obj, metadata: { generation: 1, uid: `uid-${obj.metadata.name}`, ...obj.metadata, resourceVersion: String(++this.rv) } };
+    const o: KubeObject = { kind: this.resource.kind, apiVersion: `${this.resource.group}/${this.resource.version}`, ...obj, metadata: { ...(this.generation ? { generation: 1 } : {}), uid: `uid-${obj.metadata.name}`, ...obj.metadata, resourceVersion: String(++this.rv) } };
     this.objects.set(keyOf(o), o);
     if (this.synced) for (const h of this.handlers) void h.onAdd?.(o, false);
     return o;
@@ -103,7 +107,7 @@ export class FakeInformer implements SharedIndexInformer {
     const specChanged = JSON.stringify(next.spec) !== JSON.stringify(old.spec);
     const o: KubeObject = {
       ...next,
-      metadata: { ...next.metadata, resourceVersion: String(++this.rv), generation: (old.metadata.generation ?? 1) + (specChanged ? 1 : 0) },
+      metadata: { ...next.metadata, resourceVersion: String(++this.rv), ...(this.generation ? { generation: (old.metadata.generation ?? 1) + (specChanged ? 1 : 0) } : {}) },
     };
     this.objects.set(key, o);
     if (this.synced) for (const h of this.handlers) void h.onUpdate?.(old, o);
