@@ -18,6 +18,7 @@ import type { Logger } from '../log.ts';
 import type { RawEndState } from './mask.ts';
 import { NAMESPACE_KEY, specReferences, type CopiedReference, type SpecReference } from './references.ts';
 import { crashingClient, FrozenListerWatcher, WithholdingInformer } from './perturb.ts';
+import { ownerAnnotation, SCRATCH_OWNER_ANNOTATION } from './leftovers.ts';
 
 /**
  * The harness the checks run in: scratch namespaces, copies of the developer's object and what it depends on,
@@ -52,10 +53,13 @@ export function resourceLabelOf(gvr: GroupVersionResource): string {
   return gvr.group ? `${gvr.resource}.${gvr.group}` : gvr.resource;
 }
 
-/** A fresh scratch namespace (labelled {@link SCRATCH_LABEL}); the caller deletes it with {@link deleteScratch}. */
+/**
+ * A fresh scratch namespace (labelled {@link SCRATCH_LABEL}, its owning process in {@link SCRATCH_OWNER_ANNOTATION}
+ * so a later check can remove it if this process is killed: leftovers.ts); the caller deletes it with {@link deleteScratch}.
+ */
 export async function createScratchNamespace(env: HarnessEnv, purpose: string): Promise<string> {
   const name = `rl-check-${randomBytes(4).toString('hex')}`;
-  await env.client.create(NAMESPACES, { apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels: { [SCRATCH_LABEL]: 'true' }, annotations: { 'checks.reconcile-lab.dev/purpose': purpose } } }, { signal: env.signal });
+  await env.client.create(NAMESPACES, { apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels: { [SCRATCH_LABEL]: 'true' }, annotations: { 'checks.reconcile-lab.dev/purpose': purpose, [SCRATCH_OWNER_ANNOTATION]: ownerAnnotation() } } }, { signal: env.signal });
   return name;
 }
 
@@ -197,6 +201,7 @@ export async function copyInto(env: HarnessEnv, key: ObjectKey, namespace: strin
   const scratchName = `${namespace}-${name}`;
   const c = copyOf(src, undefined, scratchName);
   c.metadata.labels = { ...(c.metadata.labels ?? {}), [SCRATCH_LABEL]: namespace };
+  c.metadata.annotations = { ...(c.metadata.annotations ?? {}), [SCRATCH_OWNER_ANNOTATION]: ownerAnnotation() };
   const redirected = redirectNamespaces(c.spec, namespace);
   const created = await env.client.create(env.primary, c, { signal: env.signal });
   return { key, scratchKey: scratchName, scratchNamespace: namespace, name: scratchName, createdResourceVersion: created.metadata.resourceVersion ?? '', references, redirected };
@@ -464,7 +469,7 @@ export async function snapshot(env: HarnessEnv, namespace: string, copy: Scratch
  * stopped check controller will never remove its own), then the objects and the namespace are deleted. For a
  * cluster-scoped primary the copy is deleted by name. Never throws: problems are returned as notes.
  */
-export async function deleteScratch(env: Omit<HarnessEnv, 'signal'>, namespace: string, resources: ResourceInfo[], clusterCopy?: string): Promise<string[]> {
+export async function deleteScratch(env: Pick<HarnessEnv, 'client' | 'primary'>, namespace: string, resources: ResourceInfo[], clusterCopy?: string): Promise<string[]> {
   const notes: string[] = [];
   const signal = AbortSignal.timeout(30_000);
   const strip = async (r: ResourceInfo, ns: string | undefined, o: KubeObject) => {

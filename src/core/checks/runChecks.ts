@@ -9,6 +9,7 @@ import { LAST_APPLIED, MASK } from '../k8s/secretMask.ts';
 import { rfc3339 } from '../reconcilers/conditions.ts';
 import { CONFIGMAPS, copyInto, currentResourceVersion, createScratchNamespace, deleteScratch, patchCopy, redirectedNote, resourceLabelOf, settle, snapshot, startRun, type CheckRun, type HarnessEnv, type ScratchCopy, viewKeyOf } from './harness.ts';
 import { GoCheckRunner } from './goRun.ts';
+import { cleanupLeftovers } from './leftovers.ts';
 import { referencesNote } from './references.ts';
 import { confinementFailure, confinementMessage } from './confinement.ts';
 import { deriveSpecMutation, mergeParts, specSchemaOf, type SpecMutationPart } from './specMutation.ts';
@@ -1283,6 +1284,14 @@ export async function runChecks(options: RunChecksOptions, progress?: CheckProgr
   const nameRuleLabels: string[] = [];
   const findingSeq = { n: 0 };
   emit({ kind: 'started', keys: [...options.keys], checks });
+  // Scratch namespaces of an earlier check on this machine that was killed before its cleanup (never a live run's).
+  try {
+    const leftovers = await cleanupLeftovers({ client: options.client, primary: options.primary, resources, log, signal: abort.signal });
+    if (leftovers.message) notes.push(leftovers.message);
+  } catch (e) {
+    if (abort.signal.aborted) throw e;
+    log.warn('could not look for scratch namespaces left by earlier checks', { error: (e as Error).message });
+  }
   let prepared = true;
   if (goRunner) {
     const t = clock.now();
