@@ -1,11 +1,10 @@
 import { before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createNamespace, getTestCluster, installCrd, testCrd, uniqueName } from './support/cluster.ts';
-import { CLI_MAIN, runCliProcess } from './support/cli.ts';
+import { runCliProcess, startCliProcess } from './support/cli.ts';
 import { client as makeClient, CONFIGMAPS } from './reconcilers.support.ts';
 import type { DynamicKubeClient } from '../../src/core/k8s/dynamicClient.ts';
 import type { KubeObject } from '../../src/core/k8s/objects.ts';
@@ -71,15 +70,7 @@ export async function reconcile(request, ctx) { return reconcileOnce(request, ct
 
   test('run with a module reconciler owns its ConfigMaps: deleting the child reconciles the owner, which recreates it', async () => {
     const module = childMaker('orders.mjs', kind);
-    const p = spawn(process.execPath, [CLI_MAIN, 'run', '--kubeconfig', kubeconfig, '--resource', `${plural}.${group}`, '-n', ns, '--reconciler', `module:${module}`, '--json', '--duration', '60'], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    p.stdout.on('data', (b) => (stdout += b));
-    p.stderr.on('data', (b) => (stderr += b));
-    const exited = new Promise<number | null>((resolve, reject) => {
-      p.on('error', reject);
-      p.on('close', (code) => resolve(code));
-    });
+    const p = startCliProcess(['run', '--kubeconfig', kubeconfig, '--resource', `${plural}.${group}`, '-n', ns, '--reconciler', `module:${module}`, '--json', '--duration', '60']);
     try {
       const first = await until('the child created by the first reconcile', async () => {
         try {
@@ -90,7 +81,7 @@ export async function reconcile(request, ctx) { return reconcileOnce(request, ct
         }
       });
       // The child's ADD has reached the loop's ConfigMap informer (an owned event enqueued the owner) before it is deleted.
-      await until('the owned add of the child', async () => (/"kind":"owned"/.test(stdout) ? true : undefined));
+      await until('the owned add of the child', async () => (/"kind":"owned"/.test(p.stdout()) ? true : undefined));
       await c.delete(CONFIGMAPS, ns, 'cart-child');
       const second = await until('the child recreated', async () => {
         try {
@@ -105,7 +96,7 @@ export async function reconcile(request, ctx) { return reconcileOnce(request, ct
     } finally {
       p.kill('SIGINT');
     }
-    const code = await exited;
+    const { code, stdout, stderr } = await p.exited;
     assert.equal(code, 0, stderr);
     const entries = stdout.trim().split('\n').filter(Boolean).map((l) => JSON.parse(l) as Entry);
     const starts = entries.filter((e) => e.kind === 'reconcileStart' && e.key === `${ns}/cart`);
@@ -115,25 +106,18 @@ export async function reconcile(request, ctx) { return reconcileOnce(request, ct
 
   test('--owns secrets: an owned Secret\'s events reconcile its controller owner; a resource the cluster does not serve is a usage error with a suggestion', async () => {
     const base = ['--kubeconfig', kubeconfig, '--resource', `${plural}.${group}`, '-n', ns, '--reconciler', `module:${childMaker('quiet.mjs', kind)}`];
-    const p = spawn(process.execPath, [CLI_MAIN, 'run', ...base, '--owns', 'secrets', '--json', '--duration', '60'], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    p.stdout.on('data', (b) => (stdout += b));
-    p.stderr.on('data', (b) => (stderr += b));
-    const exited = new Promise<number | null>((resolve, reject) => {
-      p.on('error', reject);
-      p.on('close', (code) => resolve(code));
-    });
+    const p = startCliProcess(['run', ...base, '--owns', 'secrets', '--json', '--duration', '60']);
     const secrets = { group: '', version: 'v1', resource: 'secrets' };
     try {
-      await until('the first reconcile', async () => (/"kind":"reconcileEnd"/.test(stdout) ? true : undefined));
+      await until('the first reconcile', async () => (/"kind":"reconcileEnd"/.test(p.stdout()) ? true : undefined));
       const cart = await c.get({ group, version: 'v1', resource: plural }, ns, 'cart');
       await c.create(secrets, { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'cart-token', namespace: ns, ownerReferences: [{ apiVersion: `${group}/v1`, kind, name: 'cart', uid: cart.metadata.uid!, controller: true }] }, stringData: { token: 'x' } });
-      await until('a reconcile of the owner triggered by the Secret', async () => (stdout.includes(`"child":"${ns}/cart-token"`) ? true : undefined));
+      await until('a reconcile of the owner triggered by the Secret', async () => (p.stdout().includes(`"child":"${ns}/cart-token"`) ? true : undefined));
     } finally {
       p.kill('SIGINT');
     }
-    assert.equal(await exited, 0, stderr);
+    const { code, stdout, stderr } = await p.exited;
+    assert.equal(code, 0, stderr);
     const starts = stdout.trim().split('\n').map((l) => JSON.parse(l) as Entry).filter((e) => e.kind === 'reconcileStart' && e.key === `${ns}/cart`);
     assert.ok(starts.some((e) => e.triggers?.some((t) => t.kind === 'owned' && t.event === 'add' && t.child === `${ns}/cart-token` && t.resource?.startsWith('secrets'))), JSON.stringify(starts.map((s) => s.triggers)));
     const typo = await cli(['run', ...base, '--owns', 'secretz', '--duration', '1']);
