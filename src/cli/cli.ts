@@ -17,6 +17,7 @@ import { controllerBuilder } from '../core/controller/builder.ts';
 import type { Controller } from '../core/controller/controller.ts';
 import type { Reconciler } from '../core/controller/reconcile.ts';
 import { Journal, rvAfterText, writeDeletedText, type JournalEntry } from '../core/journal/journal.ts';
+import { WriteIndex, type Writer } from '../core/journal/writeIndex.ts';
 import type { EnqueueReason, ReconcileOutcome } from '../core/controller/keyState.ts';
 import { dryRunReconcile } from '../core/actions/dryRun.ts';
 import { diagnoseStuck, FinalizerNotFoundError, ObjectChangedError, removeFinalizers, type StuckDiagnosis } from '../core/actions/finalizers.ts';
@@ -750,35 +751,8 @@ export function describeTrigger(x: EnqueueReason, key: string | undefined, write
   }
 }
 
-/**
- * The writes a command printed, by written object and the resourceVersion they produced, so a reconcile's trigger
- * can say whose write caused the event (`update rv 41 (this key's own write)`): a reconcile queued again by its
- * own write is the usual question behind "why does it reconcile twice?". Keeps the latest `max` writes.
- */
-export class WriteIndex {
-  private readonly byVersion = new Map<string, { controller?: string; key?: string }>();
-  private readonly max: number;
-  constructor(max = 10_000) {
-    this.max = max;
-  }
-
-  /** Remembers `e` when it is a persisted write that changed its object. */
-  note(e: JournalEntry): void {
-    if (e.kind !== 'write' || e.dryRun || e.error || e.deleted || !e.resourceVersionAfter || e.resourceVersionAfter === e.resourceVersionBefore) return;
-    const id = `${e.objectKey}@${e.resourceVersionAfter}`;
-    this.byVersion.delete(id);
-    this.byVersion.set(id, { ...(e.controller !== undefined ? { controller: e.controller } : {}), ...(e.key !== undefined ? { key: e.key } : {}) });
-    if (this.byVersion.size > this.max) this.byVersion.delete(this.byVersion.keys().next().value!);
-  }
-
-  /** Who wrote `objectKey` at `resourceVersion`, when this command saw that write. */
-  writer(objectKey: string, resourceVersion: string | undefined): { controller?: string; key?: string } | undefined {
-    return resourceVersion === undefined ? undefined : this.byVersion.get(`${objectKey}@${resourceVersion}`);
-  }
-}
-
 /** ` (this key's own write)`, ` (a write of the reconcile of ns/b)`, ` (a write of stove's reconcile of main)`, or ''. */
-function writtenBy(w: { controller?: string; key?: string } | undefined, key: string | undefined, controller: string | undefined): string {
+function writtenBy(w: Writer | undefined, key: string | undefined, controller: string | undefined): string {
   if (!w) return '';
   const sameController = w.controller === undefined || controller === undefined || w.controller === controller;
   if (w.key === undefined) return ' (a write made outside a reconcile)';

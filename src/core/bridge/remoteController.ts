@@ -9,15 +9,13 @@ import { splitKey, type ObjectKey } from '../k8s/keys.ts';
 import type { GroupVersionResource, KubeObject } from '../k8s/objects.ts';
 import type { Controller, ControllerSnapshot, ControllerStatus, StepOptions, StepResult } from '../controller/controller.ts';
 import { KeyStateTable, type EnqueueReason, type KeyBrief, type KeyCounts, type KeyState, type ReconcileOutcome, type WaitKind } from '../controller/keyState.ts';
-import { bridgeResourceName, outcomeOfEnd, reasonOfCause, writeRecordOf, writeTarget } from './causes.ts';
+import { bridgeResourceName, outcomeOfEnd, reasonOfCause, writeRecordOf } from './causes.ts';
 import type { Cause, ControllerMessage, QueueMessage, ReconcileEndMessage, ReconcileStartMessage, ReplyMessage, WireWrite, WriteMessage } from './protocol.ts';
 import type { CommandOp } from './protocol.ts';
 import { isRecord } from '../record.ts';
 
 /** The Go queue's reply to a step or dry-run that its shutdown ended (bridge/queue.go). */
 const QUEUE_SHUT_DOWN = /the controller's queue shut down/;
-/** How many of its recent writes a controller remembers to tell which reconcile's write queued a key. */
-const OWN_WRITES_KEPT = 4096;
 
 /** What a RemoteController needs from its process: sending commands and knowing whether it is there. */
 export interface RemoteEndpoint {
@@ -102,7 +100,6 @@ export class RemoteController implements Controller {
    */
   private readonly pendingEnds = new Map<ObjectKey, { outcome: ReconcileOutcome; durationMs: number; at: number }>();
   /** This controller's recent writes that changed their object: `objectKey@resourceVersionAfter` → the reconciled key. */
-  private readonly ownWrites = new Map<string, ObjectKey>();
   private pausedValue: boolean;
   private shutdown = false;
   private labelsOf: ((key: ObjectKey) => Readonly<Record<string, string>> | undefined) | undefined;
@@ -268,7 +265,7 @@ export class RemoteController implements Controller {
     const key = m.key;
     switch (m.transition) {
       case 'added':
-        for (const c of m.causes ?? []) this.keys.addReason(key, this.reasonOf(c), false);
+        for (const c of m.causes ?? []) this.keys.addReason(key, reasonOfCause(c), false);
         this.markQueued(key, m.priority);
         this.keys.publishPending(key);
         break;
@@ -292,7 +289,7 @@ export class RemoteController implements Controller {
             : { kind, afterMs: m.delayMs ?? Math.max(0, dueAt - m.at) },
         );
         for (const c of m.causes ?? []) {
-          const r = this.reasonOf(c);
+          const r = reasonOfCause(c);
           // A backoff retry's cause names the error that set it, as the built-in loop's does.
           this.keys.addReason(key, r.kind === 'backoff' && r.error === undefined && lastError !== undefined ? { ...r, error: lastError } : r, false);
         }
@@ -303,7 +300,7 @@ export class RemoteController implements Controller {
       }
       case 'ready':
         // The wait ended (its cause was reported when it began) or an add made a waiting key ready now.
-        for (const c of m.causes ?? []) this.keys.addReason(key, this.reasonOf(c), false);
+        for (const c of m.causes ?? []) this.keys.addReason(key, reasonOfCause(c), false);
         if (this.waiting.delete(key)) {
           this.keys.onQueueEvent({ type: 'cancelWait', item: key });
           this.queueEntry(key, 'ready');
@@ -356,7 +353,7 @@ export class RemoteController implements Controller {
   onReconcileStart(m: ReconcileStartMessage): void {
     if (m.dryRun) return; // a dry-run step runs beside the queue: it changes no key state
     this.unreported.delete(m.key);
-    const triggers: EnqueueReason[] = m.triggers.map((c) => this.reasonOf(c));
+    const triggers: EnqueueReason[] = m.triggers.map((c) => reasonOfCause(c));
     this.keys.begin(m.key, m.at, triggers.length > 0 ? triggers : undefined);
     const st = this.keys.get(m.key);
     this.journal.append({
@@ -398,22 +395,6 @@ export class RemoteController implements Controller {
   onWrite(m: WriteMessage): void {
     const w = m.write;
     this.journal.recordWrite(writeRecordOf(w, this.name, m.key));
-    if (m.key !== undefined && !w.dryRun && w.error === undefined && !w.deleted && w.resourceVersionAfter !== undefined && w.resourceVersionAfter !== w.resourceVersionBefore) {
-      const id = `${writeTarget(w)}@${w.resourceVersionAfter}`;
-      this.ownWrites.delete(id);
-      this.ownWrites.set(id, m.key);
-      if (this.ownWrites.size > OWN_WRITES_KEPT) this.ownWrites.delete(this.ownWrites.keys().next().value!);
-    }
-  }
-
-  /** A cause as a reason, with the key whose reconcile wrote the event's resourceVersion when this controller did. */
-  private reasonOf(c: Cause): EnqueueReason {
-    const r = reasonOfCause(c);
-    if ((r.kind === 'informer' || r.kind === 'owned' || r.kind === 'watch') && r.resourceVersion !== undefined) {
-      const by = this.ownWrites.get(`${r.kind === 'owned' ? r.child : r.objectKey}@${r.resourceVersion}`);
-      if (by !== undefined) return { ...r, writtenBy: by };
-    }
-    return r;
   }
 
   /**
@@ -449,7 +430,7 @@ export class RemoteController implements Controller {
       const key = e.key;
       if (typeof e.failures === 'number') this.failures.set(key, e.failures);
       const causes = Array.isArray(e.causes) ? (e.causes as unknown[]).filter((c): c is Cause => isRecord(c) && typeof c.kind === 'string' && typeof c.at === 'number') : [];
-      if ((this.keys.get(key)?.reasons.length ?? 0) === 0) for (const c of causes) this.keys.addReason(key, this.reasonOf(c), false);
+      if ((this.keys.get(key)?.reasons.length ?? 0) === 0) for (const c of causes) this.keys.addReason(key, reasonOfCause(c), false);
       const priority = typeof e.priority === 'number' ? e.priority : undefined;
       if (e.state === 'processing') {
         this.markQueued(key, priority);

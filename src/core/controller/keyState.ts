@@ -24,19 +24,19 @@ export type KeyPhase = 'idle' | 'queued' | 'processing' | WaitKind;
 type EventName = 'add' | 'update' | 'delete' | 'resync';
 
 /**
- * One reason a key was enqueued. `at` is clock time (epoch ms). `writtenBy` (an object's event): the reconcile of
- * which key made the write that produced the event's resourceVersion, when the controller saw that write.
+ * One reason a key was enqueued. `at` is clock time (epoch ms). Whose write produced an event's resourceVersion is
+ * not part of the reason: it is looked up when the reason is shown (see WriteIndex in core/journal/writeIndex.ts).
  */
 export type EnqueueReason =
   /**
    * An informer event of the primary object itself. `deletionRequested` (informer, owned, watch): an update that set
    * metadata.deletionTimestamp, i.e. a delete of an object with finalizers (the object stays until they are removed).
    */
-  | { kind: 'informer'; event: EventName; resource: string; objectKey: ObjectKey; resourceVersion?: string; initial?: boolean; deletionRequested?: true; writtenBy?: ObjectKey; at: number }
+  | { kind: 'informer'; event: EventName; resource: string; objectKey: ObjectKey; resourceVersion?: string; initial?: boolean; deletionRequested?: true; at: number }
   /** An event of an owned child whose controller ownerReference points at the key. */
-  | { kind: 'owned'; event: EventName; resource: string; child: ObjectKey; childKind?: string; resourceVersion?: string; initial?: boolean; deletionRequested?: true; writtenBy?: ObjectKey; at: number }
+  | { kind: 'owned'; event: EventName; resource: string; child: ObjectKey; childKind?: string; resourceVersion?: string; initial?: boolean; deletionRequested?: true; at: number }
   /** An event of a watched object mapped to the key by a map function. */
-  | { kind: 'watch'; event: EventName; resource: string; objectKey: ObjectKey; objectKind?: string; resourceVersion?: string; initial?: boolean; deletionRequested?: true; writtenBy?: ObjectKey; at: number }
+  | { kind: 'watch'; event: EventName; resource: string; objectKey: ObjectKey; objectKind?: string; resourceVersion?: string; initial?: boolean; deletionRequested?: true; at: number }
   /**
    * A delayed requeue the reconciler asked for; `at` is when it is due (a Go controller reports it when the wait
    * begins: a reconcile another reason started earlier ran before it was due).

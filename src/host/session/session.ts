@@ -16,7 +16,7 @@ import { journalingContextFactory, journalWriteOf } from '../../core/actions/con
 import { createKubeEventRecorder } from '../../core/k8s/eventRecorder.ts';
 import type { Controller, ControllerStatus } from '../../core/controller/controller.ts';
 import { RemoteController } from '../../core/bridge/remoteController.ts';
-import type { KeyBrief, KeyCounts, KeyState } from '../../core/controller/keyState.ts';
+import type { EnqueueReason, KeyBrief, KeyCounts, KeyState } from '../../core/controller/keyState.ts';
 import { predicateFuncs, type Predicate } from '../../core/controller/predicate.ts';
 import type { CacheReader, Reconciler } from '../../core/controller/reconcile.ts';
 import { discoverResources, oneVersionPerResource, resourceInfoFromCrd, type DiscoveredResource } from '../../core/k8s/discovery.ts';
@@ -26,6 +26,7 @@ import { loadKubeConfig } from '../../core/k8s/kubeconfig.ts';
 import type { GroupVersionResource, KubeObject, ResourceInfo } from '../../core/k8s/objects.ts';
 import { KubeTransport } from '../../core/k8s/transport.ts';
 import { Journal } from '../../core/journal/journal.ts';
+import { WriteIndex } from '../../core/journal/writeIndex.ts';
 import { createExecReconciler } from '../../core/reconcilers/execReconciler.ts';
 import { CONFIGMAP_GVR, LAB_FINALIZER, WIDGET_GVR, createLabReconciler, labResourceProblem } from '../../core/reconcilers/labReconciler.ts';
 import { createModuleReconciler, type ModuleControllerConfig } from '../../core/reconcilers/moduleReconciler.ts';
@@ -128,6 +129,8 @@ export class Session implements ViewModel, Disposable {
   readonly transport: KubeTransport;
   readonly client: DynamicKubeClient;
   readonly journal: Journal;
+  /** The journal's persisted writes by object version (see {@link writtenBy}). */
+  private readonly writes = new WriteIndex();
   /** What discovery found at connect, and again at each {@link learnResources}. */
   get discovered(): readonly DiscoveredResource[] {
     return this.discoveredNow;
@@ -247,6 +250,15 @@ export class Session implements ViewModel, Disposable {
       : undefined;
     // Acquired resources were collected in `parts.store` while connecting: they are ours now.
     this.store.add(parts.store);
+    // Whose write made the version an event names (writtenBy). A write's answer is often journaled after the watch
+    // event it caused queued a key: the writer's row is refreshed then, so its reasons say "this key's own write".
+    for (const e of this.journal.entries({ kinds: ['write'] })) this.writes.note(e);
+    this.store.add(this.journal.onDidAppend((batch) => {
+      for (const e of batch) {
+        const w = this.writes.note(e);
+        if (w?.key !== undefined && this.controller && w.controller === this.controller.name) this.changeEmitter.fire({ type: 'key', key: w.key });
+      }
+    }));
     this.store.add(this.changeEmitter);
     this.store.add(this.controllerEmitter);
     this.store.add(toDisposable(() => this.keySub?.dispose()));
@@ -756,6 +768,12 @@ export class Session implements ViewModel, Disposable {
         }),
       );
     }
+  }
+
+  /** See {@link ViewModel.writtenBy}: the key of the shown controller's reconcile whose write made the version `r` names. */
+  writtenBy(r: EnqueueReason): ObjectKey | undefined {
+    const c = this.controller;
+    return c ? this.writes.reconcileKeyOf(r, c.name) : undefined;
   }
 
   /** The live convergence of a key of the loop's resource (undefined: not tracked, e.g. no such object). */

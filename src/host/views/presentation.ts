@@ -5,6 +5,7 @@
  * Unit-tested in test/unit/host-free/views/presentation.test.ts.
  */
 import type { EnqueueReason, KeyState, ReconcileOutcome } from '../../core/controller/keyState.ts';
+import type { ObjectKey } from '../../core/k8s/keys.ts';
 import { conditionOf, observedGenerationOf, type Condition, type KubeObject } from '../../core/k8s/objects.ts';
 import { ageOf, formatDuration, plural } from './format.ts';
 import type { KeyConvergence } from '../../core/checks/convergence.ts';
@@ -119,13 +120,14 @@ function due(at: number, now: number): string {
 
 /**
  * Why a key was queued, in words: "update of widgets.lab.reconcile.dev default/a (rv 12) 3s ago". With `key` (the
- * key the reason queued), an event its controller's own write caused says whose: "…(rv 12, this key's own
- * write), 3s ago", "…(rv 12, written by the reconcile of default/b)".
+ * key the reason queued) and `writtenBy` (the key whose reconcile by the same controller wrote the event's
+ * resourceVersion, see ViewModel.writtenBy), an event its controller's own write caused says whose: "…(rv 12,
+ * this key's own write), 3s ago", "…(rv 12, written by the reconcile of default/b)".
  */
-export function reasonSummary(r: EnqueueReason, now: number, key?: string): string {
+export function reasonSummary(r: EnqueueReason, now: number, key?: string, writtenBy?: ObjectKey): string {
   const ago = `${formatDuration(now - r.at)} ago`;
-  const rv = (x: { resourceVersion?: string; writtenBy?: string; deletionRequested?: true }) => {
-    const by = key === undefined || x.writtenBy === undefined ? '' : x.writtenBy === key ? ", this key's own write" : `, written by the reconcile of ${x.writtenBy}`;
+  const rv = (x: { resourceVersion?: string; deletionRequested?: true }) => {
+    const by = key === undefined || writtenBy === undefined ? '' : writtenBy === key ? ", this key's own write" : `, written by the reconcile of ${writtenBy}`;
     const del = x.deletionRequested ? ', deletion requested: deletionTimestamp set' : '';
     return x.resourceVersion ? ` (rv ${x.resourceVersion}${del}${by})` : del ? ` (${del.slice(2)})` : '';
   };
@@ -174,8 +176,11 @@ function keyIcon(s: KeyState): IconSpec {
   }
 }
 
-/** A work-queue key: its state, requeue count, next due time, last error and why it is queued. */
-export function presentKey(s: KeyState, now: number, convergence?: KeyConvergence): KeyPresentation {
+/**
+ * A work-queue key: its state, requeue count, next due time, last error and why it is queued (`writtenBy`: whose
+ * reconcile wrote the version an event names, see ViewModel.writtenBy).
+ */
+export function presentKey(s: KeyState, now: number, convergence?: KeyConvergence, writtenBy?: (r: EnqueueReason) => ObjectKey | undefined): KeyPresentation {
   const q = queueSummary(s, now);
   const last = s.lastOutcome ? outcomeSummary(s.lastOutcome, s.lastDurationMs) : undefined;
   const main = q || (last ? `last: ${last}` : 'idle');
@@ -190,9 +195,9 @@ export function presentKey(s: KeyState, now: number, convergence?: KeyConvergenc
   if (last) tooltip.push({ label: 'Last result', value: last });
   if (s.lastStartedAt !== undefined) tooltip.push({ label: 'Last started', value: `${formatDuration(now - s.lastStartedAt)} ago` });
   if (s.lastError) tooltip.push({ label: 'Last error', value: s.lastError + (s.lastErrorAt !== undefined ? ` (${formatDuration(now - s.lastErrorAt)} ago)` : '') });
-  for (const r of s.reasons) tooltip.push({ label: 'Queued because', value: reasonSummary(r, now, s.key) });
+  for (const r of s.reasons) tooltip.push({ label: 'Queued because', value: reasonSummary(r, now, s.key, writtenBy?.(r)) });
   if (s.droppedReasons) tooltip.push({ label: 'Queued because', value: `… and ${s.droppedReasons} earlier reason(s)` });
-  if (!s.reasons.length) for (const r of s.lastTriggers) tooltip.push({ label: 'Last run triggered by', value: reasonSummary(r, now, s.key) });
+  if (!s.reasons.length) for (const r of s.lastTriggers) tooltip.push({ label: 'Last run triggered by', value: reasonSummary(r, now, s.key, writtenBy?.(r)) });
   if (s.warning) tooltip.push({ label: 'Warning', value: s.warning });
   if (convergence) tooltip.push(convergenceLine(convergence));
   const icon = s.warning ? { id: 'warning', color: 'list.warningForeground' } : convergence?.state === 'flapping' && s.phase !== 'processing' ? FLAPPING_ICON : keyIcon(s);

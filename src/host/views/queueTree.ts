@@ -297,9 +297,9 @@ export class QueueTreeProvider implements vscode.TreeDataProvider<QueueNode>, vs
     const now = this.clock.now();
     const out: QueueDetailNode[] = [];
     const add = (label: string, description: string) => out.push({ type: 'detail', id: `${node.id}/${out.length}`, label, description, parent: node });
-    s.reasons.forEach((r) => add('queued because', reasonSummary(r, now, s.key)));
+    s.reasons.forEach((r) => add('queued because', reasonSummary(r, now, s.key, m.writtenBy?.(r))));
     if (s.droppedReasons) add('queued because', `… and ${s.droppedReasons} earlier reason(s)`);
-    if (!s.reasons.length) s.lastTriggers.forEach((r) => add('last run triggered by', reasonSummary(r, now, s.key)));
+    if (!s.reasons.length) s.lastTriggers.forEach((r) => add('last run triggered by', reasonSummary(r, now, s.key, m.writtenBy?.(r))));
     if (s.lastError) add('last error', s.lastError);
     if (s.warning) add('warning', s.warning);
     const c = m.convergence?.(node.key);
@@ -340,7 +340,7 @@ export class QueueTreeProvider implements vscode.TreeDataProvider<QueueNode>, vs
   resolveTreeItem(item: vscode.TreeItem, node: QueueNode): vscode.TreeItem {
     if (node.type !== 'queueKey' || item.tooltip !== undefined) return item;
     const s = this.model?.keyState(node.key);
-    if (s) item.tooltip = tooltipOf(node.key, presentKey(s, this.clock.now(), this.model?.convergence?.(node.key)).tooltip);
+    if (s) item.tooltip = tooltipOf(node.key, presentKey(s, this.clock.now(), this.model?.convergence?.(node.key), (r) => this.model?.writtenBy?.(r)).tooltip);
     return item;
   }
 

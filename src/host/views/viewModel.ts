@@ -1,4 +1,4 @@
-import type { KeyBrief, KeyCounts, KeyState } from '../../core/controller/keyState.ts';
+import type { EnqueueReason, KeyBrief, KeyCounts, KeyState } from '../../core/controller/keyState.ts';
 import type { ReflectorState } from '../../core/cache/interfaces.ts';
 import type { Event } from '../../core/event.ts';
 import type { ObjectKey } from '../../core/k8s/keys.ts';
@@ -36,6 +36,12 @@ export interface ViewModel {
   ownedBy(uid: string): Array<{ resource: string; object: KubeObject }>;
   /** The work-queue state of a key of the primary resource. */
   keyState(key: ObjectKey): KeyState | undefined;
+  /**
+   * The key whose reconcile, by the controller the views show, wrote the object version an event cause names (the
+   * `resourceVersion` of an informer / owned / watch reason); undefined when no journaled write of that controller
+   * made it. Looked up when shown: the watch event often arrives before the write's answer is journaled.
+   */
+  writtenBy?(reason: EnqueueReason): ObjectKey | undefined;
   /** Live convergence of a key of the primary resource (converged / changing / flapping), when tracked. */
   convergence?(key: ObjectKey): KeyConvergence | undefined;
   /**

@@ -4,6 +4,7 @@ import { RemoteController, type RemoteEndpoint } from '../../../src/core/bridge/
 import type { ControllerMessage, ReplyMessage } from '../../../src/core/bridge/protocol.ts';
 import { outcomeOfEnd, writeTarget } from '../../../src/core/bridge/causes.ts';
 import { Journal, type JournalEntry } from '../../../src/core/journal/journal.ts';
+import { WriteIndex } from '../../../src/core/journal/writeIndex.ts';
 import { nullLogger } from '../../../src/core/log.ts';
 import { FakeClock, flushMicrotasks } from '../../fakes/fakeClock.ts';
 
@@ -141,19 +142,27 @@ test('an error returned with a RequeueAfter (or Requeue): the outcome says what 
   assert.deepEqual(end({ result: { requeueAfterMs: 30_000 } }), { kind: 'requeueAfter', afterMs: 30_000 });
 });
 
-test("an event of an object this controller wrote names the reconcile whose write made that resourceVersion (the key's own write, another key's); a dry run, a no-op or another version is no one's", () => {
+test("an event of an object this controller wrote names the reconcile whose write made that resourceVersion, also when the event came first (the key's own write, another key's); a dry run, a no-op or another version is no one's", () => {
   const { c, q, journal } = setup();
+  const writes = new WriteIndex();
+  journal.onDidAppend((batch) => batch.forEach((e) => writes.note(e)));
   const write = (key: string, name: string, before: string, after: string, dryRun = false) =>
     c.onWrite({ type: 'write', controller: 'widget', key, reconcileID: 'r', at: 1, write: { verb: 'update', group: '', version: 'v1', resource: 'configmaps', namespace: 'ns', name, resourceVersionBefore: before, resourceVersionAfter: after, dryRun } });
+  // The watch event of a write often reaches the queue before the write's answer is reported: the reason is kept
+  // as it came, and whose write it was is looked up when it is shown.
+  q('ns/a', 'added', { causes: [owned('ns/a-config', '12', 5)] });
+  const reason = c.keyState('ns/a')!.reasons[0]!;
+  assert.equal(writes.reconcileKeyOf(reason, 'widget'), undefined, 'not known before the write is reported');
   write('ns/a', 'a-config', '10', '12');
   write('ns/a', 'shared', '13', '14');
   write('ns/b', 'b-config', '15', '15'); // accepted, nothing changed
   write('ns/b', 'b-dry', '16', '17', true);
-  q('ns/a', 'added', { causes: [owned('ns/a-config', '12', 5)] });
-  assert.equal((c.keyState('ns/a')!.reasons[0] as { writtenBy?: string }).writtenBy, 'ns/a', 'the Work Queue view reads it from the key state');
+  journal.flush();
+  assert.equal(writes.reconcileKeyOf(c.keyState('ns/a')!.reasons[0]!, 'widget'), 'ns/a', "the key's own write, reported after its event");
+  assert.equal(writes.reconcileKeyOf(reason, 'other'), undefined, "another controller's name: not its write");
   c.onReconcileStart({ type: 'reconcileStart', controller: 'widget', key: 'ns/c', reconcileID: 'r2', triggers: [owned('ns/shared', '14', 6), owned('ns/b-config', '15', 7), owned('ns/b-dry', '17', 8), owned('ns/a-config', '18', 9)], dryRun: false, at: 10 });
   const start = journal.entries({ kinds: ['reconcileStart'] }).at(-1)!;
-  assert.deepEqual(start.kind === 'reconcileStart' ? start.triggers.map((t) => ('writtenBy' in t ? t.writtenBy : undefined)) : [], ['ns/a', undefined, undefined, undefined]);
+  assert.deepEqual(start.kind === 'reconcileStart' ? start.triggers.map((t) => writes.reconcileKeyOf(t, 'widget')) : [], ['ns/a', undefined, undefined, undefined]);
 });
 
 test('a wait reported when it begins (requeue-after, backoff) becomes a reason whose time is when it is due', () => {

@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { formatEntry, labelOther, RunSummary, SUMMARY_KEY_WIDTH, WriteIndex } from '../../../src/cli/cli.ts';
+import { formatEntry, labelOther, RunSummary, SUMMARY_KEY_WIDTH } from '../../../src/cli/cli.ts';
+import { WriteIndex } from '../../../src/core/journal/writeIndex.ts';
 import { formatLogLine, LOG_CONTINUATION } from '../../../src/core/log.ts';
 import type { JournalEntry } from '../../../src/core/journal/journal.ts';
 

@@ -221,6 +221,36 @@ describe('Robustness checks', function () {
     assert.match(tipAfter, /Requeues \(backoff counter\): 0\n/, tipAfter);
   });
 
+  it("the built-in loop: an event its reconcile's own write caused says so under the key in the Work Queue", async () => {
+    const c = await widgetCrd();
+    const mod = join(tmp, 'labelling-reconciler.mjs');
+    // One write per object: a label, so the update it causes queues the key again (no generation change).
+    writeFileSync(mod, [
+      'export async function reconcile(req, ctx) {',
+      '  const w = await ctx.client.get(ctx.primary, req.namespace, req.name, ctx.signal).catch(() => undefined);',
+      "  if (w && !w.metadata.labels?.['host-test/seen']) await ctx.client.patch(ctx.primary, req.namespace, req.name, 'merge', { metadata: { labels: { 'host-test/seen': 'yes' } } }, { signal: ctx.signal });",
+      '  return {};',
+      '}',
+      '',
+    ].join('\n'));
+    await labCluster().client.create(c.gvr, widget(c, ns, 'labelled'));
+    await connectTo(ns, { reconcilerKind: 'module', reconcilerModulePath: mod });
+    const key = `${ns}/labelled`;
+    const details = () => {
+      const n = l.queueTree.getChildren().find((x) => x.type === 'queueKey' && x.key === key);
+      return n ? l.queueTree.getChildren(n).map((d) => `${String(l.queueTree.getTreeItem(d).label)} ${String(l.queueTree.getTreeItem(d).description ?? '')}`) : [];
+    };
+    await waitUntil(() => details().some((d) => d.startsWith('queued because initial list')), 'the key is queued by the initial list');
+    assert.ok(details().every((d) => !d.includes('own write')), details().join('\n'));
+    const step = ok(await run<{ step: { kind: string; outcome?: { kind: string } } }>('reconcileLab.stepReconcile', { key, resource: c.resourceId, force: true }));
+    assert.equal(step.step.outcome?.kind, 'success', JSON.stringify(step));
+    const written = (await labCluster().client.get(c.gvr, ns, 'labelled')).metadata.resourceVersion!;
+    await waitUntil(() => details().some((d) => d.includes(`(rv ${written}, this key's own write)`)), `the update at rv ${written} named as the key's own write`, 10_000).catch((e) => {
+      throw new Error(`${(e as Error).message}:\n${details().join('\n')}`);
+    });
+    assert.match(details().find((d) => d.includes(`rv ${written}`))!, new RegExp(`^queued because update of ${ns}/labelled \\(rv ${written}, this key's own write\\), `));
+  });
+
   it('refuses a cluster that is not the local control plane unless it is confirmed by name; a stranger cannot confirm', async () => {
     const c = await widgetCrd();
     // The same server under another context name: not recognisably the local control plane.

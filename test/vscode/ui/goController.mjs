@@ -104,6 +104,13 @@ export default async function goControllerUi(t) {
       const descriptions = await queue.getByRole('treeitem').evaluateAll((rows) => rows.map((r) => `${r.querySelector('.label-name')?.textContent?.trim() ?? ''} ${r.querySelector('.label-description')?.textContent?.trim() ?? ''}`));
       assert.ok(descriptions.some((d) => new RegExp(`^queued because add of owned ConfigMap ${ns}/${names[0]}-config`).test(d)),
         `a reason naming the child's add under ${key}:\n${descriptions.join('\n')}\n(labels: ${reasons.join(', ')})`);
+      // Every event since the step came from that reconcile's own writes (finalizer, child, status): each reason says
+      // so, also when the watch event reached the editor before the bridge reported the write that made it.
+      const rowsText = () => queue.getByRole('treeitem').evaluateAll((rows) => rows.map((r) => `${r.querySelector('.label-name')?.textContent?.trim() ?? ''} ${r.querySelector('.label-description')?.textContent?.trim() ?? ''}`));
+      const ownEvents = (list) => list.filter((d) => d.startsWith('queued because ') && d.includes(`${key}`) && / \(rv \d+/.test(d));
+      const attributed = await eventually(`the reasons under ${key} to name its own writes`, rowsText,
+        (list) => ownEvents(list).length > 0 && ownEvents(list).every((d) => d.includes("this key's own write")), { timeoutMs: 10_000 });
+      assert.ok(ownEvents(attributed).some((d) => d.includes(`ConfigMap ${key}-config`)), ownEvents(attributed).join('\n'));
     });
 
     await t.step('the Event Log journals the Go reconcile: its start, each write with resourceVersions, its end', async () => {

@@ -70,10 +70,11 @@ describe('outcomeSummary and reasonSummary', () => {
       reasonSummary({ kind: 'watch', event: 'add', resource: 'configmaps.v1', objectKey: 'default/shelf', objectKind: 'ConfigMap', resourceVersion: '40', initial: true, at: NOW - 2000 }, NOW),
       'initial list of watched ConfigMap default/shelf (rv 40), 2.0s ago',
     );
-    const ownWrite = { kind: 'owned', event: 'update', resource: 'deployments.v1.apps', child: 'default/w1-web', childKind: 'Deployment', resourceVersion: '41', writtenBy: 'default/w1', at: NOW } as const;
-    assert.equal(reasonSummary(ownWrite, NOW, 'default/w1'), "update of owned Deployment default/w1-web (rv 41, this key's own write), 0ms ago");
-    assert.equal(reasonSummary(ownWrite, NOW, 'default/w2'), 'update of owned Deployment default/w1-web (rv 41, written by the reconcile of default/w1), 0ms ago');
-    assert.equal(reasonSummary(ownWrite, NOW), 'update of owned Deployment default/w1-web (rv 41), 0ms ago', 'without the key (the Event Log): as before');
+    const ownWrite = { kind: 'owned', event: 'update', resource: 'deployments.v1.apps', child: 'default/w1-web', childKind: 'Deployment', resourceVersion: '41', at: NOW } as const;
+    assert.equal(reasonSummary(ownWrite, NOW, 'default/w1', 'default/w1'), "update of owned Deployment default/w1-web (rv 41, this key's own write), 0ms ago");
+    assert.equal(reasonSummary(ownWrite, NOW, 'default/w2', 'default/w1'), 'update of owned Deployment default/w1-web (rv 41, written by the reconcile of default/w1), 0ms ago');
+    assert.equal(reasonSummary(ownWrite, NOW, 'default/w2'), 'update of owned Deployment default/w1-web (rv 41), 0ms ago', 'no known writer: the event alone');
+    assert.equal(reasonSummary(ownWrite, NOW, undefined, 'default/w1'), 'update of owned Deployment default/w1-web (rv 41), 0ms ago', 'without the key (the Event Log): as before');
     assert.equal(reasonSummary({ kind: 'backoff', attempt: 2, delayMs: 10, error: 'conflict', at: NOW - 1000 }, NOW), 'retry #2 after 10ms backoff (conflict), due 1.0s ago');
     assert.equal(reasonSummary({ kind: 'requeueAfter', afterMs: 45_000, at: NOW + 40_000 }, NOW), 'requeue after 45s, due in 40s', 'a Go wait reported when it began');
     assert.equal(reasonSummary({ kind: 'manual', action: 'reconcileNow', at: NOW }, NOW), 'reconcileNow, 0ms ago');
