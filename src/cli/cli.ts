@@ -1,7 +1,7 @@
 import { escapeControlChars } from '../core/text/terminal.ts';
 import { realClock } from '../core/clock.ts';
 import { DisposableStore, toDisposable, type Disposable } from '../core/lifecycle.ts';
-import { createLogger, formatLogLine, type Logger } from '../core/log.ts';
+import { createLogger, formatLogLine, JOURNALED_FIELD, type Logger } from '../core/log.ts';
 import { ApiError, isNotFound } from '../core/k8s/client.ts';
 import { createDynamicClient, type DynamicKubeClient } from '../core/k8s/dynamicClient.ts';
 import { discoverResources, findResource, oneVersionPerResource, type DiscoveredResource } from '../core/k8s/discovery.ts';
@@ -96,6 +96,18 @@ function cliNextStep(e: unknown): string {
 
 const indent = (text: string, pad = '    ') => text.split('\n').map((l) => pad + l).join('\n');
 
+/**
+ * The outputs (a command's CliIo) on whose stdout the journal's entries are printed as text now, warnings as ⚠
+ * lines: the quiet logger then leaves out the log line of the same warning (see JOURNALED_FIELD).
+ */
+const journalWarningsOnStdout = new WeakSet<CliIo>();
+
+/** From now until `store` is disposed, `io`'s stdout shows the journal's warnings (see journalWarningsOnStdout). */
+function shownJournalWarnings(io: CliIo, store: DisposableStore): void {
+  journalWarningsOnStdout.add(io);
+  store.add(toDisposable(() => journalWarningsOnStdout.delete(io)));
+}
+
 /** Runs `reconcile-lab` with `argv` (without node and script); resolves with the exit code. Never throws. */
 export async function runCli(argv: readonly string[], rawIo: CliIo): Promise<number> {
   // Nothing reaches the terminal unescaped: reconciler output and server text may carry escape sequences.
@@ -118,7 +130,10 @@ export async function runCli(argv: readonly string[], rawIo: CliIo): Promise<num
     return ExitCode.ok;
   }
   const store = new DisposableStore();
+  // Without -v: warnings and errors only, and not a controller's warning while the command prints the journal's
+  // warnings on stdout (the same text follows there as a ⚠ line: read once).
   const log: Logger = args.verbose ? createLogger((level, msg, fields) => io.stderr(formatLogLine(level, msg, fields) + '\n')) : createLogger((level, msg, fields) => {
+    if (fields[JOURNALED_FIELD] === true && journalWarningsOnStdout.has(io)) return;
     if (level === 'warn' || level === 'error') io.stderr(formatLogLine(level, msg, fields) + '\n');
   });
   // The core's timers are unref'd (a forgotten one cannot hold a CLI), so while a command waits on them alone (an
@@ -1091,6 +1106,7 @@ async function startController(args: CliArgs, io: CliIo, log: Logger, s: Session
         }
       }
     };
+    if (!onEntry && !args.json) shownJournalWarnings(io, store);
     let controller: Controller | undefined;
     const early: JournalEntry[] = [];
     store.add(journal.onDidAppend((batch) => (controller ? print(batch, controller) : early.push(...batch))));
@@ -1151,6 +1167,7 @@ async function startController(args: CliArgs, io: CliIo, log: Logger, s: Session
   }
   const controller = store.add(builder.build(reconciler));
   const writes = new WriteIndex();
+  if (!onEntry && !args.json) shownJournalWarnings(io, store);
   store.add(
     controller.journal.onDidAppend((batch) => {
       for (const e of batch) {
@@ -1286,6 +1303,7 @@ async function run(args: CliArgs, io: CliIo, log: Logger, s: Session, store: Dis
   // Once the summary is out nothing follows it (the README: --json ends with the summary line): the Go program's
   // shutdown transitions, which arrive while it is stopped after the summary, are not printed.
   let summarized = false;
+  if (!args.json) shownJournalWarnings(io, store);
   const controller = await startController(args, io, log, s, store, false, (e, c) => {
     if (summarized) return;
     // A Go program's manager may run several controllers: all of them reconcile, the others' lines are labelled.
@@ -1316,6 +1334,7 @@ async function run(args: CliArgs, io: CliIo, log: Logger, s: Session, store: Dis
   controller.journal.flush();
   // The summary, and a non-zero exit when a key's last reconcile failed (a script can tell).
   summarized = true;
+  journalWarningsOnStdout.delete(io); // a warning from now on is not printed as a journal line
   if (args.json) io.stdout(JSON.stringify({ summary: { keys: summary.rows(), failed: summary.failed().map((r) => r.key) } }) + '\n');
   else io.stdout('\n' + summary.render() + '\n');
   return summary.failed().length || programEnded ? ExitCode.failure : ExitCode.ok;

@@ -9,6 +9,13 @@ export type LogLevel = 'trace' | 'debug' | 'info' | 'warn' | 'error';
 
 export type LogFields = Record<string, unknown>;
 
+/**
+ * The field (`journaled: true`) of a log entry whose message is also a journal warning entry (a controller's
+ * warning: hot loop, timeout, field fight…). A sink next to a view of the journal may leave it out, so that the
+ * person does not read it twice (the CLI's text output, which prints the journal's warnings as ⚠ lines).
+ */
+export const JOURNALED_FIELD = 'journaled';
+
 export interface Logger {
   trace(msg: string, fields?: LogFields): void;
   debug(msg: string, fields?: LogFields): void;

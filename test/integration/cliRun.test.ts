@@ -110,6 +110,31 @@ describe('reconcile-lab run: workers, timeouts and predicates against a real kub
     assert.match(bad.stderr, /unknown predicate "nope" \(predicates: generation-changed, /);
   });
 
+  test('a controller warning (a hot loop) is read once: a ⚠ journal line on stdout and no WARN copy on stderr in text mode; with --json the entry on stdout and the WARN line on stderr', async () => {
+    const cluster = await getTestCluster();
+    const hotNs = await createNamespace(cluster.transport, 'cli-hot');
+    // Writes an annotation on every pass: its own update queues the key again, over and over.
+    const mod = join(dir, 'hot.mjs');
+    writeFileSync(mod, [
+      'export async function reconcile(req, ctx) {',
+      "  await ctx.client.patch(ctx.primary, req.namespace, req.name, 'merge', { metadata: { annotations: { stamp: String(Date.now()) } } }, { signal: ctx.signal });",
+      '  return {};',
+      '}',
+      '',
+    ].join('\n'));
+    await c.create(crd.gvr, { apiVersion: crd.apiVersion, kind: 'Widget', metadata: { name: 'spinner', namespace: hotNs }, spec: {} });
+    const args = ['run', '--kubeconfig', kubeconfig, '--resource', `widgets.${crd.group}`, '-n', hotNs, '--reconciler', `module:${mod}`, '--duration', '4'];
+    const text = await cli(args);
+    assert.equal(text.code, 0, text.stderr);
+    const hot = /Hot loop: \S*spinner was reconciled/g;
+    assert.equal(text.stdout.match(/⚠ Hot loop: \S*spinner was reconciled/g)?.length, 1, `one ⚠ line on stdout:\n${text.stdout.slice(-3000)}`);
+    assert.equal(text.stderr.match(hot)?.length ?? 0, 0, `not said again on stderr:\n${text.stderr}`);
+    const json = await cli([...args, '--json']);
+    assert.equal(json.code, 0, json.stderr);
+    assert.equal(entriesOf(json).filter((e) => e.kind === 'warning' && (e as { code?: string }).code === 'hotLoop').length, 1, json.stdout.slice(-3000));
+    assert.equal(json.stderr.match(hot)?.length, 1, `--json: stdout is for programs, the WARN line tells the person:\n${json.stderr}`);
+  });
+
   test('run keeps running while the informer waits to retry a failing LIST (the resource was deleted), then ends with its summary', async () => {
     const cluster = await getTestCluster();
     const gone = await installLabCrd(cluster.transport);

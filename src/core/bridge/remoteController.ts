@@ -2,7 +2,7 @@ import { parseFieldSelector } from '../cache/fieldSelector.ts';
 import { parseLabelSelector } from '../cache/labelSelector.ts';
 import type { Clock } from '../clock.ts';
 import { Emitter, type Event } from '../event.ts';
-import type { Logger } from '../log.ts';
+import { JOURNALED_FIELD, type Logger } from '../log.ts';
 import type { Disposable } from '../lifecycle.ts';
 import type { Journal, QueueTransition } from '../journal/journal.ts';
 import { splitKey, type ObjectKey } from '../k8s/keys.ts';
@@ -693,7 +693,7 @@ export class RemoteController implements Controller {
   }
 
   private warn(code: string, message: string, key: ObjectKey | undefined): void {
-    this.log.warn(message, { key, code });
+    this.log.warn(message, { key, code, [JOURNALED_FIELD]: true });
     this.journal.append({ kind: 'warning', controller: this.name, ...(key !== undefined ? { key } : {}), code, message });
   }
 

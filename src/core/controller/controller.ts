@@ -1,7 +1,7 @@
 import { realClock, sleep, type Clock } from '../clock.ts';
 import { Emitter, type Event } from '../event.ts';
 import { DisposableStore, type Disposable } from '../lifecycle.ts';
-import { nullLogger, type Logger } from '../log.ts';
+import { JOURNALED_FIELD, nullLogger, type Logger } from '../log.ts';
 import { isTombstone, type HandlerRegistration, type ResourceEventHandler, type SharedIndexInformer } from '../cache/interfaces.ts';
 import { keyOf, splitKey, type ObjectKey } from '../k8s/keys.ts';
 import { gvrToString, type GroupVersionResource, type KubeObject } from '../k8s/objects.ts';
@@ -889,7 +889,7 @@ class ControllerEngine implements Controller {
   }
 
   private warn(code: string, message: string, key: ObjectKey | undefined, details?: Record<string, unknown>): void {
-    this.log.warn(message, { key, code });
+    this.log.warn(message, { key, code, [JOURNALED_FIELD]: true });
     this.journal.append({ kind: 'warning', controller: this.name, ...(key !== undefined ? { key } : {}), code, message, ...(details ? { details } : {}) });
   }
 
