@@ -1089,6 +1089,9 @@ export function ownedResources(s: Pick<Session, 'resource' | 'owned'>): Resource
   return out;
 }
 
+/** The names of the predicates a built-in loop's controller filters its primary's events with (flags, then the module's). */
+const predicatesOf = new WeakMap<Controller, string[]>();
+
 /** Thrown by `run` when Ctrl+C or --duration ends it before the loop started. */
 class StoppedBeforeStartError extends Error {}
 
@@ -1166,6 +1169,8 @@ async function startController(args: CliArgs, io: CliIo, log: Logger, s: Session
     scoped.push({ informer, ...(childNs ? { namespace: childNs } : {}) });
   }
   const controller = store.add(builder.build(reconciler));
+  // By the names the journal's "filtered by" uses.
+  predicatesOf.set(controller, predicates.map((p) => (moduleConfig?.predicates.includes(p) ? `${p.name} (the module's)` : p.name)));
   const writes = new WriteIndex();
   if (!onEntry && !args.json) shownJournalWarnings(io, store);
   store.add(
@@ -1320,7 +1325,7 @@ async function run(args: CliArgs, io: CliIo, log: Logger, s: Session, store: Dis
   else if (args.namespace && s.resource.namespaced) await noteMissingNamespace(io, s, args.namespace, 'the loop watches it and reconciles what is created there');
   if (!args.json) {
     const st = controller.status();
-    io.stderr(`reconcile-lab: ${controller.name} running on ${s.resource.resource}${s.resource.group ? '.' + s.resource.group : ''}${args.namespace && s.resource.namespaced && !args.go ? ` in ${args.namespace}` : ''} (${st.maxConcurrentReconciles} worker(s), ${st.workQueue} queue${args.predicates.length ? `, predicates: ${args.predicates.join(', ')}` : ''}); Ctrl+C to stop\n`);
+    io.stderr(`reconcile-lab: ${controller.name} running on ${s.resource.resource}${s.resource.group ? '.' + s.resource.group : ''}${args.namespace && s.resource.namespaced && !args.go ? ` in ${args.namespace}` : ''} (${st.maxConcurrentReconciles} worker(s), ${st.workQueue} queue${predicatesOf.get(controller)?.length ? `, predicates: ${predicatesOf.get(controller)!.join(', ')}` : ''}); Ctrl+C to stop\n`);
   }
   void programExits.get(store)?.then((how) => {
     if (stopping) return;

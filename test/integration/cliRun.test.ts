@@ -110,6 +110,14 @@ describe('reconcile-lab run: workers, timeouts and predicates against a real kub
     assert.match(bad.stderr, /unknown predicate "nope" \(predicates: generation-changed, /);
   });
 
+  test("run's banner names every predicate in force: the flags' and the module's exported ones", async () => {
+    const mod = join(dir, 'filtered.mjs');
+    writeFileSync(mod, "export const predicates = ['generation-changed'];\nexport async function reconcile() { return {}; }\n");
+    const r = await cli(['run', '--kubeconfig', kubeconfig, '--resource', `widgets.${crd.group}`, '-n', ns, '--reconciler', `module:${mod}`, '--predicate', 'label-changed', '--duration', '2']);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stderr, /running on .*\(1 worker\(s\), priority queue, predicates: labelChanged, generationChanged \(the module's\)\); Ctrl\+C to stop/, r.stderr);
+  });
+
   test('a controller warning (a hot loop) is read once: a ⚠ journal line on stdout and no WARN copy on stderr in text mode; with --json the entry on stdout and the WARN line on stderr', async () => {
     const cluster = await getTestCluster();
     const hotNs = await createNamespace(cluster.transport, 'cli-hot');
