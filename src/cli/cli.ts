@@ -1309,7 +1309,8 @@ async function run(args: CliArgs, io: CliIo, log: Logger, s: Session, store: Dis
   // shutdown transitions, which arrive while it is stopped after the summary, are not printed.
   let summarized = false;
   if (!args.json) shownJournalWarnings(io, store);
-  const controller = await startController(args, io, log, s, store, false, (e, c) => {
+  // In text mode the loop starts paused, so that the banner below comes before the first reconcile's lines.
+  const controller = await startController(args, io, log, s, store, !args.json, (e, c) => {
     if (summarized) return;
     // A Go program's manager may run several controllers: all of them reconcile, the others' lines are labelled.
     summary ??= new RunSummary(c.name);
@@ -1326,6 +1327,7 @@ async function run(args: CliArgs, io: CliIo, log: Logger, s: Session, store: Dis
   if (!args.json) {
     const st = controller.status();
     io.stderr(`reconcile-lab: ${controller.name} running on ${s.resource.resource}${s.resource.group ? '.' + s.resource.group : ''}${args.namespace && s.resource.namespaced && !args.go ? ` in ${args.namespace}` : ''} (${st.maxConcurrentReconciles} worker(s), ${st.workQueue} queue${predicatesOf.get(controller)?.length ? `, predicates: ${predicatesOf.get(controller)!.join(', ')}` : ''}); Ctrl+C to stop\n`);
+    controller.resume();
   }
   void programExits.get(store)?.then((how) => {
     if (stopping) return;

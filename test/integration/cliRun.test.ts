@@ -1,7 +1,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, closeSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createNamespace, getTestCluster } from './support/cluster.ts';
@@ -116,6 +116,20 @@ describe('reconcile-lab run: workers, timeouts and predicates against a real kub
     const r = await cli(['run', '--kubeconfig', kubeconfig, '--resource', `widgets.${crd.group}`, '-n', ns, '--reconciler', `module:${mod}`, '--predicate', 'label-changed', '--duration', '2']);
     assert.equal(r.code, 0, r.stderr);
     assert.match(r.stderr, /running on .*\(1 worker\(s\), priority queue, predicates: labelChanged, generationChanged \(the module's\)\); Ctrl\+C to stop/, r.stderr);
+    // stdout and stderr into one file, in the order written: the banner comes before the first reconcile's line.
+    const both = join(dir, 'both.txt');
+    const fd = openSync(both, 'w');
+    const p = spawn(process.execPath, [CLI_MAIN, 'run', '--kubeconfig', kubeconfig, '--resource', `widgets.${crd.group}`, '-n', ns, '--reconciler', `module:${mod}`, '--duration', '2'], { stdio: ['ignore', fd, fd] });
+    const code = await new Promise<number | null>((resolve, reject) => {
+      p.on('error', reject);
+      p.on('close', resolve);
+    });
+    closeSync(fd);
+    const out = readFileSync(both, 'utf8');
+    assert.equal(code, 0, out);
+    const banner = out.indexOf('Ctrl+C to stop');
+    const first = out.indexOf(' ▶ ');
+    assert.ok(banner >= 0 && first > banner, `the banner first, then the reconciles:\n${out.slice(0, 2000)}`);
   });
 
   test('a controller warning (a hot loop) is read once: a ⚠ journal line on stdout and no WARN copy on stderr in text mode; with --json the entry on stdout and the WARN line on stderr', async () => {
