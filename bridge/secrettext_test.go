@@ -2,6 +2,9 @@ package bridge
 
 import (
 	"encoding/base64"
+	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -41,5 +44,37 @@ func TestReconcileErrorWrappingASecretWriteErrorIsMasked(t *testing.T) {
 	}
 	if (*reconcileInfo)(nil).maskSecretErrors("x") != "x" {
 		t.Fatal("nil reconcileInfo")
+	}
+}
+
+// The cases of testdata/secretmask.json, which the TypeScript side's test (test/unit/k8s/secretMask.test.ts) reads
+// too: the bridge masks a Secret write's error exactly as the editor does.
+func TestMaskSecretTextSharedCases(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("testdata", "secretmask.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Cases []struct {
+			Name string         `json:"name"`
+			Text string         `json:"text"`
+			Body map[string]any `json:"body"`
+			Want string         `json:"want"`
+		} `json:"cases"`
+	}
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		t.Fatal(err)
+	}
+	if len(doc.Cases) < 5 {
+		t.Fatalf("only %d cases in testdata/secretmask.json", len(doc.Cases))
+	}
+	for _, c := range doc.Cases {
+		var known []string
+		if c.Body != nil {
+			known = secretValues(c.Body)
+		}
+		if got := maskSecretText(c.Text, known); got != c.Want {
+			t.Errorf("%s:\n got %s\nwant %s", c.Name, got, c.Want)
+		}
 	}
 }

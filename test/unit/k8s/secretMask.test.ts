@@ -1,5 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { isSecret, isSecretPath, LAST_APPLIED, MASK, maskSecret, maskSecretPair, maskSecretText } from '../../../src/core/k8s/secretMask.ts';
 import { yamlDiff } from '../../../src/core/actions/objectDiff.ts';
 
@@ -73,4 +74,12 @@ test('maskSecretText: values the request sent are masked wherever they appear (s
   assert.equal(maskSecretText('data: Invalid value: map[string][]uint8{"k":[]uint8{0x61}}: bad'), `data: Invalid value: "${MASK}": bad`);
   // Words and short names stay readable; long base64-looking runs do not.
   assert.equal(maskSecretText('Operation cannot be fulfilled on secrets "db": the object has been modified; aGVsbG8td29ybGQtc2VjcmV0'), `Operation cannot be fulfilled on secrets "db": the object has been modified; ${MASK}`);
+});
+
+test('maskSecretText: the cases shared with the Go bridge (bridge/testdata/secretmask.json) — the editor and the bridge mask the same text the same way', () => {
+  const doc = JSON.parse(readFileSync(new URL('../../../bridge/testdata/secretmask.json', import.meta.url), 'utf8')) as { cases: Array<{ name: string; text: string; body?: unknown; want: string }> };
+  assert.ok(doc.cases.length >= 5, 'the shared cases are there');
+  for (const c of doc.cases) assert.equal(maskSecretText(c.text, c.body), c.want, c.name);
+  // Not a file of unchanged texts: most cases mask something.
+  assert.ok(doc.cases.filter((c) => c.want !== c.text && c.want.includes(MASK)).length >= 5);
 });
