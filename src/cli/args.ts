@@ -4,6 +4,7 @@ import { splitCommandLine } from '../core/reconcilers/commandLine.ts';
 import { parsePredicateSpec } from '../core/controller/predicateSpec.ts';
 import type { WorkQueueKind } from '../core/workqueue/priorityQueue.ts';
 import { CHECK_KINDS, type CheckKind } from '../core/checks/types.ts';
+import { parseCopySpec } from '../core/checks/references.ts';
 import { DEFAULT_WATCH_LIST } from '../core/cache/interfaces.ts';
 import { readFileSync } from 'node:fs';
 import { closestNames } from '../core/text/closest.ts';
@@ -88,6 +89,8 @@ export interface CliArgs {
   confirmCluster?: string;
   /** check: JSON merge patches of the primary for the unobserved-state and stale-cache checks. */
   transitions?: unknown[];
+  /** check: `--copy kind/name` values as typed (`secret/db-creds`), validated by parseCopySpec. */
+  copies?: string[];
   /** check: the convergence bound in ms. */
   convergenceBoundMs?: number;
 }
@@ -175,6 +178,7 @@ const OPTIONS = {
   check: { type: 'string', multiple: true },
   'confirm-cluster': { type: 'string' },
   transition: { type: 'string', multiple: true },
+  copy: { type: 'string', multiple: true },
   'convergence-bound': { type: 'string' },
   json: { type: 'boolean' },
   markdown: { type: 'boolean' },
@@ -255,6 +259,10 @@ Options:
                             unobserved-state and stale-cache checks (default: an annotation added, then removed) and,
                             when one changes spec, the history check, which also sets the change back (default:
                             spec fields changed, and a string-map key added, as the CRD's schema allows)
+  --copy <kind/name>        check: also copy this Secret or ConfigMap of the object's namespace into every scratch
+                            namespace (repeatable or comma-separated: secret/db-creds,cm/settings), for a reference
+                            the spec makes in a way the checks do not recognise (they copy secretRef, secretName,
+                            configMapKeyRef, volumes, envFrom… by themselves)
   --convergence-bound <s>   check: how long a run may take to go idle (default 15)
   --json                    machine-readable output on stdout
   --markdown                report: Markdown (the default for report)
@@ -432,7 +440,7 @@ export function parseCliArgs(argv: readonly string[]): CliArgs | 'help' {
     owns,
   };
   if (v.controller !== undefined) out.controller = v.controller;
-  for (const [flag, value] of [['check', v.check], ['confirm-cluster', v['confirm-cluster']], ['transition', v.transition], ['convergence-bound', v['convergence-bound']]] as const) {
+  for (const [flag, value] of [['check', v.check], ['confirm-cluster', v['confirm-cluster']], ['transition', v.transition], ['copy', v.copy], ['convergence-bound', v['convergence-bound']]] as const) {
     if (value !== undefined && cmd !== 'check') throw new UsageError(`--${flag} only applies to check`);
   }
   if (v.check) {
@@ -452,6 +460,16 @@ export function parseCliArgs(argv: readonly string[]): CliArgs | 'help' {
       if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw new UsageError('--transition must be a JSON object (a merge patch)');
       return parsed;
     });
+  }
+  if (v.copy) {
+    out.copies = v.copy.flatMap((c) => c.split(',')).map((c) => c.trim()).filter(Boolean);
+    for (const c of out.copies) {
+      try {
+        parseCopySpec(c);
+      } catch (e) {
+        throw new UsageError(`--copy ${(e as Error).message}`);
+      }
+    }
   }
   const bound = seconds('convergence-bound', v['convergence-bound'], false);
   if (bound !== undefined) out.convergenceBoundMs = bound;

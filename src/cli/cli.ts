@@ -14,6 +14,7 @@ import { InformerFactory } from '../core/cache/informerFactory.ts';
 import { stripManagedFields } from '../core/cache/sharedIndexInformer.ts';
 import { onInitialListRefused, refusedListMessage, type ScopedInformer } from '../core/cache/refusedList.ts';
 import { controllerBuilder } from '../core/controller/builder.ts';
+import { parseCopySpec } from '../core/checks/references.ts';
 import type { Controller } from '../core/controller/controller.ts';
 import type { Reconciler } from '../core/controller/reconcile.ts';
 import { Journal, rvAfterText, writeDeletedText, type JournalEntry } from '../core/journal/journal.ts';
@@ -490,6 +491,7 @@ async function check(args: CliArgs, io: CliIo, log: Logger, s: Session): Promise
     ...(args.confirmCluster ? { confirmCluster: args.confirmCluster } : {}),
     predicates: args.predicates,
     ...(args.transitions ? { transitions: args.transitions } : {}),
+    ...(args.copies?.length ? { copies: args.copies } : {}),
     ...(args.convergenceBoundMs !== undefined ? { convergenceBoundMs: args.convergenceBoundMs } : {}),
     ...(args.execTimeoutMs !== undefined ? { execTimeoutMs: args.execTimeoutMs } : {}),
   }) + s.owned.map((o) => ` --owns ${shellQuote(o.group ? `${o.resource}.${o.group}` : o.resource)}`).join('');
@@ -522,6 +524,7 @@ async function check(args: CliArgs, io: CliIo, log: Logger, s: Session): Promise
       ...(args.checks ? { checks: args.checks } : {}),
       ...(predicates.length ? { predicates } : {}),
       ...(transitions ? { transitions } : {}),
+      ...(args.copies?.length ? { copies: args.copies.map((c) => ({ ...parseCopySpec(c), path: '--copy' })) } : {}),
       ...(args.convergenceBoundMs !== undefined ? { convergenceBoundMs: args.convergenceBoundMs } : {}),
       reproduceFlags: flags,
       log,

@@ -56,6 +56,11 @@ export interface Settings {
    * object itself), for every reconciler, a Go controller's included; a module's `checkTransitions` export wins.
    */
   'checks.transitions': Array<Record<string, unknown>>;
+  /**
+   * Robustness checks: Secrets and ConfigMaps of the checked object's namespace (`secret/db-creds`, `configmap/x`)
+   * to copy into every scratch namespace besides those its spec refers to in a recognised way (CLI `--copy`).
+   */
+  'checks.copy': string[];
 }
 
 export type SettingKey = keyof Settings;
@@ -90,6 +95,7 @@ export const SettingDefaults: Settings = {
   'goController.cwd': '',
   'goController.delvePath': '',
   'checks.transitions': [],
+  'checks.copy': [],
 };
 
 /** Settings whose value is a list of JSON objects (any other list setting is a list of strings). */

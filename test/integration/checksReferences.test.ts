@@ -150,6 +150,36 @@ describe('robustness checks copy the Secrets and ConfigMaps the spec refers to (
     assert.deepEqual(left.map((n) => n.metadata.name), [], 'the scratch namespaces (and the copies in them) are deleted');
   });
 
+  test('a Secret the spec names in a way the checks do not recognise (spec.vault) is copied when the person names it (--copy secret/orders-creds); without it the copies lack it', async () => {
+    await c.create(shops, { apiVersion: `${shops.group}/v1`, kind: 'Shop', metadata: { name: 'odd', namespace: ns }, spec: { vault: 'orders-creds' } });
+    const seen: Array<{ ns: string; found: boolean }> = [];
+    const vaultReader = (): Reconciler => ({
+      name: 'vault-reader',
+      async reconcile(req, ctx) {
+        const shop = await ctx.client.get(ctx.primary, req.namespace, req.name, ctx.signal).catch(() => undefined);
+        if (!shop || shop.metadata.deletionTimestamp) return {};
+        const found = await ctx.client.get(SECRETS, req.namespace, (shop.spec as { vault: string }).vault, ctx.signal).then(() => true, (e: unknown) => {
+          if (isNotFound(e)) return false;
+          throw e;
+        });
+        seen.push({ ns: req.namespace!, found });
+        await writeStatusIfChanged(ctx, ctx.primary, shop, () => ({ conditions: [{ type: 'Ready', status: found ? 'True' : 'False', reason: found ? 'Unlocked' : 'VaultMissing', message: '' }] }));
+        return found ? {} : { requeueAfterMs: 30_000 };
+      },
+    });
+    const opts = { createReconciler: vaultReader, reconcilerSpec: { kind: 'module' as const, path: 'vault-reader.ts' }, keys: [`${ns}/odd`], checks: ['convergence' as const] };
+    const without = await runChecks(options(opts));
+    assert.ok(seen.length > 0 && seen.every((x) => !x.found), `not recognised, so not copied: ${JSON.stringify(seen)}\n${summary(without)}`);
+    assert.ok(without.notes.some((n) => /settled waiting/.test(n)), summary(without));
+    seen.length = 0;
+    const withCopy = await runChecks(options({ ...opts, copies: [{ kind: 'Secret', name: 'orders-creds', path: '--copy' }] }));
+    assert.ok(seen.length > 0 && seen.every((x) => x.found && x.ns.startsWith('rl-check-')), `copied into every scratch namespace: ${JSON.stringify(seen)}\n${summary(withCopy)}`);
+    assert.ok(withCopy.notes.includes(`Objects the spec of ${ns}/odd refers to or that you named to copy — copied into every scratch namespace of ${ns}/odd (each run its own copies, deleted with the namespace; Secrets copied server side, values never shown): Secret orders-creds (--copy).`), summary(withCopy));
+    assert.ok(!withCopy.notes.some((n) => /settled waiting/.test(n)), summary(withCopy));
+    noValue(withCopy);
+    assert.equal((await c.get(SECRETS, ns, 'orders-creds')).metadata.resourceVersion, secretRv, 'the original Secret was not written');
+  });
+
   test('the buggy variant (a new child every pass once the Secret is there) is caught by run twice', async () => {
     const seen: Array<{ ns: string; hash?: string }> = [];
     const r = await runChecks(options({ createReconciler: shopReconciler(true, seen), reconcilerSpec: { kind: 'module', path: 'shop-child-every-pass.ts' }, checks: ['runTwice', 'convergence'] }));

@@ -16,7 +16,7 @@ import type { GroupVersionResource, KubeObject, ResourceInfo } from '../k8s/obje
 import type { KubeTransport } from '../k8s/transport.ts';
 import type { Logger } from '../log.ts';
 import type { RawEndState } from './mask.ts';
-import { NAMESPACE_KEY, specReferences, type CopiedReference, type SpecReference } from './references.ts';
+import { NAMESPACE_KEY, specReferences, withExtraReferences, type CopiedReference, type SpecReference } from './references.ts';
 import { crashingClient, FrozenListerWatcher, WithholdingInformer } from './perturb.ts';
 import { ownerAnnotation, SCRATCH_OWNER_ANNOTATION } from './leftovers.ts';
 
@@ -47,6 +47,8 @@ export interface HarnessEnv {
   log: Logger;
   quietMs: number;
   signal: AbortSignal;
+  /** Secrets and ConfigMaps the person named to copy besides those the spec refers to ({@link dependenciesOf}). */
+  copies?: readonly SpecReference[];
 }
 
 export function resourceLabelOf(gvr: GroupVersionResource): string {
@@ -65,10 +67,11 @@ export async function createScratchNamespace(env: HarnessEnv, purpose: string): 
 
 /**
  * The Secrets and ConfigMaps the primary depends on: those its spec refers to ({@link specReferences}: `secretRef`,
- * `configMapKeyRef`, `secretName`, volumes, `envFrom`, `valueFrom`, … at any depth, and the lab's `spec.dependsOn`).
+ * `configMapKeyRef`, `secretName`, volumes, `envFrom`, `valueFrom`, … at any depth, and the lab's `spec.dependsOn`),
+ * then those the person named (`extra`: `--copy`, the setting checks.copy) that the spec does not.
  */
-export function dependenciesOf(obj: KubeObject): Array<{ res: ResourceInfo } & SpecReference> {
-  return specReferences(obj).map((r) => ({ res: r.kind === 'Secret' ? SECRETS : CONFIGMAPS, ...r }));
+export function dependenciesOf(obj: KubeObject, extra: readonly SpecReference[] = []): Array<{ res: ResourceInfo } & SpecReference> {
+  return withExtraReferences(specReferences(obj), extra).map((r) => ({ res: r.kind === 'Secret' ? SECRETS : CONFIGMAPS, ...r }));
 }
 
 function copyOf(src: KubeObject, namespace: string | undefined, name: string): KubeObject {
@@ -160,7 +163,7 @@ export async function copyInto(env: HarnessEnv, key: ObjectKey, namespace: strin
   const { namespace: srcNs, name } = splitKey(key);
   const src = await env.client.get(env.primary, env.primary.namespaced ? srcNs : undefined, name, env.signal);
   const references: CopiedReference[] = [];
-  for (const dep of dependenciesOf(src)) {
+  for (const dep of dependenciesOf(src, env.copies)) {
     const { res, ...ref } = dep;
     // A cluster-scoped object's reference names its namespace (its copy's names the scratch namespace instead, see
     // redirectNamespaces); without one there is no namespace to look in.

@@ -33,6 +33,31 @@ export interface SpecReference {
   path: string;
 }
 
+/**
+ * A Secret or ConfigMap named by the person for the checks to copy (CLI `--copy secret/db-creds`, the setting
+ * `reconcileLab.checks.copy`), for a reference the spec makes in a way {@link specReferences} does not recognise
+ * (`spec.credentials: db-creds`, a name built from the object's): `kind/name`, the kind as kubectl names it
+ * (`secret`, `secrets`, `configmap`, `configmaps`, `cm`; any case), the name a valid object name. Throws an Error
+ * saying what is wrong.
+ */
+export function parseCopySpec(spec: string): { kind: 'Secret' | 'ConfigMap'; name: string } {
+  const m = /^([^/]+)\/(.+)$/.exec(spec.trim());
+  const example = 'secret/<name> or configmap/<name> (e.g. secret/db-creds)';
+  if (!m) throw new Error(`"${spec}" is not kind/name: ${example}`);
+  const word = m[1]!.toLowerCase();
+  const kind = word === 'secret' || word === 'secrets' ? 'Secret' : word === 'configmap' || word === 'configmaps' || word === 'cm' ? 'ConfigMap' : undefined;
+  if (!kind) throw new Error(`"${spec}": only Secrets and ConfigMaps are copied (what a spec refers to as input), not ${m[1]}: ${example}`);
+  const name = m[2]!;
+  if (!validName(name)) throw new Error(`"${spec}": "${name}" is not a valid ${kind} name (lowercase letters, digits, '-' and '.'), and a ${kind} in another namespace is never copied`);
+  return { kind, name };
+}
+
+/** {@link specReferences} and then each of `extra` (named by the person) that the spec does not name already. */
+export function withExtraReferences(found: SpecReference[], extra: readonly SpecReference[]): SpecReference[] {
+  const seen = new Set(found.map((r) => `${r.kind}/${r.namespace ?? ''}/${r.name}`));
+  return [...found, ...extra.filter((r) => !seen.has(`${r.kind}/${r.namespace ?? ''}/${r.name}`))];
+}
+
 /** A key that names a namespace: `namespace`, or `<prefix>Namespace` (`targetNamespace`, `secretNamespace`). */
 export const NAMESPACE_KEY = /^(?:namespace|.+Namespace)$/;
 
@@ -153,5 +178,6 @@ export function referencesNote(key: string, refs: CopiedReference[]): string | u
   if (present.length) parts.push(`not copied, the cluster makes its own in every namespace: ${listOf(present)}`);
   const failed = by('failed');
   if (failed.length) parts.push(`could not be copied (missing in the copies): ${listOf(failed)}`);
-  return `Objects the spec of ${key} refers to — ${parts.join('; ')}.`;
+  const named = refs.some((r) => !r.path.startsWith('spec')) ? ' or that you named to copy' : '';
+  return `Objects the spec of ${key} refers to${named} — ${parts.join('; ')}.`;
 }

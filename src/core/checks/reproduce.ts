@@ -24,6 +24,8 @@ export interface ReproduceParts {
   predicates?: readonly string[];
   /** The unobserved-state / stale-cache transitions (JSON merge patches), when given on the command line or by a setting. */
   transitions?: readonly unknown[];
+  /** `--copy` values (`secret/db-creds`): objects the checks copy besides those the spec refers to. */
+  copies?: readonly string[];
   convergenceBoundMs?: number;
   execTimeoutMs?: number;
 }
@@ -38,6 +40,7 @@ export function reproduceFlags(p: ReproduceParts): string {
   if (p.confirmCluster) out.push(`--confirm-cluster ${shellQuote(p.confirmCluster)}`);
   for (const pr of p.predicates ?? []) out.push(`--predicate ${shellQuote(pr)}`);
   for (const t of p.transitions ?? []) out.push(`--transition ${shellQuote(JSON.stringify(t))}`);
+  for (const c of p.copies ?? []) out.push(`--copy ${shellQuote(c)}`);
   if (p.convergenceBoundMs !== undefined) out.push(`--convergence-bound ${p.convergenceBoundMs / 1000}`);
   if (p.execTimeoutMs !== undefined) out.push(`--exec-timeout ${p.execTimeoutMs / 1000}`);
   return out.join(' ');

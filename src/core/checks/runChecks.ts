@@ -1266,6 +1266,7 @@ export async function runChecks(options: RunChecksOptions, progress?: CheckProgr
     ...(options.createReconciler ? { createReconciler: options.createReconciler } : {}),
     ...(goRunner ? { startRun: goRunner.startRun } : {}),
     clock, log, quietMs: options.quietMs ?? 750, signal: abort.signal,
+    ...(options.copies?.length ? { copies: options.copies } : {}),
   };
   const emit = (e: CheckProgressEvent) => {
     try {

@@ -8,6 +8,7 @@ import type { ResourceInfo } from '../k8s/objects.ts';
 import type { KubeTransport } from '../k8s/transport.ts';
 import type { Logger } from '../log.ts';
 import type { GoCheckTarget } from './goRun.ts';
+import type { SpecReference } from './references.ts';
 
 /**
  * The result model and entry point of the robustness checks (issue 11): Sieve / Acto / Anvil style checks that
@@ -237,6 +238,11 @@ export interface RunChecksOptions {
    * every state but the last are withheld. Default: one intermediate annotation added, then removed.
    */
   transitions?: unknown[];
+  /**
+   * Secrets and ConfigMaps of the object's namespace to copy into every scratch namespace besides those its spec
+   * refers to in a recognised way (parseCopySpec in references.ts); `path` says who named them (`--copy`).
+   */
+  copies?: SpecReference[];
   /** How long a run may take to go idle and stop writing (convergence bound). Default 15 000 ms. */
   convergenceBoundMs?: number;
   /** How long nothing must happen for a run to count as settled. Default 750 ms. */

@@ -10,7 +10,7 @@ import { readSettings } from '../config.ts';
 import type { ReconcilerRecipe, Session } from '../session/session.ts';
 import * as ui from '../ui.ts';
 import { ChecksPanel } from '../webview/checksPanel.ts';
-import { reproduceFlagsOf } from './cluster.ts';
+import { copiesFromSetting, reproduceFlagsOf } from './cluster.ts';
 import { emptyChecksModel, reportChecksModel, reproduceOf, runningChecksModel, runningId, type ChecksRunInfo } from '../webview/checksView.ts';
 
 /** One run's request, kept for Run Again. */
@@ -93,6 +93,7 @@ export class ChecksUi implements vscode.Disposable {
    */
   async run(s: Session, recipe: ReconcilerRecipe, cluster: CheckClusterInfo, request: ChecksRequest, go?: GoCheckTarget): Promise<CheckReport> {
     if (this.running) throw new Error('Robustness checks are already running; cancel them first (the progress notification).');
+    const copies = copiesFromSetting(readSettings()['checks.copy']);
     const primary = s.primaryInfo!;
     const primaryResource = s.primaryResource!;
     const info: ChecksRunInfo = { keys: request.keys, checks: request.checks, reconciler: reconcilerText(recipe), cluster: `${cluster.name}${cluster.local ? ' (local)' : ''}` };
@@ -140,7 +141,8 @@ export class ChecksUi implements vscode.Disposable {
                 checks: [...request.checks],
                 ...(!go && predicates?.length ? { predicates: [...predicates] } : {}),
                 ...(transitions?.length ? { transitions: [...transitions] } : {}),
-                reproduceFlags: reproduceFlagsOf(recipe, primaryResource, s.kubeconfigPath, s.contextName, fromSetting ? transitions : []),
+                ...(copies.length ? { copies: copies.map((c) => ({ kind: c.kind, name: c.name, path: 'setting reconcileLab.checks.copy' })) } : {}),
+                reproduceFlags: reproduceFlagsOf(recipe, primaryResource, s.kubeconfigPath, s.contextName, fromSetting ? transitions : [], copies.map((c) => c.spec)),
                 clock: this.lab.clock,
                 log: this.lab.log.child({ checks: primaryResource }),
               },
@@ -228,3 +230,4 @@ export class ChecksUi implements vscode.Disposable {
     this.store.dispose();
   }
 }
+

@@ -4,6 +4,7 @@
  */
 import { isLocalControlPlane } from '../../core/checks/cluster.ts';
 import { reproduceFlags, shellQuote } from '../../core/checks/reproduce.ts';
+import { parseCopySpec } from '../../core/checks/references.ts';
 import type { ReconcilerRecipe } from '../session/session.ts';
 
 /**
@@ -17,14 +18,33 @@ export function isLocalConnection(clusterName: string | undefined, server: strin
 
 export { shellQuote };
 
-/** The CLI flags that select this connection's reconciler, resource, cluster and predicates, and the transitions the `checks.transitions` setting gave (for the reproduce lines). */
-export function reproduceFlagsOf(recipe: ReconcilerRecipe, resource: string, kubeconfigPath: string | undefined, context: string, transitions: readonly unknown[] = []): string {
+/**
+ * The CLI flags that select this connection's reconciler, resource, cluster and predicates, and the transitions and
+ * copies the `checks.transitions` and `checks.copy` settings gave (for the reproduce lines).
+ */
+export function reproduceFlagsOf(recipe: ReconcilerRecipe, resource: string, kubeconfigPath: string | undefined, context: string, transitions: readonly unknown[] = [], copies: readonly string[] = []): string {
   return reproduceFlags({
     transitions,
+    copies,
     ...(recipe.spec.kind === 'go' ? { go: recipe.spec.command } : { reconciler: recipe.flag }),
     resource,
     ...(kubeconfigPath ? { kubeconfig: kubeconfigPath } : {}),
     context,
     ...(recipe.spec.kind === 'go' ? {} : { predicates: recipe.predicateSpecs ?? [] }),
+  });
+}
+
+/**
+ * The setting `reconcileLab.checks.copy` read as the checks' extra copies; throws naming the setting and the entry
+ * when one is not `secret/<name>` or `configmap/<name>` (nothing runs with a part of what was asked).
+ */
+export function copiesFromSetting(value: readonly unknown[]): Array<{ kind: 'Secret' | 'ConfigMap'; name: string; spec: string }> {
+  return value.map((v) => {
+    if (typeof v !== 'string') throw new Error(`The setting reconcileLab.checks.copy has ${JSON.stringify(v)}: each entry is a text, secret/<name> or configmap/<name>.`);
+    try {
+      return { ...parseCopySpec(v), spec: v.trim() };
+    } catch (e) {
+      throw new Error(`The setting reconcileLab.checks.copy: ${(e as Error).message}.`);
+    }
   });
 }

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { referencesNote, specReferences, type CopiedReference } from '../../../src/core/checks/references.ts';
+import { parseCopySpec, referencesNote, specReferences, withExtraReferences, type CopiedReference } from '../../../src/core/checks/references.ts';
 
 const names = (spec: unknown) => specReferences({ spec }).map((r) => `${r.kind} ${r.namespace ? `${r.namespace}/` : ''}${r.name} @ ${r.path}`);
 
@@ -108,4 +108,28 @@ test('referencesNote: names what was copied and what was not (and why), never a 
     + 'not copied, owned by shop/orders itself (children its controller makes, so each run makes its own): Secret orders-tls (spec.tlsSecretName); '
     + 'not copied, the cluster makes its own in every namespace: ConfigMap kube-root-ca.crt (spec.caConfigMapRef.name); '
     + 'could not be copied (missing in the copies): Secret odd (spec.b.secretRef.name: 422 Invalid).');
+});
+
+test('parseCopySpec: kind/name as kubectl names the kind (secret, secrets, configmap, configmaps, cm; any case); anything else is a clear error', () => {
+  assert.deepEqual(parseCopySpec('secret/db-creds'), { kind: 'Secret', name: 'db-creds' });
+  assert.deepEqual(parseCopySpec(' Secrets/db.creds '), { kind: 'Secret', name: 'db.creds' });
+  assert.deepEqual(parseCopySpec('ConfigMap/app-settings'), { kind: 'ConfigMap', name: 'app-settings' });
+  assert.deepEqual(parseCopySpec('cm/x1'), { kind: 'ConfigMap', name: 'x1' });
+  assert.throws(() => parseCopySpec('db-creds'), /"db-creds" is not kind\/name: secret\/<name> or configmap\/<name>/);
+  assert.throws(() => parseCopySpec('deployment/web'), /only Secrets and ConfigMaps are copied .*not deployment/);
+  assert.throws(() => parseCopySpec('secret/DB_Creds'), /"DB_Creds" is not a valid Secret name/);
+  assert.throws(() => parseCopySpec('secret/other-ns/db'), /"other-ns\/db" is not a valid Secret name.*another namespace is never copied/);
+});
+
+test('withExtraReferences: the named ones after those the spec makes, each (kind, namespace, name) once', () => {
+  const found = specReferences({ spec: { credentials: { secretRef: { name: 'db-creds' } } } });
+  const out = withExtraReferences(found, [
+    { kind: 'Secret', name: 'db-creds', path: '--copy' },
+    { kind: 'ConfigMap', name: 'db-creds', path: '--copy' },
+    { kind: 'Secret', name: 'vault', path: '--copy' },
+  ]);
+  assert.deepEqual(out.map((r) => `${r.kind} ${r.name} @ ${r.path}`), ['Secret db-creds @ spec.credentials.secretRef.name', 'ConfigMap db-creds @ --copy', 'Secret vault @ --copy']);
+  const note = referencesNote('ns/a', out.map((r) => ({ ...r, outcome: 'copied' as const })))!;
+  assert.match(note, /^Objects the spec of ns\/a refers to or that you named to copy — copied into every scratch namespace .*: Secret db-creds \(spec\.credentials\.secretRef\.name\), ConfigMap db-creds \(--copy\), Secret vault \(--copy\)\.$/);
+  assert.match(referencesNote('ns/a', found.map((r) => ({ ...r, outcome: 'copied' as const })))!, /^Objects the spec of ns\/a refers to — /, 'no named one: as before');
 });

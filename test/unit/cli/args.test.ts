@@ -219,3 +219,14 @@ test('--go refuses the built-in loop\'s options (the Go program\'s controller op
   const ok = parseCliArgs(['run', '--workers', '3', '--predicate', 'label-changed']);
   assert.ok(ok !== 'help' && ok.workers === 3, 'without --go they apply');
 });
+
+test('--copy kind/name (check only): repeatable or comma-separated, each validated as typed', () => {
+  const a = parseCliArgs(['check', 'ns/a', '--copy', 'secret/db-creds,cm/settings', '--copy', 'Secret/vault']) as CliArgs;
+  assert.deepEqual(a.copies, ['secret/db-creds', 'cm/settings', 'Secret/vault']);
+  assert.equal((parseCliArgs(['check', 'ns/a']) as CliArgs).copies, undefined);
+  const bad = (argv: string[], re: RegExp) => assert.throws(() => parseCliArgs(argv), (e: unknown) => e instanceof UsageError && re.test(e.message));
+  bad(['check', '--copy', 'pod/x'], /^--copy "pod\/x": only Secrets and ConfigMaps are copied/);
+  bad(['check', '--copy', 'db-creds'], /^--copy "db-creds" is not kind\/name/);
+  bad(['run', '--copy', 'secret/x'], /--copy only applies to check/);
+  assert.match(HELP, /--copy <kind\/name>/);
+});

@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { isLocalConnection, reproduceFlagsOf, shellQuote } from '../../../src/host/checks/cluster.ts';
+import { copiesFromSetting, isLocalConnection, reproduceFlagsOf, shellQuote } from '../../../src/host/checks/cluster.ts';
 
 describe('robustness checks: which cluster is local', () => {
   it('the control plane this window started is local whatever its address', () => {
@@ -28,6 +28,14 @@ describe('robustness checks: reproduce flags', () => {
       reproduceFlagsOf(recipe, 'widgets.lab.reconcile.dev', '/tmp/kube config', 'reconcile-lab'),
       `--resource widgets.lab.reconcile.dev --reconciler module:samples/x.ts --kubeconfig '/tmp/kube config' --context reconcile-lab`,
     );
+  });
+  it('carries the checks.copy setting as --copy flags; a bad entry of the setting is an error naming the setting', () => {
+    const recipe = { spec: { kind: 'lab' as const }, flag: 'lab', create: () => ({ name: 'x', reconcile: async () => ({}) }) };
+    const copies = copiesFromSetting(['secret/db-creds', ' cm/settings ']);
+    assert.deepEqual(copies, [{ kind: 'Secret', name: 'db-creds', spec: 'secret/db-creds' }, { kind: 'ConfigMap', name: 'settings', spec: 'cm/settings' }]);
+    assert.equal(reproduceFlagsOf(recipe, 'widgets.lab.reconcile.dev', undefined, 'reconcile-lab', [], copies.map((c) => c.spec)), '--resource widgets.lab.reconcile.dev --context reconcile-lab --copy secret/db-creds --copy cm/settings');
+    assert.throws(() => copiesFromSetting(['secret/ok', 'service/web']), /^Error: The setting reconcileLab\.checks\.copy: "service\/web": only Secrets and ConfigMaps are copied/);
+    assert.throws(() => copiesFromSetting([42]), /The setting reconcileLab\.checks\.copy has 42: each entry is a text/);
   });
   it('a Go controller is reproduced with --go and its command line', () => {
     const recipe = { spec: { kind: 'go' as const, command: ['go', 'run', './cmd', '--leader-elect=false'] }, flag: 'go:go run ./cmd --leader-elect=false', create: () => ({ name: 'x', reconcile: async () => ({}) }) };
