@@ -1,7 +1,8 @@
 import * as vscode from 'vscode';
 import { CHECK_KINDS, CHECK_TITLES, type CheckKind, type CheckReport } from '../../core/checks/types.ts';
 import { keyOf as keyOfObject, splitKey } from '../../core/k8s/keys.ts';
-import { isLocalConnection } from '../checks/cluster.ts';
+import { copiesFromSetting, isLocalConnection } from '../checks/cluster.ts';
+import { readSettings } from '../config.ts';
 import type { ReconcileLab } from '../reconcileLab.ts';
 import type { Session } from '../session/session.ts';
 import * as ui from '../ui.ts';
@@ -87,6 +88,12 @@ export async function runChecksCommand(
     return fail('noLoop', `The views show a controller the checks cannot start again; switch back with Show Controller… to check the loop's reconciler (${recipe.flag}).`);
   }
   if (lab.checks.isRunning) return fail('error', 'Robustness checks are already running: cancel them in the progress notification first.');
+  // The copies the setting names: a bad entry stops the run before anything is asked or written.
+  try {
+    copiesFromSetting(readSettings()['checks.copy']);
+  } catch (e) {
+    return fail('invalidArgument', (e as Error).message);
+  }
 
   // Which keys.
   const primary = s.primaryResource;

@@ -181,6 +181,42 @@ describe('Robustness checks', function () {
     }
   });
 
+  it('the checks.copy setting: an input the spec names in an unrecognised way is copied into the scratch namespaces (in the notes and the reproduce line); a bad entry stops the run with an error naming the setting', async () => {
+    const c = await widgetCrd();
+    const cfg = () => vscode.workspace.getConfiguration('reconcileLab');
+    await labCluster().client.create({ group: '', version: 'v1', resource: 'configmaps' }, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'extra-input', namespace: ns }, data: { mode: 'on' } });
+    // Needs the ConfigMap extra-input, which no spec field names: without it, it waits (Ready False, requeue), and
+    // on the real path it writes one no-op update per pass (run twice reports it), so that a reproduce line exists.
+    const mod = join(tmp, 'needs-extra-input.mjs');
+    writeFileSync(mod, [
+      'export async function reconcile(req, ctx) {',
+      '  const w = await ctx.client.get(ctx.primary, req.namespace, req.name, ctx.signal).catch(() => undefined);',
+      '  if (!w || w.metadata.deletionTimestamp) return {};',
+      "  const found = await ctx.client.get({ group: '', version: 'v1', resource: 'configmaps' }, req.namespace, 'extra-input', ctx.signal).then(() => true, () => false);",
+      '  if (!found) return { requeueAfterMs: 30000, reason: "extra-input missing" };',
+      '  await ctx.client.update(ctx.primary, w, { signal: ctx.signal });',
+      '  return {};',
+      '}',
+      '',
+    ].join('\n'));
+    await cfg().update('checks.copy', ['configmap/extra-input'], vscode.ConfigurationTarget.Global);
+    try {
+      await connectTo(ns, { reconcilerKind: 'module', reconcilerModulePath: mod });
+      await waitUntil(() => Boolean(l.session?.get(c.resourceId, `${ns}/checked`)), 'widget cached');
+      const r = ok(await run<ChecksResult>('reconcileLab.runChecks', { key: `${ns}/checked`, resource: c.resourceId, checks: ['runTwice'], quiet: true }));
+      const report = l.checks.lastReport!;
+      assert.ok(report.notes.some((n) => n.includes('ConfigMap extra-input (setting reconcileLab.checks.copy)') && /copied into every scratch namespace/.test(n)), report.notes.join('\n'));
+      const noOp = report.findings.find((f) => f.check === 'runTwice');
+      assert.ok(noOp, `the real path ran (the input was there), so run twice found its no-op update: ${JSON.stringify(r.findings)}\n${report.notes.join('\n')}`);
+      assert.ok(noOp.reproduce.includes('--copy configmap/extra-input'), noOp.reproduce);
+      await cfg().update('checks.copy', ['configmap/extra-input', 'service/web'], vscode.ConfigurationTarget.Global);
+      const bad = await run<ChecksResult>('reconcileLab.runChecks', { key: `${ns}/checked`, resource: c.resourceId, checks: ['runTwice'], quiet: true });
+      assert.ok(!bad.ok && bad.reason === 'invalidArgument' && /^The setting reconcileLab\.checks\.copy: "service\/web": only Secrets and ConfigMaps are copied/.test(bad.message), JSON.stringify(bad));
+    } finally {
+      await cfg().update('checks.copy', undefined, vscode.ConfigurationTarget.Global);
+    }
+  });
+
   it('a key that really fails: the Work Queue row carries the backoff marker (Reset Backoff offered only then); after Reset Backoff the marker and counter are gone', async () => {
     const c = await widgetCrd();
     const mod = join(tmp, 'failing-reconciler.mjs');
