@@ -17,6 +17,9 @@ import { isRecord } from '../record.ts';
 /** The Go queue's reply to a step or dry-run that its shutdown ended (bridge/queue.go). */
 const QUEUE_SHUT_DOWN = /the controller's queue shut down/;
 
+/** Events of another resource on the keys' own names, before any of the announced one, that mean Wrap got the wrong kind. */
+const FOR_MISMATCH_EVENTS = 3;
+
 /** What a RemoteController needs from its process: sending commands and knowing whether it is there. */
 export interface RemoteEndpoint {
   /**
@@ -86,6 +89,8 @@ export class RemoteController implements Controller {
   private readonly unreported = new Set<ObjectKey>();
   /** The "not wrapped" warning was given (once per controller). */
   private warnedNotWrapped = false;
+  /** See {@link noteForObject}: events of other resources on the keys' own names, until decided (`done`). */
+  private readonly forMismatch = { done: false, other: new Map<string, number>() };
   private readonly dirty = new Set<ObjectKey>();
   private readonly waiting = new Map<ObjectKey, { dueAt: number; kind: WaitKind }>();
   /** The key handed out last (names the key of a keyless step whose reply carries no reconcile). */
@@ -265,6 +270,7 @@ export class RemoteController implements Controller {
     const key = m.key;
     switch (m.transition) {
       case 'added':
+        if (m.causes) this.noteForObject(key, m.causes);
         for (const c of m.causes ?? []) this.keys.addReason(key, reasonOfCause(c), false);
         this.markQueued(key, m.priority);
         this.keys.publishPending(key);
@@ -690,6 +696,39 @@ export class RemoteController implements Controller {
     // The journal's warning is what every view and the CLI show; the log keeps it at info (not said twice).
     this.log.info(message, { key, code: 'notWrapped' });
     this.journal.append({ kind: 'warning', controller: this.name, key, code: 'notWrapped', message });
+  }
+
+  /**
+   * Says once when the kind bridge.Wrap was given (`&Gadget{}`, the announced resource) is not the controller's For
+   * kind: the keys' own objects' events come from another resource (FOR_MISMATCH_EVENTS of them, each with the key's
+   * own namespace and name, which the bridge then reports as mapped watches) before any event of the announced one.
+   * The views and the commands look every key up as the announced kind, so they would show the wrong objects.
+   */
+  private noteForObject(key: ObjectKey, causes: readonly Cause[]): void {
+    const m = this.forMismatch;
+    if (m.done || !this.info.resource) return;
+    for (const c of causes) {
+      if (c.kind === 'informer') {
+        m.done = true; // an event of the announced kind for its own key: Wrap was given the right object
+        return;
+      }
+      if (c.kind !== 'watch' || c.objectKey !== key || !c.resource) continue;
+      const [plural = '', , ...group] = c.resource.split('.');
+      if (plural === this.info.resource && group.join('.') === (this.info.group ?? '')) continue;
+      const id = group.length ? `${plural}.${group.join('.')}` : plural;
+      const n = (m.other.get(id) ?? 0) + 1;
+      m.other.set(id, n);
+      if (n < FOR_MISMATCH_EVENTS) continue;
+      m.done = true;
+      const given = this.info.kind ?? this.resourceId;
+      const theirs = c.objectKind ?? id;
+      this.warn(
+        'forObjectMismatch',
+        `controller ${this.name}: bridge.Wrap was given a ${given} (${this.resourceId}) as its For object, but its keys come from events of ${id} objects with the key's own name (${n} so far) and none from ${this.resourceId}. If the controller's For() is ${theirs}, pass that: bridge.Wrap(mgr, "${this.name}", r, &${theirs}{}). Until then the views and the commands look its keys up as ${this.resourceId}, and the causes of its keys read as mapped watches`,
+        key,
+      );
+      return;
+    }
   }
 
   private warn(code: string, message: string, key: ObjectKey | undefined): void {

@@ -533,3 +533,25 @@ test('a waiting key handed out with no "ready" before it (the Go queue\'s timer 
   assert.deepEqual(c.keyCounts(), { queued: 0, processing: 0, backoff: 0, requeueAfter: 0 });
   assert.equal(c.status().waiting, 0);
 });
+
+test("bridge.Wrap given another kind than the controller's For(): said once, after 3 events of another resource on the keys' own names and none of the announced one; a right one never warns", () => {
+  const gadget = (objectKey: string, rv: string) => ({ kind: 'watch', event: 'add', resource: 'gadgets.v1.acme.test', objectKey, objectKind: 'Gadget', resourceVersion: rv, initial: true, at: 1 });
+  const wrong = setup();
+  const warnings = () => wrong.journal.entries({ kinds: ['warning'] }).map((e) => (e.kind === 'warning' ? `${e.code}: ${e.message}` : ''));
+  wrong.q('ns/a', 'added', { causes: [gadget('ns/a', '1')] });
+  wrong.q('ns/b', 'added', { causes: [gadget('ns/b', '2'), { kind: 'watch', event: 'add', resource: 'gadgets.v1.acme.test', objectKey: 'ns/other', resourceVersion: '3', at: 1 }] });
+  assert.deepEqual(warnings(), [], 'two are not enough; a mapped watch of another name does not count');
+  wrong.q('ns/c', 'added', { causes: [gadget('ns/c', '4')] });
+  wrong.q('ns/d', 'added', { causes: [gadget('ns/d', '5')] });
+  assert.equal(warnings().length, 1, warnings().join('\n'));
+  assert.match(warnings()[0]!, /^forObjectMismatch: controller widget: bridge\.Wrap was given a widgets\.lab\.reconcile\.dev \(widgets\.lab\.reconcile\.dev\) as its For object, but its keys come from events of gadgets\.acme\.test objects with the key's own name \(3 so far\) and none from widgets\.lab\.reconcile\.dev\. If the controller's For\(\) is Gadget, pass that: bridge\.Wrap\(mgr, "widget", r, &Gadget\{\}\)\./);
+
+  const right = setup({ kind: 'Widget' });
+  right.q('ns/a', 'added', { causes: [informer('ns/a', '1', 1)] });
+  for (const k of ['b', 'c', 'd', 'e']) right.q(`ns/${k}`, 'added', { causes: [gadget(`ns/${k}`, k)] }); // a child named like its owner, later
+  assert.deepEqual(right.journal.entries({ kinds: ['warning'] }), [], 'an event of the announced kind settles it');
+
+  const unannounced = setup({ resource: undefined, group: undefined, version: undefined });
+  for (const k of ['a', 'b', 'c']) unannounced.q(`ns/${k}`, 'added', { causes: [gadget(`ns/${k}`, k)] });
+  assert.deepEqual(unannounced.journal.entries({ kinds: ['warning'] }), [], 'no For object given: nothing to compare');
+});
