@@ -32,6 +32,7 @@ import type { QueueNode } from './views/queueTree.ts';
 import { EventLogPanel, type EventLogSource } from './webview/eventLogPanel.ts';
 import { GoControllers } from './goController/goControllers.ts';
 import type { ObjectKey } from '../core/k8s/keys.ts';
+import type { EnqueueReason } from '../core/controller/keyState.ts';
 import { otherControllersNote, pausedQueueMessage, selectedKeyOf, stepTargetOf, stepTargetText, type SelectableNode, type StepTarget } from './views/stepTarget.ts';
 import { MessageThrottle, VIEW_MESSAGE_INTERVAL_MS } from './views/messageThrottle.ts';
 import { Ticker } from './views/ticker.ts';
@@ -651,13 +652,14 @@ function journalSource(session: Session): EventLogSource & { dispose(): void } {
   const emitter = new Emitter<readonly LogEntryView[]>();
   // Each entry's key is an object of its controller's resource (a Go controller's, or the built-in loop's).
   const primary = (controller: string | undefined) => session.resourceOfController(controller);
+  const writtenBy = (r: EnqueueReason, controller: string | undefined) => session.writtenByIn(r, controller);
   const sub = session.journal.onDidAppend((batch) => {
-    if (emitter.hasListeners) emitter.fire(batch.map((e) => toLogEntryView(e, primary)));
+    if (emitter.hasListeners) emitter.fire(batch.map((e) => toLogEntryView(e, primary, writtenBy)));
   });
   return {
     snapshot: () => {
       const entries = session.journal.entries();
-      return { length: entries.length, slice: (start: number, end: number) => entries.slice(start, end).map((e) => toLogEntryView(e, primary)) };
+      return { length: entries.length, slice: (start: number, end: number) => entries.slice(start, end).map((e) => toLogEntryView(e, primary, writtenBy)) };
     },
     onDidAppend: emitter.event,
     kinds: EVENT_LOG_KINDS,

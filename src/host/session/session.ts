@@ -776,6 +776,11 @@ export class Session implements ViewModel, Disposable {
     return c ? this.writes.reconcileKeyOf(r, c.name) : undefined;
   }
 
+  /** The key of `controller`'s reconcile whose write made the version `r` names (the Event Log: an entry's own controller). */
+  writtenByIn(r: EnqueueReason, controller: string | undefined): ObjectKey | undefined {
+    return controller === undefined ? undefined : this.writes.reconcileKeyOf(r, controller);
+  }
+
   /** The live convergence of a key of the loop's resource (undefined: not tracked, e.g. no such object). */
   convergence(key: ObjectKey): KeyConvergence | undefined {
     // Without a loop nothing reconciles the objects: "changing" or "converged" would describe a loop that is not there.

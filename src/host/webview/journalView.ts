@@ -5,6 +5,8 @@
  */
 import type { ControlEntry, JournalEntry } from '../../core/journal/journal.ts';
 import { JOURNAL_ENTRY_KINDS, rvAfterText } from '../../core/journal/journal.ts';
+import type { EnqueueReason } from '../../core/controller/keyState.ts';
+import type { ObjectKey } from '../../core/k8s/keys.ts';
 import type { LogEntryView, LogFilter, LogLevelView } from '../../shared/protocol.ts';
 import { matchesFilter, normalizeFilter } from '../../shared/protocol.ts';
 import { formatDuration } from '../views/format.ts';
@@ -33,7 +35,10 @@ function levelOf(e: JournalEntry): LogLevelView {
   }
 }
 
-function summaryOf(e: JournalEntry): { summary: string; detail?: string } {
+/** Whose reconcile (of `controller`) wrote the object version a cause names; see Session.writtenByIn. */
+export type WrittenByLookup = (r: EnqueueReason, controller: string | undefined) => ObjectKey | undefined;
+
+function summaryOf(e: JournalEntry, writtenBy?: WrittenByLookup): { summary: string; detail?: string } {
   switch (e.kind) {
     case 'informer': {
       const what = `${e.initial ? 'initial ' : ''}${e.event} ${resourceIdFromGvrString(e.resource)} ${e.objectKey}${e.resourceVersion ? ` rv ${e.resourceVersion}` : ''}${e.generation !== undefined ? ` gen ${e.generation}` : ''}`;
@@ -46,11 +51,13 @@ function summaryOf(e: JournalEntry): { summary: string; detail?: string } {
       return { summary: `${e.transition}${due}${prio}` };
     }
     case 'reconcileStart': {
-      const why = e.triggers.length ? reasonSummary(e.triggers[e.triggers.length - 1]!, e.at) : 'no recorded trigger';
+      // A cause that this controller's own write made says whose ("…(rv 12, this key's own write)").
+      const say = (t: EnqueueReason) => reasonSummary(t, e.at, e.key, writtenBy?.(t, e.controller));
+      const why = e.triggers.length ? say(e.triggers[e.triggers.length - 1]!) : 'no recorded trigger';
       const more = e.triggers.length > 1 ? ` (+${e.triggers.length - 1} more)` : '';
       return {
         summary: `reconcile #${e.attempt}${e.via === 'step' ? ' (step)' : ''}${e.priority !== undefined && e.priority !== 0 ? ` at ${priorityLabel(e.priority)}` : ''} started: ${why}${more}`,
-        ...(e.triggers.length > 1 ? { detail: e.triggers.map((t) => reasonSummary(t, e.at)).join('\n') } : {}),
+        ...(e.triggers.length > 1 ? { detail: e.triggers.map(say).join('\n') } : {}),
       };
     }
     case 'reconcileEnd':
@@ -83,10 +90,11 @@ export const USER_ACTION_NAMES: Partial<Record<ControlEntry['action'], string>> 
 /**
  * One row per entry. `primaryResource` ("plural.group", or the resource of an
  * entry's controller) names the object of entries that carry only a reconcile
- * key (queue, reconcile, control).
+ * key (queue, reconcile, control); `writtenBy` lets a reconcile's start say which
+ * of its causes its controller's own writes made.
  */
-export function toLogEntryView(e: JournalEntry, primaryResource: string | undefined | ((controller: string | undefined) => string | undefined)): LogEntryView {
-  const { summary, detail } = summaryOf(e);
+export function toLogEntryView(e: JournalEntry, primaryResource: string | undefined | ((controller: string | undefined) => string | undefined), writtenBy?: WrittenByLookup): LogEntryView {
+  const { summary, detail } = summaryOf(e, writtenBy);
   let key = e.key;
   let resource = typeof primaryResource === 'function' ? primaryResource(e.controller) : primaryResource;
   if (e.kind === 'informer' || e.kind === 'write') {

@@ -3,6 +3,8 @@ import assert from 'node:assert/strict';
 import { FakeClock } from '../../../fakes/fakeClock.ts';
 import { createJournal, type JournalEntry } from '../../../../src/core/journal/journal.ts';
 import { exportJsonLines, resourceIdFromGvrString, toLogEntryView } from '../../../../src/host/webview/journalView.ts';
+import { WriteIndex } from '../../../../src/core/journal/writeIndex.ts';
+import type { EnqueueReason } from '../../../../src/core/controller/keyState.ts';
 
 const PRIMARY = 'widgets.lab.reconcile.dev';
 
@@ -80,5 +82,24 @@ describe('priorities', () => {
     j.append({ kind: 'reconcileStart', triggers: [], attempt: 1, via: 'worker', priority: 10, key: 'default/w1' });
     const rows = j.entries().map((e) => toLogEntryView(e, PRIMARY).summary);
     assert.deepEqual(rows, ['queued · low priority (-100)', 'reprioritized · priority 0', 'reconcile #1 at priority 10 started: no recorded trigger']);
+  });
+});
+
+describe('toLogEntryView: a reconcile started by its controller\'s own write says so', () => {
+  it('names the write\'s reconcile for the causes the lookup attributes to the entry\'s controller, and only then', () => {
+    const j = createJournal({ clock: new FakeClock(), delivery: 'sync' });
+    const ix = new WriteIndex();
+    j.onDidAppend((batch) => batch.forEach((e) => ix.note(e)));
+    j.recordWrite({ verb: 'update', gvr: { group: 'lab.reconcile.dev', version: 'v1alpha1', resource: 'widgets' }, namespace: 'default', name: 'w1', subresource: 'status', resourceVersionBefore: '7', resourceVersionAfter: '8', dryRun: false, controller: 'widget', key: 'default/w1' });
+    const own = { kind: 'informer' as const, event: 'update' as const, resource: 'widgets.v1alpha1.lab.reconcile.dev', objectKey: 'default/w1', resourceVersion: '8', at: 0 };
+    const other = { kind: 'owned' as const, event: 'delete' as const, resource: 'configmaps.v1', child: 'default/w1-config', resourceVersion: '9', at: 0 };
+    const start = j.append({ kind: 'reconcileStart', controller: 'widget', triggers: [other, own], attempt: 2, via: 'worker', key: 'default/w1' });
+    const lookup = (r: EnqueueReason, controller: string | undefined) => (controller ? ix.reconcileKeyOf(r, controller) : undefined);
+    const row = toLogEntryView(start, PRIMARY, lookup);
+    assert.match(row.summary, /^reconcile #2 started: update of default\/w1 \(rv 8, this key's own write\), \S+ ago \(\+1 more\)$/, row.summary);
+    assert.match(row.detail ?? '', /^delete of owned configmaps\.v1 default\/w1-config \(rv 9\), \S+ ago\nupdate of default\/w1 \(rv 8, this key's own write\)/, row.detail);
+    assert.doesNotMatch(toLogEntryView(start, PRIMARY).summary, /own write/, 'without a lookup: the event alone');
+    const another = j.append({ kind: 'reconcileStart', controller: 'gadget', triggers: [own], attempt: 1, via: 'worker', key: 'default/w1' });
+    assert.doesNotMatch(toLogEntryView(another, PRIMARY, lookup).summary, /own write/, "another controller's reconcile: not its write");
   });
 });
