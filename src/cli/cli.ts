@@ -59,6 +59,11 @@ export interface CliIo {
   env: Record<string, string | undefined>;
   /** Calls `fn` on SIGINT/SIGTERM; the returned Disposable unsubscribes. */
   onInterrupt(fn: () => void): Disposable;
+  /**
+   * Calls `fn` with each key pressed, one character at a time, while the returned Disposable lives; undefined when
+   * there is no terminal to read keys from (stdin is not a TTY). Ctrl+C keeps interrupting (onInterrupt).
+   */
+  onKeys?(fn: (key: string) => void): Disposable | undefined;
 }
 
 /** Refused because the person did not confirm (--yes). */
@@ -1095,6 +1100,52 @@ export function ownedResources(s: Pick<Session, 'resource' | 'owned'>): Resource
 /** The names of the predicates a built-in loop's controller filters its primary's events with (flags, then the module's). */
 const predicatesOf = new WeakMap<Controller, string[]>();
 
+/** The keys `run` reads in a terminal, as its banner and `?` list them. */
+const RUN_KEYS = 'p pause/resume, s step one reconcile, q quit, ? help';
+
+/**
+ * One key pressed during `run` in a terminal: `p` pauses the loop (workers finish what they hold and take nothing
+ * new) or resumes it, `s` runs exactly one reconcile (pausing first, as the editor's Step does: the next queued key,
+ * or says why none ran), `q` stops as Ctrl+C does, `?` lists the keys. Other keys are ignored. What the loop does is
+ * printed by the journal as usual; this says only what the key did.
+ */
+function runKey(key: string, controller: Controller, io: CliIo, quit: () => void): void {
+  const say = (text: string) => io.stderr(`reconcile-lab: ${text}\n`);
+  switch (key) {
+    case 'p':
+    case 'P':
+      if (controller.status().paused) {
+        controller.resume();
+        say('resumed');
+      } else {
+        controller.pause();
+        say('paused: s steps one reconcile, p resumes');
+      }
+      return;
+    case 's':
+    case 'S':
+      if (!controller.status().paused) say('paused to step (p resumes)');
+      void controller.step().then(
+        (r) => {
+          if (r.kind === 'empty') say(`nothing is queued${r.next ? `; ${r.next.key} is next, ${r.next.waiting === 'backoff' ? 'its retry' : 'its requeue'} due in ${millis(Math.max(0, r.next.dueAt - realClock.now()))}` : ''}`);
+          else if (r.kind === 'notReady') say(`${r.key} waits for ${r.waiting === 'backoff' ? 'its retry' : 'its requeue'}, due in ${millis(Math.max(0, r.dueAt - realClock.now()))}`);
+          else if (r.kind === 'busy') say(`${r.key} is being reconciled right now`);
+          else if (r.kind === 'notRunning') say('the loop is not running');
+        },
+        (e: unknown) => say(`step failed: ${(e as Error).message}`),
+      );
+      return;
+    case 'q':
+    case 'Q':
+      quit();
+      return;
+    case '?':
+    case 'h':
+      say(`keys: ${RUN_KEYS}; Ctrl+C stops`);
+      return;
+  }
+}
+
 /** Thrown by `run` when Ctrl+C or --duration ends it before the loop started. */
 class StoppedBeforeStartError extends Error {}
 
@@ -1329,7 +1380,10 @@ async function run(args: CliArgs, io: CliIo, log: Logger, s: Session, store: Dis
   else if (args.namespace && s.resource.namespaced) await noteMissingNamespace(io, s, args.namespace, 'the loop watches it and reconciles what is created there');
   if (!args.json) {
     const st = controller.status();
-    io.stderr(`reconcile-lab: ${controller.name} running on ${s.resource.resource}${s.resource.group ? '.' + s.resource.group : ''}${args.namespace && s.resource.namespaced && !args.go ? ` in ${args.namespace}` : ''} (${st.maxConcurrentReconciles} worker(s), ${st.workQueue} queue${predicatesOf.get(controller)?.length ? `, predicates: ${predicatesOf.get(controller)!.join(', ')}` : ''}); Ctrl+C to stop\n`);
+    // In a terminal, keys drive the loop as the editor's commands do: pause / resume, step one reconcile, quit.
+    const keys = io.onKeys?.((k) => runKey(k, controller, io, () => stop('q pressed')));
+    if (keys) store.add(keys);
+    io.stderr(`reconcile-lab: ${controller.name} running on ${s.resource.resource}${s.resource.group ? '.' + s.resource.group : ''}${args.namespace && s.resource.namespaced && !args.go ? ` in ${args.namespace}` : ''} (${st.maxConcurrentReconciles} worker(s), ${st.workQueue} queue${predicatesOf.get(controller)?.length ? `, predicates: ${predicatesOf.get(controller)!.join(', ')}` : ''}); ${keys ? `keys: ${RUN_KEYS}, ` : ''}Ctrl+C to stop\n`);
     controller.resume();
   }
   void programExits.get(store)?.then((how) => {

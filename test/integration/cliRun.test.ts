@@ -1,6 +1,6 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { chmodSync, closeSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,6 +11,9 @@ import type { DynamicKubeClient } from '../../src/core/k8s/dynamicClient.ts';
 import { alive } from '../support/alive.ts';
 
 type Run = CliRun;
+
+/** Whether script(1) (util-linux) is there to run the CLI on a pseudo-terminal. */
+const hasScript = () => spawnSync('script', ['--version'], { stdio: 'ignore' }).status === 0;
 
 const cli = runCliProcess;
 
@@ -130,6 +133,49 @@ describe('reconcile-lab run: workers, timeouts and predicates against a real kub
     const banner = out.indexOf('Ctrl+C to stop');
     const first = out.indexOf(' ▶ ');
     assert.ok(banner >= 0 && first > banner, `the banner first, then the reconciles:\n${out.slice(0, 2000)}`);
+  });
+
+  test('in a terminal, run reads keys: p pauses (a new object waits), s runs exactly one reconcile, Ctrl+C stops with the summary', { skip: !hasScript() && 'no script(1) to give the CLI a terminal' }, async () => {
+    const cluster = await getTestCluster();
+    const keysNs = await createNamespace(cluster.transport, 'cli-keys');
+    const mod = join(dir, 'quiet.mjs');
+    writeFileSync(mod, 'export async function reconcile() { return {}; }\n');
+    await c.create(crd.gvr, { apiVersion: crd.apiVersion, kind: 'Widget', metadata: { name: 'one', namespace: keysNs }, spec: {} });
+    // script(1) runs the CLI on a pseudo-terminal and passes what is written to its stdin on as typed keys.
+    const command = [process.execPath, CLI_MAIN, 'run', '--kubeconfig', kubeconfig, '--resource', `widgets.${crd.group}`, '-n', keysNs, '--reconciler', `module:${mod}`].map((a) => `'${a.replace(/'/g, `'\\''`)}'`).join(' ');
+    const p = spawn('script', ['-qfec', command, '/dev/null'], { stdio: ['pipe', 'pipe', 'pipe'] });
+    let out = '';
+    p.stdout.on('data', (b) => (out += b));
+    p.stderr.on('data', (b) => (out += b));
+    const exited = new Promise<number | null>((resolve, reject) => {
+      p.on('error', reject);
+      p.on('close', resolve);
+    });
+    const until = async (what: string, re: RegExp, ms = 30_000) => {
+      const end = Date.now() + ms;
+      while (!re.test(out)) {
+        if (Date.now() > end) throw new Error(`no ${what} in:\n${out}`);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    };
+    try {
+      await until('banner with the keys', /keys: p pause\/resume, s step one reconcile, q quit/);
+      await until('first reconcile', new RegExp(`▶ ${keysNs}/one reconcile, 1st`));
+      p.stdin.write('p');
+      await until('pause', /reconcile-lab: paused: s steps one reconcile, p resumes/);
+      await c.create(crd.gvr, { apiVersion: crd.apiVersion, kind: 'Widget', metadata: { name: 'two', namespace: keysNs }, spec: {} });
+      await new Promise((r) => setTimeout(r, 1500));
+      assert.doesNotMatch(out, new RegExp(`▶ ${keysNs}/two`), `paused: the new object waits in the queue:\n${out}`);
+      p.stdin.write('s');
+      await until('one stepped reconcile', new RegExp(`▶ ${keysNs}/two reconcile, 1st[^\n]*\n[^\n]*■ ${keysNs}/two done`));
+      p.stdin.write('s');
+      await until('an empty queue said', /reconcile-lab: nothing is queued/);
+      p.stdin.write('\u0003');
+      assert.equal(await exited, 0, out);
+      assert.match(out, /Summary: 2 key\(s\), 2 reconcile\(s\)/, out);
+    } finally {
+      p.kill('SIGKILL');
+    }
   });
 
   test('a controller warning (a hot loop) is read once: a ⚠ journal line on stdout and no WARN copy on stderr in text mode; with --json the entry on stdout and the WARN line on stderr', async () => {
