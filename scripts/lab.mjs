@@ -13,20 +13,35 @@
 // killed outright (SIGKILL), its parent-death watchdog (src/core/process/ownerWatchdog.ts) ends the components, and
 // the next start removes the temp dir left behind.
 //
-// Options: --no-vscode (cluster only)   --browser (force code-server)   --port <n> (code-server port)
+// Options (scripts/labOptions.mjs; `npm run lab -- --help` lists them): --no-vscode (cluster only), --browser (force
+// code-server), --port <n> (code-server port), --folder <path> or a bare path (the folder VS Code opens instead of
+// samples/). A wrong command line stops before anything starts, with exit status 2.
 import { readFileSync, copyFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { applyDocuments, loadDocuments } from './samples.mjs';
+import { LAB_USAGE, LabUsageError, parseLabArgs } from './labOptions.mjs';
 import { startLocalControlPlane, resolveBinaries } from '../src/core/controlplane/localControlPlane.ts';
 import { loadKubeConfig } from '../src/core/k8s/kubeconfig.ts';
 import { KubeTransport } from '../src/core/k8s/transport.ts';
 
 const root = resolve(import.meta.dirname, '..');
-const args = process.argv.slice(2);
-const flag = (f) => args.includes(f);
-const opt = (f) => (args.includes(f) ? args[args.indexOf(f) + 1] : undefined);
 const say = (line) => console.log(`[lab] ${line}`);
+
+let options;
+try {
+  // A relative folder is meant from where the person typed the command: npm (and scripts/run.cjs) run this script
+  // in the repository root but pass that directory as INIT_CWD.
+  options = parseLabArgs(process.argv.slice(2), { cwd: process.env.INIT_CWD ?? process.cwd(), root });
+} catch (e) {
+  if (!(e instanceof LabUsageError)) throw e;
+  console.error(`[lab] ${e.message}\n${LAB_USAGE.split('\n')[0]}  (--help lists the options)`);
+  process.exit(2);
+}
+if (options.help) {
+  process.stdout.write(LAB_USAGE);
+  process.exit(0);
+}
 
 const cleanups = [];
 let stopping = false;
@@ -102,14 +117,14 @@ Reconcile Lab is running.
                RECONCILE_LAB_KUBECONFIG=${stable}
 `);
 
-  if (!flag('--no-vscode')) {
+  if (options.vscode) {
     const { openVsCode } = await import('./open-vscode.mjs');
     const vs = await openVsCode({
       root,
       kubeconfig: stable,
-      workspace: join(root, 'samples'),
-      mode: flag('--browser') ? 'browser' : undefined,
-      port: opt('--port') ? Number(opt('--port')) : undefined,
+      workspace: options.folder,
+      mode: options.browser ? 'browser' : undefined,
+      port: options.port,
       log: say,
     });
     cleanups.push(() => vs.dispose());

@@ -40,7 +40,10 @@ if (stale) {
 // Not spawnSync: this process must stay responsive to signals. SIGINT / SIGTERM / SIGHUP sent to it are passed on to
 // the script, which stops everything it started; this process then exits as the script did. (If this process is
 // killed outright, the script notices that its parent is gone; see scripts/lab.mjs.)
-const child = spawn(pinnedNode, [join(root, 'scripts', `${name}.mjs`), ...rest], { cwd: root, stdio: 'inherit' });
+// The script runs in the repository root; INIT_CWD (as npm sets it) tells it where the command was typed, so that a
+// relative path among its arguments (`npm run lab -- ../my-operator`) means what the person meant.
+const env = { ...process.env, INIT_CWD: process.env.INIT_CWD ?? process.cwd() };
+const child = spawn(pinnedNode, [join(root, 'scripts', `${name}.mjs`), ...rest], { cwd: root, stdio: 'inherit', env });
 for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
   process.on(sig, () => {
     try {
