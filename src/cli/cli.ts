@@ -47,7 +47,8 @@ import { cliVersion, ExitCode, HELP, parseCliArgs, wantsVersion, resolveWatchLis
 import { CheckRefusedError, runChecks, skippedUnsettled } from '../core/checks/runChecks.ts';
 import { reproduceFlags, shellQuote } from '../core/checks/reproduce.ts';
 import { renderCheckJson, renderCheckMarkdown, renderCheckText } from '../core/checks/render.ts';
-import { CONFIGMAPS as CHECK_CONFIGMAPS, SCRATCH_LABEL } from '../core/checks/harness.ts';
+import { CONFIGMAPS as CHECK_CONFIGMAPS } from '../core/checks/harness.ts';
+import { isScratchObject, notScratchCopies } from '../core/checks/scratch.ts';
 import { isLocalControlPlane } from '../core/checks/cluster.ts';
 import { goContextProblem } from '../core/checks/goRun.ts';
 import { keyOf } from '../core/k8s/keys.ts';
@@ -480,7 +481,7 @@ async function check(args: CliArgs, io: CliIo, log: Logger, s: Session): Promise
   if (missing.length) throw new UsageError(`no ${resourceName(s)} ${missing.map((k) => `"${k}"`).join(', ')} to check${s.resource.namespaced ? ' (keys are namespace/name)' : ''}; list them with kubectl get ${resourceName(s)}${s.resource.namespaced ? ' -A' : ''}${why.map((w) => `\n  ${w}`).join('')}`);
   if (!keys.length) {
     const namespace = s.resource.namespaced ? args.namespace : undefined;
-    const items = (await s.client.list(s.resource, namespace)).items.filter((o) => !o.metadata.labels?.[SCRATCH_LABEL] && !o.metadata.namespace?.startsWith('rl-check-'));
+    const items = (await s.client.list(s.resource, namespace)).items.filter((o) => !isScratchObject(o));
     keys = items.map((o) => keyOf(o)).sort();
     if (!keys.length) {
       const ns = namespace ? await missingNamespaceNote(s.client, namespace) : undefined;
@@ -1222,6 +1223,8 @@ async function startController(args: CliArgs, io: CliIo, log: Logger, s: Session
     builder.owns(informer);
     scoped.push({ informer, ...(childNs ? { namespace: childNs } : {}) });
   }
+  // A concurrent `check`'s scratch copies are not this loop's to reconcile.
+  builder.withEventFilter(notScratchCopies());
   const controller = store.add(builder.build(reconciler));
   // By the names the journal's "filtered by" uses.
   predicatesOf.set(controller, predicates.map((p) => (moduleConfig?.predicates.includes(p) ? `${p.name} (the module's)` : p.name)));

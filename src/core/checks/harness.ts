@@ -18,6 +18,7 @@ import type { Logger } from '../log.ts';
 import type { RawEndState } from './mask.ts';
 import { NAMESPACE_KEY, specReferences, withExtraReferences, type CopiedReference, type SpecReference } from './references.ts';
 import { crashingClient, FrozenListerWatcher, WithholdingInformer } from './perturb.ts';
+import { SCRATCH_LABEL, SCRATCH_NAMESPACE_PREFIX } from './scratch.ts';
 import { ownerAnnotation, SCRATCH_OWNER_ANNOTATION } from './leftovers.ts';
 
 /**
@@ -30,8 +31,7 @@ import { ownerAnnotation, SCRATCH_OWNER_ANNOTATION } from './leftovers.ts';
 export const CONFIGMAPS: ResourceInfo = { group: '', version: 'v1', resource: 'configmaps', kind: 'ConfigMap', namespaced: true };
 export const SECRETS: ResourceInfo = { group: '', version: 'v1', resource: 'secrets', kind: 'Secret', namespaced: true };
 const NAMESPACES: GroupVersionResource = { group: '', version: 'v1', resource: 'namespaces' };
-/** Label on every scratch namespace and cluster-scoped copy, so leftovers can be found (`kubectl get ns -l …`). */
-export const SCRATCH_LABEL = 'checks.reconcile-lab.dev/scratch';
+export { SCRATCH_LABEL } from './scratch.ts';
 
 export interface HarnessEnv {
   transport: KubeTransport;
@@ -60,7 +60,7 @@ export function resourceLabelOf(gvr: GroupVersionResource): string {
  * so a later check can remove it if this process is killed: leftovers.ts); the caller deletes it with {@link deleteScratch}.
  */
 export async function createScratchNamespace(env: HarnessEnv, purpose: string): Promise<string> {
-  const name = `rl-check-${randomBytes(4).toString('hex')}`;
+  const name = `${SCRATCH_NAMESPACE_PREFIX}${randomBytes(4).toString('hex')}`;
   await env.client.create(NAMESPACES, { apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels: { [SCRATCH_LABEL]: 'true' }, annotations: { 'checks.reconcile-lab.dev/purpose': purpose, [SCRATCH_OWNER_ANNOTATION]: ownerAnnotation() } } }, { signal: env.signal });
   return name;
 }

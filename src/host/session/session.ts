@@ -27,6 +27,7 @@ import type { GroupVersionResource, KubeObject, ResourceInfo } from '../../core/
 import { KubeTransport } from '../../core/k8s/transport.ts';
 import { Journal } from '../../core/journal/journal.ts';
 import { WriteIndex } from '../../core/journal/writeIndex.ts';
+import { notScratchCopies } from '../../core/checks/scratch.ts';
 import { createExecReconciler } from '../../core/reconcilers/execReconciler.ts';
 import { CONFIGMAP_GVR, LAB_FINALIZER, WIDGET_GVR, createLabReconciler, labResourceProblem } from '../../core/reconcilers/labReconciler.ts';
 import { createModuleReconciler, type ModuleControllerConfig } from '../../core/reconcilers/moduleReconciler.ts';
@@ -493,6 +494,12 @@ export class Session implements ViewModel, Disposable {
               log.warn('the reconciler module\'s predicates and options could not be read; reconnect after fixing it', { error: (e as Error).message });
             }
           }
+          // Every built-in reconciler owns ConfigMaps (as the CLI's run, step and check do): the children an exec
+          // or module reconciler writes are watched, listed under their owner, and their changes queue it.
+          if (kind !== 'lab') {
+            const cm = byId.get(resourceIdOf(CONFIGMAP_GVR));
+            if (cm && (!primaryInfo || resourceIdOf(primaryInfo) !== resourceIdOf(cm))) ownedInfos.push(cm);
+          }
           predicates = settings['reconciler.predicates'].map((spec) => {
             try {
               return parsePredicateSpec(spec);
@@ -593,6 +600,8 @@ export class Session implements ViewModel, Disposable {
         // conversion webhook, a missing APIService) does not keep the loop from starting.
         for (const w of watched) if (w !== primary) b.owns(w.informer, needed.has(w.id) ? {} : { waitForSync: false });
         if (namespaceFilter) b.withEventFilter(namespacePredicate(namespaceFilter));
+        // The robustness checks' scratch copies are theirs alone (a loop watching every namespace would queue each).
+        b.withEventFilter(notScratchCopies());
         controller = store.add(b.build(reconciler));
       }
 

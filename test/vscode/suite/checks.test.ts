@@ -102,6 +102,17 @@ describe('Robustness checks', function () {
     assert.ok(tab, 'the results view is an editor tab');
   });
 
+  it("a loop over every namespace never queues the checks' scratch copies (nor their deletes when the checks clean up)", async () => {
+    const c = await widgetCrd();
+    await connectTo(ns, { namespaces: [] });
+    await waitUntil(() => Boolean(l.session?.get(c.resourceId, `${ns}/checked`)), 'widget cached');
+    ok(await run<ChecksResult>('reconcileLab.runChecks', { key: `${ns}/checked`, resource: c.resourceId, checks: ['runTwice'], quiet: true }));
+    // The scratch namespaces are gone (the checks wait for their deletion): every event of theirs has been seen.
+    const scratch = l.session!.keyStates().map((k) => k.key).filter((k) => k.startsWith('rl-check-'));
+    assert.deepEqual(scratch, [], 'no key of a scratch copy in the loop\'s queue or history');
+    assert.ok(l.session!.journal.entries({ kinds: ['informer'] }).some((e) => e.kind === 'informer' && e.objectKey.startsWith('rl-check-') && e.filteredBy === "not a robustness check's scratch copy"), 'the copies\' events were seen and dropped by the filter');
+  });
+
   it('catches the buggy sample with the right check; export (Markdown, JSON) and the reproduce line work', async function () {
     const sample = buggySample();
     if (!sample) this.skip();
@@ -255,6 +266,35 @@ describe('Robustness checks', function () {
     assert.equal(l.session!.keyState(key)?.requeues, 0);
     const tipAfter = plain(l.queueTree.resolveTreeItem(after.item, after.node).tooltip as vscode.MarkdownString);
     assert.match(tipAfter, /Requeues \(backoff counter\): 0\n/, tipAfter);
+  });
+
+  it('a module reconciler owns ConfigMaps without a setting: the child it writes is watched, and deleting it queues its owner', async () => {
+    const c = await widgetCrd();
+    const mod = join(tmp, 'child-writer.mjs');
+    writeFileSync(mod, [
+      "const CM = { group: '', version: 'v1', resource: 'configmaps' };",
+      'export async function reconcile(req, ctx) {',
+      '  const w = await ctx.client.get(ctx.primary, req.namespace, req.name, ctx.signal).catch(() => undefined);',
+      '  if (!w || w.metadata.deletionTimestamp) return {};',
+      "  const name = `${req.name}-child`;",
+      '  const have = await ctx.client.get(CM, req.namespace, name, ctx.signal).catch(() => undefined);',
+      "  if (!have) await ctx.client.create(CM, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: req.namespace, ownerReferences: [{ apiVersion: w.apiVersion, kind: w.kind, name: w.metadata.name, uid: w.metadata.uid, controller: true }] }, data: { a: 'b' } }, { signal: ctx.signal });",
+      '  return {};',
+      '}',
+      '',
+    ].join('\n'));
+    await labCluster().client.create(c.gvr, widget(c, ns, 'parent'));
+    // Only the custom resource is named: ConfigMaps are watched because the reconciler owns them.
+    await connectTo(ns, { reconcilerKind: 'module', reconcilerModulePath: mod, resources: [c.resourceId] });
+    assert.ok(l.session!.resources.some((r) => r.id === 'configmaps'), l.session!.resources.map((r) => r.id).join(', '));
+    const key = `${ns}/parent`;
+    const step = ok(await run<{ step: { kind: string; outcome?: { kind: string } } }>('reconcileLab.stepReconcile', { key, resource: c.resourceId, force: true }));
+    assert.equal(step.step.outcome?.kind, 'success', JSON.stringify(step));
+    await waitUntil(() => Boolean(l.session!.get('configmaps', `${ns}/parent-child`)), 'the child is in the cache');
+    // Step the re-queue (the child's add) away, then delete the child: its owner is queued because of it.
+    ok(await run('reconcileLab.stepReconcile', { key, resource: c.resourceId, force: true }));
+    await labCluster().client.delete({ group: '', version: 'v1', resource: 'configmaps' }, ns, 'parent-child');
+    await waitUntil(() => (l.session!.keyState(key)?.reasons ?? []).some((r) => r.kind === 'owned' && r.event === 'delete' && r.child === `${ns}/parent-child`), 'the owner queued by its child\'s delete');
   });
 
   it("the built-in loop: an event its reconcile's own write caused says so under the key in the Work Queue", async () => {
