@@ -64,7 +64,10 @@ export interface FinalizerDiagnosis {
   /** Whether that controller seems to be running, and why we think so. "unknown" when we cannot tell. */
   running: Liveness;
   evidence: string[];
-  /** What removing it by hand skips. */
+  /**
+   * What goes wrong when it is removed by hand, as one clause that reads after "if removed:" (the editor's
+   * confirmation and the CLI both put it there), e.g. `a volume still bound to a claim may be deleted: data loss`.
+   */
   consequence: string;
 }
 
@@ -360,7 +363,7 @@ export async function diagnoseStuck(o: {
       evidence,
       consequence:
         wk?.consequence ??
-        `whatever cleanup "${domain}" does before deletion is skipped: external resources it manages (cloud resources, DNS records, database rows…) may be orphaned`,
+        `"${domain}" does not get to run its cleanup before deletion: external resources it manages (cloud resources, DNS records, database rows…) may be orphaned`,
     });
   }
 

@@ -18,6 +18,7 @@ import { stepReconcile } from './loopCommands.ts';
 import { DRY_RUN_VIEW, showResultView } from './resultView.ts';
 import * as ui from '../ui.ts';
 import { refusePrivileged } from './privileged.ts';
+import { finalizerLine, finalizerPickDetail } from './finalizerText.ts';
 
 function infoOf(s: Session, t: ObjectTarget): ResourceInfo | Failure {
   const info = s.info(t.resource);
@@ -222,16 +223,6 @@ export async function dryRunReconcileCommand(
   };
 }
 
-function finalizerLine(f: FinalizerDiagnosis): string {
-  const running = f.running === 'yes' ? 'appears to be running' : f.running === 'no' ? 'appears to be DOWN' : f.running === 'paused' ? 'this session\'s loop, paused' : 'cannot tell whether it runs';
-  return [
-    `• ${f.finalizer}${f.location === 'spec' ? ' (spec.finalizers)' : ''}`,
-    `   owner: ${f.probableOwner} (${running})`,
-    ...f.evidence.map((e) => `   – ${e}`),
-    `   removing it skips: ${f.consequence}`,
-  ].join('\n');
-}
-
 /** What happens to an object after finalizers were removed by hand. */
 export type AfterRemoval = 'gone' | 'waitsForReconcile' | 'heldByOthers' | 'notDeleting' | 'dryRun';
 
@@ -321,7 +312,7 @@ export async function stripFinalizers(
     const items: Item[] = diag.finalizers.map((f) => ({
       label: f.finalizer,
       description: `owner running: ${f.running}`,
-      detail: `${f.probableOwner}. Removing it skips: ${f.consequence}`,
+      detail: finalizerPickDetail(f),
       pick: [f],
     }));
     items.push({ label: `All ${diag.finalizers.length} finalizers`, description: 'every owner\'s cleanup is skipped', pick: diag.finalizers });
