@@ -55,6 +55,10 @@ export interface ModuleReconcilerOptions {
   /** The user's .ts/.mts/.js/.mjs file. */
   path: string;
   log?: Logger;
+  /** Finds esbuild (default: beside Reconcile Lab, else in the module's workspace); tests pass one that finds none. */
+  findEsbuild?: (modulePath: string) => Promise<EsbuildLike | undefined>;
+  /** Whether this Node strips TypeScript types itself (default: `process.features.typescript`); for tests. */
+  nodeStripsTypes?: boolean;
 }
 
 interface Loaded {
@@ -127,7 +131,7 @@ export interface EsbuildMessage {
   location?: { file: string; line: number; column: number; lineText?: string } | null;
 }
 
-interface EsbuildLike {
+export interface EsbuildLike {
   build(options: Record<string, unknown>): Promise<{ outputFiles?: Array<{ text: string }>; metafile?: { inputs: Record<string, unknown> } }>;
 }
 
@@ -188,8 +192,9 @@ export function formatCompileErrors(errors: readonly EsbuildMessage[]): string {
  * that is imported and deleted at once. Before every reconcile the modification
  * times of every input file are compared with the loaded build's, so an edited
  * module (or one of its imports) is reloaded fresh; an unchanged one is reused.
- * Without esbuild installed, plain .js/.mjs files are imported directly (cache-busted
- * by mtime) and TypeScript is rejected with a clear error.
+ * Without esbuild installed, the file is imported directly (cache-busted by mtime; only the entry file is
+ * watched for edits): plain .js/.mjs, and TypeScript when this Node strips types itself (22.18+: erasable syntax,
+ * relative imports with their .ts); on an older Node TypeScript is rejected with a clear error.
  *
  * Every problem (missing file, compile error with file:line:column, a throw
  * while evaluating the module, a missing export, an invalid result) is thrown
@@ -227,16 +232,18 @@ export function createModuleReconciler(options: ModuleReconcilerOptions): Reconc
     } catch {
       throw new ModuleReconcilerError('not-found', `reconciler module not found: ${path}`);
     }
-    const esbuild = await loadEsbuild(path);
+    const esbuild = await (options.findEsbuild ?? loadEsbuild)(path);
     const ext = extname(path);
     if (!esbuild) {
-      if (ext === '.ts' || ext === '.mts' || ext === '.cts') {
-        throw new ModuleReconcilerError('compile', `cannot compile ${path}: esbuild was found neither beside Reconcile Lab nor in the module's workspace (run npm i -D esbuild there), or write the reconciler in JavaScript`);
+      const typescript = ext === '.ts' || ext === '.mts' || ext === '.cts';
+      // Node 22.18+ strips types itself (erasable syntax only; relative imports spell out .ts): import the file as is.
+      if (typescript && !(options.nodeStripsTypes ?? Boolean((process.features as { typescript?: unknown }).typescript))) {
+        throw new ModuleReconcilerError('compile', `cannot compile ${path}: esbuild was found neither beside Reconcile Lab nor in the module's workspace, and this Node (${process.version}) does not strip TypeScript types. Run npm i -D esbuild in the module's folder, or write the reconciler in JavaScript`);
       }
       const signature = signatureOf([path]);
       const url = `${pathToFileURL(path).href}?v=${encodeURIComponent(signature)}`;
       const frames: FrameMapper = (u, line, column) => (u === url ? { file: path, line, column } : undefined);
-      const mod = await importModule(url, frames);
+      const mod = await importModule(url, frames, typescript);
       return { signature, inputs: [path], fn: exportOf(mod), exports: mod, frames };
     }
     let result: Awaited<ReturnType<EsbuildLike['build']>>;
@@ -279,14 +286,20 @@ export function createModuleReconciler(options: ModuleReconcilerOptions): Reconc
     }
   }
 
-  async function importModule(url: string, frames: FrameMapper): Promise<Record<string, unknown>> {
+  async function importModule(url: string, frames: FrameMapper, strippedByNode = false): Promise<Record<string, unknown>> {
     try {
       return (await import(url)) as Record<string, unknown>;
     } catch (e) {
       // The stack of the temporary bundle (deleted by now) and of Reconcile Lab says nothing: name the user's lines.
       const at = userFrames((e as Error | undefined)?.stack, frames);
       const what = e instanceof Error ? `${e.name}: ${e.message}` : String(e);
-      throw new ModuleReconcilerError('load', `loading ${path} failed: ${what}${at.map((l) => `\n    ${l}`).join('')}`, { cause: e });
+      // Node's own type stripping refuses what esbuild compiles (an enum, a namespace, parameter properties, a
+      // relative import without its .ts): say what would compile it.
+      const code = (e as { code?: unknown } | undefined)?.code;
+      const hint = strippedByNode && (code === 'ERR_UNSUPPORTED_TYPESCRIPT_SYNTAX' || code === 'ERR_INVALID_TYPESCRIPT_SYNTAX' || code === 'ERR_MODULE_NOT_FOUND')
+        ? '\n(loaded with Node\'s own TypeScript type stripping, as no esbuild was found: it takes erasable syntax only — no enum, namespace or parameter properties — and relative imports written with their .ts extension; npm i -D esbuild in the module\'s folder compiles the rest)'
+        : '';
+      throw new ModuleReconcilerError('load', `loading ${path} failed: ${what}${at.map((l) => `\n    ${l}`).join('')}${hint}`, { cause: e });
     }
   }
 

@@ -231,3 +231,27 @@ test('a module may export its predicates (names or predicate objects) and contro
   await bad('badQueue.mjs', `export const options = { workQueue: 'fifo' };`, /workQueue must be "priority" or "client-go"/);
   r.dispose();
 });
+
+test('without esbuild (a packaged extension, a workspace without it), TypeScript loads through Node\'s own type stripping; syntax that needs a compiler says how to get one; an older Node says what to do', async () => {
+  const noEsbuild = async () => undefined;
+  write('strip-helper.ts', 'export const base: number = 40;\n');
+  const p = write('strip-basic.ts', `
+    import { base } from './strip-helper.ts';
+    import type { Unused } from './nowhere.ts';
+    interface Result { requeueAfterMs?: number }
+    export async function reconcile(req: { name: string }): Promise<Result> {
+      const n: number = base + req.name.length;
+      return { requeueAfterMs: n };
+    }`);
+  const r = createModuleReconciler({ path: p, findEsbuild: noEsbuild, nodeStripsTypes: true });
+  assert.deepEqual(await r.reconcile(req, testContext(statusOnlyClient([])).ctx), { requeueAfterMs: 42 });
+  r.dispose();
+  // An enum is not erasable: Node refuses it, and the error says what compiles it.
+  const e = write('strip-enum.ts', 'enum Mode { A, B }\nexport function reconcile() { return { requeueAfterMs: Mode.B }; }\n');
+  const re = createModuleReconciler({ path: e, findEsbuild: noEsbuild, nodeStripsTypes: true });
+  await assert.rejects(re.reconcile(req, testContext(statusOnlyClient([])).ctx), (err: unknown) => err instanceof ModuleReconcilerError && /loading .*strip-enum\.ts failed: .*\n[^]*Node's own TypeScript type stripping, as no esbuild was found: it takes erasable syntax only — no enum, namespace or parameter properties[^]*npm i -D esbuild in the module's folder/.test(err.message));
+  re.dispose();
+  const old = createModuleReconciler({ path: p, findEsbuild: noEsbuild, nodeStripsTypes: false });
+  await assert.rejects(old.reconcile(req, testContext(statusOnlyClient([])).ctx), (err: unknown) => err instanceof ModuleReconcilerError && /cannot compile .*strip-basic\.ts: esbuild was found neither beside Reconcile Lab nor in the module's workspace, and this Node \(v[\d.]+\) does not strip TypeScript types\. Run npm i -D esbuild in the module's folder, or write the reconciler in JavaScript$/.test(err.message));
+  old.dispose();
+});
