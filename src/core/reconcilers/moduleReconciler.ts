@@ -346,7 +346,7 @@ export function createModuleReconciler(options: ModuleReconcilerOptions): Reconc
     if (typeof r !== 'object') throw new ModuleReconcilerError('result', `${path}: reconcile() must resolve to a Result object or undefined (got ${typeof r})`);
     // A misspelt field ("requeueAfter", Go's "RequeueAfter") would be dropped silently, and with it the requeue.
     const unknown = unknownFieldsMessage(Object.keys(r), RESULT_FIELDS, 'a Result has');
-    if (unknown) throw new ModuleReconcilerError('result', `${path}: reconcile() returned an ${unknown}`);
+    if (unknown) throw new ModuleReconcilerError('result', `${path}: reconcile() returned a Result with ${unknown}`);
     const ms = (r as Result).requeueAfterMs;
     if (ms !== undefined && (typeof ms !== 'number' || !Number.isFinite(ms) || ms < 0)) {
       throw new ModuleReconcilerError('result', `${path}: requeueAfterMs must be a number >= 0 (got ${JSON.stringify(ms)})`);

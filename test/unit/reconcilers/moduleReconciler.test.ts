@@ -112,7 +112,7 @@ test('missing file, missing export, a throw at load time and an invalid result a
   // Go's RequeueAfter, or a missing "Ms": the requeue would be lost without a word.
   const misspelt = createModuleReconciler({ path: write('misspelt.ts', 'export function reconcile() { return { requeueAfter: 5000, reason: "waiting" }; }\n') });
   await assert.rejects(misspelt.reconcile(req, ctx), (e: unknown) => e instanceof ModuleReconcilerError && e.kind === 'result' &&
-    e.message.endsWith('misspelt.ts: reconcile() returned an unknown field "requeueAfter" (did you mean "requeueAfterMs"?); a Result has requeueAfterMs, reason, priority, requeue'));
+    e.message.endsWith('misspelt.ts: reconcile() returned a Result with unknown field "requeueAfter" (did you mean "requeueAfterMs"?); a Result has requeueAfterMs, reason, priority, requeue'));
   const allKnown = createModuleReconciler({ path: write('allknown.ts', 'export function reconcile() { return { requeueAfterMs: 5, reason: "r", priority: 1, requeue: false }; }\n') });
   assert.deepEqual(await allKnown.reconcile(req, ctx), { requeueAfterMs: 5, reason: 'r', priority: 1, requeue: false });
 });
