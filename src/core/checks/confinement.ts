@@ -1,5 +1,6 @@
 import type { JournalEntry } from '../journal/journal.ts';
 import type { ObjectKey } from '../k8s/keys.ts';
+import { writeText } from './writeText.ts';
 
 /**
  * A robustness-check instance of a Go controller is confined to its scratch namespace: its manager's cache holds only
@@ -32,7 +33,7 @@ export function confinementFailure(entries: readonly JournalEntry[], key?: Objec
   for (const e of entries) {
     if (key !== undefined && e.key !== key) continue;
     if (e.kind === 'write' && e.error?.includes(CHECK_WRITE_REFUSAL)) {
-      return `the write ${e.verb}${e.subresource ? `/${e.subresource}` : ''} ${e.resource} ${e.objectKey} was refused (a check instance writes only in its scratch namespace)`;
+      return `the write ${writeText(e)} was refused (a check instance writes only in its scratch namespace)`;
     }
     if (e.kind === 'reconcileEnd' && (e.outcome.kind === 'error' || e.outcome.kind === 'terminal')) {
       const m = e.outcome.message;

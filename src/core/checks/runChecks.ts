@@ -12,6 +12,7 @@ import { GoCheckRunner } from './goRun.ts';
 import { cleanupLeftovers } from './leftovers.ts';
 import { referencesNote } from './references.ts';
 import { confinementFailure, confinementMessage } from './confinement.ts';
+import { writeText } from './writeText.ts';
 import { deriveSpecMutation, mergeParts, specSchemaOf, type SpecMutationPart } from './specMutation.ts';
 import { DRIFT_SUFFIX, driftTargets, ownsHint } from './drift.ts';
 import { revertPatch } from './revert.ts';
@@ -115,8 +116,9 @@ function checkWriteOf(w: WriteRecord): CheckWrite {
   return cw;
 }
 
-function describeWrite(w: WriteRecord): string {
-  return `${w.verb}${w.subresource ? '/' + w.subresource : ''} ${resourceLabelOf(w.gvr)} ${w.key}`;
+/** A recorded write as finding titles and explanations name it: {@link writeText}, the form of the write lists too. */
+export function describeWrite(w: WriteRecord): string {
+  return writeText({ verb: w.verb, resource: resourceLabelOf(w.gvr), objectKey: w.key, subresource: w.subresource });
 }
 
 function journalOf(run: CheckRun, scratchKey: ObjectKey): JournalEntry[] {

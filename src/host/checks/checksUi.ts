@@ -11,7 +11,7 @@ import type { ReconcilerRecipe, Session } from '../session/session.ts';
 import * as ui from '../ui.ts';
 import { ChecksPanel } from '../webview/checksPanel.ts';
 import { copiesFromSetting, reproduceFlagsOf } from './cluster.ts';
-import { emptyChecksModel, reportChecksModel, reproduceOf, runningChecksModel, runningId, type ChecksRunInfo } from '../webview/checksView.ts';
+import { emptyChecksModel, reconcilerTitle, reportChecksModel, reproduceOf, runningChecksModel, runningId, type ChecksRunInfo } from '../webview/checksView.ts';
 
 /** One run's request, kept for Run Again. */
 export interface ChecksRequest {
@@ -19,19 +19,6 @@ export interface ChecksRequest {
   readonly checks: readonly CheckKind[];
   /** The cluster name the person typed to confirm a cluster that is not the local control plane. */
   readonly confirmCluster?: string;
-}
-
-function reconcilerText(recipe: ReconcilerRecipe): string {
-  switch (recipe.spec.kind) {
-    case 'lab':
-      return 'lab reconciler';
-    case 'exec':
-      return `exec reconciler ${recipe.flag.slice('exec:'.length)}`;
-    case 'module':
-      return `module reconciler ${recipe.flag.slice('module:'.length)}`;
-    case 'go':
-      return 'Go controller';
-  }
 }
 
 /**
@@ -96,7 +83,7 @@ export class ChecksUi implements vscode.Disposable {
     const copies = copiesFromSetting(readSettings()['checks.copy']);
     const primary = s.primaryInfo!;
     const primaryResource = s.primaryResource!;
-    const info: ChecksRunInfo = { keys: request.keys, checks: request.checks, reconciler: reconcilerText(recipe), cluster: `${cluster.name}${cluster.local ? ' (local)' : ''}` };
+    const info: ChecksRunInfo = { keys: request.keys, checks: request.checks, reconciler: reconcilerTitle(recipe, go?.controller), cluster: `${cluster.name}${cluster.local ? ' (local)' : ''}` };
     this.last = { request, primaryResource };
     const finished: CheckResult[] = [];
     const runningNow = new Set<string>();

@@ -3,21 +3,40 @@
  * plain text the webview shows with `textContent`. Pure (no `vscode`), unit-tested in
  * test/unit/host-free/webview/checksView.test.ts.
  */
-import { CHECK_KINDS, CHECK_TITLES, type CheckKind, type CheckReport, type CheckResult, type CheckWrite, type Finding } from '../../core/checks/types.ts';
+import { CHECK_KINDS, CHECK_TITLES, type CheckKind, type CheckReconcilerSpec, type CheckReport, type CheckResult, type CheckWrite, type Finding } from '../../core/checks/types.ts';
 import type { ObjectKey } from '../../core/k8s/keys.ts';
 import type { CheckResultView, ChecksJournalLine, ChecksViewModel, FindingView } from '../../shared/checksProtocol.ts';
 import { formatDuration, plural } from '../views/format.ts';
 import { toLogEntryView } from './journalView.ts';
 import { rvAfterText } from '../../core/journal/journal.ts';
+import { writeText } from '../../core/checks/writeText.ts';
 
 /** What a run is about, for the title line. */
 export interface ChecksRunInfo {
   readonly keys: readonly ObjectKey[];
   readonly checks: readonly CheckKind[];
-  /** "lab reconciler", "module reconciler samples/buggy/x.ts". */
+  /** "lab reconciler", "module reconciler samples/buggy/x.ts", "Go controller planter": {@link reconcilerTitle}. */
   readonly reconciler: string;
   /** "reconcile-lab (local)". */
   readonly cluster: string;
+}
+
+/**
+ * The checked reconciler as the title line names it: "lab reconciler", "exec reconciler ./r.sh", "module reconciler
+ * samples/x.ts" (from the setting's text, `flag`), or "Go controller planter" with the name the program announced for
+ * the controller the checks drive (just "Go controller" when none is known).
+ */
+export function reconcilerTitle(recipe: { readonly spec: CheckReconcilerSpec; readonly flag: string }, goController?: string): string {
+  switch (recipe.spec.kind) {
+    case 'lab':
+      return 'lab reconciler';
+    case 'exec':
+      return `exec reconciler ${recipe.flag.slice('exec:'.length)}`;
+    case 'module':
+      return `module reconciler ${recipe.flag.slice('module:'.length)}`;
+    case 'go':
+      return goController ? `Go controller ${goController}` : 'Go controller';
+  }
 }
 
 function titleOf(run: ChecksRunInfo): string {
@@ -28,7 +47,7 @@ function titleOf(run: ChecksRunInfo): string {
 /** One write as a line: "create configmaps ns/x-config rv ∅→12 ok". */
 export function writeLine(w: CheckWrite): string {
   const rv = w.resourceVersionBefore || w.resourceVersionAfter ? ` rv ${w.resourceVersionBefore || '∅'}→${rvAfterText(w, '∅')}` : '';
-  return `${w.verb} ${w.resource} ${w.objectKey}${w.subresource ? `/${w.subresource}` : ''}${rv} ${w.outcome === 'ok' ? 'ok' : `failed: ${w.error ?? 'error'}`}`;
+  return `${writeText(w)}${rv} ${w.outcome === 'ok' ? 'ok' : `failed: ${w.error ?? 'error'}`}`;
 }
 
 function findingView(f: Finding, primaryResource: string | undefined): FindingView {

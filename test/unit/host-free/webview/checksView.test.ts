@@ -2,7 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { CheckReport, CheckResult, Finding } from '../../../../src/core/checks/types.ts';
 import { parseChecksWebviewMessage } from '../../../../src/shared/checksProtocol.ts';
-import { emptyChecksModel, reportChecksModel, reproduceOf, runningChecksModel, writeLine } from '../../../../src/host/webview/checksView.ts';
+import { emptyChecksModel, reconcilerTitle, reportChecksModel, reproduceOf, runningChecksModel, writeLine } from '../../../../src/host/webview/checksView.ts';
 
 const HOSTILE = 'evil [click](command:workbench.action.terminal.new) <img src=x onerror=alert(1)> **bold**';
 const AT = Date.parse('2026-12-01T20:00:00Z');
@@ -86,6 +86,21 @@ describe('checks results view model', () => {
 
   it('write lines name failures', () => {
     assert.equal(writeLine({ verb: 'delete', resource: 'configmaps', objectKey: 'a/b', outcome: 'error', error: 'not found', diff: '' }), 'delete configmaps a/b failed: not found');
+  });
+
+  it('a subresource write reads as in its API path, as finding headings name it', () => {
+    assert.equal(writeLine({ verb: 'update', subresource: 'status', resource: 'planters.garden.example.org', objectKey: 'yard/p1', outcome: 'ok', resourceVersionBefore: '41', resourceVersionAfter: '42', diff: '' }), 'update planters.garden.example.org yard/p1/status rv 41→42 ok');
+  });
+
+  it('the title names the reconciler; a Go controller by the name its program announced', () => {
+    assert.equal(reconcilerTitle({ spec: { kind: 'lab' }, flag: 'lab' }), 'lab reconciler');
+    assert.equal(reconcilerTitle({ spec: { kind: 'exec', command: ['./r.sh'] }, flag: 'exec:./r.sh' }), 'exec reconciler ./r.sh');
+    assert.equal(reconcilerTitle({ spec: { kind: 'module', path: 'samples/x.ts' }, flag: 'module:samples/x.ts' }), 'module reconciler samples/x.ts');
+    const go = { spec: { kind: 'go' as const, command: ['go', 'run', './cmd'] }, flag: 'go:go run ./cmd' };
+    assert.equal(reconcilerTitle(go, 'planter'), 'Go controller planter');
+    assert.equal(reconcilerTitle(go), 'Go controller', 'no name known: still says what it is');
+    const m = reportChecksModel({ ...run, checks: [...run.checks], reconciler: reconcilerTitle(go, 'planter') }, { ...report, reconcilerKind: 'go', reconciler: 'go run ./cmd' }, undefined);
+    assert.equal(m.title, 'Robustness checks of ns/w · Go controller planter · cluster reconcile-lab (local)');
   });
 });
 

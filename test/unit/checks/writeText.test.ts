@@ -1,0 +1,44 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { describeWrite } from '../../../src/core/checks/runChecks.ts';
+import { renderCheckMarkdown, renderCheckText } from '../../../src/core/checks/render.ts';
+import type { CheckReport, CheckWrite, Finding } from '../../../src/core/checks/types.ts';
+import { writeText } from '../../../src/core/checks/writeText.ts';
+import type { WriteRecord } from '../../../src/core/k8s/dynamicClient.ts';
+import { writeLine } from '../../../src/host/webview/checksView.ts';
+
+const planters = { group: 'garden.example.org', version: 'v1', resource: 'planters' };
+const statusWrite: WriteRecord = {
+  verb: 'update', subresource: 'status', gvr: planters, namespace: 'yard', name: 'p1', key: 'yard/p1', dryRun: false,
+  resourceVersionBefore: '41', resourceVersionAfter: '42', outcome: 'ok', startedAt: 0, durationMs: 3,
+};
+const listed: CheckWrite = { verb: 'update', subresource: 'status', resource: 'planters.garden.example.org', objectKey: 'yard/p1', outcome: 'ok', resourceVersionBefore: '41', resourceVersionAfter: '42', diff: '' };
+
+test('writeText: the subresource follows the object, as in its API path; none: verb, resource, key', () => {
+  assert.equal(writeText(listed), 'update planters.garden.example.org yard/p1/status');
+  assert.equal(writeText({ verb: 'create', resource: 'configmaps', objectKey: 'yard/p1-soil' }), 'create configmaps yard/p1-soil');
+});
+
+test('a finding heading names a write exactly as the write lists below it do (results view, text and Markdown reports)', () => {
+  const named = describeWrite(statusWrite);
+  assert.equal(named, 'update planters.garden.example.org yard/p1/status');
+  assert.doesNotMatch(named, /update\/status/);
+  // The editor's results view.
+  assert.equal(writeLine(listed), `${named} rv 41→42 ok`);
+  // The CLI's reports.
+  const f: Finding = {
+    id: 'convergence:yard/p1:1', check: 'convergence', severity: 'error', key: 'yard/p1', title: `Never converges: 12 × ${named} in 5 s`, explanation: '…',
+    perturbation: { check: 'convergence', description: 'left the controller running' }, diff: '', writes: [listed], journal: [], reproduce: 'reconcile-lab check yard/p1 --check convergence',
+  };
+  const r: CheckReport = {
+    generatedAt: '2026-01-01T00:00:00Z', resource: 'planters.garden.example.org', reconciler: 'go run ./cmd', reconcilerKind: 'go', cluster: { name: 'reconcile-lab', local: true }, keys: ['yard/p1'], checks: ['convergence'],
+    results: [{ check: 'convergence', key: 'yard/p1', status: 'failed', findings: [f], durationMs: 5000, parts: [] }], findings: [f], masked: [], notes: [],
+    totals: { keys: 1, checks: 1, passed: 0, failed: 1, skipped: 0, errors: 0, findings: 1 }, durationMs: 5000, parts: [], aborted: false,
+  };
+  const text = renderCheckText(r);
+  assert.ok(text.includes(`Never converges: 12 × ${named} in 5 s`), text);
+  assert.ok(text.includes(`      write: ${named} (rv 41 → 42)`), text);
+  const md = renderCheckMarkdown(r);
+  assert.ok(md.includes(`- ${named}, rv 41 → 42`), md);
+  assert.doesNotMatch(text + md, /update\/status/);
+});
