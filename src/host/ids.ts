@@ -97,6 +97,11 @@ export const ContextKeys = {
   localControlPlane: 'reconcileLab.localControlPlane',
   /** true while a Go controller launched by Run Controller runs. */
   goController: 'reconcileLab.goController',
+  /**
+   * true while the views show a Go controller (not the built-in loop): its loop lives in its program, so the views
+   * offer Pause / Resume and Stop Controller for it, not Stop Reconcile Loop.
+   */
+  showsGoController: 'reconcileLab.showsGoController',
   /** true when a workspace folder is, or holds (up to 4 levels down), a Go module that requires controller-runtime. */
   goProject: 'reconcileLab.goProject',
   /** true while the Resources view shows only objects in some states (Filter Resources by State…). */

@@ -481,6 +481,7 @@ export class ReconcileLab implements vscode.Disposable {
     this.contextKeys.set(ContextKeys.connected, false);
     this.contextKeys.set(ContextKeys.loopState, 'stopped');
     this.contextKeys.set(ContextKeys.loopAvailable, false);
+    this.contextKeys.set(ContextKeys.showsGoController, false);
     this.contextKeys.set(ContextKeys.localControlPlane, false);
     this.resourcesView.message = undefined;
     this.queueMessage.setNow(undefined);
@@ -533,6 +534,7 @@ export class ReconcileLab implements vscode.Disposable {
     const loop = s.loopState();
     this.contextKeys.set(ContextKeys.loopState, loop);
     this.contextKeys.set(ContextKeys.loopAvailable, Boolean(s.controller));
+    this.contextKeys.set(ContextKeys.showsGoController, s.showsExternal);
     // Say which key Step acts on, next to the Step button (view descriptions) and in the status bar.
     const step = s.controller && loop !== 'running' ? stepTargetText(this.stepTarget()) : undefined;
     // Descriptions are made inert, not recorded as shown messages (they change with every queue transition).

@@ -41,6 +41,8 @@ export async function startLoop(lab: ReconcileLab, arg: unknown): Promise<Comman
 export async function stopLoop(lab: ReconcileLab, arg: unknown): Promise<CommandResult<{ loop: LoopState }>> {
   const r = requireLoop(lab, arg);
   if (isFailure(r)) return r;
+  // A Go controller's loop lives in its program: the editor can pause its workers, not stop its loop.
+  if (r.s.showsExternal) return fail('invalidArgument', `The views show the Go controller ${r.c.name}, whose loop runs in its program: Pause Reconcile Loop stops its workers, Stop Controller ends the program.`);
   await r.c.stop();
   lab.renderStatus();
   return { ok: true, loop: r.s.loopState() };

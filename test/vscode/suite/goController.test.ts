@@ -179,6 +179,11 @@ describe('Go controller (Run Controller…) in the editor', function () {
     await waitUntil(() => s.keyState(key)?.phase === 'queued', 'the widget is queued in the Go controller', 60_000);
     assert.ok(s.queuedKeys().includes(key), 'the Work Queue view lists it');
     assert.equal(s.loopState(), 'paused');
+    // Its loop lives in its program: Stop Reconcile Loop is not offered (Pause and Stop Controller are) and refuses.
+    assert.equal(l.contextKeys.get('reconcileLab.showsGoController'), true);
+    const stopLoop = await run('reconcileLab.stopLoop');
+    assert.ok(!stopLoop.ok && stopLoop.reason === 'invalidArgument' && /whose loop runs in its program: Pause Reconcile Loop stops its workers, Stop Controller ends the program/.test(stopLoop.message), JSON.stringify(stopLoop));
+    assert.equal(s.loopState(), 'paused');
 
     const dry = ok(await run<{ actions: Array<{ verb: string; resource: string; outcome: string; diff: string }> }>('reconcileLab.dryRunReconcile', { key, resource: RESOURCE, open: false }));
     assert.ok(dry.actions.some((a) => a.verb === 'create' && a.resource === 'configmaps' && a.outcome === 'ok'), JSON.stringify(dry.actions));
@@ -229,6 +234,7 @@ describe('Go controller (Run Controller…) in the editor', function () {
     assert.match(stopped.exit ?? '', /killed by SIGTERM|exited with code/);
     assert.equal(s.controller, s.builtInController, 'back to the built-in loop');
     assert.equal(l.go.launchedProcess, undefined);
+    assert.equal(l.contextKeys.get('reconcileLab.showsGoController'), false, 'Stop Reconcile Loop is offered again');
   });
 
   it('Run Controller… in a window that is not connected yet connects first (with the settings), then runs the program', async function () {
