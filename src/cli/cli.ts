@@ -20,7 +20,7 @@ import type { Reconciler } from '../core/controller/reconcile.ts';
 import { Journal, rvAfterText, writeDeletedText, type JournalEntry } from '../core/journal/journal.ts';
 import { WriteIndex, type Writer } from '../core/journal/writeIndex.ts';
 import type { EnqueueReason, ReconcileOutcome } from '../core/controller/keyState.ts';
-import { dryRunReconcile } from '../core/actions/dryRun.ts';
+import { changesNothing, dryRunReconcile, UNCHANGED_WRITE_NOTE } from '../core/actions/dryRun.ts';
 import { diagnoseStuck, FinalizerNotFoundError, ObjectChangedError, removeFinalizers, type StuckDiagnosis } from '../core/actions/finalizers.ts';
 import { inspectKey, type InspectResult } from '../core/actions/inspect.ts';
 import { buildReconcileReport, renderReportJson, renderReportMarkdown } from '../core/actions/report.ts';
@@ -580,7 +580,7 @@ async function dryRun(args: CliArgs, io: CliIo, log: Logger, s: Session, store: 
   if (r.explanation?.notes.length) out.push('', 'Observed:', ...r.explanation.notes.map((n) => `  - ${n}`));
   out.push('', r.actions.length ? `Planned actions (${r.actions.length}):` : 'Planned actions: none (already as desired).');
   r.actions.forEach((a, i) => {
-    out.push(`  ${i + 1}. ${a.verb}${a.subresource ? '/' + a.subresource : ''} ${a.resource} ${a.key}${a.resourceVersionBefore ? ` (rv ${a.resourceVersionBefore})` : ''}${a.outcome === 'error' ? ` — REJECTED: ${a.error}` : a.record.deleted ? ` — ${writeDeletedText(a.record)}` : ''}`);
+    out.push(`  ${i + 1}. ${a.verb}${a.subresource ? '/' + a.subresource : ''} ${a.resource} ${a.key}${a.resourceVersionBefore ? ` (rv ${a.resourceVersionBefore})` : ''}${a.outcome === 'error' ? ` — REJECTED: ${a.error}` : a.record.deleted ? ` — ${writeDeletedText(a.record)}` : changesNothing(a) ? ` — ${UNCHANGED_WRITE_NOTE}` : ''}`);
     if (a.diff) out.push(indent(a.diff, '       '));
   });
   if (r.status) out.push('', 'Status it would write:', r.status.diff ? indent(r.status.diff, '  ') : '  (unchanged)');
@@ -1284,8 +1284,8 @@ async function goDryRun(args: CliArgs, io: CliIo, log: Logger, s: Session, store
   r.writes.forEach((w, i) => {
     const res = w.group ? `${w.resource}.${w.group}` : w.resource;
     const obj = writeTarget(w);
-    out.push(`  ${i + 1}. ${w.verb}${w.subresource ? '/' + w.subresource : ''} ${res} ${obj}${w.resourceVersionBefore ? ` (rv ${w.resourceVersionBefore})` : ''}${w.error ? ` — REJECTED: ${w.error}` : w.deleted ? ` — ${writeDeletedText(w)}` : ''}`);
     const diff = w.error ? '' : yamlDiff(`${res} ${obj}`, w.before ?? null, w.verb === 'delete' ? null : (w.after ?? null), { volatile: true });
+    out.push(`  ${i + 1}. ${w.verb}${w.subresource ? '/' + w.subresource : ''} ${res} ${obj}${w.resourceVersionBefore ? ` (rv ${w.resourceVersionBefore})` : ''}${w.error ? ` — REJECTED: ${w.error}` : w.deleted ? ` — ${writeDeletedText(w)}` : changesNothing({ verb: w.verb, diff }) ? ` — ${UNCHANGED_WRITE_NOTE}` : ''}`);
     if (diff) out.push(indent(diff, '       '));
   });
   const o = r.outcome;

@@ -230,6 +230,19 @@ describe('reconcile-lab CLI against a real kube-apiserver', () => {
     assert.match(human.stdout, /Requeue decision: requeue after 15000 ms \(DependencyMissing/);
   });
 
+  test('dry-run marks a planned write that changes nothing (an update of an object already as sent)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'rl-cli-noop-'));
+    try {
+      const mod = join(dir, 'noop.mjs');
+      writeFileSync(mod, 'export async function reconcile(req, ctx) {\n  const w = await ctx.client.get(ctx.primary, req.namespace, req.name, ctx.signal);\n  await ctx.client.update(ctx.primary, w, { signal: ctx.signal });\n  return {};\n}\n');
+      const r = await cli(['dry-run', 'widget-ready', ...common, '--reconciler', `module:${mod}`]);
+      assert.equal(r.code, 0, r.stderr);
+      assert.match(r.stdout, new RegExp(`1\\. update widgets\\.${crd.group.replace(/\./g, '\\.')} ${ns}/widget-ready \\(rv \\d+\\) — changes nothing \\(the object already is as sent: compare before writing, or this write repeats on every pass\\)`), r.stdout);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   test('a failing reconciler makes dry-run exit 1 with the error', async () => {
     const r = await cli(['dry-run', 'widget-ready', ...common, '--reconciler', 'exec:/nonexistent/reconcile.sh', '--json']);
     assert.equal(r.code, 1);

@@ -39,6 +39,18 @@ export interface DryRunResult {
   dryRun: true;
 }
 
+/**
+ * Said after a planned write that the server accepted without changing anything (an update or patch of an object
+ * that already is as sent: its diff is empty). Such a write on every pass costs a request each time and, on the
+ * object itself, may queue the key again; the robustness checks flag it.
+ */
+export const UNCHANGED_WRITE_NOTE = 'changes nothing (the object already is as sent: compare before writing, or this write repeats on every pass)';
+
+/** Whether a planned, accepted write (not a delete) changes nothing: its diff is empty. */
+export function changesNothing(w: { verb: string; diff?: string; error?: unknown; outcome?: string }): boolean {
+  return w.verb !== 'delete' && !w.error && w.outcome !== 'error' && !w.diff;
+}
+
 export function resourceLabel(gvr: GroupVersionResource): string {
   return gvr.group ? `${gvr.resource}.${gvr.group}` : gvr.resource;
 }

@@ -1,6 +1,7 @@
 import * as vscode from 'vscode';
 import * as ui from '../ui.ts';
 import { yamlDiff } from '../../core/actions/objectDiff.ts';
+import { changesNothing, UNCHANGED_WRITE_NOTE } from '../../core/actions/dryRun.ts';
 import { DRY_RUN_VIEW, showResultView } from './resultView.ts';
 import { RemoteController, type RemoteDryRun } from '../../core/bridge/remoteController.ts';
 import { writeTarget } from '../../core/bridge/causes.ts';
@@ -294,6 +295,7 @@ export async function remoteDryRun(
   s.recordAction('dryRun', t.key, `dry-run reconcile of ${t.key} in ${c.name} (every write dryRun=All)`);
   const r = await ui.progress({ location: vscode.ProgressLocation.Window, title: `Dry-run ${t.key} in ${c.name}` }, () => c.dryRun(t.key));
   const name = (w: RemoteDryRun['writes'][number]) => `${w.group ? `${w.resource}.${w.group}` : w.resource} ${writeTarget(w)}${w.subresource ? `/${w.subresource}` : ''}`;
+  const diffOf = (w: RemoteDryRun['writes'][number]) => (w.error ? '' : yamlDiff(name(w), w.before ?? null, w.verb === 'delete' ? null : (w.after ?? null), { volatile: true, beforeName: 'current', afterName: 'planned' }));
   const lines = [
     `# Dry-run of ${t.key} in the Go controller ${c.name}`,
     '',
@@ -302,14 +304,14 @@ export async function remoteDryRun(
     '## Planned writes',
     '',
     ...(r.writes.length
-      ? r.writes.map((w) => `- ${w.verb} ${name(w)}${w.error ? ` — REJECTED: ${w.error}` : ''}`)
+      ? r.writes.map((w) => `- ${w.verb} ${name(w)}${w.error ? ` — REJECTED: ${w.error}` : changesNothing({ verb: w.verb, diff: diffOf(w) }) ? ` — ${UNCHANGED_WRITE_NOTE}` : ''}`)
       : r.outcome.kind === 'error' || r.outcome.kind === 'terminal'
         ? ['None before the reconcile failed.']
         : ['None: the observed state already matches the desired state.']),
   ];
   for (const w of r.writes.filter((x) => !x.error)) {
-    const diff = yamlDiff(name(w), w.before ?? null, w.verb === 'delete' ? null : (w.after ?? null), { volatile: true, beforeName: 'current', afterName: 'planned' });
-    lines.push('', `## ${w.verb} ${name(w)}`, '', '```diff', diff || '(no change)', '```');
+    const diff = diffOf(w);
+    if (diff) lines.push('', `## ${w.verb} ${name(w)}`, '', '```diff', diff, '```');
   }
   const summary = lines.join('\n') + '\n';
   const uri = lab.documents.view(DRY_RUN_VIEW, summary);

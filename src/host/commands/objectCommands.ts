@@ -1,5 +1,5 @@
 import * as vscode from 'vscode';
-import { dryRunReconcile, type DryRunResult } from '../../core/actions/dryRun.ts';
+import { changesNothing, dryRunReconcile, UNCHANGED_WRITE_NOTE, type DryRunResult } from '../../core/actions/dryRun.ts';
 import { diagnoseStuck, goKnownController, loopKnownController, namespaceHoldLines, removeFinalizers, ObjectChangedError, type FinalizerDiagnosis, type KnownController, type StuckDiagnosis } from '../../core/actions/finalizers.ts';
 import { inspectKey, inspectTitle, type CacheState } from '../../core/actions/inspect.ts';
 import { displayPair, toYaml } from '../../core/actions/objectDiff.ts';
@@ -175,7 +175,7 @@ function dryRunSummary(s: Session, r: DryRunResult): string {
     out.push(exec ? 'None through Reconcile Lab\'s client (writes the program makes itself are not visible here).' : 'None: the observed state already matches the desired state (idempotent pass).');
   }
   for (const a of r.actions) {
-    out.push(`- ${md(`${a.verb} ${a.resource} ${a.key}${a.subresource ? `/${a.subresource}` : ''}`)}${a.outcome === 'error' ? ` — REJECTED: ${md(String(a.error))}` : ''}`);
+    out.push(`- ${md(`${a.verb} ${a.resource} ${a.key}${a.subresource ? `/${a.subresource}` : ''}`)}${a.outcome === 'error' ? ` — REJECTED: ${md(String(a.error))}` : changesNothing(a) ? ` — ${md(UNCHANGED_WRITE_NOTE)}` : ''}`);
   }
   if (r.status) out.push('', '## Status it would write', '', fence('diff', r.status.diff || '(unchanged)'));
   if (r.explanation) {
