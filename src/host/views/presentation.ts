@@ -177,6 +177,18 @@ function keyIcon(s: KeyState): IconSpec {
 }
 
 /**
+ * The key's last error as a labelled line: `last error` while its last reconcile failed, `earlier error` once a
+ * later reconcile succeeded (the message is kept for history), with how long ago it happened.
+ */
+export function lastErrorLine(s: KeyState, now: number): { label: string; value: string } | undefined {
+  if (!s.lastError) return undefined;
+  const failing = s.lastOutcome === undefined || s.lastOutcome.kind === 'error' || s.lastOutcome.kind === 'terminal';
+  const ago = s.lastErrorAt !== undefined ? `${formatDuration(now - s.lastErrorAt)} ago` : undefined;
+  const when = [ago, failing ? undefined : 'before the last reconcile, which succeeded'].filter(Boolean).join(', ');
+  return { label: failing ? 'last error' : 'earlier error', value: `${s.lastError}${when ? ` (${when})` : ''}` };
+}
+
+/**
  * A work-queue key: its state, requeue count, next due time, last error and why it is queued (`writtenBy`: whose
  * reconcile wrote the version an event names, see ViewModel.writtenBy).
  */
@@ -194,7 +206,8 @@ export function presentKey(s: KeyState, now: number, convergence?: KeyConvergenc
   tooltip.push({ label: 'Reconciles', value: String(s.reconciles) });
   if (last) tooltip.push({ label: 'Last result', value: last });
   if (s.lastStartedAt !== undefined) tooltip.push({ label: 'Last started', value: `${formatDuration(now - s.lastStartedAt)} ago` });
-  if (s.lastError) tooltip.push({ label: 'Last error', value: s.lastError + (s.lastErrorAt !== undefined ? ` (${formatDuration(now - s.lastErrorAt)} ago)` : '') });
+  const err = lastErrorLine(s, now);
+  if (err) tooltip.push({ label: err.label[0]!.toUpperCase() + err.label.slice(1), value: err.value });
   for (const r of s.reasons) tooltip.push({ label: 'Queued because', value: reasonSummary(r, now, s.key, writtenBy?.(r)) });
   if (s.droppedReasons) tooltip.push({ label: 'Queued because', value: `… and ${s.droppedReasons} earlier reason(s)` });
   if (!s.reasons.length) for (const r of s.lastTriggers) tooltip.push({ label: 'Last run triggered by', value: reasonSummary(r, now, s.key, writtenBy?.(r)) });

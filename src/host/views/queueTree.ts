@@ -5,7 +5,7 @@ import type { KeyBrief, KeyPhase, KeyState } from '../../core/controller/keyStat
 import type { Disposable } from '../../core/lifecycle.ts';
 import type { ObjectKey } from '../../core/k8s/keys.ts';
 import { ContextValues } from '../ids.ts';
-import { hasBackoff, presentKey, reasonSummary } from './presentation.ts';
+import { hasBackoff, lastErrorLine, presentKey, reasonSummary } from './presentation.ts';
 import { RefreshCoalescer } from './refreshCoalescer.ts';
 import { tooltipOf, TREE_REFRESH_MS } from './resourcesTree.ts';
 import type { ViewModel } from './viewModel.ts';
@@ -300,7 +300,8 @@ export class QueueTreeProvider implements vscode.TreeDataProvider<QueueNode>, vs
     s.reasons.forEach((r) => add('queued because', reasonSummary(r, now, s.key, m.writtenBy?.(r))));
     if (s.droppedReasons) add('queued because', `… and ${s.droppedReasons} earlier reason(s)`);
     if (!s.reasons.length) s.lastTriggers.forEach((r) => add('last run triggered by', reasonSummary(r, now, s.key, m.writtenBy?.(r))));
-    if (s.lastError) add('last error', s.lastError);
+    const err = lastErrorLine(s, now);
+    if (err) add(err.label, err.value);
     if (s.warning) add('warning', s.warning);
     const c = m.convergence?.(node.key);
     if (c) add(c.state, c.reason);

@@ -2,7 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { KeyState } from '../../../../src/core/controller/keyState.ts';
 import type { KubeObject } from '../../../../src/core/k8s/objects.ts';
-import { dueIn, finalizersOf, hasBackoff, outcomeSummary, presentCondition, presentKey, presentNamespaceRow, presentObject, queueSummary, reasonSummary } from '../../../../src/host/views/presentation.ts';
+import { dueIn, finalizersOf, hasBackoff, lastErrorLine, outcomeSummary, presentCondition, presentKey, presentNamespaceRow, presentObject, queueSummary, reasonSummary } from '../../../../src/host/views/presentation.ts';
 
 const NOW = Date.parse('2026-03-01T12:00:00Z');
 
@@ -265,5 +265,13 @@ describe('presentNamespaceRow', () => {
   it('namespaces watched but this one not cached: says so rather than Active', () => {
     const p = presentNamespaceRow({ total: 1, terminatingObjects: 0, namespacesWatched: true }, now);
     assert.match(p.tooltip.find((l) => l.label === 'Namespace')?.value ?? '', /^not in the cache/);
+  });
+});
+
+describe('lastErrorLine', () => {
+  it('"last error" while the last reconcile failed; "earlier error" with its age once a later one succeeded', () => {
+    assert.deepEqual(lastErrorLine(key({ lastError: 'boom', lastErrorAt: NOW - 3000, lastOutcome: { kind: 'error', message: 'boom' } }), NOW), { label: 'last error', value: 'boom (3.0s ago)' });
+    assert.deepEqual(lastErrorLine(key({ lastError: 'boom', lastErrorAt: NOW - 60_000, lastOutcome: { kind: 'requeueAfter', afterMs: 1000 } }), NOW), { label: 'earlier error', value: 'boom (1m ago, before the last reconcile, which succeeded)' });
+    assert.equal(lastErrorLine(key({ lastOutcome: { kind: 'success' } }), NOW), undefined);
   });
 });
