@@ -362,7 +362,7 @@ export async function selectController(lab: ReconcileLab, arg: unknown): Promise
   } else {
     const items = [
       ...all.map((c) => ({ label: c.controller.name, description: `${c.controller.resourceId ?? 'resource unknown'} · ${lab.go.describe(c).replace(/^Go controller \S+ · /, '')}`, ref: c as (typeof all)[number] | null })),
-      { label: 'Built-in loop', description: s.reconciler?.name ?? '', ref: null },
+      { label: "Reconcile Lab's loop", description: s.reconcilerDescription, ref: null },
     ];
     const picked = await ui.pick(items, { title: 'Show which controller in the views?' });
     if (!picked) return fail('cancelled', 'No controller chosen.');

@@ -304,9 +304,23 @@ export class Session implements ViewModel, Disposable {
     return this.external?.controller ?? this.builtInController;
   }
 
-  /** Where {@link controller} runs, for people: "built-in loop (lab)" or the external origin (read live: "Go … pid 123 · connected"). */
+  /**
+   * Where {@link controller} runs, for people: the reconciler first, then "Reconcile Lab's loop" ("module reconciler
+   * src/reconciler.ts · Reconcile Lab's loop", "lab sample reconciler · …"), or the external origin (read live:
+   * "Go … pid 123 · connected"). The person's own code comes first: "built-in" read as "not my code".
+   */
   get controllerOrigin(): string {
-    return this.external?.origin() ?? (this.builtInController ? `built-in loop (${this.reconciler?.name ?? 'reconciler'})` : 'no loop');
+    if (this.external) return this.external.origin();
+    if (!this.builtInController) return 'no loop';
+    return `${this.reconcilerDescription} · Reconcile Lab's loop`;
+  }
+
+  /** The built-in loop's reconciler in words: "lab sample reconciler", "exec reconciler ./r.sh", "module reconciler x.ts". */
+  get reconcilerDescription(): string {
+    const flag = this.reconcilerRecipe?.flag ?? this.reconciler?.name ?? 'reconciler';
+    if (flag === 'lab') return 'lab sample reconciler';
+    const m = /^(exec|module):(.*)$/s.exec(flag);
+    return m ? `${m[1]} reconciler ${m[2]}` : flag;
   }
 
   /**

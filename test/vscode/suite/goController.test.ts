@@ -211,7 +211,7 @@ describe('Go controller (Run Controller…) in the editor', function () {
     assert.equal(inspected?.cachedResourceVersion, (await labCluster().client.get(WIDGETS, ns, 'gadget')).metadata.resourceVersion);
 
     // Show Controller…: back to the built-in loop and to the Go controller again, by name.
-    assert.match(ok(await run<{ shown: string }>('reconcileLab.selectController', { controller: null })).shown, /^built-in loop/);
+    assert.match(ok(await run<{ shown: string }>('reconcileLab.selectController', { controller: null })).shown, /^lab sample reconciler · Reconcile Lab's loop$/);
     assert.equal(s.controller, s.builtInController);
     assert.match(kindDescription(), /reconciled by the loop/);
     assert.match(ok(await run<{ shown: string }>('reconcileLab.selectController', { controller: r.controller })).shown, /^Go controller/);

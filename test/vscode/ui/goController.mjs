@@ -135,7 +135,7 @@ export default async function goControllerUi(t) {
 
     await t.step('Stop Controller goes back to the built-in loop', async () => {
       await runCommand(page, 'Reconcile Lab: Stop Controller');
-      await eventually('the Work Queue header to show the built-in loop', () => paneDescription(queuePane), (s) => /built-in loop/.test(s), { timeoutMs: 30_000 });
+      await eventually('the Work Queue header to show the built-in loop', () => paneDescription(queuePane), (s) => /Reconcile Lab's loop/.test(s), { timeoutMs: 30_000 });
     });
   } finally {
     await kube.json({ method: 'DELETE', path: `/api/v1/namespaces/${ns}` }).catch(() => {});
