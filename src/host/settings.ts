@@ -16,7 +16,7 @@ export interface Settings {
   'connection.kubeconfig': string;
   /** The context; empty: the kubeconfig's current-context. */
   'connection.context': string;
-  /** Connect on start-up with the two settings above (also when RECONCILE_LAB_KUBECONFIG is set). */
+  /** Connect on start-up with connection.kubeconfig and connection.context (also when RECONCILE_LAB_KUBECONFIG is set). */
   'connection.autoConnect': boolean;
   /** Resources to watch as "plural.group" ("configmaps" for the core group); empty: every custom resource. */
   resources: string[];
