@@ -3,6 +3,7 @@ import type { Logger } from '../log.ts';
 import { nullLogger } from '../log.ts';
 import { ApiError, isNotFound, type KubeClient, type PatchType, type WriteOptions } from './client.ts';
 import { keyFor, type ObjectKey } from './keys.ts';
+import { checkNamespaceAndName, checkObject, checkResource } from './clientArgs.ts';
 import { deletedByWrite, type GroupVersionResource, type KubeList, type KubeObject, type ResourceInfo } from './objects.ts';
 import { resourcePath } from './paths.ts';
 import type { KubeTransport, TransportRequest } from './transport.ts';
@@ -328,21 +329,34 @@ export function recordingClient(inner: KubeClient, options: RecordingClientOptio
   }
 
   const wrapped: DynamicKubeClient = {
-    get: (gvr, namespace, name, signal) => inner.get(gvr, namespace, name, signal),
-    list: (gvr, namespace, o) => inner.list(gvr, namespace, o),
+    get: async (gvr, namespace, name, signal) => {
+      checkResource('get', gvr);
+      checkNamespaceAndName('get', namespace, name);
+      return inner.get(gvr, namespace, name, signal);
+    },
+    list: async (gvr, namespace, o) => {
+      checkResource('list', gvr);
+      return inner.list(gvr, namespace, o);
+    },
     discover: (signal) => inner.discover(signal),
 
     async create(gvr, obj, o) {
+      checkResource('create', gvr);
+      checkObject('create', obj);
       const opts = force(o);
       const name = obj.metadata.name ?? obj.metadata.generateName ?? '';
       return record({ verb: 'create', gvr, namespace: obj.metadata.namespace, name }, !!opts?.dryRun, undefined, () => inner.create(gvr, obj, opts));
     },
     async update(gvr, obj, o) {
+      checkResource('update', gvr);
+      checkObject('update', obj);
       const opts = force(o);
       const before = await readBefore(gvr, obj.metadata.namespace, obj.metadata.name ?? '', o?.signal);
       return record({ verb: 'update', gvr, namespace: obj.metadata.namespace, name: obj.metadata.name ?? '' }, !!opts?.dryRun, before, () => inner.update(gvr, obj, opts));
     },
     async updateStatus(gvr, obj, o) {
+      checkResource('updateStatus', gvr);
+      checkObject('updateStatus', obj);
       const opts = force(o);
       const before = await readBefore(gvr, obj.metadata.namespace, obj.metadata.name ?? '', o?.signal);
       return record({ verb: 'update', subresource: 'status', gvr, namespace: obj.metadata.namespace, name: obj.metadata.name ?? '' }, !!opts?.dryRun, before, () => inner.updateStatus(gvr, obj, opts));
@@ -355,21 +369,29 @@ export function recordingClient(inner: KubeClient, options: RecordingClientOptio
       return record({ verb: 'update', subresource, gvr, namespace: obj.metadata.namespace, name: obj.metadata.name ?? '' }, !!opts?.dryRun, before, () => sub.call(inner, gvr, obj, subresource, opts));
     },
     async patch(gvr, namespace, name, type, patch, o) {
+      checkResource('patch', gvr);
+      checkNamespaceAndName('patch', namespace, name);
       const opts = force(o);
       const before = await readBefore(gvr, namespace, name, o?.signal);
       return record({ verb: 'patch', subresource: o?.subresource, gvr, namespace, name, patchType: type, patch }, !!opts?.dryRun, before, () => inner.patch(gvr, namespace, name, type, patch, opts));
     },
     async patchStatus(gvr, namespace, name, type, patch, o) {
+      checkResource('patchStatus', gvr);
+      checkNamespaceAndName('patchStatus', namespace, name);
       const opts = force(o);
       const before = await readBefore(gvr, namespace, name, o?.signal);
       return record({ verb: 'patch', subresource: 'status', gvr, namespace, name, patchType: type, patch }, !!opts?.dryRun, before, () => inner.patchStatus(gvr, namespace, name, type, patch, opts));
     },
     async apply(gvr, obj, o) {
+      checkResource('apply', gvr);
+      checkObject('apply', obj);
       const opts = force(o);
       const before = await readBefore(gvr, obj.metadata.namespace, obj.metadata.name ?? '', o.signal);
       return record({ verb: 'apply', gvr, namespace: obj.metadata.namespace, name: obj.metadata.name ?? '', patch: obj }, opts.dryRun === true, before, () => inner.apply(gvr, obj, opts));
     },
     async delete(gvr, namespace, name, o) {
+      checkResource('delete', gvr);
+      checkNamespaceAndName('delete', namespace, name);
       const opts = force(o);
       const before = await readBefore(gvr, namespace, name, o?.signal);
       return record({ verb: 'delete', gvr, namespace, name }, !!opts?.dryRun, before, () => inner.delete(gvr, namespace, name, opts));
