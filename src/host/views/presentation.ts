@@ -149,12 +149,22 @@ export function reasonSummary(r: EnqueueReason, now: number, key?: string, writt
 }
 
 /** The convergence word shown in a row: "converged", "changing", "flapping". */
-export function convergenceLabel(c: KeyConvergence): string {
-  return c.state;
+/**
+ * How a key's convergence reads next to its other states, or undefined when it would mislead: "converged" is left
+ * out while the key waits in the queue or runs (a reconcile is about to act), and reads "no progress" on an object
+ * that is still Terminating (its controller stopped acting, but the deletion does not finish).
+ */
+export function convergenceLabel(c: KeyConvergence, at: { phase?: KeyState['phase']; terminating?: boolean } = {}): string | undefined {
+  if (c.state !== 'converged') return c.state;
+  if (at.phase === 'queued' || at.phase === 'processing') return undefined;
+  return at.terminating ? 'no progress' : c.state;
 }
 
-/** The tooltip line of a key's convergence: its state and why. */
-export function convergenceLine(c: KeyConvergence): TooltipLine {
+/** The tooltip line of a key's convergence: its state and why (see {@link convergenceLabel}). */
+export function convergenceLine(c: KeyConvergence, at: { terminating?: boolean } = {}): TooltipLine {
+  if (c.state === 'converged' && at.terminating) {
+    return { label: 'Convergence', value: `no progress: the controller stopped acting (${c.reason}), but the object is still Terminating: a finalizer on it is not being removed. Strip Finalizers… shows who owns it and is the escape hatch.` };
+  }
   return { label: 'Convergence', value: `${c.state}: ${c.reason}` };
 }
 
@@ -198,7 +208,8 @@ export function presentKey(s: KeyState, now: number, convergence?: KeyConvergenc
   const main = q || (last ? `last: ${last}` : 'idle');
   // The queue state first, as in the Resources view: a narrow sidebar cuts the end of a description, and the queue
   // state is what this view is for (a flapping key keeps its own icon).
-  const description = convergence ? `${main} · ${convergenceLabel(convergence)}` : main;
+  const shownConvergence = convergence ? convergenceLabel(convergence, { phase: s.phase }) : undefined;
+  const description = shownConvergence ? `${main} · ${shownConvergence}` : main;
   const tooltip: TooltipLine[] = [{ label: 'State', value: s.phase + (s.dirtyWhileProcessing ? ' (queued again when done)' : '') }];
   if (s.waiting) tooltip.push({ label: s.waiting.kind === 'backoff' ? 'Next retry' : 'Requeue', value: dueIn(s.waiting.dueAt, now) });
   if (s.priority !== undefined) tooltip.push({ label: 'Priority', value: `${s.priority}${s.priority === -100 ? ' (low: initial list or resync)' : ''} — higher runs first` });
@@ -278,8 +289,9 @@ export function presentObject(obj: KubeObject, key: KeyState | undefined, now: n
     if (q) tooltip.push({ label: 'Queue', value: q });
   }
   if (convergence) {
-    parts.push(convergenceLabel(convergence));
-    tooltip.push(convergenceLine(convergence));
+    const label = convergenceLabel(convergence, { ...(key ? { phase: key.phase } : {}), terminating });
+    if (label) parts.push(label);
+    tooltip.push(convergenceLine(convergence, { terminating }));
   }
   if (meta.resourceVersion) tooltip.push({ label: 'resourceVersion', value: meta.resourceVersion });
   const created = ageOf(meta.creationTimestamp, now);

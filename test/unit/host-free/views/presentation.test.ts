@@ -212,6 +212,14 @@ describe('convergence in the views', () => {
     assert.ok(k.tooltip.some((l) => l.label === 'Convergence' && /no reconcile has finished/.test(l.value)));
     assert.equal(presentKey(key({ phase: 'idle', reconciles: 4 }), NOW, conv('flapping', 'x')).icon.id, 'pulse');
   });
+  it('"converged" is not said of a key that is queued or running, and reads "no progress" on an object still Terminating', () => {
+    assert.equal(presentKey(key({ phase: 'queued' }), NOW, conv('converged', 'x')).description, 'queued');
+    assert.equal(presentKey(key({ phase: 'processing' }), NOW, conv('converged', 'x')).description.includes('converged'), false);
+    assert.match(presentKey(key({ phase: 'requeueAfter', waiting: { kind: 'requeueAfter', dueAt: NOW + 27_000 } }), NOW, conv('converged', 'x')).description, / · converged$/, 'a requeue that waits: nothing is about to change');
+    const stuck = presentObject(widget({ finalizers: ['irrigation.example.org/valve'], deletionTimestamp: new Date(NOW - 210_000).toISOString() }), key({ reconciles: 2, lastOutcome: { kind: 'success' } }), NOW, conv('converged', 'No writes for 51 s.'));
+    assert.match(stuck.description, /^Terminating .* · no progress$/, stuck.description);
+    assert.ok(stuck.tooltip.some((l) => l.label === 'Convergence' && /^no progress: the controller stopped acting \(No writes for 51 s\.\), but the object is still Terminating: a finalizer on it is not being removed\. Strip Finalizers… shows who owns it/.test(l.value)), JSON.stringify(stuck.tooltip));
+  });
 });
 
 describe('hasBackoff (the views\' `:backoff` marker: Reset Backoff applies)', () => {
