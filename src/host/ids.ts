@@ -104,6 +104,8 @@ export const ContextKeys = {
   showsGoController: 'reconcileLab.showsGoController',
   /** true when a workspace folder is, or holds (up to 4 levels down), a Go module that requires controller-runtime. */
   goProject: 'reconcileLab.goProject',
+  /** true when every controller module of {@link goProject} already requires the bridge (Set Up Go Bridge… is done). */
+  goProjectBridged: 'reconcileLab.goProjectBridged',
   /** true while the Resources view shows only objects in some states (Filter Resources by State…). */
   resourcesFiltered: 'reconcileLab.resourcesFiltered',
   /** The Get Started walkthrough's progress in this window, one key per step (WalkthroughSteps). */

@@ -1,5 +1,6 @@
 import * as vscode from 'vscode';
-import { relative } from 'node:path';
+import { join, relative } from 'node:path';
+import { readFileSync } from 'node:fs';
 import * as ui from '../ui.ts';
 import { DisposableStore, toDisposable } from '../../core/lifecycle.ts';
 import { BridgeHub } from '../../core/bridge/bridgeHub.ts';
@@ -7,7 +8,7 @@ import { livenessLabel, type GoProcess } from '../../core/bridge/goProcess.ts';
 import { defaultGoLaunch, describeExit, launchSpecOf, type LaunchedProcess, type LaunchSpec } from '../../core/bridge/launcher.ts';
 import { runGoController } from '../../core/bridge/runGoController.ts';
 import type { RemoteController } from '../../core/bridge/remoteController.ts';
-import { findControllerModules, findGoMod, findGoWork, moduleOf, uninstalledKindProblem, unservedKind, unservedKindInOutput } from '../../core/bridge/goModule.ts';
+import { findControllerModules, findGoMod, findGoWork, moduleOf, readBridgeInGoMod, uninstalledKindProblem, unservedKind, unservedKindInOutput } from '../../core/bridge/goModule.ts';
 import { CRD_RESOURCE, crdManifestsFor, distinctCrds, findCrdManifests, type CrdManifest } from '../../core/k8s/crdManifests.ts';
 import { dirname } from 'node:path';
 import { installCrdsOnChoice } from '../commands/crdCommands.ts';
@@ -118,9 +119,11 @@ export class GoControllers implements vscode.Disposable {
    */
   refreshGoProject(): boolean {
     const folders = (vscode.workspace.workspaceFolders ?? []).map((f) => f.uri.fsPath);
-    const found = folders.length > 0 && findControllerModules(folders).length > 0;
-    this.lab.contextKeys.set(ContextKeys.goProject, found);
-    return found;
+    const modules = folders.length > 0 ? findControllerModules(folders) : [];
+    this.lab.contextKeys.set(ContextKeys.goProject, modules.length > 0);
+    // Set Up Go Bridge… is offered only while a controller module does not require the bridge yet.
+    this.lab.contextKeys.set(ContextKeys.goProjectBridged, modules.length > 0 && modules.every((dir) => goModRequiresBridge(dir)));
+    return modules.length > 0;
   }
 
   /** The bridge of the current connection, if one was started. */
@@ -648,5 +651,15 @@ export class GoControllers implements vscode.Disposable {
 
   dispose(): void {
     this.store.dispose();
+  }
+}
+
+/** Whether the go.mod in `dir` requires the bridge module (false when it cannot be read). */
+function goModRequiresBridge(dir: string): boolean {
+  const path = join(dir, 'go.mod');
+  try {
+    return readBridgeInGoMod(path, readFileSync(path, 'utf8')).requires;
+  } catch {
+    return false;
   }
 }

@@ -243,12 +243,13 @@ export default async function goOwnProjectUi(t) {
       await eventually('the Work Queue header to leave the Go controller', () => paneDescription(queuePane), (s) => !/Go controller/.test(s), { timeoutMs: 30_000 });
     });
 
-    await t.step('Disconnected, the views offer Run Controller… and Set Up Go Bridge… for the workspace\'s controller module', async () => {
+    await t.step('Disconnected, the views offer Run Controller… for the workspace\'s controller module, which already uses the bridge (no Set Up Go Bridge… any more)', async () => {
       await runCommand(page, 'Reconcile Lab: Disconnect');
-      await resourcesPane.getByText('Your workspace has a controller-runtime module').waitFor({ state: 'visible', timeout: 30_000 });
-      for (const label of ['Run Controller…', 'Set Up Go Bridge…', 'Connect to Cluster']) {
+      await resourcesPane.getByText('controller-runtime module uses the Reconcile Lab bridge').waitFor({ state: 'visible', timeout: 30_000 });
+      for (const label of ['Run Controller…', 'Connect to Cluster']) {
         assert.ok(await resourcesPane.getByRole('button', { name: label }).isVisible(), `${label} in the Resources view's welcome`);
       }
+      assert.equal(await resourcesPane.getByRole('button', { name: 'Set Up Go Bridge…' }).count(), 0, 'Set Up Go Bridge… is done: not offered again');
       // The Work Queue view renders its welcome on its own schedule (its message and rows are cleared separately).
       await queuePane.getByRole('button', { name: 'Run Controller…' }).waitFor({ state: 'visible', timeout: 30_000 });
       await runCommand(page, 'View: Close All Editors');
