@@ -28,6 +28,7 @@ import { KubeTransport } from '../../core/k8s/transport.ts';
 import { Journal } from '../../core/journal/journal.ts';
 import { WriteIndex } from '../../core/journal/writeIndex.ts';
 import { notScratchCopies } from '../../core/checks/scratch.ts';
+import { reconcilerTitle } from '../webview/checksView.ts';
 import { createExecReconciler } from '../../core/reconcilers/execReconciler.ts';
 import { CONFIGMAP_GVR, LAB_FINALIZER, WIDGET_GVR, createLabReconciler, labResourceProblem } from '../../core/reconcilers/labReconciler.ts';
 import { createModuleReconciler, type ModuleControllerConfig } from '../../core/reconcilers/moduleReconciler.ts';
@@ -317,10 +318,10 @@ export class Session implements ViewModel, Disposable {
 
   /** The built-in loop's reconciler in words: "lab sample reconciler", "exec reconciler ./r.sh", "module reconciler x.ts". */
   get reconcilerDescription(): string {
-    const flag = this.reconcilerRecipe?.flag ?? this.reconciler?.name ?? 'reconciler';
-    if (flag === 'lab') return 'lab sample reconciler';
-    const m = /^(exec|module):(.*)$/s.exec(flag);
-    return m ? `${m[1]} reconciler ${m[2]}` : flag;
+    const recipe = this.reconcilerRecipe;
+    if (!recipe) return this.reconciler?.name ?? 'reconciler';
+    // The checks view's words for the same reconciler; the lab one is the sample here (the header has room to say so).
+    return recipe.spec.kind === 'lab' ? 'lab sample reconciler' : reconcilerTitle(recipe);
   }
 
   /**
