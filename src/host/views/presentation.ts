@@ -148,22 +148,30 @@ export function reasonSummary(r: EnqueueReason, now: number, key?: string, writt
   }
 }
 
-/** The convergence word shown in a row: "converged", "changing", "flapping". */
 /**
- * How a key's convergence reads next to its other states, or undefined when it would mislead: "converged" is left
- * out while the key waits in the queue or runs (a reconcile is about to act), and reads "no progress" on an object
- * that is still Terminating (its controller stopped acting, but the deletion does not finish).
+ * How a key's convergence reads next to its other states ("converged", "changing", "flapping"), or undefined when it
+ * would mislead: "converged" is left out while the key waits in the queue or runs (a reconcile is about to act),
+ * reads "no progress" on an object that is still Terminating (its controller stopped acting, but the deletion does
+ * not finish), and "converged, N no-op writes" when its reconciles kept sending writes that changed nothing since the
+ * spec was last changed (a pass with nothing to do should write nothing).
  */
 export function convergenceLabel(c: KeyConvergence, at: { phase?: KeyState['phase']; terminating?: boolean } = {}): string | undefined {
   if (c.state !== 'converged') return c.state;
   if (at.phase === 'queued' || at.phase === 'processing') return undefined;
-  return at.terminating ? 'no progress' : c.state;
+  if (at.terminating) return 'no progress';
+  return c.noOpWrites ? `converged, ${c.noOpWrites} no-op write${c.noOpWrites === 1 ? '' : 's'}` : c.state;
 }
 
 /** The tooltip line of a key's convergence: its state and why (see {@link convergenceLabel}). */
 export function convergenceLine(c: KeyConvergence, at: { terminating?: boolean } = {}): TooltipLine {
   if (c.state === 'converged' && at.terminating) {
     return { label: 'Convergence', value: `no progress: the controller stopped acting (${c.reason}), but the object is still Terminating: a finalizer on it is not being removed. Strip Finalizers… shows who owns it and is the escape hatch.` };
+  }
+  if (c.state === 'converged' && c.noOpWrites) {
+    return {
+      label: 'Convergence',
+      value: `converged: ${c.reason} Its reconciles still send writes that change nothing (the server kept the resourceVersion): a pass with nothing to do should write nothing. Compare the object with what it would write (status included) and skip the write when they are equal; Dry-Run Reconcile marks such a write "changes nothing".`,
+    };
   }
   return { label: 'Convergence', value: `${c.state}: ${c.reason}` };
 }

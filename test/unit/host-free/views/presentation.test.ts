@@ -220,6 +220,16 @@ describe('convergence in the views', () => {
     assert.match(stuck.description, /^Terminating .* · no progress$/, stuck.description);
     assert.ok(stuck.tooltip.some((l) => l.label === 'Convergence' && /^no progress: the controller stopped acting \(No writes for 51 s\.\), but the object is still Terminating: a finalizer on it is not being removed\. Strip Finalizers… shows who owns it/.test(l.value)), JSON.stringify(stuck.tooltip));
   });
+  it('a converged key whose reconciles kept sending writes that changed nothing says so, in the row and the tooltip', () => {
+    const noOps = (n: number) => ({ ...conv('converged', 'No writes or changes for 30 s since generation 2 was reconciled (3 write(s) that changed nothing).'), noOpWrites: n });
+    const ready = { conditions: [{ type: 'Ready', status: 'True' }], observedGeneration: 2 };
+    const p = presentObject(widget({}, ready), key({ reconciles: 4, lastOutcome: { kind: 'success' } }), NOW, noOps(3));
+    assert.equal(p.description, 'gen 2 · Ready · converged, 3 no-op writes');
+    assert.ok(p.tooltip.some((l) => l.label === 'Convergence' && /^converged: .* a pass with nothing to do should write nothing\. .*Dry-Run Reconcile marks such a write "changes nothing"\.$/.test(l.value)), JSON.stringify(p.tooltip));
+    assert.equal(presentKey(key({ phase: 'idle', reconciles: 2 }), NOW, noOps(1)).description.endsWith(' · converged, 1 no-op write'), true);
+    assert.equal(presentKey(key({ phase: 'queued' }), NOW, noOps(1)).description, 'queued', 'not while queued');
+    assert.equal(presentObject(widget({}, ready), key({ reconciles: 1, lastOutcome: { kind: 'success' } }), NOW, noOps(0)).description, 'gen 2 · Ready · converged', 'no no-op write: plain');
+  });
 });
 
 describe('hasBackoff (the views\' `:backoff` marker: Reset Backoff applies)', () => {
