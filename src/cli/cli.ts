@@ -15,6 +15,7 @@ import { stripManagedFields } from '../core/cache/sharedIndexInformer.ts';
 import { onInitialListRefused, refusedListMessage, type ScopedInformer } from '../core/cache/refusedList.ts';
 import { controllerBuilder } from '../core/controller/builder.ts';
 import { parseCopySpec } from '../core/checks/references.ts';
+import { writeText } from '../core/journal/writeText.ts';
 import type { Controller } from '../core/controller/controller.ts';
 import type { Reconciler } from '../core/controller/reconcile.ts';
 import { Journal, rvAfterText, writeDeletedText, type JournalEntry } from '../core/journal/journal.ts';
@@ -580,7 +581,7 @@ async function dryRun(args: CliArgs, io: CliIo, log: Logger, s: Session, store: 
   if (r.explanation?.notes.length) out.push('', 'Observed:', ...r.explanation.notes.map((n) => `  - ${n}`));
   out.push('', r.actions.length ? `Planned actions (${r.actions.length}):` : 'Planned actions: none (already as desired).');
   r.actions.forEach((a, i) => {
-    out.push(`  ${i + 1}. ${a.verb}${a.subresource ? '/' + a.subresource : ''} ${a.resource} ${a.key}${a.resourceVersionBefore ? ` (rv ${a.resourceVersionBefore})` : ''}${a.outcome === 'error' ? ` — REJECTED: ${a.error}` : a.record.deleted ? ` — ${writeDeletedText(a.record)}` : changesNothing(a) ? ` — ${UNCHANGED_WRITE_NOTE}` : ''}`);
+    out.push(`  ${i + 1}. ${writeText({ verb: a.verb, resource: a.resource, objectKey: a.key, subresource: a.subresource })}${a.resourceVersionBefore ? ` (rv ${a.resourceVersionBefore})` : ''}${a.outcome === 'error' ? ` — REJECTED: ${a.error}` : a.record.deleted ? ` — ${writeDeletedText(a.record)}` : changesNothing(a) ? ` — ${UNCHANGED_WRITE_NOTE}` : ''}`);
     if (a.diff) out.push(indent(a.diff, '       '));
   });
   if (r.status) out.push('', 'Status it would write:', r.status.diff ? indent(r.status.diff, '  ') : '  (unchanged)');
@@ -727,8 +728,9 @@ async function stripFinalizers(args: CliArgs, io: CliIo, log: Logger, s: Session
     log,
     // Every removal is a journal entry (the same record the extension's Event Log shows), echoed as an audit line.
     onWrite: (w) => {
-      journal.recordWrite(journalWriteOf(w, 'reconcile-lab strip-finalizers', key));
-      io.stderr(`audit: ${w.verb}${w.subresource ? '/' + w.subresource : ''} ${w.key} ${w.dryRun ? '(dry-run) ' : ''}rv ${w.resourceVersionBefore ?? '?'} → ${rvAfterText(w, '?')} ${w.outcome}${w.error ? ` (${w.error.code} ${w.error.reason})` : ''}\n`);
+      const e = journal.recordWrite(journalWriteOf(w, 'reconcile-lab strip-finalizers', key));
+      const target = e.kind === 'write' ? writeText(e) : `${w.verb} ${w.key}`;
+      io.stderr(`audit: ${target} ${w.dryRun ? '(dry-run) ' : ''}rv ${w.resourceVersionBefore ?? '?'} → ${rvAfterText(w, '?')} ${w.outcome}${w.error ? ` (${w.error.code} ${w.error.reason})` : ''}\n`);
     },
   });
   journal.flush();
@@ -829,7 +831,7 @@ export function formatEntry(e: JournalEntry, verbose: boolean, now: number = e.a
     }
     case 'write':
       // Neither resourceVersion known (a Go Delete of an object built by name, a create that failed): no "rv — → —".
-      return oneEntry(`${t}   ✎ ${e.verb}${e.subresource ? '/' + e.subresource : ''} ${e.resource} ${e.objectKey}${e.resourceVersionBefore === undefined && e.resourceVersionAfter === undefined && !e.deleted ? '' : ` rv ${e.resourceVersionBefore ?? '—'} → ${rvAfterText(e, '—')}`}${noChange(e)}${e.dryRun ? ' (dry-run)' : ''}${e.error ? ` FAILED ${e.error}` : ''}`);
+      return oneEntry(`${t}   ✎ ${writeText(e)}${e.resourceVersionBefore === undefined && e.resourceVersionAfter === undefined && !e.deleted ? '' : ` rv ${e.resourceVersionBefore ?? '—'} → ${rvAfterText(e, '—')}`}${noChange(e)}${e.dryRun ? ' (dry-run)' : ''}${e.error ? ` FAILED ${e.error}` : ''}`);
     case 'warning':
       return oneEntry(`${t} ⚠ ${e.message}`);
     case 'control':
@@ -1285,7 +1287,7 @@ async function goDryRun(args: CliArgs, io: CliIo, log: Logger, s: Session, store
     const res = w.group ? `${w.resource}.${w.group}` : w.resource;
     const obj = writeTarget(w);
     const diff = w.error ? '' : yamlDiff(`${res} ${obj}`, w.before ?? null, w.verb === 'delete' ? null : (w.after ?? null), { volatile: true });
-    out.push(`  ${i + 1}. ${w.verb}${w.subresource ? '/' + w.subresource : ''} ${res} ${obj}${w.resourceVersionBefore ? ` (rv ${w.resourceVersionBefore})` : ''}${w.error ? ` — REJECTED: ${w.error}` : w.deleted ? ` — ${writeDeletedText(w)}` : changesNothing({ verb: w.verb, diff }) ? ` — ${UNCHANGED_WRITE_NOTE}` : ''}`);
+    out.push(`  ${i + 1}. ${writeText({ verb: w.verb, resource: res, objectKey: obj, subresource: w.subresource })}${w.resourceVersionBefore ? ` (rv ${w.resourceVersionBefore})` : ''}${w.error ? ` — REJECTED: ${w.error}` : w.deleted ? ` — ${writeDeletedText(w)}` : changesNothing({ verb: w.verb, diff }) ? ` — ${UNCHANGED_WRITE_NOTE}` : ''}`);
     if (diff) out.push(indent(diff, '       '));
   });
   const o = r.outcome;

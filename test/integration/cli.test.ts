@@ -324,7 +324,7 @@ describe('reconcile-lab CLI against a real kube-apiserver', () => {
       const args = ['--kubeconfig', kubeconfig, '--resource', `policies.${group}`, '--reconciler', `exec:${script}`];
       const step = await cli(['step', 'allow.egress-to-db.v2', ...args]);
       assert.equal(step.code, 0, step.stdout + step.stderr);
-      assert.match(step.stdout, new RegExp(`✎ update/status policies\\.v1\\.${group.replace(/\./g, '\\.')} allow\\.egress-to-db\\.v2 rv`), 'the preferred version v1, not the storage version');
+      assert.match(step.stdout, new RegExp(`✎ update policies\\.v1\\.${group.replace(/\./g, '\\.')} allow\\.egress-to-db\\.v2/status rv`), 'the preferred version v1, not the storage version');
       assert.match(step.stdout, /■ allow\.egress-to-db\.v2 requeue after 60 s \(re-evaluate\)/);
       assert.doesNotMatch(step.stdout, /default\/|\s\/allow/);
       assert.deepEqual((await c.get(gvr, undefined, 'allow.egress-to-db.v2')).status, { phase: 'Active' });
@@ -439,7 +439,7 @@ describe('reconcile-lab CLI against a real kube-apiserver', () => {
     assert.equal(res.result.deleted, true);
     // It removed the last finalizer: the server deleted the object and answered with its unchanged resourceVersion,
     // which must not read as a no-op ("rv N → N").
-    assert.match(released.stderr, /audit: patch .*widget-stuck rv \d+ → deleted ok/);
+    assert.match(released.stderr, /audit: patch widgets\.\S+ \S+\/widget-stuck rv \d+ → deleted ok/);
     // The removal is a journal entry: a write with the resourceVersion it was guarded by.
     const writes = (res.journal as Array<{ kind: string; verb: string; objectKey: string; dryRun: boolean; resourceVersionBefore?: string; deleted?: boolean }>).filter((e) => e.kind === 'write');
     assert.equal(writes.length, 1);

@@ -13,6 +13,7 @@ import { canExplain } from '../reconcilers/explain.ts';
 import { createReconcileContext } from './context.ts';
 import { plannedActions, resourceLabel } from './dryRun.ts';
 import { yamlDiff } from './objectDiff.ts';
+import { writeText } from '../journal/writeText.ts';
 import { describeOutcome, runOnce, type ReconcileOutcome } from './runOnce.ts';
 
 export interface ReportAction {
@@ -174,7 +175,7 @@ export function renderReportMarkdown(report: ReconcileReport): string {
   out.push(`| Object | Actions | Requeue decision | ${report.dryRun ? 'Status it would write' : 'Status written'} | resourceVersion before → after |`);
   out.push('|---|---|---|---|---|');
   for (const e of report.entries) {
-    const actions = e.actions.length ? e.actions.map((a) => md(`${a.verb}${a.subresource ? `/${a.subresource}` : ''} ${a.resource}/${a.key}`) + (a.outcome === 'error' ? ' (failed)' : '')).join('<br>') : 'none';
+    const actions = e.actions.length ? e.actions.map((a) => md(writeText({ verb: a.verb, resource: a.resource, objectKey: a.key, subresource: a.subresource })) + (a.outcome === 'error' ? ' (failed)' : '')).join('<br>') : 'none';
     out.push(`| ${codeSpan(e.key)} | ${actions} | ${md(e.requeue)} | ${e.statusWritten !== undefined ? 'yes' : 'no'} | ${md(e.resourceVersionBefore ?? '—')} → ${md(e.resourceVersionAfter ?? '(gone)')} |`);
   }
   for (const e of report.entries) {
@@ -193,7 +194,7 @@ export function renderReportMarkdown(report: ReconcileReport): string {
       out.push('**Actions:**');
       out.push('');
       for (const a of e.actions) {
-        out.push(`- ${md(`${a.verb}${a.subresource ? `/${a.subresource}` : ''} ${a.resource}/${a.key}`)}${a.dryRun ? ' (dry-run)' : ''}: ${a.outcome === 'ok' ? `rv ${md(a.resourceVersionBefore ?? '—')} → ${md(rvAfterText(a, '—'))}${a.deleted ? ` (${writeDeletedText(a)})` : ''}` : `failed: ${md(String(a.error))}`}`);
+        out.push(`- ${md(writeText({ verb: a.verb, resource: a.resource, objectKey: a.key, subresource: a.subresource }))}${a.dryRun ? ' (dry-run)' : ''}: ${a.outcome === 'ok' ? `rv ${md(a.resourceVersionBefore ?? '—')} → ${md(rvAfterText(a, '—'))}${a.deleted ? ` (${writeDeletedText(a)})` : ''}` : `failed: ${md(String(a.error))}`}`);
         if (a.diff) out.push('', fence('diff', a.diff), '');
       }
     }

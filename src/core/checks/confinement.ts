@@ -1,6 +1,6 @@
 import type { JournalEntry } from '../journal/journal.ts';
 import type { ObjectKey } from '../k8s/keys.ts';
-import { writeText } from './writeText.ts';
+import { writeText } from '../journal/writeText.ts';
 
 /**
  * A robustness-check instance of a Go controller is confined to its scratch namespace: its manager's cache holds only

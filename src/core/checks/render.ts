@@ -1,7 +1,7 @@
 import { codeSpan, escapeMarkdown as md, fence } from '../text/markdown.ts';
 import { rvAfterText } from '../journal/journal.ts';
 import { CHECK_TITLES, type CheckReport, type CheckResult, type Finding } from './types.ts';
-import { writeText } from './writeText.ts';
+import { writeText } from '../journal/writeText.ts';
 
 /**
  * The check report for people (text for a terminal, Markdown like the reconcile report) and machines (JSON).

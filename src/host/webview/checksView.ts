@@ -9,7 +9,7 @@ import type { CheckResultView, ChecksJournalLine, ChecksViewModel, FindingView }
 import { formatDuration, plural } from '../views/format.ts';
 import { toLogEntryView } from './journalView.ts';
 import { rvAfterText } from '../../core/journal/journal.ts';
-import { writeText } from '../../core/checks/writeText.ts';
+import { writeText } from '../../core/journal/writeText.ts';
 
 /** What a run is about, for the title line. */
 export interface ChecksRunInfo {

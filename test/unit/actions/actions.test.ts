@@ -110,7 +110,7 @@ test('Markdown report: summary table and per-object sections; pipes escaped', ()
   const md = renderReportMarkdown(report);
   assert.match(md, /\*\*dry-run\*\* \(nothing persisted\)/);
   assert.match(md, /\| `ns\/a` \| none \| done \(no requeue\) \| no \| 5 → 5 \|/);
-  assert.match(md, /\| `ns\/b` \| update\/status widgets.lab.reconcile.dev\/ns\/b \| requeue after 10 ms \(a\\\|b\) \| yes \| 7 → 7 \|/);
+  assert.match(md, /\| `ns\/b` \| update widgets.lab.reconcile.dev ns\/b\/status \| requeue after 10 ms \(a\\\|b\) \| yes \| 7 → 7 \|/);
   assert.match(md, /## ns\/a\n\n- ConfigMap a-config matches/);
   assert.match(md, /\*\*Actions:\*\* none \(already as desired; nothing written\)\./);
   assert.match(md, /```json\n\{\n  "childName": "b-config"\n\}\n```/);

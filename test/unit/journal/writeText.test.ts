@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { describeWrite } from '../../../src/core/checks/runChecks.ts';
 import { renderCheckMarkdown, renderCheckText } from '../../../src/core/checks/render.ts';
 import type { CheckReport, CheckWrite, Finding } from '../../../src/core/checks/types.ts';
-import { writeText } from '../../../src/core/checks/writeText.ts';
+import { writeText } from '../../../src/core/journal/writeText.ts';
 import type { WriteRecord } from '../../../src/core/k8s/dynamicClient.ts';
 import { writeLine } from '../../../src/host/webview/checksView.ts';
 
