@@ -797,8 +797,10 @@ class ControllerEngine implements Controller {
   private applyResult(run: Run, key: ObjectKey, res: InvokeResult, handedOutWith: number): ReconcileOutcome {
     const q = run.queue;
     const verdict = classify(res, run.abort.signal.aborted);
-    // controller-runtime: the re-add keeps the priority the key was handed out with, unless Result.priority says otherwise.
-    const priority = res.ok && typeof res.result.priority === 'number' && Number.isFinite(res.result.priority) ? res.result.priority : handedOutWith;
+    // controller-runtime: the re-add keeps the priority the key was handed out with, unless Result.priority says
+    // otherwise, also for a retry after an error (Go returns both); a thrown error carries it as its `priority`.
+    const asked = res.ok ? res.result.priority : priorityOfError(res.error);
+    const priority = typeof asked === 'number' && Number.isFinite(asked) ? asked : handedOutWith;
     switch (verdict.kind) {
       case 'cancelled':
         return { kind: 'cancelled', message: verdict.message };
@@ -1043,6 +1045,15 @@ type Verdict =
   | { kind: 'requeueAfter'; afterMs: number; reason?: string }
   | { kind: 'requeue'; reason?: string }
   | { kind: 'success' };
+
+/**
+ * The priority a thrown error asks its retry to run with: its own `priority` property (a module's
+ * `throw Object.assign(new Error('…'), { priority: 10 })`, the exec output's `priority` beside `error`), controller-
+ * runtime's `Result.Priority` returned together with an error. Undefined when it has none.
+ */
+function priorityOfError(e: unknown): unknown {
+  return typeof e === 'object' && e !== null && 'priority' in e ? (e as { priority: unknown }).priority : undefined;
+}
 
 function classify(res: InvokeResult, stopping: boolean): Verdict {
   if (!res.ok) {

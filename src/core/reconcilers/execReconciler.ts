@@ -33,7 +33,8 @@ export interface ExecOutput {
   reason?: string;
   /**
    * The priority of the requeue this output asks for (`Result.priority`, an integer; higher runs first, only the
-   * priority queue uses it). Ignored with `error`, as a module reconciler's thrown error carries no Result.
+   * priority queue uses it), also of the retry after an `error` (as controller-runtime's Result.Priority returned
+   * with an error); a `terminal` error is not retried.
    */
   priority?: number;
   /** A failure: the key is retried with exponential backoff (or not at all with `terminal: true`). */
@@ -346,7 +347,8 @@ export function createExecReconciler(options: ExecReconcilerOptions): Reconciler
     }
     if (out.error) {
       if (out.terminal) throw new TerminalError(`${program}: ${out.error}`);
-      throw new Error(`${program}: ${out.error}`);
+      const failure = new Error(`${program}: ${out.error}`);
+      throw out.priority !== undefined ? Object.assign(failure, { priority: out.priority }) : failure;
     }
     const result: Result = out.requeueAfterMs !== undefined && out.requeueAfterMs > 0 ? { requeueAfterMs: out.requeueAfterMs, reason: out.reason } : {};
     if (out.priority !== undefined) result.priority = out.priority;

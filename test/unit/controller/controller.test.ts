@@ -439,6 +439,32 @@ test('Result.priority sets the priority of the next enqueue; a retry keeps the p
   await c.stop();
 });
 
+test('a thrown error with a numeric priority retries at that priority (Result.Priority returned with an error); a terminal one is not retried', async () => {
+  const h = harness({ startPaused: true });
+  let n = 0;
+  h.setImpl((req) => {
+    if (req.name !== 'a') return {};
+    n++;
+    if (n === 1) throw Object.assign(new Error('quota'), { priority: 10 });
+    if (n === 2) throw Object.assign(new Error('again'), { priority: 'high' });
+    return {};
+  });
+  h.widgets.add(widget('a'));
+  const c = h.builder.for(h.widgets).build(h.reconciler);
+  await c.start();
+  await settle();
+  const r1 = await c.step();
+  assert.equal(r1.kind === 'reconciled' && r1.outcome.kind, 'error');
+  assert.equal(c.keyState('ns/a')!.phase, 'backoff');
+  assert.equal(c.keyState('ns/a')!.priority, 10, 'the retry runs at the error\'s priority, not the initial list\'s -100');
+  h.clock.step(5);
+  await settle();
+  await c.step();
+  assert.equal(c.keyState('ns/a')!.priority, 10, 'a priority that is not a number is ignored: the retry keeps the priority it ran with');
+  assert.equal(c.keyState('ns/a')!.requeues, 2);
+  await c.stop();
+});
+
 // ---- sources and predicates ------------------------------------------------------------------
 
 test('generationChanged on the primary drops status writes and resyncs but not spec changes or requeue-after; passResync lets resyncs through', async () => {

@@ -87,6 +87,11 @@ test('"priority" in the output becomes Result.priority (with or without a requeu
   assert.deepEqual(await later.reconcile(req, ctx), { requeueAfterMs: 500, reason: 'later', priority: 7 });
   const done = createExecReconciler({ command: [script('prio0.sh', `cat >/dev/null; echo '{"priority": -3}'`)] });
   assert.deepEqual(await done.reconcile(req, ctx), { priority: -3 });
+  // With an error it is the retry's priority (controller-runtime's Result.Priority returned with an error).
+  const failing = createExecReconciler({ command: [script('prioErr.sh', `cat >/dev/null; echo '{"error": "quota", "priority": 10}'`)] });
+  await assert.rejects(failing.reconcile(req, ctx), (e: unknown) => e instanceof Error && /quota$/.test(e.message) && (e as { priority?: unknown }).priority === 10);
+  const plain = createExecReconciler({ command: [script('plainErr.sh', `cat >/dev/null; echo '{"error": "quota"}'`)] });
+  await assert.rejects(plain.reconcile(req, ctx), (e: unknown) => e instanceof Error && !('priority' in e));
 });
 
 test('after a normal exit, whatever the program left running in its group is killed', async () => {
