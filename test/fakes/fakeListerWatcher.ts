@@ -221,6 +221,11 @@ export class FakeListerWatcher implements ListerWatcher<KubeObject> {
     for (const s of this.streams) s.push(ev);
   }
 
+  /** Sends `ev` as it is (malformed events included) to every open watch. */
+  sendRaw(ev: WatchEvent): void {
+    for (const s of this.streams) s.push(ev);
+  }
+
   /** Sends an ERROR event to every open watch (they are not closed). */
   sendWatchError(status: ApiStatus): void {
     for (const s of this.streams) s.push({ type: 'ERROR', object: status });

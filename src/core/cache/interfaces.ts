@@ -159,7 +159,7 @@ export interface ApiStatus {
 export interface ListerWatcher<T extends KubeObject = KubeObject> {
   /**
    * True when `watch` cannot honour `sendInitialEvents` (client-go
-   * IsWatchListSemanticsUnSupported): the reflector then never tries WatchList
+   * watchlist.DoesClientNotSupportWatchListSemantics): the reflector then never tries WatchList
    * and lists instead. Absent or false: WatchList is attempted when enabled.
    */
   readonly watchListSemanticsUnsupported?: boolean;

@@ -647,8 +647,9 @@ export class Reflector<T extends KubeObject = KubeObject> implements Disposable 
       for (;;) {
         const r = await w.iterator.next();
         if (r.done || this.stopped) break;
-        events++;
-        this.handleEvent(r.value);
+        // As client-go's eventCount: an event skipped for having no object metadata does not count against a
+        // "very short watch"; every other event does (also one the store could not take).
+        if (this.handleEvent(r.value)) events++;
       }
     } catch (e) {
       failed = true;
@@ -682,12 +683,13 @@ export class Reflector<T extends KubeObject = KubeObject> implements Disposable 
     return { kind: 'relist', reason: 'watch failed' };
   }
 
-  private handleEvent(ev: WatchEvent<T>): void {
+  /** Applies one watch event; false when it was skipped for having no object metadata (client-go: not counted). */
+  private handleEvent(ev: WatchEvent<T>): boolean {
     if (ev.type === 'ERROR') throw statusToError(ev.object);
     const obj = ev.object as T | undefined;
     if (!obj || typeof obj !== 'object' || !obj.metadata) {
       this.log.warn('skipping a watch event without an object', { type: ev.type });
-      return;
+      return false;
     }
     switch (ev.type) {
       case 'ADDED':
@@ -695,7 +697,7 @@ export class Reflector<T extends KubeObject = KubeObject> implements Disposable 
       case 'DELETED':
         if (!obj.metadata.name) {
           this.log.warn('skipping a watch event for an object without a name', { type: ev.type });
-          return;
+          return true;
         }
         if (ev.type === 'ADDED') this.store.add(obj);
         else if (ev.type === 'MODIFIED') this.store.update(obj);
@@ -705,10 +707,11 @@ export class Reflector<T extends KubeObject = KubeObject> implements Disposable 
         break;
       default:
         this.log.warn('skipping a watch event of unknown type', { type: (ev as { type: unknown }).type });
-        return;
+        return true;
     }
     if (ev.type !== 'ADDED') this.holdRVUntilNonAdded = false;
     const rv = obj.metadata.resourceVersion;
     if (rv && !this.holdRVUntilNonAdded) this.lastSyncRV = rv;
+    return true;
   }
 }

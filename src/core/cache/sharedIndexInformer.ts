@@ -202,7 +202,9 @@ export class SharedIndexInformer<T extends KubeObject = KubeObject> implements S
     this.defaultResyncMs = clampResync(options.resyncPeriodMs ?? 0);
     this.ownsBudget = !options.deliveryBudget;
     this.budget = options.deliveryBudget ?? new DeliveryBudget(this.clock);
-    this.resyncCheckPeriodMs = this.defaultResyncMs;
+    // client-go: the check period is the informer's resync period as given; only handler periods are raised to the
+    // 1 s minimum (a default below it applies clamped to every handler that takes it).
+    this.resyncCheckPeriodMs = options.resyncPeriodMs !== undefined && options.resyncPeriodMs > 0 ? options.resyncPeriodMs : 0;
     this.indexer = new Indexer<T>(options.indexers ?? {}, (name, key, error) =>
       this.log.error('index function threw; object not indexed under it', { index: name, key, error: String(error) }),
     );

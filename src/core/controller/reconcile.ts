@@ -39,7 +39,9 @@ export interface Result {
 
 /**
  * An error that must not be retried (controller-runtime TerminalError): the
- * key is forgotten and not requeued until a new event arrives.
+ * key is not requeued until a new event arrives. It is not forgotten either
+ * (as upstream, no `Forget` after a terminal error): its failure count stays
+ * until a later reconcile succeeds, so a retry after a new event still backs off.
  */
 export class TerminalError extends Error {
   readonly terminal = true;

@@ -82,14 +82,19 @@ export interface PriorityQueueOptions<T> extends WorkQueueOptions {
  *   earlier of its two ready times; a **ready item stays ready** (a no-op);
  * - re-adding keeps the **highest** priority; an entry raised to a higher
  *   priority goes to the back of that priority's line;
- * - ready items are handed out by priority (higher first), then in the order
- *   they became ready (FIFO);
+ * - ready items are handed out by priority (higher first), then by their
+ *   place in line: the place of the item's first add (kept when a later add
+ *   makes a waiting item ready at once), a new place at the back when its
+ *   wait elapses or a re-add raises its priority (controller-runtime's
+ *   AddedCounter);
  * - `addRateLimited(x)` waits the rate limiter's delay (counting one failure);
  *   with both `afterMs` and `rateLimited`, the shorter delay wins;
  * - an item handed out (`get`, `tryGet`, `take`) is **locked** until `done`:
  *   it is never handed out twice at once. Adds meanwhile create a new entry,
  *   which is handed out only after `done` (as client-go's dirty rule);
- * - `len()` counts ready entries that can be handed out now;
+ * - `len()` counts ready entries, including one re-added while its key is
+ *   processing (handed out after `done`), as controller-runtime's `Len()`
+ *   (its ready tree holds them too); waiting entries are not counted;
  * - `shutDown()`: `get` resolves `{shutdown: true}` at once, even with items
  *   left (controller-runtime does not drain); `shutDownWithDrain()` is `shutDown()`.
  *
@@ -231,7 +236,14 @@ export class PriorityWorkQueue<T> implements PriorityAddQueue<T> {
   }
 
   len(): number {
-    return this.ready.size;
+    // The heap holds the ready entries of unlocked keys; a ready entry of a locked key is parked outside it. Locked
+    // keys are at most one per worker, so counting them here is cheap.
+    let parked = 0;
+    for (const k of this.locked.keys()) {
+      const e = this.entries.get(k);
+      if (e !== undefined && e.readyAt === undefined) parked++;
+    }
+    return this.ready.size + parked;
   }
 
   queuedItems(limit?: number): T[] {

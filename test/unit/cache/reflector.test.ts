@@ -152,6 +152,27 @@ test('a watch closed within 1 s with no events backs off (very short watch), the
   t.reflector.dispose();
 });
 
+test('an event skipped for having no object metadata does not count against a very short watch (client-go eventCount); a bookmark does', async () => {
+  const t = setup();
+  t.lw.add(widget('a'));
+  t.reflector.run();
+  await settle();
+  t.lw.sendRaw({ type: 'MODIFIED', object: { kind: 'Widget' } as unknown as KubeObject });
+  await settle();
+  t.lw.resetWatch();
+  await settle();
+  assert.deepEqual(t.phases(), ['listing', 'watching', 'backoff(very short watch,800)'], 'only a skipped event: still a very short watch');
+  assert.ok(t.logs.some((e) => /skipping a watch event without an object/.test(e.msg)));
+  t.clock.step(800);
+  await settle();
+  t.lw.bookmark();
+  await settle();
+  t.lw.resetWatch();
+  await settle();
+  assert.equal(t.phases().filter((p) => p.startsWith('backoff')).length, 1, 'a watch that delivered a bookmark is not very short');
+  t.reflector.dispose();
+});
+
 test('once a list at RV "0" came back paged, relists stay paged', async () => {
   const t = setup();
   for (let i = 0; i < 501; i++) t.lw.add(widget(`w${i}`));

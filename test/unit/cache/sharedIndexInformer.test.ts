@@ -241,6 +241,34 @@ test('resync replays the cache to the handler that asked for it, as same-RV upda
   t.informer.dispose();
 });
 
+test('an informer resync period below 1 s is its check period as given (client-go); only handler periods are raised to 1 s', async () => {
+  const t = setup({ resyncPeriodMs: 500 });
+  t.lw.add(widget('a'));
+  t.informer.run();
+  await settle();
+  const h = recorder();
+  t.informer.addEventHandler(h.handler, { resyncPeriodMs: 1500 });
+  await settle();
+  h.seen.length = 0;
+  t.clock.step(1000);
+  await settle();
+  assert.deepEqual(h.seen, []);
+  t.clock.step(500);
+  await settle();
+  assert.deepEqual(h.seen, ['resync a@1 -> a@1'], 'checked every 500 ms, so due at 1.5 s (a 1 s check would find it only at 2 s)');
+  const byDefault = recorder();
+  t.informer.addEventHandler(byDefault.handler); // the informer default, 500 ms, raised to 1 s for the handler
+  await settle();
+  byDefault.seen.length = 0;
+  t.clock.step(500);
+  await settle();
+  assert.deepEqual(byDefault.seen, [], 'not every 500 ms');
+  t.clock.step(500);
+  await settle();
+  assert.deepEqual(byDefault.seen, ['resync a@1 -> a@1']);
+  t.informer.dispose();
+});
+
 test('resync periods: at least 1 s; after start, raised to the informer check period', async () => {
   const t = setup({ resyncPeriodMs: 10_000 });
   t.lw.add(widget('a'));

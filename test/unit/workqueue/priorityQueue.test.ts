@@ -82,7 +82,9 @@ test('a key being processed is never handed out twice: adds and elapsed waits me
   q.add('a');
   assert.deepEqual(events.at(-1), { type: 'add', item: 'a', queued: false, priority: 0 }, 'added while processing: not queued yet');
   assert.equal(q.isDirty('a'), true);
-  assert.equal(q.len(), 0);
+  assert.equal(q.len(), 1, "counted, as controller-runtime's Len() counts it (its ready tree holds it)");
+  q.addAfter('b', 100);
+  assert.equal(q.len(), 1, 'a waiting item is not counted');
   assert.equal(q.tryGet(), undefined, 'not handed out while processing');
   assert.equal(q.take('a'), false);
   q.done('a');
