@@ -439,7 +439,7 @@ test('Result.priority sets the priority of the next enqueue; a retry keeps the p
   await c.stop();
 });
 
-test('a thrown error with a numeric priority retries at that priority (Result.Priority returned with an error); a terminal one is not retried', async () => {
+test('a thrown error with a numeric priority retries at that priority (Result.Priority returned with an error); any other priority is ignored', async () => {
   const h = harness({ startPaused: true });
   let n = 0;
   h.setImpl((req) => {
