@@ -21,7 +21,7 @@ import type { Reconciler } from '../core/controller/reconcile.ts';
 import { Journal, rvAfterText, writeDeletedText, type JournalEntry } from '../core/journal/journal.ts';
 import { WriteIndex, type Writer } from '../core/journal/writeIndex.ts';
 import type { EnqueueReason, ReconcileOutcome } from '../core/controller/keyState.ts';
-import { changesNothing, dryRunReconcile, UNCHANGED_WRITE_NOTE } from '../core/actions/dryRun.ts';
+import { changesNothing, dryRunReconcile, noWritesText, UNCHANGED_WRITE_NOTE } from '../core/actions/dryRun.ts';
 import { diagnoseStuck, FinalizerNotFoundError, ObjectChangedError, removeFinalizers, type StuckDiagnosis } from '../core/actions/finalizers.ts';
 import { inspectKey, type InspectResult } from '../core/actions/inspect.ts';
 import { buildReconcileReport, renderReportJson, renderReportMarkdown } from '../core/actions/report.ts';
@@ -579,7 +579,7 @@ async function dryRun(args: CliArgs, io: CliIo, log: Logger, s: Session, store: 
   }
   const out: string[] = [`Dry-run reconcile of ${key} (${s.resource.resource}${s.resource.group ? '.' + s.resource.group : ''}, reconciler ${reconciler.name}): ${args.reconciler.kind === 'exec' ? 'every write made through Reconcile Lab (the status the program returns) sent with dryRun=All, nothing of it persisted; what the program writes itself (kubectl, its own client) persists unless it honours RECONCILE_DRY_RUN=true (kubectl --dry-run=server)' : 'every write sent with dryRun=All, nothing persisted'}.`];
   if (r.explanation?.notes.length) out.push('', 'Observed:', ...r.explanation.notes.map((n) => `  - ${n}`));
-  out.push('', r.actions.length ? `Planned actions (${r.actions.length}):` : 'Planned actions: none (already as desired).');
+  out.push('', r.actions.length ? `Planned actions (${r.actions.length}):` : `Planned actions: ${noWritesText(r.outcome)}.`);
   r.actions.forEach((a, i) => {
     out.push(`  ${i + 1}. ${writeText({ verb: a.verb, resource: a.resource, objectKey: a.key, subresource: a.subresource })}${a.resourceVersionBefore ? ` (rv ${a.resourceVersionBefore})` : ''}${a.outcome === 'error' ? ` — REJECTED: ${a.error}` : a.record.deleted ? ` — ${writeDeletedText(a.record)}` : changesNothing(a) ? ` — ${UNCHANGED_WRITE_NOTE}` : ''}`);
     if (a.diff) out.push(indent(a.diff, '       '));

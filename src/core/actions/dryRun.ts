@@ -51,6 +51,24 @@ export function changesNothing(w: { verb: string; diff?: string; error?: unknown
   return w.verb !== 'delete' && !w.error && w.outcome !== 'error' && !w.diff;
 }
 
+/**
+ * What "no write" means after a (dry-run) reconcile, by how it ended: only a pass that ended without an error and
+ * without asking to run again found the state already as desired; a failed one says nothing about the desired
+ * state (it may have failed before its first write), and one that asked to run again may write later.
+ */
+export function noWritesText(outcome: ReconcileOutcome): string {
+  switch (outcome.kind) {
+    case 'done':
+      return 'none (already as desired)';
+    case 'error':
+    case 'terminal':
+      return 'none before it failed (a failed reconcile says nothing about the desired state)';
+    case 'requeueAfter':
+    case 'requeue':
+      return 'none yet (it asked to run again: nothing to write until then)';
+  }
+}
+
 export function resourceLabel(gvr: GroupVersionResource): string {
   return gvr.group ? `${gvr.resource}.${gvr.group}` : gvr.resource;
 }

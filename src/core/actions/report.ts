@@ -11,7 +11,7 @@ import type { Logger } from '../log.ts';
 import { rfc3339 } from '../reconcilers/conditions.ts';
 import { canExplain } from '../reconcilers/explain.ts';
 import { createReconcileContext } from './context.ts';
-import { plannedActions, resourceLabel } from './dryRun.ts';
+import { noWritesText, plannedActions, resourceLabel } from './dryRun.ts';
 import { yamlDiff } from './objectDiff.ts';
 import { writeText } from '../journal/writeText.ts';
 import { describeOutcome, runOnce, type ReconcileOutcome } from './runOnce.ts';
@@ -189,7 +189,7 @@ export function renderReportMarkdown(report: ReconcileReport): string {
     if (!e.explained) out.push('**Observed → desired:** not compared (the reconciler has no `explain()`; its spec and status are different things).');
     else out.push(e.diff ? `**Observed → desired:**\n\n${fence('diff', e.diff)}` : '**Observed → desired:** no difference (converged).');
     out.push('');
-    if (e.actions.length === 0) out.push('**Actions:** none (already as desired; nothing written).');
+    if (e.actions.length === 0) out.push(`**Actions:** ${e.outcome.kind === 'done' ? 'none (already as desired; nothing written)' : noWritesText(e.outcome)}.`);
     else {
       out.push('**Actions:**');
       out.push('');

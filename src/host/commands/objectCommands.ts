@@ -1,5 +1,5 @@
 import * as vscode from 'vscode';
-import { changesNothing, dryRunReconcile, UNCHANGED_WRITE_NOTE, type DryRunResult } from '../../core/actions/dryRun.ts';
+import { changesNothing, dryRunReconcile, noWritesText, UNCHANGED_WRITE_NOTE, type DryRunResult } from '../../core/actions/dryRun.ts';
 import { diagnoseStuck, goKnownController, loopKnownController, namespaceHoldLines, removeFinalizers, ObjectChangedError, type FinalizerDiagnosis, type KnownController, type StuckDiagnosis } from '../../core/actions/finalizers.ts';
 import { inspectKey, inspectTitle, type CacheState } from '../../core/actions/inspect.ts';
 import { displayPair, toYaml } from '../../core/actions/objectDiff.ts';
@@ -172,7 +172,11 @@ function dryRunSummary(s: Session, r: DryRunResult): string {
   out.push(`## Outcome`, '', md(describeDryRunOutcome(r.outcome)), '');
   out.push(`## Planned writes (${r.actions.length})`, '');
   if (r.actions.length === 0) {
-    out.push(exec ? 'None through Reconcile Lab\'s client (writes the program makes itself are not visible here).' : 'None: the observed state already matches the desired state (idempotent pass).');
+    // Only a pass that ended done found the state as desired; a failed one may have failed before its first write.
+    const why = noWritesText(r.outcome);
+    const sentence = `${why[0]!.toUpperCase()}${why.slice(1)}.`;
+    if (exec) out.push(`None through Reconcile Lab's client (writes the program makes itself are not visible here).${r.outcome.kind === 'done' ? '' : ` ${sentence}`}`);
+    else out.push(r.outcome.kind === 'done' ? 'None: the observed state already matches the desired state (idempotent pass).' : sentence);
   }
   for (const a of r.actions) {
     out.push(`- ${md(`${a.verb} ${a.resource} ${a.key}${a.subresource ? `/${a.subresource}` : ''}`)}${a.outcome === 'error' ? ` — REJECTED: ${md(String(a.error))}` : changesNothing(a) ? ` — ${md(UNCHANGED_WRITE_NOTE)}` : ''}`);

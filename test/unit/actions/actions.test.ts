@@ -144,6 +144,11 @@ test('report totals: a failed reconcile that wrote nothing is an error, not "unc
   };
   const report = await buildReconcileReport({ client, reconciler, primary: widgetGvr, dryRun: true });
   assert.deepEqual(report.totals, { objects: 2, writes: 0, unchanged: 1, requeued: 0, errors: 1 });
+  const md = renderReportMarkdown(report);
+  const section = (k: string) => md.split(/^## /m).find((part) => part.startsWith(`${k}\n`)) ?? '';
+  assert.match(section('ns/a'), /\*\*Actions:\*\* none \(already as desired; nothing written\)\./);
+  assert.match(section('ns/b'), /\*\*Actions:\*\* none before it failed \(a failed reconcile says nothing about the desired state\)\./);
+  assert.doesNotMatch(section('ns/b'), /already as desired/);
 });
 
 test('report: a reconciler without explain() is not shown as drift (spec and status are not compared)', async () => {
