@@ -363,6 +363,11 @@ function notServedHint(resources: readonly DiscoveredResource[], group: string, 
   return `: no API group ${group} is served. Install its CustomResourceDefinition (kubectl apply -f <your CRD>.yaml), then check the name with kubectl api-resources --api-group=${group}`;
 }
 
+/** How to turn on the generation-changed predicate from the CLI, for the hot-loop warnings of run, step and check. */
+function cliPredicateAdvice(modulePath?: string): string {
+  return `run again with --predicate generation-changed${modulePath ? `, or add export const predicates = ['generation-changed'] to ${modulePath}` : ''}`;
+}
+
 function resourceName(s: Session): string {
   return s.resource.group ? `${s.resource.resource}.${s.resource.group}` : s.resource.resource;
 }
@@ -530,6 +535,7 @@ async function check(args: CliArgs, io: CliIo, log: Logger, s: Session): Promise
       keys,
       ...(args.checks ? { checks: args.checks } : {}),
       ...(predicates.length ? { predicates } : {}),
+      ...(args.go ? {} : { predicateAdvice: cliPredicateAdvice(spec.kind === 'module' ? spec.path : undefined) }),
       ...(transitions ? { transitions } : {}),
       ...(args.copies?.length ? { copies: args.copies.map((c) => ({ ...parseCopySpec(c), path: '--copy' })) } : {}),
       ...(args.convergenceBoundMs !== undefined ? { convergenceBoundMs: args.convergenceBoundMs } : {}),
@@ -1216,7 +1222,7 @@ async function startController(args: CliArgs, io: CliIo, log: Logger, s: Session
     ...(timeoutMs !== undefined ? { reconcileTimeoutMs: timeoutMs } : {}),
     ...(workQueue !== undefined ? { workQueue } : {}),
     fieldFight: { ownManager: 'reconcile-lab' },
-    hotLoop: { predicateAdvice: `run again with --predicate generation-changed${modulePath ? `, or add export const predicates = ['generation-changed'] to ${modulePath}` : ''}` },
+    hotLoop: { predicateAdvice: cliPredicateAdvice(modulePath) },
   }).for(primary, predicates.length ? { predicates } : {});
   // Children: a child's event (a deleted or edited ConfigMap the reconciler made) reconciles its controller owner.
   for (const child of ownedResources(s)) {

@@ -39,6 +39,8 @@ export interface HarnessEnv {
   primary: ResourceInfo;
   owned: ResourceInfo[];
   predicates: Predicate[];
+  /** The hot-loop warnings' advice on the generation-changed predicate (RunChecksOptions.predicateAdvice). */
+  predicateAdvice?: string;
   /** The built-in loop's reconciler (lab, exec, module); unused when {@link HarnessEnv.startRun} is set. */
   createReconciler?: () => Reconciler;
   /** Starts one run some other way (the developer's Go controller through the bridge: goRun.ts). */
@@ -396,6 +398,7 @@ export async function startLoopRun(env: HarnessEnv, namespace: string, hooks: Ru
     log: env.log,
     startPaused: hooks.startPaused ?? false,
     cacheSyncTimeoutMs: 30_000,
+    ...(env.predicateAdvice !== undefined ? { hotLoop: { predicateAdvice: env.predicateAdvice } } : {}),
     contextFactory: journalingContextFactory({
       client,
       clock: env.clock,

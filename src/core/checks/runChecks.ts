@@ -1265,6 +1265,7 @@ export async function runChecks(options: RunChecksOptions, progress?: CheckProgr
   const env: HarnessEnv = {
     transport: options.transport, client: options.client, primary: options.primary, owned,
     predicates: options.predicates ?? [],
+    ...(options.predicateAdvice !== undefined ? { predicateAdvice: options.predicateAdvice } : {}),
     ...(options.createReconciler ? { createReconciler: options.createReconciler } : {}),
     ...(goRunner ? { startRun: goRunner.startRun } : {}),
     clock, log, quietMs: options.quietMs ?? 750, signal: abort.signal,

@@ -231,6 +231,11 @@ export interface RunChecksOptions {
   keys: ObjectKey[];
   /** Predicates for the primary resource's events, as the loop is configured (flags, a module's `predicates` export). */
   predicates?: Predicate[];
+  /**
+   * How the person turns on the generation-changed predicate where they run the checks (a flag, a setting, a
+   * module export), for the hot-loop warnings of the checks' own loop; default: the library call.
+   */
+  predicateAdvice?: string;
   /** Default: all of {@link CHECK_KINDS}. */
   checks?: CheckKind[];
   /**

@@ -7,7 +7,7 @@ import { DisposableStore } from '../../core/lifecycle.ts';
 import type { ObjectKey } from '../../core/k8s/keys.ts';
 import type { ReconcileLab } from '../reconcileLab.ts';
 import { readSettings } from '../config.ts';
-import type { ReconcilerRecipe, Session } from '../session/session.ts';
+import { settingsPredicateAdvice, type ReconcilerRecipe, type Session } from '../session/session.ts';
 import * as ui from '../ui.ts';
 import { ChecksPanel } from '../webview/checksPanel.ts';
 import { copiesFromSetting, reproduceFlagsOf } from './cluster.ts';
@@ -127,6 +127,7 @@ export class ChecksUi implements vscode.Disposable {
                 keys: [...request.keys],
                 checks: [...request.checks],
                 ...(!go && predicates?.length ? { predicates: [...predicates] } : {}),
+                ...(!go ? { predicateAdvice: settingsPredicateAdvice(recipe.spec.kind === 'module' ? recipe.spec.path : undefined) } : {}),
                 ...(transitions?.length ? { transitions: [...transitions] } : {}),
                 ...(copies.length ? { copies: copies.map((c) => ({ kind: c.kind, name: c.name, path: 'setting reconcileLab.checks.copy' })) } : {}),
                 reproduceFlags: reproduceFlagsOf(recipe, primaryResource, s.kubeconfigPath, s.contextName, fromSetting ? transitions : [], copies.map((c) => c.spec)),

@@ -102,6 +102,14 @@ interface Watched {
 }
 
 /** Parses a resource id "plural.group" ("configmaps" for the core group). */
+/**
+ * How to turn on the generation-changed predicate in the editor, completing the hot-loop warning's "turn on the
+ * generation-changed predicate: …" (the setting, or the module's own export when the reconciler is a module).
+ */
+export function settingsPredicateAdvice(modulePath?: string): string {
+  return `add "generation-changed" to the setting reconcileLab.reconciler.predicates and reconnect${modulePath ? `, or add export const predicates = ['generation-changed'] to ${modulePath}` : ''}`;
+}
+
 export function parseResourceId(id: string): { resource: string; group: string } {
   const i = id.indexOf('.');
   return i < 0 ? { resource: id, group: '' } : { resource: id.slice(0, i), group: id.slice(i + 1) };
@@ -595,7 +603,7 @@ export class Session implements ViewModel, Disposable {
           reconcileTimeoutMs: moduleConfig?.options.reconcileTimeoutMs ?? Math.max(0, o.settings['workQueue.reconcileTimeoutSeconds']) * 1000,
           workQueue: moduleConfig?.options.workQueue ?? (o.settings['workQueue.kind'] === 'client-go' ? 'client-go' : 'priority'),
           hotLoop: {
-            predicateAdvice: `add "generation-changed" to the setting reconcileLab.reconciler.predicates and reconnect${modulePath ? `, or add export const predicates = ['generation-changed'] to ${modulePath}` : ''}`,
+            predicateAdvice: settingsPredicateAdvice(modulePath),
           },
           // Another writer undoing this loop's writes shows as a warning on the key (from managedFields).
           fieldFight: { ownManager: FIELD_MANAGER },
