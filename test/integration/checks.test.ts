@@ -514,6 +514,29 @@ describe('robustness checks (issue 11) on the real control plane', () => {
     assert.deepEqual((await c.list(policies, undefined)).items.map((p) => p.metadata.name).sort(), ['allow.egress-to-db.v2', 'someone-elses'], 'the copies are deleted');
   });
 
+  test('child drift: a child of a kind the check\'s loop does not watch is left alone, and the skip says how to watch it', async () => {
+    const SECRETS = { group: '', version: 'v1', resource: 'secrets' };
+    const withSecret = (): Reconciler => ({
+      name: 'secret-child',
+      async reconcile(req, ctx) {
+        const w = await ctx.client.get(ctx.primary, req.namespace, req.name, ctx.signal);
+        const name = `${req.name}-credentials`;
+        try {
+          await ctx.client.get(SECRETS, req.namespace, name, ctx.signal);
+        } catch (e) {
+          if ((e as { code?: number }).code !== 404) throw e;
+          const owner = { apiVersion: w.apiVersion!, kind: w.kind!, name: w.metadata.name!, uid: w.metadata.uid!, controller: true };
+          await ctx.client.create(SECRETS, { apiVersion: 'v1', kind: 'Secret', metadata: { name, namespace: req.namespace, ownerReferences: [owner] }, stringData: { password: 'x' } }, { signal: ctx.signal });
+        }
+        return {};
+      },
+    });
+    const r = await runChecks(options({ createReconciler: withSecret, reconcilerSpec: { kind: 'module', path: 'secret-child.ts' }, checks: ['childDrift'] }));
+    assert.equal(r.results[0]!.status, 'skipped', summary(r));
+    assert.match(r.results[0]!.message!, /\(secrets left alone: the check's loop does not watch that kind; to check it, watch it as the loop's children: --owns secrets in the CLI, or add it to the setting reconcileLab\.resources in the editor\)$/, summary(r));
+    assert.deepEqual(await scratchLeft(), []);
+  });
+
   test('refuses a cluster that is not the local control plane unless confirmed by name', async () => {
     await assert.rejects(runChecks(options({ cluster: { name: 'prod', local: false }, createReconciler: () => createLabReconciler(), reconcilerSpec: { kind: 'lab' } })), CheckRefusedError);
   });

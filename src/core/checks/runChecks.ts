@@ -755,7 +755,9 @@ async function checkChildDrift(ctx: KeyContext, learned: ReadonlySet<string>, pa
     // A typed Go client's create answers without a kind, and list items carry none: a GET of the object does.
     for (const t of targets) if (!t.kind) t.kind = (await client.get(t.gvr, t.namespace, t.name, signal).catch(() => undefined))?.kind ?? '';
     const unwatched = [...new Set(all.filter((t) => !watched(t.gvr)).map((t) => t.resource))];
-    const notWatchedNote = unwatched.length ? ` (${unwatched.join(', ')} left alone: the check's loop does not watch that kind)` : '';
+    const notWatchedNote = unwatched.length
+      ? ` (${unwatched.join(', ')} left alone: the check's loop does not watch ${unwatched.length === 1 ? 'that kind' : 'those kinds'}; to check ${unwatched.length === 1 ? 'it' : 'them'}, watch ${unwatched.length === 1 ? 'it' : 'them'} as the loop's children: ${unwatched.map((r) => `--owns ${r}`).join(' ')} in the CLI, or add ${unwatched.length === 1 ? 'it' : 'them'} to the setting reconcileLab.resources in the editor)`
+      : '';
     const execNote = ctx.o.reconcilerSpec.kind === 'exec' ? ' (an exec program\'s own kubectl writes are not seen: only writes through Reconcile Lab\'s client are)' : '';
     if (!targets.length) return { status: 'skipped', findings: [], message: `the controller created no child in the copy's namespace that the check can change behind its back${notWatchedNote}${execNote}` };
     const findings: Finding[] = [];
