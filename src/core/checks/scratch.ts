@@ -21,7 +21,10 @@ export function isScratchObject(obj: Pick<KubeObject, 'metadata'>): boolean {
  * running check makes (and each one's delete when the check cleans up), and reconciling them would spoil what the
  * check compares. Never used for the checks' own controllers, which reconcile exactly those copies.
  */
+/** The filter's name, as an event it drops reads in the journal: "filtered by robustness-check scratch copy". */
+export const SCRATCH_COPY_FILTER = 'robustness-check scratch copy';
+
 export function notScratchCopies(): Predicate {
   const ok = (o: KubeObject) => !isScratchObject(o);
-  return predicateFuncs('not a robustness check\'s scratch copy', { create: (e) => ok(e.object), update: (e) => ok(e.objectNew), delete: (e) => ok(e.object) });
+  return predicateFuncs(SCRATCH_COPY_FILTER, { create: (e) => ok(e.object), update: (e) => ok(e.objectNew), delete: (e) => ok(e.object) });
 }

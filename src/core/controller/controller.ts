@@ -993,7 +993,7 @@ class ControllerEngine implements Controller {
     for (const key of keys) {
       requestFor(key);
       run.queue.cancelWait(key);
-      this.journal.append({ kind: 'control', action: 'enqueue', controller: this.name, key, detail: note });
+      this.journal.append({ kind: 'control', action: 'enqueue', controller: this.name, key, detail: note, automatic: true });
       this.enqueueFor(run, key, { kind: 'manual', action: 'enqueue', note, at: this.clock.now() });
     }
     return keys;

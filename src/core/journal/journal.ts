@@ -128,6 +128,8 @@ export interface ControlEntry {
   kind: 'control';
   action: 'start' | 'stop' | 'pause' | 'resume' | 'step' | 'reconcileNow' | 'resetBackoff' | 'enqueue' | 'stripFinalizers' | 'delete' | 'dryRun';
   detail?: string;
+  /** Taken by Reconcile Lab on its own (e.g. retrying the keys backing off when the reconciler's file changed), not asked by a person. */
+  automatic?: boolean;
 }
 
 /** Control actions a person asks for (never taken by the loop on its own). */

@@ -88,7 +88,7 @@ function fieldsOf(e: JournalEntry): DetailField[] {
       break;
     case 'control': {
       const name = USER_ACTION_NAMES[e.action];
-      f.push(...field('Action', name ?? e.action), ...field('By', name ? 'you' : undefined));
+      f.push(...field('Action', name ?? e.action), ...field('By', name ? (e.automatic ? 'Reconcile Lab, on its own' : 'you') : undefined));
       break;
     }
   }

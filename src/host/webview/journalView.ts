@@ -71,7 +71,7 @@ function summaryOf(e: JournalEntry, writtenBy?: WrittenByLookup): { summary: str
       return { summary: `${e.code}: ${e.message}`, ...(e.details ? { detail: JSON.stringify(e.details) } : {}) };
     case 'control': {
       const name = USER_ACTION_NAMES[e.action];
-      return { summary: name ? `${name} (your action)${e.detail ? `: ${e.detail}` : ''}` : `${e.action}${e.detail ? `: ${e.detail}` : ''}` };
+      return { summary: name ? `${name} (${e.automatic ? 'automatic' : 'your action'})${e.detail ? `: ${e.detail}` : ''}` : `${e.action}${e.detail ? `: ${e.detail}` : ''}` };
     }
   }
 }

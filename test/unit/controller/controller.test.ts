@@ -1103,6 +1103,7 @@ test('retryBackoffsNow: every key waiting for a backoff runs now with the note a
   const callsBefore = h.calls.length;
   broken = false; // the module was fixed
   assert.deepEqual(c.retryBackoffsNow!('reconciler module tenant.ts changed'), ['ns/a']);
+  assert.ok(h.journal.entries({ kinds: ['control'] }).some((e) => e.kind === 'control' && e.action === 'enqueue' && e.automatic === true && e.detail === 'reconciler module tenant.ts changed'), 'journaled as taken on its own, not by a person');
   await settle();
   assert.deepEqual(h.calls.slice(callsBefore), ['ns/a'], 'only the key in backoff ran, without waiting for its retry');
   const s = c.keyState('ns/a')!;

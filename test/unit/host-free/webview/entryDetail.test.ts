@@ -76,6 +76,14 @@ describe('entryDetail', () => {
     assert.ok(d.fields.some((f) => f.label === 'By' && f.value === 'you'));
   });
 
+  it('an action Reconcile Lab took on its own (retrying backoffs when the module changed) is not called yours', () => {
+    const { j } = scenario();
+    const auto = j.append({ kind: 'control', action: 'enqueue', controller: 'widgets', key: 'ns/w1', detail: 'reconciler module db.ts changed', automatic: true });
+    assert.match(toLogEntryView(j.get(auto.seq)!, PRIMARY).summary, /\] Enqueue \(automatic\): reconciler module db\.ts changed$/);
+    const d = entryDetail(j, auto.seq, PRIMARY)!;
+    assert.ok(d.fields.some((f) => f.label === 'By' && f.value === 'Reconcile Lab, on its own'), JSON.stringify(d.fields));
+  });
+
   it('a write whose details are gone says so; an entry no longer held is undefined', () => {
     const clock = new FakeClock();
     const j = createJournal({ clock, capacity: 3, detailCapacity: 1 });
