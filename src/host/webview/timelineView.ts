@@ -4,6 +4,7 @@
  */
 import type { JournalEntry } from '../../core/journal/journal.ts';
 import type { TimelineEntryView } from '../../shared/protocol.ts';
+import { SCRATCH_COPY_FILTER } from '../../core/checks/scratch.ts';
 import { toLogEntryView } from './journalView.ts';
 
 /**
@@ -17,6 +18,8 @@ export function toTimelineEntries(e: JournalEntry, primaryResource: string | und
   if (e.key === undefined && ((e.kind === 'queue' && e.transition === 'shutdown') || (e.kind === 'control' && e.action === 'stop'))) {
     return [{ seq: e.seq, time: e.at, key: '', type: 'stopped', label: toLogEntryView(e, primaryResource).summary, ...controller }];
   }
+  // A robustness check's scratch copy is no key of the loop's: its events, dropped by the loop's filter, get no lane.
+  if (e.kind === 'informer' && e.filteredBy === SCRATCH_COPY_FILTER) return [];
   const key = e.key ?? (e.kind === 'informer' ? (e.enqueued[0] ?? (e.role === 'primary' ? e.objectKey : undefined)) : undefined);
   if (key === undefined) return [];
   const base = { seq: e.seq, time: e.at, key, label: toLogEntryView(e, primaryResource).summary, ...(e.kind === 'queue' || e.kind === 'reconcileStart' || e.kind === 'reconcileEnd' ? controller : {}) };

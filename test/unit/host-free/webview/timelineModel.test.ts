@@ -2,6 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { FakeClock } from '../../../fakes/fakeClock.ts';
 import { createJournal } from '../../../../src/core/journal/journal.ts';
+import { SCRATCH_COPY_FILTER } from '../../../../src/core/checks/scratch.ts';
 import { toTimeline } from '../../../../src/host/webview/timelineView.ts';
 import { fitMiddle, TimelineModel } from '../../../../src/webview/timeline/model.ts';
 import { fit, follow, labeledTicks, MAX_MS_PER_PX, MIN_MS_PER_PX, pan, tickLabel, ticks, timeToX, xToTime, zoomAt } from '../../../../src/webview/timeline/viewport.ts';
@@ -58,6 +59,15 @@ describe('timeline model from journal entries', () => {
     assert.ok(b.openReconcile && b.openReconcile.end === undefined, 'a running reconcile stays open');
     assert.equal(m.size, 5 + 2 + 2);
     assert.deepEqual(m.range, { from: t0, to: t0 + 45 });
+  });
+
+  it('a robustness check\'s scratch copy gets no lane: its events, dropped by the loop\'s filter, are not the loop\'s keys; another filtered event of an own object stays on its lane', () => {
+    const j = createJournal({ clock: new FakeClock(), delivery: 'sync' });
+    j.append({ kind: 'informer', controller: 'c', resource: 'widgets.v1.lab.reconcile.dev', role: 'primary', event: 'add', objectKey: 'rl-check-1a2b/orders-db', enqueued: [], filteredBy: SCRATCH_COPY_FILTER });
+    j.append({ kind: 'informer', controller: 'c', resource: 'widgets.v1.lab.reconcile.dev', role: 'primary', event: 'update', objectKey: 'shop/orders-db', enqueued: [], filteredBy: 'generation-changed' });
+    const m = new TimelineModel();
+    m.add(toTimeline(j.entries(), PRIMARY));
+    assert.deepEqual(m.lanes.map((l) => l.key), ['shop/orders-db']);
   });
 
   it('a controller that stops (Stop Controller, its program exited) ends its keys\' queue waits, backoffs and running reconciles; other controllers\' keys stay open', () => {
