@@ -1,4 +1,4 @@
-import { realClock, sleep, type Clock } from '../clock.ts';
+import { realClock, sleep, type Clock, type TimerHandle } from '../clock.ts';
 import { Emitter, type Event } from '../event.ts';
 import { DisposableStore, type Disposable } from '../lifecycle.ts';
 import { JOURNALED_FIELD, nullLogger, type Logger } from '../log.ts';
@@ -746,7 +746,21 @@ class ControllerEngine implements Controller {
     if (run.abort.signal.aborted) onStop();
     else run.abort.signal.addEventListener('abort', onStop, { once: true });
     const startedAt = this.clock.now();
-    const timer = this.timeoutMs > 0 ? this.clock.setTimeout(() => ac.abort(new ReconcileTimeoutError(this.timeoutMs)), this.timeoutMs) : undefined;
+    // At the deadline the signal is aborted; a call still running LATE_GRACE_MS later ignores it: say so while it
+    // runs (once), not only when (if ever) it returns.
+    let lateTimer: TimerHandle | undefined;
+    let warnedRunning = false;
+    const timer =
+      this.timeoutMs > 0
+        ? this.clock.setTimeout(() => {
+            ac.abort(new ReconcileTimeoutError(this.timeoutMs));
+            lateTimer = this.clock.setTimeout(() => {
+              lateTimer = undefined;
+              warnedRunning = true;
+              this.warn('reconcileTimeout', `the reconcile of ${key} has not returned ${LATE_GRACE_MS / 1000} s after its ${this.timeoutMs} ms timeout aborted its signal: it ignores the signal, and the key stays in processing until it returns (pass ctx.signal on to client calls and waits)`, key);
+            }, LATE_GRACE_MS + 1);
+          }, this.timeoutMs)
+        : undefined;
     let pending: Promise<Result> | undefined;
     const timedOut = () => ac.signal.aborted && ac.signal.reason instanceof ReconcileTimeoutError;
     try {
@@ -762,7 +776,7 @@ class ControllerEngine implements Controller {
       pending = Promise.resolve().then(() => this.reconciler.reconcile(request, ctx));
       // The deadline only aborts the signal; the call is awaited until it settles. Only stop() abandons it.
       const result = await raceAbort(pending, run.abort.signal);
-      if (timedOut()) this.reportLate(key, startedAt, 'returned a result');
+      if (timedOut() && !warnedRunning) this.reportLate(key, startedAt, 'returned a result');
       return { ok: true, result: result ?? {} };
     } catch (e) {
       if (e instanceof Abandoned) {
@@ -770,19 +784,21 @@ class ControllerEngine implements Controller {
         return { ok: false, error: e.reason };
       }
       if (timedOut()) {
-        this.reportLate(key, startedAt, 'failed');
+        if (!warnedRunning) this.reportLate(key, startedAt, 'failed');
         return { ok: false, error: e, timedOut: true };
       }
       return { ok: false, error: e };
     } finally {
       if (timer !== undefined) this.clock.clearTimeout(timer);
+      if (lateTimer !== undefined) this.clock.clearTimeout(lateTimer);
       run.abort.signal.removeEventListener('abort', onStop);
     }
   }
 
   /**
    * A reconcile settled after its deadline. One that stops within {@link LATE_GRACE_MS} of the abort honoured its
-   * signal (its outcome says `timedOut`); one that settles later ignored it and held its key meanwhile: warn.
+   * signal (its outcome says `timedOut`); one that settles later ignored it and held its key meanwhile: warn (unless
+   * the warning given while it still ran said so already).
    */
   private reportLate(key: ObjectKey, startedAt: number, how: string): void {
     const ms = this.clock.now() - startedAt;
