@@ -332,6 +332,8 @@ class ControllerEngine implements Controller {
   private readonly cache: CacheReader;
   private readonly keys: KeyStateTable;
   private readonly hotLoop: HotLoopDetector | undefined;
+  /** Per key with a hot-loop warning: the timer that takes the warning off once the key stops looping. */
+  private readonly hotLoopClears = new Map<ObjectKey, TimerHandle>();
   private readonly fieldFight: FieldFightDetector | undefined;
   /** Writes the last reconcile of a key made to its own object (hot-loop evidence). */
   private readonly selfWrites = new Map<ObjectKey, number>();
@@ -481,6 +483,8 @@ class ControllerEngine implements Controller {
 
   private teardown(run: Run): void {
     run.store.dispose();
+    for (const t of this.hotLoopClears.values()) this.clock.clearTimeout(t);
+    this.hotLoopClears.clear();
     if (this.run !== run) return;
     this.run = undefined;
     this.keys.resetQueueState();
@@ -883,7 +887,28 @@ class ControllerEngine implements Controller {
     const w = this.hotLoop.observe({ key, at, generation, present, triggers, selfWrites: this.selfWrites.get(key) ?? 0 });
     if (!w) return;
     this.keys.setWarning(key, w.message);
+    this.clearHotLoopWarningWhenQuiet(key, w.message);
     this.warn('hotLoop', w.message, key, { count: w.count, spanMs: w.spanMs, ...(w.generation !== undefined ? { generation: w.generation } : {}), cause: w.cause });
+  }
+
+  /**
+   * A hot-loop warning describes a loop going on: once the key stops looping (its code was fixed, a predicate
+   * turned on), the warning leaves the key (the journal keeps it). Checked once per hot-loop window while the
+   * warning stands; the timer belongs to the controller and is cleared on stop and dispose.
+   */
+  private clearHotLoopWarningWhenQuiet(key: ObjectKey, message: string): void {
+    const detector = this.hotLoop;
+    if (!detector || this.hotLoopClears.has(key)) return;
+    const check = () => {
+      this.hotLoopClears.delete(key);
+      if (this.disposed || this.keys.get(key)?.warning !== message) return;
+      if (detector.looping(key, this.clock.now())) {
+        this.hotLoopClears.set(key, this.clock.setTimeout(check, detector.window));
+        return;
+      }
+      this.keys.setWarning(key, undefined);
+    };
+    this.hotLoopClears.set(key, this.clock.setTimeout(check, detector.window));
   }
 
   private checkFieldFight(oldObj: KubeObject, newObj: KubeObject): void {

@@ -140,6 +140,22 @@ export class HotLoopDetector {
     this.ungenerated.delete(key);
   }
 
+  /** The window reconciles are counted over (ms). */
+  get window(): number {
+    return this.windowMs;
+  }
+
+  /**
+   * Whether `key` still loops at `now`: at least half the threshold of its counted reconciles fall within the window
+   * before `now`. A loop that was fixed (or stopped) stops feeding reconciles and so stops looping one window later.
+   */
+  looping(key: ObjectKey, now: number): boolean {
+    const times = this.tracks.get(key)?.times ?? this.ungenerated.get(key)?.times ?? [];
+    let recent = 0;
+    for (const t of times) if (t >= now - this.windowMs) recent++;
+    return recent >= Math.ceil(this.threshold / 2);
+  }
+
   /** {@link observe} for an object without generation: see {@link HotLoopOptions} (cause `objectWrite`). */
   private observeUngenerated(o: HotLoopObservation): HotLoopWarning | undefined {
     const kinds = eventKinds(o.triggers);

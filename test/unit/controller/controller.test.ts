@@ -833,6 +833,32 @@ test('a deleted object that reconciled successfully is forgotten from the key ta
 
 // ---- hot loop ----------------------------------------------------------------------------------
 
+test('hot loop: the warning leaves the key within two windows after the loop stopped (the journal keeps it), not while it still loops', async () => {
+  const h = harness({ hotLoop: { windowMs: 10_000, threshold: 10 } });
+  h.setImpl((req, _ctx, base) => {
+    if (h.calls.length <= 30) {
+      const o = h.widgets.writeStatus(req.key, { observed: h.calls.length });
+      base.journal.recordWrite({ verb: 'update', gvr: base.primary, namespace: req.namespace, name: req.name, subresource: 'status', resourceVersionAfter: o.metadata.resourceVersion, dryRun: false, controller: base.controller, key: req.key });
+    }
+    h.clock.step(10);
+    return {};
+  });
+  h.widgets.add(widget('a'));
+  const c = h.builder.for(h.widgets).build(h.reconciler);
+  await c.start();
+  for (let i = 0; i < 40; i++) await settle();
+  assert.match(c.keyState('ns/a')!.warning ?? '', /Hot loop/, 'warned while looping');
+  h.clock.step(9_000);
+  await settle();
+  assert.match(c.keyState('ns/a')!.warning ?? '', /Hot loop/, 'within the window: kept');
+  h.clock.step(11_000);
+  await settle();
+  assert.equal(c.keyState('ns/a')!.warning, undefined, 'the loop stopped (its writes stopped): the warning is gone from the key');
+  assert.equal(h.journal.entries({ kinds: ['warning'] }).filter((e) => e.kind === 'warning' && e.code === 'hotLoop').length, 1, 'the journal keeps it');
+  await c.stop();
+  assert.equal(h.clock.pendingTimers, 0, 'no timer left');
+});
+
 test('hot loop: a reconciler writing status on every pass is flagged with the likely cause; the generation predicate stops the loop', async () => {
   const run = async (withPredicate: boolean) => {
     const h = harness({ hotLoop: { windowMs: 10_000, threshold: 10 } });

@@ -27,6 +27,16 @@ test('warns once the threshold of event-triggered reconciles with an unchanged g
   assert.equal(d.observe({ key: 'ns/a', at: 500, generation: 3, triggers: [selfUpdate], selfWrites: 1 }), undefined);
 });
 
+test('looping: true while half the threshold of counted reconciles falls in the window before now, false once they age out', () => {
+  const d = new HotLoopDetector({ windowMs: 1000, threshold: 6, cooldownMs: 60_000 });
+  for (let i = 0; i < 6; i++) d.observe({ key: 'ns/a', at: i * 100, generation: 3, triggers: [selfUpdate], selfWrites: 1 });
+  assert.equal(d.window, 1000);
+  assert.equal(d.looping('ns/a', 500), true);
+  assert.equal(d.looping('ns/a', 1200), true, 'four within the window (200 to 500): at least half of six');
+  assert.equal(d.looping('ns/a', 1301), false, 'two left in the window');
+  assert.equal(d.looping('ns/b', 0), false, 'an unknown key does not loop');
+});
+
 test('slower than the threshold is not a hot loop', () => {
   const d = new HotLoopDetector({ windowMs: 1000, threshold: 5 });
   for (let i = 0; i < 50; i++) assert.equal(d.observe({ key: 'ns/a', at: i * 300, generation: 1, triggers: [selfUpdate], selfWrites: 0 }), undefined);
