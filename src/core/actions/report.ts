@@ -186,7 +186,7 @@ export function renderReportMarkdown(report: ReconcileReport): string {
     if (e.notes.length) out.push('');
     out.push(`**Requeue:** ${md(e.requeue)}`);
     out.push('');
-    if (!e.explained) out.push('**Observed → desired:** not compared (the reconciler has no `explain()`; its spec and status are different things).');
+    if (!e.explained) out.push('**Observed → desired:** not compared: only the built-in lab reconciler states what it wants apart from writing it, and an object\'s spec and status are different things, so they are not diffed. **Actions** below are what this reconciler wrote (or, in a dry run, would write).');
     else out.push(e.diff ? `**Observed → desired:**\n\n${fence('diff', e.diff)}` : '**Observed → desired:** no difference (converged).');
     out.push('');
     if (e.actions.length === 0) out.push(`**Actions:** ${e.outcome.kind === 'done' ? 'none (already as desired; nothing written)' : noWritesText(e.outcome)}.`);

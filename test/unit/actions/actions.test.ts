@@ -2,7 +2,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { cleanForDiff, toYaml, yamlDiff } from '../../../src/core/actions/objectDiff.ts';
 import { describeDryRunOutcome, describeOutcome, outcomeOf, runOnce } from '../../../src/core/actions/runOnce.ts';
-import { diagnoseStuck, goKnownController, managersOfFinalizer, namespaceHoldLines, NAMESPACE_GVR } from '../../../src/core/actions/finalizers.ts';
+import { diagnoseStuck, goKnownController, lastReconcileOf, loopKnownController, managersOfFinalizer, namespaceHoldLines, NAMESPACE_GVR } from '../../../src/core/actions/finalizers.ts';
+import type { KeyState } from '../../../src/core/controller/keyState.ts';
 import { renderReportMarkdown, type ReconcileReport } from '../../../src/core/actions/report.ts';
 import { staticCache } from '../../../src/core/actions/context.ts';
 import { TerminalError, type Reconciler } from '../../../src/core/controller/reconcile.ts';
@@ -163,7 +164,8 @@ test('report: a reconciler without explain() is not shown as drift (spec and sta
   assert.equal(e.diff, '');
   assert.deepEqual(e.desired, { size: 2 });
   const md = renderReportMarkdown(report);
-  assert.match(md, /not compared \(the reconciler has no `explain\(\)`/);
+  assert.match(md, /not compared: only the built-in lab reconciler states what it wants apart from writing it/);
+  assert.doesNotMatch(md, /explain\(\)/, "no internal hook a module author cannot use is named");
   assert.doesNotMatch(md, /```diff/);
 });
 
@@ -205,6 +207,57 @@ test('diagnoseStuck: the summary of a cluster-scoped object held by a stopped ow
   assert.equal(d.key, 'deny-all', 'a cluster-scoped key has no namespace');
   assert.match(d.summary, /^Policy deny-all has been terminating for 2 min and is held by 2 finalizer\(s\): .*sec\.example\.org\/cleanup \(owner running: no\)\. The owner of sec\.example\.org\/cleanup appears to be down, which is why it is stuck\.$/);
   assert.doesNotMatch(d.summary, / \./);
+});
+
+test('diagnoseStuck: the session\'s loop that reconciled the object after its delete and left its finalizer is named as the cause, not as about to remove it', async () => {
+  const deletion = '2026-12-02T09:59:00Z';
+  const deletionMs = Date.parse(deletion);
+  const clock = new FakeClock(Date.parse('2026-12-02T10:00:00Z'));
+  const gadget = { apiVersion: 'lab.example.com/v1', kind: 'Gadget', metadata: { name: 'g', namespace: 'ns', resourceVersion: '12', deletionTimestamp: deletion, finalizers: ['lab.example.com/cleanup'] } };
+  const client = { get: async () => gadget, list: async () => ({ items: [] }) } as unknown as Parameters<typeof diagnoseStuck>[0]['client'];
+  const keyState = (o: Partial<KeyState>): KeyState => ({ key: 'ns/g', phase: 'idle', dirtyWhileProcessing: false, requeues: 0, reconciles: 3, reasons: [], droppedReasons: 0, lastTriggers: [], ...o });
+  const diagnose = async (state: 'running' | 'paused', ks?: KeyState) => {
+    const loop = loopKnownController({ name: 'gadget', reconcilerKind: 'lab', ownFinalizers: ['lab.example.com/cleanup'], fieldManager: 'reconcile-lab', state, primary: true, ...(ks ? { keyState: ks } : {}) })!;
+    const d = await diagnoseStuck({ client, gvr: { group: 'lab.example.com', version: 'v1', resource: 'gadgets' }, namespace: 'ns', name: 'g', clock, knownControllers: [loop] });
+    return { f: d.finalizers[0]!, summary: d.summary };
+  };
+
+  // A successful reconcile 4 s after the delete that left the finalizer: the reconciler does not remove it.
+  const left = await diagnose('running', keyState({ lastStartedAt: deletionMs + 4000, lastDurationMs: 20, lastOutcome: { kind: 'success' } }));
+  assert.equal(left.f.running, 'yes');
+  assert.equal(left.f.leftByOwner, 'kept');
+  assert.deepEqual(left.f.evidence, ["Reconcile Lab's gadget loop owns it (running in this session) and reconciled the object 4 s after the delete was requested, and left the finalizer: its reconciler does not remove it (a bug to fix in the reconciler; stripping it skips that cleanup)"]);
+  assert.doesNotMatch(left.f.evidence.join('\n'), /it removes the finalizer after its cleanup/);
+  assert.match(left.summary, /lab\.example\.com\/cleanup was left on by its owner's reconcile after the delete: its reconciler does not remove it, so waiting does not help; fix the reconciler\.$/);
+  assert.doesNotMatch(left.summary, /may still finish on its own/);
+  // Paused: stepping it would not help either.
+  const pausedLeft = await diagnose('paused', keyState({ lastStartedAt: deletionMs + 4000, lastDurationMs: 20, lastOutcome: { kind: 'success' } }));
+  assert.match(pausedLeft.f.evidence[0]!, /owns it \(paused in this session\) and reconciled the object 4 s after the delete was requested, and left the finalizer: its reconciler does not remove it/);
+  assert.doesNotMatch(pausedLeft.summary, /step or resume it/);
+  // Triggered by the update that set deletionTimestamp, within its second: it saw the deletion.
+  const sawIt = await diagnose('running', keyState({ lastStartedAt: deletionMs + 300, lastDurationMs: 20, lastOutcome: { kind: 'success' }, lastTriggers: [{ kind: 'informer', event: 'update', resource: 'gadgets', objectKey: 'ns/g', deletionRequested: true, at: deletionMs + 290 }] }));
+  assert.match(sawIt.f.evidence[0]!, /reconciled the object right after the delete was requested, and left the finalizer/);
+  // A failed reconcile after the delete: the failure is the cause, a retry may still remove it.
+  const failed = await diagnose('running', keyState({ lastStartedAt: deletionMs + 10_000, lastDurationMs: 20, lastOutcome: { kind: 'error', message: 'bucket API down' } }));
+  assert.equal(failed.f.leftByOwner, 'failed');
+  assert.match(failed.f.evidence[0]!, /reconciled the object 10 s after the delete was requested, and left the finalizer: that reconcile failed \(bucket API down\), and a retry removes the finalizer only once its cleanup succeeds/);
+  assert.match(failed.summary, /A live owner may still finish on its own/);
+
+  // The other cases keep their wording: no reconcile since the delete (one before it, in the same second without the
+  // deletion's trigger, one still running, or none known).
+  const running = "Reconcile Lab's gadget loop owns it and is running in this session: it removes the finalizer after its cleanup";
+  for (const ks of [
+    keyState({ lastStartedAt: deletionMs - 5000, lastDurationMs: 20, lastOutcome: { kind: 'success' } }),
+    keyState({ lastStartedAt: deletionMs + 300, lastDurationMs: 20, lastOutcome: { kind: 'success' } }),
+    keyState({ phase: 'processing', lastStartedAt: deletionMs + 4000, lastDurationMs: 20, lastOutcome: { kind: 'success' } }),
+    undefined,
+  ]) {
+    const d = await diagnose('running', ks);
+    assert.deepEqual(d.f.evidence, [running], JSON.stringify(ks));
+    assert.equal(d.f.leftByOwner, undefined);
+  }
+  assert.match((await diagnose('paused')).f.evidence[0]!, /owns it and is paused in this session: step or resume the loop and it removes the finalizer itself/);
+  assert.equal(lastReconcileOf(keyState({ lastStartedAt: 5, lastDurationMs: 2, lastOutcome: { kind: 'success' } }))?.endedAt, 7);
 });
 
 test('describeDryRunOutcome: a dry run says what the loop would do, never that it retried (it runs beside the queue)', () => {
