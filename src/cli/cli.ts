@@ -363,6 +363,13 @@ function notServedHint(resources: readonly DiscoveredResource[], group: string, 
   return `: no API group ${group} is served. Install its CustomResourceDefinition (kubectl apply -f <your CRD>.yaml), then check the name with kubectl api-resources --api-group=${group}`;
 }
 
+/** The reconciler's own ctx.log without -v: info and above on stderr (debug and trace only with -v). */
+function reconcilerLogger(io: CliIo): Logger {
+  return createLogger((level, msg, fields) => {
+    if (level === 'info' || level === 'warn' || level === 'error') io.stderr(formatLogLine(level, msg, fields) + '\n');
+  });
+}
+
 /** How to turn on the generation-changed predicate from the CLI, for the hot-loop warnings of run, step and check. */
 function cliPredicateAdvice(modulePath?: string): string {
   return `run again with --predicate generation-changed${modulePath ? `, or add export const predicates = ['generation-changed'] to ${modulePath}` : ''}`;
@@ -1215,7 +1222,9 @@ async function startController(args: CliArgs, io: CliIo, log: Logger, s: Session
   const scoped: ScopedInformer[] = [{ informer: primary, ...(namespace ? { namespace } : {}) }];
   const builder = controllerBuilder({
     name: reconciler.name,
-    contextFactory: journalingContextFactory({ client: s.client, recorder }),
+    // What the reconciler logs (ctx.log; an exec program's "log" lines) is shown at info without -v, on stderr, as
+    // the loop's own lines are only with -v.
+    contextFactory: journalingContextFactory({ client: s.client, recorder, ...(args.verbose ? {} : { reconcilerLog: reconcilerLogger(io) }) }),
     log,
     startPaused,
     ...(workers !== undefined ? { maxConcurrentReconciles: workers } : {}),

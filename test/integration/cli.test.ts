@@ -243,6 +243,27 @@ describe('reconcile-lab CLI against a real kube-apiserver', () => {
     }
   });
 
+  test('step shows what the reconciler logs (ctx.log at info) without -v, and not the loop\'s own debug lines', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'rl-cli-log-'));
+    try {
+      const mod = join(dir, 'chatty.mjs');
+      writeFileSync(mod, "export async function reconcile(req, ctx) {\n  ctx.log.info('checking the backup policy', { policy: 'nightly' });\n  ctx.log.debug('a detail only -v shows');\n  return {};\n}\n");
+      const r = await cli(['step', 'widget-ready', ...common, '--reconciler', `module:${mod}`]);
+      assert.equal(r.code, 0, r.stderr);
+      assert.match(r.stderr, new RegExp(`^INFO checking the backup policy key=${ns}/widget-ready policy=nightly$`, 'm'), r.stderr);
+      assert.doesNotMatch(r.stderr, /a detail only -v shows|^DEBUG/m, r.stderr);
+      // The failed-reconcile dry-run no longer claims the state is as desired.
+      const failing = join(dir, 'failing.mjs');
+      writeFileSync(failing, "export async function reconcile() {\n  throw new Error('no backup policy yet');\n}\n");
+      const d = await cli(['dry-run', 'widget-ready', ...common, '--reconciler', `module:${failing}`]);
+      assert.equal(d.code, 1, d.stderr);
+      assert.match(d.stdout, /Planned actions: none before it failed \(a failed reconcile says nothing about the desired state\)\./, d.stdout);
+      assert.doesNotMatch(d.stdout, /already as desired/, d.stdout);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   test('a failing reconciler makes dry-run exit 1 with the error', async () => {
     const r = await cli(['dry-run', 'widget-ready', ...common, '--reconciler', 'exec:/nonexistent/reconcile.sh', '--json']);
     assert.equal(r.code, 1);

@@ -2,6 +2,7 @@ import type { Clock } from '../clock.ts';
 import type { ReconcileContextFactory } from '../controller/controller.ts';
 import type { EventRecorder } from '../controller/reconcile.ts';
 import type { KubeClient } from '../k8s/client.ts';
+import type { Logger } from '../log.ts';
 import { recordingClient, type WriteRecord } from '../k8s/dynamicClient.ts';
 import { createReconcileContext, nullRecorder } from './context.ts';
 import type { WriteRecord as JournalWrite } from '../journal/journal.ts';
@@ -12,7 +13,8 @@ import type { WriteRecord as JournalWrite } from '../journal/journal.ts';
  * true at that moment) whose writes are appended to the controller's journal
  * (`base.journal.recordWrite`, tagged with the controller and the key being
  * reconciled) and also passed to `onWrite`; cache, log, primary and signal come
- * from the controller.
+ * from the controller. `reconcilerLog`, when given, is the reconciler's own `ctx.log` instead of the controller's
+ * (with the key as a field): the CLI shows what a reconciler logs at info without showing the loop's debug lines.
  */
 export function journalingContextFactory(o: {
   client: KubeClient;
@@ -20,6 +22,7 @@ export function journalingContextFactory(o: {
   recorder?: EventRecorder;
   clock?: Clock;
   onWrite?: (w: WriteRecord, key: string) => void;
+  reconcilerLog?: Logger;
 }): ReconcileContextFactory {
   return (request, base) => {
     const dryRun = o.dryRun?.() ?? false;
@@ -32,7 +35,8 @@ export function journalingContextFactory(o: {
         o.onWrite?.(w, request.key);
       },
     });
-    return createReconcileContext({ client, primary: base.primary, dryRun, cache: base.cache, log: base.log, recorder: o.recorder ?? nullRecorder, signal: base.signal });
+    const log = o.reconcilerLog ? o.reconcilerLog.child({ key: request.key }) : base.log;
+    return createReconcileContext({ client, primary: base.primary, dryRun, cache: base.cache, log, recorder: o.recorder ?? nullRecorder, signal: base.signal });
   };
 }
 
