@@ -1,9 +1,10 @@
 import { createRequire, SourceMap } from 'node:module';
 import { createHash } from 'node:crypto';
-import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, extname, isAbsolute, join, resolve } from 'node:path';
+import { basename, dirname, extname, isAbsolute, join, relative, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { Script } from 'node:vm';
 import type { Disposable } from '../lifecycle.ts';
 import type { Logger } from '../log.ts';
 import { nullLogger } from '../log.ts';
@@ -51,8 +52,28 @@ export class ModuleReconcilerError extends Error {
   }
 }
 
+/**
+ * The file extensions a module reconciler may have: the ones both loaders take (esbuild, and Node importing the file
+ * itself when no esbuild is found: JavaScript, and TypeScript through its type stripping). Case-sensitive.
+ */
+export const MODULE_EXTENSIONS = ['.ts', '.mts', '.cts', '.js', '.mjs', '.cjs'] as const;
+
+/**
+ * Why `path` cannot be a module reconciler because of its name — an extension no loader handles (`reconciler.ts.bak`,
+ * `reconciler.tsx`) or none at all — naming the accepted extensions; undefined when it ends in one of
+ * {@link MODULE_EXTENSIONS}. Looks at the name only (a missing file is reported when the module is loaded). For
+ * the CLI's `--reconciler module:<path>` and the extension's `reconcileLab.reconciler.modulePath`, so such a path is
+ * refused before a loop starts rather than failing every reconcile.
+ */
+export function moduleExtensionProblem(path: string): string | undefined {
+  const ext = extname(path);
+  if ((MODULE_EXTENSIONS as readonly string[]).includes(ext)) return undefined;
+  const accepted = `${MODULE_EXTENSIONS.slice(0, -1).join(', ')} or ${MODULE_EXTENSIONS.at(-1)}`;
+  return `${path} is not a JavaScript or TypeScript file (${ext ? `"${ext}"` : 'no extension'}): a reconciler module's name must end in ${accepted}`;
+}
+
 export interface ModuleReconcilerOptions {
-  /** The user's .ts/.mts/.js/.mjs file. */
+  /** The user's file: one of {@link MODULE_EXTENSIONS} (another is a `compile` error on every reconcile). */
   path: string;
   log?: Logger;
   /** Finds esbuild (default: beside Reconcile Lab, else in the module's workspace); tests pass one that finds none. */
@@ -125,10 +146,13 @@ function sourceMapFrames(url: string, code: string, baseDir: string): FrameMappe
 /** JavaScript's own error types: a bug in the module's code rather than a failure it reports on purpose. */
 const RUNTIME_ERRORS = new Set(['TypeError', 'ReferenceError', 'RangeError', 'SyntaxError', 'URIError', 'EvalError']);
 
-/** The part of an esbuild message (`BuildFailure.errors[i]`) the compile error uses. */
+/**
+ * The part of an esbuild message (`BuildFailure.errors[i]`) the compile error uses. As in esbuild, `line` is 1-based
+ * and `column` 0-based; no column: the line is all that is known.
+ */
 export interface EsbuildMessage {
   text: string;
-  location?: { file: string; line: number; column: number; lineText?: string } | null;
+  location?: { file: string; line: number; column?: number; lineText?: string } | null;
 }
 
 export interface EsbuildLike {
@@ -161,7 +185,9 @@ const MAX_DIAGNOSTICS = 5;
 
 /**
  * esbuild's errors as plain text a person reads in a terminal, the Output channel or the Event Log: one line per
- * diagnostic, `file:line:column: message` (file relative to the module's folder), followed by the offending source
+ * diagnostic, `file:line:column: message` (file relative to the module's folder; line and column 1-based, as editors
+ * and stack frames count them, so esbuild's 0-based column is printed plus one; `file:line: message` when the
+ * location has no column), followed by the offending source
  * line indented under it (`    12 | const x: number = ;`). Real line breaks, never escaped `\n`; a line break
  * inside esbuild's text is folded into a space so a diagnostic stays one line. At most {@link MAX_DIAGNOSTICS}
  * are listed, then "… and N more error(s)". No markup: callers that render it must treat it as text.
@@ -175,11 +201,153 @@ export function formatCompileErrors(errors: readonly EsbuildMessage[]): string {
       lines.push(oneLine(m.text));
       continue;
     }
-    lines.push(`${loc.file}:${loc.line}:${loc.column}: ${oneLine(m.text)}`);
+    lines.push(`${loc.file}:${loc.line}${loc.column !== undefined ? `:${loc.column + 1}` : ''}: ${oneLine(m.text)}`);
     if (loc.lineText?.trim()) lines.push(`    ${loc.line} | ${oneLine(loc.lineText)}`);
   }
   if (errors.length > MAX_DIAGNOSTICS) lines.push(`… and ${errors.length - MAX_DIAGNOSTICS} more error(s)`);
   return lines.join('\n');
+}
+
+/** Where a syntax error is: 1-based line, 0-based column (as {@link EsbuildMessage}) when known, the source line. */
+export interface SyntaxErrorAt {
+  /** The file as the error names it (a path or a file: URL, possibly with a query); undefined: not named. */
+  where?: string;
+  line: number;
+  column?: number;
+  lineText?: string;
+}
+
+/**
+ * The location Node prints above a syntax error's stack when it knows it — `where:line`, source lines, a caret line
+ * (`   ^`, or `^^^^` under a span) under the offending one, then a blank line before `SyntaxError…` (a CommonJS file,
+ * a TypeScript file that type stripping rejects, a script compiled with `vm`) — or undefined when the stack starts
+ * with the error itself (an ES module's syntax error: V8 keeps its location from JavaScript). The column is the
+ * caret's (0-based); without a caret line the line after the header is taken as the source line, with no column.
+ */
+export function syntaxErrorAt(stack: string | undefined): SyntaxErrorAt | undefined {
+  const lines = (stack ?? '').split('\n');
+  const head = /^(.*):(\d+)$/.exec(lines[0] ?? '');
+  if (!head) return undefined;
+  const end = lines.indexOf('', 1);
+  // The error's own line follows the blank line: else `head` was an error message that happens to end in `:<digits>`.
+  if (end < 0 || !/^\w*Error\b/.test(lines[end + 1] ?? '')) return undefined;
+  const body = lines.slice(1, end);
+  const caret = body.findIndex((l, i) => i > 0 && /^[ \t]*\^+[ \t]*$/.test(l));
+  const at: SyntaxErrorAt = { where: head[1]!, line: Number(head[2]) };
+  if (caret > 0) return { ...at, column: body[caret]!.indexOf('^'), lineText: body[caret - 1]! };
+  return body[0] !== undefined ? { ...at, lineText: body[0] } : at;
+}
+
+/**
+ * The location in swc's own message format (`ERR_INVALID_TYPESCRIPT_SYNTAX` of Node 22 before its errors named the
+ * file: `  x Expected …\n   ,----\n 2 | const x = {;\n   :            ^\n   \`----`), with the first line as the text;
+ * undefined when the message is not in that form.
+ */
+export function swcMessageAt(message: string): { text: string; at?: SyntaxErrorAt } | undefined {
+  const lines = message.split('\n');
+  const first = lines.findIndex((l) => /^\s*x /.test(l));
+  if (first < 0) return undefined;
+  const text = lines[first]!.replace(/^\s*x /, '').trim();
+  const caret = lines.findIndex((l, i) => i > first && /^\s*:\s*\^/.test(l));
+  const src = caret > 0 ? /^\s*(\d+) \| ?(.*)$/.exec(lines[caret - 1]!) : null;
+  if (!src) return { text };
+  const c = lines[caret]!;
+  return { text, at: { line: Number(src[1]), column: Math.max(0, c.indexOf('^') - (c.indexOf(':') + 2)), lineText: src[2]! } };
+}
+
+/** Replaces `[from, to)` of `s` with spaces, keeping line breaks (so every position after it keeps its line and column). */
+function blank(s: string, from: number, to: number, lead = ''): string {
+  const gap = s.slice(from, to).replace(/[^\r\n\u2028\u2029]/g, ' ');
+  return s.slice(0, from) + lead + gap.slice(lead.length) + s.slice(to);
+}
+
+/** End (exclusive) of the string literal starting at or after `from` in `s`, or -1. */
+function afterStringLiteral(s: string, from: number): number {
+  const open = s.slice(from).search(/['"]/);
+  if (open < 0) return -1;
+  const q = from + open;
+  const close = s.indexOf(s[q]!, q + 1);
+  if (close < 0) return -1;
+  const attrs = /^\s*(?:with|assert)\s*\{[^}]*\}/.exec(s.slice(close + 1));
+  return close + 1 + (attrs ? attrs[0].length : 0);
+}
+
+/**
+ * `s` with the module-only syntax at `offset` — where compiling `s` as a classic script stopped — replaced by
+ * script syntax of the same length (an import declaration blanked, `export` blanked or `export default` made
+ * `void`, `import.meta` made `Object.meta`, a top-level `await` made `void `), or undefined when something else is
+ * there.
+ */
+function scriptSyntaxAt(s: string, offset: number): string | undefined {
+  if (s.startsWith('import.meta', offset - 7)) return s.slice(0, offset - 7) + 'Object' + s.slice(offset - 1);
+  if (s.startsWith('import.meta', offset)) return s.slice(0, offset) + 'Object' + s.slice(offset + 6);
+  if (s.startsWith('await', offset)) return s.slice(0, offset) + 'void ' + s.slice(offset + 5);
+  if (s.startsWith('import', offset)) {
+    const end = afterStringLiteral(s, offset);
+    return end < 0 ? undefined : blank(s, offset, end);
+  }
+  if (!s.startsWith('export', offset)) return undefined;
+  const rest = s.slice(offset + 6);
+  const def = /^\s+default\b/.exec(rest);
+  if (def) return blank(s, offset, offset + 6 + def[0].length, 'void');
+  const lead = /^\s*/.exec(rest)![0].length;
+  const next = rest[lead];
+  if (next === '*') {
+    const end = afterStringLiteral(s, offset);
+    return end < 0 ? undefined : blank(s, offset, end);
+  }
+  if (next === '{') {
+    const close = s.indexOf('}', offset);
+    if (close < 0) return undefined;
+    const from = /^\s*from\s*['"]/.test(s.slice(close + 1)) ? afterStringLiteral(s, close + 1) : close + 1;
+    return from < 0 ? undefined : blank(s, offset, from);
+  }
+  return blank(s, offset, offset + 6);
+}
+
+/** The offset in `s` of 1-based `line`, 0-based `column` (line breaks as JavaScript counts them). */
+function offsetOf(s: string, line: number, column: number): number {
+  const breaks = /\r\n|[\n\r\u2028\u2029]/g;
+  let start = 0;
+  for (let l = 1; l < line; l++) {
+    const m = breaks.exec(s);
+    if (!m) return -1;
+    start = m.index + m[0].length;
+  }
+  return start + column;
+}
+
+/**
+ * Where V8 finds the syntax error `message` in the ES module `source`: an ES module's compile error carries no
+ * location a program can read (Node prints it only for an uncaught one), so the source is compiled — never run — as
+ * a strict classic script with `vm`, the module-only syntax that stops that compile replaced with script syntax of
+ * the same length, until the compile fails with the same message. Undefined when it never does (the error is in an
+ * imported file, or the script form fails differently): no location is better than a wrong one.
+ */
+export function locateModuleSyntaxError(source: string, filename: string, message: string): SyntaxErrorAt | undefined {
+  const prefix = "'use strict';";
+  let s = source.startsWith('#!') ? `//${source.slice(2)}` : source;
+  for (let i = 0; i < 500; i++) {
+    let e: Error;
+    try {
+      new Script(prefix + s, { filename });
+      return undefined;
+    } catch (err) {
+      e = err as Error;
+    }
+    const at = syntaxErrorAt(e.stack);
+    if (!at || at.column === undefined) return undefined;
+    const column = at.line === 1 ? at.column - prefix.length : at.column;
+    if (column < 0) return undefined;
+    if (e.message === message) {
+      const lines = source.split(/\r\n|[\n\r\u2028\u2029]/);
+      return { line: at.line, column, lineText: lines[at.line - 1] ?? '' };
+    }
+    const next = scriptSyntaxAt(s, offsetOf(s, at.line, column));
+    if (next === undefined) return undefined;
+    s = next;
+  }
+  return undefined;
 }
 
 /**
@@ -232,8 +400,10 @@ export function createModuleReconciler(options: ModuleReconcilerOptions): Reconc
     } catch {
       throw new ModuleReconcilerError('not-found', `reconciler module not found: ${path}`);
     }
-    const esbuild = await (options.findEsbuild ?? loadEsbuild)(path);
     const ext = extname(path);
+    const badName = moduleExtensionProblem(path);
+    if (badName) throw new ModuleReconcilerError('compile', badName);
+    const esbuild = await (options.findEsbuild ?? loadEsbuild)(path);
     if (!esbuild) {
       const typescript = ext === '.ts' || ext === '.mts' || ext === '.cts';
       // Node 22.18+ strips types itself (erasable syntax only; relative imports spell out .ts): import the file as is.
@@ -243,7 +413,7 @@ export function createModuleReconciler(options: ModuleReconcilerOptions): Reconc
       const signature = signatureOf([path]);
       const url = `${pathToFileURL(path).href}?v=${encodeURIComponent(signature)}`;
       const frames: FrameMapper = (u, line, column) => (u === url ? { file: path, line, column } : undefined);
-      const mod = await importModule(url, frames, typescript);
+      const mod = await importModule(url, frames, { typescript });
       return { signature, inputs: [path], fn: exportOf(mod), exports: mod, frames };
     }
     let result: Awaited<ReturnType<EsbuildLike['build']>>;
@@ -286,21 +456,66 @@ export function createModuleReconciler(options: ModuleReconcilerOptions): Reconc
     }
   }
 
-  async function importModule(url: string, frames: FrameMapper, strippedByNode = false): Promise<Record<string, unknown>> {
+  /**
+   * Imports `url`; a failure is a {@link ModuleReconcilerError}. `direct`: the user's file itself is imported (no
+   * esbuild), with Node's type stripping when `typescript`: a syntax error is then reported as esbuild's are
+   * (`compile`, `file:line:column: message` and the source line, see {@link directSyntaxError}), with the hint
+   * about esbuild only when type stripping refused TypeScript that esbuild compiles.
+   */
+  async function importModule(url: string, frames: FrameMapper, direct?: { typescript: boolean }): Promise<Record<string, unknown>> {
     try {
       return (await import(url)) as Record<string, unknown>;
     } catch (e) {
       // The stack of the temporary bundle (deleted by now) and of Reconcile Lab says nothing: name the user's lines.
       const at = userFrames((e as Error | undefined)?.stack, frames);
       const what = e instanceof Error ? `${e.name}: ${e.message}` : String(e);
-      // Node's own type stripping refuses what esbuild compiles (an enum, a namespace, parameter properties, a
-      // relative import without its .ts): say what would compile it.
       const code = (e as { code?: unknown } | undefined)?.code;
-      const hint = strippedByNode && (code === 'ERR_UNSUPPORTED_TYPESCRIPT_SYNTAX' || code === 'ERR_INVALID_TYPESCRIPT_SYNTAX' || code === 'ERR_MODULE_NOT_FOUND')
+      // A syntax error while compiling the file (none of its code ran, so no frame of it): a compile error.
+      const syntax = direct && e instanceof Error && e.name === 'SyntaxError' && at.length === 0 ? directSyntaxError(e) : undefined;
+      // Node's own type stripping refuses what esbuild compiles (an enum, a namespace, parameter properties, a
+      // relative import without its .ts; decorators, which it passes on to V8): say what would compile it. Not for
+      // a plain syntax error, which esbuild rejects too.
+      const unsupported = code === 'ERR_UNSUPPORTED_TYPESCRIPT_SYNTAX' // Node 22.10+
+        || (code === 'ERR_INVALID_TYPESCRIPT_SYNTAX' && /not supported in (?:strip-only|type strip) mode/i.test(e instanceof Error ? e.message : '')) // before it
+        || code === 'ERR_MODULE_NOT_FOUND'
+        || (code === undefined && syntax?.typescript === true); // V8 refused what type stripping accepted
+      const hint = direct?.typescript && unsupported
         ? '\n(loaded with Node\'s own TypeScript type stripping, as no esbuild was found: it takes erasable syntax only — no enum, namespace or parameter properties — and relative imports written with their .ts extension; npm i -D esbuild in the module\'s folder compiles the rest)'
         : '';
+      if (syntax) throw new ModuleReconcilerError('compile', `cannot compile ${path}:\n${formatCompileErrors([syntax.message])}${hint}`, { cause: e });
       throw new ModuleReconcilerError('load', `loading ${path} failed: ${what}${at.map((l) => `\n    ${l}`).join('')}${hint}`, { cause: e });
     }
+  }
+
+  /**
+   * A syntax error of a file Node compiled itself, as an esbuild message: located where Node printed the location
+   * above the stack (a TypeScript file, a CommonJS one), in swc's message (an older Node), or else — an ES module,
+   * whose location V8 keeps to itself — by {@link locateModuleSyntaxError} in the entry file; the file relative to
+   * the module's folder. Unlocated: the message alone. `typescript`: the error is in a TypeScript file.
+   */
+  function directSyntaxError(e: Error): { message: EsbuildMessage; typescript: boolean } {
+    const swc = swcMessageAt(e.message);
+    let text = swc?.text ?? e.message;
+    let at = syntaxErrorAt(e.stack) ?? swc?.at;
+    let file = path;
+    if (at?.where) {
+      const where = at.where.replace(/\?[^/\\]*$/, '');
+      try {
+        file = where.startsWith('file:') ? fileURLToPath(where) : resolve(where);
+      } catch {
+        file = path;
+      }
+    } else if (!at && /^\.[cm]?js$/.test(extname(path))) {
+      try {
+        at = locateModuleSyntaxError(readFileSync(path, 'utf8'), path, e.message);
+      } catch {
+        at = undefined; // unreadable now: the message alone
+      }
+    }
+    if (!at) text = `${e.name}: ${text}`;
+    const name = relative(dirname(path), file) || basename(file);
+    const location = at ? { file: name, line: at.line, ...(at.column !== undefined ? { column: at.column } : {}), ...(at.lineText !== undefined ? { lineText: at.lineText } : {}) } : null;
+    return { message: { text, location }, typescript: /^\.[cm]?ts$/.test(extname(file)) };
   }
 
   function exportOf(mod: Record<string, unknown>): ReconcileFunction {

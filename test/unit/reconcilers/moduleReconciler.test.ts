@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createModuleReconciler, formatCompileErrors, ModuleReconcilerError, userFrames } from '../../../src/core/reconcilers/moduleReconciler.ts';
+import { createModuleReconciler, formatCompileErrors, locateModuleSyntaxError, moduleExtensionProblem, ModuleReconcilerError, swcMessageAt, syntaxErrorAt, userFrames } from '../../../src/core/reconcilers/moduleReconciler.ts';
 import { isTerminal } from '../../../src/core/controller/reconcile.ts';
 import { statusOnlyClient, testContext, until, widget } from './helpers.ts';
 
@@ -87,16 +87,17 @@ test('compile errors are readable lines: one per diagnostic (file:line:column: m
   r.dispose();
 });
 
-test('formatCompileErrors: at most five diagnostics then a count; a line break inside a message is folded; no location is the text alone', () => {
+test('formatCompileErrors: at most five diagnostics then a count; a line break inside a message is folded; no location is the text alone; columns count from 1 (esbuild\'s from 0)', () => {
   const at = (line: number) => ({ text: `bad\nthing ${line}`, location: { file: 'm.ts', line, column: 4, lineText: `  let x${line} = ;` } });
   const text = formatCompileErrors([1, 2, 3, 4, 5, 6, 7].map(at));
   const lines = text.split('\n');
-  assert.equal(lines[0], 'm.ts:1:4: bad thing 1');
+  assert.equal(lines[0], 'm.ts:1:5: bad thing 1');
   assert.equal(lines[1], '    1 | let x1 = ;');
   assert.equal(lines.filter((l) => l.startsWith('m.ts:')).length, 5);
   assert.equal(lines.at(-1), '… and 2 more error(s)');
   assert.equal(formatCompileErrors([{ text: 'Could not resolve "x"', location: null }]), 'Could not resolve "x"');
-  assert.equal(formatCompileErrors([{ text: 'oops', location: { file: 'm.ts', line: 3, column: 0, lineText: '' } }]), 'm.ts:3:0: oops');
+  assert.equal(formatCompileErrors([{ text: 'oops', location: { file: 'm.ts', line: 3, column: 0, lineText: '' } }]), 'm.ts:3:1: oops');
+  assert.equal(formatCompileErrors([{ text: 'oops', location: { file: 'm.ts', line: 3, lineText: 'x(' } }]), 'm.ts:3: oops\n    3 | x(');
 });
 
 test('missing file, missing export, a throw at load time and an invalid result are clear errors', async () => {
@@ -249,9 +250,81 @@ test('without esbuild (a packaged extension, a workspace without it), TypeScript
   // An enum is not erasable: Node refuses it, and the error says what compiles it.
   const e = write('strip-enum.ts', 'enum Mode { A, B }\nexport function reconcile() { return { requeueAfterMs: Mode.B }; }\n');
   const re = createModuleReconciler({ path: e, findEsbuild: noEsbuild, nodeStripsTypes: true });
-  await assert.rejects(re.reconcile(req, testContext(statusOnlyClient([])).ctx), (err: unknown) => err instanceof ModuleReconcilerError && /loading .*strip-enum\.ts failed: .*\n[^]*Node's own TypeScript type stripping, as no esbuild was found: it takes erasable syntax only — no enum, namespace or parameter properties[^]*npm i -D esbuild in the module's folder/.test(err.message));
+  await assert.rejects(re.reconcile(req, testContext(statusOnlyClient([])).ctx), (err: unknown) => err instanceof ModuleReconcilerError && err.kind === 'compile' && /^cannot compile .*strip-enum\.ts:\nstrip-enum\.ts:1:1: TypeScript enum is not supported[^\n]*\n    1 \| enum Mode \{ A, B \}\n\(loaded with Node's own TypeScript type stripping, as no esbuild was found: it takes erasable syntax only — no enum, namespace or parameter properties[^]*npm i -D esbuild in the module's folder/.test(err.message));
   re.dispose();
   const old = createModuleReconciler({ path: p, findEsbuild: noEsbuild, nodeStripsTypes: false });
   await assert.rejects(old.reconcile(req, testContext(statusOnlyClient([])).ctx), (err: unknown) => err instanceof ModuleReconcilerError && /cannot compile .*strip-basic\.ts: esbuild was found neither beside Reconcile Lab nor in the module's workspace, and this Node \(v[\d.]+\) does not strip TypeScript types\. Run npm i -D esbuild in the module's folder, or write the reconciler in JavaScript$/.test(err.message));
   old.dispose();
+});
+
+test('without esbuild, a plain syntax error names file:line:column and shows the source line, as esbuild\'s compile errors do, without the type-stripping hint; a fix is picked up', async () => {
+  const noEsbuild = async () => undefined;
+  const ctx = testContext(statusOnlyClient([])).ctx;
+  const failure = async (name: string, text: string) => {
+    const r = createModuleReconciler({ path: write(name, text), findEsbuild: noEsbuild, nodeStripsTypes: true });
+    const err = await r.reconcile(req, ctx).then(() => undefined, (e: unknown) => e);
+    r.dispose();
+    assert.ok(err instanceof ModuleReconcilerError, String(err));
+    assert.equal(err.kind, 'compile', err.message);
+    assert.doesNotMatch(err.message, /type stripping|esbuild/);
+    return err.message;
+  };
+  // TypeScript, through Node's type stripping (ERR_INVALID_TYPESCRIPT_SYNTAX: its location is above the stack).
+  const ts = await failure('syntax.ts', 'export function reconcile() { return {}; }\nconst x = {;\n');
+  assert.match(ts, new RegExp(`^cannot compile ${join(dir, 'syntax.ts').replace(/[.\\]/g, '\\$&')}:\nsyntax\\.ts:2:12: Unexpected token \`;\`[^\n]*\n    2 \\| const x = \\{;$`), ts);
+  // An ES module: V8 keeps the location to itself; module syntax before the error does not hide it.
+  const js = await failure('syntax.js', "import { join } from 'node:path';\nexport const here = import.meta.url;\nexport default function reconcile() { return {}; }\nexport { join as j };\nawait 0;\nconst x = {;\n");
+  assert.equal(js, `cannot compile ${join(dir, 'syntax.js')}:\nsyntax.js:6:12: Unexpected token ';'\n    6 | const x = {;`);
+  // CommonJS: Node prints the location above the stack.
+  const cjs = await failure('syntax.cjs', "exports.reconcile = () => ({});\n\tif (true {\n");
+  assert.equal(cjs, `cannot compile ${join(dir, 'syntax.cjs')}:\nsyntax.cjs:2:11: Unexpected token '{'\n    2 | if (true {`);
+  // Fixed: loaded.
+  const p = write('syntax-fixed.mjs', 'export function reconcile() { return {}; }\nconst x = {;\n');
+  const r = createModuleReconciler({ path: p, findEsbuild: noEsbuild, nodeStripsTypes: true });
+  await assert.rejects(r.reconcile(req, ctx), /syntax-fixed\.mjs:2:12: Unexpected token ';'/);
+  write('syntax-fixed.mjs', 'export function reconcile() { return { requeueAfterMs: 7 }; }\n');
+  assert.deepEqual(await r.reconcile(req, ctx), { requeueAfterMs: 7 });
+  r.dispose();
+  // A SyntaxError the module's code throws while loading (JSON.parse) is not a compile error: its frame says where.
+  const rt = createModuleReconciler({ path: write('syntax-runtime.mjs', 'export function reconcile() {}\nJSON.parse("{");\n'), findEsbuild: noEsbuild, nodeStripsTypes: true });
+  await assert.rejects(rt.reconcile(req, ctx), (e: unknown) => e instanceof ModuleReconcilerError && e.kind === 'load' && /SyntaxError: .*JSON[^]*\n    at .*syntax-runtime\.mjs:2:\d+/.test(e.message));
+  rt.dispose();
+});
+
+test('locateModuleSyntaxError: finds V8\'s own location of an ES module\'s syntax error without running it; none when the source compiles or fails otherwise', () => {
+  const g = globalThis as { __rlRan?: boolean };
+  g.__rlRan = false;
+  const src = "#!/usr/bin/env node\nimport * as fs from 'node:fs';\nexport * from 'node:os';\nexport { fs };\nglobalThis.__rlRan = true;\nexport class A {}\n  let y = 1 +;\n";
+  assert.deepEqual(locateModuleSyntaxError(src, '/m.mjs', "Unexpected token ';'"), { line: 7, column: 13, lineText: '  let y = 1 +;' });
+  assert.equal(g.__rlRan, false);
+  // Strict, as a module is.
+  assert.deepEqual(locateModuleSyntaxError('with (a) {}', '/m.mjs', 'Strict mode code may not include a with statement'), { line: 1, column: 0, lineText: 'with (a) {}' });
+  assert.equal(locateModuleSyntaxError("import './other.js';\nexport const a = 1;\n", '/m.mjs', "Unexpected token ';'"), undefined);
+  assert.equal(locateModuleSyntaxError('const x = {;', '/m.mjs', 'some other message'), undefined);
+});
+
+test('syntaxErrorAt: reads the location Node prints above a stack; none when the stack starts with the error', () => {
+  assert.deepEqual(syntaxErrorAt("file:///w/m.mts?v=1:2\nexport const a = 1;\nconst x = {;\n           ^\n\nSyntaxError [ERR_INVALID_TYPESCRIPT_SYNTAX]: Unexpected token\n    at parseTypeScript (node:internal/modules/typescript:72:36)"), { where: 'file:///w/m.mts?v=1', line: 2, column: 11, lineText: 'const x = {;' });
+  assert.equal(syntaxErrorAt("SyntaxError: Unexpected token ';'\n    at compileSourceTextModule (node:internal/modules/esm/utils:357:16)"), undefined);
+  assert.equal(syntaxErrorAt('Error: bad offset:12\n    at f (/w/m.js:1:1)\n\nnot an error line'), undefined);
+});
+
+test('swcMessageAt: reads the location from swc\'s message (Node 22\'s ERR_INVALID_TYPESCRIPT_SYNTAX before it named the file)', () => {
+  assert.deepEqual(swcMessageAt("  x TypeScript enum is not supported in strip-only mode\n   ,----\n 1 | enum Foo{}\n   : ^^^^^^^^^^\n   `----\n"), { text: 'TypeScript enum is not supported in strip-only mode', at: { line: 1, column: 0, lineText: 'enum Foo{}' } });
+  assert.deepEqual(swcMessageAt("  x Expected ident\n   ,-[2:12]\n 1 | export function f() {}\n 2 | const x = {;\n   :            ^\n   `----\n"), { text: 'Expected ident', at: { line: 2, column: 11, lineText: 'const x = {;' } });
+  assert.equal(swcMessageAt("Unexpected token ';'"), undefined);
+});
+
+test('a module path whose extension no loader handles is refused by name, naming the accepted extensions, and never reaches esbuild', async () => {
+  for (const ok of ['r.ts', 'r.mts', 'r.cts', 'r.js', 'r.mjs', 'r.cjs', './dir.v2/r.ts']) assert.equal(moduleExtensionProblem(ok), undefined, ok);
+  assert.equal(moduleExtensionProblem('good.ts.bak'), 'good.ts.bak is not a JavaScript or TypeScript file (".bak"): a reconciler module\'s name must end in .ts, .mts, .cts, .js, .mjs or .cjs');
+  assert.match(moduleExtensionProblem('./reconciler')!, /^\.\/reconciler is not a JavaScript or TypeScript file \(no extension\)/);
+  assert.match(moduleExtensionProblem('r.tsx')!, /"\.tsx"/);
+  assert.match(moduleExtensionProblem('R.TS')!, /"\.TS"/);
+  const p = write('good.ts.bak', 'export function reconcile() { return {}; }\n');
+  let searched = false;
+  const r = createModuleReconciler({ path: p, findEsbuild: async () => { searched = true; return undefined; } });
+  await assert.rejects(r.reconcile(req, testContext(statusOnlyClient([])).ctx), (e: unknown) => e instanceof ModuleReconcilerError && e.kind === 'compile' && e.message === moduleExtensionProblem(p));
+  assert.equal(searched, false);
+  r.dispose();
 });
