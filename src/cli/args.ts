@@ -1,6 +1,7 @@
 import { pathSegmentProblem } from '../core/k8s/keys.ts';
 import { parseArgs } from 'node:util';
 import { splitCommandLine } from '../core/reconcilers/commandLine.ts';
+import { moduleExtensionProblem } from '../core/reconcilers/moduleReconciler.ts';
 import { parsePredicateSpec } from '../core/controller/predicateSpec.ts';
 import type { WorkQueueKind } from '../core/workqueue/priorityQueue.ts';
 import { CHECK_KINDS, type CheckKind } from '../core/checks/types.ts';
@@ -294,6 +295,9 @@ export function parseReconcilerSpec(spec: string): ReconcilerSpec {
   if (spec.startsWith('module:')) {
     const path = spec.slice(7);
     if (!path) throw new UsageError('--reconciler module: needs a path, e.g. module:./reconciler.ts');
+    // A name no loader takes (good.ts.bak) would start the loop only to fail every reconcile: refuse it now.
+    const badName = moduleExtensionProblem(path);
+    if (badName) throw new UsageError(`--reconciler module: ${badName}`);
     return { kind: 'module', path };
   }
   throw new UsageError(`unknown --reconciler "${spec}" (expected lab, exec:<command> or module:<path>)`);

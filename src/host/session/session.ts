@@ -31,7 +31,7 @@ import { notScratchCopies } from '../../core/checks/scratch.ts';
 import { reconcilerTitle } from '../webview/checksView.ts';
 import { createExecReconciler } from '../../core/reconcilers/execReconciler.ts';
 import { CONFIGMAP_GVR, LAB_FINALIZER, WIDGET_GVR, createLabReconciler, labResourceProblem } from '../../core/reconcilers/labReconciler.ts';
-import { createModuleReconciler, type ModuleControllerConfig } from '../../core/reconcilers/moduleReconciler.ts';
+import { createModuleReconciler, moduleExtensionProblem, type ModuleControllerConfig } from '../../core/reconcilers/moduleReconciler.ts';
 import { parsePredicateSpec } from '../../core/controller/predicateSpec.ts';
 import type { Settings } from '../settings.ts';
 import { resourceIdOf, type ViewChange, type ViewModel, type WatchedResourceView } from '../views/viewModel.ts';
@@ -501,6 +501,9 @@ export class Session implements ViewModel, Disposable {
           } else {
             const p = settings['reconciler.modulePath'].trim();
             if (!p) throw new Error('reconcileLab.reconciler.modulePath is empty: set the module that exports reconcile(request, ctx).');
+            // A name no loader takes (reconciler.ts.bak) gets no loop, rather than one failing every reconcile.
+            const badName = moduleExtensionProblem(p);
+            if (badName) throw new Error(`reconcileLab.reconciler.modulePath: ${badName}.`);
             const path = isAbsolute(p) || !o.workspaceFolder ? p : resolve(o.workspaceFolder, p);
             const moduleReconciler = createModuleReconciler({
               path,

@@ -59,6 +59,10 @@ test('reconciler specs and command-line splitting', () => {
   assert.deepEqual(parseReconcilerSpec('module:samples/module-reconciler.ts'), { kind: 'module', path: 'samples/module-reconciler.ts' });
   assert.throws(() => parseReconcilerSpec('exec:'), UsageError);
   assert.throws(() => parseReconcilerSpec('module:'), UsageError);
+  for (const ext of ['ts', 'mts', 'cts', 'js', 'mjs', 'cjs']) assert.deepEqual(parseReconcilerSpec(`module:r.${ext}`), { kind: 'module', path: `r.${ext}` });
+  // A name no loader takes is a usage error (exit 2) naming the accepted extensions, not a loop that fails every reconcile.
+  assert.throws(() => parseReconcilerSpec('module:good.ts.bak'), (e: unknown) => e instanceof UsageError && e.message === '--reconciler module: good.ts.bak is not a JavaScript or TypeScript file (".bak"): a reconciler module\'s name must end in .ts, .mts, .cts, .js, .mjs or .cjs');
+  assert.throws(() => parseCliArgs(['run', '--reconciler', 'module:./reconciler']), (e: unknown) => e instanceof UsageError && /no extension\)/.test(e.message));
   assert.deepEqual(splitCommandLine('  a   "" b '), ['a', '', 'b']);
   assert.throws(() => splitCommandLine('a "b'), /unterminated/);
 });

@@ -104,6 +104,15 @@ describe('workspace trust', function () {
     assert.equal(l.session?.loopProblem?.reason, 'config');
   });
 
+  it('refuses a module path whose extension no loader takes, naming the accepted ones, and builds no loop', async () => {
+    const l = await lab();
+    const ns = await testNamespace('ext-trust');
+    const r = await connectTo(ns, { reconcilerKind: 'module', reconcilerModulePath: 'samples/module-reconciler.ts.bak' });
+    assert.match(r.loopProblem ?? '', /reconcileLab\.reconciler\.modulePath: samples\/module-reconciler\.ts\.bak is not a JavaScript or TypeScript file \("\.bak"\): a reconciler module's name must end in \.ts, \.mts, \.cts, \.js, \.mjs or \.cjs/);
+    assert.equal(l.session?.loopProblem?.reason, 'config');
+    assert.equal(l.session?.controller, undefined);
+  });
+
   it('runs the workspace module reconciler in a trusted workspace (samples/module-reconciler.ts)', async () => {
     assert.equal(vscode.workspace.isTrusted, true);
     const l = await lab();
