@@ -4,6 +4,7 @@ import { ApiError, isConflict, isNotFound, type JsonPatchOp, type KubeClient } f
 import { recordingClient, type SubresourceWriter, type WriteRecord } from '../k8s/dynamicClient.ts';
 import { keyFor, type ObjectKey } from '../k8s/keys.ts';
 import type { Condition, GroupVersionResource, KubeObject, ManagedFieldsEntry } from '../k8s/objects.ts';
+import type { KeyState, ReconcileOutcome } from '../controller/keyState.ts';
 import type { Logger } from '../log.ts';
 import { nullLogger } from '../log.ts';
 
@@ -44,6 +45,21 @@ export interface KnownController {
   running: boolean;
   /** Finer than `running`: a paused loop exists and removes its finalizer at its next reconcile (step / resume). */
   state?: 'running' | 'paused' | 'stopped';
+  /**
+   * Its last reconcile of the object, when known (this session's loop: the key's state), and only once it ended:
+   * one that started after deletion was requested (or was triggered by the update that requested it) and ended
+   * before the object was read with the finalizer still on it did not remove the finalizer.
+   */
+  lastReconcile?: LastReconcile;
+}
+
+/** A known controller's last finished reconcile of an object (clock times, epoch ms). */
+export interface LastReconcile {
+  startedAt: number;
+  endedAt: number;
+  /** Triggered by the update that set deletionTimestamp: it saw the deletion, whatever the clocks say. */
+  sawDeletion?: boolean;
+  outcome: ReconcileOutcome;
 }
 
 /** Whether a finalizer's owner runs; `paused`: it is this process's own loop, paused (it acts when stepped or resumed). */
@@ -64,6 +80,12 @@ export interface FinalizerDiagnosis {
   /** Whether that controller seems to be running, and why we think so. "unknown" when we cannot tell. */
   running: Liveness;
   evidence: string[];
+  /**
+   * Its known owner reconciled the object after deletion was requested and left this finalizer on it: `kept` (the
+   * reconcile succeeded: its reconciler does not remove it, so waiting does not help), `failed` (an error: a retry
+   * may), `requeued` (it asked to run again: a later run may).
+   */
+  leftByOwner?: 'kept' | 'failed' | 'requeued';
   /**
    * What goes wrong when it is removed by hand, as one clause that reads after "if removed:" (the editor's
    * confirmation and the CLI both put it there), e.g. `a volume still bound to a claim may be deleted: data loss`.
@@ -158,9 +180,12 @@ export function loopKnownController(o: {
   state: 'running' | 'paused' | 'stopped';
   /** The object is of the loop's own resource. */
   primary: boolean;
+  /** The loop's state of the object's key (its last reconcile), when the object is of the loop's resource. */
+  keyState?: KeyState;
 }): KnownController | undefined {
   const byManager = (o.reconcilerKind === 'exec' || o.reconcilerKind === 'module') && o.primary;
   if (!o.ownFinalizers.length && !byManager) return undefined;
+  const last = o.primary ? lastReconcileOf(o.keyState) : undefined;
   return {
     name: `Reconcile Lab's ${o.name} loop`,
     finalizers: o.ownFinalizers,
@@ -168,7 +193,18 @@ export function loopKnownController(o: {
     ...(byManager ? { ownsWhatItsManagersAdded: true } : {}),
     running: o.state === 'running',
     state: o.state,
+    ...(last ? { lastReconcile: last } : {}),
   };
+}
+
+/**
+ * A key's last finished reconcile, from its state: undefined while one runs (its outcome is the previous run's) or
+ * before any ended.
+ */
+export function lastReconcileOf(ks: KeyState | undefined): LastReconcile | undefined {
+  if (!ks || ks.phase === 'processing' || ks.lastStartedAt === undefined || ks.lastDurationMs === undefined || !ks.lastOutcome) return undefined;
+  const sawDeletion = ks.lastTriggers.some((r) => 'deletionRequested' in r && r.deletionRequested === true);
+  return { startedAt: ks.lastStartedAt, endedAt: ks.lastStartedAt + ks.lastDurationMs, ...(sawDeletion ? { sawDeletion } : {}), outcome: ks.lastOutcome };
 }
 
 /**
@@ -210,6 +246,37 @@ function ago(ms: number): string {
   if (s < 7200) return `${Math.round(s / 60)} min`;
   if (s < 172_800) return `${Math.round(s / 3600)} h`;
   return `${Math.round(s / 86_400)} d`;
+}
+
+/**
+ * Whether `last` (a known owner's last finished reconcile) ran after deletion was requested at `deletionMs` and so
+ * left the finalizer still on the object read now: when, relative to the delete, and what that means by how it
+ * ended. Undefined when it may have run before the deletion (deletionTimestamp has one-second precision: a start
+ * within that second counts only when the deletion's update triggered it), has not ended, or was cancelled.
+ */
+function leftAfterDeletion(last: LastReconcile | undefined, deletionMs: number, now: number): { kind: NonNullable<FinalizerDiagnosis['leftByOwner']>; when: string; meaning: string } | undefined {
+  if (!last || last.endedAt > now || last.startedAt < deletionMs) return undefined;
+  if (!last.sawDeletion && last.startedAt < deletionMs + 1000) return undefined;
+  const d = last.startedAt - deletionMs;
+  const when = d < 1000 ? 'right after' : `${ago(d)} after`;
+  const o = last.outcome;
+  switch (o.kind) {
+    case 'success':
+      return { kind: 'kept', when, meaning: 'its reconciler does not remove it (a bug to fix in the reconciler; stripping it skips that cleanup)' };
+    case 'error':
+      return { kind: 'failed', when, meaning: `that reconcile failed (${o.message}), and a retry removes the finalizer only once its cleanup succeeds: fix the failure (stripping it skips that cleanup)` };
+    case 'terminal':
+      return { kind: 'failed', when, meaning: `that reconcile failed with a terminal error (${o.message}), which is not retried until the object changes: fix the failure (stripping it skips that cleanup)` };
+    case 'requeueAfter':
+    case 'requeue':
+      return {
+        kind: 'requeued',
+        when,
+        meaning: `it asked to run again${o.kind === 'requeueAfter' ? ` in ${ago(o.afterMs)}` : ''}: a cleanup still waiting on something may remove it then; if every run leaves it, its reconciler does not remove it (a bug to fix in the reconciler)`,
+      };
+    default:
+      return undefined;
+  }
 }
 
 /** Names that would identify a controller's Lease or Deployment, from a finalizer domain and managers. */
@@ -300,16 +367,21 @@ export async function diagnoseStuck(o: {
     }
 
     let state: KnownController['state'] | undefined;
+    let leftByOwner: FinalizerDiagnosis['leftByOwner'];
     if (known) {
       state = known.state ?? (known.running ? 'running' : 'stopped');
       // Claimed through its field manager: say how we know, and that removing is its reconciler's job after cleanup.
       if (!known.finalizers.includes(finalizer)) evidence.push(`${addedBy.map((m) => `"${m}"`).join(', ')}, the field manager ${known.name} writes with, added it (managedFields)`);
+      const left = deletionMs !== undefined ? leftAfterDeletion(known.lastReconcile, deletionMs, now) : undefined;
+      if (left) leftByOwner = left.kind;
       evidence.push(
-        state === 'running'
-          ? `${known.name} owns it and is running in this session: it removes the finalizer after its cleanup`
-          : state === 'paused'
-            ? `${known.name} owns it and is paused in this session: step or resume the loop and it removes the finalizer itself`
-            : `${known.name} owns it and is stopped in this session: start it (or step) and it removes the finalizer itself`,
+        left
+          ? `${known.name} owns it (${state} in this session) and reconciled the object ${left.when} the delete was requested, and left the finalizer: ${left.meaning}`
+          : state === 'running'
+            ? `${known.name} owns it and is running in this session: it removes the finalizer after its cleanup`
+            : state === 'paused'
+              ? `${known.name} owns it and is paused in this session: step or resume the loop and it removes the finalizer itself`
+              : `${known.name} owns it and is stopped in this session: start it (or step) and it removes the finalizer itself`,
       );
       if (state === 'running') votes.push('yes');
     }
@@ -361,6 +433,7 @@ export async function diagnoseStuck(o: {
       ...(known ? { knownOwner: known.name } : {}),
       running,
       evidence,
+      ...(leftByOwner ? { leftByOwner } : {}),
       consequence:
         wk?.consequence ??
         `"${domain}" does not get to run its cleanup before deletion: external resources it manages (cloud resources, DNS records, database rows…) may be orphaned`,
@@ -381,11 +454,14 @@ export async function diagnoseStuck(o: {
   if (finalizers.length === 0) parts.push('and has no finalizers');
   else {
     parts.push(`and is held by ${finalizers.length} finalizer(s): ${finalizers.map((f) => `${f.finalizer} (owner running: ${f.running})`).join(', ')}`);
-    const dead = finalizers.filter((f) => f.running === 'no');
-    const paused = finalizers.filter((f) => f.running === 'paused');
+    // A finalizer its owner's reconcile left after the delete does not go by waiting, stepping or starting it.
+    const kept = finalizers.filter((f) => f.leftByOwner === 'kept');
+    const dead = finalizers.filter((f) => f.running === 'no' && !kept.includes(f));
+    const paused = finalizers.filter((f) => f.running === 'paused' && !kept.includes(f));
+    if (terminating && kept.length) parts.push(`. ${kept.map((f) => f.finalizer).join(', ')} was left on by its owner's reconcile after the delete: its reconciler does not remove it, so waiting does not help; fix the reconciler`);
     if (terminating && paused.length) parts.push(`. ${paused.map((f) => f.finalizer).join(', ')} belongs to this session's paused loop: step or resume it instead of removing it by hand`);
     if (terminating && dead.length) parts.push(`. The owner of ${dead.map((f) => f.finalizer).join(', ')} appears to be down, which is why it is stuck`);
-    if (terminating && finalizers.some((f) => f.running === 'yes')) parts.push('. A live owner may still finish on its own: prefer fixing or waiting for it');
+    if (terminating && finalizers.some((f) => f.running === 'yes' && !kept.includes(f))) parts.push('. A live owner may still finish on its own: prefer fixing or waiting for it');
   }
   // Sentences after the first start with ". …": no space before their period.
   diag.summary = parts.join(' ').replace(/ \. /g, '. ') + '.';

@@ -292,6 +292,8 @@ export async function stripFinalizers(
             fieldManager: FIELD_MANAGER,
             state: s.loopState(),
             primary: t.resource === s.builtInPrimaryResource,
+            // Its last reconcile of the key: one after the delete that left the finalizer is a reconciler bug.
+            ...(t.resource === s.builtInPrimaryResource ? { keyState: s.keyState(t.key) } : {}),
           })].filter((k) => k !== undefined)
         : []),
     ],
