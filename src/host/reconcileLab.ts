@@ -13,7 +13,7 @@ import { listObjectEvents } from '../core/actions/events.ts';
 import { stateFilterLabel } from './views/stateFilter.ts';
 import { ObjectDocuments } from './documents/objectDocuments.ts';
 import { EditDocuments } from './documents/editDocuments.ts';
-import { offerConflictChoices } from './commands/editCommands.ts';
+import { editNotes, offerConflictChoices } from './commands/editCommands.ts';
 import { CommandIds, ContextKeys, Schemes, ViewIds } from './ids.ts';
 import { missingNamespaceNote } from '../core/k8s/absent.ts';
 import { refusedListMessage } from '../core/cache/refusedList.ts';
@@ -127,7 +127,7 @@ export class ReconcileLab implements vscode.Disposable {
     this.edits = this.store.add(new EditDocuments());
     this.store.add(vscode.workspace.registerFileSystemProvider(Schemes.edit, this.edits, { isCaseSensitive: true }));
     this.store.add(this.edits.onDidNotApply((e) => offerConflictChoices(this, e.uri, e.result)));
-    this.store.add(this.edits.onDidSaveDraft(() => ui.statusMessage('Reconcile Lab: edit kept as a draft (auto-save), not applied: Apply to Cluster writes it', 8000, 'edit')));
+    this.store.add(editNotes(this));
     this.resourcesTree = this.store.add(new ResourcesTreeProvider(clock));
     this.queueTree = this.store.add(new QueueTreeProvider(clock));
     this.resourcesView = this.store.add(

@@ -3,8 +3,8 @@
 // and restored, and a rename is refused.
 import { before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createNamespace, getTestCluster, type TestCluster } from './support/cluster.ts';
-import { applyEdit, editableYaml, SECRET_MASK } from '../../src/core/actions/editObject.ts';
+import { createNamespace, getTestCluster, installCrd, testCrd, uniqueName, type TestCluster } from './support/cluster.ts';
+import { applyEdit, describeApplied, editableYaml, SECRET_MASK, STATUS_NOTE } from '../../src/core/actions/editObject.ts';
 import { createDynamicClient, type DynamicKubeClient } from '../../src/core/k8s/dynamicClient.ts';
 import type { GroupVersionResource } from '../../src/core/k8s/objects.ts';
 
@@ -67,6 +67,31 @@ describe('edit as YAML and apply (optimistic concurrency)', () => {
     const now = await client.get(SECRETS, ns, 'creds');
     assert.equal(Buffer.from(String((now as { data?: Record<string, string> }).data?.password), 'base64').toString(), 'hunter2', 'kept');
     assert.equal(Buffer.from(String((now as { data?: Record<string, string> }).data?.user), 'base64').toString(), 'root', 'replaced');
+  });
+
+  test('a status edit is not applied by the update of a custom resource whose CRD has the status subresource, and the result says so', async () => {
+    const group = `${uniqueName('editstatus')}.example.org`;
+    await installCrd(c.transport, testCrd({ group, kind: 'Gadget', plural: 'gadgets' }));
+    const gvr: GroupVersionResource = { group, version: 'v1', resource: 'gadgets' };
+    const created = await client.create(gvr, { apiVersion: `${group}/v1`, kind: 'Gadget', metadata: { name: 'g', namespace: ns }, spec: { color: 'blue' } });
+    const base = await client.updateStatus(gvr, { ...created, status: { phase: 'Ready' } });
+    const text = editableYaml(base);
+    assert.ok(text.split('\n').includes(STATUS_NOTE), 'the editor says up front that status is for reference');
+
+    const r = await applyEdit({ client, gvr, base, text: text.replace('color: blue', 'color: green').replace('phase: Ready', 'phase: Broken') });
+    assert.ok(r.kind === 'applied', JSON.stringify(r));
+    assert.equal(r.statusNotApplied, true);
+    const now = await client.get(gvr, ns, 'g');
+    assert.deepEqual(now.spec, { color: 'green' }, 'the spec edit is applied');
+    assert.deepEqual(now.status, { phase: 'Ready' }, 'the status edit is dropped by the server');
+    const said = describeApplied(r, r.object)!;
+    assert.equal(said.level, 'warning');
+    assert.match(said.message, new RegExp(`^Applied to Gadget ${ns}/g: now at resourceVersion ${now.metadata.resourceVersion} \\(was ${base.metadata.resourceVersion}\\)\\. Your status edits were not applied: status is a subresource of Gadget, written through /status`));
+
+    // A spec-only edit says nothing about status.
+    const spec = await applyEdit({ client, gvr, base: now, text: editableYaml(now).replace('color: green', 'color: teal') });
+    assert.ok(spec.kind === 'applied' && spec.statusNotApplied === undefined, JSON.stringify(spec));
+    assert.equal(describeApplied(spec, spec.object)!.level, 'info');
   });
 
   test('text that is not one object, a rename and a server rejection write nothing', async () => {

@@ -1,6 +1,7 @@
 import { parse } from 'yaml';
 import { isConflict, isNotFound, type KubeClient } from '../k8s/client.ts';
 import type { GroupVersionResource, KubeObject } from '../k8s/objects.ts';
+import { jsonEqual } from '../reconcilers/jsonEqual.ts';
 import { cleanForDiff, toYaml, yamlDiff } from './objectDiff.ts';
 
 /**
@@ -22,6 +23,14 @@ const HEADER = [
   '# changed on the server since it was opened, nothing is written and the conflict is shown (never overwritten).',
 ];
 
+/** Said up front when the object has a status: editing it there usually does nothing. */
+export const STATUS_NOTE = '# status is shown for reference: where it is a subresource (built-in kinds, CRDs with subresources.status) this update ignores it; the controller writes it through /status.';
+
+function hasStatus(obj: KubeObject): boolean {
+  const status = (obj as { status?: unknown }).status;
+  return status !== undefined && status !== null && !(typeof status === 'object' && Object.keys(status).length === 0);
+}
+
 function isSecret(obj: KubeObject): boolean {
   return obj.kind === 'Secret' && (obj.apiVersion === 'v1' || obj.apiVersion === undefined);
 }
@@ -42,12 +51,24 @@ export function editableObject(obj: KubeObject): KubeObject {
 export function editableYaml(obj: KubeObject): string {
   const header = [...HEADER];
   if (isSecret(obj)) header.push('# Secret values read (hidden): leave them to keep them; a value you replace is stored as given (data: base64, stringData: plain text).');
+  if (hasStatus(obj)) header.push(STATUS_NOTE);
   header.push(`# ${obj.kind ?? 'Object'} ${obj.metadata.namespace ? `${obj.metadata.namespace}/` : ''}${obj.metadata.name} at resourceVersion ${obj.metadata.resourceVersion ?? '?'}`);
   return `${header.join('\n')}\n${toYaml(editableObject(obj))}`;
 }
 
 export type ApplyEditResult =
-  | { kind: 'applied'; object: KubeObject; resourceVersionBefore: string | undefined; resourceVersionAfter: string | undefined; diff: string }
+  | {
+      kind: 'applied';
+      object: KubeObject;
+      resourceVersionBefore: string | undefined;
+      resourceVersionAfter: string | undefined;
+      diff: string;
+      /**
+       * The edit changed `status` and the server's answer does not have it: status is a subresource of this kind
+       * (written through /status), which an update of the object ignores.
+       */
+      statusNotApplied?: true;
+    }
   | { kind: 'unchanged' }
   | { kind: 'invalid'; message: string }
   | { kind: 'rejected'; message: string }
@@ -99,12 +120,15 @@ export async function applyEdit(o: { client: KubeClient; gvr: GroupVersionResour
   if (JSON.stringify(cleanForDiff(obj)) === JSON.stringify(cleanForDiff(base))) return { kind: 'unchanged' };
   try {
     const updated = await o.client.update(o.gvr, obj, o.signal ? { signal: o.signal } : {});
+    const status = (x: KubeObject) => (x as { status?: unknown }).status;
+    const statusNotApplied = !jsonEqual(status(obj), status(base)) && !jsonEqual(status(obj), status(updated));
     return {
       kind: 'applied',
       object: updated,
       resourceVersionBefore: base.metadata.resourceVersion,
       resourceVersionAfter: updated.metadata.resourceVersion,
       diff: yamlDiff(`${base.metadata.name}`, editableObject(base), editableObject(updated), { volatile: true, beforeName: 'before', afterName: 'after' }),
+      ...(statusNotApplied ? { statusNotApplied: true as const } : {}),
     };
   } catch (e) {
     if (isConflict(e)) {
@@ -124,4 +148,24 @@ export async function applyEdit(o: { client: KubeClient; gvr: GroupVersionResour
     if (isNotFound(e)) return { kind: 'gone', message: `${base.metadata.name} no longer exists on the server: nothing was written.` };
     return { kind: 'rejected', message: (e as Error).message };
   }
+}
+
+/**
+ * What to tell the person after an apply that wrote (or needed) nothing: the object (`obj` names it: the base the
+ * edit was applied on) and its resourceVersion now; that nothing changed; and, at warning level, that status edits
+ * were not applied. Undefined for the other results (they are refusals, shown as such).
+ */
+export function describeApplied(result: ApplyEditResult, obj: KubeObject): { level: 'info' | 'warning'; message: string } | undefined {
+  const what = `${obj.kind ?? 'Object'} ${obj.metadata.namespace ? `${obj.metadata.namespace}/` : ''}${obj.metadata.name}`;
+  if (result.kind === 'unchanged') return { level: 'info', message: `Nothing changed: your text is ${what} as opened (resourceVersion ${obj.metadata.resourceVersion ?? '?'}), so nothing was written.` };
+  if (result.kind !== 'applied') return undefined;
+  const stored =
+    result.resourceVersionAfter === result.resourceVersionBefore
+      ? `Applied to ${what}, but the server stored nothing new: still resourceVersion ${result.resourceVersionAfter ?? '?'}.`
+      : `Applied to ${what}: now at resourceVersion ${result.resourceVersionAfter ?? '?'} (was ${result.resourceVersionBefore ?? '?'}).`;
+  if (!result.statusNotApplied) return { level: 'info', message: stored };
+  return {
+    level: 'warning',
+    message: `${stored} Your status edits were not applied: status is a subresource of ${obj.kind ?? 'this kind'}, written through /status (by its controller), and an update of the object ignores it. The editor shows the server's status.`,
+  };
 }

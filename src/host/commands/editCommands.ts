@@ -1,6 +1,6 @@
 import * as vscode from 'vscode';
 import type { ApplyEditResult } from '../../core/actions/editObject.ts';
-import { editableYaml } from '../../core/actions/editObject.ts';
+import { describeApplied, editableYaml } from '../../core/actions/editObject.ts';
 import { splitKey } from '../../core/k8s/keys.ts';
 import { Schemes } from '../ids.ts';
 import type { ReconcileLab } from '../reconcileLab.ts';
@@ -34,6 +34,33 @@ export async function editObject(lab: ReconcileLab, arg: unknown): Promise<Comma
   if (doc.languageId !== 'yaml') await vscode.languages.setTextDocumentLanguage(doc, 'yaml').then(undefined, () => undefined);
   await vscode.window.showTextDocument(doc, { preview: false });
   return { ok: true, uri: uri.toString(), resourceVersion: lab.edits.entry(uri)?.base.metadata.resourceVersion };
+}
+
+/**
+ * What an edit document's applies and saves leave behind. After an apply (Apply to Cluster or a manual save): a
+ * notification naming the object and its new resourceVersion (a warning when status edits were ignored, see
+ * describeApplied), or that nothing changed, and a status-bar note that replaces an earlier "not applied" one. After an
+ * auto-save: a status-bar note that the draft was kept, not applied.
+ */
+export function editNotes(lab: ReconcileLab): vscode.Disposable {
+  let note: vscode.Disposable | undefined;
+  const replaceNote = (text: string, icon: string) => {
+    note?.dispose();
+    note = ui.statusMessage(text, 8000, icon);
+  };
+  return vscode.Disposable.from(
+    lab.edits.onDidSaveDraft(() => replaceNote('Reconcile Lab: edit kept as a draft (auto-save), not applied: Apply to Cluster writes it', 'edit')),
+    lab.edits.onDidApply((e) => {
+      const said = describeApplied(e.result, e.result.kind === 'applied' ? e.result.object : e.entry.base);
+      if (!said) return;
+      replaceNote(
+        e.result.kind === 'applied' ? `Reconcile Lab: applied, now at resourceVersion ${e.result.resourceVersionAfter ?? '?'}` : 'Reconcile Lab: nothing changed, nothing written',
+        e.result.kind === 'applied' ? 'check' : 'info',
+      );
+      void (said.level === 'warning' ? ui.warn : ui.info)(`Reconcile Lab: ${said.message}`);
+    }),
+    { dispose: () => note?.dispose() },
+  );
 }
 
 /** What an apply that was not applied offers: compare with the server's object, reload it, or keep the edit on it. */

@@ -3,9 +3,10 @@
 // another field manager keeps undoing this loop's writes.
 import * as assert from 'node:assert/strict';
 import * as vscode from 'vscode';
+import { parse, stringify } from 'yaml';
 import type { ReconcileLab } from '../../../src/host/reconcileLab.ts';
 import type { ResourceNode } from '../../../src/host/views/resourcesTree.ts';
-import { labCluster, ok, run, runAsStranger, suiteWidgets, treeLabel as label, waitUntil, widget, type WidgetCrd } from './support/lab.ts';
+import { api, labCluster, ok, run, runAsStranger, suiteWidgets, treeLabel as label, waitUntil, widget, type WidgetCrd } from './support/lab.ts';
 
 const LEGACY = 'legacy.example.com/external-dns';
 
@@ -93,9 +94,17 @@ describe('Resources view: filter, Events, Edit Spec as YAML, field-manager fight
     assert.match(doc.getText(), new RegExp(`at resourceVersion ${opened.resourceVersion}`));
     assert.doesNotMatch(doc.getText(), /managedFields/);
 
+    const shown = await api();
+    let mark = shown.shownMark();
     const applied = ok(await run<{ result: string; resourceVersion: string; diff: string }>('reconcileLab.applyObjectEdit', { uri: opened.uri, text: doc.getText().replace('color: blue', 'color: green') }));
     assert.equal(applied.result, 'applied');
     assert.notEqual(applied.resourceVersion, opened.resourceVersion);
+    // Said: which object, its new resourceVersion (a notification, and a status-bar note replacing any "not applied" one).
+    // (An auto-save of the browser may have kept a draft just before: its note is older, and replaced.)
+    assert.deepEqual(shown.shownSince(mark).filter((t) => /applied, now at|Applied to/.test(t.text)), [
+      { kind: 'status', text: `Reconcile Lab: applied, now at resourceVersion ${applied.resourceVersion}` },
+      { kind: 'info', text: `Reconcile Lab: Applied to Widget ${ns}/calm: now at resourceVersion ${applied.resourceVersion} (was ${opened.resourceVersion}).` },
+    ]);
     assert.deepEqual(((await client.get(c.gvr, ns, 'calm')).spec as { data: unknown }).data, { color: 'green' });
     await waitUntil(() => doc.getText().includes(`at resourceVersion ${applied.resourceVersion}`) && !doc.isDirty, 'the document shows the server\'s answer');
 
@@ -125,6 +134,22 @@ describe('Resources view: filter, Events, Edit Spec as YAML, field-manager fight
     assert.equal(fromTitle.result, 'applied');
     assert.deepEqual(((await client.get(c.gvr, ns, 'calm')).spec as { data: unknown }).data, { color: 'teal' });
     await waitUntil(() => !doc.isDirty && doc.getText().includes(`at resourceVersion ${fromTitle.resourceVersion}`), 'clean after the title-button apply');
+
+    // A status edit beside a spec edit: the Widget CRD has the status subresource, so the update ignores the status
+    // and the person is told so (a warning), while the spec edit is applied.
+    const withStatus = parse(doc.getText()) as { spec: { data: Record<string, string> }; status?: Record<string, unknown> };
+    withStatus.spec.data = { color: 'navy' };
+    withStatus.status = { ...(withStatus.status ?? {}), observedGeneration: 999 };
+    mark = shown.shownMark();
+    const statusEdit = ok(await run<{ result: string; resourceVersion: string }>('reconcileLab.applyObjectEdit', { uri: opened.uri, text: stringify(withStatus) }));
+    assert.equal(statusEdit.result, 'applied');
+    const afterStatusEdit = await client.get(c.gvr, ns, 'calm');
+    assert.deepEqual((afterStatusEdit.spec as { data: unknown }).data, { color: 'navy' });
+    assert.notEqual((afterStatusEdit.status as { observedGeneration?: number } | undefined)?.observedGeneration, 999, 'the status edit is not stored');
+    const warned = shown.shownSince(mark).filter((t) => t.kind === 'warning').map((t) => t.text);
+    assert.equal(warned.length, 1, JSON.stringify(warned));
+    assert.match(warned[0]!, new RegExp(`^Reconcile Lab: Applied to Widget ${ns}/calm: now at resourceVersion ${statusEdit.resourceVersion} \\(was ${fromTitle.resourceVersion}\\)\\. Your status edits were not applied: status is a subresource of Widget, written through /status \\(by its controller\\)`));
+    await waitUntil(() => !doc.isDirty && doc.getText().includes(`at resourceVersion ${statusEdit.resourceVersion}`), 'the document shows the server\'s answer (its status)');
 
     // Another conflict, resolved the other way: reload the server's object, discarding the edit; nothing written.
     // (On an object of its own: more writes to calm's color by two managers would read as a field-manager fight.)
