@@ -40,7 +40,7 @@ import { journalingContextFactory, journalWriteOf } from '../core/actions/contro
 import { createKubeEventRecorder } from '../core/k8s/eventRecorder.ts';
 import { CONFIGMAP_GVR, createLabReconciler, LAB_FINALIZER, labResourceProblem } from '../core/reconcilers/labReconciler.ts';
 import { createExecReconciler } from '../core/reconcilers/execReconciler.ts';
-import { createModuleReconciler } from '../core/reconcilers/moduleReconciler.ts';
+import { createModuleReconciler, ModuleReconcilerError } from '../core/reconcilers/moduleReconciler.ts';
 import { parsePredicateSpec } from '../core/controller/predicateSpec.ts';
 import { missingNamespaceNote, missingObjectNote } from '../core/k8s/absent.ts';
 import { closestNames } from '../core/text/closest.ts';
@@ -467,6 +467,9 @@ async function check(args: CliArgs, io: CliIo, log: Logger, s: Session): Promise
       const config = await m.controllerConfig();
       predicates.push(...config.predicates);
       transitions ??= config.checkTransitions;
+    } catch (e) {
+      if (e instanceof ModuleReconcilerError && e.kind === 'export') throw new UsageError(`${e.message}: fix the module's exports`);
+      throw e;
     } finally {
       m.dispose();
     }
@@ -1209,7 +1212,10 @@ async function startController(args: CliArgs, io: CliIo, log: Logger, s: Session
     try {
       moduleConfig = await (reconciler as ReturnType<typeof createModuleReconciler>).controllerConfig();
     } catch (e) {
-      // The loop still runs: each reconcile reports the module's problem, and a fixed file is picked up.
+      // Exports that are wrong (a misspelt predicate or option name) are a usage error: running without them the
+      // loop would quietly do something else than the module says.
+      if (e instanceof ModuleReconcilerError && e.kind === 'export') throw new UsageError(`${e.message}: fix the module's predicates / options exports`);
+      // A module that does not load yet still gets its loop: each reconcile reports its problem, a fixed file is picked up.
       log.warn(`the module's predicates and options could not be read (restart after fixing it): ${(e as Error).message}`);
     }
   }

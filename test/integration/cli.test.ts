@@ -264,6 +264,27 @@ describe('reconcile-lab CLI against a real kube-apiserver', () => {
     }
   });
 
+  test('a module whose predicates or options exports are wrong is a usage error (exit 2) for run, step and check, not a loop without them', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'rl-cli-exports-'));
+    try {
+      const pred = join(dir, 'pred.mjs');
+      writeFileSync(pred, "export const predicates = ['generation-change'];\nexport async function reconcile() {\n  return {};\n}\n");
+      const step = await cli(['step', 'widget-ready', ...common, '--reconciler', `module:${pred}`]);
+      assert.equal(step.code, 2, step.stderr);
+      assert.match(step.stderr, /predicates\[0\]: unknown predicate "generation-change" \(predicates: generation-changed, [^)]*\): fix the module's predicates \/ options exports/, step.stderr);
+      const opt = join(dir, 'opt.mjs');
+      writeFileSync(opt, "export const options = { maxConcurrentReconcile: 2 };\nexport async function reconcile() {\n  return {};\n}\n");
+      const run = await cli(['run', ...common, '--reconciler', `module:${opt}`, '--duration', '1']);
+      assert.equal(run.code, 2, run.stderr);
+      assert.match(run.stderr, /unknown option "maxConcurrentReconcile" \(options: maxConcurrentReconciles, reconcileTimeoutMs, workQueue\)/, run.stderr);
+      const check = await cli(['check', `${ns}/widget-ready`, ...common, '--reconciler', `module:${pred}`]);
+      assert.equal(check.code, 2, check.stderr);
+      assert.match(check.stderr, /unknown predicate "generation-change"/, check.stderr);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   test('a failing reconciler makes dry-run exit 1 with the error', async () => {
     const r = await cli(['dry-run', 'widget-ready', ...common, '--reconciler', 'exec:/nonexistent/reconcile.sh', '--json']);
     assert.equal(r.code, 1);
