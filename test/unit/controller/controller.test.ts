@@ -833,16 +833,21 @@ test('a deleted object that reconciled successfully is forgotten from the key ta
 
 // ---- hot loop ----------------------------------------------------------------------------------
 
-test('hot loop: the warning leaves the key within two windows after the loop stopped (the journal keeps it), not while it still loops', async () => {
-  const h = harness({ hotLoop: { windowMs: 10_000, threshold: 10 } });
+/** A reconciler that writes the key's status on each of its first `passes` passes (10 ms each), then writes nothing. */
+function writesStatusEveryPass(h: Harness, passes: number): void {
   h.setImpl((req, _ctx, base) => {
-    if (h.calls.length <= 30) {
+    if (h.calls.length <= passes) {
       const o = h.widgets.writeStatus(req.key, { observed: h.calls.length });
       base.journal.recordWrite({ verb: 'update', gvr: base.primary, namespace: req.namespace, name: req.name, subresource: 'status', resourceVersionAfter: o.metadata.resourceVersion, dryRun: false, controller: base.controller, key: req.key });
     }
     h.clock.step(10);
     return {};
   });
+}
+
+test('hot loop: the warning leaves the key within two windows after the loop stopped (the journal keeps it), not while it still loops', async () => {
+  const h = harness({ hotLoop: { windowMs: 10_000, threshold: 10 } });
+  writesStatusEveryPass(h, 30);
   h.widgets.add(widget('a'));
   const c = h.builder.for(h.widgets).build(h.reconciler);
   await c.start();
@@ -862,14 +867,7 @@ test('hot loop: the warning leaves the key within two windows after the loop sto
 test('hot loop: a reconciler writing status on every pass is flagged with the likely cause; the generation predicate stops the loop', async () => {
   const run = async (withPredicate: boolean) => {
     const h = harness({ hotLoop: { windowMs: 10_000, threshold: 10 } });
-    h.setImpl((req, _ctx, base) => {
-      if (h.calls.length <= 30) {
-        const o = h.widgets.writeStatus(req.key, { observed: h.calls.length });
-        base.journal.recordWrite({ verb: 'update', gvr: base.primary, namespace: req.namespace, name: req.name, subresource: 'status', resourceVersionAfter: o.metadata.resourceVersion, dryRun: false, controller: base.controller, key: req.key });
-      }
-      h.clock.step(10);
-      return {};
-    });
+    writesStatusEveryPass(h, 30);
     h.widgets.add(widget('a'));
     const c = h.builder.for(h.widgets, { predicates: withPredicate ? [generationChanged()] : [] }).build(h.reconciler);
     await c.start();
