@@ -332,8 +332,11 @@ class ControllerEngine implements Controller {
   private readonly cache: CacheReader;
   private readonly keys: KeyStateTable;
   private readonly hotLoop: HotLoopDetector | undefined;
-  /** Per key with a hot-loop warning: the timer that takes the warning off once the key stops looping. */
-  private readonly hotLoopClears = new Map<ObjectKey, TimerHandle>();
+  /**
+   * Per key with a hot-loop warning: the timer that takes the warning off once the key stops looping, and the
+   * latest hot-loop warning (a later one replaces it; another kind of warning set since is left alone).
+   */
+  private readonly hotLoopClears = new Map<ObjectKey, { timer: TimerHandle; message: string }>();
   private readonly fieldFight: FieldFightDetector | undefined;
   /** Writes the last reconcile of a key made to its own object (hot-loop evidence). */
   private readonly selfWrites = new Map<ObjectKey, number>();
@@ -483,7 +486,7 @@ class ControllerEngine implements Controller {
 
   private teardown(run: Run): void {
     run.store.dispose();
-    for (const t of this.hotLoopClears.values()) this.clock.clearTimeout(t);
+    for (const c of this.hotLoopClears.values()) this.clock.clearTimeout(c.timer);
     this.hotLoopClears.clear();
     if (this.run !== run) return;
     this.run = undefined;
@@ -898,17 +901,23 @@ class ControllerEngine implements Controller {
    */
   private clearHotLoopWarningWhenQuiet(key: ObjectKey, message: string): void {
     const detector = this.hotLoop;
-    if (!detector || this.hotLoopClears.has(key)) return;
+    if (!detector) return;
+    const pending = this.hotLoopClears.get(key);
+    if (pending) {
+      pending.message = message;
+      return;
+    }
     const check = () => {
+      const latest = this.hotLoopClears.get(key)?.message;
       this.hotLoopClears.delete(key);
-      if (this.disposed || this.keys.get(key)?.warning !== message) return;
+      if (this.disposed || latest === undefined || this.keys.get(key)?.warning !== latest) return;
       if (detector.looping(key, this.clock.now())) {
-        this.hotLoopClears.set(key, this.clock.setTimeout(check, detector.window));
+        this.hotLoopClears.set(key, { timer: this.clock.setTimeout(check, detector.window), message: latest });
         return;
       }
       this.keys.setWarning(key, undefined);
     };
-    this.hotLoopClears.set(key, this.clock.setTimeout(check, detector.window));
+    this.hotLoopClears.set(key, { timer: this.clock.setTimeout(check, detector.window), message });
   }
 
   private checkFieldFight(oldObj: KubeObject, newObj: KubeObject): void {
