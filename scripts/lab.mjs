@@ -21,9 +21,13 @@ import { join, resolve } from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { applyDocuments, loadDocuments } from './samples.mjs';
 import { LAB_USAGE, LabUsageError, parseLabArgs } from './labOptions.mjs';
-import { startLocalControlPlane, resolveBinaries } from '../src/core/controlplane/localControlPlane.ts';
-import { loadKubeConfig } from '../src/core/k8s/kubeconfig.ts';
-import { KubeTransport } from '../src/core/k8s/transport.ts';
+import { requireScriptNode } from './scriptNode.mjs';
+
+// The TypeScript sources load only on a Node that strips types (a clear message otherwise, not a loader error).
+requireScriptNode('lab');
+const { startLocalControlPlane, resolveBinaries } = await import('../src/core/controlplane/localControlPlane.ts');
+const { loadKubeConfig } = await import('../src/core/k8s/kubeconfig.ts');
+const { KubeTransport } = await import('../src/core/k8s/transport.ts');
 
 const root = resolve(import.meta.dirname, '..');
 const say = (line) => console.log(`[lab] ${line}`);

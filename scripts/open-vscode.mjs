@@ -4,13 +4,14 @@
 // installed from the repository folder into the lab's own extensions dir. Either way VS Code gets
 // RECONCILE_LAB_KUBECONFIG and KUBECONFIG, so the extension connects to that cluster on start-up.
 //
-// Standalone: node scripts/open-vscode.mjs [--kubeconfig <path>] [--workspace <folder>] [--browser] [--port <n>]
-//   (runs until Ctrl-C, then stops code-server).
+// Standalone: node scripts/run.cjs open-vscode --help (OPEN_VSCODE_USAGE); runs until Ctrl-C, then stops code-server.
 import { existsSync, statSync } from 'node:fs';
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
+import { parseArgs } from 'node:util';
 import { delimiter, join, resolve } from 'node:path';
-import { cacheDir, ensureCodeServer, installExtensionCopy, startCodeServer } from './code-server.mjs';
+import { fileURLToPath } from 'node:url';
+import { requireScriptNode } from './scriptNode.mjs';
 
 /** The `code` launcher on PATH, if any. */
 export function findDesktopCode() {
@@ -59,6 +60,8 @@ export async function openVsCode({ root, kubeconfig, workspace, mode = process.e
     return { mode: 'desktop', dispose: async () => {} };
   }
 
+  // Loaded here, not at the top: code-server.mjs loads TypeScript sources (see scriptNode.mjs).
+  const { cacheDir, ensureCodeServer, installExtensionCopy, startCodeServer } = await import('./code-server.mjs');
   const cs = await ensureCodeServer({ log: (line) => log(`[install] ${line}`) });
   const labDir = join(cacheDir(), 'lab');
   // One extensions folder per checkout: two checkouts' labs (or a lab beside a worktree's) would otherwise replace
@@ -79,19 +82,83 @@ export async function openVsCode({ root, kubeconfig, workspace, mode = process.e
   return { mode: 'browser', url, exited: server.exited, dispose: () => server.stop() };
 }
 
-if (import.meta.main) {
-  const args = process.argv.slice(2);
-  const opt = (name) => {
-    const i = args.indexOf(name);
-    return i >= 0 ? args[i + 1] : undefined;
+/** What `node scripts/run.cjs open-vscode --help` prints. */
+export const OPEN_VSCODE_USAGE = `usage: node scripts/run.cjs open-vscode [--kubeconfig <path>] [--workspace <folder>] [--browser] [--port <n>]
+
+Opens VS Code with Reconcile Lab loaded from this repository (build it first: npm run build), connected to the
+cluster of the kubeconfig: desktop VS Code when \`code\` is on PATH, otherwise code-server on 127.0.0.1 for a
+browser (Ctrl-C stops it). npm run lab does this for you after starting its local control plane.
+
+options:
+  --kubeconfig <path>   the cluster to connect to (default: RECONCILE_LAB_KUBECONFIG, KUBECONFIG, ~/.kube/config)
+  --workspace <folder>  the folder VS Code opens (default: the repository)
+  --browser             code-server in a browser even when desktop \`code\` is on PATH
+  --port <n>            code-server's port on 127.0.0.1 (default: any free port)
+  -h, --help            print this text
+`;
+
+/**
+ * Parses the standalone command line.
+ *
+ * @param {string[]} args
+ * @returns {{ help: true } | { help: false, kubeconfig?: string, workspace?: string, browser: boolean, port?: number }}
+ * @throws {Error} naming the offending argument: an unknown option, a missing value, a bad port
+ */
+export function parseOpenVsCodeArgs(args) {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args,
+      strict: true,
+      allowPositionals: true,
+      options: {
+        kubeconfig: { type: 'string' },
+        workspace: { type: 'string' },
+        browser: { type: 'boolean', default: false },
+        port: { type: 'string' },
+        help: { type: 'boolean', short: 'h', default: false },
+      },
+    });
+  } catch (e) {
+    // node:util's own wording suggests `--` for an unknown option, which this command has no use for.
+    if (e.code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') throw new Error(`unknown option ${args.find((a) => a.startsWith('-') && !['--kubeconfig', '--workspace', '--browser', '--port', '--help', '-h'].includes(a.split('=')[0])) ?? ''}`.trim());
+    if (e.code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE') throw new Error(e.message.replace(/^Option '(--\w+)[^']*' argument missing$/, '$1 needs a value'));
+    throw e;
+  }
+  const { values, positionals } = parsed;
+  if (values.help) return { help: true };
+  if (positionals.length) throw new Error(`unexpected argument ${positionals[0]} (the folder is given with --workspace)`);
+  if (values.port !== undefined && (!/^\d+$/.test(values.port) || Number(values.port) > 65535)) throw new Error(`--port needs a port number from 0 to 65535 (got ${values.port})`);
+  return {
+    help: false,
+    browser: values.browser,
+    ...(values.kubeconfig !== undefined ? { kubeconfig: values.kubeconfig } : {}),
+    ...(values.workspace !== undefined ? { workspace: values.workspace } : {}),
+    ...(values.port !== undefined ? { port: Number(values.port) } : {}),
   };
+}
+
+// import.meta.main is undefined before Node 24: then the script path decides, so an old Node gets requireScriptNode's message.
+if (import.meta.main ?? (process.argv[1] !== undefined && resolve(process.argv[1]) === fileURLToPath(import.meta.url))) {
+  requireScriptNode('open-vscode');
+  let parsed;
+  try {
+    parsed = parseOpenVsCodeArgs(process.argv.slice(2));
+  } catch (e) {
+    console.error(`open-vscode: ${e.message}\n${OPEN_VSCODE_USAGE.split('\n')[0]}  (--help lists the options)`);
+    process.exit(2);
+  }
+  if (parsed.help) {
+    process.stdout.write(OPEN_VSCODE_USAGE);
+    process.exit(0);
+  }
   const root = resolve(import.meta.dirname, '..');
-  const kubeconfig = opt('--kubeconfig') ?? process.env.RECONCILE_LAB_KUBECONFIG ?? process.env.KUBECONFIG ?? join(process.env.HOME ?? '', '.kube/config');
+  const kubeconfig = parsed.kubeconfig ?? process.env.RECONCILE_LAB_KUBECONFIG ?? process.env.KUBECONFIG ?? join(process.env.HOME ?? '', '.kube/config');
   if (!existsSync(kubeconfig)) console.warn(`[lab] warning: kubeconfig ${kubeconfig} does not exist`);
   const vscode = await openVsCode({
-    root, kubeconfig, workspace: resolve(opt('--workspace') ?? root),
-    mode: args.includes('--browser') ? 'browser' : undefined,
-    port: opt('--port') ? Number(opt('--port')) : undefined,
+    root, kubeconfig, workspace: resolve(parsed.workspace ?? root),
+    mode: parsed.browser ? 'browser' : undefined,
+    port: parsed.port,
   });
   if (vscode.mode === 'browser') {
     console.log('[lab] Ctrl-C stops it');

@@ -18,6 +18,10 @@ import { createInterface } from 'node:readline';
 import { readdirSync, statSync, existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { requireScriptNode } from './scriptNode.mjs';
+
+// The suites are TypeScript: a clear message on a Node that cannot load them (not a loader error per file).
+requireScriptNode('test');
 
 const root = resolve(import.meta.dirname, '..');
 const args = process.argv.slice(2);
