@@ -7,7 +7,7 @@ import { createDynamicClient, type DynamicKubeClient } from '../core/k8s/dynamic
 import { discoverResources, findResource, oneVersionPerResource, type DiscoveredResource } from '../core/k8s/discovery.ts';
 import { keyFor, shortKey, splitKey, type ObjectKey } from '../core/k8s/keys.ts';
 import { defaultKubeconfigFiles, KubeConfigError, loadKubeConfig } from '../core/k8s/kubeconfig.ts';
-import type { ResourceInfo } from '../core/k8s/objects.ts';
+import { resourceIdFromGvrString, type ResourceInfo } from '../core/k8s/objects.ts';
 import { KubeTransport } from '../core/k8s/transport.ts';
 import { probeServer, watchServerOutages } from '../core/k8s/reachability.ts';
 import { InformerFactory } from '../core/cache/informerFactory.ts';
@@ -468,7 +468,7 @@ async function check(args: CliArgs, io: CliIo, log: Logger, s: Session): Promise
       predicates.push(...config.predicates);
       transitions ??= config.checkTransitions;
     } catch (e) {
-      if (e instanceof ModuleReconcilerError && e.kind === 'export') throw new UsageError(`${e.message}: fix the module's exports`);
+      if (e instanceof ModuleReconcilerError && (e.kind === 'export' || e.kind === 'config')) throw new UsageError(`${e.message}: fix the module's exports`);
       throw e;
     } finally {
       m.dispose();
@@ -780,9 +780,9 @@ export function describeTrigger(x: EnqueueReason, key: string | undefined, write
       return `${what}${x.objectKey === key ? '' : ` of ${x.objectKey}`}${rv}${by(x.objectKey)}`;
     }
     case 'watch':
-      return `${x.initial ? 'initial list' : x.event} of watched ${x.objectKind ?? x.resource} ${x.objectKey}${rv}${by(x.objectKey)}`;
+      return `${x.initial ? 'initial list' : x.event} of watched ${x.objectKind ?? resourceIdFromGvrString(x.resource)} ${x.objectKey}${rv}${by(x.objectKey)}`;
     case 'owned':
-      return `${x.initial ? 'initial list' : x.event} of owned ${x.childKind ?? x.resource} ${x.child}${rv}${by(x.child)}`;
+      return `${x.initial ? 'initial list' : x.event} of owned ${x.childKind ?? resourceIdFromGvrString(x.resource)} ${x.child}${rv}${by(x.child)}`;
     case 'backoff':
       return `retry after failure ${x.attempt}${early}`;
     case 'requeueAfter':
@@ -1214,7 +1214,7 @@ async function startController(args: CliArgs, io: CliIo, log: Logger, s: Session
     } catch (e) {
       // Exports that are wrong (a misspelt predicate or option name) are a usage error: running without them the
       // loop would quietly do something else than the module says.
-      if (e instanceof ModuleReconcilerError && e.kind === 'export') throw new UsageError(`${e.message}: fix the module's predicates / options exports`);
+      if (e instanceof ModuleReconcilerError && (e.kind === 'export' || e.kind === 'config')) throw new UsageError(`${e.message}: fix the module's predicates / options exports`);
       // A module that does not load yet still gets its loop: each reconcile reports its problem, a fixed file is picked up.
       log.warn(`the module's predicates and options could not be read (restart after fixing it): ${(e as Error).message}`);
     }

@@ -132,7 +132,7 @@ describe('robustness checks on the Go controller through the bridge', { skip: (!
     assert.deepEqual(r.findings, [], summary(r));
     const d = r.results.find((x) => x.check === 'deletion')!;
     assert.equal(d.status, 'error', summary(r));
-    assert.match(d.message!, /^could not check this key inside a check instance: the write delete configmaps\.v1 h1-records\/rl-check-[0-9a-f]+\.widget-ready was refused \(a check instance writes only in its scratch namespace\)[^]*not from your controller/, summary(r));
+    assert.match(d.message!, /^could not check this key inside a check instance: the write delete configmaps h1-records\/rl-check-[0-9a-f]+\.widget-ready was refused \(a check instance writes only in its scratch namespace\)[^]*not from your controller/, summary(r));
     assert.deepEqual(await scratchOf(r), []);
   });
 

@@ -299,7 +299,7 @@ describe('reconcile-lab CLI against a real kube-apiserver', () => {
     const step = await cli(['step', 'widget-ready', ...common]);
     assert.equal(step.code, 0, step.stderr);
     assert.match(step.stdout, /▶ .*widget-ready reconcile, 1st of this key/);
-    assert.match(step.stdout, /✎ create configmaps\.v1 .*widget-ready-config/);
+    assert.match(step.stdout, /✎ create configmaps .*widget-ready-config/);
     assert.match(step.stdout, /■ .*widget-ready done/);
     assert.ok((await c.get(CONFIGMAPS, ns, 'widget-ready-config')).metadata.uid);
     // The reconciler's Kubernetes Event reached the server before the CLI exited (kubectl describe shows it).

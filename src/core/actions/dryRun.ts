@@ -3,7 +3,7 @@ import type { CacheReader, Reconciler } from '../controller/reconcile.ts';
 import type { KubeClient } from '../k8s/client.ts';
 import type { WriteRecord } from '../k8s/dynamicClient.ts';
 import { splitKey, type ObjectKey } from '../k8s/keys.ts';
-import type { GroupVersionResource } from '../k8s/objects.ts';
+import { resourceIdOfGvr, type GroupVersionResource } from '../k8s/objects.ts';
 import type { Logger } from '../log.ts';
 import { canExplain, type Explanation } from '../reconcilers/explain.ts';
 import { createReconcileContext } from './context.ts';
@@ -69,9 +69,8 @@ export function noWritesText(outcome: ReconcileOutcome): string {
   }
 }
 
-export function resourceLabel(gvr: GroupVersionResource): string {
-  return gvr.group ? `${gvr.resource}.${gvr.group}` : gvr.resource;
-}
+/** "plural.group": {@link resourceIdOfGvr}. */
+export const resourceLabel = (gvr: GroupVersionResource): string => resourceIdOfGvr(gvr);
 
 /** Turns write records into planned actions with YAML diffs. */
 export function plannedActions(writes: readonly WriteRecord[]): PlannedAction[] {

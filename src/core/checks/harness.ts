@@ -12,7 +12,7 @@ import { ApiError, isAlreadyExists, isNotFound, type KubeClient } from '../k8s/c
 import type { WriteRecord } from '../k8s/dynamicClient.ts';
 import { keyFor, splitKey, type ObjectKey } from '../k8s/keys.ts';
 import { KubeListerWatcher } from '../k8s/listerWatcher.ts';
-import type { GroupVersionResource, KubeObject, ResourceInfo } from '../k8s/objects.ts';
+import { resourceIdOfGvr, type GroupVersionResource, type KubeObject, type ResourceInfo } from '../k8s/objects.ts';
 import type { KubeTransport } from '../k8s/transport.ts';
 import type { Logger } from '../log.ts';
 import type { RawEndState } from './mask.ts';
@@ -54,7 +54,7 @@ export interface HarnessEnv {
 }
 
 export function resourceLabelOf(gvr: GroupVersionResource): string {
-  return gvr.group ? `${gvr.resource}.${gvr.group}` : gvr.resource;
+  return resourceIdOfGvr(gvr);
 }
 
 /**

@@ -95,6 +95,21 @@ export interface ResourceInfo extends GroupVersionResource {
   subresources?: string[];
 }
 
+/**
+ * "plural.group" ("configmaps" for the core group): how Reconcile Lab names a resource to people (views, CLI lines,
+ * settings, flags). {@link gvrToString} keeps the version, for the journal's records and logs.
+ */
+export function resourceIdOfGvr(gvr: { readonly group: string; readonly resource: string }): string {
+  return gvr.group ? `${gvr.resource}.${gvr.group}` : gvr.resource;
+}
+
+/** {@link gvrToString}'s form back to {@link resourceIdOfGvr}'s: "widgets.v1alpha1.lab.reconcile.dev" → "widgets.lab.reconcile.dev"; "configmaps.v1" → "configmaps". */
+export function resourceIdFromGvrString(s: string): string {
+  const parts = s.split('.');
+  if (parts.length <= 2) return parts[0] ?? s;
+  return [parts[0], ...parts.slice(2)].join('.');
+}
+
 export function gvrToString(gvr: GroupVersionResource): string {
   return gvr.group ? `${gvr.resource}.${gvr.version}.${gvr.group}` : `${gvr.resource}.${gvr.version}`;
 }

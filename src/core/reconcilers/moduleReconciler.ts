@@ -17,8 +17,12 @@ import { unknownFieldsMessage } from '../text/closest.ts';
 /** The shape a user module exports: `export async function reconcile(request, ctx)` (or a default export of it). */
 export type ReconcileFunction = (request: Request, ctx: ReconcileContext) => Promise<Result | void> | Result | void;
 
-/** `throw`: a JavaScript runtime error (TypeError, ReferenceError, …) thrown by the module's code while reconciling. */
-export type ModuleFailureKind = 'not-found' | 'compile' | 'load' | 'export' | 'result' | 'throw';
+/**
+ * `throw`: a JavaScript runtime error (TypeError, ReferenceError, …) thrown by the module's code while reconciling.
+ * `export`: no `reconcile` function is exported. `config`: the `predicates`, `options` or `checkTransitions` exports
+ * are wrong (only the `controllerConfig()` of {@link createModuleReconciler} throws it).
+ */
+export type ModuleFailureKind = 'not-found' | 'compile' | 'load' | 'export' | 'config' | 'result' | 'throw';
 
 /**
  * The controller settings a module may export as `options` (read once, when the loop is built):
@@ -577,21 +581,21 @@ export function createModuleReconciler(options: ModuleReconcilerOptions): Reconc
     try {
       predicates = predicatesFromExport(mod.predicates ?? def.predicates, path);
     } catch (e) {
-      throw new ModuleReconcilerError('export', (e as Error).message, { cause: e });
+      throw new ModuleReconcilerError('config', (e as Error).message, { cause: e });
     }
     const transitions = mod.checkTransitions ?? def.checkTransitions;
     if (transitions !== undefined && (!Array.isArray(transitions) || transitions.some((t) => !t || typeof t !== 'object' || Array.isArray(t)))) {
-      throw new ModuleReconcilerError('export', `${path}: "checkTransitions" must be an array of JSON merge patches (objects)`);
+      throw new ModuleReconcilerError('config', `${path}: "checkTransitions" must be an array of JSON merge patches (objects)`);
     }
     const extra = transitions !== undefined ? { checkTransitions: transitions as unknown[] } : {};
     const raw = mod.options ?? def.options;
     if (raw === undefined) return { predicates, options: {}, ...extra };
-    if (!raw || typeof raw !== 'object' || Array.isArray(raw)) throw new ModuleReconcilerError('export', `${path}: "options" must be an object`);
+    if (!raw || typeof raw !== 'object' || Array.isArray(raw)) throw new ModuleReconcilerError('config', `${path}: "options" must be an object`);
     const o = raw as Record<string, unknown>;
-    const bad = (field: string, want: string) => new ModuleReconcilerError('export', `${path}: options.${field} must be ${want} (got ${JSON.stringify(o[field])})`);
+    const bad = (field: string, want: string) => new ModuleReconcilerError('config', `${path}: options.${field} must be ${want} (got ${JSON.stringify(o[field])})`);
     const out: ModuleControllerOptions = {};
     for (const k of Object.keys(o)) {
-      if (k !== 'maxConcurrentReconciles' && k !== 'reconcileTimeoutMs' && k !== 'workQueue') throw new ModuleReconcilerError('export', `${path}: unknown option "${k}" (options: maxConcurrentReconciles, reconcileTimeoutMs, workQueue)`);
+      if (k !== 'maxConcurrentReconciles' && k !== 'reconcileTimeoutMs' && k !== 'workQueue') throw new ModuleReconcilerError('config', `${path}: unknown option "${k}" (options: maxConcurrentReconciles, reconcileTimeoutMs, workQueue)`);
     }
     if (o.maxConcurrentReconciles !== undefined) {
       if (!Number.isInteger(o.maxConcurrentReconciles) || (o.maxConcurrentReconciles as number) < 1 || (o.maxConcurrentReconciles as number) > 64) throw bad('maxConcurrentReconciles', 'an integer from 1 to 64');

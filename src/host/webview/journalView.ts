@@ -15,12 +15,10 @@ import { outcomeSummary, priorityLabel, reasonSummary } from '../views/presentat
 /** The kinds of entry the journal produces (the Event Log's kind filter). */
 export const EVENT_LOG_KINDS: readonly string[] = JOURNAL_ENTRY_KINDS;
 
-/** "widgets.v1alpha1.lab.reconcile.dev" → "widgets.lab.reconcile.dev"; "configmaps.v1" → "configmaps". */
-export function resourceIdFromGvrString(s: string): string {
-  const parts = s.split('.');
-  if (parts.length <= 2) return parts[0] ?? s;
-  return [parts[0], ...parts.slice(2)].join('.');
-}
+import { resourceIdFromGvrString } from '../../core/k8s/objects.ts';
+
+/** Re-exported for the views that name a journal entry's resource. */
+export { resourceIdFromGvrString };
 
 function levelOf(e: JournalEntry): LogLevelView {
   switch (e.kind) {

@@ -18,7 +18,7 @@ test('a write refused by the bridge names the write', () => {
   const refusal = `${CHECK_WRITE_REFUSAL}delete configmaps h1-external/rl-check-1a2b3c4d.orders: a check instance writes only in its scratch namespace rl-check-1a2b3c4d (a write elsewhere would change your real objects)`;
   assert.equal(refusal.startsWith('reconcile lab check: refused '), true, 'the prefix bridge/checks.go writes');
   assert.equal(confinementFailure([write(refusal), end(`deregistering: ${refusal}`)], KEY),
-    'the write delete configmaps.v1 h1-external/rl-check-1a2b3c4d.orders was refused (a check instance writes only in its scratch namespace)');
+    'the write delete configmaps h1-external/rl-check-1a2b3c4d.orders was refused (a check instance writes only in its scratch namespace)');
 });
 
 test('a reconcile error carrying controller-runtime\'s "unknown namespace for the cache" names the read; a wrapped refusal counts too', () => {

@@ -98,16 +98,16 @@ test('text output: each trigger of a reconcile names the object whose event queu
     '12:00:00.000 ▶ brew/k1 reconcile, 2nd of this key (update rv 41, update of watched ConfigMap brew/top-shelf rv 40, delete of owned Deployment brew/kettle-k1 rv 39, added outside an informer event (a channel source or the program itself))',
   );
   const initial = formatEntry(entry({ kind: 'reconcileStart', key: 'k1', attempt: 1, via: 'step', triggers: [{ kind: 'manual', action: 'step', at }, { kind: 'informer', event: 'add', resource: 'stoves.v1.brew.example.io', objectKey: 'k1', resourceVersion: '7', initial: true, at }, { kind: 'watch', event: 'add', resource: 'secrets.v1', objectKey: 'brew/s', at }] }), false, at);
-  assert.equal(initial, '12:00:00.000 ▶ k1 reconcile, 1st of this key (step, initial list rv 7, add of watched secrets.v1 brew/s)');
+  assert.equal(initial, '12:00:00.000 ▶ k1 reconcile, 1st of this key (step, initial list rv 7, add of watched secrets brew/s)');
 });
 
 test('text output: a write the server accepted without change says so; a requeue-after and a retry read in seconds from one second on; a terminal error is not prefixed twice', () => {
   const w = (more: object) => formatEntry(entry({ kind: 'write', key: 'ns/k', verb: 'update', resource: 'deployments.v1.apps', gvr: { group: 'apps', version: 'v1', resource: 'deployments' }, objectKey: 'ns/k-web', dryRun: false, resourceVersionBefore: '323', resourceVersionAfter: '323', ...more }), false, at);
-  assert.equal(w({}), '12:00:00.000   ✎ update deployments.v1.apps ns/k-web rv 323 → 323 (no change)');
-  assert.equal(w({ resourceVersionAfter: '324' }), '12:00:00.000   ✎ update deployments.v1.apps ns/k-web rv 323 → 324');
-  assert.equal(w({ dryRun: true }), '12:00:00.000   ✎ update deployments.v1.apps ns/k-web rv 323 → 323 (dry-run)', 'a dry run never changes the resourceVersion');
-  assert.equal(w({ deleted: true }), '12:00:00.000   ✎ update deployments.v1.apps ns/k-web rv 323 → deleted');
-  assert.equal(w({ subresource: 'status', resourceVersionAfter: '324' }), '12:00:00.000   ✎ update deployments.v1.apps ns/k-web/status rv 323 → 324', 'the subresource after the object, as in the Event Log and the checks');
+  assert.equal(w({}), '12:00:00.000   ✎ update deployments.apps ns/k-web rv 323 → 323 (no change)');
+  assert.equal(w({ resourceVersionAfter: '324' }), '12:00:00.000   ✎ update deployments.apps ns/k-web rv 323 → 324');
+  assert.equal(w({ dryRun: true }), '12:00:00.000   ✎ update deployments.apps ns/k-web rv 323 → 323 (dry-run)', 'a dry run never changes the resourceVersion');
+  assert.equal(w({ deleted: true }), '12:00:00.000   ✎ update deployments.apps ns/k-web rv 323 → deleted');
+  assert.equal(w({ subresource: 'status', resourceVersionAfter: '324' }), '12:00:00.000   ✎ update deployments.apps ns/k-web/status rv 323 → 324', 'the subresource after the object, as in the Event Log and the checks');
   const end = (outcome: object) => formatEntry(entry({ kind: 'reconcileEnd', key: 'ns/k', durationMs: 3, outcome }), false, at);
   assert.equal(end({ kind: 'requeueAfter', afterMs: 45_000 }), '12:00:00.000 ■ ns/k requeue after 45 s [3 ms]');
   assert.equal(end({ kind: 'requeueAfter', afterMs: 250 }), '12:00:00.000 ■ ns/k requeue after 250 ms [3 ms]');
@@ -182,14 +182,14 @@ test("run of a Go program: a write no reconcile made (a Runnable's, an unwrapped
   s.add(inside);
   s.add(entry({ kind: 'reconcileEnd', key: 'shop/creds', controller: 'secret', durationMs: 1, outcome: { kind: 'success' } }));
   assert.deepEqual(s.rows().map((r) => [r.key, r.reconciles, r.writes]), [['[outside a reconcile] shop/heartbeat', 0, 1], ['shop/creds', 1, 1]]);
-  assert.equal(labelOther('12:00   ✎ create configmaps.v1 shop/heartbeat', outside, 'secret'), '[outside a reconcile] 12:00   ✎ create configmaps.v1 shop/heartbeat');
-  assert.equal(labelOther('12:00   ✎ update secrets.v1 shop/creds', inside, 'secret'), '12:00   ✎ update secrets.v1 shop/creds');
+  assert.equal(labelOther('12:00   ✎ create configmaps shop/heartbeat', outside, 'secret'), '[outside a reconcile] 12:00   ✎ create configmaps shop/heartbeat');
+  assert.equal(labelOther('12:00   ✎ update secrets shop/creds', inside, 'secret'), '12:00   ✎ update secrets shop/creds');
 });
 
 test('text output: a write with neither resourceVersion known (a Go Delete of an object built by name) has no "rv — → —"; one with either keeps it', () => {
   const write = (more: object) => formatEntry(entry({ kind: 'write', key: 'h1-shop/open', verb: 'delete', resource: 'configmaps.v1', gvr: { group: '', version: 'v1', resource: 'configmaps' }, objectKey: 'h1-external/h1-shop.open', dryRun: false, ...more }), false, at);
-  assert.equal(write({}), '12:00:00.000   ✎ delete configmaps.v1 h1-external/h1-shop.open');
-  assert.equal(write({ error: 'configmaps "h1-shop.open" not found' }), '12:00:00.000   ✎ delete configmaps.v1 h1-external/h1-shop.open FAILED configmaps "h1-shop.open" not found');
-  assert.equal(write({ resourceVersionBefore: '41' }), '12:00:00.000   ✎ delete configmaps.v1 h1-external/h1-shop.open rv 41 → —');
-  assert.equal(write({ verb: 'create', resourceVersionAfter: '42' }), '12:00:00.000   ✎ create configmaps.v1 h1-external/h1-shop.open rv — → 42');
+  assert.equal(write({}), '12:00:00.000   ✎ delete configmaps h1-external/h1-shop.open');
+  assert.equal(write({ error: 'configmaps "h1-shop.open" not found' }), '12:00:00.000   ✎ delete configmaps h1-external/h1-shop.open FAILED configmaps "h1-shop.open" not found');
+  assert.equal(write({ resourceVersionBefore: '41' }), '12:00:00.000   ✎ delete configmaps h1-external/h1-shop.open rv 41 → —');
+  assert.equal(write({ verb: 'create', resourceVersionAfter: '42' }), '12:00:00.000   ✎ create configmaps h1-external/h1-shop.open rv — → 42');
 });

@@ -223,8 +223,11 @@ test('a module may export its predicates (names or predicate objects) and contro
   assert.deepEqual(await none.controllerConfig(), { predicates: [], options: {} });
   const bad = async (name: string, text: string, re: RegExp) => {
     const m = createModuleReconciler({ path: write(name, `export function reconcile() { return {}; }\n${text}\n`) });
-    await assert.rejects(m.controllerConfig(), (e: unknown) => e instanceof ModuleReconcilerError && e.kind === 'export' && re.test(e.message));
+    await assert.rejects(m.controllerConfig(), (e: unknown) => e instanceof ModuleReconcilerError && e.kind === 'config' && re.test(e.message));
   };
+  // A module with no reconcile export is another kind of problem (its loop still runs and reports it each reconcile).
+  const noReconcile = createModuleReconciler({ path: write('noReconcile.mjs', `export const predicates = ['generation-changed'];\n`) });
+  await assert.rejects(noReconcile.controllerConfig(), (e: unknown) => e instanceof ModuleReconcilerError && e.kind === 'export');
   await bad('badPred.mjs', `export const predicates = ['generation'];`, /predicates\[0\]: unknown predicate "generation"/);
   await bad('badPredType.mjs', `export const predicates = 'generation-changed';`, /"predicates" must be an array/);
   await bad('badOpt.mjs', `export const options = { workers: 2 };`, /unknown option "workers"/);
