@@ -52,7 +52,8 @@ export function journalWriteOf(w: WriteRecord, controller: string, key: string):
     ...(w.resourceVersionAfter ? { resourceVersionAfter: w.resourceVersionAfter } : {}),
     ...(w.deleted ? { deleted: true } : {}),
     dryRun: w.dryRun,
-    ...(w.error ? { error: `${w.error.code} ${w.error.reason}: ${w.error.message}` } : {}),
+    // "409 Conflict: …"; an error with no HTTP answer (code 0) has no code to show.
+    ...(w.error ? { error: `${w.error.code ? `${w.error.code} ` : ''}${w.error.reason}: ${w.error.message}` } : {}),
     detail: {
       ...(w.patchType !== undefined ? { patchType: w.patchType } : {}),
       ...(w.patch !== undefined ? { patch: w.patch } : {}),

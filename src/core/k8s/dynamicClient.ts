@@ -296,6 +296,7 @@ export function recordingClient(inner: KubeClient, options: RecordingClientOptio
     dryRun: boolean,
     before: KubeObject | undefined,
     write: () => Promise<T>,
+    signal?: AbortSignal,
   ): Promise<T> {
     const startedAt = clock?.now() ?? 0;
     const rec: WriteRecord = {
@@ -316,7 +317,13 @@ export function recordingClient(inner: KubeClient, options: RecordingClientOptio
       return after;
     } catch (e) {
       rec.outcome = 'error';
-      rec.error = e instanceof ApiError ? { code: e.code, reason: e.reason, message: e.message } : { code: 0, reason: 'Error', message: (e as Error)?.message ?? String(e) };
+      const message = (e as Error)?.message ?? String(e);
+      // The caller's signal aborted the request (a stopped loop, a reconcile timeout): no answer came, so whether the
+      // server applied the write is unknown; say that rather than an error code 0.
+      rec.error =
+        e instanceof ApiError ? { code: e.code, reason: e.reason, message: e.message }
+        : signal?.aborted && e === signal.reason ? { code: 0, reason: 'Cancelled', message: `cancelled before the server answered (${message}): it may or may not have been applied` }
+        : { code: 0, reason: 'Error', message };
       throw e;
     } finally {
       rec.durationMs = clock ? clock.now() - startedAt : 0;
@@ -345,56 +352,56 @@ export function recordingClient(inner: KubeClient, options: RecordingClientOptio
       checkObject('create', obj);
       const opts = force(o);
       const name = obj.metadata.name ?? obj.metadata.generateName ?? '';
-      return record({ verb: 'create', gvr, namespace: obj.metadata.namespace, name }, !!opts?.dryRun, undefined, () => inner.create(gvr, obj, opts));
+      return record({ verb: 'create', gvr, namespace: obj.metadata.namespace, name }, !!opts?.dryRun, undefined, () => inner.create(gvr, obj, opts), o?.signal);
     },
     async update(gvr, obj, o) {
       checkResource('update', gvr);
       checkObject('update', obj);
       const opts = force(o);
       const before = await readBefore(gvr, obj.metadata.namespace, obj.metadata.name ?? '', o?.signal);
-      return record({ verb: 'update', gvr, namespace: obj.metadata.namespace, name: obj.metadata.name ?? '' }, !!opts?.dryRun, before, () => inner.update(gvr, obj, opts));
+      return record({ verb: 'update', gvr, namespace: obj.metadata.namespace, name: obj.metadata.name ?? '' }, !!opts?.dryRun, before, () => inner.update(gvr, obj, opts), o?.signal);
     },
     async updateStatus(gvr, obj, o) {
       checkResource('updateStatus', gvr);
       checkObject('updateStatus', obj);
       const opts = force(o);
       const before = await readBefore(gvr, obj.metadata.namespace, obj.metadata.name ?? '', o?.signal);
-      return record({ verb: 'update', subresource: 'status', gvr, namespace: obj.metadata.namespace, name: obj.metadata.name ?? '' }, !!opts?.dryRun, before, () => inner.updateStatus(gvr, obj, opts));
+      return record({ verb: 'update', subresource: 'status', gvr, namespace: obj.metadata.namespace, name: obj.metadata.name ?? '' }, !!opts?.dryRun, before, () => inner.updateStatus(gvr, obj, opts), o?.signal);
     },
     async updateSubresource(gvr, obj, subresource, o) {
       const sub = (inner as Partial<SubresourceWriter>).updateSubresource;
       if (!sub) throw new ApiError(0, 'NotSupported', 'the underlying client cannot write subresources');
       const opts = force(o);
       const before = await readBefore(gvr, obj.metadata.namespace, obj.metadata.name ?? '', o?.signal);
-      return record({ verb: 'update', subresource, gvr, namespace: obj.metadata.namespace, name: obj.metadata.name ?? '' }, !!opts?.dryRun, before, () => sub.call(inner, gvr, obj, subresource, opts));
+      return record({ verb: 'update', subresource, gvr, namespace: obj.metadata.namespace, name: obj.metadata.name ?? '' }, !!opts?.dryRun, before, () => sub.call(inner, gvr, obj, subresource, opts), o?.signal);
     },
     async patch(gvr, namespace, name, type, patch, o) {
       checkResource('patch', gvr);
       checkNamespaceAndName('patch', namespace, name);
       const opts = force(o);
       const before = await readBefore(gvr, namespace, name, o?.signal);
-      return record({ verb: 'patch', subresource: o?.subresource, gvr, namespace, name, patchType: type, patch }, !!opts?.dryRun, before, () => inner.patch(gvr, namespace, name, type, patch, opts));
+      return record({ verb: 'patch', subresource: o?.subresource, gvr, namespace, name, patchType: type, patch }, !!opts?.dryRun, before, () => inner.patch(gvr, namespace, name, type, patch, opts), o?.signal);
     },
     async patchStatus(gvr, namespace, name, type, patch, o) {
       checkResource('patchStatus', gvr);
       checkNamespaceAndName('patchStatus', namespace, name);
       const opts = force(o);
       const before = await readBefore(gvr, namespace, name, o?.signal);
-      return record({ verb: 'patch', subresource: 'status', gvr, namespace, name, patchType: type, patch }, !!opts?.dryRun, before, () => inner.patchStatus(gvr, namespace, name, type, patch, opts));
+      return record({ verb: 'patch', subresource: 'status', gvr, namespace, name, patchType: type, patch }, !!opts?.dryRun, before, () => inner.patchStatus(gvr, namespace, name, type, patch, opts), o?.signal);
     },
     async apply(gvr, obj, o) {
       checkResource('apply', gvr);
       checkObject('apply', obj);
       const opts = force(o);
       const before = await readBefore(gvr, obj.metadata.namespace, obj.metadata.name ?? '', o.signal);
-      return record({ verb: 'apply', gvr, namespace: obj.metadata.namespace, name: obj.metadata.name ?? '', patch: obj }, opts.dryRun === true, before, () => inner.apply(gvr, obj, opts));
+      return record({ verb: 'apply', gvr, namespace: obj.metadata.namespace, name: obj.metadata.name ?? '', patch: obj }, opts.dryRun === true, before, () => inner.apply(gvr, obj, opts), o?.signal);
     },
     async delete(gvr, namespace, name, o) {
       checkResource('delete', gvr);
       checkNamespaceAndName('delete', namespace, name);
       const opts = force(o);
       const before = await readBefore(gvr, namespace, name, o?.signal);
-      return record({ verb: 'delete', gvr, namespace, name }, !!opts?.dryRun, before, () => inner.delete(gvr, namespace, name, opts));
+      return record({ verb: 'delete', gvr, namespace, name }, !!opts?.dryRun, before, () => inner.delete(gvr, namespace, name, opts), o?.signal);
     },
   };
   return wrapped;

@@ -126,3 +126,32 @@ test('captureBefore: false skips the extra GET; updateSubresource needs an inner
   assert.equal(records[0]!.before, undefined);
   await assert.rejects(rc.updateSubresource(CM, { metadata: { name: 'a', namespace: 'ns' } }, 'finalize'), /cannot write subresources/);
 });
+
+test('a write whose signal aborts before the server answers is recorded as cancelled (its outcome unknown), not as error code 0', async () => {
+  const records: WriteRecord[] = [];
+  const hanging: KubeClient = {
+    ...innerClient().client,
+    // As the transport does: a request whose signal aborts rejects with the signal's reason.
+    update: (_g, _obj, o) =>
+      new Promise((_res, rej) => {
+        if (o?.signal?.aborted) return rej(o.signal.reason);
+        o?.signal?.addEventListener('abort', () => rej(o.signal!.reason), { once: true });
+      }),
+    patch: async () => {
+      throw new TypeError('boom');
+    },
+  };
+  const rc = recordingClient(hanging, { dryRun: false, captureBefore: false, onWrite: (r) => records.push(r) });
+  const ac = new AbortController();
+  const write = rc.update(CM, { metadata: { name: 'a', namespace: 'ns', resourceVersion: '5' } }, { signal: ac.signal });
+  ac.abort(new Error('controller widgets stopped'));
+  await assert.rejects(write, /controller widgets stopped/);
+  assert.deepEqual(records[0]!.error, { code: 0, reason: 'Cancelled', message: 'cancelled before the server answered (controller widgets stopped): it may or may not have been applied' });
+  // Any other failure without an HTTP answer keeps its own message.
+  await assert.rejects(rc.patch(CM, 'ns', 'a', 'merge', {}, { signal: new AbortController().signal }), /boom/);
+  assert.deepEqual(records[1]!.error, { code: 0, reason: 'Error', message: 'boom' });
+  // …and the journal's text of it has no "0 " code.
+  const { journalWriteOf } = await import('../../../src/core/actions/controllerContext.ts');
+  assert.equal(journalWriteOf(records[0]!, 'widgets', 'ns/a').error, 'Cancelled: cancelled before the server answered (controller widgets stopped): it may or may not have been applied');
+  assert.equal(journalWriteOf({ ...records[0]!, error: { code: 409, reason: 'Conflict', message: 'changed' } }, 'widgets', 'ns/a').error, '409 Conflict: changed');
+});
