@@ -31,7 +31,7 @@ import { notScratchCopies } from '../../core/checks/scratch.ts';
 import { reconcilerTitle } from '../webview/checksView.ts';
 import { createExecReconciler } from '../../core/reconcilers/execReconciler.ts';
 import { CONFIGMAP_GVR, LAB_FINALIZER, WIDGET_GVR, createLabReconciler, labResourceProblem } from '../../core/reconcilers/labReconciler.ts';
-import { createModuleReconciler, moduleExtensionProblem, type ModuleControllerConfig } from '../../core/reconcilers/moduleReconciler.ts';
+import { createModuleReconciler, moduleExtensionProblem, ModuleReconcilerError, type ModuleControllerConfig } from '../../core/reconcilers/moduleReconciler.ts';
 import { parsePredicateSpec } from '../../core/controller/predicateSpec.ts';
 import type { Settings } from '../settings.ts';
 import { resourceIdOf, type ViewChange, type ViewModel, type WatchedResourceView } from '../views/viewModel.ts';
@@ -515,8 +515,13 @@ export class Session implements ViewModel, Disposable {
             try {
               moduleConfig = await moduleReconciler.controllerConfig();
             } catch (e) {
-              // A module that does not load yet (a compile error, a bad export) still gets its loop: each reconcile
-              // reports the problem and a fixed file is picked up; only its exported predicates/options wait for a reconnect.
+              // Misspelt predicates/options/checkTransitions exports are a configuration problem (the CLI's usage
+              // error): no loop is built rather than one running without the predicates or options it was given.
+              if (e instanceof ModuleReconcilerError && e.kind === 'config') {
+                throw new Error(`reconcileLab.reconciler.modulePath: ${e.message}. Fix the module's exports, then reconnect.`);
+              }
+              // A module that does not load yet (a compile error, a missing reconcile export) still gets its loop: each
+              // reconcile reports the problem and a fixed file is picked up; only its exported predicates/options wait for a reconnect.
               log.warn('the reconciler module\'s predicates and options could not be read; reconnect after fixing it', { error: (e as Error).message });
             }
           }
@@ -558,8 +563,17 @@ export class Session implements ViewModel, Disposable {
             };
           }
         } catch (e) {
+          // A configuration problem found after the reconciler was made (a bad predicate setting, a module's bad
+          // exports) builds no loop: the reconciler made for it is let go here, so the problem is never shown beside
+          // a loop running without the configuration it was given.
           loopProblem = { reason: 'config', message: (e as Error).message };
           recipe = undefined;
+          try {
+            reconciler?.dispose?.();
+          } catch (disposeError) {
+            log.warn('letting go of the reconciler failed', { error: (disposeError as Error).message });
+          }
+          reconciler = undefined;
         }
       }
       if (reconciler?.dispose) store.add(reconciler as Disposable);

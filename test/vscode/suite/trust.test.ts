@@ -2,6 +2,8 @@
 // The `[untrusted]` suite runs in the untrusted variant (a folder opened with trust withheld); the other in the
 // trusted one.
 import * as assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as vscode from 'vscode';
 import type { StepResult } from '../../../src/core/controller/controller.ts';
@@ -111,6 +113,41 @@ describe('workspace trust', function () {
     assert.match(r.loopProblem ?? '', /reconcileLab\.reconciler\.modulePath: samples\/module-reconciler\.ts\.bak is not a JavaScript or TypeScript file \("\.bak"\): a reconciler module's name must end in \.ts, \.mts, \.cts, \.js, \.mjs or \.cjs/);
     assert.equal(l.session?.loopProblem?.reason, 'config');
     assert.equal(l.session?.controller, undefined);
+  });
+
+  it('builds no loop for a module whose predicates or options exports are wrong, and says which export to fix', async () => {
+    const l = await lab();
+    const ns = await testNamespace('ext-trust');
+    const dir = mkdtempSync(join(tmpdir(), 'rl-trust-'));
+    try {
+      const path = join(dir, 'badExports.mjs');
+      writeFileSync(path, `export function reconcile() { return {}; }\nexport const predicates = ['generation-change'];\n`);
+      const r = await connectTo(ns, { reconcilerKind: 'module', reconcilerModulePath: path });
+      assert.match(r.loopProblem ?? '', /reconcileLab\.reconciler\.modulePath: .*badExports\.mjs.*predicates\[0\]: unknown predicate "generation-change".*Fix the module's exports, then reconnect/s);
+      assert.equal(l.session?.loopProblem?.reason, 'config');
+      assert.equal(l.session?.controller, undefined, 'no loop runs without the predicates the module asked for');
+      const res = await run('reconcileLab.stepReconcile', { key: `${ns}/x` });
+      assert.equal(res.ok, false, 'there is no loop to step');
+      await l.disconnect();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('builds no loop when a reconcileLab.reconciler.predicates entry is wrong (the module reconciler made for it is let go)', async () => {
+    const cfg = () => vscode.workspace.getConfiguration('reconcileLab');
+    const l = await lab();
+    const ns = await testNamespace('ext-trust');
+    try {
+      await cfg().update('reconciler.predicates', ['generation-chnged'], vscode.ConfigurationTarget.Global);
+      const r = await connectTo(ns, { reconcilerKind: 'module', reconcilerModulePath: join(ROOT, 'samples/module-reconciler.ts') });
+      assert.match(r.loopProblem ?? '', /reconcileLab\.reconciler\.predicates: .*generation-chnged/);
+      assert.equal(l.session?.loopProblem?.reason, 'config');
+      assert.equal(l.session?.controller, undefined, 'no loop runs beside the problem message');
+      await l.disconnect();
+    } finally {
+      await cfg().update('reconciler.predicates', undefined, vscode.ConfigurationTarget.Global);
+    }
   });
 
   it('runs the workspace module reconciler in a trusted workspace (samples/module-reconciler.ts)', async () => {
