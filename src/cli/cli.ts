@@ -15,7 +15,7 @@ import { stripManagedFields } from '../core/cache/sharedIndexInformer.ts';
 import { onInitialListRefused, refusedListMessage, type ScopedInformer } from '../core/cache/refusedList.ts';
 import { controllerBuilder } from '../core/controller/builder.ts';
 import { parseCopySpec } from '../core/checks/references.ts';
-import { writeText } from '../core/journal/writeText.ts';
+import { writeText, writeWarningsText } from '../core/journal/writeText.ts';
 import type { Controller } from '../core/controller/controller.ts';
 import type { Reconciler } from '../core/controller/reconcile.ts';
 import { Journal, rvAfterText, writeDeletedText, type JournalEntry } from '../core/journal/journal.ts';
@@ -597,7 +597,7 @@ async function dryRun(args: CliArgs, io: CliIo, log: Logger, s: Session, store: 
   if (r.explanation?.notes.length) out.push('', 'Observed:', ...r.explanation.notes.map((n) => `  - ${n}`));
   out.push('', r.actions.length ? `Planned actions (${r.actions.length}):` : `Planned actions: ${noWritesText(r.outcome)}.`);
   r.actions.forEach((a, i) => {
-    out.push(`  ${i + 1}. ${writeText({ verb: a.verb, resource: a.resource, objectKey: a.key, subresource: a.subresource })}${a.resourceVersionBefore ? ` (rv ${a.resourceVersionBefore})` : ''}${a.outcome === 'error' ? ` — REJECTED: ${a.error}` : a.record.deleted ? ` — ${writeDeletedText(a.record)}` : changesNothing(a) ? ` — ${UNCHANGED_WRITE_NOTE}` : ''}`);
+    out.push(`  ${i + 1}. ${writeText({ verb: a.verb, resource: a.resource, objectKey: a.key, subresource: a.subresource })}${a.resourceVersionBefore ? ` (rv ${a.resourceVersionBefore})` : ''}${a.outcome === 'error' ? ` — REJECTED: ${a.error}` : a.record.deleted ? ` — ${writeDeletedText(a.record)}` : changesNothing(a) ? ` — ${UNCHANGED_WRITE_NOTE}` : ''}${a.warnings ? ` — ⚠ ${writeWarningsText(a.warnings)}` : ''}`);
     if (a.diff) out.push(indent(a.diff, '       '));
   });
   if (r.status) out.push('', 'Status it would write:', r.status.diff ? indent(r.status.diff, '  ') : '  (unchanged)');
@@ -847,7 +847,7 @@ export function formatEntry(e: JournalEntry, verbose: boolean, now: number = e.a
     }
     case 'write':
       // Neither resourceVersion known (a Go Delete of an object built by name, a create that failed): no "rv — → —".
-      return oneEntry(`${t}   ✎ ${writeText(e)}${e.resourceVersionBefore === undefined && e.resourceVersionAfter === undefined && !e.deleted ? '' : ` rv ${e.resourceVersionBefore ?? '—'} → ${rvAfterText(e, '—')}`}${noChange(e)}${e.dryRun ? ' (dry-run)' : ''}${e.error ? ` FAILED ${e.error}` : ''}`);
+      return oneEntry(`${t}   ✎ ${writeText(e)}${e.resourceVersionBefore === undefined && e.resourceVersionAfter === undefined && !e.deleted ? '' : ` rv ${e.resourceVersionBefore ?? '—'} → ${rvAfterText(e, '—')}`}${noChange(e)}${e.dryRun ? ' (dry-run)' : ''}${e.error ? ` FAILED ${e.error}` : ''}${e.warnings?.length ? ` ⚠ ${writeWarningsText(e.warnings)}` : ''}`);
     case 'warning':
       return oneEntry(`${t} ⚠ ${e.message}`);
     case 'control':

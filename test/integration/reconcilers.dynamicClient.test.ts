@@ -150,4 +150,17 @@ describe('dynamic client against a real kube-apiserver', () => {
     assert.equal(unchanged.metadata.resourceVersion, cur.metadata.resourceVersion, 'nothing was written');
     assert.equal(unchanged.metadata.generation, cur.metadata.generation);
   });
+
+  test("the server's warnings about a write (unknown fields it drops) reach the write's record, for a real and a dry-run write", async () => {
+    const records: WriteRecord[] = [];
+    const rc = recordingClient(c, { dryRun: false, captureBefore: false, onWrite: (r) => records.push(r) });
+    const w = await rc.create(crd.gvr, { apiVersion: crd.apiVersion, kind: 'Widget', metadata: { name: uniqueName('warned'), namespace: ns }, spec: { data: { a: '1' }, replicsa: 3 } } as KubeObject);
+    assert.deepEqual(records[0]!.warnings, ['unknown field "spec.replicsa"'], 'kube-apiserver warns about the field it dropped');
+    assert.equal((w.spec as Record<string, unknown>).replicsa, undefined, 'and it is not stored');
+    const dry = recordingClient(c, { dryRun: true, captureBefore: false, onWrite: (r) => records.push(r) });
+    await dry.update(crd.gvr, { ...w, spec: { ...(w.spec as object), colour: 'red' } });
+    assert.deepEqual(records[1]!.warnings, ['unknown field "spec.colour"'], 'a dry-run write is warned about too');
+    await rc.update(crd.gvr, w);
+    assert.equal(records[2]!.warnings, undefined, 'a write the server has nothing to say about has no warnings');
+  });
 });

@@ -52,6 +52,7 @@ export function journalWriteOf(w: WriteRecord, controller: string, key: string):
     ...(w.resourceVersionAfter ? { resourceVersionAfter: w.resourceVersionAfter } : {}),
     ...(w.deleted ? { deleted: true } : {}),
     dryRun: w.dryRun,
+    ...(w.warnings?.length ? { warnings: w.warnings } : {}),
     // "409 Conflict: …"; an error with no HTTP answer (code 0) has no code to show.
     ...(w.error ? { error: `${w.error.code ? `${w.error.code} ` : ''}${w.error.reason}: ${w.error.message}` } : {}),
     detail: {

@@ -23,6 +23,8 @@ export interface PlannedAction {
   /** What the server accepted (would store). `error` when the dry-run write itself was rejected. */
   outcome: 'ok' | 'error';
   error?: string;
+  /** The server's warnings about the write (`unknown field "spec.x"`: a field it would drop); absent when none. */
+  warnings?: string[];
   record: WriteRecord;
 }
 
@@ -87,7 +89,8 @@ export function plannedActions(writes: readonly WriteRecord[]): PlannedAction[] 
       record: w,
     };
     if (w.subresource) a.subresource = w.subresource;
-    if (w.error) a.error = `${w.error.code} ${w.error.reason}: ${w.error.message}`;
+    if (w.error) a.error = `${w.error.code ? `${w.error.code} ` : ''}${w.error.reason}: ${w.error.message}`;
+    if (w.warnings?.length) a.warnings = [...w.warnings];
     return a;
   });
 }

@@ -13,7 +13,7 @@ import { canExplain } from '../reconcilers/explain.ts';
 import { createReconcileContext } from './context.ts';
 import { noWritesText, plannedActions, resourceLabel } from './dryRun.ts';
 import { yamlDiff } from './objectDiff.ts';
-import { writeText } from '../journal/writeText.ts';
+import { writeText, writeWarningsText } from '../journal/writeText.ts';
 import { describeOutcome, runOnce, type ReconcileOutcome } from './runOnce.ts';
 
 export interface ReportAction {
@@ -28,6 +28,8 @@ export interface ReportAction {
   resourceVersionAfter?: string;
   /** The write removed the last finalizer of a Terminating object: it deleted the object (dry run: would). */
   deleted?: boolean;
+  /** The server's warnings about the write (`unknown field "spec.x"`). */
+  warnings?: string[];
   diff: string;
 }
 
@@ -136,6 +138,7 @@ export async function buildReconcileReport(o: {
         if (a.record.resourceVersionBefore) r.resourceVersionBefore = a.record.resourceVersionBefore;
         if (a.record.resourceVersionAfter) r.resourceVersionAfter = a.record.resourceVersionAfter;
         if (a.record.deleted) r.deleted = true;
+        if (a.warnings) r.warnings = a.warnings;
         return r;
       }),
       outcome: run.outcome,
@@ -194,7 +197,7 @@ export function renderReportMarkdown(report: ReconcileReport): string {
       out.push('**Actions:**');
       out.push('');
       for (const a of e.actions) {
-        out.push(`- ${md(writeText({ verb: a.verb, resource: a.resource, objectKey: a.key, subresource: a.subresource }))}${a.dryRun ? ' (dry-run)' : ''}: ${a.outcome === 'ok' ? `rv ${md(a.resourceVersionBefore ?? '—')} → ${md(rvAfterText(a, '—'))}${a.deleted ? ` (${writeDeletedText(a)})` : ''}` : `failed: ${md(String(a.error))}`}`);
+        out.push(`- ${md(writeText({ verb: a.verb, resource: a.resource, objectKey: a.key, subresource: a.subresource }))}${a.dryRun ? ' (dry-run)' : ''}: ${a.outcome === 'ok' ? `rv ${md(a.resourceVersionBefore ?? '—')} → ${md(rvAfterText(a, '—'))}${a.deleted ? ` (${writeDeletedText(a)})` : ''}` : `failed: ${md(String(a.error))}`}${a.warnings ? ` — ⚠ ${md(writeWarningsText(a.warnings))}` : ''}`);
         if (a.diff) out.push('', fence('diff', a.diff), '');
       }
     }

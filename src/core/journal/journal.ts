@@ -89,6 +89,11 @@ export interface WriteEntry {
   dryRun: boolean;
   /** The failure, when the server refused the write. */
   error?: string;
+  /**
+   * The server's warnings about this write (HTTP `Warning` headers, as client-go's warning handler logs them), e.g.
+   * `unknown field "spec.replicsa"`: a field the server dropped from what the reconciler sent.
+   */
+  warnings?: string[];
 }
 
 /** A write's resourceVersions and whether it deleted the object (a journal write entry, a client write record…). */
@@ -183,6 +188,8 @@ export interface WriteRecord {
   deleted?: boolean;
   dryRun: boolean;
   error?: string;
+  /** The server's warnings about the write ({@link WriteEntry.warnings}). */
+  warnings?: readonly string[];
   /** Patch body and objects before/after, kept for the newest writes ({@link Journal.writeDetail}). */
   detail?: WriteDetail;
   /** The controller and the key it was reconciling when it wrote (defaults to the written object's key). */
@@ -330,6 +337,7 @@ export class Journal implements Disposable {
       ...(w.resourceVersionAfter !== undefined ? { resourceVersionAfter: w.resourceVersionAfter } : {}),
       ...(w.deleted ? { deleted: true } : {}),
       ...(w.error !== undefined ? { error: w.error } : {}),
+      ...(w.warnings?.length ? { warnings: [...w.warnings] } : {}),
     };
     const entry = this.append(body);
     if (w.detail && this.detailCapacity > 0 && !this.disposed) {

@@ -5,6 +5,11 @@ export interface WriteOptions {
   dryRun?: boolean;
   fieldManager?: string;
   signal?: AbortSignal;
+  /**
+   * Called with the server's warnings about this request (HTTP `Warning` headers with code 299, as client-go reads
+   * them: `unknown field "spec.x"`, a deprecated API…), once, before the call settles; not called when there are none.
+   */
+  onWarnings?: (warnings: readonly string[]) => void;
 }
 
 export type PatchType = 'json' | 'merge' | 'strategic';

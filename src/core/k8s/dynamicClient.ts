@@ -105,11 +105,11 @@ export function createDynamicClient(transport: KubeTransport, options: DynamicCl
     },
 
     create(gvr, obj, o) {
-      return transport.json<KubeObject>({ method: 'POST', path: resourcePath(gvr, obj.metadata.namespace), query: writeQuery(o), body: obj, signal: o?.signal });
+      return transport.json<KubeObject>({ method: 'POST', path: resourcePath(gvr, obj.metadata.namespace), query: writeQuery(o), body: obj, signal: o?.signal, onWarnings: o?.onWarnings });
     },
 
     update(gvr, obj, o) {
-      return transport.json<KubeObject>({ method: 'PUT', path: resourcePath(gvr, obj.metadata.namespace, nameOf(obj)), query: writeQuery(o), body: obj, signal: o?.signal });
+      return transport.json<KubeObject>({ method: 'PUT', path: resourcePath(gvr, obj.metadata.namespace, nameOf(obj)), query: writeQuery(o), body: obj, signal: o?.signal, onWarnings: o?.onWarnings });
     },
 
     updateStatus(gvr, obj, o) {
@@ -125,6 +125,7 @@ export function createDynamicClient(transport: KubeTransport, options: DynamicCl
           query: writeQuery(o),
           body: obj,
           signal: o?.signal,
+          onWarnings: o?.onWarnings,
         }),
       );
     },
@@ -138,6 +139,7 @@ export function createDynamicClient(transport: KubeTransport, options: DynamicCl
           body: patch,
           contentType: PATCH_CONTENT_TYPES[type],
           signal: o?.signal,
+          onWarnings: o?.onWarnings,
         });
       return o?.subresource ? explainMissingSubresource(gvr, namespace, name, o.subresource, o.signal, send) : send();
     },
@@ -155,6 +157,7 @@ export function createDynamicClient(transport: KubeTransport, options: DynamicCl
         body: obj,
         contentType: 'application/apply-patch+yaml',
         signal: o.signal,
+        onWarnings: o.onWarnings,
       });
     },
 
@@ -168,6 +171,7 @@ export function createDynamicClient(transport: KubeTransport, options: DynamicCl
         query: { dryRun: o?.dryRun ? 'All' : undefined },
         body,
         signal: o?.signal,
+        onWarnings: o?.onWarnings,
       });
       if (res && typeof res === 'object' && res.kind !== 'Status' && 'metadata' in res) return res as KubeObject;
       return undefined;
@@ -250,6 +254,8 @@ export interface WriteRecord {
   after?: KubeObject;
   outcome: 'ok' | 'error';
   error?: { code: number; reason: string; message: string };
+  /** The server's warnings about the write (HTTP `Warning` headers, e.g. `unknown field "spec.x"`). */
+  warnings?: string[];
   /** Clock time at which the write started, and its duration. */
   startedAt: number;
   durationMs: number;
@@ -280,6 +286,15 @@ export function recordingClient(inner: KubeClient, options: RecordingClientOptio
   const clock = options.clock;
   const log = options.log ?? nullLogger;
   const force = <O extends WriteOptions | undefined>(o: O): O => (options.dryRun ? ({ ...(o ?? {}), dryRun: true } as O) : o);
+  // The write's options with its record's warning sink added; the caller's own onWarnings is still called.
+  const warned = <O extends WriteOptions>(o: O | undefined, sink: (ws: readonly string[]) => void): O =>
+    ({
+      ...(o ?? {}),
+      onWarnings: (ws: readonly string[]) => {
+        sink(ws);
+        o?.onWarnings?.(ws);
+      },
+    }) as O;
 
   async function readBefore(gvr: GroupVersionResource, namespace: string | undefined, name: string, signal?: AbortSignal): Promise<KubeObject | undefined> {
     if (!captureBefore) return undefined;
@@ -295,7 +310,7 @@ export function recordingClient(inner: KubeClient, options: RecordingClientOptio
     base: Omit<WriteRecord, 'outcome' | 'startedAt' | 'durationMs' | 'key' | 'dryRun' | 'before' | 'after' | 'resourceVersionBefore' | 'resourceVersionAfter'>,
     dryRun: boolean,
     before: KubeObject | undefined,
-    write: () => Promise<T>,
+    write: (onWarnings: (warnings: readonly string[]) => void) => Promise<T>,
     signal?: AbortSignal,
   ): Promise<T> {
     const startedAt = clock?.now() ?? 0;
@@ -310,7 +325,9 @@ export function recordingClient(inner: KubeClient, options: RecordingClientOptio
       durationMs: 0,
     };
     try {
-      const after = await write();
+      const after = await write((ws) => {
+        rec.warnings = [...(rec.warnings ?? []), ...ws];
+      });
       rec.after = after;
       rec.resourceVersionAfter = after?.metadata?.resourceVersion;
       if (rec.verb !== 'create' && rec.verb !== 'delete' && deletedByWrite(after)) rec.deleted = true;
@@ -352,56 +369,56 @@ export function recordingClient(inner: KubeClient, options: RecordingClientOptio
       checkObject('create', obj);
       const opts = force(o);
       const name = obj.metadata.name ?? obj.metadata.generateName ?? '';
-      return record({ verb: 'create', gvr, namespace: obj.metadata.namespace, name }, !!opts?.dryRun, undefined, () => inner.create(gvr, obj, opts), o?.signal);
+      return record({ verb: 'create', gvr, namespace: obj.metadata.namespace, name }, !!opts?.dryRun, undefined, (w) => inner.create(gvr, obj, warned(opts, w)), o?.signal);
     },
     async update(gvr, obj, o) {
       checkResource('update', gvr);
       checkObject('update', obj);
       const opts = force(o);
       const before = await readBefore(gvr, obj.metadata.namespace, obj.metadata.name ?? '', o?.signal);
-      return record({ verb: 'update', gvr, namespace: obj.metadata.namespace, name: obj.metadata.name ?? '' }, !!opts?.dryRun, before, () => inner.update(gvr, obj, opts), o?.signal);
+      return record({ verb: 'update', gvr, namespace: obj.metadata.namespace, name: obj.metadata.name ?? '' }, !!opts?.dryRun, before, (w) => inner.update(gvr, obj, warned(opts, w)), o?.signal);
     },
     async updateStatus(gvr, obj, o) {
       checkResource('updateStatus', gvr);
       checkObject('updateStatus', obj);
       const opts = force(o);
       const before = await readBefore(gvr, obj.metadata.namespace, obj.metadata.name ?? '', o?.signal);
-      return record({ verb: 'update', subresource: 'status', gvr, namespace: obj.metadata.namespace, name: obj.metadata.name ?? '' }, !!opts?.dryRun, before, () => inner.updateStatus(gvr, obj, opts), o?.signal);
+      return record({ verb: 'update', subresource: 'status', gvr, namespace: obj.metadata.namespace, name: obj.metadata.name ?? '' }, !!opts?.dryRun, before, (w) => inner.updateStatus(gvr, obj, warned(opts, w)), o?.signal);
     },
     async updateSubresource(gvr, obj, subresource, o) {
       const sub = (inner as Partial<SubresourceWriter>).updateSubresource;
       if (!sub) throw new ApiError(0, 'NotSupported', 'the underlying client cannot write subresources');
       const opts = force(o);
       const before = await readBefore(gvr, obj.metadata.namespace, obj.metadata.name ?? '', o?.signal);
-      return record({ verb: 'update', subresource, gvr, namespace: obj.metadata.namespace, name: obj.metadata.name ?? '' }, !!opts?.dryRun, before, () => sub.call(inner, gvr, obj, subresource, opts), o?.signal);
+      return record({ verb: 'update', subresource, gvr, namespace: obj.metadata.namespace, name: obj.metadata.name ?? '' }, !!opts?.dryRun, before, (w) => sub.call(inner, gvr, obj, subresource, warned(opts, w)), o?.signal);
     },
     async patch(gvr, namespace, name, type, patch, o) {
       checkResource('patch', gvr);
       checkNamespaceAndName('patch', namespace, name);
       const opts = force(o);
       const before = await readBefore(gvr, namespace, name, o?.signal);
-      return record({ verb: 'patch', subresource: o?.subresource, gvr, namespace, name, patchType: type, patch }, !!opts?.dryRun, before, () => inner.patch(gvr, namespace, name, type, patch, opts), o?.signal);
+      return record({ verb: 'patch', subresource: o?.subresource, gvr, namespace, name, patchType: type, patch }, !!opts?.dryRun, before, (w) => inner.patch(gvr, namespace, name, type, patch, warned(opts, w)), o?.signal);
     },
     async patchStatus(gvr, namespace, name, type, patch, o) {
       checkResource('patchStatus', gvr);
       checkNamespaceAndName('patchStatus', namespace, name);
       const opts = force(o);
       const before = await readBefore(gvr, namespace, name, o?.signal);
-      return record({ verb: 'patch', subresource: 'status', gvr, namespace, name, patchType: type, patch }, !!opts?.dryRun, before, () => inner.patchStatus(gvr, namespace, name, type, patch, opts), o?.signal);
+      return record({ verb: 'patch', subresource: 'status', gvr, namespace, name, patchType: type, patch }, !!opts?.dryRun, before, (w) => inner.patchStatus(gvr, namespace, name, type, patch, warned(opts, w)), o?.signal);
     },
     async apply(gvr, obj, o) {
       checkResource('apply', gvr);
       checkObject('apply', obj);
       const opts = force(o);
       const before = await readBefore(gvr, obj.metadata.namespace, obj.metadata.name ?? '', o.signal);
-      return record({ verb: 'apply', gvr, namespace: obj.metadata.namespace, name: obj.metadata.name ?? '', patch: obj }, opts.dryRun === true, before, () => inner.apply(gvr, obj, opts), o?.signal);
+      return record({ verb: 'apply', gvr, namespace: obj.metadata.namespace, name: obj.metadata.name ?? '', patch: obj }, opts.dryRun === true, before, (w) => inner.apply(gvr, obj, warned(opts, w)), o?.signal);
     },
     async delete(gvr, namespace, name, o) {
       checkResource('delete', gvr);
       checkNamespaceAndName('delete', namespace, name);
       const opts = force(o);
       const before = await readBefore(gvr, namespace, name, o?.signal);
-      return record({ verb: 'delete', gvr, namespace, name }, !!opts?.dryRun, before, () => inner.delete(gvr, namespace, name, opts), o?.signal);
+      return record({ verb: 'delete', gvr, namespace, name }, !!opts?.dryRun, before, (w) => inner.delete(gvr, namespace, name, warned(opts, w)), o?.signal);
     },
   };
   return wrapped;

@@ -16,6 +16,27 @@ export interface TransportRequest {
   body?: unknown;
   contentType?: string;
   signal?: AbortSignal;
+  /** {@link json} passes the answer's warnings ({@link parseWarningHeaders}) here, when it has any. */
+  onWarnings?: (warnings: readonly string[]) => void;
+}
+
+/**
+ * The texts of the warnings in an HTTP `Warning` header value, as client-go's ParseWarningHeaders reads them: each
+ * warning is `<code> <agent> "<text>"` (an optional quoted date after it), several in one value separated by commas;
+ * only code 299 (a "miscellaneous persistent warning", what kube-apiserver sends) is kept, and a malformed value
+ * yields what was read before it. Duplicates are dropped, order kept.
+ */
+export function parseWarningHeaders(value: string | null | undefined): string[] {
+  const out: string[] = [];
+  if (!value) return out;
+  const re = /\s*(\d{3}) +(\S+) +"((?:[^"\\]|\\.)*)"(?: +"[^"]*")?\s*(,|$)/y;
+  let m: RegExpExecArray | null;
+  while (re.lastIndex < value.length && (m = re.exec(value))) {
+    const text = m[3]!.replace(/\\(.)/g, '$1');
+    if (m[1] === '299' && text && !out.includes(text)) out.push(text);
+    if (m[4] === '') break;
+  }
+  return out;
 }
 
 /** client-go rest client `maxRetries` for answers with Retry-After. */
@@ -233,6 +254,10 @@ export class KubeTransport {
   async json<T>(req: TransportRequest): Promise<T> {
     const res = await this.send(req);
     const text = await readText(res, req, this);
+    if (req.onWarnings) {
+      const warnings = parseWarningHeaders(res.headers.get('warning'));
+      if (warnings.length) req.onWarnings(warnings);
+    }
     if (res.status >= 200 && res.status < 300) {
       return (text ? JSON.parse(text) : undefined) as T;
     }

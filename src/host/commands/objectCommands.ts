@@ -1,5 +1,6 @@
 import * as vscode from 'vscode';
 import { changesNothing, dryRunReconcile, noWritesText, UNCHANGED_WRITE_NOTE, type DryRunResult } from '../../core/actions/dryRun.ts';
+import { writeWarningsText } from '../../core/journal/writeText.ts';
 import { diagnoseStuck, goKnownController, loopKnownController, namespaceHoldLines, removeFinalizers, ObjectChangedError, type FinalizerDiagnosis, type KnownController, type StuckDiagnosis } from '../../core/actions/finalizers.ts';
 import { inspectKey, inspectTitle, type CacheState } from '../../core/actions/inspect.ts';
 import { displayPair, toYaml } from '../../core/actions/objectDiff.ts';
@@ -179,7 +180,7 @@ function dryRunSummary(s: Session, r: DryRunResult): string {
     else out.push(r.outcome.kind === 'done' ? 'None: the observed state already matches the desired state (idempotent pass).' : sentence);
   }
   for (const a of r.actions) {
-    out.push(`- ${md(`${a.verb} ${a.resource} ${a.key}${a.subresource ? `/${a.subresource}` : ''}`)}${a.outcome === 'error' ? ` — REJECTED: ${md(String(a.error))}` : changesNothing(a) ? ` — ${md(UNCHANGED_WRITE_NOTE)}` : ''}`);
+    out.push(`- ${md(`${a.verb} ${a.resource} ${a.key}${a.subresource ? `/${a.subresource}` : ''}`)}${a.outcome === 'error' ? ` — REJECTED: ${md(String(a.error))}` : changesNothing(a) ? ` — ${md(UNCHANGED_WRITE_NOTE)}` : ''}${a.warnings ? ` — ⚠ ${md(writeWarningsText(a.warnings))}` : ''}`);
   }
   if (r.status) out.push('', '## Status it would write', '', fence('diff', r.status.diff || '(unchanged)'));
   if (r.explanation) {

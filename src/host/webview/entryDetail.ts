@@ -80,6 +80,7 @@ function fieldsOf(e: JournalEntry): DetailField[] {
         ...field('resourceVersion', e.resourceVersionBefore || e.resourceVersionAfter ? `${e.resourceVersionBefore ?? '∅'} → ${e.resourceVersionAfter ?? '∅'}` : undefined),
         ...field('Deleted', writeDeletedText(e)),
         ...field('Dry run', e.dryRun ? 'yes: sent with dryRun=All, nothing was stored' : undefined),
+        ...field('Server warnings', e.warnings?.length ? e.warnings.join('\n') + (e.warnings.some((w) => w.startsWith('unknown field')) ? '\n(the server dropped each unknown field: it is not in the resource\'s schema, so a misspelt field or one the CRD does not declare is never stored)' : '') : undefined),
         ...field('Made by', e.controller === 'reconcile-lab' ? 'you, through Reconcile Lab' : undefined),
       );
       break;

@@ -108,6 +108,11 @@ test('text output: a write the server accepted without change says so; a requeue
   assert.equal(w({ dryRun: true }), '12:00:00.000   ✎ update deployments.apps ns/k-web rv 323 → 323 (dry-run)', 'a dry run never changes the resourceVersion');
   assert.equal(w({ deleted: true }), '12:00:00.000   ✎ update deployments.apps ns/k-web rv 323 → deleted');
   assert.equal(w({ subresource: 'status', resourceVersionAfter: '324' }), '12:00:00.000   ✎ update deployments.apps ns/k-web/status rv 323 → 324', 'the subresource after the object, as in the Event Log and the checks');
+  assert.equal(
+    w({ resourceVersionAfter: '324', warnings: ['unknown field "spec.replicsa"', 'unknown field "spec.imag"'] }),
+    '12:00:00.000   ✎ update deployments.apps ns/k-web rv 323 → 324 ⚠ server warnings: unknown field "spec.replicsa"; unknown field "spec.imag"',
+    'the fields the server dropped are named after the write',
+  );
   const end = (outcome: object) => formatEntry(entry({ kind: 'reconcileEnd', key: 'ns/k', durationMs: 3, outcome }), false, at);
   assert.equal(end({ kind: 'requeueAfter', afterMs: 45_000 }), '12:00:00.000 ■ ns/k requeue after 45 s [3 ms]');
   assert.equal(end({ kind: 'requeueAfter', afterMs: 250 }), '12:00:00.000 ■ ns/k requeue after 250 ms [3 ms]');

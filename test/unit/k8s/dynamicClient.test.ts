@@ -155,3 +155,26 @@ test('a write whose signal aborts before the server answers is recorded as cance
   assert.equal(journalWriteOf(records[0]!, 'widgets', 'ns/a').error, 'Cancelled: cancelled before the server answered (controller widgets stopped): it may or may not have been applied');
   assert.equal(journalWriteOf({ ...records[0]!, error: { code: 409, reason: 'Conflict', message: 'changed' } }, 'widgets', 'ns/a').error, '409 Conflict: changed');
 });
+
+test("the server's warnings about a write land in its record, and the caller's own onWarnings still gets them", async () => {
+  const records: WriteRecord[] = [];
+  const warning: KubeClient = {
+    ...innerClient().client,
+    // As createDynamicClient does with the answer's Warning headers.
+    async update(_g, obj, o) {
+      o?.onWarnings?.(['unknown field "spec.replicsa"']);
+      return obj;
+    },
+  };
+  const seen: (readonly string[])[] = [];
+  const rc = recordingClient(warning, { dryRun: true, captureBefore: false, onWrite: (r) => records.push(r) });
+  await rc.update(CM, { metadata: { name: 'a', namespace: 'ns' } }, { onWarnings: (ws) => seen.push(ws) });
+  await rc.create(CM, { metadata: { name: 'b', namespace: 'ns' } });
+  assert.deepEqual(records[0]!.warnings, ['unknown field "spec.replicsa"']);
+  assert.deepEqual(seen, [['unknown field "spec.replicsa"']]);
+  assert.equal(records[1]!.warnings, undefined, 'a write without warnings has none');
+  const { journalWriteOf } = await import('../../../src/core/actions/controllerContext.ts');
+  assert.deepEqual(journalWriteOf(records[0]!, 'widgets', 'ns/a').warnings, ['unknown field "spec.replicsa"']);
+  const { plannedActions } = await import('../../../src/core/actions/dryRun.ts');
+  assert.deepEqual(plannedActions(records).map((a) => a.warnings), [['unknown field "spec.replicsa"'], undefined], 'a dry-run plan shows them too');
+});

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { forbiddenHint, retryAfterMs, sendAgainOnFreshConnection, toApiError } from '../../../src/core/k8s/transport.ts';
+import { forbiddenHint, parseWarningHeaders, retryAfterMs, sendAgainOnFreshConnection, toApiError } from '../../../src/core/k8s/transport.ts';
 
 const answer = (status: number, retryAfter?: string) => ({ status, headers: new Headers(retryAfter === undefined ? {} : { 'Retry-After': retryAfter }) });
 
@@ -58,4 +58,19 @@ test('a 404 without a Status (an unserved version, a deleted CRD) says no such r
   // A missing object (a Status with reason NotFound) keeps the server's words alone.
   const missing = toApiError(404, JSON.stringify({ kind: 'Status', reason: 'NotFound', code: 404, message: 'gadgets.h9.example.org "x" not found' }), 'GET /x');
   assert.equal(missing.message, 'GET /x: gadgets.h9.example.org "x" not found');
+});
+
+test('parseWarningHeaders: the texts of code-299 warnings, as client-go reads the Warning header (several per value, escapes, an optional date)', () => {
+  assert.deepEqual(parseWarningHeaders(null), []);
+  assert.deepEqual(parseWarningHeaders(''), []);
+  assert.deepEqual(parseWarningHeaders('299 - "unknown field \\"spec.replicsa\\""'), ['unknown field "spec.replicsa"']);
+  // fetch joins several Warning headers with ", "; commas inside the quoted text stay in it.
+  assert.deepEqual(
+    parseWarningHeaders('299 - "unknown field \\"spec.a\\"", 299 - "unknown field \\"spec.b\\", and more", 299 - "unknown field \\"spec.a\\""'),
+    ['unknown field "spec.a"', 'unknown field "spec.b", and more'],
+    'duplicates dropped, order kept',
+  );
+  assert.deepEqual(parseWarningHeaders('299 kube-apiserver "apps/v1beta1 Deployment is deprecated" "Mon, 01 Jan 2026 00:00:00 GMT"'), ['apps/v1beta1 Deployment is deprecated']);
+  assert.deepEqual(parseWarningHeaders('199 - "not persistent", 299 - "kept"'), ['kept'], 'only code 299');
+  assert.deepEqual(parseWarningHeaders('299 - "first", garbage here, 299 - "lost"'), ['first'], 'a malformed value yields what came before it');
 });

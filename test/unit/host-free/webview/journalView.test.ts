@@ -57,6 +57,16 @@ describe('toLogEntryView', () => {
     assert.equal(rows[7]!.summary, '[widgets] pause');
     assert.equal(rows[7]!.key, undefined);
   });
+
+  it("a write the server warned about (an unknown field it dropped) is a warn row naming the warning", () => {
+    const j = createJournal({ clock: new FakeClock(), delivery: 'sync' });
+    const e = j.recordWrite({ verb: 'update', gvr: { group: 'lab.reconcile.dev', version: 'v1alpha1', resource: 'widgets' }, namespace: 'default', name: 'w1', dryRun: false, resourceVersionBefore: '8', resourceVersionAfter: '9', warnings: ['unknown field "spec.replicsa"'] });
+    const row = toLogEntryView(e, PRIMARY);
+    assert.equal(row.summary, 'update widgets.lab.reconcile.dev default/w1 rv 8→9 — server warning: unknown field "spec.replicsa"');
+    assert.equal(row.level, 'warn');
+    const plain = toLogEntryView(j.recordWrite({ verb: 'update', gvr: { group: '', version: 'v1', resource: 'configmaps' }, namespace: 'default', name: 'c', dryRun: false }), PRIMARY);
+    assert.equal(plain.level, 'info');
+  });
 });
 
 describe('exportJsonLines', () => {
