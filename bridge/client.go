@@ -35,7 +35,7 @@ func newClient(h *hub, c client.WithWatch) client.WithWatch {
 			if ri.dry() {
 				opts = append(opts, client.DryRunAll)
 			}
-			err := j.do(ctx, ri, w, func() error { return c.Create(ctx, obj, opts...) })
+			err := j.do(ctx, ri, w, func(ctx context.Context) error { return c.Create(ctx, obj, opts...) })
 			j.end(ctx, c, ri, w, obj, err)
 			return err
 		},
@@ -44,7 +44,7 @@ func newClient(h *hub, c client.WithWatch) client.WithWatch {
 			if ri.dry() {
 				opts = append(opts, client.DryRunAll)
 			}
-			err := j.do(ctx, ri, w, func() error { return c.Update(ctx, obj, opts...) })
+			err := j.do(ctx, ri, w, func(ctx context.Context) error { return c.Update(ctx, obj, opts...) })
 			j.end(ctx, c, ri, w, obj, err)
 			return err
 		},
@@ -53,7 +53,7 @@ func newClient(h *hub, c client.WithWatch) client.WithWatch {
 			if ri.dry() {
 				opts = append(opts, client.DryRunAll)
 			}
-			err := j.do(ctx, ri, w, func() error { return c.Patch(ctx, obj, patch, opts...) })
+			err := j.do(ctx, ri, w, func(ctx context.Context) error { return c.Patch(ctx, obj, patch, opts...) })
 			j.end(ctx, c, ri, w, obj, err)
 			return err
 		},
@@ -63,7 +63,7 @@ func newClient(h *hub, c client.WithWatch) client.WithWatch {
 				opts = append(opts, client.DryRunAll)
 			}
 			w := j.beginApply(ctx, c, ri, obj, "")
-			err := j.do(ctx, ri, &w, func() error { return c.Apply(ctx, obj, opts...) })
+			err := j.do(ctx, ri, &w, func(ctx context.Context) error { return c.Apply(ctx, obj, opts...) })
 			j.endApply(ri, &w, obj, err)
 			return err
 		},
@@ -72,7 +72,7 @@ func newClient(h *hub, c client.WithWatch) client.WithWatch {
 			if ri.dry() {
 				opts = append(opts, client.DryRunAll)
 			}
-			err := j.do(ctx, ri, w, func() error { return c.Delete(ctx, obj, opts...) })
+			err := j.do(ctx, ri, w, func(ctx context.Context) error { return c.Delete(ctx, obj, opts...) })
 			j.end(ctx, c, ri, w, nil, err)
 			return err
 		},
@@ -85,7 +85,7 @@ func newClient(h *hub, c client.WithWatch) client.WithWatch {
 			if ri.dry() {
 				opts = append(opts, client.DryRunAll)
 			}
-			err := j.do(ctx, ri, w, func() error { return c.DeleteAllOf(ctx, obj, opts...) })
+			err := j.do(ctx, ri, w, func(ctx context.Context) error { return c.DeleteAllOf(ctx, obj, opts...) })
 			j.end(ctx, c, ri, w, nil, err)
 			return err
 		},
@@ -94,7 +94,7 @@ func newClient(h *hub, c client.WithWatch) client.WithWatch {
 			if ri.dry() {
 				opts = append(opts, client.DryRunAll)
 			}
-			err := j.do(ctx, ri, w, func() error { return c.SubResource(sub).Create(ctx, obj, subObj, opts...) })
+			err := j.do(ctx, ri, w, func(ctx context.Context) error { return c.SubResource(sub).Create(ctx, obj, subObj, opts...) })
 			j.end(ctx, c, ri, w, obj, err)
 			return err
 		},
@@ -103,7 +103,7 @@ func newClient(h *hub, c client.WithWatch) client.WithWatch {
 			if ri.dry() {
 				opts = append(opts, client.DryRunAll)
 			}
-			err := j.do(ctx, ri, w, func() error { return c.SubResource(sub).Update(ctx, obj, opts...) })
+			err := j.do(ctx, ri, w, func(ctx context.Context) error { return c.SubResource(sub).Update(ctx, obj, opts...) })
 			j.end(ctx, c, ri, w, obj, err)
 			return err
 		},
@@ -112,7 +112,7 @@ func newClient(h *hub, c client.WithWatch) client.WithWatch {
 			if ri.dry() {
 				opts = append(opts, client.DryRunAll)
 			}
-			err := j.do(ctx, ri, w, func() error { return c.SubResource(sub).Patch(ctx, obj, patch, opts...) })
+			err := j.do(ctx, ri, w, func(ctx context.Context) error { return c.SubResource(sub).Patch(ctx, obj, patch, opts...) })
 			j.end(ctx, c, ri, w, obj, err)
 			return err
 		},
@@ -122,7 +122,7 @@ func newClient(h *hub, c client.WithWatch) client.WithWatch {
 				opts = append(opts, client.DryRunAll)
 			}
 			w := j.beginApply(ctx, c, ri, obj, sub)
-			err := j.do(ctx, ri, &w, func() error { return c.SubResource(sub).Apply(ctx, obj, opts...) })
+			err := j.do(ctx, ri, &w, func(ctx context.Context) error { return c.SubResource(sub).Apply(ctx, obj, opts...) })
 			j.endApply(ri, &w, obj, err)
 			return err
 		},
@@ -215,14 +215,17 @@ func (ri *reconcileInfo) dry() bool { return ri != nil && ri.dryRun }
 
 // do makes one write; a persisted write of a check instance must stay in its scratch namespace (checks.go:
 // outsideScratch) and passes the check's gate (checks.go: hold after write i).
-func (j *journal) do(ctx context.Context, ri *reconcileInfo, w *Write, write func() error) error {
+func (j *journal) do(ctx context.Context, ri *reconcileInfo, w *Write, write func(ctx context.Context) error) error {
+	// The server's warnings about this request reach w through its context (warningRouter).
+	ctx, sink := withWarningSink(ctx)
+	defer func() { w.Warnings = sink.texts() }()
 	if ri.dry() {
-		return write()
+		return write(ctx)
 	}
 	if err := j.h.check.outsideScratch(w); err != nil {
 		return err
 	}
-	return j.h.check.gate(ctx, write)
+	return j.h.check.gate(ctx, func() error { return write(ctx) })
 }
 
 // checkBodies: a check instance journals before/after of persisted writes too (for its end-state diffs).

@@ -519,6 +519,16 @@ func appendWrite(b []byte, m *WriteMsg) ([]byte, error) {
 	b = appendOptString(b, `,"patch":`, w.Patch)
 	b = appendOptString(b, `,"patchType":`, w.PatchType)
 	b = appendOptString(b, `,"selector":`, w.Selector)
+	if len(w.Warnings) > 0 {
+		b = append(b, `,"warnings":[`...)
+		for i, t := range w.Warnings {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendString(b, t)
+		}
+		b = append(b, ']')
+	}
 	if w.Deleted {
 		b = append(b, `,"deleted":true`...)
 	}

@@ -105,6 +105,8 @@ func TestFastEncoderMatchesEncodingJSON(t *testing.T) {
 			Write: Write{Verb: "deleteAllOf", Version: "v1", Resource: "configmaps", Namespace: s, Selector: s}}})
 		sameLine(t, "update that removed the last finalizer", &record{kind: recMsg, msg: &WriteMsg{At: 17,
 			Write: Write{Verb: "update", Version: "v1", Resource: "configmaps", Namespace: s, Name: s, ResourceVersionBefore: "5", ResourceVersionAfter: "5", Deleted: true}}})
+		sameLine(t, "write the server warned about", &record{kind: recMsg, msg: &WriteMsg{At: 18,
+			Write: Write{Verb: "create", Version: "v1", Resource: "configmaps", Namespace: s, Name: s, Warnings: []string{`unknown field "x"`, s}}}})
 		sameLine(t, "ping", &record{kind: recMsg, msg: &PingMsg{At: 15}})
 	}
 	// Messages without a fast path still go through encoding/json.

@@ -88,6 +88,9 @@ type Write struct {
 	PatchType             string         `json:"patchType,omitempty"`
 	// Selector is a deleteAllOf's label and field selectors ("" when it matches every object in its scope).
 	Selector string `json:"selector,omitempty"`
+	// Warnings are the server's warnings about this write (HTTP Warning headers, code 299, in order, without
+	// duplicates): `unknown field "spec.x"` names a field the server dropped (a Go type ahead of its CRD).
+	Warnings []string `json:"warnings,omitempty"`
 	// Deleted: the write removed the last finalizer of a Terminating object, so the server deleted it (in a dry
 	// run: would delete it; see deletedByWrite); ResourceVersionAfter is then the object's last resourceVersion.
 	Deleted bool `json:"deleted,omitempty"`

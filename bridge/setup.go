@@ -55,7 +55,8 @@ func setupWith(h *hub, o *manager.Options) {
 		prevClient = client.New
 	}
 	o.NewClient = func(cfg *rest.Config, opts client.Options) (client.Client, error) {
-		c, err := prevClient(cfg, opts)
+		// The server's warnings about each write are journaled with it, and still logged as before (warnings.go).
+		c, err := prevClient(routeWarnings(cfg), opts)
 		if err != nil {
 			return nil, err
 		}

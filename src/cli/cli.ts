@@ -1308,7 +1308,7 @@ async function goDryRun(args: CliArgs, io: CliIo, log: Logger, s: Session, store
     const res = w.group ? `${w.resource}.${w.group}` : w.resource;
     const obj = writeTarget(w);
     const diff = w.error ? '' : yamlDiff(`${res} ${obj}`, w.before ?? null, w.verb === 'delete' ? null : (w.after ?? null), { volatile: true });
-    out.push(`  ${i + 1}. ${writeText({ verb: w.verb, resource: res, objectKey: obj, subresource: w.subresource })}${w.resourceVersionBefore ? ` (rv ${w.resourceVersionBefore})` : ''}${w.error ? ` — REJECTED: ${w.error}` : w.deleted ? ` — ${writeDeletedText(w)}` : changesNothing({ verb: w.verb, diff }) ? ` — ${UNCHANGED_WRITE_NOTE}` : ''}`);
+    out.push(`  ${i + 1}. ${writeText({ verb: w.verb, resource: res, objectKey: obj, subresource: w.subresource })}${w.resourceVersionBefore ? ` (rv ${w.resourceVersionBefore})` : ''}${w.error ? ` — REJECTED: ${w.error}` : w.deleted ? ` — ${writeDeletedText(w)}` : changesNothing({ verb: w.verb, diff }) ? ` — ${UNCHANGED_WRITE_NOTE}` : ''}${w.warnings?.length ? ` — ⚠ ${writeWarningsText(w.warnings)}` : ''}`);
     if (diff) out.push(indent(diff, '       '));
   });
   const o = r.outcome;

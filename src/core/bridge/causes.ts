@@ -113,6 +113,7 @@ export function writeRecordOf(w: WireWrite, controller: string | undefined, key:
     ...(w.subresource ? { subresource: w.subresource } : {}),
     ...(w.resourceVersionBefore !== undefined ? { resourceVersionBefore: w.resourceVersionBefore } : {}),
     ...(w.resourceVersionAfter !== undefined ? { resourceVersionAfter: w.resourceVersionAfter } : {}),
+    ...(w.warnings?.length ? { warnings: [...w.warnings] } : {}),
     ...(w.deleted ? { deleted: true } : {}),
     dryRun: w.dryRun,
     ...(w.error !== undefined ? { error: w.error } : {}),

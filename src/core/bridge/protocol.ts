@@ -77,6 +77,7 @@ export const PROTOCOL = {
       patch: 'string?',
       patchType: 'string?',
       selector: 'string?',
+      warnings: 'string[]?',
       deleted: 'bool?',
     },
     QueueExtra: { dueAt: 'int?', delayMs: 'int?', failures: 'int?', causes: 'Cause[]?', plainCause: 'bool?' },
@@ -196,6 +197,8 @@ export interface WireWrite {
   patchType?: string;
   /** deleteAllOf only: its label and field selectors, comma-separated (absent: every object in its scope). */
   selector?: string;
+  /** The server's warnings about the write (HTTP Warning headers, code 299): `unknown field "spec.x"` names a field it dropped. */
+  warnings?: string[];
   /** The write removed the last finalizer of a Terminating object: the server deleted it (a dry run: would). */
   deleted?: boolean;
 }

@@ -2,6 +2,7 @@ import * as vscode from 'vscode';
 import * as ui from '../ui.ts';
 import { yamlDiff } from '../../core/actions/objectDiff.ts';
 import { changesNothing, UNCHANGED_WRITE_NOTE } from '../../core/actions/dryRun.ts';
+import { writeWarningsText } from '../../core/journal/writeText.ts';
 import { DRY_RUN_VIEW, showResultView } from './resultView.ts';
 import { RemoteController, type RemoteDryRun } from '../../core/bridge/remoteController.ts';
 import { writeTarget } from '../../core/bridge/causes.ts';
@@ -304,7 +305,7 @@ export async function remoteDryRun(
     '## Planned writes',
     '',
     ...(r.writes.length
-      ? r.writes.map((w) => `- ${w.verb} ${name(w)}${w.error ? ` — REJECTED: ${w.error}` : changesNothing({ verb: w.verb, diff: diffOf(w) }) ? ` — ${UNCHANGED_WRITE_NOTE}` : ''}`)
+      ? r.writes.map((w) => `- ${w.verb} ${name(w)}${w.error ? ` — REJECTED: ${w.error}` : changesNothing({ verb: w.verb, diff: diffOf(w) }) ? ` — ${UNCHANGED_WRITE_NOTE}` : ''}${w.warnings?.length ? ` — ⚠ ${writeWarningsText(w.warnings)}` : ''}`)
       : r.outcome.kind === 'error' || r.outcome.kind === 'terminal'
         ? ['None before the reconcile failed.']
         : ['None: the observed state already matches the desired state.']),

@@ -183,6 +183,12 @@ test('writes are journaled with resourceVersion before → after and dryRun', ()
   assert.ok(a?.kind === 'write' && b?.kind === 'write');
   assert.deepEqual([a.verb, a.objectKey, a.resourceVersionBefore, a.resourceVersionAfter, a.dryRun, a.key, a.controller], ['update', 'ns/a-config', '10', '12', false, 'ns/a', 'widget']);
   assert.deepEqual([b.verb, b.dryRun, b.resource], ['create', true, 'configmaps.v1']);
+  assert.equal(a.warnings, undefined);
+  // The server's warnings about a Go write (a Go type ahead of its CRD: a field the server dropped) stay with it.
+  c.onWrite({ type: 'write', controller: 'widget', key: 'ns/a', at: 3, write: { verb: 'update', group: 'lab.reconcile.dev', version: 'v1alpha1', resource: 'widgets', namespace: 'ns', name: 'a', dryRun: false, warnings: ['unknown field "spec.tier"'] } });
+  const warned = journal.entries({ kinds: ['write'] })[2];
+  assert.ok(warned?.kind === 'write');
+  assert.deepEqual(warned.warnings, ['unknown field "spec.tier"']);
 });
 
 test('resync: the snapshot rebuilds processing, ready (by priority) and waiting keys with failures and causes', async () => {
