@@ -150,14 +150,17 @@ export function reasonSummary(r: EnqueueReason, now: number, key?: string, writt
 
 /**
  * How a key's convergence reads next to its other states ("converged", "changing", "flapping"), or undefined when it
- * would mislead: "converged" is left out while the key waits in the queue or runs (a reconcile is about to act),
+ * would mislead: "converged" is left out while the key waits in the queue or runs (a reconcile is about to act) or,
+ * Not Ready, waits on its own requeue-after (its reconciler said "not ready yet, look again"),
  * reads "no progress" on an object that is still Terminating (its controller stopped acting, but the deletion does
  * not finish), and "converged, N no-op writes" when its reconciles kept sending writes that changed nothing since the
  * spec was last changed (a pass with nothing to do should write nothing).
  */
-export function convergenceLabel(c: KeyConvergence, at: { phase?: KeyState['phase']; terminating?: boolean } = {}): string | undefined {
+export function convergenceLabel(c: KeyConvergence, at: { phase?: KeyState['phase']; terminating?: boolean; notReady?: boolean } = {}): string | undefined {
   if (c.state !== 'converged') return c.state;
   if (at.phase === 'queued' || at.phase === 'processing') return undefined;
+  // Not Ready and waiting on its own requeue-after ("not ready yet, look again"): the loop means to act again.
+  if (at.notReady && at.phase === 'requeueAfter') return undefined;
   if (at.terminating) return 'no progress';
   return c.noOpWrites ? `converged, ${c.noOpWrites} no-op write${c.noOpWrites === 1 ? '' : 's'}` : c.state;
 }
@@ -297,7 +300,7 @@ export function presentObject(obj: KubeObject, key: KeyState | undefined, now: n
     if (q) tooltip.push({ label: 'Queue', value: q });
   }
   if (convergence) {
-    const label = convergenceLabel(convergence, { ...(key ? { phase: key.phase } : {}), terminating });
+    const label = convergenceLabel(convergence, { ...(key ? { phase: key.phase } : {}), terminating, notReady: ready !== undefined && ready.status !== 'True' });
     if (label) parts.push(label);
     tooltip.push(convergenceLine(convergence, { terminating }));
   }

@@ -216,6 +216,14 @@ describe('convergence in the views', () => {
     assert.equal(presentKey(key({ phase: 'queued' }), NOW, conv('converged', 'x')).description, 'queued');
     assert.equal(presentKey(key({ phase: 'processing' }), NOW, conv('converged', 'x')).description.includes('converged'), false);
     assert.match(presentKey(key({ phase: 'requeueAfter', waiting: { kind: 'requeueAfter', dueAt: NOW + 27_000 } }), NOW, conv('converged', 'x')).description, / · converged$/, 'a requeue that waits: nothing is about to change');
+    // Not Ready and waiting on its own requeue-after ("not ready yet"): the loop means to look again, so not "converged";
+    // a Ready object on a periodic requeue-after is.
+    const waiting = key({ phase: 'requeueAfter', reconciles: 3, lastOutcome: { kind: 'requeueAfter', afterMs: 30_000 }, waiting: { kind: 'requeueAfter', dueAt: NOW + 27_000 } });
+    const notReady = presentObject(widget({}, { conditions: [{ type: 'Ready', status: 'False', reason: 'DependencyMissing' }], observedGeneration: 2 }), waiting, NOW, conv('converged', 'x'));
+    assert.doesNotMatch(notReady.description, /converged/, notReady.description);
+    assert.match(notReady.description, /Not Ready \(DependencyMissing\)/);
+    assert.ok(notReady.tooltip.some((l) => l.label === 'Convergence'), 'the tooltip still has the tracker\'s word');
+    assert.match(presentObject(widget({}, { conditions: [{ type: 'Ready', status: 'True' }], observedGeneration: 2 }), waiting, NOW, conv('converged', 'x')).description, / · converged$/);
     const stuck = presentObject(widget({ finalizers: ['irrigation.example.org/valve'], deletionTimestamp: new Date(NOW - 210_000).toISOString() }), key({ reconciles: 2, lastOutcome: { kind: 'success' } }), NOW, conv('converged', 'No writes for 51 s.'));
     assert.match(stuck.description, /^Terminating .* · no progress$/, stuck.description);
     assert.ok(stuck.tooltip.some((l) => l.label === 'Convergence' && /^no progress: the controller stopped acting \(No writes for 51 s\.\), but the object is still Terminating: a finalizer on it is not being removed\. Strip Finalizers… shows who owns it/.test(l.value)), JSON.stringify(stuck.tooltip));
