@@ -34,6 +34,16 @@ function scenario() {
 }
 
 describe('entryDetail', () => {
+  it("a write the server warned about names the warnings, and says an unknown field was never stored", () => {
+    const j = createJournal({ clock: new FakeClock(), delivery: 'sync' });
+    const w = j.recordWrite({ verb: 'update', gvr: { group: 'shop.example.io', version: 'v1', resource: 'orders' }, namespace: 'ns', name: 'o1', controller: 'orders', key: 'ns/o1', dryRun: false, resourceVersionBefore: '3', resourceVersionAfter: '4', warnings: ['unknown field "spec.tier"'] });
+    const f = entryDetail(j, w.seq, 'orders.shop.example.io')!.fields.find((x) => x.label === 'Server warnings');
+    assert.match(f?.value ?? '', /^unknown field "spec\.tier"\n\(the server dropped each unknown field: it is not in the resource's schema/);
+    const other = j.recordWrite({ verb: 'update', gvr: CM, namespace: 'ns', name: 'c', dryRun: false, warnings: ['v1 ComponentStatus is deprecated'] });
+    assert.equal(entryDetail(j, other.seq, PRIMARY)!.fields.find((x) => x.label === 'Server warnings')?.value, 'v1 ComponentStatus is deprecated', 'no unknown-field note for another warning');
+    const plain = j.recordWrite({ verb: 'update', gvr: CM, namespace: 'ns', name: 'd', dryRun: false });
+    assert.equal(entryDetail(j, plain.seq, PRIMARY)!.fields.some((x) => x.label === 'Server warnings'), false);
+  });
   it('a write shows its patch body, the object diff before → after, the cause and its reconcile', () => {
     const { j, start, write, end } = scenario();
     const d = entryDetail(j, write.seq, PRIMARY)!;
