@@ -1,7 +1,7 @@
 import { before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createNamespace, getTestCluster, installCrd, testCrd, uniqueName } from './support/cluster.ts';
@@ -364,12 +364,19 @@ describe('reconcile-lab CLI against a real kube-apiserver', () => {
       const script = join(dir, 'policy.sh');
       writeFileSync(script, '#!/bin/sh\ncat >/dev/null\n[ -n "$RECONCILE_NAMESPACE" ] && { echo "{\\"error\\": \\"got a namespace: $RECONCILE_NAMESPACE\\"}"; exit 0; }\necho "{\\"status\\": {\\"phase\\": \\"Active\\"}, \\"requeueAfterMs\\": 60000, \\"reason\\": \\"re-evaluate\\"}"\n', { mode: 0o755 });
       const args = ['--kubeconfig', kubeconfig, '--resource', `policies.${group}`, '--reconciler', `exec:${script}`];
+      const json = await cli(['step', 'allow.egress-to-db.v2', '--json', ...args]);
+      assert.equal(json.code, 0, json.stdout + json.stderr);
+      const writes = json.stdout.trim().split('\n').map((l) => JSON.parse(l)).filter((e) => e.kind === 'write');
+      assert.deepEqual(writes.map((w) => [w.verb, w.gvr.version, w.objectKey, w.subresource]), [['update', 'v1', 'allow.egress-to-db.v2', 'status']], 'the preferred version v1, not the storage version');
+      // The text names the resource as the flags do, without a version.
+      await c.patch({ ...gvr, version: 'v2beta1' }, undefined, 'allow.egress-to-db.v2', 'merge', { spec: { level: 4 } });
+      writeFileSync(script, readFileSync(script, 'utf8').replace('Active', 'Enforced'));
       const step = await cli(['step', 'allow.egress-to-db.v2', ...args]);
       assert.equal(step.code, 0, step.stdout + step.stderr);
-      assert.match(step.stdout, new RegExp(`✎ update policies\\.v1\\.${group.replace(/\./g, '\\.')} allow\\.egress-to-db\\.v2/status rv`), 'the preferred version v1, not the storage version');
+      assert.match(step.stdout, new RegExp(`✎ update policies\\.${group.replace(/\./g, '\\.')} allow\\.egress-to-db\\.v2/status rv`));
       assert.match(step.stdout, /■ allow\.egress-to-db\.v2 requeue after 60 s \(re-evaluate\)/);
       assert.doesNotMatch(step.stdout, /default\/|\s\/allow/);
-      assert.deepEqual((await c.get(gvr, undefined, 'allow.egress-to-db.v2')).status, { phase: 'Active' });
+      assert.deepEqual((await c.get(gvr, undefined, 'allow.egress-to-db.v2')).status, { phase: 'Enforced' });
       const namespaced = await cli(['step', 'default/allow.egress-to-db.v2', ...args]);
       assert.equal(namespaced.code, 2);
       assert.match(namespaced.stderr, /is cluster-scoped: use a key without a namespace \("allow\.egress-to-db\.v2"\)/);
