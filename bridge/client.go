@@ -32,7 +32,7 @@ func newClient(h *hub, c client.WithWatch) client.WithWatch {
 	return interceptor.NewClient(c, interceptor.Funcs{
 		Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
 			ri, w := j.begin(ctx, c, "create", obj, "", nil)
-			if ri.dry() {
+			if j.dry(ri) {
 				opts = append(opts, client.DryRunAll)
 			}
 			err := j.do(ctx, ri, w, func(ctx context.Context) error { return c.Create(ctx, obj, opts...) })
@@ -41,7 +41,7 @@ func newClient(h *hub, c client.WithWatch) client.WithWatch {
 		},
 		Update: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.UpdateOption) error {
 			ri, w := j.begin(ctx, c, "update", obj, "", nil)
-			if ri.dry() {
+			if j.dry(ri) {
 				opts = append(opts, client.DryRunAll)
 			}
 			err := j.do(ctx, ri, w, func(ctx context.Context) error { return c.Update(ctx, obj, opts...) })
@@ -50,7 +50,7 @@ func newClient(h *hub, c client.WithWatch) client.WithWatch {
 		},
 		Patch: func(ctx context.Context, c client.WithWatch, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
 			ri, w := j.begin(ctx, c, "patch", obj, "", patch)
-			if ri.dry() {
+			if j.dry(ri) {
 				opts = append(opts, client.DryRunAll)
 			}
 			err := j.do(ctx, ri, w, func(ctx context.Context) error { return c.Patch(ctx, obj, patch, opts...) })
@@ -59,7 +59,7 @@ func newClient(h *hub, c client.WithWatch) client.WithWatch {
 		},
 		Apply: func(ctx context.Context, c client.WithWatch, obj runtime.ApplyConfiguration, opts ...client.ApplyOption) error {
 			ri := reconcileInfoFrom(ctx)
-			if ri.dry() {
+			if j.dry(ri) {
 				opts = append(opts, client.DryRunAll)
 			}
 			w := j.beginApply(ctx, c, ri, obj, "")
@@ -69,7 +69,7 @@ func newClient(h *hub, c client.WithWatch) client.WithWatch {
 		},
 		Delete: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.DeleteOption) error {
 			ri, w := j.begin(ctx, c, "delete", obj, "", nil)
-			if ri.dry() {
+			if j.dry(ri) {
 				opts = append(opts, client.DryRunAll)
 			}
 			err := j.do(ctx, ri, w, func(ctx context.Context) error { return c.Delete(ctx, obj, opts...) })
@@ -82,7 +82,7 @@ func newClient(h *hub, c client.WithWatch) client.WithWatch {
 			if namespaced, err := c.IsObjectNamespaced(obj); err == nil && !namespaced {
 				w.Namespace = "" // InNamespace is ignored for a cluster-scoped kind: every object of it
 			}
-			if ri.dry() {
+			if j.dry(ri) {
 				opts = append(opts, client.DryRunAll)
 			}
 			err := j.do(ctx, ri, w, func(ctx context.Context) error { return c.DeleteAllOf(ctx, obj, opts...) })
@@ -91,7 +91,7 @@ func newClient(h *hub, c client.WithWatch) client.WithWatch {
 		},
 		SubResourceCreate: func(ctx context.Context, c client.Client, sub string, obj client.Object, subObj client.Object, opts ...client.SubResourceCreateOption) error {
 			ri, w := j.begin(ctx, c, "create", obj, sub, nil)
-			if ri.dry() {
+			if j.dry(ri) {
 				opts = append(opts, client.DryRunAll)
 			}
 			err := j.do(ctx, ri, w, func(ctx context.Context) error { return c.SubResource(sub).Create(ctx, obj, subObj, opts...) })
@@ -100,7 +100,7 @@ func newClient(h *hub, c client.WithWatch) client.WithWatch {
 		},
 		SubResourceUpdate: func(ctx context.Context, c client.Client, sub string, obj client.Object, opts ...client.SubResourceUpdateOption) error {
 			ri, w := j.begin(ctx, c, "update", obj, sub, nil)
-			if ri.dry() {
+			if j.dry(ri) {
 				opts = append(opts, client.DryRunAll)
 			}
 			err := j.do(ctx, ri, w, func(ctx context.Context) error { return c.SubResource(sub).Update(ctx, obj, opts...) })
@@ -109,7 +109,7 @@ func newClient(h *hub, c client.WithWatch) client.WithWatch {
 		},
 		SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
 			ri, w := j.begin(ctx, c, "patch", obj, sub, patch)
-			if ri.dry() {
+			if j.dry(ri) {
 				opts = append(opts, client.DryRunAll)
 			}
 			err := j.do(ctx, ri, w, func(ctx context.Context) error { return c.SubResource(sub).Patch(ctx, obj, patch, opts...) })
@@ -118,7 +118,7 @@ func newClient(h *hub, c client.WithWatch) client.WithWatch {
 		},
 		SubResourceApply: func(ctx context.Context, c client.Client, sub string, obj runtime.ApplyConfiguration, opts ...client.SubResourceApplyOption) error {
 			ri := reconcileInfoFrom(ctx)
-			if ri.dry() {
+			if j.dry(ri) {
 				opts = append(opts, client.DryRunAll)
 			}
 			w := j.beginApply(ctx, c, ri, obj, sub)
@@ -213,13 +213,17 @@ func isSecret(w *Write) bool {
 
 func (ri *reconcileInfo) dry() bool { return ri != nil && ri.dryRun }
 
+// dry reports whether a write made with ri is sent as dryRun=All: in a dry-run step, and for every write of a
+// dry-run-only process (EnvDryRunOnly).
+func (j *journal) dry(ri *reconcileInfo) bool { return ri.dry() || j.h.dryRunOnly }
+
 // do makes one write; a persisted write of a check instance must stay in its scratch namespace (checks.go:
 // outsideScratch) and passes the check's gate (checks.go: hold after write i).
 func (j *journal) do(ctx context.Context, ri *reconcileInfo, w *Write, write func(ctx context.Context) error) error {
 	// The server's warnings about this request reach w through its context (warningRouter).
 	ctx, sink := withWarningSink(ctx)
 	defer func() { w.Warnings = sink.texts() }()
-	if ri.dry() {
+	if j.dry(ri) {
 		return write(ctx)
 	}
 	if err := j.h.check.outsideScratch(w); err != nil {
@@ -237,7 +241,7 @@ type journal struct{ h *hub }
 func (j *journal) begin(ctx context.Context, c client.Client, verb string, obj client.Object, sub string, patch client.Patch) (*reconcileInfo, *Write) {
 	ri := reconcileInfoFrom(ctx)
 	w := &Write{Verb: verb, Namespace: obj.GetNamespace(), Name: obj.GetName(), Subresource: sub,
-		ResourceVersionBefore: obj.GetResourceVersion(), DryRun: ri.dry()}
+		ResourceVersionBefore: obj.GetResourceVersion(), DryRun: j.dry(ri)}
 	if w.Name == "" && verb == "create" && sub == "" {
 		w.Name = obj.GetGenerateName() // the prefix until the server answers (end sets the generated name)
 	}
@@ -257,9 +261,9 @@ func (j *journal) begin(ctx context.Context, c client.Client, verb string, obj c
 			w.Patch = truncate(string(data), maxPatchChars)
 		}
 	}
-	if (ri.dry() || (j.checkBodies() && !secret)) && verb != "create" && verb != "deleteAllOf" && obj.GetName() != "" {
+	if (j.dry(ri) || (j.checkBodies() && !secret)) && verb != "create" && verb != "deleteAllOf" && obj.GetName() != "" {
 		var reader client.Reader = c
-		if !ri.dry() {
+		if !j.dry(ri) {
 			reader = j.h.check.direct // the server's object, not the (maybe stale) cache's
 		}
 		if before, ok := obj.DeepCopyObject().(client.Object); ok {
@@ -284,7 +288,7 @@ func (j *journal) end(_ context.Context, _ client.Client, ri *reconcileInfo, w *
 		if w.Verb == "create" && w.Subresource == "" && after.GetName() != "" {
 			w.Name = after.GetName() // metadata.generateName: the name the server generated
 		}
-		if ri.dry() || (j.checkBodies() && !isSecret(w)) {
+		if j.dry(ri) || (j.checkBodies() && !isSecret(w)) {
 			w.After = toMap(after) // a Secret's values are masked in emit
 		}
 	}
@@ -334,7 +338,7 @@ func deletedByWrite(after metav1.Object) bool {
 // unstructured read goes to the API server unless the client caches unstructured objects).
 func (j *journal) beginApply(ctx context.Context, c client.Client, ri *reconcileInfo, obj runtime.ApplyConfiguration, sub string) Write {
 	w := applyWrite(obj)
-	w.Subresource, w.DryRun = sub, ri.dry()
+	w.Subresource, w.DryRun = sub, j.dry(ri)
 	gvk := schema.GroupVersionKind{Group: w.Group, Version: w.Version, Kind: w.Kind}
 	if m, err := c.RESTMapper().RESTMapping(gvk.GroupKind(), gvk.Version); err == nil {
 		w.Resource = m.Resource.Resource
@@ -343,9 +347,9 @@ func (j *journal) beginApply(ctx context.Context, c client.Client, ri *reconcile
 		}
 	}
 	secret := isSecret(&w)
-	if (ri.dry() || (j.checkBodies() && !secret)) && w.Name != "" && w.Kind != "" {
+	if (j.dry(ri) || (j.checkBodies() && !secret)) && w.Name != "" && w.Kind != "" {
 		var reader client.Reader = c
-		if !ri.dry() {
+		if !j.dry(ri) {
 			reader = j.h.check.direct
 		}
 		before := &unstructured.Unstructured{}
@@ -368,7 +372,7 @@ func (j *journal) endApply(ri *reconcileInfo, w *Write, obj runtime.ApplyConfigu
 		if after.UnmarshalJSON(data) == nil {
 			w.ResourceVersionAfter = after.GetResourceVersion()
 			w.Deleted = deletedByWrite(after)
-			if ri.dry() || (j.checkBodies() && !isSecret(w)) {
+			if j.dry(ri) || (j.checkBodies() && !isSecret(w)) {
 				w.After = toMap(after) // a Secret's values are masked in emit
 			}
 		}

@@ -56,6 +56,10 @@ type hub struct {
 
 	clientWrapped  atomic.Bool
 	leaderElection atomic.Bool
+	// dryRunOnly: a dry-run process (EnvDryRunOnly, dryrunonly.go). Set before the hub is shared, then only read.
+	dryRunOnly bool
+	// exit ends the process (os.Exit; tests replace it).
+	exit func(code int)
 	// scope is the manager cache's namespaces (scope.go), set by Setup's NewCache; nil without it.
 	scope atomic.Pointer[cacheScope]
 	// cache is the manager's cache as Setup's NewCache wrapped it (cacheGet reads it); nil without it.
@@ -158,6 +162,7 @@ func theHub() *hub {
 		if cfg.active() {
 			defaultHub.check = newCheckState(cfg)
 		}
+		defaultHub.dryRunOnly = os.Getenv(EnvDryRunOnly) != ""
 		if !defaultHub.start(3 * time.Second) {
 			defaultHub.log.Info("the editor did not answer in time; continuing and retrying in the background", "address", addr)
 		}

@@ -24,6 +24,10 @@ const (
 	EnvCheckHoldAfterWrites = "RECONCILE_LAB_CHECK_HOLD_AFTER_WRITES"
 	// EnvCheckFreezeCacheAt freezes the manager's cache at a resourceVersion until the thaw command (checks.go).
 	EnvCheckFreezeCacheAt = "RECONCILE_LAB_CHECK_FREEZE_CACHE_AT"
+	// EnvDryRunOnly (any non-empty value) makes every write through the bridge client dryRun=All, whoever makes it
+	// (a controller without bridge.Options, a Runnable), and stops a program whose manager client is not the bridge
+	// client before its controllers start (dryrunonly.go). The CLI's dry-run --go sets it.
+	EnvDryRunOnly = "RECONCILE_LAB_DRY_RUN_ONLY"
 )
 
 // Cause is one reason a key was added to a queue (protocol.json types.Cause).

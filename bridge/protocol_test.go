@@ -34,6 +34,9 @@ func TestProtocolConformance(t *testing.T) {
 	if spec.Env["address"] != EnvAddress || spec.Env["token"] != EnvToken {
 		t.Errorf("env names differ: %v vs %s/%s", spec.Env, EnvAddress, EnvToken)
 	}
+	if spec.Env["dryRunOnly"] != EnvDryRunOnly {
+		t.Errorf("dry-run env name differs: %v vs %s", spec.Env["dryRunOnly"], EnvDryRunOnly)
+	}
 	if spec.Env["checkNamespace"] != EnvCheckNamespace || spec.Env["checkHoldAfterWrites"] != EnvCheckHoldAfterWrites || spec.Env["checkFreezeCacheAt"] != EnvCheckFreezeCacheAt || spec.Env["checkClusterObject"] != EnvCheckClusterObject {
 		t.Errorf("check env names differ: %v", spec.Env)
 	}

@@ -107,7 +107,11 @@ func setupWith(h *hub, o *manager.Options) {
 // the editor as keyText renders them (typed.go).
 func Options[request comparable](mgr manager.Manager, name string, opts controller.TypedOptions[request]) controller.TypedOptions[request] {
 	h := theHub()
-	if h == nil || opts.NewQueue != nil {
+	if h == nil {
+		return opts
+	}
+	h.guardDryRunOnly(mgr)
+	if opts.NewQueue != nil {
 		return opts
 	}
 	return optionsFor(h, mgr, name, opts)
@@ -197,6 +201,7 @@ func Wrap(mgr manager.Manager, name string, r reconcile.Reconciler, forObject ..
 	if h == nil {
 		return r
 	}
+	h.guardDryRunOnly(mgr)
 	w := newReconciler(h, name, r)
 	w.describeFor(mgr, forObject)
 	return w
@@ -211,6 +216,7 @@ func WrapTyped[request comparable](mgr manager.Manager, name string, r reconcile
 	if h == nil {
 		return r
 	}
+	h.guardDryRunOnly(mgr)
 	return wrapTyped(h, mgr, name, r, forObject...)
 }
 

@@ -32,6 +32,7 @@ import { BridgeHub } from '../core/bridge/bridgeHub.ts';
 import { RemoteController } from '../core/bridge/remoteController.ts';
 import { runGoController } from '../core/bridge/runGoController.ts';
 import { findGoMod, goLaunchProblem, uninstalledKindProblem, unservedKind } from '../core/bridge/goModule.ts';
+import { PROTOCOL } from '../core/bridge/protocol.ts';
 import { crdManifestsFor, findCrdManifests } from '../core/k8s/crdManifests.ts';
 import { dirname, relative, resolve } from 'node:path';
 import { describeExit } from '../core/bridge/launcher.ts';
@@ -979,7 +980,12 @@ async function startGoController(args: CliArgs, io: CliIo, log: Logger, s: Sessi
     spec: { command: command!, args: rest },
     clock: realClock,
     log,
-    env: s.kubeconfigPath ? { KUBECONFIG: s.kubeconfigPath } : {},
+    env: {
+      ...(s.kubeconfigPath ? { KUBECONFIG: s.kubeconfigPath } : {}),
+      // dry-run: every write the program makes through the bridge client is dryRun=All, not only the step's (a
+      // controller without bridge.Options reconciles at once), and a program without the bridge client stops.
+      ...(args.command === 'dry-run' ? { [PROTOCOL.env.dryRunOnly]: '1' } : {}),
+    },
     // Without --resource the first controller the program sets up (or the one --controller names) is followed.
     accept: (c) =>
       (anyResource || s.resourceFromProgram || c.controller.resourceId === undefined || c.controller.resourceId === wanted || wanted.startsWith(`${c.controller.resourceId}.`)) &&
