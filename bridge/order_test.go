@@ -5,8 +5,15 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 )
@@ -53,10 +60,44 @@ func TestControllerOrder(t *testing.T) {
 		if d, _ := m["declared"].(float64); d != 3 {
 			t.Fatalf("%s announced declared=%v, want 3", name, m["declared"])
 		}
+		if _, said := m["noSetup"]; said {
+			t.Fatalf("%s announced noSetup though the manager was made with bridge.Setup's options", name)
+		}
 	}
 	for name, o := range want {
 		if got[name] != o {
 			t.Fatalf("announced places %v, want %v (the order of the program's bridge.Options / NewQueue calls)", got, want)
 		}
+	}
+}
+
+// TestNoSetupAnnounced: a controller of a manager made without bridge.Setup's options (its client is not the bridge
+// client) is announced with noSetup, so the editor says its writes are not journaled.
+func TestNoSetupAnnounced(t *testing.T) {
+	plain := realClient(t)
+	ns := scratchNamespace(t, plain)
+	e := newTestEditor(t, true)
+	h := connectedHub(t, e)
+	mopts := manager.Options{
+		Scheme:                 scheme.Scheme,
+		Metrics:                metricsserver.Options{BindAddress: "0"},
+		HealthProbeBindAddress: "0",
+		Cache:                  cache.Options{DefaultNamespaces: map[string]cache.Config{ns: {}}},
+		Controller:             config.Controller{SkipNameValidation: ptr.To(true)},
+	}
+	mgr, err := manager.New(realConfig(t), mopts) // no setupWith: the stock client
+	if err != nil {
+		t.Fatal(err)
+	}
+	nop := reconcile.Func(func(context.Context, reconcile.Request) (reconcile.Result, error) { return reconcile.Result{}, nil })
+	if err := builder.ControllerManagedBy(mgr).For(&corev1.ConfigMap{}).
+		WithOptions(optionsFor(h, mgr, "configmap", controller.Options{})).
+		Complete(wrapTyped(h, mgr, "configmap", nop, &corev1.ConfigMap{})); err != nil {
+		t.Fatal(err)
+	}
+	startManager(t, mgr)
+	m := e.next(func(m map[string]any) bool { return m["type"] == "controller" })
+	if m["noSetup"] != true {
+		t.Fatalf("announced %v, want noSetup: true", m)
 	}
 }

@@ -153,6 +153,10 @@ type ControllerMsg struct {
 	// reconcile.Request), e.g. "main.ClusterRequest": its keys are then the texts the bridge renders for its items
 	// (typed.go), not object keys. Absent for reconcile.Request.
 	RequestType string `json:"requestType,omitempty"`
+	// NoSetup: the manager's client is not the bridge client (bridge.Setup was not called before ctrl.NewManager):
+	// the controller's writes are not journaled, its causes come from no informer event the bridge saw, and dry-run
+	// is refused.
+	NoSetup bool `json:"noSetup,omitempty"`
 	// Order is the controller's place in the program: 1 for the first bridge.Options (or bridge.NewQueue) call the
 	// process made, 2 for the next, … — the order the program sets its controllers up. The manager starts its
 	// controllers in parallel, so announcements come in any order; the editor follows the lowest place. Absent

@@ -133,6 +133,8 @@ func optionsFor[request comparable](h *hub, mgr manager.Manager, name string, op
 		LeaderElection:          h.leaderElection.Load() && ptr.Deref(opts.NeedLeaderElection, ptr.Deref(global.NeedLeaderElection, true)),
 	}
 	info.Name = name // the name given here; the queue takes the one controller-runtime passes to NewQueue
+	// ctrl.NewManager made the client before this call: without bridge.Setup it is not the bridge's.
+	info.NoSetup = mgr != nil && !h.clientWrapped.Load()
 	info.Order = h.noteOptions(name)
 	if o, ok := any(opts).(controller.Options); ok {
 		o.NewQueue = h.newQueueFunc(ptr.Deref(usePQ, true), info, mgr)

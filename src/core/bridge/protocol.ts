@@ -106,6 +106,7 @@ export const PROTOCOL = {
       cacheSelectors: 'CacheSelector[]?',
       cacheScopeUnknown: 'string?',
       requestType: 'string?',
+      noSetup: 'bool?',
       order: 'int?',
       declared: 'int?',
     },
@@ -238,6 +239,8 @@ export interface ControllerMessage {
    * not object keys: the editor passes them back verbatim and the Go side refuses a text none of its items had.
    */
   requestType?: string;
+  /** The manager's client is not the bridge client (no bridge.Setup before ctrl.NewManager): no write journal, no causes, no dry-run. */
+  noSetup?: boolean;
   /**
    * The controller's place in the program: 1 for the process's first `bridge.Options` (or `bridge.NewQueue`) call,
    * 2 for the next… — the order the program sets its controllers up. Controllers are announced in any order (the

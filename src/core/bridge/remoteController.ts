@@ -131,6 +131,13 @@ export class RemoteController implements Controller {
     this.onDidChangeKey = this.keys.onDidChangeKey;
     this.journal.append({ kind: 'control', action: 'start', controller: this.name, detail: `${this.endpoint.description}${this.info.paused ? ', paused' : ''}` });
     this.noteScopeUnknown(undefined);
+    if (this.info.noSetup) {
+      this.warn(
+        'noSetup',
+        `${this.name}: the program's manager client and cache are not the bridge's (bridge.Setup(&options) is not called before ctrl.NewManager): its writes are not journaled, why-queued cannot name the event that queued a key (it reads "added outside an informer event"), and dry-run is refused. Call bridge.Setup(&options) on the manager options before ctrl.NewManager`,
+        undefined,
+      );
+    }
   }
 
   /** Says once per reason (in the log and the journal) that the process cannot tell its cache's scope. */

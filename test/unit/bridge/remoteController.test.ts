@@ -561,3 +561,12 @@ test("bridge.Wrap given another kind than the controller's For(): said once, aft
   for (const k of ['a', 'b', 'c']) unannounced.q(`ns/${k}`, 'added', { causes: [gadget(`ns/${k}`, k)] });
   assert.deepEqual(unannounced.journal.entries({ kinds: ['warning'] }), [], 'no For object given: nothing to compare');
 });
+
+test('a controller announced without the bridge client (no bridge.Setup) says once what is missing and how to add it', () => {
+  const { journal } = setup({ noSetup: true });
+  const warnings = journal.entries({ kinds: ['warning'] });
+  assert.equal(warnings.length, 1);
+  assert.ok(warnings[0]!.kind === 'warning' && warnings[0]!.code === 'noSetup');
+  assert.match(warnings[0]!.kind === 'warning' ? warnings[0]!.message : '', /^widget: the program's manager client and cache are not the bridge's \(bridge\.Setup\(&options\) is not called before ctrl\.NewManager\): its writes are not journaled, .*dry-run is refused/);
+  assert.equal(setup().journal.entries({ kinds: ['warning'] }).length, 0, 'with bridge.Setup nothing is said');
+});
