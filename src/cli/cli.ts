@@ -930,12 +930,13 @@ export class RunSummary {
       r.reconciles++;
       if (e.outcome.kind === 'error' || e.outcome.kind === 'terminal') r.errors++;
       if (e.outcome.kind !== 'cancelled') r.lastOutcome = e.outcome;
-    } else if (e.kind === 'write' && !e.error) {
+    } else if (e.kind === 'write') {
       // A write no reconcile made is no key of any controller: its own row, labelled.
-      if (outsideReconcile(e)) this.outsideRow(e.objectKey).writes++;
-      else this.row(e.key, e.controller).writes++;
-    }
-    else if (e.kind === 'warning') this.row(e.key, e.controller).warnings++;
+      const r = outsideReconcile(e) ? this.outsideRow(e.objectKey) : this.row(e.key, e.controller);
+      if (!e.error) r.writes++;
+      // The server's warnings about a write (an unknown field it dropped) count as the key's warnings.
+      if (e.warnings?.length) r.warnings += e.warnings.length;
+    } else if (e.kind === 'warning') this.row(e.key, e.controller).warnings++;
   }
   rows(): KeySummary[] {
     return [...this.keys.values()].sort((a, b) => a.key.localeCompare(b.key));

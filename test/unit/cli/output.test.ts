@@ -198,3 +198,14 @@ test('text output: a write with neither resourceVersion known (a Go Delete of an
   assert.equal(write({ resourceVersionBefore: '41' }), '12:00:00.000   ✎ delete configmaps h1-external/h1-shop.open rv 41 → —');
   assert.equal(write({ verb: 'create', resourceVersionAfter: '42' }), '12:00:00.000   ✎ create configmaps h1-external/h1-shop.open rv — → 42');
 });
+
+test("run summary: the server's warnings about a key's writes (an unknown field it dropped) count in its warnings column", () => {
+  const s = new RunSummary('order');
+  const write = (more: object) => entry({ kind: 'write', controller: 'order', key: 'shop/o1', verb: 'update', resource: 'orders.v1.shop.example.io', gvr: { group: 'shop.example.io', version: 'v1', resource: 'orders' }, objectKey: 'shop/o1', subresource: 'status', dryRun: false, ...more });
+  s.add(write({ warnings: ['unknown field "status.phase"'] }));
+  s.add(write({ warnings: ['unknown field "status.phase"'] }));
+  s.add(write({}));
+  const [row] = s.rows();
+  assert.deepEqual([row!.writes, row!.warnings], [3, 2]);
+  assert.match(s.render(), /^Summary: 1 key\(s\), 0 reconcile\(s\), 3 write\(s\), 0 error\(s\), 2 warning\(s\)/);
+});
