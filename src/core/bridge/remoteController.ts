@@ -8,8 +8,9 @@ import type { Journal, QueueTransition } from '../journal/journal.ts';
 import { splitKey, type ObjectKey } from '../k8s/keys.ts';
 import type { GroupVersionResource, KubeObject } from '../k8s/objects.ts';
 import type { Controller, ControllerSnapshot, ControllerStatus, StepOptions, StepResult } from '../controller/controller.ts';
+import { HotLoopDetector } from '../controller/hotLoop.ts';
 import { KeyStateTable, type EnqueueReason, type KeyBrief, type KeyCounts, type KeyState, type ReconcileOutcome, type WaitKind } from '../controller/keyState.ts';
-import { bridgeResourceName, outcomeOfEnd, reasonOfCause, writeRecordOf } from './causes.ts';
+import { bridgeResourceName, outcomeOfEnd, reasonOfCause, writeRecordOf, writeTarget } from './causes.ts';
 import type { Cause, ControllerMessage, QueueMessage, ReconcileEndMessage, ReconcileStartMessage, ReplyMessage, WireWrite, WriteMessage } from './protocol.ts';
 import type { CommandOp } from './protocol.ts';
 import { isRecord } from '../record.ts';
@@ -55,6 +56,9 @@ export interface RemoteControllerOptions {
   commandTimeoutMs?: number;
   maxReasonsPerKey?: number;
 }
+
+/** How a Go controller turns on the generation-changed predicate (completes the hot-loop advice). */
+export const GO_PREDICATE_ADVICE = 'add builder.WithPredicates(predicate.GenerationChangedPredicate{}) to the For(&YourKind{}, …) of its SetupWithManager (a status write then queues nothing)';
 
 /**
  * A controller that runs in a Go process (controller-runtime, through the
@@ -104,6 +108,17 @@ export class RemoteController implements Controller {
    * again, another end comes, or the queue goes away first).
    */
   private readonly pendingEnds = new Map<ObjectKey, { outcome: ReconcileOutcome; durationMs: number; at: number }>();
+  /**
+   * Hot loops of the Go controller, told as the built-in loop's are: a key reconciled again and again by events while
+   * its generation stays the same (a status written on every pass re-triggers the watch).
+   */
+  private readonly hotLoop = new HotLoopDetector({ predicateAdvice: GO_PREDICATE_ADVICE });
+  /** The key's object's generation from its latest informer cause (null: seen, a kind without generation). */
+  private readonly generations = new Map<ObjectKey, number | null>();
+  /** Successful writes of the key's reconcile (the latest started) to its own object: the next one's selfWrites. */
+  private readonly ownWrites = new Map<ObjectKey, number>();
+  /** The hot-loop warning the key carries, cleared at a reconcile once the key no longer loops. */
+  private readonly hotLoopWarnings = new Map<ObjectKey, string>();
   /** This controller's recent writes that changed their object: `objectKey@resourceVersionAfter` → the reconciled key. */
   private pausedValue: boolean;
   private shutdown = false;
@@ -368,6 +383,7 @@ export class RemoteController implements Controller {
     this.unreported.delete(m.key);
     const triggers: EnqueueReason[] = m.triggers.map((c) => reasonOfCause(c));
     this.keys.begin(m.key, m.at, triggers.length > 0 ? triggers : undefined);
+    this.checkHotLoop(m.key, m.at, m.triggers, triggers);
     const st = this.keys.get(m.key);
     this.journal.append({
       kind: 'reconcileStart',
@@ -408,6 +424,37 @@ export class RemoteController implements Controller {
   onWrite(m: WriteMessage): void {
     const w = m.write;
     this.journal.recordWrite(writeRecordOf(w, this.name, m.key));
+    // A reconcile's own write to its key's object (what starts a self-triggered loop).
+    if (m.key !== undefined && m.controller === this.name && !w.dryRun && !w.error && w.group === (this.info.group ?? '') && w.resource === this.info.resource && writeTarget(w) === m.key && this.ownWrites.has(m.key)) {
+      this.ownWrites.set(m.key, this.ownWrites.get(m.key)! + 1);
+    }
+  }
+
+  /**
+   * Feeds one reconcile start to the hot-loop detector: the object's generation is the one its latest informer
+   * cause carried (the bridge sends it with the event), the previous reconcile's writes to the object are counted
+   * from the write messages. A warning goes on the key and into the journal; it leaves the key at a later reconcile
+   * once the key no longer loops (the journal keeps it).
+   */
+  private checkHotLoop(key: ObjectKey, at: number, causes: readonly Cause[], triggers: readonly EnqueueReason[]): void {
+    for (const c of causes) {
+      if (c.kind !== 'informer' || c.objectKey !== key) continue;
+      if (c.event === 'delete') this.generations.delete(key);
+      else this.generations.set(key, c.generation ?? null);
+    }
+    const seen = this.generations.get(key);
+    const selfWrites = this.ownWrites.get(key) ?? 0;
+    this.ownWrites.set(key, 0);
+    const w = this.hotLoop.observe({ key, at, generation: seen ?? undefined, present: seen !== undefined, triggers, selfWrites });
+    const standing = this.hotLoopWarnings.get(key);
+    if (w) {
+      this.hotLoopWarnings.set(key, w.message);
+      this.keys.setWarning(key, w.message);
+      this.warn('hotLoop', w.message, key);
+    } else if (standing !== undefined && !this.hotLoop.looping(key, at)) {
+      this.hotLoopWarnings.delete(key);
+      if (this.keys.get(key)?.warning === standing) this.keys.setWarning(key, undefined);
+    }
   }
 
   /**

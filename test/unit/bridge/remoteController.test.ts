@@ -570,3 +570,39 @@ test('a controller announced without the bridge client (no bridge.Setup) says on
   assert.match(warnings[0]!.kind === 'warning' ? warnings[0]!.message : '', /^widget: the program's manager client and cache are not the bridge's \(bridge\.Setup\(&options\) is not called before ctrl\.NewManager\): its writes are not journaled, .*dry-run is refused/);
   assert.equal(setup().journal.entries({ kinds: ['warning'] }).length, 0, 'with bridge.Setup nothing is said');
 });
+
+test('a Go controller that writes status on every pass is a hot loop: warned on the key (with the Go predicate), cleared once it stops looping', () => {
+  const { c, q, journal } = setup();
+  const key = 'ns/hot';
+  let at = 1000;
+  let rv = 10;
+  const pass = (generation: number) => {
+    at += 100;
+    q(key, 'added', { causes: [{ ...informer(key, String(rv), at), generation }] });
+    q(key, 'processing');
+    c.onReconcileStart({ type: 'reconcileStart', controller: 'widget', key, reconcileID: `r${rv}`, triggers: [{ ...informer(key, String(rv), at), generation }], dryRun: false, at });
+    rv++;
+    c.onWrite({ type: 'write', controller: 'widget', key, reconcileID: `r${rv}`, at, write: { verb: 'update', group: 'lab.reconcile.dev', version: 'v1alpha1', resource: 'widgets', namespace: 'ns', name: 'hot', subresource: 'status', resourceVersionBefore: String(rv - 1), resourceVersionAfter: String(rv), dryRun: false } });
+    c.onReconcileEnd({ type: 'reconcileEnd', controller: 'widget', key, reconcileID: `r${rv}`, durationMs: 2, dryRun: false, at: at + 2 });
+    q(key, 'done');
+  };
+  for (let i = 0; i < 9; i++) pass(1);
+  assert.equal(journal.entries({ kinds: ['warning'] }).length, 0, 'nine passes are not yet a loop');
+  pass(1);
+  const [w] = journal.entries({ kinds: ['warning'] });
+  assert.ok(w?.kind === 'warning' && w.code === 'hotLoop', JSON.stringify(w));
+  assert.match(w.message, /^Hot loop: ns\/hot was reconciled 10 times in 0\.9 s while its generation stayed 1 \(no spec change\)\..*the reconciler wrote to it 9 time\(s\).*builder\.WithPredicates\(predicate\.GenerationChangedPredicate\{\}\)/);
+  assert.equal(c.keyState(key)?.warning, w.message);
+  // The loop stops (the status is written only on change): a spec change later runs once, the warning leaves the key.
+  at += 60_000;
+  q(key, 'added', { causes: [{ ...informer(key, String(rv), at), generation: 2 }] });
+  q(key, 'processing');
+  c.onReconcileStart({ type: 'reconcileStart', controller: 'widget', key, reconcileID: 'later', triggers: [{ ...informer(key, String(rv), at), generation: 2 }], dryRun: false, at });
+  assert.equal(c.keyState(key)?.warning, undefined);
+  // Steps and initial lists never count.
+  const fresh = setup();
+  for (let i = 0; i < 12; i++) {
+    fresh.c.onReconcileStart({ type: 'reconcileStart', controller: 'widget', key, reconcileID: `s${i}`, triggers: [{ kind: 'manual', action: 'step', at: i }], dryRun: false, at: i });
+  }
+  assert.equal(fresh.journal.entries({ kinds: ['warning'] }).length, 0);
+});
