@@ -3,7 +3,7 @@ import type { ReconcileContextFactory } from '../controller/controller.ts';
 import type { EventRecorder } from '../controller/reconcile.ts';
 import type { KubeClient } from '../k8s/client.ts';
 import type { Logger } from '../log.ts';
-import { recordingClient, type WriteRecord } from '../k8s/dynamicClient.ts';
+import { recordingClient, writeErrorText, type WriteRecord } from '../k8s/dynamicClient.ts';
 import { createReconcileContext, nullRecorder } from './context.ts';
 import type { WriteRecord as JournalWrite } from '../journal/journal.ts';
 
@@ -53,8 +53,7 @@ export function journalWriteOf(w: WriteRecord, controller: string, key: string):
     ...(w.deleted ? { deleted: true } : {}),
     dryRun: w.dryRun,
     ...(w.warnings?.length ? { warnings: w.warnings } : {}),
-    // "409 Conflict: …"; an error with no HTTP answer (code 0) has no code to show.
-    ...(w.error ? { error: `${w.error.code ? `${w.error.code} ` : ''}${w.error.reason}: ${w.error.message}` } : {}),
+    ...(w.error ? { error: writeErrorText(w.error) } : {}),
     detail: {
       ...(w.patchType !== undefined ? { patchType: w.patchType } : {}),
       ...(w.patch !== undefined ? { patch: w.patch } : {}),

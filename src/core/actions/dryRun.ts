@@ -1,7 +1,7 @@
 import type { Clock } from '../clock.ts';
 import type { CacheReader, Reconciler } from '../controller/reconcile.ts';
 import type { KubeClient } from '../k8s/client.ts';
-import type { WriteRecord } from '../k8s/dynamicClient.ts';
+import { writeErrorText, type WriteRecord } from '../k8s/dynamicClient.ts';
 import { splitKey, type ObjectKey } from '../k8s/keys.ts';
 import { resourceIdOfGvr, type GroupVersionResource } from '../k8s/objects.ts';
 import type { Logger } from '../log.ts';
@@ -89,7 +89,7 @@ export function plannedActions(writes: readonly WriteRecord[]): PlannedAction[] 
       record: w,
     };
     if (w.subresource) a.subresource = w.subresource;
-    if (w.error) a.error = `${w.error.code ? `${w.error.code} ` : ''}${w.error.reason}: ${w.error.message}`;
+    if (w.error) a.error = writeErrorText(w.error);
     if (w.warnings?.length) a.warnings = [...w.warnings];
     return a;
   });

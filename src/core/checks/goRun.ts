@@ -165,6 +165,7 @@ export function runWriteOf(m: WriteMessage, at: number): RunWrite {
     ...(w.resourceVersionBefore ? { resourceVersionBefore: w.resourceVersionBefore } : {}),
     ...(w.resourceVersionAfter ? { resourceVersionAfter: w.resourceVersionAfter } : {}),
     ...(w.deleted ? { deleted: true } : {}),
+    ...(w.warnings?.length ? { warnings: [...w.warnings] } : {}),
     ...(w.before ? { before: w.before as unknown as KubeObject } : {}),
     ...(w.after ? { after: w.after as unknown as KubeObject } : {}),
     outcome: w.error !== undefined ? 'error' : 'ok',

@@ -1,7 +1,7 @@
 import { codeSpan, escapeMarkdown as md, fence } from '../text/markdown.ts';
 import { rvAfterText } from '../journal/journal.ts';
 import { CHECK_TITLES, type CheckReport, type CheckResult, type Finding } from './types.ts';
-import { writeText } from '../journal/writeText.ts';
+import { writeText, writeWarningsText } from '../journal/writeText.ts';
 
 /**
  * The check report for people (text for a terminal, Markdown like the reconcile report) and machines (JSON).
@@ -51,7 +51,7 @@ function findingText(f: Finding, verbose: boolean): string[] {
   out.push(indent(f.explanation, '      '));
   out.push(`      perturbation: ${f.perturbation.description}`);
   for (const w of f.writes.slice(0, verbose ? 50 : 6)) {
-    out.push(`      write: ${writeText(w)}${w.outcome === 'error' ? ` — failed: ${w.error}` : ` (rv ${w.resourceVersionBefore ?? '—'} → ${rvAfterText(w, '—')})`}`);
+    out.push(`      write: ${writeText(w)}${w.outcome === 'error' ? ` — failed: ${w.error}` : ` (rv ${w.resourceVersionBefore ?? '—'} → ${rvAfterText(w, '—')})`}${w.warnings?.length ? ` ⚠ ${writeWarningsText(w.warnings)}` : ''}`);
   }
   if (f.writes.length > (verbose ? 50 : 6)) out.push(`      … ${f.writes.length - (verbose ? 50 : 6)} more write(s) (--json has all)`);
   if (f.diff) out.push('      end state, reference → perturbed:', indent(f.diff, '        '));
@@ -73,7 +73,7 @@ export function renderCheckMarkdown(r: CheckReport): string {
     out.push(`**Perturbation:** ${md(f.perturbation.description)}`, '');
     if (f.writes.length) {
       out.push('**Writes:**', '');
-      for (const w of f.writes) out.push(`- ${md(writeText(w))}${w.outcome === 'error' ? ` failed: ${md(w.error ?? '')}` : `, rv ${md(w.resourceVersionBefore ?? '—')} → ${md(rvAfterText(w, '—'))}`}`);
+      for (const w of f.writes) out.push(`- ${md(writeText(w))}${w.outcome === 'error' ? ` failed: ${md(w.error ?? '')}` : `, rv ${md(w.resourceVersionBefore ?? '—')} → ${md(rvAfterText(w, '—'))}`}${w.warnings?.length ? ` — ⚠ ${md(writeWarningsText(w.warnings))}` : ''}`);
       out.push('');
     }
     if (f.diff) out.push('**End state, reference → perturbed:**', '', fence('diff', f.diff), '');

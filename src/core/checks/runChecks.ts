@@ -1,7 +1,7 @@
 import { realClock, sleep } from '../clock.ts';
 import { yamlDiff } from '../actions/objectDiff.ts';
 import type { JournalEntry } from '../journal/journal.ts';
-import type { WriteRecord } from '../k8s/dynamicClient.ts';
+import { writeErrorText, type WriteRecord } from '../k8s/dynamicClient.ts';
 import { keyFor, splitKey, type ObjectKey } from '../k8s/keys.ts';
 import type { KubeObject, ResourceInfo } from '../k8s/objects.ts';
 import { nullLogger } from '../log.ts';
@@ -109,7 +109,8 @@ function checkWriteOf(w: WriteRecord): CheckWrite {
     diff: w.outcome === 'ok' ? yamlDiff(label, w.before, w.verb === 'delete' ? undefined : w.after, { volatile: true, beforeName: 'before', afterName: 'after' }) : '',
   };
   if (w.subresource) cw.subresource = w.subresource;
-  if (w.error) cw.error = `${w.error.code} ${w.error.reason}: ${w.error.message}`;
+  if (w.error) cw.error = writeErrorText(w.error);
+  if (w.warnings?.length) cw.warnings = [...w.warnings];
   if (w.resourceVersionBefore) cw.resourceVersionBefore = w.resourceVersionBefore;
   if (w.resourceVersionAfter) cw.resourceVersionAfter = w.resourceVersionAfter;
   if (w.deleted) cw.deleted = true;

@@ -73,6 +73,8 @@ export interface CheckWrite {
   resourceVersionAfter?: string;
   /** The write removed the last finalizer of a Terminating object: it deleted the object. */
   deleted?: boolean;
+  /** The server's warnings about the write (`unknown field "status.phase"`: a field it dropped). */
+  warnings?: string[];
   /** Unified YAML diff of the object before → after this write (masked volatile fields); "" when nothing changed. */
   diff: string;
 }

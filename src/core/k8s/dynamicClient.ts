@@ -261,6 +261,11 @@ export interface WriteRecord {
   durationMs: number;
 }
 
+/** A recorded write's error as views show it: "409 Conflict: …"; an error with no HTTP answer (code 0) has no code. */
+export function writeErrorText(e: { readonly code: number; readonly reason: string; readonly message: string }): string {
+  return `${e.code ? `${e.code} ` : ''}${e.reason}: ${e.message}`;
+}
+
 export interface RecordingClientOptions {
   /** When true every write is sent with dryRun=All, whatever the caller asked. */
   dryRun: boolean;

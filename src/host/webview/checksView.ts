@@ -9,7 +9,7 @@ import type { CheckResultView, ChecksJournalLine, ChecksViewModel, FindingView }
 import { formatDuration, plural } from '../views/format.ts';
 import { toLogEntryView } from './journalView.ts';
 import { rvAfterText } from '../../core/journal/journal.ts';
-import { writeText } from '../../core/journal/writeText.ts';
+import { writeText, writeWarningsText } from '../../core/journal/writeText.ts';
 
 /** What a run is about, for the title line. */
 export interface ChecksRunInfo {
@@ -47,7 +47,7 @@ function titleOf(run: ChecksRunInfo): string {
 /** One write as a line: "create configmaps ns/x-config rv ∅→12 ok". */
 export function writeLine(w: CheckWrite): string {
   const rv = w.resourceVersionBefore || w.resourceVersionAfter ? ` rv ${w.resourceVersionBefore || '∅'}→${rvAfterText(w, '∅')}` : '';
-  return `${writeText(w)}${rv} ${w.outcome === 'ok' ? 'ok' : `failed: ${w.error ?? 'error'}`}`;
+  return `${writeText(w)}${rv} ${w.outcome === 'ok' ? 'ok' : `failed: ${w.error ?? 'error'}`}${w.warnings?.length ? ` ⚠ ${writeWarningsText(w.warnings)}` : ''}`;
 }
 
 function findingView(f: Finding, primaryResource: string | undefined): FindingView {

@@ -40,6 +40,8 @@ test('a write message of a check instance becomes a harness write with its bodie
   assert.equal(e.record.verb, 'delete');
   assert.equal(e.record.outcome, 'error');
   assert.match(e.record.error!.message, /forbidden/);
+  const warned = runWriteOf({ type: 'write', at: 1, write: { verb: 'update', group: 'shop.example.io', version: 'v1', resource: 'orders', namespace: 'ns', name: 'o', subresource: 'status', dryRun: false, warnings: ['unknown field "status.phase"'] } }, 2);
+  assert.deepEqual(warned.record.warnings, ['unknown field "status.phase"'], "the server's warnings stay with the write");
 });
 
 test('a selected context other than the kubeconfig\'s current-context is a problem for a Go program (it reads current-context)', () => {

@@ -42,3 +42,22 @@ test('a finding heading names a write exactly as the write lists below it do (re
   assert.ok(md.includes(`- ${named}, rv 41 → 42`), md);
   assert.doesNotMatch(text + md, /update\/status/);
 });
+
+test("a check's write the server warned about (a field it dropped) shows the warning in the results view and both reports; an error without an HTTP answer has no code 0", async () => {
+  const warned: CheckWrite = { ...listed, warnings: ['unknown field "status.phase"'] };
+  assert.equal(writeLine(warned), 'update planters.garden.example.org yard/p1/status rv 41→42 ok ⚠ server warning: unknown field "status.phase"');
+  const f: Finding = {
+    id: 'runTwice:yard/p1:1', check: 'runTwice', severity: 'warning', key: 'yard/p1', title: 'No-op write', explanation: '…',
+    perturbation: { check: 'runTwice', description: 'reconciled twice' }, diff: '', writes: [warned], journal: [], reproduce: 'reconcile-lab check yard/p1 --check runTwice',
+  };
+  const r: CheckReport = {
+    generatedAt: '2026-01-01T00:00:00Z', resource: 'planters.garden.example.org', reconciler: 'go run ./cmd', reconcilerKind: 'go', cluster: { name: 'reconcile-lab', local: true }, keys: ['yard/p1'], checks: ['runTwice'],
+    results: [{ check: 'runTwice', key: 'yard/p1', status: 'failed', findings: [f], durationMs: 5000, parts: [] }], findings: [f], masked: [], notes: [],
+    totals: { keys: 1, checks: 1, passed: 0, failed: 1, skipped: 0, errors: 0, findings: 1 }, durationMs: 5000, parts: [], aborted: false,
+  };
+  assert.ok(renderCheckText(r).includes('      write: update planters.garden.example.org yard/p1/status (rv 41 → 42) ⚠ server warning: unknown field "status.phase"'), renderCheckText(r));
+  assert.ok(renderCheckMarkdown(r).includes('- update planters.garden.example.org yard/p1/status, rv 41 → 42 — ⚠ server warning: unknown field "status.phase"'), renderCheckMarkdown(r));
+  const { writeErrorText } = await import('../../../src/core/k8s/dynamicClient.ts');
+  assert.equal(writeErrorText({ code: 0, reason: 'Error', message: 'configmaps "o2-audit" not found' }), 'Error: configmaps "o2-audit" not found');
+  assert.equal(writeErrorText({ code: 404, reason: 'NotFound', message: 'gone' }), '404 NotFound: gone');
+});
