@@ -128,10 +128,8 @@ export class LaunchedProcess implements Disposable {
     this.exited = new Promise<ProcessExit>((resolve) => {
       this.child.once('error', (e) => {
         const code = (e as NodeJS.ErrnoException).code;
-        const why = code === 'ENOENT'
-          ? `no such command or file${spec.cwd ? ` (from ${spec.cwd})` : ''}: the command line is run without a shell, so give a path or a command on PATH (no ~, $VAR, && or |)`
-          : code === 'EACCES' ? 'permission denied (is it executable? chmod +x)' : e.message;
-        this.finish({ code: null, signal: null, error: `${spec.command}: ${why}` });
+        const why = code === 'ENOENT' ? notFoundText(spec) : code === 'EACCES' ? 'permission denied (is it executable? chmod +x)' : e.message;
+        this.finish({ code: null, signal: null, error: `could not start ${spec.command}: ${why}` });
         resolve(this.exitValue!);
       });
       this.child.once('exit', (code, signal) => {
@@ -301,8 +299,19 @@ export function leaderElectionFlag(args: readonly unknown[]): string | undefined
 }
 
 /** A one-line description of an exit for people. */
+/**
+ * Why a command could not be started (ENOENT), in the terms of what was given: a path names a file that is not
+ * there; a word with shell syntax (~, $VAR) was not expanded (no shell runs it); a bare name is not on PATH.
+ */
+export function notFoundText(spec: { readonly command: string; readonly cwd?: string | undefined }): string {
+  const from = spec.cwd ? ` (from ${spec.cwd})` : '';
+  if (/[~$&|;<>*]/.test(spec.command)) return `no such command or file${from}: the command line is run without a shell, so ~, $VAR, &&, | and globs are not expanded: give a path, or run it through sh -c '…'`;
+  if (spec.command.includes('/')) return `no such file${from}: build it first, or check the path`;
+  return 'no such command on PATH: give its path, or install it';
+}
+
 export function describeExit(e: ProcessExit): string {
-  if (e.error) return `could not start: ${e.error}`;
+  if (e.error) return e.error;
   if (e.signal) return `killed by ${e.signal}`;
   return `exited with code ${e.code}`;
 }

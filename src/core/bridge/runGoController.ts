@@ -246,7 +246,7 @@ export async function runGoController(o: RunGoControllerOptions): Promise<Runnin
           ? `Your program itself exited with code ${details.programExitCode} (go run reports every failed program as 1).`
           : undefined;
         throw new GoProgramExitError(
-          `${[o.spec.command, ...o.spec.args].join(' ')} ${describeExit(e)} before announcing a controller.${lastOutput(tail)}${hint ? `\n${hint}` : ''}${own ? `\n${own}` : ''}`,
+          `${e.error ? e.error : `${[o.spec.command, ...o.spec.args].join(' ')} ${describeExit(e)} before announcing a controller`}.${lastOutput(tail)}${hint ? `\n${hint}` : ''}${own ? `\n${own}` : ''}`,
           details,
         );
       }),

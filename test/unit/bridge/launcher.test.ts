@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { defaultDebugProgram, defaultGoLaunch, describeExit, launchProcess, launchSpecOf, leaderElectionFlag, MAX_OUTPUT_LINE_CHARS, processGroupOf } from '../../../src/core/bridge/launcher.ts';
+import { defaultDebugProgram, defaultGoLaunch, describeExit, launchProcess, launchSpecOf, leaderElectionFlag, MAX_OUTPUT_LINE_CHARS, notFoundText, processGroupOf } from '../../../src/core/bridge/launcher.ts';
 import { FakeClock } from '../../fakes/fakeClock.ts';
 
 test('defaultGoLaunch: cmd/main.go (kubebuilder v4) → go run ./cmd; one cmd/<name>/main.go → that; else go run .', () => {
@@ -46,7 +46,13 @@ test('leaderElectionFlag: kubebuilder and older flags, with or without a value',
 test('describeExit', () => {
   assert.equal(describeExit({ code: 2, signal: null }), 'exited with code 2');
   assert.equal(describeExit({ code: null, signal: 'SIGTERM' }), 'killed by SIGTERM');
-  assert.equal(describeExit({ code: null, signal: null, error: 'go: ENOENT' }), 'could not start: go: ENOENT');
+  assert.equal(describeExit({ code: null, signal: null, error: 'could not start go: no such command on PATH: give its path, or install it' }), 'could not start go: no such command on PATH: give its path, or install it');
+});
+
+test('notFoundText: a missing file, a bare name not on PATH and shell syntax each say what was wrong', () => {
+  assert.equal(notFoundText({ command: './bin/manager', cwd: '/src/op' }), 'no such file (from /src/op): build it first, or check the path');
+  assert.equal(notFoundText({ command: 'manager' }), 'no such command on PATH: give its path, or install it');
+  assert.match(notFoundText({ command: '~/bin/manager' }), /^no such command or file: the command line is run without a shell, so ~, \$VAR, &&, \| and globs are not expanded/);
 });
 
 test('processGroupOf: a launched program\'s child (go run\'s compiled program) is in the group of the launched process', { skip: process.platform === 'win32' && 'no process groups' }, async () => {
