@@ -449,7 +449,11 @@ export function parseCliArgs(argv: readonly string[]): CliArgs | 'help' {
   }
   if (v.check) {
     const names = v.check.flatMap((c) => c.split(',')).map((c) => c.trim()).filter(Boolean);
-    for (const n of names) if (!(CHECK_KINDS as readonly string[]).includes(n)) throw new UsageError(`--check: unknown check "${n}" (checks: ${CHECK_KINDS.join(', ')})`);
+    for (const n of names) {
+      if ((CHECK_KINDS as readonly string[]).includes(n)) continue;
+      const near = closestNames(n, CHECK_KINDS);
+      throw new UsageError(`--check: unknown check "${n}"${near.length ? ` (did you mean ${near.join(' or ')}?)` : ''} (checks: ${CHECK_KINDS.join(', ')})`);
+    }
     out.checks = names as CheckKind[];
   }
   if (v['confirm-cluster']) out.confirmCluster = v['confirm-cluster'];

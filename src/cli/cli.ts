@@ -586,7 +586,7 @@ async function dryRun(args: CliArgs, io: CliIo, log: Logger, s: Session, store: 
   if (args.go) return goDryRun(args, io, log, s, store, args.positionals[0]!);
   const key = normalizeKey(args.positionals[0]!, s);
   const reconciler = makeReconciler(args, s, log, store);
-  await noteMissingKey(io, s, key);
+  const missing = await noteMissingKey(io, s, key);
   const r = await dryRunReconcile({ client: s.client, reconciler, primary: s.resource, key, log });
   const failed = r.outcome.kind === 'error' || r.outcome.kind === 'terminal';
   if (args.json) {
@@ -596,7 +596,7 @@ async function dryRun(args: CliArgs, io: CliIo, log: Logger, s: Session, store: 
   }
   const out: string[] = [`Dry-run reconcile of ${key} (${s.resource.resource}${s.resource.group ? '.' + s.resource.group : ''}, reconciler ${reconciler.name}): ${args.reconciler.kind === 'exec' ? 'every write made through Reconcile Lab (the status the program returns) sent with dryRun=All, nothing of it persisted; what the program writes itself (kubectl, its own client) persists unless it honours RECONCILE_DRY_RUN=true (kubectl --dry-run=server)' : 'every write sent with dryRun=All, nothing persisted'}.`];
   if (r.explanation?.notes.length) out.push('', 'Observed:', ...r.explanation.notes.map((n) => `  - ${n}`));
-  out.push('', r.actions.length ? `Planned actions (${r.actions.length}):` : `Planned actions: ${noWritesText(r.outcome)}.`);
+  out.push('', r.actions.length ? `Planned actions (${r.actions.length}):` : `Planned actions: ${missing && r.outcome.kind === 'done' ? NO_WRITES_MISSING : noWritesText(r.outcome)}.`);
   r.actions.forEach((a, i) => {
     out.push(`  ${i + 1}. ${writeText({ verb: a.verb, resource: a.resource, objectKey: a.key, subresource: a.subresource })}${a.resourceVersionBefore ? ` (rv ${a.resourceVersionBefore})` : ''}${a.outcome === 'error' ? ` — REJECTED: ${a.error}` : a.record.deleted ? ` — ${writeDeletedText(a.record)}` : changesNothing(a) ? ` — ${UNCHANGED_WRITE_NOTE}` : ''}${a.warnings ? ` — ⚠ ${writeWarningsText(a.warnings)}` : ''}`);
     if (a.diff) out.push(indent(a.diff, '       '));
@@ -1301,7 +1301,7 @@ async function goDryRun(args: CliArgs, io: CliIo, log: Logger, s: Session, store
   const key = controllerKey(given, s, controller);
   await labelsFromServer(s, controller, key);
   // A typo in a key or namespace plans nothing real: say so, as step does.
-  if (!controller.announcement.requestType) await noteMissingKey(io, s, key);
+  const missing = !controller.announcement.requestType && (await noteMissingKey(io, s, key));
   const r = await controller.dryRun(key);
   const failed = r.outcome.kind === 'error' || r.outcome.kind === 'terminal';
   if (args.json) {
@@ -1310,7 +1310,7 @@ async function goDryRun(args: CliArgs, io: CliIo, log: Logger, s: Session, store
   }
   const out = [`Dry-run reconcile of ${key} in the Go controller ${controller.name}: every write sent with dryRun=All, nothing persisted.`, ''];
   // No write from a reconcile that failed says nothing about the desired state (it may have failed before writing).
-  out.push(r.writes.length ? `Planned writes (${r.writes.length}):` : failed ? 'Planned writes: none before it failed.' : 'Planned writes: none (already as desired).');
+  out.push(r.writes.length ? `Planned writes (${r.writes.length}):` : failed ? 'Planned writes: none before it failed.' : missing && r.outcome.kind === 'success' ? `Planned writes: ${NO_WRITES_MISSING}.` : 'Planned writes: none (already as desired).');
   r.writes.forEach((w, i) => {
     const res = w.group ? `${w.resource}.${w.group}` : w.resource;
     const obj = writeTarget(w);
@@ -1325,11 +1325,15 @@ async function goDryRun(args: CliArgs, io: CliIo, log: Logger, s: Session, store
 }
 
 /** A note on stderr when `key`'s object is not on the server: the reconciler then runs as for a deleted object. */
-async function noteMissingKey(io: CliIo, s: Session, key: ObjectKey): Promise<void> {
+async function noteMissingKey(io: CliIo, s: Session, key: ObjectKey): Promise<boolean> {
   const { namespace, name } = splitKey(key);
   const note = await missingObjectNote(s.client, s.resource, resourceName(s), s.resource.namespaced ? namespace : undefined, name);
   if (note) io.stderr(`reconcile-lab: note: ${note}; the reconciler runs as for a deleted object\n`);
+  return note !== undefined;
 }
+
+/** "Planned writes: none …" of a dry-run pass that wrote nothing and did not fail: of an object that is not there, nothing was to be done. */
+const NO_WRITES_MISSING = 'none (the object does not exist: the reconcile had nothing to do for it)';
 
 /** A note on stderr when the namespace a command is scoped to does not exist (a typo gives an empty run otherwise). */
 async function noteMissingNamespace(io: CliIo, s: Session, namespace: string, consequence: string): Promise<void> {

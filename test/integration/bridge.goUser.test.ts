@@ -224,6 +224,7 @@ describe('a user-shaped Go controller (two controllers, a cluster-scoped CRD) th
     try {
       const r = await runCliProcess(['dry-run', `${name}x`, '--kubeconfig', cluster.kubeconfigPath, '--controller', 'harbor-keeper', '--go', `${bin} --health-probe-bind-address=0 --metrics-bind-address=0`]);
       assert.match(r.stderr, new RegExp(`note: .*${name}x does not exist on the server \\(did you mean ${name}\\?\\)`), r.stderr);
+      assert.doesNotMatch(r.stdout, /already as desired/, r.stdout);
     } finally {
       await client.delete(HARBORS, undefined, name).catch(() => {});
     }

@@ -100,6 +100,7 @@ describe('reconcile-lab CLI against a real kube-apiserver', () => {
     const dry = await cli(['dry-run', `${typoNs}/widget-ready`, ...kc, ...widgets]);
     assert.equal(dry.code, 0, dry.stderr);
     assert.match(dry.stderr, new RegExp(`${typoNs}/widget-ready does not exist: namespace "${typoNs}" does not exist \\(did you mean [^)]*${ns}`));
+    assert.match(dry.stdout, /Planned actions: none \(the object does not exist: the reconcile had nothing to do for it\)\./, 'not "already as desired" for an object that is not there');
     // An existing key gets no note.
     const fine = await cli(['dry-run', `${ns}/widget-ready`, ...kc, ...widgets]);
     assert.doesNotMatch(fine.stderr, /note:/);

@@ -15,6 +15,8 @@ test('reconcile-lab check: flags parsed and validated', () => {
   assert.deepEqual(a.transitions, [{ spec: { data: { m: 'x' } } }]);
   assert.equal(a.convergenceBoundMs, 5000);
   assert.throws(() => parseCliArgs(['check', '--check', 'fuzz']), (e: Error) => e instanceof UsageError && /unknown check "fuzz"/.test(e.message));
+  assert.throws(() => parseCliArgs(['check', '--check', 'converge']), (e: Error) => e instanceof UsageError && /unknown check "converge" \(did you mean convergence\?\)/.test(e.message));
+  assert.throws(() => parseCliArgs(['check', '--check', 'fuzz']), (e: Error) => !/did you mean/.test(e.message), 'nothing close: no guess');
   assert.throws(() => parseCliArgs(['check', '--transition', '[1]']), /must be a JSON object/);
   assert.throws(() => parseCliArgs(['report', '--check', 'runTwice']), /only applies to check/);
   const g = parseCliArgs(['check', 'ns/w', '--go', 'go run ./cmd --max-concurrent-reconciles 1']);
