@@ -78,7 +78,8 @@ export function reconcilesAfter(entries: readonly JournalEntry[], key: ObjectKey
  */
 export function deletionVerdict(o: DeletionObservation): DeletionVerdict {
   if (o.gone) {
-    const how = o.finalizersAtDelete.length ? `the reconciler removed ${o.finalizersAtDelete.join(', ')}` : 'no finalizer: deleted at once';
+    // Without finalizers the time is the server's own (a Namespace's content is deleted first, with its spec.finalizers).
+    const how = o.finalizersAtDelete.length ? `the reconciler removed ${o.finalizersAtDelete.join(', ')}` : 'no metadata.finalizers to remove';
     const retried = o.failures.length ? `; ${o.failures.length} reconcile(s) after the delete failed on the way (last: ${clip(o.failures[o.failures.length - 1]!.message)})` : '';
     return { status: 'passed', problems: [], message: `gone ${o.ms} ms after the delete (${how})${retried}` };
   }

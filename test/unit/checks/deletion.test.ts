@@ -14,7 +14,7 @@ test('no finalizer: gone at once passes and says so', () => {
   const v = deletionVerdict({ ...base, gone: true, ms: 12 });
   assert.equal(v.status, 'passed');
   assert.deepEqual(v.problems, []);
-  assert.equal(v.message, 'gone 12 ms after the delete (no finalizer: deleted at once)');
+  assert.equal(v.message, 'gone 12 ms after the delete (no metadata.finalizers to remove)');
 });
 
 test('the reconciler removed its finalizer: passes; failures on the way are mentioned, not findings', () => {
