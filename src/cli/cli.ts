@@ -670,9 +670,15 @@ async function goInspect(args: CliArgs, io: CliIo, log: Logger, s: Session, stor
   return printInspection(args, io, s, r, { cache: `the Go program's cache (its manager's, which its controllers share)${metadataOnly ? ', metadata only: only metadata is compared' : ''}` });
 }
 
-function printInspection(args: CliArgs, io: CliIo, s: Session, r: InspectResult, o: { cache: string; informerResourceVersion?: string }): number {
+async function printInspection(args: CliArgs, io: CliIo, s: Session, r: InspectResult, o: { cache: string; informerResourceVersion?: string }): Promise<number> {
   const key = r.key;
-  if (r.state === 'both-missing') throw new ObjectNotFoundError(`${key} not found: no ${resourceName(s)} of that name is in ${o.cache} or on the server`);
+  if (r.state === 'both-missing') {
+    // The object meant, when a typo is likely (as step, dry-run and check say it).
+    const { namespace, name } = splitKey(key);
+    const note = await missingObjectNote(s.client, s.resource, resourceName(s), s.resource.namespaced ? namespace : undefined, name);
+    const meant = note?.match(/\((did you mean [^)]*)\)$|: (namespace .*)$/);
+    throw new ObjectNotFoundError(`${key} not found: no ${resourceName(s)} of that name is in ${o.cache} or on the server${meant ? ` (${meant[1] ?? meant[2]})` : ''}`);
+  }
   if (args.json) {
     // Secret values masked in the JSON too (a changed one marked), as in the diff.
     const [cached, server] = maskSecretPair(r.cached, r.server);

@@ -152,6 +152,10 @@ describe('reconcile-lab CLI against a real kube-apiserver', () => {
     const r = await cli(['inspect', 'no-such-widget', ...common]);
     assert.equal(r.code, 1);
     assert.match(r.stderr, new RegExp(`${ns}/no-such-widget not found`));
+    // A typo names the object probably meant, as step and dry-run do.
+    const typo = await cli(['inspect', 'widget-redy', ...common]);
+    assert.equal(typo.code, 1);
+    assert.match(typo.stderr, new RegExp(`${ns}/widget-redy not found: .* \\(did you mean ${ns}/widget-ready\\?\\)`), typo.stderr);
     const j = await cli(['inspect', 'no-such-widget', ...common, '--json']);
     assert.equal(j.code, 1);
     assert.equal(JSON.parse(j.stdout).exitCode, 1);
