@@ -94,6 +94,33 @@ describe('robustness checks (issue 11) on the real control plane', () => {
     assert.match(r.results.find((x) => x.check === 'childDrift')?.message ?? '', /^(\d) of \1 child\(ren\) restored within [\d.]+ s of a change behind the controller's back \(deleted configmaps\/widget-ready[^:]*: recreated; changed data\.[^ ]+ of configmaps\/widget-ready[^:]*: put back/, summary(r));
     assert.deepEqual(await scratchLeft(), []);
     assert.equal((await c.get(crd.gvr, ns, 'widget-ready')).metadata.resourceVersion, before.metadata.resourceVersion);
+    assert.ok(!r.notes.some((n) => /changed by a writer the checks did not run/.test(n)), `no other writer was there: ${r.notes.join('\n')}`);
+  });
+
+  test('another writer acting on the scratch copies (a second instance of the controller watching every namespace) is named in the notes', async () => {
+    // The "second instance": it marks every Widget in a scratch namespace, as a controller reconciling all namespaces would write it.
+    let stop = false;
+    const marked = new Set<string>();
+    const rogue = (async () => {
+      while (!stop) {
+        for (const w of (await c.list(crd.gvr, undefined)).items) {
+          const wns = w.metadata.namespace ?? '';
+          if (!wns.startsWith('rl-check-') || marked.has(`${wns}/${w.metadata.name}`)) continue;
+          marked.add(`${wns}/${w.metadata.name}`);
+          await c.patch(crd.gvr, wns, w.metadata.name!, 'merge', { metadata: { annotations: { 'rogue.example.io/seen': 'yes' } } }).catch(() => {});
+        }
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    })();
+    try {
+      const r = await runChecks(options({ createReconciler: () => createLabReconciler(), reconcilerSpec: { kind: 'lab' }, checks: ['runTwice'] }));
+      assert.ok(marked.size > 0, 'the other writer reached a scratch copy');
+      assert.ok(r.notes.some((n) => new RegExp(`^The scratch copy of ${ns}/widget-ready was changed by a writer the checks did not run .*another instance of this controller`).test(n)), r.notes.join('\n'));
+    } finally {
+      stop = true;
+      await rogue;
+    }
+    assert.deepEqual(await scratchLeft(), []);
   });
 
   async function moduleOptions(file: string, keys?: string[]): Promise<RunChecksOptions> {

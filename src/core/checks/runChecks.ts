@@ -3,7 +3,7 @@ import { yamlDiff } from '../actions/objectDiff.ts';
 import type { JournalEntry } from '../journal/journal.ts';
 import { writeErrorText, type WriteRecord } from '../k8s/dynamicClient.ts';
 import { keyFor, splitKey, type ObjectKey } from '../k8s/keys.ts';
-import type { KubeObject, ResourceInfo } from '../k8s/objects.ts';
+import type { GroupVersionResource, KubeObject, ResourceInfo } from '../k8s/objects.ts';
 import { nullLogger } from '../log.ts';
 import { LAST_APPLIED, MASK } from '../k8s/secretMask.ts';
 import { rfc3339 } from '../reconcilers/conditions.ts';
@@ -181,6 +181,28 @@ async function referenceRun(ctx: KeyContext, parts: CheckTimingPart[], n: number
 }
 
 /**
+ * A note when the reference run's scratch copy of a custom resource was written by someone else than the reconciler
+ * under check: a resourceVersion it was seen at (read before one of the run's writes to it, or at the end) is neither
+ * the one it was created with nor that of any write the run journaled. Another instance of the controller reconciling every namespace (a `reconcile-lab run --go` left
+ * running, the controller deployed in the cluster) acts on the scratch copies too, and its writes make findings that
+ * are not the reconciler's. Built-in kinds are left out: kube-controller-manager legitimately writes some of them
+ * (a Deployment's status).
+ */
+export function foreignWriterNote(ref: Pick<Reference, 'raw' | 'copy' | 'writes'>, key: ObjectKey, primary: GroupVersionResource): string | undefined {
+  if (!primary.group.includes('.') || primary.group.endsWith('.k8s.io')) return undefined;
+  const label = resourceLabelOf(primary);
+  const copy = ref.raw.objects.find((o) => o.resource === label && o.object.metadata.name === ref.copy.name);
+  const onCopy = ref.writes.filter((w) => w.gvr.group === primary.group && w.gvr.resource === primary.resource && w.name === ref.copy.name);
+  // Every resourceVersion the copy had that the harness or the reconciler made; a stale cache only shows older ones.
+  const made = new Set([ref.copy.createdResourceVersion, ...onCopy.map((w) => w.resourceVersionAfter).filter((rv): rv is string => rv !== undefined)]);
+  // What was seen of it: the version each write found (read before it) and the final one.
+  const seen = [...onCopy.map((w) => w.resourceVersionBefore), copy?.object.metadata.resourceVersion].filter((rv): rv is string => rv !== undefined && rv !== '');
+  const other = seen.find((rv) => !made.has(rv));
+  if (other === undefined) return undefined;
+  return `The scratch copy of ${key} was changed by a writer the checks did not run (it was seen at resourceVersion ${other}, which none of the writes of the reconciler under check made): another instance of this controller reconciling every namespace — a reconcile-lab run --go or Run Controller… left running, or the controller deployed in the cluster — acts on the scratch copies too, and findings may be its doing. Stop it (or scope it to its namespaces) and check again.`;
+}
+
+/**
  * Adds to the compared resources ({@link KeyContext.resources}, shared by every key of the run and by the cleanup)
  * each namespaced resource the reconciler wrote in the scratch namespace `ns` during `run` that is not compared yet:
  * a controller's children are whatever it creates (a Go controller's Secrets, Services, Deployments…), not only the
@@ -216,7 +238,7 @@ async function checkRunTwice(ctx: KeyContext, ref: Reference, parts: CheckTiming
         findings.push(finding(ctx, {
           check: 'runTwice', severity: 'warning', perturbation, diff: '', writes: [checkWriteOf(w)], journal: journalOf(run, ref.copy.scratchKey),
           title: `No-op write on the second reconcile: ${describeWrite(w)} (resourceVersion ${w.resourceVersionBefore} unchanged)`,
-          explanation: `The second reconcile sent ${describeWrite(w)} although the object already was as desired: the server accepted it and changed nothing. Every reconcile then costs an API write; compare the desired state with the observed one and write only when they differ.`,
+          explanation: droppedFieldsNote(w) ?? `The second reconcile sent ${describeWrite(w)} although the object already was as desired: the server accepted it and changed nothing. Every reconcile then costs an API write; compare the desired state with the observed one and write only when they differ.`,
         }));
       }
     }
@@ -225,6 +247,17 @@ async function checkRunTwice(ctx: KeyContext, ref: Reference, parts: CheckTiming
       ? { status: 'failed', findings, message: `${findings.length} write(s) on the second reconcile` }
       : { status: 'passed', findings, message: `the second reconcile wrote nothing (${writes.length ? `${writes.length} changing write(s) left to the convergence check` : 'outcome ' + outcome})` };
   });
+}
+
+/**
+ * Why a write changed nothing when the server said it dropped fields of it (`unknown field "status.phase"`): the
+ * object never holds what the reconciler sends, so a reconciler that compares before writing still sees a difference
+ * and writes again on every pass. Undefined when the server warned of no unknown field.
+ */
+export function droppedFieldsNote(w: WriteRecord): string | undefined {
+  const fields = (w.warnings ?? []).map((t) => /^unknown field "([^"]+)"/.exec(t)?.[1]).filter((f): f is string => f !== undefined);
+  if (!fields.length) return undefined;
+  return `The second reconcile sent ${describeWrite(w)} and the server changed nothing, because it dropped ${fields.map((f) => `"${f}"`).join(', ')}: ${fields.length === 1 ? 'that field is' : 'those fields are'} not in the resource's schema (server warning: unknown field), so the object never holds ${fields.length === 1 ? 'it' : 'them'} and every pass that compares before writing finds a difference and writes again. Add ${fields.length === 1 ? 'the field' : 'the fields'} to the CRD (for a kubebuilder project: make manifests, then install the CRD again), or stop setting ${fields.length === 1 ? 'it' : 'them'}.`;
 }
 
 /** Check 5: the reference run went idle within the bound. */
@@ -1347,6 +1380,9 @@ export async function runChecks(options: RunChecksOptions, progress?: CheckProgr
       if (copiedNote) notes.push(copiedNote);
       const waiting = waitingNote(ref1, key, resourceLabelOf(options.primary), copiedNote !== undefined);
       if (waiting) notes.push(waiting);
+      // An exec program may write with its own client (kubectl): its writes are not all journaled, so it is not judged.
+      const foreign = options.reconcilerSpec.kind === 'exec' ? undefined : foreignWriterNote(ref1, key, options.primary);
+      if (foreign) notes.push(foreign);
       const compared = ctx.resources.length;
       const ref2 = await referenceRun(ctx, refParts, 2, false);
       // The second run wrote a resource the first did not: the first run's end state (still settled, its controller
