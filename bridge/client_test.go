@@ -324,19 +324,25 @@ func TestMaskSecretObject(t *testing.T) {
 // with startManager.
 func realManager(t *testing.T, h *hub, ns string) manager.Manager {
 	t.Helper()
-	mopts := manager.Options{
-		Scheme:                 scheme.Scheme,
-		Metrics:                metricsserver.Options{BindAddress: "0"},
-		HealthProbeBindAddress: "0",
-		Cache:                  cache.Options{DefaultNamespaces: map[string]cache.Config{ns: {}}},
-		Controller:             config.Controller{SkipNameValidation: ptr.To(true)},
-	}
+	mopts := testManagerOptions(ns)
 	setupWith(h, &mopts)
 	mgr, err := manager.New(realConfig(t), mopts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return mgr
+}
+
+// testManagerOptions are a test manager's options: its cache on namespace ns, no metrics or probe servers, and
+// controller names that may repeat across tests.
+func testManagerOptions(ns string) manager.Options {
+	return manager.Options{
+		Scheme:                 scheme.Scheme,
+		Metrics:                metricsserver.Options{BindAddress: "0"},
+		HealthProbeBindAddress: "0",
+		Cache:                  cache.Options{DefaultNamespaces: map[string]cache.Config{ns: {}}},
+		Controller:             config.Controller{SkipNameValidation: ptr.To(true)},
+	}
 }
 
 // startManager starts mgr until the test ends; the test fails if it stops with an error.

@@ -5,15 +5,10 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/client-go/kubernetes/scheme"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
-	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 )
@@ -78,14 +73,7 @@ func TestNoSetupAnnounced(t *testing.T) {
 	ns := scratchNamespace(t, plain)
 	e := newTestEditor(t, true)
 	h := connectedHub(t, e)
-	mopts := manager.Options{
-		Scheme:                 scheme.Scheme,
-		Metrics:                metricsserver.Options{BindAddress: "0"},
-		HealthProbeBindAddress: "0",
-		Cache:                  cache.Options{DefaultNamespaces: map[string]cache.Config{ns: {}}},
-		Controller:             config.Controller{SkipNameValidation: ptr.To(true)},
-	}
-	mgr, err := manager.New(realConfig(t), mopts) // no setupWith: the stock client
+	mgr, err := manager.New(realConfig(t), testManagerOptions(ns)) // no setupWith: the stock client
 	if err != nil {
 		t.Fatal(err)
 	}
