@@ -449,6 +449,23 @@ async function execute(args: CliArgs, io: CliIo, log: Logger, store: DisposableS
   }
 }
 
+/**
+ * Sends each of the checks' changes (JSON merge patches of the primary) as a dry-run patch of `key`'s object, in
+ * order, without storing anything; a change the server refuses as invalid (400, 422) is a usage error naming it and
+ * the server's reason. Other failures (the object went away meanwhile) are left to the checks.
+ */
+async function transitionsAccepted(s: Session, key: ObjectKey, transitions: readonly unknown[], source: string): Promise<void> {
+  const { namespace, name } = splitKey(key);
+  for (const t of transitions) {
+    try {
+      await s.client.patch(s.resource, s.resource.namespaced ? namespace : undefined, name, 'merge', t, { dryRun: true });
+    } catch (e) {
+      if (e instanceof ApiError && (e.code === 400 || e.code === 422)) throw new UsageError(`${source} ${JSON.stringify(t)}: the server refuses it for ${key} (${e.message.split('\n')[0]}); give changes the resource's schema allows`);
+      if (!(e instanceof ApiError)) throw e;
+    }
+  }
+}
+
 /** check: the robustness checks on copies of the keys (or every object of the resource). */
 async function check(args: CliArgs, io: CliIo, log: Logger, s: Session): Promise<number> {
   const spec = args.reconciler;
@@ -505,6 +522,9 @@ async function check(args: CliArgs, io: CliIo, log: Logger, s: Session): Promise
       throw new UsageError(`no ${resourceName(s)} to check${namespace ? ` in ${namespace}` : ''}${ns ? `: ${ns}` : ''}; name a key`);
     }
   }
+  // A change the server refuses (a value its schema does not allow, an immutable field) would leave every check that
+  // applies it "could not run": refuse it up front with the server's reason.
+  if (transitions?.length) await transitionsAccepted(s, keys[0]!, transitions, args.transitions ? '--transition' : "the module's checkTransitions export");
   // Everything that changes what the checks do goes into the reproduce lines, so a copied line runs the same check.
   const flags = reproduceFlags({
     ...(args.go ? { go: args.go } : spec.kind === 'exec' ? { reconciler: `exec:${spec.command.map(shellQuote).join(' ')}` } : spec.kind === 'module' ? { reconciler: `module:${spec.path}` } : {}),

@@ -535,6 +535,12 @@ describe('reconcile-lab CLI against a real kube-apiserver', () => {
     assert.equal(missing.code, 2, missing.stderr + missing.stdout);
     assert.match(missing.stderr, new RegExp(`no widgets\\.\\S+ "${ns}/no-such-widget" to check`));
 
+    // A change the server refuses (spec.data must be a map): a usage error with its reason, before any check runs.
+    const refused = await cli(['check', key, ...common, '--reconciler', 'module:samples/module-reconciler.ts', '--transition', '{"spec":{"data":5}}']);
+    assert.equal(refused.code, 2, refused.stderr + refused.stdout);
+    assert.match(refused.stderr, /--transition \{"spec":\{"data":5\}\}: the server refuses it for \S*widget-ready \(.*\); give changes the resource's schema allows/, refused.stderr);
+    assert.equal((await c.get(crd.gvr, ns, 'widget-ready')).metadata.resourceVersion, before.metadata.resourceVersion, 'the dry-run patch stored nothing');
+
     // A reconciler that always fails, convergence not selected: no finding, the check skipped; exit 1 and stderr says
     // why, the report says the last reconcile's error.
     const failing = await cli(['check', key, ...common, '--reconciler', 'exec:/bin/false', '--check', 'runTwice', '--convergence-bound', '3']);
