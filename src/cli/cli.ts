@@ -30,7 +30,7 @@ import { yamlDiff } from '../core/actions/objectDiff.ts';
 import { maskSecretPair } from '../core/k8s/secretMask.ts';
 import { BridgeHub } from '../core/bridge/bridgeHub.ts';
 import { RemoteController } from '../core/bridge/remoteController.ts';
-import { runGoController } from '../core/bridge/runGoController.ts';
+import { GoControllerNotAnnouncedError, runGoController } from '../core/bridge/runGoController.ts';
 import { findGoMod, goLaunchProblem, uninstalledKindProblem, unservedKind } from '../core/bridge/goModule.ts';
 import { PROTOCOL } from '../core/bridge/protocol.ts';
 import { crdManifestsFor, findCrdManifests } from '../core/k8s/crdManifests.ts';
@@ -77,7 +77,9 @@ class ObjectNotFoundError extends Error {}
 
 /** Maps any failure to the documented exit code. */
 export function exitCodeFor(e: unknown): ExitCode {
-  if (e instanceof UsageError) return ExitCode.usage;
+  // A --controller / --resource naming none of the controllers the program announced is a usage error too (known
+  // only once the program ran and announced them).
+  if (e instanceof UsageError || e instanceof GoControllerNotAnnouncedError) return ExitCode.usage;
   if (e instanceof RefusedError) return ExitCode.refused;
   if (e instanceof KubeConfigError) return ExitCode.connection;
   if (e instanceof ObjectChangedError) return ExitCode.conflict;
@@ -1079,7 +1081,7 @@ async function learnResourceFromProgram(args: CliArgs, io: CliIo, log: Logger, s
   } catch (e) {
     // The program ended before it announced a controller: its own last lines say why.
     const ending = await programEndings.get(store)?.(PROGRAM_GONE_GRACE_MS);
-    if (ending && !(e instanceof UsageError)) throw new Error(`${(e as Error).message}\n${ending}`);
+    if (ending && !(e instanceof UsageError) && !(e instanceof GoControllerNotAnnouncedError)) throw new Error(`${(e as Error).message}\n${ending}`);
     throw e;
   } finally {
     await Promise.allSettled((pendingFlushes.get(store) ?? []).map((f) => f()));

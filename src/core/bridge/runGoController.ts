@@ -22,6 +22,20 @@ export class GoProgramExitError extends Error {
   }
 }
 
+/**
+ * The program announced every controller it sets up (or some, by a notice time) and none is the one asked for
+ * (`wanted`): a mistake in what was asked (`--controller`, `--resource`), not in the program. The message lists what it
+ * announced; `announced` has their names.
+ */
+export class GoControllerNotAnnouncedError extends Error {
+  readonly announced: readonly string[];
+  constructor(message: string, announced: readonly string[]) {
+    super(message);
+    this.announced = announced;
+    this.name = 'GoControllerNotAnnouncedError';
+  }
+}
+
 export interface RunGoControllerOptions {
   hub: BridgeHub;
   spec: LaunchSpec;
@@ -199,7 +213,12 @@ export async function runGoController(o: RunGoControllerOptions): Promise<Runnin
     if (!announced.length || !o.wanted) return false;
     const list = announced.map((c) => `${c.name}${c.resourceId ? ` (${c.resourceId})` : ''}`).join(', ');
     const close = o.wantedName !== undefined ? closestNames(o.wantedName, announced.map((c) => c.name)) : [];
-    wait.abort(new Error(`${commandLine} announced ${list}, but not ${o.wanted}.${close.length ? ` Did you mean --controller ${close[0]}?` : ''}`));
+    wait.abort(
+      new GoControllerNotAnnouncedError(
+        `${commandLine} announced ${list}, but not ${o.wanted}.${close.length ? ` Did you mean --controller ${close[0]}?` : ''}`,
+        announced.map((c) => c.name),
+      ),
+    );
     return true;
   };
   const announcements = o.hub.onDidAddController(() => {

@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { BridgeHub } from '../../../src/core/bridge/bridgeHub.ts';
-import { leaderElectionNote, runGoController } from '../../../src/core/bridge/runGoController.ts';
+import { GoControllerNotAnnouncedError, leaderElectionNote, runGoController } from '../../../src/core/bridge/runGoController.ts';
 import { Journal } from '../../../src/core/journal/journal.ts';
 import { FakeClock } from '../../fakes/fakeClock.ts';
 import { Peer, until } from './peer.ts';
@@ -60,7 +60,8 @@ test('with wanted: a program that announces only after the first notice, and no 
     clock.step(1);
     await until(() => outcome() !== undefined, 'the run ends');
     const failure = outcome();
-    assert.ok(failure instanceof Error, String(failure));
+    assert.ok(failure instanceof GoControllerNotAnnouncedError, String(failure));
+    assert.deepEqual(failure.announced, ['harbor-keeper']);
     assert.match(failure.message, /^sleep 600 announced harbor-keeper \(harbors\.fleet\.example\.io\), but not a controller reconciling widgets\.lab\.reconcile\.dev\.$/);
     clock.step(60_000);
     assert.equal(notices.length, 1, 'the notice is said once, and the run left no check behind');

@@ -7,6 +7,7 @@ import { exitCodeFor } from '../../../src/cli/cli.ts';
 import { ApiError } from '../../../src/core/k8s/client.ts';
 import { KubeConfigError } from '../../../src/core/k8s/kubeconfig.ts';
 import { ObjectChangedError } from '../../../src/core/actions/finalizers.ts';
+import { GoControllerNotAnnouncedError } from '../../../src/core/bridge/runGoController.ts';
 
 test('help: no command, --help or -h', () => {
   assert.equal(parseCliArgs([]), 'help');
@@ -69,6 +70,7 @@ test('reconciler specs and command-line splitting', () => {
 
 test('exit codes follow the documented table', () => {
   assert.equal(exitCodeFor(new UsageError('x')), ExitCode.usage);
+  assert.equal(exitCodeFor(new GoControllerNotAnnouncedError('x', ['harbor-keeper'])), ExitCode.usage, '--go with a --controller / --resource the program does not run');
   assert.equal(exitCodeFor(new KubeConfigError('x')), ExitCode.connection);
   assert.equal(exitCodeFor(new ApiError(0, 'Unreachable', 'x')), ExitCode.connection);
   assert.equal(exitCodeFor(new ApiError(401, 'Unauthorized', 'x')), ExitCode.connection);
