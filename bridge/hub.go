@@ -235,7 +235,10 @@ func (h *hub) register(q *Queue) bool {
 	info.Paused = paused
 	r := h.reconcilerLocked(q.name)
 	if r == nil {
-		r = h.pairLocked(q)
+		var hint string
+		if r, hint = h.pairLocked(q); hint != "" {
+			info.Hints = append(append([]string(nil), info.Hints...), hint)
+		}
 	}
 	if r != nil {
 		r.describe(&info)
@@ -361,13 +364,15 @@ func (h *hub) confirmPair(name string, q *Queue, item reconcile.Request) bool {
 	h.mu.Unlock()
 	// The announcement named the reconciler's kind: announce the controller again without it.
 	q.mu.Lock()
+	hint := fmt.Sprintf("bridge.Wrap(mgr, %q, …) is not the reconciler of controller %q after all (its first reconcile was not one of that queue's): it is shown alone; pass the controller's name to both bridge.Options and bridge.Wrap", name, q.name)
 	q.info.Group, q.info.Version, q.info.Kind, q.info.Resource = "", "", "", ""
+	q.info.Hints = append(append([]string(nil), q.info.Hints...), hint)
 	q.forResource = ""
 	info := q.info
 	info.Paused = q.paused
 	q.mu.Unlock()
 	h.sendCtrl(&info)
-	h.log.Info(fmt.Sprintf("bridge.Wrap(mgr, %q, …) is not the reconciler of controller %q after all (its first reconcile was not one of that queue's): it is shown alone; pass the controller's name to both bridge.Options and bridge.Wrap", name, q.name))
+	h.log.Info(hint)
 	return false
 }
 
@@ -399,8 +404,9 @@ func (h *hub) declare() int {
 // when exactly one Options name has no reconciler of that name (q's) and exactly one reconciler matches neither
 // an Options name nor a controller, Wrap was given a different name than Options for that controller (every
 // Options and Wrap call of a manager happens before it starts its controllers, so the sets are complete), and the
-// two are paired, with a hint in the log. Anything ambiguous is left unpaired. The caller holds h.mu.
-func (h *hub) pairLocked(q *Queue) *Reconciler {
+// two are paired, with a hint (in the log, and returned for the announcement). Anything ambiguous is left unpaired
+// (nil, ""). The caller holds h.mu.
+func (h *hub) pairLocked(q *Queue) (*Reconciler, string) {
 	var options []string
 	for n := range h.optionsNames {
 		if h.reconcilers[n] == nil && h.wrappedAs[n] == "" {
@@ -409,7 +415,7 @@ func (h *hub) pairLocked(q *Queue) *Reconciler {
 	}
 	given := q.info.Name
 	if len(options) != 1 || (options[0] != given && options[0] != q.name) {
-		return nil
+		return nil, ""
 	}
 	var lone []*Reconciler
 	for n, r := range h.reconcilers {
@@ -418,7 +424,7 @@ func (h *hub) pairLocked(q *Queue) *Reconciler {
 		}
 	}
 	if len(lone) != 1 {
-		return nil
+		return nil, ""
 	}
 	r := lone[0]
 	h.aliasLocked(r.name, q.name)
@@ -426,8 +432,9 @@ func (h *hub) pairLocked(q *Queue) *Reconciler {
 	if given == "" {
 		given = q.name
 	}
-	h.log.Info(fmt.Sprintf("bridge.Wrap(mgr, %q, …) and bridge.Options(mgr, %q, …) name one controller differently: Reconcile Lab shows them together as %q; pass %q to both", r.name, given, q.name, q.name))
-	return r
+	hint := fmt.Sprintf("bridge.Wrap(mgr, %q, …) and bridge.Options(mgr, %q, …) name one controller differently: Reconcile Lab shows them together as %q; pass %q to both", r.name, given, q.name, q.name)
+	h.log.Info(hint)
+	return r, hint
 }
 
 // welcome applies the editor's welcome: paused=true pauses every controller, now and those built later.

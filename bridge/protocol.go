@@ -167,6 +167,11 @@ type ControllerMsg struct {
 	// were all announced, no other controller of the process is coming (one behind leader election is announced
 	// only after it won). Absent when not known.
 	Declared int `json:"declared,omitempty"`
+	// Hints are ways the program wired this controller to the bridge that work but differ from what it says: a name
+	// given to bridge.Options or bridge.Wrap that is not the controller's, a Wrap paired with this queue by elimination
+	// (or unpaired again). Each is a sentence ending with the fix. The editor says each once; the program's log has
+	// them too. A re-announcement repeats the earlier hints and may add one.
+	Hints []string `json:"hints,omitempty"`
 }
 
 // CacheSelector is the label and field selector the manager's cache lists a controller's kind with in one

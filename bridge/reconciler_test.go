@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -144,6 +145,16 @@ func wrappedUnderAnotherName(t *testing.T, optionsName string) {
 	if announced["name"] != "bucket-ctrl" || announced["kind"] != "ConfigMap" || announced["resource"] != "configmaps" {
 		t.Fatalf("announcement %v: want controller-runtime's name bucket-ctrl with the kind Wrap was given", announced)
 	}
+	// The slip is told to the editor too (not only in the program's log), with the name to pass.
+	hints := hintsOf(announced)
+	if optionsName == "bucket" {
+		// Options and Wrap both say "bucket": Options' name is not controller-runtime's (Wrap follows it).
+		if len(hints) != 1 || !strings.Contains(hints[0], `bridge.Options(mgr, "bucket", …)`) || !strings.Contains(hints[0], `pass "bucket-ctrl" to bridge.Options and bridge.Wrap`) {
+			t.Fatalf("hints %q: want the Options name mismatch", hints)
+		}
+	} else if len(hints) != 1 || !strings.Contains(hints[0], `bridge.Wrap(mgr, "bucket", …) and bridge.Options(mgr, "bucket-ctrl", …) name one controller differently`) {
+		t.Fatalf("hints %q: want the Wrap/Options pair", hints)
+	}
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "photos"}}
 	if err := plain.Create(context.Background(), cm); err != nil {
 		t.Fatal(err)
@@ -173,6 +184,17 @@ func wrappedUnderAnotherName(t *testing.T, optionsName string) {
 	if err := plain.Get(context.Background(), client.ObjectKeyFromObject(cm), &after); err != nil || after.Data["seen"] != "yes" {
 		t.Fatalf("after the step the ConfigMap holds %v (%v)", after.Data, err)
 	}
+}
+
+// hintsOf is the hints of a controller message as the editor decodes them.
+func hintsOf(m map[string]any) []string {
+	var out []string
+	raw, _ := m["hints"].([]any)
+	for _, h := range raw {
+		s, _ := h.(string)
+		out = append(out, s)
+	}
+	return out
 }
 
 // commandAndWait sends c to the hub and returns its reply.
@@ -232,6 +254,13 @@ func TestWrongGuessUndone(t *testing.T) {
 	}
 	if again["kind"] != nil || again["resource"] != nil {
 		t.Fatalf("lamps announced again %v: want no kind once the guess is undone", again)
+	}
+	// The first announcement told the guess; the second repeats it and adds that it was undone.
+	if h := hintsOf(guessed); len(h) != 1 || !strings.Contains(h[0], "name one controller differently") {
+		t.Fatalf("first announcement's hints %q: want the guessed pair", h)
+	}
+	if h := hintsOf(again); len(h) != 2 || !strings.Contains(h[1], `bridge.Wrap(mgr, "keys", …) is not the reconciler of controller "lamps" after all`) {
+		t.Fatalf("second announcement's hints %q: want the pair undone after the guess", h)
 	}
 	if start["controller"] != "keys" {
 		t.Fatalf("the Secret's reconcile %v: want it under its own controller keys", start)

@@ -190,7 +190,9 @@ func (h *hub) queueConfigFor(usePQ bool, info ControllerMsg, mgr manager.Manager
 		if h.queue(info.Name) == nil {
 			h.alias(info.Name, name) // Wrap is expected under the same name as Options; pairLocked handles another
 		}
-		h.log.Info(w) // it works as it is: a hint, not an error (no stack trace in the developer's log)
+		// It works as it is: a hint, not an error (no stack trace in the developer's log), told to the editor too.
+		h.log.Info(w)
+		cfg.info.Hints = append(append([]string(nil), cfg.info.Hints...), w)
 	}
 	return cfg
 }

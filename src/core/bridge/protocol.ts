@@ -108,6 +108,7 @@ export const PROTOCOL = {
       requestType: 'string?',
       noSetup: 'bool?',
       order: 'int?',
+      hints: 'string[]?',
       declared: 'int?',
     },
     queue: {
@@ -241,6 +242,12 @@ export interface ControllerMessage {
   requestType?: string;
   /** The manager's client is not the bridge client (no bridge.Setup before ctrl.NewManager): no write journal, no causes, no dry-run. */
   noSetup?: boolean;
+  /**
+   * Ways the program wired the controller to the bridge that work but differ from what it says (a name given to
+   * bridge.Options or bridge.Wrap that is not the controller's), each a sentence ending with the fix. A
+   * re-announcement repeats the earlier ones and may add one; each is said once.
+   */
+  hints?: string[];
   /**
    * The controller's place in the program: 1 for the process's first `bridge.Options` (or `bridge.NewQueue`) call,
    * 2 for the next… — the order the program sets its controllers up. Controllers are announced in any order (the

@@ -93,6 +93,8 @@ export class RemoteController implements Controller {
   private readonly unreported = new Set<ObjectKey>();
   /** The "not wrapped" warning was given (once per controller). */
   private warnedNotWrapped = false;
+  /** The wiring hints said already ({@link noteHints}). */
+  private readonly toldHints = new Set<string>();
   /** See {@link noteForObject}: events of other resources on the keys' own names, until decided (`done`). */
   private readonly forMismatch = { done: false, other: new Map<string, number>() };
   private readonly dirty = new Set<ObjectKey>();
@@ -146,12 +148,25 @@ export class RemoteController implements Controller {
     this.onDidChangeKey = this.keys.onDidChangeKey;
     this.journal.append({ kind: 'control', action: 'start', controller: this.name, detail: `${this.endpoint.description}${this.info.paused ? ', paused' : ''}` });
     this.noteScopeUnknown(undefined);
+    this.noteHints();
     if (this.info.noSetup) {
       this.warn(
         'noSetup',
         `${this.name}: the program's manager client and cache are not the bridge's (bridge.Setup(&options) is not called before ctrl.NewManager): its writes are not journaled, why-queued cannot name the event that queued a key (it reads "added outside an informer event"), and dry-run is refused. Call bridge.Setup(&options) on the manager options before ctrl.NewManager`,
         undefined,
       );
+    }
+  }
+
+  /**
+   * Says each of the announcement's wiring hints once (in the log and the journal, as a warning: the CLI shows it
+   * without -v, the editor in the Event Log), however often the controller is announced again.
+   */
+  private noteHints(): void {
+    for (const hint of this.info.hints ?? []) {
+      if (this.toldHints.has(hint)) continue;
+      this.toldHints.add(hint);
+      this.warn('wiring', `${this.name}: ${hint}`, undefined);
     }
   }
 
@@ -275,6 +290,7 @@ export class RemoteController implements Controller {
     const before = this.info.cacheScopeUnknown;
     this.info = m;
     this.noteScopeUnknown(before);
+    this.noteHints();
     this.shutdown = false;
     this.pausedValue = m.paused;
     this.statusChanged();

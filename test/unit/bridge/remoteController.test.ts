@@ -571,6 +571,17 @@ test('a controller announced without the bridge client (no bridge.Setup) says on
   assert.equal(setup().journal.entries({ kinds: ['warning'] }).length, 0, 'with bridge.Setup nothing is said');
 });
 
+test('wiring hints of the announcement are said once each as warnings, a re-announcement adding one says only the new one', () => {
+  const options = 'bridge.Options(mgr, "widgets", …) is used by the controller controller-runtime named "widget": … pass "widget" to bridge.Options and bridge.Wrap';
+  const { c, journal } = setup({ hints: [options] });
+  const said = () => journal.entries({ kinds: ['warning'] }).flatMap((e) => (e.kind === 'warning' && e.code === 'wiring' ? [e.message] : []));
+  assert.deepEqual(said(), [`widget: ${options}`]);
+  const undone = 'bridge.Wrap(mgr, "keys", …) is not the reconciler of controller "widget" after all …';
+  c.announce({ type: 'controller', name: 'widget', priorityQueue: true, paused: false, hints: [options, undone] });
+  c.announce({ type: 'controller', name: 'widget', priorityQueue: true, paused: false, hints: [options, undone] }); // a reconnect
+  assert.deepEqual(said(), [`widget: ${options}`, `widget: ${undone}`]);
+});
+
 test('a Go controller that writes status on every pass is a hot loop: warned on the key (with the Go predicate), cleared once it stops looping', () => {
   const { c, q, journal } = setup();
   const key = 'ns/hot';
