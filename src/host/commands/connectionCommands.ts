@@ -7,7 +7,7 @@ import { listKubeContexts } from '../connection/kubeContexts.ts';
 import type { ConnectRequest, ReconcileLab } from '../reconcileLab.ts';
 import type { Session } from '../session/session.ts';
 import type { ReconcilerKind, Settings } from '../settings.ts';
-import { resourceIdOf } from '../views/viewModel.ts';
+import { resourceIdOfGvr } from '../../core/k8s/objects.ts';
 import { boolArg, fail, isFailure, stringArg, stringArrayArg, type CommandResult, type Failure } from './args.ts';
 import { CHOOSE_FILE_LABEL, connectChoices, CONNECT_BROWSE, CONNECT_LOCAL, START_LOCAL_LABEL } from '../connection/kubeconfigSource.ts';
 import { requireSession } from './pickers.ts';
@@ -202,7 +202,7 @@ export async function selectResources(lab: ReconcileLab, arg: unknown): Promise<
   if (!chosen) {
     const current = new Set(s.resources.map((r) => r.id));
     const candidates = oneVersionPerResource(s.discovered, (r) => r.verbs.includes('list') && r.verbs.includes('watch'))
-      .map((r) => ({ id: resourceIdOf(r), r, custom: s.customResources.has(resourceIdOf(r)) }))
+      .map((r) => ({ id: resourceIdOfGvr(r), r, custom: s.customResources.has(resourceIdOfGvr(r)) }))
       .sort((a, b) => Number(b.custom) - Number(a.custom) || a.id.localeCompare(b.id));
     const items = candidates.map((c) => ({
       label: c.r.kind,

@@ -23,7 +23,7 @@ import { discoverResources, oneVersionPerResource, resourceInfoFromCrd, type Dis
 import { createDynamicClient, type DynamicKubeClient, type WriteRecord } from '../../core/k8s/dynamicClient.ts';
 import { keyOf, type ObjectKey } from '../../core/k8s/keys.ts';
 import { loadKubeConfig } from '../../core/k8s/kubeconfig.ts';
-import type { GroupVersionResource, KubeObject, ResourceInfo } from '../../core/k8s/objects.ts';
+import { resourceIdOfGvr, type GroupVersionResource, type KubeObject, type ResourceInfo } from '../../core/k8s/objects.ts';
 import { KubeTransport } from '../../core/k8s/transport.ts';
 import { Journal } from '../../core/journal/journal.ts';
 import { WriteIndex } from '../../core/journal/writeIndex.ts';
@@ -34,7 +34,7 @@ import { CONFIGMAP_GVR, LAB_FINALIZER, WIDGET_GVR, createLabReconciler, labResou
 import { createModuleReconciler, moduleExtensionProblem, ModuleReconcilerError, type ModuleControllerConfig } from '../../core/reconcilers/moduleReconciler.ts';
 import { parsePredicateSpec } from '../../core/controller/predicateSpec.ts';
 import type { Settings } from '../settings.ts';
-import { resourceIdOf, type ViewChange, type ViewModel, type WatchedResourceView } from '../views/viewModel.ts';
+import { type ViewChange, type ViewModel, type WatchedResourceView } from '../views/viewModel.ts';
 import { splitCommandLine } from '../../core/reconcilers/commandLine.ts';
 import { ConvergenceTracker, type KeyConvergence } from '../../core/checks/convergence.ts';
 import type { CheckReconcilerSpec } from '../../core/checks/types.ts';
@@ -399,13 +399,13 @@ export class Session implements ViewModel, Disposable {
       const client = createDynamicClient(transport, { fieldManager: FIELD_MANAGER, log });
       const discovered = await discoverResources(transport, { signal: o.signal, logger: log });
       const preferred = oneVersionPerResource(discovered, (r) => r.verbs.includes('list') && r.verbs.includes('watch'));
-      const byId = new Map(preferred.map((r) => [resourceIdOf(r), r]));
+      const byId = new Map(preferred.map((r) => [resourceIdOfGvr(r), r]));
 
       // What to watch: the listed resources, or every custom resource; plus what the reconciler needs.
       const unknownResources: string[] = [];
       const wanted: ResourceInfo[] = [];
       const want = (r: ResourceInfo | undefined) => {
-        if (r && !wanted.some((w) => resourceIdOf(w) === resourceIdOf(r))) wanted.push(r);
+        if (r && !wanted.some((w) => resourceIdOfGvr(w) === resourceIdOfGvr(r))) wanted.push(r);
       };
       // Custom resources are the ones a CRD defines (listing CRDs may be forbidden: then only explicit lists work).
       const crds = await client.list(CRD_GVR, undefined, { signal: o.signal }).catch((e: unknown) => {
@@ -417,7 +417,7 @@ export class Session implements ViewModel, Disposable {
         crds.items
           .map((c) => {
             try {
-              return resourceIdOf(resourceInfoFromCrd(c));
+              return resourceIdOfGvr(resourceInfoFromCrd(c));
             } catch {
               return undefined;
             }
@@ -452,7 +452,7 @@ export class Session implements ViewModel, Disposable {
         primaryInfo = byId.get(explicitPrimary);
         if (!primaryInfo) loopProblem = { reason: 'noPrimary', message: `The reconciled resource "${explicitPrimary}" (reconcileLab.reconciler.resource) is not served by ${transport.server}.` };
       } else if (kind === 'lab') {
-        primaryInfo = byId.get(resourceIdOf(WIDGET_GVR));
+        primaryInfo = byId.get(resourceIdOfGvr(WIDGET_GVR));
         if (!primaryInfo) loopProblem = { reason: 'noPrimary', message: 'The built-in lab reconciler needs the Widget custom resource (samples/crd.yaml of Reconcile Lab): apply it, then reconnect; or show your own Go controller instead (Run Controller…).' };
       } else {
         primaryInfo = wanted.find((w) => w.group !== '');
@@ -482,7 +482,7 @@ export class Session implements ViewModel, Disposable {
           if (kind === 'lab') {
             reconciler = createLabReconciler({ clock: o.clock });
             recipe = { spec: { kind: 'lab' }, flag: 'lab', create: () => createLabReconciler({ clock: o.clock }) };
-            const cm = byId.get(resourceIdOf(CONFIGMAP_GVR));
+            const cm = byId.get(resourceIdOfGvr(CONFIGMAP_GVR));
             if (cm) ownedInfos.push(cm);
             ownFinalizers.push(LAB_FINALIZER);
           } else if (kind === 'exec') {
@@ -528,8 +528,8 @@ export class Session implements ViewModel, Disposable {
           // Every built-in reconciler owns ConfigMaps (as the CLI's run, step and check do): the children an exec
           // or module reconciler writes are watched, listed under their owner, and their changes queue it.
           if (kind !== 'lab') {
-            const cm = byId.get(resourceIdOf(CONFIGMAP_GVR));
-            if (cm && (!primaryInfo || resourceIdOf(primaryInfo) !== resourceIdOf(cm))) ownedInfos.push(cm);
+            const cm = byId.get(resourceIdOfGvr(CONFIGMAP_GVR));
+            if (cm && (!primaryInfo || resourceIdOfGvr(primaryInfo) !== resourceIdOfGvr(cm))) ownedInfos.push(cm);
           }
           predicates = settings['reconciler.predicates'].map((spec) => {
             try {
@@ -594,7 +594,7 @@ export class Session implements ViewModel, Disposable {
         }),
       );
       const watched: Watched[] = wanted.map((info) => ({
-        id: resourceIdOf(info),
+        id: resourceIdOfGvr(info),
         info,
         informer: factory.informerFor(info, {
           ...(info.namespaced && namespaces.length === 1 ? { namespace: namespaces[0] } : {}),
@@ -603,11 +603,11 @@ export class Session implements ViewModel, Disposable {
       }));
 
       const journal = store.add(new Journal({ clock: o.clock, capacity: Math.max(100, o.settings['eventLog.size']) }));
-      const primary = primaryInfo ? watched.find((w) => w.id === resourceIdOf(primaryInfo!)) : undefined;
+      const primary = primaryInfo ? watched.find((w) => w.id === resourceIdOfGvr(primaryInfo!)) : undefined;
       // What the connect waits for: the primary, the reconciler's own children and the resources the settings name.
       // A resource watched only because of the default (every custom resource) is not waited for by the loop and
       // only for IMPLICIT_SYNC_WAIT_MS without one.
-      const needed = new Set([...ownedInfos.map(resourceIdOf), ...o.settings.resources.map((r) => r.trim()), ...(primary ? [primary.id] : [])]);
+      const needed = new Set([...ownedInfos.map(resourceIdOfGvr), ...o.settings.resources.map((r) => r.trim()), ...(primary ? [primary.id] : [])]);
       let controller: Controller | undefined;
       if (reconciler && primary) {
         const b = controllerBuilder({
@@ -676,7 +676,7 @@ export class Session implements ViewModel, Disposable {
         watched.map((w) => ({ informer: w.informer, ...(w.info.namespaced && namespaces.length === 1 ? { namespace: namespaces[0] } : {}) })),
         (r) => {
           session.refusedList = r;
-          log.error('the server refused an initial list', { resource: resourceIdOf(r.resource), namespace: r.namespace ?? '(all)', code: r.code, error: r.error });
+          log.error('the server refused an initial list', { resource: resourceIdOfGvr(r.resource), namespace: r.namespace ?? '(all)', code: r.code, error: r.error });
           refused.abort(new Error('list refused'));
           if (controller) void controller.stop();
         },
@@ -684,7 +684,7 @@ export class Session implements ViewModel, Disposable {
       try {
         if (controller) {
           // start() waits for the caches; it resolves paused (startPaused). A sync failure is reported, not thrown.
-          await controller.start().catch((e: unknown) => log.error('the reconcile loop did not start', { error: session.refusedList ? `the server refused to list ${resourceIdOf(session.refusedList.resource)}` : (e as Error).message }));
+          await controller.start().catch((e: unknown) => log.error('the reconcile loop did not start', { error: session.refusedList ? `the server refused to list ${resourceIdOfGvr(session.refusedList.resource)}` : (e as Error).message }));
         } else {
           const stop = [refused.signal, ...(o.signal ? [o.signal] : [])];
           const neededInformers = watched.filter((w) => needed.has(w.id)).map((w) => w.informer);
@@ -719,9 +719,9 @@ export class Session implements ViewModel, Disposable {
    * now on. Resources are only added, never dropped. Resolves with the ids newly served.
    */
   async learnResources(customResources: readonly string[] = [], signal?: AbortSignal): Promise<string[]> {
-    const before = new Set(this.discoveredNow.map((d) => resourceIdOf(d)));
+    const before = new Set(this.discoveredNow.map((d) => resourceIdOfGvr(d)));
     this.discoveredNow = await discoverResources(this.transport, { ...(signal ? { signal } : {}), logger: this.log });
-    const added = [...new Set(this.discoveredNow.map((d) => resourceIdOf(d)))].filter((id) => !before.has(id));
+    const added = [...new Set(this.discoveredNow.map((d) => resourceIdOfGvr(d)))].filter((id) => !before.has(id));
     for (const id of customResources) this.customNow.add(id);
     if (!this.settings.resources.length) for (const id of customResources) if (!this.find(id)) this.watch(id, true);
     this.changeEmitter.fire({ type: 'resources' });
@@ -735,7 +735,7 @@ export class Session implements ViewModel, Disposable {
   private watch(id: string, amongCustom = false): Watched | undefined {
     const found = this.find(id);
     if (found) return found;
-    const info = oneVersionPerResource(this.discovered, (d) => d.verbs.includes('list') && d.verbs.includes('watch') && resourceIdOf(d) === id)[0];
+    const info = oneVersionPerResource(this.discovered, (d) => d.verbs.includes('list') && d.verbs.includes('watch') && resourceIdOfGvr(d) === id)[0];
     if (!info) {
       this.log.warn('the shown controller\'s resource is not served by this cluster', { resource: id });
       return undefined;
@@ -919,7 +919,7 @@ export class Session implements ViewModel, Disposable {
 
   /** The watched resource's discovery info. */
   info(resource: string): ResourceInfo | undefined {
-    return this.find(resource)?.info ?? oneVersionPerResource(this.discovered, (d) => resourceIdOf(d) === resource)[0];
+    return this.find(resource)?.info ?? oneVersionPerResource(this.discovered, (d) => resourceIdOfGvr(d) === resource)[0];
   }
 
   /** A CacheReader over every watched informer (for dry-runs and reports run beside the loop). */

@@ -87,7 +87,3 @@ export type ViewChange =
   | { readonly type: 'key'; readonly key: ObjectKey }
   | { readonly type: 'resources' };
 
-/** "plural.group" ("configmaps" for the core group): the resource id used by views, commands and settings. */
-export function resourceIdOf(r: { group: string; resource: string }): string {
-  return r.group ? `${r.resource}.${r.group}` : r.resource;
-}
