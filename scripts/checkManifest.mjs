@@ -82,7 +82,10 @@ export function checkManifest(pkg, { ids, settings }) {
       for (const cmd of links) if (!declared.has(cmd) && cmd !== containerView) problems.push(`${where} links unknown command ${cmd}`);
       for (const ev of step.completionEvents ?? []) {
         const [kind, arg] = [ev.slice(0, ev.indexOf(':')), ev.slice(ev.indexOf(':') + 1)];
-        if (kind === 'onCommand' ? !declared.has(arg) : kind === 'onContext' ? !contextKeys.has(arg) : kind === 'onView' ? !viewIds.has(arg) : true) {
+        // VS Code ticks an onCommand step when the command runs, even when it fails (not connected, a cancelled
+        // pick): a step completes on its context key instead, which the extension sets only on success.
+        if (kind === 'onCommand') problems.push(`${where}: completion event ${ev} ticks the step even when the command fails; complete on the step's context key (WalkthroughSteps), set on success`);
+        else if (kind === 'onContext' ? !contextKeys.has(arg) : kind === 'onView' ? !viewIds.has(arg) : true) {
           problems.push(`${where}: completion event ${ev} names no declared command, context key or view`);
         }
       }

@@ -72,7 +72,8 @@ describe('scripts/checkManifest', () => {
     has(/step connect links unknown command reconcileLab\.nope/);
     has(/step views: completion event onContext:reconcileLab\.never/);
     has(/step views: completion event onView:reconcileLab\.nowhere/);
-    has(/step views: completion event onCommand:reconcileLab\.nope/);
+    has(/step views: completion event onCommand:reconcileLab\.nope ticks the step even when the command fails/);
+    has(/step checks: completion event onCommand:reconcileLab\.runChecks ticks the step even when the command fails/);
     has(/step step: image docs\/images\/dry-run\.png is not a file under media\//);
     has(/step eventLog links no command/);
     has(/step goController is declared twice/);
