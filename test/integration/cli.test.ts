@@ -143,6 +143,14 @@ describe('reconcile-lab CLI against a real kube-apiserver', () => {
       const after = await c.get(gvr, ns, 'tools');
       assert.equal(after.metadata.generation, created.metadata.generation, 'nothing written: the generation did not move');
       assert.equal(after.status, undefined);
+      // Without observedGeneration the status is written with the object, and at once: discovery lists no status
+      // subresource for sheds, so the journal holds no refused /status write before it.
+      writeFileSync(script, `let s = ''; for await (const b of process.stdin) s += b; const o = JSON.parse(s).object; process.stdout.write(JSON.stringify(o ? { status: { ready: true } } : {}));\n`);
+      const ok = await cli(['step', `${ns}/tools`, '--kubeconfig', kubeconfig, '--resource', `sheds.${group}`, '--reconciler', `exec:${NODE} ${script}`, '--json']);
+      assert.equal(ok.code, 0, ok.stderr);
+      const writes = ok.stdout.trim().split('\n').map((l) => JSON.parse(l)).filter((e) => e.kind === 'write');
+      assert.deepEqual(writes.map((w) => `${w.verb} ${w.subresource ?? '-'} ${w.error ?? 'ok'}`), ['update - ok'], ok.stdout);
+      assert.deepEqual((await c.get(gvr, ns, 'tools')).status, { ready: true });
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -149,6 +149,16 @@ describe('dynamic client against a real kube-apiserver', () => {
     const unchanged = await c.get(gvr, ns, obj.metadata.name!);
     assert.equal(unchanged.metadata.resourceVersion, cur.metadata.resourceVersion, 'nothing was written');
     assert.equal(unchanged.metadata.generation, cur.metadata.generation);
+    // Discovery lists the resource with no subresources: the status writer updates the object straight away, so the
+    // journal of a reconcile holds no refused /status write.
+    const discovered = (await c.discover()).find((r) => r.group === group && r.resource === 'dnsentries');
+    assert.deepEqual(discovered?.subresources, [], 'discovery says: no subresources (not "unknown")');
+    const records: WriteRecord[] = [];
+    const rc = recordingClient(c, { dryRun: false, captureBefore: false, onWrite: (r) => records.push(r) });
+    const known = await writeStatusIfChanged({ client: rc, signal }, discovered!, unchanged, () => ({ record: 'api A 10.0.0.2' }));
+    assert.equal(known.written, true);
+    assert.deepEqual(records.map((r) => `${r.verb} ${r.subresource ?? '-'} ${r.outcome}`), ['update - ok'], JSON.stringify(records));
+    assert.deepEqual((await c.get(gvr, ns, obj.metadata.name!)).status, { record: 'api A 10.0.0.2' });
   });
 
   test("the server's warnings about a write (unknown fields it drops) reach the write's record, for a real and a dry-run write", async () => {

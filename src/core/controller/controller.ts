@@ -774,7 +774,12 @@ class ControllerEngine implements Controller {
       const request = requestFor(key);
       const ctx = this.contextFactory(request, {
         controller: this.name,
-        primary: { group: this.primary.resource.group, version: this.primary.resource.version, resource: this.primary.resource.resource },
+        primary: {
+          group: this.primary.resource.group,
+          version: this.primary.resource.version,
+          resource: this.primary.resource.resource,
+          ...(this.primary.resource.subresources ? { subresources: this.primary.resource.subresources } : {}),
+        },
         signal: ac.signal,
         log: this.log.child({ key }),
         cache: this.cache,

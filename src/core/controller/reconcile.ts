@@ -82,8 +82,11 @@ export interface ReconcileContext {
   readonly cache: CacheReader;
   readonly log: Logger;
   readonly recorder: EventRecorder;
-  /** The primary resource being reconciled. */
-  readonly primary: GroupVersionResource;
+  /**
+   * The primary resource being reconciled, with the subresources discovery listed for it (`subresources`; absent
+   * when not known): writeStatusIfChanged writes the status with the object when "status" is not among them.
+   */
+  readonly primary: GroupVersionResource & { readonly subresources?: readonly string[] };
   /** True when every write is sent with dryRun=All (nothing persists). */
   readonly dryRun: boolean;
   /** Aborted when the reconcile times out or the controller stops; pass it to client calls. */

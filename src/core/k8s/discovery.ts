@@ -38,6 +38,7 @@ export function resourcesFromList(list: ApiResourceList, preferred: boolean): Di
       resource: r.name,
       kind: r.kind,
       namespaced: r.namespaced,
+      subresources: [],
       verbs: r.verbs ?? [],
       ...(r.shortNames ? { shortNames: r.shortNames } : {}),
       preferred,
@@ -47,7 +48,7 @@ export function resourcesFromList(list: ApiResourceList, preferred: boolean): Di
     const i = r.name.indexOf('/');
     if (i < 0) continue;
     const parent = byName.get(r.name.slice(0, i));
-    if (parent) (parent.subresources ??= []).push(r.name.slice(i + 1));
+    if (parent) parent.subresources!.push(r.name.slice(i + 1));
   }
   return [...byName.values()];
 }

@@ -213,8 +213,7 @@ export function createDynamicClient(transport: KubeTransport, options: DynamicCl
         for (const r of resources) {
           if (r.name.includes('/') || !r.verbs?.includes('list')) continue;
           const info: ResourceInfo = { group: gv.group, version: gv.version, resource: r.name, kind: r.kind, namespaced: r.namespaced };
-          const s = subs.get(r.name);
-          if (s) info.subresources = s;
+          info.subresources = subs.get(r.name) ?? [];
           (gv.preferred ? preferredFirst : others).push(info);
         }
       }

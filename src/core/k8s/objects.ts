@@ -91,7 +91,10 @@ export interface GroupVersionResource {
 export interface ResourceInfo extends GroupVersionResource {
   kind: string;
   namespaced: boolean;
-  /** Subresources the server offers, e.g. "status", "finalize". */
+  /**
+   * Subresources the server offers, e.g. "status", "finalize" ([] when discovery listed none: a CRD without
+   * `subresources.status` has no "status"). Undefined: not known (a resource named by hand, not discovered).
+   */
   subresources?: string[];
 }
 

@@ -320,7 +320,7 @@ export function createExecReconciler(options: ExecReconcilerOptions): Reconciler
       key: request.key,
       namespace: request.namespace ?? null,
       name: request.name,
-      resource: ctx.primary,
+      resource: { group: ctx.primary.group, version: ctx.primary.version, resource: ctx.primary.resource },
       object,
       kubeconfig: options.kubeconfigPath ?? null,
       context: options.context ?? null,

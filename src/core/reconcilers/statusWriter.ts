@@ -19,9 +19,11 @@ export interface StatusWriteResult {
  * Writes `compute(obj)` to the object's `/status` subresource **only when it
  * differs** from the stored status, so that a no-op reconcile produces no watch
  * event (the self-trigger loop the lab warns about). A resource without the
- * status subresource (a CRD that does not declare it) answers 404 on `/status`
- * while the object exists: then the status is written with an update of the
- * object (same resourceVersion guard and conflict policy). There, a status carrying an `observedGeneration`
+ * status subresource (a CRD that does not declare it) has its status written
+ * with an update of the object (same resourceVersion guard and conflict
+ * policy): at once when `gvr.subresources` (from discovery) lacks "status",
+ * else after `/status` answered 404 while the object exists (not known up
+ * front: that refused write is in the journal too). There, a status carrying an `observedGeneration`
  * (top level or in a condition) is refused with a {@link TerminalError} and nothing is written: the update bumps
  * `metadata.generation`, so it could never catch up, and every write would start another reconcile.
  *
@@ -47,9 +49,23 @@ function observedGenerationField(status: unknown): string | undefined {
   return undefined;
 }
 
+/**
+ * The refusal of a status written with the object (no status subresource) that carries an observedGeneration: the
+ * update bumps metadata.generation, so it could never catch up, and each write starts the next reconcile (a hot loop
+ * the generation hides). Undefined when the status has none.
+ */
+function observedGenerationRefusal(gvr: GroupVersionResource, obj: KubeObject, status: unknown): TerminalError | undefined {
+  const loop = observedGenerationField(status);
+  if (!loop) return undefined;
+  const name = `${gvr.group ? `${gvr.resource}.${gvr.group}` : gvr.resource} ${obj.metadata.namespace ? `${obj.metadata.namespace}/` : ''}${obj.metadata.name}`;
+  return new TerminalError(
+    `${name}: ${gvr.resource} has no status subresource (its CRD does not declare subresources.status), so the status is written with an update of the whole object, which bumps metadata.generation: ${loop} could never equal it and every write would start another reconcile. Add "subresources: { status: {} }" to the CRD's version (status writes then leave the generation alone), or leave ${loop} out of the status. Nothing was written.`,
+  );
+}
+
 export async function writeStatusIfChanged(
   ctx: Pick<ReconcileContext, 'client' | 'signal'>,
-  gvr: GroupVersionResource,
+  gvr: GroupVersionResource & { readonly subresources?: readonly string[] },
   obj: KubeObject,
   compute: (current: KubeObject) => unknown,
   options: { maxAttempts?: number } = {},
@@ -57,10 +73,15 @@ export async function writeStatusIfChanged(
   const maxAttempts = options.maxAttempts ?? 3;
   let current = obj;
   let conflicts = 0;
-  let viaObject = false;
+  // Discovery says the resource has no status subresource: no /status write that can only be refused.
+  let viaObject = gvr.subresources !== undefined && !gvr.subresources.includes('status');
   for (let attempt = 1; ; attempt++) {
     const desired = compute(current);
     if (jsonEqual(current.status ?? undefined, desired)) return { written: false, status: desired, conflicts, object: current };
+    if (viaObject) {
+      const refused = observedGenerationRefusal(gvr, current, desired);
+      if (refused) throw refused;
+    }
     try {
       const after = viaObject
         ? await ctx.client.update(gvr, { ...current, status: desired }, { signal: ctx.signal })
@@ -76,16 +97,7 @@ export async function writeStatusIfChanged(
         if (fresh.metadata.generation !== obj.metadata.generation) {
           throw new ApiError(409, 'Conflict', `${fresh.metadata.name}: the spec changed (generation ${obj.metadata.generation} → ${fresh.metadata.generation}) before its status was written; reconciling again`);
         }
-        const loop = observedGenerationField(compute(fresh));
-        if (loop) {
-          // Written with the object, the status bumps metadata.generation: an observedGeneration can never catch up,
-          // and each write is an update event that starts the next reconcile (a hot loop the generation hides).
-          const name = `${gvr.group ? `${gvr.resource}.${gvr.group}` : gvr.resource} ${fresh.metadata.namespace ? `${fresh.metadata.namespace}/` : ''}${fresh.metadata.name}`;
-          throw new TerminalError(
-            `${name}: ${gvr.resource} has no status subresource (its CRD does not declare subresources.status), so the status is written with an update of the whole object, which bumps metadata.generation: ${loop} could never equal it and every write would start another reconcile. Add "subresources: { status: {} }" to the CRD's version (status writes then leave the generation alone), or leave ${loop} out of the status. Nothing was written.`,
-          );
-        }
-        current = fresh;
+        current = fresh; // the loop's next pass checks its status for an observedGeneration before writing
         attempt--;
         continue;
       }

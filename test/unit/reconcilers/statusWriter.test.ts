@@ -92,6 +92,28 @@ describe('writeStatusIfChanged', () => {
     }
   });
 
+  it('discovery lists no status subresource: the status is written with the object at once (no /status write that can only be refused), an observedGeneration refused before any write', async () => {
+    const calls: string[] = [];
+    const c = {
+      updateStatus: async () => assert.fail('no /status write when discovery says there is none'),
+      update: async (_g: unknown, o: KubeObject) => {
+        calls.push(`update rv ${o.metadata.resourceVersion}`);
+        return { ...o, metadata: { ...o.metadata, resourceVersion: '6' } };
+      },
+      get: async () => assert.fail('nothing to re-read'),
+    } as unknown as KubeClient;
+    const noStatus = { ...gvr, subresources: [] };
+    const r = await writeStatusIfChanged({ client: c, signal }, noStatus, obj(1, '5'), () => ({ ready: true }));
+    assert.deepEqual(calls, ['update rv 5']);
+    assert.equal(r.written, true);
+    await assert.rejects(writeStatusIfChanged({ client: c, signal }, noStatus, obj(1, '5'), compute), (e: unknown) => isTerminal(e) && /widgets has no status subresource .*status\.observedGeneration could never equal it/.test((e as Error).message));
+    assert.deepEqual(calls, ['update rv 5'], 'nothing written for the refused status');
+    // With "status" listed (or nothing known), /status is written as before.
+    const viaStatus = client(0, obj(1, '5'));
+    await writeStatusIfChanged({ client: viaStatus.c, signal }, { ...gvr, subresources: ['status'] }, obj(1, '5'), compute);
+    assert.equal(viaStatus.writes.length, 1);
+  });
+
   it('throws the 404 when the object is gone', async () => {
     const c = {
       updateStatus: async () => {
