@@ -352,7 +352,7 @@ export function parseCliArgs(argv: readonly string[]): CliArgs | 'help' {
   if (v.json && v.markdown) throw new UsageError('choose one of --json and --markdown');
   let go: string[] | undefined;
   if (v.go !== undefined) {
-    if (cmd !== 'run' && cmd !== 'step' && cmd !== 'dry-run' && cmd !== 'check' && cmd !== 'inspect') throw new UsageError('--go applies to run, step, dry-run, inspect and check');
+    if (cmd !== 'run' && cmd !== 'step' && cmd !== 'dry-run' && cmd !== 'check' && cmd !== 'inspect') throw new UsageError(`--go applies to run, step, dry-run, inspect and check${cmd === 'report' ? ': for a Go controller, dry-run --go <key> plans one object\'s writes, run --go --json records every reconcile and write, and check --go tests it' : ''}`);
     if (v.reconciler !== undefined) throw new UsageError('choose one of --go and --reconciler');
     try {
       go = splitCommandLine(v.go);

@@ -104,7 +104,8 @@ test('--go: a command line for run, step, dry-run, inspect and check; not with -
   const i = parseCliArgs(['inspect', 'ns/a', '--go', './manager', '--resource', 'configmaps']);
   assert.ok(i !== 'help');
   assert.deepEqual(i.go, ['./manager']);
-  assert.throws(() => parseCliArgs(['report', '--go', 'go run .']), /--go applies to run, step, dry-run, inspect and check/);
+  assert.throws(() => parseCliArgs(['report', '--go', 'go run .']), /^UsageError: --go applies to run, step, dry-run, inspect and check: for a Go controller, dry-run --go <key> plans one object's writes, run --go --json records every reconcile and write, and check --go tests it$/);
+  assert.throws(() => parseCliArgs(['strip-finalizers', 'x', '--go', 'go run .']), /^UsageError: --go applies to run, step, dry-run, inspect and check$/);
   assert.throws(() => parseCliArgs(['run', '--go', 'go run .', '--reconciler', 'lab']), /choose one of --go and --reconciler/);
   assert.throws(() => parseCliArgs(['run', '--go', '  ']), /--go needs a command line/);
 });
