@@ -7,9 +7,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 )
 
-// A dry-run-only process (EnvDryRunOnly; the CLI's dry-run --go starts the program so) must persist nothing while
-// it runs, not only in the one dry-run step it is started for: a controller without bridge.Options starts
-// reconciling at once, and a Runnable or code outside any reconcile may write too. Every write through the bridge
+// A dry-run-only process (EnvDryRunOnly; the CLI's dry-run --go and report --go --dry-run start the program so)
+// must persist nothing while it runs, not only in the dry-run steps it is started for: a controller without
+// bridge.Options starts reconciling at once, and a Runnable or code outside any reconcile may write too. Every write through the bridge
 // client is therefore sent with dryRun=All (journal.dry). Writes through any other client cannot be forced, so a
 // program whose manager client is not the bridge client (no bridge.Setup before ctrl.NewManager) is stopped at its
 // first bridge.Options / bridge.Wrap — after ctrl.NewManager made the client, before mgr.Start starts a controller.

@@ -220,13 +220,14 @@ Options:
   -n, --namespace <ns>      namespace for keys without one, and the scope of run/report (not of a --go program:
                             its manager's cache decides what it reconciles)
   --reconciler <spec>       lab (default) | exec:<command line> | module:<path to .ts/.js>
-  --go <command line>       run / step / dry-run / check: launch this Go controller-runtime program (which uses
-                            the Reconcile Lab bridge package) and drive ITS controller: e.g. --go "go run ./cmd"
-                            (check: a new instance per run over a scratch namespace; "go run" is built once);
-                            inspect: compare the program's OWN cached copy with the server (it starts paused)
+  --go <command line>       run / step / dry-run / report / check: launch this Go controller-runtime program (which
+                            uses the Reconcile Lab bridge package) and drive ITS controller: e.g. --go "go run ./cmd"
+                            (report: paused, each key stepped in turn; check: a new instance per run over a scratch
+                            namespace, "go run" built once); inspect: compare the program's OWN cached copy with the
+                            server (it starts paused)
   --go-wait <s>             with --go: fail (exit 1) when the program has not announced its controller after this
                             long (default 300: a first "go run" compiles; in CI with a built binary, e.g. 60)
-  --controller <name>       run / step / dry-run / inspect with --go: follow the program's controller of this name
+  --controller <name>       run / step / dry-run / report / inspect with --go: follow the program's controller of this name
                             (default: the first the program sets up, or with --resource the first reconciling it),
                             e.g. its second controller; check follows the one reconciling --resource
   --finalizer <name>        strip-finalizers: the one finalizer to remove (default: all)
@@ -352,7 +353,7 @@ export function parseCliArgs(argv: readonly string[]): CliArgs | 'help' {
   if (v.json && v.markdown) throw new UsageError('choose one of --json and --markdown');
   let go: string[] | undefined;
   if (v.go !== undefined) {
-    if (cmd !== 'run' && cmd !== 'step' && cmd !== 'dry-run' && cmd !== 'check' && cmd !== 'inspect') throw new UsageError(`--go applies to run, step, dry-run, inspect and check${cmd === 'report' ? ': for a Go controller, dry-run --go <key> plans one object\'s writes, run --go --json records every reconcile and write, and check --go tests it' : ''}`);
+    if (cmd !== 'run' && cmd !== 'step' && cmd !== 'dry-run' && cmd !== 'report' && cmd !== 'check' && cmd !== 'inspect') throw new UsageError('--go applies to run, step, dry-run, report, inspect and check');
     if (v.reconciler !== undefined) throw new UsageError('choose one of --go and --reconciler');
     try {
       go = splitCommandLine(v.go);
@@ -375,8 +376,8 @@ export function parseCliArgs(argv: readonly string[]): CliArgs | 'help' {
     }
   }
   if (v.controller !== undefined) {
-    if (v.go === undefined) throw new UsageError('--controller applies to run, step, dry-run and inspect with --go');
-    if (cmd === 'check') throw new UsageError('--controller applies to run, step, dry-run and inspect with --go; check follows the controller reconciling --resource (e.g. --resource deployments.apps), else the first the program sets up');
+    if (v.go === undefined) throw new UsageError('--controller applies to run, step, dry-run, report and inspect with --go');
+    if (cmd === 'check') throw new UsageError('--controller applies to run, step, dry-run, report and inspect with --go; check follows the controller reconciling --resource (e.g. --resource deployments.apps), else the first the program sets up');
     if (v.controller.trim() === '') throw new UsageError('--controller needs the name of a controller of the program');
   }
   let durationMs: number | undefined;

@@ -7,7 +7,7 @@ import { createDynamicClient, type DynamicKubeClient } from '../core/k8s/dynamic
 import { discoverResources, findResource, oneVersionPerResource, type DiscoveredResource } from '../core/k8s/discovery.ts';
 import { keyFor, shortKey, splitKey, type ObjectKey } from '../core/k8s/keys.ts';
 import { defaultKubeconfigFiles, KubeConfigError, loadKubeConfig } from '../core/k8s/kubeconfig.ts';
-import { resourceIdFromGvrString, type ResourceInfo } from '../core/k8s/objects.ts';
+import { resourceIdFromGvrString, type KubeObject, type ResourceInfo } from '../core/k8s/objects.ts';
 import { KubeTransport } from '../core/k8s/transport.ts';
 import { probeServer, watchServerOutages } from '../core/k8s/reachability.ts';
 import { InformerFactory } from '../core/cache/informerFactory.ts';
@@ -24,7 +24,8 @@ import type { EnqueueReason, ReconcileOutcome } from '../core/controller/keyStat
 import { changesNothing, dryRunReconcile, noWritesText, UNCHANGED_WRITE_NOTE } from '../core/actions/dryRun.ts';
 import { diagnoseStuck, FinalizerNotFoundError, ObjectChangedError, removeFinalizers, type StuckDiagnosis } from '../core/actions/finalizers.ts';
 import { inspectKey, type InspectResult } from '../core/actions/inspect.ts';
-import { buildReconcileReport, renderReportJson, renderReportMarkdown } from '../core/actions/report.ts';
+import { buildReconcileReport, buildReport, renderReportJson, renderReportMarkdown } from '../core/actions/report.ts';
+import { remoteReportPass } from '../core/bridge/remoteReport.ts';
 import { describeOutcome } from '../core/actions/runOnce.ts';
 import { yamlDiff } from '../core/actions/objectDiff.ts';
 import { maskSecretPair } from '../core/k8s/secretMask.ts';
@@ -630,6 +631,7 @@ async function dryRun(args: CliArgs, io: CliIo, log: Logger, s: Session, store: 
 }
 
 async function report(args: CliArgs, io: CliIo, log: Logger, s: Session, store: DisposableStore): Promise<number> {
+  if (args.go) return goReport(args, io, log, s, store);
   const reconciler = makeReconciler(args, s, log, store);
   const keys = args.positionals.length ? args.positionals.map((k) => normalizeKey(k, s)) : undefined;
   const namespace = s.resource.namespaced ? args.namespace : undefined;
@@ -643,6 +645,52 @@ async function report(args: CliArgs, io: CliIo, log: Logger, s: Session, store: 
     if (e instanceof ApiError && e.code === 403 && !keys) throw new RefusedListError(refusedListMessage({ resource: s.resource, ...(namespace ? { namespace } : {}), code: 403, error: e.message }, cliRefusedHints(s)));
     throw e;
   }
+  io.stdout(args.json ? renderReportJson(r) + '\n' : renderReportMarkdown(r));
+  return r.totals.errors > 0 ? ExitCode.failure : ExitCode.ok;
+}
+
+/**
+ * `report --go`: the program starts paused (nothing reconciles on its own) and each key is stepped in turn (with
+ * --dry-run: dry-run, every write forced to DryRunAll, and the program in dry-run-only mode). Without keys: every
+ * object of the controller's resource on the server (in --namespace when given), except those its manager's cache
+ * leaves out (said on stderr). A controller with a custom request type needs its keys named.
+ */
+async function goReport(args: CliArgs, io: CliIo, log: Logger, s: Session, store: DisposableStore): Promise<number> {
+  const controller = (await startController(args, io, log, s, store, true, () => {})) as RemoteController;
+  const custom = controller.announcement.requestType;
+  if (custom && !args.positionals.length) throw new UsageError(`the Go controller ${controller.name} reconciles requests of type ${custom}, not objects: name its keys (report --go <key>…, as the views show them)`);
+  const namespace = s.resource.namespaced ? args.namespace : undefined;
+  let keys = args.positionals.map((k) => controllerKey(k, s, controller));
+  if (!custom) {
+    if (keys.length) for (const k of keys) await noteMissingKey(io, s, k);
+    else {
+      if (namespace) await noteMissingNamespace(io, s, namespace, 'nothing to report there');
+      let items: KubeObject[];
+      try {
+        items = (await s.client.list(s.resource, namespace)).items;
+      } catch (e) {
+        if (e instanceof ApiError && e.code === 403) throw new RefusedListError(refusedListMessage({ resource: s.resource, ...(namespace ? { namespace } : {}), code: 403, error: e.message }, cliRefusedHints(s)));
+        throw e;
+      }
+      const outside: string[] = [];
+      for (const o of items.sort((a, b) => keyOf(a).localeCompare(keyOf(b)))) {
+        const why = controller.outsideCache(keyOf(o), o.metadata.labels ?? {});
+        if (why) outside.push(keyOf(o));
+        else keys.push(keyOf(o));
+      }
+      if (outside.length) io.stderr(`reconcile-lab: note: ${outside.length} object(s) left out, outside the cache of ${controller.name} (its manager's cache.Options): ${outside.slice(0, 5).join(', ')}${outside.length > 5 ? ', …' : ''}\n`);
+    }
+  }
+  keys = [...new Set(keys)];
+  const r = await buildReport({
+    client: s.client,
+    primary: s.resource,
+    keys,
+    dryRun: args.dryRun,
+    reconciler: `Go controller ${controller.name}`,
+    pass: remoteReportPass(controller, { dryRun: args.dryRun, journal: controller.journal }),
+  });
+  await controller.stop();
   io.stdout(args.json ? renderReportJson(r) + '\n' : renderReportMarkdown(r));
   return r.totals.errors > 0 ? ExitCode.failure : ExitCode.ok;
 }
@@ -1013,7 +1061,7 @@ async function startGoController(args: CliArgs, io: CliIo, log: Logger, s: Sessi
       ...(s.kubeconfigPath ? { KUBECONFIG: s.kubeconfigPath } : {}),
       // dry-run: every write the program makes through the bridge client is dryRun=All, not only the step's (a
       // controller without bridge.Options reconciles at once), and a program without the bridge client stops.
-      ...(args.command === 'dry-run' ? { [PROTOCOL.env.dryRunOnly]: '1' } : {}),
+      ...(args.command === 'dry-run' || (args.command === 'report' && args.dryRun) ? { [PROTOCOL.env.dryRunOnly]: '1' } : {}),
     },
     // Without --resource the first controller the program sets up (or the one --controller names) is followed.
     accept: (c) =>

@@ -18,6 +18,7 @@ import { createNamespace, getTestCluster, installCrd, waitUntil, type TestCluste
 import { buildGoSample, haveGo, installDelve, sampleDir } from './support/goSample.ts';
 import { GoLaunches } from './support/goLaunch.ts';
 import { DapClient } from './support/dap.ts';
+import { runCliProcess } from './support/cli.ts';
 import { sampleDocs } from './reconcilers.support.ts';
 
 const WIDGETS: GroupVersionResource = { group: 'lab.reconcile.dev', version: 'v1alpha1', resource: 'widgets' };
@@ -205,6 +206,40 @@ describe('the Go sample controller through the bridge', { skip: (!haveGo() && 'g
     assert.equal(starts(journal, key).length, 0, 'a dry-run does not count as a reconcile of the queue');
     assert.equal(c.keyState(key)?.phase, 'queued', 'the key is still queued');
     assert.ok(journal.entries({ kinds: ['write'] }).every((e) => e.kind !== 'write' || e.dryRun));
+  });
+
+  test('CLI report --go: --dry-run plans every object of the namespace (planned child create as a diff, nothing persisted); live, a key is reconciled with its writes and status', { timeout: 240_000 }, async () => {
+    const ns = await createNamespace(cluster.transport, 'go-report');
+    await client.create(WIDGETS, widget(ns, 'alpha', { color: 'green' }));
+    await client.create(WIDGETS, widget(ns, 'beta', { color: 'blue' }));
+    const before = Object.fromEntries(await Promise.all(['alpha', 'beta'].map(async (n) => [n, (await client.get(WIDGETS, ns, n)).metadata.resourceVersion])));
+    const go = [bin, ...sampleArgs(ns)].join(' ');
+    const dry = await runCliProcess(['report', '--kubeconfig', cluster.kubeconfigPath, '--go', go, '-n', ns, '--dry-run', '--json', '--go-wait', '120']);
+    assert.equal(dry.code, 0, dry.stderr);
+    const planned = JSON.parse(dry.stdout) as { dryRun: boolean; resource: string; reconciler: string; entries: Array<{ key: string; actions: Array<{ verb: string; resource: string; key: string; dryRun: boolean; diff: string; subresource?: string }>; outcome: { kind: string }; resourceVersionBefore?: string; resourceVersionAfter?: string }>; totals: { objects: number } };
+    assert.equal(planned.dryRun, true);
+    assert.equal(planned.reconciler, 'Go controller widget');
+    assert.deepEqual(planned.entries.map((e) => e.key), [`${ns}/alpha`, `${ns}/beta`], 'every object of the namespace, sorted (none of other namespaces)');
+    for (const e of planned.entries) {
+      const create = e.actions.find((a) => a.verb === 'create' && a.resource === 'configmaps');
+      assert.ok(create, `${e.key}: a planned child create among ${JSON.stringify(e.actions.map((a) => `${a.verb} ${a.resource}`))}`);
+      assert.ok(e.actions.every((a) => a.dryRun), 'every write was sent with dryRun=All');
+      assert.match(create.diff, /\+\s+color: (green|blue)/, 'the planned ConfigMap is shown as a diff');
+      assert.equal(e.resourceVersionAfter, e.resourceVersionBefore, 'nothing persisted');
+    }
+    for (const n of ['alpha', 'beta']) {
+      assert.equal((await client.get(WIDGETS, ns, n)).metadata.resourceVersion, before[n], `${n} did not change`);
+      await assert.rejects(client.get(CONFIGMAPS, ns, `${n}-config`), (e: unknown) => isNotFound(e), `no child of ${n} was created`);
+    }
+    // Markdown (the default), live, one key: its writes are stored and listed, with the status written.
+    const live = await runCliProcess(['report', `${ns}/alpha`, '--kubeconfig', cluster.kubeconfigPath, '--go', go, '--go-wait', '120']);
+    assert.equal(live.code, 0, live.stderr);
+    assert.match(live.stdout, /^# Reconcile report: widgets\.lab\.reconcile\.dev\n/);
+    assert.match(live.stdout, /Reconciler `Go controller widget`, live, .* 1 object\(s\)/);
+    assert.match(live.stdout, new RegExp(`create configmaps ${ns}/alpha-config: rv — → \\d+`), live.stdout);
+    assert.match(live.stdout, /\*\*Status written:\*\*/, live.stdout);
+    assert.ok(await client.get(CONFIGMAPS, ns, 'alpha-config'), 'the live pass created the child');
+    await assert.rejects(client.get(CONFIGMAPS, ns, 'beta-config'), (e: unknown) => isNotFound(e), 'beta was not named: not reconciled');
   });
 
   test('the program\'s own cache: its copy of a Widget and, after a step, of the owned ConfigMap; nothing for a missing key; errors for what it does not watch and outside its namespaces', { timeout: 180_000 }, async () => {

@@ -79,13 +79,96 @@ async function rvOf(client: KubeClient, gvr: GroupVersionResource, key: ObjectKe
   }
 }
 
+/** One object's reconcile for {@link buildReport}: what the reconciler did (or, in a dry run, planned) for it. */
+export interface ReportPass {
+  outcome: ReconcileOutcome;
+  durationMs: number;
+  /** Writes taken (or planned), in order. */
+  actions: ReportAction[];
+  /** The status written (or planned) to the key's own object through /status, when the pass knows it. */
+  statusWritten?: unknown;
+  /** A status write to the key's own object succeeded but its body is not known: the object read after the pass has it. */
+  wroteStatus?: boolean;
+}
+
+/** What a reconciler says it wants for a key apart from writing it ({@link buildReport}'s `explain`). */
+export interface ReportExplanation {
+  desired: unknown;
+  observed: unknown;
+  notes: string[];
+}
+
 /**
- * One reconcile pass over `keys` (default: every object of `primary` in
- * `namespace`, sorted), in order, recording for each object what was desired
- * and observed, the writes taken (planned in dry-run), the requeue decision,
- * the status written and the primary's resourceVersion before and after.
- * The pass runs the reconciler directly (not through a queue): requeue
- * decisions are reported, not acted on.
+ * One reconcile pass over `keys` (default: every object of `primary` in `namespace`, sorted), in order, one key at a
+ * time: for each, the primary's resourceVersion before, what was desired and observed (`explain`, when the
+ * reconciler can say; else the primary's spec and status, not compared), the key's `pass` (its writes, outcome and
+ * status), and the resourceVersion after. Requeue decisions are reported, not acted on. `pass` is called once per key,
+ * after the previous one settled.
+ */
+export async function buildReport(o: {
+  client: KubeClient;
+  primary: GroupVersionResource;
+  keys?: readonly ObjectKey[];
+  namespace?: string;
+  dryRun: boolean;
+  /** The reconciler's name, as the report's header shows it. */
+  reconciler: string;
+  pass: (key: ObjectKey) => Promise<ReportPass>;
+  explain?: (key: ObjectKey) => Promise<ReportExplanation>;
+  clock?: Clock;
+  signal?: AbortSignal;
+}): Promise<ReconcileReport> {
+  const clock = o.clock ?? realClock;
+  const keys = o.keys ? [...o.keys] : (await o.client.list(o.primary, o.namespace, { signal: o.signal })).items.map((x) => keyOf(x)).sort();
+  const entries: ReportEntry[] = [];
+  for (const key of keys) {
+    const before = await rvOf(o.client, o.primary, key, o.signal);
+    let desired: unknown = before?.spec;
+    let observed: unknown = before?.status;
+    let notes: string[] = [];
+    let explained = false;
+    if (o.explain) {
+      try {
+        ({ desired, observed, notes } = await o.explain(key));
+        explained = true;
+      } catch (e) {
+        notes = [`explain failed: ${(e as Error).message}`];
+      }
+    }
+    const pass = await o.pass(key);
+    const after = await rvOf(o.client, o.primary, key, o.signal);
+    const entry: ReportEntry = {
+      key,
+      desired,
+      observed,
+      diff: explained ? yamlDiff(key, observed, desired, { volatile: true }) : '',
+      explained,
+      notes,
+      actions: pass.actions,
+      outcome: pass.outcome,
+      requeue: describeOutcome(pass.outcome),
+      resourceVersionBefore: before?.metadata.resourceVersion,
+      resourceVersionAfter: after?.metadata.resourceVersion,
+      durationMs: pass.durationMs,
+    };
+    if (pass.statusWritten !== undefined) entry.statusWritten = pass.statusWritten;
+    else if (pass.wroteStatus && after) entry.statusWritten = after.status;
+    entries.push(entry);
+  }
+  const totals = {
+    objects: entries.length,
+    writes: entries.reduce((n, e) => n + e.actions.filter((a) => a.outcome === 'ok').length, 0),
+    // "Unchanged" means the reconcile succeeded (or asked for a delayed look) and wrote nothing; a failed one is an error.
+    unchanged: entries.filter((e) => e.actions.length === 0 && e.outcome.kind !== 'error' && e.outcome.kind !== 'terminal').length,
+    requeued: entries.filter((e) => e.outcome.kind === 'requeueAfter').length,
+    errors: entries.filter((e) => e.outcome.kind === 'error' || e.outcome.kind === 'terminal').length,
+  };
+  return { generatedAt: rfc3339(clock.now()), resource: resourceLabel(o.primary), reconciler: o.reconciler, dryRun: o.dryRun, entries, totals };
+}
+
+/**
+ * {@link buildReport} with a reconciler of this process: each key's reconciler runs directly (not through a queue),
+ * through a client that records its writes (every write dryRun=All when `dryRun`), and explains itself when it can.
  */
 export async function buildReconcileReport(o: {
   client: KubeClient;
@@ -101,64 +184,39 @@ export async function buildReconcileReport(o: {
   onWrite?: (w: WriteRecord) => void;
 }): Promise<ReconcileReport> {
   const clock = o.clock ?? realClock;
-  const keys = o.keys ? [...o.keys] : (await o.client.list(o.primary, o.namespace, { signal: o.signal })).items.map((x) => keyOf(x)).sort();
-  const entries: ReportEntry[] = [];
-  for (const key of keys) {
-    const before = await rvOf(o.client, o.primary, key, o.signal);
-    let desired: unknown = before?.spec;
-    let observed: unknown = before?.status;
-    let notes: string[] = [];
-    let explained = false;
-    if (canExplain(o.reconciler)) {
-      const { namespace, name } = splitKey(key);
-      try {
-        const ex = await o.reconciler.explain(namespace ? { key, namespace, name } : { key, name }, createReconcileContext({ ...o, dryRun: true }));
-        desired = ex.desired;
-        observed = ex.observed;
-        notes = ex.notes;
-        explained = true;
-      } catch (e) {
-        notes = [`explain failed: ${(e as Error).message}`];
-      }
-    }
-    const run = await runOnce({ ...o, key, clock });
-    const after = await rvOf(o.client, o.primary, key, o.signal);
-    const statusWrite = [...run.writes].reverse().find((w) => w.key === key && w.subresource === 'status' && w.outcome === 'ok' && w.gvr.resource === o.primary.resource);
-    const entry: ReportEntry = {
-      key,
-      desired,
-      observed,
-      diff: explained ? yamlDiff(key, observed, desired, { volatile: true }) : '',
-      explained,
-      notes,
-      actions: plannedActions(run.writes).map((a) => {
-        const r: ReportAction = { verb: a.verb, resource: a.resource, key: a.key, dryRun: a.record.dryRun, outcome: a.outcome, diff: a.diff };
-        if (a.subresource) r.subresource = a.subresource;
-        if (a.error) r.error = a.error;
-        if (a.record.resourceVersionBefore) r.resourceVersionBefore = a.record.resourceVersionBefore;
-        if (a.record.resourceVersionAfter) r.resourceVersionAfter = a.record.resourceVersionAfter;
-        if (a.record.deleted) r.deleted = true;
-        if (a.warnings) r.warnings = a.warnings;
-        return r;
-      }),
-      outcome: run.outcome,
-      requeue: describeOutcome(run.outcome),
-      resourceVersionBefore: before?.metadata.resourceVersion,
-      resourceVersionAfter: after?.metadata.resourceVersion,
-      durationMs: run.durationMs,
-    };
-    if (statusWrite) entry.statusWritten = statusWrite.after?.status;
-    entries.push(entry);
-  }
-  const totals = {
-    objects: entries.length,
-    writes: entries.reduce((n, e) => n + e.actions.filter((a) => a.outcome === 'ok').length, 0),
-    // "Unchanged" means the reconcile succeeded (or asked for a delayed look) and wrote nothing; a failed one is an error.
-    unchanged: entries.filter((e) => e.actions.length === 0 && e.outcome.kind !== 'error' && e.outcome.kind !== 'terminal').length,
-    requeued: entries.filter((e) => e.outcome.kind === 'requeueAfter').length,
-    errors: entries.filter((e) => e.outcome.kind === 'error' || e.outcome.kind === 'terminal').length,
-  };
-  return { generatedAt: rfc3339(clock.now()), resource: resourceLabel(o.primary), reconciler: o.reconciler.name, dryRun: o.dryRun, entries, totals };
+  const reconciler = o.reconciler;
+  return buildReport({
+    ...o,
+    reconciler: reconciler.name,
+    ...(canExplain(reconciler)
+      ? {
+          explain: async (key: ObjectKey) => {
+            const { namespace, name } = splitKey(key);
+            const ex = await reconciler.explain(namespace ? { key, namespace, name } : { key, name }, createReconcileContext({ ...o, dryRun: true }));
+            return { desired: ex.desired, observed: ex.observed, notes: ex.notes };
+          },
+        }
+      : {}),
+    pass: async (key) => {
+      const run = await runOnce({ ...o, key, clock });
+      const statusWrite = [...run.writes].reverse().find((w) => w.key === key && w.subresource === 'status' && w.outcome === 'ok' && w.gvr.resource === o.primary.resource);
+      return {
+        outcome: run.outcome,
+        durationMs: run.durationMs,
+        actions: plannedActions(run.writes).map((a) => {
+          const r: ReportAction = { verb: a.verb, resource: a.resource, key: a.key, dryRun: a.record.dryRun, outcome: a.outcome, diff: a.diff };
+          if (a.subresource) r.subresource = a.subresource;
+          if (a.error) r.error = a.error;
+          if (a.record.resourceVersionBefore) r.resourceVersionBefore = a.record.resourceVersionBefore;
+          if (a.record.resourceVersionAfter) r.resourceVersionAfter = a.record.resourceVersionAfter;
+          if (a.record.deleted) r.deleted = true;
+          if (a.warnings) r.warnings = a.warnings;
+          return r;
+        }),
+        ...(statusWrite ? { statusWritten: statusWrite.after?.status } : {}),
+      };
+    },
+  });
 }
 
 /** The report as pretty JSON (stable field order). */

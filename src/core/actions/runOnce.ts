@@ -1,5 +1,6 @@
 import type { Clock } from '../clock.ts';
 import { realClock } from '../clock.ts';
+import type { ReconcileOutcome as ControllerOutcome } from '../controller/keyState.ts';
 import { isTerminal, type CacheReader, type EventRecorder, type Reconciler, type Request } from '../controller/reconcile.ts';
 import type { KubeClient } from '../k8s/client.ts';
 import { recordingClient, type WriteRecord } from '../k8s/dynamicClient.ts';
@@ -101,6 +102,26 @@ export function describeDryRunOutcome(o: ReconcileOutcome): string {
 }
 
 /** One line for a person: "done", "requeue after 15000 ms (reason)", "error: …". */
+/**
+ * A controller's outcome (the loop's, or a Go controller's reconcile end) in the words of a one-off run: success is
+ * `done`; a cancelled reconcile (the controller stopped meanwhile) is an error.
+ */
+export function outcomeOfController(o: ControllerOutcome): ReconcileOutcome {
+  switch (o.kind) {
+    case 'success':
+      return { kind: 'done' };
+    case 'requeueAfter':
+      return { kind: 'requeueAfter', requeueAfterMs: o.afterMs, ...(o.reason !== undefined ? { reason: o.reason } : {}) };
+    case 'requeue':
+      return { kind: 'requeue', ...(o.reason !== undefined ? { reason: o.reason } : {}) };
+    case 'terminal':
+      return { kind: 'terminal', error: o.message };
+    case 'error':
+    case 'cancelled':
+      return { kind: 'error', error: o.message };
+  }
+}
+
 export function describeOutcome(o: ReconcileOutcome): string {
   switch (o.kind) {
     case 'done':

@@ -6,8 +6,7 @@ import { writeWarningsText } from '../../core/journal/writeText.ts';
 import { DRY_RUN_VIEW, showResultView } from './resultView.ts';
 import { RemoteController, type RemoteDryRun } from '../../core/bridge/remoteController.ts';
 import { writeTarget } from '../../core/bridge/causes.ts';
-import { describeDryRunOutcome, type ReconcileOutcome as RunOutcome } from '../../core/actions/runOnce.ts';
-import type { ReconcileOutcome } from '../../core/controller/keyState.ts';
+import { describeDryRunOutcome, outcomeOfController as runOutcomeOf, type ReconcileOutcome as RunOutcome } from '../../core/actions/runOnce.ts';
 import type { ReconcileLab } from '../reconcileLab.ts';
 import type { Session } from '../session/session.ts';
 import { boolArg, fail, isFailure, stringArg, type CommandResult, type Failure } from './args.ts';
@@ -324,23 +323,6 @@ export async function remoteDryRun(
     actions: r.writes.map((w) => ({ verb: w.verb, resource: w.group ? `${w.resource}.${w.group}` : w.resource, key: writeTarget(w), ...(w.subresource ? { subresource: w.subresource } : {}), outcome: w.error ? 'error' : 'ok', diff: w.error ? '' : yamlDiff(name(w), w.before ?? null, w.verb === 'delete' ? null : (w.after ?? null), { volatile: true }) })),
     summary,
   };
-}
-
-/** A controller outcome in the words of a one-off run (what the dry-run command returns for any reconciler). */
-function runOutcomeOf(o: ReconcileOutcome): RunOutcome {
-  switch (o.kind) {
-    case 'success':
-      return { kind: 'done' };
-    case 'requeueAfter':
-      return { kind: 'requeueAfter', requeueAfterMs: o.afterMs, ...(o.reason !== undefined ? { reason: o.reason } : {}) };
-    case 'requeue':
-      return { kind: 'requeue', ...(o.reason !== undefined ? { reason: o.reason } : {}) };
-    case 'terminal':
-      return { kind: 'terminal', error: o.message };
-    case 'error':
-    case 'cancelled':
-      return { kind: 'error', error: o.message };
-  }
 }
 
 /**

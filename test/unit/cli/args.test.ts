@@ -104,8 +104,8 @@ test('--go: a command line for run, step, dry-run, inspect and check; not with -
   const i = parseCliArgs(['inspect', 'ns/a', '--go', './manager', '--resource', 'configmaps']);
   assert.ok(i !== 'help');
   assert.deepEqual(i.go, ['./manager']);
-  assert.throws(() => parseCliArgs(['report', '--go', 'go run .']), /^UsageError: --go applies to run, step, dry-run, inspect and check: for a Go controller, dry-run --go <key> plans one object's writes, run --go --json records every reconcile and write, and check --go tests it$/);
-  assert.throws(() => parseCliArgs(['strip-finalizers', 'x', '--go', 'go run .']), /^UsageError: --go applies to run, step, dry-run, inspect and check$/);
+  assert.doesNotThrow(() => parseCliArgs(['report', '--go', 'go run .', '--dry-run', '--controller', 'x']), 'report takes --go and --controller');
+  assert.throws(() => parseCliArgs(['strip-finalizers', 'x', '--go', 'go run .']), /^UsageError: --go applies to run, step, dry-run, report, inspect and check$/);
   assert.throws(() => parseCliArgs(['run', '--go', 'go run .', '--reconciler', 'lab']), /choose one of --go and --reconciler/);
   assert.throws(() => parseCliArgs(['run', '--go', '  ']), /--go needs a command line/);
 });
@@ -118,8 +118,8 @@ test('--controller: which of the Go program\'s controllers to follow, only with 
   const b = parseCliArgs(['step', '--go', './relay']);
   assert.ok(b !== 'help');
   assert.equal(b.controller, undefined);
-  assert.throws(() => parseCliArgs(['step', '--controller', 'x']), /--controller applies to run, step, dry-run and inspect with --go/);
-  assert.throws(() => parseCliArgs(['check', '--go', './relay', '--controller', 'x']), /--controller applies to run, step, dry-run and inspect with --go; check follows the controller reconciling --resource \(e\.g\. --resource deployments\.apps\), else the first the program sets up$/);
+  assert.throws(() => parseCliArgs(['step', '--controller', 'x']), /--controller applies to run, step, dry-run, report and inspect with --go/);
+  assert.throws(() => parseCliArgs(['check', '--go', './relay', '--controller', 'x']), /--controller applies to run, step, dry-run, report and inspect with --go; check follows the controller reconciling --resource \(e\.g\. --resource deployments\.apps\), else the first the program sets up$/);
   assert.throws(() => parseCliArgs(['run', '--go', './relay', '--controller', ' ']), /--controller needs the name/);
 });
 
@@ -184,7 +184,7 @@ test('the help names every robustness check, in the check command and in --check
 test('help and README usage name --go and --controller as they behave: --controller for inspect too, -n not scoping a Go program', async () => {
   const { readFileSync } = await import('node:fs');
   const flat = HELP.replace(/\s+/g, ' ');
-  assert.match(flat, /--controller <name> run \/ step \/ dry-run \/ inspect with --go: follow the program's controller of this name \(default: the first the program sets up/);
+  assert.match(flat, /--controller <name> run \/ step \/ dry-run \/ report \/ inspect with --go: follow the program's controller of this name \(default: the first the program sets up/);
   assert.doesNotThrow(() => parseCliArgs(['inspect', 'ns/x', '--go', './manager', '--controller', 'x']), 'inspect takes --controller, as the help says');
   assert.match(flat, /-n, --namespace <ns> namespace for keys without one, and the scope of run\/report \(not of a --go program/);
   const readme = readFileSync(new URL('../../../README.md', import.meta.url), 'utf8');
