@@ -300,3 +300,41 @@ test('namespaceHoldLines: a Terminating Namespace names what its controller repo
   assert.deepEqual(namespaceHoldLines({ ...d, terminating: false }), []);
   assert.deepEqual(namespaceHoldLines({ terminating: true }), [], 'not a namespace');
 });
+
+test('buildReport with a per-key pass (a Go controller\'s): keys in the given order, one pass at a time, the status read back when the pass only knows it wrote one', async () => {
+  const { buildReport } = await import('../../../src/core/actions/report.ts');
+  const gvr = { group: 'shop.example.io', version: 'v1', resource: 'orders' };
+  let rv = 10;
+  const status: Record<string, unknown> = {};
+  const client = {
+    get: async (_g: unknown, ns: string, name: string) => ({ metadata: { name, namespace: ns, resourceVersion: String(rv) }, status: status[name] }),
+    list: async () => assert.fail('keys were given: nothing is listed'),
+  } as never;
+  let running = 0;
+  const order: string[] = [];
+  const report = await buildReport({
+    client,
+    primary: gvr,
+    keys: ['eu/o2', 'eu/o1'],
+    dryRun: false,
+    reconciler: 'Go controller order',
+    pass: async (key) => {
+      assert.equal(running++, 0, 'one pass at a time');
+      order.push(key);
+      await new Promise((r) => setTimeout(r, 1));
+      running--;
+      if (key === 'eu/o1') return { outcome: { kind: 'terminal', error: 'no price' }, durationMs: 3, actions: [] };
+      rv++;
+      status.o2 = { phase: 'Paid' };
+      return { outcome: { kind: 'requeueAfter', requeueAfterMs: 5000 }, durationMs: 4, wroteStatus: true, actions: [{ verb: 'update', resource: 'orders.shop.example.io', key, subresource: 'status', dryRun: false, outcome: 'ok', resourceVersionBefore: '10', resourceVersionAfter: '11', diff: '' }] };
+    },
+  });
+  assert.deepEqual(order, ['eu/o2', 'eu/o1'], 'the keys as given');
+  assert.deepEqual(report.entries.map((e) => [e.key, e.resourceVersionBefore, e.resourceVersionAfter, e.statusWritten]), [
+    ['eu/o2', '10', '11', { phase: 'Paid' }],
+    ['eu/o1', '11', '11', undefined],
+  ]);
+  assert.equal(report.reconciler, 'Go controller order');
+  assert.deepEqual(report.totals, { objects: 2, writes: 1, unchanged: 0, requeued: 1, errors: 1 });
+  assert.match(renderReportMarkdown(report), /update orders\.shop\.example\.io eu\/o2\/status: rv 10 → 11/);
+});
