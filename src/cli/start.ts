@@ -1,9 +1,51 @@
 import { readFileSync } from 'node:fs';
 import { toDisposable } from '../core/lifecycle.ts';
+import { describeStrayError, hostsUserCode } from '../core/reconcilers/strayErrors.ts';
 import { runCli } from './cli.ts';
+
+/**
+ * The process-wide guards of the CLI, which may host a reconciler module (user code) in this process:
+ * - stdout's reader went away (`… | head`): the process ends quietly with the exit code so far (nothing more can be
+ *   said), not with an unhandled EPIPE;
+ * - an error that escaped every reconcile (an unawaited promise, a callback that threw) and that a loaded module
+ *   claims is said on stderr and the command goes on; any other is said, and the process exits 1 as Node would;
+ * - a process.exit before the command answered (only user code calls it) is said on stderr.
+ * Returns a function to call once the command has answered.
+ */
+function installProcessGuards(): () => void {
+  let answered = false;
+  const end = (code: number) => {
+    answered = true; // said already: not "ended before the command finished"
+    process.exit(code);
+  };
+  process.stdout.on('error', (e: NodeJS.ErrnoException) => {
+    if (e.code === 'EPIPE') end(typeof process.exitCode === 'number' ? process.exitCode : 0);
+    throw e;
+  });
+  const said = new Set<string>();
+  const stray = (e: unknown) => {
+    const claimed = describeStrayError(e);
+    if (claimed !== undefined) {
+      // Said once: an unawaited call fails the same way for every key.
+      if (!said.has(claimed)) process.stderr.write(`reconcile-lab: ⚠ ${claimed}\n`);
+      said.add(claimed);
+      return;
+    }
+    process.stderr.write(`reconcile-lab: internal error: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
+    end(1);
+  };
+  process.on('uncaughtException', stray);
+  process.on('unhandledRejection', stray);
+  process.on('exit', (code) => {
+    if (answered) return;
+    process.stderr.write(`reconcile-lab: the process was ended (exit code ${code}) before the command finished${hostsUserCode() ? ': the reconciler module called process.exit; throw an error (or a TerminalError) instead, so that the reconcile fails and the loop goes on' : ''}\n`);
+  });
+  return () => void (answered = true);
+}
 
 /** Runs the CLI on this process's argv and streams; sets the exit code. runCli never rejects. */
 export function start(): void {
+  const answered = installProcessGuards();
   void runCli(process.argv.slice(2), {
     stdout: (s) => void process.stdout.write(s),
     stderr: (s) => void process.stderr.write(s),
@@ -57,6 +99,7 @@ export function start(): void {
       });
     },
   }).then((code) => {
+    answered();
     process.exitCode = code;
   });
 }

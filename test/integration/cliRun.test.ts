@@ -231,4 +231,42 @@ describe('reconcile-lab run: workers, timeouts and predicates against a real kub
     assert.match(last, /^\{"summary":/, `the run ended before --duration, without its summary: ${stdout.slice(-2000)}\n${stderr.slice(-2000)}`);
     assert.equal(code, 0, stderr);
   });
+
+  test('a module whose errors escape every reconcile (an unawaited call, a timer that throws) is named with its frames and the run goes on; process.exit in a module is said; a closed stdout ends the command quietly', async () => {
+    const floating = join(dir, 'floating.ts');
+    writeFileSync(floating, [
+      'export async function reconcile(req: { namespace?: string; name: string }, ctx: any) {',
+      "  ctx.client.get({ group: '', version: 'v1', resource: 'configmaps' }, req.namespace, 'not-there');",
+      "  if (req.name === 'b') setTimeout(() => { throw new Error('timer boom'); }, 10);",
+      '  return {};',
+      '}',
+      '',
+    ].join('\n'));
+    const base = ['--kubeconfig', kubeconfig, '--resource', `widgets.${crd.group}`, '-n', ns];
+    const r = await cli(['run', ...base, '--reconciler', `module:${floating}`, '--duration', '4']);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stderr, new RegExp(`⚠ an error escaped every reconcile of the reconciler module ${floating.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')} \\(a promise it did not await[^)]*\\), so no reconcile reports it: .*configmaps "not-there" not found`), r.stderr);
+    assert.equal(r.stderr.match(/configmaps "not-there" not found/g)?.length, 1, 'the same escaped error is said once, not once per key');
+    assert.match(r.stderr, new RegExp(`: timer boom\\n  at .*\\(${floating.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}:3:\\d+\\)`), 'the timer\'s frame in the user\'s file');
+    assert.doesNotMatch(r.stderr, /dist\/cli\.js|node:internal|internal error/, 'no stack trace of Reconcile Lab');
+    assert.match(r.stdout, /Summary: 4 key\(s\)/, 'the run went on to its summary');
+
+    const exits = join(dir, 'exits.ts');
+    writeFileSync(exits, 'export async function reconcile() { process.exit(7); }\n');
+    const e = await cli(['step', `${ns}/b`, ...base, '--reconciler', `module:${exits}`]);
+    assert.equal(e.code, 7);
+    assert.match(e.stderr, /the process was ended \(exit code 7\) before the command finished: the reconciler module called process\.exit; throw an error \(or a TerminalError\) instead/);
+
+    // `report … | head -1`: the reader goes away after the first bytes.
+    const p = spawn(process.execPath, [CLI_MAIN, 'report', ...base, '--reconciler', `exec:${script}`, '--exec-timeout', '1', '--json'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stderr = '';
+    p.stderr.on('data', (b) => (stderr += b));
+    p.stdout.once('data', () => p.stdout.destroy());
+    const code = await new Promise<number | null>((resolve, reject) => {
+      p.on('error', reject);
+      p.on('close', resolve);
+    });
+    assert.doesNotMatch(stderr, /EPIPE|Unhandled 'error' event/, stderr);
+    assert.notEqual(code, null);
+  });
 });

@@ -13,6 +13,7 @@ import type { Predicate } from '../controller/predicate.ts';
 import { predicatesFromExport } from '../controller/predicateSpec.ts';
 import type { WorkQueueKind } from '../workqueue/priorityQueue.ts';
 import { unknownFieldsMessage } from '../text/closest.ts';
+import { claimStrayErrors } from './strayErrors.ts';
 
 /** The shape a user module exports: `export async function reconcile(request, ctx)` (or a default export of it). */
 export type ReconcileFunction = (request: Request, ctx: ReconcileContext) => Promise<Result | void> | Result | void;
@@ -612,6 +613,13 @@ export function createModuleReconciler(options: ModuleReconcilerOptions): Reconc
     return { predicates, options: out, ...extra };
   }
 
+  // While loaded, errors that escape every reconcile in this process are taken as this module's (Reconcile Lab
+  // awaits its own promises): the CLI says so, with the module's frames when the stack has any, and keeps running.
+  const stray = claimStrayErrors((e) => {
+    const message = e instanceof Error ? e.message : String(e);
+    const frames = loaded ? userFrames(e instanceof Error ? e.stack : undefined, loaded.frames) : [];
+    return `an error escaped every reconcile of the reconciler module ${path} (a promise it did not await, or a timer or event callback that threw), so no reconcile reports it: ${message}${frames.length ? `\n  ${frames.join('\n  ')}` : ''}\nAwait every promise (await ctx.client.get(…)) and catch errors inside callbacks, so that an error fails the reconcile that made it.`;
+  });
   return {
     name: `module:${path}`,
     reconcile,
@@ -622,6 +630,7 @@ export function createModuleReconciler(options: ModuleReconcilerOptions): Reconc
     },
     dispose() {
       loaded = undefined;
+      stray.dispose();
     },
   };
 }
