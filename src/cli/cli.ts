@@ -428,10 +428,38 @@ function makeReconciler(args: CliArgs, s: Session, log: Logger, store: Disposabl
   }
 }
 
+/** A module's wrong exports as a usage error: what to fix (its reconcile export, or its predicates / options). */
+function moduleUsageMessage(e: ModuleReconcilerError): string {
+  return `${e.message}: fix the module's ${e.kind === 'config' ? 'predicates / options exports' : 'exports'}`;
+}
+
+/**
+ * `--reconciler module:<file>`: loads the module once before anything runs, so that every command answers a module
+ * it cannot use the same way — a usage error (exit 2): no such file, no reconcile function (with the export it
+ * probably meant), wrong predicates / options. A module that does not compile or throws while loading is a usage
+ * error too, except for `run`, whose loop starts anyway (each reconcile reports the problem, and the fixed file is
+ * picked up).
+ */
+async function checkModule(args: CliArgs, log: Logger): Promise<void> {
+  if (args.reconciler.kind !== 'module') return;
+  const m = createModuleReconciler({ path: args.reconciler.path, log });
+  try {
+    await m.controllerConfig();
+  } catch (e) {
+    if (!(e instanceof ModuleReconcilerError)) throw e;
+    if (e.kind === 'not-found') throw new UsageError(`${e.message} (--reconciler module:<path to a .ts or .js file>, relative to the current directory ${process.cwd()})`);
+    if (e.kind === 'export' || e.kind === 'config') throw new UsageError(moduleUsageMessage(e));
+    if (args.command !== 'run') throw new UsageError(e.message);
+  } finally {
+    m.dispose();
+  }
+}
+
 async function execute(args: CliArgs, io: CliIo, log: Logger, store: DisposableStore): Promise<number> {
   // A `go` program that cannot build here or would never connect is named before anything compiles for minutes.
   const goProblem = args.go?.length ? goLaunchProblem(args.go[0]!, args.go.slice(1), process.cwd()) : undefined;
   if (goProblem) throw new UsageError(`--go ${args.go!.join(' ')}: ${goProblem}`);
+  await checkModule(args, log);
   const s = await connect(args, io, log);
   store.add(s.transport);
   switch (args.command) {
@@ -489,7 +517,7 @@ async function check(args: CliArgs, io: CliIo, log: Logger, s: Session): Promise
       predicates.push(...config.predicates);
       transitions ??= config.checkTransitions;
     } catch (e) {
-      if (e instanceof ModuleReconcilerError && (e.kind === 'export' || e.kind === 'config')) throw new UsageError(`${e.message}: fix the module's exports`);
+      if (e instanceof ModuleReconcilerError && (e.kind === 'export' || e.kind === 'config')) throw new UsageError(moduleUsageMessage(e));
       throw e;
     } finally {
       m.dispose();
@@ -1297,7 +1325,7 @@ async function startController(args: CliArgs, io: CliIo, log: Logger, s: Session
     } catch (e) {
       // Exports that are wrong (a misspelt predicate or option name) are a usage error: running without them the
       // loop would quietly do something else than the module says.
-      if (e instanceof ModuleReconcilerError && (e.kind === 'export' || e.kind === 'config')) throw new UsageError(`${e.message}: fix the module's predicates / options exports`);
+      if (e instanceof ModuleReconcilerError && (e.kind === 'export' || e.kind === 'config')) throw new UsageError(moduleUsageMessage(e));
       // A module that does not load yet still gets its loop: each reconcile reports its problem, a fixed file is picked up.
       log.warn(`the module's predicates and options could not be read (restart after fixing it): ${(e as Error).message}`);
     }

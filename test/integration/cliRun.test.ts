@@ -269,4 +269,24 @@ describe('reconcile-lab run: workers, timeouts and predicates against a real kub
     assert.doesNotMatch(stderr, /EPIPE|Unhandled 'error' event/, stderr);
     assert.notEqual(code, null);
   });
+
+  test('a module it cannot use is a usage error (exit 2) for every command, saying what to fix: no such file, a misspelt reconcile export, a syntax error', async () => {
+    const typo = join(dir, 'typo.ts');
+    writeFileSync(typo, 'export async function reconcilee() { return {}; }\n');
+    const syntax = join(dir, 'syntax.ts');
+    writeFileSync(syntax, 'export async function reconcile( { return {}; }\n');
+    const base = ['--kubeconfig', kubeconfig, '--resource', `widgets.${crd.group}`, '-n', ns];
+    for (const cmd of [['step', `${ns}/b`], ['dry-run', `${ns}/b`], ['report'], ['check', `${ns}/b`], ['run', '--duration', '1']]) {
+      const t = await cli([...cmd, ...base, '--reconciler', `module:${typo}`]);
+      assert.equal(t.code, 2, `${cmd[0]}: ${t.stderr}`);
+      assert.match(t.stderr, /typo\.ts must export a function "reconcile\(request, ctx\)" .*\(it exports reconcilee: did you mean reconcile\?\): fix the module's exports\n$/, `${cmd[0]}: ${t.stderr}`);
+      const missing = await cli([...cmd, ...base, '--reconciler', 'module:no-such-reconciler.ts']);
+      assert.equal(missing.code, 2, `${cmd[0]}: ${missing.stderr}`);
+      assert.match(missing.stderr, /reconciler module not found: .*no-such-reconciler\.ts \(--reconciler module:<path to a \.ts or \.js file>, relative to the current directory /);
+      if (cmd[0] === 'run') continue; // run starts its loop on a module that does not compile yet (a fixed file is picked up)
+      const broken = await cli([...cmd, ...base, '--reconciler', `module:${syntax}`]);
+      assert.equal(broken.code, 2, `${cmd[0]}: ${broken.stderr}`);
+      assert.match(broken.stderr, /cannot compile .*syntax\.ts:\nsyntax\.ts:1:\d+: /, broken.stderr);
+    }
+  });
 });

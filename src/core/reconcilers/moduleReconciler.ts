@@ -12,7 +12,7 @@ import type { ReconcileContext, Reconciler, Request, Result } from '../controlle
 import type { Predicate } from '../controller/predicate.ts';
 import { predicatesFromExport } from '../controller/predicateSpec.ts';
 import type { WorkQueueKind } from '../workqueue/priorityQueue.ts';
-import { unknownFieldsMessage } from '../text/closest.ts';
+import { closestNames, unknownFieldsMessage } from '../text/closest.ts';
 import { claimStrayErrors } from './strayErrors.ts';
 
 /** The shape a user module exports: `export async function reconcile(request, ctx)` (or a default export of it). */
@@ -527,7 +527,18 @@ export function createModuleReconciler(options: ModuleReconcilerOptions): Reconc
     const def = mod.default as { reconcile?: unknown } | ((...a: unknown[]) => unknown) | undefined;
     const fn = mod.reconcile ?? (typeof def === 'function' ? def : def?.reconcile);
     if (typeof fn !== 'function') {
-      throw new ModuleReconcilerError('export', `${path} must export a function "reconcile(request, ctx)" (named export, default export, or default { reconcile })`);
+      // What it exports instead, when one is close to "reconcile" (a typo such as reconcilee or Reconcile).
+      const names = [...Object.keys(mod), ...(def && typeof def === 'object' ? Object.keys(def).map((k) => `default.${k}`) : [])];
+      const close = closestNames('reconcile', names.map((n) => n.replace(/^default\./, ''))).map((n) => names.find((x) => x === n || x === `default.${n}`)!);
+      const a = (v: unknown) => `${/^[aeiou]/.test(typeof v) ? 'an' : 'a'} ${typeof v}`;
+      const found = mod.reconcile !== undefined
+        ? ` (its reconcile export is ${a(mod.reconcile)}, not a function)`
+        : close.length
+          ? ` (it exports ${close[0]}: did you mean reconcile?)`
+          : def !== undefined && typeof def !== 'object'
+            ? ` (its default export is ${a(def)}, not a function)`
+            : '';
+      throw new ModuleReconcilerError('export', `${path} must export a function "reconcile(request, ctx)" (named export, default export, or default { reconcile })${found}`);
     }
     return fn as ReconcileFunction;
   }

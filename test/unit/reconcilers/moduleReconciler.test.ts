@@ -105,7 +105,16 @@ test('missing file, missing export, a throw at load time and an invalid result a
   const missing = createModuleReconciler({ path: join(dir, 'nope.ts') });
   await assert.rejects(missing.reconcile(req, ctx), (e: unknown) => e instanceof ModuleReconcilerError && e.kind === 'not-found');
   const noExport = createModuleReconciler({ path: write('noexport.ts', 'export const x = 1;\n') });
-  await assert.rejects(noExport.reconcile(req, ctx), (e: unknown) => e instanceof ModuleReconcilerError && e.kind === 'export' && /must export a function "reconcile/.test(e.message));
+  await assert.rejects(noExport.reconcile(req, ctx), (e: unknown) => e instanceof ModuleReconcilerError && e.kind === 'export' && /must export a function "reconcile\(request, ctx\)" \(named export, default export, or default \{ reconcile \}\)$/.test(e.message));
+  // What it exports instead is named when it is close to reconcile, or not a function.
+  for (const [file, code, said] of [
+    ['typo.ts', 'export async function reconcilee() { return {}; }\n', '(it exports reconcilee: did you mean reconcile?)'],
+    ['capital.ts', 'export default { Reconcile() { return {}; } };\n', '(it exports default.Reconcile: did you mean reconcile?)'],
+    ['notfn.ts', 'export const reconcile = { run() {} };\n', '(its reconcile export is an object, not a function)'],
+    ['number.ts', 'export default 42;\n', '(its default export is a number, not a function)'],
+  ] as const) {
+    await assert.rejects(createModuleReconciler({ path: write(file, code) }).reconcile(req, ctx), (e: unknown) => e instanceof ModuleReconcilerError && e.kind === 'export' && e.message.endsWith(said), file);
+  }
   const throwsOnLoad = createModuleReconciler({ path: write('throws.ts', 'throw new Error("bad top-level code");\nexport function reconcile() {}\n') });
   await assert.rejects(throwsOnLoad.reconcile(req, ctx), (e: unknown) => e instanceof ModuleReconcilerError && e.kind === 'load' && /bad top-level code/.test(e.message));
   const badResult = createModuleReconciler({ path: write('badresult.ts', 'export function reconcile() { return { requeueAfterMs: "soon" }; }\n') });
