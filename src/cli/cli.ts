@@ -1436,6 +1436,9 @@ async function noteMissingKey(io: CliIo, s: Session, key: ObjectKey): Promise<bo
   return note !== undefined;
 }
 
+/** How long a one-shot step waits for a reconcile past its --reconcile-timeout before giving up on it. */
+const STEP_ABANDON_GRACE_MS = 5_000;
+
 /** "Planned writes: none …" of a dry-run pass that wrote nothing and did not fail: of an object that is not there, nothing was to be done. */
 const NO_WRITES_MISSING = 'none (the object does not exist: the reconcile had nothing to do for it)';
 
@@ -1464,7 +1467,20 @@ async function step(args: CliArgs, io: CliIo, log: Logger, s: Session, store: Di
   if (key && !(controller instanceof RemoteController && controller.announcement.requestType)) await noteMissingKey(io, s, key);
   else if (!key && args.go) noteGoNamespace(io, args);
   else if (!key && args.namespace && s.resource.namespaced) await noteMissingNamespace(io, s, args.namespace, 'nothing is queued from there');
-  const r = await controller.step(key ? { key, force: true } : { force: true });
+  // With --reconcile-timeout, a reconcile that ignores its aborted signal would hold a one-shot step for ever: it is
+  // given up STEP_ABANDON_GRACE_MS after its deadline (stopping the controller abandons it), and the step fails.
+  const deadline = !args.go && args.reconcileTimeoutMs !== undefined ? args.reconcileTimeoutMs + STEP_ABANDON_GRACE_MS : undefined;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const abandoned = deadline === undefined ? undefined : new Promise<'abandoned'>((resolve) => (timer = setTimeout(() => resolve('abandoned'), deadline)));
+  const stepped = controller.step(key ? { key, force: true } : { force: true });
+  const first = await (abandoned ? Promise.race([stepped, abandoned]) : stepped).finally(() => clearTimeout(timer));
+  if (first === 'abandoned') {
+    controller.journal.flush();
+    io.stderr(`reconcile-lab: the reconcile did not return ${millis(deadline! - args.reconcileTimeoutMs!)} after its ${millis(args.reconcileTimeoutMs!)} timeout aborted its signal: it ignores ctx.signal, so step gives up on it (pass the signal on to client calls and waits)\n`);
+    await controller.stop();
+    return ExitCode.failure;
+  }
+  const r = first;
   // A Go program whose manager stopped (it failed to start, or ended) before the step ran: its own ending explains it.
   if (r.kind === 'notRunning' && args.go) throw new Error(`the Go controller ${controller.name} stopped before the step ran`);
   controller.journal.flush();

@@ -289,4 +289,12 @@ describe('reconcile-lab run: workers, timeouts and predicates against a real kub
       assert.match(broken.stderr, /cannot compile .*syntax\.ts:\nsyntax\.ts:1:\d+: /, broken.stderr);
     }
   });
+
+  test('step with --reconcile-timeout gives up on a reconcile that ignores its aborted signal (exit 1, saying so) instead of waiting for ever', async () => {
+    const hang = join(dir, 'hang.ts');
+    writeFileSync(hang, 'export async function reconcile() { await new Promise(() => {}); return {}; }\n');
+    const r = await cli(['step', `${ns}/b`, '--kubeconfig', kubeconfig, '--resource', `widgets.${crd.group}`, '--reconciler', `module:${hang}`, '--reconcile-timeout', '1']);
+    assert.equal(r.code, 1, r.stderr);
+    assert.match(r.stderr, /reconcile-lab: the reconcile did not return 5\.0 s after its 1\.0 s timeout aborted its signal: it ignores ctx\.signal, so step gives up on it/, r.stderr);
+  });
 });
