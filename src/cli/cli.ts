@@ -830,6 +830,16 @@ async function stripFinalizers(args: CliArgs, io: CliIo, log: Logger, s: Session
     throw new FinalizerNotFoundError(`${key} has no finalizer "${target}" (present: ${diagnosis.finalizers.map((f) => f.finalizer).join(', ') || 'none'})`);
   }
   if (!args.json) io.stdout(renderDiagnosis(diagnosis) + '\n');
+  // Nothing to remove: not a refusal, and not a failure either.
+  if (!diagnosis.finalizers.length) {
+    if (args.json) io.stdout(JSON.stringify({ diagnosis, result: { removed: [], remaining: [] } }, null, 2) + '\n');
+    else io.stdout(`\nNothing to strip: ${key} has no finalizers.\n`);
+    return ExitCode.ok;
+  }
+  // Not being deleted: nothing is stuck, and a finalizer taken off now is put back by its controller.
+  if (!diagnosis.terminating) {
+    io.stderr(`\nNote: ${key} is not being deleted, so nothing is stuck. A finalizer removed now is added back by its controller at its next reconcile (while that controller runs); if it is not, the controller's cleanup will not run when the object is deleted.\n`);
+  }
   // --dry-run previews (the server answers, nothing is stored): no confirmation needed.
   if (!args.yes && !args.dryRun) {
     const what = target ? `finalizer ${target}` : 'all finalizers';

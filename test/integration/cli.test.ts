@@ -513,6 +513,25 @@ describe('reconcile-lab CLI against a real kube-apiserver', () => {
     await assert.rejects(c.get(crd.gvr, ns, 'widget-stuck'), isNotFound);
   });
 
+  test('strip-finalizers of an object with no finalizers says there is nothing to strip (exit 0, not a refusal); of one not being deleted, it notes that nothing is stuck', async () => {
+    const cm = await c.create({ group: '', version: 'v1', resource: 'configmaps' }, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'plain-soil', namespace: ns } });
+    const none = await cli(['strip-finalizers', `${ns}/${cm.metadata.name}`, '--kubeconfig', kubeconfig, '--resource', 'configmaps']);
+    assert.equal(none.code, 0, none.stderr);
+    assert.match(none.stdout, new RegExp(`Nothing to strip: ${ns}/plain-soil has no finalizers\\.\\n$`));
+    assert.doesNotMatch(none.stderr, /Refusing/);
+    const json = await cli(['strip-finalizers', `${ns}/plain-soil`, '--kubeconfig', kubeconfig, '--resource', 'configmaps', '--yes', '--json']);
+    assert.equal(json.code, 0, json.stderr);
+    assert.deepEqual(JSON.parse(json.stdout).result, { removed: [], remaining: [] });
+    const held = await c.create({ group: '', version: 'v1', resource: 'configmaps' }, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'held-soil', namespace: ns, finalizers: ['garden.example.net/compost'] } });
+    try {
+      const live = await cli(['strip-finalizers', `${ns}/${held.metadata.name}`, '--kubeconfig', kubeconfig, '--resource', 'configmaps']);
+      assert.equal(live.code, 5, live.stderr);
+      assert.match(live.stderr, new RegExp(`Note: ${ns}/held-soil is not being deleted, so nothing is stuck\\. A finalizer removed now is added back by its controller at its next reconcile`));
+    } finally {
+      await c.patch({ group: '', version: 'v1', resource: 'configmaps' }, ns, 'held-soil', 'merge', { metadata: { finalizers: null } }).catch(() => {});
+    }
+  });
+
   test('check: the real CLI process runs the robustness checks and prints the report as JSON', async () => {
     const key = `${ns}/widget-ready`;
     const before = await c.get(crd.gvr, ns, 'widget-ready');
