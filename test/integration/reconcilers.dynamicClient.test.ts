@@ -161,6 +161,19 @@ describe('dynamic client against a real kube-apiserver', () => {
     assert.deepEqual((await c.get(gvr, ns, obj.metadata.name!)).status, { record: 'api A 10.0.0.2' });
   });
 
+  test('a create with metadata.generateName is recorded under the name the server made (live and dry-run), not the prefix', async () => {
+    const records: WriteRecord[] = [];
+    const CM = { group: '', version: 'v1', resource: 'configmaps' };
+    for (const dryRun of [false, true]) {
+      const rc = recordingClient(c, { dryRun, captureBefore: false, onWrite: (r) => records.push(r) });
+      const made = await rc.create(CM, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { generateName: 'soil-', namespace: ns } });
+      const r = records.at(-1)!;
+      assert.match(made.metadata.name ?? '', /^soil-[a-z0-9]{5}$/);
+      assert.equal(r.name, made.metadata.name, `dryRun=${dryRun}`);
+      assert.equal(r.key, `${ns}/${made.metadata.name}`);
+    }
+  });
+
   test("the server's warnings about a write (unknown fields it drops) reach the write's record, for a real and a dry-run write", async () => {
     const records: WriteRecord[] = [];
     const rc = recordingClient(c, { dryRun: false, captureBefore: false, onWrite: (r) => records.push(r) });

@@ -334,6 +334,12 @@ export function recordingClient(inner: KubeClient, options: RecordingClientOptio
       });
       rec.after = after;
       rec.resourceVersionAfter = after?.metadata?.resourceVersion;
+      // A create with metadata.generateName: the record names the object the server made ("soil-2rnzn", also in a
+      // dry run), not the prefix it was asked with ("soil-"); a refused create keeps the prefix.
+      if (rec.verb === 'create' && after?.metadata?.name && after.metadata.name !== rec.name) {
+        rec.name = after.metadata.name;
+        rec.key = keyFor(rec.namespace, rec.name);
+      }
       if (rec.verb !== 'create' && rec.verb !== 'delete' && deletedByWrite(after)) rec.deleted = true;
       return after;
     } catch (e) {
