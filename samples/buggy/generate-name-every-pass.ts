@@ -1,4 +1,4 @@
-// BUGGY on purpose (caught by the "run twice" check): every reconcile creates a new "report" ConfigMap with
+// BUGGY on purpose (caught by the "run twice" check, and by deletion: its reports have no ownerReference): every reconcile creates a new "report" ConfigMap with
 // generateName, so reconciling an unchanged Widget again adds one more object each time.
 //   reconcile-lab check <ns>/<widget> --reconciler module:samples/buggy/generate-name-every-pass.ts
 // Fix: give the child a name derived from the owner (or find it by label) and create it only when it is missing.

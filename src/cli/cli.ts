@@ -309,6 +309,10 @@ async function connect(args: CliArgs, io: CliIo, log: Logger): Promise<Session> 
   const resource = fromProgram ? NOT_YET : resolveResource(resources, args.resource, '--resource');
   // A bare name matched in a named API group: say which resource it is, as kubectl's output would show it.
   if (!fromProgram && resource.group && !args.resource.includes('.')) io.stderr(`reconcile-lab: note: --resource ${args.resource} is ${resource.resource}.${resource.group}\n`);
+  // Your own reconciler on the default resource: the lab's Widgets in every namespace are rarely what was meant.
+  if (!fromProgram && !args.resourceGiven && args.reconciler.kind !== 'lab') {
+    io.stderr(`reconcile-lab: note: no --resource: ${args.reconciler.kind === 'module' ? 'the module' : 'the program'} reconciles ${resource.group ? `${resource.resource}.${resource.group}` : resource.resource} (the default, the built-in lab reconciler's resource); pass --resource <plural.group> for your own kind\n`);
+  }
   const owned = args.owns.map((o) => resolveResource(resources, o, '--owns'));
   // kubectl ignores --namespace for a cluster-scoped resource; say so, so that nobody believes a run is limited to it.
   if (!fromProgram && !resource.namespaced && args.namespace !== undefined) io.stderr(`reconcile-lab: ${resource.group ? `${resource.resource}.${resource.group}` : resource.resource} is cluster-scoped: --namespace ${args.namespace} does not apply (every object of it is in scope)\n`);

@@ -164,7 +164,9 @@ describe('robustness checks (issue 11) on the real control plane', () => {
   // and child drift (an edited child is not put back); a child without an ownerReference is not watched, so child
   // drift finds it not restored after a delete.
   const buggy: Array<{ file: string; check: CheckKind; title: RegExp; explanation: RegExp; also?: CheckKind[] }> = [
-    { file: 'samples/buggy/generate-name-every-pass.ts', check: 'runTwice', title: /Second reconcile created another configmaps \(generateName "widget-ready-report-"\)/, explanation: /idempotent/ },
+    // Its reports have no ownerReference: the deletion check finds the one made for the copy left behind (it names the
+    // object the server made, soil-2rnzn, not the generateName prefix).
+    { file: 'samples/buggy/generate-name-every-pass.ts', check: 'runTwice', title: /Second reconcile created another configmaps \(generateName "widget-ready-report-"\)/, explanation: /idempotent/, also: ['deletion'] },
     { file: 'samples/buggy/interrupted-sequence.ts', check: 'crashAfterWrite', title: /Interrupted after write 1 of 2/, explanation: /status[^]*missing in the perturbed run|status\.childName/, also: ['historyIndependence', 'childDrift'] },
     { file: 'samples/buggy/stale-cache-delete.ts', check: 'staleCache', title: /Deleted configmaps .*widget-ready-[0-9a-f]{8} from a stale view/, explanation: /lagged behind the server/, also: ['childDrift'] },
     { file: 'samples/buggy/cached-child-lookup.ts', check: 'staleCache', title: /Created an extra object from a stale view: configmaps\/widget-ready-cache-<generated #2>/, explanation: /lags behind your own writes[^]*generateName makes a second one/, also: ['historyIndependence'] },
@@ -342,6 +344,26 @@ describe('robustness checks (issue 11) on the real control plane', () => {
     const text = JSON.stringify(r);
     assert.ok(!text.includes('hunter2-in-a-check') && !text.includes(Buffer.from('hunter2-in-a-check').toString('base64')), 'the value is in no finding, diff or note');
     assert.deepEqual(await scratchLeft(), [], 'the learned resource\'s objects went with the scratch namespaces');
+  });
+
+  test('convergence: an owned child created with generateName on every pass (its add event starts the next pass) is counted as one write and named as a new object each time', async () => {
+    const configmaps = { group: '', version: 'v1', resource: 'configmaps' };
+    const reconciler = (): Reconciler => ({
+      name: 'plants-a-child-each-pass',
+      async reconcile(req, ctx) {
+        const w = await ctx.client.get(ctx.primary, req.namespace, req.name, ctx.signal);
+        if (w.metadata.deletionTimestamp) return {};
+        // BUG: a new owned child on every pass; its add event queues the owner again.
+        await ctx.client.create(configmaps, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { generateName: `${req.name}-soil-`, namespace: req.namespace, ownerReferences: [{ apiVersion: w.apiVersion!, kind: w.kind!, name: w.metadata.name!, uid: w.metadata.uid!, controller: true }] } }, { signal: ctx.signal });
+        return {};
+      },
+    });
+    const r = await runChecks(options({ createReconciler: reconciler, reconcilerSpec: { kind: 'module', path: 'plants.ts' }, checks: ['convergence'], convergenceBoundMs: 3_000 }));
+    const f = r.findings.find((x) => x.check === 'convergence');
+    assert.ok(f, summary(r));
+    assert.match(f.title, /^Never converges: \d+ × create configmaps rl-check-[0-9a-f]+\/widget-ready-soil-\* \(generateName\) in 3 s/, f.title);
+    assert.match(f.explanation, /created a new object on every pass \(\d+ of them, named from metadata\.generateName "widget-ready-soil-"\)[^]*Look the object up first/, f.explanation);
+    assert.deepEqual(await scratchLeft(), []);
   });
 
   test('a child named uniquely by the reconciler itself (a random ending, not generateName): the correct reconciler has no findings, the leaking one is found', async () => {

@@ -260,6 +260,21 @@ export function droppedFieldsNote(w: WriteRecord): string | undefined {
   return `The second reconcile sent ${describeWrite(w)} and the server changed nothing, because it dropped ${fields.map((f) => `"${f}"`).join(', ')}: ${fields.length === 1 ? 'that field is' : 'those fields are'} not in the resource's schema (server warning: unknown field), so the object never holds ${fields.length === 1 ? 'it' : 'them'} and every pass that compares before writing finds a difference and writes again. Add ${fields.length === 1 ? 'the field' : 'the fields'} to the CRD (for a kubebuilder project: make manifests, then install the CRD again), or stop setting ${fields.length === 1 ? 'it' : 'them'}.`;
 }
 
+/**
+ * The prefix of a create the server named from metadata.generateName ("soil-" for soil-2rnzn), else undefined: such
+ * creates make a new object each time, so they are counted together.
+ */
+function generatedPrefix(w: WriteRecord): string | undefined {
+  const prefix = w.verb === 'create' ? w.after?.metadata.generateName : undefined;
+  return prefix && w.name.startsWith(prefix) && w.name !== prefix ? prefix : undefined;
+}
+
+/** How the convergence check counts a write: as {@link describeWrite}, creates from one generateName prefix as one. */
+function convergenceGroup(w: WriteRecord): string {
+  const prefix = generatedPrefix(w);
+  return prefix ? writeText({ verb: w.verb, resource: resourceLabelOf(w.gvr), objectKey: keyFor(w.namespace, `${prefix}*`) }) + ' (generateName)' : describeWrite(w);
+}
+
 /** Check 5: the reference run went idle within the bound. */
 function checkConvergence(ctx: KeyContext, ref: Reference): Pick<CheckResult, 'status' | 'message' | 'findings'> {
   const perturbation: Perturbation = { check: 'convergence', description: `left the controller running on an unchanged spec for up to ${ctx.boundMs} ms`, boundMs: ctx.boundMs };
@@ -268,14 +283,15 @@ function checkConvergence(ctx: KeyContext, ref: Reference): Pick<CheckResult, 's
   const writes = okWrites(run);
   const counts = new Map<string, { n: number; w: WriteRecord }>();
   for (const w of writes) {
-    const k = describeWrite(w);
+    const k = convergenceGroup(w);
     counts.set(k, { n: (counts.get(k)?.n ?? 0) + 1, w: counts.get(k)?.w ?? w });
   }
   const top = [...counts.entries()].sort((a, b) => b[1].n - a[1].n)[0];
   const reconciles = run.entries.filter((e) => e.kind === 'reconcileStart' && e.key === ref.copy.scratchKey).length;
   const running = run.controller.snapshot().status.inFlight > 0;
   const last = writes.slice(-3);
-  const flapping = flappingPaths(writes.filter((w) => top && describeWrite(w) === top[0]));
+  const generated = top ? generatedPrefix(top[1].w) : undefined;
+  const flapping = generated ? [] : flappingPaths(writes.filter((w) => top && convergenceGroup(w) === top[0]));
   const failing = failingReconciles(run, ref.copy.scratchKey);
   const seconds = Math.round(ctx.boundMs / 1000);
   // A key whose reconciles keep failing is retried with backoff: that, not its writes, keeps it busy (one write
@@ -297,7 +313,9 @@ function checkConvergence(ctx: KeyContext, ref: Reference): Pick<CheckResult, 's
     findings: [finding(ctx, {
       check: 'convergence', severity: 'error', perturbation, diff: '', writes: last.map(checkWriteOf), journal: journalOf(run, ref.copy.scratchKey),
       title: top ? `Never converges: ${top[1].n} × ${top[0]} in ${seconds} s (${reconciles} reconciles)` : `Never goes idle: ${reconciles} reconciles in ${seconds} s`,
-      explanation: top
+      explanation: generated
+        ? `The spec did not change, yet the controller created a new object on every pass (${top![1].n} of them, named from metadata.generateName "${generated}"): each create is a watch event that queues the key again, so it reconciles forever and leaves the objects behind. Look the object up first (a fixed name derived from the owner, or a list by label and owner) and create it only when it is missing.`
+        : top
         ? `The spec did not change, yet the controller kept writing: each write is a watch event that queues the key again, so it reconciles forever (a hot loop).${flapping.length ? ` The fields that change on every write: ${flapping.slice(0, 5).join(', ')}.` : ''} Write status only when it differs from what is there, and keep values that change on every pass (timestamps, counters) out of the written state.`
         : running
           ? `A reconcile was still running when the bound of ${ctx.boundMs} ms passed. If it is merely slow (an exec program on a loaded machine), raise the bound (--convergence-bound); otherwise look for a call that never returns (pass ctx.signal to every call).`

@@ -77,6 +77,9 @@ interface Track {
   bumps: number;
   times: number[];
   causes: Record<'self' | 'owned' | 'watched', number>;
+  /** Owned children whose add event started a counted run (a new child each pass: generateName), at most a few kept. */
+  addedChildren: Set<string>;
+  ownedAdds: number;
   selfWrites: number;
   lastWarnAt?: number;
 }
@@ -122,11 +125,16 @@ export class HotLoopDetector {
       t.generation = o.generation;
       t.bumps++;
     } else if (!t || t.generation !== o.generation) {
-      t = { generation: o.generation, firstGeneration: o.generation, bumps: 0, times: [], causes: { self: 0, owned: 0, watched: 0 }, selfWrites: 0 };
+      t = { generation: o.generation, firstGeneration: o.generation, bumps: 0, times: [], causes: { self: 0, owned: 0, watched: 0 }, addedChildren: new Set(), ownedAdds: 0, selfWrites: 0 };
       this.tracks.set(o.key, t);
     }
     t.times.push(o.at);
     for (const k of kinds) t.causes[k]++;
+    for (const r of o.triggers) {
+      if (r.kind !== 'owned' || r.event !== 'add') continue;
+      t.ownedAdds++;
+      if (t.addedChildren.size < 100) t.addedChildren.add(r.child);
+    }
     t.selfWrites += o.selfWrites;
     while (t.times.length > 0 && t.times[0]! < o.at - this.windowMs) t.times.shift();
     if (t.times.length < this.threshold) return undefined;
@@ -208,10 +216,15 @@ export class HotLoopDetector {
           `Each run was triggered by an update of the object itself${t.selfWrites > 0 ? `, and the reconciler wrote to it ${t.selfWrites} time(s)` : ''}. ` +
           `Likely cause: the status write re-triggers the watch. Write status only when it actually changed, or turn on the generation-changed predicate: ${this.predicateAdvice}.`;
         break;
-      case 'ownedChild':
-        advice =
-          'Each run was triggered by an owned child changing. Likely cause: the reconciler rewrites the child on every pass (a field that changes each time, such as a timestamp) or another controller keeps updating it. Compare the child with what you want before writing it.';
+      case 'ownedChild': {
+        // Most runs started by a child that was just created, each a different one: a new child every pass.
+        const fresh = t.addedChildren.size >= 2 && t.ownedAdds * 2 >= owned;
+        const some = [...t.addedChildren].slice(-2).join(', ');
+        advice = fresh
+          ? `Each run was triggered by a new owned child appearing (${t.addedChildren.size >= 100 ? '100 or more' : t.addedChildren.size} different ones, e.g. ${some}). Likely cause: the reconciler creates another child on every pass (with metadata.generateName, or a name that changes each time) instead of finding the one it made; each create starts the next pass and leaves one more object behind. Look the child up first (a fixed name, or a list by label and owner) and create it only when it is missing.`
+          : 'Each run was triggered by an owned child changing. Likely cause: the reconciler rewrites the child on every pass (a field that changes each time, such as a timestamp) or another controller keeps updating it. Compare the child with what you want before writing it.';
         break;
+      }
       case 'watched':
         advice = 'Each run was triggered by a watched object changing. Check that the reconciler does not write to the objects it watches on every pass.';
         break;

@@ -63,6 +63,18 @@ test('names an owned child as the likely cause when child events drive the loop'
   assert.match(w!.message, /owned child/);
 });
 
+test('a new owned child on every pass (generateName) is named as such, not as a child rewritten each time', () => {
+  const d = new HotLoopDetector({ windowMs: 1000, threshold: 3 });
+  let w;
+  for (let i = 0; i < 3; i++) {
+    const added = { ...childUpdate, event: 'add' as const, child: `ns/soil-${'abc'[i]}x7q` };
+    w = d.observe({ key: 'ns/a', at: i, generation: 1, triggers: [added], selfWrites: 0 });
+  }
+  assert.equal(w?.cause, 'ownedChild');
+  assert.match(w!.message, /triggered by a new owned child appearing \(3 different ones, e\.g\. ns\/soil-bx7q, ns\/soil-cx7q\)\. Likely cause: the reconciler creates another child on every pass \(with metadata\.generateName/);
+  assert.doesNotMatch(w!.message, /rewrites the child/);
+});
+
 test('the predicate advice is what the person can do from where they run the loop', () => {
   const selfUpdate = { kind: 'informer' as const, event: 'update' as const, resource: 'widgets', objectKey: 'ns/a', at: 0 };
   const cli = new HotLoopDetector({ threshold: 2, predicateAdvice: 'run again with --predicate generation-changed' });
