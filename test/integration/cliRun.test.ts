@@ -4,9 +4,9 @@ import { spawn, spawnSync } from 'node:child_process';
 import { chmodSync, closeSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createNamespace, getTestCluster } from './support/cluster.ts';
+import { createNamespace, getTestCluster, installCrd } from './support/cluster.ts';
 import { CLI_MAIN, runCliProcess, type CliRun } from './support/cli.ts';
-import { client as makeClient, installLabCrd, type LabCrd } from './reconcilers.support.ts';
+import { client as makeClient, installLabCrd, sampleDocs, type LabCrd } from './reconcilers.support.ts';
 import type { DynamicKubeClient } from '../../src/core/k8s/dynamicClient.ts';
 import { alive } from '../support/alive.ts';
 
@@ -249,7 +249,7 @@ describe('reconcile-lab run: workers, timeouts and predicates against a real kub
     assert.equal(r.stderr.match(/configmaps "not-there" not found/g)?.length, 1, 'the same escaped error is said once, not once per key');
     assert.match(r.stderr, new RegExp(`: timer boom\\n  at .*\\(${floating.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}:3:\\d+\\)`), 'the timer\'s frame in the user\'s file');
     assert.doesNotMatch(r.stderr, /dist\/cli\.js|node:internal|internal error/, 'no stack trace of Reconcile Lab');
-    assert.match(r.stdout, /Summary: 4 key\(s\)/, 'the run went on to its summary');
+    assert.match(r.stdout, /\nSummary: \d+ key\(s\), \d+ reconcile\(s\)/, 'the run went on to its summary');
 
     const exits = join(dir, 'exits.ts');
     writeFileSync(exits, 'export async function reconcile() { process.exit(7); }\n');
@@ -296,5 +296,17 @@ describe('reconcile-lab run: workers, timeouts and predicates against a real kub
     const r = await cli(['step', `${ns}/b`, '--kubeconfig', kubeconfig, '--resource', `widgets.${crd.group}`, '--reconciler', `module:${hang}`, '--reconcile-timeout', '1']);
     assert.equal(r.code, 1, r.stderr);
     assert.match(r.stderr, /reconcile-lab: the reconcile did not return 5\.0 s after its 1\.0 s timeout aborted its signal: it ignores ctx\.signal, so step gives up on it/, r.stderr);
+  });
+
+  test('your own reconciler without --resource: a note says it reconciles the default resource (the lab\'s Widgets) and how to name your own', async () => {
+    const cluster = await getTestCluster();
+    await installCrd(cluster.transport, sampleDocs('crd.yaml')[0]!).catch((e: unknown) => {
+      if (!/AlreadyExists|already exists/.test(String((e as Error).message))) throw e;
+    });
+    const r = await cli(['report', '--kubeconfig', kubeconfig, '-n', ns, '--reconciler', `exec:${script}`, '--dry-run', '--json']);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stderr, /reconcile-lab: note: no --resource: the program reconciles widgets\.lab\.reconcile\.dev \(the default, the built-in lab reconciler's resource\); pass --resource <plural\.group> for your own kind\n/);
+    const given = await cli(['report', '--kubeconfig', kubeconfig, '-n', ns, '--resource', 'widgets.lab.reconcile.dev', '--reconciler', `exec:${script}`, '--dry-run', '--json']);
+    assert.doesNotMatch(given.stderr, /no --resource/);
   });
 });
