@@ -363,8 +363,15 @@ function notServedHint(resources: readonly DiscoveredResource[], group: string, 
   const inGroup = [...new Set(resources.filter((r) => r.group === group && !r.resource.includes('/')).map((r) => r.resource))].sort();
   if (inGroup.length) {
     const close = closestNames(name, inGroup);
-    // The core group serves dozens: name only the likely typo.
-    if (!group) return close.length ? ` (did you mean ${flag} ${close[0]}?)` : '';
+    // The core group serves dozens: name only the likely typo. A bare name may be a typo of any group's resource.
+    if (!group) {
+      if (close.length) return ` (did you mean ${flag} ${close[0]}?)`;
+      const full = (r: DiscoveredResource) => (r.group ? `${r.resource}.${r.group}` : r.resource);
+      const all = resources.filter((r) => !r.resource.includes('/'));
+      const near = closestNames(name, [...new Set(all.map((r) => r.resource))]);
+      const meant = [...new Set(all.filter((r) => r.resource === near[0]).map(full))].sort();
+      return meant.length ? ` (did you mean ${meant.map((m) => `${flag} ${m}`).join(' or ')}?)` : '';
+    }
     return `: API group ${group} serves ${[...close, ...inGroup.filter((r) => !close.includes(r))].slice(0, 12).join(', ')}${inGroup.length > 12 ? ', …' : ''}${close.length ? ` (did you mean ${flag} ${group ? `${close[0]}.${group}` : close[0]}?)` : ''}`;
   }
   if (!group) return '';

@@ -102,6 +102,9 @@ test('--resource: a bare plural, kind, singular or short name resolves when one 
   fails('orders.other.example.io', /^the cluster does not serve orders\.other\.example\.io; did you mean --resource orders\.shop\.example\.io\?$/);
   fails('ponds.nowhere.example.org', /no API group nowhere\.example\.org is served/);
   fails('configmapz', /^the cluster does not serve configmapz \(did you mean --resource configmaps\?\)$/);
+  fails('ordrs', /^the cluster does not serve ordrs \(did you mean --resource orders\.shop\.example\.io\?\)$/);
+  fails('widgts', /^the cluster does not serve widgts \(did you mean --resource widgets\.a\.example\.io or --resource widgets\.b\.example\.io\?\)$/);
+  fails('zzzzzz', /^the cluster does not serve zzzzzz$/);
   assert.throws(() => resolveResource(SERVED, 'secretz', '--owns'), (e: unknown) => e instanceof UsageError && /^the cluster does not serve secretz/.test(e.message));
   assert.throws(() => resolveResource(SERVED, 'orderz.shop.example.io', '--owns'), /did you mean --owns orders\.shop\.example\.io\?/);
 });
