@@ -1,4 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { statSync } from 'node:fs';
+import { join } from 'node:path';
 import type { Clock, TimerHandle } from '../clock.ts';
 import { realClock } from '../clock.ts';
 import type { Disposable } from '../lifecycle.ts';
@@ -293,7 +295,7 @@ export function createExecReconciler(options: ExecReconcilerOptions): Reconciler
       child.on('error', (e: NodeJS.ErrnoException) => {
         guard.dispose();
         finish(() => {
-          if (e.code === 'ENOENT') reject(new ExecReconcilerError('not-found', `${program}: program not found (check the path, or that it is on PATH)`, { cause: e }));
+          if (e.code === 'ENOENT') reject(new ExecReconcilerError('not-found', `${program}: program not found (check the path, or that it is on PATH)${besideHint(program, options.cwd)}`, { cause: e }));
           else if (e.code === 'EACCES') reject(new ExecReconcilerError('not-executable', `${program}: permission denied (is it executable? chmod +x)`, { cause: e }));
           else reject(new ExecReconcilerError('spawn', `${program}: cannot start (${e.message})`, { cause: e }));
         });
@@ -363,4 +365,17 @@ export function createExecReconciler(options: ExecReconcilerOptions): Reconciler
       running.clear();
     },
   };
+}
+
+/**
+ * A bare program name (no slash) that is not on PATH but is a file in the working directory: a shell would not run it
+ * either; say how (`exec:./planter.py`). '' otherwise.
+ */
+function besideHint(program: string, cwd: string | undefined): string {
+  if (program.includes('/')) return '';
+  try {
+    return statSync(join(cwd ?? process.cwd(), program)).isFile() ? `; ${program} is in the working directory, but a name without a slash is looked up on PATH only: give ./${program}` : '';
+  } catch {
+    return '';
+  }
 }

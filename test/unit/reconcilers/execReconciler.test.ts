@@ -168,7 +168,12 @@ test('invalid and oversized output are clear errors', async () => {
 test('a missing or non-executable program is a clear error, not a crash', async () => {
   const { ctx } = testContext(statusOnlyClient([]), { objects: [widget('w1')] });
   const missing = createExecReconciler({ command: [join(dir, 'does-not-exist.sh')] });
-  await assert.rejects(missing.reconcile(req, ctx), (e: unknown) => e instanceof ExecReconcilerError && e.kind === 'not-found' && /program not found/.test(e.message));
+  await assert.rejects(missing.reconcile(req, ctx), (e: unknown) => e instanceof ExecReconcilerError && e.kind === 'not-found' && /program not found \(check the path, or that it is on PATH\)$/.test(e.message));
+  // A file of the working directory named without ./ (looked up on PATH only, as a shell does): say how.
+  writeFileSync(join(dir, 'planter-rl.py'), '#!/bin/sh\necho {}\n');
+  chmodSync(join(dir, 'planter-rl.py'), 0o755);
+  const bare = createExecReconciler({ command: ['planter-rl.py'], cwd: dir });
+  await assert.rejects(bare.reconcile(req, ctx), (e: unknown) => e instanceof ExecReconcilerError && e.kind === 'not-found' && /^planter-rl\.py: program not found \(check the path, or that it is on PATH\); planter-rl\.py is in the working directory, but a name without a slash is looked up on PATH only: give \.\/planter-rl\.py$/.test(e.message));
   const p = join(dir, 'noexec.sh');
   writeFileSync(p, '#!/bin/sh\necho {}\n');
   chmodSync(p, 0o644);
