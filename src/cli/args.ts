@@ -112,7 +112,9 @@ export class UsageError extends Error {
  * starting with "-" and the `--` separator, which is not how a person mistyped a flag.
  */
 function parseErrorMessage(e: Error & { code?: string }): string {
-  const opt = /'(-[^' ]+)/.exec(e.message)?.[1];
+  // Node names a short option with its long form ("'-n, --namespace <value>'"): the long one, without the comma.
+  const m = /'(-[^' ,]+)(?:, (--[^' ]+))?/.exec(e.message);
+  const opt = m?.[2] ?? m?.[1];
   switch (e.code) {
     case 'ERR_PARSE_ARGS_UNKNOWN_OPTION': {
       const near = opt?.startsWith('--') ? closest(opt.slice(2).split('=')[0]!, Object.keys(OPTIONS)) : undefined;

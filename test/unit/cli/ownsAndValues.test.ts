@@ -26,6 +26,7 @@ test('--owns: repeatable and comma-separated, lower case, deduplicated; run, ste
   usage(['run', '--owns', 'deployments/apps'], /--owns must look like plural\.group \(e\.g\. deployments\.apps\) or a core plural \(secrets\); got "deployments\/apps"/);
   usage(['run', '--owns', ','], /--owns needs a resource/);
   usage(['run', '--owns'], /^option --owns needs a value$/);
+  usage(['run', '-n'], /^option --namespace needs a value$/); // not "-n," as Node names it
 });
 
 test('a value that looks like a negative number, given as the next argument, is the value (the range error, not "takes no value")', () => {
