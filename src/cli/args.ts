@@ -303,7 +303,10 @@ export function parseReconcilerSpec(spec: string): ReconcilerSpec {
     if (badName) throw new UsageError(`--reconciler module: ${badName}`);
     return { kind: 'module', path };
   }
-  throw new UsageError(`unknown --reconciler "${spec}" (expected lab, exec:<command> or module:<path>)`);
+  // A misspelt kind ("modul:x", "exce:./r.sh"): name the one meant, with the rest as given.
+  const colon = spec.indexOf(':');
+  const near = colon > 0 ? closest(spec.slice(0, colon), ['exec', 'module']) : undefined;
+  throw new UsageError(`unknown --reconciler "${spec}" (expected lab, exec:<command> or module:<path>)${near ? `; did you mean ${near}:${spec.slice(colon + 1)}?` : ''}`);
 }
 
 /** Whether argv asks for the version (--version or -V, without --help): answered before anything else is parsed. */

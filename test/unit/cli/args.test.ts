@@ -49,7 +49,9 @@ test('usage errors are UsageErrors with a useful message', () => {
     [['report', '--json', '--markdown'], /choose one/],
     [['run', '--duration', '0'], /--duration must be a positive/],
     [['report', '--resource', 'Widgets/x'], /--resource must look like plural.group/],
-    [['report', '--reconciler', 'python'], /unknown --reconciler "python"/],
+    [['report', '--reconciler', 'python'], /unknown --reconciler "python" \(expected lab, exec:<command> or module:<path>\)$/],
+    [['report', '--reconciler', 'modul:./planter.ts'], /unknown --reconciler "modul:\.\/planter\.ts" .*; did you mean module:\.\/planter\.ts\?$/],
+    [['report', '--reconciler', 'exce:./r.sh'], /; did you mean exec:\.\/r\.sh\?$/],
     [['report', '--bogus'], /^unknown option --bogus$/],
   ];
   for (const [argv, re] of bad) assert.throws(() => parseCliArgs(argv), (e: unknown) => e instanceof UsageError && re.test(e.message), argv.join(' '));
