@@ -854,8 +854,10 @@ async function stripFinalizers(args: CliArgs, io: CliIo, log: Logger, s: Session
   // --dry-run previews (the server answers, nothing is stored): no confirmation needed.
   if (!args.yes && !args.dryRun) {
     const what = target ? `finalizer ${target}` : 'all finalizers';
-    if (args.json) io.stdout(JSON.stringify({ diagnosis, refused: true, exitCode: ExitCode.refused }, null, 2) + '\n');
-    io.stderr(`\nRefusing to remove ${what} from ${key} without --yes. Read the consequences above; add --dry-run to preview the server's answer.\n`);
+    const refusal = `Refusing to remove ${what} from ${key} without --yes. Read the consequences ${args.json ? 'in the diagnosis' : 'above'}; add --dry-run to preview the server's answer.`;
+    // --json: a failure's {"error", "exitCode"} as every command's, with the diagnosis beside them.
+    if (args.json) io.stdout(JSON.stringify({ error: refusal, exitCode: ExitCode.refused, refused: true, diagnosis }, null, 2) + '\n');
+    io.stderr(`\n${refusal}\n`);
     return ExitCode.refused;
   }
   const journal = store.add(new Journal({ clock: realClock, capacity: 100, delivery: 'sync' }));

@@ -527,6 +527,13 @@ describe('reconcile-lab CLI against a real kube-apiserver', () => {
       const live = await cli(['strip-finalizers', `${ns}/${held.metadata.name}`, '--kubeconfig', kubeconfig, '--resource', 'configmaps']);
       assert.equal(live.code, 5, live.stderr);
       assert.match(live.stderr, new RegExp(`Note: ${ns}/held-soil is not being deleted, so nothing is stuck\\. A finalizer removed now is added back by its controller at its next reconcile`));
+      // --json: the refusal has the {"error", "exitCode"} every failure has, and the diagnosis.
+      const refusedJson = await cli(['strip-finalizers', `${ns}/held-soil`, '--kubeconfig', kubeconfig, '--resource', 'configmaps', '--json']);
+      assert.equal(refusedJson.code, 5);
+      const j = JSON.parse(refusedJson.stdout) as { error: string; exitCode: number; diagnosis: { key: string } };
+      assert.match(j.error, new RegExp(`^Refusing to remove all finalizers from ${ns}/held-soil without --yes\\. Read the consequences in the diagnosis`));
+      assert.equal(j.exitCode, 5);
+      assert.equal(j.diagnosis.key, `${ns}/held-soil`);
     } finally {
       await c.patch({ group: '', version: 'v1', resource: 'configmaps' }, ns, 'held-soil', 'merge', { metadata: { finalizers: null } }).catch(() => {});
     }
