@@ -78,7 +78,8 @@ export const LOG_CONTINUATION = '    │ ';
  *   as part of the entry above it; fields come after the message's first line. A message never shows an escaped `\n`.
  */
 export function formatLogLine(level: LogLevel, msg: string, fields: LogFields): string {
-  const parts = Object.entries(redact(fields) as LogFields).map(([k, v]) => `${k}=${typeof v === 'string' && !/[\s"]/.test(v) ? v : JSON.stringify(v)}`);
+  // JOURNALED_FIELD is a marker for sinks (the entry is in the journal too), not something to show a person.
+  const parts = Object.entries(redact(fields) as LogFields).filter(([k]) => k !== JOURNALED_FIELD).map(([k, v]) => `${k}=${typeof v === 'string' && !/[\s"]/.test(v) ? v : JSON.stringify(v)}`);
   const [first = '', ...rest] = msg.replace(/(\r?\n)+$/, '').split(/\r?\n/);
   return `${level.toUpperCase()} ${first}${parts.length ? ' ' + parts.join(' ') : ''}${rest.map((l) => `\n${LOG_CONTINUATION}${l}`).join('')}`;
 }

@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { formatEntry, labelOther, RunSummary, SUMMARY_KEY_WIDTH } from '../../../src/cli/cli.ts';
 import { WriteIndex } from '../../../src/core/journal/writeIndex.ts';
-import { formatLogLine, LOG_CONTINUATION } from '../../../src/core/log.ts';
+import { formatLogLine, JOURNALED_FIELD, LOG_CONTINUATION } from '../../../src/core/log.ts';
 import type { JournalEntry } from '../../../src/core/journal/journal.ts';
 
 const at = Date.UTC(2026, 0, 1, 12, 0, 0);
@@ -32,6 +32,8 @@ test('text output: a multi-line error stays one entry (continuation lines indent
   const log = formatLogLine('info', 'Reconciler error', { key: 'ns/a', error: 'exit 1\nstderr: x' });
   assert.equal(log.split('\n').length, 1);
   assert.equal(log, 'INFO Reconciler error key=ns/a error="exit 1\\nstderr: x"');
+  // The journaled marker is for sinks, not shown.
+  assert.equal(formatLogLine('warn', 'Hot loop', { key: 'ns/a', code: 'hotLoop', [JOURNALED_FIELD]: true }), 'WARN Hot loop key=ns/a code=hotLoop');
 });
 
 test('log line: a multi-line message (a module\'s compile errors) is written as real lines indented under the entry, never as escaped \\n', () => {
