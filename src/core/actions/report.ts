@@ -224,6 +224,9 @@ export function renderReportJson(report: ReconcileReport): string {
   return JSON.stringify(report, null, 2);
 }
 
+/** Why observed and desired are not diffed for a reconciler that does not explain itself. */
+const NOT_COMPARED = '**Observed → desired:** not compared: only the built-in lab reconciler states what it wants apart from writing it, and an object\'s spec and status are different things, so they are not diffed. **Actions** are what this reconciler wrote (or, in a dry run, would write).';
+
 /** The report as Markdown: a summary table, then one section per object. */
 export function renderReportMarkdown(report: ReconcileReport): string {
   const out: string[] = [];
@@ -237,8 +240,12 @@ export function renderReportMarkdown(report: ReconcileReport): string {
   out.push('|---|---|---|---|---|');
   for (const e of report.entries) {
     const actions = e.actions.length ? e.actions.map((a) => md(writeText({ verb: a.verb, resource: a.resource, objectKey: a.key, subresource: a.subresource })) + (a.outcome === 'error' ? ' (failed)' : '')).join('<br>') : 'none';
-    out.push(`| ${codeSpan(e.key)} | ${actions} | ${md(e.requeue)} | ${e.statusWritten !== undefined ? 'yes' : 'no'} | ${md(e.resourceVersionBefore ?? '—')} → ${md(e.resourceVersionAfter ?? '(gone)')} |`);
+    const rvs = e.resourceVersionBefore === undefined && e.resourceVersionAfter === undefined ? '(not found)' : `${md(e.resourceVersionBefore ?? '—')} → ${md(e.resourceVersionAfter ?? '(gone)')}`;
+    out.push(`| ${codeSpan(e.key)} | ${actions} | ${md(e.requeue)} | ${e.statusWritten !== undefined ? 'yes' : 'no'} | ${rvs} |`);
   }
+  // Said once for the whole report when no reconciler explained itself (not once per object).
+  const unexplained = report.entries.length > 0 && report.entries.every((e) => !e.explained);
+  if (unexplained) out.push('', NOT_COMPARED);
   for (const e of report.entries) {
     out.push('');
     out.push(`## ${md(e.key)}`);
@@ -247,10 +254,9 @@ export function renderReportMarkdown(report: ReconcileReport): string {
     if (e.notes.length) out.push('');
     out.push(`**Requeue:** ${md(e.requeue)}`);
     out.push('');
-    if (!e.explained) out.push('**Observed → desired:** not compared: only the built-in lab reconciler states what it wants apart from writing it, and an object\'s spec and status are different things, so they are not diffed. **Actions** below are what this reconciler wrote (or, in a dry run, would write).');
-    else out.push(e.diff ? `**Observed → desired:**\n\n${fence('diff', e.diff)}` : '**Observed → desired:** no difference (converged).');
-    out.push('');
-    if (e.actions.length === 0) out.push(`**Actions:** ${e.outcome.kind === 'done' ? 'none (already as desired; nothing written)' : noWritesText(e.outcome)}.`);
+    if (e.explained) out.push(e.diff ? `**Observed → desired:**\n\n${fence('diff', e.diff)}` : '**Observed → desired:** no difference (converged).', '');
+    else if (!unexplained) out.push(NOT_COMPARED, '');
+    if (e.actions.length === 0) out.push(`**Actions:** ${e.outcome.kind !== 'done' ? noWritesText(e.outcome) : e.resourceVersionBefore === undefined ? 'none (the object does not exist: the reconcile had nothing to do for it)' : 'none (already as desired; nothing written)'}.`);
     else {
       out.push('**Actions:**');
       out.push('');

@@ -166,6 +166,11 @@ test('report: a reconciler without explain() is not shown as drift (spec and sta
   const md = renderReportMarkdown(report);
   assert.match(md, /not compared: only the built-in lab reconciler states what it wants apart from writing it/);
   assert.doesNotMatch(md, /explain\(\)/, "no internal hook a module author cannot use is named");
+  // Said once for the report, not once per object; an object that does not exist is said so, not "already as desired".
+  const two = renderReportMarkdown({ ...report, entries: [e, { ...e, key: 'gone', resourceVersionBefore: undefined, resourceVersionAfter: undefined }] });
+  assert.equal(two.match(/not compared: only the built-in/g)?.length, 1, two);
+  assert.match(two, /\| `gone` \| none \| done \(no requeue\) \| no \| \(not found\) \|/);
+  assert.match(two, /## gone\n\n\*\*Requeue:\*\* done \(no requeue\)\n\n\*\*Actions:\*\* none \(the object does not exist: the reconcile had nothing to do for it\)\./, two);
   assert.doesNotMatch(md, /```diff/);
 });
 
