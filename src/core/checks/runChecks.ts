@@ -365,7 +365,17 @@ function waitingNote(ref: Reference, key: ObjectKey, primary: string, copied: bo
   const copy = ref.raw.objects.find((o) => o.resource === primary && o.object.metadata.name === ref.copy.name && o.object.metadata.namespace === ref.copy.namespace)?.object;
   const ready = ((copy?.status as { conditions?: Array<{ type?: string; status?: string; reason?: string; message?: string }> } | undefined)?.conditions ?? []).find((c) => c.type === 'Ready' && c.status !== 'True');
   const why = last.outcome.reason ?? (ready ? `Ready ${ready.status}${ready.reason ? `, ${ready.reason}` : ''}${ready.message ? `: ${ready.message}` : ''}` : undefined);
-  return `The reference run of ${key} settled waiting: its last reconcile asked for a requeue after ${seconds} s${why ? ` (${why.length > 200 ? `${why.slice(0, 200)}…` : why})` : ''}, so the checks judged the reconcile up to that wait only. The object is copied into a scratch namespace with the Secrets and ConfigMaps of its namespace that its spec refers to (secretRef, configMapKeyRef, secretName, volumes, envFrom, valueFrom, a lab-style dependsOn…; ${copied ? 'see the note on what was copied' : 'its spec named none of them in those ways, so nothing else was copied'}): if it waits for anything else of its real namespace (an object named in a way the checks do not recognise, or of another kind), the path after the wait was not checked.`;
+  return `The reference run of ${key} settled waiting: its last reconcile asked for a requeue after ${seconds} s${why ? ` (${why.length > 200 ? `${why.slice(0, 200)}…` : why})` : ''}, so the checks judged the reconcile up to that wait only. The object is copied into a scratch namespace with the Secrets and ConfigMaps of its namespace that its spec refers to (secretRef, configMapKeyRef, secretName, volumes, envFrom, valueFrom, a lab-style dependsOn…; ${copied ? 'see the note on what was copied' : 'its spec named none of them in those ways, so nothing else was copied'}): if it waits for anything else of its real namespace (an object named in a way the checks do not recognise, or of another kind), the path after the wait was not checked.${copyHint(why)}`;
+}
+
+/**
+ * How to copy what a wait names: a Secret or ConfigMap named in the reason (`waiting for Secret tulip-fertilizer`) gives
+ * `--copy secret/tulip-fertilizer`; otherwise the flag in general.
+ */
+function copyHint(why: string | undefined): string {
+  const named = /\b(Secret|ConfigMap)s?\s+"?([a-z0-9]([-a-z0-9.]*[a-z0-9])?)"?/i.exec(why ?? '');
+  if (named) return ` To copy it too: --copy ${named[1]!.toLowerCase()}/${named[2]} (CLI), or in reconcileLab.checks.copy (editor).`;
+  return ' To copy a Secret or ConfigMap it waits for: --copy secret/<name> or --copy configmap/<name>.';
 }
 
 /** Paths whose values differ between the `after` of consecutive writes of one object (what keeps changing). */
