@@ -22,7 +22,7 @@ import { Journal, rvAfterText, writeDeletedText, type JournalEntry } from '../co
 import { WriteIndex, type Writer } from '../core/journal/writeIndex.ts';
 import type { EnqueueReason, ReconcileOutcome } from '../core/controller/keyState.ts';
 import { changesNothing, dryRunReconcile, noWritesText, UNCHANGED_WRITE_NOTE } from '../core/actions/dryRun.ts';
-import { diagnoseStuck, FinalizerNotFoundError, ObjectChangedError, removeFinalizers, type StuckDiagnosis } from '../core/actions/finalizers.ts';
+import { diagnoseStuck, FinalizerNotFoundError, ObjectChangedError, objectsHoldingNamespace, removeFinalizers, type StuckDiagnosis } from '../core/actions/finalizers.ts';
 import { inspectKey, type InspectResult } from '../core/actions/inspect.ts';
 import { buildReconcileReport, buildReport, renderReportJson, renderReportMarkdown } from '../core/actions/report.ts';
 import { remoteReportPass } from '../core/bridge/remoteReport.ts';
@@ -820,6 +820,19 @@ function renderDiagnosis(d: StuckDiagnosis): string {
   return out.join('\n');
 }
 
+/** The objects holding a Terminating namespace, each with the command that strips it; what to do instead of stripping the namespace. */
+function renderHolding(h: Awaited<ReturnType<typeof objectsHoldingNamespace>>, namespace: string): string {
+  if (!h.objects.length) return `\n  No object in ${namespace} has finalizers now${h.skipped.length ? ` (not listed: ${h.skipped.join(', ')})` : ''}: the namespace controller should finish the deletion shortly.`;
+  const out = ['', `  held up by (objects in ${namespace} that still have finalizers):`];
+  for (const o of h.objects) {
+    out.push(`    ${o.resource} ${o.key}: ${o.finalizers.join(', ')}${o.terminating ? ' (Terminating)' : ''}`);
+    out.push(`      → reconcile-lab strip-finalizers ${o.key} --resource ${o.resource}`);
+  }
+  if (h.skipped.length) out.push(`    (not listed: ${h.skipped.join(', ')})`);
+  out.push(`  The namespace's own finalizer is removed by the namespace controller once these are gone: if their controllers are gone, strip theirs (above), not the namespace's.`);
+  return out.join('\n');
+}
+
 async function stripFinalizers(args: CliArgs, io: CliIo, log: Logger, s: Session, store: DisposableStore): Promise<number> {
   const key = normalizeKey(args.positionals[0]!, s);
   const { namespace, name } = splitKey(key);
@@ -841,6 +854,12 @@ async function stripFinalizers(args: CliArgs, io: CliIo, log: Logger, s: Session
     throw new FinalizerNotFoundError(`${key} has no finalizer "${target}" (present: ${diagnosis.finalizers.map((f) => f.finalizer).join(', ') || 'none'})`);
   }
   if (!args.json) io.stdout(renderDiagnosis(diagnosis) + '\n');
+  // A Terminating Namespace waits for the finalizers of objects in it: name them (the condition gives only a count),
+  // so that the next step is not stripping the namespace's own finalizer.
+  const isNamespace = s.resource.group === '' && s.resource.resource === 'namespaces';
+  const waitsOnContent = (diagnosis.conditions ?? []).some((c) => (c.type === 'NamespaceFinalizersRemaining' || c.type === 'NamespaceContentRemaining') && c.status === 'True');
+  const holding = isNamespace && diagnosis.terminating && waitsOnContent ? await objectsHoldingNamespace({ client: s.client, resources: s.served, namespace: name }) : undefined;
+  if (holding && !args.json) io.stdout(renderHolding(holding, name) + '\n');
   // Nothing to remove: not a refusal, and not a failure either.
   if (!diagnosis.finalizers.length) {
     if (args.json) io.stdout(JSON.stringify({ diagnosis, result: { removed: [], remaining: [] } }, null, 2) + '\n');
@@ -856,7 +875,7 @@ async function stripFinalizers(args: CliArgs, io: CliIo, log: Logger, s: Session
     const what = target ? `finalizer ${target}` : 'all finalizers';
     const refusal = `Refusing to remove ${what} from ${key} without --yes. Read the consequences ${args.json ? 'in the diagnosis' : 'above'}; add --dry-run to preview the server's answer.`;
     // --json: a failure's {"error", "exitCode"} as every command's, with the diagnosis beside them.
-    if (args.json) io.stdout(JSON.stringify({ error: refusal, exitCode: ExitCode.refused, refused: true, diagnosis }, null, 2) + '\n');
+    if (args.json) io.stdout(JSON.stringify({ error: refusal, exitCode: ExitCode.refused, refused: true, diagnosis, ...(holding ? { holding: holding.objects } : {}) }, null, 2) + '\n');
     io.stderr(`\n${refusal}\n`);
     return ExitCode.refused;
   }

@@ -4,7 +4,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createNamespace, getTestCluster, installCrd, testCrd, uniqueName } from './support/cluster.ts';
+import { createNamespace, getTestCluster, installCrd, testCrd, uniqueName, waitUntil } from './support/cluster.ts';
 import { runCliProcess } from './support/cli.ts';
 import type { KubeTransport } from '../../src/core/k8s/transport.ts';
 import { client as makeClient, CONFIGMAPS, installLabCrd, ROOT, sampleWidgets, type LabCrd } from './reconcilers.support.ts';
@@ -536,6 +536,25 @@ describe('reconcile-lab CLI against a real kube-apiserver', () => {
       assert.equal(j.diagnosis.key, `${ns}/held-soil`);
     } finally {
       await c.patch({ group: '', version: 'v1', resource: 'configmaps' }, ns, 'held-soil', 'merge', { metadata: { finalizers: null } }).catch(() => {});
+    }
+  });
+
+  test('strip-finalizers of a Namespace stuck on an object\'s finalizer names that object and the command that strips it, not only a count', async () => {
+    const NAMESPACES = { group: '', version: 'v1', resource: 'namespaces' };
+    const stuck = await createNamespace(transport, 'held');
+    await c.create(CONFIGMAPS, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'weed', namespace: stuck, finalizers: ['hold.example.org/forever'] } });
+    await c.delete(NAMESPACES, undefined, stuck);
+    try {
+      // The namespace controller deletes its content and reports what remains in the namespace's conditions.
+      await waitUntil(async () => ((await c.get(NAMESPACES, undefined, stuck)).status as { conditions?: Array<{ type: string; status: string }> } | undefined)?.conditions?.some((x) => x.type === 'NamespaceFinalizersRemaining' && x.status === 'True') === true, 'the namespace reports the finalizer remaining', 60_000);
+      const r = await cli(['strip-finalizers', stuck, '--kubeconfig', kubeconfig, '--resource', 'namespaces']);
+      assert.equal(r.code, 5, r.stderr);
+      assert.match(r.stdout, new RegExp(`held up by \\(objects in ${stuck} that still have finalizers\\):\\n    configmaps ${stuck}/weed: hold\\.example\\.org/forever \\(Terminating\\)\\n      → reconcile-lab strip-finalizers ${stuck}/weed --resource configmaps\\n`), r.stdout);
+      assert.match(r.stdout, /strip theirs \(above\), not the namespace's/);
+      const j = await cli(['strip-finalizers', stuck, '--kubeconfig', kubeconfig, '--resource', 'namespaces', '--json']);
+      assert.deepEqual((JSON.parse(j.stdout) as { holding: unknown }).holding, [{ resource: 'configmaps', key: `${stuck}/weed`, finalizers: ['hold.example.org/forever'], terminating: true }]);
+    } finally {
+      await c.patch(CONFIGMAPS, stuck, 'weed', 'merge', { metadata: { finalizers: null } }).catch(() => {});
     }
   });
 

@@ -610,3 +610,53 @@ export async function removeFinalizers(o: RemoveFinalizersOptions): Promise<Remo
   const remaining = [...(current.metadata.finalizers ?? []), ...(isNamespace ? ((current.spec as { finalizers?: string[] } | undefined)?.finalizers ?? []) : [])];
   return { key, removed: [...fromMeta, ...fromSpec], remaining, deleted, dryRun: !!o.dryRun, writes };
 }
+
+/** An object of a Terminating namespace that still has finalizers: what keeps the namespace from going away. */
+export interface HoldingObject {
+  /** "plural.group" ("configmaps" for the core group). */
+  resource: string;
+  key: ObjectKey;
+  finalizers: string[];
+  /** True when its own deletion was requested (the namespace controller deletes everything in it). */
+  terminating: boolean;
+}
+
+/**
+ * The objects in `namespace` that still carry finalizers, found by listing every namespaced resource in `resources`
+ * that may be listed (one list per resource, sequentially; a list refused or failing is skipped, it may be
+ * `skipped`). For a Namespace stuck on `NamespaceFinalizersRemaining`: the condition names the finalizers and a
+ * count, not the objects; these are the objects to look at (and strip, if their controller is gone) instead of the
+ * namespace's own `kubernetes` finalizer. At most `limit` objects (default 20), in resource then key order. Reads only.
+ */
+export async function objectsHoldingNamespace(o: {
+  client: KubeClient;
+  resources: readonly (GroupVersionResource & { namespaced: boolean; verbs?: readonly string[] })[];
+  namespace: string;
+  limit?: number;
+  signal?: AbortSignal;
+}): Promise<{ objects: HoldingObject[]; skipped: string[] }> {
+  const limit = o.limit ?? 20;
+  const objects: HoldingObject[] = [];
+  const skipped: string[] = [];
+  const seen = new Set<string>();
+  for (const r of o.resources) {
+    if (!r.namespaced || r.resource.includes('/') || (r.verbs && !r.verbs.includes('list'))) continue;
+    const id = r.group ? `${r.resource}.${r.group}` : r.resource;
+    if (seen.has(id)) continue; // one version of each resource
+    seen.add(id);
+    let items: KubeObject[];
+    try {
+      items = (await o.client.list(r, o.namespace, { signal: o.signal })).items;
+    } catch {
+      skipped.push(id);
+      continue;
+    }
+    for (const x of items) {
+      const finalizers = x.metadata.finalizers ?? [];
+      if (!finalizers.length) continue;
+      objects.push({ resource: id, key: keyFor(o.namespace, x.metadata.name ?? ''), finalizers: [...finalizers], terminating: Boolean(x.metadata.deletionTimestamp) });
+      if (objects.length >= limit) return { objects, skipped };
+    }
+  }
+  return { objects, skipped };
+}
