@@ -16,7 +16,7 @@ import { onInitialListRefused, refusedListMessage, type ScopedInformer } from '.
 import { controllerBuilder } from '../core/controller/builder.ts';
 import { parseCopySpec } from '../core/checks/references.ts';
 import { writeText, writeWarningsText } from '../core/journal/writeText.ts';
-import type { Controller } from '../core/controller/controller.ts';
+import type { Controller, StepResult } from '../core/controller/controller.ts';
 import type { Reconciler } from '../core/controller/reconcile.ts';
 import { Journal, rvAfterText, writeDeletedText, type JournalEntry } from '../core/journal/journal.ts';
 import { WriteIndex, type Writer } from '../core/journal/writeIndex.ts';
@@ -1499,6 +1499,20 @@ function noteGoNamespace(io: CliIo, args: CliArgs): void {
   io.stderr(`reconcile-lab: note: --namespace ${args.namespace} does not limit a Go program: it reconciles what its manager's cache holds (its cache.Options); --namespace only completes a key given without its namespace\n`);
 }
 
+/** A step that reconciled nothing, in words: `step: empty` and what it means, or why the key did not run. */
+function stepResultText(r: Exclude<StepResult, { kind: 'reconciled' }>, resource: string): string {
+  switch (r.kind) {
+    case 'empty':
+      return `step: empty: nothing is queued${r.next ? ` (${r.next.key} waits for its ${r.next.waiting === 'backoff' ? 'retry' : 'requeue'})` : ` (no object of ${resource} in scope needs a reconcile)`}; name a key to reconcile it anyway`;
+    case 'busy':
+      return `step: busy ${r.key}: it is being reconciled right now`;
+    case 'notReady':
+      return `step: notReady ${r.key}: it waits for its ${r.waiting === 'backoff' ? 'retry' : 'requeue'}`;
+    case 'notRunning':
+      return 'step: notRunning: the loop is not running';
+  }
+}
+
 async function step(args: CliArgs, io: CliIo, log: Logger, s: Session, store: DisposableStore): Promise<number> {
   // --json: the step's result is the first line, then the journal entries as JSON lines.
   const buffered: JournalEntry[] = [];
@@ -1529,7 +1543,7 @@ async function step(args: CliArgs, io: CliIo, log: Logger, s: Session, store: Di
   await controller.stop();
   controller.journal.flush();
   if (args.json) io.stdout([JSON.stringify({ step: r }), ...buffered.map((e) => JSON.stringify(e))].join('\n') + '\n');
-  else if (r.kind !== 'reconciled') io.stdout(`step: ${r.kind}${'key' in r ? ' ' + r.key : ''}\n`);
+  else if (r.kind !== 'reconciled') io.stdout(`${stepResultText(r, resourceName(s))}\n`);
   if (r.kind === 'reconciled') return r.outcome.kind === 'error' || r.outcome.kind === 'terminal' ? ExitCode.failure : ExitCode.ok;
   return r.kind === 'empty' ? ExitCode.ok : ExitCode.failure;
 }

@@ -309,4 +309,12 @@ describe('reconcile-lab run: workers, timeouts and predicates against a real kub
     const given = await cli(['report', '--kubeconfig', kubeconfig, '-n', ns, '--resource', 'widgets.lab.reconcile.dev', '--reconciler', `exec:${script}`, '--dry-run', '--json']);
     assert.doesNotMatch(given.stderr, /no --resource/);
   });
+
+  test('step in a namespace with nothing queued says what empty means and how to reconcile a key anyway', async () => {
+    const cluster = await getTestCluster();
+    const empty = await createNamespace(cluster.transport, 'cli-empty');
+    const r = await cli(['step', '--kubeconfig', kubeconfig, '--resource', `widgets.${crd.group}`, '-n', empty, '--reconciler', `exec:${script}`]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(r.stdout, `step: empty: nothing is queued (no object of widgets.${crd.group} in scope needs a reconcile); name a key to reconcile it anyway\n`);
+  });
 });
