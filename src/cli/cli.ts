@@ -984,10 +984,10 @@ export function formatEntry(e: JournalEntry, verbose: boolean, now: number = e.a
       else if (o.kind === 'error') {
         // A Go controller's rate limiter gave the delay: show that (the entry reaches us a little after the backoff
         // began, so retryAt − now would read shorter than the user's limiter said).
-        const retry = o.retryDelayMs !== undefined ? `retry in ${millis(o.retryDelayMs)}` : o.retryAt !== undefined ? `retry in ${seconds(o.retryAt - now)}` : 'no retry scheduled';
+        const retry = o.retryDelayMs !== undefined ? `retry in ${millis(o.retryDelayMs)}` : o.retryAt !== undefined ? `retry in ${millis(Math.max(0, Math.round(o.retryAt - now)))}` : 'no retry scheduled';
         what = `✗ error${o.failures !== undefined ? ` (failure ${o.failures})` : ''}, ${retry}${ignoredText(o.ignored, 'retried with backoff')}: ${o.message}`;
       } else if (o.kind === 'requeue') {
-        what = `requeue (rate-limited, the deprecated requeue: true)${o.reason ? ` (${o.reason})` : ''}${o.retryAt !== undefined ? `, retry in ${seconds(o.retryAt - now)}` : ''}`;
+        what = `requeue (rate-limited, the deprecated requeue: true)${o.reason ? ` (${o.reason})` : ''}${o.retryAt !== undefined ? `, retry in ${millis(Math.max(0, Math.round(o.retryAt - now)))}` : ''}`;
       } else if (o.kind === 'terminal') what = `✗ terminal error, not retried until an event queues the key again${ignoredText(o.ignored, 'not requeued')}: ${o.message}`;
       else what = `${o.kind}: ${o.message}`;
       return oneEntry(`${t} ■ ${e.key} ${what} [${e.durationMs} ms]`);
