@@ -1035,7 +1035,10 @@ export interface KeySummary {
   writes: number;
   errors: number;
   warnings: number;
+  /** The outcome of its last reconcile that ran to its end (one cancelled by the stop does not count). */
   lastOutcome?: ReconcileOutcome;
+  /** Its very last reconcile was cancelled (the run stopped while it ran): what it wrote may or may not be stored. */
+  cancelledLast?: boolean;
 }
 
 /**
@@ -1076,6 +1079,7 @@ export class RunSummary {
       r.reconciles++;
       if (e.outcome.kind === 'error' || e.outcome.kind === 'terminal') r.errors++;
       if (e.outcome.kind !== 'cancelled') r.lastOutcome = e.outcome;
+      r.cancelledLast = e.outcome.kind === 'cancelled';
     } else if (e.kind === 'write') {
       // A write no reconcile made is no key of any controller: its own row, labelled.
       const r = outsideReconcile(e) ? this.outsideRow(e.objectKey) : this.row(e.key, e.controller);
@@ -1095,7 +1099,7 @@ export class RunSummary {
     const rows = this.rows();
     const total = (f: keyof Pick<KeySummary, 'reconciles' | 'writes' | 'errors' | 'warnings'>) => rows.reduce((n, r) => n + r[f], 0);
     const last = (o?: ReconcileOutcome) => (!o ? '—' : o.kind === 'success' ? 'done' : o.kind === 'requeueAfter' ? `requeue after ${millis(o.afterMs)}` : o.kind === 'requeue' ? 'requeue (rate-limited)' : `${o.kind}: ${o.message.split('\n')[0]}`);
-    const table = [['key', 'reconciles', 'writes', 'errors', 'warnings', 'last outcome'], ...rows.map((r) => [shortKey(r.key, SUMMARY_KEY_WIDTH), String(r.reconciles), String(r.writes), String(r.errors), String(r.warnings), last(r.lastOutcome)])];
+    const table = [['key', 'reconciles', 'writes', 'errors', 'warnings', 'last outcome'], ...rows.map((r) => [shortKey(r.key, SUMMARY_KEY_WIDTH), String(r.reconciles), String(r.writes), String(r.errors), String(r.warnings), r.cancelledLast ? `cancelled by the stop${r.lastOutcome ? ` (before: ${last(r.lastOutcome)})` : ''}` : last(r.lastOutcome)])];
     const widths = table[0]!.map((_, i) => Math.max(...table.map((row) => row[i]!.length)));
     const lines = table.map((row) => '  ' + row.map((c, i) => (i === row.length - 1 ? c : c.padEnd(widths[i]!))).join('  '));
     const failed = this.failed();

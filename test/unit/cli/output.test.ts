@@ -166,6 +166,11 @@ test('run summary: per-key reconciles, writes, errors, warnings; keys whose last
   assert.match(text, /^Summary: 3 key\(s\), 5 reconcile\(s\), 1 write\(s\), 2 error\(s\), 1 warning\(s\)/);
   assert.match(text, /ns\/b\s+2\s+0\s+1\s+1\s+error: boom\n/);
   assert.match(text, /1 key\(s\) ended in error: ns\/b$/);
+  // A last reconcile cancelled by the stop is said, with the outcome before it.
+  s.add(entry({ kind: 'reconcileEnd', key: 'ns/a', durationMs: 1, outcome: { kind: 'cancelled', message: 'controller stopped' } }));
+  s.add(entry({ kind: 'reconcileEnd', key: 'ns/d', durationMs: 1, outcome: { kind: 'cancelled', message: 'controller stopped' } }));
+  assert.match(s.render(), /ns\/a\s+2\s+1\s+0\s+0\s+cancelled by the stop \(before: done\)\n/);
+  assert.match(s.render(), /ns\/d\s+1\s+0\s+0\s+0\s+cancelled by the stop\n/);
 });
 
 test('run of a Go program with several controllers: the other controllers\' lines and summary rows are labelled with their name', () => {
