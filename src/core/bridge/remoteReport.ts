@@ -65,13 +65,7 @@ function actionOfWire(w: WireWrite): ReportAction {
     outcome: w.error ? 'error' : 'ok',
     diff: w.error ? '' : yamlDiff(`${resource}/${key}${w.subresource ? `/${w.subresource}` : ''}`, w.before ?? null, w.verb === 'delete' ? null : (w.after ?? null), { volatile: true, beforeName: 'current', afterName: 'planned' }),
   };
-  if (w.subresource) a.subresource = w.subresource;
-  if (w.error) a.error = w.error;
-  if (w.resourceVersionBefore) a.resourceVersionBefore = w.resourceVersionBefore;
-  if (w.resourceVersionAfter) a.resourceVersionAfter = w.resourceVersionAfter;
-  if (w.deleted) a.deleted = true;
-  if (w.warnings?.length) a.warnings = [...w.warnings];
-  return a;
+  return withOptionalFields(a, w);
 }
 
 /** A journaled write of a live step as a report action (a diff only where the bridge sent both objects). */
@@ -82,6 +76,11 @@ function actionOfEntry(w: WriteEntry & { seq: number }, journal: Journal): Repor
     ? yamlDiff(`${resource}/${w.objectKey}${w.subresource ? `/${w.subresource}` : ''}`, detail.before, w.verb === 'delete' ? null : detail.after, { volatile: true })
     : '';
   const a: ReportAction = { verb: w.verb, resource, key: w.objectKey, dryRun: w.dryRun, outcome: w.error ? 'error' : 'ok', diff };
+  return withOptionalFields(a, w);
+}
+
+/** `a` with the write's optional fields that are set (subresource, error, resourceVersions, deleted, warnings). */
+function withOptionalFields(a: ReportAction, w: { subresource?: string; error?: string; resourceVersionBefore?: string; resourceVersionAfter?: string; deleted?: boolean; warnings?: readonly string[] }): ReportAction {
   if (w.subresource) a.subresource = w.subresource;
   if (w.error) a.error = w.error;
   if (w.resourceVersionBefore) a.resourceVersionBefore = w.resourceVersionBefore;
