@@ -19,8 +19,8 @@ function installProcessGuards(): () => void {
     process.exit(code);
   };
   process.stdout.on('error', (e: NodeJS.ErrnoException) => {
-    if (e.code === 'EPIPE') end(typeof process.exitCode === 'number' ? process.exitCode : 0);
-    throw e;
+    if (e.code !== 'EPIPE') throw e;
+    end(typeof process.exitCode === 'number' ? process.exitCode : 0);
   });
   const said = new Set<string>();
   const stray = (e: unknown) => {

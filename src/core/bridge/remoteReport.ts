@@ -4,7 +4,7 @@ import { outcomeOfController } from '../actions/runOnce.ts';
 import type { Journal, WriteEntry } from '../journal/journal.ts';
 import type { ObjectKey } from '../k8s/keys.ts';
 import { resourceIdFromGvrString } from '../k8s/objects.ts';
-import { writeTarget } from './causes.ts';
+import { writeRecordOf, writeTarget } from './causes.ts';
 import type { WireWrite } from './protocol.ts';
 import type { RemoteController } from './remoteController.ts';
 
@@ -56,9 +56,8 @@ export function remoteReportPass(controller: RemoteController, o: { dryRun: bool
 function actionOfWire(w: WireWrite): ReportAction {
   const resource = w.group ? `${w.resource}.${w.group}` : w.resource;
   const key = writeTarget(w);
-  const verb = (['create', 'update', 'patch', 'apply', 'delete'] as const).find((v) => v === w.verb) ?? (w.verb === 'deleteAllOf' ? 'delete' : 'update');
   const a: ReportAction = {
-    verb,
+    verb: writeRecordOf(w, undefined, undefined).verb, // the journal's verb (deleteAllOf is a delete)
     resource,
     key,
     dryRun: w.dryRun,
