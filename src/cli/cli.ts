@@ -681,7 +681,7 @@ async function report(args: CliArgs, io: CliIo, log: Logger, s: Session, store: 
     r = await buildReconcileReport({ client: s.client, reconciler, primary: s.resource, keys, namespace, dryRun: args.dryRun, log });
   } catch (e) {
     // The list of every object refused (RBAC): the same next steps as an informer's (one namespace, or the rights).
-    if (e instanceof ApiError && e.code === 403 && !keys) throw new RefusedListError(refusedListMessage({ resource: s.resource, ...(namespace ? { namespace } : {}), code: 403, error: e.message }, cliRefusedHints(s)));
+    if (e instanceof ApiError && e.code === 403 && !keys) throw refusedList(s, namespace, e);
     throw e;
   }
   io.stdout(args.json ? renderReportJson(r) + '\n' : renderReportMarkdown(r));
@@ -708,7 +708,7 @@ async function goReport(args: CliArgs, io: CliIo, log: Logger, s: Session, store
       try {
         items = (await s.client.list(s.resource, namespace)).items;
       } catch (e) {
-        if (e instanceof ApiError && e.code === 403) throw new RefusedListError(refusedListMessage({ resource: s.resource, ...(namespace ? { namespace } : {}), code: 403, error: e.message }, cliRefusedHints(s)));
+        if (e instanceof ApiError && e.code === 403) throw refusedList(s, namespace, e);
         throw e;
       }
       const outside: string[] = [];
@@ -732,6 +732,11 @@ async function goReport(args: CliArgs, io: CliIo, log: Logger, s: Session, store
   await controller.stop();
   io.stdout(args.json ? renderReportJson(r) + '\n' : renderReportMarkdown(r));
   return r.totals.errors > 0 ? ExitCode.failure : ExitCode.ok;
+}
+
+/** A list of every object of the resource the server refused (RBAC): the same next steps as an informer's. */
+function refusedList(s: Session, namespace: string | undefined, e: ApiError): RefusedListError {
+  return new RefusedListError(refusedListMessage({ resource: s.resource, ...(namespace ? { namespace } : {}), code: 403, error: e.message }, cliRefusedHints(s)));
 }
 
 /** Starts one informer for the resource (in the key's namespace) and waits for its initial list. */
