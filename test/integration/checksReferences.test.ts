@@ -177,6 +177,12 @@ describe('robustness checks copy the Secrets and ConfigMaps the spec refers to (
     assert.ok(withCopy.notes.includes(`Objects the spec of ${ns}/odd refers to or that you named to copy — copied into every scratch namespace of ${ns}/odd (each run its own copies, deleted with the namespace; Secrets copied server side, values never shown): Secret orders-creds (--copy).`), summary(withCopy));
     assert.ok(!withCopy.notes.some((n) => /settled waiting/.test(n)), summary(withCopy));
     noValue(withCopy);
+    // A typo in the name: missing in the copies, and the note names the Secret it most likely meant (names only).
+    seen.length = 0;
+    const typo = await runChecks(options({ ...opts, copies: [{ kind: 'Secret', name: 'order-creds', path: '--copy' }] }));
+    assert.ok(seen.length > 0 && seen.every((x) => !x.found), `a misspelt name copies nothing: ${JSON.stringify(seen)}\n${summary(typo)}`);
+    assert.ok(typo.notes.includes(`Objects the spec of ${ns}/odd refers to or that you named to copy — not found in the object's namespace, so missing in the copies too: Secret order-creds (--copy; did you mean secret/orders-creds?).`), summary(typo));
+    noValue(typo);
     assert.equal((await c.get(SECRETS, ns, 'orders-creds')).metadata.resourceVersion, secretRv, 'the original Secret was not written');
   });
 

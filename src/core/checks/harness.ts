@@ -15,6 +15,7 @@ import { KubeListerWatcher } from '../k8s/listerWatcher.ts';
 import { resourceIdOfGvr, type GroupVersionResource, type KubeObject, type ResourceInfo } from '../k8s/objects.ts';
 import type { KubeTransport } from '../k8s/transport.ts';
 import type { Logger } from '../log.ts';
+import { closestNames } from '../text/closest.ts';
 import type { RawEndState } from './mask.ts';
 import { NAMESPACE_KEY, specReferences, withExtraReferences, type CopiedReference, type SpecReference } from './references.ts';
 import { crashingClient, FrozenListerWatcher, WithholdingInformer } from './perturb.ts';
@@ -190,7 +191,7 @@ export async function copyInto(env: HarnessEnv, key: ObjectKey, namespace: strin
       references.push({ ...ref, outcome: 'copied' });
     } catch (e) {
       if (env.signal.aborted) throw e;
-      if (isNotFound(e)) references.push({ ...ref, outcome: 'missing' });
+      if (isNotFound(e)) references.push({ ...ref, outcome: 'missing', ...(await namedTypoSuggestions(env, res, from, ref)) });
       // The cluster made one in the new namespace itself (kube-root-ca.crt): the controller finds that one.
       else if (isAlreadyExists(e)) references.push({ ...ref, outcome: 'present' });
       // A Secret's error names no value (the server's message could quote one): its status and reason only.
@@ -210,6 +211,23 @@ export async function copyInto(env: HarnessEnv, key: ObjectKey, namespace: strin
   const redirected = redirectNamespaces(c.spec, namespace);
   const created = await env.client.create(env.primary, c, { signal: env.signal });
   return { key, scratchKey: scratchName, scratchNamespace: namespace, name: scratchName, createdResourceVersion: created.metadata.resourceVersion ?? '', references, redirected };
+}
+
+/**
+ * For a Secret or ConfigMap the person named to copy (`--copy`, the setting; not one the spec names) that does not
+ * exist: the names of that kind in `namespace` it most likely meant, by name only. Empty when none is close or the
+ * names cannot be listed (a user who may not list them gets the plain "not found").
+ */
+async function namedTypoSuggestions(env: HarnessEnv, res: GroupVersionResource, namespace: string, ref: SpecReference): Promise<{ suggestions?: string[] }> {
+  if (ref.path.startsWith('spec')) return {};
+  try {
+    const names = (await env.client.list(res, namespace, { signal: env.signal })).items.map((o) => o.metadata.name ?? '').filter(Boolean);
+    const close = closestNames(ref.name, names);
+    return close.length ? { suggestions: close } : {};
+  } catch (e) {
+    if (env.signal.aborted) throw e;
+    return {};
+  }
 }
 
 /**

@@ -149,10 +149,13 @@ export type ReferenceOutcome =
 export interface CopiedReference extends SpecReference {
   outcome: ReferenceOutcome;
   error?: string;
+  /** `missing` and named by the person (`--copy`): names of that kind in the namespace it most likely meant. */
+  suggestions?: string[];
 }
 
 function listOf(refs: CopiedReference[]): string {
-  return refs.map((r) => `${r.kind} ${r.namespace ? `${r.namespace}/` : ''}${r.name} (${r.path}${r.error ? `: ${r.error}` : ''})`).join(', ');
+  const meant = (r: CopiedReference) => (r.suggestions?.length ? `; did you mean ${r.suggestions.map((n) => `${r.kind === 'Secret' ? 'secret' : 'configmap'}/${n}`).join(' or ')}?` : '');
+  return refs.map((r) => `${r.kind} ${r.namespace ? `${r.namespace}/` : ''}${r.name} (${r.path}${r.error ? `: ${r.error}` : ''}${meant(r)})`).join(', ');
 }
 
 /**
