@@ -24,9 +24,12 @@ export interface DeletionObservation {
   finalizersAtDelete: string[];
   /** Finalizers still on the object at the bound (when not gone). */
   finalizersLeft: string[];
-  /** Reconciles of the copy's key that started after the delete. */
+  /**
+   * Reconciles of the copy's key that started after the delete (when gone: only those before it was gone, see
+   * {@link goneIndex}; the reconciles after that are judged by {@link failsWhenGoneProblem}).
+   */
   reconciles: number;
-  /** Failed reconciles (error or terminal outcome) after the delete, in order. */
+  /** Failed reconciles (error or terminal outcome) among {@link reconciles}, in order. */
   failures: Array<{ message: string; terminal: boolean }>;
   /** The last reconcile after the delete failed. */
   lastFailed: boolean;
@@ -80,7 +83,7 @@ export function deletionVerdict(o: DeletionObservation): DeletionVerdict {
   if (o.gone) {
     // Without finalizers the time is the server's own (a Namespace's content is deleted first, with its spec.finalizers).
     const how = o.finalizersAtDelete.length ? `the reconciler removed ${o.finalizersAtDelete.join(', ')}` : 'no metadata.finalizers to remove';
-    const retried = o.failures.length ? `; ${o.failures.length} reconcile(s) after the delete failed on the way (last: ${clip(o.failures[o.failures.length - 1]!.message)})` : '';
+    const retried = o.failures.length ? `; ${o.failures.length} reconcile(s) after the delete failed before it was gone (last: ${clip(o.failures[o.failures.length - 1]!.message)})` : '';
     return { status: 'passed', problems: [], message: `gone ${o.ms} ms after the delete (${how})${retried}` };
   }
   const left = o.finalizersLeft;

@@ -1133,7 +1133,8 @@ async function checkDeletion(ctx: KeyContext, parts: CheckTimingPart[], learned:
       if (e instanceof ConfinedError) return { status: 'error', findings: [], message: confinementMessage(e.message) };
       throw e;
     }
-    const seen = reconcilesAfter(run.entries, copy.scratchKey, from);
+    // Failures "on the way" are those before the object was gone; the reconciles after it are judged on their own below.
+    const seen = reconcilesAfter(waited.gone ? run.entries.slice(0, goneIndex(run.entries, from, copy.scratchKey, primary)) : run.entries, copy.scratchKey, from);
     const verdict = deletionVerdict({ gone: waited.gone, ms: waited.ms, boundMs: ctx.boundMs, finalizersAtDelete, finalizersLeft: [...(waited.last?.metadata.finalizers ?? [])], ...seen });
     const perturbation: Perturbation = {
       check: 'deletion', boundMs: ctx.boundMs,

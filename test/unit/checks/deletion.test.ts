@@ -20,7 +20,7 @@ test('no finalizer: gone at once passes and says so', () => {
 test('the reconciler removed its finalizer: passes; failures on the way are mentioned, not findings', () => {
   const v = deletionVerdict({ ...base, gone: true, ms: 640, finalizersAtDelete: ['x.dev/cleanup'], reconciles: 2, failures: [{ message: '409 Conflict', terminal: false }] });
   assert.equal(v.status, 'passed');
-  assert.match(v.message, /the reconciler removed x\.dev\/cleanup\); 1 reconcile\(s\) after the delete failed on the way \(last: 409 Conflict\)/);
+  assert.match(v.message, /the reconciler removed x\.dev\/cleanup\); 1 reconcile\(s\) after the delete failed before it was gone \(last: 409 Conflict\)/);
 });
 
 test('a finalizer never removed: one finding that names it, in plain words', () => {
