@@ -834,7 +834,10 @@ class ControllerEngine implements Controller {
         return { kind: 'cancelled', message: verdict.message };
       case 'terminal':
         // Not requeued. Like controller-runtime, the failure count is NOT forgotten: only a later success resets it.
-        return { kind: 'terminal', message: verdict.message };
+        this.warnIgnoredResult(key, verdict.ignored);
+        // controller-runtime logs every non-nil error ("Reconciler error"), a terminal one too.
+        this.log.info('Reconciler error', { key, error: verdict.message, terminal: true });
+        return { kind: 'terminal', message: verdict.message, ...(verdict.ignored !== undefined ? { ignored: verdict.ignored } : {}) };
       case 'error': {
         this.keys.expectWait(key, { kind: 'backoff', attempt: q.numRequeues(key) + 1, error: verdict.message });
         q.addWithOpts({ rateLimited: true, priority }, key);
@@ -842,8 +845,9 @@ class ControllerEngine implements Controller {
         const retryAt = q.waitingUntil(key) ?? (q.isDirty(key) ? this.clock.now() : undefined);
         const failures = q.numRequeues(key);
         // controller-runtime logs every failed reconcile ("Reconciler error"); so do we, at info (the journal has the entry too).
+        this.warnIgnoredResult(key, verdict.ignored);
         this.log.info('Reconciler error', { key, error: verdict.message, failures, ...(retryAt !== undefined ? { retryInMs: Math.max(0, retryAt - this.clock.now()) } : {}) });
-        return { kind: 'error', message: verdict.message, ...(verdict.timedOut ? { timedOut: true } : {}), ...(retryAt !== undefined ? { retryAt } : {}), failures };
+        return { kind: 'error', message: verdict.message, ...(verdict.timedOut ? { timedOut: true } : {}), ...(retryAt !== undefined ? { retryAt } : {}), failures, ...(verdict.ignored !== undefined ? { ignored: verdict.ignored } : {}) };
       }
       case 'requeueAfter':
         q.forget(key);
@@ -863,6 +867,15 @@ class ControllerEngine implements Controller {
         q.forget(key);
         return { kind: 'success' };
     }
+  }
+
+  /**
+   * controller-runtime's warning when Reconcile returns a result together with an error: the result is dropped (an
+   * error retries with backoff; a terminal one is not requeued). `ignored` names what was dropped.
+   */
+  private warnIgnoredResult(key: ObjectKey, ignored: string | undefined): void {
+    if (ignored === undefined) return;
+    this.log.info('the reconciler returned both a result and an error: the result is ignored (an error is retried with backoff, a terminal error is not requeued)', { key, ignored });
   }
 
   /**
@@ -1095,11 +1108,20 @@ class ControllerEngine implements Controller {
 
 type Verdict =
   | { kind: 'cancelled'; message: string }
-  | { kind: 'terminal'; message: string }
-  | { kind: 'error'; message: string; timedOut: boolean }
+  | { kind: 'terminal'; message: string; ignored?: string }
+  | { kind: 'error'; message: string; timedOut: boolean; ignored?: string }
   | { kind: 'requeueAfter'; afterMs: number; reason?: string }
   | { kind: 'requeue'; reason?: string }
   | { kind: 'success' };
+
+/**
+ * What a thrown error says was dropped from a result returned with it: its own string `ignoredResult` property (the
+ * exec reconciler's `requeueAfterMs` beside `error`; a module may set it too). Undefined when it has none.
+ */
+function ignoredResultOf(error: unknown): string | undefined {
+  const v = error !== null && typeof error === 'object' ? (error as { ignoredResult?: unknown }).ignoredResult : undefined;
+  return typeof v === 'string' && v ? v : undefined;
+}
 
 /**
  * The priority a thrown error asks its retry to run with: its own `priority` property (a module's
@@ -1114,8 +1136,10 @@ function classify(res: InvokeResult, stopping: boolean): Verdict {
   if (!res.ok) {
     const message = errorMessage(res.error);
     if (stopping || res.error instanceof ControllerStoppedError) return { kind: 'cancelled', message };
-    if (isTerminal(res.error)) return { kind: 'terminal', message };
-    return { kind: 'error', message, timedOut: res.timedOut === true || res.error instanceof ReconcileTimeoutError };
+    const ignored = ignoredResultOf(res.error);
+    const lost = ignored !== undefined ? { ignored } : {};
+    if (isTerminal(res.error)) return { kind: 'terminal', message, ...lost };
+    return { kind: 'error', message, timedOut: res.timedOut === true || res.error instanceof ReconcileTimeoutError, ...lost };
   }
   const after = res.result.requeueAfterMs;
   if (typeof after === 'number' && after > 0) return { kind: 'requeueAfter', afterMs: after, ...(res.result.reason !== undefined ? { reason: res.result.reason } : {}) };

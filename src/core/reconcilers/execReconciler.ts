@@ -348,8 +348,10 @@ export function createExecReconciler(options: ExecReconcilerOptions): Reconciler
       }
     }
     if (out.error) {
-      if (out.terminal) throw new TerminalError(`${program}: ${out.error}`);
-      const failure = new Error(`${program}: ${out.error}`);
+      // A requeue beside an error is dropped, as controller-runtime drops a Result returned with an error: say so.
+      const lost = out.requeueAfterMs !== undefined && out.requeueAfterMs > 0 ? { ignoredResult: `requeueAfterMs ${out.requeueAfterMs}` } : {};
+      if (out.terminal) throw Object.assign(new TerminalError(`${program}: ${out.error}`), lost);
+      const failure = Object.assign(new Error(`${program}: ${out.error}`), lost);
       throw out.priority !== undefined ? Object.assign(failure, { priority: out.priority }) : failure;
     }
     const result: Result = out.requeueAfterMs !== undefined && out.requeueAfterMs > 0 ? { requeueAfterMs: out.requeueAfterMs, reason: out.reason } : {};

@@ -7,6 +7,7 @@ import type { KeyState } from '../../../src/core/controller/keyState.ts';
 import { itemExponentialFailureRateLimiter } from '../../../src/core/workqueue/rateLimiters.ts';
 import { FakeInformer } from './support/fakeInformer.ts';
 import { deferred, harness, settle, widget, type Harness } from './support/harness.ts';
+import { createLogger } from '../../../src/core/log.ts';
 
 // ---- the result switch -----------------------------------------------------------------------
 
@@ -468,6 +469,32 @@ test('a thrown error with a numeric priority retries at that priority (Result.Pr
   await c.step();
   assert.equal(c.keyState('ns/a')!.priority, 10, 'a priority that is not a number is ignored: the retry keeps the priority it ran with');
   assert.equal(c.keyState('ns/a')!.requeues, 2);
+  await c.stop();
+});
+
+test('a thrown error saying what result it dropped (ignoredResult) keeps it on the outcome and logs controller-runtime\'s warning; a terminal error is logged as a Reconciler error too', async () => {
+  const lines: Array<{ level: string; msg: string; fields: Record<string, unknown> }> = [];
+  const h = harness({ startPaused: true, log: createLogger((level, msg, fields) => lines.push({ level, msg, fields })) });
+  let n = 0;
+  h.setImpl((req) => {
+    if (req.name !== 'a') return {};
+    n++;
+    if (n === 1) throw Object.assign(new Error('quota'), { ignoredResult: 'requeueAfterMs 5000' });
+    throw Object.assign(new TerminalError('bad spec'), { ignoredResult: 'requeueAfterMs 100' });
+  });
+  h.widgets.add(widget('a'));
+  const c = h.builder.for(h.widgets).build(h.reconciler);
+  await c.start();
+  await settle();
+  const r1 = await c.step();
+  assert.deepEqual(r1.kind === 'reconciled' && { kind: r1.outcome.kind, ignored: (r1.outcome as { ignored?: string }).ignored }, { kind: 'error', ignored: 'requeueAfterMs 5000' });
+  assert.equal(c.keyState('ns/a')!.phase, 'backoff', 'the requeue-after was dropped: the error backs off');
+  assert.ok(lines.some((l) => /both a result and an error: the result is ignored/.test(l.msg) && l.fields.ignored === 'requeueAfterMs 5000' && l.fields.key === 'ns/a'), JSON.stringify(lines));
+  h.clock.step(5);
+  await settle();
+  const r2 = await c.step();
+  assert.deepEqual(r2.kind === 'reconciled' && { kind: r2.outcome.kind, ignored: (r2.outcome as { ignored?: string }).ignored }, { kind: 'terminal', ignored: 'requeueAfterMs 100' });
+  assert.ok(lines.some((l) => l.msg === 'Reconciler error' && l.fields.terminal === true && l.fields.error === 'bad spec'), JSON.stringify(lines));
   await c.stop();
 });
 

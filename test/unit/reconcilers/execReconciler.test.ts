@@ -91,7 +91,12 @@ test('"priority" in the output becomes Result.priority (with or without a requeu
   const failing = createExecReconciler({ command: [script('prioErr.sh', `cat >/dev/null; echo '{"error": "quota", "priority": 10}'`)] });
   await assert.rejects(failing.reconcile(req, ctx), (e: unknown) => e instanceof Error && /quota$/.test(e.message) && (e as { priority?: unknown }).priority === 10);
   const plain = createExecReconciler({ command: [script('plainErr.sh', `cat >/dev/null; echo '{"error": "quota"}'`)] });
-  await assert.rejects(plain.reconcile(req, ctx), (e: unknown) => e instanceof Error && !('priority' in e));
+  await assert.rejects(plain.reconcile(req, ctx), (e: unknown) => e instanceof Error && !('priority' in e) && !('ignoredResult' in e));
+  // A requeue beside an error is dropped (as controller-runtime drops a Result returned with an error), and the error says so.
+  const both = createExecReconciler({ command: [script('bothErr.sh', `cat >/dev/null; echo '{"error": "quota", "requeueAfterMs": 5000}'`)] });
+  await assert.rejects(both.reconcile(req, ctx), (e: unknown) => e instanceof Error && (e as { ignoredResult?: unknown }).ignoredResult === 'requeueAfterMs 5000');
+  const bothTerminal = createExecReconciler({ command: [script('bothTerm.sh', `cat >/dev/null; echo '{"error": "bad", "terminal": true, "requeueAfterMs": 100}'`)] });
+  await assert.rejects(bothTerminal.reconcile(req, ctx), (e: unknown) => isTerminal(e) && (e as { ignoredResult?: unknown }).ignoredResult === 'requeueAfterMs 100');
 });
 
 test('after a normal exit, whatever the program left running in its group is killed', async () => {
