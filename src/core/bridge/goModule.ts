@@ -199,7 +199,7 @@ const SKIPPED_DIRS = new Set(['node_modules', 'vendor', 'testdata']);
 
 /**
  * The controller modules in and below `roots`: directories holding a go.mod that requires controller-runtime (or is
- * controller-runtime's consumer through the bridge), nearest first, then by path. For a workspace whose folder is not
+ * controller-runtime's consumer through the bridge; not the bridge module itself), nearest first, then by path. For a workspace whose folder is not
  * itself a Go module (a repository with the operator in `operator/`, several operators side by side). Looks at most
  * `maxDepth` directories deep and at `maxDirs` directories in all, never into `.git`, `vendor`, `node_modules`,
  * `testdata` or a directory starting with `.` or `_`; a directory it cannot read is skipped. Synchronous: bounded work.
@@ -210,7 +210,8 @@ export function findControllerModules(roots: readonly string[], opts: { maxDepth
     if (!entries.some((e) => e.isFile() && e.name === 'go.mod')) return;
     try {
       const m = parseGoMod(readFileSync(join(dir, 'go.mod'), 'utf8'));
-      if (m.requires.has(CONTROLLER_RUNTIME_MODULE_PATH) || m.requires.has(BRIDGE_MODULE_PATH)) found.push({ dir, depth });
+      // The bridge module itself (a checkout of Reconcile Lab below the folder) requires controller-runtime but is no controller.
+      if (m.module !== BRIDGE_MODULE_PATH && (m.requires.has(CONTROLLER_RUNTIME_MODULE_PATH) || m.requires.has(BRIDGE_MODULE_PATH))) found.push({ dir, depth });
     } catch {
       // unreadable: not a candidate
     }
@@ -281,6 +282,9 @@ export function addBridgeToGoMod(moduleDir: string, bridgeDir: string, signal?: 
   });
 }
 
+/** How many controller modules {@link goLaunchProblem} names before "and N more". */
+const MAX_MODULES_NAMED = 5;
+
 /**
  * What is wrong with launching `command args…` in `cwd` before anything is built, for a `go` command (`go run ./cmd`,
  * `go -C dir run …`); undefined when nothing is known to be wrong, and for any other program (a built binary).
@@ -293,12 +297,16 @@ export function addBridgeToGoMod(moduleDir: string, bridgeDir: string, signal?: 
 export function goLaunchProblem(command: string, args: readonly string[], cwd: string): string | undefined {
   const base = command.split(/[\\/]/).pop();
   if (base !== 'go' && base !== 'go.exe') return undefined;
-  const dir = args[0] === '-C' && args[1] ? resolve(cwd, args[1]) : cwd;
+  const c = /^--?C(?:=(.+))?$/.exec(args[0] ?? '');
+  const chdir = c ? (c[1] ?? args[1]) : undefined;
+  const dir = chdir ? resolve(cwd, chdir) : cwd;
   if (!findGoMod(dir) && !findGoWork(dir)) {
     const modules = findControllerModules([dir]);
     if (!modules.length) return undefined;
     const rel = modules.map((m) => relative(dir, m) || '.');
-    return `${dir} is in no Go module (no go.mod here or above it), so go cannot build the program; the controller module ${rel.length === 1 ? `is in ${rel[0]}` : `is one of ${rel.join(', ')}`}: run from there (cd ${rel[0]}), or give go -C ${rel[0]} before run.`;
+    // Nearest first; a folder holding many checkouts would otherwise print them all on one line.
+    const shown = rel.length > MAX_MODULES_NAMED ? `${rel.slice(0, MAX_MODULES_NAMED).join(', ')} and ${rel.length - MAX_MODULES_NAMED} more` : rel.join(', ');
+    return `${dir} is in no Go module (no go.mod here or above it), so go cannot build the program; the controller module ${rel.length === 1 ? `is in ${rel[0]}` : `is one of ${shown}`}: run from there (cd ${rel[0]}), or give go -C ${rel[0]} before run.`;
   }
   const unbridged = bridgeProblemIn(dir);
   if (unbridged) return `${unbridged.problem}. Add it first (README "Your Go controller": in the editor Reconcile Lab: Set Up Go Bridge…, or its require and replace lines), add bridge.Setup and bridge.Options/bridge.Wrap to your code, run go mod tidy, then run again.`;

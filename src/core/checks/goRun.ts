@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { sleep } from '../clock.ts';
 import { BridgeHub } from '../bridge/bridgeHub.ts';
 import { PROTOCOL, type WireWrite, type WriteMessage } from '../bridge/protocol.ts';
@@ -68,13 +68,24 @@ export function goContextProblem(kubeconfigPath: string | undefined, context: st
 const GO_VALUE_FLAGS = new Set(['-C', '-p', '-asmflags', '-buildmode', '-buildvcs', '-compiler', '-gccgoflags', '-gcflags', '-installsuffix', '-ldflags', '-mod', '-modfile', '-overlay', '-pgo', '-pkgdir', '-tags', '-toolexec', '-exec', '-o', '-covermode', '-coverpkg']);
 
 /**
- * `go run [build flags] <package> [program args]` as `go build` arguments and the program's arguments; undefined
- * for any other command (it is launched as it is).
+ * `go [-C dir] run [build flags] <package> [program args]` as `go build` arguments, the program's arguments and the
+ * `-C` directory (go changes to it before anything else, so the program it runs starts there too; relative to the
+ * command's working directory); undefined for any other command (it is launched as it is).
  */
-export function splitGoRun(command: readonly string[]): { buildArgs: string[]; programArgs: string[] } | undefined {
-  if (command[0] !== 'go' || command[1] !== 'run') return undefined;
+export function splitGoRun(command: readonly string[]): { buildArgs: string[]; programArgs: string[]; chdir?: string } | undefined {
+  if (command[0] !== 'go') return undefined;
+  let chdir: string | undefined;
+  let at = 1;
+  // go accepts -C only first, as -C dir, -C=dir (or with two dashes).
+  const c = /^--?C(?:=(.*))?$/.exec(command[1] ?? '');
+  if (c) {
+    chdir = c[1] ?? command[2];
+    at = c[1] !== undefined ? 2 : 3;
+    if (!chdir) return undefined;
+  }
+  if (command[at] !== 'run') return undefined;
   const buildArgs: string[] = [];
-  let i = 2;
+  let i = at + 1;
   for (; i < command.length; i++) {
     const a = command[i]!;
     if (!a.startsWith('-')) break;
@@ -84,7 +95,7 @@ export function splitGoRun(command: readonly string[]): { buildArgs: string[]; p
   }
   if (i >= command.length) return undefined;
   buildArgs.push(command[i]!);
-  return { buildArgs, programArgs: command.slice(i + 1) };
+  return { buildArgs, programArgs: command.slice(i + 1), ...(chdir !== undefined ? { chdir } : {}) };
 }
 
 /** Runs a command to completion; rejects with its last output lines when it fails. */
@@ -109,11 +120,23 @@ function runToEnd(command: string, args: string[], cwd: string | undefined, env:
 export class GoCheckRunner implements Disposable {
   private readonly target: GoCheckTarget;
   private command: string[];
+  private cwd: string | undefined;
   private dir: string | undefined;
 
   constructor(target: GoCheckTarget) {
     this.target = target;
     this.command = [...target.command];
+    this.cwd = target.cwd;
+  }
+
+  /** The working directory each run starts in: the target's, or (a built `go -C dir run`) that `dir` under it. */
+  get launchCwd(): string | undefined {
+    return this.cwd;
+  }
+
+  /** The command as the person gave it (for messages: the built binary is temporary). */
+  get givenCommand(): readonly string[] {
+    return this.target.command;
   }
 
   /** The command each run launches (after {@link prepare}: the built binary for a `go run` command). */
@@ -133,8 +156,9 @@ export class GoCheckRunner implements Disposable {
     this.dir = mkdtempSync(join(tmpdir(), 'reconcile-lab-check-'));
     const bin = join(this.dir, 'controller');
     const [pkg] = split.buildArgs.slice(-1);
-    await runToEnd('go', ['build', '-o', bin, ...split.buildArgs.slice(0, -1), pkg!], this.target.cwd, { ...process.env, ...(this.target.env ?? {}) }, signal);
+    await runToEnd('go', [...(split.chdir !== undefined ? ['-C', split.chdir] : []), 'build', '-o', bin, ...split.buildArgs.slice(0, -1), pkg!], this.target.cwd, { ...process.env, ...(this.target.env ?? {}) }, signal);
     this.command = [bin, ...split.programArgs];
+    if (split.chdir !== undefined) this.cwd = resolve(this.target.cwd ?? process.cwd(), split.chdir);
   }
 
   readonly startRun: StartRun = (env, namespace, hooks) => startGoRun(this, env, namespace, hooks);
@@ -307,7 +331,7 @@ async function startGoRun(runner: GoCheckRunner, env: HarnessEnv, namespace: str
     hub.onDidAddProcess((p) => p.onDidWrite((m) => run.onWrite(m)));
     const r = await runGoController({
         hub,
-        spec: { command: command!, args, ...(target.cwd ? { cwd: target.cwd } : {}) },
+        spec: { command: command!, args, ...(runner.launchCwd ? { cwd: runner.launchCwd } : {}) },
         clock: env.clock,
         log: env.log,
         env: vars,

@@ -145,6 +145,17 @@ test('goLaunchProblem: go run from a monorepo root names the operator module bel
     const empty = join(root, 'empty');
     mkdirSync(empty);
     assert.equal(goLaunchProblem('go', ['run', '.'], empty), undefined, 'no module anywhere: go says so itself');
+    assert.equal(goLaunchProblem('go', ['-C=operator', 'run', './cmd'], repo), undefined, 'go -C=operator too');
+    // A folder holding many controller modules (and a checkout of the bridge itself): the nearest five, then a count.
+    const many = join(root, 'many');
+    for (const n of ['a', 'b', 'c', 'd', 'e', 'f', 'g']) {
+      mkdirSync(join(many, n), { recursive: true });
+      writeFileSync(join(many, n, 'go.mod'), `module example.org/${n}\n\nrequire sigs.k8s.io/controller-runtime v0.25.3\n`);
+    }
+    mkdirSync(join(many, '0-checkout', 'bridge'), { recursive: true });
+    writeFileSync(join(many, '0-checkout', 'bridge', 'go.mod'), `module ${BRIDGE_MODULE_PATH}\n\nrequire sigs.k8s.io/controller-runtime v0.25.3\n`);
+    assert.match(goLaunchProblem('go', ['run', './cmd'], many)!, /the controller module is one of a, b, c, d, e and 2 more: run from there \(cd a\)/);
+    assert.ok(!findControllerModules([many]).some((d) => d.includes('0-checkout')), 'the bridge module is no controller');
     writeFileSync(join(repo, 'go.work'), 'go 1.26.0\n\nuse ./operator\n');
     assert.equal(goLaunchProblem('go', ['run', './operator/cmd'], repo), undefined, 'a go.work at the repository root decides');
   } finally {

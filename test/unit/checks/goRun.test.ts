@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { GoCheckRunner, goContextProblem, runWriteOf, splitGoRun } from '../../../src/core/checks/goRun.ts';
@@ -12,6 +12,34 @@ test('a go run command line becomes go build arguments and the program arguments
   assert.deepEqual(splitGoRun(['go', 'run', '-ldflags=-s', '.']), { buildArgs: ['-ldflags=-s', '.'], programArgs: [] });
   assert.equal(splitGoRun(['./bin/manager', '--x']), undefined, 'a binary is launched as it is');
   assert.equal(splitGoRun(['go', 'run']), undefined, 'no package: launched as it is (go reports the error)');
+  // go -C dir (only first): built in that directory, and the program starts there as under go run.
+  assert.deepEqual(splitGoRun(['go', '-C', 'orchard', 'run', './cmd', '--mode=x']), { buildArgs: ['./cmd'], programArgs: ['--mode=x'], chdir: 'orchard' });
+  assert.deepEqual(splitGoRun(['go', '-C=/abs/orchard', 'run', '-tags', 'e2e', '.']), { buildArgs: ['-tags', 'e2e', '.'], programArgs: [], chdir: '/abs/orchard' });
+  assert.deepEqual(splitGoRun(['go', '--C', 'o', 'run', '.']), { buildArgs: ['.'], programArgs: [], chdir: 'o' });
+  assert.equal(splitGoRun(['go', '-C', 'orchard', 'build', '.']), undefined, 'not go run');
+  assert.equal(splitGoRun(['go', '-C']), undefined);
+});
+
+test('a go -C dir run command is built once in dir, and each run starts the binary in dir (as go run would)', async () => {
+  const ws = mkdtempSync(join(tmpdir(), 'rl-gorun-'));
+  try {
+    const mod = join(ws, 'orchard');
+    mkdirSync(join(mod, 'cmd'), { recursive: true });
+    writeFileSync(join(mod, 'go.mod'), 'module example.org/orchard\n\ngo 1.22\n');
+    writeFileSync(join(mod, 'cmd', 'main.go'), 'package main\n\nfunc main() {}\n');
+    const runner = new GoCheckRunner({ command: ['go', '-C', 'orchard', 'run', './cmd', '--mode=x'], cwd: ws } as ConstructorParameters<typeof GoCheckRunner>[0]);
+    assert.equal(runner.builds, true);
+    assert.equal(runner.launchCwd, ws, 'before the build: the command\'s own directory');
+    await runner.prepare(new AbortController().signal);
+    assert.equal(runner.launchCwd, mod);
+    assert.deepEqual(runner.launchCommand.slice(1), ['--mode=x']);
+    assert.ok(existsSync(runner.launchCommand[0]!), 'the binary was built');
+    assert.deepEqual(runner.givenCommand, ['go', '-C', 'orchard', 'run', './cmd', '--mode=x']);
+    runner.dispose();
+    assert.ok(!existsSync(runner.launchCommand[0]!), 'dispose removes the binary');
+  } finally {
+    rmSync(ws, { recursive: true, force: true });
+  }
 });
 
 test('a check runner builds only a go run command: a binary is run as it is (no "building" step is announced for it)', () => {
