@@ -40,10 +40,26 @@ export function renderCheckText(r: CheckReport, options: { verbose?: boolean } =
     }
     for (const f of r.findings.filter((x) => x.key === key)) out.push('', ...findingText(f, options.verbose ?? false));
   }
+  const unsteady = unsteadyFields(r);
+  if (unsteady.length) out.push('', `note: ${unsteadyNote(unsteady)}`);
   for (const n of r.notes) out.push('', `note: ${n}`);
   out.push('', summaryLine(r));
   if (r.parts.length) out.push(`time: ${r.parts.map((p) => `${p.part} ${seconds(p.ms)}`).join(', ')}`);
   return out.join('\n') + '\n';
+}
+
+/**
+ * The fields the two reference runs (nothing perturbed) left different, so no check compared them: the learned masks
+ * without the generated-name rules (a `generateName` child is named differently each run by design).
+ */
+export function unsteadyFields(r: Pick<CheckReport, 'masked'>): string[] {
+  return r.masked.filter((m) => m.reason === 'learned' && !/: metadata\.name$/.test(m.path)).map((m) => m.path);
+}
+
+/** The text report's note on {@link unsteadyFields} (not empty): what they are, why it matters, how to look. */
+export function unsteadyNote(paths: readonly string[]): string {
+  const shown = paths.length > 8 ? `${paths.slice(0, 8).join(', ')} and ${paths.length - 8} more (--markdown lists all)` : paths.join(', ');
+  return `The two reference runs (the same spec, nothing perturbed) ended differently in ${shown}, so no check compared ${paths.length === 1 ? 'it' : 'them'}. A controller that ends differently on the same input writes something nondeterministic (a timestamp, a random value: harmless) or races with itself (it acted on a stale read of its own write, e.g. appended twice): reconcile-lab run on the object shows each write as it happens.`;
 }
 
 function findingText(f: Finding, verbose: boolean): string[] {

@@ -41,6 +41,10 @@ test('a finding heading names a write exactly as the write lists below it do (re
   const md = renderCheckMarkdown(r);
   assert.ok(md.includes(`- ${named}, rv 41 → 42`), md);
   assert.doesNotMatch(text + md, /update\/status/);
+  assert.doesNotMatch(text, /reference runs .* ended differently/, 'nothing masked: no note');
+  // Fields the two reference runs left different are said in the text report too (generated names are by design).
+  const masked: CheckReport = { ...r, masked: [{ path: '*.metadata.uid', reason: 'volatile' }, { path: 'configmaps/<random #n>: metadata.name', reason: 'learned' }, { path: 'configmaps yard/p1-ledger: data.entries', reason: 'learned' }] };
+  assert.match(renderCheckText(masked), /\nnote: The two reference runs \(the same spec, nothing perturbed\) ended differently in configmaps yard\/p1-ledger: data\.entries, so no check compared it\. [^\n]*races with itself/);
 });
 
 test("a check's write the server warned about (a field it dropped) shows the warning in the results view and both reports; an error without an HTTP answer has no code 0", async () => {
