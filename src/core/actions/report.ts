@@ -227,6 +227,14 @@ export function renderReportJson(report: ReconcileReport): string {
 /** Why observed and desired are not diffed for a reconciler that does not explain itself. */
 const NOT_COMPARED = '**Observed → desired:** not compared: only the built-in lab reconciler states what it wants apart from writing it, and an object\'s spec and status are different things, so they are not diffed. **Actions** are what this reconciler wrote (or, in a dry run, would write).';
 
+/**
+ * A delete the server answered NotFound: the object was gone already, which a reconciler that deletes idempotently
+ * ignores (`client.IgnoreNotFound`), so the report does not call it a failure.
+ */
+function alreadyGone(a: ReportAction): boolean {
+  return a.outcome === 'error' && a.verb === 'delete' && /\bnot ?found\b|\b404\b/i.test(a.error ?? '');
+}
+
 /** The report as Markdown: a summary table, then one section per object. */
 export function renderReportMarkdown(report: ReconcileReport): string {
   const out: string[] = [];
@@ -239,7 +247,7 @@ export function renderReportMarkdown(report: ReconcileReport): string {
   out.push(`| Object | Actions | Requeue decision | ${report.dryRun ? 'Status it would write' : 'Status written'} | resourceVersion before → after |`);
   out.push('|---|---|---|---|---|');
   for (const e of report.entries) {
-    const actions = e.actions.length ? e.actions.map((a) => md(writeText({ verb: a.verb, resource: a.resource, objectKey: a.key, subresource: a.subresource })) + (a.outcome === 'error' ? ' (failed)' : '')).join('<br>') : 'none';
+    const actions = e.actions.length ? e.actions.map((a) => md(writeText({ verb: a.verb, resource: a.resource, objectKey: a.key, subresource: a.subresource })) + (a.outcome === 'error' ? (alreadyGone(a) ? ' (not found: already gone)' : ' (failed)') : '')).join('<br>') : 'none';
     const rvs = e.resourceVersionBefore === undefined && e.resourceVersionAfter === undefined ? '(not found)' : `${md(e.resourceVersionBefore ?? '—')} → ${md(e.resourceVersionAfter ?? '(gone)')}`;
     out.push(`| ${codeSpan(e.key)} | ${actions} | ${md(e.requeue)} | ${e.statusWritten !== undefined ? 'yes' : 'no'} | ${rvs} |`);
   }
@@ -261,7 +269,7 @@ export function renderReportMarkdown(report: ReconcileReport): string {
       out.push('**Actions:**');
       out.push('');
       for (const a of e.actions) {
-        out.push(`- ${md(writeText({ verb: a.verb, resource: a.resource, objectKey: a.key, subresource: a.subresource }))}${a.dryRun ? ' (dry-run)' : ''}: ${a.outcome === 'ok' ? `rv ${md(a.resourceVersionBefore ?? '—')} → ${md(rvAfterText(a, '—'))}${a.deleted ? ` (${writeDeletedText(a)})` : ''}` : `failed: ${md(String(a.error))}`}${a.warnings ? ` — ⚠ ${md(writeWarningsText(a.warnings))}` : ''}`);
+        out.push(`- ${md(writeText({ verb: a.verb, resource: a.resource, objectKey: a.key, subresource: a.subresource }))}${a.dryRun ? ' (dry-run)' : ''}: ${a.outcome === 'ok' ? `rv ${md(a.resourceVersionBefore ?? '—')} → ${md(rvAfterText(a, '—'))}${a.deleted ? ` (${writeDeletedText(a)})` : ''}` : `${alreadyGone(a) ? 'not found (already gone)' : 'failed'}: ${md(String(a.error))}`}${a.warnings ? ` — ⚠ ${md(writeWarningsText(a.warnings))}` : ''}`);
         if (a.diff) out.push('', fence('diff', a.diff), '');
       }
     }

@@ -89,6 +89,15 @@ test('the dry-run report says the planned write would delete the object', () => 
   };
   const text = renderReportMarkdown(report);
   assert.match(text, /rv 596 → deleted \(would remove the last finalizer: the object would be deleted\)/);
+  // A delete answered NotFound (the object was gone: an idempotent delete ignores that) is not called a failure; other errors are.
+  const entry = report.entries[0]!;
+  const gone = renderReportMarkdown({ ...report, entries: [{ ...entry, actions: [
+    { verb: 'delete', resource: 'configmaps', key: 'ns/a-crate', dryRun: false, outcome: 'error', error: 'configmaps "a-crate" not found', diff: '' },
+    { verb: 'update', resource: 'configmaps', key: 'ns/a-box', dryRun: false, outcome: 'error', error: 'configmaps "a-box" not found', diff: '' },
+  ] }] });
+  assert.match(gone, /\| delete configmaps ns\/a-crate \(not found: already gone\)<br>update configmaps ns\/a-box \(failed\) \|/);
+  assert.match(gone, /- delete configmaps ns\/a-crate: not found \(already gone\): configmaps "a-crate" not found/);
+  assert.match(gone, /- update configmaps ns\/a-box: failed: /);
 });
 
 test("a Go write's patch body (and a dry run's objects before and after) reach the Event Log's detail pane", () => {
