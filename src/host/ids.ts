@@ -13,6 +13,7 @@ export const CommandIds = {
   disconnect: 'reconcileLab.disconnect',
   startLocalControlPlane: 'reconcileLab.startLocalControlPlane',
   selectResources: 'reconcileLab.selectResources',
+  chooseReconciler: 'reconcileLab.chooseReconciler',
   selectNamespaces: 'reconcileLab.selectNamespaces',
   startLoop: 'reconcileLab.startLoop',
   stopLoop: 'reconcileLab.stopLoop',

@@ -353,6 +353,24 @@ export class ReconcileLab implements vscode.Disposable {
     return this.connect({ ...(s.kubeconfigPath ? { kubeconfig: s.kubeconfigPath } : {}), context: s.contextName, ...(owned ? { owned } : {}) });
   }
 
+  /**
+   * Settings a command writes on the person's behalf (Choose Reconciler…, Choose Watched Resources…): runs `write`,
+   * then reconnects when connected, so the change applies at once. While it runs, the "settings changed: reconnect?"
+   * prompt is not offered for the settings it writes (the reconnect follows anyway).
+   */
+  async applySettings(write: () => Promise<void>): Promise<void> {
+    this.applyingSettings++;
+    try {
+      await write();
+      if (this.current) await this.reconnect();
+    } finally {
+      this.applyingSettings--;
+    }
+  }
+
+  /** How many {@link applySettings} calls are running (each reconnects itself: no prompt meanwhile). */
+  private applyingSettings = 0;
+
   /** Closes the current connection (and stops a control plane it owns). */
   async disconnect(): Promise<void> {
     const s = this.current;
@@ -606,7 +624,7 @@ export class ReconcileLab implements vscode.Disposable {
   /** Offers a reconnect after settings changed or trust was granted, in words fitting why ({@link reconnectPromptOf}). */
   private askToReconnect(changed: readonly SettingKey[] | 'trust'): void {
     const s = this.current;
-    if (!s) return;
+    if (!s || (changed !== 'trust' && this.applyingSettings > 0)) return;
     const prompt = reconnectPromptOf({ changed, connectedTrusted: this.connectedTrusted, trustedNow: vscode.workspace.isTrusted, waitingForTrust: s.loopProblem?.reason === 'untrusted' || this.ignoredWorkspaceSettings.length > 0, connectionScoped: ConnectionScopedSettings });
     if (!prompt || (prompt.trust && this.trustPromptedFor === s)) return;
     if (prompt.trust) this.trustPromptedFor = s;

@@ -15,6 +15,7 @@ import { installCrdCommand } from './crdCommands.ts';
 import { showTimeline } from './timelineCommands.ts';
 import { clearResourcesFilter, filterResources } from './treeCommands.ts';
 import { applyObjectEdit, editObject } from './editCommands.ts';
+import { chooseReconciler } from './reconcilerCommands.ts';
 
 type Handler = (lab: ReconcileLab, arg: unknown) => Promise<CommandResult> | CommandResult;
 
@@ -24,6 +25,7 @@ export const commandTable: Record<CommandId, Handler> = {
   [CommandIds.disconnect]: disconnect,
   [CommandIds.startLocalControlPlane]: startLocal,
   [CommandIds.selectResources]: selectResources,
+  [CommandIds.chooseReconciler]: chooseReconciler,
   [CommandIds.selectNamespaces]: selectNamespaces,
   [CommandIds.startLoop]: startLoop,
   [CommandIds.stopLoop]: stopLoop,

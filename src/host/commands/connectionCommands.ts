@@ -215,8 +215,8 @@ export async function selectResources(lab: ReconcileLab, arg: unknown): Promise<
     if (!picks) return fail('cancelled', 'Nothing chosen.');
     chosen = picks.map((p) => p.id);
   }
-  await writeSetting('resources', chosen);
-  await lab.reconnect();
+  const resources = chosen;
+  await lab.applySettings(() => writeSetting('resources', resources));
   return { ok: true, resources: chosen };
 }
 
@@ -269,7 +269,7 @@ export async function selectNamespaces(lab: ReconcileLab, arg: unknown): Promise
       chosen = typed.split(',').map((n) => n.trim()).filter(Boolean);
     }
   }
-  await writeSetting('namespaces', chosen);
-  await lab.reconnect();
+  const namespaces = chosen;
+  await lab.applySettings(() => writeSetting('namespaces', namespaces));
   return { ok: true, namespaces: chosen };
 }

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as vscode from 'vscode';
 import type { ReconcileLab } from '../../../src/host/reconcileLab.ts';
-import { connectTo, lab, labCluster, ok, ROOT, run, testNamespace, waitUntil, widget, widgetCrd } from './support/lab.ts';
+import { api, connectTo, lab, labCluster, ok, ROOT, run, testNamespace, waitUntil, widget, widgetCrd } from './support/lab.ts';
 
 describe('connect', function () {
   this.timeout(90_000);
@@ -115,6 +115,38 @@ describe('connect', function () {
     // Back to the defaults for the suites that follow.
     await vscode.workspace.getConfiguration('reconcileLab').update('resources', undefined, vscode.ConfigurationTarget.Workspace);
     await vscode.workspace.getConfiguration('reconcileLab').update('namespaces', undefined, vscode.ConfigurationTarget.Workspace);
+  });
+
+  it('Choose Reconciler… writes the reconciler settings and reconnects at once, with no "settings changed" prompt', async () => {
+    const c = await widgetCrd();
+    const ns = await testNamespace('ext-conn');
+    await connectTo(ns);
+    const a = await api();
+    const mark = a.shownMark();
+    const cfg = () => vscode.workspace.getConfiguration('reconcileLab');
+    try {
+      const before = l.session;
+      const r = ok(await run<{ kind: string; resource?: string; modulePath?: string }>('reconcileLab.chooseReconciler', { kind: 'module', modulePath: join(ROOT, 'samples/module-reconciler.ts'), resource: c.resourceId }));
+      assert.equal(r.kind, 'module');
+      assert.equal(cfg().get('reconciler.kind'), 'module');
+      assert.equal(cfg().get('reconciler.modulePath'), join(ROOT, 'samples/module-reconciler.ts'));
+      assert.equal(cfg().get('reconciler.resource'), c.resourceId);
+      assert.notEqual(l.session, before, 'reconnected');
+      assert.match(l.session!.reconcilerDescription, /^module reconciler .*module-reconciler\.ts/);
+      assert.equal(l.session!.loopProblem, undefined);
+      // Back to the lab reconciler: without samples/crd.yaml's Widgets served here, the suite's Widget kind chosen before stays.
+      const served = l.session!.discovered.some((x) => x.group === 'lab.reconcile.dev' && x.resource === 'widgets');
+      ok(await run('reconcileLab.chooseReconciler', { kind: 'lab' }));
+      assert.equal(cfg().get('reconciler.kind'), 'lab');
+      assert.equal(cfg().get('reconciler.resource'), served ? '' : c.resourceId);
+      if (!served) assert.equal(l.session!.reconcilerDescription, 'lab sample reconciler');
+      const bad = await run('reconcileLab.chooseReconciler', { kind: 'modul' });
+      assert.equal(!bad.ok && bad.reason, 'invalidArgument');
+      await new Promise((res) => setTimeout(res, 500)); // a late configuration event would ask now
+      assert.deepEqual(a.shownSince(mark).filter((t) => /Reconnect to apply/.test(t.text)).map((t) => t.text), [], 'no reconnect prompt: the command reconnected itself');
+    } finally {
+      for (const k of ['reconciler.kind', 'reconciler.modulePath', 'reconciler.resource']) await cfg().update(k, undefined, vscode.ConfigurationTarget.Workspace);
+    }
   });
 
   it('disconnects', async () => {

@@ -301,6 +301,7 @@ describe('safety: arguments that skip confirmations need the argument token', fu
         ['reconcileLab.stepReconcile', { key: `${ns}/tok`, resource: c.resourceId, force: true }, 'force'],
         ['reconcileLab.selectResources', { resources: ['configmaps'] }, 'resources'],
         ['reconcileLab.selectNamespaces', { namespaces: ['default'] }, 'namespaces'],
+        ['reconcileLab.chooseReconciler', { kind: 'exec', command: '/bin/true' }, 'command'],
         ['reconcileLab.applyObjectEdit', { uri: `reconcile-lab-edit:/${c.resourceId}/${ns}/tok.yaml`, text: 'spec: {}' }, 'uri'],
         ['reconcileLab.applyObjectEdit', { resolve: 'keepMine' }, 'resolve'],
       ];
@@ -318,6 +319,7 @@ describe('safety: arguments that skip confirmations need the argument token', fu
       assert.ok(w.metadata.finalizers?.includes('legacy.example.com/x'), 'the finalizer is still there');
       assert.equal(l.session?.kubeconfigPath, labCluster().kubeconfigPath, 'still connected to the test cluster');
       assert.deepEqual(vscode.workspace.getConfiguration('reconcileLab').get('namespaces'), [], 'no setting written');
+      assert.notEqual(vscode.workspace.getConfiguration('reconcileLab').get('reconciler.command'), '/bin/true', 'no reconciler setting written');
       // With the token (as the suite's run() adds it) the same argument is honoured.
       ok(await run('reconcileLab.showEventLog', { exportTo: join(dir, 'journal.jsonl') }));
       assert.equal(existsSync(join(dir, 'journal.jsonl')), true);
