@@ -228,6 +228,16 @@ export function renderReportJson(report: ReconcileReport): string {
 const NOT_COMPARED = '**Observed → desired:** not compared: only the built-in lab reconciler states what it wants apart from writing it, and an object\'s spec and status are different things, so they are not diffed. **Actions** are what this reconciler wrote (or, in a dry run, would write).';
 
 /**
+ * A write the server accepted that changes nothing (an update, patch or apply of an object already as desired: a
+ * write every pass): live, its resourceVersion stayed; in a dry run, the planned object equals the current one (the
+ * diff, volatile fields aside, is empty).
+ */
+export function changesNothing(a: ReportAction): boolean {
+  if (a.outcome !== 'ok' || a.deleted || a.verb === 'create' || a.verb === 'delete') return false;
+  return a.dryRun ? a.diff === '' : a.resourceVersionBefore !== undefined && a.resourceVersionBefore === a.resourceVersionAfter;
+}
+
+/**
  * A delete the server answered NotFound: the object was gone already, which a reconciler that deletes idempotently
  * ignores (`client.IgnoreNotFound`), so the report does not call it a failure.
  */
@@ -239,15 +249,16 @@ function alreadyGone(a: ReportAction): boolean {
 export function renderReportMarkdown(report: ReconcileReport): string {
   const out: string[] = [];
   const t = report.totals;
+  const noOps = report.entries.reduce((n, e) => n + e.actions.filter(changesNothing).length, 0);
   out.push(`# Reconcile report: ${md(report.resource)}`);
   out.push('');
   out.push(`Reconciler ${codeSpan(report.reconciler)}, ${report.dryRun ? '**dry-run** (nothing persisted)' : 'live'}, ${report.generatedAt}. ` +
-    `${t.objects} object(s), ${t.writes} write(s)${report.dryRun ? ' planned' : ''}, ${t.unchanged} unchanged, ${t.requeued} requeued, ${t.errors} error(s).`);
+    `${t.objects} object(s), ${t.writes} write(s)${report.dryRun ? ' planned' : ''}${noOps ? ` (${noOps} changing nothing)` : ''}, ${t.unchanged} unchanged, ${t.requeued} requeued, ${t.errors} error(s).`);
   out.push('');
   out.push(`| Object | Actions | Requeue decision | ${report.dryRun ? 'Status it would write' : 'Status written'} | resourceVersion before → after |`);
   out.push('|---|---|---|---|---|');
   for (const e of report.entries) {
-    const actions = e.actions.length ? e.actions.map((a) => md(writeText({ verb: a.verb, resource: a.resource, objectKey: a.key, subresource: a.subresource })) + (a.outcome === 'error' ? (alreadyGone(a) ? ' (not found: already gone)' : ' (failed)') : '')).join('<br>') : 'none';
+    const actions = e.actions.length ? e.actions.map((a) => md(writeText({ verb: a.verb, resource: a.resource, objectKey: a.key, subresource: a.subresource })) + (a.outcome === 'error' ? (alreadyGone(a) ? ' (not found: already gone)' : ' (failed)') : changesNothing(a) ? ' (no change)' : '')).join('<br>') : 'none';
     const rvs = e.resourceVersionBefore === undefined && e.resourceVersionAfter === undefined ? '(not found)' : `${md(e.resourceVersionBefore ?? '—')} → ${md(e.resourceVersionAfter ?? '(gone)')}`;
     out.push(`| ${codeSpan(e.key)} | ${actions} | ${md(e.requeue)} | ${e.statusWritten !== undefined ? 'yes' : 'no'} | ${rvs} |`);
   }
@@ -269,7 +280,7 @@ export function renderReportMarkdown(report: ReconcileReport): string {
       out.push('**Actions:**');
       out.push('');
       for (const a of e.actions) {
-        out.push(`- ${md(writeText({ verb: a.verb, resource: a.resource, objectKey: a.key, subresource: a.subresource }))}${a.dryRun ? ' (dry-run)' : ''}: ${a.outcome === 'ok' ? `rv ${md(a.resourceVersionBefore ?? '—')} → ${md(rvAfterText(a, '—'))}${a.deleted ? ` (${writeDeletedText(a)})` : ''}` : `${alreadyGone(a) ? 'not found (already gone)' : 'failed'}: ${md(String(a.error))}`}${a.warnings ? ` — ⚠ ${md(writeWarningsText(a.warnings))}` : ''}`);
+        out.push(`- ${md(writeText({ verb: a.verb, resource: a.resource, objectKey: a.key, subresource: a.subresource }))}${a.dryRun ? ' (dry-run)' : ''}: ${a.outcome === 'ok' ? `rv ${md(a.resourceVersionBefore ?? '—')} → ${md(rvAfterText(a, '—'))}${a.deleted ? ` (${writeDeletedText(a)})` : ''}${changesNothing(a) ? ` — no change: the object already was as ${a.dryRun ? 'planned' : 'written'} (a write on every pass; compare before writing)` : ''}` : `${alreadyGone(a) ? 'not found (already gone)' : 'failed'}: ${md(String(a.error))}`}${a.warnings ? ` — ⚠ ${md(writeWarningsText(a.warnings))}` : ''}`);
         if (a.diff) out.push('', fence('diff', a.diff), '');
       }
     }

@@ -98,6 +98,16 @@ test('the dry-run report says the planned write would delete the object', () => 
   assert.match(gone, /\| delete configmaps ns\/a-crate \(not found: already gone\)<br>update configmaps ns\/a-box \(failed\) \|/);
   assert.match(gone, /- delete configmaps ns\/a-crate: not found \(already gone\): configmaps "a-crate" not found/);
   assert.match(gone, /- update configmaps ns\/a-box: failed: /);
+  // A write that changes nothing (live: the resourceVersion stayed; dry run: planned equals current) is said so.
+  const noop = (dryRun: boolean, after: string, diff: string) => renderReportMarkdown({ ...report, dryRun, entries: [{ ...entry, actions: [
+    { verb: 'update', subresource: 'status', resource: 'widgets', key: 'ns/a', dryRun, outcome: 'ok', resourceVersionBefore: '414', resourceVersionAfter: after, diff },
+  ] }] });
+  assert.match(noop(true, '414', ''), /1 write\(s\) planned \(1 changing nothing\)/);
+  assert.match(noop(true, '414', ''), /\| update widgets ns\/a\/status \(no change\) \|/);
+  assert.match(noop(true, '414', ''), /rv 414 → 414 — no change: the object already was as planned/);
+  assert.doesNotMatch(noop(true, '414', '--- a\n+++ b\n'), /no change|changing nothing/, 'a dry run with a diff changes something');
+  assert.match(noop(false, '414', ''), /1 write\(s\) \(1 changing nothing\)/);
+  assert.doesNotMatch(noop(false, '415', ''), /no change|changing nothing/, 'live: the resourceVersion moved');
 });
 
 test("a Go write's patch body (and a dry run's objects before and after) reach the Event Log's detail pane", () => {
