@@ -211,6 +211,16 @@ describe('robustness checks (issue 11) on the real control plane', () => {
     });
   }
 
+  test('deletion, crashed during it: a cleanup that is not re-entrant leaves the copy Terminating; the finding names it, its finalizer and what the restarted controller did', async () => {
+    const r = await runChecks({ ...(await moduleOptions('samples/buggy/cleanup-not-reentrant.ts')), checks: ['deletion'] });
+    assert.equal(r.findings.length, 1, summary(r));
+    const f = r.findings[0]!;
+    assert.match(f.title, /^Crash during the deletion after write 1 of 2 \(delete configmaps rl-check-[0-9a-f]+\/widget-ready-stand\): widgets\.[a-z0-9.-]+ rl-check-[0-9a-f]+\/widget-ready stays Terminating: finalizer buggy\.reconcile-lab\.dev\/stand is never removed$/, summary(r));
+    assert.match(f.explanation, /still exists with deletionTimestamp set and finalizer buggy\.reconcile-lab\.dev\/stand: the restarted controller's \d+ reconcile\(s\) succeeded and wrote nothing[^]*returns early when what it cleans up is already gone[^]*treat "already gone" as success/, f.explanation);
+    assert.equal(r.totals.errors, 0, summary(r));
+    assert.deepEqual(await scratchLeft(), []);
+  });
+
   test('crash after write: a fixed-name create that treats AlreadyExists as an error; the finding names the error the restarted controller kept getting', async () => {
     const cms = { group: '', version: 'v1', resource: 'configmaps' };
     const reconciler = (): Reconciler => ({

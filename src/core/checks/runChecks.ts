@@ -1264,13 +1264,19 @@ async function crashDuringDeletion(ctx: KeyContext, parts: CheckTimingPart[], le
         try {
           if (second) await settle(ctx.env, second, ctx.boundMs);
           const raw = await snapshot(ctx.env, ns, copy, ctx.resources);
-          const stuck = raw.objects.some((o) => o.object.metadata.uid === uid);
+          const left = raw.objects.find((o) => o.object.metadata.uid === uid)?.object;
           const end = normalizeEndState(afterDeletion(raw, uid), ctx.nameRules);
           const diffs = compareEndStates(reference.end, end, learned);
-          if (!diffs.length && !stuck) return;
+          if (!diffs.length && !left) return;
           const leftovers = Object.keys(end).filter((key) => !(key in reference.end));
+          // The copy left Terminating: named with the finalizers still on it and what the restarted controller did.
+          const stuck = left ? {
+            object: `${resourceLabelOf(primary)} ${copy.scratchKey}`,
+            finalizers: [...(left.metadata.finalizers ?? [])],
+            restarted: { ...reconcilesAfter(second?.entries ?? [], copy.scratchKey, 0), writes: second ? okWrites(second).length : 0 },
+          } : undefined;
           const problem = crashDuringDeletionProblem({
-            i, k, crashedAfter: crashedWrite ? describeWrite(crashedWrite) : `write ${i}`, leftovers, stuck, diffs, finalizerGone: !!crashedWrite?.deleted,
+            i, k, crashedAfter: crashedWrite ? describeWrite(crashedWrite) : `write ${i}`, leftovers, ...(stuck ? { stuck } : {}), diffs, finalizerGone: !!crashedWrite?.deleted,
           });
           findings.push(finding(ctx, {
             check: 'deletion', severity: 'error', diff: endStateDiff(reference.end, end, learned), title: problem.title, explanation: problem.explanation,
