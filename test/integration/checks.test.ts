@@ -169,7 +169,7 @@ describe('robustness checks (issue 11) on the real control plane', () => {
     { file: 'samples/buggy/generate-name-every-pass.ts', check: 'runTwice', title: /Second reconcile created another configmaps \(generateName "widget-ready-report-"\)/, explanation: /idempotent/, also: ['deletion'] },
     { file: 'samples/buggy/interrupted-sequence.ts', check: 'crashAfterWrite', title: /Interrupted after write 1 of 2/, explanation: /status[^]*missing in the perturbed run|status\.childName/, also: ['historyIndependence', 'childDrift'] },
     { file: 'samples/buggy/stale-cache-delete.ts', check: 'staleCache', title: /Deleted configmaps .*widget-ready-[0-9a-f]{8} from a stale view/, explanation: /lagged behind the server/, also: ['childDrift'] },
-    { file: 'samples/buggy/cached-child-lookup.ts', check: 'staleCache', title: /Created an extra object from a stale view: configmaps\/widget-ready-cache-<generated #2>/, explanation: /lags behind your own writes[^]*generateName makes a second one/, also: ['historyIndependence'] },
+    { file: 'samples/buggy/cached-child-lookup.ts', check: 'staleCache', title: /Created an extra object from a stale view frozen before the controller's own writes: configmaps\/widget-ready-cache-<generated #2>/, explanation: /lags behind your own writes[^]*generateName makes a second one/, also: ['historyIndependence'] },
     { file: 'samples/buggy/missed-transition.ts', check: 'unobservedState', title: /End state depends on seeing an intermediate state/, explanation: /maintenanceWindows/, also: ['historyIndependence'] },
     { file: 'samples/buggy/rewrites-spec.ts', check: 'unobservedState', title: /Undid your change: spec\.data\.color \(update widgets/, explanation: /spec\.data\.color = "blue" instead of "Blue"[^]*fights every kubectl apply/ },
     { file: 'samples/buggy/status-every-reconcile.ts', check: 'convergence', title: /Never converges: \d+ × update widgets\S* \S+\/status/, explanation: /hot loop[^]*status\.conditions\[0\]\.message/ },
@@ -217,6 +217,17 @@ describe('robustness checks (issue 11) on the real control plane', () => {
     const f = r.findings[0]!;
     assert.match(f.title, /^Crash during the deletion after write 1 of 2 \(delete configmaps rl-check-[0-9a-f]+\/widget-ready-stand\): widgets\.[a-z0-9.-]+ rl-check-[0-9a-f]+\/widget-ready stays Terminating: finalizer buggy\.reconcile-lab\.dev\/stand is never removed$/, summary(r));
     assert.match(f.explanation, /still exists with deletionTimestamp set and finalizer buggy\.reconcile-lab\.dev\/stand: the restarted controller's \d+ reconcile\(s\) succeeded and wrote nothing[^]*returns early when what it cleans up is already gone[^]*treat "already gone" as success/, f.explanation);
+    assert.equal(r.totals.errors, 0, summary(r));
+    assert.deepEqual(await scratchLeft(), []);
+  });
+
+  test('stale cache without --transition: the spec change derived from the CRD\'s schema drives it, so a deletion decided from a stale spec is found (with titles that tell the views apart)', async () => {
+    // The sample's own checkTransitions left out: only the schema-derived change is there to expose the bug.
+    const r = await runChecks({ ...(await moduleOptions('samples/buggy/stale-cache-delete.ts')), transitions: undefined, checks: ['staleCache'] });
+    const found = r.findings.filter((f) => f.check === 'staleCache');
+    assert.ok(found.some((f) => /^Deleted configmaps rl-check-[0-9a-f]+\/widget-ready-[0-9a-f]{8} from a stale view frozen (where the controller had settled|before the controller's own writes) \(/.test(f.title)), summary(r));
+    assert.equal(new Set(found.map((f) => f.title)).size, found.length, `each finding's title names its view: ${summary(r)}`);
+    assert.match(found[0]!.perturbation.description, /"-changed"|-changed/, found[0]!.perturbation.description);
     assert.equal(r.totals.errors, 0, summary(r));
     assert.deepEqual(await scratchLeft(), []);
   });
