@@ -600,7 +600,8 @@ async function staleTransitions(ctx: KeyContext): Promise<{ transitions: readonl
   if (given?.length) return given.some(changesSpec) ? { transitions: given } : { transitions: given, metadataOnly: 'the given transitions change metadata only' };
   const chosen = await historyTransitions(ctx);
   if ('skipped' in chosen) return { transitions: DEFAULT_TRANSITIONS, metadataOnly: chosen.skipped.replace(/^no spec change to try: /, '') };
-  return chosen;
+  const { transitions, derived, fieldParts } = chosen;
+  return { transitions, ...(derived ? { derived } : {}), ...(fieldParts ? { fieldParts } : {}) };
 }
 
 /**
@@ -821,6 +822,15 @@ export function revertedText(undone: ReadonlyArray<{ path: string; wanted: unkno
   return `${undone.slice(0, 4).map((u) => `${u.path} = ${shown(u.path, u.actual)} instead of ${shown(u.path, u.wanted)}`).join('; ')}${undone.length > 4 ? '; …' : ''}`;
 }
 
+/**
+ * The explanation of an unobserved-state finding (`diffs`: the end-state differences). Names both usual causes: state
+ * remembered from the transitions the controller watched, and an event filter that compares an update's old and new
+ * object (one edge let through), which drops the one coalesced update whose two ends look alike.
+ */
+export function unobservedExplanation(diffs: readonly string[]): string {
+  return `When the controller saw every state it ended in one state; when the watch skipped the intermediate one (as a watch may: events coalesce, and a restarted controller sees only the latest state) it ended in another: ${diffs.slice(0, 4).join('; ')}${diffs.length > 4 ? '; …' : ''}. Reconcile from the current state only (level-based), not from transitions remembered in memory. An event filter that compares the old and the new object does the same: a predicate whose update function lets only one edge through (a field going from false to true) drops the one update the controller gets from the first to the last state, so the reconcile never runs; let updates through, or filter on metadata.generation only (GenerationChangedPredicate), and decide in the reconcile from the current state.`;
+}
+
 /** Check 4: withhold the key's update events between the first and the last state of a transition. */
 async function checkUnobserved(ctx: KeyContext, learned: Set<string>, parts: CheckTimingPart[]): Promise<Pick<CheckResult, 'status' | 'message' | 'findings'>> {
   const transitions = transitionsOf(ctx);
@@ -881,7 +891,7 @@ async function checkUnobserved(ctx: KeyContext, learned: Set<string>, parts: Che
         findings: [...reverted, finding(ctx, {
           check: 'unobservedState', severity: 'error', perturbation, diff: endStateDiff(observed, end, learned), writes: okWrites(run).map(checkWriteOf), journal: journalOf(run, copy.scratchKey),
           title: 'End state depends on seeing an intermediate state',
-          explanation: `When the controller saw every state it ended in one state; when the watch skipped the intermediate one (as a watch may: events coalesce, and a restarted controller sees only the latest state) it ended in another: ${diffs.slice(0, 4).join('; ')}${diffs.length > 4 ? '; …' : ''}. Reconcile from the current state only (level-based), not from transitions remembered in memory.`,
+          explanation: unobservedExplanation(diffs),
         })],
       };
     } finally {
@@ -1008,11 +1018,13 @@ function changesSpec(patch: unknown): boolean {
 
 /**
  * The changes the history check walks the copy through: the developer's (`--transition`, a module's
- * `checkTransitions`) when one of them changes more than metadata, else one derived from the CRD's schema
- * (specMutation.ts); `{skipped}` when there is none.
+ * `checkTransitions`) when given, also when they change metadata only (`metadataOnly`: an annotation a reconcile
+ * reads is desired state too, and a fresh copy that has it from the start shows what a filter dropping its update
+ * missed); else one derived from the CRD's schema (specMutation.ts); `{skipped}` when there is none.
  */
-async function historyTransitions(ctx: KeyContext): Promise<{ transitions: readonly unknown[]; derived?: string[]; fieldParts?: SpecMutationPart[] } | { skipped: string }> {
-  if (ctx.o.transitions?.some(changesSpec)) return { transitions: ctx.o.transitions };
+async function historyTransitions(ctx: KeyContext): Promise<{ transitions: readonly unknown[]; derived?: string[]; fieldParts?: SpecMutationPart[]; metadataOnly?: boolean } | { skipped: string }> {
+  const given = ctx.o.transitions;
+  if (given?.length) return given.some(changesSpec) ? { transitions: given } : { transitions: given, metadataOnly: true };
   const p = ctx.env.primary;
   // A built-in kind publishes no CRD (a built-in group's CRD read below is a 404, also skipped): the developer says which change matters.
   if (!p.group) return { skipped: `no spec change to try: ${p.resource} is a built-in resource (give one with --transition '{"spec":…}' or a module's checkTransitions)` };
@@ -1027,6 +1039,20 @@ async function historyTransitions(ctx: KeyContext): Promise<{ transitions: reado
   const m = deriveSpecMutation(specSchemaOf(crd, p.version), original);
   if ('skipped' in m) return { skipped: `no spec change to try: ${m.skipped}; give one with --transition '{"spec":…}'` };
   return { transitions: [m.patch], derived: m.fields, fieldParts: m.parts };
+}
+
+/**
+ * The explanation of a "path mattered" finding of the history check: after `what` (the changes, reconciled one by
+ * one) the end state differs from a fresh object's (`diffs`). Names the usual causes, none removed for another: a
+ * child made only when it is missing, and an event filter that compares the old and the new object (one edge let
+ * through; with `metadataOnly` changes, a generation filter that drops annotation and label updates the reconcile
+ * reads). `derivedNote` is appended as is.
+ */
+export function historyPathExplanation(o: { what: string; diffs: readonly string[]; metadataOnly: boolean; derivedNote: string }): string {
+  const meta = o.metadataOnly
+    ? ' The changes touched metadata only, which makes no new generation: a filter on generation (GenerationChangedPredicate, the generation-changed predicate) drops their update events, so a reconcile that reads those labels or annotations never runs for them; let their changes through too (predicate.Or with AnnotationChangedPredicate or LabelChangedPredicate), or keep such settings in spec.'
+    : '';
+  return `After ${o.what}, the controller settled in a state that an object created with that final spec does not get: ${o.diffs.slice(0, 4).join('; ')}${o.diffs.length > 4 ? '; …' : ''} (the diff shows the fresh object's end state → the changed one's). A reconcile should depend only on the current desired state: a child made only when it is missing and never updated when the spec changes is the usual cause. Compare the desired child with the observed one and update it when they differ. An event filter that compares the old and the new object has the same effect: a predicate that lets only one edge of a field through (false to true) drops the update that changes it back, so no reconcile runs for it; let updates through, or filter on metadata.generation only, and decide in the reconcile from the current state.${meta}${o.derivedNote}`;
 }
 
 /** The reason a server refused a write (400 / 403 / 422: validation, a CEL rule, an admission webhook), or undefined for any other failure. */
@@ -1161,7 +1187,7 @@ async function checkHistory(ctx: KeyContext, learned: ReadonlySet<string>, parts
         perturbation: { check: 'historyIndependence', description: `changed the copy step by step (${what}), reconciling each, and compared with a fresh copy created with the final state` },
         diff: endStateDiff(end, path.end, learned), writes: okWrites(path.run).map(checkWriteOf), journal: journalOf(path.run, path.copy.scratchKey),
         title: `The path mattered: ${diffs[0]}`,
-        explanation: `After ${what}, the controller settled in a state that an object created with that final spec does not get: ${diffs.slice(0, 4).join('; ')}${diffs.length > 4 ? '; …' : ''} (the diff shows the fresh object's end state → the changed one's). A reconcile should depend only on the current desired state: a child made only when it is missing and never updated when the spec changes is the usual cause. Compare the desired child with the observed one and update it when they differ.${derivedNote}`,
+        explanation: historyPathExplanation({ what, diffs, metadataOnly: !!chosen.metadataOnly, derivedNote }),
       }));
     }
     // Reported only when the restart ended elsewhere than the watched path: the same end state is the finding above.
