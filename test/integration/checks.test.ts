@@ -169,7 +169,7 @@ describe('robustness checks (issue 11) on the real control plane', () => {
     { file: 'samples/buggy/generate-name-every-pass.ts', check: 'runTwice', title: /Second reconcile created another configmaps \(generateName "widget-ready-report-"\)/, explanation: /idempotent/, also: ['deletion'] },
     { file: 'samples/buggy/interrupted-sequence.ts', check: 'crashAfterWrite', title: /Interrupted after write 1 of 2/, explanation: /status[^]*missing in the perturbed run|status\.childName/, also: ['historyIndependence', 'childDrift'] },
     { file: 'samples/buggy/stale-cache-delete.ts', check: 'staleCache', title: /Deleted configmaps .*widget-ready-[0-9a-f]{8} from a stale view/, explanation: /lagged behind the server/, also: ['childDrift'] },
-    { file: 'samples/buggy/cached-child-lookup.ts', check: 'staleCache', title: /Created an extra object from a stale view: configmaps\/widget-ready-cache-<generated #2>/, explanation: /lags behind your own writes[^]*generateName makes a second one/, also: ['historyIndependence'] },
+    { file: 'samples/buggy/cached-child-lookup.ts', check: 'staleCache', title: /Created an extra object from a stale view frozen before the controller's own writes: configmaps\/widget-ready-cache-<generated #2>/, explanation: /lags behind your own writes[^]*generateName makes a second one/, also: ['historyIndependence'] },
     { file: 'samples/buggy/missed-transition.ts', check: 'unobservedState', title: /End state depends on seeing an intermediate state/, explanation: /maintenanceWindows/, also: ['historyIndependence'] },
     { file: 'samples/buggy/rewrites-spec.ts', check: 'unobservedState', title: /Undid your change: spec\.data\.color \(update widgets/, explanation: /spec\.data\.color = "blue" instead of "Blue"[^]*fights every kubectl apply/ },
     { file: 'samples/buggy/status-every-reconcile.ts', check: 'convergence', title: /Never converges: \d+ × update widgets\S* \S+\/status/, explanation: /hot loop[^]*status\.conditions\[0\]\.message/ },
@@ -178,6 +178,7 @@ describe('robustness checks (issue 11) on the real control plane', () => {
     { file: 'samples/buggy/create-only-child.ts', check: 'historyIndependence', title: /^The path mattered: configmaps\/widget-ready-settings: data\.[a-z]+: "[^"]*-changed" when created with that spec, "[^"]*" after the changes$/, explanation: /spec\.data\.[a-z]+ changed as the schema allows[^]*created with that final spec[^]*never updated when the spec changes[^]*These changes were chosen from the CRD's schema; if a changed field names another object \(a reference\)[^]*--transition '<JSON merge patch>' \(CLI\), the setting reconcileLab\.checks\.transitions, or a module's checkTransitions export\.$/, also: ['childDrift'] },
     { file: 'samples/buggy/remembers-old-child.ts', check: 'historyIndependence', title: /^Changed while the controller was down: configmaps\/widget-ready-standard: exists only after a restart$/, explanation: /1 change\(s\) \(\{"spec":\{"data":\{"profile":"large"\}\}\}\) landed before a new controller started[^]*a controller watching each change did not leave[^]*a restart, a leader failover or an upgrade loses[^]*by label or ownerReference/ },
     { file: 'samples/buggy/never-prunes-keys.ts', check: 'historyIndependence', title: /^Not undone when the change was reverted: configmaps\/widget-ready-settings: data\.tier: \(absent\) before the changes, "gold" after they were reverted$/, explanation: /1 change\(s\) \(\{"spec":\{"data":\{"tier":"gold"\}\}\}\), each reconciled, every field the changes touched was set back[^]*recovery oracle[^]*keys or labels merged into a child and never removed/ },
+    { file: 'samples/buggy/ignores-annotation-changes.ts', check: 'historyIndependence', title: /^The path mattered: configmaps\/widget-ready-sign: data\.state: "paused" when created with that spec, "active" after the changes$/, explanation: /1 change\(s\) \(\{"metadata":\{"annotations":\{"lab\.reconcile\.dev\/paused":"true"\}\}\}\)[^]*a child made only when it is missing[^]*lets only one edge of a field through[^]*The changes touched metadata only, which makes no new generation: a filter on generation[^]*AnnotationChangedPredicate/ },
     { file: 'samples/buggy/skips-when-done.ts', check: 'childDrift', title: /^Not restored after a delete: configmaps\/widget-ready-settings$/, explanation: /was deleted[^]*did not put it back within[^]*configmaps\/widget-ready-settings: missing after the delete[^]*skips its work when the object's status says it is done[^]*No write followed the delete/ },
     { file: 'samples/buggy/fails-when-gone.ts', check: 'deletion', title: /^Fails after the object is gone: \d+ of \d+ reconcile\(s\) failed, last with: .*not found/, explanation: /its last delete event queued the key once more[^]*for as long as the process runs[^]*IgnoreNotFound/ },
     { file: 'samples/buggy/child-without-owner.ts', check: 'deletion', title: /^Left behind after the delete: configmaps\/widget-ready-settings \(created by the controller, no ownerReference\)$/, explanation: /no ownerReference[^]*stays for good[^]*SetControllerReference/, also: ['childDrift'] },
@@ -210,6 +211,27 @@ describe('robustness checks (issue 11) on the real control plane', () => {
       }
     });
   }
+
+  test('deletion, crashed during it: a cleanup that is not re-entrant leaves the copy Terminating; the finding names it, its finalizer and what the restarted controller did', async () => {
+    const r = await runChecks({ ...(await moduleOptions('samples/buggy/cleanup-not-reentrant.ts')), checks: ['deletion'] });
+    assert.equal(r.findings.length, 1, summary(r));
+    const f = r.findings[0]!;
+    assert.match(f.title, /^Crash during the deletion after write 1 of 2 \(delete configmaps rl-check-[0-9a-f]+\/widget-ready-stand\): widgets\.[a-z0-9.-]+ rl-check-[0-9a-f]+\/widget-ready stays Terminating: finalizer buggy\.reconcile-lab\.dev\/stand is never removed$/, summary(r));
+    assert.match(f.explanation, /still exists with deletionTimestamp set and finalizer buggy\.reconcile-lab\.dev\/stand: the restarted controller's \d+ reconcile\(s\) succeeded and wrote nothing[^]*returns early when what it cleans up is already gone[^]*treat "already gone" as success/, f.explanation);
+    assert.equal(r.totals.errors, 0, summary(r));
+    assert.deepEqual(await scratchLeft(), []);
+  });
+
+  test('stale cache without --transition: the spec change derived from the CRD\'s schema drives it, so a deletion decided from a stale spec is found (with titles that tell the views apart)', async () => {
+    // The sample's own checkTransitions left out: only the schema-derived change is there to expose the bug.
+    const r = await runChecks({ ...(await moduleOptions('samples/buggy/stale-cache-delete.ts')), transitions: undefined, checks: ['staleCache'] });
+    const found = r.findings.filter((f) => f.check === 'staleCache');
+    assert.ok(found.some((f) => /^Deleted configmaps rl-check-[0-9a-f]+\/widget-ready-[0-9a-f]{8} from a stale view frozen (where the controller had settled|before the controller's own writes) \(/.test(f.title)), summary(r));
+    assert.equal(new Set(found.map((f) => f.title)).size, found.length, `each finding's title names its view: ${summary(r)}`);
+    assert.match(found[0]!.perturbation.description, /"-changed"|-changed/, found[0]!.perturbation.description);
+    assert.equal(r.totals.errors, 0, summary(r));
+    assert.deepEqual(await scratchLeft(), []);
+  });
 
   test('crash after write: a fixed-name create that treats AlreadyExists as an error; the finding names the error the restarted controller kept getting', async () => {
     const cms = { group: '', version: 'v1', resource: 'configmaps' };

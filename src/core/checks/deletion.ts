@@ -192,20 +192,54 @@ export function deletionCrashPoints(writes: number, max: number): number[] {
 }
 
 /**
- * Title and explanation of a crash during deletion whose end state differs from the uninterrupted deletion's.
- * `leftovers` are the end-state keys ("configmaps/x") only the crashed run has; `stuck` is true when the copy itself
- * still exists; `crashedAfter` describes write i ("patch widgets.x ns/w"). Invariant: the title names the write and
- * what was left (the first three leftovers), the explanation says why nothing ever cleans it up and the usual fix.
+ * The primary copy a crash during the deletion left Terminating, as {@link crashDuringDeletionProblem} names it:
+ * `object` labels it ("widgets.lab.reconcile.dev ns/w"), `finalizers` are those still on it at the end, and
+ * `restarted` sums up the reconciles of the controller that took over after the crash (their writes of any object).
  */
-export function crashDuringDeletionProblem(o: { i: number; k: number; crashedAfter: string; leftovers: string[]; stuck: boolean; diffs: string[]; finalizerGone: boolean }): DeletionProblem {
-  const what = o.leftovers.length ? `${o.leftovers.slice(0, 3).join(', ')}${o.leftovers.length > 3 ? ` and ${o.leftovers.length - 3} more` : ''} ${o.leftovers.length > 1 ? 'are' : 'is'} left behind` : o.stuck ? 'the object is left behind' : 'the end state differs from an uninterrupted deletion';
+export interface StuckAfterCrash {
+  object: string;
+  finalizers: string[];
+  restarted: Pick<DeletionObservation, 'reconciles' | 'failures' | 'lastFailed'> & { writes: number };
+}
+
+/** What the restarted controller did about the Terminating copy, in words (for {@link crashDuringDeletionProblem}). */
+function restartedText(s: StuckAfterCrash, finalizer: string): string {
+  const r = s.restarted;
+  if (!r.reconciles) return `the restarted controller never reconciled it (a predicate or event filter may drop the update that sets deletionTimestamp), so nothing removes ${finalizer}`;
+  if (r.lastFailed && r.failures.length) {
+    const last = r.failures[r.failures.length - 1]!;
+    return `the restarted controller's reconcile(s) of it failed ${r.failures.length} time(s), last with: ${clip(last.message)}; the cleanup cannot succeed a second time, so ${finalizer} is never removed`;
+  }
+  const wrote = r.writes ? `made ${r.writes} write(s), none of which removed it` : 'wrote nothing';
+  return `the restarted controller's ${r.reconciles} reconcile(s) succeeded and ${wrote}. The usual cause: the deletion branch returns early when what it cleans up is already gone (the controller that crashed had removed it), so it never gets to removing the finalizer`;
+}
+
+/**
+ * Title and explanation of a crash during deletion whose end state differs from the uninterrupted deletion's.
+ * `leftovers` are the end-state keys ("configmaps/x") only the crashed run has; `stuck` describes the copy itself
+ * when it still exists (left Terminating); `crashedAfter` describes write i ("patch widgets.x ns/w"). Invariant: the
+ * title names the write and what was left (the first three leftovers, and the copy with the finalizers still on
+ * it), the explanation says why nothing ever cleans it up (for a stuck copy: what the restarted controller's
+ * reconciles did instead of removing the finalizer) and the usual fix.
+ */
+export function crashDuringDeletionProblem(o: { i: number; k: number; crashedAfter: string; leftovers: string[]; stuck?: StuckAfterCrash; diffs: string[]; finalizerGone: boolean }): DeletionProblem {
+  const fins = o.stuck?.finalizers ?? [];
+  const finalizer = fins.length ? `${fins.length > 1 ? 'finalizers' : 'finalizer'} ${fins.join(', ')}` : 'its finalizer';
+  const stuckTitle = o.stuck
+    ? `${o.stuck.object} stays Terminating${fins.length ? `: ${finalizer} ${fins.length > 1 ? 'are' : 'is'} never removed` : ''}`
+    : '';
+  const leftTitle = o.leftovers.length ? `${o.leftovers.slice(0, 3).join(', ')}${o.leftovers.length > 3 ? ` and ${o.leftovers.length - 3} more` : ''} ${o.leftovers.length > 1 ? 'are' : 'is'} left behind` : '';
+  const what = [leftTitle, stuckTitle].filter(Boolean).join('; ') || 'the end state differs from an uninterrupted deletion';
   const diffs = o.diffs.length ? ` (${o.diffs.slice(0, 4).join('; ')}${o.diffs.length > 4 ? '; …' : ''})` : '';
   const lost = o.finalizerGone
     ? ` Write ${o.i} removed the last finalizer, so the server deleted the object at once: no reconcile of it ever runs again, and the cleanup that was to follow is lost for good.`
     : '';
+  const stuck = o.stuck
+    ? ` ${o.stuck.object} still exists with deletionTimestamp set${fins.length ? ` and ${finalizer}` : ''}: ${restartedText(o.stuck, finalizer)}. The object hangs in Terminating forever (and so does a namespace being deleted around it).`
+    : '';
   return {
     title: `Crash during the deletion after write ${o.i} of ${o.k} (${o.crashedAfter}): ${what}`,
-    explanation: `While the copy was being deleted, the controller stopped right after write ${o.i} of ${o.k} (${o.crashedAfter}), as a crash, an eviction or a leader change may stop it, and a new controller took over. An uninterrupted deletion cleaned up, this one did not: ${what}${diffs}.${lost} A finalizer exists to guarantee another reconcile until the cleanup is done: clean up first (treat "already gone" as success), remove the finalizer last.`,
+    explanation: `While the copy was being deleted, the controller stopped right after write ${o.i} of ${o.k} (${o.crashedAfter}), as a crash, an eviction or a leader change may stop it, and a new controller took over. An uninterrupted deletion cleaned up, this one did not: ${what}${diffs}.${lost}${stuck} A finalizer exists to guarantee another reconcile until the cleanup is done: clean up first (treat "already gone" as success and go on), remove the finalizer last.`,
   };
 }
 

@@ -474,26 +474,38 @@ async function checkCrashAfterWrite(ctx: KeyContext, ref: Reference, learned: Se
 
 /**
  * Check 3: a controller settles on the copy; the resourceVersion is noted (the freeze point); the server moves on
- * (the transitions are applied and that controller reconciles them); then a new controller whose cache is frozen
+ * (the changes of {@link staleTransitions} are applied and that controller reconciles them); then a new controller whose cache is frozen
  * at the freeze point reconciles once from that stale view before its watches catch up. A second new controller
  * does the same from a cache frozen right after the copy was made, before any write of the controller (its cache
  * has not seen its own creates: the usual way a controller that looks for its children in the cache makes a
- * second one). Oracles: a write from the stale view that deletes or overwrites newer state, and a create from the
+ * second one); when both are frozen at the same resourceVersion, that view is reconciled from once. Oracles: a write from the stale view that deletes or overwrites newer state, and a create from the
  * stale view that leaves an object the settled state did not have (a duplicate, or a resurrected child).
  */
 async function checkStaleCache(ctx: KeyContext, parts: CheckTimingPart[], learned: ReadonlySet<string>, createsEveryPass: boolean): Promise<Pick<CheckResult, 'status' | 'message' | 'findings'>> {
   const { ns, copy } = await timed(ctx, parts, 'copy', () => scratch(ctx, 'stale cache'));
-  const transitions = transitionsOf(ctx);
+  const chosen = await staleTransitions(ctx);
+  let transitions: readonly unknown[] = chosen.transitions;
+  let metadataOnly = chosen.metadataOnly;
+  let changed = chosen.derived ? `${chosen.derived.join(', ')} changed as the schema allows` : `${transitions.length} change(s)`;
   let rv0 = '';
   await timed(ctx, parts, 'first run (then the server moves on)', async () => {
     const run = await startRun(ctx.env, ns, { key: copy.scratchKey });
     try {
       await settle(ctx.env, run, ctx.boundMs);
       rv0 = await currentResourceVersion(ctx.env, ns);
-      for (const t of transitions) {
-        await patchCopy(ctx.env, copy, t);
-        await settle(ctx.env, run, ctx.boundMs);
+      const settleEach = () => settle(ctx.env, run, ctx.boundMs);
+      const done = await applyChanges(ctx, copy, transitions, chosen.fieldParts, settleEach);
+      if (done.refused.length && chosen.derived) {
+        const accepted = chosen.derived.filter((f) => !done.refused.some((r) => r.startsWith(`${f} (`)));
+        changed = accepted.length ? `${accepted.join(', ')} changed as the schema allows (the server refused ${done.refused.join('; ')}: left out)` : changed;
       }
+      if (!done.applied.length) {
+        // The server took none of the schema's changes: the metadata-only default keeps the check meaningful for the rest.
+        metadataOnly = `the server refused every change the schema allows: ${done.refused.join('; ')}`;
+        await applyChanges(ctx, copy, DEFAULT_TRANSITIONS, undefined, settleEach);
+        transitions = DEFAULT_TRANSITIONS;
+        changed = `${transitions.length} change(s)`;
+      } else transitions = done.applied;
     } finally {
       await run.stop();
     }
@@ -501,12 +513,8 @@ async function checkStaleCache(ctx: KeyContext, parts: CheckTimingPart[], learne
   const findings: Finding[] = [];
   let staleWrites = 0;
   let duplicatesLeftToRunTwice = 0;
-  const freezes = [
-    { rv: rv0, label: 'stale cache', desc: `let a controller reconcile the copy until it settled (resourceVersion ${rv0}), changed the copy (${transitions.map((t) => JSON.stringify(t)).join(' → ')}) and let it reconcile that, then started a new controller whose cache was frozen at ${rv0} and reconciled once from that stale view before letting its watches catch up` },
-    { rv: copy.createdResourceVersion, label: 'stale cache, before its own writes', desc: `after the copy had settled (and changed: ${transitions.map((t) => JSON.stringify(t)).join(' → ')}), started a new controller whose cache was frozen at resourceVersion ${copy.createdResourceVersion}, right after the copy was made and before any write of the controller (so its cache had not seen the children it had created), reconciled once from that view, then let its watches catch up` },
-  ];
+  const freezes = staleFreezes(rv0, copy.createdResourceVersion, transitions);
   for (const fz of freezes) {
-    if (!fz.rv) continue;
     await timed(ctx, parts, `perturbed run (${fz.label})`, async () => {
       ctx.emit({ kind: 'step', key: ctx.key, check: 'staleCache', message: `reconcile from a cache frozen at resourceVersion ${fz.rv}` });
       // The settled state this stale reconcile starts from (what is on the server, which its cache lags behind).
@@ -531,7 +539,7 @@ async function checkStaleCache(ctx: KeyContext, parts: CheckTimingPart[], learne
           if (w.verb === 'delete') {
             findings.push(finding(ctx, {
               check: 'staleCache', severity: 'error', perturbation, diff: '', writes: [checkWriteOf(w)], journal: journalOf(run, copy.scratchKey),
-              title: `Deleted ${resourceLabelOf(w.gvr)} ${w.key} from a stale view (${seen ? 'it had changed since' : 'its cache had not seen it yet'})`,
+              title: `Deleted ${resourceLabelOf(w.gvr)} ${w.key} from a stale view ${fz.view} (${seen ? 'it had changed since' : 'its cache had not seen it yet'})`,
               explanation: `Reconciling from a cache that lagged behind the server, the controller deleted ${resourceLabelOf(w.gvr)} ${w.key}, which ${seen ? `had changed on the server since (resourceVersion ${seen.metadata.resourceVersion} → ${w.before.metadata.resourceVersion})` : 'existed on the server but not yet in its cache'}. Caches lag; decide deletions from the same view you list children from (or re-read from the server first), and delete with a resourceVersion or uid precondition so a stale decision fails instead of destroying newer state.`,
             }));
             continue;
@@ -546,7 +554,7 @@ async function checkStaleCache(ctx: KeyContext, parts: CheckTimingPart[], learne
           if (overwritten.length) {
             findings.push(finding(ctx, {
               check: 'staleCache', severity: 'error', perturbation, diff: '', writes: [checkWriteOf(w)], journal: journalOf(run, copy.scratchKey),
-              title: `${describeWrite(w)} overwrote newer state with stale values (${overwritten.slice(0, 3).join(', ')})`,
+              title: `${describeWrite(w)} overwrote newer state with stale values from a view ${fz.view} (${overwritten.slice(0, 3).join(', ')})`,
               explanation: `The controller read ${w.key} from a cache that lagged behind the server and wrote it back without a resourceVersion precondition: ${overwritten.slice(0, 5).join(', ')} went back to the stale values. Send the resourceVersion you read (an update, or a patch carrying metadata.resourceVersion) so the server answers 409 Conflict and the reconcile retries with fresh state.`,
             }));
           }
@@ -560,7 +568,7 @@ async function checkStaleCache(ctx: KeyContext, parts: CheckTimingPart[], learne
           else if (extra.length) {
             findings.push(finding(ctx, {
               check: 'staleCache', severity: 'error', perturbation, diff: endStateDiff(settledEnd, end, learned), writes: creates.map(checkWriteOf), journal: journalOf(run, copy.scratchKey),
-              title: `Created ${extra.length === 1 ? 'an extra object' : `${extra.length} extra objects`} from a stale view: ${extra.slice(0, 3).join(', ')}`,
+              title: `Created ${extra.length === 1 ? 'an extra object' : `${extra.length} extra objects`} from a stale view ${fz.view}: ${extra.slice(0, 3).join(', ')}`,
               explanation: `Reconciling from a cache that had not caught up (it did not yet hold objects that existed on the server${fz.rv === copy.createdResourceVersion ? ', such as the children the controller itself had created' : ''}), the controller sent ${creates.map((w) => describeWrite(w) + (w.after?.metadata.name && w.after.metadata.name !== w.name ? ` (the server named it ${w.after.metadata.name})` : '')).join(', ')}, and after catching up it still had ${extra.join(', ')}, which the settled state before did not. A cache lags behind your own writes: a child looked up in the cache right after creating it is "missing", so a create with generateName makes a second one. Derive the child's name from the owner (a fixed name: the server then answers AlreadyExists), or look children up with a live list (or remember the create until the cache shows it) before creating.`,
             }));
           }
@@ -571,13 +579,106 @@ async function checkStaleCache(ctx: KeyContext, parts: CheckTimingPart[], learne
     });
   }
   const also = duplicatesLeftToRunTwice ? `; ${duplicatesLeftToRunTwice} extra object(s) from the stale view not reported here: run twice already found a create on every pass` : '';
-  const behind = await timed(ctx, parts, 'perturbed run (stale cache, one change behind)', () => staleByOneChange(ctx, learned, createsEveryPass));
+  const behind = await timed(ctx, parts, 'perturbed run (stale cache, one change behind)', () => staleByOneChange(ctx, learned, createsEveryPass, transitions));
   if (behind.finding) {
     return { status: 'failed' as const, findings: [...findings, behind.finding], message: `${findings.length ? `${findings.length} write(s) from a stale view destroyed or overwrote newer state or left an extra object${also}; ` : ''}${behind.message}` };
   }
   return findings.length
     ? { status: 'failed' as const, findings, message: `${findings.length} write(s) from a stale view destroyed or overwrote newer state or left an extra object${also}; ${behind.message}` }
-    : { status: 'passed' as const, findings, message: `${staleWrites} write(s) from two stale views, none destroyed or overwrote newer state or left an extra object${also}; ${behind.message}` };
+    : { status: 'passed' as const, findings, message: staleCachePassed({ staleWrites, views: freezes.length, changed, metadataOnly, also, behind: behind.message }) };
+}
+
+/**
+ * The changes the stale-cache check makes while a controller's cache stays behind: the developer's (`--transition`,
+ * a module's `checkTransitions`) when given; else the spec change the history check derives from the CRD's schema
+ * (most stale decisions are made from an old spec: a child deleted or kept for a setting that has changed); else
+ * the metadata-only {@link DEFAULT_TRANSITIONS}. `metadataOnly` is set, with the reason, when only metadata changes:
+ * then no decision the reconciler makes from spec is taken from a stale view, and the pass message says so.
+ */
+async function staleTransitions(ctx: KeyContext): Promise<{ transitions: readonly unknown[]; derived?: string[]; fieldParts?: SpecMutationPart[]; metadataOnly?: string }> {
+  const given = ctx.o.transitions;
+  if (given?.length) return given.some(changesSpec) ? { transitions: given } : { transitions: given, metadataOnly: 'the given transitions change metadata only' };
+  const chosen = await historyTransitions(ctx);
+  if ('skipped' in chosen) return { transitions: DEFAULT_TRANSITIONS, metadataOnly: chosen.skipped.replace(/^no spec change to try: /, '') };
+  const { transitions, derived, fieldParts } = chosen;
+  return { transitions, ...(derived ? { derived } : {}), ...(fieldParts ? { fieldParts } : {}) };
+}
+
+/**
+ * Applies `transitions` to the copy in order, calling `after` after each. A change the server refuses (400 / 403 /
+ * 422: an immutable field's CEL rule, a webhook) is applied field by field when it is the schema's (`fieldParts`,
+ * two or more), leaving out the refused fields; a refused change that cannot be split is left out whole. Returns
+ * the changes the server took, in order, and the refusals ("spec.x (reason)"). Any other failure is thrown.
+ */
+async function applyChanges(ctx: KeyContext, copy: ScratchCopy, transitions: readonly unknown[], fieldParts: readonly SpecMutationPart[] | undefined, after: () => Promise<unknown>): Promise<{ applied: unknown[]; refused: string[] }> {
+  const applied: unknown[] = [];
+  const refused: string[] = [];
+  const tryPatch = async (t: unknown, label: string): Promise<boolean> => {
+    try {
+      await patchCopy(ctx.env, copy, t);
+      return true;
+    } catch (e) {
+      const why = writeRefusal(e, ctx.env.signal);
+      if (why === undefined) throw e;
+      refused.push(`${label} (${why})`);
+      return false;
+    }
+  };
+  for (const t of transitions) {
+    if (fieldParts && fieldParts.length >= 2) {
+      try {
+        await patchCopy(ctx.env, copy, t);
+        applied.push(t);
+        await after();
+        continue;
+      } catch (e) {
+        if (writeRefusal(e, ctx.env.signal) === undefined) throw e;
+      }
+      for (const part of fieldParts) if (await tryPatch(part.patch, part.field)) applied.push(part.patch);
+    } else if (await tryPatch(t, JSON.stringify(t))) applied.push(t);
+    await after();
+  }
+  return { applied, refused };
+}
+
+/** One stale view of the stale-cache check: the resourceVersion its cache is frozen at, how titles name it (`view`), and the perturbation's description. */
+export interface StaleFreeze {
+  rv: string;
+  label: string;
+  view: string;
+  desc: string;
+}
+
+/**
+ * The stale views the stale-cache check reconciles from: one frozen where the first controller had settled
+ * (`settledRv`), one frozen right after the copy was made, before any write of the controller (`createdRv`: its
+ * cache has not seen its own children). Invariants: a view without a resourceVersion is left out, and the second
+ * is left out when it is frozen at the same resourceVersion as the first (the controller wrote nothing: the same
+ * view twice proves nothing more). `view` tells their findings apart in titles.
+ */
+export function staleFreezes(settledRv: string, createdRv: string, transitions: readonly unknown[]): StaleFreeze[] {
+  const changes = transitions.map((t) => JSON.stringify(t)).join(' → ');
+  const out: StaleFreeze[] = [];
+  if (settledRv) {
+    out.push({ rv: settledRv, label: 'stale cache', view: 'frozen where the controller had settled', desc: `let a controller reconcile the copy until it settled (resourceVersion ${settledRv}), changed the copy (${changes}) and let it reconcile that, then started a new controller whose cache was frozen at ${settledRv} and reconciled once from that stale view before letting its watches catch up` });
+  }
+  if (createdRv && createdRv !== settledRv) {
+    out.push({ rv: createdRv, label: 'stale cache, before its own writes', view: "frozen before the controller's own writes", desc: `after the copy had settled (and changed: ${changes}), started a new controller whose cache was frozen at resourceVersion ${createdRv}, right after the copy was made and before any write of the controller (so its cache had not seen the children it had created), reconciled once from that view, then let its watches catch up` });
+  }
+  return out;
+}
+
+/**
+ * The stale-cache check's message when it passed: how many writes came from how many stale views after which
+ * changes (`changed`), and, when only metadata changed (`metadataOnly`: why), that no decision made from spec was
+ * exercised and how to give a spec change.
+ */
+export function staleCachePassed(o: { staleWrites: number; views: number; changed: string; metadataOnly?: string; also: string; behind: string }): string {
+  const views = o.views === 1 ? 'one stale view' : o.views === 2 ? 'two stale views' : `${o.views} stale views`;
+  const only = o.metadataOnly
+    ? `; only metadata changed (${o.metadataOnly}), so no decision your reconciler makes from spec was taken from a stale view: give a spec change with --transition '{"spec":…}' (a module: checkTransitions)`
+    : '';
+  return `${o.staleWrites} write(s) from ${views} after ${o.changed}, none destroyed or overwrote newer state or left an extra object${o.also}; ${o.behind}${only}`;
 }
 
 /** The metadata-only change the server makes after the stale point of {@link staleByOneChange} (added, then removed). */
@@ -594,9 +695,8 @@ export const TOUCH_ANNOTATION = 'checks.reconcile-lab.dev/touched';
  * state against the end state after one more new controller (fresh cache) settled on it (what converging means);
  * not compared when run twice found a create on every pass (`createsEveryPass`: the fresh controller adds one).
  */
-async function staleByOneChange(ctx: KeyContext, learned: ReadonlySet<string>, createsEveryPass: boolean): Promise<{ message: string; finding?: Finding }> {
+async function staleByOneChange(ctx: KeyContext, learned: ReadonlySet<string>, createsEveryPass: boolean, transitions: readonly unknown[]): Promise<{ message: string; finding?: Finding }> {
   const { ns, copy } = await scratch(ctx, 'stale cache, one change behind');
-  const transitions = transitionsOf(ctx);
   const patch = (p: unknown) => patchCopy(ctx.env, copy, p);
   const settling = await startRun(ctx.env, ns, { key: copy.scratchKey });
   try {
@@ -722,6 +822,15 @@ export function revertedText(undone: ReadonlyArray<{ path: string; wanted: unkno
   return `${undone.slice(0, 4).map((u) => `${u.path} = ${shown(u.path, u.actual)} instead of ${shown(u.path, u.wanted)}`).join('; ')}${undone.length > 4 ? '; …' : ''}`;
 }
 
+/**
+ * The explanation of an unobserved-state finding (`diffs`: the end-state differences). Names both usual causes: state
+ * remembered from the transitions the controller watched, and an event filter that compares an update's old and new
+ * object (one edge let through), which drops the one coalesced update whose two ends look alike.
+ */
+export function unobservedExplanation(diffs: readonly string[]): string {
+  return `When the controller saw every state it ended in one state; when the watch skipped the intermediate one (as a watch may: events coalesce, and a restarted controller sees only the latest state) it ended in another: ${diffs.slice(0, 4).join('; ')}${diffs.length > 4 ? '; …' : ''}. Reconcile from the current state only (level-based), not from transitions remembered in memory. An event filter that compares the old and the new object does the same: a predicate whose update function lets only one edge through (a field going from false to true) drops the one update the controller gets from the first to the last state, so the reconcile never runs; let updates through, or filter on metadata.generation only (GenerationChangedPredicate), and decide in the reconcile from the current state.`;
+}
+
 /** Check 4: withhold the key's update events between the first and the last state of a transition. */
 async function checkUnobserved(ctx: KeyContext, learned: Set<string>, parts: CheckTimingPart[]): Promise<Pick<CheckResult, 'status' | 'message' | 'findings'>> {
   const transitions = transitionsOf(ctx);
@@ -782,7 +891,7 @@ async function checkUnobserved(ctx: KeyContext, learned: Set<string>, parts: Che
         findings: [...reverted, finding(ctx, {
           check: 'unobservedState', severity: 'error', perturbation, diff: endStateDiff(observed, end, learned), writes: okWrites(run).map(checkWriteOf), journal: journalOf(run, copy.scratchKey),
           title: 'End state depends on seeing an intermediate state',
-          explanation: `When the controller saw every state it ended in one state; when the watch skipped the intermediate one (as a watch may: events coalesce, and a restarted controller sees only the latest state) it ended in another: ${diffs.slice(0, 4).join('; ')}${diffs.length > 4 ? '; …' : ''}. Reconcile from the current state only (level-based), not from transitions remembered in memory.`,
+          explanation: unobservedExplanation(diffs),
         })],
       };
     } finally {
@@ -909,11 +1018,13 @@ function changesSpec(patch: unknown): boolean {
 
 /**
  * The changes the history check walks the copy through: the developer's (`--transition`, a module's
- * `checkTransitions`) when one of them changes more than metadata, else one derived from the CRD's schema
- * (specMutation.ts); `{skipped}` when there is none.
+ * `checkTransitions`) when given, also when they change metadata only (`metadataOnly`: an annotation a reconcile
+ * reads is desired state too, and a fresh copy that has it from the start shows what a filter dropping its update
+ * missed); else one derived from the CRD's schema (specMutation.ts); `{skipped}` when there is none.
  */
-async function historyTransitions(ctx: KeyContext): Promise<{ transitions: readonly unknown[]; derived?: string[]; fieldParts?: SpecMutationPart[] } | { skipped: string }> {
-  if (ctx.o.transitions?.some(changesSpec)) return { transitions: ctx.o.transitions };
+async function historyTransitions(ctx: KeyContext): Promise<{ transitions: readonly unknown[]; derived?: string[]; fieldParts?: SpecMutationPart[]; metadataOnly?: boolean } | { skipped: string }> {
+  const given = ctx.o.transitions;
+  if (given?.length) return given.some(changesSpec) ? { transitions: given } : { transitions: given, metadataOnly: true };
   const p = ctx.env.primary;
   // A built-in kind publishes no CRD (a built-in group's CRD read below is a 404, also skipped): the developer says which change matters.
   if (!p.group) return { skipped: `no spec change to try: ${p.resource} is a built-in resource (give one with --transition '{"spec":…}' or a module's checkTransitions)` };
@@ -928,6 +1039,20 @@ async function historyTransitions(ctx: KeyContext): Promise<{ transitions: reado
   const m = deriveSpecMutation(specSchemaOf(crd, p.version), original);
   if ('skipped' in m) return { skipped: `no spec change to try: ${m.skipped}; give one with --transition '{"spec":…}'` };
   return { transitions: [m.patch], derived: m.fields, fieldParts: m.parts };
+}
+
+/**
+ * The explanation of a "path mattered" finding of the history check: after `what` (the changes, reconciled one by
+ * one) the end state differs from a fresh object's (`diffs`). Names the usual causes, none removed for another: a
+ * child made only when it is missing, and an event filter that compares the old and the new object (one edge let
+ * through; with `metadataOnly` changes, a generation filter that drops annotation and label updates the reconcile
+ * reads). `derivedNote` is appended as is.
+ */
+export function historyPathExplanation(o: { what: string; diffs: readonly string[]; metadataOnly: boolean; derivedNote: string }): string {
+  const meta = o.metadataOnly
+    ? ' The changes touched metadata only, which makes no new generation: a filter on generation (GenerationChangedPredicate, the generation-changed predicate) drops their update events, so a reconcile that reads those labels or annotations never runs for them; let their changes through too (predicate.Or with AnnotationChangedPredicate or LabelChangedPredicate), or keep such settings in spec.'
+    : '';
+  return `After ${o.what}, the controller settled in a state that an object created with that final spec does not get: ${o.diffs.slice(0, 4).join('; ')}${o.diffs.length > 4 ? '; …' : ''} (the diff shows the fresh object's end state → the changed one's). A reconcile should depend only on the current desired state: a child made only when it is missing and never updated when the spec changes is the usual cause. Compare the desired child with the observed one and update it when they differ. An event filter that compares the old and the new object has the same effect: a predicate that lets only one edge of a field through (false to true) drops the update that changes it back, so no reconcile runs for it; let updates through, or filter on metadata.generation only, and decide in the reconcile from the current state.${meta}${o.derivedNote}`;
 }
 
 /** The reason a server refused a write (400 / 403 / 422: validation, a CEL rule, an admission webhook), or undefined for any other failure. */
@@ -1062,7 +1187,7 @@ async function checkHistory(ctx: KeyContext, learned: ReadonlySet<string>, parts
         perturbation: { check: 'historyIndependence', description: `changed the copy step by step (${what}), reconciling each, and compared with a fresh copy created with the final state` },
         diff: endStateDiff(end, path.end, learned), writes: okWrites(path.run).map(checkWriteOf), journal: journalOf(path.run, path.copy.scratchKey),
         title: `The path mattered: ${diffs[0]}`,
-        explanation: `After ${what}, the controller settled in a state that an object created with that final spec does not get: ${diffs.slice(0, 4).join('; ')}${diffs.length > 4 ? '; …' : ''} (the diff shows the fresh object's end state → the changed one's). A reconcile should depend only on the current desired state: a child made only when it is missing and never updated when the spec changes is the usual cause. Compare the desired child with the observed one and update it when they differ.${derivedNote}`,
+        explanation: historyPathExplanation({ what, diffs, metadataOnly: !!chosen.metadataOnly, derivedNote }),
       }));
     }
     // Reported only when the restart ended elsewhere than the watched path: the same end state is the finding above.
@@ -1264,13 +1389,19 @@ async function crashDuringDeletion(ctx: KeyContext, parts: CheckTimingPart[], le
         try {
           if (second) await settle(ctx.env, second, ctx.boundMs);
           const raw = await snapshot(ctx.env, ns, copy, ctx.resources);
-          const stuck = raw.objects.some((o) => o.object.metadata.uid === uid);
+          const left = raw.objects.find((o) => o.object.metadata.uid === uid)?.object;
           const end = normalizeEndState(afterDeletion(raw, uid), ctx.nameRules);
           const diffs = compareEndStates(reference.end, end, learned);
-          if (!diffs.length && !stuck) return;
+          if (!diffs.length && !left) return;
           const leftovers = Object.keys(end).filter((key) => !(key in reference.end));
+          // The copy left Terminating: named with the finalizers still on it and what the restarted controller did.
+          const stuck = left ? {
+            object: `${resourceLabelOf(primary)} ${copy.scratchKey}`,
+            finalizers: [...(left.metadata.finalizers ?? [])],
+            restarted: { ...reconcilesAfter(second?.entries ?? [], copy.scratchKey, 0), writes: second ? okWrites(second).length : 0 },
+          } : undefined;
           const problem = crashDuringDeletionProblem({
-            i, k, crashedAfter: crashedWrite ? describeWrite(crashedWrite) : `write ${i}`, leftovers, stuck, diffs, finalizerGone: !!crashedWrite?.deleted,
+            i, k, crashedAfter: crashedWrite ? describeWrite(crashedWrite) : `write ${i}`, leftovers, ...(stuck ? { stuck } : {}), diffs, finalizerGone: !!crashedWrite?.deleted,
           });
           findings.push(finding(ctx, {
             check: 'deletion', severity: 'error', diff: endStateDiff(reference.end, end, learned), title: problem.title, explanation: problem.explanation,

@@ -112,14 +112,28 @@ test('deletionCrashPoints: one point between each two writes, none for fewer tha
 });
 
 test('crashDuringDeletionProblem: names the write and the leftover; says why nothing cleans it up when the finalizer went first', () => {
-  const p = crashDuringDeletionProblem({ i: 1, k: 2, crashedAfter: 'patch widgets.lab.reconcile.dev ns/w', leftovers: ['configmaps/w-registry'], stuck: false, diffs: ['configmaps/w-registry: exists only in the perturbed run'], finalizerGone: true });
+  const p = crashDuringDeletionProblem({ i: 1, k: 2, crashedAfter: 'patch widgets.lab.reconcile.dev ns/w', leftovers: ['configmaps/w-registry'], diffs: ['configmaps/w-registry: exists only in the perturbed run'], finalizerGone: true });
   assert.equal(p.title, 'Crash during the deletion after write 1 of 2 (patch widgets.lab.reconcile.dev ns/w): configmaps/w-registry is left behind');
   assert.match(p.explanation, /stopped right after write 1 of 2 \(patch widgets\.lab\.reconcile\.dev ns\/w\)[^]*configmaps\/w-registry is left behind \(configmaps\/w-registry: exists only in the perturbed run\)\. Write 1 removed the last finalizer[^]*no reconcile of it ever runs again[^]*remove the finalizer last\.$/);
-  const many = crashDuringDeletionProblem({ i: 2, k: 3, crashedAfter: 'delete configmaps ns/a', leftovers: ['a', 'b', 'c', 'd'], stuck: false, diffs: [], finalizerGone: false });
+  const many = crashDuringDeletionProblem({ i: 2, k: 3, crashedAfter: 'delete configmaps ns/a', leftovers: ['a', 'b', 'c', 'd'], diffs: [], finalizerGone: false });
   assert.match(many.title, /: a, b, c and 1 more are left behind$/);
   assert.doesNotMatch(many.explanation, /removed the last finalizer/);
-  const stuck = crashDuringDeletionProblem({ i: 1, k: 2, crashedAfter: 'write 1', leftovers: [], stuck: true, diffs: [], finalizerGone: false });
-  assert.match(stuck.title, /: the object is left behind$/);
+});
+
+test('crashDuringDeletionProblem: a copy left Terminating is named with the finalizer still on it and what the restarted controller did', () => {
+  const restarted = { reconciles: 2, failures: [], lastFailed: false, writes: 0 };
+  const stand = { object: 'trees.orchard.example.org ns/old-oak', finalizers: ['orchard.example.org/stand'], restarted };
+  const p = crashDuringDeletionProblem({ i: 1, k: 2, crashedAfter: 'delete configmaps ns/old-oak-stand', leftovers: [], stuck: stand, diffs: ['trees.orchard.example.org/old-oak: exists only in the perturbed run'], finalizerGone: false });
+  assert.equal(p.title, 'Crash during the deletion after write 1 of 2 (delete configmaps ns/old-oak-stand): trees.orchard.example.org ns/old-oak stays Terminating: finalizer orchard.example.org/stand is never removed');
+  assert.match(p.explanation, /trees\.orchard\.example\.org ns\/old-oak still exists with deletionTimestamp set and finalizer orchard\.example\.org\/stand: the restarted controller's 2 reconcile\(s\) succeeded and wrote nothing\. The usual cause: the deletion branch returns early when what it cleans up is already gone[^]*never gets to removing the finalizer[^]*treat "already gone" as success[^]*remove the finalizer last\.$/);
+  assert.doesNotMatch(p.explanation, /removed the last finalizer/);
+  // Writes that did not remove it, a failing restart, no reconcile at all, and a leftover beside the stuck copy.
+  assert.match(crashDuringDeletionProblem({ i: 1, k: 3, crashedAfter: 'w', leftovers: [], stuck: { ...stand, restarted: { ...restarted, writes: 1 } }, diffs: [], finalizerGone: false }).explanation, /succeeded and made 1 write\(s\), none of which removed it/);
+  const failing = crashDuringDeletionProblem({ i: 1, k: 2, crashedAfter: 'w', leftovers: [], stuck: { ...stand, restarted: { reconciles: 3, failures: [{ message: 'boom', terminal: false }, { message: 'configmaps "old-oak-stand" not found', terminal: false }], lastFailed: true, writes: 0 } }, diffs: [], finalizerGone: false });
+  assert.match(failing.explanation, /failed 2 time\(s\), last with: configmaps "old-oak-stand" not found/);
+  assert.match(crashDuringDeletionProblem({ i: 1, k: 2, crashedAfter: 'w', leftovers: [], stuck: { ...stand, restarted: { ...restarted, reconciles: 0 } }, diffs: [], finalizerGone: false }).explanation, /never reconciled it \(a predicate/);
+  const both = crashDuringDeletionProblem({ i: 1, k: 2, crashedAfter: 'w', leftovers: ['configmaps/x'], stuck: { ...stand, finalizers: ['a/x', 'b/y'] }, diffs: [], finalizerGone: false });
+  assert.match(both.title, /: configmaps\/x is left behind; trees\.orchard\.example\.org ns\/old-oak stays Terminating: finalizers a\/x, b\/y are never removed$/);
 });
 
 test('orphans: a created child without any ownerReference is left behind; owned (by the copy or in a chain), deleted or other objects are not', () => {
