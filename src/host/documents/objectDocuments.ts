@@ -105,8 +105,13 @@ export class ObjectDocuments implements vscode.TextDocumentContentProvider, vsco
     if (!this.resolver) return `# Not connected: ${resource} ${key} is not in any cache.\n`;
     const obj = this.resolver(resource, key);
     if (!obj) return `# ${resource} ${key} is not in the informer cache (deleted, or not watched).\n`;
-    if (reveal || !isSecret(obj)) return toYaml(obj);
-    return `# Secret values are hidden (${MASK}). To see them: Reconcile Lab: Reveal Secret Values.\n${toYaml(maskSecret(obj))}`;
+    // As kubectl get -o yaml (since 1.21): the field managers' bookkeeping would bury the spec. Inspect Cache vs
+    // Server still shows the whole object.
+    const { managedFields, ...metadata } = obj.metadata;
+    const shown = managedFields ? { ...obj, metadata } : obj;
+    const hidden = managedFields ? `# metadata.managedFields hidden, as kubectl get -o yaml hides them (Inspect Cache vs Server shows them).\n` : '';
+    if (reveal || !isSecret(obj)) return hidden + toYaml(shown);
+    return `# Secret values are hidden (${MASK}). To see them: Reconcile Lab: Reveal Secret Values.\n${hidden}${toYaml(maskSecret(shown))}`;
   }
 
   dispose(): void {

@@ -117,6 +117,9 @@ describe('commands against the local control plane', function () {
     assert.equal(doc.uri.scheme, Schemes.object);
     assert.match(doc.getText(), /name: alpha/);
     assert.match(doc.getText(), /color: purple/);
+    assert.ok(l.session!.get(c.resourceId, `${ns}/alpha`)!.metadata.managedFields?.length, 'the cached object has managedFields');
+    assert.match(doc.getText(), /^# metadata\.managedFields hidden, as kubectl get -o yaml hides them/);
+    assert.doesNotMatch(doc.getText(), /managedFields:/);
     await vscode.commands.executeCommand('workbench.action.closeAllEditors');
   });
 
