@@ -485,3 +485,28 @@ export function presentCondition(c: Condition, now: number): { label: string; de
     state: c.status === 'True' ? 'true' : c.status === 'False' ? 'false' : 'unknown',
   };
 }
+
+/**
+ * The label of each kind row of the Resources tree, by resource id: the kind ("Widget") when no other watched resource
+ * has the same kind, else the kind and its API group ("Widget (lab.reconcile.dev)", "Service (core)"), so that kinds
+ * of different groups (a CRD copied under another group, a test's scratch CRDs) are told apart by their label and not
+ * only by the grey description a narrow view cuts. Two resources of one kind and one group (different plurals) get
+ * their resource id ("Widget (widgets.lab.reconcile.dev)").
+ */
+export function kindLabels(resources: readonly { readonly id: string; readonly info: { readonly kind: string; readonly group: string } }[]): Map<string, string> {
+  const count = (f: (r: (typeof resources)[number]) => string) => {
+    const n = new Map<string, number>();
+    for (const r of resources) n.set(f(r), (n.get(f(r)) ?? 0) + 1);
+    return n;
+  };
+  const byKind = count((r) => r.info.kind);
+  const byKindAndGroup = count((r) => `${r.info.kind}|${r.info.group}`);
+  const out = new Map<string, string>();
+  for (const r of resources) {
+    const { kind, group } = r.info;
+    if (byKind.get(kind) === 1) out.set(r.id, kind);
+    else if (byKindAndGroup.get(`${kind}|${group}`) === 1) out.set(r.id, `${kind} (${group || 'core'})`);
+    else out.set(r.id, `${kind} (${r.id})`);
+  }
+  return out;
+}

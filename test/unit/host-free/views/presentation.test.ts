@@ -2,7 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { KeyState } from '../../../../src/core/controller/keyState.ts';
 import type { KubeObject } from '../../../../src/core/k8s/objects.ts';
-import { convergenceContextOf, convergenceDetail, dueIn, finalizersOf, hasBackoff, lastErrorLine, outcomeSummary, presentCondition, presentKey, presentNamespaceRow, presentObject, queueSummary, reasonSummary } from '../../../../src/host/views/presentation.ts';
+import { convergenceContextOf, convergenceDetail, dueIn, finalizersOf, hasBackoff, kindLabels, lastErrorLine, outcomeSummary, presentCondition, presentKey, presentNamespaceRow, presentObject, queueSummary, reasonSummary } from '../../../../src/host/views/presentation.ts';
 
 const NOW = Date.parse('2026-03-01T12:00:00Z');
 
@@ -340,5 +340,35 @@ describe('lastErrorLine', () => {
     assert.deepEqual(lastErrorLine(key({ lastError: 'boom', lastErrorAt: NOW - 3000, lastOutcome: { kind: 'error', message: 'boom' } }), NOW), { label: 'last error', value: 'boom (3.0s ago)' });
     assert.deepEqual(lastErrorLine(key({ lastError: 'boom', lastErrorAt: NOW - 60_000, lastOutcome: { kind: 'requeueAfter', afterMs: 1000 } }), NOW), { label: 'earlier error', value: 'boom (1m ago, before the last reconcile, which succeeded)' });
     assert.equal(lastErrorLine(key({ lastOutcome: { kind: 'success' } }), NOW), undefined);
+  });
+});
+
+describe('kindLabels (the Resources tree\'s kind rows)', () => {
+  const r = (resource: string, group: string, kind: string) => ({ id: group ? `${resource}.${group}` : resource, info: { group, version: 'v1', resource, kind, namespaced: true } });
+  it('names the group only of kinds that collide, so five Widget rows of five groups read differently', () => {
+    const resources = [
+      r('ovens', 'kitchen.example.com', 'Oven'),
+      r('widgets', 'lab.reconcile.dev', 'Widget'),
+      r('widgets', 't-3402f952.lab.reconcile.dev', 'Widget'),
+      r('widgets', 't-7c764570.lab.reconcile.dev', 'Widget'),
+      r('configmaps', '', 'ConfigMap'),
+      r('services', '', 'Service'),
+      r('services', 'serving.knative.dev', 'Service'),
+    ];
+    const labels = kindLabels(resources);
+    assert.deepEqual([...labels.values()], [
+      'Oven',
+      'Widget (lab.reconcile.dev)',
+      'Widget (t-3402f952.lab.reconcile.dev)',
+      'Widget (t-7c764570.lab.reconcile.dev)',
+      'ConfigMap',
+      'Service (core)',
+      'Service (serving.knative.dev)',
+    ]);
+    assert.equal(new Set(labels.values()).size, resources.length, 'every row has its own label');
+  });
+  it('falls back to the resource id for one kind under two plurals of one group', () => {
+    const labels = kindLabels([r('widgets', 'lab.reconcile.dev', 'Widget'), r('widgetz', 'lab.reconcile.dev', 'Widget')]);
+    assert.deepEqual([...labels.values()], ['Widget (widgets.lab.reconcile.dev)', 'Widget (widgetz.lab.reconcile.dev)']);
   });
 });
