@@ -149,34 +149,115 @@ export function reasonSummary(r: EnqueueReason, now: number, key?: string, writt
 }
 
 /**
+ * What, besides its convergence, decides how a key's convergence reads: its queue phase, and from its cached object
+ * whether it is Terminating and whether its Ready condition is there and not True. Both views build it with
+ * {@link convergenceContextOf}, so the Resources row and the Work Queue row say the same word.
+ */
+export interface ConvergenceContext {
+  readonly phase?: KeyState['phase'];
+  readonly terminating?: boolean;
+  readonly notReady?: boolean;
+  /** The reason of the requeue-after the key waits for ("oven too cold"), when it gave one. */
+  readonly requeueReason?: string;
+}
+
+/** The {@link ConvergenceContext} of a key from its work-queue state and its cached object (either may be unknown). */
+export function convergenceContextOf(key: KeyState | undefined, obj: KubeObject | undefined): ConvergenceContext {
+  const ready = obj ? conditionOf(obj, READY) : undefined;
+  const reason = key?.lastOutcome?.kind === 'requeueAfter' ? key.lastOutcome.reason : undefined;
+  return {
+    ...(key ? { phase: key.phase } : {}),
+    ...(obj?.metadata.deletionTimestamp ? { terminating: true } : {}),
+    ...(ready !== undefined && ready.status !== 'True' ? { notReady: true } : {}),
+    ...(reason ? { requeueReason: reason } : {}),
+  };
+}
+
+/**
+ * Why "converged" is not said of a key the tracker calls converged, or undefined when it may be said: the key waits in
+ * the queue or runs (a reconcile is about to act), or, Not Ready, waits on its own requeue-after (its reconciler said
+ * "not ready yet, look again").
+ */
+function convergedWithheld(at: ConvergenceContext): 'queued' | 'processing' | 'notReadyRequeue' | undefined {
+  if (at.phase === 'queued' || at.phase === 'processing') return at.phase;
+  if (at.notReady && at.phase === 'requeueAfter') return 'notReadyRequeue';
+  return undefined;
+}
+
+/**
  * How a key's convergence reads next to its other states ("converged", "changing", "flapping"), or undefined when it
  * would mislead: "converged" is left out while the key waits in the queue or runs (a reconcile is about to act) or,
  * Not Ready, waits on its own requeue-after (its reconciler said "not ready yet, look again"),
  * reads "no progress" on an object that is still Terminating (its controller stopped acting, but the deletion does
  * not finish), and "converged, N no-op writes" when its reconciles kept sending writes that changed nothing since the
- * spec was last changed (a pass with nothing to do should write nothing).
+ * spec was last changed (a pass with nothing to do should write nothing). The one rule of both views: pass the
+ * context from {@link convergenceContextOf}.
  */
-export function convergenceLabel(c: KeyConvergence, at: { phase?: KeyState['phase']; terminating?: boolean; notReady?: boolean } = {}): string | undefined {
+export function convergenceLabel(c: KeyConvergence, at: ConvergenceContext = {}): string | undefined {
   if (c.state !== 'converged') return c.state;
-  if (at.phase === 'queued' || at.phase === 'processing') return undefined;
-  // Not Ready and waiting on its own requeue-after ("not ready yet, look again"): the loop means to act again.
-  if (at.notReady && at.phase === 'requeueAfter') return undefined;
+  if (convergedWithheld(at)) return undefined;
   if (at.terminating) return 'no progress';
-  return c.noOpWrites ? `converged, ${c.noOpWrites} no-op write${c.noOpWrites === 1 ? '' : 's'}` : c.state;
+  return c.noOpWrites ? `converged, ${plural(c.noOpWrites, 'no-op write')}` : c.state;
 }
 
-/** The tooltip line of a key's convergence: its state and why (see {@link convergenceLabel}). */
-export function convergenceLine(c: KeyConvergence, at: { terminating?: boolean } = {}): TooltipLine {
-  if (c.state === 'converged' && at.terminating) {
-    return { label: 'Convergence', value: `no progress: the controller stopped acting (${c.reason}), but the object is still Terminating: a finalizer on it is not being removed. Strip Finalizers… shows who owns it and is the escape hatch.` };
+/**
+ * The tracker's sentence with its counts in proper singular or plural: "3 time(s)" reads "3 times", "1 write(s)"
+ * "1 write".
+ */
+function countsInWords(text: string): string {
+  return text.replace(/\b(\d+) ([a-z-]+)\(s\)/g, (_, n: string, noun: string) => plural(Number(n), noun));
+}
+
+/**
+ * What a converged key's quiet spell is, in words: "nothing changed for 5m15s since generation 1 was reconciled",
+ * then, when its reconciles still sent writes the server stored as they were, "; 3 writes since generation 1 was
+ * seen changed nothing (no-op writes)".
+ */
+function quietSpell(c: KeyConvergence): string {
+  const gen = c.generation !== undefined ? `generation ${c.generation}` : 'the spec';
+  const quiet = `nothing changed for ${formatDuration(c.at - c.lastChangeAt)} since ${gen} was reconciled`;
+  if (!c.noOpWrites) return quiet;
+  return `${quiet}; ${plural(c.noOpWrites, 'write')} since ${gen} was seen changed nothing (${c.noOpWrites === 1 ? 'a no-op write' : 'no-op writes'})`;
+}
+
+/**
+ * A key's convergence in words: the word (as {@link convergenceLabel} says it, given the same context) and why. A key
+ * the tracker calls converged but the row does not (queued, running, Not Ready waiting on its own requeue) says why
+ * not, then how long nothing has changed. The Work Queue shows it as a child of the key, both views in the tooltip
+ * ({@link convergenceLine}).
+ */
+export function convergenceDetail(c: KeyConvergence, at: ConvergenceContext = {}): { word: string; why: string } {
+  if (c.state !== 'converged') return { word: c.state, why: countsInWords(c.reason) };
+  const quiet = quietSpell(c);
+  switch (convergedWithheld(at)) {
+    case 'queued':
+      return { word: 'not judged while queued', why: `a reconcile is about to run. Until now ${quiet}.` };
+    case 'processing':
+      return { word: 'not judged while a reconcile runs', why: `until it started ${quiet}.` };
+    case 'notReadyRequeue':
+      return {
+        word: 'not converged',
+        why: `the object is Not Ready and its reconciler asked to look again${at.requeueReason ? ` ("${at.requeueReason}")` : ''}, so the loop means to act again. Until now ${quiet}.`,
+      };
+    case undefined:
+      break;
   }
-  if (c.state === 'converged' && c.noOpWrites) {
+  if (at.terminating) {
+    return { word: 'no progress', why: `the controller stopped acting (${quiet}), but the object is still Terminating: a finalizer on it is not being removed. Strip Finalizers… shows who owns it and is the escape hatch.` };
+  }
+  if (c.noOpWrites) {
     return {
-      label: 'Convergence',
-      value: `converged: ${c.reason} Its reconciles still send writes that change nothing (the server kept the resourceVersion): a pass with nothing to do should write nothing. Compare the object with what it would write (status included) and skip the write when they are equal; Dry-Run Reconcile marks such a write "changes nothing".`,
+      word: 'converged',
+      why: `${quiet}: the server kept the resourceVersion, and a pass with nothing to do should write nothing. Compare the object with what it would write (status included) and skip the write when they are equal; Dry-Run Reconcile marks such a write "changes nothing".`,
     };
   }
-  return { label: 'Convergence', value: `${c.state}: ${c.reason}` };
+  return { word: 'converged', why: `${quiet}.` };
+}
+
+/** The tooltip line of a key's convergence: "Convergence: word: why" (see {@link convergenceDetail}). */
+export function convergenceLine(c: KeyConvergence, at: ConvergenceContext = {}): TooltipLine {
+  const d = convergenceDetail(c, at);
+  return { label: 'Convergence', value: `${d.word}: ${d.why}` };
 }
 
 const FLAPPING_ICON: IconSpec = { id: 'pulse', color: 'list.warningForeground' };
@@ -211,15 +292,18 @@ export function lastErrorLine(s: KeyState, now: number): { label: string; value:
 
 /**
  * A work-queue key: its state, requeue count, next due time, last error and why it is queued (`writtenBy`: whose
- * reconcile wrote the version an event names, see ViewModel.writtenBy).
+ * reconcile wrote the version an event names, see ViewModel.writtenBy). `obj`, the key's cached object, decides its
+ * convergence word as in the Resources view (Terminating, Not Ready waiting on its own requeue): pass it whenever
+ * it is cached, or the two views can disagree.
  */
-export function presentKey(s: KeyState, now: number, convergence?: KeyConvergence, writtenBy?: (r: EnqueueReason) => ObjectKey | undefined): KeyPresentation {
+export function presentKey(s: KeyState, now: number, convergence?: KeyConvergence, writtenBy?: (r: EnqueueReason) => ObjectKey | undefined, obj?: KubeObject): KeyPresentation {
   const q = queueSummary(s, now);
   const last = s.lastOutcome ? outcomeSummary(s.lastOutcome, s.lastDurationMs) : undefined;
   const main = q || (last ? `last: ${last}` : 'idle');
   // The queue state first, as in the Resources view: a narrow sidebar cuts the end of a description, and the queue
   // state is what this view is for (a flapping key keeps its own icon).
-  const shownConvergence = convergence ? convergenceLabel(convergence, { phase: s.phase }) : undefined;
+  const at = convergenceContextOf(s, obj);
+  const shownConvergence = convergence ? convergenceLabel(convergence, at) : undefined;
   const description = shownConvergence ? `${main} · ${shownConvergence}` : main;
   const tooltip: TooltipLine[] = [{ label: 'State', value: s.phase + (s.dirtyWhileProcessing ? ' (queued again when done)' : '') }];
   if (s.waiting) tooltip.push({ label: s.waiting.kind === 'backoff' ? 'Next retry' : 'Requeue', value: dueIn(s.waiting.dueAt, now) });
@@ -231,10 +315,10 @@ export function presentKey(s: KeyState, now: number, convergence?: KeyConvergenc
   const err = lastErrorLine(s, now);
   if (err) tooltip.push({ label: err.label[0]!.toUpperCase() + err.label.slice(1), value: err.value });
   for (const r of s.reasons) tooltip.push({ label: 'Queued because', value: reasonSummary(r, now, s.key, writtenBy?.(r)) });
-  if (s.droppedReasons) tooltip.push({ label: 'Queued because', value: `… and ${s.droppedReasons} earlier reason(s)` });
+  if (s.droppedReasons) tooltip.push({ label: 'Queued because', value: `… and ${plural(s.droppedReasons, 'earlier reason')}` });
   if (!s.reasons.length) for (const r of s.lastTriggers) tooltip.push({ label: 'Last run triggered by', value: reasonSummary(r, now, s.key, writtenBy?.(r)) });
   if (s.warning) tooltip.push({ label: 'Warning', value: s.warning });
-  if (convergence) tooltip.push(convergenceLine(convergence));
+  if (convergence) tooltip.push(convergenceLine(convergence, at));
   const icon = s.warning ? { id: 'warning', color: 'list.warningForeground' } : convergence?.state === 'flapping' && s.phase !== 'processing' ? FLAPPING_ICON : keyIcon(s);
   return { description, icon, tooltip, state: s.phase };
 }
@@ -300,9 +384,10 @@ export function presentObject(obj: KubeObject, key: KeyState | undefined, now: n
     if (q) tooltip.push({ label: 'Queue', value: q });
   }
   if (convergence) {
-    const label = convergenceLabel(convergence, { ...(key ? { phase: key.phase } : {}), terminating, notReady: ready !== undefined && ready.status !== 'True' });
+    const at = convergenceContextOf(key, obj);
+    const label = convergenceLabel(convergence, at);
     if (label) parts.push(label);
-    tooltip.push(convergenceLine(convergence, { terminating }));
+    tooltip.push(convergenceLine(convergence, at));
   }
   if (meta.resourceVersion) tooltip.push({ label: 'resourceVersion', value: meta.resourceVersion });
   const created = ageOf(meta.creationTimestamp, now);
@@ -399,4 +484,29 @@ export function presentCondition(c: Condition, now: number): { label: string; de
     icon,
     state: c.status === 'True' ? 'true' : c.status === 'False' ? 'false' : 'unknown',
   };
+}
+
+/**
+ * The label of each kind row of the Resources tree, by resource id: the kind ("Widget") when no other watched resource
+ * has the same kind, else the kind and its API group ("Widget (lab.reconcile.dev)", "Service (core)"), so that kinds
+ * of different groups (a CRD copied under another group, a test's scratch CRDs) are told apart by their label and not
+ * only by the grey description a narrow view cuts. Two resources of one kind and one group (different plurals) get
+ * their resource id ("Widget (widgets.lab.reconcile.dev)").
+ */
+export function kindLabels(resources: readonly { readonly id: string; readonly info: { readonly kind: string; readonly group: string } }[]): Map<string, string> {
+  const count = (f: (r: (typeof resources)[number]) => string) => {
+    const n = new Map<string, number>();
+    for (const r of resources) n.set(f(r), (n.get(f(r)) ?? 0) + 1);
+    return n;
+  };
+  const byKind = count((r) => r.info.kind);
+  const byKindAndGroup = count((r) => `${r.info.kind}|${r.info.group}`);
+  const out = new Map<string, string>();
+  for (const r of resources) {
+    const { kind, group } = r.info;
+    if (byKind.get(kind) === 1) out.set(r.id, kind);
+    else if (byKindAndGroup.get(`${kind}|${group}`) === 1) out.set(r.id, `${kind} (${group || 'core'})`);
+    else out.set(r.id, `${kind} (${r.id})`);
+  }
+  return out;
 }

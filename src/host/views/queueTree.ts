@@ -5,7 +5,9 @@ import type { KeyBrief, KeyPhase, KeyState } from '../../core/controller/keyStat
 import type { Disposable } from '../../core/lifecycle.ts';
 import type { ObjectKey } from '../../core/k8s/keys.ts';
 import { ContextValues } from '../ids.ts';
-import { hasBackoff, lastErrorLine, presentKey, reasonSummary } from './presentation.ts';
+import { convergenceContextOf, convergenceDetail, hasBackoff, lastErrorLine, presentKey, reasonSummary } from './presentation.ts';
+import { plural } from './format.ts';
+import type { KubeObject } from '../../core/k8s/objects.ts';
 import { RefreshCoalescer } from './refreshCoalescer.ts';
 import { tooltipOf, TREE_REFRESH_MS } from './resourcesTree.ts';
 import type { ViewModel } from './viewModel.ts';
@@ -298,13 +300,16 @@ export class QueueTreeProvider implements vscode.TreeDataProvider<QueueNode>, vs
     const out: QueueDetailNode[] = [];
     const add = (label: string, description: string) => out.push({ type: 'detail', id: `${node.id}/${out.length}`, label, description, parent: node });
     s.reasons.forEach((r) => add('queued because', reasonSummary(r, now, s.key, m.writtenBy?.(r))));
-    if (s.droppedReasons) add('queued because', `… and ${s.droppedReasons} earlier reason(s)`);
+    if (s.droppedReasons) add('queued because', `… and ${plural(s.droppedReasons, 'earlier reason')}`);
     if (!s.reasons.length) s.lastTriggers.forEach((r) => add('last run triggered by', reasonSummary(r, now, s.key, m.writtenBy?.(r))));
     const err = lastErrorLine(s, now);
     if (err) add(err.label, err.value);
     if (s.warning) add('warning', s.warning);
     const c = m.convergence?.(node.key);
-    if (c) add(c.state, c.reason);
+    if (c) {
+      const d = convergenceDetail(c, convergenceContextOf(s, this.objectOf(node.key)));
+      add(d.word, d.why);
+    }
     return out;
   }
 
@@ -327,7 +332,7 @@ export class QueueTreeProvider implements vscode.TreeDataProvider<QueueNode>, vs
       item.collapsibleState = vscode.TreeItemCollapsibleState.None;
       return item;
     }
-    const p = presentKey(s, this.clock.now(), this.model?.convergence?.(node.key));
+    const p = presentKey(s, this.clock.now(), this.model?.convergence?.(node.key), undefined, this.objectOf(node.key));
     item.description = p.description;
     item.iconPath = new vscode.ThemeIcon(p.icon.id, p.icon.color ? new vscode.ThemeColor(p.icon.color) : undefined);
     // The tooltip (markdown, which VS Code parses in this process for every row it receives) is made when the row is
@@ -341,8 +346,14 @@ export class QueueTreeProvider implements vscode.TreeDataProvider<QueueNode>, vs
   resolveTreeItem(item: vscode.TreeItem, node: QueueNode): vscode.TreeItem {
     if (node.type !== 'queueKey' || item.tooltip !== undefined) return item;
     const s = this.model?.keyState(node.key);
-    if (s) item.tooltip = tooltipOf(node.key, presentKey(s, this.clock.now(), this.model?.convergence?.(node.key), (r) => this.model?.writtenBy?.(r)).tooltip);
+    if (s) item.tooltip = tooltipOf(node.key, presentKey(s, this.clock.now(), this.model?.convergence?.(node.key), (r) => this.model?.writtenBy?.(r), this.objectOf(node.key)).tooltip);
     return item;
+  }
+
+  /** The cached object of a key of the loop's resource (for its convergence word: Terminating, Not Ready). */
+  private objectOf(key: ObjectKey): KubeObject | undefined {
+    const m = this.model;
+    return m?.primaryResource ? m.get(m.primaryResource, key) : undefined;
   }
 
   /** Schedules a (coalesced) refresh, e.g. to re-render relative times. */

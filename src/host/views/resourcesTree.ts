@@ -7,7 +7,7 @@ import type { Condition, KubeObject } from '../../core/k8s/objects.ts';
 import { ContextValues } from '../ids.ts';
 import { isSecret } from '../../core/k8s/secretMask.ts';
 import { ageOf, plural } from './format.ts';
-import { finalizersOf, hasBackoff, presentCondition, presentNamespaceRow, presentObject, type IconSpec, type TooltipLine } from './presentation.ts';
+import { finalizersOf, hasBackoff, kindLabels, presentCondition, presentNamespaceRow, presentObject, type IconSpec, type TooltipLine } from './presentation.ts';
 import { RefreshCoalescer } from './refreshCoalescer.ts';
 import { matchesFilter, type ObjectStateFilter } from './stateFilter.ts';
 import type { ViewModel, WatchedResourceView } from './viewModel.ts';
@@ -539,7 +539,8 @@ export class ResourcesTreeProvider implements vscode.TreeDataProvider<ResourceNo
         // The loop's resource starts expanded; VS Code keeps whatever the person chooses afterwards (by id).
         const open = m?.primaryResource === node.resource ? vscode.TreeItemCollapsibleState.Expanded : Collapsed;
         const shown = this.stateFilter.size ? this.visible(node.resource).length : objects.length;
-        const item = new vscode.TreeItem(r?.info.kind ?? node.resource, shown ? open : None);
+        const label = (m ? kindLabels(m.resources).get(node.resource) : undefined) ?? r?.info.kind ?? node.resource;
+        const item = new vscode.TreeItem(label, shown ? open : None);
         item.id = node.id;
         const terminating = objects.filter((o) => o.metadata.deletionTimestamp).length;
         const state = r ? stateText(r) : 'not watched';
@@ -562,7 +563,7 @@ export class ResourcesTreeProvider implements vscode.TreeDataProvider<ResourceNo
           if (r.state.phase === 'backoff') lines.push({ label: 'Last error', value: r.state.lastError });
         }
         lines.push({ label: 'Objects', value: String(objects.length) });
-        item.tooltip = tooltipOf(r?.info.kind ?? node.resource, lines);
+        item.tooltip = tooltipOf(label, lines);
         return item;
       }
       case 'namespace': {

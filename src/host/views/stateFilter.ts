@@ -12,6 +12,7 @@
 import type { KeyState } from '../../core/controller/keyState.ts';
 import { conditionOf, observedGenerationOf, type KubeObject } from '../../core/k8s/objects.ts';
 import type { KeyConvergence } from '../../core/checks/convergence.ts';
+import { convergenceContextOf, convergenceLabel } from './presentation.ts';
 
 export type ObjectStateFilter = 'terminating' | 'backoff' | 'notReady' | 'notObserved' | 'warning' | 'flapping' | 'converged';
 
@@ -63,7 +64,8 @@ export function isConverged(obj: KubeObject, key: KeyState | undefined): boolean
 
 /**
  * Whether the object is in one state. `key`: its work-queue state and `convergence`: its live convergence (from
- * src/core/checks/convergence.ts), both only for objects of the loop's resource.
+ * src/core/checks/convergence.ts), both only for objects of the loop's resource. `converged` matches exactly the rows
+ * whose description says converged.
  */
 export function inState(state: ObjectStateFilter, obj: KubeObject, key: KeyState | undefined, convergence?: KeyConvergence): boolean {
   switch (state) {
@@ -87,7 +89,9 @@ export function inState(state: ObjectStateFilter, obj: KubeObject, key: KeyState
     case 'flapping':
       return convergence?.state === 'flapping';
     case 'converged':
-      return convergence ? convergence.state === 'converged' : isConverged(obj, key);
+      // The row's word decides (presentation.ts): not a queued or running key, not a Not Ready one waiting on its own
+      // requeue-after, not a Terminating one ("no progress").
+      return convergence ? convergenceLabel(convergence, convergenceContextOf(key, obj))?.startsWith('converged') === true : isConverged(obj, key);
   }
 }
 

@@ -11,7 +11,8 @@
  */
 import { emptyJournalText, PROTOCOL_VERSION, type TimelineHostToWebview, type TimelineWebviewToHost } from '../../shared/protocol.ts';
 import { fitMiddle, type Lane, type Mark, type Span, TimelineModel } from './model.ts';
-import { fit, follow, labeledTicks, pan, tickLabel, timeToX, xToTime, zoomAt, type Viewport } from './viewport.ts';
+import { layoutSpans, type SpanTone } from './layout.ts';
+import { fit, follow, labeledTicks, pan, tickLabel, timeToX, wheelZoomFactor, xToTime, zoomAt, type Viewport } from './viewport.ts';
 
 interface VsCodeApi {
   postMessage(message: unknown): void;
@@ -104,21 +105,26 @@ new MutationObserver(() => {
   scheduleRender();
 }).observe(document.body, { attributes: true, attributeFilter: ['class', 'style'] });
 
-function reconcileColour(s: Span): string {
-  switch (s.outcome) {
-    case undefined:
+function toneColour(t: SpanTone): string {
+  switch (t) {
+    case 'running':
       return palette.running;
-    case 'success':
+    case 'ok':
       return palette.success;
     case 'error':
       return palette.error;
     case 'terminal':
       return palette.terminal;
     case 'requeue':
-    case 'requeueAfter':
       return palette.requeue;
-    default:
+    case 'cancelled':
       return palette.cancelled;
+    case 'queue':
+      return palette.queue;
+    case 'backoff':
+      return palette.backoff;
+    case 'requeueAfter':
+      return palette.waitRequeue;
   }
 }
 
@@ -210,38 +216,29 @@ function drawMark(m: Mark, x: number, yMid: number): void {
 }
 
 function drawLane(lane: Lane, y: number, x0: number, width: number, t0: number, t1: number, tNow: number): void {
-  // Spans: queue and delayed waits as thin bars at the bottom, reconciles as bars in the middle.
+  // Spans: queue and delayed waits as thin bars at the bottom, reconciles as bars in the middle, each at least a few
+  // pixels wide and failures on top (layout.ts).
   const r = model.spansIn(lane, t0, t1);
-  let lastX = -Infinity;
-  let lastKind = '';
-  const drawSpan = (s: Span) => {
-    const end = s.end ?? tNow;
-    if (end < t0 || s.start > t1) return;
-    const a = Math.max(x0, x0 + timeToX(vp, s.start));
-    const b = Math.min(x0 + width, x0 + timeToX(vp, end));
-    const w = Math.max(1, b - a);
-    // Many spans inside one pixel column draw once.
-    if (w <= 1 && Math.floor(a) === lastX && s.kind === lastKind) return;
-    lastX = Math.floor(a);
-    lastKind = s.kind;
-    if (s.kind === 'reconcile') {
-      ctx.fillStyle = reconcileColour(s);
-      ctx.fillRect(a, y + 5, w, LANE_H - 12);
+  const spans: Span[] = lane.spans.slice(r.from, r.to);
+  if (lane.openQueue && lane.openQueue.start < t0 - lane.maxSpanMs) spans.push(lane.openQueue);
+  if (lane.openReconcile && lane.openReconcile.start < t0 - lane.maxSpanMs) spans.push(lane.openReconcile);
+  for (const box of layoutSpans(spans, vp, width, tNow)) {
+    const a = x0 + box.x;
+    if (box.span.kind === 'reconcile') {
+      ctx.fillStyle = toneColour(box.tone);
+      ctx.fillRect(a, y + 5, box.w, LANE_H - 12);
     } else {
-      ctx.fillStyle = s.kind === 'queue' ? palette.queue : s.kind === 'backoff' ? palette.backoff : palette.waitRequeue;
+      ctx.fillStyle = toneColour(box.tone);
       ctx.globalAlpha = 0.55;
-      ctx.fillRect(a, y + LANE_H - 6, w, 4);
+      ctx.fillRect(a, y + LANE_H - 6, box.w, 4);
       ctx.globalAlpha = 1;
     }
-    if (s.seq === selectedSeq) {
+    if (box.span.seq === selectedSeq) {
       ctx.strokeStyle = palette.selected;
       ctx.lineWidth = 2;
-      ctx.strokeRect(a, y + 3, w, LANE_H - 6);
+      ctx.strokeRect(a, y + 3, box.w, LANE_H - 6);
     }
-  };
-  for (let i = r.from; i < r.to; i++) drawSpan(lane.spans[i]!);
-  if (lane.openQueue && lane.openQueue.start < t0 - lane.maxSpanMs) drawSpan(lane.openQueue);
-  if (lane.openReconcile && lane.openReconcile.start < t0 - lane.maxSpanMs) drawSpan(lane.openReconcile);
+  }
   // Marks on top, one per pixel column and kind.
   const m = model.marksIn(lane, t0, t1);
   const yMid = y + LANE_H / 2 - 1;
@@ -546,7 +543,7 @@ stage.addEventListener(
   (ev: WheelEvent) => {
     ev.preventDefault();
     if (ev.ctrlKey || ev.metaKey) {
-      zoom(Math.exp(-ev.deltaY * 0.002), ev.offsetX - LABEL_W);
+      zoom(wheelZoomFactor(ev.deltaY, ev.deltaMode, stage.clientHeight), ev.offsetX - LABEL_W);
       return;
     }
     if (ev.shiftKey || Math.abs(ev.deltaX) > Math.abs(ev.deltaY)) {

@@ -12,8 +12,11 @@ export interface Viewport {
   readonly msPerPx: number;
 }
 
-/** 10 µs per pixel: a 1 ms reconcile is 100 px wide. */
-export const MIN_MS_PER_PX = 0.01;
+/**
+ * 100 µs per pixel, the deepest zoom: a 1 ms reconcile is 10 px wide and a 1000 px plot spans 100 ms (deeper shows
+ * nothing more: journal times are whole milliseconds).
+ */
+export const MIN_MS_PER_PX = 0.1;
 /** 1 hour per pixel. */
 export const MAX_MS_PER_PX = 3_600_000;
 
@@ -33,6 +36,23 @@ export function zoomAt(vp: Viewport, factor: number, anchorX: number): Viewport 
   const anchor = xToTime(vp, anchorX);
   const msPerPx = clampScale(vp.msPerPx / factor);
   return { start: anchor - anchorX * msPerPx, msPerPx };
+}
+
+/** The zoom factor of one wheel notch (about 100 px of `deltaY`). */
+export const WHEEL_NOTCH_FACTOR = 1.25;
+
+/**
+ * The zoom factor of one wheel event (> 1 zooms in, for a wheel turned away from the user: negative `deltaY`):
+ * {@link WHEEL_NOTCH_FACTOR} per notch, a fraction of it for a trackpad's small deltas, and never more than one
+ * notch per event, however large the delta (a fast wheel or a synthetic event reports several notches in one: they
+ * must not jump from minutes to milliseconds). `deltaMode` is WheelEvent's: 0 pixels, 1 lines (about 33 px each, so
+ * Firefox's 3 lines are a notch), 2 pages (`pagePx` each).
+ */
+export function wheelZoomFactor(deltaY: number, deltaMode: number, pagePx: number): number {
+  const px = deltaMode === 1 ? deltaY * 33 : deltaMode === 2 ? deltaY * pagePx : deltaY;
+  if (!Number.isFinite(px)) return 1;
+  const notches = Math.max(-1, Math.min(1, -px / 100));
+  return WHEEL_NOTCH_FACTOR ** notches;
 }
 
 /** Moves the view by `dx` pixels (dragging right by dx shows earlier times: pass the drag's dx). */

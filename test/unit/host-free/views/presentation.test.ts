@@ -2,7 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { KeyState } from '../../../../src/core/controller/keyState.ts';
 import type { KubeObject } from '../../../../src/core/k8s/objects.ts';
-import { dueIn, finalizersOf, hasBackoff, lastErrorLine, outcomeSummary, presentCondition, presentKey, presentNamespaceRow, presentObject, queueSummary, reasonSummary } from '../../../../src/host/views/presentation.ts';
+import { convergenceContextOf, convergenceDetail, dueIn, finalizersOf, hasBackoff, kindLabels, lastErrorLine, outcomeSummary, presentCondition, presentKey, presentNamespaceRow, presentObject, queueSummary, reasonSummary } from '../../../../src/host/views/presentation.ts';
 
 const NOW = Date.parse('2026-03-01T12:00:00Z');
 
@@ -198,7 +198,7 @@ describe('convergence in the views', () => {
     const ready = { conditions: [{ type: 'Ready', status: 'True' }], observedGeneration: 2 };
     const p = presentObject(widget({}, ready), key({ reconciles: 1, lastOutcome: { kind: 'success' } }), NOW, conv('converged', 'No writes for 30 s.'));
     assert.equal(p.description, 'gen 2 · Ready · converged');
-    assert.ok(p.tooltip.some((l) => l.label === 'Convergence' && l.value === 'converged: No writes for 30 s.'));
+    assert.ok(p.tooltip.some((l) => l.label === 'Convergence' && l.value === 'converged: nothing changed for 30s since generation 2 was reconciled.'), JSON.stringify(p.tooltip));
     assert.equal(p.icon.id, 'pass');
     const f = presentObject(widget({}, ready), key({ reconciles: 9 }), NOW, conv('flapping', 'ConfigMap default/w1-config went back to an earlier state 3 time(s).'));
     assert.match(f.description, /flapping$/);
@@ -226,7 +226,7 @@ describe('convergence in the views', () => {
     assert.match(presentObject(widget({}, { conditions: [{ type: 'Ready', status: 'True' }], observedGeneration: 2 }), waiting, NOW, conv('converged', 'x')).description, / · converged$/);
     const stuck = presentObject(widget({ finalizers: ['irrigation.example.org/valve'], deletionTimestamp: new Date(NOW - 210_000).toISOString() }), key({ reconciles: 2, lastOutcome: { kind: 'success' } }), NOW, conv('converged', 'No writes for 51 s.'));
     assert.match(stuck.description, /^Terminating .* · no progress$/, stuck.description);
-    assert.ok(stuck.tooltip.some((l) => l.label === 'Convergence' && /^no progress: the controller stopped acting \(No writes for 51 s\.\), but the object is still Terminating: a finalizer on it is not being removed\. Strip Finalizers… shows who owns it/.test(l.value)), JSON.stringify(stuck.tooltip));
+    assert.ok(stuck.tooltip.some((l) => l.label === 'Convergence' && /^no progress: the controller stopped acting \(nothing changed for 30s since generation 2 was reconciled\), but the object is still Terminating: a finalizer on it is not being removed\. Strip Finalizers… shows who owns it/.test(l.value)), JSON.stringify(stuck.tooltip));
   });
   it('a converged key whose reconciles kept sending writes that changed nothing says so, in the row and the tooltip', () => {
     const noOps = (n: number) => ({ ...conv('converged', 'No writes or changes for 30 s since generation 2 was reconciled (3 write(s) that changed nothing).'), noOpWrites: n });
@@ -237,6 +237,47 @@ describe('convergence in the views', () => {
     assert.equal(presentKey(key({ phase: 'idle', reconciles: 2 }), NOW, noOps(1)).description.endsWith(' · converged, 1 no-op write'), true);
     assert.equal(presentKey(key({ phase: 'queued' }), NOW, noOps(1)).description, 'queued', 'not while queued');
     assert.equal(presentObject(widget({}, ready), key({ reconciles: 1, lastOutcome: { kind: 'success' } }), NOW, noOps(0)).description, 'gen 2 · Ready · converged', 'no no-op write: plain');
+  });
+  it('the Work Queue row follows the Resources row: a Not Ready key waiting on its own requeue-after is not "converged" there either', () => {
+    // The walk's cold-oven: the reconciler answered requeueAfterMs 20000 ("oven too cold"), status Not Ready (TooCold).
+    const cold = widget({ generation: 1 }, { conditions: [{ type: 'Ready', status: 'False', reason: 'TooCold' }], observedGeneration: 1 });
+    const waiting = key({ phase: 'requeueAfter', reconciles: 3, lastOutcome: { kind: 'requeueAfter', afterMs: 20_000, reason: 'oven too cold' }, waiting: { kind: 'requeueAfter', dueAt: NOW + 8_900 } });
+    const c = { ...conv('converged', 'x'), generation: 1, noOpWrites: 1, lastChangeAt: NOW - 162_000 };
+    const row = presentObject(cold, waiting, NOW, c);
+    const item = presentKey(waiting, NOW, c, undefined, cold);
+    assert.equal(item.description, 'requeue in 8.9s (oven too cold)');
+    assert.doesNotMatch(row.description, /converged/);
+    const line = item.tooltip.find((l) => l.label === 'Convergence')!.value;
+    assert.equal(line, row.tooltip.find((l) => l.label === 'Convergence')!.value, 'one sentence in both views');
+    assert.match(line, /^not converged: the object is Not Ready and its reconciler asked to look again \("oven too cold"\), so the loop means to act again\. Until now nothing changed for 2m42s since generation 1 was reconciled; 1 write since generation 1 was seen changed nothing \(a no-op write\)\.$/);
+    // A Ready object on a periodic requeue-after is converged in both.
+    const ready = widget({ generation: 1 }, { conditions: [{ type: 'Ready', status: 'True' }], observedGeneration: 1 });
+    assert.match(presentKey(waiting, NOW, c, undefined, ready).description, / · converged, 1 no-op write$/);
+    assert.match(presentObject(ready, waiting, NOW, c).description, / · converged, 1 no-op write$/);
+  });
+  it('a queued or running key is not called converged in the tooltip or the Work Queue\'s child line either', () => {
+    const c = { ...conv('converged', 'x'), generation: 1, lastChangeAt: NOW - 7_600 };
+    const queued = presentKey(key({ phase: 'queued' }), NOW, c);
+    assert.equal(queued.description, 'queued');
+    assert.deepEqual(queued.tooltip.find((l) => l.label === 'Convergence'), { label: 'Convergence', value: 'not judged while queued: a reconcile is about to run. Until now nothing changed for 7.6s since generation 1 was reconciled.' });
+    const ready = widget({ generation: 1 }, { conditions: [{ type: 'Ready', status: 'True' }], observedGeneration: 1 });
+    const row = presentObject(ready, key({ phase: 'queued' }), NOW, c);
+    assert.equal(row.description, 'gen 1 · Ready · queued');
+    assert.match(row.tooltip.find((l) => l.label === 'Convergence')!.value, /^not judged while queued/);
+    assert.deepEqual(convergenceDetail(c, convergenceContextOf(key({ phase: 'processing' }), ready)).word, 'not judged while a reconcile runs');
+    assert.deepEqual(convergenceDetail(c, convergenceContextOf(key({ phase: 'idle', reconciles: 1 }), ready)), { word: 'converged', why: 'nothing changed for 7.6s since generation 1 was reconciled.' });
+  });
+  it('says counts in proper singular and plural, and no "No writes" beside writes that changed nothing', () => {
+    const c = { ...conv('converged', 'No writes or changes for 315 s since generation 1 was reconciled (3 write(s) that changed nothing).'), generation: 1, noOpWrites: 3, lastChangeAt: NOW - 315_000 };
+    const line = convergenceDetail(c, convergenceContextOf(key({ phase: 'idle', reconciles: 5 }), undefined));
+    assert.equal(line.word, 'converged');
+    assert.match(line.why, /^nothing changed for 5m15s since generation 1 was reconciled; 3 writes since generation 1 was seen changed nothing \(no-op writes\): the server kept the resourceVersion, and a pass with nothing to do should write nothing\. /);
+    assert.doesNotMatch(line.why, /\(s\)|No writes/);
+    const flapping = convergenceDetail(conv('flapping', 'ConfigMap default/w1-config went back to an earlier state 3 time(s) in the last 20 s while generation 2 stayed the same.'));
+    assert.equal(flapping.why, 'ConfigMap default/w1-config went back to an earlier state 3 times in the last 20 s while generation 2 stayed the same.');
+    const changing = convergenceDetail(conv('changing', 'Last change 1.0 s ago: 1 write(s) since generation 2 was seen; converged after 5.0 s without changes.'));
+    assert.equal(changing.why, 'Last change 1.0 s ago: 1 write since generation 2 was seen; converged after 5.0 s without changes.');
+    assert.ok(presentKey(key({ phase: 'queued', droppedReasons: 1 }), NOW).tooltip.some((l) => l.value === '… and 1 earlier reason'));
   });
 });
 
@@ -299,5 +340,35 @@ describe('lastErrorLine', () => {
     assert.deepEqual(lastErrorLine(key({ lastError: 'boom', lastErrorAt: NOW - 3000, lastOutcome: { kind: 'error', message: 'boom' } }), NOW), { label: 'last error', value: 'boom (3.0s ago)' });
     assert.deepEqual(lastErrorLine(key({ lastError: 'boom', lastErrorAt: NOW - 60_000, lastOutcome: { kind: 'requeueAfter', afterMs: 1000 } }), NOW), { label: 'earlier error', value: 'boom (1m ago, before the last reconcile, which succeeded)' });
     assert.equal(lastErrorLine(key({ lastOutcome: { kind: 'success' } }), NOW), undefined);
+  });
+});
+
+describe('kindLabels (the Resources tree\'s kind rows)', () => {
+  const r = (resource: string, group: string, kind: string) => ({ id: group ? `${resource}.${group}` : resource, info: { group, version: 'v1', resource, kind, namespaced: true } });
+  it('names the group only of kinds that collide, so five Widget rows of five groups read differently', () => {
+    const resources = [
+      r('ovens', 'kitchen.example.com', 'Oven'),
+      r('widgets', 'lab.reconcile.dev', 'Widget'),
+      r('widgets', 't-3402f952.lab.reconcile.dev', 'Widget'),
+      r('widgets', 't-7c764570.lab.reconcile.dev', 'Widget'),
+      r('configmaps', '', 'ConfigMap'),
+      r('services', '', 'Service'),
+      r('services', 'serving.knative.dev', 'Service'),
+    ];
+    const labels = kindLabels(resources);
+    assert.deepEqual([...labels.values()], [
+      'Oven',
+      'Widget (lab.reconcile.dev)',
+      'Widget (t-3402f952.lab.reconcile.dev)',
+      'Widget (t-7c764570.lab.reconcile.dev)',
+      'ConfigMap',
+      'Service (core)',
+      'Service (serving.knative.dev)',
+    ]);
+    assert.equal(new Set(labels.values()).size, resources.length, 'every row has its own label');
+  });
+  it('falls back to the resource id for one kind under two plurals of one group', () => {
+    const labels = kindLabels([r('widgets', 'lab.reconcile.dev', 'Widget'), r('widgetz', 'lab.reconcile.dev', 'Widget')]);
+    assert.deepEqual([...labels.values()], ['Widget (widgets.lab.reconcile.dev)', 'Widget (widgetz.lab.reconcile.dev)']);
   });
 });

@@ -54,6 +54,14 @@ test('converged and flapping come from the live convergence tracker when it has 
   assert.equal(inState('converged', obj(), done, conv('changing')), false, 'the tracker wins over the fallback');
   assert.equal(inState('converged', obj(), key(), conv('converged')), true);
   assert.equal(inState('flapping', obj(), done, conv('flapping')), true);
+  // Only the rows that say "converged": not a queued key, not one Not Ready waiting on its own requeue-after, not a
+  // Terminating one ("no progress").
+  assert.equal(inState('converged', obj({ ready: 'True' }), key({ phase: 'queued', reconciles: 2 }), conv('converged')), false, 'queued');
+  const requeue = key({ phase: 'requeueAfter', reconciles: 2, lastOutcome: { kind: 'requeueAfter', afterMs: 20_000 }, waiting: { kind: 'requeueAfter', dueAt: 1 } });
+  assert.equal(inState('converged', obj({ ready: 'False' }), requeue, conv('converged')), false, 'Not Ready, waiting on its own requeue');
+  assert.equal(inState('converged', obj({ ready: 'True' }), requeue, conv('converged')), true, 'Ready, on a periodic requeue');
+  assert.equal(inState('converged', obj({ deleting: true }), done, conv('converged')), false, 'Terminating: no progress');
+  assert.equal(inState('converged', obj(), done, { ...conv('converged'), noOpWrites: 2 }), true, '"converged, 2 no-op writes"');
   assert.equal(inState('flapping', obj(), done, undefined), false);
 });
 
