@@ -439,10 +439,13 @@ export class ReconcileLab implements vscode.Disposable {
     this.sessionEmitter.fire(session);
     if (session.loopProblem) {
       // No lab CRD in a workspace of the person's own controller: offer to run that instead.
-      const action = session.loopProblem.reason === 'untrusted' ? 'Manage Workspace Trust' : session.loopProblem.reason === 'noPrimary' && vscode.workspace.isTrusted ? 'Run Controller…' : undefined;
+      // A wrong setting (a module path that names no file): open that setting.
+      const setting = session.loopProblem.setting;
+      const action = session.loopProblem.reason === 'untrusted' ? 'Manage Workspace Trust' : setting ? 'Open Settings' : session.loopProblem.reason === 'noPrimary' && vscode.workspace.isTrusted ? 'Run Controller…' : undefined;
       void ui.warn(`Reconcile Lab: the built-in reconcile loop is not available. ${session.loopProblem.message}`, ...(action ? [action] : [])).then((a) => {
         if (a === 'Manage Workspace Trust') void vscode.commands.executeCommand('workbench.trust.manage');
         else if (a === 'Run Controller…') void vscode.commands.executeCommand('reconcileLab.runController');
+        else if (a === 'Open Settings' && setting) void vscode.commands.executeCommand('workbench.action.openSettings', `${SETTINGS_SECTION}.${setting}`);
       });
     }
     if (session.unknownResources.length) {
