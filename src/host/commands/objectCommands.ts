@@ -43,6 +43,9 @@ export async function openYaml(lab: ReconcileLab, arg: unknown): Promise<Command
   return { ok: true, uri: uri.toString() };
 }
 
+/** The resource id of Secrets (core group: the plural alone). */
+const SECRETS_RESOURCE = 'secrets';
+
 /**
  * Reveal Secret Values: the live cache view of one Secret with its values shown, after a modal confirmation
  * (`{ confirmed: true }` skips it, with the argument token only). Everywhere else (Open as YAML, diffs, dry-run
@@ -53,7 +56,15 @@ export async function revealSecret(lab: ReconcileLab, arg: unknown): Promise<Com
   if (refused) return refused;
   const s = requireSession(lab, arg);
   if (isFailure(s)) return s;
-  const t = await resolveTarget(s, lab.clock.now(), arg, { title: 'Show the values of which Secret?' });
+  // From the palette: only Secrets are offered, and none are when Secrets are not watched (say how to watch them).
+  if (arg === undefined && !s.resources.some((r) => r.id === SECRETS_RESOURCE)) {
+    const message = 'No Secrets are watched in this connection, so there is none to show: add "secrets" to reconcileLab.resources (Choose Watched Resources…), then use Reveal Secret Values… on a Secret in the Resources view.';
+    void ui.info(`Reconcile Lab: ${message}`, 'Choose Watched Resources…').then((c) => {
+      if (c) void vscode.commands.executeCommand('reconcileLab.selectResources');
+    });
+    return fail('notFound', message);
+  }
+  const t = await resolveTarget(s, lab.clock.now(), arg, { title: 'Show the values of which Secret?', resources: [SECRETS_RESOURCE] });
   if (isFailure(t)) return t;
   const obj = s.get(t.resource, t.key);
   if (!obj) return fail('notFound', `${t.resource} ${t.key} is not in the informer cache.`);
