@@ -128,6 +128,7 @@ describe('workspace trust', function () {
       assert.equal(l.session?.loopProblem?.setting, 'reconciler.modulePath');
       assert.equal(l.session?.controller, undefined, 'no loop whose every reconcile would fail with "not found"');
       await waitUntil(() => /did you mean oven-reconciler\.ts\?/.test(l.queueView.message ?? ''), 'the Work Queue view says it');
+      assert.match(l.queueView.description ?? '', /^no loop/, 'the header does not show the module as if it were fine');
       assert.ok((await api()).shownSince(from).some((t) => t.kind === 'warning' && /did you mean oven-reconciler\.ts\?/.test(t.text)), 'a warning says it at once');
       // Fixed: the loop is built.
       const fixed = await connectTo(ns, { reconcilerKind: 'module', reconcilerModulePath: join(dir, 'oven-reconciler.ts') });
