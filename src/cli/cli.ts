@@ -22,7 +22,7 @@ import { Journal, rvAfterText, writeDeletedText, type JournalEntry } from '../co
 import { WriteIndex, type Writer } from '../core/journal/writeIndex.ts';
 import type { EnqueueReason, ReconcileOutcome } from '../core/controller/keyState.ts';
 import { changesNothing, dryRunReconcile, noWritesText, UNCHANGED_WRITE_NOTE } from '../core/actions/dryRun.ts';
-import { diagnoseStuck, FinalizerNotFoundError, ObjectChangedError, objectsHoldingNamespace, removeFinalizers, type StuckDiagnosis } from '../core/actions/finalizers.ts';
+import { diagnoseStuck, FinalizerNotFoundError, notDeletingNote, ObjectChangedError, objectsHoldingNamespace, removeFinalizers, type StuckDiagnosis } from '../core/actions/finalizers.ts';
 import { inspectKey, type InspectResult } from '../core/actions/inspect.ts';
 import { buildReconcileReport, buildReport, renderReportJson, renderReportMarkdown } from '../core/actions/report.ts';
 import { remoteReportPass } from '../core/bridge/remoteReport.ts';
@@ -873,7 +873,7 @@ async function stripFinalizers(args: CliArgs, io: CliIo, log: Logger, s: Session
   }
   // Not being deleted: nothing is stuck, and a finalizer taken off now is put back by its controller.
   if (!diagnosis.terminating) {
-    io.stderr(`\nNote: ${key} is not being deleted, so nothing is stuck. A finalizer removed now is added back by its controller at its next reconcile (while that controller runs); if it is not, the controller's cleanup will not run when the object is deleted.\n`);
+    io.stderr(`\nNote: ${notDeletingNote(key)}\n`);
   }
   // --dry-run previews (the server answers, nothing is stored): no confirmation needed.
   if (!args.yes && !args.dryRun) {

@@ -33,7 +33,7 @@ import { EventLogPanel, type EventLogSource } from './webview/eventLogPanel.ts';
 import { GoControllers } from './goController/goControllers.ts';
 import type { ObjectKey } from '../core/k8s/keys.ts';
 import type { EnqueueReason } from '../core/controller/keyState.ts';
-import { otherControllersNote, pausedQueueMessage, selectedKeyOf, stepTargetOf, stepTargetText, type SelectableNode, type StepTarget } from './views/stepTarget.ts';
+import { otherControllersNote, pausedQueueMessage, selectedKeyOf, selectionAfter, stepTargetOf, stepTargetText, type SelectableNode, type StepSelection, type StepTarget } from './views/stepTarget.ts';
 import { MessageThrottle, VIEW_MESSAGE_INTERVAL_MS } from './views/messageThrottle.ts';
 import { Ticker } from './views/ticker.ts';
 import { EVENT_LOG_KINDS, exportJsonLines, toLogEntryView } from './webview/journalView.ts';
@@ -109,7 +109,7 @@ export class ReconcileLab implements vscode.Disposable {
   private connectAbort: AbortController | undefined;
   private readonly sessionEmitter = new Emitter<Session | undefined>();
   /** The loop key selected in the Resources or Work Queue view (the latest selection wins), for Step. */
-  private selected: { key: ObjectKey | undefined; view: 'resources' | 'queue' } | undefined;
+  private selected: StepSelection | undefined;
   /** The one timer of relative times: it runs only while a view is visible and a connection is open. */
   readonly ticker: Ticker;
   /** Fires after a session is attached (connected) or detached (undefined). */
@@ -147,10 +147,15 @@ export class ReconcileLab implements vscode.Disposable {
       if (view.visible) this.walkthrough.mark('views');
       this.store.add(
         (view as vscode.TreeView<SelectableNode>).onDidChangeSelection((e) => {
-          const key = selectedKeyOf(e.selection[0], this.current?.primaryResource);
-          // An emptied selection in one view does not undo a selection made later in the other.
-          if (e.selection.length === 0 && this.selected && this.selected.view !== name) return;
-          this.selected = { key, view: name };
+          const primary = this.current?.primaryResource;
+          const other = name === 'resources' ? this.queueView : this.resourcesView;
+          // An emptied selection in one view does not undo a selection made later in the other; an emptied one in
+          // the view that made it (its row left the Work Queue) falls back to the other view's selection.
+          this.selected = selectionAfter(
+            this.selected,
+            { view: name, key: selectedKeyOf(e.selection[0], primary), emptied: e.selection.length === 0 },
+            selectedKeyOf((other as vscode.TreeView<SelectableNode>).selection[0], primary),
+          );
           this.renderStatus();
         }),
       );
@@ -457,10 +462,13 @@ export class ReconcileLab implements vscode.Disposable {
     this.sessionEmitter.fire(session);
     if (session.loopProblem) {
       // No lab CRD in a workspace of the person's own controller: offer to run that instead.
-      const action = session.loopProblem.reason === 'untrusted' ? 'Manage Workspace Trust' : session.loopProblem.reason === 'noPrimary' && vscode.workspace.isTrusted ? 'Run Controller…' : undefined;
+      // A wrong setting (a module path that names no file): open that setting.
+      const setting = session.loopProblem.setting;
+      const action = session.loopProblem.reason === 'untrusted' ? 'Manage Workspace Trust' : setting ? 'Open Settings' : session.loopProblem.reason === 'noPrimary' && vscode.workspace.isTrusted ? 'Run Controller…' : undefined;
       void ui.warn(`Reconcile Lab: the built-in reconcile loop is not available. ${session.loopProblem.message}`, ...(action ? [action] : [])).then((a) => {
         if (a === 'Manage Workspace Trust') void vscode.commands.executeCommand('workbench.trust.manage');
         else if (a === 'Run Controller…') void vscode.commands.executeCommand('reconcileLab.runController');
+        else if (a === 'Open Settings' && setting) void vscode.commands.executeCommand('workbench.action.openSettings', `${SETTINGS_SECTION}.${setting}`);
       });
     }
     if (session.unknownResources.length) {
@@ -554,7 +562,7 @@ export class ReconcileLab implements vscode.Disposable {
     this.contextKeys.set(ContextKeys.loopAvailable, Boolean(s.controller));
     this.contextKeys.set(ContextKeys.showsGoController, s.showsExternal);
     // Say which key Step acts on, next to the Step button (view descriptions) and in the status bar.
-    const step = s.controller && loop !== 'running' ? stepTargetText(this.stepTarget()) : undefined;
+    const step = s.controller && loop !== 'running' ? stepTargetText(this.stepTarget(), loop === 'stopped') : undefined;
     // Descriptions are made inert, not recorded as shown messages (they change with every queue transition).
     const filter = this.resourcesTree.filter.size ? `Filter: ${stateFilterLabel(this.resourcesTree.filter)}` : undefined;
     const description = [filter, step].filter((x) => x !== undefined).join(' · ');

@@ -234,7 +234,7 @@ describe('actions against a real kube-apiserver', () => {
     assert.equal(own.probableOwner, "Reconcile Lab's module:/ws/tenant.ts loop");
     assert.equal(own.knownOwner, "Reconcile Lab's module:/ws/tenant.ts loop");
     assert.equal(own.running, 'paused', own.evidence.join(' | '));
-    assert.ok(own.evidence.some((e) => /"reconcile-lab", the field manager Reconcile Lab's module:\/ws\/tenant\.ts loop writes with, added it/.test(e)), own.evidence.join(' | '));
+    assert.ok(own.evidence.some((e) => /"reconcile-lab", the field manager your reconciler writes with, added it/.test(e)), own.evidence.join(' | '));
     assert.ok(own.evidence.some((e) => /paused in this session: step or resume/.test(e)), own.evidence.join(' | '));
     assert.ok(!own.evidence.some((e) => /no visible sign/.test(e)), own.evidence.join(' | '));
     assert.match(d.summary, new RegExp(`${mine} belongs to this session's paused loop`));

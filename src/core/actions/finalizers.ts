@@ -42,6 +42,11 @@ export interface KnownController {
    * manifest, then re-sent by the reconciler with its own) is not claimed.
    */
   ownsWhatItsManagersAdded?: boolean;
+  /**
+   * How to refer to it again once its `name` was given (the owner line says the name; evidence and consequence then
+   * say e.g. "your reconciler"), so that a long name is said once. Default: `name`.
+   */
+  shortName?: string;
   running: boolean;
   /** Finer than `running`: a paused loop exists and removes its finalizer at its next reconcile (step / resume). */
   state?: 'running' | 'paused' | 'stopped';
@@ -162,7 +167,7 @@ export function goKnownController(p: GoProgramInfo, obj: KubeObject, resource?: 
   const owners = own.length ? own : p.controllers;
   const names = owners.map((c) => c.name);
   const state = p.exited ? 'stopped' : p.stoppedInDebugger || !owners.some((c) => !c.paused) ? 'paused' : 'running';
-  return { name: `the Go controller${names.length === 1 ? '' : 's'} ${names.join(', ') || p.program} (${p.program}, pid ${p.pid})`, finalizers, managers: [p.program], running: state === 'running', state };
+  return { name: `the Go controller${names.length === 1 ? '' : 's'} ${names.join(', ') || p.program} (${p.program}, pid ${p.pid})`, shortName: 'your Go controller', finalizers, managers: [p.program], running: state === 'running', state };
 }
 
 /**
@@ -188,6 +193,7 @@ export function loopKnownController(o: {
   const last = o.primary ? lastReconcileOf(o.keyState) : undefined;
   return {
     name: `Reconcile Lab's ${o.name} loop`,
+    shortName: 'your reconciler',
     finalizers: o.ownFinalizers,
     managers: [o.fieldManager],
     ...(byManager ? { ownsWhatItsManagersAdded: true } : {}),
@@ -221,6 +227,22 @@ export function namespaceHoldLines(diag: Pick<StuckDiagnosis, 'conditions' | 'te
     ...held.map((c) => `   ${c.type}: ${c.message ?? c.reason ?? 'True'}`),
     'Objects still in the namespace keep it Terminating: let their owners remove their finalizers (or strip those), and the namespace goes by itself.',
   ];
+}
+
+/**
+ * What to know before removing a finalizer from an object that is not being deleted (the CLI's note and the editor's
+ * dialog say it in these words): nothing is stuck, and its controller puts the finalizer back.
+ */
+export function notDeletingNote(key: ObjectKey): string {
+  return `${key} is not being deleted, so nothing is stuck. A finalizer removed now is added back by its controller at its next reconcile (while that controller runs); if it is not, the controller's cleanup will not run when the object is deleted.`;
+}
+
+/**
+ * The known controller (of `known`) that owns `finalizer`: the one naming it, else one that owns what its field
+ * managers alone added (`addedBy`: the managers whose managedFields entry lists it). The rule diagnoseStuck uses.
+ */
+export function knownOwnerOf(known: readonly KnownController[], finalizer: string, addedBy: readonly string[]): KnownController | undefined {
+  return known.find((k) => k.finalizers.includes(finalizer)) ?? known.find((k) => k.ownsWhatItsManagersAdded && addedBy.length > 0 && addedBy.every((m) => (k.managers ?? []).includes(m)));
 }
 
 /** Field managers whose managedFields set lists `finalizer` under metadata.finalizers. */
@@ -347,9 +369,7 @@ export async function diagnoseStuck(o: {
     const addedBy = managersOfFinalizer(obj.metadata.managedFields, finalizer);
     const evidence: string[] = [];
     const votes: Liveness[] = [];
-    const known =
-      (o.knownControllers ?? []).find((k) => k.finalizers.includes(finalizer)) ??
-      (o.knownControllers ?? []).find((k) => k.ownsWhatItsManagersAdded && addedBy.length > 0 && addedBy.every((m) => (k.managers ?? []).includes(m)));
+    const known = knownOwnerOf(o.knownControllers ?? [], finalizer, addedBy);
     const others = (o.knownControllers ?? []).filter((k) => k !== known);
     // A known loop that co-owns the list (it re-sent the finalizers with its own: its managedFields entry lists its
     // own finalizer too) did not add this one. Its manager listing this finalizer alone did add it: another
@@ -368,20 +388,29 @@ export async function diagnoseStuck(o: {
 
     let state: KnownController['state'] | undefined;
     let leftByOwner: FinalizerDiagnosis['leftByOwner'];
-    if (known) {
+    // The owner line names a known controller; what follows refers to it by its short name.
+    const ref = known ? (known.shortName ?? known.name) : undefined;
+    if (known && ref) {
       state = known.state ?? (known.running ? 'running' : 'stopped');
       // Claimed through its field manager: say how we know, and that removing is its reconciler's job after cleanup.
-      if (!known.finalizers.includes(finalizer)) evidence.push(`${addedBy.map((m) => `"${m}"`).join(', ')}, the field manager ${known.name} writes with, added it (managedFields)`);
+      if (!known.finalizers.includes(finalizer)) evidence.push(`${addedBy.map((m) => `"${m}"`).join(', ')}, the field manager ${ref} writes with, added it (managedFields)`);
       const left = deletionMs !== undefined ? leftAfterDeletion(known.lastReconcile, deletionMs, now) : undefined;
       if (left) leftByOwner = left.kind;
       evidence.push(
-        left
-          ? `${known.name} owns it (${state} in this session) and reconciled the object ${left.when} the delete was requested, and left the finalizer: ${left.meaning}`
-          : state === 'running'
-            ? `${known.name} owns it and is running in this session: it removes the finalizer after its cleanup`
+        // A live object (not being deleted): its owner does not remove the finalizer; it adds it back if it goes.
+        deletionMs === undefined
+          ? state === 'running'
+            ? `${ref} owns it and is running in this session: a finalizer removed now is added back at its next reconcile`
             : state === 'paused'
-              ? `${known.name} owns it and is paused in this session: step or resume the loop and it removes the finalizer itself`
-              : `${known.name} owns it and is stopped in this session: start it (or step) and it removes the finalizer itself`,
+              ? `${ref} owns it and is paused in this session: a finalizer removed now is added back when the loop is stepped or resumed`
+              : `${ref} owns it and is stopped in this session: a finalizer removed now is added back once it is started (or stepped)`
+          : left
+            ? `${ref} owns it (${state} in this session) and reconciled the object ${left.when} the delete was requested, and left the finalizer: ${left.meaning}`
+            : state === 'running'
+              ? `${ref} owns it and is running in this session: it removes the finalizer after its cleanup`
+              : state === 'paused'
+                ? `${ref} owns it and is paused in this session: step or resume the loop and it removes the finalizer itself`
+                : `${ref} owns it and is stopped in this session: start it (or step) and it removes the finalizer itself`,
       );
       if (state === 'running') votes.push('yes');
     }
@@ -436,7 +465,7 @@ export async function diagnoseStuck(o: {
       ...(leftByOwner ? { leftByOwner } : {}),
       consequence:
         wk?.consequence ??
-        `"${domain}" does not get to run its cleanup before deletion: external resources it manages (cloud resources, DNS records, database rows…) may be orphaned`,
+        `${ref ?? `"${domain}"`} does not get to run its cleanup before deletion: external resources it manages (cloud resources, DNS records, database rows…) may be orphaned`,
     });
   }
 
@@ -453,7 +482,7 @@ export async function diagnoseStuck(o: {
   parts.push(terminating ? `${kind ?? 'Object'} ${key} has been terminating for ${ago(diag.terminatingForMs ?? 0)}` : `${kind ?? 'Object'} ${key} is not being deleted`);
   if (finalizers.length === 0) parts.push('and has no finalizers');
   else {
-    parts.push(`and is held by ${finalizers.length} finalizer(s): ${finalizers.map((f) => `${f.finalizer} (owner running: ${f.running})`).join(', ')}`);
+    parts.push(`and ${terminating ? 'is held by' : 'has'} ${finalizers.length} finalizer${finalizers.length === 1 ? '' : 's'}: ${finalizers.map((f) => `${f.finalizer} (owner running: ${f.running})`).join(', ')}`);
     // A finalizer its owner's reconcile left after the delete does not go by waiting, stepping or starting it.
     const kept = finalizers.filter((f) => f.leftByOwner === 'kept');
     const dead = finalizers.filter((f) => f.running === 'no' && !kept.includes(f));

@@ -1,6 +1,6 @@
 import { createRequire, SourceMap } from 'node:module';
 import { createHash } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, dirname, extname, isAbsolute, join, relative, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -75,6 +75,23 @@ export function moduleExtensionProblem(path: string): string | undefined {
   if ((MODULE_EXTENSIONS as readonly string[]).includes(ext)) return undefined;
   const accepted = `${MODULE_EXTENSIONS.slice(0, -1).join(', ')} or ${MODULE_EXTENSIONS.at(-1)}`;
   return `${path} is not a JavaScript or TypeScript file (${ext ? `"${ext}"` : 'no extension'}): a reconciler module's name must end in ${accepted}`;
+}
+
+/**
+ * The `not-found` message for a module file that does not exist: its path, and the module files beside it whose
+ * names are close to the one given (`reconciler module not found: /ws/oven-reconciller.ts (did you mean
+ * oven-reconciler.ts?)`), so a typo in `--reconciler module:<path>` or `reconcileLab.reconciler.modulePath` names the
+ * file meant. Reads the file's folder only (a missing folder: no suggestion).
+ */
+export function moduleNotFoundMessage(path: string): string {
+  let siblings: string[] = [];
+  try {
+    siblings = readdirSync(dirname(path)).filter((f) => (MODULE_EXTENSIONS as readonly string[]).includes(extname(f)));
+  } catch {
+    // No such folder (or not readable): nothing to suggest.
+  }
+  const near = closestNames(basename(path), siblings);
+  return `reconciler module not found: ${path}${near.length ? ` (did you mean ${near.join(' or ')}?)` : ''}`;
 }
 
 export interface ModuleReconcilerOptions {
@@ -403,7 +420,7 @@ export function createModuleReconciler(options: ModuleReconcilerOptions): Reconc
     try {
       statSync(path);
     } catch {
-      throw new ModuleReconcilerError('not-found', `reconciler module not found: ${path}`);
+      throw new ModuleReconcilerError('not-found', moduleNotFoundMessage(path));
     }
     const ext = extname(path);
     const badName = moduleExtensionProblem(path);

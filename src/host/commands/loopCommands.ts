@@ -107,7 +107,8 @@ export async function stepReconcile(lab: ReconcileLab, arg: unknown): Promise<Co
     const target = lab.stepTarget();
     if (target?.source === 'selection') key = target.key;
   }
-  if (r.s.loopState() === 'stopped') {
+  const wasStopped = r.s.loopState() === 'stopped';
+  if (wasStopped) {
     r.c.pause();
     await r.c.start();
   }
@@ -126,7 +127,11 @@ export async function stepReconcile(lab: ReconcileLab, arg: unknown): Promise<Co
       summary = describeStep(step, lab.clock.now());
     }
   }
-  if (step.kind === 'reconciled') {
+  if (step.kind === 'reconciled' && wasStopped && !key && fromUi) {
+    // Nobody could name this key before the press (the title said the loop starts first): say which key ran.
+    const text = `Reconcile Lab: the loop was stopped, so Step started it paused and reconciled the head of its queue, ${summary.replace(/\.$/, '')}. Select a key in the Resources or Work Queue view to step that one.`;
+    void (step.outcome.kind === 'error' || step.outcome.kind === 'terminal' ? ui.warn(text) : ui.info(text));
+  } else if (step.kind === 'reconciled') {
     if (step.outcome.kind === 'error' || step.outcome.kind === 'terminal') void ui.warn(`Reconcile Lab: step ${summary}`);
     else flash(`Step ${summary}`);
   } else if (step.kind !== 'notReady' || !fromUi) {

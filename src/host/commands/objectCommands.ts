@@ -1,7 +1,7 @@
 import * as vscode from 'vscode';
 import { changesNothing, dryRunReconcile, noWritesText, UNCHANGED_WRITE_NOTE, type DryRunResult } from '../../core/actions/dryRun.ts';
 import { writeWarningsText } from '../../core/journal/writeText.ts';
-import { diagnoseStuck, goKnownController, loopKnownController, namespaceHoldLines, removeFinalizers, ObjectChangedError, type FinalizerDiagnosis, type KnownController, type StuckDiagnosis } from '../../core/actions/finalizers.ts';
+import { diagnoseStuck, goKnownController, knownOwnerOf, loopKnownController, managersOfFinalizer, removeFinalizers, ObjectChangedError, type FinalizerDiagnosis, type KnownController, type StuckDiagnosis } from '../../core/actions/finalizers.ts';
 import { inspectKey, inspectTitle, type CacheState } from '../../core/actions/inspect.ts';
 import { displayPair, toYaml } from '../../core/actions/objectDiff.ts';
 import { describeDryRunOutcome } from '../../core/actions/runOnce.ts';
@@ -12,14 +12,14 @@ import { isSecret } from '../../core/k8s/secretMask.ts';
 import { remoteDryRun, remoteOf } from './goControllerCommands.ts';
 import type { ReconcileLab } from '../reconcileLab.ts';
 import { FIELD_MANAGER, type Session } from '../session/session.ts';
-import { ageOf, plural } from '../views/format.ts';
+import { ageOf } from '../views/format.ts';
 import { boolArg, fail, isConfirmed, isFailure, stringArg, type CommandResult, type Failure, type ObjectTarget } from './args.ts';
 import { requireSession, resolveTarget } from './pickers.ts';
 import { stepReconcile } from './loopCommands.ts';
 import { DRY_RUN_VIEW, showResultView } from './resultView.ts';
 import * as ui from '../ui.ts';
 import { refusePrivileged } from './privileged.ts';
-import { finalizerLine, finalizerPickDetail } from './finalizerText.ts';
+import { deleteConfirmFinalizers, deletedTerminatingMessage, finalizerPickDetail, stripConfirmDetail, type LoopFinalizers } from './finalizerText.ts';
 
 function infoOf(s: Session, t: ObjectTarget): ResourceInfo | Failure {
   const info = s.info(t.resource);
@@ -43,6 +43,9 @@ export async function openYaml(lab: ReconcileLab, arg: unknown): Promise<Command
   return { ok: true, uri: uri.toString() };
 }
 
+/** The resource id of Secrets (core group: the plural alone). */
+const SECRETS_RESOURCE = 'secrets';
+
 /**
  * Reveal Secret Values: the live cache view of one Secret with its values shown, after a modal confirmation
  * (`{ confirmed: true }` skips it, with the argument token only). Everywhere else (Open as YAML, diffs, dry-run
@@ -53,7 +56,15 @@ export async function revealSecret(lab: ReconcileLab, arg: unknown): Promise<Com
   if (refused) return refused;
   const s = requireSession(lab, arg);
   if (isFailure(s)) return s;
-  const t = await resolveTarget(s, lab.clock.now(), arg, { title: 'Show the values of which Secret?' });
+  // From the palette: only Secrets are offered, and none are when Secrets are not watched (say how to watch them).
+  if (arg === undefined && !s.resources.some((r) => r.id === SECRETS_RESOURCE)) {
+    const message = 'No Secrets are watched in this connection, so there is none to show: add "secrets" to reconcileLab.resources (Choose Watched Resources…), then use Reveal Secret Values… on a Secret in the Resources view.';
+    void ui.info(`Reconcile Lab: ${message}`, 'Choose Watched Resources…').then((c) => {
+      if (c) void vscode.commands.executeCommand('reconcileLab.selectResources');
+    });
+    return fail('notFound', message);
+  }
+  const t = await resolveTarget(s, lab.clock.now(), arg, { title: 'Show the values of which Secret?', resources: [SECRETS_RESOURCE] });
   if (isFailure(t)) return t;
   const obj = s.get(t.resource, t.key);
   if (!obj) return fail('notFound', `${t.resource} ${t.key} is not in the informer cache.`);
@@ -228,6 +239,26 @@ export async function dryRunReconcileCommand(
   };
 }
 
+/**
+ * This session's loop as the owner of `obj`'s finalizers (of resource `resource`), named short: a module reconciler
+ * by its file relative to the workspace (`module:oven-reconciler.ts`), not its absolute path. Undefined when the
+ * loop owns nothing there.
+ */
+function sessionLoopController(s: Session, resource: string, key: string): KnownController | undefined {
+  if (!s.reconciler || !s.reconcilerRecipe) return undefined;
+  const spec = s.reconcilerRecipe.spec;
+  return loopKnownController({
+    name: spec.kind === 'module' ? `module:${vscode.workspace.asRelativePath(spec.path, false)}` : s.reconciler.name,
+    reconcilerKind: spec.kind,
+    ownFinalizers: s.ownFinalizers,
+    fieldManager: FIELD_MANAGER,
+    state: s.loopState(),
+    primary: resource === s.builtInPrimaryResource,
+    // Its last reconcile of the key: one after the delete that left the finalizer is a reconciler bug.
+    ...(resource === s.builtInPrimaryResource ? { keyState: s.keyState(key) } : {}),
+  });
+}
+
 /** What happens to an object after finalizers were removed by hand. */
 export type AfterRemoval = 'gone' | 'waitsForReconcile' | 'heldByOthers' | 'notDeleting' | 'dryRun';
 
@@ -238,7 +269,7 @@ export type AfterRemoval = 'gone' | 'waitsForReconcile' | 'heldByOthers' | 'notD
 export function afterRemoval(o: { key: string; deleted: boolean; dryRun: boolean; terminating: boolean; remaining: readonly string[]; ownFinalizers: readonly string[]; loop: 'running' | 'paused' | 'stopped'; primary: boolean }): { next: AfterRemoval; message: string } {
   if (o.dryRun) return { next: 'dryRun', message: 'Dry run: nothing was removed.' };
   if (o.deleted) return { next: 'gone', message: `${o.key} is gone: nothing held it any more, so its deletion completed.` };
-  if (!o.terminating) return { next: 'notDeleting', message: `${o.key} is not being deleted, so it stays${o.remaining.length ? ` (remaining: ${o.remaining.join(', ')})` : ''}.` };
+  if (!o.terminating) return { next: 'notDeleting', message: `${o.key} is not being deleted, so it stays${o.remaining.length ? ` (remaining: ${o.remaining.join(', ')})` : ''}; its controller adds a removed finalizer back at its next reconcile.` };
   const ours = o.remaining.filter((f) => o.ownFinalizers.includes(f));
   const others = o.remaining.filter((f) => !o.ownFinalizers.includes(f));
   if (ours.length && !others.length && o.primary) {
@@ -273,6 +304,7 @@ export async function stripFinalizers(
   const info = infoOf(s, t);
   if (isFailure(info)) return info;
   const { namespace, name } = splitKey(t.key);
+  const loop = sessionLoopController(s, t.resource, t.key);
   const diag = await diagnoseStuck({
     client: s.client,
     gvr: info,
@@ -285,21 +317,10 @@ export async function stripFinalizers(
       ...goKnownControllers(lab, s.get(t.resource, t.key), t.resource),
       // The built-in loop: the lab reconciler's finalizer by name; an exec or module reconciler's through its field
       // manager (it writes through Reconcile Lab's client), on objects of the loop's resource.
-      ...(s.reconciler && s.reconcilerRecipe
-        ? [loopKnownController({
-            name: s.reconciler.name,
-            reconcilerKind: s.reconcilerRecipe.spec.kind,
-            ownFinalizers: s.ownFinalizers,
-            fieldManager: FIELD_MANAGER,
-            state: s.loopState(),
-            primary: t.resource === s.builtInPrimaryResource,
-            // Its last reconcile of the key: one after the delete that left the finalizer is a reconciler bug.
-            ...(t.resource === s.builtInPrimaryResource ? { keyState: s.keyState(t.key) } : {}),
-          })].filter((k) => k !== undefined)
-        : []),
+      ...(loop ? [loop] : []),
     ],
   });
-  const loopName = s.reconciler ? `Reconcile Lab's ${s.reconciler.name} loop` : undefined;
+  const loopName = loop?.name;
   const loopFinalizers = [...new Set([...s.ownFinalizers, ...diag.finalizers.filter((f) => f.knownOwner !== undefined && f.knownOwner === loopName).map((f) => f.finalizer)])];
   if (diag.finalizers.length === 0) return fail('notFound', `${t.key} has no finalizers.`);
 
@@ -334,19 +355,8 @@ export async function stripFinalizers(
   if (!isConfirmed(arg)) {
     const what = chosen.length === 1 ? `finalizer "${chosen[0]!.finalizer}"` : `all ${chosen.length} finalizers`;
     // The same formatting and clock as the tree row and its tooltip ("Terminating 4m10s").
-    const age = diag.deletionTimestamp ? `Terminating ${ageOf(diag.deletionTimestamp, lab.clock.now()) ?? '?'} (deletion requested at ${diag.deletionTimestamp}).` : 'It is not being deleted.';
-    const others = diag.finalizers.filter((f) => !chosen.includes(f));
-    const detail = [
-      age,
-      `Held by ${diag.finalizers.length} finalizer(s): ${diag.finalizers.map((f) => f.finalizer).join(', ')}.`,
-      ...(namespaceHoldLines(diag).length ? ['', ...namespaceHoldLines(diag)] : []),
-      '',
-      ...chosen.map(finalizerLine),
-      ...(others.length ? ['', `Stays: ${others.map((f) => `${f.finalizer} (owner running: ${f.running})`).join(', ')}.`] : []),
-      '',
-      'A finalizer guarantees its owner\'s cleanup: removing it by hand skips that cleanup (external resources may be orphaned), and an owner that is still running may fight the change.',
-      `The removal is guarded: it fails without writing anything if ${t.key} changed since it was read (resourceVersion ${diag.resourceVersion}).${dryRun ? ' (Dry run: nothing is stored.)' : ''}`,
-    ].join('\n');
+    const age = diag.deletionTimestamp ? `Terminating ${ageOf(diag.deletionTimestamp, lab.clock.now()) ?? '?'} (deletion requested at ${diag.deletionTimestamp}).` : undefined;
+    const detail = stripConfirmDetail({ key: t.key, diag, chosen, age, dryRun });
     const button = chosen.length === 1 ? 'Remove Finalizer' : 'Remove Finalizers';
     const answer = await ui.confirmModal(`Remove ${what} from ${diag.kind ?? t.resource} ${t.key}?`, detail, button);
     if (answer !== button) return fail('cancelled', 'Finalizer removal cancelled.');
@@ -428,11 +438,14 @@ export async function deleteObject(
   }
   const finalizers = current.metadata.finalizers ?? [];
   const dryRun = boolArg(arg, 'dryRun') === true;
+  // The finalizers this session's own loop owns (by name, or added by its field manager): they wait for the loop.
+  const loop = sessionLoopController(s, t.resource, t.key);
+  const own: LoopFinalizers | undefined = loop
+    ? { owned: finalizers.filter((f) => knownOwnerOf([loop], f, managersOfFinalizer(current.metadata.managedFields, f)) !== undefined), loop: s.loopState() }
+    : undefined;
   if (!isConfirmed(arg)) {
     const detail = [
-      finalizers.length
-        ? `It has ${plural(finalizers.length, 'finalizer')} (${finalizers.join(', ')}): it shows as Terminating until their owners remove them. Reconcile Lab does not wait for that (like kubectl delete --wait=false); if nobody removes one, Strip Finalizers… is the escape hatch.`
-        : 'It has no finalizers: it is removed at once.',
+      deleteConfirmFinalizers(finalizers, own),
       'Objects it owns are garbage-collected in the background.',
       `Guarded by its uid ${current.metadata.uid ?? '?'}: a re-created object of the same name is not deleted.${dryRun ? ' (Dry run: nothing is deleted.)' : ''}`,
     ].join('\n\n');
@@ -462,7 +475,7 @@ export async function deleteObject(
   const message = dryRun
     ? `Dry run: the server would delete ${what}${finalizers.length ? ` (it would stay Terminating until ${finalizers.join(', ')} ${finalizers.length === 1 ? 'is' : 'are'} removed)` : ''}.`
     : terminating
-      ? `${what} is Terminating: it waits for ${finalizers.join(', ')} to be removed by ${finalizers.length === 1 ? 'its owner' : 'their owners'}.`
+      ? deletedTerminatingMessage(what, finalizers, own)
       : `${what} is deleted.`;
   if (!isConfirmed(arg)) {
     const action = terminating && !dryRun ? 'Reveal' : undefined;

@@ -23,13 +23,14 @@ export function requireSession(lab: ReconcileLab, arg: unknown): Session | Failu
 /**
  * The object a command acts on: from its argument (a tree element, `{ key,
  * resource }`, or `{ key }` meaning the loop's resource), else picked by the
- * person among cached objects (of the loop's resource when `primaryOnly`).
+ * person among cached objects (of the loop's resource when `primaryOnly`, of the watched ones among `resources`
+ * when given).
  */
 export async function resolveTarget(
   s: Session,
   now: number,
   arg: unknown,
-  options: { primaryOnly?: boolean; withFinalizers?: boolean; title: string },
+  options: { primaryOnly?: boolean; withFinalizers?: boolean; title: string; resources?: readonly string[] },
 ): Promise<ObjectTarget | Failure> {
   const t = targetOf(arg);
   const primary = s.primaryResource;
@@ -57,7 +58,8 @@ export async function resolveTarget(
     return scopeProblem(s, target) ?? target;
   }
   if (arg !== undefined) return fail('invalidArgument', 'Expected a tree element or { key, resource }.');
-  const resources = options.primaryOnly ? (primary ? [primary] : []) : s.resources.map((r) => r.id);
+  const watched = s.resources.map((r) => r.id).filter((id) => !options.resources || options.resources.includes(id));
+  const resources = options.primaryOnly ? (primary ? [primary] : []) : watched;
   const items: Array<vscode.QuickPickItem & { target: ObjectTarget }> = [];
   for (const resource of resources) {
     for (const obj of s.list(resource)) {
@@ -68,7 +70,7 @@ export async function resolveTarget(
     }
   }
   if (items.length === 0) {
-    const what = options.withFinalizers ? 'No cached object has finalizers.' : options.primaryOnly ? 'The loop has no objects to act on.' : 'No objects are cached.';
+    const what = options.withFinalizers ? 'No cached object has finalizers.' : options.primaryOnly ? 'The loop has no objects to act on.' : options.resources ? `No ${options.resources.join(' or ')} are cached.` : 'No objects are cached.';
     void ui.info(`Reconcile Lab: ${what}`);
     return fail('notFound', what);
   }

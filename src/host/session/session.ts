@@ -33,7 +33,7 @@ import { createExecReconciler } from '../../core/reconcilers/execReconciler.ts';
 import { CONFIGMAP_GVR, LAB_FINALIZER, WIDGET_GVR, createLabReconciler, labResourceProblem } from '../../core/reconcilers/labReconciler.ts';
 import { createModuleReconciler, moduleExtensionProblem, ModuleReconcilerError, type ModuleControllerConfig } from '../../core/reconcilers/moduleReconciler.ts';
 import { parsePredicateSpec } from '../../core/controller/predicateSpec.ts';
-import type { Settings } from '../settings.ts';
+import type { SettingKey, Settings } from '../settings.ts';
 import { type ViewChange, type ViewModel, type WatchedResourceView } from '../views/viewModel.ts';
 import { splitCommandLine } from '../../core/reconcilers/commandLine.ts';
 import { ConvergenceTracker, type KeyConvergence } from '../../core/checks/convergence.ts';
@@ -93,6 +93,18 @@ export interface ReconcilerRecipe {
 export interface LoopProblem {
   readonly reason: 'untrusted' | 'noPrimary' | 'config';
   readonly message: string;
+  /** The setting to fix, when one setting is wrong (offered as "Open Settings"). */
+  readonly setting?: SettingKey;
+}
+
+/** A loop configuration problem that one setting causes: the loop problem names it, so the UI can open it. */
+class LoopSettingError extends Error {
+  readonly setting: SettingKey;
+  constructor(setting: SettingKey, message: string) {
+    super(message);
+    this.name = 'LoopSettingError';
+    this.setting = setting;
+  }
 }
 
 interface Watched {
@@ -520,6 +532,11 @@ export class Session implements ViewModel, Disposable {
               if (e instanceof ModuleReconcilerError && e.kind === 'config') {
                 throw new Error(`reconcileLab.reconciler.modulePath: ${e.message}. Fix the module's exports, then reconnect.`);
               }
+              // No such file (a typo in the setting): the CLI's usage error too. No loop, rather than one whose every
+              // reconcile fails with "not found" while the views show the module as if it were fine.
+              if (e instanceof ModuleReconcilerError && e.kind === 'not-found') {
+                throw new LoopSettingError('reconciler.modulePath', `reconcileLab.reconciler.modulePath "${p}": ${e.message}. Fix the setting, then reconnect.`);
+              }
               // A module that does not load yet (a compile error, a missing reconcile export) still gets its loop: each
               // reconcile reports the problem and a fixed file is picked up; only its exported predicates/options wait for a reconnect.
               log.warn('the reconciler module\'s predicates and options could not be read; reconnect after fixing it', { error: (e as Error).message });
@@ -566,7 +583,7 @@ export class Session implements ViewModel, Disposable {
           // A configuration problem found after the reconciler was made (a bad predicate setting, a module's bad
           // exports) builds no loop: the reconciler made for it is let go here, so the problem is never shown beside
           // a loop running without the configuration it was given.
-          loopProblem = { reason: 'config', message: (e as Error).message };
+          loopProblem = { reason: 'config', message: (e as Error).message, ...(e instanceof LoopSettingError ? { setting: e.setting } : {}) };
           recipe = undefined;
           try {
             reconciler?.dispose?.();

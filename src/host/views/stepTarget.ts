@@ -26,6 +26,31 @@ export function selectedKeyOf(node: SelectableNode | undefined, primaryResource:
   return ['object', 'finalizers', 'finalizer', 'conditions', 'condition'].includes(node.type) ? node.key : undefined;
 }
 
+/** The view a selection was made in. */
+export type SelectionView = 'resources' | 'queue';
+
+/** What Step remembers of the selections: the key of the latest one (undefined: it selects no key) and its view. */
+export interface StepSelection {
+  readonly key: ObjectKey | undefined;
+  readonly view: SelectionView;
+}
+
+/**
+ * The step's selection after `change.view`'s selection changed: the latest selection wins. An emptied selection
+ * in the other view leaves it as it was; one emptied in the view that made it (its row left the Work Queue: the key
+ * was reconciled, the loop was stopped) falls back to `otherKey`, the key the other view still shows selected, so
+ * that Step acts on what the person sees selected rather than on the head of the queue.
+ */
+export function selectionAfter(
+  prev: StepSelection | undefined,
+  change: { readonly view: SelectionView; readonly key: ObjectKey | undefined; readonly emptied: boolean },
+  otherKey: ObjectKey | undefined,
+): StepSelection {
+  if (!change.emptied) return { key: change.key, view: change.view };
+  if (prev && prev.view !== change.view) return prev;
+  return { key: otherKey, view: change.view === 'resources' ? 'queue' : 'resources' };
+}
+
 export interface StepTarget {
   readonly key: ObjectKey;
   /** `selection`: the person selected it; `queue`: the head of the work queue. */
@@ -39,9 +64,13 @@ export function stepTargetOf(selected: ObjectKey | undefined, queued: readonly O
   return head ? { key: head, source: 'queue' } : undefined;
 }
 
-/** The text the views and the status bar show for it: "Step ns/name (selected)" / "Step ns/name (next in queue)". */
-export function stepTargetText(t: StepTarget | undefined): string {
-  if (!t) return 'Step: nothing queued';
+/**
+ * The text the views and the status bar show for it: "Step ns/name (selected)" / "Step ns/name (next in queue)".
+ * `loopStopped`: with no key selected, Step starts the loop paused (its informers' lists queue every object) and
+ * reconciles whatever heads the queue then, which nobody can name yet.
+ */
+export function stepTargetText(t: StepTarget | undefined, loopStopped = false): string {
+  if (!t) return loopStopped ? 'Step: starts the loop paused, then the head of its queue' : 'Step: nothing queued';
   return `Step ${t.key} (${t.source === 'selection' ? 'selected' : 'next in queue'})`;
 }
 

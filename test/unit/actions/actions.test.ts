@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { cleanForDiff, toYaml, yamlDiff } from '../../../src/core/actions/objectDiff.ts';
 import { describeDryRunOutcome, describeOutcome, outcomeOf, runOnce } from '../../../src/core/actions/runOnce.ts';
-import { diagnoseStuck, goKnownController, lastReconcileOf, loopKnownController, managersOfFinalizer, namespaceHoldLines, NAMESPACE_GVR } from '../../../src/core/actions/finalizers.ts';
+import { diagnoseStuck, goKnownController, lastReconcileOf, loopKnownController, managersOfFinalizer, namespaceHoldLines, NAMESPACE_GVR, notDeletingNote } from '../../../src/core/actions/finalizers.ts';
 import type { KeyState } from '../../../src/core/controller/keyState.ts';
 import { renderReportMarkdown, type ReconcileReport } from '../../../src/core/actions/report.ts';
 import { staticCache } from '../../../src/core/actions/context.ts';
@@ -79,7 +79,7 @@ test('goKnownController: a Go program owns the finalizers its field manager (its
     },
   };
   const program = { program: 'bucket-operator', pid: 4242, exited: false, stoppedInDebugger: false, controllers: [{ name: 'bucket', paused: false }] };
-  assert.deepEqual(goKnownController(program, obj), { name: 'the Go controller bucket (bucket-operator, pid 4242)', finalizers: ['storage.example.org/release'], managers: ['bucket-operator'], running: true, state: 'running' });
+  assert.deepEqual(goKnownController(program, obj), { name: 'the Go controller bucket (bucket-operator, pid 4242)', shortName: 'your Go controller', finalizers: ['storage.example.org/release'], managers: ['bucket-operator'], running: true, state: 'running' });
   assert.equal(goKnownController({ ...program, controllers: [{ name: 'bucket', paused: true }] }, obj)?.state, 'paused');
   assert.equal(goKnownController({ ...program, stoppedInDebugger: true }, obj)?.state, 'paused', 'at a breakpoint it acts once continued');
   assert.equal(goKnownController({ ...program, exited: true }, obj)?.state, 'stopped');
@@ -87,7 +87,7 @@ test('goKnownController: a Go program owns the finalizers its field manager (its
   assert.match(goKnownController({ ...program, controllers: [{ name: 'bucket', paused: true }, { name: 'shelf', paused: false }] }, obj)!.name, /^the Go controllers bucket, shelf /);
   // Two controllers of one manager: the one reconciling the object's resource owns its finalizer, and its state counts.
   const two = { ...program, controllers: [{ name: 'deployment', paused: false, resource: 'deployments.apps' }, { name: 'bucket', paused: true, resource: 'buckets.storage.example.org' }] };
-  assert.deepEqual(goKnownController(two, obj, 'buckets.storage.example.org'), { name: 'the Go controller bucket (bucket-operator, pid 4242)', finalizers: ['storage.example.org/release'], managers: ['bucket-operator'], running: false, state: 'paused' });
+  assert.deepEqual(goKnownController(two, obj, 'buckets.storage.example.org'), { name: 'the Go controller bucket (bucket-operator, pid 4242)', shortName: 'your Go controller', finalizers: ['storage.example.org/release'], managers: ['bucket-operator'], running: false, state: 'paused' });
   assert.match(goKnownController(two, obj, 'shelves.storage.example.org')!.name, /^the Go controllers deployment, bucket /, 'no controller of that resource: all of them');
   assert.equal(goKnownController(two, obj, 'shelves.storage.example.org')!.state, 'running');
 });
@@ -210,8 +210,27 @@ test('diagnoseStuck: the summary of a cluster-scoped object held by a stopped ow
   const client = { get: async () => policy, list: async () => ({ items: [] }) } as unknown as Parameters<typeof diagnoseStuck>[0]['client'];
   const d = await diagnoseStuck({ client, gvr: { group: 'sec.example.org', version: 'v1', resource: 'policies' }, name: 'deny-all', clock, knownControllers: [{ name: 'policy loop', finalizers: ['sec.example.org/cleanup'], running: false, state: 'stopped' }] });
   assert.equal(d.key, 'deny-all', 'a cluster-scoped key has no namespace');
-  assert.match(d.summary, /^Policy deny-all has been terminating for 2 min and is held by 2 finalizer\(s\): .*sec\.example\.org\/cleanup \(owner running: no\)\. The owner of sec\.example\.org\/cleanup appears to be down, which is why it is stuck\.$/);
+  assert.match(d.summary, /^Policy deny-all has been terminating for 2 min and is held by 2 finalizers: .*sec\.example\.org\/cleanup \(owner running: no\)\. The owner of sec\.example\.org\/cleanup appears to be down, which is why it is stuck\.$/);
   assert.doesNotMatch(d.summary, / \./);
+});
+
+test('diagnoseStuck: a live object (not being deleted) whose finalizer this session\'s paused loop owns: the loop adds it back, nothing says "step to remove it"; the owner is named once', async () => {
+  const clock = new FakeClock(Date.parse('2026-12-02T10:00:00Z'));
+  const oven = { apiVersion: 'kitchen.example.com/v1', kind: 'Oven', metadata: { name: 'cold-oven', namespace: 'kitchen', resourceVersion: '12', finalizers: ['kitchen.example.com/cleanup'], managedFields: [{ manager: 'reconcile-lab', operation: 'Update', fieldsV1: { 'f:metadata': { 'f:finalizers': { '.': {}, 'v:"kitchen.example.com/cleanup"': {} } } } }] } };
+  const client = { get: async () => oven, list: async () => ({ items: [] }) } as unknown as Parameters<typeof diagnoseStuck>[0]['client'];
+  const loop = loopKnownController({ name: 'module:oven-reconciler.ts', reconcilerKind: 'module', ownFinalizers: [], fieldManager: 'reconcile-lab', state: 'paused', primary: true })!;
+  const d = await diagnoseStuck({ client, gvr: { group: 'kitchen.example.com', version: 'v1', resource: 'ovens' }, namespace: 'kitchen', name: 'cold-oven', clock, knownControllers: [loop] });
+  const f = d.finalizers[0]!;
+  assert.equal(f.probableOwner, "Reconcile Lab's module:oven-reconciler.ts loop");
+  assert.deepEqual(f.evidence, [
+    '"reconcile-lab", the field manager your reconciler writes with, added it (managedFields)',
+    'your reconciler owns it and is paused in this session: a finalizer removed now is added back when the loop is stepped or resumed',
+  ]);
+  assert.doesNotMatch(f.evidence.join('\n'), /removes the finalizer itself/);
+  assert.equal(f.consequence, 'your reconciler does not get to run its cleanup before deletion: external resources it manages (cloud resources, DNS records, database rows…) may be orphaned');
+  assert.equal([f.probableOwner, ...f.evidence, f.consequence].join('\n').match(/module:oven-reconciler\.ts/g)?.length, 1, 'the loop is named once');
+  assert.equal(d.summary, 'Oven kitchen/cold-oven is not being deleted and has 1 finalizer: kitchen.example.com/cleanup (owner running: paused).');
+  assert.equal(notDeletingNote('kitchen/cold-oven'), "kitchen/cold-oven is not being deleted, so nothing is stuck. A finalizer removed now is added back by its controller at its next reconcile (while that controller runs); if it is not, the controller's cleanup will not run when the object is deleted.");
 });
 
 test('diagnoseStuck: the session\'s loop that reconciled the object after its delete and left its finalizer is named as the cause, not as about to remove it', async () => {
@@ -231,7 +250,7 @@ test('diagnoseStuck: the session\'s loop that reconciled the object after its de
   const left = await diagnose('running', keyState({ lastStartedAt: deletionMs + 4000, lastDurationMs: 20, lastOutcome: { kind: 'success' } }));
   assert.equal(left.f.running, 'yes');
   assert.equal(left.f.leftByOwner, 'kept');
-  assert.deepEqual(left.f.evidence, ["Reconcile Lab's gadget loop owns it (running in this session) and reconciled the object 4 s after the delete was requested, and left the finalizer: its reconciler does not remove it (a bug to fix in the reconciler; stripping it skips that cleanup)"]);
+  assert.deepEqual(left.f.evidence, ["your reconciler owns it (running in this session) and reconciled the object 4 s after the delete was requested, and left the finalizer: its reconciler does not remove it (a bug to fix in the reconciler; stripping it skips that cleanup)"]);
   assert.doesNotMatch(left.f.evidence.join('\n'), /it removes the finalizer after its cleanup/);
   assert.match(left.summary, /lab\.example\.com\/cleanup was left on by its owner's reconcile after the delete: its reconciler does not remove it, so waiting does not help; fix the reconciler\.$/);
   assert.doesNotMatch(left.summary, /may still finish on its own/);
@@ -250,7 +269,7 @@ test('diagnoseStuck: the session\'s loop that reconciled the object after its de
 
   // The other cases keep their wording: no reconcile since the delete (one before it, in the same second without the
   // deletion's trigger, one still running, or none known).
-  const running = "Reconcile Lab's gadget loop owns it and is running in this session: it removes the finalizer after its cleanup";
+  const running = "your reconciler owns it and is running in this session: it removes the finalizer after its cleanup";
   for (const ks of [
     keyState({ lastStartedAt: deletionMs - 5000, lastDurationMs: 20, lastOutcome: { kind: 'success' } }),
     keyState({ lastStartedAt: deletionMs + 300, lastDurationMs: 20, lastOutcome: { kind: 'success' } }),

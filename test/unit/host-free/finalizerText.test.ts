@@ -2,7 +2,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { FakeClock } from '../../fakes/fakeClock.ts';
 import { diagnoseStuck, type FinalizerDiagnosis } from '../../../src/core/actions/finalizers.ts';
-import { finalizerLine, finalizerPickDetail } from '../../../src/host/commands/finalizerText.ts';
+import { deleteConfirmFinalizers, deletedTerminatingMessage, finalizerLine, finalizerPickDetail, stripConfirmDetail } from '../../../src/host/commands/finalizerText.ts';
+import { loopKnownController } from '../../../src/core/actions/finalizers.ts';
 
 /** The diagnosis of a Terminating Widget held by a finalizer whose owner nothing in the cluster shows. */
 async function unknownOwner() {
@@ -36,5 +37,54 @@ test('Strip Finalizers confirmation: a well-known finalizer\'s consequence reads
       '   – Lease kube-system/kube-controller-manager (holder x) renewed 3 s ago',
       '   if removed: a volume still bound to a claim may be deleted: data loss',
     ].join('\n'),
+  );
+});
+
+/** A live Oven (not being deleted) whose finalizer this session's paused module loop added (its field manager). */
+async function liveOven(terminating: boolean) {
+  const clock = new FakeClock(Date.parse('2026-12-02T10:00:00Z'));
+  const oven = { apiVersion: 'kitchen.example.com/v1', kind: 'Oven', metadata: { name: 'cold-oven', namespace: 'kitchen', resourceVersion: '12', ...(terminating ? { deletionTimestamp: '2026-12-02T09:59:00Z' } : {}), finalizers: ['kitchen.example.com/cleanup'], managedFields: [{ manager: 'reconcile-lab', operation: 'Update', fieldsV1: { 'f:metadata': { 'f:finalizers': { '.': {}, 'v:"kitchen.example.com/cleanup"': {} } } } }] } };
+  const client = { get: async () => oven, list: async () => ({ items: [] }) } as unknown as Parameters<typeof diagnoseStuck>[0]['client'];
+  const loop = loopKnownController({ name: 'module:oven-reconciler.ts', reconcilerKind: 'module', ownFinalizers: [], fieldManager: 'reconcile-lab', state: 'paused', primary: true })!;
+  return diagnoseStuck({ client, gvr: { group: 'kitchen.example.com', version: 'v1', resource: 'ovens' }, namespace: 'kitchen', name: 'cold-oven', clock, knownControllers: [loop] });
+}
+
+test('Strip Finalizers on a live object: the CLI\'s note (nothing is stuck, the controller adds it back), no "Held by", nothing about the loop removing it; the loop named once', async () => {
+  const diag = await liveOven(false);
+  const detail = stripConfirmDetail({ key: 'kitchen/cold-oven', diag, chosen: diag.finalizers, age: undefined, dryRun: false });
+  assert.ok(detail.startsWith("Note: kitchen/cold-oven is not being deleted, so nothing is stuck. A finalizer removed now is added back by its controller at its next reconcile (while that controller runs); if it is not, the controller's cleanup will not run when the object is deleted.\nIt has 1 finalizer: kitchen.example.com/cleanup.\n"), detail);
+  assert.doesNotMatch(detail, /Held by|finalizer\(s\)|removes the finalizer itself|It is not being deleted\./);
+  assert.match(detail, /your reconciler owns it and is paused in this session: a finalizer removed now is added back when the loop is stepped or resumed/);
+  assert.equal(detail.match(/module:oven-reconciler\.ts/g)?.length, 1, 'the loop is named once');
+  assert.equal(detail.match(/orphan|cleanup will not run/g)?.length, 1, 'the consequence is said once');
+});
+
+test('Strip Finalizers on a Terminating object: "Held by 1 finalizer" (singular), the consequence names your reconciler, and orphaning is said once', async () => {
+  const diag = await liveOven(true);
+  const detail = stripConfirmDetail({ key: 'kitchen/cold-oven', diag, chosen: diag.finalizers, age: 'Terminating 1m (deletion requested at 2026-12-02T09:59:00Z).', dryRun: false });
+  assert.match(detail, /^Terminating 1m \(deletion requested at 2026-12-02T09:59:00Z\)\.\nHeld by 1 finalizer: kitchen\.example\.com\/cleanup\.\n/);
+  assert.match(detail, /owner: Reconcile Lab's module:oven-reconciler\.ts loop \(this session's loop, paused\)/);
+  assert.match(detail, /your reconciler owns it and is paused in this session: step or resume the loop and it removes the finalizer itself/);
+  assert.match(detail, /if removed: your reconciler does not get to run its cleanup before deletion/);
+  assert.equal(detail.match(/orphan/g)?.length, 1, 'orphaning is said once');
+  assert.equal(detail.match(/module:oven-reconciler\.ts/g)?.length, 1, 'the loop is named once');
+  const two = { ...diag, finalizers: [...diag.finalizers, { ...diag.finalizers[0]!, finalizer: 'other.example.com/x' }] };
+  assert.match(stripConfirmDetail({ key: 'kitchen/cold-oven', diag: two, chosen: two.finalizers, age: undefined, dryRun: false }), /Held by 2 finalizers: /);
+});
+
+test('Delete…: one finalizer reads "until its owner removes it"; the paused or stopped loop\'s own finalizer waits for a step or resume, in the dialog and the notice', () => {
+  const one = deleteConfirmFinalizers(['kitchen.example.com/cleanup']);
+  assert.match(one, /^It has 1 finalizer \(kitchen\.example\.com\/cleanup\): it shows as Terminating until its owner removes it\. Reconcile Lab does not wait/);
+  assert.doesNotMatch(one, /their owners/);
+  assert.match(deleteConfirmFinalizers(['a.example/x', 'b.example/y']), /It has 2 finalizers \(a\.example\/x, b\.example\/y\): it shows as Terminating until their owners remove them\./);
+  assert.equal(deleteConfirmFinalizers([]), 'It has no finalizers: it is removed at once.');
+  const paused = deleteConfirmFinalizers(['kitchen.example.com/cleanup'], { owned: ['kitchen.example.com/cleanup'], loop: 'paused' });
+  assert.match(paused, /until its owner removes it\. kitchen\.example\.com\/cleanup is this session's loop's, and the loop is paused: it waits until you step or resume the loop\. Reconcile Lab/);
+  assert.match(deleteConfirmFinalizers(['kitchen.example.com/cleanup'], { owned: ['kitchen.example.com/cleanup'], loop: 'stopped' }), /the loop is stopped: it waits until you start or step the loop\./);
+  assert.match(deleteConfirmFinalizers(['kitchen.example.com/cleanup'], { owned: ['kitchen.example.com/cleanup'], loop: 'running' }), /is this session's loop's: the running loop removes it after its cleanup\./);
+  assert.doesNotMatch(deleteConfirmFinalizers(['a.example/x'], { owned: [], loop: 'paused' }), /this session's loop/);
+  assert.equal(
+    deletedTerminatingMessage('Oven kitchen/cold-oven', ['kitchen.example.com/cleanup'], { owned: ['kitchen.example.com/cleanup'], loop: 'paused' }),
+    "Oven kitchen/cold-oven is Terminating: it waits for kitchen.example.com/cleanup to be removed by its owner. kitchen.example.com/cleanup is this session's loop's, and the loop is paused: it waits until you step or resume the loop.",
   );
 });

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createModuleReconciler, formatCompileErrors, locateModuleSyntaxError, moduleExtensionProblem, ModuleReconcilerError, swcMessageAt, syntaxErrorAt, userFrames } from '../../../src/core/reconcilers/moduleReconciler.ts';
+import { createModuleReconciler, formatCompileErrors, locateModuleSyntaxError, moduleExtensionProblem, moduleNotFoundMessage, ModuleReconcilerError, swcMessageAt, syntaxErrorAt, userFrames } from '../../../src/core/reconcilers/moduleReconciler.ts';
 import { isTerminal } from '../../../src/core/controller/reconcile.ts';
 import { statusOnlyClient, testContext, until, widget } from './helpers.ts';
 
@@ -98,6 +98,22 @@ test('formatCompileErrors: at most five diagnostics then a count; a line break i
   assert.equal(formatCompileErrors([{ text: 'Could not resolve "x"', location: null }]), 'Could not resolve "x"');
   assert.equal(formatCompileErrors([{ text: 'oops', location: { file: 'm.ts', line: 3, column: 0, lineText: '' } }]), 'm.ts:3:1: oops');
   assert.equal(formatCompileErrors([{ text: 'oops', location: { file: 'm.ts', line: 3, lineText: 'x(' } }]), 'm.ts:3: oops\n    3 | x(');
+});
+
+test('a module file that does not exist: the error names the module file beside it that a typo meant (the CLI and the editor both say it)', async () => {
+  const typoDir = mkdtempSync(join(tmpdir(), 'rl-module-typo-'));
+  try {
+    writeFileSync(join(typoDir, 'oven-reconciler.ts'), 'export function reconcile() { return {}; }\n');
+    writeFileSync(join(typoDir, 'oven-reconciler.md'), 'not a module\n');
+    const m = createModuleReconciler({ path: join(typoDir, 'oven-reconciller.ts') });
+    await assert.rejects(m.controllerConfig(), (e: unknown) => e instanceof ModuleReconcilerError && e.kind === 'not-found' && e.message === `reconciler module not found: ${join(typoDir, 'oven-reconciller.ts')} (did you mean oven-reconciler.ts?)`);
+    m.dispose();
+    // Nothing close (and a folder that does not exist): no suggestion.
+    assert.equal(moduleNotFoundMessage(join(typoDir, 'planter.ts')), `reconciler module not found: ${join(typoDir, 'planter.ts')}`);
+    assert.equal(moduleNotFoundMessage(join(typoDir, 'no-dir', 'x.ts')), `reconciler module not found: ${join(typoDir, 'no-dir', 'x.ts')}`);
+  } finally {
+    rmSync(typoDir, { recursive: true, force: true });
+  }
 });
 
 test('missing file, missing export, a throw at load time and an invalid result are clear errors', async () => {

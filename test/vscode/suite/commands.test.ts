@@ -230,6 +230,19 @@ describe('commands against the local control plane', function () {
     assert.deepEqual(await shownFrom(mark), []);
   });
 
+  it('Reveal Secret Values… from the palette with no Secrets watched: no picker of other kinds, a message saying how to watch them', async () => {
+    assert.ok(!l.session!.resources.some((r) => r.id === 'secrets'), 'this connection watches no Secrets');
+    const a = await api();
+    const mark = a.shownMark();
+    const r = await vscode.commands.executeCommand<{ ok: boolean; reason?: string; message?: string }>('reconcileLab.revealSecret');
+    assert.equal(r.ok, false);
+    assert.equal(r.reason, 'notFound');
+    const shown = a.shownSince(mark);
+    assert.ok(!shown.some((t) => t.kind === 'quickPick'), shown.map((t) => t.text).join(' | '));
+    assert.deepEqual(shown.filter((t) => t.kind === 'info').map((t) => t.text), [`Reconcile Lab: ${r.message}`]);
+    assert.match(r.message ?? '', /No Secrets are watched.*add "secrets" to reconcileLab\.resources \(Choose Watched Resources…\)/);
+  });
+
   it('every command returns a failure result (never throws) when not connected', async () => {
     await run('reconcileLab.disconnect');
     for (const id of ['reconcileLab.stepReconcile', 'reconcileLab.dryRunReconcile', 'reconcileLab.inspectCache', 'reconcileLab.stripFinalizers']) {

@@ -266,6 +266,20 @@ describe('safety: Secret values stay masked unless revealed explicitly', functio
       const notSecret = await run('reconcileLab.revealSecret', { key: `${ns}/db`, resource: c.resourceId, confirmed: true });
       assert.equal(notSecret.ok, false, 'a non-Secret (or a key of another resource) is refused');
 
+      // From the palette (no argument): the picker offers the watched Secrets only, not the Widgets or ConfigMaps.
+      const mark = (await api()).shownMark();
+      const pending = runAsStranger('reconcileLab.revealSecret');
+      let pick = '';
+      await waitUntil(async () => {
+        pick = (await api()).shownSince(mark).find((t) => t.kind === 'quickPick')?.text ?? '';
+        return pick !== '';
+      }, 'the Secret pick');
+      await vscode.commands.executeCommand('workbench.action.closeQuickOpen');
+      assert.equal((await pending).ok, false);
+      const rows = pick.split('\n').slice(2);
+      assert.ok(rows.some((row) => row.startsWith(`${ns}/db · Secret`)), pick);
+      assert.ok(rows.every((row) => row.split(' · ')[1] === 'Secret'), pick);
+
       const revealed = ok(await run<{ uri: string }>('reconcileLab.revealSecret', { key: `${ns}/db`, resource: 'secrets', confirmed: true }));
       const shown = (await vscode.workspace.openTextDocument(vscode.Uri.parse(revealed.uri))).getText();
       assert.ok(shown.includes(value), 'the revealed view shows the value');

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as vscode from 'vscode';
 import type { StepResult } from '../../../src/core/controller/controller.ts';
-import { connectTo, lab, labCluster, ok, ROOT, run, testNamespace, waitUntil, widget, widgetCrd } from './support/lab.ts';
+import { api, connectTo, lab, labCluster, ok, ROOT, run, testNamespace, waitUntil, widget, widgetCrd } from './support/lab.ts';
 
 describe('workspace trust [untrusted]', function () {
   this.timeout(90_000);
@@ -113,6 +113,31 @@ describe('workspace trust', function () {
     assert.match(r.loopProblem ?? '', /reconcileLab\.reconciler\.modulePath: samples\/module-reconciler\.ts\.bak is not a JavaScript or TypeScript file \("\.bak"\): a reconciler module's name must end in \.ts, \.mts, \.cts, \.js, \.mjs or \.cjs/);
     assert.equal(l.session?.loopProblem?.reason, 'config');
     assert.equal(l.session?.controller, undefined);
+  });
+
+  it('a module path naming no file (a typo) is a loop problem at connect, with the file meant and Open Settings; the right path builds the loop', async () => {
+    const l = await lab();
+    const ns = await testNamespace('ext-trust');
+    const dir = mkdtempSync(join(tmpdir(), 'rl-typo-'));
+    try {
+      writeFileSync(join(dir, 'oven-reconciler.ts'), 'export function reconcile() { return {}; }\n');
+      const from = (await api()).shownMark();
+      const r = await connectTo(ns, { reconcilerKind: 'module', reconcilerModulePath: join(dir, 'oven-reconciller.ts') });
+      assert.match(r.loopProblem ?? '', /reconcileLab\.reconciler\.modulePath ".*oven-reconciller\.ts": reconciler module not found: .*oven-reconciller\.ts \(did you mean oven-reconciler\.ts\?\)\. Fix the setting, then reconnect\./);
+      assert.equal(l.session?.loopProblem?.reason, 'config');
+      assert.equal(l.session?.loopProblem?.setting, 'reconciler.modulePath');
+      assert.equal(l.session?.controller, undefined, 'no loop whose every reconcile would fail with "not found"');
+      await waitUntil(() => /did you mean oven-reconciler\.ts\?/.test(l.queueView.message ?? ''), 'the Work Queue view says it');
+      assert.match(l.queueView.description ?? '', /^no loop/, 'the header does not show the module as if it were fine');
+      assert.ok((await api()).shownSince(from).some((t) => t.kind === 'warning' && /did you mean oven-reconciler\.ts\?/.test(t.text)), 'a warning says it at once');
+      // Fixed: the loop is built.
+      const fixed = await connectTo(ns, { reconcilerKind: 'module', reconcilerModulePath: join(dir, 'oven-reconciler.ts') });
+      assert.equal(fixed.loopProblem, undefined);
+      assert.ok(l.session?.controller);
+      await l.disconnect();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('builds no loop for a module whose predicates or options exports are wrong, and says which export to fix', async () => {

@@ -54,6 +54,33 @@ describe('Step has one meaning, and relative times tick', function () {
     assert.equal(again.step.kind === 'reconciled' && again.step.key, last);
   });
 
+  it('after Stop, F10 steps the key still selected in the Resources view, even when a Work Queue row selected later left the queue', async () => {
+    await vscode.commands.executeCommand('reconcileLab.resources.focus');
+    ok(await run('reconcileLab.pauseLoop'));
+    for (const name of ['a', 'b', 'c']) ok(await run('reconcileLab.reconcileNow', { key: `${ns}/${name}` }));
+    const queued = l.session!.queuedKeys();
+    assert.ok(queued.length >= 2, `two keys queued: ${queued.join(', ')}`);
+    const [head, chosen] = [queued[0]!, queued[queued.length - 1]!];
+    // The object selected in the Resources view…
+    l.resourcesTree.flush();
+    await l.resourcesView.reveal(l.resourcesTree.nodeFor(c.resourceId, chosen)!, { select: true, focus: true });
+    await waitUntil(() => l.stepTarget()?.key === chosen, 'the Resources selection is the step target');
+    // …then a Work Queue row (the latest selection wins)…
+    await vscode.commands.executeCommand('reconcileLab.queue.focus');
+    l.queueTree.getChildren();
+    await l.queueView.reveal(l.queueTree.nodeFor(head)!, { select: true, focus: true });
+    await waitUntil(() => l.stepTarget()?.key === head && l.stepTarget()?.source === 'selection', 'the queue row is the step target');
+    // …which leaves the view when Stop drops the queue: the Resources view's selection counts again.
+    ok(await run('reconcileLab.stopLoop'));
+    await waitUntil(() => l.queueView.selection.length === 0, 'the queue row is gone');
+    await waitUntil(() => l.stepTarget()?.key === chosen, 'the step target falls back to the Resources selection');
+    assert.equal(l.resourcesView.description, `Step ${chosen} (selected)`);
+    // F10 / the title button (no argument) starts the loop paused and steps that key, not the head of the queue.
+    const r = ok(await run<{ step: StepResult }>('reconcileLab.stepReconcile'));
+    assert.equal(r.step.kind === 'reconciled' && r.step.key, chosen);
+    assert.equal(l.session!.loopState(), 'paused');
+  });
+
   it('a Terminating age ticks: one timer refreshes the visible views every second, and stops when they are hidden', async () => {
     const { client } = labCluster();
     await client.create(c.gvr, widget(c, ns, 'ticking', { finalizers: [LEGACY] }));

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { otherControllersNote, pausedQueueMessage, selectedKeyOf, stepTargetOf, stepTargetText } from '../../../../src/host/views/stepTarget.ts';
+import { otherControllersNote, pausedQueueMessage, selectedKeyOf, selectionAfter, stepTargetOf, stepTargetText } from '../../../../src/host/views/stepTarget.ts';
 
 const P = 'widgets.lab.reconcile.dev';
 
@@ -26,6 +26,27 @@ test('step target: the selected key when it exists, else the head of the queue; 
   assert.equal(stepTargetText({ key: 'ns/sel', source: 'selection' }), 'Step ns/sel (selected)');
   assert.equal(stepTargetText({ key: 'ns/head', source: 'queue' }), 'Step ns/head (next in queue)');
   assert.equal(stepTargetText(undefined), 'Step: nothing queued');
+});
+
+test('the latest selection wins; a Work Queue row that leaves the queue hands the selection back to the Resources view\'s, not to the head of the queue', () => {
+  const inResources = selectionAfter(undefined, { view: 'resources', key: 'kitchen/cold-oven', emptied: false }, undefined);
+  assert.deepEqual(inResources, { key: 'kitchen/cold-oven', view: 'resources' });
+  // Later a queue row is clicked: it wins.
+  const inQueue = selectionAfter(inResources, { view: 'queue', key: 'kitchen/pizza-hot', emptied: false }, 'kitchen/cold-oven');
+  assert.deepEqual(inQueue, { key: 'kitchen/pizza-hot', view: 'queue' });
+  // That row leaves the queue (reconciled, or the loop stopped): the Resources view still shows cold-oven selected.
+  assert.deepEqual(selectionAfter(inQueue, { view: 'queue', key: undefined, emptied: true }, 'kitchen/cold-oven'), { key: 'kitchen/cold-oven', view: 'resources' });
+  // Nothing selected over there either: no key.
+  assert.deepEqual(selectionAfter(inQueue, { view: 'queue', key: undefined, emptied: true }, undefined), { key: undefined, view: 'resources' });
+  // An emptied selection in the other view does not undo the latest one.
+  assert.deepEqual(selectionAfter(inQueue, { view: 'resources', key: undefined, emptied: true }, 'kitchen/pizza-hot'), inQueue);
+  // A row that selects no key (a kind row) is a selection too: it clears the key.
+  assert.deepEqual(selectionAfter(inQueue, { view: 'resources', key: undefined, emptied: false }, 'kitchen/pizza-hot'), { key: undefined, view: 'resources' });
+});
+
+test('with the loop stopped and nothing selected, the step text does not claim "nothing queued": Step starts the loop first', () => {
+  assert.equal(stepTargetText(undefined, true), 'Step: starts the loop paused, then the head of its queue');
+  assert.equal(stepTargetText({ key: 'ns/sel', source: 'selection' }, true), 'Step ns/sel (selected)');
 });
 
 test('the paused Work Queue message names the key Step reconciles once, or says nothing is queued to step', () => {
