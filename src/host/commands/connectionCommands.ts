@@ -1,16 +1,14 @@
 import { existsSync } from 'node:fs';
 import * as vscode from 'vscode';
 import { startLocalControlPlane } from '../../core/controlplane/localControlPlane.ts';
-import { oneVersionPerResource } from '../../core/k8s/discovery.ts';
 import { writeSetting } from '../config.ts';
 import { listKubeContexts } from '../connection/kubeContexts.ts';
 import type { ConnectRequest, ReconcileLab } from '../reconcileLab.ts';
 import type { Session } from '../session/session.ts';
 import type { ReconcilerKind, Settings } from '../settings.ts';
-import { resourceIdOfGvr } from '../../core/k8s/objects.ts';
 import { boolArg, fail, isFailure, stringArg, stringArrayArg, type CommandResult, type Failure } from './args.ts';
 import { CHOOSE_FILE_LABEL, connectChoices, CONNECT_BROWSE, CONNECT_LOCAL, START_LOCAL_LABEL } from '../connection/kubeconfigSource.ts';
-import { requireSession } from './pickers.ts';
+import { requireSession, watchableResourceItems } from './pickers.ts';
 import { refusePrivileged } from './privileged.ts';
 import * as ui from '../ui.ts';
 import { ApiError } from '../../core/k8s/client.ts';
@@ -201,16 +199,7 @@ export async function selectResources(lab: ReconcileLab, arg: unknown): Promise<
   let chosen = stringArrayArg(arg, 'resources');
   if (!chosen) {
     const current = new Set(s.resources.map((r) => r.id));
-    const candidates = oneVersionPerResource(s.discovered, (r) => r.verbs.includes('list') && r.verbs.includes('watch'))
-      .map((r) => ({ id: resourceIdOfGvr(r), r, custom: s.customResources.has(resourceIdOfGvr(r)) }))
-      .sort((a, b) => Number(b.custom) - Number(a.custom) || a.id.localeCompare(b.id));
-    const items = candidates.map((c) => ({
-      label: c.r.kind,
-      description: c.id,
-      detail: `${c.r.group || 'core'}/${c.r.version} · ${c.r.namespaced ? 'namespaced' : 'cluster-scoped'}${c.custom ? ' · custom resource' : ''}`,
-      picked: current.has(c.id),
-      id: c.id,
-    }));
+    const items = watchableResourceItems(s).map((c) => ({ ...c, picked: current.has(c.id) }));
     const picks = await ui.pick(items, { canPickMany: true, title: 'Resources to watch (none: every custom resource)', matchOnDescription: true });
     if (!picks) return fail('cancelled', 'Nothing chosen.');
     chosen = picks.map((p) => p.id);

@@ -1,11 +1,36 @@
 import * as vscode from 'vscode';
+import { oneVersionPerResource } from '../../core/k8s/discovery.ts';
 import { keyOf as keyOfObject, splitKey } from '../../core/k8s/keys.ts';
+import { resourceIdOfGvr } from '../../core/k8s/objects.ts';
 import { RemoteController } from '../../core/bridge/remoteController.ts';
 import type { ReconcileLab } from '../reconcileLab.ts';
 import type { Session } from '../session/session.ts';
 import { finalizersOf, presentObject } from '../views/presentation.ts';
 import * as ui from '../ui.ts';
 import { fail, keyOf, targetOf, type Failure, type ObjectTarget } from './args.ts';
+
+/** One resource the server serves, as the resource pickers offer it. */
+export interface ResourceChoice extends vscode.QuickPickItem {
+  /** `plural.group` (`configmaps` for the core group). */
+  readonly id: string;
+}
+
+/**
+ * The resources `s`'s server serves that an informer can watch (list and watch), one version each, as quick pick
+ * items: custom resources first, then by id; `first` (the current choice, when served) before all and described
+ * as current. Label the kind, description the id, detail group/version, scope and "custom resource".
+ */
+export function watchableResourceItems(s: Session, first?: string): ResourceChoice[] {
+  return oneVersionPerResource(s.discovered, (r) => r.verbs.includes('list') && r.verbs.includes('watch'))
+    .map((r) => ({ id: resourceIdOfGvr(r), r, custom: s.customResources.has(resourceIdOfGvr(r)) }))
+    .sort((a, b) => Number(b.id === first) - Number(a.id === first) || Number(b.custom) - Number(a.custom) || a.id.localeCompare(b.id))
+    .map((c) => ({
+      label: c.r.kind,
+      description: `${c.id}${first !== undefined && c.id === first ? ' · current' : ''}`,
+      detail: `${c.r.group || 'core'}/${c.r.version} · ${c.r.namespaced ? 'namespaced' : 'cluster-scoped'}${c.custom ? ' · custom resource' : ''}`,
+      id: c.id,
+    }));
+}
 
 /** The connected session, or a failure (telling the person when the command was run by hand). */
 export function requireSession(lab: ReconcileLab, arg: unknown): Session | Failure {

@@ -1,6 +1,5 @@
 import { readFile } from 'node:fs/promises';
 import * as vscode from 'vscode';
-import { oneVersionPerResource } from '../../core/k8s/discovery.ts';
 import { resourceIdOfGvr } from '../../core/k8s/objects.ts';
 import { WIDGET_GVR } from '../../core/reconcilers/labReconciler.ts';
 import { readSettings, writeSetting } from '../config.ts';
@@ -9,6 +8,7 @@ import type { ReconcileLab } from '../reconcileLab.ts';
 import type { ReconcilerKind } from '../settings.ts';
 import * as ui from '../ui.ts';
 import { fail, stringArg, type CommandResult } from './args.ts';
+import { watchableResourceItems } from './pickers.ts';
 import { refusePrivileged } from './privileged.ts';
 import { execCommandProblem, looksLikeReconcilerModule, MODULE_EXTENSIONS, modulePathSetting, reconcilerChoiceItems, type ReconcilerChoice } from './reconcilerChoice.ts';
 
@@ -122,17 +122,6 @@ async function pickModule(folder: string | undefined, current: string): Promise<
 async function pickResource(lab: ReconcileLab, current: string): Promise<string | undefined> {
   const s = lab.session;
   if (!s) return current;
-  const candidates = oneVersionPerResource(s.discovered, (r) => r.verbs.includes('list') && r.verbs.includes('watch'))
-    .map((r) => ({ id: resourceIdOfGvr(r), r, custom: s.customResources.has(resourceIdOfGvr(r)) }))
-    .sort((a, b) => Number(b.id === current) - Number(a.id === current) || Number(b.custom) - Number(a.custom) || a.id.localeCompare(b.id));
-  const picked = await ui.pick(
-    candidates.map((c) => ({
-      label: c.r.kind,
-      description: `${c.id}${c.id === current ? ' · current' : ''}`,
-      detail: `${c.r.group || 'core'}/${c.r.version} · ${c.r.namespaced ? 'namespaced' : 'cluster-scoped'}${c.custom ? ' · custom resource' : ''}`,
-      id: c.id,
-    })),
-    { title: 'Which resource does your reconciler reconcile?', matchOnDescription: true },
-  );
+  const picked = await ui.pick(watchableResourceItems(s, current), { title: 'Which resource does your reconciler reconcile?', matchOnDescription: true });
   return picked?.id;
 }
