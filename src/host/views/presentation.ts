@@ -4,6 +4,7 @@
  * state itself (phases, counters, conditions) comes from core unchanged.
  * Unit-tested in test/unit/host-free/views/presentation.test.ts.
  */
+import { isScratchObject } from '../../core/checks/scratch.ts';
 import type { EnqueueReason, KeyState, ReconcileOutcome } from '../../core/controller/keyState.ts';
 import type { ObjectKey } from '../../core/k8s/keys.ts';
 import { conditionOf, observedGenerationOf, type Condition, type KubeObject } from '../../core/k8s/objects.ts';
@@ -353,6 +354,11 @@ export function presentObject(obj: KubeObject, key: KeyState | undefined, now: n
   const parts: string[] = [];
   const tooltip: TooltipLine[] = [];
   if (obj.kind) tooltip.push({ label: 'Kind', value: `${obj.kind}${obj.apiVersion ? ` (${obj.apiVersion})` : ''}` });
+  // While robustness checks run, their scratch copies are in the cache like any object: say what they are first.
+  if (isScratchObject(obj)) {
+    parts.push('robustness-check copy');
+    tooltip.push({ label: 'Robustness checks', value: 'a scratch copy made by Run Robustness Checks…; not your object, and not reconciled by this loop. It is deleted with its scratch namespace when the checks end.' });
+  }
   if (terminating) {
     const age = ageOf(meta.deletionTimestamp, now) ?? '?';
     parts.push(`Terminating ${age}${finalizers.length ? ` (${finalizers.join(', ')})` : ''}`);

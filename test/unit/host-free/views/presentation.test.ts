@@ -114,6 +114,16 @@ describe('presentKey', () => {
 });
 
 describe('presentObject', () => {
+  it('marks a robustness check\'s scratch copy as such (its scratch namespace, or the label of a cluster-scoped copy); your own objects are not', () => {
+    const copy = presentObject({ ...widget({}), metadata: { ...widget({}).metadata, namespace: 'rl-check-3accf0a0' } }, undefined, NOW);
+    assert.match(copy.description, /^robustness-check copy/);
+    assert.ok(copy.tooltip.some((l) => l.label === 'Robustness checks' && /scratch copy made by Run Robustness Checks/.test(l.value)));
+    const clusterCopy = presentObject({ metadata: { name: 'rl-check-3accf0a0-g', labels: { 'checks.reconcile-lab.dev/scratch': 'rl-check-3accf0a0' } } }, undefined, NOW);
+    assert.match(clusterCopy.description, /^robustness-check copy/);
+    const own = presentObject(widget({}), undefined, NOW);
+    assert.doesNotMatch(own.description, /robustness-check/);
+    assert.ok(!own.tooltip.some((l) => l.label === 'Robustness checks'));
+  });
   it('shows a Terminating object with its deletion age and finalizers first', () => {
     const p = presentObject(widget({ deletionTimestamp: '2026-03-01T11:57:00Z', finalizers: ['lab.reconcile.dev/cleanup'] }), undefined, NOW);
     assert.match(p.description, /^Terminating 3m \(lab\.reconcile\.dev\/cleanup\)/);
