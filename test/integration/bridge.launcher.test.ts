@@ -1,8 +1,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 import { realClock } from '../../src/core/clock.ts';
 import { launchProcess } from '../../src/core/bridge/launcher.ts';
 import { alive } from '../support/alive.ts';
@@ -36,7 +37,7 @@ test('launcher: bridge env wins, output captured, stop kills the whole process g
   const gpid = Number(grandchild);
   assert.ok(alive(gpid));
   const exit = await p.stop();
-  assert.equal(exit.signal, 'SIGTERM');
+  assert.equal(exit.signal, 'SIGINT', 'Ctrl+C first: sh dies of it (its background sleep ignores it, the group kill after the leader exited takes it)');
   await gone(gpid, 'the grandchild (like the binary go run builds)');
   assert.deepEqual(p.tail(), [line]);
   p.dispose();
@@ -85,6 +86,69 @@ test('launcher: when the owner dies without cleaning up (SIGKILL), the watchdog 
   owner.kill('SIGKILL');
   await gone(leader, 'the program');
   await gone(grandchild, 'its child');
+});
+
+/**
+ * A Go program (no dependencies) that prints "up", then on SIGINT or SIGTERM says which and exits 0 (as a manager
+ * does): on stdout, or appended to the file $SAID when set (a write to a closed pipe would kill it with SIGPIPE).
+ */
+function signalWaitingModule(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'rl-launch-go-'));
+  writeFileSync(join(dir, 'go.mod'), 'module example.com/waiter\n\ngo 1.22\n');
+  writeFileSync(
+    join(dir, 'main.go'),
+    'package main\n\nimport (\n\t"fmt"\n\t"os"\n\t"os/signal"\n\t"syscall"\n)\n\nfunc main() {\n\tc := make(chan os.Signal, 1)\n\tsignal.Notify(c, syscall.SIGINT, syscall.SIGTERM)\n\tfmt.Println("up")\n\tgot := fmt.Sprintln("got", <-c)\n\tif f := os.Getenv("SAID"); f != "" {\n\t\t_ = os.WriteFile(f, []byte(got), 0o600)\n\t\treturn\n\t}\n\tfmt.Print(got)\n}\n',
+  );
+  mkdirSync(join(dir, 'gotmp'));
+  return dir;
+}
+
+test('launcher: stopping a `go run` program lets it shut down on SIGINT and leaves no go-build directory behind', { timeout: 180_000 }, async () => {
+  const dir = signalWaitingModule();
+  try {
+    // GOTMPDIR: where `go run` puts its build directory (the compiled binary), watched here instead of all of /tmp.
+    const p = launchProcess({ command: 'go', args: ['run', '.'], cwd: dir, env: { GOTMPDIR: join(dir, 'gotmp') } }, { clock: realClock, bridgeEnv: {}, killGraceMs: 20_000 });
+    assert.equal(await firstLine(p), 'up');
+    assert.equal(readdirSync(join(dir, 'gotmp')).length, 1, 'go run built the program into its build directory');
+    const exit = await p.stop();
+    assert.deepEqual(p.tail(), ['up', 'got interrupt'], 'the program saw SIGINT, as from Ctrl+C in a terminal');
+    assert.equal(exit.signal, null, 'go run was not killed: it waited for its program and exited by itself');
+    assert.deepEqual(readdirSync(join(dir, 'gotmp')), [], 'go run removed its build directory');
+    p.dispose();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('launcher: when the owner of a `go run` program is SIGKILLed, the watchdog ends it with SIGINT and no go-build directory is left', { timeout: 180_000 }, async () => {
+  const dir = signalWaitingModule();
+  const launcher = resolve(import.meta.dirname, '../../src/core/bridge/launcher.ts');
+  const clock = resolve(import.meta.dirname, '../../src/core/clock.ts');
+  const said = join(dir, 'said.txt');
+  const script = `
+    const { launchProcess } = await import(${JSON.stringify(launcher)});
+    const { realClock } = await import(${JSON.stringify(clock)});
+    const p = launchProcess({ command: 'go', args: ['run', '.'], cwd: ${JSON.stringify(dir)}, env: { GOTMPDIR: ${JSON.stringify(join(dir, 'gotmp'))}, SAID: ${JSON.stringify(said)} } }, { clock: realClock, bridgeEnv: {} });
+    p.onOutput((o) => { if (o.line === 'up') process.stdout.write(p.pid + '\\n'); });
+    setInterval(() => {}, 1000);
+  `;
+  try {
+    const owner = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const leader = await new Promise<number>((r) => {
+      let buf = '';
+      owner.stdout!.on('data', (b: Buffer) => {
+        buf += b.toString();
+        if (buf.includes('\n')) r(Number(buf.split('\n')[0]));
+      });
+    });
+    assert.equal(readdirSync(join(dir, 'gotmp')).length, 1, 'go run built the program into its build directory');
+    owner.kill('SIGKILL');
+    await gone(leader, 'go run');
+    assert.equal(readFileSync(said, 'utf8'), 'got interrupt\n', 'the program saw SIGINT first');
+    assert.deepEqual(readdirSync(join(dir, 'gotmp')), [], 'go run removed its build directory');
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 // A stand-in for a Go program whose bridge module is older or newer than the editor, or that dials and says

@@ -33,7 +33,7 @@ export interface LaunchOptions {
   bridgeEnv: Readonly<Record<string, string>>;
   /** Lines of output kept for {@link LaunchedProcess.tail} (each cut to {@link MAX_OUTPUT_LINE_CHARS}). Default 200. */
   keepLines?: number;
-  /** Grace between SIGTERM and SIGKILL on stop. Default 3 s. */
+  /** Grace after SIGINT before SIGTERM, and after SIGTERM before SIGKILL, on stop. Default 3 s. */
   killGraceMs?: number;
 }
 
@@ -92,10 +92,15 @@ export function launchSpecOf(commandLine: string, extra: Omit<LaunchSpec, 'comma
  *
  * Nothing outlives its owner: the program runs in its own process group
  * (so `go run`'s child, the built binary, belongs to it too); {@link stop} /
- * {@link dispose} send SIGTERM to the whole group, then SIGKILL after the
- * grace period. If the owner itself dies without disposing (a crashed or
- * killed editor), the owner's parent-death watchdog (src/core/process/ownerWatchdog.ts:
- * a tiny `sh` that reads a pipe from the owner) sees the pipe close and kills the group.
+ * {@link dispose} end the whole group the way Ctrl+C in a terminal does: SIGINT
+ * first, so `go run` waits for its program and then removes its build directory
+ * (`/tmp/go-build…`, tens of MB per run; SIGTERM would kill `go run` at once and
+ * leave it behind) while controller-runtime's signal handler shuts the manager
+ * down as it would on SIGTERM. A program that ignores SIGINT gets SIGTERM after
+ * the grace period, then SIGKILL. If the owner itself dies without disposing (a
+ * crashed or killed editor), the owner's parent-death watchdog
+ * (src/core/process/ownerWatchdog.ts: a tiny `sh` that reads a pipe from the
+ * owner) sees the pipe close and ends the group the same way.
  */
 export class LaunchedProcess implements Disposable {
   readonly pid: number | undefined;
@@ -197,28 +202,34 @@ export class LaunchedProcess implements Disposable {
     return [this.firstFatal, '…', ...this.lines.slice(-(n - 2))];
   }
 
-  /** SIGTERM to the process group, SIGKILL after the grace period; resolves when it exited. Idempotent. */
+  /**
+   * SIGINT to the process group; SIGTERM after the grace period if it still runs, SIGKILL one grace period later.
+   * Resolves when the program exited. Idempotent.
+   */
   stop(): Promise<ProcessExit> {
     if (this.exitValue) return Promise.resolve(this.exitValue);
     this.stopping ??= (async () => {
-      this.kill('SIGTERM');
-      const timer = this.clock.setTimeout(() => this.kill('SIGKILL'), this.killGraceMs);
+      this.kill('SIGINT');
+      const timers = [
+        this.clock.setTimeout(() => this.kill('SIGTERM'), this.killGraceMs),
+        this.clock.setTimeout(() => this.kill('SIGKILL'), 2 * this.killGraceMs),
+      ];
       try {
         return await this.exited;
       } finally {
-        this.clock.clearTimeout(timer);
+        for (const t of timers) this.clock.clearTimeout(t);
       }
     })();
     return this.stopping;
   }
 
-  /** Kills the group at once (SIGKILL) if it still runs; for synchronous teardown. */
+  /**
+   * Synchronous teardown: {@link stop} without waiting for the exit, and no more output events. The group stays
+   * registered with the owner's watchdog until it exited, so if the owner ends first the watchdog finishes the job.
+   */
   dispose(): void {
-    if (!this.exitValue) {
-      this.kill('SIGTERM');
-      this.kill('SIGKILL');
-    }
-    this.stopWatchdog();
+    if (!this.exitValue) void this.stop();
+    else this.stopWatchdog();
     this.outputEmitter.dispose();
   }
 
@@ -298,7 +309,6 @@ export function leaderElectionFlag(args: readonly unknown[]): string | undefined
   return undefined;
 }
 
-/** A one-line description of an exit for people. */
 /**
  * Why a command could not be started (ENOENT), in the terms of what was given: a path names a file that is not
  * there; a word with shell syntax (~, $VAR) was not expanded (no shell runs it); a bare name is not on PATH.
@@ -310,6 +320,7 @@ export function notFoundText(spec: { readonly command: string; readonly cwd?: st
   return 'no such command on PATH: give its path, or install it';
 }
 
+/** A one-line description of an exit for people. */
 export function describeExit(e: ProcessExit): string {
   if (e.error) return e.error;
   if (e.signal) return `killed by ${e.signal}`;

@@ -101,8 +101,9 @@ export class RunRegistry {
 }
 
 /**
- * Stops another window's program (SIGTERM to its process group, SIGKILL after `graceMs`), the person's choice when a
- * new run would clash with it. Resolves once it is gone.
+ * Stops another window's program, the person's choice when a new run would clash with it: SIGINT to its process
+ * group (as Ctrl+C: `go run` then removes its build directory), SIGTERM after half of `graceMs`, SIGKILL after
+ * `graceMs`. Resolves once it is gone.
  */
 export async function stopOtherRun(r: RunRecord, clock: Clock, graceMs = 5000): Promise<void> {
   const signal = (s: NodeJS.Signals) => {
@@ -116,8 +117,10 @@ export async function stopOtherRun(r: RunRecord, clock: Clock, graceMs = 5000): 
       }
     }
   };
-  signal('SIGTERM');
+  signal('SIGINT');
   const deadline = clock.now() + graceMs;
+  while (processAlive(r.pid) && clock.now() < deadline - graceMs / 2) await sleep(clock, 50);
+  if (processAlive(r.pid)) signal('SIGTERM');
   while (processAlive(r.pid) && clock.now() < deadline) await sleep(clock, 50);
   if (processAlive(r.pid)) signal('SIGKILL');
   while (processAlive(r.pid) && clock.now() < deadline + 2000) await sleep(clock, 50);

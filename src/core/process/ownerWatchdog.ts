@@ -9,8 +9,9 @@ import { toDisposable, type Disposable } from '../lifecycle.ts';
  * Mechanism (POSIX, no native code, no polling): one small `sh` per owner process, started with a pipe on its
  * stdin whose only write end is held by the owner (Node opens it close-on-exec, so no other child inherits it).
  * The owner sends `+<pgid>` / `-<pgid>` lines as it starts and reaps process groups. When the owner dies for
- * any reason the kernel closes the write end, `read` sees end-of-file, and the watchdog sends SIGTERM to every
- * group still registered, then SIGKILL after the grace period.
+ * any reason the kernel closes the write end, `read` sees end-of-file, and the watchdog ends every group still
+ * registered as Ctrl+C in a terminal would: SIGINT (`go run` then waits for its program and removes its build
+ * directory, which SIGTERM would leave behind), SIGTERM after the grace period, SIGKILL one second later.
  *
  * The watchdog runs in a session of its own (`detached`), so a Ctrl-C in the terminal or a signal to the
  * owner's process group does not take it down with the owner; it ignores SIGINT and SIGHUP too. It never keeps
@@ -33,12 +34,15 @@ const SCRIPT = [
   '    -*) case "$groups" in *" $g "*) groups="${groups%% $g *} ${groups#* $g }" ;; esac ;;',
   '  esac',
   'done',
+  '[ -n "${groups# }" ] || exit 0',
+  'for g in $groups; do kill -INT "-$g" 2>/dev/null; done',
+  'sleep "$1"',
   'for g in $groups; do kill -TERM "-$g" 2>/dev/null; done',
-  '[ -n "${groups# }" ] && sleep "$1"',
+  'sleep 1',
   'for g in $groups; do kill -KILL "-$g" 2>/dev/null; done',
 ].join('\n');
 
-/** Grace between the watchdog's SIGTERM and SIGKILL, in whole seconds. */
+/** Grace between the watchdog's SIGINT and SIGTERM, in whole seconds (SIGKILL follows SIGTERM after one more). */
 export const WATCHDOG_GRACE_SECONDS = 2;
 
 let watchdog: ChildProcess | undefined;
@@ -82,8 +86,8 @@ function ensureWatchdog(): ChildProcess | undefined {
 
 /**
  * Registers the process group `pgid` (a leader spawned with `detached: true`) with this process's watchdog:
- * if this process dies before the registration is disposed, the group gets SIGTERM, then SIGKILL after
- * {@link WATCHDOG_GRACE_SECONDS}. Dispose the registration once the group is gone. Never throws: without `sh`
+ * if this process dies before the registration is disposed, the group gets SIGINT, SIGTERM after
+ * {@link WATCHDOG_GRACE_SECONDS}, then SIGKILL. Dispose the registration once the group is gone. Never throws: without `sh`
  * the group is simply not watched.
  */
 export function protectProcessGroup(pgid: number | undefined): Disposable {
