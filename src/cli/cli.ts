@@ -7,7 +7,8 @@ import { createDynamicClient, type DynamicKubeClient } from '../core/k8s/dynamic
 import { discoverResources, findResource, oneVersionPerResource, type DiscoveredResource } from '../core/k8s/discovery.ts';
 import { keyFor, shortKey, splitKey, type ObjectKey } from '../core/k8s/keys.ts';
 import { defaultKubeconfigFiles, KubeConfigError, loadKubeConfig } from '../core/k8s/kubeconfig.ts';
-import { resourceIdFromGvrString, type KubeObject, type ResourceInfo } from '../core/k8s/objects.ts';
+import { resourceIdFromGvrString, resourceIdOfGvr, type KubeObject, type ResourceInfo } from '../core/k8s/objects.ts';
+import { OWNER_UID_INDEX, ownerUidIndexFunc } from '../core/cache/indexFuncs.ts';
 import { KubeTransport } from '../core/k8s/transport.ts';
 import { probeServer, watchServerOutages } from '../core/k8s/reachability.ts';
 import { InformerFactory } from '../core/cache/informerFactory.ts';
@@ -43,6 +44,7 @@ import { createKubeEventRecorder } from '../core/k8s/eventRecorder.ts';
 import { CONFIGMAP_GVR, createLabReconciler, LAB_FINALIZER, labResourceProblem } from '../core/reconcilers/labReconciler.ts';
 import { createExecReconciler } from '../core/reconcilers/execReconciler.ts';
 import { createModuleReconciler, ModuleReconcilerError } from '../core/reconcilers/moduleReconciler.ts';
+import { addModuleIndexes, type ModuleIndex } from '../core/reconcilers/moduleIndexes.ts';
 import { parsePredicateSpec } from '../core/controller/predicateSpec.ts';
 import { missingNamespaceNote, missingObjectNote } from '../core/k8s/absent.ts';
 import { closestNames } from '../core/text/closest.ts';
@@ -521,12 +523,14 @@ async function check(args: CliArgs, io: CliIo, log: Logger, s: Session): Promise
         : createModuleReconciler({ path: spec.path, log });
   const predicates = args.predicates.map((p) => parsePredicateSpec(p));
   let transitions = args.transitions;
+  let indexes: ModuleIndex[] = [];
   if (spec.kind === 'module') {
     const m = createModuleReconciler({ path: spec.path, log });
     try {
       const config = await m.controllerConfig();
       predicates.push(...config.predicates);
       transitions ??= config.checkTransitions;
+      indexes = config.indexes;
     } catch (e) {
       if (e instanceof ModuleReconcilerError && (e.kind === 'export' || e.kind === 'config')) throw new UsageError(moduleUsageMessage(e));
       throw e;
@@ -534,6 +538,8 @@ async function check(args: CliArgs, io: CliIo, log: Logger, s: Session): Promise
       m.dispose();
     }
   }
+  // The resources the module's indexes are on are watched by each check run (a usage error when not served).
+  const indexedResources = moduleIndexResources(s, indexes);
   if (args.go) {
     const problem = goContextProblem(s.kubeconfigPath, s.cluster.name);
     if (problem) throw new UsageError(problem);
@@ -591,7 +597,8 @@ async function check(args: CliArgs, io: CliIo, log: Logger, s: Session): Promise
       cluster: s.cluster,
       ...(args.confirmCluster ? { confirmCluster: args.confirmCluster } : {}),
       primary: s.resource,
-      owned: [{ ...CHECK_CONFIGMAPS }, ...s.owned.filter((o) => !(o.group === '' && o.resource === CHECK_CONFIGMAPS.resource))],
+      owned: [{ ...CHECK_CONFIGMAPS }, ...s.owned.filter((o) => !(o.group === '' && o.resource === CHECK_CONFIGMAPS.resource)), ...indexedResources],
+      ...(indexes.length ? { indexes } : {}),
       ...(args.go
         ? {
             go: {
@@ -1278,6 +1285,24 @@ export function ownedResources(s: Pick<Session, 'resource' | 'owned'>): Resource
   return out;
 }
 
+/**
+ * The resources a module's indexes are on that the loop does not watch already (the primary and
+ * {@link ownedResources}), resolved against what the cluster serves; a resource it does not serve is a usage error.
+ */
+export function moduleIndexResources(s: Pick<Session, 'resource' | 'owned' | 'served'>, indexes: readonly ModuleIndex[]): ResourceInfo[] {
+  const watched = [s.resource, ...ownedResources(s)].map(resourceIdOfGvr);
+  const out: ResourceInfo[] = [];
+  for (const x of indexes) {
+    if (watched.includes(x.resourceId) || out.some((r) => resourceIdOfGvr(r) === x.resourceId)) continue;
+    try {
+      out.push(resolveResource(s.served, x.resourceId, 'resource:'));
+    } catch (e) {
+      throw e instanceof UsageError ? new UsageError(`the module's index "${x.name}": ${e.message}`) : e;
+    }
+  }
+  return out;
+}
+
 /** The names of the predicates a built-in loop's controller filters its primary's events with (flags, then the module's). */
 const predicatesOf = new WeakMap<Controller, string[]>();
 
@@ -1364,7 +1389,8 @@ async function startController(args: CliArgs, io: CliIo, log: Logger, s: Session
     }),
   );
   const namespace = s.resource.namespaced ? args.namespace : undefined;
-  const primary = factory.informerFor(s.resource, namespace ? { namespace } : {});
+  // Every informer has the owner-UID index, as in the editor (ctx.cache.indexer(gvr).byIndex('ownerUid', uid)).
+  const primary = factory.informerFor(s.resource, { ...(namespace ? { namespace } : {}), indexers: { [OWNER_UID_INDEX]: ownerUidIndexFunc } });
   // Kubernetes Events go through the plain client (not journaled as reconciler writes).
   const recorder = store.add(createKubeEventRecorder({ client: s.client, component: 'reconcile-lab', clock: realClock, log }));
   pendingFlushes.set(store, [...(pendingFlushes.get(store) ?? []), () => recorder.flush()]);
@@ -1401,13 +1427,15 @@ async function startController(args: CliArgs, io: CliIo, log: Logger, s: Session
     fieldFight: { ownManager: 'reconcile-lab' },
     hotLoop: { predicateAdvice: cliPredicateAdvice(modulePath) },
   }).for(primary, predicates.length ? { predicates } : {});
-  // Children: a child's event (a deleted or edited ConfigMap the reconciler made) reconciles its controller owner.
-  for (const child of ownedResources(s)) {
+  // Children: a child's event (a deleted or edited ConfigMap the reconciler made) reconciles its controller owner. A
+  // resource a module's index is on is watched as one too.
+  for (const child of [...ownedResources(s), ...moduleIndexResources(s, moduleConfig?.indexes ?? [])]) {
     const childNs = child.namespaced ? namespace : undefined;
-    const informer = factory.informerFor(child, childNs ? { namespace: childNs } : {});
+    const informer = factory.informerFor(child, { ...(childNs ? { namespace: childNs } : {}), indexers: { [OWNER_UID_INDEX]: ownerUidIndexFunc } });
     builder.owns(informer);
     scoped.push({ informer, ...(childNs ? { namespace: childNs } : {}) });
   }
+  if (moduleConfig?.indexes.length) addModuleIndexes(moduleConfig.indexes, scoped.map((x) => x.informer));
   // A concurrent `check`'s scratch copies are not this loop's to reconcile.
   builder.withEventFilter(notScratchCopies());
   const controller = store.add(builder.build(reconciler));

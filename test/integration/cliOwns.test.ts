@@ -130,6 +130,60 @@ export async function reconcile(request, ctx) { return reconcileOnce(request, ct
     assert.match(j.error, /^the cluster does not serve deploymentz\.apps: API group apps serves deployments.* \(did you mean --owns deployments\.apps\?\)$/);
   });
 
+  test('a module\'s own indexes (configmaps and secrets by label) and the owner-UID index answer in step and in a check\'s runs; an index on a resource the cluster does not serve is a usage error', { timeout: 240_000 }, async () => {
+    const path = join(dir, 'indexed.mjs');
+    writeFileSync(path, `
+const CM = { group: '', version: 'v1', resource: 'configmaps' };
+const SECRETS = { group: '', version: 'v1', resource: 'secrets' };
+const byOrder = (o) => (o.metadata.labels?.['shop/order'] ? [o.metadata.labels['shop/order']] : []);
+export const indexes = [
+  { resource: 'configmaps', name: 'order', index: byOrder },
+  { resource: { group: '', version: 'v1', resource: 'secrets' }, name: 'order', index: byOrder },
+];
+export async function reconcile(request, ctx) {
+  let obj;
+  try { obj = await ctx.client.get(ctx.primary, request.namespace, request.name, ctx.signal); } catch (e) { if (e.code === 404) return {}; throw e; }
+  const names = (os) => os.filter((o) => o.metadata.namespace === request.namespace).map((o) => o.metadata.name).sort().join(',');
+  // Keys in the order the server returns them (sorted), so that an unchanged result compares equal and is not written.
+  const data = {
+    configmaps: names(ctx.cache.indexer(CM).byIndex('order', request.name)),
+    owned: names(ctx.cache.indexer(CM).byIndex('ownerUid', obj.metadata.uid)),
+    secrets: names(ctx.cache.indexer(SECRETS).byIndex('order', request.name)),
+  };
+  const name = request.name + '-seen';
+  let seen;
+  try { seen = await ctx.client.get(CM, request.namespace, name, ctx.signal); } catch (e) { if (e.code !== 404) throw e; }
+  if (!seen) await ctx.client.create(CM, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: request.namespace }, data }, { signal: ctx.signal });
+  else if (JSON.stringify(seen.data) !== JSON.stringify(data)) await ctx.client.update(CM, { ...seen, data }, { signal: ctx.signal });
+  return {};
+}
+`);
+    const orders = { group, version: 'v1', resource: plural };
+    const basket = await c.create(orders, { apiVersion: `${group}/v1`, kind, metadata: { name: 'basket', namespace: ns }, spec: { items: 1 } });
+    const label = { 'shop/order': 'basket' };
+    for (const n of ['basket-b', 'basket-a']) await c.create(CONFIGMAPS, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: n, namespace: ns, labels: label } });
+    await c.create(CONFIGMAPS, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'basket-owned', namespace: ns, ownerReferences: [{ apiVersion: `${group}/v1`, kind, name: 'basket', uid: basket.metadata.uid!, controller: true }] } });
+    await c.create({ group: '', version: 'v1', resource: 'secrets' }, { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'basket-key', namespace: ns, labels: label }, stringData: { k: 'v' } });
+    const base = ['--kubeconfig', kubeconfig, '--resource', `${plural}.${group}`, '-n', ns];
+    const r = await cli(['step', `${ns}/basket`, ...base, '--reconciler', `module:${path}`]);
+    assert.equal(r.code, 0, r.stderr);
+    const seen = (await c.get(CONFIGMAPS, ns, 'basket-seen')) as KubeObject & { data?: Record<string, string> };
+    assert.deepEqual(seen.data, { configmaps: 'basket-a,basket-b', owned: 'basket-owned', secrets: 'basket-key' });
+
+    // A check's runs build their own informers over copies: the module's indexes (and the owner-UID one) are there too,
+    // or its reconcile would fail with "Index with name order does not exist".
+    const checked = await cli(['check', `${ns}/basket`, ...base, '--reconciler', `module:${path}`, '--check', 'runTwice', '--copy', 'configmap/basket-a', '--json']);
+    const report = JSON.parse(checked.stdout) as { totals: { errors: number; passed: number; findings: number } };
+    assert.equal(report.totals.errors, 0, checked.stdout + checked.stderr);
+    assert.deepEqual({ passed: report.totals.passed, findings: report.totals.findings }, { passed: 1, findings: 0 }, checked.stdout);
+
+    const typo = join(dir, 'indexed-typo.mjs');
+    writeFileSync(typo, `export const indexes = [{ resource: 'secretz', name: 'order', index: () => [] }];\nexport function reconcile() { return {}; }\n`);
+    const bad = await cli(['step', `${ns}/basket`, ...base, '--reconciler', `module:${typo}`]);
+    assert.equal(bad.code, 2, bad.stderr);
+    assert.equal(bad.stderr, 'reconcile-lab: the module\'s index "order": the cluster does not serve secretz (did you mean resource: secrets?)\n');
+  });
+
   test('--resource: a bare plural, kind or singular resolves to the one group serving it; a typo in the group is exit 2, as a bare name nobody serves', async () => {
     for (const given of [plural, kind, kind.toLowerCase()]) {
       const r = await cli(['inspect', `${ns}/cart`, '--kubeconfig', kubeconfig, '--resource', given]);

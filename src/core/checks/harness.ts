@@ -2,6 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { sleep, type Clock } from '../clock.ts';
 import type { SharedIndexInformer } from '../cache/interfaces.ts';
 import { InformerFactory } from '../cache/informerFactory.ts';
+import { OWNER_UID_INDEX, ownerUidIndexFunc } from '../cache/indexFuncs.ts';
+import { addModuleIndexes, type ModuleIndex } from '../reconcilers/moduleIndexes.ts';
 import { journalingContextFactory } from '../actions/controllerContext.ts';
 import { controllerBuilder } from '../controller/builder.ts';
 import type { Controller, StepResult } from '../controller/controller.ts';
@@ -40,6 +42,8 @@ export interface HarnessEnv {
   primary: ResourceInfo;
   owned: ResourceInfo[];
   predicates: Predicate[];
+  /** A module's own cache indexes, added to the primary's and the owned resources' informers of every run. */
+  indexes?: readonly ModuleIndex[];
   /** The hot-loop warnings' advice on the generation-changed predicate (RunChecksOptions.predicateAdvice). */
   predicateAdvice?: string;
   /** The built-in loop's reconciler (lab, exec, module); unused when {@link HarnessEnv.startRun} is set. */
@@ -407,7 +411,11 @@ export async function startLoopRun(env: HarnessEnv, namespace: string, hooks: Ru
   // run would reconcile the developer's own objects of that kind.
   if (!env.primary.namespaced && hooks.key === undefined) throw new Error('a check run of a cluster-scoped resource needs the key of its copy');
   const primaryScope = env.primary.namespaced ? { namespace } : { fieldSelector: `metadata.name=${hooks.key}` };
-  let primary: SharedIndexInformer<KubeObject> = factory.informerFor(env.primary, primaryScope);
+  // The owner-UID index, as the editor's and the CLI's informers have it (ctx.cache.indexer(gvr).byIndex('ownerUid', uid)).
+  const indexers = { [OWNER_UID_INDEX]: ownerUidIndexFunc };
+  let primary: SharedIndexInformer<KubeObject> = factory.informerFor(env.primary, { ...primaryScope, indexers });
+  const ownedInformers = env.owned.map((o) => factory.informerFor(o, { ...inNs(o), indexers }));
+  if (env.indexes?.length) addModuleIndexes(env.indexes, [primary, ...ownedInformers]);
   let withholding: WithholdingInformer | undefined;
   if (hooks.withholdKey !== undefined) primary = withholding = new WithholdingInformer(primary, hooks.withholdKey);
   const builder = controllerBuilder({
@@ -423,7 +431,7 @@ export async function startLoopRun(env: HarnessEnv, namespace: string, hooks: Ru
       onWrite: (w, key) => run?.writes.push({ record: w, key, at: env.clock.now() }),
     }),
   }).for(primary, env.predicates.length ? { predicates: env.predicates } : {});
-  for (const o of env.owned) builder.owns(factory.informerFor(o, inNs(o)));
+  for (const informer of ownedInformers) builder.owns(informer);
   const controller = builder.build(reconciler);
   run = new ControllerRun(controller, factory, reconciler, env.clock);
   run.frozen = frozen;

@@ -1466,6 +1466,7 @@ export async function runChecks(options: RunChecksOptions, progress?: CheckProgr
   const env: HarnessEnv = {
     transport: options.transport, client: options.client, primary: options.primary, owned,
     predicates: options.predicates ?? [],
+    ...(options.indexes?.length ? { indexes: options.indexes } : {}),
     ...(options.predicateAdvice !== undefined ? { predicateAdvice: options.predicateAdvice } : {}),
     ...(options.createReconciler ? { createReconciler: options.createReconciler } : {}),
     ...(goRunner ? { startRun: goRunner.startRun } : {}),

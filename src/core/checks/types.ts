@@ -1,3 +1,4 @@
+import type { ModuleIndex } from '../reconcilers/moduleIndexes.ts';
 import type { Clock } from '../clock.ts';
 import type { Predicate } from '../controller/predicate.ts';
 import type { Reconciler } from '../controller/reconcile.ts';
@@ -233,6 +234,11 @@ export interface RunChecksOptions {
   keys: ObjectKey[];
   /** Predicates for the primary resource's events, as the loop is configured (flags, a module's `predicates` export). */
   predicates?: Predicate[];
+  /**
+   * A module's own cache indexes (its `indexes` export), added to each run's informers; the resources they are on
+   * must be the primary or among {@link RunChecksOptions.owned}.
+   */
+  indexes?: ModuleIndex[];
   /**
    * How the person turns on the generation-changed predicate where they run the checks (a flag, a setting, a
    * module export), for the hot-loop warnings of the checks' own loop; default: the library call.

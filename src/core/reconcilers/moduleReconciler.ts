@@ -14,14 +14,15 @@ import { predicatesFromExport } from '../controller/predicateSpec.ts';
 import type { WorkQueueKind } from '../workqueue/priorityQueue.ts';
 import { closestNames, unknownFieldsMessage } from '../text/closest.ts';
 import { claimStrayErrors } from './strayErrors.ts';
+import { moduleIndexesFromExport, type ModuleIndex } from './moduleIndexes.ts';
 
 /** The shape a user module exports: `export async function reconcile(request, ctx)` (or a default export of it). */
 export type ReconcileFunction = (request: Request, ctx: ReconcileContext) => Promise<Result | void> | Result | void;
 
 /**
  * `throw`: a JavaScript runtime error (TypeError, ReferenceError, …) thrown by the module's code while reconciling.
- * `export`: no `reconcile` function is exported. `config`: the `predicates`, `options` or `checkTransitions` exports
- * are wrong (only the `controllerConfig()` of {@link createModuleReconciler} throws it).
+ * `export`: no `reconcile` function is exported. `config`: the `predicates`, `options`, `checkTransitions` or `indexes`
+ * exports are wrong (only the `controllerConfig()` of {@link createModuleReconciler} throws it).
  */
 export type ModuleFailureKind = 'not-found' | 'compile' | 'load' | 'export' | 'config' | 'result' | 'throw';
 
@@ -45,6 +46,8 @@ export interface ModuleControllerConfig {
    * checks (unobserved state, stale cache); undefined when not exported.
    */
   checkTransitions?: unknown[];
+  /** From `export const indexes = [{ resource, name, index }, …]`: its own cache indexes ([] when not exported). */
+  indexes: ModuleIndex[];
 }
 
 /** A user module that cannot be used. Thrown from `reconcile`, so the queue retries (and picks up a fix). */
@@ -602,13 +605,15 @@ export function createModuleReconciler(options: ModuleReconcilerOptions): Reconc
     return r as Result;
   }
 
-  /** Reads and validates the `predicates` and `options` exports (named, or on a default object export). */
+  /** Reads and validates the `predicates`, `options`, `checkTransitions` and `indexes` exports (named, or on a default object export). */
   async function controllerConfig(): Promise<ModuleControllerConfig> {
     const { exports: mod } = await current();
     const def = mod.default && typeof mod.default === 'object' ? (mod.default as Record<string, unknown>) : {};
     let predicates: Predicate[];
+    let indexes: ModuleIndex[];
     try {
       predicates = predicatesFromExport(mod.predicates ?? def.predicates, path);
+      indexes = moduleIndexesFromExport(mod.indexes ?? def.indexes, path);
     } catch (e) {
       throw new ModuleReconcilerError('config', (e as Error).message, { cause: e });
     }
@@ -616,7 +621,7 @@ export function createModuleReconciler(options: ModuleReconcilerOptions): Reconc
     if (transitions !== undefined && (!Array.isArray(transitions) || transitions.some((t) => !t || typeof t !== 'object' || Array.isArray(t)))) {
       throw new ModuleReconcilerError('config', `${path}: "checkTransitions" must be an array of JSON merge patches (objects)`);
     }
-    const extra = transitions !== undefined ? { checkTransitions: transitions as unknown[] } : {};
+    const extra = { indexes, ...(transitions !== undefined ? { checkTransitions: transitions as unknown[] } : {}) };
     const raw = mod.options ?? def.options;
     if (raw === undefined) return { predicates, options: {}, ...extra };
     if (!raw || typeof raw !== 'object' || Array.isArray(raw)) throw new ModuleReconcilerError('config', `${path}: "options" must be an object`);

@@ -111,6 +111,7 @@ export class ChecksUi implements vscode.Disposable {
             }
             const predicates = exported ? exported.predicates : recipe.predicates;
             const exportedTransitions = exported ? exported.checkTransitions : recipe.checkTransitions;
+            const indexes = exported ? exported.indexes : recipe.indexes;
             // A module's export wins; else the setting (any reconciler, a Go controller's included).
             const fromSetting = go !== undefined || !exportedTransitions?.length;
             const transitions = fromSetting ? readSettings()['checks.transitions'] : exportedTransitions;
@@ -127,6 +128,7 @@ export class ChecksUi implements vscode.Disposable {
                 keys: [...request.keys],
                 checks: [...request.checks],
                 ...(!go && predicates?.length ? { predicates: [...predicates] } : {}),
+                ...(!go && indexes?.length ? { indexes: [...indexes] } : {}),
                 ...(!go ? { predicateAdvice: settingsPredicateAdvice(recipe.spec.kind === 'module' ? recipe.spec.path : undefined) } : {}),
                 ...(transitions?.length ? { transitions: [...transitions] } : {}),
                 ...(copies.length ? { copies: copies.map((c) => ({ kind: c.kind, name: c.name, path: 'setting reconcileLab.checks.copy' })) } : {}),

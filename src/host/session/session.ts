@@ -32,6 +32,7 @@ import { reconcilerTitle } from '../webview/checksView.ts';
 import { createExecReconciler } from '../../core/reconcilers/execReconciler.ts';
 import { CONFIGMAP_GVR, LAB_FINALIZER, WIDGET_GVR, createLabReconciler, labResourceProblem } from '../../core/reconcilers/labReconciler.ts';
 import { createModuleReconciler, moduleExtensionProblem, ModuleReconcilerError, type ModuleControllerConfig } from '../../core/reconcilers/moduleReconciler.ts';
+import { addModuleIndexes, type ModuleIndex } from '../../core/reconcilers/moduleIndexes.ts';
 import { parsePredicateSpec } from '../../core/controller/predicateSpec.ts';
 import type { SettingKey, Settings } from '../settings.ts';
 import { type ViewChange, type ViewModel, type WatchedResourceView } from '../views/viewModel.ts';
@@ -86,7 +87,9 @@ export interface ReconcilerRecipe {
    * loaded afresh, so a check run picks up an edited export without a reconnect. Rejects when the module does not
    * load (the caller keeps the values read at connect).
    */
-  readonly current?: () => Promise<{ predicates: Predicate[]; checkTransitions?: unknown[] }>;
+  readonly current?: () => Promise<{ predicates: Predicate[]; checkTransitions?: unknown[]; indexes?: ModuleIndex[] }>;
+  /** A module's `indexes` export: its own cache indexes, which the checks' runs add too. */
+  readonly indexes?: readonly ModuleIndex[];
 }
 
 /** Why the loop is not available, for the person: what to do about it. */
@@ -548,6 +551,13 @@ export class Session implements ViewModel, Disposable {
             const cm = byId.get(resourceIdOfGvr(CONFIGMAP_GVR));
             if (cm && (!primaryInfo || resourceIdOfGvr(primaryInfo) !== resourceIdOfGvr(cm))) ownedInfos.push(cm);
           }
+          // A resource a module's index is on is watched (as a child, as the CLI does) and waited for, so the index
+          // holds every object of it before the first reconcile.
+          for (const x of moduleConfig?.indexes ?? []) {
+            const info = byId.get(x.resourceId);
+            if (!info) throw new LoopSettingError('reconciler.modulePath', `reconcileLab.reconciler.modulePath: ${modulePath}: the index "${x.name}" is on ${x.resourceId}, which ${transport.server} does not serve. Fix the module's indexes export, then reconnect.`);
+            if (info !== primaryInfo && !ownedInfos.includes(info)) ownedInfos.push(info);
+          }
           predicates = settings['reconciler.predicates'].map((spec) => {
             try {
               return parsePredicateSpec(spec);
@@ -564,13 +574,18 @@ export class Session implements ViewModel, Disposable {
               predicates: [...predicates],
               predicateSpecs: [...settings['reconciler.predicates']],
               ...(moduleConfig?.checkTransitions?.length ? { checkTransitions: moduleConfig.checkTransitions } : {}),
+              ...(moduleConfig?.indexes.length ? { indexes: moduleConfig.indexes } : {}),
               ...(spec.kind === 'module'
                 ? {
                     current: async () => {
                       const probe = createModuleReconciler({ path: spec.path, log: log.child({ reconciler: 'module' }) });
                       try {
                         const cfg = await probe.controllerConfig();
-                        return { predicates: [...settingPredicates, ...cfg.predicates], ...(cfg.checkTransitions?.length ? { checkTransitions: [...cfg.checkTransitions] } : {}) };
+                        return {
+                          predicates: [...settingPredicates, ...cfg.predicates],
+                          ...(cfg.checkTransitions?.length ? { checkTransitions: [...cfg.checkTransitions] } : {}),
+                          ...(cfg.indexes.length ? { indexes: cfg.indexes } : {}),
+                        };
                       } finally {
                         probe.dispose();
                       }
@@ -618,6 +633,9 @@ export class Session implements ViewModel, Disposable {
           indexers: { [OWNER_UID_INDEX]: ownerUidIndexFunc },
         }),
       }));
+
+      // A module's own indexes, on informers that have not started yet (each resource they are on is watched: above).
+      if (reconciler && moduleConfig?.indexes.length) addModuleIndexes(moduleConfig.indexes, watched.map((w) => w.informer));
 
       const journal = store.add(new Journal({ clock: o.clock, capacity: Math.max(100, o.settings['eventLog.size']) }));
       const primary = primaryInfo ? watched.find((w) => w.id === resourceIdOfGvr(primaryInfo!)) : undefined;

@@ -245,7 +245,7 @@ test('a module may export its predicates (names or predicate objects) and contro
   assert.equal(cfg.predicates[1]!.create({ object: widget('b'), isInInitialList: false }), false);
   assert.deepEqual(cfg.options, { maxConcurrentReconciles: 2, reconcileTimeoutMs: 5000, workQueue: 'client-go' });
   const none = createModuleReconciler({ path: write('plain.mjs', 'export function reconcile() { return {}; }\n') });
-  assert.deepEqual(await none.controllerConfig(), { predicates: [], options: {} });
+  assert.deepEqual(await none.controllerConfig(), { predicates: [], options: {}, indexes: [] });
   const bad = async (name: string, text: string, re: RegExp) => {
     const m = createModuleReconciler({ path: write(name, `export function reconcile() { return {}; }\n${text}\n`) });
     await assert.rejects(m.controllerConfig(), (e: unknown) => e instanceof ModuleReconcilerError && e.kind === 'config' && re.test(e.message));
@@ -258,6 +258,51 @@ test('a module may export its predicates (names or predicate objects) and contro
   await bad('badOpt.mjs', `export const options = { workers: 2 };`, /unknown option "workers"/);
   await bad('badWorkers.mjs', `export const options = { maxConcurrentReconciles: 0 };`, /maxConcurrentReconciles must be an integer from 1 to 64/);
   await bad('badQueue.mjs', `export const options = { workQueue: 'fifo' };`, /workQueue must be "priority" or "client-go"/);
+  r.dispose();
+});
+
+test('a module may export its own cache indexes (resource by name or as ctx.client takes it); the loop adds them to the informers; wrong ones are clear errors', async () => {
+  const p = write('withIndexes.mjs', `
+    export function reconcile() { return {}; }
+    export const indexes = [
+      { resource: 'configmaps', name: 'order', index: (o) => (o.metadata.labels?.order ? [o.metadata.labels.order] : []) },
+      { resource: { group: 'apps', version: 'v1', resource: 'deployments' }, name: 'image', index: (o) => o.spec.template.spec.containers.map((c) => c.image) },
+      { resource: 'configmaps', name: 'broken', index: () => 'not-an-array' },
+    ];
+  `);
+  const r = createModuleReconciler({ path: p });
+  const { indexes } = await r.controllerConfig();
+  assert.deepEqual(indexes.map((x) => [x.resourceId, x.name]), [['configmaps', 'order'], ['deployments.apps', 'image'], ['configmaps', 'broken']]);
+  const cm = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'a', namespace: 'n', labels: { order: 'cart' } } };
+  assert.deepEqual(indexes[0]!.index(cm), ['cart']);
+  assert.throws(() => indexes[2]!.index(cm), new RegExp(`^Error: the index "broken" of ${p.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')} returned "not-an-array": an index function returns an array of strings \\(\\[\\] for none\\)$`));
+
+  // Added to the informer of each one's resource (matched by group and resource); the broken one files nothing, and
+  // an object it throws on is still stored under the other indexes.
+  const { Indexer } = await import('../../../src/core/cache/indexer.ts');
+  const errors: string[] = [];
+  const store = new Indexer({}, (name, key, e) => errors.push(`${name} ${key}: ${(e as Error).message.split(':')[0]}`));
+  const informer = (resource: { group: string; version: string; resource: string }, indexer?: InstanceType<typeof Indexer>) => ({ resource, addIndexers: (x: Record<string, never>) => indexer?.addIndexers(x) });
+  const { addModuleIndexes } = await import('../../../src/core/reconcilers/moduleIndexes.ts');
+  const informers = [informer({ group: '', version: 'v1', resource: 'configmaps' }, store), informer({ group: 'apps', version: 'v1', resource: 'deployments' })] as never[];
+  addModuleIndexes(indexes, informers);
+  store.add(cm as never);
+  assert.deepEqual(store.byIndex('order', 'cart').map((o) => o.metadata.name), ['a']);
+  assert.deepEqual(store.listIndexFuncValues('broken'), []);
+  assert.deepEqual(errors, [`broken n/a: the index "broken" of ${p} returned "not-an-array"`]);
+  assert.throws(() => addModuleIndexes(indexes.slice(0, 1), [informers[1]!]), /^Error: the index "order" is on configmaps, which this loop does not watch$/);
+
+  const bad = async (name: string, text: string, re: RegExp) => {
+    const m = createModuleReconciler({ path: write(name, `export function reconcile() { return {}; }\n${text}\n`) });
+    await assert.rejects(m.controllerConfig(), (e: unknown) => e instanceof ModuleReconcilerError && e.kind === 'config' && re.test(e.message), name);
+  };
+  await bad('idxNotArray.mjs', `export const indexes = { resource: 'configmaps', name: 'x', index: () => [] };`, /"indexes" must be an array of \{ resource, name, index \} \(got object\)$/);
+  await bad('idxField.mjs', `export const indexes = [{ resource: 'configmaps', nmae: 'x', index: () => [] }];`, /indexes\[0\] has unknown field "nmae" \(did you mean "name"\?\); an index has resource, name, index$/);
+  await bad('idxResource.mjs', `export const indexes = [{ resource: 'Config Maps', name: 'x', index: () => [] }];`, /indexes\[0\]\.resource must name a resource: "configmaps", "deployments\.apps", or \{ group: 'apps', version: 'v1', resource: 'deployments' \} \(got "Config Maps"\)$/);
+  await bad('idxName.mjs', `export const indexes = [{ resource: 'configmaps', name: '', index: () => [] }];`, /indexes\[0\]\.name must be a non-empty string \(got ""\)$/);
+  await bad('idxBuiltIn.mjs', `export const indexes = [{ resource: 'configmaps', name: 'ownerUid', index: () => [] }];`, /indexes\[0\]\.name "ownerUid" is one of the indexes every informer has \(namespace, ownerUid, finalizer, terminating\): use it as it is, or give yours another name$/);
+  await bad('idxTwice.mjs', `export const indexes = [{ resource: 'configmaps', name: 'x', index: () => [] }, { resource: { group: '', resource: 'configmaps' }, name: 'x', index: () => [] }];`, /indexes\[1\]: configmaps has two indexes named "x"$/);
+  await bad('idxFn.mjs', `export const indexes = [{ resource: 'configmaps', name: 'x', index: 'metadata.labels.x' }];`, /indexes\[0\]\.index must be a function \(object\) => string\[\] \(got string\)$/);
   r.dispose();
 });
 

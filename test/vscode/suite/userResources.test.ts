@@ -17,6 +17,9 @@ import { lab, labCluster, ok, run, treeLabel, uniqueName, waitUntil } from './su
 const FOREIGN = 'cleanup.thirdparty.dev/external-firewall';
 
 const reconcilerSource = (finalizer: string) => `
+// Secrets by the policy their label names: the loop watches Secrets for this index alone (the connect names only Policies).
+export const indexes = [{ resource: 'secrets', name: 'policy', index: (s) => (s.metadata.labels?.policy ? [s.metadata.labels.policy] : []) }];
+const SECRETS = { group: '', version: 'v1', resource: 'secrets' };
 export async function reconcile(request, ctx) {
   const obj = await ctx.client.get(ctx.primary, request.namespace, request.name, ctx.signal);
   if (request.namespace !== undefined) throw new Error('a cluster-scoped key came with a namespace: ' + request.namespace);
@@ -26,7 +29,8 @@ export async function reconcile(request, ctx) {
     await ctx.client.patch(ctx.primary, undefined, request.name, 'merge', { metadata: { resourceVersion: obj.metadata.resourceVersion, finalizers: [...fins, '${finalizer}'] } }, { signal: ctx.signal });
     return { requeueAfterMs: 1, reason: 'finalizer added' };
   }
-  const status = { observedGeneration: obj.metadata.generation, phase: obj.spec.level > 5 ? 'Pending' : 'Active' };
+  const secrets = ctx.cache.indexer(SECRETS).byIndex('policy', request.name).map((x) => x.metadata.name).sort().join(',');
+  const status = { observedGeneration: obj.metadata.generation, phase: obj.spec.level > 5 ? 'Pending' : 'Active', secrets };
   if (JSON.stringify(obj.status) !== JSON.stringify(status)) await ctx.client.updateStatus(ctx.primary, { ...obj, status }, { signal: ctx.signal });
   return obj.spec.level > 5 ? { requeueAfterMs: 60000, reason: 'level above 5: waiting for approval' } : {};
 }
@@ -43,6 +47,8 @@ describe('a user\'s cluster-scoped kind with two versions and a module reconcile
   const approval = 'needs-approval';
   const stuck = 'deny-all';
   const long = `a-very-long-policy-name-${'x'.repeat(200)}.example.org`;
+  const SECRETS = { group: '', version: 'v1', resource: 'secrets' };
+  const credentials = uniqueName('db-credentials');
 
   before(async function () {
     this.timeout(120_000);
@@ -69,6 +75,7 @@ describe('a user\'s cluster-scoped kind with two versions and a module reconcile
     await client.create(gvr, policy(long, 1));
     await client.create(gvr, policy(stuck, 9, [FOREIGN]));
     await client.delete(gvr, undefined, stuck);
+    await client.create(SECRETS, { apiVersion: 'v1', kind: 'Secret', metadata: { name: credentials, namespace: 'default', labels: { policy: approval } }, stringData: { password: 'not-shown' } });
     dir = mkdtempSync(join(tmpdir(), 'rl-user-module-'));
     const modulePath = join(dir, 'policy-reconciler.ts');
     writeFileSync(modulePath, reconcilerSource(`${group}/cleanup`));
@@ -84,6 +91,7 @@ describe('a user\'s cluster-scoped kind with two versions and a module reconcile
       if (p.metadata.finalizers?.length) await client.patch(gvr, undefined, p.metadata.name!, 'merge', { metadata: { finalizers: null } }).catch(() => {});
     }
     await client.delete({ group: 'apiextensions.k8s.io', version: 'v1', resource: 'customresourcedefinitions' }, undefined, id).catch(() => {});
+    await client.delete(SECRETS, 'default', credentials).catch(() => {});
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
@@ -126,14 +134,15 @@ describe('a user\'s cluster-scoped kind with two versions and a module reconcile
     assert.ok(!l.statusBar.text.includes(long), 'not the whole name');
   });
 
-  it('Step Reconcile on a cluster-scoped key: the module adds its finalizer, then writes status and requeues', async () => {
+  it('Step Reconcile on a cluster-scoped key: the module adds its finalizer, then writes status (with what its own index finds) and requeues', async () => {
+    assert.ok(l.session?.resources.some((r) => r.id === 'secrets'), 'Secrets are watched because the module\'s index is on them');
     const first = ok(await run<{ step: { kind: string; outcome?: { kind: string } } }>('reconcileLab.stepReconcile', { key: approval, force: true }));
     assert.equal(first.step.kind, 'reconciled');
     const second = ok(await run<{ step: { kind: string; outcome?: { kind: string; reason?: string } } }>('reconcileLab.stepReconcile', { key: approval, force: true }));
     assert.equal(second.step.outcome?.kind, 'requeueAfter', JSON.stringify(second.step));
     const stored = await labCluster().client.get(gvr, undefined, approval);
     assert.ok(stored.metadata.finalizers?.includes(`${group}/cleanup`));
-    assert.deepEqual(stored.status, { observedGeneration: 1, phase: 'Pending' });
+    assert.deepEqual(stored.status, { observedGeneration: 1, phase: 'Pending', secrets: credentials }, 'byIndex found the Secret labelled with the policy');
   });
 
   it('Dry-Run Reconcile on a cluster-scoped key persists nothing', async () => {
