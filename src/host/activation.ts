@@ -7,6 +7,7 @@ import { reportError } from './notify.ts';
 import { createOutput } from './output.ts';
 import { ReconcileLab } from './reconcileLab.ts';
 import { issueArgumentToken, revokeArgumentToken } from './commands/privileged.ts';
+import { watchStrayErrors } from './strayErrors.ts';
 import { recentlyShown, shownMark, shownSince, type ShownText } from './ui.ts';
 import { registerGoDebugging } from './goController/debugProvider.ts';
 
@@ -43,6 +44,8 @@ export function activateLab(context: vscode.ExtensionContext): ReconcileLabApi |
     const lab = new ReconcileLab(context, output);
     current = lab;
     context.subscriptions.push(lab, ...registerCommands(lab), ...registerGoDebugging(lab, context.globalStorageUri.fsPath));
+    // A module reconciler's errors that escape every reconcile (an unawaited call) are said, not only logged by VS Code.
+    context.subscriptions.push(watchStrayErrors(output.log.child({ reconciler: 'module' }), context.extensionPath));
     output.log.info('Reconcile Lab activated', { version: String(context.extension.packageJSON.version ?? '?'), trusted: vscode.workspace.isTrusted });
     if (shouldAutoConnect(readSettings()['connection.autoConnect'], process.env)) {
       lab.connect().catch((e: unknown) => reportError(output.log, 'Reconcile Lab could not connect', e));

@@ -105,6 +105,13 @@ export interface ModuleReconcilerOptions {
   findEsbuild?: (modulePath: string) => Promise<EsbuildLike | undefined>;
   /** Whether this Node strips TypeScript types itself (default: `process.features.typescript`); for tests. */
   nodeStripsTypes?: boolean;
+  /**
+   * Which errors that escaped every reconcile this module claims as its own (see strayErrors.ts), given whether the
+   * error's stack has frames of the module's files. Default: every one (the CLI's process hosts nothing else). The
+   * editor's extension host runs other extensions too, so it claims only errors with the module's frames or from
+   * Reconcile Lab's own code (a `ctx.client` call the module did not await).
+   */
+  claimStray?: (e: unknown, framed: boolean) => boolean;
 }
 
 interface Loaded {
@@ -647,10 +654,12 @@ export function createModuleReconciler(options: ModuleReconcilerOptions): Reconc
   }
 
   // While loaded, errors that escape every reconcile in this process are taken as this module's (Reconcile Lab
-  // awaits its own promises): the CLI says so, with the module's frames when the stack has any, and keeps running.
+  // awaits its own promises; options.claimStray narrows that where other code runs): the CLI and the editor say so,
+  // with the module's frames when the stack has any, and keep running.
   const stray = claimStrayErrors((e) => {
     const message = e instanceof Error ? e.message : String(e);
     const frames = loaded ? userFrames(e instanceof Error ? e.stack : undefined, loaded.frames) : [];
+    if (options.claimStray && !options.claimStray(e, frames.length > 0)) return undefined;
     return `an error escaped every reconcile of the reconciler module ${path} (a promise it did not await, or a timer or event callback that threw), so no reconcile reports it: ${message}${frames.length ? `\n  ${frames.join('\n  ')}` : ''}\nAwait every promise (await ctx.client.get(…)) and catch errors inside callbacks, so that an error fails the reconcile that made it.`;
   });
   return {

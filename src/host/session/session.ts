@@ -33,6 +33,7 @@ import { createExecReconciler } from '../../core/reconcilers/execReconciler.ts';
 import { CONFIGMAP_GVR, LAB_FINALIZER, WIDGET_GVR, createLabReconciler, labResourceProblem } from '../../core/reconcilers/labReconciler.ts';
 import { createModuleReconciler, moduleExtensionProblem, ModuleReconcilerError, type ModuleControllerConfig } from '../../core/reconcilers/moduleReconciler.ts';
 import { addModuleIndexes, type ModuleIndex } from '../../core/reconcilers/moduleIndexes.ts';
+import { editorStrayClaim } from '../strayErrors.ts';
 import { parsePredicateSpec } from '../../core/controller/predicateSpec.ts';
 import type { SettingKey, Settings } from '../settings.ts';
 import { type ViewChange, type ViewModel, type WatchedResourceView } from '../views/viewModel.ts';
@@ -522,11 +523,11 @@ export class Session implements ViewModel, Disposable {
             const path = isAbsolute(p) || !o.workspaceFolder ? p : resolve(o.workspaceFolder, p);
             const moduleReconciler = createModuleReconciler({
               path,
-              log: log.child({ reconciler: 'module' }),
+              log: log.child({ reconciler: 'module' }), claimStray: editorStrayClaim,
             });
             reconciler = moduleReconciler;
             modulePath = p;
-            recipe = { spec: { kind: 'module', path }, flag: `module:${p}`, create: () => createModuleReconciler({ path, log: log.child({ reconciler: 'module' }) }) };
+            recipe = { spec: { kind: 'module', path }, flag: `module:${p}`, create: () => createModuleReconciler({ path, log: log.child({ reconciler: 'module' }), claimStray: editorStrayClaim }) };
             try {
               moduleConfig = await moduleReconciler.controllerConfig();
             } catch (e) {
@@ -578,7 +579,7 @@ export class Session implements ViewModel, Disposable {
               ...(spec.kind === 'module'
                 ? {
                     current: async () => {
-                      const probe = createModuleReconciler({ path: spec.path, log: log.child({ reconciler: 'module' }) });
+                      const probe = createModuleReconciler({ path: spec.path, log: log.child({ reconciler: 'module' }), claimStray: editorStrayClaim });
                       try {
                         const cfg = await probe.controllerConfig();
                         return {
