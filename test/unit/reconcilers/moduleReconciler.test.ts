@@ -401,3 +401,20 @@ test('a module path whose extension no loader handles is refused by name, naming
   assert.equal(searched, false);
   r.dispose();
 });
+
+test('a loaded module claims the errors that escape every reconcile (all of them by default, or those its claimStray accepts, told whether the stack has its frames)', async () => {
+  const { describeStrayError } = await import('../../../src/core/reconcilers/strayErrors.ts');
+  const p = write('claims.mjs', 'export function reconcile() { return {}; }\nexport function fail() { return new Error("thrown in the module"); }\n');
+  const asked: boolean[] = [];
+  const picky = createModuleReconciler({ path: p, claimStray: (_e, framed) => (asked.push(framed), framed) });
+  const foreign = Object.assign(new Error('elsewhere'), { stack: 'Error: elsewhere\n    at x (/other/place.js:1:1)' });
+  await picky.reconcile(req, testContext(statusOnlyClient([])).ctx); // loads it
+  assert.equal(describeStrayError(foreign), undefined, 'not claimed: no frame of the module');
+  assert.deepEqual(asked, [false]);
+  const all = createModuleReconciler({ path: p });
+  await all.reconcile(req, testContext(statusOnlyClient([])).ctx);
+  assert.match(describeStrayError(foreign) ?? '', new RegExp(`^an error escaped every reconcile of the reconciler module .*claims\\.mjs .*: elsewhere\\nAwait every promise`));
+  all.dispose();
+  picky.dispose();
+  assert.equal(describeStrayError(foreign), undefined, 'a disposed module claims nothing');
+});
