@@ -1,6 +1,7 @@
 // The words Strip Finalizers… and Delete… show about finalizers (no vscode import, so they are unit-tested).
 import { namespaceHoldLines, notDeletingNote, type FinalizerDiagnosis, type StuckDiagnosis } from '../../core/actions/finalizers.ts';
 import { plural } from '../views/format.ts';
+import { shortKey } from '../../core/k8s/keys.ts';
 
 /**
  * One finalizer's block in the confirmation dialog: the finalizer, its probable owner and whether it runs, the
@@ -84,4 +85,18 @@ export function deleteConfirmFinalizers(finalizers: readonly string[], own?: Loo
 /** The notice after a delete left `what` Terminating: which finalizers it waits for, and for the loop's own, when. */
 export function deletedTerminatingMessage(what: string, finalizers: readonly string[], own?: LoopFinalizers): string {
   return `${what} is Terminating: it waits for ${finalizers.join(', ')} to be removed by ${finalizers.length === 1 ? 'its owner' : 'their owners'}.${loopWaitNote(finalizers, own)}`;
+}
+
+/** The longest loop name the dialogs show: an exec command line with long paths and flags is cut in the middle. */
+export const LOOP_NAME_MAX = 64;
+
+/**
+ * How the finalizer dialogs name this session's loop: `module:<file>` and `exec:<command line>`, each path in them
+ * as `relative` gives it (workspace-relative in the editor), an exec command line cut to {@link LOOP_NAME_MAX}
+ * characters around one "…"; `fallback` (the reconciler's own name) for the built-in reconciler.
+ */
+export function loopDisplayName(spec: { kind: string; path?: string; command?: readonly string[] }, fallback: string, relative: (path: string) => string): string {
+  if (spec.kind === 'module' && spec.path) return `module:${relative(spec.path)}`;
+  if (spec.kind === 'exec' && spec.command?.length) return shortKey(`exec:${spec.command.map((a) => (a.startsWith('/') ? relative(a) : a)).join(' ')}`, LOOP_NAME_MAX);
+  return fallback;
 }

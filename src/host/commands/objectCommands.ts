@@ -19,7 +19,7 @@ import { stepReconcile } from './loopCommands.ts';
 import { DRY_RUN_VIEW, showResultView } from './resultView.ts';
 import * as ui from '../ui.ts';
 import { refusePrivileged } from './privileged.ts';
-import { deleteConfirmFinalizers, deletedTerminatingMessage, finalizerPickDetail, stripConfirmDetail, type LoopFinalizers } from './finalizerText.ts';
+import { deleteConfirmFinalizers, deletedTerminatingMessage, finalizerPickDetail, loopDisplayName, stripConfirmDetail, type LoopFinalizers } from './finalizerText.ts';
 
 function infoOf(s: Session, t: ObjectTarget): ResourceInfo | Failure {
   const info = s.info(t.resource);
@@ -248,7 +248,7 @@ function sessionLoopController(s: Session, resource: string, key: string): Known
   if (!s.reconciler || !s.reconcilerRecipe) return undefined;
   const spec = s.reconcilerRecipe.spec;
   return loopKnownController({
-    name: spec.kind === 'module' ? `module:${vscode.workspace.asRelativePath(spec.path, false)}` : s.reconciler.name,
+    name: loopDisplayName(spec, s.reconciler.name, (p) => vscode.workspace.asRelativePath(p, false)),
     reconcilerKind: spec.kind,
     ownFinalizers: s.ownFinalizers,
     fieldManager: FIELD_MANAGER,

@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { FakeClock } from '../../fakes/fakeClock.ts';
 import { diagnoseStuck, type FinalizerDiagnosis } from '../../../src/core/actions/finalizers.ts';
-import { deleteConfirmFinalizers, deletedTerminatingMessage, finalizerLine, finalizerPickDetail, stripConfirmDetail } from '../../../src/host/commands/finalizerText.ts';
+import { deleteConfirmFinalizers, deletedTerminatingMessage, finalizerLine, finalizerPickDetail, LOOP_NAME_MAX, loopDisplayName, stripConfirmDetail } from '../../../src/host/commands/finalizerText.ts';
 import { loopKnownController } from '../../../src/core/actions/finalizers.ts';
 
 /** The diagnosis of a Terminating Widget held by a finalizer whose owner nothing in the cluster shows. */
@@ -87,4 +87,16 @@ test('Delete…: one finalizer reads "until its owner removes it"; the paused or
     deletedTerminatingMessage('Oven kitchen/cold-oven', ['kitchen.example.com/cleanup'], { owned: ['kitchen.example.com/cleanup'], loop: 'paused' }),
     "Oven kitchen/cold-oven is Terminating: it waits for kitchen.example.com/cleanup to be removed by its owner. kitchen.example.com/cleanup is this session's loop's, and the loop is paused: it waits until you step or resume the loop.",
   );
+});
+
+test('the dialogs name the loop: module:<relative file>, exec:<command line> with relative paths and cut around one "…" when long; the built-in by its name', () => {
+  const rel = (p: string) => (p.startsWith('/ws/') ? p.slice(4) : p);
+  assert.equal(loopDisplayName({ kind: 'module', path: '/ws/src/oven.ts' }, 'module:/ws/src/oven.ts', rel), 'module:src/oven.ts');
+  assert.equal(loopDisplayName({ kind: 'exec', command: ['python3', '/ws/reconcile.py', '-v'] }, 'exec:python3 /ws/reconcile.py -v', rel), 'exec:python3 reconcile.py -v');
+  const long = loopDisplayName({ kind: 'exec', command: ['/opt/tools/venvs/drones/bin/python3', '/ws/controllers/drone_reconciler.py', '--fleet-config=/etc/fleet/config.yaml', '--verbose'] }, 'x', rel);
+  assert.equal(long.length, LOOP_NAME_MAX);
+  assert.ok(long.startsWith('exec:/opt/tools/venvs/drones/bin'), long);
+  assert.ok(long.endsWith('config.yaml --verbose'), long);
+  assert.equal((long.match(/…/g) ?? []).length, 1);
+  assert.equal(loopDisplayName({ kind: 'lab' }, 'lab', rel), 'lab');
 });
