@@ -1,8 +1,9 @@
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { sleep } from '../clock.ts';
+import { sleep, type Clock } from '../clock.ts';
+import { protectProcessGroup } from '../process/ownerWatchdog.ts';
 import { BridgeHub } from '../bridge/bridgeHub.ts';
 import { PROTOCOL, type WireWrite, type WriteMessage } from '../bridge/protocol.ts';
 import type { RemoteController } from '../bridge/remoteController.ts';
@@ -99,17 +100,51 @@ export function splitGoRun(command: readonly string[]): { buildArgs: string[]; p
 }
 
 /** Runs a command to completion; rejects with its last output lines when it fails. */
-function runToEnd(command: string, args: string[], cwd: string | undefined, env: NodeJS.ProcessEnv, signal: AbortSignal): Promise<void> {
+/**
+ * Runs `command` (the `go build` of a check's controller) to its end in a process group of its own (the compilers it
+ * starts belong to it), registered with the owner's watchdog, so neither a cancel nor the owner's death leaves a
+ * build running. An abort interrupts the group with SIGINT, as Ctrl+C does, and SIGKILL follows after `killGraceMs`.
+ * Rejects with the abort's reason, or with the exit code and the last 4,000 characters of output.
+ */
+function runToEnd(command: string, args: string[], cwd: string | undefined, env: NodeJS.ProcessEnv, signal: AbortSignal, clock: Clock, killGraceMs = 5000): Promise<void> {
   return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'], signal });
+    const child = spawn(command, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    const guard = protectProcessGroup(child.pid);
+    let killTimer: ReturnType<Clock['setTimeout']> | undefined;
+    const group = (sig: NodeJS.Signals) => {
+      try {
+        if (child.pid !== undefined) process.kill(-child.pid, sig);
+      } catch {
+        // gone
+      }
+    };
+    const onAbort = () => {
+      group('SIGINT');
+      killTimer = clock.setTimeout(() => group('SIGKILL'), killGraceMs);
+    };
+    const settle = () => {
+      signal.removeEventListener('abort', onAbort);
+      if (killTimer !== undefined) clock.clearTimeout(killTimer);
+      guard.dispose();
+    };
     let out = '';
     const keep = (d: Buffer) => {
       out = (out + d.toString('utf8')).slice(-4000);
     };
     child.stdout.on('data', keep);
     child.stderr.on('data', keep);
-    child.once('error', (e) => reject(e));
-    child.once('exit', (code) => (code === 0 ? resolve() : reject(new Error(`${command} ${args.join(' ')} exited with code ${code}:\n${out.trim()}`))));
+    child.once('error', (e) => {
+      settle();
+      reject(e);
+    });
+    child.once('exit', (code) => {
+      settle();
+      if (signal.aborted) reject(signal.reason instanceof Error ? signal.reason : new Error('the build was cancelled'));
+      else if (code === 0) resolve();
+      else reject(new Error(`${command} ${args.join(' ')} exited with code ${code}:\n${out.trim()}`));
+    });
+    if (signal.aborted) onAbort();
+    else signal.addEventListener('abort', onAbort, { once: true });
   });
 }
 
@@ -150,13 +185,17 @@ export class GoCheckRunner implements Disposable {
   }
 
   /** Builds a `go run` command's package into a temporary binary (once). */
-  async prepare(signal: AbortSignal): Promise<void> {
+  async prepare(signal: AbortSignal, clock: Clock): Promise<void> {
     const split = splitGoRun(this.target.command);
     if (!split || this.dir) return;
     this.dir = mkdtempSync(join(tmpdir(), 'reconcile-lab-check-'));
     const bin = join(this.dir, 'controller');
+    // go build's own work directory (go-build…) inside this one: a build that is interrupted or killed (go build
+    // removes it only when it ends by itself) leaves nothing in /tmp once dispose removes this directory.
+    const work = join(this.dir, 'gotmp');
+    mkdirSync(work);
     const [pkg] = split.buildArgs.slice(-1);
-    await runToEnd('go', [...(split.chdir !== undefined ? ['-C', split.chdir] : []), 'build', '-o', bin, ...split.buildArgs.slice(0, -1), pkg!], this.target.cwd, { ...process.env, ...(this.target.env ?? {}) }, signal);
+    await runToEnd('go', [...(split.chdir !== undefined ? ['-C', split.chdir] : []), 'build', '-o', bin, ...split.buildArgs.slice(0, -1), pkg!], this.target.cwd, { ...process.env, ...(this.target.env ?? {}), GOTMPDIR: work }, signal, clock);
     this.command = [bin, ...split.programArgs];
     if (split.chdir !== undefined) this.cwd = resolve(this.target.cwd ?? process.cwd(), split.chdir);
   }

@@ -1503,7 +1503,7 @@ export async function runChecks(options: RunChecksOptions, progress?: CheckProgr
     const t = clock.now();
     if (goRunner.builds) emit({ kind: 'step', key: options.keys[0]!, message: `building ${options.go!.command.join(' ')}` });
     try {
-      await goRunner.prepare(abort.signal);
+      await goRunner.prepare(abort.signal, clock);
       notes.push(`The Go controller ran as a new process per run (${goRunner.givenCommand.join(' ')}${goRunner.builds ? ', built once before the first run' : ''}), each restricted to its scratch namespace with leader election, metrics and probes off; perturbations were made inside the process by the bridge.`);
     } catch (e) {
       prepared = false;

@@ -1,10 +1,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { GoCheckRunner, goContextProblem, runWriteOf, splitGoRun } from '../../../src/core/checks/goRun.ts';
 import { bridgeResourceName } from '../../../src/core/bridge/causes.ts';
+import { realClock } from '../../../src/core/clock.ts';
 
 test('a go run command line becomes go build arguments and the program arguments', () => {
   assert.deepEqual(splitGoRun(['go', 'run', './cmd', '--leader-elect=false', '-v']), { buildArgs: ['./cmd'], programArgs: ['--leader-elect=false', '-v'] });
@@ -30,7 +31,7 @@ test('a go -C dir run command is built once in dir, and each run starts the bina
     const runner = new GoCheckRunner({ command: ['go', '-C', 'orchard', 'run', './cmd', '--mode=x'], cwd: ws } as ConstructorParameters<typeof GoCheckRunner>[0]);
     assert.equal(runner.builds, true);
     assert.equal(runner.launchCwd, ws, 'before the build: the command\'s own directory');
-    await runner.prepare(new AbortController().signal);
+    await runner.prepare(new AbortController().signal, realClock);
     assert.equal(runner.launchCwd, mod);
     assert.deepEqual(runner.launchCommand.slice(1), ['--mode=x']);
     assert.ok(existsSync(runner.launchCommand[0]!), 'the binary was built');
@@ -38,6 +39,35 @@ test('a go -C dir run command is built once in dir, and each run starts the bina
     runner.dispose();
     assert.ok(!existsSync(runner.launchCommand[0]!), 'dispose removes the binary');
   } finally {
+    rmSync(ws, { recursive: true, force: true });
+  }
+});
+
+test('cancelling the checks while a go run command is built stops go build and leaves no go-build directory in the temp directory', { timeout: 120_000 }, async () => {
+  const ws = mkdtempSync(join(tmpdir(), 'rl-gorun-cancel-'));
+  const tmp = join(ws, 'tmp');
+  mkdirSync(tmp);
+  const before = process.env.TMPDIR;
+  process.env.TMPDIR = tmp; // where the runner's own directory goes (os.tmpdir), and go's default for its work directory
+  try {
+    writeFileSync(join(ws, 'go.mod'), 'module example.org/slow\n\ngo 1.22\n');
+    writeFileSync(join(ws, 'main.go'), 'package main\n\nimport "fmt"\n\nfunc main() { fmt.Println("built") }\n');
+    // -a rebuilds every package (the runtime too): a build that lasts long enough to be cancelled in the middle.
+    const runner = new GoCheckRunner({ command: ['go', 'run', '-a', '.'], cwd: ws } as ConstructorParameters<typeof GoCheckRunner>[0]);
+    const abort = new AbortController();
+    const built = runner.prepare(abort.signal, realClock);
+    const workDirs = () => readdirSync(tmp, { recursive: true }).map(String).filter((p) => /go-build\d+$/.test(p));
+    for (let i = 0; i < 600 && workDirs().length === 0; i++) await new Promise((r) => setTimeout(r, 50));
+    assert.equal(workDirs().length, 1, `go build made its work directory: ${workDirs().join(', ')}`);
+    assert.equal(workDirs()[0]!.includes('reconcile-lab-check-'), true, 'inside the runner\'s own directory');
+    await new Promise((r) => setTimeout(r, 300));
+    abort.abort(new Error('cancelled by the person'));
+    await assert.rejects(built, /^Error: cancelled by the person$/);
+    runner.dispose();
+    assert.deepEqual(readdirSync(tmp), [], 'nothing left in the temp directory');
+  } finally {
+    if (before === undefined) delete process.env.TMPDIR;
+    else process.env.TMPDIR = before;
     rmSync(ws, { recursive: true, force: true });
   }
 });
