@@ -36,7 +36,7 @@ import type { EnqueueReason } from '../core/controller/keyState.ts';
 import { otherControllersNote, pausedQueueMessage, selectedKeyOf, selectionAfter, stepTargetOf, stepTargetText, type SelectableNode, type StepSelection, type StepTarget } from './views/stepTarget.ts';
 import { MessageThrottle, VIEW_MESSAGE_INTERVAL_MS } from './views/messageThrottle.ts';
 import { Ticker } from './views/ticker.ts';
-import { EVENT_LOG_KINDS, exportJsonLines, toLogEntryView } from './webview/journalView.ts';
+import { ControllerLabelling, EVENT_LOG_KINDS, exportJsonLines, toLogEntryView } from './webview/journalView.ts';
 import { entryDetail } from './webview/entryDetail.ts';
 import { ChecksUi } from './checks/checksUi.ts';
 import { TimelinePanel, type TimelineSource } from './webview/timelinePanel.ts';
@@ -681,13 +681,17 @@ function journalSource(session: Session): EventLogSource & { dispose(): void } {
   // Each entry's key is an object of its controller's resource (a Go controller's, or the built-in loop's).
   const primary = (controller: string | undefined) => session.resourceOfController(controller);
   const writtenBy = (r: EnqueueReason, controller: string | undefined) => session.writtenByIn(r, controller);
+  // Once two controllers share the journal (the built-in loop's and a Go program's), every row names its own.
+  const labels = new ControllerLabelling();
   const sub = session.journal.onDidAppend((batch) => {
-    if (emitter.hasListeners) emitter.fire(batch.map((e) => toLogEntryView(e, primary, writtenBy)));
+    const labelled = labels.note(batch);
+    if (emitter.hasListeners) emitter.fire(batch.map((e) => toLogEntryView(e, primary, writtenBy, labelled)));
   });
   return {
     snapshot: () => {
       const entries = session.journal.entries();
-      return { length: entries.length, slice: (start: number, end: number) => entries.slice(start, end).map((e) => toLogEntryView(e, primary, writtenBy)) };
+      const labelled = labels.note(entries);
+      return { length: entries.length, slice: (start: number, end: number) => entries.slice(start, end).map((e) => toLogEntryView(e, primary, writtenBy, labelled)) };
     },
     onDidAppend: emitter.event,
     kinds: EVENT_LOG_KINDS,
