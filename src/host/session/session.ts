@@ -959,10 +959,13 @@ export class Session implements ViewModel, Disposable {
 
   /**
    * Records an action a person took through the editor (strip finalizers, delete, dry-run) as a named control
-   * entry of the journal, before the writes it causes ({@link Session.recordWrite}).
+   * entry of the journal, before the writes it causes ({@link Session.recordWrite}). The entry belongs to
+   * `controller` when the action runs in one (a Go controller's Dry-Run Reconcile: its planned writes come back
+   * under its name, so the Event Log ties them to the action and names the key's object of that controller's
+   * resource); otherwise, and by default, to the person ("reconcile-lab", like the writes made on their behalf).
    */
-  recordAction(action: 'stripFinalizers' | 'delete' | 'dryRun', key: ObjectKey, detail?: string): void {
-    this.journal.append({ kind: 'control', action, controller: 'reconcile-lab', key, ...(detail ? { detail } : {}) });
+  recordAction(action: 'stripFinalizers' | 'delete' | 'dryRun', key: ObjectKey, detail?: string, controller = 'reconcile-lab'): void {
+    this.journal.append({ kind: 'control', action, controller, key, ...(detail ? { detail } : {}) });
   }
 
   /** Records a write made on the person's behalf (finalizer removal) in the journal: the audit trail. */

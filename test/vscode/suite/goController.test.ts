@@ -17,6 +17,7 @@ import { installCrd } from '../../integration/support/cluster.ts';
 import { api, connectTo, lab, labCluster, ok, ROOT, run, runAsStranger, testNamespace, waitUntil } from './support/lab.ts';
 import { alive } from '../../support/alive.ts';
 import { findDelve } from '../../../src/core/bridge/delve.ts';
+import { entryDetail } from '../../../src/host/webview/entryDetail.ts';
 
 const WIDGETS = { group: 'lab.reconcile.dev', version: 'v1alpha1', resource: 'widgets' };
 const RESOURCE = 'widgets.lab.reconcile.dev';
@@ -188,6 +189,15 @@ describe('Go controller (Run Controller…) in the editor', function () {
     const dry = ok(await run<{ actions: Array<{ verb: string; resource: string; outcome: string; diff: string }> }>('reconcileLab.dryRunReconcile', { key, resource: RESOURCE, open: false }));
     assert.ok(dry.actions.some((a) => a.verb === 'create' && a.resource === 'configmaps' && a.outcome === 'ok'), JSON.stringify(dry.actions));
     await assert.rejects(labCluster().client.get({ group: '', version: 'v1', resource: 'configmaps' }, ns, 'gadget-config'), 'the dry-run created nothing');
+    // The person's Dry-Run Reconcile is journaled under the Go controller, as the planned writes its process reports
+    // are: the Event Log row reads "[<controller>] Dry-Run Reconcile …" (not "[reconcile-lab]") and a planned
+    // write's detail belongs to that action.
+    const action = s.journal.entries({ kinds: ['control'], key }).filter((e) => e.kind === 'control' && e.action === 'dryRun').at(-1);
+    assert.equal(action?.controller, r.controller, JSON.stringify(action));
+    const planned = s.journal.entries({ kinds: ['write'], key }).filter((e) => e.kind === 'write' && e.dryRun).at(-1)!;
+    assert.equal(planned.controller, r.controller);
+    assert.match(entryDetail(s.journal, planned.seq, RESOURCE)?.reconcile?.label ?? '', /^Dry-Run Reconcile of \S+ \(your action; nothing was stored\)$/);
+
 
     const step = ok(await run<{ step: StepResult; summary: string }>('reconcileLab.stepReconcile', { key, resource: RESOURCE }));
     assert.equal(step.step.kind, 'reconciled', step.summary);
