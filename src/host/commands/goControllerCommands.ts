@@ -19,6 +19,7 @@ import { refusePrivileged } from './privileged.ts';
 import { GoProgramExitError } from '../../core/bridge/runGoController.ts';
 import { readSettings, writeSetting } from '../config.ts';
 import { CommandIds } from '../ids.ts';
+import { SettingsError } from '../notify.ts';
 
 /**
  * Run Controller…: launches the developer's Go controller (settings
@@ -83,7 +84,7 @@ export async function runController(
     ref = await lab.go.runWithProgress(s, req);
   } catch (e) {
     const off = await offerWithoutWebhooks(lab, arg, req, e);
-    if (off === 'no') throw e;
+    if (off === 'no') throw fromSettings(arg, e);
     if (isFailure(off)) return off;
     webhooksTurnedOff = true;
     ref = await lab.go.runWithProgress(s, lab.go.runRequest(arg));
@@ -91,6 +92,30 @@ export async function runController(
   const controllers = lab.go.all.filter((c) => c.process === ref.process).map((c) => c.controller.name);
   ui.statusMessage(lab.go.describe(ref), 5000, 'debug-start');
   return { ok: true, pid: ref.process.pid, controller: ref.controller.name, controllers, command, stoppedOthers, webhooksTurnedOff };
+}
+
+/**
+ * A program that could not start or exited before announcing a controller, run with a command line the person set
+ * (`reconcileLab.goController.command` or `.args`; not the default `go run`, not one passed by code): the error
+ * also names those settings and where they are set, and offers to open them (see {@link SettingsError}) — a typo
+ * there (`og run ./cmd`, `go rn ./cmd`) otherwise reads as a mystery command. A compile error of the program keeps
+ * its own next step (Go to file:line); anything else is returned as it is.
+ */
+function fromSettings(arg: unknown, e: unknown): unknown {
+  if (!(e instanceof GoProgramExitError) || e.details.location) return e;
+  const given = typeof arg === 'object' && arg !== null ? (arg as Record<string, unknown>) : {};
+  const config = vscode.workspace.getConfiguration('reconcileLab');
+  const set: string[] = [];
+  for (const [name, fromArg] of [['goController.command', given.command], ['goController.args', given.args]] as const) {
+    if (fromArg !== undefined) continue;
+    const i = config.inspect<unknown>(name);
+    const [value, where] = i?.workspaceFolderValue !== undefined ? [i.workspaceFolderValue, 'the folder settings'] : i?.workspaceValue !== undefined ? [i.workspaceValue, 'the workspace settings'] : i?.globalValue !== undefined ? [i.globalValue, 'your user settings'] : [undefined, ''];
+    if (value === undefined || (typeof value === 'string' && !value.trim()) || (Array.isArray(value) && !value.length)) continue;
+    set.push(`reconcileLab.${name} ${JSON.stringify(value)} (${where})`);
+  }
+  if (!set.length) return e;
+  const hint = `It ran ${set.join(' and ')}: check ${set.length === 1 ? 'it' : 'them'} in Settings${set.some((x) => x.includes('.command ')) ? ' (left empty, Run Controller… runs go run on your main package)' : ''}.`;
+  return new SettingsError(`${e.message}\n${hint}`, 'reconcileLab.goController', e);
 }
 
 const RUN_WITHOUT_WEBHOOKS = 'Run Without Webhooks';

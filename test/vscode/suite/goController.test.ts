@@ -18,6 +18,7 @@ import { api, connectTo, lab, labCluster, ok, ROOT, run, runAsStranger, testName
 import { alive } from '../../support/alive.ts';
 import { findDelve } from '../../../src/core/bridge/delve.ts';
 import { entryDetail } from '../../../src/host/webview/entryDetail.ts';
+import { nextStepsFor, SettingsError } from '../../../src/host/notify.ts';
 
 const WIDGETS = { group: 'lab.reconcile.dev', version: 'v1alpha1', resource: 'widgets' };
 const RESOURCE = 'widgets.lab.reconcile.dev';
@@ -151,6 +152,23 @@ describe('Go controller (Run Controller…) in the editor', function () {
     assert.equal(l.go.launchedProcess, undefined);
   });
 
+  it('a typo in reconcileLab.goController.command: the failure names the setting and where it is set, and offers Open Settings', async () => {
+    const config = vscode.workspace.getConfiguration('reconcileLab');
+    await config.update('goController.command', 'og run ./cmd', vscode.ConfigurationTarget.Workspace);
+    try {
+      const r = await run('reconcileLab.runController', { waitMs: 20_000 });
+      assert.ok(!r.ok && r.reason === 'error', JSON.stringify(r));
+      assert.match(r.message, /^could not start og: no such command on PATH: give its path, or install it\.\nIt ran reconcileLab\.goController\.command "og run \.\/cmd" \(the workspace settings\): check it in Settings \(left empty, Run Controller… runs go run on your main package\)\.$/);
+      assert.equal(l.go.launchedProcess, undefined);
+      // A command line passed by code is not the setting's: not blamed on it.
+      const given = await run('reconcileLab.runController', { command: bin, args: ['--no-such-flag'], waitMs: 20_000 });
+      assert.ok(!given.ok && !/reconcileLab\.goController/.test(given.message), JSON.stringify(given));
+    } finally {
+      await config.update('goController.command', undefined, vscode.ConfigurationTarget.Workspace);
+    }
+    assert.deepEqual(nextStepsFor(new SettingsError('m', 'reconcileLab.goController')), [{ label: 'Open Settings', command: 'workbench.action.openSettings', arg: 'reconcileLab.goController' }]);
+  });
+
   it('shows the Go controller in the views; step, dry-run and the robustness checks act on it; Stop Controller goes back to the built-in loop', async function () {
     this.timeout(480_000);
     const s = l.session!;
@@ -197,7 +215,6 @@ describe('Go controller (Run Controller…) in the editor', function () {
     const planned = s.journal.entries({ kinds: ['write'], key }).filter((e) => e.kind === 'write' && e.dryRun).at(-1)!;
     assert.equal(planned.controller, r.controller);
     assert.match(entryDetail(s.journal, planned.seq, RESOURCE)?.reconcile?.label ?? '', /^Dry-Run Reconcile of \S+ \(your action; nothing was stored\)$/);
-
 
     const step = ok(await run<{ step: StepResult; summary: string }>('reconcileLab.stepReconcile', { key, resource: RESOURCE }));
     assert.equal(step.step.kind, 'reconciled', step.summary);
