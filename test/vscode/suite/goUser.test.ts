@@ -150,6 +150,18 @@ describe('a user-shaped Go program with two controllers (Run Controller…)', fu
       await waitUntil(async () => (texts = await warned()).length > 0, 'a warning about the Shelf kind', 20_000);
       assert.match(texts[0]!.text, /the Go controller shelf reconciles Shelf \(shop\.example\.org\/v1alpha1\), a kind the cluster does not serve .*install its CRD \(a kubebuilder project: make install, or kubectl apply -f config\/crd\/bases\)/);
       assert.equal(texts.length, 1, 'said once');
+      // Shown, it reconciles no resource the views know: the built-in loop's Widgets are not its keys, so no kind row
+      // reads "reconciled by Go controller shelf" and no Widget can be stepped in it.
+      const s = l.session!;
+      if (s.controller?.name !== 'shelf') ok(await run('reconcileLab.selectController', { controller: 'shelf' }));
+      assert.equal(s.controller?.name, 'shelf');
+      assert.ok(s.builtInPrimaryResource, 'the connection has a built-in loop resource');
+      assert.equal(s.primaryResource, undefined);
+      l.resourcesTree.flush();
+      const kinds = l.resourcesTree.getChildren().filter((n) => n.type === 'kind').map((n) => String(l.resourcesTree.getTreeItem(n).description));
+      assert.ok(!kinds.some((d) => /reconciled by/.test(d)), JSON.stringify(kinds));
+      const step = await run('reconcileLab.stepReconcile', { key: `${ns}/anything`, resource: s.builtInPrimaryResource });
+      assert.ok(!step.ok, JSON.stringify(step));
     } finally {
       peer.close();
       l.go.hideShown();
