@@ -558,11 +558,14 @@ export class ReconcileLab implements vscode.Disposable {
     const s = this.current;
     if (!s) return;
     const loop = s.loopState();
+    // The shown Go program exited (Stop in an F5 session, a crash): its controller stays shown as it last was, but
+    // nothing in this window starts or steps it again: no Start / Step buttons, no "Step: starts the loop".
+    const exited = this.go.current !== undefined && s.controller === this.go.current.controller && this.go.current.process.liveness === 'exited' ? this.go.current : undefined;
     this.contextKeys.set(ContextKeys.loopState, loop);
-    this.contextKeys.set(ContextKeys.loopAvailable, Boolean(s.controller));
+    this.contextKeys.set(ContextKeys.loopAvailable, Boolean(s.controller) && !exited);
     this.contextKeys.set(ContextKeys.showsGoController, s.showsExternal);
     // Say which key Step acts on, next to the Step button (view descriptions) and in the status bar.
-    const step = s.controller && loop !== 'running' ? stepTargetText(this.stepTarget(), loop === 'stopped') : undefined;
+    const step = s.controller && loop !== 'running' && !exited ? stepTargetText(this.stepTarget(), loop === 'stopped') : undefined;
     // Descriptions are made inert, not recorded as shown messages (they change with every queue transition).
     const filter = this.resourcesTree.filter.size ? `Filter: ${stateFilterLabel(this.resourcesTree.filter)}` : undefined;
     const description = [filter, step].filter((x) => x !== undefined).join(' · ');
@@ -603,7 +606,9 @@ export class ReconcileLab implements vscode.Disposable {
       }));
     const main = problem
       ? problem.message
-      : loop === 'stopped'
+      : exited
+        ? exitedControllerMessage(exited.controller.name, exited.process.pid)
+        : loop === 'stopped'
         ? 'The loop is stopped: start it, or step one reconcile.'
         : loop === 'paused'
           ? pausedQueueMessage(this.stepTarget(), counts)
@@ -673,6 +678,14 @@ export class ReconcileLab implements vscode.Disposable {
     void this.shutdown();
     this.store.dispose();
   }
+}
+
+/**
+ * The Work Queue view's message while the Go program of the shown controller has exited: what is shown, and the
+ * ways to go on (its queue cannot be started or stepped from here; it starts only with its program).
+ */
+export function exitedControllerMessage(controller: string, pid: number | undefined): string {
+  return `Your Go program${pid !== undefined ? ` (pid ${pid})` : ''} exited: its controller ${controller} is shown as it last was. Run Controller… (or F5) runs it again; Show Controller… shows Reconcile Lab's loop.`;
 }
 
 /** The event log's view of a session's journal. */

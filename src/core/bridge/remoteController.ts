@@ -532,7 +532,7 @@ export class RemoteController implements Controller {
   /** Resolves at once while the process is connected; a process that is gone cannot be started from here. */
   start(): Promise<void> {
     if (this.endpoint.connected && !this.shutdown) return Promise.resolve();
-    return Promise.reject(new Error(`${this.endpoint.description} is not connected: run it again (Run Controller…)`));
+    return Promise.reject(new Error(`${this.endpoint.description} is not connected: run it again (Run Controller…, or F5 for a debug session)`));
   }
 
   /** Pauses the remote queue (a remote controller is stopped by stopping its process). */

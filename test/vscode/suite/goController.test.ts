@@ -264,6 +264,30 @@ describe('Go controller (Run Controller…) in the editor', function () {
     assert.equal(l.contextKeys.get('reconcileLab.showsGoController'), false, 'Stop Reconcile Loop is offered again');
   });
 
+  it('a shown Go program that exits by itself (a crash, Stop in an F5 session) stays shown as it last was, without offering Start or Step: the Work Queue view says how to go on', async function () {
+    this.timeout(240_000);
+    const s = l.session!;
+    const r = ok(await run<{ pid: number; controller: string }>('reconcileLab.runController', { command: bin, args: ['--metrics-bind-address=0', '--health-probe-bind-address=0', '--leader-elect=false'], waitMs: 120_000 }));
+    assert.equal(l.contextKeys.get('reconcileLab.loopAvailable'), true);
+    try {
+      process.kill(r.pid, 'SIGKILL');
+      await waitUntil(() => l.go.current?.process.liveness === 'exited', 'the program seen exited', 30_000);
+      l.renderStatus();
+      assert.equal(s.controller, l.go.current?.controller, 'still shown, as it last was');
+      assert.equal(l.contextKeys.get('reconcileLab.loopAvailable'), false, 'no Start / Step / Pause buttons for a program that is gone');
+      const message = `Your Go program (pid ${r.pid}) exited: its controller ${r.controller} is shown as it last was. Run Controller… (or F5) runs it again; Show Controller… shows Reconcile Lab's loop.`;
+      await waitUntil(() => l.queueView.message === message, `the Work Queue view to say: ${message} (it says: ${l.queueView.message})`, 5_000);
+      assert.doesNotMatch(l.queueView.description ?? '', /Step: starts the loop/);
+      assert.match(l.queueView.description ?? '', new RegExp(`Go controller ${r.controller} · pid ${r.pid} · exited`));
+      const step = await run('reconcileLab.stepReconcile', {});
+      assert.ok(!step.ok && /is not connected: run it again \(Run Controller…, or F5 for a debug session\)/.test(step.message), JSON.stringify(step));
+    } finally {
+      ok(await run('reconcileLab.stopController', {}));
+    }
+    assert.equal(s.controller, s.builtInController);
+    assert.equal(l.contextKeys.get('reconcileLab.loopAvailable'), true, 'the built-in loop again');
+  });
+
   it('Run Controller… in a window that is not connected yet connects first (with the settings), then runs the program', async function () {
     this.timeout(240_000);
     try {
