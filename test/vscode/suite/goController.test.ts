@@ -152,6 +152,41 @@ describe('Go controller (Run Controller…) in the editor', function () {
     assert.equal(l.go.launchedProcess, undefined);
   });
 
+  it('a program that does not compile: its compile errors go into the Problems panel (source go build) until the next run or an edit of the file', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'rlab-broken-'));
+    try {
+      mkdirSync(join(dir, 'cmd'));
+      const main = join(dir, 'cmd', 'main.go');
+      writeFileSync(main, 'package main\n\nfunc main() {\n\tx := Growing\n}\n');
+      // What `go run ./cmd` prints for it (without compiling here).
+      const failing = ['# example.com/broken/cmd', 'cmd/main.go:4:7: undefined: Growing', 'cmd/main.go:4:2: declared and not used: x', '../outside/evil.go:1:1: not ours'].map((l) => `echo '${l}' >&2`).join('; ');
+      const r = await run('reconcileLab.runController', { command: 'sh', args: ['-c', `${failing}; exit 1`], cwd: dir, waitMs: 20_000 });
+      assert.ok(!r.ok, JSON.stringify(r));
+      const problems = () => vscode.languages.getDiagnostics(vscode.Uri.file(main)).filter((d) => d.source === 'go build');
+      assert.deepEqual(problems().map((d) => [d.range.start.line + 1, d.range.start.character + 1, d.message, d.severity]), [
+        [4, 7, 'undefined: Growing', vscode.DiagnosticSeverity.Error],
+        [4, 2, 'declared and not used: x', vscode.DiagnosticSeverity.Error],
+      ]);
+      assert.ok(!vscode.languages.getDiagnostics().some(([uri]) => uri.fsPath.endsWith('evil.go')), 'nothing outside the module');
+      // Edited, the file's entries go (their lines may have moved).
+      const doc = await vscode.workspace.openTextDocument(main);
+      const edit = new vscode.WorkspaceEdit();
+      edit.insert(doc.uri, new vscode.Position(3, 0), '\t// fixing\n');
+      assert.ok(await vscode.workspace.applyEdit(edit));
+      await waitUntil(() => problems().length === 0, 'the edited file\'s build errors cleared', 5_000);
+      await vscode.window.showTextDocument(doc);
+      await vscode.commands.executeCommand('workbench.action.files.revert');
+      // The next run starts with none.
+      await run('reconcileLab.runController', { command: 'sh', args: ['-c', `${failing}; exit 1`], cwd: dir, waitMs: 20_000 });
+      assert.equal(problems().length, 2);
+      await run('reconcileLab.runController', { command: 'sh', args: ['-c', 'echo boom >&2; exit 3'], cwd: dir, waitMs: 20_000 });
+      assert.equal(problems().length, 0, 'cleared by the next run');
+    } finally {
+      await vscode.commands.executeCommand('workbench.action.closeAllEditors');
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('a typo in reconcileLab.goController.command: the failure names the setting and where it is set, and offers Open Settings', async () => {
     const config = vscode.workspace.getConfiguration('reconcileLab');
     await config.update('goController.command', 'og run ./cmd', vscode.ConfigurationTarget.Workspace);
