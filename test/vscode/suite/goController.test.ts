@@ -316,6 +316,11 @@ describe('Go controller (Run Controller…) in the editor', function () {
       assert.match(l.queueView.description ?? '', new RegExp(`Go controller ${r.controller} · pid ${r.pid} · exited`));
       const step = await run('reconcileLab.stepReconcile', {});
       assert.ok(!step.ok && /is not connected: run it again \(Run Controller…, or F5 for a debug session\)/.test(step.message), JSON.stringify(step));
+      // The notice names the command as the palette does ("Start Reconcile Loop", not "Start Loop").
+      const from = (await api()).shownMark();
+      assert.equal((await run('reconcileLab.startLoop', {})).ok, false);
+      const told = (await api()).shownSince(from).filter((t) => t.kind === 'error').map((t) => t.text);
+      assert.ok(told.some((t) => t.startsWith('Start Reconcile Loop failed: ')), JSON.stringify(told));
     } finally {
       ok(await run('reconcileLab.stopController', {}));
     }
