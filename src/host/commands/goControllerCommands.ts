@@ -369,10 +369,12 @@ export async function selectController(lab: ReconcileLab, arg: unknown): Promise
       if (!choice) return fail('notFound', `No connected Go controller is named ${JSON.stringify(a.controller)} (known: ${all.map((c) => c.controller.name).join(', ') || 'none'}).`);
     }
   } else {
+    // The one the views show now says so.
+    const shownNow = (ref: (typeof all)[number] | null) => (ref ? s.controller === ref.controller : s.controller === s.builtInController);
     const items = [
       ...all.map((c) => ({ label: c.controller.name, description: `${c.controller.resourceId ?? 'resource unknown'} · ${lab.go.describe(c).replace(/^Go controller \S+ · /, '')}`, ref: c as (typeof all)[number] | null })),
       { label: "Reconcile Lab's loop", description: s.reconcilerDescription, ref: null },
-    ];
+    ].map((i) => (shownNow(i.ref) ? { ...i, description: `${i.description} · shown now` } : i));
     const picked = await ui.pick(items, { title: 'Show which controller in the views?' });
     if (!picked) return fail('cancelled', 'No controller chosen.');
     choice = picked.ref;

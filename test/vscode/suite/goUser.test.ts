@@ -67,6 +67,17 @@ describe('a user-shaped Go program with two controllers (Run Controller…)', fu
     // The cluster-scoped CRD's controller: its resource is the views' resource, its key has no namespace.
     assert.match(ok(await run<{ shown: string }>('reconcileLab.selectController', { controller: 'harbor-keeper' })).shown, /^Go controller harbor-keeper/);
     assert.equal(s.primaryResource, HARBORS, 'the views show the Harbors the shown controller reconciles');
+    // Show Controller…'s pick says which controller the views show now, and only that one.
+    const from = (await api()).shownMark();
+    const picking = vscode.commands.executeCommand('reconcileLab.selectController');
+    let pick = '';
+    await waitUntil(async () => (pick = (await api()).shownSince(from).find((t) => t.kind === 'quickPick')?.text ?? '') !== '', 'the Show Controller… pick');
+    await new Promise((r) => setTimeout(r, 500));
+    await vscode.commands.executeCommand('workbench.action.closeQuickOpen');
+    await picking;
+    assert.match(pick, /^harbor-keeper · harbors\.fleet\.example\.io · pid \d+ · connected · shown now$/m, pick);
+    assert.equal(pick.match(/shown now/g)?.length, 1, pick);
+    assert.equal(s.controller?.name, 'harbor-keeper', 'dismissed: nothing changed');
     assert.equal(s.primaryInfo?.namespaced, false);
     await waitUntil(() => s.keyState(harbor)?.phase === 'queued' && s.get(HARBORS, harbor) !== undefined, 'the Harbor queued and in the tree', 60_000).catch((e: Error) => {
       throw new Error(`${e.message}: DEBUG state=${JSON.stringify(s.keyState(harbor))} obj=${s.get(HARBORS, harbor) !== undefined} primary=${s.primaryResource} keys=${JSON.stringify(s.keyStates().map((k) => [k.key, k.phase]))} resources=${s.resources.map((r) => r.id).join(',')}`);
