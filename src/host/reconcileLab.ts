@@ -558,7 +558,7 @@ export class ReconcileLab implements vscode.Disposable {
     const s = this.current;
     if (!s) return;
     const loop = s.loopState();
-    // The shown Go program exited (Stop in an F5 session, a crash): its controller stays shown as it last was, but
+    // The shown Go program exited (Stop in an F5 session, a crash): its controller stays shown ("· exited"), but
     // nothing in this window starts or steps it again: no Start / Step buttons, no "Step: starts the loop".
     const exited = this.go.current !== undefined && s.controller === this.go.current.controller && this.go.current.process.liveness === 'exited' ? this.go.current : undefined;
     this.contextKeys.set(ContextKeys.loopState, loop);
@@ -685,7 +685,7 @@ export class ReconcileLab implements vscode.Disposable {
  * ways to go on (its queue cannot be started or stepped from here; it starts only with its program).
  */
 export function exitedControllerMessage(controller: string, pid: number | undefined): string {
-  return `Your Go program${pid !== undefined ? ` (pid ${pid})` : ''} exited: its controller ${controller} is shown as it last was. Run Controller… (or F5) runs it again; Show Controller… shows Reconcile Lab's loop.`;
+  return `Your Go program${pid !== undefined ? ` (pid ${pid})` : ''} exited, and its controller ${controller}'s queue with it. Run Controller… (or F5) runs it again; Show Controller… shows Reconcile Lab's loop.`;
 }
 
 /** The event log's view of a session's journal. */

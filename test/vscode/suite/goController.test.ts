@@ -299,7 +299,7 @@ describe('Go controller (Run Controller…) in the editor', function () {
     assert.equal(l.contextKeys.get('reconcileLab.showsGoController'), false, 'Stop Reconcile Loop is offered again');
   });
 
-  it('a shown Go program that exits by itself (a crash, Stop in an F5 session) stays shown as it last was, without offering Start or Step: the Work Queue view says how to go on', async function () {
+  it('a shown Go program that exits by itself (a crash, Stop in an F5 session) stays shown, without offering Start or Step: the Work Queue view says how to go on', async function () {
     this.timeout(240_000);
     const s = l.session!;
     const r = ok(await run<{ pid: number; controller: string }>('reconcileLab.runController', { command: bin, args: ['--metrics-bind-address=0', '--health-probe-bind-address=0', '--leader-elect=false'], waitMs: 120_000 }));
@@ -310,7 +310,7 @@ describe('Go controller (Run Controller…) in the editor', function () {
       l.renderStatus();
       assert.equal(s.controller, l.go.current?.controller, 'still shown, as it last was');
       assert.equal(l.contextKeys.get('reconcileLab.loopAvailable'), false, 'no Start / Step / Pause buttons for a program that is gone');
-      const message = `Your Go program (pid ${r.pid}) exited: its controller ${r.controller} is shown as it last was. Run Controller… (or F5) runs it again; Show Controller… shows Reconcile Lab's loop.`;
+      const message = `Your Go program (pid ${r.pid}) exited, and its controller ${r.controller}'s queue with it. Run Controller… (or F5) runs it again; Show Controller… shows Reconcile Lab's loop.`;
       await waitUntil(() => l.queueView.message === message, `the Work Queue view to say: ${message} (it says: ${l.queueView.message})`, 5_000);
       assert.doesNotMatch(l.queueView.description ?? '', /Step: starts the loop/);
       assert.match(l.queueView.description ?? '', new RegExp(`Go controller ${r.controller} · pid ${r.pid} · exited`));
