@@ -1,5 +1,5 @@
 import * as vscode from 'vscode';
-import { registerCommands } from './commands/commandTable.ts';
+import { manifestTitles, registerCommands } from './commands/commandTable.ts';
 import { readSettings } from './config.ts';
 import { shouldAutoConnect, shouldShowViewsOnStart } from './connection/kubeconfigSource.ts';
 import { ViewIds } from './ids.ts';
@@ -43,7 +43,7 @@ export function activateLab(context: vscode.ExtensionContext): ReconcileLabApi |
   try {
     const lab = new ReconcileLab(context, output);
     current = lab;
-    context.subscriptions.push(lab, ...registerCommands(lab), ...registerGoDebugging(lab, context.globalStorageUri.fsPath));
+    context.subscriptions.push(lab, ...registerCommands(lab, manifestTitles(context.extension.packageJSON)), ...registerGoDebugging(lab, context.globalStorageUri.fsPath));
     // A module reconciler's errors that escape every reconcile (an unawaited call) are said, not only logged by VS Code.
     context.subscriptions.push(watchStrayErrors(output.log.child({ reconciler: 'module' }), context.extensionPath));
     output.log.info('Reconcile Lab activated', { version: String(context.extension.packageJSON.version ?? '?'), trusted: vscode.workspace.isTrusted });

@@ -42,10 +42,27 @@ export function reportError(log: Logger, what: string, e: unknown): void {
 }
 
 /**
- * The buttons offered with an error: the next steps for kubeconfig problems; for a Go program that did not compile,
+ * A failure whose cause is likely a setting the person made: `setting` is the Settings search that shows it
+ * ("reconcileLab.goController"); the notification offers **Open Settings** there ({@link nextStepsFor}).
+ */
+export class SettingsError extends Error {
+  readonly setting: string;
+  constructor(message: string, setting: string, cause?: unknown) {
+    super(message, cause !== undefined ? { cause } : undefined);
+    this.setting = setting;
+    this.name = 'SettingsError';
+  }
+}
+
+/** The label of the button that opens Settings at a {@link SettingsError}'s setting. */
+export const OPEN_SETTINGS_LABEL = 'Open Settings';
+
+/**
+ * The buttons offered with an error: Open Settings for a {@link SettingsError}; the next steps for kubeconfig problems; for a Go program that did not compile,
  * its first error's place (`Go to main.go:36`, opened at that line and column); none otherwise.
  */
 export function nextStepsFor(e: unknown): Array<{ label: string; command: string; arg?: unknown }> {
+  if (e instanceof SettingsError) return [{ label: OPEN_SETTINGS_LABEL, command: 'workbench.action.openSettings', arg: e.setting }];
   if (e instanceof GoProgramExitError && e.details.location) {
     const { file, line, column } = e.details.location;
     return [{ label: `Go to ${basename(file)}:${line}`, command: 'vscode.open', arg: { file, line, column } }];

@@ -36,7 +36,7 @@ import type { EnqueueReason } from '../core/controller/keyState.ts';
 import { otherControllersNote, pausedQueueMessage, selectedKeyOf, selectionAfter, stepTargetOf, stepTargetText, type SelectableNode, type StepSelection, type StepTarget } from './views/stepTarget.ts';
 import { MessageThrottle, VIEW_MESSAGE_INTERVAL_MS } from './views/messageThrottle.ts';
 import { Ticker } from './views/ticker.ts';
-import { EVENT_LOG_KINDS, exportJsonLines, toLogEntryView } from './webview/journalView.ts';
+import { ControllerLabelling, EVENT_LOG_KINDS, exportJsonLines, toLogEntryView } from './webview/journalView.ts';
 import { entryDetail } from './webview/entryDetail.ts';
 import { ChecksUi } from './checks/checksUi.ts';
 import { TimelinePanel, type TimelineSource } from './webview/timelinePanel.ts';
@@ -558,11 +558,14 @@ export class ReconcileLab implements vscode.Disposable {
     const s = this.current;
     if (!s) return;
     const loop = s.loopState();
+    // The shown Go program exited (Stop in an F5 session, a crash): its controller stays shown ("· exited"), but
+    // nothing in this window starts or steps it again: no Start / Step buttons, no "Step: starts the loop".
+    const exited = this.go.current !== undefined && s.controller === this.go.current.controller && this.go.current.process.liveness === 'exited' ? this.go.current : undefined;
     this.contextKeys.set(ContextKeys.loopState, loop);
-    this.contextKeys.set(ContextKeys.loopAvailable, Boolean(s.controller));
+    this.contextKeys.set(ContextKeys.loopAvailable, Boolean(s.controller) && !exited);
     this.contextKeys.set(ContextKeys.showsGoController, s.showsExternal);
     // Say which key Step acts on, next to the Step button (view descriptions) and in the status bar.
-    const step = s.controller && loop !== 'running' ? stepTargetText(this.stepTarget(), loop === 'stopped') : undefined;
+    const step = s.controller && loop !== 'running' && !exited ? stepTargetText(this.stepTarget(), loop === 'stopped') : undefined;
     // Descriptions are made inert, not recorded as shown messages (they change with every queue transition).
     const filter = this.resourcesTree.filter.size ? `Filter: ${stateFilterLabel(this.resourcesTree.filter)}` : undefined;
     const description = [filter, step].filter((x) => x !== undefined).join(' · ');
@@ -603,7 +606,9 @@ export class ReconcileLab implements vscode.Disposable {
       }));
     const main = problem
       ? problem.message
-      : loop === 'stopped'
+      : exited
+        ? exitedControllerMessage(exited.controller.name, exited.process.pid)
+        : loop === 'stopped'
         ? 'The loop is stopped: start it, or step one reconcile.'
         : loop === 'paused'
           ? pausedQueueMessage(this.stepTarget(), counts)
@@ -675,19 +680,31 @@ export class ReconcileLab implements vscode.Disposable {
   }
 }
 
+/**
+ * The Work Queue view's message while the Go program of the shown controller has exited: what is shown, and the
+ * ways to go on (its queue cannot be started or stepped from here; it starts only with its program).
+ */
+export function exitedControllerMessage(controller: string, pid: number | undefined): string {
+  return `Your Go program${pid !== undefined ? ` (pid ${pid})` : ''} exited, and its controller ${controller}'s queue with it. Run Controller… (or F5) runs it again; Show Controller… shows Reconcile Lab's loop.`;
+}
+
 /** The event log's view of a session's journal. */
 function journalSource(session: Session): EventLogSource & { dispose(): void } {
   const emitter = new Emitter<readonly LogEntryView[]>();
   // Each entry's key is an object of its controller's resource (a Go controller's, or the built-in loop's).
   const primary = (controller: string | undefined) => session.resourceOfController(controller);
   const writtenBy = (r: EnqueueReason, controller: string | undefined) => session.writtenByIn(r, controller);
+  // Once two controllers share the journal (the built-in loop's and a Go program's), every row names its own.
+  const labels = new ControllerLabelling();
   const sub = session.journal.onDidAppend((batch) => {
-    if (emitter.hasListeners) emitter.fire(batch.map((e) => toLogEntryView(e, primary, writtenBy)));
+    const labelled = labels.note(batch);
+    if (emitter.hasListeners) emitter.fire(batch.map((e) => toLogEntryView(e, primary, writtenBy, labelled)));
   });
   return {
     snapshot: () => {
       const entries = session.journal.entries();
-      return { length: entries.length, slice: (start: number, end: number) => entries.slice(start, end).map((e) => toLogEntryView(e, primary, writtenBy)) };
+      const labelled = labels.note(entries);
+      return { length: entries.length, slice: (start: number, end: number) => entries.slice(start, end).map((e) => toLogEntryView(e, primary, writtenBy, labelled)) };
     },
     onDidAppend: emitter.event,
     kinds: EVENT_LOG_KINDS,

@@ -170,6 +170,33 @@ export function goExitDetails(output: readonly string[], dir: string): GoExitDet
   return { ...(location ? { location } : {}), ...(code !== undefined ? { programExitCode: Number(code) } : {}), ...webhooks };
 }
 
+/** A compile error of a failed `go run` / `go build`, at a file inside the module. */
+export interface GoCompileError {
+  readonly file: string;
+  readonly line: number;
+  readonly column: number;
+  readonly message: string;
+}
+
+/**
+ * Every `file.go:line:col: message` error of a failed build's output (the lines the compiler prints under
+ * `# package`), its file resolved against `dir` and kept only inside it (as {@link goExitDetails}' location), in
+ * output order, at most `limit`. A panic trace (`\t/abs/file.go:20 +0x1d`) has no column and is not one.
+ */
+export function goCompileErrors(output: readonly string[], dir: string, limit = 50): GoCompileError[] {
+  const errors: GoCompileError[] = [];
+  for (const l of output) {
+    const m = /^\s*((?:\.{1,2}\/)?[^\s:]+\.go):(\d+):(\d+): (.*)$/.exec(l);
+    if (!m) continue;
+    const file = resolve(dir, m[1]!);
+    const rel = relative(dir, file);
+    if (rel.startsWith('..') || isAbsolute(rel)) continue;
+    errors.push({ file, line: Number(m[2]), column: Number(m[3]), message: m[4]!.trim() });
+    if (errors.length >= limit) break;
+  }
+  return errors;
+}
+
 /** The `go` directive of a go.mod's text ("1.26.0"), undefined when it has none. */
 function goDirectiveOf(text: string): string | undefined {
   return /^go\s+(\d+(?:\.\d+)*)\s*(?:\/\/.*)?$/m.exec(text)?.[1];

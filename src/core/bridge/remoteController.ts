@@ -103,6 +103,11 @@ export class RemoteController implements Controller {
   private lastProcessed: ObjectKey | undefined;
   private readonly stepping = new Set<ObjectKey>();
   /**
+   * A step without a key (Step on the head of the queue) in flight: the first reconcile that starts meanwhile is its
+   * own (the queue is paused, so no worker hands out another), journaled as a step like a step of a named key.
+   */
+  private keylessStep: { claimed: boolean } | undefined;
+  /**
    * The end of a reconcile that failed (or asked for the deprecated rate-limited requeue), not journaled yet:
    * controller-runtime schedules the retry after Reconcile returned (the priority queue even after the key's
    * done: it buffers adds), so the end is journaled when the key's backoff transition comes, with the retry's
@@ -407,9 +412,16 @@ export class RemoteController implements Controller {
       key: m.key,
       triggers: [...(st?.lastTriggers ?? triggers)],
       attempt: st?.reconciles ?? 1,
-      via: this.stepping.has(m.key) ? 'step' : 'worker',
+      via: this.stepping.has(m.key) || this.claimKeylessStep() ? 'step' : 'worker',
     });
     this.statusChanged();
+  }
+
+  /** Whether a reconcile starting now is the one a keyless step in flight asked for (true once per such step). */
+  private claimKeylessStep(): boolean {
+    if (!this.keylessStep || this.keylessStep.claimed) return false;
+    this.keylessStep.claimed = true;
+    return true;
   }
 
   onReconcileEnd(m: ReconcileEndMessage): void {
@@ -532,7 +544,7 @@ export class RemoteController implements Controller {
   /** Resolves at once while the process is connected; a process that is gone cannot be started from here. */
   start(): Promise<void> {
     if (this.endpoint.connected && !this.shutdown) return Promise.resolve();
-    return Promise.reject(new Error(`${this.endpoint.description} is not connected: run it again (Run Controller…)`));
+    return Promise.reject(new Error(`${this.endpoint.description} is not connected: run it again (Run Controller…, or F5 for a debug session)`));
   }
 
   /** Pauses the remote queue (a remote controller is stopped by stopping its process). */
@@ -598,11 +610,13 @@ export class RemoteController implements Controller {
     }
     this.journal.append({ kind: 'control', action: 'step', controller: this.name, ...(key !== undefined ? { key } : {}), ...(force ? { detail: 'force' } : {}) });
     if (key !== undefined) this.stepping.add(key);
+    const keyless = key === undefined ? (this.keylessStep = { claimed: false }) : undefined;
     let reply: ReplyMessage;
     try {
       reply = await this.endpoint.request({ op: 'step', controller: this.name, ...(key !== undefined ? { key } : {}), ...(force ? { force: true } : {}) });
     } finally {
       if (key !== undefined) this.stepping.delete(key);
+      if (keyless && this.keylessStep === keyless) this.keylessStep = undefined;
     }
     if (reply.ok && !reply.reconcile) {
       // The queue stepped, but the reconciler is not wrapped (bridge.Wrap): what we know comes from the queue.

@@ -3,7 +3,7 @@ import type { Clock, TimerHandle } from '../clock.ts';
 import type { Logger } from '../log.ts';
 import { basename, resolve } from 'node:path';
 import type { BridgeHub } from './bridgeHub.ts';
-import { addressInUseHint, cacheSyncHint, goExitDetails, goModTidyHint, webhookCertHint, type GoExitDetails } from './goModule.ts';
+import { addressInUseHint, cacheSyncHint, goCompileErrors, goExitDetails, goModTidyHint, webhookCertHint, type GoCompileError, type GoExitDetails } from './goModule.ts';
 import type { GoProcess } from './goProcess.ts';
 import { describeExit, launchProcess, leaderElectionFlag, processGroupOf, type LaunchedProcess, type LaunchSpec } from './launcher.ts';
 import type { BridgeRefusal } from './listener.ts';
@@ -15,9 +15,12 @@ import type { RemoteController } from './remoteController.ts';
  */
 export class GoProgramExitError extends Error {
   readonly details: GoExitDetails;
-  constructor(message: string, details: GoExitDetails) {
+  /** Every compile error its last output lines name ({@link goCompileErrors}); empty when it compiled. */
+  readonly compileErrors: readonly GoCompileError[];
+  constructor(message: string, details: GoExitDetails, compileErrors: readonly GoCompileError[] = []) {
     super(message);
     this.details = details;
+    this.compileErrors = compileErrors;
     this.name = 'GoProgramExitError';
   }
 }
@@ -267,6 +270,7 @@ export async function runGoController(o: RunGoControllerOptions): Promise<Runnin
         throw new GoProgramExitError(
           `${e.error ? e.error : `${[o.spec.command, ...o.spec.args].join(' ')} ${describeExit(e)} before announcing a controller`}.${lastOutput(tail)}${hint ? `\n${hint}` : ''}${own ? `\n${own}` : ''}`,
           details,
+          goCompileErrors(tail, dir),
         );
       }),
     ]);

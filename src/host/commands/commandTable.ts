@@ -59,10 +59,24 @@ export const commandTable: Record<CommandId, Handler> = {
   [CommandIds.getStarted]: getStarted,
 };
 
-/** Titles for error notifications ("Dry-Run Reconcile failed: …"). */
-function titleOf(id: CommandId): string {
+/**
+ * Titles for error notifications ("Dry-Run Reconcile failed: …"): the command's title in the manifest (`titles`,
+ * what the palette and menus show: "Start Reconcile Loop failed", not "Start Loop failed"), without a trailing
+ * ellipsis; else words made from its id.
+ */
+export function titleOf(id: CommandId, titles?: ReadonlyMap<string, string>): string {
+  const title = titles?.get(id);
+  if (title) return title.replace(/(…|\.\.\.)$/, '');
   const name = id.slice('reconcileLab.'.length);
   return name.replace(/([A-Z])/g, ' $1').replace(/^./, (c) => c.toUpperCase());
+}
+
+/** The commands' titles of the manifest (`contributes.commands`), by id. */
+export function manifestTitles(packageJSON: unknown): Map<string, string> {
+  const commands = (packageJSON as { contributes?: { commands?: unknown } } | undefined)?.contributes?.commands;
+  const titles = new Map<string, string>();
+  if (Array.isArray(commands)) for (const c of commands as Array<{ command?: unknown; title?: unknown }>) if (typeof c.command === 'string' && typeof c.title === 'string') titles.set(c.command, c.title);
+  return titles;
 }
 
 /** Whether a notification or a modal dialog was shown since `mark` (from ui.shownMark). */
@@ -82,7 +96,7 @@ function toldSince(mark: number): boolean {
  * VS Code passes the clicked element first and, for multi-select, the
  * selection second; only the first argument is used.
  */
-export function registerCommands(lab: ReconcileLab): vscode.Disposable[] {
+export function registerCommands(lab: ReconcileLab, titles?: ReadonlyMap<string, string>): vscode.Disposable[] {
   return (Object.entries(commandTable) as Array<[CommandId, Handler]>).map(([id, handler]) =>
     vscode.commands.registerCommand(id, async (arg?: unknown) => {
       const mark = ui.shownMark();
@@ -93,7 +107,7 @@ export function registerCommands(lab: ReconcileLab): vscode.Disposable[] {
         return r;
       } catch (e) {
         if ((e as Error)?.name === 'AbortError' || /cancelled/.test(errorMessage(e))) return fail('cancelled', errorMessage(e));
-        reportError(lab.log, `${titleOf(id)} failed`, e);
+        reportError(lab.log, `${titleOf(id, titles)} failed`, e);
         return fail('error', errorMessage(e));
       }
     }),

@@ -68,6 +68,18 @@ export async function installCrdCommand(lab: ReconcileLab, arg: unknown): Promis
  * the new resources (watched when it watches every custom resource); then runs the program Run Controller… launched
  * again when one of its controllers waited for one of these kinds. Says what happened; never throws.
  */
+/**
+ * The notice of a restart after Install CRD: what was installed (`done`), what of the program waited for it
+ * (`waiting`: controller names, or "the watch of <Kind>" from its output) and why it restarts.
+ * "Reconcile Lab: planters.greenhouse.example.net installed. Restarting your Go program: its controller planter
+ * waited for it, and controller-runtime finds a kind only when its program starts."
+ */
+export function restartNotice(done: string, waiting: readonly string[], installed: number): string {
+  const who = waiting.map((w) => (w.startsWith('the watch of ') ? w : `its controller ${w}`));
+  const list = who.length > 1 ? `${who.slice(0, -1).join(', ')} and ${who[who.length - 1]}` : (who[0] ?? 'it');
+  return `Reconcile Lab: ${done}. Restarting your Go program: ${list} waited for ${installed === 1 ? 'it' : 'them'}, and controller-runtime finds a kind only when its program starts.`;
+}
+
 export async function installCrdsOnChoice(lab: ReconcileLab, manifests: readonly CrdManifest[], session?: Session, tell = true): Promise<InstallCrdsResult> {
   const s = session ?? lab.session;
   if (!s) {
@@ -103,7 +115,7 @@ export async function installCrdsOnChoice(lab: ReconcileLab, manifests: readonly
   const done = installed.map((i) => `${i.name} ${i.created ? 'installed' : 'updated'}`).join(', ');
   let restarted = false;
   if (waiting.length) {
-    if (tell) void ui.info(`Reconcile Lab: ${done}. Restarting your Go program (it waited for them: ${waiting.join(', ')}): controller-runtime finds a kind only when its program starts.`);
+    if (tell) void ui.info(restartNotice(done, waiting, installed.length));
     try {
       restarted = (await lab.go.restartLaunched()) !== undefined;
     } catch (e) {

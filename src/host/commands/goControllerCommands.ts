@@ -19,6 +19,7 @@ import { refusePrivileged } from './privileged.ts';
 import { GoProgramExitError } from '../../core/bridge/runGoController.ts';
 import { readSettings, writeSetting } from '../config.ts';
 import { CommandIds } from '../ids.ts';
+import { SettingsError } from '../notify.ts';
 
 /**
  * Run Controller…: launches the developer's Go controller (settings
@@ -83,7 +84,7 @@ export async function runController(
     ref = await lab.go.runWithProgress(s, req);
   } catch (e) {
     const off = await offerWithoutWebhooks(lab, arg, req, e);
-    if (off === 'no') throw e;
+    if (off === 'no') throw fromSettings(arg, e);
     if (isFailure(off)) return off;
     webhooksTurnedOff = true;
     ref = await lab.go.runWithProgress(s, lab.go.runRequest(arg));
@@ -91,6 +92,30 @@ export async function runController(
   const controllers = lab.go.all.filter((c) => c.process === ref.process).map((c) => c.controller.name);
   ui.statusMessage(lab.go.describe(ref), 5000, 'debug-start');
   return { ok: true, pid: ref.process.pid, controller: ref.controller.name, controllers, command, stoppedOthers, webhooksTurnedOff };
+}
+
+/**
+ * A program that could not start or exited before announcing a controller, run with a command line the person set
+ * (`reconcileLab.goController.command` or `.args`; not the default `go run`, not one passed by code): the error
+ * also names those settings and where they are set, and offers to open them (see {@link SettingsError}) — a typo
+ * there (`og run ./cmd`, `go rn ./cmd`) otherwise reads as a mystery command. A compile error of the program keeps
+ * its own next step (Go to file:line); anything else is returned as it is.
+ */
+function fromSettings(arg: unknown, e: unknown): unknown {
+  if (!(e instanceof GoProgramExitError) || e.details.location) return e;
+  const given = typeof arg === 'object' && arg !== null ? (arg as Record<string, unknown>) : {};
+  const config = vscode.workspace.getConfiguration('reconcileLab');
+  const set: string[] = [];
+  for (const [name, fromArg] of [['goController.command', given.command], ['goController.args', given.args]] as const) {
+    if (fromArg !== undefined) continue;
+    const i = config.inspect<unknown>(name);
+    const [value, where] = i?.workspaceFolderValue !== undefined ? [i.workspaceFolderValue, 'the folder settings'] : i?.workspaceValue !== undefined ? [i.workspaceValue, 'the workspace settings'] : i?.globalValue !== undefined ? [i.globalValue, 'your user settings'] : [undefined, ''];
+    if (value === undefined || (typeof value === 'string' && !value.trim()) || (Array.isArray(value) && !value.length)) continue;
+    set.push(`reconcileLab.${name} ${JSON.stringify(value)} (${where})`);
+  }
+  if (!set.length) return e;
+  const hint = `It ran ${set.join(' and ')}: check ${set.length === 1 ? 'it' : 'them'} in Settings${set.some((x) => x.includes('.command ')) ? ' (left empty, Run Controller… runs go run on your main package)' : ''}.`;
+  return new SettingsError(`${e.message}\n${hint}`, 'reconcileLab.goController', e);
 }
 
 const RUN_WITHOUT_WEBHOOKS = 'Run Without Webhooks';
@@ -292,7 +317,8 @@ export async function remoteDryRun(
 ): Promise<CommandResult<{ key: string; outcome: RunOutcome; actions: Array<{ verb: string; resource: string; key: string; subresource?: string; outcome: string; diff: string }>; summary: string }>> {
   const t = await resolveTarget(s, lab.clock.now(), arg, { primaryOnly: true, title: 'Dry-run the reconcile of which key?' });
   if (isFailure(t)) return t;
-  s.recordAction('dryRun', t.key, `dry-run reconcile of ${t.key} in ${c.name} (every write dryRun=All)`);
+  // Under the controller's name: the process journals the planned writes under it (the Event Log ties them to this).
+  s.recordAction('dryRun', t.key, `dry-run reconcile of ${t.key} in ${c.name} (every write dryRun=All)`, c.name);
   const r = await ui.progress({ location: vscode.ProgressLocation.Window, title: `Dry-run ${t.key} in ${c.name}` }, () => c.dryRun(t.key));
   const name = (w: RemoteDryRun['writes'][number]) => `${w.group ? `${w.resource}.${w.group}` : w.resource} ${writeTarget(w)}${w.subresource ? `/${w.subresource}` : ''}`;
   const diffOf = (w: RemoteDryRun['writes'][number]) => (w.error ? '' : yamlDiff(name(w), w.before ?? null, w.verb === 'delete' ? null : (w.after ?? null), { volatile: true, beforeName: 'current', afterName: 'planned' }));
@@ -343,10 +369,12 @@ export async function selectController(lab: ReconcileLab, arg: unknown): Promise
       if (!choice) return fail('notFound', `No connected Go controller is named ${JSON.stringify(a.controller)} (known: ${all.map((c) => c.controller.name).join(', ') || 'none'}).`);
     }
   } else {
+    // The one the views show now says so.
+    const shownNow = (ref: (typeof all)[number] | null) => (ref ? s.controller === ref.controller : s.controller === s.builtInController);
     const items = [
       ...all.map((c) => ({ label: c.controller.name, description: `${c.controller.resourceId ?? 'resource unknown'} · ${lab.go.describe(c).replace(/^Go controller \S+ · /, '')}`, ref: c as (typeof all)[number] | null })),
       { label: "Reconcile Lab's loop", description: s.reconcilerDescription, ref: null },
-    ];
+    ].map((i) => (shownNow(i.ref) ? { ...i, description: `${i.description} · shown now` } : i));
     const picked = await ui.pick(items, { title: 'Show which controller in the views?' });
     if (!picked) return fail('cancelled', 'No controller chosen.');
     choice = picked.ref;

@@ -6,9 +6,9 @@ import { DisposableStore, toDisposable } from '../../core/lifecycle.ts';
 import { BridgeHub } from '../../core/bridge/bridgeHub.ts';
 import { livenessLabel, type GoProcess } from '../../core/bridge/goProcess.ts';
 import { defaultGoLaunch, describeExit, launchSpecOf, type LaunchedProcess, type LaunchSpec } from '../../core/bridge/launcher.ts';
-import { runGoController } from '../../core/bridge/runGoController.ts';
+import { GoProgramExitError, runGoController } from '../../core/bridge/runGoController.ts';
 import type { RemoteController } from '../../core/bridge/remoteController.ts';
-import { findControllerModules, findGoMod, findGoWork, moduleOf, readBridgeInGoMod, uninstalledKindProblem, unservedKind, unservedKindInOutput } from '../../core/bridge/goModule.ts';
+import { findControllerModules, findGoMod, findGoWork, moduleOf, type GoCompileError, readBridgeInGoMod, uninstalledKindProblem, unservedKind, unservedKindInOutput } from '../../core/bridge/goModule.ts';
 import { CRD_RESOURCE, crdManifestsFor, distinctCrds, findCrdManifests, type CrdManifest } from '../../core/k8s/crdManifests.ts';
 import { dirname } from 'node:path';
 import { installCrdsOnChoice } from '../commands/crdCommands.ts';
@@ -95,8 +95,19 @@ export class GoControllers implements vscode.Disposable {
   /** The programs every window of this user launched (see runRegistry.ts); this window records its own there. */
   private readonly runs = new RunRegistry();
 
+  /**
+   * The compile errors of the last Run Controller… whose program did not build, in the Problems panel (source
+   * `go build`): set when the run fails, cleared when the next run starts; a file's are dropped as soon as it is
+   * edited (they would point at lines that moved).
+   */
+  readonly buildErrors: vscode.DiagnosticCollection;
+
   constructor(lab: ReconcileLab) {
     this.lab = lab;
+    this.buildErrors = this.store.add(vscode.languages.createDiagnosticCollection('reconcile-lab-go-build'));
+    this.store.add(vscode.workspace.onDidChangeTextDocument((e) => {
+      if (e.contentChanges.length && this.buildErrors.has(e.document.uri)) this.buildErrors.delete(e.document.uri);
+    }));
     this.store.add(lab.onDidChangeSession((s) => {
       if (s !== this.hubSession) void this.teardown();
       // The welcome (shown while not connected) must be right when it appears, whatever the file watcher saw.
@@ -256,6 +267,7 @@ export class GoControllers implements vscode.Disposable {
     out.appendLine(`$ ${[req.spec.command, ...req.spec.args].join(' ')}${req.spec.cwd ? `   (in ${req.spec.cwd})` : ''}`);
     this.lab.contextKeys.set(ContextKeys.goController, true);
     this.lab.walkthrough.mark('goController');
+    this.buildErrors.clear();
     let r;
     this.launching = true;
     try {
@@ -279,6 +291,7 @@ export class GoControllers implements vscode.Disposable {
       });
     } catch (e) {
       this.lab.contextKeys.set(ContextKeys.goController, false);
+      if (e instanceof GoProgramExitError) this.showBuildErrors(e.compileErrors);
       throw e;
     } finally {
       this.launching = false;
@@ -392,6 +405,18 @@ export class GoControllers implements vscode.Disposable {
     const exit = await this.stopLaunched();
     if (this.shown) this.hide();
     return exit ? { exit } : {};
+  }
+
+  /** Puts `errors` (a failed build's) into the Problems panel, one entry per error at its line and column. */
+  private showBuildErrors(errors: readonly GoCompileError[]): void {
+    const byFile = new Map<string, vscode.Diagnostic[]>();
+    for (const x of errors) {
+      const at = new vscode.Position(Math.max(0, x.line - 1), Math.max(0, x.column - 1));
+      const d = new vscode.Diagnostic(new vscode.Range(at, at), x.message, vscode.DiagnosticSeverity.Error);
+      d.source = 'go build';
+      byFile.set(x.file, [...(byFile.get(x.file) ?? []), d]);
+    }
+    this.buildErrors.set([...byFile].map(([file, list]) => [vscode.Uri.file(file), list]));
   }
 
   /** Shows `ref` in the views (the built-in loop is paused meanwhile). */

@@ -16,6 +16,7 @@ import { journalingContextFactory, journalWriteOf } from '../../core/actions/con
 import { createKubeEventRecorder } from '../../core/k8s/eventRecorder.ts';
 import type { Controller, ControllerStatus } from '../../core/controller/controller.ts';
 import { RemoteController } from '../../core/bridge/remoteController.ts';
+import { unservedKind } from '../../core/bridge/goModule.ts';
 import type { EnqueueReason, KeyBrief, KeyCounts, KeyState } from '../../core/controller/keyState.ts';
 import { predicateFuncs, type Predicate } from '../../core/controller/predicate.ts';
 import type { CacheReader, Reconciler } from '../../core/controller/reconcile.ts';
@@ -207,7 +208,11 @@ export class Session implements ViewModel, Disposable {
    * A controller running elsewhere (a Go process through the bridge) shown instead of the built-in loop, and the
    * watched resource it reconciles (when it announced one this cluster serves).
    */
-  private external: { controller: Controller; origin: () => string; primary?: Watched } | undefined;
+  /**
+   * The controller shown instead of the built-in loop; `primary`: the watch of the resource it announced, when this
+   * cluster serves it; `unserved`: it announced a kind or resource the cluster does not serve (its CRD is not installed).
+   */
+  private external: { controller: Controller; origin: () => string; primary?: Watched; unserved?: true } | undefined;
   private readonly controllerResources = new Map<string, string>();
   private keySub: Disposable | undefined;
   /** The labels this session lends the shown Go controller (RemoteController.setObjectLabels); gone on close. */
@@ -295,9 +300,12 @@ export class Session implements ViewModel, Disposable {
   /**
    * The resource ("plural.group") of the controller the views show: the shown Go controller's (its keys are that
    * resource's objects: the tree marks them, Step this key and Dry-Run take them) when it announced one this
-   * cluster serves, else the built-in loop's.
+   * cluster serves; none while it announced one the cluster does not serve (its CRD not installed yet: the built-in
+   * loop's objects are not its keys, so no kind reads "reconciled by" it and no Widget is stepped in it); the
+   * built-in loop's otherwise.
    */
   get primaryResource(): string | undefined {
+    if (this.external?.unserved) return undefined;
     return this.external?.primary?.id ?? this.builtInPrimaryResource;
   }
 
@@ -316,6 +324,7 @@ export class Session implements ViewModel, Disposable {
 
   /** The {@link ResourceInfo} of {@link primaryResource}. */
   get primaryInfo(): ResourceInfo | undefined {
+    if (this.external?.unserved) return undefined;
     return this.external?.primary?.info ?? this.builtInPrimaryInfo;
   }
 
@@ -363,7 +372,8 @@ export class Session implements ViewModel, Disposable {
     this.labelsLink = undefined;
     this.cachedLink?.dispose();
     this.cachedLink = undefined;
-    this.external = controller ? { controller, origin, ...(primary ? { primary } : {}) } : undefined;
+    const unserved = (typeof resourceId === 'string' && !primary) || (controller instanceof RemoteController && unservedKind(controller.name, controller.announcement) !== undefined);
+    this.external = controller ? { controller, origin, ...(primary ? { primary } : {}), ...(unserved ? { unserved: true as const } : {}) } : undefined;
     // A Go controller refuses to add by hand an object its cache's label selector leaves out: the labels it
     // checks are those of this session's informer of its resource (every namespace the informer holds), until
     // another controller is shown or the session closes (the controller may outlive it: a reconnect).
@@ -978,10 +988,13 @@ export class Session implements ViewModel, Disposable {
 
   /**
    * Records an action a person took through the editor (strip finalizers, delete, dry-run) as a named control
-   * entry of the journal, before the writes it causes ({@link Session.recordWrite}).
+   * entry of the journal, before the writes it causes ({@link Session.recordWrite}). The entry belongs to
+   * `controller` when the action runs in one (a Go controller's Dry-Run Reconcile: its planned writes come back
+   * under its name, so the Event Log ties them to the action and names the key's object of that controller's
+   * resource); otherwise, and by default, to the person ("reconcile-lab", like the writes made on their behalf).
    */
-  recordAction(action: 'stripFinalizers' | 'delete' | 'dryRun', key: ObjectKey, detail?: string): void {
-    this.journal.append({ kind: 'control', action, controller: 'reconcile-lab', key, ...(detail ? { detail } : {}) });
+  recordAction(action: 'stripFinalizers' | 'delete' | 'dryRun', key: ObjectKey, detail?: string, controller = 'reconcile-lab'): void {
+    this.journal.append({ kind: 'control', action, controller, key, ...(detail ? { detail } : {}) });
   }
 
   /** Records a write made on the person's behalf (finalizer removal) in the journal: the audit trail. */

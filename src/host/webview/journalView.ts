@@ -75,6 +75,25 @@ function summaryOf(e: JournalEntry, writtenBy?: WrittenByLookup): { summary: str
   }
 }
 
+/**
+ * Tells whether a journal's rows need their controller's name ({@link toLogEntryView}'s `labelControllers`): once
+ * entries of two controllers were seen. The person's own actions ("reconcile-lab") are no controller. Fed every
+ * entry as it is appended (and a snapshot's entries), it only turns on.
+ */
+export class ControllerLabelling {
+  private readonly seen = new Set<string>();
+
+  /** Notes the controllers of `entries`; returns whether rows are labelled from now on. */
+  note(entries: Iterable<JournalEntry>): boolean {
+    if (this.seen.size < 2) for (const e of entries) if (e.controller !== undefined && e.controller !== 'reconcile-lab') this.seen.add(e.controller);
+    return this.labelled;
+  }
+
+  get labelled(): boolean {
+    return this.seen.size >= 2;
+  }
+}
+
 /** The names people know the actions by (the commands' titles), for entries of a person's actions. */
 export const USER_ACTION_NAMES: Partial<Record<ControlEntry['action'], string>> = {
   step: 'Step Reconcile',
@@ -90,9 +109,20 @@ export const USER_ACTION_NAMES: Partial<Record<ControlEntry['action'], string>> 
  * One row per entry. `primaryResource` ("plural.group", or the resource of an
  * entry's controller) names the object of entries that carry only a reconcile
  * key (queue, reconcile, control); `writtenBy` lets a reconcile's start say which
- * of its causes its controller's own writes made.
+ * of its causes its controller's own writes made. A control entry's summary
+ * always starts with its controller's name (`[planter] Step Reconcile …`);
+ * with `labelControllers` (the journal holds entries of several controllers:
+ * the built-in loop's and a Go program's, or two controllers of one program)
+ * every entry's does, so that one controller's queue or informer line is not
+ * read as another's (`[lab] add configmaps … → nothing enqueued` beside
+ * `[schedule] queued`).
  */
-export function toLogEntryView(e: JournalEntry, primaryResource: string | undefined | ((controller: string | undefined) => string | undefined), writtenBy?: WrittenByLookup): LogEntryView {
+export function toLogEntryView(
+  e: JournalEntry,
+  primaryResource: string | undefined | ((controller: string | undefined) => string | undefined),
+  writtenBy?: WrittenByLookup,
+  labelControllers = false,
+): LogEntryView {
   const { summary, detail } = summaryOf(e, writtenBy);
   let key = e.key;
   let resource = typeof primaryResource === 'function' ? primaryResource(e.controller) : primaryResource;
@@ -110,7 +140,7 @@ export function toLogEntryView(e: JournalEntry, primaryResource: string | undefi
     level: levelOf(e),
     ...(key !== undefined ? { key } : {}),
     ...(key !== undefined && resource !== undefined ? { resource } : {}),
-    summary: e.controller && e.kind === 'control' ? `[${e.controller}] ${summary}` : summary,
+    summary: e.controller && (e.kind === 'control' || labelControllers) ? `[${e.controller}] ${summary}` : summary,
     ...(detail !== undefined ? { detail } : {}),
   };
 }

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { BRIDGE_MODULE_PATH, bridgeEditArgs, bridgeProblem, bridgeProblemIn, controllerRuntimeNote, findControllerModules, findGoMod, goExitDetails, goLaunchProblem, goModTidyHint, cacheSyncHint, addressInUseHint, missingWebhookCert, webhookCertHint, webhooksWouldStop, readBridgeInGoMod, uninstalledKindProblem, unservedKindInOutput } from '../../../src/core/bridge/goModule.ts';
+import { BRIDGE_MODULE_PATH, bridgeEditArgs, bridgeProblem, bridgeProblemIn, controllerRuntimeNote, findControllerModules, findGoMod, goCompileErrors, goExitDetails, goLaunchProblem, goModTidyHint, cacheSyncHint, addressInUseHint, missingWebhookCert, webhookCertHint, webhooksWouldStop, readBridgeInGoMod, uninstalledKindProblem, unservedKindInOutput } from '../../../src/core/bridge/goModule.ts';
 
 test('readBridgeInGoMod: single-line and block require / replace, comments, quotes; other modules ignored', () => {
   const blocks = `module example.com/widgets // the operator
@@ -237,4 +237,14 @@ test('unservedKindInOutput: controller-runtime\'s "no matches for kind" in JSON 
   assert.deepEqual(unservedKindInOutput('no matches for kind "Pod" in version "v1"'), { kind: 'Pod', group: '', version: 'v1' });
   assert.equal(unservedKindInOutput('Starting workers {"controller": "shelf", "worker count": 1}'), undefined);
   assert.equal(unservedKindInOutput('no matches for kind'), undefined);
+});
+
+test('goCompileErrors: every compile error of a failed build inside the module, with its message, in output order', () => {
+  const dir = '/work/shop';
+  assert.deepEqual(goCompileErrors(['# example.org/shop/internal/controller', 'internal/controller/planter_controller.go:75:20: undefined: Growing', './main.go:36:18: cannot use x (variable of type string) as int value', '../elsewhere/evil.go:1:1: x', '\t/work/shop/main.go:20 +0x1d', 'exit status 1'], dir), [
+    { file: '/work/shop/internal/controller/planter_controller.go', line: 75, column: 20, message: 'undefined: Growing' },
+    { file: '/work/shop/main.go', line: 36, column: 18, message: 'cannot use x (variable of type string) as int value' },
+  ]);
+  assert.deepEqual(goCompileErrors(['a.go:1:1: one', 'a.go:2:1: two'], dir, 1).map((e) => e.line), [1], 'at most limit');
+  assert.deepEqual(goCompileErrors(['panic: boom'], dir), []);
 });

@@ -617,3 +617,23 @@ test('a Go controller that writes status on every pass is a hot loop: warned on 
   }
   assert.equal(fresh.journal.entries({ kinds: ['warning'] }).length, 0);
 });
+
+test('a step without a key (the head of the queue): the reconcile it starts is journaled as a step, later ones as a worker\'s', async () => {
+  const { c, q, sent, journal } = setup();
+  q('ns/a', 'added', { causes: [informer('ns/a', '1', 1)] });
+  const stepping = c.step({});
+  await flushMicrotasks();
+  assert.deepEqual(sent[0]!.cmd, { op: 'step', controller: 'widget' });
+  q('ns/a', 'processing');
+  c.onReconcileStart({ type: 'reconcileStart', controller: 'widget', key: 'ns/a', reconcileID: 'r1', triggers: [informer('ns/a', '1', 1)], dryRun: false, at: 2 });
+  c.onReconcileEnd({ type: 'reconcileEnd', controller: 'widget', key: 'ns/a', reconcileID: 'r1', durationMs: 3, dryRun: false, at: 3 });
+  q('ns/a', 'done');
+  sent[0]!.reply({ ok: true, reconcile: { controller: 'widget', key: 'ns/a', reconcileID: 'r1', durationMs: 3, dryRun: false, at: 3 } });
+  assert.equal((await stepping).kind, 'reconciled');
+  // Resumed, a worker's reconcile is not taken for a step.
+  q('ns/a', 'added', { causes: [informer('ns/a', '2', 4)] });
+  q('ns/a', 'processing');
+  c.onReconcileStart({ type: 'reconcileStart', controller: 'widget', key: 'ns/a', reconcileID: 'r2', triggers: [informer('ns/a', '2', 4)], dryRun: false, at: 5 });
+  const vias = journal.entries({ kinds: ['reconcileStart'] }).map((e) => (e.kind === 'reconcileStart' ? e.via : ''));
+  assert.deepEqual(vias, ['step', 'worker']);
+});

@@ -17,6 +17,8 @@ import { installCrd } from '../../integration/support/cluster.ts';
 import { api, connectTo, lab, labCluster, ok, ROOT, run, runAsStranger, testNamespace, waitUntil } from './support/lab.ts';
 import { alive } from '../../support/alive.ts';
 import { findDelve } from '../../../src/core/bridge/delve.ts';
+import { entryDetail } from '../../../src/host/webview/entryDetail.ts';
+import { nextStepsFor, SettingsError } from '../../../src/host/notify.ts';
 
 const WIDGETS = { group: 'lab.reconcile.dev', version: 'v1alpha1', resource: 'widgets' };
 const RESOURCE = 'widgets.lab.reconcile.dev';
@@ -150,6 +152,58 @@ describe('Go controller (Run Controller…) in the editor', function () {
     assert.equal(l.go.launchedProcess, undefined);
   });
 
+  it('a program that does not compile: its compile errors go into the Problems panel (source go build) until the next run or an edit of the file', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'rlab-broken-'));
+    try {
+      mkdirSync(join(dir, 'cmd'));
+      const main = join(dir, 'cmd', 'main.go');
+      writeFileSync(main, 'package main\n\nfunc main() {\n\tx := Growing\n}\n');
+      // What `go run ./cmd` prints for it (without compiling here).
+      const failing = ['# example.com/broken/cmd', 'cmd/main.go:4:7: undefined: Growing', 'cmd/main.go:4:2: declared and not used: x', '../outside/evil.go:1:1: not ours'].map((l) => `echo '${l}' >&2`).join('; ');
+      const r = await run('reconcileLab.runController', { command: 'sh', args: ['-c', `${failing}; exit 1`], cwd: dir, waitMs: 20_000 });
+      assert.ok(!r.ok, JSON.stringify(r));
+      const problems = () => vscode.languages.getDiagnostics(vscode.Uri.file(main)).filter((d) => d.source === 'go build');
+      assert.deepEqual(problems().map((d) => [d.range.start.line + 1, d.range.start.character + 1, d.message, d.severity]), [
+        [4, 7, 'undefined: Growing', vscode.DiagnosticSeverity.Error],
+        [4, 2, 'declared and not used: x', vscode.DiagnosticSeverity.Error],
+      ]);
+      assert.ok(!vscode.languages.getDiagnostics().some(([uri]) => uri.fsPath.endsWith('evil.go')), 'nothing outside the module');
+      // Edited, the file's entries go (their lines may have moved).
+      const doc = await vscode.workspace.openTextDocument(main);
+      const edit = new vscode.WorkspaceEdit();
+      edit.insert(doc.uri, new vscode.Position(3, 0), '\t// fixing\n');
+      assert.ok(await vscode.workspace.applyEdit(edit));
+      await waitUntil(() => problems().length === 0, 'the edited file\'s build errors cleared', 5_000);
+      await vscode.window.showTextDocument(doc);
+      await vscode.commands.executeCommand('workbench.action.files.revert');
+      // The next run starts with none.
+      await run('reconcileLab.runController', { command: 'sh', args: ['-c', `${failing}; exit 1`], cwd: dir, waitMs: 20_000 });
+      assert.equal(problems().length, 2);
+      await run('reconcileLab.runController', { command: 'sh', args: ['-c', 'echo boom >&2; exit 3'], cwd: dir, waitMs: 20_000 });
+      assert.equal(problems().length, 0, 'cleared by the next run');
+    } finally {
+      await vscode.commands.executeCommand('workbench.action.closeAllEditors');
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('a typo in reconcileLab.goController.command: the failure names the setting and where it is set, and offers Open Settings', async () => {
+    const config = vscode.workspace.getConfiguration('reconcileLab');
+    await config.update('goController.command', 'og run ./cmd', vscode.ConfigurationTarget.Workspace);
+    try {
+      const r = await run('reconcileLab.runController', { waitMs: 20_000 });
+      assert.ok(!r.ok && r.reason === 'error', JSON.stringify(r));
+      assert.match(r.message, /^could not start og: no such command on PATH: give its path, or install it\.\nIt ran reconcileLab\.goController\.command "og run \.\/cmd" \(the workspace settings\): check it in Settings \(left empty, Run Controller… runs go run on your main package\)\.$/);
+      assert.equal(l.go.launchedProcess, undefined);
+      // A command line passed by code is not the setting's: not blamed on it.
+      const given = await run('reconcileLab.runController', { command: bin, args: ['--no-such-flag'], waitMs: 20_000 });
+      assert.ok(!given.ok && !/reconcileLab\.goController/.test(given.message), JSON.stringify(given));
+    } finally {
+      await config.update('goController.command', undefined, vscode.ConfigurationTarget.Workspace);
+    }
+    assert.deepEqual(nextStepsFor(new SettingsError('m', 'reconcileLab.goController')), [{ label: 'Open Settings', command: 'workbench.action.openSettings', arg: 'reconcileLab.goController' }]);
+  });
+
   it('shows the Go controller in the views; step, dry-run and the robustness checks act on it; Stop Controller goes back to the built-in loop', async function () {
     this.timeout(480_000);
     const s = l.session!;
@@ -188,6 +242,14 @@ describe('Go controller (Run Controller…) in the editor', function () {
     const dry = ok(await run<{ actions: Array<{ verb: string; resource: string; outcome: string; diff: string }> }>('reconcileLab.dryRunReconcile', { key, resource: RESOURCE, open: false }));
     assert.ok(dry.actions.some((a) => a.verb === 'create' && a.resource === 'configmaps' && a.outcome === 'ok'), JSON.stringify(dry.actions));
     await assert.rejects(labCluster().client.get({ group: '', version: 'v1', resource: 'configmaps' }, ns, 'gadget-config'), 'the dry-run created nothing');
+    // The person's Dry-Run Reconcile is journaled under the Go controller, as the planned writes its process reports
+    // are: the Event Log row reads "[<controller>] Dry-Run Reconcile …" (not "[reconcile-lab]") and a planned
+    // write's detail belongs to that action.
+    const action = s.journal.entries({ kinds: ['control'], key }).filter((e) => e.kind === 'control' && e.action === 'dryRun').at(-1);
+    assert.equal(action?.controller, r.controller, JSON.stringify(action));
+    const planned = s.journal.entries({ kinds: ['write'], key }).filter((e) => e.kind === 'write' && e.dryRun).at(-1)!;
+    assert.equal(planned.controller, r.controller);
+    assert.match(entryDetail(s.journal, planned.seq, RESOURCE)?.reconcile?.label ?? '', /^Dry-Run Reconcile of \S+ \(your action; nothing was stored\)$/);
 
     const step = ok(await run<{ step: StepResult; summary: string }>('reconcileLab.stepReconcile', { key, resource: RESOURCE }));
     assert.equal(step.step.kind, 'reconciled', step.summary);
@@ -235,6 +297,35 @@ describe('Go controller (Run Controller…) in the editor', function () {
     assert.equal(s.controller, s.builtInController, 'back to the built-in loop');
     assert.equal(l.go.launchedProcess, undefined);
     assert.equal(l.contextKeys.get('reconcileLab.showsGoController'), false, 'Stop Reconcile Loop is offered again');
+  });
+
+  it('a shown Go program that exits by itself (a crash, Stop in an F5 session) stays shown, without offering Start or Step: the Work Queue view says how to go on', async function () {
+    this.timeout(240_000);
+    const s = l.session!;
+    const r = ok(await run<{ pid: number; controller: string }>('reconcileLab.runController', { command: bin, args: ['--metrics-bind-address=0', '--health-probe-bind-address=0', '--leader-elect=false'], waitMs: 120_000 }));
+    assert.equal(l.contextKeys.get('reconcileLab.loopAvailable'), true);
+    try {
+      process.kill(r.pid, 'SIGKILL');
+      await waitUntil(() => l.go.current?.process.liveness === 'exited', 'the program seen exited', 30_000);
+      l.renderStatus();
+      assert.equal(s.controller, l.go.current?.controller, 'still shown, as it last was');
+      assert.equal(l.contextKeys.get('reconcileLab.loopAvailable'), false, 'no Start / Step / Pause buttons for a program that is gone');
+      const message = `Your Go program (pid ${r.pid}) exited, and its controller ${r.controller}'s queue with it. Run Controller… (or F5) runs it again; Show Controller… shows Reconcile Lab's loop.`;
+      await waitUntil(() => l.queueView.message === message, `the Work Queue view to say: ${message} (it says: ${l.queueView.message})`, 5_000);
+      assert.doesNotMatch(l.queueView.description ?? '', /Step: starts the loop/);
+      assert.match(l.queueView.description ?? '', new RegExp(`Go controller ${r.controller} · pid ${r.pid} · exited`));
+      const step = await run('reconcileLab.stepReconcile', {});
+      assert.ok(!step.ok && /is not connected: run it again \(Run Controller…, or F5 for a debug session\)/.test(step.message), JSON.stringify(step));
+      // The notice names the command as the palette does ("Start Reconcile Loop", not "Start Loop").
+      const from = (await api()).shownMark();
+      assert.equal((await run('reconcileLab.startLoop', {})).ok, false);
+      const told = (await api()).shownSince(from).filter((t) => t.kind === 'error').map((t) => t.text);
+      assert.ok(told.some((t) => t.startsWith('Start Reconcile Loop failed: ')), JSON.stringify(told));
+    } finally {
+      ok(await run('reconcileLab.stopController', {}));
+    }
+    assert.equal(s.controller, s.builtInController);
+    assert.equal(l.contextKeys.get('reconcileLab.loopAvailable'), true, 'the built-in loop again');
   });
 
   it('Run Controller… in a window that is not connected yet connects first (with the settings), then runs the program', async function () {

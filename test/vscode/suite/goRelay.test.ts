@@ -15,7 +15,7 @@ import { buildGoProgram, haveGo, relayOperatorDir, setRepoRoot } from '../../int
 import { installCrd, testCrd, uniqueName } from '../../integration/support/cluster.ts';
 import { api, connectTo, lab, labCluster, ok, ROOT, run, testNamespace, waitUntil } from './support/lab.ts';
 import { CRD_RESOURCE } from '../../../src/core/k8s/crdManifests.ts';
-import type { InstallCrdsResult } from '../../../src/host/commands/crdCommands.ts';
+import { restartNotice, type InstallCrdsResult } from '../../../src/host/commands/crdCommands.ts';
 
 setRepoRoot(ROOT);
 
@@ -95,6 +95,9 @@ describe('Install CRD: a Go program run before its CRD was installed (Run Contro
     assert.deepEqual(r.installed.map((i) => [i.name, i.created]).sort(), [[BEACONS, true], [siblingCrd(), true]].sort());
     assert.deepEqual(r.failed, []);
     assert.equal(r.restarted, true, 'the launched program was run again');
+    // What the person who clicked Install CRDs is told meanwhile.
+    assert.equal(restartNotice('beacons.relay.example.io installed', ['beacon'], 1), 'Reconcile Lab: beacons.relay.example.io installed. Restarting your Go program: its controller beacon waited for it, and controller-runtime finds a kind only when its program starts.');
+    assert.match(restartNotice('a installed, b installed', ['beacon', 'the watch of Bell'], 2), /Restarting your Go program: its controller beacon and the watch of Bell waited for them, and/);
     await waitUntil(() => beacon()?.controller.resourceId === BEACONS, 'the restarted program\'s beacon controller reconciles beacons', 60_000);
     assert.notEqual(beacon()!.process.pid, pidBefore, 'a new process');
     ok(await run('reconcileLab.selectController', { controller: 'beacon' }));

@@ -67,6 +67,17 @@ describe('a user-shaped Go program with two controllers (Run Controller…)', fu
     // The cluster-scoped CRD's controller: its resource is the views' resource, its key has no namespace.
     assert.match(ok(await run<{ shown: string }>('reconcileLab.selectController', { controller: 'harbor-keeper' })).shown, /^Go controller harbor-keeper/);
     assert.equal(s.primaryResource, HARBORS, 'the views show the Harbors the shown controller reconciles');
+    // Show Controller…'s pick says which controller the views show now, and only that one.
+    const from = (await api()).shownMark();
+    const picking = vscode.commands.executeCommand('reconcileLab.selectController');
+    let pick = '';
+    await waitUntil(async () => (pick = (await api()).shownSince(from).find((t) => t.kind === 'quickPick')?.text ?? '') !== '', 'the Show Controller… pick');
+    await new Promise((r) => setTimeout(r, 500));
+    await vscode.commands.executeCommand('workbench.action.closeQuickOpen');
+    await picking;
+    assert.match(pick, /^harbor-keeper · harbors\.fleet\.example\.io · pid \d+ · connected · shown now$/m, pick);
+    assert.equal(pick.match(/shown now/g)?.length, 1, pick);
+    assert.equal(s.controller?.name, 'harbor-keeper', 'dismissed: nothing changed');
     assert.equal(s.primaryInfo?.namespaced, false);
     await waitUntil(() => s.keyState(harbor)?.phase === 'queued' && s.get(HARBORS, harbor) !== undefined, 'the Harbor queued and in the tree', 60_000).catch((e: Error) => {
       throw new Error(`${e.message}: DEBUG state=${JSON.stringify(s.keyState(harbor))} obj=${s.get(HARBORS, harbor) !== undefined} primary=${s.primaryResource} keys=${JSON.stringify(s.keyStates().map((k) => [k.key, k.phase]))} resources=${s.resources.map((r) => r.id).join(',')}`);
@@ -150,6 +161,18 @@ describe('a user-shaped Go program with two controllers (Run Controller…)', fu
       await waitUntil(async () => (texts = await warned()).length > 0, 'a warning about the Shelf kind', 20_000);
       assert.match(texts[0]!.text, /the Go controller shelf reconciles Shelf \(shop\.example\.org\/v1alpha1\), a kind the cluster does not serve .*install its CRD \(a kubebuilder project: make install, or kubectl apply -f config\/crd\/bases\)/);
       assert.equal(texts.length, 1, 'said once');
+      // Shown, it reconciles no resource the views know: the built-in loop's Widgets are not its keys, so no kind row
+      // reads "reconciled by Go controller shelf" and no Widget can be stepped in it.
+      const s = l.session!;
+      if (s.controller?.name !== 'shelf') ok(await run('reconcileLab.selectController', { controller: 'shelf' }));
+      assert.equal(s.controller?.name, 'shelf');
+      assert.ok(s.builtInPrimaryResource, 'the connection has a built-in loop resource');
+      assert.equal(s.primaryResource, undefined);
+      l.resourcesTree.flush();
+      const kinds = l.resourcesTree.getChildren().filter((n) => n.type === 'kind').map((n) => String(l.resourcesTree.getTreeItem(n).description));
+      assert.ok(!kinds.some((d) => /reconciled by/.test(d)), JSON.stringify(kinds));
+      const step = await run('reconcileLab.stepReconcile', { key: `${ns}/anything`, resource: s.builtInPrimaryResource });
+      assert.ok(!step.ok, JSON.stringify(step));
     } finally {
       peer.close();
       l.go.hideShown();

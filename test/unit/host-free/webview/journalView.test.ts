@@ -2,7 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { FakeClock } from '../../../fakes/fakeClock.ts';
 import { createJournal, type JournalEntry } from '../../../../src/core/journal/journal.ts';
-import { exportJsonLines, resourceIdFromGvrString, toLogEntryView } from '../../../../src/host/webview/journalView.ts';
+import { ControllerLabelling, exportJsonLines, resourceIdFromGvrString, toLogEntryView } from '../../../../src/host/webview/journalView.ts';
 import { WriteIndex } from '../../../../src/core/journal/writeIndex.ts';
 import type { EnqueueReason } from '../../../../src/core/controller/keyState.ts';
 
@@ -111,5 +111,36 @@ describe('toLogEntryView: a reconcile started by its controller\'s own write say
     assert.doesNotMatch(toLogEntryView(start, PRIMARY).summary, /own write/, 'without a lookup: the event alone');
     const another = j.append({ kind: 'reconcileStart', controller: 'gadget', triggers: [own], attempt: 1, via: 'worker', key: 'default/w1' });
     assert.doesNotMatch(toLogEntryView(another, PRIMARY, lookup).summary, /own write/, "another controller's reconcile: not its write");
+  });
+});
+
+describe('toLogEntryView: rows of a journal shared by several controllers name theirs', () => {
+  // A Go program with two controllers beside the built-in loop (paused meanwhile): the loop's informer still journals
+  // a ConfigMap's add as "nothing enqueued" while the program's watering-schedule queues it. Unlabelled, the two
+  // lines read as one controller contradicting itself.
+  it('labels every entry once the journal holds two controllers; the person\'s actions are no controller', () => {
+    const j = createJournal({ clock: new FakeClock(), delivery: 'sync' });
+    const labels = new ControllerLabelling();
+    const informer = j.append({ kind: 'informer', controller: 'lab', resource: 'configmaps.v1', role: 'owned', event: 'add', objectKey: 'ns/manual', resourceVersion: '5', enqueued: [] });
+    j.append({ kind: 'control', action: 'dryRun', controller: 'reconcile-lab', key: 'ns/w1' });
+    assert.equal(labels.note(j.entries()), false, 'one controller and the person');
+    const queued = j.append({ kind: 'queue', controller: 'watering-schedule', transition: 'queued', key: 'ns/manual' });
+    assert.equal(labels.note([queued]), true);
+    assert.equal(toLogEntryView(informer, PRIMARY, undefined, true).summary, '[lab] add configmaps ns/manual rv 5 → nothing enqueued');
+    assert.equal(toLogEntryView(queued, PRIMARY, undefined, true).summary, '[watering-schedule] queued');
+    assert.equal(toLogEntryView(queued, PRIMARY).summary, 'queued', 'unlabelled by default (one controller)');
+    const shutdown = j.append({ kind: 'queue', controller: 'planter', transition: 'shutdown' });
+    assert.equal(toLogEntryView(shutdown, PRIMARY, undefined, labels.labelled).summary, '[planter] shutdown', 'whose queue shut down');
+    const warning = j.append({ kind: 'warning', code: 'x', message: 'm' });
+    assert.equal(toLogEntryView(warning, PRIMARY, undefined, true).summary, 'x: m', 'an entry of no controller has no label');
+  });
+
+  it('a control entry of a Go controller names that controller and its resource (a Dry-Run Reconcile of a Planter)', () => {
+    const j = createJournal({ clock: new FakeClock(), delivery: 'sync' });
+    const dry = j.append({ kind: 'control', action: 'dryRun', controller: 'planter', key: 'ns/fern', detail: 'dry-run reconcile of ns/fern in planter (every write dryRun=All)' });
+    const resourceOf = (c: string | undefined) => (c === 'planter' ? 'planters.greenhouse.example.net' : PRIMARY);
+    const row = toLogEntryView(dry, resourceOf);
+    assert.match(row.summary, /^\[planter\] Dry-Run Reconcile \(your action\)/);
+    assert.deepEqual([row.key, row.resource], ['ns/fern', 'planters.greenhouse.example.net']);
   });
 });
