@@ -403,18 +403,33 @@ test('a module path whose extension no loader handles is refused by name, naming
 });
 
 test('a loaded module claims the errors that escape every reconcile (all of them by default, or those its claimStray accepts, told whether the stack has its frames)', async () => {
-  const { describeStrayError } = await import('../../../src/core/reconcilers/strayErrors.ts');
-  const p = write('claims.mjs', 'export function reconcile() { return {}; }\nexport function fail() { return new Error("thrown in the module"); }\n');
-  const asked: boolean[] = [];
-  const picky = createModuleReconciler({ path: p, claimStray: (_e, framed) => (asked.push(framed), framed) });
-  const foreign = Object.assign(new Error('elsewhere'), { stack: 'Error: elsewhere\n    at x (/other/place.js:1:1)' });
-  await picky.reconcile(req, testContext(statusOnlyClient([])).ctx); // loads it
-  assert.equal(describeStrayError(foreign), undefined, 'not claimed: no frame of the module');
-  assert.deepEqual(asked, [false]);
-  const all = createModuleReconciler({ path: p });
-  await all.reconcile(req, testContext(statusOnlyClient([])).ctx);
-  assert.match(describeStrayError(foreign) ?? '', new RegExp(`^an error escaped every reconcile of the reconciler module .*claims\\.mjs .*: elsewhere\\nAwait every promise`));
-  all.dispose();
-  picky.dispose();
-  assert.equal(describeStrayError(foreign), undefined, 'a disposed module claims nothing');
+  // In a process of its own: the claimers are process-wide, and other tests here leave modules loaded.
+  const p = write('claims.mjs', 'export function reconcile() { return {}; }\n');
+  const src = (f: string) => JSON.stringify(join(import.meta.dirname, '../../../src/core/reconcilers', f));
+  const script = `
+    const { createModuleReconciler } = await import(${src('moduleReconciler.ts')});
+    const { describeStrayError } = await import(${src('strayErrors.ts')});
+    const req = { key: 'ns1/w1', namespace: 'ns1', name: 'w1' };
+    const ctx = { signal: new AbortController().signal };
+    const foreign = Object.assign(new Error('elsewhere'), { stack: 'Error: elsewhere\\n    at x (/other/place.js:1:1)' });
+    const asked = [];
+    const picky = createModuleReconciler({ path: ${JSON.stringify(p)}, claimStray: (_e, framed) => (asked.push(framed), framed) });
+    await picky.reconcile(req, ctx);
+    const byPicky = describeStrayError(foreign) ?? null;
+    const all = createModuleReconciler({ path: ${JSON.stringify(p)} });
+    await all.reconcile(req, ctx);
+    const byAll = describeStrayError(foreign) ?? null;
+    all.dispose();
+    picky.dispose();
+    const afterDispose = describeStrayError(foreign) ?? null;
+    console.log(JSON.stringify({ byPicky, asked, byAll, afterDispose }));
+  `;
+  const { spawnSync } = await import('node:child_process');
+  const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' });
+  assert.equal(r.status, 0, r.stderr);
+  const out = JSON.parse(r.stdout.trim().split('\n').at(-1)!) as { byPicky: string | null; asked: boolean[]; byAll: string | null; afterDispose: string | null };
+  assert.equal(out.byPicky, null, 'not claimed by a module that accepts only errors with its frames');
+  assert.deepEqual(out.asked, [false, false], 'asked each time (first in order), told the stack has none of its frames');
+  assert.match(out.byAll ?? '', /^an error escaped every reconcile of the reconciler module .*claims\.mjs .*: elsewhere\nAwait every promise/);
+  assert.equal(out.afterDispose, null, 'a disposed module claims nothing');
 });
