@@ -91,11 +91,17 @@ export function exitCodeFor(e: unknown): ExitCode {
   return ExitCode.failure;
 }
 
-/** The CLI's next step for a kubeconfig problem (the core message names none: the extension offers buttons). */
-function cliNextStep(e: unknown): string {
+/**
+ * The CLI's next step for a kubeconfig problem (the core message names none: the extension offers buttons), from
+ * where the missing file was named: `--kubeconfig` (its path), `KUBECONFIG` (set, naming no file that exists), or
+ * neither (~/.kube/config).
+ */
+function cliNextStep(e: unknown, args: CliArgs, env: CliIo['env']): string {
   if (!(e instanceof KubeConfigError)) return '';
   switch (e.problem) {
     case 'noKubeconfig':
+      if (args.kubeconfig !== undefined) return ' Check the path given to --kubeconfig.';
+      if (env.KUBECONFIG) return ' Correct KUBECONFIG, or pass --kubeconfig <file>.';
       return ' Pass --kubeconfig <file> or set KUBECONFIG.';
     case 'noContext':
       // A file without any context: no --context can help; another file can.
@@ -156,7 +162,7 @@ export async function runCli(argv: readonly string[], rawIo: CliIo): Promise<num
     return await execute(args, io, log, store);
   } catch (e) {
     const code = exitCodeFor(e);
-    let message = ((e as Error)?.message ?? String(e)) + cliNextStep(e);
+    let message = ((e as Error)?.message ?? String(e)) + cliNextStep(e, args, io.env);
     // A Go program that ended (or is ending: the bridge saw it go first) explains the failure with its own output.
     const ending = await programEndings.get(store)?.(PROGRAM_GONE.test(message) ? PROGRAM_GONE_GRACE_MS : 0);
     if (ending) message += `\n${ending}`;

@@ -172,7 +172,7 @@ describe('reconcile-lab CLI against a real kube-apiserver', () => {
   test('kubeconfig and connection problems exit 3', async () => {
     const missing = await cli(['report', '--kubeconfig', '/nonexistent/kubeconfig']);
     assert.equal(missing.code, 3);
-    assert.match(missing.stderr, /The kubeconfig file \/nonexistent\/kubeconfig does not exist\. Pass --kubeconfig <file> or set KUBECONFIG\./);
+    assert.match(missing.stderr, /The kubeconfig file \/nonexistent\/kubeconfig does not exist\. Check the path given to --kubeconfig\./);
     const badCtx = await cli(['report', '--kubeconfig', kubeconfig, '--context', 'nope']);
     assert.equal(badCtx.code, 3);
     assert.match(badCtx.stderr, /Context "nope" is not in the kubeconfig/);
