@@ -387,6 +387,8 @@ export function parseCliArgs(argv: readonly string[]): CliArgs | 'help' {
   }
   let durationMs: number | undefined;
   if (v.duration !== undefined) {
+    // Only run has a loop to stop; elsewhere it would be ignored without a word (a step does not end after it).
+    if (cmd !== 'run') throw new UsageError(`--duration only applies to run${cmd === 'step' ? ' (step ends after its one reconcile; --reconcile-timeout bounds that reconcile)' : ''}`);
     const s = Number(v.duration);
     if (!Number.isFinite(s) || s <= 0) throw new UsageError(`--duration must be a positive number of seconds (got "${v.duration}")`);
     durationMs = s * 1000;

@@ -48,6 +48,8 @@ test('usage errors are UsageErrors with a useful message', () => {
     [['dry-run', 'k', '--dry-run'], /always a dry-run/],
     [['report', '--json', '--markdown'], /choose one/],
     [['run', '--duration', '0'], /--duration must be a positive/],
+    [['step', 'ns/x', '--duration', '10'], /^--duration only applies to run \(step ends after its one reconcile; --reconcile-timeout bounds that reconcile\)$/],
+    [['check', '--duration', '10'], /^--duration only applies to run$/],
     [['report', '--resource', 'Widgets/x'], /--resource must look like plural.group/],
     [['report', '--reconciler', 'python'], /unknown --reconciler "python" \(expected lab, exec:<command> or module:<path>\)$/],
     [['report', '--reconciler', 'modul:./planter.ts'], /unknown --reconciler "modul:\.\/planter\.ts" .*; did you mean module:\.\/planter\.ts\?$/],
