@@ -240,6 +240,7 @@ interface Session {
   defaultNamespace: string;
   /** The kubeconfig context's namespace, when it names one. */
   contextNamespace?: string;
+  /** The kubeconfig file exec and Go programs are given (their KUBECONFIG, the exec input's `kubeconfig`): an absolute path. */
   kubeconfigPath?: string;
   /** The kubeconfig's current context and cluster server, and whether it is this project's local control plane. */
   cluster: { name: string; server?: string; local: boolean };
@@ -331,7 +332,8 @@ async function connect(args: CliArgs, io: CliIo, log: Logger): Promise<Session> 
   // (the first file alone might be missing, or lack the context).
   const envFiles = io.env.KUBECONFIG ? defaultKubeconfigFiles(io.env) : [];
   const kubeconfigPath = args.kubeconfig ?? (envFiles.length === 1 ? envFiles[0] : undefined);
-  if (kubeconfigPath) session.kubeconfigPath = kubeconfigPath;
+  // Absolute: a program may run elsewhere (go -C operator run ./cmd, a script that cds) and still find it.
+  if (kubeconfigPath) session.kubeconfigPath = resolve(kubeconfigPath);
   return session;
 }
 

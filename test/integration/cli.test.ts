@@ -1,11 +1,11 @@
 import { before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createNamespace, getTestCluster, installCrd, testCrd, uniqueName, waitUntil } from './support/cluster.ts';
-import { runCliProcess } from './support/cli.ts';
+import { CLI_MAIN, runCliProcess } from './support/cli.ts';
 import type { KubeTransport } from '../../src/core/k8s/transport.ts';
 import { client as makeClient, CONFIGMAPS, installLabCrd, ROOT, sampleWidgets, type LabCrd } from './reconcilers.support.ts';
 import { runCli } from '../../src/cli/cli.ts';
@@ -205,6 +205,22 @@ describe('reconcile-lab CLI against a real kube-apiserver', () => {
     const after = await c.get(CONFIGMAPS, ns, 'app-config');
     assert.equal(after.metadata.resourceVersion, before.metadata.resourceVersion, 'the ConfigMap is untouched');
     assert.deepEqual(after.metadata.ownerReferences ?? [], []);
+  });
+
+  test('a relative --kubeconfig reaches exec programs as an absolute path (KUBECONFIG and the input), so one that changes directory still finds it', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'rl-cli-relkc-'));
+    try {
+      copyFileSync(kubeconfig, join(dir, 'kc'));
+      const script = join(dir, 'r.mjs');
+      writeFileSync(script, `import { readFileSync, writeFileSync } from 'node:fs';\nconst input = JSON.parse(readFileSync(0, 'utf8'));\nwriteFileSync(${JSON.stringify(join(dir, 'seen.json'))}, JSON.stringify({ env: process.env.KUBECONFIG, input: input.kubeconfig }));\nconsole.log('{}');\n`);
+      // Run from `dir`, naming the kubeconfig relative to it (a go -C operator run ./cmd, or a script that cds, runs elsewhere).
+      const r = spawnSync(NODE, [CLI_MAIN, 'step', 'widget-ready', '--kubeconfig', 'kc', '--resource', `widgets.${crd.group}`, '-n', ns, '--reconciler', `exec:${NODE} ${script}`], { cwd: dir, encoding: 'utf8', env: { ...process.env, KUBECONFIG: '' } });
+      assert.equal(r.status, 0, r.stderr);
+      // Before: both were "kc", relative to a directory the program need not be in.
+      assert.deepEqual(JSON.parse(readFileSync(join(dir, 'seen.json'), 'utf8')), { env: join(dir, 'kc'), input: join(dir, 'kc') });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   test("a reconciler's control characters reach the terminal escaped (text and --json)", async () => {
