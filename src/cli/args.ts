@@ -250,7 +250,7 @@ Options:
                             comma-separated; as --resource names it: deployments.apps, secrets): a child's event
                             reconciles its controller owner (ownerReference controller: true), in the namespace scope
                             of the primary. ConfigMaps are owned without it (unless --resource is configmaps)
-  --predicate <spec>        run, step: drop events of the reconciled resource that fail it (repeatable: all must pass):
+  --predicate <spec>        run, step, check: drop events of the reconciled resource that fail it (repeatable: all must pass):
                             generation-changed | resource-version-changed | label-changed | annotation-changed |
                             label-selector=<key>=<value>[,…]
   --work-queue <kind>       run, step: priority (default: controller-runtime's priority queue) | client-go (FIFO,
@@ -408,11 +408,14 @@ export function parseCliArgs(argv: readonly string[]): CliArgs | 'help' {
     if (!Number.isInteger(n) || n < 1 || n > 64) throw new UsageError(`--workers must be an integer from 1 to 64 (got "${v.workers}")`);
     workers = n;
   }
-  if (v['reconcile-timeout'] !== undefined && !controllerCmd) throw new UsageError('--reconcile-timeout only applies to run and step');
+  // The checks run their own controllers, without a reconcile deadline or a choice of queue: accepted there, these
+  // would be ignored without a word.
+  const loopCmd = cmd === 'run' || cmd === 'step';
+  if (v['reconcile-timeout'] !== undefined && !loopCmd) throw new UsageError('--reconcile-timeout only applies to run and step');
   const reconcileTimeoutMs = seconds('reconcile-timeout', v['reconcile-timeout'], true);
   const execTimeoutMs = seconds('exec-timeout', v['exec-timeout'], true);
   const predicates = v.predicate ?? [];
-  if (predicates.length && !controllerCmd) throw new UsageError('--predicate only applies to run and step');
+  if (predicates.length && !controllerCmd) throw new UsageError('--predicate only applies to run, step and check');
   for (const p of predicates) {
     try {
       parsePredicateSpec(p);
@@ -422,7 +425,7 @@ export function parseCliArgs(argv: readonly string[]): CliArgs | 'help' {
   }
   const workQueue = v['work-queue'];
   if (workQueue !== undefined) {
-    if (!controllerCmd) throw new UsageError('--work-queue only applies to run and step');
+    if (!loopCmd) throw new UsageError('--work-queue only applies to run and step');
     if (workQueue !== 'priority' && workQueue !== 'client-go') throw new UsageError(`--work-queue must be priority or client-go (got "${workQueue}")`);
   }
   // Case-insensitive, as kubectl: "Garden.botany.example.org" (a kind) or "ConfigMaps" name what their lower case does.

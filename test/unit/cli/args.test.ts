@@ -160,7 +160,11 @@ test('run: --workers, --reconcile-timeout, --exec-timeout, --predicate (repeatab
   bad(['run', '--reconciler', 'exec:x', '--exec-timeout=-1'], /--exec-timeout must be a number of seconds from 0/);
   bad(['run', '--predicate', 'generation'], /unknown predicate "generation" \(predicates: generation-changed, resource-version-changed/);
   bad(['run', '--predicate', 'label-selector=app'], /bad label-selector/);
-  bad(['dry-run', 'k', '--predicate', 'generation-changed'], /--predicate only applies to run and step/);
+  bad(['dry-run', 'k', '--predicate', 'generation-changed'], /--predicate only applies to run, step and check/);
+  // check runs its own controllers without a reconcile deadline or a choice of queue: these were accepted and ignored.
+  bad(['check', 'ns/a', '--reconcile-timeout', '3'], /^--reconcile-timeout only applies to run and step$/);
+  bad(['check', 'ns/a', '--work-queue', 'client-go'], /^--work-queue only applies to run and step$/);
+  assert.deepEqual((parseCliArgs(['check', 'ns/a', '--predicate', 'generation-changed']) as CliArgs).predicates, ['generation-changed'], 'check takes predicates (the checked loop uses them)');
   bad(['run', '--work-queue', 'fifo'], /--work-queue must be priority or client-go/);
 });
 
