@@ -61,8 +61,8 @@ export interface CliIo {
   stdout(text: string): void;
   stderr(text: string): void;
   env: Record<string, string | undefined>;
-  /** Calls `fn` on SIGINT/SIGTERM; the returned Disposable unsubscribes. */
-  onInterrupt(fn: () => void): Disposable;
+  /** Calls `fn` on SIGINT/SIGTERM (with the signal's name, when known); the returned Disposable unsubscribes. */
+  onInterrupt(fn: (signal?: NodeJS.Signals) => void): Disposable;
   /**
    * Calls `fn` with each key pressed, one character at a time, while the returned Disposable lives; undefined when
    * there is no terminal to read keys from (stdin is not a TTY). Ctrl+C keeps interrupting (onInterrupt).
@@ -148,18 +148,53 @@ export async function runCli(argv: readonly string[], rawIo: CliIo): Promise<num
     return ExitCode.ok;
   }
   const store = new DisposableStore();
+  // Once Ctrl+C / SIGTERM answered a command (below), what the abandoned command still says (a step that ends as its
+  // controller is disposed) is not shown: the command and its logger write through this.
+  let interrupted: number | undefined;
+  const commandIo: CliIo = {
+    ...io,
+    stdout: (t) => {
+      if (interrupted === undefined) io.stdout(t);
+    },
+    stderr: (t) => {
+      if (interrupted === undefined) io.stderr(t);
+    },
+  };
   // Without -v: warnings and errors only, and not a controller's warning while the command prints the journal's
   // warnings on stdout (the same text follows there as a ⚠ line: read once).
-  const log: Logger = args.verbose ? createLogger((level, msg, fields) => io.stderr(formatLogLine(level, msg, fields) + '\n')) : createLogger((level, msg, fields) => {
-    if (fields[JOURNALED_FIELD] === true && journalWarningsOnStdout.has(io)) return;
-    if (level === 'warn' || level === 'error') io.stderr(formatLogLine(level, msg, fields) + '\n');
+  const log: Logger = args.verbose ? createLogger((level, msg, fields) => commandIo.stderr(formatLogLine(level, msg, fields) + '\n')) : createLogger((level, msg, fields) => {
+    if (fields[JOURNALED_FIELD] === true && journalWarningsOnStdout.has(commandIo)) return;
+    if (level === 'warn' || level === 'error') commandIo.stderr(formatLogLine(level, msg, fields) + '\n');
   });
   // The core's timers are unref'd (a forgotten one cannot hold a CLI), so while a command waits on them alone (an
   // informer backing off before its first list) Node would see nothing left to do and exit with 0, silently: keep
   // the process alive until the command has answered.
   const keepAlive = setInterval(() => {}, 1 << 30);
+  // run and check stop on Ctrl+C / SIGTERM themselves (the loop ends, the checks clean up) and then report. Any other
+  // command is answered at once (130 / 143) and its store disposed as after any answer: a Go program it launched is
+  // stopped (gracefully: go run removes its build directory), the bridge's socket directory removed, an exec
+  // program's process group killed. Without this Node's default ended the process and left those behind.
+  const ownInterrupt = args.command === 'run' || args.command === 'check';
+  const interrupt = new AbortController();
+  const onInterrupt = new Promise<number>((resolve) => {
+    if (ownInterrupt) return;
+    store.add(
+      io.onInterrupt((signal) => {
+        if (interrupted !== undefined) return;
+        interrupted = signal === 'SIGTERM' ? ExitCode.terminated : ExitCode.interrupted;
+        const message = `${signal === 'SIGTERM' ? 'terminated (SIGTERM)' : 'interrupted'}: ${args.command} stopped before it finished${args.go ? '; stopping the Go program' : ''}`;
+        if (args.json) io.stdout(JSON.stringify({ error: message, exitCode: interrupted }) + '\n');
+        io.stderr(`reconcile-lab: ${message}\n`);
+        resolve(interrupted);
+        interrupt.abort(new CommandInterruptedError(message));
+      }),
+    );
+  });
+  interrupts.set(store, interrupt.signal);
   try {
-    return await execute(args, io, log, store);
+    const answer = execute(args, commandIo, log, store);
+    answer.catch(() => {}); // after an interrupt its failure is not the answer
+    return await Promise.race([answer, onInterrupt]);
   } catch (e) {
     const code = exitCodeFor(e);
     let message = ((e as Error)?.message ?? String(e)) + cliNextStep(e, args, io.env);
@@ -181,6 +216,12 @@ export async function runCli(argv: readonly string[], rawIo: CliIo): Promise<num
     clearInterval(keepAlive);
   }
 }
+
+/** The reason a command's work is aborted with when Ctrl+C / SIGTERM ends it (a Go program still starting is stopped). */
+class CommandInterruptedError extends Error {}
+
+/** Aborted when Ctrl+C / SIGTERM ends a command that does not stop on it itself (every command but run and check). */
+const interrupts = new WeakMap<DisposableStore, AbortSignal>();
 
 /** Whether argv has --json before any `--` (for a command line that could not be parsed). */
 function jsonAsked(argv: readonly string[]): boolean {
@@ -1129,7 +1170,7 @@ export class RunSummary {
  * and resolves with the program's controller (the one reconciling --resource, else its first). The program's
  * output goes to stderr with -v. The program is stopped (its whole process group) when the command ends.
  */
-async function startGoController(args: CliArgs, io: CliIo, log: Logger, s: Session, store: DisposableStore, startPaused: boolean, journal: Journal, anyResource = false): Promise<RemoteController> {
+async function startGoController(args: CliArgs, io: CliIo, log: Logger, s: Session, store: DisposableStore, startPaused: boolean, journal: Journal, anyResource = false, signal?: AbortSignal): Promise<RemoteController> {
   // The program reads the kubeconfig's current-context (controller-runtime has no context variable): a --context
   // that reaches another cluster or user would show one cluster and drive the program on another.
   const contextProblem = args.context ? goContextProblem(s.kubeconfigPath, s.cluster.name, 'this command would read one cluster and run your controller against another') : undefined;
@@ -1163,6 +1204,8 @@ async function startGoController(args: CliArgs, io: CliIo, log: Logger, s: Sessi
     ...(args.controller !== undefined ? { wantedName: args.controller } : {}),
     noticeAfterMs: Math.min(10_000, args.goWaitMs ?? 10_000),
     ...(args.goWaitMs !== undefined ? { waitMs: args.goWaitMs } : {}),
+    // Ctrl+C while the program builds or starts stops it (gracefully) rather than waiting for its announcement.
+    ...((signal ?? interrupts.get(store)) ? { signal: (signal ?? interrupts.get(store))! } : {}),
     onOutput: (line) => {
       if (args.verbose) io.stderr(`[go] ${line}\n`);
     },
@@ -1356,7 +1399,7 @@ async function startController(args: CliArgs, io: CliIo, log: Logger, s: Session
     let controller: Controller | undefined;
     const early: JournalEntry[] = [];
     store.add(journal.onDidAppend((batch) => (controller ? print(batch, controller) : early.push(...batch))));
-    controller = await startGoController(args, io, log, s, store, startPaused, journal);
+    controller = await startGoController(args, io, log, s, store, startPaused, journal, false, signal);
     journal.flush();
     print(early.filter((e) => !e.controller || e.controller === controller!.name), controller);
     if (!startPaused) controller.resume();
@@ -1571,7 +1614,7 @@ async function run(args: CliArgs, io: CliIo, log: Logger, s: Session, store: Dis
   // Ctrl+C or --duration while the caches sync (a server that does not answer) ends the start too.
   const beforeStart = new AbortController();
   const stop = (why = 'interrupted') => {
-    beforeStart.abort(new StoppedBeforeStartError(`${why} before the loop started: its caches had not synced`));
+    beforeStart.abort(new StoppedBeforeStartError(`${why} before the loop started: ${args.go ? 'the Go program had not announced its controller yet' : 'its caches had not synced'}`));
     resolveStopped();
   };
   store.add(io.onInterrupt(() => stop()));

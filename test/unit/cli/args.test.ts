@@ -82,7 +82,9 @@ test('exit codes follow the documented table', () => {
   assert.equal(exitCodeFor(new ObjectChangedError('x')), ExitCode.conflict);
   assert.equal(exitCodeFor(new ApiError(500, 'InternalError', 'x')), ExitCode.failure);
   assert.equal(exitCodeFor(new Error('x')), ExitCode.failure);
-  assert.deepEqual(Object.values(ExitCode), [0, 1, 2, 3, 4, 5]);
+  assert.deepEqual(Object.values(ExitCode), [0, 1, 2, 3, 4, 5, 130, 143]);
+  // The help documents every code, the signals' too.
+  for (const code of Object.values(ExitCode)) assert.match(HELP, new RegExp(`^  (\\d+, )*${code}[ ,]`, 'm'), `exit code ${code} in the help`);
 });
 
 test('unknown or malformed flags: the CLI\'s own words and usage, not Node\'s', () => {
