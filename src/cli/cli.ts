@@ -955,7 +955,10 @@ async function stripFinalizers(args: CliArgs, io: CliIo, log: Logger, s: Session
     const { writes, ...rest } = result;
     io.stdout(JSON.stringify({ diagnosis, result: { ...rest, writes: writes.map(({ before, after, ...w }) => w) }, journal: journal.entries({}) }, null, 2) + '\n');
   } else {
-    io.stdout(`\n${result.dryRun ? '[dry-run] would remove' : 'Removed'} ${result.removed.join(', ')} from ${key}; remaining: ${result.remaining.join(', ') || 'none'}${result.deleted ? '; the object is gone (its deletion completed)' : ''}.\n`);
+    // A dry-run of the last finalizer of a Terminating object: the audit line says "→ deleted" (the server's answer);
+    // say what that means here too, as the real removal does.
+    const wouldGo = result.dryRun && diagnosis.terminating && result.remaining.length === 0 ? '; its deletion would then complete (the object would be gone)' : '';
+    io.stdout(`\n${result.dryRun ? '[dry-run] would remove' : 'Removed'} ${result.removed.join(', ')} from ${key}; remaining: ${result.remaining.join(', ') || 'none'}${result.deleted ? '; the object is gone (its deletion completed)' : wouldGo}.\n`);
   }
   return ExitCode.ok;
 }

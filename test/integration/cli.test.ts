@@ -473,6 +473,11 @@ describe('reconcile-lab CLI against a real kube-apiserver', () => {
     const preview = await cli(['strip-finalizers', 'widget-stuck', ...common, '--finalizer', 'legacy.example.com/external-dns', '--dry-run']);
     assert.equal(preview.code, 0, preview.stderr);
     assert.match(preview.stdout, /\[dry-run\] would remove legacy\.example\.com\/external-dns/);
+    // The last finalizer of a Terminating object: the server's answer (audit: "→ deleted") said in words too.
+    const remaining = /remaining: (.*?)[;.]/.exec(preview.stdout)?.[1];
+    if (remaining === 'none') assert.match(preview.stdout, /; remaining: none; its deletion would then complete \(the object would be gone\)\.\n/);
+    else assert.doesNotMatch(preview.stdout, /would be gone/);
+    assert.match(preview.stderr, /audit: patch \S+ \S+widget-stuck \(dry-run\) rv \d+ → (deleted|\d+) ok/);
     assert.ok((await c.get(crd.gvr, ns, 'widget-stuck')).metadata.finalizers?.includes('legacy.example.com/external-dns'));
 
     const notThere = await cli(['strip-finalizers', 'widget-stuck', ...common, '--finalizer', 'x.example.com/none', '--yes']);
