@@ -483,8 +483,11 @@ function makeReconciler(args: CliArgs, s: Session, log: Logger, store: Disposabl
     }
     case 'exec':
       return store.add(createExecReconciler({ command: spec.command, kubeconfigPath: s.kubeconfigPath, context: args.context, ...(args.execTimeoutMs !== undefined ? { timeoutMs: args.execTimeoutMs } : {}) }));
-    case 'module':
-      return store.add(createModuleReconciler({ path: spec.path, log }));
+    case 'module': {
+      const loaded = preloadedModules.get(store);
+      preloadedModules.delete(store);
+      return loaded ?? store.add(createModuleReconciler({ path: spec.path, log }));
+    }
   }
 }
 
@@ -500,26 +503,34 @@ function moduleUsageMessage(e: ModuleReconcilerError): string {
  * error too, except for `run`, whose loop starts anyway (each reconcile reports the problem, and the fixed file is
  * picked up).
  */
-async function checkModule(args: CliArgs, log: Logger): Promise<void> {
+async function checkModule(args: CliArgs, log: Logger, store: DisposableStore): Promise<void> {
   if (args.reconciler.kind !== 'module') return;
   const m = createModuleReconciler({ path: args.reconciler.path, log });
+  let keep = false;
   try {
     await m.controllerConfig();
+    keep = args.command !== 'check';
   } catch (e) {
     if (!(e instanceof ModuleReconcilerError)) throw e;
     if (e.kind === 'not-found') throw new UsageError(`${e.message} (--reconciler module:<path to a .ts or .js file>, relative to the current directory ${process.cwd()})`);
     if (e.kind === 'export' || e.kind === 'config') throw new UsageError(moduleUsageMessage(e));
     if (args.command !== 'run') throw new UsageError(e.message);
   } finally {
-    m.dispose();
+    // The module loaded here is the one the command reconciles with: loading it again would run its top-level code
+    // twice (say "loaded" twice, open a second connection). check loads a fresh one per controller it starts.
+    if (keep) preloadedModules.set(store, store.add(m));
+    else m.dispose();
   }
 }
+
+/** The reconciler module {@link checkModule} loaded for a command (every command but check), for makeReconciler. */
+const preloadedModules = new WeakMap<DisposableStore, ReturnType<typeof createModuleReconciler>>();
 
 async function execute(args: CliArgs, io: CliIo, log: Logger, store: DisposableStore): Promise<number> {
   // A `go` program that cannot build here or would never connect is named before anything compiles for minutes.
   const goProblem = args.go?.length ? goLaunchProblem(args.go[0]!, args.go.slice(1), process.cwd()) : undefined;
   if (goProblem) throw new UsageError(`--go ${args.go!.join(' ')}: ${goProblem}`);
-  await checkModule(args, log);
+  await checkModule(args, log, store);
   const s = await connect(args, io, log);
   store.add(s.transport);
   switch (args.command) {

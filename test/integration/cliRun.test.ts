@@ -362,6 +362,19 @@ describe('reconcile-lab run: workers, timeouts and predicates against a real kub
     await waitFor('the Go program of run to be stopped', () => !alive(runPid), 10_000);
   });
 
+  test('a reconciler module is loaded once per command (its top-level code runs once, "loaded" is logged once), not once to check it and again to reconcile', async () => {
+    const loads = join(dir, 'loads.txt');
+    const mod = join(dir, 'once.mjs');
+    writeFileSync(mod, `import { appendFileSync } from 'node:fs';\nappendFileSync(${JSON.stringify(loads)}, 'loaded\\n');\nexport async function reconcile() { return {}; }\n`);
+    for (const command of ['step', 'dry-run']) {
+      rmSync(loads, { force: true });
+      const r = await cli([command, `${ns}/b`, '--kubeconfig', kubeconfig, '--resource', `widgets.${crd.group}`, '--reconciler', `module:${mod}`, '-v']);
+      assert.equal(r.code, 0, r.stderr);
+      assert.equal(readFileSync(loads, 'utf8'), 'loaded\n', `${command}: the module's top-level code ran more than once`);
+      assert.equal(r.stderr.match(/reconciler module loaded/g)?.length, 1, r.stderr);
+    }
+  });
+
   test('step in a namespace with nothing queued says what empty means and how to reconcile a key anyway', async () => {
     const cluster = await getTestCluster();
     const empty = await createNamespace(cluster.transport, 'cli-empty');
