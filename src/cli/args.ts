@@ -322,7 +322,10 @@ export function wantsVersion(argv: readonly string[]): boolean {
   return (opts.includes('--version') || opts.includes('-V')) && !opts.includes('--help') && !opts.includes('-h');
 }
 
-/** Parses argv (without node and script). Returns "help" for --help / no command. Throws {@link UsageError}. */
+/**
+ * Parses argv (without node and script). Returns "help" for --help and for no arguments at all. Throws {@link UsageError},
+ * also for options without a command.
+ */
 export function parseCliArgs(argv: readonly string[]): CliArgs | 'help' {
   let parsed;
   try {
@@ -337,7 +340,10 @@ export function parseCliArgs(argv: readonly string[]): CliArgs | 'help' {
     throw new UsageError(parseErrorMessage(e as Error & { code?: string }));
   }
   const v = parsed.values;
-  if (v.help || parsed.positionals.length === 0) return 'help';
+  if (v.help || argv.length === 0) return 'help';
+  // Options without a command (`reconcile-lab -n shop --resource orders`, a $CMD that expanded to nothing in a
+  // script): printing the help and exiting 0 would pass a CI step that ran nothing.
+  if (parsed.positionals.length === 0) throw new UsageError(`no command given (commands: ${COMMANDS.join(', ')})`);
   const [command, ...positionals] = parsed.positionals;
   if (!(COMMANDS as readonly string[]).includes(command!)) {
     const near = closest(command!, COMMANDS);

@@ -9,10 +9,12 @@ import { KubeConfigError } from '../../../src/core/k8s/kubeconfig.ts';
 import { ObjectChangedError } from '../../../src/core/actions/finalizers.ts';
 import { GoControllerNotAnnouncedError } from '../../../src/core/bridge/runGoController.ts';
 
-test('help: no command, --help or -h', () => {
+test('help: no arguments, --help or -h; options without a command are a usage error (a CI step must not pass having run nothing)', () => {
   assert.equal(parseCliArgs([]), 'help');
   assert.equal(parseCliArgs(['--help']), 'help');
   assert.equal(parseCliArgs(['report', '-h']), 'help');
+  assert.equal(parseCliArgs(['-n', 'shop', '--help']), 'help');
+  assert.throws(() => parseCliArgs(['-n', 'shop', '--resource', 'orders']), (e: unknown) => e instanceof UsageError && e.message === 'no command given (commands: run, step, dry-run, report, inspect, strip-finalizers, check)');
 });
 
 test('a full command line with defaults filled in', () => {
