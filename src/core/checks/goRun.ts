@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { sleep } from '../clock.ts';
@@ -149,14 +149,20 @@ export class GoCheckRunner implements Disposable {
     return splitGoRun(this.target.command) !== undefined;
   }
 
-  /** Builds a `go run` command's package into a temporary binary (once). */
+  /**
+   * Builds a `go run` command's package into a temporary binary (once), in this runner's directory, which
+   * {@link dispose} removes. go build's own work directory (GOTMPDIR) is in it too: a build stopped by `signal` (Ctrl+C
+   * during check) is killed, and a killed go build leaves its /tmp/go-build* directory behind.
+   */
   async prepare(signal: AbortSignal): Promise<void> {
     const split = splitGoRun(this.target.command);
     if (!split || this.dir) return;
     this.dir = mkdtempSync(join(tmpdir(), 'reconcile-lab-check-'));
     const bin = join(this.dir, 'controller');
+    const work = join(this.dir, 'gotmp');
+    mkdirSync(work);
     const [pkg] = split.buildArgs.slice(-1);
-    await runToEnd('go', [...(split.chdir !== undefined ? ['-C', split.chdir] : []), 'build', '-o', bin, ...split.buildArgs.slice(0, -1), pkg!], this.target.cwd, { ...process.env, ...(this.target.env ?? {}) }, signal);
+    await runToEnd('go', [...(split.chdir !== undefined ? ['-C', split.chdir] : []), 'build', '-o', bin, ...split.buildArgs.slice(0, -1), pkg!], this.target.cwd, { ...process.env, ...(this.target.env ?? {}), GOTMPDIR: work }, signal);
     this.command = [bin, ...split.programArgs];
     if (split.chdir !== undefined) this.cwd = resolve(this.target.cwd ?? process.cwd(), split.chdir);
   }
