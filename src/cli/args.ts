@@ -32,6 +32,10 @@ export const ExitCode = {
   connection: 3,
   conflict: 4,
   refused: 5,
+  /** Ctrl+C (SIGINT) ended a command other than run and check, which clean up and report instead (128 + 2, as a shell). */
+  interrupted: 130,
+  /** SIGTERM (a CI timeout) ended such a command (128 + 15). */
+  terminated: 143,
 } as const;
 export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode];
 
@@ -250,7 +254,7 @@ Options:
                             comma-separated; as --resource names it: deployments.apps, secrets): a child's event
                             reconciles its controller owner (ownerReference controller: true), in the namespace scope
                             of the primary. ConfigMaps are owned without it (unless --resource is configmaps)
-  --predicate <spec>        run, step: drop events of the reconciled resource that fail it (repeatable: all must pass):
+  --predicate <spec>        run, step, check: drop events of the reconciled resource that fail it (repeatable: all must pass):
                             generation-changed | resource-version-changed | label-changed | annotation-changed |
                             label-selector=<key>=<value>[,…]
   --work-queue <kind>       run, step: priority (default: controller-runtime's priority queue) | client-go (FIFO,
@@ -281,6 +285,8 @@ Exit codes:
   3  cannot connect (kubeconfig, network, authentication)
   4  the object changed meanwhile, or a conflict: refresh and retry
   5  refused: strip-finalizers without --yes; check against an unconfirmed cluster
+  130, 143  Ctrl+C (SIGINT), SIGTERM: step, dry-run, report, inspect or strip-finalizers stopped (run stops and
+            exits as its summary says; check reports what ran and exits 1)
 `;
 
 export function parseReconcilerSpec(spec: string): ReconcilerSpec {
@@ -316,7 +322,10 @@ export function wantsVersion(argv: readonly string[]): boolean {
   return (opts.includes('--version') || opts.includes('-V')) && !opts.includes('--help') && !opts.includes('-h');
 }
 
-/** Parses argv (without node and script). Returns "help" for --help / no command. Throws {@link UsageError}. */
+/**
+ * Parses argv (without node and script). Returns "help" for --help and for no arguments at all. Throws {@link UsageError},
+ * also for options without a command.
+ */
 export function parseCliArgs(argv: readonly string[]): CliArgs | 'help' {
   let parsed;
   try {
@@ -331,7 +340,10 @@ export function parseCliArgs(argv: readonly string[]): CliArgs | 'help' {
     throw new UsageError(parseErrorMessage(e as Error & { code?: string }));
   }
   const v = parsed.values;
-  if (v.help || parsed.positionals.length === 0) return 'help';
+  if (v.help || argv.length === 0) return 'help';
+  // Options without a command (`reconcile-lab -n shop --resource orders`, a $CMD that expanded to nothing in a
+  // script): printing the help and exiting 0 would pass a CI step that ran nothing.
+  if (parsed.positionals.length === 0) throw new UsageError(`no command given (commands: ${COMMANDS.join(', ')})`);
   const [command, ...positionals] = parsed.positionals;
   if (!(COMMANDS as readonly string[]).includes(command!)) {
     const near = closest(command!, COMMANDS);
@@ -387,6 +399,8 @@ export function parseCliArgs(argv: readonly string[]): CliArgs | 'help' {
   }
   let durationMs: number | undefined;
   if (v.duration !== undefined) {
+    // Only run has a loop to stop; elsewhere it would be ignored without a word (a step does not end after it).
+    if (cmd !== 'run') throw new UsageError(`--duration only applies to run${cmd === 'step' ? ' (step ends after its one reconcile; --reconcile-timeout bounds that reconcile)' : ''}`);
     const s = Number(v.duration);
     if (!Number.isFinite(s) || s <= 0) throw new UsageError(`--duration must be a positive number of seconds (got "${v.duration}")`);
     durationMs = s * 1000;
@@ -406,11 +420,14 @@ export function parseCliArgs(argv: readonly string[]): CliArgs | 'help' {
     if (!Number.isInteger(n) || n < 1 || n > 64) throw new UsageError(`--workers must be an integer from 1 to 64 (got "${v.workers}")`);
     workers = n;
   }
-  if (v['reconcile-timeout'] !== undefined && !controllerCmd) throw new UsageError('--reconcile-timeout only applies to run and step');
+  // The checks run their own controllers, without a reconcile deadline or a choice of queue: accepted there, these
+  // would be ignored without a word.
+  const loopCmd = cmd === 'run' || cmd === 'step';
+  if (v['reconcile-timeout'] !== undefined && !loopCmd) throw new UsageError('--reconcile-timeout only applies to run and step');
   const reconcileTimeoutMs = seconds('reconcile-timeout', v['reconcile-timeout'], true);
   const execTimeoutMs = seconds('exec-timeout', v['exec-timeout'], true);
   const predicates = v.predicate ?? [];
-  if (predicates.length && !controllerCmd) throw new UsageError('--predicate only applies to run and step');
+  if (predicates.length && !controllerCmd) throw new UsageError('--predicate only applies to run, step and check');
   for (const p of predicates) {
     try {
       parsePredicateSpec(p);
@@ -420,7 +437,7 @@ export function parseCliArgs(argv: readonly string[]): CliArgs | 'help' {
   }
   const workQueue = v['work-queue'];
   if (workQueue !== undefined) {
-    if (!controllerCmd) throw new UsageError('--work-queue only applies to run and step');
+    if (!loopCmd) throw new UsageError('--work-queue only applies to run and step');
     if (workQueue !== 'priority' && workQueue !== 'client-go') throw new UsageError(`--work-queue must be priority or client-go (got "${workQueue}")`);
   }
   // Case-insensitive, as kubectl: "Garden.botany.example.org" (a kind) or "ConfigMaps" name what their lower case does.

@@ -63,8 +63,8 @@ export interface CliIo {
   stdout(text: string): void;
   stderr(text: string): void;
   env: Record<string, string | undefined>;
-  /** Calls `fn` on SIGINT/SIGTERM; the returned Disposable unsubscribes. */
-  onInterrupt(fn: () => void): Disposable;
+  /** Calls `fn` on SIGINT/SIGTERM (with the signal's name, when known); the returned Disposable unsubscribes. */
+  onInterrupt(fn: (signal?: NodeJS.Signals) => void): Disposable;
   /**
    * Calls `fn` with each key pressed, one character at a time, while the returned Disposable lives; undefined when
    * there is no terminal to read keys from (stdin is not a TTY). Ctrl+C keeps interrupting (onInterrupt).
@@ -93,11 +93,17 @@ export function exitCodeFor(e: unknown): ExitCode {
   return ExitCode.failure;
 }
 
-/** The CLI's next step for a kubeconfig problem (the core message names none: the extension offers buttons). */
-function cliNextStep(e: unknown): string {
+/**
+ * The CLI's next step for a kubeconfig problem (the core message names none: the extension offers buttons), from
+ * where the missing file was named: `--kubeconfig` (its path), `KUBECONFIG` (set, naming no file that exists), or
+ * neither (~/.kube/config).
+ */
+function cliNextStep(e: unknown, args: CliArgs, env: CliIo['env']): string {
   if (!(e instanceof KubeConfigError)) return '';
   switch (e.problem) {
     case 'noKubeconfig':
+      if (args.kubeconfig !== undefined) return ' Check the path given to --kubeconfig.';
+      if (env.KUBECONFIG) return ' Correct KUBECONFIG, or pass --kubeconfig <file>.';
       return ' Pass --kubeconfig <file> or set KUBECONFIG.';
     case 'noContext':
       // A file without any context: no --context can help; another file can.
@@ -144,21 +150,56 @@ export async function runCli(argv: readonly string[], rawIo: CliIo): Promise<num
     return ExitCode.ok;
   }
   const store = new DisposableStore();
+  // Once Ctrl+C / SIGTERM answered a command (below), what the abandoned command still says (a step that ends as its
+  // controller is disposed) is not shown: the command and its logger write through this.
+  let interrupted: number | undefined;
+  const commandIo: CliIo = {
+    ...io,
+    stdout: (t) => {
+      if (interrupted === undefined) io.stdout(t);
+    },
+    stderr: (t) => {
+      if (interrupted === undefined) io.stderr(t);
+    },
+  };
   // Without -v: warnings and errors only, and not a controller's warning while the command prints the journal's
   // warnings on stdout (the same text follows there as a ⚠ line: read once).
-  const log: Logger = args.verbose ? createLogger((level, msg, fields) => io.stderr(formatLogLine(level, msg, fields) + '\n')) : createLogger((level, msg, fields) => {
-    if (fields[JOURNALED_FIELD] === true && journalWarningsOnStdout.has(io)) return;
-    if (level === 'warn' || level === 'error') io.stderr(formatLogLine(level, msg, fields) + '\n');
+  const log: Logger = args.verbose ? createLogger((level, msg, fields) => commandIo.stderr(formatLogLine(level, msg, fields) + '\n')) : createLogger((level, msg, fields) => {
+    if (fields[JOURNALED_FIELD] === true && journalWarningsOnStdout.has(commandIo)) return;
+    if (level === 'warn' || level === 'error') commandIo.stderr(formatLogLine(level, msg, fields) + '\n');
   });
   // The core's timers are unref'd (a forgotten one cannot hold a CLI), so while a command waits on them alone (an
   // informer backing off before its first list) Node would see nothing left to do and exit with 0, silently: keep
   // the process alive until the command has answered.
   const keepAlive = setInterval(() => {}, 1 << 30);
+  // run and check stop on Ctrl+C / SIGTERM themselves (the loop ends, the checks clean up) and then report. Any other
+  // command is answered at once (130 / 143) and its store disposed as after any answer: a Go program it launched is
+  // stopped (gracefully: go run removes its build directory), the bridge's socket directory removed, an exec
+  // program's process group killed. Without this Node's default ended the process and left those behind.
+  const ownInterrupt = args.command === 'run' || args.command === 'check';
+  const interrupt = new AbortController();
+  const onInterrupt = new Promise<number>((resolve) => {
+    if (ownInterrupt) return;
+    store.add(
+      io.onInterrupt((signal) => {
+        if (interrupted !== undefined) return;
+        interrupted = signal === 'SIGTERM' ? ExitCode.terminated : ExitCode.interrupted;
+        const message = `${signal === 'SIGTERM' ? 'terminated (SIGTERM)' : 'interrupted'}: ${args.command} stopped before it finished${args.go ? '; stopping the Go program' : ''}`;
+        if (args.json) io.stdout(JSON.stringify({ error: message, exitCode: interrupted }) + '\n');
+        io.stderr(`reconcile-lab: ${message}\n`);
+        resolve(interrupted);
+        interrupt.abort(new CommandInterruptedError(message));
+      }),
+    );
+  });
+  interrupts.set(store, interrupt.signal);
   try {
-    return await execute(args, io, log, store);
+    const answer = execute(args, commandIo, log, store);
+    answer.catch(() => {}); // after an interrupt its failure is not the answer
+    return await Promise.race([answer, onInterrupt]);
   } catch (e) {
     const code = exitCodeFor(e);
-    let message = ((e as Error)?.message ?? String(e)) + cliNextStep(e);
+    let message = ((e as Error)?.message ?? String(e)) + cliNextStep(e, args, io.env);
     // A Go program that ended (or is ending: the bridge saw it go first) explains the failure with its own output.
     const ending = await programEndings.get(store)?.(PROGRAM_GONE.test(message) ? PROGRAM_GONE_GRACE_MS : 0);
     if (ending) message += `\n${ending}`;
@@ -177,6 +218,12 @@ export async function runCli(argv: readonly string[], rawIo: CliIo): Promise<num
     clearInterval(keepAlive);
   }
 }
+
+/** The reason a command's work is aborted with when Ctrl+C / SIGTERM ends it (a Go program still starting is stopped). */
+class CommandInterruptedError extends Error {}
+
+/** Aborted when Ctrl+C / SIGTERM ends a command that does not stop on it itself (every command but run and check). */
+const interrupts = new WeakMap<DisposableStore, AbortSignal>();
 
 /** Whether argv has --json before any `--` (for a command line that could not be parsed). */
 function jsonAsked(argv: readonly string[]): boolean {
@@ -236,6 +283,7 @@ interface Session {
   defaultNamespace: string;
   /** The kubeconfig context's namespace, when it names one. */
   contextNamespace?: string;
+  /** The kubeconfig file exec and Go programs are given (their KUBECONFIG, the exec input's `kubeconfig`): an absolute path. */
   kubeconfigPath?: string;
   /** The kubeconfig's current context and cluster server, and whether it is this project's local control plane. */
   cluster: { name: string; server?: string; local: boolean };
@@ -327,7 +375,8 @@ async function connect(args: CliArgs, io: CliIo, log: Logger): Promise<Session> 
   // (the first file alone might be missing, or lack the context).
   const envFiles = io.env.KUBECONFIG ? defaultKubeconfigFiles(io.env) : [];
   const kubeconfigPath = args.kubeconfig ?? (envFiles.length === 1 ? envFiles[0] : undefined);
-  if (kubeconfigPath) session.kubeconfigPath = kubeconfigPath;
+  // Absolute: a program may run elsewhere (go -C operator run ./cmd, a script that cds) and still find it.
+  if (kubeconfigPath) session.kubeconfigPath = resolve(kubeconfigPath);
   return session;
 }
 
@@ -436,8 +485,11 @@ function makeReconciler(args: CliArgs, s: Session, log: Logger, store: Disposabl
     }
     case 'exec':
       return store.add(createExecReconciler({ command: spec.command, kubeconfigPath: s.kubeconfigPath, context: args.context, ...(args.execTimeoutMs !== undefined ? { timeoutMs: args.execTimeoutMs } : {}) }));
-    case 'module':
-      return store.add(createModuleReconciler({ path: spec.path, log }));
+    case 'module': {
+      const loaded = preloadedModules.get(store);
+      preloadedModules.delete(store);
+      return loaded ?? store.add(createModuleReconciler({ path: spec.path, log }));
+    }
   }
 }
 
@@ -453,26 +505,34 @@ function moduleUsageMessage(e: ModuleReconcilerError): string {
  * error too, except for `run`, whose loop starts anyway (each reconcile reports the problem, and the fixed file is
  * picked up).
  */
-async function checkModule(args: CliArgs, log: Logger): Promise<void> {
+async function checkModule(args: CliArgs, log: Logger, store: DisposableStore): Promise<void> {
   if (args.reconciler.kind !== 'module') return;
   const m = createModuleReconciler({ path: args.reconciler.path, log });
+  let keep = false;
   try {
     await m.controllerConfig();
+    keep = args.command !== 'check';
   } catch (e) {
     if (!(e instanceof ModuleReconcilerError)) throw e;
     if (e.kind === 'not-found') throw new UsageError(`${e.message} (--reconciler module:<path to a .ts or .js file>, relative to the current directory ${process.cwd()})`);
     if (e.kind === 'export' || e.kind === 'config') throw new UsageError(moduleUsageMessage(e));
     if (args.command !== 'run') throw new UsageError(e.message);
   } finally {
-    m.dispose();
+    // The module loaded here is the one the command reconciles with: loading it again would run its top-level code
+    // twice (say "loaded" twice, open a second connection). check loads a fresh one per controller it starts.
+    if (keep) preloadedModules.set(store, store.add(m));
+    else m.dispose();
   }
 }
+
+/** The reconciler module {@link checkModule} loaded for a command (every command but check), for makeReconciler. */
+const preloadedModules = new WeakMap<DisposableStore, ReturnType<typeof createModuleReconciler>>();
 
 async function execute(args: CliArgs, io: CliIo, log: Logger, store: DisposableStore): Promise<number> {
   // A `go` program that cannot build here or would never connect is named before anything compiles for minutes.
   const goProblem = args.go?.length ? goLaunchProblem(args.go[0]!, args.go.slice(1), process.cwd()) : undefined;
   if (goProblem) throw new UsageError(`--go ${args.go!.join(' ')}: ${goProblem}`);
-  await checkModule(args, log);
+  await checkModule(args, log, store);
   const s = await connect(args, io, log);
   store.add(s.transport);
   switch (args.command) {
@@ -913,7 +973,10 @@ async function stripFinalizers(args: CliArgs, io: CliIo, log: Logger, s: Session
     const { writes, ...rest } = result;
     io.stdout(JSON.stringify({ diagnosis, result: { ...rest, writes: writes.map(({ before, after, ...w }) => w) }, journal: journal.entries({}) }, null, 2) + '\n');
   } else {
-    io.stdout(`\n${result.dryRun ? '[dry-run] would remove' : 'Removed'} ${result.removed.join(', ')} from ${key}; remaining: ${result.remaining.join(', ') || 'none'}${result.deleted ? '; the object is gone (its deletion completed)' : ''}.\n`);
+    // A dry-run of the last finalizer of a Terminating object: the audit line says "→ deleted" (the server's answer);
+    // say what that means here too, as the real removal does.
+    const wouldGo = result.dryRun && diagnosis.terminating && result.remaining.length === 0 ? '; its deletion would then complete (the object would be gone)' : '';
+    io.stdout(`\n${result.dryRun ? '[dry-run] would remove' : 'Removed'} ${result.removed.join(', ')} from ${key}; remaining: ${result.remaining.join(', ') || 'none'}${result.deleted ? '; the object is gone (its deletion completed)' : wouldGo}.\n`);
   }
   return ExitCode.ok;
 }
@@ -1128,7 +1191,7 @@ export class RunSummary {
  * and resolves with the program's controller (the one reconciling --resource, else its first). The program's
  * output goes to stderr with -v. The program is stopped (its whole process group) when the command ends.
  */
-async function startGoController(args: CliArgs, io: CliIo, log: Logger, s: Session, store: DisposableStore, startPaused: boolean, journal: Journal, anyResource = false): Promise<RemoteController> {
+async function startGoController(args: CliArgs, io: CliIo, log: Logger, s: Session, store: DisposableStore, startPaused: boolean, journal: Journal, anyResource = false, signal?: AbortSignal): Promise<RemoteController> {
   // The program reads the kubeconfig's current-context (controller-runtime has no context variable): a --context
   // that reaches another cluster or user would show one cluster and drive the program on another.
   const contextProblem = args.context ? goContextProblem(s.kubeconfigPath, s.cluster.name, 'this command would read one cluster and run your controller against another') : undefined;
@@ -1162,6 +1225,8 @@ async function startGoController(args: CliArgs, io: CliIo, log: Logger, s: Sessi
     ...(args.controller !== undefined ? { wantedName: args.controller } : {}),
     noticeAfterMs: Math.min(10_000, args.goWaitMs ?? 10_000),
     ...(args.goWaitMs !== undefined ? { waitMs: args.goWaitMs } : {}),
+    // Ctrl+C while the program builds or starts stops it (gracefully) rather than waiting for its announcement.
+    ...((signal ?? interrupts.get(store)) ? { signal: (signal ?? interrupts.get(store))! } : {}),
     onOutput: (line) => {
       if (args.verbose) io.stderr(`[go] ${line}\n`);
     },
@@ -1373,7 +1438,7 @@ async function startController(args: CliArgs, io: CliIo, log: Logger, s: Session
     let controller: Controller | undefined;
     const early: JournalEntry[] = [];
     store.add(journal.onDidAppend((batch) => (controller ? print(batch, controller) : early.push(...batch))));
-    controller = await startGoController(args, io, log, s, store, startPaused, journal);
+    controller = await startGoController(args, io, log, s, store, startPaused, journal, false, signal);
     journal.flush();
     print(early.filter((e) => !e.controller || e.controller === controller!.name), controller);
     if (!startPaused) controller.resume();
@@ -1591,7 +1656,7 @@ async function run(args: CliArgs, io: CliIo, log: Logger, s: Session, store: Dis
   // Ctrl+C or --duration while the caches sync (a server that does not answer) ends the start too.
   const beforeStart = new AbortController();
   const stop = (why = 'interrupted') => {
-    beforeStart.abort(new StoppedBeforeStartError(`${why} before the loop started: its caches had not synced`));
+    beforeStart.abort(new StoppedBeforeStartError(`${why} before the loop started: ${args.go ? 'the Go program had not announced its controller yet' : 'its caches had not synced'}`));
     resolveStopped();
   };
   store.add(io.onInterrupt(() => stop()));

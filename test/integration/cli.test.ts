@@ -1,11 +1,11 @@
 import { before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createNamespace, getTestCluster, installCrd, testCrd, uniqueName, waitUntil } from './support/cluster.ts';
-import { runCliProcess } from './support/cli.ts';
+import { CLI_MAIN, runCliProcess } from './support/cli.ts';
 import type { KubeTransport } from '../../src/core/k8s/transport.ts';
 import { client as makeClient, CONFIGMAPS, installLabCrd, ROOT, sampleWidgets, type LabCrd } from './reconcilers.support.ts';
 import { runCli } from '../../src/cli/cli.ts';
@@ -172,7 +172,7 @@ describe('reconcile-lab CLI against a real kube-apiserver', () => {
   test('kubeconfig and connection problems exit 3', async () => {
     const missing = await cli(['report', '--kubeconfig', '/nonexistent/kubeconfig']);
     assert.equal(missing.code, 3);
-    assert.match(missing.stderr, /The kubeconfig file \/nonexistent\/kubeconfig does not exist\. Pass --kubeconfig <file> or set KUBECONFIG\./);
+    assert.match(missing.stderr, /The kubeconfig file \/nonexistent\/kubeconfig does not exist\. Check the path given to --kubeconfig\./);
     const badCtx = await cli(['report', '--kubeconfig', kubeconfig, '--context', 'nope']);
     assert.equal(badCtx.code, 3);
     assert.match(badCtx.stderr, /Context "nope" is not in the kubeconfig/);
@@ -205,6 +205,22 @@ describe('reconcile-lab CLI against a real kube-apiserver', () => {
     const after = await c.get(CONFIGMAPS, ns, 'app-config');
     assert.equal(after.metadata.resourceVersion, before.metadata.resourceVersion, 'the ConfigMap is untouched');
     assert.deepEqual(after.metadata.ownerReferences ?? [], []);
+  });
+
+  test('a relative --kubeconfig reaches exec programs as an absolute path (KUBECONFIG and the input), so one that changes directory still finds it', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'rl-cli-relkc-'));
+    try {
+      copyFileSync(kubeconfig, join(dir, 'kc'));
+      const script = join(dir, 'r.mjs');
+      writeFileSync(script, `import { readFileSync, writeFileSync } from 'node:fs';\nconst input = JSON.parse(readFileSync(0, 'utf8'));\nwriteFileSync(${JSON.stringify(join(dir, 'seen.json'))}, JSON.stringify({ env: process.env.KUBECONFIG, input: input.kubeconfig }));\nconsole.log('{}');\n`);
+      // Run from `dir`, naming the kubeconfig relative to it (a go -C operator run ./cmd, or a script that cds, runs elsewhere).
+      const r = spawnSync(NODE, [CLI_MAIN, 'step', 'widget-ready', '--kubeconfig', 'kc', '--resource', `widgets.${crd.group}`, '-n', ns, '--reconciler', `exec:${NODE} ${script}`], { cwd: dir, encoding: 'utf8', env: { ...process.env, KUBECONFIG: '' } });
+      assert.equal(r.status, 0, r.stderr);
+      // Before: both were "kc", relative to a directory the program need not be in.
+      assert.deepEqual(JSON.parse(readFileSync(join(dir, 'seen.json'), 'utf8')), { env: join(dir, 'kc'), input: join(dir, 'kc') });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   test("a reconciler's control characters reach the terminal escaped (text and --json)", async () => {
@@ -457,6 +473,11 @@ describe('reconcile-lab CLI against a real kube-apiserver', () => {
     const preview = await cli(['strip-finalizers', 'widget-stuck', ...common, '--finalizer', 'legacy.example.com/external-dns', '--dry-run']);
     assert.equal(preview.code, 0, preview.stderr);
     assert.match(preview.stdout, /\[dry-run\] would remove legacy\.example\.com\/external-dns/);
+    // The last finalizer of a Terminating object: the server's answer (audit: "→ deleted") said in words too.
+    const remaining = /remaining: (.*?)[;.]/.exec(preview.stdout)?.[1];
+    if (remaining === 'none') assert.match(preview.stdout, /; remaining: none; its deletion would then complete \(the object would be gone\)\.\n/);
+    else assert.doesNotMatch(preview.stdout, /would be gone/);
+    assert.match(preview.stderr, /audit: patch \S+ \S+widget-stuck \(dry-run\) rv \d+ → (deleted|\d+) ok/);
     assert.ok((await c.get(crd.gvr, ns, 'widget-stuck')).metadata.finalizers?.includes('legacy.example.com/external-dns'));
 
     const notThere = await cli(['strip-finalizers', 'widget-stuck', ...common, '--finalizer', 'x.example.com/none', '--yes']);

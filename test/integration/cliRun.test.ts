@@ -5,7 +5,7 @@ import { chmodSync, closeSync, existsSync, mkdtempSync, openSync, readFileSync, 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createNamespace, getTestCluster, installCrd } from './support/cluster.ts';
-import { CLI_MAIN, runCliProcess, type CliRun } from './support/cli.ts';
+import { CLI_MAIN, runCliProcess, startCliProcess, type CliRun } from './support/cli.ts';
 import { client as makeClient, installLabCrd, sampleDocs, type LabCrd } from './reconcilers.support.ts';
 import type { DynamicKubeClient } from '../../src/core/k8s/dynamicClient.ts';
 import { alive } from '../support/alive.ts';
@@ -308,6 +308,71 @@ describe('reconcile-lab run: workers, timeouts and predicates against a real kub
     assert.match(r.stderr, /reconcile-lab: note: no --resource: the program reconciles widgets\.lab\.reconcile\.dev \(the default, the built-in lab reconciler's resource\); pass --resource <plural\.group> for your own kind\n/);
     const given = await cli(['report', '--kubeconfig', kubeconfig, '-n', ns, '--resource', 'widgets.lab.reconcile.dev', '--reconciler', `exec:${script}`, '--dry-run', '--json']);
     assert.doesNotMatch(given.stderr, /no --resource/);
+  });
+
+  test('Ctrl+C or SIGTERM ends step, dry-run and a --go step still waiting for its program: exit 130 / 143, saying so, with the exec program, the Go program and the bridge socket directory gone; run stops at once too', async () => {
+    const waitFor = async (what: string, ok: () => boolean, ms = 20_000) => {
+      const end = Date.now() + ms;
+      while (!ok()) {
+        if (Date.now() > end) assert.fail(`timed out waiting for ${what}`);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    };
+    // An exec step holding its worker ("a-hang" runs sleep 300): before, Node's default ended the CLI (no exit code, no word).
+    const before = hangPids().length;
+    const step = startCliProcess(['step', `${ns}/a-hang`, ...common().filter((a) => a !== '--json')]);
+    await waitFor('the hung exec program', () => hangPids().length > before);
+    step.kill('SIGINT');
+    const stepped = await step.exited;
+    assert.equal(stepped.code, 130, stepped.stderr);
+    assert.match(stepped.stderr, /reconcile-lab: interrupted: step stopped before it finished\n$/);
+    await waitFor('the exec program to be killed', () => !alive(hangPids().at(-1)!), 5_000);
+    const dry = startCliProcess(['dry-run', `${ns}/a-hang`, ...common()]);
+    await waitFor('the hung exec program of the dry-run', () => hangPids().length > before + 1);
+    dry.kill('SIGTERM');
+    const dried = await dry.exited;
+    assert.equal(dried.code, 143, dried.stderr);
+    assert.deepEqual(JSON.parse(dried.stdout), { error: 'terminated (SIGTERM): dry-run stopped before it finished', exitCode: 143 });
+    // A --go program that has not announced its controller yet (a go run still compiling): it and the bridge's socket
+    // directory were left behind.
+    const seen = join(dir, 'bridge.env');
+    const go = startCliProcess(['step', `${ns}/b`, '--kubeconfig', kubeconfig, '--go', `sh -c 'echo "$RECONCILE_LAB_BRIDGE $$" > ${seen}; exec sleep 300'`]);
+    await waitFor('the Go program to start', () => existsSync(seen) && readFileSync(seen, 'utf8').includes(' '));
+    const [address, pid] = readFileSync(seen, 'utf8').trim().split(' ');
+    const socketDir = address!.replace(/^unix:\/\//, '').replace(/\/bridge\.sock$/, '');
+    assert.ok(existsSync(socketDir), socketDir);
+    go.kill('SIGINT');
+    const gone = await go.exited;
+    assert.equal(gone.code, 130, gone.stderr);
+    assert.match(gone.stderr, /reconcile-lab: interrupted: step stopped before it finished; stopping the Go program\n$/);
+    await waitFor('the Go program to be stopped', () => !alive(Number(pid)), 10_000);
+    assert.equal(existsSync(socketDir), false, `the bridge's socket directory ${socketDir} is left behind`);
+    // run stops on Ctrl+C itself: also while its program has not announced a controller (before: it waited for the
+    // announcement, up to --go-wait, 300 s by default).
+    rmSync(seen);
+    const run = startCliProcess(['run', '--kubeconfig', kubeconfig, '--go', `sh -c 'echo "$RECONCILE_LAB_BRIDGE $$" > ${seen}; exec sleep 300'`]);
+    await waitFor('the Go program of run to start', () => existsSync(seen) && readFileSync(seen, 'utf8').includes(' '));
+    const runPid = Number(readFileSync(seen, 'utf8').trim().split(' ')[1]);
+    const t0 = Date.now();
+    run.kill('SIGINT');
+    const ran = await run.exited;
+    assert.ok(Date.now() - t0 < 15_000, `run took ${Date.now() - t0} ms to stop`);
+    assert.equal(ran.code, 1, ran.stderr);
+    assert.match(ran.stderr, /reconcile-lab: interrupted before the loop started: the Go program had not announced its controller yet\n/);
+    await waitFor('the Go program of run to be stopped', () => !alive(runPid), 10_000);
+  });
+
+  test('a reconciler module is loaded once per command (its top-level code runs once, "loaded" is logged once), not once to check it and again to reconcile', async () => {
+    const loads = join(dir, 'loads.txt');
+    const mod = join(dir, 'once.mjs');
+    writeFileSync(mod, `import { appendFileSync } from 'node:fs';\nappendFileSync(${JSON.stringify(loads)}, 'loaded\\n');\nexport async function reconcile() { return {}; }\n`);
+    for (const command of ['step', 'dry-run']) {
+      rmSync(loads, { force: true });
+      const r = await cli([command, `${ns}/b`, '--kubeconfig', kubeconfig, '--resource', `widgets.${crd.group}`, '--reconciler', `module:${mod}`, '-v']);
+      assert.equal(r.code, 0, r.stderr);
+      assert.equal(readFileSync(loads, 'utf8'), 'loaded\n', `${command}: the module's top-level code ran more than once`);
+      assert.equal(r.stderr.match(/reconciler module loaded/g)?.length, 1, r.stderr);
+    }
   });
 
   test('step in a namespace with nothing queued says what empty means and how to reconcile a key anyway', async () => {

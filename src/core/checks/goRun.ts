@@ -184,14 +184,16 @@ export class GoCheckRunner implements Disposable {
     return splitGoRun(this.target.command) !== undefined;
   }
 
-  /** Builds a `go run` command's package into a temporary binary (once). */
+  /**
+   * Builds a `go run` command's package into a temporary binary (once), in this runner's directory, which
+   * {@link dispose} removes. go build's own work directory (GOTMPDIR) is in it too: a build stopped by `signal` (Ctrl+C
+   * during check) is interrupted, and an interrupted or killed go build leaves its go-build* directory behind.
+   */
   async prepare(signal: AbortSignal, clock: Clock): Promise<void> {
     const split = splitGoRun(this.target.command);
     if (!split || this.dir) return;
     this.dir = mkdtempSync(join(tmpdir(), 'reconcile-lab-check-'));
     const bin = join(this.dir, 'controller');
-    // go build's own work directory (go-build…) inside this one: a build that is interrupted or killed (go build
-    // removes it only when it ends by itself) leaves nothing in /tmp once dispose removes this directory.
     const work = join(this.dir, 'gotmp');
     mkdirSync(work);
     const [pkg] = split.buildArgs.slice(-1);

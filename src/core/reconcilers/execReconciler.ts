@@ -130,8 +130,46 @@ function tail(s: string, max = STDERR_TAIL_BYTES): string {
 const EXEC_OUTPUT_FIELDS = ['requeueAfterMs', 'reason', 'priority', 'error', 'terminal', 'status', 'log'] as const;
 
 /**
+ * The lines of `lines` that hold one JSON object (on one line or several, as `json.dumps(x, indent=2)` prints it), with
+ * the lines before and after it; undefined when no run of lines is one. The last such object wins (progress lines
+ * usually come first). Bounded: at most {@link MAX_SCANNED_LINES} lines, and {@link MAX_SCANNED_CHARS} characters
+ * parsed in all (lines like Python's `{'a': 1}` start and end as JSON does and are tried in vain).
+ */
+function jsonObjectAmongLines(lines: readonly string[]): { before: string[]; after: string[] } | undefined {
+  if (lines.length < 2 || lines.length > MAX_SCANNED_LINES) return undefined;
+  // offsets[i]: the characters of lines[0..i) joined with newlines, so a run's length is known before it is built.
+  const offsets = [0];
+  for (const l of lines) offsets.push(offsets.at(-1)! + l.length + 1);
+  let budget = MAX_SCANNED_CHARS;
+  for (let start = lines.length - 1; start >= 0; start--) {
+    if (!lines[start]!.trimStart().startsWith('{')) continue;
+    for (let end = lines.length - 1; end >= start; end--) {
+      if (!lines[end]!.trimEnd().endsWith('}')) continue;
+      budget -= offsets[end + 1]! - offsets[start]!;
+      if (budget < 0) return undefined;
+      let doc: unknown;
+      try {
+        doc = JSON.parse(lines.slice(start, end + 1).join('\n'));
+      } catch {
+        continue;
+      }
+      if (doc && typeof doc === 'object' && !Array.isArray(doc)) {
+        const other = (ls: string[]) => ls.filter((l) => l.trim() !== '');
+        return { before: other(lines.slice(0, start)), after: other(lines.slice(end + 1)) };
+      }
+    }
+  }
+  return undefined;
+}
+
+/** The longest stdout (in lines) searched for a JSON object among other lines. */
+const MAX_SCANNED_LINES = 400;
+/** How many characters that search parses at most, in all its tries. */
+const MAX_SCANNED_CHARS = 4 * 1024 * 1024;
+
+/**
  * Parses the program's stdout: exactly one JSON object of {@link EXEC_OUTPUT_FIELDS}. Throws a message for a person
- * on anything else: nothing printed, not JSON (other lines before the JSON are named as such), a field of the wrong
+ * on anything else: nothing printed, not JSON (other lines before or after the JSON are named as such), a field of the wrong
  * type, or a field the protocol does not have (with the one it probably meant).
  */
 export function parseExecOutput(text: string): ExecOutput {
@@ -141,19 +179,19 @@ export function parseExecOutput(text: string): ExecOutput {
   try {
     doc = JSON.parse(trimmed);
   } catch (e) {
-    // The usual cause: progress lines (echo, kubectl's "configmap/x created") on stdout before the JSON.
-    const lines = trimmed.split(/\r?\n/);
-    const last = lines.at(-1)!.trim();
-    let lastIsJson = false;
-    try {
-      lastIsJson = lines.length > 1 && typeof JSON.parse(last) === 'object';
-    } catch {
-      lastIsJson = false;
+    // The usual cause: progress lines (echo, kubectl's "configmap/x created") on stdout before or after the JSON.
+    const found = jsonObjectAmongLines(trimmed.split(/\r?\n/));
+    if (found) {
+      const first = (ls: string[]) => JSON.stringify(ls[0]!.trim().slice(0, 80));
+      const { before, after } = found;
+      const beforeText = before.length ? `${before.length} other line(s) come before it (the first: ${first(before)})` : '';
+      const afterText = after.length ? `${before.length ? `${after.length}` : `${after.length} other line(s) come`} after it (the first: ${first(after)})` : '';
+      const where = [beforeText, afterText].filter(Boolean).join(' and ');
+      throw new Error(`stdout must hold only the JSON result, but ${where}; send progress and command output to stderr (echo … >&2, kubectl … >&2)`);
     }
-    if (lastIsJson) {
-      throw new Error(`stdout must hold only the JSON result, but ${lines.length - 1} other line(s) come before it (the first: ${JSON.stringify(lines[0]!.slice(0, 80))}); send progress and command output to stderr (echo … >&2, kubectl … >&2)`);
-    }
-    throw new Error(`stdout is not valid JSON (${(e as Error).message}); it starts with ${JSON.stringify(trimmed.slice(0, 80))}`);
+    // V8's message quotes the input again ('Unexpected token 's', "starting…" is not valid JSON'): it is shown once, below.
+    const why = (e as Error).message.replace(/, ".*"(?:\.\.\.)? is not valid JSON$/s, '');
+    throw new Error(`stdout is not valid JSON (${why}); it starts with ${JSON.stringify(trimmed.slice(0, 80))}`);
   }
   if (!doc || typeof doc !== 'object' || Array.isArray(doc)) throw new Error('stdout must be one JSON object');
   const o = doc as Record<string, unknown>;

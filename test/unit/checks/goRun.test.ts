@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { GoCheckRunner, goContextProblem, runWriteOf, splitGoRun } from '../../../src/core/checks/goRun.ts';
@@ -68,6 +68,34 @@ test('cancelling the checks while a go run command is built stops go build and l
   } finally {
     if (before === undefined) delete process.env.TMPDIR;
     else process.env.TMPDIR = before;
+    rmSync(ws, { recursive: true, force: true });
+  }
+});
+
+test('a go run build stopped midway (Ctrl+C during check) leaves no go-build directory behind: go build works in the runner\'s own directory, which dispose removes', async () => {
+  const ws = mkdtempSync(join(tmpdir(), 'rl-gorun-'));
+  try {
+    // A go that behaves as a killed go build does: it makes its work directory under GOTMPDIR (else the system temp
+    // dir), says where, and is killed before it can remove it.
+    const bin = join(ws, 'bin');
+    mkdirSync(bin);
+    const seen = join(ws, 'work.txt');
+    writeFileSync(join(bin, 'go'), `#!/bin/sh\nw=$(mktemp -d "\${GOTMPDIR:-/tmp}/go-build-rl-test-XXXXXX")\necho "$w" > ${JSON.stringify(seen)}\nexec sleep 30\n`, { mode: 0o755 });
+    const runner = new GoCheckRunner({ command: ['go', 'run', './cmd'], cwd: ws, env: { PATH: `${bin}:${process.env.PATH}` } } as ConstructorParameters<typeof GoCheckRunner>[0]);
+    const stop = new AbortController();
+    const built = runner.prepare(stop.signal, realClock);
+    const end = Date.now() + 10_000;
+    while (!existsSync(seen) || !readFileSync(seen, 'utf8').trim()) {
+      assert.ok(Date.now() < end, 'the fake go did not start');
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    stop.abort(new Error('interrupted'));
+    await assert.rejects(built);
+    const work = readFileSync(seen, 'utf8').trim();
+    runner.dispose();
+    // Before: GOTMPDIR was not set, and /tmp/go-build-rl-test-… stayed.
+    assert.ok(!existsSync(work), `go build's work directory ${work} is left behind`);
+  } finally {
     rmSync(ws, { recursive: true, force: true });
   }
 });

@@ -9,10 +9,12 @@ import { KubeConfigError } from '../../../src/core/k8s/kubeconfig.ts';
 import { ObjectChangedError } from '../../../src/core/actions/finalizers.ts';
 import { GoControllerNotAnnouncedError } from '../../../src/core/bridge/runGoController.ts';
 
-test('help: no command, --help or -h', () => {
+test('help: no arguments, --help or -h; options without a command are a usage error (a CI step must not pass having run nothing)', () => {
   assert.equal(parseCliArgs([]), 'help');
   assert.equal(parseCliArgs(['--help']), 'help');
   assert.equal(parseCliArgs(['report', '-h']), 'help');
+  assert.equal(parseCliArgs(['-n', 'shop', '--help']), 'help');
+  assert.throws(() => parseCliArgs(['-n', 'shop', '--resource', 'orders']), (e: unknown) => e instanceof UsageError && e.message === 'no command given (commands: run, step, dry-run, report, inspect, strip-finalizers, check)');
 });
 
 test('a full command line with defaults filled in', () => {
@@ -48,6 +50,8 @@ test('usage errors are UsageErrors with a useful message', () => {
     [['dry-run', 'k', '--dry-run'], /always a dry-run/],
     [['report', '--json', '--markdown'], /choose one/],
     [['run', '--duration', '0'], /--duration must be a positive/],
+    [['step', 'ns/x', '--duration', '10'], /^--duration only applies to run \(step ends after its one reconcile; --reconcile-timeout bounds that reconcile\)$/],
+    [['check', '--duration', '10'], /^--duration only applies to run$/],
     [['report', '--resource', 'Widgets/x'], /--resource must look like plural.group/],
     [['report', '--reconciler', 'python'], /unknown --reconciler "python" \(expected lab, exec:<command> or module:<path>\)$/],
     [['report', '--reconciler', 'modul:./planter.ts'], /unknown --reconciler "modul:\.\/planter\.ts" .*; did you mean module:\.\/planter\.ts\?$/],
@@ -80,7 +84,9 @@ test('exit codes follow the documented table', () => {
   assert.equal(exitCodeFor(new ObjectChangedError('x')), ExitCode.conflict);
   assert.equal(exitCodeFor(new ApiError(500, 'InternalError', 'x')), ExitCode.failure);
   assert.equal(exitCodeFor(new Error('x')), ExitCode.failure);
-  assert.deepEqual(Object.values(ExitCode), [0, 1, 2, 3, 4, 5]);
+  assert.deepEqual(Object.values(ExitCode), [0, 1, 2, 3, 4, 5, 130, 143]);
+  // The help documents every code, the signals' too.
+  for (const code of Object.values(ExitCode)) assert.match(HELP, new RegExp(`^  (\\d+, )*${code}[ ,]`, 'm'), `exit code ${code} in the help`);
 });
 
 test('unknown or malformed flags: the CLI\'s own words and usage, not Node\'s', () => {
@@ -158,7 +164,11 @@ test('run: --workers, --reconcile-timeout, --exec-timeout, --predicate (repeatab
   bad(['run', '--reconciler', 'exec:x', '--exec-timeout=-1'], /--exec-timeout must be a number of seconds from 0/);
   bad(['run', '--predicate', 'generation'], /unknown predicate "generation" \(predicates: generation-changed, resource-version-changed/);
   bad(['run', '--predicate', 'label-selector=app'], /bad label-selector/);
-  bad(['dry-run', 'k', '--predicate', 'generation-changed'], /--predicate only applies to run and step/);
+  bad(['dry-run', 'k', '--predicate', 'generation-changed'], /--predicate only applies to run, step and check/);
+  // check runs its own controllers without a reconcile deadline or a choice of queue: these were accepted and ignored.
+  bad(['check', 'ns/a', '--reconcile-timeout', '3'], /^--reconcile-timeout only applies to run and step$/);
+  bad(['check', 'ns/a', '--work-queue', 'client-go'], /^--work-queue only applies to run and step$/);
+  assert.deepEqual((parseCliArgs(['check', 'ns/a', '--predicate', 'generation-changed']) as CliArgs).predicates, ['generation-changed'], 'check takes predicates (the checked loop uses them)');
   bad(['run', '--work-queue', 'fifo'], /--work-queue must be priority or client-go/);
 });
 

@@ -7,9 +7,9 @@ import { runCli } from '../../../src/cli/cli.ts';
 import { toDisposable } from '../../../src/core/lifecycle.ts';
 
 /** Runs the CLI in-process; the kubeconfig problems below fail before any network call. */
-async function cli(args: string[]): Promise<{ code: number; stderr: string }> {
+async function cli(args: string[], env: Record<string, string | undefined> = {}): Promise<{ code: number; stderr: string }> {
   let stderr = '';
-  const code = await runCli(args, { stdout: () => {}, stderr: (s) => void (stderr += s), env: {}, onInterrupt: () => toDisposable(() => {}) });
+  const code = await runCli(args, { stdout: () => {}, stderr: (s) => void (stderr += s), env, onInterrupt: () => toDisposable(() => {}) });
   return { code, stderr };
 }
 
@@ -40,6 +40,35 @@ test('a context naming a cluster no file defines says which cluster is missing, 
     assert.equal(r.code, 3);
     // Before: 'Context "bad" refers to a cluster without a server URL.' (the cluster does not exist at all).
     assert.match(r.stderr, /Context "bad" refers to cluster "nope", which is not in the kubeconfig \(clusters: lab\)/);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('a kubeconfig that does not exist: the next step fits where it was named (--kubeconfig, KUBECONFIG, neither) (exit 3)', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'rl-cli-kc-'));
+  try {
+    // Before: "Pass --kubeconfig <file> or set KUBECONFIG." to someone who had passed --kubeconfig (or set KUBECONFIG).
+    const flag = await cli(['inspect', 'x', '--kubeconfig', join(dir, 'nope')]);
+    assert.equal(flag.code, 3);
+    assert.equal(flag.stderr, `reconcile-lab: The kubeconfig file ${join(dir, 'nope')} does not exist. Check the path given to --kubeconfig.\n`);
+    // The kubeconfig loader reads the process's environment (as the CLI's io.env is): set it for these two.
+    const saved = { KUBECONFIG: process.env.KUBECONFIG, HOME: process.env.HOME };
+    try {
+      Object.assign(process.env, { KUBECONFIG: join(dir, 'a'), HOME: dir });
+      const env = await cli(['inspect', 'x'], { ...process.env });
+      assert.equal(env.code, 3);
+      assert.match(env.stderr, /none of the files in KUBECONFIG=.* exists\. Correct KUBECONFIG, or pass --kubeconfig <file>\.\n$/);
+      delete process.env.KUBECONFIG;
+      const none = await cli(['inspect', 'x'], { ...process.env });
+      assert.equal(none.code, 3);
+      assert.match(none.stderr, /KUBECONFIG is not set and .* does not exist\. Pass --kubeconfig <file> or set KUBECONFIG\.\n$/);
+    } finally {
+      for (const [k, v] of Object.entries(saved)) {
+        if (v === undefined) delete process.env[k];
+        else process.env[k] = v;
+      }
+    }
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

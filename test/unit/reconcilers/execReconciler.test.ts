@@ -52,6 +52,43 @@ test('parseExecOutput: a misspelt field is an error naming the field meant (the 
   assert.throws(() => parseExecOutput('done\nnot json either'), /^Error: stdout is not valid JSON \(/);
 });
 
+test('parseExecOutput: a JSON object printed over several lines (json.dumps(indent=2)) with progress lines before or after it names those lines', () => {
+  const pretty = '{\n  "requeueAfterMs": 1000,\n  "reason": "pretty"\n}';
+  assert.throws(() => parseExecOutput(`progress: working\n${pretty}\n`), (e: Error) =>
+    e.message === 'stdout must hold only the JSON result, but 1 other line(s) come before it (the first: "progress: working"); send progress and command output to stderr (echo … >&2, kubectl … >&2)');
+  assert.throws(() => parseExecOutput('{"reason": "a"}\ndone!\n'), (e: Error) =>
+    e.message === 'stdout must hold only the JSON result, but 1 other line(s) come after it (the first: "done!"); send progress and command output to stderr (echo … >&2, kubectl … >&2)');
+  assert.throws(() => parseExecOutput(`configmap/x created\n${pretty}\nbye\nsee you\n`), (e: Error) =>
+    e.message === 'stdout must hold only the JSON result, but 1 other line(s) come before it (the first: "configmap/x created") and 2 after it (the first: "bye"); send progress and command output to stderr (echo … >&2, kubectl … >&2)');
+  assert.deepEqual(parseExecOutput(`${pretty}\n`), { requeueAfterMs: 1000, reason: 'pretty' });
+});
+
+test('parseExecOutput: looking for a JSON object among other lines is bounded (400 lines of Python dict reprs, which start and end as JSON does, are not parsed in every combination)', () => {
+  const line = `{'level': 'info', 'msg': '${'x'.repeat(2000)}'}`;
+  const text = Array.from({ length: 400 }, () => line).join('\n');
+  const parse = JSON.parse;
+  let parsed = 0;
+  JSON.parse = ((t: string, r?: (this: unknown, k: string, v: unknown) => unknown) => {
+    parsed += t.length;
+    return parse(t, r);
+  }) as typeof JSON.parse;
+  try {
+    assert.throws(() => parseExecOutput(text), /^Error: stdout is not valid JSON/);
+  } finally {
+    JSON.parse = parse;
+  }
+  // Every start and end line tried: over 20 GB of text parsed (20 s with the event loop blocked). Now at most 4 MiB
+  // besides the whole output once.
+  assert.ok(parsed <= 4 * 1024 * 1024 + text.length, `${parsed} characters parsed`);
+});
+
+test('parseExecOutput: output that is no JSON at all quotes the start of stdout once, not again inside the parser\'s message', () => {
+  assert.throws(() => parseExecOutput('starting\n{not json'), (e: Error) => {
+    assert.equal(e.message.split('starting').length - 1, 1, e.message);
+    return /^stdout is not valid JSON \(Unexpected token 's'\); it starts with "starting\\n\{not json"$/.test(e.message);
+  });
+});
+
 test('happy path: stdin JSON and env vars reach the program; requeue, reason and log lines come back', async () => {
   const echo = script('echo.sh', `
 input=$(cat)
