@@ -151,6 +151,53 @@ test('launcher: when the owner of a `go run` program is SIGKILLed, the watchdog 
   }
 });
 
+test('launcher: a go command builds in a GOTMPDIR of its launch, removed when it exited; one an owner that died left behind is removed by the next launch', { timeout: 180_000 }, async () => {
+  const dir = signalWaitingModule();
+  const tmp = join(dir, 'tmp');
+  mkdirSync(tmp);
+  const launcher = resolve(import.meta.dirname, '../../src/core/bridge/launcher.ts');
+  const clock = resolve(import.meta.dirname, '../../src/core/clock.ts');
+  // The owner's program answers the watchdog's SIGINT on stdout, a pipe whose reader died with the owner: SIGPIPE
+  // kills it, and go run with it, before either can remove anything.
+  const script = `
+    const { launchProcess } = await import(${JSON.stringify(launcher)});
+    const { realClock } = await import(${JSON.stringify(clock)});
+    const p = launchProcess({ command: 'go', args: ['run', '.'], cwd: ${JSON.stringify(dir)} }, { clock: realClock, bridgeEnv: {} });
+    p.onOutput((o) => { if (o.line === 'up') process.stdout.write(p.pid + '\\n'); });
+    setInterval(() => {}, 1000);
+  `;
+  const before = process.env.TMPDIR;
+  process.env.TMPDIR = tmp;
+  try {
+    const owner = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, TMPDIR: tmp } });
+    const leader = await new Promise<number>((r) => {
+      let buf = '';
+      owner.stdout!.on('data', (b: Buffer) => {
+        buf += b.toString();
+        if (buf.includes('\n')) r(Number(buf.split('\n')[0]));
+      });
+    });
+    const [own] = readdirSync(tmp);
+    assert.match(own ?? '', /^reconcile-lab-go-/, 'the launch\'s own GOTMPDIR, not /tmp');
+    assert.equal(readdirSync(join(tmp, own!)).filter((f) => f.startsWith('go-build')).length, 1, 'go run built into it');
+    owner.kill('SIGKILL');
+    await gone(leader, 'go run');
+    assert.deepEqual(readdirSync(tmp), [own], 'left behind by the owner that died');
+
+    // The next launch of a go command sweeps it, and removes its own once the program exited.
+    const next = launchProcess({ command: 'go', args: ['env', 'GOTMPDIR'], cwd: dir }, { clock: realClock, bridgeEnv: {} });
+    const exit = await next.exited;
+    assert.equal(exit.code, 0);
+    assert.match(next.tail()[0] ?? '', new RegExp(`^${tmp}/reconcile-lab-go-`), 'go saw its GOTMPDIR');
+    assert.deepEqual(readdirSync(tmp), [], 'the leftover swept, its own removed');
+    next.dispose();
+  } finally {
+    if (before === undefined) delete process.env.TMPDIR;
+    else process.env.TMPDIR = before;
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
 // A stand-in for a Go program whose bridge module is older or newer than the editor, or that dials and says
 // nothing: a real process dialling the real listener (the Go bridge sends exactly this hello).
 const FAKE_PROGRAM = `

@@ -1,13 +1,17 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { existsSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { basename, join, relative } from 'node:path';
 import type { Clock } from '../clock.ts';
 import { Emitter, type Event } from '../event.ts';
 import type { Disposable } from '../lifecycle.ts';
 import { nullLogger, type Logger } from '../log.ts';
+import { createOwnedTempDir } from '../process/ownedTempDir.ts';
 import { protectProcessGroup } from '../process/ownerWatchdog.ts';
 import { splitCommandLine } from '../reconcilers/commandLine.ts';
 import { findControllerModules } from './goModule.ts';
+
+/** The prefix of the GOTMPDIR a launched `go` command gets (under the system temp directory). */
+export const GO_TMP_PREFIX = 'reconcile-lab-go-';
 
 /** What to run: a program with arguments, extra environment and working directory (no shell). */
 export interface LaunchSpec {
@@ -118,6 +122,8 @@ export class LaunchedProcess implements Disposable {
   private readonly killGraceMs: number;
   private readonly outputEmitter = new Emitter<{ stream: 'stdout' | 'stderr'; line: string }>();
   private stopping: Promise<ProcessExit> | undefined;
+  /** The GOTMPDIR of a `go` command (see the constructor), removed once the program exited. */
+  private goTmpDir: string | undefined;
   /** One line of the program's output (without its newline). */
   readonly onOutput: Event<{ stream: 'stdout' | 'stderr'; line: string }> = this.outputEmitter.event;
 
@@ -127,7 +133,19 @@ export class LaunchedProcess implements Disposable {
     this.keepLines = o.keepLines ?? 200;
     this.killGraceMs = o.killGraceMs ?? 3000;
     const log = o.log ?? nullLogger;
-    const env = { ...process.env, ...(spec.env ?? {}), ...o.bridgeEnv };
+    const env: NodeJS.ProcessEnv = { ...process.env, ...(spec.env ?? {}), ...o.bridgeEnv };
+    // `go run` (or any go command) builds into GOTMPDIR: one of this launch's own, removed when the program has
+    // exited, so not even a go killed outright (SIGKILL, or a write to the closed pipe of an owner that died) leaves
+    // /tmp/go-build… behind; an owner that died leaves the directory, which the next launch's sweep removes. A
+    // GOTMPDIR the developer set is kept.
+    if (basename(spec.command) === 'go' && !env.GOTMPDIR) {
+      try {
+        this.goTmpDir = createOwnedTempDir(GO_TMP_PREFIX, { onLeftoverRemoved: (d) => log.info('removed a go build directory a launch that died left behind', { dir: d }) });
+        env.GOTMPDIR = this.goTmpDir;
+      } catch (e) {
+        log.warn('could not make a build directory for go; go uses the system temp directory', { error: (e as Error).message });
+      }
+    }
     this.child = spawn(spec.command, [...spec.args], { cwd: spec.cwd, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
     this.pid = this.child.pid;
     this.exited = new Promise<ProcessExit>((resolve) => {
@@ -258,6 +276,10 @@ export class LaunchedProcess implements Disposable {
       }
     }
     this.stopWatchdog();
+    if (this.goTmpDir) {
+      rmSync(this.goTmpDir, { recursive: true, force: true });
+      this.goTmpDir = undefined;
+    }
   }
 
   private stopWatchdog(): void {
