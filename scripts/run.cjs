@@ -5,9 +5,8 @@
 // scripts/<name>.mjs with that Node, passing the remaining arguments through.
 'use strict';
 const { spawn, spawnSync } = require('node:child_process');
-const { createHash } = require('node:crypto');
-const { existsSync, readFileSync, statSync, writeFileSync } = require('node:fs');
 const { join, resolve } = require('node:path');
+const { installState } = require('./installState.cjs');
 
 const root = resolve(__dirname, '..');
 const [name, ...rest] = process.argv.slice(2);
@@ -16,16 +15,9 @@ if (!name) {
   process.exit(2);
 }
 
-const lock = join(root, 'package-lock.json');
-const installed = join(root, 'node_modules/.package-lock.json');
-const pinnedNode = join(root, 'node_modules/node/bin/node');
-// The hash of the package-lock.json the dependencies were installed from (written after npm ci). With it, the
-// install is stale only when the lock's content changed: a checkout or a clone that rewrote an identical lock (newer
-// mtime) does not reinstall, nor wipe a node_modules another checkout shares. Without it (installed by hand), by mtime.
-const stamp = join(root, 'node_modules/.reconcile-lab-lock-sha256');
-const lockHash = () => createHash('sha256').update(readFileSync(lock)).digest('hex');
-const staleByContent = () => (existsSync(stamp) ? readFileSync(stamp, 'utf8').trim() !== lockHash() : statSync(installed).mtimeMs < statSync(lock).mtimeMs);
-const stale = !existsSync(installed) || !existsSync(pinnedNode) || staleByContent();
+const install = installState(root);
+const pinnedNode = install.pinnedNode;
+const stale = install.stale();
 if (stale) {
   // Several dependencies (and this project) declare Node >= 22.19, so npm ci under an older system Node prints an
   // EBADENGINE warning per package. They are expected (nothing runs on that Node: the pinned Node 24 is what npm ci
@@ -42,7 +34,7 @@ if (stale) {
     console.error(`[reconcile-lab] npm ci failed (exit ${r.status}).`);
     process.exit(r.status || 1);
   }
-  writeFileSync(stamp, `${lockHash()}\n`);
+  install.recordInstall();
 }
 
 // Not spawnSync: this process must stay responsive to signals. SIGINT / SIGTERM / SIGHUP sent to it are passed on to

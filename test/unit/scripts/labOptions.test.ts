@@ -1,12 +1,14 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { LAB_USAGE, LabUsageError, parseLabArgs } from '../../../scripts/labOptions.mjs';
 
 const root = resolve(import.meta.dirname, '../../..');
+const { installState } = createRequire(import.meta.url)('../../../scripts/installState.cjs') as { installState: (root: string) => { stale: () => boolean } };
 
 /** `node scripts/lab.mjs …` with a time limit: a wrong command line must end before the lab starts anything. */
 function lab(args: string[], cwd = root) {
@@ -43,9 +45,8 @@ describe('scripts/lab.mjs command line', () => {
 
   it('through scripts/run.cjs (npm run lab), a relative folder is resolved from where the command was typed', (t) => {
     // run.cjs would first run `npm ci` on a stale checkout; that belongs to `npm test`, not to this test.
-    const installed = join(root, 'node_modules/.package-lock.json');
-    if (!existsSync(installed) || statSync(installed).mtimeMs < statSync(join(root, 'package-lock.json')).mtimeMs) {
-      t.skip('node_modules is older than package-lock.json');
+    if (installState(root).stale()) {
+      t.skip('node_modules was not installed from this package-lock.json');
       return;
     }
     const away = mkdtempSync(join(tmpdir(), 'reconcile-lab-labcwd-'));

@@ -12,7 +12,7 @@ const root = resolve(import.meta.dirname, '../../..');
 function project() {
   const dir = mkdtempSync(join(tmpdir(), 'rl-bootstrap-'));
   mkdirSync(join(dir, 'scripts'));
-  copyFileSync(join(root, 'scripts/run.cjs'), join(dir, 'scripts/run.cjs'));
+  for (const f of ['run.cjs', 'installState.cjs']) copyFileSync(join(root, 'scripts', f), join(dir, 'scripts', f));
   writeFileSync(join(dir, 'package-lock.json'), '{"lockfileVersion":3,"packages":{}}\n');
   const bin = join(dir, 'bin');
   mkdirSync(bin);
