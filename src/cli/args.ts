@@ -379,6 +379,11 @@ export function parseCliArgs(argv: readonly string[]): CliArgs | 'help' {
     }
     if (go.length === 0) throw new UsageError('--go needs a command line, e.g. --go "go run ./cmd"');
   }
+  // inspect compares a cache with the server and strip-finalizers edits one object: neither runs a reconciler, so the
+  // option would be ignored without a word (a script would believe it inspected its module's view).
+  if (v.reconciler !== undefined && (cmd === 'inspect' || cmd === 'strip-finalizers')) {
+    throw new UsageError(`--reconciler does not apply to ${cmd}: it runs no reconciler${cmd === 'inspect' ? ' (it compares the informer\'s cache with the server; --go compares a Go program\'s cache)' : ''}`);
+  }
   if (v['go-wait'] !== undefined && v.go === undefined) throw new UsageError('--go-wait applies with --go');
   if (v.go !== undefined) {
     // The built-in loop's options: a Go program's own controller options decide these, and the CLI cannot change them.

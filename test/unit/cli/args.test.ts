@@ -170,6 +170,9 @@ test('run: --workers, --reconcile-timeout, --exec-timeout, --predicate (repeatab
   bad(['check', 'ns/a', '--work-queue', 'client-go'], /^--work-queue only applies to run and step$/);
   assert.deepEqual((parseCliArgs(['check', 'ns/a', '--predicate', 'generation-changed']) as CliArgs).predicates, ['generation-changed'], 'check takes predicates (the checked loop uses them)');
   bad(['run', '--work-queue', 'fifo'], /--work-queue must be priority or client-go/);
+  // inspect and strip-finalizers run no reconciler: the option was accepted and ignored.
+  bad(['inspect', 'ns/a', '--reconciler', 'module:./r.ts'], /^--reconciler does not apply to inspect: it runs no reconciler \(.*--go compares a Go program's cache\)$/);
+  bad(['strip-finalizers', 'ns/a', '--reconciler', 'lab'], /^--reconciler does not apply to strip-finalizers: it runs no reconciler$/);
 });
 
 test('--watch-list on|off; without it KUBE_FEATURE_WatchListClient decides, else on (client-go 1.35+)', () => {
