@@ -57,6 +57,7 @@ import { isScratchObject, notScratchCopies } from '../core/checks/scratch.ts';
 import { isLocalControlPlane } from '../core/checks/cluster.ts';
 import { goContextProblem } from '../core/checks/goRun.ts';
 import { keyOf } from '../core/k8s/keys.ts';
+import { delayText } from '../core/text/duration.ts';
 
 /** Where the CLI writes, and how it hears Ctrl+C (injected so tests can run it in-process). */
 export interface CliIo {
@@ -993,7 +994,7 @@ const oneEntry = (text: string) => text.replace(/\r?\n/g, '\n               │ 
  */
 export function describeTrigger(x: EnqueueReason, key: string | undefined, writes?: WriteIndex, controller?: string, startedAt?: number): string {
   // A wait another cause cut short (an Add makes a waiting key ready): the reconcile started before it was due.
-  const early = (x.kind === 'requeueAfter' || x.kind === 'backoff') && startedAt !== undefined && x.at > startedAt ? `, not yet due (in ${millis(x.at - startedAt)}): another cause ran it first` : '';
+  const early = (x.kind === 'requeueAfter' || x.kind === 'backoff') && startedAt !== undefined && x.at > startedAt ? `, not yet due (in ${delayText(x.at - startedAt)}): another cause ran it first` : '';
   const rv = ('resourceVersion' in x && x.resourceVersion ? ` rv ${x.resourceVersion}` : '') + ('deletionRequested' in x && x.deletionRequested ? ' (deletion requested: deletionTimestamp set)' : '');
   const by = (objectKey: string) => writtenBy(writes?.writer(objectKey, 'resourceVersion' in x ? x.resourceVersion : undefined), key, controller);
   switch (x.kind) {
@@ -1024,14 +1025,10 @@ function writtenBy(w: Writer | undefined, key: string | undefined, controller: s
   return ` (a write of ${sameController ? 'the' : `${w.controller}'s`} reconcile of ${w.key})`;
 }
 
-/** Seconds, one decimal below 10 s. */
-const seconds = (ms: number) => (ms < 10_000 ? `${(Math.max(0, ms) / 1000).toFixed(1)} s` : `${Math.round(ms / 1000)} s`);
 
 /** What a Go reconcile returned beside its error and lost, said once: ` (its RequeueAfter 30 s is ignored: …)`. */
 const ignoredText = (ignored: string | undefined, instead: string) => (ignored ? ` (its ${ignored} is ignored: with an error, controller-runtime drops the Result, ${instead})` : '');
 
-/** A delay as written: milliseconds below a second, else {@link seconds} (`5 ms`, `2.6 s`, `45 s`). */
-const millis = (ms: number) => (ms < 1000 ? `${ms} ms` : seconds(ms));
 
 /**
  * ` (no change)` for a write the server accepted without changing the object (its resourceVersion stayed): the
@@ -1055,14 +1052,14 @@ export function formatEntry(e: JournalEntry, verbose: boolean, now: number = e.a
       const o = e.outcome;
       let what: string;
       if (o.kind === 'success') what = 'done';
-      else if (o.kind === 'requeueAfter') what = `requeue after ${millis(o.afterMs)}${o.reason ? ` (${o.reason})` : ''}`;
+      else if (o.kind === 'requeueAfter') what = `requeue after ${delayText(o.afterMs)}${o.reason ? ` (${o.reason})` : ''}`;
       else if (o.kind === 'error') {
         // A Go controller's rate limiter gave the delay: show that (the entry reaches us a little after the backoff
         // began, so retryAt − now would read shorter than the user's limiter said).
-        const retry = o.retryDelayMs !== undefined ? `retry in ${millis(o.retryDelayMs)}` : o.retryAt !== undefined ? `retry in ${millis(Math.max(0, Math.round(o.retryAt - now)))}` : 'no retry scheduled';
+        const retry = o.retryDelayMs !== undefined ? `retry in ${delayText(o.retryDelayMs)}` : o.retryAt !== undefined ? `retry in ${delayText(Math.max(0, Math.round(o.retryAt - now)))}` : 'no retry scheduled';
         what = `✗ error${o.failures !== undefined ? ` (failure ${o.failures})` : ''}, ${retry}${ignoredText(o.ignored, 'retried with backoff')}: ${o.message}`;
       } else if (o.kind === 'requeue') {
-        what = `requeue (rate-limited, the deprecated requeue: true)${o.reason ? ` (${o.reason})` : ''}${o.retryAt !== undefined ? `, retry in ${millis(Math.max(0, Math.round(o.retryAt - now)))}` : ''}`;
+        what = `requeue (rate-limited, the deprecated requeue: true)${o.reason ? ` (${o.reason})` : ''}${o.retryAt !== undefined ? `, retry in ${delayText(Math.max(0, Math.round(o.retryAt - now)))}` : ''}`;
       } else if (o.kind === 'terminal') what = `✗ terminal error, not retried until an event queues the key again${ignoredText(o.ignored, 'not requeued')}: ${o.message}`;
       else what = `${o.kind}: ${o.message}`;
       return oneEntry(`${t} ■ ${e.key} ${what} [${e.durationMs} ms]`);
@@ -1173,7 +1170,7 @@ export class RunSummary {
   render(): string {
     const rows = this.rows();
     const total = (f: keyof Pick<KeySummary, 'reconciles' | 'writes' | 'errors' | 'warnings'>) => rows.reduce((n, r) => n + r[f], 0);
-    const last = (o?: ReconcileOutcome) => (!o ? '—' : o.kind === 'success' ? 'done' : o.kind === 'requeueAfter' ? `requeue after ${millis(o.afterMs)}` : o.kind === 'requeue' ? 'requeue (rate-limited)' : `${o.kind}: ${o.message.split('\n')[0]}`);
+    const last = (o?: ReconcileOutcome) => (!o ? '—' : o.kind === 'success' ? 'done' : o.kind === 'requeueAfter' ? `requeue after ${delayText(o.afterMs)}` : o.kind === 'requeue' ? 'requeue (rate-limited)' : `${o.kind}: ${o.message.split('\n')[0]}`);
     const table = [['key', 'reconciles', 'writes', 'errors', 'warnings', 'last outcome'], ...rows.map((r) => [shortKey(r.key, SUMMARY_KEY_WIDTH), String(r.reconciles), String(r.writes), String(r.errors), String(r.warnings), r.cancelledLast ? `cancelled by the stop${r.lastOutcome ? ` (before: ${last(r.lastOutcome)})` : ''}` : last(r.lastOutcome)])];
     const widths = table[0]!.map((_, i) => Math.max(...table.map((row) => row[i]!.length)));
     const lines = table.map((row) => '  ' + row.map((c, i) => (i === row.length - 1 ? c : c.padEnd(widths[i]!))).join('  '));
@@ -1398,8 +1395,8 @@ function runKey(key: string, controller: Controller, io: CliIo, quit: () => void
       if (!controller.status().paused) say('paused to step (p resumes)');
       void controller.step().then(
         (r) => {
-          if (r.kind === 'empty') say(`nothing is queued${r.next ? `; ${r.next.key} is next, ${r.next.waiting === 'backoff' ? 'its retry' : 'its requeue'} due in ${millis(Math.max(0, r.next.dueAt - realClock.now()))}` : ''}`);
-          else if (r.kind === 'notReady') say(`${r.key} waits for ${r.waiting === 'backoff' ? 'its retry' : 'its requeue'}, due in ${millis(Math.max(0, r.dueAt - realClock.now()))}`);
+          if (r.kind === 'empty') say(`nothing is queued${r.next ? `; ${r.next.key} is next, ${r.next.waiting === 'backoff' ? 'its retry' : 'its requeue'} due in ${delayText(Math.max(0, r.next.dueAt - realClock.now()))}` : ''}`);
+          else if (r.kind === 'notReady') say(`${r.key} waits for ${r.waiting === 'backoff' ? 'its retry' : 'its requeue'}, due in ${delayText(Math.max(0, r.dueAt - realClock.now()))}`);
           else if (r.kind === 'busy') say(`${r.key} is being reconciled right now`);
           else if (r.kind === 'notRunning') say('the loop is not running');
         },
@@ -1567,7 +1564,7 @@ async function goDryRun(args: CliArgs, io: CliIo, log: Logger, s: Session, store
     if (diff) out.push(indent(diff, '       '));
   });
   const o = r.outcome;
-  out.push('', `Outcome: ${o.kind === 'success' ? 'done' : o.kind === 'requeueAfter' ? `requeue after ${millis(o.afterMs)}` : o.kind === 'requeue' ? 'requeue (rate-limited)' : `${o.kind}: ${o.message}`} (${r.durationMs} ms)`);
+  out.push('', `Outcome: ${o.kind === 'success' ? 'done' : o.kind === 'requeueAfter' ? `requeue after ${delayText(o.afterMs)}` : o.kind === 'requeue' ? 'requeue (rate-limited)' : `${o.kind}: ${o.message}`} (${r.durationMs} ms)`);
   io.stdout(out.join('\n') + '\n');
   return failed ? ExitCode.failure : ExitCode.ok;
 }
@@ -1634,7 +1631,7 @@ async function step(args: CliArgs, io: CliIo, log: Logger, s: Session, store: Di
   const first = await (abandoned ? Promise.race([stepped, abandoned]) : stepped).finally(() => clearTimeout(timer));
   if (first === 'abandoned') {
     controller.journal.flush();
-    io.stderr(`reconcile-lab: the reconcile did not return ${millis(deadline! - args.reconcileTimeoutMs!)} after its ${millis(args.reconcileTimeoutMs!)} timeout aborted its signal: it ignores ctx.signal, so step gives up on it (pass the signal on to client calls and waits)\n`);
+    io.stderr(`reconcile-lab: the reconcile did not return ${delayText(deadline! - args.reconcileTimeoutMs!)} after its ${delayText(args.reconcileTimeoutMs!)} timeout aborted its signal: it ignores ctx.signal, so step gives up on it (pass the signal on to client calls and waits)\n`);
     await controller.stop();
     return ExitCode.failure;
   }

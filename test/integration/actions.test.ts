@@ -80,7 +80,7 @@ describe('actions against a real kube-apiserver', () => {
     assert.match(ready.diff, /\+\s+color: blue/, 'observed (nothing) → desired child');
     const waiting = report.entries[2]!;
     assert.equal(waiting.outcome.kind, 'requeueAfter');
-    assert.match(waiting.requeue, /requeue after 15000 ms \(DependencyMissing/);
+    assert.match(waiting.requeue, /requeue after 15 s \(DependencyMissing/);
     assert.equal(report.totals.requeued, 1);
 
     const again = await buildReconcileReport({ client: c, reconciler, primary: crd.gvr, namespace: ns, dryRun: false });

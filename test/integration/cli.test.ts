@@ -256,7 +256,7 @@ describe('reconcile-lab CLI against a real kube-apiserver', () => {
     await assert.rejects(c.get(CONFIGMAPS, ns, 'widget-ready-config'), isNotFound);
     const human = await cli(['dry-run', `${ns}/widget-waiting`, ...common]);
     assert.equal(human.code, 0);
-    assert.match(human.stdout, /Requeue decision: requeue after 15000 ms \(DependencyMissing/);
+    assert.match(human.stdout, /Requeue decision: requeue after 15 s \(DependencyMissing/);
   });
 
   test('dry-run marks a planned write that changes nothing (an update of an object already as sent)', async () => {

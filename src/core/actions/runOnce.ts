@@ -9,6 +9,7 @@ import type { GroupVersionResource } from '../k8s/objects.ts';
 import type { Logger } from '../log.ts';
 import { nullLogger } from '../log.ts';
 import { createReconcileContext } from './context.ts';
+import { delayText } from '../text/duration.ts';
 
 /** How one reconcile ended, as the controller's requeue switch would see it. */
 export type ReconcileOutcome =
@@ -95,13 +96,13 @@ export function describeDryRunOutcome(o: ReconcileOutcome): string {
     case 'terminal':
       return `terminal error (a real reconcile is not retried): ${o.error}`;
     case 'requeueAfter':
-      return `requeue after ${o.requeueAfterMs} ms${o.reason ? ` (${o.reason})` : ''} (a real reconcile waits that long, then runs again)`;
+      return `requeue after ${delayText(o.requeueAfterMs)}${o.reason ? ` (${o.reason})` : ''} (a real reconcile waits that long, then runs again)`;
     default:
       return describeOutcome(o);
   }
 }
 
-/** One line for a person: "done", "requeue after 15000 ms (reason)", "error: …". */
+/** One line for a person: "done", "requeue after 15 s (reason)", "error: …". */
 /**
  * A controller's outcome (the loop's, or a Go controller's reconcile end) in the words of a one-off run: success is
  * `done`; a cancelled reconcile (the controller stopped meanwhile) is an error.
@@ -127,7 +128,7 @@ export function describeOutcome(o: ReconcileOutcome): string {
     case 'done':
       return 'done (no requeue)';
     case 'requeueAfter':
-      return `requeue after ${o.requeueAfterMs} ms${o.reason ? ` (${o.reason})` : ''}`;
+      return `requeue after ${delayText(o.requeueAfterMs)}${o.reason ? ` (${o.reason})` : ''}`;
     case 'requeue':
       return `requeue with backoff (the deprecated requeue: true)${o.reason ? ` (${o.reason})` : ''}`;
     case 'error':

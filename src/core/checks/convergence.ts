@@ -5,6 +5,7 @@ import type { ObjectKey } from '../k8s/keys.ts';
 import type { KubeObject } from '../k8s/objects.ts';
 import type { JournalEntry } from '../journal/journal.ts';
 import type { KeyState } from '../controller/keyState.ts';
+import { secondsText } from '../text/duration.ts';
 
 /**
  * Live convergence of the keys of a running loop (Anvil's "eventually stable reconciliation", watched rather than
@@ -162,10 +163,7 @@ function stableJson(v: unknown): string {
   return `{${parts.join(',')}}`;
 }
 
-function seconds(ms: number): string {
-  const s = ms / 1000;
-  return s < 10 ? `${s.toFixed(1)} s` : `${Math.round(s)} s`;
-}
+
 
 /** See the module comment. */
 export class ConvergenceTracker implements Disposable {
@@ -376,25 +374,25 @@ export class ConvergenceTracker implements Disposable {
       return {
         ...base,
         state: 'flapping',
-        reason: `${returns[returns.length - 1]!.object} went back to an earlier state ${returns.length} time(s) in the last ${seconds(Math.max(span, 0))} while ${gen} stayed the same: writes undo each other or a status toggles.`,
+        reason: `${returns[returns.length - 1]!.object} went back to an earlier state ${returns.length} time(s) in the last ${secondsText(Math.max(span, 0))} while ${gen} stayed the same: writes undo each other or a status toggles.`,
       };
     }
     const failure = r.lastFailure ?? failureOf(this.keyStateOf?.(r.key));
     if (failure !== undefined) return { ...base, state: 'changing', reason: `The last reconcile failed (${failure}): not converged until one succeeds.` };
     if (!r.reconciledAfterSpec) {
-      return { ...base, state: 'changing', reason: `${gen === 'the spec' ? 'The spec' : `Generation ${r.generation}`} was seen ${seconds(now - r.specChangedAt)} ago and no reconcile has finished since.` };
+      return { ...base, state: 'changing', reason: `${gen === 'the spec' ? 'The spec' : `Generation ${r.generation}`} was seen ${secondsText(now - r.specChangedAt)} ago and no reconcile has finished since.` };
     }
     const quietFor = now - r.lastChangeAt;
     const writes = r.writes ? ` ${r.writes} write(s) since ${gen} was seen` : '';
     if (quietFor < this.quietMs) {
-      return { ...base, state: 'changing', reason: `Last change ${seconds(quietFor)} ago:${writes || ' an object of the key changed'}; converged after ${seconds(this.quietMs)} without changes.` };
+      return { ...base, state: 'changing', reason: `Last change ${secondsText(quietFor)} ago:${writes || ' an object of the key changed'}; converged after ${secondsText(this.quietMs)} without changes.` };
     }
     const noOps = r.noOpWrites ? ` (${r.noOpWrites} write(s) that changed nothing)` : '';
     return {
       ...base,
       state: 'converged',
       convergedAt: r.lastChangeAt + this.quietMs,
-      reason: `No writes or changes for ${seconds(quietFor)} since ${gen} was reconciled${noOps}.`,
+      reason: `No writes or changes for ${secondsText(quietFor)} since ${gen} was reconciled${noOps}.`,
     };
   }
 

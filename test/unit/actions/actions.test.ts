@@ -287,7 +287,7 @@ test('diagnoseStuck: the session\'s loop that reconciled the object after its de
 test('describeDryRunOutcome: a dry run says what the loop would do, never that it retried (it runs beside the queue)', () => {
   assert.equal(describeDryRunOutcome({ kind: 'error', error: 'warehouse API flaked' }), 'error (a real reconcile is retried with backoff): warehouse API flaked');
   assert.equal(describeDryRunOutcome({ kind: 'terminal', error: 'bad spec' }), 'terminal error (a real reconcile is not retried): bad spec');
-  assert.equal(describeDryRunOutcome({ kind: 'requeueAfter', requeueAfterMs: 15000 }), 'requeue after 15000 ms (a real reconcile waits that long, then runs again)');
+  assert.equal(describeDryRunOutcome({ kind: 'requeueAfter', requeueAfterMs: 15000 }), 'requeue after 15 s (a real reconcile waits that long, then runs again)');
   assert.equal(describeDryRunOutcome({ kind: 'done' }), 'done (no requeue)');
 });
 
