@@ -35,10 +35,16 @@ export interface ReportAction {
 
 export interface ReportEntry {
   key: ObjectKey;
-  /** What the reconciler wants (its explanation, or the primary's spec). */
+  /** What the reconciler wants, as it explains itself (only when {@link explained}). */
   desired?: unknown;
-  /** What it saw before acting (its explanation, or the primary's status). */
+  /** What it saw before acting, as it explains itself (only when {@link explained}). */
   observed?: unknown;
+  /**
+   * The primary's spec and status before the pass, for a reconciler that does not explain itself ({@link explained}
+   * false): they are not called desired and observed, which they are not (a JSON consumer would diff them as drift).
+   */
+  spec?: unknown;
+  status?: unknown;
   /**
    * Unified YAML diff observed → desired ("" when they match). Only computed when the reconciler explains
    * itself: a spec and a status are different things, so comparing them would show every object as drift.
@@ -123,8 +129,8 @@ export async function buildReport(o: {
   const entries: ReportEntry[] = [];
   for (const key of keys) {
     const before = await rvOf(o.client, o.primary, key, o.signal);
-    let desired: unknown = before?.spec;
-    let observed: unknown = before?.status;
+    let desired: unknown;
+    let observed: unknown;
     let notes: string[] = [];
     let explained = false;
     if (o.explain) {
@@ -139,8 +145,7 @@ export async function buildReport(o: {
     const after = await rvOf(o.client, o.primary, key, o.signal);
     const entry: ReportEntry = {
       key,
-      desired,
-      observed,
+      ...(explained ? { desired, observed } : { spec: before?.spec, status: before?.status }),
       diff: explained ? yamlDiff(key, observed, desired, { volatile: true }) : '',
       explained,
       notes,

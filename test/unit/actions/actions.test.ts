@@ -162,7 +162,10 @@ test('report: a reconciler without explain() is not shown as drift (spec and sta
   const e = report.entries[0]!;
   assert.equal(e.explained, false);
   assert.equal(e.diff, '');
-  assert.deepEqual(e.desired, { size: 2 });
+  // The primary's spec and status under their own names: a JSON consumer must not read them as desired / observed.
+  assert.deepEqual(e.spec, { size: 2 });
+  assert.deepEqual(e.status, { observedGeneration: 1, ready: true });
+  assert.equal('desired' in e || 'observed' in e, false, JSON.stringify(e));
   const md = renderReportMarkdown(report);
   assert.match(md, /not compared: only the built-in lab reconciler states what it wants apart from writing it/);
   assert.doesNotMatch(md, /explain\(\)/, "no internal hook a module author cannot use is named");
