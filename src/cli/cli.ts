@@ -286,6 +286,11 @@ interface Session {
   contextNamespace?: string;
   /** The kubeconfig file exec and Go programs are given (their KUBECONFIG, the exec input's `kubeconfig`): an absolute path. */
   kubeconfigPath?: string;
+  /**
+   * The KUBECONFIG exec and Go programs are given: {@link kubeconfigPath}, or, when KUBECONFIG lists several files,
+   * that list with every entry absolute (a program that runs elsewhere, `go -C operator run ./cmd`, still finds them).
+   */
+  programKubeconfig?: string;
   /** The kubeconfig's current context and cluster server, and whether it is this project's local control plane. */
   cluster: { name: string; server?: string; local: boolean };
   /** `--owns`: the resources whose objects are children of the primary (besides the built-in reconcilers' ConfigMaps). */
@@ -378,7 +383,20 @@ async function connect(args: CliArgs, io: CliIo, log: Logger): Promise<Session> 
   const kubeconfigPath = args.kubeconfig ?? (envFiles.length === 1 ? envFiles[0] : undefined);
   // Absolute: a program may run elsewhere (go -C operator run ./cmd, a script that cds) and still find it.
   if (kubeconfigPath) session.kubeconfigPath = resolve(kubeconfigPath);
+  session.programKubeconfig = session.kubeconfigPath ?? absoluteKubeconfigList(io.env.KUBECONFIG);
   return session;
+}
+
+/** An exec program's KUBECONFIG when no one file is named (several in KUBECONFIG): the absolute list. */
+function execKubeconfigEnv(s: Session): { env?: Record<string, string> } {
+  return !s.kubeconfigPath && s.programKubeconfig ? { env: { KUBECONFIG: s.programKubeconfig } } : {};
+}
+
+/** KUBECONFIG's list with each entry made absolute from this process's directory, empty entries kept out; undefined when unset. */
+export function absoluteKubeconfigList(list: string | undefined): string | undefined {
+  const sep = process.platform === 'win32' ? ';' : ':';
+  const files = (list ?? '').split(sep).filter((f) => f.trim() !== '').map((f) => resolve(f));
+  return files.length ? files.join(sep) : undefined;
 }
 
 /**
@@ -485,7 +503,7 @@ function makeReconciler(args: CliArgs, s: Session, log: Logger, store: Disposabl
       return createLabReconciler();
     }
     case 'exec':
-      return store.add(createExecReconciler({ command: spec.command, kubeconfigPath: s.kubeconfigPath, context: args.context, ...(args.execTimeoutMs !== undefined ? { timeoutMs: args.execTimeoutMs } : {}) }));
+      return store.add(createExecReconciler({ command: spec.command, kubeconfigPath: s.kubeconfigPath, ...execKubeconfigEnv(s), context: args.context, ...(args.execTimeoutMs !== undefined ? { timeoutMs: args.execTimeoutMs } : {}) }));
     case 'module': {
       const loaded = preloadedModules.get(store);
       preloadedModules.delete(store);
@@ -580,7 +598,7 @@ async function check(args: CliArgs, io: CliIo, log: Logger, s: Session): Promise
   }
   const createReconciler = (): Reconciler =>
     spec.kind === 'lab' ? createLabReconciler()
-      : spec.kind === 'exec' ? createExecReconciler({ command: spec.command, kubeconfigPath: s.kubeconfigPath, context: args.context, ...(args.execTimeoutMs !== undefined ? { timeoutMs: args.execTimeoutMs } : {}) })
+      : spec.kind === 'exec' ? createExecReconciler({ command: spec.command, kubeconfigPath: s.kubeconfigPath, ...execKubeconfigEnv(s), context: args.context, ...(args.execTimeoutMs !== undefined ? { timeoutMs: args.execTimeoutMs } : {}) })
         : createModuleReconciler({ path: spec.path, log });
   const predicates = args.predicates.map((p) => parsePredicateSpec(p));
   let transitions = args.transitions;
@@ -664,7 +682,7 @@ async function check(args: CliArgs, io: CliIo, log: Logger, s: Session): Promise
         ? {
             go: {
               command: args.go,
-              env: s.kubeconfigPath ? { KUBECONFIG: s.kubeconfigPath } : {},
+              env: s.programKubeconfig ? { KUBECONFIG: s.programKubeconfig } : {},
               ...(args.goWaitMs !== undefined ? { waitMs: args.goWaitMs } : {}),
               onOutput: (line: string) => {
                 if (args.verbose) io.stderr(`[go] ${line}\n`);
@@ -1204,7 +1222,7 @@ async function startGoController(args: CliArgs, io: CliIo, log: Logger, s: Sessi
     clock: realClock,
     log,
     env: {
-      ...(s.kubeconfigPath ? { KUBECONFIG: s.kubeconfigPath } : {}),
+      ...(s.programKubeconfig ? { KUBECONFIG: s.programKubeconfig } : {}),
       // dry-run: every write the program makes through the bridge client is dryRun=All, not only the step's (a
       // controller without bridge.Options reconciles at once), and a program without the bridge client stops.
       ...(args.command === 'dry-run' || (args.command === 'report' && args.dryRun) ? { [PROTOCOL.env.dryRunOnly]: '1' } : {}),

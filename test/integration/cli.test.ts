@@ -218,6 +218,12 @@ describe('reconcile-lab CLI against a real kube-apiserver', () => {
       assert.equal(r.status, 0, r.stderr);
       // Before: both were "kc", relative to a directory the program need not be in.
       assert.deepEqual(JSON.parse(readFileSync(join(dir, 'seen.json'), 'utf8')), { env: join(dir, 'kc'), input: join(dir, 'kc') });
+      // KUBECONFIG listing several files, relative: the program gets the list with every entry absolute (no one file
+      // is named in the input: the program merges them as kubectl does).
+      writeFileSync(join(dir, 'other'), 'apiVersion: v1\nkind: Config\n');
+      const merged = spawnSync(NODE, [CLI_MAIN, 'step', 'widget-ready', '--resource', `widgets.${crd.group}`, '-n', ns, '--reconciler', `exec:${NODE} ${script}`], { cwd: dir, encoding: 'utf8', env: { ...process.env, KUBECONFIG: 'kc:other' } });
+      assert.equal(merged.status, 0, merged.stderr);
+      assert.deepEqual(JSON.parse(readFileSync(join(dir, 'seen.json'), 'utf8')), { env: `${join(dir, 'kc')}:${join(dir, 'other')}`, input: null });
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
