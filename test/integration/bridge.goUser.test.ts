@@ -97,6 +97,9 @@ describe('a user-shaped Go controller (two controllers, a cluster-scoped CRD) th
     assert.equal(r.kind, 'reconciled', `a keyless step before the caches synced found the queue empty: ${JSON.stringify(r)}`);
     assert.ok(r.kind === 'reconciled' && !r.key.includes('/'), `a Harbor key has no namespace: ${r.kind === 'reconciled' ? r.key : ''}`);
     assert.equal(journal.entries({ kinds: ['reconcileStart'] }).length, 1, 'exactly one reconcile');
+    // Its Event Log row says what was asked (the key is known only from the reconcile that follows), not an empty key.
+    const asked = journal.entries({ kinds: ['control'] }).filter((e) => e.kind === 'control' && e.action === 'step');
+    assert.deepEqual(asked.map((e) => (e.kind === 'control' ? [e.key, e.detail] : [])), [[undefined, 'the next key in its queue']]);
   });
 
   test('errors, terminal errors and a panic: each end entry says when the key is retried and after how many failures', { timeout: 180_000 }, async () => {

@@ -608,7 +608,9 @@ export class RemoteController implements Controller {
       this.pausedValue = true;
       this.statusChanged();
     }
-    this.journal.append({ kind: 'control', action: 'step', controller: this.name, ...(key !== undefined ? { key } : {}), ...(force ? { detail: 'force' } : {}) });
+    // A keyless step is journaled before the process says which key it handed out (its reconcile's rows follow): the
+    // row says what was asked rather than showing an empty key.
+    this.journal.append({ kind: 'control', action: 'step', controller: this.name, ...(key !== undefined ? { key } : {}), ...(force ? { detail: 'force' } : key === undefined ? { detail: 'the next key in its queue' } : {}) });
     if (key !== undefined) this.stepping.add(key);
     const keyless = key === undefined ? (this.keylessStep = { claimed: false }) : undefined;
     let reply: ReplyMessage;
