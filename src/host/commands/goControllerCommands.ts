@@ -1,12 +1,11 @@
 import * as vscode from 'vscode';
 import * as ui from '../ui.ts';
 import { yamlDiff } from '../../core/actions/objectDiff.ts';
-import { changesNothing, UNCHANGED_WRITE_NOTE } from '../../core/actions/dryRun.ts';
-import { writeWarningsText } from '../../core/journal/writeText.ts';
+import { renderDryRun } from './dryRunText.ts';
 import { DRY_RUN_VIEW, showResultView } from './resultView.ts';
 import { RemoteController, type RemoteDryRun } from '../../core/bridge/remoteController.ts';
 import { writeTarget } from '../../core/bridge/causes.ts';
-import { describeDryRunOutcome, outcomeOfController as runOutcomeOf, type ReconcileOutcome as RunOutcome } from '../../core/actions/runOnce.ts';
+import { outcomeOfController as runOutcomeOf, type ReconcileOutcome as RunOutcome } from '../../core/actions/runOnce.ts';
 import type { ReconcileLab } from '../reconcileLab.ts';
 import type { Session } from '../session/session.ts';
 import { boolArg, fail, isFailure, stringArg, type CommandResult, type Failure } from './args.ts';
@@ -322,24 +321,17 @@ export async function remoteDryRun(
   const r = await ui.progress({ location: vscode.ProgressLocation.Window, title: `Dry-run ${t.key} in ${c.name}` }, () => c.dryRun(t.key));
   const name = (w: RemoteDryRun['writes'][number]) => `${w.group ? `${w.resource}.${w.group}` : w.resource} ${writeTarget(w)}${w.subresource ? `/${w.subresource}` : ''}`;
   const diffOf = (w: RemoteDryRun['writes'][number]) => (w.error ? '' : yamlDiff(name(w), w.before ?? null, w.verb === 'delete' ? null : (w.after ?? null), { volatile: true, beforeName: 'current', afterName: 'planned' }));
-  const lines = [
-    `# Dry-run of ${t.key} in the Go controller ${c.name}`,
-    '',
-    `Outcome: ${describeDryRunOutcome(runOutcomeOf(r.outcome))}. The reconcile took ${r.durationMs} ms; every write was sent with dryRun=All: nothing was stored.`,
-    '',
-    '## Planned writes',
-    '',
-    ...(r.writes.length
-      ? r.writes.map((w) => `- ${w.verb} ${name(w)}${w.error ? ` — REJECTED: ${w.error}` : changesNothing({ verb: w.verb, diff: diffOf(w) }) ? ` — ${UNCHANGED_WRITE_NOTE}` : ''}${w.warnings?.length ? ` — ⚠ ${writeWarningsText(w.warnings)}` : ''}`)
-      : r.outcome.kind === 'error' || r.outcome.kind === 'terminal'
-        ? ['None before the reconcile failed.']
-        : ['None: the observed state already matches the desired state.']),
-  ];
-  for (const w of r.writes.filter((x) => !x.error)) {
-    const diff = diffOf(w);
-    if (diff) lines.push('', `## ${w.verb} ${name(w)}`, '', '```diff', diff, '```');
-  }
-  const summary = lines.join('\n') + '\n';
+  // The same view as the built-in loop's dry-run: one layout and wording whichever reconciler ran.
+  const summary = renderDryRun({
+    key: t.key,
+    reconciler: `Go controller ${c.name}`,
+    resource: s.primaryResource ?? '',
+    context: s.contextName,
+    exec: false,
+    outcome: runOutcomeOf(r.outcome),
+    durationMs: r.durationMs,
+    writes: r.writes.map((w) => ({ verb: w.verb, resource: w.group ? `${w.resource}.${w.group}` : w.resource, key: writeTarget(w), ...(w.subresource ? { subresource: w.subresource } : {}), ...(w.error ? { error: w.error } : {}), diff: diffOf(w), ...(w.warnings?.length ? { warnings: w.warnings } : {}) })),
+  });
   const uri = lab.documents.view(DRY_RUN_VIEW, summary);
   if (boolArg(arg, 'open') !== false) await showResultView(uri);
   return {

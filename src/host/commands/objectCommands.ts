@@ -1,11 +1,9 @@
 import * as vscode from 'vscode';
-import { changesNothing, dryRunReconcile, noWritesText, UNCHANGED_WRITE_NOTE, type DryRunResult } from '../../core/actions/dryRun.ts';
-import { writeWarningsText } from '../../core/journal/writeText.ts';
+import { dryRunReconcile, type DryRunResult } from '../../core/actions/dryRun.ts';
+import { renderDryRun } from './dryRunText.ts';
 import { diagnoseStuck, goKnownController, knownOwnerOf, loopKnownController, managersOfFinalizer, removeFinalizers, ObjectChangedError, type FinalizerDiagnosis, type KnownController, type StuckDiagnosis } from '../../core/actions/finalizers.ts';
 import { inspectKey, inspectTitle, type CacheState } from '../../core/actions/inspect.ts';
 import { displayPair, toYaml } from '../../core/actions/objectDiff.ts';
-import { describeDryRunOutcome } from '../../core/actions/runOnce.ts';
-import { escapeMarkdown as md, fence } from '../../core/text/markdown.ts';
 import { splitKey } from '../../core/k8s/keys.ts';
 import type { KubeObject, ResourceInfo } from '../../core/k8s/objects.ts';
 import { isSecret } from '../../core/k8s/secretMask.ts';
@@ -167,41 +165,17 @@ function goKnownControllers(lab: ReconcileLab, obj: KubeObject | undefined, reso
 }
 
 function dryRunSummary(s: Session, r: DryRunResult): string {
-  const out: string[] = [];
-  out.push(`# Dry-run reconcile of ${md(r.key)}`, '');
-  out.push(`Reconciler: ${md(r.reconciler)} · resource ${md(s.primaryResource ?? '')} · context ${md(s.contextName)}`);
-  const exec = r.reconciler.startsWith('exec:');
-  if (exec) {
-    out.push(
-      '**Warning:** this is an exec reconciler. Writes it made through Reconcile Lab\'s client were sent with dryRun=All,',
-      'but writes the program makes itself (kubectl, its own client) are neither captured here nor guaranteed to be dry:',
-      'they are only dry if the program honours RECONCILE_DRY_RUN / "dryRun" (the shipped sample passes --dry-run=server).',
-      '',
-    );
-  } else {
-    out.push('Every write was sent with dryRun=All: the server validated and answered, nothing was stored.', '');
-  }
-  out.push(`## Outcome`, '', md(describeDryRunOutcome(r.outcome)), '');
-  out.push(`## Planned writes (${r.actions.length})`, '');
-  if (r.actions.length === 0) {
-    // Only a pass that ended done found the state as desired; a failed one may have failed before its first write.
-    const why = noWritesText(r.outcome);
-    const sentence = `${why[0]!.toUpperCase()}${why.slice(1)}.`;
-    if (exec) out.push(`None through Reconcile Lab's client (writes the program makes itself are not visible here).${r.outcome.kind === 'done' ? '' : ` ${sentence}`}`);
-    else out.push(r.outcome.kind === 'done' ? 'None: the observed state already matches the desired state (idempotent pass).' : sentence);
-  }
-  for (const a of r.actions) {
-    out.push(`- ${md(`${a.verb} ${a.resource} ${a.key}${a.subresource ? `/${a.subresource}` : ''}`)}${a.outcome === 'error' ? ` — REJECTED: ${md(String(a.error))}` : changesNothing(a) ? ` — ${md(UNCHANGED_WRITE_NOTE)}` : ''}${a.warnings ? ` — ⚠ ${md(writeWarningsText(a.warnings))}` : ''}`);
-  }
-  if (r.status) out.push('', '## Status it would write', '', fence('diff', r.status.diff || '(unchanged)'));
-  if (r.explanation) {
-    out.push('', '## Desired vs observed');
-    if (r.explanation.notes.length) out.push('', ...r.explanation.notes.map((n) => `- ${md(n)}`));
-  }
-  for (const a of r.actions) {
-    if (a.diff) out.push('', `## ${md(`${a.verb} ${a.resource} ${a.key}${a.subresource ? `/${a.subresource}` : ''}`)}`, '', fence('diff', a.diff));
-  }
-  return out.join('\n') + '\n';
+  return renderDryRun({
+    key: r.key,
+    reconciler: r.reconciler,
+    resource: s.primaryResource ?? '',
+    context: s.contextName,
+    exec: r.reconciler.startsWith('exec:'),
+    outcome: r.outcome,
+    writes: r.actions.map((a) => ({ verb: a.verb, resource: a.resource, key: a.key, ...(a.subresource ? { subresource: a.subresource } : {}), ...(a.outcome === 'error' ? { error: String(a.error) } : {}), diff: a.diff, ...(a.warnings ? { warnings: a.warnings } : {}) })),
+    ...(r.status ? { statusDiff: r.status.diff } : {}),
+    ...(r.explanation ? { notes: r.explanation.notes } : {}),
+  });
 }
 
 /**

@@ -239,8 +239,11 @@ describe('Go controller (Run Controller…) in the editor', function () {
     assert.ok(!stopLoop.ok && stopLoop.reason === 'invalidArgument' && /whose loop runs in its program: Pause Reconcile Loop stops its workers, Stop Controller ends the program/.test(stopLoop.message), JSON.stringify(stopLoop));
     assert.equal(s.loopState(), 'paused');
 
-    const dry = ok(await run<{ actions: Array<{ verb: string; resource: string; outcome: string; diff: string }> }>('reconcileLab.dryRunReconcile', { key, resource: RESOURCE, open: false }));
+    const dry = ok(await run<{ actions: Array<{ verb: string; resource: string; outcome: string; diff: string }>; summary: string }>('reconcileLab.dryRunReconcile', { key, resource: RESOURCE, open: false }));
     assert.ok(dry.actions.some((a) => a.verb === 'create' && a.resource === 'configmaps' && a.outcome === 'ok'), JSON.stringify(dry.actions));
+    // The result reads as the built-in loop's: the same header, reconciler line and numbered planned writes.
+    assert.match(dry.summary, new RegExp(`^# Dry-run reconcile of ${key.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}\n\nReconciler: Go controller ${r.controller} · resource `), dry.summary);
+    assert.match(dry.summary, /## Planned writes \(\d+\)\n\n(- .*\n)*- create configmaps /, dry.summary);
     await assert.rejects(labCluster().client.get({ group: '', version: 'v1', resource: 'configmaps' }, ns, 'gadget-config'), 'the dry-run created nothing');
     // The person's Dry-Run Reconcile is journaled under the Go controller, as the planned writes its process reports
     // are: the Event Log row reads "[<controller>] Dry-Run Reconcile …" (not "[reconcile-lab]") and a planned
