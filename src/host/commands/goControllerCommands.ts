@@ -89,7 +89,7 @@ export async function runController(
     ref = await lab.go.runWithProgress(s, lab.go.runRequest(arg));
   }
   const controllers = lab.go.all.filter((c) => c.process === ref.process).map((c) => c.controller.name);
-  ui.statusMessage(lab.go.describe(ref), 5000, 'debug-start');
+  // No transient status-bar note: the status bar's item already names the controller now shown (it read twice).
   return { ok: true, pid: ref.process.pid, controller: ref.controller.name, controllers, command, stoppedOthers, webhooksTurnedOff };
 }
 

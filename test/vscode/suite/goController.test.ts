@@ -208,6 +208,7 @@ describe('Go controller (Run Controller…) in the editor', function () {
     this.timeout(480_000);
     const s = l.session!;
     const key = `${ns}/gadget`;
+    const started = (await api()).shownMark();
     const r = ok(
       await run<{ pid: number; controller: string; controllers: string[]; command: string }>('reconcileLab.runController', {
         command: bin,
@@ -216,6 +217,9 @@ describe('Go controller (Run Controller…) in the editor', function () {
       }),
     );
     assert.ok(r.pid > 0);
+    // The status bar's item names the controller; no transient note beside it says the same again.
+    await waitUntil(() => new RegExp(`\\$\\(debug-alt\\) Go ${r.controller} `).test(l.statusBar.text), 'the status bar names the controller');
+    assert.deepEqual((await api()).shownSince(started).filter((t) => t.kind === 'status'), []);
     assert.equal(s.controller, l.go.current?.controller, 'the views show the Go controller');
     assert.notEqual(s.controller, s.builtInController);
     assert.equal(s.builtInController?.status().paused, true, 'the built-in loop is paused meanwhile');
