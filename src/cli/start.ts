@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { toDisposable } from '../core/lifecycle.ts';
 import { describeStrayError, hostsUserCode } from '../core/reconcilers/strayErrors.ts';
+import { escapeControlChars } from '../core/text/terminal.ts';
 import { runCli } from './cli.ts';
 
 /**
@@ -27,11 +28,12 @@ function installProcessGuards(): () => void {
     const claimed = describeStrayError(e);
     if (claimed !== undefined) {
       // Said once: an unawaited call fails the same way for every key.
-      if (!said.has(claimed)) process.stderr.write(`reconcile-lab: ⚠ ${claimed}\n`);
+      // The error's text is the module's, and may carry cluster text: escaped like every line the CLI writes.
+      if (!said.has(claimed)) process.stderr.write(`reconcile-lab: ⚠ ${escapeControlChars(claimed)}\n`);
       said.add(claimed);
       return;
     }
-    process.stderr.write(`reconcile-lab: internal error: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
+    process.stderr.write(`reconcile-lab: internal error: ${escapeControlChars(e instanceof Error ? (e.stack ?? e.message) : String(e))}\n`);
     end(1);
   };
   process.on('uncaughtException', stray);

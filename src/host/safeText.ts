@@ -8,8 +8,10 @@
  *
  * Every string the host shows goes through {@link inert} (src/host/ui.ts does it for every call it wraps; a unit
  * test checks that src/host calls no `vscode.window.show*Message` / `showQuickPick` / `withProgress` /
- * `setStatusBarMessage` directly). Markdown (tooltips) takes cluster text only through
- * `MarkdownString.appendText`, which escapes it. This module imports nothing (unit-tested in plain Node).
+ * `setStatusBarMessage` directly). Markdown (tooltips) takes such text only through {@link inertMarkdown}: VS Code's
+ * own `MarkdownString.appendText` is not enough, since its renderer (marked, with GitHub's extensions) makes links of
+ * bare URLs (`https://…`), `www.` names (a finalizer may be one), e-mail addresses and `<scheme:…>` autolinks in the
+ * text it escapes. This module imports nothing (unit-tested in plain Node).
  */
 
 /** Longest text shown from one call; the rest is cut and marked with "…". */
@@ -67,6 +69,28 @@ export function safe(strings: TemplateStringsArray, ...values: unknown[]): strin
     out += inert(v) + (strings[i + 1] ?? '');
   });
   return out;
+}
+
+// Every ASCII punctuation character: CommonMark lets a backslash escape any of them, and an escaped one is literal.
+const MARKDOWN_PUNCTUATION = /[!-/:-@[-`{-~]/g;
+// VS Code's theme-icon syntax ($(name), $(name~spin)), rendered from the HTML a MarkdownString with supportThemeIcons gives.
+const THEME_ICON = /\$\([A-Za-z0-9-]+(?:~[A-Za-z0-9-]+)?\)/g;
+
+/**
+ * `value` as Markdown source for a `vscode.MarkdownString` (a tooltip) that renders as the text itself, on one line:
+ * every ASCII punctuation character is backslash-escaped, so no link (`[a](b)`, `<scheme:…>`, and none of the bare
+ * URL, `www.` or e-mail autolinks VS Code's renderer adds), image, HTML, emphasis, code span, heading or list can
+ * form; line breaks become spaces; control, bidi and zero-width characters are escaped visibly (`\x1b`, `\u202e`)
+ * and the text is cut to `max` characters, as in {@link inert}. With `themeIcons` (the MarkdownString's
+ * `supportThemeIcons`) `$(name)` is escaped for VS Code's icon pass too, so it reads as itself, not as an icon.
+ */
+export function inertMarkdown(value: unknown, options: { themeIcons?: boolean; max?: number } = {}): string {
+  const max = options.max ?? MAX_SHOWN_CHARS;
+  let s = toText(value).replace(/\r\n?|\n/g, ' ').replace(/\t/g, ' ').replace(INVISIBLE, escapeChar);
+  if (s.length > max) s = `${s.slice(0, max - 1)}…`;
+  // VS Code shows "\$(name)" in rendered HTML as "$(name)": the backslash is escaped too, below.
+  if (options.themeIcons) s = s.replace(THEME_ICON, (icon) => `\\${icon}`);
+  return s.replace(MARKDOWN_PUNCTUATION, (c) => `\\${c}`);
 }
 
 /** True when VS Code would render a link in `text` (after turning its line breaks into spaces). For tests and checks. */

@@ -1,7 +1,7 @@
 import * as vscode from 'vscode';
 import { shortKey } from '../core/k8s/keys.ts';
 import { CommandIds, ViewIds } from './ids.ts';
-import { inert } from './safeText.ts';
+import { inert, inertMarkdown } from './safeText.ts';
 import type { QueueCounts } from './views/queueTree.ts';
 
 export type StatusBarState =
@@ -65,25 +65,17 @@ export class StatusBar implements vscode.Disposable {
         if (s.step) parts.push(`$(debug-step-over) ${inert(shortKey(s.step.replace(/^Step /, '').replace(/ \((selected|next in queue)\)$/, '')))}`);
         if (s.unreachable) parts.splice(1, 0, '$(warning) server unreachable');
         item.text = parts.join('  ');
-        const md = new vscode.MarkdownString(undefined, true);
-        md.appendMarkdown('**Reconcile Lab**\n\n');
-        md.appendText(`Context ${s.context} at ${s.server}\n`);
-        md.appendMarkdown('\n');
-        md.appendText(`Watching ${s.resources} resource(s). Loop: ${s.loopAvailable ? s.loop : 'none (the Work Queue view says why)'}.\n`);
-        md.appendMarkdown('\n');
-        md.appendText(`Queue: ${c.queued} queued, ${c.processing} processing, ${c.backoff} in backoff, ${c.requeueAfter} waiting to requeue.`);
-        if (s.external) {
-          md.appendMarkdown('\n\n');
-          md.appendText(`Showing ${s.external}.`);
-        }
-        if (s.step) {
-          md.appendMarkdown('\n\n');
-          md.appendText(`${s.step}: F10 in the views, or the Step button.`);
-        }
-        if (s.unreachable) {
-          md.appendMarkdown('\n\n');
-          md.appendText(s.unreachable);
-        }
+        // Cluster text (the context's name, the server's address, a Go program's name, an error) goes in through
+        // inertMarkdown: no link, HTML or icon can come out of it.
+        const paragraphs = [
+          `Context ${s.context} at ${s.server}`,
+          `Watching ${s.resources} resource(s). Loop: ${s.loopAvailable ? s.loop : 'none (the Work Queue view says why)'}.`,
+          `Queue: ${c.queued} queued, ${c.processing} processing, ${c.backoff} in backoff, ${c.requeueAfter} waiting to requeue.`,
+          ...(s.external ? [`Showing ${s.external}.`] : []),
+          ...(s.step ? [`${s.step}: F10 in the views, or the Step button.`] : []),
+          ...(s.unreachable ? [s.unreachable] : []),
+        ];
+        const md = new vscode.MarkdownString(['**Reconcile Lab**', ...paragraphs.map((p) => inertMarkdown(p))].join('\n\n'));
         item.tooltip = md;
         item.command = `${ViewIds.queue}.focus`;
         item.backgroundColor = c.backoff || s.unreachable ? new vscode.ThemeColor('statusBarItem.warningBackground') : undefined;

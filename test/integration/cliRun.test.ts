@@ -270,6 +270,22 @@ describe('reconcile-lab run: workers, timeouts and predicates against a real kub
     assert.notEqual(code, null);
   });
 
+  test('an escaped error of a module that carries terminal escape sequences (cluster text in its message) reaches the terminal escaped', async () => {
+    const esc = join(dir, 'escapes.ts');
+    // The message as a reconciler would build it from an object's annotation: an OSC 8 hyperlink, a clear screen, a bidi override.
+    writeFileSync(esc, [
+      'export async function reconcile(req: { name: string }) {',
+      "  if (req.name === 'b') setTimeout(() => { throw new Error('note \\u001b]8;;https://evil.example\\u0007click\\u001b]8;;\\u0007 \\u001b[2J \\u202eevil'); }, 10);",
+      '  return {};',
+      '}',
+      '',
+    ].join('\n'));
+    const r = await cli(['run', '--kubeconfig', kubeconfig, '--resource', `widgets.${crd.group}`, '-n', ns, '--reconciler', `module:${esc}`, '--duration', '3']);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stderr, /⚠ an error escaped every reconcile .*: note \\u001b\]8;;https:\/\/evil\.example\\u0007click\\u001b\]8;;\\u0007 \\u001b\[2J \\u202eevil/, r.stderr);
+    assert.doesNotMatch(r.stderr + r.stdout, /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202e]/, 'no raw control or bidi character');
+  });
+
   test('a module it cannot use is a usage error (exit 2) for every command, saying what to fix: no such file, a misspelt reconcile export, a syntax error', async () => {
     const typo = join(dir, 'typo.ts');
     writeFileSync(typo, 'export async function reconcilee() { return {}; }\n');

@@ -7,13 +7,15 @@
 /**
  * `text` escaped for Markdown inline text (after a prefix, never at the start of a line): `\`, backticks,
  * emphasis (`*`, `_`, `~`), brackets (so no link or image can form), and `|` (table cells) are backslash-escaped;
- * `<` and `&` become entities (no HTML, no autolink); line breaks become spaces. Other punctuation stays
- * readable in the raw text.
+ * `<` and `&` become entities (no HTML, no `<scheme:…>` autolink); line breaks become spaces. The autolinks that
+ * renderers add to plain text (GitHub's and marked's GFM extension, the `linkify` of VS Code's Markdown preview) are
+ * broken by one backslash each: a `:` followed by anything but a space (`https\://`, `mailto\:`), the first `/` of
+ * `//`, `@` (e-mail addresses) and the `.` after `www`. Other punctuation stays readable in the raw text.
  */
 export function escapeMarkdown(text: string): string {
   return String(text)
     .replace(/\r\n?|\n/g, ' ')
-    .replace(/[\\`*_[\]|~]/g, (c) => `\\${c}`)
+    .replace(/[\\`*_[\]|~@]|:(?=\S)|\/(?=\/)|(?<=\bwww)\./gi, (c) => `\\${c}`)
     .replace(/&/g, '&amp;')
     .replace(/</g, '&lt;');
 }

@@ -5,6 +5,7 @@ import type { Disposable } from '../../core/lifecycle.ts';
 import { keyOf, splitKey, type ObjectKey } from '../../core/k8s/keys.ts';
 import type { Condition, KubeObject } from '../../core/k8s/objects.ts';
 import { ContextValues } from '../ids.ts';
+import { inertMarkdown } from '../safeText.ts';
 import { isSecret } from '../../core/k8s/secretMask.ts';
 import { ageOf, plural } from './format.ts';
 import { finalizersOf, hasBackoff, kindLabels, presentCondition, presentNamespaceRow, presentObject, type IconSpec, type TooltipLine } from './presentation.ts';
@@ -177,17 +178,14 @@ function themeIcon(icon: IconSpec): vscode.ThemeIcon {
   return new vscode.ThemeIcon(icon.id, icon.color ? new vscode.ThemeColor(icon.color) : undefined);
 }
 
-/** A tooltip whose values are cluster data: appended as text, never as markdown. */
+/**
+ * A tooltip whose title and values are cluster data: each goes in through {@link inertMarkdown}, so it reads as
+ * itself (no link, image, HTML or icon, not even from a bare URL or a `www.` name).
+ */
 export function tooltipOf(title: string, lines: readonly TooltipLine[]): vscode.MarkdownString {
   const md = new vscode.MarkdownString();
-  md.appendMarkdown('**');
-  md.appendText(title);
-  md.appendMarkdown('**\n\n');
-  for (const l of lines) {
-    md.appendMarkdown('- ');
-    md.appendText(`${l.label}: ${l.value}`);
-    md.appendMarkdown('\n');
-  }
+  md.appendMarkdown(`**${inertMarkdown(title)}**\n\n`);
+  for (const l of lines) md.appendMarkdown(`- ${inertMarkdown(`${l.label}: ${l.value}`)}\n`);
   return md;
 }
 

@@ -2,7 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { inert, MAX_SHOWN_CHARS, rendersLink, safe } from '../../../src/host/safeText.ts';
+import { inert, inertMarkdown, MAX_SHOWN_CHARS, rendersLink, safe } from '../../../src/host/safeText.ts';
 
 const root = join(import.meta.dirname, '../../..');
 
@@ -60,6 +60,72 @@ describe('inert: untrusted text shown in notifications, modals and quick picks',
     const s = safe`Remove ${crafted.ownerKind} from ${'ns/a'}?`;
     assert.equal(s, 'Remove [Widget] (https://evil.example/x) from ns/a?');
     assert.equal(rendersLink(s), false);
+  });
+});
+
+// What VS Code's Markdown renderer (marked with GitHub's extensions) makes a link, image, HTML or icon of, in text
+// that reaches it unescaped: a finalizer is a qualified name and may be "www.…/…"; a condition message, an Event's
+// message or a server error can be anything.
+const markdownHostile = [
+  'https://evil.example/a',
+  'www.evil.example/pwn',
+  'mail@evil.example',
+  '<https://evil.example/b>',
+  '<command:workbench.action.terminal.new>',
+  '[x](command:workbench.action.terminal.new)',
+  '![i](https://evil.example/i.png)',
+  '<img src=x onerror=alert(1)>',
+  '&lt;b&gt;',
+  '`code` **bold** _em_ ~~del~~',
+  '# heading',
+  '$(alert) $(sync~spin)',
+];
+
+/** The text a CommonMark renderer shows for `md` when every character `\` precedes is literal (the contract). */
+const unescape = (md: string) => md.replace(/\\(.)/g, '$1');
+
+describe('inertMarkdown: untrusted text in a tooltip (vscode.MarkdownString)', () => {
+  for (const value of markdownHostile) {
+    it(`leaves no Markdown syntax in ${JSON.stringify(value)}: every punctuation character is escaped`, () => {
+      const out = inertMarkdown(value);
+      // Outside escapes there is no ASCII punctuation at all: no link, autolink, tag, entity, emphasis, icon.
+      assert.doesNotMatch(out.replace(/\\[!-/:-@[-`{-~]/g, ''), /[!-/:-@[-`{-~]/, out);
+      assert.equal(unescape(out), value, 'reads as the text itself');
+    });
+  }
+
+  it('escapes theme icons for a MarkdownString with supportThemeIcons: the rendered text holds "\\$(name)", which VS Code shows as "$(name)"', () => {
+    const out = inertMarkdown('$(alert) and $(sync~spin) and $(not an icon)', { themeIcons: true });
+    assert.equal(unescape(out), '\\$(alert) and \\$(sync~spin) and $(not an icon)');
+  });
+
+  it('one line: line breaks become spaces; control, bidi and zero-width characters are escaped visibly; the length is capped', () => {
+    assert.equal(unescape(inertMarkdown('a\nb\r\nc\td')), 'a b c d');
+    assert.equal(unescape(inertMarkdown('x\u202ey\u001b[2Jz\u200b')), 'x\\u202ey\\x1b[2Jz\\u200b');
+    assert.equal(unescape(inertMarkdown('y'.repeat(MAX_SHOWN_CHARS * 2))).length, MAX_SHOWN_CHARS);
+  });
+
+  it('keeps letters, digits, spaces and non-ASCII text as they are', () => {
+    assert.equal(inertMarkdown('Ready True 3 Größe ✓'), 'Ready True 3 Größe ✓');
+  });
+});
+
+describe('src/host puts text into Markdown only through inertMarkdown', () => {
+  it('no file in src/host calls MarkdownString.appendText (its escaping leaves bare URLs, www. names and <…> autolinks as links)', () => {
+    const offenders: string[] = [];
+    const walk = (dir: string) => {
+      for (const name of readdirSync(dir)) {
+        const p = join(dir, name);
+        if (statSync(p).isDirectory()) walk(p);
+        else if (p.endsWith('.ts')) {
+          readFileSync(p, 'utf8').split('\n').forEach((line, i) => {
+            if (/\.appendText\s*\(/.test(line)) offenders.push(`${relative(root, p)}:${i + 1}: ${line.trim()}`);
+          });
+        }
+      }
+    };
+    walk(join(root, 'src/host'));
+    assert.deepEqual(offenders, [], 'use inertMarkdown (src/host/safeText.ts) with appendMarkdown');
   });
 });
 

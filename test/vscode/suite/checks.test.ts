@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import * as vscode from 'vscode';
 import { parse, stringify } from 'yaml';
 import type { ReconcileLab } from '../../../src/host/reconcileLab.ts';
-import { connectTo, lab, labCluster, ok, ROOT, run, runAsStranger, suiteWidgets, testNamespace, waitUntil, widget, widgetCrd } from './support/lab.ts';
+import { connectTo, lab, labCluster, ok, ROOT, run, runAsStranger, suiteWidgets, testNamespace, waitUntil, widget, widgetCrd, tooltipText } from './support/lab.ts';
 
 type ChecksResult = { totals: { findings: number; passed: number; failed: number; skipped: number; errors: number; checks: number }; findings: Array<{ check: string; key: string; title: string; severity: string }>; aborted: boolean; durationMs: number };
 
@@ -253,9 +253,7 @@ describe('Robustness checks', function () {
     const failed = row()!;
     assert.equal(offered(String(failed.item.contextValue)), true, `Reset Backoff is offered on ${String(failed.item.contextValue)}`);
     assert.match(String(failed.item.description), /backoff/, String(failed.item.description));
-    // The tooltip is Markdown (spaces as &nbsp;, punctuation escaped): read it as the person sees it.
-    const plain = (md: vscode.MarkdownString) => md.value.replace(/&nbsp;/g, ' ').replace(/\\(.)/g, '$1');
-    const tip = plain(l.queueTree.resolveTreeItem(failed.item, failed.node).tooltip as vscode.MarkdownString);
+    const tip = tooltipText(l.queueTree.resolveTreeItem(failed.item, failed.node).tooltip);
     assert.match(tip, /Requeues \(backoff counter\): [1-9]/, tip);
     assert.match(tip, /the backend is down \(host test\)/, tip);
     ok(await run('reconcileLab.resetBackoff', { key, resource: c.resourceId }));
@@ -264,7 +262,7 @@ describe('Robustness checks', function () {
     assert.equal(offered(String(after.item.contextValue)), false, 'Reset Backoff is no longer offered');
     assert.doesNotMatch(String(after.item.description), /backoff/, String(after.item.description));
     assert.equal(l.session!.keyState(key)?.requeues, 0);
-    const tipAfter = plain(l.queueTree.resolveTreeItem(after.item, after.node).tooltip as vscode.MarkdownString);
+    const tipAfter = tooltipText(l.queueTree.resolveTreeItem(after.item, after.node).tooltip);
     assert.match(tipAfter, /Requeues \(backoff counter\): 0\n/, tipAfter);
   });
 

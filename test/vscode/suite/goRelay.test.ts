@@ -13,7 +13,7 @@ import type { ReconcileLab } from '../../../src/host/reconcileLab.ts';
 import type { ResourceNode } from '../../../src/host/views/resourcesTree.ts';
 import { buildGoProgram, haveGo, relayOperatorDir, setRepoRoot } from '../../integration/support/goSample.ts';
 import { installCrd, testCrd, uniqueName } from '../../integration/support/cluster.ts';
-import { api, connectTo, lab, labCluster, ok, ROOT, run, testNamespace, waitUntil } from './support/lab.ts';
+import { api, connectTo, lab, labCluster, ok, ROOT, run, testNamespace, waitUntil, tooltipText } from './support/lab.ts';
 import { CRD_RESOURCE } from '../../../src/core/k8s/crdManifests.ts';
 import { restartNotice, type InstallCrdsResult } from '../../../src/host/commands/crdCommands.ts';
 
@@ -260,7 +260,7 @@ describe('a Go program whose manager cache watches some namespaces (Run Controll
     const label = l.queueTree.getTreeItem(row).label;
     assert.equal(typeof label === 'string' ? label : label?.label, key);
     const tip = l.queueTree.resolveTreeItem(l.queueTree.getTreeItem(row), row).tooltip;
-    assert.match(typeof tip === 'string' ? tip : (tip?.value ?? ''), /watch|informer|Beacon|beacons/, 'the tooltip says why it was queued');
+    assert.match(tooltipText(tip), /watch|informer|Beacon|beacons/, 'the tooltip says why it was queued');
 
     const CONFIGMAPS = { group: '', version: 'v1', resource: 'configmaps' };
     const dry = ok(await run<{ actions: Array<{ verb: string; resource: string; outcome: string }> }>('reconcileLab.dryRunReconcile', { key, open: false }));

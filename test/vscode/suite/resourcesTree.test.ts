@@ -5,7 +5,7 @@ import type * as vscode from 'vscode';
 import type { ReconcileLab } from '../../../src/host/reconcileLab.ts';
 import { PAGE_SIZE, type ResourceNode } from '../../../src/host/views/resourcesTree.ts';
 import { TARGETED_ROWS } from '../../../src/host/views/queueTree.ts';
-import { connectTo, lab, labCluster, ok, run, suiteWidgets, testNamespace, treeLabel as label, waitUntil, type WidgetCrd } from './support/lab.ts';
+import { connectTo, lab, labCluster, ok, run, suiteWidgets, testNamespace, treeLabel as label, waitUntil, type WidgetCrd, tooltipText } from './support/lab.ts';
 
 const LEGACY = 'legacy.example.com/external-dns';
 
@@ -105,8 +105,8 @@ describe('Resources view', function () {
       const s = l.session!.keyState(n.key);
       assert.equal(String(item.contextValue).endsWith(':backoff'), Boolean(s && (s.requeues > 0 || s.phase === 'backoff' || s.waiting?.kind === 'backoff')), `${n.key}: ${String(item.contextValue)}`);
       // The tooltip is made on hover (resolveTreeItem), not for every row of every refresh.
-      const tip = l.queueTree.resolveTreeItem(item, n).tooltip as vscode.MarkdownString;
-      assert.ok(tip.value.includes(n.key.split('/')[1]!), tip.value);
+      const tip = tooltipText(l.queueTree.resolveTreeItem(item, n).tooltip);
+      assert.ok(tip.includes(n.key.split('/')[1]!), tip);
     }
     assert.match(l.statusBar.text, /\$\(plug\)/);
     assert.match(l.statusBar.text, /queued/);

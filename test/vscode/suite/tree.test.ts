@@ -6,7 +6,7 @@ import * as vscode from 'vscode';
 import { parse, stringify } from 'yaml';
 import type { ReconcileLab } from '../../../src/host/reconcileLab.ts';
 import type { ResourceNode } from '../../../src/host/views/resourcesTree.ts';
-import { api, labCluster, ok, run, runAsStranger, suiteWidgets, treeLabel as label, waitUntil, widget, type WidgetCrd } from './support/lab.ts';
+import { api, labCluster, ok, run, runAsStranger, suiteWidgets, treeLabel as label, waitUntil, widget, type WidgetCrd, tooltipText } from './support/lab.ts';
 
 const LEGACY = 'legacy.example.com/external-dns';
 
@@ -52,7 +52,7 @@ describe('Resources view: filter, Events, Edit Spec as YAML, field-manager fight
     const nsRow = l.resourcesTree.getChildren(kind).find((n) => n.type === 'namespace' && n.namespace === ns)!;
     const nsItem = l.resourcesTree.getTreeItem(nsRow);
     assert.equal(nsItem.description, '1 of 2 · 1 terminating');
-    assert.match((nsItem.tooltip as vscode.MarkdownString).value.replaceAll('&nbsp;', ' '), /- Namespace: state not known: namespaces are not watched/);
+    assert.match(tooltipText(nsItem.tooltip), /- Namespace: state not known: namespaces are not watched/);
     ok(await run('reconcileLab.filterResources', { states: ['notReady'] }));
     assert.deepEqual(objectNames(), [], 'nothing reconciled yet: no Ready condition to be False');
     ok(await run('reconcileLab.clearResourcesFilter'));
@@ -77,9 +77,9 @@ describe('Resources view: filter, Events, Edit Spec as YAML, field-manager fight
     assert.match(String(warning.description), /^×2 · \d+s ago · ConfigMap calm-settings not found$/);
     assert.equal(warning.contextValue, 'reconcileLab:event:warning');
     // Tooltip values are appended as text (spaces become &nbsp;).
-    assert.match((warning.tooltip as vscode.MarkdownString).value.replace(/&nbsp;/g, ' '), /Reported by: someone/);
+    assert.match(tooltipText(warning.tooltip), /Reported by: someone/);
     assert.match(String(l.resourcesTree.getTreeItem(events).description), /^2 · 1 warning$/);
-    assert.match((l.resourcesTree.getTreeItem(rows[1]!).tooltip as vscode.MarkdownString).value.replace(/&nbsp;/g, ' '), /Reported by: example\.com\/checker/);
+    assert.match(tooltipText(l.resourcesTree.getTreeItem(rows[1]!).tooltip), /Reported by: example\.com\/checker/);
   });
 
   // Apply to Cluster applies the editor's text directly (not through a save, which code-server may cancel when a

@@ -5,7 +5,7 @@ import * as assert from 'node:assert/strict';
 import * as vscode from 'vscode';
 import type { StepResult } from '../../../src/core/controller/controller.ts';
 import type { ReconcileLab } from '../../../src/host/reconcileLab.ts';
-import { api, connectTo, labCluster, ok, run, suiteWidgets, waitUntil, widget, type WidgetCrd } from './support/lab.ts';
+import { api, connectTo, labCluster, ok, run, suiteWidgets, waitUntil, widget, type WidgetCrd, tooltipText } from './support/lab.ts';
 
 const LEGACY = 'legacy.example.com/external-dns';
 const LAB_FINALIZER = 'lab.reconcile.dev/cleanup';
@@ -96,7 +96,7 @@ describe('Step has one meaning, and relative times tick', function () {
     const age = /^Terminating (\d+)s/.exec(String(item.description))?.[1];
     assert.ok(age !== undefined && Number(age) >= 1, String(item.description));
     // Row and tooltip (made on hover: resolveTreeItem): the same age at the same now.
-    const tip = (l.resourcesTree.resolveTreeItem(item, node).tooltip as vscode.MarkdownString).value.replace(/&nbsp;/g, ' ');
+    const tip = tooltipText(l.resourcesTree.resolveTreeItem(item, node).tooltip);
     assert.ok(tip.includes(`deletion requested ${age}s ago`), tip);
     await vscode.commands.executeCommand('workbench.action.closeSidebar');
     await vscode.commands.executeCommand('workbench.action.closePanel');

@@ -167,6 +167,12 @@ export function treeLabel(l: ReconcileLab, n: ResourceNode): string {
   return typeof item.label === 'string' ? item.label : item.label?.label ?? '';
 }
 
+/** A tooltip as the person reads it: a MarkdownString's escapes (`\-`, `&nbsp;`) undone; a string as it is. */
+export function tooltipText(tip: string | vscode.MarkdownString | undefined): string {
+  if (tip === undefined || typeof tip === 'string') return tip ?? '';
+  return tip.value.replace(/&nbsp;/g, ' ').replace(/\\(.)/g, '$1');
+}
+
 // Root hook: remove what the suites created, releasing finalizers first so nothing stays Terminating.
 after(async function () {
   this.timeout(60_000);
@@ -184,3 +190,4 @@ after(async function () {
   }
   await client.delete({ group: 'apiextensions.k8s.io', version: 'v1', resource: 'customresourcedefinitions' }, undefined, `widgets.${c.group}`).catch(() => {});
 });
+
