@@ -30,7 +30,7 @@ test('renderDryRun: a Go controller reads as the built-in loop does (header, out
 
 test('renderDryRun: text from the cluster or the reconciler cannot become a link', () => {
   const md = renderDryRun(base);
-  assert.match(md, /REJECTED: admission webhook denied \\\[x\\\]\(command:evil\)/);
+  assert.match(md, /REJECTED: admission webhook denied \\\[x\\\]\(command\\:evil\)/);
   assert.doesNotMatch(md, /[^\\]\[x\]\(command:evil\)/);
 });
 
