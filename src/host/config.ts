@@ -1,5 +1,5 @@
 import * as vscode from 'vscode';
-import { clampSettings, migratedWorkQueueKind, RestrictedSettings, SETTINGS_SECTION, SettingDefaults, settingProblems, settingTypeOk, type SettingKey, type Settings } from './settings.ts';
+import { clampSettings, migratedWorkQueueKind, RestrictedSettings, SETTINGS_SECTION, SettingDefaults, settingProblems, settingTypeOk, unknownSettingProblems, type SettingKey, type Settings } from './settings.ts';
 
 /** Reads every `reconcileLab.*` setting, falling back to the declared defaults for missing or mistyped values; numbers are clamped to their declared ranges. */
 export function readSettings(scope?: vscode.ConfigurationScope): Settings {
@@ -18,12 +18,15 @@ export function readSettings(scope?: vscode.ConfigurationScope): Settings {
   return clampSettings(out as unknown as Settings);
 }
 
-/** The `reconcileLab.*` values VS Code hands out that {@link readSettings} replaced or clamped, in words. */
+/**
+ * The `reconcileLab.*` values VS Code hands out that {@link readSettings} replaced or clamped, and the keys set that
+ * are no Reconcile Lab setting, in words.
+ */
 export function readSettingProblems(scope?: vscode.ConfigurationScope): string[] {
   const cfg = vscode.workspace.getConfiguration(SETTINGS_SECTION, scope);
   const raw: Partial<Record<SettingKey, unknown>> = {};
   for (const key of Object.keys(SettingDefaults) as SettingKey[]) raw[key] = cfg.get<unknown>(key);
-  return settingProblems(raw);
+  return [...settingProblems(raw), ...unknownSettingProblems(cfg)];
 }
 
 /**

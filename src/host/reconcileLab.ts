@@ -528,8 +528,8 @@ export class ReconcileLab implements vscode.Disposable {
   }
 
   /**
-   * One tick: re-render the views when a row shows a relative time (a Terminating age, a due retry or requeue, a
-   * reconcile in progress). Row and tooltip are built in one getTreeItem call with one `now` and one formatter.
+   * One tick: re-render the rows that show a relative time (a Terminating age, a due retry or requeue, a reconcile
+   * in progress), those rows only. Row and tooltip are built in one getTreeItem call with one `now` and one formatter.
    */
   private tick(): void {
     const s = this.current;
@@ -537,8 +537,10 @@ export class ReconcileLab implements vscode.Disposable {
     const waiting = s.controller ? s.controller.status().waiting > 0 || s.controller.status().inFlight > 0 : false;
     const terminating = waiting || s.resources.some((r) => s.list(r.id).some((o) => o.metadata.deletionTimestamp));
     if (waiting || terminating) {
-      if (this.queueView.visible) this.queueTree.refresh();
-      if (this.resourcesView.visible) this.resourcesTree.refresh();
+      // Only the rows that show a time: a whole-view refresh each second would keep dropping the rows' elements in
+      // VS Code's extension host, and a context-menu command picked meanwhile would lose its row (see refreshTimes).
+      if (this.queueView.visible) this.queueTree.refreshTimes();
+      if (this.resourcesView.visible) this.resourcesTree.refreshTimes();
     }
   }
 

@@ -1,6 +1,8 @@
+import { closestNames } from '../core/text/closest.ts';
+
 /**
  * The `reconcileLab.*` settings: keys, types and defaults. This module
- * imports nothing; src/host/config.ts reads the values through VS Code, and
+ * imports no `vscode` (only a text helper of core); src/host/config.ts reads the values through VS Code, and
  * scripts/checkManifest.mjs verifies that package.json declares exactly these
  * keys with these defaults.
  */
@@ -184,6 +186,34 @@ export function settingProblems(raw: Partial<Record<SettingKey, unknown>>): stri
     const choice = SettingChoices[key];
     if (choice && typeof v === 'string' && !choice.values.includes(v)) out.push(`${name} is ${shown(v)}, not one of ${choice.values.map((x) => `"${x}"`).join(', ')}: ${choice.fallback}`);
   }
+  return out;
+}
+
+/**
+ * The `reconcileLab.*` keys set in settings that are no Reconcile Lab setting (a misspelt `reconciler.predicate`, a
+ * `workqueue.kind` in the wrong case), in words, each with the setting it most likely meant. VS Code only dims such a
+ * key in settings.json and hands out the setting's default, so without a message the typo looks like a setting that
+ * does nothing. `section`: the section's values as VS Code merges them, nested by the dots of their keys
+ * (`{ reconciler: { predicate: [...] } }`); functions (the configuration object's methods) are skipped, and so is
+ * everything inside a setting's own value (`goController.env`'s variables).
+ */
+export function unknownSettingProblems(section: unknown): string[] {
+  const known = Object.keys(SettingDefaults);
+  const out: string[] = [];
+  const walk = (node: Record<string, unknown>, prefix: string) => {
+    for (const [name, value] of Object.entries(node)) {
+      if (typeof value === 'function' || value === undefined) continue;
+      const key = prefix ? `${prefix}.${name}` : name;
+      if (known.includes(key)) continue;
+      if (isPlainObject(value) && known.some((k) => k.toLowerCase().startsWith(`${key.toLowerCase()}.`))) {
+        walk(value, key);
+        continue;
+      }
+      const near = closestNames(key, known);
+      out.push(`${SETTINGS_SECTION}.${key} is not a Reconcile Lab setting${near.length ? ` (did you mean ${near.map((k) => `${SETTINGS_SECTION}.${k}`).join(' or ')}?)` : ''}: it does nothing`);
+    }
+  };
+  if (isPlainObject(section)) walk(section, '');
   return out;
 }
 

@@ -34,6 +34,7 @@ async function toolPath(): Promise<string> {
 }
 
 const NAMESPACES = { group: '', version: 'v1', resource: 'namespaces' };
+const CONFIGMAPS = { group: '', version: 'v1', resource: 'configmaps' };
 
 describe('robustness checks (issue 11) on the real control plane', () => {
   let cluster: TestCluster;
@@ -583,6 +584,43 @@ describe('robustness checks (issue 11) on the real control plane', () => {
     assert.equal((await c.get(policies, undefined, other.metadata.name!)).metadata.resourceVersion, other.metadata.resourceVersion, 'another Policy was not written');
     assert.equal((await c.get(policies, undefined, mine.metadata.name!)).metadata.resourceVersion, mine.metadata.resourceVersion, 'the checked Policy itself was not written');
     assert.deepEqual((await c.list(policies, undefined)).items.map((p) => p.metadata.name).sort(), ['allow.egress-to-db.v2', 'someone-elses'], 'the copies are deleted');
+  });
+
+  test('child drift of a cluster-scoped kind whose controller makes a Namespace per object: the skip names the children it left alone outside the scratch namespace, not "no child"', async () => {
+    const group = `${uniqueName('chk')}.example.org`;
+    await installCrd(cluster.transport, testCrd({ group, kind: 'Space', plural: 'spaces', scope: 'Cluster' }));
+    const spaces = { group, version: 'v1', resource: 'spaces', kind: 'Space', namespaced: false };
+    const mine = await c.create(spaces, { apiVersion: `${group}/v1`, kind: 'Space', metadata: { name: uniqueName('team') }, spec: { level: 1 } });
+    const made = new Set<string>();
+    const reconciler: Reconciler = {
+      name: 'space-namespace',
+      async reconcile(req, ctx) {
+        const obj = await ctx.client.get(ctx.primary, undefined, req.name, ctx.signal).catch((e: unknown) => {
+          if ((e as { code?: number }).code === 404) return undefined;
+          throw e;
+        });
+        if (!obj || obj.metadata.deletionTimestamp) return {};
+        const owner = { apiVersion: obj.apiVersion!, kind: obj.kind!, name: obj.metadata.name!, uid: obj.metadata.uid!, controller: true };
+        const nsName = `sp-${req.name}`.slice(0, 63);
+        made.add(nsName);
+        const exists = async (gvr: typeof NAMESPACES, namespace: string | undefined, name: string) => ctx.client.get(gvr, namespace, name, ctx.signal).then(() => true, (e: unknown) => {
+          if ((e as { code?: number }).code === 404) return false;
+          throw e;
+        });
+        if (!(await exists(NAMESPACES, undefined, nsName))) await ctx.client.create(NAMESPACES, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: nsName, ownerReferences: [owner] } }, { signal: ctx.signal });
+        if (!(await exists(CONFIGMAPS, nsName, 'info'))) await ctx.client.create(CONFIGMAPS, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'info', namespace: nsName, ownerReferences: [owner] }, data: { level: '1' } }, { signal: ctx.signal });
+        return {};
+      },
+    };
+    try {
+      const r = await runChecks(options({ primary: spaces, keys: [mine.metadata.name!], createReconciler: () => reconciler, reconcilerSpec: { kind: 'module', path: 'space-namespace.ts' }, checks: ['childDrift'] }));
+      const drift = r.results.find((x) => x.check === 'childDrift')!;
+      assert.equal(drift.status, 'skipped', summary(r));
+      assert.match(drift.message!, /^the controller created no child in the copy's namespace that the check can change behind its back; the children it created outside it \(namespaces sp-rl-check-[a-z0-9-]+, configmaps sp-rl-check-[a-z0-9-]+\/info\) are left alone: the check changes objects in its scratch namespace only$/, summary(r));
+    } finally {
+      for (const name of made) await c.delete(NAMESPACES, undefined, name).catch(() => undefined);
+      await c.delete(spaces, undefined, mine.metadata.name!).catch(() => undefined);
+    }
   });
 
   test('child drift: a child of a kind the check\'s loop does not watch is left alone, and the skip says how to watch it', async () => {

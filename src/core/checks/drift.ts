@@ -75,6 +75,26 @@ export function driftTargets(creates: readonly WriteRecord[], raw: RawEndState, 
 }
 
 /**
+ * The objects the controller created (`creates`: its ok, non-dry-run writes, in order) outside the scratch namespace
+ * `scratchNs` — cluster-scoped ones (a Namespace per tenant) or in another namespace — which the check never
+ * changes, as `resource namespace/name` (`namespaces tenant-x`, `configmaps tenant-x/info`): at most `limit`, then
+ * a count. The primary, subresource writes and Events are left out. Empty when every child is in the scratch
+ * namespace.
+ */
+export function createsOutsideScratch(creates: readonly WriteRecord[], scratchNs: string, primary: GroupVersionResource, resourceLabel: (gvr: GroupVersionResource) => string, limit = 3): string[] {
+  const names: string[] = [];
+  for (const w of creates) {
+    if (w.verb !== 'create' || w.subresource || w.dryRun || w.outcome !== 'ok' || w.gvr.resource === 'events') continue;
+    if (w.gvr.group === primary.group && w.gvr.resource === primary.resource) continue;
+    if ((w.namespace ?? '') === scratchNs) continue;
+    const name = w.after?.metadata.name ?? w.name;
+    const text = `${resourceLabel(w.gvr)} ${w.namespace ? `${w.namespace}/` : ''}${name}`;
+    if (!names.includes(text)) names.push(text);
+  }
+  return names.length > limit ? [...names.slice(0, limit), `${names.length - limit} more`] : names;
+}
+
+/**
  * A change of a ConfigMap's data: the first key (in sorted order) not masked, its value with {@link DRIFT_SUFFIX}
  * appended. Undefined for other kinds (Secrets included), empty data and an `immutable` ConfigMap.
  */

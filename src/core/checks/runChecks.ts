@@ -14,7 +14,7 @@ import { referencesNote } from './references.ts';
 import { confinementFailure, confinementMessage } from './confinement.ts';
 import { writeText } from '../journal/writeText.ts';
 import { deriveSpecMutation, mergeParts, specSchemaOf, type SpecMutationPart } from './specMutation.ts';
-import { DRIFT_SUFFIX, driftTargets, ownsHint } from './drift.ts';
+import { createsOutsideScratch, DRIFT_SUFFIX, driftTargets, ownsHint } from './drift.ts';
 import { revertPatch } from './revert.ts';
 import { afterDeletion, crashDuringDeletionProblem, deletionCrashPoints, deletionVerdict, failsWhenGoneProblem, goneIndex, orphansAfterDeletion, orphansProblem, reconcilesAfter, waitUntilGone } from './deletion.ts';
 import { isNotFound } from '../k8s/client.ts';
@@ -930,7 +930,13 @@ async function checkChildDrift(ctx: KeyContext, learned: ReadonlySet<string>, pa
       ? ` (${unwatched.join(', ')} left alone: the check's loop does not watch ${unwatched.length === 1 ? 'that kind' : 'those kinds'}; to check ${unwatched.length === 1 ? 'it' : 'them'}, watch ${unwatched.length === 1 ? 'it' : 'them'} as the loop's children: ${unwatched.map((r) => `--owns ${r}`).join(' ')} in the CLI, or add ${unwatched.length === 1 ? 'it' : 'them'} to the setting reconcileLab.resources in the editor)`
       : '';
     const execNote = ctx.o.reconcilerSpec.kind === 'exec' ? ' (an exec program\'s own kubectl writes are not seen: only writes through Reconcile Lab\'s client are)' : '';
-    if (!targets.length) return { status: 'skipped', findings: [], message: `the controller created no child in the copy's namespace that the check can change behind its back${notWatchedNote}${execNote}` };
+    if (!targets.length) {
+      // Children it did create elsewhere (a cluster-scoped kind's Namespace per object, a record in another
+      // namespace) are not "no child": name them, and why they are left alone.
+      const outside = createsOutsideScratch(okWrites(run), ns, ctx.env.primary, resourceLabelOf);
+      const outsideNote = outside.length ? `; the children it created outside it (${outside.join(', ')}) are left alone: the check changes objects in its scratch namespace only` : '';
+      return { status: 'skipped', findings: [], message: `the controller created no child in the copy's namespace that the check can change behind its back${outsideNote}${notWatchedNote}${execNote}` };
+    }
     const findings: Finding[] = [];
     const done: string[] = [];
     let restored = 0;

@@ -253,16 +253,19 @@ export interface SyntaxErrorAt {
  * The location Node prints above a syntax error's stack when it knows it — `where:line`, source lines, a caret line
  * (`   ^`, or `^^^^` under a span) under the offending one, then a blank line before `SyntaxError…` (a CommonJS file,
  * a TypeScript file that type stripping rejects, a script compiled with `vm`) — or undefined when the stack starts
- * with the error itself (an ES module's syntax error: V8 keeps its location from JavaScript). The column is the
- * caret's (0-based); without a caret line the line after the header is taken as the source line, with no column.
+ * with the error itself (an ES module's syntax error: V8 keeps its location from JavaScript). The quoted source lines
+ * may include empty ones. The column is the caret's (0-based); without a caret line the line after the header is taken
+ * as the source line, with no column.
  */
 export function syntaxErrorAt(stack: string | undefined): SyntaxErrorAt | undefined {
   const lines = (stack ?? '').split('\n');
   const head = /^(.*):(\d+)$/.exec(lines[0] ?? '');
   if (!head) return undefined;
-  const end = lines.indexOf('', 1);
-  // The error's own line follows the blank line: else `head` was an error message that happens to end in `:<digits>`.
-  if (end < 0 || !/^\w*Error\b/.test(lines[end + 1] ?? '')) return undefined;
+  // The error's own line follows a blank line (else `head` was an error message that happens to end in
+  // `:<digits>`). Not the first blank line: a source line Node quotes may be empty itself (type stripping quotes the
+  // line before the offending one, often a blank line between two blocks).
+  const end = lines.findIndex((l, i) => i >= 1 && l === '' && /^\w*Error\b/.test(lines[i + 1] ?? ''));
+  if (end < 0) return undefined;
   const body = lines.slice(1, end);
   const caret = body.findIndex((l, i) => i > 0 && /^[ \t]*\^+[ \t]*$/.test(l));
   const at: SyntaxErrorAt = { where: head[1]!, line: Number(head[2]) };

@@ -361,6 +361,25 @@ export class QueueTreeProvider implements vscode.TreeDataProvider<QueueNode>, vs
     this.coalescer.all();
   }
 
+  /** Delivers a pending refresh now. */
+  flush(): void {
+    this.coalescer.flushNow();
+  }
+
+  /**
+   * Schedules a (coalesced) refresh of the key rows shown (`retry in 3s`, and under them `due 2s ago`, `(4s ago)`),
+   * as a targeted refresh when the listing still shows the same keys in the same order. Not a refresh of the whole
+   * view: that makes VS Code's extension host forget every row until the view has fetched them again, and an inline
+   * button (Step Reconcile, Reset Backoff) or context-menu command clicked meanwhile would get no element.
+   */
+  refreshTimes(): void {
+    if (this.keyNodes.size === 0) {
+      this.coalescer.all();
+      return;
+    }
+    for (const key of this.keyNodes.keys()) this.coalescer.mark(key);
+  }
+
   dispose(): void {
     this.subscription?.dispose();
     this.coalescer.dispose();

@@ -139,6 +139,12 @@ export const PAGE_SIZE = 100;
 const byName = new Intl.Collator(undefined, { numeric: true }).compare;
 /** Marks a work-queue key's change in the refresh coalescer (object changes are marked `resource|key`). */
 const KEY_MARK = 'key\u0000';
+/**
+ * Marks a row whose text only needs re-rendering because time passed (a Terminating age, `retry in 3s`): the mark is
+ * the row's `resource|key` or node id. Time alone changes no row's place nor whether a state filter shows it, so these
+ * rows are refreshed by themselves even while a filter is set.
+ */
+const TIME_MARK = 'time\u0000';
 
 /** A top-level object as a sorted list keeps it: what its rows and ranges need, not the object itself. */
 interface Listed {
@@ -256,12 +262,17 @@ export class ResourcesTreeProvider implements vscode.TreeDataProvider<ResourceNo
    * that are expanded); otherwise the whole view is.
    */
   private refreshRows(marks: ReadonlySet<string> | undefined): void {
-    if (marks && this.stateFilter.size === 0) {
+    if (marks && (this.stateFilter.size === 0 || [...marks].every((m) => m.startsWith(TIME_MARK)))) {
       const primary = this.model?.primaryResource;
       const rows: ResourceNode[] = [];
-      for (const mark of marks) {
+      const seen = new Set<string>();
+      for (const marked of marks) {
+        const mark = marked.startsWith(TIME_MARK) ? marked.slice(TIME_MARK.length) : marked;
         const id = mark.startsWith(KEY_MARK) ? (primary !== undefined ? `${primary}|${mark.slice(KEY_MARK.length)}` : undefined) : mark;
-        const shown = id !== undefined ? this.rowsOf.get(id) : undefined;
+        if (id === undefined || seen.has(id)) continue;
+        seen.add(id);
+        const node = this.nodes.get(id);
+        const shown = this.rowsOf.get(id) ?? (node?.type === 'namespace' ? [node] : undefined);
         if (shown) for (const n of shown) rows.push(n);
       }
       this.targetedRefreshes++;
@@ -718,9 +729,35 @@ export class ResourcesTreeProvider implements vscode.TreeDataProvider<ResourceNo
     }
   }
 
-  /** Schedules a (coalesced) refresh, e.g. to re-render relative times. */
+  /** Schedules a (coalesced) refresh of the whole view. */
   refresh(): void {
     this.coalescer.all();
+  }
+
+  /**
+   * Schedules a (coalesced) refresh of the rows whose text shows a relative time: Terminating objects (their age),
+   * the loop's keys waiting for a retry or requeue or being reconciled (`retry in 3s`), and, when namespaces are
+   * watched, Terminating namespace rows. Only those rows: a refresh of the whole view makes VS Code's extension host
+   * forget every row until the view has fetched them again, and a command picked meanwhile from a row's context menu
+   * or inline button would get no element (it would ask which object instead of acting on the row). Once a second
+   * while such a row is shown, that window was hit often (Strip Finalizers… on a stuck object asked which object).
+   */
+  refreshTimes(): void {
+    const m = this.model;
+    if (!m) return;
+    const primary = m.primaryResource;
+    for (const id of this.rowsOf.keys()) {
+      const bar = id.indexOf('|');
+      const resource = id.slice(0, bar);
+      const key = id.slice(bar + 1);
+      const ticking = Boolean(m.get(resource, key)?.metadata.deletionTimestamp) || (resource === primary && ((s) => Boolean(s && (s.waiting || s.phase === 'processing')))(m.keyState(key)));
+      if (ticking) this.coalescer.mark(TIME_MARK + id);
+    }
+    if (m.resources.some((r) => r.id === 'namespaces')) {
+      for (const n of this.nodes.values()) {
+        if (n.type === 'namespace' && m.get('namespaces', n.namespace)?.metadata.deletionTimestamp) this.coalescer.mark(TIME_MARK + n.id);
+      }
+    }
   }
 
   dispose(): void {

@@ -58,3 +58,26 @@ test('checks.transitions takes a list of JSON objects (merge patches): anything 
   assert.equal(settingTypeOk('goController.env', ['A=1']), false);
   assert.equal(settingTypeOk('goController.env', { A: '1' }), true);
 });
+
+test('unknownSettingProblems names reconcileLab.* keys that are no setting, with the setting meant; known keys, their own values and the configuration object\'s methods are not named', async () => {
+  const { unknownSettingProblems } = await import('../../../src/host/settings.ts');
+  // As VS Code merges the section: nested by the dots of the keys, defaults of known keys included.
+  const section = {
+    resources: ['tenants.platform.example.dev'],
+    reconciler: { kind: 'module', modulePath: 'r.ts', predicate: ['generation-changed'], predicates: [] },
+    workqueue: { kind: 'client-go' },
+    goController: { env: { NOT_A_SETTING: '1' }, args: [] },
+    eventlog: 5,
+    zzzUnrelated: true,
+    get: () => undefined,
+    inspect: () => undefined,
+  };
+  assert.deepEqual(unknownSettingProblems(section), [
+    'reconcileLab.reconciler.predicate is not a Reconcile Lab setting (did you mean reconcileLab.reconciler.predicates?): it does nothing',
+    'reconcileLab.workqueue.kind is not a Reconcile Lab setting (did you mean reconcileLab.workQueue.kind?): it does nothing',
+    'reconcileLab.eventlog is not a Reconcile Lab setting (did you mean reconcileLab.eventLog.size?): it does nothing',
+    'reconcileLab.zzzUnrelated is not a Reconcile Lab setting: it does nothing',
+  ]);
+  assert.deepEqual(unknownSettingProblems({ reconciler: { kind: 'lab' }, 'connection': { context: '' } }), []);
+  assert.deepEqual(unknownSettingProblems(undefined), []);
+});

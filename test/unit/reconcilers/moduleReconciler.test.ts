@@ -345,6 +345,9 @@ test('without esbuild, a plain syntax error names file:line:column and shows the
   // TypeScript, through Node's type stripping (ERR_INVALID_TYPESCRIPT_SYNTAX: its location is above the stack).
   const ts = await failure('syntax.ts', 'export function reconcile() { return {}; }\nconst x = {;\n');
   assert.match(ts, new RegExp(`^cannot compile ${join(dir, 'syntax.ts').replace(/[.\\]/g, '\\$&')}:\nsyntax\\.ts:2:12: Unexpected token \`;\`[^\n]*\n    2 \\| const x = \\{;$`), ts);
+  // The line before the offending one is empty (Node quotes it too): the location is still found.
+  const blank = await failure('syntax-blank.ts', 'export function reconcile() { return {}; }\n\nconst broken = ;\n');
+  assert.match(blank, new RegExp(`^cannot compile ${join(dir, 'syntax-blank.ts').replace(/[.\\]/g, '\\$&')}:\nsyntax-blank\\.ts:3:16: Expression expected\n    3 \\| const broken = ;$`), blank);
   // An ES module: V8 keeps the location to itself; module syntax before the error does not hide it.
   const js = await failure('syntax.js', "import { join } from 'node:path';\nexport const here = import.meta.url;\nexport default function reconcile() { return {}; }\nexport { join as j };\nawait 0;\nconst x = {;\n");
   assert.equal(js, `cannot compile ${join(dir, 'syntax.js')}:\nsyntax.js:6:12: Unexpected token ';'\n    6 | const x = {;`);
@@ -378,6 +381,10 @@ test('locateModuleSyntaxError: finds V8\'s own location of an ES module\'s synta
 
 test('syntaxErrorAt: reads the location Node prints above a stack; none when the stack starts with the error', () => {
   assert.deepEqual(syntaxErrorAt("file:///w/m.mts?v=1:2\nexport const a = 1;\nconst x = {;\n           ^\n\nSyntaxError [ERR_INVALID_TYPESCRIPT_SYNTAX]: Unexpected token\n    at parseTypeScript (node:internal/modules/typescript:72:36)"), { where: 'file:///w/m.mts?v=1', line: 2, column: 11, lineText: 'const x = {;' });
+  // The line Node quotes before the offending one is empty (a blank line between two blocks): still found.
+  assert.deepEqual(syntaxErrorAt('/w/t.ts:4\n\nconst broken = ;\n               ^\n\nSyntaxError [ERR_INVALID_TYPESCRIPT_SYNTAX]: Expression expected\n    at parseTypeScript (node:internal/modules/typescript:72:36)'), { where: '/w/t.ts', line: 4, column: 15, lineText: 'const broken = ;' });
+  // VS Code's extension host writes the frames with a tab and no error code.
+  assert.deepEqual(syntaxErrorAt('/w/t.ts:4\n\nconst broken = ;\n               ^\n\nSyntaxError: Expression expected\n\tat parseTypeScript (node:internal/modules/typescript:72:36)'), { where: '/w/t.ts', line: 4, column: 15, lineText: 'const broken = ;' });
   assert.equal(syntaxErrorAt("SyntaxError: Unexpected token ';'\n    at compileSourceTextModule (node:internal/modules/esm/utils:357:16)"), undefined);
   assert.equal(syntaxErrorAt('Error: bad offset:12\n    at f (/w/m.js:1:1)\n\nnot an error line'), undefined);
 });

@@ -1,6 +1,6 @@
 // Connecting and disconnecting through the commands, with the kubeconfig the run provides (RECONCILE_LAB_KUBECONFIG).
 import * as assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as vscode from 'vscode';
@@ -146,6 +146,36 @@ describe('connect', function () {
       assert.deepEqual(a.shownSince(mark).filter((t) => /Reconnect to apply/.test(t.text)).map((t) => t.text), [], 'no reconnect prompt: the command reconnected itself');
     } finally {
       for (const k of ['reconciler.kind', 'reconciler.modulePath', 'reconciler.resource']) await cfg().update(k, undefined, vscode.ConfigurationTarget.Workspace);
+    }
+  });
+
+  it('a reconcileLab.* key that is no setting (a misspelt name) is named at connect with the setting meant, and the loop still runs', async () => {
+    // VS Code refuses to write an unregistered key through its API: write the folder's settings.json as a person does.
+    const folder = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
+    assert.ok(folder, 'the suite runs in a folder');
+    const file = join(folder, '.vscode', 'settings.json');
+    let before: string | undefined;
+    try {
+      before = readFileSync(file, 'utf8');
+    } catch {
+      before = undefined;
+    }
+    const typo = 'reconcileLab.reconciler.predicate';
+    try {
+      mkdirSync(join(folder, '.vscode'), { recursive: true });
+      writeFileSync(file, JSON.stringify({ ...(before ? JSON.parse(before) as object : {}), [typo]: ['generation-changed'] }, null, 2));
+      await waitUntil(() => (vscode.workspace.getConfiguration('reconcileLab').get('reconciler') as { predicate?: unknown } | undefined)?.predicate !== undefined, 'VS Code reads the new key', 20_000);
+      const ns = await testNamespace('ext-conn');
+      const from = (await api()).shownMark();
+      const r = await connectTo(ns);
+      assert.equal(r.loopProblem, undefined);
+      const warning = (await api()).shownSince(from).find((t) => t.kind === 'warning' && t.text.includes(typo));
+      assert.ok(warning, 'a warning names the key');
+      assert.match(warning.text, /reconcileLab\.reconciler\.predicate is not a Reconcile Lab setting \(did you mean reconcileLab\.reconciler\.predicates\?\): it does nothing/);
+    } finally {
+      if (before === undefined) rmSync(file, { force: true });
+      else writeFileSync(file, before);
+      await waitUntil(() => (vscode.workspace.getConfiguration('reconcileLab').get('reconciler') as { predicate?: unknown } | undefined)?.predicate === undefined, 'the key is gone again', 20_000);
     }
   });
 

@@ -258,6 +258,17 @@ describe('Work Queue view refreshes', function () {
       }
       const keys = l.queueTree.getChildren().map((n) => (n.type === 'queueKey' ? n.key : ''));
       assert.deepEqual(keys, l.session!.queuedKeys(), 'the view lists the queue in its new order');
+      // What a tick does (relative times: `retry in 3s`, `due 2s ago`): the rows shown, as the elements VS Code holds,
+      // never the whole view (which would leave an inline button or context-menu command clicked meanwhile without
+      // its row).
+      l.queueTree.flush();
+      const shownRows = l.queueTree.getChildren().filter((n) => n.type === 'queueKey');
+      fired.length = 0;
+      l.queueTree.refreshTimes();
+      l.queueTree.flush();
+      assert.ok(!fired.includes(undefined), 'no whole-view refresh for a tick');
+      const ticked = fired.filter(Array.isArray).flat();
+      for (const n of shownRows) assert.ok(ticked.includes(n), `the row of ${n.type === 'queueKey' ? n.key : n.id} is re-rendered as the same element`);
     } finally {
       sub.dispose();
     }

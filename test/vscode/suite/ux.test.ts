@@ -5,6 +5,7 @@ import * as assert from 'node:assert/strict';
 import * as vscode from 'vscode';
 import type { StepResult } from '../../../src/core/controller/controller.ts';
 import type { ReconcileLab } from '../../../src/host/reconcileLab.ts';
+import type { ResourceNode } from '../../../src/host/views/resourcesTree.ts';
 import { api, connectTo, labCluster, ok, run, suiteWidgets, waitUntil, widget, type WidgetCrd, tooltipText } from './support/lab.ts';
 
 const LEGACY = 'legacy.example.com/external-dns';
@@ -88,10 +89,24 @@ describe('Step has one meaning, and relative times tick', function () {
     await waitUntil(() => Boolean(l.session?.get(c.resourceId, `${ns}/ticking`)?.metadata.deletionTimestamp), 'cache sees the deletion');
     await vscode.commands.executeCommand('reconcileLab.resources.focus');
     await waitUntil(() => l.resourcesView.visible && l.ticker.running, 'the ticker runs while the view is visible');
+    l.resourcesTree.flush();
+    const node = l.resourcesTree.nodeFor(c.resourceId, `${ns}/ticking`)!;
+    // Ticks re-render the ticking row by itself, as the element VS Code holds, not the whole view: a whole-view refresh
+    // makes VS Code's extension host forget every row until the view fetched them again, and a context-menu command
+    // picked on the row meanwhile (Strip Finalizers… on this very object) got no element and asked which object.
+    const fired: Array<ResourceNode | ResourceNode[] | undefined> = [];
+    const sub = l.resourcesTree.onDidChangeTreeData((e) => fired.push(e));
     const ticks = l.ticker.ticks;
     const refreshes = l.resourcesTree.refreshCount;
-    await waitUntil(() => l.ticker.ticks >= ticks + 2 && l.resourcesTree.refreshCount >= refreshes + 2, 'ticks re-render the view', 10_000);
-    const node = l.resourcesTree.nodeFor(c.resourceId, `${ns}/ticking`)!;
+    try {
+      await waitUntil(() => l.ticker.ticks >= ticks + 3 && l.resourcesTree.refreshCount >= refreshes + 2, 'ticks re-render the view', 10_000);
+    } finally {
+      sub.dispose();
+    }
+    const rowRefreshes = fired.filter((e) => Array.isArray(e) && e.some((n) => n.id === node.id)).length;
+    const wholeView = fired.filter((e) => e === undefined).length;
+    assert.ok(rowRefreshes >= 2, `the ticking row is refreshed as its element (${rowRefreshes} of ${fired.length} refreshes)`);
+    assert.ok(wholeView < l.ticker.ticks - ticks, `ticks do not refresh the whole view (${wholeView} whole-view refreshes in ${l.ticker.ticks - ticks} ticks)`);
     const item = l.resourcesTree.getTreeItem(node);
     const age = /^Terminating (\d+)s/.exec(String(item.description))?.[1];
     assert.ok(age !== undefined && Number(age) >= 1, String(item.description));
