@@ -623,6 +623,27 @@ describe('robustness checks (issue 11) on the real control plane', () => {
     }
   });
 
+  test('a module that changes an object of a real namespace during the checks is refused before the server: the key could not be checked, the object is untouched', async () => {
+    // A record kept in a fixed namespace (here the test's own namespace stands for "platform-system").
+    const registry = await c.create(CONFIGMAPS, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: uniqueName('registry'), namespace: ns }, data: { seen: '' } });
+    const reconciler: Reconciler = {
+      name: 'registry-writer',
+      async reconcile(req, ctx) {
+        const obj = await ctx.client.get(ctx.primary, req.namespace, req.name, ctx.signal).catch(() => undefined);
+        if (!obj || obj.metadata.deletionTimestamp) return {};
+        await ctx.client.patch(CONFIGMAPS, ns, registry.metadata.name!, 'merge', { data: { seen: req.name } }, { signal: ctx.signal });
+        return {};
+      },
+    };
+    const r = await runChecks(options({ keys: [`${ns}/widget-ready`], createReconciler: () => reconciler, reconcilerSpec: { kind: 'module', path: 'registry-writer.ts' }, checks: ['runTwice', 'convergence'] }));
+    for (const x of r.results) {
+      assert.equal(x.status, 'error', summary(r));
+      assert.match(x.message!, new RegExp(`^could not check this key inside a check instance: the write patch configmaps ${ns}/${registry.metadata.name} was refused \\(a check instance writes only in its scratch namespace\\)`), summary(r));
+    }
+    const after = await c.get(CONFIGMAPS, ns, registry.metadata.name!);
+    assert.equal(after.metadata.resourceVersion, registry.metadata.resourceVersion, 'the real ConfigMap was never written');
+  });
+
   test('child drift: a child of a kind the check\'s loop does not watch is left alone, and the skip says how to watch it', async () => {
     const SECRETS = { group: '', version: 'v1', resource: 'secrets' };
     const withSecret = (): Reconciler => ({

@@ -23,6 +23,7 @@ import { NAMESPACE_KEY, specReferences, withExtraReferences, type CopiedReferenc
 import { crashingClient, FrozenListerWatcher, WithholdingInformer } from './perturb.ts';
 import { SCRATCH_LABEL, SCRATCH_NAMESPACE_PREFIX } from './scratch.ts';
 import { ownerAnnotation, SCRATCH_OWNER_ANNOTATION } from './leftovers.ts';
+import { CheckFootprint, confinedClient } from './confinement.ts';
 
 /**
  * The harness the checks run in: scratch namespaces, copies of the developer's object and what it depends on,
@@ -56,6 +57,11 @@ export interface HarnessEnv {
   signal: AbortSignal;
   /** Secrets and ConfigMaps the person named to copy besides those the spec refers to ({@link dependenciesOf}). */
   copies?: readonly SpecReference[];
+  /**
+   * What the built-in loop's runs created outside their scratch namespaces, shared by every run of the checks
+   * ({@link confinedClient}); without it each run has its own.
+   */
+  footprint?: CheckFootprint;
 }
 
 export function resourceLabelOf(gvr: GroupVersionResource): string {
@@ -405,11 +411,13 @@ export async function startLoopRun(env: HarnessEnv, namespace: string, hooks: Ru
   });
   const reconciler = env.createReconciler();
   let run: ControllerRun | undefined;
-  const client = hooks.crashAfterWrites !== undefined ? crashingClient(env.client, hooks.crashAfterWrites, () => hooks.onCrash?.()) : env.client;
-  const inNs = (r: ResourceInfo) => (r.namespaced ? { namespace } : {});
   // A cluster-scoped primary has no namespace to scope to: its informer watches the copy alone (by name), or the
   // run would reconcile the developer's own objects of that kind.
   if (!env.primary.namespaced && hooks.key === undefined) throw new Error('a check run of a cluster-scoped resource needs the key of its copy');
+  // Confined as a Go check instance is: writes in the scratch namespace, to the copy, and to what the check created.
+  const confined = confinedClient(env.client, { namespace, ...(!env.primary.namespaced && hooks.key !== undefined ? { clusterCopy: { gvr: env.primary, name: hooks.key } } : {}), footprint: env.footprint ?? new CheckFootprint() });
+  const client = hooks.crashAfterWrites !== undefined ? crashingClient(confined, hooks.crashAfterWrites, () => hooks.onCrash?.()) : confined;
+  const inNs = (r: ResourceInfo) => (r.namespaced ? { namespace } : {});
   const primaryScope = env.primary.namespaced ? { namespace } : { fieldSelector: `metadata.name=${hooks.key}` };
   // The owner-UID index, as the editor's and the CLI's informers have it (ctx.cache.indexer(gvr).byIndex('ownerUid', uid)).
   const indexers = { [OWNER_UID_INDEX]: ownerUidIndexFunc };

@@ -11,7 +11,7 @@ import { CONFIGMAPS, copyInto, currentResourceVersion, createScratchNamespace, d
 import { GoCheckRunner } from './goRun.ts';
 import { cleanupLeftovers } from './leftovers.ts';
 import { referencesNote } from './references.ts';
-import { confinementFailure, confinementMessage } from './confinement.ts';
+import { CheckFootprint, confinementFailure, confinementMessage } from './confinement.ts';
 import { writeText } from '../journal/writeText.ts';
 import { deriveSpecMutation, mergeParts, specSchemaOf, type SpecMutationPart } from './specMutation.ts';
 import { createsOutsideScratch, DRIFT_SUFFIX, driftTargets, ownsHint } from './drift.ts';
@@ -1255,7 +1255,7 @@ async function checkDeletion(ctx: KeyContext, parts: CheckTimingPart[], learned:
         return waitUntilGone(ctx.env.clock, async () => {
           // A Go check instance whose cleanup was refused (a record in another namespace) never gets the copy
           // gone: say so now rather than after the bound.
-          const confined = ctx.o.reconcilerSpec.kind === 'go' ? confinementFailure(run.entries.slice(from), copy.scratchKey) : undefined;
+          const confined = confinementFailure(run.entries.slice(from), copy.scratchKey);
           if (confined) throw new ConfinedError(confined);
           return client.get(primary, copy.namespace, copy.name, signal);
         }, ctx.boundMs, signal);
@@ -1478,6 +1478,7 @@ export async function runChecks(options: RunChecksOptions, progress?: CheckProgr
     ...(goRunner ? { startRun: goRunner.startRun } : {}),
     clock, log, quietMs: options.quietMs ?? 750, signal: abort.signal,
     ...(options.copies?.length ? { copies: options.copies } : {}),
+    footprint: new CheckFootprint(),
   };
   const emit = (e: CheckProgressEvent) => {
     try {
@@ -1522,8 +1523,9 @@ export async function runChecks(options: RunChecksOptions, progress?: CheckProgr
     if (abort.signal.aborted) break;
     const ctx: KeyContext = { env, o: options, key, boundMs: options.convergenceBoundMs ?? 15_000, resources, learnedResources, nameRules: [], namespaces: [], clusterCopies: new Map(), parts: allParts, emit, findingSeq };
     const result = (check: CheckKind, r: Pick<CheckResult, 'status' | 'message' | 'findings'>, parts: CheckTimingPart[], t0: number) => {
-      // A Go check instance's reconciles that failed on its confinement to the scratch namespace are no finding.
-      const confined = goRunner && r.status === 'failed' ? r.findings.map((f) => confinementFailure(f.journal)).find((m) => m !== undefined) : undefined;
+      // Reconciles that failed on the check's confinement to the scratch namespace (a Go check instance's, the
+      // built-in loop's: confinedClient) are no finding.
+      const confined = r.status === 'failed' ? r.findings.map((f) => confinementFailure(f.journal)).find((m) => m !== undefined) : undefined;
       if (confined) r = { status: 'error', findings: [], message: confinementMessage(confined) };
       const full: CheckResult = { check, key, ...r, durationMs: clock.now() - t0, parts };
       results.push(full);
@@ -1535,7 +1537,7 @@ export async function runChecks(options: RunChecksOptions, progress?: CheckProgr
       const t0 = clock.now();
       for (const c of checks) emit({ kind: 'checkStarted', key, check: c });
       ref1 = await referenceRun(ctx, refParts, 1, true);
-      const confined = goRunner ? confinementFailure(ref1.run.entries, ref1.copy.scratchKey) : undefined;
+      const confined = confinementFailure(ref1.run.entries, ref1.copy.scratchKey);
       if (confined) {
         // Every check would run into the same wall (and the convergence check would read the retries as a loop).
         for (const c of checks) result(c, { status: 'error', findings: [], message: confinementMessage(confined) }, c === checks[0] ? [...refParts] : [], t0);

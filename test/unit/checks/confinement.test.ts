@@ -38,3 +38,56 @@ test('the controller\'s own failures, other keys and failed writes the server re
 test('the message says it is no finding and why the instance is confined', () => {
   assert.match(confinementMessage('the write x was refused'), /^could not check this key inside a check instance: the write x was refused\. [^]*your real objects are never changed[^]*not from your controller/);
 });
+
+test('confinedClient: the built-in loop of a check writes in its scratch namespace, to the copy and to what it created; a write that would change anything else is refused before the server', async () => {
+  const { CheckFootprint, confinedClient } = await import('../../../src/core/checks/confinement.ts');
+  const sent: string[] = [];
+  const obj = (ns: string | undefined, name: string) => ({ apiVersion: 'v1', kind: 'X', metadata: { name, ...(ns ? { namespace: ns } : {}) } });
+  const answer = async (verb: string, ns: string | undefined, name: string) => {
+    sent.push(`${verb} ${ns ?? ''}/${name}`);
+    return obj(ns, name);
+  };
+  const inner = {
+    get: async () => obj('x', 'x'), list: async () => ({ metadata: {}, items: [] }), discover: async () => [],
+    create: async (_g: unknown, o: { metadata: { namespace?: string; name?: string; generateName?: string } }) => answer('create', o.metadata.namespace, o.metadata.name ?? `${o.metadata.generateName}abc12`),
+    update: async (_g: unknown, o: { metadata: { namespace?: string; name?: string } }) => answer('update', o.metadata.namespace, o.metadata.name!),
+    updateStatus: async (_g: unknown, o: { metadata: { namespace?: string; name?: string } }) => answer('updateStatus', o.metadata.namespace, o.metadata.name!),
+    patch: async (_g: unknown, ns: string | undefined, n: string) => answer('patch', ns, n),
+    patchStatus: async (_g: unknown, ns: string | undefined, n: string) => answer('patchStatus', ns, n),
+    apply: async (_g: unknown, o: { metadata: { namespace?: string; name?: string } }) => answer('apply', o.metadata.namespace, o.metadata.name!),
+    delete: async (_g: unknown, ns: string | undefined, n: string) => answer('delete', ns, n),
+  } as never;
+  const CM = { group: '', version: 'v1', resource: 'configmaps' };
+  const NS = { group: '', version: 'v1', resource: 'namespaces' };
+  const TENANTS = { group: 'platform.example.dev', version: 'v1', resource: 'tenants' };
+  const footprint = new CheckFootprint();
+  const c = confinedClient(inner, { namespace: 'rl-check-1', clusterCopy: { gvr: TENANTS, name: 'rl-check-1-acme' }, footprint });
+  const refused = (p: Promise<unknown>, what: RegExp) => assert.rejects(p, (e: Error) => e.message.startsWith(CHECK_WRITE_REFUSAL) && what.test(e.message) && /writes only in its scratch namespace rl-check-1/.test(e.message));
+
+  await c.update(CM, obj('rl-check-1', 'child') as never);
+  await c.patchStatus(TENANTS, undefined, 'rl-check-1-acme', 'merge', {});
+  await refused(c.patch(CM, 'platform', 'registry', 'merge', {}), /^reconcile lab check: refused patch configmaps platform\/registry:/);
+  await refused(c.delete(TENANTS, undefined, 'acme'), /refused delete tenants\.platform\.example\.dev acme:/);
+  await refused(c.apply(CM, obj('default', 'cfg') as never, { fieldManager: 'm' }), /refused apply configmaps default\/cfg:/);
+  // A create cannot change an existing object (the server refuses one that exists): it goes through and is the check's.
+  await c.create(NS, obj(undefined, 'tenant-rl-check-1-acme') as never);
+  await c.create(CM, obj('tenant-rl-check-1-acme', 'info') as never);
+  await c.update(CM, obj('tenant-rl-check-1-acme', 'info') as never);
+  await c.patch(NS, undefined, 'tenant-rl-check-1-acme', 'merge', {});
+  // ... and it stays the check's for the next run (a restarted controller), which shares the footprint.
+  const next = confinedClient(inner, { namespace: 'rl-check-1', footprint });
+  await next.delete(CM, 'tenant-rl-check-1-acme', 'info');
+  await refused(next.update(CM, obj('platform', 'registry') as never), /refused update configmaps platform\/registry:/);
+  // Dry-run writes persist nothing: never refused.
+  await c.patch(CM, 'platform', 'registry', 'merge', {}, { dryRun: true });
+  assert.deepEqual(sent, [
+    'update rl-check-1/child',
+    'patchStatus /rl-check-1-acme',
+    'create /tenant-rl-check-1-acme',
+    'create tenant-rl-check-1-acme/info',
+    'update tenant-rl-check-1-acme/info',
+    'patch /tenant-rl-check-1-acme',
+    'delete tenant-rl-check-1-acme/info',
+    'patch platform/registry',
+  ], 'a refused write never reached the server');
+});
