@@ -33,7 +33,7 @@ import { maskSecretPair } from '../core/k8s/secretMask.ts';
 import { BridgeHub } from '../core/bridge/bridgeHub.ts';
 import { RemoteController } from '../core/bridge/remoteController.ts';
 import { GoControllerNotAnnouncedError, runGoController } from '../core/bridge/runGoController.ts';
-import { addressInUseHint, cacheSyncHint, findGoMod, goLaunchProblem, uninstalledKindProblem, unservedKind } from '../core/bridge/goModule.ts';
+import { addressInUseHint, cacheSyncHint, findGoMod, leaderElectionNamespaceHint, goLaunchProblem, uninstalledKindProblem, unservedKind } from '../core/bridge/goModule.ts';
 import { PROTOCOL } from '../core/bridge/protocol.ts';
 import { crdManifestsFor, findCrdManifests } from '../core/k8s/crdManifests.ts';
 import { dirname, relative, resolve } from 'node:path';
@@ -277,7 +277,7 @@ export function programEnding(how: string, tail: readonly string[]): string {
  * Undefined for any other output.
  */
 export function programEndedHint(tail: readonly string[]): string | undefined {
-  return cacheSyncHint(tail) ?? addressInUseHint(tail);
+  return cacheSyncHint(tail) ?? addressInUseHint(tail) ?? leaderElectionNamespaceHint(tail);
 }
 
 /** `Last output:` and the lines, indented, ending with a newline ('' without lines). */
