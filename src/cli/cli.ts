@@ -32,8 +32,8 @@ import { yamlDiff } from '../core/actions/objectDiff.ts';
 import { maskSecretPair } from '../core/k8s/secretMask.ts';
 import { BridgeHub } from '../core/bridge/bridgeHub.ts';
 import { RemoteController } from '../core/bridge/remoteController.ts';
-import { GoControllerNotAnnouncedError, runGoController } from '../core/bridge/runGoController.ts';
-import { addressInUseHint, cacheSyncHint, findGoMod, leaderElectionNamespaceHint, goLaunchProblem, uninstalledKindProblem, unservedKind } from '../core/bridge/goModule.ts';
+import { GoControllerNotAnnouncedError, programExitHint, runGoController } from '../core/bridge/runGoController.ts';
+import { findGoMod, goLaunchProblem, uninstalledKindProblem, unservedKind } from '../core/bridge/goModule.ts';
 import { PROTOCOL } from '../core/bridge/protocol.ts';
 import { crdManifestsFor, findCrdManifests } from '../core/k8s/crdManifests.ts';
 import { dirname, relative, resolve } from 'node:path';
@@ -265,19 +265,20 @@ function goProgramHow(how: string): string {
   return how.startsWith('killed') ? `was ${how}` : how;
 }
 
-export function programEnding(how: string, tail: readonly string[]): string {
-  const hint = programEndedHint(tail);
+export function programEnding(how: string, tail: readonly string[], dir?: string): string {
+  const hint = programEndedHint(tail, dir);
   return `The Go program ${goProgramHow(how)}.${tail.length ? ` ${lastOutput(tail).trimEnd()}` : ''}${hint ? `\n${hint}` : ''}`;
 }
 
 /**
  * What a Go program's last output lines say about why it ended after it announced its controllers, as the launch
- * says it before: a kind whose informer never synced (its CRD not installed: controller-runtime stops the whole
- * program when its cache sync timeout ends, whichever controller watches the kind), an address already in use.
+ * says it before ({@link programExitHint}; `dir`: the program's module, default the working directory): a kind whose
+ * informer never synced (its CRD not installed: controller-runtime stops the whole program when its cache sync
+ * timeout ends, whichever controller watches the kind), an address already in use, webhooks without a certificate.
  * Undefined for any other output.
  */
-export function programEndedHint(tail: readonly string[]): string | undefined {
-  return cacheSyncHint(tail) ?? addressInUseHint(tail) ?? leaderElectionNamespaceHint(tail);
+export function programEndedHint(tail: readonly string[], dir = process.cwd()): string | undefined {
+  return programExitHint(tail, dir);
 }
 
 /** `Last output:` and the lines, indented, ending with a newline ('' without lines). */
@@ -1289,7 +1290,7 @@ async function startGoController(args: CliArgs, io: CliIo, log: Logger, s: Sessi
       await Promise.race([r.launched.exited, new Promise((res) => (timer = setTimeout(res, graceMs)))]);
       clearTimeout(timer);
     }
-    return ended === undefined ? undefined : programEnding(ended, r.launched.tail(PROGRAM_TAIL_LINES));
+    return ended === undefined ? undefined : programEnding(ended, r.launched.tail(PROGRAM_TAIL_LINES), goProjectDir(args.go));
   });
   store.add(r.launched);
   if (s.resourceFromProgram) {
@@ -1755,7 +1756,7 @@ async function run(args: CliArgs, io: CliIo, log: Logger, s: Session, store: Dis
     if (stopping) return;
     programEnded = how;
     const tail = programTail.get(store)?.() ?? [];
-    const hint = programEndedHint(tail);
+    const hint = programEndedHint(tail, goProjectDir(args.go));
     io.stderr(`reconcile-lab: the Go program ${goProgramHow(how)}; stopping\n${lastOutput(tail)}${hint ? `${hint}\n` : ''}`);
     stop();
   });
