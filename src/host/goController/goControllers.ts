@@ -89,6 +89,8 @@ export class GoControllers implements vscode.Disposable {
    * what a CRD installed meanwhile restarts it for.
    */
   private unservedInRun = new Set<string>();
+  /** The CRDs (`<plural>.<group>`) offered by an Install CRD(s) notification not answered yet (see tellUnserved). */
+  private offeredCrds = new Set<string>();
   /**
    * "<group>/<kind>" the launched program's output named as not served, waiting out {@link UNSERVED_OUTPUT_GRACE_MS}
    * (reset with {@link unservedInRun} at each run).
@@ -595,12 +597,27 @@ export class GoControllers implements vscode.Disposable {
     );
   }
 
+  /**
+   * Shows `plain`, or the offer to install CRDs when there is one. An offer whose CRDs are all in one already shown
+   * and not answered yet (two controllers of a project whose CRDs are all missing: each offer names the other's CRD
+   * too, as `make install` applies them together) is not shown again: one Install CRDs installs them all, and a
+   * second notification would go on offering CRDs just installed.
+   */
   private tellUnserved(plain: string, offered: Promise<{ manifests: CrdManifest[]; text: string; button: string } | undefined>, k: { kind?: string; group?: string }): void {
     const s = this.hubSession;
     void offered.then(
       (offer) => {
         if (!offer || !s) return void ui.warn(plain);
-        void ui.warn(offer.text, offer.button).then((choice) => (choice === offer.button ? installCrdsOnChoice(this.lab, offer.manifests, s) : undefined));
+        const names = offer.manifests.map((m) => m.name);
+        if (names.every((n) => this.offeredCrds.has(n))) {
+          this.lab.log.info('not offering the CRDs again: a notification shown offers them all', { crds: names.join(', ') });
+          return;
+        }
+        for (const n of names) this.offeredCrds.add(n);
+        void ui.warn(offer.text, offer.button).then((choice) => {
+          for (const n of names) this.offeredCrds.delete(n);
+          return choice === offer.button ? installCrdsOnChoice(this.lab, offer.manifests, s) : undefined;
+        });
       },
       (e: unknown) => {
         this.lab.log.warn('looking for CRD manifests failed', { kind: `${k.kind ?? ''}.${k.group ?? ''}`, error: (e as Error).message });
