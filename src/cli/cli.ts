@@ -32,7 +32,7 @@ import { yamlDiff } from '../core/actions/objectDiff.ts';
 import { maskSecretPair } from '../core/k8s/secretMask.ts';
 import { BridgeHub } from '../core/bridge/bridgeHub.ts';
 import { RemoteController } from '../core/bridge/remoteController.ts';
-import { GoControllerNotAnnouncedError, runGoController } from '../core/bridge/runGoController.ts';
+import { GoControllerNotAnnouncedError, programExitHint, runGoController } from '../core/bridge/runGoController.ts';
 import { findGoMod, goLaunchProblem, uninstalledKindProblem, unservedKind } from '../core/bridge/goModule.ts';
 import { PROTOCOL } from '../core/bridge/protocol.ts';
 import { crdManifestsFor, findCrdManifests } from '../core/k8s/crdManifests.ts';
@@ -265,8 +265,20 @@ function goProgramHow(how: string): string {
   return how.startsWith('killed') ? `was ${how}` : how;
 }
 
-export function programEnding(how: string, tail: readonly string[]): string {
-  return `The Go program ${goProgramHow(how)}.${tail.length ? ` ${lastOutput(tail).trimEnd()}` : ''}`;
+export function programEnding(how: string, tail: readonly string[], dir?: string): string {
+  const hint = programEndedHint(tail, dir);
+  return `The Go program ${goProgramHow(how)}.${tail.length ? ` ${lastOutput(tail).trimEnd()}` : ''}${hint ? `\n${hint}` : ''}`;
+}
+
+/**
+ * What a Go program's last output lines say about why it ended after it announced its controllers, as the launch
+ * says it before ({@link programExitHint}; `dir`: the program's module, default the working directory): a kind whose
+ * informer never synced (its CRD not installed: controller-runtime stops the whole program when its cache sync
+ * timeout ends, whichever controller watches the kind), an address already in use, webhooks without a certificate.
+ * Undefined for any other output.
+ */
+export function programEndedHint(tail: readonly string[], dir = process.cwd()): string | undefined {
+  return programExitHint(tail, dir);
 }
 
 /** `Last output:` and the lines, indented, ending with a newline ('' without lines). */
@@ -315,18 +327,38 @@ const NOT_YET: ResourceInfo = Object.freeze({ group: '', version: '', resource: 
 /**
  * Why `--go` without `--resource` cannot follow controller `name`: it announced a resource `id` the cluster does not
  * serve; or a kind (`announced.kind`, from bridge.Wrap's object) but no resource — the program's RESTMapper found
- * none, i.e. the kind's CRD is not installed (a newcomer's first mistake); or nothing at all (no object given to
- * bridge.Wrap).
+ * none, i.e. the kind's CRD is not installed (a newcomer's first mistake; see {@link uninstalledKindMessage}); or
+ * nothing at all (no object given to bridge.Wrap).
  */
-export function unservedResourceMessage(name: string, id: string | undefined, announced: { group?: string; version?: string; kind?: string }, projectDir?: string): string {
+export function unservedResourceMessage(name: string, id: string | undefined, announced: { group?: string; version?: string; kind?: string }, projectDir?: string, served?: readonly DiscoveredResource[]): string {
   const install = 'install its CRD (a kubebuilder project: make install, or kubectl apply -f config/crd/bases)';
   if (id !== undefined) return `the Go controller ${name} reconciles ${id}, which the cluster does not serve: ${install}, or pass --resource`;
-  // The project holds the kind's manifest (config/crd/bases first): name the file to apply.
-  const manifest = projectDir && announced.kind ? crdManifestsFor(findCrdManifests([projectDir]), { group: announced.group ?? '', kind: announced.kind, ...(announced.version ? { version: announced.version } : {}) })[0] : undefined;
-  if (manifest) return `${unservedKind(name, announced)}: its CRD is not installed: kubectl apply -f ${relative(process.cwd(), manifest.file) || manifest.file} (${manifest.name}; or make install in a kubebuilder project), then run again`;
-  const uninstalled = uninstalledKindProblem(name, announced);
+  const uninstalled = uninstalledKindMessage(name, announced, projectDir, served);
   if (uninstalled) return `${uninstalled}, then run again`;
   return `the Go controller ${name} does not name the resource it reconciles (no bridge.Wrap(mgr, name, r, &YourKind{}) gave its object, or it has no bridge.Wrap): pass --resource`;
+}
+
+/**
+ * What to say of controller `name`, which announced a kind but no resource (its program's RESTMapper found none: the
+ * kind's CRD is not installed): with the kind's manifest in the project (`projectDir`, config/crd/bases first) the
+ * file to apply; when other CRDs of that file's directory are not in `served` either, the directory instead, naming
+ * them (as `make install` applies a project's CRDs together: the next missing one, e.g. a second API group's kind,
+ * would otherwise stop the program when controller-runtime's cache sync timeout ends); else the general advice.
+ * Undefined when the controller announced a resource, or no kind.
+ */
+export function uninstalledKindMessage(name: string, announced: { group?: string; version?: string; kind?: string; resource?: string }, projectDir?: string, served?: readonly DiscoveredResource[]): string | undefined {
+  const unserved = unservedKind(name, announced);
+  if (!unserved || !announced.kind) return undefined;
+  const manifests = projectDir ? findCrdManifests([projectDir]) : [];
+  const manifest = crdManifestsFor(manifests, { group: announced.group ?? '', kind: announced.kind, ...(announced.version ? { version: announced.version } : {}) })[0];
+  if (!manifest) return uninstalledKindProblem(name, announced);
+  const shown = (file: string) => relative(process.cwd(), file) || file;
+  const dir = dirname(manifest.file);
+  const others = served
+    ? [...new Set(manifests.filter((m) => m.name !== manifest.name && dirname(m.file) === dir && !findResource(served, { group: m.group, name: m.plural })).map((m) => m.name))]
+    : [];
+  if (others.length) return `${unserved}: its CRD is not installed: kubectl apply -f ${shown(dir)} (${manifest.name} and the other CRDs there this cluster lacks: ${others.join(', ')}; or make install in a kubebuilder project)`;
+  return `${unserved}: its CRD is not installed: kubectl apply -f ${shown(manifest.file)} (${manifest.name}; or make install in a kubebuilder project)`;
 }
 
 /**
@@ -349,7 +381,7 @@ function followResourceOf(s: Session, controller: RemoteController, projectDir: 
   const dot = id?.indexOf('.') ?? -1;
   const found = id === undefined ? undefined : findResource(s.served, { group: dot < 0 ? '' : id.slice(dot + 1), name: dot < 0 ? id : id.slice(0, dot) });
   if (!found) {
-    throw new UsageError(unservedResourceMessage(controller.name, id, controller.announcement, projectDir));
+    throw new UsageError(unservedResourceMessage(controller.name, id, controller.announcement, projectDir, s.served));
   }
   s.resource = found;
   s.resourceFromProgram = false;
@@ -1258,7 +1290,7 @@ async function startGoController(args: CliArgs, io: CliIo, log: Logger, s: Sessi
       await Promise.race([r.launched.exited, new Promise((res) => (timer = setTimeout(res, graceMs)))]);
       clearTimeout(timer);
     }
-    return ended === undefined ? undefined : programEnding(ended, r.launched.tail(PROGRAM_TAIL_LINES));
+    return ended === undefined ? undefined : programEnding(ended, r.launched.tail(PROGRAM_TAIL_LINES), goProjectDir(args.go));
   });
   store.add(r.launched);
   if (s.resourceFromProgram) {
@@ -1275,6 +1307,10 @@ async function startGoController(args: CliArgs, io: CliIo, log: Logger, s: Sessi
       told.add(c);
       const how = args.command === 'run' ? `its lines are labelled [${c.name}]` : `--controller ${c.name} follows it`;
       io.stderr(`reconcile-lab: the program also runs controller ${c.name}${c.resourceId ? ` (${c.resourceId})` : ''}: ${how}\n`);
+      // Its kind's CRD is not installed: say so now, not when controller-runtime's cache sync timeout stops the
+      // whole program (the followed controller with it) two minutes later.
+      const uninstalled = uninstalledKindMessage(c.name, c.announcement, goProjectDir(args.go), s.served);
+      if (uninstalled) io.stderr(`reconcile-lab: warning: ${uninstalled}. Until then its cache waits for that kind, and controller-runtime stops the whole program when its cache sync timeout (2 minutes by default) ends.\n`);
     };
     for (const c of r.process.controllers) tell(c);
     store.add(hub.onDidAddController((c) => c.process === r.process && tell(c.controller)));
@@ -1719,7 +1755,9 @@ async function run(args: CliArgs, io: CliIo, log: Logger, s: Session, store: Dis
   void programExits.get(store)?.then((how) => {
     if (stopping) return;
     programEnded = how;
-    io.stderr(`reconcile-lab: the Go program ${goProgramHow(how)}; stopping\n${lastOutput(programTail.get(store)?.() ?? [])}`);
+    const tail = programTail.get(store)?.() ?? [];
+    const hint = programEndedHint(tail, goProjectDir(args.go));
+    io.stderr(`reconcile-lab: the Go program ${goProgramHow(how)}; stopping\n${lastOutput(tail)}${hint ? `${hint}\n` : ''}`);
     stop();
   });
   await stopped;

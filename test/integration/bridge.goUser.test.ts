@@ -233,6 +233,13 @@ describe('a user-shaped Go controller (two controllers, a cluster-scoped CRD) th
     }
   });
 
+  test('CLI step --go with --leader-elect and no LeaderElectionNamespace (a kubebuilder main.go run outside the cluster): the failure says why and how to run it', { timeout: 180_000 }, async () => {
+    const r = await runCliProcess(['step', '--kubeconfig', cluster.kubeconfigPath, '--controller', 'harbor-keeper', '--go', `${bin} --leader-elect --health-probe-bind-address=0 --metrics-bind-address=0`]);
+    assert.notEqual(r.code, 0, r.stderr);
+    assert.match(r.stderr, /unable to find leader election namespace/, r.stderr);
+    assert.match(r.stderr, /\nIts manager has leader election on but no LeaderElectionNamespace: .*--leader-elect=false.*set LeaderElectionNamespace/, r.stderr);
+  });
+
   test("CLI step/dry-run --go: a manager that fails to start after announcing its controllers (metrics port taken) fails with the program's own error, not only 'the controller process disconnected'", { timeout: 180_000 }, async () => {
     const taken = createServer();
     await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));

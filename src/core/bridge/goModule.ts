@@ -442,6 +442,17 @@ export function webhookCertHint(output: readonly string[], readsEnableWebhooks: 
 }
 
 /**
+ * A hint for a controller program run outside the cluster with leader election on (kubebuilder's `--leader-elect`)
+ * and no `LeaderElectionNamespace`: controller-runtime then reads the namespace from the service account's files,
+ * which exist only in a pod, and `ctrl.NewManager` fails (`unable to find leader election namespace: not running
+ * in-cluster, please specify LeaderElectionNamespace`), with or without Reconcile Lab. Undefined for any other output.
+ */
+export function leaderElectionNamespaceHint(output: readonly string[]): string | undefined {
+  if (!output.some((l) => /unable to find leader election namespace/.test(l))) return undefined;
+  return 'Its manager has leader election on but no LeaderElectionNamespace: outside the cluster controller-runtime cannot find the namespace of the lease (it reads it from the pod\'s service account), so ctrl.NewManager fails. Run without it (--leader-elect=false, as make run does; in the editor: reconcileLab.goController.args), or set LeaderElectionNamespace in the manager\'s ctrl.Options (e.g. from a flag) to a namespace of the cluster where the lease may be kept.';
+}
+
+/**
  * A hint for a controller program that could not bind its metrics or health-probe address (`listen tcp :8081: bind:
  * address already in use`): kubebuilder's defaults :8080 / :8081 are taken, most often by another instance of the
  * same program (`make run` in a terminal). Undefined for any other output.

@@ -3,7 +3,7 @@ import type { Clock, TimerHandle } from '../clock.ts';
 import type { Logger } from '../log.ts';
 import { basename, resolve } from 'node:path';
 import type { BridgeHub } from './bridgeHub.ts';
-import { addressInUseHint, cacheSyncHint, goCompileErrors, goExitDetails, goModTidyHint, webhookCertHint, type GoCompileError, type GoExitDetails } from './goModule.ts';
+import { addressInUseHint, cacheSyncHint, leaderElectionNamespaceHint, goCompileErrors, goExitDetails, goModTidyHint, webhookCertHint, type GoCompileError, type GoExitDetails } from './goModule.ts';
 import type { GoProcess } from './goProcess.ts';
 import { describeExit, launchProcess, leaderElectionFlag, processGroupOf, type LaunchedProcess, type LaunchSpec } from './launcher.ts';
 import type { BridgeRefusal } from './listener.ts';
@@ -263,7 +263,7 @@ export async function runGoController(o: RunGoControllerOptions): Promise<Runnin
         const tail = launched.failureTail(15);
         const dir = o.spec.args[0] === '-C' && o.spec.args[1] ? resolve(o.spec.cwd ?? process.cwd(), o.spec.args[1]) : (o.spec.cwd ?? process.cwd());
         const details = goExitDetails(tail, dir);
-        const hint = goModTidyHint(tail, dir) ?? cacheSyncHint(tail) ?? addressInUseHint(tail) ?? (details.webhookCert !== undefined ? webhookCertHint(tail, details.readsEnableWebhooks === true) : undefined);
+        const hint = programExitHint(tail, dir, details);
         const own = details.programExitCode !== undefined && o.spec.args[0] === 'run' && !e.signal && e.code === 1
           ? `Your program itself exited with code ${details.programExitCode} (go run reports every failed program as 1).`
           : undefined;
@@ -288,6 +288,17 @@ export async function runGoController(o: RunGoControllerOptions): Promise<Runnin
     o.signal?.removeEventListener('abort', onAbort);
     wait.abort();
   }
+}
+
+/**
+ * What a controller program's last output lines (`tail`) say about why it ended, for the module in `dir`: `go mod
+ * tidy` still to run, a kind whose cache never synced (its CRD not installed), an address already in use, leader
+ * election outside the cluster without a namespace, webhooks without a serving certificate. The same whether the
+ * program ended before or after announcing its controllers (controller-runtime may start the webhook server, or
+ * time out a cache, after the bridge announced them). Undefined for any other output.
+ */
+export function programExitHint(tail: readonly string[], dir: string, details: GoExitDetails = goExitDetails(tail, dir)): string | undefined {
+  return goModTidyHint(tail, dir) ?? cacheSyncHint(tail) ?? addressInUseHint(tail) ?? leaderElectionNamespaceHint(tail) ?? (details.webhookCert !== undefined ? webhookCertHint(tail, details.readsEnableWebhooks === true) : undefined);
 }
 
 /**

@@ -5,18 +5,18 @@ import * as ui from '../ui.ts';
 import { DisposableStore, toDisposable } from '../../core/lifecycle.ts';
 import { BridgeHub } from '../../core/bridge/bridgeHub.ts';
 import { livenessLabel, type GoProcess } from '../../core/bridge/goProcess.ts';
-import { defaultGoLaunch, describeExit, launchSpecOf, type LaunchedProcess, type LaunchSpec } from '../../core/bridge/launcher.ts';
-import { GoProgramExitError, runGoController } from '../../core/bridge/runGoController.ts';
+import { defaultGoLaunch, describeExit, launchSpecOf, type LaunchedProcess, type LaunchSpec, type ProcessExit } from '../../core/bridge/launcher.ts';
+import { GoProgramExitError, programExitHint, runGoController } from '../../core/bridge/runGoController.ts';
 import type { RemoteController } from '../../core/bridge/remoteController.ts';
-import { findControllerModules, findGoMod, findGoWork, moduleOf, type GoCompileError, readBridgeInGoMod, uninstalledKindProblem, unservedKind, unservedKindInOutput } from '../../core/bridge/goModule.ts';
+import { findControllerModules, findGoMod, findGoWork, goExitDetails, moduleOf, type GoCompileError, readBridgeInGoMod, uninstalledKindProblem, unservedKind, unservedKindInOutput } from '../../core/bridge/goModule.ts';
 import { CRD_RESOURCE, crdManifestsFor, distinctCrds, findCrdManifests, type CrdManifest } from '../../core/k8s/crdManifests.ts';
 import { dirname } from 'node:path';
 import { installCrdsOnChoice } from '../commands/crdCommands.ts';
 import { RunRegistry, stopOtherRun, type RunRecord } from '../../core/bridge/runRegistry.ts';
 import { fail, type Failure } from '../commands/args.ts';
-import { readSettings } from '../config.ts';
+import { readSettings, writeSetting } from '../config.ts';
 import { isViewNode } from '../views/viewNodes.ts';
-import { ContextKeys } from '../ids.ts';
+import { CommandIds, ContextKeys } from '../ids.ts';
 import type { ReconcileLab } from '../reconcileLab.ts';
 import type { Session } from '../session/session.ts';
 
@@ -34,6 +34,8 @@ export interface RunRequest {
 }
 
 const OUTPUT_NAME = 'Reconcile Lab: Go Controller';
+const RUN_WITHOUT_WEBHOOKS = 'Run Without Webhooks';
+const SHOW_OUTPUT = 'Show Output';
 const INSTALL_CRD = 'Install CRD';
 const INSTALL_CRDS = 'Install CRDs';
 /**
@@ -87,6 +89,8 @@ export class GoControllers implements vscode.Disposable {
    * what a CRD installed meanwhile restarts it for.
    */
   private unservedInRun = new Set<string>();
+  /** The CRDs (`<plural>.<group>`) offered by an Install CRD(s) notification not answered yet (see tellUnserved). */
+  private offeredCrds = new Set<string>();
   /**
    * "<group>/<kind>" the launched program's output named as not served, waiting out {@link UNSERVED_OUTPUT_GRACE_MS}
    * (reset with {@link unservedInRun} at each run).
@@ -315,6 +319,7 @@ export class GoControllers implements vscode.Disposable {
       if (this.launched === p) {
         this.lab.contextKeys.set(ContextKeys.goController, false);
         this.lab.renderStatus();
+        this.tellExitedByItself(p, e, req);
       }
     });
     // onController has seen every announcement so far and shows the best of this program's controllers (one
@@ -324,6 +329,35 @@ export class GoControllers implements vscode.Disposable {
     const ref = { process: r.process, controller: r.controller };
     this.show(ref);
     return ref;
+  }
+
+  /**
+   * The program Run Controller… launched ended by itself after it announced its controllers (not stopped by
+   * Reconcile Lab): says so with how it ended and what its last output lines say ({@link programExitHint}: a
+   * webhook server without a certificate — controller-runtime may start it after the bridge announced the
+   * controllers —, a CRD whose cache never synced, leader election without a namespace…), instead of a Work Queue
+   * view that only reads "exited". A program whose webhooks ENABLE_WEBHOOKS turns off is offered Run Without
+   * Webhooks, as when it ends before announcing: it writes the setting and runs Run Controller… again.
+   */
+  private tellExitedByItself(p: LaunchedProcess, e: ProcessExit, req: RunRequest): void {
+    const tail = p.failureTail(15);
+    const dir = req.spec.cwd ?? process.cwd();
+    const details = goExitDetails(tail, dir);
+    const hint = programExitHint(tail, dir, details);
+    const command = [req.spec.command, ...req.spec.args].join(' ');
+    const webhooks = details.webhookCert !== undefined && details.readsEnableWebhooks === true && req.spec.env?.ENABLE_WEBHOOKS !== 'false';
+    const own = details.programExitCode !== undefined && req.spec.args[0] === 'run' && !e.signal && e.code === 1 ? ` Your program itself exited with code ${details.programExitCode}.` : '';
+    const how = describeExit(e);
+    const text = `Reconcile Lab: your Go program (${command}) ${how.startsWith('killed') ? `was ${how}` : how} after it started its controllers.${own} ${hint ?? `Its last output is in the output "${OUTPUT_NAME}".`}`;
+    this.lab.log.warn('the Go program Run Controller… launched ended by itself', { exit: describeExit(e) });
+    const buttons = webhooks ? [RUN_WITHOUT_WEBHOOKS, SHOW_OUTPUT] : [SHOW_OUTPUT];
+    void ui.error(text, ...buttons).then(async (choice) => {
+      if (choice === SHOW_OUTPUT) this.outputChannel().show(true);
+      if (choice === RUN_WITHOUT_WEBHOOKS) {
+        await writeSetting('goController.env', { ...readSettings()['goController.env'], ENABLE_WEBHOOKS: 'false' });
+        await vscode.commands.executeCommand(CommandIds.runController);
+      }
+    });
   }
 
   /**
@@ -563,12 +597,27 @@ export class GoControllers implements vscode.Disposable {
     );
   }
 
+  /**
+   * Shows `plain`, or the offer to install CRDs when there is one. An offer whose CRDs are all in one already shown
+   * and not answered yet (two controllers of a project whose CRDs are all missing: each offer names the other's CRD
+   * too, as `make install` applies them together) is not shown again: one Install CRDs installs them all, and a
+   * second notification would go on offering CRDs just installed.
+   */
   private tellUnserved(plain: string, offered: Promise<{ manifests: CrdManifest[]; text: string; button: string } | undefined>, k: { kind?: string; group?: string }): void {
     const s = this.hubSession;
     void offered.then(
       (offer) => {
         if (!offer || !s) return void ui.warn(plain);
-        void ui.warn(offer.text, offer.button).then((choice) => (choice === offer.button ? installCrdsOnChoice(this.lab, offer.manifests, s) : undefined));
+        const names = offer.manifests.map((m) => m.name);
+        if (names.every((n) => this.offeredCrds.has(n))) {
+          this.lab.log.info('not offering the CRDs again: a notification shown offers them all', { crds: names.join(', ') });
+          return;
+        }
+        for (const n of names) this.offeredCrds.add(n);
+        void ui.warn(offer.text, offer.button).then((choice) => {
+          for (const n of names) this.offeredCrds.delete(n);
+          return choice === offer.button ? installCrdsOnChoice(this.lab, offer.manifests, s) : undefined;
+        });
       },
       (e: unknown) => {
         this.lab.log.warn('looking for CRD manifests failed', { kind: `${k.kind ?? ''}.${k.group ?? ''}`, error: (e as Error).message });

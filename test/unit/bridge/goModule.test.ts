@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { BRIDGE_MODULE_PATH, bridgeEditArgs, bridgeProblem, bridgeProblemIn, controllerRuntimeNote, findControllerModules, findGoMod, goCompileErrors, goExitDetails, goLaunchProblem, goModTidyHint, cacheSyncHint, addressInUseHint, missingWebhookCert, webhookCertHint, webhooksWouldStop, readBridgeInGoMod, uninstalledKindProblem, unservedKindInOutput } from '../../../src/core/bridge/goModule.ts';
+import { BRIDGE_MODULE_PATH, bridgeEditArgs, bridgeProblem, bridgeProblemIn, controllerRuntimeNote, findControllerModules, findGoMod, goCompileErrors, goExitDetails, goLaunchProblem, goModTidyHint, cacheSyncHint, addressInUseHint, leaderElectionNamespaceHint, missingWebhookCert, webhookCertHint, webhooksWouldStop, readBridgeInGoMod, uninstalledKindProblem, unservedKindInOutput } from '../../../src/core/bridge/goModule.ts';
 
 test('readBridgeInGoMod: single-line and block require / replace, comments, quotes; other modules ignored', () => {
   const blocks = `module example.com/widgets // the operator
@@ -176,6 +176,12 @@ test('addressInUseHint: a probe or metrics port taken (another make run) names t
   assert.match(addressInUseHint(taken)!, /already listens on :8081 .*another instance of your program .*browser tab was closed or reloaded.*--metrics-bind-address=0 --health-probe-bind-address=0/);
   assert.match(addressInUseHint(['listen tcp 127.0.0.1:8080: bind: address already in use'])!, /on 127\.0\.0\.1:8080/);
   assert.equal(addressInUseHint(['panic: boom', 'exit status 2']), undefined);
+});
+
+test('leaderElectionNamespaceHint: leader election on outside the cluster without LeaderElectionNamespace says how to run it; other output none', () => {
+  const out = ['2026-12-06T16:35:02Z\tERROR\tsetup\tunable to start manager\t{"error": "unable to find leader election namespace: not running in-cluster, please specify LeaderElectionNamespace"}', 'exit status 1'];
+  assert.match(leaderElectionNamespaceHint(out)!, /leader election on but no LeaderElectionNamespace.*--leader-elect=false.*reconcileLab\.goController\.args.*set LeaderElectionNamespace/);
+  assert.equal(leaderElectionNamespaceHint(['panic: boom', 'exit status 2']), undefined);
 });
 
 test('webhook certificates: the missing serving certificate is found in the output; the hint and goExitDetails say whether the program turns its webhooks off with ENABLE_WEBHOOKS', () => {

@@ -311,9 +311,12 @@ describe('Go controller (Run Controller…) in the editor', function () {
     const s = l.session!;
     const r = ok(await run<{ pid: number; controller: string }>('reconcileLab.runController', { command: bin, args: ['--metrics-bind-address=0', '--health-probe-bind-address=0', '--leader-elect=false'], waitMs: 120_000 }));
     assert.equal(l.contextKeys.get('reconcileLab.loopAvailable'), true);
+    const before = (await api()).shownMark();
     try {
       process.kill(r.pid, 'SIGKILL');
       await waitUntil(() => l.go.current?.process.liveness === 'exited', 'the program seen exited', 30_000);
+      // A notification says it ended by itself and how, not only the view's "exited" (once).
+      await waitUntil(async () => (await api()).shownSince(before).some((t) => t.kind === 'error' && / was killed by SIGKILL after it started its controllers\./.test(t.text)), 'a notification that the program ended by itself', 10_000);
       l.renderStatus();
       assert.equal(s.controller, l.go.current?.controller, 'still shown, as it last was');
       assert.equal(l.contextKeys.get('reconcileLab.loopAvailable'), false, 'no Start / Step / Pause buttons for a program that is gone');
@@ -331,6 +334,9 @@ describe('Go controller (Run Controller…) in the editor', function () {
     } finally {
       ok(await run('reconcileLab.stopController', {}));
     }
+    const ended = (await api()).shownSince(before).filter((t) => /after it started its controllers/.test(t.text));
+    assert.equal(ended.length, 1, `told once; Stop Controller tells nothing of the kind: ${JSON.stringify(ended)}`);
+    assert.match(ended[0]!.text, new RegExp(`^Reconcile Lab: your Go program \\(${bin.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')} --metrics-bind-address=0 --health-probe-bind-address=0 --leader-elect=false\\) was killed by SIGKILL after it started its controllers\\. Its last output is in the output "Reconcile Lab: Go Controller"\\.$`));
     assert.equal(s.controller, s.builtInController);
     assert.equal(l.contextKeys.get('reconcileLab.loopAvailable'), true, 'the built-in loop again');
   });
