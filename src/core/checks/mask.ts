@@ -15,6 +15,8 @@ import type { MaskedField } from './types.ts';
  *   child a correct controller created and then updated when the spec changed is at generation 2, the same child
  *   created with the final spec at 1. It becomes {@link GENERATION}, and so does an `observedGeneration` (of
  *   `status` or of a status condition) equal to it; one that lags keeps its number;
+ * - fields the server assigns a new value for every object (a Service's cluster IPs and node ports, a claim's bound
+ *   volume) become {@link ASSIGNED};
  * - the scratch namespace and the scratch copies' uids are replaced by placeholders wherever they occur in a string;
  * - RFC 3339 timestamps anywhere become `<timestamp>`;
  * - objects created with `generateName` are named `<generateName><generated #n>` in creation order, and their real
@@ -117,7 +119,36 @@ export const VOLATILE_FIELDS: readonly MaskedField[] = [
   { path: '* (RFC 3339 timestamps)', reason: 'volatile' },
   { path: '*.metadata.name (generateName objects: numbered in creation order)', reason: 'volatile' },
   { path: '* (the scratch namespace name)', reason: 'volatile' },
+  { path: 'services/*.spec.clusterIP, clusterIPs, ports[].nodePort, healthCheckNodePort (assigned by the server)', reason: 'volatile' },
+  { path: 'persistentvolumeclaims/*.spec.volumeName (the volume it was bound to)', reason: 'volatile' },
 ];
+
+/** What a field the API server assigns (a Service's cluster IP, a node port) reads as in a normalized end state. */
+export const ASSIGNED = '<assigned by the server>';
+
+/**
+ * Masks, in `o` (a copy), the fields of built-in kinds the API server or a controller of the cluster fills in with a
+ * value of its choosing for every new object: a Service's cluster IPs and node ports (unless the spec set them, both
+ * runs get different ones: two correct runs differ there), a claim's bound volume. Only values present are masked,
+ * so a controller that sets a fixed one and loses it still differs.
+ */
+function maskServerAssigned(resource: string, o: KubeObject): void {
+  const spec = (o as { spec?: Record<string, unknown> }).spec;
+  if (!spec || typeof spec !== 'object') return;
+  const mask = (obj: Record<string, unknown>, key: string) => {
+    const v = obj[key];
+    if (v === undefined || v === null || v === '' || v === 'None') return; // "None": a headless Service, chosen by the spec
+    obj[key] = Array.isArray(v) ? v.map(() => ASSIGNED) : ASSIGNED;
+  };
+  if (resource === 'services') {
+    mask(spec, 'clusterIP');
+    mask(spec, 'clusterIPs');
+    mask(spec, 'healthCheckNodePort');
+    if (Array.isArray(spec.ports)) for (const p of spec.ports) if (p && typeof p === 'object') mask(p as Record<string, unknown>, 'nodePort');
+  } else if (resource === 'persistentvolumeclaims') {
+    mask(spec, 'volumeName');
+  }
+}
 
 function replaceAll(s: string, table: ReadonlyArray<[string, string]>): string {
   let out = s;
@@ -203,6 +234,7 @@ export function normalizeEndState(raw: RawEndState, rules: readonly NameRule[] =
     // fields are, so the same object of two runs has the same key.
     const normalized = deepMap(o, (s) => replaceAll(s, table)) as KubeObject;
     maskGeneration(normalized); // after the replacements, which must not touch the marker
+    maskServerAssigned(resource, normalized);
     out[`${resource}/${replaceAll(named.get(object) ?? '', table)}`] = normalized;
   }
   return out;

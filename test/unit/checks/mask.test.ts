@@ -134,3 +134,24 @@ test('compareEndStates: a Secret\'s data, stringData and last-applied values pri
   assert.match(diffs, /secrets\/s: metadata\.labels\.tier: "gold" in the reference, "silver"/);
   assert.match(diffs, /configmaps\/c: data\.v: "one" in the reference, "two"/);
 });
+
+test('normalizeEndState: a Service\'s cluster IPs and node ports, and a claim\'s bound volume, are the server\'s choice: two correct runs compare equal', async () => {
+  const { normalizeEndState, differingPaths, ASSIGNED } = await import('../../../src/core/checks/mask.ts');
+  const svc = (ns: string, ip: string, nodePort: number) => ({
+    apiVersion: 'v1', kind: 'Service', metadata: { name: 'web', namespace: ns, uid: `u-${ip}`, resourceVersion: '1' },
+    spec: { type: 'NodePort', clusterIP: ip, clusterIPs: [ip], ports: [{ port: 80, nodePort }], selector: { app: 'web' } },
+  });
+  const headless = (ns: string) => ({ apiVersion: 'v1', kind: 'Service', metadata: { name: 'db', namespace: ns }, spec: { clusterIP: 'None', clusterIPs: ['None'] } });
+  const pvc = (ns: string, vol: string) => ({ apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'data', namespace: ns }, spec: { volumeName: vol } });
+  const a = normalizeEndState({ namespace: 'rl-check-a', objects: [{ resource: 'services', object: svc('rl-check-a', '10.0.0.12', 31001) }, { resource: 'services', object: headless('rl-check-a') }, { resource: 'persistentvolumeclaims', object: pvc('rl-check-a', 'pvc-1111') }] as never });
+  const b = normalizeEndState({ namespace: 'rl-check-b', objects: [{ resource: 'services', object: svc('rl-check-b', '10.0.0.77', 30555) }, { resource: 'services', object: headless('rl-check-b') }, { resource: 'persistentvolumeclaims', object: pvc('rl-check-b', 'pvc-2222') }] as never });
+  assert.deepEqual([...differingPaths(a, b)], [], 'nothing differs');
+  const spec = (a['services/web'] as { spec: Record<string, unknown> }).spec;
+  assert.equal(spec.clusterIP, ASSIGNED);
+  assert.deepEqual(spec.clusterIPs, [ASSIGNED]);
+  assert.deepEqual(spec.ports, [{ port: 80, nodePort: ASSIGNED }]);
+  assert.equal((a['services/db'] as { spec: Record<string, unknown> }).spec.clusterIP, 'None', 'a headless Service is the spec\'s choice, kept');
+  // A field the server does not assign still tells two runs apart.
+  const c = normalizeEndState({ namespace: 'rl-check-c', objects: [{ resource: 'services', object: { ...svc('rl-check-c', '10.0.0.9', 30001), spec: { ...svc('rl-check-c', '10.0.0.9', 30001).spec, selector: { app: 'other' } } } }] as never });
+  assert.ok([...differingPaths(a, c)].some((p) => p.includes('selector')), [...differingPaths(a, c)].join(', '));
+});
