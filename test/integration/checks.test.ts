@@ -223,6 +223,43 @@ describe('robustness checks (issue 11) on the real control plane', () => {
     assert.deepEqual(await scratchLeft(), []);
   });
 
+  test('deletion: a reconcile that fails once the object is gone does not hide a finalizer removed before the cleanup; both are found', async () => {
+    const CONFIGMAPS = { group: '', version: 'v1', resource: 'configmaps' };
+    const FIN = 'walk.reconcile-lab.dev/entry';
+    const reconciler = (): Reconciler => ({
+      name: 'two-deletion-bugs',
+      async reconcile(req, ctx) {
+        const w = await ctx.client.get(ctx.primary, req.namespace, req.name, ctx.signal); // BUG 1: the 404 once it is gone is thrown
+        const finalizers = w.metadata.finalizers ?? [];
+        const entry = `${req.name}-entry`;
+        if (w.metadata.deletionTimestamp) {
+          if (!finalizers.includes(FIN)) return {};
+          // BUG 2: the finalizer comes off before the cleanup.
+          await ctx.client.patch(ctx.primary, req.namespace, req.name, 'merge', { metadata: { resourceVersion: w.metadata.resourceVersion, finalizers: finalizers.filter((f) => f !== FIN) } }, { signal: ctx.signal });
+          await ctx.client.delete(CONFIGMAPS, req.namespace, entry, { signal: ctx.signal }).catch((e: { code?: number }) => {
+            if (e.code !== 404) throw e;
+          });
+          return {};
+        }
+        if (!finalizers.includes(FIN)) {
+          await ctx.client.patch(ctx.primary, req.namespace, req.name, 'merge', { metadata: { resourceVersion: w.metadata.resourceVersion, finalizers: [...finalizers, FIN] } }, { signal: ctx.signal });
+          return {};
+        }
+        await ctx.client.create(CONFIGMAPS, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: entry, namespace: req.namespace }, data: { of: req.name } }, { signal: ctx.signal }).catch((e: { code?: number }) => {
+          if (e.code !== 409) throw e;
+        });
+        return {};
+      },
+    });
+    const r = await runChecks(options({ createReconciler: reconciler, reconcilerSpec: { kind: 'module', path: 'two-deletion-bugs.ts' }, checks: ['deletion'], convergenceBoundMs: 5_000 }));
+    const titles = r.findings.map((f) => f.title);
+    assert.equal(r.findings.length, 2, summary(r));
+    assert.match(titles[0]!, /^Fails after the object is gone: /, summary(r));
+    assert.match(titles[1]!, /^Crash during the deletion after write 1 of 2 \(patch widgets\.[a-z0-9.-]+ rl-check-[0-9a-f]+\/widget-ready\): configmaps\/widget-ready-entry is left behind$/, summary(r));
+    assert.equal(r.totals.errors, 0, summary(r));
+    assert.deepEqual(await scratchLeft(), []);
+  });
+
   test('stale cache without --transition: the spec change derived from the CRD\'s schema drives it, so a deletion decided from a stale spec is found (with titles that tell the views apart)', async () => {
     // The sample's own checkTransitions left out: only the schema-derived change is there to expose the bug.
     const r = await runChecks({ ...(await moduleOptions('samples/buggy/stale-cache-delete.ts')), transitions: undefined, checks: ['staleCache'] });

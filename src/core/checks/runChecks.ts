@@ -1286,10 +1286,10 @@ async function checkDeletion(ctx: KeyContext, parts: CheckTimingPart[], learned:
       await timed(ctx, parts, 'after the delete, until settled', () => settle(ctx.env, run, ctx.boundMs));
       // The reconciles of the key once its object was gone must not fail.
       const gone = failsWhenGoneProblem(reconcilesAfter(run.entries, copy.scratchKey, goneIndex(run.entries, from, copy.scratchKey, primary)));
-      if (gone && verdictResult.status === 'passed') {
+      if (gone) {
         verdictResult = {
           status: 'failed', message: `${verdictResult.message}; the reconcile after it was gone failed`,
-          findings: [finding(ctx, { check: 'deletion', severity: 'error', perturbation, diff: '', title: gone.title, explanation: gone.explanation, writes: writes.map(checkWriteOf), journal: journalOf(run, copy.scratchKey) })],
+          findings: [...verdictResult.findings, finding(ctx, { check: 'deletion', severity: 'error', perturbation, diff: '', title: gone.title, explanation: gone.explanation, writes: writes.map(checkWriteOf), journal: journalOf(run, copy.scratchKey) })],
         };
       }
       const raw = await snapshot(ctx.env, ns, copy, ctx.resources);
@@ -1297,11 +1297,11 @@ async function checkDeletion(ctx: KeyContext, parts: CheckTimingPart[], learned:
       const creates = okWrites(run).slice(0, okWrites(run).length - reference.writes.length).filter((w) => w.verb === 'create' && !w.subresource)
         .map((w) => ({ resource: resourceLabelOf(w.gvr), namespace: w.namespace, name: w.name }));
       const orphans = orphansAfterDeletion(raw, creates, uid);
-      if (orphans.length && verdictResult.status === 'passed') {
+      if (orphans.length) {
         const p = orphansProblem(orphans);
         verdictResult = {
           status: 'failed', message: `${verdictResult.message}; ${orphans.length} created object(s) left behind`,
-          findings: [finding(ctx, { check: 'deletion', severity: 'error', perturbation, diff: '', title: p.title, explanation: p.explanation, writes: okWrites(run).filter((w) => w.verb === 'create').slice(0, 10).map(checkWriteOf), journal: journalOf(run, copy.scratchKey) })],
+          findings: [...verdictResult.findings, finding(ctx, { check: 'deletion', severity: 'error', perturbation, diff: '', title: p.title, explanation: p.explanation, writes: okWrites(run).filter((w) => w.verb === 'create').slice(0, 10).map(checkWriteOf), journal: journalOf(run, copy.scratchKey) })],
         };
       }
     }
@@ -1309,11 +1309,13 @@ async function checkDeletion(ctx: KeyContext, parts: CheckTimingPart[], learned:
     await run.stop();
     await stripCopy(ctx, copy, uid);
   }
-  if (!reference || verdictResult.status !== 'passed') return verdictResult;
+  // Crashed during the deletion whenever the copy went away, even when a reconcile after it was gone failed or
+  // an object was left behind: those are other bugs, and a finalizer removed before the cleanup hides behind them.
+  if (!reference) return verdictResult;
   const crash = await crashDuringDeletion(ctx, parts, learned, reference);
   if (!crash.points) return verdictResult;
   const m = `${verdictResult.message}; ${crash.points} crash point(s) during the deletion${crash.notes.length ? ` (${crash.notes.join('; ')})` : ''}${crash.findings.length ? `: ${crash.findings.length} left the cleanup undone` : ', same end state each time'}`;
-  return crash.findings.length ? { status: 'failed', message: m, findings: crash.findings } : { ...verdictResult, message: m };
+  return crash.findings.length ? { status: 'failed', message: m, findings: [...verdictResult.findings, ...crash.findings] } : { ...verdictResult, message: m };
 }
 
 /** The deletion check's wait, ended by a failure of the check instance's confinement (the message: what failed). */
