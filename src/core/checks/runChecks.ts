@@ -14,7 +14,7 @@ import { referencesNote } from './references.ts';
 import { confinementFailure, confinementMessage } from './confinement.ts';
 import { writeText } from '../journal/writeText.ts';
 import { deriveSpecMutation, mergeParts, specSchemaOf, type SpecMutationPart } from './specMutation.ts';
-import { createsOutsideScratch, DRIFT_SUFFIX, driftTargets, ownsHint } from './drift.ts';
+import { createsOutsideScratch, DRIFT_SUFFIX, driftTargets, ownsHint, unownedChildCause } from './drift.ts';
 import { revertPatch } from './revert.ts';
 import { afterDeletion, crashDuringDeletionProblem, deletionCrashPoints, deletionVerdict, failsWhenGoneProblem, goneIndex, orphansAfterDeletion, orphansProblem, reconcilesAfter, waitUntilGone } from './deletion.ts';
 import { isNotFound } from '../k8s/client.ts';
@@ -974,6 +974,10 @@ async function checkChildDrift(ctx: KeyContext, learned: ReadonlySet<string>, pa
       before = after;
       return result;
     };
+    const unownedText = (t: (typeof targets)[number]) => {
+      const cause = unownedChildCause(t, go, ownsHint(t));
+      return cause ? ` ${cause}` : '';
+    };
     const laterText = (later: number | undefined) => (later === undefined ? '' : ` Its next reconcile was a requeue-after ${Math.round(later / 1000)} s after the change, beyond the bound: a periodic requeue narrows the window but is no substitute for watching the child.`);
     for (const t of targets) {
       if (signal.aborted) break;
@@ -984,7 +988,7 @@ async function checkChildDrift(ctx: KeyContext, learned: ReadonlySet<string>, pa
           check: 'childDrift', severity: 'error', diff: del.diff, writes: del.writes.map(checkWriteOf), journal: journalOf(run, copy.scratchKey),
           perturbation: { check: 'childDrift', boundMs: ctx.boundMs, description: `deleted ${label}, which the controller had created for the copy, after the copy settled, and let the controller run for up to ${ctx.boundMs} ms` },
           title: `Not restored after a delete: ${label}`,
-          explanation: `The controller created ${label} for the copy. It was deleted (as a person, another tool or a cleanup may) and the controller did not put it back within ${seconds}: ${del.diffs.slice(0, 4).join('; ')}${del.diffs.length > 4 ? '; …' : ''}. A level-based controller watches what it creates and restores what someone else removed. Usual causes: the child's kind is not watched (${go ? `\`${ownsHint(t)}\` in SetupWithManager, with a controller ownerReference on the child, \`SetControllerReference\`` : `Reconcile Lab's loop maps a child to its object by its ownerReference, for the kinds it watches: ${t.resource} is one of them (the only kinds this check changes), so the child needs an ownerReference to the object`}), a predicate or event filter drops the child's events, or the reconcile skips its work when the object's status says it is done (compare the observed children with the desired ones on every pass).${del.writes.length ? '' : ' No write followed the delete: the controller was not told, or decided there was nothing to do.'}${laterText(del.later)}`,
+          explanation: `The controller created ${label} for the copy. It was deleted (as a person, another tool or a cleanup may) and the controller did not put it back within ${seconds}: ${del.diffs.slice(0, 4).join('; ')}${del.diffs.length > 4 ? '; …' : ''}. A level-based controller watches what it creates and restores what someone else removed.${unownedText(t)} ${t.noController ? 'Other causes' : 'Usual causes: the child\'s kind is not watched'}${t.noController ? '' : ` (${go ? `\`${ownsHint(t)}\` in SetupWithManager, with a controller ownerReference on the child, \`SetControllerReference\`` : `Reconcile Lab's loop maps a child to its object by its ownerReference, for the kinds it watches: ${t.resource} is one of them (the only kinds this check changes), so the child needs an ownerReference to the object`})`}${t.noController ? ':' : ','} a predicate or event filter drops the child's events, or the reconcile skips its work when the object's status says it is done (compare the observed children with the desired ones on every pass).${del.writes.length ? '' : ' No write followed the delete: the controller was not told, or decided there was nothing to do.'}${laterText(del.later)}`,
         }));
         continue;
       }
@@ -1000,7 +1004,7 @@ async function checkChildDrift(ctx: KeyContext, learned: ReadonlySet<string>, pa
           check: 'childDrift', severity: 'error', diff: ch.diff, writes: ch.writes.map(checkWriteOf), journal: journalOf(run, copy.scratchKey),
           perturbation: { check: 'childDrift', boundMs: ctx.boundMs, description: `changed ${change.path} of ${label} (${JSON.stringify(change.patch)}: "${DRIFT_SUFFIX}" appended) after the copy settled, and let the controller run for up to ${ctx.boundMs} ms` },
           title: `Not restored after a change: ${label}: ${change.path}`,
-          explanation: `The controller created ${label} for the copy. Its ${change.path} was changed (as \`kubectl edit\` or another controller may) and the controller did not put it back within ${seconds}: ${ch.diffs.slice(0, 4).join('; ')}${ch.diffs.length > 4 ? '; …' : ''}. The child drifted from what the controller wants, and stays so until something else queues the object. Usual causes: an event filter that drops the child's updates (\`WithEventFilter(predicate.GenerationChangedPredicate{})\` applies to every watch, and a ConfigMap's generation never changes: put the predicate on \`For\` with \`builder.WithPredicates\` instead), a child that is only created when missing and never compared with the desired one, or a reconcile that skips its work when status says it is done. A child meant to be written once (content named by a hash) should say so: \`immutable: true\` (the server then refuses such edits, and this check leaves it alone).${ch.writes.length ? '' : ' No write followed the change: the controller was not told, or decided there was nothing to do.'}${laterText(ch.later)}`,
+          explanation: `The controller created ${label} for the copy. Its ${change.path} was changed (as \`kubectl edit\` or another controller may) and the controller did not put it back within ${seconds}: ${ch.diffs.slice(0, 4).join('; ')}${ch.diffs.length > 4 ? '; …' : ''}. The child drifted from what the controller wants, and stays so until something else queues the object.${unownedText(t)} ${t.noController ? 'Other causes' : 'Usual causes'}: an event filter that drops the child's updates (\`WithEventFilter(predicate.GenerationChangedPredicate{})\` applies to every watch, and a ConfigMap's generation never changes: put the predicate on \`For\` with \`builder.WithPredicates\` instead), a child that is only created when missing and never compared with the desired one, or a reconcile that skips its work when status says it is done. A child meant to be written once (content named by a hash) should say so: \`immutable: true\` (the server then refuses such edits, and this check leaves it alone).${ch.writes.length ? '' : ' No write followed the change: the controller was not told, or decided there was nothing to do.'}${laterText(ch.later)}`,
         }));
         continue;
       }
