@@ -1056,13 +1056,18 @@ async function historyTransitions(ctx: KeyContext): Promise<{ transitions: reado
  * one) the end state differs from a fresh object's (`diffs`). Names the usual causes, none removed for another: a
  * child made only when it is missing, and an event filter that compares the old and the new object (one edge let
  * through; with `metadataOnly` changes, a generation filter that drops annotation and label updates the reconcile
- * reads). `derivedNote` is appended as is.
+ * reads). `leftOver`: objects the changed state has and the fresh one does not (end-state keys, `configmaps/x`); when
+ * there are any, the cause named first is a child made for an earlier spec (named after a spec field) and never
+ * deleted. `derivedNote` is appended as is.
  */
-export function historyPathExplanation(o: { what: string; diffs: readonly string[]; metadataOnly: boolean; derivedNote: string }): string {
+export function historyPathExplanation(o: { what: string; diffs: readonly string[]; metadataOnly: boolean; derivedNote: string; leftOver?: readonly string[] }): string {
+  const left = o.leftOver?.length
+    ? ` ${o.leftOver.slice(0, 3).join(', ')} ${o.leftOver.length === 1 ? 'is' : 'are'} left from an earlier spec: a child whose name comes from a spec field is made anew when that field changes, and the old one is never deleted. On every pass, list the children the controller made (by ownerReference or a label of its own) and delete those the current spec no longer wants; an ownerReference alone removes them only when the object itself is deleted.`
+    : '';
   const meta = o.metadataOnly
     ? ' The changes touched metadata only, which makes no new generation: a filter on generation (GenerationChangedPredicate, the generation-changed predicate) drops their update events, so a reconcile that reads those labels or annotations never runs for them; let their changes through too (predicate.Or with AnnotationChangedPredicate or LabelChangedPredicate), or keep such settings in spec.'
     : '';
-  return `After ${o.what}, the controller settled in a state that an object created with that final spec does not get: ${o.diffs.slice(0, 4).join('; ')}${o.diffs.length > 4 ? '; …' : ''} (the diff shows the fresh object's end state → the changed one's). A reconcile should depend only on the current desired state: a child made only when it is missing and never updated when the spec changes is the usual cause. Compare the desired child with the observed one and update it when they differ. An event filter that compares the old and the new object has the same effect: a predicate that lets only one edge of a field through (false to true) drops the update that changes it back, so no reconcile runs for it; let updates through, or filter on metadata.generation only, and decide in the reconcile from the current state.${meta}${o.derivedNote}`;
+  return `After ${o.what}, the controller settled in a state that an object created with that final spec does not get: ${o.diffs.slice(0, 4).join('; ')}${o.diffs.length > 4 ? '; …' : ''} (the diff shows the fresh object's end state → the changed one's).${left} A reconcile should depend only on the current desired state: a child made only when it is missing and never updated when the spec changes is the usual cause. Compare the desired child with the observed one and update it when they differ. An event filter that compares the old and the new object has the same effect: a predicate that lets only one edge of a field through (false to true) drops the update that changes it back, so no reconcile runs for it; let updates through, or filter on metadata.generation only, and decide in the reconcile from the current state.${meta}${o.derivedNote}`;
 }
 
 /** The reason a server refused a write (400 / 403 / 422: validation, a CEL rule, an admission webhook), or undefined for any other failure. */
@@ -1197,7 +1202,7 @@ async function checkHistory(ctx: KeyContext, learned: ReadonlySet<string>, parts
         perturbation: { check: 'historyIndependence', description: `changed the copy step by step (${what}), reconciling each, and compared with a fresh copy created with the final state` },
         diff: endStateDiff(end, path.end, learned), writes: okWrites(path.run).map(checkWriteOf), journal: journalOf(path.run, path.copy.scratchKey),
         title: `The path mattered: ${diffs[0]}`,
-        explanation: historyPathExplanation({ what, diffs, metadataOnly: !!chosen.metadataOnly, derivedNote }),
+        explanation: historyPathExplanation({ what, diffs, metadataOnly: !!chosen.metadataOnly, derivedNote, leftOver: Object.keys(path.end).filter((k) => !(k in end) && !learned.has(`${k}::*`)) }),
       }));
     }
     // Reported only when the restart ended elsewhere than the watched path: the same end state is the finding above.
