@@ -8,6 +8,8 @@ import { client as makeClient, installLabCrd, ROOT, sampleWidgets, type LabCrd }
 import type { DynamicKubeClient } from '../../src/core/k8s/dynamicClient.ts';
 import { runChecks, CheckRefusedError } from '../../src/core/checks/runChecks.ts';
 import type { CheckKind, CheckReport, RunChecksOptions } from '../../src/core/checks/types.ts';
+import { SCRATCH_OWNER_ANNOTATION } from '../../src/core/checks/leftovers.ts';
+import type { KubeObject } from '../../src/core/k8s/objects.ts';
 import { createLabReconciler } from '../../src/core/reconcilers/labReconciler.ts';
 import { createModuleReconciler } from '../../src/core/reconcilers/moduleReconciler.ts';
 import { createExecReconciler } from '../../src/core/reconcilers/execReconciler.ts';
@@ -67,9 +69,19 @@ describe('robustness checks (issue 11) on the real control plane', () => {
     return r.results.map((x) => `${x.check}: ${x.status}${x.message ? ` (${x.message})` : ''}${x.findings.map((f) => `\n    ${f.severity} ${f.title}`).join('')}`).join('\n');
   }
 
-  /** Scratch namespaces that exist and are not being deleted (those of other runs on a shared cluster excluded). */
+  /**
+   * Scratch namespaces that exist and are not being deleted; those of other runs on a shared cluster excluded: made
+   * before (scratchBefore) or by another process (their owner annotation names its pid).
+   */
   async function liveScratch(): Promise<Set<string>> {
-    return new Set((await c.list(NAMESPACES, undefined, { labelSelector: 'checks.reconcile-lab.dev/scratch=true' })).items.filter((n) => !n.metadata.deletionTimestamp).map((n) => n.metadata.name!));
+    const mine = (n: KubeObject) => {
+      try {
+        return (JSON.parse(n.metadata.annotations?.[SCRATCH_OWNER_ANNOTATION] ?? '{}') as { pid?: number }).pid === process.pid;
+      } catch {
+        return true;
+      }
+    };
+    return new Set((await c.list(NAMESPACES, undefined, { labelSelector: 'checks.reconcile-lab.dev/scratch=true' })).items.filter((n) => !n.metadata.deletionTimestamp && mine(n)).map((n) => n.metadata.name!));
   }
   let scratchBefore = new Set<string>();
   beforeEach(async () => {
