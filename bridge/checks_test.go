@@ -388,3 +388,41 @@ func TestClusterObjectRestrictKeepsTheProgramsSelectors(t *testing.T) {
 		t.Fatalf("a malformed %s: %v", EnvCheckClusterObject, err)
 	}
 }
+
+// TestCheckInstanceJournalsBeforeAndAfterWithTheirKind: a check instance journals the object before a write (read
+// from the server through a typed client, which decodes it without apiVersion and kind) and after it (the object the
+// program passed, from its cache, with them) with the same apiVersion and kind. Before, "before" had neither, and the
+// stale-cache check reported a correct controller's finalizer patch as "overwrote newer state … (apiVersion, kind)".
+func TestCheckInstanceJournalsBeforeAndAfterWithTheirKind(t *testing.T) {
+	real := realClient(t)
+	ns := scratchNamespace(t, real)
+	e := newTestEditor(t, false)
+	h := connectedHub(t, e)
+	h.check = newCheckState(checkConfig{namespace: ns})
+	h.check.direct = real
+	j := newClient(h, real)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+
+	if err := real.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "typed", Namespace: ns}}); err != nil {
+		t.Fatal(err)
+	}
+	var cm corev1.ConfigMap
+	if err := real.Get(ctx, types.NamespacedName{Namespace: ns, Name: "typed"}, &cm); err != nil {
+		t.Fatal(err)
+	}
+	cm.APIVersion, cm.Kind = "v1", "ConfigMap" // as controller-runtime's cache hands it out
+	base := cm.DeepCopy()
+	cm.Finalizers = []string{"example.io/keep"}
+	if err := j.Patch(ctx, &cm, client.MergeFrom(base)); err != nil {
+		t.Fatal(err)
+	}
+	w := nextWrite(t, e)
+	for name, m := range map[string]map[string]any{"before": w.Before, "after": w.After} {
+		if m == nil || m["apiVersion"] != "v1" || m["kind"] != "ConfigMap" {
+			t.Fatalf("%s journaled with apiVersion %v, kind %v; want v1, ConfigMap", name, m["apiVersion"], m["kind"])
+		}
+	}
+	cm.Finalizers = nil
+	_ = real.Update(ctx, &cm)
+}

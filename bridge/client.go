@@ -268,7 +268,7 @@ func (j *journal) begin(ctx context.Context, c client.Client, verb string, obj c
 		}
 		if before, ok := obj.DeepCopyObject().(client.Object); ok {
 			if err := reader.Get(ctx, client.ObjectKeyFromObject(obj), before); err == nil {
-				w.Before = toMap(before)
+				w.Before = withTypeMeta(toMap(before), w)
 				if w.ResourceVersionBefore == "" {
 					w.ResourceVersionBefore = before.GetResourceVersion()
 				}
@@ -289,7 +289,7 @@ func (j *journal) end(_ context.Context, _ client.Client, ri *reconcileInfo, w *
 			w.Name = after.GetName() // metadata.generateName: the name the server generated
 		}
 		if j.dry(ri) || (j.checkBodies() && !isSecret(w)) {
-			w.After = toMap(after) // a Secret's values are masked in emit
+			w.After = withTypeMeta(toMap(after), w) // a Secret's values are masked in emit
 		}
 	}
 	j.emit(ri, *w)
@@ -373,7 +373,7 @@ func (j *journal) endApply(ri *reconcileInfo, w *Write, obj runtime.ApplyConfigu
 			w.ResourceVersionAfter = after.GetResourceVersion()
 			w.Deleted = deletedByWrite(after)
 			if j.dry(ri) || (j.checkBodies() && !isSecret(w)) {
-				w.After = toMap(after) // a Secret's values are masked in emit
+				w.After = withTypeMeta(toMap(after), w) // a Secret's values are masked in emit
 			}
 		}
 	}
@@ -414,6 +414,23 @@ func toMap(obj client.Object) map[string]any {
 	}
 	if md, ok := m["metadata"].(map[string]any); ok {
 		delete(md, "managedFields")
+	}
+	return m
+}
+
+// withTypeMeta sets apiVersion and kind of a journaled object from the write's group, version and kind when the
+// object lacks them: controller-runtime's typed client decodes a Get without its TypeMeta, while the object a write
+// returns keeps the one it was sent with, so before and after differed in apiVersion and kind, which the checks'
+// stale-cache oracle read as fields a stale write had set back. m is changed in place and returned (nil stays nil).
+func withTypeMeta(m map[string]any, w *Write) map[string]any {
+	if m == nil || w.Kind == "" || w.Version == "" {
+		return m
+	}
+	if av, _ := m["apiVersion"].(string); av == "" {
+		m["apiVersion"] = schema.GroupVersion{Group: w.Group, Version: w.Version}.String()
+	}
+	if k, _ := m["kind"].(string); k == "" {
+		m["kind"] = w.Kind
 	}
 	return m
 }

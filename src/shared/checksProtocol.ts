@@ -66,6 +66,8 @@ export interface ChecksViewModel {
   readonly title: string;
   /** A line under the title: totals, or the current step while running. */
   readonly status: string;
+  /** A finished run's time per run and step ("reference run 1 1.2s, …"), shown below the results, not in the status line; empty while running. */
+  readonly timings: string;
   /** One entry per (key, check), in run order; pending ones included while running. */
   readonly results: readonly CheckResultView[];
   /** Notes of the run (limits, cleanup problems), and the masked fields. */

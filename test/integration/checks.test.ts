@@ -8,6 +8,8 @@ import { client as makeClient, installLabCrd, ROOT, sampleWidgets, type LabCrd }
 import type { DynamicKubeClient } from '../../src/core/k8s/dynamicClient.ts';
 import { runChecks, CheckRefusedError } from '../../src/core/checks/runChecks.ts';
 import type { CheckKind, CheckReport, RunChecksOptions } from '../../src/core/checks/types.ts';
+import { SCRATCH_OWNER_ANNOTATION } from '../../src/core/checks/leftovers.ts';
+import type { KubeObject } from '../../src/core/k8s/objects.ts';
 import { createLabReconciler } from '../../src/core/reconcilers/labReconciler.ts';
 import { createModuleReconciler } from '../../src/core/reconcilers/moduleReconciler.ts';
 import { createExecReconciler } from '../../src/core/reconcilers/execReconciler.ts';
@@ -67,9 +69,19 @@ describe('robustness checks (issue 11) on the real control plane', () => {
     return r.results.map((x) => `${x.check}: ${x.status}${x.message ? ` (${x.message})` : ''}${x.findings.map((f) => `\n    ${f.severity} ${f.title}`).join('')}`).join('\n');
   }
 
-  /** Scratch namespaces that exist and are not being deleted (those of other runs on a shared cluster excluded). */
+  /**
+   * Scratch namespaces that exist and are not being deleted; those of other runs on a shared cluster excluded: made
+   * before (scratchBefore) or by another process (their owner annotation names its pid).
+   */
   async function liveScratch(): Promise<Set<string>> {
-    return new Set((await c.list(NAMESPACES, undefined, { labelSelector: 'checks.reconcile-lab.dev/scratch=true' })).items.filter((n) => !n.metadata.deletionTimestamp).map((n) => n.metadata.name!));
+    const mine = (n: KubeObject) => {
+      try {
+        return (JSON.parse(n.metadata.annotations?.[SCRATCH_OWNER_ANNOTATION] ?? '{}') as { pid?: number }).pid === process.pid;
+      } catch {
+        return true;
+      }
+    };
+    return new Set((await c.list(NAMESPACES, undefined, { labelSelector: 'checks.reconcile-lab.dev/scratch=true' })).items.filter((n) => !n.metadata.deletionTimestamp && mine(n)).map((n) => n.metadata.name!));
   }
   let scratchBefore = new Set<string>();
   beforeEach(async () => {
@@ -223,6 +235,43 @@ describe('robustness checks (issue 11) on the real control plane', () => {
     assert.deepEqual(await scratchLeft(), []);
   });
 
+  test('deletion: a reconcile that fails once the object is gone does not hide a finalizer removed before the cleanup; both are found', async () => {
+    const CONFIGMAPS = { group: '', version: 'v1', resource: 'configmaps' };
+    const FIN = 'walk.reconcile-lab.dev/entry';
+    const reconciler = (): Reconciler => ({
+      name: 'two-deletion-bugs',
+      async reconcile(req, ctx) {
+        const w = await ctx.client.get(ctx.primary, req.namespace, req.name, ctx.signal); // BUG 1: the 404 once it is gone is thrown
+        const finalizers = w.metadata.finalizers ?? [];
+        const entry = `${req.name}-entry`;
+        if (w.metadata.deletionTimestamp) {
+          if (!finalizers.includes(FIN)) return {};
+          // BUG 2: the finalizer comes off before the cleanup.
+          await ctx.client.patch(ctx.primary, req.namespace, req.name, 'merge', { metadata: { resourceVersion: w.metadata.resourceVersion, finalizers: finalizers.filter((f) => f !== FIN) } }, { signal: ctx.signal });
+          await ctx.client.delete(CONFIGMAPS, req.namespace, entry, { signal: ctx.signal }).catch((e: { code?: number }) => {
+            if (e.code !== 404) throw e;
+          });
+          return {};
+        }
+        if (!finalizers.includes(FIN)) {
+          await ctx.client.patch(ctx.primary, req.namespace, req.name, 'merge', { metadata: { resourceVersion: w.metadata.resourceVersion, finalizers: [...finalizers, FIN] } }, { signal: ctx.signal });
+          return {};
+        }
+        await ctx.client.create(CONFIGMAPS, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: entry, namespace: req.namespace }, data: { of: req.name } }, { signal: ctx.signal }).catch((e: { code?: number }) => {
+          if (e.code !== 409) throw e;
+        });
+        return {};
+      },
+    });
+    const r = await runChecks(options({ createReconciler: reconciler, reconcilerSpec: { kind: 'module', path: 'two-deletion-bugs.ts' }, checks: ['deletion'], convergenceBoundMs: 5_000 }));
+    const titles = r.findings.map((f) => f.title);
+    assert.equal(r.findings.length, 2, summary(r));
+    assert.match(titles[0]!, /^Fails after the object is gone: /, summary(r));
+    assert.match(titles[1]!, /^Crash during the deletion after write 1 of 2 \(patch widgets\.[a-z0-9.-]+ rl-check-[0-9a-f]+\/widget-ready\): configmaps\/widget-ready-entry is left behind$/, summary(r));
+    assert.equal(r.totals.errors, 0, summary(r));
+    assert.deepEqual(await scratchLeft(), []);
+  });
+
   test('stale cache without --transition: the spec change derived from the CRD\'s schema drives it, so a deletion decided from a stale spec is found (with titles that tell the views apart)', async () => {
     // The sample's own checkTransitions left out: only the schema-derived change is there to expose the bug.
     const r = await runChecks({ ...(await moduleOptions('samples/buggy/stale-cache-delete.ts')), transitions: undefined, checks: ['staleCache'] });
@@ -284,6 +333,9 @@ describe('robustness checks (issue 11) on the real control plane', () => {
     assert.ok(f, summary(late));
     assert.equal(f.title, 'Not restored after a delete: configmaps/widget-ready-periodic');
     assert.match(f.explanation, /did not put it back within 4 s: configmaps\/widget-ready-periodic: missing after the delete[^]*No write followed the delete[^]*Its next reconcile was a requeue-after (59|60) s after the change, beyond the bound/, f.explanation);
+    // The child has no ownerReference: that is the cause named first, and the generic "needs an ownerReference" item is not repeated.
+    assert.match(f.explanation, /restores what someone else removed\. configmaps\/widget-ready-periodic has no ownerReference with controller: true, so Reconcile Lab's loop[^]*Other causes: a predicate or event filter/, f.explanation);
+    assert.doesNotMatch(f.explanation, /the child needs an ownerReference/, f.explanation);
     assert.deepEqual(await scratchLeft(), []);
   });
 

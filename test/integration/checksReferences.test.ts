@@ -186,6 +186,34 @@ describe('robustness checks copy the Secrets and ConfigMaps the spec refers to (
     assert.equal((await c.get(SECRETS, ns, 'orders-creds')).metadata.resourceVersion, secretRv, 'the original Secret was not written');
   });
 
+  test('a reference of no stated kind (spec.credentialsRef: {name}) is copied when a Secret of that name exists; a kind that says otherwise, or no such object, copies nothing and is not named', async () => {
+    await c.create(shops, { apiVersion: `${shops.group}/v1`, kind: 'Shop', metadata: { name: 'by-ref', namespace: ns }, spec: {
+      credentialsRef: { name: 'orders-creds' }, issuerRef: { name: 'orders-settings', kind: 'Issuer' }, databaseRef: { name: 'no-such-db' },
+    } });
+    const seen: Array<{ ns: string; found: boolean; settings: boolean }> = [];
+    const refReader = (): Reconciler => ({
+      name: 'ref-reader',
+      async reconcile(req, ctx) {
+        const shop = await ctx.client.get(ctx.primary, req.namespace, req.name, ctx.signal).catch(() => undefined);
+        if (!shop || shop.metadata.deletionTimestamp) return {};
+        const has = (res: typeof SECRETS, name: string) => ctx.client.get(res, req.namespace, name, ctx.signal).then(() => true, (e: unknown) => {
+          if (isNotFound(e)) return false;
+          throw e;
+        });
+        const found = await has(SECRETS, (shop.spec as { credentialsRef: { name: string } }).credentialsRef.name);
+        seen.push({ ns: req.namespace!, found, settings: await has(CONFIGMAPS, 'orders-settings') });
+        await writeStatusIfChanged(ctx, ctx.primary, shop, () => ({ conditions: [{ type: 'Ready', status: found ? 'True' : 'False', reason: found ? 'Unlocked' : 'CredentialsMissing', message: '' }] }));
+        return found ? {} : { requeueAfterMs: 30_000 };
+      },
+    });
+    const r = await runChecks(options({ createReconciler: refReader, reconcilerSpec: { kind: 'module', path: 'ref-reader.ts' }, keys: [`${ns}/by-ref`], checks: ['convergence'] }));
+    assert.ok(seen.length > 0 && seen.every((x) => x.found && !x.settings && x.ns.startsWith('rl-check-')), `the Secret copied, the Issuer's name not looked up as a ConfigMap: ${JSON.stringify(seen)}\n${summary(r)}`);
+    assert.ok(r.notes.includes(`Objects the spec of ${ns}/by-ref refers to — copied into every scratch namespace of ${ns}/by-ref (each run its own copies, deleted with the namespace; Secrets copied server side, values never shown): Secret orders-creds (spec.credentialsRef.name).`), summary(r));
+    assert.ok(!r.notes.some((n) => /no-such-db|settled waiting/.test(n)), summary(r));
+    noValue(r);
+    assert.equal((await c.get(SECRETS, ns, 'orders-creds')).metadata.resourceVersion, secretRv, 'the original Secret was not written');
+  });
+
   test('the buggy variant (a new child every pass once the Secret is there) is caught by run twice', async () => {
     const seen: Array<{ ns: string; hash?: string }> = [];
     const r = await runChecks(options({ createReconciler: shopReconciler(true, seen), reconcilerSpec: { kind: 'module', path: 'shop-child-every-pass.ts' }, checks: ['runTwice', 'convergence'] }));

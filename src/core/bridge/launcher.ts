@@ -52,17 +52,43 @@ export function defaultGoLaunch(cwd: string | undefined): LaunchSpec {
   const cmd = join(base, 'cmd');
   let target = '.';
   if (existsSync(join(cmd, 'main.go'))) target = './cmd';
-  else if (existsSync(cmd)) {
-    const dirs = readdirSync(cmd).filter((d) => {
-      try {
-        return statSync(join(cmd, d)).isDirectory() && existsSync(join(cmd, d, 'main.go'));
-      } catch {
-        return false;
-      }
-    });
+  else {
+    const dirs = cmdMainDirs(cmd);
     if (dirs.length === 1) target = `./cmd/${dirs[0]}`;
   }
   return { command: 'go', args: ['run', target], ...(cwd ? { cwd } : {}) };
+}
+
+/** The directories of `cmd` (sorted names) that hold a `main.go`. */
+function cmdMainDirs(cmd: string): string[] {
+  if (!existsSync(cmd)) return [];
+  return readdirSync(cmd).filter((d) => {
+    try {
+      return statSync(join(cmd, d)).isDirectory() && existsSync(join(cmd, d, 'main.go'));
+    } catch {
+      return false;
+    }
+  }).sort();
+}
+
+/**
+ * The programs {@link defaultGoLaunch} cannot choose between in `cwd`: `./cmd/<name>` of each `cmd/<name>/main.go`
+ * (sorted) when there are two or more, `cmd/main.go` does not exist and `cwd` itself has no `.go` file of
+ * `package main` (so its default, `go run .`, could only fail: "no Go files", or a package that is not a
+ * command). Empty when the default is right or the directory cannot be read.
+ */
+export function ambiguousMainPackages(cwd: string): string[] {
+  const cmd = join(cwd, 'cmd');
+  if (existsSync(join(cmd, 'main.go'))) return [];
+  const dirs = cmdMainDirs(cmd);
+  if (dirs.length < 2) return [];
+  try {
+    const rootMain = readdirSync(cwd).some((f) => f.endsWith('.go') && !f.endsWith('_test.go') && /^package\s+main\b/m.test(readFileSync(join(cwd, f), 'utf8')));
+    if (rootMain) return [];
+  } catch {
+    return [];
+  }
+  return dirs.map((d) => `./cmd/${d}`);
 }
 
 /**

@@ -34,6 +34,12 @@ export interface DriftTarget {
   /** The child's kind ("ConfigMap"), from the controller's create. */
   kind: string;
   /**
+   * The child carries no ownerReference with `controller: true` (when the controller created it and as it settled):
+   * `Owns` (and Reconcile Lab's loop) map a child's events to its object through that reference only, so none of its
+   * events queue a reconcile.
+   */
+  noController: boolean;
+  /**
    * The change made after the delete was put back (ConfigMaps with data only: other kinds carry fields the server
    * defaults, which a controller that patches only its own fields rightly leaves alone, and a Secret's data is often
    * written once on purpose, credentials a person may rotate): a JSON merge patch and the field it changes.
@@ -66,7 +72,7 @@ export function driftTargets(creates: readonly WriteRecord[], raw: RawEndState, 
     if (!present) continue;
     const endKey = `${resource}/${name.split(raw.namespace).join('<scratch-ns>')}`;
     if (!(endKey in end) || learned.has(`${endKey}::*`) || out.some((t) => t.endKey === endKey)) continue;
-    const target: DriftTarget = { gvr: w.gvr, resource, namespace: raw.namespace, name, endKey, uid: present.object.metadata.uid ?? '', kind: w.after?.kind ?? present.object.kind ?? '' };
+    const target: DriftTarget = { gvr: w.gvr, resource, namespace: raw.namespace, name, endKey, uid: present.object.metadata.uid ?? '', kind: w.after?.kind ?? present.object.kind ?? '', noController: !present.object.metadata.ownerReferences?.some((r) => r.controller === true) };
     const change = dataChange(w.gvr, present.object as { data?: unknown }, (path) => learned.has(`${endKey}::${path}`));
     if (change) target.change = change;
     out.push(target);
@@ -92,6 +98,21 @@ export function createsOutsideScratch(creates: readonly WriteRecord[], scratchNs
     if (!names.includes(text)) names.push(text);
   }
   return names.length > limit ? [...names.slice(0, limit), `${names.length - limit} more`] : names;
+}
+
+/**
+ * The cause to name first for a child that was not put back when it has no controller ownerReference: its events
+ * reach no reconcile, whatever the controller watches. `go`: a controller-runtime program (`Owns` with
+ * `SetControllerReference`, or `Watches` with a map function for a child kept without an owner on purpose, e.g. one a
+ * finalizer cleans up); otherwise Reconcile Lab's loop, which maps a child by that reference only. Undefined when the
+ * child has one (the usual causes then apply).
+ */
+export function unownedChildCause(t: Pick<DriftTarget, 'resource' | 'name' | 'kind' | 'noController'>, go: boolean, owns: string): string | undefined {
+  if (!t.noController) return undefined;
+  const label = `${t.resource}/${t.name}`;
+  return go
+    ? `${label} has no ownerReference with controller: true, so \`${owns}\` maps none of its events to the object and nothing queues a reconcile when it changes. Set one when you create it (\`controllerutil.SetControllerReference(obj, child, r.Scheme())\`); for a child kept without an owner on purpose (one your finalizer deletes), watch it with \`${owns.replace(/^Owns\(/, 'Watches(').replace(/\)$/, ', handler.EnqueueRequestsFromMapFunc(…))')}\` mapping it back to its object (by name or a label).`
+    : `${label} has no ownerReference with controller: true, so Reconcile Lab's loop, which maps a child's events to its object through that reference, is not told when it changes: give it one (\`ownerReferences: [{ apiVersion, kind, name, uid, controller: true }]\` of the object).`;
 }
 
 /**

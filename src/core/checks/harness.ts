@@ -181,6 +181,8 @@ export async function copyInto(env: HarnessEnv, key: ObjectKey, namespace: strin
     // A cluster-scoped object's reference names its namespace (its copy's names the scratch namespace instead, see
     // redirectNamespaces); without one there is no namespace to look in.
     const from = env.primary.namespaced ? srcNs : ref.namespace;
+    // A reference of no stated kind is copied only when it is found: one that cannot be looked up is not said.
+    if (ref.guessed && (from === undefined || (env.primary.namespaced && ref.namespace !== undefined && ref.namespace !== srcNs))) continue;
     if (from === undefined) {
       references.push({ ...ref, outcome: 'clusterScoped' });
       continue;
@@ -201,6 +203,8 @@ export async function copyInto(env: HarnessEnv, key: ObjectKey, namespace: strin
       references.push({ ...ref, outcome: 'copied' });
     } catch (e) {
       if (env.signal.aborted) throw e;
+      // A reference of no stated kind that is no Secret (or no ConfigMap) is most likely of another kind: not said.
+      if (isNotFound(e) && ref.guessed) continue;
       if (isNotFound(e)) references.push({ ...ref, outcome: 'missing', ...(await namedTypoSuggestions(env, res, from, ref)) });
       // The cluster made one in the new namespace itself (kube-root-ca.crt): the controller finds that one.
       else if (isAlreadyExists(e)) references.push({ ...ref, outcome: 'present' });

@@ -18,7 +18,11 @@ import { isRecord } from '../record.ts';
  *   - an object under `secret` or `configMap` with a string `name` (`volumes[].configMap.name`, a projected volume's
  *     `sources[].secret.name`);
  *   - `imagePullSecrets: [{name}]`;
- *   - the lab's own convention `dependsOn: [{kind: Secret|ConfigMap, name}]`.
+ *   - the lab's own convention `dependsOn: [{kind: Secret|ConfigMap, name}]`;
+ *   - any other key ending in `Ref` or `Refs` (`credentialsRef`, `databaseRefs`) holding a `{name[, namespace]}`
+ *     object without a `kind` (or with `kind: Secret|ConfigMap`, then that kind only), a plain string or a list of
+ *     either: reported for both kinds with `guessed` (see {@link SpecReference.guessed}); a `{kind: Issuer, name}` is
+ *     not.
  * - A name that is not a valid object name (empty, a template such as `{{ .name }}`) is no reference.
  * - Each (kind, namespace, name) is reported once, with the first path it was found at; `namespace` is set only when
  *   the reference names one (the caller compares it with the object's own namespace).
@@ -31,6 +35,12 @@ export interface SpecReference {
   namespace?: string;
   /** Where in the object it was found, e.g. `spec.template.spec.volumes[0].secret.secretName`. */
   path: string;
+  /**
+   * Found under a key ending in `Ref`/`Refs` that names no kind (`credentialsRef: {name}`, with no `kind` or a `kind`
+   * of Secret or ConfigMap): it may name a Secret, a ConfigMap or an object of another kind, so it is reported once
+   * for each of the two kinds, copied where one exists and left out silently where none does.
+   */
+  guessed?: true;
 }
 
 /**
@@ -62,6 +72,8 @@ export function withExtraReferences(found: SpecReference[], extra: readonly Spec
 export const NAMESPACE_KEY = /^(?:namespace|.+Namespace)$/;
 
 const REF_KEY = /^(?:(secret|configMap)(?:Key)?Refs?|.+(Secret|ConfigMap)(?:Key)?Refs?)$/;
+/** Any other reference key (`credentialsRef`, `databaseRefs`): of no stated kind. */
+const ANY_REF_KEY = /^.+Refs?$/;
 const NAME_KEY = /^(?:(secret|configMap)Name|(.+)(Secret|ConfigMap)Name)$/;
 /** A DNS subdomain (RFC 1123), as Secret and ConfigMap names must be. */
 const VALID_NAME = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/;
@@ -86,12 +98,21 @@ function namespaceOf(v: unknown): string | undefined {
 export function specReferences(obj: Pick<KubeObject, 'spec'>): SpecReference[] {
   const out: SpecReference[] = [];
   const seen = new Set<string>();
-  const add = (kind: 'Secret' | 'ConfigMap', name: unknown, namespace: string | undefined, path: string) => {
+  const add = (kind: 'Secret' | 'ConfigMap', name: unknown, namespace: string | undefined, path: string, guessed?: true) => {
     if (!validName(name) || out.length >= MAX_REFERENCES) return;
     const id = `${kind}/${namespace ?? ''}/${name}`;
     if (seen.has(id)) return;
     seen.add(id);
-    out.push({ kind, name, ...(namespace ? { namespace } : {}), path });
+    out.push({ kind, name, ...(namespace ? { namespace } : {}), path, ...(guessed ? { guessed } : {}) });
+  };
+  /** The value of a `…Ref` key of no stated kind: a Secret or a ConfigMap (or neither: the caller finds out). */
+  const anyRef = (v: unknown, path: string) => {
+    if (Array.isArray(v)) v.forEach((x, i) => anyRef(x, `${path}[${i}]`));
+    else if (typeof v === 'string') for (const kind of ['Secret', 'ConfigMap'] as const) add(kind, v, undefined, path, true);
+    else if (isRecord(v)) {
+      const kinds = v.kind === undefined ? (['Secret', 'ConfigMap'] as const) : v.kind === 'Secret' || v.kind === 'ConfigMap' ? [v.kind as 'Secret' | 'ConfigMap'] : [];
+      for (const kind of kinds) add(kind, v.name, namespaceOf(v.namespace), `${path}.name`, v.kind === undefined ? true : undefined);
+    }
   };
   /** The value of a `…Ref` key: a `{name, namespace}` object, a plain name, or a list of either. */
   const refValue = (kind: 'Secret' | 'ConfigMap', v: unknown, path: string) => {
@@ -111,6 +132,7 @@ export function specReferences(obj: Pick<KubeObject, 'spec'>): SpecReference[] {
       const ref = REF_KEY.exec(k);
       const named = NAME_KEY.exec(k);
       if (ref) refValue(kindOf(ref[1] ?? ref[2]!), x, p);
+      else if (ANY_REF_KEY.test(k)) anyRef(x, p);
       else if (named && typeof x === 'string') {
         const prefix = named[1] ? named[1] : `${named[2]}${named[3]}`;
         add(kindOf(named[1] ?? named[3]!), x, namespaceOf(v[`${prefix}Namespace`]) ?? namespaceOf(v.namespace), p);

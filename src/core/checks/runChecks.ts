@@ -14,7 +14,7 @@ import { referencesNote } from './references.ts';
 import { CheckFootprint, confinementFailure, confinementMessage } from './confinement.ts';
 import { writeText } from '../journal/writeText.ts';
 import { deriveSpecMutation, mergeParts, specSchemaOf, type SpecMutationPart } from './specMutation.ts';
-import { createsOutsideScratch, DRIFT_SUFFIX, driftTargets, ownsHint } from './drift.ts';
+import { createsOutsideScratch, DRIFT_SUFFIX, driftTargets, ownsHint, unownedChildCause } from './drift.ts';
 import { revertPatch } from './revert.ts';
 import { afterDeletion, crashDuringDeletionProblem, deletionCrashPoints, deletionVerdict, failsWhenGoneProblem, goneIndex, orphansAfterDeletion, orphansProblem, reconcilesAfter, waitUntilGone } from './deletion.ts';
 import { isNotFound } from '../k8s/client.ts';
@@ -974,6 +974,10 @@ async function checkChildDrift(ctx: KeyContext, learned: ReadonlySet<string>, pa
       before = after;
       return result;
     };
+    const unownedText = (t: (typeof targets)[number]) => {
+      const cause = unownedChildCause(t, go, ownsHint(t));
+      return cause ? ` ${cause}` : '';
+    };
     const laterText = (later: number | undefined) => (later === undefined ? '' : ` Its next reconcile was a requeue-after ${Math.round(later / 1000)} s after the change, beyond the bound: a periodic requeue narrows the window but is no substitute for watching the child.`);
     for (const t of targets) {
       if (signal.aborted) break;
@@ -984,7 +988,7 @@ async function checkChildDrift(ctx: KeyContext, learned: ReadonlySet<string>, pa
           check: 'childDrift', severity: 'error', diff: del.diff, writes: del.writes.map(checkWriteOf), journal: journalOf(run, copy.scratchKey),
           perturbation: { check: 'childDrift', boundMs: ctx.boundMs, description: `deleted ${label}, which the controller had created for the copy, after the copy settled, and let the controller run for up to ${ctx.boundMs} ms` },
           title: `Not restored after a delete: ${label}`,
-          explanation: `The controller created ${label} for the copy. It was deleted (as a person, another tool or a cleanup may) and the controller did not put it back within ${seconds}: ${del.diffs.slice(0, 4).join('; ')}${del.diffs.length > 4 ? '; …' : ''}. A level-based controller watches what it creates and restores what someone else removed. Usual causes: the child's kind is not watched (${go ? `\`${ownsHint(t)}\` in SetupWithManager, with a controller ownerReference on the child, \`SetControllerReference\`` : `Reconcile Lab's loop maps a child to its object by its ownerReference, for the kinds it watches: ${t.resource} is one of them (the only kinds this check changes), so the child needs an ownerReference to the object`}), a predicate or event filter drops the child's events, or the reconcile skips its work when the object's status says it is done (compare the observed children with the desired ones on every pass).${del.writes.length ? '' : ' No write followed the delete: the controller was not told, or decided there was nothing to do.'}${laterText(del.later)}`,
+          explanation: `The controller created ${label} for the copy. It was deleted (as a person, another tool or a cleanup may) and the controller did not put it back within ${seconds}: ${del.diffs.slice(0, 4).join('; ')}${del.diffs.length > 4 ? '; …' : ''}. A level-based controller watches what it creates and restores what someone else removed.${unownedText(t)} ${t.noController ? 'Other causes' : 'Usual causes: the child\'s kind is not watched'}${t.noController ? '' : ` (${go ? `\`${ownsHint(t)}\` in SetupWithManager, with a controller ownerReference on the child, \`SetControllerReference\`` : `Reconcile Lab's loop maps a child to its object by its ownerReference, for the kinds it watches: ${t.resource} is one of them (the only kinds this check changes), so the child needs an ownerReference to the object`})`}${t.noController ? ':' : ','} a predicate or event filter drops the child's events, or the reconcile skips its work when the object's status says it is done (compare the observed children with the desired ones on every pass).${del.writes.length ? '' : ' No write followed the delete: the controller was not told, or decided there was nothing to do.'}${laterText(del.later)}`,
         }));
         continue;
       }
@@ -1000,7 +1004,7 @@ async function checkChildDrift(ctx: KeyContext, learned: ReadonlySet<string>, pa
           check: 'childDrift', severity: 'error', diff: ch.diff, writes: ch.writes.map(checkWriteOf), journal: journalOf(run, copy.scratchKey),
           perturbation: { check: 'childDrift', boundMs: ctx.boundMs, description: `changed ${change.path} of ${label} (${JSON.stringify(change.patch)}: "${DRIFT_SUFFIX}" appended) after the copy settled, and let the controller run for up to ${ctx.boundMs} ms` },
           title: `Not restored after a change: ${label}: ${change.path}`,
-          explanation: `The controller created ${label} for the copy. Its ${change.path} was changed (as \`kubectl edit\` or another controller may) and the controller did not put it back within ${seconds}: ${ch.diffs.slice(0, 4).join('; ')}${ch.diffs.length > 4 ? '; …' : ''}. The child drifted from what the controller wants, and stays so until something else queues the object. Usual causes: an event filter that drops the child's updates (\`WithEventFilter(predicate.GenerationChangedPredicate{})\` applies to every watch, and a ConfigMap's generation never changes: put the predicate on \`For\` with \`builder.WithPredicates\` instead), a child that is only created when missing and never compared with the desired one, or a reconcile that skips its work when status says it is done. A child meant to be written once (content named by a hash) should say so: \`immutable: true\` (the server then refuses such edits, and this check leaves it alone).${ch.writes.length ? '' : ' No write followed the change: the controller was not told, or decided there was nothing to do.'}${laterText(ch.later)}`,
+          explanation: `The controller created ${label} for the copy. Its ${change.path} was changed (as \`kubectl edit\` or another controller may) and the controller did not put it back within ${seconds}: ${ch.diffs.slice(0, 4).join('; ')}${ch.diffs.length > 4 ? '; …' : ''}. The child drifted from what the controller wants, and stays so until something else queues the object.${unownedText(t)} ${t.noController ? 'Other causes' : 'Usual causes'}: an event filter that drops the child's updates (\`WithEventFilter(predicate.GenerationChangedPredicate{})\` applies to every watch, and a ConfigMap's generation never changes: put the predicate on \`For\` with \`builder.WithPredicates\` instead), a child that is only created when missing and never compared with the desired one, or a reconcile that skips its work when status says it is done. A child meant to be written once (content named by a hash) should say so: \`immutable: true\` (the server then refuses such edits, and this check leaves it alone).${ch.writes.length ? '' : ' No write followed the change: the controller was not told, or decided there was nothing to do.'}${laterText(ch.later)}`,
         }));
         continue;
       }
@@ -1052,13 +1056,18 @@ async function historyTransitions(ctx: KeyContext): Promise<{ transitions: reado
  * one) the end state differs from a fresh object's (`diffs`). Names the usual causes, none removed for another: a
  * child made only when it is missing, and an event filter that compares the old and the new object (one edge let
  * through; with `metadataOnly` changes, a generation filter that drops annotation and label updates the reconcile
- * reads). `derivedNote` is appended as is.
+ * reads). `leftOver`: objects the changed state has and the fresh one does not (end-state keys, `configmaps/x`); when
+ * there are any, the cause named first is a child made for an earlier spec (named after a spec field) and never
+ * deleted. `derivedNote` is appended as is.
  */
-export function historyPathExplanation(o: { what: string; diffs: readonly string[]; metadataOnly: boolean; derivedNote: string }): string {
+export function historyPathExplanation(o: { what: string; diffs: readonly string[]; metadataOnly: boolean; derivedNote: string; leftOver?: readonly string[] }): string {
+  const left = o.leftOver?.length
+    ? ` ${o.leftOver.slice(0, 3).join(', ')} ${o.leftOver.length === 1 ? 'is' : 'are'} left from an earlier spec: a child whose name comes from a spec field is made anew when that field changes, and the old one is never deleted. On every pass, list the children the controller made (by ownerReference or a label of its own) and delete those the current spec no longer wants; an ownerReference alone removes them only when the object itself is deleted.`
+    : '';
   const meta = o.metadataOnly
     ? ' The changes touched metadata only, which makes no new generation: a filter on generation (GenerationChangedPredicate, the generation-changed predicate) drops their update events, so a reconcile that reads those labels or annotations never runs for them; let their changes through too (predicate.Or with AnnotationChangedPredicate or LabelChangedPredicate), or keep such settings in spec.'
     : '';
-  return `After ${o.what}, the controller settled in a state that an object created with that final spec does not get: ${o.diffs.slice(0, 4).join('; ')}${o.diffs.length > 4 ? '; …' : ''} (the diff shows the fresh object's end state → the changed one's). A reconcile should depend only on the current desired state: a child made only when it is missing and never updated when the spec changes is the usual cause. Compare the desired child with the observed one and update it when they differ. An event filter that compares the old and the new object has the same effect: a predicate that lets only one edge of a field through (false to true) drops the update that changes it back, so no reconcile runs for it; let updates through, or filter on metadata.generation only, and decide in the reconcile from the current state.${meta}${o.derivedNote}`;
+  return `After ${o.what}, the controller settled in a state that an object created with that final spec does not get: ${o.diffs.slice(0, 4).join('; ')}${o.diffs.length > 4 ? '; …' : ''} (the diff shows the fresh object's end state → the changed one's).${left} A reconcile should depend only on the current desired state: a child made only when it is missing and never updated when the spec changes is the usual cause. Compare the desired child with the observed one and update it when they differ. An event filter that compares the old and the new object has the same effect: a predicate that lets only one edge of a field through (false to true) drops the update that changes it back, so no reconcile runs for it; let updates through, or filter on metadata.generation only, and decide in the reconcile from the current state.${meta}${o.derivedNote}`;
 }
 
 /** The reason a server refused a write (400 / 403 / 422: validation, a CEL rule, an admission webhook), or undefined for any other failure. */
@@ -1193,7 +1202,7 @@ async function checkHistory(ctx: KeyContext, learned: ReadonlySet<string>, parts
         perturbation: { check: 'historyIndependence', description: `changed the copy step by step (${what}), reconciling each, and compared with a fresh copy created with the final state` },
         diff: endStateDiff(end, path.end, learned), writes: okWrites(path.run).map(checkWriteOf), journal: journalOf(path.run, path.copy.scratchKey),
         title: `The path mattered: ${diffs[0]}`,
-        explanation: historyPathExplanation({ what, diffs, metadataOnly: !!chosen.metadataOnly, derivedNote }),
+        explanation: historyPathExplanation({ what, diffs, metadataOnly: !!chosen.metadataOnly, derivedNote, leftOver: Object.keys(path.end).filter((k) => !(k in end) && !learned.has(`${k}::*`)) }),
       }));
     }
     // Reported only when the restart ended elsewhere than the watched path: the same end state is the finding above.
@@ -1286,10 +1295,10 @@ async function checkDeletion(ctx: KeyContext, parts: CheckTimingPart[], learned:
       await timed(ctx, parts, 'after the delete, until settled', () => settle(ctx.env, run, ctx.boundMs));
       // The reconciles of the key once its object was gone must not fail.
       const gone = failsWhenGoneProblem(reconcilesAfter(run.entries, copy.scratchKey, goneIndex(run.entries, from, copy.scratchKey, primary)));
-      if (gone && verdictResult.status === 'passed') {
+      if (gone) {
         verdictResult = {
           status: 'failed', message: `${verdictResult.message}; the reconcile after it was gone failed`,
-          findings: [finding(ctx, { check: 'deletion', severity: 'error', perturbation, diff: '', title: gone.title, explanation: gone.explanation, writes: writes.map(checkWriteOf), journal: journalOf(run, copy.scratchKey) })],
+          findings: [...verdictResult.findings, finding(ctx, { check: 'deletion', severity: 'error', perturbation, diff: '', title: gone.title, explanation: gone.explanation, writes: writes.map(checkWriteOf), journal: journalOf(run, copy.scratchKey) })],
         };
       }
       const raw = await snapshot(ctx.env, ns, copy, ctx.resources);
@@ -1297,11 +1306,11 @@ async function checkDeletion(ctx: KeyContext, parts: CheckTimingPart[], learned:
       const creates = okWrites(run).slice(0, okWrites(run).length - reference.writes.length).filter((w) => w.verb === 'create' && !w.subresource)
         .map((w) => ({ resource: resourceLabelOf(w.gvr), namespace: w.namespace, name: w.name }));
       const orphans = orphansAfterDeletion(raw, creates, uid);
-      if (orphans.length && verdictResult.status === 'passed') {
+      if (orphans.length) {
         const p = orphansProblem(orphans);
         verdictResult = {
           status: 'failed', message: `${verdictResult.message}; ${orphans.length} created object(s) left behind`,
-          findings: [finding(ctx, { check: 'deletion', severity: 'error', perturbation, diff: '', title: p.title, explanation: p.explanation, writes: okWrites(run).filter((w) => w.verb === 'create').slice(0, 10).map(checkWriteOf), journal: journalOf(run, copy.scratchKey) })],
+          findings: [...verdictResult.findings, finding(ctx, { check: 'deletion', severity: 'error', perturbation, diff: '', title: p.title, explanation: p.explanation, writes: okWrites(run).filter((w) => w.verb === 'create').slice(0, 10).map(checkWriteOf), journal: journalOf(run, copy.scratchKey) })],
         };
       }
     }
@@ -1309,11 +1318,13 @@ async function checkDeletion(ctx: KeyContext, parts: CheckTimingPart[], learned:
     await run.stop();
     await stripCopy(ctx, copy, uid);
   }
-  if (!reference || verdictResult.status !== 'passed') return verdictResult;
+  // Crashed during the deletion whenever the copy went away, even when a reconcile after it was gone failed or
+  // an object was left behind: those are other bugs, and a finalizer removed before the cleanup hides behind them.
+  if (!reference) return verdictResult;
   const crash = await crashDuringDeletion(ctx, parts, learned, reference);
   if (!crash.points) return verdictResult;
   const m = `${verdictResult.message}; ${crash.points} crash point(s) during the deletion${crash.notes.length ? ` (${crash.notes.join('; ')})` : ''}${crash.findings.length ? `: ${crash.findings.length} left the cleanup undone` : ', same end state each time'}`;
-  return crash.findings.length ? { status: 'failed', message: m, findings: crash.findings } : { ...verdictResult, message: m };
+  return crash.findings.length ? { status: 'failed', message: m, findings: [...verdictResult.findings, ...crash.findings] } : { ...verdictResult, message: m };
 }
 
 /** The deletion check's wait, ended by a failure of the check instance's confinement (the message: what failed). */

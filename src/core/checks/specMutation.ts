@@ -12,8 +12,9 @@ import { isRecord } from '../record.ts';
  *   string values of a string map (`additionalProperties: {type: string}`); arrays, `x-kubernetes-preserve-unknown-fields`
  *   trees without properties, `x-kubernetes-int-or-string`, and strings with a `pattern` or `format` are left alone
  *   (a valid different value cannot be told), and so are references to Secrets and ConfigMaps (references.ts: a
- *   renamed reference would only make both runs wait for an object that does not exist), and fields naming a namespace
- *   (`namespace`, `<prefix>Namespace`). An `enum` gives its next value; bounds (`minimum`/`maximum`,
+ *   renamed reference would only make both runs wait for an object that does not exist), whatever a key ending in
+ *   `Ref` or `Refs` holds (a reference to an object of any kind: `credentialsRef`, `issuerRef`), and fields naming a
+ *   namespace (`namespace`, `<prefix>Namespace`). An `enum` gives its next value; bounds (`minimum`/`maximum`,
  *   `exclusiveMinimum`/`exclusiveMaximum`, `maxLength`) are honoured.
  * - One key is also added to the first string map met (Acto adds entries too: a controller that merges a map into its
  *   child and never prunes it only shows when the key is taken away again, which the history check does), named
@@ -21,7 +22,10 @@ import { isRecord } from '../record.ts';
  *   map whose name says it selects (`selector`, `matchLabels`, `nodeSelector`: adding there changes what is selected,
  *   not a setting), nor to one at its `maxProperties`, nor to one whose values have a `pattern`, `format` or `enum`.
  *   It does not count towards the limit below.
- * - At most {@link MAX_MUTATED_FIELDS} fields, as ONE JSON merge patch of `spec`, plus their dotted paths for the report.
+ * - At most {@link MAX_MUTATED_FIELDS} fields, as ONE JSON merge patch of `spec`, plus their dotted paths for the report;
+ *   when more could change, enums come first, then booleans, then numbers, then free strings (a mode or a switch is
+ *   likelier to change what the controller does than a name), each kind in sorted order; the chosen ones are listed
+ *   in sorted order.
  * - Nothing here talks to a server: a change the server still rejects (a CEL rule, a webhook) is the caller's to report.
  */
 export type SpecMutation = { patch: { spec: Record<string, unknown> }; fields: string[]; parts: SpecMutationPart[] } | { skipped: string };
@@ -105,27 +109,49 @@ export function deriveSpecMutation(specSchema: OpenApiSchema | undefined, object
   const spec = (object as { spec?: unknown }).spec;
   if (!specSchema) return { skipped: 'the resource publishes no schema for spec' };
   if (!isRecord(spec)) return { skipped: 'the object has no spec' };
-  const fields: string[] = [];
   // A reference's name (and the rest of a `{name, key, namespace}` reference object) is left alone.
   const refs = specReferences(object).map((r) => r.path);
   const isReference = (p: string) => refs.some((r) => p === r || (r.endsWith('.name') && p.startsWith(r.slice(0, -'name'.length))));
-  const parts: SpecMutationPart[] = [];
-  const patch = walk(specSchema, spec, 'spec', [], fields, parts, isReference);
-  if (!patch || !fields.length) return { skipped: 'no spec field the schema lets us change safely (set scalar fields only; arrays, patterns and formats are left alone)' };
-  return { patch: { spec: patch }, fields, parts };
+  const found: Candidate[] = [];
+  const added: Candidate[] = [];
+  walk(specSchema, spec, 'spec', [], found, added, isReference);
+  // The settings most likely to change what the controller does come first (a mode, a switch, a size), then free
+  // text; in the order met among equals. Reported and patched in the order met.
+  const chosen = new Set([...found].sort((a, b) => a.rank - b.rank || a.order - b.order).slice(0, MAX_MUTATED_FIELDS));
+  const picked = [...added.slice(0, 1), ...found.filter((c) => chosen.has(c))];
+  if (!picked.length) return { skipped: 'no spec field the schema lets us change safely (set scalar fields only; arrays, patterns, formats and references to other objects are left alone)' };
+  const parts = picked.map((c) => ({ field: c.field, patch: { spec: nest(c.segments, c.value) } }));
+  return { patch: { spec: mergeParts(parts).spec as Record<string, unknown> }, fields: picked.map((c) => c.field), parts };
 }
 
-function walk(schema: OpenApiSchema, value: Record<string, unknown>, path: string, segments: readonly string[], fields: string[], parts: SpecMutationPart[], isReference: (path: string) => boolean): Record<string, unknown> | undefined {
-  const out: Record<string, unknown> = {};
+/** A field {@link walk} could change: its path below `spec`, the new value, and how much a change of it is worth. */
+interface Candidate {
+  field: string;
+  segments: string[];
+  value: unknown;
+  /** 0 an enum, 1 a boolean, 2 a number, 3 a string: the lower, the likelier a different behaviour. */
+  rank: number;
+  order: number;
+}
+
+function nest(segments: readonly string[], value: unknown): Record<string, unknown> {
+  let one: unknown = value;
+  for (const seg of [...segments].reverse()) one = { [seg]: one };
+  return one as Record<string, unknown>;
+}
+
+/** A key holding a reference to another object (`credentialsRef`, `issuerRef`, `sourceRefs`): renaming it points at nothing. */
+const OBJECT_REF_KEY = /Refs?$/;
+
+function walk(schema: OpenApiSchema, value: Record<string, unknown>, path: string, segments: readonly string[], found: Candidate[], added: Candidate[], isReference: (path: string) => boolean): void {
   const visit = (name: string, s: OpenApiSchema) => {
-    if (fields.filter((f) => !f.endsWith(' (added)')).length >= MAX_MUTATED_FIELDS) return;
     const v = value[name];
     if (v === undefined || v === null) return;
     const p = `${path}.${name}`;
+    // An object reference of any kind (`…Ref`: another object's name, kind, namespace) is left alone, like a Secret's.
+    if (OBJECT_REF_KEY.test(name) && isSchema(s) && (s.type === 'object' || s.type === 'string' || s.properties)) return;
     if (s.type === 'object' || (s.type === undefined && (s.properties || isSchema(s.additionalProperties)))) {
-      if (!isRecord(v)) return;
-      const inner = walk(s, v, p, [...segments, name], fields, parts, isReference);
-      if (inner) out[name] = inner;
+      if (isRecord(v)) walk(s, v, p, [...segments, name], found, added, isReference);
       return;
     }
     // A field naming a namespace is like a reference: another valid value cannot be told (and a cluster-scoped
@@ -133,31 +159,19 @@ function walk(schema: OpenApiSchema, value: Record<string, unknown>, path: strin
     if (s.type === 'array' || s.type === undefined || isReference(p) || NAMESPACE_KEY.test(name)) return;
     const changed = mutateScalar(s, v);
     if (changed === undefined || changed === v) return;
-    out[name] = changed;
-    fields.push(p);
-    let one: Record<string, unknown> = { [name]: changed };
-    for (const seg of [...segments].reverse()) one = { [seg]: one };
-    parts.push({ field: p, patch: { spec: one } });
+    const rank = s.enum?.length ? 0 : s.type === 'boolean' ? 1 : s.type === 'integer' || s.type === 'number' ? 2 : 3;
+    found.push({ field: p, segments: [...segments, name], value: changed, rank, order: found.length });
   };
   if (schema.properties) for (const name of Object.keys(schema.properties).sort()) visit(name, schema.properties[name]!);
   else if (isSchema(schema.additionalProperties)) {
     const s = schema.additionalProperties;
     const mapName = segments[segments.length - 1] ?? '';
     const addable = s.type === 'string' && !s.pattern && !s.format && !s.enum && !SELECTING_MAP.test(mapName) && !(ADDED_KEY in value) &&
-      (schema.maxProperties === undefined || Object.keys(value).length < schema.maxProperties) && !fields.some((f) => f.endsWith(' (added)'));
-    if (addable) {
-      out[ADDED_KEY] = ADDED_VALUE;
-      const field = `${path}.${ADDED_KEY} (added)`;
-      fields.unshift(field);
-      let one: Record<string, unknown> = { [ADDED_KEY]: ADDED_VALUE };
-      for (const seg of [...segments].reverse()) one = { [seg]: one };
-      parts.unshift({ field, patch: { spec: one } });
-    }
+      (schema.maxProperties === undefined || Object.keys(value).length < schema.maxProperties) && !added.length;
+    if (addable) added.push({ field: `${path}.${ADDED_KEY} (added)`, segments: [...segments, ADDED_KEY], value: ADDED_VALUE, rank: -1, order: 0 });
     for (const name of Object.keys(value).sort()) visit(name, s);
   }
-  return Object.keys(out).length ? out : undefined;
 }
-
 
 function isSchema(v: unknown): v is OpenApiSchema {
   return typeof v === 'object' && v !== null;

@@ -16,6 +16,7 @@ import { requireSession, resolveTarget } from './pickers.ts';
 import { controllerSetupLines, plainName, readModuleCode, type ManagerInCode } from '../../core/bridge/controllersInCode.ts';
 import { refusePrivileged } from './privileged.ts';
 import { GoProgramExitError } from '../../core/bridge/runGoController.ts';
+import { ambiguousMainPackages } from '../../core/bridge/launcher.ts';
 import { readSettings, writeSetting } from '../config.ts';
 import { CommandIds } from '../ids.ts';
 import { SettingsError } from '../notify.ts';
@@ -44,6 +45,20 @@ export async function runController(
     req = lab.go.runRequest(arg);
   } catch (e) {
     return fail('invalidArgument', `reconcileLab.goController.command: ${(e as Error).message}`);
+  }
+  // No command set and cmd/ holds several programs (and the folder none of its own): `go run .` would only fail
+  // with "no Go files"; the person picks one, kept as the command setting (the checks run it too).
+  const programs = req.defaulted && req.spec.cwd ? ambiguousMainPackages(req.spec.cwd) : [];
+  if (programs.length) {
+    const problem = `${req.spec.cwd} has no main package of its own and its cmd/ holds ${programs.length} programs (${programs.join(', ')}), so Run Controller… cannot tell which one runs your controller`;
+    if (arg !== undefined) return fail('invalidArgument', `${problem}. Set reconcileLab.goController.command, e.g. "go run ${programs[0]}".`);
+    const picked = await ui.pick(programs.map((p) => ({ label: `go run ${p}` })), {
+      title: 'Run Controller…: which program runs your controller?',
+      placeHolder: `cmd/ holds ${programs.length} programs; the one you pick is saved as reconcileLab.goController.command in this workspace`,
+    });
+    if (!picked) return fail('cancelled', 'No program chosen: nothing was started.');
+    await writeSetting('goController.command', picked.label);
+    req = lab.go.runRequest(arg);
   }
   const command = [req.spec.command, ...req.spec.args].join(' ');
   // `go run` of a module that does not use the bridge would build, run and never connect: say so before.

@@ -29,6 +29,8 @@ export interface GoControllerRef {
 /** What Run Controller runs, after settings and the command's argument were applied. */
 export interface RunRequest {
   spec: LaunchSpec;
+  /** No command line was set or passed: the program is {@link defaultGoLaunch}'s guess. */
+  defaulted: boolean;
   /** Give up waiting for the first controller after this long (a cold `go run` compiles for a minute or more). */
   waitMs: number;
 }
@@ -250,7 +252,7 @@ export class GoControllers implements vscode.Disposable {
     const base = commandLine ? launchSpecOf(commandLine) : defaultGoLaunch(cwd);
     const spec: LaunchSpec = { command: base.command, args: [...base.args, ...extraArgs], env, ...(cwd ? { cwd } : {}) };
     const waitMs = typeof a.waitMs === 'number' && a.waitMs > 0 ? a.waitMs : 300_000;
-    return { spec, waitMs };
+    return { spec, waitMs, defaulted: !commandLine };
   }
 
   /**

@@ -90,6 +90,7 @@ export function emptyChecksModel(): ChecksViewModel {
     phase: 'empty',
     title: 'Robustness checks',
     status: 'Run "Reconcile Lab: Run Robustness Checks…" on an object of the loop (or from the palette for every key).',
+    timings: '',
     results: [],
     notes: [],
     masked: [],
@@ -123,6 +124,7 @@ export function runningChecksModel(run: ChecksRunInfo, finished: readonly CheckR
     phase: 'running',
     title: titleOf(run),
     status: `Running: ${finished.length} of ${total} check(s) done, ${plural(findings, 'finding')} so far${step ? ` · ${step}` : ''}`,
+    timings: '',
     results,
     notes: [],
     masked: [],
@@ -150,7 +152,6 @@ export function reportChecksModel(run: ChecksRunInfo, report: CheckReport, prima
   const status = [
     `${report.aborted ? 'Cancelled' : 'Finished'} in ${formatDuration(report.durationMs)}: ${verdict}`,
     `${t.passed} passed, ${t.failed} failed, ${t.skipped} skipped, ${t.errors} error(s)`,
-    report.parts.length ? report.parts.map((p) => `${p.part} ${formatDuration(p.ms)}`).join(', ') : '',
   ]
     .filter(Boolean)
     .join(' · ');
@@ -158,6 +159,7 @@ export function reportChecksModel(run: ChecksRunInfo, report: CheckReport, prima
     phase: 'done',
     title: titleOf(run),
     status,
+    timings: report.parts.map((p) => `${p.part} ${formatDuration(p.ms)}`).join(', '),
     results: inRunOrder(run, report.results).map((r) => resultView(r, primaryResource)),
     notes: report.notes,
     masked: report.masked.map((m) => `${m.path} (${m.reason === 'learned' ? 'differed between the two reference runs' : 'always volatile'})`),

@@ -157,6 +157,7 @@ function render(m: ChecksViewModel): void {
     for (const x of m.notes) ul.append(h('li', undefined, x));
     foot.push(section('Notes', ul));
   }
+  if (m.timings) foot.push(section('Time per run', h('p', 'timings', m.timings)));
   footerEl.replaceChildren(...foot);
 }
 

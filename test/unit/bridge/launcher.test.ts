@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { defaultDebugProgram, defaultGoLaunch, describeExit, launchProcess, launchSpecOf, leaderElectionFlag, MAX_OUTPUT_LINE_CHARS, notFoundText, processGroupOf } from '../../../src/core/bridge/launcher.ts';
+import { ambiguousMainPackages, defaultDebugProgram, defaultGoLaunch, describeExit, launchProcess, launchSpecOf, leaderElectionFlag, MAX_OUTPUT_LINE_CHARS, notFoundText, processGroupOf } from '../../../src/core/bridge/launcher.ts';
 import { FakeClock } from '../../fakes/fakeClock.ts';
 
 test('defaultGoLaunch: cmd/main.go (kubebuilder v4) → go run ./cmd; one cmd/<name>/main.go → that; else go run .', () => {
@@ -19,6 +19,27 @@ test('defaultGoLaunch: cmd/main.go (kubebuilder v4) → go run ./cmd; one cmd/<n
     assert.deepEqual(defaultGoLaunch(dir).args, ['run', '.'], 'two candidates: no guess');
     writeFileSync(join(dir, 'cmd', 'main.go'), 'package main\n');
     assert.deepEqual(defaultGoLaunch(dir).args, ['run', './cmd']);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('ambiguousMainPackages: two or more cmd/<name>/main.go, no cmd/main.go and no main package at the root → each ./cmd/<name>; otherwise none', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'rl-launch-'));
+  try {
+    assert.deepEqual(ambiguousMainPackages(dir), []);
+    for (const name of ['manager', 'audit']) {
+      mkdirSync(join(dir, 'cmd', name), { recursive: true });
+      writeFileSync(join(dir, 'cmd', name, 'main.go'), 'package main\n');
+    }
+    assert.deepEqual(ambiguousMainPackages(dir), ['./cmd/audit', './cmd/manager']);
+    writeFileSync(join(dir, 'doc.go'), '// Package lib.\npackage lib\n');
+    assert.deepEqual(ambiguousMainPackages(dir), ['./cmd/audit', './cmd/manager'], 'a root package that is no command does not count');
+    writeFileSync(join(dir, 'main.go'), '// Command op.\npackage main\n\nfunc main() {}\n');
+    assert.deepEqual(ambiguousMainPackages(dir), [], 'the root is a command: go run . is right');
+    rmSync(join(dir, 'main.go'));
+    writeFileSync(join(dir, 'cmd', 'main.go'), 'package main\n');
+    assert.deepEqual(ambiguousMainPackages(dir), [], 'cmd/main.go: go run ./cmd');
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { dataChange, driftTargets, MAX_DRIFT_TARGETS, ownsHint } from '../../../src/core/checks/drift.ts';
+import { dataChange, driftTargets, MAX_DRIFT_TARGETS, ownsHint, unownedChildCause } from '../../../src/core/checks/drift.ts';
 import { normalizeEndState, type RawEndState } from '../../../src/core/checks/mask.ts';
 import type { WriteRecord } from '../../../src/core/k8s/dynamicClient.ts';
 import type { GroupVersionResource, KubeObject } from '../../../src/core/k8s/objects.ts';
@@ -98,4 +98,23 @@ test('ownsHint: the Owns line in the package names a kubebuilder project uses', 
   assert.equal(ownsHint({ gvr: { group: 'networking.k8s.io', version: 'v1', resource: 'ingresses' }, kind: 'Ingress' }), 'Owns(&networkingv1.Ingress{})');
   assert.equal(ownsHint({ gvr: WIDGETS, kind: 'Widget' }), 'Owns(&labv1alpha1.Widget{})');
   assert.equal(ownsHint({ gvr: CM, kind: '' }), 'Owns(&corev1.ConfigMap{})');
+});
+
+test('a child without a controller ownerReference: the target says so, and the cause named first is the missing reference (what to set, or how to watch a child kept unowned on purpose)', () => {
+  const owned = obj('w-settings', { data: { a: '1' } });
+  owned.metadata.ownerReferences = [{ apiVersion: 'lab.reconcile.dev/v1alpha1', kind: 'Widget', name: 'w', uid: 'uid-w', controller: true }];
+  const notController = obj('w-audit', { data: { a: '1' } });
+  notController.metadata.ownerReferences = [{ apiVersion: 'lab.reconcile.dev/v1alpha1', kind: 'Widget', name: 'w', uid: 'uid-w' }];
+  const bare = obj('w-entry', { data: { a: '1' } });
+  const { raw, end } = state([[WIDGETS, obj('w')], [CM, owned], [CM, notController], [CM, bare]]);
+  const t = driftTargets([create(CM, owned), create(CM, notController), create(CM, bare)], raw, end, WIDGETS, label, new Set());
+  assert.deepEqual(t.map((x) => `${x.name} ${x.noController}`), ['w-settings false', 'w-audit true', 'w-entry true']);
+  assert.equal(unownedChildCause(t[0]!, true, ownsHint(t[0]!)), undefined, 'an owned child: the usual causes apply');
+  const go = unownedChildCause(t[2]!, true, 'Owns(&corev1.ConfigMap{})')!;
+  assert.match(go, /^configmaps\/w-entry has no ownerReference with controller: true, so `Owns\(&corev1\.ConfigMap\{\}\)` maps none of its events/);
+  assert.match(go, /controllerutil\.SetControllerReference/);
+  assert.match(go, /`Watches\(&corev1\.ConfigMap\{\}, handler\.EnqueueRequestsFromMapFunc\(…\)\)`/);
+  const loop = unownedChildCause(t[1]!, false, ownsHint(t[1]!))!;
+  assert.match(loop, /^configmaps\/w-audit has no ownerReference with controller: true, so Reconcile Lab's loop[^]*controller: true/);
+  assert.doesNotMatch(loop, /Owns|Watches/, 'no Go advice for a module or exec reconciler');
 });

@@ -19,3 +19,10 @@ test('history, the path mattered: the create-only child stays the usual cause, a
   const meta = historyPathExplanation({ what: '1 change(s)', diffs, metadataOnly: true, derivedNote: ' NOTE' });
   assert.match(meta, /The changes touched metadata only, which makes no new generation: a filter on generation \(GenerationChangedPredicate[^]*AnnotationChangedPredicate[^]* NOTE$/);
 });
+
+test('history, the path mattered: an object only the changed copy has is named first as a child left from an earlier spec, with how to prune it', () => {
+  const e = historyPathExplanation({ what: '1 change(s)', diffs: ['configmaps/acme-quota-silver: exists only after the changes'], metadataOnly: false, derivedNote: '', leftOver: ['configmaps/acme-quota-silver'] });
+  assert.match(e, /changed one's\)\. configmaps\/acme-quota-silver is left from an earlier spec: a child whose name comes from a spec field is made anew[^]*delete those the current spec no longer wants/);
+  assert.match(e, /usual cause/, 'the other causes are still named');
+  assert.doesNotMatch(historyPathExplanation({ what: '1 change(s)', diffs, metadataOnly: false, derivedNote: '', leftOver: [] }), /left from an earlier spec/);
+});

@@ -133,3 +133,24 @@ test('withExtraReferences: the named ones after those the spec makes, each (kind
   assert.match(note, /^Objects the spec of ns\/a refers to or that you named to copy — copied into every scratch namespace .*: Secret db-creds \(spec\.credentials\.secretRef\.name\), ConfigMap db-creds \(--copy\), Secret vault \(--copy\)\.$/);
   assert.match(referencesNote('ns/a', found.map((r) => ({ ...r, outcome: 'copied' as const })))!, /^Objects the spec of ns\/a refers to — /, 'no named one: as before');
 });
+
+test('specReferences: another key ending in Ref or Refs names a Secret or a ConfigMap (guessed: both kinds) unless its kind says otherwise', () => {
+  const spec = {
+    credentialsRef: { name: 'acme-creds' },
+    databaseRefs: ['db-a', { name: 'db-b', namespace: 'data' }],
+    issuerRef: { name: 'letsencrypt', kind: 'ClusterIssuer' },
+    tokenRef: { name: 'token', kind: 'Secret' },
+    secretRef: { name: 'plain' },
+  };
+  const refs = specReferences({ spec });
+  assert.deepEqual(refs.map((r) => `${r.kind} ${r.namespace ? `${r.namespace}/` : ''}${r.name} @ ${r.path}${r.guessed ? ' (guessed)' : ''}`), [
+    'Secret acme-creds @ spec.credentialsRef.name (guessed)',
+    'ConfigMap acme-creds @ spec.credentialsRef.name (guessed)',
+    'Secret db-a @ spec.databaseRefs[0] (guessed)',
+    'ConfigMap db-a @ spec.databaseRefs[0] (guessed)',
+    'Secret data/db-b @ spec.databaseRefs[1].name (guessed)',
+    'ConfigMap data/db-b @ spec.databaseRefs[1].name (guessed)',
+    'Secret token @ spec.tokenRef.name',
+    'Secret plain @ spec.secretRef.name',
+  ]);
+});

@@ -23,7 +23,7 @@ test('mutateScalar: enum → its next value, bounds honoured, booleans flipped; 
   assert.equal(mutateScalar({ type: 'integer' }, 'not a number'), undefined, 'a value of another type is left alone');
 });
 
-test('deriveSpecMutation: scalar leaves the object sets, nested objects and string maps walked in sorted order, at most three, one merge patch', () => {
+test('deriveSpecMutation: scalar leaves the object sets, nested objects and string maps walked in sorted order, at most three (an enum, a boolean, a number before free text), one merge patch', () => {
   const schema: OpenApiSchema = {
     type: 'object',
     properties: {
@@ -37,18 +37,22 @@ test('deriveSpecMutation: scalar leaves the object sets, nested objects and stri
   };
   const m = deriveSpecMutation(schema, obj({ schedule: 'Daily', retention: { days: 7 }, targets: ['a'], paused: false, labels: { tier: 'gold' } }));
   assert.ok('patch' in m);
-  // Sorted: labels, paused, retention, schedule, targets, unset → the first three mutable ones; the string map also
-  // gets a key added (listed first, not counted).
-  assert.deepEqual(m.fields, ['spec.labels.reconcile-lab-added (added)', 'spec.labels.tier', 'spec.paused', 'spec.retention.days']);
+  // Sorted: labels, paused, retention, schedule, targets, unset; four could change, three are taken: the enum
+  // (schedule), the boolean (paused) and the number (retention.days) before the free string labels.tier. The string
+  // map also gets a key added (listed first, not counted). Listed in sorted order.
+  assert.deepEqual(m.fields, ['spec.labels.reconcile-lab-added (added)', 'spec.paused', 'spec.retention.days', 'spec.schedule']);
   assert.equal(m.fields.length, MAX_MUTATED_FIELDS + 1);
-  assert.deepEqual(m.patch, { spec: { labels: { 'reconcile-lab-added': 'added', tier: 'gold-changed' }, paused: true, retention: { days: 8 } } });
+  assert.deepEqual(m.patch, { spec: { labels: { 'reconcile-lab-added': 'added' }, paused: true, retention: { days: 8 }, schedule: 'Weekly' } });
   // Each field also as a patch of its own, in the same order (tried one by one when the server refuses them together).
   assert.deepEqual(m.parts, [
     { field: 'spec.labels.reconcile-lab-added (added)', patch: { spec: { labels: { 'reconcile-lab-added': 'added' } } } },
-    { field: 'spec.labels.tier', patch: { spec: { labels: { tier: 'gold-changed' } } } },
     { field: 'spec.paused', patch: { spec: { paused: true } } },
     { field: 'spec.retention.days', patch: { spec: { retention: { days: 8 } } } },
+    { field: 'spec.schedule', patch: { spec: { schedule: 'Weekly' } } },
   ]);
+  // With fewer than four candidates every one is taken, free strings too.
+  const few = deriveSpecMutation(schema, obj({ schedule: 'Daily', labels: { tier: 'gold' } }));
+  assert.ok('fields' in few && few.fields.join() === 'spec.labels.reconcile-lab-added (added),spec.labels.tier,spec.schedule', JSON.stringify(few));
   // The same input, the same change.
   assert.deepEqual(deriveSpecMutation(schema, obj({ schedule: 'Daily', retention: { days: 7 }, targets: ['a'], paused: false, labels: { tier: 'gold' } })), m);
 });
@@ -127,4 +131,18 @@ test('mergeParts: the parts\' merge patches deep-merged into one new object; a s
   assert.equal((parts[0]!.patch.spec as { a: { x: number } }).a.x, 2, 'the parts are not mutated through the result');
   assert.deepEqual(mergeParts([parts[1]!]), { spec: { a: { y: 'n' } } });
   assert.deepEqual(mergeParts([]), {});
+});
+
+test('deriveSpecMutation: a reference to an object of any kind (a key ending in Ref or Refs) is left alone, and does not take the place of an enum', () => {
+  const str = { type: 'string' } as const;
+  const ref: OpenApiSchema = { type: 'object', properties: { name: str, kind: str } };
+  const schema: OpenApiSchema = { type: 'object', properties: {
+    credentialsRef: ref, issuerRef: ref, sourceRefs: { type: 'array', items: ref }, ownerRef: str,
+    limit: { type: 'integer', minimum: 1, maximum: 100 }, note: str, region: str, tier: { type: 'string', enum: ['bronze', 'silver', 'gold'] },
+  } };
+  const m = deriveSpecMutation(schema, obj({ credentialsRef: { name: 'acme-creds' }, issuerRef: { name: 'ca', kind: 'Issuer' }, sourceRefs: [{ name: 'repo' }], ownerRef: 'team', limit: 10, note: 'n', region: 'eu', tier: 'silver' }));
+  assert.ok('fields' in m, JSON.stringify(m));
+  assert.deepEqual(m.fields, ['spec.limit', 'spec.note', 'spec.tier']);
+  assert.deepEqual(m.patch, { spec: { limit: 11, note: 'n-changed', tier: 'gold' } });
+  assert.ok('skipped' in deriveSpecMutation(schema, obj({ credentialsRef: { name: 'acme-creds' }, ownerRef: 'team' })), 'references only: nothing to change');
 });

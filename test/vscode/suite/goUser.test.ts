@@ -229,6 +229,30 @@ describe('a user-shaped Go program with two controllers (Run Controller…)', fu
     }
   });
 
+  it('Run Controller… with no command set, in a module whose cmd/ holds two programs and no main package of its own: it names them and how to choose, and starts nothing', async function () {
+    const folder = vscode.workspace.workspaceFolders![0]!.uri.fsPath;
+    const dir = join(folder, 'two-programs');
+    for (const name of ['correct', 'buggy']) {
+      mkdirSync(join(dir, 'cmd', name), { recursive: true });
+      writeFileSync(join(dir, 'cmd', name, 'main.go'), 'package main\n\nfunc main() {}\n');
+    }
+    writeFileSync(join(dir, 'go.mod'), 'module example.com/two\n\ngo 1.26.0\n');
+    const cfg = () => vscode.workspace.getConfiguration('reconcileLab');
+    const T = vscode.ConfigurationTarget.Workspace;
+    try {
+      await cfg().update('goController.cwd', 'two-programs', T);
+      const before = l.go.launchedProcess;
+      const r = await run<{ pid: number }>('reconcileLab.runController', { waitMs: 30_000 });
+      assert.ok(!r.ok, JSON.stringify(r));
+      assert.equal((r as { reason?: string }).reason, 'invalidArgument', JSON.stringify(r));
+      assert.match((r as { message: string }).message, /two-programs has no main package of its own and its cmd\/ holds 2 programs \(\.\/cmd\/buggy, \.\/cmd\/correct\), so Run Controller… cannot tell which one runs your controller\. Set reconcileLab\.goController\.command, e\.g\. "go run \.\/cmd\/buggy"\./);
+      assert.equal(l.go.launchedProcess, before, 'nothing was started');
+    } finally {
+      await cfg().update('goController.cwd', undefined, T);
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   // A kubebuilder project with webhooks, run outside the cluster: its webhook server finds no certificate and the
   // manager stops before any controller starts. The program here is a shell that behaves so unless ENABLE_WEBHOOKS is
   // "false" (then it runs the harbor operator); its module's code reads ENABLE_WEBHOOKS as kubebuilder's scaffold does.

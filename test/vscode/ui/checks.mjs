@@ -77,6 +77,9 @@ export default async function checksUi(t) {
       const view = webviewContent(page);
       const status = await eventually('the run to finish', () => view.locator('#status').textContent().catch(() => ''), (s) => /^(Finished|Cancelled)/.test(s ?? ''), { timeoutMs: 240_000, intervalMs: 1000 });
       assert.match(status, /^Finished/);
+      // The status line stays one line of totals; the time per run is a section below the results.
+      assert.doesNotMatch(status, /reference run/, status);
+      assert.match(await view.locator('#footer').innerText(), /Time per run\s+reference run 1 /i);
       const checks = (await view.locator('.result .check').allTextContents()).map((s) => s.trim());
       assert.deepEqual(checks, ['Run twice', 'Crash after write', 'Stale cache', 'Unobserved intermediate state', 'History independence', 'Convergence', 'Deletion', 'Child drift']);
       if (buggy) {
