@@ -199,9 +199,7 @@ func TestCauseOfAChildNamedLikeItsOwner(t *testing.T) {
 func TestCheckInstanceWritesOnlyInItsScratchNamespace(t *testing.T) {
 	real := realClient(t)
 	ns, other := scratchNamespace(t, real), scratchNamespace(t, real)
-	e := newTestEditor(t, false)
-	h := connectedHub(t, e)
-	h.check = newCheckState(checkConfig{namespace: ns}) // a check instance of ns (as RECONCILE_LAB_CHECK_NAMESPACE makes it)
+	e, h := checkInstanceHub(t, ns)
 	j := newClient(h, real)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -396,9 +394,7 @@ func TestClusterObjectRestrictKeepsTheProgramsSelectors(t *testing.T) {
 func TestCheckInstanceJournalsBeforeAndAfterWithTheirKind(t *testing.T) {
 	real := realClient(t)
 	ns := scratchNamespace(t, real)
-	e := newTestEditor(t, false)
-	h := connectedHub(t, e)
-	h.check = newCheckState(checkConfig{namespace: ns})
+	e, h := checkInstanceHub(t, ns)
 	h.check.direct = real
 	j := newClient(h, real)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
@@ -425,4 +421,14 @@ func TestCheckInstanceJournalsBeforeAndAfterWithTheirKind(t *testing.T) {
 	}
 	cm.Finalizers = nil
 	_ = real.Update(ctx, &cm)
+}
+
+// checkInstanceHub is a hub connected to a fresh test editor (not paused) and set up as a check instance of ns, as
+// RECONCILE_LAB_CHECK_NAMESPACE makes it.
+func checkInstanceHub(t *testing.T, ns string) (*testEditor, *hub) {
+	t.Helper()
+	e := newTestEditor(t, false)
+	h := connectedHub(t, e)
+	h.check = newCheckState(checkConfig{namespace: ns})
+	return e, h
 }

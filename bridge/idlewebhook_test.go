@@ -24,9 +24,7 @@ import (
 func TestCheckInstanceServesNoWebhooks(t *testing.T) {
 	plain := realClient(t)
 	ns := scratchNamespace(t, plain)
-	e := newTestEditor(t, false)
-	h := connectedHub(t, e)
-	h.check = newCheckState(checkConfig{namespace: ns})
+	e, h := checkInstanceHub(t, ns)
 	s := apiServerSetup{plain: plain, ns: ns, e: e, h: h, mgr: realManager(t, h, ns)}
 	if _, ok := s.mgr.GetWebhookServer().(idleWebhookServer); !ok {
 		t.Fatalf("a check instance's webhook server is %T", s.mgr.GetWebhookServer())
