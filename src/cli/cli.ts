@@ -255,30 +255,19 @@ const PROGRAM_GONE_GRACE_MS = 10_000;
  */
 const PROGRAM_GONE = /disconnected|not connected|queue shut down|not responding|no controller named|stopped before the step ran/;
 
-/**
- * What a command adds to its failure when its Go program ended: how (`exited with code 1`) and its last output
- * lines, which hold the program's own error (e.g. the manager's `failed to start metrics server: … address
- * already in use`) — the bridge alone can only say that the process went away.
- */
 /** `how` (describeExit's words: `exited with code 1`, `killed by SIGKILL`) after "the Go program". */
 function goProgramHow(how: string): string {
   return how.startsWith('killed') ? `was ${how}` : how;
 }
 
-export function programEnding(how: string, tail: readonly string[], dir?: string): string {
-  const hint = programEndedHint(tail, dir);
-  return `The Go program ${goProgramHow(how)}.${tail.length ? ` ${lastOutput(tail).trimEnd()}` : ''}${hint ? `\n${hint}` : ''}`;
-}
-
 /**
- * What a Go program's last output lines say about why it ended after it announced its controllers, as the launch
- * says it before ({@link programExitHint}; `dir`: the program's module, default the working directory): a kind whose
- * informer never synced (its CRD not installed: controller-runtime stops the whole program when its cache sync
- * timeout ends, whichever controller watches the kind), an address already in use, webhooks without a certificate.
- * Undefined for any other output.
+ * What a command adds to its failure when its Go program ended: how (`exited with code 1`) and its last output
+ * lines, which hold the program's own error (e.g. the manager's `failed to start metrics server: … address
+ * already in use`) — the bridge alone can only say that the process went away.
  */
-export function programEndedHint(tail: readonly string[], dir = process.cwd()): string | undefined {
-  return programExitHint(tail, dir);
+export function programEnding(how: string, tail: readonly string[], dir?: string): string {
+  const hint = programExitHint(tail, dir ?? process.cwd());
+  return `The Go program ${goProgramHow(how)}.${tail.length ? ` ${lastOutput(tail).trimEnd()}` : ''}${hint ? `\n${hint}` : ''}`;
 }
 
 /** `Last output:` and the lines, indented, ending with a newline ('' without lines). */
@@ -1756,7 +1745,7 @@ async function run(args: CliArgs, io: CliIo, log: Logger, s: Session, store: Dis
     if (stopping) return;
     programEnded = how;
     const tail = programTail.get(store)?.() ?? [];
-    const hint = programEndedHint(tail, goProjectDir(args.go));
+    const hint = programExitHint(tail, goProjectDir(args.go));
     io.stderr(`reconcile-lab: the Go program ${goProgramHow(how)}; stopping\n${lastOutput(tail)}${hint ? `${hint}\n` : ''}`);
     stop();
   });

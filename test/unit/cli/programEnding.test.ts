@@ -3,7 +3,8 @@ import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { programEndedHint, programEnding } from '../../../src/cli/cli.ts';
+import { programEnding } from '../../../src/cli/cli.ts';
+import { programExitHint } from '../../../src/core/bridge/runGoController.ts';
 
 test('programEnding: how the Go program ended reads as a sentence (was killed by …), with its last output when there is any', () => {
   assert.equal(programEnding('killed by SIGKILL', []), 'The Go program was killed by SIGKILL.');
@@ -15,8 +16,8 @@ test('programEnding: a program that ended after announcing its controllers becau
   const text = programEnding('exited with code 1', tail);
   assert.match(text, /^The Go program exited with code 1\. Last output:\n/);
   assert.match(text, /\nIts cache never synced CacheQuota objects: is the CacheQuota CRD installed in this cluster\?.*make install/);
-  assert.equal(programEndedHint(['panic: boom']), undefined);
-  assert.match(programEndedHint(['error listening on :8081: listen tcp :8081: bind: address already in use']) ?? '', /^Another process already listens on :8081/);
+  assert.equal(programExitHint(['panic: boom'], process.cwd()), undefined);
+  assert.match(programExitHint(['error listening on :8081: listen tcp :8081: bind: address already in use'], process.cwd()) ?? '', /^Another process already listens on :8081/);
 });
 
 test('programEnding: a kubebuilder program whose webhook server found no certificate after its controllers were announced (controller-runtime starts it in Start, after the bridge announced them) gets the ENABLE_WEBHOOKS advice', () => {
