@@ -263,7 +263,9 @@ function goProgramHow(how: string): string {
 /**
  * What a command adds to its failure when its Go program ended: how (`exited with code 1`) and its last output
  * lines, which hold the program's own error (e.g. the manager's `failed to start metrics server: … address
- * already in use`) — the bridge alone can only say that the process went away.
+ * already in use`) — the bridge alone can only say that the process went away — then, as the launch says it
+ * before ({@link programExitHint}; `dir`: the program's module, default the working directory), what those lines
+ * mean: a kind whose informer never synced, an address already in use, webhooks without a certificate.
  */
 export function programEnding(how: string, tail: readonly string[], dir?: string): string {
   const hint = programExitHint(tail, dir ?? process.cwd());
