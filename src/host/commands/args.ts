@@ -79,3 +79,12 @@ export function stringArrayArg(arg: unknown, name: string): string[] | undefined
 export function isConfirmed(arg: unknown): boolean {
   return boolArg(arg, 'confirmed') === true;
 }
+
+/**
+ * What the object picker's input suggests typing, from the keys it offers: `namespace/name` when every offered
+ * object is namespaced, `name` when every one is cluster-scoped (their keys have no slash), both otherwise.
+ */
+export function keyPlaceholder(keys: readonly string[]): string {
+  const namespaced = keys.filter((k) => k.includes('/')).length;
+  return namespaced === keys.length ? 'namespace/name' : namespaced === 0 ? 'name' : 'namespace/name, or name for a cluster-scoped object';
+}

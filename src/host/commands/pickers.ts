@@ -7,7 +7,7 @@ import type { ReconcileLab } from '../reconcileLab.ts';
 import type { Session } from '../session/session.ts';
 import { finalizersOf, presentObject } from '../views/presentation.ts';
 import * as ui from '../ui.ts';
-import { fail, keyOf, targetOf, type Failure, type ObjectTarget } from './args.ts';
+import { fail, keyOf, keyPlaceholder, targetOf, type Failure, type ObjectTarget } from './args.ts';
 
 /** One resource the server serves, as the resource pickers offer it. */
 export interface ResourceChoice extends vscode.QuickPickItem {
@@ -100,7 +100,7 @@ export async function resolveTarget(
     return fail('notFound', what);
   }
   items.sort((a, b) => a.label.localeCompare(b.label));
-  const pick = await ui.pick(items, { title: options.title, matchOnDescription: true, placeHolder: 'namespace/name' });
+  const pick = await ui.pick(items, { title: options.title, matchOnDescription: true, placeHolder: keyPlaceholder(items.map((i) => i.label)) });
   return pick ? pick.target : fail('cancelled', 'No object chosen.');
 }
 

@@ -48,7 +48,7 @@ ${page.body}<script nonce="${nonce}" src="${scriptUri.toString()}"></script>
 export const EVENT_LOG_PAGE: WebviewPage = {
   title: 'Reconcile Lab Event Log',
   body: `<div id="toolbar" role="toolbar" aria-label="Event log controls">
-  <input id="filter-key" type="text" placeholder="Key (namespace/name)" aria-label="Filter by key" spellcheck="false">
+  <input id="filter-key" type="text" placeholder="Key (namespace/name or name)" aria-label="Filter by key" spellcheck="false">
   <select id="filter-kind" aria-label="Filter by kind of entry"></select>
   <input id="filter-text" type="text" placeholder="Text" aria-label="Filter by text" spellcheck="false">
   <button id="pause" type="button" aria-pressed="false">Pause</button>
@@ -99,7 +99,7 @@ export const CHECKS_PAGE: WebviewPage = {
 export const TIMELINE_PAGE: WebviewPage = {
   title: 'Reconcile Lab Timeline',
   body: `<div id="toolbar" role="toolbar" aria-label="Timeline controls">
-  <input id="filter-key" type="text" placeholder="Key (namespace/name)" aria-label="Show lanes whose key contains" spellcheck="false">
+  <input id="filter-key" type="text" placeholder="Key (namespace/name or name)" aria-label="Show lanes whose key contains" spellcheck="false">
   <button id="zoom-in" type="button" aria-label="Zoom in" title="Zoom in (Ctrl+wheel, +)">+</button>
   <button id="zoom-out" type="button" aria-label="Zoom out" title="Zoom out (Ctrl+wheel, -)">−</button>
   <button id="fit" type="button" title="Show everything (0)">Fit</button>

@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { boolArg, fail, isConfirmed, keyOf, stringArrayArg, targetOf } from '../../../src/host/commands/args.ts';
+import { boolArg, fail, isConfirmed, keyOf, keyPlaceholder, stringArrayArg, targetOf } from '../../../src/host/commands/args.ts';
 
 describe('command arguments', () => {
   it('reads a target from a tree element or a plain { key, resource }', () => {
@@ -28,5 +28,11 @@ describe('command arguments', () => {
     assert.deepEqual(stringArrayArg({ namespaces: ['a', 'b'] }, 'namespaces'), ['a', 'b']);
     assert.equal(stringArrayArg({ namespaces: ['a', 1] }, 'namespaces'), undefined);
     assert.deepEqual(fail('cancelled', 'no'), { ok: false, reason: 'cancelled', message: 'no' });
+  });
+
+  it("suggests typing the kind of key the picker offers: a cluster-scoped object's key is its name alone", () => {
+    assert.equal(keyPlaceholder(['ns/a', 'other/b']), 'namespace/name');
+    assert.equal(keyPlaceholder(['tenant-a', 'tenant-b']), 'name');
+    assert.equal(keyPlaceholder(['ns/a', 'tenant-a']), 'namespace/name, or name for a cluster-scoped object');
   });
 });
