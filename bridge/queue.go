@@ -999,7 +999,9 @@ func (q *Queue) setPausedQuiet(p bool) bool {
 // waits or backs off; added first with force when not queued). reply is called exactly once: when that
 // reconcile's Done happened, or at once with an error. A step without key on an empty queue whose workers have
 // not started yet (controller-runtime is still syncing its caches, or waits for leadership) waits until they
-// start, then steps the first key of the initial list, or is refused when the queue is still empty.
+// start, then steps the first key of the initial list, or is refused when the queue is still empty. One on a queue
+// whose keys all wait (a requeue-after or a backoff retry not due yet) is refused at once, as on an empty queue: it
+// does not wait until the first of them is due (up to controller-runtime's 1000 s backoff).
 func (q *Queue) Step(key reconcile.Request, hasKey, force bool, id int64, reply func(ReplyMsg)) {
 	tok := &stepToken{key: key, hasKey: hasKey, reply: reply, id: id}
 	q.mu.Lock()
@@ -1019,7 +1021,8 @@ func (q *Queue) Step(key reconcile.Request, hasKey, force bool, id int64, reply 
 			reply(ReplyMsg{ID: id, Error: "the controller is not paused: a step without key needs a paused queue"})
 			return
 		}
-		if !q.lockedAnyQueued() {
+		if !q.lockedAnyReady() {
+			why := q.lockedNothingReady()
 			q.mu.Unlock()
 			if !q.started.Load() {
 				go func() {
@@ -1031,7 +1034,7 @@ func (q *Queue) Step(key reconcile.Request, hasKey, force bool, id int64, reply 
 				}()
 				return
 			}
-			reply(ReplyMsg{ID: id, Error: "the queue holds no key"})
+			reply(ReplyMsg{ID: id, Error: why})
 			return
 		}
 		q.steps = append(q.steps, tok)
@@ -1475,16 +1478,29 @@ func (q *Queue) now() time.Time {
 	return q.clock.Now()
 }
 
-func (q *Queue) lockedAnyQueued() bool {
+// lockedAnyReady tells whether a key can be handed out without waiting for a due time: one held for a step or
+// the resume, or one ready in the queue. A key that only waits (a requeue-after or a backoff retry not due yet)
+// does not count: a step without key does not wait for it (the editor says which key is due next and when).
+func (q *Queue) lockedAnyReady() bool {
 	if len(q.held) > 0 {
 		return true
 	}
 	for _, ks := range q.keys {
-		if ks.queued != notQueued {
+		if ks.queued == queuedReady {
 			return true
 		}
 	}
 	return false
+}
+
+// lockedNothingReady is why a step without key found nothing to run: an empty queue, or one whose keys all wait.
+func (q *Queue) lockedNothingReady() string {
+	for _, ks := range q.keys {
+		if ks.queued == queuedWaiting {
+			return "no key is ready: every queued key waits for its requeue-after or backoff retry"
+		}
+	}
+	return "the queue holds no key"
 }
 
 // lockedWire is the key's wire id in the current generation (assigned now when it has none there; 0 when ks is

@@ -338,6 +338,38 @@ func TestStepWithoutKeyOnEmptyOrRunningQueue(t *testing.T) {
 	}
 }
 
+// TestStepWithoutKeyWhileEveryKeyWaits: a step without key on a paused queue whose only keys wait for a due time
+// (a requeue-after, a backoff retry: both wait the same way) is refused at once, saying so, rather than holding the caller until the first
+// of them is due (a Step button that hung for the 45 s of a RequeueAfter, or the minutes of a long backoff).
+func TestStepWithoutKeyWhileEveryKeyWaits(t *testing.T) {
+	for _, pq := range []bool{true, false} {
+		t.Run(fmt.Sprintf("priorityQueue=%v", pq), func(t *testing.T) {
+			q, _ := testQueue(t, pq)
+			q.Pause()
+			got := make(chan string, 10)
+			var wg sync.WaitGroup
+			wg.Add(1)
+			go worker(q, got, &wg)
+			eventually(t, "a paused worker", func() bool { return gateWaiters(q) == 1 })
+			q.AddAfter(req("later"), time.Hour)
+			q.AddWithOpts(priorityqueue.AddOpts{After: 2 * time.Hour}, req("much-later"))
+			replies := make(chan ReplyMsg, 1)
+			q.Step(reconcile.Request{}, false, false, 1, func(r ReplyMsg) { replies <- r })
+			select {
+			case r := <-replies:
+				if r.OK || r.ID != 1 || !strings.Contains(r.Error, "no key is ready") {
+					t.Fatalf("step while every key waits: %+v", r)
+				}
+			default:
+				t.Fatal("a step without key while every key waits was not answered at once: it waits for the first due time")
+			}
+			if len(got) != 0 {
+				t.Fatalf("a refused step ran a reconcile: %s", <-got)
+			}
+		})
+	}
+}
+
 // TestStepWithoutKeyBeforeWorkersStart: controller-runtime builds the queue, fills it with the initial list while
 // its caches sync, and only then starts the workers. A step without key sent in between (a CLI "step" right
 // after launching the program) waits for the workers and runs the first key, instead of finding the queue empty;
