@@ -679,3 +679,56 @@ func TestForgetReportedOnlyWhenItResetsFailures(t *testing.T) {
 		})
 	}
 }
+
+// TestClientGoKeepsWaitAfterAdd: with the priority queue off, client-go's delaying queue keeps a RequeueAfter or a
+// backoff retry when the key is added meanwhile (an event) and adds the key again when it is due, after the key ran
+// for the event: one more reconcile. It is reported as an add with the wait's cause, not as a reconcile with no
+// cause from a queue the editor shows empty. The priority queue drops the wait (no second reconcile).
+func TestClientGoKeepsWaitAfterAdd(t *testing.T) {
+	for _, pq := range []bool{false, true} {
+		t.Run(fmt.Sprintf("priorityQueue=%v", pq), func(t *testing.T) {
+			clk := clocktesting.NewFakeClock(time.UnixMilli(1_000_000))
+			h := newHub("", "", clk)
+			q := newQueue(queueConfig{name: "late", priorityQueue: pq, hub: h, clock: clk})
+			t.Cleanup(q.ShutDown)
+			wait, retry := req("requeue-after"), req("retry")
+			q.AddAfter(wait, 10*time.Second) // a Result{RequeueAfter: 10s}
+			q.AddRateLimited(retry)
+			q.AddRateLimited(retry) // second failure: 10 ms
+			q.Add(wait)             // an event of each while they wait
+			q.Add(retry)
+			for range 2 {
+				k, _, _ := q.GetWithPriority()
+				q.Done(k)
+				q.Forget(k)
+			}
+			queueMsgs(h) // what came before the due times
+			clk.Step(10 * time.Second)
+			if !pq {
+				// Reported as they happen, before any worker takes the keys: the queue is not shown empty.
+				added := map[string]bool{}
+				eventually(t, "the adds client-go made when the waits were due reported", func() bool {
+					for _, m := range queueMsgs(h) {
+						if m.Transition == TransitionAdded && len(m.Causes) == 1 {
+							added[m.Key] = true
+						}
+					}
+					return added["ns/requeue-after"] && added["ns/retry"]
+				})
+				for range 2 {
+					got, _, _ := q.GetWithPriority() // client-go hands both out again
+					tr := q.takeTriggers(got)
+					if len(tr) != 1 || (got == wait && tr[0].Kind != CauseRequeueAfter) || (got == retry && tr[0].Kind != CauseBackoff) {
+						t.Fatalf("%s ran again with triggers %+v: want the wait's own cause", requestKey(got), tr)
+					}
+					q.Done(got)
+				}
+				return
+			}
+			q.Add(req("marker"))
+			if got, _, _ := q.GetWithPriority(); got != req("marker") {
+				t.Fatalf("the priority queue ran %s again: it drops a wait when the key is added", requestKey(got))
+			}
+		})
+	}
+}
