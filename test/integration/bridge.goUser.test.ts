@@ -296,7 +296,9 @@ describe('a user-shaped Go controller (two controllers, a cluster-scoped CRD) th
     // the others' queues filled and never ran, though run runs the whole program. --json never paused, so it hid this.
     const ns = await createNamespace(cluster.transport, 'go-user-run');
     await client.create(DEPLOYMENTS, deployment(ns, 'other'));
-    const r = await runCliProcess(['run', '--kubeconfig', cluster.kubeconfigPath, '--controller', 'harbor-keeper', '--duration', '6', '--go', `${bin} --health-probe-bind-address=0 --metrics-bind-address=0`]);
+    const r = await runCliProcess(['run', '--kubeconfig', cluster.kubeconfigPath, '--controller', 'harbor-keeper', '--duration', '6', '--go', `${bin} --health-probe-bind-address=0 --metrics-bind-address=0`]).finally(() =>
+      cluster.transport.json({ method: 'DELETE', path: `/api/v1/namespaces/${ns}` }).catch(() => undefined),
+    );
     assert.ok(r.code === 0 || r.code === 1, `${r.code}: ${r.stderr}`);
     const started = r.stdout.split('\n').filter((l) => l.startsWith('[deployment] ') && l.includes(`▶ ${ns}/other reconcile`));
     assert.ok(started.length >= 1, `the deployment controller never reconciled ${ns}/other:\n${r.stdout}`);
