@@ -73,6 +73,8 @@ func (ks *keyState) waitCause(at int64) Cause {
 // then over and its cause is one of this reconcile's triggers. A wait not due yet stays. Under q.mu.
 func (q *Queue) lockedLateHandedOut(ks *keyState) {
 	l := ks.late
+	// The clock, not the hand-out's stamp (which may be read up to a burst early): a key client-go handed out for
+	// this wait was handed out after it was due, so now is too.
 	if q.clock.Now().Before(l.due) {
 		return
 	}
