@@ -163,10 +163,13 @@ const (
 // reconcile in progress) swap their backing arrays at each Get, so a key cycling through the queue appends its
 // causes without allocating; neither array is ever handed to the outbox or to callers (they get copies).
 type keyState struct {
-	queued     int
-	priority   int
-	dueAt      time.Time
-	timer      clock.Timer
+	queued   int
+	priority int
+	dueAt    time.Time
+	timer    clock.Timer
+	// late: a wait client-go's delaying queue still holds while the key is ready, processing or idle
+	// (latewait.go); nil on the priority queue.
+	late       *lateWait
 	processing bool
 	boosted    bool
 	causes     []Cause
@@ -442,9 +445,13 @@ func (q *Queue) lockedRecord(o priorityqueue.AddOpts, item reconcile.Request, c 
 		q.lockedWait(item, ks, due)
 		r.tr, r.dueAt, r.delayMs = trWaiting, ms(due), o.After.Milliseconds()
 	case o.After <= 0 && ks.queued == queuedWaiting:
-		q.lockedReady(ks)
+		q.lockedReady(item, ks)
 		r.tr = trReady
 	default:
+		if o.After > 0 {
+			// An AddAfter of a ready key: the priority queue ignores it, client-go keeps it (latewait.go).
+			q.lockedKeepLate(item, ks, now.Add(o.After), *c)
+		}
 		if ks.queued == notQueued {
 			ks.queued = queuedReady
 			if rr := &q.readied; rr.n < readyRingSize {
@@ -492,6 +499,8 @@ func (q *Queue) onBackoff(item reconcile.Request, d time.Duration, failures int)
 		} else {
 			ks.queued = queuedReady
 		}
+	} else if d > 0 {
+		q.lockedKeepLate(item, ks, due, c) // client-go keeps the retry of a key already queued (latewait.go)
 	}
 	r := record{kind: recQueue, q: q, key: item, tr: trBackoff, hasPrio: true, prio: ks.priority,
 		dueAt: ms(due), delayMs: d.Milliseconds(), failures: failures, at: ms(now), wire: q.lockedWire(ks)}
@@ -501,6 +510,10 @@ func (q *Queue) onBackoff(item reconcile.Request, d time.Duration, failures int)
 
 // lockedWait marks the key waiting until due and arms a timer that reports "ready" when due passes.
 func (q *Queue) lockedWait(item reconcile.Request, ks *keyState, due time.Time) {
+	// client-go holds one wait per key, the earliest (latewait.go).
+	if late := q.lockedTakeLate(ks); !late.IsZero() && late.Before(due) {
+		due = late
+	}
 	ks.queued = queuedWaiting
 	if ks.timer != nil && ks.dueAt.Equal(due) {
 		return
@@ -513,13 +526,17 @@ func (q *Queue) lockedWait(item reconcile.Request, ks *keyState, due time.Time) 
 	ks.timer = q.clock.AfterFunc(due.Sub(q.clock.Now()), func() { go q.expire(item, due) })
 }
 
-func (q *Queue) lockedReady(ks *keyState) {
-	ks.queued = queuedReady
-	ks.dueAt = time.Time{}
+// lockedReady makes a key ready now. On client-go's queue a wait not due yet stays pending there (latewait.go).
+func (q *Queue) lockedReady(item reconcile.Request, ks *keyState) {
 	if ks.timer != nil {
 		ks.timer.Stop()
 		ks.timer = nil
+		if now := q.clock.Now(); ks.queued == queuedWaiting && ks.dueAt.After(now) {
+			q.lockedKeepLate(item, ks, ks.dueAt, ks.waitCause(ms(now)))
+		}
 	}
+	ks.queued = queuedReady
+	ks.dueAt = time.Time{}
 }
 
 // expire reports a waiting key whose due time passed (the inner queue made it ready at the same moment).
@@ -532,7 +549,7 @@ func (q *Queue) expire(item reconcile.Request, due time.Time) {
 		return
 	}
 	ks.timer = nil
-	q.lockedReady(ks)
+	q.lockedReady(item, ks)
 	r := record{kind: recQueue, q: q, key: item, tr: trReady, hasPrio: true, prio: ks.priority, at: ms(q.now()), wire: q.lockedWire(ks)}
 	q.lockedSend(&r)
 	q.mu.Unlock()
@@ -764,6 +781,9 @@ func (q *Queue) lockedProcessing(it heldItem, tok *stepToken, ks *keyState, at i
 		ks.timer.Stop()
 		ks.timer = nil
 	}
+	if ks.late != nil {
+		q.lockedLateHandedOut(ks) // before takeCauses: a late wait client-go added the key for is a trigger
+	}
 	ks.queued = notQueued
 	ks.dueAt = time.Time{}
 	ks.processing = true
@@ -834,7 +854,7 @@ func (q *Queue) lockedDone(item reconcile.Request, at int64, seq uint64) (*stepT
 		}
 		clear(ks.triggers)
 		ks.triggers = ks.triggers[:0]
-		if ks.queued == notQueued && len(ks.causes) == 0 && !ks.idle {
+		if ks.queued == notQueued && len(ks.causes) == 0 && ks.late == nil && !ks.idle {
 			ks.idle = true
 			q.idle++
 			if q.idle > minSweep && q.idle > len(q.keys)/2 {
@@ -937,6 +957,7 @@ func (q *Queue) shutdown(drain bool) {
 			ks.timer.Stop()
 			ks.timer = nil
 		}
+		q.lockedTakeLate(ks)
 	}
 	q.cond.Broadcast()
 	q.mu.Unlock()
@@ -999,7 +1020,9 @@ func (q *Queue) setPausedQuiet(p bool) bool {
 // waits or backs off; added first with force when not queued). reply is called exactly once: when that
 // reconcile's Done happened, or at once with an error. A step without key on an empty queue whose workers have
 // not started yet (controller-runtime is still syncing its caches, or waits for leadership) waits until they
-// start, then steps the first key of the initial list, or is refused when the queue is still empty.
+// start, then steps the first key of the initial list, or is refused when the queue is still empty. One on a queue
+// whose keys all wait (a requeue-after or a backoff retry not due yet) is refused at once, as on an empty queue: it
+// does not wait until the first of them is due (up to controller-runtime's 1000 s backoff).
 func (q *Queue) Step(key reconcile.Request, hasKey, force bool, id int64, reply func(ReplyMsg)) {
 	tok := &stepToken{key: key, hasKey: hasKey, reply: reply, id: id}
 	q.mu.Lock()
@@ -1019,7 +1042,8 @@ func (q *Queue) Step(key reconcile.Request, hasKey, force bool, id int64, reply 
 			reply(ReplyMsg{ID: id, Error: "the controller is not paused: a step without key needs a paused queue"})
 			return
 		}
-		if !q.lockedAnyQueued() {
+		if !q.lockedAnyReady() {
+			why := q.lockedNothingReady()
 			q.mu.Unlock()
 			if !q.started.Load() {
 				go func() {
@@ -1031,7 +1055,7 @@ func (q *Queue) Step(key reconcile.Request, hasKey, force bool, id int64, reply 
 				}()
 				return
 			}
-			reply(ReplyMsg{ID: id, Error: "the queue holds no key"})
+			reply(ReplyMsg{ID: id, Error: why})
 			return
 		}
 		q.steps = append(q.steps, tok)
@@ -1075,7 +1099,7 @@ func (q *Queue) Step(key reconcile.Request, hasKey, force bool, id int64, reply 
 	// this key is handed out (GetWithPriority then returns the key's own priority).
 	q.mu.Lock()
 	if ks := q.keys[key]; ks != nil && ks.queued == queuedWaiting {
-		q.lockedReady(ks)
+		q.lockedReady(key, ks)
 	}
 	q.mu.Unlock()
 	o := priorityqueue.AddOpts{}
@@ -1475,16 +1499,29 @@ func (q *Queue) now() time.Time {
 	return q.clock.Now()
 }
 
-func (q *Queue) lockedAnyQueued() bool {
+// lockedAnyReady tells whether a key can be handed out without waiting for a due time: one held for a step or
+// the resume, or one ready in the queue. A key that only waits (a requeue-after or a backoff retry not due yet)
+// does not count: a step without key does not wait for it (the editor says which key is due next and when).
+func (q *Queue) lockedAnyReady() bool {
 	if len(q.held) > 0 {
 		return true
 	}
 	for _, ks := range q.keys {
-		if ks.queued != notQueued {
+		if ks.queued == queuedReady {
 			return true
 		}
 	}
 	return false
+}
+
+// lockedNothingReady is why a step without key found nothing to run: an empty queue, or one whose keys all wait.
+func (q *Queue) lockedNothingReady() string {
+	for _, ks := range q.keys {
+		if ks.queued == queuedWaiting {
+			return "no key is ready: every queued key waits for its requeue-after or backoff retry"
+		}
+	}
+	return "the queue holds no key"
 }
 
 // lockedWire is the key's wire id in the current generation (assigned now when it has none there; 0 when ks is

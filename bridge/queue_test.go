@@ -338,6 +338,38 @@ func TestStepWithoutKeyOnEmptyOrRunningQueue(t *testing.T) {
 	}
 }
 
+// TestStepWithoutKeyWhileEveryKeyWaits: a step without key on a paused queue whose only keys wait for a due time
+// (a requeue-after, a backoff retry: both wait the same way) is refused at once, saying so, rather than holding the caller until the first
+// of them is due (a Step button that hung for the 45 s of a RequeueAfter, or the minutes of a long backoff).
+func TestStepWithoutKeyWhileEveryKeyWaits(t *testing.T) {
+	for _, pq := range []bool{true, false} {
+		t.Run(fmt.Sprintf("priorityQueue=%v", pq), func(t *testing.T) {
+			q, _ := testQueue(t, pq)
+			q.Pause()
+			got := make(chan string, 10)
+			var wg sync.WaitGroup
+			wg.Add(1)
+			go worker(q, got, &wg)
+			eventually(t, "a paused worker", func() bool { return gateWaiters(q) == 1 })
+			q.AddAfter(req("later"), time.Hour)
+			q.AddWithOpts(priorityqueue.AddOpts{After: 2 * time.Hour}, req("much-later"))
+			replies := make(chan ReplyMsg, 1)
+			q.Step(reconcile.Request{}, false, false, 1, func(r ReplyMsg) { replies <- r })
+			select {
+			case r := <-replies:
+				if r.OK || r.ID != 1 || !strings.Contains(r.Error, "no key is ready") {
+					t.Fatalf("step while every key waits: %+v", r)
+				}
+			default:
+				t.Fatal("a step without key while every key waits was not answered at once: it waits for the first due time")
+			}
+			if len(got) != 0 {
+				t.Fatalf("a refused step ran a reconcile: %s", <-got)
+			}
+		})
+	}
+}
+
 // TestStepWithoutKeyBeforeWorkersStart: controller-runtime builds the queue, fills it with the initial list while
 // its caches sync, and only then starts the workers. A step without key sent in between (a CLI "step" right
 // after launching the program) waits for the workers and runs the first key, instead of finding the queue empty;
@@ -643,6 +675,59 @@ func TestForgetReportedOnlyWhenItResetsFailures(t *testing.T) {
 			q.ResetBackoff(a, true)
 			if got := transitions(); !strings.Contains(got, "ns/a:forgotten") {
 				t.Fatalf("reset backoff: %s", got)
+			}
+		})
+	}
+}
+
+// TestClientGoKeepsWaitAfterAdd: with the priority queue off, client-go's delaying queue keeps a RequeueAfter or a
+// backoff retry when the key is added meanwhile (an event) and adds the key again when it is due, after the key ran
+// for the event: one more reconcile. It is reported as an add with the wait's cause, not as a reconcile with no
+// cause from a queue the editor shows empty. The priority queue drops the wait (no second reconcile).
+func TestClientGoKeepsWaitAfterAdd(t *testing.T) {
+	for _, pq := range []bool{false, true} {
+		t.Run(fmt.Sprintf("priorityQueue=%v", pq), func(t *testing.T) {
+			clk := clocktesting.NewFakeClock(time.UnixMilli(1_000_000))
+			h := newHub("", "", clk)
+			q := newQueue(queueConfig{name: "late", priorityQueue: pq, hub: h, clock: clk})
+			t.Cleanup(q.ShutDown)
+			wait, retry := req("requeue-after"), req("retry")
+			q.AddAfter(wait, 10*time.Second) // a Result{RequeueAfter: 10s}
+			q.AddRateLimited(retry)
+			q.AddRateLimited(retry) // second failure: 10 ms
+			q.Add(wait)             // an event of each while they wait
+			q.Add(retry)
+			for range 2 {
+				k, _, _ := q.GetWithPriority()
+				q.Done(k)
+				q.Forget(k)
+			}
+			queueMsgs(h) // what came before the due times
+			clk.Step(10 * time.Second)
+			if !pq {
+				// Reported as they happen, before any worker takes the keys: the queue is not shown empty.
+				added := map[string]bool{}
+				eventually(t, "the adds client-go made when the waits were due reported", func() bool {
+					for _, m := range queueMsgs(h) {
+						if m.Transition == TransitionAdded && len(m.Causes) == 1 {
+							added[m.Key] = true
+						}
+					}
+					return added["ns/requeue-after"] && added["ns/retry"]
+				})
+				for range 2 {
+					got, _, _ := q.GetWithPriority() // client-go hands both out again
+					tr := q.takeTriggers(got)
+					if len(tr) != 1 || (got == wait && tr[0].Kind != CauseRequeueAfter) || (got == retry && tr[0].Kind != CauseBackoff) {
+						t.Fatalf("%s ran again with triggers %+v: want the wait's own cause", requestKey(got), tr)
+					}
+					q.Done(got)
+				}
+				return
+			}
+			q.Add(req("marker"))
+			if got, _, _ := q.GetWithPriority(); got != req("marker") {
+				t.Fatalf("the priority queue ran %s again: it drops a wait when the key is added", requestKey(got))
 			}
 		})
 	}

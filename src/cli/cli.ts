@@ -32,6 +32,7 @@ import { yamlDiff } from '../core/actions/objectDiff.ts';
 import { maskSecretPair } from '../core/k8s/secretMask.ts';
 import { BridgeHub } from '../core/bridge/bridgeHub.ts';
 import { RemoteController } from '../core/bridge/remoteController.ts';
+import type { GoProcess } from '../core/bridge/goProcess.ts';
 import { GoControllerNotAnnouncedError, programExitHint, runGoController } from '../core/bridge/runGoController.ts';
 import { findGoMod, goLaunchProblem, uninstalledKindProblem, unservedKind } from '../core/bridge/goModule.ts';
 import { PROTOCOL } from '../core/bridge/protocol.ts';
@@ -279,6 +280,12 @@ function lastOutput(tail: readonly string[]): string {
 
 /** A command's Go program (`--go`): its last output lines. */
 const programTail = new WeakMap<DisposableStore, () => string[]>();
+
+/**
+ * The Go program a command launched (`--go`): `run` resumes and pauses all of its controllers, not only the one it
+ * follows, since it runs the whole program (the others' lines are labelled `[name]`).
+ */
+const goPrograms = new WeakMap<DisposableStore, GoProcess>();
 
 interface Session {
   transport: KubeTransport;
@@ -1284,6 +1291,7 @@ async function startGoController(args: CliArgs, io: CliIo, log: Logger, s: Sessi
     return ended === undefined ? undefined : programEnding(ended, r.launched.tail(PROGRAM_TAIL_LINES), goProjectDir(args.go));
   });
   store.add(r.launched);
+  goPrograms.set(store, r.process);
   if (s.resourceFromProgram) {
     followResourceOf(s, r.controller, goProjectDir(args.go));
     const p = r.process;
@@ -1417,27 +1425,60 @@ const predicatesOf = new WeakMap<Controller, string[]>();
 const RUN_KEYS = 'p pause/resume, s step one reconcile, q quit, ? help';
 
 /**
- * One key pressed during `run` in a terminal: `p` pauses the loop (workers finish what they hold and take nothing
- * new) or resumes it, `s` runs exactly one reconcile (pausing first, as the editor's Step does: the next queued key,
- * or says why none ran), `q` stops as Ctrl+C does, `?` lists the keys. Other keys are ignored. What the loop does is
- * printed by the journal as usual; this says only what the key did.
+ * What `run` pauses and resumes: the followed controller and, for a Go program, every other controller the program
+ * runs (announced so far or later: one announced while the loop runs is resumed at once), since `run` runs the whole
+ * program and prints the others' lines labelled `[name]`. A Go program's controllers all start paused (the welcome
+ * says so for the process), so resuming only the followed one would leave the others' queues filling for ever.
+ * `paused()` is the followed controller's state, which `pause` / `resume` keep equal to the others'.
  */
-function runKey(key: string, controller: Controller, io: CliIo, quit: () => void): void {
+interface RunLoop {
+  pause(): void;
+  resume(): void;
+  paused(): boolean;
+}
+
+function runLoopOf(controller: Controller, program: GoProcess | undefined, store: DisposableStore): RunLoop {
+  const others = () => (program ? program.controllers.filter((c) => c !== controller) : []);
+  if (program) store.add(program.onDidAddController((c) => c !== controller && !controller.status().paused && c.resume()));
+  return {
+    pause: () => {
+      controller.pause();
+      for (const c of others()) c.pause();
+    },
+    resume: () => {
+      controller.resume();
+      for (const c of others()) c.resume();
+    },
+    paused: () => controller.status().paused,
+  };
+}
+
+/**
+ * One key pressed during `run` in a terminal: `p` pauses the loop (workers finish what they hold and take nothing
+ * new; with a Go program, every controller of it) or resumes it, `s` runs exactly one reconcile of the followed
+ * controller (pausing the loop first, as the editor's Step does: the next queued key, or says why none ran), `q`
+ * stops as Ctrl+C does, `?` lists the keys. Other keys are ignored. What the loop does is printed by the journal as
+ * usual; this says only what the key did.
+ */
+function runKey(key: string, controller: Controller, loop: RunLoop, io: CliIo, quit: () => void): void {
   const say = (text: string) => io.stderr(`reconcile-lab: ${text}\n`);
   switch (key) {
     case 'p':
     case 'P':
-      if (controller.status().paused) {
-        controller.resume();
+      if (loop.paused()) {
+        loop.resume();
         say('resumed');
       } else {
-        controller.pause();
+        loop.pause();
         say('paused: s steps one reconcile, p resumes');
       }
       return;
     case 's':
     case 'S':
-      if (!controller.status().paused) say('paused to step (p resumes)');
+      if (!loop.paused()) {
+        loop.pause();
+        say('paused to step (p resumes)');
+      }
       void controller.step().then(
         (r) => {
           if (r.kind === 'empty') say(`nothing is queued${r.next ? `; ${r.next.key} is next, ${r.next.waiting === 'backoff' ? 'its retry' : 'its requeue'} due in ${delayText(Math.max(0, r.next.dueAt - realClock.now()))}` : ''}`);
@@ -1738,10 +1779,11 @@ async function run(args: CliArgs, io: CliIo, log: Logger, s: Session, store: Dis
   if (!args.json) {
     const st = controller.status();
     // In a terminal, keys drive the loop as the editor's commands do: pause / resume, step one reconcile, quit.
-    const keys = io.onKeys?.((k) => runKey(k, controller, io, () => stop('q pressed')));
+    const loop = runLoopOf(controller, goPrograms.get(store), store);
+    const keys = io.onKeys?.((k) => runKey(k, controller, loop, io, () => stop('q pressed')));
     if (keys) store.add(keys);
     io.stderr(`reconcile-lab: ${controller.name} running on ${s.resource.resource}${s.resource.group ? '.' + s.resource.group : ''}${args.namespace && s.resource.namespaced && !args.go ? ` in ${args.namespace}` : ''} (${st.maxConcurrentReconciles} worker(s), ${st.workQueue} queue${predicatesOf.get(controller)?.length ? `, predicates: ${predicatesOf.get(controller)!.join(', ')}` : ''}); ${keys ? `keys: ${RUN_KEYS}, ` : ''}Ctrl+C to stop\n`);
-    controller.resume();
+    loop.resume();
   }
   void programExits.get(store)?.then((how) => {
     if (stopping) return;

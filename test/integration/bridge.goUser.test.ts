@@ -291,6 +291,20 @@ describe('a user-shaped Go controller (two controllers, a cluster-scoped CRD) th
     assert.doesNotMatch(scoped.stderr, /the loop watches it|in nowhere-h1/, scoped.stderr);
   });
 
+  test('CLI run --go (text mode) runs the program\'s other controllers too, not only the followed one: their reconciles show, labelled', { timeout: 180_000 }, async () => {
+    // Text mode starts the program paused (the banner comes first) and then resumed only the followed controller:
+    // the others' queues filled and never ran, though run runs the whole program. --json never paused, so it hid this.
+    const ns = await createNamespace(cluster.transport, 'go-user-run');
+    await client.create(DEPLOYMENTS, deployment(ns, 'other'));
+    const r = await runCliProcess(['run', '--kubeconfig', cluster.kubeconfigPath, '--controller', 'harbor-keeper', '--duration', '6', '--go', `${bin} --health-probe-bind-address=0 --metrics-bind-address=0`]).finally(() =>
+      cluster.transport.json({ method: 'DELETE', path: `/api/v1/namespaces/${ns}` }).catch(() => undefined),
+    );
+    assert.ok(r.code === 0 || r.code === 1, `${r.code}: ${r.stderr}`);
+    const started = r.stdout.split('\n').filter((l) => l.startsWith('[deployment] ') && l.includes(`▶ ${ns}/other reconcile`));
+    assert.ok(started.length >= 1, `the deployment controller never reconciled ${ns}/other:\n${r.stdout}`);
+    assert.match(r.stdout, new RegExp(`^  \\[deployment\\] ${ns}/other +\\d+ `, 'm'), `its summary row:\n${r.stdout}`);
+  });
+
   test('CLI step --go of a controller with bridge.Options but without bridge.Wrap: a warning says its reconciles are not reported and what to add, instead of printing nothing', { timeout: 180_000 }, async () => {
     const dir = join(ROOT, 'test/fixtures/go-external-cleanup');
     const bare = await runCliProcess(['step', 'default/not-wrapped', '--kubeconfig', cluster.kubeconfigPath, '--go', `go -C ${dir} run . --unwrapped`]);

@@ -78,7 +78,7 @@ export interface KeyState {
   readonly priority?: number;
   /** Added again while processing: it is queued again when the current reconcile ends. */
   readonly dirtyWhileProcessing: boolean;
-  /** Consecutive failures the rate limiter remembers (reset by success, requeueAfter, TerminalError, reset backoff). */
+  /** Consecutive failures the rate limiter remembers (reset by success, requeueAfter and reset backoff; a TerminalError keeps them, as controller-runtime does not Forget it). */
   readonly requeues: number;
   /** Reconciles of this key since the controller was created. */
   readonly reconciles: number;
