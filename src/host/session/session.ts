@@ -716,10 +716,13 @@ export class Session implements ViewModel, Disposable {
       session.wire();
       session.contextNamespace = kc.getContextObject(contextName)?.namespace || undefined;
       // A list the server refuses (a user with namespaced rights watching every namespace) is not waited out for the
-      // cache-sync timeout (two minutes): the waiting ends at once and the host says what to do (refusedList).
+      // cache-sync timeout (two minutes): the waiting ends at once and the host says what to do (refusedList). Only
+      // what the connect needs counts (the loop's resources and those the settings name): a custom resource watched
+      // because of the default (every one) that this user may not list (another team's kind on a shared cluster) is
+      // shown not synced, as one the server cannot list is, and stops nothing.
       const refused = new AbortController();
       const refusedWatch = onInitialListRefused(
-        watched.map((w) => ({ informer: w.informer, ...(w.info.namespaced && namespaces.length === 1 ? { namespace: namespaces[0] } : {}) })),
+        watched.filter((w) => needed.has(w.id)).map((w) => ({ informer: w.informer, ...(w.info.namespaced && namespaces.length === 1 ? { namespace: namespaces[0] } : {}) })),
         (r) => {
           session.refusedList = r;
           log.error('the server refused an initial list', { resource: resourceIdOfGvr(r.resource), namespace: r.namespace ?? '(all)', code: r.code, error: r.error });
