@@ -20,7 +20,7 @@ import { unservedKind } from '../../core/bridge/goModule.ts';
 import type { EnqueueReason, KeyBrief, KeyCounts, KeyState } from '../../core/controller/keyState.ts';
 import { predicateFuncs, type Predicate } from '../../core/controller/predicate.ts';
 import type { CacheReader, Reconciler } from '../../core/controller/reconcile.ts';
-import { discoverResources, oneVersionPerResource, resourceInfoFromCrd, type DiscoveredResource } from '../../core/k8s/discovery.ts';
+import { discoverResources, isBuiltInGroup, oneVersionPerResource, resourceInfoFromCrd, type DiscoveredResource } from '../../core/k8s/discovery.ts';
 import { createDynamicClient, type DynamicKubeClient, type WriteRecord } from '../../core/k8s/dynamicClient.ts';
 import { keyOf, type ObjectKey } from '../../core/k8s/keys.ts';
 import { loadKubeConfig } from '../../core/k8s/kubeconfig.ts';
@@ -433,22 +433,26 @@ export class Session implements ViewModel, Disposable {
       const want = (r: ResourceInfo | undefined) => {
         if (r && !wanted.some((w) => resourceIdOfGvr(w) === resourceIdOfGvr(r))) wanted.push(r);
       };
-      // Custom resources are the ones a CRD defines (listing CRDs may be forbidden: then only explicit lists work).
+      // Custom resources are the ones a CRD defines. A user who may not list CRDs (a namespaced Role on a shared
+      // cluster) gets those of discovery outside Kubernetes' own API groups instead, so that the default (every custom
+      // resource) still shows their kinds; one they may not list either shows not synced and stops nothing.
       const crds = await client.list(CRD_GVR, undefined, { signal: o.signal }).catch((e: unknown) => {
         if (o.signal?.aborted) throw e;
-        log.warn('cannot list CustomResourceDefinitions', { error: (e as Error).message });
-        return { items: [] as KubeObject[] };
+        log.warn('cannot list CustomResourceDefinitions; custom resources are taken from discovery (groups outside Kubernetes\' own)', { error: (e as Error).message });
+        return undefined;
       });
       const customResources = new Set(
-        crds.items
-          .map((c) => {
-            try {
-              return resourceIdOfGvr(resourceInfoFromCrd(c));
-            } catch {
-              return undefined;
-            }
-          })
-          .filter((x): x is string => x !== undefined),
+        crds
+          ? crds.items
+              .map((c) => {
+                try {
+                  return resourceIdOfGvr(resourceInfoFromCrd(c));
+                } catch {
+                  return undefined;
+                }
+              })
+              .filter((x): x is string => x !== undefined)
+          : preferred.filter((r) => !isBuiltInGroup(r.group)).map((r) => resourceIdOfGvr(r)),
       );
       if (o.settings.resources.length) {
         for (const id of o.settings.resources) {

@@ -19,16 +19,21 @@ describe('a user with namespaced rights only', function () {
   let ns = '';
   let token = '';
   let kubeconfig = '';
+  const ownGroup = `${uniqueName('own')}.example.org`;
 
   before(async () => {
     tmp = mkdtempSync(join(tmpdir(), 'rl-ext-limited-'));
     ns = await testNamespace('ext-limited');
     const c = await widgetCrd();
     const { transport, client } = labCluster();
+    // A kind of the user's own besides the Widget, which it may read in its namespace (but not its CRD).
+    await installCrd(transport, testCrd({ group: ownGroup, kind: 'Gauge', plural: 'gauges' }));
     token = await namespacedUserToken(transport, ns, [
       { apiGroups: [c.group], resources: ['widgets'], verbs: ['get', 'list', 'watch', 'update', 'patch'] },
       { apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'list', 'watch', 'create', 'update', 'patch'] },
+      { apiGroups: [ownGroup], resources: ['gauges'], verbs: ['get', 'list', 'watch'] },
     ]);
+    await transport.json({ method: 'POST', path: `/apis/${ownGroup}/v1/namespaces/${ns}/gauges`, body: { apiVersion: `${ownGroup}/v1`, kind: 'Gauge', metadata: { name: 'g' } } });
     await client.create(c.gvr, widget(c, ns, 'w'));
     const cluster = loadKubeConfig({ path: labCluster().kubeconfigPath }).getCurrentCluster()!;
     kubeconfig = join(tmp, 'kubeconfig');
@@ -38,7 +43,7 @@ describe('a user with namespaced rights only', function () {
     rmSync(tmp, { recursive: true, force: true });
     await (await lab()).disconnect();
     const { transport } = labCluster();
-    for (const path of cleanup) await transport.json({ method: 'DELETE', path }).catch(() => undefined);
+    for (const path of [...cleanup, `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/gauges.${ownGroup}`]) await transport.json({ method: 'DELETE', path }).catch(() => undefined);
   });
   /** Cluster-wide objects a test made (its CRD, ClusterRole and binding), deleted after the suite. */
   const cleanup: string[] = [];
@@ -89,6 +94,17 @@ describe('a user with namespaced rights only', function () {
     const l = await lab();
     assert.equal(l.session?.refusedList, undefined);
     await waitUntil(() => l.session?.list(c.resourceId).length === 1, 'its widget in view');
+  });
+
+  it('may not list CRDs: watching every custom resource (the default) still shows its own kinds, found through discovery', async () => {
+    const c = await widgetCrd();
+    const r = ok(await run<{ resources: string[]; loop: string; loopProblem?: string }>('reconcileLab.connect', { kubeconfig, namespaces: [ns], resources: [], reconcilerResource: c.resourceId, reconcilerKind: 'lab' }));
+    assert.ok(r.resources.includes(`gauges.${ownGroup}`), `its own kind is watched without access to its CRD: ${r.resources.join(', ')}`);
+    assert.ok(!r.resources.some((id) => id === 'deployments.apps' || id.endsWith('.k8s.io')), `no built-in resource is taken for a custom one: ${r.resources.join(', ')}`);
+    assert.equal(r.loop, 'paused', 'the loop started (paused)');
+    const l = await lab();
+    assert.equal(l.session?.refusedList, undefined);
+    await waitUntil(() => l.session?.list(`gauges.${ownGroup}`).length === 1, 'its Gauge in view');
   });
 
   it("watching every custom resource (the default) in its namespace, another team's kind it may not list stops nothing: the loop starts, that kind shows not synced", async () => {
