@@ -26,3 +26,17 @@ export function withForbiddenHint(message: string): string {
   const hint = forbiddenHint(message);
   return hint ? `${message}${hint}` : message;
 }
+
+/**
+ * The hint of the last RBAC refusal in `text` (a program's stderr: `Error from server (Forbidden): … cannot patch
+ * resource "widgets" …`, as kubectl prints it), without its leading ". "; '' when no line holds one. The last, as the
+ * refusal that ended the program is usually the last thing it printed.
+ */
+export function lastForbiddenHint(text: string): string {
+  const lines = text.split('\n');
+  for (let i = lines.length - 1; i >= 0; i--) {
+    const hint = forbiddenHint(lines[i]!);
+    if (hint) return hint.replace(/^\. /, '');
+  }
+  return '';
+}
