@@ -128,6 +128,11 @@ func (c *bridgeCache) cachedObject(resource, key string) (obj map[string]any, me
 			best = i
 		}
 	}
+	if best == nil && len(watched) == 0 {
+		// No watch has started an informer yet (a controller's sources start with it, and wait for leader election
+		// or a cache sync): saying that none asked for it would send the person looking for a missing watch.
+		return nil, false, fmt.Errorf("the program's cache has no informer for %s yet: no watch of the program has started one", resource)
+	}
 	if best == nil {
 		slices.Sort(watched)
 		return nil, false, fmt.Errorf("the program's cache has no informer for %s: none of its watches asked for it (it caches %s)", resource, strings.Join(slices.Compact(watched), ", "))

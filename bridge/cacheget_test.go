@@ -97,3 +97,12 @@ func TestCacheGetReadsTheProgramsCache(t *testing.T) {
 		t.Fatalf("cacheGet after the update: rv %v, want %s", meta["resourceVersion"], cm.ResourceVersion)
 	}
 }
+
+// TestCacheGetBeforeAnyInformer: before any watch started an informer (its controller waits for leader election or its
+// caches, e.g. a list the server refuses), cacheGet says so instead of "none of its watches asked for it (it caches )".
+func TestCacheGetBeforeAnyInformer(t *testing.T) {
+	_, _, err := (&bridgeCache{}).cachedObject("widgets.v1alpha1.lab.reconcile.dev", "shop/w")
+	if err == nil || !strings.Contains(err.Error(), "no informer for widgets.v1alpha1.lab.reconcile.dev yet: no watch of the program has started one") || strings.Contains(err.Error(), "it caches") {
+		t.Fatalf("cacheGet before any informer: %v", err)
+	}
+}

@@ -34,7 +34,7 @@ import { BridgeHub } from '../core/bridge/bridgeHub.ts';
 import { RemoteController } from '../core/bridge/remoteController.ts';
 import type { GoProcess } from '../core/bridge/goProcess.ts';
 import { GoControllerNotAnnouncedError, programExitHint, runGoController } from '../core/bridge/runGoController.ts';
-import { findGoMod, goLaunchProblem, uninstalledKindProblem, unservedKind } from '../core/bridge/goModule.ts';
+import { findGoMod, forbiddenCacheList, goLaunchProblem, uninstalledKindProblem, unservedKind } from '../core/bridge/goModule.ts';
 import { PROTOCOL } from '../core/bridge/protocol.ts';
 import { crdManifestsFor, findCrdManifests } from '../core/k8s/crdManifests.ts';
 import { dirname, relative, resolve } from 'node:path';
@@ -1234,7 +1234,8 @@ export class RunSummary {
 /**
  * `--go`: listens on a bridge, launches the program with its environment (and KUBECONFIG of this connection),
  * and resolves with the program's controller (the one reconciling --resource, else its first). The program's
- * output goes to stderr with -v. The program is stopped (its whole process group) when the command ends.
+ * output goes to stderr with -v; a list or watch its cache is refused (403) is said on stderr at once, once per
+ * resource and namespace, with the missing right (see forbiddenCacheList). The program is stopped (its whole process group) when the command ends.
  */
 async function startGoController(args: CliArgs, io: CliIo, log: Logger, s: Session, store: DisposableStore, startPaused: boolean, journal: Journal, anyResource = false, signal?: AbortSignal): Promise<RemoteController> {
   // The program reads the kubeconfig's current-context (controller-runtime has no context variable): a --context
@@ -1246,6 +1247,8 @@ async function startGoController(args: CliArgs, io: CliIo, log: Logger, s: Sessi
   // --resource as resolved through discovery (a kind, Kind.group or short name becomes plural.group), unless the
   // program is to name it.
   const wanted = s.resourceFromProgram ? args.resource : resourceName(s);
+  /** The refused cache lists already said (verb, resource, namespace). */
+  const refusedCaches = new Set<string>();
   const r = await runGoController({
     hub,
     spec: { command: command!, args: rest },
@@ -1274,6 +1277,14 @@ async function startGoController(args: CliArgs, io: CliIo, log: Logger, s: Sessi
     ...((signal ?? interrupts.get(store)) ? { signal: (signal ?? interrupts.get(store))! } : {}),
     onOutput: (line) => {
       if (args.verbose) io.stderr(`[go] ${line}\n`);
+      // A cache the server's RBAC refuses never syncs: said at once (once per resource and scope), not only after
+      // controller-runtime's two-minute cache sync timeout, nor only in -v's program output.
+      const refused = forbiddenCacheList(line);
+      const said = refused && `${refused.verb} ${refused.resource} ${refused.namespace ?? ''}`;
+      if (refused && said && !refusedCaches.has(said)) {
+        refusedCaches.add(said);
+        io.stderr(`reconcile-lab: ⚠ ${refused.message}\n`);
+      }
     },
   });
   // Stop the program gracefully when the command ends (dispose below kills whatever is left).

@@ -337,6 +337,50 @@ describe('actions against a real kube-apiserver', () => {
   });
 });
 
+describe('diagnoseStuck as a user who may not list Leases or Deployments (a namespaced Role)', () => {
+  test('the owner stays unknown and the evidence names what was not looked at and the can-i line, instead of "no matching Lease"; an admin still looks', async () => {
+    const cluster = await getTestCluster();
+    const admin = cluster.transport;
+    const crd = await installLabCrd(admin);
+    const ns = await createNamespace(admin, 'fin-unseen');
+    const token = await namespacedUserToken(admin, ns, [{ apiGroups: [crd.group], resources: ['widgets'], verbs: ['get', 'list', 'watch'] }], 'reader');
+    const dir = mkdtempSync(join(tmpdir(), 'rl-fin-unseen-'));
+    const path = join(dir, 'kubeconfig');
+    writeFileSync(path, tokenKubeconfig(cluster.kubeConfig.getCurrentCluster()!, token, [{ name: 'dev', namespace: ns }]), { mode: 0o600 });
+    const transport = new KubeTransport(loadKubeConfig({ path }));
+    const reader = createDynamicClient(transport, { fieldManager: 'reconcile-lab' });
+    try {
+      const c = makeClient(admin);
+      // A finalizer whose domain names a controller (gaugeworks): its Lease and Deployment would be looked for.
+      await c.create(crd.gvr, { apiVersion: crd.apiVersion, kind: 'Widget', metadata: { name: 'held', namespace: ns, finalizers: ['gaugeworks.example.org/cleanup'] }, spec: { data: { color: 'blue' } } });
+      // RBAC bindings take effect through the authorizer's cache: wait until the user may read.
+      for (let i = 0; i < 100; i++) {
+        if (await reader.get(crd.gvr, ns, 'held').then(() => true, () => false)) break;
+        await new Promise((res) => setTimeout(res, 100));
+      }
+      const d = await diagnoseStuck({ client: reader, gvr: crd.gvr, namespace: ns, name: 'held' });
+      const f = d.finalizers[0]!;
+      assert.equal(f.running, 'unknown');
+      const text = f.evidence.join(' | ');
+      assert.match(text, /Leases not looked at: you may not list leases\.coordination\.k8s\.io in all namespaces \(check with: kubectl auth can-i list leases\.coordination\.k8s\.io --all-namespaces\)/, text);
+      assert.match(text, /Deployments not looked at: you may not list deployments\.apps in all namespaces \(check with: kubectl auth can-i list deployments\.apps --all-namespaces\)/, text);
+      assert.doesNotMatch(text, /no matching Lease/, 'what was not looked at is not said to be absent');
+      assert.ok(!text.includes(token), 'the token appears nowhere');
+      // The admin may list both: the same object reads as before.
+      const seen = await diagnoseStuck({ client: c, gvr: crd.gvr, namespace: ns, name: 'held' });
+      const adminText = seen.finalizers[0]!.evidence.join(' | ');
+      assert.match(adminText, /no visible sign of the owning controller \(no matching Lease, Deployment or recent write\)/, adminText);
+      assert.doesNotMatch(adminText, /not looked at/);
+    } finally {
+      // Also when an assertion failed: a finalizer left behind keeps the namespace Terminating on a shared cluster.
+      await removeFinalizers({ client: makeClient(admin), gvr: crd.gvr, namespace: ns, name: 'held' }).catch(() => {});
+      transport.dispose();
+      rmSync(dir, { recursive: true, force: true });
+      await admin.json({ method: 'DELETE', path: `/api/v1/namespaces/${ns}` }).catch(() => {});
+    }
+  });
+});
+
 describe('removeFinalizers as a user who may update but not patch', () => {
   test('removes the finalizer with a guarded update; a user who may not write at all gets the 403 naming patch, and nothing changes', async () => {
     const cluster = await getTestCluster();

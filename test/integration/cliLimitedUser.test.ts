@@ -42,6 +42,9 @@ describe('reconcile-lab CLI as a user with namespaced RBAC rights only', () => {
 
   after(async () => {
     rmSync(dir, { recursive: true, force: true });
+    // The lab reconciler's finalizer on w has no loop left to remove it: without this the namespace stays Terminating
+    // on a shared cluster.
+    await admin.json({ method: 'PATCH', path: `/apis/${crd.group}/v1alpha1/namespaces/${ns}/widgets/w`, body: { metadata: { finalizers: null } }, contentType: 'application/merge-patch+json' }).catch(() => {});
     await admin.json({ method: 'DELETE', path: `/api/v1/namespaces/${ns}` }).catch(() => {});
   });
 

@@ -329,8 +329,10 @@ function candidateNames(domain: string, managers: readonly string[]): string[] {
  * Evidence used: {@link KnownController}s given by the caller (our own loop);
  * writes by the adding manager after deletion was requested; a Lease whose
  * name matches (renewed within twice its duration → yes, older → no); a
- * Deployment whose name matches (ready replicas). Lists the caller may not
- * read are skipped silently. Reads only; never writes.
+ * Deployment whose name matches (ready replicas). A list the caller may not
+ * do (403) is skipped, and the evidence of an "unknown" owner says which kind
+ * was not looked at and the `kubectl auth can-i` line that checks the right.
+ * Reads only; never writes.
  */
 export async function diagnoseStuck(o: {
   client: KubeClient;
@@ -349,10 +351,16 @@ export async function diagnoseStuck(o: {
 
   let leases: KubeObject[] | undefined;
   let deployments: KubeObject[] | undefined;
+  /** What could not be looked at, by resource id: the user may not list it (403), with the line that checks the right. */
+  const unreadable = new Map<string, string>();
   const listQuietly = async (gvr: GroupVersionResource): Promise<KubeObject[]> => {
     try {
       return (await o.client.list(gvr, undefined, { signal: o.signal })).items;
-    } catch {
+    } catch (e) {
+      if (e instanceof ApiError && e.code === 403) {
+        const id = gvr.group ? `${gvr.resource}.${gvr.group}` : gvr.resource;
+        unreadable.set(gvr.resource, `you may not list ${id} in all namespaces (check with: kubectl auth can-i list ${id} --all-namespaces)`);
+      }
       return [];
     }
   };
@@ -452,7 +460,14 @@ export async function diagnoseStuck(o: {
       }
     }
     const running: Liveness = votes.includes('yes') ? 'yes' : state === 'paused' ? 'paused' : state === 'stopped' ? 'no' : votes.includes('no') ? 'no' : 'unknown';
-    if (running === 'unknown') evidence.push('no visible sign of the owning controller (no matching Lease, Deployment or recent write)');
+    if (running === 'unknown') {
+      // Only what was looked at is said to be absent: a list the user may not do (a namespaced Role on a shared
+      // cluster) is named, so that "no Lease" is not read as "the controller is gone".
+      const notLooked = [wk?.lease || names.length ? 'leases' : undefined, !wk && names.length ? 'deployments' : undefined].filter((r): r is string => r !== undefined && unreadable.has(r));
+      const looked = [...(wk?.lease || names.length ? (notLooked.includes('leases') ? [] : ['Lease']) : []), ...(!wk && names.length ? (notLooked.includes('deployments') ? [] : ['Deployment']) : []), 'recent write'];
+      evidence.push(`no visible sign of the owning controller (no matching ${looked.join(', ').replace(/, ([^,]*)$/, ' or $1')})`);
+      for (const r of notLooked) evidence.push(`${r === 'leases' ? 'Leases' : 'Deployments'} not looked at: ${unreadable.get(r)}; the owner may be running unseen`);
+    }
     finalizers.push({
       finalizer,
       location,

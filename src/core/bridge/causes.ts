@@ -2,6 +2,7 @@ import type { EnqueueReason, ReconcileOutcome } from '../controller/keyState.ts'
 import type { WriteRecord, WriteVerb } from '../journal/journal.ts';
 import type { Cause, ReconcileEndMessage, WireWrite } from './protocol.ts';
 import type { GroupVersionResource } from '../k8s/objects.ts';
+import { withForbiddenHint } from '../k8s/forbidden.ts';
 
 /**
  * Translations from the bridge's wire vocabulary to the journal / key-state
@@ -67,7 +68,9 @@ export function outcomeOfEnd(m: ReconcileEndMessage): ReconcileOutcome {
     const lost = after > 0 ? `RequeueAfter ${after < 1000 ? `${after} ms` : `${+(after / 1000).toFixed(1)} s`}` : m.result?.requeue ? 'Requeue: true' : undefined;
     const ignored = lost !== undefined ? { ignored: lost } : {};
     // reconcile.TerminalError's text starts "terminal error: ": the outcome's kind says it already.
-    return m.terminal ? { kind: 'terminal', message: m.error.replace(/^terminal error: /, ''), ...ignored } : { kind: 'error', message: m.error, ...ignored };
+    // An RBAC refusal names the missing right and the can-i line, as the built-in loop's errors do.
+    const error = withForbiddenHint(m.error);
+    return m.terminal ? { kind: 'terminal', message: error.replace(/^terminal error: /, ''), ...ignored } : { kind: 'error', message: error, ...ignored };
   }
   const after = m.result?.requeueAfterMs;
   if (after !== undefined && after > 0) return { kind: 'requeueAfter', afterMs: after };
@@ -116,7 +119,7 @@ export function writeRecordOf(w: WireWrite, controller: string | undefined, key:
     ...(w.warnings?.length ? { warnings: [...w.warnings] } : {}),
     ...(w.deleted ? { deleted: true } : {}),
     dryRun: w.dryRun,
-    ...(w.error !== undefined ? { error: w.error } : {}),
+    ...(w.error !== undefined ? { error: withForbiddenHint(w.error) } : {}),
     ...(controller !== undefined ? { controller } : {}),
     ...(key !== undefined ? { key } : {}),
   };

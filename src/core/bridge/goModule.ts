@@ -2,6 +2,7 @@ import { execFile } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { walkDirs } from '../dirWalk.ts';
+import { forbiddenHint } from '../k8s/forbidden.ts';
 import { readModuleCode, type ModuleCode } from './controllersInCode.ts';
 import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
 
@@ -374,6 +375,59 @@ export function unservedKindInOutput(line: string): { kind: string; group: strin
   const gv = m[3]!;
   const slash = gv.lastIndexOf('/');
   return slash < 0 ? { kind, group: '', version: gv } : { kind, group: gv.slice(0, slash), version: gv.slice(slash + 1) };
+}
+
+/** An informer of a controller program's cache that the API server's RBAC refused to list or watch. */
+export interface ForbiddenCacheList {
+  /** `list` or `watch`. */
+  readonly verb: string;
+  /** `plural.group` (`configmaps` for the core group). */
+  readonly resource: string;
+  /** The namespace the informer is scoped to; undefined: all namespaces (a cluster-wide list). */
+  readonly namespace?: string;
+  /** What to say: the missing right, the `kubectl auth can-i` line that checks it, and what to do. No credential. */
+  readonly message: string;
+}
+
+/**
+ * A line of a controller program's output in which client-go's reflector reports that the server refused its list or
+ * watch (403 Forbidden: `Failed to watch … "error": "failed to list *v1.ConfigMap: configmaps is forbidden: User \"u\"
+ * cannot list resource \"configmaps\" in API group \"\" at the cluster scope"`, JSON-escaped or not), or undefined for
+ * any other line (a reconcile's own forbidden call is not a cache's). The informer retries with backoff and the
+ * controller reconciles nothing until the caches of the kinds it watches have synced, which never happens without
+ * the right: controller-runtime stops the manager after its CacheSyncTimeout (2 minutes by default).
+ */
+export function forbiddenCacheList(line: string): ForbiddenCacheList | undefined {
+  if (!/Failed to watch|failed to (?:list|watch) \*?[\w.]+:/.test(line)) return undefined;
+  const text = line.replace(/\\"/g, '"');
+  const m = /cannot (list|watch) resource "([^"/]+)" in API group "([^"]*)" (?:in the namespace "([^"]+)"|at the cluster scope)/.exec(text);
+  if (!m) return undefined;
+  const [, verb, plural, group, namespace] = m as unknown as [string, string, string, string, string | undefined];
+  const resource = group ? `${plural}.${group}` : plural;
+  const scope = namespace ? `in namespace ${namespace}` : 'in all namespaces';
+  const hint = forbiddenHint(m[0]).replace(/^\. /, '');
+  const fix = namespace
+    ? `leave ${namespace} out of the manager's cache, or get that right`
+    : `limit the manager's cache to namespaces you may list (ctrl.Options{Cache: cache.Options{DefaultNamespaces: …}}, or a namespace flag of the program), or get that right`;
+  return {
+    verb,
+    resource,
+    ...(namespace ? { namespace } : {}),
+    message: `the program's cache may not ${verb} ${resource} ${scope} (403 Forbidden). ${hint}. Its informer retries, but the controller reconciles nothing until the caches of the kinds it watches have synced, and controller-runtime stops the manager after its CacheSyncTimeout (2 minutes by default): ${fix}.`,
+  };
+}
+
+/**
+ * A hint for a controller program that ended while its cache was refused a list or watch (see
+ * {@link forbiddenCacheList}): the first refusal in `output`, or undefined when there is none. It explains a cache sync
+ * timeout better than {@link cacheSyncHint}'s "is the CRD installed?", so it is looked at first.
+ */
+export function forbiddenCacheHint(output: readonly string[]): string | undefined {
+  for (const l of output) {
+    const f = forbiddenCacheList(l);
+    if (f) return `${f.message.charAt(0).toUpperCase()}${f.message.slice(1)}`;
+  }
+  return undefined;
 }
 
 /**

@@ -3,7 +3,7 @@ import type { Clock, TimerHandle } from '../clock.ts';
 import type { Logger } from '../log.ts';
 import { basename, resolve } from 'node:path';
 import type { BridgeHub } from './bridgeHub.ts';
-import { addressInUseHint, cacheSyncHint, leaderElectionNamespaceHint, goCompileErrors, goExitDetails, goModTidyHint, webhookCertHint, type GoCompileError, type GoExitDetails } from './goModule.ts';
+import { addressInUseHint, cacheSyncHint, forbiddenCacheHint, leaderElectionNamespaceHint, goCompileErrors, goExitDetails, goModTidyHint, webhookCertHint, type GoCompileError, type GoExitDetails } from './goModule.ts';
 import type { GoProcess } from './goProcess.ts';
 import { describeExit, launchProcess, leaderElectionFlag, processGroupOf, type LaunchedProcess, type LaunchSpec } from './launcher.ts';
 import type { BridgeRefusal } from './listener.ts';
@@ -292,13 +292,13 @@ export async function runGoController(o: RunGoControllerOptions): Promise<Runnin
 
 /**
  * What a controller program's last output lines (`tail`) say about why it ended, for the module in `dir`: `go mod
- * tidy` still to run, a kind whose cache never synced (its CRD not installed), an address already in use, leader
+ * tidy` still to run, a cache the API server's RBAC refused to list, a kind whose cache never synced (its CRD not installed), an address already in use, leader
  * election outside the cluster without a namespace, webhooks without a serving certificate. The same whether the
  * program ended before or after announcing its controllers (controller-runtime may start the webhook server, or
  * time out a cache, after the bridge announced them). Undefined for any other output.
  */
 export function programExitHint(tail: readonly string[], dir: string, details: GoExitDetails = goExitDetails(tail, dir)): string | undefined {
-  return goModTidyHint(tail, dir) ?? cacheSyncHint(tail) ?? addressInUseHint(tail) ?? leaderElectionNamespaceHint(tail) ?? (details.webhookCert !== undefined ? webhookCertHint(tail, details.readsEnableWebhooks === true) : undefined);
+  return goModTidyHint(tail, dir) ?? forbiddenCacheHint(tail) ?? cacheSyncHint(tail) ?? addressInUseHint(tail) ?? leaderElectionNamespaceHint(tail) ?? (details.webhookCert !== undefined ? webhookCertHint(tail, details.readsEnableWebhooks === true) : undefined);
 }
 
 /**

@@ -89,6 +89,19 @@ export async function discoverResources(transport: KubeTransport, options: { sig
   return lists.flat();
 }
 
+/** API groups of Kubernetes itself outside `*.k8s.io` (the core group is ""). */
+const BUILT_IN_GROUPS = new Set(['', 'apps', 'batch', 'autoscaling', 'policy', 'extensions']);
+
+/**
+ * Whether `group` is one of Kubernetes' own API groups: the core group, `apps`, `batch`, `autoscaling`, `policy`,
+ * `extensions` and every `*.k8s.io` group (`rbac.authorization.k8s.io`, `metrics.k8s.io`…). Anything else is served
+ * by a CustomResourceDefinition or an extension API server: what a user who may not list CRDs can still recognise
+ * as a custom resource from discovery, which every authenticated user may read.
+ */
+export function isBuiltInGroup(group: string): boolean {
+  return BUILT_IN_GROUPS.has(group) || group === 'k8s.io' || group.endsWith('.k8s.io');
+}
+
 /**
  * Finds a resource in discovery results by group and plural, kind or short
  * name (case-insensitive), preferring `version` when given, else the group's

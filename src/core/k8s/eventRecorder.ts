@@ -2,7 +2,7 @@ import type { Clock } from '../clock.ts';
 import type { Disposable } from '../lifecycle.ts';
 import type { Logger } from '../log.ts';
 import type { EventRecorder } from '../controller/reconcile.ts';
-import type { KubeClient } from './client.ts';
+import { ApiError, type KubeClient } from './client.ts';
 import type { GroupVersionResource, KubeObject } from './objects.ts';
 
 export const EVENT_GVR: GroupVersionResource = { group: '', version: 'v1', resource: 'events' };
@@ -32,7 +32,12 @@ interface Pending {
  * sent in order, one at a time, in the background. Repeats of the same
  * (object uid, type, reason, message) are folded into one Event whose `count`
  * and `lastTimestamp` grow (client-go's EventCorrelator aggregates the same
- * way). A failed write is logged and dropped. `dispose()` stops sending; what
+ * way). A failed write is logged and dropped. A write the server refuses with
+ * 403 Forbidden (a user without `create` on events there, as on a shared
+ * cluster) is warned about once per namespace, naming the missing right; the
+ * next refusals in that namespace are logged at debug level only (every event
+ * is still sent: a right granted later takes effect), until one is accepted
+ * there, which re-arms the warning. `dispose()` stops sending; what
  * is still queued is dropped, and `flush()` waits until the queue is empty.
  */
 export interface KubeEventRecorder extends EventRecorder, Disposable {
@@ -46,6 +51,8 @@ export function createKubeEventRecorder(o: KubeEventRecorderOptions): KubeEventR
   let draining: Promise<void> | undefined;
   let disposed = false;
   let seq = 0;
+  /** Namespaces whose event writes were refused (403) since the last accepted one: warned about once. */
+  const refused = new Set<string>();
 
   const stamp = () => new Date(o.clock.now()).toISOString().replace(/\.\d{3}Z$/, 'Z');
 
@@ -57,6 +64,7 @@ export function createKubeEventRecorder(o: KubeEventRecorderOptions): KubeEventR
     if (prior) {
       prior.count++;
       await o.client.patch(EVENT_GVR, prior.namespace, prior.name, 'merge', { count: prior.count, lastTimestamp: stamp() });
+      refused.delete(prior.namespace);
       return;
     }
     const name = `${m.name}.${o.clock.now().toString(16)}${(seq++).toString(16)}`;
@@ -83,6 +91,7 @@ export function createKubeEventRecorder(o: KubeEventRecorderOptions): KubeEventR
       lastTimestamp: now,
       count: 1,
     });
+    refused.delete(namespace);
     written.set(corr, { namespace, name, count: 1 });
     if (written.size > 4096) written.delete(written.keys().next().value!);
   }
@@ -94,7 +103,17 @@ export function createKubeEventRecorder(o: KubeEventRecorderOptions): KubeEventR
         try {
           await send(p);
         } catch (e) {
-          o.log.warn('could not record event', { reason: p.reason, object: p.obj.metadata.name, error: (e as Error).message });
+          const namespace = p.obj.metadata.namespace || 'default';
+          if (e instanceof ApiError && e.code === 403) {
+            if (refused.has(namespace)) {
+              o.log.debug('could not record event', { reason: p.reason, object: p.obj.metadata.name, error: e.message });
+            } else {
+              refused.add(namespace);
+              o.log.warn(`events are not recorded in namespace ${namespace}: the server refused to create one; later refusals there are not repeated`, { reason: p.reason, object: p.obj.metadata.name, error: e.message });
+            }
+          } else {
+            o.log.warn('could not record event', { reason: p.reason, object: p.obj.metadata.name, error: (e as Error).message });
+          }
         }
       }
       draining = undefined;

@@ -4,6 +4,9 @@ import type { ApiStatus } from '../cache/interfaces.ts';
 import { ApiError } from './client.ts';
 import { drainOrphanedHttp2Answers } from './h2Orphans.ts';
 import { isSecretPath, maskSecretText } from './secretMask.ts';
+import { forbiddenHint } from './forbidden.ts';
+
+export { forbiddenHint } from './forbidden.ts';
 import { Emitter, type Event } from '../event.ts';
 import type { Disposable } from '../lifecycle.ts';
 
@@ -321,22 +324,6 @@ export const NO_SUCH_PATH_HINT = ' (the server serves no such resource path: its
 
 /** What a 401 means for a person (the server's own message is a bare "Unauthorized"). */
 export const UNAUTHORIZED_HINT = '. The server did not accept the credentials of the kubeconfig\'s user (an expired or revoked token, a client certificate it does not trust, or a credential plugin that failed): renew them and try again';
-
-/**
- * What to do about a 403 of kube-apiserver's RBAC authorizer, whose message reads `User "u" cannot <verb> resource
- * "<plural>[/<sub>]" in API group "<group>" in the namespace "<ns>"` (or `at the cluster scope`): the right to ask
- * for and the `kubectl auth can-i` line that checks it. '' for any other message (a webhook's or an admission
- * plugin's refusal names its own reason). The message names the user, never a credential.
- */
-export function forbiddenHint(message: string): string {
-  const m = /cannot (\S+) resource "([^"/]+)(?:\/([^"]+))?" in API group "([^"]*)" (?:in the namespace "([^"]+)"|at the cluster scope)/.exec(message);
-  if (!m) return '';
-  const [, verb, plural, sub, group, namespace] = m as unknown as [string, string, string, string | undefined, string, string | undefined];
-  const id = group ? `${plural}.${group}` : plural;
-  const scope = namespace ? `in namespace ${namespace}` : 'cluster-wide';
-  const canI = `kubectl auth can-i ${verb} ${id}${sub ? ` --subresource=${sub}` : ''} ${namespace ? `-n ${namespace}` : '--all-namespaces'}`;
-  return `. Missing right: ${verb} on ${id}${sub ? `/${sub}` : ''} ${scope} (ask for it in a ${namespace ? 'Role' : 'ClusterRole'}); check with: ${canI}`;
-}
 
 function httpReason(code: number): string {
   switch (code) {

@@ -10,6 +10,7 @@ import { protectProcessGroup } from '../process/ownerWatchdog.ts';
 import { readFresh } from './readObject.ts';
 import { writeStatusIfChanged } from './statusWriter.ts';
 import { unknownFieldsMessage } from '../text/closest.ts';
+import { lastForbiddenHint } from '../k8s/forbidden.ts';
 
 /** The JSON document an exec reconciler receives on stdin. */
 export interface ExecInput {
@@ -345,7 +346,10 @@ export function createExecReconciler(options: ExecReconcilerOptions): Reconciler
             reject(new ExecReconcilerError(failure.kind, failure.message + (stderrTail ? `\nstderr (tail):\n${stderrTail}` : ''), { exitCode: code, stderrTail }));
           } else if (code !== 0) {
             const how = sig ? `was killed by ${sig}` : `exited with code ${code}`;
-            reject(new ExecReconcilerError('exit', `${program} ${how}${stderrTail ? `\nstderr (tail):\n${stderrTail}` : ' (no stderr)'}`, { exitCode: code, stderrTail }));
+            // A call the server's RBAC refused (kubectl's "Error from server (Forbidden)"): the right to ask for and
+            // the can-i line, as the built-in loop's errors say them.
+            const rbac = lastForbiddenHint(stderrTail);
+            reject(new ExecReconcilerError('exit', `${program} ${how}${rbac ? `. ${rbac}` : ''}${stderrTail ? `\nstderr (tail):\n${stderrTail}` : ' (no stderr)'}`, { exitCode: code, stderrTail }));
           } else {
             resolve({ stdout: Buffer.concat(stdout).toString('utf8'), stderr: stderrTail });
           }

@@ -20,7 +20,7 @@ import { unservedKind } from '../../core/bridge/goModule.ts';
 import type { EnqueueReason, KeyBrief, KeyCounts, KeyState } from '../../core/controller/keyState.ts';
 import { predicateFuncs, type Predicate } from '../../core/controller/predicate.ts';
 import type { CacheReader, Reconciler } from '../../core/controller/reconcile.ts';
-import { discoverResources, oneVersionPerResource, resourceInfoFromCrd, type DiscoveredResource } from '../../core/k8s/discovery.ts';
+import { discoverResources, isBuiltInGroup, oneVersionPerResource, resourceInfoFromCrd, type DiscoveredResource } from '../../core/k8s/discovery.ts';
 import { createDynamicClient, type DynamicKubeClient, type WriteRecord } from '../../core/k8s/dynamicClient.ts';
 import { keyOf, type ObjectKey } from '../../core/k8s/keys.ts';
 import { loadKubeConfig } from '../../core/k8s/kubeconfig.ts';
@@ -433,22 +433,26 @@ export class Session implements ViewModel, Disposable {
       const want = (r: ResourceInfo | undefined) => {
         if (r && !wanted.some((w) => resourceIdOfGvr(w) === resourceIdOfGvr(r))) wanted.push(r);
       };
-      // Custom resources are the ones a CRD defines (listing CRDs may be forbidden: then only explicit lists work).
+      // Custom resources are the ones a CRD defines. A user who may not list CRDs (a namespaced Role on a shared
+      // cluster) gets those of discovery outside Kubernetes' own API groups instead, so that the default (every custom
+      // resource) still shows their kinds; one they may not list either shows not synced and stops nothing.
       const crds = await client.list(CRD_GVR, undefined, { signal: o.signal }).catch((e: unknown) => {
         if (o.signal?.aborted) throw e;
-        log.warn('cannot list CustomResourceDefinitions', { error: (e as Error).message });
-        return { items: [] as KubeObject[] };
+        log.warn('cannot list CustomResourceDefinitions; custom resources are taken from discovery (groups outside Kubernetes\' own)', { error: (e as Error).message });
+        return undefined;
       });
       const customResources = new Set(
-        crds.items
-          .map((c) => {
-            try {
-              return resourceIdOfGvr(resourceInfoFromCrd(c));
-            } catch {
-              return undefined;
-            }
-          })
-          .filter((x): x is string => x !== undefined),
+        crds
+          ? crds.items
+              .map((c) => {
+                try {
+                  return resourceIdOfGvr(resourceInfoFromCrd(c));
+                } catch {
+                  return undefined;
+                }
+              })
+              .filter((x): x is string => x !== undefined)
+          : preferred.filter((r) => !isBuiltInGroup(r.group)).map((r) => resourceIdOfGvr(r)),
       );
       if (o.settings.resources.length) {
         for (const id of o.settings.resources) {
@@ -716,10 +720,13 @@ export class Session implements ViewModel, Disposable {
       session.wire();
       session.contextNamespace = kc.getContextObject(contextName)?.namespace || undefined;
       // A list the server refuses (a user with namespaced rights watching every namespace) is not waited out for the
-      // cache-sync timeout (two minutes): the waiting ends at once and the host says what to do (refusedList).
+      // cache-sync timeout (two minutes): the waiting ends at once and the host says what to do (refusedList). Only
+      // what the connect needs counts (the loop's resources and those the settings name): a custom resource watched
+      // because of the default (every one) that this user may not list (another team's kind on a shared cluster) is
+      // shown not synced, as one the server cannot list is, and stops nothing.
       const refused = new AbortController();
       const refusedWatch = onInitialListRefused(
-        watched.map((w) => ({ informer: w.informer, ...(w.info.namespaced && namespaces.length === 1 ? { namespace: namespaces[0] } : {}) })),
+        watched.filter((w) => needed.has(w.id)).map((w) => ({ informer: w.informer, ...(w.info.namespaced && namespaces.length === 1 ? { namespace: namespaces[0] } : {}) })),
         (r) => {
           session.refusedList = r;
           log.error('the server refused an initial list', { resource: resourceIdOfGvr(r.resource), namespace: r.namespace ?? '(all)', code: r.code, error: r.error });

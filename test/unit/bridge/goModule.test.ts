@@ -3,7 +3,8 @@ import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { BRIDGE_MODULE_PATH, bridgeEditArgs, bridgeProblem, bridgeProblemIn, controllerRuntimeNote, findControllerModules, findGoMod, goCompileErrors, goExitDetails, goLaunchProblem, goModTidyHint, cacheSyncHint, addressInUseHint, leaderElectionNamespaceHint, missingWebhookCert, webhookCertHint, webhooksWouldStop, readBridgeInGoMod, uninstalledKindProblem, unservedKindInOutput } from '../../../src/core/bridge/goModule.ts';
+import { BRIDGE_MODULE_PATH, bridgeEditArgs, bridgeProblem, bridgeProblemIn, controllerRuntimeNote, findControllerModules, findGoMod, goCompileErrors, goExitDetails, goLaunchProblem, goModTidyHint, cacheSyncHint, forbiddenCacheList, forbiddenCacheHint, addressInUseHint, leaderElectionNamespaceHint, missingWebhookCert, webhookCertHint, webhooksWouldStop, readBridgeInGoMod, uninstalledKindProblem, unservedKindInOutput } from '../../../src/core/bridge/goModule.ts';
+import { programExitHint } from '../../../src/core/bridge/runGoController.ts';
 
 test('readBridgeInGoMod: single-line and block require / replace, comments, quotes; other modules ignored', () => {
   const blocks = `module example.com/widgets // the operator
@@ -253,4 +254,31 @@ test('goCompileErrors: every compile error of a failed build inside the module, 
   ]);
   assert.deepEqual(goCompileErrors(['a.go:1:1: one', 'a.go:2:1: two'], dir, 1).map((e) => e.line), [1], 'at most limit');
   assert.deepEqual(goCompileErrors(['panic: boom'], dir), []);
+});
+
+// What controller-runtime's UnhandledError logger prints (zap, JSON-escaped quotes) when the server's RBAC refuses an
+// informer's list, as a Go controller run by a namespaced-only user prints it (captured from samples/go-controller).
+const REFUSED_CLUSTER_WIDE = '2026-12-06T19:02:42Z\tERROR\tcontroller-runtime.cache.UnhandledError\tFailed to watch\t{"reflector": "pkg/mod/k8s.io/client-go@v0.37.0/tools/cache/reflector.go:343", "type": "*v1.ConfigMap", "error": "failed to list *v1.ConfigMap: configmaps is forbidden: User \\"system:serviceaccount:team:dev\\" cannot list resource \\"configmaps\\" in API group \\"\\" at the cluster scope"}';
+const REFUSED_IN_NAMESPACE = 'E1206 19:02:42.1 reflector.go:205] "Failed to watch" err="failed to list *v1alpha1.Widget: widgets.lab.reconcile.dev is forbidden: User \\"dev\\" cannot list resource \\"widgets\\" in API group \\"lab.reconcile.dev\\" in the namespace \\"shop\\"" type="*v1alpha1.Widget"';
+
+test('forbiddenCacheList: a refused informer list names the resource, the scope, the missing right and the can-i line; a reconcile\'s refusal is not a cache\'s', () => {
+  const all = forbiddenCacheList(REFUSED_CLUSTER_WIDE)!;
+  assert.deepEqual({ verb: all.verb, resource: all.resource, namespace: all.namespace }, { verb: 'list', resource: 'configmaps', namespace: undefined });
+  assert.match(all.message, /^the program's cache may not list configmaps in all namespaces \(403 Forbidden\)\. Missing right: list on configmaps cluster-wide \(ask for it in a ClusterRole\); check with: kubectl auth can-i list configmaps --all-namespaces\./);
+  assert.match(all.message, /CacheSyncTimeout \(2 minutes by default\): limit the manager's cache to namespaces you may list \(ctrl\.Options\{Cache: cache\.Options\{DefaultNamespaces/);
+  const one = forbiddenCacheList(REFUSED_IN_NAMESPACE)!;
+  assert.deepEqual({ resource: one.resource, namespace: one.namespace }, { resource: 'widgets.lab.reconcile.dev', namespace: 'shop' });
+  assert.match(one.message, /may not list widgets\.lab\.reconcile\.dev in namespace shop .*kubectl auth can-i list widgets\.lab\.reconcile\.dev -n shop\..*leave shop out of the manager's cache/);
+  // A Reconcile's own refused write or read is the reconcile's error, not a cache that never syncs.
+  assert.equal(forbiddenCacheList('ERROR\tReconciler error\t{"error": "widgets.lab.reconcile.dev \\"w\\" is forbidden: User \\"dev\\" cannot patch resource \\"widgets\\" in API group \\"lab.reconcile.dev\\" in the namespace \\"shop\\""}'), undefined);
+  assert.equal(forbiddenCacheList('ERROR\tReconciler error\t{"error": "configmaps is forbidden: User \\"dev\\" cannot list resource \\"configmaps\\" in API group \\"\\" in the namespace \\"shop\\""}'), undefined);
+  assert.equal(forbiddenCacheList('panic: boom'), undefined);
+});
+
+test('forbiddenCacheHint: a program that ended with a refused cache is told about the right, not asked whether its CRD is installed', () => {
+  const tail = [REFUSED_CLUSTER_WIDE, '2026-12-06T19:04:42Z\tERROR\tsetup\tproblem running manager\t{"error": "failed to wait for widget caches to sync kind source: *v1.ConfigMap: timed out waiting for cache to be synced for kind source: *v1.ConfigMap"}', 'exit status 1'];
+  assert.match(forbiddenCacheHint(tail)!, /^The program's cache may not list configmaps in all namespaces \(403 Forbidden\)\. Missing right: /);
+  assert.match(programExitHint(tail, process.cwd())!, /^The program's cache may not list configmaps/);
+  assert.doesNotMatch(programExitHint(tail, process.cwd())!, /CRD installed/);
+  assert.equal(forbiddenCacheHint(['panic: boom']), undefined);
 });

@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { RemoteController, type RemoteEndpoint } from '../../../src/core/bridge/remoteController.ts';
 import type { ControllerMessage, ReplyMessage } from '../../../src/core/bridge/protocol.ts';
-import { outcomeOfEnd, writeTarget } from '../../../src/core/bridge/causes.ts';
+import { outcomeOfEnd, writeRecordOf, writeTarget } from '../../../src/core/bridge/causes.ts';
 import { Journal, type JournalEntry } from '../../../src/core/journal/journal.ts';
 import { WriteIndex } from '../../../src/core/journal/writeIndex.ts';
 import { nullLogger } from '../../../src/core/log.ts';
@@ -140,6 +140,20 @@ test('an error returned with a RequeueAfter (or Requeue): the outcome says what 
   assert.deepEqual(end({ error: 'terminal error: bad spec', terminal: true, result: { requeue: true } }), { kind: 'terminal', message: 'bad spec', ignored: 'Requeue: true' });
   assert.deepEqual(end({ error: 'not ready', result: { priority: 5 } }), { kind: 'error', message: 'not ready' }, 'a priority alone changes nothing');
   assert.deepEqual(end({ result: { requeueAfterMs: 30_000 } }), { kind: 'requeueAfter', afterMs: 30_000 });
+});
+
+test("a Go controller's RBAC refusal (client-go's text is the server's alone) names the missing right and the can-i line, in its outcome and its write", () => {
+  const refused = 'failed to add finalizer: widgets.lab.reconcile.dev "w1" is forbidden: User "system:serviceaccount:shop:dev" cannot patch resource "widgets" in API group "lab.reconcile.dev" in the namespace "shop"';
+  const hint = '. Missing right: patch on widgets.lab.reconcile.dev in namespace shop (ask for it in a Role); check with: kubectl auth can-i patch widgets.lab.reconcile.dev -n shop';
+  const end = (more: Record<string, unknown>) => outcomeOfEnd({ type: 'reconcileEnd', controller: 'widget', key: 'shop/w1', reconcileID: 'x', durationMs: 1, dryRun: false, at: 1, ...more } as Parameters<typeof outcomeOfEnd>[0]);
+  assert.deepEqual(end({ error: refused }), { kind: 'error', message: `${refused}${hint}` });
+  assert.deepEqual(end({ error: `terminal error: ${refused}`, terminal: true }), { kind: 'terminal', message: `${refused}${hint}` });
+  const statusRefused = 'widgets.lab.reconcile.dev "w1" is forbidden: User "dev" cannot update resource "widgets/status" in API group "lab.reconcile.dev" in the namespace "shop"';
+  const w = writeRecordOf({ verb: 'update', group: 'lab.reconcile.dev', version: 'v1alpha1', resource: 'widgets', subresource: 'status', namespace: 'shop', name: 'w1', dryRun: false, error: statusRefused }, 'widget', 'shop/w1');
+  assert.equal(w.error, `${statusRefused}. Missing right: update on widgets.lab.reconcile.dev/status in namespace shop (ask for it in a Role); check with: kubectl auth can-i update widgets.lab.reconcile.dev --subresource=status -n shop`);
+  // Said once: a text that names the right already, and any other error, are kept as they are.
+  assert.deepEqual(end({ error: `${refused}${hint}` }), { kind: 'error', message: `${refused}${hint}` });
+  assert.deepEqual(end({ error: 'not ready' }), { kind: 'error', message: 'not ready' });
 });
 
 test("an event of an object this controller wrote names the reconcile whose write made that resourceVersion, also when the event came first (the key's own write, another key's); a dry run, a no-op or another version is no one's", () => {

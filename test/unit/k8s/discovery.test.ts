@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { compareKubeVersions, findResource, oneVersionPerResource, resourceInfoFromCrd, resourcesFromList } from '../../../src/core/k8s/discovery.ts';
+import { compareKubeVersions, findResource, isBuiltInGroup, oneVersionPerResource, resourceInfoFromCrd, resourcesFromList } from '../../../src/core/k8s/discovery.ts';
 import type { KubeObject } from '../../../src/core/k8s/objects.ts';
 
 test('resource lists: subresources fold into their parent; core group is ""', () => {
@@ -87,4 +87,15 @@ test('oneVersionPerResource: the group\'s preferred version where served, else t
   assert.equal(findResource(rs, { group: 'ops.example.org', name: 'octopi' })?.version, 'v1beta2');
   assert.equal(findResource(rs, { group: 'ops.example.org', name: 'octopi', version: 'v1alpha1' })?.version, 'v1alpha1');
   assert.equal(findResource(rs, { group: 'ops.example.org', name: 'widgets' })?.version, 'v1');
+});
+
+test("isBuiltInGroup: Kubernetes' own API groups are built in; a CRD's or an extension API server's group is not", () => {
+  for (const g of ['', 'apps', 'batch', 'autoscaling', 'policy', 'extensions', 'rbac.authorization.k8s.io', 'networking.k8s.io', 'metrics.k8s.io', 'apiextensions.k8s.io']) {
+    assert.equal(isBuiltInGroup(g), true, g);
+  }
+  for (const g of ['lab.reconcile.dev', 'rbacwalk.example.dev', 'cert-manager.io', 'k8s.io.example.com', 'apps.example.org', 'x-k8s.io.evil']) {
+    assert.equal(isBuiltInGroup(g), false, g);
+  }
+  // Cluster API's groups end in x-k8s.io: they are custom resources, and they are not "*.k8s.io" of Kubernetes itself.
+  assert.equal(isBuiltInGroup('cluster.x-k8s.io'), false);
 });

@@ -197,6 +197,18 @@ test('non-zero exit: an error with the exit code and the stderr tail', async () 
   });
 });
 
+test('non-zero exit after a call RBAC refused: the error names the missing right and the can-i line before the stderr tail', async () => {
+  const { ctx } = testContext(statusOnlyClient([]), { objects: [widget('w1')] });
+  const refused = 'Error from server (Forbidden): widgets.lab.reconcile.dev \\"w1\\" is forbidden: User \\"system:serviceaccount:shop:dev\\" cannot patch resource \\"widgets\\" in API group \\"lab.reconcile.dev\\" in the namespace \\"shop\\"';
+  const r = createExecReconciler({ command: [script('forbidden.sh', `echo "an earlier line" >&2; echo "${refused}" >&2; exit 1`)] });
+  await assert.rejects(r.reconcile(req, ctx), (e: unknown) => {
+    assert.ok(e instanceof ExecReconcilerError);
+    assert.match(e.message, /exited with code 1\. Missing right: patch on widgets\.lab\.reconcile\.dev in namespace shop \(ask for it in a Role\); check with: kubectl auth can-i patch widgets\.lab\.reconcile\.dev -n shop\nstderr \(tail\):\n/);
+    assert.match(e.message, /Error from server \(Forbidden\)/, 'the stderr tail is kept');
+    return true;
+  });
+});
+
 test('invalid and oversized output are clear errors', async () => {
   const { ctx } = testContext(statusOnlyClient([]), { objects: [widget('w1')] });
   const bad = createExecReconciler({ command: [script('bad.sh', `echo 'Reconciled OK!'`)] });

@@ -6,6 +6,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadKubeConfig } from '../../../src/core/k8s/kubeconfig.ts';
+import { KubeTransport } from '../../../src/core/k8s/transport.ts';
+import { installCrd, testCrd, uniqueName } from '../../integration/support/cluster.ts';
 import { rendersLink } from '../../../src/host/safeText.ts';
 import * as vscode from 'vscode';
 import { namespacedUserToken, tokenKubeconfig } from '../../integration/support/limitedUser.ts';
@@ -17,16 +19,21 @@ describe('a user with namespaced rights only', function () {
   let ns = '';
   let token = '';
   let kubeconfig = '';
+  const ownGroup = `${uniqueName('own')}.example.org`;
 
   before(async () => {
     tmp = mkdtempSync(join(tmpdir(), 'rl-ext-limited-'));
     ns = await testNamespace('ext-limited');
     const c = await widgetCrd();
     const { transport, client } = labCluster();
+    // A kind of the user's own besides the Widget, which it may read in its namespace (but not its CRD).
+    await installCrd(transport, testCrd({ group: ownGroup, kind: 'Gauge', plural: 'gauges' }));
     token = await namespacedUserToken(transport, ns, [
       { apiGroups: [c.group], resources: ['widgets'], verbs: ['get', 'list', 'watch', 'update', 'patch'] },
       { apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'list', 'watch', 'create', 'update', 'patch'] },
+      { apiGroups: [ownGroup], resources: ['gauges'], verbs: ['get', 'list', 'watch'] },
     ]);
+    await transport.json({ method: 'POST', path: `/apis/${ownGroup}/v1/namespaces/${ns}/gauges`, body: { apiVersion: `${ownGroup}/v1`, kind: 'Gauge', metadata: { name: 'g' } } });
     await client.create(c.gvr, widget(c, ns, 'w'));
     const cluster = loadKubeConfig({ path: labCluster().kubeconfigPath }).getCurrentCluster()!;
     kubeconfig = join(tmp, 'kubeconfig');
@@ -35,7 +42,11 @@ describe('a user with namespaced rights only', function () {
   after(async () => {
     rmSync(tmp, { recursive: true, force: true });
     await (await lab()).disconnect();
+    const { transport } = labCluster();
+    for (const path of [...cleanup, `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/gauges.${ownGroup}`]) await transport.json({ method: 'DELETE', path }).catch(() => undefined);
   });
+  /** Cluster-wide objects a test made (its CRD, ClusterRole and binding), deleted after the suite. */
+  const cleanup: string[] = [];
 
   it('connecting to every namespace says at once which list was refused and offers the context\'s namespace', async () => {
     const c = await widgetCrd();
@@ -83,5 +94,48 @@ describe('a user with namespaced rights only', function () {
     const l = await lab();
     assert.equal(l.session?.refusedList, undefined);
     await waitUntil(() => l.session?.list(c.resourceId).length === 1, 'its widget in view');
+  });
+
+  it('may not list CRDs: watching every custom resource (the default) still shows its own kinds, found through discovery', async () => {
+    const c = await widgetCrd();
+    const r = ok(await run<{ resources: string[]; loop: string; loopProblem?: string }>('reconcileLab.connect', { kubeconfig, namespaces: [ns], resources: [], reconcilerResource: c.resourceId, reconcilerKind: 'lab' }));
+    assert.ok(r.resources.includes(`gauges.${ownGroup}`), `its own kind is watched without access to its CRD: ${r.resources.join(', ')}`);
+    assert.ok(!r.resources.some((id) => id === 'deployments.apps' || id.endsWith('.k8s.io')), `no built-in resource is taken for a custom one: ${r.resources.join(', ')}`);
+    assert.equal(r.loop, 'paused', 'the loop started (paused)');
+    const l = await lab();
+    assert.equal(l.session?.refusedList, undefined);
+    await waitUntil(() => l.session?.list(`gauges.${ownGroup}`).length === 1, 'its Gauge in view');
+  });
+
+  it("watching every custom resource (the default) in its namespace, another team's kind it may not list stops nothing: the loop starts, that kind shows not synced", async () => {
+    const c = await widgetCrd();
+    const { transport } = labCluster();
+    // The user may read CRDs (many shared clusters allow it), so every custom resource is watched, among them one
+    // its Role does not cover.
+    const group = `${uniqueName('other-team')}.example.org`;
+    const other = testCrd({ group, kind: 'Ledger', plural: 'ledgers' });
+    await installCrd(transport, other);
+    cleanup.push(`/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${other.metadata.name}`);
+    await transport.json({ method: 'POST', path: `/apis/${group}/v1/namespaces/${ns}/ledgers`, body: { apiVersion: `${group}/v1`, kind: 'Ledger', metadata: { name: 'l' } } });
+    const role = uniqueName('crd-reader');
+    await transport.json({ method: 'POST', path: '/apis/rbac.authorization.k8s.io/v1/clusterroles', body: { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: role }, rules: [{ apiGroups: ['apiextensions.k8s.io'], resources: ['customresourcedefinitions'], verbs: ['get', 'list', 'watch'] }] } });
+    cleanup.push(`/apis/rbac.authorization.k8s.io/v1/clusterroles/${role}`);
+    await transport.json({ method: 'POST', path: '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings', body: { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', metadata: { name: role }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: role }, subjects: [{ kind: 'ServiceAccount', name: 'dev', namespace: ns }] } });
+    cleanup.push(`/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/${role}`);
+    // RBAC bindings take effect through the authorizer's cache: wait until the user may list CRDs.
+    const user = new KubeTransport(loadKubeConfig({ path: kubeconfig }));
+    try {
+      await waitUntil(() => user.json({ method: 'GET', path: `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${other.metadata.name}` }).then(() => true, () => false), 'the user may read CRDs');
+    } finally {
+      user.dispose();
+    }
+    const r = ok(await run<{ resources: string[]; loop: string; loopProblem?: string }>('reconcileLab.connect', { kubeconfig, namespaces: [ns], resources: [], reconcilerResource: c.resourceId, reconcilerKind: 'lab' }));
+    assert.ok(r.resources.includes(`ledgers.${group}`), `the other team's kind is watched (every custom resource): ${r.resources.join(', ')}`);
+    const l = await lab();
+    assert.equal(l.session?.refusedList, undefined, 'a kind watched only by default does not count as a refused list');
+    assert.equal(r.loopProblem, undefined);
+    assert.equal(r.loop, 'paused', 'the loop started (paused)');
+    await waitUntil(() => l.session?.list(c.resourceId).length === 1, 'its widget in view');
+    assert.equal(l.session!.resources.find((x) => x.id === `ledgers.${group}`)?.synced, false, 'the kind it may not list is shown not synced');
   });
 });
