@@ -1086,10 +1086,12 @@ const noChange = (e: { verb: string; dryRun: boolean; resourceVersionBefore?: st
   !e.dryRun && !e.error && !e.deleted && e.verb !== 'create' && e.verb !== 'delete' && e.resourceVersionBefore !== undefined && e.resourceVersionBefore === e.resourceVersionAfter ? ' (no change)' : '';
 
 /**
- * One journal entry as one text entry (undefined: not shown at this verbosity). `now` places retry times; `writes`,
- * given every entry in order, lets a trigger name the write that caused it.
+ * One journal entry as one text entry (undefined: not shown at this verbosity). A retry time reads relative to the
+ * entry's own time, the one the line starts with, so `run` (which prints as entries come) and `step` (which prints
+ * after the step ended, when a 5 ms retry is already due) say the same. `writes`, given every entry in order, lets a
+ * trigger name the write that caused it.
  */
-export function formatEntry(e: JournalEntry, verbose: boolean, now: number = e.at, writes?: WriteIndex): string | undefined {
+export function formatEntry(e: JournalEntry, verbose: boolean, writes?: WriteIndex): string | undefined {
   const t = new Date(e.at).toISOString().slice(11, 23);
   writes?.note(e);
   switch (e.kind) {
@@ -1103,11 +1105,11 @@ export function formatEntry(e: JournalEntry, verbose: boolean, now: number = e.a
       else if (o.kind === 'requeueAfter') what = `requeue after ${delayText(o.afterMs)}${o.reason ? ` (${o.reason})` : ''}`;
       else if (o.kind === 'error') {
         // A Go controller's rate limiter gave the delay: show that (the entry reaches us a little after the backoff
-        // began, so retryAt − now would read shorter than the user's limiter said).
-        const retry = o.retryDelayMs !== undefined ? `retry in ${delayText(o.retryDelayMs)}` : o.retryAt !== undefined ? `retry in ${delayText(Math.max(0, Math.round(o.retryAt - now)))}` : 'no retry scheduled';
+        // began, so retryAt − e.at would read shorter than the user's limiter said).
+        const retry = o.retryDelayMs !== undefined ? `retry in ${delayText(o.retryDelayMs)}` : o.retryAt !== undefined ? `retry in ${delayText(Math.max(0, Math.round(o.retryAt - e.at)))}` : 'no retry scheduled';
         what = `✗ error${o.failures !== undefined ? ` (failure ${o.failures})` : ''}, ${retry}${ignoredText(o.ignored, 'retried with backoff')}: ${o.message}`;
       } else if (o.kind === 'requeue') {
-        what = `requeue (rate-limited, the deprecated requeue: true)${o.reason ? ` (${o.reason})` : ''}${o.retryAt !== undefined ? `, retry in ${delayText(Math.max(0, Math.round(o.retryAt - now)))}` : ''}`;
+        what = `requeue (rate-limited, the deprecated requeue: true)${o.reason ? ` (${o.reason})` : ''}${o.retryAt !== undefined ? `, retry in ${delayText(Math.max(0, Math.round(o.retryAt - e.at)))}` : ''}`;
       } else if (o.kind === 'terminal') what = `✗ terminal error, not retried until an event queues the key again${ignoredText(o.ignored, 'not requeued')}: ${o.message}`;
       else what = `${o.kind}: ${o.message}`;
       return oneEntry(`${t} ■ ${e.key} ${what} [${e.durationMs} ms]`);
@@ -1523,7 +1525,7 @@ async function startController(args: CliArgs, io: CliIo, log: Logger, s: Session
         if (onEntry) onEntry(e, c);
         else if (args.json) io.stdout(JSON.stringify(e) + '\n');
         else {
-          const line = formatEntry(e, args.verbose, realClock.now(), writes);
+          const line = formatEntry(e, args.verbose, writes);
           if (line) io.stdout(labelOther(line, e, c.name) + '\n');
         }
       }
@@ -1608,7 +1610,7 @@ async function startController(args: CliArgs, io: CliIo, log: Logger, s: Session
         if (onEntry) onEntry(e, controller);
         else if (args.json) io.stdout(JSON.stringify(e) + '\n');
         else {
-          const line = formatEntry(e, args.verbose, realClock.now(), writes);
+          const line = formatEntry(e, args.verbose, writes);
           if (line) io.stdout(line + '\n');
         }
       }
@@ -1780,7 +1782,7 @@ async function run(args: CliArgs, io: CliIo, log: Logger, s: Session, store: Dis
     summary.add(e);
     if (args.json) io.stdout(JSON.stringify(e) + '\n');
     else {
-      const line = formatEntry(e, args.verbose, realClock.now(), writes);
+      const line = formatEntry(e, args.verbose, writes);
       if (line) io.stdout(labelOther(line, e, c.name) + '\n');
     }
   }, beforeStart.signal);

@@ -242,6 +242,9 @@ describe('reconcile-lab CLI against a real kube-apiserver', () => {
         // eslint-disable-next-line no-control-regex
         assert.doesNotMatch(all, /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/, 'no raw control character');
         assert.match(all, /\\u001b\]0;pwned/, 'escaped, still readable');
+        // The retry reads from the line's own time, as run's do: step prints after the step ended, when a first
+        // failure's 5 ms retry is already due (it said "retry in 0 ms").
+        if (!json) assert.match(r.stdout, /✗ error \(failure 1\), retry in [45] ms: /, r.stdout);
         if (json) for (const line of r.stdout.trim().split('\n')) JSON.parse(line);
       }
     } finally {

@@ -9,22 +9,22 @@ const at = Date.UTC(2026, 0, 1, 12, 0, 0);
 const entry = (e: object) => ({ seq: 1, at, controller: 'lab', ...e }) as JournalEntry;
 
 test('text output: a failed reconcile shows the failure count and when it is retried', () => {
-  const line = formatEntry(entry({ kind: 'reconcileEnd', key: 'ns/a', durationMs: 4, outcome: { kind: 'error', message: 'boom', retryAt: at + 2500, failures: 3 } }), false, at);
+  const line = formatEntry(entry({ kind: 'reconcileEnd', key: 'ns/a', durationMs: 4, outcome: { kind: 'error', message: 'boom', retryAt: at + 2500, failures: 3 } }), false);
   assert.equal(line, '12:00:00.000 ■ ns/a ✗ error (failure 3), retry in 2.5 s: boom [4 ms]');
-  const terminal = formatEntry(entry({ kind: 'reconcileEnd', key: 'ns/a', durationMs: 1, outcome: { kind: 'terminal', message: 'bad spec' } }), false, at);
+  const terminal = formatEntry(entry({ kind: 'reconcileEnd', key: 'ns/a', durationMs: 1, outcome: { kind: 'terminal', message: 'bad spec' } }), false);
   assert.match(terminal!, /terminal error, not retried until an event queues the key again: bad spec/);
 });
 
 test("text output: a Go controller's error says the retry delay its rate limiter gave, not the time left when the entry is printed", () => {
   // The entry was printed 60 ms after the backoff began: retryAt − now would read 0.2 s for the user's 250 ms.
-  const line = formatEntry(entry({ kind: 'reconcileEnd', key: 'ns/a', durationMs: 4, outcome: { kind: 'error', message: 'boom', retryAt: at + 190, failures: 1, retryDelayMs: 250 } }), false, at);
+  const line = formatEntry(entry({ kind: 'reconcileEnd', key: 'ns/a', durationMs: 4, outcome: { kind: 'error', message: 'boom', retryAt: at + 190, failures: 1, retryDelayMs: 250 } }), false);
   assert.equal(line, '12:00:00.000 ■ ns/a ✗ error (failure 1), retry in 250 ms: boom [4 ms]');
-  const long = formatEntry(entry({ kind: 'reconcileEnd', key: 'ns/a', durationMs: 4, outcome: { kind: 'error', message: 'boom', retryAt: at + 3900, failures: 5, retryDelayMs: 4000 } }), false, at);
+  const long = formatEntry(entry({ kind: 'reconcileEnd', key: 'ns/a', durationMs: 4, outcome: { kind: 'error', message: 'boom', retryAt: at + 3900, failures: 5, retryDelayMs: 4000 } }), false);
   assert.equal(long, '12:00:00.000 ■ ns/a ✗ error (failure 5), retry in 4.0 s: boom [4 ms]');
 });
 
 test('text output: a multi-line error stays one entry (continuation lines indented under it)', () => {
-  const line = formatEntry(entry({ kind: 'reconcileEnd', key: 'ns/a', durationMs: 4, outcome: { kind: 'error', message: 'exit 1\nstderr: line one\nline two', retryAt: at, failures: 1 } }), false, at)!;
+  const line = formatEntry(entry({ kind: 'reconcileEnd', key: 'ns/a', durationMs: 4, outcome: { kind: 'error', message: 'exit 1\nstderr: line one\nline two', retryAt: at, failures: 1 } }), false)!;
   const lines = line.split('\n');
   assert.equal(lines.length, 3);
   assert.ok(lines.slice(1).every((l) => /^\s+│ /.test(l)), line);
@@ -72,10 +72,10 @@ test('run summary: a key longer than the key column is cut to its start and end;
 });
 
 test('text output: the reconcile counter is an ordinal of the key, and a retry names the failure it follows', () => {
-  const line = formatEntry(entry({ kind: 'reconcileStart', key: 'ns/a', attempt: 3, via: 'worker', triggers: [{ kind: 'backoff', attempt: 2, delayMs: 10, at }] }), false, at);
+  const line = formatEntry(entry({ kind: 'reconcileStart', key: 'ns/a', attempt: 3, via: 'worker', triggers: [{ kind: 'backoff', attempt: 2, delayMs: 10, at }] }), false);
   assert.equal(line, '12:00:00.000 ▶ ns/a reconcile, 3rd of this key (retry after failure 2)');
   assert.doesNotMatch(line!, /#3/);
-  assert.match(formatEntry(entry({ kind: 'reconcileStart', key: 'ns/a', attempt: 11, via: 'worker', triggers: [] }), false, at)!, /11th of this key/);
+  assert.match(formatEntry(entry({ kind: 'reconcileStart', key: 'ns/a', attempt: 11, via: 'worker', triggers: [] }), false)!, /11th of this key/);
 });
 
 test('text output: each trigger of a reconcile names the object whose event queued the key and its resourceVersion (a mapped watch, an owned child, the key itself)', () => {
@@ -93,18 +93,17 @@ test('text output: each trigger of a reconcile names the object whose event queu
       ],
     }),
     false,
-    at,
   );
   assert.equal(
     line,
     '12:00:00.000 ▶ brew/k1 reconcile, 2nd of this key (update rv 41, update of watched ConfigMap brew/top-shelf rv 40, delete of owned Deployment brew/kettle-k1 rv 39, added outside an informer event (a channel source or the program itself))',
   );
-  const initial = formatEntry(entry({ kind: 'reconcileStart', key: 'k1', attempt: 1, via: 'step', triggers: [{ kind: 'manual', action: 'step', at }, { kind: 'informer', event: 'add', resource: 'stoves.v1.brew.example.io', objectKey: 'k1', resourceVersion: '7', initial: true, at }, { kind: 'watch', event: 'add', resource: 'secrets.v1', objectKey: 'brew/s', at }] }), false, at);
+  const initial = formatEntry(entry({ kind: 'reconcileStart', key: 'k1', attempt: 1, via: 'step', triggers: [{ kind: 'manual', action: 'step', at }, { kind: 'informer', event: 'add', resource: 'stoves.v1.brew.example.io', objectKey: 'k1', resourceVersion: '7', initial: true, at }, { kind: 'watch', event: 'add', resource: 'secrets.v1', objectKey: 'brew/s', at }] }), false);
   assert.equal(initial, '12:00:00.000 ▶ k1 reconcile, 1st of this key (step, initial list rv 7, add of watched secrets brew/s)');
 });
 
 test('text output: a write the server accepted without change says so; a requeue-after and a retry read in seconds from one second on; a terminal error is not prefixed twice', () => {
-  const w = (more: object) => formatEntry(entry({ kind: 'write', key: 'ns/k', verb: 'update', resource: 'deployments.v1.apps', gvr: { group: 'apps', version: 'v1', resource: 'deployments' }, objectKey: 'ns/k-web', dryRun: false, resourceVersionBefore: '323', resourceVersionAfter: '323', ...more }), false, at);
+  const w = (more: object) => formatEntry(entry({ kind: 'write', key: 'ns/k', verb: 'update', resource: 'deployments.v1.apps', gvr: { group: 'apps', version: 'v1', resource: 'deployments' }, objectKey: 'ns/k-web', dryRun: false, resourceVersionBefore: '323', resourceVersionAfter: '323', ...more }), false);
   assert.equal(w({}), '12:00:00.000   ✎ update deployments.apps ns/k-web rv 323 → 323 (no change)');
   assert.equal(w({ resourceVersionAfter: '324' }), '12:00:00.000   ✎ update deployments.apps ns/k-web rv 323 → 324');
   assert.equal(w({ dryRun: true }), '12:00:00.000   ✎ update deployments.apps ns/k-web rv 323 → 323 (dry-run)', 'a dry run never changes the resourceVersion');
@@ -115,7 +114,7 @@ test('text output: a write the server accepted without change says so; a requeue
     '12:00:00.000   ✎ update deployments.apps ns/k-web rv 323 → 324 ⚠ server warnings: unknown field "spec.replicsa"; unknown field "spec.imag"',
     'the fields the server dropped are named after the write',
   );
-  const end = (outcome: object) => formatEntry(entry({ kind: 'reconcileEnd', key: 'ns/k', durationMs: 3, outcome }), false, at);
+  const end = (outcome: object) => formatEntry(entry({ kind: 'reconcileEnd', key: 'ns/k', durationMs: 3, outcome }), false);
   assert.equal(end({ kind: 'requeueAfter', afterMs: 45_000 }), '12:00:00.000 ■ ns/k requeue after 45 s [3 ms]');
   assert.equal(end({ kind: 'requeueAfter', afterMs: 250 }), '12:00:00.000 ■ ns/k requeue after 250 ms [3 ms]');
   assert.equal(end({ kind: 'error', message: 'boom', failures: 12, retryAt: at + 10_240, retryDelayMs: 10_240 }), '12:00:00.000 ■ ns/k ✗ error (failure 12), retry in 10 s: boom [3 ms]');
@@ -126,8 +125,8 @@ test('text output: a write the server accepted without change says so; a requeue
 test("text output: a trigger caused by a write the command printed names whose write it was (this key's own, another key's, another controller's); a write that changed nothing is no one's cause", () => {
   const writes = new WriteIndex();
   const write = (controller: string, key: string, objectKey: string, before: string, after: string) =>
-    formatEntry(entry({ kind: 'write', controller, key, verb: 'update', resource: 'deployments.v1.apps', gvr: { group: 'apps', version: 'v1', resource: 'deployments' }, objectKey, dryRun: false, resourceVersionBefore: before, resourceVersionAfter: after }), false, at, writes);
-  const start = (controller: string, key: string, triggers: object[]) => formatEntry(entry({ kind: 'reconcileStart', controller, key, attempt: 2, via: 'worker', triggers }), false, at, writes)!;
+    formatEntry(entry({ kind: 'write', controller, key, verb: 'update', resource: 'deployments.v1.apps', gvr: { group: 'apps', version: 'v1', resource: 'deployments' }, objectKey, dryRun: false, resourceVersionBefore: before, resourceVersionAfter: after }), false, writes);
+  const start = (controller: string, key: string, triggers: object[]) => formatEntry(entry({ kind: 'reconcileStart', controller, key, attempt: 2, via: 'worker', triggers }), false, writes)!;
   const owned = (child: string, rv: string) => ({ kind: 'owned', event: 'update', resource: 'deployments.v1.apps', child, childKind: 'Deployment', resourceVersion: rv, at });
   write('kettle', 'brew/k1', 'brew/kettle-k1', '10', '11');
   write('kettle', 'brew/k1', 'brew/kettle-k2', '12', '13');
@@ -139,12 +138,12 @@ test("text output: a trigger caused by a write the command printed names whose w
   assert.match(start('kettle', 'brew/k4', [owned('brew/kettle-k4', '16')]), /rv 16\)$/);
   assert.match(start('kettle', 'brew/k1', [owned('brew/kettle-k1', '17')]), /rv 17\)$/, 'another resourceVersion: someone else\'s change');
   // The object's own update after its status write (no generation-changed predicate): the classic second reconcile.
-  formatEntry(entry({ kind: 'write', controller: 'kettle', key: 'brew/k5', verb: 'update', subresource: 'status', resource: 'kettles.v1.brew.example.io', gvr: { group: 'brew.example.io', version: 'v1', resource: 'kettles' }, objectKey: 'brew/k5', dryRun: false, resourceVersionBefore: '20', resourceVersionAfter: '21' }), false, at, writes);
+  formatEntry(entry({ kind: 'write', controller: 'kettle', key: 'brew/k5', verb: 'update', subresource: 'status', resource: 'kettles.v1.brew.example.io', gvr: { group: 'brew.example.io', version: 'v1', resource: 'kettles' }, objectKey: 'brew/k5', dryRun: false, resourceVersionBefore: '20', resourceVersionAfter: '21' }), false, writes);
   assert.match(start('kettle', 'brew/k5', [{ kind: 'informer', event: 'update', resource: 'kettles.v1.brew.example.io', objectKey: 'brew/k5', resourceVersion: '21', at }]), /\(update rv 21 \(this key's own write\)\)$/);
 });
 
 test('text output: a requeue-after or a backoff retry that another cause cut short (the reconcile started before it was due) says so', () => {
-  const start = (triggers: object[]) => formatEntry(entry({ kind: 'reconcileStart', key: 'ns/k', attempt: 2, via: 'worker', triggers }), false, at)!;
+  const start = (triggers: object[]) => formatEntry(entry({ kind: 'reconcileStart', key: 'ns/k', attempt: 2, via: 'worker', triggers }), false)!;
   assert.match(start([{ kind: 'requeueAfter', afterMs: 45_000, at: at + 40_000 }, { kind: 'informer', event: 'update', resource: 'kettles.v1.x', objectKey: 'ns/k', resourceVersion: '7', at }]), /\(requeue-after, not yet due \(in 40 s\): another cause ran it first, update rv 7\)$/);
   assert.match(start([{ kind: 'backoff', attempt: 3, delayMs: 20, at: at - 1 }]), /\(retry after failure 3\)$/, 'a due retry');
   assert.match(start([{ kind: 'requeueAfter', afterMs: 45_000, at }]), /\(requeue-after\)$/, 'due right now');
@@ -199,7 +198,7 @@ test("run of a Go program: a write no reconcile made (a Runnable's, an unwrapped
 });
 
 test('text output: a write with neither resourceVersion known (a Go Delete of an object built by name) has no "rv — → —"; one with either keeps it', () => {
-  const write = (more: object) => formatEntry(entry({ kind: 'write', key: 'h1-shop/open', verb: 'delete', resource: 'configmaps.v1', gvr: { group: '', version: 'v1', resource: 'configmaps' }, objectKey: 'h1-external/h1-shop.open', dryRun: false, ...more }), false, at);
+  const write = (more: object) => formatEntry(entry({ kind: 'write', key: 'h1-shop/open', verb: 'delete', resource: 'configmaps.v1', gvr: { group: '', version: 'v1', resource: 'configmaps' }, objectKey: 'h1-external/h1-shop.open', dryRun: false, ...more }), false);
   assert.equal(write({}), '12:00:00.000   ✎ delete configmaps h1-external/h1-shop.open');
   assert.equal(write({ error: 'configmaps "h1-shop.open" not found' }), '12:00:00.000   ✎ delete configmaps h1-external/h1-shop.open FAILED configmaps "h1-shop.open" not found');
   assert.equal(write({ resourceVersionBefore: '41' }), '12:00:00.000   ✎ delete configmaps h1-external/h1-shop.open rv 41 → —');
