@@ -226,6 +226,21 @@ func worker(q *Queue, got chan<- string, wg *sync.WaitGroup) {
 	}
 }
 
+// pausedWorkers pauses q and starts n workers (see worker) that send each key they get on the returned channel
+// (buffered 100); it returns once all n wait at the pause gate. The WaitGroup is done when every worker saw shutdown.
+func pausedWorkers(t *testing.T, q *Queue, n int) (chan string, *sync.WaitGroup) {
+	t.Helper()
+	q.Pause()
+	got := make(chan string, 100)
+	wg := &sync.WaitGroup{}
+	wg.Add(n)
+	for range n {
+		go worker(q, got, wg)
+	}
+	eventually(t, fmt.Sprintf("%d paused worker(s)", n), func() bool { return gateWaiters(q) == n })
+	return got, wg
+}
+
 func gateWaiters(q *Queue) int {
 	q.mu.Lock()
 	defer q.mu.Unlock()
@@ -238,13 +253,7 @@ func TestPauseStepResume(t *testing.T) {
 	for _, pq := range []bool{true, false} {
 		t.Run(fmt.Sprintf("priorityQueue=%v", pq), func(t *testing.T) {
 			q, _ := testQueue(t, pq)
-			q.Pause()
-			got := make(chan string, 100)
-			var wg sync.WaitGroup
-			wg.Add(2)
-			go worker(q, got, &wg)
-			go worker(q, got, &wg)
-			eventually(t, "two paused workers", func() bool { return gateWaiters(q) == 2 })
+			got, wg := pausedWorkers(t, q, 2)
 			q.Add(req("a"))
 			q.AddWithOpts(prio(7), req("b"))
 			q.AddAfter(req("late"), time.Hour)
@@ -326,12 +335,7 @@ func TestStepWithoutKeyOnEmptyOrRunningQueue(t *testing.T) {
 	if r.OK || r.Error == "" {
 		t.Fatalf("step while running: %+v", r)
 	}
-	q.Pause()
-	got := make(chan string, 10)
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go worker(q, got, &wg)
-	eventually(t, "a paused worker", func() bool { return gateWaiters(q) == 1 })
+	pausedWorkers(t, q, 1)
 	q.Step(reconcile.Request{}, false, false, 2, func(x ReplyMsg) { r = x })
 	if r.OK || r.ID != 2 || r.Error != "the queue holds no key" {
 		t.Fatalf("step of an empty queue: %+v", r)
@@ -345,12 +349,7 @@ func TestStepWithoutKeyWhileEveryKeyWaits(t *testing.T) {
 	for _, pq := range []bool{true, false} {
 		t.Run(fmt.Sprintf("priorityQueue=%v", pq), func(t *testing.T) {
 			q, _ := testQueue(t, pq)
-			q.Pause()
-			got := make(chan string, 10)
-			var wg sync.WaitGroup
-			wg.Add(1)
-			go worker(q, got, &wg)
-			eventually(t, "a paused worker", func() bool { return gateWaiters(q) == 1 })
+			got, _ := pausedWorkers(t, q, 1)
 			q.AddAfter(req("later"), time.Hour)
 			q.AddWithOpts(priorityqueue.AddOpts{After: 2 * time.Hour}, req("much-later"))
 			replies := make(chan ReplyMsg, 1)
