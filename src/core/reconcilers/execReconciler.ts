@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { statSync } from 'node:fs';
-import { join } from 'node:path';
+import { closeSync, openSync, readSync, statSync } from 'node:fs';
+import { delimiter, isAbsolute, join, resolve } from 'node:path';
 import type { Clock, TimerHandle } from '../clock.ts';
 import { realClock } from '../clock.ts';
 import type { Disposable } from '../lifecycle.ts';
@@ -333,7 +333,9 @@ export function createExecReconciler(options: ExecReconcilerOptions): Reconciler
       child.on('error', (e: NodeJS.ErrnoException) => {
         guard.dispose();
         finish(() => {
-          if (e.code === 'ENOENT') reject(new ExecReconcilerError('not-found', `${program}: program not found (check the path, or that it is on PATH)${besideHint(program, options.cwd)}`, { cause: e }));
+          const interpreter = e.code === 'ENOENT' ? shebangProblem(program, options.cwd, env.PATH) : undefined;
+          if (interpreter) reject(new ExecReconcilerError('not-found', `${program}: cannot start: ${interpreter}`, { cause: e }));
+          else if (e.code === 'ENOENT') reject(new ExecReconcilerError('not-found', `${program}: program not found (check the path, or that it is on PATH)${besideHint(program, options.cwd)}`, { cause: e }));
           else if (e.code === 'EACCES') reject(new ExecReconcilerError('not-executable', `${program}: permission denied (is it executable? chmod +x)`, { cause: e }));
           else reject(new ExecReconcilerError('spawn', `${program}: cannot start (${e.message})`, { cause: e }));
         });
@@ -345,7 +347,9 @@ export function createExecReconciler(options: ExecReconcilerOptions): Reconciler
             reject(new ExecReconcilerError(failure.kind, failure.message + (stderrTail ? `\nstderr (tail):\n${stderrTail}` : ''), { exitCode: code, stderrTail }));
           } else if (code !== 0) {
             const how = sig ? `was killed by ${sig}` : `exited with code ${code}`;
-            reject(new ExecReconcilerError('exit', `${program} ${how}${stderrTail ? `\nstderr (tail):\n${stderrTail}` : ' (no stderr)'}`, { exitCode: code, stderrTail }));
+            // 127 is `env`'s "command not found": a `#!/usr/bin/env python3` line saved with CRLF looks for `python3\r`.
+            const crlf = code === 127 ? shebangProblem(program, options.cwd, env.PATH, { crlfOnly: true }) : undefined;
+            reject(new ExecReconcilerError('exit', `${program} ${how}${crlf ? ` (${crlf})` : ''}${stderrTail ? `\nstderr (tail):\n${stderrTail}` : ' (no stderr)'}`, { exitCode: code, stderrTail }));
           } else {
             resolve({ stdout: Buffer.concat(stdout).toString('utf8'), stderr: stderrTail });
           }
@@ -418,4 +422,62 @@ function besideHint(program: string, cwd: string | undefined): string {
   } catch {
     return '';
   }
+}
+
+/**
+ * Why a program file that exists cannot start although `spawn` said ENOENT: the kernel reports a missing `#!`
+ * interpreter as a missing program. Reads the first line of the file `program` names (a path with a slash taken from
+ * `cwd`, a bare name looked up on `path`): a `#!` line ending in a carriage return (the file was saved with Windows
+ * CRLF line endings, so the interpreter looked for is `python3\r`) says so with how to convert the file; a `#!`
+ * interpreter path that does not exist is named. With `crlfOnly`, only the first. undefined when the file is not
+ * found or not readable, has no `#!` line, or neither applies.
+ */
+export function shebangProblem(program: string, cwd: string | undefined, path: string | undefined, opts: { crlfOnly?: boolean } = {}): string | undefined {
+  const file = programFile(program, cwd, path);
+  if (!file) return undefined;
+  let first: string;
+  try {
+    const fd = openSync(file, 'r');
+    try {
+      const buf = Buffer.alloc(256);
+      const n = readSync(fd, buf, 0, buf.length, 0);
+      first = buf.subarray(0, n).toString('latin1').split('\n')[0]!;
+    } finally {
+      closeSync(fd);
+    }
+  } catch {
+    return undefined;
+  }
+  if (!first.startsWith('#!')) return undefined;
+  if (first.endsWith('\r')) {
+    return `its #! line, ${JSON.stringify(first)}, ends in a carriage return (the file has Windows CRLF line endings), so its interpreter is not found; convert the file to LF line endings (dos2unix ${file}, or sed -i 's/\\r$//' ${file})`;
+  }
+  if (opts.crlfOnly) return undefined;
+  const interpreter = first.slice(2).trim().split(/\s+/)[0];
+  if (!interpreter) return `its #! line names no interpreter`;
+  try {
+    statSync(interpreter);
+    return undefined;
+  } catch {
+    return `the interpreter its #! line names, ${interpreter}, does not exist (install it, or point the #! line at one that does: #!/usr/bin/env NAME finds NAME on PATH)`;
+  }
+}
+
+/** The file a command's program names: a path with a slash from `cwd`, a bare name from the first `path` entry holding it. */
+function programFile(program: string, cwd: string | undefined, path: string | undefined): string | undefined {
+  const isFile = (p: string) => {
+    try {
+      return statSync(p).isFile();
+    } catch {
+      return false;
+    }
+  };
+  if (program.includes('/')) {
+    const p = isAbsolute(program) ? program : resolve(cwd ?? process.cwd(), program);
+    return isFile(p) ? p : undefined;
+  }
+  for (const dir of (path ?? '').split(delimiter)) {
+    if (dir && isFile(join(dir, program))) return join(dir, program);
+  }
+  return undefined;
 }

@@ -256,3 +256,32 @@ test('an aborted reconcile kills the program', async () => {
   ac.abort();
   await assert.rejects(p, (e: unknown) => e instanceof ExecReconcilerError && e.kind === 'aborted');
 });
+
+test('a program whose #! interpreter is missing, or whose #! line ends in CRLF, says so rather than "program not found"', async () => {
+  const { ctx } = testContext(statusOnlyClient([]), { objects: [widget('w1')] });
+  const file = (name: string, text: string) => {
+    const p = join(dir, name);
+    writeFileSync(p, text);
+    chmodSync(p, 0o755);
+    return p;
+  };
+  // The kernel reports a missing interpreter as ENOENT, the error of a missing program.
+  const direct = file('crlf-direct.py', '#!/bin/sh\r\necho {}\r\n');
+  await assert.rejects(createExecReconciler({ command: [direct] }).reconcile(req, ctx), (e: unknown) =>
+    e instanceof ExecReconcilerError && e.kind === 'not-found' &&
+    e.message === `${direct}: cannot start: its #! line, "#!/bin/sh\\r", ends in a carriage return (the file has Windows CRLF line endings), so its interpreter is not found; convert the file to LF line endings (dos2unix ${direct}, or sed -i 's/\\r$//' ${direct})`);
+  // Through env, the program runs and env exits 127 naming "sh\r": the same hint is added to the exit message.
+  const viaEnv = file('crlf-env.sh', '#!/usr/bin/env sh\r\necho {}\r\n');
+  await assert.rejects(createExecReconciler({ command: [viaEnv] }).reconcile(req, ctx), (e: unknown) =>
+    e instanceof ExecReconcilerError && e.kind === 'exit' && e.exitCode === 127 &&
+    e.message.startsWith(`${viaEnv} exited with code 127 (its #! line, "#!/usr/bin/env sh\\r", ends in a carriage return (the file has Windows CRLF line endings), so its interpreter is not found; convert the file to LF line endings (dos2unix ${viaEnv}, `));
+  const missing = file('python9.py', '#!/no/such/python9 -u\nprint("{}")\n');
+  await assert.rejects(createExecReconciler({ command: [missing] }).reconcile(req, ctx), (e: unknown) =>
+    e instanceof ExecReconcilerError && e.kind === 'not-found' &&
+    e.message === `${missing}: cannot start: the interpreter its #! line names, /no/such/python9, does not exist (install it, or point the #! line at one that does: #!/usr/bin/env NAME finds NAME on PATH)`);
+  // Found on PATH by its bare name, relative to cwd: the same.
+  const onPath = createExecReconciler({ command: ['python9.py'], env: { PATH: dir } });
+  await assert.rejects(onPath.reconcile(req, ctx), (e: unknown) => e instanceof ExecReconcilerError && /^python9\.py: cannot start: the interpreter its #! line names, \/no\/such\/python9, does not exist/.test(e.message));
+  const relative = createExecReconciler({ command: ['./python9.py'], cwd: dir });
+  await assert.rejects(relative.reconcile(req, ctx), (e: unknown) => e instanceof ExecReconcilerError && /^\.\/python9\.py: cannot start: the interpreter its #! line names/.test(e.message));
+});
