@@ -8,6 +8,7 @@ import type { GroupVersionResource, KubeObject } from '../k8s/objects.ts';
 import { TerminalError, type ReconcileContext, type Reconciler, type Request, type Result } from '../controller/reconcile.ts';
 import { protectProcessGroup } from '../process/ownerWatchdog.ts';
 import { readFresh } from './readObject.ts';
+import { ApiError } from '../k8s/client.ts';
 import { writeStatusIfChanged } from './statusWriter.ts';
 import { unknownFieldsMessage } from '../text/closest.ts';
 
@@ -42,7 +43,10 @@ export interface ExecOutput {
   /** A failure: the key is retried with exponential backoff (or not at all with `terminal: true`). */
   error?: string;
   terminal?: boolean;
-  /** A status to write through `/status` (only written when it differs from the stored one). */
+  /**
+   * A status to write through `/status` (only written when it differs from the stored one, and only while the
+   * object's generation is still that of the input's `object`).
+   */
   status?: Record<string, unknown>;
   /** Lines to add to the controller log. */
   log?: string[] | string;
@@ -236,7 +240,10 @@ export function parseExecOutput(text: string): ExecOutput {
  *
  * Writes the program makes itself (kubectl) bypass the controller's client, so
  * they are not in the journal and dry-run depends on the program honouring
- * `dryRun`; the `status` it returns is written through the context's client.
+ * `dryRun`; the `status` it returns is written through the context's client,
+ * only when the server's `metadata.generation` still equals that of the object
+ * the program was given (else a 409 {@link ApiError} is thrown and nothing is
+ * written: the status describes a spec that is no longer the current one).
  */
 export function createExecReconciler(options: ExecReconcilerOptions): Reconciler & Disposable {
   if (options.command.length === 0 || !options.command[0]) throw new Error('exec reconciler: empty command');
@@ -383,6 +390,16 @@ export function createExecReconciler(options: ExecReconcilerOptions): Reconciler
     if (out.status) {
       const current = await readFresh(ctx, ctx.primary, request.namespace, request.name);
       if (current) {
+        // The program computed this status from `object` (maybe a stale cache copy): written onto a newer spec it
+        // would report the old spec as observed (observedGeneration, messages), and nothing would ever correct it.
+        const given = object?.metadata.generation;
+        if (given !== undefined && current.metadata.generation !== undefined && current.metadata.generation !== given) {
+          throw new ApiError(
+            409,
+            'Conflict',
+            `${program}: the spec of ${request.key} changed (generation ${given} → ${current.metadata.generation}) between the object the program was given and the status write (a stale cache, or an edit while it ran): the status it returned is about the old spec and was not written; reconciling again`,
+          );
+        }
         const status = out.status;
         await writeStatusIfChanged(ctx, ctx.primary, current, () => status);
       } else {
