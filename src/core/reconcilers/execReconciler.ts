@@ -83,6 +83,11 @@ export interface ExecReconcilerOptions {
    * deadline aborts the signal, which kills the program too). Default 30 s; 0: no limit.
    */
   timeoutMs?: number;
+  /**
+   * Where the person running the loop changes `timeoutMs` (`--exec-timeout`, a setting's name): the timeout's error
+   * names it, so a program that needs longer is not just killed again at every retry.
+   */
+  timeoutSetting?: string;
   /** Grace between SIGTERM and SIGKILL when killing. Default 2 s. */
   killGraceMs?: number;
   /** Largest accepted stdout; larger output kills the run. Default 1 MiB. */
@@ -308,7 +313,7 @@ export function createExecReconciler(options: ExecReconcilerOptions): Reconciler
         killGroup(child, 'SIGTERM');
         killTimer = clock.setTimeout(() => killGroup(child, 'SIGKILL'), killGraceMs);
       };
-      const timer = timeoutMs > 0 ? clock.setTimeout(() => stop(new ExecReconcilerError('timeout', `${program}: timed out after ${timeoutMs} ms; killed its process group`)), timeoutMs) : undefined;
+      const timer = timeoutMs > 0 ? clock.setTimeout(() => stop(new ExecReconcilerError('timeout', `${program}: timed out after ${timeoutMs} ms; killed its process group${options.timeoutSetting ? ` (a program that needs longer: raise ${options.timeoutSetting}, 0 for no limit)` : ''}`)), timeoutMs) : undefined;
       const onAbort = () => {
         const why = signal.reason instanceof Error && signal.reason.message ? signal.reason.message : 'the reconcile was cancelled';
         stop(new ExecReconcilerError('aborted', `${program}: aborted (${why}); killed its process group`));

@@ -228,7 +228,7 @@ test('timeout kills the whole process group (grandchildren too), SIGKILL after t
   const pidFile = join(dir, 'grandchild.pid');
   // Ignores SIGTERM and starts a grandchild that would outlive a plain kill of the parent.
   const slow = script('slow.sh', `trap '' TERM; sleep 300 & echo $! > "${pidFile}"; wait; echo '{}'`);
-  const r = createExecReconciler({ command: [slow], timeoutMs: 5_000, killGraceMs: 1_000, clock });
+  const r = createExecReconciler({ command: [slow], timeoutMs: 5_000, killGraceMs: 1_000, clock, timeoutSetting: 'reconcileLab.reconciler.execTimeoutSeconds' });
   const { ctx } = testContext(statusOnlyClient([]), { objects: [widget('w1')] });
   const p = r.reconcile(req, ctx);
   let error: unknown;
@@ -240,7 +240,7 @@ test('timeout kills the whole process group (grandchildren too), SIGKILL after t
   assert.equal(error, undefined, 'not yet timed out');
   clock.step(1); // timeout: SIGTERM to the group (ignored by the trap, fatal to sleep)
   clock.step(1_000); // grace over: SIGKILL
-  await assert.rejects(p, (e: unknown) => e instanceof ExecReconcilerError && e.kind === 'timeout' && /timed out after 5000 ms/.test(e.message));
+  await assert.rejects(p, (e: unknown) => e instanceof ExecReconcilerError && e.kind === 'timeout' && e.message === `${slow}: timed out after 5000 ms; killed its process group (a program that needs longer: raise reconcileLab.reconciler.execTimeoutSeconds, 0 for no limit)`);
   // A signalled process dies when the kernel next schedules it (a busy machine shows it alive for a moment).
   await until(() => isDead(grandchild), 5_000_000).catch(() => {});
   assert.ok(isDead(grandchild), 'the grandchild was killed with its group');
