@@ -208,7 +208,7 @@ export function parseExecOutput(text: string): ExecOutput {
   const unknown = unknownFieldsMessage(Object.keys(o), EXEC_OUTPUT_FIELDS, 'the output fields are');
   if (unknown) throw new Error(unknown);
   const bad = (field: string, want: string) => new Error(`"${field}" must be ${want} (got ${JSON.stringify(o[field])})`);
-  if (o.requeueAfterMs !== undefined && (typeof o.requeueAfterMs !== 'number' || !Number.isFinite(o.requeueAfterMs) || o.requeueAfterMs < 0)) throw bad('requeueAfterMs', 'a number >= 0');
+  if (o.requeueAfterMs !== undefined && (typeof o.requeueAfterMs !== 'number' || !Number.isFinite(o.requeueAfterMs) || o.requeueAfterMs < 0)) throw bad('requeueAfterMs', 'a number of milliseconds >= 0, e.g. 5000 for 5 s');
   if (o.reason !== undefined && typeof o.reason !== 'string') throw bad('reason', 'a string');
   if (o.priority !== undefined && !Number.isSafeInteger(o.priority)) throw bad('priority', 'an integer');
   if (o.error !== undefined && o.error !== null && typeof o.error !== 'string') throw bad('error', 'a string');
@@ -322,7 +322,7 @@ export function createExecReconciler(options: ExecReconcilerOptions): Reconciler
 
       child.stdout!.on('data', (b: Buffer) => {
         stdoutBytes += b.length;
-        if (stdoutBytes > maxOutputBytes) stop(new ExecReconcilerError('output-too-large', `${program}: stdout exceeded ${maxOutputBytes} bytes; killed`));
+        if (stdoutBytes > maxOutputBytes) stop(new ExecReconcilerError('output-too-large', `${program}: stdout exceeded ${maxOutputBytes} bytes; killed (stdout holds only the JSON result: send logs and command output to stderr)`));
         else stdout.push(b);
       });
       child.stderr!.on('data', (b: Buffer) => {

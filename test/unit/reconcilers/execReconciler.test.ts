@@ -35,7 +35,9 @@ test('parseExecOutput accepts the documented fields and rejects bad ones with th
   assert.throws(() => parseExecOutput(''), /printed nothing/);
   assert.throws(() => parseExecOutput('hello'), /not valid JSON/);
   assert.throws(() => parseExecOutput('[1]'), /one JSON object/);
-  assert.throws(() => parseExecOutput('{"requeueAfterMs": -1}'), /"requeueAfterMs" must be a number >= 0/);
+  assert.throws(() => parseExecOutput('{"requeueAfterMs": -1}'), /"requeueAfterMs" must be a number of milliseconds >= 0/);
+  // A duration written as Go or kubectl would write it: the unit is said.
+  assert.throws(() => parseExecOutput('{"requeueAfterMs": "5s"}'), (e: Error) => e.message === '"requeueAfterMs" must be a number of milliseconds >= 0, e.g. 5000 for 5 s (got "5s")');
   assert.throws(() => parseExecOutput('{"terminal": "yes"}'), /"terminal" must be a boolean/);
   assert.throws(() => parseExecOutput('{"log": [1]}'), /"log" must be/);
   assert.deepEqual(parseExecOutput('{"requeueAfterMs": 10, "priority": -100}'), { requeueAfterMs: 10, priority: -100 });
@@ -204,7 +206,7 @@ test('invalid and oversized output are clear errors', async () => {
   const empty = createExecReconciler({ command: [script('empty.sh', `true`)] });
   await assert.rejects(empty.reconcile(req, ctx), (e: unknown) => e instanceof ExecReconcilerError && e.kind === 'invalid-output' && /printed nothing/.test(e.message));
   const big = createExecReconciler({ command: [script('big.sh', `head -c 200000 /dev/zero | tr '\\0' 'x'`)], maxOutputBytes: 50_000 });
-  await assert.rejects(big.reconcile(req, ctx), (e: unknown) => e instanceof ExecReconcilerError && e.kind === 'output-too-large' && /exceeded 50000 bytes/.test(e.message));
+  await assert.rejects(big.reconcile(req, ctx), (e: unknown) => e instanceof ExecReconcilerError && e.kind === 'output-too-large' && /exceeded 50000 bytes; killed \(stdout holds only the JSON result: send logs and command output to stderr\)/.test(e.message));
 });
 
 test('a missing or non-executable program is a clear error, not a crash', async () => {
