@@ -317,7 +317,8 @@ export function lastErrorLine(s: KeyState, now: number, options: { oneLine?: boo
 export function presentKey(s: KeyState, now: number, convergence?: KeyConvergence, writtenBy?: (r: EnqueueReason) => ObjectKey | undefined, obj?: KubeObject): KeyPresentation {
   const q = queueSummary(s, now);
   const last = s.lastOutcome ? outcomeSummary(s.lastOutcome, s.lastDurationMs) : undefined;
-  const main = q || (last ? `last: ${last}` : 'idle');
+  // The row shows the first line of a multi-line error (its tooltip's Last result has all of it).
+  const main = q || (last ? `last: ${firstLineOf(last)}` : 'idle');
   // The queue state first, as in the Resources view: a narrow sidebar cuts the end of a description, and the queue
   // state is what this view is for (a flapping key keeps its own icon).
   const at = convergenceContextOf(s, obj);

@@ -115,6 +115,12 @@ describe('presentKey', () => {
     assert.equal(p.description, 'last: ok in 3ms');
     assert.equal(p.icon.id, 'pass');
   });
+  it("an idle key's multi-line last error (an exec program's stderr tail) shows its first line; the tooltip has all of it", () => {
+    const message = '/ws/backup.py: retention must be > 0\nstderr (tail):\nchecked spec';
+    const p = presentKey(key({ reconciles: 1, lastOutcome: { kind: 'terminal', message }, lastDurationMs: 3, lastError: message, lastErrorAt: NOW }), NOW);
+    assert.equal(p.description, 'last: terminal error in 3ms: /ws/backup.py: retention must be > 0 …');
+    assert.equal(p.tooltip.find((l) => l.label === 'Last result')?.value, `terminal error in 3ms: ${message}`);
+  });
 });
 
 describe('presentObject', () => {
