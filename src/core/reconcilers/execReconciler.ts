@@ -345,8 +345,11 @@ export function createExecReconciler(options: ExecReconcilerOptions): Reconciler
       child.on('error', (e: NodeJS.ErrnoException) => {
         guard.dispose();
         finish(() => {
-          const interpreter = e.code === 'ENOENT' ? shebangProblem(program, options.cwd, env.PATH) : undefined;
-          if (interpreter) reject(new ExecReconcilerError('not-found', `${program}: cannot start: ${interpreter}`, { cause: e }));
+          // spawn says ENOENT for a missing working directory too.
+          const noCwd = e.code === 'ENOENT' && options.cwd !== undefined && !statSync(options.cwd, { throwIfNoEntry: false })?.isDirectory();
+          const interpreter = e.code === 'ENOENT' && !noCwd ? shebangProblem(program, options.cwd, env.PATH) : undefined;
+          if (noCwd) reject(new ExecReconcilerError('spawn', `${program}: cannot start: its working directory ${options.cwd} does not exist (or is no directory)`, { cause: e }));
+          else if (interpreter) reject(new ExecReconcilerError('not-found', `${program}: cannot start: ${interpreter}`, { cause: e }));
           else if (e.code === 'ENOENT') reject(new ExecReconcilerError('not-found', `${program}: program not found (check the path, or that it is on PATH)${besideHint(program, options.cwd)}`, { cause: e }));
           else if (e.code === 'EACCES') reject(new ExecReconcilerError('not-executable', `${program}: permission denied (is it executable? chmod +x)`, { cause: e }));
           else reject(new ExecReconcilerError('spawn', `${program}: cannot start (${e.message})`, { cause: e }));

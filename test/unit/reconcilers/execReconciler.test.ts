@@ -284,6 +284,10 @@ test('a program whose #! interpreter is missing, or whose #! line ends in CRLF, 
   // Found on PATH by its bare name, relative to cwd: the same.
   const onPath = createExecReconciler({ command: ['python9.py'], env: { PATH: dir } });
   await assert.rejects(onPath.reconcile(req, ctx), (e: unknown) => e instanceof ExecReconcilerError && /^python9\.py: cannot start: the interpreter its #! line names, \/no\/such\/python9, does not exist/.test(e.message));
+  // A working directory that is gone (a removed workspace folder): spawn says ENOENT for it too.
+  const gone = createExecReconciler({ command: [direct], cwd: join(dir, 'removed-folder') });
+  await assert.rejects(gone.reconcile(req, ctx), (e: unknown) => e instanceof ExecReconcilerError && e.kind === 'spawn' &&
+    e.message === `${direct}: cannot start: its working directory ${join(dir, 'removed-folder')} does not exist (or is no directory)`);
   const relative = createExecReconciler({ command: ['./python9.py'], cwd: dir });
   await assert.rejects(relative.reconcile(req, ctx), (e: unknown) => e instanceof ExecReconcilerError && /^\.\/python9\.py: cannot start: the interpreter its #! line names/.test(e.message));
 });
