@@ -533,7 +533,7 @@ function makeReconciler(args: CliArgs, s: Session, log: Logger, store: Disposabl
       return createLabReconciler();
     }
     case 'exec':
-      return store.add(createExecReconciler({ command: spec.command, kubeconfigPath: s.kubeconfigPath, ...execKubeconfigEnv(s), context: args.context, ...(args.execTimeoutMs !== undefined ? { timeoutMs: args.execTimeoutMs } : {}) }));
+      return store.add(createExecReconciler({ command: spec.command, kubeconfigPath: s.kubeconfigPath, ...execKubeconfigEnv(s), context: args.context, timeoutSetting: '--exec-timeout <seconds>', ...(args.execTimeoutMs !== undefined ? { timeoutMs: args.execTimeoutMs } : {}) }));
     case 'module': {
       const loaded = preloadedModules.get(store);
       preloadedModules.delete(store);
@@ -628,7 +628,7 @@ async function check(args: CliArgs, io: CliIo, log: Logger, s: Session): Promise
   }
   const createReconciler = (): Reconciler =>
     spec.kind === 'lab' ? createLabReconciler()
-      : spec.kind === 'exec' ? createExecReconciler({ command: spec.command, kubeconfigPath: s.kubeconfigPath, ...execKubeconfigEnv(s), context: args.context, ...(args.execTimeoutMs !== undefined ? { timeoutMs: args.execTimeoutMs } : {}) })
+      : spec.kind === 'exec' ? createExecReconciler({ command: spec.command, kubeconfigPath: s.kubeconfigPath, ...execKubeconfigEnv(s), context: args.context, timeoutSetting: '--exec-timeout <seconds>', ...(args.execTimeoutMs !== undefined ? { timeoutMs: args.execTimeoutMs } : {}) })
         : createModuleReconciler({ path: spec.path, log });
   const predicates = args.predicates.map((p) => parsePredicateSpec(p));
   let transitions = args.transitions;

@@ -172,6 +172,35 @@ describe('robustness checks (issue 11) on the real control plane', () => {
     assert.equal(r.totals.errors, 0, summary(r));
   });
 
+  test('an exec program that rewrites its child with kubectl on every pass: the convergence finding names the update that keeps queueing the key', async (t) => {
+    const PATH = await toolPath();
+    if (!have('kubectl', ['version', '--client'], { ...process.env, PATH })) return t.skip('kubectl not installed');
+    // A user's program: applies its child with a new timestamp annotation every pass (the write is not Reconcile Lab's).
+    const program = join(mkdtempSync(join(tmpdir(), 'rl-check-exec-')), 'stamp-child.mjs');
+    writeFileSync(program, [
+      "import { spawnSync } from 'node:child_process';",
+      "let input = '';",
+      'for await (const b of process.stdin) input += b;',
+      'const { object: o } = JSON.parse(input);',
+      "if (o) spawnSync('kubectl', ['apply', '-f', '-'], { stdio: ['pipe', 2, 2], input: JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap',",
+      "  metadata: { name: o.metadata.name + '-plan', namespace: o.metadata.namespace, annotations: { 'walk/last-run': String(process.hrtime.bigint()) },",
+      '    ownerReferences: [{ apiVersion: o.apiVersion, kind: o.kind, name: o.metadata.name, uid: o.metadata.uid, controller: true }] } }) });',
+      "console.log('{}');",
+      '',
+    ].join('\n'));
+    const r = await runChecks(options({
+      createReconciler: () => createExecReconciler({ command: [process.execPath, program], kubeconfigPath: cluster.kubeconfigPath, env: { PATH } }),
+      reconcilerSpec: { kind: 'exec', command: ['node', program] },
+      checks: ['convergence'],
+      convergenceBoundMs: 5_000,
+    }));
+    const f = r.findings.find((x) => x.check === 'convergence');
+    assert.ok(f, summary(r));
+    assert.match(f.title, /^Never goes idle: (\d+) reconciles in 5 s, (\d+) started by an update of owned ConfigMap rl-check-[0-9a-f]+\/widget-ready-plan$/, f.title);
+    assert.match(f.explanation, /reconciles were started by an update of owned ConfigMap rl-check-[0-9a-f]+\/widget-ready-plan, while the run made no write through Reconcile Lab's client: [^]*an exec program's own kubectl write[^]*a hot loop/);
+    assert.doesNotMatch(f.explanation, /still running when the bound|call that never returns/);
+  });
+
   // `also`: checks that rightly report the same sample too. Samples that never update a child they created (a
   // create-only child, besides their own bug) are found by history independence (the end state depends on the path)
   // and child drift (an edited child is not put back); a child without an ownerReference is not watched, so child

@@ -94,6 +94,14 @@ describe('reconcile-lab run: workers, timeouts and predicates against a real kub
     seq.forEach((k, i) => assert.equal(k, i % 2 === 0 ? 'reconcileStart' : 'reconcileEnd', seq.join(',')));
   });
 
+  test('--exec-timeout: the killed program\'s error says how to give it longer', async () => {
+    const r = await cli(['step', `${ns}/a-hang`, ...common(), '--exec-timeout', '1']);
+    assert.equal(r.code, 1, r.stderr);
+    const end = entriesOf(r).find((e) => e.kind === 'reconcileEnd');
+    assert.equal(end?.outcome?.kind, 'error', r.stdout);
+    assert.equal(end?.outcome?.message, `${script}: timed out after 1000 ms; killed its process group (a program that needs longer: raise --exec-timeout <seconds>, 0 for no limit)`);
+  });
+
   test('--predicate generation-changed drops the status writes of the lab reconciler; a bad predicate is a usage error', async () => {
     const labNs = ['--kubeconfig', kubeconfig, '--resource', `widgets.${crd.group}`, '-n', ns, '--json'];
     await c.create(crd.gvr, { apiVersion: crd.apiVersion, kind: 'Widget', metadata: { name: 'e-lab', namespace: ns }, spec: { data: { k: 'v' } } });

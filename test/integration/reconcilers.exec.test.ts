@@ -8,10 +8,10 @@ import { resolveBinaries } from '../../src/core/controlplane/localControlPlane.t
 import { createNamespace, getTestCluster } from './support/cluster.ts';
 import { client as makeClient, CONFIGMAPS, installLabCrd, ROOT, sampleWidgets, type LabCrd } from './reconcilers.support.ts';
 import { createExecReconciler } from '../../src/core/reconcilers/execReconciler.ts';
-import { createReconcileContext } from '../../src/core/actions/context.ts';
+import { createReconcileContext, staticCache } from '../../src/core/actions/context.ts';
 import { recordingClient, type DynamicKubeClient, type WriteRecord } from '../../src/core/k8s/dynamicClient.ts';
-import { isNotFound } from '../../src/core/k8s/client.ts';
-import { conditionOf } from '../../src/core/k8s/objects.ts';
+import { ApiError, isNotFound } from '../../src/core/k8s/client.ts';
+import { conditionOf, type KubeObject } from '../../src/core/k8s/objects.ts';
 import { createLogger } from '../../src/core/log.ts';
 
 const have = (cmd: string, args: string[], env?: NodeJS.ProcessEnv) => spawnSync(cmd, args, { stdio: 'ignore', env }).status === 0;
@@ -121,5 +121,54 @@ describe('samples/exec-reconciler.sh (kubectl + jq) through the exec reconciler'
     assert.deepEqual(logs, ['deleted ConfigMap widget-ready-config', 'removed finalizer lab.reconcile.dev/cleanup']);
     await assert.rejects(c.get(crd.gvr, ns, 'widget-ready'), isNotFound);
     await assert.rejects(c.get(CONFIGMAPS, ns, 'widget-ready-config'), isNotFound);
+  });
+});
+
+// The status an exec program returns is computed from the object it was given, which may be a stale cache copy.
+describe('exec reconciler: a status computed from a stale object is not written onto a newer spec', () => {
+  let c: DynamicKubeClient;
+  let crd: LabCrd;
+  let ns: string;
+  let dir: string;
+
+  before(async () => {
+    const cluster = await getTestCluster();
+    c = makeClient(cluster.transport);
+    crd = await installLabCrd(cluster.transport);
+    ns = await createNamespace(cluster.transport, 'exec-stale');
+    dir = mkdtempSync(join(tmpdir(), 'rl-exec-stale-'));
+  });
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  test('the cache lags one spec change behind the server: 409, the status is not written; a fresh view writes it', async () => {
+    // A user's program: reports the generation and spec it was given, as observedGeneration and a message.
+    const program = join(dir, 'report-spec.mjs');
+    writeFileSync(
+      program,
+      `let input = '';\nfor await (const b of process.stdin) input += b;\nconst { object } = JSON.parse(input);\n` +
+        `console.log(JSON.stringify({ status: { observedGeneration: object.metadata.generation, childName: 'color-' + object.spec.data.color } }));\n`,
+    );
+    await c.create(crd.gvr, { apiVersion: crd.apiVersion, kind: 'Widget', metadata: { name: 'w', namespace: ns }, spec: { data: { color: 'blue' } } });
+    const stale = await c.get(crd.gvr, ns, 'w');
+    await c.patch(crd.gvr, ns, 'w', 'merge', { spec: { data: { color: 'red' } } });
+    const r = createExecReconciler({ command: [process.execPath, program] });
+    const writes: WriteRecord[] = [];
+    const run = (cached: KubeObject) =>
+      r.reconcile(
+        { key: `${ns}/w`, namespace: ns, name: 'w' },
+        createReconcileContext({ client: recordingClient(c, { dryRun: false, onWrite: (w) => writes.push(w) }), primary: crd.gvr, cache: staticCache([{ gvr: crd.gvr, objects: [cached] }]) }),
+      );
+    try {
+      await assert.rejects(run(stale), (e: unknown) =>
+        e instanceof ApiError && e.code === 409 &&
+        e.message === `${process.execPath}: the spec of ${ns}/w changed (generation 1 → 2) between the object the program was given and the status write (a stale cache, or an edit while it ran): the status it returned is about the old spec and was not written; reconciling again`);
+      assert.deepEqual(writes, []);
+      assert.equal((await c.get(crd.gvr, ns, 'w')).status, undefined, 'the old spec is not reported as observed');
+
+      assert.deepEqual(await run(await c.get(crd.gvr, ns, 'w')), {});
+      assert.deepEqual((await c.get(crd.gvr, ns, 'w')).status, { observedGeneration: 2, childName: 'color-red' });
+    } finally {
+      r.dispose();
+    }
   });
 });

@@ -74,7 +74,10 @@ export function noWritesText(outcome: ReconcileOutcome): string {
 /** "plural.group": {@link resourceIdOfGvr}. */
 export const resourceLabel = (gvr: GroupVersionResource): string => resourceIdOfGvr(gvr);
 
-/** Turns write records into planned actions with YAML diffs. */
+/**
+ * Turns write records into planned actions with YAML diffs. A dry-run write's diff reads `current` → `planned`; a
+ * live write's (a live `report`) `before` → `after`, since it was made, not planned.
+ */
 export function plannedActions(writes: readonly WriteRecord[]): PlannedAction[] {
   return writes.map((w) => {
     const label = `${resourceLabel(w.gvr)}/${w.key}${w.subresource ? `/${w.subresource}` : ''}`;
@@ -83,7 +86,7 @@ export function plannedActions(writes: readonly WriteRecord[]): PlannedAction[] 
       verb: w.verb,
       resource: resourceLabel(w.gvr),
       key: w.key,
-      diff: w.outcome === 'ok' ? yamlDiff(label, w.before, after, { volatile: true, beforeName: 'current', afterName: 'planned' }) : '',
+      diff: w.outcome === 'ok' ? yamlDiff(label, w.before, after, { volatile: true, beforeName: w.dryRun ? 'current' : 'before', afterName: w.dryRun ? 'planned' : 'after' }) : '',
       resourceVersionBefore: w.resourceVersionBefore,
       outcome: w.outcome,
       record: w,

@@ -294,6 +294,8 @@ function checkConvergence(ctx: KeyContext, ref: Reference): Pick<CheckResult, 's
   const flapping = generated ? [] : flappingPaths(writes.filter((w) => top && convergenceGroup(w) === top[0]));
   const failing = failingReconciles(run, ref.copy.scratchKey);
   const seconds = Math.round(ctx.boundMs / 1000);
+  // No write of ours, yet the key keeps being queued by updates: written by someone the journal does not see.
+  const outsideUpdates = top ? undefined : updateLoopCause(run.entries, ref.copy.scratchKey, reconciles);
   // A key whose reconciles keep failing is retried with backoff: that, not its writes, keeps it busy (one write
   // before the failure, e.g. adding a finalizer, is no hot loop).
   if (failing && (!top || top[1].n < 2)) {
@@ -312,16 +314,47 @@ function checkConvergence(ctx: KeyContext, ref: Reference): Pick<CheckResult, 's
     message: `not idle after ${ctx.boundMs} ms`,
     findings: [finding(ctx, {
       check: 'convergence', severity: 'error', perturbation, diff: '', writes: last.map(checkWriteOf), journal: journalOf(run, ref.copy.scratchKey),
-      title: top ? `Never converges: ${top[1].n} × ${top[0]} in ${seconds} s (${reconciles} reconciles)` : `Never goes idle: ${reconciles} reconciles in ${seconds} s`,
+      title: top
+        ? `Never converges: ${top[1].n} × ${top[0]} in ${seconds} s (${reconciles} reconciles)`
+        : `Never goes idle: ${reconciles} reconciles in ${seconds} s${outsideUpdates ? `, ${outsideUpdates.count} started by an update of ${outsideUpdates.subject}` : ''}`,
       explanation: generated
         ? `The spec did not change, yet the controller created a new object on every pass (${top![1].n} of them, named from metadata.generateName "${generated}"): each create is a watch event that queues the key again, so it reconciles forever and leaves the objects behind. Look the object up first (a fixed name derived from the owner, or a list by label and owner) and create it only when it is missing.`
         : top
         ? `The spec did not change, yet the controller kept writing: each write is a watch event that queues the key again, so it reconciles forever (a hot loop).${flapping.length ? ` The fields that change on every write: ${flapping.slice(0, 5).join(', ')}.` : ''} Write status only when it differs from what is there, and keep values that change on every pass (timestamps, counters) out of the written state.`
+        : outsideUpdates
+          ? `The spec did not change, yet ${outsideUpdates.count} of its ${reconciles} reconciles were started by an update of ${outsideUpdates.subject}, while the run made no write through Reconcile Lab's client: something else changes it on every pass — an exec program's own kubectl write (an apply or replace whose object differs each time: a timestamp, a counter), or another controller. Each change is a watch event that queues the key again, so it reconciles forever (a hot loop). Compare before writing and write only what differs; keep values that change on every pass out of what you write. reconcile-lab run shows each reconcile's trigger with its resourceVersion.`
         : running
           ? `A reconcile was still running when the bound of ${ctx.boundMs} ms passed. If it is merely slow (an exec program on a loaded machine), raise the bound (--convergence-bound); otherwise look for a call that never returns (pass ctx.signal to every call).`
           : `The key kept being reconciled (errors retried, or requeues) without reaching a stable state within the bound. Look at the journal for the failing reconcile.`,
     })],
   };
+}
+
+/**
+ * The object whose updates started most reconciles of `scratchKey` — the object itself, an owned child or a watched
+ * object — as `count` (reconciles it started) and `subject` ("owned ConfigMap ns/x-plan", "the object itself (ns/x)",
+ * "watched Secret ns/s"); undefined unless it started at least 3 and at least half of the `reconciles`. An initial
+ * list and a delete are no update.
+ */
+export function updateLoopCause(entries: readonly JournalEntry[], scratchKey: ObjectKey, reconciles: number): { count: number; subject: string } | undefined {
+  const counts = new Map<string, number>();
+  for (const e of entries) {
+    if (e.kind !== 'reconcileStart' || e.key !== scratchKey) continue;
+    const subjects = new Set<string>();
+    for (const t of e.triggers) {
+      if ((t.kind !== 'informer' && t.kind !== 'owned' && t.kind !== 'watch') || t.event !== 'update' || t.initial) continue;
+      subjects.add(
+        t.kind === 'informer'
+          ? `the object itself (${t.objectKey})`
+          : t.kind === 'owned'
+            ? `owned ${t.childKind ?? t.resource} ${t.child}`
+            : `watched ${t.objectKind ?? t.resource} ${t.objectKey}`,
+      );
+    }
+    for (const subject of subjects) counts.set(subject, (counts.get(subject) ?? 0) + 1);
+  }
+  const top = [...counts.entries()].sort((a, b) => b[1] - a[1])[0];
+  return top && top[1] >= 3 && top[1] * 2 >= reconciles ? { count: top[1], subject: top[0] } : undefined;
 }
 
 /** The failed reconciles (error outcome) of `scratchKey` when its last reconcile failed: their count and the last message (clipped); else undefined. */

@@ -23,7 +23,15 @@ import type { EnqueueReason } from './keyState.ts';
  * the previous run of the key wrote to the object — the reconciler's own write
  * started it. Any other event-triggered run (someone else's update, a child's
  * event) starts the count over; intentional runs neither count nor break it.
+ *
+ * One kind of requeue-after is counted (cause `tightRequeue`, any kind of object): runs started only by a
+ * requeue-after shorter than {@link TIGHT_REQUEUE_MS} that the previous reconcile asked for. Repeated, that is a loop
+ * as hot as any, and nearly always a unit mistake (an exec program's `requeueAfterMs: 5` meant as seconds, a Go
+ * `RequeueAfter: 5` that is 5 ns). A run started by anything else starts that count over.
  */
+
+/** A requeue-after shorter than this (ms), asked for again and again, is counted as a hot loop (`tightRequeue`). */
+export const TIGHT_REQUEUE_MS = 100;
 export interface HotLoopOptions {
   /** The window the reconciles must fall in. Default 10 s. */
   windowMs?: number;
@@ -42,7 +50,7 @@ export interface HotLoopOptions {
 /** The default {@link HotLoopOptions.predicateAdvice}: for code that builds its controller itself. */
 export const LIBRARY_PREDICATE_ADVICE = 'pass predicates: [generationChanged()] for the primary resource (controllerBuilder(…).for(informer, { predicates: [generationChanged()] }))';
 
-export type HotLoopCause = 'statusWrite' | 'generationBump' | 'objectWrite' | 'ownedChild' | 'watched' | 'unknown';
+export type HotLoopCause = 'statusWrite' | 'generationBump' | 'objectWrite' | 'ownedChild' | 'watched' | 'tightRequeue' | 'unknown';
 
 export interface HotLoopObservation {
   key: ObjectKey;
@@ -99,6 +107,8 @@ export class HotLoopDetector {
   private readonly predicateAdvice: string;
   private readonly tracks = new Map<ObjectKey, Track>();
   private readonly ungenerated = new Map<ObjectKey, SelfWriteTrack>();
+  /** Keys whose latest runs were started only by a tight requeue-after: their times, and the last delay asked for. */
+  private readonly tight = new Map<ObjectKey, { times: number[]; afterMs: number; lastWarnAt?: number }>();
 
   constructor(options: HotLoopOptions = {}) {
     this.windowMs = options.windowMs ?? 10_000;
@@ -109,6 +119,9 @@ export class HotLoopDetector {
 
   /** Feeds one reconcile start; returns a warning when the key is in a hot loop. */
   observe(o: HotLoopObservation): HotLoopWarning | undefined {
+    const tight = o.triggers.length > 0 && o.triggers.every((r) => r.kind === 'requeueAfter' && r.afterMs < TIGHT_REQUEUE_MS);
+    if (tight) return this.observeTightRequeue(o);
+    this.tight.delete(o.key);
     if (o.generation === undefined) {
       this.tracks.delete(o.key);
       if (o.present) return this.observeUngenerated(o);
@@ -146,6 +159,32 @@ export class HotLoopDetector {
   forget(key: ObjectKey): void {
     this.tracks.delete(key);
     this.ungenerated.delete(key);
+    this.tight.delete(key);
+  }
+
+  /** {@link observe} for a run started only by a requeue-after under {@link TIGHT_REQUEUE_MS} (cause `tightRequeue`). */
+  private observeTightRequeue(o: HotLoopObservation): HotLoopWarning | undefined {
+    const afterMs = Math.max(...o.triggers.map((r) => (r.kind === 'requeueAfter' ? r.afterMs : 0)));
+    let t = this.tight.get(o.key);
+    if (!t) {
+      t = { times: [], afterMs };
+      this.tight.set(o.key, t);
+    }
+    t.times.push(o.at);
+    t.afterMs = afterMs;
+    while (t.times.length > 0 && t.times[0]! < o.at - this.windowMs) t.times.shift();
+    if (t.times.length < this.threshold) return undefined;
+    if (t.lastWarnAt !== undefined && o.at - t.lastWarnAt < this.cooldownMs) return undefined;
+    t.lastWarnAt = o.at;
+    const count = t.times.length;
+    const spanMs = o.at - t.times[0]!;
+    // A Go RequeueAfter of 5 (ns) arrives as 0.000005 ms: said in ns.
+    const delay = afterMs >= 1 || afterMs === 0 ? `${Number(afterMs.toFixed(3))} ms` : `${Number((afterMs * 1e6).toFixed(0))} ns`;
+    const message =
+      `Hot loop: ${o.key} was reconciled ${count} times in ${(spanMs / 1000).toFixed(1)} s, each time by the requeue-after of ${delay} that its previous reconcile asked for. ` +
+      'A requeue-after is a duration: an exec program\'s or a module\'s requeueAfterMs is in milliseconds (5000 is 5 s), and a Go RequeueAfter written as a bare number is in nanoseconds (write 5 * time.Second). ' +
+      'Ask to look again only as often as what you wait for can change, or watch it instead (an owned or watched resource queues the key when it changes).';
+    return { key: o.key, count, spanMs, generation: o.generation, cause: 'tightRequeue', message };
   }
 
   /** The window reconciles are counted over (ms). */
@@ -158,7 +197,7 @@ export class HotLoopDetector {
    * before `now`. A loop that was fixed (or stopped) stops feeding reconciles and so stops looping one window later.
    */
   looping(key: ObjectKey, now: number): boolean {
-    const times = this.tracks.get(key)?.times ?? this.ungenerated.get(key)?.times ?? [];
+    const times = this.tracks.get(key)?.times ?? this.ungenerated.get(key)?.times ?? this.tight.get(key)?.times ?? [];
     let recent = 0;
     for (const t of times) if (t >= now - this.windowMs) recent++;
     return recent >= Math.ceil(this.threshold / 2);

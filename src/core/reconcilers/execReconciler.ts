@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { statSync } from 'node:fs';
-import { join } from 'node:path';
+import { closeSync, openSync, readSync, statSync } from 'node:fs';
+import { delimiter, isAbsolute, join, resolve } from 'node:path';
 import type { Clock, TimerHandle } from '../clock.ts';
 import { realClock } from '../clock.ts';
 import type { Disposable } from '../lifecycle.ts';
@@ -8,6 +8,7 @@ import type { GroupVersionResource, KubeObject } from '../k8s/objects.ts';
 import { TerminalError, type ReconcileContext, type Reconciler, type Request, type Result } from '../controller/reconcile.ts';
 import { protectProcessGroup } from '../process/ownerWatchdog.ts';
 import { readFresh } from './readObject.ts';
+import { ApiError } from '../k8s/client.ts';
 import { writeStatusIfChanged } from './statusWriter.ts';
 import { unknownFieldsMessage } from '../text/closest.ts';
 import { lastForbiddenHint } from '../k8s/forbidden.ts';
@@ -43,7 +44,10 @@ export interface ExecOutput {
   /** A failure: the key is retried with exponential backoff (or not at all with `terminal: true`). */
   error?: string;
   terminal?: boolean;
-  /** A status to write through `/status` (only written when it differs from the stored one). */
+  /**
+   * A status to write through `/status` (only written when it differs from the stored one, and only while the
+   * object's generation is still that of the input's `object`).
+   */
   status?: Record<string, unknown>;
   /** Lines to add to the controller log. */
   log?: string[] | string;
@@ -80,6 +84,11 @@ export interface ExecReconcilerOptions {
    * deadline aborts the signal, which kills the program too). Default 30 s; 0: no limit.
    */
   timeoutMs?: number;
+  /**
+   * Where the person running the loop changes `timeoutMs` (`--exec-timeout`, a setting's name): the timeout's error
+   * names it, so a program that needs longer is not just killed again at every retry.
+   */
+  timeoutSetting?: string;
   /** Grace between SIGTERM and SIGKILL when killing. Default 2 s. */
   killGraceMs?: number;
   /** Largest accepted stdout; larger output kills the run. Default 1 MiB. */
@@ -200,7 +209,7 @@ export function parseExecOutput(text: string): ExecOutput {
   const unknown = unknownFieldsMessage(Object.keys(o), EXEC_OUTPUT_FIELDS, 'the output fields are');
   if (unknown) throw new Error(unknown);
   const bad = (field: string, want: string) => new Error(`"${field}" must be ${want} (got ${JSON.stringify(o[field])})`);
-  if (o.requeueAfterMs !== undefined && (typeof o.requeueAfterMs !== 'number' || !Number.isFinite(o.requeueAfterMs) || o.requeueAfterMs < 0)) throw bad('requeueAfterMs', 'a number >= 0');
+  if (o.requeueAfterMs !== undefined && (typeof o.requeueAfterMs !== 'number' || !Number.isFinite(o.requeueAfterMs) || o.requeueAfterMs < 0)) throw bad('requeueAfterMs', 'a number of milliseconds >= 0, e.g. 5000 for 5 s');
   if (o.reason !== undefined && typeof o.reason !== 'string') throw bad('reason', 'a string');
   if (o.priority !== undefined && !Number.isSafeInteger(o.priority)) throw bad('priority', 'an integer');
   if (o.error !== undefined && o.error !== null && typeof o.error !== 'string') throw bad('error', 'a string');
@@ -237,7 +246,10 @@ export function parseExecOutput(text: string): ExecOutput {
  *
  * Writes the program makes itself (kubectl) bypass the controller's client, so
  * they are not in the journal and dry-run depends on the program honouring
- * `dryRun`; the `status` it returns is written through the context's client.
+ * `dryRun`; the `status` it returns is written through the context's client,
+ * only when the server's `metadata.generation` still equals that of the object
+ * the program was given (else a 409 {@link ApiError} is thrown and nothing is
+ * written: the status describes a spec that is no longer the current one).
  */
 export function createExecReconciler(options: ExecReconcilerOptions): Reconciler & Disposable {
   if (options.command.length === 0 || !options.command[0]) throw new Error('exec reconciler: empty command');
@@ -302,7 +314,7 @@ export function createExecReconciler(options: ExecReconcilerOptions): Reconciler
         killGroup(child, 'SIGTERM');
         killTimer = clock.setTimeout(() => killGroup(child, 'SIGKILL'), killGraceMs);
       };
-      const timer = timeoutMs > 0 ? clock.setTimeout(() => stop(new ExecReconcilerError('timeout', `${program}: timed out after ${timeoutMs} ms; killed its process group`)), timeoutMs) : undefined;
+      const timer = timeoutMs > 0 ? clock.setTimeout(() => stop(new ExecReconcilerError('timeout', `${program}: timed out after ${timeoutMs} ms; killed its process group${options.timeoutSetting ? ` (a program that needs longer: raise ${options.timeoutSetting}, 0 for no limit)` : ''}`)), timeoutMs) : undefined;
       const onAbort = () => {
         const why = signal.reason instanceof Error && signal.reason.message ? signal.reason.message : 'the reconcile was cancelled';
         stop(new ExecReconcilerError('aborted', `${program}: aborted (${why}); killed its process group`));
@@ -311,7 +323,7 @@ export function createExecReconciler(options: ExecReconcilerOptions): Reconciler
 
       child.stdout!.on('data', (b: Buffer) => {
         stdoutBytes += b.length;
-        if (stdoutBytes > maxOutputBytes) stop(new ExecReconcilerError('output-too-large', `${program}: stdout exceeded ${maxOutputBytes} bytes; killed`));
+        if (stdoutBytes > maxOutputBytes) stop(new ExecReconcilerError('output-too-large', `${program}: stdout exceeded ${maxOutputBytes} bytes; killed (stdout holds only the JSON result: send logs and command output to stderr)`));
         else stdout.push(b);
       });
       child.stderr!.on('data', (b: Buffer) => {
@@ -334,7 +346,12 @@ export function createExecReconciler(options: ExecReconcilerOptions): Reconciler
       child.on('error', (e: NodeJS.ErrnoException) => {
         guard.dispose();
         finish(() => {
-          if (e.code === 'ENOENT') reject(new ExecReconcilerError('not-found', `${program}: program not found (check the path, or that it is on PATH)${besideHint(program, options.cwd)}`, { cause: e }));
+          // spawn says ENOENT for a missing working directory too.
+          const noCwd = e.code === 'ENOENT' && options.cwd !== undefined && !statSync(options.cwd, { throwIfNoEntry: false })?.isDirectory();
+          const interpreter = e.code === 'ENOENT' && !noCwd ? shebangProblem(program, options.cwd, env.PATH) : undefined;
+          if (noCwd) reject(new ExecReconcilerError('spawn', `${program}: cannot start: its working directory ${options.cwd} does not exist (or is no directory)`, { cause: e }));
+          else if (interpreter) reject(new ExecReconcilerError('not-found', `${program}: cannot start: ${interpreter}`, { cause: e }));
+          else if (e.code === 'ENOENT') reject(new ExecReconcilerError('not-found', `${program}: program not found (check the path, or that it is on PATH)${besideHint(program, options.cwd)}`, { cause: e }));
           else if (e.code === 'EACCES') reject(new ExecReconcilerError('not-executable', `${program}: permission denied (is it executable? chmod +x)`, { cause: e }));
           else reject(new ExecReconcilerError('spawn', `${program}: cannot start (${e.message})`, { cause: e }));
         });
@@ -349,7 +366,9 @@ export function createExecReconciler(options: ExecReconcilerOptions): Reconciler
             // A call the server's RBAC refused (kubectl's "Error from server (Forbidden)"): the right to ask for and
             // the can-i line, as the built-in loop's errors say them.
             const rbac = lastForbiddenHint(stderrTail);
-            reject(new ExecReconcilerError('exit', `${program} ${how}${rbac ? `. ${rbac}` : ''}${stderrTail ? `\nstderr (tail):\n${stderrTail}` : ' (no stderr)'}`, { exitCode: code, stderrTail }));
+            // 127 is `env`'s "command not found": a `#!/usr/bin/env python3` line saved with CRLF looks for `python3\r`.
+            const crlf = code === 127 ? shebangProblem(program, options.cwd, env.PATH, { crlfOnly: true }) : undefined;
+            reject(new ExecReconcilerError('exit', `${program} ${how}${crlf ? ` (${crlf})` : ''}${rbac ? `. ${rbac}` : ''}${stderrTail ? `\nstderr (tail):\n${stderrTail}` : ' (no stderr)'}`, { exitCode: code, stderrTail }));
           } else {
             resolve({ stdout: Buffer.concat(stdout).toString('utf8'), stderr: stderrTail });
           }
@@ -383,6 +402,16 @@ export function createExecReconciler(options: ExecReconcilerOptions): Reconciler
     if (out.status) {
       const current = await readFresh(ctx, ctx.primary, request.namespace, request.name);
       if (current) {
+        // The program computed this status from `object` (maybe a stale cache copy): written onto a newer spec it
+        // would report the old spec as observed (observedGeneration, messages), and nothing would ever correct it.
+        const given = object?.metadata.generation;
+        if (given !== undefined && current.metadata.generation !== undefined && current.metadata.generation !== given) {
+          throw new ApiError(
+            409,
+            'Conflict',
+            `${program}: the spec of ${request.key} changed (generation ${given} → ${current.metadata.generation}) between the object the program was given and the status write (a stale cache, or an edit while it ran): the status it returned is about the old spec and was not written; reconciling again`,
+          );
+        }
         const status = out.status;
         await writeStatusIfChanged(ctx, ctx.primary, current, () => status);
       } else {
@@ -422,4 +451,62 @@ function besideHint(program: string, cwd: string | undefined): string {
   } catch {
     return '';
   }
+}
+
+/**
+ * Why a program file that exists cannot start although `spawn` said ENOENT: the kernel reports a missing `#!`
+ * interpreter as a missing program. Reads the first line of the file `program` names (a path with a slash taken from
+ * `cwd`, a bare name looked up on `path`): a `#!` line ending in a carriage return (the file was saved with Windows
+ * CRLF line endings, so the interpreter looked for is `python3\r`) says so with how to convert the file; a `#!`
+ * interpreter path that does not exist is named. With `crlfOnly`, only the first. undefined when the file is not
+ * found or not readable, has no `#!` line, or neither applies.
+ */
+export function shebangProblem(program: string, cwd: string | undefined, path: string | undefined, opts: { crlfOnly?: boolean } = {}): string | undefined {
+  const file = programFile(program, cwd, path);
+  if (!file) return undefined;
+  let first: string;
+  try {
+    const fd = openSync(file, 'r');
+    try {
+      const buf = Buffer.alloc(256);
+      const n = readSync(fd, buf, 0, buf.length, 0);
+      first = buf.subarray(0, n).toString('latin1').split('\n')[0]!;
+    } finally {
+      closeSync(fd);
+    }
+  } catch {
+    return undefined;
+  }
+  if (!first.startsWith('#!')) return undefined;
+  if (first.endsWith('\r')) {
+    return `its #! line, ${JSON.stringify(first)}, ends in a carriage return (the file has Windows CRLF line endings), so its interpreter is not found; convert the file to LF line endings (dos2unix ${file}, or sed -i 's/\\r$//' ${file})`;
+  }
+  if (opts.crlfOnly) return undefined;
+  const interpreter = first.slice(2).trim().split(/\s+/)[0];
+  if (!interpreter) return `its #! line names no interpreter`;
+  try {
+    statSync(interpreter);
+    return undefined;
+  } catch {
+    return `the interpreter its #! line names, ${interpreter}, does not exist (install it, or point the #! line at one that does: #!/usr/bin/env NAME finds NAME on PATH)`;
+  }
+}
+
+/** The file a command's program names: a path with a slash from `cwd`, a bare name from the first `path` entry holding it. */
+function programFile(program: string, cwd: string | undefined, path: string | undefined): string | undefined {
+  const isFile = (p: string) => {
+    try {
+      return statSync(p).isFile();
+    } catch {
+      return false;
+    }
+  };
+  if (program.includes('/')) {
+    const p = isAbsolute(program) ? program : resolve(cwd ?? process.cwd(), program);
+    return isFile(p) ? p : undefined;
+  }
+  for (const dir of (path ?? '').split(delimiter)) {
+    if (dir && isFile(join(dir, program))) return join(dir, program);
+  }
+  return undefined;
 }

@@ -1,5 +1,8 @@
 // What Choose Reconciler… offers and how it ranks a workspace's files (no vscode import, so it is unit-tested).
-import { isAbsolute, relative, sep } from 'node:path';
+import { accessSync, constants, statSync } from 'node:fs';
+import { delimiter, isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { splitCommandLine } from '../../core/reconcilers/commandLine.ts';
+import { shebangProblem } from '../../core/reconcilers/execReconciler.ts';
 import type { ReconcilerKind } from '../settings.ts';
 
 /** A reconciler the person can choose: the three loop kinds, or their Go controller (Run Controller…). */
@@ -51,8 +54,50 @@ export function modulePathSetting(file: string, workspaceFolder: string | undefi
   return rel && !rel.startsWith('..') && !isAbsolute(rel) ? rel.split(sep).join('/') : file;
 }
 
-/** Why a typed exec command line cannot be one; undefined when it can. */
-export function execCommandProblem(text: string): string | undefined {
+/**
+ * Why a typed exec command line cannot run; undefined when it can (as far as can be told before running it). Beyond an
+ * empty line or an unterminated quote, its program is looked at as the exec reconciler will start it (from
+ * `workspaceFolder`, a bare name on `path`), so what would fail every reconcile is said while typing: a file that does
+ * not exist, a folder, a file without the execute bit, a `#!` interpreter that does not exist or a `#!` line ending
+ * in CRLF, and a bare name that is not on PATH (a file of the workspace folder then needs `./`). A relative path with
+ * no workspace folder is not checked.
+ */
+export function execCommandProblem(text: string, workspaceFolder?: string, path: string | undefined = process.env.PATH): string | undefined {
   if (!text.trim()) return 'Type the command to run for each reconcile, e.g. ./reconcile.sh or python3 reconcile.py.';
-  return undefined;
+  let program: string;
+  try {
+    program = splitCommandLine(text)[0]!;
+  } catch (e) {
+    return `${(e as Error).message[0]!.toUpperCase()}${(e as Error).message.slice(1)}.`;
+  }
+  const stat = (p: string) => {
+    try {
+      return statSync(p);
+    } catch {
+      return undefined;
+    }
+  };
+  let file: string | undefined;
+  if (program.includes('/')) {
+    if (!isAbsolute(program) && !workspaceFolder) return undefined;
+    file = isAbsolute(program) ? program : resolve(workspaceFolder!, program);
+    const st = stat(file);
+    if (!st) return isAbsolute(program) ? `There is no file ${program}.` : `There is no file ${program} in the workspace folder (${workspaceFolder}).`;
+    if (st.isDirectory()) return `${program} is a folder, not a program.`;
+  } else {
+    file = (path ?? '').split(delimiter).filter(Boolean).map((d) => join(d, program)).find((p) => stat(p)?.isFile());
+    if (!file) {
+      const beside = workspaceFolder && stat(join(workspaceFolder, program))?.isFile();
+      return beside
+        ? `${program} is a file of the workspace folder, but a name without a slash is looked up on PATH only: type ./${program}.`
+        : `${program} is not on PATH${workspaceFolder ? ' nor a file of the workspace folder' : ''}: type its path (./${program} for a file of the workspace folder).`;
+    }
+  }
+  try {
+    accessSync(file, constants.X_OK);
+  } catch {
+    return `${program} is not executable: chmod +x ${program}, or type its interpreter first (python3 ${program}, bash ${program}).`;
+  }
+  const interpreter = shebangProblem(program, workspaceFolder, path);
+  return interpreter ? `${program} cannot start: ${interpreter}.` : undefined;
 }

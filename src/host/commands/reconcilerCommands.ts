@@ -66,7 +66,7 @@ export async function chooseReconciler(lab: ReconcileLab, arg: unknown): Promise
       title: 'Command to run for each reconcile',
       prompt: 'Run in the workspace folder, once per reconcile: it reads the object as JSON on stdin and prints JSON on stdout (README: Exec reconciler protocol). A file here: ./name.',
       value: settings['reconciler.command'],
-      validate: execCommandProblem,
+      validate: (text) => execCommandProblem(text, folder),
     }));
     if (command === undefined) return fail('cancelled', 'No command given.');
   }

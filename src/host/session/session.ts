@@ -524,6 +524,7 @@ export class Session implements ViewModel, Disposable {
               ...(o.kubeconfigPath ? { kubeconfigPath: o.kubeconfigPath } : {}),
               context: contextName,
               timeoutMs: Math.max(0, settings['reconciler.execTimeoutSeconds']) * 1000,
+              timeoutSetting: 'reconcileLab.reconciler.execTimeoutSeconds',
               clock: o.clock,
             };
             reconciler = createExecReconciler(execOptions);

@@ -142,7 +142,9 @@ export function reasonSummary(r: EnqueueReason, now: number, key?: string, writt
     case 'requeueAfter':
       return `requeue after ${formatDuration(r.afterMs)}${r.reason ? ` (${r.reason})` : ''}, ${due(r.at, now)}`;
     case 'backoff':
-      return `retry #${r.attempt} after ${formatDuration(r.delayMs)} backoff${r.error ? ` (${r.error})` : ''}, ${due(r.at, now)}`;
+      // The error in its first line only: an exec program's carries its stderr tail (up to 4 KiB), which would push
+      // the due time out of a row; the whole error is the key's last error (its row, the tooltip, the Event Log).
+      return `retry #${r.attempt} after ${formatDuration(r.delayMs)} backoff${r.error ? ` (${firstLineOf(r.error)})` : ''}, ${due(r.at, now)}`;
     case 'manual':
       // An add with a note says it ("added outside an informer event (a channel source …)", "step (force) …").
       return `${r.note ? (r.action === 'enqueue' ? r.note : `${r.action} (${r.note})`) : r.action}, ${ago}`;
@@ -280,15 +282,30 @@ function keyIcon(s: KeyState): IconSpec {
 }
 
 /**
- * The key's last error as a labelled line: `last error` while its last reconcile failed, `earlier error` once a
- * later reconcile succeeded (the message is kept for history), with how long ago it happened.
+ * The first line of a (possibly multi-line) message, cut at `max` characters; `…` marks what was left out (more
+ * characters, or more lines: an exec program's stderr tail, a Go panic's frames).
  */
-export function lastErrorLine(s: KeyState, now: number): { label: string; value: string } | undefined {
+export function firstLineOf(text: string, max = 160): string {
+  const trimmed = text.trim();
+  const nl = trimmed.indexOf('\n');
+  const line = (nl < 0 ? trimmed : trimmed.slice(0, nl)).trimEnd();
+  if (line.length > max) return `${line.slice(0, max - 1)}…`;
+  return nl < 0 ? line : `${line} …`;
+}
+
+/**
+ * The key's last error as a labelled line: `last error` while its last reconcile failed, `earlier error` once a
+ * later reconcile succeeded (the message is kept for history), with how long ago it happened. `oneLine` (a tree row,
+ * whose end a long message would push out of sight): the message's first line ({@link firstLineOf}), with `hover
+ * for all of it` when lines were left out; the tooltip takes it whole.
+ */
+export function lastErrorLine(s: KeyState, now: number, options: { oneLine?: boolean } = {}): { label: string; value: string } | undefined {
   if (!s.lastError) return undefined;
   const failing = s.lastOutcome === undefined || s.lastOutcome.kind === 'error' || s.lastOutcome.kind === 'terminal';
   const ago = s.lastErrorAt !== undefined ? `${formatDuration(now - s.lastErrorAt)} ago` : undefined;
-  const when = [ago, failing ? undefined : 'before the last reconcile, which succeeded'].filter(Boolean).join(', ');
-  return { label: failing ? 'last error' : 'earlier error', value: `${s.lastError}${when ? ` (${when})` : ''}` };
+  const cut = options.oneLine && firstLineOf(s.lastError) !== s.lastError.trim();
+  const when = [ago, failing ? undefined : 'before the last reconcile, which succeeded', cut ? 'hover for all of it' : undefined].filter(Boolean).join(', ');
+  return { label: failing ? 'last error' : 'earlier error', value: `${options.oneLine ? firstLineOf(s.lastError) : s.lastError}${when ? ` (${when})` : ''}` };
 }
 
 /**
@@ -300,7 +317,8 @@ export function lastErrorLine(s: KeyState, now: number): { label: string; value:
 export function presentKey(s: KeyState, now: number, convergence?: KeyConvergence, writtenBy?: (r: EnqueueReason) => ObjectKey | undefined, obj?: KubeObject): KeyPresentation {
   const q = queueSummary(s, now);
   const last = s.lastOutcome ? outcomeSummary(s.lastOutcome, s.lastDurationMs) : undefined;
-  const main = q || (last ? `last: ${last}` : 'idle');
+  // The row shows the first line of a multi-line error (its tooltip's Last result has all of it).
+  const main = q || (last ? `last: ${firstLineOf(last)}` : 'idle');
   // The queue state first, as in the Resources view: a narrow sidebar cuts the end of a description, and the queue
   // state is what this view is for (a flapping key keeps its own icon).
   const at = convergenceContextOf(s, obj);

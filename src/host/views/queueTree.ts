@@ -26,6 +26,8 @@ export interface QueueDetailNode {
   readonly id: string;
   readonly label: string;
   readonly description: string;
+  /** The text its tooltip shows after the label, when it says more than the description (a whole multi-line error). */
+  readonly tooltip?: string;
   readonly parent?: QueueKeyNode;
 }
 
@@ -298,12 +300,12 @@ export class QueueTreeProvider implements vscode.TreeDataProvider<QueueNode>, vs
     if (!s) return [];
     const now = this.clock.now();
     const out: QueueDetailNode[] = [];
-    const add = (label: string, description: string) => out.push({ type: 'detail', id: `${node.id}/${out.length}`, label, description, parent: node });
+    const add = (label: string, description: string, tooltip?: string) => out.push({ type: 'detail', id: `${node.id}/${out.length}`, label, description, ...(tooltip !== undefined ? { tooltip } : {}), parent: node });
     s.reasons.forEach((r) => add('queued because', reasonSummary(r, now, s.key, m.writtenBy?.(r))));
     if (s.droppedReasons) add('queued because', `… and ${plural(s.droppedReasons, 'earlier reason')}`);
     if (!s.reasons.length) s.lastTriggers.forEach((r) => add('last run triggered by', reasonSummary(r, now, s.key, m.writtenBy?.(r))));
-    const err = lastErrorLine(s, now);
-    if (err) add(err.label, err.value);
+    const err = lastErrorLine(s, now, { oneLine: true });
+    if (err) add(err.label, err.value, lastErrorLine(s, now)!.value);
     if (s.warning) add('warning', s.warning);
     const c = m.convergence?.(node.key);
     if (c) {
@@ -320,7 +322,7 @@ export class QueueTreeProvider implements vscode.TreeDataProvider<QueueNode>, vs
       const item = new vscode.TreeItem(label, vscode.TreeItemCollapsibleState.None);
       item.id = node.id;
       item.description = node.description;
-      item.tooltip = `${label}: ${node.description}`;
+      item.tooltip = `${label}: ${node.tooltip ?? node.description}`;
       item.contextValue = ContextValues.message;
       return item;
     }

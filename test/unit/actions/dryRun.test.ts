@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { changesNothing, noWritesText, UNCHANGED_WRITE_NOTE } from '../../../src/core/actions/dryRun.ts';
+import { changesNothing, noWritesText, plannedActions, UNCHANGED_WRITE_NOTE } from '../../../src/core/actions/dryRun.ts';
+import type { WriteRecord } from '../../../src/core/k8s/dynamicClient.ts';
 
 test('a planned write changes nothing when it was accepted, is no delete, and its diff is empty', () => {
   assert.equal(changesNothing({ verb: 'update', diff: '', outcome: 'ok' }), true);
@@ -18,4 +19,18 @@ test('no planned write reads "already as desired" only after a pass that ended d
   assert.equal(noWritesText({ kind: 'terminal', error: 'bad spec' }), noWritesText({ kind: 'error', error: '' }));
   assert.equal(noWritesText({ kind: 'requeueAfter', requeueAfterMs: 20_000, reason: 'waiting' }), 'none yet (it asked to run again: nothing to write until then)');
   assert.equal(noWritesText({ kind: 'requeue' }), noWritesText({ kind: 'requeueAfter', requeueAfterMs: 1 }));
+});
+
+test('a dry-run write\'s diff reads current → planned; a live write\'s (a live report) before → after', () => {
+  const write = (dryRun: boolean): WriteRecord => ({
+    verb: 'update', subresource: 'status', gvr: { group: 'walk.example', version: 'v1', resource: 'backups' }, namespace: 'ns', name: 'b', key: 'ns/b', dryRun,
+    before: { apiVersion: 'walk.example/v1', kind: 'Backup', metadata: { name: 'b', namespace: 'ns' }, status: { phase: 'Waiting' } },
+    after: { apiVersion: 'walk.example/v1', kind: 'Backup', metadata: { name: 'b', namespace: 'ns' }, status: { phase: 'Ready' } },
+    outcome: 'ok', startedAt: 0, durationMs: 1,
+  });
+  const [live] = plannedActions([write(false)]);
+  assert.match(live!.diff, /^--- backups\.walk\.example\/ns\/b\/status\tbefore\n\+\+\+ backups\.walk\.example\/ns\/b\/status\tafter\n/m);
+  assert.match(live!.diff, /^-  phase: Waiting\n\+  phase: Ready$/m);
+  const [dry] = plannedActions([write(true)]);
+  assert.match(dry!.diff, /^--- backups\.walk\.example\/ns\/b\/status\tcurrent\n\+\+\+ backups\.walk\.example\/ns\/b\/status\tplanned\n/m);
 });

@@ -1,11 +1,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { HotLoopDetector } from '../../../src/core/controller/hotLoop.ts';
+import { HotLoopDetector, TIGHT_REQUEUE_MS } from '../../../src/core/controller/hotLoop.ts';
 import type { EnqueueReason } from '../../../src/core/controller/keyState.ts';
 
 const selfUpdate: EnqueueReason = { kind: 'informer', event: 'update', resource: 'widgets.v1.lab', objectKey: 'ns/a', at: 0 };
 const childUpdate: EnqueueReason = { kind: 'owned', event: 'update', resource: 'configmaps.v1', child: 'ns/a-cm', at: 0 };
-const requeue: EnqueueReason = { kind: 'requeueAfter', afterMs: 10, at: 0 };
+const requeue: EnqueueReason = { kind: 'requeueAfter', afterMs: 1000, at: 0 };
 const resync: EnqueueReason = { kind: 'informer', event: 'resync', resource: 'widgets.v1.lab', objectKey: 'ns/a', at: 0 };
 
 test('warns once the threshold of event-triggered reconciles with an unchanged generation falls in the window', () => {
@@ -127,4 +127,35 @@ test('an object without generation (ConfigMap, Secret): consecutive runs started
   // An object that is gone (not present) is not tracked.
   const g = new HotLoopDetector({ windowMs: 1000, threshold: 2 });
   for (let i = 0; i < 5; i++) assert.equal(g.observe({ key: 'ns/gone', at: i, generation: undefined, triggers: [cmUpdate], selfWrites: 1 }), undefined);
+});
+
+test('a requeue-after of a few ms asked for on every pass (requeueAfterMs: 5 meant as seconds) is a hot loop; a longer one or another trigger is not', () => {
+  const d = new HotLoopDetector({ windowMs: 1000, threshold: 5, cooldownMs: 60_000 });
+  const tight: EnqueueReason = { kind: 'requeueAfter', afterMs: 5, reason: 'waiting for the source', at: 0 };
+  const warnings = [];
+  for (let i = 0; i < 5; i++) warnings.push(d.observe({ key: 'ns/b', at: i * 10, generation: 1, triggers: [tight], selfWrites: 0 }));
+  assert.deepEqual(warnings.slice(0, 4), [undefined, undefined, undefined, undefined]);
+  const w = warnings[4]!;
+  assert.equal(w.cause, 'tightRequeue');
+  assert.equal(w.count, 5);
+  assert.equal(w.message, 'Hot loop: ns/b was reconciled 5 times in 0.0 s, each time by the requeue-after of 5 ms that its previous reconcile asked for. ' +
+    "A requeue-after is a duration: an exec program's or a module's requeueAfterMs is in milliseconds (5000 is 5 s), and a Go RequeueAfter written as a bare number is in nanoseconds (write 5 * time.Second). " +
+    'Ask to look again only as often as what you wait for can change, or watch it instead (an owned or watched resource queues the key when it changes).');
+  assert.equal(d.looping('ns/b', 40), true);
+  assert.equal(d.observe({ key: 'ns/b', at: 50, generation: 1, triggers: [tight], selfWrites: 0 }), undefined, 'cooldown');
+  // A kind without generation (a ConfigMap reconciler) loops the same way.
+  for (let i = 0; i < 4; i++) assert.equal(d.observe({ key: 'ns/cm', at: i, generation: undefined, present: true, triggers: [tight], selfWrites: 0 }), undefined);
+  assert.equal(d.observe({ key: 'ns/cm', at: 4, generation: undefined, present: true, triggers: [tight], selfWrites: 0 })?.cause, 'tightRequeue');
+  // A Go RequeueAfter of a bare 5 is 5 ns.
+  const ns5: EnqueueReason = { kind: 'requeueAfter', afterMs: 5e-6, at: 0 };
+  let go;
+  for (let i = 0; i < 5; i++) go = d.observe({ key: 'ns/go', at: i, generation: 1, triggers: [ns5], selfWrites: 0 });
+  assert.match(go!.message, /each time by the requeue-after of 5 ns that its previous reconcile asked for/);
+  // Polling at the bound or slower is intentional; another trigger in between starts the count over.
+  const poll: EnqueueReason = { kind: 'requeueAfter', afterMs: TIGHT_REQUEUE_MS, at: 0 };
+  for (let i = 0; i < 20; i++) assert.equal(d.observe({ key: 'ns/poll', at: i * 10, generation: 1, triggers: [poll], selfWrites: 0 }), undefined);
+  for (let i = 0; i < 20; i++) {
+    const triggers: EnqueueReason[] = i % 4 === 3 ? [resync] : [tight];
+    assert.equal(d.observe({ key: 'ns/mixed', at: i, generation: 1, triggers, selfWrites: 0 }), undefined);
+  }
 });

@@ -1,5 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execCommandProblem, looksLikeReconcilerModule, modulePathSetting, reconcilerChoiceItems } from '../../../src/host/commands/reconcilerChoice.ts';
 
@@ -41,4 +43,38 @@ test('the module setting is workspace-relative (forward slashes) inside the fold
 test('an exec command must not be empty', () => {
   assert.match(execCommandProblem('  ')!, /Type the command/);
   assert.equal(execCommandProblem('./reconcile.sh'), undefined);
+});
+
+test('an exec command is checked as it will be started: a missing file, a folder, no execute bit, a bad #! line, a bare name off PATH', () => {
+  const ws = mkdtempSync(join(tmpdir(), 'rl-choice-exec-'));
+  try {
+    const file = (name: string, text: string, mode: number) => {
+      writeFileSync(join(ws, name), text);
+      chmodSync(join(ws, name), mode);
+    };
+    file('backup.py', '#!/bin/sh\necho {}\n', 0o755);
+    file('plain.py', '#!/bin/sh\necho {}\n', 0o644);
+    file('crlf.py', '#!/bin/sh\r\necho {}\r\n', 0o755);
+    file('py9.py', '#!/no/such/python9\n', 0o755);
+    mkdirSync(join(ws, 'reconcilers'));
+    const bin = join(ws, 'bin');
+    mkdirSync(bin);
+    writeFileSync(join(bin, 'backup-reconciler'), '#!/bin/sh\necho {}\n', { mode: 0o755 });
+
+    assert.equal(execCommandProblem('./backup.py --verbose', ws, bin), undefined);
+    assert.equal(execCommandProblem(`${join(ws, 'backup.py')}`, undefined, bin), undefined);
+    assert.equal(execCommandProblem('backup-reconciler', ws, bin), undefined, 'found on PATH');
+    assert.equal(execCommandProblem('./elsewhere.py', undefined, bin), undefined, 'a relative path with no workspace folder is not checked');
+    assert.equal(execCommandProblem('./backup.py \'unclosed', ws, bin), 'Unterminated single quote in the command line: ./backup.py \'unclosed.');
+    assert.equal(execCommandProblem('./bakup.py', ws, bin), `There is no file ./bakup.py in the workspace folder (${ws}).`);
+    assert.equal(execCommandProblem('/no/such/backup.py', ws, bin), 'There is no file /no/such/backup.py.');
+    assert.equal(execCommandProblem('./reconcilers', ws, bin), './reconcilers is a folder, not a program.');
+    assert.equal(execCommandProblem('./plain.py', ws, bin), './plain.py is not executable: chmod +x ./plain.py, or type its interpreter first (python3 ./plain.py, bash ./plain.py).');
+    assert.match(execCommandProblem('./crlf.py', ws, bin)!, /^\.\/crlf\.py cannot start: its #! line, "#!\/bin\/sh\\r", ends in a carriage return \(the file has Windows CRLF line endings\)/);
+    assert.equal(execCommandProblem('./py9.py', ws, bin), './py9.py cannot start: the interpreter its #! line names, /no/such/python9, does not exist (install it, or point the #! line at one that does: #!/usr/bin/env NAME finds NAME on PATH).');
+    assert.equal(execCommandProblem('backup.py', ws, bin), 'backup.py is a file of the workspace folder, but a name without a slash is looked up on PATH only: type ./backup.py.');
+    assert.equal(execCommandProblem('bakup-reconciler', ws, bin), 'bakup-reconciler is not on PATH nor a file of the workspace folder: type its path (./bakup-reconciler for a file of the workspace folder).');
+  } finally {
+    rmSync(ws, { recursive: true, force: true });
+  }
 });

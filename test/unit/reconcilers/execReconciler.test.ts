@@ -35,7 +35,9 @@ test('parseExecOutput accepts the documented fields and rejects bad ones with th
   assert.throws(() => parseExecOutput(''), /printed nothing/);
   assert.throws(() => parseExecOutput('hello'), /not valid JSON/);
   assert.throws(() => parseExecOutput('[1]'), /one JSON object/);
-  assert.throws(() => parseExecOutput('{"requeueAfterMs": -1}'), /"requeueAfterMs" must be a number >= 0/);
+  assert.throws(() => parseExecOutput('{"requeueAfterMs": -1}'), /"requeueAfterMs" must be a number of milliseconds >= 0/);
+  // A duration written as Go or kubectl would write it: the unit is said.
+  assert.throws(() => parseExecOutput('{"requeueAfterMs": "5s"}'), (e: Error) => e.message === '"requeueAfterMs" must be a number of milliseconds >= 0, e.g. 5000 for 5 s (got "5s")');
   assert.throws(() => parseExecOutput('{"terminal": "yes"}'), /"terminal" must be a boolean/);
   assert.throws(() => parseExecOutput('{"log": [1]}'), /"log" must be/);
   assert.deepEqual(parseExecOutput('{"requeueAfterMs": 10, "priority": -100}'), { requeueAfterMs: 10, priority: -100 });
@@ -216,7 +218,7 @@ test('invalid and oversized output are clear errors', async () => {
   const empty = createExecReconciler({ command: [script('empty.sh', `true`)] });
   await assert.rejects(empty.reconcile(req, ctx), (e: unknown) => e instanceof ExecReconcilerError && e.kind === 'invalid-output' && /printed nothing/.test(e.message));
   const big = createExecReconciler({ command: [script('big.sh', `head -c 200000 /dev/zero | tr '\\0' 'x'`)], maxOutputBytes: 50_000 });
-  await assert.rejects(big.reconcile(req, ctx), (e: unknown) => e instanceof ExecReconcilerError && e.kind === 'output-too-large' && /exceeded 50000 bytes/.test(e.message));
+  await assert.rejects(big.reconcile(req, ctx), (e: unknown) => e instanceof ExecReconcilerError && e.kind === 'output-too-large' && /exceeded 50000 bytes; killed \(stdout holds only the JSON result: send logs and command output to stderr\)/.test(e.message));
 });
 
 test('a missing or non-executable program is a clear error, not a crash', async () => {
@@ -240,7 +242,7 @@ test('timeout kills the whole process group (grandchildren too), SIGKILL after t
   const pidFile = join(dir, 'grandchild.pid');
   // Ignores SIGTERM and starts a grandchild that would outlive a plain kill of the parent.
   const slow = script('slow.sh', `trap '' TERM; sleep 300 & echo $! > "${pidFile}"; wait; echo '{}'`);
-  const r = createExecReconciler({ command: [slow], timeoutMs: 5_000, killGraceMs: 1_000, clock });
+  const r = createExecReconciler({ command: [slow], timeoutMs: 5_000, killGraceMs: 1_000, clock, timeoutSetting: 'reconcileLab.reconciler.execTimeoutSeconds' });
   const { ctx } = testContext(statusOnlyClient([]), { objects: [widget('w1')] });
   const p = r.reconcile(req, ctx);
   let error: unknown;
@@ -252,7 +254,7 @@ test('timeout kills the whole process group (grandchildren too), SIGKILL after t
   assert.equal(error, undefined, 'not yet timed out');
   clock.step(1); // timeout: SIGTERM to the group (ignored by the trap, fatal to sleep)
   clock.step(1_000); // grace over: SIGKILL
-  await assert.rejects(p, (e: unknown) => e instanceof ExecReconcilerError && e.kind === 'timeout' && /timed out after 5000 ms/.test(e.message));
+  await assert.rejects(p, (e: unknown) => e instanceof ExecReconcilerError && e.kind === 'timeout' && e.message === `${slow}: timed out after 5000 ms; killed its process group (a program that needs longer: raise reconcileLab.reconciler.execTimeoutSeconds, 0 for no limit)`);
   // A signalled process dies when the kernel next schedules it (a busy machine shows it alive for a moment).
   await until(() => isDead(grandchild), 5_000_000).catch(() => {});
   assert.ok(isDead(grandchild), 'the grandchild was killed with its group');
@@ -267,4 +269,37 @@ test('an aborted reconcile kills the program', async () => {
   await new Promise((res) => setImmediate(res));
   ac.abort();
   await assert.rejects(p, (e: unknown) => e instanceof ExecReconcilerError && e.kind === 'aborted');
+});
+
+test('a program whose #! interpreter is missing, or whose #! line ends in CRLF, says so rather than "program not found"', async () => {
+  const { ctx } = testContext(statusOnlyClient([]), { objects: [widget('w1')] });
+  const file = (name: string, text: string) => {
+    const p = join(dir, name);
+    writeFileSync(p, text);
+    chmodSync(p, 0o755);
+    return p;
+  };
+  // The kernel reports a missing interpreter as ENOENT, the error of a missing program.
+  const direct = file('crlf-direct.py', '#!/bin/sh\r\necho {}\r\n');
+  await assert.rejects(createExecReconciler({ command: [direct] }).reconcile(req, ctx), (e: unknown) =>
+    e instanceof ExecReconcilerError && e.kind === 'not-found' &&
+    e.message === `${direct}: cannot start: its #! line, "#!/bin/sh\\r", ends in a carriage return (the file has Windows CRLF line endings), so its interpreter is not found; convert the file to LF line endings (dos2unix ${direct}, or sed -i 's/\\r$//' ${direct})`);
+  // Through env, the program runs and env exits 127 naming "sh\r": the same hint is added to the exit message.
+  const viaEnv = file('crlf-env.sh', '#!/usr/bin/env sh\r\necho {}\r\n');
+  await assert.rejects(createExecReconciler({ command: [viaEnv] }).reconcile(req, ctx), (e: unknown) =>
+    e instanceof ExecReconcilerError && e.kind === 'exit' && e.exitCode === 127 &&
+    e.message.startsWith(`${viaEnv} exited with code 127 (its #! line, "#!/usr/bin/env sh\\r", ends in a carriage return (the file has Windows CRLF line endings), so its interpreter is not found; convert the file to LF line endings (dos2unix ${viaEnv}, `));
+  const missing = file('python9.py', '#!/no/such/python9 -u\nprint("{}")\n');
+  await assert.rejects(createExecReconciler({ command: [missing] }).reconcile(req, ctx), (e: unknown) =>
+    e instanceof ExecReconcilerError && e.kind === 'not-found' &&
+    e.message === `${missing}: cannot start: the interpreter its #! line names, /no/such/python9, does not exist (install it, or point the #! line at one that does: #!/usr/bin/env NAME finds NAME on PATH)`);
+  // Found on PATH by its bare name, relative to cwd: the same.
+  const onPath = createExecReconciler({ command: ['python9.py'], env: { PATH: dir } });
+  await assert.rejects(onPath.reconcile(req, ctx), (e: unknown) => e instanceof ExecReconcilerError && /^python9\.py: cannot start: the interpreter its #! line names, \/no\/such\/python9, does not exist/.test(e.message));
+  // A working directory that is gone (a removed workspace folder): spawn says ENOENT for it too.
+  const gone = createExecReconciler({ command: [direct], cwd: join(dir, 'removed-folder') });
+  await assert.rejects(gone.reconcile(req, ctx), (e: unknown) => e instanceof ExecReconcilerError && e.kind === 'spawn' &&
+    e.message === `${direct}: cannot start: its working directory ${join(dir, 'removed-folder')} does not exist (or is no directory)`);
+  const relative = createExecReconciler({ command: ['./python9.py'], cwd: dir });
+  await assert.rejects(relative.reconcile(req, ctx), (e: unknown) => e instanceof ExecReconcilerError && /^\.\/python9\.py: cannot start: the interpreter its #! line names/.test(e.message));
 });

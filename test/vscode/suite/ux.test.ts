@@ -2,6 +2,9 @@
 // visible (one timer); the escape hatch recognises this session's own loop and says what happens after a removal;
 // objects can be deleted without waiting for finalizers.
 import * as assert from 'node:assert/strict';
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import * as vscode from 'vscode';
 import type { StepResult } from '../../../src/core/controller/controller.ts';
 import type { ReconcileLab } from '../../../src/host/reconcileLab.ts';
@@ -198,5 +201,39 @@ describe('a namespace that does not exist in reconcileLab.namespaces', function 
     assert.ok(warned.some((t) => t.includes(`reconcileLab.namespaces: namespace "${typo}" does not exist (did you mean ${ns}?)`) && /Nothing of it is watched until it exists/.test(t)), JSON.stringify(warned));
     const fine = await shownAfter(ns);
     assert.ok(!fine.some((t) => /does not exist/.test(t)), JSON.stringify(fine));
+  });
+});
+
+describe('an exec program that fails with a long stderr: the Work Queue rows stay readable', function () {
+  this.timeout(90_000);
+  let dir = '';
+  after(() => {
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("the key's 'last error' and 'queued because' rows show the error's first line (the due time stays in sight); the tooltip has all of it", async () => {
+    const { l, c, ns } = await suiteWidgets('ext-exec-rows', ['nightly']);
+    dir = mkdtempSync(join(tmpdir(), 'rl-exec-rows-'));
+    const script = join(dir, 'backup.sh');
+    // 200 lines of progress on stderr, then the cause, and a failing exit: the error carries the stderr's last 4 KiB.
+    writeFileSync(script, '#!/bin/sh\ncat >/dev/null\ni=0; while [ $i -lt 200 ]; do echo "progress line $i" >&2; i=$((i+1)); done\necho "cannot reach backup storage" >&2\nexit 3\n');
+    chmodSync(script, 0o755);
+    await connectTo(ns, { reconcilerKind: 'exec', reconcilerCommand: script });
+    const key = `${ns}/nightly`;
+    await waitUntil(() => Boolean(l.session?.get(c.resourceId, key)), 'nightly cached');
+    const r = ok(await run<{ step: StepResult }>('reconcileLab.stepReconcile', { key, resource: c.resourceId, force: true }));
+    assert.ok(r.step.kind === 'reconciled' && r.step.outcome.kind === 'error', JSON.stringify(r.step));
+    const rows = () => {
+      const n = l.queueTree.getChildren().find((x) => x.type === 'queueKey' && x.key === key);
+      return n ? l.queueTree.getChildren(n).map((d) => l.queueTree.getTreeItem(d)) : [];
+    };
+    // Paused: the retry comes due and queues the key ("queued because retry #1 …").
+    await waitUntil(() => rows().some((i) => i.label === 'queued because' && String(i.description).startsWith('retry #1')), 'the key queued by its retry');
+    const retry = rows().find((i) => i.label === 'queued because' && String(i.description).startsWith('retry #1'))!;
+    assert.match(String(retry.description), new RegExp(`^retry #1 after \\S+ backoff \\(${script.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')} exited with code 3 …\\), due \\S+ ago$`));
+    const last = rows().find((i) => i.label === 'last error')!;
+    assert.match(String(last.description), new RegExp(`^${script.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')} exited with code 3 … \\(\\S+ ago, hover for all of it\\)$`));
+    const tip = tooltipText(last.tooltip);
+    assert.match(tip, /stderr \(tail\):\n[^]*progress line 199\ncannot reach backup storage/, 'the tooltip has the whole error');
   });
 });

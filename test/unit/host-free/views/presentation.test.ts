@@ -76,6 +76,10 @@ describe('outcomeSummary and reasonSummary', () => {
     assert.equal(reasonSummary(ownWrite, NOW, 'default/w2'), 'update of owned Deployment default/w1-web (rv 41), 0ms ago', 'no known writer: the event alone');
     assert.equal(reasonSummary(ownWrite, NOW, undefined, 'default/w1'), 'update of owned Deployment default/w1-web (rv 41), 0ms ago', 'without the key (the Event Log): as before');
     assert.equal(reasonSummary({ kind: 'backoff', attempt: 2, delayMs: 10, error: 'conflict', at: NOW - 1000 }, NOW), 'retry #2 after 10ms backoff (conflict), due 1.0s ago');
+    // An exec program's error carries its stderr tail: only its first line, so the due time stays in sight.
+    const execError = `/ws/backup.py exited with code 3\nstderr (tail):\n${'noise line\n'.repeat(300)}boom`;
+    assert.equal(reasonSummary({ kind: 'backoff', attempt: 1, delayMs: 5, error: execError, at: NOW + 5 }, NOW), 'retry #1 after 5ms backoff (/ws/backup.py exited with code 3 …), due in 5ms');
+    assert.equal(reasonSummary({ kind: 'backoff', attempt: 1, delayMs: 5, error: 'x'.repeat(400), at: NOW + 5 }, NOW), `retry #1 after 5ms backoff (${'x'.repeat(159)}…), due in 5ms`);
     assert.equal(reasonSummary({ kind: 'requeueAfter', afterMs: 45_000, at: NOW + 40_000 }, NOW), 'requeue after 45s, due in 40s', 'a Go wait reported when it began');
     assert.equal(reasonSummary({ kind: 'manual', action: 'reconcileNow', at: NOW }, NOW), 'reconcileNow, 0ms ago');
     assert.equal(
@@ -110,6 +114,12 @@ describe('presentKey', () => {
     const p = presentKey(key({ reconciles: 1, lastOutcome: { kind: 'success' }, lastDurationMs: 3 }), NOW);
     assert.equal(p.description, 'last: ok in 3ms');
     assert.equal(p.icon.id, 'pass');
+  });
+  it("an idle key's multi-line last error (an exec program's stderr tail) shows its first line; the tooltip has all of it", () => {
+    const message = '/ws/backup.py: retention must be > 0\nstderr (tail):\nchecked spec';
+    const p = presentKey(key({ reconciles: 1, lastOutcome: { kind: 'terminal', message }, lastDurationMs: 3, lastError: message, lastErrorAt: NOW }), NOW);
+    assert.equal(p.description, 'last: terminal error in 3ms: /ws/backup.py: retention must be > 0 …');
+    assert.equal(p.tooltip.find((l) => l.label === 'Last result')?.value, `terminal error in 3ms: ${message}`);
   });
 });
 
@@ -350,6 +360,10 @@ describe('lastErrorLine', () => {
     assert.deepEqual(lastErrorLine(key({ lastError: 'boom', lastErrorAt: NOW - 3000, lastOutcome: { kind: 'error', message: 'boom' } }), NOW), { label: 'last error', value: 'boom (3.0s ago)' });
     assert.deepEqual(lastErrorLine(key({ lastError: 'boom', lastErrorAt: NOW - 60_000, lastOutcome: { kind: 'requeueAfter', afterMs: 1000 } }), NOW), { label: 'earlier error', value: 'boom (1m ago, before the last reconcile, which succeeded)' });
     assert.equal(lastErrorLine(key({ lastOutcome: { kind: 'success' } }), NOW), undefined);
+    const multi = key({ lastError: '/ws/backup.py exited with code 3\nstderr (tail):\nboom', lastErrorAt: NOW - 3000, lastOutcome: { kind: 'error', message: 'x' } });
+    assert.deepEqual(lastErrorLine(multi, NOW, { oneLine: true }), { label: 'last error', value: '/ws/backup.py exited with code 3 … (3.0s ago, hover for all of it)' });
+    assert.deepEqual(lastErrorLine(multi, NOW), { label: 'last error', value: '/ws/backup.py exited with code 3\nstderr (tail):\nboom (3.0s ago)' });
+    assert.deepEqual(lastErrorLine(key({ lastError: 'boom', lastErrorAt: NOW - 3000, lastOutcome: { kind: 'error', message: 'boom' } }), NOW, { oneLine: true }), { label: 'last error', value: 'boom (3.0s ago)' }, 'one line: as it is');
   });
 });
 
