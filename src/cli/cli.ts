@@ -28,7 +28,7 @@ import { inspectKey, type InspectResult } from '../core/actions/inspect.ts';
 import { buildReconcileReport, buildReport, renderReportJson, renderReportMarkdown } from '../core/actions/report.ts';
 import { remoteReportPass } from '../core/bridge/remoteReport.ts';
 import { describeOutcome } from '../core/actions/runOnce.ts';
-import { yamlDiff } from '../core/actions/objectDiff.ts';
+import { writeDiff } from '../core/actions/objectDiff.ts';
 import { maskSecretPair } from '../core/k8s/secretMask.ts';
 import { BridgeHub } from '../core/bridge/bridgeHub.ts';
 import { RemoteController } from '../core/bridge/remoteController.ts';
@@ -1658,7 +1658,7 @@ async function goDryRun(args: CliArgs, io: CliIo, log: Logger, s: Session, store
   r.writes.forEach((w, i) => {
     const res = w.group ? `${w.resource}.${w.group}` : w.resource;
     const obj = writeTarget(w);
-    const diff = w.error ? '' : yamlDiff(`${res} ${obj}`, w.before ?? null, w.verb === 'delete' ? null : (w.after ?? null), { volatile: true });
+    const diff = w.error ? '' : writeDiff(`${res} ${obj}`, w);
     out.push(`  ${i + 1}. ${writeText({ verb: w.verb, resource: res, objectKey: obj, subresource: w.subresource })}${w.resourceVersionBefore ? ` (rv ${w.resourceVersionBefore})` : ''}${w.error ? ` — REJECTED: ${w.error}` : w.deleted ? ` — ${writeDeletedText(w)}` : changesNothing({ verb: w.verb, diff }) ? ` — ${UNCHANGED_WRITE_NOTE}` : ''}${w.warnings?.length ? ` — ⚠ ${writeWarningsText(w.warnings)}` : ''}`);
     if (diff) out.push(indent(diff, '       '));
   });

@@ -7,7 +7,7 @@ import { resourceIdOfGvr, type GroupVersionResource } from '../k8s/objects.ts';
 import type { Logger } from '../log.ts';
 import { canExplain, type Explanation } from '../reconcilers/explain.ts';
 import { createReconcileContext } from './context.ts';
-import { yamlDiff } from './objectDiff.ts';
+import { writeDiff, yamlDiff } from './objectDiff.ts';
 import { runOnce, type ReconcileOutcome } from './runOnce.ts';
 
 /** One write the reconciler would make. */
@@ -81,12 +81,11 @@ export const resourceLabel = (gvr: GroupVersionResource): string => resourceIdOf
 export function plannedActions(writes: readonly WriteRecord[]): PlannedAction[] {
   return writes.map((w) => {
     const label = `${resourceLabel(w.gvr)}/${w.key}${w.subresource ? `/${w.subresource}` : ''}`;
-    const after = w.verb === 'delete' ? (w.after?.metadata?.deletionTimestamp ? w.after : undefined) : w.after;
     const a: PlannedAction = {
       verb: w.verb,
       resource: resourceLabel(w.gvr),
       key: w.key,
-      diff: w.outcome === 'ok' ? yamlDiff(label, w.before, after, { volatile: true, beforeName: w.dryRun ? 'current' : 'before', afterName: w.dryRun ? 'planned' : 'after' }) : '',
+      diff: w.outcome === 'ok' ? writeDiff(label, w) : '',
       resourceVersionBefore: w.resourceVersionBefore,
       outcome: w.outcome,
       record: w,

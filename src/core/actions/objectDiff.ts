@@ -61,3 +61,16 @@ export function yamlDiff(label: string, before: unknown, after: unknown, options
     .join('\n')
     .trimEnd();
 }
+
+/**
+ * The diff of one write (a create has no `before`; a delete's `after` is nothing unless finalizers kept the object), its sides named by what the
+ * write was: a dry-run one's `current` → `planned` (nothing was stored), a live one's `before` → `after`. Every view
+ * of a write's diff (dry-run, report, checks, the CLI) names its sides through this, whichever reconciler wrote.
+ * Volatile fields are left out and Secret values masked (see {@link yamlDiff}).
+ */
+export function writeDiff(label: string, w: { verb: string; dryRun: boolean; before?: unknown; after?: unknown }): string {
+  // A delete's object is gone, unless finalizers hold it: then the server returned it Terminating.
+  const terminating = (w.after as { metadata?: { deletionTimestamp?: unknown } } | undefined)?.metadata?.deletionTimestamp;
+  const after = w.verb === 'delete' && !terminating ? null : (w.after ?? null);
+  return yamlDiff(label, w.before ?? null, after, { volatile: true, beforeName: w.dryRun ? 'current' : 'before', afterName: w.dryRun ? 'planned' : 'after' });
+}

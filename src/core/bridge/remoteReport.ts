@@ -1,4 +1,4 @@
-import { yamlDiff } from '../actions/objectDiff.ts';
+import { writeDiff } from '../actions/objectDiff.ts';
 import type { ReportAction, ReportPass } from '../actions/report.ts';
 import { outcomeOfController } from '../actions/runOnce.ts';
 import type { Journal, WriteEntry } from '../journal/journal.ts';
@@ -52,7 +52,7 @@ export function remoteReportPass(controller: RemoteController, o: { dryRun: bool
   };
 }
 
-/** A planned write of a Go dry-run as a report action (diff current → planned; none for a refused write). */
+/** A planned write of a Go dry-run as a report action (diff current → planned, see writeDiff; none for a refused write). */
 function actionOfWire(w: WireWrite): ReportAction {
   const resource = w.group ? `${w.resource}.${w.group}` : w.resource;
   const key = writeTarget(w);
@@ -62,17 +62,17 @@ function actionOfWire(w: WireWrite): ReportAction {
     key,
     dryRun: w.dryRun,
     outcome: w.error ? 'error' : 'ok',
-    diff: w.error ? '' : yamlDiff(`${resource}/${key}${w.subresource ? `/${w.subresource}` : ''}`, w.before ?? null, w.verb === 'delete' ? null : (w.after ?? null), { volatile: true, beforeName: 'current', afterName: 'planned' }),
+    diff: w.error ? '' : writeDiff(`${resource}/${key}${w.subresource ? `/${w.subresource}` : ''}`, w),
   };
   return withOptionalFields(a, w);
 }
 
-/** A journaled write of a live step as a report action (a diff only where the bridge sent both objects). */
+/** A journaled write of a live step as a report action (diff before → after, see writeDiff; only where the bridge sent both objects). */
 function actionOfEntry(w: WriteEntry & { seq: number }, journal: Journal): ReportAction {
   const resource = resourceIdFromGvrString(w.resource);
   const detail = journal.writeDetail(w.seq);
   const diff = !w.error && detail?.before !== undefined && detail.after !== undefined
-    ? yamlDiff(`${resource}/${w.objectKey}${w.subresource ? `/${w.subresource}` : ''}`, detail.before, w.verb === 'delete' ? null : detail.after, { volatile: true })
+    ? writeDiff(`${resource}/${w.objectKey}${w.subresource ? `/${w.subresource}` : ''}`, { verb: w.verb, dryRun: w.dryRun, before: detail.before, after: detail.after })
     : '';
   const a: ReportAction = { verb: w.verb, resource, key: w.objectKey, dryRun: w.dryRun, outcome: w.error ? 'error' : 'ok', diff };
   return withOptionalFields(a, w);

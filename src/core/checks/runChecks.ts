@@ -1,5 +1,5 @@
 import { realClock, sleep } from '../clock.ts';
-import { yamlDiff } from '../actions/objectDiff.ts';
+import { writeDiff } from '../actions/objectDiff.ts';
 import type { JournalEntry } from '../journal/journal.ts';
 import { writeErrorText, type WriteRecord } from '../k8s/dynamicClient.ts';
 import { keyFor, splitKey, type ObjectKey } from '../k8s/keys.ts';
@@ -106,7 +106,7 @@ function checkWriteOf(w: WriteRecord): CheckWrite {
     // A create with generateName: the name the server chose.
     objectKey: w.verb === 'create' && w.after?.metadata.name ? keyFor(w.namespace, w.after.metadata.name) : w.key,
     outcome: w.outcome,
-    diff: w.outcome === 'ok' ? yamlDiff(label, w.before, w.verb === 'delete' ? undefined : w.after, { volatile: true, beforeName: 'before', afterName: 'after' }) : '',
+    diff: w.outcome === 'ok' ? writeDiff(label, w) : '',
   };
   if (w.subresource) cw.subresource = w.subresource;
   if (w.error) cw.error = writeErrorText(w.error);

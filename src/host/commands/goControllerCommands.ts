@@ -1,6 +1,6 @@
 import * as vscode from 'vscode';
 import * as ui from '../ui.ts';
-import { yamlDiff } from '../../core/actions/objectDiff.ts';
+import { writeDiff } from '../../core/actions/objectDiff.ts';
 import { renderDryRun } from './dryRunText.ts';
 import { DRY_RUN_VIEW, showResultView } from './resultView.ts';
 import { RemoteController, type RemoteDryRun } from '../../core/bridge/remoteController.ts';
@@ -335,7 +335,7 @@ export async function remoteDryRun(
   s.recordAction('dryRun', t.key, `dry-run reconcile of ${t.key} in ${c.name} (every write dryRun=All)`, c.name);
   const r = await ui.progress({ location: vscode.ProgressLocation.Window, title: `Dry-run ${t.key} in ${c.name}` }, () => c.dryRun(t.key));
   const name = (w: RemoteDryRun['writes'][number]) => `${w.group ? `${w.resource}.${w.group}` : w.resource} ${writeTarget(w)}${w.subresource ? `/${w.subresource}` : ''}`;
-  const diffOf = (w: RemoteDryRun['writes'][number]) => (w.error ? '' : yamlDiff(name(w), w.before ?? null, w.verb === 'delete' ? null : (w.after ?? null), { volatile: true, beforeName: 'current', afterName: 'planned' }));
+  const diffOf = (w: RemoteDryRun['writes'][number]) => (w.error ? '' : writeDiff(name(w), w));
   // The same view as the built-in loop's dry-run: one layout and wording whichever reconciler ran.
   const summary = renderDryRun({
     key: t.key,
@@ -353,7 +353,7 @@ export async function remoteDryRun(
     ok: true,
     key: t.key,
     outcome: runOutcomeOf(r.outcome),
-    actions: r.writes.map((w) => ({ verb: w.verb, resource: w.group ? `${w.resource}.${w.group}` : w.resource, key: writeTarget(w), ...(w.subresource ? { subresource: w.subresource } : {}), outcome: w.error ? 'error' : 'ok', diff: w.error ? '' : yamlDiff(name(w), w.before ?? null, w.verb === 'delete' ? null : (w.after ?? null), { volatile: true }) })),
+    actions: r.writes.map((w) => ({ verb: w.verb, resource: w.group ? `${w.resource}.${w.group}` : w.resource, key: writeTarget(w), ...(w.subresource ? { subresource: w.subresource } : {}), outcome: w.error ? 'error' : 'ok', diff: diffOf(w) })),
     summary,
   };
 }

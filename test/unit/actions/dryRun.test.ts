@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { changesNothing, noWritesText, plannedActions, UNCHANGED_WRITE_NOTE } from '../../../src/core/actions/dryRun.ts';
+import { writeDiff } from '../../../src/core/actions/objectDiff.ts';
 import type { WriteRecord } from '../../../src/core/k8s/dynamicClient.ts';
 
 test('a planned write changes nothing when it was accepted, is no delete, and its diff is empty', () => {
@@ -33,4 +34,18 @@ test('a dry-run write\'s diff reads current → planned; a live write\'s (a live
   assert.match(live!.diff, /^-  phase: Waiting\n\+  phase: Ready$/m);
   const [dry] = plannedActions([write(true)]);
   assert.match(dry!.diff, /^--- backups\.walk\.example\/ns\/b\/status\tcurrent\n\+\+\+ backups\.walk\.example\/ns\/b\/status\tplanned\n/m);
+});
+
+test("writeDiff names a write's sides by what it was, whichever reconciler wrote (a Go controller's wire write too); a delete shows nothing after unless finalizers kept the object", () => {
+  const cm = (data: Record<string, string>, more: object = {}) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c', namespace: 'ns', ...more }, data });
+  assert.match(writeDiff('configmaps ns/c', { verb: 'update', dryRun: true, before: cm({ a: '1' }), after: cm({ a: '2' }) }), /^--- configmaps ns\/c\tcurrent\n\+\+\+ configmaps ns\/c\tplanned\n/);
+  assert.match(writeDiff('configmaps ns/c', { verb: 'update', dryRun: false, before: cm({ a: '1' }), after: cm({ a: '2' }) }), /^--- configmaps ns\/c\tbefore\n\+\+\+ configmaps ns\/c\tafter\n/);
+  const create = writeDiff('configmaps ns/c', { verb: 'create', dryRun: false, after: cm({ a: '1' }) });
+  assert.match(create, /^\+data:\n\+ {2}a: "1"$/m);
+  assert.doesNotMatch(create, /^-[^-]/m, 'a create removes nothing');
+  const gone = writeDiff('configmaps ns/c', { verb: 'delete', dryRun: false, before: cm({ a: '1' }), after: cm({ a: '1' }) });
+  assert.match(gone, /^-data:$/m, 'a delete removes the object, whatever the server sent back');
+  const held = writeDiff('configmaps ns/c', { verb: 'delete', dryRun: false, before: cm({ a: '1' }), after: cm({ a: '1' }, { deletionTimestamp: '2026-12-06T19:00:00Z', finalizers: ['x.io/f'] }) });
+  assert.match(held, /^\+ {2}deletionTimestamp: 2026-12-06T19:00:00Z$/m, 'finalizers kept it: Terminating');
+  assert.doesNotMatch(held, /^-data:$/m);
 });
