@@ -1311,7 +1311,7 @@ async function startGoController(args: CliArgs, io: CliIo, log: Logger, s: Sessi
     if (args.controller === undefined) s.followedByDefault = { name: r.controller.name, announced: () => p.controllers.map((c) => c.name) };
   }
   if (!args.json) {
-    io.stderr(`reconcile-lab: ${r.process.description}: controller ${r.controller.name}${r.controller.announcement.priorityQueue ? ' (priority queue)' : ''}, controller-runtime ${r.process.hello.controllerRuntime}\n`);
+    io.stderr(`reconcile-lab: ${r.process.description}: controller ${r.controller.name}${r.controller.announcement.priorityQueue ? ' (priority queue)' : ' (client-go queue)'}, controller-runtime ${r.process.hello.controllerRuntime}\n`);
     // The program's other controllers (announced before or after the followed one): said once each, with how to see them.
     const told = new Set<RemoteController>([r.controller]);
     const tell = (c: RemoteController) => {

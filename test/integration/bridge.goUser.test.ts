@@ -287,6 +287,7 @@ describe('a user-shaped Go controller (two controllers, a cluster-scoped CRD) th
     // --namespace does not scope a Go program (its own cache does): run says so rather than "running … in <ns>".
     const scoped = await runCliProcess(['run', '--kubeconfig', cluster.kubeconfigPath, '--controller', 'deployment', '-n', 'nowhere-h1', '--duration', '3', '--go', `${bin} --health-probe-bind-address=0 --metrics-bind-address=0`]);
     assert.match(scoped.stderr, /^reconcile-lab: note: --namespace nowhere-h1 does not limit a Go program: it reconciles what its manager's cache holds \(its cache\.Options\); --namespace only completes a key given without its namespace$/m, scoped.stderr);
+    assert.match(scoped.stderr, /: controller deployment \(client-go queue\), controller-runtime v0\.25\.\d+\n/, scoped.stderr);
     assert.match(scoped.stderr, /^reconcile-lab: deployment running on deployments\.apps \(3 worker\(s\), client-go queue\); Ctrl\+C to stop$/m, scoped.stderr);
     assert.doesNotMatch(scoped.stderr, /the loop watches it|in nowhere-h1/, scoped.stderr);
   });
