@@ -135,7 +135,6 @@ function tail(s: string, max = STDERR_TAIL_BYTES): string {
   return t.trimEnd();
 }
 
-/** Validates a parsed output document; throws a message naming the bad field. */
 /** The fields of the exec reconciler's output (see {@link ExecOutput}). */
 const EXEC_OUTPUT_FIELDS = ['requeueAfterMs', 'reason', 'priority', 'error', 'terminal', 'status', 'log'] as const;
 
