@@ -1351,7 +1351,6 @@ async function learnResourceFromProgram(args: CliArgs, io: CliIo, log: Logger, s
   }
 }
 
-/** Starts the controller; every journal entry goes to `onEntry` (default: printed as it comes). */
 /** A list the API server refused while the informers started (exit 1): the message says what to do. */
 class RefusedListError extends Error {}
 
@@ -1516,6 +1515,11 @@ function runKey(key: string, controller: Controller, loop: RunLoop, io: CliIo, q
 /** Thrown by `run` when Ctrl+C or --duration ends it before the loop started. */
 class StoppedBeforeStartError extends Error {}
 
+/**
+ * Starts the controller (the built-in loop, a module or exec reconciler, or the `--go` program's), paused when
+ * `startPaused`; every journal entry goes to `onEntry` (default: printed as it comes). Everything it starts is owned
+ * by `store`.
+ */
 async function startController(args: CliArgs, io: CliIo, log: Logger, s: Session, store: DisposableStore, startPaused: boolean, onEntry?: (e: JournalEntry, controller: Controller) => void, signal?: AbortSignal): Promise<Controller> {
   if (args.go) {
     const journal = store.add(new Journal({ clock: realClock, capacity: 10_000 }));

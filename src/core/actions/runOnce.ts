@@ -102,7 +102,6 @@ export function describeDryRunOutcome(o: ReconcileOutcome): string {
   }
 }
 
-/** One line for a person: "done", "requeue after 15 s (reason)", "error: …". */
 /**
  * A controller's outcome (the loop's, or a Go controller's reconcile end) in the words of a one-off run: success is
  * `done`; a cancelled reconcile (the controller stopped meanwhile) is an error.
@@ -123,6 +122,7 @@ export function outcomeOfController(o: ControllerOutcome): ReconcileOutcome {
   }
 }
 
+/** One line for a person: "done", "requeue after 15 s (reason)", "error: …". */
 export function describeOutcome(o: ReconcileOutcome): string {
   switch (o.kind) {
     case 'done':

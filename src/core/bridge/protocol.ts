@@ -301,8 +301,10 @@ export interface WriteMessage { type: 'write'; controller?: string; key?: string
 export interface PingMessage { type: 'ping'; at: number }
 /** Every resource the program's cache has an informer for ("plural.version.group", sorted). */
 export interface InformersMessage { type: 'informers'; resources: string[] }
-/** thaw / withhold / release: only for check instances (robustness checks), see protocol.json. */
-/** Every command op (protocol.json's command `$op`, checked by a unit test). */
+/**
+ * Every command op (protocol.json's command `$op`, checked by a unit test). thaw / withhold / release: only for
+ * check instances (robustness checks), see protocol.json.
+ */
 export const COMMAND_OPS = ['pause', 'resume', 'step', 'resetBackoff', 'reconcileNow', 'dryRun', 'snapshot', 'thaw', 'withhold', 'release', 'cacheGet'] as const;
 export type CommandOp = (typeof COMMAND_OPS)[number];
 export interface CommandMessage { type: 'command'; id: number; op: CommandOp; controller: string; key?: string; force?: boolean; resource?: string }

@@ -62,8 +62,8 @@ export type IndexFunc<T extends KubeObject = KubeObject> = (obj: T) => string[];
 /** Reflector state, for the UI and logs. */
 export type ReflectorState =
   | { phase: 'idle' }
-  /** `watchList`: the initial state streams in as watch events (WatchList) instead of a LIST. */
   /**
+   * `watchList`: the initial state streams in as watch events (WatchList) instead of a LIST.
    * `stalled`: a WatchList stream that sent nothing for `sinceMs` (its initial events never began), with the error a
    * one-item LIST of the same resource gave (a diagnosis only: the informer keeps waiting for the stream, as
    * client-go does; e.g. a conversion webhook that is down fails the LIST with its reason, the stream in silence).

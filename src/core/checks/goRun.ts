@@ -99,7 +99,6 @@ export function splitGoRun(command: readonly string[]): { buildArgs: string[]; p
   return { buildArgs, programArgs: command.slice(i + 1), ...(chdir !== undefined ? { chdir } : {}) };
 }
 
-/** Runs a command to completion; rejects with its last output lines when it fails. */
 /**
  * Runs `command` (the `go build` of a check's controller) to its end in a process group of its own (the compilers it
  * starts belong to it), registered with the owner's watchdog, so neither a cancel nor the owner's death leaves a

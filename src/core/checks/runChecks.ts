@@ -21,7 +21,6 @@ import { isNotFound } from '../k8s/client.ts';
 import { compareEndStates, differingPaths, endStateDiff, flatten, learnGeneratedNames, maskedFieldsOf, normalizeEndState, VOLATILE_FIELDS, type EndState, type NameRule, type RawEndState } from './mask.ts';
 import { CHECK_KINDS, CHECK_TITLES, type CheckKind, type CheckProgress, type CheckProgressEvent, type CheckReport, type CheckResult, type CheckTimingPart, type CheckWrite, type Finding, type Perturbation, type RunChecksOptions } from './types.ts';
 
-/** Thrown (before anything is written) when the checks refuse to run: an unconfirmed non-local cluster, bad options. */
 /** The start of a result's message when it was skipped because the reference run never went idle (see {@link skippedUnsettled}). */
 export const UNSETTLED_SKIP = 'skipped: the reference run did not settle';
 
@@ -30,6 +29,7 @@ export function skippedUnsettled(r: { status: string; message?: string }): boole
   return r.status === 'skipped' && (r.message ?? '').startsWith(UNSETTLED_SKIP);
 }
 
+/** Thrown (before anything is written) when the checks refuse to run: an unconfirmed non-local cluster, bad options. */
 export class CheckRefusedError extends Error {
   constructor(message: string) {
     super(message);

@@ -15,15 +15,15 @@ export function isScratchObject(obj: Pick<KubeObject, 'metadata'>): boolean {
   return Boolean(obj.metadata.labels?.[SCRATCH_LABEL]) || Boolean(obj.metadata.namespace?.startsWith(SCRATCH_NAMESPACE_PREFIX));
 }
 
+/** The filter's name, as an event it drops reads in the journal: "filtered by robustness-check scratch copy". */
+export const SCRATCH_COPY_FILTER = 'robustness-check scratch copy';
+
 /**
  * An event filter for the loops a person runs (the editor's built-in loop, the CLI's run and step): the checks'
  * scratch copies are not theirs to reconcile. A loop that watches every namespace otherwise queues every copy a
  * running check makes (and each one's delete when the check cleans up), and reconciling them would spoil what the
  * check compares. Never used for the checks' own controllers, which reconcile exactly those copies.
  */
-/** The filter's name, as an event it drops reads in the journal: "filtered by robustness-check scratch copy". */
-export const SCRATCH_COPY_FILTER = 'robustness-check scratch copy';
-
 export function notScratchCopies(): Predicate {
   const ok = (o: KubeObject) => !isScratchObject(o);
   return predicateFuncs(SCRATCH_COPY_FILTER, { create: (e) => ok(e.object), update: (e) => ok(e.objectNew), delete: (e) => ok(e.object) });

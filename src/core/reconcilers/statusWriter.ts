@@ -15,28 +15,6 @@ export interface StatusWriteResult {
   object?: KubeObject;
 }
 
-/**
- * Writes `compute(obj)` to the object's `/status` subresource **only when it
- * differs** from the stored status, so that a no-op reconcile produces no watch
- * event (the self-trigger loop the lab warns about). A resource without the
- * status subresource (a CRD that does not declare it) has its status written
- * with an update of the object (same resourceVersion guard and conflict
- * policy): at once when `gvr.subresources` (from discovery) lacks "status",
- * else after `/status` answered 404 while the object exists (not known up
- * front: that refused write is in the journal too). There, a status carrying an `observedGeneration`
- * (top level or in a condition) is refused with a {@link TerminalError} and nothing is written: the update bumps
- * `metadata.generation`, so it could never catch up, and every write would start another reconcile.
- *
- * Conflict policy: a 409 (the object changed since it was read, e.g. a stale
- * cache copy) is handled by re-reading the object from the server and
- * recomputing, up to `maxAttempts` writes in total; after that the conflict is
- * thrown so the work queue retries with backoff. `compute` must be a pure
- * function of the object it is given. An object that vanished while retrying
- * counts as nothing to write. When the re-read object has another
- * `metadata.generation` (its spec changed meanwhile), the status computed for
- * the old spec must not be written for the new one: the conflict is thrown at
- * once, so the whole reconcile runs again against the new spec.
- */
 /** The first `observedGeneration` a status carries (top level, or a condition's), as a path; undefined when none. */
 function observedGenerationField(status: unknown): string | undefined {
   if (!status || typeof status !== 'object') return undefined;
@@ -63,6 +41,28 @@ function observedGenerationRefusal(gvr: GroupVersionResource, obj: KubeObject, s
   );
 }
 
+/**
+ * Writes `compute(obj)` to the object's `/status` subresource **only when it
+ * differs** from the stored status, so that a no-op reconcile produces no watch
+ * event (the self-trigger loop the lab warns about). A resource without the
+ * status subresource (a CRD that does not declare it) has its status written
+ * with an update of the object (same resourceVersion guard and conflict
+ * policy): at once when `gvr.subresources` (from discovery) lacks "status",
+ * else after `/status` answered 404 while the object exists (not known up
+ * front: that refused write is in the journal too). There, a status carrying an `observedGeneration`
+ * (top level or in a condition) is refused with a {@link TerminalError} and nothing is written: the update bumps
+ * `metadata.generation`, so it could never catch up, and every write would start another reconcile.
+ *
+ * Conflict policy: a 409 (the object changed since it was read, e.g. a stale
+ * cache copy) is handled by re-reading the object from the server and
+ * recomputing, up to `maxAttempts` writes in total; after that the conflict is
+ * thrown so the work queue retries with backoff. `compute` must be a pure
+ * function of the object it is given. An object that vanished while retrying
+ * counts as nothing to write. When the re-read object has another
+ * `metadata.generation` (its spec changed meanwhile), the status computed for
+ * the old spec must not be written for the new one: the conflict is thrown at
+ * once, so the whole reconcile runs again against the new spec.
+ */
 export async function writeStatusIfChanged(
   ctx: Pick<ReconcileContext, 'client' | 'signal'>,
   gvr: GroupVersionResource & { readonly subresources?: readonly string[] },

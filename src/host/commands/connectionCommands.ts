@@ -209,11 +209,6 @@ export async function selectResources(lab: ReconcileLab, arg: unknown): Promise<
   return { ok: true, resources: chosen };
 }
 
-/**
- * Choose Namespaces: a multi-select of the server's namespaces, written to
- * `reconcileLab.namespaces`, then a reconnect. Argument `{ namespaces: [...] }`
- * skips the picker (empty: all namespaces).
- */
 /** Why a typed, comma-separated list of namespaces is not one (each a DNS-1123 label); undefined when it is. */
 export function namespaceListProblem(text: string): string | undefined {
   for (const n of text.split(',').map((x) => x.trim()).filter(Boolean)) {
@@ -222,6 +217,11 @@ export function namespaceListProblem(text: string): string | undefined {
   return undefined;
 }
 
+/**
+ * Choose Namespaces: a multi-select of the server's namespaces, written to
+ * `reconcileLab.namespaces`, then a reconnect. Argument `{ namespaces: [...] }`
+ * skips the picker (empty: all namespaces). A user who may not list namespaces types their names instead.
+ */
 export async function selectNamespaces(lab: ReconcileLab, arg: unknown): Promise<CommandResult<{ namespaces: string[] }>> {
   const refused = refusePrivileged(arg, ['namespaces']);
   if (refused) return refused;

@@ -63,12 +63,6 @@ export async function installCrdCommand(lab: ReconcileLab, arg: unknown): Promis
 }
 
 /**
- * Installs `manifests` (the person chose them: the pick of Install CRD…, or the Install CRD button of the warning
- * about a Go controller's unserved kind) under a progress notification, one after another; makes the connection learn
- * the new resources (watched when it watches every custom resource); then runs the program Run Controller… launched
- * again when one of its controllers waited for one of these kinds. Says what happened; never throws.
- */
-/**
  * The notice of a restart after Install CRD: what was installed (`done`), what of the program waited for it
  * (`waiting`: controller names, or "the watch of <Kind>" from its output) and why it restarts.
  * "Reconcile Lab: planters.greenhouse.example.net installed. Restarting your Go program: its controller planter
@@ -80,6 +74,12 @@ export function restartNotice(done: string, waiting: readonly string[], installe
   return `Reconcile Lab: ${done}. Restarting your Go program: ${list} waited for ${installed === 1 ? 'it' : 'them'}, and controller-runtime finds a kind only when its program starts.`;
 }
 
+/**
+ * Installs `manifests` (the person chose them: the pick of Install CRD…, or the Install CRD button of the warning
+ * about a Go controller's unserved kind) under a progress notification, one after another; makes the connection learn
+ * the new resources (watched when it watches every custom resource); then runs the program Run Controller… launched
+ * again when one of its controllers waited for one of these kinds. Says what happened; never throws.
+ */
 export async function installCrdsOnChoice(lab: ReconcileLab, manifests: readonly CrdManifest[], session?: Session, tell = true): Promise<InstallCrdsResult> {
   const s = session ?? lab.session;
   if (!s) {

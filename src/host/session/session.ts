@@ -118,7 +118,6 @@ interface Watched {
   readonly informer: SharedIndexInformer;
 }
 
-/** Parses a resource id "plural.group" ("configmaps" for the core group). */
 /**
  * How to turn on the generation-changed predicate in the editor, completing the hot-loop warning's "turn on the
  * generation-changed predicate: …" (the setting, or the module's own export when the reconciler is a module).
@@ -127,6 +126,7 @@ export function settingsPredicateAdvice(modulePath?: string): string {
   return `add "generation-changed" to the setting reconcileLab.reconciler.predicates and reconnect${modulePath ? `, or add export const predicates = ['generation-changed'] to ${modulePath}` : ''}`;
 }
 
+/** Parses a resource id "plural.group" ("configmaps" for the core group). */
 export function parseResourceId(id: string): { resource: string; group: string } {
   const i = id.indexOf('.');
   return i < 0 ? { resource: id, group: '' } : { resource: id.slice(0, i), group: id.slice(i + 1) };
@@ -205,12 +205,9 @@ export class Session implements ViewModel, Disposable {
   private readonly clock: Clock;
   private closing: Promise<void> | undefined;
   /**
-   * A controller running elsewhere (a Go process through the bridge) shown instead of the built-in loop, and the
-   * watched resource it reconciles (when it announced one this cluster serves).
-   */
-  /**
-   * The controller shown instead of the built-in loop; `primary`: the watch of the resource it announced, when this
-   * cluster serves it; `unserved`: it announced a kind or resource the cluster does not serve (its CRD is not installed).
+   * A controller running elsewhere (a Go process through the bridge) shown instead of the built-in loop; `primary`:
+   * the watch of the resource it announced, when this cluster serves it; `unserved`: it announced a kind or resource
+   * the cluster does not serve (its CRD is not installed).
    */
   private external: { controller: Controller; origin: () => string; primary?: Watched; unserved?: true } | undefined;
   private readonly controllerResources = new Map<string, string>();

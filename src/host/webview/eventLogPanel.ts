@@ -17,13 +17,13 @@ import { ViewIds } from '../ids.ts';
 import { EVENT_LOG_PAGE } from './html.ts';
 import { WebviewPanelHost } from './webviewPanelHost.ts';
 
-/** What the panel shows: one connection's journal, already mapped to view entries. */
 /** A list read in pieces (an array is one): the snapshot's entries are made as they are posted. */
 export interface SnapshotList<T> {
   readonly length: number;
   slice(start: number, end: number): T[];
 }
 
+/** What the panel shows: one connection's journal, already mapped to view entries. */
 export interface EventLogSource {
   /** Entries held now, oldest first (at most the journal's capacity); mapped to view entries as they are read. */
   snapshot(): SnapshotList<LogEntryView>;
