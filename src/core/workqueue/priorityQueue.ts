@@ -15,7 +15,10 @@ export const LOW_PRIORITY = -100;
 export interface AddOptions {
   /** Ready after this many ms (0 or less: ready now). */
   afterMs?: number;
-  /** Ask the rate limiter for a delay (counts one failure); with `afterMs` the shorter of the two wins. */
+  /**
+   * Ask the rate limiter for a delay (counts one failure); with a positive `afterMs` the shorter of the two wins. With
+   * a negative `afterMs` the item is ready now (controller-runtime: only an unset or 0 `After` defers to the limiter).
+   */
   rateLimited?: boolean;
   /** Higher is handed out first. Default 0. */
   priority?: number;
@@ -88,7 +91,7 @@ export interface PriorityQueueOptions<T> extends WorkQueueOptions {
  *   wait elapses or a re-add raises its priority (controller-runtime's
  *   AddedCounter);
  * - `addRateLimited(x)` waits the rate limiter's delay (counting one failure);
- *   with both `afterMs` and `rateLimited`, the shorter delay wins;
+ *   with both `afterMs > 0` and `rateLimited`, the shorter delay wins (a negative `afterMs`: ready now);
  * - an item handed out (`get`, `tryGet`, `take`) is **locked** until `done`:
  *   it is never handed out twice at once. Adds meanwhile create a new entry,
  *   which is handed out only after `done` (as client-go's dirty rule);
@@ -143,7 +146,9 @@ export class PriorityWorkQueue<T> implements PriorityAddQueue<T> {
     const priority = options.priority ?? 0;
     let rearm = false;
     for (const key of items) {
-      let after = options.afterMs !== undefined && options.afterMs > 0 ? options.afterMs : 0;
+      // As controller-runtime: only an unset (0) afterMs defers to the limiter; a negative one stays "now" even when
+      // rate-limited (the limiter still counts the failure).
+      let after = options.afterMs === undefined || Number.isNaN(options.afterMs) ? 0 : options.afterMs;
       if (options.rateLimited) {
         const rl = this.limiter.when(key);
         if (after === 0 || rl < after) after = rl;

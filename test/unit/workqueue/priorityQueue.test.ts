@@ -196,3 +196,18 @@ test('queuedItems(limit) is the head of queuedItems(): priorities first, FIFO wi
   assert.deepEqual(q.queuedItems(5), q.queuedItems().slice(0, 5));
   q.done(head);
 });
+
+test('rate-limited add with a negative afterMs is ready now, as controller-runtime (only an unset After defers to the limiter); the failure still counts', () => {
+  const { clock, q, drain } = pq();
+  q.addRateLimited('warm'); // one failure: the next limiter delay would be 10 ms
+  q.cancelWait('warm');
+  q.addWithOpts({ rateLimited: true, afterMs: -1 }, 'warm');
+  assert.equal(q.waitingUntil('warm'), undefined, 'not waiting for the limiter');
+  assert.equal(q.len(), 1);
+  assert.equal(q.numRequeues('warm'), 2, 'the limiter was asked (one more failure)');
+  assert.deepEqual(drain(), ['warm']);
+  // afterMs 0 (unset) still takes the limiter's delay
+  q.addWithOpts({ rateLimited: true, afterMs: 0 }, 'warm');
+  assert.equal(q.waitingUntil('warm'), clock.now() + 20);
+  q.dispose();
+});
