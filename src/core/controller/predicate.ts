@@ -75,14 +75,16 @@ export interface GenerationChangedOptions {
 export function generationChanged(options: GenerationChangedOptions = {}): Predicate {
   const passResync = options.passResync ?? false;
   return predicateFuncs(passResync ? 'generationChanged(passResync)' : 'generationChanged', {
-    update: (e) => (passResync && e.isResync) || e.objectOld.metadata.generation !== e.objectNew.metadata.generation,
+    // An absent generation is 0, as Go's GetGeneration() reads it.
+    update: (e) => (passResync && e.isResync) || (e.objectOld.metadata.generation ?? 0) !== (e.objectNew.metadata.generation ?? 0),
   });
 }
 
 /** Updates pass only when `metadata.resourceVersion` changed: drops resyncs and no-op relist updates. */
 export function resourceVersionChanged(): Predicate {
   return predicateFuncs('resourceVersionChanged', {
-    update: (e) => e.objectOld.metadata.resourceVersion !== e.objectNew.metadata.resourceVersion,
+    // An absent resourceVersion is "", as Go's GetResourceVersion() reads it.
+    update: (e) => (e.objectOld.metadata.resourceVersion ?? '') !== (e.objectNew.metadata.resourceVersion ?? ''),
   });
 }
 

@@ -108,3 +108,13 @@ test('and / or / not combine, with names for the journal', () => {
   assert.equal(update(or(generationChanged(), labelChanged()), { generation: 1, labels: { a: '1' } }, { generation: 1, labels: { a: '2' } }), true);
   assert.equal(update(and(generationChanged(), labelChanged()), { generation: 1, labels: { a: '1' } }, { generation: 1, labels: { a: '2' } }), false);
 });
+
+test('generationChanged / resourceVersionChanged read an absent field as Go does (generation 0, resourceVersion "")', () => {
+  // JSON omits a zero generation (omitempty), so one side may carry 0 and the other nothing: unchanged, as in
+  // controller-runtime, where GetGeneration() is 0 for both.
+  assert.equal(update(generationChanged(), { generation: 0 }, {}), false);
+  assert.equal(update(generationChanged(), {}, { generation: 0 }), false);
+  assert.equal(update(generationChanged(), {}, { generation: 1 }), true);
+  assert.equal(update(resourceVersionChanged(), { resourceVersion: '' }, {}), false);
+  assert.equal(update(resourceVersionChanged(), {}, { resourceVersion: '7' }), true);
+});
