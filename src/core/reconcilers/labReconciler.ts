@@ -69,6 +69,26 @@ export function isControlledBy(child: KubeObject, owner: KubeObject): boolean {
   return (child.metadata.ownerReferences ?? []).some((r) => r.controller === true && r.uid === owner.metadata.uid);
 }
 
+/**
+ * The JSON Patch that removes **every** occurrence of `finalizer` from `obj` (the API server accepts duplicates),
+ * keeping the order of the others, as controller-runtime's `controllerutil.RemoveFinalizer` does: a `test` of the
+ * resourceVersion read, then, from the last occurrence to the first (so earlier indexes stay valid), a `test` that
+ * the index still holds `finalizer` and its `remove`. A stale read fails a test (422) and is retried. Empty when
+ * `obj` does not carry `finalizer`.
+ */
+export function removeFinalizerOps(obj: KubeObject, finalizer: string): JsonPatchOp[] {
+  const at: number[] = [];
+  (obj.metadata.finalizers ?? []).forEach((f, i) => {
+    if (f === finalizer) at.push(i);
+  });
+  if (at.length === 0) return [];
+  const ops: JsonPatchOp[] = [{ op: 'test', path: '/metadata/resourceVersion', value: obj.metadata.resourceVersion }];
+  for (const i of at.reverse()) {
+    ops.push({ op: 'test', path: `/metadata/finalizers/${i}`, value: finalizer }, { op: 'remove', path: `/metadata/finalizers/${i}` });
+  }
+  return ops;
+}
+
 function controllerRefOf(obj: KubeObject): OwnerReference | undefined {
   return (obj.metadata.ownerReferences ?? []).find((r) => r.controller === true);
 }
@@ -197,14 +217,9 @@ export function createLabReconciler(options: LabReconcilerOptions = {}): Explain
     }
     // Remove our finalizer from the latest object, guarded by `test` ops so a concurrent change fails (422) and is retried.
     const fresh = await readFresh(ctx, ctx.primary, ns, widget.metadata.name ?? '');
-    const finalizers = fresh?.metadata.finalizers ?? [];
-    const i = finalizers.indexOf(LAB_FINALIZER);
-    if (!fresh || i < 0) return {};
-    const ops: JsonPatchOp[] = [
-      { op: 'test', path: '/metadata/resourceVersion', value: fresh.metadata.resourceVersion },
-      { op: 'test', path: `/metadata/finalizers/${i}`, value: LAB_FINALIZER },
-      { op: 'remove', path: `/metadata/finalizers/${i}` },
-    ];
+    if (!fresh) return {};
+    const ops = removeFinalizerOps(fresh, LAB_FINALIZER);
+    if (ops.length === 0) return {};
     try {
       await ctx.client.patch(ctx.primary, ns, fresh.metadata.name ?? '', 'json', ops, { signal: ctx.signal });
     } catch (e) {

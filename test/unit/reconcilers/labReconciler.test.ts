@@ -1,11 +1,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { childDrift, childNameOf, createLabReconciler, desiredChildOf, isControlledBy, isLabWidgetResource, labResourceProblem, managedViewOf } from '../../../src/core/reconcilers/labReconciler.ts';
+import { childDrift, childNameOf, createLabReconciler, desiredChildOf, isControlledBy, isLabWidgetResource, LAB_FINALIZER, labResourceProblem, managedViewOf, removeFinalizerOps } from '../../../src/core/reconcilers/labReconciler.ts';
+import { ApiError, type JsonPatchOp, type KubeClient } from '../../../src/core/k8s/client.ts';
 import { isTerminal } from '../../../src/core/controller/reconcile.ts';
 import type { ReconcileContext } from '../../../src/core/controller/reconcile.ts';
 import { setCondition, rfc3339 } from '../../../src/core/reconcilers/conditions.ts';
 import { jsonEqual } from '../../../src/core/reconcilers/jsonEqual.ts';
-import { widget } from './helpers.ts';
+import { testContext, widget } from './helpers.ts';
 
 test('desired child: name, labels, controller ownerReference and data from spec', () => {
   const w = widget('w1', { spec: { data: { a: '1', b: '2' } } });
@@ -72,4 +73,40 @@ test('the lab reconciler reconciles only its Widget resource (lab.reconcile.dev 
   const r = createLabReconciler();
   await assert.rejects(r.reconcile({ key: 'ns/app', namespace: 'ns', name: 'app' }, ctx), (e: unknown) => isTerminal(e) && /only reconciles its own Widget/.test((e as Error).message));
   assert.deepEqual(calls, []);
+});
+
+test('finalize removes every occurrence of the lab finalizer, keeping the others in order (controllerutil.RemoveFinalizer)', async () => {
+  // The API server accepts duplicate finalizers. Removing only the first would leave the Widget Terminating, and the
+  // update that removal makes changes no generation: behind a generation-changed predicate nothing would retry it.
+  const deleting = widget('w1', {
+    metadata: { ...widget('w1').metadata, deletionTimestamp: '2026-01-01T00:00:00Z', finalizers: [LAB_FINALIZER, 'other.example/keep', LAB_FINALIZER] },
+  });
+  let stored = structuredClone(deleting);
+  const patches: JsonPatchOp[][] = [];
+  const client = {
+    async get(gvr: { resource: string }) {
+      if (gvr.resource === 'widgets') return structuredClone(stored);
+      throw new ApiError(404, 'NotFound', 'not found');
+    },
+    async patch(_gvr: unknown, _ns: unknown, _name: unknown, type: string, ops: JsonPatchOp[]) {
+      assert.equal(type, 'json');
+      patches.push(ops);
+      // Applies the ops in order as the server does (RFC 6902 test/remove on the paths this patch uses).
+      const next = structuredClone(stored);
+      for (const op of ops) {
+        const [, , field, index] = op.path.split('/');
+        if (op.op === 'test' && field === 'resourceVersion') assert.equal(next.metadata.resourceVersion, op.value);
+        else if (op.op === 'test') assert.equal(next.metadata.finalizers![Number(index)], op.value);
+        else if (op.op === 'remove') next.metadata.finalizers!.splice(Number(index), 1);
+        else assert.fail(`unexpected op ${op.op}`);
+      }
+      stored = next;
+      return structuredClone(stored);
+    },
+  } as unknown as KubeClient;
+  const { ctx } = testContext(client, { objects: [deleting] });
+  assert.deepEqual(await createLabReconciler().reconcile({ key: 'ns1/w1', namespace: 'ns1', name: 'w1' }, ctx), {});
+  assert.equal(patches.length, 1, 'one guarded patch');
+  assert.deepEqual(stored.metadata.finalizers, ['other.example/keep']);
+  assert.deepEqual(removeFinalizerOps(widget('w2'), LAB_FINALIZER), [], 'nothing to remove: no patch');
 });
