@@ -51,10 +51,22 @@ export class TerminalError extends Error {
   }
 }
 
-/** True when `e`, or any error in its `cause` chain, is terminal (as Go's errors.Is walks wrapped errors). */
+/**
+ * True when `e`, or any error it wraps, is terminal, as Go's `errors.Is(err, reconcile.TerminalError(nil))` walks
+ * the whole tree: the `cause` chain, and every member of an `AggregateError`'s `errors` (Go's `errors.Join`, whose
+ * `Unwrap() []error` errors.Is also searches). Bounded: cycles and very deep or wide trees end the walk.
+ */
 export function isTerminal(e: unknown): boolean {
-  for (let cur = e, depth = 0; typeof cur === 'object' && cur !== null && depth < 16; cur = (cur as { cause?: unknown }).cause, depth++) {
-    if (cur instanceof TerminalError || (cur as { terminal?: unknown }).terminal === true) return true;
+  const seen = new Set<object>();
+  const stack: Array<{ err: unknown; depth: number }> = [{ err: e, depth: 0 }];
+  while (stack.length > 0 && seen.size < 256) {
+    const { err, depth } = stack.pop()!;
+    if (typeof err !== 'object' || err === null || depth >= 16 || seen.has(err)) continue;
+    seen.add(err);
+    if (err instanceof TerminalError || (err as { terminal?: unknown }).terminal === true) return true;
+    const members = err instanceof AggregateError ? (err as AggregateError).errors : undefined;
+    if (Array.isArray(members)) for (let i = members.length - 1; i >= 0; i--) stack.push({ err: members[i], depth: depth + 1 });
+    stack.push({ err: (err as { cause?: unknown }).cause, depth: depth + 1 });
   }
   return false;
 }

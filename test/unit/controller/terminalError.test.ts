@@ -19,6 +19,16 @@ test('isTerminal walks the cause chain; a plain error, or one wrapping a plain e
   assert.equal(isTerminal(a), false);
 });
 
+test('isTerminal finds a TerminalError among an AggregateError\'s errors, as errors.Is searches errors.Join', () => {
+  const terminal = new TerminalError('spec is invalid');
+  assert.equal(isTerminal(new AggregateError([new Error('transient'), terminal], 'two failures')), true);
+  assert.equal(isTerminal(new Error('outer', { cause: new AggregateError([new Error('x'), new Error('y', { cause: terminal })]) })), true, 'nested');
+  assert.equal(isTerminal(new AggregateError([new Error('x'), new Error('y')])), false);
+  const loop = new AggregateError([]) as AggregateError & { errors: unknown[] };
+  loop.errors.push(loop);
+  assert.equal(isTerminal(loop), false, 'a cycle ends the walk');
+});
+
 test('a reconcile error wrapping a TerminalError in its cause is terminal: not requeued, failure count kept', async () => {
   const h = harness();
   let n = 0;
