@@ -376,6 +376,19 @@ export function parseCliArgs(argv: readonly string[]): CliArgs | 'help' {
   // A key no object can have is said before connecting: else a cluster that is down, or a kubeconfig to fix, is told
   // first, and the key only after that is solved. A Go controller with a custom request type takes its keys verbatim.
   if (v.go === undefined) for (const k of positionals) keyParts(k);
+  // An empty value (`--finalizer "$F"` with F unset) was taken as no flag at all: every finalizer removed, all
+  // namespaces watched, the default kubeconfig's cluster or current-context used, without a word.
+  const unlessGiven: Record<string, string> = {
+    kubeconfig: 'leave it out to use KUBECONFIG or ~/.kube/config',
+    context: 'leave it out to use the current-context',
+    namespace: 'leave it out to watch every namespace (a key without one then takes the context\'s)',
+    finalizer: 'leave it out to remove every finalizer',
+    'confirm-cluster': 'it takes the name of the cluster\'s context (kubectl config current-context)',
+  };
+  for (const [flag, otherwise] of Object.entries(unlessGiven)) {
+    const value = (v as Record<string, unknown>)[flag];
+    if (typeof value === 'string' && value.trim() === '') throw new UsageError(`--${flag} is empty (a variable that expanded to nothing?); ${otherwise}`);
+  }
   if (v.finalizer !== undefined && cmd !== 'strip-finalizers') throw new UsageError('--finalizer only applies to strip-finalizers');
   if (v.yes && cmd !== 'strip-finalizers') throw new UsageError('--yes only applies to strip-finalizers');
   if (v['dry-run'] && cmd !== 'report' && cmd !== 'strip-finalizers') throw new UsageError(`--dry-run does not apply to ${cmd}${cmd === 'dry-run' ? ' (it is always a dry-run)' : ''}`);

@@ -64,3 +64,15 @@ test('--reconciler in another case is named as meant; "help" as a command points
   usage(['help'], /^unknown command "help": the usage is reconcile-lab --help$/);
   usage(['help', 'run'], /the usage is reconcile-lab --help/);
 });
+
+test('an empty value (a variable that expanded to nothing) is a usage error, never taken as the flag left out', () => {
+  // Taken as absent, these meant: every finalizer removed, all namespaces, the default kubeconfig's cluster.
+  usage(['strip-finalizers', 'ns/a', '--finalizer', '', '--yes'], /^--finalizer is empty \(a variable that expanded to nothing\?\); leave it out to remove every finalizer$/);
+  usage(['run', '-n', ''], /^--namespace is empty .*leave it out to watch every namespace/);
+  usage(['run', '--namespace= '], /^--namespace is empty/);
+  usage(['report', '--kubeconfig='], /^--kubeconfig is empty .*KUBECONFIG or ~\/\.kube\/config$/);
+  usage(['inspect', 'ns/a', '--context', ''], /^--context is empty .*current-context$/);
+  usage(['check', '--confirm-cluster', ''], /^--confirm-cluster is empty .*kubectl config current-context/);
+  const a = parses(['strip-finalizers', 'ns/a', '--finalizer', 'x.io/f', '-n', 'ns', '--context', 'c', '--kubeconfig', 'k']);
+  assert.deepEqual([a.finalizer, a.namespace, a.context, a.kubeconfig], ['x.io/f', 'ns', 'c', 'k']);
+});
