@@ -121,8 +121,13 @@ function parseErrorMessage(e: Error & { code?: string }): string {
   const opt = m?.[2] ?? m?.[1];
   switch (e.code) {
     case 'ERR_PARSE_ARGS_UNKNOWN_OPTION': {
+      const habit = opt ? KUBECTL_HABITS[opt.split('=')[0]!] : undefined;
+      if (habit) return `unknown option ${opt}${habit}`;
       const near = opt?.startsWith('--') ? closest(opt.slice(2).split('=')[0]!, Object.keys(OPTIONS)) : undefined;
-      return `unknown option ${opt ?? e.message}${near ? ` (did you mean --${near}?)` : ''}`;
+      // A short option in the other case (-N, -H): the one there is.
+      const short = opt && /^-[a-zA-Z]$/.test(opt) ? Object.values(OPTIONS).find((o) => 'short' in o && o.short.toLowerCase() === opt[1]!.toLowerCase()) : undefined;
+      const meant = near ? `--${near}` : short && 'short' in short ? `-${short.short}` : undefined;
+      return `unknown option ${opt ?? e.message}${meant ? ` (did you mean ${meant}?)` : ''}`;
     }
     case 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE':
       if (/argument missing/.test(e.message)) return `option ${opt ?? ''} needs a value`.replace('  ', ' ');
@@ -133,6 +138,14 @@ function parseErrorMessage(e: Error & { code?: string }): string {
       return e.message;
   }
 }
+
+/** kubectl's options a kubectl user types here, with what this CLI does instead (after "unknown option -A"). */
+const KUBECTL_HABITS: Record<string, string> = {
+  '-A': ': without -n, run, step, report and check cover every namespace already (kubectl\'s -A)',
+  '--all-namespaces': ': without -n, run, step, report and check cover every namespace already',
+  '-o': ': --json gives machine-readable output (report and check also take --markdown)',
+  '--output': ': --json gives machine-readable output (report and check also take --markdown)',
+};
 
 /** A following argument that is a negative number ("-1", "-0.5", "-.5", "-1e3"): the value of the option before it. */
 const NEGATIVE_NUMBER = /^-(\d+\.?\d*|\.\d+)(e[-+]?\d+)?$/i;

@@ -76,3 +76,13 @@ test('an empty value (a variable that expanded to nothing) is a usage error, nev
   const a = parses(['strip-finalizers', 'ns/a', '--finalizer', 'x.io/f', '-n', 'ns', '--context', 'c', '--kubeconfig', 'k']);
   assert.deepEqual([a.finalizer, a.namespace, a.context, a.kubeconfig], ['x.io/f', 'ns', 'c', 'k']);
 });
+
+test('kubectl habits (-A, -o json) are answered with what this CLI does; a short option in the other case is named', () => {
+  usage(['run', '-A'], /^unknown option -A: without -n, run, step, report and check cover every namespace already \(kubectl's -A\)$/);
+  usage(['report', '--all-namespaces'], /^unknown option --all-namespaces: without -n/);
+  usage(['report', '-o', 'json'], /^unknown option -o: --json gives machine-readable output \(report and check also take --markdown\)$/);
+  usage(['report', '--output=json'], /^unknown option --output: --json gives machine-readable output/);
+  usage(['run', '-N', 'shop'], /^unknown option -N \(did you mean -n\?\)$/);
+  usage(['run', '-x'], /^unknown option -x$/);
+  usage(['run', '--dryrun'], /^unknown option --dryrun \(did you mean --dry-run\?\)$/);
+});
