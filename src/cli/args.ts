@@ -1,4 +1,4 @@
-import { pathSegmentProblem } from '../core/k8s/keys.ts';
+import { pathSegmentProblem, splitKey } from '../core/k8s/keys.ts';
 import { parseArgs } from 'node:util';
 import { splitCommandLine } from '../core/reconcilers/commandLine.ts';
 import { moduleExtensionProblem } from '../core/reconcilers/moduleReconciler.ts';
@@ -121,8 +121,13 @@ function parseErrorMessage(e: Error & { code?: string }): string {
   const opt = m?.[2] ?? m?.[1];
   switch (e.code) {
     case 'ERR_PARSE_ARGS_UNKNOWN_OPTION': {
+      const habit = opt ? KUBECTL_HABITS[opt.split('=')[0]!] : undefined;
+      if (habit) return `unknown option ${opt}${habit}`;
       const near = opt?.startsWith('--') ? closest(opt.slice(2).split('=')[0]!, Object.keys(OPTIONS)) : undefined;
-      return `unknown option ${opt ?? e.message}${near ? ` (did you mean --${near}?)` : ''}`;
+      // A short option in the other case (-N, -H): the one there is.
+      const short = opt && /^-[a-zA-Z]$/.test(opt) ? Object.values(OPTIONS).find((o) => 'short' in o && o.short.toLowerCase() === opt[1]!.toLowerCase()) : undefined;
+      const meant = near ? `--${near}` : short && 'short' in short ? `-${short.short}` : undefined;
+      return `unknown option ${opt ?? e.message}${meant ? ` (did you mean ${meant}?)` : ''}`;
     }
     case 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE':
       if (/argument missing/.test(e.message)) return `option ${opt ?? ''} needs a value`.replace('  ', ' ');
@@ -133,6 +138,14 @@ function parseErrorMessage(e: Error & { code?: string }): string {
       return e.message;
   }
 }
+
+/** kubectl's options a kubectl user types here, with what this CLI does instead (after "unknown option -A"). */
+const KUBECTL_HABITS: Record<string, string> = {
+  '-A': ': without -n, run, step, report and check cover every namespace already (kubectl\'s -A)',
+  '--all-namespaces': ': without -n, run, step, report and check cover every namespace already',
+  '-o': ': --json gives machine-readable output (report and check also take --markdown)',
+  '--output': ': --json gives machine-readable output (report and check also take --markdown)',
+};
 
 /** A following argument that is a negative number ("-1", "-0.5", "-.5", "-1e3"): the value of the option before it. */
 const NEGATIVE_NUMBER = /^-(\d+\.?\d*|\.\d+)(e[-+]?\d+)?$/i;
@@ -241,11 +254,12 @@ Options:
   --dry-run                 report: plan instead of act; strip-finalizers: preview the removal (dryRun=All,
                             no --yes needed)
   --duration <seconds>      run: stop after this long
-  --drop-managed-fields     run / step: cache objects without metadata.managedFields (saves memory;
+  --drop-managed-fields     run / step (not with --go): cache objects without metadata.managedFields (saves memory;
                             default: kept as received, as controller-runtime does)
-  --watch-list <on|off>     informers stream their initial list with a WatchList request instead of a LIST
-                            (default on, as client-go 1.35+; KUBE_FEATURE_WatchListClient=false also turns it
-                            off); a server that refuses it gets LIST + WATCH
+  --watch-list <on|off>     run / step / inspect (not with --go): informers stream their initial list with a
+                            WatchList request instead of a LIST (default on, as client-go 1.35+;
+                            KUBE_FEATURE_WatchListClient=false also turns it off); a server that refuses it gets
+                            LIST + WATCH
   --workers <n>             run: reconcile up to n keys in parallel (1–64, default 1); a key never runs twice at once
   --reconcile-timeout <s>   run, step: the deadline of one reconcile: ctx.signal is aborted (an exec program is killed),
                             and the key stays in processing until the call returns (default: none, as controller-runtime)
@@ -273,7 +287,7 @@ Options:
                             configMapKeyRef, volumes, envFrom… by themselves)
   --convergence-bound <s>   check: how long a run may take to go idle (default 15)
   --json                    machine-readable output on stdout
-  --markdown                report: Markdown (the default for report)
+  --markdown                report, check: Markdown (the default for report)
   -v, --verbose             log to stderr
   -h, --help                this help
   -V, --version             print the version
@@ -310,9 +324,23 @@ export function parseReconcilerSpec(spec: string): ReconcilerSpec {
     return { kind: 'module', path };
   }
   // A misspelt kind ("modul:x", "exce:./r.sh"): name the one meant, with the rest as given.
+  // A misspelt or capitalised kind ("Lab", "EXEC:./r.sh"): closest() does not count case.
   const colon = spec.indexOf(':');
   const near = colon > 0 ? closest(spec.slice(0, colon), ['exec', 'module']) : undefined;
-  throw new UsageError(`unknown --reconciler "${spec}" (expected lab, exec:<command> or module:<path>)${near ? `; did you mean ${near}:${spec.slice(colon + 1)}?` : ''}`);
+  const meant = colon > 0 ? (near ? `${near}:${spec.slice(colon + 1)}` : undefined) : closest(spec, ['lab']);
+  throw new UsageError(`unknown --reconciler "${spec}" (expected lab, exec:<command> or module:<path>)${meant ? `; did you mean ${meant}?` : ''}`);
+}
+
+/**
+ * The parts of a key as a person typed it (`namespace/name` or `name`); a {@link UsageError} (exit 2) naming the shape
+ * expected, and what a part may not contain, for anything else (`a/b/c`, `ns/`, `a b/c`).
+ */
+export function keyParts(key: string): { namespace?: string; name: string } {
+  try {
+    return splitKey(key);
+  } catch (e) {
+    throw new UsageError(`bad key "${key}": expected namespace/name or name${/may not/.test((e as Error).message) ? ` (${(e as Error).message.replace(/^unexpected key "[^"]*": /, '')})` : ''}`);
+  }
 }
 
 /** Whether argv asks for the version (--version or -V, without --help): answered before anything else is parsed. */
@@ -346,6 +374,8 @@ export function parseCliArgs(argv: readonly string[]): CliArgs | 'help' {
   if (parsed.positionals.length === 0) throw new UsageError(`no command given (commands: ${COMMANDS.join(', ')})`);
   const [command, ...positionals] = parsed.positionals;
   if (!(COMMANDS as readonly string[]).includes(command!)) {
+    // `reconcile-lab help` (git's and go's way): the usage is --help here.
+    if (command === 'help') throw new UsageError('unknown command "help": the usage is reconcile-lab --help');
     const near = closest(command!, COMMANDS);
     throw new UsageError(`unknown command "${command}"${near ? `; did you mean "${near}"?` : ''} (commands: ${COMMANDS.join(', ')})`);
   }
@@ -356,12 +386,33 @@ export function parseCliArgs(argv: readonly string[]): CliArgs | 'help' {
   if (cmd === 'dry-run' || cmd === 'inspect' || cmd === 'strip-finalizers') need(1, 'exactly one <key>');
   if (cmd === 'run') need(0, 'no positional arguments');
   if (cmd === 'step' && positionals.length > 1) throw new UsageError('step takes at most one <key>');
+  // A key no object can have is said before connecting: else a cluster that is down, or a kubeconfig to fix, is told
+  // first, and the key only after that is solved. A Go controller with a custom request type takes its keys verbatim.
+  if (v.go === undefined) for (const k of positionals) keyParts(k);
+  // An empty value (`--finalizer "$F"` with F unset) was taken as no flag at all: every finalizer removed, all
+  // namespaces watched, the default kubeconfig's cluster or current-context used, without a word.
+  const unlessGiven: Record<string, string> = {
+    kubeconfig: 'leave it out to use KUBECONFIG or ~/.kube/config',
+    context: 'leave it out to use the current-context',
+    namespace: 'leave it out to watch every namespace (a key without one then takes the context\'s)',
+    finalizer: 'leave it out to remove every finalizer',
+    'confirm-cluster': 'it takes the name of the cluster\'s context (kubectl config current-context)',
+  };
+  for (const [flag, otherwise] of Object.entries(unlessGiven)) {
+    const value = (v as Record<string, unknown>)[flag];
+    if (typeof value === 'string' && value.trim() === '') throw new UsageError(`--${flag} is empty (a variable that expanded to nothing?); ${otherwise}`);
+  }
   if (v.finalizer !== undefined && cmd !== 'strip-finalizers') throw new UsageError('--finalizer only applies to strip-finalizers');
   if (v.yes && cmd !== 'strip-finalizers') throw new UsageError('--yes only applies to strip-finalizers');
   if (v['dry-run'] && cmd !== 'report' && cmd !== 'strip-finalizers') throw new UsageError(`--dry-run does not apply to ${cmd}${cmd === 'dry-run' ? ' (it is always a dry-run)' : ''}`);
   if (v['drop-managed-fields'] && cmd !== 'run' && cmd !== 'step') throw new UsageError('--drop-managed-fields only applies to run and step (they keep an informer cache)');
+  // Only report and check render Markdown: elsewhere the flag was accepted and ignored (a script would get text).
+  if (v.markdown && cmd !== 'report' && cmd !== 'check') throw new UsageError(`--markdown only applies to report and check${v.json ? '' : ' (--json gives every command machine-readable output)'}`);
   let watchList: boolean | undefined;
   if (v['watch-list'] !== undefined) {
+    // Only run, step and inspect list through an informer of this process: dry-run, report and strip-finalizers read
+    // with plain GETs and LISTs, and check's runs use informers of their own; accepted there, it was ignored.
+    if (cmd !== 'run' && cmd !== 'step' && cmd !== 'inspect') throw new UsageError('--watch-list only applies to run, step and inspect (the commands that fill an informer cache)');
     const w = v['watch-list'].toLowerCase();
     if (w === 'on' || w === 'true') watchList = true;
     else if (w === 'off' || w === 'false') watchList = false;
@@ -392,6 +443,9 @@ export function parseCliArgs(argv: readonly string[]): CliArgs | 'help' {
       ['reconcile-timeout', v['reconcile-timeout'] !== undefined, 'controller.Options{ReconciliationTimeout: …} in the program'],
       ['predicate', (v.predicate ?? []).length > 0, 'builder.WithPredicates(…) in the program'],
       ['work-queue', v['work-queue'] !== undefined, 'UsePriorityQueue in the program\'s controller options'],
+      // Options of the CLI's own informer cache: a Go program fills its manager's cache itself.
+      ['watch-list', v['watch-list'] !== undefined, 'the program\'s client-go decides: KUBE_FEATURE_WatchListClient=false in its environment turns WatchList off'],
+      ['drop-managed-fields', v['drop-managed-fields'] === true, 'cache.Options{DefaultTransform: cache.TransformStripManagedFields()} in the program'],
     ];
     for (const [flag, given, instead] of inGo) {
       if (given) throw new UsageError(`--${flag} does not apply with --go: the Go program's controller runs its own loop (${instead})`);

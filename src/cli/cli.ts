@@ -49,7 +49,7 @@ import { addModuleIndexes, type ModuleIndex } from '../core/reconcilers/moduleIn
 import { parsePredicateSpec } from '../core/controller/predicateSpec.ts';
 import { missingNamespaceNote, missingObjectNote } from '../core/k8s/absent.ts';
 import { closestNames } from '../core/text/closest.ts';
-import { cliVersion, ExitCode, HELP, parseCliArgs, wantsVersion, resolveWatchList, UsageError, type CliArgs } from './args.ts';
+import { cliVersion, ExitCode, HELP, keyParts, parseCliArgs, wantsVersion, resolveWatchList, UsageError, type CliArgs } from './args.ts';
 import { CheckRefusedError, runChecks, skippedUnsettled } from '../core/checks/runChecks.ts';
 import { reproduceFlags, shellQuote } from '../core/checks/reproduce.ts';
 import { renderCheckJson, renderCheckMarkdown, renderCheckText } from '../core/checks/render.ts';
@@ -495,12 +495,7 @@ function resourceName(s: Session): string {
 }
 
 function normalizeKey(key: string, s: Session): ObjectKey {
-  let parts: { namespace?: string; name: string };
-  try {
-    parts = splitKey(key);
-  } catch (e) {
-    throw new UsageError(`bad key "${key}": expected namespace/name or name${/may not/.test((e as Error).message) ? ` (${(e as Error).message.replace(/^unexpected key "[^"]*": /, '')})` : ''}`);
-  }
+  const parts = keyParts(key);
   if (!s.resource.namespaced) {
     const f = s.followedByDefault;
     const others = f ? f.announced().filter((n) => n !== f.name) : [];

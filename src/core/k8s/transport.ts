@@ -215,7 +215,7 @@ export class KubeTransport {
         // informer relists where client-go retries the watch.
         if (attempt === 0 && sendAgainOnFreshConnection(req.method, cause)) continue;
         const detail = cause?.code ?? cause?.message ?? (e as Error).message;
-        const error = new ApiError(0, 'Unreachable', `Cannot reach the API server at ${this.server} (${detail}).`, { cause: detail });
+        const error = new ApiError(0, 'Unreachable', `Cannot reach the API server at ${this.server} (${unreachableDetail(detail, this.server)}).`, { cause: detail });
         if (!this.unreachableSince) {
           this.unreachableSince = { error: error.message };
           this.reachability.fire({ reachable: false, error: error.message });
@@ -266,6 +266,25 @@ export class KubeTransport {
     }
     throw toApiError(res.status, text, `${req.method} ${req.path}`, req);
   }
+}
+
+/**
+ * What follows "Cannot reach the API server at <server>" for `detail`, the cause fetch gave (`ECONNREFUSED`, …), with
+ * what undici's connect timeout means.
+ * fetch's "bad port" is said for a person: fetch never connects to the ports the Fetch standard blocks (6000, 6665–6669,
+ * 10080, …), where kubectl, which is not bound by that list, reaches the same server.
+ */
+export function unreachableDetail(detail: string, server: string): string {
+  // undici's own code for its connect timeout, which covers the TLS handshake too: say what it means.
+  if (detail === 'UND_ERR_CONNECT_TIMEOUT') return `${detail}: the connection and its TLS handshake did not complete in time; nothing answers there, a firewall drops the packets, or the port is not a TLS server`;
+  if (detail !== 'bad port') return detail;
+  let port = '';
+  try {
+    port = new URL(server).port;
+  } catch {
+    // not a URL: the port stays unnamed
+  }
+  return `bad port: Node's fetch, which Reconcile Lab connects with, never connects to port ${port || 'of this URL'} (the Fetch standard blocks it as another protocol's), even where kubectl reaches it; serve the API server on another port, e.g. 6443`;
 }
 
 /**
