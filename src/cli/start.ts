@@ -103,8 +103,17 @@ export function start(): void {
   }).then((code) => {
     answered();
     process.exitCode = code;
+    // Once the command has answered and disposed of what it started, nothing of ours is left to wait for; the process
+    // normally ends at once. What can still hold it is outside our reach: a TLS connection undici is still opening to
+    // a server that never answers stays until undici's own 10 s connect timeout, whatever the dispatcher's close or
+    // destroy (nodejs/undici#4405), so a Ctrl+C'd `report` lingered some 20 s after saying "interrupted". The timer is
+    // unref'd: it never keeps the process alive itself, it only ends one that something else keeps alive.
+    setTimeout(() => process.exit(code), EXIT_GRACE_MS).unref();
   });
 }
+
+/** How long the process may outlive its command's answer (see start) before it is ended. */
+const EXIT_GRACE_MS = 1000;
 
 /**
  * Whether this process is in its terminal's foreground process group (Linux: /proc/self/stat's pgrp and tpgid).

@@ -4,12 +4,15 @@
 import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type AddressInfo, type Socket } from 'node:net';
+import { tmpdir } from 'node:os';
 import { request } from 'node:https';
 import { request as httpRequest } from 'node:http';
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { createOwnedTempDir, processesUsing } from '../../src/core/process/ownedTempDir.ts';
 import { alive } from '../support/alive.ts';
+import { startCliProcess } from './support/cli.ts';
 
 const root = resolve(import.meta.dirname, '../..');
 const src = (p: string) => JSON.stringify(resolve(root, 'src', p));
@@ -188,6 +191,34 @@ describe('processes never outlive their owner', () => {
       assert.ok(lab.out.some((l) => /etcd exited by itself/.test(l)), 'the lab says why it stopped');
     } finally {
       lab.run.kill('SIGTERM');
+    }
+  });
+});
+
+describe('the CLI process ends when its command has answered', () => {
+  it("Ctrl+C while a TLS connection to a server that never answers is still opening: the process ends after saying 'interrupted' (it lingered ~20 s, until undici gave up connecting)", { timeout: 9_000 }, async () => {
+    // A TCP server that accepts and then says nothing: undici's TLS handshake waits for its 10 s connect timeout,
+    // and neither closing nor destroying its dispatcher ends that wait (nodejs/undici#4405).
+    const sockets: Socket[] = [];
+    const server = createServer((c) => void sockets.push(c));
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const dir = mkdtempSync(join(tmpdir(), 'rl-cli-silent-'));
+    try {
+      const kubeconfig = join(dir, 'kubeconfig');
+      const port = (server.address() as AddressInfo).port;
+      writeFileSync(kubeconfig, `apiVersion: v1\nkind: Config\nclusters: [{ name: c, cluster: { server: "https://127.0.0.1:${port}" } }]\nusers: [{ name: u, user: { token: t } }]\ncontexts: [{ name: x, context: { cluster: c, user: u } }]\ncurrent-context: x\n`);
+      const cli = startCliProcess(['report', '--kubeconfig', kubeconfig]);
+      await eventually(() => sockets.length > 0, 'the CLI connects to the silent server');
+      cli.kill('SIGINT');
+      // Ended by the CLI's own grace timer (1 s after its answer). The test's bound (9 s from its start, startup
+      // included) is below undici's 10 s connect timeout, which the process otherwise waited out (and more).
+      const r = await cli.exited;
+      assert.equal(r.code, 130, r.stderr);
+      assert.match(r.stderr, /interrupted: report stopped before it finished/);
+    } finally {
+      for (const sk of sockets) sk.destroy();
+      server.close();
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 });
