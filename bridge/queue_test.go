@@ -31,6 +31,17 @@ func testQueue(t *testing.T, pq bool) (*Queue, *hub) {
 	return q, h
 }
 
+// fakeClockQueue is a queue named name (the priority queue when pq) whose clock and hub's clock is a fake one at
+// 1,000,000 ms: its waits and backoffs pass only when the test steps the clock. Shut down when the test ends.
+func fakeClockQueue(t *testing.T, name string, pq bool) (*Queue, *hub, *clocktesting.FakeClock) {
+	t.Helper()
+	clk := clocktesting.NewFakeClock(time.UnixMilli(1_000_000))
+	h := newHub("", "", clk)
+	q := newQueue(queueConfig{name: name, priorityQueue: pq, hub: h, clock: clk})
+	t.Cleanup(q.ShutDown)
+	return q, h, clk
+}
+
 // queueMsgs drains the hub's outbox and returns the queue messages.
 func queueMsgs(h *hub) []*QueueMsg {
 	var out []*QueueMsg
@@ -498,10 +509,7 @@ func TestPrioritiesKept(t *testing.T) {
 // TestTransitionsReported: added (priority, cause), waiting (due), backoff (failures, delay from the limiter),
 // processing (every cause since the last Get), done, forgotten, ready after a reset.
 func TestTransitionsReported(t *testing.T) {
-	clk := clocktesting.NewFakeClock(time.UnixMilli(1_000_000))
-	h := newHub("", "", clk)
-	q := newQueue(queueConfig{name: "tr", priorityQueue: false, hub: h, clock: clk})
-	t.Cleanup(q.ShutDown)
+	q, h, clk := fakeClockQueue(t, "tr", false)
 	k := req("k")
 	q.AddWithOpts(prio(3), k)
 	q.AddAfter(k, time.Minute) // no-op for a ready key, but a cause
@@ -612,10 +620,7 @@ func failing(q *Queue, keys ...reconcile.Request) {
 func TestForgetReportedOnlyWhenItResetsFailures(t *testing.T) {
 	for _, pq := range []bool{true, false} {
 		t.Run(fmt.Sprintf("priorityQueue=%v", pq), func(t *testing.T) {
-			clk := clocktesting.NewFakeClock(time.UnixMilli(1_000_000))
-			h := newHub("", "", clk)
-			q := newQueue(queueConfig{name: "fg", priorityQueue: pq, hub: h, clock: clk})
-			t.Cleanup(q.ShutDown)
+			q, h, clk := fakeClockQueue(t, "fg", pq)
 			a, b := req("a"), req("b")
 			cycle := func(k reconcile.Request, fail bool) {
 				q.Add(k)
@@ -686,10 +691,7 @@ func TestForgetReportedOnlyWhenItResetsFailures(t *testing.T) {
 func TestClientGoKeepsWaitAfterAdd(t *testing.T) {
 	for _, pq := range []bool{false, true} {
 		t.Run(fmt.Sprintf("priorityQueue=%v", pq), func(t *testing.T) {
-			clk := clocktesting.NewFakeClock(time.UnixMilli(1_000_000))
-			h := newHub("", "", clk)
-			q := newQueue(queueConfig{name: "late", priorityQueue: pq, hub: h, clock: clk})
-			t.Cleanup(q.ShutDown)
+			q, h, clk := fakeClockQueue(t, "late", pq)
 			wait, retry := req("requeue-after"), req("retry")
 			q.AddAfter(wait, 10*time.Second) // a Result{RequeueAfter: 10s}
 			q.AddRateLimited(retry)

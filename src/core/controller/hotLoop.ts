@@ -149,11 +149,20 @@ export class HotLoopDetector {
       if (t.addedChildren.size < 100) t.addedChildren.add(r.child);
     }
     t.selfWrites += o.selfWrites;
-    while (t.times.length > 0 && t.times[0]! < o.at - this.windowMs) t.times.shift();
-    if (t.times.length < this.threshold) return undefined;
-    if (t.lastWarnAt !== undefined && o.at - t.lastWarnAt < this.cooldownMs) return undefined;
-    t.lastWarnAt = o.at;
-    return this.warning(o.key, t, o.at);
+    return this.due(t, o.at) ? this.warning(o.key, t, o.at) : undefined;
+  }
+
+  /**
+   * Counts a run at `at` in `t` (its times already hold it) over the window: true when the window holds at least the
+   * threshold of runs and the key was not warned about within the cooldown, in which case the warning is due now
+   * (`lastWarnAt` is set). Drops the times that fell out of the window.
+   */
+  private due(t: { times: number[]; lastWarnAt?: number }, at: number): boolean {
+    while (t.times.length > 0 && t.times[0]! < at - this.windowMs) t.times.shift();
+    if (t.times.length < this.threshold) return false;
+    if (t.lastWarnAt !== undefined && at - t.lastWarnAt < this.cooldownMs) return false;
+    t.lastWarnAt = at;
+    return true;
   }
 
   forget(key: ObjectKey): void {
@@ -172,10 +181,7 @@ export class HotLoopDetector {
     }
     t.times.push(o.at);
     t.afterMs = afterMs;
-    while (t.times.length > 0 && t.times[0]! < o.at - this.windowMs) t.times.shift();
-    if (t.times.length < this.threshold) return undefined;
-    if (t.lastWarnAt !== undefined && o.at - t.lastWarnAt < this.cooldownMs) return undefined;
-    t.lastWarnAt = o.at;
+    if (!this.due(t, o.at)) return undefined;
     const count = t.times.length;
     const spanMs = o.at - t.times[0]!;
     // A Go RequeueAfter of 5 (ns) arrives as 0.000005 ms: said in ns.
@@ -219,10 +225,7 @@ export class HotLoopDetector {
     }
     t.times.push(o.at);
     t.selfWrites += o.selfWrites;
-    while (t.times.length > 0 && t.times[0]! < o.at - this.windowMs) t.times.shift();
-    if (t.times.length < this.threshold) return undefined;
-    if (t.lastWarnAt !== undefined && o.at - t.lastWarnAt < this.cooldownMs) return undefined;
-    t.lastWarnAt = o.at;
+    if (!this.due(t, o.at)) return undefined;
     const count = t.times.length;
     const spanMs = o.at - t.times[0]!;
     const message =
