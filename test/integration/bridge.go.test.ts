@@ -238,7 +238,7 @@ describe('the Go sample controller through the bridge', { skip: (!haveGo() && 'g
     // A planned write's diff reads current → planned, in the CLI's dry-run text as in the editor's.
     const text = await runCliProcess(['dry-run', `${ns}/alpha`, '--kubeconfig', cluster.kubeconfigPath, '--go', go, '--go-wait', '120']);
     assert.equal(text.code, 0, text.stderr);
-    assert.match(text.stdout, new RegExp(`--- configmaps ${ns}/alpha-config\tcurrent\n\s*\+\+\+ configmaps ${ns}/alpha-config\tplanned\n`), text.stdout);
+    assert.match(text.stdout, new RegExp(`--- configmaps ${ns}/alpha-config\\tcurrent\\n\\s*\\+\\+\\+ configmaps ${ns}/alpha-config\\tplanned\\n`), text.stdout);
     // Markdown (the default), live, one key: its writes are stored and listed, with the status written.
     const live = await runCliProcess(['report', `${ns}/alpha`, '--kubeconfig', cluster.kubeconfigPath, '--go', go, '--go-wait', '120']);
     assert.equal(live.code, 0, live.stderr);
@@ -246,9 +246,6 @@ describe('the Go sample controller through the bridge', { skip: (!haveGo() && 'g
     assert.match(live.stdout, /Reconciler `Go controller widget`, live, .* 1 object\(s\)/);
     assert.match(live.stdout, new RegExp(`create configmaps ${ns}/alpha-config: rv — → \\d+`), live.stdout);
     assert.match(live.stdout, /\*\*Status written:\*\*/, live.stdout);
-    // A write that was made reads before → after (it said observed → desired, as if the controller had said what it wants).
-    assert.match(live.stdout, /\tbefore\n\+\+\+ \S+\tafter\n/, live.stdout);
-    assert.doesNotMatch(live.stdout, /\t(observed|desired|planned)\n/, live.stdout);
     assert.ok(await client.get(CONFIGMAPS, ns, 'alpha-config'), 'the live pass created the child');
     await assert.rejects(client.get(CONFIGMAPS, ns, 'beta-config'), (e: unknown) => isNotFound(e), 'beta was not named: not reconciled');
   });
