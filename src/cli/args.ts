@@ -32,9 +32,9 @@ export const ExitCode = {
   connection: 3,
   conflict: 4,
   refused: 5,
-  /** Ctrl+C (SIGINT) ended a command other than run and check, which clean up and report instead (128 + 2, as a shell). */
+  /** Ctrl+C (SIGINT) ended a command before it finished (128 + 2, as a shell); run's loop and check's checks, once started, clean up and report instead. */
   interrupted: 130,
-  /** SIGTERM (a CI timeout) ended such a command (128 + 15). */
+  /** SIGTERM (a CI timeout) ended a command in the same way (128 + 15). */
   terminated: 143,
 } as const;
 export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode];
@@ -299,8 +299,8 @@ Exit codes:
   3  cannot connect (kubeconfig, network, authentication)
   4  the object changed meanwhile, or a conflict: refresh and retry
   5  refused: strip-finalizers without --yes; check against an unconfirmed cluster
-  130, 143  Ctrl+C (SIGINT), SIGTERM: step, dry-run, report, inspect or strip-finalizers stopped (run stops and
-            exits as its summary says; check reports what ran and exits 1)
+  130, 143  Ctrl+C (SIGINT), SIGTERM: the command stopped before it finished (once run's loop has started, run
+            stops and exits as its summary says; once check's checks have started, it reports what ran and exits 1)
 `;
 
 export function parseReconcilerSpec(spec: string): ReconcilerSpec {

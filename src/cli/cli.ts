@@ -86,6 +86,7 @@ export function exitCodeFor(e: unknown): ExitCode {
   // only once the program ran and announced them).
   if (e instanceof UsageError || e instanceof GoControllerNotAnnouncedError) return ExitCode.usage;
   if (e instanceof RefusedError) return ExitCode.refused;
+  if (e instanceof StoppedBeforeStartError) return e.exitCode;
   if (e instanceof KubeConfigError) return ExitCode.connection;
   if (e instanceof ObjectChangedError) return ExitCode.conflict;
   if (e instanceof ApiError) {
@@ -174,15 +175,16 @@ export async function runCli(argv: readonly string[], rawIo: CliIo): Promise<num
   // informer backing off before its first list) Node would see nothing left to do and exit with 0, silently: keep
   // the process alive until the command has answered.
   const keepAlive = setInterval(() => {}, 1 << 30);
-  // run and check stop on Ctrl+C / SIGTERM themselves (the loop ends, the checks clean up) and then report. Any other
-  // command is answered at once (130 / 143) and its store disposed as after any answer: a Go program it launched is
-  // stopped (gracefully: go run removes its build directory), the bridge's socket directory removed, an exec
-  // program's process group killed. Without this Node's default ended the process and left those behind.
-  const ownInterrupt = args.command === 'run' || args.command === 'check';
+  // Ctrl+C / SIGTERM answers a command at once (130 / 143) and its store is disposed as after any answer: a Go
+  // program it launched is stopped (gracefully: go run removes its build directory), the bridge's socket directory
+  // removed, an exec program's process group killed. Without this Node's default ended the process and left those
+  // behind, and printed nothing (no --json line). run and check take Ctrl+C over once they have something to stop and
+  // report (the loop, the checks: see handOverInterrupts); until then (connecting, loading a module, looking up keys)
+  // they are answered here as every other command.
   const interrupt = new AbortController();
+  let generic: Disposable | undefined;
   const onInterrupt = new Promise<number>((resolve) => {
-    if (ownInterrupt) return;
-    store.add(
+    generic = store.add(
       io.onInterrupt((signal) => {
         if (interrupted !== undefined) return;
         interrupted = signal === 'SIGTERM' ? ExitCode.terminated : ExitCode.interrupted;
@@ -195,6 +197,7 @@ export async function runCli(argv: readonly string[], rawIo: CliIo): Promise<num
     );
   });
   interrupts.set(store, interrupt.signal);
+  handOvers.set(store, () => generic?.dispose());
   try {
     const answer = execute(args, commandIo, log, store);
     answer.catch(() => {}); // after an interrupt its failure is not the answer
@@ -224,8 +227,22 @@ export async function runCli(argv: readonly string[], rawIo: CliIo): Promise<num
 /** The reason a command's work is aborted with when Ctrl+C / SIGTERM ends it (a Go program still starting is stopped). */
 class CommandInterruptedError extends Error {}
 
-/** Aborted when Ctrl+C / SIGTERM ends a command that does not stop on it itself (every command but run and check). */
+/** Aborted when Ctrl+C / SIGTERM ends a command before it handed interrupts over (see handOverInterrupts). */
 const interrupts = new WeakMap<DisposableStore, AbortSignal>();
+
+/** Per command store: ends runCli's own answer to Ctrl+C / SIGTERM (see handOverInterrupts). */
+const handOvers = new WeakMap<DisposableStore, () => void>();
+
+/**
+ * From now on the command stops on Ctrl+C / SIGTERM itself (run: the loop ends and the summary is printed; check: the
+ * checks clean up and report what ran): runCli no longer answers them. Call it in the same synchronous turn as the
+ * command's own io.onInterrupt subscription, so that no signal falls between the two. Throws the interrupt's reason
+ * when runCli already answered one (the command must not start anything after that).
+ */
+function handOverInterrupts(store: DisposableStore): void {
+  interrupts.get(store)?.throwIfAborted();
+  handOvers.get(store)?.();
+}
 
 /** Whether argv has --json before any `--` (for a command line that could not be parsed). */
 function jsonAsked(argv: readonly string[]): boolean {
@@ -579,6 +596,8 @@ async function execute(args: CliArgs, io: CliIo, log: Logger, store: DisposableS
   await checkModule(args, log, store);
   const s = await connect(args, io, log);
   store.add(s.transport);
+  // Ctrl+C while connecting (a server that never answers) answered the command already: start nothing more.
+  interrupts.get(store)?.throwIfAborted();
   switch (args.command) {
     case 'dry-run':
       return dryRun(args, io, log, s, store);
@@ -593,7 +612,7 @@ async function execute(args: CliArgs, io: CliIo, log: Logger, store: DisposableS
     case 'run':
       return run(args, io, log, s, store);
     case 'check':
-      return check(args, io, log, s);
+      return check(args, io, log, s, store);
   }
 }
 
@@ -615,7 +634,7 @@ async function transitionsAccepted(s: Session, key: ObjectKey, transitions: read
 }
 
 /** check: the robustness checks on copies of the keys (or every object of the resource). */
-async function check(args: CliArgs, io: CliIo, log: Logger, s: Session): Promise<number> {
+async function check(args: CliArgs, io: CliIo, log: Logger, s: Session, store: DisposableStore): Promise<number> {
   const spec = args.reconciler;
   if (spec.kind === 'lab' && !args.go) {
     const problem = labResourceProblem(s.resource);
@@ -648,7 +667,7 @@ async function check(args: CliArgs, io: CliIo, log: Logger, s: Session): Promise
     const problem = goContextProblem(s.kubeconfigPath, s.cluster.name);
     if (problem) throw new UsageError(problem);
   }
-  if (s.resourceFromProgram) await learnResourceFromProgram(args, io, log, s);
+  if (s.resourceFromProgram) await learnResourceFromProgram(args, io, log, s, interrupts.get(store));
   let keys = args.positionals.map((k) => normalizeKey(k, s));
   // A key that names nothing is a typo, not five checks that "could not run".
   const missing: string[] = [];
@@ -691,6 +710,7 @@ async function check(args: CliArgs, io: CliIo, log: Logger, s: Session): Promise
     ...(args.execTimeoutMs !== undefined ? { execTimeoutMs: args.execTimeoutMs } : {}),
   }) + s.owned.map((o) => ` --owns ${shellQuote(o.group ? `${o.resource}.${o.group}` : o.resource)}`).join('');
   const ac = new AbortController();
+  handOverInterrupts(store);
   const sub = io.onInterrupt(() => ac.abort(new Error('interrupted')));
   // The core's timers are unref'd and a frozen watch holds no socket: keep the process alive until the report is out.
   const keepAlive = setInterval(() => {}, 1 << 30);
@@ -1329,11 +1349,12 @@ async function startGoController(args: CliArgs, io: CliIo, log: Logger, s: Sessi
  * `check --go` without `--resource`: starts the program once, paused (nothing is reconciled), to learn which resource
  * its first controller reconciles, and stops it (its process group) before the checks start their own instances.
  */
-async function learnResourceFromProgram(args: CliArgs, io: CliIo, log: Logger, s: Session): Promise<void> {
+async function learnResourceFromProgram(args: CliArgs, io: CliIo, log: Logger, s: Session, signal: AbortSignal | undefined): Promise<void> {
   const store = new DisposableStore();
   try {
     const journal = store.add(new Journal({ clock: realClock, capacity: 100 }));
-    await startGoController(args, { ...io, stderr: () => {} }, log, s, store, true, journal);
+    // `signal`: Ctrl+C stops the program while it starts (it is not the command's store, which runCli disposes).
+    await startGoController(args, { ...io, stderr: () => {} }, log, s, store, true, journal, false, signal);
     if (!args.json && !args.markdown) io.stderr(`reconcile-lab: checking ${resourceName(s)}, the resource of the first controller the program sets up (pass --resource to choose)\n`);
   } catch (e) {
     // The program ended before it announced a controller: its own last lines say why.
@@ -1507,8 +1528,14 @@ function runKey(key: string, controller: Controller, loop: RunLoop, io: CliIo, q
   }
 }
 
-/** Thrown by `run` when Ctrl+C or --duration ends it before the loop started. */
-class StoppedBeforeStartError extends Error {}
+/** Thrown by `run` when Ctrl+C, SIGTERM or --duration ends it before the loop started; `exitCode` is the command's. */
+class StoppedBeforeStartError extends Error {
+  readonly exitCode: ExitCode;
+  constructor(message: string, exitCode: ExitCode) {
+    super(message);
+    this.exitCode = exitCode;
+  }
+}
 
 /**
  * Starts the controller (the built-in loop, a module or exec reconciler, or the `--go` program's), paused when
@@ -1750,11 +1777,13 @@ async function run(args: CliArgs, io: CliIo, log: Logger, s: Session, store: Dis
   const stopped = new Promise<void>((resolve) => (resolveStopped = resolve));
   // Ctrl+C or --duration while the caches sync (a server that does not answer) ends the start too.
   const beforeStart = new AbortController();
-  const stop = (why = 'interrupted') => {
-    beforeStart.abort(new StoppedBeforeStartError(`${why} before the loop started: ${args.go ? 'the Go program had not announced its controller yet' : 'its caches had not synced'}`));
+  const stop = (why = 'interrupted', exitCode: ExitCode = ExitCode.failure) => {
+    beforeStart.abort(new StoppedBeforeStartError(`${why} before the loop started: ${args.go ? 'the Go program had not announced its controller yet' : 'its caches had not synced'}`, exitCode));
     resolveStopped();
   };
-  store.add(io.onInterrupt(() => stop()));
+  handOverInterrupts(store);
+  // Before the loop started nothing ran: Ctrl+C / SIGTERM then exit 130 / 143 as for any command (--duration: 1).
+  store.add(io.onInterrupt((signal) => (signal === 'SIGTERM' ? stop('terminated (SIGTERM)', ExitCode.terminated) : stop('interrupted', ExitCode.interrupted))));
   // The server going away and coming back is said once each (the informers' retries log at info level only).
   store.add(watchServerOutages(s.transport, realClock, (n) => io.stderr(`${new Date(realClock.now()).toISOString().slice(11, 23)} ⚠ ${n.text}\n`)));
   // A Go program talks to the server itself; this process would otherwise send nothing to notice an outage with.

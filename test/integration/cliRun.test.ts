@@ -334,7 +334,7 @@ describe('reconcile-lab run: workers, timeouts and predicates against a real kub
     assert.doesNotMatch(given.stderr, /no --resource/);
   });
 
-  test('Ctrl+C or SIGTERM ends step, dry-run and a --go step still waiting for its program: exit 130 / 143, saying so, with the exec program, the Go program and the bridge socket directory gone; run stops at once too', async () => {
+  test('Ctrl+C or SIGTERM ends step, dry-run and a --go step still waiting for its program: exit 130 / 143, saying so, with the exec program, the Go program and the bridge socket directory gone; run (130) and a check --go still learning its resource (143) stop at once too', async () => {
     const waitFor = async (what: string, ok: () => boolean, ms = 20_000) => {
       const end = Date.now() + ms;
       while (!ok()) {
@@ -381,9 +381,21 @@ describe('reconcile-lab run: workers, timeouts and predicates against a real kub
     run.kill('SIGINT');
     const ran = await run.exited;
     assert.ok(Date.now() - t0 < 15_000, `run took ${Date.now() - t0} ms to stop`);
-    assert.equal(ran.code, 1, ran.stderr);
+    // Nothing ran: the conventional 130, as every command interrupted before it did anything (it was 1).
+    assert.equal(ran.code, 130, ran.stderr);
     assert.match(ran.stderr, /reconcile-lab: interrupted before the loop started: the Go program had not announced its controller yet\n/);
     await waitFor('the Go program of run to be stopped', () => !alive(runPid), 10_000);
+    // check --go without --resource starts the program once to learn its resource: Ctrl+C then answered nothing
+    // (Node's default ended the CLI, silent, and the program was left running).
+    rmSync(seen);
+    const checking = startCliProcess(['check', '--json', '--kubeconfig', kubeconfig, '--go', `sh -c 'echo "$RECONCILE_LAB_BRIDGE $$" > ${seen}; exec sleep 300'`]);
+    await waitFor('the Go program of check to start', () => existsSync(seen) && readFileSync(seen, 'utf8').includes(' '));
+    const checkPid = Number(readFileSync(seen, 'utf8').trim().split(' ')[1]);
+    checking.kill('SIGTERM');
+    const checked = await checking.exited;
+    assert.equal(checked.code, 143, checked.stderr);
+    assert.deepEqual(JSON.parse(checked.stdout), { error: 'terminated (SIGTERM): check stopped before it finished; stopping the Go program', exitCode: 143 });
+    await waitFor('the Go program of check to be stopped', () => !alive(checkPid), 10_000);
   });
 
   test('a reconciler module is loaded once per command (its top-level code runs once, "loaded" is logged once), not once to check it and again to reconcile', async () => {

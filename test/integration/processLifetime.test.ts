@@ -196,6 +196,33 @@ describe('processes never outlive their owner', () => {
 });
 
 describe('the CLI process ends when its command has answered', () => {
+  it('Ctrl+C / SIGTERM while run or check connects (a server that never answers): the command answers 130 / 143 with its --json line (Node\'s default ended it, silent)', { timeout: 60_000 }, async () => {
+    const sockets: Socket[] = [];
+    const server = createServer((c) => void sockets.push(c));
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const dir = mkdtempSync(join(tmpdir(), 'rl-cli-connecting-'));
+    try {
+      const kubeconfig = join(dir, 'kubeconfig');
+      const port = (server.address() as AddressInfo).port;
+      writeFileSync(kubeconfig, `apiVersion: v1\nkind: Config\nclusters: [{ name: c, cluster: { server: "https://127.0.0.1:${port}" } }]\nusers: [{ name: u, user: { token: t } }]\ncontexts: [{ name: x, context: { cluster: c, user: u } }]\ncurrent-context: x\n`);
+      for (const [command, signal, code, said] of [['run', 'SIGINT', 130, 'interrupted'], ['check', 'SIGINT', 130, 'interrupted'], ['run', 'SIGTERM', 143, 'terminated (SIGTERM)'], ['check', 'SIGTERM', 143, 'terminated (SIGTERM)']] as const) {
+        const seen = sockets.length;
+        const cli = startCliProcess([command, '--kubeconfig', kubeconfig, '--json']);
+        // The deterministic point: the CLI's discovery request is open on the silent server.
+        await eventually(() => sockets.length > seen, `${command} connects to the silent server`);
+        cli.kill(signal);
+        const r = await cli.exited;
+        assert.equal(r.code, code, `${command} ${signal}: ${r.stderr}`);
+        assert.deepEqual(r.stdout.trim().split('\n').map((l) => JSON.parse(l)), [{ error: `${said}: ${command} stopped before it finished`, exitCode: code }], r.stdout);
+        assert.equal(r.stderr, `reconcile-lab: ${said}: ${command} stopped before it finished\n`);
+      }
+    } finally {
+      for (const sk of sockets) sk.destroy();
+      server.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it("Ctrl+C while a TLS connection to a server that never answers is still opening: the process ends after saying 'interrupted' (it lingered ~20 s, until undici gave up connecting)", { timeout: 9_000 }, async () => {
     // A TCP server that accepts and then says nothing: undici's TLS handshake waits for its 10 s connect timeout,
     // and neither closing nor destroying its dispatcher ends that wait (nodejs/undici#4405).
