@@ -212,6 +212,7 @@ const OPTIONS = {
 export const HELP = `reconcile-lab — run, step, dry-run and report Kubernetes reconcile loops
 
 Usage: reconcile-lab <command> [args] [options]
+       reconcile-lab <command> --help (or: reconcile-lab help <command>): its options and an example
 
 Commands:
   run                       watch the resource and reconcile continuously (Ctrl+C to stop)
@@ -303,6 +304,119 @@ Exit codes:
             stops and exits as its summary says; once check's checks have started, it reports what ran and exits 1)
 `;
 
+/** The options every command takes (besides -V, which answers before any command). */
+const COMMON_FLAGS = ['kubeconfig', 'context', 'resource', 'namespace', 'json', 'verbose', 'help'] as const;
+
+/** What `reconcile-lab <command> --help` (and `reconcile-lab help <command>`) shows besides the options' lines. */
+interface CommandHelp {
+  /** The command's arguments, after its name. */
+  args: string;
+  /** The options it accepts beyond {@link COMMON_FLAGS} (names in {@link OPTIONS}): exactly those its parser takes. */
+  flags: ReadonlyArray<keyof typeof OPTIONS>;
+  example: string;
+}
+
+const COMMAND_HELP: Record<CommandName, CommandHelp> = {
+  run: {
+    args: '',
+    flags: ['reconciler', 'go', 'go-wait', 'controller', 'duration', 'workers', 'reconcile-timeout', 'exec-timeout', 'predicate', 'owns', 'work-queue', 'watch-list', 'drop-managed-fields'],
+    example: 'reconcile-lab run -n shop --reconciler exec:./reconcile.sh --workers 2',
+  },
+  step: {
+    args: ' [key]',
+    flags: ['reconciler', 'go', 'go-wait', 'controller', 'reconcile-timeout', 'exec-timeout', 'predicate', 'owns', 'work-queue', 'watch-list', 'drop-managed-fields'],
+    example: 'reconcile-lab step shop/cart --json',
+  },
+  'dry-run': {
+    args: ' <key>',
+    flags: ['reconciler', 'go', 'go-wait', 'controller', 'exec-timeout'],
+    example: 'reconcile-lab dry-run shop/cart --reconciler module:./reconciler.ts',
+  },
+  report: {
+    args: ' [key...]',
+    flags: ['reconciler', 'go', 'go-wait', 'controller', 'exec-timeout', 'dry-run', 'markdown'],
+    example: 'reconcile-lab report -n shop --dry-run > report.md',
+  },
+  inspect: {
+    args: ' <key>',
+    flags: ['go', 'go-wait', 'controller', 'watch-list'],
+    example: 'reconcile-lab inspect shop/cart',
+  },
+  'strip-finalizers': {
+    args: ' <key>',
+    flags: ['finalizer', 'yes', 'dry-run'],
+    example: 'reconcile-lab strip-finalizers shop/cart --finalizer example.com/cleanup --dry-run',
+  },
+  check: {
+    args: ' [key...]',
+    flags: ['reconciler', 'go', 'go-wait', 'exec-timeout', 'predicate', 'owns', 'check', 'confirm-cluster', 'transition', 'copy', 'convergence-bound', 'markdown'],
+    example: 'reconcile-lab check shop/cart --check runTwice,convergence --json',
+  },
+};
+
+/** The options `command` accepts (the long names, as in {@link OPTIONS}), in the order its help lists them. */
+export function commandFlags(command: CommandName): string[] {
+  return [...COMMAND_HELP[command].flags, ...COMMON_FLAGS];
+}
+
+/** A section of {@link HELP}: the lines after `title` up to the next blank line. */
+function helpSection(title: string): string[] {
+  const lines = HELP.split('\n');
+  const start = lines.indexOf(title) + 1;
+  const end = lines.indexOf('', start);
+  return lines.slice(start, end < 0 ? undefined : end);
+}
+
+/** Each entry of a HELP section (its first line and the indented lines continuing it), by `keyOf` its first line. */
+function helpEntries(title: string, keyOf: (line: string) => string | undefined): Map<string, string[]> {
+  const entries = new Map<string, string[]>();
+  let current: string[] | undefined;
+  for (const line of helpSection(title)) {
+    const key = /^ {2}\S/.test(line) ? keyOf(line) : undefined;
+    if (key !== undefined) entries.set(key, (current = [line]));
+    else current?.push(line);
+  }
+  return entries;
+}
+
+/**
+ * `reconcile-lab <command> --help`: the command's usage, what it does (its lines of {@link HELP}), every option it
+ * accepts (their lines of HELP: one text for both) and an example.
+ */
+export function commandHelp(command: CommandName): string {
+  const about = helpEntries('Commands:', (l) => /^ {2}([a-z-]+)/.exec(l)?.[1]).get(command) ?? [];
+  const options = helpEntries('Options:', (l) => /--([a-z-]+)/.exec(l)?.[1]);
+  const { args, example } = COMMAND_HELP[command];
+  return [
+    `Usage: reconcile-lab ${command}${args} [options]`,
+    '',
+    // The command's lines without its name and arguments (the usage line has them).
+    ...about.map((l) => '  ' + l.trim().replace(/^\S+(?: \S+)?\s{2,}/, '')),
+    '',
+    'Options:',
+    ...commandFlags(command).flatMap((f) => options.get(f) ?? []),
+    '',
+    'Example:',
+    `  ${example}`,
+    '',
+    'Keys are "namespace/name" (or "name" with --namespace, or for cluster-scoped resources).',
+    'Every command and the exit codes: reconcile-lab --help',
+    '',
+  ].join('\n');
+}
+
+/**
+ * What a help request asks for (argv held --help / -h, or its command is `help`): a command's help (`run --help`,
+ * `help run`), or undefined for the whole {@link HELP}. A {@link UsageError} for a help of no such command.
+ */
+export function helpTopic(positionals: readonly string[]): CommandName | undefined {
+  const topic = positionals[0] === 'help' ? positionals[1] : positionals[0];
+  if (topic === undefined || topic === 'help') return undefined;
+  if ((COMMANDS as readonly string[]).includes(topic)) return topic as CommandName;
+  const near = closest(topic, COMMANDS);
+  throw new UsageError(`no help for "${topic}": not a command${near ? `; did you mean "${near}"?` : ''} (commands: ${COMMANDS.join(', ')})`);
+}
+
 export function parseReconcilerSpec(spec: string): ReconcilerSpec {
   if (spec === 'lab') return { kind: 'lab' };
   if (spec.startsWith('exec:')) {
@@ -343,6 +457,16 @@ export function keyParts(key: string): { namespace?: string; name: string } {
   }
 }
 
+/**
+ * The help text argv asks for, when parseCliArgs returned "help": the command's ({@link commandHelp}: `run --help`,
+ * `help run`) or the whole {@link HELP}.
+ */
+export function helpFor(argv: readonly string[]): string {
+  const { positionals } = parseArgs({ args: joinNegativeValues(argv), allowPositionals: true, strict: false, options: OPTIONS });
+  const topic = helpTopic(positionals);
+  return topic ? commandHelp(topic) : HELP;
+}
+
 /** Whether argv asks for the version (--version or -V, without --help): answered before anything else is parsed. */
 export function wantsVersion(argv: readonly string[]): boolean {
   const end = argv.indexOf('--');
@@ -351,8 +475,8 @@ export function wantsVersion(argv: readonly string[]): boolean {
 }
 
 /**
- * Parses argv (without node and script). Returns "help" for --help and for no arguments at all. Throws {@link UsageError},
- * also for options without a command.
+ * Parses argv (without node and script). Returns "help" for --help / -h, the `help` command and no arguments at all
+ * ({@link helpFor} says which help). Throws {@link UsageError}, also for options without a command.
  */
 export function parseCliArgs(argv: readonly string[]): CliArgs | 'help' {
   let parsed;
@@ -368,14 +492,15 @@ export function parseCliArgs(argv: readonly string[]): CliArgs | 'help' {
     throw new UsageError(parseErrorMessage(e as Error & { code?: string }));
   }
   const v = parsed.values;
-  if (v.help || argv.length === 0) return 'help';
+  if (v.help || argv.length === 0 || parsed.positionals[0] === 'help') {
+    helpTopic(parsed.positionals); // a help of no such command is a usage error
+    return 'help';
+  }
   // Options without a command (`reconcile-lab -n shop --resource orders`, a $CMD that expanded to nothing in a
   // script): printing the help and exiting 0 would pass a CI step that ran nothing.
   if (parsed.positionals.length === 0) throw new UsageError(`no command given (commands: ${COMMANDS.join(', ')})`);
   const [command, ...positionals] = parsed.positionals;
   if (!(COMMANDS as readonly string[]).includes(command!)) {
-    // `reconcile-lab help` (git's and go's way): the usage is --help here.
-    if (command === 'help') throw new UsageError('unknown command "help": the usage is reconcile-lab --help');
     const near = closest(command!, COMMANDS);
     throw new UsageError(`unknown command "${command}"${near ? `; did you mean "${near}"?` : ''} (commands: ${COMMANDS.join(', ')})`);
   }

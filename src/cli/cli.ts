@@ -49,7 +49,7 @@ import { addModuleIndexes, type ModuleIndex } from '../core/reconcilers/moduleIn
 import { parsePredicateSpec } from '../core/controller/predicateSpec.ts';
 import { missingNamespaceNote, missingObjectNote } from '../core/k8s/absent.ts';
 import { closestNames } from '../core/text/closest.ts';
-import { cliVersion, ExitCode, HELP, keyParts, parseCliArgs, wantsVersion, resolveWatchList, UsageError, type CliArgs } from './args.ts';
+import { cliVersion, ExitCode, helpFor, keyParts, parseCliArgs, wantsVersion, resolveWatchList, UsageError, type CliArgs } from './args.ts';
 import { CheckRefusedError, runChecks, skippedUnsettled } from '../core/checks/runChecks.ts';
 import { reproduceFlags, shellQuote } from '../core/checks/reproduce.ts';
 import { renderCheckJson, renderCheckMarkdown, renderCheckText } from '../core/checks/render.ts';
@@ -149,7 +149,7 @@ export async function runCli(argv: readonly string[], rawIo: CliIo): Promise<num
     return ExitCode.usage;
   }
   if (args === 'help') {
-    io.stdout(HELP);
+    io.stdout(helpFor(argv));
     return ExitCode.ok;
   }
   const store = new DisposableStore();
