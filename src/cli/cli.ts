@@ -125,6 +125,25 @@ const indent = (text: string, pad = '    ') => text.split('\n').map((l) => pad +
  */
 const journalWarningsOnStdout = new WeakSet<CliIo>();
 
+/**
+ * The outputs whose command is waiting for its informers' initial lists and turns a refused one (403, 401) into one
+ * error saying what to do (a {@link RefusedListError}): meanwhile the quiet logger leaves out the reflector's
+ * `list/watch failed` warning of that refusal, which printed the same server text a line before the full message
+ * (-v keeps it).
+ */
+const refusedListsSaidByCommand = new WeakSet<CliIo>();
+
+/** Until the returned Disposable is disposed, `io`'s command says a refused initial list itself (see refusedListsSaidByCommand). */
+function sayRefusedLists(io: CliIo): Disposable {
+  refusedListsSaidByCommand.add(io);
+  return toDisposable(() => refusedListsSaidByCommand.delete(io));
+}
+
+/** Whether a log line is the reflector's warning of a list or watch refused for the credentials or by RBAC. */
+function isRefusedListWarning(msg: string, fields: Record<string, unknown>): boolean {
+  return msg === 'list/watch failed' && (fields.code === 403 || fields.code === 401);
+}
+
 /** From now until `store` is disposed, `io`'s stdout shows the journal's warnings (see journalWarningsOnStdout). */
 function shownJournalWarnings(io: CliIo, store: DisposableStore): void {
   journalWarningsOnStdout.add(io);
@@ -169,6 +188,7 @@ export async function runCli(argv: readonly string[], rawIo: CliIo): Promise<num
   // warnings on stdout (the same text follows there as a ⚠ line: read once).
   const log: Logger = args.verbose ? createLogger((level, msg, fields) => commandIo.stderr(formatLogLine(level, msg, fields) + '\n')) : createLogger((level, msg, fields) => {
     if (fields[JOURNALED_FIELD] === true && journalWarningsOnStdout.has(commandIo)) return;
+    if (refusedListsSaidByCommand.has(commandIo) && isRefusedListWarning(msg, fields)) return;
     if (level === 'warn' || level === 'error') commandIo.stderr(formatLogLine(level, msg, fields) + '\n');
   });
   // The core's timers are unref'd (a forgotten one cannot hold a CLI), so while a command waits on them alone (an
@@ -871,7 +891,7 @@ function refusedList(s: Session, namespace: string | undefined, e: ApiError): Re
 }
 
 /** Starts one informer for the resource (in the key's namespace) and waits for its initial list. */
-async function syncedInformer(s: Session, log: Logger, store: DisposableStore, namespace: string | undefined, watchList: boolean) {
+async function syncedInformer(s: Session, io: CliIo, log: Logger, store: DisposableStore, namespace: string | undefined, watchList: boolean) {
   // Objects kept as received (no transform), so the cache compares with the server field by field.
   const factory = store.add(new InformerFactory({ transport: s.transport, logger: log, watchList }));
   const informer = factory.informerFor(s.resource, namespace ? { namespace } : {});
@@ -880,6 +900,7 @@ async function syncedInformer(s: Session, log: Logger, store: DisposableStore, n
   const timer = realClock.setTimeout(() => ac.abort(new Error('timed out')), 60_000);
   // A list the server refuses (RBAC, credentials) is said at once, with what to do, instead of after the minute.
   let refused: Error | undefined;
+  const said = sayRefusedLists(io);
   const watch = onInitialListRefused([{ informer, ...(namespace ? { namespace } : {}) }], (r) => {
     refused = new RefusedListError(refusedListMessage(r, cliRefusedHints(s)));
     ac.abort(refused);
@@ -888,6 +909,7 @@ async function syncedInformer(s: Session, log: Logger, store: DisposableStore, n
     if (!(await factory.waitForCacheSync(ac.signal))) throw refused ?? new ApiError(0, 'Timeout', `the informer for ${s.resource.resource} did not sync within 60 s${lastListError([informer])}`);
   } finally {
     watch.dispose();
+    said.dispose();
     realClock.clearTimeout(timer);
   }
   return informer;
@@ -896,7 +918,7 @@ async function syncedInformer(s: Session, log: Logger, store: DisposableStore, n
 async function inspect(args: CliArgs, io: CliIo, log: Logger, s: Session, store: DisposableStore): Promise<number> {
   if (args.go) return goInspect(args, io, log, s, store);
   const key = normalizeKey(args.positionals[0]!, s);
-  const informer = await syncedInformer(s, log, store, splitKey(key).namespace, resolveWatchList(args.watchList, process.env));
+  const informer = await syncedInformer(s, io, log, store, splitKey(key).namespace, resolveWatchList(args.watchList, process.env));
   const r = await inspectKey({ client: s.client, gvr: s.resource, key, cached: informer.getIndexer().getByKey(key) });
   return printInspection(args, io, s, r, { cache: 'the informer\'s cache', informerResourceVersion: informer.lastSyncResourceVersion() });
 }
@@ -1390,9 +1412,10 @@ function lastListError(informers: readonly { state: { phase: string; lastError?:
  * initial lists (a {@link RefusedListError} saying what to do) or `signal` aborts (its reason is thrown: Ctrl+C or
  * --duration during the start); the controller is stopped then.
  */
-async function awaitStart(controller: Controller, informers: readonly ScopedInformer[], s: Session, signal: AbortSignal | undefined): Promise<void> {
+async function awaitStart(controller: Controller, informers: readonly ScopedInformer[], s: Session, io: CliIo, signal: AbortSignal | undefined): Promise<void> {
   let giveUp!: (e: unknown) => void;
   const gaveUp = new Promise<never>((_, reject) => (giveUp = reject));
+  const said = sayRefusedLists(io);
   const watch = onInitialListRefused(informers, (r) => giveUp(new RefusedListError(refusedListMessage(r, cliRefusedHints(s)))));
   const onAbort = () => giveUp(signal?.reason);
   signal?.addEventListener('abort', onAbort, { once: true });
@@ -1410,6 +1433,7 @@ async function awaitStart(controller: Controller, informers: readonly ScopedInfo
     throw e;
   } finally {
     watch.dispose();
+    said.dispose();
     signal?.removeEventListener('abort', onAbort);
   }
 }
@@ -1643,7 +1667,7 @@ async function startController(args: CliArgs, io: CliIo, log: Logger, s: Session
     }),
   );
   factory.start();
-  await awaitStart(controller, scoped, s, signal);
+  await awaitStart(controller, scoped, s, io, signal);
   const st = controller.status();
   if (st.lastStartError) throw new ApiError(0, 'StartFailed', st.lastStartError + lastListError(scoped.map((x) => x.informer)));
   return controller;

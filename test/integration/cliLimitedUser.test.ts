@@ -58,7 +58,14 @@ describe('reconcile-lab CLI as a user with namespaced RBAC rights only', () => {
       assert.match(r.stderr, new RegExp(`--namespace ${ns} \\(your context's namespace\\)`), `${command[0]}: ${r.stderr}`);
       assert.match(r.stderr, /kubectl auth can-i list \S+ --all-namespaces/, `${command[0]}: ${r.stderr}`);
       assert.ok(!r.stderr.includes(token) && !r.stdout.includes(token), 'the token appears nowhere');
+      // One message: the reflector's WARN line with the same server text came just before it (step, run).
+      assert.equal(r.stderr.trimEnd().split('\n').length, 1, `${command[0]}: one line on stderr:\n${r.stderr}`);
+      assert.match(r.stderr, /^reconcile-lab: You may not list /, `${command[0]}: ${r.stderr}`);
     }
+    // -v keeps the reflector's own line (the detail of each attempt), before the same message.
+    const verbose = await cli(['step', 'w', ...widgets(), '-v']);
+    assert.equal(verbose.code, 1, verbose.stderr);
+    assert.match(verbose.stderr, /^WARN list\/watch failed .*forbidden[^\n]*\n(.*\n)*reconcile-lab: You may not list /m);
   });
 
   test('a token the server does not accept: exit 3, what it means and what to do, the token in no output', async () => {
@@ -83,6 +90,7 @@ describe('reconcile-lab CLI as a user with namespaced RBAC rights only', () => {
     assert.match(r.stderr, new RegExp(`You may not list widgets\\.${crd.group.replace(/\./g, '\\.')} in namespace default`));
     assert.match(r.stderr, /a Role and RoleBinding there/);
     assert.match(r.stderr, /kubectl auth can-i list \S+ -n default/);
+    assert.equal(r.stderr.trimEnd().split('\n').length, 1, `one message, no WARN line before it:\n${r.stderr}`);
   });
 
   test('in its namespace the loop runs; a forbidden status write names the verb, the subresource, the namespace and the can-i line; nothing else is lost', async () => {
