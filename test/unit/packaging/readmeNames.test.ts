@@ -1,0 +1,98 @@
+// README.md names settings, commands, npm scripts, CLI flags and example command lines a new user types as written:
+// each must exist (package.json contributes / scripts, the CLI's parser), so that the README cannot drift from them.
+// (Links and anchors: test/unit/host-free/docsLinks.test.ts.)
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { COMMANDS, commandFlags, parseCliArgs, UsageError } from '../../../src/cli/args.ts';
+import { splitCommandLine } from '../../../src/core/reconcilers/commandLine.ts';
+import { CommandIds, ContextKeys, ViewIds, WalkthroughSteps } from '../../../src/host/ids.ts';
+
+const ROOT = join(import.meta.dirname, '../../..');
+const README = readFileSync(join(ROOT, 'README.md'), 'utf8');
+const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
+  scripts: Record<string, string>;
+  contributes: { commands: Array<{ command: string; title: string; category: string }>; configuration: Array<{ properties: Record<string, { default?: unknown }> }> };
+};
+const settings: Record<string, { default?: unknown }> = Object.assign({}, ...pkg.contributes.configuration.map((c) => c.properties));
+/** README's text outside fenced code blocks. */
+const prose = README.replace(/```[\s\S]*?```/g, '');
+
+/** `reconcileLab.*` keys the README shows as mistakes (what a misspelt key is told): they must stay no setting. */
+const SHOWN_AS_WRONG = ['reconcileLab.reconciler.predicate'];
+
+test("README's settings tables: every key is a setting of package.json, with the default the table says; every setting is in the README", () => {
+  const rows = [...README.matchAll(/^\| `(reconcileLab\.[\w.]+)` \| `([^`]*)` \|/gm)];
+  assert.ok(rows.length >= 20, `the settings tables (${rows.length} rows)`);
+  for (const [, key, shown] of rows) {
+    assert.ok(key! in settings, `README's settings table names ${key}, which package.json does not contribute`);
+    const d = settings[key!]!.default;
+    assert.equal(shown, d === '' ? '""' : typeof d === 'string' ? d : JSON.stringify(d), `README's default of ${key}`);
+  }
+  for (const key of Object.keys(settings)) assert.ok(README.includes(`\`${key}\``), `setting ${key} is not in the README`);
+});
+
+test('every reconcileLab.* name the README mentions is a setting, command, view, context key or walkthrough key', () => {
+  const known = new Set<string>([...Object.keys(settings), ...Object.values(CommandIds), ...Object.values(ViewIds), ...Object.values(ContextKeys), ...Object.values(WalkthroughSteps)]);
+  for (const w of SHOWN_AS_WRONG) assert.ok(!known.has(w), `${w} is shown as a mistake but exists`);
+  // Not `reconcileLab.walkthrough.<connected|…>`, `reconcileLab.goController.*` (families) nor src/host/reconcileLab.ts.
+  const names = new Set([...README.matchAll(/(?<![/\w])reconcileLab\.[A-Za-z][\w.]*[A-Za-z0-9](?![\w<]|\.[\w<*])/g)].map((m) => m[0]));
+  assert.ok(names.size >= 20, `names found (${names.size})`);
+  for (const n of names) {
+    if (SHOWN_AS_WRONG.includes(n)) continue;
+    assert.ok(known.has(n), `README mentions ${n}, which is none of package.json's settings, commands, views or context keys`);
+  }
+});
+
+test('every **Reconcile Lab: …** the README tells you to run is a command palette title of package.json', () => {
+  const titles = new Set(pkg.contributes.commands.map((c) => `${c.category}: ${c.title}`));
+  const named = [...prose.matchAll(/\*\*(Reconcile Lab: [^*]+)\*\*/g)].map((m) => m[1]!.replace(/\s+/g, ' '));
+  assert.ok(named.length >= 10, `command names found (${named.length})`);
+  // Not commands: the Go Controller output channel and the launch snippet (checked where they are defined).
+  const other = new Set(['Reconcile Lab: Go Controller', 'Reconcile Lab: Debug Go controller']);
+  for (const t of named) if (!other.has(t)) assert.ok(titles.has(t), `README's **${t}** is no command title (titles: ${[...titles].join(', ')})`);
+});
+
+test('every `npm run X` of the README is a script of package.json', () => {
+  const runs = new Set([...README.matchAll(/npm run ([\w:-]+)/g)].map((m) => m[1]!));
+  assert.ok(runs.size >= 5);
+  for (const r of runs) assert.ok(r in pkg.scripts, `npm run ${r}: no such script`);
+});
+
+test("the README's CLI usage block lists exactly the CLI's options, and every reconcile-lab example parses", () => {
+  const block = /```\nreconcile-lab <command> \[args\] \[options\]\n([\s\S]*?)```/.exec(README);
+  assert.ok(block, "README's CLI usage block");
+  const inBlock = new Set([...block[1]!.matchAll(/--([a-z][a-z-]*)/g)].map((m) => m[1]!));
+  const options = new Set([...COMMANDS.flatMap((c) => commandFlags(c)), 'version']);
+  for (const f of inBlock) assert.ok(options.has(f), `README's usage block names --${f}, which the CLI does not take`);
+  for (const f of options) assert.ok(inBlock.has(f), `the CLI's --${f} is missing from README's usage block`);
+  // Example command lines, in code blocks and spans: each parses (placeholders such as <command> aside).
+  const examples = new Set<string>();
+  let fenced = false;
+  for (const line of README.split('\n')) {
+    if (/^\s*```/.test(line)) fenced = !fenced;
+    else if (fenced && /^reconcile-lab \S/.test(line)) examples.add(line.replace(/\s+#.*$/, ''));
+  }
+  for (const m of prose.matchAll(/`(reconcile-lab [^`]+)`/g)) examples.add(m[1]!);
+  let parsed = 0;
+  for (const example of examples) {
+    if (/<command>/.test(example)) continue;
+    const argv = splitCommandLine(example.split(/\s[|>]\s|\s&&\s/)[0]!).slice(1);
+    try {
+      parseCliArgs(argv);
+      parsed++;
+    } catch (e) {
+      assert.ok(!(e instanceof UsageError), `README's example "${example}" is a usage error: ${(e as Error).message}`);
+      throw e;
+    }
+  }
+  assert.ok(parsed >= 10, `examples parsed (${parsed})`);
+});
+
+test('a message the README quotes in bold ("…") is the text the code says (it quoted "object changed — refresh and retry", which nothing prints)', () => {
+  const sources = readdirSync(join(ROOT, 'src'), { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.ts')).map((f) => readFileSync(join(ROOT, 'src', f), 'utf8')).join('\n');
+  const quoted = [...prose.matchAll(/\*\*"([^"*]+)"\*\*/g)].map((m) => m[1]!.replace(/\s+/g, ' ').replace(/^… /, ''));
+  assert.ok(quoted.length >= 1);
+  for (const q of quoted) assert.ok(sources.includes(q), `README quotes "${q}", which no source file says`);
+});
