@@ -32,7 +32,9 @@ function summaryLine(r: CheckReport): string {
 /** Text for a terminal: per key, one line per check, then each finding with its explanation, writes and diff. */
 export function renderCheckText(r: CheckReport, options: { verbose?: boolean } = {}): string {
   const out: string[] = [];
-  out.push(`Robustness checks of ${r.resource} with the ${r.reconcilerKind} reconciler ${r.reconciler} on ${r.cluster.name}${r.cluster.local ? ' (local control plane)' : ''}; every run used copies in scratch namespaces.`);
+  // The built-in one is named once ("the lab reconciler", not "the lab reconciler lab"); others by what they run.
+  const reconciler = r.reconciler === r.reconcilerKind ? `the ${r.reconcilerKind} reconciler` : `the ${r.reconcilerKind} reconciler ${r.reconciler}`;
+  out.push(`Robustness checks of ${r.resource} with ${reconciler} on ${r.cluster.name}${r.cluster.local ? ' (local control plane)' : ''}; every run used copies in scratch namespaces.`);
   for (const key of r.keys) {
     out.push('', `${key}`);
     for (const res of r.results.filter((x) => x.key === key)) {

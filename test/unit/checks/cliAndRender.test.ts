@@ -67,6 +67,8 @@ test('text and Markdown renderings name the finding, its explanation, diff and r
     totals: { keys: 1, checks: 1, passed: 0, failed: 1, skipped: 0, errors: 0, findings: 1 }, durationMs: 2000, parts: [{ part: 'reference run 1', ms: 900 }], aborted: false,
   };
   const t = renderCheckText(r);
+  assert.match(t, /^Robustness checks of widgets\.lab\.reconcile\.dev with the lab reconciler on reconcile-lab \(local control plane\);/, 'the built-in reconciler named once (it read "the lab reconciler lab")');
+  assert.match(renderCheckText({ ...r, reconciler: 'samples/buggy/x.ts', reconcilerKind: 'module' }), /^Robustness checks of \S+ with the module reconciler samples\/buggy\/x\.ts on /);
   assert.match(t, /FAILED\s+Run twice/);
   assert.match(t, /reproduce: reconcile-lab check ns\/w --check runTwice/);
   assert.match(t, /\+y/);
