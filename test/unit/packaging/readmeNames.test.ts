@@ -96,3 +96,26 @@ test('a message the README quotes in bold ("…") is the text the code says (it 
   assert.ok(quoted.length >= 1);
   for (const q of quoted) assert.ok(sources.includes(q), `README quotes "${q}", which no source file says`);
 });
+
+test("README's command table names command titles (\"Start / Pause / Resume / Stop Reconcile Loop\" is four), and every command of the palette is in the README", () => {
+  const pkgFull = pkg as typeof pkg & { contributes: { menus?: { commandPalette?: Array<{ command: string; when?: string }> } } };
+  const titles = new Set(pkg.contributes.commands.map((c) => c.title));
+  const start = README.indexOf('| Command | What it does |');
+  assert.ok(start >= 0, "README's command table");
+  const rows = README.slice(start).split('\n\n')[0]!.split('\n').slice(2);
+  assert.ok(rows.length >= 20, `command rows (${rows.length})`);
+  const named = new Set<string>();
+  for (const row of rows) {
+    const cell = row.replace(/^\| /, '').split(' | ')[0]!.replace(/ \([^)]*\)$/, '');
+    const parts = cell.split(' / ');
+    const last = parts.at(-1)!;
+    // "Start / Pause / Stop Reconcile Loop": a one-word part takes the last part's words after its first.
+    for (const p of parts) {
+      const title = p.includes(' ') || !last.includes(' ') ? p : p + last.slice(last.indexOf(' '));
+      assert.ok(titles.has(title), `README's command table names "${title}", which is no command title`);
+      named.add(title);
+    }
+  }
+  const hidden = new Set((pkgFull.contributes.menus?.commandPalette ?? []).filter((m) => m.when === 'false').map((m) => m.command));
+  for (const c of pkg.contributes.commands) if (!hidden.has(c.command)) assert.ok(named.has(c.title) || README.includes(c.title), `the palette's "${c.category}: ${c.title}" is nowhere in the README`);
+});
