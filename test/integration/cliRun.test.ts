@@ -49,7 +49,13 @@ describe('reconcile-lab run: workers, timeouts and predicates against a real kub
     }
   });
 
-  after(() => rmSync(dir, { recursive: true, force: true }));
+  after(async () => {
+    rmSync(dir, { recursive: true, force: true });
+    // A shared cluster keeps no namespace of ours: finalizers a lab reconciler run added have no loop left to remove them.
+    const widgets = await c.list(crd.gvr, ns).catch(() => ({ items: [] }));
+    for (const w of widgets.items) await c.patch(crd.gvr, ns, w.metadata.name!, 'merge', { metadata: { finalizers: null } }).catch(() => {});
+    await c.delete({ group: '', version: 'v1', resource: 'namespaces' }, undefined, ns).catch(() => {});
+  });
 
   const common = () => ['--kubeconfig', kubeconfig, '--resource', `widgets.${crd.group}`, '-n', ns, '--reconciler', `exec:${script}`, '--json'];
 
