@@ -383,10 +383,9 @@ describe('reconcile-lab run: workers, timeouts and predicates against a real kub
     const run = startCliProcess(['run', '--kubeconfig', kubeconfig, '--go', `sh -c 'echo "$RECONCILE_LAB_BRIDGE $$" > ${seen}; exec sleep 300'`]);
     await waitFor('the Go program of run to start', () => existsSync(seen) && readFileSync(seen, 'utf8').includes(' '));
     const runPid = Number(readFileSync(seen, 'utf8').trim().split(' ')[1]);
-    const t0 = Date.now();
     run.kill('SIGINT');
+    // The signal, not --go-wait running out (300 s), ends it: the message below says so (no timing is asserted).
     const ran = await run.exited;
-    assert.ok(Date.now() - t0 < 15_000, `run took ${Date.now() - t0} ms to stop`);
     // Nothing ran: the conventional 130, as every command interrupted before it did anything (it was 1).
     assert.equal(ran.code, 130, ran.stderr);
     assert.match(ran.stderr, /reconcile-lab: interrupted before the loop started: the Go program had not announced its controller yet\n/);
