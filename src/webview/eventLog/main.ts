@@ -48,6 +48,8 @@ const followBox = el<HTMLInputElement>('follow');
 const statusLine = el<HTMLElement>('status');
 const connectionLine = el<HTMLElement>('connection');
 const emptyLine = el<HTMLElement>('empty');
+const emptyText = el<HTMLElement>('empty-text');
+const clearFiltersButton = el<HTMLButtonElement>('clear-filters');
 const noticeLine = el<HTMLElement>('notice');
 const list = el<HTMLElement>('list');
 const spacer = el<HTMLElement>('spacer');
@@ -217,9 +219,12 @@ function renderStatus(): void {
   if (droppedByHost) parts.push(`${droppedByHost.toLocaleString()} skipped while behind`);
   statusLine.textContent = parts.join(' · ');
   const f = state.filter;
-  const empty = buffer.visibleCount === 0 ? emptyJournalText(connectionLine.textContent ?? '', buffer.total, Boolean(f.key || f.text || f.kinds?.length)) : '';
-  if (emptyLine.textContent !== empty) emptyLine.textContent = empty;
+  const filtered = Boolean(f.key || f.text || f.kinds?.length);
+  const empty = buffer.visibleCount === 0 ? emptyJournalText(connectionLine.textContent ?? '', buffer.total, filtered) : '';
+  if (emptyText.textContent !== empty) emptyText.textContent = empty;
   emptyLine.hidden = empty === '';
+  // A filter that hides every entry offers its own reset (besides Escape in a filter box).
+  clearFiltersButton.hidden = !(filtered && buffer.total > 0);
   pauseButton.textContent = state.paused ? 'Resume' : 'Pause';
   pauseButton.setAttribute('aria-pressed', String(state.paused));
 }
@@ -505,6 +510,25 @@ const onFilterInput = () => {
 };
 keyInput.addEventListener('input', onFilterInput);
 textInput.addEventListener('input', onFilterInput);
+/** Escape in a filter box clears it (at once, not after the typing delay). */
+const clearOnEscape = (input: HTMLInputElement) => input.addEventListener('keydown', (ev: KeyboardEvent) => {
+  if (ev.key !== 'Escape' || input.value === '') return;
+  input.value = '';
+  if (filterTimer) clearTimeout(filterTimer);
+  applyFilter(readFilter());
+  ev.preventDefault();
+  ev.stopPropagation();
+});
+clearOnEscape(keyInput);
+clearOnEscape(textInput);
+clearFiltersButton.addEventListener('click', () => {
+  if (filterTimer) clearTimeout(filterTimer);
+  keyInput.value = '';
+  textInput.value = '';
+  kindSelect.value = '';
+  applyFilter({});
+  keyInput.focus();
+});
 kindSelect.addEventListener('change', () => applyFilter(readFilter()));
 pauseButton.addEventListener('click', () => setPaused(!state.paused));
 clearButton.addEventListener('click', () => post({ type: 'clear' }));
