@@ -66,13 +66,14 @@ let state: EventLogViewState = {
   filter: saved?.filter ?? {},
   paused: saved?.paused ?? false,
   follow: saved?.follow ?? true,
+  ...(saved?.selected !== undefined ? { selected: saved.selected } : {}),
 };
 const buffer = new LogBuffer(10_000);
 buffer.setFilter(state.filter);
 /** Entries received while paused; applied on resume (bounded by capacity). */
 let pending: LogEntryView[] = [];
 let droppedByHost = 0;
-let selectedSeq: number | undefined;
+let selectedSeq: number | undefined = state.selected;
 const knownKinds = new Set<string>();
 
 // ---- rendering -------------------------------------------------------------------------------------------------
@@ -280,10 +281,14 @@ function setPaused(paused: boolean): void {
 
 /** The entry whose detail is shown (or asked for). */
 let detail: EntryDetailView | undefined;
+/** The selection asked for again after the view was shown again (its answer also scrolls to it). */
+let restoring: number | undefined;
 
 /** Selects `seq`, asks the host for its detail and scrolls it into view. */
 function select(seq: number): void {
   selectedSeq = seq;
+  state = { ...state, selected: seq };
+  saveState();
   post({ type: 'select', seq });
   scheduleRender();
 }
@@ -417,8 +422,22 @@ function renderDetail(): void {
   }
 }
 
+/** The saved state no longer names a selected entry (the view, shown again, opens no detail pane). */
+function unsaveSelection(): void {
+  const { selected: _, ...rest } = state;
+  state = rest;
+  saveState();
+}
+
+/** No entry is selected any more (cleared, or gone from the journal while the view was hidden). */
+function forgetSelection(): void {
+  selectedSeq = undefined;
+  unsaveSelection();
+}
+
 detailClose.addEventListener('click', () => {
   detail = undefined;
+  unsaveSelection(); // the row stays selected; the pane stays closed when the view is shown again
   renderDetail();
 });
 detailReveal.addEventListener('click', () => {
@@ -452,6 +471,12 @@ function onHostMessage(msg: HostToWebview): void {
       droppedByHost = 0;
       connectionLine.textContent = msg.connection;
       renderKinds([...msg.kinds, ...buffer.kinds()]);
+      // Shown again after being hidden (the page was rebuilt): the entry selected before, and its detail, again (the
+      // host answers from the journal; the snapshot may still be on its way in pieces).
+      if (state.selected !== undefined && state.selected === selectedSeq && !detail) {
+        restoring = state.selected;
+        post({ type: 'select', seq: state.selected });
+      }
       scheduleRender();
       return;
     case 'append': {
@@ -465,7 +490,7 @@ function onHostMessage(msg: HostToWebview): void {
       pending = [];
       incoming = [];
       droppedByHost = 0;
-      selectedSeq = undefined;
+      forgetSelection();
       detail = undefined;
       renderDetail();
       scheduleRender();
@@ -477,12 +502,25 @@ function onHostMessage(msg: HostToWebview): void {
     case 'notice':
       noticeLine.textContent = msg.text;
       return;
-    case 'detail':
+    case 'detail': {
       if (msg.seq !== selectedSeq) return; // an older answer
+      const restored = restoring === msg.seq;
+      restoring = undefined;
       detail = msg.detail;
+      if (restored && !detail) {
+        forgetSelection(); // gone from the journal while the view was hidden: nothing to say
+        scheduleRender();
+        return;
+      }
       if (!detail) noticeLine.textContent = `Entry #${msg.seq} is no longer in the journal.`;
       renderDetail();
+      if (restored && !state.follow) {
+        applyIncoming();
+        if (indexOfSeq(msg.seq) >= 0) scrollToSeq(msg.seq);
+      }
+      scheduleRender();
       return;
+    }
     case 'select':
       applyIncoming(); // the entry may have arrived since the last frame
       select(msg.seq);
