@@ -99,14 +99,15 @@ export const CHECKS_PAGE: WebviewPage = {
 export const TIMELINE_PAGE: WebviewPage = {
   title: 'Reconcile Lab Timeline',
   body: `<div id="toolbar" role="toolbar" aria-label="Timeline controls">
-  <input id="filter-key" type="text" placeholder="Key (namespace/name or name)" aria-label="Show lanes whose key contains" spellcheck="false">
+  <input id="filter-key" type="text" placeholder="Key (namespace/name or name)" aria-label="Show lanes whose key contains" title="Key (namespace/name or name); Escape clears it" spellcheck="false">
   <button id="zoom-in" type="button" aria-label="Zoom in" title="Zoom in (Ctrl+wheel, +)">+</button>
   <button id="zoom-out" type="button" aria-label="Zoom out" title="Zoom out (Ctrl+wheel, -)">−</button>
   <button id="fit" type="button" title="Show everything (0)">Fit</button>
   <label><input id="follow" type="checkbox" checked> Follow live</label>
-  <span id="legend" aria-label="Legend"></span>
+  <span id="legend" role="group" aria-label="Legend"></span>
 </div>
 <div id="meta"><span id="connection"></span><span id="status" aria-live="polite"></span></div>
+<div id="empty" hidden><span id="empty-text" role="status"></span><button id="clear-filter" type="button" hidden>Clear Filter</button></div>
 <div id="stage" tabindex="0" role="application" aria-label="Timeline: one lane per key; drag or arrows pan, Ctrl+wheel zooms, click a mark to open its Event Log entry">
   <canvas id="canvas"></canvas>
   <div id="tooltip" role="tooltip" hidden></div>
