@@ -138,6 +138,9 @@ function fill(row: Row, entry: LogEntryView, index: number): void {
   row.time.textContent = formatTime(entry.time);
   row.kind.textContent = entry.kind;
   row.key.textContent = entry.key ?? '';
+  // The key column cuts a long key (ellipsis): hovering it shows the whole key (elsewhere the row's summary).
+  if (entry.key) row.key.title = entry.key;
+  else row.key.removeAttribute('title');
   // The row's context menu (package.json webview/context) gets the key: Show Timeline on it. A data attribute, never markup.
   if (entry.key) row.root.dataset.vscodeContext = JSON.stringify({ webviewSection: 'row', key: entry.key, preventDefaultContextMenuItems: true });
   else delete row.root.dataset.vscodeContext;

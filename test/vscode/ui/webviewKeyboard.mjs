@@ -1,13 +1,15 @@
 // UI test: the Event Log and the Timeline as a keyboard user and a newcomer meet them, on a kind of the test's own
 // (a namespaced Lamp, reconciled by a small exec program in the workspace), in VS Code (code-server in Chromium).
 //
-// Setup: the Lamp CRD, a namespace of this test's own with two Lamps, an exec reconciler (lamp.sh) that fails one
-// Lamp with text that looks like HTML and sets a requeue on the other; the workspace settings run it.
+// Setup: the Lamp CRD, a namespace of this test's own with three Lamps, an exec reconciler (lamp.sh) that fails one
+// Lamp with text that looks like HTML and sets a requeue on the others (one with a long name); the workspace
+// settings run it.
 // Checks: a button and the Follow checkbox focused with Tab show the theme's focus colour (--vscode-focusBorder), not
-// the browser's own ring; a filter that hides every entry says so and offers Clear Filters (and Escape in a filter box
-// clears it); the Timeline's empty states are text in the page (a screen reader reads them), with Clear Filter, and
-// Escape clears its key box; the Event Log shows the selected entry's detail again after it was hidden and shown;
-// the failing Lamp's error text stays text (no element made of it).
+// the browser's own ring; a key cut to the Event Log's column has the whole key as its tooltip; a filter that hides
+// every entry says so and offers Clear Filters (and Escape in a filter box clears it); the Timeline's empty states
+// are text in the page (a screen reader reads them), with Clear Filter, and Escape clears its key box; the Event Log
+// shows the selected entry's detail again after it was hidden and shown; the failing Lamp's error text stays text
+// (no element made of it).
 // Screenshots: test-output/screenshots/event-log-no-match.png, timeline-no-match.png.
 import * as assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
@@ -19,6 +21,8 @@ import { activityTab, editorTab, eventually, openWorkbench, runCommand } from '.
 const GROUP = 'lamps.ui.reconcile.dev';
 const CRD_NAME = `lamps.${GROUP}`;
 const HOSTILE = '<img src=x onerror=alert(1)> javascript:alert(1)';
+/** A name longer than the Event Log's key column (63 characters, the longest a label-safe name may be). */
+const LONG = 'lamp-with-a-rather-long-name-that-the-key-column-cuts-short-ok';
 
 /** The (innermost) webview frame whose document has `selector`, waiting until one has it. */
 async function webviewFrame(page, selector, what) {
@@ -56,7 +60,7 @@ export default async function webviewKeyboardUi(t) {
   const ns = `kb-${randomBytes(3).toString('hex')}`;
   const kube = await clusterClient(t);
 
-  await t.step('setup: the Lamp CRD, two Lamps and an exec reconciler in the workspace', async () => {
+  await t.step('setup: the Lamp CRD, three Lamps and an exec reconciler in the workspace', async () => {
     const crd = {
       apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', metadata: { name: CRD_NAME },
       spec: {
@@ -70,7 +74,7 @@ export default async function webviewKeyboardUi(t) {
     await eventually('the Lamp CRD to be established', () => kube.json({ method: 'GET', path: `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${CRD_NAME}` }),
       (c) => (c.status?.conditions ?? []).some((x) => x.type === 'Established' && x.status === 'True'));
     await kube.json({ method: 'POST', path: '/api/v1/namespaces', body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } } });
-    for (const name of ['desk', 'porch']) {
+    for (const name of ['desk', 'porch', LONG]) {
       await kube.json({ method: 'POST', path: `/apis/${GROUP}/v1/namespaces/${ns}/lamps`, body: { apiVersion: `${GROUP}/v1`, kind: 'Lamp', metadata: { name, namespace: ns }, spec: { on: true } } });
     }
     const program = join(t.workspace, 'lamp.sh');
@@ -91,7 +95,7 @@ export default async function webviewKeyboardUi(t) {
   });
 
   try {
-    await t.step('the workbench loads; Resume runs the exec reconciler on both Lamps', async () => {
+    await t.step('the workbench loads; Resume runs the exec reconciler on the Lamps', async () => {
       await openWorkbench(page, t.url);
       await activityTab(page, 'Reconcile Lab').waitFor({ state: 'visible', timeout: 240_000 });
       await eventually('desk reconciled', async () => {
@@ -116,6 +120,16 @@ export default async function webviewKeyboardUi(t) {
         assert.equal((await focusRing(log)).id, id);
       }
       assertThemeRing(await focusRing(log), 'follow');
+    });
+
+    await t.step('Event Log: a key cut to its column shows the whole key on hover', async () => {
+      const key = `${ns}/${LONG}`;
+      await log.locator('#filter-key').fill(LONG); // its rows in view (the list renders only those)
+      const cell = log.locator('#list .row:not([hidden]) .key', { hasText: key }).first();
+      await cell.waitFor({ state: 'visible' });
+      assert.ok(await cell.evaluate((c) => c.scrollWidth > c.clientWidth), 'the key is cut to its column');
+      assert.equal(await cell.getAttribute('title'), key);
+      await log.locator('#filter-key').fill('');
     });
 
     await t.step('Event Log: a filter that hides every entry offers Clear Filters; Escape clears a filter box', async () => {
