@@ -18,7 +18,7 @@ import { join } from 'node:path';
 import { clusterClient, writeWorkspaceSettings } from './support/cluster.mjs';
 import { activityTab, editorTab, eventually, openWorkbench, runCommand } from './support/workbench.mjs';
 
-const GROUP = 'lamps.ui.reconcile.dev';
+const GROUP = 'ui.reconcile.dev';
 const CRD_NAME = `lamps.${GROUP}`;
 const HOSTILE = '<img src=x onerror=alert(1)> javascript:alert(1)';
 /** A name longer than the Event Log's key column (63 characters, the longest a label-safe name may be). */
