@@ -210,6 +210,8 @@ export interface EventLogViewState {
   readonly paused: boolean;
   /** True while the view sticks to the newest entry. */
   readonly follow: boolean;
+  /** The selected entry, whose detail the view shows again after it was hidden and shown (it is rebuilt then). */
+  readonly selected?: number;
 }
 
 /**

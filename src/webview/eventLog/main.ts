@@ -48,6 +48,8 @@ const followBox = el<HTMLInputElement>('follow');
 const statusLine = el<HTMLElement>('status');
 const connectionLine = el<HTMLElement>('connection');
 const emptyLine = el<HTMLElement>('empty');
+const emptyText = el<HTMLElement>('empty-text');
+const clearFiltersButton = el<HTMLButtonElement>('clear-filters');
 const noticeLine = el<HTMLElement>('notice');
 const list = el<HTMLElement>('list');
 const spacer = el<HTMLElement>('spacer');
@@ -64,13 +66,14 @@ let state: EventLogViewState = {
   filter: saved?.filter ?? {},
   paused: saved?.paused ?? false,
   follow: saved?.follow ?? true,
+  ...(saved?.selected !== undefined ? { selected: saved.selected } : {}),
 };
 const buffer = new LogBuffer(10_000);
 buffer.setFilter(state.filter);
 /** Entries received while paused; applied on resume (bounded by capacity). */
 let pending: LogEntryView[] = [];
 let droppedByHost = 0;
-let selectedSeq: number | undefined;
+let selectedSeq: number | undefined = state.selected;
 const knownKinds = new Set<string>();
 
 // ---- rendering -------------------------------------------------------------------------------------------------
@@ -135,6 +138,9 @@ function fill(row: Row, entry: LogEntryView, index: number): void {
   row.time.textContent = formatTime(entry.time);
   row.kind.textContent = entry.kind;
   row.key.textContent = entry.key ?? '';
+  // The key column cuts a long key (ellipsis): hovering it shows the whole key (elsewhere the row's summary).
+  if (entry.key) row.key.title = entry.key;
+  else row.key.removeAttribute('title');
   // The row's context menu (package.json webview/context) gets the key: Show Timeline on it. A data attribute, never markup.
   if (entry.key) row.root.dataset.vscodeContext = JSON.stringify({ webviewSection: 'row', key: entry.key, preventDefaultContextMenuItems: true });
   else delete row.root.dataset.vscodeContext;
@@ -217,9 +223,12 @@ function renderStatus(): void {
   if (droppedByHost) parts.push(`${droppedByHost.toLocaleString()} skipped while behind`);
   statusLine.textContent = parts.join(' · ');
   const f = state.filter;
-  const empty = buffer.visibleCount === 0 ? emptyJournalText(connectionLine.textContent ?? '', buffer.total, Boolean(f.key || f.text || f.kinds?.length)) : '';
-  if (emptyLine.textContent !== empty) emptyLine.textContent = empty;
+  const filtered = Boolean(f.key || f.text || f.kinds?.length);
+  const empty = buffer.visibleCount === 0 ? emptyJournalText(connectionLine.textContent ?? '', buffer.total, filtered) : '';
+  if (emptyText.textContent !== empty) emptyText.textContent = empty;
   emptyLine.hidden = empty === '';
+  // A filter that hides every entry offers its own reset (besides Escape in a filter box).
+  clearFiltersButton.hidden = !(filtered && buffer.total > 0);
   pauseButton.textContent = state.paused ? 'Resume' : 'Pause';
   pauseButton.setAttribute('aria-pressed', String(state.paused));
 }
@@ -275,10 +284,14 @@ function setPaused(paused: boolean): void {
 
 /** The entry whose detail is shown (or asked for). */
 let detail: EntryDetailView | undefined;
+/** The selection asked for again after the view was shown again (its answer also scrolls to it). */
+let restoring: number | undefined;
 
 /** Selects `seq`, asks the host for its detail and scrolls it into view. */
 function select(seq: number): void {
   selectedSeq = seq;
+  state = { ...state, selected: seq };
+  saveState();
   post({ type: 'select', seq });
   scheduleRender();
 }
@@ -412,8 +425,22 @@ function renderDetail(): void {
   }
 }
 
+/** The saved state no longer names a selected entry (the view, shown again, opens no detail pane). */
+function unsaveSelection(): void {
+  const { selected: _, ...rest } = state;
+  state = rest;
+  saveState();
+}
+
+/** No entry is selected any more (cleared, or gone from the journal while the view was hidden). */
+function forgetSelection(): void {
+  selectedSeq = undefined;
+  unsaveSelection();
+}
+
 detailClose.addEventListener('click', () => {
   detail = undefined;
+  unsaveSelection(); // the row stays selected; the pane stays closed when the view is shown again
   renderDetail();
 });
 detailReveal.addEventListener('click', () => {
@@ -447,6 +474,12 @@ function onHostMessage(msg: HostToWebview): void {
       droppedByHost = 0;
       connectionLine.textContent = msg.connection;
       renderKinds([...msg.kinds, ...buffer.kinds()]);
+      // Shown again after being hidden (the page was rebuilt): the entry selected before, and its detail, again (the
+      // host answers from the journal; the snapshot may still be on its way in pieces).
+      if (state.selected !== undefined && state.selected === selectedSeq && !detail) {
+        restoring = state.selected;
+        post({ type: 'select', seq: state.selected });
+      }
       scheduleRender();
       return;
     case 'append': {
@@ -460,7 +493,7 @@ function onHostMessage(msg: HostToWebview): void {
       pending = [];
       incoming = [];
       droppedByHost = 0;
-      selectedSeq = undefined;
+      forgetSelection();
       detail = undefined;
       renderDetail();
       scheduleRender();
@@ -472,12 +505,25 @@ function onHostMessage(msg: HostToWebview): void {
     case 'notice':
       noticeLine.textContent = msg.text;
       return;
-    case 'detail':
+    case 'detail': {
       if (msg.seq !== selectedSeq) return; // an older answer
+      const restored = restoring === msg.seq;
+      restoring = undefined;
       detail = msg.detail;
+      if (restored && !detail) {
+        forgetSelection(); // gone from the journal while the view was hidden: nothing to say
+        scheduleRender();
+        return;
+      }
       if (!detail) noticeLine.textContent = `Entry #${msg.seq} is no longer in the journal.`;
       renderDetail();
+      if (restored && !state.follow) {
+        applyIncoming();
+        if (indexOfSeq(msg.seq) >= 0) scrollToSeq(msg.seq);
+      }
+      scheduleRender();
       return;
+    }
     case 'select':
       applyIncoming(); // the entry may have arrived since the last frame
       select(msg.seq);
@@ -505,6 +551,25 @@ const onFilterInput = () => {
 };
 keyInput.addEventListener('input', onFilterInput);
 textInput.addEventListener('input', onFilterInput);
+/** Escape in a filter box clears it (at once, not after the typing delay). */
+const clearOnEscape = (input: HTMLInputElement) => input.addEventListener('keydown', (ev: KeyboardEvent) => {
+  if (ev.key !== 'Escape' || input.value === '') return;
+  input.value = '';
+  if (filterTimer) clearTimeout(filterTimer);
+  applyFilter(readFilter());
+  ev.preventDefault();
+  ev.stopPropagation();
+});
+clearOnEscape(keyInput);
+clearOnEscape(textInput);
+clearFiltersButton.addEventListener('click', () => {
+  if (filterTimer) clearTimeout(filterTimer);
+  keyInput.value = '';
+  textInput.value = '';
+  kindSelect.value = '';
+  applyFilter({});
+  keyInput.focus();
+});
 kindSelect.addEventListener('change', () => applyFilter(readFilter()));
 pauseButton.addEventListener('click', () => setPaused(!state.paused));
 clearButton.addEventListener('click', () => post({ type: 'clear' }));

@@ -46,6 +46,9 @@ const followBox = el<HTMLInputElement>('follow');
 const statusLine = el<HTMLElement>('status');
 const connectionLine = el<HTMLElement>('connection');
 const legend = el<HTMLElement>('legend');
+const emptyLine = el<HTMLElement>('empty');
+const emptyText = el<HTMLElement>('empty-text');
+const clearFilterButton = el<HTMLButtonElement>('clear-filter');
 const ctx = canvas.getContext('2d', { alpha: false })!;
 
 const saved = vscode.getState() as Partial<TimelineViewState> | undefined;
@@ -345,11 +348,25 @@ function render(): void {
   ctx.moveTo(LABEL_W - 0.5, 0);
   ctx.lineTo(LABEL_W - 0.5, ch);
   ctx.stroke();
-  if (all.length === 0) {
-    ctx.fillStyle = palette.muted;
-    ctx.fillText(model.size === 0 ? emptyJournalText(connectionLine.textContent ?? '', 0, false) : 'No lane matches the key filter.', LABEL_W + 12, AXIS_H + LANE_H);
-  }
+  renderEmpty(all.length === 0);
   renderStatus();
+}
+
+/** What an empty timeline says, in the page (a screen reader reads it; the canvas it would be drawn on has no text). */
+function renderEmpty(noLanes: boolean): void {
+  const filtered = model.size > 0 && viewState.filter.trim() !== '';
+  const text = !noLanes ? '' : filtered ? 'No lane matches the key filter.' : emptyJournalText(connectionLine.textContent ?? '', 0, false);
+  if (emptyText.textContent !== text) emptyText.textContent = text;
+  emptyLine.hidden = text === '';
+  clearFilterButton.hidden = !(noLanes && filtered);
+}
+
+function setFilter(filter: string): void {
+  viewState = { ...viewState, filter };
+  lanesDirty = true;
+  scrollY = 0;
+  saveState();
+  scheduleRender();
 }
 
 const fitCache = new Map<string, string>();
@@ -592,13 +609,23 @@ followBox.addEventListener('change', () => setFollow(followBox.checked));
 let filterTimer: ReturnType<typeof setTimeout> | undefined;
 keyInput.addEventListener('input', () => {
   if (filterTimer) clearTimeout(filterTimer);
-  filterTimer = setTimeout(() => {
-    viewState = { ...viewState, filter: keyInput.value };
-    lanesDirty = true;
-    scrollY = 0;
-    saveState();
-    scheduleRender();
-  }, 120);
+  filterTimer = setTimeout(() => setFilter(keyInput.value), 120);
+});
+/** Escape in the key box, or the empty view's Clear Filter, clears the filter at once. */
+function clearFilter(): void {
+  if (filterTimer) clearTimeout(filterTimer);
+  keyInput.value = '';
+  setFilter('');
+}
+keyInput.addEventListener('keydown', (ev: KeyboardEvent) => {
+  if (ev.key !== 'Escape' || keyInput.value === '') return;
+  clearFilter();
+  ev.preventDefault();
+  ev.stopPropagation();
+});
+clearFilterButton.addEventListener('click', () => {
+  clearFilter();
+  keyInput.focus();
 });
 new ResizeObserver(scheduleRender).observe(stage);
 

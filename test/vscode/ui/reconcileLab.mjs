@@ -124,7 +124,7 @@ export default async function reconcileLabUi(t) {
       if (await close.isVisible()) await close.click(); // the screenshot below shows the list alone
       // A filter that hides every entry says so instead of leaving a blank pane.
       await log.locator('#filter-key').fill(`${ns}/no-such-widget`);
-      await eventually('the empty-state line', () => log.locator('#empty:not([hidden])').textContent().catch(() => ''), (s) => s === 'No entry matches the filter.');
+      await eventually('the empty-state line', () => log.locator('#empty:not([hidden]) [role="status"]').textContent().catch(() => ''), (s) => s === 'No entry matches the filter.');
       await log.locator('#filter-key').fill('');
       await eventually('rows for both widgets', keys, (k) => names.every((n) => k.includes(`${ns}/${n}`)));
       await resizeSideBar(page, 300); // the log gets the room (the Resources screenshot widened the side bar)

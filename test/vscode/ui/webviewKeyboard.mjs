@@ -1,0 +1,210 @@
+// UI test: the Event Log and the Timeline as a keyboard user and a newcomer meet them, on a kind of the test's own
+// (a namespaced Lamp, reconciled by a small exec program in the workspace), in VS Code (code-server in Chromium).
+//
+// Setup: the Lamp CRD, a namespace of this test's own with three Lamps, an exec reconciler (lamp.sh) that fails one
+// Lamp with text that looks like HTML and sets a requeue on the others (one with a long name); the workspace
+// settings run it.
+// Checks: a button and the Follow checkbox focused with Tab show the theme's focus colour (--vscode-focusBorder), not
+// the browser's own ring; a key cut to the Event Log's column has the whole key as its tooltip; a filter that hides
+// every entry says so and offers Clear Filters (and Escape in a filter box clears it); the Timeline's empty states
+// are text in the page (a screen reader reads them), with Clear Filter, and Escape clears its key box; the Event Log
+// shows the selected entry's detail again after it was hidden and shown; the failing Lamp's error text stays text
+// (no element made of it).
+// Screenshots: test-output/screenshots/event-log-no-match.png, timeline-no-match.png.
+import * as assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { chmodSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { clusterClient, writeWorkspaceSettings } from './support/cluster.mjs';
+import { activityTab, editorTab, eventually, openWorkbench, runCommand } from './support/workbench.mjs';
+
+const GROUP = 'ui.reconcile.dev';
+const CRD_NAME = `lamps.${GROUP}`;
+const HOSTILE = '<img src=x onerror=alert(1)> javascript:alert(1)';
+/** A name longer than the Event Log's key column (63 characters, the longest a label-safe name may be). */
+const LONG = 'lamp-with-a-rather-long-name-that-the-key-column-cuts-short-ok';
+
+/** The (innermost) webview frame whose document has `selector`, waiting until one has it. */
+async function webviewFrame(page, selector, what) {
+  return eventually(`the ${what} webview`, async () => {
+    for (const f of page.frames()) {
+      if (await f.locator(selector).count().catch(() => 0)) return f;
+    }
+    return undefined;
+  }, (f) => f !== undefined, { timeoutMs: 30_000 });
+}
+
+/** The focused element of `frame`: its id, and whether its outline is a solid line in the theme's focus colour. */
+function focusRing(frame) {
+  return frame.evaluate(() => {
+    const a = document.activeElement;
+    const probe = document.createElement('span');
+    probe.style.color = 'var(--vscode-focusBorder)';
+    document.body.appendChild(probe);
+    const focusBorder = getComputedStyle(probe).color;
+    probe.remove();
+    const s = getComputedStyle(a);
+    return { id: a.id, style: s.outlineStyle, width: s.outlineWidth, color: s.outlineColor, focusBorder };
+  });
+}
+
+function assertThemeRing(ring, id) {
+  assert.equal(ring.id, id, `focus on #${id}: ${JSON.stringify(ring)}`);
+  assert.equal(ring.style, 'solid', `#${id}'s focus outline: ${JSON.stringify(ring)}`);
+  assert.notEqual(ring.width, '0px', JSON.stringify(ring));
+  assert.equal(ring.color, ring.focusBorder, `#${id}'s focus outline is the theme's focusBorder: ${JSON.stringify(ring)}`);
+}
+
+export default async function webviewKeyboardUi(t) {
+  const { page } = t;
+  const ns = `kb-${randomBytes(3).toString('hex')}`;
+  const kube = await clusterClient(t);
+
+  await t.step('setup: the Lamp CRD, three Lamps and an exec reconciler in the workspace', async () => {
+    const crd = {
+      apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', metadata: { name: CRD_NAME },
+      spec: {
+        group: GROUP, scope: 'Namespaced', names: { plural: 'lamps', singular: 'lamp', kind: 'Lamp', listKind: 'LampList' },
+        versions: [{ name: 'v1', served: true, storage: true, subresources: { status: {} }, schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } }],
+      },
+    };
+    await kube.json({ method: 'POST', path: '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', body: crd }).catch((e) => {
+      if (e.code !== 409) throw e;
+    });
+    await eventually('the Lamp CRD to be established', () => kube.json({ method: 'GET', path: `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${CRD_NAME}` }),
+      (c) => (c.status?.conditions ?? []).some((x) => x.type === 'Established' && x.status === 'True'));
+    await kube.json({ method: 'POST', path: '/api/v1/namespaces', body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } } });
+    for (const name of ['desk', 'porch', LONG]) {
+      await kube.json({ method: 'POST', path: `/apis/${GROUP}/v1/namespaces/${ns}/lamps`, body: { apiVersion: `${GROUP}/v1`, kind: 'Lamp', metadata: { name, namespace: ns }, spec: { on: true } } });
+    }
+    const program = join(t.workspace, 'lamp.sh');
+    writeFileSync(program, [
+      '#!/bin/sh',
+      'cat >/dev/null',
+      'case "$RECONCILE_NAME" in',
+      `  porch) echo '{"error":"bulb broken ${HOSTILE}"}' ;;`,
+      '  *) echo \'{"requeueAfterMs":60000,"reason":"dimming","status":{"phase":"On"}}\' ;;',
+      'esac',
+      '',
+    ].join('\n'));
+    chmodSync(program, 0o755);
+    writeWorkspaceSettings(t, {
+      'reconcileLab.namespaces': [ns], 'reconcileLab.resources': [`lamps.${GROUP}`],
+      'reconcileLab.reconciler.kind': 'exec', 'reconcileLab.reconciler.command': './lamp.sh', 'reconcileLab.reconciler.resource': `lamps.${GROUP}`,
+    });
+  });
+
+  try {
+    await t.step('the workbench loads; Resume runs the exec reconciler on the Lamps', async () => {
+      await openWorkbench(page, t.url);
+      await activityTab(page, 'Reconcile Lab').waitFor({ state: 'visible', timeout: 240_000 });
+      await eventually('desk reconciled', async () => {
+        await runCommand(page, 'Reconcile Lab: Resume Reconcile Loop').catch(() => page.keyboard.press('Escape'));
+        return kube.json({ method: 'GET', path: `/apis/${GROUP}/v1/namespaces/${ns}/lamps/desk` }).then((l) => l.status?.phase, () => undefined);
+      }, (phase) => phase === 'On', { timeoutMs: 240_000, intervalMs: 2000 }); // connecting takes minutes on a loaded machine
+    });
+
+    let log;
+    await t.step('Event Log: Tab shows the theme focus colour on a button and on the Follow checkbox', async () => {
+      await runCommand(page, 'Reconcile Lab: Show Event Log');
+      await editorTab(page, 'Event Log').waitFor({ state: 'visible' });
+      log = await webviewFrame(page, '#list', 'Event Log');
+      await eventually('porch\'s failed reconcile', () => log.locator('#list .row:not([hidden])', { hasText: 'bulb broken' }).count(), (n) => n > 0);
+      // The failure's text stays text: no element was made of it.
+      assert.equal(await log.locator('#list img, #list a, #detail img, #detail a').count(), 0);
+      await log.locator('#filter-text').focus();
+      await page.keyboard.press('Tab');
+      assertThemeRing(await focusRing(log), 'pause');
+      for (const id of ['clear', 'export', 'follow']) {
+        await page.keyboard.press('Tab');
+        assert.equal((await focusRing(log)).id, id);
+      }
+      assertThemeRing(await focusRing(log), 'follow');
+    });
+
+    await t.step('Event Log: a key cut to its column shows the whole key on hover', async () => {
+      const key = `${ns}/${LONG}`;
+      await log.locator('#filter-key').fill(LONG); // its rows in view (the list renders only those)
+      const cell = log.locator('#list .row:not([hidden]) .key', { hasText: key }).first();
+      await cell.waitFor({ state: 'visible' });
+      assert.ok(await cell.evaluate((c) => c.scrollWidth > c.clientWidth), 'the key is cut to its column');
+      assert.equal(await cell.getAttribute('title'), key);
+      await log.locator('#filter-key').fill('');
+    });
+
+    await t.step('Event Log: a filter that hides every entry offers Clear Filters; Escape clears a filter box', async () => {
+      await log.locator('#filter-text').fill('no-entry-says-this');
+      await eventually('the empty state', () => log.locator('#empty:not([hidden])').textContent().catch(() => ''), (s) => /No entry matches the filter\./.test(s ?? ''));
+      const clear = log.getByRole('button', { name: 'Clear Filters', exact: true });
+      await clear.waitFor({ state: 'visible' });
+      await t.screenshot('event-log-no-match');
+      await clear.focus();
+      await page.keyboard.press('Enter');
+      assert.equal(await log.locator('#filter-text').inputValue(), '');
+      await eventually('the entries back', () => log.locator('#list .row:not([hidden])').count(), (n) => n > 0);
+      assert.ok(await log.locator('#empty').isHidden(), 'no empty state with entries shown');
+      await log.locator('#filter-key').fill(`${ns}/no-such-lamp`);
+      await eventually('the empty state', () => log.locator('#empty').isVisible(), (v) => v);
+      await log.locator('#filter-key').press('Escape');
+      assert.equal(await log.locator('#filter-key').inputValue(), '');
+      await eventually('the entries back after Escape', () => log.locator('#list .row:not([hidden])').count(), (n) => n > 0);
+    });
+
+    await t.step('Event Log: the selected entry\'s detail is shown again after the view was hidden and shown', async () => {
+      await log.locator('#follow').uncheck();
+      await log.locator('#filter-key').fill(`${ns}/porch`);
+      // By keyboard: ArrowUp from the list selects the newest entry, then the ones before it, until porch's error.
+      await log.locator('#list').focus();
+      // One key press at a time: the pane shows the selected entry once the host has answered (slow on a busy machine).
+      let title = '';
+      for (let i = 0; i < 40 && !/bulb broken/.test(title); i++) {
+        await page.keyboard.press('ArrowUp');
+        title = await eventually('the selected entry\'s detail', async () => {
+          const selected = await log.locator('#list .row.selected:not([hidden]) .summary').textContent().catch(() => undefined);
+          const shown = await log.locator('#detail:not([hidden]) #detail-title').textContent().catch(() => '');
+          return selected !== undefined && shown === selected ? shown : '';
+        }, (s) => s !== '');
+      }
+      assert.match(title, /bulb broken/);
+      assert.match(await log.locator('#list .row.selected:not([hidden])').textContent(), /bulb broken/);
+      // Not following (a scroll to the bottom turns it back on): the view, shown again, scrolls to the selected row.
+      if (await log.locator('#follow').isChecked()) await log.locator('#follow').uncheck();
+      await runCommand(page, 'Reconcile Lab: Show Timeline'); // the same editor group: the Event Log is hidden
+      await webviewFrame(page, '#stage', 'Timeline');
+      await runCommand(page, 'Reconcile Lab: Show Event Log');
+      log = await webviewFrame(page, '#list', 'Event Log');
+      const again = await eventually('the detail pane again', () => log.locator('#detail:not([hidden]) #detail-title').textContent().catch(() => ''), (s) => (s ?? '') !== '');
+      assert.equal(again, title);
+      assert.equal(await log.locator('#filter-key').inputValue(), `${ns}/porch`, 'the filter is kept too');
+      assert.equal(await log.locator('#list .row.selected:not([hidden])').count(), 1, 'the row is selected and in view');
+      assert.equal(await log.locator('#detail img, #detail a').count(), 0, 'the error in the detail pane stays text');
+    });
+
+    await t.step('Timeline: empty states are text in the page; Clear Filter and Escape clear the key box; the focus colour', async () => {
+      await runCommand(page, 'Reconcile Lab: Show Timeline');
+      const tl = await webviewFrame(page, '#stage', 'Timeline');
+      await eventually('lanes drawn', () => tl.locator('#status').textContent(), (s) => /\b[1-9]\d* lanes?\b/.test(s ?? ''));
+      assert.ok(await tl.locator('#empty').isHidden(), 'no empty state with lanes shown');
+      // The legend's colours have words, and a screen reader finds them as the legend.
+      assert.match(await tl.getByRole('group', { name: 'Legend' }).textContent(), /reconcile ok.*error.*requeue/);
+      await tl.locator('#filter-key').fill('no-such-lamp');
+      const empty = await eventually('the empty state', () => tl.locator('#empty:not([hidden]) [role="status"]').textContent().catch(() => ''), (s) => (s ?? '') !== '');
+      assert.equal(empty, 'No lane matches the key filter.');
+      await t.screenshot('timeline-no-match');
+      await tl.getByRole('button', { name: 'Clear Filter', exact: true }).click();
+      assert.equal(await tl.locator('#filter-key').inputValue(), '');
+      await eventually('lanes again', () => tl.locator('#status').textContent(), (s) => /\b[1-9]\d* lanes?\b/.test(s ?? ''));
+      assert.ok(await tl.locator('#empty').isHidden());
+      await tl.locator('#filter-key').fill('no-such-lamp');
+      await eventually('the empty state', () => tl.locator('#empty').isVisible(), (v) => v);
+      await tl.locator('#filter-key').press('Escape');
+      assert.equal(await tl.locator('#filter-key').inputValue(), '');
+      await eventually('lanes after Escape', () => tl.locator('#empty').isHidden(), (v) => v);
+      await tl.locator('#filter-key').focus();
+      await page.keyboard.press('Tab');
+      assertThemeRing(await focusRing(tl), 'zoom-in');
+    });
+  } finally {
+    await kube.json({ method: 'DELETE', path: `/api/v1/namespaces/${ns}` }).catch(() => {});
+  }
+}
