@@ -119,14 +119,15 @@ function renderResult(r: CheckResultView): HTMLElement {
   const box = h('section', `result ${r.status}`);
   const head = h('div', 'result-head');
   head.append(h('span', `status ${r.status}`, STATUS_TEXT[r.status]), h('span', 'check', r.checkTitle));
-  const key = h('a', 'key', r.key);
-  key.href = '#';
-  key.title = 'Reveal in the Resources view';
-  key.addEventListener('click', (e) => {
-    e.preventDefault();
-    post({ type: 'reveal', key: r.key });
-  });
-  head.append(key);
+  // The key is cluster text: plain text, never a link; revealing it is a button of its own (keyboard-reachable).
+  const key = h('span', 'key', r.key);
+  key.title = r.key;
+  const reveal = h('button', 'reveal', 'Reveal');
+  reveal.type = 'button';
+  reveal.title = 'Reveal in the Resources view';
+  reveal.setAttribute('aria-label', `Reveal ${r.key} in the Resources view`);
+  reveal.addEventListener('click', () => post({ type: 'reveal', key: r.key }));
+  head.append(key, reveal);
   if (r.findings.length) head.append(h('span', 'count', `${r.findings.length} finding${r.findings.length === 1 ? '' : 's'}`));
   if (r.durationMs !== undefined) head.append(h('span', 'time', `${(r.durationMs / 1000).toFixed(1)} s`));
   box.append(head);

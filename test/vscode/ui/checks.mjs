@@ -5,7 +5,8 @@
 // pass; the lab reconciler when the samples are missing).
 // Checks: the object's context menu offers "Run Robustness Checks…" → the check pick list (all eight selected) → Enter runs
 // them → the results view opens, shows each check's status while running and, when finished, the finding with its
-// explanation, perturbation, journal and reproduce line (Copy button).
+// explanation, perturbation, journal and reproduce line (Copy button); keys are plain text (no link anywhere in the
+// page) and a key's Reveal button selects its object in the Resources view.
 // Screenshot: test-output/screenshots/checks.png (for the README's docs/images/checks.png).
 import * as assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
@@ -94,6 +95,18 @@ export default async function checksUi(t) {
         assert.match(status, /no findings/);
       }
       await t.screenshot('checks');
+    });
+
+    await t.step('a key is plain text, never a link; its Reveal button selects the object in the Resources view', async () => {
+      const view = webviewContent(page);
+      assert.equal(await view.locator('a').count(), 0, 'no link in the results view');
+      const result = view.locator('.result').first();
+      assert.equal(((await result.locator('.key').textContent()) ?? '').trim(), `${ns}/${name}`);
+      // Select another row first (the context menu left the Widget selected), so only Reveal can select it again.
+      await tree.getByRole('treeitem').filter({ has: page.locator('.label-name', { hasText: ns }) }).first().click();
+      await eventually('another row selected', () => tree.locator('[role="treeitem"][aria-selected="true"] .label-name').allTextContents(), (l) => l.length > 0 && !l.some((x) => x.trim() === name));
+      await result.locator('button.reveal').click();
+      await eventually('the Widget selected in the Resources view', () => tree.locator('[role="treeitem"][aria-selected="true"] .label-name').allTextContents(), (l) => l.some((x) => x.trim() === name));
     });
   } finally {
     await kube.json({ method: 'DELETE', path: `/api/v1/namespaces/${ns}` }).catch(() => {});
