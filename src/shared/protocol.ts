@@ -89,7 +89,13 @@ export type WebviewToHost = WebviewReady | WebviewReveal | WebviewClear | Webvie
 /** One line of a detail pane: a label and its value (plain text). */
 export interface DetailField {
   readonly label: string;
+  /** The value as text; for a time, in ISO 8601 UTC (what a copy or an export keeps). */
   readonly value: string;
+  /**
+   * For a time: its epoch milliseconds. The page then shows it first in its own local time, as its rows show times
+   * (the host may run elsewhere, in another time zone), followed by `value`.
+   */
+  readonly at?: number;
 }
 
 /** An entry of the same reconcile, listed in the detail pane (click selects it). */

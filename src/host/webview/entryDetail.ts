@@ -48,8 +48,13 @@ function field(label: string, value: string | number | undefined): DetailField[]
   return value === undefined || value === '' ? [] : [{ label, value: String(value) }];
 }
 
+/** A time field: ISO UTC as its text (and `suffix`), its epoch ms for the page to show in local time too. */
+function timeField(label: string, ms: number | undefined, suffix = ''): DetailField[] {
+  return ms === undefined ? [] : [{ label, value: `${iso(ms)}${suffix}`, at: ms }];
+}
+
 function fieldsOf(e: JournalEntry): DetailField[] {
-  const f: DetailField[] = [...field('Time', iso(e.at)), ...field('Entry', `#${e.seq} · ${e.kind}`), ...field('Key', e.key), ...field('Controller', e.controller)];
+  const f: DetailField[] = [...timeField('Time', e.at), ...field('Entry', `#${e.seq} · ${e.kind}`), ...field('Key', e.key), ...field('Controller', e.controller)];
   switch (e.kind) {
     case 'informer':
       f.push(
@@ -63,14 +68,14 @@ function fieldsOf(e: JournalEntry): DetailField[] {
       );
       break;
     case 'queue':
-      f.push(...field('Transition', e.transition), ...field('Waits for', e.waitKind), ...field('Due', e.dueAt !== undefined ? `${iso(e.dueAt)} (after ${formatDuration(e.dueAt - e.at)})` : undefined), ...field('Priority', e.priority !== undefined ? priorityLabel(e.priority) : undefined));
+      f.push(...field('Transition', e.transition), ...field('Waits for', e.waitKind), ...timeField('Due', e.dueAt, e.dueAt !== undefined ? ` (after ${formatDuration(e.dueAt - e.at)})` : ''), ...field('Priority', e.priority !== undefined ? priorityLabel(e.priority) : undefined));
       break;
     case 'reconcileStart':
       f.push(...field('Reconcile', `#${e.attempt}`), ...field('Run by', e.via === 'step' ? 'a step' : 'a worker'), ...field('generation', e.generation), ...field('Priority', e.priority !== undefined ? priorityLabel(e.priority) : undefined));
       break;
     case 'reconcileEnd':
       f.push(...field('Outcome', outcomeSummary(e.outcome, e.durationMs)), ...field('Duration', formatDuration(e.durationMs)));
-      if ((e.outcome.kind === 'error' || e.outcome.kind === 'requeue') && e.outcome.retryAt !== undefined) f.push(...field('Retry at', iso(e.outcome.retryAt)));
+      if ((e.outcome.kind === 'error' || e.outcome.kind === 'requeue') && e.outcome.retryAt !== undefined) f.push(...timeField('Retry at', e.outcome.retryAt));
       if (e.outcome.kind === 'error' && e.outcome.failures !== undefined) f.push(...field('Failures in a row', e.outcome.failures));
       break;
     case 'write':

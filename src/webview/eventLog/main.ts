@@ -373,7 +373,8 @@ function renderDetail(): void {
     const dt = document.createElement('dt');
     dt.textContent = f.label;
     const dd = document.createElement('dd');
-    dd.textContent = f.value;
+    // A time reads first in this page's local time, as the rows show it, then as the host sent it (ISO UTC).
+    dd.textContent = f.at !== undefined ? `${formatTime(f.at)} · ${f.value}` : f.value;
     table.append(dt, dd);
   }
   detailBody.appendChild(table);

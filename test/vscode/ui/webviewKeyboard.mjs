@@ -167,6 +167,10 @@ export default async function webviewKeyboardUi(t) {
       }
       assert.match(title, /bulb broken/);
       assert.match(await log.locator('#list .row.selected:not([hidden])').textContent(), /bulb broken/);
+      // The detail's Time reads as the row's does (the page's local time), then in ISO UTC.
+      const rowTime = ((await log.locator('#list .row.selected:not([hidden]) .time').textContent()) ?? '').trim();
+      const detailTime = (await log.locator('#detail .detail-fields dt', { hasText: /^Time$/ }).locator('xpath=following-sibling::dd[1]').textContent()) ?? '';
+      assert.ok(rowTime !== '' && detailTime.startsWith(`${rowTime} · `) && /^\d{4}-\d\d-\d\dT[\d:.]+Z$/.test(detailTime.slice(rowTime.length + 3)), `detail Time ${JSON.stringify(detailTime)}, row time ${JSON.stringify(rowTime)}`);
       // Not following (a scroll to the bottom turns it back on): the view, shown again, scrolls to the selected row.
       if (await log.locator('#follow').isChecked()) await log.locator('#follow').uncheck();
       await runCommand(page, 'Reconcile Lab: Show Timeline'); // the same editor group: the Event Log is hidden

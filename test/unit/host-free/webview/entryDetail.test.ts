@@ -61,6 +61,16 @@ describe('entryDetail', () => {
     assert.ok(d.fields.some((f) => f.label === 'resourceVersion' && f.value === '8 → 9'));
   });
 
+  it('a time field carries its epoch ms beside its ISO text, so the page can show it in its own local time as its rows do', () => {
+    const { j, end } = scenario();
+    const d = entryDetail(j, end.seq, PRIMARY)!;
+    const time = d.fields.find((f) => f.label === 'Time');
+    assert.deepEqual(time, { label: 'Time', value: new Date(end.at).toISOString(), at: end.at });
+    const retry = d.fields.find((f) => f.label === 'Retry at');
+    assert.deepEqual(retry, { label: 'Retry at', value: new Date(end.at + 10).toISOString(), at: end.at + 10 });
+    assert.equal(d.fields.find((f) => f.label === 'Failures in a row')?.at, undefined, 'other fields are not times');
+  });
+
   it('a reconcile end carries the whole multi-line message; its reconcile lists the same entries', () => {
     const { j, start, end } = scenario();
     const d = entryDetail(j, end.seq, PRIMARY)!;
