@@ -368,6 +368,49 @@ describe('robustness checks (issue 11) on the real control plane', () => {
     assert.deepEqual(await scratchLeft(), []);
   });
 
+  test('stale cache: a child written from a fresh read (its latest resourceVersion) with a value kept in memory is explained by the memory a new controller lacks, not by a missing precondition', async () => {
+    // Counts the spec changes it saw in memory (lost by a new controller) and writes the count into its child,
+    // always read fresh from the server and updated with its resourceVersion.
+    const reconciler = (): Reconciler => {
+      let lastGeneration: number | undefined;
+      let edits = 0;
+      return {
+        name: 'counts-spec-changes',
+        async reconcile(req, ctx) {
+          let w: KubeObject;
+          try {
+            w = await ctx.client.get(ctx.primary, req.namespace, req.name, ctx.signal);
+          } catch (e) {
+            if ((e as { code?: number }).code === 404) return {};
+            throw e;
+          }
+          if (w.metadata.deletionTimestamp) return {};
+          if (lastGeneration !== undefined && lastGeneration !== w.metadata.generation) edits++;
+          lastGeneration = w.metadata.generation;
+          const name = `${req.name}-edits`;
+          const data = { edits: String(edits) };
+          let child: KubeObject | undefined;
+          try {
+            child = await ctx.client.get(CONFIGMAPS, req.namespace, name, ctx.signal);
+          } catch (e) {
+            if ((e as { code?: number }).code !== 404) throw e;
+          }
+          const owner = [{ apiVersion: w.apiVersion!, kind: w.kind!, name: req.name, uid: w.metadata.uid!, controller: true }];
+          if (!child) await ctx.client.create(CONFIGMAPS, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: req.namespace, ownerReferences: owner }, data }, { signal: ctx.signal });
+          else if ((child as { data?: Record<string, string> }).data?.edits !== data.edits) await ctx.client.update(CONFIGMAPS, { ...child, data }, { signal: ctx.signal });
+          return {};
+        },
+      };
+    };
+    const r = await runChecks(options({ createReconciler: reconciler, reconcilerSpec: { kind: 'module', path: 'counts-spec-changes.ts' }, checks: ['staleCache'] }));
+    const f = r.findings.find((x) => x.check === 'staleCache' && /overwrote newer state/.test(x.title));
+    assert.ok(f, summary(r));
+    assert.match(f.title, /^update configmaps rl-check-[0-9a-f]+\/widget-ready-edits overwrote newer state with stale values from a view frozen where the controller had settled \(data\.edits\)$/, f.title);
+    assert.match(f.explanation, /with the latest resourceVersion \(\d+\) as its precondition[^]*state kept in memory between reconciles/, f.explanation);
+    assert.doesNotMatch(f.explanation, /without a resourceVersion precondition/, f.explanation);
+    assert.deepEqual(await scratchLeft(), []);
+  });
+
   test('convergence: a reconcile that writes once (its finalizer) and then fails every time is named as failing, not as a hot loop of writes', async () => {
     const reconciler = (): Reconciler => ({
       name: 'fails-after-finalizer',

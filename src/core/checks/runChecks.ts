@@ -275,6 +275,29 @@ function convergenceGroup(w: WriteRecord): string {
   return prefix ? writeText({ verb: w.verb, resource: resourceLabelOf(w.gvr), objectKey: keyFor(w.namespace, `${prefix}*`) }) + ' (generateName)' : describeWrite(w);
 }
 
+/**
+ * The title and explanation of a stale-cache finding: `w`, written from a stale view, set `overwritten` (field paths)
+ * back to the values that view held. When the write carried the latest resourceVersion as its precondition (an update
+ * of the object as just read from the server), the stale values did not come from a cached copy of that object, so
+ * the explanation names where they can come from instead (memory, which a new controller starts without; another
+ * object read from the stale cache) rather than a missing precondition.
+ */
+export function staleOverwriteText(w: WriteRecord, overwritten: string[], view: string): { title: string; explanation: string } {
+  const title = `${describeWrite(w)} overwrote newer state with stale values from a view ${view} (${overwritten.slice(0, 3).join(', ')})`;
+  const fields = overwritten.slice(0, 5).join(', ');
+  const latest = w.before?.metadata.resourceVersion;
+  if (w.sentResourceVersion && w.sentResourceVersion === latest) {
+    return {
+      title,
+      explanation: `The controller wrote ${w.key} with the latest resourceVersion (${latest}) as its precondition, so it had read that object fresh from the server, yet ${fields} went back to the values it had before the last change. Those values did not come from a cached copy of ${w.key}; they came from what the reconcile computed them from: state kept in memory between reconciles (a counter, the last spec or generation seen), which a new controller, as after a crash, a restart or a leader change, starts without; or another object read from the stale cache. Derive every written field from the current state of the objects (read what a decision must not take stale from the server), never from what an earlier reconcile remembered.`,
+    };
+  }
+  return {
+    title,
+    explanation: `The controller read ${w.key} from a cache that lagged behind the server and wrote it back without a resourceVersion precondition: ${fields} went back to the stale values. Send the resourceVersion you read (an update, or a patch carrying metadata.resourceVersion) so the server answers 409 Conflict and the reconcile retries with fresh state.`,
+  };
+}
+
 /** Check 5: the reference run went idle within the bound. */
 function checkConvergence(ctx: KeyContext, ref: Reference): Pick<CheckResult, 'status' | 'message' | 'findings'> {
   const perturbation: Perturbation = { check: 'convergence', description: `left the controller running on an unchanged spec for up to ${ctx.boundMs} ms`, boundMs: ctx.boundMs };
@@ -587,8 +610,7 @@ async function checkStaleCache(ctx: KeyContext, parts: CheckTimingPart[], learne
           if (overwritten.length) {
             findings.push(finding(ctx, {
               check: 'staleCache', severity: 'error', perturbation, diff: '', writes: [checkWriteOf(w)], journal: journalOf(run, copy.scratchKey),
-              title: `${describeWrite(w)} overwrote newer state with stale values from a view ${fz.view} (${overwritten.slice(0, 3).join(', ')})`,
-              explanation: `The controller read ${w.key} from a cache that lagged behind the server and wrote it back without a resourceVersion precondition: ${overwritten.slice(0, 5).join(', ')} went back to the stale values. Send the resourceVersion you read (an update, or a patch carrying metadata.resourceVersion) so the server answers 409 Conflict and the reconcile retries with fresh state.`,
+              ...staleOverwriteText(w, overwritten, fz.view),
             }));
           }
         }
