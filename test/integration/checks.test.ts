@@ -513,6 +513,29 @@ describe('robustness checks (issue 11) on the real control plane', () => {
     assert.deepEqual(await scratchLeft(), []);
   });
 
+  test('convergence: a finalizer appended on every pass is named as a list that grows, with advice for the object rather than for status', async () => {
+    const reconciler = (): Reconciler => ({
+      name: 'appends-finalizer-each-pass',
+      async reconcile(req, ctx) {
+        const w = await ctx.client.get(ctx.primary, req.namespace, req.name, ctx.signal);
+        if (w.metadata.deletionTimestamp) {
+          await ctx.client.patch(ctx.primary, req.namespace, req.name, 'merge', { metadata: { finalizers: null } }, { signal: ctx.signal });
+          return {};
+        }
+        // BUG: appended without looking whether it is there; the update of the object queues the key again.
+        await ctx.client.patch(ctx.primary, req.namespace, req.name, 'merge', { metadata: { finalizers: [...(w.metadata.finalizers ?? []), 'example.org/oven'] } }, { signal: ctx.signal });
+        return {};
+      },
+    });
+    const r = await runChecks(options({ createReconciler: reconciler, reconcilerSpec: { kind: 'module', path: 'appends.ts' }, checks: ['convergence'], convergenceBoundMs: 3_000 }));
+    const f = r.findings.find((x) => x.check === 'convergence');
+    assert.ok(f, summary(r));
+    assert.match(f.title, /^Never converges: \d+ × patch widgets\.\S+ rl-check-[0-9a-f]+\/widget-ready in 3 s/, f.title);
+    assert.match(f.explanation, /The fields that change on every write: metadata\.finalizers\. metadata\.finalizers grows on every write \(\d+ → \d+ → \d+ → … items\)[^]*add it only when metadata\.finalizers lacks it/, f.explanation);
+    assert.doesNotMatch(f.explanation, /Write status only|finalizers\[\d+\]/, f.explanation);
+    assert.deepEqual(await scratchLeft(), []);
+  });
+
   test('a child named uniquely by the reconciler itself (a random ending, not generateName): the correct reconciler has no findings, the leaking one is found', async () => {
     const configmaps = { group: '', version: 'v1', resource: 'configmaps' };
     // The child is `<widget>-job-<6 random hex digits>`, recorded in status.childName; `lookup` finds an existing one

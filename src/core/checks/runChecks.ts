@@ -343,7 +343,7 @@ function checkConvergence(ctx: KeyContext, ref: Reference): Pick<CheckResult, 's
       explanation: generated
         ? `The spec did not change, yet the controller created a new object on every pass (${top![1].n} of them, named from metadata.generateName "${generated}"): each create is a watch event that queues the key again, so it reconciles forever and leaves the objects behind. Look the object up first (a fixed name derived from the owner, or a list by label and owner) and create it only when it is missing.`
         : top
-        ? `The spec did not change, yet the controller kept writing: each write is a watch event that queues the key again, so it reconciles forever (a hot loop).${flapping.length ? ` The fields that change on every write: ${flapping.slice(0, 5).join(', ')}.` : ''} Write status only when it differs from what is there, and keep values that change on every pass (timestamps, counters) out of the written state.`
+        ? `The spec did not change, yet the controller kept writing: each write is a watch event that queues the key again, so it reconciles forever (a hot loop). ${hotLoopAdvice(writes.filter((w) => convergenceGroup(w) === top[0]), flapping)}`
         : outsideUpdates
           ? `The spec did not change, yet ${outsideUpdates.count} of its ${reconciles} reconciles were started by an update of ${outsideUpdates.subject}, while the run made no write through Reconcile Lab's client: something else changes it on every pass — an exec program's own kubectl write (an apply or replace whose object differs each time: a timestamp, a counter), or another controller. Each change is a watch event that queues the key again, so it reconciles forever (a hot loop). Compare before writing and write only what differs; keep values that change on every pass out of what you write. reconcile-lab run shows each reconcile's trigger with its resourceVersion.`
         : running
@@ -446,6 +446,57 @@ function flappingPaths(writes: WriteRecord[]): string[] {
     }
   }
   return [...out];
+}
+
+/**
+ * What a convergence finding of a hot loop tells the developer about `writes` (the repeating write, in order) whose
+ * `flapping` fields change on every write: a list that grows by the same writes (an item appended on every pass, such
+ * as a finalizer added without looking whether it is there) or a string that extends itself (appended to, not built
+ * from the spec) is named as such; then the fields that change (the items of a growing list as the list), and advice
+ * for what was written: status, the object itself, or another object (a child).
+ */
+export function hotLoopAdvice(writes: readonly WriteRecord[], flapping: readonly string[]): string {
+  const sample = writes.slice(0, 6).map((w) => w.after ?? {});
+  const lists = new Map<string, number[]>();
+  const strings = new Map<string, string[]>();
+  sample.forEach((obj, i) => {
+    const walk = (v: unknown, path: string) => {
+      if (Array.isArray(v)) {
+        const ls = lists.get(path) ?? [];
+        ls[i] = v.length;
+        lists.set(path, ls);
+      } else if (v && typeof v === 'object') {
+        for (const [k, x] of Object.entries(v)) walk(x, path ? `${path}.${k}` : k);
+      } else if (typeof v === 'string') {
+        const ss = strings.get(path) ?? [];
+        ss[i] = v;
+        strings.set(path, ss);
+      }
+    };
+    walk(obj, '');
+  });
+  const full = (xs: readonly unknown[]) => xs.length === sample.length && sample.length >= 2 && xs.every((x) => x !== undefined);
+  const growingLists = [...lists].filter(([p, ls]) => !p.startsWith('metadata.managedFields') && full(ls) && ls.every((n, i) => i === 0 || n > ls[i - 1]!));
+  const growingStrings = [...strings].filter(([p, ss]) => !p.startsWith('metadata.') && full(ss) && ss.every((x, i) => i === 0 || (x.length > ss[i - 1]!.length && x.startsWith(ss[i - 1]!))));
+  const inGrowing = (p: string) => growingLists.some(([l]) => p.startsWith(`${l}[`));
+  const fields = [...growingLists.map(([l]) => l), ...flapping.filter((p) => !inGrowing(p))];
+  const parts: string[] = [];
+  if (fields.length) parts.push(`The fields that change on every write: ${fields.slice(0, 5).join(', ')}.`);
+  for (const [p, ls] of growingLists.slice(0, 2)) {
+    const item = p === 'metadata.finalizers' ? ' (a finalizer: add it only when metadata.finalizers lacks it)' : '';
+    parts.push(`${p} grows on every write (${ls.slice(0, 3).join(' → ')}${ls.length > 3 ? ' → …' : ''} items): the reconcile appends to it on every pass instead of adding only what is missing; look for the item first${item}.`);
+  }
+  for (const [p] of growingStrings.slice(0, 2)) {
+    parts.push(`${p} grows on every write (each value extends the one before): the reconcile appends to the value that is there instead of building it from the spec; build it from the desired state alone.`);
+  }
+  const w = writes[0];
+  const label = w ? `${resourceLabelOf(w.gvr)} ${w.key}` : 'the object';
+  parts.push(
+    w?.subresource === 'status'
+      ? 'Write status only when it differs from what is there, and keep values that change on every pass (timestamps, counters) out of it.'
+      : `Compare ${label} with what you want and write it only when they differ, and keep values that change on every pass (timestamps, counters) out of what you write.`,
+  );
+  return parts.join(' ');
 }
 
 /** " The restarted controller's reconciles failed …" when its last reconcile of the key failed; else "". */
