@@ -431,8 +431,22 @@ describe('robustness checks (issue 11) on the real control plane', () => {
     assert.ok(f, summary(r));
     assert.match(r.results[0]!.message!, /^not idle after 4000 ms: the reconcile keeps failing$/, summary(r));
     assert.match(f.title, /^Never converges: \d+ of \d+ reconciles failed in 4 s, last with: broker unreachable at amqp:\/\/queue:5672$/, f.title);
-    assert.match(f.explanation, /ended in an error \(the last one too\); an error is retried with backoff[^]*return a RequeueAfter/, f.explanation);
+    assert.match(f.explanation, /ended in an error \(the last one too\); an error is retried with backoff[^]*return \{ requeueAfterMs, reason \} \(or throw an error with terminal: true/, f.explanation);
+    assert.doesNotMatch(f.explanation, /RequeueAfter|TerminalError/, 'a module is told in its own protocol\'s terms');
     assert.doesNotMatch(f.explanation, /hot loop|kept writing/, f.explanation);
+    assert.deepEqual(await scratchLeft(), []);
+  });
+
+  test('convergence: a module file whose reconcile() returns a malformed Result is told to fix the file, not to return a requeue', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'rl-malformed-'));
+    const path = join(dir, 'pizza.ts');
+    writeFileSync(path, 'export async function reconcile() {\n  return { requeueAfter: 5000 };\n}\n');
+    const r = await runChecks(options({ createReconciler: () => createModuleReconciler({ path }), reconcilerSpec: { kind: 'module', path }, checks: ['convergence'], convergenceBoundMs: 3_000 }));
+    const f = r.findings.find((x) => x.check === 'convergence');
+    assert.ok(f, summary(r));
+    assert.match(f.title, /^Never converges: \d+ of \d+ reconciles failed in 3 s, last with: \S+pizza\.ts: reconcile\(\) returned a Result with unknown field "requeueAfter" \(did you mean "requeueAfterMs"\?\)/, f.title);
+    assert.match(f.explanation, /The error is about the module itself, not the object[^]*Fix the module file/, f.explanation);
+    assert.doesNotMatch(f.explanation, /instead of throwing|RequeueAfter/, f.explanation);
     assert.deepEqual(await scratchLeft(), []);
   });
 

@@ -19,7 +19,7 @@ import { revertPatch } from './revert.ts';
 import { afterDeletion, crashDuringDeletionProblem, deletionCrashPoints, deletionVerdict, failsWhenGoneProblem, goneIndex, orphansAfterDeletion, orphansProblem, reconcilesAfter, waitUntilGone } from './deletion.ts';
 import { isNotFound } from '../k8s/client.ts';
 import { compareEndStates, differingPaths, endStateDiff, flatten, learnGeneratedNames, maskedFieldsOf, normalizeEndState, VOLATILE_FIELDS, type EndState, type NameRule, type RawEndState } from './mask.ts';
-import { CHECK_KINDS, CHECK_TITLES, type CheckKind, type CheckProgress, type CheckProgressEvent, type CheckReport, type CheckResult, type CheckTimingPart, type CheckWrite, type Finding, type Perturbation, type RunChecksOptions } from './types.ts';
+import { CHECK_KINDS, CHECK_TITLES, type CheckKind, type CheckProgress, type CheckProgressEvent, type CheckReconcilerKind, type CheckReport, type CheckResult, type CheckTimingPart, type CheckWrite, type Finding, type Perturbation, type RunChecksOptions } from './types.ts';
 
 /** The start of a result's message when it was skipped because the reference run never went idle (see {@link skippedUnsettled}). */
 export const UNSETTLED_SKIP = 'skipped: the reference run did not settle';
@@ -328,7 +328,7 @@ function checkConvergence(ctx: KeyContext, ref: Reference): Pick<CheckResult, 's
       findings: [finding(ctx, {
         check: 'convergence', severity: 'error', perturbation, diff: '', writes: last.map(checkWriteOf), journal: journalOf(run, ref.copy.scratchKey),
         title: `Never converges: ${failing.errors} of ${reconciles} reconciles failed in ${seconds} s, last with: ${failing.message}`,
-        explanation: `The spec did not change, yet ${failing.errors} of its ${reconciles} reconciles ended in an error (the last one too); an error is retried with backoff (5 ms, doubling up to 1000 s), so the key never goes idle. The last error: ${failing.message}. If the object cannot be made ready until something else changes, return a RequeueAfter (or a TerminalError for a spec that can never work) instead of an error; otherwise fix what fails.`,
+        explanation: `The spec did not change, yet ${failing.errors} of its ${reconciles} reconciles ended in an error (the last one too); an error is retried with backoff (5 ms, doubling up to 1000 s), so the key never goes idle. The last error: ${failing.message}. ${failingAdvice(ctx.o.reconcilerSpec.kind, failing.message)}`,
       })],
     };
   }
@@ -392,6 +392,22 @@ function failingReconciles(run: CheckRun, scratchKey: ObjectKey): { errors: numb
     } else last = undefined;
   }
   return last === undefined ? undefined : { errors, message: last.length > 300 ? `${last.slice(0, 300)}…` : last };
+}
+
+/**
+ * What a convergence finding of a reconcile that keeps failing advises, in the terms of the reconciler's protocol
+ * (`kind`): a Go or lab reconciler's RequeueAfter / TerminalError, a module's `requeueAfterMs` / `terminal: true`, an
+ * exec program's output fields. A module whose error is Reconcile Lab refusing the module itself (it does not compile
+ * or load, lacks the export, or returned something that is no Result: the messages of its loader) is told that the
+ * file is what to fix, not the way it reports waiting.
+ */
+export function failingAdvice(kind: CheckReconcilerKind, message: string): string {
+  if (kind === 'module' && /^cannot compile |^loading .* failed: |must export a function "reconcile\(request, ctx\)"|: reconcile\(\) (must resolve to a Result|returned a Result with )|: requeueAfterMs must be a number/.test(message)) {
+    return 'The error is about the module itself, not the object: Reconcile Lab cannot use it as it is (it does not compile or load, lacks the reconcile export, or reconcile() returned something that is no Result), so every reconcile fails the same way. Fix the module file; a running loop picks up the saved file at its next retry.';
+  }
+  if (kind === 'module') return 'If the object cannot be made ready until something else changes, return { requeueAfterMs, reason } (or throw an error with terminal: true for a spec that can never work) instead of throwing; otherwise fix what fails.';
+  if (kind === 'exec') return 'If the object cannot be made ready until something else changes, print {"requeueAfterMs": …, "reason": …} (or {"error": …, "terminal": true} for a spec that can never work) instead of an error; otherwise fix what fails.';
+  return 'If the object cannot be made ready until something else changes, return a RequeueAfter (or a TerminalError for a spec that can never work) instead of an error; otherwise fix what fails.';
 }
 
 /**

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { hotLoopAdvice } from '../../../src/core/checks/runChecks.ts';
+import { failingAdvice, hotLoopAdvice } from '../../../src/core/checks/runChecks.ts';
 import type { WriteRecord } from '../../../src/core/k8s/dynamicClient.ts';
 import type { KubeObject } from '../../../src/core/k8s/objects.ts';
 
@@ -32,4 +32,26 @@ test('hotLoopAdvice: a child value that extends itself on every write is named; 
     write(PIZZAS, 'margherita', { ...pizza([], String(30 + i)), status: { bakedAt: t, conditions: [{ type: 'Ready', status: 'True' }] } }, 'status'));
   const status = hotLoopAdvice(stamped, ['status.bakedAt']);
   assert.equal(status, 'The fields that change on every write: status.bakedAt. Write status only when it differs from what is there, and keep values that change on every pass (timestamps, counters) out of it.');
+});
+
+test('failingAdvice: in the terms of the reconciler\'s protocol; a module refused by its loader is told to fix the file, not to return a requeue', () => {
+  assert.match(failingAdvice('go', 'broker unreachable'), /return a RequeueAfter \(or a TerminalError/);
+  assert.match(failingAdvice('lab', 'broker unreachable'), /return a RequeueAfter/);
+  const mod = failingAdvice('module', 'broker unreachable');
+  assert.match(mod, /return \{ requeueAfterMs, reason \} \(or throw an error with terminal: true/);
+  assert.doesNotMatch(mod, /RequeueAfter|TerminalError/);
+  assert.match(failingAdvice('exec', 'exit status 3'), /print \{"requeueAfterMs": …, "reason": …\} \(or \{"error": …, "terminal": true\}/);
+  for (const m of [
+    '/w/pizza.ts: reconcile() returned a Result with unknown field "requeueAfter" (did you mean "requeueAfterMs"?); a Result has requeueAfterMs, reason, priority, requeue',
+    '/w/pizza.ts: reconcile() must resolve to a Result object or undefined (got string)',
+    '/w/pizza.ts: requeueAfterMs must be a number >= 0 (got "5s")',
+    'cannot compile /w/pizza.ts:\npizza.ts:1:23: Unexpected ";"',
+    'loading /w/pizza.ts failed: SyntaxError: "undefined" is not valid JSON',
+    '/w/pizza.ts must export a function "reconcile(request, ctx)" (named export, default export, or default { reconcile }) (it exports reconciler: did you mean reconcile?)',
+  ]) {
+    const a = failingAdvice('module', m);
+    assert.match(a, /^The error is about the module itself, not the object[^]*Fix the module file/, m);
+    assert.doesNotMatch(a, /requeueAfterMs, reason|RequeueAfter/, m);
+  }
+  assert.match(failingAdvice('module', 'TypeError: Cannot read properties of undefined (reading \'toppings\')'), /return \{ requeueAfterMs/, 'a bug in reconcile() is no loader refusal');
 });
