@@ -450,6 +450,23 @@ describe('robustness checks (issue 11) on the real control plane', () => {
     assert.deepEqual(await scratchLeft(), []);
   });
 
+  test('convergence: a reconcile that never returns is named so; with the loop\'s reconcile deadline the checks abort ctx.signal too, and a reconcile that passes it on fails with its error', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'rl-hangs-'));
+    const path = join(dir, 'oven.ts');
+    writeFileSync(path, "export async function reconcile(req, ctx) {\n  await new Promise((_resolve, reject) => ctx.signal.addEventListener('abort', () => reject(new Error('the oven never got hot'))));\n  return {};\n}\n");
+    const base = { createReconciler: () => createModuleReconciler({ path }), reconcilerSpec: { kind: 'module' as const, path }, checks: ['convergence' as CheckKind], convergenceBoundMs: 3_000 };
+    const hangs = await runChecks(options(base));
+    const h = hangs.findings.find((x) => x.check === 'convergence');
+    assert.ok(h, summary(hangs));
+    assert.match(h.title, /^Never returns: a reconcile was still running when the bound of 3 s passed \(1 reconcile\(s\) started\)$/, h.title);
+    assert.match(h.explanation, /a call that never returns or a Promise that never settles: pass ctx\.signal to every call, and give the loop a reconcile deadline \(a module's options export reconcileTimeoutMs/, h.explanation);
+    const deadline = await runChecks(options({ ...base, reconcileTimeoutMs: 500 }));
+    const d = deadline.findings.find((x) => x.check === 'convergence');
+    assert.ok(d, summary(deadline));
+    assert.match(d.title, /^Never converges: \d+ of \d+ reconciles failed in 3 s, last with: .*the oven never got hot/, d.title);
+    assert.deepEqual(await scratchLeft(), []);
+  });
+
   test('a reference run that never settles, convergence not selected: the skipped checks say the last reconcile\'s error, and where to look further', async () => {
     const reconciler = (): Reconciler => ({
       name: 'always-fails',

@@ -339,7 +339,9 @@ function checkConvergence(ctx: KeyContext, ref: Reference): Pick<CheckResult, 's
       check: 'convergence', severity: 'error', perturbation, diff: '', writes: last.map(checkWriteOf), journal: journalOf(run, ref.copy.scratchKey),
       title: top
         ? `Never converges: ${top[1].n} × ${top[0]} in ${seconds} s (${reconciles} reconciles)`
-        : `Never goes idle: ${reconciles} reconciles in ${seconds} s${outsideUpdates ? `, ${outsideUpdates.count} started by an update of ${outsideUpdates.subject}` : ''}`,
+        : running && !outsideUpdates
+          ? `Never returns: a reconcile was still running when the bound of ${seconds} s passed (${reconciles} reconcile(s) started)`
+          : `Never goes idle: ${reconciles} reconciles in ${seconds} s${outsideUpdates ? `, ${outsideUpdates.count} started by an update of ${outsideUpdates.subject}` : ''}`,
       explanation: generated
         ? `The spec did not change, yet the controller created a new object on every pass (${top![1].n} of them, named from metadata.generateName "${generated}"): each create is a watch event that queues the key again, so it reconciles forever and leaves the objects behind. Look the object up first (a fixed name derived from the owner, or a list by label and owner) and create it only when it is missing.`
         : top
@@ -347,7 +349,7 @@ function checkConvergence(ctx: KeyContext, ref: Reference): Pick<CheckResult, 's
         : outsideUpdates
           ? `The spec did not change, yet ${outsideUpdates.count} of its ${reconciles} reconciles were started by an update of ${outsideUpdates.subject}, while the run made no write through Reconcile Lab's client: something else changes it on every pass — an exec program's own kubectl write (an apply or replace whose object differs each time: a timestamp, a counter), or another controller. Each change is a watch event that queues the key again, so it reconciles forever (a hot loop). Compare before writing and write only what differs; keep values that change on every pass out of what you write. reconcile-lab run shows each reconcile's trigger with its resourceVersion.`
         : running
-          ? `A reconcile was still running when the bound of ${ctx.boundMs} ms passed. If it is merely slow (an exec program on a loaded machine), raise the bound (--convergence-bound); otherwise look for a call that never returns (pass ctx.signal to every call).`
+          ? `A reconcile was still running when the bound of ${ctx.boundMs} ms passed. If it is merely slow (an exec program on a loaded machine), raise the bound (--convergence-bound); otherwise look for a call that never returns${ctx.o.reconcilerSpec.kind === 'module' ? ' or a Promise that never settles' : ''}: pass ctx.signal to every call${ctx.o.reconcilerSpec.kind === 'go' ? '' : `, and ${ctx.o.reconcileTimeoutMs ? `note that the reconcile deadline of ${ctx.o.reconcileTimeoutMs} ms aborted ctx.signal and the reconcile still did not return: it ignores the signal` : 'give the loop a reconcile deadline (a module\'s options export reconcileTimeoutMs, the setting reconcileLab.workQueue.reconcileTimeoutSeconds), which the checks apply too: ctx.signal is aborted, and a reconcile that passes it on fails with its error instead of hanging'}`}.`
           : `The key kept being reconciled (errors retried, or requeues) without reaching a stable state within the bound. Look at the journal for the failing reconcile.`,
     })],
   };
@@ -1607,6 +1609,7 @@ export async function runChecks(options: RunChecksOptions, progress?: CheckProgr
     predicates: options.predicates ?? [],
     ...(options.indexes?.length ? { indexes: options.indexes } : {}),
     ...(options.predicateAdvice !== undefined ? { predicateAdvice: options.predicateAdvice } : {}),
+    ...(options.reconcileTimeoutMs ? { reconcileTimeoutMs: options.reconcileTimeoutMs } : {}),
     ...(options.createReconciler ? { createReconciler: options.createReconciler } : {}),
     ...(goRunner ? { startRun: goRunner.startRun } : {}),
     clock, log, quietMs: options.quietMs ?? 750, signal: abort.signal,
