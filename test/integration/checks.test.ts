@@ -411,6 +411,52 @@ describe('robustness checks (issue 11) on the real control plane', () => {
     assert.deepEqual(await scratchLeft(), []);
   });
 
+  test('unobserved state without transitions: the schema\'s spec change, then a second one, finds a reconciler that counts the spec changes it saw; a level-based one passes', async () => {
+    // Counts the generation changes it saw in memory and writes the count into its child: one coalesced update
+    // from the first to the last state counts one where the run that saw every state counted two.
+    const counting = (): Reconciler => {
+      let lastGeneration: number | undefined;
+      let edits = 0;
+      return {
+        name: 'counts-spec-changes',
+        async reconcile(req, ctx) {
+          let w: KubeObject;
+          try {
+            w = await ctx.client.get(ctx.primary, req.namespace, req.name, ctx.signal);
+          } catch (e) {
+            if ((e as { code?: number }).code === 404) return {};
+            throw e;
+          }
+          if (w.metadata.deletionTimestamp) return {};
+          if (lastGeneration !== undefined && lastGeneration !== w.metadata.generation) edits++;
+          lastGeneration = w.metadata.generation;
+          const name = `${req.name}-edits`;
+          let child: KubeObject | undefined;
+          try {
+            child = await ctx.client.get(CONFIGMAPS, req.namespace, name, ctx.signal);
+          } catch (e) {
+            if ((e as { code?: number }).code !== 404) throw e;
+          }
+          const data = { edits: String(edits) };
+          if (!child) await ctx.client.create(CONFIGMAPS, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: req.namespace, ownerReferences: [{ apiVersion: w.apiVersion!, kind: w.kind!, name: req.name, uid: w.metadata.uid!, controller: true }] }, data }, { signal: ctx.signal });
+          else if ((child as { data?: Record<string, string> }).data?.edits !== data.edits) await ctx.client.update(CONFIGMAPS, { ...child, data }, { signal: ctx.signal });
+          return {};
+        },
+      };
+    };
+    const r = await runChecks(options({ createReconciler: counting, reconcilerSpec: { kind: 'module', path: 'counts.ts' }, checks: ['unobservedState'] }));
+    const f = r.findings.find((x) => x.check === 'unobservedState');
+    assert.ok(f, summary(r));
+    assert.equal(f.title, 'End state depends on seeing an intermediate state');
+    assert.match(f.explanation, /configmaps\/widget-ready-edits: data\.edits: "2" in the reference, "1" after the perturbation/, f.explanation);
+    assert.match(f.perturbation.description, /applied 2 changes to the copy \(\{"spec":[^]*\} → \{"spec":[^]*\}\) while its update events were withheld/, f.perturbation.description);
+    assert.doesNotMatch(f.perturbation.description, /null/, 'the second change moves on, it does not set the first back');
+    const lab = await runChecks(options({ createReconciler: () => createLabReconciler(), reconcilerSpec: { kind: 'lab' }, checks: ['unobservedState'] }));
+    assert.equal(lab.findings.length, 0, summary(lab));
+    assert.match(lab.results[0]!.message!, /^spec\.[^]* changed as the schema allows, then changed again: 2 state change\(s\), \d+ update event\(s\) withheld, same end state$/, summary(lab));
+    assert.deepEqual(await scratchLeft(), []);
+  });
+
   test('convergence: a reconcile that writes once (its finalizer) and then fails every time is named as failing, not as a hot loop of writes', async () => {
     const reconciler = (): Reconciler => ({
       name: 'fails-after-finalizer',

@@ -956,8 +956,19 @@ export function unobservedExplanation(diffs: readonly string[]): string {
 }
 
 /** Check 4: withhold the key's update events between the first and the last state of a transition. */
-async function checkUnobserved(ctx: KeyContext, learned: Set<string>, parts: CheckTimingPart[]): Promise<Pick<CheckResult, 'status' | 'message' | 'findings'>> {
-  const transitions = transitionsOf(ctx);
+async function checkUnobserved(ctx: KeyContext, learned: Set<string>, parts: CheckTimingPart[], createsEveryPass: boolean): Promise<Pick<CheckResult, 'status' | 'message' | 'findings'>> {
+  // Each reconcile adds another object, so how many updates the controller saw decides the end state: run twice reports that once.
+  if (createsEveryPass) return { status: 'skipped', findings: [], message: 'not compared: run twice found a create on every pass, so each reconcile of a change adds another object' };
+  // Without transitions of the person's, the spec change the history check derives from the CRD's schema, then a
+  // second one derived the same way from the changed object (the state in between is a spec state, as the annotation
+  // default is a metadata one): a reconciler that counts or remembers the changes it watched ends elsewhere when it
+  // sees one update from the first to the last state. The second change moves on rather than back, so what a change
+  // set back leaves behind (a key never pruned: the history check's reverted run) is not reported here as well.
+  const chosen = ctx.o.transitions?.length ? undefined : await historyTransitions(ctx);
+  const derived = chosen && !('skipped' in chosen) && chosen.derived ? chosen : undefined;
+  let transitions: readonly unknown[] = derived ? [] : transitionsOf(ctx);
+  let changedText = '';
+  const readCopy = (copy: ScratchCopy) => ctx.env.client.get(ctx.env.primary, copy.namespace, copy.name, ctx.env.signal);
   const apply = async (copy: ScratchCopy, patch: unknown) => {
     await patchCopy(ctx.env, copy, patch);
   };
@@ -969,7 +980,35 @@ async function checkUnobserved(ctx: KeyContext, learned: Set<string>, parts: Che
       await settle(ctx.env, run, ctx.boundMs);
       const from = run.writes.length;
       const applied: KubeObject[] = [];
-      for (const t of transitions) {
+      if (derived) {
+        const stored: KubeObject[] = [];
+        const done = await applyChanges(ctx, copy, derived.transitions, derived.fieldParts, async () => {
+          stored.push(await readCopy(copy));
+          await settle(ctx.env, run, ctx.boundMs);
+        });
+        if (done.applied.length) {
+          const afterFirst = await readCopy(copy);
+          applied.push(...(stored.length === done.applied.length ? stored : done.applied.map(() => afterFirst)));
+          const second = deriveSpecMutation(derived.specSchema, afterFirst);
+          let then: unknown;
+          if (!('skipped' in second)) {
+            try {
+              applied.push(await patchCopy(ctx.env, copy, second.patch));
+              then = second.patch;
+              await settle(ctx.env, run, ctx.boundMs);
+            } catch (e) {
+              if (writeRefusal(e, ctx.env.signal) === undefined) throw e;
+            }
+          }
+          transitions = then === undefined ? done.applied : [...done.applied, then];
+          const accepted = derived.derived!.filter((f) => !done.refused.some((r) => r.startsWith(`${f} (`)));
+          changedText = `${(accepted.length ? accepted : derived.derived!).join(', ')} changed as the schema allows${then === undefined ? '' : ', then changed again'}`;
+        } else {
+          // The server took none of the schema's changes: the metadata default keeps the check meaningful.
+          transitions = DEFAULT_TRANSITIONS;
+        }
+      }
+      for (const t of derived ? (transitions === DEFAULT_TRANSITIONS ? transitions : []) : transitions) {
         applied.push(await patchCopy(ctx.env, copy, t));
         await settle(ctx.env, run, ctx.boundMs);
       }
@@ -1005,7 +1044,7 @@ async function checkUnobserved(ctx: KeyContext, learned: Set<string>, parts: Che
       const end = normalizeEndState(await snapshot(ctx.env, ns, copy, ctx.resources), ctx.nameRules);
       const diffs = compareEndStates(observed, end, learned);
       if (!diffs.length && reverted.length) return { status: 'failed' as const, findings: reverted, message: `the controller undid the change it was given (same end state with intermediate states withheld)` };
-      if (!diffs.length) return { status: 'passed' as const, findings: [], message: `${transitions.length} state change(s), ${withheld} update event(s) withheld, same end state` };
+      if (!diffs.length) return { status: 'passed' as const, findings: [], message: `${changedText ? `${changedText}: ` : ''}${transitions.length} state change(s), ${withheld} update event(s) withheld, same end state` };
       const perturbation: Perturbation = {
         check: 'unobservedState', withheld: transitions.slice(0, -1),
         description: `applied ${transitions.length} changes to the copy (${transitions.map((t) => JSON.stringify(t)).join(' → ')}) while its update events were withheld from the controller (the cache still updated), then delivered one update from the first to the last state`,
@@ -1156,7 +1195,7 @@ function changesSpec(patch: unknown): boolean {
  * reads is desired state too, and a fresh copy that has it from the start shows what a filter dropping its update
  * missed); else one derived from the CRD's schema (specMutation.ts); `{skipped}` when there is none.
  */
-async function historyTransitions(ctx: KeyContext): Promise<{ transitions: readonly unknown[]; derived?: string[]; fieldParts?: SpecMutationPart[]; metadataOnly?: boolean } | { skipped: string }> {
+async function historyTransitions(ctx: KeyContext): Promise<{ transitions: readonly unknown[]; derived?: string[]; fieldParts?: SpecMutationPart[]; metadataOnly?: boolean; specSchema?: ReturnType<typeof specSchemaOf> } | { skipped: string }> {
   const given = ctx.o.transitions;
   if (given?.length) return given.some(changesSpec) ? { transitions: given } : { transitions: given, metadataOnly: true };
   const p = ctx.env.primary;
@@ -1170,9 +1209,10 @@ async function historyTransitions(ctx: KeyContext): Promise<{ transitions: reado
   }
   const { namespace, name } = splitKey(ctx.key);
   const original = await ctx.env.client.get(p, p.namespaced ? namespace : undefined, name, ctx.env.signal);
-  const m = deriveSpecMutation(specSchemaOf(crd, p.version), original);
+  const specSchema = specSchemaOf(crd, p.version);
+  const m = deriveSpecMutation(specSchema, original);
   if ('skipped' in m) return { skipped: `no spec change to try: ${m.skipped}; give one with --transition '{"spec":…}'` };
-  return { transitions: [m.patch], derived: m.fields, fieldParts: m.parts };
+  return { transitions: [m.patch], derived: m.fields, fieldParts: m.parts, specSchema };
 }
 
 /**
@@ -1723,7 +1763,7 @@ export async function runChecks(options: RunChecksOptions, progress?: CheckProgr
           continue;
         }
         try {
-          const r = c === 'crashAfterWrite' ? await checkCrashAfterWrite(ctx, ref1, learned, parts) : c === 'staleCache' ? await checkStaleCache(ctx, parts, learned, createsEveryPass) : c === 'unobservedState' ? await checkUnobserved(ctx, learned, parts) : c === 'historyIndependence' ? await checkHistory(ctx, learned, parts, createsEveryPass) : c === 'childDrift' ? await checkChildDrift(ctx, learned, parts, createsEveryPass) : await checkDeletion(ctx, parts, learned);
+          const r = c === 'crashAfterWrite' ? await checkCrashAfterWrite(ctx, ref1, learned, parts) : c === 'staleCache' ? await checkStaleCache(ctx, parts, learned, createsEveryPass) : c === 'unobservedState' ? await checkUnobserved(ctx, learned, parts, createsEveryPass) : c === 'historyIndependence' ? await checkHistory(ctx, learned, parts, createsEveryPass) : c === 'childDrift' ? await checkChildDrift(ctx, learned, parts, createsEveryPass) : await checkDeletion(ctx, parts, learned);
           result(c, r, parts, t);
         } catch (e) {
           if (abort.signal.aborted) break;
