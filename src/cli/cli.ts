@@ -667,6 +667,7 @@ async function check(args: CliArgs, io: CliIo, log: Logger, s: Session, store: D
   const predicates = args.predicates.map((p) => parsePredicateSpec(p));
   let transitions = args.transitions;
   let indexes: ModuleIndex[] = [];
+  let reconcileTimeoutMs: number | undefined;
   if (spec.kind === 'module') {
     const m = createModuleReconciler({ path: spec.path, log });
     try {
@@ -674,6 +675,8 @@ async function check(args: CliArgs, io: CliIo, log: Logger, s: Session, store: D
       predicates.push(...config.predicates);
       transitions ??= config.checkTransitions;
       indexes = config.indexes;
+      // The module's own reconcile deadline applies to the checks' runs as to run's loop (ctx.signal aborted).
+      reconcileTimeoutMs = config.options.reconcileTimeoutMs;
     } catch (e) {
       if (e instanceof ModuleReconcilerError && (e.kind === 'export' || e.kind === 'config')) throw new UsageError(moduleUsageMessage(e));
       throw e;
@@ -759,6 +762,7 @@ async function check(args: CliArgs, io: CliIo, log: Logger, s: Session, store: D
       keys,
       ...(args.checks ? { checks: args.checks } : {}),
       ...(predicates.length ? { predicates } : {}),
+      ...(reconcileTimeoutMs ? { reconcileTimeoutMs } : {}),
       ...(args.go ? {} : { predicateAdvice: cliPredicateAdvice(spec.kind === 'module' ? spec.path : undefined) }),
       ...(transitions ? { transitions } : {}),
       ...(args.copies?.length ? { copies: args.copies.map((c) => ({ ...parseCopySpec(c), path: '--copy' })) } : {}),

@@ -368,6 +368,95 @@ describe('robustness checks (issue 11) on the real control plane', () => {
     assert.deepEqual(await scratchLeft(), []);
   });
 
+  test('stale cache: a child written from a fresh read (its latest resourceVersion) with a value kept in memory is explained by the memory a new controller lacks, not by a missing precondition', async () => {
+    // Counts the spec changes it saw in memory (lost by a new controller) and writes the count into its child,
+    // always read fresh from the server and updated with its resourceVersion.
+    const reconciler = (): Reconciler => {
+      let lastGeneration: number | undefined;
+      let edits = 0;
+      return {
+        name: 'counts-spec-changes',
+        async reconcile(req, ctx) {
+          let w: KubeObject;
+          try {
+            w = await ctx.client.get(ctx.primary, req.namespace, req.name, ctx.signal);
+          } catch (e) {
+            if ((e as { code?: number }).code === 404) return {};
+            throw e;
+          }
+          if (w.metadata.deletionTimestamp) return {};
+          if (lastGeneration !== undefined && lastGeneration !== w.metadata.generation) edits++;
+          lastGeneration = w.metadata.generation;
+          const name = `${req.name}-edits`;
+          const data = { edits: String(edits) };
+          let child: KubeObject | undefined;
+          try {
+            child = await ctx.client.get(CONFIGMAPS, req.namespace, name, ctx.signal);
+          } catch (e) {
+            if ((e as { code?: number }).code !== 404) throw e;
+          }
+          const owner = [{ apiVersion: w.apiVersion!, kind: w.kind!, name: req.name, uid: w.metadata.uid!, controller: true }];
+          if (!child) await ctx.client.create(CONFIGMAPS, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: req.namespace, ownerReferences: owner }, data }, { signal: ctx.signal });
+          else if ((child as { data?: Record<string, string> }).data?.edits !== data.edits) await ctx.client.update(CONFIGMAPS, { ...child, data }, { signal: ctx.signal });
+          return {};
+        },
+      };
+    };
+    const r = await runChecks(options({ createReconciler: reconciler, reconcilerSpec: { kind: 'module', path: 'counts-spec-changes.ts' }, checks: ['staleCache'] }));
+    const f = r.findings.find((x) => x.check === 'staleCache' && /overwrote newer state/.test(x.title));
+    assert.ok(f, summary(r));
+    assert.match(f.title, /^update configmaps rl-check-[0-9a-f]+\/widget-ready-edits overwrote newer state with stale values from a view frozen where the controller had settled \(data\.edits\)$/, f.title);
+    assert.match(f.explanation, /with the latest resourceVersion \(\d+\) as its precondition[^]*state kept in memory between reconciles/, f.explanation);
+    assert.doesNotMatch(f.explanation, /without a resourceVersion precondition/, f.explanation);
+    assert.deepEqual(await scratchLeft(), []);
+  });
+
+  test('unobserved state without transitions: the schema\'s spec change, then a second one, finds a reconciler that counts the spec changes it saw; a level-based one passes', async () => {
+    // Counts the generation changes it saw in memory and writes the count into its child: one coalesced update
+    // from the first to the last state counts one where the run that saw every state counted two.
+    const counting = (): Reconciler => {
+      let lastGeneration: number | undefined;
+      let edits = 0;
+      return {
+        name: 'counts-spec-changes',
+        async reconcile(req, ctx) {
+          let w: KubeObject;
+          try {
+            w = await ctx.client.get(ctx.primary, req.namespace, req.name, ctx.signal);
+          } catch (e) {
+            if ((e as { code?: number }).code === 404) return {};
+            throw e;
+          }
+          if (w.metadata.deletionTimestamp) return {};
+          if (lastGeneration !== undefined && lastGeneration !== w.metadata.generation) edits++;
+          lastGeneration = w.metadata.generation;
+          const name = `${req.name}-edits`;
+          let child: KubeObject | undefined;
+          try {
+            child = await ctx.client.get(CONFIGMAPS, req.namespace, name, ctx.signal);
+          } catch (e) {
+            if ((e as { code?: number }).code !== 404) throw e;
+          }
+          const data = { edits: String(edits) };
+          if (!child) await ctx.client.create(CONFIGMAPS, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: req.namespace, ownerReferences: [{ apiVersion: w.apiVersion!, kind: w.kind!, name: req.name, uid: w.metadata.uid!, controller: true }] }, data }, { signal: ctx.signal });
+          else if ((child as { data?: Record<string, string> }).data?.edits !== data.edits) await ctx.client.update(CONFIGMAPS, { ...child, data }, { signal: ctx.signal });
+          return {};
+        },
+      };
+    };
+    const r = await runChecks(options({ createReconciler: counting, reconcilerSpec: { kind: 'module', path: 'counts.ts' }, checks: ['unobservedState'] }));
+    const f = r.findings.find((x) => x.check === 'unobservedState');
+    assert.ok(f, summary(r));
+    assert.equal(f.title, 'End state depends on seeing an intermediate state');
+    assert.match(f.explanation, /configmaps\/widget-ready-edits: data\.edits: "2" in the reference, "1" after the perturbation/, f.explanation);
+    assert.match(f.perturbation.description, /applied 2 changes to the copy \(\{"spec":[^]*\} → \{"spec":[^]*\}\) while its update events were withheld/, f.perturbation.description);
+    assert.doesNotMatch(f.perturbation.description, /null/, 'the second change moves on, it does not set the first back');
+    const lab = await runChecks(options({ createReconciler: () => createLabReconciler(), reconcilerSpec: { kind: 'lab' }, checks: ['unobservedState'] }));
+    assert.equal(lab.findings.length, 0, summary(lab));
+    assert.match(lab.results[0]!.message!, /^spec\.[^]* changed as the schema allows, then changed again: 2 state change\(s\), \d+ update event\(s\) withheld, same end state$/, summary(lab));
+    assert.deepEqual(await scratchLeft(), []);
+  });
+
   test('convergence: a reconcile that writes once (its finalizer) and then fails every time is named as failing, not as a hot loop of writes', async () => {
     const reconciler = (): Reconciler => ({
       name: 'fails-after-finalizer',
@@ -388,8 +477,39 @@ describe('robustness checks (issue 11) on the real control plane', () => {
     assert.ok(f, summary(r));
     assert.match(r.results[0]!.message!, /^not idle after 4000 ms: the reconcile keeps failing$/, summary(r));
     assert.match(f.title, /^Never converges: \d+ of \d+ reconciles failed in 4 s, last with: broker unreachable at amqp:\/\/queue:5672$/, f.title);
-    assert.match(f.explanation, /ended in an error \(the last one too\); an error is retried with backoff[^]*return a RequeueAfter/, f.explanation);
+    assert.match(f.explanation, /ended in an error \(the last one too\); an error is retried with backoff[^]*return \{ requeueAfterMs, reason \} \(or throw an error with terminal: true/, f.explanation);
+    assert.doesNotMatch(f.explanation, /RequeueAfter|TerminalError/, 'a module is told in its own protocol\'s terms');
     assert.doesNotMatch(f.explanation, /hot loop|kept writing/, f.explanation);
+    assert.deepEqual(await scratchLeft(), []);
+  });
+
+  test('convergence: a module file whose reconcile() returns a malformed Result is told to fix the file, not to return a requeue', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'rl-malformed-'));
+    const path = join(dir, 'pizza.ts');
+    writeFileSync(path, 'export async function reconcile() {\n  return { requeueAfter: 5000 };\n}\n');
+    const r = await runChecks(options({ createReconciler: () => createModuleReconciler({ path }), reconcilerSpec: { kind: 'module', path }, checks: ['convergence'], convergenceBoundMs: 3_000 }));
+    const f = r.findings.find((x) => x.check === 'convergence');
+    assert.ok(f, summary(r));
+    assert.match(f.title, /^Never converges: \d+ of \d+ reconciles failed in 3 s, last with: \S+pizza\.ts: reconcile\(\) returned a Result with unknown field "requeueAfter" \(did you mean "requeueAfterMs"\?\)/, f.title);
+    assert.match(f.explanation, /The error is about the module itself, not the object[^]*Fix the module file/, f.explanation);
+    assert.doesNotMatch(f.explanation, /instead of throwing|RequeueAfter/, f.explanation);
+    assert.deepEqual(await scratchLeft(), []);
+  });
+
+  test('convergence: a reconcile that never returns is named so; with the loop\'s reconcile deadline the checks abort ctx.signal too, and a reconcile that passes it on fails with its error', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'rl-hangs-'));
+    const path = join(dir, 'oven.ts');
+    writeFileSync(path, "export async function reconcile(req, ctx) {\n  await new Promise((_resolve, reject) => ctx.signal.addEventListener('abort', () => reject(new Error('the oven never got hot'))));\n  return {};\n}\n");
+    const base = { createReconciler: () => createModuleReconciler({ path }), reconcilerSpec: { kind: 'module' as const, path }, checks: ['convergence' as CheckKind], convergenceBoundMs: 3_000 };
+    const hangs = await runChecks(options(base));
+    const h = hangs.findings.find((x) => x.check === 'convergence');
+    assert.ok(h, summary(hangs));
+    assert.match(h.title, /^Never returns: a reconcile was still running when the bound of 3 s passed \(1 reconcile\(s\) started\)$/, h.title);
+    assert.match(h.explanation, /a call that never returns or a Promise that never settles: pass ctx\.signal to every call, and give the loop a reconcile deadline \(a module's options export reconcileTimeoutMs/, h.explanation);
+    const deadline = await runChecks(options({ ...base, reconcileTimeoutMs: 500 }));
+    const d = deadline.findings.find((x) => x.check === 'convergence');
+    assert.ok(d, summary(deadline));
+    assert.match(d.title, /^Never converges: \d+ of \d+ reconciles failed in 3 s, last with: .*the oven never got hot/, d.title);
     assert.deepEqual(await scratchLeft(), []);
   });
 
@@ -467,6 +587,29 @@ describe('robustness checks (issue 11) on the real control plane', () => {
     assert.ok(f, summary(r));
     assert.match(f.title, /^Never converges: \d+ × create configmaps rl-check-[0-9a-f]+\/widget-ready-soil-\* \(generateName\) in 3 s/, f.title);
     assert.match(f.explanation, /created a new object on every pass \(\d+ of them, named from metadata\.generateName "widget-ready-soil-"\)[^]*Look the object up first/, f.explanation);
+    assert.deepEqual(await scratchLeft(), []);
+  });
+
+  test('convergence: a finalizer appended on every pass is named as a list that grows, with advice for the object rather than for status', async () => {
+    const reconciler = (): Reconciler => ({
+      name: 'appends-finalizer-each-pass',
+      async reconcile(req, ctx) {
+        const w = await ctx.client.get(ctx.primary, req.namespace, req.name, ctx.signal);
+        if (w.metadata.deletionTimestamp) {
+          await ctx.client.patch(ctx.primary, req.namespace, req.name, 'merge', { metadata: { finalizers: null } }, { signal: ctx.signal });
+          return {};
+        }
+        // BUG: appended without looking whether it is there; the update of the object queues the key again.
+        await ctx.client.patch(ctx.primary, req.namespace, req.name, 'merge', { metadata: { finalizers: [...(w.metadata.finalizers ?? []), 'example.org/oven'] } }, { signal: ctx.signal });
+        return {};
+      },
+    });
+    const r = await runChecks(options({ createReconciler: reconciler, reconcilerSpec: { kind: 'module', path: 'appends.ts' }, checks: ['convergence'], convergenceBoundMs: 3_000 }));
+    const f = r.findings.find((x) => x.check === 'convergence');
+    assert.ok(f, summary(r));
+    assert.match(f.title, /^Never converges: \d+ × patch widgets\.\S+ rl-check-[0-9a-f]+\/widget-ready in 3 s/, f.title);
+    assert.match(f.explanation, /The fields that change on every write: metadata\.finalizers\. metadata\.finalizers grows on every write \(\d+ → \d+ → \d+ → … items\)[^]*add it only when metadata\.finalizers lacks it/, f.explanation);
+    assert.doesNotMatch(f.explanation, /Write status only|finalizers\[\d+\]/, f.explanation);
     assert.deepEqual(await scratchLeft(), []);
   });
 

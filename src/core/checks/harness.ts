@@ -47,6 +47,8 @@ export interface HarnessEnv {
   indexes?: readonly ModuleIndex[];
   /** The hot-loop warnings' advice on the generation-changed predicate (RunChecksOptions.predicateAdvice). */
   predicateAdvice?: string;
+  /** The deadline of one reconcile of the built-in loop's runs (RunChecksOptions.reconcileTimeoutMs); default none. */
+  reconcileTimeoutMs?: number;
   /** The built-in loop's reconciler (lab, exec, module); unused when {@link HarnessEnv.startRun} is set. */
   createReconciler?: () => Reconciler;
   /** Starts one run some other way (the developer's Go controller through the bridge: goRun.ts). */
@@ -436,6 +438,7 @@ export async function startLoopRun(env: HarnessEnv, namespace: string, hooks: Ru
     log: env.log,
     startPaused: hooks.startPaused ?? false,
     cacheSyncTimeoutMs: 30_000,
+    ...(env.reconcileTimeoutMs ? { reconcileTimeoutMs: env.reconcileTimeoutMs } : {}),
     ...(env.predicateAdvice !== undefined ? { hotLoop: { predicateAdvice: env.predicateAdvice } } : {}),
     contextFactory: journalingContextFactory({
       client,

@@ -19,7 +19,7 @@ import { revertPatch } from './revert.ts';
 import { afterDeletion, crashDuringDeletionProblem, deletionCrashPoints, deletionVerdict, failsWhenGoneProblem, goneIndex, orphansAfterDeletion, orphansProblem, reconcilesAfter, waitUntilGone } from './deletion.ts';
 import { isNotFound } from '../k8s/client.ts';
 import { compareEndStates, differingPaths, endStateDiff, flatten, learnGeneratedNames, maskedFieldsOf, normalizeEndState, VOLATILE_FIELDS, type EndState, type NameRule, type RawEndState } from './mask.ts';
-import { CHECK_KINDS, CHECK_TITLES, type CheckKind, type CheckProgress, type CheckProgressEvent, type CheckReport, type CheckResult, type CheckTimingPart, type CheckWrite, type Finding, type Perturbation, type RunChecksOptions } from './types.ts';
+import { CHECK_KINDS, CHECK_TITLES, type CheckKind, type CheckProgress, type CheckProgressEvent, type CheckReconcilerKind, type CheckReport, type CheckResult, type CheckTimingPart, type CheckWrite, type Finding, type Perturbation, type RunChecksOptions } from './types.ts';
 
 /** The start of a result's message when it was skipped because the reference run never went idle (see {@link skippedUnsettled}). */
 export const UNSETTLED_SKIP = 'skipped: the reference run did not settle';
@@ -275,6 +275,29 @@ function convergenceGroup(w: WriteRecord): string {
   return prefix ? writeText({ verb: w.verb, resource: resourceLabelOf(w.gvr), objectKey: keyFor(w.namespace, `${prefix}*`) }) + ' (generateName)' : describeWrite(w);
 }
 
+/**
+ * The title and explanation of a stale-cache finding: `w`, written from a stale view, set `overwritten` (field paths)
+ * back to the values that view held. When the write carried the latest resourceVersion as its precondition (an update
+ * of the object as just read from the server), the stale values did not come from a cached copy of that object, so
+ * the explanation names where they can come from instead (memory, which a new controller starts without; another
+ * object read from the stale cache) rather than a missing precondition.
+ */
+export function staleOverwriteText(w: WriteRecord, overwritten: string[], view: string): { title: string; explanation: string } {
+  const title = `${describeWrite(w)} overwrote newer state with stale values from a view ${view} (${overwritten.slice(0, 3).join(', ')})`;
+  const fields = overwritten.slice(0, 5).join(', ');
+  const latest = w.before?.metadata.resourceVersion;
+  if (w.sentResourceVersion && w.sentResourceVersion === latest) {
+    return {
+      title,
+      explanation: `The controller wrote ${w.key} with the latest resourceVersion (${latest}) as its precondition, so it had read that object fresh from the server, yet ${fields} went back to the values it had before the last change. Those values did not come from a cached copy of ${w.key}; they came from what the reconcile computed them from: state kept in memory between reconciles (a counter, the last spec or generation seen), which a new controller, as after a crash, a restart or a leader change, starts without; or another object read from the stale cache. Derive every written field from the current state of the objects (read what a decision must not take stale from the server), never from what an earlier reconcile remembered.`,
+    };
+  }
+  return {
+    title,
+    explanation: `The controller read ${w.key} from a cache that lagged behind the server and wrote it back without a resourceVersion precondition: ${fields} went back to the stale values. Send the resourceVersion you read (an update, or a patch carrying metadata.resourceVersion) so the server answers 409 Conflict and the reconcile retries with fresh state.`,
+  };
+}
+
 /** Check 5: the reference run went idle within the bound. */
 function checkConvergence(ctx: KeyContext, ref: Reference): Pick<CheckResult, 'status' | 'message' | 'findings'> {
   const perturbation: Perturbation = { check: 'convergence', description: `left the controller running on an unchanged spec for up to ${ctx.boundMs} ms`, boundMs: ctx.boundMs };
@@ -305,7 +328,7 @@ function checkConvergence(ctx: KeyContext, ref: Reference): Pick<CheckResult, 's
       findings: [finding(ctx, {
         check: 'convergence', severity: 'error', perturbation, diff: '', writes: last.map(checkWriteOf), journal: journalOf(run, ref.copy.scratchKey),
         title: `Never converges: ${failing.errors} of ${reconciles} reconciles failed in ${seconds} s, last with: ${failing.message}`,
-        explanation: `The spec did not change, yet ${failing.errors} of its ${reconciles} reconciles ended in an error (the last one too); an error is retried with backoff (5 ms, doubling up to 1000 s), so the key never goes idle. The last error: ${failing.message}. If the object cannot be made ready until something else changes, return a RequeueAfter (or a TerminalError for a spec that can never work) instead of an error; otherwise fix what fails.`,
+        explanation: `The spec did not change, yet ${failing.errors} of its ${reconciles} reconciles ended in an error (the last one too); an error is retried with backoff (5 ms, doubling up to 1000 s), so the key never goes idle. The last error: ${failing.message}. ${failingAdvice(ctx.o.reconcilerSpec.kind, failing.message)}`,
       })],
     };
   }
@@ -316,15 +339,17 @@ function checkConvergence(ctx: KeyContext, ref: Reference): Pick<CheckResult, 's
       check: 'convergence', severity: 'error', perturbation, diff: '', writes: last.map(checkWriteOf), journal: journalOf(run, ref.copy.scratchKey),
       title: top
         ? `Never converges: ${top[1].n} × ${top[0]} in ${seconds} s (${reconciles} reconciles)`
-        : `Never goes idle: ${reconciles} reconciles in ${seconds} s${outsideUpdates ? `, ${outsideUpdates.count} started by an update of ${outsideUpdates.subject}` : ''}`,
+        : running && !outsideUpdates
+          ? `Never returns: a reconcile was still running when the bound of ${seconds} s passed (${reconciles} reconcile(s) started)`
+          : `Never goes idle: ${reconciles} reconciles in ${seconds} s${outsideUpdates ? `, ${outsideUpdates.count} started by an update of ${outsideUpdates.subject}` : ''}`,
       explanation: generated
         ? `The spec did not change, yet the controller created a new object on every pass (${top![1].n} of them, named from metadata.generateName "${generated}"): each create is a watch event that queues the key again, so it reconciles forever and leaves the objects behind. Look the object up first (a fixed name derived from the owner, or a list by label and owner) and create it only when it is missing.`
         : top
-        ? `The spec did not change, yet the controller kept writing: each write is a watch event that queues the key again, so it reconciles forever (a hot loop).${flapping.length ? ` The fields that change on every write: ${flapping.slice(0, 5).join(', ')}.` : ''} Write status only when it differs from what is there, and keep values that change on every pass (timestamps, counters) out of the written state.`
+        ? `The spec did not change, yet the controller kept writing: each write is a watch event that queues the key again, so it reconciles forever (a hot loop). ${hotLoopAdvice(writes.filter((w) => convergenceGroup(w) === top[0]), flapping)}`
         : outsideUpdates
           ? `The spec did not change, yet ${outsideUpdates.count} of its ${reconciles} reconciles were started by an update of ${outsideUpdates.subject}, while the run made no write through Reconcile Lab's client: something else changes it on every pass — an exec program's own kubectl write (an apply or replace whose object differs each time: a timestamp, a counter), or another controller. Each change is a watch event that queues the key again, so it reconciles forever (a hot loop). Compare before writing and write only what differs; keep values that change on every pass out of what you write. reconcile-lab run shows each reconcile's trigger with its resourceVersion.`
         : running
-          ? `A reconcile was still running when the bound of ${ctx.boundMs} ms passed. If it is merely slow (an exec program on a loaded machine), raise the bound (--convergence-bound); otherwise look for a call that never returns (pass ctx.signal to every call).`
+          ? `A reconcile was still running when the bound of ${ctx.boundMs} ms passed. If it is merely slow (an exec program on a loaded machine), raise the bound (--convergence-bound); otherwise look for a call that never returns${ctx.o.reconcilerSpec.kind === 'module' ? ' or a Promise that never settles' : ''}: pass ctx.signal to every call${ctx.o.reconcilerSpec.kind === 'go' ? '' : `, and ${ctx.o.reconcileTimeoutMs ? `note that the reconcile deadline of ${ctx.o.reconcileTimeoutMs} ms aborted ctx.signal and the reconcile still did not return: it ignores the signal` : 'give the loop a reconcile deadline (a module\'s options export reconcileTimeoutMs, the setting reconcileLab.workQueue.reconcileTimeoutSeconds), which the checks apply too: ctx.signal is aborted, and a reconcile that passes it on fails with its error instead of hanging'}`}.`
           : `The key kept being reconciled (errors retried, or requeues) without reaching a stable state within the bound. Look at the journal for the failing reconcile.`,
     })],
   };
@@ -369,6 +394,22 @@ function failingReconciles(run: CheckRun, scratchKey: ObjectKey): { errors: numb
     } else last = undefined;
   }
   return last === undefined ? undefined : { errors, message: last.length > 300 ? `${last.slice(0, 300)}…` : last };
+}
+
+/**
+ * What a convergence finding of a reconcile that keeps failing advises, in the terms of the reconciler's protocol
+ * (`kind`): a Go or lab reconciler's RequeueAfter / TerminalError, a module's `requeueAfterMs` / `terminal: true`, an
+ * exec program's output fields. A module whose error is Reconcile Lab refusing the module itself (it does not compile
+ * or load, lacks the export, or returned something that is no Result: the messages of its loader) is told that the
+ * file is what to fix, not the way it reports waiting.
+ */
+export function failingAdvice(kind: CheckReconcilerKind, message: string): string {
+  if (kind === 'module' && /^cannot compile |^loading .* failed: |must export a function "reconcile\(request, ctx\)"|: reconcile\(\) (must resolve to a Result|returned a Result with )|: requeueAfterMs must be a number/.test(message)) {
+    return 'The error is about the module itself, not the object: Reconcile Lab cannot use it as it is (it does not compile or load, lacks the reconcile export, or reconcile() returned something that is no Result), so every reconcile fails the same way. Fix the module file; a running loop picks up the saved file at its next retry.';
+  }
+  if (kind === 'module') return 'If the object cannot be made ready until something else changes, return { requeueAfterMs, reason } (or throw an error with terminal: true for a spec that can never work) instead of throwing; otherwise fix what fails.';
+  if (kind === 'exec') return 'If the object cannot be made ready until something else changes, print {"requeueAfterMs": …, "reason": …} (or {"error": …, "terminal": true} for a spec that can never work) instead of an error; otherwise fix what fails.';
+  return 'If the object cannot be made ready until something else changes, return a RequeueAfter (or a TerminalError for a spec that can never work) instead of an error; otherwise fix what fails.';
 }
 
 /**
@@ -423,6 +464,57 @@ function flappingPaths(writes: WriteRecord[]): string[] {
     }
   }
   return [...out];
+}
+
+/**
+ * What a convergence finding of a hot loop tells the developer about `writes` (the repeating write, in order) whose
+ * `flapping` fields change on every write: a list that grows by the same writes (an item appended on every pass, such
+ * as a finalizer added without looking whether it is there) or a string that extends itself (appended to, not built
+ * from the spec) is named as such; then the fields that change (the items of a growing list as the list), and advice
+ * for what was written: status, the object itself, or another object (a child).
+ */
+export function hotLoopAdvice(writes: readonly WriteRecord[], flapping: readonly string[]): string {
+  const sample = writes.slice(0, 6).map((w) => w.after ?? {});
+  const lists = new Map<string, number[]>();
+  const strings = new Map<string, string[]>();
+  sample.forEach((obj, i) => {
+    const walk = (v: unknown, path: string) => {
+      if (Array.isArray(v)) {
+        const ls = lists.get(path) ?? [];
+        ls[i] = v.length;
+        lists.set(path, ls);
+      } else if (v && typeof v === 'object') {
+        for (const [k, x] of Object.entries(v)) walk(x, path ? `${path}.${k}` : k);
+      } else if (typeof v === 'string') {
+        const ss = strings.get(path) ?? [];
+        ss[i] = v;
+        strings.set(path, ss);
+      }
+    };
+    walk(obj, '');
+  });
+  const full = (xs: readonly unknown[]) => xs.length === sample.length && sample.length >= 2 && xs.every((x) => x !== undefined);
+  const growingLists = [...lists].filter(([p, ls]) => !p.startsWith('metadata.managedFields') && full(ls) && ls.every((n, i) => i === 0 || n > ls[i - 1]!));
+  const growingStrings = [...strings].filter(([p, ss]) => !p.startsWith('metadata.') && full(ss) && ss.every((x, i) => i === 0 || (x.length > ss[i - 1]!.length && x.startsWith(ss[i - 1]!))));
+  const inGrowing = (p: string) => growingLists.some(([l]) => p.startsWith(`${l}[`));
+  const fields = [...growingLists.map(([l]) => l), ...flapping.filter((p) => !inGrowing(p))];
+  const parts: string[] = [];
+  if (fields.length) parts.push(`The fields that change on every write: ${fields.slice(0, 5).join(', ')}.`);
+  for (const [p, ls] of growingLists.slice(0, 2)) {
+    const item = p === 'metadata.finalizers' ? ' (a finalizer: add it only when metadata.finalizers lacks it)' : '';
+    parts.push(`${p} grows on every write (${ls.slice(0, 3).join(' → ')}${ls.length > 3 ? ' → …' : ''} items): the reconcile appends to it on every pass instead of adding only what is missing; look for the item first${item}.`);
+  }
+  for (const [p] of growingStrings.slice(0, 2)) {
+    parts.push(`${p} grows on every write (each value extends the one before): the reconcile appends to the value that is there instead of building it from the spec; build it from the desired state alone.`);
+  }
+  const w = writes[0];
+  const label = w ? `${resourceLabelOf(w.gvr)} ${w.key}` : 'the object';
+  parts.push(
+    w?.subresource === 'status'
+      ? 'Write status only when it differs from what is there, and keep values that change on every pass (timestamps, counters) out of it.'
+      : `Compare ${label} with what you want and write it only when they differ, and keep values that change on every pass (timestamps, counters) out of what you write.`,
+  );
+  return parts.join(' ');
 }
 
 /** " The restarted controller's reconciles failed …" when its last reconcile of the key failed; else "". */
@@ -587,8 +679,7 @@ async function checkStaleCache(ctx: KeyContext, parts: CheckTimingPart[], learne
           if (overwritten.length) {
             findings.push(finding(ctx, {
               check: 'staleCache', severity: 'error', perturbation, diff: '', writes: [checkWriteOf(w)], journal: journalOf(run, copy.scratchKey),
-              title: `${describeWrite(w)} overwrote newer state with stale values from a view ${fz.view} (${overwritten.slice(0, 3).join(', ')})`,
-              explanation: `The controller read ${w.key} from a cache that lagged behind the server and wrote it back without a resourceVersion precondition: ${overwritten.slice(0, 5).join(', ')} went back to the stale values. Send the resourceVersion you read (an update, or a patch carrying metadata.resourceVersion) so the server answers 409 Conflict and the reconcile retries with fresh state.`,
+              ...staleOverwriteText(w, overwritten, fz.view),
             }));
           }
         }
@@ -865,8 +956,19 @@ export function unobservedExplanation(diffs: readonly string[]): string {
 }
 
 /** Check 4: withhold the key's update events between the first and the last state of a transition. */
-async function checkUnobserved(ctx: KeyContext, learned: Set<string>, parts: CheckTimingPart[]): Promise<Pick<CheckResult, 'status' | 'message' | 'findings'>> {
-  const transitions = transitionsOf(ctx);
+async function checkUnobserved(ctx: KeyContext, learned: Set<string>, parts: CheckTimingPart[], createsEveryPass: boolean): Promise<Pick<CheckResult, 'status' | 'message' | 'findings'>> {
+  // Each reconcile adds another object, so how many updates the controller saw decides the end state: run twice reports that once.
+  if (createsEveryPass) return { status: 'skipped', findings: [], message: 'not compared: run twice found a create on every pass, so each reconcile of a change adds another object' };
+  // Without transitions of the person's, the spec change the history check derives from the CRD's schema, then a
+  // second one derived the same way from the changed object (the state in between is a spec state, as the annotation
+  // default is a metadata one): a reconciler that counts or remembers the changes it watched ends elsewhere when it
+  // sees one update from the first to the last state. The second change moves on rather than back, so what a change
+  // set back leaves behind (a key never pruned: the history check's reverted run) is not reported here as well.
+  const chosen = ctx.o.transitions?.length ? undefined : await historyTransitions(ctx);
+  const derived = chosen && !('skipped' in chosen) && chosen.derived ? chosen : undefined;
+  let transitions: readonly unknown[] = derived ? [] : transitionsOf(ctx);
+  let changedText = '';
+  const readCopy = (copy: ScratchCopy) => ctx.env.client.get(ctx.env.primary, copy.namespace, copy.name, ctx.env.signal);
   const apply = async (copy: ScratchCopy, patch: unknown) => {
     await patchCopy(ctx.env, copy, patch);
   };
@@ -878,7 +980,35 @@ async function checkUnobserved(ctx: KeyContext, learned: Set<string>, parts: Che
       await settle(ctx.env, run, ctx.boundMs);
       const from = run.writes.length;
       const applied: KubeObject[] = [];
-      for (const t of transitions) {
+      if (derived) {
+        const stored: KubeObject[] = [];
+        const done = await applyChanges(ctx, copy, derived.transitions, derived.fieldParts, async () => {
+          stored.push(await readCopy(copy));
+          await settle(ctx.env, run, ctx.boundMs);
+        });
+        if (done.applied.length) {
+          const afterFirst = await readCopy(copy);
+          applied.push(...(stored.length === done.applied.length ? stored : done.applied.map(() => afterFirst)));
+          const second = deriveSpecMutation(derived.specSchema, afterFirst);
+          let then: unknown;
+          if (!('skipped' in second)) {
+            try {
+              applied.push(await patchCopy(ctx.env, copy, second.patch));
+              then = second.patch;
+              await settle(ctx.env, run, ctx.boundMs);
+            } catch (e) {
+              if (writeRefusal(e, ctx.env.signal) === undefined) throw e;
+            }
+          }
+          transitions = then === undefined ? done.applied : [...done.applied, then];
+          const accepted = derived.derived!.filter((f) => !done.refused.some((r) => r.startsWith(`${f} (`)));
+          changedText = `${(accepted.length ? accepted : derived.derived!).join(', ')} changed as the schema allows${then === undefined ? '' : ', then changed again'}`;
+        } else {
+          // The server took none of the schema's changes: the metadata default keeps the check meaningful.
+          transitions = DEFAULT_TRANSITIONS;
+        }
+      }
+      for (const t of derived ? (transitions === DEFAULT_TRANSITIONS ? transitions : []) : transitions) {
         applied.push(await patchCopy(ctx.env, copy, t));
         await settle(ctx.env, run, ctx.boundMs);
       }
@@ -914,7 +1044,7 @@ async function checkUnobserved(ctx: KeyContext, learned: Set<string>, parts: Che
       const end = normalizeEndState(await snapshot(ctx.env, ns, copy, ctx.resources), ctx.nameRules);
       const diffs = compareEndStates(observed, end, learned);
       if (!diffs.length && reverted.length) return { status: 'failed' as const, findings: reverted, message: `the controller undid the change it was given (same end state with intermediate states withheld)` };
-      if (!diffs.length) return { status: 'passed' as const, findings: [], message: `${transitions.length} state change(s), ${withheld} update event(s) withheld, same end state` };
+      if (!diffs.length) return { status: 'passed' as const, findings: [], message: `${changedText ? `${changedText}: ` : ''}${transitions.length} state change(s), ${withheld} update event(s) withheld, same end state` };
       const perturbation: Perturbation = {
         check: 'unobservedState', withheld: transitions.slice(0, -1),
         description: `applied ${transitions.length} changes to the copy (${transitions.map((t) => JSON.stringify(t)).join(' → ')}) while its update events were withheld from the controller (the cache still updated), then delivered one update from the first to the last state`,
@@ -1065,7 +1195,7 @@ function changesSpec(patch: unknown): boolean {
  * reads is desired state too, and a fresh copy that has it from the start shows what a filter dropping its update
  * missed); else one derived from the CRD's schema (specMutation.ts); `{skipped}` when there is none.
  */
-async function historyTransitions(ctx: KeyContext): Promise<{ transitions: readonly unknown[]; derived?: string[]; fieldParts?: SpecMutationPart[]; metadataOnly?: boolean } | { skipped: string }> {
+async function historyTransitions(ctx: KeyContext): Promise<{ transitions: readonly unknown[]; derived?: string[]; fieldParts?: SpecMutationPart[]; metadataOnly?: boolean; specSchema?: ReturnType<typeof specSchemaOf> } | { skipped: string }> {
   const given = ctx.o.transitions;
   if (given?.length) return given.some(changesSpec) ? { transitions: given } : { transitions: given, metadataOnly: true };
   const p = ctx.env.primary;
@@ -1079,9 +1209,10 @@ async function historyTransitions(ctx: KeyContext): Promise<{ transitions: reado
   }
   const { namespace, name } = splitKey(ctx.key);
   const original = await ctx.env.client.get(p, p.namespaced ? namespace : undefined, name, ctx.env.signal);
-  const m = deriveSpecMutation(specSchemaOf(crd, p.version), original);
+  const specSchema = specSchemaOf(crd, p.version);
+  const m = deriveSpecMutation(specSchema, original);
   if ('skipped' in m) return { skipped: `no spec change to try: ${m.skipped}; give one with --transition '{"spec":…}'` };
-  return { transitions: [m.patch], derived: m.fields, fieldParts: m.parts };
+  return { transitions: [m.patch], derived: m.fields, fieldParts: m.parts, specSchema };
 }
 
 /**
@@ -1518,6 +1649,7 @@ export async function runChecks(options: RunChecksOptions, progress?: CheckProgr
     predicates: options.predicates ?? [],
     ...(options.indexes?.length ? { indexes: options.indexes } : {}),
     ...(options.predicateAdvice !== undefined ? { predicateAdvice: options.predicateAdvice } : {}),
+    ...(options.reconcileTimeoutMs ? { reconcileTimeoutMs: options.reconcileTimeoutMs } : {}),
     ...(options.createReconciler ? { createReconciler: options.createReconciler } : {}),
     ...(goRunner ? { startRun: goRunner.startRun } : {}),
     clock, log, quietMs: options.quietMs ?? 750, signal: abort.signal,
@@ -1631,7 +1763,7 @@ export async function runChecks(options: RunChecksOptions, progress?: CheckProgr
           continue;
         }
         try {
-          const r = c === 'crashAfterWrite' ? await checkCrashAfterWrite(ctx, ref1, learned, parts) : c === 'staleCache' ? await checkStaleCache(ctx, parts, learned, createsEveryPass) : c === 'unobservedState' ? await checkUnobserved(ctx, learned, parts) : c === 'historyIndependence' ? await checkHistory(ctx, learned, parts, createsEveryPass) : c === 'childDrift' ? await checkChildDrift(ctx, learned, parts, createsEveryPass) : await checkDeletion(ctx, parts, learned);
+          const r = c === 'crashAfterWrite' ? await checkCrashAfterWrite(ctx, ref1, learned, parts) : c === 'staleCache' ? await checkStaleCache(ctx, parts, learned, createsEveryPass) : c === 'unobservedState' ? await checkUnobserved(ctx, learned, parts, createsEveryPass) : c === 'historyIndependence' ? await checkHistory(ctx, learned, parts, createsEveryPass) : c === 'childDrift' ? await checkChildDrift(ctx, learned, parts, createsEveryPass) : await checkDeletion(ctx, parts, learned);
           result(c, r, parts, t);
         } catch (e) {
           if (abort.signal.aborted) break;

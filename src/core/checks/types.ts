@@ -235,6 +235,12 @@ export interface RunChecksOptions {
   /** Predicates for the primary resource's events, as the loop is configured (flags, a module's `predicates` export). */
   predicates?: Predicate[];
   /**
+   * The deadline of one reconcile of the built-in loop (lab, exec, module) in every run: `ctx.signal` is aborted after
+   * it, as the loop the checks stand for does (a module's `options.reconcileTimeoutMs`, the editor's setting). Default:
+   * none. A Go controller's own `ReconciliationTimeout` applies inside its program.
+   */
+  reconcileTimeoutMs?: number;
+  /**
    * A module's own cache indexes (its `indexes` export), added to each run's informers; the resources they are on
    * must be the primary or among {@link RunChecksOptions.owned}.
    */

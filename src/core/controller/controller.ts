@@ -339,7 +339,7 @@ class ControllerEngine implements Controller {
   private readonly hotLoopClears = new Map<ObjectKey, { timer: TimerHandle; message: string }>();
   private readonly fieldFight: FieldFightDetector | undefined;
   /** Writes the last reconcile of a key made to its own object (hot-loop evidence). */
-  private readonly selfWrites = new Map<ObjectKey, number>();
+  private readonly selfWrites = new Map<ObjectKey, { all: number; object: number }>();
   /** Reconciles abandoned by `stop()` that have not settled yet, by key: the next reconcile of the key waits for them. */
   private readonly stragglers = new Map<ObjectKey, Promise<unknown>>();
   private readonly statusEmitter = new Emitter<ControllerStatus>();
@@ -895,17 +895,22 @@ class ControllerEngine implements Controller {
     this.stragglers.set(key, tracked);
   }
 
-  private countSelfWrites(key: ObjectKey, sinceSeq: number): number {
-    let n = 0;
+  /** The successful writes since `sinceSeq` to the key's own object, and of those the ones to no subresource. */
+  private countSelfWrites(key: ObjectKey, sinceSeq: number): { all: number; object: number } {
+    const n = { all: 0, object: 0 };
     for (const e of this.journal.entries({ sinceSeq, kinds: ['write'], key })) {
-      if (e.kind === 'write' && e.objectKey === key && e.resource === this.primaryResource && !e.error) n++;
+      if (e.kind === 'write' && e.objectKey === key && e.resource === this.primaryResource && !e.error) {
+        n.all++;
+        if (!e.subresource) n.object++;
+      }
     }
     return n;
   }
 
   private checkHotLoop(key: ObjectKey, at: number, present: boolean, generation: number | undefined, triggers: readonly EnqueueReason[]): void {
     if (!this.hotLoop) return;
-    const w = this.hotLoop.observe({ key, at, generation, present, triggers, selfWrites: this.selfWrites.get(key) ?? 0 });
+    const self = this.selfWrites.get(key);
+    const w = this.hotLoop.observe({ key, at, generation, present, triggers, selfWrites: self?.all ?? 0, selfObjectWrites: self?.object ?? 0 });
     if (!w) return;
     this.keys.setWarning(key, w.message);
     this.clearHotLoopWarningWhenQuiet(key, w.message);

@@ -65,6 +65,11 @@ export interface HotLoopObservation {
   triggers: readonly EnqueueReason[];
   /** Writes by the previous reconcile of this key to its own primary object (status or main resource). */
   selfWrites: number;
+  /**
+   * Of {@link selfWrites}, those to the object itself rather than a subresource (its metadata or spec: a finalizer,
+   * a label, an annotation). Default 0: every self write counted as a status write.
+   */
+  selfObjectWrites?: number;
 }
 
 export interface HotLoopWarning {
@@ -89,6 +94,8 @@ interface Track {
   addedChildren: Set<string>;
   ownedAdds: number;
   selfWrites: number;
+  /** Of `selfWrites`, those to the object itself, not its status ({@link HotLoopObservation.selfObjectWrites}). */
+  selfObjectWrites: number;
   lastWarnAt?: number;
 }
 
@@ -138,7 +145,7 @@ export class HotLoopDetector {
       t.generation = o.generation;
       t.bumps++;
     } else if (!t || t.generation !== o.generation) {
-      t = { generation: o.generation, firstGeneration: o.generation, bumps: 0, times: [], causes: { self: 0, owned: 0, watched: 0 }, addedChildren: new Set(), ownedAdds: 0, selfWrites: 0 };
+      t = { generation: o.generation, firstGeneration: o.generation, bumps: 0, times: [], causes: { self: 0, owned: 0, watched: 0 }, addedChildren: new Set(), ownedAdds: 0, selfWrites: 0, selfObjectWrites: 0 };
       this.tracks.set(o.key, t);
     }
     t.times.push(o.at);
@@ -149,6 +156,7 @@ export class HotLoopDetector {
       if (t.addedChildren.size < 100) t.addedChildren.add(r.child);
     }
     t.selfWrites += o.selfWrites;
+    t.selfObjectWrites += Math.min(o.selfObjectWrites ?? 0, o.selfWrites);
     return this.due(t, o.at) ? this.warning(o.key, t, o.at) : undefined;
   }
 
@@ -255,8 +263,11 @@ export class HotLoopDetector {
         break;
       case 'statusWrite':
         advice =
-          `Each run was triggered by an update of the object itself${t.selfWrites > 0 ? `, and the reconciler wrote to it ${t.selfWrites} time(s)` : ''}. ` +
-          `Likely cause: the status write re-triggers the watch. Write status only when it actually changed, or turn on the generation-changed predicate: ${this.predicateAdvice}.`;
+          t.selfObjectWrites * 2 > t.selfWrites
+            ? `Each run was triggered by an update of the object itself, and the reconciler wrote to the object ${t.selfObjectWrites} time(s), not to its status: it changes the object's metadata on every pass (a finalizer, a label or an annotation written again, or appended to: the generation does not move), and that update starts the next pass. ` +
+              'Compare with the stored object and write only what differs (add a finalizer only when metadata.finalizers lacks it); a generation-changed predicate would hide the loop, not stop the write each reconcile makes.'
+            : `Each run was triggered by an update of the object itself${t.selfWrites > 0 ? `, and the reconciler wrote to it ${t.selfWrites} time(s)` : ''}. ` +
+              `Likely cause: the status write re-triggers the watch. Write status only when it actually changed, or turn on the generation-changed predicate: ${this.predicateAdvice}.`;
         break;
       case 'ownedChild': {
         // Most runs started by a child that was just created, each a different one: a new child every pass.

@@ -249,6 +249,13 @@ export interface WriteRecord {
   /** The write (update, patch or apply) removed the last finalizer of a Terminating object: the server deleted it
    * (dry run: would delete it); `resourceVersionAfter` is then its last resourceVersion ({@link deletedByWrite}). */
   deleted?: boolean;
+  /**
+   * The resourceVersion precondition the write carried, when it carried one: an update's `metadata.resourceVersion`,
+   * a merge or strategic-merge patch's `metadata.resourceVersion`, a JSON patch's `test` of `/metadata/resourceVersion`.
+   * Undefined for an unconditional write. When it equals `before`'s resourceVersion the writer had read the latest
+   * object (a stale copy would have got 409 Conflict).
+   */
+  sentResourceVersion?: string;
   before?: KubeObject;
   after?: KubeObject;
   outcome: 'ok' | 'error';
@@ -258,6 +265,17 @@ export interface WriteRecord {
   /** Clock time at which the write started, and its duration. */
   startedAt: number;
   durationMs: number;
+}
+
+/** The resourceVersion precondition of an update's object or a patch's body ({@link WriteRecord.sentResourceVersion}). */
+export function sentResourceVersionOf(body: unknown, patchType?: PatchType): string | undefined {
+  if (patchType === 'json') {
+    const ops = Array.isArray(body) ? (body as Array<{ op?: unknown; path?: unknown; value?: unknown }>) : [];
+    const test = ops.find((op) => op?.op === 'test' && op.path === '/metadata/resourceVersion');
+    return typeof test?.value === 'string' && test.value ? test.value : undefined;
+  }
+  const rv = (body as { metadata?: { resourceVersion?: unknown } } | null | undefined)?.metadata?.resourceVersion;
+  return typeof rv === 'string' && rv ? rv : undefined;
 }
 
 /** A recorded write's error as views show it: "409 Conflict: …"; an error with no HTTP answer (code 0) has no code. */
@@ -386,35 +404,35 @@ export function recordingClient(inner: KubeClient, options: RecordingClientOptio
       checkObject('update', obj);
       const opts = force(o);
       const before = await readBefore(gvr, obj.metadata.namespace, obj.metadata.name ?? '', o?.signal);
-      return record({ verb: 'update', gvr, namespace: obj.metadata.namespace, name: obj.metadata.name ?? '' }, !!opts?.dryRun, before, (w) => inner.update(gvr, obj, warned(opts, w)), o?.signal);
+      return record({ verb: 'update', gvr, namespace: obj.metadata.namespace, name: obj.metadata.name ?? '', sentResourceVersion: sentResourceVersionOf(obj) }, !!opts?.dryRun, before, (w) => inner.update(gvr, obj, warned(opts, w)), o?.signal);
     },
     async updateStatus(gvr, obj, o) {
       checkResource('updateStatus', gvr);
       checkObject('updateStatus', obj);
       const opts = force(o);
       const before = await readBefore(gvr, obj.metadata.namespace, obj.metadata.name ?? '', o?.signal);
-      return record({ verb: 'update', subresource: 'status', gvr, namespace: obj.metadata.namespace, name: obj.metadata.name ?? '' }, !!opts?.dryRun, before, (w) => inner.updateStatus(gvr, obj, warned(opts, w)), o?.signal);
+      return record({ verb: 'update', subresource: 'status', gvr, namespace: obj.metadata.namespace, name: obj.metadata.name ?? '', sentResourceVersion: sentResourceVersionOf(obj) }, !!opts?.dryRun, before, (w) => inner.updateStatus(gvr, obj, warned(opts, w)), o?.signal);
     },
     async updateSubresource(gvr, obj, subresource, o) {
       const sub = (inner as Partial<SubresourceWriter>).updateSubresource;
       if (!sub) throw new ApiError(0, 'NotSupported', 'the underlying client cannot write subresources');
       const opts = force(o);
       const before = await readBefore(gvr, obj.metadata.namespace, obj.metadata.name ?? '', o?.signal);
-      return record({ verb: 'update', subresource, gvr, namespace: obj.metadata.namespace, name: obj.metadata.name ?? '' }, !!opts?.dryRun, before, (w) => sub.call(inner, gvr, obj, subresource, warned(opts, w)), o?.signal);
+      return record({ verb: 'update', subresource, gvr, namespace: obj.metadata.namespace, name: obj.metadata.name ?? '', sentResourceVersion: sentResourceVersionOf(obj) }, !!opts?.dryRun, before, (w) => sub.call(inner, gvr, obj, subresource, warned(opts, w)), o?.signal);
     },
     async patch(gvr, namespace, name, type, patch, o) {
       checkResource('patch', gvr);
       checkNamespaceAndName('patch', namespace, name);
       const opts = force(o);
       const before = await readBefore(gvr, namespace, name, o?.signal);
-      return record({ verb: 'patch', subresource: o?.subresource, gvr, namespace, name, patchType: type, patch }, !!opts?.dryRun, before, (w) => inner.patch(gvr, namespace, name, type, patch, warned(opts, w)), o?.signal);
+      return record({ verb: 'patch', subresource: o?.subresource, gvr, namespace, name, patchType: type, patch, sentResourceVersion: sentResourceVersionOf(patch, type) }, !!opts?.dryRun, before, (w) => inner.patch(gvr, namespace, name, type, patch, warned(opts, w)), o?.signal);
     },
     async patchStatus(gvr, namespace, name, type, patch, o) {
       checkResource('patchStatus', gvr);
       checkNamespaceAndName('patchStatus', namespace, name);
       const opts = force(o);
       const before = await readBefore(gvr, namespace, name, o?.signal);
-      return record({ verb: 'patch', subresource: 'status', gvr, namespace, name, patchType: type, patch }, !!opts?.dryRun, before, (w) => inner.patchStatus(gvr, namespace, name, type, patch, warned(opts, w)), o?.signal);
+      return record({ verb: 'patch', subresource: 'status', gvr, namespace, name, patchType: type, patch, sentResourceVersion: sentResourceVersionOf(patch, type) }, !!opts?.dryRun, before, (w) => inner.patchStatus(gvr, namespace, name, type, patch, warned(opts, w)), o?.signal);
     },
     async apply(gvr, obj, o) {
       checkResource('apply', gvr);

@@ -561,8 +561,12 @@ export function createModuleReconciler(options: ModuleReconcilerOptions): Reconc
       const names = [...Object.keys(mod), ...(def && typeof def === 'object' ? Object.keys(def).map((k) => `default.${k}`) : [])];
       const close = closestNames('reconcile', names.map((n) => n.replace(/^default\./, ''))).map((n) => names.find((x) => x === n || x === `default.${n}`)!);
       const a = (v: unknown) => `${/^[aeiou]/.test(typeof v) ? 'an' : 'a'} ${typeof v}`;
+      // A named export that is an object with a reconcile method (export const reconciler = { reconcile() {…} }).
+      const holder = Object.keys(mod).find((k) => k !== 'default' && typeof (mod[k] as { reconcile?: unknown } | null)?.reconcile === 'function');
       const found = mod.reconcile !== undefined
         ? ` (its reconcile export is ${a(mod.reconcile)}, not a function)`
+        : holder
+          ? ` (it exports ${holder}, an object with a reconcile method: make it the default export, export default ${holder}, or export the method, export const reconcile = ${holder}.reconcile.bind(${holder}))`
         : close.length
           ? ` (it exports ${close[0]}: did you mean reconcile?)`
           : def !== undefined && typeof def !== 'object'

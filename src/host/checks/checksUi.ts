@@ -128,6 +128,7 @@ export class ChecksUi implements vscode.Disposable {
                 keys: [...request.keys],
                 checks: [...request.checks],
                 ...(!go && predicates?.length ? { predicates: [...predicates] } : {}),
+                ...(!go && recipe.reconcileTimeoutMs ? { reconcileTimeoutMs: recipe.reconcileTimeoutMs } : {}),
                 ...(!go && indexes?.length ? { indexes: [...indexes] } : {}),
                 ...(!go ? { predicateAdvice: settingsPredicateAdvice(recipe.spec.kind === 'module' ? recipe.spec.path : undefined) } : {}),
                 ...(transitions?.length ? { transitions: [...transitions] } : {}),

@@ -92,6 +92,11 @@ export interface ReconcilerRecipe {
   readonly current?: () => Promise<{ predicates: Predicate[]; checkTransitions?: unknown[]; indexes?: ModuleIndex[] }>;
   /** A module's `indexes` export: its own cache indexes, which the checks' runs add too. */
   readonly indexes?: readonly ModuleIndex[];
+  /**
+   * The loop's reconcile deadline (a module's `options.reconcileTimeoutMs`, else the setting
+   * `reconcileLab.workQueue.reconcileTimeoutSeconds`; 0 none): the checks' runs abort ctx.signal after it too.
+   */
+  readonly reconcileTimeoutMs?: number;
 }
 
 /** Why the loop is not available, for the person: what to do about it. */
@@ -588,6 +593,7 @@ export class Session implements ViewModel, Disposable {
               predicateSpecs: [...settings['reconciler.predicates']],
               ...(moduleConfig?.checkTransitions?.length ? { checkTransitions: moduleConfig.checkTransitions } : {}),
               ...(moduleConfig?.indexes.length ? { indexes: moduleConfig.indexes } : {}),
+              reconcileTimeoutMs: moduleConfig?.options.reconcileTimeoutMs ?? Math.max(0, settings['workQueue.reconcileTimeoutSeconds']) * 1000,
               ...(spec.kind === 'module'
                 ? {
                     current: async () => {

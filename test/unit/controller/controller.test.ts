@@ -918,6 +918,29 @@ test('hot loop: a reconciler writing status on every pass is flagged with the li
   assert.equal(fixed.h.journal.entries({ kinds: ['warning'] }).length, 0);
 });
 
+test('hot loop: a reconciler that appends a finalizer to the object (not its status) on every pass is told so, not to write status less or to hide it with the generation predicate', async () => {
+  const h = harness({ hotLoop: { windowMs: 10_000, threshold: 10 } });
+  h.setImpl((req, _ctx, base) => {
+    if (h.calls.length <= 30) {
+      const o = h.widgets.update(req.key, (w) => ({ ...w, metadata: { ...w.metadata, finalizers: [...(w.metadata.finalizers ?? []), 'food.example.dev/oven'] } }));
+      base.journal.recordWrite({ verb: 'patch', gvr: base.primary, namespace: req.namespace, name: req.name, resourceVersionAfter: o.metadata.resourceVersion, dryRun: false, controller: base.controller, key: req.key });
+    }
+    h.clock.step(10);
+    return {};
+  });
+  h.widgets.add(widget('a'));
+  const c = h.builder.for(h.widgets).build(h.reconciler);
+  await c.start();
+  for (let i = 0; i < 40; i++) await settle();
+  await c.stop();
+  const warnings = h.journal.entries({ kinds: ['warning'] });
+  assert.equal(warnings.length, 1, 'one warning per cooldown');
+  const m = warnings[0]!.kind === 'warning' ? warnings[0]!.message : '';
+  assert.match(m, /^Hot loop: ns\/a was reconciled \d+ times in [\d.]+ s while its generation stayed \d+ \(no spec change\)\. Each run was triggered by an update of the object itself, and the reconciler wrote to the object \d+ time\(s\), not to its status: it changes the object's metadata on every pass/, m);
+  assert.match(m, /add a finalizer only when metadata\.finalizers lacks it\); a generation-changed predicate would hide the loop, not stop the write each reconcile makes\.$/, m);
+  assert.doesNotMatch(m, /status write re-triggers|Write status only/, m);
+});
+
 test('hot loop: a kind without metadata.generation (a ConfigMap) written on every pass is flagged as re-triggered by its own writes; an update by someone else is not', async () => {
   type Write = (h: Harness, cms: FakeInformer, req: Request, base: ReconcileContextBase) => void;
   const run = async (write: Write) => {

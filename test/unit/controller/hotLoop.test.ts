@@ -159,3 +159,15 @@ test('a requeue-after of a few ms asked for on every pass (requeueAfterMs: 5 mea
     assert.equal(d.observe({ key: 'ns/mixed', at: i, generation: 1, triggers, selfWrites: 0 }), undefined);
   }
 });
+
+test('writes to the object itself (metadata: a finalizer, a label), not its status, are named as such; a mix mostly of status writes keeps the status advice', () => {
+  const d = new HotLoopDetector({ windowMs: 1000, threshold: 3, cooldownMs: 60_000 });
+  let w;
+  for (let i = 0; i < 3; i++) w = d.observe({ key: 'ns/a', at: i * 10, generation: 1, triggers: [selfUpdate], selfWrites: 1, selfObjectWrites: 1 });
+  assert.equal(w!.cause, 'statusWrite');
+  assert.match(w!.message, /the reconciler wrote to the object 3 time\(s\), not to its status: it changes the object's metadata on every pass/);
+  assert.doesNotMatch(w!.message, /status write re-triggers/);
+  const mixed = new HotLoopDetector({ windowMs: 1000, threshold: 3, cooldownMs: 60_000 });
+  for (let i = 0; i < 3; i++) w = mixed.observe({ key: 'ns/a', at: i * 10, generation: 1, triggers: [selfUpdate], selfWrites: 2, selfObjectWrites: i === 0 ? 1 : 0 });
+  assert.match(w!.message, /status write re-triggers the watch/);
+});

@@ -105,6 +105,20 @@ test('each write is reported once with verb, key, RVs, before/after, outcome and
   assert.deepEqual(c!.error, { code: 409, reason: 'AlreadyExists', message: 'exists' });
 });
 
+test('each write records the resourceVersion precondition it carried (update object, merge patch, JSON patch test), none for an unconditional one', async () => {
+  const { client } = innerClient();
+  const records: WriteRecord[] = [];
+  const rc = recordingClient(client, { dryRun: false, onWrite: (r) => records.push(r) });
+  await rc.update(CM, { metadata: { name: 'a', namespace: 'ns', resourceVersion: '5' }, data: { x: '2' } });
+  await rc.update(CM, { metadata: { name: 'a', namespace: 'ns' }, data: { x: '3' } });
+  await rc.updateStatus(CM, { metadata: { name: 'a', namespace: 'ns', resourceVersion: '4' } });
+  await rc.patch(CM, 'ns', 'a', 'merge', { metadata: { resourceVersion: '5' }, data: { x: '4' } });
+  await rc.patch(CM, 'ns', 'a', 'merge', { data: { x: '5' } });
+  await rc.patch(CM, 'ns', 'a', 'json', [{ op: 'test', path: '/metadata/resourceVersion', value: '5' }, { op: 'replace', path: '/data/x', value: '6' }]);
+  await rc.patchStatus(CM, 'ns', 'a', 'json', [{ op: 'replace', path: '/data/x', value: '7' }]);
+  assert.deepEqual(records.map((r) => r.sentResourceVersion), ['5', undefined, '4', '5', undefined, '5', undefined]);
+});
+
 test('a throwing listener never breaks the write', async () => {
   const { client } = innerClient();
   const errors: string[] = [];

@@ -128,6 +128,7 @@ test('missing file, missing export, a throw at load time and an invalid result a
     ['capital.ts', 'export default { Reconcile() { return {}; } };\n', '(it exports default.Reconcile: did you mean reconcile?)'],
     ['notfn.ts', 'export const reconcile = { run() {} };\n', '(its reconcile export is an object, not a function)'],
     ['number.ts', 'export default 42;\n', '(its default export is a number, not a function)'],
+    ['holder.ts', 'export const reconciler = { async reconcile() { return {}; } };\n', '(it exports reconciler, an object with a reconcile method: make it the default export, export default reconciler, or export the method, export const reconcile = reconciler.reconcile.bind(reconciler))'],
   ] as const) {
     await assert.rejects(createModuleReconciler({ path: write(file, code) }).reconcile(req, ctx), (e: unknown) => e instanceof ModuleReconcilerError && e.kind === 'export' && e.message.endsWith(said), file);
   }
