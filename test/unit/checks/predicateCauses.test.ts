@@ -9,6 +9,7 @@ test('unobserved state: the explanation keeps the level-based advice and names a
   assert.match(e, /ended in another: configmaps\/old-oak-harvest: exists only in the run that saw every state\./);
   assert.match(e, /Reconcile from the current state only \(level-based\), not from transitions remembered in memory\./);
   assert.match(e, /event filter that compares the old and the new object[^]*lets only one edge through[^]*let updates through, or filter on metadata\.generation only/);
+  assert.match(e, /GenerationChangedPredicate in Go, the generation-changed predicate for a module/, 'named for Go and for the other reconcilers');
 });
 
 test('history, the path mattered: the create-only child stays the usual cause, an edge-passing predicate is named too, and a metadata-only change names the generation filter', () => {
