@@ -16,7 +16,7 @@ import { writeText } from '../journal/writeText.ts';
 import { deriveSpecMutation, mergeParts, specSchemaOf, type SpecMutationPart } from './specMutation.ts';
 import { createsOutsideScratch, DRIFT_SUFFIX, driftTargets, ownsHint, unownedChildCause } from './drift.ts';
 import { revertPatch } from './revert.ts';
-import { afterDeletion, crashDuringDeletionProblem, deletionCrashPoints, deletionVerdict, failsWhenGoneProblem, goneIndex, orphansAfterDeletion, orphansProblem, reconcilesAfter, waitUntilGone } from './deletion.ts';
+import { afterDeletion, crashDuringDeletionProblem, deletionCrashPoints, deletionVerdict, failsWhenGoneProblem, goneIndex, orphansAfterDeletion, recoveredAfterGone, orphansProblem, reconcilesAfter, waitUntilGone } from './deletion.ts';
 import { isNotFound } from '../k8s/client.ts';
 import { compareEndStates, differingPaths, endStateDiff, flatten, learnGeneratedNames, maskedFieldsOf, normalizeEndState, VOLATILE_FIELDS, type EndState, type NameRule, type RawEndState } from './mask.ts';
 import { CHECK_KINDS, CHECK_TITLES, type CheckKind, type CheckProgress, type CheckProgressEvent, type CheckReport, type CheckResult, type CheckTimingPart, type CheckWrite, type Finding, type Perturbation, type RunChecksOptions } from './types.ts';
@@ -1327,7 +1327,10 @@ async function checkDeletion(ctx: KeyContext, parts: CheckTimingPart[], learned:
       // The uninterrupted deletion's end state (what the cleanup left), once the cleanup after the finalizer's removal (if any) is done.
       await timed(ctx, parts, 'after the delete, until settled', () => settle(ctx.env, run, ctx.boundMs));
       // The reconciles of the key once its object was gone must not fail.
-      const gone = failsWhenGoneProblem(reconcilesAfter(run.entries, copy.scratchKey, goneIndex(run.entries, from, copy.scratchKey, primary)));
+      const afterGone = reconcilesAfter(run.entries, copy.scratchKey, goneIndex(run.entries, from, copy.scratchKey, primary));
+      const gone = failsWhenGoneProblem(afterGone);
+      const recovered = recoveredAfterGone(afterGone);
+      if (recovered) verdictResult = { ...verdictResult, message: `${verdictResult.message}; ${recovered}` };
       if (gone) {
         verdictResult = {
           status: 'failed', message: `${verdictResult.message}; the reconcile after it was gone failed`,
