@@ -261,6 +261,24 @@ export function droppedFieldsNote(w: WriteRecord): string | undefined {
 }
 
 /**
+ * Crash after write: the advice when the restarted controller created an object with a generateName prefix the
+ * controller had already created one with before the crash (`before`: the writes up to the crash, `after`: the
+ * restarted controller's): the name the server chose was known only to the stopped process (kept in memory, or in
+ * status written later), so the restarted one made another. Undefined when it did not.
+ */
+export function generateNameAfterCrashNote(before: readonly WriteRecord[], after: readonly WriteRecord[]): string | undefined {
+  for (const w of after) {
+    const prefix = generatedPrefix(w);
+    if (!prefix) continue;
+    const earlier = before.find((b) => generatedPrefix(b) === prefix && b.gvr.resource === w.gvr.resource && b.gvr.group === w.gvr.group && b.namespace === w.namespace);
+    if (!earlier) continue;
+    const r = resourceLabelOf(w.gvr);
+    return ` The restarted controller created ${r} ${w.name} with generateName "${prefix}", though the stopped one had already created ${earlier.name}: the name the server chooses is known only to the process that sent the create (and to wherever it wrote it afterwards, such as status), so a crash in between leaves the first one behind and the next reconcile makes another. Give the child a name derived from the owner (a second create then gets AlreadyExists), or find the earlier one by label and ownerReference before creating.`;
+  }
+  return undefined;
+}
+
+/**
  * The prefix of a create the server named from metadata.generateName ("soil-" for soil-2rnzn), else undefined: such
  * creates make a new object each time, so they are counted together.
  */
@@ -483,6 +501,7 @@ async function checkCrashAfterWrite(ctx: KeyContext, ref: Reference, learned: Se
         const diffs = compareEndStates(ref.end, end, learned);
         if (diffs.length || !s.settled) {
           const failure = lastFailure(second, copy.scratchKey);
+          const generated = generateNameAfterCrashNote(okWrites(first).slice(0, p.global), okWrites(second)) ?? '';
           const perturbation: Perturbation = {
             check: 'crashAfterWrite', afterWrite: p.i, ofWrites: p.k,
             description: `stopped the controller right after write ${p.i} of ${p.k}${crashedWrite ? ` (${describeWrite(crashedWrite)})` : ''}, then started a new one with a fresh cache and queue and let it converge`,
@@ -493,7 +512,7 @@ async function checkCrashAfterWrite(ctx: KeyContext, ref: Reference, learned: Se
             writes: okWrites(first).slice(0, p.global).concat(okWrites(second)).map(checkWriteOf),
             journal: [...journalOf(first, copy.scratchKey), ...journalOf(second, copy.scratchKey)].slice(-MAX_JOURNAL),
             title: s.settled ? `Interrupted after write ${p.i} of ${p.k}, the restarted controller ends in a different state` : `Interrupted after write ${p.i} of ${p.k}, the restarted controller never settles`,
-            explanation: `A controller can stop at any point (crash, eviction, leader change). After it stopped right after ${crashedWrite ? describeWrite(crashedWrite) : `write ${p.i}`}, a fresh controller did not reach the state of an uninterrupted run${diffs.length ? `: ${diffs.slice(0, 4).join('; ')}${diffs.length > 4 ? '; …' : ''}` : ''}.${failure} Each reconcile must work out what is left to do from the observed state (not from which branch it took last time), so that a half-done write sequence is completed${/AlreadyExists|already exists/.test(failure) ? '; an AlreadyExists answer to a create means the earlier run got that far: read the object and go on' : ''}.`,
+            explanation: `A controller can stop at any point (crash, eviction, leader change). After it stopped right after ${crashedWrite ? describeWrite(crashedWrite) : `write ${p.i}`}, a fresh controller did not reach the state of an uninterrupted run${diffs.length ? `: ${diffs.slice(0, 4).join('; ')}${diffs.length > 4 ? '; …' : ''}` : ''}.${failure} Each reconcile must work out what is left to do from the observed state (not from which branch it took last time), so that a half-done write sequence is completed${/AlreadyExists|already exists/.test(failure) ? '; an AlreadyExists answer to a create means the earlier run got that far: read the object and go on' : ''}.${generated}`,
           }));
         }
       } finally {
