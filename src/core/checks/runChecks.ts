@@ -540,10 +540,12 @@ async function checkStaleCache(ctx: KeyContext, parts: CheckTimingPart[], learne
   let metadataOnly = chosen.metadataOnly;
   let changed = chosen.derived ? `${chosen.derived.join(', ')} changed as the schema allows` : `${transitions.length} change(s)`;
   let rv0 = '';
+  let childKinds: GroupVersionResource[] = [];
   await timed(ctx, parts, 'first run (then the server moves on)', async () => {
     const run = await startRun(ctx.env, ns, { key: copy.scratchKey });
     try {
       await settle(ctx.env, run, ctx.boundMs);
+      childKinds = createdChildKinds(okWrites(run), ns, ctx.env.primary);
       rv0 = await currentResourceVersion(ctx.env, ns);
       const settleEach = () => settle(ctx.env, run, ctx.boundMs);
       const done = await applyChanges(ctx, copy, transitions, chosen.fieldParts, settleEach);
@@ -565,13 +567,13 @@ async function checkStaleCache(ctx: KeyContext, parts: CheckTimingPart[], learne
   const findings: Finding[] = [];
   let staleWrites = 0;
   let duplicatesLeftToRunTwice = 0;
-  const freezes = staleFreezes(rv0, copy.createdResourceVersion, transitions);
+  const freezes = staleFreezes(rv0, copy.createdResourceVersion, transitions, childKinds);
   for (const fz of freezes) {
     await timed(ctx, parts, `perturbed run (${fz.label})`, async () => {
       ctx.emit({ kind: 'step', key: ctx.key, check: 'staleCache', message: `reconcile from a cache frozen at resourceVersion ${fz.rv}` });
       // The settled state this stale reconcile starts from (what is on the server, which its cache lags behind).
       const settledEnd = normalizeEndState(await snapshot(ctx.env, ns, copy, ctx.resources), ctx.nameRules);
-      const run = await startRun(ctx.env, ns, { key: copy.scratchKey, startPaused: true, freezeAt: fz.rv });
+      const run = await startRun(ctx.env, ns, { key: copy.scratchKey, startPaused: true, freezeAt: fz.rv, ...(fz.only ? { freezeOnly: [fz.only] } : {}) });
       try {
         const view = await run.frozenView();
         const serverRv = (await ctx.env.client.get(ctx.env.primary, copy.namespace, copy.name, ctx.env.signal)).metadata.resourceVersion;
@@ -613,15 +615,32 @@ async function checkStaleCache(ctx: KeyContext, parts: CheckTimingPart[], learne
         }
         // Creates from the stale view that left an object the settled state did not have (after catching up).
         const creates = stale.filter((w) => w.verb === 'create');
+        let extraReported = false;
         if (creates.length) {
           const end = normalizeEndState(await snapshot(ctx.env, ns, copy, ctx.resources), ctx.nameRules);
           const extra = Object.keys(end).filter((k) => !(k in settledEnd) && !learned.has(`${k}::*`));
           if (extra.length && createsEveryPass) duplicatesLeftToRunTwice += extra.length;
           else if (extra.length) {
+            extraReported = true;
             findings.push(finding(ctx, {
               check: 'staleCache', severity: 'error', perturbation, diff: endStateDiff(settledEnd, end, learned), writes: creates.map(checkWriteOf), journal: journalOf(run, copy.scratchKey),
               title: `Created ${extra.length === 1 ? 'an extra object' : `${extra.length} extra objects`} from a stale view ${fz.view}: ${extra.slice(0, 3).join(', ')}`,
               explanation: `Reconciling from a cache that had not caught up (it did not yet hold objects that existed on the server${fz.rv === copy.createdResourceVersion ? ', such as the children the controller itself had created' : ''}), the controller sent ${creates.map((w) => describeWrite(w) + (w.after?.metadata.name && w.after.metadata.name !== w.name ? ` (the server named it ${w.after.metadata.name})` : '')).join(', ')}, and after catching up it still had ${extra.join(', ')}, which the settled state before did not. A cache lags behind your own writes: a child looked up in the cache right after creating it is "missing", so a create with generateName makes a second one. Derive the child's name from the owner (a fixed name: the server then answers AlreadyExists), or look children up with a live list (or remember the create until the cache shows it) before creating.`,
+            }));
+          }
+        }
+        // Once caught up, a controller must settle where it had settled: a decision taken from the stale view and
+        // recorded (status, an annotation) that later reconciles trust does not.
+        if (!extraReported && !createsEveryPass) {
+          const end = normalizeEndState(await snapshot(ctx.env, ns, copy, ctx.resources), ctx.nameRules);
+          const diffs = compareEndStates(settledEnd, end, learned);
+          if (diffs.length) {
+            // Failed writes of the stale reconcile and of the catch-up after it (an informer still behind the others).
+            const staleFailed = run.writes.slice(from).map((w) => w.record).filter((w) => w.outcome !== 'ok' && !w.dryRun);
+            const t = staleNotBackText({ view: fz.view, ...(fz.only ? { only: resourceLabelOf(fz.only) } : {}), diffs, writes: stale.map(describeWrite), failed: staleFailed.map((w) => `${describeWrite(w)}: ${w.error ? writeErrorText(w.error) : w.outcome}`) });
+            findings.push(finding(ctx, {
+              check: 'staleCache', severity: 'error', perturbation, diff: endStateDiff(settledEnd, end, learned), writes: run.writes.slice(from).map((w) => w.record).filter((w) => !w.dryRun).map(checkWriteOf), journal: journalOf(run, copy.scratchKey),
+              title: t.title, explanation: t.explanation,
             }));
           }
         }
@@ -633,10 +652,10 @@ async function checkStaleCache(ctx: KeyContext, parts: CheckTimingPart[], learne
   const also = duplicatesLeftToRunTwice ? `; ${duplicatesLeftToRunTwice} extra object(s) from the stale view not reported here: run twice already found a create on every pass` : '';
   const behind = await timed(ctx, parts, 'perturbed run (stale cache, one change behind)', () => staleByOneChange(ctx, learned, createsEveryPass, transitions));
   if (behind.finding) {
-    return { status: 'failed' as const, findings: [...findings, behind.finding], message: `${findings.length ? `${findings.length} write(s) from a stale view destroyed or overwrote newer state or left an extra object${also}; ` : ''}${behind.message}` };
+    return { status: 'failed' as const, findings: [...findings, behind.finding], message: `${findings.length ? `${findings.length} stale view finding(s): a write that destroyed or overwrote newer state, an extra object, or no return to the settled state${also}; ` : ''}${behind.message}` };
   }
   return findings.length
-    ? { status: 'failed' as const, findings, message: `${findings.length} write(s) from a stale view destroyed or overwrote newer state or left an extra object${also}; ${behind.message}` }
+    ? { status: 'failed' as const, findings, message: `${findings.length} stale view finding(s): a write that destroyed or overwrote newer state, an extra object, or no return to the settled state${also}; ${behind.message}` }
     : { status: 'passed' as const, findings, message: staleCachePassed({ staleWrites, views: freezes.length, changed, metadataOnly, also, behind: behind.message }) };
 }
 
@@ -699,6 +718,8 @@ export interface StaleFreeze {
   label: string;
   view: string;
   desc: string;
+  /** Only this resource's informer is frozen; the controller must come back to the settled state after catching up. */
+  only?: GroupVersionResource;
 }
 
 /**
@@ -708,7 +729,7 @@ export interface StaleFreeze {
  * is left out when it is frozen at the same resourceVersion as the first (the controller wrote nothing: the same
  * view twice proves nothing more). `view` tells their findings apart in titles.
  */
-export function staleFreezes(settledRv: string, createdRv: string, transitions: readonly unknown[]): StaleFreeze[] {
+export function staleFreezes(settledRv: string, createdRv: string, transitions: readonly unknown[], childKinds: readonly GroupVersionResource[] = []): StaleFreeze[] {
   const changes = transitions.map((t) => JSON.stringify(t)).join(' → ');
   const out: StaleFreeze[] = [];
   if (settledRv) {
@@ -717,7 +738,50 @@ export function staleFreezes(settledRv: string, createdRv: string, transitions: 
   if (createdRv && createdRv !== settledRv) {
     out.push({ rv: createdRv, label: 'stale cache, before its own writes', view: "frozen before the controller's own writes", desc: `after the copy had settled (and changed: ${changes}), started a new controller whose cache was frozen at resourceVersion ${createdRv}, right after the copy was made and before any write of the controller (so its cache had not seen the children it had created), reconciled once from that view, then let its watches catch up` });
   }
+  if (createdRv) {
+    for (const only of childKinds.slice(0, MAX_CHILD_FREEZES)) {
+      const r = resourceLabelOf(only);
+      out.push({
+        rv: createdRv, only, label: `stale cache, ${r} only`, view: `in which only ${r} lagged (frozen before the controller created them)`,
+        desc: `after the copy had settled (and changed: ${changes}), started a new controller whose cache of ${r} alone was frozen at resourceVersion ${createdRv}, before the controller had created any, while the rest of its cache (the copy, its other children) was current, reconciled once from that view, then let its watches catch up and settle: as a reconcile that runs right after a create, before the create's watch event reached the cache`,
+      });
+    }
+  }
   return out;
+}
+
+/** The most child kinds the stale-cache check freezes one at a time ({@link staleFreezes}). */
+const MAX_CHILD_FREEZES = 3;
+
+/**
+ * The child kinds of a run, in the order they were first created: the resources of the persisted creates in
+ * `namespace` that are not the primary's. The stale-cache check freezes each alone ({@link staleFreezes}).
+ */
+export function createdChildKinds(writes: readonly WriteRecord[], namespace: string, primary: GroupVersionResource): GroupVersionResource[] {
+  const out: GroupVersionResource[] = [];
+  for (const w of writes) {
+    if (w.verb !== 'create' || w.subresource || w.outcome !== 'ok' || w.dryRun || w.namespace !== namespace) continue;
+    if (w.gvr.group === primary.group && w.gvr.resource === primary.resource) continue;
+    if (!out.some((o) => o.group === w.gvr.group && o.resource === w.gvr.resource)) out.push(w.gvr);
+  }
+  return out;
+}
+
+/**
+ * The finding's title and explanation when, after one reconcile from a stale view (`view`: how {@link StaleFreeze}
+ * names it; `only`: the one resource that lagged, else the whole cache did), the controller caught up and settled in
+ * another state than before (`diffs`: {@link compareEndStates}); `writes`: the writes of that stale reconcile,
+ * `failed`: its failed writes (an AlreadyExists is the usual one).
+ */
+export function staleNotBackText(o: { view: string; only?: string; diffs: readonly string[]; writes: readonly string[]; failed: readonly string[] }): { title: string; explanation: string } {
+  const already = o.failed.some((f) => /AlreadyExists|already exists/i.test(f));
+  const lag = o.only
+    ? `while its cache held every object but the ${o.only} it had created (as happens right after a create, before its watch event arrives)`
+    : `from a cache that lagged behind the server (${o.view})`;
+  return {
+    title: `Did not come back to the settled state after a reconcile from a stale view ${o.view}: ${o.diffs.slice(0, 2).join('; ')}`,
+    explanation: `The controller reconciled the copy once ${lag}, then caught up and settled, yet not where it had settled before: ${o.diffs.slice(0, 4).join('; ')}${o.diffs.length > 4 ? '; …' : ''}.${o.writes.length ? ` From the stale view it sent ${o.writes.slice(0, 4).join(', ')}.` : ''}${o.failed.length ? ` Failed: ${o.failed.slice(0, 3).join('; ')}.` : ''} A cache lags behind your own writes, so a child missing from it may exist: ${already ? 'an AlreadyExists answer to its create means exactly that, not that someone else owns the name; return the error (the reconcile is retried once the cache caught up) or read it from the server, and ' : ''}never record a decision taken from that view (a condition in status, an annotation, a flag) that later reconciles trust instead of looking again.`,
+  };
 }
 
 /**
@@ -730,7 +794,7 @@ export function staleCachePassed(o: { staleWrites: number; views: number; change
   const only = o.metadataOnly
     ? `; only metadata changed (${o.metadataOnly}), so no decision your reconciler makes from spec was taken from a stale view: give a spec change with --transition '{"spec":…}' (a module: checkTransitions)`
     : '';
-  return `${o.staleWrites} write(s) from ${views} after ${o.changed}, none destroyed or overwrote newer state or left an extra object${o.also}; ${o.behind}${only}`;
+  return `${o.staleWrites} write(s) from ${views} after ${o.changed}, none destroyed or overwrote newer state or left an extra object, and each settled back where it was${o.also}; ${o.behind}${only}`;
 }
 
 /** The metadata-only change the server makes after the stale point of {@link staleByOneChange} (added, then removed). */
