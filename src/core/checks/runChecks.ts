@@ -327,6 +327,16 @@ function checkConvergence(ctx: KeyContext, ref: Reference): Pick<CheckResult, 's
       })],
     };
   }
+  // A key whose reconciles keep asking for a rate-limited requeue (Requeue: true) is queued again forever, written or not.
+  const requeues = rateLimitedRequeues(run, ref.copy.scratchKey);
+  if (requeues && (!top || top[1].n < 2)) {
+    const t = requeueForeverText({ requeues: requeues.count, reconciles, seconds, go: ctx.o.reconcilerSpec.kind === 'go' });
+    return {
+      status: 'failed',
+      message: `not idle after ${ctx.boundMs} ms: every reconcile asks to be requeued`,
+      findings: [finding(ctx, { check: 'convergence', severity: 'error', perturbation, diff: '', writes: last.map(checkWriteOf), journal: journalOf(run, ref.copy.scratchKey), title: t.title, explanation: t.explanation })],
+    };
+  }
   return {
     status: 'failed',
     message: `not idle after ${ctx.boundMs} ms`,
@@ -373,6 +383,34 @@ export function updateLoopCause(entries: readonly JournalEntry[], scratchKey: Ob
   }
   const top = [...counts.entries()].sort((a, b) => b[1] - a[1])[0];
   return top && top[1] >= 3 && top[1] * 2 >= reconciles ? { count: top[1], subject: top[0] } : undefined;
+}
+
+/**
+ * The reconciles of `scratchKey` that asked for a rate-limited requeue (the deprecated `Requeue: true`: the loop's
+ * `requeue` outcome, a Go controller's requeue-after of 0), when the last one did: their count; else undefined.
+ */
+function rateLimitedRequeues(run: CheckRun, scratchKey: ObjectKey): { count: number } | undefined {
+  let count = 0;
+  let last = false;
+  for (const e of run.entries) {
+    if (e.kind !== 'reconcileEnd' || e.key !== scratchKey) continue;
+    // The loop records the deprecated requeue as its own kind; a Go controller's comes as a requeue-after of 0.
+    last = e.outcome.kind === 'requeue' || (e.outcome.kind === 'requeueAfter' && e.outcome.afterMs === 0);
+    if (last) count++;
+  }
+  return last ? { count } : undefined;
+}
+
+/**
+ * The convergence finding's title and explanation when the key never went idle because its reconciles (`requeues` of
+ * `reconciles` in `seconds`, the last one too) returned `Requeue: true`; `go`: name the controller-runtime calls.
+ */
+export function requeueForeverText(o: { requeues: number; reconciles: number; seconds: number; go: boolean }): { title: string; explanation: string } {
+  const requeue = o.go ? '`ctrl.Result{Requeue: true}`' : 'a requeue (`requeue: true`)';
+  return {
+    title: `Never goes idle: ${o.requeues} of ${o.reconciles} reconciles in ${o.seconds} s asked to be requeued (Requeue: true)`,
+    explanation: `The spec did not change, yet ${o.requeues} of its ${o.reconciles} reconciles (the last one too) returned ${requeue}: the key goes back through the rate limiter (5 ms, doubling up to 1000 s) and is reconciled again, for as long as the process runs, whether or not anything changed — a retry with no error to say why. If it waits for something that will change, watch that (${o.go ? '`Owns` or `Watches`: its event queues the key' : 'its event queues the key'}) or poll at an interval you choose with ${o.go ? '`ctrl.Result{RequeueAfter: 30 * time.Second}`' : 'a requeue-after'}${o.go ? ' (controller-runtime deprecates `Requeue` in favour of `RequeueAfter`)' : ''}; when it has nothing left to do, return ${o.go ? '`ctrl.Result{}`' : 'no requeue'}.`,
+  };
 }
 
 /** The failed reconciles (error outcome) of `scratchKey` when its last reconcile failed: their count and the last message (clipped); else undefined. */
@@ -581,6 +619,7 @@ async function checkStaleCache(ctx: KeyContext, parts: CheckTimingPart[], learne
         await run.stepKey(copy.scratchKey);
         const stale = okWrites(run, from);
         staleWrites += stale.length;
+        const thawedAt = run.entries.length;
         await run.thaw();
         run.controller.resume();
         await settle(ctx.env, run, ctx.boundMs);
@@ -637,7 +676,8 @@ async function checkStaleCache(ctx: KeyContext, parts: CheckTimingPart[], learne
           if (diffs.length) {
             // Failed writes of the stale reconcile and of the catch-up after it (an informer still behind the others).
             const staleFailed = run.writes.slice(from).map((w) => w.record).filter((w) => w.outcome !== 'ok' && !w.dryRun);
-            const t = staleNotBackText({ view: fz.view, ...(fz.only ? { only: resourceLabelOf(fz.only) } : {}), diffs, writes: stale.map(describeWrite), failed: staleFailed.map((w) => `${describeWrite(w)}: ${w.error ? writeErrorText(w.error) : w.outcome}`) });
+            const caughtUp = run.entries.slice(thawedAt).filter((e) => e.kind === 'reconcileStart' && e.key === copy.scratchKey).length;
+            const t = staleNotBackText({ view: fz.view, ...(fz.only ? { only: resourceLabelOf(fz.only) } : {}), reconcilesAfter: caughtUp, diffs, writes: stale.map(describeWrite), failed: staleFailed.map((w) => `${describeWrite(w)}: ${w.error ? writeErrorText(w.error) : w.outcome}`) });
             findings.push(finding(ctx, {
               check: 'staleCache', severity: 'error', perturbation, diff: endStateDiff(settledEnd, end, learned), writes: run.writes.slice(from).map((w) => w.record).filter((w) => !w.dryRun).map(checkWriteOf), journal: journalOf(run, copy.scratchKey),
               title: t.title, explanation: t.explanation,
@@ -773,14 +813,14 @@ export function createdChildKinds(writes: readonly WriteRecord[], namespace: str
  * another state than before (`diffs`: {@link compareEndStates}); `writes`: the writes of that stale reconcile,
  * `failed`: its failed writes (an AlreadyExists is the usual one).
  */
-export function staleNotBackText(o: { view: string; only?: string; diffs: readonly string[]; writes: readonly string[]; failed: readonly string[] }): { title: string; explanation: string } {
+export function staleNotBackText(o: { view: string; only?: string; reconcilesAfter?: number; diffs: readonly string[]; writes: readonly string[]; failed: readonly string[] }): { title: string; explanation: string } {
   const already = o.failed.some((f) => /AlreadyExists|already exists/i.test(f));
   const lag = o.only
     ? `while its cache held every object but the ${o.only} it had created (as happens right after a create, before its watch event arrives)`
     : `from a cache that lagged behind the server (${o.view})`;
   return {
     title: `Did not come back to the settled state after a reconcile from a stale view ${o.view}: ${o.diffs.slice(0, 2).join('; ')}`,
-    explanation: `The controller reconciled the copy once ${lag}, then caught up and settled, yet not where it had settled before: ${o.diffs.slice(0, 4).join('; ')}${o.diffs.length > 4 ? '; …' : ''}.${o.writes.length ? ` From the stale view it sent ${o.writes.slice(0, 4).join(', ')}.` : ''}${o.failed.length ? ` Failed: ${o.failed.slice(0, 3).join('; ')}.` : ''} A cache lags behind your own writes, so a child missing from it may exist: ${already ? 'an AlreadyExists answer to its create means exactly that, not that someone else owns the name; return the error (the reconcile is retried once the cache caught up) or read it from the server, and ' : ''}never record a decision taken from that view (a condition in status, an annotation, a flag) that later reconciles trust instead of looking again.`,
+    explanation: `The controller reconciled the copy once ${lag}, then caught up and settled, yet not where it had settled before: ${o.diffs.slice(0, 4).join('; ')}${o.diffs.length > 4 ? '; …' : ''}.${o.writes.length ? ` From the stale view it sent ${o.writes.slice(0, 4).join(', ')}.` : ''}${o.failed.length ? ` Failed: ${o.failed.slice(0, 3).join('; ')}.` : ''}${o.reconcilesAfter === 0 ? ' Once its cache had caught up, nothing queued the key again, so what the stale reconcile did stayed: an event filter (such as GenerationChangedPredicate, which drops updates of metadata and of children) dropped the updates that would have reconciled it; let them through, or decide nothing from what a filtered update would change.' : ''} A cache lags behind your own writes, so a child missing from it may exist: ${already ? 'an AlreadyExists answer to its create means exactly that, not that someone else owns the name; return the error (the reconcile is retried once the cache caught up) or read it from the server, and ' : ''}never record a decision taken from that view (a condition in status, an annotation, a flag) that later reconciles trust instead of looking again.`,
   };
 }
 
@@ -1677,7 +1717,8 @@ export async function runChecks(options: RunChecksOptions, progress?: CheckProgr
       if (redirected) notes.push(redirected);
       const copiedNote = referencesNote(key, ref1.copy.references);
       if (copiedNote) notes.push(copiedNote);
-      const waiting = waitingNote(ref1, key, resourceLabelOf(options.primary), copiedNote !== undefined);
+      // Only a run that settled waited: one that never went idle is the convergence check's to explain.
+      const waiting = ref1.settled ? waitingNote(ref1, key, resourceLabelOf(options.primary), copiedNote !== undefined) : undefined;
       if (waiting) notes.push(waiting);
       // An exec program may write with its own client (kubectl): its writes are not all journaled, so it is not judged.
       const foreign = options.reconcilerSpec.kind === 'exec' ? undefined : foreignWriterNote(ref1, key, options.primary);
