@@ -9,6 +9,7 @@ import (
 	"os"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -42,6 +43,9 @@ import (
 //     (resourceVersionMatch=Exact, from the server's history) and every watch waits until the thaw command; a
 //     streaming list (WatchList) is refused while frozen so informers fall back to list + watch. After thaw the
 //     watches start from rv and the cache catches up through ordinary events.
+//   - RECONCILE_LAB_CHECK_FREEZE_RESOURCES=r1,r2.group (with the freeze): only the lists and watches of these
+//     resources are frozen; the other informers list and watch as usual (a child kind lags behind while the
+//     primary is current: a child looked up in the cache right after it was created).
 //   - commands withhold / release (key, resource): update notifications of that object are not delivered to the
 //     cache's handlers (the informer's store still updates); release delivers one coalesced update per handler.
 //
@@ -55,6 +59,8 @@ type checkConfig struct {
 	clusterObject   *clusterObject
 	holdAfterWrites int
 	freezeAt        string
+	// freezeOnly, when not empty, limits the freeze to these resources ("resource" or "resource.group").
+	freezeOnly map[string]bool
 }
 
 // clusterObject names the scratch copy of a cluster-scoped primary (RECONCILE_LAB_CHECK_CLUSTER_OBJECT).
@@ -80,6 +86,17 @@ func checkConfigFromEnv() (checkConfig, error) {
 			return c, fmt.Errorf("bridge: %s=%q is not a positive write count", EnvCheckHoldAfterWrites, s)
 		}
 		c.holdAfterWrites = n
+	}
+	if s := os.Getenv(EnvCheckFreezeResources); s != "" {
+		if c.freezeAt == "" {
+			return c, fmt.Errorf("bridge: %s is set without %s", EnvCheckFreezeResources, EnvCheckFreezeCacheAt)
+		}
+		c.freezeOnly = map[string]bool{}
+		for _, r := range strings.Split(s, ",") {
+			if r = strings.TrimSpace(r); r != "" {
+				c.freezeOnly[r] = true
+			}
+		}
 	}
 	if s := os.Getenv(EnvCheckClusterObject); s != "" {
 		var o clusterObject
@@ -300,6 +317,9 @@ func (t *freezingTransport) RoundTrip(req *http.Request) (*http.Response, error)
 	if t.s.thawed() || req.Method != http.MethodGet {
 		return t.inner.RoundTrip(req)
 	}
+	if only := t.s.cfg.freezeOnly; len(only) > 0 && !only[resourceOfPath(req.URL.Path)] {
+		return t.inner.RoundTrip(req)
+	}
 	q := req.URL.Query()
 	if w := q.Get("watch"); w == "true" || w == "1" {
 		if q.Get("sendInitialEvents") == "true" {
@@ -320,6 +340,32 @@ func (t *freezingTransport) RoundTrip(req *http.Request) (*http.Response, error)
 	r := req.Clone(req.Context())
 	r.URL.RawQuery = q.Encode()
 	return t.inner.RoundTrip(r)
+}
+
+// resourceOfPath is the resource a list or watch path names, as "resource" for the core group and
+// "resource.group" otherwise (/api/v1/namespaces/ns/configmaps → configmaps, /apis/apps/v1/deployments →
+// deployments.apps); "" for a path that names none.
+func resourceOfPath(path string) string {
+	parts := strings.Split(strings.Trim(path, "/"), "/")
+	var group string
+	switch {
+	case len(parts) >= 3 && parts[0] == "api":
+		parts = parts[2:]
+	case len(parts) >= 4 && parts[0] == "apis":
+		group, parts = parts[1], parts[3:]
+	default:
+		return ""
+	}
+	if len(parts) >= 3 && parts[0] == "namespaces" {
+		parts = parts[2:]
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	if group == "" {
+		return parts[0]
+	}
+	return parts[0] + "." + group
 }
 
 // outsideScratch refuses a persisted write of a check instance that is not in its scratch namespace (nil when it

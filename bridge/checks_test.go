@@ -432,3 +432,66 @@ func checkInstanceHub(t *testing.T, ns string) (*testEditor, *hub) {
 	h.check = newCheckState(checkConfig{namespace: ns})
 	return e, h
 }
+
+func TestFreezingTransportWithFreezeResourcesFreezesOnlyThose(t *testing.T) {
+	t.Setenv(EnvCheckFreezeCacheAt, "42")
+	t.Setenv(EnvCheckFreezeResources, "resourcequotas, deployments.apps")
+	cfg, err := checkConfigFromEnv()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := newCheckState(cfg)
+	inner := &recordingTransport{}
+	ft := &freezingTransport{inner: inner, s: s}
+	list := func(raw string) url.Values {
+		req, _ := http.NewRequest(http.MethodGet, raw, nil)
+		if _, err := ft.RoundTrip(req); err != nil {
+			t.Fatal(err)
+		}
+		return inner.got[len(inner.got)-1].Query()
+	}
+	for _, frozen := range []string{"https://x/api/v1/namespaces/ns/resourcequotas?limit=500", "https://x/apis/apps/v1/namespaces/ns/deployments", "https://x/apis/apps/v1/deployments?resourceVersion=0"} {
+		if q := list(frozen); q.Get("resourceVersion") != "42" || q.Get("resourceVersionMatch") != "Exact" {
+			t.Errorf("%s: not frozen: %v", frozen, q)
+		}
+	}
+	for _, current := range []string{"https://x/api/v1/namespaces/ns/configmaps?limit=500", "https://x/apis/infra.example.dev/v1alpha1/namespaces/ns/tenants", "https://x/apis/apps/v1/namespaces/ns/replicasets"} {
+		if q := list(current); q.Get("resourceVersion") != "" || q.Get("resourceVersionMatch") != "" {
+			t.Errorf("%s: frozen, though not listed in %s: %v", current, EnvCheckFreezeResources, q)
+		}
+	}
+	// A watch of a resource not frozen runs at once; one of a frozen resource waits for thaw.
+	done := make(chan string, 2)
+	for _, w := range []string{"https://x/api/v1/namespaces/ns/configmaps?watch=true", "https://x/api/v1/namespaces/ns/resourcequotas?watch=true"} {
+		go func() {
+			req, _ := http.NewRequest(http.MethodGet, w, nil)
+			_, _ = ft.RoundTrip(req)
+			done <- w
+		}()
+	}
+	if got := <-done; !strings.Contains(got, "configmaps") {
+		t.Fatalf("the frozen resourcequotas watch ran before thaw")
+	}
+	s.thaw()
+	<-done
+	t.Setenv(EnvCheckFreezeCacheAt, "")
+	if _, err := checkConfigFromEnv(); err == nil {
+		t.Error(EnvCheckFreezeResources + " without a freeze is accepted")
+	}
+}
+
+func TestResourceOfPath(t *testing.T) {
+	for path, want := range map[string]string{
+		"/api/v1/configmaps":                       "configmaps",
+		"/api/v1/namespaces/ns/configmaps":         "configmaps",
+		"/api/v1/namespaces":                       "namespaces",
+		"/apis/apps/v1/namespaces/ns/deployments":  "deployments.apps",
+		"/apis/infra.example.dev/v1alpha1/tenants": "tenants.infra.example.dev",
+		"/apis/apps/v1":                            "",
+		"/version":                                 "",
+	} {
+		if got := resourceOfPath(path); got != want {
+			t.Errorf("resourceOfPath(%q) = %q, want %q", path, got, want)
+		}
+	}
+}

@@ -24,6 +24,9 @@ const (
 	EnvCheckHoldAfterWrites = "RECONCILE_LAB_CHECK_HOLD_AFTER_WRITES"
 	// EnvCheckFreezeCacheAt freezes the manager's cache at a resourceVersion until the thaw command (checks.go).
 	EnvCheckFreezeCacheAt = "RECONCILE_LAB_CHECK_FREEZE_CACHE_AT"
+	// EnvCheckFreezeResources limits that freeze to these resources (comma-separated "resource" or
+	// "resource.group"); the cache's other informers list and watch as usual (checks.go).
+	EnvCheckFreezeResources = "RECONCILE_LAB_CHECK_FREEZE_RESOURCES"
 	// EnvDryRunOnly (any non-empty value) makes every write through the bridge client dryRun=All, whoever makes it
 	// (a controller without bridge.Options, a Runnable), and stops a program whose manager client is not the bridge
 	// client before its controllers start (dryrunonly.go). The CLI's dry-run --go sets it.

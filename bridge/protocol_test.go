@@ -37,7 +37,7 @@ func TestProtocolConformance(t *testing.T) {
 	if spec.Env["dryRunOnly"] != EnvDryRunOnly {
 		t.Errorf("dry-run env name differs: %v vs %s", spec.Env["dryRunOnly"], EnvDryRunOnly)
 	}
-	if spec.Env["checkNamespace"] != EnvCheckNamespace || spec.Env["checkHoldAfterWrites"] != EnvCheckHoldAfterWrites || spec.Env["checkFreezeCacheAt"] != EnvCheckFreezeCacheAt || spec.Env["checkClusterObject"] != EnvCheckClusterObject {
+	if spec.Env["checkNamespace"] != EnvCheckNamespace || spec.Env["checkHoldAfterWrites"] != EnvCheckHoldAfterWrites || spec.Env["checkFreezeCacheAt"] != EnvCheckFreezeCacheAt || spec.Env["checkClusterObject"] != EnvCheckClusterObject || spec.Env["checkFreezeResources"] != EnvCheckFreezeResources {
 		t.Errorf("check env names differ: %v", spec.Env)
 	}
 	if !reflect.DeepEqual(spec.Transitions, TransitionNames[:]) {

@@ -6,7 +6,7 @@
 //   unit       test/unit/**/*.test.ts under node:test (fake clocks, fake lister-watchers; no cluster)
 //   integration test/integration/**/*.test.ts against ONE real local control plane (etcd + kube-apiserver +
 //              kube-controller-manager built from Go modules), shared by all suites via RECONCILE_LAB_KUBECONFIG
-//   go         `go test -json ./...` in bridge/, samples/go-controller/, samples/buggy/go-status-every-reconcile/, samples/buggy/go-removes-finalizer-first/, samples/buggy/go-remembers-old-child/, samples/buggy/go-filters-child-events/, samples/buggy/go-fails-when-gone/ and samples/buggy/go-never-prunes-keys/ (the Go bridge, its sample, the buggy Go samples), with
+//   go         `go test -json ./...` in bridge/, samples/go-controller/, samples/buggy/go-status-every-reconcile/, samples/buggy/go-removes-finalizer-first/, samples/buggy/go-remembers-old-child/, samples/buggy/go-filters-child-events/, samples/buggy/go-fails-when-gone/, samples/buggy/go-never-prunes-keys/ and samples/buggy/go-already-exists-taken/ (the Go bridge, its sample, the buggy Go samples), with
 //              RECONCILE_LAB_KUBECONFIG set; Go test passes/fails/skips count into the totals
 //   vscode     the extension-host suite and the Playwright UI test inside code-server (real VS Code)
 //
@@ -144,7 +144,7 @@ try {
     process.env.RECONCILE_LAB_KUBECONFIG = controlPlane.kubeconfigPath;
   }
   if (want('integration')) await runNodeTests('integration', listTests(join(root, 'test/integration')), { concurrency: 1, timeout: 600_000 });
-  if (want('go')) await runGoTests(['bridge', 'samples/go-controller', 'samples/buggy/go-status-every-reconcile', 'samples/buggy/go-removes-finalizer-first', 'samples/buggy/go-remembers-old-child', 'samples/buggy/go-filters-child-events', 'samples/buggy/go-fails-when-gone', 'samples/buggy/go-never-prunes-keys']);
+  if (want('go')) await runGoTests(['bridge', 'samples/go-controller', 'samples/buggy/go-status-every-reconcile', 'samples/buggy/go-removes-finalizer-first', 'samples/buggy/go-remembers-old-child', 'samples/buggy/go-filters-child-events', 'samples/buggy/go-fails-when-gone', 'samples/buggy/go-never-prunes-keys', 'samples/buggy/go-already-exists-taken']);
   if (want('vscode')) {
     const runner = join(root, 'test/vscode/run.mjs');
     if (existsSync(runner)) {

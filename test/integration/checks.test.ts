@@ -220,7 +220,8 @@ describe('robustness checks (issue 11) on the real control plane', () => {
     { file: 'samples/buggy/create-only-child.ts', check: 'historyIndependence', title: /^The path mattered: configmaps\/widget-ready-settings: data\.[a-z]+: "[^"]*-changed" when created with that spec, "[^"]*" after the changes$/, explanation: /spec\.data\.[a-z]+ changed as the schema allows[^]*created with that final spec[^]*never updated when the spec changes[^]*These changes were chosen from the CRD's schema; if a changed field names another object \(a reference\)[^]*--transition '<JSON merge patch>' \(CLI\), the setting reconcileLab\.checks\.transitions, or a module's checkTransitions export\.$/, also: ['childDrift'] },
     { file: 'samples/buggy/remembers-old-child.ts', check: 'historyIndependence', title: /^Changed while the controller was down: configmaps\/widget-ready-standard: exists only after a restart$/, explanation: /1 change\(s\) \(\{"spec":\{"data":\{"profile":"large"\}\}\}\) landed before a new controller started[^]*a controller watching each change did not leave[^]*a restart, a leader failover or an upgrade loses[^]*by label or ownerReference/ },
     { file: 'samples/buggy/never-prunes-keys.ts', check: 'historyIndependence', title: /^Not undone when the change was reverted: configmaps\/widget-ready-settings: data\.tier: \(absent\) before the changes, "gold" after they were reverted$/, explanation: /1 change\(s\) \(\{"spec":\{"data":\{"tier":"gold"\}\}\}\), each reconciled, every field the changes touched was set back[^]*recovery oracle[^]*keys or labels merged into a child and never removed/ },
-    { file: 'samples/buggy/ignores-annotation-changes.ts', check: 'historyIndependence', title: /^The path mattered: configmaps\/widget-ready-sign: data\.state: "paused" when created with that spec, "active" after the changes$/, explanation: /1 change\(s\) \(\{"metadata":\{"annotations":\{"lab\.reconcile\.dev\/paused":"true"\}\}\}\)[^]*a child made only when it is missing[^]*lets only one edge of a field through[^]*The changes touched metadata only, which makes no new generation: a filter on generation[^]*AnnotationChangedPredicate/ },
+    // Its predicate drops the annotation's update after a stale reconcile too: the stale-cache check finds it not settling back.
+    { file: 'samples/buggy/ignores-annotation-changes.ts', check: 'historyIndependence', title: /^The path mattered: configmaps\/widget-ready-sign: data\.state: "paused" when created with that spec, "active" after the changes$/, explanation: /1 change\(s\) \(\{"metadata":\{"annotations":\{"lab\.reconcile\.dev\/paused":"true"\}\}\}\)[^]*a child made only when it is missing[^]*lets only one edge of a field through[^]*The changes touched metadata only, which makes no new generation: a filter on generation[^]*AnnotationChangedPredicate/, also: ['staleCache'] },
     { file: 'samples/buggy/skips-when-done.ts', check: 'childDrift', title: /^Not restored after a delete: configmaps\/widget-ready-settings$/, explanation: /was deleted[^]*did not put it back within[^]*configmaps\/widget-ready-settings: missing after the delete[^]*skips its work when the object's status says it is done[^]*No write followed the delete/ },
     { file: 'samples/buggy/fails-when-gone.ts', check: 'deletion', title: /^Fails after the object is gone: \d+ of \d+ reconcile\(s\) failed, last with: .*not found/, explanation: /its last delete event queued the key once more[^]*for as long as the process runs[^]*IgnoreNotFound/ },
     { file: 'samples/buggy/child-without-owner.ts', check: 'deletion', title: /^Left behind after the delete: configmaps\/widget-ready-settings \(created by the controller, no ownerReference\)$/, explanation: /no ownerReference[^]*stays for good[^]*SetControllerReference/, also: ['childDrift'] },
@@ -510,6 +511,32 @@ describe('robustness checks (issue 11) on the real control plane', () => {
     const d = deadline.findings.find((x) => x.check === 'convergence');
     assert.ok(d, summary(deadline));
     assert.match(d.title, /^Never converges: \d+ of \d+ reconciles failed in 3 s, last with: .*the oven never got hot/, d.title);
+    assert.deepEqual(await scratchLeft(), []);
+  });
+
+  test('convergence: a reconcile that writes once (its finalizer) and then asks for Requeue: true every time is named as requeueing, not as a hot loop of writes, and gets no "settled waiting" note', async () => {
+    const reconciler = (): Reconciler => ({
+      name: 'requeues-forever',
+      async reconcile(req, ctx) {
+        const w = await ctx.client.get(ctx.primary, req.namespace, req.name, ctx.signal);
+        if (w.metadata.deletionTimestamp) {
+          await ctx.client.update(ctx.primary, { ...w, metadata: { ...w.metadata, finalizers: [] } }, { signal: ctx.signal });
+          return {};
+        }
+        if (!w.metadata.finalizers?.includes('example.org/keep')) {
+          await ctx.client.update(ctx.primary, { ...w, metadata: { ...w.metadata, finalizers: ['example.org/keep'] } }, { signal: ctx.signal });
+        }
+        return { requeue: true }; // "not ready yet", polled through the rate limiter
+      },
+    });
+    const r = await runChecks(options({ createReconciler: reconciler, reconcilerSpec: { kind: 'module', path: 'requeues-forever.ts' }, checks: ['convergence'], convergenceBoundMs: 4_000 }));
+    const f = r.findings.find((x) => x.check === 'convergence');
+    assert.ok(f, summary(r));
+    assert.match(r.results[0]!.message!, /^not idle after 4000 ms: every reconcile asks to be requeued$/, summary(r));
+    assert.match(f.title, /^Never goes idle: \d+ of \d+ reconciles in 4 s asked to be requeued \(Requeue: true\)$/, f.title);
+    assert.match(f.explanation, /returned a requeue \(`requeue: true`\): the key goes back through the rate limiter[^]*poll at an interval you choose with a requeue-after/, f.explanation);
+    assert.doesNotMatch(f.title + f.explanation, /hot loop|kept writing|update widgets/);
+    assert.ok(!r.notes.some((n) => /settled waiting/.test(n)), r.notes.join('\n'));
     assert.deepEqual(await scratchLeft(), []);
   });
 

@@ -39,6 +39,8 @@ export const PROTOCOL = {
     checkFreezeCacheAt: 'RECONCILE_LAB_CHECK_FREEZE_CACHE_AT',
     /** A cluster-scoped primary's scratch copy (JSON group, version, kind, resource, name): the only object of its kind the instance sees and may write outside its namespace. */
     checkClusterObject: 'RECONCILE_LAB_CHECK_CLUSTER_OBJECT',
+    /** With checkFreezeCacheAt: only these resources ("resource" or "resource.group", comma-separated) are frozen. */
+    checkFreezeResources: 'RECONCILE_LAB_CHECK_FREEZE_RESOURCES',
     /** A dry-run process: every write through the bridge client is dryRun=All, and one without the bridge client stops (protocol.json "$dryRunOnly"). */
     dryRunOnly: 'RECONCILE_LAB_DRY_RUN_ONLY',
   },

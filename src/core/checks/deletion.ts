@@ -137,13 +137,26 @@ export function goneIndex(entries: readonly JournalEntry[], from: number, key: O
  * runs, for an object that will never come back.
  */
 export function failsWhenGoneProblem(afterGone: Pick<DeletionObservation, 'reconciles' | 'failures' | 'lastFailed'>): DeletionProblem | undefined {
-  if (!afterGone.failures.length) return undefined;
+  // A failure followed by a success recovered on its own: the classic is the finalizer's removal racing the cache (an
+  // event of a child queues the key while the cache still holds the Terminating object, whose finalizer `Update` then
+  // gets NotFound, and the retry's Get finds it gone). See recoveredAfterGone.
+  if (!afterGone.failures.length || !afterGone.lastFailed) return undefined;
   const last = afterGone.failures[afterGone.failures.length - 1]!;
   const notFound = /not ?found|404/i.test(last.message);
   return {
     title: `Fails after the object is gone: ${afterGone.failures.length} of ${afterGone.reconciles} reconcile(s) failed, last with: ${clip(last.message)}`,
     explanation: `The copy was deleted and is gone, and its last delete event queued the key once more, as it always does. That reconcile has nothing to do, yet it failed (${afterGone.failures.length} of ${afterGone.reconciles} reconcile(s) after the copy was gone${afterGone.lastFailed ? (last.terminal ? ', the last one terminal' : ', still retried with backoff') : ''}), last with: ${clip(last.message)}. ${last.terminal ? 'A terminal error is logged as a failure for an object that no longer exists' : 'A failing key is retried with backoff for as long as the process runs, for an object that will never come back: log noise, a queue that never forgets the key, and retry metrics that never settle'}. ${notFound ? 'Treat NotFound on the first read as "nothing to do": `return ctrl.Result{}, client.IgnoreNotFound(err)` (a module: catch the 404 and return).' : 'Return success when the object is gone: read it first and stop when it is not found.'}`,
   };
+}
+
+/**
+ * The words added to the deletion check's message when reconciles after the object was gone failed but the last one
+ * succeeded (no finding: {@link failsWhenGoneProblem}); undefined when none failed or the last one failed.
+ */
+export function recoveredAfterGone(afterGone: Pick<DeletionObservation, 'reconciles' | 'failures' | 'lastFailed'>): string | undefined {
+  if (!afterGone.failures.length || afterGone.lastFailed) return undefined;
+  const last = afterGone.failures[afterGone.failures.length - 1]!;
+  return `${afterGone.failures.length} of ${afterGone.reconciles} reconcile(s) after it was gone failed (last: ${clip(last.message)}${/not ?found|404/i.test(last.message) ? '; a reconcile that still read the Terminating object from the cache' : ''}), then one succeeded`;
 }
 
 /**

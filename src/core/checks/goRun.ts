@@ -12,12 +12,12 @@ import { runGoController, type RunningGoController } from '../bridge/runGoContro
 import { bridgeResourceName } from '../bridge/causes.ts';
 import { Journal, type JournalEntry } from '../journal/journal.ts';
 import type { WriteRecord } from '../k8s/dynamicClient.ts';
-import { keyFor, type ObjectKey } from '../k8s/keys.ts';
+import { keyFor, splitKey, type ObjectKey } from '../k8s/keys.ts';
 import { KubeListerWatcher } from '../k8s/listerWatcher.ts';
 import { loadKubeConfig } from '../k8s/kubeconfig.ts';
 import type { KubeObject, ResourceInfo } from '../k8s/objects.ts';
 import type { Disposable } from '../lifecycle.ts';
-import { viewKeyOf, type CheckRun, type HarnessEnv, type RunHooks, type RunWrite, type StartRun } from './harness.ts';
+import { freezes, resourceLabelOf, viewKeyOf, type CheckRun, type HarnessEnv, type RunHooks, type RunWrite, type StartRun } from './harness.ts';
 
 /**
  * The robustness checks on the developer's own Go controller-runtime controller, through the bridge (bridge/
@@ -297,11 +297,33 @@ class GoRun implements CheckRun {
       // A cluster-scoped primary: the instance's cache holds its copy alone (RECONCILE_LAB_CHECK_CLUSTER_OBJECT).
       const scope = r.namespaced ? { namespace: this.namespace } : r === this.env.primary && this.hooks.key !== undefined ? { fieldSelector: `metadata.name=${this.hooks.key}` } : {};
       const lw = new KubeListerWatcher({ transport: this.env.transport, resource: r, ...scope });
-      const l = await lw.list({ resourceVersion: this.hooks.freezeAt, resourceVersionMatch: 'Exact' }, this.env.signal);
+      // With freezeOnly, the other resources' informers are current: read them as they are now.
+      const l = await lw.list(freezes(this.hooks, r) ? { resourceVersion: this.hooks.freezeAt, resourceVersionMatch: 'Exact' } : {}, this.env.signal);
       for (const o of l.items) view.set(viewKeyOf(r, o.metadata.namespace, o.metadata.name), o);
     }
+    if (this.hooks.freezeOnly?.length) await this.verifyFrozenOnly();
     return view;
   }
+
+  /**
+   * Rejects when the program's cache holds the copy (the primary, which {@link RunHooks.freezeOnly} leaves current) at
+   * another resourceVersion than the server: its bridge ignored RECONCILE_LAB_CHECK_FREEZE_RESOURCES (a bridge older
+   * than this editor) and froze the whole cache, so the view would not be the one the check names. Without a key, or
+   * when the primary is itself to be frozen, there is nothing to compare and it passes.
+   */
+  private async verifyFrozenOnly(): Promise<void> {
+    const key = this.hooks.key;
+    const primary = this.env.primary;
+    if (key === undefined || this.hooks.freezeOnly?.some((r) => r.group === primary.group && r.resource === primary.resource)) return;
+    const { namespace, name } = splitKey(key);
+    const server = await this.env.client.get(primary, namespace, name, this.env.signal);
+    const cached = await this.controller.cachedObject(primary, key);
+    const rv = cached.object?.metadata.resourceVersion;
+    if (rv !== undefined && rv !== server.metadata.resourceVersion) {
+      throw new Error(`${this.running.process.description} froze its whole cache, not only its cache of ${(this.hooks.freezeOnly ?? []).map((r) => resourceLabelOf(r)).join(', ')} (it holds ${resourceLabelOf(primary)} ${key} at resourceVersion ${rv}, the server at ${server.metadata.resourceVersion}): its bridge package is older than this Reconcile Lab and ignores ${PROTOCOL.env.checkFreezeResources}. Point the replace directive of its go.mod at this Reconcile Lab's bridge (Set Up Go Bridge…), run go mod tidy, and run the checks again.`);
+    }
+  }
+
 
   async thaw(): Promise<void> {
     await this.command('thaw');
@@ -360,6 +382,7 @@ async function startGoRun(runner: GoCheckRunner, env: HarnessEnv, namespace: str
     const vars: Record<string, string> = { ...(target.env ?? {}), [PROTOCOL.env.checkNamespace]: namespace };
     if (hooks.crashAfterWrites !== undefined) vars[PROTOCOL.env.checkHoldAfterWrites] = String(hooks.crashAfterWrites);
     if (hooks.freezeAt !== undefined) vars[PROTOCOL.env.checkFreezeCacheAt] = hooks.freezeAt;
+    if (hooks.freezeAt !== undefined && hooks.freezeOnly?.length) vars[PROTOCOL.env.checkFreezeResources] = hooks.freezeOnly.map((r) => resourceLabelOf(r)).join(',');
     if (!env.primary.namespaced) {
       // The scratch namespace does not scope cluster-scoped objects: the instance's cache sees the copy alone among
       // the objects of the kind, and the copy is the one object outside the namespace it may write.

@@ -275,6 +275,11 @@ export interface RunHooks {
   key?: ObjectKey;
   /** Stale cache: every informer lists at exactly this resourceVersion and does not watch until {@link CheckRun.thaw}. */
   freezeAt?: string;
+  /**
+   * With {@link freezeAt}: only the informers of these resources are frozen; the others list and watch as usual (a
+   * child kind lags behind while the primary is current). Empty or undefined: every informer is frozen.
+   */
+  freezeOnly?: readonly GroupVersionResource[];
   /** Unobserved state: the update events of this key can be withheld ({@link CheckRun.withhold}). */
   withholdKey?: ObjectKey;
   /** Crash after write: after this many successful persisted writes every later write fails or blocks without reaching the server; `onCrash` is called at once. */
@@ -395,6 +400,12 @@ export class ControllerRun implements CheckRun {
   }
 }
 
+/** Whether a run started with `hooks` freezes the informer of `r` ({@link RunHooks.freezeOnly}; false without a freeze). */
+export function freezes(hooks: RunHooks, r: GroupVersionResource): boolean {
+  if (hooks.freezeAt === undefined) return false;
+  return !hooks.freezeOnly?.length || hooks.freezeOnly.some((f) => f.group === r.group && f.resource === r.resource);
+}
+
 /** Starts a controller over `namespace` (or the scratch copy, cluster-scoped): {@link HarnessEnv.startRun}, else the built-in loop. */
 export function startRun(env: HarnessEnv, namespace: string, hooks: RunHooks = {}): Promise<CheckRun> {
   return env.startRun ? env.startRun(env, namespace, hooks) : startLoopRun(env, namespace, hooks);
@@ -407,7 +418,7 @@ export async function startLoopRun(env: HarnessEnv, namespace: string, hooks: Ru
   const factory = new InformerFactory({
     listerWatcherFactory: (resource, scope) => {
       const lw = new KubeListerWatcher({ transport: env.transport, resource, ...scope });
-      if (hooks.freezeAt === undefined) return lw;
+      if (hooks.freezeAt === undefined || !freezes(hooks, resource)) return lw;
       const f = new FrozenListerWatcher(lw, hooks.freezeAt);
       frozen.push(f);
       return f;

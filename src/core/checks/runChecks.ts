@@ -16,7 +16,7 @@ import { writeText } from '../journal/writeText.ts';
 import { deriveSpecMutation, mergeParts, specSchemaOf, type SpecMutationPart } from './specMutation.ts';
 import { createsOutsideScratch, DRIFT_SUFFIX, driftTargets, ownsHint, unownedChildCause } from './drift.ts';
 import { revertPatch } from './revert.ts';
-import { afterDeletion, crashDuringDeletionProblem, deletionCrashPoints, deletionVerdict, failsWhenGoneProblem, goneIndex, orphansAfterDeletion, orphansProblem, reconcilesAfter, waitUntilGone } from './deletion.ts';
+import { afterDeletion, crashDuringDeletionProblem, deletionCrashPoints, deletionVerdict, failsWhenGoneProblem, goneIndex, orphansAfterDeletion, recoveredAfterGone, orphansProblem, reconcilesAfter, waitUntilGone } from './deletion.ts';
 import { isNotFound } from '../k8s/client.ts';
 import { compareEndStates, differingPaths, endStateDiff, flatten, learnGeneratedNames, maskedFieldsOf, normalizeEndState, VOLATILE_FIELDS, type EndState, type NameRule, type RawEndState } from './mask.ts';
 import { CHECK_KINDS, CHECK_TITLES, type CheckKind, type CheckProgress, type CheckProgressEvent, type CheckReconcilerKind, type CheckReport, type CheckResult, type CheckTimingPart, type CheckWrite, type Finding, type Perturbation, type RunChecksOptions } from './types.ts';
@@ -261,6 +261,24 @@ export function droppedFieldsNote(w: WriteRecord): string | undefined {
 }
 
 /**
+ * Crash after write: the advice when the restarted controller created an object with a generateName prefix the
+ * controller had already created one with before the crash (`before`: the writes up to the crash, `after`: the
+ * restarted controller's): the name the server chose was known only to the stopped process (kept in memory, or in
+ * status written later), so the restarted one made another. Undefined when it did not.
+ */
+export function generateNameAfterCrashNote(before: readonly WriteRecord[], after: readonly WriteRecord[]): string | undefined {
+  for (const w of after) {
+    const prefix = generatedPrefix(w);
+    if (!prefix) continue;
+    const earlier = before.find((b) => generatedPrefix(b) === prefix && b.gvr.resource === w.gvr.resource && b.gvr.group === w.gvr.group && b.namespace === w.namespace);
+    if (!earlier) continue;
+    const r = resourceLabelOf(w.gvr);
+    return ` The restarted controller created ${r} ${w.name} with generateName "${prefix}", though the stopped one had already created ${earlier.name}: the name the server chooses is known only to the process that sent the create (and to wherever it wrote it afterwards, such as status), so a crash in between leaves the first one behind and the next reconcile makes another. Give the child a name derived from the owner (a second create then gets AlreadyExists), or find the earlier one by label and ownerReference before creating.`;
+  }
+  return undefined;
+}
+
+/**
  * The prefix of a create the server named from metadata.generateName ("soil-" for soil-2rnzn), else undefined: such
  * creates make a new object each time, so they are counted together.
  */
@@ -332,6 +350,16 @@ function checkConvergence(ctx: KeyContext, ref: Reference): Pick<CheckResult, 's
       })],
     };
   }
+  // A key whose reconciles keep asking for a rate-limited requeue (Requeue: true) is queued again forever, written or not.
+  const requeues = rateLimitedRequeues(run, ref.copy.scratchKey);
+  if (requeues && (!top || top[1].n < 2)) {
+    const t = requeueForeverText({ requeues: requeues.count, reconciles, seconds, go: ctx.o.reconcilerSpec.kind === 'go' });
+    return {
+      status: 'failed',
+      message: `not idle after ${ctx.boundMs} ms: every reconcile asks to be requeued`,
+      findings: [finding(ctx, { check: 'convergence', severity: 'error', perturbation, diff: '', writes: last.map(checkWriteOf), journal: journalOf(run, ref.copy.scratchKey), title: t.title, explanation: t.explanation })],
+    };
+  }
   return {
     status: 'failed',
     message: `not idle after ${ctx.boundMs} ms`,
@@ -380,6 +408,34 @@ export function updateLoopCause(entries: readonly JournalEntry[], scratchKey: Ob
   }
   const top = [...counts.entries()].sort((a, b) => b[1] - a[1])[0];
   return top && top[1] >= 3 && top[1] * 2 >= reconciles ? { count: top[1], subject: top[0] } : undefined;
+}
+
+/**
+ * The reconciles of `scratchKey` that asked for a rate-limited requeue (the deprecated `Requeue: true`: the loop's
+ * `requeue` outcome, a Go controller's requeue-after of 0), when the last one did: their count; else undefined.
+ */
+function rateLimitedRequeues(run: CheckRun, scratchKey: ObjectKey): { count: number } | undefined {
+  let count = 0;
+  let last = false;
+  for (const e of run.entries) {
+    if (e.kind !== 'reconcileEnd' || e.key !== scratchKey) continue;
+    // The loop records the deprecated requeue as its own kind; a Go controller's comes as a requeue-after of 0.
+    last = e.outcome.kind === 'requeue' || (e.outcome.kind === 'requeueAfter' && e.outcome.afterMs === 0);
+    if (last) count++;
+  }
+  return last ? { count } : undefined;
+}
+
+/**
+ * The convergence finding's title and explanation when the key never went idle because its reconciles (`requeues` of
+ * `reconciles` in `seconds`, the last one too) returned `Requeue: true`; `go`: name the controller-runtime calls.
+ */
+export function requeueForeverText(o: { requeues: number; reconciles: number; seconds: number; go: boolean }): { title: string; explanation: string } {
+  const requeue = o.go ? '`ctrl.Result{Requeue: true}`' : 'a requeue (`requeue: true`)';
+  return {
+    title: `Never goes idle: ${o.requeues} of ${o.reconciles} reconciles in ${o.seconds} s asked to be requeued (Requeue: true)`,
+    explanation: `The spec did not change, yet ${o.requeues} of its ${o.reconciles} reconciles (the last one too) returned ${requeue}: the key goes back through the rate limiter (5 ms, doubling up to 1000 s) and is reconciled again, for as long as the process runs, whether or not anything changed — a retry with no error to say why. If it waits for something that will change, watch that (${o.go ? '`Owns` or `Watches`: its event queues the key' : 'its event queues the key'}) or poll at an interval you choose with ${o.go ? '`ctrl.Result{RequeueAfter: 30 * time.Second}`' : 'a requeue-after'}${o.go ? ' (controller-runtime deprecates `Requeue` in favour of `RequeueAfter`)' : ''}; when it has nothing left to do, return ${o.go ? '`ctrl.Result{}`' : 'no requeue'}.`,
+  };
 }
 
 /** The failed reconciles (error outcome) of `scratchKey` when its last reconcile failed: their count and the last message (clipped); else undefined. */
@@ -575,6 +631,7 @@ async function checkCrashAfterWrite(ctx: KeyContext, ref: Reference, learned: Se
         const diffs = compareEndStates(ref.end, end, learned);
         if (diffs.length || !s.settled) {
           const failure = lastFailure(second, copy.scratchKey);
+          const generated = generateNameAfterCrashNote(okWrites(first).slice(0, p.global), okWrites(second)) ?? '';
           const perturbation: Perturbation = {
             check: 'crashAfterWrite', afterWrite: p.i, ofWrites: p.k,
             description: `stopped the controller right after write ${p.i} of ${p.k}${crashedWrite ? ` (${describeWrite(crashedWrite)})` : ''}, then started a new one with a fresh cache and queue and let it converge`,
@@ -585,7 +642,7 @@ async function checkCrashAfterWrite(ctx: KeyContext, ref: Reference, learned: Se
             writes: okWrites(first).slice(0, p.global).concat(okWrites(second)).map(checkWriteOf),
             journal: [...journalOf(first, copy.scratchKey), ...journalOf(second, copy.scratchKey)].slice(-MAX_JOURNAL),
             title: s.settled ? `Interrupted after write ${p.i} of ${p.k}, the restarted controller ends in a different state` : `Interrupted after write ${p.i} of ${p.k}, the restarted controller never settles`,
-            explanation: `A controller can stop at any point (crash, eviction, leader change). After it stopped right after ${crashedWrite ? describeWrite(crashedWrite) : `write ${p.i}`}, a fresh controller did not reach the state of an uninterrupted run${diffs.length ? `: ${diffs.slice(0, 4).join('; ')}${diffs.length > 4 ? '; …' : ''}` : ''}.${failure} Each reconcile must work out what is left to do from the observed state (not from which branch it took last time), so that a half-done write sequence is completed${/AlreadyExists|already exists/.test(failure) ? '; an AlreadyExists answer to a create means the earlier run got that far: read the object and go on' : ''}.`,
+            explanation: `A controller can stop at any point (crash, eviction, leader change). After it stopped right after ${crashedWrite ? describeWrite(crashedWrite) : `write ${p.i}`}, a fresh controller did not reach the state of an uninterrupted run${diffs.length ? `: ${diffs.slice(0, 4).join('; ')}${diffs.length > 4 ? '; …' : ''}` : ''}.${failure} Each reconcile must work out what is left to do from the observed state (not from which branch it took last time), so that a half-done write sequence is completed${/AlreadyExists|already exists/.test(failure) ? '; an AlreadyExists answer to a create means the earlier run got that far: read the object and go on' : ''}.${generated}`,
           }));
         }
       } finally {
@@ -613,10 +670,12 @@ async function checkStaleCache(ctx: KeyContext, parts: CheckTimingPart[], learne
   let metadataOnly = chosen.metadataOnly;
   let changed = chosen.derived ? `${chosen.derived.join(', ')} changed as the schema allows` : `${transitions.length} change(s)`;
   let rv0 = '';
+  let childKinds: GroupVersionResource[] = [];
   await timed(ctx, parts, 'first run (then the server moves on)', async () => {
     const run = await startRun(ctx.env, ns, { key: copy.scratchKey });
     try {
       await settle(ctx.env, run, ctx.boundMs);
+      childKinds = createdChildKinds(okWrites(run), ns, ctx.env.primary);
       rv0 = await currentResourceVersion(ctx.env, ns);
       const settleEach = () => settle(ctx.env, run, ctx.boundMs);
       const done = await applyChanges(ctx, copy, transitions, chosen.fieldParts, settleEach);
@@ -638,13 +697,13 @@ async function checkStaleCache(ctx: KeyContext, parts: CheckTimingPart[], learne
   const findings: Finding[] = [];
   let staleWrites = 0;
   let duplicatesLeftToRunTwice = 0;
-  const freezes = staleFreezes(rv0, copy.createdResourceVersion, transitions);
+  const freezes = staleFreezes(rv0, copy.createdResourceVersion, transitions, childKinds);
   for (const fz of freezes) {
     await timed(ctx, parts, `perturbed run (${fz.label})`, async () => {
       ctx.emit({ kind: 'step', key: ctx.key, check: 'staleCache', message: `reconcile from a cache frozen at resourceVersion ${fz.rv}` });
       // The settled state this stale reconcile starts from (what is on the server, which its cache lags behind).
       const settledEnd = normalizeEndState(await snapshot(ctx.env, ns, copy, ctx.resources), ctx.nameRules);
-      const run = await startRun(ctx.env, ns, { key: copy.scratchKey, startPaused: true, freezeAt: fz.rv });
+      const run = await startRun(ctx.env, ns, { key: copy.scratchKey, startPaused: true, freezeAt: fz.rv, ...(fz.only ? { freezeOnly: [fz.only] } : {}) });
       try {
         const view = await run.frozenView();
         const serverRv = (await ctx.env.client.get(ctx.env.primary, copy.namespace, copy.name, ctx.env.signal)).metadata.resourceVersion;
@@ -652,6 +711,7 @@ async function checkStaleCache(ctx: KeyContext, parts: CheckTimingPart[], learne
         await run.stepKey(copy.scratchKey);
         const stale = okWrites(run, from);
         staleWrites += stale.length;
+        const thawedAt = run.entries.length;
         await run.thaw();
         run.controller.resume();
         await settle(ctx.env, run, ctx.boundMs);
@@ -685,15 +745,33 @@ async function checkStaleCache(ctx: KeyContext, parts: CheckTimingPart[], learne
         }
         // Creates from the stale view that left an object the settled state did not have (after catching up).
         const creates = stale.filter((w) => w.verb === 'create');
+        let extraReported = false;
         if (creates.length) {
           const end = normalizeEndState(await snapshot(ctx.env, ns, copy, ctx.resources), ctx.nameRules);
           const extra = Object.keys(end).filter((k) => !(k in settledEnd) && !learned.has(`${k}::*`));
           if (extra.length && createsEveryPass) duplicatesLeftToRunTwice += extra.length;
           else if (extra.length) {
+            extraReported = true;
             findings.push(finding(ctx, {
               check: 'staleCache', severity: 'error', perturbation, diff: endStateDiff(settledEnd, end, learned), writes: creates.map(checkWriteOf), journal: journalOf(run, copy.scratchKey),
               title: `Created ${extra.length === 1 ? 'an extra object' : `${extra.length} extra objects`} from a stale view ${fz.view}: ${extra.slice(0, 3).join(', ')}`,
               explanation: `Reconciling from a cache that had not caught up (it did not yet hold objects that existed on the server${fz.rv === copy.createdResourceVersion ? ', such as the children the controller itself had created' : ''}), the controller sent ${creates.map((w) => describeWrite(w) + (w.after?.metadata.name && w.after.metadata.name !== w.name ? ` (the server named it ${w.after.metadata.name})` : '')).join(', ')}, and after catching up it still had ${extra.join(', ')}, which the settled state before did not. A cache lags behind your own writes: a child looked up in the cache right after creating it is "missing", so a create with generateName makes a second one. Derive the child's name from the owner (a fixed name: the server then answers AlreadyExists), or look children up with a live list (or remember the create until the cache shows it) before creating.`,
+            }));
+          }
+        }
+        // Once caught up, a controller must settle where it had settled: a decision taken from the stale view and
+        // recorded (status, an annotation) that later reconciles trust does not.
+        if (!extraReported && !createsEveryPass) {
+          const end = normalizeEndState(await snapshot(ctx.env, ns, copy, ctx.resources), ctx.nameRules);
+          const diffs = compareEndStates(settledEnd, end, learned);
+          if (diffs.length) {
+            // Failed writes of the stale reconcile and of the catch-up after it (an informer still behind the others).
+            const staleFailed = run.writes.slice(from).map((w) => w.record).filter((w) => w.outcome !== 'ok' && !w.dryRun);
+            const caughtUp = run.entries.slice(thawedAt).filter((e) => e.kind === 'reconcileStart' && e.key === copy.scratchKey).length;
+            const t = staleNotBackText({ view: fz.view, ...(fz.only ? { only: resourceLabelOf(fz.only) } : {}), reconcilesAfter: caughtUp, diffs, writes: stale.map(describeWrite), failed: staleFailed.map((w) => `${describeWrite(w)}: ${w.error ? writeErrorText(w.error) : w.outcome}`) });
+            findings.push(finding(ctx, {
+              check: 'staleCache', severity: 'error', perturbation, diff: endStateDiff(settledEnd, end, learned), writes: run.writes.slice(from).map((w) => w.record).filter((w) => !w.dryRun).map(checkWriteOf), journal: journalOf(run, copy.scratchKey),
+              title: t.title, explanation: t.explanation,
             }));
           }
         }
@@ -705,10 +783,10 @@ async function checkStaleCache(ctx: KeyContext, parts: CheckTimingPart[], learne
   const also = duplicatesLeftToRunTwice ? `; ${duplicatesLeftToRunTwice} extra object(s) from the stale view not reported here: run twice already found a create on every pass` : '';
   const behind = await timed(ctx, parts, 'perturbed run (stale cache, one change behind)', () => staleByOneChange(ctx, learned, createsEveryPass, transitions));
   if (behind.finding) {
-    return { status: 'failed' as const, findings: [...findings, behind.finding], message: `${findings.length ? `${findings.length} write(s) from a stale view destroyed or overwrote newer state or left an extra object${also}; ` : ''}${behind.message}` };
+    return { status: 'failed' as const, findings: [...findings, behind.finding], message: `${findings.length ? `${findings.length} stale view finding(s): a write that destroyed or overwrote newer state, an extra object, or no return to the settled state${also}; ` : ''}${behind.message}` };
   }
   return findings.length
-    ? { status: 'failed' as const, findings, message: `${findings.length} write(s) from a stale view destroyed or overwrote newer state or left an extra object${also}; ${behind.message}` }
+    ? { status: 'failed' as const, findings, message: `${findings.length} stale view finding(s): a write that destroyed or overwrote newer state, an extra object, or no return to the settled state${also}; ${behind.message}` }
     : { status: 'passed' as const, findings, message: staleCachePassed({ staleWrites, views: freezes.length, changed, metadataOnly, also, behind: behind.message }) };
 }
 
@@ -771,6 +849,8 @@ export interface StaleFreeze {
   label: string;
   view: string;
   desc: string;
+  /** Only this resource's informer is frozen; the controller must come back to the settled state after catching up. */
+  only?: GroupVersionResource;
 }
 
 /**
@@ -780,7 +860,7 @@ export interface StaleFreeze {
  * is left out when it is frozen at the same resourceVersion as the first (the controller wrote nothing: the same
  * view twice proves nothing more). `view` tells their findings apart in titles.
  */
-export function staleFreezes(settledRv: string, createdRv: string, transitions: readonly unknown[]): StaleFreeze[] {
+export function staleFreezes(settledRv: string, createdRv: string, transitions: readonly unknown[], childKinds: readonly GroupVersionResource[] = []): StaleFreeze[] {
   const changes = transitions.map((t) => JSON.stringify(t)).join(' → ');
   const out: StaleFreeze[] = [];
   if (settledRv) {
@@ -789,7 +869,50 @@ export function staleFreezes(settledRv: string, createdRv: string, transitions: 
   if (createdRv && createdRv !== settledRv) {
     out.push({ rv: createdRv, label: 'stale cache, before its own writes', view: "frozen before the controller's own writes", desc: `after the copy had settled (and changed: ${changes}), started a new controller whose cache was frozen at resourceVersion ${createdRv}, right after the copy was made and before any write of the controller (so its cache had not seen the children it had created), reconciled once from that view, then let its watches catch up` });
   }
+  if (createdRv) {
+    for (const only of childKinds.slice(0, MAX_CHILD_FREEZES)) {
+      const r = resourceLabelOf(only);
+      out.push({
+        rv: createdRv, only, label: `stale cache, ${r} only`, view: `in which only ${r} lagged (frozen before the controller created them)`,
+        desc: `after the copy had settled (and changed: ${changes}), started a new controller whose cache of ${r} alone was frozen at resourceVersion ${createdRv}, before the controller had created any, while the rest of its cache (the copy, its other children) was current, reconciled once from that view, then let its watches catch up and settle: as a reconcile that runs right after a create, before the create's watch event reached the cache`,
+      });
+    }
+  }
   return out;
+}
+
+/** The most child kinds the stale-cache check freezes one at a time ({@link staleFreezes}). */
+const MAX_CHILD_FREEZES = 3;
+
+/**
+ * The child kinds of a run, in the order they were first created: the resources of the persisted creates in
+ * `namespace` that are not the primary's. The stale-cache check freezes each alone ({@link staleFreezes}).
+ */
+export function createdChildKinds(writes: readonly WriteRecord[], namespace: string, primary: GroupVersionResource): GroupVersionResource[] {
+  const out: GroupVersionResource[] = [];
+  for (const w of writes) {
+    if (w.verb !== 'create' || w.subresource || w.outcome !== 'ok' || w.dryRun || w.namespace !== namespace) continue;
+    if (w.gvr.group === primary.group && w.gvr.resource === primary.resource) continue;
+    if (!out.some((o) => o.group === w.gvr.group && o.resource === w.gvr.resource)) out.push(w.gvr);
+  }
+  return out;
+}
+
+/**
+ * The finding's title and explanation when, after one reconcile from a stale view (`view`: how {@link StaleFreeze}
+ * names it; `only`: the one resource that lagged, else the whole cache did), the controller caught up and settled in
+ * another state than before (`diffs`: {@link compareEndStates}); `writes`: the writes of that stale reconcile,
+ * `failed`: its failed writes (an AlreadyExists is the usual one).
+ */
+export function staleNotBackText(o: { view: string; only?: string; reconcilesAfter?: number; diffs: readonly string[]; writes: readonly string[]; failed: readonly string[] }): { title: string; explanation: string } {
+  const already = o.failed.some((f) => /AlreadyExists|already exists/i.test(f));
+  const lag = o.only
+    ? `while its cache held every object but the ${o.only} it had created (as happens right after a create, before its watch event arrives)`
+    : `from a cache that lagged behind the server (${o.view})`;
+  return {
+    title: `Did not come back to the settled state after a reconcile from a stale view ${o.view}: ${o.diffs.slice(0, 2).join('; ')}`,
+    explanation: `The controller reconciled the copy once ${lag}, then caught up and settled, yet not where it had settled before: ${o.diffs.slice(0, 4).join('; ')}${o.diffs.length > 4 ? '; …' : ''}.${o.writes.length ? ` From the stale view it sent ${o.writes.slice(0, 4).join(', ')}.` : ''}${o.failed.length ? ` Failed: ${o.failed.slice(0, 3).join('; ')}.` : ''}${o.reconcilesAfter === 0 ? ' Once its cache had caught up, nothing queued the key again, so what the stale reconcile did stayed: an event filter (such as GenerationChangedPredicate, which drops updates of metadata and of children) dropped the updates that would have reconciled it; let them through, or decide nothing from what a filtered update would change.' : ''} A cache lags behind your own writes, so a child missing from it may exist: ${already ? 'an AlreadyExists answer to its create means exactly that, not that someone else owns the name; return the error (the reconcile is retried once the cache caught up) or read it from the server, and ' : ''}never record a decision taken from that view (a condition in status, an annotation, a flag) that later reconciles trust instead of looking again.`,
+  };
 }
 
 /**
@@ -802,7 +925,7 @@ export function staleCachePassed(o: { staleWrites: number; views: number; change
   const only = o.metadataOnly
     ? `; only metadata changed (${o.metadataOnly}), so no decision your reconciler makes from spec was taken from a stale view: give a spec change with --transition '{"spec":…}' (a module: checkTransitions)`
     : '';
-  return `${o.staleWrites} write(s) from ${views} after ${o.changed}, none destroyed or overwrote newer state or left an extra object${o.also}; ${o.behind}${only}`;
+  return `${o.staleWrites} write(s) from ${views} after ${o.changed}, none destroyed or overwrote newer state or left an extra object, and each settled back where it was${o.also}; ${o.behind}${only}`;
 }
 
 /** The metadata-only change the server makes after the stale point of {@link staleByOneChange} (added, then removed). */
@@ -1458,7 +1581,10 @@ async function checkDeletion(ctx: KeyContext, parts: CheckTimingPart[], learned:
       // The uninterrupted deletion's end state (what the cleanup left), once the cleanup after the finalizer's removal (if any) is done.
       await timed(ctx, parts, 'after the delete, until settled', () => settle(ctx.env, run, ctx.boundMs));
       // The reconciles of the key once its object was gone must not fail.
-      const gone = failsWhenGoneProblem(reconcilesAfter(run.entries, copy.scratchKey, goneIndex(run.entries, from, copy.scratchKey, primary)));
+      const afterGone = reconcilesAfter(run.entries, copy.scratchKey, goneIndex(run.entries, from, copy.scratchKey, primary));
+      const gone = failsWhenGoneProblem(afterGone);
+      const recovered = recoveredAfterGone(afterGone);
+      if (recovered) verdictResult = { ...verdictResult, message: `${verdictResult.message}; ${recovered}` };
       if (gone) {
         verdictResult = {
           status: 'failed', message: `${verdictResult.message}; the reconcile after it was gone failed`,
@@ -1723,7 +1849,8 @@ export async function runChecks(options: RunChecksOptions, progress?: CheckProgr
       if (redirected) notes.push(redirected);
       const copiedNote = referencesNote(key, ref1.copy.references);
       if (copiedNote) notes.push(copiedNote);
-      const waiting = waitingNote(ref1, key, resourceLabelOf(options.primary), copiedNote !== undefined);
+      // Only a run that settled waited: one that never went idle is the convergence check's to explain.
+      const waiting = ref1.settled ? waitingNote(ref1, key, resourceLabelOf(options.primary), copiedNote !== undefined) : undefined;
       if (waiting) notes.push(waiting);
       // An exec program may write with its own client (kubectl): its writes are not all journaled, so it is not judged.
       const foreign = options.reconcilerSpec.kind === 'exec' ? undefined : foreignWriterNote(ref1, key, options.primary);

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { droppedFieldsNote, foreignWriterNote } from '../../../src/core/checks/runChecks.ts';
+import { droppedFieldsNote, foreignWriterNote, generateNameAfterCrashNote } from '../../../src/core/checks/runChecks.ts';
 import type { WriteRecord } from '../../../src/core/k8s/dynamicClient.ts';
 
 const ORDERS = { group: 'shop.example.io', version: 'v1', resource: 'orders' };
@@ -25,4 +25,14 @@ test("a no-op write whose fields the server dropped (unknown field) is explained
   assert.match(droppedFieldsNote(w) ?? '', /^The second reconcile sent update orders\.shop\.example\.io rl-check-1\/o1\/status and the server changed nothing, because it dropped "status\.phase": that field is not in the resource's schema .*make manifests/);
   assert.equal(droppedFieldsNote({ ...w, warnings: ['v1 Foo is deprecated'] }), undefined);
   assert.equal(droppedFieldsNote(status('103')), undefined);
+});
+
+test('crash after write: a create with the generateName of one made before the crash is named, with the fix', () => {
+  const SAS = { group: '', version: 'v1', resource: 'serviceaccounts' };
+  const create = (name: string, generateName?: string): WriteRecord => ({ verb: 'create', gvr: SAS, namespace: 'rl-check-1', name, key: `rl-check-1/${name}`, dryRun: false, outcome: 'ok', startedAt: 0, durationMs: 1, after: { metadata: { name, namespace: 'rl-check-1', ...(generateName ? { generateName } : {}) } } });
+  const note = generateNameAfterCrashNote([create('tenant-acme-vskkd', 'tenant-acme-')], [create('tenant-acme-fdgpz', 'tenant-acme-'), status('104')]);
+  assert.equal(note, ' The restarted controller created serviceaccounts tenant-acme-fdgpz with generateName "tenant-acme-", though the stopped one had already created tenant-acme-vskkd: the name the server chooses is known only to the process that sent the create (and to wherever it wrote it afterwards, such as status), so a crash in between leaves the first one behind and the next reconcile makes another. Give the child a name derived from the owner (a second create then gets AlreadyExists), or find the earlier one by label and ownerReference before creating.');
+  // A fixed name created again, or a generateName create the stopped controller had not made: no such note.
+  assert.equal(generateNameAfterCrashNote([create('tenant-acme')], [create('tenant-acme')]), undefined);
+  assert.equal(generateNameAfterCrashNote([create('other-x1', 'other-')], [create('tenant-acme-fdgpz', 'tenant-acme-')]), undefined);
 });

@@ -4,6 +4,7 @@ import { ConvergenceTracker, stateFingerprint } from '../../../src/core/checks/c
 import { Journal, type JournalEntry } from '../../../src/core/journal/journal.ts';
 import type { KubeObject } from '../../../src/core/k8s/objects.ts';
 import { FakeClock } from '../../fakes/fakeClock.ts';
+import { requeueForeverText } from '../../../src/core/checks/runChecks.ts';
 
 const KEY = 'ns/w';
 const GVR = { group: 'lab.reconcile.dev', version: 'v1alpha1', resource: 'widgets' };
@@ -218,4 +219,12 @@ test('dispose clears the timer and stops listening', () => {
   assert.equal(clock.pendingTimers, 0);
   tracker.observePrimary(KEY, widget(2));
   assert.equal(tracker.get(KEY), undefined);
+});
+
+test('requeueForeverText: a Go controller is told its calls (Requeue is deprecated, RequeueAfter or a watch instead); others in general terms', () => {
+  const go = requeueForeverText({ requeues: 13, reconciles: 13, seconds: 15, go: true });
+  assert.equal(go.title, 'Never goes idle: 13 of 13 reconciles in 15 s asked to be requeued (Requeue: true)');
+  assert.match(go.explanation, /13 of its 13 reconciles \(the last one too\) returned `ctrl\.Result\{Requeue: true\}`[^]*`Owns` or `Watches`[^]*`ctrl\.Result\{RequeueAfter: 30 \* time\.Second\}` \(controller-runtime deprecates `Requeue` in favour of `RequeueAfter`\)/);
+  const mod = requeueForeverText({ requeues: 2, reconciles: 3, seconds: 4, go: false });
+  assert.doesNotMatch(mod.explanation, /ctrl\.Result|Owns/);
 });

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { afterDeletion, crashDuringDeletionProblem, deletionCrashPoints, deletionVerdict, failsWhenGoneProblem, goneIndex, orphansAfterDeletion, orphansProblem, reconcilesAfter, waitUntilGone, type DeletionObservation } from '../../../src/core/checks/deletion.ts';
+import { afterDeletion, crashDuringDeletionProblem, deletionCrashPoints, deletionVerdict, failsWhenGoneProblem, goneIndex, orphansAfterDeletion, orphansProblem, reconcilesAfter, recoveredAfterGone, waitUntilGone, type DeletionObservation } from '../../../src/core/checks/deletion.ts';
 import { ApiError } from '../../../src/core/k8s/client.ts';
 import type { JournalEntry } from '../../../src/core/journal/journal.ts';
 import type { KubeObject } from '../../../src/core/k8s/objects.ts';
@@ -179,4 +179,14 @@ test('failsWhenGoneProblem: none without failures; a NotFound names IgnoreNotFou
   const other = failsWhenGoneProblem({ reconciles: 1, failures: [{ message: 'registry unreachable', terminal: true }], lastFailed: true })!;
   assert.match(other.explanation, /the last one terminal[^]*A terminal error is logged as a failure[^]*Return success when the object is gone/);
   assert.doesNotMatch(other.explanation, /IgnoreNotFound/);
+});
+
+test('failsWhenGoneProblem: a failure the next reconcile recovered from is no finding, only words for the message', () => {
+  // The finalizer's Update racing the cache: a child's event queues the key while the cache still holds the
+  // Terminating object; its Update gets NotFound, the retry's Get finds the object gone and succeeds.
+  const after = { reconciles: 2, failures: [{ message: 'tenants.infra.example.dev "acme" not found', terminal: false }], lastFailed: false };
+  assert.equal(failsWhenGoneProblem(after), undefined);
+  assert.equal(recoveredAfterGone(after), '1 of 2 reconcile(s) after it was gone failed (last: tenants.infra.example.dev "acme" not found; a reconcile that still read the Terminating object from the cache), then one succeeded');
+  assert.equal(recoveredAfterGone({ reconciles: 1, failures: [{ message: 'x not found', terminal: false }], lastFailed: true }), undefined);
+  assert.equal(recoveredAfterGone({ reconciles: 1, failures: [], lastFailed: false }), undefined);
 });

@@ -1,7 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { staleCachePassed, staleFreezes, staleOverwriteText } from '../../../src/core/checks/runChecks.ts';
+import { createdChildKinds, staleCachePassed, staleFreezes, staleNotBackText, staleOverwriteText } from '../../../src/core/checks/runChecks.ts';
 import type { WriteRecord } from '../../../src/core/k8s/dynamicClient.ts';
+import { freezes } from '../../../src/core/checks/harness.ts';
 
 const change = [{ spec: { crate: true } }];
 
@@ -23,11 +24,60 @@ test('staleFreezes: both frozen at the same resourceVersion (the controller wrot
 test('staleCachePassed: says how many views and what changed; a metadata-only run says so and how to give a spec change', () => {
   const base = { staleWrites: 0, changed: 'spec.crate, spec.fruit changed as the schema allows', also: '', behind: 'one change behind: 0 write(s) from the stale view, converged' };
   const one = staleCachePassed({ ...base, views: 1 });
-  assert.equal(one, '0 write(s) from one stale view after spec.crate, spec.fruit changed as the schema allows, none destroyed or overwrote newer state or left an extra object; one change behind: 0 write(s) from the stale view, converged');
+  assert.equal(one, '0 write(s) from one stale view after spec.crate, spec.fruit changed as the schema allows, none destroyed or overwrote newer state or left an extra object, and each settled back where it was; one change behind: 0 write(s) from the stale view, converged');
   assert.match(staleCachePassed({ ...base, views: 2 }), /^0 write\(s\) from two stale views after/);
   const meta = staleCachePassed({ ...base, views: 2, changed: '2 change(s)', metadataOnly: 'the given transitions change metadata only' });
   assert.match(meta, /; only metadata changed \(the given transitions change metadata only\), so no decision your reconciler makes from spec was taken from a stale view: give a spec change with --transition '\{"spec":…\}'/);
   assert.doesNotMatch(one, /only metadata/);
+});
+
+const TENANTS = { group: 'infra.example.dev', version: 'v1alpha1', resource: 'tenants' };
+const RQ = { group: '', version: 'v1', resource: 'resourcequotas' };
+const SA = { group: '', version: 'v1', resource: 'serviceaccounts' };
+const DEPLOY = { group: 'apps', version: 'v1', resource: 'deployments' };
+
+test('staleFreezes: one more view per child kind, only that kind frozen before the controller created it', () => {
+  const v = staleFreezes('120', '100', change, [RQ, DEPLOY]);
+  assert.deepEqual(v.map((x) => [x.rv, x.only?.resource]), [['120', undefined], ['100', undefined], ['100', 'resourcequotas'], ['100', 'deployments']]);
+  assert.equal(new Set(v.map((x) => x.view)).size, 4);
+  assert.match(v[3]!.view, /only deployments\.apps lagged/);
+  assert.match(v[2]!.desc, /cache of resourcequotas alone was frozen at resourceVersion 100[^]*the rest of its cache \(the copy, its other children\) was current/);
+  // The same view for a controller that wrote nothing at all: no created resourceVersion, no child views.
+  assert.deepEqual(staleFreezes('120', '', change, [RQ]).map((x) => x.only), [undefined]);
+  // At most three child kinds.
+  assert.equal(staleFreezes('120', '100', change, [RQ, SA, DEPLOY, { ...DEPLOY, resource: 'statefulsets' }]).filter((x) => x.only).length, 3);
+});
+
+test('createdChildKinds: the kinds of persisted creates in the scratch namespace, first creation first, not the primary, once each', () => {
+  const w = (gvr: typeof RQ, over: Partial<WriteRecord> = {}): WriteRecord => ({ verb: 'create', gvr, namespace: 'rl-check-1', name: 'x', key: 'rl-check-1/x', dryRun: false, outcome: 'ok', startedAt: 0, durationMs: 1, ...over });
+  const writes = [
+    w(TENANTS, { verb: 'update' }), w(SA), w(RQ), w(SA), w(TENANTS), w(DEPLOY, { outcome: 'error' }), w(DEPLOY, { dryRun: true }), w(DEPLOY, { namespace: 'elsewhere' }), w(DEPLOY, { verb: 'patch' }),
+  ];
+  assert.deepEqual(createdChildKinds(writes, 'rl-check-1', TENANTS).map((g) => g.resource), ['serviceaccounts', 'resourcequotas']);
+});
+
+test('staleNotBackText: names the stale view, the lagging kind, the difference, the writes; an AlreadyExists is explained as the cache lagging', () => {
+  const t = staleNotBackText({
+    view: 'in which only resourcequotas lagged (frozen before the controller created them)', only: 'resourcequotas',
+    diffs: ['tenants.infra.example.dev/acme: status.conditions[0].reason: "Provisioned" in the reference, "QuotaTaken" after the perturbation'],
+    writes: ['patch tenants.infra.example.dev ns/acme/status'], failed: ['create resourcequotas ns/tenant-acme: resourcequotas "tenant-acme" already exists'],
+  });
+  assert.equal(t.title, 'Did not come back to the settled state after a reconcile from a stale view in which only resourcequotas lagged (frozen before the controller created them): tenants.infra.example.dev/acme: status.conditions[0].reason: "Provisioned" in the reference, "QuotaTaken" after the perturbation');
+  assert.match(t.explanation, /^The controller reconciled the copy once while its cache held every object but the resourcequotas it had created[^]*From the stale view it sent patch tenants\.infra\.example\.dev ns\/acme\/status\. Failed: create resourcequotas ns\/tenant-acme: [^]*an AlreadyExists answer to its create means exactly that, not that someone else owns the name/);
+  const whole = staleNotBackText({ view: "frozen before the controller's own writes", diffs: ['x'], writes: [], failed: [] });
+  assert.match(whole.explanation, /^The controller reconciled the copy once from a cache that lagged behind the server \(frozen before the controller's own writes\)/);
+  assert.doesNotMatch(whole.explanation, /AlreadyExists|Failed:|From the stale view|nothing queued the key/);
+  // No reconcile after the catch-up: an event filter kept what the stale reconcile did.
+  assert.match(staleNotBackText({ view: 'frozen where the controller had settled', reconcilesAfter: 0, diffs: ['x'], writes: [], failed: [] }).explanation, /nothing queued the key again[^]*GenerationChangedPredicate/);
+});
+
+test('freezes: without freezeOnly every informer of a frozen run, with it only those resources; nothing without a freeze', () => {
+  assert.equal(freezes({}, RQ), false);
+  assert.equal(freezes({ freezeAt: '100' }, TENANTS), true);
+  assert.equal(freezes({ freezeAt: '100', freezeOnly: [RQ] }, RQ), true);
+  assert.equal(freezes({ freezeAt: '100', freezeOnly: [RQ] }, TENANTS), false);
+  assert.equal(freezes({ freezeAt: '100', freezeOnly: [RQ] }, { ...RQ, group: 'other.dev' }), false);
+  assert.equal(freezes({ freezeOnly: [RQ] }, RQ), false);
 });
 
 test('staleOverwriteText: a write without a resourceVersion precondition is told to send one; one that carried the latest resourceVersion (read fresh) is told the stale values came from memory or another cached object', () => {
