@@ -4,15 +4,17 @@ go 1.26.0
 
 require (
 	github.com/reconcile-lab/reconcile-lab/samples/go-controller v0.0.0
-	github.com/reconcile-lab/reconcile-lab/bridge v0.0.0
 	k8s.io/api v0.37.0
 	k8s.io/apimachinery v0.37.0
-	k8s.io/client-go v0.37.0
 	sigs.k8s.io/controller-runtime v0.25.3
 )
 
 require (
-	github.com/reconcile-lab/reconcile-lab/samples/go-controller v0.0.0
+	github.com/reconcile-lab/reconcile-lab/bridge v0.0.0 // indirect
+	k8s.io/client-go v0.37.0 // indirect
+)
+
+require (
 	github.com/beorn7/perks v1.0.1 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/davecgh/go-spew v1.1.2-0.20180830191138-d8f796af33cc // indirect
@@ -75,4 +77,5 @@ require (
 )
 
 replace github.com/reconcile-lab/reconcile-lab/bridge => ../../../bridge
+
 replace github.com/reconcile-lab/reconcile-lab/samples/go-controller => ../../go-controller
