@@ -11,7 +11,7 @@
  */
 import { emptyJournalText, PROTOCOL_VERSION, type TimelineHostToWebview, type TimelineWebviewToHost } from '../../shared/protocol.ts';
 import { fitMiddle, type Lane, type Mark, type Span, TimelineModel } from './model.ts';
-import { layoutSpans, MIN_RECONCILE_PX, type SpanTone } from './layout.ts';
+import { layoutSpans, MIN_RECONCILE_PX, reconcileBarShape, type SpanTone } from './layout.ts';
 import { laneItems, moveCursor, type NavCursor, type NavItem, type NavMove } from './nav.ts';
 import { fit, follow, labeledTicks, pan, tickLabel, timeToX, wheelZoomFactor, xToTime, zoomAt, type Viewport } from './viewport.ts';
 
@@ -96,7 +96,8 @@ function readPalette(): Palette {
     requeue: v('--vscode-charts-blue', '#3794ff'),
     cancelled: v('--vscode-disabledForeground', '#888888'),
     running: v('--vscode-charts-yellow', '#cca700'),
-    queue: v('--vscode-charts-yellow', '#cca700'),
+    // Not the running reconcile's yellow: a key waiting in the queue and a key being reconciled read apart.
+    queue: v('--vscode-charts-lines', 'rgba(128,128,128,0.7)'),
     backoff: v('--vscode-charts-orange', '#d18616'),
     waitRequeue: v('--vscode-charts-blue', '#3794ff'),
     event: v('--vscode-charts-purple', '#b180d7'),
@@ -232,8 +233,19 @@ function drawLane(lane: Lane, y: number, x0: number, width: number, t0: number, 
   for (const box of layoutSpans(spans, vp, width, tNow)) {
     const a = x0 + box.x;
     if (box.span.kind === 'reconcile') {
+      // Not by colour alone: a failed reconcile is a taller bar, a running one a pale bar with an outline.
+      const shape = reconcileBarShape(box.tone, LANE_H);
       ctx.fillStyle = toneColour(box.tone);
-      ctx.fillRect(a, y + 5, box.w, LANE_H - 12);
+      if (shape.style === 'pale') {
+        ctx.globalAlpha = 0.4;
+        ctx.fillRect(a, y + shape.dy, box.w, shape.h);
+        ctx.globalAlpha = 1;
+        ctx.strokeStyle = ctx.fillStyle;
+        ctx.lineWidth = 1;
+        ctx.strokeRect(a + 0.5, y + shape.dy + 0.5, Math.max(1, box.w - 1), shape.h - 1);
+      } else {
+        ctx.fillRect(a, y + shape.dy, box.w, shape.h);
+      }
     } else {
       ctx.fillStyle = toneColour(box.tone);
       ctx.globalAlpha = 0.55;

@@ -11,7 +11,8 @@
 // Timeline's canvas, Home/arrows move a focus ring between marks and lanes and a live region says each item (its
 // tooltip's text, the lane's key first on a lane change), Enter opens the item in the Event Log as a click does; the Event Log
 // shows the selected entry's detail again after it was hidden and shown; the failing Lamp's error text stays text
-// (no element made of it).
+// (no element made of it); the Timeline's legend tells an error bar (taller) and a running one (outlined) by shape,
+// and queued apart from running by colour.
 // Screenshots: test-output/screenshots/event-log-no-match.png, timeline-no-match.png, timeline-keyboard.png.
 import * as assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
@@ -193,6 +194,15 @@ export default async function webviewKeyboardUi(t) {
       assert.ok(await tl.locator('#empty').isHidden(), 'no empty state with lanes shown');
       // The legend's colours have words, and a screen reader finds them as the legend.
       assert.match(await tl.getByRole('group', { name: 'Legend' }).textContent(), /reconcile ok.*error.*requeue/);
+      // Not by colour alone, and running and queued apart: the legend's swatches as the canvas draws them.
+      const swatch = (cls) => tl.locator(`#legend .swatch.${cls}`).evaluate((e) => {
+        const b = getComputedStyle(e, '::before');
+        return { bg: b.backgroundColor, h: b.height, border: b.borderTopStyle };
+      });
+      const [ok, err, run, queue] = [await swatch('ok'), await swatch('err'), await swatch('run'), await swatch('queue')];
+      assert.ok(parseFloat(err.h) > parseFloat(ok.h), `an error bar is taller: ${JSON.stringify({ ok, err })}`);
+      assert.equal(run.border, 'solid', `a running bar has an outline: ${JSON.stringify(run)}`);
+      assert.notEqual(run.bg, queue.bg, `running and queued differ in colour: ${JSON.stringify({ run, queue })}`);
       await tl.locator('#filter-key').fill('no-such-lamp');
       const empty = await eventually('the empty state', () => tl.locator('#empty:not([hidden]) [role="status"]').textContent().catch(() => ''), (s) => (s ?? '') !== '');
       assert.equal(empty, 'No lane matches the key filter.');
