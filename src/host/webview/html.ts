@@ -108,10 +108,11 @@ export const TIMELINE_PAGE: WebviewPage = {
 </div>
 <div id="meta"><span id="connection"></span><span id="status" aria-live="polite"></span></div>
 <div id="empty" hidden><span id="empty-text" role="status"></span><button id="clear-filter" type="button" hidden>Clear Filter</button></div>
-<div id="stage" tabindex="0" role="application" aria-label="Timeline: one lane per key; drag or arrows pan, Ctrl+wheel zooms, click a mark to open its Event Log entry">
+<div id="stage" tabindex="0" role="application" aria-label="Timeline: one lane per key. Left and Right arrows move between a lane's items, Up and Down between lanes, Home and End to the first and last item; Enter (or a click) opens the item's Event Log entry. Shift+arrows and drag pan, Ctrl+wheel, + and − zoom">
   <canvas id="canvas"></canvas>
   <div id="tooltip" role="tooltip" hidden></div>
 </div>
+<div id="announce" class="visually-hidden" role="status" aria-live="polite"></div>
 `,
 };
 

@@ -97,3 +97,28 @@ export function layoutSpans(spans: Iterable<Span>, vp: Viewport, width: number, 
   }
   return layers.flat();
 }
+
+/** How a reconcile bar is drawn in its lane: `dy` and `h` in CSS px from the lane's top; `style` its fill. */
+export interface BarShape {
+  readonly dy: number;
+  readonly h: number;
+  /** solid: filled; pale: filled faintly with a solid outline. */
+  readonly style: 'solid' | 'pale';
+}
+
+/**
+ * The shape of a reconcile bar of `tone` in a lane `laneH` px tall, so that state is not told by colour alone (the
+ * legend draws the same): a failed reconcile (error, terminal) is taller than a finished one, a running one is pale
+ * with an outline; ok, requeue and cancelled bars are the plain shape (their colours and the tooltip tell them apart).
+ */
+export function reconcileBarShape(tone: SpanTone, laneH: number): BarShape {
+  switch (tone) {
+    case 'error':
+    case 'terminal':
+      return { dy: 2, h: laneH - 6, style: 'solid' };
+    case 'running':
+      return { dy: 5, h: laneH - 12, style: 'pale' };
+    default:
+      return { dy: 5, h: laneH - 12, style: 'solid' };
+  }
+}

@@ -11,7 +11,8 @@
  */
 import { emptyJournalText, PROTOCOL_VERSION, type TimelineHostToWebview, type TimelineWebviewToHost } from '../../shared/protocol.ts';
 import { fitMiddle, type Lane, type Mark, type Span, TimelineModel } from './model.ts';
-import { layoutSpans, type SpanTone } from './layout.ts';
+import { layoutSpans, MIN_RECONCILE_PX, reconcileBarShape, type SpanTone } from './layout.ts';
+import { laneItems, moveCursor, type NavCursor, type NavItem, type NavMove } from './nav.ts';
 import { fit, follow, labeledTicks, pan, tickLabel, timeToX, wheelZoomFactor, xToTime, zoomAt, type Viewport } from './viewport.ts';
 
 interface VsCodeApi {
@@ -49,6 +50,7 @@ const legend = el<HTMLElement>('legend');
 const emptyLine = el<HTMLElement>('empty');
 const emptyText = el<HTMLElement>('empty-text');
 const clearFilterButton = el<HTMLButtonElement>('clear-filter');
+const announcer = el<HTMLElement>('announce');
 const ctx = canvas.getContext('2d', { alpha: false })!;
 
 const saved = vscode.getState() as Partial<TimelineViewState> | undefined;
@@ -61,6 +63,8 @@ let scrollY = 0;
 let focusKey: string | undefined;
 let selectedSeq: number | undefined;
 let lanes: readonly Lane[] = [];
+/** The keyboard cursor (nav.ts): the item arrows moved to, drawn with a focus ring while the stage has focus. */
+let cursor: { readonly at: NavCursor; readonly item: NavItem } | undefined;
 let lanesDirty = true;
 
 const now = (): number => Date.now() + hostOffset;
@@ -92,7 +96,8 @@ function readPalette(): Palette {
     requeue: v('--vscode-charts-blue', '#3794ff'),
     cancelled: v('--vscode-disabledForeground', '#888888'),
     running: v('--vscode-charts-yellow', '#cca700'),
-    queue: v('--vscode-charts-yellow', '#cca700'),
+    // Not the running reconcile's yellow: a key waiting in the queue and a key being reconciled read apart.
+    queue: v('--vscode-charts-lines', 'rgba(128,128,128,0.7)'),
     backoff: v('--vscode-charts-orange', '#d18616'),
     waitRequeue: v('--vscode-charts-blue', '#3794ff'),
     event: v('--vscode-charts-purple', '#b180d7'),
@@ -228,8 +233,19 @@ function drawLane(lane: Lane, y: number, x0: number, width: number, t0: number, 
   for (const box of layoutSpans(spans, vp, width, tNow)) {
     const a = x0 + box.x;
     if (box.span.kind === 'reconcile') {
+      // Not by colour alone: a failed reconcile is a taller bar, a running one a pale bar with an outline.
+      const shape = reconcileBarShape(box.tone, LANE_H);
       ctx.fillStyle = toneColour(box.tone);
-      ctx.fillRect(a, y + 5, box.w, LANE_H - 12);
+      if (shape.style === 'pale') {
+        ctx.globalAlpha = 0.4;
+        ctx.fillRect(a, y + shape.dy, box.w, shape.h);
+        ctx.globalAlpha = 1;
+        ctx.strokeStyle = ctx.fillStyle;
+        ctx.lineWidth = 1;
+        ctx.strokeRect(a + 0.5, y + shape.dy + 0.5, Math.max(1, box.w - 1), shape.h - 1);
+      } else {
+        ctx.fillRect(a, y + shape.dy, box.w, shape.h);
+      }
     } else {
       ctx.fillStyle = toneColour(box.tone);
       ctx.globalAlpha = 0.55;
@@ -256,6 +272,35 @@ function drawLane(lane: Lane, y: number, x0: number, width: number, t0: number, 
     drawMark(mark, x, yMid);
   }
 }
+
+/**
+ * The keyboard cursor's focus ring (dashed, in the theme's focusBorder; the selection's ring is solid), drawn while
+ * the stage has keyboard focus and the cursor's lane is in view.
+ */
+function drawCursor(all: readonly Lane[], first: number, last: number, tNow: number): void {
+  if (!cursor || document.activeElement !== stage) return;
+  const i = all.findIndex((l) => l.key === cursor!.at.key);
+  if (i < first || i >= last) return;
+  const y = AXIS_H + i * LANE_H - scrollY;
+  const item = cursor.item;
+  let a = timeToX(vp, item.time);
+  let w = 0;
+  if (!isMarkKind(item.kind)) {
+    // A span open when the cursor reached it may have ended since: its end is read from the lane.
+    const span = item.end !== undefined ? undefined : all[i]!.spans.findLast((s) => s.seq === item.seq);
+    const end = item.end ?? span?.end ?? tNow;
+    w = Math.max(MIN_RECONCILE_PX, timeToX(vp, end) - a);
+  }
+  a = LABEL_W + a;
+  ctx.save();
+  ctx.strokeStyle = palette.selected;
+  ctx.lineWidth = 1.5;
+  ctx.setLineDash([3, 2]);
+  ctx.strokeRect(Math.round(a) - 9.5, y + 1.5, Math.round(w) + 19, LANE_H - 3);
+  ctx.restore();
+}
+
+const isMarkKind = (k: NavItem['kind']): boolean => k === 'event' || k === 'write' || k === 'action' || k === 'warning';
 
 let renderCount = 0;
 
@@ -318,6 +363,7 @@ function render(): void {
   ctx.rect(LABEL_W, AXIS_H, width, ch - AXIS_H);
   ctx.clip();
   for (let i = first; i < last; i++) drawLane(all[i]!, AXIS_H + i * LANE_H - scrollY, LABEL_W, width, t0, t1, tNow);
+  drawCursor(all, first, last, tNow);
   // "now" line.
   const xNow = LABEL_W + timeToX(vp, tNow);
   if (xNow >= LABEL_W && xNow <= cw) {
@@ -541,9 +587,11 @@ stage.addEventListener('pointerup', (ev: PointerEvent) => {
   }
   const hit = hitAt(ev.offsetX, ev.offsetY);
   if (hit) {
-    selectedSeq = hit.seq;
-    post({ type: 'openEntry', seq: hit.seq });
-    scheduleRender();
+    // The keyboard cursor moves to the clicked item too (arrows go on from there).
+    const lane = laneAt(ev.offsetY)!;
+    const item = laneItems(lane).find((x) => x.seq === hit.seq);
+    if (item) cursor = { at: { key: lane.key, seq: hit.seq }, item };
+    openItem(hit.seq);
   } else if (ev.offsetX < LABEL_W) {
     const lane = laneAt(ev.offsetY);
     if (lane) {
@@ -573,9 +621,68 @@ stage.addEventListener(
   },
   { passive: false },
 );
+/** The keys that move the keyboard cursor (nav.ts); with Shift, the arrows pan and scroll instead. */
+const NAV_KEYS: Readonly<Record<string, NavMove>> = { ArrowLeft: 'previous', ArrowRight: 'next', ArrowUp: 'laneUp', ArrowDown: 'laneDown', Home: 'first', End: 'last' };
+
+/**
+ * Moves the keyboard cursor: the item's lane is highlighted and scrolled into view, the view pans to its time when
+ * it is outside (Follow stops then), its tooltip shows beside it and the live region says the tooltip's text
+ * (with the lane's key first when the lane changed).
+ */
+function moveKeyboardCursor(move: NavMove): void {
+  const all = visibleLanes();
+  const r = moveCursor(all, cursor?.at, move, focusKey);
+  if (!r) {
+    announcer.textContent = 'No timeline items.';
+    return;
+  }
+  const laneChanged = cursor?.at.key !== r.cursor.key;
+  cursor = { at: r.cursor, item: r.item };
+  focusKey = r.cursor.key;
+  scrollToKey(r.cursor.key);
+  const w = plotWidth();
+  const x = timeToX(vp, r.item.time);
+  if (x < 12 || x > w - 12) {
+    setFollow(false);
+    vp = { start: r.item.time - (w / 2) * vp.msPerPx, msPerPx: vp.msPerPx };
+  }
+  announcer.textContent = laneChanged ? `${r.cursor.key}: ${r.item.label}` : r.item.label;
+  tooltip.textContent = r.item.label;
+  tooltip.hidden = false;
+  const laneY = AXIS_H + all.findIndex((l) => l.key === r.cursor.key) * LANE_H - scrollY;
+  const tx = LABEL_W + timeToX(vp, r.item.time);
+  tooltip.style.left = `${Math.max(0, Math.min(tx + 12, stage.clientWidth - tooltip.offsetWidth - 4))}px`;
+  tooltip.style.top = `${laneY + LANE_H + 2}px`;
+}
+
+/** What a click on the item does: select it and open its entry in the Event Log. */
+function openItem(seq: number): void {
+  selectedSeq = seq;
+  post({ type: 'openEntry', seq });
+  scheduleRender();
+}
+
+stage.addEventListener('focus', scheduleRender);
+stage.addEventListener('blur', () => {
+  tooltip.hidden = true;
+  scheduleRender();
+});
 stage.addEventListener('keydown', (ev: KeyboardEvent) => {
   const w = plotWidth();
+  const nav = ev.shiftKey || ev.ctrlKey || ev.metaKey || ev.altKey ? undefined : NAV_KEYS[ev.key];
+  if (nav) {
+    moveKeyboardCursor(nav);
+    ev.preventDefault();
+    saveState();
+    scheduleRender();
+    return;
+  }
   switch (ev.key) {
+    case 'Enter':
+      if (!cursor) return;
+      openItem(cursor.at.seq);
+      ev.preventDefault();
+      return;
     case 'ArrowLeft':
     case 'ArrowRight':
       setFollow(false);

@@ -7,10 +7,13 @@
 // Checks: a button and the Follow checkbox focused with Tab show the theme's focus colour (--vscode-focusBorder), not
 // the browser's own ring; a key cut to the Event Log's column has the whole key as its tooltip; a filter that hides
 // every entry says so and offers Clear Filters (and Escape in a filter box clears it); the Timeline's empty states
-// are text in the page (a screen reader reads them), with Clear Filter, and Escape clears its key box; the Event Log
+// are text in the page (a screen reader reads them), with Clear Filter, and Escape clears its key box; on the
+// Timeline's canvas, Home/arrows move a focus ring between marks and lanes and a live region says each item (its
+// tooltip's text, the lane's key first on a lane change), Enter opens the item in the Event Log as a click does; the Event Log
 // shows the selected entry's detail again after it was hidden and shown; the failing Lamp's error text stays text
-// (no element made of it).
-// Screenshots: test-output/screenshots/event-log-no-match.png, timeline-no-match.png.
+// (no element made of it); the Timeline's legend tells an error bar (taller) and a running one (outlined) by shape,
+// and queued apart from running by colour.
+// Screenshots: test-output/screenshots/event-log-no-match.png, timeline-no-match.png, timeline-keyboard.png.
 import * as assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { chmodSync, writeFileSync } from 'node:fs';
@@ -191,6 +194,15 @@ export default async function webviewKeyboardUi(t) {
       assert.ok(await tl.locator('#empty').isHidden(), 'no empty state with lanes shown');
       // The legend's colours have words, and a screen reader finds them as the legend.
       assert.match(await tl.getByRole('group', { name: 'Legend' }).textContent(), /reconcile ok.*error.*requeue/);
+      // Not by colour alone, and running and queued apart: the legend's swatches as the canvas draws them.
+      const swatch = (cls) => tl.locator(`#legend .swatch.${cls}`).evaluate((e) => {
+        const b = getComputedStyle(e, '::before');
+        return { bg: b.backgroundColor, h: b.height, border: b.borderTopStyle };
+      });
+      const [ok, err, run, queue] = [await swatch('ok'), await swatch('err'), await swatch('run'), await swatch('queue')];
+      assert.ok(parseFloat(err.h) > parseFloat(ok.h), `an error bar is taller: ${JSON.stringify({ ok, err })}`);
+      assert.equal(run.border, 'solid', `a running bar has an outline: ${JSON.stringify(run)}`);
+      assert.notEqual(run.bg, queue.bg, `running and queued differ in colour: ${JSON.stringify({ run, queue })}`);
       await tl.locator('#filter-key').fill('no-such-lamp');
       const empty = await eventually('the empty state', () => tl.locator('#empty:not([hidden]) [role="status"]').textContent().catch(() => ''), (s) => (s ?? '') !== '');
       assert.equal(empty, 'No lane matches the key filter.');
@@ -207,6 +219,69 @@ export default async function webviewKeyboardUi(t) {
       await tl.locator('#filter-key').focus();
       await page.keyboard.press('Tab');
       assertThemeRing(await focusRing(tl), 'zoom-in');
+    });
+
+    await t.step('Timeline by keyboard: arrows move between marks and lanes, a live region says each, Enter opens it as a click does', async () => {
+      const tl = await webviewFrame(page, '#stage', 'Timeline');
+      const stage = tl.locator('#stage');
+      assert.equal(await stage.getAttribute('role'), 'application');
+      assert.match(await stage.getAttribute('aria-label'), /arrows move between a lane's items/);
+      const live = tl.locator('#announce');
+      assert.equal(await live.getAttribute('role'), 'status');
+      assert.equal(await live.getAttribute('aria-live'), 'polite');
+      const said = async () => (await live.textContent()) ?? '';
+      await stage.focus();
+      // One key at a time, each read back from the live region (it changes as the webview handles the key).
+      const press = async (key, before) => {
+        await page.keyboard.press(key);
+        return eventually(`the live region after ${key}`, said, (s) => s !== '' && s !== before);
+      };
+      const lanePrefix = new RegExp(`^(${ns}/[a-z0-9-]+): `);
+      let text = await press('Home', '');
+      let lane = lanePrefix.exec(text)?.[1];
+      assert.ok(lane, `the first item says its lane: ${JSON.stringify(text)}`);
+      // Right: the lane's next item (same lane: no key first), the text its tooltip shows.
+      const first = text.slice(lane.length + 2);
+      text = await press('ArrowRight', text);
+      assert.notEqual(text, first, 'another item');
+      assert.equal(await tl.locator('#tooltip:not([hidden])').textContent(), text, 'the tooltip beside it says the same');
+      // Down until porch's lane (the Event Log's key filter shows porch's entries).
+      for (let i = 0; i < 4 && lane !== `${ns}/porch`; i++) {
+        text = await press('ArrowDown', text);
+        const next = lanePrefix.exec(text)?.[1];
+        assert.ok(next && next !== lane, `a lane change says the new lane: ${JSON.stringify(text)}`);
+        lane = next;
+      }
+      assert.equal(lane, `${ns}/porch`);
+      text = await press('End', text);
+      const label = text.startsWith(`${lane}: `) ? text.slice(lane.length + 2) : text;
+      await t.screenshot('timeline-keyboard');
+      // The focused item has a dashed ring in the theme's focusBorder on the canvas while the Timeline has focus:
+      // pixels of that colour that go when the focus leaves (the "now" line and a selection keep theirs).
+      const focusPixels = () => tl.evaluate(async () => {
+        await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))); // the frame after the change
+        const probe = document.createElement('span');
+        probe.style.color = 'var(--vscode-focusBorder)';
+        document.body.appendChild(probe);
+        const [r, g, b] = getComputedStyle(probe).color.match(/\d+/g).map(Number);
+        probe.remove();
+        const c = document.getElementById('canvas');
+        const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+        let n = 0;
+        for (let i = 0; i < d.length; i += 4) if (Math.abs(d[i] - r) < 8 && Math.abs(d[i + 1] - g) < 8 && Math.abs(d[i + 2] - b) < 8) n++;
+        return n;
+      });
+      const focused = await focusPixels();
+      await tl.locator('#filter-key').focus();
+      const blurred = await focusPixels();
+      assert.ok(focused > blurred + 20, `focus ring pixels: ${focused} focused, ${blurred} not`);
+      await stage.focus();
+      await page.keyboard.press('Enter');
+      await eventually('the Event Log to be the active editor', () => page.locator('.tabs-container .tab.active').textContent(), (s) => /Event Log/.test(s ?? ''));
+      const log = await webviewFrame(page, '#detail:not([hidden])', 'Event Log detail');
+      // A mark's label is its entry's summary; a bar's starts with its first entry's (then "→ how it ended").
+      const title = await eventually('the entry\'s detail', () => log.locator('#detail-title').textContent().catch(() => ''), (s) => s !== '' && label.startsWith(s));
+      assert.ok(label.startsWith(title), `detail ${JSON.stringify(title)} for ${JSON.stringify(label)}`);
     });
   } finally {
     await kube.json({ method: 'DELETE', path: `/api/v1/namespaces/${ns}` }).catch(() => {});

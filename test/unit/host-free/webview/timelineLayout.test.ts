@@ -4,7 +4,7 @@ import { FakeClock } from '../../../fakes/fakeClock.ts';
 import { createJournal } from '../../../../src/core/journal/journal.ts';
 import { toTimeline } from '../../../../src/host/webview/timelineView.ts';
 import { TimelineModel } from '../../../../src/webview/timeline/model.ts';
-import { layoutSpans, MIN_RECONCILE_PX } from '../../../../src/webview/timeline/layout.ts';
+import { layoutSpans, MIN_RECONCILE_PX, reconcileBarShape } from '../../../../src/webview/timeline/layout.ts';
 import { fit, MIN_MS_PER_PX, wheelZoomFactor, zoomAt, type Viewport } from '../../../../src/webview/timeline/viewport.ts';
 
 const PRIMARY = 'widgets.lab.reconcile.dev';
@@ -101,5 +101,23 @@ describe('timeline wheel zoom', () => {
     for (let i = 0; i < 200; i++) vp = zoomAt(vp, wheelZoomFactor(-300, 0, 800), 500);
     assert.equal(vp.msPerPx, MIN_MS_PER_PX);
     assert.ok(MIN_MS_PER_PX * 1000 >= 100);
+  });
+});
+
+describe('reconcile bar shapes: state is not told by colour alone', () => {
+  const LANE_H = 24;
+  it('a failed reconcile (error, terminal) is taller than an ok one, and covers it; a running one is pale with an outline', () => {
+    const ok = reconcileBarShape('ok', LANE_H);
+    for (const tone of ['error', 'terminal'] as const) {
+      const failed = reconcileBarShape(tone, LANE_H);
+      assert.ok(failed.h > ok.h, `${tone} is taller`);
+      assert.ok(failed.dy <= ok.dy && failed.dy + failed.h >= ok.dy + ok.h, `${tone} covers an ok bar's rows`);
+      assert.ok(failed.dy >= 0 && failed.dy + failed.h <= LANE_H, `${tone} stays in its lane`);
+      assert.equal(failed.style, 'solid');
+    }
+    assert.equal(ok.style, 'solid');
+    assert.equal(reconcileBarShape('running', LANE_H).style, 'pale');
+    assert.notDeepEqual(reconcileBarShape('running', LANE_H), ok);
+    for (const tone of ['requeue', 'cancelled'] as const) assert.deepEqual(reconcileBarShape(tone, LANE_H), ok);
   });
 });
