@@ -557,9 +557,13 @@ export function createModuleReconciler(options: ModuleReconcilerOptions): Reconc
     const def = mod.default as { reconcile?: unknown } | ((...a: unknown[]) => unknown) | undefined;
     const fn = mod.reconcile ?? (typeof def === 'function' ? def : def?.reconcile);
     if (typeof fn !== 'function') {
-      // What it exports instead, when one is close to "reconcile" (a typo such as reconcilee or Reconcile).
-      const names = [...Object.keys(mod), ...(def && typeof def === 'object' ? Object.keys(def).map((k) => `default.${k}`) : [])];
-      const close = closestNames('reconcile', names.map((n) => n.replace(/^default\./, ''))).map((n) => names.find((x) => x === n || x === `default.${n}`)!);
+      // What it exports instead, when one is close to "reconcile" (a typo such as reconcilee, or Go's Reconcile), named
+      // as the user wrote it: a key of a default-exported object (export default { Reconcile }) and of a CommonJS
+      // module.exports (which the import sees as the default export) is Reconcile, not default.Reconcile; the
+      // import's own names for the CommonJS object (default, and Node's "module.exports") are no export of the user's.
+      const names = [...new Set([...Object.keys(mod), ...(def && typeof def === 'object' ? Object.keys(def) : [])])]
+        .filter((n) => n !== 'default' && n !== 'module.exports');
+      const close = closestNames('reconcile', names);
       const a = (v: unknown) => `${/^[aeiou]/.test(typeof v) ? 'an' : 'a'} ${typeof v}`;
       // A named export that is an object with a reconcile method (export const reconciler = { reconcile() {…} }).
       const holder = Object.keys(mod).find((k) => k !== 'default' && typeof (mod[k] as { reconcile?: unknown } | null)?.reconcile === 'function');

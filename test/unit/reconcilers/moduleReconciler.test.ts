@@ -125,7 +125,11 @@ test('missing file, missing export, a throw at load time and an invalid result a
   // What it exports instead is named when it is close to reconcile, or not a function.
   for (const [file, code, said] of [
     ['typo.ts', 'export async function reconcilee() { return {}; }\n', '(it exports reconcilee: did you mean reconcile?)'],
-    ['capital.ts', 'export default { Reconcile() { return {}; } };\n', '(it exports default.Reconcile: did you mean reconcile?)'],
+    // Go's capital, named as written: no default. of the import's namespace, for ESM and CommonJS alike.
+    ['capital.ts', 'export default { Reconcile() { return {}; } };\n', '(it exports Reconcile: did you mean reconcile?)'],
+    ['capital.cjs', 'module.exports = { Reconcile() { return {}; } };\n', '(it exports Reconcile: did you mean reconcile?)'],
+    ['capital-exports.js', 'exports.Reconcile = async () => ({});\n', '(it exports Reconcile: did you mean reconcile?)'],
+    ['capital.cts', 'module.exports = { Reconciler: () => ({}) };\n', '(it exports Reconciler: did you mean reconcile?)'],
     ['notfn.ts', 'export const reconcile = { run() {} };\n', '(its reconcile export is an object, not a function)'],
     ['number.ts', 'export default 42;\n', '(its default export is a number, not a function)'],
     ['holder.ts', 'export const reconciler = { async reconcile() { return {}; } };\n', '(it exports reconciler, an object with a reconcile method: make it the default export, export default reconciler, or export the method, export const reconcile = reconciler.reconcile.bind(reconciler))'],
