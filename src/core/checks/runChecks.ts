@@ -460,7 +460,7 @@ function failingReconciles(run: CheckRun, scratchKey: ObjectKey): { errors: numb
  * file is what to fix, not the way it reports waiting.
  */
 export function failingAdvice(kind: CheckReconcilerKind, message: string): string {
-  if (kind === 'module' && /^cannot compile |^loading .* failed: |must export a function "reconcile\(request, ctx\)"|: reconcile\(\) (must resolve to a Result|returned a Result with )|: requeueAfterMs must be a number/.test(message)) {
+  if (kind === 'module' && /^cannot compile |^loading .* failed: |must export a function "reconcile\(request, ctx\)"|: reconcile\(\) (must resolve to a Result|returned a Result with )|: (requeueAfterMs|reason|priority|requeue) must be (a|an) (number|string|integer|boolean)/.test(message)) {
     return 'The error is about the module itself, not the object: Reconcile Lab cannot use it as it is (it does not compile or load, lacks the reconcile export, or reconcile() returned something that is no Result), so every reconcile fails the same way. Fix the module file; a running loop picks up the saved file at its next retry.';
   }
   if (kind === 'module') return 'If the object cannot be made ready until something else changes, return { requeueAfterMs, reason } (or throw an error with terminal: true for a spec that can never work) instead of throwing; otherwise fix what fails.';

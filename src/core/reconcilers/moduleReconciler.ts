@@ -132,6 +132,29 @@ export type FrameMapper = (url: string, line: number, column: number) => { file:
 /** The fields of a {@link Result}, as a module returns it. */
 const RESULT_FIELDS = ['requeueAfterMs', 'reason', 'priority', 'requeue'] as const;
 
+/**
+ * What is wrong with a Result object a module's reconcile() returned, every problem at once (a fix of one must not
+ * only uncover the next), each with its fix; undefined when nothing is. A misspelt field ("requeueAfter", Go's
+ * "RequeueAfter") would be dropped silently, and with it the requeue, so it is a problem too. One problem keeps its
+ * own sentence (`requeueAfterMs must be a number >= 0 (got "soon")`, `reconcile() returned a Result with unknown field
+ * "requeueAfter" (did you mean "requeueAfterMs"?); a Result has …`); several are `reconcile() returned a Result with N
+ * problems: …`, the wrong values first, the unknown fields and the list of a Result's fields last.
+ */
+export function resultProblem(r: Record<string, unknown>): string | undefined {
+  const wrong: string[] = [];
+  const bad = (field: string, want: string) => wrong.push(`${field} must be ${want} (got ${JSON.stringify(r[field]) ?? typeof r[field]})`);
+  const { requeueAfterMs: ms, reason, priority, requeue } = r;
+  if (ms !== undefined && (typeof ms !== 'number' || !Number.isFinite(ms) || ms < 0)) bad('requeueAfterMs', 'a number >= 0');
+  if (reason !== undefined && typeof reason !== 'string') bad('reason', 'a string');
+  if (priority !== undefined && !Number.isSafeInteger(priority)) bad('priority', 'an integer');
+  if (requeue !== undefined && typeof requeue !== 'boolean') bad('requeue', 'a boolean');
+  const unknown = unknownFieldsMessage(Object.keys(r), RESULT_FIELDS, 'a Result has');
+  const unknownCount = Object.keys(r).filter((k) => !(RESULT_FIELDS as readonly string[]).includes(k)).length;
+  if (!unknown) return wrong.length > 1 ? `reconcile() returned a Result with ${wrong.length} problems: ${wrong.join('; ')}` : wrong[0];
+  if (!wrong.length) return `reconcile() returned a Result with ${unknown}`;
+  return `reconcile() returned a Result with ${wrong.length + unknownCount} problems: ${wrong.join('; ')}; ${unknown}`;
+}
+
 /** How many of the module's own stack frames an error message lists. */
 const MAX_FRAMES = 5;
 
@@ -613,13 +636,8 @@ export function createModuleReconciler(options: ModuleReconcilerOptions): Reconc
     }
     if (r === undefined || r === null) return {};
     if (typeof r !== 'object') throw new ModuleReconcilerError('result', `${path}: reconcile() must resolve to a Result object or undefined (got ${typeof r})`);
-    // A misspelt field ("requeueAfter", Go's "RequeueAfter") would be dropped silently, and with it the requeue.
-    const unknown = unknownFieldsMessage(Object.keys(r), RESULT_FIELDS, 'a Result has');
-    if (unknown) throw new ModuleReconcilerError('result', `${path}: reconcile() returned a Result with ${unknown}`);
-    const ms = (r as Result).requeueAfterMs;
-    if (ms !== undefined && (typeof ms !== 'number' || !Number.isFinite(ms) || ms < 0)) {
-      throw new ModuleReconcilerError('result', `${path}: requeueAfterMs must be a number >= 0 (got ${JSON.stringify(ms)})`);
-    }
+    const problem = resultProblem(r as Record<string, unknown>);
+    if (problem) throw new ModuleReconcilerError('result', `${path}: ${problem}`);
     return r as Result;
   }
 

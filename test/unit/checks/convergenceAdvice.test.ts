@@ -45,6 +45,8 @@ test('failingAdvice: in the terms of the reconciler\'s protocol; a module refuse
     '/w/pizza.ts: reconcile() returned a Result with unknown field "requeueAfter" (did you mean "requeueAfterMs"?); a Result has requeueAfterMs, reason, priority, requeue',
     '/w/pizza.ts: reconcile() must resolve to a Result object or undefined (got string)',
     '/w/pizza.ts: requeueAfterMs must be a number >= 0 (got "5s")',
+    '/w/pizza.ts: requeue must be a boolean (got "yes")',
+    '/w/pizza.ts: reconcile() returned a Result with 2 problems: requeue must be a boolean (got "yes"); unknown field "requeueAfter" (did you mean "requeueAfterMs"?); a Result has requeueAfterMs, reason, priority, requeue',
     'cannot compile /w/pizza.ts:\npizza.ts:1:23: Unexpected ";"',
     'loading /w/pizza.ts failed: SyntaxError: "undefined" is not valid JSON',
     '/w/pizza.ts must export a function "reconcile(request, ctx)" (named export, default export, or default { reconcile }) (it exports reconciler: did you mean reconcile?)',

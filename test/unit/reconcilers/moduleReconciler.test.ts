@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createModuleReconciler, formatCompileErrors, locateModuleSyntaxError, moduleExtensionProblem, moduleNotFoundMessage, ModuleReconcilerError, swcMessageAt, syntaxErrorAt, userFrames } from '../../../src/core/reconcilers/moduleReconciler.ts';
+import { createModuleReconciler, formatCompileErrors, locateModuleSyntaxError, moduleExtensionProblem, moduleNotFoundMessage, ModuleReconcilerError, resultProblem, swcMessageAt, syntaxErrorAt, userFrames } from '../../../src/core/reconcilers/moduleReconciler.ts';
 import { isTerminal } from '../../../src/core/controller/reconcile.ts';
 import { statusOnlyClient, testContext, until, widget } from './helpers.ts';
 
@@ -144,6 +144,18 @@ test('missing file, missing export, a throw at load time and an invalid result a
   const misspelt = createModuleReconciler({ path: write('misspelt.ts', 'export function reconcile() { return { requeueAfter: 5000, reason: "waiting" }; }\n') });
   await assert.rejects(misspelt.reconcile(req, ctx), (e: unknown) => e instanceof ModuleReconcilerError && e.kind === 'result' &&
     e.message.endsWith('misspelt.ts: reconcile() returned a Result with unknown field "requeueAfter" (did you mean "requeueAfterMs"?); a Result has requeueAfterMs, reason, priority, requeue'));
+  // Every problem of a Result at once, each with its fix (a fix of one must not merely uncover the next).
+  const twoWrong = createModuleReconciler({ path: write('twowrong.ts', 'export function reconcile() { return { requeue: "yes", requeueAfter: 5000 }; }\n') });
+  await assert.rejects(twoWrong.reconcile(req, ctx), (e: unknown) => e instanceof ModuleReconcilerError && e.kind === 'result' &&
+    e.message === `${join(dir, 'twowrong.ts')}: reconcile() returned a Result with 2 problems: requeue must be a boolean (got "yes"); unknown field "requeueAfter" (did you mean "requeueAfterMs"?); a Result has requeueAfterMs, reason, priority, requeue`);
+  assert.equal(resultProblem({ requeueAfterMs: -1, reason: 7, priority: 1.5 }), 'reconcile() returned a Result with 3 problems: requeueAfterMs must be a number >= 0 (got -1); reason must be a string (got 7); priority must be an integer (got 1.5)');
+  assert.equal(resultProblem({ requeue: 1 }), 'requeue must be a boolean (got 1)');
+  assert.equal(resultProblem({ requeueAfterMs: 'soon' }), 'requeueAfterMs must be a number >= 0 (got "soon")');
+  assert.equal(resultProblem({ RequeueAfter: 5, Requeue: true }), 'reconcile() returned a Result with unknown fields "RequeueAfter" (did you mean "requeueAfterMs"?), "Requeue" (did you mean "requeue"?); a Result has requeueAfterMs, reason, priority, requeue');
+  assert.equal(resultProblem({ requeueAfterMs: 0, reason: '', priority: -3, requeue: false }), undefined);
+  // The loop keeps running: the next reconcile, of the fixed file, succeeds.
+  write('twowrong.ts', 'export function reconcile() { return { requeue: true }; }\n');
+  assert.deepEqual(await twoWrong.reconcile(req, ctx), { requeue: true });
   const allKnown = createModuleReconciler({ path: write('allknown.ts', 'export function reconcile() { return { requeueAfterMs: 5, reason: "r", priority: 1, requeue: false }; }\n') });
   assert.deepEqual(await allKnown.reconcile(req, ctx), { requeueAfterMs: 5, reason: 'r', priority: 1, requeue: false });
 });
