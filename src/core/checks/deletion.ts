@@ -3,6 +3,7 @@ import type { JournalEntry } from '../journal/journal.ts';
 import { isNotFound } from '../k8s/client.ts';
 import type { ObjectKey } from '../k8s/keys.ts';
 import type { KubeObject } from '../k8s/objects.ts';
+import type { CheckReconcilerKind } from './types.ts';
 
 /**
  * The deletion check's oracle and its wait (the check itself is in runChecks.ts): after the scratch copy settled,
@@ -134,9 +135,10 @@ export function goneIndex(entries: readonly JournalEntry[], from: number, key: O
  * once the copy no longer existed, from {@link reconcilesAfter}); undefined when none failed. Its last delete event
  * queues the key once more, and a reconcile of a key whose object is gone has nothing to do: an error there (a `Get`
  * whose NotFound is returned instead of ignored is the classic) is retried with backoff for as long as the process
- * runs, for an object that will never come back.
+ * runs, for an object that will never come back. The advice is in the terms of the reconciler (`kind`), as
+ * {@link goneAdvice} words it.
  */
-export function failsWhenGoneProblem(afterGone: Pick<DeletionObservation, 'reconciles' | 'failures' | 'lastFailed'>): DeletionProblem | undefined {
+export function failsWhenGoneProblem(afterGone: Pick<DeletionObservation, 'reconciles' | 'failures' | 'lastFailed'>, kind: CheckReconcilerKind): DeletionProblem | undefined {
   // A failure followed by a success recovered on its own: the classic is the finalizer's removal racing the cache (an
   // event of a child queues the key while the cache still holds the Terminating object, whose finalizer `Update` then
   // gets NotFound, and the retry's Get finds it gone). See recoveredAfterGone.
@@ -145,8 +147,28 @@ export function failsWhenGoneProblem(afterGone: Pick<DeletionObservation, 'recon
   const notFound = /not ?found|404/i.test(last.message);
   return {
     title: `Fails after the object is gone: ${afterGone.failures.length} of ${afterGone.reconciles} reconcile(s) failed, last with: ${clip(last.message)}`,
-    explanation: `The copy was deleted and is gone, and its last delete event queued the key once more, as it always does. That reconcile has nothing to do, yet it failed (${afterGone.failures.length} of ${afterGone.reconciles} reconcile(s) after the copy was gone${afterGone.lastFailed ? (last.terminal ? ', the last one terminal' : ', still retried with backoff') : ''}), last with: ${clip(last.message)}. ${last.terminal ? 'A terminal error is logged as a failure for an object that no longer exists' : 'A failing key is retried with backoff for as long as the process runs, for an object that will never come back: log noise, a queue that never forgets the key, and retry metrics that never settle'}. ${notFound ? 'Treat NotFound on the first read as "nothing to do": `return ctrl.Result{}, client.IgnoreNotFound(err)` (a module: catch the 404 and return).' : 'Return success when the object is gone: read it first and stop when it is not found.'}`,
+    explanation: `The copy was deleted and is gone, and its last delete event queued the key once more, as it always does. That reconcile has nothing to do, yet it failed (${afterGone.failures.length} of ${afterGone.reconciles} reconcile(s) after the copy was gone${afterGone.lastFailed ? (last.terminal ? ', the last one terminal' : ', still retried with backoff') : ''}), last with: ${clip(last.message)}. ${last.terminal ? 'A terminal error is logged as a failure for an object that no longer exists' : 'A failing key is retried with backoff for as long as the process runs, for an object that will never come back: log noise, a queue that never forgets the key, and retry metrics that never settle'}. ${goneAdvice(kind, notFound)}`,
   };
+}
+
+/**
+ * What {@link failsWhenGoneProblem} advises, in the reconciler's own terms (`kind`): a Go controller's
+ * `client.IgnoreNotFound(err)` on its Get and on the cleanup's Delete, a module's 404 caught around `ctx.client.get` /
+ * `delete`, an exec program's null `object` on stdin and `--ignore-not-found`; the lab reconciler (Reconcile Lab's
+ * own) the plain words. `notFound`: the last error was a NotFound (the read, or a delete, that did not ignore it).
+ */
+export function goneAdvice(kind: CheckReconcilerKind, notFound: boolean): string {
+  const lead = notFound ? 'Treat NotFound as "nothing to do"' : 'Return success when the object is gone: read it first and stop when it is not found';
+  switch (kind) {
+    case 'go':
+      return `${lead}: \`if err := r.Get(ctx, req.NamespacedName, obj); err != nil { return ctrl.Result{}, client.IgnoreNotFound(err) }\` on the Get of the object, and \`client.IgnoreNotFound(err)\` on the Delete of what the cleanup removes (already gone is done).`;
+    case 'module':
+      return `${lead}: catch the 404 of \`ctx.client.get(ctx.primary, request.namespace, request.name, ctx.signal)\` and return \`{}\` (\`if (e.code === 404) return {};\`), and treat a 404 of the cleanup's \`ctx.client.delete\` as done.`;
+    case 'exec':
+      return `${lead}: when \`object\` on stdin is null, print \`{}\` and exit 0, and treat a NotFound of kubectl as done (\`kubectl get … --ignore-not-found\`, \`kubectl delete … --ignore-not-found\`).`;
+    default:
+      return `${lead}${notFound ? ' on the first read, and a NotFound of the cleanup\'s delete as done' : ''}.`;
+  }
 }
 
 /**

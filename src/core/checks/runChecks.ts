@@ -1582,7 +1582,7 @@ async function checkDeletion(ctx: KeyContext, parts: CheckTimingPart[], learned:
       await timed(ctx, parts, 'after the delete, until settled', () => settle(ctx.env, run, ctx.boundMs));
       // The reconciles of the key once its object was gone must not fail.
       const afterGone = reconcilesAfter(run.entries, copy.scratchKey, goneIndex(run.entries, from, copy.scratchKey, primary));
-      const gone = failsWhenGoneProblem(afterGone);
+      const gone = failsWhenGoneProblem(afterGone, ctx.o.reconcilerSpec.kind);
       const recovered = recoveredAfterGone(afterGone);
       if (recovered) verdictResult = { ...verdictResult, message: `${verdictResult.message}; ${recovered}` };
       if (gone) {

@@ -172,20 +172,40 @@ test('goneIndex: right after the last successful write to the deleted object (it
 });
 
 test('failsWhenGoneProblem: none without failures; a NotFound names IgnoreNotFound, another error says to stop when not found', () => {
-  assert.equal(failsWhenGoneProblem({ reconciles: 1, failures: [], lastFailed: false }), undefined);
-  const nf = failsWhenGoneProblem({ reconciles: 4, failures: [{ message: 'widgets.lab.reconcile.dev "w" not found', terminal: false }, { message: 'widgets.lab.reconcile.dev "w" not found', terminal: false }], lastFailed: true })!;
+  assert.equal(failsWhenGoneProblem({ reconciles: 1, failures: [], lastFailed: false }, 'go'), undefined);
+  const nf = failsWhenGoneProblem({ reconciles: 4, failures: [{ message: 'widgets.lab.reconcile.dev "w" not found', terminal: false }, { message: 'widgets.lab.reconcile.dev "w" not found', terminal: false }], lastFailed: true }, 'go')!;
   assert.equal(nf.title, 'Fails after the object is gone: 2 of 4 reconcile(s) failed, last with: widgets.lab.reconcile.dev "w" not found');
   assert.match(nf.explanation, /its last delete event queued the key once more[^]*still retried with backoff[^]*for as long as the process runs[^]*client\.IgnoreNotFound\(err\)/);
-  const other = failsWhenGoneProblem({ reconciles: 1, failures: [{ message: 'registry unreachable', terminal: true }], lastFailed: true })!;
+  const other = failsWhenGoneProblem({ reconciles: 1, failures: [{ message: 'registry unreachable', terminal: true }], lastFailed: true }, 'lab')!;
   assert.match(other.explanation, /the last one terminal[^]*A terminal error is logged as a failure[^]*Return success when the object is gone/);
   assert.doesNotMatch(other.explanation, /IgnoreNotFound/);
+});
+
+test('failsWhenGoneProblem: the advice is in the reconciler\'s own terms: a Go controller\'s client.IgnoreNotFound on its Get and Delete, a module\'s 404, an exec program\'s null object and --ignore-not-found', () => {
+  const gone = { reconciles: 2, failures: [{ message: 'widgets.lab.reconcile.dev "w" not found', terminal: false }], lastFailed: true };
+  const go = failsWhenGoneProblem(gone, 'go')!.explanation;
+  assert.match(go, /Treat NotFound as "nothing to do": `if err := r\.Get\(ctx, req\.NamespacedName, obj\); err != nil \{ return ctrl\.Result\{\}, client\.IgnoreNotFound\(err\) \}` on the Get of the object, and `client\.IgnoreNotFound\(err\)` on the Delete of what the cleanup removes/, go);
+  assert.doesNotMatch(go, /404|a module|stdin/, go);
+  const mod = failsWhenGoneProblem(gone, 'module')!.explanation;
+  assert.match(mod, /catch the 404 of `ctx\.client\.get\(ctx\.primary, request\.namespace, request\.name, ctx\.signal\)` and return `\{\}`[^]*404 of the cleanup's `ctx\.client\.delete` as done/, mod);
+  assert.doesNotMatch(mod, /IgnoreNotFound|ctrl\.Result|stdin/, mod);
+  const exec = failsWhenGoneProblem(gone, 'exec')!.explanation;
+  assert.match(exec, /when `object` on stdin is null, print `\{\}` and exit 0[^]*--ignore-not-found/, exec);
+  assert.doesNotMatch(exec, /IgnoreNotFound|ctrl\.Result|ctx\.client/, exec);
+  const lab = failsWhenGoneProblem(gone, 'lab')!.explanation;
+  assert.match(lab, /Treat NotFound as "nothing to do" on the first read, and a NotFound of the cleanup's delete as done\.$/, lab);
+  assert.doesNotMatch(lab, /IgnoreNotFound|ctrl\.Result|ctx\.client|stdin/, lab);
+  // Another error: read first and stop when not found, still in its own terms.
+  const other = { reconciles: 1, failures: [{ message: 'registry unreachable', terminal: false }], lastFailed: true };
+  assert.match(failsWhenGoneProblem(other, 'go')!.explanation, /Return success when the object is gone: read it first and stop when it is not found: `if err := r\.Get/);
+  assert.match(failsWhenGoneProblem(other, 'exec')!.explanation, /stop when it is not found: when `object` on stdin is null/);
 });
 
 test('failsWhenGoneProblem: a failure the next reconcile recovered from is no finding, only words for the message', () => {
   // The finalizer's Update racing the cache: a child's event queues the key while the cache still holds the
   // Terminating object; its Update gets NotFound, the retry's Get finds the object gone and succeeds.
   const after = { reconciles: 2, failures: [{ message: 'tenants.infra.example.dev "acme" not found', terminal: false }], lastFailed: false };
-  assert.equal(failsWhenGoneProblem(after), undefined);
+  assert.equal(failsWhenGoneProblem(after, 'go'), undefined);
   assert.equal(recoveredAfterGone(after), '1 of 2 reconcile(s) after it was gone failed (last: tenants.infra.example.dev "acme" not found; a reconcile that still read the Terminating object from the cache), then one succeeded');
   assert.equal(recoveredAfterGone({ reconciles: 1, failures: [{ message: 'x not found', terminal: false }], lastFailed: true }), undefined);
   assert.equal(recoveredAfterGone({ reconciles: 1, failures: [], lastFailed: false }), undefined);
