@@ -204,17 +204,23 @@ export function parseExecOutput(text: string): ExecOutput {
   }
   if (!doc || typeof doc !== 'object' || Array.isArray(doc)) throw new Error('stdout must be one JSON object');
   const o = doc as Record<string, unknown>;
-  // A misspelt field ("requeueAfter", Go's "RequeueAfter") would be dropped silently, and with it the requeue.
+  // Every problem at once, each with its fix (a fix of one must not merely uncover the next): the wrong values first,
+  // then the unknown fields (a misspelt one, "requeueAfter" or Go's "RequeueAfter", would be dropped silently, and
+  // with it the requeue) with the list of the output's fields. One problem is its own sentence.
+  const wrong: string[] = [];
+  const bad = (field: string, want: string) => wrong.push(`"${field}" must be ${want} (got ${JSON.stringify(o[field])})`);
+  if (o.requeueAfterMs !== undefined && (typeof o.requeueAfterMs !== 'number' || !Number.isFinite(o.requeueAfterMs) || o.requeueAfterMs < 0)) bad('requeueAfterMs', 'a number of milliseconds >= 0, e.g. 5000 for 5 s');
+  if (o.reason !== undefined && typeof o.reason !== 'string') bad('reason', 'a string');
+  if (o.priority !== undefined && !Number.isSafeInteger(o.priority)) bad('priority', 'an integer');
+  if (o.error !== undefined && o.error !== null && typeof o.error !== 'string') bad('error', 'a string');
+  if (o.terminal !== undefined && typeof o.terminal !== 'boolean') bad('terminal', 'a boolean');
+  if (o.status !== undefined && o.status !== null && (typeof o.status !== 'object' || Array.isArray(o.status))) bad('status', 'an object');
+  if (o.log !== undefined && typeof o.log !== 'string' && !(Array.isArray(o.log) && o.log.every((l) => typeof l === 'string'))) bad('log', 'a string or an array of strings');
   const unknown = unknownFieldsMessage(Object.keys(o), EXEC_OUTPUT_FIELDS, 'the output fields are');
-  if (unknown) throw new Error(unknown);
-  const bad = (field: string, want: string) => new Error(`"${field}" must be ${want} (got ${JSON.stringify(o[field])})`);
-  if (o.requeueAfterMs !== undefined && (typeof o.requeueAfterMs !== 'number' || !Number.isFinite(o.requeueAfterMs) || o.requeueAfterMs < 0)) throw bad('requeueAfterMs', 'a number of milliseconds >= 0, e.g. 5000 for 5 s');
-  if (o.reason !== undefined && typeof o.reason !== 'string') throw bad('reason', 'a string');
-  if (o.priority !== undefined && !Number.isSafeInteger(o.priority)) throw bad('priority', 'an integer');
-  if (o.error !== undefined && o.error !== null && typeof o.error !== 'string') throw bad('error', 'a string');
-  if (o.terminal !== undefined && typeof o.terminal !== 'boolean') throw bad('terminal', 'a boolean');
-  if (o.status !== undefined && o.status !== null && (typeof o.status !== 'object' || Array.isArray(o.status))) throw bad('status', 'an object');
-  if (o.log !== undefined && typeof o.log !== 'string' && !(Array.isArray(o.log) && o.log.every((l) => typeof l === 'string'))) throw bad('log', 'a string or an array of strings');
+  const count = wrong.length + Object.keys(o).filter((k) => !(EXEC_OUTPUT_FIELDS as readonly string[]).includes(k)).length;
+  if (unknown && !wrong.length) throw new Error(unknown);
+  if (wrong.length === 1 && !unknown) throw new Error(wrong[0]);
+  if (count > 1) throw new Error(`${count} problems: ${[...wrong, ...(unknown ? [unknown] : [])].join('; ')}`);
   const out: ExecOutput = {};
   if (typeof o.requeueAfterMs === 'number') out.requeueAfterMs = o.requeueAfterMs;
   if (typeof o.reason === 'string') out.reason = o.reason;

@@ -54,6 +54,13 @@ test('parseExecOutput: a misspelt field is an error naming the field meant (the 
   assert.throws(() => parseExecOutput('done\nnot json either'), /^Error: stdout is not valid JSON \(/);
 });
 
+test('parseExecOutput: every problem of the output in one message, each with its fix', () => {
+  assert.throws(() => parseExecOutput('{"terminal": "yes", "requeueAfter": 5000}'), (e: Error) =>
+    e.message === '2 problems: "terminal" must be a boolean (got "yes"); unknown field "requeueAfter" (did you mean "requeueAfterMs"?); the output fields are requeueAfterMs, reason, priority, error, terminal, status, log');
+  assert.throws(() => parseExecOutput('{"requeueAfterMs": "5s", "priority": 1.5}'), (e: Error) =>
+    e.message === '2 problems: "requeueAfterMs" must be a number of milliseconds >= 0, e.g. 5000 for 5 s (got "5s"); "priority" must be an integer (got 1.5)');
+});
+
 test('parseExecOutput: a JSON object printed over several lines (json.dumps(indent=2)) with progress lines before or after it names those lines', () => {
   const pretty = '{\n  "requeueAfterMs": 1000,\n  "reason": "pretty"\n}';
   assert.throws(() => parseExecOutput(`progress: working\n${pretty}\n`), (e: Error) =>
