@@ -196,7 +196,7 @@ describe('robustness checks on the Go controller through the bridge', { skip: (!
     assert.deepEqual(r.findings.map((f) => f.check), ['deletion'], summary(r));
     const f = r.findings[0]!;
     assert.match(f.title, /^Fails after the object is gone: \d+ of \d+ reconcile\(s\) failed, last with: Widget\.lab\.reconcile\.dev "widget-ready" not found$/, summary(r));
-    assert.match(f.explanation, /still retried with backoff[^]*`return ctrl\.Result\{\}, client\.IgnoreNotFound\(err\)`/, f.explanation);
+    assert.match(f.explanation, /still retried with backoff[^]*\{ return ctrl\.Result\{\}, client\.IgnoreNotFound\(err\) \}` on the Get of the object/, f.explanation);
     // The crash points during the deletion still run (a failure after the object is gone hides nothing else) and
     // agree: the sample's cleanup is re-entrant.
     assert.match(r.results.find((x) => x.check === 'deletion')!.message!, /^gone \d+ ms after the delete \(the reconciler removed lab\.reconcile\.dev\/cleanup\); the reconcile after it was gone failed; \d+ crash point\(s\) during the deletion, same end state each time$/, summary(r));
