@@ -38,6 +38,43 @@ async function toolPath(): Promise<string> {
 const NAMESPACES = { group: '', version: 'v1', resource: 'namespaces' };
 const CONFIGMAPS = { group: '', version: 'v1', resource: 'configmaps' };
 
+/**
+ * A reconciler that counts the spec changes (generations) it saw in memory, which a new controller starts without,
+ * and writes the count into its child ConfigMap `<name>-edits`, read fresh from the server and updated with its
+ * resourceVersion: a stale cache or one coalesced update of two changes makes it write a different count.
+ */
+function countsSpecChanges(): Reconciler {
+  let lastGeneration: number | undefined;
+  let edits = 0;
+  return {
+    name: 'counts-spec-changes',
+    async reconcile(req, ctx) {
+      let w: KubeObject;
+      try {
+        w = await ctx.client.get(ctx.primary, req.namespace, req.name, ctx.signal);
+      } catch (e) {
+        if ((e as { code?: number }).code === 404) return {};
+        throw e;
+      }
+      if (w.metadata.deletionTimestamp) return {};
+      if (lastGeneration !== undefined && lastGeneration !== w.metadata.generation) edits++;
+      lastGeneration = w.metadata.generation;
+      const name = `${req.name}-edits`;
+      const data = { edits: String(edits) };
+      let child: KubeObject | undefined;
+      try {
+        child = await ctx.client.get(CONFIGMAPS, req.namespace, name, ctx.signal);
+      } catch (e) {
+        if ((e as { code?: number }).code !== 404) throw e;
+      }
+      const owner = [{ apiVersion: w.apiVersion!, kind: w.kind!, name: req.name, uid: w.metadata.uid!, controller: true }];
+      if (!child) await ctx.client.create(CONFIGMAPS, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: req.namespace, ownerReferences: owner }, data }, { signal: ctx.signal });
+      else if ((child as { data?: Record<string, string> }).data?.edits !== data.edits) await ctx.client.update(CONFIGMAPS, { ...child, data }, { signal: ctx.signal });
+      return {};
+    },
+  };
+}
+
 describe('robustness checks (issue 11) on the real control plane', () => {
   let cluster: TestCluster;
   let c: DynamicKubeClient;
@@ -370,40 +407,7 @@ describe('robustness checks (issue 11) on the real control plane', () => {
   });
 
   test('stale cache: a child written from a fresh read (its latest resourceVersion) with a value kept in memory is explained by the memory a new controller lacks, not by a missing precondition', async () => {
-    // Counts the spec changes it saw in memory (lost by a new controller) and writes the count into its child,
-    // always read fresh from the server and updated with its resourceVersion.
-    const reconciler = (): Reconciler => {
-      let lastGeneration: number | undefined;
-      let edits = 0;
-      return {
-        name: 'counts-spec-changes',
-        async reconcile(req, ctx) {
-          let w: KubeObject;
-          try {
-            w = await ctx.client.get(ctx.primary, req.namespace, req.name, ctx.signal);
-          } catch (e) {
-            if ((e as { code?: number }).code === 404) return {};
-            throw e;
-          }
-          if (w.metadata.deletionTimestamp) return {};
-          if (lastGeneration !== undefined && lastGeneration !== w.metadata.generation) edits++;
-          lastGeneration = w.metadata.generation;
-          const name = `${req.name}-edits`;
-          const data = { edits: String(edits) };
-          let child: KubeObject | undefined;
-          try {
-            child = await ctx.client.get(CONFIGMAPS, req.namespace, name, ctx.signal);
-          } catch (e) {
-            if ((e as { code?: number }).code !== 404) throw e;
-          }
-          const owner = [{ apiVersion: w.apiVersion!, kind: w.kind!, name: req.name, uid: w.metadata.uid!, controller: true }];
-          if (!child) await ctx.client.create(CONFIGMAPS, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: req.namespace, ownerReferences: owner }, data }, { signal: ctx.signal });
-          else if ((child as { data?: Record<string, string> }).data?.edits !== data.edits) await ctx.client.update(CONFIGMAPS, { ...child, data }, { signal: ctx.signal });
-          return {};
-        },
-      };
-    };
-    const r = await runChecks(options({ createReconciler: reconciler, reconcilerSpec: { kind: 'module', path: 'counts-spec-changes.ts' }, checks: ['staleCache'] }));
+    const r = await runChecks(options({ createReconciler: countsSpecChanges, reconcilerSpec: { kind: 'module', path: 'counts-spec-changes.ts' }, checks: ['staleCache'] }));
     const f = r.findings.find((x) => x.check === 'staleCache' && /overwrote newer state/.test(x.title));
     assert.ok(f, summary(r));
     assert.match(f.title, /^update configmaps rl-check-[0-9a-f]+\/widget-ready-edits overwrote newer state with stale values from a view frozen where the controller had settled \(data\.edits\)$/, f.title);
@@ -413,39 +417,7 @@ describe('robustness checks (issue 11) on the real control plane', () => {
   });
 
   test('unobserved state without transitions: the schema\'s spec change, then a second one, finds a reconciler that counts the spec changes it saw; a level-based one passes', async () => {
-    // Counts the generation changes it saw in memory and writes the count into its child: one coalesced update
-    // from the first to the last state counts one where the run that saw every state counted two.
-    const counting = (): Reconciler => {
-      let lastGeneration: number | undefined;
-      let edits = 0;
-      return {
-        name: 'counts-spec-changes',
-        async reconcile(req, ctx) {
-          let w: KubeObject;
-          try {
-            w = await ctx.client.get(ctx.primary, req.namespace, req.name, ctx.signal);
-          } catch (e) {
-            if ((e as { code?: number }).code === 404) return {};
-            throw e;
-          }
-          if (w.metadata.deletionTimestamp) return {};
-          if (lastGeneration !== undefined && lastGeneration !== w.metadata.generation) edits++;
-          lastGeneration = w.metadata.generation;
-          const name = `${req.name}-edits`;
-          let child: KubeObject | undefined;
-          try {
-            child = await ctx.client.get(CONFIGMAPS, req.namespace, name, ctx.signal);
-          } catch (e) {
-            if ((e as { code?: number }).code !== 404) throw e;
-          }
-          const data = { edits: String(edits) };
-          if (!child) await ctx.client.create(CONFIGMAPS, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: req.namespace, ownerReferences: [{ apiVersion: w.apiVersion!, kind: w.kind!, name: req.name, uid: w.metadata.uid!, controller: true }] }, data }, { signal: ctx.signal });
-          else if ((child as { data?: Record<string, string> }).data?.edits !== data.edits) await ctx.client.update(CONFIGMAPS, { ...child, data }, { signal: ctx.signal });
-          return {};
-        },
-      };
-    };
-    const r = await runChecks(options({ createReconciler: counting, reconcilerSpec: { kind: 'module', path: 'counts.ts' }, checks: ['unobservedState'] }));
+    const r = await runChecks(options({ createReconciler: countsSpecChanges, reconcilerSpec: { kind: 'module', path: 'counts.ts' }, checks: ['unobservedState'] }));
     const f = r.findings.find((x) => x.check === 'unobservedState');
     assert.ok(f, summary(r));
     assert.equal(f.title, 'End state depends on seeing an intermediate state');

@@ -12,18 +12,8 @@
 import * as assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { GROUP, VERSION, clusterClient, createWidget, widgetCrdAndNamespace, writeWorkspaceSettings } from './support/cluster.mjs';
-import { activityTab, editorTab, eventually, openWorkbench, runCommand } from './support/workbench.mjs';
+import { activityTab, editorTab, eventually, openWorkbench, runCommand, webviewFrame } from './support/workbench.mjs';
 
-
-/** The (innermost) webview frame whose document has `selector`, waiting until one has it. */
-async function webviewFrame(page, selector, what) {
-  return eventually(`the ${what} webview`, async () => {
-    for (const f of page.frames()) {
-      if (await f.locator(selector).count().catch(() => 0)) return f;
-    }
-    return undefined;
-  }, (f) => f !== undefined, { timeoutMs: 30_000 });
-}
 
 export default async function timelineUi(t) {
   const { page, root } = t;

@@ -19,23 +19,13 @@ import { randomBytes } from 'node:crypto';
 import { chmodSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { clusterClient, writeWorkspaceSettings } from './support/cluster.mjs';
-import { activityTab, editorTab, eventually, openWorkbench, runCommand } from './support/workbench.mjs';
+import { activityTab, editorTab, eventually, openWorkbench, runCommand, webviewFrame } from './support/workbench.mjs';
 
 const GROUP = 'ui.reconcile.dev';
 const CRD_NAME = `lamps.${GROUP}`;
 const HOSTILE = '<img src=x onerror=alert(1)> javascript:alert(1)';
 /** A name longer than the Event Log's key column (63 characters, the longest a label-safe name may be). */
 const LONG = 'lamp-with-a-rather-long-name-that-the-key-column-cuts-short-ok';
-
-/** The (innermost) webview frame whose document has `selector`, waiting until one has it. */
-async function webviewFrame(page, selector, what) {
-  return eventually(`the ${what} webview`, async () => {
-    for (const f of page.frames()) {
-      if (await f.locator(selector).count().catch(() => 0)) return f;
-    }
-    return undefined;
-  }, (f) => f !== undefined, { timeoutMs: 30_000 });
-}
 
 /** The focused element of `frame`: its id, and whether its outline is a solid line in the theme's focus colour. */
 function focusRing(frame) {

@@ -241,3 +241,13 @@ export async function eventually(what, probe, accept, { timeoutMs = 30_000, inte
     await new Promise((r) => setTimeout(r, intervalMs));
   }
 }
+
+/** The (innermost) webview frame whose document has `selector`, waiting until one has it. */
+export async function webviewFrame(page, selector, what) {
+  return eventually(`the ${what} webview`, async () => {
+    for (const f of page.frames()) {
+      if (await f.locator(selector).count().catch(() => 0)) return f;
+    }
+    return undefined;
+  }, (f) => f !== undefined, { timeoutMs: 30_000 });
+}
