@@ -122,8 +122,11 @@ export class RemoteController implements Controller {
   private readonly hotLoop = new HotLoopDetector({ predicateAdvice: GO_PREDICATE_ADVICE });
   /** The key's object's generation from its latest informer cause (null: seen, a kind without generation). */
   private readonly generations = new Map<ObjectKey, number | null>();
-  /** Successful writes of the key's reconcile (the latest started) to its own object: the next one's selfWrites. */
-  private readonly ownWrites = new Map<ObjectKey, number>();
+  /**
+   * Successful writes of the key's reconcile (the latest started) to its own object: the next one's selfWrites, and
+   * of them those to the object itself (no subresource: metadata or spec), the next one's selfObjectWrites.
+   */
+  private readonly ownWrites = new Map<ObjectKey, { all: number; object: number }>();
   /** The hot-loop warning the key carries, cleared at a reconcile once the key no longer loops. */
   private readonly hotLoopWarnings = new Map<ObjectKey, string>();
   /** This controller's recent writes that changed their object: `objectKey@resourceVersionAfter` → the reconciled key. */
@@ -454,7 +457,9 @@ export class RemoteController implements Controller {
     this.journal.recordWrite(writeRecordOf(w, this.name, m.key));
     // A reconcile's own write to its key's object (what starts a self-triggered loop).
     if (m.key !== undefined && m.controller === this.name && !w.dryRun && !w.error && w.group === (this.info.group ?? '') && w.resource === this.info.resource && writeTarget(w) === m.key && this.ownWrites.has(m.key)) {
-      this.ownWrites.set(m.key, this.ownWrites.get(m.key)! + 1);
+      const own = this.ownWrites.get(m.key)!;
+      own.all++;
+      if (!w.subresource) own.object++;
     }
   }
 
@@ -471,9 +476,9 @@ export class RemoteController implements Controller {
       else this.generations.set(key, c.generation ?? null);
     }
     const seen = this.generations.get(key);
-    const selfWrites = this.ownWrites.get(key) ?? 0;
-    this.ownWrites.set(key, 0);
-    const w = this.hotLoop.observe({ key, at, generation: seen ?? undefined, present: seen !== undefined, triggers, selfWrites });
+    const own = this.ownWrites.get(key) ?? { all: 0, object: 0 };
+    this.ownWrites.set(key, { all: 0, object: 0 });
+    const w = this.hotLoop.observe({ key, at, generation: seen ?? undefined, present: seen !== undefined, triggers, selfWrites: own.all, selfObjectWrites: own.object });
     const standing = this.hotLoopWarnings.get(key);
     if (w) {
       this.hotLoopWarnings.set(key, w.message);

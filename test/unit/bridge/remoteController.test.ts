@@ -632,6 +632,36 @@ test('a Go controller that writes status on every pass is a hot loop: warned on 
   assert.equal(fresh.journal.entries({ kinds: ['warning'] }).length, 0);
 });
 
+test('a Go controller that rewrites its object\'s metadata on every pass (no subresource) gets the metadata advice, not the status write and its predicate', () => {
+  // A Patch/Update of the object itself (a finalizer appended, an annotation stamped) leaves the generation alone, as
+  // a status write does; the predicate the status advice names would hide that loop, not stop the write.
+  const hot = (subresource: string | undefined) => {
+    const { c, q, journal } = setup();
+    const key = 'ns/meta';
+    let at = 1000;
+    let rv = 10;
+    for (let i = 0; i < 10; i++) {
+      at += 100;
+      q(key, 'added', { causes: [{ ...informer(key, String(rv), at), generation: 1 }] });
+      q(key, 'processing');
+      c.onReconcileStart({ type: 'reconcileStart', controller: 'widget', key, reconcileID: `r${rv}`, triggers: [{ ...informer(key, String(rv), at), generation: 1 }], dryRun: false, at });
+      rv++;
+      c.onWrite({ type: 'write', controller: 'widget', key, reconcileID: `r${rv - 1}`, at, write: { verb: 'patch', group: 'lab.reconcile.dev', version: 'v1alpha1', resource: 'widgets', namespace: 'ns', name: 'meta', ...(subresource ? { subresource } : {}), resourceVersionBefore: String(rv - 1), resourceVersionAfter: String(rv), dryRun: false } });
+      c.onReconcileEnd({ type: 'reconcileEnd', controller: 'widget', key, reconcileID: `r${rv - 1}`, durationMs: 2, dryRun: false, at: at + 2 });
+      q(key, 'done');
+    }
+    const [w] = journal.entries({ kinds: ['warning'] });
+    assert.ok(w?.kind === 'warning' && w.code === 'hotLoop', JSON.stringify(w));
+    return w.message;
+  };
+  const object = hot(undefined);
+  assert.match(object, /the reconciler wrote to the object 9 time\(s\), not to its status: it changes the object's metadata on every pass/, object);
+  assert.match(object, /a generation-changed predicate would hide the loop/, object);
+  assert.doesNotMatch(object, /status write re-triggers|builder\.WithPredicates/, object);
+  const status = hot('status');
+  assert.match(status, /Likely cause: the status write re-triggers the watch\..*builder\.WithPredicates\(predicate\.GenerationChangedPredicate\{\}\)/, status);
+});
+
 test('a step without a key (the head of the queue): the reconcile it starts is journaled as a step, later ones as a worker\'s', async () => {
   const { c, q, sent, journal } = setup();
   q('ns/a', 'added', { causes: [informer('ns/a', '1', 1)] });
