@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { createNamespace, getTestCluster, installCrd } from './support/cluster.ts';
 import { namespacedUserToken, tokenKubeconfig } from './support/limitedUser.ts';
-import { runCliProcess } from './support/cli.ts';
+import { runCliUntil } from './support/cli.ts';
 import { buildGoSample, haveGo, sampleDir } from './support/goSample.ts';
 import type { KubeTransport } from '../../src/core/k8s/transport.ts';
 import type { KubeObject } from '../../src/core/k8s/objects.ts';
@@ -45,7 +45,8 @@ describe('reconcile-lab CLI --go as a user with namespaced RBAC rights only', { 
   });
 
   test('a manager cache that may not list cluster-wide is said at once with the missing right (it ran silently and ended "0 keys, no error")', async () => {
-    const r = await runCliProcess(['run', '--kubeconfig', kubeconfig, '--go', bin, '--duration', '8']);
+    // Kept running 5 s after the first warning: the informer retries meanwhile, and each retry must not say it again.
+    const r = await runCliUntil(['run', '--kubeconfig', kubeconfig, '--go', bin], (_, err) => err.includes("the program's cache may not list"), 'the cache warning', { thenMs: 5_000 });
     assert.match(r.stderr, /⚠ the program's cache may not list (configmaps|widgets\.lab\.reconcile\.dev) in all namespaces \(403 Forbidden\)\. Missing right: list on \S+ cluster-wide \(ask for it in a ClusterRole\); check with: kubectl auth can-i list \S+ --all-namespaces\./, r.stderr);
     assert.match(r.stderr, /limit the manager's cache to namespaces you may list/);
     const said = r.stderr.match(/⚠ the program's cache may not list configmaps in all namespaces/g) ?? [];
@@ -54,7 +55,8 @@ describe('reconcile-lab CLI --go as a user with namespaced RBAC rights only', { 
   });
 
   test('with its cache in the one namespace, the loop runs; a write RBAC refuses names the missing right and the can-i line', async () => {
-    const r = await runCliProcess(['run', '--kubeconfig', kubeconfig, '--go', `${bin} -namespace ${ns}`, '--duration', '6', '--json']);
+    const endsOfW = (out: string) => out.split('\n').filter((l) => l.includes('"kind":"reconcileEnd"') && l.includes(`"key":"${ns}/w"`)).length;
+    const r = await runCliUntil(['run', '--kubeconfig', kubeconfig, '--go', `${bin} -namespace ${ns}`, '--json'], (out) => endsOfW(out) >= 2, `two reconciles of ${ns}/w`);
     assert.doesNotMatch(r.stderr, /the program's cache may not/, r.stderr);
     const ends = r.stdout.trim().split('\n').map((l) => JSON.parse(l) as { kind?: string; key?: string; outcome?: { kind: string; message?: string } }).filter((e) => e.kind === 'reconcileEnd' && e.key === `${ns}/w`);
     assert.ok(ends.length >= 2, `retried with backoff, the loop kept running: ${r.stdout.slice(-1500)}`);
