@@ -12,7 +12,7 @@ import type { ReconcileContext, Reconciler, Request, Result } from '../controlle
 import type { Predicate } from '../controller/predicate.ts';
 import { predicatesFromExport } from '../controller/predicateSpec.ts';
 import type { WorkQueueKind } from '../workqueue/priorityQueue.ts';
-import { closestNames, unknownFieldsMessage } from '../text/closest.ts';
+import { closestNames, unknownFields } from '../text/closest.ts';
 import { claimStrayErrors } from './strayErrors.ts';
 import { moduleIndexesFromExport, type ModuleIndex } from './moduleIndexes.ts';
 
@@ -148,11 +148,10 @@ export function resultProblem(r: Record<string, unknown>): string | undefined {
   if (reason !== undefined && typeof reason !== 'string') bad('reason', 'a string');
   if (priority !== undefined && !Number.isSafeInteger(priority)) bad('priority', 'an integer');
   if (requeue !== undefined && typeof requeue !== 'boolean') bad('requeue', 'a boolean');
-  const unknown = unknownFieldsMessage(Object.keys(r), RESULT_FIELDS, 'a Result has');
-  const unknownCount = Object.keys(r).filter((k) => !(RESULT_FIELDS as readonly string[]).includes(k)).length;
+  const unknown = unknownFields(Object.keys(r), RESULT_FIELDS, 'a Result has');
   if (!unknown) return wrong.length > 1 ? `reconcile() returned a Result with ${wrong.length} problems: ${wrong.join('; ')}` : wrong[0];
-  if (!wrong.length) return `reconcile() returned a Result with ${unknown}`;
-  return `reconcile() returned a Result with ${wrong.length + unknownCount} problems: ${wrong.join('; ')}; ${unknown}`;
+  if (!wrong.length) return `reconcile() returned a Result with ${unknown.message}`;
+  return `reconcile() returned a Result with ${wrong.length + unknown.count} problems: ${wrong.join('; ')}; ${unknown.message}`;
 }
 
 /** How many of the module's own stack frames an error message lists. */
