@@ -587,10 +587,16 @@ export function createModuleReconciler(options: ModuleReconcilerOptions): Reconc
         .filter((n) => n !== 'default' && n !== 'module.exports');
       const close = closestNames('reconcile', names);
       const a = (v: unknown) => `${/^[aeiou]/.test(typeof v) ? 'an' : 'a'} ${typeof v}`;
+      const hasReconcile = (v: unknown) => typeof (v as { reconcile?: unknown } | null)?.reconcile === 'function';
+      // A key of the default-exported object (a CommonJS module.exports) that holds the method one level down
+      // (module.exports = { reconciler: { reconcile } }): named as the user wrote it, the fix in the module's own syntax.
+      const nested = def && typeof def === 'object' ? Object.keys(def).find((k) => hasReconcile((def as Record<string, unknown>)[k])) : undefined;
       // A named export that is an object with a reconcile method (export const reconciler = { reconcile() {…} }).
-      const holder = Object.keys(mod).find((k) => k !== 'default' && typeof (mod[k] as { reconcile?: unknown } | null)?.reconcile === 'function');
+      const holder = Object.keys(mod).find((k) => k !== 'default' && k !== 'module.exports' && hasReconcile(mod[k]));
       const found = mod.reconcile !== undefined
         ? ` (its reconcile export is ${a(mod.reconcile)}, not a function)`
+        : nested
+          ? ` (it exports ${nested}.reconcile, one level down: export reconcile itself, ${commonJs(mod) ? `module.exports = { reconcile }, or make the object under ${nested} module.exports itself` : `export const reconcile = …, or make the object under ${nested} the default export`})`
         : holder
           ? ` (it exports ${holder}, an object with a reconcile method: make it the default export, export default ${holder}, or export the method, export const reconcile = ${holder}.reconcile.bind(${holder}))`
         : close.length
@@ -601,6 +607,20 @@ export function createModuleReconciler(options: ModuleReconcilerOptions): Reconc
       throw new ModuleReconcilerError('export', `${path} must export a function "reconcile(request, ctx)" (named export, default export, or default { reconcile })${found}`);
     }
     return fn as ReconcileFunction;
+  }
+
+  /**
+   * Whether the user's module is CommonJS (advice is then in module.exports terms): Node's import of it shows the
+   * "module.exports" name (a file imported as is), its extension says so, or its source assigns module.exports (a
+   * bundled one, whose import shows only its default).
+   */
+  function commonJs(mod: Record<string, unknown>): boolean {
+    if ('module.exports' in mod || /^\.c[jt]s$/.test(extname(path))) return true;
+    try {
+      return /\bmodule\.exports\s*=/.test(readFileSync(path, 'utf8'));
+    } catch {
+      return false; // unreadable now: the ES module's terms
+    }
   }
 
   async function current(): Promise<Loaded> {
