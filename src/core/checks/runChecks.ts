@@ -1562,7 +1562,7 @@ async function checkDeletion(ctx: KeyContext, parts: CheckTimingPart[], learned:
     }
     // Failures "on the way" are those before the object was gone; the reconciles after it are judged on their own below.
     const seen = reconcilesAfter(waited.gone ? run.entries.slice(0, goneIndex(run.entries, from, copy.scratchKey, primary)) : run.entries, copy.scratchKey, from);
-    const verdict = deletionVerdict({ gone: waited.gone, ms: waited.ms, boundMs: ctx.boundMs, finalizersAtDelete, finalizersLeft: [...(waited.last?.metadata.finalizers ?? [])], ...seen });
+    const verdict = deletionVerdict({ gone: waited.gone, ms: waited.ms, boundMs: ctx.boundMs, finalizersAtDelete, finalizersLeft: [...(waited.last?.metadata.finalizers ?? [])], ...seen }, ctx.o.reconcilerSpec.kind);
     const perturbation: Perturbation = {
       check: 'deletion', boundMs: ctx.boundMs,
       description: `deleted the copy after it settled (finalizers at the delete: ${finalizersAtDelete.length ? finalizersAtDelete.join(', ') : 'none'}; the server's default propagation, as kubectl delete) and let the controller run for up to ${ctx.boundMs} ms`,
@@ -1708,7 +1708,7 @@ async function crashDuringDeletion(ctx: KeyContext, parts: CheckTimingPart[], le
             restarted: { ...reconcilesAfter(second?.entries ?? [], copy.scratchKey, 0), writes: second ? okWrites(second).length : 0 },
           } : undefined;
           const problem = crashDuringDeletionProblem({
-            i, k, crashedAfter: crashedWrite ? describeWrite(crashedWrite) : `write ${i}`, leftovers, ...(stuck ? { stuck } : {}), diffs, finalizerGone: !!crashedWrite?.deleted,
+            i, k, crashedAfter: crashedWrite ? describeWrite(crashedWrite) : `write ${i}`, leftovers, ...(stuck ? { stuck } : {}), diffs, finalizerGone: !!crashedWrite?.deleted, kind: ctx.o.reconcilerSpec.kind,
           });
           findings.push(finding(ctx, {
             check: 'deletion', severity: 'error', diff: endStateDiff(reference.end, end, learned), title: problem.title, explanation: problem.explanation,
