@@ -75,7 +75,7 @@ export interface CliArgs {
   verbose: boolean;
   /** run: workers reconciling in parallel (default 1). */
   workers?: number;
-  /** run, step: the reconcile deadline in ms (default none, as controller-runtime). */
+  /** run, step, check: the reconcile deadline in ms (default: a module's options.reconcileTimeoutMs, else none, as controller-runtime). */
   reconcileTimeoutMs?: number;
   /** exec reconciler: kill the program after this many ms (default 30 s; 0: none). */
   execTimeoutMs?: number;
@@ -262,8 +262,9 @@ Options:
                             KUBE_FEATURE_WatchListClient=false also turns it off); a server that refuses it gets
                             LIST + WATCH
   --workers <n>             run: reconcile up to n keys in parallel (1–64, default 1); a key never runs twice at once
-  --reconcile-timeout <s>   run, step: the deadline of one reconcile: ctx.signal is aborted (an exec program is killed),
-                            and the key stays in processing until the call returns (default: none, as controller-runtime)
+  --reconcile-timeout <s>   run, step, check: the deadline of one reconcile: ctx.signal is aborted (an exec program is
+                            killed), and the key stays in processing until the call returns (default: a module's
+                            options.reconcileTimeoutMs, else none, as controller-runtime; 0: none); check's runs apply it
   --exec-timeout <s>        exec reconciler: kill the program's process group after this long (default 30; 0: none)
   --owns <resource>         run, step, check: also watch this resource's objects as children (repeatable, or
                             comma-separated; as --resource names it: deployments.apps, secrets): a child's event
@@ -349,7 +350,7 @@ const COMMAND_HELP: Record<CommandName, CommandHelp> = {
   },
   check: {
     args: ' [key...]',
-    flags: ['reconciler', 'go', 'go-wait', 'exec-timeout', 'predicate', 'owns', 'check', 'confirm-cluster', 'transition', 'copy', 'convergence-bound', 'markdown'],
+    flags: ['reconciler', 'go', 'go-wait', 'reconcile-timeout', 'exec-timeout', 'predicate', 'owns', 'check', 'confirm-cluster', 'transition', 'copy', 'convergence-bound', 'markdown'],
     example: 'reconcile-lab check shop/cart --check runTwice,convergence --json',
   },
 };
@@ -604,10 +605,10 @@ export function parseCliArgs(argv: readonly string[]): CliArgs | 'help' {
     if (!Number.isInteger(n) || n < 1 || n > 64) throw new UsageError(`--workers must be an integer from 1 to 64 (got "${v.workers}")`);
     workers = n;
   }
-  // The checks run their own controllers, without a reconcile deadline or a choice of queue: accepted there, these
-  // would be ignored without a word.
+  // The checks' runs apply a reconcile deadline as the loop does (ctx.signal aborted), but they have no choice of queue:
+  // accepted there, --work-queue would be ignored without a word.
   const loopCmd = cmd === 'run' || cmd === 'step';
-  if (v['reconcile-timeout'] !== undefined && !loopCmd) throw new UsageError('--reconcile-timeout only applies to run and step');
+  if (v['reconcile-timeout'] !== undefined && !controllerCmd) throw new UsageError('--reconcile-timeout only applies to run, step and check');
   const reconcileTimeoutMs = seconds('reconcile-timeout', v['reconcile-timeout'], true);
   const execTimeoutMs = seconds('exec-timeout', v['exec-timeout'], true);
   const predicates = v.predicate ?? [];

@@ -667,7 +667,8 @@ async function check(args: CliArgs, io: CliIo, log: Logger, s: Session, store: D
   const predicates = args.predicates.map((p) => parsePredicateSpec(p));
   let transitions = args.transitions;
   let indexes: ModuleIndex[] = [];
-  let reconcileTimeoutMs: number | undefined;
+  // --reconcile-timeout wins over a module's exported options.reconcileTimeoutMs, as in run's loop (0: none).
+  let reconcileTimeoutMs = args.reconcileTimeoutMs;
   if (spec.kind === 'module') {
     const m = createModuleReconciler({ path: spec.path, log });
     try {
@@ -676,7 +677,7 @@ async function check(args: CliArgs, io: CliIo, log: Logger, s: Session, store: D
       transitions ??= config.checkTransitions;
       indexes = config.indexes;
       // The module's own reconcile deadline applies to the checks' runs as to run's loop (ctx.signal aborted).
-      reconcileTimeoutMs = config.options.reconcileTimeoutMs;
+      reconcileTimeoutMs ??= config.options.reconcileTimeoutMs;
     } catch (e) {
       if (e instanceof ModuleReconcilerError && (e.kind === 'export' || e.kind === 'config')) throw new UsageError(moduleUsageMessage(e));
       throw e;
@@ -731,6 +732,7 @@ async function check(args: CliArgs, io: CliIo, log: Logger, s: Session, store: D
     ...(args.copies?.length ? { copies: args.copies } : {}),
     ...(args.convergenceBoundMs !== undefined ? { convergenceBoundMs: args.convergenceBoundMs } : {}),
     ...(args.execTimeoutMs !== undefined ? { execTimeoutMs: args.execTimeoutMs } : {}),
+    ...(args.reconcileTimeoutMs !== undefined ? { reconcileTimeoutMs: args.reconcileTimeoutMs } : {}),
   }) + s.owned.map((o) => ` --owns ${shellQuote(o.group ? `${o.resource}.${o.group}` : o.resource)}`).join('');
   const ac = new AbortController();
   handOverInterrupts(store);

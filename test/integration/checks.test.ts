@@ -297,7 +297,7 @@ describe('robustness checks (issue 11) on the real control plane', () => {
     assert.equal(r.findings.length, 1, summary(r));
     const f = r.findings[0]!;
     assert.match(f.title, /^Crash during the deletion after write 1 of 2 \(delete configmaps rl-check-[0-9a-f]+\/widget-ready-stand\): widgets\.[a-z0-9.-]+ rl-check-[0-9a-f]+\/widget-ready stays Terminating: finalizer buggy\.reconcile-lab\.dev\/stand is never removed$/, summary(r));
-    assert.match(f.explanation, /still exists with deletionTimestamp set and finalizer buggy\.reconcile-lab\.dev\/stand: the restarted controller's \d+ reconcile\(s\) succeeded and wrote nothing[^]*returns early when what it cleans up is already gone[^]*treat "already gone" as success/, f.explanation);
+    assert.match(f.explanation, /still exists with deletionTimestamp set and finalizer buggy\.reconcile-lab\.dev\/stand: the restarted controller's \d+ reconcile\(s\) succeeded and wrote nothing[^]*returns early when what it cleans up is already gone[^]*treat "already gone" as success and go on: a 404 of the cleanup's `ctx\.client\.delete` is done\), remove the finalizer last\.$/, f.explanation);
     assert.equal(r.totals.errors, 0, summary(r));
     assert.deepEqual(await scratchLeft(), []);
   });
@@ -478,7 +478,7 @@ describe('robustness checks (issue 11) on the real control plane', () => {
     const h = hangs.findings.find((x) => x.check === 'convergence');
     assert.ok(h, summary(hangs));
     assert.match(h.title, /^Never returns: a reconcile was still running when the bound of 3 s passed \(1 reconcile\(s\) started\)$/, h.title);
-    assert.match(h.explanation, /a call that never returns or a Promise that never settles: pass ctx\.signal to every call, and give the loop a reconcile deadline \(a module's options export reconcileTimeoutMs/, h.explanation);
+    assert.match(h.explanation, /a call that never returns or a Promise that never settles: pass ctx\.signal to every call, and give the loop a reconcile deadline \(a module's options export reconcileTimeoutMs, the setting reconcileLab\.workQueue\.reconcileTimeoutSeconds, check's --reconcile-timeout\), which the checks apply too/, h.explanation);
     const deadline = await runChecks(options({ ...base, reconcileTimeoutMs: 500 }));
     const d = deadline.findings.find((x) => x.check === 'convergence');
     assert.ok(d, summary(deadline));

@@ -671,4 +671,25 @@ describe('reconcile-lab CLI against a real kube-apiserver', () => {
       rmSync(dir, { recursive: true, force: true });
     }
   });
+
+  test('check --reconcile-timeout: the checks\' runs abort ctx.signal at that deadline, as run\'s loop does; a module that never returns is named so with its deadline, and the reproduce line keeps the flag', async () => {
+    // Before: "--reconcile-timeout only applies to run and step" (exit 2), though the checks honour a module's
+    // exported reconcileTimeoutMs and the editor's setting.
+    const dir = mkdtempSync(join(tmpdir(), 'rl-never-returns-'));
+    try {
+      const mod = join(dir, 'never-returns.mjs');
+      writeFileSync(mod, 'export async function reconcile() {\n  await new Promise(() => {}); // ignores ctx.signal\n  return {};\n}\n');
+      const r = await cli(['check', `${ns}/widget-ready`, ...common, '--reconciler', `module:${mod}`, '--check', 'convergence', '--convergence-bound', '3', '--reconcile-timeout', '1', '--json']);
+      assert.equal(r.code, 1, r.stderr + r.stdout);
+      const report = JSON.parse(r.stdout) as { findings: Array<{ check: string; title: string; explanation: string; reproduce: string }> };
+      const f = report.findings.find((x) => x.check === 'convergence');
+      assert.ok(f, r.stdout);
+      assert.match(f.title, /^Never returns: a reconcile was still running when the bound of 3 s passed \(1 reconcile\(s\) started\)$/, f.title);
+      assert.match(f.explanation, /note that the reconcile deadline of 1000 ms aborted ctx\.signal and the reconcile still did not return: it ignores the signal/, f.explanation);
+      assert.doesNotMatch(f.explanation, /give the loop a reconcile deadline/, 'it has one: the flag\'s');
+      assert.match(f.reproduce, / --reconcile-timeout 1(?: |$)/, f.reproduce);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });

@@ -78,9 +78,11 @@ export function reconcilesAfter(entries: readonly JournalEntry[], key: ObjectKey
 /**
  * Decides the check from what it saw. Invariants: gone within the bound passes (failures on the way are only
  * mentioned); not gone always fails with exactly one problem — the reconciler's last failure when its last reconcile
- * failed, else the finalizers left (never removed), else "still there" when the server reports none.
+ * failed, else the finalizers left (never removed), else "still there" when the server reports none. Its advice to treat
+ * an already-gone cleanup target as success names how in the reconciler's own terms (`kind`: {@link cleanupGoneIdiom}).
  */
-export function deletionVerdict(o: DeletionObservation): DeletionVerdict {
+export function deletionVerdict(o: DeletionObservation, kind: CheckReconcilerKind = 'lab'): DeletionVerdict {
+  const idiom = cleanupGoneIdiom(kind);
   if (o.gone) {
     // Without finalizers the time is the server's own (a Namespace's content is deleted first, with its spec.finalizers).
     const how = o.finalizersAtDelete.length ? `the reconciler removed ${o.finalizersAtDelete.join(', ')}` : 'no metadata.finalizers to remove';
@@ -96,7 +98,7 @@ export function deletionVerdict(o: DeletionObservation): DeletionVerdict {
       status: 'failed', message: `still Terminating after ${seconds(o.boundMs)}: the reconciler failed on it ${o.failures.length} time(s)`,
       problems: [{
         title: `The reconciler failed on the Terminating object: ${clip(last.message)}`,
-        explanation: `${stuck} Each reconcile of the Terminating object failed (${o.failures.length} time(s), ${last.terminal ? 'the last one terminal: not retried' : 'retried with backoff'}), last with: ${clip(last.message)}. A reconciler must handle an object that is being deleted: when deletionTimestamp is set, do the cleanup (treat "already gone" as success), remove your finalizer, and return without the normal create/update path (writes of new children or of status fail or recreate what is being torn down).`,
+        explanation: `${stuck} Each reconcile of the Terminating object failed (${o.failures.length} time(s), ${last.terminal ? 'the last one terminal: not retried' : 'retried with backoff'}), last with: ${clip(last.message)}. A reconciler must handle an object that is being deleted: when deletionTimestamp is set, do the cleanup (treat "already gone" as success${idiom ? `: ${idiom}` : ''}), remove your finalizer, and return without the normal create/update path (writes of new children or of status fail or recreate what is being torn down).`,
       }],
     };
   }
@@ -105,7 +107,7 @@ export function deletionVerdict(o: DeletionObservation): DeletionVerdict {
       status: 'failed', message: `still Terminating after ${seconds(o.boundMs)}: finalizer(s) ${left.join(', ')} never removed`,
       problems: [{
         title: `Stays Terminating: finalizer ${left.join(', ')} ${left.length > 1 ? 'are' : 'is'} never removed (the reconciler did not handle deletionTimestamp)`,
-        explanation: `${stuck}${noCall} The reconciler added ${left.length > 1 ? 'these finalizers' : 'this finalizer'} but ${o.reconciles ? `its ${o.reconciles} reconcile(s) after the delete did not remove ${left.length > 1 ? 'them' : 'it'}` : 'never removed it'}, so the object hangs in Terminating forever (and so does a namespace being deleted around it). When deletionTimestamp is set: clean up what the finalizer protects (already gone is success), then remove the finalizer from the latest object, and do nothing else.`,
+        explanation: `${stuck}${noCall} The reconciler added ${left.length > 1 ? 'these finalizers' : 'this finalizer'} but ${o.reconciles ? `its ${o.reconciles} reconcile(s) after the delete did not remove ${left.length > 1 ? 'them' : 'it'}` : 'never removed it'}, so the object hangs in Terminating forever (and so does a namespace being deleted around it). When deletionTimestamp is set: clean up what the finalizer protects (already gone is success${idiom ? `: ${idiom}` : ''}), then remove the finalizer from the latest object, and do nothing else.`,
       }],
     };
   }
@@ -168,6 +170,25 @@ export function goneAdvice(kind: CheckReconcilerKind, notFound: boolean): string
       return `${lead}: when \`object\` on stdin is null, print \`{}\` and exit 0, and treat a NotFound of kubectl as done (\`kubectl get … --ignore-not-found\`, \`kubectl delete … --ignore-not-found\`).`;
     default:
       return `${lead}${notFound ? ' on the first read, and a NotFound of the cleanup\'s delete as done' : ''}.`;
+  }
+}
+
+/**
+ * How a reconciler of `kind` treats a cleanup target that is already gone as success, in its own terms (the cleanup's
+ * delete answered NotFound, as {@link goneAdvice} says it for the object itself): a Go controller's
+ * `client.IgnoreNotFound(err)`, a module's 404 of `ctx.client.delete`, an exec program's `--ignore-not-found`;
+ * undefined for the lab reconciler (Reconcile Lab's own: the plain words say it).
+ */
+export function cleanupGoneIdiom(kind: CheckReconcilerKind): string | undefined {
+  switch (kind) {
+    case 'go':
+      return '`client.IgnoreNotFound(err)` on the Delete of what the cleanup removes';
+    case 'module':
+      return 'a 404 of the cleanup\'s `ctx.client.delete` is done';
+    case 'exec':
+      return '`kubectl delete … --ignore-not-found`';
+    default:
+      return undefined;
   }
 }
 
@@ -255,9 +276,11 @@ function restartedText(s: StuckAfterCrash, finalizer: string): string {
  * when it still exists (left Terminating); `crashedAfter` describes write i ("patch widgets.x ns/w"). Invariant: the
  * title names the write and what was left (the first three leftovers, and the copy with the finalizers still on
  * it), the explanation says why nothing ever cleans it up (for a stuck copy: what the restarted controller's
- * reconciles did instead of removing the finalizer) and the usual fix.
+ * reconciles did instead of removing the finalizer) and the usual fix, in the reconciler's terms (`kind`, default lab:
+ * {@link cleanupGoneIdiom}).
  */
-export function crashDuringDeletionProblem(o: { i: number; k: number; crashedAfter: string; leftovers: string[]; stuck?: StuckAfterCrash; diffs: string[]; finalizerGone: boolean }): DeletionProblem {
+export function crashDuringDeletionProblem(o: { i: number; k: number; crashedAfter: string; leftovers: string[]; stuck?: StuckAfterCrash; diffs: string[]; finalizerGone: boolean; kind?: CheckReconcilerKind }): DeletionProblem {
+  const idiom = cleanupGoneIdiom(o.kind ?? 'lab');
   const fins = o.stuck?.finalizers ?? [];
   const finalizer = fins.length ? `${fins.length > 1 ? 'finalizers' : 'finalizer'} ${fins.join(', ')}` : 'its finalizer';
   const stuckTitle = o.stuck
@@ -274,7 +297,7 @@ export function crashDuringDeletionProblem(o: { i: number; k: number; crashedAft
     : '';
   return {
     title: `Crash during the deletion after write ${o.i} of ${o.k} (${o.crashedAfter}): ${what}`,
-    explanation: `While the copy was being deleted, the controller stopped right after write ${o.i} of ${o.k} (${o.crashedAfter}), as a crash, an eviction or a leader change may stop it, and a new controller took over. An uninterrupted deletion cleaned up, this one did not: ${what}${diffs}.${lost}${stuck} A finalizer exists to guarantee another reconcile until the cleanup is done: clean up first (treat "already gone" as success and go on), remove the finalizer last.`,
+    explanation: `While the copy was being deleted, the controller stopped right after write ${o.i} of ${o.k} (${o.crashedAfter}), as a crash, an eviction or a leader change may stop it, and a new controller took over. An uninterrupted deletion cleaned up, this one did not: ${what}${diffs}.${lost}${stuck} A finalizer exists to guarantee another reconcile until the cleanup is done: clean up first (treat "already gone" as success and go on${idiom ? `: ${idiom}` : ''}), remove the finalizer last.`,
   };
 }
 

@@ -28,6 +28,8 @@ export interface ReproduceParts {
   copies?: readonly string[];
   convergenceBoundMs?: number;
   execTimeoutMs?: number;
+  /** The reconcile deadline `--reconcile-timeout` (0: none, which overrides a module's own); not for a Go program. */
+  reconcileTimeoutMs?: number;
 }
 
 /** The flags, in a fixed order, each value quoted for a shell when it needs it. */
@@ -43,5 +45,6 @@ export function reproduceFlags(p: ReproduceParts): string {
   for (const c of p.copies ?? []) out.push(`--copy ${shellQuote(c)}`);
   if (p.convergenceBoundMs !== undefined) out.push(`--convergence-bound ${p.convergenceBoundMs / 1000}`);
   if (p.execTimeoutMs !== undefined) out.push(`--exec-timeout ${p.execTimeoutMs / 1000}`);
+  if (p.reconcileTimeoutMs !== undefined && !p.go?.length) out.push(`--reconcile-timeout ${p.reconcileTimeoutMs / 1000}`);
   return out.join(' ');
 }

@@ -377,7 +377,7 @@ function checkConvergence(ctx: KeyContext, ref: Reference): Pick<CheckResult, 's
         : outsideUpdates
           ? `The spec did not change, yet ${outsideUpdates.count} of its ${reconciles} reconciles were started by an update of ${outsideUpdates.subject}, while the run made no write through Reconcile Lab's client: something else changes it on every pass — an exec program's own kubectl write (an apply or replace whose object differs each time: a timestamp, a counter), or another controller. Each change is a watch event that queues the key again, so it reconciles forever (a hot loop). Compare before writing and write only what differs; keep values that change on every pass out of what you write. reconcile-lab run shows each reconcile's trigger with its resourceVersion.`
         : running
-          ? `A reconcile was still running when the bound of ${ctx.boundMs} ms passed. If it is merely slow (an exec program on a loaded machine), raise the bound (--convergence-bound); otherwise look for a call that never returns${ctx.o.reconcilerSpec.kind === 'module' ? ' or a Promise that never settles' : ''}: pass ctx.signal to every call${ctx.o.reconcilerSpec.kind === 'go' ? '' : `, and ${ctx.o.reconcileTimeoutMs ? `note that the reconcile deadline of ${ctx.o.reconcileTimeoutMs} ms aborted ctx.signal and the reconcile still did not return: it ignores the signal` : 'give the loop a reconcile deadline (a module\'s options export reconcileTimeoutMs, the setting reconcileLab.workQueue.reconcileTimeoutSeconds), which the checks apply too: ctx.signal is aborted, and a reconcile that passes it on fails with its error instead of hanging'}`}.`
+          ? `A reconcile was still running when the bound of ${ctx.boundMs} ms passed. If it is merely slow (an exec program on a loaded machine), raise the bound (--convergence-bound); otherwise look for a call that never returns${ctx.o.reconcilerSpec.kind === 'module' ? ' or a Promise that never settles' : ''}: pass ctx.signal to every call${ctx.o.reconcilerSpec.kind === 'go' ? '' : `, and ${ctx.o.reconcileTimeoutMs ? `note that the reconcile deadline of ${ctx.o.reconcileTimeoutMs} ms aborted ctx.signal and the reconcile still did not return: it ignores the signal` : 'give the loop a reconcile deadline (a module\'s options export reconcileTimeoutMs, the setting reconcileLab.workQueue.reconcileTimeoutSeconds, check\'s --reconcile-timeout), which the checks apply too: ctx.signal is aborted, and a reconcile that passes it on fails with its error instead of hanging'}`}.`
           : `The key kept being reconciled (errors retried, or requeues) without reaching a stable state within the bound. Look at the journal for the failing reconcile.`,
     })],
   };
@@ -1562,7 +1562,7 @@ async function checkDeletion(ctx: KeyContext, parts: CheckTimingPart[], learned:
     }
     // Failures "on the way" are those before the object was gone; the reconciles after it are judged on their own below.
     const seen = reconcilesAfter(waited.gone ? run.entries.slice(0, goneIndex(run.entries, from, copy.scratchKey, primary)) : run.entries, copy.scratchKey, from);
-    const verdict = deletionVerdict({ gone: waited.gone, ms: waited.ms, boundMs: ctx.boundMs, finalizersAtDelete, finalizersLeft: [...(waited.last?.metadata.finalizers ?? [])], ...seen });
+    const verdict = deletionVerdict({ gone: waited.gone, ms: waited.ms, boundMs: ctx.boundMs, finalizersAtDelete, finalizersLeft: [...(waited.last?.metadata.finalizers ?? [])], ...seen }, ctx.o.reconcilerSpec.kind);
     const perturbation: Perturbation = {
       check: 'deletion', boundMs: ctx.boundMs,
       description: `deleted the copy after it settled (finalizers at the delete: ${finalizersAtDelete.length ? finalizersAtDelete.join(', ') : 'none'}; the server's default propagation, as kubectl delete) and let the controller run for up to ${ctx.boundMs} ms`,
@@ -1708,7 +1708,7 @@ async function crashDuringDeletion(ctx: KeyContext, parts: CheckTimingPart[], le
             restarted: { ...reconcilesAfter(second?.entries ?? [], copy.scratchKey, 0), writes: second ? okWrites(second).length : 0 },
           } : undefined;
           const problem = crashDuringDeletionProblem({
-            i, k, crashedAfter: crashedWrite ? describeWrite(crashedWrite) : `write ${i}`, leftovers, ...(stuck ? { stuck } : {}), diffs, finalizerGone: !!crashedWrite?.deleted,
+            i, k, crashedAfter: crashedWrite ? describeWrite(crashedWrite) : `write ${i}`, leftovers, ...(stuck ? { stuck } : {}), diffs, finalizerGone: !!crashedWrite?.deleted, kind: ctx.o.reconcilerSpec.kind,
           });
           findings.push(finding(ctx, {
             check: 'deletion', severity: 'error', diff: endStateDiff(reference.end, end, learned), title: problem.title, explanation: problem.explanation,

@@ -10,7 +10,7 @@ import { protectProcessGroup } from '../process/ownerWatchdog.ts';
 import { readFresh } from './readObject.ts';
 import { ApiError } from '../k8s/client.ts';
 import { writeStatusIfChanged } from './statusWriter.ts';
-import { unknownFieldsMessage } from '../text/closest.ts';
+import { unknownFields } from '../text/closest.ts';
 import { lastForbiddenHint } from '../k8s/forbidden.ts';
 
 /** The JSON document an exec reconciler receives on stdin. */
@@ -216,11 +216,11 @@ export function parseExecOutput(text: string): ExecOutput {
   if (o.terminal !== undefined && typeof o.terminal !== 'boolean') bad('terminal', 'a boolean');
   if (o.status !== undefined && o.status !== null && (typeof o.status !== 'object' || Array.isArray(o.status))) bad('status', 'an object');
   if (o.log !== undefined && typeof o.log !== 'string' && !(Array.isArray(o.log) && o.log.every((l) => typeof l === 'string'))) bad('log', 'a string or an array of strings');
-  const unknown = unknownFieldsMessage(Object.keys(o), EXEC_OUTPUT_FIELDS, 'the output fields are');
-  const count = wrong.length + Object.keys(o).filter((k) => !(EXEC_OUTPUT_FIELDS as readonly string[]).includes(k)).length;
-  if (unknown && !wrong.length) throw new Error(unknown);
+  const unknown = unknownFields(Object.keys(o), EXEC_OUTPUT_FIELDS, 'the output fields are');
+  const count = wrong.length + (unknown?.count ?? 0);
+  if (unknown && !wrong.length) throw new Error(unknown.message);
   if (wrong.length === 1 && !unknown) throw new Error(wrong[0]);
-  if (count > 1) throw new Error(`${count} problems: ${[...wrong, ...(unknown ? [unknown] : [])].join('; ')}`);
+  if (count > 1) throw new Error(`${count} problems: ${[...wrong, ...(unknown ? [unknown.message] : [])].join('; ')}`);
   const out: ExecOutput = {};
   if (typeof o.requeueAfterMs === 'number') out.requeueAfterMs = o.requeueAfterMs;
   if (typeof o.reason === 'string') out.reason = o.reason;

@@ -12,7 +12,7 @@ import type { ReconcileContext, Reconciler, Request, Result } from '../controlle
 import type { Predicate } from '../controller/predicate.ts';
 import { predicatesFromExport } from '../controller/predicateSpec.ts';
 import type { WorkQueueKind } from '../workqueue/priorityQueue.ts';
-import { closestNames, unknownFieldsMessage } from '../text/closest.ts';
+import { closestNames, unknownFields } from '../text/closest.ts';
 import { claimStrayErrors } from './strayErrors.ts';
 import { moduleIndexesFromExport, type ModuleIndex } from './moduleIndexes.ts';
 
@@ -148,11 +148,10 @@ export function resultProblem(r: Record<string, unknown>): string | undefined {
   if (reason !== undefined && typeof reason !== 'string') bad('reason', 'a string');
   if (priority !== undefined && !Number.isSafeInteger(priority)) bad('priority', 'an integer');
   if (requeue !== undefined && typeof requeue !== 'boolean') bad('requeue', 'a boolean');
-  const unknown = unknownFieldsMessage(Object.keys(r), RESULT_FIELDS, 'a Result has');
-  const unknownCount = Object.keys(r).filter((k) => !(RESULT_FIELDS as readonly string[]).includes(k)).length;
+  const unknown = unknownFields(Object.keys(r), RESULT_FIELDS, 'a Result has');
   if (!unknown) return wrong.length > 1 ? `reconcile() returned a Result with ${wrong.length} problems: ${wrong.join('; ')}` : wrong[0];
-  if (!wrong.length) return `reconcile() returned a Result with ${unknown}`;
-  return `reconcile() returned a Result with ${wrong.length + unknownCount} problems: ${wrong.join('; ')}; ${unknown}`;
+  if (!wrong.length) return `reconcile() returned a Result with ${unknown.message}`;
+  return `reconcile() returned a Result with ${wrong.length + unknown.count} problems: ${wrong.join('; ')}; ${unknown.message}`;
 }
 
 /** How many of the module's own stack frames an error message lists. */
@@ -588,10 +587,16 @@ export function createModuleReconciler(options: ModuleReconcilerOptions): Reconc
         .filter((n) => n !== 'default' && n !== 'module.exports');
       const close = closestNames('reconcile', names);
       const a = (v: unknown) => `${/^[aeiou]/.test(typeof v) ? 'an' : 'a'} ${typeof v}`;
+      const hasReconcile = (v: unknown) => typeof (v as { reconcile?: unknown } | null)?.reconcile === 'function';
+      // A key of the default-exported object (a CommonJS module.exports) that holds the method one level down
+      // (module.exports = { reconciler: { reconcile } }): named as the user wrote it, the fix in the module's own syntax.
+      const nested = def && typeof def === 'object' ? Object.keys(def).find((k) => hasReconcile((def as Record<string, unknown>)[k])) : undefined;
       // A named export that is an object with a reconcile method (export const reconciler = { reconcile() {…} }).
-      const holder = Object.keys(mod).find((k) => k !== 'default' && typeof (mod[k] as { reconcile?: unknown } | null)?.reconcile === 'function');
+      const holder = Object.keys(mod).find((k) => k !== 'default' && k !== 'module.exports' && hasReconcile(mod[k]));
       const found = mod.reconcile !== undefined
         ? ` (its reconcile export is ${a(mod.reconcile)}, not a function)`
+        : nested
+          ? ` (it exports ${nested}.reconcile, one level down: export reconcile itself, ${commonJs(mod) ? `module.exports = { reconcile }, or make the object under ${nested} module.exports itself` : `export const reconcile = …, or make the object under ${nested} the default export`})`
         : holder
           ? ` (it exports ${holder}, an object with a reconcile method: make it the default export, export default ${holder}, or export the method, export const reconcile = ${holder}.reconcile.bind(${holder}))`
         : close.length
@@ -602,6 +607,20 @@ export function createModuleReconciler(options: ModuleReconcilerOptions): Reconc
       throw new ModuleReconcilerError('export', `${path} must export a function "reconcile(request, ctx)" (named export, default export, or default { reconcile })${found}`);
     }
     return fn as ReconcileFunction;
+  }
+
+  /**
+   * Whether the user's module is CommonJS (advice is then in module.exports terms): Node's import of it shows the
+   * "module.exports" name (a file imported as is), its extension says so, or its source assigns module.exports (a
+   * bundled one, whose import shows only its default).
+   */
+  function commonJs(mod: Record<string, unknown>): boolean {
+    if ('module.exports' in mod || /^\.c[jt]s$/.test(extname(path))) return true;
+    try {
+      return /\bmodule\.exports\s*=/.test(readFileSync(path, 'utf8'));
+    } catch {
+      return false; // unreadable now: the ES module's terms
+    }
   }
 
   async function current(): Promise<Loaded> {

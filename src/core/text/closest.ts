@@ -33,15 +33,21 @@ export function closestNames(name: string, candidates: readonly string[]): strin
 }
 
 /**
- * When `fields` has names outside `known`: one sentence naming them (each with the known field it most likely meant)
- * and then `lead` with the known fields ("… ; the output fields are a, b, c"). Undefined when every field is known.
+ * When `fields` has names outside `known`: how many (`count`, each one problem of a message that counts them) and one
+ * sentence naming them (each with the known field it most likely meant) and then `lead` with the known fields
+ * ("… ; the output fields are a, b, c"). Undefined when every field is known.
  */
-export function unknownFieldsMessage(fields: readonly string[], known: readonly string[], lead: string): string | undefined {
+export function unknownFields(fields: readonly string[], known: readonly string[], lead: string): { count: number; message: string } | undefined {
   const unknown = fields.filter((f) => !known.includes(f));
   if (!unknown.length) return undefined;
   const named = unknown.map((f) => {
     const close = closestNames(f, known);
     return `"${f}"${close.length ? ` (did you mean "${close[0]}"?)` : ''}`;
   });
-  return `unknown field${unknown.length > 1 ? 's' : ''} ${named.join(', ')}; ${lead} ${known.join(', ')}`;
+  return { count: unknown.length, message: `unknown field${unknown.length > 1 ? 's' : ''} ${named.join(', ')}; ${lead} ${known.join(', ')}` };
+}
+
+/** {@link unknownFields}' sentence alone. */
+export function unknownFieldsMessage(fields: readonly string[], known: readonly string[], lead: string): string | undefined {
+  return unknownFields(fields, known, lead)?.message;
 }

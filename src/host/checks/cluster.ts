@@ -19,8 +19,8 @@ export function isLocalConnection(clusterName: string | undefined, server: strin
 export { shellQuote };
 
 /**
- * The CLI flags that select this connection's reconciler, resource, cluster and predicates, and the transitions and
- * copies the `checks.transitions` and `checks.copy` settings gave (for the reproduce lines).
+ * The CLI flags that select this connection's reconciler, resource, cluster, predicates and reconcile deadline, and the
+ * transitions and copies the `checks.transitions` and `checks.copy` settings gave (for the reproduce lines).
  */
 export function reproduceFlagsOf(recipe: ReconcilerRecipe, resource: string, kubeconfigPath: string | undefined, context: string, transitions: readonly unknown[] = [], copies: readonly string[] = []): string {
   return reproduceFlags({
@@ -31,6 +31,9 @@ export function reproduceFlagsOf(recipe: ReconcilerRecipe, resource: string, kub
     ...(kubeconfigPath ? { kubeconfig: kubeconfigPath } : {}),
     context,
     ...(recipe.spec.kind === 'go' ? {} : { predicates: recipe.predicateSpecs ?? [] }),
+    // The loop's deadline (a module's options.reconcileTimeoutMs, else the setting) applies to the checks' runs: the
+    // CLI's check takes it as --reconcile-timeout (a Go program's own ReconciliationTimeout needs no flag).
+    ...(recipe.spec.kind !== 'go' && recipe.reconcileTimeoutMs ? { reconcileTimeoutMs: recipe.reconcileTimeoutMs } : {}),
   });
 }
 

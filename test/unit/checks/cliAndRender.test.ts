@@ -85,6 +85,7 @@ test('a reproduce line, split as a shell splits it, parses back to the same run 
   const flags = reproduceFlags({
     reconciler: `exec:./my reconciler.sh --mode 'a b'`, resource: 'gadgets.acme.example.io', kubeconfig: '/tmp/kube config', context: 'dev',
     confirmCluster: 'dev', predicates: ['generation-changed', 'label-selector=team=a'], transitions, convergenceBoundMs: 7500, execTimeoutMs: 20_000,
+    reconcileTimeoutMs: 1500,
   });
   const a = parseCliArgs(splitCommandLine(`check shop/g1 --check unobservedState ${flags}`));
   assert.ok(a !== 'help');
@@ -92,6 +93,7 @@ test('a reproduce line, split as a shell splits it, parses back to the same run 
   assert.deepEqual(a.predicates, ['generation-changed', 'label-selector=team=a']);
   assert.equal(a.convergenceBoundMs, 7500);
   assert.equal(a.execTimeoutMs, 20_000);
+  assert.equal(a.reconcileTimeoutMs, 1500, 'the checks\' reconcile deadline');
   assert.equal(a.kubeconfig, '/tmp/kube config');
   assert.equal(a.context, 'dev');
   assert.equal(a.confirmCluster, 'dev');

@@ -49,6 +49,27 @@ test('failing on the Terminating object: the last error is the finding (it wins 
   assert.match(w.problems[0]!.title, /^Stays Terminating/);
 });
 
+test('the deletion advice to treat an already-gone cleanup target as success says how in the reconciler\'s own terms, as the "fails after gone" advice does; the lab reconciler keeps the plain words', () => {
+  const failing = { ...base, finalizersLeft: ['x.dev/cleanup'], reconciles: 2, failures: [{ message: 'configmaps "w-registry" not found', terminal: false }], lastFailed: true };
+  const stays = { ...base, finalizersAtDelete: ['x.dev/cleanup'], finalizersLeft: ['x.dev/cleanup'], reconciles: 1 };
+  const crash = { i: 1, k: 2, crashedAfter: 'delete configmaps ns/w-registry', leftovers: ['configmaps/w-registry'], diffs: [], finalizerGone: false };
+  const said = {
+    go: ': `client.IgnoreNotFound(err)` on the Delete of what the cleanup removes',
+    module: ': a 404 of the cleanup\'s `ctx.client.delete` is done',
+    exec: ': `kubectl delete … --ignore-not-found`',
+    lab: '',
+  } as const;
+  for (const [kind, idiom] of Object.entries(said) as Array<[keyof typeof said, string]>) {
+    assert.ok(deletionVerdict(failing, kind).problems[0]!.explanation.includes(`do the cleanup (treat "already gone" as success${idiom}), remove your finalizer`), kind);
+    assert.ok(deletionVerdict(stays, kind).problems[0]!.explanation.includes(`clean up what the finalizer protects (already gone is success${idiom}), then remove the finalizer`), kind);
+    assert.ok(crashDuringDeletionProblem({ ...crash, kind }).explanation.endsWith(`clean up first (treat "already gone" as success and go on${idiom}), remove the finalizer last.`), kind);
+  }
+  // Another kind's terms never leak in (a module is not told Go's IgnoreNotFound, nor Go an exec program's kubectl flag).
+  assert.doesNotMatch(deletionVerdict(failing, 'module').problems[0]!.explanation, /IgnoreNotFound|--ignore-not-found/);
+  assert.doesNotMatch(crashDuringDeletionProblem({ ...crash, kind: 'go' }).explanation, /ctx\.client|--ignore-not-found/);
+  assert.equal(deletionVerdict(stays).problems[0]!.explanation, deletionVerdict(stays, 'lab').problems[0]!.explanation, 'the default is the plain words');
+});
+
 test('reconcilesAfter counts only reconciles of the key that started after the delete', () => {
   const end = (kind: 'success' | 'error', message = ''): JournalEntry => ({ kind: 'reconcileEnd', key: KEY, controller: 'c', outcome: kind === 'success' ? { kind } : { kind, message }, durationMs: 1 }) as unknown as JournalEntry;
   const start = (key = KEY): JournalEntry => ({ kind: 'reconcileStart', key, controller: 'c', triggers: [], attempt: 1, via: 'worker' }) as unknown as JournalEntry;

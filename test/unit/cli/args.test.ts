@@ -159,14 +159,17 @@ test('run: --workers, --reconcile-timeout, --exec-timeout, --predicate (repeatab
   bad(['run', '--workers', '1.5'], /--workers must be an integer/);
   bad(['step', '--workers', '2'], /--workers only applies to run/);
   bad(['run', '--reconcile-timeout', 'soon'], /--reconcile-timeout must be a number of seconds/);
-  bad(['report', '--reconcile-timeout', '3'], /only applies to run and step/);
+  bad(['report', '--reconcile-timeout', '3'], /^--reconcile-timeout only applies to run, step and check$/);
   bad(['run', '--exec-timeout', '5'], /--exec-timeout only applies with --reconciler exec/);
   bad(['run', '--reconciler', 'exec:x', '--exec-timeout=-1'], /--exec-timeout must be a number of seconds from 0/);
   bad(['run', '--predicate', 'generation'], /unknown predicate "generation" \(predicates: generation-changed, resource-version-changed/);
   bad(['run', '--predicate', 'label-selector=app'], /bad label-selector/);
   bad(['dry-run', 'k', '--predicate', 'generation-changed'], /--predicate only applies to run, step and check/);
-  // check runs its own controllers without a reconcile deadline or a choice of queue: these were accepted and ignored.
-  bad(['check', 'ns/a', '--reconcile-timeout', '3'], /^--reconcile-timeout only applies to run and step$/);
+  // check's runs apply a reconcile deadline as the loop does (a module's export, the editor's setting): so does the flag.
+  assert.equal((parseCliArgs(['check', 'ns/a', '--reconcile-timeout', '3']) as CliArgs).reconcileTimeoutMs, 3000);
+  assert.equal((parseCliArgs(['check', 'ns/a', '--reconciler', 'exec:./r.sh', '--reconcile-timeout', '0']) as CliArgs).reconcileTimeoutMs, 0, '0: none (over a module\'s own)');
+  assert.throws(() => parseCliArgs(['check', 'ns/a', '--go', './ctl', '--reconcile-timeout', '1']), /^UsageError: --reconcile-timeout does not apply with --go: .*controller\.Options\{ReconciliationTimeout: …\} in the program\)$/);
+  // check runs its own controllers without a choice of queue: this was accepted and ignored.
   bad(['check', 'ns/a', '--work-queue', 'client-go'], /^--work-queue only applies to run and step$/);
   assert.deepEqual((parseCliArgs(['check', 'ns/a', '--predicate', 'generation-changed']) as CliArgs).predicates, ['generation-changed'], 'check takes predicates (the checked loop uses them)');
   bad(['run', '--work-queue', 'fifo'], /--work-queue must be priority or client-go/);

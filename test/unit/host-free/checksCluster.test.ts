@@ -41,6 +41,12 @@ describe('robustness checks: reproduce flags', () => {
     const recipe = { spec: { kind: 'go' as const, command: ['go', 'run', './cmd', '--leader-elect=false'] }, flag: 'go:go run ./cmd --leader-elect=false', create: () => ({ name: 'x', reconcile: async () => ({}) }) };
     assert.equal(reproduceFlagsOf(recipe, 'widgets.lab.reconcile.dev', undefined, 'reconcile-lab'), `--resource widgets.lab.reconcile.dev --go 'go run ./cmd --leader-elect=false' --context reconcile-lab`);
   });
+  it('carries the loop\'s reconcile deadline (the setting or a module\'s export), which the checks\' runs apply, as --reconcile-timeout; none when there is none', () => {
+    const create = () => ({ name: 'x', reconcile: async () => ({}) });
+    const exec = { spec: { kind: 'exec' as const, command: ['./r.sh'] }, flag: 'exec:./r.sh', create };
+    assert.equal(reproduceFlagsOf({ ...exec, reconcileTimeoutMs: 2500 }, 'gadgets.acme.example.io', undefined, 'kind-dev'), '--resource gadgets.acme.example.io --reconciler exec:./r.sh --context kind-dev --reconcile-timeout 2.5');
+    assert.equal(reproduceFlagsOf({ ...exec, reconcileTimeoutMs: 0 }, 'gadgets.acme.example.io', undefined, 'kind-dev'), '--resource gadgets.acme.example.io --reconciler exec:./r.sh --context kind-dev');
+  });
   it('carries the loop\'s predicate setting, so a finding that depends on a predicate reproduces', () => {
     const recipe = { spec: { kind: 'exec' as const, command: ['./r.sh'] }, flag: 'exec:./r.sh', predicateSpecs: ['generation-changed', 'label-selector=team=a b'], create: () => ({ name: 'x', reconcile: async () => ({}) }) };
     assert.equal(

@@ -133,9 +133,16 @@ test('missing file, missing export, a throw at load time and an invalid result a
     ['notfn.ts', 'export const reconcile = { run() {} };\n', '(its reconcile export is an object, not a function)'],
     ['number.ts', 'export default 42;\n', '(its default export is a number, not a function)'],
     ['holder.ts', 'export const reconciler = { async reconcile() { return {}; } };\n', '(it exports reconciler, an object with a reconcile method: make it the default export, export default reconciler, or export the method, export const reconcile = reconciler.reconcile.bind(reconciler))'],
+    // The method one level down in module.exports (or a default object): where it is, and the fix in the file's own
+    // syntax (it was "it exports reconciler: did you mean reconcile?", and a .cjs file was told export default).
+    ['nested.cjs', 'async function reconcile() { return {}; }\nmodule.exports = { reconciler: { reconcile } };\n', '(it exports reconciler.reconcile, one level down: export reconcile itself, module.exports = { reconcile }, or make the object under reconciler module.exports itself)'],
+    ['nested-var.js', 'const reconciler = { async reconcile() { return {}; } };\nmodule.exports = { reconciler };\n', '(it exports reconciler.reconcile, one level down: export reconcile itself, module.exports = { reconcile }, or make the object under reconciler module.exports itself)'],
+    ['nested.ts', 'export default { reconciler: { async reconcile() { return {}; } } };\n', '(it exports reconciler.reconcile, one level down: export reconcile itself, export const reconcile = …, or make the object under reconciler the default export)'],
   ] as const) {
-    await assert.rejects(createModuleReconciler({ path: write(file, code) }).reconcile(req, ctx), (e: unknown) => e instanceof ModuleReconcilerError && e.kind === 'export' && e.message.endsWith(said), file);
+    await assert.rejects(createModuleReconciler({ path: write(file, code) }).reconcile(req, ctx), (e: unknown) => e instanceof ModuleReconcilerError && e.kind === 'export' && e.message.endsWith(said) || assert.fail(`${file}: ${(e as Error).message}`));
   }
+  // Imported as is (no esbuild): Node's import of the CommonJS file shows its own names too; the same advice.
+  await assert.rejects(createModuleReconciler({ path: join(dir, 'nested.cjs'), findEsbuild: async () => undefined }).reconcile(req, ctx), (e: unknown) => e instanceof ModuleReconcilerError && e.message.endsWith('(it exports reconciler.reconcile, one level down: export reconcile itself, module.exports = { reconcile }, or make the object under reconciler module.exports itself)') || assert.fail((e as Error).message));
   const throwsOnLoad = createModuleReconciler({ path: write('throws.ts', 'throw new Error("bad top-level code");\nexport function reconcile() {}\n') });
   await assert.rejects(throwsOnLoad.reconcile(req, ctx), (e: unknown) => e instanceof ModuleReconcilerError && e.kind === 'load' && /bad top-level code/.test(e.message));
   const badResult = createModuleReconciler({ path: write('badresult.ts', 'export function reconcile() { return { requeueAfterMs: "soon" }; }\n') });
