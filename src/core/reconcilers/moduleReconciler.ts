@@ -577,7 +577,10 @@ export function createModuleReconciler(options: ModuleReconcilerOptions): Reconc
 
   function exportOf(mod: Record<string, unknown>): ReconcileFunction {
     const def = mod.default as { reconcile?: unknown } | ((...a: unknown[]) => unknown) | undefined;
-    const fn = mod.reconcile ?? (typeof def === 'function' ? def : def?.reconcile);
+    // A default object's method is called on that object: `export default new MyReconciler()` (a class whose
+    // reconcile uses this.client, this.log) works as written.
+    const method = typeof def === 'object' && def !== null && typeof def.reconcile === 'function' ? (def.reconcile as (...a: unknown[]) => unknown).bind(def) : undefined;
+    const fn = mod.reconcile ?? (typeof def === 'function' ? def : method ?? def?.reconcile);
     if (typeof fn !== 'function') {
       // What it exports instead, when one is close to "reconcile" (a typo such as reconcilee, or Go's Reconcile), named
       // as the user wrote it: a key of a default-exported object (export default { Reconcile }) and of a CommonJS

@@ -61,6 +61,16 @@ test('JavaScript modules work too, including a default export', async () => {
   r.dispose();
 });
 
+test('a default-exported object (a class instance) has its reconcile called on itself: this works as written', async () => {
+  const ts = write('instance.ts', 'class Shop { step = 7; reconcile(req: { name: string }) { return { requeueAfterMs: this.step * req.name.length }; } }\nexport default new Shop();\n');
+  const cjs = write('instance.cjs', 'class Shop { constructor() { this.step = 3; } reconcile(req) { return { requeueAfterMs: this.step * req.name.length }; } }\nmodule.exports = new Shop();\n');
+  for (const [p, want] of [[ts, 14], [cjs, 6]] as const) {
+    const r = createModuleReconciler({ path: p });
+    assert.deepEqual(await r.reconcile(req, testContext(statusOnlyClient([])).ctx), { requeueAfterMs: want }, p);
+    r.dispose();
+  }
+});
+
 test('compile errors name the file, line and column; a fix is picked up', async () => {
   const p = write('broken.ts', 'export function reconcile( {\n  return {};\n}\n');
   const r = createModuleReconciler({ path: p });
