@@ -373,7 +373,16 @@ export async function stripFinalizers(
     return { ok: true, key: r.key, removed: r.removed, remaining: r.remaining, deleted: r.deleted, dryRun: r.dryRun, diagnosis: diag, next: after.next, nextMessage: after.message };
   } catch (e) {
     if (e instanceof ObjectChangedError) {
-      void ui.warn(`Reconcile Lab: ${e.message}`);
+      // "Refresh and retry" names nothing to click in the editor: offer the retry, which reads the object afresh and
+      // asks again with its new state (a concurrent writer may have removed the finalizer, or added another).
+      const retry = 'Strip Finalizers Again…';
+      void ui.warn(`Reconcile Lab: ${e.message}`, retry).then(async (c) => {
+        if (c !== retry) return;
+        // As the person's own command: a failure (the object gone meanwhile, no finalizers left) is shown, not dropped.
+        const mark = ui.shownMark();
+        const again = await stripFinalizers(lab, { key: t.key, resource: t.resource, ...(named ? { finalizer: named } : {}) }).catch((err: unknown) => fail('error', (err as Error).message));
+        if (isFailure(again) && again.reason !== 'cancelled' && ui.shownSince(mark).length === 0) void ui.warn(`Reconcile Lab: ${again.message}`);
+      });
       return fail('error', e.message);
     }
     throw e;

@@ -145,6 +145,11 @@ const KEY_MARK = 'key\u0000';
  * rows are refreshed by themselves even while a filter is set.
  */
 const TIME_MARK = 'time\u0000';
+/**
+ * Marks an object's Events having arrived (the mark is its `resource|key`): only its Events rows are refreshed (their
+ * count and list), even while a filter is set, since Events change no row's place nor what a filter shows.
+ */
+const EVENTS_MARK = 'events\u0000';
 
 /** A top-level object as a sorted list keeps it: what its rows and ranges need, not the object itself. */
 interface Listed {
@@ -235,7 +240,7 @@ export class ResourcesTreeProvider implements vscode.TreeDataProvider<ResourceNo
    */
   private readonly sorted = new Map<string, Listed[]>();
   /**
-   * The kind, namespace, range and object nodes handed out since the last full refresh, by id: one object per id,
+   * The kind, namespace, range, object and Events nodes handed out since the last full refresh, by id: one object per id,
    * because VS Code's extension host matches the elements of a refresh by identity.
    */
   private readonly nodes = new Map<string, ResourceNode>();
@@ -262,11 +267,22 @@ export class ResourcesTreeProvider implements vscode.TreeDataProvider<ResourceNo
    * that are expanded); otherwise the whole view is.
    */
   private refreshRows(marks: ReadonlySet<string> | undefined): void {
-    if (marks && (this.stateFilter.size === 0 || [...marks].every((m) => m.startsWith(TIME_MARK)))) {
+    if (marks && (this.stateFilter.size === 0 || [...marks].every((m) => m.startsWith(TIME_MARK) || m.startsWith(EVENTS_MARK)))) {
       const primary = this.model?.primaryResource;
       const rows: ResourceNode[] = [];
       const seen = new Set<string>();
       for (const marked of marks) {
+        if (marked.startsWith(EVENTS_MARK)) {
+          // The Events node of each row of the object VS Code was given (the same element: it matches by identity).
+          for (const row of this.rowsOf.get(marked.slice(EVENTS_MARK.length)) ?? []) {
+            const events = this.nodes.get(`${row.id}/e`);
+            if (events && !seen.has(events.id)) {
+              seen.add(events.id);
+              rows.push(events);
+            }
+          }
+          continue;
+        }
         const mark = marked.startsWith(TIME_MARK) ? marked.slice(TIME_MARK.length) : marked;
         const id = mark.startsWith(KEY_MARK) ? (primary !== undefined ? `${primary}|${mark.slice(KEY_MARK.length)}` : undefined) : mark;
         if (id === undefined || seen.has(id)) continue;
@@ -290,7 +306,7 @@ export class ResourcesTreeProvider implements vscode.TreeDataProvider<ResourceNo
   }
 
   /** The node handed out before under `n.id` when it is the same row (same parent, same range), else `n`, kept. */
-  private intern<N extends KindNode | NamespaceNode | RangeNode | ObjectNode>(n: N): N {
+  private intern<N extends KindNode | NamespaceNode | RangeNode | ObjectNode | EventsNode>(n: N): N {
     const prev = this.nodes.get(n.id);
     if (prev && prev.type === n.type && (prev.type === 'kind' || (prev as { parent: unknown }).parent === (n as { parent?: unknown }).parent)) {
       if (prev.type !== 'range' || (prev.from === (n as RangeNode).from && prev.to === (n as RangeNode).to)) return prev as N;
@@ -359,7 +375,9 @@ export class ResourcesTreeProvider implements vscode.TreeDataProvider<ResourceNo
       ).finally(() => {
         entry.pending = false;
         entry.at = this.clock.now();
-        if (!this.disposed) this.coalescer.all();
+        // Only the object's Events rows: a whole-view refresh (every EVENTS_TTL_MS while an object is expanded) made
+        // VS Code forget every row meanwhile, and Strip Finalizers… picked then on a row asked which object.
+        if (!this.disposed) this.coalescer.mark(EVENTS_MARK + id);
       });
       e = entry;
     }
@@ -484,7 +502,7 @@ export class ResourcesTreeProvider implements vscode.TreeDataProvider<ResourceNo
             .sort((a, b) => a.resource.localeCompare(b.resource) || keyOf(a.object).localeCompare(keyOf(b.object)));
           for (const c of children) out.push(this.intern(objectNode(node, c.resource, keyOf(c.object))));
         }
-        if (this.eventSource) out.push({ type: 'events', id: `${node.id}/e`, resource: node.resource, key: node.key, parent: node });
+        if (this.eventSource) out.push(this.intern<EventsNode>({ type: 'events', id: `${node.id}/e`, resource: node.resource, key: node.key, parent: node }));
         return out;
       }
       case 'finalizers':

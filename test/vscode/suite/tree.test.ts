@@ -82,6 +82,33 @@ describe('Resources view: filter, Events, Edit Spec as YAML, field-manager fight
     assert.match(tooltipText(l.resourcesTree.getTreeItem(rows[1]!).tooltip), /Reported by: example\.com\/checker/);
   });
 
+  it('Events arriving re-render only that object\'s Events row (the element VS Code holds), never the whole view', async () => {
+    // A whole-view refresh makes VS Code's extension host forget every row until the view fetched them again; one came
+    // with every Events fetch (each EVENTS_TTL_MS while an object is expanded), and in the walk Strip Finalizers…
+    // picked meanwhile on a stuck object's row got no element and asked "Strip finalizers from which object?".
+    await labCluster().client.create(c.gvr, widget(c, ns, 'quiet'));
+    await waitUntil(() => Boolean(l.session?.get(c.resourceId, `${ns}/quiet`)), 'the widget is cached');
+    const object = objectNode('quiet');
+    const events = l.resourcesTree.getChildren(object).find((n) => n.type === 'events')!;
+    assert.ok(events, 'an Events node under the object');
+    assert.equal(l.resourcesTree.getChildren(object).find((n) => n.type === 'events'), events, 'the same element on a second read');
+    l.resourcesTree.flush();
+    const fired: Array<ResourceNode | ResourceNode[] | undefined> = [];
+    const sub = l.resourcesTree.onDidChangeTreeData((e) => fired.push(e));
+    try {
+      // What VS Code does when it shows the row: its tree item asks for the Events (fetched in the background).
+      assert.match(String(l.resourcesTree.getTreeItem(events).description), /^loading…$/);
+      await waitUntil(() => {
+        l.resourcesTree.flush();
+        return fired.some((e) => Array.isArray(e) && e.includes(events));
+      }, 'the Events row refreshed when its Events arrived');
+    } finally {
+      sub.dispose();
+    }
+    assert.deepEqual(fired.filter((e) => e === undefined), [], `no whole-view refresh (${fired.length} refreshes)`);
+    assert.equal(String(l.resourcesTree.getTreeItem(events).description), '0');
+  });
+
   // Apply to Cluster applies the editor's text directly (not through a save, which code-server may cancel when a
   // save participant is slow) and then shows the server's answer as the saved text.
   it('Edit Spec as YAML… applies with the opened resourceVersion; a concurrent change is a conflict that keeps the edit and writes nothing', async () => {
