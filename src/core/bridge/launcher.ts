@@ -341,20 +341,39 @@ export function launchProcess(spec: LaunchSpec, o: LaunchOptions): LaunchedProce
   return new LaunchedProcess(spec, o);
 }
 
+/** The words Go's `strconv.ParseBool` (and so the `flag` and `pflag` packages) read as a bool, by value. */
+const GO_BOOL_WORDS: Readonly<Record<string, boolean>> = { 1: true, t: true, T: true, TRUE: true, true: true, True: true, 0: false, f: false, F: false, FALSE: false, false: false, False: false };
+
 /**
- * Leader election looks enabled in these arguments: `--leader-elect`,
- * `--leader-elect=true`, `--leader-elect true` (kubebuilder's flag), or
- * `--enable-leader-election` (older scaffolds). Pure, for tests.
+ * Leader election looks enabled in these arguments, read as Go's `flag` (and `pflag`) packages read a bool flag:
+ * `--leader-elect` (kubebuilder's flag) or `--enable-leader-election` (older scaffolds), alone or with `=` and a
+ * value `strconv.ParseBool` takes as true (`=true`, `=1`, `=T`…); the last occurrence wins. A bool flag takes its
+ * value only after `=`: in `--leader-elect false` the flag is on and `false` is an argument of its own, so that
+ * returns both words (`"--leader-elect false"`; {@link leaderElectionFlagText} explains it). Undefined when the
+ * last occurrence turns it off (`=false`, `=0`, `=F`…) or there is none. Pure, for tests.
  */
 export function leaderElectionFlag(args: readonly unknown[]): string | undefined {
   const a = args.filter((x): x is string => typeof x === 'string');
+  let on: string | undefined;
   for (let i = 0; i < a.length; i++) {
     const m = /^--?(leader-elect|enable-leader-election)(?:=(.*))?$/.exec(a[i]!);
     if (!m) continue;
-    const value = m[2] ?? (a[i + 1] === 'true' || a[i + 1] === 'false' ? a[i + 1] : 'true');
-    if (value !== 'false') return a[i]!;
+    if (m[2] === undefined) {
+      const next = a[i + 1];
+      on = next !== undefined && GO_BOOL_WORDS[next] !== undefined ? `${a[i]!} ${next}` : a[i]!;
+    } else on = GO_BOOL_WORDS[m[2]] === true ? a[i]! : undefined;
   }
-  return undefined;
+  return on;
+}
+
+/**
+ * How a message names what {@link leaderElectionFlag} returned: the flag itself, or, for a flag followed by a
+ * separate value (`--leader-elect false`), that this turns it on, and the form that turns it off.
+ */
+export function leaderElectionFlagText(flag: string): string {
+  const [name, value] = flag.split(' ');
+  if (value === undefined) return flag;
+  return `${flag}: a Go bool flag takes its value only after "=", so this turns ${name} on and passes "${value}" as an argument; ${name}=false turns it off`;
 }
 
 /**

@@ -2,7 +2,7 @@ import * as vscode from 'vscode';
 import * as ui from '../ui.ts';
 import { existsSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { defaultDebugProgram, leaderElectionFlag } from '../../core/bridge/launcher.ts';
+import { defaultDebugProgram, leaderElectionFlag, leaderElectionFlagText } from '../../core/bridge/launcher.ts';
 import { bridgeProblemIn, defaultWebhookCertPath, webhooksWouldStop } from '../../core/bridge/goModule.ts';
 import type { ReconcileLab } from '../reconcileLab.ts';
 import { DelveAdapter } from './delveAdapter.ts';
@@ -51,7 +51,7 @@ export function registerGoDebugging(lab: ReconcileLab, storageDir: string): vsco
       const le = leaderElectionFlag(Array.isArray(config.args) ? config.args : []);
       if (le) {
         void ui.warn(
-          `Reconcile Lab: leader election looks enabled (${le}). A breakpoint held longer than the lease (15 s by default) loses leadership; pause and step in Reconcile Lab instead (the lease keeps being renewed), or debug with --leader-elect=false.`,
+          `Reconcile Lab: leader election looks enabled (${leaderElectionFlagText(le)}). A breakpoint held longer than the lease (15 s by default) loses leadership; pause and step in Reconcile Lab instead (the lease keeps being renewed), or debug with --leader-elect=false.`,
         );
       }
       // A program whose module does not use the bridge runs under the debugger but never shows in the views.

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ambiguousMainPackages, defaultDebugProgram, defaultGoLaunch, describeExit, launchProcess, launchSpecOf, leaderElectionFlag, MAX_OUTPUT_LINE_CHARS, notFoundText, processGroupOf } from '../../../src/core/bridge/launcher.ts';
+import { ambiguousMainPackages, defaultDebugProgram, defaultGoLaunch, describeExit, launchProcess, launchSpecOf, leaderElectionFlag, leaderElectionFlagText, MAX_OUTPUT_LINE_CHARS, notFoundText, processGroupOf } from '../../../src/core/bridge/launcher.ts';
 import { FakeClock } from '../../fakes/fakeClock.ts';
 
 test('defaultGoLaunch: cmd/main.go (kubebuilder v4) → go run ./cmd; one cmd/<name>/main.go → that; else go run .', () => {
@@ -57,11 +57,23 @@ test('launchSpecOf splits like a shell without running one; an empty line is an 
 test('leaderElectionFlag: kubebuilder and older flags, with or without a value', () => {
   assert.equal(leaderElectionFlag(['--leader-elect']), '--leader-elect');
   assert.equal(leaderElectionFlag(['--leader-elect=true']), '--leader-elect=true');
-  assert.equal(leaderElectionFlag(['--leader-elect', 'true']), '--leader-elect');
   assert.equal(leaderElectionFlag(['-enable-leader-election']), '-enable-leader-election');
   assert.equal(leaderElectionFlag(['--leader-elect=false']), undefined);
-  assert.equal(leaderElectionFlag(['--leader-elect', 'false']), undefined);
   assert.equal(leaderElectionFlag(['--leader-election-id=x', 42]), undefined);
+});
+
+// Go's flag package (and pflag) read a bool flag's value with strconv.ParseBool, and only after "=": `--leader-elect
+// false` turns leader election ON and leaves "false" as an argument (tried: flag.Bool("leader-elect", true, "") then
+// prints true [false]), while `--leader-elect=0` / `=F` / `=FALSE` turn it off.
+test('leaderElectionFlag: read as Go reads a bool flag (value only after "=", strconv.ParseBool words, the last one wins)', () => {
+  assert.equal(leaderElectionFlag(['--leader-elect', 'false']), '--leader-elect false', 'on: "false" is an argument of its own');
+  assert.equal(leaderElectionFlag(['--leader-elect', 'true']), '--leader-elect true');
+  for (const off of ['0', 'f', 'F', 'FALSE', 'False']) assert.equal(leaderElectionFlag([`--leader-elect=${off}`]), undefined, `--leader-elect=${off} is off`);
+  for (const on of ['1', 't', 'T', 'TRUE', 'True']) assert.equal(leaderElectionFlag([`--leader-elect=${on}`]), `--leader-elect=${on}`);
+  assert.equal(leaderElectionFlag(['--leader-elect', '--leader-elect=false']), undefined, 'the last occurrence wins');
+  assert.equal(leaderElectionFlag(['--leader-elect=false', '-leader-elect']), '-leader-elect');
+  assert.equal(leaderElectionFlagText('--leader-elect'), '--leader-elect');
+  assert.match(leaderElectionFlagText('--leader-elect false'), /^--leader-elect false: a Go bool flag takes its value only after "=", so this turns --leader-elect on and passes "false" as an argument; --leader-elect=false turns it off$/);
 });
 
 test('describeExit', () => {
