@@ -109,6 +109,63 @@ export function defaultDebugProgram(folder: string | undefined): string {
   return path ? `\${workspaceFolder}/${path}` : '${workspaceFolder}';
 }
 
+/** A leader-election flag a main package defines (see {@link leaderElectionFlagOf}). */
+export interface LeaderElectionFlagDef {
+  /** `--leader-elect` (kubebuilder) or `--enable-leader-election` (older scaffolds). */
+  readonly flag: string;
+  /** Its default when the definition gives a literal: `flag.BoolVar(&x, "leader-elect", true, …)` → true. */
+  readonly defaultOn?: boolean;
+  /** The file defining it, and its 1-based line. */
+  readonly file: string;
+  readonly line: number;
+}
+
+/**
+ * The leader-election flag the main package in directory `dir` defines, read from its non-test `.go` files: a bool
+ * flag of the `flag` or `pflag` packages (`BoolVar`, `Bool`, `BoolVarP`, `BoolP`, also through `cmd.Flags()`) named
+ * `leader-elect` or `enable-leader-election`, with its default when that is a literal. Undefined when none is defined
+ * there or the directory cannot be read. Best effort, from the source text (a flag defined in another package is not
+ * seen). Pure apart from reading the files, for tests.
+ */
+export function leaderElectionFlagOf(dir: string): LeaderElectionFlagDef | undefined {
+  let names: string[];
+  try {
+    names = readdirSync(dir).filter((f) => f.endsWith('.go') && !f.endsWith('_test.go')).sort();
+  } catch {
+    return undefined;
+  }
+  const def = /\.Bool(?:Var)?P?\(\s*(?:&?[\w.]+\s*,\s*)?"(leader-elect|enable-leader-election)"\s*,\s*(?:"[^"]*"\s*,\s*)?([\w.]+)/;
+  for (const name of names) {
+    let text: string;
+    try {
+      text = readFileSync(join(dir, name), 'utf8');
+    } catch {
+      continue;
+    }
+    const m = def.exec(text);
+    if (!m) continue;
+    const value = m[2];
+    return {
+      flag: `--${m[1]!}`,
+      ...(value === 'true' || value === 'false' ? { defaultOn: value === 'true' } : {}),
+      file: join(dir, name),
+      line: text.slice(0, m.index).split('\n').length,
+    };
+  }
+  return undefined;
+}
+
+/**
+ * The `args` of the configuration F5 debugs without a launch.json, for the main package in `dir`: leader election off
+ * with the flag the program defines (`--leader-elect=false`, `--enable-leader-election=false`; a breakpoint held longer
+ * than the lease loses leadership), none when it defines neither — Go's flag package stops a program given a flag it
+ * does not define (`flag provided but not defined: -leader-elect`, exit 2) before any controller starts.
+ */
+export function defaultDebugArgs(dir: string | undefined): string[] {
+  const def = dir ? leaderElectionFlagOf(dir) : undefined;
+  return def ? [`${def.flag}=false`] : [];
+}
+
 /** A launch spec from a command line ("go run ./cmd --leader-elect=false"), split like a shell without running one. */
 export function launchSpecOf(commandLine: string, extra: Omit<LaunchSpec, 'command' | 'args'> = {}): LaunchSpec {
   const argv = splitCommandLine(commandLine);

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ambiguousMainPackages, defaultDebugProgram, defaultGoLaunch, describeExit, launchProcess, launchSpecOf, leaderElectionFlag, leaderElectionFlagText, MAX_OUTPUT_LINE_CHARS, notFoundText, processGroupOf } from '../../../src/core/bridge/launcher.ts';
+import { ambiguousMainPackages, defaultDebugArgs, defaultDebugProgram, defaultGoLaunch, describeExit, launchProcess, launchSpecOf, leaderElectionFlag, leaderElectionFlagOf, leaderElectionFlagText, MAX_OUTPUT_LINE_CHARS, notFoundText, processGroupOf } from '../../../src/core/bridge/launcher.ts';
 import { FakeClock } from '../../fakes/fakeClock.ts';
 
 test('defaultGoLaunch: cmd/main.go (kubebuilder v4) → go run ./cmd; one cmd/<name>/main.go → that; else go run .', () => {
@@ -133,6 +133,32 @@ test('defaultDebugProgram: F5 without a launch.json debugs the main package Run 
     assert.equal(defaultDebugProgram(op), '${workspaceFolder}/cmd', 'a kubebuilder module at the folder');
     writeFileSync(join(d, 'go.mod'), 'module example.com/root\n\ngo 1.26\n');
     assert.equal(defaultDebugProgram(d), '${workspaceFolder}', 'a module at the folder with main.go at its root');
+  } finally {
+    rmSync(d, { recursive: true, force: true });
+  }
+});
+
+// F5 without a launch.json used to pass --leader-elect=false to every program: one that defines no such flag (a
+// main.go of its own, an operator-sdk scaffold's --enable-leader-election) stopped at once with Go's "flag provided
+// but not defined: -leader-elect" (exit 2). And a program whose flag defaults to true got no warning.
+test('leaderElectionFlagOf / defaultDebugArgs: the flag the main package defines (flag, pflag, cobra), with its literal default; F5\'s args turn only that one off', () => {
+  const d = mkdtempSync(join(tmpdir(), 'rl-leflag-'));
+  try {
+    assert.equal(leaderElectionFlagOf(join(d, 'absent')), undefined);
+    assert.deepEqual(defaultDebugArgs(undefined), []);
+    writeFileSync(join(d, 'main.go'), 'package main\n\nfunc main() {\n\tflag.Parse()\n}\n');
+    assert.equal(leaderElectionFlagOf(d), undefined);
+    assert.deepEqual(defaultDebugArgs(d), [], 'no leader-election flag: no argument the program would reject');
+    writeFileSync(join(d, 'main_test.go'), 'package main\n\nvar _ = flag.Bool("leader-elect", true, "")\n');
+    assert.equal(leaderElectionFlagOf(d), undefined, 'tests are not the program');
+    writeFileSync(join(d, 'main.go'), 'package main\n\nfunc main() {\n\tvar on bool\n\tflag.BoolVar(&on, "leader-elect", true,\n\t\t"Enable leader election.")\n}\n');
+    assert.deepEqual(leaderElectionFlagOf(d), { flag: '--leader-elect', defaultOn: true, file: join(d, 'main.go'), line: 5 });
+    assert.deepEqual(defaultDebugArgs(d), ['--leader-elect=false']);
+    writeFileSync(join(d, 'main.go'), 'package main\n\nvar le = flag.Bool("enable-leader-election", false, "")\n');
+    assert.deepEqual(leaderElectionFlagOf(d), { flag: '--enable-leader-election', defaultOn: false, file: join(d, 'main.go'), line: 3 });
+    assert.deepEqual(defaultDebugArgs(d), ['--enable-leader-election=false'], 'an older scaffold\'s flag');
+    writeFileSync(join(d, 'main.go'), 'package main\n\nfunc init() {\n\tcmd.Flags().BoolVarP(&opts.LE, "leader-elect", "l", defaultLE, "")\n}\n');
+    assert.deepEqual(leaderElectionFlagOf(d), { flag: '--leader-elect', file: join(d, 'main.go'), line: 4 }, 'cobra/pflag with a shorthand; a default that is no literal is unknown');
   } finally {
     rmSync(d, { recursive: true, force: true });
   }

@@ -467,6 +467,28 @@ describe('Debug with Reconcile Lab (F5 on a Go launch configuration)', function 
     }
   });
 
+  // A new user's launch.json: args ["--leader-elect", "false"] (Go reads that as on, plus an argument), or no args at
+  // all while cmd/main.go's flag defaults to true. Both were silent before.
+  it('leader election on by a separate "false" or by the program\'s flag default: each is warned about', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'rlab-dbg-le-'));
+    try {
+      mkdirSync(join(dir, 'cmd'));
+      writeFileSync(join(dir, 'go.mod'), 'module example.com/queues\n\ngo 1.26\n\nrequire github.com/reconcile-lab/reconcile-lab/bridge v0.0.0\n\nreplace github.com/reconcile-lab/reconcile-lab/bridge => ' + join(ROOT, 'bridge') + '\n');
+      writeFileSync(join(dir, 'cmd', 'main.go'), 'package main\n\nimport "flag"\n\nfunc main() {\n\tvar le bool\n\tflag.BoolVar(&le, "leader-elect", true, "Enable leader election.")\n\tflag.Parse()\n}\n');
+      const separate = await f5({ reconcileLab: true, args: ['--leader-elect', 'false'], program: join(dir, 'cmd') });
+      assert.ok(separate.shown.some((t) => /leader election looks enabled \(--leader-elect false: a Go bool flag takes its value only after "="[^]*--leader-elect=false turns it off\)/.test(t)), JSON.stringify(separate.shown));
+      const byDefault = await f5({ reconcileLab: true, args: [], program: join(dir, 'cmd') });
+      const warning = byDefault.shown.find((t) => /leader election looks enabled/.test(t));
+      assert.ok(warning, `a leader-election warning among ${JSON.stringify(byDefault.shown)}`);
+      assert.ok(warning.includes(`(the --leader-elect flag defined in ${join(dir, 'cmd', 'main.go')}:7 defaults to true, and the configuration's args do not set it)`), warning);
+      assert.match(warning, /loses leadership[^]*debug with --leader-elect=false in the configuration's args\.$/);
+      const off = await f5({ reconcileLab: true, args: ['--leader-elect=false'], program: join(dir, 'cmd') });
+      assert.ok(!off.shown.some((t) => /leader election/.test(t)), JSON.stringify(off.shown));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('--leader-elect=false is not warned about; a configuration without "reconcileLab" is left untouched', async () => {
     const off = await f5({ reconcileLab: true, args: ['--leader-elect=false'] });
     assert.ok(off.config.env?.RECONCILE_LAB_BRIDGE);
