@@ -166,6 +166,19 @@ export function defaultDebugArgs(dir: string | undefined): string[] {
   return def ? [`${def.flag}=false`] : [];
 }
 
+/**
+ * What to tell when the person's own environment for the program (`where`: a launch configuration's `env`,
+ * `reconcileLab.goController.env`) sets `KUBECONFIG` to another file than the connection's `connectionKubeconfig`:
+ * the program gets the connection's, which wins over theirs (it must reach the cluster the views show), so theirs is
+ * not used. Undefined when they set none, the same file, or the connection has no kubeconfig file to give (theirs is
+ * used then). Names files only, never their content.
+ */
+export function kubeconfigReplacedNote(userEnv: Readonly<Record<string, unknown>> | undefined, connectionKubeconfig: string | undefined, where: string): string | undefined {
+  const theirs = userEnv?.KUBECONFIG;
+  if (typeof theirs !== 'string' || !theirs || !connectionKubeconfig || theirs === connectionKubeconfig) return undefined;
+  return `${where} sets KUBECONFIG to ${theirs}, but the program gets the connection's kubeconfig (${connectionKubeconfig}) instead, so that it reaches the cluster the views show. To run it against ${theirs}, connect Reconcile Lab to that file (reconcileLab.connection.kubeconfig, or Connect to Cluster…); to silence this, remove KUBECONFIG there.`;
+}
+
 /** A launch spec from a command line ("go run ./cmd --leader-elect=false"), split like a shell without running one. */
 export function launchSpecOf(commandLine: string, extra: Omit<LaunchSpec, 'command' | 'args'> = {}): LaunchSpec {
   const argv = splitCommandLine(commandLine);

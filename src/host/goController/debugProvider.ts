@@ -2,7 +2,7 @@ import * as vscode from 'vscode';
 import * as ui from '../ui.ts';
 import { existsSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { defaultDebugArgs, defaultDebugProgram, leaderElectionFlag, leaderElectionFlagOf, leaderElectionFlagText } from '../../core/bridge/launcher.ts';
+import { defaultDebugArgs, defaultDebugProgram, kubeconfigReplacedNote, leaderElectionFlag, leaderElectionFlagOf, leaderElectionFlagText } from '../../core/bridge/launcher.ts';
 import { bridgeProblemIn, defaultWebhookCertPath, webhooksWouldStop } from '../../core/bridge/goModule.ts';
 import type { ReconcileLab } from '../reconcileLab.ts';
 import { DelveAdapter } from './delveAdapter.ts';
@@ -47,7 +47,10 @@ export function registerGoDebugging(lab: ReconcileLab, storageDir: string): vsco
         }
       }
       const hub = await lab.go.ensureBridge(s);
-      const env = { ...((config.env as Record<string, string> | undefined) ?? {}), ...lab.go.processEnv(s, hub) };
+      const own = (config.env as Record<string, string> | undefined) ?? {};
+      const env = { ...own, ...lab.go.processEnv(s, hub) };
+      const replaced = kubeconfigReplacedNote(own, s.kubeconfigPath, `The launch configuration "${String(config.name)}"`);
+      if (replaced) void ui.warn(`Reconcile Lab: ${replaced}`);
       const args: unknown[] = Array.isArray(config.args) ? config.args : [];
       const le = leaderElectionFlag(args);
       // Not in args: the program's own flag may still turn it on by default (flag.BoolVar(&x, "leader-elect", true, …)).

@@ -5,7 +5,7 @@ import * as ui from '../ui.ts';
 import { DisposableStore, toDisposable } from '../../core/lifecycle.ts';
 import { BridgeHub } from '../../core/bridge/bridgeHub.ts';
 import { livenessLabel, type GoProcess } from '../../core/bridge/goProcess.ts';
-import { defaultGoLaunch, describeExit, launchSpecOf, type LaunchedProcess, type LaunchSpec, type ProcessExit } from '../../core/bridge/launcher.ts';
+import { defaultGoLaunch, describeExit, kubeconfigReplacedNote, launchSpecOf, type LaunchedProcess, type LaunchSpec, type ProcessExit } from '../../core/bridge/launcher.ts';
 import { GoProgramExitError, programExitHint, runGoController } from '../../core/bridge/runGoController.ts';
 import type { RemoteController } from '../../core/bridge/remoteController.ts';
 import { findControllerModules, findGoMod, findGoWork, goExitDetails, moduleOf, type GoCompileError, readBridgeInGoMod, uninstalledKindProblem, unservedKind, unservedKindInOutput } from '../../core/bridge/goModule.ts';
@@ -271,6 +271,11 @@ export class GoControllers implements vscode.Disposable {
     const unserved = this.unservedInRun;
     const out = this.outputChannel();
     out.appendLine(`$ ${[req.spec.command, ...req.spec.args].join(' ')}${req.spec.cwd ? `   (in ${req.spec.cwd})` : ''}`);
+    const replaced = kubeconfigReplacedNote(req.spec.env, session.kubeconfigPath, 'reconcileLab.goController.env');
+    if (replaced) {
+      out.appendLine(`[Reconcile Lab] ${replaced}`);
+      void ui.warn(`Reconcile Lab: ${replaced}`);
+    }
     this.lab.contextKeys.set(ContextKeys.goController, true);
     this.lab.walkthrough.mark('goController');
     this.buildErrors.clear();

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ambiguousMainPackages, defaultDebugArgs, defaultDebugProgram, defaultGoLaunch, describeExit, launchProcess, launchSpecOf, leaderElectionFlag, leaderElectionFlagOf, leaderElectionFlagText, MAX_OUTPUT_LINE_CHARS, notFoundText, processGroupOf } from '../../../src/core/bridge/launcher.ts';
+import { ambiguousMainPackages, defaultDebugArgs, kubeconfigReplacedNote, defaultDebugProgram, defaultGoLaunch, describeExit, launchProcess, launchSpecOf, leaderElectionFlag, leaderElectionFlagOf, leaderElectionFlagText, MAX_OUTPUT_LINE_CHARS, notFoundText, processGroupOf } from '../../../src/core/bridge/launcher.ts';
 import { FakeClock } from '../../fakes/fakeClock.ts';
 
 test('defaultGoLaunch: cmd/main.go (kubebuilder v4) → go run ./cmd; one cmd/<name>/main.go → that; else go run .', () => {
@@ -162,6 +162,17 @@ test('leaderElectionFlagOf / defaultDebugArgs: the flag the main package defines
   } finally {
     rmSync(d, { recursive: true, force: true });
   }
+});
+
+// The bridge's environment (with the connection's KUBECONFIG) wins over the person's own env, silently before: a
+// launch.json "env": {"KUBECONFIG": "…/kind.yaml"} was dropped without a word.
+test('kubeconfigReplacedNote: the person\'s own KUBECONFIG, replaced by the connection\'s, is named with where it is set and what to do', () => {
+  const note = kubeconfigReplacedNote({ KUBECONFIG: '/home/me/.kube/kind.yaml', OTHER: 'x' }, '/home/me/.kube/config', 'The launch configuration "Debug"');
+  assert.equal(note, 'The launch configuration "Debug" sets KUBECONFIG to /home/me/.kube/kind.yaml, but the program gets the connection\'s kubeconfig (/home/me/.kube/config) instead, so that it reaches the cluster the views show. To run it against /home/me/.kube/kind.yaml, connect Reconcile Lab to that file (reconcileLab.connection.kubeconfig, or Connect to Cluster…); to silence this, remove KUBECONFIG there.');
+  assert.equal(kubeconfigReplacedNote({ KUBECONFIG: '/k' }, '/k', 'x'), undefined, 'the same file');
+  assert.equal(kubeconfigReplacedNote({ OTHER: 'x' }, '/k', 'x'), undefined, 'none set');
+  assert.equal(kubeconfigReplacedNote(undefined, '/k', 'x'), undefined);
+  assert.equal(kubeconfigReplacedNote({ KUBECONFIG: '/mine' }, undefined, 'x'), undefined, 'the connection has no file to give: theirs is used');
 });
 
 test('exited resolves only once the program\'s output is read: lines still in the pipes when the process ends reach tail()', async () => {

@@ -468,8 +468,9 @@ describe('Debug with Reconcile Lab (F5 on a Go launch configuration)', function 
   });
 
   // A new user's launch.json: args ["--leader-elect", "false"] (Go reads that as on, plus an argument), or no args at
-  // all while cmd/main.go's flag defaults to true. Both were silent before.
-  it('leader election on by a separate "false" or by the program\'s flag default: each is warned about', async () => {
+  // all while cmd/main.go's flag defaults to true; and an env with their own KUBECONFIG, which the connection's
+  // replaces. Each was silent before.
+  it('leader election on by a separate "false" or by the program\'s flag default, and the user\'s own KUBECONFIG replaced: each is warned about', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'rlab-dbg-le-'));
     try {
       mkdirSync(join(dir, 'cmd'));
@@ -484,6 +485,18 @@ describe('Debug with Reconcile Lab (F5 on a Go launch configuration)', function 
       assert.match(warning, /loses leadership[^]*debug with --leader-elect=false in the configuration's args\.$/);
       const off = await f5({ reconcileLab: true, args: ['--leader-elect=false'], program: join(dir, 'cmd') });
       assert.ok(!off.shown.some((t) => /leader election/.test(t)), JSON.stringify(off.shown));
+
+      const mine = join(dir, 'kind.kubeconfig');
+      const own = await f5({ name: 'Queues', reconcileLab: true, args: ['--leader-elect=false'], program: join(dir, 'cmd'), env: { KUBECONFIG: mine, MINE: 'kept' } });
+      const env = own.config.env as Record<string, string>;
+      assert.equal(env.KUBECONFIG, labCluster().kubeconfigPath, 'the program reaches the cluster the views show');
+      assert.equal(env.MINE, 'kept');
+      assert.ok(
+        own.shown.some((t) => t.includes(`The launch configuration "Queues" sets KUBECONFIG to ${mine}, but the program gets the connection's kubeconfig (${labCluster().kubeconfigPath}) instead`)),
+        JSON.stringify(own.shown),
+      );
+      const same = await f5({ reconcileLab: true, args: ['--leader-elect=false'], program: join(dir, 'cmd'), env: { KUBECONFIG: labCluster().kubeconfigPath } });
+      assert.ok(!same.shown.some((t) => /sets KUBECONFIG/.test(t)), JSON.stringify(same.shown));
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -216,13 +216,21 @@ describe('a user-shaped Go program with two controllers (Run Controller…)', fu
     const T = vscode.ConfigurationTarget.Workspace;
     try {
       await cfg().update('goController.command', 'sh -c', T);
-      await cfg().update('goController.args', [`echo "cwd=$PWD greeting=$HARBOR_GREETING"; exec ${bin} --health-probe-bind-address=0 --metrics-bind-address=0`], T);
-      await cfg().update('goController.env', { HARBOR_GREETING: 'ahoy' }, T);
+      await cfg().update('goController.args', [`echo "cwd=$PWD greeting=$HARBOR_GREETING kubeconfig=$KUBECONFIG"; exec ${bin} --health-probe-bind-address=0 --metrics-bind-address=0`], T);
+      // A KUBECONFIG of the user's own: the connection's wins (the program must reach the cluster the views show), and
+      // that is said rather than done silently.
+      await cfg().update('goController.env', { HARBOR_GREETING: 'ahoy', KUBECONFIG: '/nowhere/kind.kubeconfig' }, T);
       await cfg().update('goController.cwd', 'operator', T);
+      const from = (await api()).shownMark();
       ok(await run('reconcileLab.runController', { waitMs: 120_000 }));
       await waitUntil(() => l.go.all.length === 2, 'both controllers announced', 60_000);
       const out = l.go.launchedProcess!.tail(200);
-      assert.ok(out.includes(`cwd=${join(folder, 'operator')} greeting=ahoy`), JSON.stringify(out.slice(0, 5)));
+      assert.ok(out.includes(`cwd=${join(folder, 'operator')} greeting=ahoy kubeconfig=${labCluster().kubeconfigPath}`), JSON.stringify(out.slice(0, 5)));
+      const shown = (await api()).shownSince(from).map((t) => t.text);
+      assert.ok(
+        shown.some((t) => t.includes(`reconcileLab.goController.env sets KUBECONFIG to /nowhere/kind.kubeconfig, but the program gets the connection's kubeconfig (${labCluster().kubeconfigPath}) instead`)),
+        JSON.stringify(shown),
+      );
     } finally {
       ok(await run('reconcileLab.stopController', {}));
       for (const k of ['goController.command', 'goController.args', 'goController.env', 'goController.cwd']) await cfg().update(k, undefined, T);
