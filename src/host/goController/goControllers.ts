@@ -8,7 +8,7 @@ import { livenessLabel, type GoProcess } from '../../core/bridge/goProcess.ts';
 import { defaultGoLaunch, describeExit, kubeconfigReplacedNote, launchSpecOf, type LaunchedProcess, type LaunchSpec, type ProcessExit } from '../../core/bridge/launcher.ts';
 import { GoProgramExitError, programExitHint, runGoController } from '../../core/bridge/runGoController.ts';
 import type { RemoteController } from '../../core/bridge/remoteController.ts';
-import { findControllerModules, findGoMod, findGoWork, goExitDetails, moduleOf, type GoCompileError, readBridgeInGoMod, uninstalledKindProblem, unservedKind, unservedKindInOutput } from '../../core/bridge/goModule.ts';
+import { controllerModuleChoices, findControllerModules, findGoMod, goExitDetails, moduleOf, type GoCompileError, readBridgeInGoMod, uninstalledKindProblem, unservedKind, unservedKindInOutput } from '../../core/bridge/goModule.ts';
 import { CRD_RESOURCE, crdManifestsFor, distinctCrds, findCrdManifests, type CrdManifest } from '../../core/k8s/crdManifests.ts';
 import { dirname } from 'node:path';
 import { installCrdsOnChoice } from '../commands/crdCommands.ts';
@@ -198,16 +198,14 @@ export class GoControllers implements vscode.Disposable {
   /**
    * The controller modules the person may mean when neither `reconcileLab.goController.cwd` nor the argument names a
    * directory and the first workspace folder is not inside a Go module (a repository with its operator in a
-   * subdirectory, several operators side by side, a multi-root workspace): every directory in or below the workspace
+   * subdirectory, with or without a go.work at its root; several operators side by side, a multi-root workspace): every directory in or below the workspace
    * folders whose go.mod requires controller-runtime (or the bridge). Empty when the folder is a module (it is the
    * default then) or a directory is configured.
    */
   moduleChoices(arg?: unknown): string[] {
     const a = (typeof arg === 'object' && arg !== null ? arg : {}) as Record<string, unknown>;
     if (typeof a.cwd === 'string' || readSettings()['goController.cwd'].trim()) return [];
-    const folders = (vscode.workspace.workspaceFolders ?? []).map((f) => f.uri.fsPath);
-    if (folders.length === 0 || findGoMod(folders[0]!) || findGoWork(folders[0]!)) return [];
-    return findControllerModules(folders);
+    return controllerModuleChoices((vscode.workspace.workspaceFolders ?? []).map((f) => f.uri.fsPath));
   }
 
   /**

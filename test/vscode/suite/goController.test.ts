@@ -107,6 +107,14 @@ describe('Go controller (Run Controller…) in the editor', function () {
       const one = l.go.runRequest(undefined).spec;
       assert.equal(one.cwd, join(root, 'alpha-operator'), 'the only controller module, without asking');
       assert.deepEqual(one.args, ['run', './cmd'], 'its layout decides the default command');
+      // A go.work at the folder's root does not make the folder a module (`go run .` there: "no Go files").
+      assert.equal(existsSync(join(folder, 'go.work')), false);
+      writeFileSync(join(folder, 'go.work'), 'go 1.26.0\n\nuse ./repo-with-operators/alpha-operator\n');
+      try {
+        assert.equal(l.go.runRequest(undefined).spec.cwd, join(root, 'alpha-operator'), 'with a go.work at the root: still the controller module');
+      } finally {
+        rmSync(join(folder, 'go.work'), { force: true });
+      }
 
       module('beta-operator', 'v0.22.1'); // older than the bridge's
       const scripted = await run('reconcileLab.setUpGoBridge', { open: false });
