@@ -86,7 +86,14 @@ export function registerGoDebugging(lab: ReconcileLab, storageDir: string): vsco
       return { ...config, env };
     },
     resolveDebugConfigurationWithSubstitutedVariables(_folder, config) {
-      return delve.withOutput(config);
+      let withEnv: vscode.DebugConfiguration;
+      try {
+        withEnv = delve.withEnvFile(config);
+      } catch (e) {
+        void ui.error(`Reconcile Lab: ${(e as Error).message}; the debug session does not start. Fix the path (or remove envFile) and start again.`);
+        return undefined;
+      }
+      return delve.withOutput(withEnv);
     },
   };
   const tracker: vscode.DebugAdapterTrackerFactory = {

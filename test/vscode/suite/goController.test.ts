@@ -510,6 +510,33 @@ describe('Debug with Reconcile Lab (F5 on a Go launch configuration)', function 
     }
   });
 
+  // envFile is the Go extension's attribute; without it Reconcile Lab's Delve adapter debugs, and dlv dap ignores
+  // envFile: its variables reached the program only under the Go extension.
+  it('without the Go extension, an envFile\'s variables reach the program under env\'s own (and the bridge\'s); an unreadable one stops the launch with its path', async function () {
+    if (vscode.extensions.getExtension('golang.go')) this.skip(); // the Go extension reads envFile itself
+    const dir = mkdtempSync(join(tmpdir(), 'rlab-dbg-envfile-'));
+    try {
+      writeFileSync(join(dir, '.env'), '# local\nWATCH_NAMESPACE=shop\nexport MINE=from-file\nKUBECONFIG=/elsewhere\n');
+      const { config } = await f5({ reconcileLab: true, args: ['--leader-elect=false'], envFile: join(dir, '.env'), env: { MINE: 'from-env' } });
+      const env = config.env as Record<string, string>;
+      assert.equal(env.WATCH_NAMESPACE, 'shop', 'the envFile\'s variable');
+      assert.equal(env.MINE, 'from-env', 'env wins over the envFile');
+      assert.equal(env.KUBECONFIG, labCluster().kubeconfigPath, 'the bridge\'s environment wins over both');
+      assert.ok(env.RECONCILE_LAB_BRIDGE);
+      assert.equal(config.envFile, undefined, 'read: dlv dap is not given an attribute it does not know');
+
+      const from = (await api()).shownMark();
+      const missing = join(dir, 'missing.env');
+      const folder = vscode.workspace.workspaceFolders?.[0];
+      const started = await vscode.debug.startDebugging(folder, { name: 'With envFile', type: 'go', request: 'launch', mode: 'debug', program: '${workspaceFolder}/cmd', args: ['--leader-elect=false'], reconcileLab: true, envFile: missing });
+      assert.equal(started, false, 'no session without its environment');
+      const shown = (await api()).shownSince(from).map((t) => t.text);
+      assert.ok(shown.some((t) => t.includes(`could not read the envFile ${missing} of the launch configuration "With envFile" (ENOENT)`)), JSON.stringify(shown));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('--leader-elect=false is not warned about; a configuration without "reconcileLab" is left untouched', async () => {
     const off = await f5({ reconcileLab: true, args: ['--leader-elect=false'] });
     assert.ok(off.config.env?.RECONCILE_LAB_BRIDGE);
