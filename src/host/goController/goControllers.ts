@@ -79,6 +79,8 @@ export class GoControllers implements vscode.Disposable {
   private readonly chosenAmong = new WeakSet<GoProcess>();
   /** "<instance>/<controller>" of the controllers already told their kind's CRD is not installed (once per run). */
   private readonly saidUninstalled = new Set<string>();
+  /** "<instance>/<controller>" whose debugging hazards (leader election, ReconciliationTimeout) were told: once each. */
+  private readonly saidDebugging = new Set<string>();
   /** The module directory picked in {@link chooseModule} (this window only). */
   private pickedModule: string | undefined;
   /** What the last Run Controller… ran (for {@link restartLaunched}). */
@@ -505,13 +507,22 @@ export class GoControllers implements vscode.Disposable {
     }
   }
 
+  /**
+   * Tells, once per program instance and controller, what makes a breakpoint in the debugged program costly: only for
+   * a program a debug session runs (matched by pid once the adapter told it, as applyDebugState does), not for one
+   * Run Controller… launched beside it, and not again each time Show Controller… shows it.
+   */
   private warnAboutDebugging(ref: GoControllerRef): void {
-    if (this.debugSessions.size === 0) return;
+    const debugged = [...this.debugSessions.values()].some((d) => d.pid === undefined || d.pid === ref.process.pid);
+    const said = `${ref.process.instance}/${ref.controller.name}`;
+    if (!debugged || this.saidDebugging.has(said)) return;
     const a = ref.controller.announcement;
     const issues: string[] = [];
     if (a.leaderElection) issues.push('leader election is on: a breakpoint held longer than the lease (15 s by default) loses leadership — pause or step in Reconcile Lab instead (the lease keeps being renewed), or run with leader election off while debugging');
     if (a.reconciliationTimeoutMs) issues.push(`a ReconciliationTimeout of ${a.reconciliationTimeoutMs} ms is set: a breakpoint inside Reconcile cancels its context after that long`);
-    if (issues.length) void ui.warn(`Reconcile Lab: debugging ${ref.controller.name}: ${issues.join('; ')}.`);
+    if (!issues.length) return;
+    this.saidDebugging.add(said);
+    void ui.warn(`Reconcile Lab: debugging ${ref.controller.name}: ${issues.join('; ')}.`);
   }
 
   // ---- internals ---------------------------------------------------------------------------------------------------
