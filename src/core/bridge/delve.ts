@@ -172,3 +172,24 @@ export function startDelveDap(dlvPath: string, o: { cwd?: string; env?: NodeJS.P
     });
   });
 }
+
+/**
+ * The variables of an `envFile` of a Go launch configuration (the Go extension's attribute, which `dlv dap` does not
+ * know): one `NAME=value` per line, an optional `export ` before the name, blank lines and lines starting with `#`
+ * skipped; a value in double quotes is unquoted with `\n` read as a newline, one in single quotes is taken as is.
+ * A line of any other shape is skipped. Pure, for tests.
+ */
+export function parseEnvFile(text: string): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const raw of text.split(/\r?\n/)) {
+    const line = raw.trim();
+    if (!line || line.startsWith('#')) continue;
+    const m = /^(?:export\s+)?([\w.-]+)\s*=\s*(.*)$/.exec(line);
+    if (!m) continue;
+    let value = m[2]!;
+    if (value.length >= 2 && value.startsWith('"') && value.endsWith('"')) value = value.slice(1, -1).replace(/\\n/g, '\n');
+    else if (value.length >= 2 && value.startsWith("'") && value.endsWith("'")) value = value.slice(1, -1);
+    env[m[1]!] = value;
+  }
+  return env;
+}

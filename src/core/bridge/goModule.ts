@@ -247,6 +247,18 @@ export function findControllerModules(roots: readonly string[], opts: { maxDepth
   return found.sort((a, b) => a.depth - b.depth || (a.dir < b.dir ? -1 : a.dir > b.dir ? 1 : 0)).map((f) => f.dir);
 }
 
+/**
+ * The controller modules the Go commands (Run Controller…, Set Up Go Bridge…, the checks) choose among when no
+ * directory is configured: empty when the first of `folders` is itself (inside) a Go module — the folder is the
+ * default then —, else {@link findControllerModules} of all of them. A `go.work` at or above the folder does not make
+ * it a module: `go run .` there finds no Go files (a repository with `go.work` at its root and the operator in
+ * `operator/`), so the modules below it are offered as for a folder without one.
+ */
+export function controllerModuleChoices(folders: readonly string[]): string[] {
+  if (folders.length === 0 || findGoMod(folders[0]!)) return [];
+  return findControllerModules(folders);
+}
+
 function firstWord(s: string): string {
   return unquote(s.trim().split(/\s+/)[0] ?? '');
 }

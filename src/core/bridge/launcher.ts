@@ -109,6 +109,76 @@ export function defaultDebugProgram(folder: string | undefined): string {
   return path ? `\${workspaceFolder}/${path}` : '${workspaceFolder}';
 }
 
+/** A leader-election flag a main package defines (see {@link leaderElectionFlagOf}). */
+export interface LeaderElectionFlagDef {
+  /** `--leader-elect` (kubebuilder) or `--enable-leader-election` (older scaffolds). */
+  readonly flag: string;
+  /** Its default when the definition gives a literal: `flag.BoolVar(&x, "leader-elect", true, …)` → true. */
+  readonly defaultOn?: boolean;
+  /** The file defining it, and its 1-based line. */
+  readonly file: string;
+  readonly line: number;
+}
+
+/**
+ * The leader-election flag the main package in directory `dir` defines, read from its non-test `.go` files: a bool
+ * flag of the `flag` or `pflag` packages (`BoolVar`, `Bool`, `BoolVarP`, `BoolP`, also through `cmd.Flags()`) named
+ * `leader-elect` or `enable-leader-election`, with its default when that is a literal. Undefined when none is defined
+ * there or the directory cannot be read. Best effort, from the source text (a flag defined in another package is not
+ * seen). Pure apart from reading the files, for tests.
+ */
+export function leaderElectionFlagOf(dir: string): LeaderElectionFlagDef | undefined {
+  let names: string[];
+  try {
+    names = readdirSync(dir).filter((f) => f.endsWith('.go') && !f.endsWith('_test.go')).sort();
+  } catch {
+    return undefined;
+  }
+  const def = /\.Bool(?:Var)?P?\(\s*(?:&?[\w.]+\s*,\s*)?"(leader-elect|enable-leader-election)"\s*,\s*(?:"[^"]*"\s*,\s*)?([\w.]+)/;
+  for (const name of names) {
+    let text: string;
+    try {
+      text = readFileSync(join(dir, name), 'utf8');
+    } catch {
+      continue;
+    }
+    const m = def.exec(text);
+    if (!m) continue;
+    const value = m[2];
+    return {
+      flag: `--${m[1]!}`,
+      ...(value === 'true' || value === 'false' ? { defaultOn: value === 'true' } : {}),
+      file: join(dir, name),
+      line: text.slice(0, m.index).split('\n').length,
+    };
+  }
+  return undefined;
+}
+
+/**
+ * The `args` of the configuration F5 debugs without a launch.json, for the main package in `dir`: leader election off
+ * with the flag the program defines (`--leader-elect=false`, `--enable-leader-election=false`; a breakpoint held longer
+ * than the lease loses leadership), none when it defines neither — Go's flag package stops a program given a flag it
+ * does not define (`flag provided but not defined: -leader-elect`, exit 2) before any controller starts.
+ */
+export function defaultDebugArgs(dir: string | undefined): string[] {
+  const def = dir ? leaderElectionFlagOf(dir) : undefined;
+  return def ? [`${def.flag}=false`] : [];
+}
+
+/**
+ * What to tell when the person's own environment for the program (`where`: a launch configuration's `env`,
+ * `reconcileLab.goController.env`) sets `KUBECONFIG` to another file than the connection's `connectionKubeconfig`:
+ * the program gets the connection's, which wins over theirs (it must reach the cluster the views show), so theirs is
+ * not used. Undefined when they set none, the same file, or the connection has no kubeconfig file to give (theirs is
+ * used then). Names files only, never their content.
+ */
+export function kubeconfigReplacedNote(userEnv: Readonly<Record<string, unknown>> | undefined, connectionKubeconfig: string | undefined, where: string): string | undefined {
+  const theirs = userEnv?.KUBECONFIG;
+  if (typeof theirs !== 'string' || !theirs || !connectionKubeconfig || theirs === connectionKubeconfig) return undefined;
+  return `${where} sets KUBECONFIG to ${theirs}, but the program gets the connection's kubeconfig (${connectionKubeconfig}) instead, so that it reaches the cluster the views show. To run it against ${theirs}, connect Reconcile Lab to that file (reconcileLab.connection.kubeconfig, or Connect to Cluster…); to silence this, remove KUBECONFIG there.`;
+}
+
 /** A launch spec from a command line ("go run ./cmd --leader-elect=false"), split like a shell without running one. */
 export function launchSpecOf(commandLine: string, extra: Omit<LaunchSpec, 'command' | 'args'> = {}): LaunchSpec {
   const argv = splitCommandLine(commandLine);
@@ -341,20 +411,39 @@ export function launchProcess(spec: LaunchSpec, o: LaunchOptions): LaunchedProce
   return new LaunchedProcess(spec, o);
 }
 
+/** The words Go's `strconv.ParseBool` (and so the `flag` and `pflag` packages) read as a bool, by value. */
+const GO_BOOL_WORDS: Readonly<Record<string, boolean>> = { 1: true, t: true, T: true, TRUE: true, true: true, True: true, 0: false, f: false, F: false, FALSE: false, false: false, False: false };
+
 /**
- * Leader election looks enabled in these arguments: `--leader-elect`,
- * `--leader-elect=true`, `--leader-elect true` (kubebuilder's flag), or
- * `--enable-leader-election` (older scaffolds). Pure, for tests.
+ * Leader election looks enabled in these arguments, read as Go's `flag` (and `pflag`) packages read a bool flag:
+ * `--leader-elect` (kubebuilder's flag) or `--enable-leader-election` (older scaffolds), alone or with `=` and a
+ * value `strconv.ParseBool` takes as true (`=true`, `=1`, `=T`…); the last occurrence wins. A bool flag takes its
+ * value only after `=`: in `--leader-elect false` the flag is on and `false` is an argument of its own, so that
+ * returns both words (`"--leader-elect false"`; {@link leaderElectionFlagText} explains it). Undefined when the
+ * last occurrence turns it off (`=false`, `=0`, `=F`…) or there is none. Pure, for tests.
  */
 export function leaderElectionFlag(args: readonly unknown[]): string | undefined {
   const a = args.filter((x): x is string => typeof x === 'string');
+  let on: string | undefined;
   for (let i = 0; i < a.length; i++) {
     const m = /^--?(leader-elect|enable-leader-election)(?:=(.*))?$/.exec(a[i]!);
     if (!m) continue;
-    const value = m[2] ?? (a[i + 1] === 'true' || a[i + 1] === 'false' ? a[i + 1] : 'true');
-    if (value !== 'false') return a[i]!;
+    if (m[2] === undefined) {
+      const next = a[i + 1];
+      on = next !== undefined && GO_BOOL_WORDS[next] !== undefined ? `${a[i]!} ${next}` : a[i]!;
+    } else on = GO_BOOL_WORDS[m[2]] === true ? a[i]! : undefined;
   }
-  return undefined;
+  return on;
+}
+
+/**
+ * How a message names what {@link leaderElectionFlag} returned: the flag itself, or, for a flag followed by a
+ * separate value (`--leader-elect false`), that this turns it on, and the form that turns it off.
+ */
+export function leaderElectionFlagText(flag: string): string {
+  const [name, value] = flag.split(' ');
+  if (value === undefined) return flag;
+  return `${flag}: a Go bool flag takes its value only after "=", so this turns ${name} on and passes "${value}" as an argument; ${name}=false turns it off`;
 }
 
 /**

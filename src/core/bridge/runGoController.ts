@@ -5,7 +5,7 @@ import { basename, resolve } from 'node:path';
 import type { BridgeHub } from './bridgeHub.ts';
 import { addressInUseHint, cacheSyncHint, forbiddenCacheHint, leaderElectionNamespaceHint, goCompileErrors, goExitDetails, goModTidyHint, webhookCertHint, type GoCompileError, type GoExitDetails } from './goModule.ts';
 import type { GoProcess } from './goProcess.ts';
-import { describeExit, launchProcess, leaderElectionFlag, processGroupOf, type LaunchedProcess, type LaunchSpec } from './launcher.ts';
+import { describeExit, launchProcess, leaderElectionFlag, leaderElectionFlagText, processGroupOf, type LaunchedProcess, type LaunchSpec } from './launcher.ts';
 import type { BridgeRefusal } from './listener.ts';
 import type { RemoteController } from './remoteController.ts';
 
@@ -309,7 +309,9 @@ export function programExitHint(tail: readonly string[], dir: string, details: G
 export function leaderElectionNote(args: readonly string[]): string {
   const flag = leaderElectionFlag(args);
   if (!flag) return '';
-  return ` It runs with ${flag}: its controllers start only after it wins the lease, and another instance of your program holding it (make run in a terminal, the operator deployed in this cluster) keeps it waiting until that one stops and the lease expires. Stop the other instance, or run without ${flag} (leader election is not needed to debug a controller).`;
+  const name = flag.split(' ')[0]!.replace(/=.*$/, '');
+  const runsWith = flag.includes(' ') ? `${leaderElectionFlagText(flag)};` : `${flag}:`;
+  return ` It runs with ${runsWith} its controllers start only after it wins the lease, and another instance of your program holding it (make run in a terminal, the operator deployed in this cluster) keeps it waiting until that one stops and the lease expires. Stop the other instance, or run with ${name}=false (leader election is not needed to debug a controller).`;
 }
 
 /** ` Last output:` and the lines (each on its own line), or '' when the program printed nothing. */

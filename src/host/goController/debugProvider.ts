@@ -2,7 +2,7 @@ import * as vscode from 'vscode';
 import * as ui from '../ui.ts';
 import { existsSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { defaultDebugProgram, leaderElectionFlag } from '../../core/bridge/launcher.ts';
+import { defaultDebugArgs, defaultDebugProgram, kubeconfigReplacedNote, leaderElectionFlag, leaderElectionFlagOf, leaderElectionFlagText } from '../../core/bridge/launcher.ts';
 import { bridgeProblemIn, defaultWebhookCertPath, webhooksWouldStop } from '../../core/bridge/goModule.ts';
 import type { ReconcileLab } from '../reconcileLab.ts';
 import { DelveAdapter } from './delveAdapter.ts';
@@ -47,11 +47,19 @@ export function registerGoDebugging(lab: ReconcileLab, storageDir: string): vsco
         }
       }
       const hub = await lab.go.ensureBridge(s);
-      const env = { ...((config.env as Record<string, string> | undefined) ?? {}), ...lab.go.processEnv(s, hub) };
-      const le = leaderElectionFlag(Array.isArray(config.args) ? config.args : []);
-      if (le) {
+      const own = (config.env as Record<string, string> | undefined) ?? {};
+      const env = { ...own, ...lab.go.processEnv(s, hub) };
+      const replaced = kubeconfigReplacedNote(own, s.kubeconfigPath, `The launch configuration "${String(config.name)}"`);
+      if (replaced) void ui.warn(`Reconcile Lab: ${replaced}`);
+      const args: unknown[] = Array.isArray(config.args) ? config.args : [];
+      const le = leaderElectionFlag(args);
+      // Not in args: the program's own flag may still turn it on by default (flag.BoolVar(&x, "leader-elect", true, …)).
+      const def = le ? undefined : leaderElectionByDefault(args, mainPackageDir(config, folder?.uri.fsPath));
+      if (le || def) {
+        const flag = def?.flag ?? le!.split(' ')[0]!.replace(/=.*$/, '');
+        const why = le ? leaderElectionFlagText(le) : `the ${flag} flag defined in ${relativeTo(def!.file, folder?.uri.fsPath)}:${def!.line} defaults to true, and the configuration's args do not set it`;
         void ui.warn(
-          `Reconcile Lab: leader election looks enabled (${le}). A breakpoint held longer than the lease (15 s by default) loses leadership; pause and step in Reconcile Lab instead (the lease keeps being renewed), or debug with --leader-elect=false.`,
+          `Reconcile Lab: leader election looks enabled (${why}). A breakpoint held longer than the lease (15 s by default) loses leadership; pause and step in Reconcile Lab instead (the lease keeps being renewed), or debug with ${flag}=false in the configuration's args.`,
         );
       }
       // A program whose module does not use the bridge runs under the debugger but never shows in the views.
@@ -78,7 +86,14 @@ export function registerGoDebugging(lab: ReconcileLab, storageDir: string): vsco
       return { ...config, env };
     },
     resolveDebugConfigurationWithSubstitutedVariables(_folder, config) {
-      return delve.withOutput(config);
+      let withEnv: vscode.DebugConfiguration;
+      try {
+        withEnv = delve.withEnvFile(config);
+      } catch (e) {
+        void ui.error(`Reconcile Lab: ${(e as Error).message}; the debug session does not start. Fix the path (or remove envFile) and start again.`);
+        return undefined;
+      }
+      return delve.withOutput(withEnv);
     },
   };
   const tracker: vscode.DebugAdapterTrackerFactory = {
@@ -112,7 +127,21 @@ export function registerGoDebugging(lab: ReconcileLab, storageDir: string): vsco
  * module, or of the one controller module below it.
  */
 export function defaultDebugConfiguration(folder: string | undefined): vscode.DebugConfiguration {
-  return { name: 'Debug controller with Reconcile Lab', type: 'go', request: 'launch', mode: 'debug', program: defaultDebugProgram(folder), args: ['--leader-elect=false'], [DEBUG_FLAG]: true };
+  const program = defaultDebugProgram(folder);
+  const dir = folder ? program.replace('${workspaceFolder}', folder) : undefined;
+  return { name: 'Debug controller with Reconcile Lab', type: 'go', request: 'launch', mode: 'debug', program, args: defaultDebugArgs(dir), [DEBUG_FLAG]: true };
+}
+
+/** The leader-election flag of the program in `dir` when it defaults to true and `args` do not mention it at all. */
+function leaderElectionByDefault(args: readonly unknown[], dir: string | undefined): { flag: string; file: string; line: number } | undefined {
+  const def = dir ? leaderElectionFlagOf(dir) : undefined;
+  if (!def?.defaultOn) return undefined;
+  const mentioned = args.some((a) => typeof a === 'string' && new RegExp(`^--?${def.flag.slice(2)}(=|$)`).test(a));
+  return mentioned ? undefined : def;
+}
+
+function relativeTo(file: string, folder: string | undefined): string {
+  return folder && file.startsWith(`${folder}/`) ? file.slice(folder.length + 1) : file;
 }
 
 /**
@@ -122,6 +151,15 @@ export function defaultDebugConfiguration(folder: string | undefined): vscode.De
  */
 function programDir(config: vscode.DebugConfiguration, folder: string | undefined): string | undefined {
   const raw = typeof config.cwd === 'string' ? config.cwd : typeof config.program === 'string' ? config.program : undefined;
+  return existingDir(raw, folder);
+}
+
+/** The directory of the configuration's main package: `program` (a directory, or a .go file's directory), as {@link programDir} reads it. */
+function mainPackageDir(config: vscode.DebugConfiguration, folder: string | undefined): string | undefined {
+  return existingDir(typeof config.program === 'string' ? config.program : undefined, folder);
+}
+
+function existingDir(raw: string | undefined, folder: string | undefined): string | undefined {
   if (raw === undefined) return folder;
   const path = folder ? raw.replaceAll('${workspaceFolder}', folder) : raw;
   if (path.includes('${') || !existsSync(path)) return undefined;

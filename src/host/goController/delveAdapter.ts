@@ -1,10 +1,10 @@
 import * as vscode from 'vscode';
 import { join } from 'node:path';
-import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as ui from '../ui.ts';
 import { readSettings } from '../config.ts';
-import { DELVE_MODULE, DELVE_VERSION, findDelve, installDelve, startDelveDap, type DelveServer } from '../../core/bridge/delve.ts';
+import { DELVE_MODULE, DELVE_VERSION, findDelve, installDelve, parseEnvFile, startDelveDap, type DelveServer } from '../../core/bridge/delve.ts';
 import type { Logger } from '../../core/log.ts';
 
 /** VS Code's Go extension: while it is installed, it debugs `go` configurations and this adapter stays away. */
@@ -105,6 +105,30 @@ export class DelveAdapter implements vscode.Disposable {
     const dir = mkdtempSync(join(tmpdir(), 'reconcile-lab-dlv-'));
     this.outputDirs.add(dir);
     return { ...config, output: join(dir, mode === 'test' ? '__debug_test_bin' : '__debug_bin') };
+  }
+
+  /**
+   * config with the variables of its `envFile` (a path, or a list read in order) put into `env`, under those `env`
+   * gives itself (and so under the bridge's), while this adapter debugs: the Go extension reads `envFile` itself and
+   * `dlv dap` does not know it, so without this its variables were silently missing. Returned untouched when there is
+   * no `envFile` or the Go extension debugs. Throws with the file and the reason when one cannot be read.
+   */
+  withEnvFile(config: vscode.DebugConfiguration): vscode.DebugConfiguration {
+    const envFile: unknown = config.envFile;
+    if (!this.active || envFile === undefined) return config;
+    const files = (Array.isArray(envFile) ? envFile : [envFile]).filter((f): f is string => typeof f === 'string' && f !== '');
+    const fromFiles: Record<string, string> = {};
+    for (const f of files) {
+      let text: string;
+      try {
+        text = readFileSync(f, 'utf8');
+      } catch (e) {
+        throw new Error(`could not read the envFile ${f} of the launch configuration "${String(config.name)}" (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
+      }
+      Object.assign(fromFiles, parseEnvFile(text));
+    }
+    const { envFile: _read, ...rest } = config;
+    return { ...rest, env: { ...fromFiles, ...((config.env as Record<string, string> | undefined) ?? {}) } } as vscode.DebugConfiguration;
   }
 
   private removeOutput(output: unknown): void {

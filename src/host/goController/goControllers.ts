@@ -5,10 +5,10 @@ import * as ui from '../ui.ts';
 import { DisposableStore, toDisposable } from '../../core/lifecycle.ts';
 import { BridgeHub } from '../../core/bridge/bridgeHub.ts';
 import { livenessLabel, type GoProcess } from '../../core/bridge/goProcess.ts';
-import { defaultGoLaunch, describeExit, launchSpecOf, type LaunchedProcess, type LaunchSpec, type ProcessExit } from '../../core/bridge/launcher.ts';
+import { defaultGoLaunch, describeExit, kubeconfigReplacedNote, launchSpecOf, type LaunchedProcess, type LaunchSpec, type ProcessExit } from '../../core/bridge/launcher.ts';
 import { GoProgramExitError, programExitHint, runGoController } from '../../core/bridge/runGoController.ts';
 import type { RemoteController } from '../../core/bridge/remoteController.ts';
-import { findControllerModules, findGoMod, findGoWork, goExitDetails, moduleOf, type GoCompileError, readBridgeInGoMod, uninstalledKindProblem, unservedKind, unservedKindInOutput } from '../../core/bridge/goModule.ts';
+import { controllerModuleChoices, findControllerModules, findGoMod, goExitDetails, moduleOf, type GoCompileError, readBridgeInGoMod, uninstalledKindProblem, unservedKind, unservedKindInOutput } from '../../core/bridge/goModule.ts';
 import { CRD_RESOURCE, crdManifestsFor, distinctCrds, findCrdManifests, type CrdManifest } from '../../core/k8s/crdManifests.ts';
 import { dirname } from 'node:path';
 import { installCrdsOnChoice } from '../commands/crdCommands.ts';
@@ -79,6 +79,8 @@ export class GoControllers implements vscode.Disposable {
   private readonly chosenAmong = new WeakSet<GoProcess>();
   /** "<instance>/<controller>" of the controllers already told their kind's CRD is not installed (once per run). */
   private readonly saidUninstalled = new Set<string>();
+  /** "<instance>/<controller>" whose debugging hazards (leader election, ReconciliationTimeout) were told: once each. */
+  private readonly saidDebugging = new Set<string>();
   /** The module directory picked in {@link chooseModule} (this window only). */
   private pickedModule: string | undefined;
   /** What the last Run Controller… ran (for {@link restartLaunched}). */
@@ -198,16 +200,14 @@ export class GoControllers implements vscode.Disposable {
   /**
    * The controller modules the person may mean when neither `reconcileLab.goController.cwd` nor the argument names a
    * directory and the first workspace folder is not inside a Go module (a repository with its operator in a
-   * subdirectory, several operators side by side, a multi-root workspace): every directory in or below the workspace
+   * subdirectory, with or without a go.work at its root; several operators side by side, a multi-root workspace): every directory in or below the workspace
    * folders whose go.mod requires controller-runtime (or the bridge). Empty when the folder is a module (it is the
    * default then) or a directory is configured.
    */
   moduleChoices(arg?: unknown): string[] {
     const a = (typeof arg === 'object' && arg !== null ? arg : {}) as Record<string, unknown>;
     if (typeof a.cwd === 'string' || readSettings()['goController.cwd'].trim()) return [];
-    const folders = (vscode.workspace.workspaceFolders ?? []).map((f) => f.uri.fsPath);
-    if (folders.length === 0 || findGoMod(folders[0]!) || findGoWork(folders[0]!)) return [];
-    return findControllerModules(folders);
+    return controllerModuleChoices((vscode.workspace.workspaceFolders ?? []).map((f) => f.uri.fsPath));
   }
 
   /**
@@ -271,6 +271,11 @@ export class GoControllers implements vscode.Disposable {
     const unserved = this.unservedInRun;
     const out = this.outputChannel();
     out.appendLine(`$ ${[req.spec.command, ...req.spec.args].join(' ')}${req.spec.cwd ? `   (in ${req.spec.cwd})` : ''}`);
+    const replaced = kubeconfigReplacedNote(req.spec.env, session.kubeconfigPath, 'reconcileLab.goController.env');
+    if (replaced) {
+      out.appendLine(`[Reconcile Lab] ${replaced}`);
+      void ui.warn(`Reconcile Lab: ${replaced}`);
+    }
     this.lab.contextKeys.set(ContextKeys.goController, true);
     this.lab.walkthrough.mark('goController');
     this.buildErrors.clear();
@@ -502,13 +507,22 @@ export class GoControllers implements vscode.Disposable {
     }
   }
 
+  /**
+   * Tells, once per program instance and controller, what makes a breakpoint in the debugged program costly: only for
+   * a program a debug session runs (matched by pid once the adapter told it, as applyDebugState does), not for one
+   * Run Controller… launched beside it, and not again each time Show Controller… shows it.
+   */
   private warnAboutDebugging(ref: GoControllerRef): void {
-    if (this.debugSessions.size === 0) return;
+    const debugged = [...this.debugSessions.values()].some((d) => d.pid === undefined || d.pid === ref.process.pid);
+    const said = `${ref.process.instance}/${ref.controller.name}`;
+    if (!debugged || this.saidDebugging.has(said)) return;
     const a = ref.controller.announcement;
     const issues: string[] = [];
     if (a.leaderElection) issues.push('leader election is on: a breakpoint held longer than the lease (15 s by default) loses leadership — pause or step in Reconcile Lab instead (the lease keeps being renewed), or run with leader election off while debugging');
     if (a.reconciliationTimeoutMs) issues.push(`a ReconciliationTimeout of ${a.reconciliationTimeoutMs} ms is set: a breakpoint inside Reconcile cancels its context after that long`);
-    if (issues.length) void ui.warn(`Reconcile Lab: debugging ${ref.controller.name}: ${issues.join('; ')}.`);
+    if (!issues.length) return;
+    this.saidDebugging.add(said);
+    void ui.warn(`Reconcile Lab: debugging ${ref.controller.name}: ${issues.join('; ')}.`);
   }
 
   // ---- internals ---------------------------------------------------------------------------------------------------

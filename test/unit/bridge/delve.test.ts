@@ -7,7 +7,7 @@ import { execFileSync } from 'node:child_process';
 import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DELVE_VERSION, findDelve, startDelveDap } from '../../../src/core/bridge/delve.ts';
+import { DELVE_VERSION, findDelve, startDelveDap, parseEnvFile } from '../../../src/core/bridge/delve.ts';
 import { alive } from '../../support/alive.ts';
 
 function script(dir: string, name: string, body: string): string {
@@ -108,4 +108,14 @@ test('startDelveDap: a dlv that exits before listening rejects with its output; 
   } finally {
     rmSync(d, { recursive: true, force: true });
   }
+});
+
+// A Go launch configuration's envFile is the Go extension's attribute: dlv dap does not know it, so under Reconcile
+// Lab's own Delve adapter its variables were silently missing from the program.
+test('parseEnvFile: NAME=value lines, export, comments, blank lines, quoted values; other lines skipped', () => {
+  assert.deepEqual(
+    parseEnvFile('# the operator\'s local settings\nWATCH_NAMESPACE=shop\n\nexport LOG_LEVEL = debug\nGREETING="two\\nlines"\nRAW=\'a\\nb\'\nEMPTY=\nnot a variable\r\nLAST=x\r\n'),
+    { WATCH_NAMESPACE: 'shop', LOG_LEVEL: 'debug', GREETING: 'two\nlines', RAW: 'a\\nb', EMPTY: '', LAST: 'x' },
+  );
+  assert.deepEqual(parseEnvFile(''), {});
 });

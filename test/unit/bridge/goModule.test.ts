@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { BRIDGE_MODULE_PATH, bridgeEditArgs, bridgeProblem, bridgeProblemIn, controllerRuntimeNote, findControllerModules, findGoMod, goCompileErrors, goExitDetails, goLaunchProblem, goModTidyHint, cacheSyncHint, forbiddenCacheList, forbiddenCacheHint, addressInUseHint, leaderElectionNamespaceHint, missingWebhookCert, webhookCertHint, webhooksWouldStop, readBridgeInGoMod, uninstalledKindProblem, unservedKindInOutput } from '../../../src/core/bridge/goModule.ts';
+import { BRIDGE_MODULE_PATH, bridgeEditArgs, bridgeProblem, bridgeProblemIn, controllerModuleChoices, controllerRuntimeNote, findControllerModules, findGoMod, goCompileErrors, goExitDetails, goLaunchProblem, goModTidyHint, cacheSyncHint, forbiddenCacheList, forbiddenCacheHint, addressInUseHint, leaderElectionNamespaceHint, missingWebhookCert, webhookCertHint, webhooksWouldStop, readBridgeInGoMod, uninstalledKindProblem, unservedKindInOutput } from '../../../src/core/bridge/goModule.ts';
 import { programExitHint } from '../../../src/core/bridge/runGoController.ts';
 
 test('readBridgeInGoMod: single-line and block require / replace, comments, quotes; other modules ignored', () => {
@@ -121,6 +121,25 @@ test('goExitDetails: the first compile error inside the module (never a path out
   assert.deepEqual(goExitDetails(['SHOP_REGION is not set', 'exit status 2', ''], dir), { programExitCode: 2 });
   assert.deepEqual(goExitDetails(['panic: boom', 'goroutine 1 [running]:', 'main.main()', '\t/work/shop/main.go:20 +0x1d', 'exit status 2'], dir), { programExitCode: 2 }, 'a panic trace line is not a compile error');
   assert.deepEqual(goExitDetails([], dir), {});
+});
+
+// A repository with go.work at its root and the operator in operator/ (cmd/manager/main.go): the root was taken for
+// a module, so Run Controller… ran `go run .` there and Go answered "no Go files in <root>".
+test('controllerModuleChoices: a folder inside a module offers none (it is the default); one with only a go.work at its root offers the controller modules below it', () => {
+  const repo = mkdtempSync(join(tmpdir(), 'rl-choices-'));
+  try {
+    assert.deepEqual(controllerModuleChoices([]), []);
+    const op = join(repo, 'operator');
+    mkdirSync(join(op, 'cmd', 'manager'), { recursive: true });
+    writeFileSync(join(op, 'go.mod'), 'module example.com/queue-operator\n\ngo 1.26.0\n\nrequire sigs.k8s.io/controller-runtime v0.25.3\n');
+    assert.deepEqual(controllerModuleChoices([repo]), [op]);
+    writeFileSync(join(repo, 'go.work'), 'go 1.26.0\n\nuse ./operator\n');
+    assert.deepEqual(controllerModuleChoices([repo]), [op], 'a go.work does not make the root a module');
+    assert.deepEqual(controllerModuleChoices([op]), [], 'the folder is the module');
+    assert.deepEqual(controllerModuleChoices([join(op, 'cmd')]), [], 'inside the module');
+  } finally {
+    rmSync(repo, { recursive: true, force: true });
+  }
 });
 
 test('goLaunchProblem: go run from a monorepo root names the operator module below it; an unbridged module is named before building; a bridged one, a go.work and a built binary pass', () => {

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ambiguousMainPackages, defaultDebugProgram, defaultGoLaunch, describeExit, launchProcess, launchSpecOf, leaderElectionFlag, MAX_OUTPUT_LINE_CHARS, notFoundText, processGroupOf } from '../../../src/core/bridge/launcher.ts';
+import { ambiguousMainPackages, defaultDebugArgs, kubeconfigReplacedNote, defaultDebugProgram, defaultGoLaunch, describeExit, launchProcess, launchSpecOf, leaderElectionFlag, leaderElectionFlagOf, leaderElectionFlagText, MAX_OUTPUT_LINE_CHARS, notFoundText, processGroupOf } from '../../../src/core/bridge/launcher.ts';
 import { FakeClock } from '../../fakes/fakeClock.ts';
 
 test('defaultGoLaunch: cmd/main.go (kubebuilder v4) → go run ./cmd; one cmd/<name>/main.go → that; else go run .', () => {
@@ -57,11 +57,23 @@ test('launchSpecOf splits like a shell without running one; an empty line is an 
 test('leaderElectionFlag: kubebuilder and older flags, with or without a value', () => {
   assert.equal(leaderElectionFlag(['--leader-elect']), '--leader-elect');
   assert.equal(leaderElectionFlag(['--leader-elect=true']), '--leader-elect=true');
-  assert.equal(leaderElectionFlag(['--leader-elect', 'true']), '--leader-elect');
   assert.equal(leaderElectionFlag(['-enable-leader-election']), '-enable-leader-election');
   assert.equal(leaderElectionFlag(['--leader-elect=false']), undefined);
-  assert.equal(leaderElectionFlag(['--leader-elect', 'false']), undefined);
   assert.equal(leaderElectionFlag(['--leader-election-id=x', 42]), undefined);
+});
+
+// Go's flag package (and pflag) read a bool flag's value with strconv.ParseBool, and only after "=": `--leader-elect
+// false` turns leader election ON and leaves "false" as an argument (tried: flag.Bool("leader-elect", true, "") then
+// prints true [false]), while `--leader-elect=0` / `=F` / `=FALSE` turn it off.
+test('leaderElectionFlag: read as Go reads a bool flag (value only after "=", strconv.ParseBool words, the last one wins)', () => {
+  assert.equal(leaderElectionFlag(['--leader-elect', 'false']), '--leader-elect false', 'on: "false" is an argument of its own');
+  assert.equal(leaderElectionFlag(['--leader-elect', 'true']), '--leader-elect true');
+  for (const off of ['0', 'f', 'F', 'FALSE', 'False']) assert.equal(leaderElectionFlag([`--leader-elect=${off}`]), undefined, `--leader-elect=${off} is off`);
+  for (const on of ['1', 't', 'T', 'TRUE', 'True']) assert.equal(leaderElectionFlag([`--leader-elect=${on}`]), `--leader-elect=${on}`);
+  assert.equal(leaderElectionFlag(['--leader-elect', '--leader-elect=false']), undefined, 'the last occurrence wins');
+  assert.equal(leaderElectionFlag(['--leader-elect=false', '-leader-elect']), '-leader-elect');
+  assert.equal(leaderElectionFlagText('--leader-elect'), '--leader-elect');
+  assert.match(leaderElectionFlagText('--leader-elect false'), /^--leader-elect false: a Go bool flag takes its value only after "=", so this turns --leader-elect on and passes "false" as an argument; --leader-elect=false turns it off$/);
 });
 
 test('describeExit', () => {
@@ -124,6 +136,43 @@ test('defaultDebugProgram: F5 without a launch.json debugs the main package Run 
   } finally {
     rmSync(d, { recursive: true, force: true });
   }
+});
+
+// F5 without a launch.json used to pass --leader-elect=false to every program: one that defines no such flag (a
+// main.go of its own, an operator-sdk scaffold's --enable-leader-election) stopped at once with Go's "flag provided
+// but not defined: -leader-elect" (exit 2). And a program whose flag defaults to true got no warning.
+test('leaderElectionFlagOf / defaultDebugArgs: the flag the main package defines (flag, pflag, cobra), with its literal default; F5\'s args turn only that one off', () => {
+  const d = mkdtempSync(join(tmpdir(), 'rl-leflag-'));
+  try {
+    assert.equal(leaderElectionFlagOf(join(d, 'absent')), undefined);
+    assert.deepEqual(defaultDebugArgs(undefined), []);
+    writeFileSync(join(d, 'main.go'), 'package main\n\nfunc main() {\n\tflag.Parse()\n}\n');
+    assert.equal(leaderElectionFlagOf(d), undefined);
+    assert.deepEqual(defaultDebugArgs(d), [], 'no leader-election flag: no argument the program would reject');
+    writeFileSync(join(d, 'main_test.go'), 'package main\n\nvar _ = flag.Bool("leader-elect", true, "")\n');
+    assert.equal(leaderElectionFlagOf(d), undefined, 'tests are not the program');
+    writeFileSync(join(d, 'main.go'), 'package main\n\nfunc main() {\n\tvar on bool\n\tflag.BoolVar(&on, "leader-elect", true,\n\t\t"Enable leader election.")\n}\n');
+    assert.deepEqual(leaderElectionFlagOf(d), { flag: '--leader-elect', defaultOn: true, file: join(d, 'main.go'), line: 5 });
+    assert.deepEqual(defaultDebugArgs(d), ['--leader-elect=false']);
+    writeFileSync(join(d, 'main.go'), 'package main\n\nvar le = flag.Bool("enable-leader-election", false, "")\n');
+    assert.deepEqual(leaderElectionFlagOf(d), { flag: '--enable-leader-election', defaultOn: false, file: join(d, 'main.go'), line: 3 });
+    assert.deepEqual(defaultDebugArgs(d), ['--enable-leader-election=false'], 'an older scaffold\'s flag');
+    writeFileSync(join(d, 'main.go'), 'package main\n\nfunc init() {\n\tcmd.Flags().BoolVarP(&opts.LE, "leader-elect", "l", defaultLE, "")\n}\n');
+    assert.deepEqual(leaderElectionFlagOf(d), { flag: '--leader-elect', file: join(d, 'main.go'), line: 4 }, 'cobra/pflag with a shorthand; a default that is no literal is unknown');
+  } finally {
+    rmSync(d, { recursive: true, force: true });
+  }
+});
+
+// The bridge's environment (with the connection's KUBECONFIG) wins over the person's own env, silently before: a
+// launch.json "env": {"KUBECONFIG": "…/kind.yaml"} was dropped without a word.
+test('kubeconfigReplacedNote: the person\'s own KUBECONFIG, replaced by the connection\'s, is named with where it is set and what to do', () => {
+  const note = kubeconfigReplacedNote({ KUBECONFIG: '/home/me/.kube/kind.yaml', OTHER: 'x' }, '/home/me/.kube/config', 'The launch configuration "Debug"');
+  assert.equal(note, 'The launch configuration "Debug" sets KUBECONFIG to /home/me/.kube/kind.yaml, but the program gets the connection\'s kubeconfig (/home/me/.kube/config) instead, so that it reaches the cluster the views show. To run it against /home/me/.kube/kind.yaml, connect Reconcile Lab to that file (reconcileLab.connection.kubeconfig, or Connect to Cluster…); to silence this, remove KUBECONFIG there.');
+  assert.equal(kubeconfigReplacedNote({ KUBECONFIG: '/k' }, '/k', 'x'), undefined, 'the same file');
+  assert.equal(kubeconfigReplacedNote({ OTHER: 'x' }, '/k', 'x'), undefined, 'none set');
+  assert.equal(kubeconfigReplacedNote(undefined, '/k', 'x'), undefined);
+  assert.equal(kubeconfigReplacedNote({ KUBECONFIG: '/mine' }, undefined, 'x'), undefined, 'the connection has no file to give: theirs is used');
 });
 
 test('exited resolves only once the program\'s output is read: lines still in the pipes when the process ends reach tail()', async () => {

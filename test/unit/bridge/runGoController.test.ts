@@ -263,10 +263,11 @@ test('with wanted: once every controller the program set up is announced (declar
 });
 
 test('leaderElectionNote: a program launched with --leader-elect that announces nothing is told another instance may hold the lease; without the flag nothing is added', () => {
-  assert.match(leaderElectionNote(['run', './cmd', '--leader-elect']), /runs with --leader-elect: its controllers start only after it wins the lease.*another instance of your program holding it.*run without --leader-elect/);
+  assert.match(leaderElectionNote(['run', './cmd', '--leader-elect']), /runs with --leader-elect: its controllers start only after it wins the lease.*another instance of your program holding it.*run with --leader-elect=false \(/);
   assert.match(leaderElectionNote(['--leader-elect=true']), /runs with --leader-elect=true/);
   assert.equal(leaderElectionNote(['run', './cmd', '--leader-elect=false']), '');
   assert.equal(leaderElectionNote(['run', './cmd']), '');
+  assert.match(leaderElectionNote(['run', './cmd', '--leader-elect', 'false']), /runs with --leader-elect false: a Go bool flag takes its value only after "=", so this turns --leader-elect on and passes "false" as an argument; --leader-elect=false turns it off; its controllers start only after it wins the lease.*run with --leader-elect=false \(/);
 });
 
 test('a program that never connects: the notice and the timeout speak of compiling only for go run, and point a binary at go version -m', async () => {

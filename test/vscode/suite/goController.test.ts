@@ -107,6 +107,14 @@ describe('Go controller (Run Controller…) in the editor', function () {
       const one = l.go.runRequest(undefined).spec;
       assert.equal(one.cwd, join(root, 'alpha-operator'), 'the only controller module, without asking');
       assert.deepEqual(one.args, ['run', './cmd'], 'its layout decides the default command');
+      // A go.work at the folder's root does not make the folder a module (`go run .` there: "no Go files").
+      assert.equal(existsSync(join(folder, 'go.work')), false);
+      writeFileSync(join(folder, 'go.work'), 'go 1.26.0\n\nuse ./repo-with-operators/alpha-operator\n');
+      try {
+        assert.equal(l.go.runRequest(undefined).spec.cwd, join(root, 'alpha-operator'), 'with a go.work at the root: still the controller module');
+      } finally {
+        rmSync(join(folder, 'go.work'), { force: true });
+      }
 
       module('beta-operator', 'v0.22.1'); // older than the bridge's
       const scripted = await run('reconcileLab.setUpGoBridge', { open: false });
@@ -464,6 +472,68 @@ describe('Debug with Reconcile Lab (F5 on a Go launch configuration)', function 
       assert.ok(!shown.some((t) => /could not connect|starts without Reconcile Lab/.test(t)), JSON.stringify(shown));
     } finally {
       await connectTo(ns);
+    }
+  });
+
+  // A new user's launch.json: args ["--leader-elect", "false"] (Go reads that as on, plus an argument), or no args at
+  // all while cmd/main.go's flag defaults to true; and an env with their own KUBECONFIG, which the connection's
+  // replaces. Each was silent before.
+  it('leader election on by a separate "false" or by the program\'s flag default, and the user\'s own KUBECONFIG replaced: each is warned about', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'rlab-dbg-le-'));
+    try {
+      mkdirSync(join(dir, 'cmd'));
+      writeFileSync(join(dir, 'go.mod'), 'module example.com/queues\n\ngo 1.26\n\nrequire github.com/reconcile-lab/reconcile-lab/bridge v0.0.0\n\nreplace github.com/reconcile-lab/reconcile-lab/bridge => ' + join(ROOT, 'bridge') + '\n');
+      writeFileSync(join(dir, 'cmd', 'main.go'), 'package main\n\nimport "flag"\n\nfunc main() {\n\tvar le bool\n\tflag.BoolVar(&le, "leader-elect", true, "Enable leader election.")\n\tflag.Parse()\n}\n');
+      const separate = await f5({ reconcileLab: true, args: ['--leader-elect', 'false'], program: join(dir, 'cmd') });
+      assert.ok(separate.shown.some((t) => /leader election looks enabled \(--leader-elect false: a Go bool flag takes its value only after "="[^]*--leader-elect=false turns it off\)/.test(t)), JSON.stringify(separate.shown));
+      const byDefault = await f5({ reconcileLab: true, args: [], program: join(dir, 'cmd') });
+      const warning = byDefault.shown.find((t) => /leader election looks enabled/.test(t));
+      assert.ok(warning, `a leader-election warning among ${JSON.stringify(byDefault.shown)}`);
+      assert.ok(warning.includes(`(the --leader-elect flag defined in ${join(dir, 'cmd', 'main.go')}:7 defaults to true, and the configuration's args do not set it)`), warning);
+      assert.match(warning, /loses leadership[^]*debug with --leader-elect=false in the configuration's args\.$/);
+      const off = await f5({ reconcileLab: true, args: ['--leader-elect=false'], program: join(dir, 'cmd') });
+      assert.ok(!off.shown.some((t) => /leader election/.test(t)), JSON.stringify(off.shown));
+
+      const mine = join(dir, 'kind.kubeconfig');
+      const own = await f5({ name: 'Queues', reconcileLab: true, args: ['--leader-elect=false'], program: join(dir, 'cmd'), env: { KUBECONFIG: mine, MINE: 'kept' } });
+      const env = own.config.env as Record<string, string>;
+      assert.equal(env.KUBECONFIG, labCluster().kubeconfigPath, 'the program reaches the cluster the views show');
+      assert.equal(env.MINE, 'kept');
+      assert.ok(
+        own.shown.some((t) => t.includes(`The launch configuration "Queues" sets KUBECONFIG to ${mine}, but the program gets the connection's kubeconfig (${labCluster().kubeconfigPath}) instead`)),
+        JSON.stringify(own.shown),
+      );
+      const same = await f5({ reconcileLab: true, args: ['--leader-elect=false'], program: join(dir, 'cmd'), env: { KUBECONFIG: labCluster().kubeconfigPath } });
+      assert.ok(!same.shown.some((t) => /sets KUBECONFIG/.test(t)), JSON.stringify(same.shown));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  // envFile is the Go extension's attribute; without it Reconcile Lab's Delve adapter debugs, and dlv dap ignores
+  // envFile: its variables reached the program only under the Go extension.
+  it('without the Go extension, an envFile\'s variables reach the program under env\'s own (and the bridge\'s); an unreadable one stops the launch with its path', async function () {
+    if (vscode.extensions.getExtension('golang.go')) this.skip(); // the Go extension reads envFile itself
+    const dir = mkdtempSync(join(tmpdir(), 'rlab-dbg-envfile-'));
+    try {
+      writeFileSync(join(dir, '.env'), '# local\nWATCH_NAMESPACE=shop\nexport MINE=from-file\nKUBECONFIG=/elsewhere\n');
+      const { config } = await f5({ reconcileLab: true, args: ['--leader-elect=false'], envFile: join(dir, '.env'), env: { MINE: 'from-env' } });
+      const env = config.env as Record<string, string>;
+      assert.equal(env.WATCH_NAMESPACE, 'shop', 'the envFile\'s variable');
+      assert.equal(env.MINE, 'from-env', 'env wins over the envFile');
+      assert.equal(env.KUBECONFIG, labCluster().kubeconfigPath, 'the bridge\'s environment wins over both');
+      assert.ok(env.RECONCILE_LAB_BRIDGE);
+      assert.equal(config.envFile, undefined, 'read: dlv dap is not given an attribute it does not know');
+
+      const from = (await api()).shownMark();
+      const missing = join(dir, 'missing.env');
+      const folder = vscode.workspace.workspaceFolders?.[0];
+      const started = await vscode.debug.startDebugging(folder, { name: 'With envFile', type: 'go', request: 'launch', mode: 'debug', program: '${workspaceFolder}/cmd', args: ['--leader-elect=false'], reconcileLab: true, envFile: missing });
+      assert.equal(started, false, 'no session without its environment');
+      const shown = (await api()).shownSince(from).map((t) => t.text);
+      assert.ok(shown.some((t) => t.includes(`could not read the envFile ${missing} of the launch configuration "With envFile" (ENOENT)`)), JSON.stringify(shown));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 

@@ -146,6 +146,45 @@ describe('a user-shaped Go program with two controllers (Run Controller…)', fu
     }
   });
 
+  // An F5 session's program (pid known from the debug adapter's process event) whose controller has leader election
+  // on and a ReconciliationTimeout: told once. Before, any program shown while a debug session ran was "debugged"
+  // (also one Run Controller… launched beside it), and Show Controller… back to it told it again each time.
+  it('the debugging hazards (leader election, ReconciliationTimeout) are told for the debugged program only, once', async function () {
+    this.timeout(60_000);
+    const hub = await l.go.ensureBridge(l.session!);
+    const env = hub.env();
+    l.go.hideShown();
+    l.go.debugState('f5-session', { stopped: false, pid: 5151 });
+    const stamp = Date.now();
+    const launched = await Peer.hello(env.RECONCILE_LAB_BRIDGE!, env.RECONCILE_LAB_BRIDGE_TOKEN!, { pid: 5152, instance: `inst-launched-${stamp}` });
+    const debugged = await Peer.hello(env.RECONCILE_LAB_BRIDGE!, env.RECONCILE_LAB_BRIDGE_TOKEN!, { pid: 5151, instance: `inst-debugged-${stamp}` });
+    const from = (await api()).shownMark();
+    const hazards = async () => (await api()).shownSince(from).filter((t) => /Reconcile Lab: debugging /.test(t.text)).map((t) => t.text);
+    try {
+      launched.peer.send({ type: 'controller', name: 'lamp', group: 'apps', version: 'v1', kind: 'Deployment', resource: 'deployments', priorityQueue: true, paused: true, leaderElection: true, order: 1, declared: 1 });
+      await waitUntil(() => l.go.current?.controller.name === 'lamp', 'the launched program\'s controller shown', 20_000);
+      debugged.peer.send({ type: 'controller', name: 'queue', group: 'apps', version: 'v1', kind: 'Deployment', resource: 'deployments', priorityQueue: true, paused: true, leaderElection: true, reconciliationTimeoutMs: 20_000, order: 1, declared: 1 });
+      await waitUntil(() => l.go.all.some((c) => c.controller.name === 'queue'), 'the debugged program\'s controller announced', 20_000);
+      assert.deepEqual(await hazards(), [], 'the program no debug session runs is not "debugged"');
+      assert.match(ok(await run<{ shown: string }>('reconcileLab.selectController', { controller: 'queue' })).shown, /^Go controller queue/);
+      const told = await hazards();
+      assert.equal(told.length, 1, JSON.stringify(told));
+      assert.match(told[0]!, /^Reconcile Lab: debugging queue: leader election is on: a breakpoint held longer than the lease[^]*; a ReconciliationTimeout of 20000 ms is set: a breakpoint inside Reconcile cancels its context after that long\.$/);
+      ok(await run('reconcileLab.selectController', { controller: 'lamp' }));
+      ok(await run('reconcileLab.selectController', { controller: 'queue' }));
+      assert.equal((await hazards()).length, 1, 'told once, not at each Show Controller…');
+    } finally {
+      l.go.debugState('f5-session', { ended: true });
+      launched.peer.close();
+      debugged.peer.close();
+      l.go.hideShown();
+      for (const pid of [5151, 5152]) {
+        const p = hub.processByPid(pid);
+        if (p) hub.remove(p);
+      }
+    }
+  });
+
   // A newcomer's first mistake: the kind's CRD is not installed. The program's RESTMapper finds no resource, so the
   // announcement names the kind only; the editor says so at once, not when the cache sync timeout ends the program.
   it('a controller whose kind the cluster does not serve (CRD not installed): a warning at once says to install the CRD', async function () {
@@ -216,13 +255,21 @@ describe('a user-shaped Go program with two controllers (Run Controller…)', fu
     const T = vscode.ConfigurationTarget.Workspace;
     try {
       await cfg().update('goController.command', 'sh -c', T);
-      await cfg().update('goController.args', [`echo "cwd=$PWD greeting=$HARBOR_GREETING"; exec ${bin} --health-probe-bind-address=0 --metrics-bind-address=0`], T);
-      await cfg().update('goController.env', { HARBOR_GREETING: 'ahoy' }, T);
+      await cfg().update('goController.args', [`echo "cwd=$PWD greeting=$HARBOR_GREETING kubeconfig=$KUBECONFIG"; exec ${bin} --health-probe-bind-address=0 --metrics-bind-address=0`], T);
+      // A KUBECONFIG of the user's own: the connection's wins (the program must reach the cluster the views show), and
+      // that is said rather than done silently.
+      await cfg().update('goController.env', { HARBOR_GREETING: 'ahoy', KUBECONFIG: '/nowhere/kind.kubeconfig' }, T);
       await cfg().update('goController.cwd', 'operator', T);
+      const from = (await api()).shownMark();
       ok(await run('reconcileLab.runController', { waitMs: 120_000 }));
       await waitUntil(() => l.go.all.length === 2, 'both controllers announced', 60_000);
       const out = l.go.launchedProcess!.tail(200);
-      assert.ok(out.includes(`cwd=${join(folder, 'operator')} greeting=ahoy`), JSON.stringify(out.slice(0, 5)));
+      assert.ok(out.includes(`cwd=${join(folder, 'operator')} greeting=ahoy kubeconfig=${labCluster().kubeconfigPath}`), JSON.stringify(out.slice(0, 5)));
+      const shown = (await api()).shownSince(from).map((t) => t.text);
+      assert.ok(
+        shown.some((t) => t.includes(`reconcileLab.goController.env sets KUBECONFIG to /nowhere/kind.kubeconfig, but the program gets the connection's kubeconfig (${labCluster().kubeconfigPath}) instead`)),
+        JSON.stringify(shown),
+      );
     } finally {
       ok(await run('reconcileLab.stopController', {}));
       for (const k of ['goController.command', 'goController.args', 'goController.env', 'goController.cwd']) await cfg().update(k, undefined, T);
