@@ -42,6 +42,7 @@ import { ChecksUi } from './checks/checksUi.ts';
 import { TimelinePanel, type TimelineSource } from './webview/timelinePanel.ts';
 import { toTimeline } from './webview/timelineView.ts';
 import type { TimelineEntryView } from '../shared/protocol.ts';
+import { loopProblemActions } from './session/loopProblemActions.ts';
 
 /** What a connect asks for; every field is optional (defaults: the settings). */
 export interface ConnectRequest {
@@ -464,10 +465,10 @@ export class ReconcileLab implements vscode.Disposable {
       // No lab CRD in a workspace of the person's own controller: offer to run that instead.
       // A wrong setting (a module path that names no file): open that setting.
       const setting = session.loopProblem.setting;
-      const action = session.loopProblem.reason === 'untrusted' ? 'Manage Workspace Trust' : setting ? 'Open Settings' : session.loopProblem.reason === 'noPrimary' && vscode.workspace.isTrusted ? 'Run Controller…' : undefined;
-      void ui.warn(`Reconcile Lab: the built-in reconcile loop is not available. ${session.loopProblem.message}`, ...(action ? [action] : [])).then((a) => {
+      void ui.warn(`Reconcile Lab: the built-in reconcile loop is not available. ${session.loopProblem.message}`, ...loopProblemActions(session.loopProblem, vscode.workspace.isTrusted)).then((a) => {
         if (a === 'Manage Workspace Trust') void vscode.commands.executeCommand('workbench.trust.manage');
         else if (a === 'Run Controller…') void vscode.commands.executeCommand('reconcileLab.runController');
+        else if (a === 'Choose Reconciler…') void vscode.commands.executeCommand('reconcileLab.chooseReconciler');
         else if (a === 'Open Settings' && setting) void vscode.commands.executeCommand('workbench.action.openSettings', `${SETTINGS_SECTION}.${setting}`);
       });
     }

@@ -482,10 +482,10 @@ export class Session implements ViewModel, Disposable {
       const explicitPrimary = settings['reconciler.resource'].trim();
       if (explicitPrimary) {
         primaryInfo = byId.get(explicitPrimary);
-        if (!primaryInfo) loopProblem = { reason: 'noPrimary', message: `The reconciled resource "${explicitPrimary}" (reconcileLab.reconciler.resource) is not served by ${transport.server}.` };
+        if (!primaryInfo) loopProblem = { reason: 'noPrimary', setting: 'reconciler.resource', message: `The reconciled resource "${explicitPrimary}" (reconcileLab.reconciler.resource) is not served by ${transport.server}.` };
       } else if (kind === 'lab') {
         primaryInfo = byId.get(resourceIdOfGvr(WIDGET_GVR));
-        if (!primaryInfo) loopProblem = { reason: 'noPrimary', message: 'The built-in lab reconciler needs the Widget custom resource (samples/crd.yaml of Reconcile Lab): apply it, then reconnect; or show your own Go controller instead (Run Controller…).' };
+        if (!primaryInfo) loopProblem = { reason: 'noPrimary', message: 'The built-in lab reconciler needs the Widget custom resource (samples/crd.yaml of Reconcile Lab): apply it, then reconnect; or show your own Go controller instead (Run Controller…), or reconcile your own resource with an exec program or a JS/TS module (Choose Reconciler…).' };
       } else {
         primaryInfo = wanted.find((w) => w.group !== '');
         if (!primaryInfo) loopProblem = { reason: 'noPrimary', message: 'No custom resource is watched, so there is nothing to reconcile: set reconcileLab.reconciler.resource.' };

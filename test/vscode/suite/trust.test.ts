@@ -106,6 +106,15 @@ describe('workspace trust', function () {
     assert.equal(l.session?.loopProblem?.reason, 'config');
   });
 
+  it('a reconciled resource the server does not serve names the setting, which the warning then opens', async () => {
+    const l = await lab();
+    const ns = await testNamespace('ext-trust');
+    const r = await connectTo(ns, { reconcilerResource: 'gizmos.nowhere.example' });
+    assert.match(r.loopProblem ?? '', /The reconciled resource "gizmos\.nowhere\.example" \(reconcileLab\.reconciler\.resource\) is not served by /);
+    assert.equal(l.session?.loopProblem?.reason, 'noPrimary');
+    assert.equal(l.session?.loopProblem?.setting, 'reconciler.resource', 'Open Settings opens this setting');
+  });
+
   it('refuses a module path whose extension no loader takes, naming the accepted ones, and builds no loop', async () => {
     const l = await lab();
     const ns = await testNamespace('ext-trust');
