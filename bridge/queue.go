@@ -581,7 +581,9 @@ func (q *Queue) GetWithPriority() (reconcile.Request, int, bool) {
 			return key, prio, shutdown
 		}
 		s, pos, seq := q.claim()
-		if !q.gated.Load() {
+		// A key handed out with the step's boost (math.MaxInt) takes the slow path: lockedReceived replaces a
+		// boost left behind by a step that was served already with the key's own priority.
+		if !q.gated.Load() && prio != math.MaxInt {
 			s.op = op{kind: opHandOut, key: key, prio: clampPrio(prio), at: q.stamp(), seq: seq}
 			q.publish(s, pos)
 			return key, prio, false
@@ -663,6 +665,14 @@ func (q *Queue) lockedReceived(key reconcile.Request, prio int, tok **stepToken)
 	ks := q.keys[key]
 	if ks != nil && ks.boosted {
 		it.priority = ks.priority
+	} else if prio == math.MaxInt {
+		// The boost of a step whose worker took the key before the step's own add landed (Step adds it after
+		// unlocking q.mu): that step was served, and the key's priority is its own (0 when nothing queued it
+		// since), never the boost, which is no JSON int the editor takes and no priority the controller gave.
+		it.priority = 0
+		if ks != nil && !ks.idle {
+			it.priority = ks.priority
+		}
 	}
 	if *tok != nil && (*tok).satisfied {
 		*tok = nil

@@ -138,6 +138,56 @@ export interface RunningGoController {
   readonly controller: RemoteController;
 }
 
+/** Go run flags that take a value as the next argument (`go help build`). */
+const GO_VALUE_FLAGS = new Set(['-C', '-p', '-asmflags', '-buildmode', '-buildvcs', '-compiler', '-gccgoflags', '-gcflags', '-installsuffix', '-ldflags', '-mod', '-modfile', '-overlay', '-pgo', '-pkgdir', '-tags', '-toolexec', '-exec', '-o', '-covermode', '-coverpkg']);
+
+/**
+ * `go [-C dir] run [build flags] <package> [program args]` as `go build` arguments, the program's arguments and the
+ * `-C` directory (go changes to it before anything else, so the program it runs starts there too; relative to the
+ * command's working directory); undefined for any other command (it is launched as it is).
+ */
+export function splitGoRun(command: readonly string[]): { buildArgs: string[]; programArgs: string[]; chdir?: string } | undefined {
+  if (command[0] !== 'go') return undefined;
+  let chdir: string | undefined;
+  let at = 1;
+  // go accepts -C only first, as -C dir, -C=dir (or with two dashes).
+  const c = /^--?C(?:=(.*))?$/.exec(command[1] ?? '');
+  if (c) {
+    chdir = c[1] ?? command[2];
+    at = c[1] !== undefined ? 2 : 3;
+    if (!chdir) return undefined;
+  }
+  if (command[at] !== 'run') return undefined;
+  const buildArgs: string[] = [];
+  let i = at + 1;
+  for (; i < command.length; i++) {
+    const a = command[i]!;
+    if (!a.startsWith('-')) break;
+    buildArgs.push(a);
+    const flag = a.replace(/^--/, '-');
+    if (!flag.includes('=') && GO_VALUE_FLAGS.has(flag) && i + 1 < command.length) buildArgs.push(command[++i]!);
+  }
+  if (i >= command.length) return undefined;
+  buildArgs.push(command[i]!);
+  return { buildArgs, programArgs: command.slice(i + 1), ...(chdir !== undefined ? { chdir } : {}) };
+}
+
+/**
+ * The advice to build a `go run` program once instead of compiling it at every launch, in the terms of its own
+ * command line (`command` is `go` and its arguments, as {@link splitGoRun} reads them): `go run ./cmd
+ * --leader-elect=false` → `build it once (go build -o bin/manager ./cmd) and pass the binary, e.g. --go
+ * "./bin/manager --leader-elect=false"`; build flags are kept, and with `-C operator` the build runs there
+ * (`go -C operator build …`) and the binary is `operator/bin/manager`. Any other command line reads `<package>`.
+ */
+export function buildOnceAdvice(command: readonly string[]): string {
+  const split = splitGoRun(command);
+  if (!split) return 'build it once (go build -o bin/manager <package>) and pass the binary, e.g. --go ./bin/manager';
+  const dir = split.chdir?.replace(/\/+$/, '');
+  const binary = dir ? `${dir}/bin/manager` : './bin/manager';
+  const go = [binary, ...split.programArgs].join(' ');
+  return `build it once (${['go', ...(dir ? ['-C', dir] : []), 'build', '-o', 'bin/manager', ...split.buildArgs].join(' ')}) and pass the binary, e.g. --go ${split.programArgs.length ? `"${go}"` : go}`;
+}
+
 /**
  * Launches a Go controller program with the bridge's environment and
  * resolves with one of its controllers: the first the program sets up among
@@ -174,7 +224,7 @@ export async function runGoController(o: RunGoControllerOptions): Promise<Runnin
   const wait = new AbortController();
   // `go run` (also `go -C dir run`): the program is compiled first, silently, for minutes on a cold build cache.
   const goRun = basename(o.spec.command) === 'go' && o.spec.args.slice(0, 3).includes('run');
-  const buildFirst = 'build it once (go build -o bin/manager <package>) and pass the binary, e.g. --go ./bin/manager';
+  const buildFirst = buildOnceAdvice([basename(o.spec.command), ...o.spec.args]);
   const timer = o.clock.setTimeout(() => {
     const tail = launched.failureTail(15);
     const still = goRun && !tail.length ? ` go run printed nothing: it may still have been compiling (a cold build cache takes minutes); ${buildFirst}, or allow longer.` : '';

@@ -8,7 +8,7 @@ import { BridgeHub } from '../bridge/bridgeHub.ts';
 import { PROTOCOL, type WireWrite, type WriteMessage } from '../bridge/protocol.ts';
 import type { RemoteController } from '../bridge/remoteController.ts';
 import type { StepResult } from '../controller/controller.ts';
-import { runGoController, type RunningGoController } from '../bridge/runGoController.ts';
+import { runGoController, splitGoRun, type RunningGoController } from '../bridge/runGoController.ts';
 import { bridgeResourceName } from '../bridge/causes.ts';
 import { Journal, type JournalEntry } from '../journal/journal.ts';
 import type { WriteRecord } from '../k8s/dynamicClient.ts';
@@ -65,39 +65,7 @@ export function goContextProblem(kubeconfigPath: string | undefined, context: st
   return `the Go controller reads the kubeconfig's current-context "${current}", not the selected context "${context}" (another cluster or user): ${consequence}. Switch the kubeconfig's current-context (kubectl config use-context ${context}) or pass a kubeconfig whose current-context is ${context}.`;
 }
 
-/** Go run flags that take a value as the next argument (`go help build`). */
-const GO_VALUE_FLAGS = new Set(['-C', '-p', '-asmflags', '-buildmode', '-buildvcs', '-compiler', '-gccgoflags', '-gcflags', '-installsuffix', '-ldflags', '-mod', '-modfile', '-overlay', '-pgo', '-pkgdir', '-tags', '-toolexec', '-exec', '-o', '-covermode', '-coverpkg']);
-
-/**
- * `go [-C dir] run [build flags] <package> [program args]` as `go build` arguments, the program's arguments and the
- * `-C` directory (go changes to it before anything else, so the program it runs starts there too; relative to the
- * command's working directory); undefined for any other command (it is launched as it is).
- */
-export function splitGoRun(command: readonly string[]): { buildArgs: string[]; programArgs: string[]; chdir?: string } | undefined {
-  if (command[0] !== 'go') return undefined;
-  let chdir: string | undefined;
-  let at = 1;
-  // go accepts -C only first, as -C dir, -C=dir (or with two dashes).
-  const c = /^--?C(?:=(.*))?$/.exec(command[1] ?? '');
-  if (c) {
-    chdir = c[1] ?? command[2];
-    at = c[1] !== undefined ? 2 : 3;
-    if (!chdir) return undefined;
-  }
-  if (command[at] !== 'run') return undefined;
-  const buildArgs: string[] = [];
-  let i = at + 1;
-  for (; i < command.length; i++) {
-    const a = command[i]!;
-    if (!a.startsWith('-')) break;
-    buildArgs.push(a);
-    const flag = a.replace(/^--/, '-');
-    if (!flag.includes('=') && GO_VALUE_FLAGS.has(flag) && i + 1 < command.length) buildArgs.push(command[++i]!);
-  }
-  if (i >= command.length) return undefined;
-  buildArgs.push(command[i]!);
-  return { buildArgs, programArgs: command.slice(i + 1), ...(chdir !== undefined ? { chdir } : {}) };
-}
+export { splitGoRun } from '../bridge/runGoController.ts';
 
 /**
  * Runs `command` (the `go build` of a check's controller) to its end in a process group of its own (the compilers it

@@ -276,7 +276,7 @@ test('a program that never connects: the notice and the timeout speak of compili
   writeFileSync(fakeGo, '#!/bin/sh\nexec sleep 600\n', { mode: 0o755 });
   try {
     for (const [spec, notice, timeout] of [
-      [{ command: fakeGo, args: ['run', './cmd'] }, /a first go run compiles for a minute or more \(to skip that, build it once \(go build -o bin\/manager <package>\)/, /no controller announced within 30 s\. go run printed nothing: it may still have been compiling/],
+      [{ command: fakeGo, args: ['run', './cmd'] }, /a first go run compiles for a minute or more \(to skip that, build it once \(go build -o bin\/manager \.\/cmd\) and pass the binary, e.g\. --go \.\/bin\/manager\)/, /no controller announced within 30 s\. go run printed nothing: it may still have been compiling/],
       [{ command: 'sleep', args: ['600'] }, /never connects \(go version -m sleep lists github\.com\/reconcile-lab\/reconcile-lab\/bridge when the bridge is built in\)/, /^sleep: no controller announced within 30 s\.$/],
     ] as const) {
       const notices: string[] = [];
@@ -298,4 +298,18 @@ test('a program that never connects: the notice and the timeout speak of compili
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+});
+
+test('the advice to build a go run program once names its package, go\'s own flags and its arguments (no <package> placeholder)', async () => {
+  const { buildOnceAdvice } = await import('../../../src/core/bridge/runGoController.ts');
+  assert.equal(buildOnceAdvice(['go', 'run', './cmd']), 'build it once (go build -o bin/manager ./cmd) and pass the binary, e.g. --go ./bin/manager');
+  assert.equal(
+    buildOnceAdvice(['go', 'run', './cmd', '--leader-elect=false']),
+    'build it once (go build -o bin/manager ./cmd) and pass the binary, e.g. --go "./bin/manager --leader-elect=false"',
+  );
+  assert.equal(
+    buildOnceAdvice(['go', '-C', 'operator', 'run', '-tags', 'e2e', '.']),
+    'build it once (go -C operator build -o bin/manager -tags e2e .) and pass the binary, e.g. --go operator/bin/manager',
+  );
+  assert.equal(buildOnceAdvice(['go', 'run']), 'build it once (go build -o bin/manager <package>) and pass the binary, e.g. --go ./bin/manager');
 });
