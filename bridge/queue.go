@@ -32,7 +32,9 @@ const maxCauses = 64
 //     processing for the inner queue) and hands it out first on the next step or after resume.
 //   - Step lets exactly one Get return; step with a key makes that key next (a waiting or backing-off key is
 //     made ready now, like an Add; on the priority queue it is raised to the highest priority for that one hand
-//     out, and GetWithPriority still returns its own priority).
+//     out, and GetWithPriority still returns its own priority). The step's own add is in the inner queue before
+//     a worker can take the key for that step, so a step runs exactly one reconcile of the key; that add is
+//     announced ("added") when the key was not queued or is being reconciled (it runs again after its Done).
 //   - ShutDown releases every worker (paused or not) and never waits for held keys.
 //   - Per-key state ("why queued" causes since the last Get, processing, waiting, wire id) lives under mu, but
 //     the hot operations (Add now, a hand-out while not gated, Forget, Done) do not take mu: they append an op
@@ -59,7 +61,7 @@ type Queue struct {
 	log *opLog
 	// started: see workersStarted.
 	started atomic.Bool
-	// gated is paused || down || len(held) > 0 || len(steps) > 0 || stepping > 0 (written under mu): when
+	// gated is paused || down || len(held) > 0 || len(steps) > 0 || stepping > 0 || stepAdding > 0 (written under mu): when
 	// false, the hot operations (Add now, Get, Forget, Done) only append an op to log (oplog.go) and take no
 	// lock. A pending step for a key is what makes a key boosted (keyState.boosted), so a boosted key gates too.
 	gated atomic.Bool
@@ -95,6 +97,10 @@ type Queue struct {
 	stopped        chan struct{}
 	// stepping counts the keys handed out for a step whose Done must answer it (keyState.stepReply != nil).
 	stepping int
+	// stepAdding counts the step adds in flight (keyState.stepAdds): recorded, not yet returned from the inner
+	// queue, their step not yet claimable (Step). addWaiters counts the workers waiting for one of them with the
+	// key in hand (tests wait for it).
+	stepAdding, addWaiters int
 	// free keeps the states of keys that left the queue for reuse (no allocation per key cycle).
 	free []*keyState
 	// idle counts the states in keys that are idle (see keyState.idle).
@@ -172,11 +178,14 @@ type keyState struct {
 	late       *lateWait
 	processing bool
 	boosted    bool
-	causes     []Cause
-	dropped    int
-	triggers   []Cause
-	stepReply  *stepToken
-	lastEnd    *ReconcileEndMsg
+	// stepAdds counts this key's step adds in flight (Queue.stepAdding): a worker the inner queue hands the key
+	// to meanwhile waits until they returned (lockedReceived).
+	stepAdds  int
+	causes    []Cause
+	dropped   int
+	triggers  []Cause
+	stepReply *stepToken
+	lastEnd   *ReconcileEndMsg
 	// wire is the key's id on the wire in hub.keyIDs' current generation (generation << 32 | id; 0: none yet),
 	// so neither the hot path nor the writer hashes the key to find it (encode.go).
 	wire uint64
@@ -659,23 +668,64 @@ func (q *Queue) markStarted() {
 }
 
 // lockedReceived decides about a key the inner queue handed to this worker (which holds *tok, or nil): hand it
-// out (ok; q.mu is then unlocked) or hold it for a step / the resume (q.mu stays locked).
+// out (ok; q.mu is then unlocked) or hold it for a step / the resume, or drop it (q.mu stays locked: the caller
+// loops).
+//
+// Contracts, for a step of this key (Step):
+//   - While the step's add is in flight (recorded, not returned from the inner queue, the step not claimable
+//     yet) the worker waits with the key in hand, then decides as if it received the key after the add: the key
+//     is handed out for that step, never before its step exists (ShutDown meanwhile: the key is returned to the
+//     inner queue with Done and the loop reports the shutdown).
+//   - A pending step of this very key is served before the step this worker claimed for another key or for any
+//     key (whose claim is given back for the next worker): only this key can serve it.
+//   - A key handed out with the step's boost (math.MaxInt) that nothing queued since (no pending step of it, not
+//     queued in the key's state) is the inner queue's copy of a step's add that landed after a worker had taken
+//     the key for that step already: it is dropped (the inner queue's Done, no transition), so the step ran
+//     exactly one reconcile and no hand-out goes unannounced. A boost that an add of the key since joined is
+//     handed out with the key's own priority (0 when nothing queued it), never the boost, which is no JSON int
+//     the editor takes and no priority the controller gave.
 func (q *Queue) lockedReceived(key reconcile.Request, prio int, tok **stepToken) (reconcile.Request, int, bool) {
+	if ks := q.keys[key]; ks != nil && ks.stepAdds > 0 {
+		q.addWaiters++
+		for ks.stepAdds > 0 && !q.down {
+			q.cond.Wait()
+		}
+		q.addWaiters--
+		if q.down {
+			q.mu.Unlock()
+			q.inner.Done(key)
+			q.mu.Lock()
+			return reconcile.Request{}, 0, false
+		}
+		q.lockedFold()
+	}
+	if *tok != nil && (*tok).satisfied {
+		*tok = nil
+	}
 	it := heldItem{key: key, priority: prio}
 	ks := q.keys[key]
 	if ks != nil && ks.boosted {
 		it.priority = ks.priority
 	} else if prio == math.MaxInt {
-		// The boost of a step whose worker took the key before the step's own add landed (Step adds it after
-		// unlocking q.mu): that step was served, and the key's priority is its own (0 when nothing queued it
-		// since), never the boost, which is no JSON int the editor takes and no priority the controller gave.
 		it.priority = 0
 		if ks != nil && !ks.idle {
 			it.priority = ks.priority
 		}
+		if (ks == nil || ks.idle || ks.queued == notQueued) && q.lockedKeyStep(key, *tok) == nil {
+			q.mu.Unlock()
+			q.inner.Done(key)
+			q.mu.Lock()
+			return reconcile.Request{}, 0, false
+		}
 	}
-	if *tok != nil && (*tok).satisfied {
-		*tok = nil
+	if t := *tok; t != nil && (!t.hasKey || t.key != key) {
+		if kt := q.lockedKeyStep(key, nil); kt != nil {
+			t.claimed = false // another worker takes it
+			*tok = nil
+			q.cond.Broadcast()
+			k, p, _ := q.lockedHandOut(it, kt, ks)
+			return k, p, true
+		}
 	}
 	if *tok == nil && q.paused {
 		// This worker was inside the inner Get when the pause came: serve a pending step this key satisfies,
@@ -698,6 +748,19 @@ func (q *Queue) lockedReceived(key reconcile.Request, prio int, tok **stepToken)
 	return k, p, true
 }
 
+// lockedKeyStep is a pending step of key: tok when it is one, else the first in q.steps; nil when none.
+func (q *Queue) lockedKeyStep(key reconcile.Request, tok *stepToken) *stepToken {
+	if tok != nil && tok.hasKey && tok.key == key && !tok.satisfied {
+		return tok
+	}
+	for _, t := range q.steps {
+		if t.hasKey && t.key == key {
+			return t
+		}
+	}
+	return nil
+}
+
 // lockedRegate recomputes gated after a change of paused, down, held, steps or stepping.
 //
 // It stores only a change: the writer's fold calls it at every hand-out, and a store (even of the same value)
@@ -705,7 +768,7 @@ func (q *Queue) lockedReceived(key reconcile.Request, prio int, tok **stepToken)
 // cores. Skipping an unchanged store publishes nothing less: the slow paths that need the Dekker handshake of
 // oplog.go store gated = true themselves before they fold.
 func (q *Queue) lockedRegate() {
-	if g := q.paused || q.down || len(q.held) > 0 || len(q.steps) > 0 || q.stepping > 0; q.gated.Load() != g {
+	if g := q.paused || q.down || len(q.held) > 0 || len(q.steps) > 0 || q.stepping > 0 || q.stepAdding > 0; q.gated.Load() != g {
 		q.gated.Store(g)
 	}
 }
@@ -1027,7 +1090,8 @@ func (q *Queue) setPausedQuiet(p bool) bool {
 }
 
 // Step lets exactly one reconcile run while paused. With hasKey, key is the one handed out (made ready now if it
-// waits or backs off; added first with force when not queued). reply is called exactly once: when that
+// waits or backs off, queued again for after its Done when it is being reconciled, added first with force when
+// not queued); Step returns only once that add is in the inner queue. reply is called exactly once: when that
 // reconcile's Done happened, or at once with an error. A step without key on an empty queue whose workers have
 // not started yet (controller-runtime is still syncing its caches, or waits for leadership) waits until they
 // start, then steps the first key of the initial list, or is refused when the queue is still empty. One on a queue
@@ -1084,39 +1148,55 @@ func (q *Queue) Step(key reconcile.Request, hasKey, force bool, id int64, reply 
 		reply(ReplyMsg{ID: id, Error: "key " + requestKey(key) + " is not in the queue (use force to add it)"})
 		return
 	}
-	q.steps = append(q.steps, tok)
-	q.cond.Broadcast()
 	needAdd := !held && (ks == nil || ks.queued != queuedReady || q.priority)
-	if needAdd && ks != nil && q.priority {
-		ks.boosted = true
-	}
-	q.mu.Unlock()
 	if !needAdd {
+		q.steps = append(q.steps, tok)
+		q.cond.Broadcast()
+		q.mu.Unlock()
 		return
 	}
-	if !queued {
-		q.addWithCause(priorityqueue.AddOpts{}, key, Cause{Kind: CauseManual, Note: "step (force) from Reconcile Lab", At: ms(q.clock.Now())})
-		if !q.priority {
-			return
-		}
-		q.mu.Lock()
-		if ks := q.keys[key]; ks != nil {
-			ks.boosted = true
-		}
-		q.mu.Unlock()
+	// The step's own add makes the key ready now and, on the priority queue, first (math.MaxInt until the key is
+	// handed out; GetWithPriority then returns the key's own priority). Recorded first, like every add; the step
+	// is claimable only once the add returned, so no worker takes the key for it before the add is in the inner
+	// queue (that worker would leave the add there: one more reconcile, never announced). A worker the inner queue
+	// hands the key to meanwhile waits for it (lockedReceived).
+	now := q.now()
+	switch {
+	case !queued:
+		c := Cause{Kind: CauseManual, Note: "step (force) from Reconcile Lab", At: ms(now)}
+		q.lockedRecord(priorityqueue.AddOpts{}, key, &c, false, now, ms(now), 0)
+	case ks.queued == notQueued:
+		// Being reconciled: the add queues it again for after its Done, as the editor is told.
+		c := Cause{Kind: CauseManual, Note: "step from Reconcile Lab", At: ms(now)}
+		q.lockedRecord(priorityqueue.AddOpts{}, key, &c, false, now, ms(now), 0)
+	case ks.queued == queuedWaiting:
+		q.lockedReady(key, ks) // an Add drops a wait
 	}
-	// Make it ready now and, on the priority queue, first: an Add drops a wait; the raised priority lasts until
-	// this key is handed out (GetWithPriority then returns the key's own priority).
-	q.mu.Lock()
-	if ks := q.keys[key]; ks != nil && ks.queued == queuedWaiting {
-		q.lockedReady(key, ks)
+	ks = q.keys[key]
+	if q.priority {
+		ks.boosted = true
 	}
+	ks.stepAdds++
+	q.stepAdding++
+	q.lockedRegate()
 	q.mu.Unlock()
 	o := priorityqueue.AddOpts{}
 	if q.priority {
 		o.Priority = intPtr(math.MaxInt)
 	}
 	q.inner.AddWithOpts(o, key)
+	q.mu.Lock()
+	q.lockedFold()
+	ks.stepAdds--
+	q.stepAdding--
+	q.cond.Broadcast()
+	if q.down {
+		q.mu.Unlock()
+		reply(ReplyMsg{ID: id, Error: "the controller's queue shut down"})
+		return
+	}
+	q.steps = append(q.steps, tok)
+	q.mu.Unlock()
 }
 
 // ResetBackoff forgets the rate limiter's failures for key (every known key when hasKey is false); a key
@@ -1480,7 +1560,7 @@ func (q *Queue) lockedSweep() {
 
 // lockedRecycle keeps the state of a key deleted from q.keys for reuse (its cause arrays, emptied).
 func (q *Queue) lockedRecycle(ks *keyState) {
-	if len(q.free) >= maxFree || ks.timer != nil || ks.stepReply != nil {
+	if len(q.free) >= maxFree || ks.timer != nil || ks.stepReply != nil || ks.stepAdds > 0 {
 		return
 	}
 	clear(ks.causes)
