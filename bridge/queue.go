@@ -61,9 +61,9 @@ type Queue struct {
 	log *opLog
 	// started: see workersStarted.
 	started atomic.Bool
-	// gated is paused || down || len(held) > 0 || len(steps) > 0 || stepping > 0 || stepAdding > 0 (written under mu): when
-	// false, the hot operations (Add now, Get, Forget, Done) only append an op to log (oplog.go) and take no
-	// lock. A pending step for a key is what makes a key boosted (keyState.boosted), so a boosted key gates too.
+	// gated is paused || down || len(held) > 0 || len(steps) > 0 || stepping > 0 || stepAdding > 0 (written
+	// under mu): when false, the hot operations (Add now, Get, Forget, Done) only append an op to log (oplog.go)
+	// and take no lock. A pending step for a key is what makes a key boosted (keyState.boosted), so a boosted key gates too.
 	gated atomic.Bool
 	// nFailing is len(failing), for the hot path (written under mu, only when a key starts or stops failing).
 	nFailing atomic.Int32
@@ -761,7 +761,7 @@ func (q *Queue) lockedKeyStep(key reconcile.Request, tok *stepToken) *stepToken 
 	return nil
 }
 
-// lockedRegate recomputes gated after a change of paused, down, held, steps or stepping.
+// lockedRegate recomputes gated after a change of paused, down, held, steps, stepping or stepAdding.
 //
 // It stores only a change: the writer's fold calls it at every hand-out, and a store (even of the same value)
 // takes the cache line of gated, which every hot operation of the controller's goroutines reads, away from their
