@@ -420,6 +420,7 @@ function followResourceOf(s: Session, controller: RemoteController, projectDir: 
   }
   s.resource = found;
   s.resourceFromProgram = false;
+  controller.setResourceNamespaced(found.namespaced);
 }
 
 async function connect(args: CliArgs, io: CliIo, log: Logger): Promise<Session> {
