@@ -420,6 +420,7 @@ function followResourceOf(s: Session, controller: RemoteController, projectDir: 
   }
   s.resource = found;
   s.resourceFromProgram = false;
+  controller.setResourceNamespaced(found.namespaced);
 }
 
 async function connect(args: CliArgs, io: CliIo, log: Logger): Promise<Session> {
@@ -939,7 +940,7 @@ async function goInspect(args: CliArgs, io: CliIo, log: Logger, s: Session, stor
   const controller = await startGoController(args, io, log, s, store, true, journal, true);
   const key = normalizeKey(args.positionals[0]!, s);
   const { object, metadataOnly } = await controller.cachedObject(s.resource, key);
-  const r = await inspectKey({ client: s.client, gvr: s.resource, key, cached: object, metadataOnly: metadataOnly === true });
+  const r = await inspectKey({ client: s.client, gvr: s.resource, key, cached: object, metadataOnly: metadataOnly === true, goTyped: true });
   return printInspection(args, io, s, r, { cache: `the Go program's cache (its manager's, which its controllers share)${metadataOnly ? ', metadata only: only metadata is compared' : ''}` });
 }
 

@@ -130,6 +130,22 @@ describe('actions against a real kube-apiserver', () => {
     assert.doesNotMatch(later.diff, /a: "?2/, 'data is not compared for a metadata-only cache');
   });
 
+  test('inspect: a Go program\'s typed copy that omits the server\'s zero values (omitempty) is in sync; a field its type lacks still differs', async () => {
+    const cm = await c.create(CONFIGMAPS, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'inspect-omitempty', namespace: ns }, immutable: false, data: { a: '1' } } as KubeObject);
+    assert.equal((cm as { immutable?: boolean }).immutable, false, 'the server keeps the false');
+    const key = `${ns}/inspect-omitempty`;
+    const { immutable: _omitted, ...typed } = cm as KubeObject & { immutable?: boolean };
+    const r = await inspectKey({ client: c, gvr: CONFIGMAPS, key, cached: typed as KubeObject, goTyped: true });
+    assert.equal(r.state, 'in-sync', r.diff);
+    assert.equal(r.differs, false);
+    assert.equal((r.server as { immutable?: boolean }).immutable, false, 'the server copy is shown whole');
+    assert.equal((await inspectKey({ client: c, gvr: CONFIGMAPS, key, cached: typed as KubeObject })).state, 'stale', 'an informer copy lacking the field is another version');
+    const { data: _lacks, ...withoutData } = typed as KubeObject & { data?: unknown };
+    const lacking = await inspectKey({ client: c, gvr: CONFIGMAPS, key, cached: withoutData as KubeObject, goTyped: true });
+    assert.equal(lacking.state, 'stale');
+    assert.match(lacking.diff, /\+\s+a: "?1/);
+  });
+
   test('diagnoseStuck: a Terminating object held by a controller-less finalizer', async () => {
     // The loop's finalizer, as the live report above adds it (so that this test also runs alone).
     const cur = await c.get(crd.gvr, ns, 'widget-stuck');

@@ -42,9 +42,13 @@ export function inspectTitle(kind: string, cacheName: string, r: Pick<InspectRes
  *   object are compared and shown.
  * - A field the cached copy has as `{}` or null where the server has none (a Go struct's serialization of an
  *   empty `status`) is not a difference and is left out of the cached copy.
+ * - With `goTyped` (the cached copy is a Go program's typed object, encoded again by its Go types), a field the
+ *   server's object has as a zero value (`false`, `0`, `""`, null, `[]`, `{}`) where the cached copy has none is one
+ *   the Go type omits (`omitempty`): the program reads it as that zero value either way, so it is not a difference
+ *   (the server's copy in the result still has it). A field the Go type lacks altogether is still a difference.
  * Reads only.
  */
-export async function inspectKey(o: { client: KubeClient; gvr: GroupVersionResource; key: ObjectKey; cached: KubeObject | undefined; metadataOnly?: boolean; signal?: AbortSignal }): Promise<InspectResult> {
+export async function inspectKey(o: { client: KubeClient; gvr: GroupVersionResource; key: ObjectKey; cached: KubeObject | undefined; metadataOnly?: boolean; goTyped?: boolean; signal?: AbortSignal }): Promise<InspectResult> {
   const { namespace, name } = splitKey(o.key);
   const version = versionOf(o.cached?.apiVersion, o.gvr.group) ?? o.gvr.version;
   let server: KubeObject | undefined;
@@ -55,13 +59,14 @@ export async function inspectKey(o: { client: KubeClient; gvr: GroupVersionResou
   }
   if (server && o.metadataOnly) server = { apiVersion: server.apiVersion, kind: server.kind, metadata: server.metadata } as KubeObject;
   const cached = o.cached && server ? (withoutEmptyExtras(o.cached, server) as KubeObject) : o.cached;
-  const differs = !jsonEqual(cleanForDiff(cached), cleanForDiff(server));
+  const compared = o.goTyped && cached && server ? (withoutOmittedZeros(server, cached) as KubeObject) : server;
+  const differs = !jsonEqual(cleanForDiff(cached), cleanForDiff(compared));
   const state: CacheState = !cached && !server ? 'both-missing' : !cached ? 'cache-missing' : !server ? 'server-missing' : differs ? 'stale' : 'in-sync';
   const r: InspectResult = {
     key: o.key,
     state,
     differs,
-    diff: differs ? yamlDiff(o.key, cached, server, { beforeName: 'cache', afterName: 'server' }) : '',
+    diff: differs ? yamlDiff(o.key, cached, compared, { beforeName: 'cache', afterName: 'server' }) : '',
   };
   if (cached) {
     r.cached = cached;
@@ -96,4 +101,31 @@ function withoutEmptyExtras(value: unknown, other: unknown): unknown {
     out[k] = withoutEmptyExtras(v, o?.[k]);
   }
   return out;
+}
+
+/**
+ * `value` (the server's object) without the fields that hold a zero value of Go's `omitempty` in it and are absent
+ * from `typed` (a Go program's encoding of the same object) at the same place; recursively, into lists of the same
+ * length item by item.
+ */
+function withoutOmittedZeros(value: unknown, typed: unknown): unknown {
+  if (Array.isArray(value)) {
+    return Array.isArray(typed) && typed.length === value.length ? value.map((v, i) => withoutOmittedZeros(v, typed[i])) : value;
+  }
+  if (!value || typeof value !== 'object') return value;
+  const t = typed && typeof typed === 'object' && !Array.isArray(typed) ? (typed as Record<string, unknown>) : undefined;
+  if (!t) return value;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(value as Record<string, unknown>)) {
+    if (!(k in t) && isGoZero(v)) continue;
+    out[k] = withoutOmittedZeros(v, t[k]);
+  }
+  return out;
+}
+
+/** Whether `v` is a value Go's `omitempty` leaves out: false, 0, "", null, an empty list or map. */
+function isGoZero(v: unknown): boolean {
+  if (v === null || v === false || v === 0 || v === '') return true;
+  if (Array.isArray(v)) return v.length === 0;
+  return typeof v === 'object' && Object.keys(v as object).length === 0;
 }

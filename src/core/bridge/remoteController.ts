@@ -93,6 +93,12 @@ export class RemoteController implements Controller {
   private readonly unreported = new Set<ObjectKey>();
   /** The "not wrapped" warning was given (once per controller). */
   private warnedNotWrapped = false;
+  /** Whether the controller's resource is namespaced, once {@link setResourceNamespaced} said (from discovery). */
+  private resourceNamespaced: boolean | undefined;
+  /** The namespaced-key-of-a-cluster-scoped-resource warning was given (once per controller). */
+  private warnedNamespacedKey = false;
+  /** The first key with a namespace queued before the resource's scope was known, with its causes. */
+  private readonly earlyNamespacedKeys = new Map<ObjectKey, readonly Cause[] | undefined>();
   /** The wiring hints said already ({@link noteHints}). */
   private readonly toldHints = new Set<string>();
   /** See {@link noteForObject}: events of other resources on the keys' own names, until decided (`done`). */
@@ -285,6 +291,45 @@ export class RemoteController implements Controller {
     return undefined;
   }
 
+  /**
+   * Tells the controller whether its resource is namespaced (the caller read it from the cluster's discovery). A key
+   * with a namespace queued for a cluster-scoped resource (before or after this call) is then said once per
+   * controller as a warning ({@link noteNamespacedKey}).
+   */
+  setResourceNamespaced(namespaced: boolean): void {
+    this.resourceNamespaced = namespaced;
+    for (const [key, causes] of this.earlyNamespacedKeys) this.noteNamespacedKey(key, causes);
+    this.earlyNamespacedKeys.clear();
+  }
+
+  /**
+   * Says once when `key` has a namespace but the controller's resource is cluster-scoped: the request was built
+   * with a Namespace (typically by a mapping function copying the namespace of the watched object). controller-runtime
+   * queues it apart from the key without one, so the same object is reconciled under two keys, possibly at once, and
+   * the views find no object for it. Keys of a custom request type are texts and are left alone. Until the scope is
+   * known, the first such key is kept to be judged then.
+   */
+  private noteNamespacedKey(key: ObjectKey, causes: readonly Cause[] | undefined): void {
+    if (this.warnedNamespacedKey || this.info.requestType || !key.includes('/')) return;
+    if (this.resourceNamespaced === undefined) {
+      if (this.earlyNamespacedKeys.size === 0) this.earlyNamespacedKeys.set(key, causes);
+      return;
+    }
+    if (this.resourceNamespaced) return;
+    this.warnedNamespacedKey = true;
+    const slash = key.indexOf('/');
+    const ns = key.slice(0, slash);
+    const name = key.slice(slash + 1);
+    const by = causes?.find((c) => c.kind === 'watch' && c.objectKey);
+    const how = by ? ` (queued by the ${by.event ?? 'event'} of ${by.objectKind ?? by.resource ?? 'object'} ${by.objectKey} through a mapped watch)` : '';
+    const kind = this.info.kind ?? this.resourceId ?? 'its resource';
+    this.warn(
+      'namespacedKeyOfClusterScoped',
+      `controller ${this.name} queued ${key}, a key with a namespace, but ${kind} (${this.resourceId}) is cluster-scoped${how}: the reconcile.Request was built with Namespace "${ns}". controller-runtime queues it apart from ${name}, so the same object is reconciled under two keys (and may be reconciled twice at once), and the views find no object for ${key}. Build requests for a cluster-scoped kind without a namespace: types.NamespacedName{Name: ${JSON.stringify(name)}}`,
+      key,
+    );
+  }
+
   /** The reconciled resource as "plural.group" ("configmaps" for the core group), when announced. */
   get resourceId(): string | undefined {
     if (!this.info.resource) return undefined;
@@ -317,6 +362,7 @@ export class RemoteController implements Controller {
     switch (m.transition) {
       case 'added':
         if (m.causes) this.noteForObject(key, m.causes);
+        this.noteNamespacedKey(key, m.causes);
         for (const c of m.causes ?? []) this.keys.addReason(key, reasonOfCause(c), false);
         this.markQueued(key, m.priority);
         this.keys.publishPending(key);

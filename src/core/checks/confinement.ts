@@ -47,9 +47,16 @@ export function confinementFailure(entries: readonly JournalEntry[], key?: Objec
   return undefined;
 }
 
-/** The result message of a check that could not judge the key because of `failure` ({@link confinementFailure}). */
-export function confinementMessage(failure: string): string {
-  return `could not check this key inside a check instance: ${failure}. Your reconcile reads or writes objects outside the object's own namespace (a record kept in another namespace, a cluster-scoped object); a check instance runs over a copy in a scratch namespace, its cache holds only that namespace and its writes that would change objects elsewhere are refused, so that your real objects are never changed. The failure comes from that confinement, not from your controller: this check has no finding, and no verdict, for this key`;
+/**
+ * The result message of a check that could not judge the key because of `failure` ({@link confinementFailure}).
+ * `clusterScoped`: the checked object's kind is cluster-scoped, so its copy is in no namespace (it has a name of its
+ * own) and only its children are in the scratch namespace; the message says so instead of "the object's own namespace".
+ */
+export function confinementMessage(failure: string, clusterScoped = false): string {
+  const why = clusterScoped
+    ? 'Your reconcile reads or writes objects outside the scratch namespace (a cluster-scoped object other than the copy, e.g. a Namespace per object; a record kept in a namespace of its own); a check instance runs over a copy of the object under a name of its own, its cache holds only that copy and the scratch namespace, and its writes that would change anything else are refused'
+    : 'Your reconcile reads or writes objects outside the object\'s own namespace (a record kept in another namespace, a cluster-scoped object); a check instance runs over a copy in a scratch namespace, its cache holds only that namespace and its writes that would change objects elsewhere are refused';
+  return `could not check this key inside a check instance: ${failure}. ${why}, so that your real objects are never changed. The failure comes from that confinement, not from your controller: this check has no finding, and no verdict, for this key`;
 }
 
 function clip(s: string): string {

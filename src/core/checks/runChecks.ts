@@ -1557,7 +1557,7 @@ async function checkDeletion(ctx: KeyContext, parts: CheckTimingPart[], learned:
         }, ctx.boundMs, signal);
       });
     } catch (e) {
-      if (e instanceof ConfinedError) return { status: 'error', findings: [], message: confinementMessage(e.message) };
+      if (e instanceof ConfinedError) return { status: 'error', findings: [], message: confinementMessage(e.message, !primary.namespaced) };
       throw e;
     }
     // Failures "on the way" are those before the object was gone; the reconciles after it are judged on their own below.
@@ -1828,7 +1828,7 @@ export async function runChecks(options: RunChecksOptions, progress?: CheckProgr
       // Reconciles that failed on the check's confinement to the scratch namespace (a Go check instance's, the
       // built-in loop's: confinedClient) are no finding.
       const confined = r.status === 'failed' ? r.findings.map((f) => confinementFailure(f.journal)).find((m) => m !== undefined) : undefined;
-      if (confined) r = { status: 'error', findings: [], message: confinementMessage(confined) };
+      if (confined) r = { status: 'error', findings: [], message: confinementMessage(confined, !ctx.env.primary.namespaced) };
       const full: CheckResult = { check, key, ...r, durationMs: clock.now() - t0, parts };
       results.push(full);
       emit({ kind: 'checkFinished', result: full });
@@ -1842,7 +1842,7 @@ export async function runChecks(options: RunChecksOptions, progress?: CheckProgr
       const confined = confinementFailure(ref1.run.entries, ref1.copy.scratchKey);
       if (confined) {
         // Every check would run into the same wall (and the convergence check would read the retries as a loop).
-        for (const c of checks) result(c, { status: 'error', findings: [], message: confinementMessage(confined) }, c === checks[0] ? [...refParts] : [], t0);
+        for (const c of checks) result(c, { status: 'error', findings: [], message: confinementMessage(confined, !env.primary.namespaced) }, c === checks[0] ? [...refParts] : [], t0);
         continue;
       }
       const redirected = redirectedNote(key, ref1.copy.redirected);

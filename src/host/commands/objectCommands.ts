@@ -113,18 +113,20 @@ export async function inspectCache(
   let cached = s.get(t.resource, t.key);
   let cache = 'Reconcile Lab\'s informer';
   let metadataOnly = false;
+  let goTyped = false;
   const remote = remoteOf(s);
   if (remote) {
     try {
       const got = await remote.cachedObject(info, t.key);
       cached = got.object;
       metadataOnly = got.metadataOnly === true;
+      goTyped = true;
       cache = `Go controller ${remote.name}'s cache${metadataOnly ? ' (metadata only)' : ''}`;
     } catch (e) {
       void ui.info(`Reconcile Lab: comparing Reconcile Lab's informer copy with the server instead of the Go controller's cache: ${(e as Error).message}`);
     }
   }
-  const r = await inspectKey({ client: s.client, gvr: info, key: t.key, cached, metadataOnly });
+  const r = await inspectKey({ client: s.client, gvr: info, key: t.key, cached, metadataOnly, goTyped });
   // Secret values masked; a value that differs between cache and server shows as "*** (before)" / "*** (after)".
   const [cachedShown, serverShown] = displayPair(r.cached, r.server);
   // Named by kind and key: an Octopus and a ConfigMap both called team-a/inky (or two cluster-scoped kinds' "x") are

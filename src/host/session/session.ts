@@ -370,6 +370,7 @@ export class Session implements ViewModel, Disposable {
     const resourceId = controller && 'resourceId' in controller ? (controller as { resourceId?: unknown }).resourceId : undefined;
     const primary = typeof resourceId === 'string' ? this.watch(resourceId) : undefined;
     if (controller && typeof resourceId === 'string') this.noteControllerResource(controller.name, resourceId);
+    if (controller instanceof RemoteController && primary) controller.setResourceNamespaced(primary.info.namespaced);
     this.labelsLink?.dispose();
     this.labelsLink = undefined;
     this.cachedLink?.dispose();

@@ -681,3 +681,31 @@ test('a step without a key (the head of the queue): the reconcile it starts is j
   const vias = journal.entries({ kinds: ['reconcileStart'] }).map((e) => (e.kind === 'reconcileStart' ? e.via : ''));
   assert.deepEqual(vias, ['step', 'worker']);
 });
+
+test('a key with a namespace queued for a cluster-scoped resource (a mapping function that copied the Secret\'s namespace) is said once, naming the watch; a namespaced resource, a custom request type and keys without one never warn', () => {
+  const tenant = { name: 'tenant', group: 'platform.acme.io', version: 'v1', resource: 'tenants', kind: 'Tenant' };
+  const secret = (objectKey: string) => ({ kind: 'watch', event: 'update', resource: 'secrets.v1.', objectKey, objectKind: 'Secret', resourceVersion: '7', at: 1 });
+  const warnings = (j: Journal) => j.entries({ kinds: ['warning'] }).map((e) => (e.kind === 'warning' ? `${e.code}: ${e.message}` : ''));
+
+  const cluster = setup(tenant);
+  cluster.q('acme-blue', 'added', { causes: [secret('platform-creds/blue-db')] });
+  cluster.q('platform-creds/acme-blue', 'added', { causes: [secret('platform-creds/blue-db')] });
+  assert.deepEqual(warnings(cluster.journal), [], 'the scope is not known yet');
+  cluster.c.setResourceNamespaced(false);
+  cluster.q('platform-creds/acme-red', 'added', { causes: [secret('platform-creds/red-db')] });
+  assert.equal(warnings(cluster.journal).length, 1, warnings(cluster.journal).join('\n'));
+  assert.match(
+    warnings(cluster.journal)[0]!,
+    /^namespacedKeyOfClusterScoped: controller tenant queued platform-creds\/acme-blue, a key with a namespace, but Tenant \(tenants\.platform\.acme\.io\) is cluster-scoped \(queued by the update of Secret platform-creds\/blue-db through a mapped watch\): the reconcile\.Request was built with Namespace "platform-creds"\. controller-runtime queues it apart from acme-blue, [^]*types\.NamespacedName\{Name: "acme-blue"\}/,
+  );
+
+  const namespaced = setup();
+  namespaced.c.setResourceNamespaced(true);
+  namespaced.q('shop/w', 'added', { causes: [secret('shop/db')] });
+  assert.deepEqual(warnings(namespaced.journal), []);
+
+  const typed = setup({ ...tenant, requestType: 'main.ClusterRequest' });
+  typed.c.setResourceNamespaced(false);
+  typed.q('eu-1/acme (Cluster=eu-1)', 'added');
+  assert.deepEqual(warnings(typed.journal), []);
+});

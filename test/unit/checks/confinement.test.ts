@@ -39,6 +39,13 @@ test('the message says it is no finding and why the instance is confined', () =>
   assert.match(confinementMessage('the write x was refused'), /^could not check this key inside a check instance: the write x was refused\. [^]*your real objects are never changed[^]*not from your controller/);
 });
 
+test('for a cluster-scoped kind the message speaks of its copy and the scratch namespace, not of the object\'s own namespace (it has none)', () => {
+  const m = confinementMessage('the write create namespaces tenant-x was refused', true);
+  assert.doesNotMatch(m, /object's own namespace|copy in a scratch namespace/);
+  assert.match(m, /outside the scratch namespace \(a cluster-scoped object other than the copy, e\.g\. a Namespace per object[^]*copy of the object under a name of its own[^]*your real objects are never changed[^]*not from your controller/);
+  assert.match(confinementMessage('x'), /object's own namespace/, 'a namespaced kind keeps its wording');
+});
+
 test('confinedClient: the built-in loop of a check writes in its scratch namespace, to the copy and to what it created; a write that would change anything else is refused before the server', async () => {
   const { CheckFootprint, confinedClient } = await import('../../../src/core/checks/confinement.ts');
   const sent: string[] = [];
