@@ -41,8 +41,9 @@ type informerEvent struct {
 }
 
 type ownerRef struct {
-	kind, name string
-	controller bool
+	// group is the owner's API group from its apiVersion ("" for the core group).
+	group, kind, name string
+	controller        bool
 }
 
 var (
@@ -102,7 +103,11 @@ func eventFor(event, resource, kind string, obj any, initial bool, now time.Time
 		ev.namespace, ev.name = m.GetNamespace(), m.GetName()
 		ev.rv, ev.generation = m.GetResourceVersion(), m.GetGeneration()
 		for _, r := range m.GetOwnerReferences() {
-			ev.owners = append(ev.owners, ownerRef{kind: r.Kind, name: r.Name, controller: r.Controller != nil && *r.Controller})
+			group, _, _ := strings.Cut(r.APIVersion, "/")
+			if !strings.Contains(r.APIVersion, "/") {
+				group = "" // "v1": the core group
+			}
+			ev.owners = append(ev.owners, ownerRef{group: group, kind: r.Kind, name: r.Name, controller: r.Controller != nil && *r.Controller})
 		}
 	}
 	return ev
@@ -119,17 +124,19 @@ func (ev *informerEvent) withDeletion(oldObj, newObj any) *informerEvent {
 
 // causeFor attributes one add of key: to the informer event on this goroutine (the object itself → informer, an
 // object it owns → owned, anything else → watch, i.e. a mapped watch), else to a requeue-after, else to an add
-// from outside any informer event (a channel source, the developer's own code). forResource is the controller's
-// For resource as "plural.group" ("" when unknown): an object of another resource is never "the object itself",
-// even with the key's name (a child named like its owner, as kubebuilder projects often name them).
-func causeFor(ev *informerEvent, o priorityqueue.AddOpts, key reconcile.Request, at int64, forResource string) Cause {
+// from outside any informer event (a channel source, the developer's own code). forObj is the controller's For
+// type (zero when unknown): an object of another resource is never "the object itself", even with the key's name
+// (a child named like its owner, as kubebuilder projects often name them), and an object is "owned" only by an
+// owner reference of the For kind and group (an owner of another kind that happens to share the key's name makes
+// the add a watch's); with forObj unknown, the name decides alone.
+func causeFor(ev *informerEvent, o priorityqueue.AddOpts, key reconcile.Request, at int64, forObj forType) Cause {
 	if ev != nil {
 		c := Cause{Event: ev.event, Resource: ev.resource, ObjectKey: objectKey(ev.namespace, ev.name), ObjectKind: ev.kind,
 			ResourceVersion: ev.rv, Generation: ev.generation, DeletionRequested: ev.deletionRequested, Initial: ev.initial, At: ms(ev.at)}
 		switch {
-		case key.Namespace == ev.namespace && key.Name == ev.name && (forResource == "" || sameResource(ev.resource, forResource)):
+		case key.Namespace == ev.namespace && key.Name == ev.name && (forObj.resource == "" || sameResource(ev.resource, forObj.resource)):
 			c.Kind = CauseInformer
-		case ev.ownedBy(key):
+		case ev.ownedBy(key, forObj):
 			c.Kind = CauseOwned
 		default:
 			c.Kind = CauseWatch
@@ -164,20 +171,32 @@ func sameResource(informerResource, forResource string) bool {
 	return forResource == plural+"."+group
 }
 
-// forResourceOf is a controller's For resource as "plural.group" from its announcement ("" when not announced).
-func forResourceOf(info ControllerMsg) string {
-	if info.Resource == "" || info.Group == "" {
-		return info.Resource
-	}
-	return info.Resource + "." + info.Group
+// forType is a controller's For type as its announcement names it; the zero value is "unknown" (no bridge.Wrap
+// with its object, or the announcement was withdrawn).
+type forType struct {
+	// resource is "plural.group" ("plural" for the core group), "" when unknown.
+	resource string
+	// group and kind are the For kind's API group ("" for the core group) and kind; kind is "" when unknown.
+	group, kind string
 }
 
-func (ev *informerEvent) ownedBy(key reconcile.Request) bool {
+// forTypeOf is a controller's For type from its announcement (zero when not announced).
+func forTypeOf(info ControllerMsg) forType {
+	t := forType{resource: info.Resource, group: info.Group, kind: info.Kind}
+	if info.Resource != "" && info.Group != "" {
+		t.resource = info.Resource + "." + info.Group
+	}
+	return t
+}
+
+// ownedBy reports whether the event's object has an owner reference to key: same namespace (or key
+// cluster-scoped), the key's name, and, when forObj's kind is known, the For kind and group.
+func (ev *informerEvent) ownedBy(key reconcile.Request, forObj forType) bool {
 	if key.Namespace != ev.namespace && key.Namespace != "" {
 		return false
 	}
 	for _, o := range ev.owners {
-		if o.name == key.Name {
+		if o.name == key.Name && (forObj.kind == "" || (o.kind == forObj.kind && o.group == forObj.group)) {
 			return true
 		}
 	}

@@ -31,7 +31,7 @@ func TestDeletionRequested(t *testing.T) {
 		{"an update of a live object", live, live.DeepCopy(), false},
 	} {
 		ev := eventFor("update", "configmaps.v1", "ConfigMap", tc.new, false, now.Time).withDeletion(tc.old, tc.new)
-		c := causeFor(ev, priorityqueue.AddOpts{}, key, 0, "configmaps")
+		c := causeFor(ev, priorityqueue.AddOpts{}, key, 0, forType{resource: "configmaps", kind: "ConfigMap"})
 		if c.DeletionRequested != tc.want || c.Kind != CauseInformer {
 			t.Errorf("%s: cause %+v, want deletionRequested %v", tc.name, c, tc.want)
 		}

@@ -171,23 +171,58 @@ func TestOptionsNameMismatch(t *testing.T) {
 // the controller's own object is still "informer"; with the For resource unknown the name decides as before.
 func TestCauseOfAChildNamedLikeItsOwner(t *testing.T) {
 	key := reconcile.Request{NamespacedName: types.NamespacedName{Namespace: "shop", Name: "web"}}
-	secret := &informerEvent{event: "update", resource: "secrets.v1", namespace: "shop", name: "web", owners: []ownerRef{{kind: "Deployment", name: "web", controller: true}}}
+	secret := &informerEvent{event: "update", resource: "secrets.v1", namespace: "shop", name: "web", owners: []ownerRef{{group: "apps", kind: "Deployment", name: "web", controller: true}}}
+	deployments := forType{resource: "deployments.apps", group: "apps", kind: "Deployment"}
 	deploy := &informerEvent{event: "update", resource: "deployments.v1.apps", namespace: "shop", name: "web"}
-	if c := causeFor(secret, priorityqueue.AddOpts{}, key, 1, "deployments.apps"); c.Kind != CauseOwned {
+	if c := causeFor(secret, priorityqueue.AddOpts{}, key, 1, deployments); c.Kind != CauseOwned {
 		t.Fatalf("the owned Secret named like its Deployment: %q, want owned", c.Kind)
 	}
-	if c := causeFor(deploy, priorityqueue.AddOpts{}, key, 1, "deployments.apps"); c.Kind != CauseInformer {
+	if c := causeFor(deploy, priorityqueue.AddOpts{}, key, 1, deployments); c.Kind != CauseInformer {
 		t.Fatalf("the Deployment itself: %q, want informer", c.Kind)
 	}
 	cm := &informerEvent{event: "add", resource: "configmaps.v1", namespace: "shop", name: "web"}
-	if c := causeFor(cm, priorityqueue.AddOpts{}, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: "shop", Name: "web"}}, 1, "configmaps"); c.Kind != CauseInformer {
+	if c := causeFor(cm, priorityqueue.AddOpts{}, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: "shop", Name: "web"}}, 1, forType{resource: "configmaps", kind: "ConfigMap"}); c.Kind != CauseInformer {
 		t.Fatalf("a core-group For resource: %q, want informer", c.Kind)
 	}
-	if c := causeFor(secret, priorityqueue.AddOpts{}, key, 1, ""); c.Kind != CauseInformer {
+	if c := causeFor(secret, priorityqueue.AddOpts{}, key, 1, forType{}); c.Kind != CauseInformer {
 		t.Fatalf("For resource unknown: %q, want informer (by name, as before)", c.Kind)
 	}
-	if got := forResourceOf(ControllerMsg{Group: "apps", Resource: "deployments"}); got != "deployments.apps" {
-		t.Fatalf("forResourceOf = %q", got)
+	if got := forTypeOf(ControllerMsg{Group: "apps", Version: "v1", Kind: "Deployment", Resource: "deployments"}); got != deployments {
+		t.Fatalf("forTypeOf = %+v", got)
+	}
+	if got := forTypeOf(ControllerMsg{Version: "v1", Kind: "ConfigMap", Resource: "configmaps"}); got != (forType{resource: "configmaps", kind: "ConfigMap"}) {
+		t.Fatalf("forTypeOf of a core kind = %+v", got)
+	}
+}
+
+// TestOwnedOnlyByTheForKind: an object whose owner reference names the key's name but another kind (a ConfigMap
+// owned by a Job "web", reaching a Deployment controller through a mapped watch) is queued by that watch, not
+// "owned"; an owner of the For kind in another group is not the For kind either. The owner's group comes from
+// its apiVersion (the core group's "v1" has none).
+func TestOwnedOnlyByTheForKind(t *testing.T) {
+	key := reconcile.Request{NamespacedName: types.NamespacedName{Namespace: "shop", Name: "web"}}
+	deployments := forType{resource: "deployments.apps", group: "apps", kind: "Deployment"}
+	for _, tc := range []struct {
+		name       string
+		apiVersion string
+		kind       string
+		want       string
+	}{
+		{"owned by the Deployment", "apps/v1", "Deployment", CauseOwned},
+		{"owned by a Job of the same name", "batch/v1", "Job", CauseWatch},
+		{"owned by another group's Deployment", "example.com/v1", "Deployment", CauseWatch},
+	} {
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web-settings", ResourceVersion: "3",
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: tc.apiVersion, Kind: tc.kind, Name: "web", UID: "u1"}}}}
+		ev := eventFor("update", "configmaps.v1", "ConfigMap", cm, false, time.Unix(1764588000, 0))
+		if c := causeFor(ev, priorityqueue.AddOpts{}, key, 1, deployments); c.Kind != tc.want {
+			t.Errorf("%s: %q, want %q", tc.name, c.Kind, tc.want)
+		}
+	}
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "p", OwnerReferences: []metav1.OwnerReference{{APIVersion: "v1", Kind: "ConfigMap", Name: "web"}}}}
+	ev := eventFor("update", "pods.v1", "Pod", pod, false, time.Unix(1764588000, 0))
+	if c := causeFor(ev, priorityqueue.AddOpts{}, key, 1, forType{resource: "configmaps", kind: "ConfigMap"}); c.Kind != CauseOwned {
+		t.Errorf("owned by a core-group For kind: %q, want owned", c.Kind)
 	}
 }
 

@@ -367,7 +367,7 @@ func (h *hub) confirmPair(name string, q *Queue, item reconcile.Request) bool {
 	hint := fmt.Sprintf("bridge.Wrap(mgr, %q, …) is not the reconciler of controller %q after all (its first reconcile was not one of that queue's): it is shown alone; pass the controller's name to both bridge.Options and bridge.Wrap", name, q.name)
 	q.info.Group, q.info.Version, q.info.Kind, q.info.Resource = "", "", "", ""
 	q.info.Hints = append(append([]string(nil), q.info.Hints...), hint)
-	q.forResource = ""
+	q.forObj = forType{}
 	info := q.info
 	info.Paused = q.paused
 	q.mu.Unlock()

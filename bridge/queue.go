@@ -74,9 +74,9 @@ type Queue struct {
 
 	limiter workqueue.TypedRateLimiter[reconcile.Request]
 	info    ControllerMsg
-	// forResource is the controller's For resource ("plural.group", "" when unknown: no bridge.Wrap with its object),
-	// set once when the queue registers, before any add.
-	forResource string
+	// forObj is the controller's For type (zero when unknown: no bridge.Wrap with its object), set once when the
+	// queue registers, before any add.
+	forObj forType
 	// framePrefix is the start of this queue's transitions frames (encode.go).
 	framePrefix []byte
 
@@ -283,7 +283,7 @@ func newQueue(cfg queueConfig) *Queue {
 		paused := q.hub.register(q)
 		// Under q.mu: once registered, the connection's goroutines read the queue (announcements).
 		q.mu.Lock()
-		q.forResource = forResourceOf(q.info)
+		q.forObj = forTypeOf(q.info)
 		q.paused = paused
 		q.lockedRegate()
 		q.mu.Unlock()
@@ -386,7 +386,7 @@ func (q *Queue) recordAdd(o priorityqueue.AddOpts, item reconcile.Request) {
 	} else {
 		at = q.stamp()
 	}
-	q.record(o, item, causeFor(currentEvent(), o, item, at, q.forResource), now, at)
+	q.record(o, item, causeFor(currentEvent(), o, item, at, q.forObj), now, at)
 }
 
 // addNow records an add now (no delay, not rate limited; with the add's priority when hasPrio): on the hot path
@@ -406,7 +406,7 @@ func (q *Queue) addNow(item reconcile.Request, hasPrio bool, prio int) {
 	if hasPrio {
 		o.Priority = &prio
 	}
-	q.record(o, item, causeFor(ev, o, item, at, q.forResource), time.Time{}, at)
+	q.record(o, item, causeFor(ev, o, item, at, q.forObj), time.Time{}, at)
 }
 
 // addWithCause adds with an explicit cause (editor commands).
@@ -1454,7 +1454,7 @@ func (q *Queue) lockedApply(e *op) {
 		if e.hasPrio {
 			o.Priority = &prio
 		}
-		c := causeFor(e.ev, o, e.key, e.at, q.forResource)
+		c := causeFor(e.ev, o, e.key, e.at, q.forObj)
 		q.lockedRecord(o, e.key, &c, e.ev == nil, time.Time{}, e.at, e.seq)
 	case opHandOut:
 		it := heldItem{key: e.key, priority: int(e.prio)}
