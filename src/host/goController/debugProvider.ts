@@ -51,15 +51,10 @@ export function registerGoDebugging(lab: ReconcileLab, storageDir: string): vsco
       const env = { ...own, ...lab.go.processEnv(s, hub) };
       const replaced = kubeconfigReplacedNote(own, s.kubeconfigPath, `The launch configuration "${String(config.name)}"`);
       if (replaced) void ui.warn(`Reconcile Lab: ${replaced}`);
-      const args: unknown[] = Array.isArray(config.args) ? config.args : [];
-      const le = leaderElectionFlag(args);
-      // Not in args: the program's own flag may still turn it on by default (flag.BoolVar(&x, "leader-elect", true, …)).
-      const def = le ? undefined : leaderElectionByDefault(args, mainPackageDir(config, folder?.uri.fsPath));
-      if (le || def) {
-        const flag = def?.flag ?? le!.split(' ')[0]!.replace(/=.*$/, '');
-        const why = le ? leaderElectionFlagText(le) : `the ${flag} flag defined in ${relativeTo(def!.file, folder?.uri.fsPath)}:${def!.line} defaults to true, and the configuration's args do not set it`;
+      const le = leaderElectionLooksOn(config, folder?.uri.fsPath);
+      if (le) {
         void ui.warn(
-          `Reconcile Lab: leader election looks enabled (${why}). A breakpoint held longer than the lease (15 s by default) loses leadership; pause and step in Reconcile Lab instead (the lease keeps being renewed), or debug with ${flag}=false in the configuration's args.`,
+          `Reconcile Lab: leader election looks enabled (${le.why}). A breakpoint held longer than the lease (15 s by default) loses leadership; pause and step in Reconcile Lab instead (the lease keeps being renewed), or debug with ${le.flag}=false in the configuration's args.`,
         );
       }
       // A program whose module does not use the bridge runs under the debugger but never shows in the views.
@@ -101,18 +96,36 @@ export function registerGoDebugging(lab: ReconcileLab, storageDir: string): vsco
       if (session.configuration[DEBUG_FLAG] !== true) return undefined;
       const id = session.id;
       lab.go.debugState(id, { stopped: false });
+      // Nothing in the views 20 s of running after the program started (waiting for a lease another instance holds,
+      // never connected): said once, as Run Controller…'s progress says it, never while stopped in the debugger.
+      const config = session.configuration;
+      const le = leaderElectionLooksOn(config, session.workspaceFolder?.uri.fsPath);
+      const watch = lab.go.watchDebuggee({ name: String(config.name), ...(le ? { leaderElection: le } : {}) });
       return {
-        onDidSendMessage(m: { type?: string; event?: string; body?: { systemProcessId?: number } }) {
+        onDidSendMessage(m: { type?: string; event?: string; body?: { systemProcessId?: number; output?: unknown; category?: string } }) {
           if (m?.type !== 'event') return;
-          if (m.event === 'stopped') lab.go.debugState(id, { stopped: true });
-          else if (m.event === 'continued') lab.go.debugState(id, { stopped: false });
-          else if (m.event === 'process' && typeof m.body?.systemProcessId === 'number') lab.go.debugState(id, { pid: m.body.systemProcessId });
+          if (m.event === 'stopped') {
+            lab.go.debugState(id, { stopped: true });
+            watch?.setStopped(true);
+          } else if (m.event === 'continued') {
+            lab.go.debugState(id, { stopped: false });
+            watch?.setStopped(false);
+          } else if (m.event === 'process' && typeof m.body?.systemProcessId === 'number') {
+            lab.go.debugState(id, { pid: m.body.systemProcessId });
+            watch?.setPid(m.body.systemProcessId);
+          } else if (m.event === 'initialized') watch?.start(); // built and launched: its running time counts
+          else if (m.event === 'output' && typeof m.body?.output === 'string' && m.body.category !== 'telemetry') watch?.output(m.body.output);
+          else if (m.event === 'terminated' || m.event === 'exited') watch?.dispose();
         },
         onWillReceiveMessage(m: { type?: string; command?: string }) {
           // A resume request: the debuggee runs again even before the adapter says "continued".
-          if (m?.type === 'request' && (m.command === 'continue' || m.command === 'next' || m.command === 'stepIn' || m.command === 'stepOut')) lab.go.debugState(id, { stopped: false });
+          if (m?.type === 'request' && (m.command === 'continue' || m.command === 'next' || m.command === 'stepIn' || m.command === 'stepOut')) {
+            lab.go.debugState(id, { stopped: false });
+            watch?.setStopped(false);
+          }
         },
         onExit() {
+          watch?.dispose();
           lab.go.debugState(id, { ended: true });
         },
       };
@@ -130,6 +143,19 @@ export function defaultDebugConfiguration(folder: string | undefined): vscode.De
   const program = defaultDebugProgram(folder);
   const dir = folder ? program.replace('${workspaceFolder}', folder) : undefined;
   return { name: 'Debug controller with Reconcile Lab', type: 'go', request: 'launch', mode: 'debug', program, args: defaultDebugArgs(dir), [DEBUG_FLAG]: true };
+}
+
+/**
+ * Whether the configuration's program looks to run with leader election on: its args turn it on, or do not mention
+ * the flag while the program's own flag defaults to true (flag.BoolVar(&x, "leader-elect", true, …)). The flag and
+ * why, for people; undefined when it looks off.
+ */
+function leaderElectionLooksOn(config: vscode.DebugConfiguration, folder: string | undefined): { flag: string; why: string } | undefined {
+  const args: unknown[] = Array.isArray(config.args) ? config.args : [];
+  const le = leaderElectionFlag(args);
+  if (le) return { flag: le.split(' ')[0]!.replace(/=.*$/, ''), why: leaderElectionFlagText(le) };
+  const def = leaderElectionByDefault(args, mainPackageDir(config, folder));
+  return def ? { flag: def.flag, why: `the ${def.flag} flag defined in ${relativeTo(def.file, folder)}:${def.line} defaults to true, and the configuration's args do not set it` } : undefined;
 }
 
 /** The leader-election flag of the program in `dir` when it defaults to true and `args` do not mention it at all. */
