@@ -1,7 +1,8 @@
 import * as vscode from 'vscode';
 import * as ui from '../ui.ts';
-import { existsSync, statSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { dirname, isAbsolute, join } from 'node:path';
+import { envFilesOf, readEnvFiles } from '../../core/bridge/delve.ts';
 import { defaultDebugArgs, defaultDebugProgram, kubeconfigReplacedNote, leaderElectionFlag, leaderElectionFlagOf, leaderElectionFlagText } from '../../core/bridge/launcher.ts';
 import { bridgeProblemIn, defaultWebhookCertPath, webhooksWouldStop } from '../../core/bridge/goModule.ts';
 import type { ReconcileLab } from '../reconcileLab.ts';
@@ -49,7 +50,12 @@ export function registerGoDebugging(lab: ReconcileLab, storageDir: string): vsco
       const hub = await lab.go.ensureBridge(s);
       const own = (config.env as Record<string, string> | undefined) ?? {};
       const env = { ...own, ...lab.go.processEnv(s, hub) };
-      const replaced = kubeconfigReplacedNote(own, s.kubeconfigPath, `The launch configuration "${String(config.name)}"`);
+      // The envFile's variables reach the program under env's (the Go extension's order, and the Delve adapter's).
+      const fromFile = envFileVariables(config, folder?.uri.fsPath);
+      const fileKubeconfig = own.KUBECONFIG === undefined ? fromFile.from.KUBECONFIG : undefined;
+      const replaced =
+        kubeconfigReplacedNote(own, s.kubeconfigPath, `The launch configuration "${String(config.name)}"`) ??
+        (fileKubeconfig ? kubeconfigReplacedNote(fromFile.env, s.kubeconfigPath, `The envFile ${fileKubeconfig} of the launch configuration "${String(config.name)}"`) : undefined);
       if (replaced) void ui.warn(`Reconcile Lab: ${replaced}`);
       const le = leaderElectionLooksOn(config, folder?.uri.fsPath);
       if (le) {
@@ -67,13 +73,13 @@ export function registerGoDebugging(lab: ReconcileLab, storageDir: string): vsco
       }
       // kubebuilder's webhooks need a serving certificate a program run outside the cluster does not have: the
       // configuration F5 made itself runs without them (as make run ENABLE_WEBHOOKS=false), a launch.json's is told.
-      if (dir && webhooksWouldStop(dir, { ...process.env, ...env })) {
+      if (dir && webhooksWouldStop(dir, { ...process.env, ...fromFile.env, ...env })) {
         if (generated) {
           env.ENABLE_WEBHOOKS = 'false';
           lab.log.info('debugging without webhooks (ENABLE_WEBHOOKS=false): no serving certificate', { certificate: defaultWebhookCertPath() });
         } else {
           void ui.warn(
-            `Reconcile Lab: your program registers its webhooks unless ENABLE_WEBHOOKS is "false", and there is no serving certificate (${defaultWebhookCertPath()}): it will stop at start-up, before any controller. Add "env": {"ENABLE_WEBHOOKS": "false"} to the launch configuration "${String(config.name)}".`,
+            `Reconcile Lab: your program registers its webhooks unless ENABLE_WEBHOOKS is "false", and there is no serving certificate (${defaultWebhookCertPath()}): it will stop at start-up, before any controller. Add "env": {"ENABLE_WEBHOOKS": "false"} to the launch configuration "${String(config.name)}"${own.ENABLE_WEBHOOKS === undefined && fromFile.from.ENABLE_WEBHOOKS ? ` (it wins over the "${fromFile.env.ENABLE_WEBHOOKS}" of its envFile ${fromFile.from.ENABLE_WEBHOOKS}), or set ENABLE_WEBHOOKS=false there` : ''}.`,
           );
         }
       }
@@ -168,6 +174,26 @@ function leaderElectionByDefault(args: readonly unknown[], dir: string | undefin
 
 function relativeTo(file: string, folder: string | undefined): string {
   return folder && file.startsWith(`${folder}/`) ? file.slice(folder.length + 1) : file;
+}
+
+/**
+ * The variables of the configuration's `envFile` (see readEnvFiles) and the file each came from, as far as they can
+ * be read now: resolveDebugConfiguration sees the configuration before VS Code substitutes variables, so
+ * `${workspaceFolder}` is replaced here, a relative path is taken from the workspace folder, and a file naming another
+ * variable or that cannot be read is left out (the Go extension, or withEnvFile, reports it when the session starts).
+ */
+function envFileVariables(config: vscode.DebugConfiguration, folder: string | undefined): { env: Record<string, string>; from: Record<string, string> } {
+  const files = envFilesOf(config.envFile)
+    .map((f) => (folder ? f.replaceAll('${workspaceFolder}', folder) : f))
+    .filter((f) => !f.includes('${'))
+    .map((f) => (isAbsolute(f) || !folder ? f : join(folder, f)));
+  return readEnvFiles(files, (f) => {
+    try {
+      return readFileSync(f, 'utf8');
+    } catch {
+      return '';
+    }
+  });
 }
 
 /**

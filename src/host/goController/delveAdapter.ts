@@ -4,7 +4,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs
 import { tmpdir } from 'node:os';
 import * as ui from '../ui.ts';
 import { readSettings } from '../config.ts';
-import { DELVE_MODULE, DELVE_VERSION, findDelve, installDelve, parseEnvFile, startDelveDap, type DelveServer } from '../../core/bridge/delve.ts';
+import { DELVE_MODULE, DELVE_VERSION, envFilesOf, findDelve, installDelve, readEnvFiles, startDelveDap, type DelveServer } from '../../core/bridge/delve.ts';
 import type { Logger } from '../../core/log.ts';
 
 /** VS Code's Go extension: while it is installed, it debugs `go` configurations and this adapter stays away. */
@@ -114,19 +114,14 @@ export class DelveAdapter implements vscode.Disposable {
    * no `envFile` or the Go extension debugs. Throws with the file and the reason when one cannot be read.
    */
   withEnvFile(config: vscode.DebugConfiguration): vscode.DebugConfiguration {
-    const envFile: unknown = config.envFile;
-    if (!this.active || envFile === undefined) return config;
-    const files = (Array.isArray(envFile) ? envFile : [envFile]).filter((f): f is string => typeof f === 'string' && f !== '');
-    const fromFiles: Record<string, string> = {};
-    for (const f of files) {
-      let text: string;
+    if (!this.active || config.envFile === undefined) return config;
+    const { env: fromFiles } = readEnvFiles(envFilesOf(config.envFile), (f) => {
       try {
-        text = readFileSync(f, 'utf8');
+        return readFileSync(f, 'utf8');
       } catch (e) {
         throw new Error(`could not read the envFile ${f} of the launch configuration "${String(config.name)}" (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
       }
-      Object.assign(fromFiles, parseEnvFile(text));
-    }
+    });
     const { envFile: _read, ...rest } = config;
     return { ...rest, env: { ...fromFiles, ...((config.env as Record<string, string> | undefined) ?? {}) } } as vscode.DebugConfiguration;
   }

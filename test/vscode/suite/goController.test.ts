@@ -457,6 +457,46 @@ describe('Debug with Reconcile Lab (F5 on a Go launch configuration)', function 
     }
   });
 
+  // The launch configuration's envFile was read for neither warning: a KUBECONFIG set there was replaced silently
+  // (env's was warned about), and the webhook hint ignored its ENABLE_WEBHOOKS.
+  it('an envFile\'s KUBECONFIG replaced is warned about, naming the envFile; the webhook hint reads ENABLE_WEBHOOKS there too, under env\'s', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'rlab-dbg-envfile-warn-'));
+    try {
+      mkdirSync(join(dir, 'cmd'));
+      writeFileSync(join(dir, 'go.mod'), 'module example.com/hooks\n\ngo 1.26\n\nrequire github.com/reconcile-lab/reconcile-lab/bridge v0.0.0\n\nreplace github.com/reconcile-lab/reconcile-lab/bridge => ' + join(ROOT, 'bridge') + '\n');
+      writeFileSync(join(dir, 'cmd', 'main.go'), 'package main\n\nimport "os"\n\nfunc main() {\n\tif os.Getenv("ENABLE_WEBHOOKS") != "false" {\n\t\tsetUpWebhooks()\n\t}\n}\n');
+      const mine = join(dir, 'kind.kubeconfig');
+      const off = join(dir, 'off.env');
+      writeFileSync(off, `# local\nKUBECONFIG=${mine}\nENABLE_WEBHOOKS=false\n`);
+      const base = { name: 'Operator', reconcileLab: true, args: ['--leader-elect=false'], program: join(dir, 'cmd') };
+
+      const fromFile = await f5({ ...base, envFile: off });
+      assert.equal((fromFile.config.env as Record<string, string>).KUBECONFIG, labCluster().kubeconfigPath, 'the program reaches the cluster the views show');
+      assert.ok(
+        fromFile.shown.some((t) => t.includes(`The envFile ${off} of the launch configuration "Operator" sets KUBECONFIG to ${mine}, but the program gets the connection's kubeconfig (${labCluster().kubeconfigPath}) instead`)),
+        JSON.stringify(fromFile.shown),
+      );
+      assert.ok(!fromFile.shown.some((t) => /webhooks/.test(t)), `the envFile turns the webhooks off: ${JSON.stringify(fromFile.shown)}`);
+
+      // env wins over the envFile: its KUBECONFIG is the one told about, its ENABLE_WEBHOOKS the one the program gets.
+      const theirs = join(dir, 'other.kubeconfig');
+      const both = await f5({ ...base, envFile: off, env: { KUBECONFIG: theirs, ENABLE_WEBHOOKS: 'true' } });
+      assert.ok(both.shown.some((t) => t.includes(`The launch configuration "Operator" sets KUBECONFIG to ${theirs}`)), JSON.stringify(both.shown));
+      assert.ok(!both.shown.some((t) => t.includes('The envFile')), JSON.stringify(both.shown));
+      assert.ok(both.shown.some((t) => /registers its webhooks unless ENABLE_WEBHOOKS is "false"/.test(t)), JSON.stringify(both.shown));
+
+      const on = join(dir, 'on.env');
+      writeFileSync(on, 'ENABLE_WEBHOOKS=true\n');
+      const fileOn = await f5({ ...base, envFile: [off, on] });
+      assert.ok(
+        fileOn.shown.some((t) => t.includes(`Add "env": {"ENABLE_WEBHOOKS": "false"} to the launch configuration "Operator" (it wins over the "true" of its envFile ${on}), or set ENABLE_WEBHOOKS=false there.`)),
+        JSON.stringify(fileOn.shown),
+      );
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('F5 before connecting connects with the settings first, then adds the bridge environment', async () => {
     const l = await lab();
     const ns = await testNamespace('ext-dbg-connect');
