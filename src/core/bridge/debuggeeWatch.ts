@@ -34,10 +34,15 @@ export interface DebuggeeWatchOptions {
   noticeAfterMs?: number;
 }
 
-/** client-go's leaderelection log line as it starts to wait for the lease (klog text, or the same text in JSON logs). */
-const ACQUIRING = /attempting to acquire leader lease ([a-z0-9.-]+)\/([a-z0-9.-]+?)\.{0,3}(?=$|["\s])/m;
-/** client-go's log line once the lease is held. */
-const ACQUIRED = /successfully acquired lease ([a-z0-9.-]+)\/([a-z0-9.-]+)/;
+/**
+ * client-go's leaderelection log line as it starts to wait for the lease, in its forms: klog's format string (client-go
+ * before v0.35: `attempting to acquire leader lease <ns>/<name>...`) and the structured message with a `lock` value
+ * (`"Attempting to acquire leader lease..." lock="<ns>/<name>"` in klog's text, `{"lock": "<ns>/<name>"}` through
+ * controller-runtime's zap logger, JSON). Groups 1–2 or 3–4: the namespace and the name.
+ */
+const ACQUIRING = /attempting to acquire leader lease(?: ([a-z0-9.-]+)\/([a-z0-9.-]+?)\.{3}|.*?\block"?\s*[:=]\s*"?([a-z0-9.-]+)\/([a-z0-9.-]+))/i;
+/** client-go's log line once the lease is held (either form). */
+const ACQUIRED = /successfully acquired lease/i;
 
 /**
  * Why a program debugged with Reconcile Lab (F5) shows nothing in the views: a debug session has no progress
@@ -111,10 +116,9 @@ export class DebuggeeWatch implements Disposable {
     const lines = (this.partial + text).split(/\r?\n/);
     this.partial = (lines.pop() ?? '').slice(-4096);
     for (const line of lines) {
-      const acquired = ACQUIRED.exec(line);
-      if (acquired) this.lease = undefined;
+      if (ACQUIRED.test(line)) this.lease = undefined;
       const m = ACQUIRING.exec(line);
-      if (m) this.lease = { namespace: m[1]!, name: m[2]! };
+      if (m) this.lease = { namespace: (m[1] ?? m[3])!, name: (m[2] ?? m[4])! };
     }
   }
 

@@ -94,7 +94,7 @@ export function registerGoDebugging(lab: ReconcileLab, storageDir: string): vsco
         void ui.error(`Reconcile Lab: ${(e as Error).message}; the debug session does not start. Fix the path (or remove envFile) and start again.`);
         return undefined;
       }
-      return delve.withOutput(withEnv);
+      return delve.withOutput(delve.withProgramOutput(withEnv));
     },
   };
   const tracker: vscode.DebugAdapterTrackerFactory = {

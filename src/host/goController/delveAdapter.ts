@@ -108,6 +108,17 @@ export class DelveAdapter implements vscode.Disposable {
   }
 
   /**
+   * config with `outputMode: "remote"` while this adapter debugs a launch that sets none: Delve then sends the
+   * program's stdout and stderr as the debug adapter's output events (the Debug Console, and what the debug session's
+   * tracker reads, such as client-go's lease lines), where its default writes them to dlv's own output, which nobody
+   * shows. Returned untouched otherwise (the Go extension shows the program's output itself).
+   */
+  withProgramOutput(config: vscode.DebugConfiguration): vscode.DebugConfiguration {
+    if (!this.active || config.request !== 'launch' || config.outputMode !== undefined) return config;
+    return { ...config, outputMode: 'remote' };
+  }
+
+  /**
    * config with the variables of its `envFile` (a path, or a list read in order) put into `env`, under those `env`
    * gives itself (and so under the bridge's), while this adapter debugs: the Go extension reads `envFile` itself and
    * `dlv dap` does not know it, so without this its variables were silently missing. Returned untouched when there is

@@ -52,16 +52,22 @@ test('waiting for the lease another instance holds: told once after 20 s of runn
   w.dispose();
 });
 
-test('the lease line in JSON logs, and a holder that cannot be read: the lease is named without a holder', async () => {
-  const { clock, hub, notices, w } = watch({ leaseHolder: () => Promise.reject(new Error('forbidden')) });
-  hub.connect(7);
-  w.start();
-  w.output('{"level":"info","msg":"attempting to acquire leader lease system/my-op.example.com..."}\n');
-  clock.step(20_000);
-  await flushMicrotasks();
-  assert.equal(notices.length, 1);
-  assert.match(notices[0]!, /waiting for the leader-election lease system\/my-op\.example\.com: its controllers/);
-  w.dispose();
+test('the lease line as client-go v0.35+ logs it (klog text, controller-runtime\'s zap, JSON), and a holder that cannot be read: the lease is named without a holder', async () => {
+  for (const line of [
+    'I1207 04:40:00.123456   4242 leaderelection.go:258] "Attempting to acquire leader lease..." lock="system/my-op.example.com"',
+    '2026-12-07T04:40:00Z\tINFO\tAttempting to acquire leader lease...\t{"lock": "system/my-op.example.com"}',
+    '{"level":"info","msg":"Attempting to acquire leader lease...","lock":"system/my-op.example.com"}',
+  ]) {
+    const { clock, hub, notices, w } = watch({ leaseHolder: () => Promise.reject(new Error('forbidden')) });
+    hub.connect(7);
+    w.start();
+    w.output(`${line}\n`);
+    clock.step(20_000);
+    await flushMicrotasks();
+    assert.equal(notices.length, 1, line);
+    assert.match(notices[0]!, /waiting for the leader-election lease system\/my-op\.example\.com: its controllers/, line);
+    w.dispose();
+  }
 });
 
 test('never while stopped in the debugger: the time stopped does not count, and the notice comes after 20 s of running', async () => {
@@ -138,7 +144,7 @@ test('the lease once acquired is no longer named; the session ended while the ho
   const { clock, hub, notices, w } = watch();
   hub.connect(1);
   w.start();
-  w.output('attempting to acquire leader lease default/x.example.com...\nsuccessfully acquired lease default/x.example.com\n');
+  w.output('"Attempting to acquire leader lease..." lock="default/x.example.com"\n"Successfully acquired lease" lock="default/x.example.com"\n');
   clock.step(20_000);
   assert.equal(notices.length, 1);
   assert.match(notices[0]!, /announced no controller yet/);

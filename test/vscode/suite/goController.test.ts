@@ -687,6 +687,72 @@ describe('F5 without the Go extension: Reconcile Lab debugs with Delve (dlv dap)
   });
 });
 
+// F5 while another instance of the controller holds its leader-election lease: the debugged program waits for the
+// lease, its controllers never start and the views show nothing; the session said nothing about it before.
+describe('F5 while another instance holds the leader-election lease', function () {
+  this.timeout(300_000);
+  let ns = '';
+  const LEASES = { group: 'coordination.k8s.io', version: 'v1', resource: 'leases' };
+
+  before(async function () {
+    if (!haveGo() || !existsSync(sampleDir()) || vscode.extensions.getExtension('golang.go')) this.skip();
+    this.timeout(900_000);
+    await warmDebugBuild(sampleDir());
+    await lab();
+    await vscode.workspace.getConfiguration('reconcileLab').update('goController.delvePath', installDelve(), vscode.ConfigurationTarget.Global);
+    const crd = parseAllDocuments(readFileSync(join(ROOT, 'samples/crd.yaml'), 'utf8'))[0]!.toJS() as KubeObject;
+    await installCrd(labCluster().transport, crd).catch((e: unknown) => {
+      if (!/already exists|AlreadyExists/.test(String((e as Error).message))) throw e;
+    });
+    ns = await testNamespace('ext-lease');
+    await connectTo(ns, { resources: [RESOURCE, 'configmaps'], reconcilerResource: RESOURCE });
+  });
+
+  after(async () => {
+    await vscode.debug.stopDebugging();
+    await vscode.workspace.getConfiguration('reconcileLab').update('goController.delvePath', undefined, vscode.ConfigurationTarget.Global);
+  });
+
+  it('after 20 s of running without a controller, a warning says the program waits for the lease and who holds it', async () => {
+    const l = await lab();
+    // The sample's lease (LeaderElectionID widget-sample.lab.reconcile.dev) as another instance holds it, for an hour.
+    const now = new Date().toISOString().replace(/Z$/, '000Z').replace(/\.(\d{6})\d*Z$/, '.$1Z');
+    await labCluster().client.create(LEASES, {
+      apiVersion: 'coordination.k8s.io/v1',
+      kind: 'Lease',
+      metadata: { name: 'widget-sample.lab.reconcile.dev', namespace: ns },
+      spec: { holderIdentity: 'other-laptop_0f3c', leaseDurationSeconds: 3600, acquireTime: now, renewTime: now },
+    });
+    const from = (await api()).shownMark();
+    const started = new Promise<vscode.DebugSession>((resolve) => {
+      const d = vscode.debug.onDidStartDebugSession((s) => (d.dispose(), resolve(s)));
+    });
+    const folder = vscode.workspace.workspaceFolders?.[0];
+    const ok1 = await withTimeout(vscode.debug.startDebugging(folder, {
+      name: 'Second instance',
+      type: 'go',
+      request: 'launch',
+      mode: 'debug',
+      program: join(sampleDir(), 'cmd'),
+      args: ['--leader-elect', `--leader-election-namespace=${ns}`, `--namespace=${ns}`],
+      reconcileLab: true,
+    }), 120_000, () => 'startDebugging did not return');
+    assert.ok(ok1, 'the debug session started');
+    const session = await started;
+    try {
+      const told = () => api().then((a) => a.shownSince(from).filter((t) => t.kind === 'warning' && /the debug session "Second instance"/.test(t.text)));
+      await waitUntil(async () => (await told()).length > 0, 'the notice about the debugged program', 180_000);
+      const [notice] = await told();
+      assert.ok(notice!.text.includes(`is waiting for the leader-election lease ${ns}/widget-sample.lab.reconcile.dev, held by other-laptop_0f3c`), notice!.text);
+      assert.match(notice!.text, /Stop the other instance, or debug with --leader-elect=false in the configuration's args/);
+      assert.equal(l.go.all.filter((r) => r.controller.announcement.leaderElection).length, 0, 'no controller of the debugged program started');
+    } finally {
+      await vscode.debug.stopDebugging(session);
+      await labCluster().client.delete(LEASES, ns, 'widget-sample.lab.reconcile.dev').catch(() => undefined);
+    }
+  });
+});
+
 // F5 with no Delve anywhere: the offer to install it is a modal dialog. The debug session waits for the answer, and
 // a notification hides itself after a few seconds, which left F5 looking hung with its offer out of sight. (Tests
 // refuse modal dialogs, as a person dismissing it would: no session starts.)
