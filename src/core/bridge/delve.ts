@@ -193,3 +193,29 @@ export function parseEnvFile(text: string): Record<string, string> {
   }
   return env;
 }
+
+/**
+ * The files a launch configuration's `envFile` names (the Go extension's attribute: a path, or a list of paths read
+ * in order), in order; anything else (a number, an empty string) is not a file. Empty without `envFile`.
+ */
+export function envFilesOf(envFile: unknown): string[] {
+  if (envFile === undefined) return [];
+  return (Array.isArray(envFile) ? envFile : [envFile]).filter((f): f is string => typeof f === 'string' && f !== '');
+}
+
+/**
+ * The variables of `files` (an `envFile` list, read in order with {@link parseEnvFile}: a later file's variable wins
+ * over an earlier one's, as the Go extension merges them), and for each variable the file it came from. `read`
+ * returns a file's text; what it throws is thrown.
+ */
+export function readEnvFiles(files: readonly string[], read: (file: string) => string): { env: Record<string, string>; from: Record<string, string> } {
+  const env: Record<string, string> = {};
+  const from: Record<string, string> = {};
+  for (const f of files) {
+    for (const [k, v] of Object.entries(parseEnvFile(read(f)))) {
+      env[k] = v;
+      from[k] = f;
+    }
+  }
+  return { env, from };
+}

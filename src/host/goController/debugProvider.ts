@@ -1,7 +1,8 @@
 import * as vscode from 'vscode';
 import * as ui from '../ui.ts';
-import { existsSync, statSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { dirname, isAbsolute, join } from 'node:path';
+import { envFilesOf, readEnvFiles } from '../../core/bridge/delve.ts';
 import { defaultDebugArgs, defaultDebugProgram, kubeconfigReplacedNote, leaderElectionFlag, leaderElectionFlagOf, leaderElectionFlagText } from '../../core/bridge/launcher.ts';
 import { bridgeProblemIn, defaultWebhookCertPath, webhooksWouldStop } from '../../core/bridge/goModule.ts';
 import type { ReconcileLab } from '../reconcileLab.ts';
@@ -49,17 +50,17 @@ export function registerGoDebugging(lab: ReconcileLab, storageDir: string): vsco
       const hub = await lab.go.ensureBridge(s);
       const own = (config.env as Record<string, string> | undefined) ?? {};
       const env = { ...own, ...lab.go.processEnv(s, hub) };
-      const replaced = kubeconfigReplacedNote(own, s.kubeconfigPath, `The launch configuration "${String(config.name)}"`);
+      // The envFile's variables reach the program under env's (the Go extension's order, and the Delve adapter's).
+      const fromFile = envFileVariables(config, folder?.uri.fsPath);
+      const fileKubeconfig = own.KUBECONFIG === undefined ? fromFile.from.KUBECONFIG : undefined;
+      const replaced =
+        kubeconfigReplacedNote(own, s.kubeconfigPath, `The launch configuration "${String(config.name)}"`) ??
+        (fileKubeconfig ? kubeconfigReplacedNote(fromFile.env, s.kubeconfigPath, `The envFile ${fileKubeconfig} of the launch configuration "${String(config.name)}"`) : undefined);
       if (replaced) void ui.warn(`Reconcile Lab: ${replaced}`);
-      const args: unknown[] = Array.isArray(config.args) ? config.args : [];
-      const le = leaderElectionFlag(args);
-      // Not in args: the program's own flag may still turn it on by default (flag.BoolVar(&x, "leader-elect", true, …)).
-      const def = le ? undefined : leaderElectionByDefault(args, mainPackageDir(config, folder?.uri.fsPath));
-      if (le || def) {
-        const flag = def?.flag ?? le!.split(' ')[0]!.replace(/=.*$/, '');
-        const why = le ? leaderElectionFlagText(le) : `the ${flag} flag defined in ${relativeTo(def!.file, folder?.uri.fsPath)}:${def!.line} defaults to true, and the configuration's args do not set it`;
+      const le = leaderElectionLooksOn(config, folder?.uri.fsPath);
+      if (le) {
         void ui.warn(
-          `Reconcile Lab: leader election looks enabled (${why}). A breakpoint held longer than the lease (15 s by default) loses leadership; pause and step in Reconcile Lab instead (the lease keeps being renewed), or debug with ${flag}=false in the configuration's args.`,
+          `Reconcile Lab: leader election looks enabled (${le.why}). A breakpoint held longer than the lease (15 s by default) loses leadership; pause and step in Reconcile Lab instead (the lease keeps being renewed), or debug with ${le.flag}=false in the configuration's args.`,
         );
       }
       // A program whose module does not use the bridge runs under the debugger but never shows in the views.
@@ -72,13 +73,13 @@ export function registerGoDebugging(lab: ReconcileLab, storageDir: string): vsco
       }
       // kubebuilder's webhooks need a serving certificate a program run outside the cluster does not have: the
       // configuration F5 made itself runs without them (as make run ENABLE_WEBHOOKS=false), a launch.json's is told.
-      if (dir && webhooksWouldStop(dir, { ...process.env, ...env })) {
+      if (dir && webhooksWouldStop(dir, { ...process.env, ...fromFile.env, ...env })) {
         if (generated) {
           env.ENABLE_WEBHOOKS = 'false';
           lab.log.info('debugging without webhooks (ENABLE_WEBHOOKS=false): no serving certificate', { certificate: defaultWebhookCertPath() });
         } else {
           void ui.warn(
-            `Reconcile Lab: your program registers its webhooks unless ENABLE_WEBHOOKS is "false", and there is no serving certificate (${defaultWebhookCertPath()}): it will stop at start-up, before any controller. Add "env": {"ENABLE_WEBHOOKS": "false"} to the launch configuration "${String(config.name)}".`,
+            `Reconcile Lab: your program registers its webhooks unless ENABLE_WEBHOOKS is "false", and there is no serving certificate (${defaultWebhookCertPath()}): it will stop at start-up, before any controller. Add "env": {"ENABLE_WEBHOOKS": "false"} to the launch configuration "${String(config.name)}"${own.ENABLE_WEBHOOKS === undefined && fromFile.from.ENABLE_WEBHOOKS ? ` (it wins over the "${fromFile.env.ENABLE_WEBHOOKS}" of its envFile ${fromFile.from.ENABLE_WEBHOOKS}), or set ENABLE_WEBHOOKS=false there` : ''}.`,
           );
         }
       }
@@ -93,7 +94,7 @@ export function registerGoDebugging(lab: ReconcileLab, storageDir: string): vsco
         void ui.error(`Reconcile Lab: ${(e as Error).message}; the debug session does not start. Fix the path (or remove envFile) and start again.`);
         return undefined;
       }
-      return delve.withOutput(withEnv);
+      return delve.withOutput(delve.withProgramOutput(withEnv));
     },
   };
   const tracker: vscode.DebugAdapterTrackerFactory = {
@@ -101,18 +102,36 @@ export function registerGoDebugging(lab: ReconcileLab, storageDir: string): vsco
       if (session.configuration[DEBUG_FLAG] !== true) return undefined;
       const id = session.id;
       lab.go.debugState(id, { stopped: false });
+      // Nothing in the views 20 s of running after the program started (waiting for a lease another instance holds,
+      // never connected): said once, as Run Controller…'s progress says it, never while stopped in the debugger.
+      const config = session.configuration;
+      const le = leaderElectionLooksOn(config, session.workspaceFolder?.uri.fsPath);
+      const watch = lab.go.watchDebuggee({ name: String(config.name), ...(le ? { leaderElection: le } : {}) });
       return {
-        onDidSendMessage(m: { type?: string; event?: string; body?: { systemProcessId?: number } }) {
+        onDidSendMessage(m: { type?: string; event?: string; body?: { systemProcessId?: number; output?: unknown; category?: string } }) {
           if (m?.type !== 'event') return;
-          if (m.event === 'stopped') lab.go.debugState(id, { stopped: true });
-          else if (m.event === 'continued') lab.go.debugState(id, { stopped: false });
-          else if (m.event === 'process' && typeof m.body?.systemProcessId === 'number') lab.go.debugState(id, { pid: m.body.systemProcessId });
+          if (m.event === 'stopped') {
+            lab.go.debugState(id, { stopped: true });
+            watch?.setStopped(true);
+          } else if (m.event === 'continued') {
+            lab.go.debugState(id, { stopped: false });
+            watch?.setStopped(false);
+          } else if (m.event === 'process' && typeof m.body?.systemProcessId === 'number') {
+            lab.go.debugState(id, { pid: m.body.systemProcessId });
+            watch?.setPid(m.body.systemProcessId);
+          } else if (m.event === 'initialized') watch?.start(); // built and launched: its running time counts
+          else if (m.event === 'output' && typeof m.body?.output === 'string' && m.body.category !== 'telemetry') watch?.output(m.body.output);
+          else if (m.event === 'terminated' || m.event === 'exited') watch?.dispose();
         },
         onWillReceiveMessage(m: { type?: string; command?: string }) {
           // A resume request: the debuggee runs again even before the adapter says "continued".
-          if (m?.type === 'request' && (m.command === 'continue' || m.command === 'next' || m.command === 'stepIn' || m.command === 'stepOut')) lab.go.debugState(id, { stopped: false });
+          if (m?.type === 'request' && (m.command === 'continue' || m.command === 'next' || m.command === 'stepIn' || m.command === 'stepOut')) {
+            lab.go.debugState(id, { stopped: false });
+            watch?.setStopped(false);
+          }
         },
         onExit() {
+          watch?.dispose();
           lab.go.debugState(id, { ended: true });
         },
       };
@@ -132,6 +151,19 @@ export function defaultDebugConfiguration(folder: string | undefined): vscode.De
   return { name: 'Debug controller with Reconcile Lab', type: 'go', request: 'launch', mode: 'debug', program, args: defaultDebugArgs(dir), [DEBUG_FLAG]: true };
 }
 
+/**
+ * Whether the configuration's program looks to run with leader election on: its args turn it on, or do not mention
+ * the flag while the program's own flag defaults to true (flag.BoolVar(&x, "leader-elect", true, …)). The flag and
+ * why, for people; undefined when it looks off.
+ */
+function leaderElectionLooksOn(config: vscode.DebugConfiguration, folder: string | undefined): { flag: string; why: string } | undefined {
+  const args: unknown[] = Array.isArray(config.args) ? config.args : [];
+  const le = leaderElectionFlag(args);
+  if (le) return { flag: le.split(' ')[0]!.replace(/=.*$/, ''), why: leaderElectionFlagText(le) };
+  const def = leaderElectionByDefault(args, mainPackageDir(config, folder));
+  return def ? { flag: def.flag, why: `the ${def.flag} flag defined in ${relativeTo(def.file, folder)}:${def.line} defaults to true, and the configuration's args do not set it` } : undefined;
+}
+
 /** The leader-election flag of the program in `dir` when it defaults to true and `args` do not mention it at all. */
 function leaderElectionByDefault(args: readonly unknown[], dir: string | undefined): { flag: string; file: string; line: number } | undefined {
   const def = dir ? leaderElectionFlagOf(dir) : undefined;
@@ -142,6 +174,26 @@ function leaderElectionByDefault(args: readonly unknown[], dir: string | undefin
 
 function relativeTo(file: string, folder: string | undefined): string {
   return folder && file.startsWith(`${folder}/`) ? file.slice(folder.length + 1) : file;
+}
+
+/**
+ * The variables of the configuration's `envFile` (see readEnvFiles) and the file each came from, as far as they can
+ * be read now: resolveDebugConfiguration sees the configuration before VS Code substitutes variables, so
+ * `${workspaceFolder}` is replaced here, a relative path is taken from the workspace folder, and a file naming another
+ * variable or that cannot be read is left out (the Go extension, or withEnvFile, reports it when the session starts).
+ */
+function envFileVariables(config: vscode.DebugConfiguration, folder: string | undefined): { env: Record<string, string>; from: Record<string, string> } {
+  const files = envFilesOf(config.envFile)
+    .map((f) => (folder ? f.replaceAll('${workspaceFolder}', folder) : f))
+    .filter((f) => !f.includes('${'))
+    .map((f) => (isAbsolute(f) || !folder ? f : join(folder, f)));
+  return readEnvFiles(files, (f) => {
+    try {
+      return readFileSync(f, 'utf8');
+    } catch {
+      return '';
+    }
+  });
 }
 
 /**

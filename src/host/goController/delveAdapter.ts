@@ -4,7 +4,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs
 import { tmpdir } from 'node:os';
 import * as ui from '../ui.ts';
 import { readSettings } from '../config.ts';
-import { DELVE_MODULE, DELVE_VERSION, findDelve, installDelve, parseEnvFile, startDelveDap, type DelveServer } from '../../core/bridge/delve.ts';
+import { DELVE_MODULE, DELVE_VERSION, envFilesOf, findDelve, installDelve, readEnvFiles, startDelveDap, type DelveServer } from '../../core/bridge/delve.ts';
 import type { Logger } from '../../core/log.ts';
 
 /** VS Code's Go extension: while it is installed, it debugs `go` configurations and this adapter stays away. */
@@ -108,25 +108,31 @@ export class DelveAdapter implements vscode.Disposable {
   }
 
   /**
+   * config with `outputMode: "remote"` while this adapter debugs a launch that sets none: Delve then sends the
+   * program's stdout and stderr as the debug adapter's output events (the Debug Console, and what the debug session's
+   * tracker reads, such as client-go's lease lines), where its default writes them to dlv's own output, which nobody
+   * shows. Returned untouched otherwise (the Go extension shows the program's output itself).
+   */
+  withProgramOutput(config: vscode.DebugConfiguration): vscode.DebugConfiguration {
+    if (!this.active || config.request !== 'launch' || config.outputMode !== undefined) return config;
+    return { ...config, outputMode: 'remote' };
+  }
+
+  /**
    * config with the variables of its `envFile` (a path, or a list read in order) put into `env`, under those `env`
    * gives itself (and so under the bridge's), while this adapter debugs: the Go extension reads `envFile` itself and
    * `dlv dap` does not know it, so without this its variables were silently missing. Returned untouched when there is
    * no `envFile` or the Go extension debugs. Throws with the file and the reason when one cannot be read.
    */
   withEnvFile(config: vscode.DebugConfiguration): vscode.DebugConfiguration {
-    const envFile: unknown = config.envFile;
-    if (!this.active || envFile === undefined) return config;
-    const files = (Array.isArray(envFile) ? envFile : [envFile]).filter((f): f is string => typeof f === 'string' && f !== '');
-    const fromFiles: Record<string, string> = {};
-    for (const f of files) {
-      let text: string;
+    if (!this.active || config.envFile === undefined) return config;
+    const { env: fromFiles } = readEnvFiles(envFilesOf(config.envFile), (f) => {
       try {
-        text = readFileSync(f, 'utf8');
+        return readFileSync(f, 'utf8');
       } catch (e) {
         throw new Error(`could not read the envFile ${f} of the launch configuration "${String(config.name)}" (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
       }
-      Object.assign(fromFiles, parseEnvFile(text));
-    }
+    });
     const { envFile: _read, ...rest } = config;
     return { ...rest, env: { ...fromFiles, ...((config.env as Record<string, string> | undefined) ?? {}) } } as vscode.DebugConfiguration;
   }

@@ -4,6 +4,7 @@ import { readFileSync } from 'node:fs';
 import * as ui from '../ui.ts';
 import { DisposableStore, toDisposable } from '../../core/lifecycle.ts';
 import { BridgeHub } from '../../core/bridge/bridgeHub.ts';
+import { DebuggeeWatch } from '../../core/bridge/debuggeeWatch.ts';
 import { livenessLabel, type GoProcess } from '../../core/bridge/goProcess.ts';
 import { defaultGoLaunch, describeExit, kubeconfigReplacedNote, launchSpecOf, type LaunchedProcess, type LaunchSpec, type ProcessExit } from '../../core/bridge/launcher.ts';
 import { GoProgramExitError, programExitHint, runGoController } from '../../core/bridge/runGoController.ts';
@@ -40,6 +41,8 @@ const RUN_WITHOUT_WEBHOOKS = 'Run Without Webhooks';
 const SHOW_OUTPUT = 'Show Output';
 const INSTALL_CRD = 'Install CRD';
 const INSTALL_CRDS = 'Install CRDs';
+/** Where client-go's leader election keeps its lock (a debugged program waiting for one names its holder). */
+const LEASE_GVR = { group: 'coordination.k8s.io', version: 'v1', resource: 'leases' } as const;
 /**
  * How long a kind the launched program's output names as not served waits before it is told: long enough for the
  * bridge's announcement of a controller reconciling that kind (sent as the controller starts, before its sources
@@ -496,6 +499,45 @@ export class GoControllers implements vscode.Disposable {
       this.debugSessions.set(sessionId, { stopped: state.stopped ?? cur.stopped, ...(state.pid ?? cur.pid ? { pid: state.pid ?? cur.pid } : {}) });
     }
     this.applyDebugState();
+  }
+
+  /**
+   * Watches the program of a debug session starting now (F5 with `"reconcileLab": true`) and tells, once, why the
+   * views show nothing when it announced no controller after 20 s of running (see {@link DebuggeeWatch}): the
+   * leader-election lease it waits for, with the holder read from the connection's cluster, or that it never
+   * connected. Owned here (disposed with the connection's bridge); the caller drives it from the debug adapter's
+   * events and disposes it when the session ends. Undefined when no bridge runs (the session is not connected).
+   */
+  watchDebuggee(o: { name: string; leaderElection?: { flag: string; why: string } }): Pick<DebuggeeWatch, 'start' | 'setPid' | 'setStopped' | 'output' | 'dispose'> | undefined {
+    const hub = this.hub;
+    const session = this.hubSession;
+    if (!hub || !session) return undefined;
+    const watch = new DebuggeeWatch({
+      clock: this.lab.clock,
+      hub,
+      name: o.name,
+      ...(o.leaderElection ? { leaderElection: o.leaderElection } : {}),
+      leaseHolder: async (lease) => {
+        const l = await session.client.get(LEASE_GVR, lease.namespace, lease.name);
+        const holder = (l.spec as { holderIdentity?: unknown } | undefined)?.holderIdentity;
+        return typeof holder === 'string' && holder ? holder : undefined;
+      },
+      onNotice: (message) => {
+        this.lab.log.info('the debugged program shows nothing yet', { session: o.name });
+        void ui.warn(message);
+      },
+    });
+    const owned = this.hubStore.add(toDisposable(() => watch.dispose()));
+    return {
+      start: () => watch.start(),
+      setPid: (pid) => watch.setPid(pid),
+      setStopped: (stopped) => watch.setStopped(stopped),
+      output: (text) => watch.output(text),
+      dispose: () => {
+        this.hubStore.delete(owned);
+        watch.dispose();
+      },
+    };
   }
 
   /** A silent process reads "stopped in the debugger" while a debug session reports its debuggee stopped (matched by pid when the adapter told it). */

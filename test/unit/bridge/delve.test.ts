@@ -7,7 +7,7 @@ import { execFileSync } from 'node:child_process';
 import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DELVE_VERSION, findDelve, startDelveDap, parseEnvFile } from '../../../src/core/bridge/delve.ts';
+import { DELVE_VERSION, envFilesOf, findDelve, readEnvFiles, startDelveDap, parseEnvFile } from '../../../src/core/bridge/delve.ts';
 import { alive } from '../../support/alive.ts';
 
 function script(dir: string, name: string, body: string): string {
@@ -118,4 +118,15 @@ test('parseEnvFile: NAME=value lines, export, comments, blank lines, quoted valu
     { WATCH_NAMESPACE: 'shop', LOG_LEVEL: 'debug', GREETING: 'two\nlines', RAW: 'a\\nb', EMPTY: '', LAST: 'x' },
   );
   assert.deepEqual(parseEnvFile(''), {});
+});
+
+// The warnings of F5 (KUBECONFIG replaced, ENABLE_WEBHOOKS) name the envFile a variable came from.
+test('readEnvFiles: files read in order, a later file\'s variable wins, each variable with the file it came from; envFilesOf: a path or a list', () => {
+  const texts: Record<string, string> = { '/a.env': 'KUBECONFIG=/kind\nMINE=a\n', '/b.env': 'MINE=b\nENABLE_WEBHOOKS=true\n' };
+  const { env, from } = readEnvFiles(envFilesOf(['/a.env', '', 3, '/b.env']), (f) => texts[f]!);
+  assert.deepEqual(env, { KUBECONFIG: '/kind', MINE: 'b', ENABLE_WEBHOOKS: 'true' });
+  assert.deepEqual(from, { KUBECONFIG: '/a.env', MINE: '/b.env', ENABLE_WEBHOOKS: '/b.env' });
+  assert.deepEqual(envFilesOf('/a.env'), ['/a.env']);
+  assert.deepEqual(envFilesOf(undefined), []);
+  assert.throws(() => readEnvFiles(['/missing'], () => { throw new Error('ENOENT /missing'); }), /ENOENT \/missing/);
 });

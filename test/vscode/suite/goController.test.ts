@@ -457,6 +457,46 @@ describe('Debug with Reconcile Lab (F5 on a Go launch configuration)', function 
     }
   });
 
+  // The launch configuration's envFile was read for neither warning: a KUBECONFIG set there was replaced silently
+  // (env's was warned about), and the webhook hint ignored its ENABLE_WEBHOOKS.
+  it('an envFile\'s KUBECONFIG replaced is warned about, naming the envFile; the webhook hint reads ENABLE_WEBHOOKS there too, under env\'s', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'rlab-dbg-envfile-warn-'));
+    try {
+      mkdirSync(join(dir, 'cmd'));
+      writeFileSync(join(dir, 'go.mod'), 'module example.com/hooks\n\ngo 1.26\n\nrequire github.com/reconcile-lab/reconcile-lab/bridge v0.0.0\n\nreplace github.com/reconcile-lab/reconcile-lab/bridge => ' + join(ROOT, 'bridge') + '\n');
+      writeFileSync(join(dir, 'cmd', 'main.go'), 'package main\n\nimport "os"\n\nfunc main() {\n\tif os.Getenv("ENABLE_WEBHOOKS") != "false" {\n\t\tsetUpWebhooks()\n\t}\n}\n');
+      const mine = join(dir, 'kind.kubeconfig');
+      const off = join(dir, 'off.env');
+      writeFileSync(off, `# local\nKUBECONFIG=${mine}\nENABLE_WEBHOOKS=false\n`);
+      const base = { name: 'Operator', reconcileLab: true, args: ['--leader-elect=false'], program: join(dir, 'cmd') };
+
+      const fromFile = await f5({ ...base, envFile: off });
+      assert.equal((fromFile.config.env as Record<string, string>).KUBECONFIG, labCluster().kubeconfigPath, 'the program reaches the cluster the views show');
+      assert.ok(
+        fromFile.shown.some((t) => t.includes(`The envFile ${off} of the launch configuration "Operator" sets KUBECONFIG to ${mine}, but the program gets the connection's kubeconfig (${labCluster().kubeconfigPath}) instead`)),
+        JSON.stringify(fromFile.shown),
+      );
+      assert.ok(!fromFile.shown.some((t) => /webhooks/.test(t)), `the envFile turns the webhooks off: ${JSON.stringify(fromFile.shown)}`);
+
+      // env wins over the envFile: its KUBECONFIG is the one told about, its ENABLE_WEBHOOKS the one the program gets.
+      const theirs = join(dir, 'other.kubeconfig');
+      const both = await f5({ ...base, envFile: off, env: { KUBECONFIG: theirs, ENABLE_WEBHOOKS: 'true' } });
+      assert.ok(both.shown.some((t) => t.includes(`The launch configuration "Operator" sets KUBECONFIG to ${theirs}`)), JSON.stringify(both.shown));
+      assert.ok(!both.shown.some((t) => t.includes('The envFile')), JSON.stringify(both.shown));
+      assert.ok(both.shown.some((t) => /registers its webhooks unless ENABLE_WEBHOOKS is "false"/.test(t)), JSON.stringify(both.shown));
+
+      const on = join(dir, 'on.env');
+      writeFileSync(on, 'ENABLE_WEBHOOKS=true\n');
+      const fileOn = await f5({ ...base, envFile: [off, on] });
+      assert.ok(
+        fileOn.shown.some((t) => t.includes(`Add "env": {"ENABLE_WEBHOOKS": "false"} to the launch configuration "Operator" (it wins over the "true" of its envFile ${on}), or set ENABLE_WEBHOOKS=false there.`)),
+        JSON.stringify(fileOn.shown),
+      );
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('F5 before connecting connects with the settings first, then adds the bridge environment', async () => {
     const l = await lab();
     const ns = await testNamespace('ext-dbg-connect');
@@ -644,6 +684,72 @@ describe('F5 without the Go extension: Reconcile Lab debugs with Delve (dlv dap)
     await waitUntil(() => !alive(pid), `the debugged program (pid ${pid}) to be gone`, 30_000);
     await waitUntil(() => !dlvRunning(), 'dlv to be gone', 30_000);
     await waitUntil(() => !existsSync(join(output, '..')), 'the temporary build directory to be removed', 30_000);
+  });
+});
+
+// F5 while another instance of the controller holds its leader-election lease: the debugged program waits for the
+// lease, its controllers never start and the views show nothing; the session said nothing about it before.
+describe('F5 while another instance holds the leader-election lease', function () {
+  this.timeout(300_000);
+  let ns = '';
+  const LEASES = { group: 'coordination.k8s.io', version: 'v1', resource: 'leases' };
+
+  before(async function () {
+    if (!haveGo() || !existsSync(sampleDir()) || vscode.extensions.getExtension('golang.go')) this.skip();
+    this.timeout(900_000);
+    await warmDebugBuild(sampleDir());
+    await lab();
+    await vscode.workspace.getConfiguration('reconcileLab').update('goController.delvePath', installDelve(), vscode.ConfigurationTarget.Global);
+    const crd = parseAllDocuments(readFileSync(join(ROOT, 'samples/crd.yaml'), 'utf8'))[0]!.toJS() as KubeObject;
+    await installCrd(labCluster().transport, crd).catch((e: unknown) => {
+      if (!/already exists|AlreadyExists/.test(String((e as Error).message))) throw e;
+    });
+    ns = await testNamespace('ext-lease');
+    await connectTo(ns, { resources: [RESOURCE, 'configmaps'], reconcilerResource: RESOURCE });
+  });
+
+  after(async () => {
+    await vscode.debug.stopDebugging();
+    await vscode.workspace.getConfiguration('reconcileLab').update('goController.delvePath', undefined, vscode.ConfigurationTarget.Global);
+  });
+
+  it('after 20 s of running without a controller, a warning says the program waits for the lease and who holds it', async () => {
+    const l = await lab();
+    // The sample's lease (LeaderElectionID widget-sample.lab.reconcile.dev) as another instance holds it, for an hour.
+    const now = new Date().toISOString().replace(/Z$/, '000Z').replace(/\.(\d{6})\d*Z$/, '.$1Z');
+    await labCluster().client.create(LEASES, {
+      apiVersion: 'coordination.k8s.io/v1',
+      kind: 'Lease',
+      metadata: { name: 'widget-sample.lab.reconcile.dev', namespace: ns },
+      spec: { holderIdentity: 'other-laptop_0f3c', leaseDurationSeconds: 3600, acquireTime: now, renewTime: now },
+    });
+    const from = (await api()).shownMark();
+    const started = new Promise<vscode.DebugSession>((resolve) => {
+      const d = vscode.debug.onDidStartDebugSession((s) => (d.dispose(), resolve(s)));
+    });
+    const folder = vscode.workspace.workspaceFolders?.[0];
+    const ok1 = await withTimeout(vscode.debug.startDebugging(folder, {
+      name: 'Second instance',
+      type: 'go',
+      request: 'launch',
+      mode: 'debug',
+      program: join(sampleDir(), 'cmd'),
+      args: ['--leader-elect', `--leader-election-namespace=${ns}`, `--namespace=${ns}`],
+      reconcileLab: true,
+    }), 120_000, () => 'startDebugging did not return');
+    assert.ok(ok1, 'the debug session started');
+    const session = await started;
+    try {
+      const told = () => api().then((a) => a.shownSince(from).filter((t) => t.kind === 'warning' && /the debug session "Second instance"/.test(t.text)));
+      await waitUntil(async () => (await told()).length > 0, 'the notice about the debugged program', 180_000);
+      const [notice] = await told();
+      assert.ok(notice!.text.includes(`is waiting for the leader-election lease ${ns}/widget-sample.lab.reconcile.dev, held by other-laptop_0f3c`), notice!.text);
+      assert.match(notice!.text, /Stop the other instance, or debug with --leader-elect=false in the configuration's args/);
+      assert.equal(l.go.all.filter((r) => r.controller.announcement.leaderElection).length, 0, 'no controller of the debugged program started');
+    } finally {
+      await vscode.debug.stopDebugging(session);
+      await labCluster().client.delete(LEASES, ns, 'widget-sample.lab.reconcile.dev').catch(() => undefined);
+    }
   });
 });
 
