@@ -172,6 +172,16 @@ describe('a cluster-scoped primary resource (Tenant) owning namespaced ConfigMap
     assert.equal((await labCluster().client.get(gvr, undefined, 'globex')).metadata.resourceVersion, before.metadata.resourceVersion);
   });
 
+  it('Step with no argument steps the Tenant selected in the Resources view, by its bare name', async () => {
+    ok(await run('reconcileLab.revealObject', { key: 'globex', resource: id }));
+    await waitUntil(() => l.stepTarget()?.key === 'globex', 'the selection is the step target', 10_000).catch(() => {});
+    assert.deepEqual(l.stepTarget(), { key: 'globex', source: 'selection' });
+    const r = ok(await run<{ step: { kind: string; key?: string }; summary: string }>('reconcileLab.stepReconcile', {}));
+    assert.equal(r.step.key, 'globex');
+    assert.match(r.summary, /^globex: requeue after /);
+    await waitUntil(async () => Boolean((await labCluster().client.get(gvr, undefined, 'globex')).metadata.finalizers?.includes(finalizer)), 'globex got its finalizer');
+  });
+
   it('a deleted Tenant is Terminating with its finalizer, and Strip Finalizers… on its finalizer row releases it', async () => {
     await labCluster().client.delete(gvr, undefined, 'acme');
     await waitUntil(() => Boolean(l.session?.get(id, 'acme')?.metadata.deletionTimestamp), 'the cache sees the deletion');
