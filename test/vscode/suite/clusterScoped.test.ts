@@ -108,8 +108,9 @@ describe('a cluster-scoped primary resource (Tenant) owning namespaced ConfigMap
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
-  it('the Work Queue lists the keys as bare names, queued by the initial list', () => {
+  it('the Work Queue lists the keys as bare names, queued by the initial list', async () => {
     assert.equal(l.session?.primaryInfo?.namespaced, false);
+    await waitUntil(() => l.session?.queuedKeys().length === 2, 'both keys queued (paused loop)');
     l.queueTree.flush();
     const rows = l.queueTree.getChildren();
     const labels = rows.map((n) => String(l.queueTree.getTreeItem(n).label));
