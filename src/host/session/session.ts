@@ -931,7 +931,9 @@ export class Session implements ViewModel, Disposable {
 
   ownedBy(uid: string): Array<{ resource: string; object: KubeObject }> {
     const out: Array<{ resource: string; object: KubeObject }> = [];
-    for (const w of this.watched) for (const object of w.informer.getIndexer().byIndex(OWNER_UID_INDEX, uid)) out.push({ resource: w.id, object });
+    // Only objects in the watched namespaces, as get and list: a cluster-scoped owner's children may live in any
+    // namespace, and one outside them would be a row that nothing else in the views knows ("not in cache").
+    for (const w of this.watched) for (const object of w.informer.getIndexer().byIndex(OWNER_UID_INDEX, uid)) if (this.inScope(object)) out.push({ resource: w.id, object });
     return out;
   }
 

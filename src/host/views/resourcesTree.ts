@@ -180,6 +180,18 @@ function objectNode(parent: KindNode | NamespaceNode | RangeNode | ObjectNode, r
   return { type: 'object', id, resource, key, parent, depth };
 }
 
+/**
+ * How an owned child is named under its owner (after its kind): by name when it shares the owner's namespace (a
+ * namespaced owner's children always do), else by its whole key — a cluster-scoped owner's namespaced children live
+ * in namespaces of their own, often one object of the same name in each ("ConfigMap team-a/tenant-info",
+ * "ConfigMap team-b/tenant-info"), and the owner's row names no namespace to read them in.
+ */
+export function ownedChildName(node: Pick<ObjectNode, 'key' | 'parent'>): string {
+  const { namespace, name } = splitKey(node.key);
+  const ownerNamespace = node.parent.type === 'object' ? splitKey(node.parent.key).namespace : namespace;
+  return namespace === ownerNamespace ? name : node.key;
+}
+
 function conditionsOf(obj: KubeObject): Condition[] {
   const c = (obj.status as { conditions?: unknown } | undefined)?.conditions;
   return Array.isArray(c) ? (c as Condition[]).filter((x) => x && typeof x.type === 'string') : [];
@@ -642,7 +654,7 @@ export class ResourcesTreeProvider implements vscode.TreeDataProvider<ResourceNo
         }
         const p = presentObject(obj, isPrimary ? m?.keyState(node.key) : undefined, now, isPrimary ? m?.convergence?.(node.key) : undefined, node.resource);
         const hasChildren = Boolean(this.eventSource || finalizersOf(obj, node.resource).length || conditionsOf(obj).length || (obj.metadata.uid && m?.ownedBy(obj.metadata.uid).length));
-        const label = node.depth > 0 ? `${obj.kind ?? node.resource} ${name}` : name;
+        const label = node.depth > 0 ? `${obj.kind ?? node.resource} ${ownedChildName(node)}` : name;
         const item = new vscode.TreeItem(label, hasChildren ? (p.terminating ? vscode.TreeItemCollapsibleState.Expanded : Collapsed) : None);
         item.id = node.id;
         item.description = outside ? [p.description, outside].filter(Boolean).join(' · ') : p.description;

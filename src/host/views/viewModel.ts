@@ -32,7 +32,7 @@ export interface ViewModel {
   get(resource: string, key: ObjectKey): KubeObject | undefined;
   /** Every cached object of a resource (all watched namespaces). */
   list(resource: string): KubeObject[];
-  /** Cached objects (of any watched resource) whose ownerReferences name `uid`. */
+  /** Cached objects (of any watched resource, in the watched namespaces) whose ownerReferences name `uid`. */
   ownedBy(uid: string): Array<{ resource: string; object: KubeObject }>;
   /** The work-queue state of a key of the primary resource. */
   keyState(key: ObjectKey): KeyState | undefined;
