@@ -1597,7 +1597,7 @@ async function checkDeletion(ctx: KeyContext, parts: CheckTimingPart[], learned:
         .map((w) => ({ resource: resourceLabelOf(w.gvr), namespace: w.namespace, name: w.name }));
       const orphans = orphansAfterDeletion(raw, creates, uid);
       if (orphans.length) {
-        const p = orphansProblem(orphans);
+        const p = orphansProblem(orphans, ctx.o.reconcilerSpec.kind);
         verdictResult = {
           status: 'failed', message: `${verdictResult.message}; ${orphans.length} created object(s) left behind`,
           findings: [...verdictResult.findings, finding(ctx, { check: 'deletion', severity: 'error', perturbation, diff: '', title: p.title, explanation: p.explanation, writes: okWrites(run).filter((w) => w.verb === 'create').slice(0, 10).map(checkWriteOf), journal: journalOf(run, copy.scratchKey) })],
