@@ -419,6 +419,7 @@ export function recordingClient(inner: KubeClient, options: RecordingClientOptio
       rec.error =
         e instanceof ApiError ? { code: e.code, reason: e.reason, message: e.message }
         : signal?.aborted && e === signal.reason ? { code: 0, reason: 'Cancelled', message: `cancelled before the server answered (${message}): it may or may not have been applied` }
+        : e instanceof ResourceNotServedError ? { code: 0, reason: 'NotServed', message }
         : { code: 0, reason: 'Error', message };
       throw e;
     } finally {

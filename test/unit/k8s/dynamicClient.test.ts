@@ -236,6 +236,7 @@ test('a call on a resource the cluster does not serve (a typo in the resource, i
   // A write: the journal's record carries the same message.
   await assert.rejects(c.create({ group: '', version: 'v1', resource: 'configmap' }, { metadata: { name: 'o1-receipt', namespace: 'shop' } }), ResourceNotServedError);
   assert.equal(records.at(-1)?.outcome, 'error');
+  assert.equal(records.at(-1)?.error?.reason, 'NotServed');
   assert.match(records.at(-1)?.error?.message ?? '', /^ctx\.client\.create: the cluster does not serve \{ group: '', version: 'v1', resource: 'configmap' \} \(did you mean \{ group: '', version: 'v1', resource: 'configmaps' \}\?/);
   // A missing object of a served resource stays the server's 404 (the reconciler's "gone").
   await assert.rejects(c.get({ group: '', version: 'v1', resource: 'secrets' }, 'shop', 'bob-payment'), (e: unknown) => isNotFound(e) && !(e instanceof ResourceNotServedError));
