@@ -133,11 +133,11 @@ describe('dynamic client against a real kube-apiserver', () => {
     // A missing object of a served resource keeps the server's 404, and so does a missing /status subresource.
     await assert.rejects(rc.get(CONFIGMAPS, ns, 'missing'), (e: unknown) => isNotFound(e) && !(e instanceof ResourceNotServedError));
     const group = `${uniqueName('nostatus2')}.example.org`;
-    const def = testCrd({ group, kind: 'Coupon', plural: 'coupons' });
+    const def = testCrd({ group, kind: 'Voucher', plural: 'vouchers' });
     delete (def.spec as { versions: Array<{ subresources?: unknown }> }).versions[0]!.subresources;
     await installCrd(cluster.transport, def);
-    const gvr = { group, version: 'v1', resource: 'coupons' };
-    const obj = await rc.create(gvr, { apiVersion: `${group}/v1`, kind: 'Coupon', metadata: { name: 'c10', namespace: ns }, spec: { percent: 10 } });
+    const gvr = { group, version: 'v1', resource: 'vouchers' };
+    const obj = await rc.create(gvr, { apiVersion: `${group}/v1`, kind: 'Voucher', metadata: { name: 'v10', namespace: ns }, spec: { percent: 10 } });
     await assert.rejects(rc.updateStatus(gvr, { ...obj, status: { valid: 'yes' } }), (e: unknown) => isNotFound(e) && /has no \/status subresource/.test((e as Error).message));
   });
 
