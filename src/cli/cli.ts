@@ -430,7 +430,7 @@ async function connect(args: CliArgs, io: CliIo, log: Logger): Promise<Session> 
   const resources = await discoverResources(transport, { logger: log });
   // --go without --resource: the program's controller says which resource (the lab's Widget CRD need not exist).
   const fromProgram = Boolean(args.go) && !args.resourceGiven;
-  const resource = fromProgram ? NOT_YET : resolveResource(resources, args.resource, '--resource');
+  const resource = fromProgram ? NOT_YET : resolvePrimary(resources, args);
   // A bare name matched in a named API group: say which resource it is, as kubectl's output would show it.
   if (!fromProgram && resource.group && !args.resource.includes('.')) io.stderr(`reconcile-lab: note: --resource ${args.resource} is ${resource.resource}.${resource.group}\n`);
   // Your own reconciler on the default resource: the lab's Widgets in every namespace are rarely what was meant.
@@ -490,6 +490,26 @@ export function resolveResource(resources: readonly DiscoveredResource[], given:
   // "--resource gadgets.wrong.group" for a resource served in another group: name the full plural.group it most likely meant.
   if (full.length) throw new UsageError(`the cluster does not serve ${given}; did you mean ${full.map((f) => `${flag} ${f}`).join(' or ')}?`);
   throw new UsageError(`the cluster does not serve ${given}${notServedHint(resources, group, name, flag)}`);
+}
+
+/**
+ * The primary resource of a command that is not `--go`: `--resource` resolved by {@link resolveResource}. Without
+ * `--resource` the default is the lab reconciler's Widgets; for an exec or module reconciler on a cluster that does not
+ * serve them, the usage error says to name the reconciler's own resource (with the custom resources the cluster
+ * serves, at most five), not to install the lab's CRD, which is not what such a reconciler reconciles.
+ */
+export function resolvePrimary(resources: readonly DiscoveredResource[], args: Pick<CliArgs, 'resource' | 'resourceGiven' | 'reconciler'>): DiscoveredResource {
+  if (args.resourceGiven || args.reconciler.kind === 'lab') return resolveResource(resources, args.resource, '--resource');
+  try {
+    return resolveResource(resources, args.resource, '--resource');
+  } catch (e) {
+    if (!(e instanceof UsageError)) throw e;
+    const who = args.reconciler.kind === 'module' ? 'the module' : 'the program';
+    // Custom resources, as far as discovery tells: a group with a dot that is not one of Kubernetes' own (*.k8s.io).
+    const custom = [...new Set(oneVersionPerResource(resources, (r) => r.group.includes('.') && !r.group.endsWith('.k8s.io') && !r.resource.includes('/')).map((r) => `${r.resource}.${r.group}`))].sort();
+    const examples = custom.length ? ` (this cluster serves ${custom.slice(0, 5).join(', ')}${custom.length > 5 ? ', …' : ''})` : '';
+    throw new UsageError(`no --resource: name the resource ${who} reconciles, --resource <plural.group>${examples}. The default, ${args.resource}, is the built-in lab reconciler's, and this cluster does not serve it`);
+  }
 }
 
 /**

@@ -16,6 +16,7 @@ import { EditDocuments } from './documents/editDocuments.ts';
 import { editNotes, offerConflictChoices } from './commands/editCommands.ts';
 import { CommandIds, ContextKeys, Schemes, ViewIds } from './ids.ts';
 import { missingNamespaceNote } from '../core/k8s/absent.ts';
+import { withMeantResource } from '../core/k8s/discovery.ts';
 import { refusedListMessage } from '../core/cache/refusedList.ts';
 import { watchServerOutages } from '../core/k8s/reachability.ts';
 import { errorMessage } from './notify.ts';
@@ -473,7 +474,7 @@ export class ReconcileLab implements vscode.Disposable {
       });
     }
     if (session.unknownResources.length) {
-      void ui.warn(`Reconcile Lab: ${session.server} does not serve ${session.unknownResources.join(', ')} (reconcileLab.resources).`);
+      void ui.warn(`Reconcile Lab: ${session.server} does not serve ${session.unknownResources.map((id) => withMeantResource(id, session.discovered)).join(', ')} (reconcileLab.resources).`);
     }
     // Restricted Mode ignores the workspace's restricted settings: say so, or a module the folder chooses would be
     // silently replaced by the lab reconciler on the user's resources.
@@ -519,7 +520,7 @@ export class ReconcileLab implements vscode.Disposable {
 
   private resourcesMessage(s: Session): string | undefined {
     if (s.resources.length === 0) return 'No resources are watched: choose some with "Choose Watched Resources…", or install your CRDs (Reconcile Lab: Install CRD… applies those of this workspace).';
-    if (s.unknownResources.length) return `Not served by the cluster: ${s.unknownResources.join(', ')}`;
+    if (s.unknownResources.length) return `Not served by the cluster: ${s.unknownResources.map((id) => withMeantResource(id, s.discovered)).join(', ')}`;
     return undefined;
   }
 

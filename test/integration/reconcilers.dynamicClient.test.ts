@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { createNamespace, getTestCluster, installCrd, testCrd, uniqueName } from './support/cluster.ts';
 import { writeStatusIfChanged } from '../../src/core/reconcilers/statusWriter.ts';
 import { CONFIGMAPS, installLabCrd, type LabCrd } from './reconcilers.support.ts';
-import { createDynamicClient, recordingClient, type DynamicKubeClient, type WriteRecord } from '../../src/core/k8s/dynamicClient.ts';
+import { createDynamicClient, recordingClient, ResourceNotServedError, type DynamicKubeClient, type WriteRecord } from '../../src/core/k8s/dynamicClient.ts';
 import { ApiError, isConflict, isNotFound } from '../../src/core/k8s/client.ts';
 import { isTerminal } from '../../src/core/controller/reconcile.ts';
 import type { KubeObject } from '../../src/core/k8s/objects.ts';
@@ -120,6 +120,27 @@ describe('dynamic client against a real kube-apiserver', () => {
     Object.defineProperty(dead, 'server', { value: 'https://127.0.0.1:1' });
     await assert.rejects(createDynamicClient(dead).get(CONFIGMAPS, ns, 'x'), (e: unknown) => e instanceof ApiError && e.code === 0 && /Cannot reach/.test(e.message));
   });
+  test('ctx.client (recordingClient) on a resource the server does not serve: a ResourceNotServedError naming the served one, never the 404 of a missing object', async () => {
+    const cluster = await getTestCluster();
+    const records: WriteRecord[] = [];
+    const rc = recordingClient(c, { dryRun: false, onWrite: (w) => records.push(w) });
+    const notServed = (re: RegExp) => (e: unknown) => (e instanceof ResourceNotServedError && !isNotFound(e) && re.test(e.message)) || assert.fail((e as Error).message);
+    // The server answers all three with 404 NotFound ("the server could not find the requested resource").
+    await assert.rejects(rc.get({ group: '', version: 'v1', resource: 'secret' }, ns, 'payment'), notServed(/^ctx\.client\.get: the cluster does not serve \{ group: '', version: 'v1', resource: 'secret' \} \(did you mean \{ group: '', version: 'v1', resource: 'secrets' \}\?/));
+    await assert.rejects(rc.get({ ...crd.gvr, version: 'v9' }, ns, 'w'), notServed(new RegExp(`: API group ${crd.group.replace(/\./g, '\\.')} serves widgets in ${crd.gvr.version} `)));
+    await assert.rejects(rc.create({ group: '', version: 'v1', resource: 'configmap' }, cm('typo')), notServed(/resource: 'configmaps' \}\?/));
+    assert.deepEqual(records.map((r) => `${r.verb}:${r.outcome}:${r.error?.reason}`), ['create:error:NotServed']);
+    // A missing object of a served resource keeps the server's 404, and so does a missing /status subresource.
+    await assert.rejects(rc.get(CONFIGMAPS, ns, 'missing'), (e: unknown) => isNotFound(e) && !(e instanceof ResourceNotServedError));
+    const group = `${uniqueName('nostatus2')}.example.org`;
+    const def = testCrd({ group, kind: 'Voucher', plural: 'vouchers' });
+    delete (def.spec as { versions: Array<{ subresources?: unknown }> }).versions[0]!.subresources;
+    await installCrd(cluster.transport, def);
+    const gvr = { group, version: 'v1', resource: 'vouchers' };
+    const obj = await rc.create(gvr, { apiVersion: `${group}/v1`, kind: 'Voucher', metadata: { name: 'v10', namespace: ns }, spec: { percent: 10 } });
+    await assert.rejects(rc.updateStatus(gvr, { ...obj, status: { valid: 'yes' } }), (e: unknown) => isNotFound(e) && /has no \/status subresource/.test((e as Error).message));
+  });
+
   test('a CRD without the status subresource: /status writes say so (still 404), and the status writer updates the object', async () => {
     const cluster = await getTestCluster();
     const group = `${uniqueName('nostatus')}.example.org`;

@@ -326,11 +326,33 @@ export function orphansAfterDeletion(raw: { objects: Array<{ resource: string; o
   return out;
 }
 
-/** Title and explanation of children left behind by a deletion (`orphans`: "resource/name", from {@link orphansAfterDeletion}). */
-export function orphansProblem(orphans: readonly string[]): DeletionProblem {
+/**
+ * Title and explanation of children left behind by a deletion (`orphans`: "resource/name", from
+ * {@link orphansAfterDeletion}), with the fix in the terms of the reconciler's `kind` ({@link ownerReferenceIdiom}).
+ */
+export function orphansProblem(orphans: readonly string[], kind: CheckReconcilerKind = 'lab'): DeletionProblem {
   const what = `${orphans.slice(0, 3).join(', ')}${orphans.length > 3 ? ` and ${orphans.length - 3} more` : ''}`;
   return {
     title: `Left behind after the delete: ${what} (created by the controller, no ownerReference)`,
-    explanation: `The controller created ${orphans.length > 1 ? 'these objects' : 'this object'} for the copy, but ${orphans.length > 1 ? 'they carry' : 'it carries'} no ownerReference and the controller's cleanup did not delete ${orphans.length > 1 ? 'them' : 'it'}: after the copy was deleted ${orphans.length > 1 ? 'they stay' : 'it stays'} for good (the garbage collector only removes objects whose ownerReferences name a deleted owner). Set the owner on each child you create (controllerutil.SetControllerReference), or delete it in a finalizer before removing the finalizer.`,
+    explanation: `The controller created ${orphans.length > 1 ? 'these objects' : 'this object'} for the copy, but ${orphans.length > 1 ? 'they carry' : 'it carries'} no ownerReference and the controller's cleanup did not delete ${orphans.length > 1 ? 'them' : 'it'}: after the copy was deleted ${orphans.length > 1 ? 'they stay' : 'it stays'} for good (the garbage collector only removes objects whose ownerReferences name a deleted owner). Set the owner on each child you create (${ownerReferenceIdiom(kind)}), or delete it in a finalizer before removing the finalizer.`,
   };
+}
+
+/**
+ * How a reconciler of `kind` sets the owner of a child it creates, in its own terms: a Go controller's
+ * `controllerutil.SetControllerReference`, a module's `metadata.ownerReferences` on the object it passes to
+ * `ctx.client.create`, an exec program's `ownerReferences` in the manifest it applies (from the `object` on stdin);
+ * the lab reconciler (Reconcile Lab's own) the plain words.
+ */
+export function ownerReferenceIdiom(kind: CheckReconcilerKind): string {
+  switch (kind) {
+    case 'go':
+      return '`controllerutil.SetControllerReference(obj, child, r.Scheme())`';
+    case 'module':
+      return '`metadata.ownerReferences: [{ apiVersion, kind, name, uid, controller: true }]` of the object, on what you pass to `ctx.client.create`';
+    case 'exec':
+      return '`ownerReferences` with the object\'s apiVersion, kind, name and uid (from `object` on stdin) and `controller: true` in the manifest your program creates';
+    default:
+      return 'an ownerReference to the object, with `controller: true`';
+  }
 }

@@ -1,4 +1,5 @@
 import type { Logger } from '../log.ts';
+import { closestNames } from '../text/closest.ts';
 import type { KubeObject, ResourceInfo } from './objects.ts';
 import type { KubeTransport } from './transport.ts';
 
@@ -208,4 +209,33 @@ export async function findCrdResource(transport: KubeTransport, crdName: string,
     signal: options.signal,
   });
   return resourceInfoFromCrd(crd, options.version);
+}
+
+/**
+ * The served resource ids (`plural.group`, or a core `plural`) that a resource setting's value (`given`), which names
+ * none of `resources` as it is, most likely meant: the same resource written as kubectl takes it or with its version
+ * (`orders`, `Order`, `order.shop.example.org`, `orders.shop.example.org/v1`, `orders.v1.shop.example.org`), else a
+ * close spelling of an id. At most three, sorted; [] when nothing is close. For the editor's messages about
+ * `reconcileLab.resources` and `reconcileLab.reconciler.resource`, which take the exact id.
+ */
+export function meantResourceIds(given: string, resources: readonly ResourceInfo[]): string[] {
+  const id = (r: ResourceInfo) => (r.group ? `${r.resource}.${r.group}` : r.resource);
+  const ids = [...new Set(resources.filter((r) => !r.resource.includes('/')).map(id))];
+  const g = given.trim().toLowerCase().replace(/\/v\d+(?:(?:alpha|beta)\d+)?$/, '');
+  const dot = g.indexOf('.');
+  const name = dot < 0 ? g : g.slice(0, dot);
+  let group = dot < 0 ? undefined : g.slice(dot + 1);
+  // "orders.v1.shop.example.org" (with its version, as client-go prints a GVR).
+  if (group !== undefined && /^v\d+(?:(?:alpha|beta)\d+)?(\.|$)/.test(group)) group = group.replace(/^v\d+(?:(?:alpha|beta)\d+)?\.?/, '');
+  const sameName = resources.filter((r) => !r.resource.includes('/') && (r.resource === name || r.kind.toLowerCase() === name));
+  const inGroup = group === undefined ? sameName : sameName.filter((r) => r.group === group);
+  const exact = [...new Set((inGroup.length ? inGroup : sameName).map(id))].filter((x) => x !== given.trim()).sort();
+  if (exact.length) return exact.slice(0, 3);
+  return closestNames(g, ids).sort();
+}
+
+/** `given` followed by what it most likely meant ({@link meantResourceIds}): `orders (did you mean orders.shop.example.org?)`; `given` alone when nothing is close. */
+export function withMeantResource(given: string, resources: readonly ResourceInfo[]): string {
+  const meant = meantResourceIds(given, resources);
+  return meant.length ? `${given} (did you mean ${meant.join(' or ')}?)` : given;
 }

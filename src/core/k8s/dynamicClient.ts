@@ -6,6 +6,7 @@ import { keyFor, type ObjectKey } from './keys.ts';
 import { checkNamespaceAndName, checkObject, checkResource } from './clientArgs.ts';
 import { deletedByWrite, type GroupVersionResource, type KubeList, type KubeObject, type ResourceInfo } from './objects.ts';
 import { resourcePath } from './paths.ts';
+import { closestNames } from '../text/closest.ts';
 import type { KubeTransport, TransportRequest } from './transport.ts';
 
 /**
@@ -283,6 +284,56 @@ export function writeErrorText(e: { readonly code: number; readonly reason: stri
   return `${e.code ? `${e.code} ` : ''}${e.reason}: ${e.message}`;
 }
 
+/**
+ * A call of a reconciler's client (ctx.client) on a resource the cluster does not serve: a typo in the
+ * `{ group, version, resource }` it passed (`secret` for `secrets`, the kind, a wrong group or version), or a CRD not
+ * installed. The API server answers such a call with 404, as it answers for a missing object, so a reconciler that
+ * treats 404 as "gone" or "missing" would go on as if the object did not exist; this error has no `code` (as
+ * controller-runtime's client answers a kind it cannot map with a NoKindMatchError, which IsNotFound does not match), and
+ * its message names the resource and what the cluster does serve.
+ */
+export class ResourceNotServedError extends Error {
+  readonly gvr: GroupVersionResource;
+  constructor(message: string, gvr: GroupVersionResource, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'ResourceNotServedError';
+    this.gvr = gvr;
+  }
+}
+
+/**
+ * Whether `e` is a 404 about the request's path rather than a named object: no metav1.Status ("404 page not found")
+ * or one that names no object (`the server could not find the requested resource`). A missing object's (or
+ * namespace's) 404 always names it in `details.name`.
+ */
+function pathNotFound(e: unknown): boolean {
+  if (!isNotFound(e)) return false;
+  const details = (e as ApiError).details as { name?: unknown } | undefined;
+  return !details || typeof details !== 'object' || typeof details.name !== 'string' || details.name === '';
+}
+
+/**
+ * The message of a {@link ResourceNotServedError} for `method` on `gvr`, from what discovery lists (`served`): the
+ * same resource in another version, the plural of a kind or singular given (`secret`, `Secret`), a close name in the
+ * group, or that the group is not served at all (its CRD to install).
+ */
+export function resourceNotServedMessage(method: string, gvr: GroupVersionResource, served: readonly ResourceInfo[]): string {
+  const label = `{ group: '${gvr.group}', version: '${gvr.version}', resource: '${gvr.resource}' }`;
+  const lead = `ctx.client.${method}: the cluster does not serve ${label}`;
+  const fix = (r: ResourceInfo) => `{ group: '${r.group}', version: '${r.version}', resource: '${r.resource}' }`;
+  const name = gvr.resource.toLowerCase();
+  const inGroup = served.filter((r) => r.group === gvr.group);
+  const sameName = inGroup.filter((r) => r.resource === gvr.resource);
+  if (sameName.length) return `${lead}: API group ${gvr.group || 'core'} serves ${gvr.resource} in ${[...new Set(sameName.map((r) => r.version))].join(', ')} (did you mean ${fix(sameName[0]!)}?)`;
+  const byKind = inGroup.filter((r) => r.kind.toLowerCase() === name || r.resource === `${name}s` || r.resource === `${name}es`);
+  const near = byKind.length ? byKind : inGroup.filter((r) => closestNames(name, [r.resource]).length > 0);
+  if (near.length) return `${lead} (did you mean ${fix(near.find((r) => r.version === gvr.version) ?? near[0]!)}? resource is the lower-case plural, as kubectl api-resources lists it)`;
+  const elsewhere = served.filter((r) => r.resource === name || r.kind.toLowerCase() === name);
+  if (elsewhere.length) return `${lead} (did you mean ${[...new Set(elsewhere.map(fix))].slice(0, 3).join(' or ')}?)`;
+  if (!inGroup.length && gvr.group) return `${lead}: no API group ${gvr.group} is served. Install its CustomResourceDefinition (kubectl apply -f <your CRD>.yaml), or check the group with kubectl api-resources`;
+  return `${lead}: check the name with kubectl api-resources${gvr.group ? ` --api-group=${gvr.group}` : ''}`;
+}
+
 export interface RecordingClientOptions {
   /** When true every write is sent with dryRun=All, whatever the caller asked. */
   dryRun: boolean;
@@ -368,6 +419,7 @@ export function recordingClient(inner: KubeClient, options: RecordingClientOptio
       rec.error =
         e instanceof ApiError ? { code: e.code, reason: e.reason, message: e.message }
         : signal?.aborted && e === signal.reason ? { code: 0, reason: 'Cancelled', message: `cancelled before the server answered (${message}): it may or may not have been applied` }
+        : e instanceof ResourceNotServedError ? { code: 0, reason: 'NotServed', message }
         : { code: 0, reason: 'Error', message };
       throw e;
     } finally {
@@ -380,15 +432,37 @@ export function recordingClient(inner: KubeClient, options: RecordingClientOptio
     }
   }
 
+  /**
+   * Runs `call`; a 404 about the path rather than an object ({@link pathNotFound}) on a resource discovery does not
+   * list (and it lists others) becomes a {@link ResourceNotServedError}. Any other failure (and a 404 of a served
+   * resource: a missing object, a missing subresource) is rethrown as it is.
+   */
+  async function served<T>(method: string, gvr: GroupVersionResource, signal: AbortSignal | undefined, call: () => Promise<T>): Promise<T> {
+    try {
+      return await call();
+    } catch (e) {
+      if (!pathNotFound(e)) throw e;
+      let list: ResourceInfo[];
+      try {
+        list = await inner.discover(signal);
+      } catch {
+        throw e; // discovery failed too: the server's answer as it is
+      }
+      // Nothing discovered (discovery refused, a client that cannot discover): no grounds to say it is not served.
+      if (!list.length || list.some((r) => r.group === gvr.group && r.version === gvr.version && r.resource === gvr.resource)) throw e;
+      throw new ResourceNotServedError(resourceNotServedMessage(method, gvr, list), gvr, { cause: e });
+    }
+  }
+
   const wrapped: DynamicKubeClient = {
     get: async (gvr, namespace, name, signal) => {
       checkResource('get', gvr);
       checkNamespaceAndName('get', namespace, name);
-      return inner.get(gvr, namespace, name, signal);
+      return served('get', gvr, signal, () => inner.get(gvr, namespace, name, signal));
     },
     list: async (gvr, namespace, o) => {
       checkResource('list', gvr);
-      return inner.list(gvr, namespace, o);
+      return served('list', gvr, o?.signal, () => inner.list(gvr, namespace, o));
     },
     discover: (signal) => inner.discover(signal),
 
@@ -397,21 +471,21 @@ export function recordingClient(inner: KubeClient, options: RecordingClientOptio
       checkObject('create', obj);
       const opts = force(o);
       const name = obj.metadata.name ?? obj.metadata.generateName ?? '';
-      return record({ verb: 'create', gvr, namespace: obj.metadata.namespace, name }, !!opts?.dryRun, undefined, (w) => inner.create(gvr, obj, warned(opts, w)), o?.signal);
+      return record({ verb: 'create', gvr, namespace: obj.metadata.namespace, name }, !!opts?.dryRun, undefined, (w) => served('create', gvr, o?.signal, () => inner.create(gvr, obj, warned(opts, w))), o?.signal);
     },
     async update(gvr, obj, o) {
       checkResource('update', gvr);
       checkObject('update', obj);
       const opts = force(o);
       const before = await readBefore(gvr, obj.metadata.namespace, obj.metadata.name ?? '', o?.signal);
-      return record({ verb: 'update', gvr, namespace: obj.metadata.namespace, name: obj.metadata.name ?? '', sentResourceVersion: sentResourceVersionOf(obj) }, !!opts?.dryRun, before, (w) => inner.update(gvr, obj, warned(opts, w)), o?.signal);
+      return record({ verb: 'update', gvr, namespace: obj.metadata.namespace, name: obj.metadata.name ?? '', sentResourceVersion: sentResourceVersionOf(obj) }, !!opts?.dryRun, before, (w) => served('update', gvr, o?.signal, () => inner.update(gvr, obj, warned(opts, w))), o?.signal);
     },
     async updateStatus(gvr, obj, o) {
       checkResource('updateStatus', gvr);
       checkObject('updateStatus', obj);
       const opts = force(o);
       const before = await readBefore(gvr, obj.metadata.namespace, obj.metadata.name ?? '', o?.signal);
-      return record({ verb: 'update', subresource: 'status', gvr, namespace: obj.metadata.namespace, name: obj.metadata.name ?? '', sentResourceVersion: sentResourceVersionOf(obj) }, !!opts?.dryRun, before, (w) => inner.updateStatus(gvr, obj, warned(opts, w)), o?.signal);
+      return record({ verb: 'update', subresource: 'status', gvr, namespace: obj.metadata.namespace, name: obj.metadata.name ?? '', sentResourceVersion: sentResourceVersionOf(obj) }, !!opts?.dryRun, before, (w) => served('updateStatus', gvr, o?.signal, () => inner.updateStatus(gvr, obj, warned(opts, w))), o?.signal);
     },
     async updateSubresource(gvr, obj, subresource, o) {
       const sub = (inner as Partial<SubresourceWriter>).updateSubresource;
@@ -425,28 +499,28 @@ export function recordingClient(inner: KubeClient, options: RecordingClientOptio
       checkNamespaceAndName('patch', namespace, name);
       const opts = force(o);
       const before = await readBefore(gvr, namespace, name, o?.signal);
-      return record({ verb: 'patch', subresource: o?.subresource, gvr, namespace, name, patchType: type, patch, sentResourceVersion: sentResourceVersionOf(patch, type) }, !!opts?.dryRun, before, (w) => inner.patch(gvr, namespace, name, type, patch, warned(opts, w)), o?.signal);
+      return record({ verb: 'patch', subresource: o?.subresource, gvr, namespace, name, patchType: type, patch, sentResourceVersion: sentResourceVersionOf(patch, type) }, !!opts?.dryRun, before, (w) => served('patch', gvr, o?.signal, () => inner.patch(gvr, namespace, name, type, patch, warned(opts, w))), o?.signal);
     },
     async patchStatus(gvr, namespace, name, type, patch, o) {
       checkResource('patchStatus', gvr);
       checkNamespaceAndName('patchStatus', namespace, name);
       const opts = force(o);
       const before = await readBefore(gvr, namespace, name, o?.signal);
-      return record({ verb: 'patch', subresource: 'status', gvr, namespace, name, patchType: type, patch, sentResourceVersion: sentResourceVersionOf(patch, type) }, !!opts?.dryRun, before, (w) => inner.patchStatus(gvr, namespace, name, type, patch, warned(opts, w)), o?.signal);
+      return record({ verb: 'patch', subresource: 'status', gvr, namespace, name, patchType: type, patch, sentResourceVersion: sentResourceVersionOf(patch, type) }, !!opts?.dryRun, before, (w) => served('patchStatus', gvr, o?.signal, () => inner.patchStatus(gvr, namespace, name, type, patch, warned(opts, w))), o?.signal);
     },
     async apply(gvr, obj, o) {
       checkResource('apply', gvr);
       checkObject('apply', obj);
       const opts = force(o);
       const before = await readBefore(gvr, obj.metadata.namespace, obj.metadata.name ?? '', o.signal);
-      return record({ verb: 'apply', gvr, namespace: obj.metadata.namespace, name: obj.metadata.name ?? '', patch: obj }, opts.dryRun === true, before, (w) => inner.apply(gvr, obj, warned(opts, w)), o?.signal);
+      return record({ verb: 'apply', gvr, namespace: obj.metadata.namespace, name: obj.metadata.name ?? '', patch: obj }, opts.dryRun === true, before, (w) => served('apply', gvr, o?.signal, () => inner.apply(gvr, obj, warned(opts, w))), o?.signal);
     },
     async delete(gvr, namespace, name, o) {
       checkResource('delete', gvr);
       checkNamespaceAndName('delete', namespace, name);
       const opts = force(o);
       const before = await readBefore(gvr, namespace, name, o?.signal);
-      return record({ verb: 'delete', gvr, namespace, name }, !!opts?.dryRun, before, (w) => inner.delete(gvr, namespace, name, warned(opts, w)), o?.signal);
+      return record({ verb: 'delete', gvr, namespace, name }, !!opts?.dryRun, before, (w) => served('delete', gvr, o?.signal, () => inner.delete(gvr, namespace, name, warned(opts, w))), o?.signal);
     },
   };
   return wrapped;

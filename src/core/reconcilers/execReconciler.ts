@@ -177,6 +177,21 @@ const MAX_SCANNED_LINES = 400;
 const MAX_SCANNED_CHARS = 4 * 1024 * 1024;
 
 /**
+ * Why a program's stdout that is valid JSON but no object (a number, true, a string, null, an array) is refused, with
+ * the output that was probably meant: a number is taken for a delay (`15000` → `{"requeueAfterMs": 15000}`), `true`
+ * for a requeue, a string for a reason (or an error). Starts with `stdout must be one JSON object`.
+ */
+export function nonObjectOutputProblem(doc: unknown): string {
+  const got = Array.isArray(doc) ? 'an array' : doc === null ? 'null' : JSON.stringify(typeof doc === 'string' && doc.length > 40 ? `${doc.slice(0, 40)}…` : doc);
+  const lead = `stdout must be one JSON object, got ${got}`;
+  if (typeof doc === 'number' && Number.isFinite(doc) && doc >= 0) return `${lead}: to look again after ${doc} ms, print {"requeueAfterMs": ${doc}}; when done, print {}`;
+  if (doc === true) return `${lead}: to look again later, print {"requeueAfterMs": <ms>, "reason": "…"}; when done, print {}`;
+  if (typeof doc === 'string') return `${lead}: to wait with a reason, print {"requeueAfterMs": <ms>, "reason": ${got}}; to fail, print {"error": ${got}}; when done, print {}`;
+  if (Array.isArray(doc)) return `${lead}: print one object, such as {} when done (not a list of them)`;
+  return `${lead}: when done, print {}`;
+}
+
+/**
  * Parses the program's stdout: exactly one JSON object of {@link EXEC_OUTPUT_FIELDS}. Throws a message for a person
  * on anything else: nothing printed, not JSON (other lines before or after the JSON are named as such), a field of the wrong
  * type, or a field the protocol does not have (with the one it probably meant).
@@ -202,7 +217,7 @@ export function parseExecOutput(text: string): ExecOutput {
     const why = (e as Error).message.replace(/, ".*"(?:\.\.\.)? is not valid JSON$/s, '');
     throw new Error(`stdout is not valid JSON (${why}); it starts with ${JSON.stringify(trimmed.slice(0, 80))}`);
   }
-  if (!doc || typeof doc !== 'object' || Array.isArray(doc)) throw new Error('stdout must be one JSON object');
+  if (!doc || typeof doc !== 'object' || Array.isArray(doc)) throw new Error(nonObjectOutputProblem(doc));
   const o = doc as Record<string, unknown>;
   // Every problem at once, each with its fix (a fix of one must not merely uncover the next): the wrong values first,
   // then the unknown fields (a misspelt one, "requeueAfter" or Go's "RequeueAfter", would be dropped silently, and

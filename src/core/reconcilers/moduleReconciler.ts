@@ -154,6 +154,21 @@ export function resultProblem(r: Record<string, unknown>): string | undefined {
   return `reconcile() returned a Result with ${wrong.length + unknown.count} problems: ${wrong.join('; ')}; ${unknown.message}`;
 }
 
+/**
+ * What is wrong with a reconcile() result that is not an object (nor undefined/null), with the Result that was
+ * probably meant: a number is taken for a delay (`return 15000` → `{ requeueAfterMs: 15000 }`), `true` for a requeue
+ * (`{ requeue: true }`), `false` for done (`{}` or nothing), a string for a reason (`{ requeueAfterMs, reason }`).
+ * The leading words stay `reconcile() must resolve to a Result object or undefined (got <type>)`.
+ */
+export function nonObjectResultProblem(r: unknown): string {
+  const lead = `reconcile() must resolve to a Result object or undefined (got ${typeof r}`;
+  if (typeof r === 'number' && Number.isFinite(r) && r >= 0) return `${lead} ${r}): to look again after ${r} ms, return { requeueAfterMs: ${r} }; when done, return {} or nothing`;
+  if (r === true) return `${lead} true): to be requeued, return { requeue: true } (or { requeueAfterMs: <ms> } to wait); when done, return {} or nothing`;
+  if (r === false) return `${lead} false): when done, return {} or nothing`;
+  if (typeof r === 'string') return `${lead} ${JSON.stringify(r.length > 40 ? `${r.slice(0, 40)}…` : r)}): to wait with a reason, return { requeueAfterMs: <ms>, reason: ${JSON.stringify(r.length > 40 ? `${r.slice(0, 40)}…` : r)} }; to fail, throw an Error; when done, return {} or nothing`;
+  return `${lead})`;
+}
+
 /** How many of the module's own stack frames an error message lists. */
 const MAX_FRAMES = 5;
 
@@ -657,7 +672,7 @@ export function createModuleReconciler(options: ModuleReconcilerOptions): Reconc
       throw e;
     }
     if (r === undefined || r === null) return {};
-    if (typeof r !== 'object') throw new ModuleReconcilerError('result', `${path}: reconcile() must resolve to a Result object or undefined (got ${typeof r})`);
+    if (typeof r !== 'object') throw new ModuleReconcilerError('result', `${path}: ${nonObjectResultProblem(r)}`);
     const problem = resultProblem(r as Record<string, unknown>);
     if (problem) throw new ModuleReconcilerError('result', `${path}: ${problem}`);
     return r as Result;

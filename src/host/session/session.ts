@@ -20,7 +20,7 @@ import { unservedKind } from '../../core/bridge/goModule.ts';
 import type { EnqueueReason, KeyBrief, KeyCounts, KeyState } from '../../core/controller/keyState.ts';
 import { predicateFuncs, type Predicate } from '../../core/controller/predicate.ts';
 import type { CacheReader, Reconciler } from '../../core/controller/reconcile.ts';
-import { discoverResources, isBuiltInGroup, oneVersionPerResource, resourceInfoFromCrd, type DiscoveredResource } from '../../core/k8s/discovery.ts';
+import { discoverResources, isBuiltInGroup, meantResourceIds, oneVersionPerResource, resourceInfoFromCrd, type DiscoveredResource } from '../../core/k8s/discovery.ts';
 import { createDynamicClient, type DynamicKubeClient, type WriteRecord } from '../../core/k8s/dynamicClient.ts';
 import { keyOf, type ObjectKey } from '../../core/k8s/keys.ts';
 import { loadKubeConfig } from '../../core/k8s/kubeconfig.ts';
@@ -483,7 +483,11 @@ export class Session implements ViewModel, Disposable {
       const explicitPrimary = settings['reconciler.resource'].trim();
       if (explicitPrimary) {
         primaryInfo = byId.get(explicitPrimary);
-        if (!primaryInfo) loopProblem = { reason: 'noPrimary', setting: 'reconciler.resource', message: `The reconciled resource "${explicitPrimary}" (reconcileLab.reconciler.resource) is not served by ${transport.server}.` };
+        if (!primaryInfo) {
+          // "orders", "Order", "orders.shop.example.org/v1": the setting takes plural.group exactly; name the one meant.
+          const meant = meantResourceIds(explicitPrimary, preferred);
+          loopProblem = { reason: 'noPrimary', setting: 'reconciler.resource', message: `The reconciled resource "${explicitPrimary}" (reconcileLab.reconciler.resource) is not served by ${transport.server}.${meant.length ? ` Did you mean ${meant.map((m) => `"${m}"`).join(' or ')}? The setting takes plural.group, as kubectl api-resources lists it.` : ''}` };
+        }
       } else if (kind === 'lab') {
         primaryInfo = byId.get(resourceIdOfGvr(WIDGET_GVR));
         if (!primaryInfo) loopProblem = { reason: 'noPrimary', message: 'The built-in lab reconciler needs the Widget custom resource (samples/crd.yaml of Reconcile Lab): apply it, then reconnect; or show your own Go controller instead (Run Controller…), or reconcile your own resource with an exec program or a JS/TS module (Choose Reconciler…).' };

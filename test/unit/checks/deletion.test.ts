@@ -174,10 +174,16 @@ test('orphans: a created child without any ownerReference is left behind; owned 
   // w-other-owner has an owner (say another child of the copy, collected in a chain): the garbage collector's.
   assert.deepEqual(orphansAfterDeletion(raw, creates, 'copy-uid'), ['configmaps/w-books']);
   assert.deepEqual(orphansAfterDeletion({ objects: [cm('w-owned', 'copy-uid')] }, creates, 'copy-uid'), []);
-  const p = orphansProblem(['configmaps/w-books']);
+  const p = orphansProblem(['configmaps/w-books'], 'go');
   assert.match(p.title, /Left behind after the delete: configmaps\/w-books/);
   assert.match(p.explanation, /no ownerReference/);
-  assert.match(p.explanation, /SetControllerReference/);
+  assert.match(p.explanation, /controllerutil\.SetControllerReference/);
+  // A module or exec reconciler has no controllerutil: the fix is said in its own terms (it was Go's for every kind).
+  const mod = orphansProblem(['configmaps/w-books'], 'module').explanation;
+  assert.match(mod, /metadata\.ownerReferences: \[\{ apiVersion, kind, name, uid, controller: true \}\].*ctx\.client\.create/);
+  const exec = orphansProblem(['configmaps/w-books'], 'exec').explanation;
+  assert.match(exec, /ownerReferences.*from `object` on stdin.*manifest your program creates/);
+  for (const kind of ['module', 'exec', 'lab'] as const) assert.doesNotMatch(orphansProblem(['configmaps/w-books'], kind).explanation, /controllerutil|SetControllerReference/, kind);
 });
 
 test('goneIndex: right after the last successful write to the deleted object (its finalizer\'s removal), else the delete itself', () => {

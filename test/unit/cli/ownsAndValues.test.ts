@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { joinNegativeValues, parseCliArgs, UsageError } from '../../../src/cli/args.ts';
-import { ownedResources, resolveResource, runCli, type CliIo } from '../../../src/cli/cli.ts';
+import { ownedResources, resolvePrimary, resolveResource, runCli, type CliIo } from '../../../src/cli/cli.ts';
 import type { DiscoveredResource } from '../../../src/core/k8s/discovery.ts';
 import { toDisposable } from '../../../src/core/lifecycle.ts';
 
@@ -99,7 +99,7 @@ test('--resource: a bare plural, kind, singular or short name resolves when one 
   assert.equal(resolved('cm'), 'configmaps/v1');
   const fails = (given: string, re: RegExp) => assert.throws(() => resolveResource(SERVED, given, '--resource'), (e: unknown) => e instanceof UsageError && re.test(e.message), `${given}: ${re}`);
   fails('widgets', /^--resource widgets is ambiguous: 2 API groups serve it \(widgets\.a\.example\.io, widgets\.b\.example\.io\); name one with its group, e.g\. --resource widgets\.a\.example\.io$/);
-  fails('orderz.shop.example.io', /^the cluster does not serve orderz\.shop\.example\.io: API group shop\.example\.io serves orders \(did you mean --resource orders\.shop\.example\.io\?\)$/);
+  fails('orderz.shop.example.io', /the cluster does not serve orderz\.shop\.example\.io: API group shop\.example\.io serves orders \(did you mean --resource orders\.shop\.example\.io\?\)$/);
   fails('orders.other.example.io', /^the cluster does not serve orders\.other\.example\.io; did you mean --resource orders\.shop\.example\.io\?$/);
   fails('ponds.nowhere.example.org', /no API group nowhere\.example\.org is served/);
   fails('configmapz', /^the cluster does not serve configmapz \(did you mean --resource configmaps\?\)$/);
@@ -108,6 +108,23 @@ test('--resource: a bare plural, kind, singular or short name resolves when one 
   fails('zzzzzz', /^the cluster does not serve zzzzzz$/);
   assert.throws(() => resolveResource(SERVED, 'secretz', '--owns'), (e: unknown) => e instanceof UsageError && /^the cluster does not serve secretz/.test(e.message));
   assert.throws(() => resolveResource(SERVED, 'orderz.shop.example.io', '--owns'), /did you mean --owns orders\.shop\.example\.io\?/);
+});
+
+test('no --resource with an exec or module reconciler on a cluster without the lab\'s Widgets: told to name its own resource, not to install the lab\'s CRD', () => {
+  const parsed = (argv: string[]) => {
+    const a = parseCliArgs(argv);
+    assert.ok(a !== 'help');
+    return a;
+  };
+  const NO_WIDGETS = SERVED.filter((x) => x.resource !== 'widgets');
+  for (const [spec, who] of [['module:./reconciler.ts', 'the module'], ['exec:./reconcile.sh', 'the program']] as const) {
+    assert.throws(() => resolvePrimary(NO_WIDGETS, parsed(['run', '--reconciler', spec])), (e: unknown) =>
+      e instanceof UsageError && e.message === `no --resource: name the resource ${who} reconciles, --resource <plural.group> (this cluster serves orders.shop.example.io). The default, widgets.lab.reconcile.dev, is the built-in lab reconciler's, and this cluster does not serve it` || assert.fail((e as Error).message));
+  }
+  // The lab reconciler is told to install its CRD, as before; a --resource given is resolved as given.
+  assert.throws(() => resolvePrimary(NO_WIDGETS, parsed(['run'])), /the cluster does not serve widgets\.lab\.reconcile\.dev \(install it: kubectl apply -f samples\/crd\.yaml\)$/);
+  assert.throws(() => resolvePrimary(NO_WIDGETS, parsed(['run', '--reconciler', 'module:./r.ts', '--resource', 'orderz.shop.example.io'])), /the cluster does not serve orderz\.shop\.example\.io: API group shop\.example\.io serves orders/);
+  assert.equal(resolvePrimary(NO_WIDGETS, parsed(['step', 'shop/o1', '--reconciler', 'module:./r.ts', '--resource', 'orders'])).resource, 'orders');
 });
 
 test('run / step own ConfigMaps for every built-in reconciler (not when the primary is ConfigMaps) and every --owns, each once', () => {

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { compareKubeVersions, findResource, isBuiltInGroup, oneVersionPerResource, resourceInfoFromCrd, resourcesFromList } from '../../../src/core/k8s/discovery.ts';
+import { compareKubeVersions, findResource, isBuiltInGroup, oneVersionPerResource, resourceInfoFromCrd, resourcesFromList, meantResourceIds, withMeantResource } from '../../../src/core/k8s/discovery.ts';
 import type { KubeObject } from '../../../src/core/k8s/objects.ts';
 
 test('resource lists: subresources fold into their parent; core group is ""', () => {
@@ -98,4 +98,29 @@ test("isBuiltInGroup: Kubernetes' own API groups are built in; a CRD's or an ext
   }
   // Cluster API's groups end in x-k8s.io: they are custom resources, and they are not "*.k8s.io" of Kubernetes itself.
   assert.equal(isBuiltInGroup('cluster.x-k8s.io'), false);
+});
+
+test('meantResourceIds: a resource setting written as kubectl takes it, with its version or misspelt names the served plural.group meant', () => {
+  const info = (group: string, resource: string, kind: string, version = 'v1') => ({ group, version, resource, kind, namespaced: true });
+  const served = [
+    info('', 'configmaps', 'ConfigMap'),
+    info('', 'secrets', 'Secret'),
+    info('apps', 'deployments', 'Deployment'),
+    info('shop.example.org', 'orders', 'Order'),
+    info('shop.example.org', 'orders/status', 'Order'),
+    info('shop.example.org', 'coupons', 'Coupon'),
+    info('a.example.io', 'widgets', 'Widget'),
+    info('b.example.io', 'widgets', 'Widget', 'v1alpha1'),
+  ];
+  for (const given of ['orders', 'Order', 'order', 'order.shop.example.org', 'orders.shop.example.org/v1', 'orders.v1.shop.example.org', ' Orders ']) {
+    assert.deepEqual(meantResourceIds(given, served), ['orders.shop.example.org'], given);
+  }
+  assert.deepEqual(meantResourceIds('widgets', served), ['widgets.a.example.io', 'widgets.b.example.io'], 'two groups serve it: both named');
+  assert.deepEqual(meantResourceIds('widgets.b.example.io/v1alpha1', served), ['widgets.b.example.io']);
+  assert.deepEqual(meantResourceIds('orders.shop.example.com', served), ['orders.shop.example.org'], 'the same resource in another group');
+  assert.deepEqual(meantResourceIds('ordres.shop.example.org', served), ['orders.shop.example.org'], 'a typo of an id');
+  assert.deepEqual(meantResourceIds('configmap', served), ['configmaps']);
+  assert.deepEqual(meantResourceIds('nonexistent.example.com', served), []);
+  assert.equal(withMeantResource('Order', served), 'Order (did you mean orders.shop.example.org?)');
+  assert.equal(withMeantResource('gizmos.nowhere.example', served), 'gizmos.nowhere.example');
 });

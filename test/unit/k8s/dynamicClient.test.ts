@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { recordingClient, type WriteRecord } from '../../../src/core/k8s/dynamicClient.ts';
-import { ApiError, type KubeClient, type WriteOptions } from '../../../src/core/k8s/client.ts';
+import { recordingClient, ResourceNotServedError, type WriteRecord } from '../../../src/core/k8s/dynamicClient.ts';
+import { ApiError, isNotFound, type KubeClient, type WriteOptions } from '../../../src/core/k8s/client.ts';
 import type { KubeObject } from '../../../src/core/k8s/objects.ts';
 import { FakeClock } from '../../fakes/fakeClock.ts';
 
@@ -191,4 +191,57 @@ test("the server's warnings about a write land in its record, and the caller's o
   assert.deepEqual(journalWriteOf(records[0]!, 'widgets', 'ns/a').warnings, ['unknown field "spec.replicsa"']);
   const { plannedActions } = await import('../../../src/core/actions/dryRun.ts');
   assert.deepEqual(plannedActions(records).map((a) => a.warnings), [['unknown field "spec.replicsa"'], undefined], 'a dry-run plan shows them too');
+});
+
+test('a call on a resource the cluster does not serve (a typo in the resource, its group or version) is a ResourceNotServedError naming what is served, never a 404 a reconciler would take for "gone"', async () => {
+  const served = [
+    { group: '', version: 'v1', resource: 'configmaps', kind: 'ConfigMap', namespaced: true },
+    { group: '', version: 'v1', resource: 'secrets', kind: 'Secret', namespaced: true },
+    { group: 'shop.example.org', version: 'v1', resource: 'orders', kind: 'Order', namespaced: true },
+  ];
+  const servedKeys = new Set(served.map((r) => `${r.group}/${r.version}/${r.resource}`));
+  const records: WriteRecord[] = [];
+  // As kube-apiserver answers: an unknown path's 404 names no object; a missing object's names it in details.
+  const notFound = (g: { group: string; version: string; resource: string }, name: string) =>
+    servedKeys.has(`${g.group}/${g.version}/${g.resource}`)
+      ? new ApiError(404, 'NotFound', `${g.resource} "${name}" not found`, { name, kind: g.resource })
+      : new ApiError(404, 'NotFound', 'the server could not find the requested resource', {});
+  const inner: KubeClient = {
+    get: async (g, _ns, name) => { throw notFound(g, name); },
+    list: async (g) => { throw notFound(g, ''); },
+    discover: async () => served,
+    create: async (g, obj) => { throw notFound(g, obj.metadata.name ?? ''); },
+    update: async (g, obj) => { throw notFound(g, obj.metadata.name ?? ''); },
+    updateStatus: async (g, obj) => { throw notFound(g, obj.metadata.name ?? ''); },
+    patch: async (g, _ns, name) => { throw notFound(g, name); },
+    patchStatus: async (g, _ns, name) => { throw notFound(g, name); },
+    apply: async (g, obj) => { throw notFound(g, obj.metadata.name ?? ''); },
+    delete: async (g, _ns, name) => { throw notFound(g, name); },
+  };
+  const c = recordingClient(inner, { dryRun: false, onWrite: (w) => records.push(w) });
+  const notServed = (message: string) => (e: unknown) =>
+    (e instanceof ResourceNotServedError && !isNotFound(e) && (e as { code?: unknown }).code === undefined && e.message === message) || assert.fail((e as Error).message);
+  // The singular (or the kind) for the plural: the served resource is named.
+  await assert.rejects(c.get({ group: '', version: 'v1', resource: 'secret' }, 'shop', 'alice-payment'),
+    notServed("ctx.client.get: the cluster does not serve { group: '', version: 'v1', resource: 'secret' } (did you mean { group: '', version: 'v1', resource: 'secrets' }? resource is the lower-case plural, as kubectl api-resources lists it)"));
+  await assert.rejects(c.list({ group: 'shop.example.org', version: 'v1', resource: 'Order' }, 'shop'),
+    notServed("ctx.client.list: the cluster does not serve { group: 'shop.example.org', version: 'v1', resource: 'Order' } (did you mean { group: 'shop.example.org', version: 'v1', resource: 'orders' }? resource is the lower-case plural, as kubectl api-resources lists it)"));
+  // Another version; another group; a group nobody serves.
+  await assert.rejects(c.get({ group: 'shop.example.org', version: 'v1beta1', resource: 'orders' }, 'shop', 'o1'),
+    notServed("ctx.client.get: the cluster does not serve { group: 'shop.example.org', version: 'v1beta1', resource: 'orders' }: API group shop.example.org serves orders in v1 (did you mean { group: 'shop.example.org', version: 'v1', resource: 'orders' }?)"));
+  await assert.rejects(c.get({ group: 'shop.example.com', version: 'v1', resource: 'orders' }, 'shop', 'o1'),
+    notServed("ctx.client.get: the cluster does not serve { group: 'shop.example.com', version: 'v1', resource: 'orders' } (did you mean { group: 'shop.example.org', version: 'v1', resource: 'orders' }?)"));
+  await assert.rejects(c.get({ group: 'billing.example.org', version: 'v1', resource: 'invoices' }, 'shop', 'i1'),
+    notServed("ctx.client.get: the cluster does not serve { group: 'billing.example.org', version: 'v1', resource: 'invoices' }: no API group billing.example.org is served. Install its CustomResourceDefinition (kubectl apply -f <your CRD>.yaml), or check the group with kubectl api-resources"));
+  // A write: the journal's record carries the same message.
+  await assert.rejects(c.create({ group: '', version: 'v1', resource: 'configmap' }, { metadata: { name: 'o1-receipt', namespace: 'shop' } }), ResourceNotServedError);
+  assert.equal(records.at(-1)?.outcome, 'error');
+  assert.equal(records.at(-1)?.error?.reason, 'NotServed');
+  assert.match(records.at(-1)?.error?.message ?? '', /^ctx\.client\.create: the cluster does not serve \{ group: '', version: 'v1', resource: 'configmap' \} \(did you mean \{ group: '', version: 'v1', resource: 'configmaps' \}\?/);
+  // A missing object of a served resource stays the server's 404 (the reconciler's "gone").
+  await assert.rejects(c.get({ group: '', version: 'v1', resource: 'secrets' }, 'shop', 'bob-payment'), (e: unknown) => isNotFound(e) && !(e instanceof ResourceNotServedError));
+  await assert.rejects(c.delete({ group: '', version: 'v1', resource: 'configmaps' }, 'shop', 'gone'), (e: unknown) => isNotFound(e));
+  // A client whose discovery lists nothing gives no grounds: the 404 as it is.
+  const blind = recordingClient({ ...inner, discover: async () => [] }, { dryRun: false });
+  await assert.rejects(blind.get({ group: '', version: 'v1', resource: 'secret' }, 'shop', 'x'), (e: unknown) => isNotFound(e));
 });

@@ -54,6 +54,15 @@ test('parseExecOutput: a misspelt field is an error naming the field meant (the 
   assert.throws(() => parseExecOutput('done\nnot json either'), /^Error: stdout is not valid JSON \(/);
 });
 
+test('parseExecOutput: JSON that is no object (a bare number, true, a string, null, a list) names the output that was probably meant', () => {
+  const said = (out: string, message: string) => assert.throws(() => parseExecOutput(out), (e: Error) => e.message === message || assert.fail(`${out}: ${e.message}`));
+  said('15000\n', 'stdout must be one JSON object, got 15000: to look again after 15000 ms, print {"requeueAfterMs": 15000}; when done, print {}');
+  said('true', 'stdout must be one JSON object, got true: to look again later, print {"requeueAfterMs": <ms>, "reason": "…"}; when done, print {}');
+  said('"waiting for payment"', 'stdout must be one JSON object, got "waiting for payment": to wait with a reason, print {"requeueAfterMs": <ms>, "reason": "waiting for payment"}; to fail, print {"error": "waiting for payment"}; when done, print {}');
+  said('null', 'stdout must be one JSON object, got null: when done, print {}');
+  said('[{}]', 'stdout must be one JSON object, got an array: print one object, such as {} when done (not a list of them)');
+});
+
 test('parseExecOutput: every problem of the output in one message, each with its fix', () => {
   assert.throws(() => parseExecOutput('{"terminal": "yes", "requeueAfter": 5000}'), (e: Error) =>
     e.message === '2 problems: "terminal" must be a boolean (got "yes"); unknown field "requeueAfter" (did you mean "requeueAfterMs"?); the output fields are requeueAfterMs, reason, priority, error, terminal, status, log');

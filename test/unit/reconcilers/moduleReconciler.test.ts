@@ -177,6 +177,23 @@ test('missing file, missing export, a throw at load time and an invalid result a
   assert.deepEqual(await allKnown.reconcile(req, ctx), { requeueAfterMs: 5, reason: 'r', priority: 1, requeue: false });
 });
 
+test('a result that is not an object names the Result that was probably meant (a delay, a requeue, a reason), and the loop picks up the fix', async () => {
+  const { ctx } = testContext(statusOnlyClient([]));
+  for (const [file, code, said] of [
+    ['number.ts', 'export function reconcile() { return 15000; }\n', 'reconcile() must resolve to a Result object or undefined (got number 15000): to look again after 15000 ms, return { requeueAfterMs: 15000 }; when done, return {} or nothing'],
+    ['true.ts', 'export function reconcile() { return true; }\n', 'reconcile() must resolve to a Result object or undefined (got boolean true): to be requeued, return { requeue: true } (or { requeueAfterMs: <ms> } to wait); when done, return {} or nothing'],
+    ['false.ts', 'export function reconcile() { return false; }\n', 'reconcile() must resolve to a Result object or undefined (got boolean false): when done, return {} or nothing'],
+    ['string.ts', 'export async function reconcile() { return "waiting for the payment secret"; }\n', 'reconcile() must resolve to a Result object or undefined (got string "waiting for the payment secret"): to wait with a reason, return { requeueAfterMs: <ms>, reason: "waiting for the payment secret" }; to fail, throw an Error; when done, return {} or nothing'],
+    ['bigint.ts', 'export function reconcile() { return 5n; }\n', 'reconcile() must resolve to a Result object or undefined (got bigint)'],
+  ] as const) {
+    await assert.rejects(createModuleReconciler({ path: write(file, code) }).reconcile(req, ctx), (e: unknown) => e instanceof ModuleReconcilerError && e.kind === 'result' && e.message === `${join(dir, file)}: ${said}` || assert.fail(`${file}: ${(e as Error).message}`));
+  }
+  const fixed = createModuleReconciler({ path: join(dir, 'number.ts') });
+  await assert.rejects(fixed.reconcile(req, ctx), ModuleReconcilerError);
+  write('number.ts', 'export function reconcile() { return { requeueAfterMs: 15000 }; }\n');
+  assert.deepEqual(await fixed.reconcile(req, ctx), { requeueAfterMs: 15000 });
+});
+
 test('a TypeError in the module names its own file:line (through the source map), not the temporary bundle', async () => {
   const helper = write('frames-helper.ts', [
     'interface G { spec?: { beds?: { soil: string } } }',

@@ -115,6 +115,16 @@ describe('workspace trust', function () {
     assert.equal(l.session?.loopProblem?.setting, 'reconciler.resource', 'Open Settings opens this setting');
   });
 
+  it('a reconciled resource written with its version (or as kubectl takes it) names the plural.group the setting wants', async () => {
+    const l = await lab();
+    const ns = await testNamespace('ext-trust');
+    const c = await widgetCrd();
+    const r = await connectTo(ns, { reconcilerResource: `${c.resourceId}/v1alpha1` });
+    assert.ok((r.loopProblem ?? '').includes(`is not served by `), r.loopProblem);
+    assert.ok((r.loopProblem ?? '').endsWith(`Did you mean "${c.resourceId}"? The setting takes plural.group, as kubectl api-resources lists it.`), r.loopProblem);
+    assert.equal(l.session?.loopProblem?.setting, 'reconciler.resource');
+  });
+
   it('refuses a module path whose extension no loader takes, naming the accepted ones, and builds no loop', async () => {
     const l = await lab();
     const ns = await testNamespace('ext-trust');
