@@ -34,7 +34,7 @@ export interface Settings {
   'workQueue.maxConcurrentReconciles': number;
   'workQueue.reconcileTimeoutSeconds': number;
   'reconciler.kind': ReconcilerKind;
-  /** The primary resource the loop reconciles ("plural.group"); empty: the first watched custom resource. */
+  /** The primary resource the loop reconciles ("plural.group"); empty: Widgets for lab, else the only watched custom resource (several: no loop). */
   'reconciler.resource': string;
   'reconciler.command': string;
   /** exec: kill the program after this many seconds (0: no limit). */

@@ -492,12 +492,23 @@ export class Session implements ViewModel, Disposable {
         primaryInfo = byId.get(resourceIdOfGvr(WIDGET_GVR));
         if (!primaryInfo) loopProblem = { reason: 'noPrimary', message: 'The built-in lab reconciler needs the Widget custom resource (samples/crd.yaml of Reconcile Lab): apply it, then reconnect; or show your own Go controller instead (Run Controller…), or reconcile your own resource with an exec program or a JS/TS module (Choose Reconciler…).' };
       } else {
-        primaryInfo = wanted.find((w) => w.group !== '');
-        if (!primaryInfo) loopProblem = { reason: 'noPrimary', message: 'No custom resource is watched, so there is nothing to reconcile: set reconcileLab.reconciler.resource.' };
+        // No reconciled resource set: the one custom resource watched is it; of several, guessing would run the
+        // person's reconciler on a kind it was not written for, so none is taken and they are named.
+        const custom = wanted.filter((w) => w.group !== '');
+        if (custom.length === 1) primaryInfo = custom[0];
+        else if (custom.length === 0) loopProblem = { reason: 'noPrimary', message: 'No custom resource is watched, so there is nothing to reconcile: set reconcileLab.reconciler.resource.' };
+        else {
+          const ids = custom.map((w) => `"${resourceIdOfGvr(w)}"`);
+          loopProblem = {
+            reason: 'noPrimary',
+            message: `${custom.length} custom resources are watched (${ids.slice(0, 5).join(', ')}${ids.length > 5 ? ', …' : ''}) and reconcileLab.reconciler.resource is not set: set it to the one the reconciler reconciles (Choose Reconciler… asks), or list only that one in reconcileLab.resources.`,
+          };
+        }
       }
       // VS Code hands out a setting's value even when it is not one of the declared enum values: a kind that is none
-      // of the three must not fall through to the module reconciler (which runs workspace code).
-      if (!loopProblem && kind !== 'lab' && kind !== 'exec' && kind !== 'module') {
+      // of the three must not fall through to the module reconciler (which runs workspace code). It is said before
+      // a missing resource: which resource to reconcile depends on the kind.
+      if ((!loopProblem || loopProblem.reason === 'noPrimary') && kind !== 'lab' && kind !== 'exec' && kind !== 'module') {
         const near = (['lab', 'exec', 'module'] as const).find((k) => String(kind).trim().toLowerCase().startsWith(k.slice(0, 3)));
         loopProblem = {
           reason: 'config',

@@ -7,7 +7,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as vscode from 'vscode';
 import type { StepResult } from '../../../src/core/controller/controller.ts';
-import { api, connectTo, lab, labCluster, ok, ROOT, run, testNamespace, waitUntil, widget, widgetCrd } from './support/lab.ts';
+import { installCrd } from '../../integration/support/cluster.ts';
+import { api, connectTo, lab, labCluster, ok, ROOT, run, testNamespace, uniqueName, waitUntil, widget, widgetCrd } from './support/lab.ts';
 
 describe('workspace trust [untrusted]', function () {
   this.timeout(90_000);
@@ -113,6 +114,37 @@ describe('workspace trust', function () {
     assert.match(r.loopProblem ?? '', /The reconciled resource "gizmos\.nowhere\.example" \(reconcileLab\.reconciler\.resource\) is not served by /);
     assert.equal(l.session?.loopProblem?.reason, 'noPrimary');
     assert.equal(l.session?.loopProblem?.setting, 'reconciler.resource', 'Open Settings opens this setting');
+  });
+
+  it('a module reconciler with no reconciled resource set takes the one custom resource watched; of several it takes none and names them', async () => {
+    const l = await lab();
+    const ns = await testNamespace('ext-trust');
+    const c = await widgetCrd();
+    const group = `${uniqueName('pick')}.example.org`;
+    const gadgets = `gadgets.${group}`;
+    await installCrd(labCluster().transport, {
+      apiVersion: 'apiextensions.k8s.io/v1',
+      kind: 'CustomResourceDefinition',
+      metadata: { name: gadgets },
+      spec: {
+        group,
+        scope: 'Namespaced',
+        names: { kind: 'Gadget', plural: 'gadgets', singular: 'gadget', listKind: 'GadgetList' },
+        versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } }],
+      },
+    });
+    try {
+      const module = { reconcilerKind: 'module', reconcilerModulePath: join(ROOT, 'samples/module-reconciler.ts'), reconcilerResource: '' };
+      const several = await connectTo(ns, { ...module, resources: [c.resourceId, gadgets, 'configmaps'] });
+      assert.equal(several.primaryResource, undefined, 'no resource guessed');
+      assert.ok((several.loopProblem ?? '').startsWith(`2 custom resources are watched ("${c.resourceId}", "${gadgets}") and reconcileLab.reconciler.resource is not set`), several.loopProblem);
+      assert.equal(l.session?.loopProblem?.reason, 'noPrimary', 'the warning offers Choose Reconciler…');
+      const one = await connectTo(ns, { ...module, resources: [gadgets, 'configmaps'] });
+      assert.equal(one.loopProblem, undefined, one.loopProblem);
+      assert.equal(one.primaryResource, gadgets);
+    } finally {
+      await labCluster().transport.json({ method: 'DELETE', path: `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${gadgets}` }).catch(() => undefined);
+    }
   });
 
   it('a reconciled resource written with its version (or as kubectl takes it) names the plural.group the setting wants', async () => {
