@@ -127,6 +127,24 @@ func checkAnnounced(t *testing.T, q *Queue, h *hub, key string) int {
 	return n
 }
 
+// checkOneReconcile checks, after a step of ns/k was served, that the step ran exactly one reconcile of it and
+// that the editor was told it was queued before it: (when paused, once the worker is back at the gate, resume)
+// a key added next is the next hand-out, and the editor saw one announced hand-out of ns/k.
+func checkOneReconcile(t *testing.T, q *Queue, h *hub, got <-chan string, paused bool) {
+	t.Helper()
+	if paused {
+		eventually(t, "the worker back at the gate", func() bool { return gateWaiters(q) == 1 })
+		q.Resume()
+	}
+	q.Add(req("next"))
+	if g := nextHandOut(t, got); g != "next/0" {
+		t.Fatalf("the worker got %s before next/0: the step ran more than one reconcile", g)
+	}
+	if n := checkAnnounced(t, q, h, "ns/k"); n != 1 {
+		t.Errorf("the editor was told of %d hand-outs of ns/k, want 1", n)
+	}
+}
+
 // TestStepWorkerTakesKeyBeforeStepAdd: a paused worker that wakes for a step and takes the key before the step's
 // own add reaches the inner queue (the step was claimable before its add: the hook lets the worker win then)
 // would leave that add in the inner queue: the key reconciled once more after resume, before any key queued
@@ -165,15 +183,7 @@ func TestStepWorkerTakesKeyBeforeStepAdd(t *testing.T) {
 			if g := nextHandOut(t, got); g != want {
 				t.Fatalf("the step ran %s, want %s", g, want)
 			}
-			eventually(t, "the worker back at the gate", func() bool { return gateWaiters(q) == 1 })
-			q.Resume()
-			q.Add(req("next"))
-			if g := nextHandOut(t, got); g != "next/0" {
-				t.Fatalf("after resume the worker got %s before next/0: the step ran more than one reconcile", g)
-			}
-			if n := checkAnnounced(t, q, h, "ns/k"); n != 1 {
-				t.Errorf("the editor was told of %d hand-outs of ns/k, want 1", n)
-			}
+			checkOneReconcile(t, q, h, got, true)
 		})
 	}
 }
@@ -208,17 +218,7 @@ func TestStepKeyTakenBeforeStepAdd(t *testing.T) {
 			if r := <-replies; !r.OK {
 				t.Fatalf("step reply %+v", r)
 			}
-			if paused {
-				eventually(t, "the worker back at the gate", func() bool { return gateWaiters(q) == 1 })
-				q.Resume()
-			}
-			q.Add(req("next"))
-			if g := nextHandOut(t, got); g != "next/0" {
-				t.Fatalf("the worker got %s before next/0: the step ran more than one reconcile", g)
-			}
-			if n := checkAnnounced(t, q, h, "ns/k"); n != 1 {
-				t.Errorf("the editor was told of %d hand-outs of ns/k, want 1", n)
-			}
+			checkOneReconcile(t, q, h, got, paused)
 		})
 	}
 }
@@ -315,15 +315,7 @@ func TestStepKeyHandedOutWhileStepAddInFlight(t *testing.T) {
 			if g := nextHandOut(t, got); g != "k/0" {
 				t.Fatalf("the step ran %s", g)
 			}
-			eventually(t, "the worker back at the gate", func() bool { return gateWaiters(q) == 1 })
-			q.Resume()
-			q.Add(req("next"))
-			if g := nextHandOut(t, got); g != "next/0" {
-				t.Fatalf("the worker got %s before next/0: the step ran more than one reconcile", g)
-			}
-			if n := checkAnnounced(t, q, h, "ns/k"); n != 1 {
-				t.Errorf("the editor was told of %d hand-outs of ns/k, want 1", n)
-			}
+			checkOneReconcile(t, q, h, got, true)
 		})
 	}
 }
