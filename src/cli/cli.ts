@@ -1510,21 +1510,26 @@ const RUN_KEYS = 'p pause/resume, s step one reconcile, q quit, ? help';
  * says so for the process), so resuming only the followed one would leave the others' queues filling for ever.
  * `paused()` is the followed controller's state, which `pause` / `resume` keep equal to the others'.
  */
-interface RunLoop {
+export interface RunLoop {
   pause(): void;
   resume(): void;
   paused(): boolean;
 }
 
-function runLoopOf(controller: Controller, program: GoProcess | undefined, store: DisposableStore): RunLoop {
+export function runLoopOf(controller: Pick<Controller, 'pause' | 'resume' | 'status'>, program: Pick<GoProcess, 'controllers' | 'onDidAddController'> | undefined, store: DisposableStore): RunLoop {
   const others = () => (program ? program.controllers.filter((c) => c !== controller) : []);
-  if (program) store.add(program.onDidAddController((c) => c !== controller && !controller.status().paused && c.resume()));
+  // What run last asked for, not the followed controller's status: a Go controller's status says paused until the
+  // program confirms the resume, and a controller announced in between would be left paused for good.
+  let running = !controller.status().paused;
+  if (program) store.add(program.onDidAddController((c) => c !== controller && running && c.resume()));
   return {
     pause: () => {
+      running = false;
       controller.pause();
       for (const c of others()) c.pause();
     },
     resume: () => {
+      running = true;
       controller.resume();
       for (const c of others()) c.resume();
     },
