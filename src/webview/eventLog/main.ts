@@ -548,7 +548,10 @@ function readFilter(): LogFilter {
 let filterTimer: ReturnType<typeof setTimeout> | undefined;
 const onFilterInput = () => {
   if (filterTimer) clearTimeout(filterTimer);
-  filterTimer = setTimeout(() => applyFilter(readFilter()), 120);
+  filterTimer = setTimeout(() => {
+    filterTimer = undefined;
+    applyFilter(readFilter());
+  }, 120);
 };
 keyInput.addEventListener('input', onFilterInput);
 textInput.addEventListener('input', onFilterInput);
@@ -557,6 +560,7 @@ const clearOnEscape = (input: HTMLInputElement) => input.addEventListener('keydo
   if (ev.key !== 'Escape' || input.value === '') return;
   input.value = '';
   if (filterTimer) clearTimeout(filterTimer);
+  filterTimer = undefined;
   applyFilter(readFilter());
   ev.preventDefault();
   ev.stopPropagation();
@@ -565,6 +569,7 @@ clearOnEscape(keyInput);
 clearOnEscape(textInput);
 clearFiltersButton.addEventListener('click', () => {
   if (filterTimer) clearTimeout(filterTimer);
+  filterTimer = undefined;
   keyInput.value = '';
   textInput.value = '';
   kindSelect.value = '';
@@ -595,6 +600,13 @@ list.addEventListener('scroll', () => {
 window.addEventListener('resize', scheduleRender);
 
 list.addEventListener('keydown', (ev: KeyboardEvent) => {
+  // A filter still in its typing delay applies first: the keys move through the entries the boxes say are shown
+  // (otherwise ArrowUp right after typing selects an entry the filter is about to hide).
+  if (filterTimer) {
+    clearTimeout(filterTimer);
+    filterTimer = undefined;
+    applyFilter(readFilter());
+  }
   const count = buffer.visibleCount;
   if (count === 0) return;
   let index = -1;

@@ -668,6 +668,7 @@ stage.addEventListener('blur', () => {
   scheduleRender();
 });
 stage.addEventListener('keydown', (ev: KeyboardEvent) => {
+  flushFilter(); // the keys move among the lanes the key box says are shown, even within its typing delay
   const w = plotWidth();
   const nav = ev.shiftKey || ev.ctrlKey || ev.metaKey || ev.altKey ? undefined : NAV_KEYS[ev.key];
   if (nav) {
@@ -716,11 +717,22 @@ followBox.addEventListener('change', () => setFollow(followBox.checked));
 let filterTimer: ReturnType<typeof setTimeout> | undefined;
 keyInput.addEventListener('input', () => {
   if (filterTimer) clearTimeout(filterTimer);
-  filterTimer = setTimeout(() => setFilter(keyInput.value), 120);
+  filterTimer = setTimeout(() => {
+    filterTimer = undefined;
+    setFilter(keyInput.value);
+  }, 120);
 });
+/** Applies a key filter still in its typing delay now (nothing when none is pending). */
+function flushFilter(): void {
+  if (!filterTimer) return;
+  clearTimeout(filterTimer);
+  filterTimer = undefined;
+  setFilter(keyInput.value);
+}
 /** Escape in the key box, or the empty view's Clear Filter, clears the filter at once. */
 function clearFilter(): void {
   if (filterTimer) clearTimeout(filterTimer);
+  filterTimer = undefined;
   keyInput.value = '';
   setFilter('');
 }

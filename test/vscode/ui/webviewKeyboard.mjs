@@ -120,7 +120,8 @@ export default async function webviewKeyboardUi(t) {
       await log.locator('#filter-key').fill(LONG); // its rows in view (the list renders only those)
       const cell = log.locator('#list .row:not([hidden]) .key', { hasText: key }).first();
       await cell.waitFor({ state: 'visible' });
-      assert.ok(await cell.evaluate((c) => c.scrollWidth > c.clientWidth), 'the key is cut to its column');
+      // Measured once the row is laid out (the list re-renders its rows as entries arrive).
+      await eventually('the key cut to its column', () => cell.evaluate((c) => c.scrollWidth > c.clientWidth).catch(() => false), (cut) => cut === true);
       assert.equal(await cell.getAttribute('title'), key);
       await log.locator('#filter-key').fill('');
     });
