@@ -11,6 +11,8 @@ import { remoteDryRun, remoteOf } from './goControllerCommands.ts';
 import type { ReconcileLab } from '../reconcileLab.ts';
 import { FIELD_MANAGER, type Session } from '../session/session.ts';
 import { ageOf } from '../views/format.ts';
+import { revealUntilSelected } from '../views/revealRetry.ts';
+import type { ResourceNode } from '../views/resourcesTree.ts';
 import { boolArg, fail, isConfirmed, isFailure, stringArg, type CommandResult, type Failure, type ObjectTarget } from './args.ts';
 import { requireSession, resolveTarget } from './pickers.ts';
 import { stepReconcile } from './loopCommands.ts';
@@ -87,12 +89,36 @@ export async function revealObject(lab: ReconcileLab, arg: unknown): Promise<Com
   if (isFailure(s)) return s;
   const t = await resolveTarget(s, lab.clock.now(), arg, { title: 'Reveal which object?' });
   if (isFailure(t)) return t;
-  lab.resourcesTree.flush();
-  const node = lab.resourcesTree.nodeFor(t.resource, t.key);
-  if (!node) return fail('notFound', `${t.resource} ${t.key} is not in the Resources view (not watched, or gone).`);
-  await lab.resourcesView.reveal(node, { select: true, focus: true, expand: true });
-  return { ok: true, id: node.id };
+  // VS Code drops a reveal without a word when its renderer could not find the row (rebuilt meanwhile): timed refreshes
+  // are held back while revealing, and a reveal that selected nothing is done again.
+  const held = lab.resourcesTree.holdRefreshes();
+  try {
+    const tree = lab.resourcesTree;
+    const view = lab.resourcesView;
+    const r = await revealUntilSelected<ResourceNode>(
+      {
+        resolve: () => {
+          tree.flush();
+          return tree.nodeFor(t.resource, t.key);
+        },
+        reveal: (node) => view.reveal(node, { select: true, focus: true, expand: true }),
+        isSelected: (node) => view.selection.some((n) => n.id === node.id),
+        onDidChangeSelection: (listener) => view.onDidChangeSelection(listener),
+      },
+      lab.clock,
+      { attempts: REVEAL_ATTEMPTS, confirmMs: REVEAL_CONFIRM_MS },
+    );
+    if (!r) return fail('notFound', `${t.resource} ${t.key} is not in the Resources view (not watched, or gone).`);
+    return { ok: true, id: r.node.id };
+  } finally {
+    held.dispose();
+  }
 }
+
+/** Reveals tried before revealObject stops waiting for the selection (the last one's is then up to VS Code). */
+const REVEAL_ATTEMPTS = 3;
+/** How long a reveal's selection may take to reach this process (renderer → extension host) before it counts as dropped. */
+const REVEAL_CONFIRM_MS = 1500;
 
 /**
  * Inspect cache vs server: a diff editor of a cached copy against a fresh GET. The cached copy is the one the loop in

@@ -8,8 +8,8 @@ import type { Disposable } from '../../core/lifecycle.ts';
  * everything (the flush then receives `undefined`).
  *
  * Invariant: every mark made before `dispose()` is delivered by exactly one
- * flush, at most `delayMs` after the first mark of the batch; nothing is
- * delivered after `dispose()`.
+ * flush, at most `delayMs` after the first mark of the batch (or after the
+ * last {@link hold} on it is released); nothing is delivered after `dispose()`.
  */
 export class RefreshCoalescer<K> implements Disposable {
   private readonly clock: Clock;
@@ -19,6 +19,8 @@ export class RefreshCoalescer<K> implements Disposable {
   private everything = false;
   private timer: TimerHandle | undefined;
   private disposed = false;
+  /** Holds in force (see {@link hold}). */
+  private holds = 0;
   /** Number of flushes so far (for tests and the status tooltip). */
   flushes = 0;
 
@@ -49,9 +51,29 @@ export class RefreshCoalescer<K> implements Disposable {
     this.deliver();
   }
 
+  /**
+   * Holds timed deliveries back until the returned disposable is disposed (holds nest; disposing twice counts once):
+   * marks made meanwhile are kept and delivered on the last release, one delay later. {@link flushNow} still delivers
+   * (an explicit request). For a tree reveal in flight: a whole-tree refresh meanwhile makes VS Code's renderer forget
+   * the rows the reveal looks for, and the reveal is silently dropped.
+   */
+  hold(): Disposable {
+    this.holds++;
+    let released = false;
+    return {
+      dispose: () => {
+        if (released) return;
+        released = true;
+        this.holds--;
+        if (this.holds === 0 && !this.disposed && (this.everything || this.marks.size > 0)) this.schedule();
+      },
+    };
+  }
+
   private schedule(): void {
     if (this.timer === undefined) this.timer = this.clock.setTimeout(() => {
       this.timer = undefined;
+      if (this.holds > 0) return; // delivered on release
       this.deliver();
     }, typeof this.delayMs === 'number' ? this.delayMs : this.delayMs());
   }

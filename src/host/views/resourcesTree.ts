@@ -429,6 +429,11 @@ export class ResourcesTreeProvider implements vscode.TreeDataProvider<ResourceNo
     this.coalescer.flushNow();
   }
 
+  /** Holds timed refreshes back while a reveal is in flight, until disposed (see {@link RefreshCoalescer.hold}). */
+  holdRefreshes(): Disposable {
+    return this.coalescer.hold();
+  }
+
   /**
    * The node of a cached object on its top-level path (kind → namespace →
    * object), or undefined when the resource is not watched or the object is

@@ -52,6 +52,33 @@ describe('RefreshCoalescer', () => {
     assert.equal(flushed.length, 1);
   });
 
+  it('hold() keeps timed deliveries back until released (nested, idempotent release); flushNow still delivers', () => {
+    const { clock, flushed, c } = setup();
+    const outer = c.hold();
+    const inner = c.hold();
+    c.all();
+    clock.step(1000);
+    assert.deepEqual(flushed, [], 'nothing while held');
+    inner.dispose();
+    inner.dispose(); // counts once: the outer hold is still in force
+    c.mark('a');
+    clock.step(1000);
+    assert.deepEqual(flushed, []);
+    outer.dispose();
+    clock.step(99);
+    assert.deepEqual(flushed, [], 'one delay after the release');
+    clock.step(1);
+    assert.deepEqual(flushed, [undefined], 'the held marks, once');
+    const h = c.hold();
+    c.mark('b');
+    c.flushNow();
+    assert.deepEqual(flushed, [undefined, ['b']], 'an explicit flush is not held');
+    h.dispose();
+    clock.step(1000);
+    assert.equal(flushed.length, 2, 'nothing left to deliver after the release');
+    assert.equal(clock.pendingTimers, 0);
+  });
+
   it('delivers nothing after dispose and leaves no timer', () => {
     const { clock, flushed, c } = setup();
     c.mark('a');
