@@ -2,6 +2,7 @@ package bridge
 
 import (
 	"encoding/json"
+	"slices"
 	"strconv"
 	"unicode/utf8"
 
@@ -183,7 +184,7 @@ func (f *frameEncoder) appendFrame(b []byte, recs []record, causes []Cause) ([]b
 			} else {
 				b = append(b, ',', '[')
 			}
-			b = strconv.AppendInt(b, id, 10)
+			b = appendID(b, id)
 			b = append(b, ',')
 			b = appendKey(b, r.key.Namespace, r.key.Name)
 			b = append(b, ']')
@@ -205,7 +206,7 @@ func (f *frameEncoder) appendFrame(b []byte, recs []record, causes []Cause) ([]b
 		b = append(b, '[')
 		b = appendSmallInt(b, int64(r.tr))
 		b = append(b, ',')
-		b = strconv.AppendInt(b, f.scratch[i], 10)
+		b = appendID(b, f.scratch[i])
 		b = append(b, ',')
 		b = appendSmallInt(b, r.at-t0)
 		extra := r.dueAt != 0 || r.delayMs != 0 || r.failures != 0 || r.cause > 0 || r.plain
@@ -546,3 +547,49 @@ func appendSmallInt(b []byte, v int64) []byte {
 	}
 	return strconv.AppendInt(b, v, 10)
 }
+
+// appendID is strconv.AppendInt(b, v, 10) for a frame's key ids (small positive numbers, usually several
+// digits): formatted in place, two digits per step, without strconv's general path (which cost the writer
+// about 20 ns an item, a third of a frame's encoding). Any other value goes through strconv.
+func appendID(b []byte, v int64) []byte {
+	if v < 0 || v >= 1e8 {
+		return strconv.AppendInt(b, v, 10)
+	}
+	if v < 10 {
+		return append(b, byte('0'+v))
+	}
+	n := 1
+	for x := v; x >= 10; x /= 10 {
+		n++
+	}
+	b = slices.Grow(b, n)
+	b = b[:len(b)+n]
+	i := len(b)
+	u := uint32(v)
+	for u >= 100 {
+		d := (u % 100) * 2
+		u /= 100
+		i -= 2
+		b[i], b[i+1] = digitPairs[d], digitPairs[d+1]
+	}
+	if u >= 10 {
+		i -= 2
+		b[i], b[i+1] = digitPairs[u*2], digitPairs[u*2+1]
+	} else {
+		i--
+		b[i] = byte('0' + u)
+	}
+	return b
+}
+
+// digitPairs holds "00" to "99" (appendID).
+const digitPairs = "00010203040506070809" +
+	"10111213141516171819" +
+	"20212223242526272829" +
+	"30313233343536373839" +
+	"40414243444546474849" +
+	"50515253545556575859" +
+	"60616263646566676869" +
+	"70717273747576777879" +
+	"80818283848586878889" +
+	"90919293949596979899"

@@ -401,3 +401,20 @@ func TestAppendSmallInt(t *testing.T) {
 		}
 	}
 }
+
+// appendID writes what strconv.AppendInt writes, for every id a frame may hold and the values it hands to
+// strconv.
+func TestAppendIDMatchesStrconv(t *testing.T) {
+	vals := []int64{-1, 0, 1, 9, 10, 11, 99, 100, 101, 999, 1000, 1e7 - 1, 1e7, 1e8 - 1, 1e8, 1 << 40}
+	for v := int64(0); v < 200_000; v++ {
+		vals = append(vals, v)
+	}
+	for v := int64(200_000); v < 1e8; v += 997 {
+		vals = append(vals, v)
+	}
+	for _, v := range vals {
+		if got, want := string(appendID([]byte("x"), v)), string(strconv.AppendInt([]byte("x"), v, 10)); got != want {
+			t.Fatalf("appendID(%d) = %q, want %q", v, got, want)
+		}
+	}
+}

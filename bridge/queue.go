@@ -67,8 +67,12 @@ type Queue struct {
 	gated atomic.Bool
 	// nFailing is len(failing), for the hot path (written under mu, only when a key starts or stops failing).
 	nFailing atomic.Int32
-	_        [64]byte
-	// getters counts workers inside the inner queue's Get.
+	// countGetters: getters is kept (queueConfig.countGetters; tests only).
+	countGetters bool
+	_            [64]byte
+	// getters counts workers inside the inner queue's Get when countGetters is set (tests wait for it); else it
+	// stays 0. Not kept by default: two atomic read-modify-writes per Get on a line every worker writes cost the
+	// controller's hot path for nothing it uses.
 	getters atomic.Int32
 	_       [60]byte
 
@@ -206,6 +210,8 @@ type queueConfig struct {
 	// custom, for a controller with a custom request type (typed.go): its keys as reconcile.Requests, and its
 	// inner queue (of the controller's own type) seen through them. nil: the inner queue is built here.
 	custom *customKeys
+	// countGetters keeps Queue.getters (tests that wait for a worker inside the inner Get).
+	countGetters bool
 }
 
 // customKeys is how a Queue over a controller with a custom request type (typed.go) reaches its inner queue and
@@ -243,16 +249,17 @@ func newQueue(cfg queueConfig) *Queue {
 		cfg.clock = clock.RealClock{}
 	}
 	q := &Queue{
-		name:        cfg.name,
-		hub:         cfg.hub,
-		clock:       cfg.clock,
-		priority:    cfg.priorityQueue,
-		limiter:     cfg.limiter,
-		keys:        map[reconcile.Request]*keyState{},
-		failing:     map[reconcile.Request]struct{}{},
-		log:         newOpLog(),
-		info:        cfg.info,
-		framePrefix: framePrefix(cfg.name),
+		name:         cfg.name,
+		countGetters: cfg.countGetters,
+		hub:          cfg.hub,
+		clock:        cfg.clock,
+		priority:     cfg.priorityQueue,
+		limiter:      cfg.limiter,
+		keys:         map[reconcile.Request]*keyState{},
+		failing:      map[reconcile.Request]struct{}{},
+		log:          newOpLog(),
+		info:         cfg.info,
+		framePrefix:  framePrefix(cfg.name),
 
 		workersStarted: make(chan struct{}),
 		stopped:        make(chan struct{}),
@@ -583,9 +590,13 @@ func (q *Queue) GetWithPriority() (reconcile.Request, int, bool) {
 	}
 	var tok *stepToken
 	if !q.gated.Load() {
-		q.getters.Add(1)
+		if q.countGetters {
+			q.getters.Add(1)
+		}
 		key, prio, shutdown := q.inner.GetWithPriority()
-		q.getters.Add(-1)
+		if q.countGetters {
+			q.getters.Add(-1)
+		}
 		if shutdown {
 			return key, prio, shutdown
 		}
@@ -638,11 +649,15 @@ func (q *Queue) GetWithPriority() (reconcile.Request, int, bool) {
 				continue
 			}
 		}
-		q.getters.Add(1)
+		if q.countGetters {
+			q.getters.Add(1)
+		}
 		q.mu.Unlock()
 		key, prio, shutdown := q.inner.GetWithPriority()
 		q.mu.Lock()
-		q.getters.Add(-1)
+		if q.countGetters {
+			q.getters.Add(-1)
+		}
 		if shutdown {
 			if tok != nil && !tok.satisfied {
 				tok.claimed = false

@@ -26,7 +26,7 @@ func prio(p int) priorityqueue.AddOpts { return priorityqueue.AddOpts{Priority: 
 func testQueue(t *testing.T, pq bool) (*Queue, *hub) {
 	t.Helper()
 	h := newHub("", "", nil)
-	q := newQueue(queueConfig{name: fmt.Sprintf("test-%s-%v", t.Name(), pq), priorityQueue: pq, hub: h})
+	q := newQueue(queueConfig{name: fmt.Sprintf("test-%s-%v", t.Name(), pq), priorityQueue: pq, hub: h, countGetters: true})
 	t.Cleanup(q.ShutDown)
 	return q, h
 }
