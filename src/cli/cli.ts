@@ -36,6 +36,7 @@ import type { GoProcess } from '../core/bridge/goProcess.ts';
 import { GoControllerNotAnnouncedError, programExitHint, runGoController } from '../core/bridge/runGoController.ts';
 import { findGoMod, forbiddenCacheList, goLaunchProblem, uninstalledKindProblem, unservedKind } from '../core/bridge/goModule.ts';
 import { PROTOCOL } from '../core/bridge/protocol.ts';
+import { leaseHolderReader } from '../core/bridge/leaseWait.ts';
 import { crdManifestsFor, findCrdManifests } from '../core/k8s/crdManifests.ts';
 import { dirname, relative, resolve } from 'node:path';
 import { describeExit } from '../core/bridge/launcher.ts';
@@ -1348,6 +1349,8 @@ async function startGoController(args: CliArgs, io: CliIo, log: Logger, s: Sessi
           : `the controller named ${args.controller} reconciling ${wanted}: pass --controller and --resource of the one to follow`,
     ...(args.controller !== undefined ? { wantedName: args.controller } : {}),
     noticeAfterMs: Math.min(10_000, args.goWaitMs ?? 10_000),
+    // A program waiting for leader election: the notice names the Lease's holder, read through this connection.
+    leaseHolder: leaseHolderReader(s.client),
     ...(args.goWaitMs !== undefined ? { waitMs: args.goWaitMs } : {}),
     // Ctrl+C while the program builds or starts stops it (gracefully) rather than waiting for its announcement.
     ...((signal ?? interrupts.get(store)) ? { signal: (signal ?? interrupts.get(store))! } : {}),
