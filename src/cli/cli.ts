@@ -36,6 +36,7 @@ import type { GoProcess } from '../core/bridge/goProcess.ts';
 import { GoControllerNotAnnouncedError, programExitHint, runGoController } from '../core/bridge/runGoController.ts';
 import { findGoMod, forbiddenCacheList, goLaunchProblem, uninstalledKindProblem, unservedKind } from '../core/bridge/goModule.ts';
 import { PROTOCOL } from '../core/bridge/protocol.ts';
+import { leaseHolderReader } from '../core/bridge/leaseWait.ts';
 import { crdManifestsFor, findCrdManifests } from '../core/k8s/crdManifests.ts';
 import { dirname, relative, resolve } from 'node:path';
 import { describeExit } from '../core/bridge/launcher.ts';
@@ -407,6 +408,16 @@ function goProjectDir(go: readonly string[] | undefined): string {
 }
 
 /**
+ * Says once, on stderr, that `--namespace` does not apply to `resource` when it is cluster-scoped: kubectl ignores it
+ * for such a resource, and so does every command here (every object of it is in scope), so nobody should believe a
+ * run is limited to that namespace. Nothing for a namespaced resource or without `-n`.
+ */
+function noteClusterScopedNamespace(io: CliIo, resource: ResourceInfo, namespace: string | undefined): void {
+  if (resource.namespaced || namespace === undefined) return;
+  io.stderr(`reconcile-lab: note: ${resource.group ? `${resource.resource}.${resource.group}` : resource.resource} is cluster-scoped: --namespace ${namespace} does not apply to it and is ignored (every object of it is in scope)\n`);
+}
+
+/**
  * `--go` without `--resource`: makes the session's resource the one `controller` reconciles (as the bridge announced
  * it: "buckets.storage.example.org", "deployments.apps", "configmaps"). Throws a usage error when the controller does
  * not name one the server serves.
@@ -438,8 +449,8 @@ async function connect(args: CliArgs, io: CliIo, log: Logger): Promise<Session> 
     io.stderr(`reconcile-lab: note: no --resource: ${args.reconciler.kind === 'module' ? 'the module' : 'the program'} reconciles ${resource.group ? `${resource.resource}.${resource.group}` : resource.resource} (the default, the built-in lab reconciler's resource); pass --resource <plural.group> for your own kind\n`);
   }
   const owned = args.owns.map((o) => resolveResource(resources, o, '--owns'));
-  // kubectl ignores --namespace for a cluster-scoped resource; say so, so that nobody believes a run is limited to it.
-  if (!fromProgram && !resource.namespaced && args.namespace !== undefined) io.stderr(`reconcile-lab: ${resource.group ? `${resource.resource}.${resource.group}` : resource.resource} is cluster-scoped: --namespace ${args.namespace} does not apply (every object of it is in scope)\n`);
+  // With --go and no --resource the scope is known once the program names its resource (followResourceOf).
+  if (!fromProgram) noteClusterScopedNamespace(io, resource, args.namespace);
   const ctxNs = kc.getContextObject(kc.getCurrentContext())?.namespace;
   const current = kc.getCurrentCluster();
   const cluster = { name: kc.getCurrentContext(), ...(current?.server ? { server: current.server } : {}), local: isLocalControlPlane(current?.name, current?.server) };
@@ -1338,6 +1349,8 @@ async function startGoController(args: CliArgs, io: CliIo, log: Logger, s: Sessi
           : `the controller named ${args.controller} reconciling ${wanted}: pass --controller and --resource of the one to follow`,
     ...(args.controller !== undefined ? { wantedName: args.controller } : {}),
     noticeAfterMs: Math.min(10_000, args.goWaitMs ?? 10_000),
+    // A program waiting for leader election: the notice names the Lease's holder, read through this connection.
+    leaseHolder: leaseHolderReader(s.client),
     ...(args.goWaitMs !== undefined ? { waitMs: args.goWaitMs } : {}),
     // Ctrl+C while the program builds or starts stops it (gracefully) rather than waiting for its announcement.
     ...((signal ?? interrupts.get(store)) ? { signal: (signal ?? interrupts.get(store))! } : {}),
@@ -1371,6 +1384,8 @@ async function startGoController(args: CliArgs, io: CliIo, log: Logger, s: Sessi
   goPrograms.set(store, r.process);
   if (s.resourceFromProgram) {
     followResourceOf(s, r.controller, goProjectDir(args.go));
+    // Only now is the scope known: a -n given for the program's cluster-scoped resource is said to be ignored.
+    noteClusterScopedNamespace(io, s.resource, args.namespace);
     const p = r.process;
     if (args.controller === undefined) s.followedByDefault = { name: r.controller.name, announced: () => p.controllers.map((c) => c.name) };
   }
@@ -1405,6 +1420,7 @@ async function learnResourceFromProgram(args: CliArgs, io: CliIo, log: Logger, s
     // `signal`: Ctrl+C stops the program while it starts (it is not the command's store, which runCli disposes).
     await startGoController(args, { ...io, stderr: () => {} }, log, s, store, true, journal, false, signal);
     if (!args.json && !args.markdown) io.stderr(`reconcile-lab: checking ${resourceName(s)}, the resource of the first controller the program sets up (pass --resource to choose)\n`);
+    noteClusterScopedNamespace(io, s.resource, args.namespace); // said to the silenced stderr above
   } catch (e) {
     // The program ended before it announced a controller: its own last lines say why.
     const ending = await programEndings.get(store)?.(PROGRAM_GONE_GRACE_MS);
@@ -1772,10 +1788,12 @@ async function noteMissingNamespace(io: CliIo, s: Session, namespace: string, co
 
 /**
  * `--namespace` with `--go` (run, or step without a key): the program reconciles what its own manager's cache holds,
- * whatever the flag says, so say once that the flag only completes keys (nothing when it was not given).
+ * whatever the flag says, so say once that the flag only completes keys (nothing when it was not given, nor for a
+ * cluster-scoped resource, where {@link noteClusterScopedNamespace} says it is ignored).
  */
-function noteGoNamespace(io: CliIo, args: CliArgs): void {
-  if (args.namespace === undefined) return;
+function noteGoNamespace(io: CliIo, args: CliArgs, s: Session): void {
+  // A cluster-scoped resource: noteClusterScopedNamespace said already that the flag is ignored (keys have no namespace).
+  if (args.namespace === undefined || !s.resource.namespaced) return;
   io.stderr(`reconcile-lab: note: --namespace ${args.namespace} does not limit a Go program: it reconciles what its manager's cache holds (its cache.Options); --namespace only completes a key given without its namespace\n`);
 }
 
@@ -1801,7 +1819,7 @@ async function step(args: CliArgs, io: CliIo, log: Logger, s: Session, store: Di
   if (key && controller instanceof RemoteController) await labelsFromServer(s, controller, key);
   // A typo in a key or namespace reconciles nothing real: say so (still a legitimate step: a deleted object's key).
   if (key && !(controller instanceof RemoteController && controller.announcement.requestType)) await noteMissingKey(io, s, key);
-  else if (!key && args.go) noteGoNamespace(io, args);
+  else if (!key && args.go) noteGoNamespace(io, args, s);
   else if (!key && args.namespace && s.resource.namespaced) await noteMissingNamespace(io, s, args.namespace, 'nothing is queued from there');
   // With --reconcile-timeout, a reconcile that ignores its aborted signal would hold a one-shot step for ever: it is
   // given up STEP_ABANDON_GRACE_MS after its deadline (stopping the controller abandons it), and the step fails.
@@ -1871,7 +1889,7 @@ async function run(args: CliArgs, io: CliIo, log: Logger, s: Session, store: Dis
     }
   }, beforeStart.signal);
   summary ??= new RunSummary(controller.name);
-  if (args.go) noteGoNamespace(io, args);
+  if (args.go) noteGoNamespace(io, args, s);
   else if (args.namespace && s.resource.namespaced) await noteMissingNamespace(io, s, args.namespace, 'the loop watches it and reconciles what is created there');
   if (!args.json) {
     const st = controller.status();

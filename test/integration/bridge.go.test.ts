@@ -18,7 +18,7 @@ import { createNamespace, getTestCluster, installCrd, waitUntil, type TestCluste
 import { buildGoSample, haveGo, installDelve, sampleDir } from './support/goSample.ts';
 import { GoLaunches } from './support/goLaunch.ts';
 import { DapClient } from './support/dap.ts';
-import { runCliProcess } from './support/cli.ts';
+import { runCliProcess, runCliUntil } from './support/cli.ts';
 import { sampleDocs } from './reconcilers.support.ts';
 
 const WIDGETS: GroupVersionResource = { group: 'lab.reconcile.dev', version: 'v1alpha1', resource: 'widgets' };
@@ -206,6 +206,23 @@ describe('the Go sample controller through the bridge', { skip: (!haveGo() && 'g
     assert.equal(starts(journal, key).length, 0, 'a dry-run does not count as a reconcile of the queue');
     assert.equal(c.keyState(key)?.phase, 'queued', 'the key is still queued');
     assert.ok(journal.entries({ kinds: ['write'] }).every((e) => e.kind !== 'write' || e.dryRun));
+  });
+
+  test('CLI run --go with leader election on while another instance holds the Lease: the notice names the Lease and its holder, read from the cluster', { timeout: 180_000 }, async () => {
+    const ns = await createNamespace(cluster.transport, 'go-lease');
+    // The sample's Lease (LeaderElectionID widget-sample.lab.reconcile.dev) as another instance holds it, for an hour.
+    const now = new Date().toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
+    await client.create(LEASES, {
+      apiVersion: 'coordination.k8s.io/v1',
+      kind: 'Lease',
+      metadata: { name: 'widget-sample.lab.reconcile.dev', namespace: ns },
+      spec: { holderIdentity: 'other-laptop_0f3c', leaseDurationSeconds: 3600, acquireTime: now, renewTime: now },
+    });
+    const go = [bin, ...sampleArgs(ns, { leaderElect: true, namespace: ns })].join(' ');
+    const r = await runCliUntil(['run', '--kubeconfig', cluster.kubeconfigPath, '--go', go], (_, err) => err.includes('waits for leader election'), 'the notice about the lease', { timeoutMs: 120_000 });
+    assert.match(r.stderr, new RegExp(`connected \\(pid \\d+\\) but announced no controller yet: it waits for leader election: Lease ${ns}/widget-sample\\.lab\\.reconcile\\.dev is held by other-laptop_0f3c \\(another instance of your program`), r.stderr);
+    assert.match(r.stderr, /Stop the other instance, or run with --leader-elect=false \(leader election is not needed/, r.stderr);
+    assert.equal(r.stderr.split('waits for leader election').length, 2, `said once:\n${r.stderr}`);
   });
 
   test('CLI report --go: --dry-run plans every object of the namespace (planned child create as a diff, nothing persisted); live, a key is reconciled with its writes and status', { timeout: 240_000 }, async () => {

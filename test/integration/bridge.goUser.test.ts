@@ -293,6 +293,15 @@ describe('a user-shaped Go controller (two controllers, a cluster-scoped CRD) th
     assert.doesNotMatch(scoped.stderr, /the loop watches it|in nowhere-h1/, scoped.stderr);
   });
 
+  test('CLI run --go -n on the program\'s cluster-scoped resource (Harbors): one note that --namespace does not apply and is ignored, whether the program or --resource names it', { timeout: 180_000 }, async () => {
+    const note = /^reconcile-lab: note: harbors\.fleet\.example\.io is cluster-scoped: --namespace nowhere-h2 does not apply to it and is ignored \(every object of it is in scope\)$/m;
+    for (const resource of [[], ['--resource', 'harbors.fleet.example.io']]) {
+      const r = await runCliUntil(['run', '--kubeconfig', cluster.kubeconfigPath, '--controller', 'harbor-keeper', '-n', 'nowhere-h2', ...resource, '--go', `${bin} --health-probe-bind-address=0 --metrics-bind-address=0`], (_, err) => err.includes('running on'), 'the banner');
+      assert.match(r.stderr, note, r.stderr);
+      assert.equal(r.stderr.split('\n').filter((l) => l.includes('nowhere-h2')).length, 1, `said once, and no other note about the namespace:\n${r.stderr}`);
+    }
+  });
+
   test('CLI run --go (text mode) runs the program\'s other controllers too, not only the followed one: their reconciles show, labelled', { timeout: 180_000 }, async () => {
     // Text mode starts the program paused (the banner comes first) and then resumed only the followed controller:
     // the others' queues filled and never ran, though run runs the whole program. --json never paused, so it hid this.

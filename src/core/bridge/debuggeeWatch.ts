@@ -1,17 +1,14 @@
 import type { Clock, TimerHandle } from '../clock.ts';
 import type { Event } from '../event.ts';
 import type { Disposable } from '../lifecycle.ts';
+import { LeaseWaitReader, type LeaseRef } from './leaseWait.ts';
+
+export type { LeaseRef };
 
 /** The subset of a bridge hub a {@link DebuggeeWatch} reads: its processes and their controllers' announcements. */
 export interface DebuggeeHub {
   readonly processes: ReadonlyArray<{ readonly pid: number; readonly controllers: readonly unknown[] }>;
   readonly onDidAddController: Event<{ readonly process: { readonly pid: number } }>;
-}
-
-/** Where a program's client-go leader election waits: the Lease it tries to acquire. */
-export interface LeaseRef {
-  readonly namespace: string;
-  readonly name: string;
 }
 
 export interface DebuggeeWatchOptions {
@@ -26,23 +23,13 @@ export interface DebuggeeWatchOptions {
    * cmd/main.go:7 defaults to true"). Undefined when it looks off or unknown.
    */
   leaderElection?: { flag: string; why: string };
-  /** The holder of `lease` (its spec.holderIdentity), read from the cluster; undefined when it cannot be read. */
+  /** The holder of `lease` (its spec.holderIdentity), read from the cluster (leaseWait.ts's leaseHolderReader); undefined when it cannot be read. */
   leaseHolder?: (lease: LeaseRef) => Promise<string | undefined>;
   /** Told at most once: why the debugged program shows nothing in the views yet. */
   onNotice: (message: string) => void;
   /** How long the program runs (not stopped in the debugger) without announcing a controller before the notice. Default 20 s. */
   noticeAfterMs?: number;
 }
-
-/**
- * client-go's leaderelection log line as it starts to wait for the lease, in its forms: klog's format string (client-go
- * before v0.35: `attempting to acquire leader lease <ns>/<name>...`) and the structured message with a `lock` value
- * (`"Attempting to acquire leader lease..." lock="<ns>/<name>"` in klog's text, `{"lock": "<ns>/<name>"}` through
- * controller-runtime's zap logger, JSON). Groups 1–2 or 3–4: the namespace and the name.
- */
-const ACQUIRING = /attempting to acquire leader lease(?: ([a-z0-9.-]+)\/([a-z0-9.-]+?)\.{3}|.*?\block"?\s*[:=]\s*"?([a-z0-9.-]+)\/([a-z0-9.-]+))/i;
-/** client-go's log line once the lease is held (either form). */
-const ACQUIRED = /successfully acquired lease/i;
 
 /**
  * Why a program debugged with Reconcile Lab (F5) shows nothing in the views: a debug session has no progress
@@ -77,8 +64,7 @@ export class DebuggeeWatch implements Disposable {
   /** Told, or no longer to be told (a controller announced, or disposed). */
   private done = false;
   private disposed = false;
-  private lease: LeaseRef | undefined;
-  private partial = '';
+  private readonly leases = new LeaseWaitReader();
 
   constructor(o: DebuggeeWatchOptions) {
     this.o = o;
@@ -113,13 +99,7 @@ export class DebuggeeWatch implements Disposable {
   /** Output of the debuggee (the adapter's `output` events, in any chunks): read for client-go's lease lines. */
   output(text: string): void {
     if (this.done) return;
-    const lines = (this.partial + text).split(/\r?\n/);
-    this.partial = (lines.pop() ?? '').slice(-4096);
-    for (const line of lines) {
-      if (ACQUIRED.test(line)) this.lease = undefined;
-      const m = ACQUIRING.exec(line);
-      if (m) this.lease = { namespace: (m[1] ?? m[3])!, name: (m[2] ?? m[4])! };
-    }
+    this.leases.write(text);
   }
 
   private isDebuggee(p: { readonly pid: number }): boolean {
@@ -146,7 +126,7 @@ export class DebuggeeWatch implements Disposable {
     const mine = this.o.hub.processes.filter((p) => this.isDebuggee(p));
     if (mine.some((p) => p.controllers.length > 0)) return this.finish();
     this.finish();
-    const lease = this.lease;
+    const lease = this.leases.lease;
     if (!lease) return this.o.onNotice(this.message(mine.map((p) => p.pid)));
     const holder = this.o.leaseHolder ? this.o.leaseHolder(lease).catch(() => undefined) : Promise.resolve(undefined);
     void holder.then((h) => {

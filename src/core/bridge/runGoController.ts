@@ -6,6 +6,7 @@ import type { BridgeHub } from './bridgeHub.ts';
 import { addressInUseHint, cacheSyncHint, forbiddenCacheHint, leaderElectionNamespaceHint, goCompileErrors, goExitDetails, goModTidyHint, webhookCertHint, type GoCompileError, type GoExitDetails } from './goModule.ts';
 import type { GoProcess } from './goProcess.ts';
 import { describeExit, launchProcess, leaderElectionFlag, leaderElectionFlagText, processGroupOf, type LaunchedProcess, type LaunchSpec } from './launcher.ts';
+import { LeaseWaitReader, type LeaseRef } from './leaseWait.ts';
 import type { BridgeRefusal } from './listener.ts';
 import type { RemoteController } from './remoteController.ts';
 
@@ -65,11 +66,17 @@ export interface RunGoControllerOptions {
   onOutput?: (line: string, stream: 'stdout' | 'stderr') => void;
   /**
    * Told once when no controller was announced `noticeAfterMs` after the launch (default 20 s): whether the
-   * program has not dialled the bridge yet or dialled and announced nothing, and what usually causes it.
-   * Default: a warning on `log`.
+   * program has not dialled the bridge yet or dialled and announced nothing, and what usually causes it; when its
+   * output says it waits for a leader-election Lease (client-go's "attempting to acquire leader lease ns/name"), that
+   * Lease and, read through `leaseHolder`, who holds it. Default: a warning on `log`.
    */
   onNotice?: (message: string) => void;
   noticeAfterMs?: number;
+  /**
+   * The holder of a Lease (its spec.holderIdentity) read from the cluster (leaseHolderReader of the connection's
+   * client), for the notice; undefined when it cannot be read. Without it the notice names the Lease only.
+   */
+  leaseHolder?: (lease: LeaseRef) => Promise<string | undefined>;
   signal?: AbortSignal;
   /** Told the launched process at once (before it announced anything). */
   onLaunched?: (launched: LaunchedProcess) => void;
@@ -220,6 +227,11 @@ export async function runGoController(o: RunGoControllerOptions): Promise<Runnin
     throw e;
   }
   if (o.onOutput) launched.onOutput((l) => o.onOutput!(l.line, l.stream));
+  // The Lease its leader election waits for, if it says so: the notice names it (until the run ends).
+  const leases = new LeaseWaitReader();
+  const leaseLines = launched.onOutput((l) => leases.line(l.line));
+  /** The run ended (resolved or rejected): a holder read still under way tells nothing. */
+  let ended = false;
   const waitMs = o.waitMs ?? 300_000;
   const wait = new AbortController();
   // `go run` (also `go -C dir run`): the program is compiled first, silently, for minutes on a cold build cache.
@@ -291,6 +303,15 @@ export async function runGoController(o: RunGoControllerOptions): Promise<Runnin
     if (o.wanted) noticeTimer = o.clock.setTimeout(check, noticeAfterMs);
     if (noticed) return;
     noticed = true;
+    const lease = leases.lease;
+    if (lease) {
+      const holder = o.leaseHolder ? o.leaseHolder(lease).catch(() => undefined) : Promise.resolve(undefined);
+      void holder.then((h) => {
+        // Announced (or ended) while the holder was read: nothing to say any more.
+        if (!ended) notice(leaseWaitNotice(commandLine, connected.map((p) => p.pid), lease, h, o.spec.args));
+      });
+      return;
+    }
     notice(
       connected.length
         ? `${commandLine} connected (pid ${connected.map((p) => p.pid).join(', ')}) but announced no controller yet: each controller needs WithOptions(bridge.Options(mgr, name, …)) in its SetupWithManager; its queue is announced when the manager starts the controller (after winning leader election when that is on).${leaderElectionNote(o.spec.args)}`
@@ -330,6 +351,8 @@ export async function runGoController(o: RunGoControllerOptions): Promise<Runnin
     launched.dispose();
     throw e;
   } finally {
+    ended = true;
+    leaseLines.dispose();
     waiting.set(o.hub, (waiting.get(o.hub) ?? 1) - 1);
     o.clock.clearTimeout(timer);
     if (noticeTimer !== undefined) o.clock.clearTimeout(noticeTimer);
@@ -362,6 +385,22 @@ export function leaderElectionNote(args: readonly string[]): string {
   const name = flag.split(' ')[0]!.replace(/=.*$/, '');
   const runsWith = flag.includes(' ') ? `${leaderElectionFlagText(flag)};` : `${flag}:`;
   return ` It runs with ${runsWith} its controllers start only after it wins the lease, and another instance of your program holding it (make run in a terminal, the operator deployed in this cluster) keeps it waiting until that one stops and the lease expires. Stop the other instance, or run with ${name}=false (leader election is not needed to debug a controller).`;
+}
+
+/**
+ * The notice for a program that announced no controller and logged it waits for the leader-election Lease `lease`
+ * (client-go's "attempting to acquire leader lease"): the Lease, its holder when it could be read, and the two ways
+ * out. `pids`: the program's processes connected to the bridge (none yet: it has not connected). The flag named is the
+ * one among `args` that turns leader election on, else kubebuilder's `--leader-elect`.
+ */
+export function leaseWaitNotice(commandLine: string, pids: readonly number[], lease: LeaseRef, holder: string | undefined, args: readonly string[]): string {
+  const given = leaderElectionFlag(args);
+  const flag = given ? given.split(' ')[0]!.replace(/=.*$/, '') : '--leader-elect';
+  const state = pids.length ? `connected (pid ${pids.join(', ')}) but announced no controller yet` : 'announced no controller yet';
+  const held = holder ? `is held by ${holder}` : 'is held by another instance';
+  // `--leader-elect false` turns it on (a Go bool flag takes its value only after "="): say why it runs with it.
+  const yours = !given ? ' (or the flag of your program that turns leader election off)' : given.includes(' ') ? ` (it runs with ${leaderElectionFlagText(given)})` : '';
+  return `${commandLine} ${state}: it waits for leader election: Lease ${lease.namespace}/${lease.name} ${held} (another instance of your program: make run in a terminal, the operator deployed in this cluster, a debug session). Its controllers start only once it holds the lease, when that instance stops and the lease expires. Stop the other instance, or run with ${flag}=false${yours} (leader election is not needed to debug a controller).`;
 }
 
 /** ` Last output:` and the lines (each on its own line), or '' when the program printed nothing. */

@@ -14,13 +14,15 @@ import { predicatesFromExport } from '../controller/predicateSpec.ts';
 import type { WorkQueueKind } from '../workqueue/priorityQueue.ts';
 import { closestNames, unknownFields } from '../text/closest.ts';
 import { claimStrayErrors } from './strayErrors.ts';
+import { isErrorValue, nonErrorThrowMessage } from './thrownValue.ts';
 import { moduleIndexesFromExport, type ModuleIndex } from './moduleIndexes.ts';
 
 /** The shape a user module exports: `export async function reconcile(request, ctx)` (or a default export of it). */
 export type ReconcileFunction = (request: Request, ctx: ReconcileContext) => Promise<Result | void> | Result | void;
 
 /**
- * `throw`: a JavaScript runtime error (TypeError, ReferenceError, …) thrown by the module's code while reconciling.
+ * `throw`: a JavaScript runtime error (TypeError, ReferenceError, …) thrown by the module's code while reconciling,
+ * or a value thrown that is not an Error (a string, an object).
  * `export`: no `reconcile` function is exported. `config`: the `predicates`, `options`, `checkTransitions` or `indexes`
  * exports are wrong (only the `controllerConfig()` of {@link createModuleReconciler} throws it).
  */
@@ -441,7 +443,12 @@ export function locateModuleSyntaxError(source: string, filename: string, messag
  * as a {@link ModuleReconcilerError}; nothing crashes the host. A throw while
  * evaluating, and a JavaScript runtime error (TypeError, ReferenceError, …)
  * from `reconcile()`, carry the module's own frames mapped to its source files
- * (kind `throw` for the latter, the original error as `cause`); any other
+ * (kind `throw` for the latter, the original error as `cause`). A value thrown
+ * that is not an Error (`throw 'not ready'`, `throw { code: 1 }`) is a
+ * ModuleReconcilerError of kind `throw` too, showing the value (cut short,
+ * Secret values masked: {@link nonErrorThrowMessage}) with the advice to throw
+ * an Error, the value as `cause` (a `{ terminal: true }` stays terminal, a
+ * `priority` is kept); any other
  * error `reconcile()` throws propagates unchanged (terminal stays terminal). Each build's
  * compiled file lives in a temp dir only while it is imported, so nothing is
  * left on disk; `dispose()` drops the loaded module.
@@ -668,6 +675,13 @@ export function createModuleReconciler(options: ModuleReconcilerOptions): Reconc
       if (e instanceof Error && RUNTIME_ERRORS.has(e.name)) {
         const at = userFrames(e.stack, frames);
         if (at.length) throw new ModuleReconcilerError('throw', `${e.name}: ${e.message}${at.map((l) => `\n    ${l}`).join('')}`, { cause: e });
+      }
+      // A thrown string or object has no message or stack the views could show: say what it was, and what to throw.
+      // Its `terminal` is still read through the cause; its `priority` (read from the error itself) is kept here.
+      if (!isErrorValue(e)) {
+        const wrapped = new ModuleReconcilerError('throw', nonErrorThrowMessage(e), { cause: e });
+        const priority = typeof e === 'object' && e !== null ? (e as { priority?: unknown }).priority : undefined;
+        throw priority === undefined ? wrapped : Object.assign(wrapped, { priority });
       }
       throw e;
     }

@@ -5,6 +5,7 @@ import * as ui from '../ui.ts';
 import { DisposableStore, toDisposable } from '../../core/lifecycle.ts';
 import { BridgeHub } from '../../core/bridge/bridgeHub.ts';
 import { DebuggeeWatch } from '../../core/bridge/debuggeeWatch.ts';
+import { leaseHolderReader } from '../../core/bridge/leaseWait.ts';
 import { livenessLabel, type GoProcess } from '../../core/bridge/goProcess.ts';
 import { defaultGoLaunch, describeExit, kubeconfigReplacedNote, launchSpecOf, type LaunchedProcess, type LaunchSpec, type ProcessExit } from '../../core/bridge/launcher.ts';
 import { GoProgramExitError, programExitHint, runGoController } from '../../core/bridge/runGoController.ts';
@@ -41,8 +42,6 @@ const RUN_WITHOUT_WEBHOOKS = 'Run Without Webhooks';
 const SHOW_OUTPUT = 'Show Output';
 const INSTALL_CRD = 'Install CRD';
 const INSTALL_CRDS = 'Install CRDs';
-/** Where client-go's leader election keeps its lock (a debugged program waiting for one names its holder). */
-const LEASE_GVR = { group: 'coordination.k8s.io', version: 'v1', resource: 'leases' } as const;
 /**
  * How long a kind the launched program's output names as not served waits before it is told: long enough for the
  * bridge's announcement of a controller reconciling that kind (sent as the controller starts, before its sources
@@ -292,6 +291,8 @@ export class GoControllers implements vscode.Disposable {
         log: this.lab.log.child({ goController: req.spec.command }),
         env: session.kubeconfigPath ? { KUBECONFIG: session.kubeconfigPath } : {},
         waitMs: req.waitMs,
+        // The notice names the Lease the program waits for and its holder, read through the connection.
+        leaseHolder: leaseHolderReader(session.client),
         onOutput: (line) => {
           out.appendLine(line);
           const k = unservedKindInOutput(line);
@@ -517,11 +518,7 @@ export class GoControllers implements vscode.Disposable {
       hub,
       name: o.name,
       ...(o.leaderElection ? { leaderElection: o.leaderElection } : {}),
-      leaseHolder: async (lease) => {
-        const l = await session.client.get(LEASE_GVR, lease.namespace, lease.name);
-        const holder = (l.spec as { holderIdentity?: unknown } | undefined)?.holderIdentity;
-        return typeof holder === 'string' && holder ? holder : undefined;
-      },
+      leaseHolder: leaseHolderReader(session.client),
       onNotice: (message) => {
         this.lab.log.info('the debugged program shows nothing yet', { session: o.name });
         void ui.warn(message);

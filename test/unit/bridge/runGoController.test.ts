@@ -6,12 +6,13 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { BridgeHub } from '../../../src/core/bridge/bridgeHub.ts';
-import { GoControllerNotAnnouncedError, leaderElectionNote, runGoController } from '../../../src/core/bridge/runGoController.ts';
+import { GoControllerNotAnnouncedError, leaderElectionNote, leaseWaitNotice, runGoController } from '../../../src/core/bridge/runGoController.ts';
 import { Journal } from '../../../src/core/journal/journal.ts';
 import { FakeClock } from '../../fakes/fakeClock.ts';
 import { Peer, until } from './peer.ts';
 
-type WaitOptions = Omit<Parameters<typeof runGoController>[0], 'hub' | 'spec' | 'clock'>;
+/** runGoController's options the test gives; `spec` (default `sleep 600`) may be another program. */
+type WaitOptions = Omit<Parameters<typeof runGoController>[0], 'hub' | 'spec' | 'clock'> & { spec?: Parameters<typeof runGoController>[0]['spec'] };
 
 /**
  * A run of `sleep 600` waiting for a controller on a fresh hub with a fake clock. outcome() is undefined while it
@@ -312,4 +313,68 @@ test('the advice to build a go run program once names its package, go\'s own fla
     'build it once (go -C operator build -o bin/manager -tags e2e .) and pass the binary, e.g. --go operator/bin/manager',
   );
   assert.equal(buildOnceAdvice(['go', 'run']), 'build it once (go build -o bin/manager <package>) and pass the binary, e.g. --go ./bin/manager');
+});
+
+test('a program that logs it waits for a leader-election Lease: the notice names the Lease and its holder read through leaseHolder; without a holder, the Lease alone', async () => {
+  for (const [holder, line, want] of [
+    [async () => 'laptop_1a2b3c', 'I1207 04:40:00.123456   4242 leaderelection.go:257] attempting to acquire leader lease kube-system/foo...', /^sh -c .* connected \(pid \d+\) but announced no controller yet: it waits for leader election: Lease kube-system\/foo is held by laptop_1a2b3c \(another instance of your program[^]*Stop the other instance, or run with --leader-elect=false \(leader election/],
+    [() => Promise.reject(new Error('forbidden')), '{"level":"info","msg":"Attempting to acquire leader lease...","lock":"system/my-op.example.com"}', /it waits for leader election: Lease system\/my-op\.example\.com is held by another instance \(/],
+  ] as const) {
+    const lines: string[] = [];
+    const notices: string[] = [];
+    const asked: unknown[] = [];
+    const stop = new AbortController();
+    const { clock, hub, env, run } = await waitingRun({
+      signal: stop.signal,
+      spec: { command: 'sh', args: ['-c', `echo '${line}'; exec sleep 600`, '--leader-elect'] },
+      noticeAfterMs: 10_000,
+      leaseHolder: (l) => (asked.push(l), holder()),
+      onOutput: (l) => lines.push(l),
+      onNotice: (m) => notices.push(m),
+    });
+    const { peer } = await Peer.hello(env.RECONCILE_LAB_BRIDGE!, env.RECONCILE_LAB_BRIDGE_TOKEN!);
+    try {
+      await until(() => lines.length === 1 && hub.processes.length === 1, 'the lease line and the connection');
+      clock.step(10_000);
+      await until(() => notices.length === 1, 'the notice');
+      assert.deepEqual(asked, [/kube-system/.test(line) ? { namespace: 'kube-system', name: 'foo' } : { namespace: 'system', name: 'my-op.example.com' }]);
+      assert.match(notices[0]!, want);
+      assert.doesNotMatch(notices[0]!, /makes no controller|has not connected/);
+    } finally {
+      stop.abort(new Error('test over'));
+      peer.close();
+      await run;
+      hub.dispose();
+    }
+  }
+});
+
+test('a program that logged it acquired the Lease it waited for: the notice is the usual one (no Lease); leaseWaitNotice names the program\'s own flag', async () => {
+  const lines: string[] = [];
+  const notices: string[] = [];
+  const stop = new AbortController();
+  const { clock, hub, env, run } = await waitingRun({
+    signal: stop.signal,
+    spec: { command: 'sh', args: ['-c', 'echo "attempting to acquire leader lease default/x.example.com..."; echo "successfully acquired lease default/x.example.com"; exec sleep 600'] },
+    noticeAfterMs: 10_000,
+    leaseHolder: async () => 'someone',
+    onOutput: (l) => lines.push(l),
+    onNotice: (m) => notices.push(m),
+  });
+  const { peer } = await Peer.hello(env.RECONCILE_LAB_BRIDGE!, env.RECONCILE_LAB_BRIDGE_TOKEN!);
+  try {
+    await until(() => lines.length === 2 && hub.processes.length === 1, 'the lease lines and the connection');
+    clock.step(10_000);
+    await until(() => notices.length === 1, 'the notice');
+    assert.match(notices[0]!, /connected \(pid \d+\) but announced no controller yet: each controller needs WithOptions/);
+    assert.doesNotMatch(notices[0]!, /Lease|someone/);
+  } finally {
+    stop.abort(new Error('test over'));
+    peer.close();
+    await run;
+    hub.dispose();
+  }
+  assert.match(leaseWaitNotice('./bin/manager --enable-leader-election', [], { namespace: 'ns', name: 'l' }, undefined, ['--enable-leader-election']), /^\.\/bin\/manager --enable-leader-election announced no controller yet: it waits for leader election: Lease ns\/l is held by another instance[^]*run with --enable-leader-election=false \(leader election/);
+  assert.match(leaseWaitNotice('./bin/manager', [7], { namespace: 'ns', name: 'l' }, 'h', []), /run with --leader-elect=false \(or the flag of your program that turns leader election off\)/);
+  assert.match(leaseWaitNotice('./bin/manager --leader-elect false', [7], { namespace: 'ns', name: 'l' }, 'h', ['--leader-elect', 'false']), /run with --leader-elect=false \(it runs with --leader-elect false: a Go bool flag takes its value only after "=", so this turns --leader-elect on/);
 });

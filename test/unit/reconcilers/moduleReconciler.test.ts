@@ -491,3 +491,39 @@ test('a loaded module claims the errors that escape every reconcile (all of them
   assert.match(out.byAll ?? '', /^an error escaped every reconcile of the reconciler module .*claims\.mjs .*: elsewhere\nAwait every promise/);
   assert.equal(out.afterDispose, null, 'a disposed module claims nothing');
 });
+
+test('a value thrown that is not an Error (a string, an object) is shown, cut short, with the advice to throw an Error; still a failed reconcile (retried), a { terminal: true } stays terminal', async () => {
+  const p = write('throws-values.ts', [
+    'export async function reconcile(req: { name: string }) {',
+    "  if (req.name === 'str') throw 'not ready';",
+    "  if (req.name === 'long') throw 'x'.repeat(500);",
+    "  if (req.name === 'obj') throw { code: 1 };",
+    "  if (req.name === 'priority') throw { priority: 10 };",
+    "  if (req.name === 'terminal') throw { terminal: true, why: 'gone' };",
+    "  if (req.name === 'secret') throw { kind: 'Secret', apiVersion: 'v1', metadata: { name: 'db' }, data: { password: 'aHVudGVyMg==' } };",
+    "  throw new Error('a real one');",
+    '}',
+    '',
+  ].join('\n'));
+  const r = createModuleReconciler({ path: p });
+  const { ctx } = testContext(statusOnlyClient([]));
+  const thrown = (name: string) => r.reconcile({ key: `ns1/${name}`, namespace: 'ns1', name }, ctx).then(() => assert.fail('resolved'), (e: unknown) => e);
+  const hint = "throw an Error (new Error('…')) so the message and stack are kept";
+  const str = await thrown('str');
+  assert.ok(str instanceof ModuleReconcilerError && str.kind === 'throw', String(str));
+  assert.equal(str.message, `reconcile() threw the string "not ready", which is not an Error: ${hint} (it is still a failed reconcile, retried with backoff)`);
+  assert.equal(str.cause, 'not ready');
+  assert.equal(isTerminal(str), false, 'retried with backoff, as before');
+  const long = (await thrown('long')) as Error;
+  assert.match(long.message, new RegExp(`^reconcile\\(\\) threw the string "${'x'.repeat(80)}…", which is not an Error`));
+  const obj = (await thrown('obj')) as Error;
+  assert.match(obj.message, /^reconcile\(\) threw the object \{"code":1\}, which is not an Error: throw an Error/);
+  assert.equal(isTerminal(obj), false);
+  assert.equal(isTerminal(await thrown('terminal')), true, 'a thrown { terminal: true } still stops retries');
+  assert.equal((await thrown('priority') as { priority?: unknown }).priority, 10, 'a thrown { priority } still sets the retry\'s priority');
+  const secret = (await thrown('secret')) as Error;
+  assert.doesNotMatch(secret.message, /aHVudGVyMg==/, 'a Secret\'s values are masked');
+  const real = await thrown('real');
+  assert.ok(real instanceof Error && !(real instanceof ModuleReconcilerError) && real.message === 'a real one', 'an Error propagates unchanged');
+  r.dispose();
+});

@@ -1,0 +1,57 @@
+// leaseWait: the leader-election Lease a controller program logs it waits for (client-go's lines, in every form), and
+// its holder read through a client (src/core/bridge/leaseWait.ts), shared by Run Controller…/run --go and F5.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { leaseHolderReader, LeaseWaitReader } from '../../../src/core/bridge/leaseWait.ts';
+import type { KubeObject } from '../../../src/core/k8s/objects.ts';
+
+test('LeaseWaitReader: klog\'s format line, the structured forms (klog text, zap console, JSON); the last wins; forgotten once acquired', () => {
+  for (const [line, lease] of [
+    ['I1207 04:40:00.123456   4242 leaderelection.go:257] attempting to acquire leader lease kube-system/foo...', { namespace: 'kube-system', name: 'foo' }],
+    ['I1207 04:40:00.123456   4242 leaderelection.go:258] "Attempting to acquire leader lease..." lock="system/my-op.example.com"', { namespace: 'system', name: 'my-op.example.com' }],
+    ['2026-12-07T04:40:00Z\tINFO\tAttempting to acquire leader lease...\t{"lock": "system/my-op.example.com"}', { namespace: 'system', name: 'my-op.example.com' }],
+    ['{"level":"info","msg":"Attempting to acquire leader lease...","lock":"system/my-op.example.com"}', { namespace: 'system', name: 'my-op.example.com' }],
+  ] as const) {
+    const r = new LeaseWaitReader();
+    r.line('starting manager');
+    assert.equal(r.lease, undefined);
+    r.line(line);
+    assert.deepEqual(r.lease, lease, line);
+  }
+  const r = new LeaseWaitReader();
+  r.line('attempting to acquire leader lease a/one...');
+  r.line('attempting to acquire leader lease b/two...');
+  assert.deepEqual(r.lease, { namespace: 'b', name: 'two' });
+  r.line('I1207 04:40:09.000000   4242 leaderelection.go:271] successfully acquired lease b/two');
+  assert.equal(r.lease, undefined);
+});
+
+test('LeaseWaitReader.write: chunks split anywhere (a debug adapter\'s output events) are read by whole lines', () => {
+  const r = new LeaseWaitReader();
+  r.write('I1207 leaderelection.go:257] attempting to acquire leader lease default/');
+  assert.equal(r.lease, undefined, 'not before its line ended');
+  r.write('abc123.lab.reconcile.dev...\r\nnext');
+  assert.deepEqual(r.lease, { namespace: 'default', name: 'abc123.lab.reconcile.dev' });
+});
+
+test('leaseHolderReader: spec.holderIdentity of the Lease read through the client; undefined when none, or not readable; control characters never reach a message', async () => {
+  const leases: Record<string, KubeObject> = {
+    'kube-system/foo': { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: 'foo', namespace: 'kube-system' }, spec: { holderIdentity: 'laptop_1a2b3c' } },
+    'kube-system/free': { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: 'free', namespace: 'kube-system' }, spec: {} },
+    'kube-system/odd': { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: 'odd', namespace: 'kube-system' }, spec: { holderIdentity: 'pod\u001b[2Jx' } },
+  };
+  const asked: unknown[] = [];
+  const read = leaseHolderReader({
+    get: async (gvr, namespace, name) => {
+      asked.push([gvr.group, gvr.version, gvr.resource, namespace, name]);
+      const l = leases[`${namespace}/${name}`];
+      if (!l) throw new Error('leases.coordination.k8s.io "x" not found');
+      return l;
+    },
+  });
+  assert.equal(await read({ namespace: 'kube-system', name: 'foo' }), 'laptop_1a2b3c');
+  assert.deepEqual(asked[0], ['coordination.k8s.io', 'v1', 'leases', 'kube-system', 'foo']);
+  assert.equal(await read({ namespace: 'kube-system', name: 'free' }), undefined);
+  assert.equal(await read({ namespace: 'kube-system', name: 'gone' }), undefined, 'never rejects');
+  assert.equal(await read({ namespace: 'kube-system', name: 'odd' }), 'pod?[2Jx');
+});
