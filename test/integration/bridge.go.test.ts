@@ -218,11 +218,17 @@ describe('the Go sample controller through the bridge', { skip: (!haveGo() && 'g
       metadata: { name: 'widget-sample.lab.reconcile.dev', namespace: ns },
       spec: { holderIdentity: 'other-laptop_0f3c', leaseDurationSeconds: 3600, acquireTime: now, renewTime: now },
     });
-    const go = [bin, ...sampleArgs(ns, { leaderElect: true, namespace: ns })].join(' ');
-    const r = await runCliUntil(['run', '--kubeconfig', cluster.kubeconfigPath, '--go', go], (_, err) => err.includes('waits for leader election'), 'the notice about the lease', { timeoutMs: 120_000 });
-    assert.match(r.stderr, new RegExp(`connected \\(pid \\d+\\) but announced no controller yet: it waits for leader election: Lease ${ns}/widget-sample\\.lab\\.reconcile\\.dev is held by other-laptop_0f3c \\(another instance of your program`), r.stderr);
-    assert.match(r.stderr, /Stop the other instance, or run with --leader-elect=false \(leader election is not needed/, r.stderr);
-    assert.equal(r.stderr.split('waits for leader election').length, 2, `said once:\n${r.stderr}`);
+    try {
+      const go = [bin, ...sampleArgs(ns, { leaderElect: true, namespace: ns })].join(' ');
+      const r = await runCliUntil(['run', '--kubeconfig', cluster.kubeconfigPath, '--go', go], (_, err) => err.includes('waits for leader election'), 'the notice about the lease', { timeoutMs: 120_000 });
+      assert.match(r.stderr, new RegExp(`connected \\(pid \\d+\\) but announced no controller yet: it waits for leader election: Lease ${ns}/widget-sample\\.lab\\.reconcile\\.dev is held by other-laptop_0f3c \\(another instance of your program`), r.stderr);
+      assert.match(r.stderr, /Stop the other instance, or run with --leader-elect=false \(leader election is not needed/, r.stderr);
+      assert.equal(r.stderr.split('waits for leader election').length, 2, `said once:\n${r.stderr}`);
+    } finally {
+      // A fresh Lease named for the lab's finalizer domain is evidence of a running owner to every later finalizer
+      // diagnosis on this control plane (the extension-host suites share it): it must not outlive this test.
+      await client.delete(LEASES, ns, 'widget-sample.lab.reconcile.dev');
+    }
   });
 
   test('CLI report --go: --dry-run plans every object of the namespace (planned child create as a diff, nothing persisted); live, a key is reconciled with its writes and status', { timeout: 240_000 }, async () => {
