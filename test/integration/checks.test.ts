@@ -543,6 +543,43 @@ describe('robustness checks (issue 11) on the real control plane', () => {
     assert.deepEqual(await scratchLeft(), []);
   });
 
+  test('run twice: a server-side apply of the whole intent on every pass that changes nothing is no finding; a merge patch that changes nothing still is', async () => {
+    const reconciler = (mode: 'apply' | 'patch') => (): Reconciler => ({
+      name: `${mode}-every-pass`,
+      async reconcile(req, ctx) {
+        let w: KubeObject;
+        try {
+          w = await ctx.client.get(ctx.primary, req.namespace, req.name, ctx.signal);
+        } catch (e) {
+          if ((e as { code?: number }).code === 404) return {};
+          throw e;
+        }
+        const name = `${req.name}-applied`;
+        const owner = [{ apiVersion: w.apiVersion!, kind: w.kind!, name: req.name, uid: w.metadata.uid!, controller: true }];
+        const intent = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: req.namespace, ownerReferences: owner }, data: { from: 'intent' } };
+        if (mode === 'apply') {
+          await ctx.client.apply(CONFIGMAPS, intent, { fieldManager: 'apply-every-pass', force: true, signal: ctx.signal });
+        } else {
+          try {
+            await ctx.client.patch(CONFIGMAPS, req.namespace, name, 'merge', { data: intent.data }, { signal: ctx.signal });
+          } catch (e) {
+            if ((e as { code?: number }).code !== 404) throw e;
+            await ctx.client.create(CONFIGMAPS, intent, { signal: ctx.signal });
+          }
+        }
+        return {};
+      },
+    });
+    const applied = await runChecks(options({ createReconciler: reconciler('apply'), reconcilerSpec: { kind: 'module', path: 'apply-every-pass.ts' }, checks: ['runTwice'], convergenceBoundMs: 6_000 }));
+    const rt = applied.results.find((x) => x.check === 'runTwice');
+    assert.equal(rt?.status, 'passed', summary(applied));
+    assert.match(rt!.message!, /^the second reconcile wrote nothing \(outcome success\); its server-side apply \(apply configmaps rl-check-[^/]+\/widget-ready-applied\) changed nothing, as apply sent with the whole intent on every pass should$/, summary(applied));
+    const patched = await runChecks(options({ createReconciler: reconciler('patch'), reconcilerSpec: { kind: 'module', path: 'patch-every-pass.ts' }, checks: ['runTwice'], convergenceBoundMs: 6_000 }));
+    const f = patched.findings.find((x) => x.check === 'runTwice');
+    assert.match(f?.title ?? '', /^No-op write on the second reconcile: patch configmaps rl-check-[^/]+\/widget-ready-applied/, summary(patched));
+    assert.deepEqual(await scratchLeft(), []);
+  });
+
   test('crash after write: a child of a resource the run was not given (a Secret with generateName) is compared because the reconciler wrote it; its value is never shown', async () => {
     const secrets = { group: '', version: 'v1', resource: 'secrets' };
     const reconciler = (): Reconciler => ({

@@ -182,10 +182,19 @@ export class GoCheckRunner implements Disposable {
   }
 }
 
-/** A wire write as the harness's write record (bodies as the check instance sent them). */
+/** The content type of a server-side apply patch (controller-runtime's `client.Apply` patch). */
+const APPLY_PATCH_TYPE = 'application/apply-patch+yaml';
+
+/**
+ * A wire write as the harness's write record (bodies as the check instance sent them); a patch of the apply patch
+ * type is recorded with the verb `apply`.
+ */
 export function runWriteOf(m: WriteMessage, at: number): RunWrite {
   const w: WireWrite = m.write;
-  const verb = w.verb === 'deleteAllOf' ? 'delete' : (['create', 'update', 'patch', 'apply', 'delete'] as const).find((v) => v === w.verb) ?? 'update';
+  // A patch of controller-runtime's client.Apply type (Patch(ctx, obj, client.Apply)) is a server-side apply: the
+  // checks judge it as one (a no-op apply on every pass is not a finding).
+  const applyPatch = w.verb === 'patch' && w.patchType === APPLY_PATCH_TYPE;
+  const verb = w.verb === 'deleteAllOf' ? 'delete' : applyPatch ? 'apply' : (['create', 'update', 'patch', 'apply', 'delete'] as const).find((v) => v === w.verb) ?? 'update';
   const record: WriteRecord = {
     verb,
     gvr: { group: w.group, version: w.version, resource: w.resource },

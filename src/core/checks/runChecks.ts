@@ -227,6 +227,8 @@ async function checkRunTwice(ctx: KeyContext, ref: Reference, parts: CheckTiming
     const writes = okWrites(run, from);
     const findings: Finding[] = [];
     const perturbation: Perturbation = { check: 'runTwice', description: 'reconciled the key once more after it had settled, with nothing changed in between' };
+    /** No-op server-side applies: sending the whole intent on every pass is how apply is meant to be used, not a finding. */
+    const idleApplies: string[] = [];
     for (const w of writes) {
       if (w.verb === 'create') {
         findings.push(finding(ctx, {
@@ -235,6 +237,10 @@ async function checkRunTwice(ctx: KeyContext, ref: Reference, parts: CheckTiming
           explanation: `Nothing changed, yet reconciling again created a new object${w.after?.metadata.generateName ? ' with generateName, so every pass adds one more' : ''}. A reconciler must be idempotent: look for the existing child (a fixed name derived from the owner, or a label selector) before creating, and create only when it is missing.`,
         }));
       } else if (w.verb !== 'delete' && !w.deleted && w.resourceVersionBefore && w.resourceVersionBefore === w.resourceVersionAfter) {
+        if (isIdleApply(w)) {
+          idleApplies.push(describeWrite(w));
+          continue;
+        }
         findings.push(finding(ctx, {
           check: 'runTwice', severity: 'warning', perturbation, diff: '', writes: [checkWriteOf(w)], journal: journalOf(run, ref.copy.scratchKey),
           title: `No-op write on the second reconcile: ${describeWrite(w)} (resourceVersion ${w.resourceVersionBefore} unchanged)`,
@@ -243,10 +249,23 @@ async function checkRunTwice(ctx: KeyContext, ref: Reference, parts: CheckTiming
       }
     }
     const outcome = step.kind === 'reconciled' ? step.outcome.kind : step.kind;
+    const applies = idleApplies.length ? `; its ${idleApplies.length === 1 ? 'server-side apply' : `${idleApplies.length} server-side applies`} (${idleApplies.join(', ')}) changed nothing, as apply sent with the whole intent on every pass should` : '';
+    const changing = writes.length - idleApplies.length;
     return findings.length
-      ? { status: 'failed', findings, message: `${findings.length} write(s) on the second reconcile` }
-      : { status: 'passed', findings, message: `the second reconcile wrote nothing (${writes.length ? `${writes.length} changing write(s) left to the convergence check` : 'outcome ' + outcome})` };
+      ? { status: 'failed', findings, message: `${findings.length} write(s) on the second reconcile${applies}` }
+      : { status: 'passed', findings, message: `the second reconcile wrote nothing (${changing ? `${changing} changing write(s) left to the convergence check` : 'outcome ' + outcome})${applies}` };
   });
+}
+
+/**
+ * Whether the run-twice check leaves a write that changed nothing (resourceVersion unchanged) out of its findings: a
+ * server-side apply (`client.Apply`, `Patch(…, client.Apply)`, a module's `apply`) is meant to send the whole intent
+ * on every pass — the server merges it, stores nothing when nothing differs and sends no watch event, so comparing
+ * first would only add a read. Not when the server warned that it dropped fields of it (`unknown field`): what the
+ * controller applies is then never stored ({@link droppedFieldsNote}).
+ */
+export function isIdleApply(w: Pick<WriteRecord, 'verb' | 'warnings'>): boolean {
+  return w.verb === 'apply' && !(w.warnings ?? []).some((t) => /^unknown field "/.test(t));
 }
 
 /**

@@ -4,6 +4,7 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { GoCheckRunner, goContextProblem, runWriteOf, splitGoRun } from '../../../src/core/checks/goRun.ts';
+import { isIdleApply } from '../../../src/core/checks/runChecks.ts';
 import { bridgeResourceName } from '../../../src/core/bridge/causes.ts';
 import { realClock } from '../../../src/core/clock.ts';
 
@@ -128,6 +129,15 @@ test('a write message of a check instance becomes a harness write with its bodie
   assert.match(e.record.error!.message, /forbidden/);
   const warned = runWriteOf({ type: 'write', at: 1, write: { verb: 'update', group: 'shop.example.io', version: 'v1', resource: 'orders', namespace: 'ns', name: 'o', subresource: 'status', dryRun: false, warnings: ['unknown field "status.phase"'] } }, 2);
   assert.deepEqual(warned.record.warnings, ['unknown field "status.phase"'], "the server's warnings stay with the write");
+});
+
+test('a patch of the apply patch type (Patch(ctx, obj, client.Apply)) is a server-side apply to the checks; a no-op apply is no run-twice finding, one whose fields the server dropped is', () => {
+  const patch = (patchType: string) => runWriteOf({ type: 'write', at: 1, write: { verb: 'patch', group: '', version: 'v1', resource: 'configmaps', namespace: 'ns', name: 'c', patchType, resourceVersionBefore: '5', resourceVersionAfter: '5', dryRun: false } }, 2).record;
+  assert.equal(patch('application/apply-patch+yaml').verb, 'apply');
+  assert.equal(patch('application/merge-patch+json').verb, 'patch');
+  assert.equal(isIdleApply(patch('application/apply-patch+yaml')), true);
+  assert.equal(isIdleApply(patch('application/merge-patch+json')), false, 'a merge patch that changes nothing stays a finding');
+  assert.equal(isIdleApply({ verb: 'apply', warnings: ['unknown field "data.extra"'] }), false, 'fields the server drops are never stored: still a finding');
 });
 
 test('a selected context other than the kubeconfig\'s current-context is a problem for a Go program (it reads current-context)', () => {
