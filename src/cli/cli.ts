@@ -22,7 +22,7 @@ import type { Reconciler } from '../core/controller/reconcile.ts';
 import { Journal, rvAfterText, writeDeletedText, type JournalEntry } from '../core/journal/journal.ts';
 import { WriteIndex, type Writer } from '../core/journal/writeIndex.ts';
 import type { EnqueueReason, ReconcileOutcome } from '../core/controller/keyState.ts';
-import { changesNothing, dryRunReconcile, noWritesText, UNCHANGED_WRITE_NOTE } from '../core/actions/dryRun.ts';
+import { changesNothing, dryRunReconcile, noWritesText, unchangedWriteNote } from '../core/actions/dryRun.ts';
 import { diagnoseStuck, FinalizerNotFoundError, notDeletingNote, ObjectChangedError, objectsHoldingNamespace, removeFinalizers, type StuckDiagnosis } from '../core/actions/finalizers.ts';
 import { inspectKey, type InspectResult } from '../core/actions/inspect.ts';
 import { buildReconcileReport, buildReport, renderReportJson, renderReportMarkdown } from '../core/actions/report.ts';
@@ -849,7 +849,7 @@ async function dryRun(args: CliArgs, io: CliIo, log: Logger, s: Session, store: 
   if (r.explanation?.notes.length) out.push('', 'Observed:', ...r.explanation.notes.map((n) => `  - ${n}`));
   out.push('', r.actions.length ? `Planned actions (${r.actions.length}):` : `Planned actions: ${missing && r.outcome.kind === 'done' ? NO_WRITES_MISSING : noWritesText(r.outcome)}.`);
   r.actions.forEach((a, i) => {
-    out.push(`  ${i + 1}. ${writeText({ verb: a.verb, resource: a.resource, objectKey: a.key, subresource: a.subresource })}${a.resourceVersionBefore ? ` (rv ${a.resourceVersionBefore})` : ''}${a.outcome === 'error' ? ` — REJECTED: ${a.error}` : a.record.deleted ? ` — ${writeDeletedText(a.record)}` : changesNothing(a) ? ` — ${UNCHANGED_WRITE_NOTE}` : ''}${a.warnings ? ` — ⚠ ${writeWarningsText(a.warnings)}` : ''}`);
+    out.push(`  ${i + 1}. ${writeText({ verb: a.verb, resource: a.resource, objectKey: a.key, subresource: a.subresource })}${a.resourceVersionBefore ? ` (rv ${a.resourceVersionBefore})` : ''}${a.outcome === 'error' ? ` — REJECTED: ${a.error}` : a.record.deleted ? ` — ${writeDeletedText(a.record)}` : changesNothing(a) ? ` — ${unchangedWriteNote(a.verb)}` : ''}${a.warnings ? ` — ⚠ ${writeWarningsText(a.warnings)}` : ''}`);
     if (a.diff) out.push(indent(a.diff, '       '));
   });
   if (r.status) out.push('', 'Status it would write:', r.status.diff ? indent(r.status.diff, '  ') : '  (unchanged)');
@@ -1757,7 +1757,7 @@ async function goDryRun(args: CliArgs, io: CliIo, log: Logger, s: Session, store
     const res = w.group ? `${w.resource}.${w.group}` : w.resource;
     const obj = writeTarget(w);
     const diff = w.error ? '' : writeDiff(`${res} ${obj}`, w);
-    out.push(`  ${i + 1}. ${writeText({ verb: w.verb, resource: res, objectKey: obj, subresource: w.subresource })}${w.resourceVersionBefore ? ` (rv ${w.resourceVersionBefore})` : ''}${w.error ? ` — REJECTED: ${w.error}` : w.deleted ? ` — ${writeDeletedText(w)}` : changesNothing({ verb: w.verb, diff }) ? ` — ${UNCHANGED_WRITE_NOTE}` : ''}${w.warnings?.length ? ` — ⚠ ${writeWarningsText(w.warnings)}` : ''}`);
+    out.push(`  ${i + 1}. ${writeText({ verb: w.verb, resource: res, objectKey: obj, subresource: w.subresource })}${w.resourceVersionBefore ? ` (rv ${w.resourceVersionBefore})` : ''}${w.error ? ` — REJECTED: ${w.error}` : w.deleted ? ` — ${writeDeletedText(w)}` : changesNothing({ verb: w.verb, diff }) ? ` — ${unchangedWriteNote(w.verb)}` : ''}${w.warnings?.length ? ` — ⚠ ${writeWarningsText(w.warnings)}` : ''}`);
     if (diff) out.push(indent(diff, '       '));
   });
   const o = r.outcome;

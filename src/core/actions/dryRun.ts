@@ -48,6 +48,17 @@ export interface DryRunResult {
  */
 export const UNCHANGED_WRITE_NOTE = 'changes nothing (the object already is as sent: compare before writing, or this write repeats on every pass)';
 
+/**
+ * Said after a server-side apply that changed nothing: an apply is meant to send the whole intent on every pass (the
+ * server merges it and stores nothing when nothing differs), so the advice to compare before writing does not apply.
+ */
+export const UNCHANGED_APPLY_NOTE = 'changes nothing (the object already is as applied: a server-side apply sent on every pass stores nothing then)';
+
+/** The note after an accepted write that changed nothing, by its verb: {@link UNCHANGED_APPLY_NOTE} for an apply. */
+export function unchangedWriteNote(verb: string): string {
+  return verb === 'apply' ? UNCHANGED_APPLY_NOTE : UNCHANGED_WRITE_NOTE;
+}
+
 /** Whether a planned, accepted write (not a delete) changes nothing: its diff is empty. */
 export function changesNothing(w: { verb: string; diff?: string; error?: unknown; outcome?: string }): boolean {
   return w.verb !== 'delete' && !w.error && w.outcome !== 'error' && !w.diff;

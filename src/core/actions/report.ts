@@ -243,6 +243,15 @@ export function changesNothing(a: ReportAction): boolean {
 }
 
 /**
+ * What the report says after an action that changed nothing: a write repeated on every pass, to compare before
+ * sending — except a server-side apply, which is meant to send the whole intent on every pass.
+ */
+export function noChangeText(a: Pick<ReportAction, 'verb' | 'dryRun'>): string {
+  const was = `no change: the object already was as ${a.dryRun ? 'planned' : 'written'}`;
+  return a.verb === 'apply' ? `${was} (a server-side apply, sent with the whole intent on every pass: the server stored nothing)` : `${was} (a write on every pass; compare before writing)`;
+}
+
+/**
  * A delete the server answered NotFound: the object was gone already, which a reconciler that deletes idempotently
  * ignores (`client.IgnoreNotFound`), so the report does not call it a failure.
  */
@@ -285,7 +294,7 @@ export function renderReportMarkdown(report: ReconcileReport): string {
       out.push('**Actions:**');
       out.push('');
       for (const a of e.actions) {
-        out.push(`- ${md(writeText({ verb: a.verb, resource: a.resource, objectKey: a.key, subresource: a.subresource }))}${a.dryRun ? ' (dry-run)' : ''}: ${a.outcome === 'ok' ? `rv ${md(a.resourceVersionBefore ?? '—')} → ${md(rvAfterText(a, '—'))}${a.deleted ? ` (${writeDeletedText(a)})` : ''}${changesNothing(a) ? ` — no change: the object already was as ${a.dryRun ? 'planned' : 'written'} (a write on every pass; compare before writing)` : ''}` : `${alreadyGone(a) ? 'not found (already gone)' : 'failed'}: ${md(String(a.error))}`}${a.warnings ? ` — ⚠ ${md(writeWarningsText(a.warnings))}` : ''}`);
+        out.push(`- ${md(writeText({ verb: a.verb, resource: a.resource, objectKey: a.key, subresource: a.subresource }))}${a.dryRun ? ' (dry-run)' : ''}: ${a.outcome === 'ok' ? `rv ${md(a.resourceVersionBefore ?? '—')} → ${md(rvAfterText(a, '—'))}${a.deleted ? ` (${writeDeletedText(a)})` : ''}${changesNothing(a) ? ` — ${noChangeText(a)}` : ''}` : `${alreadyGone(a) ? 'not found (already gone)' : 'failed'}: ${md(String(a.error))}`}${a.warnings ? ` — ⚠ ${md(writeWarningsText(a.warnings))}` : ''}`);
         if (a.diff) out.push('', fence('diff', a.diff), '');
       }
     }

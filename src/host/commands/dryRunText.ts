@@ -1,4 +1,4 @@
-import { changesNothing, noWritesText, UNCHANGED_WRITE_NOTE } from '../../core/actions/dryRun.ts';
+import { changesNothing, noWritesText, unchangedWriteNote } from '../../core/actions/dryRun.ts';
 import type { ReconcileOutcome } from '../../core/actions/runOnce.ts';
 import { describeDryRunOutcome } from '../../core/actions/runOnce.ts';
 import { writeWarningsText } from '../../core/journal/writeText.ts';
@@ -69,7 +69,7 @@ export function renderDryRun(v: DryRunView): string {
     else out.push(v.outcome.kind === 'done' ? 'None: the observed state already matches the desired state (idempotent pass).' : sentence);
   }
   for (const w of v.writes) {
-    out.push(`- ${target(w)}${w.error ? ` — REJECTED: ${md(w.error)}` : changesNothing({ verb: w.verb, diff: w.diff }) ? ` — ${md(UNCHANGED_WRITE_NOTE)}` : ''}${w.warnings?.length ? ` — ⚠ ${md(writeWarningsText(w.warnings))}` : ''}`);
+    out.push(`- ${target(w)}${w.error ? ` — REJECTED: ${md(w.error)}` : changesNothing({ verb: w.verb, diff: w.diff }) ? ` — ${md(unchangedWriteNote(w.verb))}` : ''}${w.warnings?.length ? ` — ⚠ ${md(writeWarningsText(w.warnings))}` : ''}`);
   }
   if (v.statusDiff !== undefined) out.push('', '## Status it would write', '', fence('diff', v.statusDiff || '(unchanged)'));
   if (v.notes) {

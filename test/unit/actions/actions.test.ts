@@ -125,6 +125,20 @@ test('Markdown report: summary table and per-object sections; pipes escaped', ()
   assert.match(live, /\*\*Status written:\*\*/);
 });
 
+test('Markdown report: a write that changed nothing advises comparing before writing, a server-side apply that changed nothing does not', () => {
+  const action = (verb: 'apply' | 'patch') => ({ verb, resource: 'services', key: 'ns/q-svc', dryRun: true, outcome: 'ok' as const, diff: '', resourceVersionBefore: '9', resourceVersionAfter: '9' });
+  const report: ReconcileReport = {
+    generatedAt: '2026-01-01T00:00:00Z', resource: 'queues.messaging.example.org', reconciler: 'Go controller queue', dryRun: true,
+    totals: { objects: 2, writes: 2, unchanged: 0, requeued: 0, errors: 0 },
+    entries: (['apply', 'patch'] as const).map((verb) => ({ key: `ns/${verb}`, diff: '', explained: false, notes: [], actions: [action(verb)], outcome: { kind: 'done' as const }, requeue: 'done (no requeue)', resourceVersionBefore: '3', resourceVersionAfter: '3', durationMs: 1 })),
+  };
+  const md = renderReportMarkdown(report);
+  assert.match(md, /## ns\/apply\n\n\*\*Requeue:\*\* done \(no requeue\)\n\n\*\*Actions:\*\*\n\n- apply services ns\/q-svc \(dry-run\): rv 9 → 9 — no change: the object already was as planned \(a server-side apply, sent with the whole intent on every pass: the server stored nothing\)\n/);
+  assert.match(md, /- patch services ns\/q-svc \(dry-run\): rv 9 → 9 — no change: the object already was as planned \(a write on every pass; compare before writing\)/);
+  assert.equal(md.match(/compare before writing/g)?.length, 1, 'only the patch is told to compare');
+  assert.match(md, /2 write\(s\) planned \(2 changing nothing\)/);
+});
+
 test('report totals: a failed reconcile that wrote nothing is an error, not "unchanged"', async () => {
   const { buildReconcileReport } = await import('../../../src/core/actions/report.ts');
   const widgetGvr = { group: 'lab.reconcile.dev', version: 'v1alpha1', resource: 'widgets' };

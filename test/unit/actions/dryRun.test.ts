@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { changesNothing, noWritesText, plannedActions, UNCHANGED_WRITE_NOTE } from '../../../src/core/actions/dryRun.ts';
+import { changesNothing, noWritesText, plannedActions, UNCHANGED_WRITE_NOTE, unchangedWriteNote } from '../../../src/core/actions/dryRun.ts';
 import { writeDiff } from '../../../src/core/actions/objectDiff.ts';
 import type { WriteRecord } from '../../../src/core/k8s/dynamicClient.ts';
 
@@ -12,6 +12,13 @@ test('a planned write changes nothing when it was accepted, is no delete, and it
   assert.equal(changesNothing({ verb: 'update', diff: '', error: '409 Conflict' }), false);
   assert.equal(changesNothing({ verb: 'delete', diff: '' }), false, 'a delete is said by its own text');
   assert.match(UNCHANGED_WRITE_NOTE, /^changes nothing \(/);
+});
+
+test('an unchanged server-side apply is not told to compare before writing (apply sends the whole intent on every pass); other writes are', () => {
+  assert.equal(unchangedWriteNote('update'), UNCHANGED_WRITE_NOTE);
+  assert.equal(unchangedWriteNote('patch'), UNCHANGED_WRITE_NOTE);
+  assert.match(unchangedWriteNote('apply'), /^changes nothing \(the object already is as applied: a server-side apply sent on every pass stores nothing then\)$/);
+  assert.doesNotMatch(unchangedWriteNote('apply'), /compare before writing/);
 });
 
 test('no planned write reads "already as desired" only after a pass that ended done; a failed or requeued pass says so', () => {
