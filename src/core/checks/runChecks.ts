@@ -806,7 +806,7 @@ async function checkStaleCache(ctx: KeyContext, parts: CheckTimingPart[], learne
   }
   return findings.length
     ? { status: 'failed' as const, findings, message: `${findings.length} stale view finding(s): a write that destroyed or overwrote newer state, an extra object, or no return to the settled state${also}; ${behind.message}` }
-    : { status: 'passed' as const, findings, message: staleCachePassed({ staleWrites, views: freezes.length, changed, metadataOnly, also, behind: behind.message }) };
+    : { status: 'passed' as const, findings, message: staleCachePassed({ staleWrites, views: freezes.length, changed, metadataOnly, also, behind: behind.message, primary: ctx.env.primary }) };
 }
 
 /**
@@ -820,7 +820,7 @@ async function staleTransitions(ctx: KeyContext): Promise<{ transitions: readonl
   const given = ctx.o.transitions;
   if (given?.length) return given.some(changesSpec) ? { transitions: given } : { transitions: given, metadataOnly: 'the given transitions change metadata only' };
   const chosen = await historyTransitions(ctx);
-  if ('skipped' in chosen) return { transitions: DEFAULT_TRANSITIONS, metadataOnly: chosen.skipped.replace(/^no spec change to try: /, '') };
+  if ('skipped' in chosen) return { transitions: DEFAULT_TRANSITIONS, metadataOnly: chosen.reason };
   const { transitions, derived, fieldParts } = chosen;
   return { transitions, ...(derived ? { derived } : {}), ...(fieldParts ? { fieldParts } : {}) };
 }
@@ -939,10 +939,11 @@ export function staleNotBackText(o: { view: string; only?: string; reconcilesAft
  * changes (`changed`), and, when only metadata changed (`metadataOnly`: why), that no decision made from spec was
  * exercised and how to give a spec change.
  */
-export function staleCachePassed(o: { staleWrites: number; views: number; changed: string; metadataOnly?: string; also: string; behind: string }): string {
+export function staleCachePassed(o: { staleWrites: number; views: number; changed: string; metadataOnly?: string; also: string; behind: string; primary?: { group: string; resource: string } }): string {
   const views = o.views === 1 ? 'one stale view' : o.views === 2 ? 'two stale views' : `${o.views} stale views`;
+  const field = desiredField(o.primary);
   const only = o.metadataOnly
-    ? `; only metadata changed (${o.metadataOnly}), so no decision your reconciler makes from spec was taken from a stale view: give a spec change with --transition '{"spec":…}' (a module: checkTransitions)`
+    ? `; only metadata changed (${o.metadataOnly}), so no decision your reconciler makes from ${field} was taken from a stale view: give a ${field} change with ${transitionAdvice(o.primary)}`
     : '';
   return `${o.staleWrites} write(s) from ${views} after ${o.changed}, none destroyed or overwrote newer state or left an extra object, and each settled back where it was${o.also}; ${o.behind}${only}`;
 }
@@ -1323,6 +1324,23 @@ async function checkChildDrift(ctx: KeyContext, learned: ReadonlySet<string>, pa
   }
 }
 
+/**
+ * Where the primary resource keeps what its controller acts on, for the checks' messages: `data` for a ConfigMap or a
+ * Secret (they have no spec), else `spec`.
+ */
+export function desiredField(p: { group: string; resource: string } | undefined): 'data' | 'spec' {
+  return p !== undefined && !p.group && (p.resource === 'configmaps' || p.resource === 'secrets') ? 'data' : 'spec';
+}
+
+/**
+ * How to give the checks a change of the primary of their own: `--transition` with a merge patch of its
+ * {@link desiredField} (a Secret's as `stringData`, which the server encodes), and a module's `checkTransitions`.
+ */
+export function transitionAdvice(p: { group: string; resource: string } | undefined): string {
+  const example = desiredField(p) === 'spec' ? '{"spec":…}' : p!.resource === 'secrets' ? '{"stringData":{"key":"new value"}}' : '{"data":{"key":"new value"}}';
+  return `--transition '${example}' (a module: checkTransitions)`;
+}
+
 /** apiextensions.k8s.io/v1 CustomResourceDefinitions: where the history check reads the schema of spec. */
 const CRDS: ResourceInfo = { group: 'apiextensions.k8s.io', version: 'v1', resource: 'customresourcedefinitions', kind: 'CustomResourceDefinition', namespaced: false };
 
@@ -1337,23 +1355,24 @@ function changesSpec(patch: unknown): boolean {
  * reads is desired state too, and a fresh copy that has it from the start shows what a filter dropping its update
  * missed); else one derived from the CRD's schema (specMutation.ts); `{skipped}` when there is none.
  */
-async function historyTransitions(ctx: KeyContext): Promise<{ transitions: readonly unknown[]; derived?: string[]; fieldParts?: SpecMutationPart[]; metadataOnly?: boolean; specSchema?: ReturnType<typeof specSchemaOf> } | { skipped: string }> {
+async function historyTransitions(ctx: KeyContext): Promise<{ transitions: readonly unknown[]; derived?: string[]; fieldParts?: SpecMutationPart[]; metadataOnly?: boolean; specSchema?: ReturnType<typeof specSchemaOf> } | { skipped: string; reason: string }> {
   const given = ctx.o.transitions;
   if (given?.length) return given.some(changesSpec) ? { transitions: given } : { transitions: given, metadataOnly: true };
   const p = ctx.env.primary;
+  const skip = (reason: string) => ({ skipped: `no ${desiredField(p)} change to try: ${reason}; give one with ${transitionAdvice(p)}`, reason });
   // A built-in kind publishes no CRD (a built-in group's CRD read below is a 404, also skipped): the developer says which change matters.
-  if (!p.group) return { skipped: `no spec change to try: ${p.resource} is a built-in resource (give one with --transition '{"spec":…}' or a module's checkTransitions)` };
+  if (!p.group) return skip(`${p.resource} is a built-in resource`);
   let crd: KubeObject;
   try {
     crd = await ctx.env.client.get(CRDS, undefined, `${p.resource}.${p.group}`, ctx.env.signal);
   } catch (e) {
-    return { skipped: `no spec change to try: the CustomResourceDefinition ${p.resource}.${p.group} could not be read (${(e as Error).message.split('\n')[0]}); give one with --transition '{"spec":…}'` };
+    return skip(`the CustomResourceDefinition ${p.resource}.${p.group} could not be read (${(e as Error).message.split('\n')[0]})`);
   }
   const { namespace, name } = splitKey(ctx.key);
   const original = await ctx.env.client.get(p, p.namespaced ? namespace : undefined, name, ctx.env.signal);
   const specSchema = specSchemaOf(crd, p.version);
   const m = deriveSpecMutation(specSchema, original);
-  if ('skipped' in m) return { skipped: `no spec change to try: ${m.skipped}; give one with --transition '{"spec":…}'` };
+  if ('skipped' in m) return skip(m.skipped);
   return { transitions: [m.patch], derived: m.fields, fieldParts: m.parts, specSchema };
 }
 

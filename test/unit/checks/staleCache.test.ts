@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createdChildKinds, staleCachePassed, staleFreezes, staleNotBackText, staleOverwriteText } from '../../../src/core/checks/runChecks.ts';
+import { createdChildKinds, desiredField, staleCachePassed, staleFreezes, staleNotBackText, staleOverwriteText, transitionAdvice } from '../../../src/core/checks/runChecks.ts';
 import type { WriteRecord } from '../../../src/core/k8s/dynamicClient.ts';
 import { freezes } from '../../../src/core/checks/harness.ts';
 
@@ -29,6 +29,18 @@ test('staleCachePassed: says how many views and what changed; a metadata-only ru
   const meta = staleCachePassed({ ...base, views: 2, changed: '2 change(s)', metadataOnly: 'the given transitions change metadata only' });
   assert.match(meta, /; only metadata changed \(the given transitions change metadata only\), so no decision your reconciler makes from spec was taken from a stale view: give a spec change with --transition '\{"spec":…\}'/);
   assert.doesNotMatch(one, /only metadata/);
+});
+
+test('a ConfigMap or Secret controller is told to give a data change (they have no spec), once; other kinds a spec change', () => {
+  const base = { staleWrites: 1, views: 2, changed: '2 change(s)', also: '', behind: 'one change behind: 0 write(s) from the stale view, converged', metadataOnly: 'configmaps is a built-in resource' };
+  const cm = staleCachePassed({ ...base, primary: { group: '', resource: 'configmaps' } });
+  assert.match(cm, /; only metadata changed \(configmaps is a built-in resource\), so no decision your reconciler makes from data was taken from a stale view: give a data change with --transition '\{"data":\{"key":"new value"\}\}' \(a module: checkTransitions\)$/);
+  assert.equal(cm.match(/--transition/g)?.length, 1, 'the advice is given once');
+  assert.doesNotMatch(cm, /"spec"/);
+  assert.equal(transitionAdvice({ group: '', resource: 'secrets' }), `--transition '{"stringData":{"key":"new value"}}' (a module: checkTransitions)`);
+  assert.equal(transitionAdvice({ group: 'apps', resource: 'deployments' }), `--transition '{"spec":…}' (a module: checkTransitions)`);
+  assert.equal(desiredField({ group: '', resource: 'services' }), 'spec');
+  assert.equal(desiredField({ group: 'example.org', resource: 'configmaps' }), 'spec', 'a custom kind that is also called configmaps has a spec');
 });
 
 const TENANTS = { group: 'infra.example.dev', version: 'v1alpha1', resource: 'tenants' };
