@@ -536,8 +536,17 @@ describe('robustness checks (issue 11) on the real control plane', () => {
         return { requeueAfterMs: 30_000 };
       },
     });
+    const secrets = { group: '', version: 'v1', resource: 'secrets' };
+    const start = `The reference run of ${ns}/widget-ready settled waiting: its last reconcile asked for a requeue after 30 s (Ready False, SecretMissing: waiting for Secret orders-creds), so the checks judged the reconcile up to that wait only. The object is copied into a scratch namespace with the Secrets and ConfigMaps of its namespace that its spec refers to (secretRef, configMapKeyRef, secretName, volumes, envFrom, valueFrom, a lab-style dependsOn…; its spec named none of them in those ways, so nothing else was copied): if it waits for anything else of its real namespace (an object named in a way the checks do not recognise, or of another kind), the path after the wait was not checked.`;
+    // The Secret is not in the object's namespace either: the original waits too, and --copy of it would find nothing.
+    await c.delete(secrets, ns, 'orders-creds').catch(() => undefined);
+    const absent = await runChecks(options({ createReconciler: reconciler, reconcilerSpec: { kind: 'module', path: 'waits-for-a-secret.ts' }, checks: ['runTwice'], convergenceBoundMs: 6_000 }));
+    assert.ok(absent.notes.some((n) => n === `${start} Secret orders-creds is not in namespace ${ns} either: the original waits for it too, so there is nothing to copy; create it there and check again to cover what happens after the wait.`), absent.notes.join('\n'));
+    // It is there, but the spec does not name it: the note says how to have it copied.
+    await c.create(secrets, { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'orders-creds', namespace: ns }, stringData: { token: 'x' } });
     const r = await runChecks(options({ createReconciler: reconciler, reconcilerSpec: { kind: 'module', path: 'waits-for-a-secret.ts' }, checks: ['runTwice'], convergenceBoundMs: 6_000 }));
-    assert.ok(r.notes.some((n) => n === `The reference run of ${ns}/widget-ready settled waiting: its last reconcile asked for a requeue after 30 s (Ready False, SecretMissing: waiting for Secret orders-creds), so the checks judged the reconcile up to that wait only. The object is copied into a scratch namespace with the Secrets and ConfigMaps of its namespace that its spec refers to (secretRef, configMapKeyRef, secretName, volumes, envFrom, valueFrom, a lab-style dependsOn…; its spec named none of them in those ways, so nothing else was copied): if it waits for anything else of its real namespace (an object named in a way the checks do not recognise, or of another kind), the path after the wait was not checked. To copy it too: --copy secret/orders-creds (CLI), or in reconcileLab.checks.copy (editor).`), r.notes.join('\n'));
+    await c.delete(secrets, ns, 'orders-creds');
+    assert.ok(r.notes.some((n) => n === `${start} To copy it too: --copy secret/orders-creds (CLI), or in reconcileLab.checks.copy (editor).`), r.notes.join('\n'));
     const done = await runChecks(options({ createReconciler: () => ({ name: 'done', async reconcile() { return {}; } }), reconcilerSpec: { kind: 'module', path: 'done.ts' }, checks: ['runTwice'], convergenceBoundMs: 6_000 }));
     assert.ok(!done.notes.some((n) => /settled waiting/.test(n)), 'no note for a reference run that ends done');
     assert.deepEqual(await scratchLeft(), []);

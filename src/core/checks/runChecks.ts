@@ -7,7 +7,7 @@ import type { GroupVersionResource, KubeObject, ResourceInfo } from '../k8s/obje
 import { nullLogger } from '../log.ts';
 import { LAST_APPLIED, MASK } from '../k8s/secretMask.ts';
 import { rfc3339 } from '../reconcilers/conditions.ts';
-import { CONFIGMAPS, copyInto, currentResourceVersion, createScratchNamespace, deleteScratch, patchCopy, redirectedNote, resourceLabelOf, settle, snapshot, startRun, type CheckRun, type HarnessEnv, type ScratchCopy, viewKeyOf } from './harness.ts';
+import { CONFIGMAPS, SECRETS, copyInto, currentResourceVersion, createScratchNamespace, deleteScratch, patchCopy, redirectedNote, resourceLabelOf, settle, snapshot, startRun, type CheckRun, type HarnessEnv, type ScratchCopy, viewKeyOf } from './harness.ts';
 import { GoCheckRunner } from './goRun.ts';
 import { cleanupLeftovers } from './leftovers.ts';
 import { referencesNote } from './references.ts';
@@ -506,7 +506,7 @@ function unsettledWhy(ref: Reference): string {
  * because the copy lacks an object the real namespace has that the harness did not recognise as a reference of the
  * spec (only Secrets and ConfigMaps named in the usual Kubernetes ways are copied). Undefined when the last reconcile did not requeue-after.
  */
-function waitingNote(ref: Reference, key: ObjectKey, primary: string, copied: boolean): string | undefined {
+async function waitingNote(ref: Reference, key: ObjectKey, primary: string, copied: boolean, exists?: (o: WaitedObject) => Promise<boolean | undefined>): Promise<string | undefined> {
   let last: Extract<JournalEntry, { kind: 'reconcileEnd' }> | undefined;
   for (const e of ref.run.entries) if (e.kind === 'reconcileEnd' && e.key === ref.copy.scratchKey) last = e;
   if (last?.outcome.kind !== 'requeueAfter') return undefined;
@@ -514,7 +514,30 @@ function waitingNote(ref: Reference, key: ObjectKey, primary: string, copied: bo
   const copy = ref.raw.objects.find((o) => o.resource === primary && o.object.metadata.name === ref.copy.name && o.object.metadata.namespace === ref.copy.namespace)?.object;
   const ready = ((copy?.status as { conditions?: Array<{ type?: string; status?: string; reason?: string; message?: string }> } | undefined)?.conditions ?? []).find((c) => c.type === 'Ready' && c.status !== 'True');
   const why = last.outcome.reason ?? (ready ? `Ready ${ready.status}${ready.reason ? `, ${ready.reason}` : ''}${ready.message ? `: ${ready.message}` : ''}` : undefined);
-  return `The reference run of ${key} settled waiting: its last reconcile asked for a requeue after ${seconds} s${why ? ` (${why.length > 200 ? `${why.slice(0, 200)}…` : why})` : ''}, so the checks judged the reconcile up to that wait only. The object is copied into a scratch namespace with the Secrets and ConfigMaps of its namespace that its spec refers to (secretRef, configMapKeyRef, secretName, volumes, envFrom, valueFrom, a lab-style dependsOn…; ${copied ? 'see the note on what was copied' : 'its spec named none of them in those ways, so nothing else was copied'}): if it waits for anything else of its real namespace (an object named in a way the checks do not recognise, or of another kind), the path after the wait was not checked.${copyHint(why)}`;
+  const named = waitedFor(why);
+  const absent = named !== undefined && exists !== undefined && (await exists(named)) === false;
+  return `The reference run of ${key} settled waiting: its last reconcile asked for a requeue after ${seconds} s${why ? ` (${why.length > 200 ? `${why.slice(0, 200)}…` : why})` : ''}, so the checks judged the reconcile up to that wait only. The object is copied into a scratch namespace with the Secrets and ConfigMaps of its namespace that its spec refers to (secretRef, configMapKeyRef, secretName, volumes, envFrom, valueFrom, a lab-style dependsOn…; ${copied ? 'see the note on what was copied' : 'its spec named none of them in those ways, so nothing else was copied'}): if it waits for anything else of its real namespace (an object named in a way the checks do not recognise, or of another kind), the path after the wait was not checked.${absent ? absentHint(named, splitKey(key).namespace) : copyHint(why)}`;
+}
+
+/** A Secret or ConfigMap a wait's reason names (`waiting for Secret tulip-fertilizer`, `ConfigMap x not found`). */
+export interface WaitedObject {
+  kind: 'secret' | 'configmap';
+  name: string;
+}
+
+/** The Secret or ConfigMap `why` (a requeue reason, a Ready condition) names, else undefined. */
+export function waitedFor(why: string | undefined): WaitedObject | undefined {
+  const named = /\b(Secret|ConfigMap)s?\s+"?([a-z0-9]([-a-z0-9.]*[a-z0-9])?)"?/i.exec(why ?? '');
+  return named ? { kind: named[1]!.toLowerCase() as WaitedObject['kind'], name: named[2]! } : undefined;
+}
+
+/**
+ * The end of the waiting note when what the wait names is not in the object's own namespace (`namespace`) either:
+ * the original waits for it too, so copying cannot help (`--copy` of it would find nothing); it has to exist first.
+ */
+export function absentHint(o: WaitedObject, namespace: string | undefined): string {
+  const kind = o.kind === 'secret' ? 'Secret' : 'ConfigMap';
+  return ` ${kind} ${o.name} is not in ${namespace ? `namespace ${namespace}` : 'the object\'s namespace'} either: the original waits for it too, so there is nothing to copy; create it there and check again to cover what happens after the wait.`;
 }
 
 /**
@@ -522,8 +545,8 @@ function waitingNote(ref: Reference, key: ObjectKey, primary: string, copied: bo
  * `--copy secret/tulip-fertilizer`; otherwise the flag in general.
  */
 function copyHint(why: string | undefined): string {
-  const named = /\b(Secret|ConfigMap)s?\s+"?([a-z0-9]([-a-z0-9.]*[a-z0-9])?)"?/i.exec(why ?? '');
-  if (named) return ` To copy it too: --copy ${named[1]!.toLowerCase()}/${named[2]} (CLI), or in reconcileLab.checks.copy (editor).`;
+  const named = waitedFor(why);
+  if (named) return ` To copy it too: --copy ${named.kind}/${named.name} (CLI), or in reconcileLab.checks.copy (editor).`;
   return ' To copy a Secret or ConfigMap it waits for: --copy secret/<name> or --copy configmap/<name>.';
 }
 
@@ -1888,7 +1911,18 @@ export async function runChecks(options: RunChecksOptions, progress?: CheckProgr
       const copiedNote = referencesNote(key, ref1.copy.references);
       if (copiedNote) notes.push(copiedNote);
       // Only a run that settled waited: one that never went idle is the convergence check's to explain.
-      const waiting = ref1.settled ? waitingNote(ref1, key, resourceLabelOf(options.primary), copiedNote !== undefined) : undefined;
+      // Whether what the wait names is in the object's own namespace (a namespaced object's): if not, no copy helps.
+      const exists = env.primary.namespaced
+        ? async (o: WaitedObject) => {
+          try {
+            await env.client.get(o.kind === 'secret' ? SECRETS : CONFIGMAPS, splitKey(key).namespace, o.name, env.signal);
+            return true;
+          } catch (e) {
+            return isNotFound(e) ? false : undefined;
+          }
+        }
+        : undefined;
+      const waiting = ref1.settled ? await waitingNote(ref1, key, resourceLabelOf(options.primary), copiedNote !== undefined, exists) : undefined;
       if (waiting) notes.push(waiting);
       // An exec program may write with its own client (kubectl): its writes are not all journaled, so it is not judged.
       const foreign = options.reconcilerSpec.kind === 'exec' ? undefined : foreignWriterNote(ref1, key, options.primary);
