@@ -267,7 +267,11 @@ export class ConvergenceTracker implements Disposable {
           if (e.dryRun || e.error !== undefined) break;
           // A write that removed the last finalizer answers with the unchanged resourceVersion, yet deleted the object.
           const noOp = e.verb !== 'delete' && !e.deleted && e.resourceVersionBefore !== undefined && e.resourceVersionBefore === e.resourceVersionAfter;
-          if (noOp) r.noOpWrites++;
+          // A server-side apply is meant to send the whole intent on every pass: one that changed nothing is neither
+          // a change nor a wasted write.
+          if (noOp) {
+            if (e.verb !== 'apply') r.noOpWrites++;
+          }
           else {
             r.writes++;
             if (e.at > r.lastChangeAt) r.lastChangeAt = e.at;

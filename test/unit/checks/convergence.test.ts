@@ -32,7 +32,7 @@ function setup(options: { quietMs?: number; flapWindowMs?: number } = {}) {
   journal.onDidAppend((batch: readonly JournalEntry[]) => tracker.observeJournal(batch));
   const changes: string[][] = [];
   tracker.onDidChange((keys) => changes.push([...keys]));
-  const reconcile = (writes: Array<{ rvBefore: string; rvAfter: string; verb?: 'create' | 'update' | 'patch' }> = [], outcome: 'success' | 'error' = 'success') => {
+  const reconcile = (writes: Array<{ rvBefore: string; rvAfter: string; verb?: 'create' | 'update' | 'patch' | 'apply' }> = [], outcome: 'success' | 'error' = 'success') => {
     journal.append({ kind: 'reconcileStart', key: KEY, controller: 'lab', triggers: [], attempt: 1, via: 'worker' });
     for (const w of writes) {
       journal.recordWrite({ verb: w.verb ?? 'update', gvr: CM_GVR, namespace: 'ns', name: 'w-config', resourceVersionBefore: w.rvBefore, resourceVersionAfter: w.rvAfter, dryRun: false, key: KEY, controller: 'lab' });
@@ -75,6 +75,18 @@ test('a no-op write (resourceVersion unchanged) does not hold convergence back b
   assert.equal(c.noOpWrites, 1);
   assert.equal(c.writes, 0);
   assert.match(c.reason, /1 write\(s\) that changed nothing/);
+});
+
+test('a server-side apply that changed nothing is no no-op write (apply sends the whole intent on every pass), nor a change', () => {
+  const { clock, tracker, reconcile } = setup();
+  tracker.observePrimary(KEY, widget(1));
+  reconcile([{ rvBefore: '5', rvAfter: '5', verb: 'apply' }]);
+  clock.step(5_000);
+  const c = tracker.get(KEY)!;
+  assert.equal(c.state, 'converged');
+  assert.equal(c.noOpWrites, 0);
+  assert.equal(c.writes, 0);
+  assert.doesNotMatch(c.reason, /changed nothing/);
 });
 
 test('a spec change starts over: changing until a reconcile that started after it ends', () => {
