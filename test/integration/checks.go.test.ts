@@ -9,6 +9,9 @@ import { parseAllDocuments } from 'yaml';
 import { join } from 'node:path';
 import { createDynamicClient, type DynamicKubeClient } from '../../src/core/k8s/dynamicClient.ts';
 import { runChecks } from '../../src/core/checks/runChecks.ts';
+import { GoCheckRunner } from '../../src/core/checks/goRun.ts';
+import { realClock } from '../../src/core/clock.ts';
+import { nullLogger } from '../../src/core/log.ts';
 import type { CheckReport, RunChecksOptions } from '../../src/core/checks/types.ts';
 import type { KubeObject, ResourceInfo } from '../../src/core/k8s/objects.ts';
 import { createNamespace, getTestCluster, installCrd, testCrd, uniqueName, type TestCluster } from './support/cluster.ts';
@@ -89,6 +92,22 @@ describe('robustness checks on the Go controller through the bridge', { skip: (!
     assert.ok(!lines.some((l) => /attempting to acquire leader lease/.test(l)), 'check instances run without leader election');
     assert.deepEqual(await scratchOf(r), [], 'scratch namespaces cleaned up');
     assert.equal((await c.get(WIDGETS, ns, 'widget-ready')).metadata.resourceVersion, original.metadata.resourceVersion, 'the developer\'s object untouched');
+  });
+
+  test('a check instance started for a copy that is already gone (another instance of the controller removed it) says so instead of asking whether it watches the scratch namespace', async () => {
+    const runner = new GoCheckRunner({ command: [bin], env: { KUBECONFIG: cluster.kubeconfigPath } });
+    const abort = new AbortController();
+    const env = { transport: cluster.transport, client: c, primary: WIDGETS, owned: [], predicates: [], clock: realClock, log: nullLogger, quietMs: 500, signal: abort.signal };
+    try {
+      await assert.rejects(runner.startRun(env, ns, { key: `${ns}/gone-before-queued` }), (e: Error) => {
+        assert.match(e.message, new RegExp(`^the Go controller never queued ${ns}/gone-before-queued: the copy no longer exists, and this check instance never saw it\\. Something else deleted it or removed its last finalizer — most likely another instance of this controller reconciling every namespace`));
+        assert.doesNotMatch(e.message, /does it watch the scratch namespace/);
+        return true;
+      });
+    } finally {
+      abort.abort();
+      runner.dispose();
+    }
   });
 
   test('reconcile-lab check --go: the real CLI process checks the Go controller and prints JSON (without --resource: the one its controller reconciles)', async () => {

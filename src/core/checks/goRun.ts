@@ -12,6 +12,7 @@ import { runGoController, splitGoRun, type RunningGoController } from '../bridge
 import { bridgeResourceName } from '../bridge/causes.ts';
 import { Journal, type JournalEntry } from '../journal/journal.ts';
 import type { WriteRecord } from '../k8s/dynamicClient.ts';
+import { isNotFound } from '../k8s/client.ts';
 import { keyFor, splitKey, type ObjectKey } from '../k8s/keys.ts';
 import { KubeListerWatcher } from '../k8s/listerWatcher.ts';
 import { loadKubeConfig } from '../k8s/kubeconfig.ts';
@@ -349,6 +350,29 @@ class GoRun implements CheckRun {
   }
 }
 
+/** How long a new check instance may take to queue its key before the harness looks whether the copy still exists. */
+const GONE_LOOK_MS = 5_000;
+
+/** Whether the primary object `key` names is gone from the server (false when it exists or cannot be read). */
+async function goneFromServer(env: HarnessEnv, key: ObjectKey): Promise<boolean> {
+  const { namespace, name } = splitKey(key);
+  try {
+    await env.client.get(env.primary, env.primary.namespaced ? namespace : undefined, name, env.signal);
+    return false;
+  } catch (e) {
+    return isNotFound(e);
+  }
+}
+
+/**
+ * Why a check instance never queued `key`: the copy it was started for is gone (deleted, or its last finalizer
+ * removed) before the instance saw it — typically another instance of the controller
+ * (a `run --go`, Run Controller…, the deployed controller) acting on the scratch namespaces.
+ */
+export function goneBeforeQueuedText(key: ObjectKey, namespaced: boolean): string {
+  return `the Go controller never queued ${key}: the copy no longer exists, and this check instance never saw it. Something else deleted it or removed its last finalizer — most likely another instance of this controller${namespaced ? ' reconciling every namespace' : ''} (a reconcile-lab run --go or Run Controller… left running, or the controller deployed in the cluster) acting on the scratch copies: stop it (or scope it to its namespaces) and check again`;
+}
+
 async function startGoRun(runner: GoCheckRunner, env: HarnessEnv, namespace: string, hooks: RunHooks): Promise<CheckRun> {
   const target = runner.targetOptions;
   const journal = new Journal({ clock: env.clock, capacity: 20_000 });
@@ -394,10 +418,16 @@ async function startGoRun(runner: GoCheckRunner, env: HarnessEnv, namespace: str
       // The controller is announced when its queue is built, before the cache synced: wait until it saw the key.
       const start = env.clock.now();
       const key = hooks.key;
+      let lookedAt = start;
       for (;;) {
         journal.flush();
         if (run.entries.some((e) => e.key === key)) break;
         if (r.launched.exit) throw new Error(`the Go controller exited before it saw ${key}. Last output:\n${r.launched.failureTail(15).join('\n')}`);
+        // Once its cache had time to sync, a copy that is gone explains the silence: say so now, not after 60 s.
+        if (env.clock.now() - lookedAt >= GONE_LOOK_MS) {
+          lookedAt = env.clock.now();
+          if (await goneFromServer(env, key)) throw new Error(goneBeforeQueuedText(key, env.primary.namespaced));
+        }
         if (env.clock.now() - start > 60_000) throw new Error(`the Go controller did not queue ${key} within 60 s (does it watch the scratch namespace? Last output:\n${r.launched.failureTail(15).join('\n')})`);
         await sleep(env.clock, 50, env.signal);
       }
