@@ -1106,12 +1106,13 @@ func (q *Queue) setPausedQuiet(p bool) bool {
 
 // Step lets exactly one reconcile run while paused. With hasKey, key is the one handed out (made ready now if it
 // waits or backs off, queued again for after its Done when it is being reconciled, added first with force when
-// not queued); Step returns only once that add is in the inner queue. reply is called exactly once: when that
-// reconcile's Done happened, or at once with an error. A step without key on an empty queue whose workers have
-// not started yet (controller-runtime is still syncing its caches, or waits for leadership) waits until they
-// start, then steps the first key of the initial list, or is refused when the queue is still empty. One on a queue
-// whose keys all wait (a requeue-after or a backoff retry not due yet) is refused at once, as on an empty queue: it
-// does not wait until the first of them is due (up to controller-runtime's 1000 s backoff).
+// not queued; each reported with the step as cause: "ready", "added", "added"); Step returns only once that add
+// is in the inner queue. reply is called exactly once: when that reconcile's Done happened, or at once with an
+// error. A step without key on an empty queue whose workers have not started yet (controller-runtime is still
+// syncing its caches, or waits for leadership) waits until they start, then steps the first key of the initial
+// list, or is refused when the queue is still empty. One on a queue whose keys all wait (a requeue-after or a
+// backoff retry not due yet) is refused at once, as on an empty queue: it does not wait until the first of them is
+// due (up to controller-runtime's 1000 s backoff).
 func (q *Queue) Step(key reconcile.Request, hasKey, force bool, id int64, reply func(ReplyMsg)) {
 	tok := &stepToken{key: key, hasKey: hasKey, reply: reply, id: id}
 	q.mu.Lock()
@@ -1180,12 +1181,12 @@ func (q *Queue) Step(key reconcile.Request, hasKey, force bool, id int64, reply 
 	case !queued:
 		c := Cause{Kind: CauseManual, Note: "step (force) from Reconcile Lab", At: ms(now)}
 		q.lockedRecord(priorityqueue.AddOpts{}, key, &c, false, now, ms(now), 0)
-	case ks.queued == notQueued:
-		// Being reconciled: the add queues it again for after its Done, as the editor is told.
+	case ks.queued == notQueued, ks.queued == queuedWaiting:
+		// Being reconciled: the add queues it again for after its Done ("added"). Waiting (a requeue-after or a
+		// backoff retry not due yet): the add drops the wait and makes it ready now ("ready"). Either way the
+		// editor is told, with the step as cause, before the step's hand-out.
 		c := Cause{Kind: CauseManual, Note: "step from Reconcile Lab", At: ms(now)}
 		q.lockedRecord(priorityqueue.AddOpts{}, key, &c, false, now, ms(now), 0)
-	case ks.queued == queuedWaiting:
-		q.lockedReady(key, ks) // an Add drops a wait
 	}
 	ks = q.keys[key]
 	if q.priority {

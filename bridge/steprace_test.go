@@ -3,6 +3,7 @@ package bridge
 import (
 	"fmt"
 	"math"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -348,6 +349,62 @@ func TestStepKeyBeingReconciledIsAnnounced(t *testing.T) {
 				t.Errorf("the editor was told of %d hand-outs of ns/k, want 2", n)
 			}
 		})
+	}
+}
+
+// TestStepWaitingKeyAnnouncedReady: a step of a key that waits (a requeue-after, or a backoff retry, not due yet)
+// makes it ready now; the editor is told so ("ready", with the step as cause) before the step's hand-out, so the
+// key's transitions read as the inner queue's state changes: waiting (or backoff) → ready → processing → done.
+func TestStepWaitingKeyAnnouncedReady(t *testing.T) {
+	for _, pq := range []bool{true, false} {
+		for _, backoff := range []bool{false, true} {
+			t.Run(fmt.Sprintf("priorityQueue=%v/backoff=%v", pq, backoff), func(t *testing.T) {
+				q, h, _ := fakeClockQueue(t, "stepwait", pq)
+				k := req("k")
+				first := TransitionWaiting
+				if backoff {
+					q.AddRateLimited(k) // the priority queue asks its limiter (and the bridge is told) on its own goroutine
+					first = TransitionBackoff
+					eventually(t, "the backoff recorded", func() bool {
+						q.mu.Lock()
+						defer q.mu.Unlock()
+						return q.keys[k] != nil && q.keys[k].queued == queuedWaiting
+					})
+				} else {
+					q.AddAfter(k, time.Hour)
+				}
+				q.Pause()
+				replies := make(chan ReplyMsg, 1)
+				q.Step(k, true, false, 1, func(r ReplyMsg) { replies <- r })
+				got, _, _ := q.GetWithPriority()
+				if got != k {
+					t.Fatalf("the step handed out %v", got)
+				}
+				q.Done(got)
+				if r := <-replies; !r.OK {
+					t.Fatalf("step reply %+v", r)
+				}
+				q.Snapshot() // folds the op log
+				var seq []string
+				var ready *QueueMsg
+				for _, m := range queueMsgs(h) {
+					if m.Key != "ns/k" {
+						continue
+					}
+					seq = append(seq, m.Transition)
+					if m.Transition == TransitionReady {
+						ready = m
+					}
+				}
+				want := fmt.Sprint([]string{first, TransitionReady, TransitionProcessing, TransitionDone})
+				if fmt.Sprint(seq) != want {
+					t.Fatalf("transitions of ns/k %v, want %s", seq, want)
+				}
+				if len(ready.Causes) != 1 || ready.Causes[0].Kind != CauseManual || !strings.Contains(ready.Causes[0].Note, "step") {
+					t.Errorf("ready causes %+v, want the step", ready.Causes)
+				}
+			})
+		}
 	}
 }
 

@@ -192,7 +192,7 @@ describe('a user-shaped Go controller (two controllers, a cluster-scoped CRD) th
       assert.match(r.stderr, /controller harbor-keeper \(priority queue\)/, r.stderr);
       // The key has no namespace: the command took the cluster-scoped Harbors as its resource from the controller.
       assert.match(r.stdout, new RegExp(`▶ ${name} reconcile`), r.stdout);
-      assert.match(r.stdout, new RegExp(`update harbors\\.fleet\\.example\\.io ${name}/status rv`), r.stdout);
+      assert.match(r.stdout, new RegExp(`update harbors\\.fleet\\.example\\.io ${name} \\(status\\) rv`), r.stdout);
     } finally {
       await client.delete(HARBORS, undefined, name).catch(() => {});
     }

@@ -175,7 +175,7 @@ describe('robustness checks on the Go controller through the bridge', { skip: (!
     const r = await runChecks(options({ go: { command: ['go', 'run', '.'], cwd: dir, env: { KUBECONFIG: cluster.kubeconfigPath } }, reconcilerSpec: { kind: 'go', command: ['go', 'run', '.'] }, convergenceBoundMs: 6_000 }));
     assert.deepEqual([...new Set(r.findings.map((f) => f.check))], ['convergence'], summary(r));
     const f = r.findings[0]!;
-    assert.match(f.title, /Never converges: \d+ × update widgets\.lab\.reconcile\.dev \S+\/status/, summary(r));
+    assert.match(f.title, /Never converges: \d+ × update widgets\.lab\.reconcile\.dev \S+ \(status\)/, summary(r));
     assert.match(f.explanation, /hot loop[^]*status\.conditions\[0\]\.message/, f.explanation);
     assert.match(f.reproduce, new RegExp(`^reconcile-lab check ${ns}/widget-ready --check convergence`));
     assert.ok(f.journal.some((e) => e.kind === 'reconcileStart'), 'the Go run\'s journal is attached');

@@ -9,6 +9,7 @@ import { canExplain, type Explanation } from '../reconcilers/explain.ts';
 import { createReconcileContext } from './context.ts';
 import { writeDiff, yamlDiff } from './objectDiff.ts';
 import { runOnce, type ReconcileOutcome } from './runOnce.ts';
+import { writeTargetText } from '../journal/writeText.ts';
 
 /** One write the reconciler would make. */
 export interface PlannedAction {
@@ -91,7 +92,7 @@ export const resourceLabel = (gvr: GroupVersionResource): string => resourceIdOf
  */
 export function plannedActions(writes: readonly WriteRecord[]): PlannedAction[] {
   return writes.map((w) => {
-    const label = `${resourceLabel(w.gvr)}/${w.key}${w.subresource ? `/${w.subresource}` : ''}`;
+    const label = `${resourceLabel(w.gvr)}/${writeTargetText(w.key, w.subresource)}`;
     const a: PlannedAction = {
       verb: w.verb,
       resource: resourceLabel(w.gvr),
@@ -144,7 +145,7 @@ export async function dryRunReconcile(o: {
   if (statusWrite) {
     const before = statusWrite.before?.status;
     const after = statusWrite.after?.status;
-    result.status = { before, after, diff: yamlDiff(`${o.key}/status`, before, after, { beforeName: 'current', afterName: 'planned' }) };
+    result.status = { before, after, diff: yamlDiff(writeTargetText(o.key, 'status'), before, after, { beforeName: 'current', afterName: 'planned' }) };
   }
   return result;
 }

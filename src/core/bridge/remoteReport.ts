@@ -7,6 +7,7 @@ import { resourceIdFromGvrString } from '../k8s/objects.ts';
 import { writeRecordOf, writeTarget } from './causes.ts';
 import type { WireWrite } from './protocol.ts';
 import type { RemoteController } from './remoteController.ts';
+import { writeTargetText } from '../journal/writeText.ts';
 
 /**
  * The report pass of a Go controller (`report --go`): each key's real Reconcile runs once in the program, through
@@ -62,7 +63,7 @@ function actionOfWire(w: WireWrite): ReportAction {
     key,
     dryRun: w.dryRun,
     outcome: w.error ? 'error' : 'ok',
-    diff: w.error ? '' : writeDiff(`${resource}/${key}${w.subresource ? `/${w.subresource}` : ''}`, w),
+    diff: w.error ? '' : writeDiff(`${resource}/${writeTargetText(key, w.subresource)}`, w),
   };
   return withOptionalFields(a, w);
 }
@@ -72,7 +73,7 @@ function actionOfEntry(w: WriteEntry & { seq: number }, journal: Journal): Repor
   const resource = resourceIdFromGvrString(w.resource);
   const detail = journal.writeDetail(w.seq);
   const diff = !w.error && detail?.before !== undefined && detail.after !== undefined
-    ? writeDiff(`${resource}/${w.objectKey}${w.subresource ? `/${w.subresource}` : ''}`, { verb: w.verb, dryRun: w.dryRun, before: detail.before, after: detail.after })
+    ? writeDiff(`${resource}/${writeTargetText(w.objectKey, w.subresource)}`, { verb: w.verb, dryRun: w.dryRun, before: detail.before, after: detail.after })
     : '';
   const a: ReportAction = { verb: w.verb, resource, key: w.objectKey, dryRun: w.dryRun, outcome: w.error ? 'error' : 'ok', diff };
   return withOptionalFields(a, w);

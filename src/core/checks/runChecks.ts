@@ -12,7 +12,7 @@ import { GoCheckRunner } from './goRun.ts';
 import { cleanupLeftovers } from './leftovers.ts';
 import { referencesNote } from './references.ts';
 import { CheckFootprint, confinementFailure, confinementMessage } from './confinement.ts';
-import { writeText } from '../journal/writeText.ts';
+import { writeTargetText, writeText } from '../journal/writeText.ts';
 import { deriveSpecMutation, mergeParts, specSchemaOf, type SpecMutationPart } from './specMutation.ts';
 import { createsOutsideScratch, DRIFT_SUFFIX, driftTargets, ownsHint, unownedChildCause } from './drift.ts';
 import { revertPatch } from './revert.ts';
@@ -99,7 +99,7 @@ async function scratch(ctx: KeyContext, purpose: string): Promise<{ ns: string; 
 }
 
 function checkWriteOf(w: WriteRecord): CheckWrite {
-  const label = `${resourceLabelOf(w.gvr)}/${w.key}${w.subresource ? `/${w.subresource}` : ''}`;
+  const label = `${resourceLabelOf(w.gvr)}/${writeTargetText(w.key, w.subresource)}`;
   const cw: CheckWrite = {
     verb: w.verb,
     resource: resourceLabelOf(w.gvr),

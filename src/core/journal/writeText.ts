@@ -10,14 +10,23 @@ export function writeWarningsText(warnings: readonly string[] | undefined): stri
 }
 
 /**
+ * The object one write went to, as every place that names a write shows it: the object's key ("ns/w", or "acme"
+ * for a cluster-scoped object), then the subresource in parentheses ("ns/w (status)", "acme (status)"). Never
+ * "acme/status", which reads as the object `status` in namespace `acme`.
+ */
+export function writeTargetText(objectKey: string, subresource?: string | undefined): string {
+  return subresource ? `${objectKey} (${subresource})` : objectKey;
+}
+
+/**
  * How Reconcile Lab names one write, in every place it shows one: the CLI's journal lines, dry-run plans and audit
  * lines, the reconcile report, the robustness checks' titles, explanations and reports, and the editor's views. One
- * form everywhere, with the subresource after the object as in its API path (and as the Event Log shows writes):
- * "update widgets.lab.reconcile.dev ns/w/status", "create configmaps ns/w-config" (never a version: given a `gvr`,
- * the name comes from it).
+ * form everywhere, the object as {@link writeTargetText} names it: "update widgets.lab.reconcile.dev ns/w (status)",
+ * "update tenants.infra.example.dev acme (status)", "create configmaps ns/w-config" (never a version: given a
+ * `gvr`, the name comes from it).
  */
 export function writeText(w: { readonly verb: string; readonly resource: string; readonly objectKey: string; readonly subresource?: string | undefined; readonly gvr?: { readonly group: string; readonly resource: string } | undefined }): string {
   // A journal entry's `resource` keeps the version ("widgets.v1alpha1.lab.reconcile.dev"); its `gvr` names it as the
   // views and flags do.
-  return `${w.verb} ${w.gvr ? resourceIdOfGvr(w.gvr) : w.resource} ${w.objectKey}${w.subresource ? `/${w.subresource}` : ''}`;
+  return `${w.verb} ${w.gvr ? resourceIdOfGvr(w.gvr) : w.resource} ${writeTargetText(w.objectKey, w.subresource)}`;
 }

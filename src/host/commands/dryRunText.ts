@@ -1,7 +1,7 @@
 import { changesNothing, noWritesText, unchangedWriteNote } from '../../core/actions/dryRun.ts';
 import type { ReconcileOutcome } from '../../core/actions/runOnce.ts';
 import { describeDryRunOutcome } from '../../core/actions/runOnce.ts';
-import { writeWarningsText } from '../../core/journal/writeText.ts';
+import { writeTargetText, writeWarningsText } from '../../core/journal/writeText.ts';
 import { escapeMarkdown as md, fence } from '../../core/text/markdown.ts';
 import { delayText } from '../../core/text/duration.ts';
 
@@ -46,7 +46,7 @@ export interface DryRunView {
 
 /** The result view's Markdown for a dry-run reconcile: one layout and one wording for every kind of reconciler. */
 export function renderDryRun(v: DryRunView): string {
-  const target = (w: DryRunWriteView) => md(`${w.verb} ${w.resource} ${w.key}${w.subresource ? `/${w.subresource}` : ''}`);
+  const target = (w: DryRunWriteView) => md(`${w.verb} ${w.resource} ${writeTargetText(w.key, w.subresource)}`);
   const out: string[] = [`# Dry-run reconcile of ${md(v.key)}`, ''];
   out.push(`Reconciler: ${md(v.reconciler)} · resource ${md(v.resource)} · context ${md(v.context)}`, '');
   if (v.exec) {

@@ -20,6 +20,7 @@ import { ambiguousMainPackages } from '../../core/bridge/launcher.ts';
 import { readSettings, writeSetting } from '../config.ts';
 import { CommandIds } from '../ids.ts';
 import { SettingsError } from '../notify.ts';
+import { writeTargetText } from '../../core/journal/writeText.ts';
 
 /**
  * Run Controller…: launches the developer's Go controller (settings
@@ -334,7 +335,7 @@ export async function remoteDryRun(
   // Under the controller's name: the process journals the planned writes under it (the Event Log ties them to this).
   s.recordAction('dryRun', t.key, `dry-run reconcile of ${t.key} in ${c.name} (every write dryRun=All)`, c.name);
   const r = await ui.progress({ location: vscode.ProgressLocation.Window, title: `Dry-run ${t.key} in ${c.name}` }, () => c.dryRun(t.key));
-  const name = (w: RemoteDryRun['writes'][number]) => `${w.group ? `${w.resource}.${w.group}` : w.resource} ${writeTarget(w)}${w.subresource ? `/${w.subresource}` : ''}`;
+  const name = (w: RemoteDryRun['writes'][number]) => `${w.group ? `${w.resource}.${w.group}` : w.resource} ${writeTargetText(writeTarget(w), w.subresource)}`;
   const diffOf = (w: RemoteDryRun['writes'][number]) => (w.error ? '' : writeDiff(name(w), w));
   // The same view as the built-in loop's dry-run: one layout and wording whichever reconciler ran.
   const summary = renderDryRun({

@@ -14,6 +14,7 @@ import type { DetailField, EntryDetailView } from '../../shared/protocol.ts';
 import { formatDuration } from '../views/format.ts';
 import { outcomeSummary, priorityLabel, reasonSummary } from '../views/presentation.ts';
 import { resourceIdFromGvrString, toLogEntryView, USER_ACTION_NAMES } from './journalView.ts';
+import { writeTargetText } from '../../core/journal/writeText.ts';
 
 /** Longest patch, diff or message text sent to the pane. */
 export const MAX_TEXT = 100_000;
@@ -81,7 +82,7 @@ function fieldsOf(e: JournalEntry): DetailField[] {
     case 'write':
       f.push(
         ...field('Verb', e.verb),
-        ...field('Object', `${resourceIdFromGvrString(e.resource)} ${e.objectKey}${e.subresource ? `/${e.subresource}` : ''}`),
+        ...field('Object', `${resourceIdFromGvrString(e.resource)} ${writeTargetText(e.objectKey, e.subresource)}`),
         ...field('resourceVersion', e.resourceVersionBefore || e.resourceVersionAfter ? `${e.resourceVersionBefore ?? '∅'} → ${e.resourceVersionAfter ?? '∅'}` : undefined),
         ...field('Deleted', writeDeletedText(e)),
         ...field('Dry run', e.dryRun ? 'yes: sent with dryRun=All, nothing was stored' : undefined),
@@ -188,7 +189,7 @@ export function entryDetail(journal: DetailSource, seq: number, primaryResource:
         if (w.patchType) detail.patchType = w.patchType;
       }
       if (!e.error) {
-        const label = `${resourceIdFromGvrString(e.resource)}/${e.objectKey}${e.subresource ? `/${e.subresource}` : ''}`;
+        const label = `${resourceIdFromGvrString(e.resource)}/${writeTargetText(e.objectKey, e.subresource)}`;
         const after = e.verb === 'delete' && !(w.after as { metadata?: { deletionTimestamp?: string } } | undefined)?.metadata?.deletionTimestamp ? undefined : w.after;
         // yamlDiff masks Secret values itself; a changed one shows as "*** (before)" / "*** (after)".
         detail.diff = cut(yamlDiff(label, w.before, after, { volatile: true, beforeName: 'before', afterName: e.dryRun ? 'after (dry run, not stored)' : 'after' }));

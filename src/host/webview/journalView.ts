@@ -5,7 +5,7 @@
  */
 import type { ControlEntry, JournalEntry } from '../../core/journal/journal.ts';
 import { JOURNAL_ENTRY_KINDS, rvAfterText } from '../../core/journal/journal.ts';
-import { writeWarningsText } from '../../core/journal/writeText.ts';
+import { writeTargetText, writeWarningsText } from '../../core/journal/writeText.ts';
 import type { EnqueueReason } from '../../core/controller/keyState.ts';
 import type { ObjectKey } from '../../core/k8s/keys.ts';
 import type { LogEntryView, LogFilter, LogLevelView } from '../../shared/protocol.ts';
@@ -62,7 +62,7 @@ function summaryOf(e: JournalEntry, writtenBy?: WrittenByLookup): { summary: str
     case 'reconcileEnd':
       return { summary: outcomeSummary(e.outcome, e.durationMs) };
     case 'write': {
-      const target = `${resourceIdFromGvrString(e.resource)} ${e.objectKey}${e.subresource ? `/${e.subresource}` : ''}`;
+      const target = `${resourceIdFromGvrString(e.resource)} ${writeTargetText(e.objectKey, e.subresource)}`;
       const rv = e.resourceVersionBefore || e.resourceVersionAfter ? ` rv ${e.resourceVersionBefore ?? '∅'}→${rvAfterText(e, '∅')}` : '';
       return { summary: `${e.verb} ${target}${rv}${e.dryRun ? ' (dry-run)' : ''}${e.error ? ` failed: ${e.error}` : ''}${e.warnings?.length ? ` — ${writeWarningsText(e.warnings)}` : ''}` };
     }

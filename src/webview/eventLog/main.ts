@@ -545,35 +545,35 @@ function readFilter(): LogFilter {
   return { key: keyInput.value, text: textInput.value, ...(kind ? { kinds: [kind] } : {}) };
 }
 
+/** A filter typed into a box, applied once the typing delay passed (applyFilterNow). */
 let filterTimer: ReturnType<typeof setTimeout> | undefined;
 const onFilterInput = () => {
   if (filterTimer) clearTimeout(filterTimer);
-  filterTimer = setTimeout(() => {
-    filterTimer = undefined;
-    applyFilter(readFilter());
-  }, 120);
+  filterTimer = setTimeout(() => applyFilterNow(), 120);
 };
+/** Applies filter (the boxes' by default) now; a filter still in its typing delay is cancelled (it is this one or older). */
+function applyFilterNow(filter: LogFilter = readFilter()): void {
+  if (filterTimer) clearTimeout(filterTimer);
+  filterTimer = undefined;
+  applyFilter(filter);
+}
 keyInput.addEventListener('input', onFilterInput);
 textInput.addEventListener('input', onFilterInput);
 /** Escape in a filter box clears it (at once, not after the typing delay). */
 const clearOnEscape = (input: HTMLInputElement) => input.addEventListener('keydown', (ev: KeyboardEvent) => {
   if (ev.key !== 'Escape' || input.value === '') return;
   input.value = '';
-  if (filterTimer) clearTimeout(filterTimer);
-  filterTimer = undefined;
-  applyFilter(readFilter());
+  applyFilterNow();
   ev.preventDefault();
   ev.stopPropagation();
 });
 clearOnEscape(keyInput);
 clearOnEscape(textInput);
 clearFiltersButton.addEventListener('click', () => {
-  if (filterTimer) clearTimeout(filterTimer);
-  filterTimer = undefined;
   keyInput.value = '';
   textInput.value = '';
   kindSelect.value = '';
-  applyFilter({});
+  applyFilterNow({});
   keyInput.focus();
 });
 kindSelect.addEventListener('change', () => applyFilter(readFilter()));
@@ -602,11 +602,7 @@ window.addEventListener('resize', scheduleRender);
 list.addEventListener('keydown', (ev: KeyboardEvent) => {
   // A filter still in its typing delay applies first: the keys move through the entries the boxes say are shown
   // (otherwise ArrowUp right after typing selects an entry the filter is about to hide).
-  if (filterTimer) {
-    clearTimeout(filterTimer);
-    filterTimer = undefined;
-    applyFilter(readFilter());
-  }
+  if (filterTimer) applyFilterNow();
   const count = buffer.visibleCount;
   if (count === 0) return;
   let index = -1;

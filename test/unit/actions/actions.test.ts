@@ -111,7 +111,7 @@ test('Markdown report: summary table and per-object sections; pipes escaped', ()
   const md = renderReportMarkdown(report);
   assert.match(md, /\*\*dry-run\*\* \(nothing persisted\)/);
   assert.match(md, /\| `ns\/a` \| none \| done \(no requeue\) \| no \| 5 → 5 \|/);
-  assert.match(md, /\| `ns\/b` \| update widgets.lab.reconcile.dev ns\/b\/status \| requeue after 10 ms \(a\\\|b\) \| yes \| 7 → 7 \|/);
+  assert.match(md, /\| `ns\/b` \| update widgets.lab.reconcile.dev ns\/b \(status\) \| requeue after 10 ms \(a\\\|b\) \| yes \| 7 → 7 \|/);
   assert.match(md, /## ns\/a\n\n- ConfigMap a-config matches/);
   assert.match(md, /\*\*Actions:\*\* none \(already as desired; nothing written\)\./);
   assert.match(md, /```json\n\{\n  "childName": "b-config"\n\}\n```/);
@@ -377,5 +377,5 @@ test('buildReport with a per-key pass (a Go controller\'s): keys in the given or
   ]);
   assert.equal(report.reconciler, 'Go controller order');
   assert.deepEqual(report.totals, { objects: 2, writes: 1, unchanged: 0, requeued: 1, errors: 1 });
-  assert.match(renderReportMarkdown(report), /update orders\.shop\.example\.io eu\/o2\/status: rv 10 → 11/);
+  assert.match(renderReportMarkdown(report), /update orders\.shop\.example\.io eu\/o2 \(status\): rv 10 → 11/);
 });

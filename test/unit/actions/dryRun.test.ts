@@ -37,10 +37,10 @@ test('a dry-run write\'s diff reads current → planned; a live write\'s (a live
     outcome: 'ok', startedAt: 0, durationMs: 1,
   });
   const [live] = plannedActions([write(false)]);
-  assert.match(live!.diff, /^--- backups\.walk\.example\/ns\/b\/status\tbefore\n\+\+\+ backups\.walk\.example\/ns\/b\/status\tafter\n/m);
+  assert.match(live!.diff, /^--- backups\.walk\.example\/ns\/b \(status\)\tbefore\n\+\+\+ backups\.walk\.example\/ns\/b \(status\)\tafter\n/m);
   assert.match(live!.diff, /^-  phase: Waiting\n\+  phase: Ready$/m);
   const [dry] = plannedActions([write(true)]);
-  assert.match(dry!.diff, /^--- backups\.walk\.example\/ns\/b\/status\tcurrent\n\+\+\+ backups\.walk\.example\/ns\/b\/status\tplanned\n/m);
+  assert.match(dry!.diff, /^--- backups\.walk\.example\/ns\/b \(status\)\tcurrent\n\+\+\+ backups\.walk\.example\/ns\/b \(status\)\tplanned\n/m);
 });
 
 test("writeDiff names a write's sides by what it was, whichever reconciler wrote (a Go controller's wire write too); a delete shows nothing after unless finalizers kept the object", () => {

@@ -22,7 +22,7 @@ test('a scratch copy whose resourceVersion no journaled write made is noted as c
 
 test("a no-op write whose fields the server dropped (unknown field) is explained by the schema, not by a missing comparison", () => {
   const w = { ...status('103'), resourceVersionAfter: '100', warnings: ['unknown field "status.phase"'] };
-  assert.match(droppedFieldsNote(w) ?? '', /^The second reconcile sent update orders\.shop\.example\.io rl-check-1\/o1\/status and the server changed nothing, because it dropped "status\.phase": that field is not in the resource's schema .*make manifests/);
+  assert.match(droppedFieldsNote(w) ?? '', /^The second reconcile sent update orders\.shop\.example\.io rl-check-1\/o1 \(status\) and the server changed nothing, because it dropped "status\.phase": that field is not in the resource's schema .*make manifests/);
   assert.equal(droppedFieldsNote({ ...w, warnings: ['v1 Foo is deprecated'] }), undefined);
   assert.equal(droppedFieldsNote(status('103')), undefined);
 });

@@ -5,9 +5,9 @@ import { staleBehindText } from '../../../src/core/checks/runChecks.ts';
 const diffs = ['widgets.lab.reconcile.dev/w: status.observedGeneration: 2 in the reference, 1 after the perturbation'];
 
 test('staleBehindText: a Conflict turned terminal names the write, the 409, that retrying stopped, why nothing came back, and the difference', () => {
-  const t = staleBehindText({ conflict: { write: 'update widgets.lab.reconcile.dev ns/w/status', resourceVersion: '41' }, staleWrites: ['update widgets.lab.reconcile.dev ns/w/status'], outcome: 'terminal', later: 0, diffs });
-  assert.equal(t.title, 'update widgets.lab.reconcile.dev ns/w/status got 409 Conflict from a stale view and the reconciler stopped retrying: the key never converged');
-  assert.match(t.explanation, /sent update widgets\.lab\.reconcile\.dev ns\/w\/status with resourceVersion 41 and the server answered 409 Conflict/);
+  const t = staleBehindText({ conflict: { write: 'update widgets.lab.reconcile.dev ns/w (status)', resourceVersion: '41' }, staleWrites: ['update widgets.lab.reconcile.dev ns/w (status)'], outcome: 'terminal', later: 0, diffs });
+  assert.equal(t.title, 'update widgets.lab.reconcile.dev ns/w (status) got 409 Conflict from a stale view and the reconciler stopped retrying: the key never converged');
+  assert.match(t.explanation, /sent update widgets\.lab\.reconcile\.dev ns\/w \(status\) with resourceVersion 41 and the server answered 409 Conflict/);
   assert.match(t.explanation, /returned a terminal error, so the key was not retried; no later event queued the key again \(the change that caused the conflict did not pass the predicates: no new generation\)/);
   assert.match(t.explanation, /stayed unconverged: widgets\.lab\.reconcile\.dev\/w: status\.observedGeneration: 2 in the reference, 1 after the perturbation\./);
   assert.match(t.explanation, /read again and retry/);

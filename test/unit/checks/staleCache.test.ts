@@ -72,10 +72,10 @@ test('staleNotBackText: names the stale view, the lagging kind, the difference, 
   const t = staleNotBackText({
     view: 'in which only resourcequotas lagged (frozen before the controller created them)', only: 'resourcequotas',
     diffs: ['tenants.infra.example.dev/acme: status.conditions[0].reason: "Provisioned" in the reference, "QuotaTaken" after the perturbation'],
-    writes: ['patch tenants.infra.example.dev ns/acme/status'], failed: ['create resourcequotas ns/tenant-acme: resourcequotas "tenant-acme" already exists'],
+    writes: ['patch tenants.infra.example.dev ns/acme (status)'], failed: ['create resourcequotas ns/tenant-acme: resourcequotas "tenant-acme" already exists'],
   });
   assert.equal(t.title, 'Did not come back to the settled state after a reconcile from a stale view in which only resourcequotas lagged (frozen before the controller created them): tenants.infra.example.dev/acme: status.conditions[0].reason: "Provisioned" in the reference, "QuotaTaken" after the perturbation');
-  assert.match(t.explanation, /^The controller reconciled the copy once while its cache held every object but the resourcequotas it had created[^]*From the stale view it sent patch tenants\.infra\.example\.dev ns\/acme\/status\. Failed: create resourcequotas ns\/tenant-acme: [^]*an AlreadyExists answer to its create means exactly that, not that someone else owns the name/);
+  assert.match(t.explanation, /^The controller reconciled the copy once while its cache held every object but the resourcequotas it had created[^]*From the stale view it sent patch tenants\.infra\.example\.dev ns\/acme \(status\)\. Failed: create resourcequotas ns\/tenant-acme: [^]*an AlreadyExists answer to its create means exactly that, not that someone else owns the name/);
   const whole = staleNotBackText({ view: "frozen before the controller's own writes", diffs: ['x'], writes: [], failed: [] });
   assert.match(whole.explanation, /^The controller reconciled the copy once from a cache that lagged behind the server \(frozen before the controller's own writes\)/);
   assert.doesNotMatch(whole.explanation, /AlreadyExists|Failed:|From the stale view|nothing queued the key/);

@@ -108,7 +108,12 @@ test('text output: a write the server accepted without change says so; a requeue
   assert.equal(w({ resourceVersionAfter: '324' }), '12:00:00.000   ✎ update deployments.apps ns/k-web rv 323 → 324');
   assert.equal(w({ dryRun: true }), '12:00:00.000   ✎ update deployments.apps ns/k-web rv 323 → 323 (dry-run)', 'a dry run never changes the resourceVersion');
   assert.equal(w({ deleted: true }), '12:00:00.000   ✎ update deployments.apps ns/k-web rv 323 → deleted');
-  assert.equal(w({ subresource: 'status', resourceVersionAfter: '324' }), '12:00:00.000   ✎ update deployments.apps ns/k-web/status rv 323 → 324', 'the subresource after the object, as in the Event Log and the checks');
+  assert.equal(w({ subresource: 'status', resourceVersionAfter: '324' }), '12:00:00.000   ✎ update deployments.apps ns/k-web (status) rv 323 → 324', 'the subresource in parentheses after the object, as in the Event Log and the checks');
+  assert.equal(
+    formatEntry(entry({ kind: 'write', key: 'acme', verb: 'update', resource: 'tenants.v1.infra.example.dev', gvr: { group: 'infra.example.dev', version: 'v1', resource: 'tenants' }, objectKey: 'acme', subresource: 'status', dryRun: false, resourceVersionBefore: '5', resourceVersionAfter: '6' }), false),
+    '12:00:00.000   ✎ update tenants.infra.example.dev acme (status) rv 5 → 6',
+    'a cluster-scoped object\'s subresource never reads as a namespaced name ("acme/status")',
+  );
   assert.equal(
     w({ resourceVersionAfter: '324', warnings: ['unknown field "spec.replicsa"', 'unknown field "spec.imag"'] }),
     '12:00:00.000   ✎ update deployments.apps ns/k-web rv 323 → 324 ⚠ server warnings: unknown field "spec.replicsa"; unknown field "spec.imag"',

@@ -23,7 +23,7 @@ test('renderDryRun: a Go controller reads as the built-in loop does (header, out
   assert.match(md, /Every write was sent with dryRun=All: the server validated and answered, nothing was stored\./);
   assert.match(md, /## Outcome\n\nrequeue after 20 s \(SoilTypeMissing\) \(a real reconcile waits that long, then runs again\) \(the reconcile took 12 ms\)\n/);
   assert.match(md, /## Planned writes \(3\)\n\n- create configmaps yard\/p1-water\n/);
-  assert.match(md, /- update planters\.garden\.example\.org yard\/p1\/status — changes nothing/, 'an accepted write with an empty diff is said to change nothing');
+  assert.match(md, /- update planters\.garden\.example\.org yard\/p1 \(status\) — changes nothing/, 'an accepted write with an empty diff is said to change nothing');
   assert.match(md, /## create configmaps yard\/p1-water\n\n```diff\n--- a\n\+\+\+ b\n\+  x: 1\n```/);
   assert.doesNotMatch(md, /## patch configmaps yard\/other/, 'a refused write has no diff section');
 });

@@ -103,7 +103,7 @@ test('the dry-run report says the planned write would delete the object', () => 
     { verb: 'update', subresource: 'status', resource: 'widgets', key: 'ns/a', dryRun, outcome: 'ok', resourceVersionBefore: '414', resourceVersionAfter: after, diff },
   ] }] });
   assert.match(noop(true, '414', ''), /1 write\(s\) planned \(1 changing nothing\)/);
-  assert.match(noop(true, '414', ''), /\| update widgets ns\/a\/status \(no change\) \|/);
+  assert.match(noop(true, '414', ''), /\| update widgets ns\/a \(status\) \(no change\) \|/);
   assert.match(noop(true, '414', ''), /rv 414 → 414 — no change: the object already was as planned/);
   assert.doesNotMatch(noop(true, '414', '--- a\n+++ b\n'), /no change|changing nothing/, 'a dry run with a diff changes something');
   assert.match(noop(false, '414', ''), /1 write\(s\) \(1 changing nothing\)/);

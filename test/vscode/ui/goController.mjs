@@ -125,7 +125,7 @@ export default async function goControllerUi(t) {
       const lines = seen.map(([, l]) => l);
       // The reconcile's status write: the Widget's own resourceVersion before → after. The journal holds the built-in
       // loop's entries too (paused meanwhile), so every row names its controller.
-      assert.ok(lines.some((l) => new RegExp(`^write \\[widget\\] update widgets\\S* ${key}/status rv \\d+→\\d+`).test(l)), `the status write:\n${lines.join('\n')}`);
+      assert.ok(lines.some((l) => new RegExp(`^write \\[widget\\] update widgets\\S* ${key} \\(status\\) rv \\d+→\\d+`).test(l)), `the status write:\n${lines.join('\n')}`);
       const close = log.locator('#detail-close');
       if (await close.isVisible()) await close.click();
       await page.mouse.move(1100, 820); // off the header's buttons (their tooltip) and below the log's rows

@@ -167,7 +167,7 @@ export default async function goOwnProjectUi(t) {
         await page.waitForTimeout(1_500);
         return editorText(page);
       }, (text) => /- create secrets \S+\/photos-access/.test(text), { timeoutMs: 60_000, intervalMs: 500 });
-      assert.match(plan, new RegExp(`- update buckets\\.${GROUP.replace(/\./g, '\\.')} ${ns}/photos/status`));
+      assert.match(plan, new RegExp(`- update buckets\\.${GROUP.replace(/\./g, '\\.')} ${ns}/photos \\(status\\)`));
       assert.match(plan, /token: "\*\*\* \(after\)"/, 'the value redacted');
       assert.doesNotMatch(plan, SECRET_VALUE);
       await assert.rejects(kube.json({ method: 'GET', path: `/api/v1/namespaces/${ns}/secrets/photos-access` }), (e) => e.code === 404, 'the dry-run persisted nothing');

@@ -91,7 +91,7 @@ describe('checks results view model', () => {
   });
 
   it('a subresource write reads as in its API path, as finding headings name it', () => {
-    assert.equal(writeLine({ verb: 'update', subresource: 'status', resource: 'planters.garden.example.org', objectKey: 'yard/p1', outcome: 'ok', resourceVersionBefore: '41', resourceVersionAfter: '42', diff: '' }), 'update planters.garden.example.org yard/p1/status rv 41→42 ok');
+    assert.equal(writeLine({ verb: 'update', subresource: 'status', resource: 'planters.garden.example.org', objectKey: 'yard/p1', outcome: 'ok', resourceVersionBefore: '41', resourceVersionAfter: '42', diff: '' }), 'update planters.garden.example.org yard/p1 (status) rv 41→42 ok');
   });
 
   it('the title names the reconciler; a Go controller by the name its program announced', () => {
