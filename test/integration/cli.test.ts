@@ -411,7 +411,7 @@ describe('reconcile-lab CLI against a real kube-apiserver', () => {
       writeFileSync(script, readFileSync(script, 'utf8').replace('Active', 'Enforced'));
       const step = await cli(['step', 'allow.egress-to-db.v2', ...args]);
       assert.equal(step.code, 0, step.stdout + step.stderr);
-      assert.match(step.stdout, new RegExp(`✎ update policies\\.${group.replace(/\./g, '\\.')} allow\\.egress-to-db\\.v2/status rv`));
+      assert.match(step.stdout, new RegExp(`✎ update policies\\.${group.replace(/\./g, '\\.')} allow\\.egress-to-db\\.v2 \\(status\\) rv`));
       assert.match(step.stdout, /■ allow\.egress-to-db\.v2 requeue after 60 s \(re-evaluate\)/);
       assert.doesNotMatch(step.stdout, /default\/|\s\/allow/);
       assert.deepEqual((await c.get(gvr, undefined, 'allow.egress-to-db.v2')).status, { phase: 'Enforced' });
