@@ -18,7 +18,9 @@ import (
 
 // The bridge client (the manager's NewClient, through controller-runtime's interceptor) journals every write:
 // verb, resource, key, resourceVersion before → after, error; during a reconcile tagged with its controller, key
-// and reconcile ID. In a dry-run step (IsDryRun) every write carries dryRun=All — nothing is persisted — and the
+// and reconcile ID. A live write's before is the newest resourceVersion the bridge knows of the object when it is
+// sent (rvmemo.go), so before == after says the server stored nothing, for an apply and a patch of a stale object
+// too. In a dry-run step (IsDryRun) every write carries dryRun=All — nothing is persisted — and the
 // planned writes are collected with the object before (read through the same client) and the object the server
 // would store, for diffs. Reads are not intercepted. A Secret's values are never sent (maskSecretValues): its
 // patch is left out and its values are masked in the objects.
@@ -235,7 +237,49 @@ func (j *journal) do(ctx context.Context, ri *reconcileInfo, w *Write, write fun
 // checkBodies: a check instance journals before/after of persisted writes too (for its end-state diffs).
 func (j *journal) checkBodies() bool { return j.h.check != nil && j.h.check.direct != nil }
 
-type journal struct{ h *hub }
+type journal struct {
+	h *hub
+	// rvs: the resourceVersion the server answered to this client's last live write of each object (rvmemo.go).
+	rvs rvMemo
+}
+
+// newestBefore sets w's ResourceVersionBefore, for a live write about to be sent, to the newest resourceVersion the
+// bridge knows of the object (rvmemo.go): the one the server answered to the bridge's last write of it, the one
+// the program's cache holds (an informer the program started only), or the one w already has (the written
+// object's). An update that names its resourceVersion keeps it: the server stores it only over exactly that one.
+// No API request, no informer started.
+func (j *journal) newestBefore(w *Write) {
+	if w.Verb == "create" || w.Verb == "deleteAllOf" || (w.Verb == "update" && w.ResourceVersionBefore != "") {
+		return
+	}
+	ref, ok := refOf(w)
+	if !ok {
+		return
+	}
+	rv := j.rvs.get(ref)
+	if c := j.h.cache.Load(); c != nil {
+		rv = newerRV(rv, c.cachedRV(schema.GroupKind{Group: w.Group, Kind: w.Kind}, client.ObjectKey{Namespace: w.Namespace, Name: w.Name}))
+	}
+	w.ResourceVersionBefore = newerRV(rv, w.ResourceVersionBefore)
+}
+
+// noteAfter remembers the resourceVersion the server answered to a live write that succeeded, for the next write's
+// before (newestBefore); a delete, or a write that deleted its object, forgets the object. Only writes whose answer
+// is the object itself count (the object, or its status): another subresource's answer is another object.
+func (j *journal) noteAfter(w *Write) {
+	if w.DryRun || w.Error != "" || (w.Subresource != "" && w.Subresource != "status") {
+		return
+	}
+	ref, ok := refOf(w)
+	if !ok {
+		return
+	}
+	if w.Verb == "delete" || w.Deleted {
+		j.rvs.forget(ref)
+		return
+	}
+	j.rvs.note(ref, w.ResourceVersionAfter)
+}
 
 // begin describes a write about to be made (and, in a dry run, reads the object before it).
 func (j *journal) begin(ctx context.Context, c client.Client, verb string, obj client.Object, sub string, patch client.Patch) (*reconcileInfo, *Write) {
@@ -275,6 +319,9 @@ func (j *journal) begin(ctx context.Context, c client.Client, verb string, obj c
 			}
 		}
 	}
+	if !j.dry(ri) {
+		j.newestBefore(w)
+	}
 	return ri, w
 }
 
@@ -292,6 +339,7 @@ func (j *journal) end(_ context.Context, _ client.Client, ri *reconcileInfo, w *
 			w.After = withTypeMeta(toMap(after), w) // a Secret's values are masked in emit
 		}
 	}
+	j.noteAfter(w)
 	j.emit(ri, *w)
 }
 
@@ -359,6 +407,9 @@ func (j *journal) beginApply(ctx context.Context, c client.Client, ri *reconcile
 			w.ResourceVersionBefore = before.GetResourceVersion()
 		}
 	}
+	if !j.dry(ri) {
+		j.newestBefore(&w)
+	}
 	return w
 }
 
@@ -377,6 +428,7 @@ func (j *journal) endApply(ri *reconcileInfo, w *Write, obj runtime.ApplyConfigu
 			}
 		}
 	}
+	j.noteAfter(w)
 	j.emit(ri, *w)
 }
 
@@ -391,14 +443,16 @@ func applyWrite(obj runtime.ApplyConfiguration) Write {
 		APIVersion string `json:"apiVersion"`
 		Kind       string `json:"kind"`
 		Metadata   struct {
-			Namespace string `json:"namespace"`
-			Name      string `json:"name"`
+			Namespace       string `json:"namespace"`
+			Name            string `json:"name"`
+			ResourceVersion string `json:"resourceVersion"`
 		} `json:"metadata"`
 	}
 	_ = json.Unmarshal(data, &head)
 	gv, _ := schema.ParseGroupVersion(head.APIVersion)
 	w.Group, w.Version, w.Kind = gv.Group, gv.Version, head.Kind
 	w.Namespace, w.Name = head.Metadata.Namespace, head.Metadata.Name
+	w.ResourceVersionBefore = head.Metadata.ResourceVersion // "" unless the apply names one (then the server requires it)
 	if !(gv.Group == "" && head.Kind == "Secret") {
 		w.Patch = truncate(string(data), maxPatchChars)
 		w.PatchType = "application/apply-patch+yaml"
