@@ -313,8 +313,21 @@ type attributing struct {
 	i     *bridgeInformer
 }
 
+// noteRV keeps the journal's newest resourceVersion of the event's object current (rvmemo.go): an add or update
+// shows its version, a delete forgets it.
+func (i *bridgeInformer) noteRV(ev *informerEvent, deleted bool) {
+	ref := objectRef{group: i.gvk.Group, kind: i.gvk.Kind, namespace: ev.namespace, name: ev.name}
+	if deleted {
+		i.c.h.rvs.forget(ref)
+	} else {
+		i.c.h.rvs.seen(ref, ev.rv)
+	}
+}
+
 func (a *attributing) OnAdd(obj any, isInInitialList bool) {
-	end := beginEvent(eventFor("add", a.i.resourceName(), a.i.gvk.Kind, obj, isInInitialList, a.i.c.h.clock.Now()))
+	ev := eventFor("add", a.i.resourceName(), a.i.gvk.Kind, obj, isInInitialList, a.i.c.h.clock.Now())
+	a.i.noteRV(ev, false)
+	end := beginEvent(ev)
 	defer end()
 	a.inner.OnAdd(obj, isInInitialList)
 }
@@ -328,7 +341,9 @@ func (a *attributing) OnUpdate(oldObj, newObj any) {
 
 // deliverUpdate calls the inner handler's OnUpdate inside a record of the event.
 func (a *attributing) deliverUpdate(oldObj, newObj any) {
-	end := beginEvent(eventFor("update", a.i.resourceName(), a.i.gvk.Kind, newObj, false, a.i.c.h.clock.Now()).withDeletion(oldObj, newObj))
+	ev := eventFor("update", a.i.resourceName(), a.i.gvk.Kind, newObj, false, a.i.c.h.clock.Now()).withDeletion(oldObj, newObj)
+	a.i.noteRV(ev, false)
+	end := beginEvent(ev)
 	defer end()
 	a.inner.OnUpdate(oldObj, newObj)
 }
@@ -338,7 +353,9 @@ func (a *attributing) OnDelete(obj any) {
 	if d, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
 		o = d.Obj
 	}
-	end := beginEvent(eventFor("delete", a.i.resourceName(), a.i.gvk.Kind, o, false, a.i.c.h.clock.Now()))
+	ev := eventFor("delete", a.i.resourceName(), a.i.gvk.Kind, o, false, a.i.c.h.clock.Now())
+	a.i.noteRV(ev, true)
+	end := beginEvent(ev)
 	defer end()
 	a.inner.OnDelete(obj)
 }

@@ -220,7 +220,9 @@ func (ri *reconcileInfo) dry() bool { return ri != nil && ri.dryRun }
 func (j *journal) dry(ri *reconcileInfo) bool { return ri.dry() || j.h.dryRunOnly }
 
 // do makes one write; a persisted write of a check instance must stay in its scratch namespace (checks.go:
-// outsideScratch) and passes the check's gate (checks.go: hold after write i).
+// outsideScratch) and passes the check's gate (checks.go: hold after write i). A live write's before is the newest
+// resourceVersion known when it is sent (newestBefore); a write the server refused keeps the one it carried (a 409
+// Conflict is about that one).
 func (j *journal) do(ctx context.Context, ri *reconcileInfo, w *Write, write func(ctx context.Context) error) error {
 	// The server's warnings about this request reach w through its context (warningRouter).
 	ctx, sink := withWarningSink(ctx)
@@ -231,34 +233,41 @@ func (j *journal) do(ctx context.Context, ri *reconcileInfo, w *Write, write fun
 	if err := j.h.check.outsideScratch(w); err != nil {
 		return err
 	}
-	return j.h.check.gate(ctx, func() error { return write(ctx) })
+	return j.h.check.gate(ctx, func() error {
+		carried := w.ResourceVersionBefore
+		j.newestBefore(w)
+		err := write(ctx)
+		if err != nil {
+			w.ResourceVersionBefore = carried
+		}
+		return err
+	})
 }
 
 // checkBodies: a check instance journals before/after of persisted writes too (for its end-state diffs).
 func (j *journal) checkBodies() bool { return j.h.check != nil && j.h.check.direct != nil }
 
-type journal struct {
-	h *hub
-	// rvs: the resourceVersion the server answered to this client's last live write of each object (rvmemo.go).
-	rvs rvMemo
-}
+type journal struct{ h *hub }
 
 // newestBefore sets w's ResourceVersionBefore, for a live write about to be sent, to the newest resourceVersion the
-// bridge knows of the object (rvmemo.go): the one the server answered to the bridge's last write of it, the one
-// the program's cache holds (an informer the program started only), or the one w already has (the written
-// object's). An update that names its resourceVersion keeps it: the server stores it only over exactly that one.
-// No API request, no informer started.
+// bridge knows of the object (rvmemo.go): the one it noted (the server's answer to its last write of the object, or a
+// later one its informer events showed), else the one the program's cache holds (an informer the program started
+// only), or the one w already has (the written object's) when that is newer. An update that names its
+// resourceVersion keeps it: the server stores it only over exactly that one.
+// A write to another subresource than status (scale, eviction…) keeps the written object's: the server's answer to
+// it is another object, so its after is not the object's either. No API request, no informer started.
 func (j *journal) newestBefore(w *Write) {
-	if w.Verb == "create" || w.Verb == "deleteAllOf" || (w.Verb == "update" && w.ResourceVersionBefore != "") {
+	if w.Verb == "create" || w.Verb == "deleteAllOf" || (w.Verb == "update" && w.ResourceVersionBefore != "") ||
+		(w.Subresource != "" && w.Subresource != "status") {
 		return
 	}
 	ref, ok := refOf(w)
 	if !ok {
 		return
 	}
-	rv := j.rvs.get(ref)
-	if c := j.h.cache.Load(); c != nil {
-		rv = newerRV(rv, c.cachedRV(schema.GroupKind{Group: w.Group, Kind: w.Kind}, client.ObjectKey{Namespace: w.Namespace, Name: w.Name}))
+	rv := j.h.rvs.get(ref)
+	if c := j.h.cache.Load(); c != nil && rv == "" { // the first write of the object: the cache's read is paid once
+		rv = c.cachedRV(schema.GroupKind{Group: w.Group, Kind: w.Kind}, client.ObjectKey{Namespace: w.Namespace, Name: w.Name})
 	}
 	w.ResourceVersionBefore = newerRV(rv, w.ResourceVersionBefore)
 }
@@ -275,10 +284,10 @@ func (j *journal) noteAfter(w *Write) {
 		return
 	}
 	if w.Verb == "delete" || w.Deleted {
-		j.rvs.forget(ref)
+		j.h.rvs.forget(ref)
 		return
 	}
-	j.rvs.note(ref, w.ResourceVersionAfter)
+	j.h.rvs.note(ref, w.ResourceVersionAfter)
 }
 
 // begin describes a write about to be made (and, in a dry run, reads the object before it).
@@ -318,9 +327,6 @@ func (j *journal) begin(ctx context.Context, c client.Client, verb string, obj c
 				}
 			}
 		}
-	}
-	if !j.dry(ri) {
-		j.newestBefore(w)
 	}
 	return ri, w
 }
@@ -406,9 +412,6 @@ func (j *journal) beginApply(ctx context.Context, c client.Client, ri *reconcile
 			w.Before = toMap(before)
 			w.ResourceVersionBefore = before.GetResourceVersion()
 		}
-	}
-	if !j.dry(ri) {
-		j.newestBefore(&w)
 	}
 	return w
 }

@@ -13,8 +13,10 @@ import (
 // previous write). So a live write's before is the newest resourceVersion the bridge knows of the object when the
 // write is sent, from what the bridge already has — never an extra API request, never a new informer:
 //
-//   - the resourceVersion the server answered to the bridge's last write of the object (rvMemo, below);
-//   - the one the program's cache holds for it, only from an informer the program itself started (cachedRV);
+//   - the resourceVersion the server answered to the bridge's last write of the object, or a newer one an event of
+//     an informer the program started showed since (rvMemo, below: the hub's, fed by the client and the cache);
+//   - for an object the bridge has not written yet (nothing noted), the one the program's cache holds, only from an
+//     informer the program itself started (cachedRV: one cache read per object, not per write);
 //   - the one the written object carries.
 //
 // The contract this gives: before == after means the server stored nothing. Every candidate was observed before the
@@ -41,7 +43,7 @@ func refOf(w *Write) (objectRef, bool) {
 	return objectRef{w.Group, w.Kind, w.Namespace, w.Name}, w.Kind != "" && w.Name != ""
 }
 
-// rvMemo is the resourceVersion the server answered to the bridge's last live write of each object, bounded: when
+// rvMemo is the newest resourceVersion known of each object the bridge wrote live, bounded: when
 // the current generation holds rvMemoGeneration objects it becomes the previous one and the one before is
 // dropped (an object not written for that long is looked up in the cache only). Safe for concurrent use; each
 // call takes one short lock.
@@ -86,7 +88,30 @@ func (m *rvMemo) note(ref objectRef, rv string) {
 	m.cur[ref] = rv
 }
 
-// forget drops ref (the bridge deleted the object: a new one of the same name has its own resourceVersions).
+// seen notes rv, from an informer event of ref, when the bridge noted ref (an object it never wrote is not added:
+// the memo grows with writes only) and rv is newer by CompareResourceVersion. An informer event may arrive after the
+// answer to a later write, so an older or incomparable rv is ignored.
+func (m *rvMemo) seen(ref objectRef, rv string) {
+	if rv == "" {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	gen := m.cur
+	old, ok := gen[ref]
+	if !ok {
+		gen = m.prev
+		if old, ok = gen[ref]; !ok {
+			return
+		}
+	}
+	if c, err := resourceversion.CompareResourceVersion(old, rv); err == nil && c < 0 {
+		gen[ref] = rv
+	}
+}
+
+// forget drops ref (the object was deleted, by the bridge or as an informer saw: a new one of the same name has its
+// own resourceVersions).
 func (m *rvMemo) forget(ref objectRef) {
 	m.mu.Lock()
 	defer m.mu.Unlock()

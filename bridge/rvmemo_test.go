@@ -7,6 +7,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -108,11 +109,24 @@ func TestJournalStaleStatusPatchThatChangesNothing(t *testing.T) {
 		t.Fatalf("a stale status patch that changed the status journaled with before %q, want the version the object had, %s", changed.ResourceVersionBefore, had.ResourceVersion)
 	}
 	olderRV(t, changed.ResourceVersionBefore, changed.ResourceVersionAfter)
+
+	// A patch the server refuses (409: it carries the stale resourceVersion as a precondition) is journaled with the
+	// version it carried, the one the conflict is about.
+	obj := stale.DeepCopy()
+	obj.Status.Conditions = []metav1.Condition{condition("Stale")}
+	err := c.Status().Patch(ctx, obj, client.MergeFromWithOptions(stale, client.MergeFromWithOptimisticLock{}))
+	if !apierrors.IsConflict(err) {
+		t.Fatalf("a patch carrying a stale resourceVersion: %v, want a 409 Conflict", err)
+	}
+	if w := nextWrite(t, e); w.Error == "" || w.ResourceVersionBefore != stale.ResourceVersion {
+		t.Fatalf("the refused patch journaled as %+v, want its error and the version it carried, %s", w, stale.ResourceVersion)
+	}
 }
 
 // TestJournalBeforeFromTheProgramsCache: for an object the bridge never wrote, a live write's before is the
 // resourceVersion the program's own cache holds (an informer its watch started): a merge patch sent on an object
-// without a resourceVersion that changes nothing reads before == after (it read "rv — → N").
+// without a resourceVersion that changes nothing reads before == after (it read "rv — → N"). For an object it wrote
+// that another writer changed since, the informer's event of that change makes the newer version the before.
 func TestJournalBeforeFromTheProgramsCache(t *testing.T) {
 	s := onAPIServer(t, false)
 	rec := reconcile.Func(func(context.Context, reconcile.Request) (reconcile.Result, error) { return reconcile.Result{}, nil })
@@ -139,6 +153,40 @@ func TestJournalBeforeFromTheProgramsCache(t *testing.T) {
 	}
 	if w.ResourceVersionBefore != cm.ResourceVersion {
 		t.Fatalf("a patch that changed nothing journaled rv %q → %q, want the cache's %s → %s", w.ResourceVersionBefore, w.ResourceVersionAfter, cm.ResourceVersion, cm.ResourceVersion)
+	}
+
+	// The bridge writes it, another writer changes it, the program's informer sees that change.
+	if err := s.mgr.GetClient().Patch(ctx, target, client.RawPatch(types.MergePatchType, []byte(`{"data":{"a":"2"}}`)), owner); err != nil {
+		t.Fatal(err)
+	}
+	if w := nextWrite(t, s.e); w.ResourceVersionAfter == w.ResourceVersionBefore {
+		t.Fatalf("the bridge's change journaled as %+v", w)
+	}
+	if err := s.plain.Get(ctx, client.ObjectKeyFromObject(cm), cm); err != nil {
+		t.Fatal(err)
+	}
+	cm.Data["a"] = "3"
+	if err := s.plain.Update(ctx, cm, owner); err != nil {
+		t.Fatal(err)
+	}
+	s.e.next(func(m map[string]any) bool { // the informer's event of the other writer's change queued the key
+		causes, _ := m["causes"].([]any)
+		for _, c := range causes {
+			if c, _ := c.(map[string]any); c["objectKey"] == key && c["resourceVersion"] == cm.ResourceVersion {
+				return m["type"] == "queue" && m["key"] == key
+			}
+		}
+		return false
+	})
+	if err := s.mgr.GetClient().Patch(ctx, target, client.RawPatch(types.MergePatchType, []byte(`{"data":{"a":"3"}}`)), owner); err != nil {
+		t.Fatal(err)
+	}
+	w = nextWrite(t, s.e)
+	if w.ResourceVersionAfter != cm.ResourceVersion {
+		t.Fatalf("the server stored the patch (rv %s → %s): this test needs one that changes nothing", cm.ResourceVersion, w.ResourceVersionAfter)
+	}
+	if w.ResourceVersionBefore != cm.ResourceVersion {
+		t.Fatalf("a patch that changed nothing after another writer's change journaled rv %q → %q, want %s → %s", w.ResourceVersionBefore, w.ResourceVersionAfter, cm.ResourceVersion, cm.ResourceVersion)
 	}
 }
 
@@ -213,7 +261,8 @@ func TestCachedRVReadsOnlyInformersTheProgramStarted(t *testing.T) {
 }
 
 // TestRVMemo: the memo keeps the newest resourceVersion of each object (an older answer arriving later does not
-// replace it; an incomparable one, the later observation, does), forgets a deleted object, and stays bounded.
+// replace it; an incomparable one, the later observation, does), forgets a deleted object, takes an informer event's
+// version only for an object it holds and only when newer, and stays bounded.
 func TestRVMemo(t *testing.T) {
 	var m rvMemo
 	a := objectRef{"", "ConfigMap", "ns", "a"}
@@ -233,6 +282,19 @@ func TestRVMemo(t *testing.T) {
 	m.forget(a)
 	if got := m.get(a); got != "" {
 		t.Fatalf("a forgotten object still has %q", got)
+	}
+	m.seen(a, "200")
+	if got := m.get(a); got != "" {
+		t.Fatalf("an informer event added an object the bridge never wrote: %q", got)
+	}
+	m.note(a, "300")
+	for _, rv := range []string{"299", "opaque-8", ""} {
+		if m.seen(a, rv); m.get(a) != "300" {
+			t.Fatalf("an event at %q (older, or not comparable) replaced 300: %q", rv, m.get(a))
+		}
+	}
+	if m.seen(a, "301"); m.get(a) != "301" {
+		t.Fatalf("an event at a newer version was not kept: %q", m.get(a))
 	}
 	for i := range 3 * rvMemoGeneration {
 		m.note(objectRef{"", "ConfigMap", "ns", fmt.Sprint(i)}, "5")
