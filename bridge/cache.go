@@ -142,26 +142,9 @@ func (c *bridgeCache) cachedObject(resource, key string) (obj map[string]any, me
 			return nil, false, fmt.Errorf("%s is outside the program's cache: it watches %s only in namespace(s) %s", key, best.resourceName(), strings.Join(ns, ", "))
 		}
 	}
-	var into client.Object
-	switch best.flavour {
-	case unstructuredFlavour:
-		u := &unstructured.Unstructured{}
-		u.SetGroupVersionKind(best.gvk)
-		into = u
-	case metadataFlavour:
-		m := &metav1.PartialObjectMetadata{}
-		m.SetGroupVersionKind(best.gvk)
-		into = m
-	default:
-		o, err := c.scheme.New(best.gvk)
-		if err != nil {
-			return nil, false, fmt.Errorf("reading the cached %s: %w", best.resourceName(), err)
-		}
-		co, ok := o.(client.Object)
-		if !ok {
-			return nil, false, fmt.Errorf("reading the cached %s: %T is not a client.Object", best.resourceName(), o)
-		}
-		into = co
+	into, err := c.objectOf(best)
+	if err != nil {
+		return nil, false, fmt.Errorf("reading the cached %s: %w", best.resourceName(), err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), cacheGetTimeout)
 	defer cancel()
@@ -179,6 +162,79 @@ func (c *bridgeCache) cachedObject(resource, key string) (obj map[string]any, me
 	apiVersion, kind := best.gvk.ToAPIVersionAndKind()
 	out["apiVersion"], out["kind"] = apiVersion, kind
 	return out, best.flavour == metadataFlavour, nil
+}
+
+// objectOf is an empty object of i's kind and flavour, to read from the cache: a cache Get with it uses i and no
+// other informer.
+func (c *bridgeCache) objectOf(i *bridgeInformer) (client.Object, error) {
+	switch i.flavour {
+	case unstructuredFlavour:
+		u := &unstructured.Unstructured{}
+		u.SetGroupVersionKind(i.gvk)
+		return u, nil
+	case metadataFlavour:
+		m := &metav1.PartialObjectMetadata{}
+		m.SetGroupVersionKind(i.gvk)
+		return m, nil
+	}
+	o, err := c.scheme.New(i.gvk)
+	if err != nil {
+		return nil, err
+	}
+	co, ok := o.(client.Object)
+	if !ok {
+		return nil, fmt.Errorf("%T is not a client.Object", o)
+	}
+	return co, nil
+}
+
+// cachedRV is the resourceVersion of the object key of kind gk as the program's cache holds it (rvmemo.go: one of
+// the candidates for a live write's before), "" when it holds none. It reads only an informer a watch of the program
+// started (handed out, typed before unstructured before metadata-only, any version: all are the one object) and
+// only once that informer has synced, so it never starts an informer and never waits; it makes no API request and
+// copies no object (the cache's own copy is read, never changed). A key outside the cache's namespaces is "".
+func (c *bridgeCache) cachedRV(gk schema.GroupKind, key client.ObjectKey) string {
+	c.mu.Lock() // held through the Get: RemoveInformer cannot remove the informer in between (a Get would restart it)
+	defer c.mu.Unlock()
+	var best *bridgeInformer
+	for _, i := range c.handed {
+		if i.gvk.Group == gk.Group && i.gvk.Kind == gk.Kind && (best == nil || i.flavour < best.flavour) {
+			best = i
+		}
+	}
+	if best == nil || !best.HasSynced() {
+		return ""
+	}
+	into, err := c.objectOf(best)
+	if err != nil {
+		return ""
+	}
+	if err := c.Cache.Get(context.Background(), key, into, client.UnsafeDisableDeepCopy); err != nil {
+		return ""
+	}
+	return into.GetResourceVersion()
+}
+
+// RemoveInformer removes the inner informer and forgets it as handed out: the bridge reads no cache of a kind whose
+// informer the program removed (a Get would start it again). The editor is told when a resource has no informer left.
+func (c *bridgeCache) RemoveInformer(ctx context.Context, obj client.Object) error {
+	var gvk schema.GroupVersionKind
+	if c.scheme != nil {
+		gvk, _ = apiutil.GVKForObject(obj, c.scheme)
+	}
+	fl := flavourOf(obj)
+	c.mu.Lock()
+	before := len(c.resources())
+	err := c.Cache.RemoveInformer(ctx, obj)
+	if err == nil {
+		c.handed = slices.DeleteFunc(c.handed, func(i *bridgeInformer) bool { return i.gvk == gvk && i.flavour == fl })
+	}
+	after := len(c.resources())
+	c.mu.Unlock()
+	if after != before {
+		c.h.sendCtrl(c.informersMsg())
+	}
+	return err
 }
 
 // withoutVersion is a plural.version.group name as plural.group ("plural" for the core group).
@@ -257,8 +313,21 @@ type attributing struct {
 	i     *bridgeInformer
 }
 
+// noteRV keeps the journal's newest resourceVersion of the event's object current (rvmemo.go): an add or update
+// shows its version, a delete forgets it.
+func (i *bridgeInformer) noteRV(ev *informerEvent, deleted bool) {
+	ref := objectRef{group: i.gvk.Group, kind: i.gvk.Kind, namespace: ev.namespace, name: ev.name}
+	if deleted {
+		i.c.h.rvs.forget(ref)
+	} else {
+		i.c.h.rvs.seen(ref, ev.rv)
+	}
+}
+
 func (a *attributing) OnAdd(obj any, isInInitialList bool) {
-	end := beginEvent(eventFor("add", a.i.resourceName(), a.i.gvk.Kind, obj, isInInitialList, a.i.c.h.clock.Now()))
+	ev := eventFor("add", a.i.resourceName(), a.i.gvk.Kind, obj, isInInitialList, a.i.c.h.clock.Now())
+	a.i.noteRV(ev, false)
+	end := beginEvent(ev)
 	defer end()
 	a.inner.OnAdd(obj, isInInitialList)
 }
@@ -272,7 +341,9 @@ func (a *attributing) OnUpdate(oldObj, newObj any) {
 
 // deliverUpdate calls the inner handler's OnUpdate inside a record of the event.
 func (a *attributing) deliverUpdate(oldObj, newObj any) {
-	end := beginEvent(eventFor("update", a.i.resourceName(), a.i.gvk.Kind, newObj, false, a.i.c.h.clock.Now()).withDeletion(oldObj, newObj))
+	ev := eventFor("update", a.i.resourceName(), a.i.gvk.Kind, newObj, false, a.i.c.h.clock.Now()).withDeletion(oldObj, newObj)
+	a.i.noteRV(ev, false)
+	end := beginEvent(ev)
 	defer end()
 	a.inner.OnUpdate(oldObj, newObj)
 }
@@ -282,7 +353,9 @@ func (a *attributing) OnDelete(obj any) {
 	if d, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
 		o = d.Obj
 	}
-	end := beginEvent(eventFor("delete", a.i.resourceName(), a.i.gvk.Kind, o, false, a.i.c.h.clock.Now()))
+	ev := eventFor("delete", a.i.resourceName(), a.i.gvk.Kind, o, false, a.i.c.h.clock.Now())
+	a.i.noteRV(ev, true)
+	end := beginEvent(ev)
 	defer end()
 	a.inner.OnDelete(obj)
 }

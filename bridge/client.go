@@ -18,7 +18,9 @@ import (
 
 // The bridge client (the manager's NewClient, through controller-runtime's interceptor) journals every write:
 // verb, resource, key, resourceVersion before → after, error; during a reconcile tagged with its controller, key
-// and reconcile ID. In a dry-run step (IsDryRun) every write carries dryRun=All — nothing is persisted — and the
+// and reconcile ID. A live write's before is the newest resourceVersion the bridge knows of the object when it is
+// sent (rvmemo.go), so before == after says the server stored nothing, for an apply and a patch of a stale object
+// too. In a dry-run step (IsDryRun) every write carries dryRun=All — nothing is persisted — and the
 // planned writes are collected with the object before (read through the same client) and the object the server
 // would store, for diffs. Reads are not intercepted. A Secret's values are never sent (maskSecretValues): its
 // patch is left out and its values are masked in the objects.
@@ -218,7 +220,9 @@ func (ri *reconcileInfo) dry() bool { return ri != nil && ri.dryRun }
 func (j *journal) dry(ri *reconcileInfo) bool { return ri.dry() || j.h.dryRunOnly }
 
 // do makes one write; a persisted write of a check instance must stay in its scratch namespace (checks.go:
-// outsideScratch) and passes the check's gate (checks.go: hold after write i).
+// outsideScratch) and passes the check's gate (checks.go: hold after write i). A live write's before is the newest
+// resourceVersion known when it is sent (newestBefore); a write the server refused keeps the one it carried (a 409
+// Conflict is about that one).
 func (j *journal) do(ctx context.Context, ri *reconcileInfo, w *Write, write func(ctx context.Context) error) error {
 	// The server's warnings about this request reach w through its context (warningRouter).
 	ctx, sink := withWarningSink(ctx)
@@ -229,13 +233,62 @@ func (j *journal) do(ctx context.Context, ri *reconcileInfo, w *Write, write fun
 	if err := j.h.check.outsideScratch(w); err != nil {
 		return err
 	}
-	return j.h.check.gate(ctx, func() error { return write(ctx) })
+	return j.h.check.gate(ctx, func() error {
+		carried := w.ResourceVersionBefore
+		j.newestBefore(w)
+		err := write(ctx)
+		if err != nil {
+			w.ResourceVersionBefore = carried
+		}
+		return err
+	})
 }
 
 // checkBodies: a check instance journals before/after of persisted writes too (for its end-state diffs).
 func (j *journal) checkBodies() bool { return j.h.check != nil && j.h.check.direct != nil }
 
 type journal struct{ h *hub }
+
+// newestBefore sets w's ResourceVersionBefore, for a live write about to be sent, to the newest resourceVersion the
+// bridge knows of the object (rvmemo.go): the one it noted (the server's answer to its last write of the object, or a
+// later one its informer events showed), else the one the program's cache holds (an informer the program started
+// only), or the one w already has (the written object's) when that is newer. An update that names its
+// resourceVersion keeps it: the server stores it only over exactly that one.
+// A write to another subresource than status (scale, eviction…) keeps the written object's: the server's answer to
+// it is another object, so its after is not the object's either. No API request, no informer started.
+func (j *journal) newestBefore(w *Write) {
+	if w.Verb == "create" || w.Verb == "deleteAllOf" || (w.Verb == "update" && w.ResourceVersionBefore != "") ||
+		(w.Subresource != "" && w.Subresource != "status") {
+		return
+	}
+	ref, ok := refOf(w)
+	if !ok {
+		return
+	}
+	rv := j.h.rvs.get(ref)
+	if c := j.h.cache.Load(); c != nil && rv == "" { // the first write of the object: the cache's read is paid once
+		rv = c.cachedRV(schema.GroupKind{Group: w.Group, Kind: w.Kind}, client.ObjectKey{Namespace: w.Namespace, Name: w.Name})
+	}
+	w.ResourceVersionBefore = newerRV(rv, w.ResourceVersionBefore)
+}
+
+// noteAfter remembers the resourceVersion the server answered to a live write that succeeded, for the next write's
+// before (newestBefore); a delete, or a write that deleted its object, forgets the object. Only writes whose answer
+// is the object itself count (the object, or its status): another subresource's answer is another object.
+func (j *journal) noteAfter(w *Write) {
+	if w.DryRun || w.Error != "" || (w.Subresource != "" && w.Subresource != "status") {
+		return
+	}
+	ref, ok := refOf(w)
+	if !ok {
+		return
+	}
+	if w.Verb == "delete" || w.Deleted {
+		j.h.rvs.forget(ref)
+		return
+	}
+	j.h.rvs.note(ref, w.ResourceVersionAfter)
+}
 
 // begin describes a write about to be made (and, in a dry run, reads the object before it).
 func (j *journal) begin(ctx context.Context, c client.Client, verb string, obj client.Object, sub string, patch client.Patch) (*reconcileInfo, *Write) {
@@ -292,6 +345,7 @@ func (j *journal) end(_ context.Context, _ client.Client, ri *reconcileInfo, w *
 			w.After = withTypeMeta(toMap(after), w) // a Secret's values are masked in emit
 		}
 	}
+	j.noteAfter(w)
 	j.emit(ri, *w)
 }
 
@@ -377,6 +431,7 @@ func (j *journal) endApply(ri *reconcileInfo, w *Write, obj runtime.ApplyConfigu
 			}
 		}
 	}
+	j.noteAfter(w)
 	j.emit(ri, *w)
 }
 
@@ -391,14 +446,16 @@ func applyWrite(obj runtime.ApplyConfiguration) Write {
 		APIVersion string `json:"apiVersion"`
 		Kind       string `json:"kind"`
 		Metadata   struct {
-			Namespace string `json:"namespace"`
-			Name      string `json:"name"`
+			Namespace       string `json:"namespace"`
+			Name            string `json:"name"`
+			ResourceVersion string `json:"resourceVersion"`
 		} `json:"metadata"`
 	}
 	_ = json.Unmarshal(data, &head)
 	gv, _ := schema.ParseGroupVersion(head.APIVersion)
 	w.Group, w.Version, w.Kind = gv.Group, gv.Version, head.Kind
 	w.Namespace, w.Name = head.Metadata.Namespace, head.Metadata.Name
+	w.ResourceVersionBefore = head.Metadata.ResourceVersion // "" unless the apply names one (then the server requires it)
 	if !(gv.Group == "" && head.Kind == "Secret") {
 		w.Patch = truncate(string(data), maxPatchChars)
 		w.PatchType = "application/apply-patch+yaml"

@@ -64,6 +64,9 @@ type hub struct {
 	scope atomic.Pointer[cacheScope]
 	// cache is the manager's cache as Setup's NewCache wrapped it (cacheGet reads it); nil without it.
 	cache atomic.Pointer[bridgeCache]
+	// rvs is the newest resourceVersion known of each object the bridge client wrote (rvmemo.go): the journal's
+	// before of a live write. The client notes its answers, the cache's informer events keep them current.
+	rvs rvMemo
 
 	// check is the check-instance state (checks.go); nil in a plain editor session.
 	check *checkState
