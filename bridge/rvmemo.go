@@ -25,8 +25,8 @@ import (
 // no-op read as a change (what the journal did before). An update that names a resourceVersion (optimistic
 // locking: the server refuses it unless the object has exactly that one) is journaled with that one.
 //
-// Which candidate is newest: the server's resourceVersions are compared as KEP-5504 (Kubernetes 1.35, GA) defines
-// them: for objects of one resource, a well-formed resourceVersion (a decimal integer without leading zeros) is
+// Which candidate is newest: the server's resourceVersions are compared as apimachinery's comparable resource
+// versions (KEP-5504) define them: for objects of one resource, a well-formed resourceVersion (a decimal integer without leading zeros) is
 // ordered like the number (resourceversion.CompareResourceVersion; kube-apiserver's are etcd revisions, which only
 // grow). A candidate that is not well formed (an aggregated API server may use other strings) is not compared: the
 // bridge's own last write then wins over the cache, and the cache over the object the write was made with.
