@@ -113,15 +113,29 @@ export function pick<T extends vscode.QuickPickItem>(items: readonly T[], option
   });
 }
 
-/** `vscode.window.withProgress` with an inert title and inert progress messages. */
+/**
+ * `vscode.window.withProgress` with an inert title and inert progress messages. `recordMessages`: its messages are
+ * recorded as shown text too (a message a person must read, such as why Run Controller… still waits; not for
+ * step-by-step progress, which would crowd the record).
+ */
 export function progress<R>(
-  options: vscode.ProgressOptions,
+  options: vscode.ProgressOptions & { recordMessages?: boolean },
   task: (progress: vscode.Progress<{ message?: string; increment?: number }>, token: vscode.CancellationToken) => Thenable<R>,
 ): Thenable<R> {
-  const o = { ...options, ...(options.title !== undefined ? { title: inert(options.title) } : {}) };
+  const { recordMessages, ...rest } = options;
+  const o = { ...rest, ...(rest.title !== undefined ? { title: inert(rest.title) } : {}) };
   record('progress', o.title);
   return vscode.window.withProgress(o, (p, token) =>
-    task({ report: (v) => p.report({ ...v, ...(v.message !== undefined ? { message: inert(v.message) } : {}) }) }, token),
+    task(
+      {
+        report: (v) => {
+          const message = v.message !== undefined ? inert(v.message) : undefined;
+          if (recordMessages && message) record('progress', message);
+          p.report({ ...v, ...(message !== undefined ? { message } : {}) });
+        },
+      },
+      token,
+    ),
   );
 }
 

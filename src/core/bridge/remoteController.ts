@@ -18,6 +18,9 @@ import { isRecord } from '../record.ts';
 /** The Go queue's reply to a step or dry-run that its shutdown ended (bridge/queue.go). */
 const QUEUE_SHUT_DOWN = /the controller's queue shut down/;
 
+/** How many deleted objects' keys a controller remembers as deleted (see RemoteController.deletedObjects). */
+const MAX_DELETED_MARKS = 10_000;
+
 /** Events of another resource on the keys' own names, before any of the announced one, that mean Wrap got the wrong kind. */
 const FOR_MISMATCH_EVENTS = 3;
 
@@ -126,6 +129,12 @@ export class RemoteController implements Controller {
    * its generation stays the same (a status written on every pass re-triggers the watch).
    */
   private readonly hotLoop = new HotLoopDetector({ predicateAdvice: GO_PREDICATE_ADVICE });
+  /**
+   * Keys whose object's latest own event (an informer cause naming the key itself) was its delete: once such a key's
+   * reconcile succeeds and it goes idle, it is forgotten ({@link pruneIfGone}), as the built-in loop forgets a key
+   * whose object is gone. A later add or update of the object takes the key off.
+   */
+  private readonly deletedObjects = new Set<ObjectKey>();
   /** The key's object's generation from its latest informer cause (null: seen, a kind without generation). */
   private readonly generations = new Map<ObjectKey, number | null>();
   /**
@@ -359,6 +368,7 @@ export class RemoteController implements Controller {
 
   onQueue(m: QueueMessage): void {
     const key = m.key;
+    if (m.causes) this.noteObjectEvents(key, m.causes);
     switch (m.transition) {
       case 'added':
         if (m.causes) this.noteForObject(key, m.causes);
@@ -429,6 +439,7 @@ export class RemoteController implements Controller {
         if (requeued) this.queued.set(key, m.priority ?? 0);
         this.keys.onQueueEvent({ type: 'done', item: key, requeued });
         this.queueEntry(key, requeued ? 'requeued' : 'done');
+        if (!requeued) this.pruneIfGone(key);
         break;
       }
       case 'forgotten':
@@ -448,9 +459,43 @@ export class RemoteController implements Controller {
     this.statusChanged();
   }
 
+  /** Follows whether the key's own object was deleted, from the informer causes of its queue messages (see {@link deletedObjects}). */
+  private noteObjectEvents(key: ObjectKey, causes: readonly Cause[]): void {
+    for (const c of causes) {
+      if (c.kind !== 'informer' || c.objectKey !== key || c.event === undefined || c.event === 'generic') continue;
+      this.deletedObjects.delete(key);
+      if (c.event !== 'delete') continue;
+      this.deletedObjects.add(key);
+      // Bounded: the oldest marks (objects deleted long ago) go first.
+      if (this.deletedObjects.size > MAX_DELETED_MARKS) this.deletedObjects.delete(this.deletedObjects.values().next().value!);
+    }
+  }
+
+  /**
+   * Forgets `key` (its key state goes with a last `removed` change, so the views drop it) when its object's delete
+   * was seen and its reconcile after that ended in success or a terminal error with nothing queued or waiting: a
+   * gone object's key has nothing more to show. The Work Queue view and the key pickers otherwise keep every key
+   * the program ever queued — among them the copies the robustness checks made in their scratch namespaces, which a
+   * controller watching every namespace queues while the checks run, and which are deleted with their namespaces.
+   */
+  private pruneIfGone(key: ObjectKey): void {
+    if (!this.deletedObjects.has(key) || this.queued.has(key) || this.processing.has(key) || this.waiting.has(key) || this.pendingEnds.has(key)) return;
+    const outcome = this.keys.get(key)?.lastOutcome?.kind;
+    if (outcome !== 'success' && outcome !== 'terminal') return;
+    // The mark stays (until the object is added again): a gone key handed out once more with no new event (the
+    // program's queue may hand a key out twice for adds it coalesced) is forgotten again after that reconcile.
+    if (!this.keys.delete(key)) return;
+    this.failures.delete(key);
+    this.generations.delete(key);
+    this.ownWrites.delete(key);
+    this.hotLoopWarnings.delete(key);
+    this.hotLoop.forget(key);
+  }
+
   onReconcileStart(m: ReconcileStartMessage): void {
     if (m.dryRun) return; // a dry-run step runs beside the queue: it changes no key state
     this.unreported.delete(m.key);
+    this.noteObjectEvents(m.key, m.triggers);
     const triggers: EnqueueReason[] = m.triggers.map((c) => reasonOfCause(c));
     this.keys.begin(m.key, m.at, triggers.length > 0 ? triggers : undefined);
     this.checkHotLoop(m.key, m.at, m.triggers, triggers);
@@ -483,6 +528,7 @@ export class RemoteController implements Controller {
       return;
     }
     this.journal.append({ kind: 'reconcileEnd', controller: this.name, key: m.key, outcome, durationMs: m.durationMs });
+    if (!this.processing.has(m.key)) this.pruneIfGone(m.key); // its done came first
   }
 
   /** Journals the held end of `key`'s reconcile (see pendingEnds), with its retry when the queue reported one. */

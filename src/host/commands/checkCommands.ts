@@ -182,7 +182,9 @@ export async function runChecksCommand(
  * copies too when they watch every namespace (a Go program launched with Run Controller usually does), and reconciling
  * them would spoil what each check compares (a crash the loop completes, a stale view it refreshes). Each one that is
  * running is paused now; the returned function resumes exactly those (call it once, when the checks ended). Keys of
- * scratch objects they queued meanwhile stay queued and find their objects gone.
+ * scratch objects they queued meanwhile are reconciled after the resume and find their objects gone; a Go
+ * controller then forgets them (RemoteController drops the key of an object whose delete it saw once a reconcile
+ * of it succeeded), as the built-in loop forgets a gone object's key.
  */
 function pauseWhileChecking(lab: ReconcileLab, s: Session): () => void {
   const loops = [s.builtInController, ...lab.go.all.map((r) => r.controller)].filter((c): c is NonNullable<typeof c> => c !== undefined);

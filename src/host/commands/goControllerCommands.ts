@@ -26,7 +26,8 @@ import { writeTargetText } from '../../core/journal/writeText.ts';
  * Run Controller…: launches the developer's Go controller (settings
  * `reconcileLab.goController.*`, or `{ command, args, env, cwd, waitMs }` in
  * the argument) with the bridge's environment, waits for it to announce its
- * controller(s) and shows it in the views. Trusted workspaces only: it runs
+ * controller(s) and shows it in the views. `noticeAfterMs` (default 20 s): when the
+ * progress notification says why no controller was announced yet. Trusted workspaces only: it runs
  * workspace code.
  */
 export async function runController(

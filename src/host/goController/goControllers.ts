@@ -35,6 +35,11 @@ export interface RunRequest {
   defaulted: boolean;
   /** Give up waiting for the first controller after this long (a cold `go run` compiles for a minute or more). */
   waitMs: number;
+  /**
+   * When to say why no controller was announced yet (runGoController's notice; default 20 s). Only a command
+   * argument sets it (the extension-host suite, so it need not wait 20 s); no setting does.
+   */
+  noticeAfterMs?: number;
 }
 
 const OUTPUT_NAME = 'Reconcile Lab: Go Controller';
@@ -254,7 +259,8 @@ export class GoControllers implements vscode.Disposable {
     const base = commandLine ? launchSpecOf(commandLine) : defaultGoLaunch(cwd);
     const spec: LaunchSpec = { command: base.command, args: [...base.args, ...extraArgs], env, ...(cwd ? { cwd } : {}) };
     const waitMs = typeof a.waitMs === 'number' && a.waitMs > 0 ? a.waitMs : 300_000;
-    return { spec, waitMs, defaulted: !commandLine };
+    const noticeAfterMs = typeof a.noticeAfterMs === 'number' && a.noticeAfterMs > 0 ? a.noticeAfterMs : undefined;
+    return { spec, waitMs, defaulted: !commandLine, ...(noticeAfterMs !== undefined ? { noticeAfterMs } : {}) };
   }
 
   /**
@@ -291,6 +297,7 @@ export class GoControllers implements vscode.Disposable {
         log: this.lab.log.child({ goController: req.spec.command }),
         env: session.kubeconfigPath ? { KUBECONFIG: session.kubeconfigPath } : {},
         waitMs: req.waitMs,
+        ...(req.noticeAfterMs !== undefined ? { noticeAfterMs: req.noticeAfterMs } : {}),
         // The notice names the Lease the program waits for and its holder, read through the connection.
         leaseHolder: leaseHolderReader(session.client),
         onOutput: (line) => {
@@ -378,7 +385,7 @@ export class GoControllers implements vscode.Disposable {
   runWithProgress(session: Session, req: RunRequest): Thenable<GoControllerRef> {
     const command = [req.spec.command, ...req.spec.args].join(' ');
     return ui.progress(
-      { location: vscode.ProgressLocation.Notification, title: `Reconcile Lab: starting ${command} (a first build takes a while)…`, cancellable: true },
+      { location: vscode.ProgressLocation.Notification, title: `Reconcile Lab: starting ${command} (a first build takes a while)…`, cancellable: true, recordMessages: true },
       (p, token) => {
         const ac = new AbortController();
         token.onCancellationRequested(() => ac.abort(new Error('Run Controller cancelled')));

@@ -709,3 +709,38 @@ test('a key with a namespace queued for a cluster-scoped resource (a mapping fun
   typed.q('eu-1/acme (Cluster=eu-1)', 'added');
   assert.deepEqual(warnings(typed.journal), []);
 });
+
+test('a key whose object was deleted is forgotten once its reconcile succeeded and it went idle; a live object\'s key and a failing gone key stay', () => {
+  const { c, q } = setup();
+  const del = (objectKey: string, at: number) => ({ kind: 'informer', event: 'delete', resource: 'widgets.v1alpha1.lab.reconcile.dev', objectKey, resourceVersion: '9', at });
+  const reconcile = (key: string, id: string, more: Record<string, unknown> = {}) => {
+    q(key, 'processing');
+    c.onReconcileStart({ type: 'reconcileStart', controller: 'widget', key, reconcileID: id, triggers: [], dryRun: false, at: 5 });
+    c.onReconcileEnd({ type: 'reconcileEnd', controller: 'widget', key, reconcileID: id, durationMs: 1, dryRun: false, at: 6, ...more });
+    q(key, 'done');
+  };
+  const removed: string[] = [];
+  c.onDidChangeKeyState((s) => {
+    if (s.removed) removed.push(s.key);
+  });
+  // Queued by its add, then its delete, while paused (a robustness check's scratch copy, deleted with its namespace).
+  q('rl-check-1/w', 'added', { causes: [{ kind: 'informer', event: 'add', objectKey: 'rl-check-1/w', at: 1 }] });
+  q('rl-check-1/w', 'added', { causes: [del('rl-check-1/w', 2)] });
+  q('ns/live', 'added', { causes: [informer('ns/live', '3', 3)] });
+  q('ns/failing', 'added', { causes: [del('ns/failing', 4)] });
+  reconcile('rl-check-1/w', 'r1');
+  reconcile('ns/live', 'r2');
+  reconcile('ns/failing', 'r3', { error: 'boom' });
+  assert.equal(c.keyState('rl-check-1/w'), undefined, 'forgotten');
+  assert.deepEqual(removed, ['rl-check-1/w']);
+  assert.ok(!c.keyBriefs().some((b) => b.key === 'rl-check-1/w'));
+  assert.equal(c.keyState('ns/live')?.phase, 'idle', 'a live object\'s key stays');
+  assert.ok(c.keyState('ns/failing'), 'a gone key whose reconcile failed stays (its error is shown)');
+  // Handed out once more with no new event (a coalesced add): forgotten again after that reconcile.
+  reconcile('rl-check-1/w', 'r4');
+  assert.equal(c.keyState('rl-check-1/w'), undefined);
+  // Added again (the object is back): its key stays after a reconcile.
+  q('rl-check-1/w', 'added', { causes: [{ kind: 'informer', event: 'add', objectKey: 'rl-check-1/w', at: 7 }] });
+  reconcile('rl-check-1/w', 'r5');
+  assert.equal(c.keyState('rl-check-1/w')?.phase, 'idle');
+});

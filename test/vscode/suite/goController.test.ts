@@ -14,7 +14,7 @@ import type { KubeObject } from '../../../src/core/k8s/objects.ts';
 import type { ReconcileLab } from '../../../src/host/reconcileLab.ts';
 import { buildGoSample, haveGo, installDelve, sampleDir, setRepoRoot, warmDebugBuild } from '../../integration/support/goSample.ts';
 import { installCrd } from '../../integration/support/cluster.ts';
-import { api, connectTo, lab, labCluster, ok, ROOT, run, runAsStranger, testNamespace, waitUntil } from './support/lab.ts';
+import { api, connectTo, lab, labCluster, ok, ROOT, run, runAsStranger, testNamespace, uniqueName, waitUntil } from './support/lab.ts';
 import { alive } from '../../support/alive.ts';
 import { findDelve } from '../../../src/core/bridge/delve.ts';
 import { entryDetail } from '../../../src/host/webview/entryDetail.ts';
@@ -191,6 +191,38 @@ describe('Go controller (Run Controller…) in the editor', function () {
       assert.equal(problems().length, 0, 'cleared by the next run');
     } finally {
       await vscode.commands.executeCommand('workbench.action.closeAllEditors');
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('a program waiting for a leader-election Lease another identity holds: Run Controller…\'s notice names the Lease and its holder', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'rlab-lease-'));
+    const leases = { group: 'coordination.k8s.io', version: 'v1', resource: 'leases' };
+    // Named like a controller's LeaderElectionID (a finalizer-like domain): deleted below whatever happens.
+    const name = `${uniqueName('notice')}.lab.reconcile.dev`;
+    const holder = 'laptop_4f2a9c1e-other-instance';
+    const client = labCluster().client;
+    await client.create(leases, { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name, namespace: ns }, spec: { holderIdentity: holder, leaseDurationSeconds: 15 } });
+    const stop = join(dir, 'stop');
+    let running: ReturnType<typeof run> | undefined;
+    try {
+      const from = (await api()).shownMark();
+      // client-go's line as it starts to wait, then it waits (until the test lets it end: no clock decides).
+      const line = `I1207 10:00:00.000000 4242 leaderelection.go:257] attempting to acquire leader lease ${ns}/${name}...`;
+      running = run('reconcileLab.runController', { command: 'sh', args: ['-c', `echo '${line}' >&2; while [ ! -e '${stop}' ]; do sleep 0.1; done; exit 1`], cwd: dir, waitMs: 120_000, noticeAfterMs: 300 });
+      const notice = () => api().then((a) => a.shownSince(from).find((t) => t.kind === 'progress' && /announced no controller yet/.test(t.text)));
+      await waitUntil(async () => (await notice()) !== undefined, 'the Run Controller… notice', 60_000);
+      writeFileSync(stop, '');
+      const r = await running;
+      assert.ok(!r.ok, 'it ended without announcing a controller');
+      const text = (await notice())!.text;
+      assert.ok(text.includes(`it waits for leader election: Lease ${ns}/${name} is held by ${holder} (another instance of your program`), text);
+      assert.match(text, /run with --leader-elect=false/);
+    } finally {
+      // The program ends (also when the notice never came), then the Lease goes: a leftover one breaks later suites.
+      writeFileSync(stop, '');
+      await running?.catch(() => undefined);
+      await client.delete(leases, ns, name).catch(() => undefined);
       rmSync(dir, { recursive: true, force: true });
     }
   });
