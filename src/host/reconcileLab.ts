@@ -520,7 +520,10 @@ export class ReconcileLab implements vscode.Disposable {
 
   private resourcesMessage(s: Session): string | undefined {
     if (s.resources.length === 0) return 'No resources are watched: choose some with "Choose Watched Resources…", or install your CRDs (Reconcile Lab: Install CRD… applies those of this workspace).';
-    if (s.unknownResources.length) return `Not served by the cluster: ${s.unknownResources.map((id) => withMeantResource(id, s.discovered)).join(', ')}`;
+    if (s.unknownResources.length) {
+      const names = s.unknownResources.map((id) => withMeantResource(id, s.discovered)).join(', ');
+      return `Not served by the cluster: ${names}. Install ${s.unknownResources.length === 1 ? 'its CRD' : 'their CRDs'} (Reconcile Lab: Install CRD… applies those of this workspace), or choose other resources with "Choose Watched Resources…".`;
+    }
     return undefined;
   }
 

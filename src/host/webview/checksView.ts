@@ -151,7 +151,7 @@ export function reportChecksModel(run: ChecksRunInfo, report: CheckReport, prima
   const verdict = t.findings === 0 ? (t.errors === 0 ? 'no findings' : 'no findings, but some checks could not run') : `${plural(t.findings, 'finding')}`;
   const status = [
     `${report.aborted ? 'Cancelled' : 'Finished'} in ${formatDuration(report.durationMs)}: ${verdict}`,
-    `${t.passed} passed, ${t.failed} failed, ${t.skipped} skipped, ${t.errors} error(s)`,
+    `${t.passed} passed, ${t.failed} failed, ${t.skipped} skipped, ${t.errors} could not run`,
   ]
     .filter(Boolean)
     .join(' · ');

@@ -48,18 +48,18 @@ ${page.body}<script nonce="${nonce}" src="${scriptUri.toString()}"></script>
 export const EVENT_LOG_PAGE: WebviewPage = {
   title: 'Reconcile Lab Event Log',
   body: `<div id="toolbar" role="toolbar" aria-label="Event log controls">
-  <input id="filter-key" type="text" placeholder="Key (namespace/name or name)" aria-label="Filter by key" title="Key (namespace/name or name); Escape clears it" spellcheck="false">
-  <select id="filter-kind" aria-label="Filter by kind of entry"></select>
+  <input id="filter-key" type="text" placeholder="Key (namespace/name)" aria-label="Filter by key" title="Key (namespace/name or name); Escape clears it" spellcheck="false">
+  <select id="filter-kind" aria-label="Filter by kind of entry" title="Kind of journal entry (informer event, queue transition, reconcile start or end, write, …), not the object's kind"></select>
   <input id="filter-text" type="text" placeholder="Text" aria-label="Filter by text" title="Text in the entry; Escape clears it" spellcheck="false">
-  <button id="pause" type="button" aria-pressed="false">Pause</button>
-  <button id="clear" type="button">Clear</button>
+  <button id="pause" type="button" aria-pressed="false" title="Freeze this list (entries that arrive meanwhile are counted, then shown on Resume); the reconcile loop keeps running">Pause</button>
+  <button id="clear" type="button" title="Empty the journal: this list and the Timeline">Clear</button>
   <button id="export" type="button" title="Export the filtered entries as JSON lines">Export…</button>
   <label><input id="follow" type="checkbox" checked> Follow</label>
   <button id="timeline" type="button" title="Open the per-key Timeline (on the key filter, if one is set)">Timeline</button>
 </div>
 <div id="meta"><span id="connection"></span><span id="status" aria-live="polite"></span><span id="notice" role="status"></span></div>
 <div id="empty" hidden><span id="empty-text" role="status"></span><button id="clear-filters" type="button" hidden>Clear Filters</button></div>
-<div id="list" tabindex="0" role="grid" aria-label="Journal entries, newest last; click or arrows select (detail below), Enter reveals the object" aria-rowcount="1"><div id="list-head" role="row" aria-rowindex="1"><span class="col-time" role="columnheader">Time</span><span class="col-kind" role="columnheader">Kind</span><span class="col-key" role="columnheader">Key</span><span class="col-summary" role="columnheader">Summary</span></div><div id="spacer"></div></div>
+<div id="list" tabindex="0" role="grid" aria-label="Journal entries, newest last; click or arrows select (detail below), Enter reveals the object" aria-rowcount="1"><div id="list-head" role="row" aria-rowindex="1"><span class="col-time" role="columnheader">Time</span><span class="col-kind" role="columnheader" title="Kind of journal entry (informer event, queue transition, reconcile start or end, write, …), not the object's kind">Kind</span><span class="col-key" role="columnheader">Key</span><span class="col-summary" role="columnheader">Summary</span></div><div id="spacer"></div></div>
 <div id="detail" role="region" aria-label="Entry detail" hidden>
   <div id="detail-head">
     <span id="detail-title"></span>
@@ -99,7 +99,7 @@ export const CHECKS_PAGE: WebviewPage = {
 export const TIMELINE_PAGE: WebviewPage = {
   title: 'Reconcile Lab Timeline',
   body: `<div id="toolbar" role="toolbar" aria-label="Timeline controls">
-  <input id="filter-key" type="text" placeholder="Key (namespace/name or name)" aria-label="Show lanes whose key contains" title="Key (namespace/name or name); Escape clears it" spellcheck="false">
+  <input id="filter-key" type="text" placeholder="Key (namespace/name)" aria-label="Show lanes whose key contains" title="Key (namespace/name or name); Escape clears it" spellcheck="false">
   <button id="zoom-in" type="button" aria-label="Zoom in" title="Zoom in (Ctrl+wheel, +)">+</button>
   <button id="zoom-out" type="button" aria-label="Zoom out" title="Zoom out (Ctrl+wheel, -)">−</button>
   <button id="fit" type="button" title="Show everything (0)">Fit</button>

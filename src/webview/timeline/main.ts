@@ -751,7 +751,7 @@ new ResizeObserver(scheduleRender).observe(stage);
 // Legend: fixed words (no cluster text), coloured by the stylesheet.
 for (const [cls, text] of [
   ['ok', 'reconcile ok'], ['err', 'error'], ['rq', 'requeue'], ['run', 'running'], ['queue', 'queued'], ['backoff', 'backoff'],
-  ['event', 'event'], ['write', 'write'], ['action', 'your action'], ['warn', 'warning'],
+  ['event', 'informer event'], ['write', 'write'], ['action', 'your action'], ['warn', 'warning'],
 ] as const) {
   const s = document.createElement('span');
   s.className = `swatch ${cls}`;

@@ -54,6 +54,9 @@ describe('connect', function () {
     const ns = await testNamespace('ext-conn');
     await connectTo(ns, { resources: ['nonexistent.example.com', 'configmaps'] });
     assert.deepEqual(l.session?.unknownResources, ['nonexistent.example.com']);
+    // The Resources view names it and says what to do next.
+    await waitUntil(() => /nonexistent\.example\.com/.test(l.resourcesView.message ?? ''), 'the Resources view names the unserved resource');
+    assert.match(l.resourcesView.message ?? '', /^Not served by the cluster: nonexistent\.example\.com\. Install its CRD \(Reconcile Lab: Install CRD… applies those of this workspace\), or choose other resources with "Choose Watched Resources…"\.$/);
   });
 
   it('fails with a clear error for a missing kubeconfig context, and stays disconnected', async () => {

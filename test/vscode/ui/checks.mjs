@@ -81,6 +81,11 @@ export default async function checksUi(t) {
       // The status line stays one line of totals; the time per run is a section below the results.
       assert.doesNotMatch(status, /reference run/, status);
       assert.match(await view.locator('#footer').innerText(), /Time per run\s+reference run 1 /i);
+      // The totals name the checks that could not run as each row does (not "error(s)"); a check's time has a unit
+      // that fits it ("40 ms", not "0.0 s").
+      assert.match(status, /\d+ skipped, \d+ could not run$/, status);
+      const times = (await view.locator('.result .time').allTextContents()).map((s) => s.trim());
+      assert.ok(times.length > 0 && times.every((x) => /^(\d+ ms|\d\.\d s|\d{2,} s)$/.test(x) && x !== '0.0 s'), JSON.stringify(times));
       const checks = (await view.locator('.result .check').allTextContents()).map((s) => s.trim());
       assert.deepEqual(checks, ['Run twice', 'Crash after write', 'Stale cache', 'Unobserved intermediate state', 'History independence', 'Convergence', 'Deletion', 'Child drift']);
       if (buggy) {

@@ -246,7 +246,7 @@ export default async function goOwnProjectUi(t) {
     await t.step('Disconnected, the views offer Run Controller… for the workspace\'s controller module, which already uses the bridge (no Set Up Go Bridge… any more)', async () => {
       await runCommand(page, 'Reconcile Lab: Disconnect');
       await resourcesPane.getByText('controller-runtime module uses the Reconcile Lab bridge').waitFor({ state: 'visible', timeout: 30_000 });
-      for (const label of ['Run Controller…', 'Connect to Cluster']) {
+      for (const label of ['Run Controller…', 'Connect to Cluster…']) {
         assert.ok(await resourcesPane.getByRole('button', { name: label }).isVisible(), `${label} in the Resources view's welcome`);
       }
       assert.equal(await resourcesPane.getByRole('button', { name: 'Set Up Go Bridge…' }).count(), 0, 'Set Up Go Bridge… is done: not offered again');

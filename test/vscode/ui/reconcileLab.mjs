@@ -128,6 +128,19 @@ export default async function reconcileLabUi(t) {
       await log.locator('#filter-key').fill('');
       await eventually('rows for both widgets', keys, (k) => names.every((n) => k.includes(`${ns}/${n}`)));
       await resizeSideBar(page, 300); // the log gets the room (the Resources screenshot widened the side bar)
+      // The key box's hint is read whole, not cut ("Key (namespace/name or na"): its text fits the box's content width.
+      const hint = await log.locator('#filter-key').evaluate((e) => {
+        const cs = getComputedStyle(e);
+        const ctx = document.createElement('canvas').getContext('2d');
+        ctx.font = `${cs.fontStyle} ${cs.fontWeight} ${cs.fontSize} ${cs.fontFamily}`;
+        const room = e.clientWidth - parseFloat(cs.paddingLeft) - parseFloat(cs.paddingRight);
+        return { text: e.placeholder, width: ctx.measureText(e.placeholder).width, room };
+      });
+      assert.ok(hint.width <= hint.room, `the key filter's placeholder fits: ${JSON.stringify(hint)}`);
+      // The log's Pause is not the loop's, and its Kind is not the object's kind: their tooltips say so.
+      assert.match(await log.locator('#pause').getAttribute('title') ?? '', /reconcile loop keeps running/);
+      assert.match(await log.locator('#clear').getAttribute('title') ?? '', /Timeline/);
+      assert.match(await log.getByRole('columnheader', { name: 'Kind' }).getAttribute('title') ?? '', /not the object's kind/);
       await t.screenshot('event-log');
     });
 

@@ -184,7 +184,7 @@ export default async function webviewKeyboardUi(t) {
       await eventually('lanes drawn', () => tl.locator('#status').textContent(), (s) => /\b[1-9]\d* lanes?\b/.test(s ?? ''));
       assert.ok(await tl.locator('#empty').isHidden(), 'no empty state with lanes shown');
       // The legend's colours have words, and a screen reader finds them as the legend.
-      assert.match(await tl.getByRole('group', { name: 'Legend' }).textContent(), /reconcile ok.*error.*requeue/);
+      assert.match(await tl.getByRole('group', { name: 'Legend' }).textContent(), /reconcile ok.*error.*requeue.*informer event/);
       // Not by colour alone, and running and queued apart: the legend's swatches as the canvas draws them.
       const swatch = (cls) => tl.locator(`#legend .swatch.${cls}`).evaluate((e) => {
         const b = getComputedStyle(e, '::before');

@@ -54,7 +54,7 @@ describe('checks results view model', () => {
     assert.equal(m.phase, 'done');
     assert.equal(m.title, 'Robustness checks of ns/w · module reconciler samples/buggy/generate-name.ts · cluster reconcile-lab (local)');
     // The status line stays one line; the time per run goes below the results.
-    assert.match(m.status, /^Finished in 1\.3s: 1 finding · 0 passed, 1 failed, 1 skipped, 0 error\(s\)$/);
+    assert.match(m.status, /^Finished in 1\.3s: 1 finding · 0 passed, 1 failed, 1 skipped, 0 could not run$/);
     assert.equal(m.timings, 'reference run 1 400ms');
     assert.deepEqual(m.results.map((r) => [r.checkTitle, r.status, r.findings.length]), [['Run twice', 'failed', 1], ['Crash after write', 'skipped', 0]]);
     const f = m.results[0]!.findings[0]!;
