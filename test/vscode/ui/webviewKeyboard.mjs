@@ -174,7 +174,8 @@ export default async function webviewKeyboardUi(t) {
       const again = await eventually('the detail pane again', () => log.locator('#detail:not([hidden]) #detail-title').textContent().catch(() => ''), (s) => (s ?? '') !== '');
       assert.equal(again, title);
       assert.equal(await log.locator('#filter-key').inputValue(), `${ns}/porch`, 'the filter is kept too');
-      assert.equal(await log.locator('#list .row.selected:not([hidden])').count(), 1, 'the row is selected and in view');
+      // The detail pane comes from the view's saved state at once; the list's rows arrive with the host's snapshot after it.
+      await eventually('the row selected and in view', () => log.locator('#list .row.selected:not([hidden])').count(), (n) => n === 1);
       assert.equal(await log.locator('#detail img, #detail a').count(), 0, 'the error in the detail pane stays text');
     });
 
