@@ -29,7 +29,9 @@ const maxCauses = 64
 //     keys handed out is the inner queue's (proved by TestReplayIdenticalToStock*).
 //   - While paused, workers block in Get before taking a key from the inner queue. A worker that was already
 //     blocked inside the inner queue's Get when the pause came keeps the key it receives "held" (still
-//     processing for the inner queue) and hands it out first on the next step or after resume.
+//     processing for the inner queue) and hands it out first on the next step or after resume. Its triggers
+//     are the causes up to the hold; an add of it meanwhile queues it again for after that hand-out's Done, as
+//     during any reconcile (the editor is told so again right after its "processing").
 //   - Step lets exactly one Get return; step with a key makes that key next (a waiting or backing-off key is
 //     made ready now, like an Add; on the priority queue it is raised to the highest priority for that one hand
 //     out, and GetWithPriority still returns its own priority). The step's own add is in the inner queue before
@@ -181,7 +183,9 @@ type keyState struct {
 	// (latewait.go); nil on the priority queue.
 	late       *lateWait
 	processing bool
-	boosted    bool
+	// held: the key is in Queue.held (lockedHold): taken from the inner queue, not handed out yet.
+	held    bool
+	boosted bool
 	// stepAdds counts this key's step adds in flight (Queue.stepAdding): a worker the inner queue hands the key
 	// to meanwhile waits until they returned (lockedReceived).
 	stepAdds  int
@@ -749,14 +753,12 @@ func (q *Queue) lockedReceived(key reconcile.Request, prio int, tok **stepToken)
 			k, p, _ := q.lockedHandOut(it, t, ks)
 			return k, p, true
 		}
-		q.held = append(q.held, it)
-		q.lockedRegate()
+		q.lockedHold(it, ks)
 		q.cond.Broadcast()
 		return reconcile.Request{}, 0, false
 	}
 	if t := *tok; t != nil && t.hasKey && key != t.key {
-		q.held = append(q.held, it)
-		q.lockedRegate()
+		q.lockedHold(it, ks)
 		return reconcile.Request{}, 0, false
 	}
 	k, p, _ := q.lockedHandOut(it, *tok, ks)
@@ -865,6 +867,35 @@ func (q *Queue) lockedProcessing(it heldItem, tok *stepToken, ks *keyState, at i
 		}
 		q.stepping++
 	}
+	// A held key left the inner queue when it was held (lockedHold): what queued it since is for after this
+	// reconcile.
+	again := ks.held && ks.queued != notQueued
+	if !ks.held {
+		q.lockedTake(ks)
+	}
+	ks.held = false
+	ks.processing = true
+	ks.boosted = false
+	ks.stepReply = tok
+	ks.lastEnd = nil
+	prio := it.priority
+	q.handed[q.handedNext] = handedKey{it.key, ks}
+	q.handedNext = (q.handedNext + 1) % len(q.handed)
+	// No causes: the editor has them from this key's transitions since its last processing (and reconcileStart
+	// repeats them as triggers).
+	var tmp record
+	r := q.lockedOut(&tmp, seq)
+	r.key, r.tr, r.hasPrio, r.prio, r.at, r.wire = it.key, trProcessing, true, prio, at, q.lockedWire(ks)
+	q.lockedOutDone(r, &tmp, nil)
+	if again {
+		q.lockedRequeued(it.key, ks, at)
+	}
+	q.lockedRegate()
+}
+
+// lockedTake is the inner queue handing the key out (to a worker, or to one the bridge then holds): it is no
+// longer queued and the causes since the last hand-out become the triggers of this one.
+func (q *Queue) lockedTake(ks *keyState) {
 	if ks.timer != nil {
 		ks.timer.Stop()
 		ks.timer = nil
@@ -874,22 +905,39 @@ func (q *Queue) lockedProcessing(it heldItem, tok *stepToken, ks *keyState, at i
 	}
 	ks.queued = notQueued
 	ks.dueAt = time.Time{}
-	ks.processing = true
-	ks.boosted = false
-	ks.stepReply = tok
 	ks.takeCauses()
-	ks.lastEnd = nil
-	prio := it.priority
 	ks.priority = 0
-	q.handed[q.handedNext] = handedKey{it.key, ks}
-	q.handedNext = (q.handedNext + 1) % len(q.handed)
-	// No causes: the editor has them from this key's transitions since its last processing (and reconcileStart
-	// repeats them as triggers).
-	var tmp record
-	r := q.lockedOut(&tmp, seq)
-	r.key, r.tr, r.hasPrio, r.prio, r.at, r.wire = it.key, trProcessing, true, prio, at, q.lockedWire(ks)
-	q.lockedOutDone(r, &tmp, nil)
+}
+
+// lockedHold holds a key the inner queue handed to a worker that may not hand it out yet (paused, or serving a
+// step of another key; ks: the key's state when the caller has it). For the inner queue the key is processing
+// from now on: the causes so far are the triggers of the held hand-out, and an add of the key meanwhile queues it
+// again for after that hand-out's Done (reported again after its "processing", lockedRequeued), as during any
+// reconcile.
+func (q *Queue) lockedHold(it heldItem, ks *keyState) {
+	if ks == nil || ks.idle {
+		ks = q.state(it.key)
+	}
+	q.lockedTake(ks)
+	ks.held = true
+	q.held = append(q.held, it)
 	q.lockedRegate()
+}
+
+// lockedRequeued tells the editor, right after the "processing" of a held key, that the key is queued again (the
+// editor's "processing" ends a key's queued and waiting states): "added" or, while a delay runs, "waiting" or
+// "backoff". The causes went with the transitions of the adds themselves.
+func (q *Queue) lockedRequeued(item reconcile.Request, ks *keyState, at int64) {
+	var tmp record
+	r := q.lockedOut(&tmp, 0)
+	r.key, r.tr, r.hasPrio, r.prio, r.at, r.wire = item, trAdded, true, ks.priority, at, q.lockedWire(ks)
+	if ks.queued == queuedWaiting {
+		r.tr, r.dueAt, r.delayMs = trWaiting, ms(ks.dueAt), max(0, ms(ks.dueAt)-at)
+		if ks.lastCauseKind() == CauseBackoff {
+			r.tr, r.failures = trBackoff, q.limiter.NumRequeues(item)
+		}
+	}
+	q.lockedOutDone(r, &tmp, nil)
 }
 
 // Done marks the end of processing a key; a step waiting for this key's reconcile is answered now.
@@ -1046,6 +1094,7 @@ func (q *Queue) shutdown(drain bool) {
 			ks.timer = nil
 		}
 		q.lockedTakeLate(ks)
+		ks.held = false
 	}
 	q.cond.Broadcast()
 	q.mu.Unlock()
@@ -1292,9 +1341,17 @@ func (q *Queue) lockedSnapshot() map[string]any {
 		case ks.queued == queuedWaiting:
 			state = "waiting"
 		}
-		e := map[string]any{"key": requestKey(k), "state": state, "failures": q.limiter.NumRequeues(k), "causes": append([]Cause{}, ks.causes...)}
+		causes := append([]Cause{}, ks.causes...)
+		if ks.held {
+			// Why it is ready: the causes of the held hand-out, then those queuing it again.
+			causes = append(append([]Cause{}, ks.triggers...), causes...)
+		}
+		e := map[string]any{"key": requestKey(k), "state": state, "failures": q.limiter.NumRequeues(k), "causes": causes}
 		if q.priority {
 			e["priority"] = ks.priority
+			if ks.held {
+				e["priority"] = q.lockedHeldPriority(k)
+			}
 		}
 		if !ks.dueAt.IsZero() {
 			e["dueAt"] = ms(ks.dueAt)
@@ -1307,6 +1364,16 @@ func (q *Queue) lockedSnapshot() map[string]any {
 		}
 	}
 	return map[string]any{"name": q.name, "paused": q.paused, "keys": keys}
+}
+
+// lockedHeldPriority is the priority key is held with (0 when it is not held).
+func (q *Queue) lockedHeldPriority(key reconcile.Request) int {
+	for _, h := range q.held {
+		if h.key == key {
+			return h.priority
+		}
+	}
+	return 0
 }
 
 // ---- reconciler hooks ----
