@@ -6,6 +6,7 @@ import type { KubeObject } from '../k8s/objects.ts';
 import type { JournalEntry } from '../journal/journal.ts';
 import type { KeyState } from '../controller/keyState.ts';
 import { secondsText } from '../text/duration.ts';
+import { isIdleApply } from '../journal/writeText.ts';
 
 /**
  * Live convergence of the keys of a running loop (Anvil's "eventually stable reconciliation", watched rather than
@@ -267,10 +268,9 @@ export class ConvergenceTracker implements Disposable {
           if (e.dryRun || e.error !== undefined) break;
           // A write that removed the last finalizer answers with the unchanged resourceVersion, yet deleted the object.
           const noOp = e.verb !== 'delete' && !e.deleted && e.resourceVersionBefore !== undefined && e.resourceVersionBefore === e.resourceVersionAfter;
-          // A server-side apply is meant to send the whole intent on every pass: one that changed nothing is neither
-          // a change nor a wasted write.
+          // An idle server-side apply (the whole intent sent on every pass) is neither a change nor a wasted write.
           if (noOp) {
-            if (e.verb !== 'apply') r.noOpWrites++;
+            if (!isIdleApply(e)) r.noOpWrites++;
           }
           else {
             r.writes++;

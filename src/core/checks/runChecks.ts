@@ -12,7 +12,7 @@ import { GoCheckRunner } from './goRun.ts';
 import { cleanupLeftovers } from './leftovers.ts';
 import { referencesNote } from './references.ts';
 import { CheckFootprint, confinementFailure, confinementMessage } from './confinement.ts';
-import { writeTargetText, writeText } from '../journal/writeText.ts';
+import { isIdleApply, writeTargetText, writeText } from '../journal/writeText.ts';
 import { deriveSpecMutation, mergeParts, specSchemaOf, type SpecMutationPart } from './specMutation.ts';
 import { createsOutsideScratch, DRIFT_SUFFIX, driftTargets, ownsHint, unownedChildCause } from './drift.ts';
 import { revertPatch } from './revert.ts';
@@ -257,16 +257,6 @@ async function checkRunTwice(ctx: KeyContext, ref: Reference, parts: CheckTiming
   });
 }
 
-/**
- * Whether the run-twice check leaves a write that changed nothing (resourceVersion unchanged) out of its findings: a
- * server-side apply (`client.Apply`, `Patch(…, client.Apply)`, a module's `apply`) is meant to send the whole intent
- * on every pass — the server merges it, stores nothing when nothing differs and sends no watch event, so comparing
- * first would only add a read. Not when the server warned that it dropped fields of it (`unknown field`): what the
- * controller applies is then never stored ({@link droppedFieldsNote}).
- */
-export function isIdleApply(w: Pick<WriteRecord, 'verb' | 'warnings'>): boolean {
-  return w.verb === 'apply' && !(w.warnings ?? []).some((t) => /^unknown field "/.test(t));
-}
 
 /**
  * Why a write changed nothing when the server said it dropped fields of it (`unknown field "status.phase"`): the

@@ -30,3 +30,14 @@ export function writeText(w: { readonly verb: string; readonly resource: string;
   // views and flags do.
   return `${w.verb} ${w.gvr ? resourceIdOfGvr(w.gvr) : w.resource} ${writeTargetText(w.objectKey, w.subresource)}`;
 }
+
+/**
+ * Whether a write that changed nothing (resourceVersion unchanged) is an idle server-side apply, which neither the
+ * run-twice check nor convergence counts as a wasted write: a server-side apply (`client.Apply`,
+ * `Patch(…, client.Apply)`, a module's `apply`) is meant to send the whole intent on every pass — the server merges it, stores nothing when nothing differs and sends no watch event, so comparing
+ * first would only add a read. Not when the server warned that it dropped fields of it (`unknown field`): what the
+ * controller applies is then never stored (the run-twice check's droppedFieldsNote).
+ */
+export function isIdleApply(w: { readonly verb: string; readonly warnings?: readonly string[] | undefined }): boolean {
+  return w.verb === 'apply' && !(w.warnings ?? []).some((t) => /^unknown field "/.test(t));
+}

@@ -4,7 +4,7 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { GoCheckRunner, goContextProblem, runWriteOf, splitGoRun } from '../../../src/core/checks/goRun.ts';
-import { isIdleApply } from '../../../src/core/checks/runChecks.ts';
+import { isIdleApply } from '../../../src/core/journal/writeText.ts';
 import { bridgeResourceName } from '../../../src/core/bridge/causes.ts';
 import { realClock } from '../../../src/core/clock.ts';
 
