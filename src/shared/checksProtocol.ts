@@ -55,7 +55,7 @@ export interface CheckResultView {
   readonly key: string;
   readonly status: 'passed' | 'failed' | 'skipped' | 'error' | 'running' | 'pending';
   readonly message?: string;
-  readonly durationMs?: number;
+  readonly durationText?: string;
   readonly findings: readonly FindingView[];
 }
 

@@ -7,6 +7,7 @@ import { CHECK_KINDS, CHECK_TITLES, type CheckKind, type CheckReconcilerSpec, ty
 import type { ObjectKey } from '../../core/k8s/keys.ts';
 import type { CheckResultView, ChecksJournalLine, ChecksViewModel, FindingView } from '../../shared/checksProtocol.ts';
 import { formatDuration, plural } from '../views/format.ts';
+import { delayText } from '../../core/text/duration.ts';
 import { toLogEntryView } from './journalView.ts';
 import { rvAfterText } from '../../core/journal/journal.ts';
 import { writeText, writeWarningsText } from '../../core/journal/writeText.ts';
@@ -79,7 +80,7 @@ function resultView(r: CheckResult, primaryResource: string | undefined): CheckR
     key: r.key,
     status: r.status,
     ...(r.message !== undefined ? { message: r.message } : {}),
-    durationMs: r.durationMs,
+    durationText: delayText(r.durationMs),
     findings: r.findings.map((f) => findingView(f, primaryResource)),
   };
 }

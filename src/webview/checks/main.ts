@@ -115,16 +115,6 @@ const STATUS_TEXT: Record<CheckResultView['status'], string> = {
   pending: 'pending',
 };
 
-/**
- * A check's time as the CLI's report writes durations: whole milliseconds below a second ("40 ms", not "0.0 s", which
- * reads as no time at all), then seconds ("2.6 s", "45 s").
- */
-function checkTime(ms: number): string {
-  const v = Math.max(0, ms);
-  if (v < 1000) return `${Math.round(v)} ms`;
-  return v < 10_000 ? `${(v / 1000).toFixed(1)} s` : `${Math.round(v / 1000)} s`;
-}
-
 function renderResult(r: CheckResultView): HTMLElement {
   const box = h('section', `result ${r.status}`);
   const head = h('div', 'result-head');
@@ -139,7 +129,7 @@ function renderResult(r: CheckResultView): HTMLElement {
   reveal.addEventListener('click', () => post({ type: 'reveal', key: r.key }));
   head.append(key, reveal);
   if (r.findings.length) head.append(h('span', 'count', `${r.findings.length} finding${r.findings.length === 1 ? '' : 's'}`));
-  if (r.durationMs !== undefined) head.append(h('span', 'time', checkTime(r.durationMs)));
+  if (r.durationText !== undefined) head.append(h('span', 'time', r.durationText));
   box.append(head);
   if (r.message) box.append(h('p', 'message', r.message));
   for (const f of r.findings) box.append(renderFinding(f));

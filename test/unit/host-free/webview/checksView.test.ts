@@ -57,6 +57,8 @@ describe('checks results view model', () => {
     assert.match(m.status, /^Finished in 1\.3s: 1 finding · 0 passed, 1 failed, 1 skipped, 0 could not run$/);
     assert.equal(m.timings, 'reference run 1 400ms');
     assert.deepEqual(m.results.map((r) => [r.checkTitle, r.status, r.findings.length]), [['Run twice', 'failed', 1], ['Crash after write', 'skipped', 0]]);
+    // A check's time as the CLI writes delays: milliseconds below a second, never "0.0 s".
+    assert.deepEqual(m.results.map((r) => r.durationText), ['1.2 s', '10 ms']);
     const f = m.results[0]!.findings[0]!;
     assert.equal(f.explanation, finding.explanation, 'text is passed through as text; the webview sets it with textContent');
     assert.equal(f.perturbation, 'reconciled the same state a second time');
