@@ -86,8 +86,8 @@ type op struct {
 	prio    int32
 	key     reconcile.Request
 	ev      *informerEvent
-	// at is the transition's stamp; seq its place in the outbox's process-wide order (outbox.hot, taken at
-	// claim time).
+	// at is the transition's stamp; seq its place in the outbox's process-wide order (Queue.hotSeq, taken
+	// after the claim, once the producer found the queue not gated).
 	at  int64
 	seq uint64
 }

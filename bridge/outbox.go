@@ -27,10 +27,11 @@ import (
 // Ordering contract:
 //   - Every record has a process-wide sequence number. outbox.seq holds a counter and the index of the queue
 //     whose hot op last took a number (seqQueueBits). A record pushed under its spool's lock (any message, a
-//     slow path's transition) increments the counter and takes 2 × counter (outbox.next). A hot op, when it
-//     claims its slot in the op log, takes 2 × counter + 1 (outbox.hot): when the last hot op to take a number
-//     was its own queue's, it only reads the word (a busy controller's goroutines then never write this shared
-//     word); otherwise it increments the counter and stores its queue's index, in one compare-and-swap. So the
+//     slow path's transition) increments the counter and takes 2 × counter (outbox.next). A hot op, once it
+//     claimed its slot in the op log and found the queue not gated (Queue.hotSeq: not at the claim, so a gated
+//     slow path's record, such as a snapshot's reply, never sorts after an op its state lacks), takes
+//     2 × counter + 1 (outbox.hot): when the last hot op to take a number was its own queue's, it only reads
+//     the word (a busy controller's goroutines then never write this shared word); otherwise it increments the counter and stores its queue's index, in one compare-and-swap. So the
 //     numbers order every record consistently with the order of their operations: a key's transitions are in
 //     the order its state changed (oplog.go: a key's ops are logged in the order the inner queue saw them, and
 //     every slow path folds the log before it changes a key's state); a hot op after a pushed record sorts
@@ -317,7 +318,7 @@ func (o *outbox) take(out burst) burst {
 	o.srcs = sources
 	o.mu.Unlock()
 	// The queues' spools first, the hub's own spool last. A record's sequence number is taken when it is pushed
-	// (under its spool's lock) or, for a hot op, when it is claimed, so a record pushed to a spool after that
+	// (under its spool's lock) or, for a hot op, when it is logged, so a record pushed to a spool after that
 	// spool was taken can have a lower number than one taken from a later spool; it then goes out in the next
 	// burst, after it. Taking the own spool last means such an inversion can only put a hub message (a reply, an
 	// announcement) before an older transition of a queue, never a transition before an older hub message: a

@@ -4,8 +4,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"runtime"
+	"sync/atomic"
 	"testing"
+	"time"
 
+	"k8s.io/client-go/util/workqueue"
+	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
 
@@ -246,9 +250,10 @@ func TestSnapshotReplyIsOneInstantOfTheOrder(t *testing.T) {
 	t.Cleanup(q.ShutDown)
 	h.box.take(burst{}) // the announcement
 	const n = 3000
-	done := make(chan struct{})
+	done, started := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(done)
+		<-started // so the adds and the snapshots overlap however the goroutines are scheduled
 		for i := range n {
 			k := req(fmt.Sprint("k", i))
 			if i%2 == 0 {
@@ -262,12 +267,15 @@ func TestSnapshotReplyIsOneInstantOfTheOrder(t *testing.T) {
 	go func() {
 		defer close(snaps)
 		for id := int64(1); ; id++ {
+			h.handle(CommandMsg{ID: id, Op: OpSnapshot, Controller: "snap"})
+			if id == 1 {
+				close(started)
+			}
 			select {
 			case <-done:
 				return
 			default:
 			}
-			h.handle(CommandMsg{ID: id, Op: OpSnapshot, Controller: "snap"})
 		}
 	}()
 	added := map[string]bool{}
@@ -306,5 +314,88 @@ func TestSnapshotReplyIsOneInstantOfTheOrder(t *testing.T) {
 	}
 	if len(added) != n || replies == 0 {
 		t.Fatalf("read %d added and %d replies, want %d and some", len(added), replies, n)
+	}
+}
+
+// gate blocks the calls it is armed for until released: armed, the next call signals entered and waits.
+type gate struct {
+	armed    atomic.Bool
+	entered  chan struct{}
+	released chan struct{}
+}
+
+func newGate() *gate { return &gate{entered: make(chan struct{}), released: make(chan struct{})} }
+
+func (g *gate) pass() {
+	if g.armed.CompareAndSwap(true, false) {
+		close(g.entered)
+		<-g.released
+	}
+}
+
+// gatedClock is a fake clock whose Now blocks at its gate.
+type gatedClock struct {
+	*clocktesting.FakeClock
+	g *gate
+}
+
+func (c gatedClock) Now() time.Time { c.g.pass(); return c.FakeClock.Now() }
+
+// gatedLimiter is a rate limiter whose NumRequeues blocks at its gate.
+type gatedLimiter struct {
+	workqueue.TypedRateLimiter[reconcile.Request]
+	g *gate
+}
+
+func (l gatedLimiter) NumRequeues(k reconcile.Request) int {
+	l.g.pass()
+	return l.TypedRateLimiter.NumRequeues(k)
+}
+
+// TestHotAddDuringASnapshotSortsAfterItsReply is the interleaving TestSnapshotReplyIsOneInstantOfTheOrder finds
+// only under load, made deterministic: a snapshot folds the log (gated) and, before it replies, a hot Add claims
+// its slot (after that fold, so the snapshot lacks it); the Add then reads gated only after the snapshot replied
+// and ungated the queue, so it stays on the hot path. Its "added" must reach the editor after the reply (which
+// does not hold it): the editor, rebuilding the queue's state from the reply, would otherwise show the key idle.
+// (With the op's place in the order taken at the claim, the added went out first.)
+func TestHotAddDuringASnapshotSortsAfterItsReply(t *testing.T) {
+	limiterGate, clockGate := newGate(), newGate()
+	h := newHub("", "", nil)
+	q := newQueue(queueConfig{name: "snap", hub: h,
+		limiter: gatedLimiter{DefaultRateLimiter(true), limiterGate},
+		clock:   gatedClock{clocktesting.NewFakeClock(time.UnixMilli(1_000_000)), clockGate}})
+	t.Cleanup(q.ShutDown)
+	h.box.take(burst{}) // the announcement
+	q.Add(req("first"))
+
+	limiterGate.armed.Store(true) // the snapshot stops after its fold, reading the first key's failures
+	snapped := make(chan struct{})
+	go func() { defer close(snapped); h.handle(CommandMsg{ID: 7, Op: OpSnapshot, Controller: "snap"}) }()
+	<-limiterGate.entered
+	clockGate.armed.Store(true) // the Add stops after its claim, stamping its op
+	added := make(chan struct{})
+	go func() { defer close(added); q.Add(req("late")) }()
+	<-clockGate.entered
+	close(limiterGate.released)
+	<-snapped // replied and ungated
+	close(clockGate.released)
+	<-added
+
+	var order []string
+	b := h.box.take(burst{})
+	for i := range b.recs {
+		switch m := b.recs[i].message(b.causes).(type) {
+		case *QueueMsg:
+			order = append(order, m.Transition+" "+m.Key)
+		case *ReplyMsg:
+			var in []string
+			for _, k := range m.Snapshot["controllers"].([]any)[0].(map[string]any)["keys"].([]map[string]any) {
+				in = append(in, k["key"].(string))
+			}
+			order = append(order, fmt.Sprintf("reply %v", in))
+		}
+	}
+	if want := "[added ns/first reply [ns/first] added ns/late]"; fmt.Sprint(order) != want {
+		t.Fatalf("the editor reads\n %v\nwant\n %v", order, want)
 	}
 }

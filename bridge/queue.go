@@ -405,10 +405,10 @@ func (q *Queue) recordAdd(o priorityqueue.AddOpts, item reconcile.Request) {
 // dispatched on this goroutine is looked up now); the slow way (queue gated) exactly that under q.mu.
 func (q *Queue) addNow(item reconcile.Request, hasPrio bool, prio int) {
 	ev := currentEvent()
-	s, pos, seq := q.claim()
+	s, pos := q.claim()
 	at := q.stamp()
 	if !q.gated.Load() {
-		s.op = op{kind: opAdd, hasPrio: hasPrio, prio: clampPrio(prio), key: item, ev: ev, at: at, seq: seq}
+		s.op = op{kind: opAdd, hasPrio: hasPrio, prio: clampPrio(prio), key: item, ev: ev, at: at, seq: q.hotSeq()}
 		q.publish(s, pos)
 		return
 	}
@@ -604,11 +604,11 @@ func (q *Queue) GetWithPriority() (reconcile.Request, int, bool) {
 		if shutdown {
 			return key, prio, shutdown
 		}
-		s, pos, seq := q.claim()
+		s, pos := q.claim()
 		// A key handed out with the step's boost (math.MaxInt) takes the slow path: lockedReceived replaces a
 		// boost left behind by a step that was served already with the key's own priority.
 		if !q.gated.Load() && prio != math.MaxInt {
-			s.op = op{kind: opHandOut, key: key, prio: clampPrio(prio), at: q.stamp(), seq: seq}
+			s.op = op{kind: opHandOut, key: key, prio: clampPrio(prio), at: q.stamp(), seq: q.hotSeq()}
 			q.publish(s, pos)
 			return key, prio, false
 		}
@@ -957,9 +957,9 @@ func (q *Queue) Done(item reconcile.Request) {
 // recordDone is Done's part before the inner queue's Done: the op logged (hot path) or the key's state changed
 // under q.mu (gated); it returns the step the reconcile answers, which the caller replies to after the inner Done.
 func (q *Queue) recordDone(item reconcile.Request) (*stepToken, *ReconcileEndMsg) {
-	s, pos, seq := q.claim()
+	s, pos := q.claim()
 	if !q.gated.Load() {
-		s.op = op{kind: opDone, key: item, at: q.stamp(), seq: seq}
+		s.op = op{kind: opDone, key: item, at: q.stamp(), seq: q.hotSeq()}
 		q.publish(s, pos)
 		return nil, nil
 	}
@@ -1024,9 +1024,9 @@ func (q *Queue) forgetReported() bool { return q.hub != nil && q.nFailing.Load()
 
 // recordForget is Forget's report, after the inner queue's Forget (only called when forgetReported).
 func (q *Queue) recordForget(item reconcile.Request) {
-	s, pos, seq := q.claim()
+	s, pos := q.claim()
 	if !q.gated.Load() {
-		s.op = op{kind: opForget, key: item, at: q.stamp(), seq: seq}
+		s.op = op{kind: opForget, key: item, at: q.stamp(), seq: q.hotSeq()}
 		q.publish(s, pos)
 		return
 	}
@@ -1441,19 +1441,15 @@ func (q *Queue) sendInOrder(m any) {
 
 // ---- the op log (oplog.go) ----
 
-// claim claims a slot of the log for a hot op and takes its place in the outbox's order (0 without a hub); when
-// the log is full it folds it first. The caller must publish the slot, and loads gated only after this
-// (oplog.go's handshake).
-func (q *Queue) claim() (*opSlot, uint64, uint64) {
+// claim claims a slot of the log for a hot op; when the log is full it folds it first. The caller must publish
+// the slot, and loads gated only after this (oplog.go's handshake); when it finds the queue not gated it takes
+// the op's place in the outbox's order with hotSeq, after that load.
+func (q *Queue) claim() (*opSlot, uint64) {
 	var freed uint64
 	var since time.Time
 	for yields := 0; ; yields++ {
 		if s, pos := q.log.claim(); s != nil {
-			var seq uint64
-			if q.hub != nil {
-				seq = q.hub.box.hot(q.seqIndex)
-			}
-			return s, pos, seq
+			return s, pos
 		}
 		if f := q.log.freed.Load(); f != freed || since.IsZero() {
 			freed, since, yields = f, time.Now(), 0 // the writer is folding: keep leaving it the processor
@@ -1473,6 +1469,20 @@ func (q *Queue) claim() (*opSlot, uint64, uint64) {
 		q.lockedFold()
 		q.mu.Unlock()
 	}
+}
+
+// hotSeq is the place in the outbox's order of a hot op whose slot the caller claimed and which found the queue
+// not gated after that claim (0 without a hub). It must be taken after that load of gated, not at the claim: a
+// gated slow path (a snapshot) may fold before the claim and push a record (its reply) after it; with a number
+// taken before the load the op could sort before that record although the record's state lacks it, if the slow
+// path ungated the queue before the load. Taken after a load that saw the queue ungated, the number is larger
+// than any such record's (the slow path pushed it before it ungated), and smaller than that of any record pushed
+// after the op's caller returns.
+func (q *Queue) hotSeq() uint64 {
+	if q.hub == nil {
+		return 0
+	}
+	return q.hub.box.hot(q.seqIndex)
 }
 
 // A producer that finds the op log full yields its processor to the writer (oplog.go) and folds the log itself
