@@ -102,11 +102,20 @@ func newClient(h *hub, c client.WithWatch) client.WithWatch {
 		},
 		SubResourceUpdate: func(ctx context.Context, c client.Client, sub string, obj client.Object, opts ...client.SubResourceUpdateOption) error {
 			ri, w := j.begin(ctx, c, "update", obj, sub, nil)
+			// With a body of its own (a Scale for "scale"), the body is what is sent and what the server's answer
+			// is decoded into: obj is only the object the subresource belongs to, and is left as it was.
+			o := &client.SubResourceUpdateOptions{}
+			o.ApplyOptions(opts)
+			after := obj
+			if body := o.SubResourceBody; body != nil {
+				after = body
+				j.beginBody(ctx, c, ri, w, obj, body)
+			}
 			if j.dry(ri) {
 				opts = append(opts, client.DryRunAll)
 			}
 			err := j.do(ctx, ri, w, func(ctx context.Context) error { return c.SubResource(sub).Update(ctx, obj, opts...) })
-			j.end(ctx, c, ri, w, obj, err)
+			j.end(ctx, c, ri, w, after, err)
 			return err
 		},
 		SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
@@ -255,7 +264,7 @@ type journal struct{ h *hub }
 // only), or the one w already has (the written object's) when that is newer. An update that names its
 // resourceVersion keeps it: the server stores it only over exactly that one.
 // A write to another subresource than status (scale, eviction…) keeps the written object's: the server's answer to
-// it is another object, so its after is not the object's either. No API request, no informer started.
+// it is another object (its after is that body's, SubResourceUpdate). No API request, no informer started.
 func (j *journal) newestBefore(w *Write) {
 	if w.Verb == "create" || w.Verb == "deleteAllOf" || (w.Verb == "update" && w.ResourceVersionBefore != "") ||
 		(w.Subresource != "" && w.Subresource != "status") {
@@ -331,8 +340,39 @@ func (j *journal) begin(ctx context.Context, c client.Client, verb string, obj c
 	return ri, w
 }
 
+// beginBody is begin's object before, for a subresource write with a body of its own (a Scale for "scale"): in a
+// dry run or a check instance, the subresource as the server has it (read into a copy of body), not the object it
+// belongs to, so that before and after are the same kind of object.
+func (j *journal) beginBody(ctx context.Context, c client.Client, ri *reconcileInfo, w *Write, obj, body client.Object) {
+	if !j.dry(ri) && !j.checkBodies() {
+		return
+	}
+	w.Before = nil
+	// A subresource is read from the API server (a cache serves none).
+	before, ok := body.DeepCopyObject().(client.Object)
+	if !ok || c.SubResource(w.Subresource).Get(ctx, obj, before) != nil {
+		return
+	}
+	if !isSecret(w) {
+		w.Before = objectMap(c, before, w)
+	}
+}
+
+// objectMap is obj as the journal shows it, with its apiVersion and kind: w's (withTypeMeta), unless obj is another
+// kind of object than the one w writes (a subresource's own body, such as a Scale).
+func objectMap(c client.Client, obj client.Object, w *Write) map[string]any {
+	m := toMap(obj)
+	if c != nil && m != nil {
+		if gvk, err := c.GroupVersionKindFor(obj); err == nil && gvk.Kind != "" && gvk.GroupKind() != (schema.GroupKind{Group: w.Group, Kind: w.Kind}) {
+			m["apiVersion"], m["kind"] = gvk.GroupVersion().String(), gvk.Kind
+			return m
+		}
+	}
+	return withTypeMeta(m, w)
+}
+
 // end completes and emits a write; after is the object as returned by the server (nil for deletes).
-func (j *journal) end(_ context.Context, _ client.Client, ri *reconcileInfo, w *Write, after client.Object, err error) {
+func (j *journal) end(_ context.Context, c client.Client, ri *reconcileInfo, w *Write, after client.Object, err error) {
 	if err != nil {
 		w.Error = err.Error()
 	} else if after != nil {
@@ -342,7 +382,7 @@ func (j *journal) end(_ context.Context, _ client.Client, ri *reconcileInfo, w *
 			w.Name = after.GetName() // metadata.generateName: the name the server generated
 		}
 		if j.dry(ri) || (j.checkBodies() && !isSecret(w)) {
-			w.After = withTypeMeta(toMap(after), w) // a Secret's values are masked in emit
+			w.After = objectMap(c, after, w) // a Secret's values are masked in emit
 		}
 	}
 	j.noteAfter(w)

@@ -4,11 +4,14 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -422,5 +425,55 @@ func TestRefusedSecretWriteErrorCarriesNoValue(t *testing.T) {
 		if !strings.Contains(text, `is invalid`) || !strings.Contains(text, `Invalid value: "***"`) {
 			t.Fatalf("the field and reason should stay: %q", text)
 		}
+	}
+}
+
+// TestJournalScaleWriteWithItsOwnBody: a scale subresource update sends a Scale (client.WithSubResourceBody) and the
+// server's answer is decoded into it, not into the Deployment given as the object. It was journaled with the
+// Deployment's unchanged resourceVersion as "after" (rv N → N, read as a write that stored nothing), and a dry run
+// showed the Deployment before and after (no change) instead of the planned scale. Now the after is the body's: the
+// version the server stored, and in a dry run the Scale before (read from the server) and after.
+func TestJournalScaleWriteWithItsOwnBody(t *testing.T) {
+	real, ns, e, c, ctx := journalingClient(t)
+	labels := map[string]string{"app": "web"}
+	dep := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: ns}, Spec: appsv1.DeploymentSpec{
+		Replicas: ptr.To[int32](1), Selector: &metav1.LabelSelector{MatchLabels: labels},
+		Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels},
+			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "web", Image: "example.invalid/web"}}}}}}
+	if err := real.Create(ctx, dep); err != nil {
+		t.Fatal(err)
+	}
+	scale := &autoscalingv1.Scale{Spec: autoscalingv1.ScaleSpec{Replicas: 3}}
+	if err := c.SubResource("scale").Update(ctx, dep, client.WithSubResourceBody(scale)); err != nil {
+		t.Fatal(err)
+	}
+	w := nextWrite(t, e)
+	var stored appsv1.Deployment
+	if err := real.Get(ctx, client.ObjectKeyFromObject(dep), &stored); err != nil {
+		t.Fatal(err)
+	}
+	if *stored.Spec.Replicas != 3 || w.Subresource != "scale" || w.Kind != "Deployment" {
+		t.Fatalf("the scale update stored %d replicas and was journaled as %+v", *stored.Spec.Replicas, w)
+	}
+	if w.ResourceVersionBefore != dep.ResourceVersion || w.ResourceVersionAfter != stored.ResourceVersion {
+		t.Fatalf("the scale update was journaled rv %q → %q, want %s → %s (the version the server stored)",
+			w.ResourceVersionBefore, w.ResourceVersionAfter, dep.ResourceVersion, stored.ResourceVersion)
+	}
+
+	dctx := withReconcileInfo(ctx, &reconcileInfo{controller: "c", key: ns + "/web", id: "dryrun-1", dryRun: true})
+	plan := &autoscalingv1.Scale{Spec: autoscalingv1.ScaleSpec{Replicas: 5}}
+	if err := c.SubResource("scale").Update(dctx, &stored, client.WithSubResourceBody(plan)); err != nil {
+		t.Fatal(err)
+	}
+	w = nextWrite(t, e)
+	replicas := func(m map[string]any) any {
+		spec, _ := m["spec"].(map[string]any)
+		return fmt.Sprintf("%v %v", m["kind"], spec["replicas"])
+	}
+	if !w.DryRun || replicas(w.Before) != "Scale 3" || replicas(w.After) != "Scale 5" {
+		t.Fatalf("the dry-run scale update showed %v → %v, want the Scale with 3 → 5 replicas", replicas(w.Before), replicas(w.After))
+	}
+	if err := real.Get(ctx, client.ObjectKeyFromObject(dep), &stored); err != nil || *stored.Spec.Replicas != 3 {
+		t.Fatalf("the dry run stored the scale: %d replicas (%v)", *stored.Spec.Replicas, err)
 	}
 }
