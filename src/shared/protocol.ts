@@ -37,6 +37,56 @@ export interface LogEntryView {
   readonly detail?: string;
 }
 
+/** How the Event Log names one journal entry kind to a person. */
+export interface EntryKindText {
+  /** A few words: the Kind column and the kind filter's option. */
+  readonly label: string;
+  /** What an entry of this kind is, for the label's tooltip. */
+  readonly about: string;
+}
+
+/**
+ * What the Event Log shows for each journal entry kind (its Kind column, its kind filter, the detail pane's list of
+ * a reconcile's entries), in the order the filter lists them: the path of a change through a controller. The
+ * internal names (the keys) stay what the journal, Export…, the CLI's `--json` lines and {@link LogFilter.kinds}
+ * use; the webview shows a key only in a tooltip ({@link entryKindTitle}), so a person can map a label to what an
+ * export says. A kind missing here (a newer journal's) reads as its internal name ({@link entryKindLabel}).
+ */
+export const ENTRY_KINDS: ReadonlyMap<string, EntryKindText> = new Map<string, EntryKindText>([
+  ['informer', { label: 'Informer event', about: 'an add, update, delete or resync the controller\'s informer delivered, and what it enqueued' }],
+  ['queue', { label: 'Work queue', about: 'a key added to, taken from, waiting in or done with the work queue' }],
+  ['reconcileStart', { label: 'Reconcile started', about: 'a reconcile of a key began, with what queued it' }],
+  ['reconcileEnd', { label: 'Reconcile finished', about: 'a reconcile ended, with its outcome (done, requeue, error…)' }],
+  ['write', { label: 'API write', about: 'a create, update, patch, apply or delete a reconciler sent to the API server' }],
+  ['warning', { label: 'Warning', about: 'a hot loop, an abandoned reconcile, a failing event handler…' }],
+  ['control', { label: 'Action', about: 'the loop started, stopped, paused, resumed or stepped, or an action you took (Reconcile Now, Strip Finalizers…)' }],
+]);
+
+/** The label of the journal entry kind `kind` ({@link ENTRY_KINDS}); an unknown kind reads as itself. */
+export function entryKindLabel(kind: string): string {
+  return ENTRY_KINDS.get(kind)?.label ?? kind;
+}
+
+/** The tooltip of `kind`'s label: what such an entry is, and the internal name Export… and the CLI's --json use. */
+export function entryKindTitle(kind: string): string {
+  const text = ENTRY_KINDS.get(kind);
+  const named = `"kind": "${kind}" in Export… and the CLI's --json lines`;
+  return text ? `${text.label}: ${text.about}.\n${named}` : named;
+}
+
+/**
+ * `kinds` without duplicates, in the order a kind filter lists them: the kinds of {@link ENTRY_KINDS} in its order,
+ * then any other kind by name.
+ */
+export function orderEntryKinds(kinds: Iterable<string>): string[] {
+  const known = [...ENTRY_KINDS.keys()];
+  const rank = (k: string): number => {
+    const i = known.indexOf(k);
+    return i < 0 ? known.length : i;
+  };
+  return [...new Set(kinds)].sort((a, b) => rank(a) - rank(b) || (a < b ? -1 : a > b ? 1 : 0));
+}
+
 /** The webview's filter; every field is optional and an empty one matches everything. */
 export interface LogFilter {
   /** Substring of the entry's key. */

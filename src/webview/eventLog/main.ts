@@ -16,6 +16,9 @@ import {
   type LogFilter,
   type WebviewToHost,
   emptyJournalText,
+  entryKindLabel,
+  entryKindTitle,
+  orderEntryKinds,
   PROTOCOL_VERSION,
 } from '../../shared/protocol.ts';
 import { LogBuffer } from './logBuffer.ts';
@@ -136,7 +139,9 @@ function fill(row: Row, entry: LogEntryView, index: number): void {
   row.seq = entry.seq;
   row.root.className = `row level-${entry.level}${entry.seq === selectedSeq ? ' selected' : ''}`;
   row.time.textContent = formatTime(entry.time);
-  row.kind.textContent = entry.kind;
+  // The kind's label; its tooltip names the internal kind (what Export… and the CLI's --json lines say).
+  row.kind.textContent = entryKindLabel(entry.kind);
+  row.kind.title = entryKindTitle(entry.kind);
   row.key.textContent = entry.key ?? '';
   // The key column cuts a long key (ellipsis): hovering it shows the whole key (elsewhere the row's summary).
   if (entry.key) row.key.title = entry.key;
@@ -248,10 +253,12 @@ function renderKinds(kinds: Iterable<string>): void {
   all.value = '';
   all.textContent = 'All kinds';
   kindSelect.appendChild(all);
-  for (const k of [...knownKinds].sort()) {
+  // The option's value is the internal kind (what the filter holds and matches); its text the kind's label.
+  for (const k of orderEntryKinds(knownKinds)) {
     const o = document.createElement('option');
     o.value = k;
-    o.textContent = k;
+    o.textContent = entryKindLabel(k);
+    o.title = entryKindTitle(k);
     kindSelect.appendChild(o);
   }
   kindSelect.value = selected;
@@ -414,7 +421,7 @@ function renderDetail(): void {
       const a = document.createElement('button');
       a.type = 'button';
       a.className = r.seq === d.seq ? 'related-entry current' : 'related-entry';
-      a.textContent = `${formatTime(r.time)}  ${r.kind}  ${r.summary}`;
+      a.textContent = `${formatTime(r.time)}  ${entryKindLabel(r.kind)}  ${r.summary}`;
       a.addEventListener('click', () => {
         select(r.seq);
         scrollToSeq(r.seq);

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { COMMANDS, commandFlags, parseCliArgs, UsageError } from '../../../src/cli/args.ts';
 import { splitCommandLine } from '../../../src/core/reconcilers/commandLine.ts';
 import { CommandIds, ContextKeys, ViewIds, WalkthroughSteps } from '../../../src/host/ids.ts';
+import { ENTRY_KINDS } from '../../../src/shared/protocol.ts';
 
 const ROOT = join(import.meta.dirname, '../../..');
 const README = readFileSync(join(ROOT, 'README.md'), 'utf8');
@@ -118,4 +119,13 @@ test("README's command table names command titles (\"Start / Pause / Resume / St
   }
   const hidden = new Set((pkgFull.contributes.menus?.commandPalette ?? []).filter((m) => m.when === 'false').map((m) => m.command));
   for (const c of pkg.contributes.commands) if (!hidden.has(c.command)) assert.ok(named.has(c.title) || README.includes(c.title), `the palette's "${c.category}: ${c.title}" is nowhere in the README`);
+});
+
+test("the README lists the Event Log's kind labels as the Event Log shows them, in the kind filter's order", () => {
+  const labels = [...ENTRY_KINDS.values()].map((k) => k.label);
+  const text = prose.replace(/\s+/g, ' ');
+  assert.ok(text.includes(`path through the controller: ${labels.join(', ')} (the loop's or yours)`), `README's Event Log names the kinds ${labels.join(', ')}`);
+  // The internal name it gives as an example is one of them.
+  const named = /`"kind": "(\w+)"`/.exec(text)?.[1];
+  assert.ok(named !== undefined && ENTRY_KINDS.has(named), `README's example internal kind ${named}`);
 });

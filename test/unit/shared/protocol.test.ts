@@ -1,6 +1,7 @@
 import { describe, it, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { emptyJournalText, NOT_CONNECTED, parseWebviewMessage } from '../../../src/shared/protocol.ts';
+import { JOURNAL_ENTRY_KINDS } from '../../../src/core/journal/journal.ts';
+import { emptyJournalText, entryKindLabel, entryKindTitle, ENTRY_KINDS, NOT_CONNECTED, orderEntryKinds, parseWebviewMessage } from '../../../src/shared/protocol.ts';
 
 describe('parseWebviewMessage', () => {
   it('accepts the four well-formed messages and drops unknown fields', () => {
@@ -26,4 +27,38 @@ test('emptyJournalText: an empty Event Log or Timeline says how to connect, what
   assert.equal(emptyJournalText('Connected to kind-dev (https://127.0.0.1:6443)', 0, false), 'No entries yet: step or resume the loop, or change an object.');
   assert.equal(emptyJournalText('Connected to kind-dev (https://127.0.0.1:6443)', 12, true), 'No entry matches the filter.');
   assert.equal(emptyJournalText(NOT_CONNECTED, 12, true), 'No entry matches the filter.', 'entries kept from the last connection, all filtered out');
+});
+
+describe('entry kind labels (what the Event Log shows for a journal entry kind)', () => {
+  it('names every kind the journal produces in words, each label its own', () => {
+    assert.equal(entryKindLabel('reconcileStart'), 'Reconcile started');
+    assert.equal(entryKindLabel('reconcileEnd'), 'Reconcile finished');
+    assert.equal(entryKindLabel('control'), 'Action');
+    const labels = JOURNAL_ENTRY_KINDS.map(entryKindLabel);
+    for (const [i, kind] of JOURNAL_ENTRY_KINDS.entries()) {
+      assert.notEqual(labels[i], kind, `${kind} has a label of its own`);
+      // Words a person reads: capitalised, no camelCase code name.
+      assert.match(labels[i]!, /^[A-Z][A-Za-z ]+$/, kind);
+      assert.doesNotMatch(labels[i]!, /[a-z][A-Z]/, `${kind}: ${labels[i]} is no code name`);
+    }
+    assert.equal(new Set(labels).size, labels.length, `labels tell the kinds apart: ${JSON.stringify(labels)}`);
+    assert.deepEqual([...ENTRY_KINDS.keys()].sort(), [...JOURNAL_ENTRY_KINDS].sort(), 'no label for a kind the journal does not have');
+  });
+
+  it('reads an unknown kind (a newer journal\'s) as its internal name', () => {
+    assert.equal(entryKindLabel('rebalance'), 'rebalance');
+    // Names an object has from its prototype are not labels.
+    for (const k of ['constructor', 'toString', '__proto__', 'hasOwnProperty']) assert.equal(entryKindLabel(k), k);
+  });
+
+  it('the tooltip names the internal kind, as Export… and the CLI\'s --json lines write it', () => {
+    assert.match(entryKindTitle('control'), /^Action: .*\n"kind": "control" in Export… and the CLI's --json lines$/s);
+    assert.equal(entryKindTitle('rebalance'), '"kind": "rebalance" in Export… and the CLI\'s --json lines');
+  });
+
+  it('orders a kind filter along a change\'s path through the controller, unknown kinds last by name', () => {
+    assert.deepEqual(orderEntryKinds(['write', 'zeta', 'control', 'informer', 'alpha', 'reconcileEnd', 'write', 'reconcileStart']),
+      ['informer', 'reconcileStart', 'reconcileEnd', 'write', 'control', 'alpha', 'zeta']);
+    assert.deepEqual(orderEntryKinds(JOURNAL_ENTRY_KINDS), ['informer', 'queue', 'reconcileStart', 'reconcileEnd', 'write', 'warning', 'control']);
+  });
 });

@@ -117,15 +117,15 @@ export default async function goControllerUi(t) {
       const { log, rows } = await openEventLog(page, resourcesPane);
       const key = `${ns}/${names[0]}`;
       await log.locator('#filter-key').fill(key);
-      // [key, "kind summary"] of every shown row, once the filter applies (every row is the stepped key's).
+      // [key, "kind summary"] of every shown row (the kind as the Kind column says it), once the filter applies (every row is the stepped key's).
       const entries = () => rows.evaluateAll((els) => els.map((e) => [e.querySelector('.key')?.textContent?.trim() ?? '', `${e.querySelector('.kind')?.textContent?.trim()} ${e.querySelector('.summary')?.textContent?.trim()}`]));
       const seen = await eventually(`the journal of ${key} alone`, entries, (list) => list.length > 0 && list.every(([k]) => k === key)
-        && list.some(([, l]) => /^reconcileStart /.test(l)) && list.some(([, l]) => /^reconcileEnd /.test(l))
-        && list.some(([, l]) => /^write \[widget\] create configmaps\S* \S*-config rv ∅→\d+/.test(l)), { timeoutMs: 30_000 });
+        && list.some(([, l]) => /^Reconcile started /.test(l)) && list.some(([, l]) => /^Reconcile finished /.test(l))
+        && list.some(([, l]) => /^API write \[widget\] create configmaps\S* \S*-config rv ∅→\d+/.test(l)), { timeoutMs: 30_000 });
       const lines = seen.map(([, l]) => l);
       // The reconcile's status write: the Widget's own resourceVersion before → after. The journal holds the built-in
       // loop's entries too (paused meanwhile), so every row names its controller.
-      assert.ok(lines.some((l) => new RegExp(`^write \\[widget\\] update widgets\\S* ${key} \\(status\\) rv \\d+→\\d+`).test(l)), `the status write:\n${lines.join('\n')}`);
+      assert.ok(lines.some((l) => new RegExp(`^API write \\[widget\\] update widgets\\S* ${key} \\(status\\) rv \\d+→\\d+`).test(l)), `the status write:\n${lines.join('\n')}`);
       const close = log.locator('#detail-close');
       if (await close.isVisible()) await close.click();
       await page.mouse.move(1100, 820); // off the header's buttons (their tooltip) and below the log's rows

@@ -12,7 +12,8 @@
 // tooltip's text, the lane's key first on a lane change), Enter opens the item in the Event Log as a click does; the Event Log
 // shows the selected entry's detail again after it was hidden and shown; the failing Lamp's error text stays text
 // (no element made of it); the Timeline's legend tells an error bar (taller) and a running one (outlined) by shape,
-// and queued apart from running by colour.
+// and queued apart from running by colour; an entry's kind reads in words (its tooltip names the internal kind), and the
+// kind filter, chosen by such a label, keeps filtering after the view was hidden and shown and after Clear.
 // Screenshots: test-output/screenshots/event-log-no-match.png, timeline-no-match.png, timeline-keyboard.png.
 import * as assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
@@ -26,6 +27,8 @@ const CRD_NAME = `lamps.${GROUP}`;
 const HOSTILE = '<img src=x onerror=alert(1)> javascript:alert(1)';
 /** A name longer than the Event Log's key column (63 characters, the longest a label-safe name may be). */
 const LONG = 'lamp-with-a-rather-long-name-that-the-key-column-cuts-short-ok';
+/** The journal's entry kinds as Export… and the CLI's --json lines name them, in the Event Log's filter order. */
+const INTERNAL_KINDS = ['informer', 'queue', 'reconcileStart', 'reconcileEnd', 'write', 'warning', 'control'];
 
 /** The focused element of `frame`: its id, and whether its outline is a solid line in the theme's focus colour. */
 function focusRing(frame) {
@@ -274,6 +277,47 @@ export default async function webviewKeyboardUi(t) {
       // A mark's label is its entry's summary; a bar's starts with its first entry's (then "→ how it ended").
       const title = await eventually('the entry\'s detail', () => log.locator('#detail-title').textContent().catch(() => ''), (s) => s !== '' && label.startsWith(s));
       assert.ok(label.startsWith(title), `detail ${JSON.stringify(title)} for ${JSON.stringify(label)}`);
+    });
+
+    await t.step('Event Log: entry kinds read in words; the kind filter shows the chosen kind, also after hide/show and after Clear', async () => {
+      let log = await webviewFrame(page, '#list', 'Event Log');
+      const rows = () => log.locator('#list .row:not([hidden])');
+      const kindCells = () => rows().locator('.kind').allTextContents();
+      const chosen = () => log.locator('#filter-kind').evaluate((s) => ({ value: s.value, text: s.selectedOptions[0]?.textContent }));
+      await log.locator('#filter-text').fill('');
+      await log.locator('#filter-key').fill(`${ns}/desk`);
+      await log.locator('#follow').check(); // the newest of desk's entries in view
+      // desk was reconciled (and requeued) more than once: its starts and ends are in view, named in words.
+      const shown = await eventually('desk\'s reconciles in words', kindCells, (k) => k.includes('Reconcile started') && k.includes('Reconcile finished'));
+      for (const k of shown) assert.ok(!INTERNAL_KINDS.includes(k), `a row shows the internal kind ${k}: ${JSON.stringify(shown)}`);
+      // The cell's tooltip names the internal kind, as Export… and the CLI's --json lines write it; the label fits.
+      const finished = rows().locator('.kind', { hasText: /^Reconcile finished$/ }).first();
+      assert.match(await finished.getAttribute('title') ?? '', /"kind": "reconcileEnd" in Export… and the CLI's --json lines/);
+      const cut = await rows().locator('.kind').evaluateAll((cs) => cs.filter((c) => c.scrollWidth > c.clientWidth).map((c) => c.textContent));
+      assert.deepEqual(cut, [], 'every label in view fits the Kind column (none cut to "…")');
+      // The filter lists the kinds in words along a change's path; each option's value stays the internal kind.
+      const options = await log.locator('#filter-kind option').evaluateAll((os) => os.map((o) => ({ value: o.value, text: o.textContent, title: o.title })));
+      assert.deepEqual(options.map((o) => o.text), ['All kinds', 'Informer event', 'Work queue', 'Reconcile started', 'Reconcile finished', 'API write', 'Warning', 'Action']);
+      assert.deepEqual(options.map((o) => o.value), ['', ...INTERNAL_KINDS]);
+      for (const o of options.slice(1)) assert.ok(o.title.includes(`"kind": "${o.value}"`), `option ${o.text}'s tooltip: ${o.title}`);
+      await log.locator('#filter-kind').selectOption({ label: 'Reconcile finished' });
+      await eventually('only finished reconciles', kindCells, (k) => k.length > 0 && k.every((x) => x === 'Reconcile finished'));
+      // Hidden and shown again (the page is rebuilt): the same kind chosen, the same rows.
+      await runCommand(page, 'Reconcile Lab: Show Timeline');
+      await webviewFrame(page, '#stage', 'Timeline');
+      await runCommand(page, 'Reconcile Lab: Show Event Log');
+      log = await webviewFrame(page, '#list', 'Event Log');
+      assert.deepEqual(await chosen(), { value: 'reconcileEnd', text: 'Reconcile finished' });
+      await eventually('only finished reconciles after hide/show', kindCells, (k) => k.length > 0 && k.every((x) => x === 'Reconcile finished'));
+      // Clear empties the journal, not the filter: desk's next reconcile (its spec changed) shows, and only its end.
+      await log.locator('#clear').click();
+      await eventually('the log cleared', () => rows().count(), (n) => n === 0);
+      assert.deepEqual(await chosen(), { value: 'reconcileEnd', text: 'Reconcile finished' });
+      await kube.json({ method: 'PATCH', path: `/apis/${GROUP}/v1/namespaces/${ns}/lamps/desk`, contentType: 'application/merge-patch+json', body: { spec: { on: false } } });
+      await eventually('desk\'s next reconcile, only its end', kindCells, (k) => k.length > 0 && k.every((x) => x === 'Reconcile finished'));
+      assert.equal((await log.locator('#filter-kind option').allTextContents()).length, options.length, 'the filter keeps its kinds');
+      await log.locator('#filter-kind').selectOption({ label: 'All kinds' });
+      await eventually('every kind again', kindCells, (k) => k.includes('Reconcile started'));
     });
   } finally {
     await kube.json({ method: 'DELETE', path: `/api/v1/namespaces/${ns}` }).catch(() => {});
