@@ -55,18 +55,66 @@ export class LeaseWaitReader {
 
 const LEASE_GVR: GroupVersionResource = { group: 'coordination.k8s.io', version: 'v1', resource: 'leases' };
 
+/** Who holds a Lease, and how recently it renewed it. */
+export interface LeaseHolder {
+  /** `spec.holderIdentity` (client-go's identity of the holder, e.g. `laptop_1a2b3c4d-…`), made safe for a message. */
+  readonly identity: string;
+  /** How long before the read the holder last renewed the Lease (now − `spec.renewTime`); absent without a renewTime. */
+  readonly renewedAgoMs?: number;
+  /** `spec.leaseDurationSeconds` in milliseconds; absent when unset. */
+  readonly durationMs?: number;
+}
+
 /**
- * Reads who holds a Lease through `client` (the connection's): its `spec.holderIdentity` (client-go's identity of the
- * holder, e.g. `laptop_1a2b3c4d-…`; control characters shown as `?`, cut to 253 characters), undefined when it has
- * none or the Lease cannot be read (missing, forbidden, unreachable). Never rejects.
+ * A holder that has not renewed its Lease for this long has stopped (or lost the cluster): a running client-go leader
+ * renews every RetryPeriod (2 s under controller-runtime's defaults) and gives up after RenewDeadline (10 s).
  */
-export function leaseHolderReader(client: Pick<KubeClient, 'get'>): (lease: LeaseRef) => Promise<string | undefined> {
+export const LEASE_UNRENEWED_MS = 5000;
+
+/**
+ * Whether `holder` has stopped renewing its Lease ({@link LEASE_UNRENEWED_MS} or more since its last renewal): most
+ * often an earlier run of the same program whose manager did not give the lease back when it stopped (controller-runtime
+ * releases it on exit only with `LeaderElectionReleaseOnCancel`), so the lease is only waiting to expire.
+ */
+export function leaseUnrenewed(holder: LeaseHolder | undefined): boolean {
+  return holder?.renewedAgoMs !== undefined && holder.renewedAgoMs >= LEASE_UNRENEWED_MS;
+}
+
+/**
+ * What a notice says about the holder of an unrenewed Lease (see {@link leaseUnrenewed}), after "is held by": its
+ * identity, how long it has not renewed it, why that means a stopped holder, and when the lease expires (or that it
+ * has) — with nothing to stop, only a wait. `turnOff`: how to run without leader election (`run with --leader-elect=false`).
+ */
+export function unrenewedLeaseText(holder: LeaseHolder, turnOff: string): string {
+  const s = (ms: number) => `${Math.max(0, Math.round(ms / 1000))} s`;
+  const ago = holder.renewedAgoMs ?? 0;
+  const left = holder.durationMs !== undefined ? holder.durationMs - ago : undefined;
+  const expiry = left === undefined ? 'It is taken over once it expires' : left > 0 ? `It expires in ${s(left)}, and this program takes it over then` : `It expired ${s(-left)} ago, and this program takes it over at its next try`;
+  return `${holder.identity}, which has not renewed it for ${s(ago)} (a running manager renews it every few seconds, every 2 s with controller-runtime's defaults): its holder has stopped without giving the lease back, most likely an earlier run of your program (an earlier command of this CLI, Run Controller…, make run), whose manager gives it back on exit only with LeaderElectionReleaseOnCancel: true in its options. There is nothing to stop: ${expiry.charAt(0).toLowerCase()}${expiry.slice(1)}. To skip this wait on every run, ${turnOff} (leader election is not needed to debug a controller), or set LeaderElectionReleaseOnCancel: true.`;
+}
+
+/**
+ * Reads who holds a Lease through `client` (the connection's): its `spec.holderIdentity` (control characters shown as
+ * `?`, cut to 253 characters) with how long ago it was renewed (`spec.renewTime`, against `now`) and its
+ * `spec.leaseDurationSeconds`; undefined when it has no holder or the Lease cannot be read (missing, forbidden,
+ * unreachable). Never rejects.
+ */
+export function leaseHolderReader(client: Pick<KubeClient, 'get'>, now: () => number = Date.now): (lease: LeaseRef) => Promise<LeaseHolder | undefined> {
   return async (lease) => {
     try {
       const l = await client.get(LEASE_GVR, lease.namespace, lease.name);
-      const holder = (l.spec as { holderIdentity?: unknown } | undefined)?.holderIdentity;
+      const spec = (l.spec ?? {}) as { holderIdentity?: unknown; renewTime?: unknown; leaseDurationSeconds?: unknown };
+      const holder = spec.holderIdentity;
       // Cluster text for a message: no control characters (a terminal's escapes), no more than a name's length.
-      return typeof holder === 'string' && holder ? holder.replace(/[\u0000-\u001f\u007f-\u009f]/g, '?').slice(0, 253) : undefined;
+      if (typeof holder !== 'string' || !holder) return undefined;
+      const identity = holder.replace(/[\u0000-\u001f\u007f-\u009f]/g, '?').slice(0, 253);
+      const renewed = typeof spec.renewTime === 'string' ? Date.parse(spec.renewTime) : NaN;
+      const duration = spec.leaseDurationSeconds;
+      return {
+        identity,
+        ...(Number.isFinite(renewed) ? { renewedAgoMs: now() - renewed } : {}),
+        ...(typeof duration === 'number' && Number.isFinite(duration) ? { durationMs: duration * 1000 } : {}),
+      };
     } catch {
       return undefined;
     }

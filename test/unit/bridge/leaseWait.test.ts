@@ -34,24 +34,27 @@ test('LeaseWaitReader.write: chunks split anywhere (a debug adapter\'s output ev
   assert.deepEqual(r.lease, { namespace: 'default', name: 'abc123.lab.reconcile.dev' });
 });
 
-test('leaseHolderReader: spec.holderIdentity of the Lease read through the client; undefined when none, or not readable; control characters never reach a message', async () => {
+test('leaseHolderReader: spec.holderIdentity of the Lease read through the client, with how long ago it was renewed and its duration; undefined when none, or not readable; control characters never reach a message', async () => {
   const leases: Record<string, KubeObject> = {
-    'kube-system/foo': { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: 'foo', namespace: 'kube-system' }, spec: { holderIdentity: 'laptop_1a2b3c' } },
+    'kube-system/foo': { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: 'foo', namespace: 'kube-system' }, spec: { holderIdentity: 'laptop_1a2b3c', renewTime: '2026-12-07T14:51:40.000000Z', leaseDurationSeconds: 15 } },
     'kube-system/free': { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: 'free', namespace: 'kube-system' }, spec: {} },
     'kube-system/odd': { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: 'odd', namespace: 'kube-system' }, spec: { holderIdentity: 'pod\u001b[2Jx' } },
   };
   const asked: unknown[] = [];
-  const read = leaseHolderReader({
+  const read = leaseHolderReader(
+    {
     get: async (gvr, namespace, name) => {
       asked.push([gvr.group, gvr.version, gvr.resource, namespace, name]);
       const l = leases[`${namespace}/${name}`];
       if (!l) throw new Error('leases.coordination.k8s.io "x" not found');
       return l;
     },
-  });
-  assert.equal(await read({ namespace: 'kube-system', name: 'foo' }), 'laptop_1a2b3c');
+    },
+    () => Date.parse('2026-12-07T14:51:52.500Z'),
+  );
+  assert.deepEqual(await read({ namespace: 'kube-system', name: 'foo' }), { identity: 'laptop_1a2b3c', renewedAgoMs: 12_500, durationMs: 15_000 }, 'how long ago it was renewed, against the clock given');
   assert.deepEqual(asked[0], ['coordination.k8s.io', 'v1', 'leases', 'kube-system', 'foo']);
   assert.equal(await read({ namespace: 'kube-system', name: 'free' }), undefined);
   assert.equal(await read({ namespace: 'kube-system', name: 'gone' }), undefined, 'never rejects');
-  assert.equal(await read({ namespace: 'kube-system', name: 'odd' }), 'pod?[2Jx');
+  assert.deepEqual(await read({ namespace: 'kube-system', name: 'odd' }), { identity: 'pod?[2Jx' }, 'no renewTime, no duration: the identity alone');
 });
