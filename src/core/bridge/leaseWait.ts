@@ -1,3 +1,4 @@
+import type { Clock } from '../clock.ts';
 import type { KubeClient } from '../k8s/client.ts';
 import type { GroupVersionResource } from '../k8s/objects.ts';
 
@@ -59,7 +60,10 @@ const LEASE_GVR: GroupVersionResource = { group: 'coordination.k8s.io', version:
 export interface LeaseHolder {
   /** `spec.holderIdentity` (client-go's identity of the holder, e.g. `laptop_1a2b3c4d-…`), made safe for a message. */
   readonly identity: string;
-  /** How long before the read the holder last renewed the Lease (now − `spec.renewTime`); absent without a renewTime. */
+  /**
+   * How long before the read the holder last renewed the Lease (now − `spec.renewTime`); absent without a renewTime,
+   * and when a second read saw it renewed (a live holder whose clock is behind ours).
+   */
   readonly renewedAgoMs?: number;
   /** `spec.leaseDurationSeconds` in milliseconds; absent when unset. */
   readonly durationMs?: number;
@@ -82,25 +86,31 @@ export function leaseUnrenewed(holder: LeaseHolder | undefined): boolean {
 
 /**
  * What a notice says about the holder of an unrenewed Lease (see {@link leaseUnrenewed}), after "is held by": its
- * identity, how long it has not renewed it, why that means a stopped holder, and when the lease expires (or that it
- * has) — with nothing to stop, only a wait. `turnOff`: how to run without leader election (`run with --leader-elect=false`).
+ * identity, how long it has not renewed it, why that means a stopped holder, and that the wait ends by itself — with
+ * nothing to stop. client-go takes over a Lease another identity holds only once it has seen the Lease unchanged for
+ * its whole duration, counted from when *it* first read it (its own clock, never the holder's renewTime), so however
+ * long ago the holder stopped, the program waits that duration from its first try. `turnOff`: how to run without
+ * leader election (`run with --leader-elect=false`).
  */
 export function unrenewedLeaseText(holder: LeaseHolder, turnOff: string): string {
   const s = (ms: number) => `${Math.max(0, Math.round(ms / 1000))} s`;
-  const ago = holder.renewedAgoMs ?? 0;
-  const left = holder.durationMs !== undefined ? holder.durationMs - ago : undefined;
-  const expiry = left === undefined ? 'It is taken over once it expires' : left > 0 ? `It expires in ${s(left)}, and this program takes it over then` : `It expired ${s(-left)} ago, and this program takes it over at its next try`;
-  return `${holder.identity}, which has not renewed it for ${s(ago)} (a running manager renews it every few seconds, every 2 s with controller-runtime's defaults): its holder has stopped without giving the lease back, most likely an earlier run of your program (an earlier command of this CLI, Run Controller…, make run), whose manager gives it back on exit only with LeaderElectionReleaseOnCancel: true in its options. There is nothing to stop: ${expiry.charAt(0).toLowerCase()}${expiry.slice(1)}. To skip this wait on every run, ${turnOff} (leader election is not needed to debug a controller), or set LeaderElectionReleaseOnCancel: true.`;
+  const duration = holder.durationMs !== undefined ? ` (${s(holder.durationMs)})` : '';
+  return `${holder.identity}, which has not renewed it for ${s(holder.renewedAgoMs ?? 0)} (a running manager renews it every few seconds, every 2 s with controller-runtime's defaults): its holder has stopped without giving the lease back, most likely an earlier run of your program (an earlier command of this CLI, Run Controller…, make run), whose manager gives it back on exit only with LeaderElectionReleaseOnCancel: true in its options. There is nothing to stop: client-go takes the lease over once it has seen it unrenewed for its whole duration${duration}, counted from this program's first try, however long ago the holder stopped — so every run waits that long until this lease is given back. To skip the wait, ${turnOff} (leader election is not needed to debug a controller), or set LeaderElectionReleaseOnCancel: true.`;
 }
+
+/** How long the reader waits before it reads an unrenewed-looking Lease again: more than controller-runtime's 2 s RetryPeriod. */
+export const LEASE_RECHECK_MS = 2500;
 
 /**
  * Reads who holds a Lease through `client` (the connection's): its `spec.holderIdentity` (control characters shown as
- * `?`, cut to 253 characters) with how long ago it was renewed (`spec.renewTime`, against `now`) and its
+ * `?`, cut to 253 characters) with how long ago it was renewed (`spec.renewTime`, against `clock`) and its
  * `spec.leaseDurationSeconds`; undefined when it has no holder or the Lease cannot be read (missing, forbidden,
- * unreachable). Never rejects.
+ * unreachable). Never rejects. renewTime is written by the holder's clock, not ours: a Lease that looks unrenewed
+ * ({@link LEASE_UNRENEWED_MS}) is read again after {@link LEASE_RECHECK_MS}, and when its renewTime or holder changed
+ * meanwhile the holder is live and the answer has no `renewedAgoMs`.
  */
-export function leaseHolderReader(client: Pick<KubeClient, 'get'>, now: () => number = Date.now): (lease: LeaseRef) => Promise<LeaseHolder | undefined> {
-  return async (lease) => {
+export function leaseHolderReader(client: Pick<KubeClient, 'get'>, clock: Pick<Clock, 'now' | 'setTimeout'>): (lease: LeaseRef) => Promise<LeaseHolder | undefined> {
+  const read = async (lease: LeaseRef): Promise<{ holder: LeaseHolder; renewTime: unknown } | undefined> => {
     try {
       const l = await client.get(LEASE_GVR, lease.namespace, lease.name);
       const spec = (l.spec ?? {}) as { holderIdentity?: unknown; renewTime?: unknown; leaseDurationSeconds?: unknown };
@@ -111,12 +121,26 @@ export function leaseHolderReader(client: Pick<KubeClient, 'get'>, now: () => nu
       const renewed = typeof spec.renewTime === 'string' ? Date.parse(spec.renewTime) : NaN;
       const duration = spec.leaseDurationSeconds;
       return {
-        identity,
-        ...(Number.isFinite(renewed) ? { renewedAgoMs: now() - renewed } : {}),
-        ...(typeof duration === 'number' && Number.isFinite(duration) ? { durationMs: duration * 1000 } : {}),
+        renewTime: spec.renewTime,
+        holder: {
+          identity,
+          ...(Number.isFinite(renewed) ? { renewedAgoMs: clock.now() - renewed } : {}),
+          ...(typeof duration === 'number' && Number.isFinite(duration) ? { durationMs: duration * 1000 } : {}),
+        },
       };
     } catch {
       return undefined;
     }
+  };
+  return async (lease) => {
+    const first = await read(lease);
+    if (!first || !leaseUnrenewed(first.holder)) return first?.holder;
+    await new Promise<void>((resolve) => clock.setTimeout(resolve, LEASE_RECHECK_MS));
+    const again = await read(lease);
+    if (!again) return undefined;
+    if (again.renewTime === first.renewTime && again.holder.identity === first.holder.identity) return again.holder;
+    // Renewed (or taken) meanwhile: a live holder, whatever its clock says.
+    const { renewedAgoMs: _skewed, ...live } = again.holder;
+    return live;
   };
 }
