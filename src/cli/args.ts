@@ -113,9 +113,11 @@ export class UsageError extends Error {
 
 /**
  * node:util parseArgs errors in the CLI's own words: Node's messages talk about positional arguments
- * starting with "-" and the `--` separator, which is not how a person mistyped a flag.
+ * starting with "-" and the `--` separator, which is not how a person mistyped a flag. `argv`: the arguments parsed;
+ * with `--go <command line>` among them, an unknown option close to none of the CLI's is most likely a flag of that
+ * program (`--leader-elect=false`), and the message shows it inside the command line.
  */
-function parseErrorMessage(e: Error & { code?: string }): string {
+function parseErrorMessage(e: Error & { code?: string }, argv: readonly string[] = []): string {
   // Node names a short option with its long form ("'-n, --namespace <value>'"): the long one, without the comma.
   const m = /'(-[^' ,]+)(?:, (--[^' ]+))?/.exec(e.message);
   const opt = m?.[2] ?? m?.[1];
@@ -127,6 +129,16 @@ function parseErrorMessage(e: Error & { code?: string }): string {
       // A short option in the other case (-N, -H): the one there is.
       const short = opt && /^-[a-zA-Z]$/.test(opt) ? Object.values(OPTIONS).find((o) => 'short' in o && o.short.toLowerCase() === opt[1]!.toLowerCase()) : undefined;
       const meant = near ? `--${near}` : short && 'short' in short ? `-${short.short}` : undefined;
+      if (!meant && opt?.startsWith('--')) {
+        const goCommand = goCommandIn(argv);
+        if (goCommand !== undefined) {
+          // The option as typed, its value too when it came as its own argument (`--metrics-bind-address 0`).
+          const at = argv.findIndex((a) => a === opt || a.startsWith(`${opt}=`));
+          const next = at >= 0 && !argv[at]!.includes('=') ? argv[at + 1] : undefined;
+          const typed = next !== undefined && !next.startsWith('-') && next !== goCommand ? `${opt} ${next}` : at >= 0 ? argv[at]! : opt;
+          return `unknown option ${opt}: reconcile-lab has no such option; a flag of your program goes inside the --go command line, e.g. --go ${shellQuote(`${goCommand} ${typed}`)}`;
+        }
+      }
       return `unknown option ${opt ?? e.message}${meant ? ` (did you mean ${meant}?)` : ''}`;
     }
     case 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE':
@@ -137,6 +149,22 @@ function parseErrorMessage(e: Error & { code?: string }): string {
     default:
       return e.message;
   }
+}
+
+/** The value of `--go` in `argv` (`--go <v>` or `--go=<v>`), or undefined without one. */
+function goCommandIn(argv: readonly string[]): string | undefined {
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    if (a === '--') return undefined;
+    if (a.startsWith('--go=')) return a.slice('--go='.length);
+    if (a === '--go' && i + 1 < argv.length) return argv[i + 1];
+  }
+  return undefined;
+}
+
+/** `s` in double quotes for a shell when it holds a space or a quote (`"./bin/manager --x=0"`), else as is. */
+function shellQuote(s: string): string {
+  return /[\s"'$`\\]/.test(s) ? `"${s.replace(/["$`\\]/g, '\\$&')}"` : s;
 }
 
 /** kubectl's options a kubectl user types here, with what this CLI does instead (after "unknown option -A"). */
@@ -490,7 +518,7 @@ export function parseCliArgs(argv: readonly string[]): CliArgs | 'help' {
     });
   } catch (e) {
     // One line and where the usage is: the whole help after it would bury the error in a CI log.
-    throw new UsageError(parseErrorMessage(e as Error & { code?: string }));
+    throw new UsageError(parseErrorMessage(e as Error & { code?: string }, argv));
   }
   const v = parsed.values;
   if (v.help || argv.length === 0 || parsed.positionals[0] === 'help') {

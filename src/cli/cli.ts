@@ -1350,7 +1350,7 @@ async function startGoController(args: CliArgs, io: CliIo, log: Logger, s: Sessi
     ...(args.controller !== undefined ? { wantedName: args.controller } : {}),
     noticeAfterMs: Math.min(10_000, args.goWaitMs ?? 10_000),
     // A program waiting for leader election: the notice names the Lease's holder, read through this connection.
-    leaseHolder: leaseHolderReader(s.client),
+    leaseHolder: leaseHolderReader(s.client, realClock),
     ...(args.goWaitMs !== undefined ? { waitMs: args.goWaitMs } : {}),
     // Ctrl+C while the program builds or starts stops it (gracefully) rather than waiting for its announcement.
     ...((signal ?? interrupts.get(store)) ? { signal: (signal ?? interrupts.get(store))! } : {}),

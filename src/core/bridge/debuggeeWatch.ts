@@ -1,7 +1,7 @@
 import type { Clock, TimerHandle } from '../clock.ts';
 import type { Event } from '../event.ts';
 import type { Disposable } from '../lifecycle.ts';
-import { LeaseWaitReader, type LeaseRef } from './leaseWait.ts';
+import { LeaseWaitReader, leaseUnrenewed, unrenewedLeaseText, type LeaseHolder, type LeaseRef } from './leaseWait.ts';
 
 export type { LeaseRef };
 
@@ -24,7 +24,7 @@ export interface DebuggeeWatchOptions {
    */
   leaderElection?: { flag: string; why: string };
   /** The holder of `lease` (its spec.holderIdentity), read from the cluster (leaseWait.ts's leaseHolderReader); undefined when it cannot be read. */
-  leaseHolder?: (lease: LeaseRef) => Promise<string | undefined>;
+  leaseHolder?: (lease: LeaseRef) => Promise<LeaseHolder | undefined>;
   /** Told at most once: why the debugged program shows nothing in the views yet. */
   onNotice: (message: string) => void;
   /** How long the program runs (not stopped in the debugger) without announcing a controller before the notice. Default 20 s. */
@@ -146,9 +146,12 @@ export class DebuggeeWatch implements Disposable {
     return `Reconcile Lab: the debug session "${this.o.name}" has not connected to Reconcile Lab yet: a program that never calls bridge.Setup or bridge.Options never connects (Set Up Go Bridge… adds the bridge to its go.mod), and one that stops or waits before it sets up its manager connects only then. Its output is in the Debug Console.`;
   }
 
-  private leaseMessage(lease: LeaseRef, holder: string | undefined): string {
+  private leaseMessage(lease: LeaseRef, holder: LeaseHolder | undefined): string {
     const flag = this.o.leaderElection?.flag ?? '--leader-elect';
-    return `Reconcile Lab: the debug session "${this.o.name}" is waiting for the leader-election lease ${lease.namespace}/${lease.name}${holder ? `, held by ${holder}` : ''}: its controllers start only once it wins the lease, so the views show nothing yet. Another instance of your program holds it (Run Controller…, make run in a terminal, the operator deployed in this cluster) and keeps it until that one stops and the lease expires. Stop the other instance, or debug with ${flag}=false in the configuration's args (leader election is not needed to debug a controller).`;
+    if (holder && leaseUnrenewed(holder)) {
+      return `Reconcile Lab: the debug session "${this.o.name}" is waiting for the leader-election lease ${lease.namespace}/${lease.name}, held by ${unrenewedLeaseText(holder, `debug with ${flag}=false in the configuration's args`)}`;
+    }
+    return `Reconcile Lab: the debug session "${this.o.name}" is waiting for the leader-election lease ${lease.namespace}/${lease.name}${holder ? `, held by ${holder.identity}` : ''}: its controllers start only once it wins the lease, so the views show nothing yet. Another instance of your program holds it (Run Controller…, make run in a terminal, the operator deployed in this cluster) and keeps it until that one stops and the lease expires. Stop the other instance, or debug with ${flag}=false in the configuration's args (leader election is not needed to debug a controller).`;
   }
 
   /** Stops watching: no notice will come. */

@@ -6,7 +6,7 @@ import type { BridgeHub } from './bridgeHub.ts';
 import { addressInUseHint, cacheSyncHint, forbiddenCacheHint, leaderElectionNamespaceHint, goCompileErrors, goExitDetails, goModTidyHint, webhookCertHint, type GoCompileError, type GoExitDetails } from './goModule.ts';
 import type { GoProcess } from './goProcess.ts';
 import { describeExit, launchProcess, leaderElectionFlag, leaderElectionFlagText, processGroupOf, type LaunchedProcess, type LaunchSpec } from './launcher.ts';
-import { LeaseWaitReader, type LeaseRef } from './leaseWait.ts';
+import { LeaseWaitReader, leaseUnrenewed, unrenewedLeaseText, type LeaseHolder, type LeaseRef } from './leaseWait.ts';
 import type { BridgeRefusal } from './listener.ts';
 import type { RemoteController } from './remoteController.ts';
 
@@ -73,10 +73,11 @@ export interface RunGoControllerOptions {
   onNotice?: (message: string) => void;
   noticeAfterMs?: number;
   /**
-   * The holder of a Lease (its spec.holderIdentity) read from the cluster (leaseHolderReader of the connection's
-   * client), for the notice; undefined when it cannot be read. Without it the notice names the Lease only.
+   * The holder of a Lease (its spec.holderIdentity, and how recently it renewed it) read from the cluster
+   * (leaseHolderReader of the connection's client), for the notice; undefined when it cannot be read. Without it the
+   * notice names the Lease only.
    */
-  leaseHolder?: (lease: LeaseRef) => Promise<string | undefined>;
+  leaseHolder?: (lease: LeaseRef) => Promise<LeaseHolder | undefined>;
   signal?: AbortSignal;
   /** Told the launched process at once (before it announced anything). */
   onLaunched?: (launched: LaunchedProcess) => void;
@@ -389,17 +390,22 @@ export function leaderElectionNote(args: readonly string[]): string {
 
 /**
  * The notice for a program that announced no controller and logged it waits for the leader-election Lease `lease`
- * (client-go's "attempting to acquire leader lease"): the Lease, its holder when it could be read, and the two ways
- * out. `pids`: the program's processes connected to the bridge (none yet: it has not connected). The flag named is the
- * one among `args` that turns leader election on, else kubebuilder's `--leader-elect`.
+ * (client-go's "attempting to acquire leader lease"): the Lease, its holder when it could be read, and the ways out —
+ * stop the other instance while the holder renews it; when it has stopped renewing it (an earlier run that did not give
+ * it back), that there is nothing to stop and when it expires. `pids`: the program's processes connected to the
+ * bridge (none yet: it has not connected). The flag named is the one among `args` that turns leader election on, else
+ * kubebuilder's `--leader-elect`.
  */
-export function leaseWaitNotice(commandLine: string, pids: readonly number[], lease: LeaseRef, holder: string | undefined, args: readonly string[]): string {
+export function leaseWaitNotice(commandLine: string, pids: readonly number[], lease: LeaseRef, holder: LeaseHolder | undefined, args: readonly string[]): string {
   const given = leaderElectionFlag(args);
   const flag = given ? given.split(' ')[0]!.replace(/=.*$/, '') : '--leader-elect';
   const state = pids.length ? `connected (pid ${pids.join(', ')}) but announced no controller yet` : 'announced no controller yet';
-  const held = holder ? `is held by ${holder}` : 'is held by another instance';
   // `--leader-elect false` turns it on (a Go bool flag takes its value only after "="): say why it runs with it.
   const yours = !given ? ' (or the flag of your program that turns leader election off)' : given.includes(' ') ? ` (it runs with ${leaderElectionFlagText(given)})` : '';
+  if (holder && leaseUnrenewed(holder)) {
+    return `${commandLine} ${state}: it waits for leader election: Lease ${lease.namespace}/${lease.name} is held by ${unrenewedLeaseText(holder, `run with ${flag}=false${yours}`)}`;
+  }
+  const held = holder ? `is held by ${holder.identity}` : 'is held by another instance';
   return `${commandLine} ${state}: it waits for leader election: Lease ${lease.namespace}/${lease.name} ${held} (another instance of your program: make run in a terminal, the operator deployed in this cluster, a debug session). Its controllers start only once it holds the lease, when that instance stops and the lease expires. Stop the other instance, or run with ${flag}=false${yours} (leader election is not needed to debug a controller).`;
 }
 

@@ -299,7 +299,7 @@ export class GoControllers implements vscode.Disposable {
         waitMs: req.waitMs,
         ...(req.noticeAfterMs !== undefined ? { noticeAfterMs: req.noticeAfterMs } : {}),
         // The notice names the Lease the program waits for and its holder, read through the connection.
-        leaseHolder: leaseHolderReader(session.client),
+        leaseHolder: leaseHolderReader(session.client, this.lab.clock),
         onOutput: (line) => {
           out.appendLine(line);
           const k = unservedKindInOutput(line);
@@ -525,7 +525,7 @@ export class GoControllers implements vscode.Disposable {
       hub,
       name: o.name,
       ...(o.leaderElection ? { leaderElection: o.leaderElection } : {}),
-      leaseHolder: leaseHolderReader(session.client),
+      leaseHolder: leaseHolderReader(session.client, this.lab.clock),
       onNotice: (message) => {
         this.lab.log.info('the debugged program shows nothing yet', { session: o.name });
         void ui.warn(message);

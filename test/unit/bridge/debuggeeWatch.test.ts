@@ -4,6 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { DebuggeeWatch, type DebuggeeHub, type LeaseRef } from '../../../src/core/bridge/debuggeeWatch.ts';
+import type { LeaseHolder } from '../../../src/core/bridge/leaseWait.ts';
 import { Emitter } from '../../../src/core/event.ts';
 import { FakeClock, flushMicrotasks } from '../../fakes/fakeClock.ts';
 
@@ -30,9 +31,22 @@ function watch(over: Omit<Partial<ConstructorParameters<typeof DebuggeeWatch>[0]
   return { clock, hub, notices, w };
 }
 
+test('waiting for a lease its holder stopped renewing (an earlier run that did not give it back): the notice says there is nothing to stop and that the wait ends by itself, not to stop another instance', async () => {
+  const { clock, hub, notices, w } = watch({ leaseHolder: async () => ({ identity: 'vm_2bbe', renewedAgoMs: 8_000, durationMs: 15_000 }), leaderElection: { flag: '--leader-elect', why: '--leader-elect' } });
+  hub.connect(4242);
+  w.start();
+  w.output('attempting to acquire leader lease default/gadget-operator.tools.example.com...\n');
+  clock.step(20_000);
+  await flushMicrotasks();
+  assert.equal(notices.length, 1);
+  assert.match(notices[0]!, /lease default\/gadget-operator\.tools\.example\.com, held by vm_2bbe, which has not renewed it for 8 s [^]*There is nothing to stop: client-go takes the lease over once it has seen it unrenewed for its whole duration \(15 s\)[^]*debug with --leader-elect=false in the configuration's args/);
+  assert.doesNotMatch(notices[0]!, /Another instance of your program holds it/);
+  w.dispose();
+});
+
 test('waiting for the lease another instance holds: told once after 20 s of running time, with the lease and its holder read from the cluster', async () => {
   const asked: LeaseRef[] = [];
-  const { clock, hub, notices, w } = watch({ leaseHolder: async (l) => (asked.push(l), 'laptop_1a2b3c'), leaderElection: { flag: '--leader-elect', why: '--leader-elect' } });
+  const { clock, hub, notices, w } = watch({ leaseHolder: async (l) => (asked.push(l), { identity: 'laptop_1a2b3c', renewedAgoMs: 900, durationMs: 15_000 }), leaderElection: { flag: '--leader-elect', why: '--leader-elect' } });
   hub.connect(4242);
   w.start();
   w.output('I1207 04:40:00.123456   4242 leaderelection.go:257] attempting to acquire leader lease default/');
@@ -150,14 +164,14 @@ test('the lease once acquired is no longer named; the session ended while the ho
   assert.match(notices[0]!, /announced no controller yet/);
   w.dispose();
 
-  let answer: (h: string) => void = () => {};
+  let answer: (h: LeaseHolder) => void = () => {};
   const late = watch({ leaseHolder: () => new Promise((r) => (answer = r)) });
   late.hub.connect(1);
   late.w.start();
   late.w.output('attempting to acquire leader lease default/x.example.com...\n');
   late.clock.step(20_000);
   late.w.dispose();
-  answer('someone');
+  answer({ identity: 'someone' });
   await flushMicrotasks();
   assert.deepEqual(late.notices, []);
 });

@@ -2,7 +2,8 @@
 // its holder read through a client (src/core/bridge/leaseWait.ts), shared by Run Controller…/run --go and F5.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { leaseHolderReader, LeaseWaitReader } from '../../../src/core/bridge/leaseWait.ts';
+import { LEASE_RECHECK_MS, leaseHolderReader, LeaseWaitReader, type LeaseHolder } from '../../../src/core/bridge/leaseWait.ts';
+import { FakeClock, flushMicrotasks } from '../../fakes/fakeClock.ts';
 import type { KubeObject } from '../../../src/core/k8s/objects.ts';
 
 test('LeaseWaitReader: klog\'s format line, the structured forms (klog text, zap console, JSON); the last wins; forgotten once acquired', () => {
@@ -34,24 +35,51 @@ test('LeaseWaitReader.write: chunks split anywhere (a debug adapter\'s output ev
   assert.deepEqual(r.lease, { namespace: 'default', name: 'abc123.lab.reconcile.dev' });
 });
 
-test('leaseHolderReader: spec.holderIdentity of the Lease read through the client; undefined when none, or not readable; control characters never reach a message', async () => {
+test('leaseHolderReader: spec.holderIdentity of the Lease read through the client, with how long ago it was renewed and its duration; undefined when none, or not readable; control characters never reach a message', async () => {
+  const lease = (name: string, spec: Record<string, unknown>): KubeObject => ({ apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name, namespace: 'kube-system' }, spec });
   const leases: Record<string, KubeObject> = {
-    'kube-system/foo': { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: 'foo', namespace: 'kube-system' }, spec: { holderIdentity: 'laptop_1a2b3c' } },
-    'kube-system/free': { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: 'free', namespace: 'kube-system' }, spec: {} },
-    'kube-system/odd': { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: 'odd', namespace: 'kube-system' }, spec: { holderIdentity: 'pod\u001b[2Jx' } },
+    'kube-system/fresh': lease('fresh', { holderIdentity: 'laptop_1a2b3c', renewTime: '2026-12-07T14:51:51.000000Z', leaseDurationSeconds: 15 }),
+    'kube-system/stopped': lease('stopped', { holderIdentity: 'vm_2bbe', renewTime: '2026-12-07T14:51:40.000000Z', leaseDurationSeconds: 15 }),
+    'kube-system/skewed': lease('skewed', { holderIdentity: 'pod-x', renewTime: '2026-12-07T14:51:30.000000Z', leaseDurationSeconds: 15 }),
+    'kube-system/free': lease('free', {}),
+    'kube-system/odd': lease('odd', { holderIdentity: 'pod\u001b[2Jx' }),
   };
   const asked: unknown[] = [];
-  const read = leaseHolderReader({
-    get: async (gvr, namespace, name) => {
-      asked.push([gvr.group, gvr.version, gvr.resource, namespace, name]);
-      const l = leases[`${namespace}/${name}`];
-      if (!l) throw new Error('leases.coordination.k8s.io "x" not found');
-      return l;
+  const clock = new FakeClock(Date.parse('2026-12-07T14:51:52.500Z'));
+  const read = leaseHolderReader(
+    {
+      get: async (gvr, namespace, name) => {
+        asked.push([gvr.group, gvr.version, gvr.resource, namespace, name]);
+        const l = leases[`${namespace}/${name}`];
+        if (!l) throw new Error('leases.coordination.k8s.io "x" not found');
+        return l;
+      },
     },
-  });
-  assert.equal(await read({ namespace: 'kube-system', name: 'foo' }), 'laptop_1a2b3c');
-  assert.deepEqual(asked[0], ['coordination.k8s.io', 'v1', 'leases', 'kube-system', 'foo']);
+    clock,
+  );
+  assert.deepEqual(await read({ namespace: 'kube-system', name: 'fresh' }), { identity: 'laptop_1a2b3c', renewedAgoMs: 1_500, durationMs: 15_000 }, 'renewed recently: read once');
+  assert.deepEqual(asked, [['coordination.k8s.io', 'v1', 'leases', 'kube-system', 'fresh']]);
   assert.equal(await read({ namespace: 'kube-system', name: 'free' }), undefined);
   assert.equal(await read({ namespace: 'kube-system', name: 'gone' }), undefined, 'never rejects');
-  assert.equal(await read({ namespace: 'kube-system', name: 'odd' }), 'pod?[2Jx');
+  assert.deepEqual(await read({ namespace: 'kube-system', name: 'odd' }), { identity: 'pod?[2Jx' }, 'no renewTime, no duration: the identity alone');
+
+  // Not renewed for 12.5 s by our clock: read again after LEASE_RECHECK_MS; unchanged, it has stopped.
+  asked.length = 0;
+  let answer: LeaseHolder | undefined | 'pending' = 'pending';
+  void read({ namespace: 'kube-system', name: 'stopped' }).then((h) => (answer = h));
+  await flushMicrotasks();
+  assert.equal(answer, 'pending', 'waits before the second read');
+  clock.step(LEASE_RECHECK_MS);
+  await flushMicrotasks();
+  assert.deepEqual(answer, { identity: 'vm_2bbe', renewedAgoMs: 15_000, durationMs: 15_000 });
+  assert.equal(asked.length, 2);
+
+  // Its renewTime looks 22.5 s old (the holder's clock is behind ours), but it changed between the reads: live.
+  answer = 'pending';
+  void read({ namespace: 'kube-system', name: 'skewed' }).then((h) => (answer = h));
+  await flushMicrotasks();
+  leases['kube-system/skewed'] = lease('skewed', { holderIdentity: 'pod-x', renewTime: '2026-12-07T14:51:32.000000Z', leaseDurationSeconds: 15 });
+  clock.step(LEASE_RECHECK_MS);
+  await flushMicrotasks();
+  assert.deepEqual(answer, { identity: 'pod-x', durationMs: 15_000 }, 'no renewedAgoMs: its holder renews it');
 });

@@ -317,7 +317,7 @@ test('the advice to build a go run program once names its package, go\'s own fla
 
 test('a program that logs it waits for a leader-election Lease: the notice names the Lease and its holder read through leaseHolder; without a holder, the Lease alone', async () => {
   for (const [holder, line, want] of [
-    [async () => 'laptop_1a2b3c', 'I1207 04:40:00.123456   4242 leaderelection.go:257] attempting to acquire leader lease kube-system/foo...', /^sh -c .* connected \(pid \d+\) but announced no controller yet: it waits for leader election: Lease kube-system\/foo is held by laptop_1a2b3c \(another instance of your program[^]*Stop the other instance, or run with --leader-elect=false \(leader election/],
+    [async () => ({ identity: 'laptop_1a2b3c', renewedAgoMs: 1500, durationMs: 15_000 }), 'I1207 04:40:00.123456   4242 leaderelection.go:257] attempting to acquire leader lease kube-system/foo...', /^sh -c .* connected \(pid \d+\) but announced no controller yet: it waits for leader election: Lease kube-system\/foo is held by laptop_1a2b3c \(another instance of your program[^]*Stop the other instance, or run with --leader-elect=false \(leader election/],
     [() => Promise.reject(new Error('forbidden')), '{"level":"info","msg":"Attempting to acquire leader lease...","lock":"system/my-op.example.com"}', /it waits for leader election: Lease system\/my-op\.example\.com is held by another instance \(/],
   ] as const) {
     const lines: string[] = [];
@@ -357,7 +357,7 @@ test('a program that logged it acquired the Lease it waited for: the notice is t
     signal: stop.signal,
     spec: { command: 'sh', args: ['-c', 'echo "attempting to acquire leader lease default/x.example.com..."; echo "successfully acquired lease default/x.example.com"; exec sleep 600'] },
     noticeAfterMs: 10_000,
-    leaseHolder: async () => 'someone',
+    leaseHolder: async () => ({ identity: 'someone' }),
     onOutput: (l) => lines.push(l),
     onNotice: (m) => notices.push(m),
   });
@@ -375,6 +375,21 @@ test('a program that logged it acquired the Lease it waited for: the notice is t
     hub.dispose();
   }
   assert.match(leaseWaitNotice('./bin/manager --enable-leader-election', [], { namespace: 'ns', name: 'l' }, undefined, ['--enable-leader-election']), /^\.\/bin\/manager --enable-leader-election announced no controller yet: it waits for leader election: Lease ns\/l is held by another instance[^]*run with --enable-leader-election=false \(leader election/);
-  assert.match(leaseWaitNotice('./bin/manager', [7], { namespace: 'ns', name: 'l' }, 'h', []), /run with --leader-elect=false \(or the flag of your program that turns leader election off\)/);
-  assert.match(leaseWaitNotice('./bin/manager --leader-elect false', [7], { namespace: 'ns', name: 'l' }, 'h', ['--leader-elect', 'false']), /run with --leader-elect=false \(it runs with --leader-elect false: a Go bool flag takes its value only after "=", so this turns --leader-elect on/);
+  assert.match(leaseWaitNotice('./bin/manager', [7], { namespace: 'ns', name: 'l' }, { identity: 'h' }, []), /run with --leader-elect=false \(or the flag of your program that turns leader election off\)/);
+  assert.match(leaseWaitNotice('./bin/manager --leader-elect false', [7], { namespace: 'ns', name: 'l' }, { identity: 'h' }, ['--leader-elect', 'false']), /run with --leader-elect=false \(it runs with --leader-elect false: a Go bool flag takes its value only after "=", so this turns --leader-elect on/);
+});
+
+test('leaseWaitNotice: a holder that stopped renewing the Lease (an earlier run that did not give it back) is not called an instance to stop; the notice says the wait ends by itself after the Lease duration and how to skip it', () => {
+  const lease = { namespace: 'default', name: 'gadget-operator.tools.example.com' };
+  const gone = leaseWaitNotice('./bin/manager', [7], lease, { identity: 'vm_2bbe', renewedAgoMs: 11_400, durationMs: 15_000 }, []);
+  assert.match(gone, /^\.\/bin\/manager connected \(pid 7\) but announced no controller yet: it waits for leader election: Lease default\/gadget-operator\.tools\.example\.com is held by vm_2bbe, which has not renewed it for 11 s /);
+  assert.match(gone, /There is nothing to stop: client-go takes the lease over once it has seen it unrenewed for its whole duration \(15 s\), counted from this program's first try, however long ago the holder stopped/);
+  assert.match(gone, /LeaderElectionReleaseOnCancel: true/);
+  assert.match(gone, /run with --leader-elect=false \(or the flag of your program that turns leader election off\)/);
+  assert.doesNotMatch(gone, /Stop the other instance|another instance of your program/);
+  assert.match(leaseWaitNotice('./bin/manager', [], lease, { identity: 'vm_2bbe', renewedAgoMs: 40_000, durationMs: 15_000 }, []), /^\.\/bin\/manager announced no controller yet: [^]*not renewed it for 40 s [^]*nothing to stop: client-go takes the lease over once it has seen it unrenewed for its whole duration \(15 s\)/);
+  // A holder that renews it: another instance runs, and stopping it is the advice.
+  const live = leaseWaitNotice('./bin/manager', [7], lease, { identity: 'laptop_1a2b', renewedAgoMs: 1_200, durationMs: 15_000 }, []);
+  assert.match(live, /is held by laptop_1a2b \(another instance of your program[^]*Stop the other instance/);
+  assert.doesNotMatch(live, /nothing to stop/);
 });

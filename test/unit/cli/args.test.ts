@@ -89,6 +89,15 @@ test('exit codes follow the documented table', () => {
   for (const code of Object.values(ExitCode)) assert.match(HELP, new RegExp(`^  (\\d+, )*${code}[ ,]`, 'm'), `exit code ${code} in the help`);
 });
 
+test('with --go, an unknown option close to none of the CLI\'s is taken for a flag of the program: the message shows it inside the --go command line', () => {
+  const message = (argv: string[]) => { try { parseCliArgs(argv); } catch (e) { return (e as UsageError).message; } return undefined; };
+  assert.equal(message(['step', '--go', './bin/manager', '--leader-elect=false']), 'unknown option --leader-elect: reconcile-lab has no such option; a flag of your program goes inside the --go command line, e.g. --go "./bin/manager --leader-elect=false"');
+  assert.equal(message(['run', '--go=./bin/manager --zap-devel', '--metrics-bind-address', '0']), 'unknown option --metrics-bind-address: reconcile-lab has no such option; a flag of your program goes inside the --go command line, e.g. --go "./bin/manager --zap-devel --metrics-bind-address 0"');
+  // A near miss of the CLI's own option is still that, and without --go there is no program to hand it to.
+  assert.equal(message(['step', '--go', './bin/manager', '--dryrun']), 'unknown option --dryrun (did you mean --dry-run?)');
+  assert.equal(message(['step', '--leader-elect=false']), 'unknown option --leader-elect');
+});
+
 test('unknown or malformed flags: the CLI\'s own words and usage, not Node\'s', () => {
   const unknown = (() => { try { parseCliArgs(['report', '--bogus']); } catch (e) { return e as UsageError; } })();
   assert.ok(unknown instanceof UsageError);
