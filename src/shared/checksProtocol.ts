@@ -19,8 +19,15 @@ export const CHECKS_PROTOCOL_VERSION = 1;
 export interface ChecksJournalLine {
   /** Epoch ms. */
   readonly time: number;
-  /** The journal entry kind ("informer", "write", "reconcileStart", …). */
+  /** The journal entry kind's internal name ("informer", "write", "reconcileStart", …), as Export… and `--json` name it. */
   readonly kind: string;
+  /**
+   * The kind as the Event Log names it ("Reconcile started", "API write", …): the host fills it from the Event Log's
+   * table (`entryKindLabel` in ./protocol.ts), so both views use one set of words; the webview prints this, not `kind`.
+   */
+  readonly kindLabel: string;
+  /** The label's tooltip (`entryKindTitle` in ./protocol.ts): what such an entry is, and its internal name. */
+  readonly kindTitle: string;
   readonly level: 'info' | 'warn' | 'error';
   readonly key?: string;
   readonly summary: string;

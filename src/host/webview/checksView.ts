@@ -6,6 +6,7 @@
 import { CHECK_KINDS, CHECK_TITLES, type CheckKind, type CheckReconcilerSpec, type CheckReport, type CheckResult, type CheckWrite, type Finding } from '../../core/checks/types.ts';
 import type { ObjectKey } from '../../core/k8s/keys.ts';
 import type { CheckResultView, ChecksJournalLine, ChecksViewModel, FindingView } from '../../shared/checksProtocol.ts';
+import { entryKindLabel, entryKindTitle } from '../../shared/protocol.ts';
 import { formatDuration, plural } from '../views/format.ts';
 import { delayText } from '../../core/text/duration.ts';
 import { toLogEntryView } from './journalView.ts';
@@ -54,7 +55,7 @@ export function writeLine(w: CheckWrite): string {
 function findingView(f: Finding, primaryResource: string | undefined): FindingView {
   const journal: ChecksJournalLine[] = f.journal.map((e) => {
     const v = toLogEntryView(e, primaryResource);
-    return { time: v.time, kind: v.kind, level: v.level, ...(v.key !== undefined ? { key: v.key } : {}), summary: v.summary };
+    return { time: v.time, kind: v.kind, kindLabel: entryKindLabel(v.kind), kindTitle: entryKindTitle(v.kind), level: v.level, ...(v.key !== undefined ? { key: v.key } : {}), summary: v.summary };
   });
   return {
     id: f.id,

@@ -88,9 +88,12 @@ function renderFinding(f: FindingView): HTMLElement {
   }
   if (f.journal.length) {
     const pre = h('pre', 'journal');
+    // The kind column is as wide as this journal's longest label, so the keys line up.
+    const width = Math.max(...f.journal.map((l) => l.kindLabel.length));
     for (const l of f.journal) {
       const line = h('span', `j ${l.level}`);
-      line.textContent = `${new Date(l.time).toISOString().slice(11, 23)}  ${l.kind.padEnd(14)} ${l.key ? `${l.key}  ` : ''}${l.summary}\n`;
+      line.textContent = `${new Date(l.time).toISOString().slice(11, 23)}  ${l.kindLabel.padEnd(width)}  ${l.key ? `${l.key}  ` : ''}${l.summary}\n`;
+      line.title = l.kindTitle;
       pre.append(line);
     }
     d.append(section('Journal of the perturbed run', pre));

@@ -5,7 +5,7 @@
 // pass; the lab reconciler when the samples are missing).
 // Checks: the object's context menu offers "Run Robustness Checks…" → the check pick list (all eight selected) → Enter runs
 // them → the results view opens, shows each check's status while running and, when finished, the finding with its
-// explanation, perturbation, journal and reproduce line (Copy button); keys are plain text (no link anywhere in the
+// explanation, perturbation, journal (entry kinds in the Event Log's words) and reproduce line (Copy button); keys are plain text (no link anywhere in the
 // page) and a key's Reveal button selects its object in the Resources view.
 // Screenshot: test-output/screenshots/checks.png (for the README's docs/images/checks.png).
 import * as assert from 'node:assert/strict';
@@ -95,6 +95,11 @@ export default async function checksUi(t) {
         assert.ok(((await first.locator('.explanation').textContent()) ?? '').length > 40, 'an explanation');
         assert.match((await first.locator('.repro code').textContent()) ?? '', /reconcile-lab check/);
         await first.locator('.repro button.copy').waitFor({ state: 'visible' });
+        // The journal of the perturbed run names entry kinds as the Event Log does, never by their internal names.
+        const journal = (await first.locator('pre.journal .j').allTextContents()).join('');
+        assert.match(journal, /Reconcile started/, journal);
+        assert.match(journal, /API write/, journal);
+        assert.doesNotMatch(journal, /reconcileStart|reconcileEnd/, journal);
         assert.match(status, /finding/);
       } else {
         assert.match(status, /no findings/);

@@ -66,6 +66,9 @@ describe('checks results view model', () => {
     assert.deepEqual(f.writeDiffs, ['+data:\n+  x: y\n']);
     assert.equal(f.journal.length, 2);
     assert.match(f.journal[1]!.summary, /^create configmaps scratch-1\/w-abcde rv ∅→12/);
+    // The journal names kinds in the Event Log's words; the internal names stay beside them (tooltip, Export…).
+    assert.deepEqual(f.journal.map((l) => [l.kind, l.kindLabel]), [['reconcileStart', 'Reconcile started'], ['write', 'API write']]);
+    assert.match(f.journal[1]!.kindTitle, /^API write: .*\n"kind": "write" in Export…/);
     assert.equal(f.reproduce, finding.reproduce);
     assert.deepEqual(m.masked, ['metadata.uid (always volatile)', 'configmaps/<generated #1>.data.at (differed between the two reference runs)']);
     assert.ok(m.canExport && m.canRerun);
