@@ -10,7 +10,7 @@
 import { yamlDiff } from '../../core/actions/objectDiff.ts';
 import { writeDeletedText, type Journal, type JournalEntry } from '../../core/journal/journal.ts';
 import { maskSecret as maskSecretObject, maskSecretBody } from '../../core/k8s/secretMask.ts';
-import type { DetailField, EntryDetailView } from '../../shared/protocol.ts';
+import { entryKindLabel, type DetailField, type EntryDetailView } from '../../shared/protocol.ts';
 import { formatDuration } from '../views/format.ts';
 import { outcomeSummary, priorityLabel, reasonSummary } from '../views/presentation.ts';
 import { resourceIdFromGvrString, toLogEntryView, USER_ACTION_NAMES } from './journalView.ts';
@@ -55,7 +55,7 @@ function timeField(label: string, ms: number | undefined, suffix = ''): DetailFi
 }
 
 function fieldsOf(e: JournalEntry): DetailField[] {
-  const f: DetailField[] = [...timeField('Time', e.at), ...field('Entry', `#${e.seq} · ${e.kind}`), ...field('Key', e.key), ...field('Controller', e.controller)];
+  const f: DetailField[] = [...timeField('Time', e.at), ...field('Entry', `#${e.seq} · ${entryKindLabel(e.kind)} (${e.kind})`), ...field('Key', e.key), ...field('Controller', e.controller)];
   switch (e.kind) {
     case 'informer':
       f.push(

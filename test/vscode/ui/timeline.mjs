@@ -91,7 +91,7 @@ export default async function timelineUi(t) {
       // The pane shows a selection a moment after the click, and a click can land on a re-used row that shows
       // another entry by then: a click only happens when the pane does not show the write, and the write counts
       // as shown only when read one interval after the last click (never right after it).
-      const shownWrite = (d) => /^(create|update|patch) configmaps /.test(d.title) && !/dry-run/.test(d.title) && /#\d+ · write/.test(d.fields) && d.sections.some((x) => /before → after/.test(x));
+      const shownWrite = (d) => /^(create|update|patch) configmaps /.test(d.title) && !/dry-run/.test(d.title) && /#\d+ · API write \(write\)/.test(d.fields) && d.sections.some((x) => /before → after/.test(x));
       const readDetail = async () => (await detail.count())
         ? { title: (await log.locator('#detail-title').textContent()) ?? '', fields: (await log.locator('#detail .detail-fields').textContent()) ?? '', sections: await log.locator('.detail-section').allTextContents() }
         : undefined;

@@ -48,6 +48,7 @@ describe('entryDetail', () => {
     const { j, start, write, end } = scenario();
     const d = entryDetail(j, write.seq, PRIMARY)!;
     assert.equal(d.seq, write.seq);
+    assert.equal(d.fields.find((x) => x.label === 'Entry')?.value, `#${write.seq} · API write (write)`, "the Event Log's words, with the kind an export names");
     assert.equal(d.patchType, 'merge');
     assert.deepEqual(JSON.parse(d.patch!), { data: { color: 'purple' } });
     assert.match(d.diff!, /^-\s+color: blue$/m);
