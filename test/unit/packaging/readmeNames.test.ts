@@ -129,3 +129,43 @@ test("the README lists the Event Log's kind labels as the Event Log shows them, 
   const named = /`"kind": "(\w+)"`/.exec(text)?.[1];
   assert.ok(named !== undefined && ENTRY_KINDS.has(named), `README's example internal kind ${named}`);
 });
+
+/**
+ * Evaluates a `when` clause of package.json the way VS Code does for the forms the manifest uses (`a`, `!a`,
+ * `a == v`, `&&`, `||`; `&&` binds tighter) against `ctx` (a key it does not hold is unset: falsy).
+ */
+function whenHolds(when: string, ctx: Map<string, string | boolean>): boolean {
+  return when.split('||').some((conj) => conj.split('&&').every((lit) => {
+    const s = lit.trim();
+    const eq = /^(\S+)\s*==\s*(\S+)$/.exec(s);
+    if (eq) return String(ctx.get(eq[1]!) ?? '') === eq[2];
+    if (s.startsWith('!')) return !ctx.get(s.slice(1).trim());
+    return Boolean(ctx.get(s));
+  }));
+}
+
+test('a command a view\'s welcome offers as a button is in the command palette whenever that welcome shows (a newcomer who reads it can also type it)', () => {
+  const c = (pkg as unknown as { contributes: { viewsWelcome: Array<{ view: string; contents: string; when?: string }>; menus: { commandPalette: Array<{ command: string; when?: string }> } } }).contributes;
+  const palette = new Map(c.menus.commandPalette.map((m) => [m.command, m.when]));
+  const declared = new Set(pkg.contributes.commands.map((x) => x.command));
+  let checked = 0;
+  for (const welcome of c.viewsWelcome) {
+    // Each alternative of the welcome's clause is a state in which it shows: its literals set, every other key unset.
+    for (const conj of (welcome.when ?? 'true').split('||')) {
+      const ctx = new Map<string, string | boolean>();
+      for (const lit of conj.split('&&').map((l) => l.trim())) {
+        const eq = /^(\S+)\s*==\s*(\S+)$/.exec(lit);
+        if (eq) ctx.set(eq[1]!, eq[2]!);
+        else if (!lit.startsWith('!')) ctx.set(lit, true);
+      }
+      for (const [, command] of welcome.contents.matchAll(/\(command:([\w.]+)/g)) {
+        if (!declared.has(command!)) continue; // a built-in command (workbench.*)
+        const when = palette.get(command!);
+        if (when === undefined || when === 'false') continue; // always listed, or deliberately never
+        checked++;
+        assert.ok(whenHolds(when, ctx), `${welcome.view}'s welcome (when ${conj.trim()}) offers ${command}, which the palette hides then (when ${when})`);
+      }
+    }
+  }
+  assert.ok(checked >= 3, `welcome buttons checked against the palette (${checked})`);
+});
