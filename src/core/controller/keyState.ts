@@ -47,6 +47,20 @@ export type EnqueueReason =
   /** A person or tool asked for it (reconcile now, step, enqueue, reset backoff). */
   | { kind: 'manual'; action: 'enqueue' | 'reconcileNow' | 'step' | 'resetBackoff'; note?: string; at: number };
 
+/**
+ * The reason that started a reconcile, of the `triggers` it was handed out with at `startedAt`: the newest one,
+ * except a delayed requeue or backoff retry not due by then (a Go controller reports a wait when it begins, so a
+ * reconcile an event started early carries the wait too, often last: the reconciler's own RequeueAfter, recorded
+ * after the events its writes caused). Undefined for no triggers; the newest when every one is such a wait.
+ */
+export function startingTrigger(triggers: readonly EnqueueReason[], startedAt: number): EnqueueReason | undefined {
+  for (let i = triggers.length - 1; i >= 0; i--) {
+    const t = triggers[i]!;
+    if (!((t.kind === 'requeueAfter' || t.kind === 'backoff') && t.at > startedAt)) return t;
+  }
+  return triggers[triggers.length - 1];
+}
+
 /** How one reconcile ended, after the result switch applied its queue action. */
 export type ReconcileOutcome =
   | { kind: 'success' }

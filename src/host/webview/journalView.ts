@@ -6,7 +6,7 @@
 import type { ControlEntry, JournalEntry } from '../../core/journal/journal.ts';
 import { JOURNAL_ENTRY_KINDS, rvAfterText } from '../../core/journal/journal.ts';
 import { writeTargetText, writeWarningsText } from '../../core/journal/writeText.ts';
-import type { EnqueueReason } from '../../core/controller/keyState.ts';
+import { startingTrigger, type EnqueueReason } from '../../core/controller/keyState.ts';
 import type { ObjectKey } from '../../core/k8s/keys.ts';
 import type { LogEntryView, LogFilter, LogLevelView } from '../../shared/protocol.ts';
 import { matchesFilter, normalizeFilter } from '../../shared/protocol.ts';
@@ -52,7 +52,8 @@ function summaryOf(e: JournalEntry, writtenBy?: WrittenByLookup): { summary: str
     case 'reconcileStart': {
       // A cause that this controller's own write made says whose ("…(rv 12, this key's own write)").
       const say = (t: EnqueueReason) => reasonSummary(t, e.at, e.key, writtenBy?.(t, e.controller));
-      const why = e.triggers.length ? say(e.triggers[e.triggers.length - 1]!) : 'no recorded trigger';
+      const first = startingTrigger(e.triggers, e.at);
+      const why = first ? say(first) : 'no recorded trigger';
       const more = e.triggers.length > 1 ? ` (+${e.triggers.length - 1} more)` : '';
       return {
         summary: `reconcile #${e.attempt}${e.via === 'step' ? ' (step)' : ''}${e.priority !== undefined && e.priority !== 0 ? ` at ${priorityLabel(e.priority)}` : ''} started: ${why}${more}`,

@@ -114,6 +114,24 @@ describe('toLogEntryView: a reconcile started by its controller\'s own write say
   });
 });
 
+describe('toLogEntryView: a reconcile is said to start for the reason that made it due', () => {
+  it('a requeue-after or backoff retry not due yet (a Go controller reports the wait when it begins) is not named first, though newest', () => {
+    const clock = new FakeClock();
+    const j = createJournal({ clock, delivery: 'sync' });
+    const own = { kind: 'informer' as const, event: 'update' as const, resource: 'widgets.v1alpha1.lab.reconcile.dev', objectKey: 'default/w1', resourceVersion: '8', at: clock.now() - 5 };
+    const wait = { kind: 'requeueAfter' as const, afterMs: 20_000, at: clock.now() + 19_000 };
+    const early = j.append({ kind: 'reconcileStart', controller: 'widget', triggers: [own, wait], attempt: 2, via: 'worker', key: 'default/w1' });
+    assert.match(toLogEntryView(early, PRIMARY).summary, /^reconcile #2 started: update of default\/w1 \(rv 8\), \S+ ago \(\+1 more\)$/);
+    const retry = { kind: 'backoff' as const, attempt: 1, delayMs: 5, at: clock.now() + 5 };
+    assert.match(toLogEntryView(j.append({ kind: 'reconcileStart', controller: 'widget', triggers: [own, retry], attempt: 3, via: 'worker', key: 'default/w1' }), PRIMARY).summary, /started: update of default\/w1/);
+    // Due by the start: the wait is the reason.
+    const due = { kind: 'requeueAfter' as const, afterMs: 20_000, at: clock.now() };
+    assert.match(toLogEntryView(j.append({ kind: 'reconcileStart', controller: 'widget', triggers: [own, due], attempt: 4, via: 'worker', key: 'default/w1' }), PRIMARY).summary, /started: requeue after/);
+    // Only a wait not due (a step of a waiting key reports its step; with none recorded, the wait is all there is).
+    assert.match(toLogEntryView(j.append({ kind: 'reconcileStart', controller: 'widget', triggers: [wait], attempt: 5, via: 'worker', key: 'default/w1' }), PRIMARY).summary, /started: requeue after/);
+  });
+});
+
 describe('toLogEntryView: rows of a journal shared by several controllers name theirs', () => {
   // A Go program with two controllers beside the built-in loop (paused meanwhile): the loop's informer still journals
   // a ConfigMap's add as "nothing enqueued" while the program's watering-schedule queues it. Unlabelled, the two
