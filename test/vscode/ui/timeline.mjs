@@ -81,7 +81,7 @@ export default async function timelineUi(t) {
       await editorTab(page, 'Event Log').waitFor({ state: 'visible' });
       log = await webviewFrame(page, '#list', 'Event Log');
       await log.locator('#filter-key').fill(`${ns}/tl-beta`);
-      const writeRow = log.locator('#list .row:not([hidden])', { has: log.locator('.kind', { hasText: /^write$/ }) }).filter({ hasText: 'configmaps' }).filter({ hasNotText: '(dry-run)' }).last();
+      const writeRow = log.locator('#list .row:not([hidden])', { has: log.locator('.kind', { hasText: /^API write$/ }) }).filter({ hasText: 'configmaps' }).filter({ hasNotText: '(dry-run)' }).last();
       // The loop's own write (the dry-runs above journaled theirs too, under the person's Dry-Run Reconcile).
       await writeRow.waitFor({ state: 'visible', timeout: 30_000 });
       // Stop following, so the rows stay where they are, then click until the pane shows that write (the list
