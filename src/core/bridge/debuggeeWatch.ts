@@ -24,7 +24,7 @@ export interface DebuggeeWatchOptions {
    */
   leaderElection?: { flag: string; why: string };
   /** The holder of `lease` (its spec.holderIdentity), read from the cluster (leaseWait.ts's leaseHolderReader); undefined when it cannot be read. */
-  leaseHolder?: (lease: LeaseRef) => Promise<LeaseHolder | undefined>;
+  leaseHolder?: (lease: LeaseRef, signal?: AbortSignal) => Promise<LeaseHolder | undefined>;
   /** Told at most once: why the debugged program shows nothing in the views yet. */
   onNotice: (message: string) => void;
   /** How long the program runs (not stopped in the debugger) without announcing a controller before the notice. Default 20 s. */
@@ -64,6 +64,8 @@ export class DebuggeeWatch implements Disposable {
   /** Told, or no longer to be told (a controller announced, or disposed). */
   private done = false;
   private disposed = false;
+  /** Aborted at dispose: a read of the lease holder still waiting (leaseHolderReader) stops then. */
+  private readonly lifetime = new AbortController();
   private readonly leases = new LeaseWaitReader();
 
   constructor(o: DebuggeeWatchOptions) {
@@ -128,7 +130,7 @@ export class DebuggeeWatch implements Disposable {
     this.finish();
     const lease = this.leases.lease;
     if (!lease) return this.o.onNotice(this.message(mine.map((p) => p.pid)));
-    const holder = this.o.leaseHolder ? this.o.leaseHolder(lease).catch(() => undefined) : Promise.resolve(undefined);
+    const holder = this.o.leaseHolder ? this.o.leaseHolder(lease, this.lifetime.signal).catch(() => undefined) : Promise.resolve(undefined);
     void holder.then((h) => {
       // The session ended while the lease was read: nothing to say any more.
       if (!this.disposed) this.o.onNotice(this.leaseMessage(lease, h));
@@ -163,6 +165,7 @@ export class DebuggeeWatch implements Disposable {
 
   dispose(): void {
     this.disposed = true;
+    this.lifetime.abort();
     this.finish();
   }
 }

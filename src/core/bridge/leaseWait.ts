@@ -107,9 +107,10 @@ export const LEASE_RECHECK_MS = 2500;
  * `spec.leaseDurationSeconds`; undefined when it has no holder or the Lease cannot be read (missing, forbidden,
  * unreachable). Never rejects. renewTime is written by the holder's clock, not ours: a Lease that looks unrenewed
  * ({@link LEASE_UNRENEWED_MS}) is read again after {@link LEASE_RECHECK_MS}, and when its renewTime or holder changed
- * meanwhile the holder is live and the answer has no `renewedAgoMs`.
+ * meanwhile the holder is live and the answer has no `renewedAgoMs`. `signal`: the caller's lifetime; aborted during
+ * that wait, the timer is cleared and the answer is undefined.
  */
-export function leaseHolderReader(client: Pick<KubeClient, 'get'>, clock: Pick<Clock, 'now' | 'setTimeout'>): (lease: LeaseRef) => Promise<LeaseHolder | undefined> {
+export function leaseHolderReader(client: Pick<KubeClient, 'get'>, clock: Pick<Clock, 'now' | 'setTimeout' | 'clearTimeout'>): (lease: LeaseRef, signal?: AbortSignal) => Promise<LeaseHolder | undefined> {
   const read = async (lease: LeaseRef): Promise<{ holder: LeaseHolder; renewTime: unknown } | undefined> => {
     try {
       const l = await client.get(LEASE_GVR, lease.namespace, lease.name);
@@ -132,10 +133,23 @@ export function leaseHolderReader(client: Pick<KubeClient, 'get'>, clock: Pick<C
       return undefined;
     }
   };
-  return async (lease) => {
+  return async (lease, signal) => {
     const first = await read(lease);
     if (!first || !leaseUnrenewed(first.holder)) return first?.holder;
-    await new Promise<void>((resolve) => clock.setTimeout(resolve, LEASE_RECHECK_MS));
+    // The wait is the caller's: aborted (the run or the session ended), its timer is cleared and nothing is read again.
+    const waited = await new Promise<boolean>((resolve) => {
+      if (signal?.aborted) return resolve(false);
+      const onAbort = () => {
+        clock.clearTimeout(timer);
+        resolve(false);
+      };
+      const timer = clock.setTimeout(() => {
+        signal?.removeEventListener('abort', onAbort);
+        resolve(true);
+      }, LEASE_RECHECK_MS);
+      signal?.addEventListener('abort', onAbort, { once: true });
+    });
+    if (!waited) return undefined;
     const again = await read(lease);
     if (!again) return undefined;
     if (again.renewTime === first.renewTime && again.holder.identity === first.holder.identity) return again.holder;

@@ -77,7 +77,7 @@ export interface RunGoControllerOptions {
    * (leaseHolderReader of the connection's client), for the notice; undefined when it cannot be read. Without it the
    * notice names the Lease only.
    */
-  leaseHolder?: (lease: LeaseRef) => Promise<LeaseHolder | undefined>;
+  leaseHolder?: (lease: LeaseRef, signal?: AbortSignal) => Promise<LeaseHolder | undefined>;
   signal?: AbortSignal;
   /** Told the launched process at once (before it announced anything). */
   onLaunched?: (launched: LaunchedProcess) => void;
@@ -306,7 +306,7 @@ export async function runGoController(o: RunGoControllerOptions): Promise<Runnin
     noticed = true;
     const lease = leases.lease;
     if (lease) {
-      const holder = o.leaseHolder ? o.leaseHolder(lease).catch(() => undefined) : Promise.resolve(undefined);
+      const holder = o.leaseHolder ? o.leaseHolder(lease, wait.signal).catch(() => undefined) : Promise.resolve(undefined);
       void holder.then((h) => {
         // Announced (or ended) while the holder was read: nothing to say any more.
         if (!ended) notice(leaseWaitNotice(commandLine, connected.map((p) => p.pid), lease, h, o.spec.args));

@@ -165,12 +165,15 @@ test('the lease once acquired is no longer named; the session ended while the ho
   w.dispose();
 
   let answer: (h: LeaseHolder) => void = () => {};
-  const late = watch({ leaseHolder: () => new Promise((r) => (answer = r)) });
+  let readFor: AbortSignal | undefined;
+  const late = watch({ leaseHolder: (_lease, signal) => ((readFor = signal), new Promise((r) => (answer = r))) });
   late.hub.connect(1);
   late.w.start();
   late.w.output('attempting to acquire leader lease default/x.example.com...\n');
   late.clock.step(20_000);
+  assert.equal(readFor?.aborted, false, 'the read is given the session\'s lifetime');
   late.w.dispose();
+  assert.equal(readFor?.aborted, true, 'ended with the session: a read still waiting stops');
   answer({ identity: 'someone' });
   await flushMicrotasks();
   assert.deepEqual(late.notices, []);

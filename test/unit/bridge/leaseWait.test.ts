@@ -82,4 +82,22 @@ test('leaseHolderReader: spec.holderIdentity of the Lease read through the clien
   clock.step(LEASE_RECHECK_MS);
   await flushMicrotasks();
   assert.deepEqual(answer, { identity: 'pod-x', durationMs: 15_000 }, 'no renewedAgoMs: its holder renews it');
+
+  // The caller ends during the wait (its run or debug session stopped): no timer is left, nothing is read again.
+  leases['kube-system/skewed'] = lease('skewed', { holderIdentity: 'pod-x', renewTime: '2026-12-07T14:51:30.000000Z', leaseDurationSeconds: 15 });
+  asked.length = 0;
+  answer = 'pending';
+  const lifetime = new AbortController();
+  void read({ namespace: 'kube-system', name: 'skewed' }, lifetime.signal).then((h) => (answer = h));
+  await flushMicrotasks();
+  assert.equal(clock.pendingTimers, 1, 'waiting for the second read');
+  lifetime.abort();
+  await flushMicrotasks();
+  assert.equal(answer, undefined);
+  assert.equal(clock.pendingTimers, 0, 'the wait\'s timer is cleared');
+  clock.step(LEASE_RECHECK_MS);
+  await flushMicrotasks();
+  assert.equal(asked.length, 1, 'read once');
+  assert.equal(await read({ namespace: 'kube-system', name: 'skewed' }, lifetime.signal), undefined, 'already aborted: no wait');
+  assert.equal(clock.pendingTimers, 0);
 });

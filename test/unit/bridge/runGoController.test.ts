@@ -323,12 +323,13 @@ test('a program that logs it waits for a leader-election Lease: the notice names
     const lines: string[] = [];
     const notices: string[] = [];
     const asked: unknown[] = [];
+    const readFor: AbortSignal[] = [];
     const stop = new AbortController();
     const { clock, hub, env, run } = await waitingRun({
       signal: stop.signal,
       spec: { command: 'sh', args: ['-c', `echo '${line}'; exec sleep 600`, '--leader-elect'] },
       noticeAfterMs: 10_000,
-      leaseHolder: (l) => (asked.push(l), holder()),
+      leaseHolder: (l, signal) => (asked.push(l), signal && readFor.push(signal), holder()),
       onOutput: (l) => lines.push(l),
       onNotice: (m) => notices.push(m),
     });
@@ -340,12 +341,14 @@ test('a program that logs it waits for a leader-election Lease: the notice names
       assert.deepEqual(asked, [/kube-system/.test(line) ? { namespace: 'kube-system', name: 'foo' } : { namespace: 'system', name: 'my-op.example.com' }]);
       assert.match(notices[0]!, want);
       assert.doesNotMatch(notices[0]!, /makes no controller|has not connected/);
+      assert.equal(readFor.length === 1 && !readFor[0]!.aborted, true, 'the read is given the run\'s lifetime');
     } finally {
       stop.abort(new Error('test over'));
       peer.close();
       await run;
       hub.dispose();
     }
+    assert.equal(readFor[0]?.aborted, true, 'ended with the run: a read still waiting stops');
   }
 });
 
