@@ -19,6 +19,7 @@ import { buildGoSample, haveGo, installDelve, sampleDir } from './support/goSamp
 import { GoLaunches } from './support/goLaunch.ts';
 import { DapClient } from './support/dap.ts';
 import { runCliProcess, runCliUntil } from './support/cli.ts';
+import { holdLease } from './support/liveLease.ts';
 import { sampleDocs } from './reconcilers.support.ts';
 
 const WIDGETS: GroupVersionResource = { group: 'lab.reconcile.dev', version: 'v1alpha1', resource: 'widgets' };
@@ -210,14 +211,9 @@ describe('the Go sample controller through the bridge', { skip: (!haveGo() && 'g
 
   test('CLI run --go with leader election on while another instance holds the Lease: the notice names the Lease and its holder, read from the cluster', { timeout: 180_000 }, async () => {
     const ns = await createNamespace(cluster.transport, 'go-lease');
-    // The sample's Lease (LeaderElectionID widget-sample.lab.reconcile.dev) as another instance holds it, for an hour.
-    const now = new Date().toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
-    await client.create(LEASES, {
-      apiVersion: 'coordination.k8s.io/v1',
-      kind: 'Lease',
-      metadata: { name: 'widget-sample.lab.reconcile.dev', namespace: ns },
-      spec: { holderIdentity: 'other-laptop_0f3c', leaseDurationSeconds: 3600, acquireTime: now, renewTime: now },
-    });
+    // The sample's Lease (LeaderElectionID widget-sample.lab.reconcile.dev) as another running instance holds it
+    // (renewing it), for an hour.
+    const held = await holdLease(client, { namespace: ns, name: 'widget-sample.lab.reconcile.dev', holder: 'other-laptop_0f3c', durationSeconds: 3600 });
     try {
       const go = [bin, ...sampleArgs(ns, { leaderElect: true, namespace: ns })].join(' ');
       const r = await runCliUntil(['run', '--kubeconfig', cluster.kubeconfigPath, '--go', go], (_, err) => err.includes('waits for leader election'), 'the notice about the lease', { timeoutMs: 120_000 });
@@ -227,7 +223,7 @@ describe('the Go sample controller through the bridge', { skip: (!haveGo() && 'g
     } finally {
       // A fresh Lease named for the lab's finalizer domain is evidence of a running owner to every later finalizer
       // diagnosis on this control plane (the extension-host suites share it): it must not outlive this test.
-      await client.delete(LEASES, ns, 'widget-sample.lab.reconcile.dev');
+      await held.release();
     }
   });
 

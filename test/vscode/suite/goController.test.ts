@@ -14,6 +14,7 @@ import type { KubeObject } from '../../../src/core/k8s/objects.ts';
 import type { ReconcileLab } from '../../../src/host/reconcileLab.ts';
 import { buildGoSample, haveGo, installDelve, sampleDir, setRepoRoot, warmDebugBuild } from '../../integration/support/goSample.ts';
 import { installCrd } from '../../integration/support/cluster.ts';
+import { holdLease } from '../../integration/support/liveLease.ts';
 import { api, connectTo, lab, labCluster, ok, ROOT, run, runAsStranger, testNamespace, uniqueName, waitUntil } from './support/lab.ts';
 import { alive } from '../../support/alive.ts';
 import { findDelve } from '../../../src/core/bridge/delve.ts';
@@ -724,7 +725,6 @@ describe('F5 without the Go extension: Reconcile Lab debugs with Delve (dlv dap)
 describe('F5 while another instance holds the leader-election lease', function () {
   this.timeout(300_000);
   let ns = '';
-  const LEASES = { group: 'coordination.k8s.io', version: 'v1', resource: 'leases' };
 
   before(async function () {
     if (!haveGo() || !existsSync(sampleDir()) || vscode.extensions.getExtension('golang.go')) this.skip();
@@ -747,14 +747,9 @@ describe('F5 while another instance holds the leader-election lease', function (
 
   it('after 20 s of running without a controller, a warning says the program waits for the lease and who holds it', async () => {
     const l = await lab();
-    // The sample's lease (LeaderElectionID widget-sample.lab.reconcile.dev) as another instance holds it, for an hour.
-    const now = new Date().toISOString().replace(/Z$/, '000Z').replace(/\.(\d{6})\d*Z$/, '.$1Z');
-    await labCluster().client.create(LEASES, {
-      apiVersion: 'coordination.k8s.io/v1',
-      kind: 'Lease',
-      metadata: { name: 'widget-sample.lab.reconcile.dev', namespace: ns },
-      spec: { holderIdentity: 'other-laptop_0f3c', leaseDurationSeconds: 3600, acquireTime: now, renewTime: now },
-    });
+    // The sample's lease (LeaderElectionID widget-sample.lab.reconcile.dev) as another running instance holds it
+    // (renewing it), for an hour.
+    const held = await holdLease(labCluster().client, { namespace: ns, name: 'widget-sample.lab.reconcile.dev', holder: 'other-laptop_0f3c', durationSeconds: 3600 });
     const from = (await api()).shownMark();
     const started = new Promise<vscode.DebugSession>((resolve) => {
       const d = vscode.debug.onDidStartDebugSession((s) => (d.dispose(), resolve(s)));
@@ -780,7 +775,7 @@ describe('F5 while another instance holds the leader-election lease', function (
       assert.equal(l.go.all.filter((r) => r.controller.announcement.leaderElection).length, 0, 'no controller of the debugged program started');
     } finally {
       await vscode.debug.stopDebugging(session);
-      await labCluster().client.delete(LEASES, ns, 'widget-sample.lab.reconcile.dev').catch(() => undefined);
+      await held.release();
     }
   });
 });
