@@ -8,7 +8,7 @@ CONVERT=${CONVERT:-convert}   # ImageMagick 6 (convert) or 7 (magick)
 command -v "$CONVERT" >/dev/null || { echo "walkthrough-media: ImageMagick is needed (set CONVERT to its convert)"; exit 1; }
 crop() { "$CONVERT" "docs/images/$1.png" -crop "$2" +repage -strip "media/walkthrough/$3.png"; }
 mkdir -p media/walkthrough
-crop welcome-go     620x172+50+280  connect        # the welcome before connecting: Connect to Cluster, Start Local Control Plane
+crop welcome-go     620x172+50+244  connect        # the welcome before connecting: Connect to Cluster, Start Local Control Plane
 crop resources      556x573+50+37   views          # Resources and Work Queue: keys, queue state, why queued
 crop dry-run        958x663+352+37  dry-run        # a dry-run's planned writes and their diffs
 crop event-log      1088x493+352+37 event-log      # the Event Log after one step
