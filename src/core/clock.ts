@@ -57,7 +57,7 @@ export const realClock: Clock = {
  * Resolves after `ms` on `clock`, or rejects with the signal's reason when
  * `signal` aborts first. The timer is always cleared.
  */
-export function sleep(clock: Clock, ms: number, signal?: AbortSignal): Promise<void> {
+export function sleep(clock: Pick<Clock, 'setTimeout' | 'clearTimeout'>, ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
     if (signal?.aborted) {
       reject(signal.reason);

@@ -1,4 +1,4 @@
-import type { Clock } from '../clock.ts';
+import { sleep, type Clock } from '../clock.ts';
 import type { KubeClient } from '../k8s/client.ts';
 import type { GroupVersionResource } from '../k8s/objects.ts';
 
@@ -137,19 +137,11 @@ export function leaseHolderReader(client: Pick<KubeClient, 'get'>, clock: Pick<C
     const first = await read(lease);
     if (!first || !leaseUnrenewed(first.holder)) return first?.holder;
     // The wait is the caller's: aborted (the run or the session ended), its timer is cleared and nothing is read again.
-    const waited = await new Promise<boolean>((resolve) => {
-      if (signal?.aborted) return resolve(false);
-      const onAbort = () => {
-        clock.clearTimeout(timer);
-        resolve(false);
-      };
-      const timer = clock.setTimeout(() => {
-        signal?.removeEventListener('abort', onAbort);
-        resolve(true);
-      }, LEASE_RECHECK_MS);
-      signal?.addEventListener('abort', onAbort, { once: true });
-    });
-    if (!waited) return undefined;
+    try {
+      await sleep(clock, LEASE_RECHECK_MS, signal);
+    } catch {
+      return undefined;
+    }
     const again = await read(lease);
     if (!again) return undefined;
     if (again.renewTime === first.renewTime && again.holder.identity === first.holder.identity) return again.holder;
