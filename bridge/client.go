@@ -97,7 +97,11 @@ func newClient(h *hub, c client.WithWatch) client.WithWatch {
 				opts = append(opts, client.DryRunAll)
 			}
 			err := j.do(ctx, ri, w, func(ctx context.Context) error { return c.SubResource(sub).Create(ctx, obj, subObj, opts...) })
-			j.end(ctx, c, ri, w, obj, err)
+			// The body (an Eviction, a TokenRequest…) is what is sent and what the server's answer is decoded into;
+			// obj is only the object the subresource belongs to, left as it was. The write's after is the body's:
+			// the answer does not say which resourceVersion obj has now (an evicted Pod's changes), so none is shown
+			// rather than obj's unchanged one.
+			j.end(ctx, c, ri, w, subObj, err)
 			return err
 		},
 		SubResourceUpdate: func(ctx context.Context, c client.Client, sub string, obj client.Object, opts ...client.SubResourceUpdateOption) error {
@@ -220,6 +224,13 @@ func maskSecretObject(obj, against map[string]any) map[string]any {
 // resource) or whose kind is unknown is still recognised by the other.
 func isSecret(w *Write) bool {
 	return w.Group == "" && (w.Kind == "Secret" || w.Resource == "secrets")
+}
+
+// isCredentialAnswer reports whether the server's answer to w is a credential: a ServiceAccount's token subresource
+// answers a TokenRequest whose status holds a signed token (in a dry run too). Such an answer is never journaled;
+// the write still is (verb, object, outcome).
+func isCredentialAnswer(w *Write) bool {
+	return w.Group == "" && w.Subresource == "token"
 }
 
 func (ri *reconcileInfo) dry() bool { return ri != nil && ri.dryRun }
@@ -381,7 +392,7 @@ func (j *journal) end(_ context.Context, c client.Client, ri *reconcileInfo, w *
 		if w.Verb == "create" && w.Subresource == "" && after.GetName() != "" {
 			w.Name = after.GetName() // metadata.generateName: the name the server generated
 		}
-		if j.dry(ri) || (j.checkBodies() && !isSecret(w)) {
+		if (j.dry(ri) || (j.checkBodies() && !isSecret(w))) && !isCredentialAnswer(w) {
 			w.After = objectMap(c, after, w) // a Secret's values are masked in emit
 		}
 	}

@@ -11,8 +11,10 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	authenticationv1 "k8s.io/api/authentication/v1"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -475,5 +477,62 @@ func TestJournalScaleWriteWithItsOwnBody(t *testing.T) {
 	}
 	if err := real.Get(ctx, client.ObjectKeyFromObject(dep), &stored); err != nil || *stored.Spec.Replicas != 3 {
 		t.Fatalf("the dry run stored the scale: %d replicas (%v)", *stored.Spec.Replicas, err)
+	}
+}
+
+// TestJournalSubresourceCreateWithItsOwnBody: a subresource create sends a body of another kind and decodes the
+// server's answer into it. An eviction was journaled with the Pod's unchanged resourceVersion as after (rv N → N,
+// although the eviction deleted the Pod); it now has none (the answer does not say), and its dry run shows the
+// Eviction. A ServiceAccount token request's answer holds a signed token: it is never journaled, in a dry run
+// either, while the write itself is.
+func TestJournalSubresourceCreateWithItsOwnBody(t *testing.T) {
+	real, ns, e, c, ctx := journalingClient(t)
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "evictee", Namespace: ns},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "example.invalid/c"}}}}
+	if err := real.Create(ctx, pod); err != nil {
+		t.Fatal(err)
+	}
+
+	dctx := withReconcileInfo(ctx, &reconcileInfo{controller: "c", key: ns + "/evictee", id: "dryrun-1", dryRun: true})
+	if err := c.SubResource("eviction").Create(dctx, pod, &policyv1.Eviction{}); err != nil {
+		t.Fatal(err)
+	}
+	w := nextWrite(t, e)
+	if !w.DryRun || w.Subresource != "eviction" || w.After["kind"] != "Eviction" {
+		t.Fatalf("the dry-run eviction was journaled as %+v, want the Eviction as its after", w)
+	}
+	var stored corev1.Pod
+	if err := real.Get(ctx, client.ObjectKeyFromObject(pod), &stored); err != nil || stored.DeletionTimestamp != nil {
+		t.Fatalf("the dry-run eviction evicted the Pod: %v, deletionTimestamp %v", err, stored.DeletionTimestamp)
+	}
+
+	if err := c.SubResource("eviction").Create(ctx, pod, &policyv1.Eviction{}); err != nil {
+		t.Fatal(err)
+	}
+	w = nextWrite(t, e)
+	if w.Verb != "create" || w.Subresource != "eviction" || w.Kind != "Pod" || w.Error != "" {
+		t.Fatalf("the eviction was journaled as %+v", w)
+	}
+	if w.ResourceVersionBefore != pod.ResourceVersion || w.ResourceVersionAfter != "" {
+		t.Fatalf("the eviction was journaled rv %q → %q, want %s → none (the answer is an Eviction's, not the Pod's)",
+			w.ResourceVersionBefore, w.ResourceVersionAfter, pod.ResourceVersion)
+	}
+
+	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "robot", Namespace: ns}}
+	if err := real.Create(ctx, sa); err != nil {
+		t.Fatal(err)
+	}
+	tctx := withReconcileInfo(ctx, &reconcileInfo{controller: "c", key: ns + "/robot", id: "dryrun-2", dryRun: true})
+	tr := &authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To[int64](600)}}
+	if err := c.SubResource("token").Create(tctx, sa, tr); err != nil {
+		t.Fatal(err)
+	}
+	w = nextWrite(t, e)
+	raw, _ := json.Marshal(w)
+	if w.Subresource != "token" || !w.DryRun || w.After != nil {
+		t.Fatalf("the dry-run token request was journaled as %s, want the write without the server's answer", raw)
+	}
+	if tr.Status.Token != "" && strings.Contains(string(raw), tr.Status.Token) {
+		t.Fatalf("the token the server signed was journaled: %s", raw)
 	}
 }
