@@ -405,7 +405,7 @@ func (j *journal) emit(ri *reconcileInfo, w Write) {
 	if isSecret(&w) {
 		if w.Error != "" {
 			raw := w.Error
-			w.Error = maskSecretText(raw, secretValues(w.Before, w.After))
+			w.Error = maskSecretText(raw, secretValues(w.Before, w.After), w.Name, w.Namespace)
 			ri.noteSecretError(raw, w.Error)
 		}
 		maskSecretValues(&w)

@@ -22,8 +22,11 @@ var longOpaque = regexp.MustCompile(`[A-Za-z0-9+/=_-]{20,}`)
 
 // maskSecretText is text (an error about a request to Secrets) with every field error's quoted value, each of
 // known (values of the Secret's data / stringData: as given, and base64-encoded or decoded) and long base64-looking
-// runs masked. It over-masks on purpose (a uid may become ***); field paths and reasons stay. Pure.
-func maskSecretText(text string, known []string) string {
+// runs masked. It over-masks on purpose (a uid may become ***); field paths and reasons stay. A long run is judged
+// without the public strings in it (the Secret's own name, namespace and generateName, which the write names
+// unmasked anyway), so `Secret "db-eu-1-credentials" is invalid` keeps the name; a known value is masked even inside
+// one. Pure.
+func maskSecretText(text string, known []string, public ...string) string {
 	out := invalidValue.ReplaceAllStringFunc(text, func(m string) string {
 		if strings.HasSuffix(m, ": ") && !strings.HasPrefix(m, `Invalid value: "`) {
 			return `Invalid value: "` + secretMask + `": `
@@ -45,11 +48,33 @@ func maskSecretText(text string, known []string) string {
 		out = strings.ReplaceAll(out, v, secretMask)
 	}
 	return longOpaque.ReplaceAllStringFunc(out, func(run string) string {
-		if strings.ContainsAny(run, "0123456789") || (strings.ToLower(run) != run && strings.ToUpper(run) != run) {
+		rest := run
+		for _, p := range public {
+			if len(p) >= 3 {
+				rest = strings.ReplaceAll(rest, p, "")
+			}
+		}
+		if strings.ContainsAny(rest, "0123456789") || (strings.ToLower(rest) != rest && strings.ToUpper(rest) != rest) {
 			return secretMask
 		}
 		return run
 	})
+}
+
+// secretPublicNames is the name, namespace and generateName in the metadata of the Secrets given as maps (nil
+// skipped): the strings maskSecretText may leave in a message.
+func secretPublicNames(objs ...map[string]any) []string {
+	var out []string
+	for _, o := range objs {
+		if m, ok := o["metadata"].(map[string]any); ok {
+			for _, f := range []string{"name", "namespace", "generateName"} {
+				if s, ok := m[f].(string); ok && s != "" {
+					out = append(out, s)
+				}
+			}
+		}
+	}
+	return out
 }
 
 // secretValues is every string value of the data and stringData maps of the Secrets given as maps (nil skipped).

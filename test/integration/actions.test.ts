@@ -6,6 +6,7 @@ import { createLabReconciler, LAB_FINALIZER } from '../../src/core/reconcilers/l
 import { dryRunReconcile } from '../../src/core/actions/dryRun.ts';
 import { diagnoseStuck, FinalizerNotFoundError, loopKnownController, NAMESPACE_GVR, ObjectChangedError, removeFinalizers } from '../../src/core/actions/finalizers.ts';
 import { inspectKey } from '../../src/core/actions/inspect.ts';
+import { displayPair, toYaml } from '../../src/core/actions/objectDiff.ts';
 import { buildReconcileReport, renderReportJson, renderReportMarkdown } from '../../src/core/actions/report.ts';
 import { ApiError, isNotFound, type KubeClient } from '../../src/core/k8s/client.ts';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -128,6 +129,25 @@ describe('actions against a real kube-apiserver', () => {
     assert.equal(later.state, 'stale');
     assert.match(later.diff, /\+\s+tier: gold/);
     assert.doesNotMatch(later.diff, /a: "?2/, 'data is not compared for a metadata-only cache');
+  });
+
+  const SECRETS = { group: '', version: 'v1', resource: 'secrets' };
+  test('inspect: a Go program\'s copy encoded with its keys sorted is shown in the server\'s key order: equal copies render as the same YAML, a difference as its own lines only', async () => {
+    const secret = await c.create(SECRETS, { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'inspect-order', namespace: ns, labels: { app: 'db' } }, type: 'Opaque', data: { password: 'cGFzcw==' } } as KubeObject);
+    const key = `${ns}/inspect-order`;
+    // The bridge encodes its cached copy from a map (runtime.DefaultUnstructuredConverter): every map's keys sorted.
+    const sorted = (x: unknown): unknown => (Array.isArray(x) ? x.map(sorted) : x && typeof x === 'object' ? Object.fromEntries(Object.keys(x).sort().map((k) => [k, sorted((x as Record<string, unknown>)[k])])) : x);
+    const cached = sorted(secret) as KubeObject;
+    assert.notEqual(toYaml(cached), toYaml(secret), 'the server answers a Secret in its Go struct\'s order, not sorted');
+    const r = await inspectKey({ client: c, gvr: SECRETS, key, cached, goTyped: true });
+    assert.equal(r.state, 'in-sync', r.diff);
+    const [shownCache, shownServer] = displayPair(r.cached, r.server);
+    assert.equal(toYaml(shownCache), toYaml(shownServer), 'the two sides of the diff editor read the same');
+    await c.patch(SECRETS, ns, 'inspect-order', 'merge', { metadata: { labels: { tier: 'gold' } } });
+    const stale = await inspectKey({ client: c, gvr: SECRETS, key, cached, goTyped: true });
+    assert.equal(stale.state, 'stale');
+    const changed = stale.diff.split('\n').filter((l) => /^[+-](?![+-])/.test(l));
+    assert.deepEqual(changed.map((l) => l.replace(/\s+/g, ' ').trim()).sort(), ['+ resourceVersion: "' + stale.serverResourceVersion + '"', '+ tier: gold', '- resourceVersion: "' + stale.cachedResourceVersion + '"'].sort(), stale.diff);
   });
 
   test('inspect: a Go program\'s typed copy that omits the server\'s zero values (omitempty) is in sync; a field its type lacks still differs', async () => {

@@ -148,8 +148,11 @@ export interface GoProgramInfo {
   exited: boolean;
   /** Silent at a debugger breakpoint. */
   stoppedInDebugger: boolean;
-  /** Its controllers; `resource` is the one each reconciles ("plural.group"), when announced. */
-  controllers: ReadonlyArray<{ name: string; paused: boolean; resource?: string }>;
+  /**
+   * Its controllers; `resource` is the one each reconciles ("plural.group"), when announced; `lastReconcile` its last
+   * finished reconcile of the object's key, when it reconciles the object's resource and has one.
+   */
+  controllers: ReadonlyArray<{ name: string; paused: boolean; resource?: string; lastReconcile?: LastReconcile }>;
 }
 
 /**
@@ -158,7 +161,9 @@ export interface GoProgramInfo {
  * when some of the program's controllers reconcile it, they are the owners named, and their state counts (a
  * Deployment controller that runs does not remove the finalizer of a paused Gadget controller); else all of them.
  * Running when one of those controllers runs, paused when all are paused or it sits at a breakpoint (it acts once
- * stepped, resumed or continued), stopped once exited.
+ * stepped, resumed or continued), stopped once exited. The owners' newest last reconcile of the object (when one
+ * reported it) is the known controller's `lastReconcile`: one after the delete that left the finalizer (kept, failed
+ * or requeued) is said so, as for the built-in loop.
  */
 export function goKnownController(p: GoProgramInfo, obj: KubeObject, resource?: string): KnownController | undefined {
   const finalizers = (obj.metadata.finalizers ?? []).filter((f) => managersOfFinalizer(obj.metadata.managedFields, f).includes(p.program));
@@ -167,7 +172,8 @@ export function goKnownController(p: GoProgramInfo, obj: KubeObject, resource?: 
   const owners = own.length ? own : p.controllers;
   const names = owners.map((c) => c.name);
   const state = p.exited ? 'stopped' : p.stoppedInDebugger || !owners.some((c) => !c.paused) ? 'paused' : 'running';
-  return { name: `the Go controller${names.length === 1 ? '' : 's'} ${names.join(', ') || p.program} (${p.program}, pid ${p.pid})`, shortName: 'your Go controller', finalizers, managers: [p.program], running: state === 'running', state };
+  const last = owners.map((c) => c.lastReconcile).filter((r): r is LastReconcile => r !== undefined).sort((a, b) => b.startedAt - a.startedAt)[0];
+  return { name: `the Go controller${names.length === 1 ? '' : 's'} ${names.join(', ') || p.program} (${p.program}, pid ${p.pid})`, shortName: 'your Go controller', finalizers, managers: [p.program], running: state === 'running', state, ...(last ? { lastReconcile: last } : {}) };
 }
 
 /**

@@ -46,6 +46,8 @@ export function inspectTitle(kind: string, cacheName: string, r: Pick<InspectRes
  *   server's object has as a zero value (`false`, `0`, `""`, null, `[]`, `{}`) where the cached copy has none is one
  *   the Go type omits (`omitempty`): the program reads it as that zero value either way, so it is not a difference
  *   (the server's copy in the result still has it). A field the Go type lacks altogether is still a difference.
+ * - The cached copy in the result has its fields in the server's object's order (fields only it has after them), so
+ *   that the two copies rendered as YAML differ in the lines that differ only, whatever order each was encoded in.
  * Reads only.
  */
 export async function inspectKey(o: { client: KubeClient; gvr: GroupVersionResource; key: ObjectKey; cached: KubeObject | undefined; metadataOnly?: boolean; goTyped?: boolean; signal?: AbortSignal }): Promise<InspectResult> {
@@ -58,7 +60,9 @@ export async function inspectKey(o: { client: KubeClient; gvr: GroupVersionResou
     if (!isNotFound(e)) throw e;
   }
   if (server && o.metadataOnly) server = { apiVersion: server.apiVersion, kind: server.kind, metadata: server.metadata } as KubeObject;
-  const cached = o.cached && server ? (withoutEmptyExtras(o.cached, server) as KubeObject) : o.cached;
+  // In the server's key order: a Go program's copy is encoded from a map (keys sorted), the server's built-in kinds in
+  // their Go struct's field order; shown as they come, two equal copies would read as a diff of moved lines.
+  const cached = o.cached && server ? (inKeyOrderOf(withoutEmptyExtras(o.cached, server), server) as KubeObject) : o.cached;
   const compared = o.goTyped && cached && server ? (withoutOmittedZeros(server, cached) as KubeObject) : server;
   const differs = !jsonEqual(cleanForDiff(cached), cleanForDiff(compared));
   const state: CacheState = !cached && !server ? 'both-missing' : !cached ? 'cache-missing' : !server ? 'server-missing' : differs ? 'stale' : 'in-sync';
@@ -88,6 +92,22 @@ function versionOf(apiVersion: string | undefined, group: string): string | unde
   const slash = apiVersion.indexOf('/');
   const g = slash < 0 ? '' : apiVersion.slice(0, slash);
   return g === group ? apiVersion.slice(slash + 1) : undefined;
+}
+
+/**
+ * `value` with the keys of each of its maps in the order `reference` has them at the same place (recursively, into
+ * lists item by item), the keys `reference` lacks after those in their own order. Values are not changed.
+ */
+function inKeyOrderOf(value: unknown, reference: unknown): unknown {
+  if (Array.isArray(value)) return Array.isArray(reference) ? value.map((v, i) => inKeyOrderOf(v, reference[i])) : value;
+  if (!value || typeof value !== 'object') return value;
+  if (!reference || typeof reference !== 'object' || Array.isArray(reference)) return value;
+  const v = value as Record<string, unknown>;
+  const r = reference as Record<string, unknown>;
+  const out: Record<string, unknown> = {};
+  for (const k of Object.keys(r)) if (Object.hasOwn(v, k)) out[k] = inKeyOrderOf(v[k], r[k]);
+  for (const k of Object.keys(v)) if (!Object.hasOwn(r, k)) out[k] = v[k];
+  return out;
 }
 
 /** `value` without the fields that are `{}` or null in it and absent from `other` at the same place (recursively). */

@@ -289,8 +289,11 @@ export function bridgeProblem(goModPath: string, text: string): string | undefin
   return undefined;
 }
 
-/** `bridgeProblem` of the go.mod governing `dir`; undefined when there is none, or a go.work decides instead. */
-export function bridgeProblemIn(dir: string): { goMod: string; problem: string } | undefined {
+/**
+ * `bridgeProblem` of the go.mod governing `dir`; undefined when there is none, or a go.work decides instead.
+ * `replaceMoved`: the go.mod requires the bridge and the code may well use it; only its replace target is gone.
+ */
+export function bridgeProblemIn(dir: string): { goMod: string; problem: string; replaceMoved: boolean } | undefined {
   if (findGoWork(dir)) return undefined;
   const goMod = findGoMod(dir);
   if (!goMod) return undefined;
@@ -301,7 +304,7 @@ export function bridgeProblemIn(dir: string): { goMod: string; problem: string }
     return undefined;
   }
   const problem = bridgeProblem(goMod, text);
-  return problem ? { goMod, problem } : undefined;
+  return problem ? { goMod, problem, replaceMoved: readBridgeInGoMod(goMod, text).requires } : undefined;
 }
 
 /** The `go mod edit` arguments that make a go.mod require the bridge and replace it with the directory `bridgeDir`. */
@@ -332,7 +335,8 @@ const MAX_MODULES_NAMED = 5;
  *   `operator/` beside `web/`): names the controller module(s) found below it and says to run from there — Go itself
  *   only says `cannot find main module`.
  * - The module does not require the bridge, or replaces it with a directory that holds none ({@link bridgeProblem}):
- *   the program would compile for a minute and never connect.
+ *   the program would compile for a minute and never connect. A replace whose directory moved is told to point the
+ *   replace again (the code already has the bridge's calls), not to add the bridge.
  */
 export function goLaunchProblem(command: string, args: readonly string[], cwd: string): string | undefined {
   const base = command.split(/[\\/]/).pop();
@@ -349,6 +353,7 @@ export function goLaunchProblem(command: string, args: readonly string[], cwd: s
     return `${dir} is in no Go module (no go.mod here or above it), so go cannot build the program; the controller module ${rel.length === 1 ? `is in ${rel[0]}` : `is one of ${shown}`}: run from there (cd ${rel[0]}), or give go -C ${rel[0]} before run.`;
   }
   const unbridged = bridgeProblemIn(dir);
+  if (unbridged?.replaceMoved) return `${unbridged.problem}. Point the replace at the bridge again (in the editor: Reconcile Lab: Set Up Go Bridge…, which writes the installed extension's copy; or the bridge directory of a checkout), run go mod tidy, then run again.`;
   if (unbridged) return `${unbridged.problem}. Add it first (README "Your Go controller": in the editor Reconcile Lab: Set Up Go Bridge…, or its require and replace lines), add bridge.Setup and bridge.Options/bridge.Wrap to your code, run go mod tidy, then run again.`;
   return undefined;
 }

@@ -34,6 +34,13 @@ export interface DeletionObservation {
   failures: Array<{ message: string; terminal: boolean }>;
   /** The last reconcile after the delete failed. */
   lastFailed: boolean;
+  /**
+   * Set when the last reconcile after the delete succeeded with a requeue-after (its delay, ms): the reconciler saw
+   * the deletion and chose to wait (for an annotation, an external system…) rather than remove its finalizer.
+   */
+  lastRequeueAfterMs?: number;
+  /** How many reconciles after the delete ended with a requeue-after (with {@link lastRequeueAfterMs}). */
+  requeuesAfter?: number;
 }
 
 /** One problem the oracle found: a finding's title and explanation (runChecks adds the rest). */
@@ -56,10 +63,12 @@ const seconds = (ms: number) => `${Math.round(ms / 100) / 10} s`;
  * The reconciles of `key` that started after the delete (entries from `from` on), and which of them failed.
  * A reconcile's end counts when its start is in the range (an end whose start came before the delete is skipped).
  */
-export function reconcilesAfter(entries: readonly JournalEntry[], key: ObjectKey, from: number): Pick<DeletionObservation, 'reconciles' | 'failures' | 'lastFailed'> {
+export function reconcilesAfter(entries: readonly JournalEntry[], key: ObjectKey, from: number): Pick<DeletionObservation, 'reconciles' | 'failures' | 'lastFailed' | 'lastRequeueAfterMs' | 'requeuesAfter'> {
   let reconciles = 0;
   let started = false;
   let lastFailed = false;
+  let lastRequeueAfterMs: number | undefined;
+  let requeuesAfter = 0;
   const failures: DeletionObservation['failures'] = [];
   for (const e of entries.slice(from)) {
     if (e.key !== key) continue;
@@ -70,9 +79,11 @@ export function reconcilesAfter(entries: readonly JournalEntry[], key: ObjectKey
       const failed = e.outcome.kind === 'error' || e.outcome.kind === 'terminal';
       if (failed) failures.push({ message: (e.outcome as { message: string }).message, terminal: e.outcome.kind === 'terminal' });
       lastFailed = failed;
+      lastRequeueAfterMs = e.outcome.kind === 'requeueAfter' ? e.outcome.afterMs : undefined;
+      if (e.outcome.kind === 'requeueAfter') requeuesAfter++;
     }
   }
-  return { reconciles, failures, lastFailed };
+  return { reconciles, failures, lastFailed, ...(lastRequeueAfterMs !== undefined ? { lastRequeueAfterMs, requeuesAfter } : {}) };
 }
 
 /**
@@ -99,6 +110,19 @@ export function deletionVerdict(o: DeletionObservation, kind: CheckReconcilerKin
       problems: [{
         title: `The reconciler failed on the Terminating object: ${clip(last.message)}`,
         explanation: `${stuck} Each reconcile of the Terminating object failed (${o.failures.length} time(s), ${last.terminal ? 'the last one terminal: not retried' : 'retried with backoff'}), last with: ${clip(last.message)}. A reconciler must handle an object that is being deleted: when deletionTimestamp is set, do the cleanup (treat "already gone" as success${idiom ? `: ${idiom}` : ''}), remove your finalizer, and return without the normal create/update path (writes of new children or of status fail or recreate what is being torn down).`,
+      }],
+    };
+  }
+  if (left.length && o.lastRequeueAfterMs !== undefined && o.reconciles > 0) {
+    // The reconciler did look at the Terminating object: it chose to wait (a release gate, an external system) and
+    // requeued, so "did not handle deletionTimestamp" would be wrong and send the reader to the wrong place.
+    const them = left.length > 1 ? 'them' : 'it';
+    const waits = o.requeuesAfter ?? 1;
+    return {
+      status: 'failed', message: `still Terminating after ${seconds(o.boundMs)}: finalizer(s) ${left.join(', ')} never removed; the reconciler kept requeueing (after ${seconds(o.lastRequeueAfterMs)})`,
+      problems: [{
+        title: `Stays Terminating: finalizer ${left.join(', ')} ${left.length > 1 ? 'are' : 'is'} never removed (the reconciler saw the deletion and kept requeueing, after ${seconds(o.lastRequeueAfterMs)}, without removing ${them})`,
+        explanation: `${stuck} The reconciler added ${left.length > 1 ? 'these finalizers' : 'this finalizer'} and did see the deletion: ${waits} of its ${o.reconciles} reconcile(s) after the delete ended with a requeue-after (the last: after ${seconds(o.lastRequeueAfterMs)}) instead of removing ${them}, so its cleanup waits for something that never happened while the check ran (an annotation, another object, an external system). If that wait is by design (a release gate), this is what a plain \`kubectl delete\` does here: the object stays Terminating until the condition is met (and so does a namespace being deleted around it), and Strip Finalizers… is the way out. Otherwise make the cleanup finish on its own: clean up what the finalizer protects (already gone is success${idiom ? `: ${idiom}` : ''}), then remove the finalizer from the latest object.`,
       }],
     };
   }

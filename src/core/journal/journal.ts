@@ -258,6 +258,8 @@ export class Journal implements Disposable {
   /** Write details by seq, oldest first (Map keeps insertion order, which is seq order). */
   private readonly details = new Map<number, WriteDetail>();
   private readonly detailCapacity: number;
+  /** The seq of the newest write whose detail was dropped (beyond {@link detailCapacity}, or by a clear); -1 if none. */
+  private detailsDroppedThrough = -1;
 
   /** Batches of appended entries, oldest first (see {@link JournalOptions.delivery}). */
   readonly onDidAppend: Event<readonly JournalEntry[]> = this.appendEmitter.event;
@@ -342,7 +344,11 @@ export class Journal implements Disposable {
     const entry = this.append(body);
     if (w.detail && this.detailCapacity > 0 && !this.disposed) {
       this.details.set(entry.seq, w.detail);
-      if (this.details.size > this.detailCapacity) this.details.delete(this.details.keys().next().value!);
+      if (this.details.size > this.detailCapacity) {
+        const oldest = this.details.keys().next().value!;
+        this.details.delete(oldest);
+        this.detailsDroppedThrough = Math.max(this.detailsDroppedThrough, oldest);
+      }
     }
     return entry;
   }
@@ -350,6 +356,15 @@ export class Journal implements Disposable {
   /** The patch body and objects of the write entry `seq`, while it is among the newest `detailCapacity` writes. */
   writeDetail(seq: number): WriteDetail | undefined {
     return seq >= this.firstSeq ? this.details.get(seq) : undefined;
+  }
+
+  /**
+   * Whether the write entry `seq` has no {@link writeDetail} because one may have been kept and dropped since (it is
+   * not newer than every dropped one); false for a write newer than all dropped details: that one was recorded
+   * without a detail (a Go controller's live write carries none but a Patch's body).
+   */
+  writeDetailMayBeDropped(seq: number): boolean {
+    return seq <= this.detailsDroppedThrough;
   }
 
   /**
@@ -435,6 +450,7 @@ export class Journal implements Disposable {
     this.start = 0;
     this.count = 0;
     this.droppedCount = 0;
+    for (const seq of this.details.keys()) this.detailsDroppedThrough = Math.max(this.detailsDroppedThrough, seq);
     this.details.clear();
     this.clearEmitter.fire();
   }

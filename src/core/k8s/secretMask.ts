@@ -102,7 +102,10 @@ const LONG_OPAQUE = /[A-Za-z0-9+/=_-]{20,}/g;
  * patched object, every value of the Secret with it) with the values masked: every field error's quoted value
  * (`Invalid value: "***"`), each value `body` (the request body sent, as an object or JSON text) carries in `data` /
  * `stringData` — as sent, base64-encoded (stringData) and decoded (data) — and long base64-looking runs. Over-masks
- * on purpose (a uid in the message may become `***`); keeps the field paths, reasons and the request line. Pure.
+ * on purpose (a uid in the message may become `***`); keeps the field paths, reasons and the request line. A long run
+ * is judged without the public strings in it (the body's `metadata.name`, `namespace` and `generateName`, shown
+ * unmasked everywhere else), so `Secret "db-eu-1-credentials" is invalid` keeps the name; a known value is masked
+ * even inside one. Pure.
  */
 export function maskSecretText(text: string, body?: unknown): string {
   const known = new Set<string>();
@@ -129,7 +132,18 @@ export function maskSecretText(text: string, body?: unknown): string {
       }
     }
   }
+  const publicNames: string[] = [];
+  const meta = isObj(b) ? b['metadata'] : undefined;
+  if (isObj(meta)) {
+    for (const f of ['name', 'namespace', 'generateName'] as const) {
+      const v = meta[f];
+      if (typeof v === 'string' && v.length >= 3) publicNames.push(v);
+    }
+  }
   let out = text.replace(INVALID_VALUE, (_m, head: string) => `${head}"${MASK}"`);
   for (const v of [...known].sort((x, y) => y.length - x.length)) out = out.split(v).join(MASK);
-  return out.replace(LONG_OPAQUE, (run) => (/[0-9]/.test(run) || (/[A-Z]/.test(run) && /[a-z]/.test(run)) ? MASK : run));
+  return out.replace(LONG_OPAQUE, (run) => {
+    const rest = publicNames.reduce((r, p) => r.split(p).join(''), run);
+    return /[0-9]/.test(rest) || (/[A-Z]/.test(rest) && /[a-z]/.test(rest)) ? MASK : run;
+  });
 }

@@ -1,7 +1,7 @@
 import * as vscode from 'vscode';
 import { dryRunReconcile, type DryRunResult } from '../../core/actions/dryRun.ts';
 import { renderDryRun } from './dryRunText.ts';
-import { diagnoseStuck, goKnownController, knownOwnerOf, loopKnownController, managersOfFinalizer, removeFinalizers, ObjectChangedError, type FinalizerDiagnosis, type KnownController, type StuckDiagnosis } from '../../core/actions/finalizers.ts';
+import { diagnoseStuck, goKnownController, knownOwnerOf, lastReconcileOf, loopKnownController, managersOfFinalizer, removeFinalizers, ObjectChangedError, type FinalizerDiagnosis, type KnownController, type StuckDiagnosis } from '../../core/actions/finalizers.ts';
 import { inspectKey, inspectTitle, type CacheState } from '../../core/actions/inspect.ts';
 import { displayPair, toYaml } from '../../core/actions/objectDiff.ts';
 import { splitKey } from '../../core/k8s/keys.ts';
@@ -176,12 +176,18 @@ export async function inspectCache(
   };
 }
 
-/** The Go programs connected through the bridge, as known owners of `obj`'s finalizers (those they added). */
-function goKnownControllers(lab: ReconcileLab, obj: KubeObject | undefined, resource: string): KnownController[] {
+/**
+ * The Go programs connected through the bridge, as known owners of `obj`'s finalizers (those they added), with the
+ * last reconcile of `key` by each controller of `resource`.
+ */
+function goKnownControllers(lab: ReconcileLab, obj: KubeObject | undefined, resource: string, key: string): KnownController[] {
   if (!obj) return [];
   const out: KnownController[] = [];
   for (const p of lab.go.bridge?.processes ?? []) {
-    const controllers = p.controllers.map((c) => ({ name: c.name, paused: c.status().paused, ...(c.resourceId ? { resource: c.resourceId } : {}) }));
+    const controllers = p.controllers.map((c) => {
+      const last = c.resourceId === resource ? lastReconcileOf(c.keyState(key)) : undefined;
+      return { name: c.name, paused: c.status().paused, ...(c.resourceId ? { resource: c.resourceId } : {}), ...(last ? { lastReconcile: last } : {}) };
+    });
     const k = goKnownController(
       { program: p.hello.program, pid: p.hello.pid, exited: p.liveness === 'exited', stoppedInDebugger: p.liveness === 'stoppedInDebugger', controllers },
       obj,
@@ -316,7 +322,7 @@ export async function stripFinalizers(
     knownControllers: [
       // A Go program connected through the bridge owns the finalizers its field manager added (listed first: the
       // built-in lab loop claims its finalizer by name, and the Go sample uses the same one).
-      ...goKnownControllers(lab, s.get(t.resource, t.key), t.resource),
+      ...goKnownControllers(lab, s.get(t.resource, t.key), t.resource, t.key),
       // The built-in loop: the lab reconciler's finalizer by name; an exec or module reconciler's through its field
       // manager (it writes through Reconcile Lab's client), on objects of the loop's resource.
       ...(loop ? [loop] : []),

@@ -22,7 +22,7 @@ export const MAX_TEXT = 100_000;
 const MAX_RELATED = 200;
 
 /** What the builder reads from the journal. */
-export type DetailSource = Pick<Journal, 'get' | 'writeDetail' | 'reconcileOf'>;
+export type DetailSource = Pick<Journal, 'get' | 'writeDetail' | 'writeDetailMayBeDropped' | 'reconcileOf'>;
 
 function cut(text: string): string {
   return text.length > MAX_TEXT ? `${text.slice(0, MAX_TEXT)}\n… (${(text.length - MAX_TEXT).toLocaleString('en-US')} more characters not shown)` : text;
@@ -181,8 +181,11 @@ export function entryDetail(journal: DetailSource, seq: number, primaryResource:
   };
   if (e.kind === 'write') {
     const w = journal.writeDetail(seq);
-    if (!w) detail.diffNote = 'The patch body and the objects before and after are kept for the newest writes only (or were not recorded by this controller).';
-    else {
+    if (!w) {
+      detail.diffNote = journal.writeDetailMayBeDropped(seq)
+        ? 'The patch body and the objects before and after are kept for the newest writes only: this write\'s were dropped.'
+        : `This write was journaled without its body or objects: ${e.dryRun ? 'its controller sent none' : 'a Go controller\'s live writes carry none (only a Patch\'s body, never a Secret\'s)'}. Dry-Run Reconcile of ${row.key ?? 'the key'} shows what a reconcile writes, with each object's diff.`;
+    } else {
       if (w.patch !== undefined) {
         const patch = maskPatch(e.resource, w.patch);
         detail.patch = cut(typeof patch === 'string' ? patch : JSON.stringify(patch, null, 2));

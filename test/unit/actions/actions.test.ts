@@ -92,6 +92,29 @@ test('goKnownController: a Go program owns the finalizers its field manager (its
   assert.equal(goKnownController(two, obj, 'shelves.storage.example.org')!.state, 'running');
 });
 
+test('diagnoseStuck: a Go controller that reconciled the Terminating object and requeued (a cleanup waiting for a release annotation) is named so, not as about to remove the finalizer', async () => {
+  const deletion = '2026-12-07T17:38:44Z';
+  const deletionMs = Date.parse(deletion);
+  const clock = new FakeClock(deletionMs + 9_000);
+  const db = {
+    apiVersion: 'data.example.org/v1alpha1', kind: 'Database',
+    metadata: { name: 'orders', namespace: 'userdb', resourceVersion: '301', deletionTimestamp: deletion, finalizers: ['data.example.org/cleanup'], managedFields: [{ manager: 'cmd', operation: 'Update', fieldsV1: { 'f:metadata': { 'f:finalizers': { '.': {}, 'v:"data.example.org/cleanup"': {} } } } }] },
+  };
+  const client = { get: async () => db, list: async () => ({ items: [] }) } as unknown as Parameters<typeof diagnoseStuck>[0]['client'];
+  const last = { startedAt: deletionMs + 5, endedAt: deletionMs + 6, sawDeletion: true, outcome: { kind: 'requeueAfter' as const, afterMs: 10_000 } };
+  const program = { program: 'cmd', pid: 31784, exited: false, stoppedInDebugger: false, controllers: [{ name: 'database', paused: false, resource: 'databases.data.example.org', lastReconcile: last }] };
+  const go = goKnownController(program, db, 'databases.data.example.org')!;
+  assert.deepEqual(go.lastReconcile, last, 'the last reconcile of the controller of that resource');
+  const d = await diagnoseStuck({ client, gvr: { group: 'data.example.org', version: 'v1alpha1', resource: 'databases' }, namespace: 'userdb', name: 'orders', clock, knownControllers: [go] });
+  const f = d.finalizers[0]!;
+  assert.equal(f.leftByOwner, 'requeued');
+  assert.deepEqual(f.evidence, ['your Go controller owns it (running in this session) and reconciled the object right after the delete was requested, and left the finalizer: it asked to run again in 10 s: a cleanup still waiting on something may remove it then; if every run leaves it, its reconciler does not remove it (a bug to fix in the reconciler)']);
+  assert.doesNotMatch(f.evidence.join('\n'), /it removes the finalizer after its cleanup/);
+  // A controller of another resource in the same program does not lend its reconcile of a key of the same name.
+  const other = goKnownController({ ...program, controllers: [{ name: 'database', paused: false, resource: 'databases.data.example.org' }, { name: 'backup', paused: false, resource: 'backups.data.example.org', lastReconcile: last }] }, db, 'databases.data.example.org')!;
+  assert.equal(other.lastReconcile, undefined);
+});
+
 test('Markdown report: summary table and per-object sections; pipes escaped', () => {
   const report: ReconcileReport = {
     generatedAt: '2026-01-01T00:00:00Z',

@@ -161,6 +161,13 @@ test('goLaunchProblem: go run from a monorepo root names the operator module bel
     assert.match(goLaunchProblem('/usr/local/go/bin/go', ['-C', 'operator', 'run', './cmd'], repo)!, /does not require/);
     writeFileSync(join(op, 'go.mod'), `module example.org/shelf\n\ngo 1.26.0\n\nrequire (\n\tsigs.k8s.io/controller-runtime v0.25.3\n\t${BRIDGE_MODULE_PATH} v0.0.0\n)\n\nreplace ${BRIDGE_MODULE_PATH} => ${bridge}\n`);
     assert.equal(goLaunchProblem('go', ['run', './cmd'], op), undefined, 'a bridged module');
+    // Its replace target moved (an extension update): point the replace again; the code has the calls already.
+    const moved = readFileSync(join(op, 'go.mod'), 'utf8');
+    writeFileSync(join(op, 'go.mod'), moved.replace(`=> ${bridge}`, `=> ${join(root, 'gone', 'bridge')}`));
+    const gone = goLaunchProblem('go', ['run', './cmd'], op)!;
+    assert.match(gone, /which holds no go\.mod \(the directory moved, e\.g\. after the extension was updated\)\. Point the replace at the bridge again \(in the editor: Reconcile Lab: Set Up Go Bridge…/);
+    assert.doesNotMatch(gone, /add bridge\.Setup/, 'the code is not told to add what it has');
+    writeFileSync(join(op, 'go.mod'), moved);
     assert.equal(goLaunchProblem('./bin/manager', ['--leader-elect=false'], repo), undefined, 'a built program is not go');
     const empty = join(root, 'empty');
     mkdirSync(empty);

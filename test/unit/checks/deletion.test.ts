@@ -32,6 +32,20 @@ test('a finalizer never removed: one finding that names it, in plain words', () 
   assert.doesNotMatch(v.problems[0]!.explanation, /not even called/);
 });
 
+test('a finalizer kept while the reconciler requeues on the Terminating object (a release gate): the finding says it waited, not that deletionTimestamp was ignored', () => {
+  const v = deletionVerdict({ ...base, finalizersAtDelete: ['data.example.org/cleanup'], finalizersLeft: ['data.example.org/cleanup'], reconciles: 2, lastRequeueAfterMs: 10_000, requeuesAfter: 2 }, 'go');
+  assert.equal(v.status, 'failed');
+  assert.equal(v.problems.length, 1);
+  assert.equal(v.problems[0]!.title, 'Stays Terminating: finalizer data.example.org/cleanup is never removed (the reconciler saw the deletion and kept requeueing, after 10 s, without removing it)');
+  assert.doesNotMatch(v.problems[0]!.title, /did not handle deletionTimestamp/);
+  assert.match(v.problems[0]!.explanation, /2 of its 2 reconcile\(s\) after the delete ended with a requeue-after \(the last: after 10 s\)/);
+  assert.match(v.problems[0]!.explanation, /Strip Finalizers… is the way out/);
+  assert.match(v.message, /kept requeueing \(after 10 s\)$/);
+  // A last reconcile that ended without a requeue is the plain "never removed" case again.
+  const plain = deletionVerdict({ ...base, finalizersLeft: ['x.dev/cleanup'], reconciles: 1 });
+  assert.match(plain.problems[0]!.title, /did not handle deletionTimestamp/);
+});
+
 test('not called at all after the delete: the explanation points at predicates', () => {
   const v = deletionVerdict({ ...base, finalizersLeft: ['a', 'b'] });
   assert.match(v.problems[0]!.title, /finalizer a, b are never removed/);
@@ -78,6 +92,16 @@ test('reconcilesAfter counts only reconciles of the key that started after the d
   assert.equal(r.reconciles, 2);
   assert.deepEqual(r.failures.map((f) => f.message), ['boom', 'boom again']);
   assert.equal(r.lastFailed, true);
+});
+
+test('reconcilesAfter: a last reconcile that requeued after a delay is reported with its delay and the count of such reconciles', () => {
+  const end = (outcome: object): JournalEntry => ({ kind: 'reconcileEnd', key: KEY, controller: 'c', outcome, durationMs: 1 }) as unknown as JournalEntry;
+  const start = (): JournalEntry => ({ kind: 'reconcileStart', key: KEY, controller: 'c', triggers: [], attempt: 1, via: 'worker' }) as unknown as JournalEntry;
+  const waiting = [start(), end({ kind: 'requeueAfter', afterMs: 10_000 }), start(), end({ kind: 'requeueAfter', afterMs: 10_000 })];
+  assert.deepEqual(reconcilesAfter(waiting, KEY, 0), { reconciles: 2, failures: [], lastFailed: false, lastRequeueAfterMs: 10_000, requeuesAfter: 2 });
+  // A success after the waits: the last reconcile did not wait.
+  const r = reconcilesAfter([...waiting, start(), end({ kind: 'success' })], KEY, 0);
+  assert.equal(r.lastRequeueAfterMs, undefined);
 });
 
 test('waitUntilGone: polls on the injected clock until a 404, and gives up at the bound with the last object', async () => {

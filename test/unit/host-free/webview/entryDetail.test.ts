@@ -105,6 +105,24 @@ describe('entryDetail', () => {
     assert.ok(d.fields.some((f) => f.label === 'By' && f.value === 'Reconcile Lab, on its own'), JSON.stringify(d.fields));
   });
 
+  it('a live write recorded without a body (a Go controller\'s Create or Update of a Secret) says so and points at Dry-Run Reconcile, not at a detail that was never dropped', () => {
+    const j = createJournal({ clock: new FakeClock(), delivery: 'sync', detailCapacity: 1 });
+    const SECRETS = { group: '', version: 'v1', resource: 'secrets' };
+    const live = j.recordWrite({ verb: 'update', gvr: SECRETS, namespace: 'userdb', name: 'users-credentials', controller: 'database', key: 'userdb/users', dryRun: false, resourceVersionBefore: '285', resourceVersionAfter: '729' });
+    const note = entryDetail(j, live.seq, 'databases.data.example.org')!.diffNote!;
+    assert.doesNotMatch(note, /newest writes only/, 'the newest write, nothing was dropped');
+    assert.equal(note, 'This write was journaled without its body or objects: a Go controller\'s live writes carry none (only a Patch\'s body, never a Secret\'s). Dry-Run Reconcile of userdb/users shows what a reconcile writes, with each object\'s diff.');
+    // Details dropped beyond the capacity (or by Clear) are named as dropped, also for a write without one among them.
+    const a = j.recordWrite({ verb: 'create', gvr: CM, namespace: 'ns', name: 'a', dryRun: false, detail: { after: { kind: 'ConfigMap', metadata: { name: 'a' } } } });
+    j.recordWrite({ verb: 'create', gvr: CM, namespace: 'ns', name: 'b', dryRun: false, detail: { after: { kind: 'ConfigMap', metadata: { name: 'b' } } } });
+    assert.match(entryDetail(j, a.seq, PRIMARY)!.diffNote!, /newest writes only: this write's were dropped/);
+    const c = j.recordWrite({ verb: 'create', gvr: CM, namespace: 'ns', name: 'c', dryRun: false, detail: { after: { kind: 'ConfigMap', metadata: { name: 'c' } } } });
+    assert.equal(entryDetail(j, c.seq, PRIMARY)!.diffNote, undefined, 'kept');
+    assert.equal(j.writeDetailMayBeDropped(c.seq), false);
+    j.clear();
+    assert.equal(j.writeDetailMayBeDropped(c.seq), true, 'a clear drops the kept details too');
+  });
+
   it('a write whose details are gone says so; an entry no longer held is undefined', () => {
     const clock = new FakeClock();
     const j = createJournal({ clock, capacity: 3, detailCapacity: 1 });
