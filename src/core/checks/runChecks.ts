@@ -14,7 +14,7 @@ import { referencesNote } from './references.ts';
 import { CheckFootprint, confinementFailure, confinementMessage } from './confinement.ts';
 import { isIdleApply, writeTargetText, writeText } from '../journal/writeText.ts';
 import { deriveSpecMutation, mergeParts, specSchemaOf, type SpecMutationPart } from './specMutation.ts';
-import { createsOutsideScratch, DRIFT_SUFFIX, driftTargets, ownsHint, unownedChildCause } from './drift.ts';
+import { createdBy, createsOutsideScratch, DRIFT_SUFFIX, driftTargets, ownsHint, unownedChildCause } from './drift.ts';
 import { revertPatch } from './revert.ts';
 import { afterDeletion, crashDuringDeletionProblem, deletionCrashPoints, deletionVerdict, failsWhenGoneProblem, goneIndex, orphansAfterDeletion, recoveredAfterGone, orphansProblem, reconcilesAfter, waitUntilGone } from './deletion.ts';
 import { isNotFound } from '../k8s/client.ts';
@@ -918,12 +918,12 @@ const MAX_CHILD_FREEZES = 3;
 
 /**
  * The child kinds of a run, in the order they were first created: the resources of the persisted creates in
- * `namespace` that are not the primary's. The stale-cache check freezes each alone ({@link staleFreezes}).
+ * `namespace` that are not the primary's (a server-side apply that made its object counts: {@link createdBy}). The stale-cache check freezes each alone ({@link staleFreezes}).
  */
 export function createdChildKinds(writes: readonly WriteRecord[], namespace: string, primary: GroupVersionResource): GroupVersionResource[] {
   const out: GroupVersionResource[] = [];
   for (const w of writes) {
-    if (w.verb !== 'create' || w.subresource || w.outcome !== 'ok' || w.dryRun || w.namespace !== namespace) continue;
+    if (!createdBy(w) || w.subresource || w.outcome !== 'ok' || w.dryRun || w.namespace !== namespace) continue;
     if (w.gvr.group === primary.group && w.gvr.resource === primary.resource) continue;
     if (!out.some((o) => o.group === w.gvr.group && o.resource === w.gvr.resource)) out.push(w.gvr);
   }
