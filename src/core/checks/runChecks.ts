@@ -1373,12 +1373,14 @@ async function historyTransitions(ctx: KeyContext): Promise<{ transitions: reado
   if (given?.length) return given.some(changesSpec) ? { transitions: given } : { transitions: given, metadataOnly: true };
   const p = ctx.env.primary;
   const skip = (reason: string) => ({ skipped: `no ${desiredField(p)} change to try: ${reason}; give one with ${transitionAdvice(p)}`, reason });
-  // A built-in kind publishes no CRD (a built-in group's CRD read below is a 404, also skipped): the developer says which change matters.
+  // A built-in kind publishes no CRD (a built-in group's CRD read below is a 404, said the same way): the developer says which change matters.
   if (!p.group) return skip(`${p.resource} is a built-in resource`);
   let crd: KubeObject;
   try {
     crd = await ctx.env.client.get(CRDS, undefined, `${p.resource}.${p.group}`, ctx.env.signal);
   } catch (e) {
+    // No CRD of that name: a built-in kind of a named group (deployments.apps, jobs.batch, ingresses.networking.k8s.io).
+    if ((e as { code?: number }).code === 404) return skip(`${p.resource}.${p.group} is a built-in resource (no CustomResourceDefinition defines it)`);
     return skip(`the CustomResourceDefinition ${p.resource}.${p.group} could not be read (${(e as Error).message.split('\n')[0]})`);
   }
   const { namespace, name } = splitKey(ctx.key);
