@@ -233,6 +233,18 @@ describe('a user-shaped Go controller (two controllers, a cluster-scoped CRD) th
     }
   });
 
+  test('CLI dry-run --go of a key that is the other controller\'s object (a Harbor\'s name given to the deployment controller): the note names the controller whose resource it is and the --controller that follows it', { timeout: 180_000 }, async () => {
+    const name = `cli-other-${Date.now().toString(36)}`;
+    await client.create(HARBORS, harbor(name, { berths: 1, namespace: 'default' }));
+    try {
+      // harbor-keeper is set up (and announced) before deployment, so it is known when the note is written.
+      const r = await runCliProcess(['dry-run', `default/${name}`, '--kubeconfig', cluster.kubeconfigPath, '--controller', 'deployment', '--go', `${bin} --health-probe-bind-address=0 --metrics-bind-address=0`]);
+      assert.match(r.stderr, new RegExp(`note: deployments\\.apps default/${name} does not exist on the server; harbors\\.fleet\\.example\\.io ${name} exists: the resource of the program's controller harbor-keeper \\(--controller harbor-keeper follows it\\); the reconciler runs as for a deleted object`), r.stderr);
+    } finally {
+      await client.delete(HARBORS, undefined, name).catch(() => {});
+    }
+  });
+
   test('CLI step --go with --leader-elect and no LeaderElectionNamespace (a kubebuilder main.go run outside the cluster): the failure says why and how to run it', { timeout: 180_000 }, async () => {
     const r = await runCliProcess(['step', '--kubeconfig', cluster.kubeconfigPath, '--controller', 'harbor-keeper', '--go', `${bin} --leader-elect --health-probe-bind-address=0 --metrics-bind-address=0`]);
     assert.notEqual(r.code, 0, r.stderr);
