@@ -1808,6 +1808,18 @@ function otherControllers(store: DisposableStore, followed: RemoteController): R
   return (goPrograms.get(store)?.controllers ?? []).filter((c) => c !== followed);
 }
 
+/**
+ * `step <key> --go` of an object its Go controller's own events never queued (its triggers are the step alone): the
+ * step starts a fresh program, whose initial list reaches the controller's handlers before a worker hands the key out
+ * (controller-runtime waits for its handlers to sync), so a key none of them queued is one its predicates
+ * (builder.WithPredicates, WithEventFilter) or event handlers leave out: the running controller would not reconcile it.
+ * Undefined when anything else queued it too, or nothing is known of its triggers.
+ */
+export function onlyStepQueuedNote(controller: string, key: ObjectKey, triggers: readonly EnqueueReason[]): string | undefined {
+  if (!triggers.length || !triggers.every((t) => t.kind === 'manual')) return undefined;
+  return `${key} was reconciled only because this step named it: none of ${controller}'s watches queued it, though their initial list had it, so its predicates (builder.WithPredicates, WithEventFilter) or event handlers leave it out: running, the controller would not reconcile it`;
+}
+
 /** How long a one-shot step waits for a reconcile past its --reconcile-timeout before giving up on it. */
 const STEP_ABANDON_GRACE_MS = 5_000;
 
@@ -1852,8 +1864,8 @@ async function step(args: CliArgs, io: CliIo, log: Logger, s: Session, store: Di
   const key = args.positionals[0] ? controllerKey(args.positionals[0], s, controller) : undefined;
   if (key && controller instanceof RemoteController) await labelsFromServer(s, controller, key);
   // A typo in a key or namespace reconciles nothing real: say so (still a legitimate step: a deleted object's key).
-  if (key && !(controller instanceof RemoteController && controller.announcement.requestType)) await noteMissingKey(io, s, key, controller instanceof RemoteController ? otherControllers(store, controller) : []);
-  else if (!key && args.go) noteGoNamespace(io, args, s);
+  const missing = key && !(controller instanceof RemoteController && controller.announcement.requestType) ? await noteMissingKey(io, s, key, controller instanceof RemoteController ? otherControllers(store, controller) : []) : undefined;
+  if (!key && args.go) noteGoNamespace(io, args, s);
   else if (!key && args.namespace && s.resource.namespaced) await noteMissingNamespace(io, s, args.namespace, 'nothing is queued from there');
   // With --reconcile-timeout, a reconcile that ignores its aborted signal would hold a one-shot step for ever: it is
   // given up STEP_ABANDON_GRACE_MS after its deadline (stopping the controller abandons it), and the step fails.
@@ -1876,6 +1888,11 @@ async function step(args: CliArgs, io: CliIo, log: Logger, s: Session, store: Di
   controller.journal.flush();
   if (args.json) io.stdout([JSON.stringify({ step: r }), ...buffered.map((e) => JSON.stringify(e))].join('\n') + '\n');
   else if (r.kind !== 'reconciled') io.stdout(`${stepResultText(r, resourceName(s))}\n`);
+  // A Go controller's object (in its cache's scope) that only this step queued: its own events never did.
+  if (r.kind === 'reconciled' && missing === false && controller instanceof RemoteController && !args.json) {
+    const note = onlyStepQueuedNote(controller.name, r.key, r.triggers);
+    if (note) io.stderr(`reconcile-lab: note: ${note}\n`);
+  }
   if (r.kind === 'reconciled') return r.outcome.kind === 'error' || r.outcome.kind === 'terminal' ? ExitCode.failure : ExitCode.ok;
   return r.kind === 'empty' ? ExitCode.ok : ExitCode.failure;
 }
