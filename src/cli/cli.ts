@@ -890,7 +890,7 @@ async function goReport(args: CliArgs, io: CliIo, log: Logger, s: Session, store
   const namespace = s.resource.namespaced ? args.namespace : undefined;
   let keys = args.positionals.map((k) => controllerKey(k, s, controller));
   if (!custom) {
-    if (keys.length) for (const k of keys) await noteMissingKey(io, s, k);
+    if (keys.length) for (const k of keys) await noteMissingKey(io, s, k, otherControllers(store, controller));
     else {
       if (namespace) await noteMissingNamespace(io, s, namespace, 'nothing to report there');
       let items: KubeObject[];
@@ -1743,7 +1743,7 @@ async function goDryRun(args: CliArgs, io: CliIo, log: Logger, s: Session, store
   const key = controllerKey(given, s, controller);
   await labelsFromServer(s, controller, key);
   // A typo in a key or namespace plans nothing real: say so, as step does.
-  const missing = !controller.announcement.requestType && (await noteMissingKey(io, s, key));
+  const missing = !controller.announcement.requestType && (await noteMissingKey(io, s, key, otherControllers(store, controller)));
   const r = await controller.dryRun(key);
   const failed = r.outcome.kind === 'error' || r.outcome.kind === 'terminal';
   if (args.json) {
@@ -1766,12 +1766,58 @@ async function goDryRun(args: CliArgs, io: CliIo, log: Logger, s: Session, store
   return failed ? ExitCode.failure : ExitCode.ok;
 }
 
-/** A note on stderr when `key`'s object is not on the server: the reconciler then runs as for a deleted object. */
-async function noteMissingKey(io: CliIo, s: Session, key: ObjectKey): Promise<boolean> {
+/**
+ * A note on stderr when `key`'s object is not on the server: the reconciler then runs as for a deleted object. With
+ * `others` (the other controllers of a `--go` program), a key whose object is one of another controller's resource
+ * (a ConfigMap's key given to the Deployment controller) names that controller and the `--controller` that follows it.
+ */
+async function noteMissingKey(io: CliIo, s: Session, key: ObjectKey, others: readonly RemoteController[] = []): Promise<boolean> {
   const { namespace, name } = splitKey(key);
   const note = await missingObjectNote(s.client, s.resource, resourceName(s), s.resource.namespaced ? namespace : undefined, name);
-  if (note) io.stderr(`reconcile-lab: note: ${note}; the reconciler runs as for a deleted object\n`);
+  if (note) io.stderr(`reconcile-lab: note: ${note}${await otherControllersKey(s, others, namespace, name)}; the reconciler runs as for a deleted object\n`);
   return note !== undefined;
+}
+
+/**
+ * `; configmaps user-d/good exists: the resource of the program's controller cm-stamper (--controller cm-stamper
+ * follows it)` when an object of that name is one of the resource another controller of the program reconciles; ""
+ * otherwise (or when it cannot be read: a hint, never a failure).
+ */
+async function otherControllersKey(s: Session, others: readonly RemoteController[], namespace: string | undefined, name: string): Promise<string> {
+  const mine = resourceName(s);
+  for (const c of others) {
+    const id = c.resourceId;
+    if (id === undefined || id === mine || c.announcement.requestType) continue;
+    const dot = id.indexOf('.');
+    const r = findResource(s.served, { group: dot < 0 ? '' : id.slice(dot + 1), name: dot < 0 ? id : id.slice(0, dot) });
+    if (!r) continue;
+    const ns = r.namespaced ? namespace : undefined;
+    if (r.namespaced && ns === undefined) continue;
+    try {
+      await s.client.get(r, ns, name);
+    } catch {
+      continue;
+    }
+    return `; ${id} ${keyFor(ns, name)} exists: the resource of the program's controller ${c.name} (--controller ${c.name} follows it)`;
+  }
+  return '';
+}
+
+/** The other controllers the `--go` program of this command announced so far, besides `followed`. */
+function otherControllers(store: DisposableStore, followed: RemoteController): RemoteController[] {
+  return (goPrograms.get(store)?.controllers ?? []).filter((c) => c !== followed);
+}
+
+/**
+ * `step <key> --go` of an object its Go controller's own events never queued (its triggers are the step alone): the
+ * step starts a fresh program, whose initial list reaches the controller's handlers before a worker hands the key out
+ * (controller-runtime waits for its handlers to sync), so a key none of them queued is one its predicates
+ * (builder.WithPredicates, WithEventFilter) or event handlers leave out: the running controller would not reconcile it.
+ * Undefined when anything else queued it too, or nothing is known of its triggers.
+ */
+export function onlyStepQueuedNote(controller: string, key: ObjectKey, triggers: readonly EnqueueReason[]): string | undefined {
+  if (!triggers.length || !triggers.every((t) => t.kind === 'manual')) return undefined;
+  return `${key} was reconciled only because this step named it: none of ${controller}'s watches queued it, though their initial list had it, so its predicates (builder.WithPredicates, WithEventFilter) or event handlers leave it out: running, the controller would not reconcile it`;
 }
 
 /** How long a one-shot step waits for a reconcile past its --reconcile-timeout before giving up on it. */
@@ -1818,8 +1864,8 @@ async function step(args: CliArgs, io: CliIo, log: Logger, s: Session, store: Di
   const key = args.positionals[0] ? controllerKey(args.positionals[0], s, controller) : undefined;
   if (key && controller instanceof RemoteController) await labelsFromServer(s, controller, key);
   // A typo in a key or namespace reconciles nothing real: say so (still a legitimate step: a deleted object's key).
-  if (key && !(controller instanceof RemoteController && controller.announcement.requestType)) await noteMissingKey(io, s, key);
-  else if (!key && args.go) noteGoNamespace(io, args, s);
+  const missing = key && !(controller instanceof RemoteController && controller.announcement.requestType) ? await noteMissingKey(io, s, key, controller instanceof RemoteController ? otherControllers(store, controller) : []) : undefined;
+  if (!key && args.go) noteGoNamespace(io, args, s);
   else if (!key && args.namespace && s.resource.namespaced) await noteMissingNamespace(io, s, args.namespace, 'nothing is queued from there');
   // With --reconcile-timeout, a reconcile that ignores its aborted signal would hold a one-shot step for ever: it is
   // given up STEP_ABANDON_GRACE_MS after its deadline (stopping the controller abandons it), and the step fails.
@@ -1842,6 +1888,11 @@ async function step(args: CliArgs, io: CliIo, log: Logger, s: Session, store: Di
   controller.journal.flush();
   if (args.json) io.stdout([JSON.stringify({ step: r }), ...buffered.map((e) => JSON.stringify(e))].join('\n') + '\n');
   else if (r.kind !== 'reconciled') io.stdout(`${stepResultText(r, resourceName(s))}\n`);
+  // A Go controller's object (in its cache's scope) that only this step queued: its own events never did.
+  if (r.kind === 'reconciled' && missing === false && controller instanceof RemoteController && !args.json) {
+    const note = onlyStepQueuedNote(controller.name, r.key, r.triggers);
+    if (note) io.stderr(`reconcile-lab: note: ${note}\n`);
+  }
   if (r.kind === 'reconciled') return r.outcome.kind === 'error' || r.outcome.kind === 'terminal' ? ExitCode.failure : ExitCode.ok;
   return r.kind === 'empty' ? ExitCode.ok : ExitCode.failure;
 }

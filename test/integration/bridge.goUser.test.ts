@@ -233,6 +233,37 @@ describe('a user-shaped Go controller (two controllers, a cluster-scoped CRD) th
     }
   });
 
+  test('CLI dry-run --go of a key that is the other controller\'s object (a Harbor\'s name given to the deployment controller): the note names the controller whose resource it is and the --controller that follows it', { timeout: 180_000 }, async () => {
+    const name = `cli-other-${Date.now().toString(36)}`;
+    await client.create(HARBORS, harbor(name, { berths: 1, namespace: 'default' }));
+    try {
+      // harbor-keeper is set up (and announced) before deployment, so it is known when the note is written.
+      const r = await runCliProcess(['dry-run', `default/${name}`, '--kubeconfig', cluster.kubeconfigPath, '--controller', 'deployment', '--go', `${bin} --health-probe-bind-address=0 --metrics-bind-address=0`]);
+      assert.match(r.stderr, new RegExp(`note: deployments\\.apps default/${name} does not exist on the server; harbors\\.fleet\\.example\\.io ${name} exists: the resource of the program's controller harbor-keeper \\(--controller harbor-keeper follows it\\); the reconciler runs as for a deleted object`), r.stderr);
+    } finally {
+      await client.delete(HARBORS, undefined, name).catch(() => {});
+    }
+  });
+
+  test('CLI step --go of an object the controller\'s event filter drops (a Harbor labelled fleet.example.io/ignore): a note says only the step queued it; an object its events queue gets none', { timeout: 180_000 }, async () => {
+    const ignored = `cli-ignored-${Date.now().toString(36)}`;
+    const kept = `cli-kept-${Date.now().toString(36)}`;
+    await client.create(HARBORS, { ...harbor(ignored, { berths: 1, namespace: 'default' }), metadata: { name: ignored, labels: { 'fleet.example.io/ignore': 'true' } } });
+    await client.create(HARBORS, harbor(kept, { berths: 1, namespace: 'default' }));
+    const go = `${bin} --health-probe-bind-address=0 --metrics-bind-address=0`;
+    try {
+      const a = await runCliProcess(['step', ignored, '--kubeconfig', cluster.kubeconfigPath, '--controller', 'harbor-keeper', '--go', go]);
+      assert.match(a.stdout, new RegExp(`▶ ${ignored} reconcile, 1st of this key \\(step \\(force\\) from Reconcile Lab\\)`), a.stdout);
+      assert.match(a.stderr, new RegExp(`note: ${ignored} was reconciled only because this step named it: none of harbor-keeper's watches queued it, though their initial list had it, so its predicates \\(builder\\.WithPredicates, WithEventFilter\\) or event handlers leave it out`), a.stderr);
+      const b = await runCliProcess(['step', kept, '--kubeconfig', cluster.kubeconfigPath, '--controller', 'harbor-keeper', '--go', go]);
+      assert.match(b.stdout, new RegExp(`▶ ${kept} reconcile, 1st of this key \\(step \\(force\\) from Reconcile Lab, initial list`), b.stdout);
+      assert.doesNotMatch(b.stderr, /reconciled only because this step named it/, b.stderr);
+    } finally {
+      await client.delete(HARBORS, undefined, ignored).catch(() => {});
+      await client.delete(HARBORS, undefined, kept).catch(() => {});
+    }
+  });
+
   test('CLI step --go with --leader-elect and no LeaderElectionNamespace (a kubebuilder main.go run outside the cluster): the failure says why and how to run it', { timeout: 180_000 }, async () => {
     const r = await runCliProcess(['step', '--kubeconfig', cluster.kubeconfigPath, '--controller', 'harbor-keeper', '--go', `${bin} --leader-elect --health-probe-bind-address=0 --metrics-bind-address=0`]);
     assert.notEqual(r.code, 0, r.stderr);

@@ -50,6 +50,24 @@ test('launcher: a program that cannot start is a clear exit, not a throw', async
   p.dispose();
 });
 
+test('launcher: a directory given as the program (--go ./cmd, the package instead of a binary) is told how to run or build it, not to chmod +x', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'rl-launch-dir-'));
+  mkdirSync(join(dir, 'cmd'));
+  try {
+    const p = launchProcess({ command: './cmd', args: [], cwd: dir }, { clock: realClock, bridgeEnv: {} });
+    const e = await p.exited;
+    assert.equal(e.error, 'could not start ./cmd: it is a directory, not a program: run its Go package with go run (--go "go run ./cmd"), or build it first (go build -o bin/manager ./cmd) and give the binary');
+    p.dispose();
+    // A file without the execute permission still gets the chmod advice.
+    writeFileSync(join(dir, 'manager'), '#!/bin/sh\n', { mode: 0o644 });
+    const q = launchProcess({ command: './manager', args: [], cwd: dir }, { clock: realClock, bridgeEnv: {} });
+    assert.equal((await q.exited).error, 'could not start ./manager: permission denied (is it executable? chmod +x)');
+    q.dispose();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
 test('launcher: a program that panics behind a long goroutine dump: its failure tail starts with the panic line', async () => {
   // A stack overflow's report: "runtime: goroutine stack exceeds …", "fatal error: stack overflow", then hundreds of lines.
   const script = 'echo "runtime: goroutine stack exceeds 1000000000-byte limit"; echo "fatal error: stack overflow"; i=0; while [ $i -lt 300 ]; do echo "goroutine frame $i"; i=$((i+1)); done; exit 2';

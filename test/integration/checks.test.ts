@@ -936,6 +936,21 @@ describe('robustness checks (issue 11) on the real control plane', () => {
     assert.deepEqual(await scratchLeft(), []);
   });
 
+  test('a built-in kind of a named API group (deployments.apps): no spec change is derived, and the skip says it is built-in rather than quoting a CustomResourceDefinition 404', async () => {
+    const DEPLOYMENTS = { group: 'apps', version: 'v1', resource: 'deployments' };
+    const name = uniqueName('builtin');
+    await c.create(DEPLOYMENTS, {
+      apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name, namespace: ns },
+      spec: { replicas: 1, selector: { matchLabels: { app: name } }, template: { metadata: { labels: { app: name } }, spec: { containers: [{ name: 'c', image: 'nginx' }] } } },
+    } as unknown as KubeObject);
+    const idle = (): Reconciler => ({ name: 'idle', reconcile: async () => ({}) });
+    const r = await runChecks(options({ primary: { ...DEPLOYMENTS, kind: 'Deployment', namespaced: true }, keys: [`${ns}/${name}`], createReconciler: idle, reconcilerSpec: { kind: 'module', path: 'idle.ts' }, checks: ['historyIndependence'] }));
+    assert.equal(r.results[0]!.status, 'skipped', summary(r));
+    assert.match(r.results[0]!.message!, /^no spec change to try: deployments\.apps is a built-in resource \(no CustomResourceDefinition defines it\); give one with --transition/, summary(r));
+    assert.doesNotMatch(r.results[0]!.message!, /could not be read|not found/, summary(r));
+    assert.deepEqual(await scratchLeft(), []);
+  });
+
   test('refuses a cluster that is not the local control plane unless confirmed by name', async () => {
     await assert.rejects(runChecks(options({ cluster: { name: 'prod', local: false }, createReconciler: () => createLabReconciler(), reconcilerSpec: { kind: 'lab' } })), CheckRefusedError);
   });

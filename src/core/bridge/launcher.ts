@@ -1,6 +1,6 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
-import { basename, join, relative } from 'node:path';
+import { basename, join, relative, resolve } from 'node:path';
 import type { Clock } from '../clock.ts';
 import { Emitter, type Event } from '../event.ts';
 import type { Disposable } from '../lifecycle.ts';
@@ -247,7 +247,7 @@ export class LaunchedProcess implements Disposable {
     this.exited = new Promise<ProcessExit>((resolve) => {
       this.child.once('error', (e) => {
         const code = (e as NodeJS.ErrnoException).code;
-        const why = code === 'ENOENT' ? notFoundText(spec) : code === 'EACCES' ? 'permission denied (is it executable? chmod +x)' : e.message;
+        const why = code === 'ENOENT' ? notFoundText(spec) : code === 'EACCES' ? notExecutableText(spec) : e.message;
         this.finish({ code: null, signal: null, error: `could not start ${spec.command}: ${why}` });
         resolve(this.exitValue!);
       });
@@ -455,6 +455,21 @@ export function notFoundText(spec: { readonly command: string; readonly cwd?: st
   if (/[~$&|;<>*]/.test(spec.command)) return `no such command or file${from}: the command line is run without a shell, so ~, $VAR, &&, | and globs are not expanded: give a path, or run it through sh -c '…'`;
   if (spec.command.includes('/')) return `no such file${from}: build it first, or check the path`;
   return 'no such command on PATH: give its path, or install it';
+}
+
+/**
+ * Why `spec.command` could not be executed (EACCES): a directory given as the program (`--go ./cmd`, the package
+ * rather than a binary built from it) is told how to run or build it; anything else lacks the execute permission.
+ */
+export function notExecutableText(spec: { readonly command: string; readonly cwd?: string | undefined }): string {
+  let directory = false;
+  try {
+    directory = statSync(resolve(spec.cwd ?? process.cwd(), spec.command)).isDirectory();
+  } catch {
+    // unreadable: say what the system said
+  }
+  if (directory) return `it is a directory, not a program: run its Go package with go run (--go "go run ${spec.command}"), or build it first (go build -o bin/manager ${spec.command}) and give the binary`;
+  return 'permission denied (is it executable? chmod +x)';
 }
 
 /** A one-line description of an exit for people. */

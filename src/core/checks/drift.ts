@@ -55,7 +55,16 @@ export interface DriftTarget {
 const skipped = (gvr: GroupVersionResource) => gvr.resource === 'events' || (gvr.group === 'batch' && gvr.resource === 'jobs') || (gvr.group === '' && gvr.resource === 'pods');
 
 /**
- * The children to change: created by the controller (`creates`: its ok, non-dry-run writes, in order) in the
+ * Whether write `w` made its object: a create, or a server-side apply of an object that was not there before it
+ * (no `before`, no resourceVersion before: controller-runtime's `client.Apply` and a module's apply create what is
+ * missing, the usual way a modern controller makes its children).
+ */
+export function createdBy(w: WriteRecord): boolean {
+  return w.verb === 'create' || (w.verb === 'apply' && !w.before && !w.resourceVersionBefore);
+}
+
+/**
+ * The children to change: created by the controller ({@link createdBy}; `creates`: its ok, non-dry-run writes, in order) in the
  * scratch namespace, still present in the settled state `raw` (normalized as `end`), under a name normalization
  * keeps, whose data field `learned` (paths that differed between the reference runs, "key::path") does not mask.
  */
@@ -63,7 +72,7 @@ export function driftTargets(creates: readonly WriteRecord[], raw: RawEndState, 
   const out: DriftTarget[] = [];
   for (const w of creates) {
     if (out.length >= MAX_DRIFT_TARGETS) break;
-    if (w.verb !== 'create' || w.subresource || w.dryRun || w.outcome !== 'ok' || skipped(w.gvr)) continue;
+    if (!createdBy(w) || w.subresource || w.dryRun || w.outcome !== 'ok' || skipped(w.gvr)) continue;
     if (w.gvr.group === primary.group && w.gvr.resource === primary.resource) continue;
     const name = w.after?.metadata.name ?? w.name;
     if (!raw.namespace || w.namespace !== raw.namespace || !name || w.after?.metadata.generateName) continue;
@@ -90,7 +99,7 @@ export function driftTargets(creates: readonly WriteRecord[], raw: RawEndState, 
 export function createsOutsideScratch(creates: readonly WriteRecord[], scratchNs: string, primary: GroupVersionResource, resourceLabel: (gvr: GroupVersionResource) => string, limit = 3): string[] {
   const names: string[] = [];
   for (const w of creates) {
-    if (w.verb !== 'create' || w.subresource || w.dryRun || w.outcome !== 'ok' || w.gvr.resource === 'events') continue;
+    if (!createdBy(w) || w.subresource || w.dryRun || w.outcome !== 'ok' || w.gvr.resource === 'events') continue;
     if (w.gvr.group === primary.group && w.gvr.resource === primary.resource) continue;
     if ((w.namespace ?? '') === scratchNs) continue;
     const name = w.after?.metadata.name ?? w.name;

@@ -373,6 +373,16 @@ export function goneBeforeQueuedText(key: ObjectKey, namespaced: boolean): strin
   return `the Go controller never queued ${key}: the copy no longer exists, and this check instance never saw it. Something else deleted it or removed its last finalizer — most likely another instance of this controller${namespaced ? ' reconciling every namespace' : ''} (a reconcile-lab run --go or Run Controller… left running, or the controller deployed in the cluster) acting on the scratch copies: stop it (or scope it to its namespaces) and check again`;
 }
 
+/**
+ * Why a check instance that started never queued the copy `key` within its minute, in words. Its manager's cache
+ * watches the scratch namespace whatever the program's cache.Options say (the bridge sets it), so the usual cause is
+ * the controller's own event filter: a predicate that lets through one fixed namespace, name or label (the copy
+ * lives elsewhere), or a label / field selector of its cache for that kind that the copy does not match.
+ */
+export function notQueuedText(key: ObjectKey): string {
+  return `the Go controller did not queue ${key} within 60 s, though its check instance's cache watches the scratch namespace: most likely an event filter of the controller (builder.WithPredicates, WithEventFilter) lets through only a fixed namespace, name or label the copy does not have, or a label or field selector of its cache (cache.Options.ByObject) leaves the copy out; the checks reconcile copies in scratch namespaces, so such a controller cannot be checked this way.`;
+}
+
 async function startGoRun(runner: GoCheckRunner, env: HarnessEnv, namespace: string, hooks: RunHooks): Promise<CheckRun> {
   const target = runner.targetOptions;
   const journal = new Journal({ clock: env.clock, capacity: 20_000 });
@@ -428,7 +438,7 @@ async function startGoRun(runner: GoCheckRunner, env: HarnessEnv, namespace: str
           lookedAt = env.clock.now();
           if (await goneFromServer(env, key)) throw new Error(goneBeforeQueuedText(key, env.primary.namespaced));
         }
-        if (env.clock.now() - start > 60_000) throw new Error(`the Go controller did not queue ${key} within 60 s (does it watch the scratch namespace? Last output:\n${r.launched.failureTail(15).join('\n')})`);
+        if (env.clock.now() - start > 60_000) throw new Error(`${notQueuedText(key)} Last output:\n${r.launched.failureTail(15).join('\n')}`);
         await sleep(env.clock, 50, env.signal);
       }
     }

@@ -37,8 +37,13 @@ export function renderCheckText(r: CheckReport, options: { verbose?: boolean } =
   out.push(`Robustness checks of ${r.resource} with ${reconciler} on ${r.cluster.name}${r.cluster.local ? ' (local control plane)' : ''}; every run used copies in scratch namespaces.`);
   for (const key of r.keys) {
     out.push('', `${key}`);
-    for (const res of r.results.filter((x) => x.key === key)) {
-      out.push(`  ${STATUS_WORD[res.status].padEnd(7)} ${CHECK_TITLES[res.check].padEnd(30)} ${res.message ?? ''} (${seconds(res.durationMs)})`);
+    const ofKey = r.results.filter((x) => x.key === key);
+    for (const [i, res] of ofKey.entries()) {
+      // A reason shared by several checks of the key (its reference run failed: each says so, with the program's last
+      // lines) is printed once; the others point at it.
+      const first = res.status === 'error' && res.message ? ofKey.find((x, j) => j < i && x.status === 'error' && x.message === res.message) : undefined;
+      const message = first ? `the same as ${CHECK_TITLES[first.check]} above` : res.message ?? '';
+      out.push(`  ${STATUS_WORD[res.status].padEnd(7)} ${CHECK_TITLES[res.check].padEnd(30)} ${message} (${seconds(res.durationMs)})`);
     }
     for (const f of r.findings.filter((x) => x.key === key)) out.push('', ...findingText(f, options.verbose ?? false));
   }

@@ -14,7 +14,7 @@ import { referencesNote } from './references.ts';
 import { CheckFootprint, confinementFailure, confinementMessage } from './confinement.ts';
 import { isIdleApply, writeTargetText, writeText } from '../journal/writeText.ts';
 import { deriveSpecMutation, mergeParts, specSchemaOf, type SpecMutationPart } from './specMutation.ts';
-import { createsOutsideScratch, DRIFT_SUFFIX, driftTargets, ownsHint, unownedChildCause } from './drift.ts';
+import { createdBy, createsOutsideScratch, DRIFT_SUFFIX, driftTargets, ownsHint, unownedChildCause } from './drift.ts';
 import { revertPatch } from './revert.ts';
 import { afterDeletion, crashDuringDeletionProblem, deletionCrashPoints, deletionVerdict, failsWhenGoneProblem, goneIndex, orphansAfterDeletion, recoveredAfterGone, orphansProblem, reconcilesAfter, waitUntilGone } from './deletion.ts';
 import { isNotFound } from '../k8s/client.ts';
@@ -918,12 +918,12 @@ const MAX_CHILD_FREEZES = 3;
 
 /**
  * The child kinds of a run, in the order they were first created: the resources of the persisted creates in
- * `namespace` that are not the primary's. The stale-cache check freezes each alone ({@link staleFreezes}).
+ * `namespace` that are not the primary's (a server-side apply that made its object counts: {@link createdBy}). The stale-cache check freezes each alone ({@link staleFreezes}).
  */
 export function createdChildKinds(writes: readonly WriteRecord[], namespace: string, primary: GroupVersionResource): GroupVersionResource[] {
   const out: GroupVersionResource[] = [];
   for (const w of writes) {
-    if (w.verb !== 'create' || w.subresource || w.outcome !== 'ok' || w.dryRun || w.namespace !== namespace) continue;
+    if (!createdBy(w) || w.subresource || w.outcome !== 'ok' || w.dryRun || w.namespace !== namespace) continue;
     if (w.gvr.group === primary.group && w.gvr.resource === primary.resource) continue;
     if (!out.some((o) => o.group === w.gvr.group && o.resource === w.gvr.resource)) out.push(w.gvr);
   }
@@ -1373,12 +1373,14 @@ async function historyTransitions(ctx: KeyContext): Promise<{ transitions: reado
   if (given?.length) return given.some(changesSpec) ? { transitions: given } : { transitions: given, metadataOnly: true };
   const p = ctx.env.primary;
   const skip = (reason: string) => ({ skipped: `no ${desiredField(p)} change to try: ${reason}; give one with ${transitionAdvice(p)}`, reason });
-  // A built-in kind publishes no CRD (a built-in group's CRD read below is a 404, also skipped): the developer says which change matters.
+  // A built-in kind publishes no CRD (a built-in group's CRD read below is a 404, said the same way): the developer says which change matters.
   if (!p.group) return skip(`${p.resource} is a built-in resource`);
   let crd: KubeObject;
   try {
     crd = await ctx.env.client.get(CRDS, undefined, `${p.resource}.${p.group}`, ctx.env.signal);
   } catch (e) {
+    // No CRD of that name: a built-in kind of a named group (deployments.apps, jobs.batch, ingresses.networking.k8s.io).
+    if ((e as { code?: number }).code === 404) return skip(`${p.resource}.${p.group} is a built-in resource (no CustomResourceDefinition defines it)`);
     return skip(`the CustomResourceDefinition ${p.resource}.${p.group} could not be read (${(e as Error).message.split('\n')[0]})`);
   }
   const { namespace, name } = splitKey(ctx.key);

@@ -103,3 +103,17 @@ test('a reproduce line, split as a shell splits it, parses back to the same run 
   assert.ok(g !== 'help');
   assert.deepEqual(g.go, ['go', 'run', './cmd', '--name=a b']);
 });
+
+test('text rendering: a reason several checks of a key share (the reference run failed, with the program\'s last lines) is printed once, the others point at it', () => {
+  const why = 'the reference run failed: the Go controller did not queue rl-check-1/fresh within 60 s … Last output:\nline one\nline two';
+  const res = (check: 'runTwice' | 'convergence' | 'deletion', key: string, message: string) => ({ check, key, status: 'error' as const, message, findings: [], durationMs: 0, parts: [] });
+  const r: CheckReport = {
+    generatedAt: '2026-01-01T00:00:00Z', resource: 'configmaps', reconciler: './bin/manager', reconcilerKind: 'go', cluster: { name: 'reconcile-lab', local: true }, keys: ['ns/a', 'ns/b'], checks: ['runTwice', 'convergence', 'deletion'],
+    results: [res('runTwice', 'ns/a', why), res('convergence', 'ns/a', why), res('deletion', 'ns/a', 'another reason'), res('runTwice', 'ns/b', why)], findings: [], masked: [], notes: [],
+    totals: { keys: 2, checks: 3, passed: 0, failed: 0, skipped: 0, errors: 4, findings: 0 }, durationMs: 2000, parts: [], aborted: false,
+  };
+  const t = renderCheckText(r);
+  assert.equal(t.split('line two').length - 1, 2, 'once per key');
+  assert.match(t, /ERROR\s+Convergence\s+the same as Run twice above \(0\.0 s\)/);
+  assert.match(t, /ERROR\s+Deletion\s+another reason/);
+});

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { dataChange, driftTargets, MAX_DRIFT_TARGETS, ownsHint, unownedChildCause } from '../../../src/core/checks/drift.ts';
+import { createsOutsideScratch, dataChange, driftTargets, MAX_DRIFT_TARGETS, ownsHint, unownedChildCause } from '../../../src/core/checks/drift.ts';
 import { normalizeEndState, type RawEndState } from '../../../src/core/checks/mask.ts';
 import type { WriteRecord } from '../../../src/core/k8s/dynamicClient.ts';
 import type { GroupVersionResource, KubeObject } from '../../../src/core/k8s/objects.ts';
@@ -36,6 +36,18 @@ test('targets: children the controller created in the scratch namespace, in crea
   assert.deepEqual(t[0]!.change, { path: 'data.a', patch: { data: { a: 'one-drifted' } } }, 'the first key in sorted order');
   assert.equal(t[1]!.change, undefined, 'a Secret is only deleted: its data is often written once on purpose');
   assert.equal(t[2]!.change, undefined, 'kinds with server-defaulted fields are only deleted');
+});
+
+test('a child made by server-side apply (client.Apply of an object not there yet) is a target; an apply to an object that was there, or one the apply found already made, is not a create', () => {
+  const widget = obj('w');
+  const svc = obj('w-svc', { spec: { ports: [{ port: 80 }] } });
+  const cm = obj('w-settings', { data: { a: '1' } });
+  const SERVICES: GroupVersionResource = { group: '', version: 'v1', resource: 'services' };
+  const { raw, end } = state([[WIDGETS, widget], [SERVICES, svc], [CM, cm]]);
+  const applied = (gvr: GroupVersionResource, o: KubeObject, more: Partial<WriteRecord> = {}) => create(gvr, o, { verb: 'apply', ...more });
+  const t = driftTargets([applied(SERVICES, svc), applied(CM, cm, { before: cm, resourceVersionBefore: cm.metadata.resourceVersion! })], raw, end, WIDGETS, label, new Set());
+  assert.deepEqual(t.map((x) => x.endKey), ['services/w-svc'], 'the apply that made the Service; not the apply to a ConfigMap that existed before it');
+  assert.deepEqual(createsOutsideScratch([applied(SERVICES, { ...svc, metadata: { ...svc.metadata, namespace: 'elsewhere' } }, { namespace: 'elsewhere' })], NS, WIDGETS, label), ['services elsewhere/w-svc']);
 });
 
 test('not targets: the primary, failed / dry-run / status writes, generateName children, objects gone or elsewhere, events, Jobs and Pods', () => {

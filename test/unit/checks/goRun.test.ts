@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { GoCheckRunner, goContextProblem, runWriteOf, splitGoRun } from '../../../src/core/checks/goRun.ts';
+import { GoCheckRunner, goContextProblem, notQueuedText, runWriteOf, splitGoRun } from '../../../src/core/checks/goRun.ts';
 import { isIdleApply } from '../../../src/core/journal/writeText.ts';
 import { bridgeResourceName } from '../../../src/core/bridge/causes.ts';
 import { realClock } from '../../../src/core/clock.ts';
@@ -160,4 +160,10 @@ test('a selected context other than the kubeconfig\'s current-context is a probl
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+});
+
+test('a copy its check instance never queued: the text names the controller\'s event filter (its cache does watch the scratch namespace), not a question about the namespace', () => {
+  const t = notQueuedText('rl-check-5b50f476/fresh');
+  assert.match(t, /^the Go controller did not queue rl-check-5b50f476\/fresh within 60 s, though its check instance's cache watches the scratch namespace: most likely an event filter of the controller \(builder\.WithPredicates, WithEventFilter\) lets through only a fixed namespace/);
+  assert.doesNotMatch(t, /does it watch/);
 });

@@ -66,6 +66,10 @@ test('createdChildKinds: the kinds of persisted creates in the scratch namespace
     w(TENANTS, { verb: 'update' }), w(SA), w(RQ), w(SA), w(TENANTS), w(DEPLOY, { outcome: 'error' }), w(DEPLOY, { dryRun: true }), w(DEPLOY, { namespace: 'elsewhere' }), w(DEPLOY, { verb: 'patch' }),
   ];
   assert.deepEqual(createdChildKinds(writes, 'rl-check-1', TENANTS).map((g) => g.resource), ['serviceaccounts', 'resourcequotas']);
+  // A server-side apply that made its object (nothing before it) is a create; one to an object that was there is not.
+  const SVC = { ...SA, resource: 'services' };
+  const applies = [w(DEPLOY, { verb: 'apply', resourceVersionBefore: '7' }), w(SVC, { verb: 'apply' }), w(SA)];
+  assert.deepEqual(createdChildKinds(applies, 'rl-check-1', TENANTS).map((g) => g.resource), ['services', 'serviceaccounts']);
 });
 
 test('staleNotBackText: names the stale view, the lagging kind, the difference, the writes; an AlreadyExists is explained as the cache lagging', () => {
