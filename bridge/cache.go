@@ -307,7 +307,8 @@ func (i *bridgeInformer) AddEventHandlerWithOptions(h toolscache.ResourceEventHa
 	return i.Informer.AddEventHandlerWithOptions(&attributing{inner: h, i: i}, o)
 }
 
-// attributing calls the inner handler inside a record of the event on this goroutine.
+// attributing calls the inner handler inside a record of the event on this goroutine; an attached program that is
+// not a check instance never passes a scratch copy's event to it (scratch.go: hub.hidesScratchCopies).
 type attributing struct {
 	inner toolscache.ResourceEventHandler
 	i     *bridgeInformer
@@ -325,6 +326,9 @@ func (i *bridgeInformer) noteRV(ev *informerEvent, deleted bool) {
 }
 
 func (a *attributing) OnAdd(obj any, isInInitialList bool) {
+	if a.i.c.h.hidesScratchCopies() && isScratchCopy(obj) {
+		return
+	}
 	ev := eventFor("add", a.i.resourceName(), a.i.gvk.Kind, obj, isInInitialList, a.i.c.h.clock.Now())
 	a.i.noteRV(ev, false)
 	end := beginEvent(ev)
@@ -333,6 +337,9 @@ func (a *attributing) OnAdd(obj any, isInInitialList bool) {
 }
 
 func (a *attributing) OnUpdate(oldObj, newObj any) {
+	if a.i.c.h.hidesScratchCopies() && isScratchCopy(newObj) {
+		return
+	}
 	if a.i.c.h.check.holdUpdate(a, a.i.resourceName(), oldObj, newObj) {
 		return // withheld by a check (checks.go); release delivers it coalesced
 	}
@@ -349,6 +356,9 @@ func (a *attributing) deliverUpdate(oldObj, newObj any) {
 }
 
 func (a *attributing) OnDelete(obj any) {
+	if a.i.c.h.hidesScratchCopies() && isScratchCopy(obj) {
+		return
+	}
 	o := obj
 	if d, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
 		o = d.Obj

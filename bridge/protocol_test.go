@@ -22,6 +22,7 @@ func TestProtocolConformance(t *testing.T) {
 		Transitions []string                  `json:"transitions"`
 		PlainCause  map[string]any            `json:"plainCause"`
 		Env         map[string]any            `json:"env"`
+		Scratch     map[string]any            `json:"scratch"`
 		Types       map[string]map[string]any `json:"types"`
 		Messages    map[string]map[string]any `json:"messages"`
 	}
@@ -39,6 +40,9 @@ func TestProtocolConformance(t *testing.T) {
 	}
 	if spec.Env["checkNamespace"] != EnvCheckNamespace || spec.Env["checkHoldAfterWrites"] != EnvCheckHoldAfterWrites || spec.Env["checkFreezeCacheAt"] != EnvCheckFreezeCacheAt || spec.Env["checkClusterObject"] != EnvCheckClusterObject || spec.Env["checkFreezeResources"] != EnvCheckFreezeResources {
 		t.Errorf("check env names differ: %v", spec.Env)
+	}
+	if spec.Scratch["namespacePrefix"] != ScratchNamespacePrefix || spec.Scratch["label"] != ScratchLabel {
+		t.Errorf("scratch copies: protocol.json %v, Go %s / %s", spec.Scratch, ScratchNamespacePrefix, ScratchLabel)
 	}
 	if !reflect.DeepEqual(spec.Transitions, TransitionNames[:]) {
 		t.Errorf("transitions: protocol.json %v, Go %v", spec.Transitions, TransitionNames)

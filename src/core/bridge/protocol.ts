@@ -16,6 +16,8 @@
  * error naming the message and the field.
  */
 
+import { SCRATCH_LABEL, SCRATCH_NAMESPACE_PREFIX } from '../checks/scratch.ts';
+
 /** Mirrors bridge/protocol.json (checked by a test). */
 export const PROTOCOL = {
   version: 2,
@@ -44,6 +46,11 @@ export const PROTOCOL = {
     /** A dry-run process: every write through the bridge client is dryRun=All, and one without the bridge client stops (protocol.json "$dryRunOnly"). */
     dryRunOnly: 'RECONCILE_LAB_DRY_RUN_ONLY',
   },
+  /**
+   * The robustness checks' scratch copies (core/checks/scratch.ts): an attached program that is not a check instance
+   * never passes their informer events to its handlers, so its queue never holds their keys.
+   */
+  scratch: { namespacePrefix: SCRATCH_NAMESPACE_PREFIX, label: SCRATCH_LABEL },
   types: {
     Cause: {
       kind: 'string',

@@ -178,13 +178,12 @@ export async function runChecksCommand(
 }
 
 /**
- * The editor's own loops — the built-in loop and every Go controller connected to the views — see the checks' scratch
- * copies too when they watch every namespace (a Go program launched with Run Controller usually does), and reconciling
- * them would spoil what each check compares (a crash the loop completes, a stale view it refreshes). Each one that is
- * running is paused now; the returned function resumes exactly those (call it once, when the checks ended). Keys of
- * scratch objects they queued meanwhile are reconciled after the resume and find their objects gone; a Go
- * controller then forgets them (RemoteController drops the key of an object whose delete it saw once a reconcile
- * of it succeeded), as the built-in loop forgets a gone object's key.
+ * The editor's own loops — the built-in loop and every Go controller connected to the views — must not reconcile the
+ * checks' scratch copies, which would spoil what each check compares (a crash the loop completes, a stale view it
+ * refreshes). Neither queues them: the built-in loop has an event filter (notScratchCopies), and an attached Go program
+ * that is not a check instance drops their informer events before its handlers (bridge/scratch.go). As a second guard
+ * (a program built with an older bridge, which would queue them), each loop that is running is paused now; the returned
+ * function resumes exactly those (call it once, when the checks ended).
  */
 function pauseWhileChecking(lab: ReconcileLab, s: Session): () => void {
   const loops = [s.builtInController, ...lab.go.all.map((r) => r.controller)].filter((c): c is NonNullable<typeof c> => c !== undefined);

@@ -22,6 +22,7 @@ test('the descriptor is bridge/protocol.json: same version, env, types and messa
   assert.deepEqual(PROTOCOL.transitions, json.transitions, 'transition codes differ');
   assert.deepEqual(PROTOCOL.plainCause, json.plainCause, 'the plain cause differs');
   assert.deepEqual(PROTOCOL.env, json.env);
+  assert.deepEqual(PROTOCOL.scratch, json.scratch, 'the scratch copies\' namespace prefix and label differ from core/checks/scratch.ts');
   // The envelope (the "type" field naming each message) is in protocol.json since the Go side wrote it down.
   if (json.envelope !== undefined) assert.deepEqual(PROTOCOL.envelope, json.envelope);
   assert.deepEqual(PROTOCOL.types, json.types, 'types differ: update src/core/bridge/protocol.ts to match bridge/protocol.json');
