@@ -1363,7 +1363,7 @@ func (q *Queue) lockedSnapshot() map[string]any {
 			keys = append(keys, map[string]any{"key": requestKey(k), "state": "ready", "failures": q.limiter.NumRequeues(k), "causes": []Cause{}})
 		}
 	}
-	return map[string]any{"name": q.name, "paused": q.paused, "keys": keys}
+	return map[string]any{"name": q.name, "paused": q.paused, "workersStarted": q.started.Load(), "keys": keys}
 }
 
 // lockedHeldPriority is the priority key is held with (0 when it is not held).

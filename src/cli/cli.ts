@@ -1,5 +1,5 @@
 import { escapeControlChars } from '../core/text/terminal.ts';
-import { realClock } from '../core/clock.ts';
+import { realClock, sleep } from '../core/clock.ts';
 import { DisposableStore, toDisposable, type Disposable } from '../core/lifecycle.ts';
 import { createLogger, formatLogLine, JOURNALED_FIELD, type Logger } from '../core/log.ts';
 import { ApiError, isNotFound } from '../core/k8s/client.ts';
@@ -907,6 +907,13 @@ async function goReport(args: CliArgs, io: CliIo, log: Logger, s: Session, store
         else keys.push(keyOf(o));
       }
       if (outside.length) io.stderr(`reconcile-lab: note: ${outside.length} object(s) left out, outside the cache of ${controller.name} (its manager's cache.Options): ${outside.slice(0, 5).join(', ')}${outside.length > 5 ? ', …' : ''}\n`);
+      // Only what the controller itself would reconcile: a live report persists what each reconcile writes.
+      const queued = await initialQueue(controller);
+      if (queued) {
+        const notQueued = keys.filter((k) => !queued.has(k));
+        keys = keys.filter((k) => queued.has(k));
+        if (notQueued.length) io.stderr(`reconcile-lab: note: ${notQueued.length} object(s) left out: none of ${controller.name}'s watches queued them, though their initial list had them, so its predicates (builder.WithPredicates, WithEventFilter) or event handlers leave them out and, running, it would not reconcile them (name one to reconcile it anyway: report --go <key>): ${notQueued.slice(0, 5).join(', ')}${notQueued.length > 5 ? ', …' : ''}\n`);
+      }
     }
   }
   keys = [...new Set(keys)];
@@ -922,6 +929,25 @@ async function goReport(args: CliArgs, io: CliIo, log: Logger, s: Session, store
   io.stdout(args.json ? renderReportJson(r) + '\n' : renderReportMarkdown(r));
   return r.totals.errors > 0 ? ExitCode.failure : ExitCode.ok;
 }
+
+/**
+ * The keys a Go controller started paused queued by itself, read once its workers started (controller-runtime starts
+ * them after its watches' handlers saw the initial list, see RemoteController.queueSnapshot); undefined when that is
+ * not known within INITIAL_QUEUE_WAIT_MS (workers waiting for leadership) or from this program's bridge (older).
+ */
+async function initialQueue(controller: RemoteController): Promise<Set<string> | undefined> {
+  const deadline = realClock.now() + INITIAL_QUEUE_WAIT_MS;
+  for (;;) {
+    const snap = await controller.queueSnapshot();
+    if (!snap) return undefined;
+    if (snap.workersStarted) return new Set(snap.keys);
+    if (realClock.now() >= deadline) return undefined;
+    await sleep(realClock, 100);
+  }
+}
+
+/** How long `report --go` waits for the controller's workers to start before it reports every object. */
+const INITIAL_QUEUE_WAIT_MS = 60_000;
 
 /** A list of every object of the resource the server refused (RBAC): the same next steps as an informer's. */
 function refusedList(s: Session, namespace: string | undefined, e: ApiError): RefusedListError {

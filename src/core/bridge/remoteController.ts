@@ -603,6 +603,28 @@ export class RemoteController implements Controller {
     return applied ?? this.applySnapshot(reply);
   }
 
+  /**
+   * The process's own view of this controller's queue, read without changing the editor's state: whether its workers
+   * started (controller-runtime starts them once the controller's watches synced and their handlers saw the initial
+   * list) and the keys it holds. So once `workersStarted`, a controller paused from its start holds exactly the keys its
+   * watches queued: an object of its resource that is not among them is one its predicates or event handlers leave
+   * out. Undefined when the process did not answer or its bridge does not tell whether the workers started (older).
+   */
+  async queueSnapshot(): Promise<{ workersStarted: boolean; keys: string[] } | undefined> {
+    let reply: ReplyMessage;
+    try {
+      reply = await this.endpoint.request({ op: 'snapshot', controller: this.name }, { timeoutMs: this.commandTimeoutMs });
+    } catch (e) {
+      this.log.debug('bridge: no snapshot', { error: (e as Error).message });
+      return undefined;
+    }
+    const ctrls = reply.snapshot?.controllers;
+    const snap = Array.isArray(ctrls) ? (ctrls as unknown[]).find((c): c is Record<string, unknown> => isRecord(c) && c.name === this.name) : undefined;
+    if (!reply.ok || !snap || !Array.isArray(snap.keys) || typeof snap.workersStarted !== 'boolean') return undefined;
+    const keys = (snap.keys as unknown[]).flatMap((e) => (isRecord(e) && typeof e.key === 'string' ? [e.key] : []));
+    return { workersStarted: snap.workersStarted, keys };
+  }
+
   /** Rebuilds the queue state from a snapshot reply (see {@link resync}); false when it holds no usable snapshot. */
   private applySnapshot(reply: ReplyMessage): boolean {
     const ctrls = reply.snapshot?.controllers;
