@@ -61,22 +61,6 @@ func maskSecretText(text string, known []string, public ...string) string {
 	})
 }
 
-// secretPublicNames is the name, namespace and generateName in the metadata of the Secrets given as maps (nil
-// skipped): the strings maskSecretText may leave in a message.
-func secretPublicNames(objs ...map[string]any) []string {
-	var out []string
-	for _, o := range objs {
-		if m, ok := o["metadata"].(map[string]any); ok {
-			for _, f := range []string{"name", "namespace", "generateName"} {
-				if s, ok := m[f].(string); ok && s != "" {
-					out = append(out, s)
-				}
-			}
-		}
-	}
-	return out
-}
-
 // secretValues is every string value of the data and stringData maps of the Secrets given as maps (nil skipped).
 func secretValues(objs ...map[string]any) []string {
 	var vals []string

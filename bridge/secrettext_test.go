@@ -79,3 +79,20 @@ func TestMaskSecretTextSharedCases(t *testing.T) {
 		}
 	}
 }
+
+// secretPublicNames is the name, namespace and generateName in the metadata of the Secrets given as maps (nil
+// skipped): the strings maskSecretText may leave in a message, as the shared cases give them (the journal passes the
+// write's own name and namespace).
+func secretPublicNames(objs ...map[string]any) []string {
+	var out []string
+	for _, o := range objs {
+		if m, ok := o["metadata"].(map[string]any); ok {
+			for _, f := range []string{"name", "namespace", "generateName"} {
+				if s, ok := m[f].(string); ok && s != "" {
+					out = append(out, s)
+				}
+			}
+		}
+	}
+	return out
+}
