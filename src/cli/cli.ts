@@ -19,7 +19,7 @@ import { parseCopySpec } from '../core/checks/references.ts';
 import { writeText, writeWarningsText } from '../core/journal/writeText.ts';
 import type { Controller, StepResult } from '../core/controller/controller.ts';
 import type { Reconciler } from '../core/controller/reconcile.ts';
-import { Journal, rvAfterText, writeDeletedText, type JournalEntry } from '../core/journal/journal.ts';
+import { Journal, queueTransitionText, rvAfterText, writeDeletedText, type JournalEntry } from '../core/journal/journal.ts';
 import { WriteIndex, type Writer } from '../core/journal/writeIndex.ts';
 import type { EnqueueReason, ReconcileOutcome } from '../core/controller/keyState.ts';
 import { changesNothing, dryRunReconcile, noWritesText, unchangedWriteNote } from '../core/actions/dryRun.ts';
@@ -1225,7 +1225,7 @@ export function formatEntry(e: JournalEntry, verbose: boolean, writes?: WriteInd
     case 'informer':
       return verbose ? `${t} · ${e.role} ${e.event} ${e.objectKey} rv ${e.resourceVersion ?? '—'} → ${e.enqueued.join(', ') || (e.filteredBy ? `filtered by ${e.filteredBy}` : 'nothing')}` : undefined;
     case 'queue':
-      return verbose ? `${t} · ${e.key ?? '(queue)'} ${e.transition}${e.dueAt !== undefined ? ` (${e.waitKind ?? 'wait'} until ${new Date(e.dueAt).toISOString().slice(11, 23)})` : ''}${e.priority !== undefined ? ` (priority ${e.priority})` : ''}` : undefined;
+      return verbose ? `${t} · ${e.key ?? '(queue)'} ${queueTransitionText(e.transition)}${e.dueAt !== undefined ? ` (${e.waitKind ?? 'wait'} until ${new Date(e.dueAt).toISOString().slice(11, 23)})` : ''}${e.priority !== undefined ? ` (priority ${e.priority})` : ''}` : undefined;
   }
 }
 

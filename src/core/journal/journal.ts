@@ -39,6 +39,19 @@ export interface InformerEntry {
 
 export type QueueTransition = 'queued' | 'deferred' | 'processing' | 'done' | 'requeued' | 'waiting' | 'ready' | 'waitCancelled' | 'reprioritized' | 'shutdown';
 
+/**
+ * A transition as the Event Log and the CLI's `-v` lines say it: the words of the three whose names alone do not tell
+ * a newcomer what happened (the entry's `transition` keeps the name, for filters, exports and `--json`).
+ */
+export function queueTransitionText(t: QueueTransition): string {
+  switch (t) {
+    case 'deferred': return 'added while processing: queued again after this reconcile';
+    case 'waitCancelled': return 'wait cancelled: queued now';
+    case 'reprioritized': return 'priority changed';
+    default: return t;
+  }
+}
+
 /** A work-queue transition of `key` ("deferred": added while processing, it waits for done). */
 export interface QueueEntry {
   kind: 'queue';

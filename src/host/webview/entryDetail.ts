@@ -8,7 +8,7 @@
  * diffs. Long texts are cut at {@link MAX_TEXT} characters (the pane says so).
  */
 import { yamlDiff } from '../../core/actions/objectDiff.ts';
-import { writeDeletedText, type Journal, type JournalEntry } from '../../core/journal/journal.ts';
+import { queueTransitionText, writeDeletedText, type Journal, type JournalEntry } from '../../core/journal/journal.ts';
 import { maskSecret as maskSecretObject, maskSecretBody } from '../../core/k8s/secretMask.ts';
 import { entryKindLabel, type DetailField, type EntryDetailView } from '../../shared/protocol.ts';
 import { formatDuration } from '../views/format.ts';
@@ -69,7 +69,7 @@ function fieldsOf(e: JournalEntry): DetailField[] {
       );
       break;
     case 'queue':
-      f.push(...field('Transition', e.transition), ...field('Waits for', e.waitKind), ...timeField('Due', e.dueAt, e.dueAt !== undefined ? ` (after ${formatDuration(e.dueAt - e.at)})` : ''), ...field('Priority', e.priority !== undefined ? priorityLabel(e.priority) : undefined));
+      f.push(...field('Transition', queueTransitionText(e.transition) === e.transition ? e.transition : `${queueTransitionText(e.transition)} (${e.transition})`), ...field('Waits for', e.waitKind), ...timeField('Due', e.dueAt, e.dueAt !== undefined ? ` (after ${formatDuration(e.dueAt - e.at)})` : ''), ...field('Priority', e.priority !== undefined ? priorityLabel(e.priority) : undefined));
       break;
     case 'reconcileStart':
       f.push(...field('Reconcile', `#${e.attempt}`), ...field('Run by', e.via === 'step' ? 'a step' : 'a worker'), ...field('generation', e.generation), ...field('Priority', e.priority !== undefined ? priorityLabel(e.priority) : undefined));

@@ -4,7 +4,7 @@
  * unit-tested in test/unit/host-free/webview/journalView.test.ts.
  */
 import type { ControlEntry, JournalEntry } from '../../core/journal/journal.ts';
-import { JOURNAL_ENTRY_KINDS, rvAfterText } from '../../core/journal/journal.ts';
+import { JOURNAL_ENTRY_KINDS, queueTransitionText, rvAfterText } from '../../core/journal/journal.ts';
 import { writeTargetText, writeWarningsText } from '../../core/journal/writeText.ts';
 import { startingTrigger, type EnqueueReason } from '../../core/controller/keyState.ts';
 import type { ObjectKey } from '../../core/k8s/keys.ts';
@@ -47,7 +47,7 @@ function summaryOf(e: JournalEntry, writtenBy?: WrittenByLookup): { summary: str
     case 'queue': {
       const due = e.dueAt !== undefined ? ` (${e.waitKind ?? 'wait'}, due in ${formatDuration(e.dueAt - e.at)})` : '';
       const prio = e.priority !== undefined ? ` · ${priorityLabel(e.priority)}` : '';
-      return { summary: `${e.transition}${due}${prio}` };
+      return { summary: `${queueTransitionText(e.transition)}${due}${prio}` };
     }
     case 'reconcileStart': {
       // A cause that this controller's own write made says whose ("…(rv 12, this key's own write)").

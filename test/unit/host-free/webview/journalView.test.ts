@@ -91,7 +91,7 @@ describe('priorities', () => {
     j.append({ kind: 'queue', transition: 'reprioritized', priority: 0, key: 'default/w1' });
     j.append({ kind: 'reconcileStart', triggers: [], attempt: 1, via: 'worker', priority: 10, key: 'default/w1' });
     const rows = j.entries().map((e) => toLogEntryView(e, PRIMARY).summary);
-    assert.deepEqual(rows, ['queued · low priority (-100)', 'reprioritized · priority 0', 'reconcile #1 at priority 10 started: no recorded trigger']);
+    assert.deepEqual(rows, ['queued · low priority (-100)', 'priority changed · priority 0', 'reconcile #1 at priority 10 started: no recorded trigger']);
   });
 });
 
@@ -160,5 +160,20 @@ describe('toLogEntryView: rows of a journal shared by several controllers name t
     const row = toLogEntryView(dry, resourceOf);
     assert.match(row.summary, /^\[planter\] Dry-Run Reconcile \(your action\)/);
     assert.deepEqual([row.key, row.resource], ['ns/fern', 'planters.greenhouse.example.net']);
+  });
+});
+
+describe('toLogEntryView: queue transitions a newcomer cannot read by name are said in words', () => {
+  it('deferred, waitCancelled and reprioritized read as what happened; the entry keeps the name (filters, exports, --json)', () => {
+    const j = createJournal({ clock: new FakeClock(), delivery: 'sync' });
+    const say = (transition: 'deferred' | 'waitCancelled' | 'reprioritized' | 'processing') => {
+      const e = j.append({ kind: 'queue', controller: 'widget', transition, key: 'ns/w1' });
+      assert.equal(e.kind === 'queue' && e.transition, transition);
+      return toLogEntryView(e, PRIMARY).summary;
+    };
+    assert.equal(say('deferred'), 'added while processing: queued again after this reconcile');
+    assert.equal(say('waitCancelled'), 'wait cancelled: queued now');
+    assert.equal(say('reprioritized'), 'priority changed');
+    assert.equal(say('processing'), 'processing', 'a plain word stays as it is');
   });
 });
