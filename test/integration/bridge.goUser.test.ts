@@ -245,32 +245,36 @@ describe('a user-shaped Go controller (two controllers, a cluster-scoped CRD) th
     }
   });
 
-  test('CLI step --go of an object the controller\'s event filter drops (a Harbor labelled fleet.example.io/ignore): a note says only the step queued it; an object its events queue gets none', { timeout: 180_000 }, async () => {
-    const ignored = `cli-ignored-${Date.now().toString(36)}`;
-    const kept = `cli-kept-${Date.now().toString(36)}`;
+  /**
+   * Runs `body` with two fresh Harbors named after `prefix`: one labelled fleet.example.io/ignore (harbor-keeper's
+   * event filter drops it) and one it queues, and the --go command line of the operator; deletes both after.
+   */
+  async function withIgnoredAndKept(prefix: string, body: (ignored: string, kept: string, go: string) => Promise<void>): Promise<void> {
+    const ignored = `${prefix}-ignored-${Date.now().toString(36)}`;
+    const kept = `${prefix}-kept-${Date.now().toString(36)}`;
     await client.create(HARBORS, { ...harbor(ignored, { berths: 1, namespace: 'default' }), metadata: { name: ignored, labels: { 'fleet.example.io/ignore': 'true' } } });
     await client.create(HARBORS, harbor(kept, { berths: 1, namespace: 'default' }));
-    const go = `${bin} --health-probe-bind-address=0 --metrics-bind-address=0`;
     try {
+      await body(ignored, kept, `${bin} --health-probe-bind-address=0 --metrics-bind-address=0`);
+    } finally {
+      await client.delete(HARBORS, undefined, ignored).catch(() => {});
+      await client.delete(HARBORS, undefined, kept).catch(() => {});
+    }
+  }
+
+  test('CLI step --go of an object the controller\'s event filter drops (a Harbor labelled fleet.example.io/ignore): a note says only the step queued it; an object its events queue gets none', { timeout: 180_000 }, async () => {
+    await withIgnoredAndKept('cli', async (ignored, kept, go) => {
       const a = await runCliProcess(['step', ignored, '--kubeconfig', cluster.kubeconfigPath, '--controller', 'harbor-keeper', '--go', go]);
       assert.match(a.stdout, new RegExp(`▶ ${ignored} reconcile, 1st of this key \\(step \\(force\\) from Reconcile Lab\\)`), a.stdout);
       assert.match(a.stderr, new RegExp(`note: ${ignored} was reconciled only because this step named it: none of harbor-keeper's watches queued it, though their initial list had it, so its predicates \\(builder\\.WithPredicates, WithEventFilter\\) or event handlers leave it out`), a.stderr);
       const b = await runCliProcess(['step', kept, '--kubeconfig', cluster.kubeconfigPath, '--controller', 'harbor-keeper', '--go', go]);
       assert.match(b.stdout, new RegExp(`▶ ${kept} reconcile, 1st of this key \\(step \\(force\\) from Reconcile Lab, initial list`), b.stdout);
       assert.doesNotMatch(b.stderr, /reconciled only because this step named it/, b.stderr);
-    } finally {
-      await client.delete(HARBORS, undefined, ignored).catch(() => {});
-      await client.delete(HARBORS, undefined, kept).catch(() => {});
-    }
+    });
   });
 
   test('CLI report --go without keys: an object the controller\'s event filter drops (a Harbor labelled fleet.example.io/ignore) is left out, with a note, so a live report never writes what the running controller would not', { timeout: 180_000 }, async () => {
-    const ignored = `rep-ignored-${Date.now().toString(36)}`;
-    const kept = `rep-kept-${Date.now().toString(36)}`;
-    await client.create(HARBORS, { ...harbor(ignored, { berths: 1, namespace: 'default' }), metadata: { name: ignored, labels: { 'fleet.example.io/ignore': 'true' } } });
-    await client.create(HARBORS, harbor(kept, { berths: 1, namespace: 'default' }));
-    const go = `${bin} --health-probe-bind-address=0 --metrics-bind-address=0`;
-    try {
+    await withIgnoredAndKept('rep', async (ignored, kept, go) => {
       const r = await runCliProcess(['report', '--kubeconfig', cluster.kubeconfigPath, '--controller', 'harbor-keeper', '--go', go, '--dry-run', '--json']);
       // Every Harbor of the cluster is reported (other tests' too, some of which fail on purpose: exit 1).
       assert.ok(r.code === 0 || r.code === 1, r.stderr);
@@ -284,10 +288,7 @@ describe('a user-shaped Go controller (two controllers, a cluster-scoped CRD) th
       const named = await runCliProcess(['report', ignored, '--kubeconfig', cluster.kubeconfigPath, '--controller', 'harbor-keeper', '--go', go, '--dry-run', '--json']);
       assert.equal(named.code, 0, named.stderr);
       assert.deepEqual((JSON.parse(named.stdout) as { entries: Array<{ key: string }> }).entries.map((e) => e.key), [ignored]);
-    } finally {
-      await client.delete(HARBORS, undefined, ignored).catch(() => {});
-      await client.delete(HARBORS, undefined, kept).catch(() => {});
-    }
+    });
   });
 
   test('CLI step --go with --leader-elect and no LeaderElectionNamespace (a kubebuilder main.go run outside the cluster): the failure says why and how to run it', { timeout: 180_000 }, async () => {
