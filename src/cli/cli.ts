@@ -736,7 +736,8 @@ async function check(args: CliArgs, io: CliIo, log: Logger, s: Session, store: D
       if (!(e instanceof ApiError && e.code === 404)) throw e;
       missing.push(k);
       const note = await missingObjectNote(s.client, s.resource, resourceName(s), s.resource.namespaced ? namespace : undefined, name);
-      if (note) why.push(note);
+      const theirs = (await otherControllersKey(s, programOthers.get(s) ?? [], namespace, name, (_, id) => `--resource ${id} checks it`)).slice(2);
+      if (note || theirs) why.push([note, theirs].filter(Boolean).join('; '));
     }
   }
   if (missing.length) throw new UsageError(`no ${resourceName(s)} ${missing.map((k) => `"${k}"`).join(', ')} to check${s.resource.namespaced ? ' (keys are namespace/name)' : ''}; list them with kubectl get ${resourceName(s)}${s.resource.namespaced ? ' -A' : ''}${why.map((w) => `\n  ${w}`).join('')}`);
@@ -998,17 +999,23 @@ async function goInspect(args: CliArgs, io: CliIo, log: Logger, s: Session, stor
   const key = normalizeKey(args.positionals[0]!, s);
   const { object, metadataOnly } = await controller.cachedObject(s.resource, key);
   const r = await inspectKey({ client: s.client, gvr: s.resource, key, cached: object, metadataOnly: metadataOnly === true, goTyped: true });
-  return printInspection(args, io, s, r, { cache: `the Go program's cache (its manager's, which its controllers share)${metadataOnly ? ', metadata only: only metadata is compared' : ''}` });
+  return printInspection(args, io, s, r, { cache: `the Go program's cache (its manager's, which its controllers share)${metadataOnly ? ', metadata only: only metadata is compared' : ''}`, others: otherControllers(store, controller) });
 }
 
-async function printInspection(args: CliArgs, io: CliIo, s: Session, r: InspectResult, o: { cache: string; informerResourceVersion?: string }): Promise<number> {
+/**
+ * Prints (or, with --json, writes as JSON) an inspection. A key found in neither place is an ObjectNotFoundError
+ * naming the object meant when a typo is likely and, with `others` (the `--go` program's other controllers), the one
+ * of their resources that has an object of that name.
+ */
+async function printInspection(args: CliArgs, io: CliIo, s: Session, r: InspectResult, o: { cache: string; informerResourceVersion?: string; others?: readonly ProgramController[] }): Promise<number> {
   const key = r.key;
   if (r.state === 'both-missing') {
     // The object meant, when a typo is likely (as step, dry-run and check say it).
     const { namespace, name } = splitKey(key);
     const note = await missingObjectNote(s.client, s.resource, resourceName(s), s.resource.namespaced ? namespace : undefined, name);
     const meant = note?.match(/\((did you mean [^)]*)\)$|: (namespace .*)$/);
-    throw new ObjectNotFoundError(`${key} not found: no ${resourceName(s)} of that name is in ${o.cache} or on the server${meant ? ` (${meant[1] ?? meant[2]})` : ''}`);
+    const theirs = o.others?.length ? await otherControllersKey(s, o.others, namespace, name, (_, id) => `--resource ${id} inspects it`) : '';
+    throw new ObjectNotFoundError(`${key} not found: no ${resourceName(s)} of that name is in ${o.cache} or on the server${meant ? ` (${meant[1] ?? meant[2]})` : ''}${theirs}`);
   }
   if (args.json) {
     // Secret values masked in the JSON too (a changed one marked), as in the diff.
@@ -1441,10 +1448,11 @@ async function startGoController(args: CliArgs, io: CliIo, log: Logger, s: Sessi
  */
 async function learnResourceFromProgram(args: CliArgs, io: CliIo, log: Logger, s: Session, signal: AbortSignal | undefined): Promise<void> {
   const store = new DisposableStore();
+  let first: RemoteController | undefined;
   try {
     const journal = store.add(new Journal({ clock: realClock, capacity: 100 }));
     // `signal`: Ctrl+C stops the program while it starts (it is not the command's store, which runCli disposes).
-    await startGoController(args, { ...io, stderr: () => {} }, log, s, store, true, journal, false, signal);
+    first = await startGoController(args, { ...io, stderr: () => {} }, log, s, store, true, journal, false, signal);
     if (!args.json && !args.markdown) io.stderr(`reconcile-lab: checking ${resourceName(s)}, the resource of the first controller the program sets up (pass --resource to choose)\n`);
     noteClusterScopedNamespace(io, s.resource, args.namespace); // said to the silenced stderr above
   } catch (e) {
@@ -1453,6 +1461,8 @@ async function learnResourceFromProgram(args: CliArgs, io: CliIo, log: Logger, s
     if (ending && !(e instanceof UsageError) && !(e instanceof GoControllerNotAnnouncedError)) throw new Error(`${(e as Error).message}\n${ending}`);
     throw e;
   } finally {
+    // The others as announced by now (they start beside the first), kept as data: the program stops here.
+    if (first) programOthers.set(s, otherControllers(store, first).map((c) => ({ name: c.name, resourceId: c.resourceId, announcement: { requestType: c.announcement.requestType } })));
     await Promise.allSettled((pendingFlushes.get(store) ?? []).map((f) => f()));
     store.dispose();
   }
@@ -1797,7 +1807,7 @@ async function goDryRun(args: CliArgs, io: CliIo, log: Logger, s: Session, store
  * `others` (the other controllers of a `--go` program), a key whose object is one of another controller's resource
  * (a ConfigMap's key given to the Deployment controller) names that controller and the `--controller` that follows it.
  */
-async function noteMissingKey(io: CliIo, s: Session, key: ObjectKey, others: readonly RemoteController[] = []): Promise<boolean> {
+async function noteMissingKey(io: CliIo, s: Session, key: ObjectKey, others: readonly ProgramController[] = []): Promise<boolean> {
   const { namespace, name } = splitKey(key);
   const note = await missingObjectNote(s.client, s.resource, resourceName(s), s.resource.namespaced ? namespace : undefined, name);
   if (note) io.stderr(`reconcile-lab: note: ${note}${await otherControllersKey(s, others, namespace, name)}; the reconciler runs as for a deleted object\n`);
@@ -1809,7 +1819,7 @@ async function noteMissingKey(io: CliIo, s: Session, key: ObjectKey, others: rea
  * follows it)` when an object of that name is one of the resource another controller of the program reconciles; ""
  * otherwise (or when it cannot be read: a hint, never a failure).
  */
-async function otherControllersKey(s: Session, others: readonly RemoteController[], namespace: string | undefined, name: string): Promise<string> {
+async function otherControllersKey(s: Session, others: readonly ProgramController[], namespace: string | undefined, name: string, follow: (c: ProgramController, id: string) => string = (c) => `--controller ${c.name} follows it`): Promise<string> {
   const mine = resourceName(s);
   for (const c of others) {
     const id = c.resourceId;
@@ -1817,17 +1827,27 @@ async function otherControllersKey(s: Session, others: readonly RemoteController
     const dot = id.indexOf('.');
     const r = findResource(s.served, { group: dot < 0 ? '' : id.slice(dot + 1), name: dot < 0 ? id : id.slice(0, dot) });
     if (!r) continue;
-    const ns = r.namespaced ? namespace : undefined;
-    if (r.namespaced && ns === undefined) continue;
+    // A bare name (the key of a cluster-scoped resource) is taken in the default namespace, as the CLI takes keys.
+    const ns = r.namespaced ? (namespace ?? s.defaultNamespace) : undefined;
     try {
       await s.client.get(r, ns, name);
     } catch {
       continue;
     }
-    return `; ${id} ${keyFor(ns, name)} exists: the resource of the program's controller ${c.name} (--controller ${c.name} follows it)`;
+    return `; ${id} ${keyFor(ns, name)} exists: the resource of the program's controller ${c.name} (${follow(c, id)})`;
   }
   return '';
 }
+
+/** What {@link otherControllersKey} reads of a controller a `--go` program announced (kept after the program stops). */
+type ProgramController = Pick<RemoteController, 'name' | 'resourceId'> & { announcement: Pick<RemoteController['announcement'], 'requestType'> };
+
+/**
+ * The controllers of the `--go` program {@link learnResourceFromProgram} started to learn a command's resource, as
+ * data, besides the first (whose resource the command then uses): a `check` key missing from that resource is named
+ * as one of theirs.
+ */
+const programOthers = new WeakMap<Session, ProgramController[]>();
 
 /** The other controllers the `--go` program of this command announced so far, besides `followed`. */
 function otherControllers(store: DisposableStore, followed: RemoteController): RemoteController[] {

@@ -245,6 +245,28 @@ describe('a user-shaped Go controller (two controllers, a cluster-scoped CRD) th
     }
   });
 
+  test('CLI check --go and inspect --go of a key that is the other controller\'s object: the error names the controller whose resource it is and the --resource that reaches it', { timeout: 240_000 }, async () => {
+    const name = `cli-other-ci-${Date.now().toString(36)}`;
+    await client.create(DEPLOYMENTS, deployment('default', name));
+    try {
+      const go = `${bin} --health-probe-bind-address=0 --metrics-bind-address=0`;
+      // check follows the first controller the program sets up (harbor-keeper: cluster-scoped Harbors); a bare name
+      // of a Deployment in the default namespace is no typo of a Harbor.
+      const check = await runCliProcess(['check', name, '--kubeconfig', cluster.kubeconfigPath, '--go', go]);
+      assert.equal(check.code, 2, check.stderr);
+      assert.match(check.stderr, new RegExp(`no harbors\\.fleet\\.example\\.io "${name}" to check[^\\n]*\\n.*deployments\\.apps default/${name} exists: the resource of the program's controller deployment \\(--resource deployments\\.apps checks it\\)`), check.stderr);
+      // inspect follows the one --controller names: a Deployment's key whose object is the Harbor's name.
+      await client.create(HARBORS, harbor(name, { berths: 1, namespace: 'default' }));
+      await client.delete(DEPLOYMENTS, 'default', name);
+      const inspect = await runCliProcess(['inspect', `default/${name}`, '--kubeconfig', cluster.kubeconfigPath, '--controller', 'deployment', '--go', go]);
+      assert.notEqual(inspect.code, 0, inspect.stderr);
+      assert.match(inspect.stderr, new RegExp(`default/${name} not found: no deployments\\.apps of that name is in the Go program's cache.*; harbors\\.fleet\\.example\\.io ${name} exists: the resource of the program's controller harbor-keeper \\(--resource harbors\\.fleet\\.example\\.io inspects it\\)`), inspect.stderr);
+    } finally {
+      await client.delete(HARBORS, undefined, name).catch(() => {});
+      await client.delete(DEPLOYMENTS, 'default', name).catch(() => {});
+    }
+  });
+
   /**
    * Runs `body` with two fresh Harbors named after `prefix`: one labelled fleet.example.io/ignore (harbor-keeper's
    * event filter drops it) and one it queues, and the --go command line of the operator; deletes both after.
