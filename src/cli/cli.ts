@@ -569,7 +569,7 @@ function normalizeKey(key: string, s: Session): ObjectKey {
     const f = s.followedByDefault;
     const others = f ? f.announced().filter((n) => n !== f.name) : [];
     const followed = f ? ` (the resource of the Go controller ${f.name}, the first the program sets up; --controller ${others.length ? others.join(' or ') : '<name>'} follows another)` : '';
-    if (parts.namespace) throw new UsageError(`${s.resource.resource} is cluster-scoped: use a key without a namespace ("${parts.name}")${followed}`);
+    if (parts.namespace) throw new UsageError(`${resourceName(s)} is cluster-scoped: use a key without a namespace ("${parts.name}")${followed}`);
     return parts.name;
   }
   return keyFor(parts.namespace ?? s.defaultNamespace, parts.name);

@@ -202,7 +202,7 @@ describe('a user-shaped Go controller (two controllers, a cluster-scoped CRD) th
     const byDefault = await runCliProcess(['step', `default/${name}`, '--kubeconfig', cluster.kubeconfigPath, '--go', `${bin} --health-probe-bind-address=0 --metrics-bind-address=0`]);
     assert.equal(byDefault.code, 2, byDefault.stderr);
     assert.match(byDefault.stderr, /controller harbor-keeper \(priority queue\)/, byDefault.stderr);
-    assert.match(byDefault.stderr, new RegExp(`harbors is cluster-scoped: use a key without a namespace \\("${name}"\\) \\(the resource of the Go controller harbor-keeper, the first the program sets up; --controller (deployment|<name>) follows another\\)`), byDefault.stderr);
+    assert.match(byDefault.stderr, new RegExp(`harbors\\.fleet\\.example\\.io is cluster-scoped: use a key without a namespace \\("${name}"\\) \\(the resource of the Go controller harbor-keeper, the first the program sets up; --controller (deployment|<name>) follows another\\)`), byDefault.stderr);
     const widgets = await runCliProcess(['step', '--kubeconfig', cluster.kubeconfigPath, '--resource', 'widgets.lab.reconcile.dev', '--go', `${bin} --health-probe-bind-address=0 --metrics-bind-address=0`]);
     assert.equal(widgets.code, 2, widgets.stderr);
     assert.match(widgets.stderr, /announced (harbor-keeper \(harbors\.fleet\.example\.io\), deployment \(deployments\.apps\)|deployment \(deployments\.apps\), harbor-keeper \(harbors\.fleet\.example\.io\)), but not a controller reconciling widgets\.lab\.reconcile\.dev: pass --resource/, widgets.stderr);
