@@ -1251,9 +1251,12 @@ export function labelOther(line: string, e: JournalEntry, main: string): string 
 
 /** Per-key totals of a `run`, from the journal. */
 export interface KeySummary {
+  /** The key as its controller names it (for a write no reconcile made: the written object's key), never labelled. */
   key: string;
   /** Set when the key belongs to another controller than the one the command runs (a Go program's other controllers). */
   controller?: string;
+  /** Set on the row of writes no reconcile made ({@link OUTSIDE_RECONCILE}): `key` is the written object's. */
+  outsideReconcile?: true;
   reconciles: number;
   writes: number;
   errors: number;
@@ -1271,12 +1274,17 @@ export interface KeySummary {
  */
 export const SUMMARY_KEY_WIDTH = 60;
 
+/** How the text summary names a row: `[controller] key` for another controller's, `[outside a reconcile] key`, else the key. */
+export function summaryLabel(r: KeySummary): string {
+  return r.outsideReconcile ? `${OUTSIDE_RECONCILE} ${r.key}` : r.controller ? `[${r.controller}] ${r.key}` : r.key;
+}
+
 /** Accumulates {@link KeySummary} rows from journal entries. */
 export class RunSummary {
   private readonly keys = new Map<string, KeySummary>();
   /**
    * `main`: the controller the command runs; keys of other controllers (the other controllers of a Go program's
-   * manager) are rows of their own, named `[controller] key` and carrying `controller`.
+   * manager) are rows of their own, carrying `controller` and shown as `[controller] key` ({@link summaryLabel}).
    */
   private readonly main: string | undefined;
   constructor(main?: string) {
@@ -1286,13 +1294,13 @@ export class RunSummary {
     const other = controller !== undefined && this.main !== undefined && controller !== this.main ? controller : undefined;
     const id = other ? `[${other}] ${key}` : key;
     let r = this.keys.get(id);
-    if (!r) this.keys.set(id, (r = { key: id, ...(other ? { controller: other } : {}), reconciles: 0, writes: 0, errors: 0, warnings: 0 }));
+    if (!r) this.keys.set(id, (r = { key, ...(other ? { controller: other } : {}), reconciles: 0, writes: 0, errors: 0, warnings: 0 }));
     return r;
   }
   private outsideRow(objectKey: string): KeySummary {
     const id = `${OUTSIDE_RECONCILE} ${objectKey}`;
     let r = this.keys.get(id);
-    if (!r) this.keys.set(id, (r = { key: id, reconciles: 0, writes: 0, errors: 0, warnings: 0 }));
+    if (!r) this.keys.set(id, (r = { key: objectKey, outsideReconcile: true, reconciles: 0, writes: 0, errors: 0, warnings: 0 }));
     return r;
   }
   add(e: JournalEntry): void {
@@ -1311,8 +1319,18 @@ export class RunSummary {
       if (e.warnings?.length) r.warnings += e.warnings.length;
     } else if (e.kind === 'warning') this.row(e.key, e.controller).warnings++;
   }
+  /** The rows, in the order of their labels ({@link summaryLabel}). */
   rows(): KeySummary[] {
-    return [...this.keys.values()].sort((a, b) => a.key.localeCompare(b.key));
+    return [...this.keys.entries()].sort(([a], [b]) => a.localeCompare(b)).map(([, r]) => r);
+  }
+  /**
+   * The `--json` summary: every row with its key as the controller names it (the other controller in `controller`,
+   * a write no reconcile made flagged `outsideReconcile`), and the keys whose last reconcile failed — a key of the
+   * followed controller as its text, another controller's as `{key, controller}` — so a script reads keys, never
+   * the labels of the text table.
+   */
+  json(): { keys: KeySummary[]; failed: (string | { key: string; controller: string })[] } {
+    return { keys: this.rows(), failed: this.failed().map((r) => (r.controller ? { key: r.key, controller: r.controller } : r.key)) };
   }
   /** Keys whose last reconcile failed (error or terminal). */
   failed(): KeySummary[] {
@@ -1322,14 +1340,14 @@ export class RunSummary {
     const rows = this.rows();
     const total = (f: keyof Pick<KeySummary, 'reconciles' | 'writes' | 'errors' | 'warnings'>) => rows.reduce((n, r) => n + r[f], 0);
     const last = (o?: ReconcileOutcome) => (!o ? '—' : o.kind === 'success' ? 'done' : o.kind === 'requeueAfter' ? `requeue after ${delayText(o.afterMs)}` : o.kind === 'requeue' ? 'requeue (rate-limited)' : `${o.kind}: ${o.message.split('\n')[0]}`);
-    const table = [['key', 'reconciles', 'writes', 'errors', 'warnings', 'last outcome'], ...rows.map((r) => [shortKey(r.key, SUMMARY_KEY_WIDTH), String(r.reconciles), String(r.writes), String(r.errors), String(r.warnings), r.cancelledLast ? `cancelled by the stop${r.lastOutcome ? ` (before: ${last(r.lastOutcome)})` : ''}` : last(r.lastOutcome)])];
+    const table = [['key', 'reconciles', 'writes', 'errors', 'warnings', 'last outcome'], ...rows.map((r) => [shortKey(summaryLabel(r), SUMMARY_KEY_WIDTH), String(r.reconciles), String(r.writes), String(r.errors), String(r.warnings), r.cancelledLast ? `cancelled by the stop${r.lastOutcome ? ` (before: ${last(r.lastOutcome)})` : ''}` : last(r.lastOutcome)])];
     const widths = table[0]!.map((_, i) => Math.max(...table.map((row) => row[i]!.length)));
     const lines = table.map((row) => '  ' + row.map((c, i) => (i === row.length - 1 ? c : c.padEnd(widths[i]!))).join('  '));
     const failed = this.failed();
     return [
       `Summary: ${rows.length} key(s), ${total('reconciles')} reconcile(s), ${total('writes')} write(s), ${total('errors')} error(s), ${total('warnings')} warning(s)`,
       ...lines,
-      failed.length ? `${failed.length} key(s) ended in error: ${failed.map((r) => r.key).join(', ')}` : 'No key ended in error.',
+      failed.length ? `${failed.length} key(s) ended in error: ${failed.map(summaryLabel).join(', ')}` : 'No key ended in error.',
     ].join('\n');
   }
 }
@@ -1992,7 +2010,7 @@ async function run(args: CliArgs, io: CliIo, log: Logger, s: Session, store: Dis
   // The summary, and a non-zero exit when a key's last reconcile failed (a script can tell).
   summarized = true;
   journalWarningsOnStdout.delete(io); // a warning from now on is not printed as a journal line
-  if (args.json) io.stdout(JSON.stringify({ summary: { keys: summary.rows(), failed: summary.failed().map((r) => r.key) } }) + '\n');
+  if (args.json) io.stdout(JSON.stringify({ summary: summary.json() }) + '\n');
   else io.stdout('\n' + summary.render() + '\n');
   return summary.failed().length || programEnded ? ExitCode.failure : ExitCode.ok;
 }
