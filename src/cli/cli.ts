@@ -33,7 +33,7 @@ import { maskSecretPair } from '../core/k8s/secretMask.ts';
 import { BridgeHub } from '../core/bridge/bridgeHub.ts';
 import { RemoteController } from '../core/bridge/remoteController.ts';
 import type { GoProcess } from '../core/bridge/goProcess.ts';
-import { GoControllerNotAnnouncedError, programExitHint, runGoController } from '../core/bridge/runGoController.ts';
+import { everyControllerAnnounced, GoControllerNotAnnouncedError, programExitHint, runGoController } from '../core/bridge/runGoController.ts';
 import { findGoMod, forbiddenCacheList, goLaunchProblem, uninstalledKindProblem, unservedKind } from '../core/bridge/goModule.ts';
 import { PROTOCOL } from '../core/bridge/protocol.ts';
 import { leaseHolderReader } from '../core/bridge/leaseWait.ts';
@@ -888,7 +888,8 @@ async function goReport(args: CliArgs, io: CliIo, log: Logger, s: Session, store
   const custom = controller.announcement.requestType;
   if (custom && !args.positionals.length) throw new UsageError(`the Go controller ${controller.name} reconciles requests of type ${custom}, not objects: name its keys (report --go <key>…, as the views show them)`);
   const namespace = s.resource.namespaced ? args.namespace : undefined;
-  let keys = args.positionals.map((k) => controllerKey(k, s, controller));
+  let keys: ObjectKey[] = [];
+  for (const k of args.positionals) keys.push(await goControllerKey(k, s, controller, store));
   if (!custom) {
     if (keys.length) for (const k of keys) await noteMissingKey(io, s, k, otherControllers(store, controller));
     else {
@@ -995,7 +996,7 @@ async function inspect(args: CliArgs, io: CliIo, log: Logger, s: Session, store:
 async function goInspect(args: CliArgs, io: CliIo, log: Logger, s: Session, store: DisposableStore): Promise<number> {
   const journal = store.add(new Journal({ clock: realClock, capacity: 1_000 }));
   const controller = await startGoController(args, io, log, s, store, true, journal, true);
-  const key = normalizeKey(args.positionals[0]!, s);
+  const key = await goControllerKey(args.positionals[0]!, s, controller, store, true);
   const { object, metadataOnly } = await controller.cachedObject(s.resource, key);
   const r = await inspectKey({ client: s.client, gvr: s.resource, key, cached: object, metadataOnly: metadataOnly === true, goTyped: true });
   return printInspection(args, io, s, r, { cache: `the Go program's cache (its manager's, which its controllers share)${metadataOnly ? ', metadata only: only metadata is compared' : ''}` });
@@ -1784,7 +1785,7 @@ async function labelsFromServer(s: Session, controller: RemoteController, key: O
 /** dry-run --go: the program's own Reconcile runs once for `key` with every write forced to DryRunAll. */
 async function goDryRun(args: CliArgs, io: CliIo, log: Logger, s: Session, store: DisposableStore, given: string): Promise<number> {
   const controller = (await startController(args, io, log, s, store, true, () => {})) as RemoteController;
-  const key = controllerKey(given, s, controller);
+  const key = await goControllerKey(given, s, controller, store);
   await labelsFromServer(s, controller, key);
   // A typo in a key or namespace plans nothing real: say so, as step does.
   const missing = !controller.announcement.requestType && (await noteMissingKey(io, s, key, otherControllers(store, controller)));
@@ -1847,6 +1848,42 @@ async function otherControllersKey(s: Session, others: readonly RemoteController
   return '';
 }
 
+/**
+ * {@link controllerKey} for a command of a `--go` program: a key with a namespace given for a cluster-scoped resource
+ * is refused as there, and when an object of that key is one of the resource another controller of the program
+ * reconciles (a Secret's key while the command follows the program's Tenant controller), the refusal names that
+ * controller and the `--controller` that follows it, rather than only advising to drop the namespace. The program's
+ * other controllers are waited for up to 2 s (they are announced as the manager starts them). `objectKey`: the
+ * command names an object whatever the controller's request type (inspect), so the key is read as one.
+ */
+async function goControllerKey(given: string, s: Session, controller: RemoteController, store: DisposableStore, objectKey = false): Promise<ObjectKey> {
+  try {
+    return objectKey ? normalizeKey(given, s) : controllerKey(given, s, controller);
+  } catch (e) {
+    const { namespace, name } = e instanceof UsageError && !s.resource.namespaced ? keyParts(given) : {};
+    if (namespace === undefined || name === undefined) throw e;
+    const p = goPrograms.get(store);
+    let waited = 0;
+    for (; p && !everyControllerAnnounced(p) && waited < 2_000; waited += 100) await new Promise((r) => setTimeout(r, 100));
+    // The refusal again, now naming the controllers announced meanwhile (`--controller <name>` before them).
+    let refusal = e as Error;
+    if (waited) refusal = catchError(() => (objectKey ? normalizeKey(given, s) : controllerKey(given, s, controller))) ?? refusal;
+    const other = await otherControllersKey(s, otherControllers(store, controller), namespace, name);
+    if (!other) throw refusal;
+    throw new UsageError(`${given}: ${other.slice(2)}; ${refusal.message}`);
+  }
+}
+
+/** The error `f` throws, or undefined when it returns. */
+function catchError(f: () => unknown): Error | undefined {
+  try {
+    f();
+  } catch (e) {
+    return e as Error;
+  }
+  return undefined;
+}
+
 /** The other controllers the `--go` program of this command announced so far, besides `followed`. */
 function otherControllers(store: DisposableStore, followed: RemoteController): RemoteController[] {
   return (goPrograms.get(store)?.controllers ?? []).filter((c) => c !== followed);
@@ -1905,7 +1942,7 @@ async function step(args: CliArgs, io: CliIo, log: Logger, s: Session, store: Di
   // --json: the step's result is the first line, then the journal entries as JSON lines.
   const buffered: JournalEntry[] = [];
   const controller = await startController(args, io, log, s, store, true, args.json ? (e) => void buffered.push(e) : undefined);
-  const key = args.positionals[0] ? controllerKey(args.positionals[0], s, controller) : undefined;
+  const key = args.positionals[0] ? (controller instanceof RemoteController ? await goControllerKey(args.positionals[0], s, controller, store) : controllerKey(args.positionals[0], s, controller)) : undefined;
   if (key && controller instanceof RemoteController) await labelsFromServer(s, controller, key);
   // A typo in a key or namespace reconciles nothing real: say so (still a legitimate step: a deleted object's key).
   const missing = key && !(controller instanceof RemoteController && controller.announcement.requestType) ? await noteMissingKey(io, s, key, controller instanceof RemoteController ? otherControllers(store, controller) : []) : undefined;
