@@ -33,7 +33,7 @@ import { maskSecretPair } from '../core/k8s/secretMask.ts';
 import { BridgeHub } from '../core/bridge/bridgeHub.ts';
 import { RemoteController } from '../core/bridge/remoteController.ts';
 import type { GoProcess } from '../core/bridge/goProcess.ts';
-import { GoControllerNotAnnouncedError, programExitHint, runGoController } from '../core/bridge/runGoController.ts';
+import { everyControllerAnnounced, GoControllerNotAnnouncedError, programExitHint, runGoController } from '../core/bridge/runGoController.ts';
 import { findGoMod, forbiddenCacheList, goLaunchProblem, uninstalledKindProblem, unservedKind } from '../core/bridge/goModule.ts';
 import { PROTOCOL } from '../core/bridge/protocol.ts';
 import { leaseHolderReader } from '../core/bridge/leaseWait.ts';
@@ -569,7 +569,7 @@ function normalizeKey(key: string, s: Session): ObjectKey {
     const f = s.followedByDefault;
     const others = f ? f.announced().filter((n) => n !== f.name) : [];
     const followed = f ? ` (the resource of the Go controller ${f.name}, the first the program sets up; --controller ${others.length ? others.join(' or ') : '<name>'} follows another)` : '';
-    if (parts.namespace) throw new UsageError(`${s.resource.resource} is cluster-scoped: use a key without a namespace ("${parts.name}")${followed}`);
+    if (parts.namespace) throw new UsageError(`${resourceName(s)} is cluster-scoped: use a key without a namespace ("${parts.name}")${followed}`);
     return parts.name;
   }
   return keyFor(parts.namespace ?? s.defaultNamespace, parts.name);
@@ -889,7 +889,8 @@ async function goReport(args: CliArgs, io: CliIo, log: Logger, s: Session, store
   const custom = controller.announcement.requestType;
   if (custom && !args.positionals.length) throw new UsageError(`the Go controller ${controller.name} reconciles requests of type ${custom}, not objects: name its keys (report --go <key>…, as the views show them)`);
   const namespace = s.resource.namespaced ? args.namespace : undefined;
-  let keys = args.positionals.map((k) => controllerKey(k, s, controller));
+  let keys: ObjectKey[] = [];
+  for (const k of args.positionals) keys.push(await goControllerKey(k, s, controller, store));
   if (!custom) {
     if (keys.length) for (const k of keys) await noteMissingKey(io, s, k, otherControllers(store, controller));
     else {
@@ -996,7 +997,7 @@ async function inspect(args: CliArgs, io: CliIo, log: Logger, s: Session, store:
 async function goInspect(args: CliArgs, io: CliIo, log: Logger, s: Session, store: DisposableStore): Promise<number> {
   const journal = store.add(new Journal({ clock: realClock, capacity: 1_000 }));
   const controller = await startGoController(args, io, log, s, store, true, journal, true);
-  const key = normalizeKey(args.positionals[0]!, s);
+  const key = await goControllerKey(args.positionals[0]!, s, controller, store, true);
   const { object, metadataOnly } = await controller.cachedObject(s.resource, key);
   const r = await inspectKey({ client: s.client, gvr: s.resource, key, cached: object, metadataOnly: metadataOnly === true, goTyped: true });
   return printInspection(args, io, s, r, { cache: `the Go program's cache (its manager's, which its controllers share)${metadataOnly ? ', metadata only: only metadata is compared' : ''}`, others: otherControllers(store, controller) });
@@ -1258,9 +1259,12 @@ export function labelOther(line: string, e: JournalEntry, main: string): string 
 
 /** Per-key totals of a `run`, from the journal. */
 export interface KeySummary {
+  /** The key as its controller names it (for a write no reconcile made: the written object's key), never labelled. */
   key: string;
   /** Set when the key belongs to another controller than the one the command runs (a Go program's other controllers). */
   controller?: string;
+  /** Set on the row of writes no reconcile made ({@link OUTSIDE_RECONCILE}): `key` is the written object's. */
+  outsideReconcile?: true;
   reconciles: number;
   writes: number;
   errors: number;
@@ -1278,12 +1282,17 @@ export interface KeySummary {
  */
 export const SUMMARY_KEY_WIDTH = 60;
 
+/** How the text summary names a row: `[controller] key` for another controller's, `[outside a reconcile] key`, else the key. */
+export function summaryLabel(r: KeySummary): string {
+  return r.outsideReconcile ? `${OUTSIDE_RECONCILE} ${r.key}` : r.controller ? `[${r.controller}] ${r.key}` : r.key;
+}
+
 /** Accumulates {@link KeySummary} rows from journal entries. */
 export class RunSummary {
   private readonly keys = new Map<string, KeySummary>();
   /**
    * `main`: the controller the command runs; keys of other controllers (the other controllers of a Go program's
-   * manager) are rows of their own, named `[controller] key` and carrying `controller`.
+   * manager) are rows of their own, carrying `controller` and shown as `[controller] key` ({@link summaryLabel}).
    */
   private readonly main: string | undefined;
   constructor(main?: string) {
@@ -1293,13 +1302,13 @@ export class RunSummary {
     const other = controller !== undefined && this.main !== undefined && controller !== this.main ? controller : undefined;
     const id = other ? `[${other}] ${key}` : key;
     let r = this.keys.get(id);
-    if (!r) this.keys.set(id, (r = { key: id, ...(other ? { controller: other } : {}), reconciles: 0, writes: 0, errors: 0, warnings: 0 }));
+    if (!r) this.keys.set(id, (r = { key, ...(other ? { controller: other } : {}), reconciles: 0, writes: 0, errors: 0, warnings: 0 }));
     return r;
   }
   private outsideRow(objectKey: string): KeySummary {
     const id = `${OUTSIDE_RECONCILE} ${objectKey}`;
     let r = this.keys.get(id);
-    if (!r) this.keys.set(id, (r = { key: id, reconciles: 0, writes: 0, errors: 0, warnings: 0 }));
+    if (!r) this.keys.set(id, (r = { key: objectKey, outsideReconcile: true, reconciles: 0, writes: 0, errors: 0, warnings: 0 }));
     return r;
   }
   add(e: JournalEntry): void {
@@ -1318,8 +1327,18 @@ export class RunSummary {
       if (e.warnings?.length) r.warnings += e.warnings.length;
     } else if (e.kind === 'warning') this.row(e.key, e.controller).warnings++;
   }
+  /** The rows, in the order of their labels ({@link summaryLabel}). */
   rows(): KeySummary[] {
-    return [...this.keys.values()].sort((a, b) => a.key.localeCompare(b.key));
+    return [...this.keys.entries()].sort(([a], [b]) => a.localeCompare(b)).map(([, r]) => r);
+  }
+  /**
+   * The `--json` summary: every row with its key as the controller names it (the other controller in `controller`,
+   * a write no reconcile made flagged `outsideReconcile`), and the keys whose last reconcile failed — a key of the
+   * followed controller as its text, another controller's as `{key, controller}` — so a script reads keys, never
+   * the labels of the text table.
+   */
+  json(): { keys: KeySummary[]; failed: (string | { key: string; controller: string })[] } {
+    return { keys: this.rows(), failed: this.failed().map((r) => (r.controller ? { key: r.key, controller: r.controller } : r.key)) };
   }
   /** Keys whose last reconcile failed (error or terminal). */
   failed(): KeySummary[] {
@@ -1329,14 +1348,14 @@ export class RunSummary {
     const rows = this.rows();
     const total = (f: keyof Pick<KeySummary, 'reconciles' | 'writes' | 'errors' | 'warnings'>) => rows.reduce((n, r) => n + r[f], 0);
     const last = (o?: ReconcileOutcome) => (!o ? '—' : o.kind === 'success' ? 'done' : o.kind === 'requeueAfter' ? `requeue after ${delayText(o.afterMs)}` : o.kind === 'requeue' ? 'requeue (rate-limited)' : `${o.kind}: ${o.message.split('\n')[0]}`);
-    const table = [['key', 'reconciles', 'writes', 'errors', 'warnings', 'last outcome'], ...rows.map((r) => [shortKey(r.key, SUMMARY_KEY_WIDTH), String(r.reconciles), String(r.writes), String(r.errors), String(r.warnings), r.cancelledLast ? `cancelled by the stop${r.lastOutcome ? ` (before: ${last(r.lastOutcome)})` : ''}` : last(r.lastOutcome)])];
+    const table = [['key', 'reconciles', 'writes', 'errors', 'warnings', 'last outcome'], ...rows.map((r) => [shortKey(summaryLabel(r), SUMMARY_KEY_WIDTH), String(r.reconciles), String(r.writes), String(r.errors), String(r.warnings), r.cancelledLast ? `cancelled by the stop${r.lastOutcome ? ` (before: ${last(r.lastOutcome)})` : ''}` : last(r.lastOutcome)])];
     const widths = table[0]!.map((_, i) => Math.max(...table.map((row) => row[i]!.length)));
     const lines = table.map((row) => '  ' + row.map((c, i) => (i === row.length - 1 ? c : c.padEnd(widths[i]!))).join('  '));
     const failed = this.failed();
     return [
       `Summary: ${rows.length} key(s), ${total('reconciles')} reconcile(s), ${total('writes')} write(s), ${total('errors')} error(s), ${total('warnings')} warning(s)`,
       ...lines,
-      failed.length ? `${failed.length} key(s) ended in error: ${failed.map((r) => r.key).join(', ')}` : 'No key ended in error.',
+      failed.length ? `${failed.length} key(s) ended in error: ${failed.map(summaryLabel).join(', ')}` : 'No key ended in error.',
     ].join('\n');
   }
 }
@@ -1776,7 +1795,7 @@ async function labelsFromServer(s: Session, controller: RemoteController, key: O
 /** dry-run --go: the program's own Reconcile runs once for `key` with every write forced to DryRunAll. */
 async function goDryRun(args: CliArgs, io: CliIo, log: Logger, s: Session, store: DisposableStore, given: string): Promise<number> {
   const controller = (await startController(args, io, log, s, store, true, () => {})) as RemoteController;
-  const key = controllerKey(given, s, controller);
+  const key = await goControllerKey(given, s, controller, store);
   await labelsFromServer(s, controller, key);
   // A typo in a key or namespace plans nothing real: say so, as step does.
   const missing = !controller.announcement.requestType && (await noteMissingKey(io, s, key, otherControllers(store, controller)));
@@ -1849,6 +1868,42 @@ type ProgramController = Pick<RemoteController, 'name' | 'resourceId'> & { annou
  */
 const programOthers = new WeakMap<Session, ProgramController[]>();
 
+/**
+ * {@link controllerKey} for a command of a `--go` program: a key with a namespace given for a cluster-scoped resource
+ * is refused as there, and when an object of that key is one of the resource another controller of the program
+ * reconciles (a Secret's key while the command follows the program's Tenant controller), the refusal names that
+ * controller and the `--controller` that follows it, rather than only advising to drop the namespace. The program's
+ * other controllers are waited for up to 2 s (they are announced as the manager starts them). `objectKey`: the
+ * command names an object whatever the controller's request type (inspect), so the key is read as one.
+ */
+async function goControllerKey(given: string, s: Session, controller: RemoteController, store: DisposableStore, objectKey = false): Promise<ObjectKey> {
+  try {
+    return objectKey ? normalizeKey(given, s) : controllerKey(given, s, controller);
+  } catch (e) {
+    const { namespace, name } = e instanceof UsageError && !s.resource.namespaced ? keyParts(given) : {};
+    if (namespace === undefined || name === undefined) throw e;
+    const p = goPrograms.get(store);
+    let waited = 0;
+    for (; p && !everyControllerAnnounced(p) && waited < 2_000; waited += 100) await new Promise((r) => setTimeout(r, 100));
+    // The refusal again, now naming the controllers announced meanwhile (`--controller <name>` before them).
+    let refusal = e as Error;
+    if (waited) refusal = catchError(() => (objectKey ? normalizeKey(given, s) : controllerKey(given, s, controller))) ?? refusal;
+    const other = await otherControllersKey(s, otherControllers(store, controller), namespace, name);
+    if (!other) throw refusal;
+    throw new UsageError(`${given}: ${other.slice(2)}; ${refusal.message}`);
+  }
+}
+
+/** The error `f` throws, or undefined when it returns. */
+function catchError(f: () => unknown): Error | undefined {
+  try {
+    f();
+  } catch (e) {
+    return e as Error;
+  }
+  return undefined;
+}
+
 /** The other controllers the `--go` program of this command announced so far, besides `followed`. */
 function otherControllers(store: DisposableStore, followed: RemoteController): RemoteController[] {
   return (goPrograms.get(store)?.controllers ?? []).filter((c) => c !== followed);
@@ -1907,7 +1962,7 @@ async function step(args: CliArgs, io: CliIo, log: Logger, s: Session, store: Di
   // --json: the step's result is the first line, then the journal entries as JSON lines.
   const buffered: JournalEntry[] = [];
   const controller = await startController(args, io, log, s, store, true, args.json ? (e) => void buffered.push(e) : undefined);
-  const key = args.positionals[0] ? controllerKey(args.positionals[0], s, controller) : undefined;
+  const key = args.positionals[0] ? (controller instanceof RemoteController ? await goControllerKey(args.positionals[0], s, controller, store) : controllerKey(args.positionals[0], s, controller)) : undefined;
   if (key && controller instanceof RemoteController) await labelsFromServer(s, controller, key);
   // A typo in a key or namespace reconciles nothing real: say so (still a legitimate step: a deleted object's key).
   const missing = key && !(controller instanceof RemoteController && controller.announcement.requestType) ? await noteMissingKey(io, s, key, controller instanceof RemoteController ? otherControllers(store, controller) : []) : undefined;
@@ -2012,7 +2067,7 @@ async function run(args: CliArgs, io: CliIo, log: Logger, s: Session, store: Dis
   // The summary, and a non-zero exit when a key's last reconcile failed (a script can tell).
   summarized = true;
   journalWarningsOnStdout.delete(io); // a warning from now on is not printed as a journal line
-  if (args.json) io.stdout(JSON.stringify({ summary: { keys: summary.rows(), failed: summary.failed().map((r) => r.key) } }) + '\n');
+  if (args.json) io.stdout(JSON.stringify({ summary: summary.json() }) + '\n');
   else io.stdout('\n' + summary.render() + '\n');
   return summary.failed().length || programEnded ? ExitCode.failure : ExitCode.ok;
 }

@@ -202,10 +202,30 @@ describe('a user-shaped Go controller (two controllers, a cluster-scoped CRD) th
     const byDefault = await runCliProcess(['step', `default/${name}`, '--kubeconfig', cluster.kubeconfigPath, '--go', `${bin} --health-probe-bind-address=0 --metrics-bind-address=0`]);
     assert.equal(byDefault.code, 2, byDefault.stderr);
     assert.match(byDefault.stderr, /controller harbor-keeper \(priority queue\)/, byDefault.stderr);
-    assert.match(byDefault.stderr, new RegExp(`harbors is cluster-scoped: use a key without a namespace \\("${name}"\\) \\(the resource of the Go controller harbor-keeper, the first the program sets up; --controller (deployment|<name>) follows another\\)`), byDefault.stderr);
+    assert.match(byDefault.stderr, new RegExp(`harbors\\.fleet\\.example\\.io is cluster-scoped: use a key without a namespace \\("${name}"\\) \\(the resource of the Go controller harbor-keeper, the first the program sets up; --controller (deployment|<name>) follows another\\)`), byDefault.stderr);
     const widgets = await runCliProcess(['step', '--kubeconfig', cluster.kubeconfigPath, '--resource', 'widgets.lab.reconcile.dev', '--go', `${bin} --health-probe-bind-address=0 --metrics-bind-address=0`]);
     assert.equal(widgets.code, 2, widgets.stderr);
     assert.match(widgets.stderr, /announced (harbor-keeper \(harbors\.fleet\.example\.io\), deployment \(deployments\.apps\)|deployment \(deployments\.apps\), harbor-keeper \(harbors\.fleet\.example\.io\)), but not a controller reconciling widgets\.lab\.reconcile\.dev: pass --resource/, widgets.stderr);
+  });
+
+  test('CLI --go: a namespaced key given while the cluster-scoped controller is followed, of an object another controller of the program reconciles, names that controller', { timeout: 180_000 }, async () => {
+    const ns = await createNamespace(cluster.transport, 'go-user-other');
+    try {
+      await client.create(DEPLOYMENTS, deployment(ns, 'shipyard'));
+      // step, dry-run, inspect and report each read the key the same way; inspect and step stand for them.
+      for (const command of ['step', 'inspect']) {
+        const r = await runCliProcess([command, `${ns}/shipyard`, '--kubeconfig', cluster.kubeconfigPath, '--controller', 'harbor-keeper', '--go', `${bin} --health-probe-bind-address=0 --metrics-bind-address=0`]);
+        assert.equal(r.code, 2, r.stderr);
+        assert.match(r.stderr, new RegExp(`${ns}/shipyard: deployments\\.apps ${ns}/shipyard exists: the resource of the program's controller deployment \\(--controller deployment follows it\\); harbors\\.fleet\\.example\\.io is cluster-scoped: use a key without a namespace \\("shipyard"\\)`), r.stderr);
+      }
+      // A key of nothing the program reconciles keeps the plain refusal, naming the other controller once announced.
+      const none = await runCliProcess(['step', `${ns}/nothing`, '--kubeconfig', cluster.kubeconfigPath, '--go', `${bin} --health-probe-bind-address=0 --metrics-bind-address=0`]);
+      assert.equal(none.code, 2, none.stderr);
+      assert.match(none.stderr, /harbors\.fleet\.example\.io is cluster-scoped: use a key without a namespace \("nothing"\) \(the resource of the Go controller harbor-keeper, the first the program sets up; --controller deployment follows another\)/, none.stderr);
+      assert.doesNotMatch(none.stderr, /exists: the resource/, none.stderr);
+    } finally {
+      await cluster.transport.json({ method: 'DELETE', path: `/api/v1/namespaces/${ns}` }).catch(() => undefined);
+    }
   });
 
   test('CLI step --go with --resource as a kind (Kind.group, as without --go): the controller reconciling the resolved resource is followed', { timeout: 180_000 }, async () => {

@@ -81,6 +81,24 @@ test('launcher: a program that panics behind a long goroutine dump: its failure 
   p.dispose();
 });
 
+test('launcher: a program that refuses a flag (Go flag package, then its usage): its failure tail starts with the refusal', async () => {
+  // What a kubebuilder main prints for `--go "./bin/manager --bogus"`: the refusal, "Usage of …:", then two lines per flag.
+  const goFlag = 'echo "flag provided but not defined: -bogus"; echo "Usage of /tmp/manager:"; i=0; while [ $i -lt 20 ]; do echo "  -flag$i"; echo "    \tusage $i"; i=$((i+1)); done; exit 2';
+  const p = launchProcess({ command: 'sh', args: ['-c', goFlag] }, { clock: realClock, bridgeEnv: {} });
+  await p.exited;
+  const t = p.failureTail(15);
+  assert.equal(t.length, 15);
+  assert.deepEqual(t.slice(0, 2), ['flag provided but not defined: -bogus', '…']);
+  assert.equal(t.at(-1), '    \tusage 19');
+  p.dispose();
+  // spf13/pflag (operator-sdk, cobra) says it its way.
+  const pflag = 'echo "unknown flag: --bogus"; i=0; while [ $i -lt 30 ]; do echo "      --flag$i   usage"; i=$((i+1)); done; exit 1';
+  const q = launchProcess({ command: 'sh', args: ['-c', pflag] }, { clock: realClock, bridgeEnv: {} });
+  await q.exited;
+  assert.equal(q.failureTail(15)[0], 'unknown flag: --bogus');
+  q.dispose();
+});
+
 test('launcher: when the owner dies without cleaning up (SIGKILL), the watchdog kills the program group', async () => {
   const launcher = resolve(import.meta.dirname, '../../src/core/bridge/launcher.ts');
   const clock = resolve(import.meta.dirname, '../../src/core/clock.ts');

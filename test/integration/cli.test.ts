@@ -417,7 +417,7 @@ describe('reconcile-lab CLI against a real kube-apiserver', () => {
       assert.deepEqual((await c.get(gvr, undefined, 'allow.egress-to-db.v2')).status, { phase: 'Enforced' });
       const namespaced = await cli(['step', 'default/allow.egress-to-db.v2', ...args]);
       assert.equal(namespaced.code, 2);
-      assert.match(namespaced.stderr, /is cluster-scoped: use a key without a namespace \("allow\.egress-to-db\.v2"\)/);
+      assert.match(namespaced.stderr, new RegExp(`policies\\.${group.replace(/\./g, '\\.')} is cluster-scoped: use a key without a namespace \\("allow\\.egress-to-db\\.v2"\\)`), 'the resource named as --resource names it');
       const rep = await cli(['report', ...args, '-n', ns, '--dry-run', '--json']);
       assert.equal(rep.code, 0, rep.stderr);
       assert.match(rep.stderr, new RegExp(`policies\\.${group.replace(/\./g, '\\.')} is cluster-scoped: --namespace ${ns} does not apply`));

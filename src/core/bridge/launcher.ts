@@ -212,7 +212,10 @@ export class LaunchedProcess implements Disposable {
   private watchdog: Disposable | undefined;
   private readonly lines: string[] = [];
   private readonly keepLines: number;
-  /** The program's first `panic:` / `fatal error:` line, kept even once it scrolled out of {@link lines}. */
+  /**
+   * The program's first `panic:` / `fatal error:` line, or the first line of Go's `flag` (or spf13/pflag) package
+   * refusing a command-line flag, kept even once it scrolled out of {@link lines}.
+   */
   private firstFatal: string | undefined;
   private readonly clock: Clock;
   private readonly killGraceMs: number;
@@ -307,8 +310,10 @@ export class LaunchedProcess implements Disposable {
 
   /**
    * The last `n` lines of output for a failure: when the program printed a Go `panic:` or `fatal error:` line that
-   * is not among them (a goroutine dump follows it: a stack overflow's runs to hundreds of lines), that line first,
-   * then `…`, then the last `n - 2` lines, so the cause is always shown.
+   * is not among them (a goroutine dump follows it: a stack overflow's runs to hundreds of lines), or a flag
+   * package's refusal of a flag (`flag provided but not defined: -x`, followed by the usage of every flag: a
+   * kubebuilder `main` prints some 25 lines of them), that line first, then `…`, then the last `n - 2` lines, so the
+   * cause is always shown.
    */
   failureTail(n: number): string[] {
     const tail = this.lines.slice(-n);
@@ -392,8 +397,13 @@ export class LaunchedProcess implements Disposable {
   }
 }
 
-/** A Go runtime's first line about a crash: `panic: …` (also `panic: … [recovered]`) or `fatal error: …`. */
-const FATAL_LINE = /^(panic: |fatal error: )/;
+/**
+ * A Go runtime's first line about a crash: `panic: …` (also `panic: … [recovered]`) or `fatal error: …`; or the line
+ * with which Go's `flag` package (`flag provided but not defined: -x`, `invalid value "v" for flag -x: …`,
+ * `invalid boolean value "v" for -x: …`, `flag needs an argument: -x`, `bad flag syntax: …`) or spf13/pflag
+ * (`unknown flag: --x`, `unknown shorthand flag: 'x' in -x`, `invalid argument "v" for "--x" flag: …`) refuses a command line before printing the usage.
+ */
+const FATAL_LINE = /^(panic: |fatal error: |flag provided but not defined: |invalid (boolean )?value "|invalid argument "|flag needs an argument: |bad flag syntax: |unknown (shorthand )?flag: )/;
 
 /** How long {@link LaunchedProcess.exited} waits after the exit for the program's output pipes to close. */
 const OUTPUT_DRAIN_MS = 500;

@@ -184,8 +184,15 @@ test('run of a Go program with several controllers: the other controllers\' line
   s.add(mine);
   s.add(other);
   s.add(entry({ kind: 'reconcileEnd', key: 'rotterdam', controller: 'deployment', durationMs: 1, outcome: { kind: 'success' } }));
-  assert.deepEqual(s.rows().map((r) => [r.key, r.controller, r.reconciles]), [['[deployment] rotterdam', 'deployment', 1], ['[deployment] shop/web', 'deployment', 1], ['rotterdam', undefined, 1]]);
-  assert.deepEqual(s.failed().map((r) => r.key), ['[deployment] shop/web']);
+  assert.deepEqual(s.rows().map((r) => [r.key, r.controller, r.reconciles]), [['rotterdam', 'deployment', 1], ['shop/web', 'deployment', 1], ['rotterdam', undefined, 1]]);
+  assert.match(s.render(), /\n {2}\[deployment\] rotterdam +1 .*\n {2}\[deployment\] shop\/web +1 .*\n {2}rotterdam +1 /);
+  assert.match(s.render(), /1 key\(s\) ended in error: \[deployment\] shop\/web$/);
+  // --json: keys as the controllers name them (a script can use them), the controller apart; never the text's label.
+  const json = JSON.parse(JSON.stringify(s.json())) as { keys: { key: string; controller?: string }[]; failed: unknown[] };
+  assert.deepEqual(json.keys.map((r) => [r.key, r.controller]), [['rotterdam', 'deployment'], ['shop/web', 'deployment'], ['rotterdam', undefined]]);
+  assert.deepEqual(json.failed, [{ key: 'shop/web', controller: 'deployment' }]);
+  s.add(entry({ kind: 'reconcileEnd', key: 'amsterdam', controller: 'harbor-keeper', durationMs: 1, outcome: { kind: 'error', message: 'boom' } }));
+  assert.deepEqual(s.json().failed, [{ key: 'shop/web', controller: 'deployment' }, 'amsterdam'], "the followed controller's failed keys stay plain texts");
   assert.equal(labelOther('12:00 ■ rotterdam done', mine, 'harbor-keeper'), '12:00 ■ rotterdam done');
   assert.equal(labelOther('12:00 ■ shop/web ✗ error', other, 'harbor-keeper'), '[deployment] 12:00 ■ shop/web ✗ error');
 });
@@ -197,7 +204,9 @@ test("run of a Go program: a write no reconcile made (a Runnable's, an unwrapped
   s.add(outside);
   s.add(inside);
   s.add(entry({ kind: 'reconcileEnd', key: 'shop/creds', controller: 'secret', durationMs: 1, outcome: { kind: 'success' } }));
-  assert.deepEqual(s.rows().map((r) => [r.key, r.reconciles, r.writes]), [['[outside a reconcile] shop/heartbeat', 0, 1], ['shop/creds', 1, 1]]);
+  assert.deepEqual(s.rows().map((r) => [r.key, r.outsideReconcile, r.reconciles, r.writes]), [['shop/heartbeat', true, 0, 1], ['shop/creds', undefined, 1, 1]]);
+  assert.match(s.render(), /\n {2}\[outside a reconcile\] shop\/heartbeat +0 +1 /);
+  assert.deepEqual(s.json().keys.map((r) => [r.key, r.outsideReconcile]), [['shop/heartbeat', true], ['shop/creds', undefined]]);
   assert.equal(labelOther('12:00   ✎ create configmaps shop/heartbeat', outside, 'secret'), '[outside a reconcile] 12:00   ✎ create configmaps shop/heartbeat');
   assert.equal(labelOther('12:00   ✎ update secrets shop/creds', inside, 'secret'), '12:00   ✎ update secrets shop/creds');
 });
