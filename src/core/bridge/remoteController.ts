@@ -630,9 +630,9 @@ export class RemoteController implements Controller {
     const ctrls = reply.snapshot?.controllers;
     const snap = Array.isArray(ctrls) ? (ctrls as unknown[]).find((c): c is Record<string, unknown> => isRecord(c) && c.name === this.name) : undefined;
     if (!reply.ok || !snap || !Array.isArray(snap.keys)) return false;
-    // Keys the messages already showed queued (the initial list's adds usually arrive before the reply) were
-    // journaled then: the rebuild sets their state again without a second "queued" entry.
-    const wasQueued = new Set(this.queued.keys());
+    // Keys the messages already showed queued or processing (the initial list's adds usually arrive before the
+    // reply) were journaled then: the rebuild sets their state again without a second "queued" entry.
+    const wasQueued = new Set([...this.queued.keys(), ...this.processing]);
     this.clearQueueState();
     if (typeof snap.paused === 'boolean') this.pausedValue = snap.paused;
     for (const e of snap.keys as unknown[]) {
@@ -643,7 +643,7 @@ export class RemoteController implements Controller {
       if ((this.keys.get(key)?.reasons.length ?? 0) === 0) for (const c of causes) this.keys.addReason(key, reasonOfCause(c), false);
       const priority = typeof e.priority === 'number' ? e.priority : undefined;
       if (e.state === 'processing') {
-        this.markQueued(key, priority);
+        this.markQueued(key, priority, !wasQueued.has(key));
         this.queued.delete(key);
         this.processing.add(key);
         this.keys.onQueueEvent({ type: 'get', item: key });
