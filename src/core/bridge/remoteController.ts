@@ -630,6 +630,9 @@ export class RemoteController implements Controller {
     const ctrls = reply.snapshot?.controllers;
     const snap = Array.isArray(ctrls) ? (ctrls as unknown[]).find((c): c is Record<string, unknown> => isRecord(c) && c.name === this.name) : undefined;
     if (!reply.ok || !snap || !Array.isArray(snap.keys)) return false;
+    // Keys the messages already showed queued or processing (the initial list's adds usually arrive before the
+    // reply) were journaled then: the rebuild sets their state again without a second "queued" entry.
+    const wasQueued = new Set([...this.queued.keys(), ...this.processing]);
     this.clearQueueState();
     if (typeof snap.paused === 'boolean') this.pausedValue = snap.paused;
     for (const e of snap.keys as unknown[]) {
@@ -640,12 +643,12 @@ export class RemoteController implements Controller {
       if ((this.keys.get(key)?.reasons.length ?? 0) === 0) for (const c of causes) this.keys.addReason(key, reasonOfCause(c), false);
       const priority = typeof e.priority === 'number' ? e.priority : undefined;
       if (e.state === 'processing') {
-        this.markQueued(key, priority);
+        this.markQueued(key, priority, !wasQueued.has(key));
         this.queued.delete(key);
         this.processing.add(key);
         this.keys.onQueueEvent({ type: 'get', item: key });
       } else if (e.state === 'ready') {
-        this.markQueued(key, priority);
+        this.markQueued(key, priority, !wasQueued.has(key));
       } else if (e.state === 'waiting' && typeof e.dueAt === 'number') {
         const kind: WaitKind = causes[causes.length - 1]?.kind === 'backoff' ? 'backoff' : 'requeueAfter';
         this.keys.expectWait(key, kind === 'backoff' ? { kind, attempt: this.failures.get(key) ?? 0 } : { kind, afterMs: Math.max(0, e.dueAt - this.clock.now()) });
@@ -942,7 +945,13 @@ export class RemoteController implements Controller {
   }
 
   /** The key is ready in the remote queue (or, while it is processing, will be again after done). */
-  private markQueued(key: ObjectKey, priority: number | undefined): void {
+  /**
+   * Marks a key queued (or, while it is processing, queued again for after it) with the add's priority: the queue
+   * order takes the highest priority the key was added with, and on the priority queue its key state carries it too
+   * (the views' `low priority (-100)` of an initial-list add). `journal` false: the state is rebuilt for a key whose
+   * "queued" entry is already in the journal (a snapshot).
+   */
+  private markQueued(key: ObjectKey, priority: number | undefined, journal = true): void {
     if (this.processing.has(key)) {
       if (!this.dirty.has(key)) {
         this.dirty.add(key);
@@ -953,10 +962,14 @@ export class RemoteController implements Controller {
     }
     const had = this.queued.has(key);
     const p = priority ?? 0;
-    this.queued.set(key, had ? Math.max(p, this.queued.get(key)!) : p);
+    const next = had ? Math.max(p, this.queued.get(key)!) : p;
+    this.queued.set(key, next);
+    const prio = this.info.priorityQueue ? { priority: next } : {};
     if (!had) {
-      this.keys.onQueueEvent({ type: 'add', item: key, queued: true });
-      this.queueEntry(key, 'queued');
+      this.keys.onQueueEvent({ type: 'add', item: key, queued: true, ...prio });
+      if (journal) this.queueEntry(key, 'queued');
+    } else if (this.info.priorityQueue && this.keys.get(key)?.priority !== next) {
+      this.keys.onQueueEvent({ type: 'priority', item: key, priority: next });
     }
   }
 

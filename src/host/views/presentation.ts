@@ -363,7 +363,8 @@ export function finalizersOf(obj: KubeObject, resource?: string): string[] {
 /**
  * An object at a glance: Terminating (deletionTimestamp age) with its
  * finalizers, generation vs observedGeneration, the Ready condition and its
- * queue state (when the loop reconciles this resource).
+ * queue state (when the loop reconciles this resource), or, for a key that waits for
+ * nothing after a failed reconcile, `terminal error (not retried)` / `last reconcile failed` with the error icon.
  */
 export function presentObject(obj: KubeObject, key: KeyState | undefined, now: number, convergence?: KeyConvergence, resource?: string): ObjectPresentation {
   const meta = obj.metadata;
@@ -399,9 +400,13 @@ export function presentObject(obj: KubeObject, key: KeyState | undefined, now: n
     parts.push(ready.status === 'True' ? 'Ready' : ready.status === 'False' ? `Not Ready${ready.reason ? ` (${ready.reason})` : ''}` : 'Ready Unknown');
     tooltip.push({ label: 'Ready', value: conditionText(ready) + (ready.message ? `: ${ready.message}` : '') });
   }
+  // An idle key whose last reconcile failed: nothing is queued, so the queue part is empty, yet the object is not
+  // fine. A terminal error is not retried until an event queues the key again; say so, as the Work Queue row does.
+  const failedIdle = key?.phase === 'idle' && (key.lastOutcome?.kind === 'error' || key.lastOutcome?.kind === 'terminal') ? key.lastOutcome.kind : undefined;
   if (key) {
     const q = queueSummary(key, now);
     if (q) parts.push(q);
+    if (failedIdle) parts.push(failedIdle === 'terminal' ? 'terminal error (not retried)' : 'last reconcile failed');
     if (key.lastError && (key.phase === 'backoff' || key.lastOutcome?.kind === 'error' || key.lastOutcome?.kind === 'terminal')) {
       tooltip.push({ label: 'Last error', value: key.lastError });
     }
@@ -420,7 +425,7 @@ export function presentObject(obj: KubeObject, key: KeyState | undefined, now: n
   let icon: IconSpec;
   if (key?.phase === 'processing') icon = { id: 'sync~spin' };
   else if (terminating) icon = { id: 'trash', color: 'list.warningForeground' };
-  else if (key?.phase === 'backoff') icon = { id: 'error', color: 'list.errorForeground' };
+  else if (key?.phase === 'backoff' || failedIdle) icon = { id: 'error', color: 'list.errorForeground' };
   else if (convergence?.state === 'flapping') icon = FLAPPING_ICON;
   else if (ready?.status === 'False') icon = { id: 'error', color: 'list.errorForeground' };
   else if (ready && ready.status !== 'True') icon = { id: 'question', color: 'list.warningForeground' };

@@ -744,3 +744,36 @@ test('a key whose object was deleted is forgotten once its reconcile succeeded a
   reconcile('rl-check-1/w', 'r5');
   assert.equal(c.keyState('rl-check-1/w')?.phase, 'idle');
 });
+
+test('an initial-list add keeps its priority in the key state (the views read low priority (-100)); not on the client-go queue', () => {
+  const { c, q } = setup();
+  q('ns/low', 'added', { priority: -100, causes: [{ kind: 'informer', event: 'add', objectKey: 'ns/low', initial: true, at: 1 }] });
+  assert.equal(c.keyState('ns/low')?.priority, -100);
+  q('ns/low', 'added', { priority: 0, causes: [informer('ns/low', '7', 2)] });
+  assert.equal(c.keyState('ns/low')?.priority, 0, 'a later add at a higher priority raises it, as the queue does');
+  const plain = setup({ priorityQueue: false });
+  plain.q('ns/a', 'added', { priority: 0, causes: [informer('ns/a', '3', 1)] });
+  assert.equal(plain.c.keyState('ns/a')?.priority, undefined, 'the client-go queue has no priorities');
+});
+
+test('resync after the initial list: a key the messages already showed queued is not journaled "queued" a second time', async () => {
+  const { c, q, sent, journal } = setup();
+  q('ns/a', 'added', { priority: -100, causes: [{ kind: 'informer', event: 'add', objectKey: 'ns/a', initial: true, at: 1 }] });
+  q('ns/p', 'added', { causes: [informer('ns/p', '4', 1)] });
+  q('ns/p', 'processing');
+  const done = c.resync();
+  await flushMicrotasks();
+  sent[0]!.reply({ ok: true, snapshot: { dropped: 0, controllers: [{ name: 'widget', paused: true, keys: [
+    { key: 'ns/a', state: 'ready', failures: 0, priority: -100, causes: [] },
+    { key: 'ns/b', state: 'ready', failures: 0, priority: -100, causes: [] },
+    { key: 'ns/p', state: 'processing', failures: 0, priority: 0, causes: [] },
+  ] }] } });
+  assert.equal(await done, true);
+  const queued = (key: string) => journal.entries().filter((e: JournalEntry) => e.kind === 'queue' && e.key === key && e.transition === 'queued').length;
+  assert.equal(queued('ns/a'), 1);
+  assert.equal(queued('ns/b'), 1, 'a key only the snapshot names is journaled once');
+  assert.equal(queued('ns/p'), 1, 'nor a key it showed processing');
+  assert.equal(c.keyState('ns/p')?.phase, 'processing');
+  assert.deepEqual(new Set(c.snapshot().queue), new Set(['ns/a', 'ns/b']));
+  assert.equal(c.keyState('ns/b')?.priority, -100);
+});

@@ -184,6 +184,19 @@ describe('presentObject', () => {
     assert.equal(b.description, 'backoff 2 · retry in 20ms');
     assert.ok(b.tooltip.some((l) => l.label === 'Last error' && l.value === 'boom'));
   });
+  it('marks an idle key whose last reconcile failed (a terminal error is not retried), as the Work Queue row does', () => {
+    const t = presentObject(widget(), key({ reconciles: 2, lastError: 'bad schedule', lastOutcome: { kind: 'terminal', message: 'bad schedule' } }), NOW);
+    assert.equal(t.description, 'terminal error (not retried)');
+    assert.equal(t.icon.id, 'error');
+    assert.ok(t.tooltip.some((l) => l.label === 'Last error' && l.value === 'bad schedule'));
+    assert.equal(presentKey(key({ reconciles: 2, lastError: 'bad schedule', lastOutcome: { kind: 'terminal', message: 'bad schedule' } }), NOW).icon.id, 'error', 'the same icon in both views');
+    const e = presentObject(widget(), key({ reconciles: 1, lastError: 'boom', lastOutcome: { kind: 'error', message: 'boom' } }), NOW);
+    assert.equal(e.description, 'last reconcile failed');
+    assert.equal(e.icon.id, 'error');
+    // A later success clears it; an error whose retry is queued reads as the queue state alone.
+    assert.equal(presentObject(widget(), key({ reconciles: 3, lastError: 'boom', lastOutcome: { kind: 'success' } }), NOW).description, '');
+    assert.equal(presentObject(widget(), key({ phase: 'queued', requeues: 1, lastError: 'boom', lastOutcome: { kind: 'error', message: 'boom' } }), NOW).description, 'queued · 1 failure');
+  });
 });
 
 describe('presentCondition', () => {
