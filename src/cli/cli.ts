@@ -16,7 +16,7 @@ import { stripManagedFields } from '../core/cache/sharedIndexInformer.ts';
 import { onInitialListRefused, refusedListMessage, type ScopedInformer } from '../core/cache/refusedList.ts';
 import { controllerBuilder } from '../core/controller/builder.ts';
 import { parseCopySpec } from '../core/checks/references.ts';
-import { writeText, writeWarningsText } from '../core/journal/writeText.ts';
+import { deleteFoundGone, writeText, writeWarningsText } from '../core/journal/writeText.ts';
 import type { Controller, StepResult } from '../core/controller/controller.ts';
 import type { Reconciler } from '../core/controller/reconcile.ts';
 import { Journal, queueTransitionText, rvAfterText, writeDeletedText, type JournalEntry } from '../core/journal/journal.ts';
@@ -1225,7 +1225,7 @@ export function formatEntry(e: JournalEntry, verbose: boolean, writes?: WriteInd
     }
     case 'write':
       // Neither resourceVersion known (a Go Delete of an object built by name, a create that failed): no "rv — → —".
-      return oneEntry(`${t}   ✎ ${writeText(e)}${e.resourceVersionBefore === undefined && e.resourceVersionAfter === undefined && !e.deleted ? '' : ` rv ${e.resourceVersionBefore ?? '—'} → ${rvAfterText(e, '—')}`}${noChange(e)}${e.dryRun ? ' (dry-run)' : ''}${e.error ? ` FAILED ${e.error}` : ''}${e.warnings?.length ? ` ⚠ ${writeWarningsText(e.warnings)}` : ''}`);
+      return oneEntry(`${t}   ✎ ${writeText(e)}${e.resourceVersionBefore === undefined && e.resourceVersionAfter === undefined && !e.deleted ? '' : ` rv ${e.resourceVersionBefore ?? '—'} → ${rvAfterText(e, '—')}`}${noChange(e)}${e.dryRun ? ' (dry-run)' : ''}${e.error ? (deleteFoundGone(e) ? ` not found (already gone): ${e.error}` : ` FAILED ${e.error}`) : ''}${e.warnings?.length ? ` ⚠ ${writeWarningsText(e.warnings)}` : ''}`);
     case 'warning':
       return oneEntry(`${t} ⚠ ${e.message}`);
     case 'control':

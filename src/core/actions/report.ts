@@ -13,7 +13,7 @@ import { canExplain } from '../reconcilers/explain.ts';
 import { createReconcileContext } from './context.ts';
 import { noWritesText, plannedActions, resourceLabel } from './dryRun.ts';
 import { yamlDiff } from './objectDiff.ts';
-import { writeText, writeWarningsText } from '../journal/writeText.ts';
+import { deleteFoundGone, writeText, writeWarningsText } from '../journal/writeText.ts';
 import { describeOutcome, runOnce, type ReconcileOutcome } from './runOnce.ts';
 
 export interface ReportAction {
@@ -251,12 +251,9 @@ export function noChangeText(a: Pick<ReportAction, 'verb' | 'dryRun'>): string {
   return a.verb === 'apply' ? `${was} (a server-side apply, sent with the whole intent on every pass: the server stored nothing)` : `${was} (a write on every pass; compare before writing)`;
 }
 
-/**
- * A delete the server answered NotFound: the object was gone already, which a reconciler that deletes idempotently
- * ignores (`client.IgnoreNotFound`), so the report does not call it a failure.
- */
+/** {@link deleteFoundGone} of a report action (its error only counts when it failed). */
 function alreadyGone(a: ReportAction): boolean {
-  return a.outcome === 'error' && a.verb === 'delete' && /\bnot ?found\b|\b404\b/i.test(a.error ?? '');
+  return a.outcome === 'error' && deleteFoundGone(a);
 }
 
 /** The report as Markdown: a summary table, then one section per object. */

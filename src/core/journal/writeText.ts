@@ -32,6 +32,21 @@ export function writeText(w: { readonly verb: string; readonly resource: string;
 }
 
 /**
+ * Whether a failed write is a delete the server answered NotFound: the object was gone already, which a reconciler
+ * that deletes idempotently ignores (`client.IgnoreNotFound`, a module's 404), so no view calls it a failure (the
+ * reconcile's own outcome says whether the reconciler did). Read from the error text: a journal entry keeps no status
+ * code.
+ */
+export function deleteFoundGone(w: { readonly verb: string; readonly error?: string | undefined }): boolean {
+  return w.verb === 'delete' && w.error !== undefined && /\bnot ?found\b|\b404\b/i.test(w.error);
+}
+
+/** How a failed write's error reads after the write: "failed: …", or "not found (already gone): …" ({@link deleteFoundGone}). */
+export function writeErrorText(w: { readonly verb: string; readonly error?: string | undefined }): string {
+  return `${deleteFoundGone(w) ? 'not found (already gone)' : 'failed'}: ${w.error ?? 'error'}`;
+}
+
+/**
  * Whether a write that changed nothing (resourceVersion unchanged) is an idle server-side apply, which neither the
  * run-twice check nor convergence counts as a wasted write: a server-side apply (`client.Apply`,
  * `Patch(…, client.Apply)`, a module's `apply`) is meant to send the whole intent on every pass — the server merges it, stores nothing when nothing differs and sends no watch event, so comparing

@@ -5,7 +5,7 @@
  */
 import type { ControlEntry, JournalEntry } from '../../core/journal/journal.ts';
 import { JOURNAL_ENTRY_KINDS, queueTransitionText, rvAfterText } from '../../core/journal/journal.ts';
-import { writeTargetText, writeWarningsText } from '../../core/journal/writeText.ts';
+import { deleteFoundGone, writeErrorText, writeTargetText, writeWarningsText } from '../../core/journal/writeText.ts';
 import { startingTrigger, type EnqueueReason } from '../../core/controller/keyState.ts';
 import type { ObjectKey } from '../../core/k8s/keys.ts';
 import type { LogEntryView, LogFilter, LogLevelView } from '../../shared/protocol.ts';
@@ -26,7 +26,7 @@ function levelOf(e: JournalEntry): LogLevelView {
     case 'warning':
       return 'warn';
     case 'write':
-      return e.error ? 'error' : e.warnings?.length ? 'warn' : 'info';
+      return e.error && !deleteFoundGone(e) ? 'error' : e.warnings?.length ? 'warn' : 'info';
     case 'reconcileEnd':
       return e.outcome.kind === 'error' || e.outcome.kind === 'terminal' ? 'error' : e.outcome.kind === 'cancelled' ? 'warn' : 'info';
     default:
@@ -65,7 +65,7 @@ function summaryOf(e: JournalEntry, writtenBy?: WrittenByLookup): { summary: str
     case 'write': {
       const target = `${resourceIdFromGvrString(e.resource)} ${writeTargetText(e.objectKey, e.subresource)}`;
       const rv = e.resourceVersionBefore || e.resourceVersionAfter ? ` rv ${e.resourceVersionBefore ?? '∅'}→${rvAfterText(e, '∅')}` : '';
-      return { summary: `${e.verb} ${target}${rv}${e.dryRun ? ' (dry-run)' : ''}${e.error ? ` failed: ${e.error}` : ''}${e.warnings?.length ? ` — ${writeWarningsText(e.warnings)}` : ''}` };
+      return { summary: `${e.verb} ${target}${rv}${e.dryRun ? ' (dry-run)' : ''}${e.error ? ` ${writeErrorText(e)}` : ''}${e.warnings?.length ? ` — ${writeWarningsText(e.warnings)}` : ''}` };
     }
     case 'warning':
       return { summary: `${e.code}: ${e.message}`, ...(e.details ? { detail: JSON.stringify(e.details) } : {}) };

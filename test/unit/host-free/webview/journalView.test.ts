@@ -67,6 +67,20 @@ describe('toLogEntryView', () => {
     const plain = toLogEntryView(j.recordWrite({ verb: 'update', gvr: { group: '', version: 'v1', resource: 'configmaps' }, namespace: 'default', name: 'c', dryRun: false }), PRIMARY);
     assert.equal(plain.level, 'info');
   });
+
+  it('a delete the server answered NotFound reads "not found (already gone)", not an error row; any other failed write stays one', () => {
+    const j = createJournal({ clock: new FakeClock(), delivery: 'sync' });
+    const cm = { group: '', version: 'v1', resource: 'configmaps' };
+    const gone = toLogEntryView(j.recordWrite({ verb: 'delete', gvr: cm, namespace: 'default', name: 'c', dryRun: false, error: 'configmaps "c" not found' }), PRIMARY);
+    assert.equal(gone.summary, 'delete configmaps default/c not found (already gone): configmaps "c" not found');
+    assert.equal(gone.level, 'info');
+    const refused = toLogEntryView(j.recordWrite({ verb: 'delete', gvr: cm, namespace: 'default', name: 'c', dryRun: false, error: 'configmaps "c" is forbidden' }), PRIMARY);
+    assert.equal(refused.summary, 'delete configmaps default/c failed: configmaps "c" is forbidden');
+    assert.equal(refused.level, 'error');
+    const update = toLogEntryView(j.recordWrite({ verb: 'update', gvr: cm, namespace: 'default', name: 'c', dryRun: false, error: 'configmaps "c" not found' }), PRIMARY);
+    assert.equal(update.summary, 'update configmaps default/c failed: configmaps "c" not found');
+    assert.equal(update.level, 'error');
+  });
 });
 
 describe('exportJsonLines', () => {
