@@ -92,14 +92,18 @@ export async function runOnce(o: RunOnceOptions): Promise<RunOnceResult> {
 export function describeDryRunOutcome(o: ReconcileOutcome): string {
   switch (o.kind) {
     case 'error':
-      return `error (a real reconcile is retried with backoff): ${o.error}`;
     case 'terminal':
-      return `terminal error (a real reconcile is not retried): ${o.error}`;
+      return `${dryRunFailureHead(o)}: ${o.error}`;
     case 'requeueAfter':
       return `requeue after ${delayText(o.requeueAfterMs)}${o.reason ? ` (${o.reason})` : ''} (a real reconcile waits that long, then runs again)`;
     default:
       return describeOutcome(o);
   }
+}
+
+/** {@link describeDryRunOutcome} of a failed pass without its error text (which a view may show apart, verbatim). */
+export function dryRunFailureHead(o: { kind: 'error' | 'terminal' }): string {
+  return o.kind === 'error' ? 'error (a real reconcile is retried with backoff)' : 'terminal error (a real reconcile is not retried)';
 }
 
 /**

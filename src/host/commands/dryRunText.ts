@@ -1,6 +1,6 @@
 import { changesNothing, noWritesText, unchangedWriteNote } from '../../core/actions/dryRun.ts';
 import type { ReconcileOutcome } from '../../core/actions/runOnce.ts';
-import { describeDryRunOutcome } from '../../core/actions/runOnce.ts';
+import { describeDryRunOutcome, dryRunFailureHead } from '../../core/actions/runOnce.ts';
 import { writeTargetText, writeWarningsText } from '../../core/journal/writeText.ts';
 import { escapeMarkdown as md, fence } from '../../core/text/markdown.ts';
 import { delayText } from '../../core/text/duration.ts';
@@ -59,7 +59,12 @@ export function renderDryRun(v: DryRunView): string {
   } else {
     out.push('Every write was sent with dryRun=All: the server validated and answered, nothing was stored.', '');
   }
-  out.push('## Outcome', '', `${md(describeDryRunOutcome(v.outcome))}${v.durationMs !== undefined ? ` (the reconcile took ${delayText(v.durationMs)})` : ''}`, '');
+  const took = v.durationMs !== undefined ? ` (the reconcile took ${delayText(v.durationMs)})` : '';
+  const o = v.outcome;
+  // An error (a panic's stack, a file:line) is shown verbatim in a block: escaped, it would read "backup\_controller.go\:61"
+  // in the document's source, and fenced it can become neither a link nor HTML in a preview either.
+  if (o.kind === 'error' || o.kind === 'terminal') out.push('## Outcome', '', `${md(dryRunFailureHead(o))}${took}:`, '', fence('text', o.error), '');
+  else out.push('## Outcome', '', `${md(describeDryRunOutcome(o))}${took}`, '');
   out.push(`## Planned writes (${v.writes.length})`, '');
   if (v.writes.length === 0) {
     // Only a pass that ended done found the state as desired; a failed one may have failed before its first write.

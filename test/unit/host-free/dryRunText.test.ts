@@ -37,6 +37,11 @@ test('renderDryRun: text from the cluster or the reconciler cannot become a link
 test('renderDryRun: no writes — idempotent when done, the failure otherwise; an exec program is warned about', () => {
   assert.match(renderDryRun({ ...base, writes: [], outcome: { kind: 'done' } }), /## Planned writes \(0\)\n\nNone: the observed state already matches the desired state \(idempotent pass\)\./);
   assert.match(renderDryRun({ ...base, writes: [], outcome: { kind: 'error', error: 'boom' } }), /## Planned writes \(0\)\n\nNone before it failed/);
+  // A failed pass's error (a panic's location, Go identifiers) verbatim in a fenced block, not escaped text.
+  const panic = 'panic: boom [recovered]: goroutine 7 [running]:\nmain.(*BackupReconciler).Reconcile\n\t/src/backup_controller.go:61 +0x1d';
+  const failed = renderDryRun({ ...base, writes: [], outcome: { kind: 'terminal', error: panic }, durationMs: 3 });
+  assert.ok(failed.includes(`## Outcome\n\nterminal error (a real reconcile is not retried) (the reconcile took 3 ms):\n\n\`\`\`text\n${panic}\n\`\`\`\n`), failed);
+  assert.doesNotMatch(failed, /\\[_*:]/);
   const exec = renderDryRun({ ...base, reconciler: 'exec:./r.sh', exec: true, writes: [], outcome: { kind: 'done' } });
   assert.match(exec, /\*\*Warning:\*\* this is an exec reconciler/);
   assert.match(exec, /None through Reconcile Lab's client/);
