@@ -1337,8 +1337,11 @@ export class RunSummary {
    * followed controller as its text, another controller's as `{key, controller}` — so a script reads keys, never
    * the labels of the text table.
    */
-  json(): { keys: KeySummary[]; failed: (string | { key: string; controller: string })[] } {
-    return { keys: this.rows(), failed: this.failed().map((r) => (r.controller ? { key: r.key, controller: r.controller } : r.key)) };
+  json(): { keys: KeySummary[]; failed: string[]; failedOther?: { key: string; controller: string }[] } {
+    // One type per list: the followed controller's failed keys as texts, another controller's with its name apart.
+    const failed = this.failed();
+    const other = failed.flatMap((r) => (r.controller ? [{ key: r.key, controller: r.controller }] : []));
+    return { keys: this.rows(), failed: failed.filter((r) => !r.controller).map((r) => r.key), ...(other.length ? { failedOther: other } : {}) };
   }
   /** Keys whose last reconcile failed (error or terminal). */
   failed(): KeySummary[] {

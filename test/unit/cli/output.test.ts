@@ -188,11 +188,12 @@ test('run of a Go program with several controllers: the other controllers\' line
   assert.match(s.render(), /\n {2}\[deployment\] rotterdam +1 .*\n {2}\[deployment\] shop\/web +1 .*\n {2}rotterdam +1 /);
   assert.match(s.render(), /1 key\(s\) ended in error: \[deployment\] shop\/web$/);
   // --json: keys as the controllers name them (a script can use them), the controller apart; never the text's label.
-  const json = JSON.parse(JSON.stringify(s.json())) as { keys: { key: string; controller?: string }[]; failed: unknown[] };
+  const json = JSON.parse(JSON.stringify(s.json())) as { keys: { key: string; controller?: string }[]; failed: unknown[]; failedOther?: unknown[] };
   assert.deepEqual(json.keys.map((r) => [r.key, r.controller]), [['rotterdam', 'deployment'], ['shop/web', 'deployment'], ['rotterdam', undefined]]);
-  assert.deepEqual(json.failed, [{ key: 'shop/web', controller: 'deployment' }]);
+  assert.deepEqual([json.failed, json.failedOther], [[], [{ key: 'shop/web', controller: 'deployment' }]]);
   s.add(entry({ kind: 'reconcileEnd', key: 'amsterdam', controller: 'harbor-keeper', durationMs: 1, outcome: { kind: 'error', message: 'boom' } }));
-  assert.deepEqual(s.json().failed, [{ key: 'shop/web', controller: 'deployment' }, 'amsterdam'], "the followed controller's failed keys stay plain texts");
+  assert.deepEqual([s.json().failed, s.json().failedOther], [['amsterdam'], [{ key: 'shop/web', controller: 'deployment' }]], "the followed controller's failed keys stay plain texts, one type per list");
+  assert.equal('failedOther' in new RunSummary('x').json(), false, 'no failedOther without another controller\'s failure');
   assert.equal(labelOther('12:00 ■ rotterdam done', mine, 'harbor-keeper'), '12:00 ■ rotterdam done');
   assert.equal(labelOther('12:00 ■ shop/web ✗ error', other, 'harbor-keeper'), '[deployment] 12:00 ■ shop/web ✗ error');
 });
