@@ -669,9 +669,16 @@ export class RemoteController implements Controller {
     return Promise.reject(new Error(`${this.endpoint.description} is not connected: run it again (Run Controller…, or F5 for a debug session)`));
   }
 
-  /** Pauses the remote queue (a remote controller is stopped by stopping its process). */
+  /**
+   * Pauses the remote queue (a remote controller is stopped by stopping its process). Journaled as the `stop` it
+   * was asked for, with what it does, not as a `pause` nobody asked for.
+   */
   stop(): Promise<void> {
-    this.pause();
+    if (this.pausedValue) return Promise.resolve();
+    this.pausedValue = true;
+    this.journal.append({ kind: 'control', action: 'stop', controller: this.name, detail: 'queue paused: a Go program stops with its process' });
+    this.statusChanged();
+    this.fire('pause');
     return Promise.resolve();
   }
 

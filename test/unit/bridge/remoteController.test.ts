@@ -777,3 +777,15 @@ test('resync after the initial list: a key the messages already showed queued is
   assert.deepEqual(new Set(c.snapshot().queue), new Set(['ns/a', 'ns/b']));
   assert.equal(c.keyState('ns/b')?.priority, -100);
 });
+
+test('stop() of a running Go controller pauses its queue (the process ends it) and is journaled as the stop it was asked for, not as a pause', async () => {
+  const { c, journal, sent } = setup({ paused: false });
+  await c.stop();
+  await flushMicrotasks();
+  const controls = journal.entries().filter((e) => e.kind === 'control');
+  assert.deepEqual(controls.map((e) => e.kind === 'control' && [e.action, e.detail]), [['start', 'Go process 7 (./cmd)'], ['stop', 'queue paused: a Go program stops with its process']]);
+  assert.deepEqual(sent.map((s) => s.cmd.op), ['pause']);
+  assert.equal(c.status().paused, true);
+  await c.stop();
+  assert.equal(journal.entries().filter((e) => e.kind === 'control').length, 2, 'a second stop journals nothing');
+});
