@@ -379,7 +379,7 @@ export type TimelineEntryType =
    */
   | 'stopped';
 
-/** One journal entry as the timeline needs it: a key, a time, a type and a one-line label. */
+/** One journal entry as the timeline needs it: a key (and its controller), a time, a type and a one-line label. */
 export interface TimelineEntryView {
   readonly seq: number;
   readonly time: number;
@@ -393,7 +393,12 @@ export interface TimelineEntryView {
   readonly wait?: 'backoff' | 'requeueAfter';
   readonly dryRun?: boolean;
   readonly error?: boolean;
-  /** The controller of a queue or reconcile entry, and of a `stopped` one (the built-in loop's name, a Go controller's). */
+  /**
+   * The controller the entry belongs to (the built-in loop's name, a Go controller's): the timeline's lane is one key
+   * of one controller, so two controllers' entries of the same key go on two lanes. Absent for an entry of no
+   * controller (a person's action, a write made on their behalf): it goes on the key's lane a controller's entry last
+   * went to. A `stopped` entry's ends that controller's intervals.
+   */
   readonly controller?: string;
 }
 

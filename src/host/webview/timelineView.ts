@@ -1,5 +1,5 @@
 /**
- * Maps journal entries to timeline entries (one lane per key). Pure (no
+ * Maps journal entries to timeline entries (one lane per key of each controller). Pure (no
  * `vscode`), unit-tested in test/unit/host-free/webview/timelineModel.test.ts.
  */
 import type { JournalEntry } from '../../core/journal/journal.ts';
@@ -13,7 +13,9 @@ import { toLogEntryView } from './journalView.ts';
  * summaries, so a mark reads like its row.
  */
 export function toTimelineEntries(e: JournalEntry, primaryResource: string | undefined): TimelineEntryView[] {
-  const controller = 'controller' in e && e.controller !== undefined ? { controller: e.controller } : {};
+  // Every entry names its controller (its lane is that controller's lane of the key), but a person's own actions and
+  // the writes made on their behalf ("reconcile-lab"): those go on the key's lane of the controller last seen.
+  const controller = e.controller !== undefined && !isPersonController(e.controller) ? { controller: e.controller } : {};
   // A queue that shut down (Stop, a Go program that exited or disconnected) ends its keys' open intervals.
   if (e.key === undefined && ((e.kind === 'queue' && e.transition === 'shutdown') || (e.kind === 'control' && e.action === 'stop'))) {
     return [{ seq: e.seq, time: e.at, key: '', type: 'stopped', label: toLogEntryView(e, primaryResource).summary, ...controller }];
@@ -22,7 +24,7 @@ export function toTimelineEntries(e: JournalEntry, primaryResource: string | und
   if (e.kind === 'informer' && e.filteredBy === SCRATCH_COPY_FILTER) return [];
   const key = e.key ?? (e.kind === 'informer' ? (e.enqueued[0] ?? (e.role === 'primary' ? e.objectKey : undefined)) : undefined);
   if (key === undefined) return [];
-  const base = { seq: e.seq, time: e.at, key, label: toLogEntryView(e, primaryResource).summary, ...(e.kind === 'queue' || e.kind === 'reconcileStart' || e.kind === 'reconcileEnd' ? controller : {}) };
+  const base = { seq: e.seq, time: e.at, key, label: toLogEntryView(e, primaryResource).summary, ...controller };
   switch (e.kind) {
     case 'informer':
       return [{ ...base, type: 'event' }];
@@ -54,6 +56,11 @@ export function toTimelineEntries(e: JournalEntry, primaryResource: string | und
     case 'warning':
       return [{ ...base, type: 'warning' }];
   }
+}
+
+/** Whether `controller` is a person's (Reconcile Lab acting for them: "reconcile-lab", the CLI's "reconcile-lab …"), no controller's. */
+function isPersonController(controller: string): boolean {
+  return controller === 'reconcile-lab' || controller.startsWith('reconcile-lab ');
 }
 
 /** Every timeline entry of `entries`, in order. */

@@ -1,5 +1,6 @@
 /**
- * The Timeline webview: one lane per key over time, drawn on a canvas.
+ * The Timeline webview: one lane per key of each controller over time, drawn on a canvas (a lane's label names its
+ * controller while lanes of several controllers are shown: model.ts).
  *
  * Rules this file keeps: it talks to the host only through
  * `src/shared/protocol.ts`; nothing from the cluster becomes markup (lanes and
@@ -60,7 +61,12 @@ let vp: Viewport = { start: Date.now() - 60_000, msPerPx: viewState.msPerPx ?? 1
 /** Host clock minus ours, so "now" is the host's (open spans end there, follow keeps it at the right edge). */
 let hostOffset = 0;
 let scrollY = 0;
+/** The key the host focused (Show Timeline on a key): its lanes (one per controller) are highlighted. */
 let focusKey: string | undefined;
+/** The lane (its id) a click on its label or the keyboard cursor focused: it alone is highlighted. */
+let focusLane: string | undefined;
+/** Whether `lane` is highlighted: the focused lane, else every lane of the focused key. */
+const isFocused = (lane: Lane): boolean => (focusLane !== undefined ? lane.id === focusLane : lane.key === focusKey);
 let selectedSeq: number | undefined;
 let lanes: readonly Lane[] = [];
 /** The keyboard cursor (nav.ts): the item arrows moved to, drawn with a focus ring while the stage has focus. */
@@ -141,7 +147,8 @@ function toneColour(t: SpanTone): string {
 function visibleLanes(): readonly Lane[] {
   if (lanesDirty) {
     const f = viewState.filter.trim();
-    lanes = f ? model.lanes.filter((l) => l.key.includes(f)) : model.lanes;
+    // The filter matches the label (the key, and the controller when labels name it).
+    lanes = f ? model.lanes.filter((l) => model.label(l).includes(f)) : model.lanes;
     lanesDirty = false;
   }
   return lanes;
@@ -155,8 +162,9 @@ function maxScroll(): number {
   return Math.max(0, visibleLanes().length * LANE_H - (stage.clientHeight - AXIS_H));
 }
 
-function scrollToKey(key: string): boolean {
-  const i = visibleLanes().findIndex((l) => l.key === key);
+/** Scrolls the first shown lane that `is` into view; false when none is shown. */
+function scrollToLane(is: (l: Lane) => boolean): boolean {
+  const i = visibleLanes().findIndex(is);
   if (i < 0) return false;
   const h = stage.clientHeight - AXIS_H;
   const top = i * LANE_H;
@@ -279,7 +287,7 @@ function drawLane(lane: Lane, y: number, x0: number, width: number, t0: number, 
  */
 function drawCursor(all: readonly Lane[], first: number, last: number, tNow: number): void {
   if (!cursor || document.activeElement !== stage) return;
-  const i = all.findIndex((l) => l.key === cursor!.at.key);
+  const i = all.findIndex((l) => l.id === cursor!.at.lane);
   if (i < first || i >= last) return;
   const y = AXIS_H + i * LANE_H - scrollY;
   const item = cursor.item;
@@ -335,7 +343,7 @@ function render(): void {
   for (let i = first; i < last; i++) {
     const y = AXIS_H + i * LANE_H - scrollY;
     const lane = all[i]!;
-    if (lane.key === focusKey) {
+    if (isFocused(lane)) {
       ctx.fillStyle = palette.focus;
       ctx.fillRect(0, y, cw, LANE_H);
     } else if (i % 2 === 1) {
@@ -378,12 +386,13 @@ function render(): void {
   for (let i = first; i < last; i++) {
     const y = AXIS_H + i * LANE_H - scrollY;
     const lane = all[i]!;
-    if (lane.key === focusKey) {
+    const focused = isFocused(lane);
+    if (focused) {
       ctx.fillStyle = palette.focus;
       ctx.fillRect(0, y, LABEL_W, LANE_H);
     }
-    ctx.fillStyle = lane.key === focusKey ? palette.fg : palette.muted;
-    ctx.fillText(fitText(lane.key, LABEL_W - 12), 6, y + LANE_H / 2);
+    ctx.fillStyle = focused ? palette.fg : palette.muted;
+    ctx.fillText(fitText(model.label(lane), LABEL_W - 12), 6, y + LANE_H / 2);
   }
   ctx.fillStyle = palette.muted;
   for (const t of tk.times) ctx.fillText(tickLabel(t, tk.step), LABEL_W + timeToX(vp, t) + 4, AXIS_H / 2);
@@ -512,14 +521,17 @@ function onHostMessage(msg: TimelineHostToWebview): void {
   }
 }
 
+/** Highlights the lanes of `key` (one per controller; later lanes of it too) and scrolls the first into view. */
 function focus(key: string): void {
   focusKey = key;
-  if (viewState.filter && !key.includes(viewState.filter.trim())) {
+  focusLane = undefined;
+  // A filter that hides the key goes (one that names its controller and shows its lane stays).
+  if (viewState.filter && !key.includes(viewState.filter.trim()) && !visibleLanes().some((l) => l.key === key)) {
     keyInput.value = '';
     viewState = { ...viewState, filter: '' };
     lanesDirty = true;
   }
-  if (!scrollToKey(key)) statusLine.textContent = `No timeline entries for ${key} yet.`;
+  if (!scrollToLane((l) => l.key === key)) statusLine.textContent = `No timeline entries for ${key} yet.`;
 }
 
 window.addEventListener('message', (ev: MessageEvent) => {
@@ -564,7 +576,7 @@ stage.addEventListener('pointermove', (ev: PointerEvent) => {
     return;
   }
   const hit = hitAt(ev.offsetX, ev.offsetY);
-  // Over a lane's label: its whole key (the label may be cut to fit the column).
+  // Over a lane's label: its whole label, key and controller (the label may be cut to fit the column).
   const labelLane = !hit && ev.offsetX < LABEL_W ? laneAt(ev.offsetY) : undefined;
   if (!hit && !labelLane) {
     tooltip.hidden = true;
@@ -572,7 +584,7 @@ stage.addEventListener('pointermove', (ev: PointerEvent) => {
     return;
   }
   stage.style.cursor = 'pointer';
-  tooltip.textContent = hit ? hit.label : labelLane!.key;
+  tooltip.textContent = hit ? hit.label : model.label(labelLane!);
   tooltip.hidden = false;
   tooltip.style.left = `${Math.min(ev.offsetX + 12, stage.clientWidth - tooltip.offsetWidth - 4)}px`;
   tooltip.style.top = `${ev.offsetY + 16}px`;
@@ -590,12 +602,12 @@ stage.addEventListener('pointerup', (ev: PointerEvent) => {
     // The keyboard cursor moves to the clicked item too (arrows go on from there).
     const lane = laneAt(ev.offsetY)!;
     const item = laneItems(lane).find((x) => x.seq === hit.seq);
-    if (item) cursor = { at: { key: lane.key, seq: hit.seq }, item };
+    if (item) cursor = { at: { lane: lane.id, seq: hit.seq }, item };
     openItem(hit.seq);
   } else if (ev.offsetX < LABEL_W) {
     const lane = laneAt(ev.offsetY);
     if (lane) {
-      focusKey = lane.key;
+      focusLane = lane.id;
       scheduleRender();
     }
   }
@@ -627,29 +639,30 @@ const NAV_KEYS: Readonly<Record<string, NavMove>> = { ArrowLeft: 'previous', Arr
 /**
  * Moves the keyboard cursor: the item's lane is highlighted and scrolled into view, the view pans to its time when
  * it is outside (Follow stops then), its tooltip shows beside it and the live region says the tooltip's text
- * (with the lane's key first when the lane changed).
+ * (with the lane's label, its key and controller, first when the lane changed).
  */
 function moveKeyboardCursor(move: NavMove): void {
   const all = visibleLanes();
-  const r = moveCursor(all, cursor?.at, move, focusKey);
+  const r = moveCursor(all, cursor?.at, move, all.find(isFocused)?.id);
   if (!r) {
     announcer.textContent = 'No timeline items.';
     return;
   }
-  const laneChanged = cursor?.at.key !== r.cursor.key;
+  const laneChanged = cursor?.at.lane !== r.cursor.lane;
   cursor = { at: r.cursor, item: r.item };
-  focusKey = r.cursor.key;
-  scrollToKey(r.cursor.key);
+  focusLane = r.cursor.lane;
+  const laneIdx = all.findIndex((l) => l.id === r.cursor.lane);
+  scrollToLane((l) => l.id === r.cursor.lane);
   const w = plotWidth();
   const x = timeToX(vp, r.item.time);
   if (x < 12 || x > w - 12) {
     setFollow(false);
     vp = { start: r.item.time - (w / 2) * vp.msPerPx, msPerPx: vp.msPerPx };
   }
-  announcer.textContent = laneChanged ? `${r.cursor.key}: ${r.item.label}` : r.item.label;
+  announcer.textContent = laneChanged ? `${model.label(all[laneIdx]!)}: ${r.item.label}` : r.item.label;
   tooltip.textContent = r.item.label;
   tooltip.hidden = false;
-  const laneY = AXIS_H + all.findIndex((l) => l.key === r.cursor.key) * LANE_H - scrollY;
+  const laneY = AXIS_H + laneIdx * LANE_H - scrollY;
   const tx = LABEL_W + timeToX(vp, r.item.time);
   tooltip.style.left = `${Math.max(0, Math.min(tx + 12, stage.clientWidth - tooltip.offsetWidth - 4))}px`;
   tooltip.style.top = `${laneY + LANE_H + 2}px`;

@@ -1,6 +1,9 @@
 /**
- * The timeline's model: one lane per key, built from timeline entries (the
- * host's compact form of journal entries) as they arrive.
+ * The timeline's model: one lane per key of one controller, built from timeline entries (the host's compact form of
+ * journal entries) as they arrive. Two controllers with the same key (a Backup and a BackupPolicy both `g-ops/x`, or
+ * the built-in loop beside a Go controller) get two lanes, each labelled with its controller once lanes of more than
+ * one controller are held ({@link TimelineModel.label}); an entry of no controller (a person's action, a write made
+ * on their behalf) goes on the lane of its key that a controller's entry last went to.
  *
  * - marks (points): informer events, writes, a person's actions, warnings;
  * - spans (intervals): queue waits (queued → a worker took it), backoff and
@@ -42,6 +45,11 @@ export interface Span {
 }
 
 export interface Lane {
+  /**
+   * The lane's identity (the view's keyboard cursor and focus hold it): unique among the model's lanes, fixed when
+   * the lane is made (a lane adopted by a controller keeps it), the same for the same entries added again.
+   */
+  readonly id: string;
   readonly key: string;
   readonly marks: Mark[];
   readonly spans: Span[];
@@ -50,8 +58,18 @@ export interface Lane {
   openQueue?: Span;
   openWait?: Span;
   openReconcile?: Span;
-  /** The controller of the key's last queue or reconcile entry (a `stopped` entry of it ends the open intervals). */
+  /**
+   * The controller whose key the lane is (a `stopped` entry of it ends the open intervals). Undefined for a lane
+   * made by an entry of no controller before any controller's entry of its key: the first controller entry of the
+   * key then adopts it (sets this once).
+   */
   controller?: string;
+}
+
+/** Lane order: by key, then by controller (a key's lanes of several controllers sit together). */
+function laneBefore(a: { key: string; controller?: string | undefined }, b: { key: string; controller?: string | undefined }): boolean {
+  if (a.key !== b.key) return a.key < b.key;
+  return (a.controller ?? '') < (b.controller ?? '');
 }
 
 /** What a click or hover hits. */
@@ -77,8 +95,13 @@ const markTime = (m: Mark) => m.time;
 const spanStart = (s: Span) => s.start;
 
 export class TimelineModel {
-  private readonly byKey = new Map<string, Lane>();
-  /** Lanes ordered by key. */
+  /** The lanes of each key (one per controller). */
+  private readonly byKey = new Map<string, Lane[]>();
+  /** The lane of each key a controller's entry last went to (where an entry of no controller goes). */
+  private readonly lastOfKey = new Map<string, Lane>();
+  /** The controllers that have lanes. */
+  private controllers = new Set<string>();
+  /** Lanes ordered by key, then controller. */
   private ordered: Lane[] = [];
   private count = 0;
   private first = Number.POSITIVE_INFINITY;
@@ -113,15 +136,21 @@ export class TimelineModel {
     return this.olderDropped && this.count > 0 ? this.first : undefined;
   }
 
-  laneIndex(key: string): number {
-    const lane = this.byKey.get(key);
-    return lane ? this.ordered.indexOf(lane) : -1;
+  /**
+   * What the lane's label says: its key, and, while lanes of more than one controller are held, its controller first
+   * (`[backup] g-ops/x`, as the Event Log names a row's controller). Plain text: drawn on a canvas or set as
+   * textContent, never markup.
+   */
+  label(lane: Lane): string {
+    return this.controllers.size > 1 && lane.controller !== undefined ? `[${lane.controller}] ${lane.key}` : lane.key;
   }
 
   /** Empties the model; `olderDropped`: the entries about to be added are not the whole history (see incompleteBefore). */
   clear(olderDropped = false): void {
     this.olderDropped = olderDropped;
     this.byKey.clear();
+    this.lastOfKey.clear();
+    this.controllers = new Set();
     this.ordered = [];
     this.count = 0;
     this.first = Number.POSITIVE_INFINITY;
@@ -134,22 +163,52 @@ export class TimelineModel {
     if (this.count > this.cap) this.trim();
   }
 
-  private lane(key: string): Lane {
-    let lane = this.byKey.get(key);
+  /**
+   * The lane of `e`: its controller's lane of its key (made, or adopted from the key's lane of no controller, when
+   * missing); for an entry of no controller, the key's lane a controller's entry last went to, else any of the key's
+   * lanes, else a new lane of no controller.
+   */
+  private laneOf(e: TimelineEntryView): Lane {
+    const c = e.controller;
+    const lanes = this.byKey.get(e.key);
+    if (c === undefined) return this.lastOfKey.get(e.key) ?? lanes?.[0] ?? this.makeLane(e.key, undefined);
+    let lane = lanes?.find((l) => l.controller === c);
     if (!lane) {
-      lane = { key, marks: [], spans: [], maxSpanMs: 0 };
-      this.byKey.set(key, lane);
-      // Keep lanes sorted by key (binary search on the key string).
-      let lo = 0;
-      let hi = this.ordered.length;
-      while (lo < hi) {
-        const mid = (lo + hi) >> 1;
-        if (this.ordered[mid]!.key < key) lo = mid + 1;
-        else hi = mid;
+      const free = lanes?.find((l) => l.controller === undefined);
+      if (free) {
+        this.ordered.splice(this.ordered.indexOf(free), 1);
+        free.controller = c;
+        this.insertOrdered(free);
+        this.controllers.add(c);
+        lane = free;
+      } else {
+        lane = this.makeLane(e.key, c);
       }
-      this.ordered.splice(lo, 0, lane);
     }
+    this.lastOfKey.set(e.key, lane);
     return lane;
+  }
+
+  private makeLane(key: string, controller: string | undefined): Lane {
+    const lane: Lane = { id: controller === undefined ? `\u0000${key}` : `${controller}\u0000${key}`, key, marks: [], spans: [], maxSpanMs: 0, ...(controller !== undefined ? { controller } : {}) };
+    const lanes = this.byKey.get(key);
+    if (lanes) lanes.push(lane);
+    else this.byKey.set(key, [lane]);
+    if (controller !== undefined) this.controllers.add(controller);
+    this.insertOrdered(lane);
+    return lane;
+  }
+
+  /** Inserts `lane` in `ordered` at its place (binary search). */
+  private insertOrdered(lane: Lane): void {
+    let lo = 0;
+    let hi = this.ordered.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (laneBefore(this.ordered[mid]!, lane)) lo = mid + 1;
+      else hi = mid;
+    }
+    this.ordered.splice(lo, 0, lane);
   }
 
   private mark(lane: Lane, m: Mark): void {
@@ -188,8 +247,7 @@ export class TimelineModel {
       }
       return;
     }
-    const lane = this.lane(e.key);
-    if (e.controller !== undefined) lane.controller = e.controller;
+    const lane = this.laneOf(e);
     switch (e.type) {
       case 'event':
       case 'write':
@@ -252,12 +310,21 @@ export class TimelineModel {
       l.spans.splice(0, l.spans.length, ...kept);
       count += l.marks.length + l.spans.length;
       if (l.marks.length + l.spans.length > 0) keep.push(l);
-      else this.byKey.delete(l.key);
+      else this.forget(l);
     }
     this.ordered = keep;
+    this.controllers = new Set(keep.flatMap((l) => (l.controller !== undefined ? [l.controller] : [])));
     this.count = count;
     this.first = cutoff;
     this.olderDropped = true;
+  }
+
+  /** Drops `lane` from the key's lanes (a trim emptied it). */
+  private forget(lane: Lane): void {
+    const rest = (this.byKey.get(lane.key) ?? []).filter((l) => l !== lane);
+    if (rest.length > 0) this.byKey.set(lane.key, rest);
+    else this.byKey.delete(lane.key);
+    if (this.lastOfKey.get(lane.key) === lane) this.lastOfKey.delete(lane.key);
   }
 
   /** Indices [from, to) of the lane's marks within [t0, t1]. */

@@ -10,7 +10,7 @@
  * - Up/Down go to the previous/next lane (of the lanes shown: the key filter applies) and to its item nearest in
  *   time to the current one (the earlier one on a tie); a lane without items is skipped over;
  * - with no cursor (or one whose lane or item is gone: filtered out, dropped with old history), any move starts on
- *   `startKey`'s lane if shown, else the first lane with items: on its first item for Home, else on its newest one
+ *   the lane `startLane` (a lane's id) if shown, else the first lane with items: on its first item for Home, else on its newest one
  *   (where a following view is);
  * - no item anywhere: undefined.
  */
@@ -28,9 +28,9 @@ export interface NavItem {
   readonly label: string;
 }
 
-/** Where the keyboard cursor is: a lane's key and an item's seq. */
+/** Where the keyboard cursor is: a lane (its {@link Lane.id}: one key of one controller) and an item's seq. */
 export interface NavCursor {
-  readonly key: string;
+  readonly lane: string;
   readonly seq: number;
 }
 
@@ -55,15 +55,15 @@ function nearest(items: readonly NavItem[], t: number): number {
 }
 
 /** The cursor and item after `move` from `cursor` over `lanes` (the lanes shown, in order); see the module contracts. */
-export function moveCursor(lanes: readonly Lane[], cursor: NavCursor | undefined, move: NavMove, startKey?: string): { cursor: NavCursor; item: NavItem } | undefined {
-  const at = (laneIdx: number, items: readonly NavItem[], i: number) => ({ cursor: { key: lanes[laneIdx]!.key, seq: items[i]!.seq }, item: items[i]! });
-  const laneIdx = cursor ? lanes.findIndex((l) => l.key === cursor.key) : -1;
+export function moveCursor(lanes: readonly Lane[], cursor: NavCursor | undefined, move: NavMove, startLane?: string): { cursor: NavCursor; item: NavItem } | undefined {
+  const at = (laneIdx: number, items: readonly NavItem[], i: number) => ({ cursor: { lane: lanes[laneIdx]!.id, seq: items[i]!.seq }, item: items[i]! });
+  const laneIdx = cursor ? lanes.findIndex((l) => l.id === cursor.lane) : -1;
   const items = laneIdx >= 0 ? laneItems(lanes[laneIdx]!) : [];
   const i = cursor ? items.findIndex((x) => x.seq === cursor.seq) : -1;
   if (laneIdx < 0 || i < 0) {
     // No cursor yet (or its lane or item is gone): the start lane's first item for Home, else its newest.
     const order = lanes.map((_, k) => k);
-    const s = startKey === undefined ? -1 : lanes.findIndex((l) => l.key === startKey);
+    const s = startLane === undefined ? -1 : lanes.findIndex((l) => l.id === startLane);
     if (s >= 0) order.unshift(s);
     for (const k of order) {
       const its = laneItems(lanes[k]!);

@@ -4,7 +4,8 @@ import { FakeClock } from '../../../fakes/fakeClock.ts';
 import { createJournal } from '../../../../src/core/journal/journal.ts';
 import { SCRATCH_COPY_FILTER } from '../../../../src/core/checks/scratch.ts';
 import { toTimeline } from '../../../../src/host/webview/timelineView.ts';
-import { fitMiddle, TimelineModel } from '../../../../src/webview/timeline/model.ts';
+import { fitMiddle, type Lane, TimelineModel } from '../../../../src/webview/timeline/model.ts';
+import { moveCursor } from '../../../../src/webview/timeline/nav.ts';
 import { fit, follow, labeledTicks, MAX_MS_PER_PX, MIN_MS_PER_PX, pan, tickLabel, ticks, timeToX, xToTime, zoomAt } from '../../../../src/webview/timeline/viewport.ts';
 
 const PRIMARY = 'widgets.lab.reconcile.dev';
@@ -93,6 +94,51 @@ describe('timeline model from journal entries', () => {
     assert.deepEqual(lane('ns/runs').spans.map((s) => [s.kind, s.end! - t0]), [['reconcile', 1_000]]);
     assert.equal(lane('ns/runs').openReconcile, undefined);
     assert.deepEqual(lane('ns/web').spans.map((s) => [s.kind, s.end! - t0]), [['queue', 2_000]], 'ended by its own controller\'s stop, not the other\'s');
+  });
+
+  it('two controllers with the same key (a Backup and a BackupPolicy both g-ops/x) get a lane each, labelled with its controller', () => {
+    const clock = new FakeClock();
+    const t0 = clock.now();
+    const j = createJournal({ clock, delivery: 'sync' });
+    j.append({ kind: 'queue', controller: 'backup', key: 'g-ops/x', transition: 'queued' });
+    j.append({ kind: 'queue', controller: 'backuppolicy', key: 'g-ops/x', transition: 'queued' });
+    clock.step(10);
+    j.append({ kind: 'reconcileStart', controller: 'backup', key: 'g-ops/x', triggers: [], attempt: 1, via: 'worker' });
+    clock.step(5);
+    j.append({ kind: 'reconcileStart', controller: 'backuppolicy', key: 'g-ops/x', triggers: [], attempt: 1, via: 'worker' });
+    j.recordWrite({ verb: 'update', gvr: CM, namespace: 'g-ops', name: 'x-policy', dryRun: false, controller: 'backuppolicy', key: 'g-ops/x' });
+    clock.step(5);
+    j.append({ kind: 'reconcileEnd', controller: 'backup', key: 'g-ops/x', outcome: { kind: 'error', message: 'boom' }, durationMs: 10 });
+    // A person's action names no controller: it goes on the key's lane a controller's entry last went to.
+    j.append({ kind: 'control', action: 'stripFinalizers', controller: 'reconcile-lab', key: 'g-ops/x' });
+    clock.step(5);
+    j.append({ kind: 'queue', controller: 'backuppolicy', transition: 'shutdown' });
+    j.append({ kind: 'queue', controller: 'backup', key: 'g-ops/y', transition: 'queued' });
+    const m = new TimelineModel();
+    m.add(toTimeline(j.entries(), PRIMARY));
+    assert.deepEqual(m.lanes.map((l) => m.label(l)), ['[backup] g-ops/x', '[backuppolicy] g-ops/x', '[backup] g-ops/y']);
+    assert.equal(new Set(m.lanes.map((l) => l.id)).size, 3, 'each lane has its own id');
+    const [backup, policy] = m.lanes as [Lane, Lane, Lane];
+    assert.deepEqual([backup.controller, policy.controller], ['backup', 'backuppolicy']);
+    assert.deepEqual(backup.spans.map((s) => [s.kind, s.start - t0, s.end! - t0, s.outcome]), [['queue', 0, 10, undefined], ['reconcile', 10, 20, 'error']], 'its own reconcile, not interleaved with the other\'s');
+    assert.deepEqual(policy.spans.map((s) => [s.kind, s.start - t0, s.end! - t0, s.outcome]), [['queue', 0, 15, undefined], ['reconcile', 15, 25, undefined]], 'running until its controller stopped');
+    assert.deepEqual(policy.marks.map((x) => x.kind), ['write'], 'its own write');
+    assert.deepEqual(backup.marks.map((x) => x.kind), ['action'], 'the action taken after its reconcile ended, the key\'s last controller entry');
+    // Keyboard navigation moves between the two lanes of the key.
+    const first = moveCursor(m.lanes, undefined, 'first', backup.id)!;
+    assert.equal(first.cursor.lane, backup.id);
+    assert.equal(moveCursor(m.lanes, first.cursor, 'laneDown')!.cursor.lane, policy.id);
+  });
+
+  it('with one controller, lane labels are the keys (a person\'s action before the controller\'s first entry shares its lane)', () => {
+    const j = createJournal({ clock: new FakeClock(), delivery: 'sync' });
+    j.append({ kind: 'control', action: 'delete', controller: 'reconcile-lab', key: 'ns/a' });
+    j.append({ kind: 'queue', controller: 'lab', key: 'ns/a', transition: 'queued' });
+    j.append({ kind: 'queue', controller: 'lab', key: 'ns/b', transition: 'queued' });
+    const m = new TimelineModel();
+    m.add(toTimeline(j.entries(), PRIMARY));
+    assert.deepEqual(m.lanes.map((l) => m.label(l)), ['ns/a', 'ns/b']);
+    assert.deepEqual(m.lanes.map((l) => [l.controller, l.marks.length, l.spans.length]), [['lab', 1, 1], ['lab', 0, 1]]);
   });
 
   it('a backoff that ends early (an event ran the key) is cut at that moment', () => {

@@ -25,16 +25,19 @@ function model(): TimelineModel {
   return m;
 }
 
-/** The labels visited by `moves` from no cursor. */
+/** The id of `key`'s lane (of no controller here), or a made-up one when it has none. */
+const idOf = (m: TimelineModel, key: string): string => m.lanes.find((l) => l.key === key)?.id ?? `gone:${key}`;
+
+/** The labels visited by `moves` from no cursor (starting on `startKey`'s lane), each after its lane's key. */
 function walk(m: TimelineModel, moves: NavMove[], startKey?: string, lanes = m.lanes): string[] {
   let cursor: NavCursor | undefined;
   const out: string[] = [];
   for (const mv of moves) {
-    const r = moveCursor(lanes, cursor, mv, startKey);
+    const r = moveCursor(lanes, cursor, mv, startKey === undefined ? undefined : idOf(m, startKey));
     assert.ok(r, `a move ${mv}`);
     cursor = r.cursor;
     assert.equal(r.item.seq, r.cursor.seq);
-    out.push(`${r.cursor.key} ${r.item.label}`);
+    out.push(`${m.lanes.find((l) => l.id === r.cursor.lane)!.key} ${r.item.label}`);
   }
   return out;
 }
@@ -87,8 +90,8 @@ describe('timeline keyboard navigation', () => {
     assert.deepEqual(walk(m, ['previous'], 'ns/gone'), ['ns/a a: slow']);
     const shown = m.lanes.filter((l) => l.key !== 'ns/b');
     assert.deepEqual(walk(m, ['last', 'laneDown'], undefined, shown), ['ns/a a: slow', 'ns/c c: added']);
-    const r = moveCursor(shown, { key: 'ns/b', seq: 4 }, 'next');
-    assert.equal(r?.cursor.key, 'ns/a', 'restarts on the first lane shown');
+    const r = moveCursor(shown, { lane: idOf(m, 'ns/b'), seq: 4 }, 'next');
+    assert.equal(r?.cursor.lane, idOf(m, 'ns/a'), 'restarts on the first lane shown');
     assert.equal(moveCursor([], undefined, 'next'), undefined);
   });
 });
