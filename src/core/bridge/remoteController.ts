@@ -951,9 +951,8 @@ export class RemoteController implements Controller {
     this.journal.append({ kind: 'warning', controller: this.name, ...(key !== undefined ? { key } : {}), code, message });
   }
 
-  /** The key is ready in the remote queue (or, while it is processing, will be again after done). */
   /**
-   * Marks a key queued (or, while it is processing, queued again for after it) with the add's priority: the queue
+   * The key is ready in the remote queue (or, while it is processing, will be again after done). Marks a key queued (or, while it is processing, queued again for after it) with the add's priority: the queue
    * order takes the highest priority the key was added with, and on the priority queue its key state carries it too
    * (the views' `low priority (-100)` of an initial-list add). `journal` false: the state is rebuilt for a key whose
    * "queued" entry is already in the journal (a snapshot).
