@@ -674,11 +674,7 @@ export class RemoteController implements Controller {
    * was asked for, with what it does, not as a `pause` nobody asked for.
    */
   stop(): Promise<void> {
-    if (this.pausedValue) return Promise.resolve();
-    this.pausedValue = true;
-    this.journal.append({ kind: 'control', action: 'stop', controller: this.name, detail: 'queue paused: a Go program stops with its process' });
-    this.statusChanged();
-    this.fire('pause');
+    this.pauseAs({ kind: 'control', action: 'stop', controller: this.name, detail: 'queue paused: a Go program stops with its process' });
     return Promise.resolve();
   }
 
@@ -697,9 +693,14 @@ export class RemoteController implements Controller {
   }
 
   pause(): void {
+    this.pauseAs({ kind: 'control', action: 'pause', controller: this.name });
+  }
+
+  /** Pauses the remote queue unless it is paused already, journaling `entry` (the action asked: pause or stop). */
+  private pauseAs(entry: Parameters<Journal['append']>[0]): void {
     if (this.pausedValue) return;
     this.pausedValue = true;
-    this.journal.append({ kind: 'control', action: 'pause', controller: this.name });
+    this.journal.append(entry);
     this.statusChanged();
     this.fire('pause');
   }
