@@ -33,7 +33,7 @@ import { maskSecretPair } from '../core/k8s/secretMask.ts';
 import { BridgeHub } from '../core/bridge/bridgeHub.ts';
 import { RemoteController } from '../core/bridge/remoteController.ts';
 import type { GoProcess } from '../core/bridge/goProcess.ts';
-import { everyControllerAnnounced, GoControllerNotAnnouncedError, programExitHint, runGoController } from '../core/bridge/runGoController.ts';
+import { everyControllerAnnounced, GoControllerNotAnnouncedError, programExitHint, runGoController, whenEveryControllerAnnounced } from '../core/bridge/runGoController.ts';
 import { findGoMod, forbiddenCacheList, goLaunchProblem, uninstalledKindProblem, unservedKind } from '../core/bridge/goModule.ts';
 import { PROTOCOL } from '../core/bridge/protocol.ts';
 import { leaseHolderReader } from '../core/bridge/leaseWait.ts';
@@ -892,7 +892,7 @@ async function goReport(args: CliArgs, io: CliIo, log: Logger, s: Session, store
   let keys: ObjectKey[] = [];
   for (const k of args.positionals) keys.push(await goControllerKey(k, s, controller, store));
   if (!custom) {
-    if (keys.length) for (const k of keys) await noteMissingKey(io, s, k, otherControllers(store, controller));
+    if (keys.length) for (const k of keys) await noteMissingKey(io, s, k, await otherControllers(store, controller));
     else {
       if (namespace) await noteMissingNamespace(io, s, namespace, 'nothing to report there');
       let items: KubeObject[];
@@ -1000,7 +1000,7 @@ async function goInspect(args: CliArgs, io: CliIo, log: Logger, s: Session, stor
   const key = await goControllerKey(args.positionals[0]!, s, controller, store, true);
   const { object, metadataOnly } = await controller.cachedObject(s.resource, key);
   const r = await inspectKey({ client: s.client, gvr: s.resource, key, cached: object, metadataOnly: metadataOnly === true, goTyped: true });
-  return printInspection(args, io, s, r, { cache: `the Go program's cache (its manager's, which its controllers share)${metadataOnly ? ', metadata only: only metadata is compared' : ''}`, others: otherControllers(store, controller) });
+  return printInspection(args, io, s, r, { cache: `the Go program's cache (its manager's, which its controllers share)${metadataOnly ? ', metadata only: only metadata is compared' : ''}`, others: await otherControllers(store, controller) });
 }
 
 /**
@@ -1483,12 +1483,20 @@ async function learnResourceFromProgram(args: CliArgs, io: CliIo, log: Logger, s
     if (ending && !(e instanceof UsageError) && !(e instanceof GoControllerNotAnnouncedError)) throw new Error(`${(e as Error).message}\n${ending}`);
     throw e;
   } finally {
-    // The others as announced by now (they start beside the first), kept as data: the program stops here.
-    if (first) programOthers.set(s, otherControllers(store, first).map((c) => ({ name: c.name, resourceId: c.resourceId, announcement: { requestType: c.announcement.requestType } })));
+    // The others, kept as data: the program stops here. They start beside the first, so they are waited for (a
+    // busy machine announces them seconds apart).
+    if (first) programOthers.set(s, (await otherControllers(store, first)).map((c) => ({ name: c.name, resourceId: c.resourceId, announcement: { requestType: c.announcement.requestType } })));
     await Promise.allSettled((pendingFlushes.get(store) ?? []).map((f) => f()));
     store.dispose();
   }
 }
+
+/**
+ * How long a command that names a `--go` program's other controllers waits for them after the one it follows was
+ * announced (the manager starts them in parallel; it returns as soon as all are there, or at once with a bridge
+ * that does not say how many there are).
+ */
+const OTHERS_ANNOUNCED_WAIT_MS = 10_000;
 
 /** A list the API server refused while the informers started (exit 1): the message says what to do. */
 class RefusedListError extends Error {}
@@ -1801,7 +1809,7 @@ async function goDryRun(args: CliArgs, io: CliIo, log: Logger, s: Session, store
   const key = await goControllerKey(given, s, controller, store);
   await labelsFromServer(s, controller, key);
   // A typo in a key or namespace plans nothing real: say so, as step does.
-  const missing = !controller.announcement.requestType && (await noteMissingKey(io, s, key, otherControllers(store, controller)));
+  const missing = !controller.announcement.requestType && (await noteMissingKey(io, s, key, await otherControllers(store, controller)));
   const r = await controller.dryRun(key);
   const failed = r.outcome.kind === 'error' || r.outcome.kind === 'terminal';
   if (args.json) {
@@ -1876,7 +1884,7 @@ const programOthers = new WeakMap<Session, ProgramController[]>();
  * is refused as there, and when an object of that key is one of the resource another controller of the program
  * reconciles (a Secret's key while the command follows the program's Tenant controller), the refusal names that
  * controller and the `--controller` that follows it, rather than only advising to drop the namespace. The program's
- * other controllers are waited for up to 2 s (they are announced as the manager starts them). `objectKey`: the
+ * other controllers are waited for up to {@link OTHERS_ANNOUNCED_WAIT_MS} (they are announced as the manager starts them). `objectKey`: the
  * command names an object whatever the controller's request type (inspect), so the key is read as one.
  */
 async function goControllerKey(given: string, s: Session, controller: RemoteController, store: DisposableStore, objectKey = false): Promise<ObjectKey> {
@@ -1886,12 +1894,12 @@ async function goControllerKey(given: string, s: Session, controller: RemoteCont
     const { namespace, name } = e instanceof UsageError && !s.resource.namespaced ? keyParts(given) : {};
     if (namespace === undefined || name === undefined) throw e;
     const p = goPrograms.get(store);
-    let waited = 0;
-    for (; p && !everyControllerAnnounced(p) && waited < 2_000; waited += 100) await new Promise((r) => setTimeout(r, 100));
+    const waited = p !== undefined && !everyControllerAnnounced(p);
+    const others = await otherControllers(store, controller);
     // The refusal again, now naming the controllers announced meanwhile (`--controller <name>` before them).
     let refusal = e as Error;
     if (waited) refusal = catchError(() => (objectKey ? normalizeKey(given, s) : controllerKey(given, s, controller))) ?? refusal;
-    const other = await otherControllersKey(s, otherControllers(store, controller), namespace, name);
+    const other = await otherControllersKey(s, others, namespace, name);
     if (!other) throw refusal;
     throw new UsageError(`${given}: ${other.slice(2)}; ${refusal.message}`);
   }
@@ -1907,10 +1915,22 @@ function catchError(f: () => unknown): Error | undefined {
   return undefined;
 }
 
-/** The other controllers the `--go` program of this command announced so far, besides `followed`. */
-function otherControllers(store: DisposableStore, followed: RemoteController): RemoteController[] {
-  return (goPrograms.get(store)?.controllers ?? []).filter((c) => c !== followed);
+/**
+ * The other controllers of the `--go` program of this command, besides `followed`: the first call waits (once per
+ * command, up to {@link OTHERS_ANNOUNCED_WAIT_MS}) until the program announced every controller it set up, as the
+ * manager starts them beside the followed one; later calls do not wait again.
+ */
+async function otherControllers(store: DisposableStore, followed: RemoteController): Promise<RemoteController[]> {
+  const p = goPrograms.get(store);
+  if (!p) return [];
+  let wait = othersAnnounced.get(store);
+  if (!wait) othersAnnounced.set(store, (wait = whenEveryControllerAnnounced(p, OTHERS_ANNOUNCED_WAIT_MS, realClock)));
+  await wait;
+  return p.controllers.filter((c) => c !== followed);
 }
+
+/** The wait of {@link otherControllers}, one per command's store. */
+const othersAnnounced = new WeakMap<DisposableStore, Promise<boolean>>();
 
 /**
  * `step <key> --go` of an object its Go controller's own events never queued (its triggers are the step alone): the
@@ -1968,7 +1988,7 @@ async function step(args: CliArgs, io: CliIo, log: Logger, s: Session, store: Di
   const key = args.positionals[0] ? (controller instanceof RemoteController ? await goControllerKey(args.positionals[0], s, controller, store) : controllerKey(args.positionals[0], s, controller)) : undefined;
   if (key && controller instanceof RemoteController) await labelsFromServer(s, controller, key);
   // A typo in a key or namespace reconciles nothing real: say so (still a legitimate step: a deleted object's key).
-  const missing = key && !(controller instanceof RemoteController && controller.announcement.requestType) ? await noteMissingKey(io, s, key, controller instanceof RemoteController ? otherControllers(store, controller) : []) : undefined;
+  const missing = key && !(controller instanceof RemoteController && controller.announcement.requestType) ? await noteMissingKey(io, s, key, controller instanceof RemoteController ? await otherControllers(store, controller) : []) : undefined;
   if (!key && args.go) noteGoNamespace(io, args, s);
   else if (!key && args.namespace && s.resource.namespaced) await noteMissingNamespace(io, s, args.namespace, 'nothing is queued from there');
   // With --reconcile-timeout, a reconcile that ignores its aborted signal would hold a one-shot step for ever: it is

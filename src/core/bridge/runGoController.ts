@@ -117,6 +117,34 @@ export function everyControllerAnnounced(p: GoProcess): boolean {
 }
 
 /**
+ * Resolves true once `p` announced every controller it set up ({@link everyControllerAnnounced}); false when `ms`
+ * pass first or its connection closes, and at once when its bridge does not say how many it set up (an older bridge:
+ * nothing to wait for). A
+ * manager starts its controllers in parallel, so the others come shortly after the first; a command that reads them
+ * and then stops the program waits here. The timer and listeners are disposed when it resolves.
+ */
+export function whenEveryControllerAnnounced(p: GoProcess, ms: number, clock: Clock): Promise<boolean> {
+  const said = () => p.controllers.some((c) => (c.announcement.declared ?? 0) > 0);
+  if (everyControllerAnnounced(p)) return Promise.resolve(true);
+  if (!said() || p.liveness === 'exited') return Promise.resolve(false);
+  return new Promise((resolve) => {
+    const check = () => {
+      if (everyControllerAnnounced(p)) end(true);
+      else if (p.liveness === 'exited') end(false);
+    };
+    const added = p.onDidAddController(check);
+    const changed = p.onDidChange(check);
+    const timer = clock.setTimeout(() => end(false), ms);
+    function end(v: boolean): void {
+      added.dispose();
+      changed.dispose();
+      clock.clearTimeout(timer);
+      resolve(v);
+    }
+  });
+}
+
+/**
  * The controller a run follows among `announced` (every controller of the run's process(es), in the order they
  * were announced): of those `accept` takes, the one with the lowest place in the program (`order`: the order of
  * its `bridge.Options` calls). A manager starts its controllers in parallel, so the first announced is a matter of

@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { BridgeHub } from '../../../src/core/bridge/bridgeHub.ts';
-import { GoControllerNotAnnouncedError, leaderElectionNote, leaseWaitNotice, runGoController } from '../../../src/core/bridge/runGoController.ts';
+import { GoControllerNotAnnouncedError, leaderElectionNote, leaseWaitNotice, runGoController, whenEveryControllerAnnounced } from '../../../src/core/bridge/runGoController.ts';
 import { Journal } from '../../../src/core/journal/journal.ts';
 import { FakeClock } from '../../fakes/fakeClock.ts';
 import { Peer, until } from './peer.ts';
@@ -395,4 +395,61 @@ test('leaseWaitNotice: a holder that stopped renewing the Lease (an earlier run 
   const live = leaseWaitNotice('./bin/manager', [7], lease, { identity: 'laptop_1a2b', renewedAgoMs: 1_200, durationMs: 15_000 }, []);
   assert.match(live, /is held by laptop_1a2b \(another instance of your program[^]*Stop the other instance/);
   assert.doesNotMatch(live, /nothing to stop/);
+});
+
+test('whenEveryControllerAnnounced: waits for the controllers a program declared that are announced after the first (true at once when all are there), false after its time, at once without a declared count, and when the connection closes', async () => {
+  const clock = new FakeClock();
+  const journal = new Journal({ clock, delivery: 'sync' });
+  const hub = await BridgeHub.start({ clock, journal, silentAfterMs: 3_600_000 });
+  const env = hub.env();
+  const announce = (peer: Peer, name: string, more: Record<string, unknown>) =>
+    peer.send({ type: 'controller', name, group: 'fleet.example.io', version: 'v1', kind: name, resource: `${name}s`, priorityQueue: true, paused: true, ...more });
+  const peers: Peer[] = [];
+  /** A program (a peer of its own instance) that announced the first of `declared` controllers. */
+  const program = async (instance: string, declared: number | undefined) => {
+    const { peer } = await Peer.hello(env.RECONCILE_LAB_BRIDGE!, env.RECONCILE_LAB_BRIDGE_TOKEN!, { instance, pid: 4242 + peers.length });
+    peers.push(peer);
+    announce(peer, 'first', declared === undefined ? {} : { order: 1, declared });
+    await until(() => hub.processes.some((p) => p.instance === instance && p.controllers.length === 1), `${instance} announced its first controller`);
+    return { peer, process: hub.processes.find((p) => p.instance === instance)! };
+  };
+  try {
+    // Two set up, the second announced later (a busy machine starts them seconds apart).
+    const a = await program('inst-a', 2);
+    let done: boolean | undefined;
+    void whenEveryControllerAnnounced(a.process, 10_000, clock).then((v) => (done = v));
+    clock.step(9_000);
+    await until(() => true, 'a turn');
+    assert.equal(done, undefined, 'the second controller is not announced yet: still waiting');
+    announce(a.peer, 'second', { order: 2, declared: 2 });
+    await until(() => done !== undefined, 'the wait ends with the second announcement');
+    assert.equal(done, true);
+    assert.equal(await whenEveryControllerAnnounced(a.process, 10_000, clock), true, 'all announced: true at once');
+
+    // Never announced: false once the time is up.
+    const b = await program('inst-b', 3);
+    let timedOut: boolean | undefined;
+    void whenEveryControllerAnnounced(b.process, 10_000, clock).then((v) => (timedOut = v));
+    clock.step(9_999);
+    await until(() => true, 'a turn');
+    assert.equal(timedOut, undefined);
+    clock.step(1);
+    await until(() => timedOut !== undefined, 'the wait ends at its time');
+    assert.equal(timedOut, false);
+
+    // A bridge that does not say how many it set up: nothing to wait for.
+    const c = await program('inst-c', undefined);
+    assert.equal(await whenEveryControllerAnnounced(c.process, 10_000, clock), false);
+
+    // The program goes away while it is waited for.
+    const d = await program('inst-d', 2);
+    let gone: boolean | undefined;
+    void whenEveryControllerAnnounced(d.process, 10_000, clock).then((v) => (gone = v));
+    d.peer.close();
+    await until(() => gone !== undefined, 'the wait ends when the connection closes');
+    assert.equal(gone, false);
+  } finally {
+    for (const p of peers) p.close();
+    hub.dispose();
+  }
 });
