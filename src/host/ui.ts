@@ -89,6 +89,8 @@ function inertItem<T extends vscode.QuickPickItem>(item: T): T {
 
 function inertPickOptions(options: vscode.QuickPickOptions): vscode.QuickPickOptions {
   return {
+    // A list of toggles stays open when focus moves (a notification, a click to read the tree), as input boxes do.
+    ...(options.canPickMany ? { ignoreFocusOut: true } : {}),
     ...options,
     ...(options.title !== undefined ? { title: inert(options.title) } : {}),
     ...(options.placeHolder !== undefined ? { placeHolder: inert(options.placeHolder) } : {}),
@@ -97,7 +99,8 @@ function inertPickOptions(options: vscode.QuickPickOptions): vscode.QuickPickOpt
 
 /**
  * A quick pick. Labels, descriptions, details, the title and the placeholder are made inert; use `iconPath`
- * for icons (a `$(name)` in a label is shown literally). Resolves to the original item(s) picked.
+ * for icons (a `$(name)` in a label is shown literally). A multi-select pick stays open when focus moves elsewhere
+ * (unless `ignoreFocusOut` says otherwise): dismissing it takes Escape. Resolves to the original item(s) picked.
  */
 export function pick<T extends vscode.QuickPickItem>(items: readonly T[], options: vscode.QuickPickOptions & { canPickMany: true }): Thenable<T[] | undefined>;
 export function pick<T extends vscode.QuickPickItem>(items: readonly T[], options?: vscode.QuickPickOptions): Thenable<T | undefined>;

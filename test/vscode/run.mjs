@@ -281,6 +281,8 @@ async function runUiTests({ root, kubeconfig, cs, chromium, log }) {
             log(`    ✖ ${name}\n${indent(e?.stack ?? String(e))}`);
             const shot = join(screenshotsDir, `failed-${basename(file, '.mjs')}.png`);
             await page.screenshot({ path: shot }).then(() => log(`      screenshot: ${shot}`), () => {});
+            // What the extension said meanwhile (a command that ended early says why only there).
+            for (const f of extensionLogs(dirs.userData)) log(`      ${basename(f)} (tail):\n${indent(readFileSync(f, 'utf8').trimEnd().split('\n').slice(-30).join('\n'))}`);
           }
         },
       };
@@ -306,6 +308,26 @@ async function runUiTests({ root, kubeconfig, cs, chromium, log }) {
     await server?.stop();
     dirs.dispose();
   }
+}
+
+/** The extension's output channel logs code-server wrote under `userData` (files named after its channels). */
+function extensionLogs(userData) {
+  const found = [];
+  const walk = (dir, depth) => {
+    let entries = [];
+    try {
+      entries = readdirSync(dir, { withFileTypes: true });
+    } catch {
+      return;
+    }
+    for (const e of entries) {
+      const p = join(dir, e.name);
+      if (e.isDirectory() && depth < 6) walk(p, depth + 1);
+      else if (e.isFile() && /Reconcile Lab.*\.log$/.test(e.name)) found.push(p);
+    }
+  };
+  walk(join(userData, 'logs'), 0);
+  return found;
 }
 
 function indent(text) {
