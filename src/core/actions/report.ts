@@ -72,7 +72,13 @@ export interface ReconcileReport {
   reconciler: string;
   dryRun: boolean;
   entries: ReportEntry[];
-  totals: { objects: number; writes: number; unchanged: number; requeued: number; errors: number };
+  /**
+   * `changed`, `unchanged` and `errors` partition the objects (they add up to `objects`): a pass that failed is an
+   * error whatever it wrote; else it changed something when it made a write (attempted), and is unchanged when it
+   * made none. `requeued` counts passes that asked to be looked at again after a delay, across that partition;
+   * `writes` counts the writes that succeeded (or were planned).
+   */
+  totals: { objects: number; writes: number; changed: number; unchanged: number; requeued: number; errors: number };
 }
 
 async function rvOf(client: KubeClient, gvr: GroupVersionResource, key: ObjectKey, signal?: AbortSignal): Promise<KubeObject | undefined> {
@@ -160,13 +166,15 @@ export async function buildReport(o: {
     else if (pass.wroteStatus && after) entry.statusWritten = after.status;
     entries.push(entry);
   }
+  const failed = (e: ReportEntry) => e.outcome.kind === 'error' || e.outcome.kind === 'terminal';
   const totals = {
     objects: entries.length,
     writes: entries.reduce((n, e) => n + e.actions.filter((a) => a.outcome === 'ok').length, 0),
-    // "Unchanged" means the reconcile succeeded (or asked for a delayed look) and wrote nothing; a failed one is an error.
-    unchanged: entries.filter((e) => e.actions.length === 0 && e.outcome.kind !== 'error' && e.outcome.kind !== 'terminal').length,
+    // One of three per object: a failed pass is an error; else it changed something or left everything unchanged.
+    changed: entries.filter((e) => !failed(e) && e.actions.length > 0).length,
+    unchanged: entries.filter((e) => !failed(e) && e.actions.length === 0).length,
     requeued: entries.filter((e) => e.outcome.kind === 'requeueAfter').length,
-    errors: entries.filter((e) => e.outcome.kind === 'error' || e.outcome.kind === 'terminal').length,
+    errors: entries.filter(failed).length,
   };
   return { generatedAt: rfc3339(clock.now()), resource: resourceLabel(o.primary), reconciler: o.reconciler, dryRun: o.dryRun, entries, totals };
 }
@@ -264,7 +272,9 @@ export function renderReportMarkdown(report: ReconcileReport): string {
   out.push(`# Reconcile report: ${md(report.resource)}`);
   out.push('');
   out.push(`Reconciler ${codeSpan(report.reconciler)}, ${report.dryRun ? '**dry-run** (nothing persisted)' : 'live'}, ${report.generatedAt}. ` +
-    `${t.objects} object(s), ${t.writes} write(s)${report.dryRun ? ' planned' : ''}${noOps ? ` (${noOps} changing nothing)` : ''}, ${t.unchanged} unchanged, ${t.requeued} requeued, ${t.errors} error(s).`);
+    `${t.objects} object(s): ${t.changed} ${report.dryRun ? 'with writes planned' : 'written to'}, ${t.unchanged} unchanged, ${t.errors} failed` +
+    `${t.requeued ? `; ${t.requeued} of them asked to be requeued after a delay` : ''}. ` +
+    `${t.writes} write(s)${report.dryRun ? ' planned' : ''}${noOps ? ` (${noOps} changing nothing)` : ''}.`);
   out.push('');
   out.push(`| Object | Actions | Requeue decision | ${report.dryRun ? 'Status it would write' : 'Status written'} | resourceVersion before → after |`);
   out.push('|---|---|---|---|---|');

@@ -121,7 +121,7 @@ test('Markdown report: summary table and per-object sections; pipes escaped', ()
     resource: 'widgets.lab.reconcile.dev',
     reconciler: 'lab',
     dryRun: true,
-    totals: { objects: 2, writes: 1, unchanged: 1, requeued: 1, errors: 0 },
+    totals: { objects: 2, writes: 1, changed: 1, unchanged: 1, requeued: 1, errors: 0 },
     entries: [
       { key: 'ns/a', diff: '', explained: true, notes: ['ConfigMap a-config matches'], actions: [], outcome: { kind: 'done' }, requeue: 'done (no requeue)', resourceVersionBefore: '5', resourceVersionAfter: '5', durationMs: 1 },
       {
@@ -152,7 +152,7 @@ test('Markdown report: a write that changed nothing advises comparing before wri
   const action = (verb: 'apply' | 'patch') => ({ verb, resource: 'services', key: 'ns/q-svc', dryRun: true, outcome: 'ok' as const, diff: '', resourceVersionBefore: '9', resourceVersionAfter: '9' });
   const report: ReconcileReport = {
     generatedAt: '2026-01-01T00:00:00Z', resource: 'queues.messaging.example.org', reconciler: 'Go controller queue', dryRun: true,
-    totals: { objects: 2, writes: 2, unchanged: 0, requeued: 0, errors: 0 },
+    totals: { objects: 2, writes: 2, changed: 2, unchanged: 0, requeued: 0, errors: 0 },
     entries: (['apply', 'patch'] as const).map((verb) => ({ key: `ns/${verb}`, diff: '', explained: false, notes: [], actions: [action(verb)], outcome: { kind: 'done' as const }, requeue: 'done (no requeue)', resourceVersionBefore: '3', resourceVersionAfter: '3', durationMs: 1 })),
   };
   const md = renderReportMarkdown(report);
@@ -181,7 +181,7 @@ test('report totals: a failed reconcile that wrote nothing is an error, not "unc
     },
   };
   const report = await buildReconcileReport({ client, reconciler, primary: widgetGvr, dryRun: true });
-  assert.deepEqual(report.totals, { objects: 2, writes: 0, unchanged: 1, requeued: 0, errors: 1 });
+  assert.deepEqual(report.totals, { objects: 2, writes: 0, changed: 0, unchanged: 1, requeued: 0, errors: 1 });
   const md = renderReportMarkdown(report);
   const section = (k: string) => md.split(/^## /m).find((part) => part.startsWith(`${k}\n`)) ?? '';
   assert.match(section('ns/a'), /\*\*Actions:\*\* none \(already as desired; nothing written\)\./);
@@ -221,7 +221,7 @@ test('Markdown report escapes cluster text: no link, image, HTML, emphasis or br
     resource: `widgets.lab.reconcile.dev ${evil}`,
     reconciler: 'exec:./r.sh ``` `',
     dryRun: false,
-    totals: { objects: 1, writes: 1, unchanged: 0, requeued: 1, errors: 1 },
+    totals: { objects: 1, writes: 1, changed: 1, unchanged: 0, requeued: 1, errors: 0 },
     entries: [{
       key: 'ns/a', diff: 'x\n````\n[l](command:y)', explained: true, notes: [`note ${evil}`], outcome: { kind: 'requeueAfter', requeueAfterMs: 10, reason: evil }, requeue: `requeue after 10 ms (${evil})\nsecond line`, durationMs: 1,
       actions: [{ verb: 'create', resource: 'configmaps', key: 'ns/a-config', dryRun: false, outcome: 'error', error: `admission webhook denied: ${evil}`, diff: '' }],
@@ -399,6 +399,31 @@ test('buildReport with a per-key pass (a Go controller\'s): keys in the given or
     ['eu/o1', '11', '11', undefined],
   ]);
   assert.equal(report.reconciler, 'Go controller order');
-  assert.deepEqual(report.totals, { objects: 2, writes: 1, unchanged: 0, requeued: 1, errors: 1 });
+  assert.deepEqual(report.totals, { objects: 2, writes: 1, changed: 1, unchanged: 0, requeued: 1, errors: 1 });
   assert.match(renderReportMarkdown(report), /update orders\.shop\.example\.io eu\/o2 \(status\): rv 10 → 11/);
+});
+
+test('report totals: changed, unchanged and failed add up to the objects; a requeue after a delay is counted across them, not as a fourth kind', async () => {
+  const { buildReport } = await import('../../../src/core/actions/report.ts');
+  const gvr = { group: 'shop.example.io', version: 'v1', resource: 'orders' };
+  const client = { get: async (_g: unknown, ns: string, name: string) => ({ metadata: { name, namespace: ns, resourceVersion: '7' } }) } as never;
+  const write = (key: string) => ({ verb: 'patch' as const, resource: 'orders.shop.example.io', key, dryRun: false, outcome: 'ok' as const, resourceVersionBefore: '7', resourceVersionAfter: '8', diff: '' });
+  const report = await buildReport({
+    client,
+    primary: gvr,
+    keys: ['eu/waits', 'eu/writes-waits', 'eu/done', 'eu/fails'],
+    dryRun: false,
+    reconciler: 'Go controller order',
+    pass: async (key) => {
+      if (key === 'eu/waits') return { outcome: { kind: 'requeueAfter', requeueAfterMs: 30_000 }, durationMs: 1, actions: [] };
+      if (key === 'eu/writes-waits') return { outcome: { kind: 'requeueAfter', requeueAfterMs: 30_000 }, durationMs: 1, actions: [write(key)] };
+      if (key === 'eu/done') return { outcome: { kind: 'done' }, durationMs: 1, actions: [] };
+      return { outcome: { kind: 'error', error: 'boom' }, durationMs: 1, actions: [write(key)] };
+    },
+  });
+  assert.deepEqual(report.totals, { objects: 4, writes: 2, changed: 1, unchanged: 2, requeued: 2, errors: 1 });
+  const t = report.totals;
+  assert.equal(t.changed + t.unchanged + t.errors, t.objects);
+  assert.match(renderReportMarkdown(report), /4 object\(s\): 1 written to, 2 unchanged, 1 failed; 2 of them asked to be requeued after a delay\. 2 write\(s\)\./);
+  assert.match(renderReportMarkdown({ ...report, dryRun: true }), /4 object\(s\): 1 with writes planned, 2 unchanged, 1 failed; 2 of them asked to be requeued after a delay\. 2 write\(s\) planned\./);
 });

@@ -81,7 +81,7 @@ test('a Go write reported deleted reads "rv 596 → deleted" in the CLI, the Eve
 test('the dry-run report says the planned write would delete the object', () => {
   const report: ReconcileReport = {
     generatedAt: '2026-12-02T13:00:00Z', resource: 'widgets.lab.reconcile.dev', reconciler: 'widgets', dryRun: true,
-    totals: { objects: 1, writes: 1, unchanged: 0, requeued: 0, errors: 0 },
+    totals: { objects: 1, writes: 1, changed: 1, unchanged: 0, requeued: 0, errors: 0 },
     entries: [{
       key: 'ns/a', diff: '', explained: false, notes: [], outcome: { kind: 'done' }, requeue: 'no requeue', durationMs: 1, resourceVersionBefore: '596',
       actions: [{ verb: 'update', resource: 'widgets', key: 'ns/a', dryRun: true, outcome: 'ok', resourceVersionBefore: '596', resourceVersionAfter: '596', deleted: true, diff: '' }],
