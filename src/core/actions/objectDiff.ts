@@ -1,5 +1,5 @@
 import { createTwoFilesPatch } from 'diff';
-import { stringify } from 'yaml';
+import { Document, visit } from 'yaml';
 import type { KubeObject } from '../k8s/objects.ts';
 import { maskSecret, maskSecretPair } from '../k8s/secretMask.ts';
 
@@ -39,10 +39,26 @@ export function displayOne(obj: unknown, options: { volatile?: boolean; revealSe
   return options.revealSecrets ? o : maskSecret(o);
 }
 
-/** YAML text of a value ("" for undefined), with stable output for diffs. */
+/**
+ * Strings a YAML 1.1 reader (go-yaml, which kubectl's output and many tools use) takes for booleans when plain:
+ * `yes`, `no`, `on`, `off`, `y`, `n` in their three casings. YAML 1.2 reads them as strings, so they are plain in
+ * 1.2 output; quoting them makes a label value `"yes"` read as the string it is, as kubectl shows it.
+ */
+const YAML11_BOOLEANS = /^(?:y|Y|yes|Yes|YES|n|N|no|No|NO|on|On|ON|off|Off|OFF)$/;
+
+/**
+ * YAML text of a value ("" for undefined), with stable output for diffs: keys in their order, no line folding,
+ * and strings that any YAML reader would take for something else quoted (YAML 1.2's and 1.1's booleans alike).
+ */
 export function toYaml(value: unknown): string {
   if (value === undefined || value === null) return '';
-  return stringify(value, { sortMapEntries: false, lineWidth: 0 });
+  const doc = new Document(value, { sortMapEntries: false });
+  visit(doc, {
+    Scalar(_, node) {
+      if (typeof node.value === 'string' && YAML11_BOOLEANS.test(node.value)) node.type = 'QUOTE_DOUBLE';
+    },
+  });
+  return doc.toString({ lineWidth: 0 });
 }
 
 /**

@@ -10,6 +10,26 @@ import { TerminalError, type Reconciler } from '../../../src/core/controller/rec
 import { statusOnlyClient, widget, WIDGETS } from '../reconcilers/helpers.ts';
 import { FakeClock } from '../../fakes/fakeClock.ts';
 
+test('toYaml: strings a YAML 1.1 reader takes for booleans (a label value yes, a key on) are quoted, as kubectl shows them; timestamps and other strings stay plain', () => {
+  const text = toYaml({ metadata: { labels: { enabled: 'yes', legacy: 'Off', tier: 'n', plain: 'yesterday' } }, data: { on: 'x', when: '2026-12-08T00:00:00Z', t: 'true', n: 3, b: false } });
+  assert.equal(text, [
+    'metadata:',
+    '  labels:',
+    '    enabled: "yes"',
+    '    legacy: "Off"',
+    '    tier: "n"',
+    '    plain: yesterday',
+    'data:',
+    '  "on": x',
+    '  when: 2026-12-08T00:00:00Z',
+    '  t: "true"',
+    '  "n": 3', // a key too: go-yaml reads a plain n as false
+    '  b: false',
+    '',
+  ].join('\n'));
+  assert.match(yamlDiff('cm/x', { v: 'no' }, { v: 'yes' }), /-v: "no"\n\+v: "yes"/);
+});
+
 test('yamlDiff: unified diff of YAML, empty when equal, managedFields never shown', () => {
   const a = { metadata: { name: 'x', managedFields: [{ manager: 'm' }], resourceVersion: '1' }, data: { k: 'v' } };
   const b = { metadata: { name: 'x', managedFields: [{ manager: 'other' }], resourceVersion: '2' }, data: { k: 'w' } };
