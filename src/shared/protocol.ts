@@ -424,6 +424,11 @@ export interface TimelineHostInit {
   readonly older: number;
   /** The key to scroll to and highlight, when the timeline was opened on one. */
   readonly focusKey?: string;
+  /**
+   * With {@link focusKey}: the controller whose lane of that key is meant (the caller knew it: a Work Queue row, an
+   * Event Log entry, a Resources row of the shown controller). Absent: every lane of the key (one per controller).
+   */
+  readonly focusController?: string;
   readonly connection: string;
   /** The host's clock (epoch ms) when the snapshot was taken: "now" for open intervals. */
   readonly now: number;
@@ -435,10 +440,14 @@ export interface TimelineHostAppend {
   readonly now: number;
 }
 
-/** Host → timeline: scroll to and highlight `key` (opened again on another key). */
+/**
+ * Host → timeline: scroll to and highlight `key` (opened again on another key): its lane of `controller` when given,
+ * else every lane of it (see {@link TimelineHostInit.focusController}).
+ */
 export interface TimelineHostFocus {
   readonly type: 'timelineFocus';
   readonly key: string;
+  readonly controller?: string;
 }
 
 export type TimelineHostToWebview = TimelineHostInit | TimelineHostAppend | TimelineHostFocus;

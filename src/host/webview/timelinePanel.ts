@@ -47,10 +47,12 @@ export class TimelinePanel implements vscode.Disposable {
   private connection = NOT_CONNECTED;
   private pending: TimelineEntryView[] = [];
   private focusKey: string | undefined;
+  /** The controller whose lane of {@link focusKey} is meant; undefined: every lane of the key. */
+  private focusController: string | undefined;
   private timer: TimerHandle | undefined;
   private readonly options: TimelinePanelOptions;
-  /** For tests: snapshots and batches posted, and the last focus key sent. */
-  readonly posted = { inits: 0, batches: 0, entries: 0, focus: undefined as string | undefined };
+  /** For tests: snapshots and batches posted, and the last focus sent (its key, and its controller when it named one). */
+  readonly posted = { inits: 0, batches: 0, entries: 0, focus: undefined as string | undefined, focusController: undefined as string | undefined };
 
   constructor(options: TimelinePanelOptions) {
     this.options = options;
@@ -87,11 +89,18 @@ export class TimelinePanel implements vscode.Disposable {
     return this.host.isReady;
   }
 
-  /** Opens the panel (or reveals it), scrolled to `key` when given. */
-  show(key?: string): void {
-    if (key !== undefined) this.focusKey = key;
+  /**
+   * Opens the panel (or reveals it), scrolled to `key` when given: to its lane of `controller` when that is given too
+   * (the other controllers' lanes of the key are not highlighted), else to every lane of it. Without a key the last
+   * focus stays.
+   */
+  show(key?: string, controller?: string): void {
+    if (key !== undefined) {
+      this.focusKey = key;
+      this.focusController = controller;
+    }
     const wasOpen = this.host.show();
-    if (wasOpen && key !== undefined && this.ready) this.post({ type: 'timelineFocus', key });
+    if (wasOpen && key !== undefined && this.ready) this.post({ type: 'timelineFocus', key, ...(controller !== undefined ? { controller } : {}) });
   }
 
   setSource(source: TimelineSource | undefined, connection: string): void {
@@ -127,12 +136,13 @@ export class TimelinePanel implements vscode.Disposable {
     }
     const entries = this.source?.snapshot() ?? [];
     this.posted.focus = this.focusKey;
+    this.posted.focusController = this.focusKey !== undefined ? this.focusController : undefined;
     this.post({
       type: 'timelineInit',
       version: PROTOCOL_VERSION,
       entries,
       older: this.source?.dropped() ?? 0,
-      ...(this.focusKey !== undefined ? { focusKey: this.focusKey } : {}),
+      ...(this.focusKey !== undefined ? { focusKey: this.focusKey, ...(this.focusController !== undefined ? { focusController: this.focusController } : {}) } : {}),
       connection: this.connection,
       now: this.options.clock.now(),
     });
@@ -163,7 +173,10 @@ export class TimelinePanel implements vscode.Disposable {
     if (m.type === 'timelineInit') this.posted.inits++;
     if (m.type === 'timelineAppend') this.posted.batches++;
     if (m.type === 'timelineInit' || m.type === 'timelineAppend') this.posted.entries += m.entries.length;
-    if (m.type === 'timelineFocus') this.posted.focus = m.key;
+    if (m.type === 'timelineFocus') {
+      this.posted.focus = m.key;
+      this.posted.focusController = m.controller;
+    }
     this.host.post(m);
   }
 

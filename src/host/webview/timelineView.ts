@@ -15,7 +15,8 @@ import { toLogEntryView } from './journalView.ts';
 export function toTimelineEntries(e: JournalEntry, primaryResource: string | undefined): TimelineEntryView[] {
   // Every entry names its controller (its lane is that controller's lane of the key), but a person's own actions and
   // the writes made on their behalf ("reconcile-lab"): those go on the key's lane of the controller last seen.
-  const controller = e.controller !== undefined && !isPersonController(e.controller) ? { controller: e.controller } : {};
+  const c = laneControllerOf(e);
+  const controller = c !== undefined ? { controller: c } : {};
   // A queue that shut down (Stop, a Go program that exited or disconnected) ends its keys' open intervals.
   if (e.key === undefined && ((e.kind === 'queue' && e.transition === 'shutdown') || (e.kind === 'control' && e.action === 'stop'))) {
     return [{ seq: e.seq, time: e.at, key: '', type: 'stopped', label: toLogEntryView(e, primaryResource).summary, ...controller }];
@@ -56,6 +57,14 @@ export function toTimelineEntries(e: JournalEntry, primaryResource: string | und
     case 'warning':
       return [{ ...base, type: 'warning' }];
   }
+}
+
+/**
+ * The controller whose lane of its key `e` goes on: its controller, but none for a person's own actions and the writes
+ * made on their behalf (see {@link toTimelineEntries}).
+ */
+export function laneControllerOf(e: JournalEntry): string | undefined {
+  return e.controller !== undefined && !isPersonController(e.controller) ? e.controller : undefined;
 }
 
 /** Whether `controller` is a person's (Reconcile Lab acting for them: "reconcile-lab", the CLI's "reconcile-lab …"), no controller's. */

@@ -146,8 +146,9 @@ function fill(row: Row, entry: LogEntryView, index: number): void {
   // The key column cuts a long key (ellipsis): hovering it shows the whole key (elsewhere the row's summary).
   if (entry.key) row.key.title = entry.key;
   else row.key.removeAttribute('title');
-  // The row's context menu (package.json webview/context) gets the key: Show Timeline on it. A data attribute, never markup.
-  if (entry.key) row.root.dataset.vscodeContext = JSON.stringify({ webviewSection: 'row', key: entry.key, preventDefaultContextMenuItems: true });
+  // The row's context menu (package.json webview/context) gets the key and the entry: Show Timeline on the key's lane of
+  // the entry's controller. A data attribute, never markup.
+  if (entry.key) row.root.dataset.vscodeContext = JSON.stringify({ webviewSection: 'row', key: entry.key, seq: entry.seq, preventDefaultContextMenuItems: true });
   else delete row.root.dataset.vscodeContext;
   row.summary.textContent = entry.summary;
   row.root.title = entry.detail ? `${entry.summary}\n\n${entry.detail}` : entry.summary;

@@ -11,7 +11,7 @@
  * theme's (CSS variables read at render time, re-read when the theme changes).
  */
 import { emptyJournalText, PROTOCOL_VERSION, type TimelineHostToWebview, type TimelineWebviewToHost } from '../../shared/protocol.ts';
-import { fitMiddle, type Lane, type Mark, type Span, TimelineModel } from './model.ts';
+import { filterKeepsFocus, fitMiddle, isFocusLane, type Lane, type LaneFocus, type Mark, type Span, TimelineModel } from './model.ts';
 import { layoutSpans, MIN_RECONCILE_PX, reconcileBarShape, type SpanTone } from './layout.ts';
 import { laneItems, moveCursor, type NavCursor, type NavItem, type NavMove } from './nav.ts';
 import { fit, follow, labeledTicks, pan, tickLabel, timeToX, wheelZoomFactor, xToTime, zoomAt, type Viewport } from './viewport.ts';
@@ -61,12 +61,15 @@ let vp: Viewport = { start: Date.now() - 60_000, msPerPx: viewState.msPerPx ?? 1
 /** Host clock minus ours, so "now" is the host's (open spans end there, follow keeps it at the right edge). */
 let hostOffset = 0;
 let scrollY = 0;
-/** The key the host focused (Show Timeline on a key): its lanes (one per controller) are highlighted. */
-let focusKey: string | undefined;
+/**
+ * What the host focused (Show Timeline on a key): the key's lane of the controller given, else its lanes (one per
+ * controller) are highlighted (model.ts isFocusLane).
+ */
+let hostFocus: LaneFocus | undefined;
 /** The lane (its id) a click on its label or the keyboard cursor focused: it alone is highlighted. */
 let focusLane: string | undefined;
-/** Whether `lane` is highlighted: the focused lane, else every lane of the focused key. */
-const isFocused = (lane: Lane): boolean => (focusLane !== undefined ? lane.id === focusLane : lane.key === focusKey);
+/** Whether `lane` is highlighted: the focused lane, else the host focus's lanes. */
+const isFocused = (lane: Lane): boolean => (focusLane !== undefined ? lane.id === focusLane : hostFocus !== undefined && isFocusLane(lane, hostFocus));
 let selectedSeq: number | undefined;
 let lanes: readonly Lane[] = [];
 /** The keyboard cursor (nav.ts): the item arrows moved to, drawn with a focus ring while the stage has focus. */
@@ -504,7 +507,7 @@ function onHostMessage(msg: TimelineHostToWebview): void {
       lanesDirty = true;
       const r = model.range;
       if (r && !viewState.msPerPx) vp = fit(r.from, Math.max(r.to, msg.now), plotWidth());
-      if (msg.focusKey !== undefined) focus(msg.focusKey);
+      if (msg.focusKey !== undefined) focus({ key: msg.focusKey, ...(msg.focusController !== undefined ? { controller: msg.focusController } : {}) });
       scheduleRender();
       return;
     }
@@ -515,23 +518,26 @@ function onHostMessage(msg: TimelineHostToWebview): void {
       scheduleRender();
       return;
     case 'timelineFocus':
-      focus(msg.key);
+      focus({ key: msg.key, ...(msg.controller !== undefined ? { controller: msg.controller } : {}) });
       scheduleRender();
       return;
   }
 }
 
-/** Highlights the lanes of `key` (one per controller; later lanes of it too) and scrolls the first into view. */
-function focus(key: string): void {
-  focusKey = key;
+/**
+ * Highlights the lanes of `f` (its controller's lane of the key when it names one, else every lane of the key; later
+ * lanes of it too) and scrolls the first into view.
+ */
+function focus(f: LaneFocus): void {
+  hostFocus = f;
   focusLane = undefined;
-  // A filter that hides the key goes (one that names its controller and shows its lane stays).
-  if (viewState.filter && !key.includes(viewState.filter.trim()) && !visibleLanes().some((l) => l.key === key)) {
+  // A filter that hides the focused lane goes (one that names its controller and shows its lane stays).
+  if (!filterKeepsFocus(viewState.filter, f, visibleLanes())) {
     keyInput.value = '';
     viewState = { ...viewState, filter: '' };
     lanesDirty = true;
   }
-  if (!scrollToLane((l) => l.key === key)) statusLine.textContent = `No timeline entries for ${key} yet.`;
+  if (!scrollToLane((l) => isFocusLane(l, f))) statusLine.textContent = `No timeline entries for ${f.controller !== undefined ? `[${f.controller}] ` : ''}${f.key} yet.`;
 }
 
 window.addEventListener('message', (ev: MessageEvent) => {

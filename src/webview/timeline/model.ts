@@ -66,6 +66,37 @@ export interface Lane {
   controller?: string;
 }
 
+/**
+ * What the timeline was opened on (Show Timeline on a key): the key and, when the caller knew it (a Work Queue row,
+ * an Event Log entry, a Resources row of the controller the views show), the controller whose lane of it is meant.
+ */
+export interface LaneFocus {
+  readonly key: string;
+  readonly controller?: string;
+}
+
+/**
+ * Whether `lane` is one of `focus`'s lanes (highlighted, scrolled to, where the keyboard cursor starts). With a
+ * controller: the key's lane of that controller, or the key's lane of no controller (held only until a controller's
+ * first entry of the key adopts it); another controller's lane of the key never. Without one: every lane of the key.
+ * Lanes made after the focus was set match the same way.
+ */
+export function isFocusLane(lane: Lane, focus: LaneFocus): boolean {
+  if (lane.key !== focus.key) return false;
+  return focus.controller === undefined || lane.controller === undefined || lane.controller === focus.controller;
+}
+
+/**
+ * Whether the key filter `filter` (the text in the key box, matched against lane labels) may stay when the timeline
+ * is focused on `focus`: it is blank, the focused key contains it (so the focused lane's label does), or it shows a
+ * lane of the focus among `shown` (one naming the controller: `[backup]`). Otherwise the filter hides the focused
+ * lane and is cleared; it is never replaced by a lane's label, so the box keeps saying what the person typed.
+ */
+export function filterKeepsFocus(filter: string, focus: LaneFocus, shown: readonly Lane[]): boolean {
+  const f = filter.trim();
+  return f === '' || focus.key.includes(f) || shown.some((l) => isFocusLane(l, focus));
+}
+
 /** Lane order: by key, then by controller (a key's lanes of several controllers sit together). */
 function laneBefore(a: { key: string; controller?: string | undefined }, b: { key: string; controller?: string | undefined }): boolean {
   if (a.key !== b.key) return a.key < b.key;

@@ -1,7 +1,8 @@
 // The Event Log's detail pane and the per-key Timeline in real VS Code: both webviews load under their CSP and
 // complete the ready handshake; selecting an entry (as the Timeline does when a mark is clicked) round-trips through
 // the Event Log webview and brings back the entry's detail (the write's diff before → after, its reconcile); Show
-// Timeline opens one panel from the palette, a tree element or `{ key }`, focuses the key's lane and streams entries.
+// Timeline opens one panel from the palette, a tree element or `{ key }`, focuses the key's lane (of the controller a
+// tree row or an Event Log entry names) and streams entries.
 import * as assert from 'node:assert/strict';
 import * as vscode from 'vscode';
 import type { ReconcileLab } from '../../../src/host/reconcileLab.ts';
@@ -64,11 +65,22 @@ describe('Event Log detail pane and Timeline', function () {
     await waitUntil(() => l.timeline.isReady, 'the timeline webview said ready');
     assert.ok(l.timeline.posted.inits >= 1 && l.timeline.posted.entries > 0, JSON.stringify(l.timeline.posted));
     assert.equal(l.timeline.posted.focus, key);
-    // Opened again from the Resources tree element: the same panel, focused on that key.
+    assert.equal(l.timeline.posted.focusController, undefined, 'a bare key names no controller: every lane of it');
+    // Opened again from the Resources tree element: the same panel, focused on that key's lane of the loop the views
+    // show (the name its journal entries carry), not every controller's lane of the key.
     l.resourcesTree.flush();
     const node = l.resourcesTree.nodeFor(resource, key);
     assert.ok(node, 'the object is in the tree');
-    ok(await run('reconcileLab.showTimeline', node));
+    const shown = l.session!.controller!.name;
+    const own = l.session!.journal.entries({ key }).filter((e) => e.controller === shown);
+    assert.ok(own.length > 0, `the shown controller journaled entries of ${key} under its name`);
+    const fromRow = ok(await run<{ key?: string; controller?: string }>('reconcileLab.showTimeline', node));
+    assert.equal(fromRow.controller, shown);
+    assert.equal(l.timeline.posted.focus, key);
+    assert.equal(l.timeline.posted.focusController, shown);
+    // From an Event Log entry ({ key, seq }: the detail pane's button): the entry's controller.
+    ok(await run('reconcileLab.showTimeline', { key, seq: own[own.length - 1]!.seq }));
+    assert.equal(l.timeline.posted.focusController, shown);
     const tabs = vscode.window.tabGroups.all.flatMap((g) => g.tabs).filter((t) => t.input instanceof vscode.TabInputWebview && /Timeline/.test(t.label));
     assert.equal(tabs.length, 1, 'one Timeline panel');
     // Without a key (palette): every lane, no new panel.

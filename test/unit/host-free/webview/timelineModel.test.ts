@@ -4,7 +4,7 @@ import { FakeClock } from '../../../fakes/fakeClock.ts';
 import { createJournal } from '../../../../src/core/journal/journal.ts';
 import { SCRATCH_COPY_FILTER } from '../../../../src/core/checks/scratch.ts';
 import { toTimeline } from '../../../../src/host/webview/timelineView.ts';
-import { fitMiddle, type Lane, TimelineModel } from '../../../../src/webview/timeline/model.ts';
+import { filterKeepsFocus, fitMiddle, isFocusLane, type Lane, TimelineModel } from '../../../../src/webview/timeline/model.ts';
 import { moveCursor } from '../../../../src/webview/timeline/nav.ts';
 import { fit, follow, labeledTicks, MAX_MS_PER_PX, MIN_MS_PER_PX, pan, tickLabel, ticks, timeToX, xToTime, zoomAt } from '../../../../src/webview/timeline/viewport.ts';
 
@@ -130,6 +130,50 @@ describe('timeline model from journal entries', () => {
     assert.equal(moveCursor(m.lanes, first.cursor, 'laneDown')!.cursor.lane, policy.id);
   });
 
+  it('Show Timeline on a key of one controller focuses that controller\'s lane of the key, not another controller\'s lane of the same key', () => {
+    const j = createJournal({ clock: new FakeClock(), delivery: 'sync' });
+    j.append({ kind: 'queue', controller: 'backup', key: 'g-ops/x', transition: 'queued' });
+    j.append({ kind: 'queue', controller: 'backuppolicy', key: 'g-ops/x', transition: 'queued' });
+    j.append({ kind: 'queue', controller: 'backup', key: 'g-ops/y', transition: 'queued' });
+    const m = new TimelineModel();
+    m.add(toTimeline(j.entries(), PRIMARY));
+    const focused = (f: { key: string; controller?: string }) => m.lanes.filter((l) => isFocusLane(l, f)).map((l) => m.label(l));
+    assert.deepEqual(focused({ key: 'g-ops/x', controller: 'backuppolicy' }), ['[backuppolicy] g-ops/x']);
+    assert.deepEqual(focused({ key: 'g-ops/x', controller: 'backup' }), ['[backup] g-ops/x']);
+    assert.deepEqual(focused({ key: 'g-ops/x' }), ['[backup] g-ops/x', '[backuppolicy] g-ops/x'], 'no controller given: every lane of the key, as before');
+    assert.deepEqual(focused({ key: 'g-ops/y', controller: 'backuppolicy' }), [], 'that controller has no lane of the key (yet): none, not the other controller\'s');
+    // The keyboard cursor starts on the focused lane (the first focused lane is what main.ts hands moveCursor).
+    const start = m.lanes.find((l) => isFocusLane(l, { key: 'g-ops/x', controller: 'backuppolicy' }))!;
+    assert.equal(moveCursor(m.lanes, undefined, 'first', start.id)!.cursor.lane, start.id);
+    // A lane made later, of the key and controller focused, is focused too.
+    j.append({ kind: 'queue', controller: 'backuppolicy', key: 'g-ops/y', transition: 'queued' });
+    m.clear();
+    m.add(toTimeline(j.entries(), PRIMARY));
+    assert.deepEqual(focused({ key: 'g-ops/y', controller: 'backuppolicy' }), ['[backuppolicy] g-ops/y']);
+    // A key with only a person's action so far has a lane of no controller (the controller's first entry adopts it): focused.
+    j.append({ kind: 'control', action: 'delete', controller: 'reconcile-lab', key: 'g-ops/z' });
+    m.clear();
+    m.add(toTimeline(j.entries(), PRIMARY));
+    assert.deepEqual(focused({ key: 'g-ops/z', controller: 'backup' }), ['g-ops/z']);
+  });
+
+  it('a key filter stays when it shows the focused controller\'s lane, and goes when it hides it (the box never gets a lane label)', () => {
+    const j = createJournal({ clock: new FakeClock(), delivery: 'sync' });
+    j.append({ kind: 'queue', controller: 'backup', key: 'g-ops/x', transition: 'queued' });
+    j.append({ kind: 'queue', controller: 'backuppolicy', key: 'g-ops/x', transition: 'queued' });
+    const m = new TimelineModel();
+    m.add(toTimeline(j.entries(), PRIMARY));
+    const shown = (filter: string) => m.lanes.filter((l) => m.label(l).includes(filter));
+    const policy = { key: 'g-ops/x', controller: 'backuppolicy' };
+    const backup = { key: 'g-ops/x', controller: 'backup' };
+    assert.equal(filterKeepsFocus('', policy, shown('')), true);
+    assert.equal(filterKeepsFocus('g-ops', policy, shown('g-ops')), true, 'the key contains it: its lane shows');
+    assert.equal(filterKeepsFocus('[backup]', backup, shown('[backup]')), true, 'it names the focused lane\'s controller');
+    assert.equal(filterKeepsFocus('[backup]', policy, shown('[backup]')), false, 'it shows only the other controller\'s lane of the key');
+    assert.equal(filterKeepsFocus('[backup]', { key: 'g-ops/x' }, shown('[backup]')), true, 'no controller given: a lane of the key shows, as before');
+    assert.equal(filterKeepsFocus('ns/other', { key: 'g-ops/x' }, shown('ns/other')), false);
+  });
+
   it('with one controller, lane labels are the keys (a person\'s action before the controller\'s first entry shares its lane)', () => {
     const j = createJournal({ clock: new FakeClock(), delivery: 'sync' });
     j.append({ kind: 'control', action: 'delete', controller: 'reconcile-lab', key: 'ns/a' });
@@ -139,6 +183,9 @@ describe('timeline model from journal entries', () => {
     m.add(toTimeline(j.entries(), PRIMARY));
     assert.deepEqual(m.lanes.map((l) => m.label(l)), ['ns/a', 'ns/b']);
     assert.deepEqual(m.lanes.map((l) => [l.controller, l.marks.length, l.spans.length]), [['lab', 1, 1], ['lab', 0, 1]]);
+    // One controller: focusing its key with or without the controller is the same lane.
+    assert.deepEqual(m.lanes.filter((l) => isFocusLane(l, { key: 'ns/a', controller: 'lab' })), m.lanes.filter((l) => isFocusLane(l, { key: 'ns/a' })));
+    assert.equal(m.lanes.filter((l) => isFocusLane(l, { key: 'ns/a' })).length, 1);
   });
 
   it('a backoff that ends early (an event ran the key) is cut at that moment', () => {
